@@ -1,0 +1,178 @@
+"""secant.Array: an immutable array holding either a NumPy value (eager) or a device buffer (jit)."""
+import numpy as np
+
+from secant.backends import core, dtypes
+from secant.backends.core import ShapedArray
+from secant.backends.errors import SecantTypeError, where
+
+
+class Array:
+    """An immutable n-dimensional array.
+
+    Eager operations produce Arrays backed by NumPy; jitted functions return Arrays backed by a
+    device buffer, copied to the host only when asked (`np.asarray(x)`, printing, eager ops), so
+    handing them back to a jitted function costs no transfer.
+    """
+    __slots__ = ("_npy", "_buf", "_aval", "weak_type", "__weakref__")
+    __array_priority__ = 100
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def _wrap(cls, value, weak=False):
+        """From a NumPy value whose dtype is already canonical (the eager hot path)."""
+        self = object.__new__(cls)
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
+        self._npy = value
+        self._buf = None
+        self._aval = None
+        self.weak_type = weak
+        return self
+
+    @classmethod
+    def _from_buffer(cls, buf, aval):
+        self = object.__new__(cls)
+        self._npy = None
+        self._buf = buf
+        self._aval = aval
+        self.weak_type = aval.weak_type
+        return self
+
+    def __init__(self, *a, **k):
+        raise SecantTypeError("create arrays with secant.numpy.array/asarray, not secant.Array()")
+
+    # --- data -----------------------------------------------------------------------------------
+    def _value(self):
+        v = self._npy
+        if v is None:
+            from secant.backends import runtime
+            v = self._npy = runtime.to_numpy(self._buf, self._aval.dtype)
+        return v
+
+    @property
+    def aval(self):
+        a = self._aval
+        if a is None:
+            v = self._npy
+            a = self._aval = ShapedArray(v.shape, v.dtype, self.weak_type)
+        return a
+
+    @property
+    def shape(self):
+        return self._npy.shape if self._npy is not None else self._aval.shape
+
+    @property
+    def dtype(self):
+        return self._npy.dtype if self._npy is not None else self._aval.dtype
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    itemsize = property(lambda self: self.dtype.itemsize)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value()
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def tolist(self):
+        return self._value().tolist()
+
+    def item(self, *args):
+        return self._value().item(*args)
+
+    def copy(self):
+        return Array._wrap(self._value().copy(), self.weak_type)
+
+    def block_until_ready(self):
+        if self._buf is not None:
+            self._buf.block_until_ready()
+        return self
+
+    def is_ready(self):
+        return self._buf is None or self._buf.is_ready()
+
+    def devices(self):
+        from secant.backends import runtime
+        return {runtime.device_of(self._buf) if self._buf is not None else runtime.default_device()}
+
+    @property
+    def device(self):
+        return next(iter(self.devices()))
+
+    def _device_buffer(self, device):
+        """The buffer to hand to an executable on `device` (None when it must be put first)."""
+        b = self._buf
+        if b is not None:
+            from secant.backends import runtime
+            if runtime.device_of(b) is device:
+                return b
+        return None
+
+    # --- Python protocol ----------------------------------------------------------------------
+    def __len__(self):
+        if not self.shape:
+            raise SecantTypeError("len() of unsized object (a 0-d array)" + where())
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise SecantTypeError("iteration over a 0-d array" + where())
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        return bool(self._value())
+
+    def __int__(self):
+        return int(self._value())
+
+    def __float__(self):
+        return float(self._value())
+
+    def __complex__(self):
+        return complex(self._value())
+
+    def __index__(self):
+        if not dtypes.is_int(self.dtype) or self.shape:
+            raise SecantTypeError("only integer scalar arrays can be converted to an index" + where())
+        return int(self._value())
+
+    __hash__ = None
+
+    def __repr__(self):
+        v = self._value()
+        body = np.array2string(v, separator=", ", prefix="Array(")
+        dt = self.dtype
+        show_dtype = not ((dt == dtypes.float32 and v.size) or dt == dtypes.bool_
+                          or (dt == dtypes.int32 and v.size))
+        if dt in (dtypes.float32, dtypes.int32) and self.ndim == 0:
+            show_dtype = True
+        suffix = f", dtype={dt.name}" + (", weak_type=True" if self.weak_type else "")
+        return f"Array({body}{suffix if show_dtype or self.weak_type else ''})"
+
+    def __str__(self):
+        return str(self._value())
+
+    def __format__(self, spec):
+        if not self.shape:
+            return format(self._value().item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        return (_rebuild, (self._value(), self.weak_type))
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
+
+def _rebuild(value, weak):
+    return Array._wrap(value, weak)
+
+
+core._Array = Array

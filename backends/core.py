@@ -1,0 +1,204 @@
+"""Abstract values, the primitive registry, and `bind`: the one door every operation goes through.
+
+`bind(prim, *args, **params)` runs the primitive's NumPy implementation when every argument is
+concrete (eager mode), and hands it to the active trace when any argument is a Tracer (jit).
+"""
+import numpy as np
+
+from secant.backends import dtypes
+from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
+                                    where)
+
+
+class ShapedArray:
+    """Shape, dtype and weak type of a value: what a trace knows about it (JAX's aval)."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def str_short(self):
+        s = f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        return s + "{weak}" if self.weak_type else s
+
+    __repr__ = str_short
+
+
+class Primitive:
+    """One operation, defined once: its name, shape/dtype rule and NumPy implementation.
+
+    shape_rule(*avals, **params) -> ShapedArray (or a list when multiple_results); raises
+    SecantTypeError for bad input. impl(*numpy_values, **params) -> numpy value(s) of exactly the
+    dtype(s) the shape rule predicts. weak says how an output's weak type is set: 'inputs' (weak
+    when every input is), 'never', or 'param' (params['weak_type']).
+    Other layers key their tables (lowering, jvp, vjp, batching) by the primitive's name.
+    """
+
+    def __init__(self, name, shape_rule, impl, multiple_results=False, weak="inputs",
+                 differentiable=True):
+        self.name = name
+        self.shape_rule = shape_rule
+        self.impl = impl
+        self.multiple_results = multiple_results
+        self.weak = weak
+        self.differentiable = differentiable
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    __call__ = bind
+
+    def __repr__(self):
+        return f"Primitive({self.name})"
+
+    def out_weak(self, in_weak, params):
+        if self.weak == "inputs":
+            return bool(in_weak) and all(in_weak)
+        if self.weak == "param":
+            return bool(params.get("weak_type", False))
+        return False
+
+
+PRIMITIVES = {}
+
+
+def register(prim):
+    if prim.name in PRIMITIVES:
+        raise SecantError(f"primitive {prim.name!r} defined twice")
+    PRIMITIVES[prim.name] = prim
+    return prim
+
+
+class Tracer:
+    """A value inside a jit trace: its aval and the SSA name of the StableHLO value holding it."""
+    __slots__ = ("_trace", "aval", "name", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, aval, name):
+        self._trace = trace
+        self.aval = aval
+        self.name = name
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise SecantTypeError("len() of a 0-d array" + where())
+        return self.aval.shape[0]
+
+    def _concrete(self, what, instead):
+        raise ConcretizationError(
+            f"{what} of a traced value {self.aval.str_short()} inside jit: its value is not known "
+            f"while tracing.{where()}\n  {instead}")
+
+    def __bool__(self):
+        self._concrete("bool()", "Use secant.numpy.where or secant.lax.cond on traced values, or "
+                       "mark the argument static (static_argnums).")
+
+    def __int__(self):
+        self._concrete("int()", "Mark the argument static (static_argnums), or keep it an array.")
+
+    def __float__(self):
+        self._concrete("float()", "Keep it an array, or mark the argument static.")
+
+    def __complex__(self):
+        self._concrete("complex()", "Keep it an array.")
+
+    def __index__(self):
+        self._concrete("Using as an index (__index__)",
+                       "Index with arrays (x[i] works with a traced i) or mark it static.")
+
+    def __array__(self, *a, **k):
+        self._concrete("Converting to a NumPy array",
+                       "Use secant.numpy functions inside jitted code instead of numpy ones that "
+                       "need concrete values.")
+
+    def __hash__(self):
+        raise SecantTypeError("traced arrays are not hashable" + where())
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise SecantTypeError("iteration over a 0-d array" + where())
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>"
+
+
+def find_tracer(args):
+    for a in args:
+        if isinstance(a, Tracer):
+            return a
+    return None
+
+
+_Array = None  # backends.array.Array, set by that module (it imports this one)
+
+
+def bind(prim, *args, **params):
+    """Run `prim` on `args`: eagerly on NumPy, or recorded into the active trace."""
+    Array = _Array
+    vals = []
+    weak = []
+    for a in args:
+        if type(a) is Array:
+            vals.append(a._value())
+            weak.append(a.weak_type)
+        elif isinstance(a, Tracer):
+            return a._trace.emit(prim, args, params)
+        else:
+            vals.append(a)
+            weak.append(False)
+    try:
+        out = prim.impl(*vals, **params)
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError) as e:
+        _explain_failure(prim, args, params, e)
+    w = prim.out_weak(weak, params)
+    if prim.multiple_results:
+        return [Array._wrap(o, w) for o in out]
+    return Array._wrap(out, w)
+
+
+def aval_of(x):
+    """The ShapedArray of a concrete value or tracer (Python scalars are weakly typed)."""
+    if isinstance(x, Tracer) or type(x) is _Array:
+        return x.aval
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), not isinstance(x, bool))
+    x = np.asarray(x)
+    return ShapedArray(x.shape, x.dtype, False)
+
+
+def _explain_failure(prim, args, params, err):
+    """An eager NumPy failure becomes the shape rule's error (same text as under jit)."""
+    if isinstance(err, SecantError):
+        raise err
+    try:
+        prim.shape_rule(*[aval_of(a) for a in args], **params)
+    except SecantError as rule_error:
+        raise rule_error from None
+    except Exception:
+        pass
+    raise SecantTypeError(f"{prim.name}: {err}{where()}") from None

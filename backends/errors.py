@@ -1,0 +1,66 @@
+"""One exception hierarchy, and the helpers that point an error at the user's own line."""
+import linecache
+import os
+import sys
+
+_INTERNAL_DIRS = set()
+
+
+def register_internal_dir(module_file):
+    """Frames from files under this module's directory are secant's own, not the user's."""
+    _INTERNAL_DIRS.add(os.path.dirname(os.path.abspath(module_file)) + os.sep)
+
+
+register_internal_dir(__file__)
+
+
+class SecantError(Exception):
+    """Root of every error secant raises on purpose."""
+
+
+class SecantTypeError(SecantError, TypeError):
+    """Shape or dtype mismatch, wrong argument kinds: a TypeError, as in JAX."""
+
+
+class SecantValueError(SecantError, ValueError):
+    """A value out of range or inconsistent with another argument."""
+
+
+class ConcretizationError(SecantError, TypeError):
+    """A traced value was used where Python needs a concrete one (bool(), int(), shapes)."""
+
+
+class UnsupportedError(SecantError, NotImplementedError):
+    """A feature secant does not support (yet): named clearly instead of failing deep inside."""
+
+
+def _is_internal(filename):
+    return any(filename.startswith(d) for d in _INTERNAL_DIRS)
+
+
+def user_frame():
+    """The innermost frame that belongs to user code (not secant, not importlib)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not _is_internal(os.path.abspath(fn)) and not fn.startswith("<frozen"):
+            return f
+        f = f.f_back
+    return None
+
+
+def user_location():
+    """(filename, lineno) of the user's line that is running now, or (None, None)."""
+    f = user_frame()
+    if f is None:
+        return None, None
+    return f.f_code.co_filename, f.f_lineno
+
+
+def where():
+    """' at FILE:LINE\\n    <source line>' for error messages, or '' when no user frame is found."""
+    fn, line = user_location()
+    if fn is None:
+        return ""
+    src = linecache.getline(fn, line).strip()
+    return f"\n  at {fn}:{line}" + (f"\n    {src}" if src else "")

@@ -1,0 +1,7 @@
+"""StableHLO lowering, one row per primitive, one module per family (same families as primitives/).
+
+LOWERINGS[name](body, in_avals, out_aval, *operands, **params) writes ops into `body` (an
+emitter.Body) and returns the result name (a list of names for multiple-result primitives).
+"""
+from secant.backends.lowering.common import LOWERINGS, lowering  # noqa: F401
+from secant.backends.lowering import elementwise, structural, indexing  # noqa: F401

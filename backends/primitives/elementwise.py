@@ -1,0 +1,259 @@
+"""Elementwise primitives: unary maths, binary arithmetic and comparisons, select, clamp, casts."""
+import numpy as np
+
+from secant.backends import dtypes
+from secant.backends.core import Primitive, ShapedArray, register
+from secant.backends.primitives.common import (_check_kind, _low_precision, _same_dtypes,
+                                               broadcast_shapes, lazy_scipy_special, type_error)
+
+
+# --- elementwise unary ---------------------------------------------------------------------------
+def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
+    def rule(x, **params):
+        _check_kind(name, kind, x.dtype)
+        return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type)
+
+    def impl(x, **params):
+        with np.errstate(all="ignore"):
+            return np_fn(x, **params)
+
+    return register(Primitive(name, rule, _low_precision(impl) if kind == "float" else impl,
+                              weak="never" if out_dtype else "inputs",
+                              differentiable=differentiable))
+
+
+def _erf(x):
+    return lazy_scipy_special().erf(x).astype(x.dtype)
+
+
+def _erf_inv(x):
+    return lazy_scipy_special().erfinv(x).astype(x.dtype)
+
+
+def _lgamma(x):
+    return lazy_scipy_special().gammaln(x).astype(x.dtype)
+
+
+def _digamma(x):
+    return lazy_scipy_special().psi(x).astype(x.dtype)
+
+
+def _logistic(x):
+    return lazy_scipy_special().expit(x).astype(x.dtype)
+
+
+def _rsqrt(x):
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def _round(x, rounding_method=0):
+    if rounding_method == 0:                     # half away from zero (lax.round's default)
+        return (np.sign(x) * np.floor(np.abs(x) + x.dtype.type(0.5))).astype(x.dtype)
+    return np.round(x)                           # half to even (jnp.round)
+
+
+def _sign(x):
+    return np.sign(x).astype(x.dtype)
+
+
+neg_p = unary("neg", np.negative, "num")
+abs_p = unary("abs", np.abs, "num")
+sign_p = unary("sign", _sign, "num")
+floor_p = unary("floor", np.floor, differentiable=False)
+ceil_p = unary("ceil", np.ceil, differentiable=False)
+round_p = unary("round", _round, differentiable=False)
+sqrt_p = unary("sqrt", np.sqrt)
+rsqrt_p = unary("rsqrt", _rsqrt)
+cbrt_p = unary("cbrt", np.cbrt)
+exp_p = unary("exp", np.exp)
+exp2_p = unary("exp2", np.exp2)
+log_p = unary("log", np.log)
+log1p_p = unary("log1p", np.log1p)
+expm1_p = unary("expm1", np.expm1)
+sin_p = unary("sin", np.sin)
+cos_p = unary("cos", np.cos)
+tan_p = unary("tan", np.tan)
+asin_p = unary("asin", np.arcsin)
+acos_p = unary("acos", np.arccos)
+atan_p = unary("atan", np.arctan)
+sinh_p = unary("sinh", np.sinh)
+cosh_p = unary("cosh", np.cosh)
+tanh_p = unary("tanh", np.tanh)
+asinh_p = unary("asinh", np.arcsinh)
+acosh_p = unary("acosh", np.arccosh)
+atanh_p = unary("atanh", np.arctanh)
+logistic_p = unary("logistic", _logistic)
+erf_p = unary("erf", _erf)
+erf_inv_p = unary("erf_inv", _erf_inv)
+lgamma_p = unary("lgamma", _lgamma)
+digamma_p = unary("digamma", _digamma)
+is_finite_p = unary("is_finite", np.isfinite, out_dtype=dtypes.bool_, differentiable=False)
+not_p = unary("not", np.invert, "intbool", differentiable=False)
+
+
+def _integer_pow_rule(x, y):
+    _check_kind("integer_pow", "num", x.dtype)
+    if dtypes.is_int(x.dtype) and y < 0:
+        type_error("integer_pow of an integer array to a negative power")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _integer_pow(x, y):
+    with np.errstate(all="ignore"):
+        if y == 0:
+            return np.ones_like(x)
+        r = x
+        for _ in range(abs(y) - 1):
+            r = r * x
+        return (1 / r).astype(x.dtype) if y < 0 else r
+
+
+integer_pow_p = register(Primitive("integer_pow", _integer_pow_rule, _low_precision(_integer_pow)))
+
+
+# --- elementwise binary (NumPy broadcasting, equal dtypes) ------------------------------------------
+def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
+    def rule(x, y):
+        dt = _same_dtypes(name, (x, y))
+        _check_kind(name, kind, dt)
+        return ShapedArray(broadcast_shapes(name, x.shape, y.shape), out_dtype or dt,
+                           x.weak_type and y.weak_type)
+
+    def impl(x, y):
+        with np.errstate(all="ignore"):
+            r = np_fn(x, y)
+        dt = out_dtype or x.dtype
+        return r if r.dtype == dt else r.astype(dt)
+
+    return register(Primitive(name, rule, _low_precision(impl) if kind == "float" else impl,
+                              weak="never" if out_dtype else "inputs",
+                              differentiable=differentiable))
+
+
+def _div(x, y):
+    if dtypes.is_int(x.dtype):                   # C semantics: truncate toward zero
+        if dtypes.is_unsigned(x.dtype):
+            return np.floor_divide(x, np.where(y == 0, 1, y))
+        q = np.floor_divide(np.abs(x), np.where(y == 0, 1, np.abs(y)))
+        return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+    return np.true_divide(x, y)
+
+
+def _rem(x, y):
+    if dtypes.is_int(x.dtype):
+        return np.fmod(x, np.where(y == 0, 1, y))
+    return np.fmod(x, y)
+
+
+def _pow(x, y):
+    if dtypes.is_int(x.dtype):
+        return np.power(x, np.maximum(y, 0))
+    return np.power(x, y)
+
+
+def _shift(kind):
+    def impl(x, y):
+        bits = x.dtype.itemsize * 8
+        yy = y.astype(x.dtype)
+        big = (y < 0) | (yy >= bits) if dtypes.is_int(y.dtype) and y.dtype.kind == "i" else yy >= bits
+        safe = np.where(big, 0, yy).astype(x.dtype)
+        if kind == "left":
+            return np.where(big, 0, np.left_shift(x, safe)).astype(x.dtype)
+        if kind == "arith":
+            fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+            return np.where(big, fill, np.right_shift(x, safe)).astype(x.dtype)
+        ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        r = np.right_shift(ux, safe.view(ux.dtype))
+        return np.where(big, 0, r).astype(ux.dtype).view(x.dtype)
+    return impl
+
+
+add_p = binary("add", np.add)
+sub_p = binary("sub", np.subtract)
+mul_p = binary("mul", np.multiply)
+div_p = binary("div", _div)
+rem_p = binary("rem", _rem)
+pow_p = binary("pow", _pow)
+max_p = binary("max", np.maximum, "any")
+min_p = binary("min", np.minimum, "any")
+atan2_p = binary("atan2", np.arctan2, "float")
+nextafter_p = binary("nextafter", np.nextafter, "float", differentiable=False)
+and_p = binary("and", np.bitwise_and, "intbool", differentiable=False)
+or_p = binary("or", np.bitwise_or, "intbool", differentiable=False)
+xor_p = binary("xor", np.bitwise_xor, "intbool", differentiable=False)
+shift_left_p = binary("shift_left", _shift("left"), "int", differentiable=False)
+shift_right_logical_p = binary("shift_right_logical", _shift("logical"), "int", differentiable=False)
+shift_right_arithmetic_p = binary("shift_right_arithmetic", _shift("arith"), "int",
+                                  differentiable=False)
+
+eq_p = binary("eq", np.equal, "any", dtypes.bool_, differentiable=False)
+ne_p = binary("ne", np.not_equal, "any", dtypes.bool_, differentiable=False)
+lt_p = binary("lt", np.less, "any", dtypes.bool_, differentiable=False)
+le_p = binary("le", np.less_equal, "any", dtypes.bool_, differentiable=False)
+gt_p = binary("gt", np.greater, "any", dtypes.bool_, differentiable=False)
+ge_p = binary("ge", np.greater_equal, "any", dtypes.bool_, differentiable=False)
+
+
+# --- select, clamp, conversions ----------------------------------------------------------------------
+def _select_rule(pred, on_true, on_false):
+    if pred.dtype != dtypes.bool_:
+        type_error(f"select requires a boolean predicate, got {pred.dtype.name}")
+    dt = _same_dtypes("select", (on_true, on_false))
+    shape = broadcast_shapes("select", pred.shape, on_true.shape, on_false.shape)
+    return ShapedArray(shape, dt, on_true.weak_type and on_false.weak_type)
+
+
+def _select(pred, on_true, on_false):
+    return np.where(pred, on_true, on_false)
+
+
+select_p = register(Primitive("select", _select_rule, _select))
+
+
+def _clamp_rule(lo, x, hi):
+    _same_dtypes("clamp", (lo, x, hi))
+    for b in (lo, hi):
+        if b.shape and b.shape != x.shape:
+            type_error(f"clamp bounds must be scalars or of the operand's shape {x.shape}, "
+                       f"got {b.shape}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _clamp(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+
+
+clamp_p = register(Primitive("clamp", _clamp_rule, _clamp))
+
+
+def _convert_rule(x, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert(x, new_dtype, weak_type=False):
+    if x.dtype == new_dtype:
+        return x
+    if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
+        with np.errstate(invalid="ignore"):
+            info = np.iinfo(new_dtype)            # XLA saturates; NaN becomes 0
+            x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)
+    return x.astype(new_dtype)
+
+
+convert_element_type_p = register(Primitive("convert_element_type", _convert_rule, _convert,
+                                            weak="param"))
+
+
+def _bitcast_rule(x, new_dtype):
+    if np.dtype(new_dtype).itemsize != x.dtype.itemsize:
+        type_error(f"bitcast_convert_type needs equal bit widths: {x.dtype.name} -> "
+                   f"{np.dtype(new_dtype).name}")
+    return ShapedArray(x.shape, new_dtype, False)
+
+
+def _bitcast(x, new_dtype):
+    return np.ascontiguousarray(x).view(new_dtype)
+
+
+bitcast_convert_type_p = register(Primitive("bitcast_convert_type", _bitcast_rule, _bitcast,
+                                            weak="never", differentiable=False))

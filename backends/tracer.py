@@ -1,0 +1,133 @@
+"""The jit trace: Tracers record each primitive as StableHLO text into one `func.func public @main`,
+each op tagged with `loc("file":line:col)` of the user's line that produced it."""
+import re
+
+import numpy as np
+
+from secant.backends import core, dtypes
+from secant.backends.core import Tracer, aval_of
+from secant.backends.emitter import Body, ttype
+from secant.backends.errors import SecantError, SecantTypeError, user_frame, where
+
+_positions = {}
+
+
+def _column(frame):
+    code = frame.f_code
+    pos = _positions.get(code)
+    if pos is None:
+        pos = _positions[code] = list(code.co_positions())
+    i = frame.f_lasti // 2
+    col = pos[i][2] if i < len(pos) and pos[i][2] is not None else 0
+    return col + 1
+
+
+def current_loc():
+    f = user_frame()
+    if f is None:
+        return ""
+    fn = f.f_code.co_filename.replace("\\", "\\\\").replace('"', '\\"')
+    return f' loc("{fn}":{f.f_lineno}:{_column(f)})'
+
+
+class LeakedTracerError(SecantError, TypeError):
+    pass
+
+
+class Trace:
+    """One function being traced: its parameters, body, and constants."""
+
+    def __init__(self, name="f"):
+        self.name = re.sub(r"\W", "_", name) or "f"
+        self.body = Body()
+        self.params = []
+        self._consts = {}
+
+    def new_arg(self, aval):
+        t = Tracer(self, aval, f"%arg{len(self.params)}")
+        self.params.append(t)
+        return t
+
+    def const(self, value, aval):
+        """A concrete operand (a closed-over array, a Python scalar) becomes a constant op."""
+        key = None
+        if type(value) is core._Array or isinstance(value, np.ndarray):
+            key = (id(value), aval)
+            hit = self._consts.get(key)
+            if hit is not None and hit[0] is value:
+                return hit[1]
+        v = value._value() if type(value) is core._Array else value
+        name = self.body.constant(np.asarray(v, dtype=aval.dtype), aval.dtype)
+        if key is not None:
+            self._consts[key] = (value, name)   # holds `value` so its id stays unique
+        return name
+
+    def lift(self, x):
+        """Any value -> a Tracer of this trace."""
+        if isinstance(x, Tracer):
+            self._check(x)
+            return x
+        aval = aval_of(x)
+        self.body.loc = current_loc()
+        return Tracer(self, aval, self.const(x, aval))
+
+    def _check(self, t):
+        if t._trace is not self:
+            raise LeakedTracerError(
+                "a traced value from another jit trace was used here (it escaped its function, e.g. "
+                "stored in a global or a closure, or came from an outer trace)" + where())
+
+    def emit(self, prim, args, params):
+        from secant.backends.lowering import LOWERINGS  # noqa: F401 (registers all)
+        loc = current_loc()
+        self.body.loc = loc
+        avals, names = [], []
+        for a in args:
+            if isinstance(a, Tracer):
+                self._check(a)
+                avals.append(a.aval)
+                names.append(a.name)
+            else:
+                av = aval_of(a)
+                avals.append(av)
+                names.append(self.const(a, av))
+        try:
+            out = prim.shape_rule(*avals, **params)
+        except SecantError:
+            raise
+        except Exception as e:  # a rule failing on odd input is still the user's input error
+            raise SecantTypeError(f"{prim.name}: {e}{where()}") from e
+        w = prim.out_weak([a.weak_type for a in avals], params)
+        outs = out if prim.multiple_results else [out]
+        outs = [o if o.weak_type == w else o.update(weak_type=w) for o in outs]
+        self.body.loc = loc
+        lower = LOWERINGS.get(prim.name)
+        if lower is None:
+            raise SecantError(f"primitive {prim.name} has no StableHLO lowering")
+        res = lower(self.body, avals, outs if prim.multiple_results else outs[0], *names, **params)
+        if prim.multiple_results:
+            return [Tracer(self, o, r) for o, r in zip(outs, res)]
+        return Tracer(self, outs[0], res)
+
+    def module(self, outs):
+        """The module text for `outs` (a flat list of Tracers or concrete values)."""
+        outs = [self.lift(o) for o in outs]
+        args = ", ".join(f"{p.name}: {ttype(p.aval)}" for p in self.params)
+        res_types = ", ".join(ttype(o.aval) for o in outs)
+        ret = f"    return {', '.join(o.name for o in outs)} : {res_types}" if outs else "    return"
+        body = self.body.text()
+        text = (f"module @jit_{self.name} attributes {{mhlo.num_partitions = 1 : i32, "
+                f"mhlo.num_replicas = 1 : i32}} {{\n"
+                f"  func.func public @main({args}) -> ({res_types}) {{\n"
+                + (body + "\n" if body else "") + ret + "\n  }\n}\n")
+        return text, [o.aval for o in outs]
+
+
+def canonical_aval(x):
+    """The abstract value jit keys and traces on, for an argument leaf."""
+    if isinstance(x, Tracer) or type(x) is core._Array:
+        return x.aval
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        return core.ShapedArray((), dtypes.python_scalar_dtype(x), not isinstance(x, bool))
+    x = np.asarray(x) if not hasattr(x, "dtype") else x
+    return core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype), False)

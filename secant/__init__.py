@@ -1,0 +1,24 @@
+"""secant: JAX's programming model as a source-to-source compiler.
+
+grad, jvp, vmap and pmap write new, readable Python functions; jit traces them into StableHLO and
+runs them through XLA's PJRT runtime.
+"""
+from secant.backends.array import Array
+from secant.backends.config import config
+from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
+                                    SecantValueError, UnsupportedError)
+from secant.backends import errors as _errors
+from secant import tree_util
+from secant import numpy
+from secant import lax
+from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
+                        jit, local_device_count, local_devices)
+
+_errors.register_internal_dir(__file__)
+
+__version__ = "0.1.0"
+
+__all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
+           "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "jit",
+           "devices", "local_devices", "device_count", "local_device_count", "default_backend",
+           "device_put", "block_until_ready"]

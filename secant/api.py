@@ -1,0 +1,317 @@
+"""jit, device placement and friends: the face of the tracer and the PJRT runtime."""
+import functools
+import inspect
+
+import numpy as np
+
+from secant import tree_util
+from secant.backends import dtypes, runtime
+from secant.backends.array import Array
+from secant.backends.core import Tracer
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError
+from secant.backends.tracer import Trace, canonical_aval
+
+_flatten = tree_util.registry().flatten
+_SCALARS = (bool, int, float, complex)
+_executables = {}   # module text -> Executable: one XLA compile per distinct module
+
+
+def _leaf_key(x):
+    t = type(x)
+    if t is Array:
+        return x.aval
+    if t is np.ndarray:
+        return (x.shape, x.dtype)
+    if t in _SCALARS:
+        return t
+    if isinstance(x, Tracer):
+        raise _InlineCall
+    if isinstance(x, (np.ndarray, np.generic)) or t in _SCALARS:
+        return (np.shape(x), np.asarray(x).dtype, t)
+    raise SecantTypeError(f"argument of type {t.__name__} is not a valid array type for jit; pass "
+                          "arrays, scalars or pytrees of them, or mark it static (static_argnums)")
+
+
+class _InlineCall(Exception):
+    """A jitted function called on Tracers (jit inside jit): it is traced inline instead."""
+
+
+class _Compiled:
+    """One traced and compiled signature: the executable and how to feed and unpack it."""
+    __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device")
+
+    def __init__(self, exe, text, in_avals, out_avals, out_tree):
+        self.exe = exe
+        self.text = text
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.out_tree = out_tree
+        self.device = exe.device
+
+    def run(self, leaves):
+        device = self.device
+        bufs = []
+        for x, aval in zip(leaves, self.in_avals):
+            if type(x) is Array and x._buf is not None and runtime.device_of(x._buf) is device:
+                bufs.append(x._buf)
+            else:
+                if type(x) is Array:
+                    x = x._value()
+                bufs.append(runtime.put(np.asarray(x, dtype=aval.dtype), device))
+        outs = self.exe(bufs)
+        return self.out_tree.unflatten(
+            [Array._from_buffer(b, a) for b, a in zip(outs, self.out_avals)])
+
+
+class Lowered:
+    """`jit(f).lower(*args)`: the traced StableHLO, not compiled yet."""
+
+    def __init__(self, jitted, text, in_avals, out_avals, out_tree):
+        self._jitted, self._text = jitted, text
+        self.in_avals, self.out_avals, self.out_tree = in_avals, out_avals, out_tree
+
+    def as_text(self):
+        return self._text
+
+    def compile(self):
+        return Compiled(_Compiled(_executable(self._text, self.out_avals), self._text,
+                                  self.in_avals, self.out_avals, self.out_tree))
+
+
+class Compiled:
+    """`jit(f).lower(*args).compile()`: an executable for exactly the lowered signature."""
+
+    def __init__(self, compiled):
+        self._c = compiled
+
+    def __call__(self, *args):
+        leaves, _ = _flatten(args)
+        if len(leaves) != len(self._c.in_avals):
+            raise SecantTypeError(f"compiled function expects {len(self._c.in_avals)} array "
+                                  f"arguments, got {len(leaves)}")
+        for i, (x, a) in enumerate(zip(leaves, self._c.in_avals)):
+            b = canonical_aval(x)
+            if (b.shape, b.dtype) != (a.shape, a.dtype):
+                raise SecantTypeError(f"compiled function argument {i}: expected "
+                                      f"{a.str_short()}, got {b.str_short()}")
+        return self._c.run(leaves)
+
+    def as_text(self):
+        return self._c.exe.as_hlo_text()
+
+    def cost_analysis(self):
+        return self._c.exe.cost_analysis()
+
+
+def _executable(text, out_avals):
+    exe = _executables.get(text)
+    if exe is None:
+        exe = _executables[text] = runtime.Executable(text, out_avals)
+    return exe
+
+
+class JitFunction:
+    """The callable `jit(f)` returns: traced once per signature, compiled once per module."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        if not callable(fun):
+            raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._cache = {}
+        static_argnums = _as_tuple(static_argnums)
+        static_argnames = _as_tuple(static_argnames)
+        try:
+            sig = inspect.signature(fun)
+            params = list(sig.parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # JAX infers each of static_argnums / static_argnames from the other when it can.
+        names = set(static_argnames)
+        nums = set(n if n >= 0 else len(positional) + n for n in static_argnums)
+        for n in list(nums):
+            if n < len(positional):
+                names.add(positional[n])
+        for name in list(names):
+            if name in positional:
+                nums.add(positional.index(name))
+        self._static_nums = frozenset(nums)
+        self._static_names = frozenset(names)
+        self._donate = frozenset(_as_tuple(donate_argnums))
+        self._simple = not nums and not names
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def _split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key, a function to rebuild the full call)."""
+        static = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self._static_nums:
+                static.append((i, _hashable(a, i)))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self._static_names:
+                static.append((k, _hashable(v, k)))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(dyn_args), dyn_kwargs, tuple(static)
+
+    def __call__(self, *args, **kwargs):
+        if self._simple and not kwargs:
+            leaves, treedef = _flatten(args)
+            static = ()
+        else:
+            dyn_args, dyn_kwargs, static = self._split(args, kwargs)
+            leaves, treedef = _flatten((dyn_args, dyn_kwargs))
+        try:
+            key = (treedef, static, *map(_leaf_key, leaves))
+        except _InlineCall:
+            return self._fun(*args, **kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, static)
+        out = entry.run(leaves)
+        if self._donate:
+            _mark_donated(args, self._donate)
+        return out
+
+    # --- tracing ----------------------------------------------------------------------------------
+    def _trace(self, args, kwargs, leaves, treedef, static):
+        in_avals = [canonical_aval(x) for x in leaves]
+        name = getattr(self._fun, "__name__", "f")
+        trace = Trace(name)
+        tracers = treedef.unflatten([trace.new_arg(a) for a in in_avals])
+        if self._simple and not kwargs:
+            call_args, call_kwargs = tracers, {}
+        else:
+            dyn_args, dyn_kwargs = tracers
+            it = iter(dyn_args)
+            call_args = [args[i] if i in self._static_nums else next(it) for i in range(len(args))]
+            call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
+                           for k in kwargs}
+        out = self._fun(*call_args, **call_kwargs)
+        out_leaves, out_tree = _flatten(out)
+        for o in out_leaves:
+            if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):
+                raise SecantTypeError(f"{name} returned a {type(o).__name__}, which is not an "
+                                      "array; jitted functions return arrays or pytrees of arrays")
+        text, out_avals = trace.module(out_leaves)
+        return text, in_avals, out_avals, out_tree
+
+    def _compile(self, args, kwargs, leaves, treedef, static):
+        text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
+        return _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+
+    def lower(self, *args, **kwargs):
+        dyn_args, dyn_kwargs, static = self._split(args, kwargs)
+        if self._simple and not kwargs:
+            leaves, treedef = _flatten(args)
+        else:
+            leaves, treedef = _flatten((dyn_args, dyn_kwargs))
+        for x in leaves:
+            _leaf_key(x)
+        text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
+        return Lowered(self, text, in_avals, out_avals, out_tree)
+
+    def _cache_size(self):
+        return len(self._cache)
+
+    def __repr__(self):
+        return f"<secant.jit of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+def _hashable(value, which):
+    try:
+        hash(value)
+    except TypeError:
+        raise SecantValueError(
+            f"static argument {which!r} of type {type(value).__name__} is not hashable; static "
+            "arguments key the compilation cache, so they must be hashable (use a tuple instead "
+            "of a list, or pass arrays as ordinary arguments)") from None
+    return value
+
+
+def _mark_donated(args, donate):
+    for i in donate:
+        if i < len(args):
+            for leaf in tree_util.tree_leaves(args[i]):
+                if type(leaf) is Array:
+                    leaf._npy = None
+                    leaf._buf = _DELETED
+
+
+class _Deleted:
+    def __getattr__(self, name):
+        raise SecantError("this array was donated to a jitted function (donate_argnums) and "
+                          "can no longer be used")
+
+
+_DELETED = _Deleted()
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Compile `fun` with XLA: traced to StableHLO once per argument signature, then cached."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+# --- devices ---------------------------------------------------------------------------------
+def devices(backend=None):
+    return list(runtime.devices())
+
+
+def local_devices(backend=None):
+    return list(runtime.devices())
+
+
+def device_count(backend=None):
+    return len(runtime.devices())
+
+
+local_device_count = device_count
+
+
+def default_backend():
+    return runtime.default_backend()
+
+
+def device_put(x, device=None):
+    """Place each array leaf of `x` on `device` (default: the first device) as a secant.Array."""
+    device = device or runtime.default_device()
+
+    def put(leaf):
+        if type(leaf) is Array and leaf._device_buffer(device) is not None:
+            return leaf
+        aval = canonical_aval(leaf)
+        value = leaf._value() if type(leaf) is Array else leaf
+        buf = runtime.put(np.asarray(value, dtype=aval.dtype), device)
+        return Array._from_buffer(buf, aval)
+
+    return tree_util.tree_map(put, x)
+
+
+def block_until_ready(x):
+    for leaf in tree_util.tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
+
+
+__all__ = ["jit", "devices", "local_devices", "device_count", "local_device_count",
+           "default_backend", "device_put", "block_until_ready", "dtypes"]

@@ -1,0 +1,1 @@
+"""secant.lax: the primitives under their lax names (lax.add, lax.dot_general, ...)."""

@@ -1,0 +1,49 @@
+"""secant.numpy: NumPy's API on secant arrays, with JAX's semantics (immutable arrays, 32-bit
+defaults, weakly typed Python scalars, `x.at[i].set(v)` instead of in-place updates).
+
+Each family lives in its own module; this package re-exports every public function they define.
+"""
+import numpy as _np
+
+from secant.backends import dtypes as _dtypes
+from secant.backends.array import Array as ndarray  # noqa: F401
+from secant.numpy import (conversion, ufuncs, creation, shape, reductions, products,  # noqa: F401
+                          indexing, methods)
+
+_FAMILIES = (conversion, ufuncs, creation, shape, reductions, products, indexing)
+
+
+def _export():
+    names = []
+    for mod in _FAMILIES:
+        for name, value in vars(mod).items():
+            if name.startswith("_") or not callable(value):
+                continue
+            if getattr(value, "__module__", None) == mod.__name__:
+                globals()[name] = value
+                names.append(name)
+    return names
+
+
+__all__ = _export()
+
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+bfloat16 = _dtypes.bfloat16.type
+complex64, complex128 = _np.complex64, _np.complex128
+dtype = _np.dtype
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+iinfo = _dtypes.iinfo
+finfo = _dtypes.finfo
+promote_types = _dtypes.promote_types
+issubdtype = _np.issubdtype
+floating, integer, inexact, number, signedinteger, unsignedinteger, complexfloating = (
+    _np.floating, _np.integer, _np.inexact, _np.number, _np.signedinteger, _np.unsignedinteger,
+    _np.complexfloating)
+float_ = float32
+int_ = int32
+
+methods.install()

@@ -1,0 +1,413 @@
+"""Elementwise functions with NumPy's names and JAX's dtype rules, each a primitive or a short
+composition of primitives."""
+import numpy as np
+
+from secant.backends import dtypes
+from secant.backends.errors import SecantTypeError, where as _where
+from secant.backends.primitives import elementwise as ew
+from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
+                                     promote_inexact, to_inexact)
+
+
+def _float_unary(prim, name):
+    def f(x, /):
+        return prim.bind(to_inexact(x))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} (NumPy's `{name}`), computed in floating point."
+    return f
+
+
+def _num_unary(prim, name):
+    def f(x, /):
+        return prim.bind(ensure_array(x))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} (NumPy's `{name}`)."
+    return f
+
+
+sin = _float_unary(ew.sin_p, "sin")
+cos = _float_unary(ew.cos_p, "cos")
+tan = _float_unary(ew.tan_p, "tan")
+arcsin = asin = _float_unary(ew.asin_p, "arcsin")
+arccos = acos = _float_unary(ew.acos_p, "arccos")
+arctan = atan = _float_unary(ew.atan_p, "arctan")
+sinh = _float_unary(ew.sinh_p, "sinh")
+cosh = _float_unary(ew.cosh_p, "cosh")
+tanh = _float_unary(ew.tanh_p, "tanh")
+arcsinh = asinh = _float_unary(ew.asinh_p, "arcsinh")
+arccosh = acosh = _float_unary(ew.acosh_p, "arccosh")
+arctanh = atanh = _float_unary(ew.atanh_p, "arctanh")
+exp = _float_unary(ew.exp_p, "exp")
+exp2 = _float_unary(ew.exp2_p, "exp2")
+expm1 = _float_unary(ew.expm1_p, "expm1")
+log = _float_unary(ew.log_p, "log")
+log1p = _float_unary(ew.log1p_p, "log1p")
+sqrt = _float_unary(ew.sqrt_p, "sqrt")
+cbrt = _float_unary(ew.cbrt_p, "cbrt")
+negative = _num_unary(ew.neg_p, "negative")
+sign = _num_unary(ew.sign_p, "sign")
+
+
+def log2(x, /):
+    x = to_inexact(x)
+    return ew.div_p.bind(ew.log_p.bind(x), convert(np.log(2), x.dtype, x.weak_type))
+
+
+def log10(x, /):
+    x = to_inexact(x)
+    return ew.div_p.bind(ew.log_p.bind(x), convert(np.log(10), x.dtype, x.weak_type))
+
+
+def absolute(x, /):
+    x = ensure_array(x)
+    if dtypes.is_bool(x.dtype) or dtypes.is_unsigned(x.dtype):
+        return x
+    return ew.abs_p.bind(x)
+
+
+abs = absolute
+
+
+def fabs(x, /):
+    return ew.abs_p.bind(to_inexact(x))
+
+
+def positive(x, /):
+    return ensure_array(x)
+
+
+def _rounding(prim, name):
+    def f(x, /):
+        x = ensure_array(x)
+        if not dtypes.is_inexact(x.dtype):
+            return x
+        return prim.bind(x)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+floor = _rounding(ew.floor_p, "floor")
+ceil = _rounding(ew.ceil_p, "ceil")
+
+
+def trunc(x, /):
+    x = ensure_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    return where(ew.lt_p.bind(x, convert(0, x.dtype)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
+
+
+fix = trunc
+
+
+def rint(x, /):
+    x = to_inexact(x)
+    return ew.round_p.bind(x, rounding_method=1)
+
+
+def round(a, decimals=0, out=None):
+    a = ensure_array(a)
+    if not dtypes.is_inexact(a.dtype):
+        if decimals >= 0:
+            return a
+        factor = convert(10 ** (-decimals), a.dtype)
+        return multiply(floor_divide(add(a, floor_divide(factor, convert(2, a.dtype))), factor),
+                        factor)
+    if decimals == 0:
+        return ew.round_p.bind(a, rounding_method=1)
+    factor = convert(10.0 ** decimals, a.dtype, a.weak_type)
+    return ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor), rounding_method=1), factor)
+
+
+around = round
+
+
+def square(x, /):
+    return ew.integer_pow_p.bind(ensure_array(x), y=2)
+
+
+def reciprocal(x, /):
+    x = ensure_array(x)
+    return ew.integer_pow_p.bind(x, y=-1) if dtypes.is_int(x.dtype) else \
+        ew.div_p.bind(convert(1, x.dtype, x.weak_type), x)
+
+
+def rsqrt(x, /):
+    return ew.rsqrt_p.bind(to_inexact(x))
+
+
+def logistic(x, /):
+    return ew.logistic_p.bind(to_inexact(x))
+
+
+def isfinite(x, /):
+    x = ensure_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return full_like_bool(x, True)
+    return ew.is_finite_p.bind(x)
+
+
+def isnan(x, /):
+    x = ensure_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return full_like_bool(x, False)
+    return ew.ne_p.bind(x, x)
+
+
+def isinf(x, /):
+    x = ensure_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return full_like_bool(x, False)
+    return ew.eq_p.bind(ew.abs_p.bind(x), convert(np.inf, x.dtype))
+
+
+def isposinf(x, /):
+    x = to_inexact(x)
+    return ew.eq_p.bind(x, convert(np.inf, x.dtype))
+
+
+def isneginf(x, /):
+    x = to_inexact(x)
+    return ew.eq_p.bind(x, convert(-np.inf, x.dtype))
+
+
+def full_like_bool(x, value):
+    from secant.numpy.creation import full
+    return full(x.shape, value, dtypes.bool_)
+
+
+def deg2rad(x, /):
+    x = to_inexact(x)
+    return ew.mul_p.bind(x, convert(np.pi / 180, x.dtype, x.weak_type))
+
+
+def rad2deg(x, /):
+    x = to_inexact(x)
+    return ew.mul_p.bind(x, convert(180 / np.pi, x.dtype, x.weak_type))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+# --- binary ---------------------------------------------------------------------------------
+def _binary(prim, name, inexact=False):
+    if inexact:
+        def f(x1, x2, /):
+            return prim.bind(*promote_inexact(x1, x2))
+    else:
+        def f(x1, x2, /):
+            return prim.bind(*promote(x1, x2))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX's type promotion."
+    return f
+
+
+add = _binary(ew.add_p, "add")
+subtract = _binary(ew.sub_p, "subtract")
+multiply = _binary(ew.mul_p, "multiply")
+true_divide = divide = _binary(ew.div_p, "true_divide", inexact=True)
+maximum = _binary(ew.max_p, "maximum")
+minimum = _binary(ew.min_p, "minimum")
+arctan2 = atan2 = _binary(ew.atan2_p, "arctan2", inexact=True)
+nextafter = _binary(ew.nextafter_p, "nextafter", inexact=True)
+equal = _binary(ew.eq_p, "equal")
+not_equal = _binary(ew.ne_p, "not_equal")
+less = _binary(ew.lt_p, "less")
+less_equal = _binary(ew.le_p, "less_equal")
+greater = _binary(ew.gt_p, "greater")
+greater_equal = _binary(ew.ge_p, "greater_equal")
+
+
+def _intbool(name, *xs):
+    xs = promote(*xs)
+    dt = dtype_weak(xs[0])[0]
+    if not (dtypes.is_int(dt) or dtypes.is_bool(dt)):
+        raise SecantTypeError(f"{name} is only defined for integer and boolean arrays, got "
+                              f"{dt.name}{_where()}")
+    return xs
+
+
+def bitwise_and(x1, x2, /):
+    return ew.and_p.bind(*_intbool("bitwise_and", x1, x2))
+
+
+def bitwise_or(x1, x2, /):
+    return ew.or_p.bind(*_intbool("bitwise_or", x1, x2))
+
+
+def bitwise_xor(x1, x2, /):
+    return ew.xor_p.bind(*_intbool("bitwise_xor", x1, x2))
+
+
+def bitwise_not(x, /):
+    return ew.not_p.bind(*_intbool("bitwise_not", x))
+
+
+invert = bitwise_not
+
+
+def _to_bool(x):
+    return convert(x, dtypes.bool_)
+
+
+def logical_and(x1, x2, /):
+    return ew.and_p.bind(_to_bool(x1), _to_bool(x2))
+
+
+def logical_or(x1, x2, /):
+    return ew.or_p.bind(_to_bool(x1), _to_bool(x2))
+
+
+def logical_xor(x1, x2, /):
+    return ew.xor_p.bind(_to_bool(x1), _to_bool(x2))
+
+
+def logical_not(x, /):
+    return ew.not_p.bind(_to_bool(x))
+
+
+def left_shift(x1, x2, /):
+    return ew.shift_left_p.bind(*_intbool("left_shift", x1, x2))
+
+
+def right_shift(x1, x2, /):
+    x1, x2 = _intbool("right_shift", x1, x2)
+    prim = ew.shift_right_logical_p if dtypes.is_unsigned(x1.dtype) else ew.shift_right_arithmetic_p
+    return prim.bind(x1, x2)
+
+
+def power(x1, x2, /):
+    x1, x2 = promote(x1, x2)
+    if dtypes.is_bool(x1.dtype):
+        raise SecantTypeError("power is not defined for boolean arrays" + _where())
+    return ew.pow_p.bind(x1, x2)
+
+
+def float_power(x1, x2, /):
+    from secant.backends.dtypes import default_float
+    return ew.pow_p.bind(convert(x1, dtypes.float64 if dtypes.x64_enabled() else default_float()),
+                         convert(x2, dtypes.float64 if dtypes.x64_enabled() else default_float()))
+
+
+def fmod(x1, x2, /):
+    return ew.rem_p.bind(*promote(x1, x2))
+
+
+def remainder(x1, x2, /):
+    """Python's modulo: the result takes the divisor's sign."""
+    x1, x2 = promote(x1, x2)
+    r = ew.rem_p.bind(x1, x2)
+    if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
+        return r
+    zero = convert(0, r.dtype)
+    fix_sign = ew.and_p.bind(ew.ne_p.bind(r, zero),
+                             ew.ne_p.bind(ew.lt_p.bind(r, zero), ew.lt_p.bind(x2, zero)))
+    return ew.select_p.bind(fix_sign, ew.add_p.bind(r, x2), r)
+
+
+mod = remainder
+
+
+def floor_divide(x1, x2, /):
+    x1, x2 = promote(x1, x2)
+    if dtypes.is_inexact(x1.dtype):
+        return ew.floor_p.bind(ew.div_p.bind(x1, x2))
+    q = ew.div_p.bind(x1, x2)
+    if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
+        return q
+    zero = convert(0, x1.dtype)
+    r = ew.rem_p.bind(x1, x2)
+    adjust = ew.and_p.bind(ew.ne_p.bind(r, zero),
+                           ew.ne_p.bind(ew.lt_p.bind(x1, zero), ew.lt_p.bind(x2, zero)))
+    return ew.select_p.bind(adjust, ew.sub_p.bind(q, convert(1, q.dtype)), q)
+
+
+def divmod(x1, x2, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_inexact(x1, x2)
+    return ew.sqrt_p.bind(ew.add_p.bind(ew.mul_p.bind(x1, x1), ew.mul_p.bind(x2, x2)))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote_inexact(x1, x2)
+    amax = ew.max_p.bind(x1, x2)
+    delta = ew.neg_p.bind(ew.abs_p.bind(ew.sub_p.bind(x1, x2)))
+    return ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_inexact(x1, x2)
+    neg = ew.lt_p.bind(x2, convert(0, x2.dtype))
+    a = ew.abs_p.bind(x1)
+    return ew.select_p.bind(neg, ew.neg_p.bind(a), a)
+
+
+def fmax(x1, x2, /):
+    x1, x2 = promote(x1, x2)
+    return where(isnan(x1), x2, where(isnan(x2), x1, ew.max_p.bind(x1, x2)))
+
+
+def fmin(x1, x2, /):
+    x1, x2 = promote(x1, x2)
+    return where(isnan(x1), x2, where(isnan(x2), x1, ew.min_p.bind(x1, x2)))
+
+
+def where(condition, x=None, y=None, /):
+    """where(c, x, y) selects elementwise; where(c) alone (nonzero) needs a static result size."""
+    if x is None and y is None:
+        from secant.numpy.indexing import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise SecantTypeError("where takes either one or three arguments" + _where())
+    x, y = promote(x, y)
+    return ew.select_p.bind(_to_bool(condition), x, y)
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    a_min = a_min if min is None else min
+    a_max = a_max if max is None else max
+    a = ensure_array(a)
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = ensure_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    info = dtypes.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    x = where(isnan(x), convert(nan, x.dtype), x)
+    x = where(isposinf(x), convert(posinf, x.dtype), x)
+    return where(isneginf(x), convert(neginf, x.dtype), x)
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_inexact(x1, x2)
+    zero = convert(0, x1.dtype)
+    return where(ew.lt_p.bind(x1, zero), zero,
+                 where(ew.gt_p.bind(x1, zero), convert(1, x1.dtype), x2))
+
+
+def signbit(x, /):
+    x = ensure_array(x)
+    if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype):
+        return full_like_bool(x, False)
+    if dtypes.is_int(x.dtype):
+        return ew.lt_p.bind(x, convert(0, x.dtype))
+    return ew.lt_p.bind(copysign(convert(1, x.dtype), x), convert(0, x.dtype))
+
+
+def sinc(x, /):
+    x = to_inexact(x)
+    pix = ew.mul_p.bind(x, convert(np.pi, x.dtype, x.weak_type))
+    zero = ew.eq_p.bind(x, convert(0, x.dtype))
+    safe = where(zero, convert(1, x.dtype), pix)
+    return where(zero, convert(1, x.dtype), ew.div_p.bind(ew.sin_p.bind(safe), safe))

@@ -1,0 +1,104 @@
+"""Pytrees as in JAX: tuples, lists, dicts, None, namedtuples and registered classes are nodes;
+everything else is a leaf. Flattening runs in jaxlib's C++ registry (a private instance, so an
+imported jax never clashes), which keeps jit dispatch fast."""
+import dataclasses
+import functools
+
+from secant.backends import runtime
+from secant.backends.errors import SecantTypeError, SecantValueError
+
+_registry = runtime.new_pytree_registry()
+PyTreeDef = runtime.PyTreeDef
+
+
+def registry():
+    return _registry
+
+
+def register_pytree_node(nodetype, flatten_func, unflatten_func):
+    """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
+    _registry.register_node(nodetype, flatten_func, unflatten_func)
+    return nodetype
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(cls, data_fields=None, meta_fields=None):
+    if data_fields is None:
+        if not dataclasses.is_dataclass(cls):
+            raise SecantTypeError(f"{cls.__name__} is not a dataclass; give data_fields and meta_fields")
+        meta_fields = tuple(meta_fields or ())
+        data_fields = tuple(f.name for f in dataclasses.fields(cls) if f.name not in meta_fields)
+    _registry.register_dataclass_node(cls, list(data_fields), list(meta_fields or ()))
+    return cls
+
+
+def tree_flatten(tree, is_leaf=None):
+    return _registry.flatten(tree, is_leaf)
+
+
+def tree_unflatten(treedef, leaves):
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree, is_leaf=None):
+    return _registry.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    return _registry.flatten(tree, is_leaf)[1]
+
+
+def treedef_is_leaf(treedef):
+    return treedef.num_nodes == 1
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    leaves, treedef = _registry.flatten(tree, is_leaf)
+    others = [_flatten_up_to(treedef, r, i + 1) for i, r in enumerate(rest)]
+    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def _flatten_up_to(treedef, tree, position):
+    try:
+        return treedef.flatten_up_to(tree)
+    except (ValueError, TypeError) as e:
+        raise SecantValueError(
+            f"tree_map: tree {position} does not match the first tree's structure {treedef}: "
+            f"{e}") from None
+
+
+def tree_reduce(function, tree, initializer=None, is_leaf=None):
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is None:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def all_leaves(iterable):
+    return all(treedef_is_leaf(tree_structure(x)) for x in iterable)
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    return _registry.flatten_with_path(tree, is_leaf)
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None):
+    path_leaves, treedef = _registry.flatten_with_path(tree, is_leaf)
+    others = [_flatten_up_to(treedef, r, i + 1) for i, r in enumerate(rest)]
+    return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(path_leaves, *others))
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    flat = outer_treedef.flatten_up_to(pytree_to_transpose)
+    inner = [inner_treedef.flatten_up_to(x) for x in flat]
+    columns = list(zip(*inner)) if inner else [[] for _ in range(inner_treedef.num_leaves)]
+    return inner_treedef.unflatten(outer_treedef.unflatten(c) for c in columns)
+
+
+def keystr(path):
+    return "".join(str(k) for k in path)
