@@ -46,6 +46,9 @@ def default_complex():
     return complex128 if x64_enabled() else complex64
 
 
+INEXACT = frozenset({bfloat16, float16, float32, float64, complex64, complex128})
+
+
 def is_float(dt):
     dt = np.dtype(dt)
     return dt.kind == "f" or dt == bfloat16

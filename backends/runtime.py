@@ -91,6 +91,21 @@ def put(value, device=None):
                                  True, False, _COPY, True)
 
 
+def putter(shape, dtype, device):
+    """A fast `put` for one fixed shape and dtype (jit's per-argument transfer on the hot path)."""
+    aval, shard, devs = Aval(shape, dtype), sharding(device), [device]
+    device_put = xc.batched_device_put
+
+    def put_one(value):
+        return device_put(aval, shard, [value], devs, True, False, _COPY, True)
+    return put_one
+
+
+def single_device():
+    """True when there is one device: jit may then skip per-argument placement checks."""
+    return len(client().devices()) == 1
+
+
 def to_numpy(buf, dtype):
     """A read-only host view of a single-device buffer."""
     if np.dtype(dtype).kind == "V":   # ml_dtypes (bfloat16): the buffer protocol gives object arrays
@@ -150,11 +165,11 @@ class Executable:
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"XLA failed to compile the program: {e}") from None
         shard = sharding(self.device)
-        self._handlers = [xc.array_result_handler(Aval(a.shape, a.dtype), shard, True, True)
-                          for a in out_avals]
+        self.handlers = [xc.array_result_handler(Aval(a.shape, a.dtype), shard, True, True)
+                         for a in out_avals]
 
     def __call__(self, bufs):
-        return self.exe.execute_sharded(bufs).consume_with_handlers(self._handlers)
+        return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
     def as_hlo_text(self):
         return self.exe.hlo_modules()[0].to_string()

@@ -38,7 +38,8 @@ class _InlineCall(Exception):
 
 class _Compiled:
     """One traced and compiled signature: the executable and how to feed and unpack it."""
-    __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device")
+    __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device", "_putters",
+                 "_single_out", "_check_device", "_execute", "_handlers")
 
     def __init__(self, exe, text, in_avals, out_avals, out_tree):
         self.exe = exe
@@ -47,18 +48,27 @@ class _Compiled:
         self.out_avals = out_avals
         self.out_tree = out_tree
         self.device = exe.device
+        self._putters = [runtime.putter(a.shape, a.dtype, exe.device) for a in in_avals]
+        self._single_out = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+        self._check_device = not runtime.single_device()
+        self._execute, self._handlers = exe.exe.execute_sharded, exe.handlers
 
     def run(self, leaves):
-        device = self.device
         bufs = []
-        for x, aval in zip(leaves, self.in_avals):
-            if type(x) is Array and x._buf is not None and runtime.device_of(x._buf) is device:
-                bufs.append(x._buf)
-            else:
-                if type(x) is Array:
-                    x = x._value()
-                bufs.append(runtime.put(np.asarray(x, dtype=aval.dtype), device))
-        outs = self.exe(bufs)
+        for x, aval, put in zip(leaves, self.in_avals, self._putters):
+            if type(x) is Array:
+                b = x._buf
+                if b is not None and (not self._check_device
+                                      or runtime.device_of(b) is self.device):
+                    bufs.append(b)
+                    continue
+                x = x._value()
+            if type(x) is not np.ndarray or x.dtype != aval.dtype:
+                x = np.asarray(x, dtype=aval.dtype)
+            bufs.append(put(x))
+        outs = self._execute(bufs).consume_with_handlers(self._handlers)
+        if self._single_out:
+            return Array._from_buffer(outs[0], self.out_avals[0])
         return self.out_tree.unflatten(
             [Array._from_buffer(b, a) for b, a in zip(outs, self.out_avals)])
 
@@ -170,7 +180,9 @@ class JitFunction:
             dyn_args, dyn_kwargs, static = self._split(args, kwargs)
             leaves, treedef = _flatten((dyn_args, dyn_kwargs))
         try:
-            key = (treedef, static, *map(_leaf_key, leaves))
+            # the hot path: an Array's aval is already built, skip the call to _leaf_key
+            key = (treedef, static, *[x._aval if type(x) is Array and x._aval is not None
+                                      else _leaf_key(x) for x in leaves])
         except _InlineCall:
             return self._fun(*args, **kwargs)
         entry = self._cache.get(key)

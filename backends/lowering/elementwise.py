@@ -9,7 +9,8 @@ from secant.backends.lowering.common import LOWERINGS, compare_type, lowering
 # --- elementwise ------------------------------------------------------------------------------
 def _unary(op):
     def lower(b, avals, out, x, **params):
-        return b.op(f"{op} {x} : ({ttype(avals[0])}) -> {ttype(out)}")
+        # generic syntax: chlo's pretty form differs from stablehlo's, this one suits both
+        return b.op(f'"{op}"({x}) : ({ttype(avals[0])}) -> {ttype(out)}')
     return lower
 
 
@@ -51,7 +52,9 @@ def _broadcast_operands(b, avals, names, shape):
 def _binary(op):
     def lower(b, avals, out, x, y, **params):
         x, y = _broadcast_operands(b, avals, (x, y), out.shape)
-        return b.op(f"{op} {x}, {y} : {ttype(out)}")
+        t = ttype(out)
+        return b.op(f'"{op}"({x}, {y}) : ({t}, {t}) -> {t}' if op.startswith("chlo.")
+                    else f"{op} {x}, {y} : {t}")
     return lower
 
 

@@ -65,11 +65,14 @@ def _same_dtypes(name, avals):
     return d0
 
 
+_LOW_PRECISION = frozenset({dtypes.bfloat16, dtypes.float16})
+
+
 def _low_precision(fn):
     """NumPy lacks (or widens) some float16/bfloat16 kernels: compute in float32, round back."""
     def impl(*xs, **params):
         dt = xs[0].dtype
-        if dt == dtypes.bfloat16 or dt == dtypes.float16:
+        if dt in _LOW_PRECISION:
             r = fn(*[np.asarray(x, np.float32) for x in xs], **params)
             return r.astype(dt) if r.dtype == np.float32 else r
         return fn(*xs, **params)

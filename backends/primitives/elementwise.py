@@ -13,11 +13,7 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
         _check_kind(name, kind, x.dtype)
         return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type)
 
-    def impl(x, **params):
-        with np.errstate(all="ignore"):
-            return np_fn(x, **params)
-
-    return register(Primitive(name, rule, _low_precision(impl) if kind == "float" else impl,
+    return register(Primitive(name, rule, _low_precision(np_fn) if kind == "float" else np_fn,
                               weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
 
@@ -99,13 +95,12 @@ def _integer_pow_rule(x, y):
 
 
 def _integer_pow(x, y):
-    with np.errstate(all="ignore"):
-        if y == 0:
-            return np.ones_like(x)
-        r = x
-        for _ in range(abs(y) - 1):
-            r = r * x
-        return (1 / r).astype(x.dtype) if y < 0 else r
+    if y == 0:
+        return np.ones_like(x)
+    r = x
+    for _ in range(abs(y) - 1):
+        r = r * x
+    return (1 / r).astype(x.dtype) if y < 0 else r
 
 
 integer_pow_p = register(Primitive("integer_pow", _integer_pow_rule, _low_precision(_integer_pow)))
@@ -120,8 +115,7 @@ def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
                            x.weak_type and y.weak_type)
 
     def impl(x, y):
-        with np.errstate(all="ignore"):
-            r = np_fn(x, y)
+        r = np_fn(x, y)
         dt = out_dtype or x.dtype
         return r if r.dtype == dt else r.astype(dt)
 
@@ -234,9 +228,8 @@ def _convert(x, new_dtype, weak_type=False):
     if x.dtype == new_dtype:
         return x
     if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
-        with np.errstate(invalid="ignore"):
-            info = np.iinfo(new_dtype)            # XLA saturates; NaN becomes 0
-            x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)
+        info = np.iinfo(new_dtype)                # XLA saturates; NaN becomes 0
+        x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)
     return x.astype(new_dtype)
 
 

@@ -131,6 +131,8 @@ def promote_inexact(*args):
 
 
 def to_inexact(x):
+    if type(x) is Array and x.dtype in dtypes.INEXACT:
+        return x
     dt, weak = dtype_weak(x)
     if dtypes.is_inexact(dt):
         return x if is_array(x) else convert(x, dt, weak)
