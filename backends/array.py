@@ -143,15 +143,9 @@ class Array:
     __hash__ = None
 
     def __repr__(self):
-        v = self._value()
-        body = np.array2string(v, separator=", ", prefix="Array(")
-        dt = self.dtype
-        show_dtype = not ((dt == dtypes.float32 and v.size) or dt == dtypes.bool_
-                          or (dt == dtypes.int32 and v.size))
-        if dt in (dtypes.float32, dtypes.int32) and self.ndim == 0:
-            show_dtype = True
-        suffix = f", dtype={dt.name}" + (", weak_type=True" if self.weak_type else "")
-        return f"Array({body}{suffix if show_dtype or self.weak_type else ''})"
+        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Array({body}, dtype={self.dtype.name}{weak})"
 
     def __str__(self):
         return str(self._value())

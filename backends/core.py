@@ -3,6 +3,8 @@
 `bind(prim, *args, **params)` runs the primitive's NumPy implementation when every argument is
 concrete (eager mode), and hands it to the active trace when any argument is a Tracer (jit).
 """
+import math
+
 import numpy as np
 
 from secant.backends import dtypes
@@ -21,7 +23,7 @@ class ShapedArray:
         self._hash = hash((self.shape, self.dtype, self.weak_type))
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,
@@ -74,6 +76,8 @@ class Primitive:
             return bool(in_weak) and all(in_weak)
         if self.weak == "param":
             return bool(params.get("weak_type", False))
+        if self.weak == "first":
+            return bool(in_weak) and in_weak[0]
         return False
 
 
@@ -203,7 +207,7 @@ def bind(prim, *args, **params):
     finally:
         _quiet_exit(token)
     if prim.weak != "inputs":
-        weak = prim.weak == "param" and bool(params.get("weak_type", False))
+        weak = prim.out_weak([a.weak_type if type(a) is Array else False for a in args], params)
     if prim.multiple_results:
         return [Array._wrap(o, weak) for o in out]
     return Array._wrap(out, weak)

@@ -7,13 +7,36 @@ import numpy as np
 from secant import tree_util
 from secant.backends import dtypes, runtime
 from secant.backends.array import Array
-from secant.backends.core import Tracer
+from secant.backends.config import config
+from secant.backends.core import ShapedArray, Tracer
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError
 from secant.backends.tracer import Trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
 _SCALARS = (bool, int, float, complex)
 _executables = {}   # module text -> Executable: one XLA compile per distinct module
+_X64 = [config.read("enable_x64")]     # part of every jit cache key
+
+
+def _config_changed(name, value):
+    if name == "enable_x64":
+        _X64[0] = bool(value)
+        _numpy_avals.clear()
+
+
+config.on_change(_config_changed)
+
+
+_numpy_avals = {}
+
+
+def _numpy_aval(x):
+    """The aval of a NumPy argument: equal to a secant.Array's of the same signature."""
+    key = (x.shape, x.dtype)
+    aval = _numpy_avals.get(key)
+    if aval is None:
+        aval = _numpy_avals[key] = ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    return aval
 
 
 def _leaf_key(x):
@@ -21,7 +44,7 @@ def _leaf_key(x):
     if t is Array:
         return x.aval
     if t is np.ndarray:
-        return (x.shape, x.dtype)
+        return _numpy_aval(x)
     if t in _SCALARS:
         return t
     if isinstance(x, Tracer):
@@ -181,7 +204,7 @@ class JitFunction:
             leaves, treedef = _flatten((dyn_args, dyn_kwargs))
         try:
             # the hot path: an Array's aval is already built, skip the call to _leaf_key
-            key = (treedef, static, *[x._aval if type(x) is Array and x._aval is not None
+            key = (treedef, static, _X64[0], *[x._aval if type(x) is Array and x._aval is not None
                                       else _leaf_key(x) for x in leaves])
         except _InlineCall:
             return self._fun(*args, **kwargs)

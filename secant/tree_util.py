@@ -59,7 +59,7 @@ def treedef_is_leaf(treedef):
 
 def tree_map(f, tree, *rest, is_leaf=None):
     leaves, treedef = _registry.flatten(tree, is_leaf)
-    others = [_flatten_up_to(treedef, r, i + 1) for i, r in enumerate(rest)]
+    others = [_flatten_up_to(treedef, r, i + 2) for i, r in enumerate(rest)]
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
@@ -89,7 +89,7 @@ def tree_flatten_with_path(tree, is_leaf=None):
 
 def tree_map_with_path(f, tree, *rest, is_leaf=None):
     path_leaves, treedef = _registry.flatten_with_path(tree, is_leaf)
-    others = [_flatten_up_to(treedef, r, i + 1) for i, r in enumerate(rest)]
+    others = [_flatten_up_to(treedef, r, i + 2) for i, r in enumerate(rest)]
     return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(path_leaves, *others))
 
 

@@ -115,6 +115,8 @@ def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
                            x.weak_type and y.weak_type)
 
     def impl(x, y):
+        if x.dtype != y.dtype:     # NumPy would promote silently; the rule names the mismatch
+            raise TypeError("dtype mismatch")
         r = np_fn(x, y)
         dt = out_dtype or x.dtype
         return r if r.dtype == dt else r.astype(dt)
@@ -198,6 +200,8 @@ def _select_rule(pred, on_true, on_false):
 
 
 def _select(pred, on_true, on_false):
+    if pred.dtype != np.bool_ or on_true.dtype != on_false.dtype:
+        raise TypeError("dtype mismatch")
     return np.where(pred, on_true, on_false)
 
 

@@ -1,1 +1,571 @@
-"""(being written)"""
+"""Shapes and arrangement: reshape, transpose, broadcasting, joining, splitting, flipping, sorting.
+
+Every function reads only static shape information from its inputs, so each works the same on
+eager arrays and on Tracers inside jit.
+"""
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from secant.backends import dtypes
+from secant.backends.core import Tracer
+from secant.backends.errors import (ConcretizationError, SecantTypeError, SecantValueError,
+                                    UnsupportedError, where)
+from secant.backends.array import Array
+from secant.backends.primitives import structural as st
+from secant.numpy.conversion import convert, ensure_array, promote
+
+
+# --- axis helpers shared by the other secant.numpy families --------------------------------------
+def _static_int(value, what):
+    """A Python int from a static argument, with a clear error for traced or fractional values."""
+    if isinstance(value, Tracer):
+        raise ConcretizationError(f"{what} must be static (a Python int), got a traced value"
+                                  f"{where()}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise SecantTypeError(f"{what} must be an integer, got {value!r}{where()}") from None
+
+
+def _normalize_axis(axis, ndim, name="axis"):
+    axis = _static_int(axis, name)
+    if not -ndim <= axis < ndim:
+        raise SecantValueError(f"{name} {axis} is out of bounds for an array of dimension {ndim}"
+                               f"{where()}")
+    return axis % ndim
+
+
+def _canonical_axes(axis, ndim, name="axis"):
+    """axis=None/int/sequence -> a sorted tuple of distinct non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(_normalize_axis(a, ndim, name) for a in axis)
+    else:
+        axes = (_normalize_axis(axis, ndim, name),)
+    if len(set(axes)) != len(axes):
+        raise SecantValueError(f"repeated {name} in {axis!r}{where()}")
+    return tuple(sorted(axes))
+
+
+def _shape_tuple(shape, name="shape"):
+    if isinstance(shape, (tuple, list)):
+        dims = tuple(_static_int(d, f"{name} entries") for d in shape)
+    else:
+        dims = (_static_int(shape, name),)
+    if any(d < 0 for d in dims):
+        raise SecantValueError(f"negative dimensions are not allowed in {name} {dims}{where()}")
+    return dims
+
+
+# --- queries -------------------------------------------------------------------------------------
+def shape(a):
+    return tuple(ensure_array(a).shape)
+
+
+def ndim(a):
+    return len(shape(a))
+
+
+def size(a, axis=None):
+    s = shape(a)
+    if axis is None:
+        return math.prod(s)
+    return s[_normalize_axis(axis, len(s))]
+
+
+# --- reshaping -----------------------------------------------------------------------------------
+def _resolve_shape(newshape, total, old_shape):
+    if not isinstance(newshape, (tuple, list)):
+        newshape = (newshape,)
+    dims = [_static_int(d, "reshape dimensions") for d in newshape]
+    unknown = [i for i, d in enumerate(dims) if d == -1]
+    if len(unknown) > 1 or any(d < -1 for d in dims):
+        raise SecantValueError(f"reshape to {tuple(dims)}: only one -1 and no other negative "
+                               f"dimensions are allowed{where()}")
+    known = math.prod(d for d in dims if d != -1)
+    if unknown:
+        if known == 0 or total % known:
+            raise SecantTypeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
+                                  f"shape {tuple(dims)}{where()}")
+        dims[unknown[0]] = total // known
+    elif known != total:
+        raise SecantTypeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
+                              f"shape {tuple(dims)}{where()}")
+    return tuple(dims)
+
+
+def reshape(a, shape=None, order="C", *, newshape=None):
+    """Row-major reshape; one dimension may be -1 (inferred)."""
+    if order != "C":
+        raise UnsupportedError(f"reshape supports order='C' only, got {order!r}{where()}")
+    if shape is None:
+        shape = newshape
+    a = ensure_array(a)
+    new = _resolve_shape(shape, a.size, a.shape)
+    if new == a.shape:
+        return a
+    return st.reshape_p.bind(a, new_sizes=new)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    a = ensure_array(a)
+    if axes is None:
+        perm = tuple(range(a.ndim))[::-1]
+    else:
+        perm = tuple(_normalize_axis(ax, a.ndim, "axes entry") for ax in axes)
+        if sorted(perm) != list(range(a.ndim)):
+            raise SecantValueError(f"axes {tuple(axes)} is not a permutation of the "
+                                   f"{a.ndim} axes{where()}")
+    if perm == tuple(range(a.ndim)):
+        return a
+    return st.transpose_p.bind(a, permutation=perm)
+
+
+def permute_dims(a, axes=None):
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    x = ensure_array(x)
+    if x.ndim < 2:
+        raise SecantValueError(f"matrix_transpose needs at least 2 dimensions, got {x.ndim}"
+                               f"{where()}")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(a, axis1, axis2):
+    a = ensure_array(a)
+    i, j = _normalize_axis(axis1, a.ndim), _normalize_axis(axis2, a.ndim)
+    perm = list(range(a.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    a = ensure_array(a)
+    src = source if isinstance(source, (tuple, list)) else (source,)
+    dst = destination if isinstance(destination, (tuple, list)) else (destination,)
+    if len(src) != len(dst):
+        raise SecantValueError(f"moveaxis: source {source} and destination {destination} need the "
+                               f"same number of axes{where()}")
+    src = [_normalize_axis(s, a.ndim, "source") for s in src]
+    dst = [_normalize_axis(d, a.ndim, "destination") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise SecantValueError(f"moveaxis: repeated axes in {source} or {destination}{where()}")
+    rest = [i for i in range(a.ndim) if i not in src]
+    perm = [None] * a.ndim
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    return transpose(a, perm)
+
+
+def rollaxis(a, axis, start=0):
+    a = ensure_array(a)
+    axis = _normalize_axis(axis, a.ndim)
+    start = _static_int(start, "start")
+    start = start + a.ndim if start < 0 else start
+    if start > axis:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def squeeze(a, axis=None):
+    a = ensure_array(a)
+    if axis is None:
+        dims = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        dims = _canonical_axes(axis, a.ndim)
+        bad = [i for i in dims if a.shape[i] != 1]
+        if bad:
+            raise SecantValueError(f"cannot squeeze axis {bad[0]} of shape {a.shape}: its size is "
+                                   f"not 1{where()}")
+    if not dims:
+        return a
+    return st.squeeze_p.bind(a, dimensions=dims)
+
+
+def expand_dims(a, axis):
+    a = ensure_array(a)
+    n = len(axis) if isinstance(axis, (tuple, list)) else 1
+    dims = _canonical_axes(axis, a.ndim + n)
+    return st.expand_dims_p.bind(a, dimensions=dims)
+
+
+# --- broadcasting --------------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    shapes = [_shape_tuple(s) for s in shapes]
+    if not shapes:
+        return ()
+    nd = builtins.max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*[(1,) * (nd - len(s)) + s for s in shapes]):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise SecantValueError("shapes " + ", ".join(map(str, shapes))
+                                   + f" cannot be broadcast together{where()}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(array, shape):
+    """NumPy's one-way broadcast: each input dimension must be 1 or the target size."""
+    x = ensure_array(array)
+    shape = _shape_tuple(shape)
+    lead = len(shape) - x.ndim
+    if lead < 0 or any(d != 1 and d != s for d, s in zip(x.shape, shape[lead:])):
+        raise SecantValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}"
+                               f"{where()}")
+    if x.shape == shape:
+        return x
+    return st.broadcast_in_dim_p.bind(x, shape=shape,
+                                      broadcast_dimensions=tuple(range(lead, len(shape))))
+
+
+def broadcast_arrays(*args):
+    args = [ensure_array(a) for a in args]
+    target = broadcast_shapes(*[a.shape for a in args])
+    return [broadcast_to(a, target) for a in args]
+
+
+def atleast_1d(*arys):
+    out = [a if a.ndim >= 1 else reshape(a, (1,)) for a in map(ensure_array, arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in map(ensure_array, arys):
+        out.append(a if a.ndim >= 2 else reshape(a, (1,) * (2 - a.ndim) + a.shape))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in map(ensure_array, arys):
+        if a.ndim == 0:
+            a = reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = reshape(a, (1,) + a.shape + (1,))
+        elif a.ndim == 2:
+            a = reshape(a, a.shape + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+# --- joining -------------------------------------------------------------------------------------
+def _promote_all(arrays, dtype):
+    if isinstance(arrays, (Array, Tracer)):
+        arrays = list(arrays)
+    arrays = [ensure_array(a) for a in arrays]
+    if not arrays:
+        raise SecantValueError("need at least one array to join" + where())
+    if dtype is not None:
+        return [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
+    return list(promote(*arrays))
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = _promote_all(arrays, dtype)
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise SecantValueError("zero-dimensional arrays cannot be concatenated" + where())
+    if any(a.ndim != nd for a in arrays):
+        raise SecantValueError("concatenate needs arrays with the same number of dimensions, got "
+                               + ", ".join(str(a.shape) for a in arrays) + where())
+    axis = _normalize_axis(axis, nd)
+    base = arrays[0].shape
+    for a in arrays[1:]:
+        if any(a.shape[i] != base[i] for i in range(nd) if i != axis):
+            raise SecantValueError(f"concatenate: shapes {base} and {a.shape} differ outside axis "
+                                   f"{axis}{where()}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return st.concatenate_p.bind(*arrays, dimension=axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, dtype=None):
+    arrays = _promote_all(arrays, dtype)
+    first = arrays[0].shape
+    if any(a.shape != first for a in arrays):
+        raise SecantValueError("stack needs arrays of one shape, got "
+                               + ", ".join(str(a.shape) for a in arrays) + where())
+    axis = _normalize_axis(axis, len(first) + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype)
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
+
+
+def column_stack(tup):
+    arrs = []
+    for a in map(ensure_array, tup):
+        arrs.append(reshape(a, (a.size, 1)) if a.ndim < 2 else a)
+    return concatenate(arrs, 1)
+
+
+# --- splitting -----------------------------------------------------------------------------------
+def _slice_axis(a, axis, start, stop, step=1):
+    """a[..., start:stop:step, ...] along one axis, for static non-negative bounds."""
+    if start == 0 and stop == a.shape[axis] and step == 1:
+        return a
+    starts = [0] * a.ndim
+    limits = list(a.shape)
+    strides = [1] * a.ndim
+    starts[axis], limits[axis], strides[axis] = start, builtins.max(start, stop), step
+    return st.slice_p.bind(a, start_indices=tuple(starts), limit_indices=tuple(limits),
+                           strides=None if step == 1 else tuple(strides))
+
+
+def _split(ary, indices_or_sections, axis, even):
+    a = ensure_array(ary)
+    axis = _normalize_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(indices_or_sections, (tuple, list, np.ndarray)):
+        cuts = [_static_int(i, "split indices") for i in indices_or_sections]
+        cuts = [builtins.min(builtins.max(c + n if c < 0 else c, 0), n) for c in cuts]
+    else:
+        sections = _static_int(indices_or_sections, "number of sections")
+        if sections <= 0:
+            raise SecantValueError(f"number of sections must be positive, got {sections}"
+                                   f"{where()}")
+        if even and n % sections:
+            raise SecantValueError(f"array split does not result in an equal division: axis of "
+                                   f"size {n} into {sections} sections{where()}")
+        size_, extra = divmod(n, sections)
+        sizes = [size_ + 1] * extra + [size_] * (sections - extra)
+        cuts = list(np.cumsum(sizes[:-1]).tolist())
+    bounds = [0] + cuts + [n]
+    return [_slice_axis(a, axis, lo, builtins.max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, even=True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, even=False)
+
+
+def hsplit(ary, indices_or_sections):
+    a = ensure_array(ary)
+    return split(a, indices_or_sections, 0 if a.ndim == 1 else 1)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 2)
+
+
+# --- rearranging ---------------------------------------------------------------------------------
+def flip(m, axis=None):
+    m = ensure_array(m)
+    dims = _canonical_axes(axis, m.ndim)
+    if not dims:
+        return m
+    return st.rev_p.bind(m, dimensions=dims)
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    m = ensure_array(m)
+    ax0, ax1 = (_normalize_axis(ax, m.ndim) for ax in axes)
+    if ax0 == ax1:
+        raise SecantValueError(f"rot90 needs two different axes, got {axes}{where()}")
+    k = _static_int(k, "k") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (ax0, ax1))
+    if k == 1:
+        return swapaxes(flip(m, ax1), ax0, ax1)
+    return flip(swapaxes(m, ax0, ax1), ax1)
+
+
+def roll(a, shift, axis=None):
+    """Elements shifted by a static amount along `axis`, wrapping around."""
+    a = ensure_array(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise SecantValueError(f"roll: shift {shift} and axis {axis} differ in length{where()}")
+    for s, ax in zip(shifts, axes):
+        ax = _normalize_axis(ax, a.ndim)
+        n = a.shape[ax]
+        s = _static_int(s, "shift") % n if n else 0
+        if s:
+            a = concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)], ax)
+    return a
+
+
+def tile(A, reps):
+    A = ensure_array(A)
+    reps = _shape_tuple(reps if isinstance(reps, (tuple, list)) else (reps,), "reps")
+    nd = builtins.max(A.ndim, len(reps))
+    reps = (1,) * (nd - len(reps)) + reps
+    A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
+    # Interleave a repeat axis before each data axis: (r0, d0, r1, d1, ...), then merge the pairs.
+    inter = tuple(x for pair in zip(reps, A.shape) for x in pair)
+    b = st.broadcast_in_dim_p.bind(A, shape=inter,
+                                   broadcast_dimensions=tuple(range(1, 2 * nd, 2)))
+    return reshape(b, tuple(r * d for r, d in zip(reps, A.shape)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Each element repeated a static number of times (an int, or one count per element)."""
+    a = ensure_array(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _normalize_axis(axis, a.ndim)
+    if isinstance(repeats, Tracer):
+        raise ConcretizationError("repeat needs static repeats (the output shape depends on them)"
+                                  + where())
+    counts = np.asarray(repeats)
+    if counts.ndim == 0 or counts.size == 1:
+        r = _static_int(counts.reshape(()).item(), "repeats")
+        if r < 0:
+            raise SecantValueError(f"repeats may not be negative, got {r}{where()}")
+        out = _repeat_uniform(a, axis, r)
+    else:
+        if counts.shape != (a.shape[axis],):
+            raise SecantValueError(f"repeat: {counts.size} repeat counts for an axis of size "
+                                   f"{a.shape[axis]}{where()}")
+        pieces = [_repeat_uniform(_slice_axis(a, axis, i, i + 1), axis, int(r))
+                  for i, r in enumerate(counts.tolist()) if r > 0]
+        out = concatenate(pieces, axis) if pieces else _slice_axis(a, axis, 0, 0)
+    if total_repeat_length is not None and out.shape[axis] != total_repeat_length:
+        raise SecantValueError(f"repeat produced {out.shape[axis]} elements along axis {axis}, "
+                               f"not total_repeat_length={total_repeat_length}{where()}")
+    return out
+
+
+def _repeat_uniform(a, axis, r):
+    if r == 1:
+        return a
+    expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
+    dims = tuple(range(axis + 1)) + tuple(range(axis + 2, a.ndim + 1))
+    b = st.broadcast_in_dim_p.bind(a, shape=expanded, broadcast_dimensions=dims)
+    return reshape(b, a.shape[:axis] + (a.shape[axis] * r,) + a.shape[axis + 1:])
+
+
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """Constant padding (NumPy's default mode); pad_width as NumPy accepts it."""
+    x = ensure_array(array)
+    if mode != "constant":
+        raise UnsupportedError(f"pad supports mode='constant' only, got {mode!r}{where()}")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)).tolist()
+    if any(w < 0 for pair in widths for w in pair):
+        raise SecantValueError(f"pad widths must be non-negative, got {pad_width}{where()}")
+    value = convert(reshape(ensure_array(constant_values), ()), x.dtype)
+    return st.pad_p.bind(x, value, padding_config=tuple((lo, hi, 0) for lo, hi in widths))
+
+
+# --- sorting -------------------------------------------------------------------------------------
+def _sort_axis(a, axis):
+    a = ensure_array(a)
+    if axis is None:
+        return ravel(a), 0
+    if a.ndim == 0:
+        raise SecantValueError("cannot sort a 0-d array along an axis" + where())
+    return a, _normalize_axis(axis, a.ndim)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    """Sorted copy; NaNs go last (first when descending), as in NumPy."""
+    if order is not None:
+        raise UnsupportedError("sort(order=...) needs structured arrays" + where())
+    a, axis = _sort_axis(a, axis)
+    out, = st.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)
+    return flip(out, axis) if descending else out
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    """Indices that sort `a` (stable: equal elements keep their order, also when descending)."""
+    if order is not None:
+        raise UnsupportedError("argsort(order=...) needs structured arrays" + where())
+    a, axis = _sort_axis(a, axis)
+    iota = st.iota_p.bind(dtype=dtypes.default_int(), shape=a.shape, dimension=axis)
+    if descending:
+        # Sorting the reversed data and reversing back keeps ties in their original order.
+        _, idx = st.sort_p.bind(flip(a, axis), flip(iota, axis), dimension=axis, is_stable=True,
+                                num_keys=1)
+        return flip(idx, axis)
+    _, idx = st.sort_p.bind(a, iota, dimension=axis, is_stable=True, num_keys=1)
+    return idx
+
+
+# --- complex parts (real arrays: the value itself, or zeros) -------------------------------------
+def _real_only(x, name):
+    x = ensure_array(x)
+    if dtypes.is_complex(x.dtype):
+        raise UnsupportedError(f"{name} of complex arrays is not supported yet{where()}")
+    return x
+
+
+def real(val, /):
+    return _real_only(val, "real")
+
+
+def imag(val, /):
+    x = _real_only(val, "imag")
+    zero = convert(0, x.dtype, x.weak_type)
+    return broadcast_to(zero, x.shape)
+
+
+def conjugate(x, /):
+    return _real_only(x, "conjugate")
+
+
+conj = conjugate
+
+
+def iscomplexobj(x):
+    return dtypes.is_complex(ensure_array(x).dtype)
+
+
+def isrealobj(x):
+    return not iscomplexobj(x)

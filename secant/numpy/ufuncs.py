@@ -202,9 +202,19 @@ def _binary(prim, name, inexact=False):
     return f
 
 
-add = _binary(ew.add_p, "add")
+def add(x1, x2, /):
+    """Elementwise add with NumPy broadcasting and JAX's type promotion (bool: logical or)."""
+    x1, x2 = promote(x1, x2)
+    return (ew.or_p if x1.dtype == dtypes.bool_ else ew.add_p).bind(x1, x2)
+
+
+def multiply(x1, x2, /):
+    """Elementwise multiply with NumPy broadcasting and JAX's type promotion (bool: and)."""
+    x1, x2 = promote(x1, x2)
+    return (ew.and_p if x1.dtype == dtypes.bool_ else ew.mul_p).bind(x1, x2)
+
+
 subtract = _binary(ew.sub_p, "subtract")
-multiply = _binary(ew.mul_p, "multiply")
 true_divide = divide = _binary(ew.div_p, "true_divide", inexact=True)
 maximum = _binary(ew.max_p, "maximum")
 minimum = _binary(ew.min_p, "minimum")

@@ -1,0 +1,9 @@
+"""Runs every benchmark in one process: `make bench` or `.venv/bin/python bench/run_all.py`."""
+import dispatch
+import eager
+import mlp
+
+if __name__ == "__main__":
+    for bench in (dispatch, mlp, eager):
+        bench.main()
+        print()

@@ -1,0 +1,41 @@
+"""Shared by the benchmarks: a timeit-style timer and the optional jax comparison."""
+import statistics
+import time
+
+
+def per_call_us(fn, rounds=7, min_round_s=0.05):
+    """Median over `rounds` of the mean time per call, each round long enough to time reliably."""
+    number = 1
+    while _round(fn, number) < min_round_s:
+        number *= 4
+    return statistics.median(_round(fn, number) / number for _ in range(rounds)) * 1e6
+
+
+def _round(fn, number):
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return time.perf_counter() - start
+
+
+def once_ms(fn):
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e3
+
+
+def import_jax():
+    """(jax, jax.numpy), or (None, None): jax is a benchmark-only dependency."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, None
+    return jax, jnp
+
+
+def report(label, secant_value, jax_value=None, unit="µs"):
+    line = f"  {label:<42} secant {secant_value:10.2f} {unit}"
+    if jax_value is not None:
+        line += f"   jax {jax_value:10.2f} {unit}   secant/jax {secant_value / jax_value:5.2f}x"
+    print(line)
