@@ -34,6 +34,19 @@ class UnsupportedError(SecantError, NotImplementedError):
     """A feature secant does not support (yet): named clearly instead of failing deep inside."""
 
 
+_ORIGINS = {}     # generated file name -> {generated line: (user file, user line)}
+
+
+def register_origins(filename, mapping):
+    """Lines of generated code that stand for a user line (errors then name the user's line)."""
+    _ORIGINS[filename] = dict(mapping)
+
+
+def origin(filename, line):
+    """(file, line) of the user's source behind a location, generated or not."""
+    return _ORIGINS.get(filename, {}).get(line, (filename, line))
+
+
 def _is_internal(filename):
     return any(filename.startswith(d) for d in _INTERNAL_DIRS)
 
@@ -54,7 +67,7 @@ def user_location():
     f = user_frame()
     if f is None:
         return None, None
-    return f.f_code.co_filename, f.f_lineno
+    return origin(f.f_code.co_filename, f.f_lineno)
 
 
 def where():

@@ -7,7 +7,7 @@ import numpy as np
 from secant.backends import core, dtypes
 from secant.backends.core import Tracer, aval_of
 from secant.backends.emitter import Body, ttype
-from secant.backends.errors import SecantError, SecantTypeError, user_frame, where
+from secant.backends.errors import SecantError, SecantTypeError, origin, user_frame, where
 
 _positions = {}
 
@@ -26,8 +26,9 @@ def current_loc():
     f = user_frame()
     if f is None:
         return ""
-    fn = f.f_code.co_filename.replace("\\", "\\\\").replace('"', '\\"')
-    return f' loc("{fn}":{f.f_lineno}:{_column(f)})'
+    fn, line = origin(f.f_code.co_filename, f.f_lineno)
+    fn = fn.replace("\\", "\\\\").replace('"', '\\"')
+    return f' loc("{fn}":{line}:{_column(f)})'
 
 
 class LeakedTracerError(SecantError, TypeError):

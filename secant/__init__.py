@@ -11,6 +11,7 @@ from secant.backends import errors as _errors
 from secant import tree_util
 from secant import numpy
 from secant import lax
+from secant.transforms import grad, source, value_and_grad, vjp
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices)
 
@@ -21,4 +22,4 @@ __version__ = "0.1.0"
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
            "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
-           "device_put", "block_until_ready"]
+           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source"]

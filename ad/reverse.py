@@ -1,0 +1,364 @@
+"""Reverse mode as a source transformation: canonical form in, derivative source out.
+
+The generated function runs the forward statements (the user's own, in A-normal form), seeds
+the output's cotangent, then walks the statements backwards writing each rule of
+ad/vjp_rules.py with the user's names filled in, under a `# Grad of: <user line>` comment.
+Cotangents are named `<variable>_bar`; the first contribution assigns, later ones add (no zero
+initialisation); values that do not depend on the differentiated inputs get no code at all.
+"""
+import ast
+
+from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
+from secant.codegen.naming import Names
+from secant.transformer import ir
+from secant.transformer.ops import OPS
+
+
+class Line:
+    """One generated statement (or comment / block opener) and the names it reads and writes."""
+
+    def __init__(self, code, indent=0, kind="stmt", origin=None):
+        self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
+        self.uses, self.defines = set(), set()
+        if kind == "stmt":
+            tree = ast.parse(code)
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Name):
+                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
+
+
+def _src(o):
+    if isinstance(o, ir.Var):
+        return o.name
+    if isinstance(o, ir.Seq):
+        inner = ", ".join(_src(i) for i in o.items)
+        return f"({inner},)" if o.kind == "tuple" else f"[{inner}]"
+    return o.as_operand()
+
+
+def _is_literal_number(o):
+    if not isinstance(o, ir.Expr):
+        return False
+    try:
+        float(o.src)
+        return True
+    except ValueError:
+        return False
+
+
+class ReverseBuilder:
+    def __init__(self, fn, wrt, names, vjp_of_callee):
+        self.fn = fn
+        self.wrt = wrt                      # parameter names to differentiate
+        self.names = names
+        self.vjp_of_callee = vjp_of_callee  # (callee, active positions) -> generated vjp name
+        self.lines = []
+        self.bars = {}                      # variable -> name of its cotangent
+        self.fields = {}                    # container variable -> [(key, kind, cotangent)]
+        self.indent = 1
+        self.last_comment = None
+        self.origin = None                  # the user line being transformed
+
+    # --- emission ---------------------------------------------------------------------------
+    def emit(self, code):
+        self.lines.append(Line(code, self.indent, origin=self.origin))
+
+    def comment(self, origin):
+        if origin is not None and origin.text != self.last_comment:
+            self.lines.append(Line(f"# Grad of: {origin.text}", self.indent, "comment"))
+            self.last_comment = origin.text
+
+    def bar_name(self, var):
+        name = f"{var}_bar"
+        self.names.reserve(name)
+        return name
+
+    def accumulate(self, var, expr):
+        """var's cotangent += expr (the first contribution just assigns)."""
+        if var in self.bars:
+            b = self.bars[var]
+            self.emit(f"{b} = {b} + {expr}")
+        else:
+            b = self.bars[var] = self.bar_name(var)
+            self.emit(f"{b} = {expr}")
+
+    # --- forward -------------------------------------------------------------------------------
+    def forward(self, stmts):
+        for s in stmts:
+            self.origin = s.origin
+            if isinstance(s, ir.Plain):
+                self.emit(s.code)
+            elif isinstance(s, ir.Op):
+                self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
+            elif isinstance(s, ir.If):
+                self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+                self.indent += 1
+                self.forward(s.body) if s.body else self.emit("pass")
+                self.indent -= 1
+                if s.orelse:
+                    self.lines.append(Line("else:", self.indent, "block"))
+                    self.indent += 1
+                    self.forward(s.orelse)
+                    self.indent -= 1
+
+    def render(self, op):
+        spec = OPS[op.op]
+        if op.op == "call":
+            return f"{op.callee_name}({', '.join(_src(o) for o in op.operands.values())})"
+        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics)
+
+    # --- reverse -------------------------------------------------------------------------------
+    def reverse(self, stmts):
+        for s in reversed(stmts):
+            self.origin = s.origin
+            if isinstance(s, ir.Op):
+                self.reverse_op(s)
+            elif isinstance(s, ir.If):
+                self.reverse_if(s)
+
+    def reverse_if(self, s):
+        before = dict(self.bars)
+        start = len(self.lines)
+        results = []
+        for block in (s.body, s.orelse):
+            self.bars = dict(before)
+            mark = len(self.lines)
+            self.indent += 1
+            self.last_comment = None
+            self.reverse(block)
+            self.indent -= 1
+            results.append((self.lines[mark:], dict(self.bars)))
+            del self.lines[mark:]
+        new = (results[0][1].keys() | results[1][1].keys()) - before.keys()
+        if not new and not any(r[0] for r in results):
+            self.bars = before
+            return
+        del self.lines[start:]
+        for i, (block_lines, bars) in enumerate(results):
+            self.lines.append(Line("if " + s.test + ":" if i == 0 else "else:", self.indent,
+                                   "block"))
+            self.lines.extend(block_lines)
+            for var in sorted(new - bars.keys()):   # defined in the other branch only
+                self.lines.append(Line(f"{self.bar_name(var)} = snp.zeros_like({var})",
+                                       self.indent + 1))
+            if not block_lines and not (new - bars.keys()):
+                self.lines.append(Line("pass", self.indent + 1))
+        self.bars = {**before, **{v: self.bar_name(v) for v in new}}
+
+    def reverse_op(self, op):
+        gs = [self.bars.get(t) for t in op.targets]
+        pending = [self.fields.pop(t, None) for t in op.targets]
+        for t, p in zip(op.targets, pending):
+            if p:
+                self.flush_fields(t, p)
+        gs = [self.bars.get(t) for t in op.targets]
+        if all(g is None for g in gs):
+            return
+        self.comment(op.origin)
+        if op.op in SPECIAL:
+            getattr(self, "reverse_" + op.op)(op, gs)
+            return
+        g = gs[0]
+        spec = OPS[op.op]
+        fill = {"g": g, "ans": op.targets[0]}
+        for p in spec.params:
+            if p in op.operands:
+                fill[p] = _src(op.operands[p])
+            elif p in op.statics:
+                fill[p] = op.statics[p]
+            else:
+                fill[p] = repr(spec.signature.parameters[p].default)
+        fill["static"] = "".join(f", {k}={v}" for k, v in op.statics.items())
+        if op.op in SEQUENCE_VJP:
+            seq = op.operands[spec.sequence]
+            pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else "_")
+                      for i in seq.items]
+            expr = SEQUENCE_VJP[op.op].format(**fill)
+            self.emit(f"{', '.join(pieces)}, = {expr}" if len(pieces) == 1 else
+                      f"{', '.join(pieces)} = {expr}")
+            for item, piece in zip(seq.items, pieces):
+                if isinstance(item, ir.Var):
+                    self.accumulate(item.name, piece)
+            return
+        rules = VJP[op.op]
+        special = self._special_case(op)
+        if special is not None:
+            rules = special
+        for p, template in rules.items():
+            operand = op.operands.get(p)
+            if not isinstance(operand, ir.Var):
+                continue
+            expr = template.format(**fill)
+            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p):
+                expr = f"unbroadcast({expr}, {operand.name})"
+            self.accumulate(operand.name, expr)
+
+    def _special_case(self, op):
+        """Rules that read better for a common special case: z = x * x, z = x ** 3."""
+        x, y = op.operands.get("x"), op.operands.get("y")
+        if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
+            return {"x": "2 * {x} * {g}"}
+        if op.op == "power" and _is_literal_number(y):
+            n = float(y.src)
+            if n == 2:
+                return {"x": "2 * {x} * {g}"}
+            m = int(n - 1) if n.is_integer() else n - 1
+            return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
+        return None
+
+    def _may_broadcast(self, op, param):
+        """Only another operand can broadcast this one up; Python numbers never do."""
+        others = [o for k, o in op.operands.items() if k != param]
+        if op.op == "where":
+            others.append(ir.Expr(op.statics.get("condition", "0")))
+        return any(not _is_literal_number(o) for o in others)
+
+    def reverse_call(self, op, gs):
+        active = [i for i, o in enumerate(op.operands.values()) if isinstance(o, ir.Var)]
+        vjp_name = self.vjp_of_callee(op.callee, tuple(active))
+        if len(gs) == 1:
+            ct = gs[0]
+        else:
+            ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
+                                 for g, t in zip(gs, op.targets)) + ")"
+        args = ", ".join(_src(o) for o in op.operands.values())
+        operands = list(op.operands.values())
+        targets = []
+        for i in active:
+            var = operands[i].name
+            targets.append(self.bar_name(var) if var not in self.bars
+                           else self.names.fresh(f"{var}_bar"))
+        self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
+        for i, t in zip(active, targets):
+            var = operands[i].name
+            if var in self.bars:
+                self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
+            else:
+                self.bars[var] = t
+
+    def reverse_field(self, op, gs):
+        self.fields.setdefault(op.operands["tree"].name, []).append(
+            (op.statics["key"], "key", gs[0]))
+
+    def reverse_attribute(self, op, gs):
+        self.fields.setdefault(op.operands["tree"].name, []).append(
+            (op.statics["name"], "attr", gs[0]))
+
+    def reverse_add_n(self, op, gs):
+        for item in op.operands["arrays"].items:
+            if isinstance(item, ir.Var):
+                self.accumulate(item.name, f"unbroadcast({gs[0]}, {item.name})")
+
+    def flush_fields(self, var, entries):
+        """Write the cotangent of a container from the cotangents of the fields read from it."""
+        keys, attrs = {}, {}
+        for key, kind, g in reversed(entries):      # in the order the fields were read
+            d = keys if kind == "key" else attrs
+            d[key] = f"{d[key]} + {g}" if key in d else g
+        parts = []
+        if keys:
+            parts.append("{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}")
+        parts += [f"{k}={g}" for k, g in attrs.items()]
+        expr = f"grad_of_fields({var}, {', '.join(parts)})"
+        if var in self.bars:
+            b = self.bars[var]
+            self.emit(f"{b} = add_grads({b}, {expr})")
+        else:
+            self.bars[var] = self.bar_name(var)
+            self.emit(f"{self.bars[var]} = {expr}")
+
+    def flush_all_fields(self):
+        for var in list(self.fields):
+            self.flush_fields(var, self.fields.pop(var))
+
+
+def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, name=None):
+    """Source lines of the derivative of `fn` (ir.Function).
+
+    mode: 'grad' (returns the wrt cotangents), 'value_and_grad' (returns (value, cotangents)),
+    or 'vjp' (takes the output cotangent as its first parameter; returns the wrt cotangents).
+    """
+    b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    b.forward(fn.body)
+    result = fn.result.value
+    aux = None
+    if has_aux:
+        if not (isinstance(result, ir.Seq) and len(result.items) == 2):
+            raise ValueError("has_aux=True needs the function to return a pair (output, aux)")
+        result, aux = result.items
+    b.lines.append(Line("", 1, "blank"))
+    b.origin = fn.result.origin
+    b.comment(fn.result.origin)
+    out_bar_param = None
+    if mode == "vjp":
+        if isinstance(result, ir.Seq):
+            out_bar_param = names.fresh("out_bar")
+            items = [b.bar_name(i.name) if isinstance(i, ir.Var) else "_" for i in result.items]
+            b.emit(f"{', '.join(items)}, = {out_bar_param}" if len(items) == 1 else
+                   f"{', '.join(items)} = {out_bar_param}")
+            for i, bar in zip(result.items, items):
+                if isinstance(i, ir.Var):
+                    b.bars[i.name] = bar
+        elif isinstance(result, ir.Var):
+            out_bar_param = b.bar_name(result.name)
+            b.bars[result.name] = out_bar_param
+        else:
+            out_bar_param = names.fresh("out_bar")
+    elif isinstance(result, ir.Var):
+        b.bars[result.name] = b.bar_name(result.name)
+        b.emit(f"{b.bars[result.name]} = grad_seed({result.name})")
+    elif isinstance(result, ir.Seq):
+        raise ValueError("grad needs a scalar output; the function returns a tuple "
+                         "(use has_aux=True to return (output, aux))")
+    else:
+        b.emit(f"grad_seed({_src(result)})")
+    b.last_comment = fn.result.origin.text
+    b.reverse(fn.body)
+    b.flush_all_fields()
+    grads = [b.bars.get(p, f"snp.zeros_like({p})") for p in wrt]
+    grads_src = grads[0] if len(grads) == 1 else ", ".join(grads)
+    value_src = _src(result)
+    if mode == "value_and_grad":
+        value_src = f"({value_src}, {_src(aux)})" if has_aux else value_src
+        ret = f"return {value_src}, {grads_src if len(grads) == 1 else f'({grads_src})'}"
+    elif has_aux:
+        ret = f"return {grads_src if len(grads) == 1 else f'({grads_src})'}, {_src(aux)}"
+    else:
+        ret = f"return {grads_src}"
+    b.lines.append(Line(ret, 1))
+    return _dead_code_eliminated(b.lines), out_bar_param
+
+
+def _dead_code_eliminated(lines):
+    """Drop assignments nobody reads; keep statements with effects (calls, asserts)."""
+    live = set()
+    keep = [False] * len(lines)
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        if ln.kind != "stmt":
+            keep[i] = True
+            continue
+        if not ln.defines or ln.defines & live or ln.code.startswith("return"):
+            keep[i] = True
+            live |= ln.uses
+    out = [ln for ln, k in zip(lines, keep) if k]
+    # drop comments and blank lines left with nothing under them, and empty blocks
+    cleaned = []
+    for i, ln in enumerate(out):
+        if ln.kind == "comment":
+            nxt = next((m for m in out[i + 1:] if m.kind != "blank"), None)
+            if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
+                continue
+        cleaned.append(ln)
+    return _fill_empty_blocks(cleaned)
+
+
+def _fill_empty_blocks(lines):
+    out = []
+    for i, ln in enumerate(lines):
+        out.append(ln)
+        if ln.kind == "block":
+            nxt = next((m for m in lines[i + 1:] if m.kind not in ("blank",)), None)
+            if nxt is None or nxt.indent <= ln.indent:
+                out.append(Line("pass", ln.indent + 1))
+    return out

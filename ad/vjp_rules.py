@@ -1,0 +1,98 @@
+"""Reverse-mode rules, one per op of transformer/ops.py, written as templates of the maths.
+
+In a template, {g} is the cotangent of the op's result, {ans} the result itself, and each of
+the op's parameters appears by name; {static} stands for the keyword arguments the user gave
+(axis=..., keepdims=...). The transform fills in the user's variable names, so
+`y = np.sin(x)` gives `x_bar = y_bar * snp.cos(x)`.
+"""
+UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
+               "arctan2", "hypot", "logaddexp", "remainder", "where"}
+
+VJP = {
+    # elementwise, one operand
+    "sin": {"x": "{g} * snp.cos({x})"},
+    "cos": {"x": "-{g} * snp.sin({x})"},
+    "tan": {"x": "{g} / snp.cos({x}) ** 2"},
+    "arcsin": {"x": "{g} / snp.sqrt(1 - {x} ** 2)"},
+    "arccos": {"x": "-{g} / snp.sqrt(1 - {x} ** 2)"},
+    "arctan": {"x": "{g} / (1 + {x} ** 2)"},
+    "sinh": {"x": "{g} * snp.cosh({x})"},
+    "cosh": {"x": "{g} * snp.sinh({x})"},
+    "tanh": {"x": "{g} * (1 - {ans} ** 2)"},
+    "arcsinh": {"x": "{g} / snp.sqrt({x} ** 2 + 1)"},
+    "arccosh": {"x": "{g} / snp.sqrt({x} ** 2 - 1)"},
+    "arctanh": {"x": "{g} / (1 - {x} ** 2)"},
+    "exp": {"x": "{g} * {ans}"},
+    "exp2": {"x": "{g} * {ans} * 0.6931471805599453"},
+    "expm1": {"x": "{g} * ({ans} + 1)"},
+    "log": {"x": "{g} / {x}"},
+    "log2": {"x": "{g} / ({x} * 0.6931471805599453)"},
+    "log10": {"x": "{g} / ({x} * 2.302585092994046)"},
+    "log1p": {"x": "{g} / (1 + {x})"},
+    "sqrt": {"x": "{g} / (2 * {ans})"},
+    "cbrt": {"x": "{g} / (3 * {ans} ** 2)"},
+    "rsqrt": {"x": "-0.5 * {g} * {ans} / {x}"},
+    "square": {"x": "2 * {x} * {g}"},
+    "reciprocal": {"x": "-{g} * {ans} ** 2"},
+    "absolute": {"x": "{g} * snp.sign({x})"},
+    "logistic": {"x": "{g} * {ans} * (1 - {ans})"},
+    "erf": {"x": "{g} * 1.1283791670955126 * snp.exp(-{x} ** 2)"},
+    "negative": {"x": "-{g}"},
+    "positive": {"x": "{g}"},
+    "identity": {"x": "{g}"},
+    "astype": {"x": "{g}.astype({x}.dtype)"},
+    # elementwise, two operands (the transform adds unbroadcast where shapes may differ)
+    "add": {"x": "{g}", "y": "{g}"},
+    "subtract": {"x": "{g}", "y": "-{g}"},
+    "multiply": {"x": "{g} * {y}", "y": "{x} * {g}"},
+    "true_divide": {"x": "{g} / {y}", "y": "-{g} * {ans} / {y}"},
+    "power": {"x": "{g} * {y} * {x} ** ({y} - 1)", "y": "{g} * {ans} * snp.log({x})"},
+    "maximum": {"x": "{g} * max_share({x}, {y})", "y": "{g} * max_share({y}, {x})"},
+    "minimum": {"x": "{g} * min_share({x}, {y})", "y": "{g} * min_share({y}, {x})"},
+    "arctan2": {"x": "{g} * {y} / ({x} ** 2 + {y} ** 2)",
+                "y": "-{g} * {x} / ({x} ** 2 + {y} ** 2)"},
+    "hypot": {"x": "{g} * {x} / {ans}", "y": "{g} * {y} / {ans}"},
+    "logaddexp": {"x": "{g} * snp.exp({x} - {ans})", "y": "{g} * snp.exp({y} - {ans})"},
+    "remainder": {"x": "{g}", "y": "-{g} * ({x} // {y})"},
+    "where": {"x": "snp.where({condition}, {g}, 0)", "y": "snp.where({condition}, 0, {g})"},
+    "clip": {"a": "{g} * clip_mask({a}, {a_min}, {a_max})"},
+    "matmul": {"x": "matmul_grad_x({g}, {x}, {y})", "y": "matmul_grad_y({g}, {x}, {y})"},
+    "dot": {"a": "dot_grad_a({g}, {a}, {b})", "b": "dot_grad_b({g}, {a}, {b})"},
+    "outer": {"a": "snp.dot({g}, snp.ravel({b})).reshape({a}.shape)",
+              "b": "snp.dot(snp.ravel({a}), {g}).reshape({b}.shape)"},
+    # reductions
+    "sum": {"a": "unreduce({g}, {a}{static})"},
+    "mean": {"a": "mean_grad({g}, {a}{static})"},
+    "max": {"a": "extremum_grad({g}, {a}, {ans}{static})"},
+    "min": {"a": "extremum_grad({g}, {a}, {ans}{static})"},
+    "prod": {"a": "prod_grad({g}, {a}, {ans}{static})"},
+    "var": {"a": "var_grad({g}, {a}{static})"},
+    "std": {"a": "std_grad({g}, {a}, {ans}{static})"},
+    "cumsum": {"a": "reverse_cumsum({g}{static})"},
+    # shapes
+    "reshape": {"a": "{g}.reshape({a}.shape)"},
+    "ravel": {"a": "{g}.reshape({a}.shape)"},
+    "expand_dims": {"a": "{g}.reshape({a}.shape)"},
+    "squeeze": {"a": "{g}.reshape({a}.shape)"},
+    "transpose": {"a": "untranspose({g}{static})"},
+    "swapaxes": {"a": "snp.swapaxes({g}, {axis1}, {axis2})"},
+    "broadcast_to": {"array": "unbroadcast({g}, {array})"},
+    # indexing
+    "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g})"},
+    "at_set": {"a": "{g}.at[{idx}].set(0)", "values": "unbroadcast({g}[{idx}], {values})"},
+    "at_add": {"a": "{g}", "values": "unbroadcast({g}[{idx}], {values})"},
+}
+
+# ops over a sequence of arrays: one template for all the pieces (a list, in order)
+SEQUENCE_VJP = {
+    "concatenate": "unconcatenate({g}, {arrays}{static})",
+    "stack": "unstack({g}{static})",
+}
+
+# structural and composite ops the transform handles itself (ad/reverse.py)
+SPECIAL = {"field", "attribute", "call", "add_n"}
+
+# ops whose derivative is zero everywhere it exists: their results are constants
+ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
+        "argmax", "argmin", "floor_divide", "zeros_like", "ones_like", "empty_like",
+        "stop_gradient"}

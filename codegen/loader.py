@@ -1,0 +1,41 @@
+"""Generated source -> a real Python function.
+
+The function is compiled from its own text, registered in linecache under a stable
+`<secant: NAME>` file name (so inspect.getsource, tracebacks and pdb show it), and built the
+way pyct does: free names (secant's API, helpers, the user's closure values) become closure
+cells of a factory, and the function's globals stay the user module's own dict, never merged.
+Each generated line can map back to a user line (the origin map) for error messages.
+"""
+import ast
+import linecache
+
+from secant.backends import errors
+
+_counts = {}
+
+
+def _filename(name):
+    n = _counts.get(name, 0)
+    _counts[name] = n + 1
+    return f"<secant: {name}>" if n == 0 else f"<secant: {name} #{n + 1}>"
+
+
+def load(source, name, fn_globals, free, origins=None):
+    """Compile `source` (one `def name(...)`) with `free` (name -> value) as closure values."""
+    filename = _filename(name)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tree = ast.parse(source, filename)
+    factory = ast.parse(f"def __secant_factory__({', '.join(sorted(free))}):\n    pass\n")
+    fdef = factory.body[0]
+    fdef.body = tree.body + [ast.Return(ast.Name(name, ast.Load()))]
+    for node in ast.walk(factory):       # the factory line is invisible: keep user-facing lines
+        if hasattr(node, "lineno") and node is fdef:
+            node.lineno = node.end_lineno = 1
+    ast.fix_missing_locations(factory)
+    code = compile(factory, filename, "exec")
+    scope = {}
+    exec(code, fn_globals, scope)
+    fn = scope["__secant_factory__"](*[free[k] for k in sorted(free)])
+    if origins:
+        errors.register_origins(filename, origins)
+    return fn

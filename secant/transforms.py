@@ -1,0 +1,218 @@
+"""grad, value_and_grad and vjp: each writes a new Python function (the derivative's source) once
+per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
+import functools
+import inspect
+
+import gast
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax, tree_util
+from secant.ad import helpers, reverse
+from secant.backends import dtypes
+from secant.backends.errors import SecantError, SecantTypeError, where
+from secant.codegen import loader
+from secant.codegen.naming import Names
+from secant.transformer import ir
+from secant.transformer.normalize import normalise
+from secant.transformer.parse import FunctionSource
+
+_generated = {}      # (function, mode, wrt, has_aux) -> generated function
+_in_progress = set()
+
+
+def _unwrap(fn):
+    from secant.api import JitFunction
+    while True:
+        if isinstance(fn, JitFunction):
+            fn = fn._fun
+        elif getattr(fn, "__secant_generated__", None) is not None:
+            fn = fn.__secant_generated__
+        else:
+            return fn
+
+
+def _names_of(fn_ir):
+    taken = set(fn_ir.params)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, ir.Op):
+                taken.update(s.targets)
+            elif isinstance(s, ir.Plain):
+                taken.update(s.defines)
+            elif isinstance(s, ir.If):
+                taken.add(s.test)
+                visit(s.body)
+                visit(s.orelse)
+    visit(fn_ir.body)
+    return taken
+
+
+def generate(fn, wrt, mode, has_aux=False):
+    """The generated derivative of `fn` with respect to parameter positions `wrt`."""
+    fn = _unwrap(fn)
+    key = (fn, mode, tuple(wrt), has_aux)
+    hit = _generated.get(key)
+    if hit is not None:
+        return hit
+    if key in _in_progress:
+        raise SecantError(f"cannot differentiate the recursive function {fn.__name__}")
+    _in_progress.add(key)
+    try:
+        gen = _generate(fn, tuple(wrt), mode, has_aux)
+    finally:
+        _in_progress.discard(key)
+    _generated[key] = gen
+    return gen
+
+
+def _generate(fn, wrt, mode, has_aux):
+    fn_ir = normalise(fn, wrt)
+    names = Names(_names_of(fn_ir) | set(vars(helpers)) | {"snp", "lax"})
+    callees = {}
+
+    def vjp_of_callee(callee, active):
+        sub = generate(callee, active, "vjp")
+        name = callees.get(sub)
+        if name is None:
+            name = callees[sub] = names.fresh(f"{sub.__name__}")
+        return name
+
+    wrt_names = [fn_ir.params[i] for i in wrt]
+    try:
+        lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee, has_aux)
+    except ValueError as e:
+        raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
+    suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[mode]
+    gen_name = f"{fn_ir.name}_{suffix}"
+    args_src = fn_ir.args_src
+    if mode == "vjp":
+        args_src = f"{out_bar}, {args_src}" if args_src else out_bar
+    text = [f"def {gen_name}({args_src}):"]
+    origins = {}
+    for ln in lines:
+        text.append("    " * ln.indent + ln.code if ln.code else "")
+        if ln.origin is not None:
+            origins[len(text)] = (ln.origin.filename, ln.origin.line)
+    source = "\n".join(text) + "\n"
+    src_info = getattr(fn, "__secant_source__", None)
+    closure = dict(src_info.closure) if src_info else _closure(fn)
+    free = {**closure, "snp": snp, "lax": lax,
+            **{n: getattr(helpers, n) for n in helpers.NAMES},
+            **{name: sub for sub, name in callees.items()}}
+    used = _used_names(source)
+    free = {k: v for k, v in free.items() if k in used}
+    gen = loader.load(source, gen_name, fn.__globals__, free, origins)
+    node = gast.parse(source).body[0]
+    gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
+                                           source.splitlines(), fn.__globals__, free)
+    return gen
+
+
+def _closure(fn):
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+def _used_names(source):
+    import ast
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+
+
+# --- the public transforms ------------------------------------------------------------------
+def _positions(argnums, fn):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    try:
+        n = len([p for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):
+        n = None
+    out = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise SecantTypeError(f"argnums must be ints, got {a!r}")
+        if n is not None and not -n <= a < n:
+            raise SecantValueError_(f"argnums {a} out of range for a function of {n} "
+                                    "positional parameters")
+        out.append(a % n if n else a)
+    return tuple(out)
+
+
+def SecantValueError_(msg):
+    from secant.backends.errors import SecantValueError
+    return SecantValueError(msg)
+
+
+def _check_differentiable(args, positions, what):
+    for i in positions:
+        if i >= len(args):
+            raise SecantTypeError(f"{what}: argument {i} was requested by argnums but only "
+                                  f"{len(args)} positional arguments were given{where()}")
+        for leaf in tree_util.tree_leaves(args[i]):
+            dt = snp.result_type(leaf)
+            if not dtypes.is_inexact(dt):
+                raise SecantTypeError(
+                    f"{what} requires real- or complex-valued inputs (a floating-point dtype), "
+                    f"but argument {i} has dtype {dt.name}; convert it with .astype(float) or "
+                    f"leave it out of argnums{where()}")
+
+
+def _wrap(gen, positions, what, public_name):
+    @functools.wraps(gen)
+    def transformed(*args, **kwargs):
+        _check_differentiable(args, positions, what)
+        return gen(*args, **kwargs)
+    transformed.__secant_generated__ = gen
+    transformed.__name__ = transformed.__qualname__ = public_name
+    return transformed
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """The gradient of scalar-valued `fun` as a new, readable Python function.
+
+    `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative."""
+    base = _unwrap(fun)
+    positions = _positions(argnums, base)
+    gen = generate(base, positions, "grad", has_aux)
+    fn = _wrap(gen, positions, "grad", gen.__name__)
+    if isinstance(argnums, int) or len(positions) == 1:
+        pass
+    return fn
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    base = _unwrap(fun)
+    positions = _positions(argnums, base)
+    gen = generate(base, positions, "value_and_grad", has_aux)
+    return _wrap(gen, positions, "value_and_grad", gen.__name__)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
+    base = _unwrap(fun)
+    positions = tuple(range(len(primals)))
+    gen = generate(base, positions, "vjp", has_aux=False)
+    out = fun(*primals)
+    aux = None
+    if has_aux:
+        out, aux = out
+
+    def vjp_fun(cotangent):
+        ct = (cotangent, snp.zeros_like(aux)) if has_aux else cotangent
+        grads = gen(ct, *primals)
+        return grads if len(primals) > 1 else (grads,)
+
+    vjp_fun.__secant_generated__ = gen
+    return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+def source(fn):
+    """The source text of a generated (or any) function."""
+    return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)

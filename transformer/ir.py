@@ -1,0 +1,87 @@
+"""The canonical form: a function body as straight-line statements in A-normal form.
+
+Operands are `Var` (an array value the transform tracks: it may carry a derivative) or `Expr`
+(any other Python expression, kept as source text: constants, shapes, static arguments,
+comparisons). Every statement remembers the user's line it came from.
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Expr:
+    src: str
+
+    def as_operand(self):
+        """Source safe to splice into a larger expression."""
+        s = self.src
+        return s if s.isidentifier() or _is_literal(s) else f"({s})"
+
+
+def _is_literal(s):
+    try:
+        float(s)
+        return not s.startswith("-")
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A list or tuple literal of operands (for ops taking sequences, and tuple returns)."""
+    items: tuple
+    kind: str = "list"
+
+
+@dataclass
+class Origin:
+    line: int          # line in the user's file
+    text: str          # that line's source, stripped
+    filename: str = ""
+
+
+@dataclass
+class Op:
+    """targets = op(operands, statics): a tracked computation."""
+    targets: list
+    op: str
+    operands: dict            # array parameter -> Var | Expr | Seq
+    statics: dict             # static parameter -> source text
+    origin: Origin
+    callee: object = None     # for op == "call": the user function
+    callee_name: str = ""     # how generated code names it
+
+
+@dataclass
+class Plain:
+    """A statement kept as written (no derivative flows through it)."""
+    code: str
+    defines: set
+    origin: Origin
+
+
+@dataclass
+class Return:
+    value: object             # Var | Expr | Seq
+    origin: Origin
+
+
+@dataclass
+class If:
+    test: str                 # name of the saved condition
+    body: list
+    orelse: list
+    origin: Origin
+
+
+@dataclass
+class Function:
+    name: str
+    args_src: str             # the parameter list as written
+    params: list              # parameter names
+    body: list = field(default_factory=list)
+    result: Return = None

@@ -1,0 +1,466 @@
+"""Normalisation to the canonical form (transformer/ir.py).
+
+Walks a function's gast tree once, in order, and:
+- splits every expression that involves a tracked array (one that depends on the differentiated
+  inputs) into one op per statement (A-normal form), naming temporaries after their expression
+  and keeping the user's own names for the values they name;
+- renames re-assigned variables (`x`, `x_1`, ...) so every value keeps its own name (SSA): the
+  reverse pass can read any earlier value, no tape needed;
+- resolves callees by identity (numpy's, secant.numpy's and math's functions, builtins, array
+  methods, other user functions) to ops of transformer/ops.py;
+- keeps everything else (shapes, constants, comparisons, non-differentiable calls) as written.
+Activity analysis is part of the walk: a value is tracked only if it depends on a
+differentiated input through differentiable ops.
+"""
+import copy
+import inspect
+
+import gast
+
+from secant.codegen.naming import Names, suggest
+from secant.transformer import ir
+from secant.transformer.ops import (BINOPS, METHODS, OPS, STATIC_ATTRIBUTES, op_for)
+from secant.transformer.parse import function_source
+
+_UNSUPPORTED = {
+    gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
+    gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.ClassDef: "class",
+    gast.Global: "global", gast.Nonlocal: "nonlocal", gast.Delete: "del", gast.Raise: "raise",
+    gast.While: "while loops (the control-flow issue adds them)",
+    gast.For: "for loops (the control-flow issue adds them)",
+    gast.FunctionDef: "nested function definitions",
+}
+
+
+def _names_in(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+class Normaliser:
+    def __init__(self, fn, active_params):
+        self.src = function_source(fn)
+        self.node = self.src.node
+        self.params = [a.id for a in self.node.args.args]
+        self.names = Names(_names_in(self.node) | set(self.params))
+        self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
+        if self.node.args.vararg or self.node.args.kwarg:
+            raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
+                                 "transformed yet; name the parameters")
+        self.tracked = {self.params[i] for i in active_params}
+        self.origin = None
+        self.out = None
+
+    # --- entry --------------------------------------------------------------------------------
+    def run(self):
+        fn = ir.Function(self.node.name, gast.unparse(self.node.args), self.params)
+        self.out = fn.body
+        body = self.node.body
+        for i, stmt in enumerate(body):
+            self._origin(stmt)
+            if isinstance(stmt, gast.Return):
+                if i != len(body) - 1:
+                    raise self.src.error(stmt, "a return before the end of the function cannot "
+                                         "be transformed yet; return once, at the end")
+                fn.result = ir.Return(self.operand(stmt.value) if stmt.value is not None
+                                      else ir.Expr("None"), self.origin)
+            else:
+                self.statement(stmt)
+        if fn.result is None:
+            fn.result = ir.Return(ir.Expr("None"), self.origin)
+        return fn
+
+    def _origin(self, node):
+        self.origin = ir.Origin(self.src.file_line(node), self.src.line_text(node),
+                                self.src.filename)
+
+    # --- statements -----------------------------------------------------------------------------
+    def statement(self, stmt):
+        self._origin(stmt)
+        if isinstance(stmt, gast.Assign):
+            if len(stmt.targets) != 1:
+                raise self.src.error(stmt, "chained assignment (a = b = ...) is not supported; "
+                                     "assign once per line")
+            self.assign(stmt.targets[0], stmt.value, stmt)
+        elif isinstance(stmt, gast.AugAssign):
+            if not isinstance(stmt.target, gast.Name):
+                raise self._mutation_error(stmt)
+            value = gast.BinOp(left=gast.Name(stmt.target.id, gast.Load(), None, None),
+                               op=stmt.op, right=stmt.value)
+            gast.copy_location(value, stmt)
+            self.assign(stmt.target, value, stmt)
+        elif isinstance(stmt, gast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, stmt.value, stmt)
+        elif isinstance(stmt, gast.Expr):
+            if isinstance(stmt.value, gast.Constant):
+                return          # a docstring or a bare constant
+            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
+        elif isinstance(stmt, (gast.Assert,)):
+            self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
+        elif isinstance(stmt, gast.Pass):
+            return
+        elif isinstance(stmt, gast.If):
+            self.if_statement(stmt)
+        elif isinstance(stmt, gast.Return):
+            raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
+                                 "assign the result and return once, at the end")
+        else:
+            what = next((v for k, v in _UNSUPPORTED.items() if isinstance(stmt, k)),
+                        type(stmt).__name__)
+            raise self.src.error(stmt, f"secant cannot transform {what}")
+
+    def _mutation_error(self, stmt):
+        return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
+                              "or x[i] += v are not supported; write x = x.at[i].set(v) "
+                              "(or .add(v))")
+
+    def assign(self, target, value, stmt):
+        if isinstance(target, gast.Name):
+            self.bind_name(target.id, self.operand(value))
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            self.assign_tuple(target, value, stmt)
+        elif isinstance(target, (gast.Subscript, gast.Attribute)):
+            raise self._mutation_error(stmt)
+        else:
+            raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
+
+    def bind_name(self, user_name, operand):
+        """user_name = operand: the last op's temporary takes the user's own name."""
+        name = self._new_version(user_name)
+        if isinstance(operand, ir.Var):
+            last = self.out[-1] if self.out else None
+            if (isinstance(last, ir.Op) and last.targets == [operand.name]
+                    and operand.name not in self.current.values()):
+                last.targets = [name]
+                self.names.taken.discard(operand.name)
+            else:
+                self.out.append(ir.Op([name], "identity", {"x": operand}, {}, self.origin))
+            self.tracked.add(name)
+        elif isinstance(operand, ir.Seq):
+            raise self.src.error(self._node, "a tuple or list of differentiated arrays cannot be "
+                                 "stored in a variable yet; unpack it or pass it directly")
+        else:
+            self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
+        self.current[user_name] = name
+
+    def _new_version(self, user_name):
+        if user_name not in self.current:
+            self.names.reserve(user_name)
+            return user_name
+        return self.names.fresh(user_name)
+
+    def assign_tuple(self, target, value, stmt):
+        elts = target.elts
+        if not all(isinstance(e, gast.Name) for e in elts):
+            raise self.src.error(stmt, "only names can be unpacked into")
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elts):
+            operands = [self.operand(v) for v in value.elts]   # all right sides first: a, b = b, a
+            for e, o in zip(elts, operands):
+                self.bind_name(e.id, o)
+            return
+        operand = self.operand(value)
+        if isinstance(operand, ir.Expr):
+            names = [self._new_version(e.id) for e in elts]
+            self.out.append(ir.Plain(f"{', '.join(names)} = {operand.src}", set(names),
+                                     self.origin))
+            for e, n in zip(elts, names):
+                self.current[e.id] = n
+            return
+        last = self.out[-1]
+        if isinstance(last, ir.Op) and last.targets == [operand.name] and last.op == "call":
+            names = [self._new_version(e.id) for e in elts]
+            last.targets = names
+            for e, n in zip(elts, names):
+                self.current[e.id] = n
+                self.tracked.add(n)
+            return
+        for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
+            self.bind_name(e.id, self._emit("field", {"tree": operand}, {"key": str(i)},
+                                            f"{operand.name}_{i}"))
+
+    def if_statement(self, stmt):
+        test = self.operand(stmt.test)
+        if not isinstance(test, ir.Expr):
+            raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
+                                 "single Python bool; use snp.where(cond, a, b)")
+        cond = self.names.fresh("cond")
+        self.out.append(ir.Plain(f"{cond} = {test.src}", {cond}, self.origin))
+        branches = []
+        before = dict(self.current)
+        tracked_before = set(self.tracked)
+        outer = self.out
+        for block in (stmt.body, stmt.orelse):
+            self.current = dict(before)
+            self.out = []
+            for s in block:
+                if isinstance(s, gast.Return):
+                    raise self.src.error(s, "a return inside a branch cannot be transformed yet; "
+                                         "assign the result and return once, at the end")
+                self.statement(s)
+            branches.append((self.out, dict(self.current)))
+        self.out = outer
+        merged = {}
+        for name in before.keys() | branches[0][1].keys() | branches[1][1].keys():
+            versions = [b[1].get(name) for b in branches]
+            if versions[0] == versions[1]:
+                if versions[0] is not None:
+                    merged[name] = versions[0]
+                continue
+            if None in versions:
+                raise self.src.error(stmt, f"variable {name!r} is defined in only one branch of "
+                                     "this if; define it before the if or in both branches")
+            # a value chosen by the branch: each branch copies its version into one new name
+            joined = self.names.fresh(name)
+            is_tracked = any(v in self.tracked for v in versions)
+            for (block, _), v in zip(branches, versions):
+                if is_tracked and v in self.tracked:
+                    block.append(ir.Op([joined], "identity", {"x": ir.Var(v)}, {}, self.origin))
+                else:
+                    block.append(ir.Plain(f"{joined} = {v}", {joined}, self.origin))
+            if is_tracked:
+                self.tracked.add(joined)
+            merged[name] = joined
+        self.tracked |= tracked_before
+        self.current = merged
+        self._origin(stmt)
+        self.out.append(ir.If(cond, branches[0][0], branches[1][0], self.origin))
+
+    # --- expressions ----------------------------------------------------------------------------
+    def operand(self, node):
+        """Normalise an expression: ir.Var if it is tracked, ir.Expr (source) otherwise."""
+        self._node = node
+        if isinstance(node, gast.Name):
+            name = self.current.get(node.id)
+            if name is None:
+                return ir.Expr(node.id)           # a global, closure variable or builtin
+            return ir.Var(name) if name in self.tracked else ir.Expr(name)
+        if isinstance(node, gast.Constant):
+            return ir.Expr(repr(node.value))
+        if isinstance(node, gast.BinOp):
+            return self.binop(node)
+        if isinstance(node, gast.UnaryOp):
+            x = self.operand(node.operand)
+            if isinstance(x, ir.Var) and isinstance(node.op, (gast.USub, gast.UAdd)):
+                if isinstance(node.op, gast.UAdd):
+                    return x
+                return self._emit("negative", {"x": x}, {}, f"neg_{x.name}")
+            return self._inactive(node)
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        if isinstance(node, gast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, gast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            items = [self.operand(e) for e in node.elts]
+            if all(isinstance(i, ir.Expr) for i in items):
+                return self._inactive(node)
+            return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
+        if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+                             gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
+            if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+                raise self.src.error(node, f"secant cannot differentiate through a "
+                                     f"{type(node).__name__} expression yet; write it as "
+                                     "separate statements (or snp.where for a conditional)")
+            return self._inactive(node)
+        # comparisons, boolean operators and the like: no derivative, keep them as written
+        return self._inactive(node)
+
+    def _inactive(self, node):
+        return ir.Expr(self._source(node))
+
+    def _source(self, node):
+        """Source of `node` with every user variable renamed to its current version."""
+        node = copy.deepcopy(node)
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and n.id in self.current:
+                n.id = self.current[n.id]
+        return gast.unparse(node).strip()
+
+    def _operand_src(self, o):
+        if isinstance(o, ir.Var):
+            return o.name
+        if isinstance(o, ir.Seq):
+            inner = ", ".join(self._operand_src(i) for i in o.items)
+            return f"({inner},)" if o.kind == "tuple" else f"[{inner}]"
+        return o.as_operand()
+
+    def _emit(self, op, operands, statics, hint=None, callee=None, callee_name=""):
+        spec = OPS[op]
+        flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
+        if not spec.differentiable or not any(isinstance(o, ir.Var) for o in flat):
+            rendered = {k: self._operand_src(v) for k, v in operands.items()}
+            if op == "call":
+                return ir.Expr(f"{callee_name}({', '.join(rendered.values())})")
+            return ir.Expr(spec.render(rendered, statics))
+        name = self.names.fresh(hint or suggest(op, flat))
+        self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name))
+        self.tracked.add(name)
+        return ir.Var(name)
+
+    def binop(self, node):
+        x, y = self.operand(node.left), self.operand(node.right)
+        opname = BINOPS.get(type(node.op).__name__)
+        if opname is None or (isinstance(x, ir.Expr) and isinstance(y, ir.Expr)):
+            return self._inactive(node)
+        return self._emit(opname, {"x": x, "y": y}, {})
+
+    def attribute(self, node):
+        base = self.operand(node.value)
+        if isinstance(base, ir.Expr):
+            return self._inactive(node)
+        if node.attr in STATIC_ATTRIBUTES:
+            return ir.Expr(f"{base.name}.{node.attr}")
+        if node.attr == "T":
+            return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
+        if node.attr in ("at", "real", "imag", "mT"):
+            raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
+                                 "the transform")
+        return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+
+    def subscript(self, node):
+        base = self.operand(node.value)
+        index = self.operand(node.slice)
+        if isinstance(index, ir.Var):
+            raise self.src.error(node, "an index computed from differentiated values has no "
+                                 "derivative; compute it with a non-differentiable op "
+                                 "(argmax, astype(int)) or under lax.stop_gradient")
+        if isinstance(base, ir.Expr):
+            return self._inactive(node)
+        if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
+            return self._emit("field", {"tree": base}, {"key": index.src}, node.slice.value)
+        return self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
+                          f"{base.name}_item")
+
+    # --- calls -----------------------------------------------------------------------------------
+    def call(self, node):
+        func = node.func
+        at = _at_call(func)
+        if at is not None:
+            return self.at_update(node, *at)
+        if isinstance(func, gast.Attribute):
+            base = self.operand(func.value)
+            if isinstance(base, ir.Var):                       # a method of a tracked array
+                opname = METHODS.get(func.attr)
+                if opname is None:
+                    raise self.src.error(node, f"secant cannot differentiate the method "
+                                         f".{func.attr}() yet")
+                return self.op_call(node, opname, [func.value] + list(node.args))
+        obj = self._resolve(func)
+        if obj is _UNRESOLVED:
+            return self._inactive_call(node, func)
+        from secant.api import JitFunction
+        if isinstance(obj, JitFunction):
+            obj = obj._fun
+        opname = op_for(obj)
+        if opname is not None:
+            return self.op_call(node, opname, list(node.args))
+        if inspect.isfunction(obj) and not _is_library(obj):
+            return self.user_call(node, obj)
+        return self._inactive_call(node, func)
+
+    def _inactive_call(self, node, func):
+        tracked = {k for k, v in self.current.items() if v in self.tracked}
+        if _names_in(gast.Module([gast.Expr(a) for a in node.args] +
+                                 [gast.Expr(k.value) for k in node.keywords], [])) & tracked:
+            raise self.src.error(node, f"secant does not know the derivative of "
+                                 f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
+                                 "function with a rule, nor a Python function with source")
+        return self._inactive(node)
+
+    def _resolve(self, func):
+        """The object a callee expression names, when it is a name or a.b.c of free names."""
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.current:
+            return _UNRESOLVED
+        kind, obj = self.src.resolve_name(func.id)
+        if kind == "unbound":
+            return _UNRESOLVED
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, _UNRESOLVED)
+            if obj is _UNRESOLVED:
+                return obj
+        return obj
+
+    def op_call(self, node, opname, args):
+        spec = OPS[opname]
+        if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
+                                                                for k in node.keywords):
+            raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "
+                                 "supported; pass arguments explicitly")
+        if opname == "add_n":
+            if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
+                raise self.src.error(node, "sum() of arrays is differentiated for a list "
+                                     "literal, e.g. sum([a, b, c]); use snp.sum for an array")
+        if opname in ("maximum", "minimum") and len(args) != 2:
+            raise self.src.error(node, "max()/min() are differentiated for two arguments; "
+                                 "use snp.max/snp.min for an array")
+        try:
+            bound = spec.signature.bind(*args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
+        operands, statics = {}, {}
+        for pname, value in bound.arguments.items():
+            if pname in spec.arrays or pname == spec.sequence:
+                operands[pname] = self.operand(value)
+            else:
+                o = self.operand(value)
+                if isinstance(o, ir.Var):
+                    raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
+                                         "differentiated values")
+                statics[pname] = _index_src(value, self) if pname == "idx" else o.src
+        return self._emit(opname, operands, statics)
+
+    def at_update(self, node, base_node, index_node, method):
+        base = self.operand(base_node)
+        opname = {"set": "at_set", "add": "at_add"}.get(method)
+        if len(node.args) != 1 or node.keywords:
+            raise self.src.error(node, f".at[...].{method}() takes one value")
+        values = self.operand(node.args[0])
+        if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
+            return self._inactive(node)
+        if opname is None:
+            raise self.src.error(node, f"the derivative of .at[...].{method}() is not "
+                                 "supported yet; use .set or .add")
+        return self._emit(opname, {"a": base, "values": values},
+                          {"idx": _index_src(index_node, self)},
+                          f"{getattr(base, 'name', 'x')}_{method}")
+
+    def user_call(self, node, fn):
+        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args):
+            raise self.src.error(node, f"calls of {fn.__name__} with keyword or *args arguments "
+                                 "cannot be transformed yet; pass arguments by position")
+        operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
+        return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
+                          callee_name=gast.unparse(node.func).strip())
+
+
+_UNRESOLVED = object()
+
+
+def _at_call(func):
+    """(base, index, method) for x.at[index].method(...), else None."""
+    if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Subscript)
+            and isinstance(func.value.value, gast.Attribute) and func.value.value.attr == "at"):
+        return func.value.value.value, func.value.slice, func.attr
+    return None
+
+
+def _index_src(node, norm):
+    """An index as source; a tuple index is written without parentheses (x[i, j])."""
+    if isinstance(node, gast.Tuple) and node.elts:
+        return ", ".join(norm._source(e) for e in node.elts)
+    return norm._source(node)
+
+
+def _is_library(fn):
+    mod = getattr(fn, "__module__", "") or ""
+    return mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
+
+
+def normalise(fn, active_params):
+    """The canonical form of `fn`, tracking the parameters at positions `active_params`."""
+    return Normaliser(fn, active_params).run()
