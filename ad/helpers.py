@@ -1,15 +1,24 @@
 """Small functions that generated derivative code calls by name, so it reads like the maths.
 
-Each is written with secant.numpy, so it runs eagerly and under jit, and each has a derivative
-rule of its own (ad/vjp_rules.py) so generated code can be differentiated again.
+They are written with secant.numpy in the subset of Python the transform itself understands
+(static `if`s on shapes, one return), so a generated derivative can be differentiated again:
+the transform reads these functions like any user helper. Those marked `constant` return values
+whose derivative is zero (masks, seeds) and are treated as constants.
 """
 import numpy as np
 
 import secant.numpy as snp
-from secant.backends.errors import SecantTypeError, where
 from secant.backends import dtypes
+from secant.backends.errors import SecantTypeError, where
 
 
+def constant(fn):
+    """Mark a helper whose result does not depend differentiably on its arguments."""
+    fn.__secant_constant__ = True
+    return fn
+
+
+@constant
 def grad_seed(out):
     """The cotangent that starts reverse mode for grad: one, for a real scalar output."""
     shape = np.shape(out)
@@ -22,16 +31,17 @@ def grad_seed(out):
     return snp.ones_like(out)
 
 
-def unbroadcast(g, x):
-    """Sum `g` down to the shape of `x`: the derivative of NumPy broadcasting."""
-    shape = np.shape(x)
-    if np.shape(g) == shape:
-        return g
-    lead = len(np.shape(g)) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape)
-                                      if d == 1 and np.shape(g)[i + lead] != 1)
-    g = snp.sum(g, axis=axes) if axes else g
-    return snp.reshape(g, shape)
+def _sum_axes(g_shape, shape):
+    lead = len(g_shape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape)
+                                      if d == 1 and g_shape[i + lead] != 1)
+
+
+def unbroadcast(t, x):
+    """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting."""
+    if np.shape(t) != np.shape(x):
+        t = snp.sum(t, axis=_sum_axes(np.shape(t), np.shape(x))).reshape(np.shape(x))
+    return t
 
 
 def _axes(ndim, axis):
@@ -41,54 +51,60 @@ def _axes(ndim, axis):
     return tuple(a % ndim for a in axis)
 
 
-def unreduce(g, a, axis=None, keepdims=False):
+def _count(a, axis):
+    n = 1
+    for ax in _axes(np.ndim(a), axis):
+        n *= np.shape(a)[ax]
+    return n
+
+
+def unreduce(t, a, axis=None, keepdims=False):
     """Broadcast the cotangent of a reduction back over the reduced axes of `a`."""
-    if not keepdims:
-        g = snp.expand_dims(g, _axes(np.ndim(a), axis)) if np.ndim(a) else g
-    return snp.broadcast_to(g, np.shape(a))
+    if not keepdims and np.ndim(a) > 0:
+        t = snp.expand_dims(t, _axes(np.ndim(a), axis))
+    return snp.broadcast_to(t, np.shape(a))
 
 
-def mean_grad(g, a, axis=None, keepdims=False):
-    count = 1
-    for ax in _axes(np.ndim(a), axis):
-        count *= np.shape(a)[ax]
-    return unreduce(g, a, axis, keepdims) / count
+def mean_grad(t, a, axis=None, keepdims=False):
+    return unreduce(t, a, axis, keepdims) / _count(a, axis)
 
 
-def extremum_grad(g, a, ans, axis=None, keepdims=False):
+def extremum_grad(t, a, ans, axis=None, keepdims=False):
     """max/min: the cotangent goes to the extremal elements, split equally among ties (as JAX)."""
+    return unreduce(t, a, axis, keepdims) * extremum_share(a, ans, axis, keepdims)
+
+
+@constant
+def extremum_share(a, ans, axis=None, keepdims=False):
     hits = (a == unreduce(ans, a, axis, keepdims)).astype(snp.result_type(a))
-    share = hits / unreduce(snp.sum(hits, axis=axis, keepdims=keepdims), a, axis, keepdims)
-    return unreduce(g, a, axis, keepdims) * share
+    return hits / unreduce(snp.sum(hits, axis=axis, keepdims=keepdims), a, axis, keepdims)
 
 
-def prod_grad(g, a, ans, axis=None, keepdims=False):
-    return unreduce(g * ans, a, axis, keepdims) / a
+def prod_grad(t, a, ans, axis=None, keepdims=False):
+    return unreduce(t * ans, a, axis, keepdims) / a
 
 
-def var_grad(g, a, axis=None, ddof=0, keepdims=False):
-    count = 1
-    for ax in _axes(np.ndim(a), axis):
-        count *= np.shape(a)[ax]
+def var_grad(t, a, axis=None, ddof=0, keepdims=False):
     centred = a - snp.mean(a, axis=axis, keepdims=True)
-    return unreduce(g, a, axis, keepdims) * 2 * centred / (count - ddof)
+    return unreduce(t, a, axis, keepdims) * 2 * centred / (_count(a, axis) - ddof)
 
 
-def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False):
-    return var_grad(g / (2 * ans), a, axis, ddof, keepdims)
+def std_grad(t, a, ans, axis=None, ddof=0, keepdims=False):
+    return var_grad(t / (2 * ans), a, axis, ddof, keepdims)
 
 
+@constant
 def max_share(x, y):
     """The share of d max(x, y) that goes to x: 1 where x wins, 1/2 on ties (as JAX)."""
-    dt = snp.result_type(x, y)
-    return snp.where(x > y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(dt)
+    return snp.where(x > y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
 
+@constant
 def min_share(x, y):
-    dt = snp.result_type(x, y)
-    return snp.where(x < y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(dt)
+    return snp.where(x < y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
 
+@constant
 def clip_mask(a, a_min=None, a_max=None):
     """1 where clip passes `a` through, 0 where a bound took over."""
     inside = snp.ones_like(a)
@@ -99,73 +115,83 @@ def clip_mask(a, a_min=None, a_max=None):
     return inside
 
 
-def matmul_grad_x(g, x, y):
+def matmul_grad_x(t, x, y):
     """Cotangent of x in x @ y, for every rank NumPy's matmul accepts."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        return g * y
-    if np.ndim(x) == 1:                       # (n,) @ (..., n, m) -> (..., m)
-        return unbroadcast(snp.matmul(y, snp.expand_dims(g, -1))[..., 0], x)
-    if np.ndim(y) == 1:                       # (..., n, k) @ (k,) -> (..., n)
-        return unbroadcast(snp.expand_dims(g, -1) * y, x)
-    return unbroadcast(snp.matmul(g, snp.swapaxes(y, -1, -2)), x)
+        gx = t * y
+    elif np.ndim(x) == 1:                     # (n,) @ (..., n, m) -> (..., m)
+        gx = unbroadcast(snp.matmul(y, snp.expand_dims(t, -1))[..., 0], x)
+    elif np.ndim(y) == 1:                     # (..., n, k) @ (k,) -> (..., n)
+        gx = unbroadcast(snp.expand_dims(t, -1) * y, x)
+    else:
+        gx = unbroadcast(snp.matmul(t, snp.swapaxes(y, -1, -2)), x)
+    return gx
 
 
-def matmul_grad_y(g, x, y):
+def matmul_grad_y(t, x, y):
     """Cotangent of y in x @ y."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        return g * x
-    if np.ndim(x) == 1:
-        return unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(g, -2), y)
-    if np.ndim(y) == 1:
-        return unbroadcast(snp.matmul(snp.swapaxes(x, -1, -2), snp.expand_dims(g, -1))[..., 0], y)
-    return unbroadcast(snp.matmul(snp.swapaxes(x, -1, -2), g), y)
+        gy = t * x
+    elif np.ndim(x) == 1:
+        gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
+    elif np.ndim(y) == 1:
+        gy = unbroadcast(snp.matmul(snp.swapaxes(x, -1, -2), snp.expand_dims(t, -1))[..., 0], y)
+    else:
+        gy = unbroadcast(snp.matmul(snp.swapaxes(x, -1, -2), t), y)
+    return gy
 
 
-def dot_grad_a(g, a, b):
+def dot_grad_a(t, a, b):
     """Cotangent of a in snp.dot(a, b) (dot contracts a's last axis with b's second-to-last)."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return unbroadcast(g * b, a)
-    if np.ndim(b) == 1:
-        return snp.expand_dims(g, -1) * b
-    axes_g = tuple(range(np.ndim(a) - 1, np.ndim(g)))
-    b_axes = tuple(i for i in range(np.ndim(b)) if i != np.ndim(b) - 2)
-    return snp.tensordot(g, b, axes=(axes_g, b_axes))
+        ga = unbroadcast(t * b, a)
+    elif np.ndim(b) == 1:
+        ga = snp.expand_dims(t, -1) * b
+    else:
+        ga = snp.tensordot(t, b, axes=(tuple(range(np.ndim(a) - 1, np.ndim(t))),
+                                       tuple(i for i in range(np.ndim(b)) if i != np.ndim(b) - 2)))
+    return ga
 
 
-def dot_grad_b(g, a, b):
+def dot_grad_b(t, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return unbroadcast(g * a, b)
-    lead = tuple(range(np.ndim(a) - 1))
-    gb = snp.tensordot(a, g, axes=(lead, lead))         # (k, *b_free)
-    if np.ndim(b) == 1:
-        return gb
-    return snp.moveaxis(gb, 0, -2) if np.ndim(b) > 2 else gb
+        gb = unbroadcast(t * a, b)
+    elif np.ndim(b) == 1:
+        gb = snp.tensordot(a, t, axes=(tuple(range(np.ndim(a) - 1)), tuple(range(np.ndim(a) - 1))))
+    else:
+        gb = snp.moveaxis(snp.tensordot(a, t, axes=(tuple(range(np.ndim(a) - 1)),
+                                                    tuple(range(np.ndim(a) - 1)))), 0, -2)
+    return gb
 
 
-def reverse_cumsum(g, axis=None):
+def reverse_cumsum(t, axis=None):
     if axis is None:
-        return snp.flip(snp.cumsum(snp.flip(snp.ravel(g)))).reshape(np.shape(g))
-    return snp.flip(snp.cumsum(snp.flip(g, axis), axis=axis), axis)
+        t = snp.flip(snp.cumsum(snp.flip(snp.ravel(t)))).reshape(np.shape(t))
+    else:
+        t = snp.flip(snp.cumsum(snp.flip(t, axis), axis=axis), axis)
+    return t
 
 
-def untranspose(g, axes=None):
+def untranspose(t, axes=None):
     if axes is None:
-        return snp.transpose(g)
-    return snp.transpose(g, tuple(np.argsort([a % np.ndim(g) for a in axes])))
+        t = snp.transpose(t)
+    else:
+        t = snp.transpose(t, tuple(int(i) for i in np.argsort([a % np.ndim(t) for a in axes])))
+    return t
 
 
-def unconcatenate(g, arrays, axis=0):
+def unconcatenate(t, arrays, axis=0):
     """Split the cotangent of concatenate back into one piece per input."""
     if axis is None:
         sizes = [int(np.size(a)) for a in arrays]
-        pieces = snp.split(g, np.cumsum(sizes)[:-1].tolist())
+        pieces = snp.split(t, np.cumsum(sizes)[:-1].tolist())
         return [p.reshape(np.shape(a)) for p, a in zip(pieces, arrays)]
     sizes = [np.shape(a)[axis] for a in arrays]
-    return snp.split(g, np.cumsum(sizes)[:-1].tolist(), axis=axis)
+    return snp.split(t, np.cumsum(sizes)[:-1].tolist(), axis=axis)
 
 
-def unstack(g, axis=0):
-    return [snp.squeeze(p, axis) for p in snp.split(g, np.shape(g)[axis], axis=axis)]
+def unstack(t, axis=0):
+    return [snp.squeeze(p, axis) for p in snp.split(t, np.shape(t)[axis], axis=axis)]
 
 
 def grad_of_fields(tree, fields=None, **attrs):

@@ -7,10 +7,12 @@ Cotangents are named `<variable>_bar`; the first contribution assigns, later one
 initialisation); values that do not depend on the differentiated inputs get no code at all.
 """
 import ast
+import inspect
 
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.codegen.naming import Names
 from secant.transformer import ir
+from secant.transformer.normalize import call_args
 from secant.transformer.ops import OPS
 
 
@@ -20,6 +22,8 @@ class Line:
     def __init__(self, code, indent=0, kind="stmt", origin=None):
         self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
         self.uses, self.defines = set(), set()
+        if kind == "block" and code.startswith("if "):
+            self.uses = {n.id for n in ast.walk(ast.parse(code[3:-1])) if isinstance(n, ast.Name)}
         if kind == "stmt":
             tree = ast.parse(code)
             for n in ast.walk(tree):
@@ -58,6 +62,7 @@ class ReverseBuilder:
         self.indent = 1
         self.last_comment = None
         self.origin = None                  # the user line being transformed
+        self.bar_names = {}
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -69,8 +74,10 @@ class ReverseBuilder:
             self.last_comment = origin.text
 
     def bar_name(self, var):
-        name = f"{var}_bar"
-        self.names.reserve(name)
+        """`x_bar` for x (or the next free `x_bar_N` when the function already uses x_bar)."""
+        name = self.bar_names.get(var)
+        if name is None:
+            name = self.bar_names[var] = self.names.fresh(f"{var}_bar")
         return name
 
     def accumulate(self, var, expr):
@@ -104,7 +111,7 @@ class ReverseBuilder:
     def render(self, op):
         spec = OPS[op.op]
         if op.op == "call":
-            return f"{op.callee_name}({', '.join(_src(o) for o in op.operands.values())})"
+            return f"{op.callee_name}({call_args({k: _src(v) for k, v in op.operands.items()})})"
         return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics)
 
     # --- reverse -------------------------------------------------------------------------------
@@ -214,23 +221,26 @@ class ReverseBuilder:
         return any(not _is_literal_number(o) for o in others)
 
     def reverse_call(self, op, gs):
-        active = [i for i, o in enumerate(op.operands.values()) if isinstance(o, ir.Var)]
-        vjp_name = self.vjp_of_callee(op.callee, tuple(active))
+        params = list(inspect.signature(op.callee).parameters)
+        position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
+                    for k in op.operands}
+        keys = sorted((k for k, o in op.operands.items() if isinstance(o, ir.Var)),
+                      key=position.get)
+        vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys))
         if len(gs) == 1:
             ct = gs[0]
         else:
             ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
-        args = ", ".join(_src(o) for o in op.operands.values())
-        operands = list(op.operands.values())
+        args = call_args({k: _src(v) for k, v in op.operands.items()})
         targets = []
-        for i in active:
-            var = operands[i].name
+        for k in keys:
+            var = op.operands[k].name
             targets.append(self.bar_name(var) if var not in self.bars
                            else self.names.fresh(f"{var}_bar"))
         self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
-        for i, t in zip(active, targets):
-            var = operands[i].name
+        for k, t in zip(keys, targets):
+            var = op.operands[k].name
             if var in self.bars:
                 self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
             else:
@@ -337,6 +347,7 @@ def _dead_code_eliminated(lines):
         ln = lines[i]
         if ln.kind != "stmt":
             keep[i] = True
+            live |= ln.uses
             continue
         if not ln.defines or ln.defines & live or ln.code.startswith("return"):
             keep[i] = True
@@ -354,11 +365,29 @@ def _dead_code_eliminated(lines):
 
 
 def _fill_empty_blocks(lines):
+    """Drop an `else:` with nothing under it and an `if` left empty; else fill with `pass`."""
+    def body_empty(i):
+        nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
+        return nxt is None or nxt.indent <= lines[i].indent
+
     out = []
+    skip_if_else = set()
     for i, ln in enumerate(lines):
+        if i in skip_if_else:
+            continue
+        if ln.kind == "block" and body_empty(i):
+            if ln.code == "else:":
+                continue
+            j = next((k for k in range(i + 1, len(lines)) if lines[k].kind != "blank"), None)
+            has_else = (j is not None and lines[j].code == "else:"
+                        and lines[j].indent == ln.indent)
+            if not has_else:
+                continue
+            if body_empty(j):
+                skip_if_else.add(j)
+                continue
+            out.append(ln)
+            out.append(Line("pass", ln.indent + 1))
+            continue
         out.append(ln)
-        if ln.kind == "block":
-            nxt = next((m for m in lines[i + 1:] if m.kind not in ("blank",)), None)
-            if nxt is None or nxt.indent <= ln.indent:
-                out.append(Line("pass", ln.indent + 1))
     return out

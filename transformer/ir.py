@@ -4,6 +4,7 @@ Operands are `Var` (an array value the transform tracks: it may carry a derivati
 (any other Python expression, kept as source text: constants, shapes, static arguments,
 comparisons). Every statement remembers the user's line it came from.
 """
+import ast
 from dataclasses import dataclass, field
 
 
@@ -17,17 +18,17 @@ class Expr:
     src: str
 
     def as_operand(self):
-        """Source safe to splice into a larger expression."""
+        """Source safe to splice into a larger expression (parenthesised only if it needs it)."""
         s = self.src
-        return s if s.isidentifier() or _is_literal(s) else f"({s})"
-
-
-def _is_literal(s):
-    try:
-        float(s)
-        return not s.startswith("-")
-    except ValueError:
-        return False
+        try:
+            node = ast.parse(s, mode="eval").body
+        except SyntaxError:
+            return f"({s})"
+        atomic = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple,
+                  ast.Dict)
+        if isinstance(node, atomic) or (isinstance(node, ast.Constant) and not s.startswith("-")):
+            return s
+        return f"({s})"
 
 
 @dataclass(frozen=True)

@@ -206,9 +206,9 @@ class Normaliser:
                 if versions[0] is not None:
                     merged[name] = versions[0]
                 continue
-            if None in versions:
-                raise self.src.error(stmt, f"variable {name!r} is defined in only one branch of "
-                                     "this if; define it before the if or in both branches")
+            if None in versions:    # defined by one branch only: as in Python, usable after
+                merged[name] = versions[0] or versions[1]     # the if when that branch ran
+                continue
             # a value chosen by the branch: each branch copies its version into one new name
             joined = self.names.fresh(name)
             is_tracked = any(v in self.tracked for v in versions)
@@ -291,7 +291,7 @@ class Normaliser:
         if not spec.differentiable or not any(isinstance(o, ir.Var) for o in flat):
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
-                return ir.Expr(f"{callee_name}({', '.join(rendered.values())})")
+                return ir.Expr(f"{callee_name}({call_args(rendered)})")
             return ir.Expr(spec.render(rendered, statics))
         name = self.names.fresh(hint or suggest(op, flat))
         self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name))
@@ -352,6 +352,8 @@ class Normaliser:
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
+        if getattr(obj, "__secant_constant__", False) or _is_static_query(obj):
+            return self._inactive(node)
         opname = op_for(obj)
         if opname is not None:
             return self.op_call(node, opname, list(node.args))
@@ -360,9 +362,9 @@ class Normaliser:
         return self._inactive_call(node, func)
 
     def _inactive_call(self, node, func):
-        tracked = {k for k, v in self.current.items() if v in self.tracked}
-        if _names_in(gast.Module([gast.Expr(a) for a in node.args] +
-                                 [gast.Expr(k.value) for k in node.keywords], [])) & tracked:
+        """A call with no derivative rule: fine while no tracked value flows into it."""
+        args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
                                  "function with a rule, nor a Python function with source")
@@ -430,15 +432,27 @@ class Normaliser:
                           f"{getattr(base, 'name', 'x')}_{method}")
 
     def user_call(self, node, fn):
-        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args):
-            raise self.src.error(node, f"calls of {fn.__name__} with keyword or *args arguments "
-                                 "cannot be transformed yet; pass arguments by position")
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
+                                 "transformed yet; pass arguments explicitly")
+        try:
+            inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
+        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
 
 _UNRESOLVED = object()
+
+
+def call_args(rendered):
+    """Arguments of a user call: arg0, arg1, ... positionally, the rest by keyword."""
+    return ", ".join(v if k.startswith("arg") and k[3:].isdigit() else f"{k}={v}"
+                     for k, v in rendered.items())
 
 
 def _at_call(func):
@@ -456,9 +470,20 @@ def _index_src(node, norm):
     return norm._source(node)
 
 
+def _is_static_query(obj):
+    """Calls that only read shapes, types or dtypes: constants whatever their arguments."""
+    import numpy as np
+    import secant.numpy as snp
+    static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
+              snp.result_type, len, isinstance, type, id)
+    return any(obj is s for s in static)
+
+
 def _is_library(fn):
+    """Library functions are resolved to ops; the derivative helpers are read like user code."""
     mod = getattr(fn, "__module__", "") or ""
-    return mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
+    return mod != "secant.ad.helpers" and mod.split(".")[0] in ("secant", "numpy", "math",
+                                                                 "builtins")
 
 
 def normalise(fn, active_params):

@@ -1,0 +1,378 @@
+"""Saving a generated function as a standalone Python module.
+
+`save_source(g, path)` writes a file that runs in a fresh interpreter importing only secant (and
+NumPy or whatever modules the user's code imports): the imports the code needs, the helpers it
+calls (`from secant.ad.helpers import unbroadcast, ...`), the source of every generated function
+it calls (a helper's vjp such as `layer_vjp`), the source of the user functions its forward pass
+calls (`layer`, read with inspect.getsource), plain constants written with repr, and at the end
+the generated function itself under its own name.
+
+What cannot be written as source (a closed-over array, an open file, an object of a user class)
+is a SecantError that names the free variable and the function that reads it.
+"""
+import builtins
+import importlib
+import inspect
+import io
+import keyword
+import math
+import os
+import symtable
+import sys
+import sysconfig
+import textwrap
+import tokenize
+
+from secant.backends.errors import SecantError
+
+_GENERATED_PREFIX = "<secant: "
+
+
+class SaveError(SecantError):
+    """A generated function that cannot be written as a standalone module."""
+
+
+# --- what kind of value is a free name bound to -------------------------------------------------
+def _unwrap(g):
+    """The generated function behind what grad/value_and_grad/vjp/jit returned."""
+    from secant.api import JitFunction
+    seen = 0
+    while seen < 20:
+        seen += 1
+        if isinstance(g, JitFunction):
+            g = g._fun
+        elif getattr(g, "__secant_generated__", None) is not None:
+            g = g.__secant_generated__
+        else:
+            break
+    return g
+
+
+def _is_generated(fn):
+    return (inspect.isfunction(fn) and getattr(fn, "__secant_source__", None) is not None
+            and fn.__code__.co_filename.startswith(_GENERATED_PREFIX))
+
+
+def _library_dirs():
+    dirs = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.add(os.path.abspath(p) + os.sep)
+    import secant
+    # secant's own sub-packages live at the repository root (secant.ad is ad/, ...)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(secant.__file__)))
+    for sub in ("secant", "transformer", "ad", "batching", "codegen", "backends"):
+        dirs.add(os.path.join(root, sub) + os.sep)
+    return tuple(dirs)
+
+
+def _importable_as(value):
+    """(module, attribute path) when `value` can be imported by name, else None."""
+    mod = getattr(value, "__module__", None)
+    qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(value, type(math)) or not mod or not qual or "<" in qual:
+        return None
+    if mod == "__main__":
+        return None
+    if inspect.isfunction(value):
+        # a function from a file the fresh interpreter may not be able to import (the user's
+        # script or test module) is copied as source instead
+        path = os.path.abspath(inspect.getsourcefile(value) or value.__code__.co_filename)
+        if not path.startswith(_library_dirs()):
+            return None
+    try:
+        obj = importlib.import_module(mod)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return (mod, qual) if obj is value else None
+
+
+def _constant_src(value):
+    """Source for a plain constant whose repr reads back as an equal value, else None."""
+    plain = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
+    if isinstance(value, tuple) and type(value) is not tuple:
+        return None
+    if not isinstance(value, plain + (tuple, frozenset)) or (
+            isinstance(value, (tuple, frozenset)) and not all(
+                _constant_src(v) is not None for v in value)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    text = repr(value)
+    try:
+        back = eval(text, {"__builtins__": {}}, {})
+    except Exception:       # noqa: BLE001 - any failure means "cannot be written"
+        return None
+    if type(back) is not type(value) or back != value:
+        return None
+    return text
+
+
+# --- source-level helpers -------------------------------------------------------------------------
+def _free_names(text):
+    """Names a top-level snippet (defs, assignments) reads from its module scope."""
+    top = symtable.symtable(text, "<saved>", "exec")
+    free = set()
+
+    def visit(table):
+        for sym in table.get_symbols():
+            name = sym.get_name()
+            if table.get_type() == "module":
+                if sym.is_referenced() and not sym.is_assigned() and not sym.is_imported():
+                    free.add(name)
+            elif sym.is_global() and sym.is_referenced():
+                free.add(name)
+        for child in table.get_children():
+            visit(child)
+    visit(top)
+    assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    return free - assigned, assigned
+
+
+def _rename(text, mapping):
+    """Rename the names in `mapping` (not attributes, not keyword arguments) keeping comments."""
+    if not mapping or not any(k != v for k, v in mapping.items()):
+        return text
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    edits = []
+    depth = 0
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.OP:
+            depth += tok.string in "([{"
+            depth -= tok.string in ")]}"
+        if tok.type != tokenize.NAME or tok.string not in mapping:
+            continue
+        prev = tokens[i - 1] if i else None
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if prev is not None and prev.type == tokenize.OP and prev.string == ".":
+            continue
+        if depth and nxt is not None and nxt.type == tokenize.OP and nxt.string == "=":
+            continue
+        edits.append((tok.start, tok.end, mapping[tok.string]))
+    lines = text.splitlines(True)
+    for (r0, c0), (r1, c1), new in reversed(edits):
+        line = lines[r0 - 1]
+        lines[r0 - 1] = line[:c0] + new + line[c1:]
+    return "".join(lines)
+
+
+# --- the writer ---------------------------------------------------------------------------------
+class _Module:
+    def __init__(self):
+        self.bound = {}          # module-level name -> value (by identity, or equality for consts)
+        self.by_id = {}          # id(value) -> module-level name (functions and modules)
+        self.imports = []        # import lines
+        self.constants = []      # "name = repr" lines
+        self.defs = []           # function sources, dependencies first
+        self.aliases = []        # "name = expression" lines that need the defs above them
+        self.keep = []           # keep values alive so ids stay unique
+
+    def _fresh(self, base):
+        name, k = base, 1
+        while name in self.bound or keyword.iskeyword(name):
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
+    def _claim(self, preferred, value):
+        """The module-level name for `value`, preferring `preferred`; None if new (unwritten)."""
+        if id(value) in self.by_id:
+            return self.by_id[id(value)], False
+        name = self._fresh(preferred)
+        self.bound[name] = value
+        self.by_id[id(value)] = name
+        self.keep.append(value)
+        return name, True
+
+    def bind(self, name, value, reader):
+        """Write whatever makes module-level `name` (as `reader` uses it) hold `value`; returns
+        the name actually used in the module."""
+        if isinstance(value, type(math)):
+            return self._bind_module(name, value)
+        if _is_generated(value):
+            return self._bind_function(name, value, generated=True)
+        from secant.api import JitFunction
+        if isinstance(value, JitFunction):
+            return self._bind_jit(name, value, reader)
+        where = _importable_as(value)
+        if where is not None:
+            mod, qual = where
+            chosen, new = self._claim(name, value)
+            if new:
+                if "." in qual:                    # a method or nested attribute
+                    head, rest = qual.split(".", 1)
+                    self.imports.append(f"from {mod} import {head} as _{head}")
+                    self.aliases.append(f"{chosen} = _{head}.{rest}")
+                else:
+                    alias = "" if chosen == qual else f" as {chosen}"
+                    self.imports.append(f"from {mod} import {qual}{alias}")
+            return chosen
+        if inspect.isfunction(value):
+            return self._bind_function(name, value, generated=False)
+        src = _constant_src(value)
+        if src is not None:
+            for existing, v in self.bound.items():
+                if type(v) is type(value) and _constant_src(v) == src and existing == name:
+                    return existing
+            chosen = self._fresh(name)
+            self.bound[chosen] = value
+            self.keep.append(value)
+            self.constants.append(f"{chosen} = {src}")
+            return chosen
+        raise SaveError(
+            f"cannot save {reader}: it reads the free variable {name!r}, a "
+            f"{type(value).__module__}.{type(value).__qualname__} that cannot be written as "
+            "source (only modules, functions, and constants such as ints, floats, strings and "
+            f"tuples of them can); pass {name!r} as an argument instead of closing over it")
+
+    def _bind_module(self, name, mod):
+        chosen, new = self._claim(name, mod)
+        if new:
+            full = mod.__name__
+            if chosen == full:
+                self.imports.append(f"import {full}")
+            elif "." in full and full.rsplit(".", 1)[1] == chosen:
+                parent, last = full.rsplit(".", 1)
+                self.imports.append(f"from {parent} import {last}")
+            else:
+                self.imports.append(f"import {full} as {chosen}")
+        return chosen
+
+    def _bind_jit(self, name, jitted, reader):
+        fn = jitted._fun
+        if getattr(jitted, "_static_nums", None) or getattr(jitted, "_static_names", None):
+            raise SaveError(f"cannot save {reader}: it calls the jitted function {name!r}, which "
+                            "has static arguments; call the plain function there instead")
+        if _has_jit_decorator(fn):      # `@secant.jit def f`: its source re-creates the jit
+            return self._bind_function(name, fn, generated=False, alias_of=jitted)
+        chosen, new = self._claim(name, jitted)
+        if new:
+            inner = self.bind(fn.__name__, fn, reader)
+            secant_name = self._bind_module("secant", sys.modules["secant"])
+            self.aliases.append(f"{chosen} = {secant_name}.jit({inner})")
+        return chosen
+
+    def _bind_function(self, name, fn, generated, alias_of=None):
+        key = alias_of if alias_of is not None else fn
+        chosen, new = self._claim(name, key)
+        if not new:
+            return chosen
+        if generated:
+            text = inspect.getsource(fn)
+            values = dict(fn.__secant_source__.closure)
+            scope = fn.__globals__
+        else:
+            text = _user_source(fn)
+            values = _closure_values(fn)
+            scope = fn.__globals__
+        free, _ = _free_names(text)
+        mapping = {fn.__name__: chosen}
+        label = f"{'generated function ' if generated else ''}{fn.__qualname__}"
+        for free_name in sorted(free):
+            if free_name == fn.__name__ and free_name not in values and \
+                    scope.get(free_name) in (fn, alias_of):
+                continue                                  # recursion: the def's own name
+            if free_name in values:
+                value = values[free_name]
+            elif free_name in scope:
+                value = scope[free_name]
+            elif hasattr(builtins, free_name):
+                continue
+            else:
+                raise SaveError(f"cannot save {label}: the name {free_name!r} is not defined "
+                                "in its module, closure or builtins")
+            mapping[free_name] = self.bind(free_name, value, label)
+        self.defs.append(_rename(text, mapping).rstrip() + "\n")
+        return chosen
+
+
+def _has_jit_decorator(fn):
+    try:
+        text = _user_source(fn)
+    except SaveError:
+        return False
+    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    return first.startswith("@") and "jit" in first
+
+
+def _closure_values(fn):
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+def _user_source(fn):
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        raise SaveError(f"cannot save {fn.__qualname__}: its source is not available (was it "
+                        "defined with exec or at an interactive prompt?)") from None
+    if fn.__name__ == "<lambda>":
+        raise SaveError(f"cannot save the lambda {fn.__qualname__} defined at "
+                        f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}; "
+                        "write it with def")
+    return text
+
+
+def module_source(g):
+    """The text of the standalone module `save_source` writes for `g`."""
+    gen = _unwrap(g)
+    if not _is_generated(gen):
+        raise SaveError(f"save_source expects a function made by secant.grad, value_and_grad or "
+                        f"vjp (or a generated function), got {gen!r}")
+    m = _Module()
+    name = m._bind_function(gen.__name__, gen, generated=True)
+    header = (f'"""{name}: written by secant.save_source.\n\n'
+              "A standalone module: import it and call the function, eagerly or under "
+              "secant.jit.\n\"\"\"\n")
+    imports = _sorted_imports(m.imports)
+    parts = [header, "\n".join(imports) + "\n"]
+    if m.constants:
+        parts.append("\n".join(m.constants) + "\n")
+    parts += m.defs[:-1]
+    if m.aliases:
+        parts.append("\n".join(m.aliases) + "\n")
+    parts.append(m.defs[-1])
+    return "\n\n".join(p.rstrip("\n") + "\n" for p in parts if p.strip())
+
+
+def _sorted_imports(lines):
+    """`import` lines first, then `from` lines merged per module (secant's first)."""
+    plain, froms = [], {}
+    for line in lines:
+        if line.startswith("from "):
+            mod, names = line[5:].split(" import ", 1)
+            froms.setdefault(mod, [])
+            if names not in froms[mod]:
+                froms[mod].append(names)
+        elif line not in plain:
+            plain.append(line)
+
+    def rank(mod):
+        return (0 if mod.split(".")[0] != "secant" else 1, mod)
+    plain.sort(key=lambda line: rank(line.split()[1]))
+    out = list(plain)
+    for mod in sorted(froms, key=rank):
+        line = f"from {mod} import {', '.join(sorted(froms[mod]))}"
+        if len(line) > 99:
+            body = textwrap.fill(", ".join(sorted(froms[mod])), 95, initial_indent="    ",
+                                 subsequent_indent="    ")
+            line = f"from {mod} import (\n{body},\n)"
+        out.append(line)
+    return out
+
+
+def save_source(g, path):
+    """Write `g` (what secant.grad/value_and_grad/vjp return, or a generated function) as a
+    standalone module at `path`; returns the path."""
+    text = module_source(g)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
