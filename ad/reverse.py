@@ -22,8 +22,10 @@ class Line:
     def __init__(self, code, indent=0, kind="stmt", origin=None):
         self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
         self.uses, self.defines = set(), set()
-        if kind == "block" and code.startswith("if "):
-            self.uses = {n.id for n in ast.walk(ast.parse(code[3:-1])) if isinstance(n, ast.Name)}
+        if kind == "block" and code != "else:":      # if/for headers read (and bind) names
+            for n in ast.walk(ast.parse(code + "\n    pass")):
+                if isinstance(n, ast.Name):
+                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
         if kind == "stmt":
             tree = ast.parse(code)
             for n in ast.walk(tree):
@@ -97,6 +99,15 @@ class ReverseBuilder:
                 self.emit(s.code)
             elif isinstance(s, ir.Op):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
+            elif isinstance(s, ir.For):
+                s.saves = Line("", self.indent, "slot")      # filled by the reverse loop
+                self.lines.append(s.saves)
+                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+                self.indent += 1
+                s.pushes = Line("", self.indent, "slot")
+                self.lines.append(s.pushes)
+                self.forward(s.body)
+                self.indent -= 1
             elif isinstance(s, ir.If):
                 self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
                 self.indent += 1
@@ -122,6 +133,8 @@ class ReverseBuilder:
                 self.reverse_op(s)
             elif isinstance(s, ir.If):
                 self.reverse_if(s)
+            elif isinstance(s, ir.For):
+                self.reverse_for(s)
 
     def reverse_if(self, s):
         before = dict(self.bars)
@@ -151,6 +164,67 @@ class ReverseBuilder:
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
         self.bars = {**before, **{v: self.bar_name(v) for v in new}}
+
+    def reverse_for(self, s):
+        """Replay the iterations backwards: restore the values each iteration started from
+        (saved on a stack by the forward loop), recompute the iteration, then its derivative."""
+        loops = {loop for loop, _ in s.carried}
+        defined = _defined_in(s.body)
+        outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
+                       - defined - loops)
+        contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
+        if not contributes and not outer:
+            return
+        self.comment(s.origin)
+        for v in outer:               # cotangents that sum over iterations start at zero
+            if v not in self.bars:
+                self.bars[v] = self.bar_name(v)
+                self.emit(f"{self.bars[v]} = snp.zeros_like({v})")
+        for loop, last in s.carried:
+            if loop not in self.bars:
+                self.bars[loop] = self.bar_name(loop)
+                self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
+        self.lines.append(Line(f"for {s.target} in reversed({s.iterable}):", self.indent,
+                               "block"))
+        self.indent += 1
+        restore = Line("", self.indent, "slot")
+        self.lines.append(restore)
+        start = len(self.lines)
+        saved_comment, self.last_comment = self.last_comment, None
+        self.forward([st for st in s.body if not (isinstance(st, ir.Op) and st.targets[0] in loops
+                                                  and st.op == "identity")])
+        for loop, last in s.carried:                # the copy back to the loop name, reversed
+            if last != loop and loop in self.bars:
+                self.bars[last] = self.bar_name(last)
+                self.emit(f"{self.bars[last]} = {self.bars[loop]}")
+        for loop, _ in s.carried:
+            self.bars.pop(loop, None)               # contributions inside start afresh
+        self.reverse([st for st in s.body if not (isinstance(st, ir.Op)
+                                                  and st.targets[0] in loops
+                                                  and st.op == "identity")])
+        for loop, last in s.carried:                # a loop name not read in the body
+            if loop not in self.bars:
+                self.bars[loop] = self.bar_name(loop)
+                self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
+        self.indent -= 1
+        self.last_comment = saved_comment
+        # stack the loop values the replay reads before assigning them
+        replay = self.lines[start:]
+        read = set().union(*(ln.uses for ln in replay)) if replay else set()
+        needed = [loop for loop, _ in s.carried
+                  if loop in read and not self._assigned_before_read(loop, replay)]
+        _fill_slot(restore, [f"{v} = {v}_stack.pop()" for v in needed])
+        _fill_slot(s.pushes, [f"{v}_stack.append({v})" for v in needed])
+        _fill_slot(s.saves, [f"{v}_stack = []" for v in needed])
+
+    @staticmethod
+    def _assigned_before_read(name, lines):
+        for ln in lines:
+            if ln.kind == "stmt" and name in ln.uses:
+                return False
+            if ln.kind == "stmt" and name in ln.defines:
+                return True
+        return False
 
     def reverse_op(self, op):
         gs = [self.bars.get(t) for t in op.targets]
@@ -186,6 +260,11 @@ class ReverseBuilder:
             for item, piece in zip(seq.items, pieces):
                 if isinstance(item, ir.Var):
                     self.accumulate(item.name, piece)
+            return
+        if op.op == "getitem" and isinstance(op.operands["a"], ir.Var) \
+                and op.operands["a"].name in self.bars:     # add into the existing cotangent
+            b = self.bars[op.operands["a"].name]
+            self.emit(f"{b} = {b}.at[{op.statics['idx']}].add({g})")
             return
         rules = VJP[op.op]
         special = self._special_case(op)
@@ -339,21 +418,56 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, name=None):
     return _dead_code_eliminated(b.lines), out_bar_param
 
 
+def _defined_in(stmts):
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            out.update(s.targets)
+        elif isinstance(s, ir.Plain):
+            out.update(s.defines)
+        elif isinstance(s, (ir.If, ir.For)):
+            for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
+                out |= _defined_in(block)
+    return out
+
+
+def _operands_in(stmts):
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            for o in s.operands.values():
+                yield from (o.items if isinstance(o, ir.Seq) else (o,))
+        elif isinstance(s, ir.If):
+            yield from _operands_in(s.body)
+            yield from _operands_in(s.orelse)
+        elif isinstance(s, ir.For):
+            yield from _operands_in(s.body)
+
+
+def _fill_slot(slot, codes):
+    """A placeholder line becomes the statements decided later (or stays empty)."""
+    if codes:
+        slot.kind = "stmt"
+        slot.code = "\n".join(codes)
+        fresh = Line(slot.code, slot.indent)
+        slot.uses, slot.defines = fresh.uses, fresh.defines
+
+
 def _dead_code_eliminated(lines):
-    """Drop assignments nobody reads; keep statements with effects (calls, asserts)."""
-    live = set()
-    keep = [False] * len(lines)
-    for i in range(len(lines) - 1, -1, -1):
-        ln = lines[i]
-        if ln.kind != "stmt":
-            keep[i] = True
-            live |= ln.uses
-            continue
-        if not ln.defines or ln.defines & live or ln.code.startswith("return"):
-            keep[i] = True
-            live |= ln.uses
+    """Drop assignments nobody reads (to a fixpoint: loops read names defined below them);
+    keep statements with effects (calls, asserts) and the return."""
+    lines = [ln for ln in lines if ln.kind != "slot"]
+    keep = [True] * len(lines)
+    changed = True
+    while changed:
+        used = set().union(*(ln.uses for ln, k in zip(lines, keep) if k))
+        changed = False
+        for i, ln in enumerate(lines):
+            if (keep[i] and ln.kind == "stmt" and ln.defines and not ln.defines & used
+                    and not ln.code.startswith("return")):
+                keep[i] = False
+                changed = True
     out = [ln for ln, k in zip(lines, keep) if k]
-    # drop comments and blank lines left with nothing under them, and empty blocks
+    # drop comments left with nothing under them
     cleaned = []
     for i, ln in enumerate(out):
         if ln.kind == "comment":

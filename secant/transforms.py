@@ -92,9 +92,10 @@ def _generate(fn, wrt, mode, has_aux):
     text = [f"def {gen_name}({args_src}):"]
     origins = {}
     for ln in lines:
-        text.append("    " * ln.indent + ln.code if ln.code else "")
-        if ln.origin is not None:
-            origins[len(text)] = (ln.origin.filename, ln.origin.line)
+        for code in ln.code.split("\n"):
+            text.append("    " * ln.indent + code if code else "")
+            if ln.origin is not None:
+                origins[len(text)] = (ln.origin.filename, ln.origin.line)
     source = "\n".join(text) + "\n"
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else _closure(fn)

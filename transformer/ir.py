@@ -80,6 +80,17 @@ class If:
 
 
 @dataclass
+class For:
+    """for target in <saved iterable>: body. `carried` lists (loop name, last version) of each
+    variable the body assigns: the body ends by copying its last version to the loop name."""
+    target: str
+    iterable: str             # name of the saved iterable (a range or a list)
+    body: list
+    carried: list
+    origin: Origin
+
+
+@dataclass
 class Function:
     name: str
     args_src: str             # the parameter list as written

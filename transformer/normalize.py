@@ -27,7 +27,8 @@ _UNSUPPORTED = {
     gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.ClassDef: "class",
     gast.Global: "global", gast.Nonlocal: "nonlocal", gast.Delete: "del", gast.Raise: "raise",
     gast.While: "while loops (the control-flow issue adds them)",
-    gast.For: "for loops (the control-flow issue adds them)",
+    gast.Break: "break (the control-flow issue adds it)",
+    gast.Continue: "continue (the control-flow issue adds it)",
     gast.FunctionDef: "nested function definitions",
 }
 
@@ -101,6 +102,8 @@ class Normaliser:
             return
         elif isinstance(stmt, gast.If):
             self.if_statement(stmt)
+        elif isinstance(stmt, gast.For):
+            self.for_statement(stmt)
         elif isinstance(stmt, gast.Return):
             raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
                                  "assign the result and return once, at the end")
@@ -224,6 +227,86 @@ class Normaliser:
         self.current = merged
         self._origin(stmt)
         self.out.append(ir.If(cond, branches[0][0], branches[1][0], self.origin))
+
+    def for_statement(self, stmt):
+        """A Python for loop over a concrete iterable (range(n), a list): it stays a loop. Each
+        variable the body assigns gets one loop name, which the body's last version is copied
+        back to, so the derivative can replay iterations in reverse."""
+        if stmt.orelse:
+            raise self.src.error(stmt, "for ... else is not supported")
+        if not isinstance(stmt.target, gast.Name):
+            raise self.src.error(stmt, "only a single loop variable is supported "
+                                 "(for i in range(n)); unpack inside the loop")
+        iterable = self.operand(stmt.iter)
+        if not isinstance(iterable, ir.Expr):
+            raise self.src.error(stmt, "a for loop over a differentiated array is not supported "
+                                 "yet; loop over range(len(x)) and index instead")
+        is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
+            == "range"
+        steps = self.names.fresh(f"{stmt.target.id}_range" if is_range else "items")
+        self.out.append(ir.Plain(f"{steps} = {iterable.src}" if is_range
+                                 else f"{steps} = list({iterable.src})", {steps}, self.origin))
+        used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, gast.Load)
+                      and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
+        # a variable needs a loop name if it enters the loop or is read after it
+        assigned = sorted(n for n in {n.id for s in stmt.body for n in gast.walk(s)
+                                      if isinstance(n, gast.Name)
+                                      and isinstance(n.ctx, gast.Store)} - {stmt.target.id}
+                          if n in self.current or n in used_after)
+        before = dict(self.current)
+        tracked_before = set(self.tracked)
+        taken_before = set(self.names.taken)
+        out_before = self.out
+        grow = set()                   # loop variables found to carry tracked values
+        for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
+            self._origin(stmt)
+            self.current, self.tracked = dict(before), set(tracked_before)
+            self.names.taken = set(taken_before)
+            self.out = list(out_before)
+            loop_names = {}
+            for name in assigned:
+                loop = loop_names[name] = self.names.fresh(name)
+                if name in before:     # copy the value entering the loop to the loop name
+                    pre = before[name]
+                    if pre in self.tracked:
+                        self.out.append(ir.Op([loop], "identity", {"x": ir.Var(pre)}, {},
+                                              self.origin))
+                    else:
+                        self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
+                self.current[name] = loop
+                if name in grow or before.get(name) in self.tracked:
+                    self.tracked.add(loop)
+            self.current[stmt.target.id] = self.names.fresh(stmt.target.id) \
+                if stmt.target.id in before else stmt.target.id
+            self.names.reserve(self.current[stmt.target.id])
+            target = self.current[stmt.target.id]
+            header = self.out
+            self.out = []
+            for s in stmt.body:
+                self.statement(s)
+            carried = []
+            for name, loop in loop_names.items():
+                last = self.current.get(name, loop)
+                if last != loop:
+                    if last in self.tracked:
+                        self.out.append(ir.Op([loop], "identity", {"x": ir.Var(last)}, {},
+                                              self.origin))
+                    else:
+                        self.out.append(ir.Plain(f"{loop} = {last}", {loop}, self.origin))
+                carried.append((loop, last))
+            newly = {name for name, loop in loop_names.items()
+                     if self.current.get(name) in self.tracked and loop not in self.tracked}
+            if not newly - grow:
+                break
+            grow |= newly
+        body = self.out
+        out_before[:] = header          # the enclosing block's list object stays the same
+        self.out = out_before
+        self._origin(stmt)
+        self.out.append(ir.For(target, steps, body, carried, self.origin))
+        for name, loop in loop_names.items():
+            self.current[name] = loop
 
     # --- expressions ----------------------------------------------------------------------------
     def operand(self, node):

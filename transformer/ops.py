@@ -22,16 +22,33 @@ class OpSpec:
         self.differentiable = differentiable
 
     def render(self, operands, statics):
-        """Source of a call: operands maps array params to source, statics param -> source."""
+        """Source of a call: operands maps array params to source, statics param -> source.
+
+        Parameters the user left out take their defaults in a code template; in the default
+        form (snp.<name>(...)) operands are positional until the first one left out, then
+        keywords, so `np.clip(x, a_max=1.0)` stays `snp.clip(x, a_max=1.0)`."""
         if self.code is not None:
-            return self.code.format(**operands, **statics,
+            defaults = {p: repr(self.signature.parameters[p].default) for p in self.params
+                        if p not in operands and p not in statics
+                        and self.signature.parameters[p].default is not inspect.Parameter.empty}
+            return self.code.format(**defaults, **operands, **statics,
                                     static=_static_kwargs(statics, self.code))
+        present = [i for i, p in enumerate(self.params) if p in operands]
+        last_operand = present[-1] if present else -1
         parts = []
-        for p in self.params:
-            if p in operands:
-                parts.append(operands[p])
-            elif p in statics:
-                parts.append(f"{p}={statics[p]}")
+        positional = True
+        for i, p in enumerate(self.params):
+            if p not in operands and p not in statics:
+                positional = False
+                continue
+            value = operands[p] if p in operands else statics[p]
+            if self.signature.parameters[p].kind == inspect.Parameter.KEYWORD_ONLY:
+                positional = False
+            if positional and i <= last_operand:
+                parts.append(value)
+            else:
+                positional = False
+                parts.append(f"{p}={value}")
         return f"snp.{self.name}({', '.join(parts)})"
 
 
@@ -68,7 +85,7 @@ for _n in ("maximum", "minimum", "arctan2", "hypot", "logaddexp"):
 op("floor_divide", "x, y", ("x", "y"), code="{x} // {y}", differentiable=False)
 op("remainder", "x, y", ("x", "y"), code="{x} % {y}")
 op("where", "condition, x, y", ("x", "y"))
-op("clip", "a, a_min=None, a_max=None", ("a",))
+op("clip", "a, a_min=None, a_max=None", ("a", "a_min", "a_max"))
 
 # --- reductions ------------------------------------------------------------------------------
 for _n in ("sum", "mean", "max", "min", "prod"):
@@ -111,6 +128,88 @@ for _n in ("zeros_like", "ones_like", "empty_like"):
 # a call of another user function (rendered by the transform, which knows its generated name)
 op("call", "*args", (), differentiable=True)
 
+# --- more of the differentiable vocabulary: every differentiable primitive is reachable ----------
+# (PRIMITIVE_OPS below names, per primitive, the op that covers it)
+op("cumprod", "a, axis=None", ("a",))
+op("flip", "m, axis=None", ("m",))
+op("fliplr", "m", ("m",))
+op("flipud", "m", ("m",))
+op("sort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",))
+op("pad", "array, pad_width, mode='constant', constant_values=0", ("array", "constant_values"))
+op("take", "a, indices, axis=None, mode=None, fill_value=None", ("a",))
+op("take_along_axis", "arr, indices, axis, mode=None, fill_value=None", ("arr",))
+op("moveaxis", "a, source, destination", ("a",))
+op("tensordot", "a, b, axes=2", ("a", "b"))
+op("at_mul", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].mul({values})")
+op("at_min", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].min({values})")
+op("at_max", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].max({values})")
+
+# secant.lax, written as lax calls (lax names with numpy's meaning resolve to the numpy op)
+for _n in ("erf_inv", "lgamma", "digamma"):
+    op(_n, code="lax." + _n + "({x})")
+op("integer_pow", "x, y", ("x",), code="lax.integer_pow({x}, {y})")
+op("rem", "x, y", ("x", "y"), code="lax.rem({x}, {y})")
+op("clamp", "min, x, max", ("min", "x", "max"), code="lax.clamp({min}, {x}, {max})")
+for _n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+    op(_n, "operand, axes", ("operand",), code="lax." + _n + "({operand}, {axes})")
+for _n in ("cumsum", "cumprod", "cummax", "cummin"):
+    op("lax_" + _n, "operand, axis=0, reverse=False", ("operand",),
+       code="lax." + _n + "({operand}{static})")
+op("dot_general", "lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None",
+   ("lhs", "rhs"), code="lax.dot_general({lhs}, {rhs}, {dimension_numbers}{static})")
+op("dynamic_slice", "operand, start_indices, slice_sizes", ("operand",),
+   code="lax.dynamic_slice({operand}, {start_indices}, {slice_sizes})")
+op("dynamic_update_slice", "operand, update, start_indices", ("operand", "update"),
+   code="lax.dynamic_update_slice({operand}, {update}, {start_indices})")
+op("lax_pad", "operand, padding_value, padding_config", ("operand", "padding_value"),
+   code="lax.pad({operand}, {padding_value}, {padding_config})")
+op("lax_slice", "operand, start_indices, limit_indices, strides=None", ("operand",),
+   code="lax.slice({operand}, {start_indices}, {limit_indices}{static})")
+op("lax_concatenate", "operands, dimension", (), sequence="operands",
+   code="lax.concatenate({operands}, {dimension})")
+op("broadcast_in_dim", "operand, shape, broadcast_dimensions", ("operand",),
+   code="lax.broadcast_in_dim({operand}, {shape}, {broadcast_dimensions})")
+op("lax_reshape", "operand, new_sizes, dimensions=None", ("operand",),
+   code="lax.reshape({operand}, {new_sizes}{static})")
+op("lax_transpose", "operand, permutation", ("operand",),
+   code="lax.transpose({operand}, {permutation})")
+op("lax_squeeze", "array, dimensions", ("array",), code="lax.squeeze({array}, {dimensions})")
+op("lax_expand_dims", "array, dimensions", ("array",),
+   code="lax.expand_dims({array}, {dimensions})")
+op("rev", "operand, dimensions", ("operand",), code="lax.rev({operand}, {dimensions})")
+op("lax_div", "x, y", ("x", "y"), code="lax.div({x}, {y})")
+op("select", "pred, on_true, on_false", ("on_true", "on_false"),
+   code="lax.select({pred}, {on_true}, {on_false})")
+op("convert_element_type", "operand, new_dtype", ("operand",),
+   code="lax.convert_element_type({operand}, {new_dtype})")
+
+# x.at[idx].<method>(values) -> op
+AT_METHODS = {"set": "at_set", "add": "at_add", "mul": "at_mul", "multiply": "at_mul",
+              "min": "at_min", "max": "at_max"}
+
+# Every differentiable primitive of the registry (secant.backends.core.PRIMITIVES), and the
+# source-level op whose rule covers it (tests/test_grad_rules.py checks this table is complete).
+PRIMITIVE_OPS = {
+    "abs": "absolute", "neg": "negative", "sign": "sign",
+    "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
+    "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
+    "log": "log", "log1p": "log1p", "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt",
+    "logistic": "logistic", "erf": "erf", "erf_inv": "erf_inv", "lgamma": "lgamma",
+    "digamma": "digamma", "integer_pow": "integer_pow",
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divide", "pow": "power",
+    "max": "maximum", "min": "minimum", "atan2": "arctan2", "rem": "rem",
+    "select": "where", "clamp": "clip", "convert_element_type": "astype",
+    "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
+    "cumsum": "cumsum", "cumprod": "cumprod", "cummax": "lax_cummax", "cummin": "lax_cummin",
+    "dot_general": "dot_general", "broadcast_in_dim": "broadcast_to", "reshape": "reshape",
+    "transpose": "transpose", "squeeze": "squeeze", "expand_dims": "expand_dims",
+    "rev": "flip", "slice": "getitem", "concatenate": "concatenate", "pad": "pad",
+    "dynamic_slice": "dynamic_slice", "dynamic_update_slice": "dynamic_update_slice",
+    "gather": "getitem", "scatter": "at_set", "scatter_add": "at_add", "scatter_mul": "at_mul",
+    "scatter_min": "at_min", "scatter_max": "at_max", "sort": "sort",
+}
+
 # --- resolution: which Python objects mean which op ---------------------------------------------
 NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_divide", "divide"),
                  "max": ("max", "amax"), "min": ("min", "amin"), "arcsin": ("arcsin", "asin"),
@@ -129,8 +228,28 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "pr
            "var": "var", "std": "std", "argmax": "argmax", "argmin": "argmin",
            "cumsum": "cumsum", "dot": "dot", "reshape": "reshape", "ravel": "ravel",
            "flatten": "ravel", "transpose": "transpose", "swapaxes": "swapaxes",
-           "squeeze": "squeeze", "astype": "astype", "clip": "clip"}
+           "squeeze": "squeeze", "astype": "astype", "clip": "clip", "cumprod": "cumprod",
+           "sort": "sort", "take": "take"}
 STATIC_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"}
+# secant.lax functions -> op (lax names meaning what the numpy op means map to that op)
+LAX_NAMES = {
+    **{n: n for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "exp2", "expm1", "log",
+                      "log1p", "sqrt", "rsqrt", "cbrt", "logistic", "erf", "erf_inv", "lgamma",
+                      "digamma", "sign", "floor", "ceil", "integer_pow", "rem", "clamp", "add",
+                      "dot_general", "dynamic_slice", "dynamic_update_slice", "broadcast_in_dim",
+                      "rev", "select", "convert_element_type", "reduce_sum", "reduce_max",
+                      "reduce_min", "reduce_prod", "stop_gradient", "dot")},
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "abs": "absolute", "neg": "negative",
+    "sub": "subtract", "mul": "multiply", "div": "lax_div", "pow": "power", "max": "maximum",
+    "min": "minimum", "atan2": "arctan2", "is_finite": "isfinite",
+    "cumsum": "lax_cumsum", "cumprod": "lax_cumprod", "cummax": "lax_cummax",
+    "cummin": "lax_cummin", "pad": "lax_pad", "slice": "lax_slice",
+    "concatenate": "lax_concatenate", "reshape": "lax_reshape", "transpose": "lax_transpose",
+    "squeeze": "lax_squeeze", "expand_dims": "lax_expand_dims",
+}
+# ops that no numpy/secant.numpy function of the same name means
+_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
 
@@ -139,7 +258,9 @@ def _resolution_table():
     from secant import lax
     import secant.numpy as snp
     table = {}
-    for name in OPS:
+    for name, spec in OPS.items():
+        if name in _NOT_NUMPY or (spec.code or "").startswith("lax."):
+            continue
         for alias in NUMPY_ALIASES.get(name, (name,)):
             for module in (np, snp):
                 obj = getattr(module, alias, None)
@@ -148,8 +269,8 @@ def _resolution_table():
     for mname, name in MATH_NAMES.items():
         obj = getattr(math, mname)
         table[id(obj)] = (obj, name)
-    for name in ("logistic", "erf", "rsqrt", "stop_gradient"):
-        obj = getattr(lax, name, None)
+    for lname, name in LAX_NAMES.items():
+        obj = getattr(lax, lname, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
     for obj, name in BUILTINS.items():
