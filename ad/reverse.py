@@ -149,7 +149,8 @@ class ReverseBuilder:
             self.indent -= 1
             results.append((self.lines[mark:], dict(self.bars)))
             del self.lines[mark:]
-        new = (results[0][1].keys() | results[1][1].keys()) - before.keys()
+        local = _defined_in(s.body) | _defined_in(s.orelse)   # their cotangents stay inside
+        new = (results[0][1].keys() | results[1][1].keys()) - before.keys() - local
         if not new and not any(r[0] for r in results):
             self.bars = before
             return
@@ -164,6 +165,9 @@ class ReverseBuilder:
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
         self.bars = {**before, **{v: self.bar_name(v) for v in new}}
+        for block_lines, bars in results:    # outer cotangents added to in a branch
+            for v in bars.keys() & before.keys():
+                self.bars[v] = bars[v]
 
     def reverse_for(self, s):
         """Replay the iterations backwards: restore the values each iteration started from
