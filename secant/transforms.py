@@ -151,6 +151,23 @@ def SecantValueError_(msg):
     return SecantValueError(msg)
 
 
+def _to_array(leaf, differentiated):
+    """NumPy arrays become secant arrays (as jax.grad's inputs become jax arrays); Python numbers
+    stay numbers unless they are differentiated."""
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        return snp.asarray(leaf)
+    if differentiated and isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+        return snp.asarray(leaf)
+    return leaf
+
+
+def _as_arrays(args, positions):
+    return tuple(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a)
+                 if isinstance(a, (np.ndarray, np.generic, int, float, list, tuple, dict))
+                 or i in positions else a
+                 for i, a in enumerate(args))
+
+
 def _check_differentiable(args, positions, what):
     for i in positions:
         if i >= len(args):
@@ -168,11 +185,35 @@ def _check_differentiable(args, positions, what):
 def _wrap(gen, positions, what, public_name):
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
+        args = _as_arrays(args, positions)
         _check_differentiable(args, positions, what)
-        return gen(*args, **kwargs)
+        try:
+            return gen(*args, **kwargs)
+        except Exception as e:
+            _note_user_lines(e)
+            raise
     transformed.__secant_generated__ = gen
     transformed.__name__ = transformed.__qualname__ = public_name
     return transformed
+
+
+def _note_user_lines(exc):
+    """Tracebacks through generated code show its lines; add the user lines they came from."""
+    import linecache
+    from secant.backends.errors import origin
+    tb = exc.__traceback__
+    notes = []
+    while tb is not None:
+        filename, line = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        user_file, user_line = origin(filename, line)
+        if user_file != filename:
+            text = linecache.getline(user_file, user_line).strip()
+            notes.append(f"  {filename} line {line} comes from {user_file}, line {user_line}: "
+                         f"{text}")
+        tb = tb.tb_next
+    if notes and not getattr(exc, "_secant_noted", False):
+        exc.add_note("In generated code:\n" + "\n".join(notes))
+        exc._secant_noted = True
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -199,6 +240,7 @@ def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     base = _unwrap(fun)
     positions = tuple(range(len(primals)))
+    primals = _as_arrays(primals, positions)
     gen = generate(base, positions, "vjp", has_aux=False)
     out = fun(*primals)
     aux = None
