@@ -176,7 +176,7 @@ def untranspose(t, axes=None):
     if axes is None:
         t = snp.transpose(t)
     else:
-        t = snp.transpose(t, tuple(int(i) for i in np.argsort([a % np.ndim(t) for a in axes])))
+        t = snp.transpose(t, inverse_permutation(axes))
     return t
 
 
@@ -222,7 +222,15 @@ def add_grads(a, b):
     return tree_util.tree_map(lambda u, v: u + v, a, b)
 
 
-NAMES = ("grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
+from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
+
+NAMES = rule_helpers.NAMES + ("grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads")
+
+
+def by_name():
+    """Every helper generated code may call, by the name it uses."""
+    return {n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES}

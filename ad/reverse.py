@@ -8,6 +8,7 @@ initialisation); values that do not depend on the differentiated inputs get no c
 """
 import ast
 import inspect
+import re
 
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.codegen.naming import Names
@@ -42,14 +43,20 @@ def _src(o):
     return o.as_operand()
 
 
+_SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
+
+
 def _is_literal_number(o):
+    """A Python number: a literal, or a shape query such as x.shape[0] (never broadcasts)."""
     if not isinstance(o, ir.Expr):
         return False
+    if o.src == "None":
+        return True
     try:
         float(o.src)
         return True
     except ValueError:
-        return False
+        return bool(_SHAPE_QUERY.match(o.src.replace(" ", "")))
 
 
 class ReverseBuilder:
@@ -253,12 +260,16 @@ class ReverseBuilder:
                 fill[p] = op.statics[p]
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
-        fill["static"] = "".join(f", {k}={v}" for k, v in op.statics.items())
+
+        def render(template):       # {static}: the user's keywords the template does not name
+            extra = "".join(f", {k}={v}" for k, v in op.statics.items()
+                            if "{" + k + "}" not in template)
+            return template.format(**{**fill, "static": extra})
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
             pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else "_")
                       for i in seq.items]
-            expr = SEQUENCE_VJP[op.op].format(**fill)
+            expr = render(SEQUENCE_VJP[op.op])
             self.emit(f"{', '.join(pieces)}, = {expr}" if len(pieces) == 1 else
                       f"{', '.join(pieces)} = {expr}")
             for item, piece in zip(seq.items, pieces):
@@ -278,7 +289,7 @@ class ReverseBuilder:
             operand = op.operands.get(p)
             if not isinstance(operand, ir.Var):
                 continue
-            expr = template.format(**fill)
+            expr = render(template)
             if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p):
                 expr = f"unbroadcast({expr}, {operand.name})"
             self.accumulate(operand.name, expr)
@@ -365,7 +376,7 @@ class ReverseBuilder:
             self.flush_fields(var, self.fields.pop(var))
 
 
-def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, name=None):
+def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
     """Source lines of the derivative of `fn` (ir.Function).
 
     mode: 'grad' (returns the wrt cotangents), 'value_and_grad' (returns (value, cotangents)),
@@ -409,13 +420,17 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, name=None):
     b.reverse(fn.body)
     b.flush_all_fields()
     grads = [b.bars.get(p, f"snp.zeros_like({p})") for p in wrt]
-    grads_src = grads[0] if len(grads) == 1 else ", ".join(grads)
+    grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
+    if len(grads) == 1 and tuple_out:
+        grads_src += ","
     value_src = _src(result)
     if mode == "value_and_grad":
         value_src = f"({value_src}, {_src(aux)})" if has_aux else value_src
-        ret = f"return {value_src}, {grads_src if len(grads) == 1 else f'({grads_src})'}"
+        grouped = grads_src if len(grads) == 1 and not tuple_out else f"({grads_src})"
+        ret = f"return {value_src}, {grouped}"
     elif has_aux:
-        ret = f"return {grads_src if len(grads) == 1 else f'({grads_src})'}, {_src(aux)}"
+        grouped = grads_src if len(grads) == 1 and not tuple_out else f"({grads_src})"
+        ret = f"return {grouped}, {_src(aux)}"
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))

@@ -6,7 +6,8 @@ the op's parameters appears by name; {static} stands for the keyword arguments t
 `y = np.sin(x)` gives `x_bar = y_bar * snp.cos(x)`.
 """
 UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
-               "arctan2", "hypot", "logaddexp", "remainder", "where"}
+               "arctan2", "hypot", "logaddexp", "remainder", "where", "clip", "rem", "clamp",
+               "lax_div"}
 
 VJP = {
     # elementwise, one operand
@@ -55,7 +56,9 @@ VJP = {
     "logaddexp": {"x": "{g} * snp.exp({x} - {ans})", "y": "{g} * snp.exp({y} - {ans})"},
     "remainder": {"x": "{g}", "y": "-{g} * ({x} // {y})"},
     "where": {"x": "snp.where({condition}, {g}, 0)", "y": "snp.where({condition}, 0, {g})"},
-    "clip": {"a": "{g} * clip_mask({a}, {a_min}, {a_max})"},
+    "clip": {"a": "{g} * clip_share({a}, {a_min}, {a_max})",
+             "a_min": "{g} * clip_share_min({a}, {a_min}, {a_max})",
+             "a_max": "{g} * clip_share_max({a}, {a_min}, {a_max})"},
     "matmul": {"x": "matmul_grad_x({g}, {x}, {y})", "y": "matmul_grad_y({g}, {x}, {y})"},
     "dot": {"a": "dot_grad_a({g}, {a}, {b})", "b": "dot_grad_b({g}, {a}, {b})"},
     "outer": {"a": "snp.dot({g}, snp.ravel({b})).reshape({a}.shape)",
@@ -65,10 +68,10 @@ VJP = {
     "mean": {"a": "mean_grad({g}, {a}{static})"},
     "max": {"a": "extremum_grad({g}, {a}, {ans}{static})"},
     "min": {"a": "extremum_grad({g}, {a}, {ans}{static})"},
-    "prod": {"a": "prod_grad({g}, {a}, {ans}{static})"},
+    "prod": {"a": "product_grad({g}, {a}{static})"},
     "var": {"a": "var_grad({g}, {a}{static})"},
     "std": {"a": "std_grad({g}, {a}, {ans}{static})"},
-    "cumsum": {"a": "reverse_cumsum({g}{static})"},
+    "cumsum": {"a": "cumsum_grad({g}, {a}{static})"},
     # shapes
     "reshape": {"a": "{g}.reshape({a}.shape)"},
     "ravel": {"a": "{g}.reshape({a}.shape)"},
@@ -81,12 +84,75 @@ VJP = {
     "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g})"},
     "at_set": {"a": "{g}.at[{idx}].set(0)", "values": "unbroadcast({g}[{idx}], {values})"},
     "at_add": {"a": "{g}", "values": "unbroadcast({g}[{idx}], {values})"},
+    # (as in JAX, .at[...].mul differentiates `values` for unique indices)
+    "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values})",
+               "values": "unbroadcast(({g} * {a})[{idx}], {values})"},
+    "at_min": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
+               "values": "unbroadcast({g}[{idx}] * at_share_values({a}, {values}, {ans}, "
+                         "index_exp[{idx}]), {values})"},
+    "at_max": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
+               "values": "unbroadcast({g}[{idx}] * at_share_values({a}, {values}, {ans}, "
+                         "index_exp[{idx}]), {values})"},
+    "take": {"a": "take_grad({g}, {a}, {indices}, {axis}, {mode})"},
+    "take_along_axis": {"arr": "take_along_axis_grad({g}, {arr}, {indices}, {axis}, {mode})"},
+    # more elementwise ops
+    "erf_inv": {"x": "{g} * 0.886226925452758 * snp.exp({ans} ** 2)"},
+    "lgamma": {"x": "{g} * lax.digamma({x})"},
+    "digamma": {"x": "{g} * trigamma({x})"},
+    "integer_pow": {"x": "integer_pow_grad({g}, {x}, {y})"},
+    "rem": {"x": "{g}", "y": "-{g} * snp.trunc({x} / {y})"},
+    "lax_div": {"x": "{g} / {y}", "y": "-{g} * {ans} / {y}"},
+    "clamp": {"min": "snp.where(({min} > {x}) & ({min} < {max}), {g}, 0.0)",
+              "x": "snp.where(({x} > {min}) & ({x} < {max}), {g}, 0.0)",
+              "max": "snp.where({max} < {x}, {g}, 0.0)"},
+    "select": {"on_true": "snp.where({pred}, {g}, 0.0)",
+               "on_false": "snp.where({pred}, 0.0, {g})"},
+    "convert_element_type": {"operand": "{g}.astype({operand}.dtype)"},
+    # more reductions and cumulative ops
+    "reduce_sum": {"operand": "unreduce({g}, {operand}, tuple({axes}))"},
+    "reduce_max": {"operand": "extremum_grad({g}, {operand}, {ans}, tuple({axes}))"},
+    "reduce_min": {"operand": "extremum_grad({g}, {operand}, {ans}, tuple({axes}))"},
+    "reduce_prod": {"operand": "product_grad({g}, {operand}, tuple({axes}))"},
+    "cumprod": {"a": "cumprod_grad({g}, {a}{static})"},
+    "lax_cumsum": {"operand": "cumsum_transpose({g}, {axis}, {reverse})"},
+    "lax_cumprod": {"operand": "cumprod_grad({g}, {operand}, {axis}, {reverse})"},
+    "lax_cummax": {"operand": "cumextremum_grad({g}, {operand}, {ans}, {axis}, {reverse})"},
+    "lax_cummin": {"operand": "cumextremum_grad({g}, {operand}, {ans}, {axis}, {reverse})"},
+    "sort": {"a": "sort_grad({g}, {a}{static})"},
+    # more products
+    "dot_general": {"lhs": "dot_general_grad_lhs({g}, {lhs}, {rhs}, {dimension_numbers})",
+                    "rhs": "dot_general_grad_rhs({g}, {lhs}, {rhs}, {dimension_numbers})"},
+    "tensordot": {"a": "tensordot_grad_a({g}, {a}, {b}, {axes})",
+                  "b": "tensordot_grad_b({g}, {a}, {b}, {axes})"},
+    # more structure
+    "flip": {"m": "snp.flip({g}{static})"},
+    "fliplr": {"m": "snp.fliplr({g})"},
+    "flipud": {"m": "snp.flipud({g})"},
+    "rev": {"operand": "lax.rev({g}, {dimensions})"},
+    "moveaxis": {"a": "snp.moveaxis({g}, {destination}, {source})"},
+    "pad": {"array": "unpad({g}, {array}, {pad_width})",
+            "constant_values": "snp.sum({g}) - snp.sum(unpad({g}, {array}, {pad_width}))"},
+    "lax_pad": {"operand": "lax_unpad({g}, {padding_config})",
+                "padding_value": "snp.sum({g}) - snp.sum(lax_unpad({g}, {padding_config}))"},
+    "lax_slice": {"operand": "slice_transpose({g}, {operand}, {start_indices}, {limit_indices}, "
+                             "{strides})"},
+    "dynamic_slice": {"operand": "lax.dynamic_update_slice(snp.zeros_like({operand}), {g}, "
+                                 "{start_indices})"},
+    "dynamic_update_slice": {
+        "operand": "lax.dynamic_update_slice({g}, snp.zeros_like({update}), {start_indices})",
+        "update": "lax.dynamic_slice({g}, {start_indices}, {update}.shape)"},
+    "broadcast_in_dim": {"operand": "unbroadcast_in_dim({g}, {operand}, {broadcast_dimensions})"},
+    "lax_reshape": {"operand": "lax_reshape_grad({g}, {operand}, {dimensions})"},
+    "lax_transpose": {"operand": "lax.transpose({g}, inverse_permutation({permutation}))"},
+    "lax_squeeze": {"array": "{g}.reshape({array}.shape)"},
+    "lax_expand_dims": {"array": "{g}.reshape({array}.shape)"},
 }
 
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)
 SEQUENCE_VJP = {
     "concatenate": "unconcatenate({g}, {arrays}{static})",
     "stack": "unstack({g}{static})",
+    "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)

@@ -63,11 +63,6 @@ class Primitive:
         self.weak = weak
         self.differentiable = differentiable
 
-    def bind(self, *args, **params):
-        return bind(self, *args, **params)
-
-    __call__ = bind
-
     def __repr__(self):
         return f"Primitive({self.name})"
 
@@ -234,3 +229,6 @@ def _explain_failure(prim, args, params, err):
     except Exception:
         pass
     raise SecantTypeError(f"{prim.name}: {err}{where()}") from None
+
+
+Primitive.bind = Primitive.__call__ = bind      # prim.bind(...) costs no extra call layer

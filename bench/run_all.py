@@ -1,9 +1,10 @@
 """Runs every benchmark in one process: `make bench` or `.venv/bin/python bench/run_all.py`."""
 import dispatch
 import eager
+import grad
 import mlp
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager):
+    for bench in (dispatch, mlp, eager, grad):
         bench.main()
         print()

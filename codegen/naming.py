@@ -32,7 +32,9 @@ def suggest(op, operands):
     else:
         name = "_".join([WORDS.get(op, op)] + parts[:1])
     if len(name) > MAX_LEN:
-        name = WORDS.get(op, op)
+        word = WORDS.get(op, op)
+        short = f"{word}_{parts[0]}" if parts else word
+        name = short if len(short) <= MAX_LEN else f"{word}_out"
     return name
 
 

@@ -26,6 +26,7 @@ import tokenize
 from secant.backends.errors import SecantError
 
 _GENERATED_PREFIX = "<secant: "
+_MISSING = object()
 
 
 class SaveError(SecantError):
@@ -178,7 +179,7 @@ class _Module:
         return name
 
     def _claim(self, preferred, value):
-        """The module-level name for `value`, preferring `preferred`; None if new (unwritten)."""
+        """(module-level name for `value`, preferring `preferred`; whether it is new)."""
         if id(value) in self.by_id:
             return self.by_id[id(value)], False
         name = self._fresh(preferred)
@@ -214,9 +215,9 @@ class _Module:
             return self._bind_function(name, value, generated=False)
         src = _constant_src(value)
         if src is not None:
-            for existing, v in self.bound.items():
-                if type(v) is type(value) and _constant_src(v) == src and existing == name:
-                    return existing
+            same = self.bound.get(name, _MISSING)
+            if type(same) is type(value) and _constant_src(same) == src:
+                return name             # the same constant under the same name, written already
             chosen = self._fresh(name)
             self.bound[chosen] = value
             self.keep.append(value)

@@ -2,6 +2,7 @@
 per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
 import functools
 import inspect
+import re
 
 import gast
 import numpy as np
@@ -10,7 +11,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad import helpers, reverse
 from secant.backends import dtypes
-from secant.backends.errors import SecantError, SecantTypeError, where
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import ir
@@ -32,6 +33,29 @@ def _unwrap(fn):
             return fn
 
 
+def _op_function(fun):
+    """A library function with a rule (np.sin, snp.sum) is differentiated through a one-line
+    function that calls it, so its rule applies; anything else is unwrapped as usual."""
+    from secant.transformer.ops import OPS, op_for
+    fun = _unwrap(fun)
+    name = op_for(fun)
+    if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
+        return fun
+    hit = _op_functions.get(name)
+    if hit is None:
+        spec = OPS[name]
+        params = [p for p in spec.signature.parameters.values()
+                  if p.kind == p.POSITIONAL_OR_KEYWORD]
+        args = ", ".join(str(p) for p in params)
+        call = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.name}" for p in params)
+        source = f"def {name}({args}):\n    return {name}_op({call})\n"
+        hit = _op_functions[name] = loader.load(source, name, {}, {f"{name}_op": fun})
+    return hit
+
+
+_op_functions = {}
+
+
 def _names_of(fn_ir):
     taken = set(fn_ir.params)
 
@@ -49,10 +73,10 @@ def _names_of(fn_ir):
     return taken
 
 
-def generate(fn, wrt, mode, has_aux=False):
+def generate(fn, wrt, mode, has_aux=False, tuple_out=False):
     """The generated derivative of `fn` with respect to parameter positions `wrt`."""
     fn = _unwrap(fn)
-    key = (fn, mode, tuple(wrt), has_aux)
+    key = (fn, mode, tuple(wrt), has_aux, tuple_out)
     hit = _generated.get(key)
     if hit is not None:
         return hit
@@ -60,16 +84,16 @@ def generate(fn, wrt, mode, has_aux=False):
         raise SecantError(f"cannot differentiate the recursive function {fn.__name__}")
     _in_progress.add(key)
     try:
-        gen = _generate(fn, tuple(wrt), mode, has_aux)
+        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out)
     finally:
         _in_progress.discard(key)
     _generated[key] = gen
     return gen
 
 
-def _generate(fn, wrt, mode, has_aux):
+def _generate(fn, wrt, mode, has_aux, tuple_out):
     fn_ir = normalise(fn, wrt)
-    names = Names(_names_of(fn_ir) | set(vars(helpers)) | {"snp", "lax"})
+    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax"})
     callees = {}
 
     def vjp_of_callee(callee, active):
@@ -81,7 +105,8 @@ def _generate(fn, wrt, mode, has_aux):
 
     wrt_names = [fn_ir.params[i] for i in wrt]
     try:
-        lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee, has_aux)
+        lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee, has_aux,
+                                       tuple_out)
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
     suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[mode]
@@ -99,8 +124,17 @@ def _generate(fn, wrt, mode, has_aux):
     source = "\n".join(text) + "\n"
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else _closure(fn)
-    free = {**closure, "snp": snp, "lax": lax,
-            **{n: getattr(helpers, n) for n in helpers.NAMES},
+    api = {}
+    for alias, module in (("snp", snp), ("lax", lax)):
+        # the user's own `snp`/`lax` (if any) must keep meaning what it means in their code
+        name = alias
+        while {**fn.__globals__, **closure}.get(name, module) is not module:
+            name += "_"
+        if name != alias:
+            source = re.sub(rf"\b{alias}\.", f"{name}.", source)
+        api[name] = module
+    free = {**closure, **api,
+            **helpers.by_name(),
             **{name: sub for sub, name in callees.items()}}
     used = _used_names(source)
     free = {k: v for k, v in free.items() if k in used}
@@ -140,15 +174,10 @@ def _positions(argnums, fn):
         if not isinstance(a, int):
             raise SecantTypeError(f"argnums must be ints, got {a!r}")
         if n is not None and not -n <= a < n:
-            raise SecantValueError_(f"argnums {a} out of range for a function of {n} "
-                                    "positional parameters")
+            raise SecantValueError(f"argnums {a} out of range for a function of {n} "
+                                   "positional parameters")
         out.append(a % n if n else a)
     return tuple(out)
-
-
-def SecantValueError_(msg):
-    from secant.backends.errors import SecantValueError
-    return SecantValueError(msg)
 
 
 def _to_array(leaf, differentiated):
@@ -220,25 +249,22 @@ def grad(fun, argnums=0, has_aux=False):
     """The gradient of scalar-valued `fun` as a new, readable Python function.
 
     `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative."""
-    base = _unwrap(fun)
+    base = _op_function(fun)
     positions = _positions(argnums, base)
-    gen = generate(base, positions, "grad", has_aux)
-    fn = _wrap(gen, positions, "grad", gen.__name__)
-    if isinstance(argnums, int) or len(positions) == 1:
-        pass
-    return fn
+    gen = generate(base, positions, "grad", has_aux, not isinstance(argnums, int))
+    return _wrap(gen, positions, "grad", gen.__name__)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
-    base = _unwrap(fun)
+    base = _op_function(fun)
     positions = _positions(argnums, base)
-    gen = generate(base, positions, "value_and_grad", has_aux)
+    gen = generate(base, positions, "value_and_grad", has_aux, not isinstance(argnums, int))
     return _wrap(gen, positions, "value_and_grad", gen.__name__)
 
 
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
-    base = _unwrap(fun)
+    base = _op_function(fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
     gen = generate(base, positions, "vjp", has_aux=False)

@@ -12,14 +12,17 @@ Walks a function's gast tree once, in order, and:
 Activity analysis is part of the walk: a value is tracked only if it depends on a
 differentiated input through differentiable ops.
 """
+import builtins
 import copy
 import inspect
+import re
 
 import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import ir
-from secant.transformer.ops import (BINOPS, METHODS, OPS, STATIC_ATTRIBUTES, op_for)
+from secant.transformer.ops import (AT_METHODS, BINOPS, METHODS, OPS, STATIC_ATTRIBUTES,
+                                    op_for)
 from secant.transformer.parse import function_source
 
 _UNSUPPORTED = {
@@ -42,7 +45,7 @@ class Normaliser:
         self.src = function_source(fn)
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.args]
-        self.names = Names(_names_in(self.node) | set(self.params))
+        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins)))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
@@ -53,6 +56,10 @@ class Normaliser:
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
+        for n in gast.walk(self.node):
+            if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
+                raise self.src.error(n, "generators and coroutines cannot be transformed: "
+                                     "return a value instead of yielding it")
         fn = ir.Function(self.node.name, gast.unparse(self.node.args), self.params)
         self.out = fn.body
         body = self.node.body
@@ -169,7 +176,7 @@ class Normaliser:
             for e, n in zip(elts, names):
                 self.current[e.id] = n
             return
-        last = self.out[-1]
+        last = self.out[-1] if self.out else None
         if isinstance(last, ir.Op) and last.targets == [operand.name] and last.op == "call":
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
@@ -186,8 +193,11 @@ class Normaliser:
         if not isinstance(test, ir.Expr):
             raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
                                  "single Python bool; use snp.where(cond, a, b)")
-        cond = self.names.fresh("cond")
-        self.out.append(ir.Plain(f"{cond} = {test.src}", {cond}, self.origin))
+        if test.src.isidentifier():     # SSA keeps the name's value: test it directly
+            cond = test.src
+        else:
+            cond = self.names.fresh("cond")
+            self.out.append(ir.Plain(f"{cond} = {test.src}", {cond}, self.origin))
         branches = []
         before = dict(self.current)
         tracked_before = set(self.tracked)
@@ -202,8 +212,9 @@ class Normaliser:
                 self.statement(s)
             branches.append((self.out, dict(self.current)))
         self.out = outer
+        self._origin(stmt)              # the copies that join the branches belong to the if
         merged = {}
-        for name in before.keys() | branches[0][1].keys() | branches[1][1].keys():
+        for name in sorted(before.keys() | branches[0][1].keys() | branches[1][1].keys()):
             versions = [b[1].get(name) for b in branches]
             if versions[0] == versions[1]:
                 if versions[0] is not None:
@@ -213,13 +224,22 @@ class Normaliser:
                 merged[name] = versions[0] or versions[1]     # the if when that branch ran
                 continue
             # a value chosen by the branch: each branch copies its version into one new name
-            joined = self.names.fresh(name)
+            # one name for the value after the if: a version a branch assigned, which the
+            # other branch assigns too (renamed) or copies its own value into
+            pre = before.get(name)
+            own = [v != pre for v in versions]
+            k = 0 if own[0] else 1
+            joined = versions[k]
             is_tracked = any(v in self.tracked for v in versions)
-            for (block, _), v in zip(branches, versions):
-                if is_tracked and v in self.tracked:
-                    block.append(ir.Op([joined], "identity", {"x": ir.Var(v)}, {}, self.origin))
-                else:
-                    block.append(ir.Plain(f"{joined} = {v}", {joined}, self.origin))
+            block, v = branches[1 - k][0], versions[1 - k]
+            if own[1 - k]:
+                rename(block, v, joined)
+                if v in self.tracked:
+                    self.tracked.add(joined)
+            elif is_tracked and v in self.tracked:
+                block.append(ir.Op([joined], "identity", {"x": ir.Var(v)}, {}, self.origin))
+            else:
+                block.append(ir.Plain(f"{joined} = {v}", {joined}, self.origin))
             if is_tracked:
                 self.tracked.add(joined)
             merged[name] = joined
@@ -428,7 +448,10 @@ class Normaliser:
                 if opname is None:
                     raise self.src.error(node, f"secant cannot differentiate the method "
                                          f".{func.attr}() yet")
-                return self.op_call(node, opname, [func.value] + list(node.args))
+                args = list(node.args)
+                if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                return self.op_call(node, opname, [func.value] + args)
         obj = self._resolve(func)
         if obj is _UNRESOLVED:
             return self._inactive_call(node, func)
@@ -501,7 +524,7 @@ class Normaliser:
 
     def at_update(self, node, base_node, index_node, method):
         base = self.operand(base_node)
-        opname = {"set": "at_set", "add": "at_add"}.get(method)
+        opname = AT_METHODS.get(method)
         if len(node.args) != 1 or node.keywords:
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
@@ -509,7 +532,7 @@ class Normaliser:
             return self._inactive(node)
         if opname is None:
             raise self.src.error(node, f"the derivative of .at[...].{method}() is not "
-                                 "supported yet; use .set or .add")
+                                 f"supported yet; use one of {sorted(AT_METHODS)}")
         return self._emit(opname, {"a": base, "values": values},
                           {"idx": _index_src(index_node, self)},
                           f"{getattr(base, 'name', 'x')}_{method}")
@@ -530,6 +553,35 @@ class Normaliser:
 
 
 _UNRESOLVED = object()
+
+
+def rename(stmts, old, new):
+    """Rename the SSA name `old` to `new` throughout `stmts` (old is defined only there)."""
+    pattern = re.compile(rf"\b{re.escape(old)}\b")
+
+    def var(o):
+        if isinstance(o, ir.Var):
+            return ir.Var(new) if o.name == old else o
+        if isinstance(o, ir.Seq):
+            return ir.Seq(tuple(var(i) for i in o.items), o.kind)
+        return ir.Expr(pattern.sub(new, o.src))
+
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            s.targets = [new if t == old else t for t in s.targets]
+            s.operands = {k: var(v) for k, v in s.operands.items()}
+            s.statics = {k: pattern.sub(new, v) for k, v in s.statics.items()}
+        elif isinstance(s, ir.Plain):
+            s.code = pattern.sub(new, s.code)
+            s.defines = {new if d == old else d for d in s.defines}
+        elif isinstance(s, ir.If):
+            s.test = new if s.test == old else s.test
+            rename(s.body, old, new)
+            rename(s.orelse, old, new)
+        elif isinstance(s, ir.For):
+            s.iterable = new if s.iterable == old else s.iterable
+            s.carried = [tuple(new if n == old else n for n in c) for c in s.carried]
+            rename(s.body, old, new)
 
 
 def call_args(rendered):
@@ -565,8 +617,8 @@ def _is_static_query(obj):
 def _is_library(fn):
     """Library functions are resolved to ops; the derivative helpers are read like user code."""
     mod = getattr(fn, "__module__", "") or ""
-    return mod != "secant.ad.helpers" and mod.split(".")[0] in ("secant", "numpy", "math",
-                                                                 "builtins")
+    return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers") and \
+        mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
 
 
 def normalise(fn, active_params):

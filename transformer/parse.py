@@ -19,8 +19,9 @@ class SourceError(SecantError):
 class FunctionSource:
     """A function's syntax tree plus what name resolution needs."""
 
-    def __init__(self, fn, node, filename, first_line, lines, globals_, closure):
+    def __init__(self, fn, node, filename, first_line, lines, globals_, closure, indent=0):
         self.fn = fn
+        self.indent = indent          # columns removed by dedenting the source
         self.node = node              # gast.FunctionDef; its linenos count from 1 at first_line
         self.filename = filename
         self.first_line = first_line
@@ -41,7 +42,7 @@ class FunctionSource:
         return self.lines[i].strip() if 0 <= i < len(self.lines) else ""
 
     def error(self, node, message):
-        line, col = self.file_line(node), getattr(node, "col_offset", 0) + 1
+        line, col = self.file_line(node), getattr(node, "col_offset", 0) + 1 + self.indent
         return SourceError(f"{message}\n  at {self.filename}:{line}:{col}\n    {self.line_text(node)}")
 
     def resolve_name(self, name):
@@ -112,8 +113,10 @@ def function_source(fn):
         tree = gast.parse(text)
         node = tree.body[0]
         if not isinstance(node, gast.FunctionDef):
-            raise SourceError(f"cannot transform {fn.__qualname__}: expected a def, found "
-                              f"{type(node).__name__}")
+            what = "async def" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
+            raise SourceError(f"cannot transform {fn.__qualname__}: {what} is not supported\n"
+                              f"  at {filename}:{first_line}")
     node.decorator_list = []
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     return FunctionSource(fn, node, filename, first_line, text.splitlines(), fn.__globals__,
-                          _closure_values(fn))
+                          _closure_values(fn), indent)

@@ -25,7 +25,7 @@ from secant.numpy.conversion import asarray, convert, ensure_array
 
 
 class _OutOfBoundsError(SecantError, IndexError):
-    """A static integer index outside its dimension (NumPy and JAX raise IndexError too)."""
+    """An index that does not fit the array (NumPy and JAX raise IndexError too)."""
 
 
 # --- parsing an index into one entry per dimension ------------------------------------------------
@@ -199,7 +199,7 @@ class _Plan:
         arrays = {d: e for d, e in enumerate(entries) if not isinstance(e, slice)}
         for d, e in arrays.items():
             if isinstance(e, int):
-                arrays[d] = np.asarray(_static_int(e, shape[d], d))
+                arrays[d] = np.asarray(_static_int(e, shape[d], d), np.int32)
             elif shape[d] == 0:
                 raise _OutOfBoundsError(f"cannot index axis {d} of size 0 with an integer array"
                                         + where())

@@ -1,0 +1,446 @@
+"""More functions that generated derivative code calls by name (the rules of ad/vjp_rules.py that
+do not fit on one line): special functions, cumulative ops, sort, padding, slicing, dot_general,
+take and the `.at[...]` updates.
+
+Like ad/helpers.py they are written with secant.numpy / secant.lax in the subset of Python the
+transform reads (static `if`s on shapes and parameters, one return, no loops), so a derivative
+that calls them can be differentiated again; those marked `constant` compute masks or indices
+(no derivative) and are treated as constants.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
+                               unbroadcast, unreduce)
+
+index_exp = np.index_exp      # `index_exp[i, 1:3]`: an index as a value, for the `.at` rules
+
+
+@constant
+def inverse_permutation(permutation):
+    """The axes that undo transpose(x, permutation)."""
+    return tuple(int(i) for i in np.argsort(permutation))
+
+
+# --- special functions ------------------------------------------------------------------------------
+def trigamma(x):
+    """psi'(x), the derivative of digamma: the recurrence psi'(z) = psi'(z + 1) + 1/z**2 six
+    times, then the asymptotic series; the reflection formula below 1/2."""
+    reflect = x < 0.5
+    z = snp.where(reflect, 1 - x, x)
+    near = (1 / z ** 2 + 1 / (z + 1) ** 2 + 1 / (z + 2) ** 2 + 1 / (z + 3) ** 2
+            + 1 / (z + 4) ** 2 + 1 / (z + 5) ** 2)
+    w = z + 6
+    w2 = 1 / (w * w)
+    tail = (1 / w + w2 / 2
+            + w2 / w * (1 / 6 - w2 * (1 / 30 - w2 * (1 / 42 - w2 * (1 / 30 - w2 * 5 / 66)))))
+    direct = near + tail
+    reflected = (np.pi / snp.sin(np.pi * x)) ** 2 - direct
+    return snp.where(reflect, reflected, direct)
+
+
+def integer_pow_grad(t, x, y):
+    """Cotangent of x in lax.integer_pow(x, y) (y a static int)."""
+    if y == 0:
+        gx = snp.zeros_like(t)
+    elif y == 1:
+        gx = t
+    elif y == 2:
+        gx = 2 * x * t
+    else:
+        gx = t * y * lax.integer_pow(x, y - 1)
+    return gx
+
+
+# --- clip: jnp.clip(a, lo, hi) is minimum(maximum(a, lo), hi), so ties split as JAX splits them ---
+@constant
+def clip_share(a, a_min=None, a_max=None):
+    """The share of d clip(a, a_min, a_max) that goes to a."""
+    share = snp.ones_like(a)
+    inner = a
+    if a_min is not None:
+        share = max_share(a, a_min)
+        inner = snp.maximum(a, a_min)
+    if a_max is not None:
+        share = share * min_share(inner, a_max)
+    return share
+
+
+@constant
+def clip_share_min(a, a_min, a_max=None):
+    """The share that goes to the lower bound."""
+    share = max_share(a_min, a)
+    if a_max is not None:
+        share = share * min_share(snp.maximum(a, a_min), a_max)
+    return share
+
+
+@constant
+def clip_share_max(a, a_min, a_max):
+    """The share that goes to the upper bound."""
+    inner = a
+    if a_min is not None:
+        inner = snp.maximum(a, a_min)
+    return min_share(a_max, inner)
+
+
+# --- reductions -------------------------------------------------------------------------------------
+def _exclusive_cumprod(x):
+    """Products of the elements before each one along the last axis (1 for the first)."""
+    ones = snp.ones_like(x[..., :1])
+    return snp.concatenate([ones, snp.cumprod(x, axis=-1)[..., :-1]], axis=-1)
+
+
+@constant
+def _reduced_last(ndim, axis):
+    """(axis order putting the reduced axes last, number of kept axes)."""
+    axes = _axes(ndim, axis)
+    kept = tuple(i for i in range(ndim) if i not in axes)
+    return kept + axes, len(kept)
+
+
+def product_grad(t, a, axis=None, keepdims=False):
+    """Cotangent of a in prod(a, axis): t times the product of the *other* elements (from
+    exclusive products on both sides, so zeros in `a` are handled exactly, as in JAX)."""
+    if np.ndim(a) == 0:
+        ga = t * snp.ones_like(a)
+    else:
+        order, kept = _reduced_last(np.ndim(a), axis)
+        moved = snp.transpose(a, order)
+        flat = moved.reshape(np.shape(moved)[:kept] + (-1,))
+        left = _exclusive_cumprod(flat)
+        right = snp.flip(_exclusive_cumprod(snp.flip(flat, -1)), -1)
+        others = snp.transpose((left * right).reshape(np.shape(moved)),
+                               inverse_permutation(order))
+        ga = unreduce(t, a, axis, keepdims) * others
+    return ga
+
+
+# --- cumulative ops ---------------------------------------------------------------------------------
+def cumsum_grad(t, a, axis=None):
+    """Cotangent of a in cumsum(a, axis): the cumulative sum from the other end (axis=None
+    flattened `a`, so the cotangent takes a's shape back)."""
+    if axis is None:
+        ga = snp.flip(snp.cumsum(snp.flip(t))).reshape(np.shape(a))
+    else:
+        ga = snp.flip(snp.cumsum(snp.flip(t, axis), axis=axis), axis)
+    return ga
+
+
+def cumsum_transpose(t, axis=0, reverse=False):
+    """Cotangent of lax.cumsum: the cumulative sum taken the other way."""
+    return lax.cumsum(t, axis, not reverse)
+
+
+@constant
+def _cumprod_masks(a, axis):
+    """(before, first): before the first zero along `axis`; at the first zero."""
+    zeros_so_far = snp.cumsum((a == 0).astype(np.int32), axis=axis)
+    return zeros_so_far == 0, (a == 0) & (zeros_so_far == 1)
+
+
+def _cumprod_grad_axis(t, a, axis):
+    before, first = _cumprod_masks(a, axis)
+    a1 = snp.where(first, 1.0, a)
+    s = reverse_cumsum(t * snp.cumprod(a1, axis=axis), axis)
+    s_first = snp.sum(snp.where(first, s, 0.0), axis=axis, keepdims=True)
+    return snp.where(before, (s - s_first) / snp.where(before, a1, 1.0),
+                     snp.where(first, s, 0.0))
+
+
+def cumprod_grad(t, a, axis=None, reverse=False):
+    """Cotangent of a in cumprod(a, axis): exact with zeros in `a` (after the first zero only
+    that zero has a derivative)."""
+    if axis is None:
+        ga = _cumprod_grad_axis(t, snp.ravel(a), 0).reshape(np.shape(a))
+    elif reverse:
+        ga = snp.flip(_cumprod_grad_axis(snp.flip(t, axis), snp.flip(a, axis), axis), axis)
+    else:
+        ga = _cumprod_grad_axis(t, a, axis)
+    return ga
+
+
+@constant
+def _along_axis(idx, shape, axis):
+    """An index tuple addressing `idx` along `axis` and every position along the others."""
+    index = []
+    for d in range(len(shape)):
+        if d == axis:
+            index.append(idx)
+        else:
+            index.append(np.arange(shape[d]).reshape([-1 if e == d else 1
+                                                      for e in range(len(shape))]))
+    return tuple(index)
+
+
+@constant
+def _running_source(a, ans, axis):
+    """For each position, where along `axis` its running max/min came from: the last element up
+    to it that equals the running value there."""
+    n = np.shape(a)[axis]
+    positions = np.arange(n).reshape([-1 if d == axis else 1 for d in range(np.ndim(a))])
+    record = snp.where(a == ans, positions, 0)
+    return _along_axis(lax.cummax(record, axis), np.shape(a), axis)
+
+
+def cumextremum_grad(t, a, ans, axis=0, reverse=False):
+    """Cotangent of a in lax.cummax / lax.cummin: each output's cotangent goes to the element it
+    copies (on ties, the latest element equal to the running value)."""
+    axis = axis % np.ndim(a)
+    if reverse:
+        ga = snp.flip(snp.zeros_like(t).at[_running_source(snp.flip(a, axis), snp.flip(ans, axis),
+                                                           axis)].add(snp.flip(t, axis)), axis)
+    else:
+        ga = snp.zeros_like(t).at[_running_source(a, ans, axis)].add(t)
+    return ga
+
+
+# --- sort, take -------------------------------------------------------------------------------------
+@constant
+def _sort_index(a, axis, descending):
+    if axis is None:
+        index = snp.argsort(snp.ravel(a), descending=descending)
+    else:
+        index = _along_axis(snp.argsort(a, axis=axis, descending=descending), np.shape(a),
+                            axis % np.ndim(a))
+    return index
+
+
+def sort_grad(t, a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    """Cotangent of a in sort(a): the cotangent permuted back to where each element came from."""
+    if axis is None:
+        ga = snp.zeros_like(t).at[_sort_index(a, None, descending)].set(t).reshape(np.shape(a))
+    else:
+        ga = snp.zeros_like(t).at[_sort_index(a, axis, descending)].set(t)
+    return ga
+
+
+@constant
+def _take_index(indices, n, mode):
+    """take's indices as `.at` uses them: wrapped or clipped as take did, out of range -> n
+    (dropped by .at[...].add)."""
+    from secant.numpy.indexing import _index_dtype, _integer_indices, _moded, _take_mode
+    ind = _integer_indices(indices)
+    ind, valid = _moded(ind, n, _take_mode(mode, ind), _index_dtype([ind]))
+    if valid is not None:
+        ind = snp.where(valid, ind, n)
+    return ind
+
+
+def take_grad(t, a, indices, axis=None, mode=None, fill_value=None):
+    """Cotangent of a in take(a, indices, axis): the cotangent added back at the taken places."""
+    if axis is None:
+        ga = (snp.zeros(np.size(a), snp.result_type(a))
+              .at[_take_index(indices, np.size(a), mode)].add(t).reshape(np.shape(a)))
+    else:
+        axis = axis % np.ndim(a)
+        index = (slice(None),) * axis + (_take_index(indices, np.shape(a)[axis], mode),)
+        ga = snp.zeros(np.shape(a), snp.result_type(a)).at[index].add(t)
+    return ga
+
+
+@constant
+def _take_along_index(arr_shape, indices, axis, mode):
+    ind = _take_index(indices, arr_shape[axis], mode)
+    return _along_axis(ind, arr_shape, axis)
+
+
+@constant
+def _take_along_shape(arr_shape, t_shape, axis):
+    """arr's shape broadcast against the result's outside `axis`."""
+    shape = tuple(np.broadcast_shapes(arr_shape, t_shape))
+    return tuple(arr_shape[d] if d == axis else shape[d] for d in range(len(shape)))
+
+
+def take_along_axis_grad(t, arr, indices, axis, mode=None, fill_value=None):
+    """Cotangent of arr in take_along_axis(arr, indices, axis)."""
+    if axis is None:
+        ga = (snp.zeros(np.size(arr), snp.result_type(arr))
+              .at[_take_index(indices, np.size(arr), mode)].add(t).reshape(np.shape(arr)))
+    else:
+        axis = axis % np.ndim(arr)
+        full = _take_along_shape(np.shape(arr), np.shape(t), axis)
+        ga = unbroadcast(snp.zeros(full, snp.result_type(arr))
+                         .at[_take_along_index(full, indices, axis, mode)].add(t), arr)
+    return ga
+
+
+# --- .at[...].mul / .min / .max ----------------------------------------------------------------------
+@constant
+def at_share_operand(a, values, ans, index):
+    """x.at[i].max(v) / .min(v): the share of the result's cotangent that goes to x; ties
+    between x and the values landing on it split equally (as JAX)."""
+    hit_a = (a == ans).astype(snp.result_type(a))
+    hit_v = (values == ans[index]).astype(snp.result_type(a))
+    return hit_a / (hit_a + snp.zeros_like(hit_a).at[index].add(hit_v))
+
+
+@constant
+def at_share_values(a, values, ans, index):
+    """The share that goes to each value (of the shape of ans[index])."""
+    hit_a = (a == ans).astype(snp.result_type(a))
+    hit_v = (values == ans[index]).astype(snp.result_type(a))
+    count = hit_a + snp.zeros_like(hit_a).at[index].add(hit_v)
+    return hit_v / count[index]
+
+
+# --- padding, slicing, broadcasting, reshaping (lax) --------------------------------------------------
+@constant
+def _pad_slices(shape, pad_width):
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(shape), 2)).tolist()
+    return tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
+
+
+def unpad(t, array, pad_width):
+    """Cotangent of array in snp.pad(array, pad_width): the middle of the cotangent."""
+    return t[_pad_slices(np.shape(array), pad_width)]
+
+
+def lax_unpad(t, padding_config):
+    """Cotangent of the operand of lax.pad: undo the edges (negative padding), then keep every
+    (interior + 1)-th element."""
+    unpadded = lax.pad(t, 0.0, [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    return lax.slice(unpadded, [0] * np.ndim(t), np.shape(unpadded),
+                     [interior + 1 for _, _, interior in padding_config])
+
+
+@constant
+def _slice_pads(operand_shape, t_shape, start_indices, limit_indices, strides):
+    if strides is None or all(s == 1 for s in strides):
+        return [(s, n - lim, 0) for s, n, lim in zip(start_indices, operand_shape, limit_indices)]
+    real_limits = [s + (0 if m == 0 else 1 + (m - 1) * st)
+                   for s, m, st in zip(start_indices, t_shape, strides)]
+    return [(s, n - lim, st - 1)
+            for s, n, lim, st in zip(start_indices, operand_shape, real_limits, strides)]
+
+
+def slice_transpose(t, operand, start_indices, limit_indices, strides=None):
+    """Cotangent of operand in lax.slice: the cotangent padded with zeros back to full size."""
+    return lax.pad(t, 0.0, _slice_pads(np.shape(operand), np.shape(t), start_indices,
+                                       limit_indices, strides))
+
+
+@constant
+def _broadcast_in_dim_axes(t_shape, operand_shape, broadcast_dimensions):
+    """The axes broadcast_in_dim added or stretched."""
+    dims = tuple(broadcast_dimensions)
+    return tuple(d for d in range(len(t_shape)) if d not in dims) + tuple(
+        d for k, d in enumerate(dims) if operand_shape[k] == 1 and t_shape[d] != 1)
+
+
+def unbroadcast_in_dim(t, operand, broadcast_dimensions):
+    """Cotangent of operand in lax.broadcast_in_dim: sum over the new and the stretched axes."""
+    summed = _broadcast_in_dim_axes(np.shape(t), np.shape(operand), broadcast_dimensions)
+    if summed:
+        t = snp.sum(t, axis=summed)
+    return t.reshape(np.shape(operand))
+
+
+@constant
+def _permuted(shape, dimensions):
+    return tuple(shape[d] for d in dimensions)
+
+
+def lax_reshape_grad(t, operand, dimensions=None):
+    """Cotangent of operand in lax.reshape(operand, new_sizes, dimensions)."""
+    if dimensions is None:
+        ga = t.reshape(np.shape(operand))
+    else:
+        ga = snp.transpose(t.reshape(_permuted(np.shape(operand), dimensions)),
+                           inverse_permutation(dimensions))
+    return ga
+
+
+# --- dot_general and tensordot ---------------------------------------------------------------------
+@constant
+def _ranges_like(*xs):
+    start, out = 0, []
+    for x in xs:
+        out.append(tuple(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+@constant
+def _remaining(n, *removed):
+    gone = set(i for r in removed for i in r)
+    return tuple(i for i in range(n) if i not in gone)
+
+
+@constant
+def _dot_general_lhs_plan(x_ndim, y_ndim, dimension_numbers, swap_ans):
+    """(dimension numbers, permutation) giving x's cotangent from the result's (JAX's rule)."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_contract, y_contract = tuple(x_contract), tuple(y_contract)
+    x_batch, y_batch = tuple(x_batch), tuple(y_batch)
+    x_kept = _remaining(x_ndim, x_contract, x_batch)
+    y_kept = _remaining(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, y_kept), (ans_batch, y_batch))
+    x_contract_sorted_by_y = tuple(x_contract[i] for i in np.argsort(y_contract))
+    perm = tuple(int(i) for i in np.argsort(x_batch + x_kept + x_contract_sorted_by_y))
+    return dims, perm
+
+
+def _same_dtype(y, t):
+    if snp.result_type(y) != snp.result_type(t):
+        y = y.astype(snp.result_type(t))
+    return y
+
+
+def dot_general_grad_lhs(t, lhs, rhs, dimension_numbers, precision=None,
+                         preferred_element_type=None):
+    """Cotangent of lhs in lax.dot_general(lhs, rhs, dimension_numbers)."""
+    dims, perm = _dot_general_lhs_plan(np.ndim(lhs), np.ndim(rhs), dimension_numbers, False)
+    g = lax.transpose(lax.dot_general(t, _same_dtype(rhs, t), dims), perm)
+    return _same_dtype(g, lhs)
+
+
+@constant
+def _swapped_dimension_numbers(dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    return (rc, lc), (rb, lb)
+
+
+def dot_general_grad_rhs(t, lhs, rhs, dimension_numbers, precision=None,
+                         preferred_element_type=None):
+    """Cotangent of rhs in lax.dot_general(lhs, rhs, dimension_numbers)."""
+    dims, perm = _dot_general_lhs_plan(np.ndim(rhs), np.ndim(lhs),
+                                       _swapped_dimension_numbers(dimension_numbers), True)
+    g = lax.transpose(lax.dot_general(t, _same_dtype(lhs, t), dims), perm)
+    return _same_dtype(g, rhs)
+
+
+@constant
+def _tensordot_dims(a_ndim, b_ndim, axes):
+    """tensordot's `axes` as dot_general dimension numbers (no batch dimensions)."""
+    if isinstance(axes, int):
+        dims = ((tuple(range(a_ndim - axes, a_ndim)), tuple(range(axes))), ((), ()))
+    else:
+        a_axes, b_axes = axes
+        a_axes = (a_axes,) if isinstance(a_axes, int) else tuple(a_axes)
+        b_axes = (b_axes,) if isinstance(b_axes, int) else tuple(b_axes)
+        dims = ((tuple(i % a_ndim for i in a_axes), tuple(i % b_ndim for i in b_axes)),
+                ((), ()))
+    return dims
+
+
+def tensordot_grad_a(t, a, b, axes=2):
+    """Cotangent of a in tensordot(a, b, axes): tensordot is a dot_general without batch axes."""
+    return dot_general_grad_lhs(t, a, b, _tensordot_dims(np.ndim(a), np.ndim(b), axes))
+
+
+def tensordot_grad_b(t, a, b, axes=2):
+    return dot_general_grad_rhs(t, a, b, _tensordot_dims(np.ndim(a), np.ndim(b), axes))
+
+
+NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "clip_share", "clip_share_min",
+         "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
+         "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
+         "at_share_operand", "at_share_values", "unpad", "lax_unpad", "slice_transpose",
+         "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
+         "tensordot_grad_a", "tensordot_grad_b")
