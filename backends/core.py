@@ -88,13 +88,14 @@ def register(prim):
 
 class Tracer:
     """A value inside a jit trace: its aval and the SSA name of the StableHLO value holding it."""
-    __slots__ = ("_trace", "aval", "name", "__weakref__")
+    __slots__ = ("_trace", "aval", "name", "_body", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, trace, aval, name):
+    def __init__(self, trace, aval, name, body=None):
         self._trace = trace
         self.aval = aval
         self.name = name
+        self._body = body         # the function body or region that defines the value
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)

@@ -1,5 +1,6 @@
 """The jit trace: Tracers record each primitive as StableHLO text into one `func.func public @main`,
 each op tagged with `loc("file":line:col)` of the user's line that produced it."""
+import contextlib
 import re
 
 import numpy as np
@@ -35,6 +36,14 @@ class LeakedTracerError(SecantError, TypeError):
     pass
 
 
+_active = []      # the traces being built now, innermost last
+
+
+def active_trace():
+    """The trace jit is building right now, or None in eager code."""
+    return _active[-1] if _active else None
+
+
 class Trace:
     """One function being traced: its parameters, body, and constants."""
 
@@ -43,17 +52,42 @@ class Trace:
         self.body = Body()
         self.params = []
         self._consts = {}
+        self._open = [self.body]      # the function body and the regions being traced in it
 
     def new_arg(self, aval):
-        t = Tracer(self, aval, f"%arg{len(self.params)}")
+        t = Tracer(self, aval, f"%arg{len(self.params)}", self._open[0])
         self.params.append(t)
         return t
+
+    @contextlib.contextmanager
+    def activate(self):
+        """Mark this trace as the one being built (loops then stage instead of unrolling)."""
+        _active.append(self)
+        try:
+            yield self
+        finally:
+            _active.pop()
+
+    @contextlib.contextmanager
+    def region(self, arg_avals=()):
+        """Trace into a nested region (a branch, a loop body): ops go to a new Body whose block
+        arguments are `arg_avals`; values of enclosing bodies stay usable (implicit capture)."""
+        parent = self.body
+        body = Body(parent.namer, parent.indent + "    ")
+        args = [Tracer(self, a, body.fresh(), body) for a in arg_avals]
+        self.body = body
+        self._open.append(body)
+        try:
+            yield body, args
+        finally:
+            self._open.pop()
+            self.body = parent
 
     def const(self, value, aval):
         """A concrete operand (a closed-over array, a Python scalar) becomes a constant op."""
         key = None
         if type(value) is core._Array or isinstance(value, np.ndarray):
-            key = (id(value), aval)
+            key = (id(self.body), id(value), aval)
             hit = self._consts.get(key)
             if hit is not None and hit[0] is value:
                 return hit[1]
@@ -70,13 +104,14 @@ class Trace:
             return x
         aval = aval_of(x)
         self.body.loc = current_loc()
-        return Tracer(self, aval, self.const(x, aval))
+        return Tracer(self, aval, self.const(x, aval), self.body)
 
     def _check(self, t):
-        if t._trace is not self:
+        if t._trace is not self or (t._body is not None and t._body not in self._open):
             raise LeakedTracerError(
-                "a traced value from another jit trace was used here (it escaped its function, e.g. "
-                "stored in a global or a closure, or came from an outer trace)" + where())
+                "a traced value was used outside the function or branch/loop body that made it "
+                "(it escaped, e.g. stored in a global or a closure, or came from another jit "
+                "trace)" + where())
 
     def emit(self, prim, args, params):
         from secant.backends.lowering import LOWERINGS  # noqa: F401 (registers all)
@@ -107,8 +142,8 @@ class Trace:
             raise SecantError(f"primitive {prim.name} has no StableHLO lowering")
         res = lower(self.body, avals, outs if prim.multiple_results else outs[0], *names, **params)
         if prim.multiple_results:
-            return [Tracer(self, o, r) for o, r in zip(outs, res)]
-        return Tracer(self, outs[0], res)
+            return [Tracer(self, o, r, self.body) for o, r in zip(outs, res)]
+        return Tracer(self, outs[0], res, self.body)
 
     def module(self, outs):
         """The module text for `outs` (a flat list of Tracers or concrete values)."""

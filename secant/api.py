@@ -230,7 +230,8 @@ class JitFunction:
             call_args = [args[i] if i in self._static_nums else next(it) for i in range(len(args))]
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
-        out = self._fun(*call_args, **call_kwargs)
+        with trace.activate():
+            out = self._fun(*call_args, **call_kwargs)
         out_leaves, out_tree = _flatten(out)
         for o in out_leaves:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):

@@ -282,6 +282,18 @@ def dynamic_update_slice(operand, update, start_indices):
     return st.dynamic_update_slice_p.bind(operand, update, *_index_scalars(start_indices))
 
 
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """operand with its slice `index` along `axis` replaced by `update`."""
+    operand = ensure_array(operand)
+    axis = _axis(axis, operand.ndim)
+    update = ensure_array(update)
+    if update.ndim == operand.ndim - 1:
+        update = expand_dims(update, (axis,))
+    starts = [0] * operand.ndim
+    starts[axis] = index
+    return dynamic_update_slice(operand, update, starts)
+
+
 def concatenate(operands, dimension):
     operands = [ensure_array(x) for x in operands]
     if not operands:
@@ -402,3 +414,6 @@ for _name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_m
 def stop_gradient(x):
     """Identity on values; marks every array leaf of the pytree `x` as having zero derivative."""
     return tree_util.tree_map(ensure_array, x)
+
+
+from secant.lax_control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402,F401

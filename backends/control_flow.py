@@ -1,0 +1,122 @@
+"""Structured control flow under jit: conditionals and while loops traced into StableHLO
+regions (`stablehlo.if`/`case`, `stablehlo.while`), never unrolled.
+
+The branch and body functions are Python callables over pytrees; each is traced once into its
+region, whose ops may use values of the enclosing body directly (StableHLO's implicit capture).
+Eager code never comes here: secant.lax runs plain Python when values are concrete.
+"""
+from secant.backends import dtypes
+from secant.backends.core import Tracer
+from secant.backends.emitter import ttype
+from secant.backends.errors import SecantTypeError, where
+
+
+def _flat(tree):
+    from secant.tree_util import tree_flatten
+    return tree_flatten(tree)
+
+
+def _region_outputs(trace, out, what):
+    leaves, treedef = _flat(out)
+    outs = []
+    for leaf in leaves:
+        if not (isinstance(leaf, Tracer) or hasattr(leaf, "dtype")
+                or isinstance(leaf, (bool, int, float, complex))):
+            raise SecantTypeError(f"{what} returned a {type(leaf).__name__}; it must return arrays "
+                                  f"or pytrees of arrays{where()}")
+        outs.append(trace.lift(leaf))
+    return outs, treedef
+
+
+def _describe(treedef, avals):
+    return f"{treedef} with " + ", ".join(a.str_short() for a in avals)
+
+
+def _return(body, values):
+    if values:
+        body.line(f"stablehlo.return {', '.join(v.name for v in values)} : "
+                  f"{', '.join(ttype(v.aval) for v in values)}")
+    else:
+        body.line("stablehlo.return")
+
+
+def _region_text(body, block_args=()):
+    head = ""
+    if block_args:
+        head = (body.indent[:-2] + "^bb0(" + ", ".join(f"{a.name}: {ttype(a.aval)}"
+                                                       for a in block_args) + "):\n")
+    return "{\n" + head + body.text() + "\n" + body.indent[:-4] + "}"
+
+
+def _result_names(parent, op_text, avals):
+    if len(avals) == 1:
+        return [parent.op(op_text)]
+    if not avals:
+        parent.line(op_text)
+        return []
+    return parent.op_multi(op_text, len(avals))
+
+
+def cond(trace, index, branches, operands):
+    """Trace `branches[index](*operands)` as a StableHLO conditional; returns the output pytree.
+    `index` is a traced bool (two branches: true first) or int32 scalar."""
+    regions, results = [], []
+    for k, fn in enumerate(branches):
+        with trace.region() as (body, _):
+            outs, treedef = _region_outputs(trace, fn(*operands), "a branch")
+            _return(body, outs)
+        regions.append(body)
+        results.append((treedef, [o.aval for o in outs]))
+    treedef, avals = results[0]
+    for other_tree, other_avals in results[1:]:
+        same = other_tree == treedef and all(
+            (a.shape, a.dtype) == (b.shape, b.dtype) for a, b in zip(avals, other_avals))
+        if not same:
+            raise SecantTypeError(
+                "the branches of cond/switch must return the same structure, shapes and dtypes; "
+                f"got {_describe(treedef, avals)} and {_describe(other_tree, other_avals)}"
+                + where())
+    avals = [a.update(weak_type=all(r[1][i].weak_type for r in results))
+             for i, a in enumerate(avals)]
+    index = trace.lift(index)
+    parent = trace.body
+    results_t = ", ".join(ttype(a) for a in avals)
+    region_src = ", ".join(_region_text(r) for r in regions)
+    if index.aval.dtype == dtypes.bool_:
+        op = f'"stablehlo.if"({index.name}) ({region_src}) : ({ttype(index.aval)}) -> ({results_t})'
+    else:
+        op = (f'"stablehlo.case"({index.name}) ({region_src}) : ({ttype(index.aval)}) -> '
+              f"({results_t})")
+    names = _result_names(parent, op, avals)
+    return treedef.unflatten([Tracer(trace, a, n, parent) for a, n in zip(avals, names)])
+
+
+def while_loop(trace, cond_fun, body_fun, init):
+    """Trace a StableHLO while loop over the pytree `init` (the loop carry)."""
+    leaves, treedef = _flat(init)
+    init_t = [trace.lift(leaf) for leaf in leaves]
+    avals = [t.aval for t in init_t]
+    with trace.region(avals) as (cbody, cargs):
+        pred = cond_fun(treedef.unflatten(cargs))
+        pred = trace.lift(pred)
+        if pred.aval.shape != () or pred.aval.dtype != dtypes.bool_:
+            raise SecantTypeError("cond_fun must return a boolean scalar, got "
+                                  f"{pred.aval.str_short()}{where()}")
+        _return(cbody, [pred])
+    with trace.region(avals) as (bbody, bargs):
+        outs, out_tree = _region_outputs(trace, body_fun(treedef.unflatten(bargs)), "body_fun")
+        if out_tree != treedef or any((o.aval.shape, o.aval.dtype) != (a.shape, a.dtype)
+                                      for o, a in zip(outs, avals)):
+            raise SecantTypeError(
+                "the loop carry must keep its structure, shapes and dtypes: it entered as "
+                f"{_describe(treedef, avals)} and body_fun returned "
+                f"{_describe(out_tree, [o.aval for o in outs])}" + where())
+        _return(bbody, outs)
+    parent = trace.body
+    types = ", ".join(ttype(a) for a in avals)
+    op = (f'"stablehlo.while"({", ".join(t.name for t in init_t)}) '
+          f"({_region_text(cbody, cargs)}, {_region_text(bbody, bargs)}) : ({types}) -> "
+          f"({types})")
+    names = _result_names(parent, op, avals)
+    return treedef.unflatten([Tracer(trace, a, n, parent) for a, n in zip(avals, names)])
+
