@@ -327,15 +327,16 @@ class ReverseBuilder:
             ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: _src(v) for k, v in op.operands.items()})
-        targets = []
-        for k in keys:
+        targets, seen = [], set()
+        for k in keys:          # the same variable twice (g(y, y)): the second one is a temp
             var = op.operands[k].name
-            targets.append(self.bar_name(var) if var not in self.bars
+            targets.append(self.bar_name(var) if var not in self.bars and var not in seen
                            else self.names.fresh(f"{var}_bar"))
+            seen.add(var)
         self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
         for k, t in zip(keys, targets):
             var = op.operands[k].name
-            if var in self.bars:
+            if var in self.bars and self.bars[var] != t:
                 self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
             else:
                 self.bars[var] = t
