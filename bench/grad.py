@@ -5,9 +5,9 @@ hand-written NumPy, jit(grad) against jax.jit(jax.grad). Prints numbers; not a t
 
 autograd and jax are optional benchmark-only dependencies (`pip install autograd`); their
 columns are left out when they are not importable."""
+import gc
 import importlib.util
 import statistics
-import sys
 import tempfile
 import time
 
@@ -15,7 +15,7 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
-from secant import transforms
+from secant import transforms, tree_util
 from secant.backends.errors import SecantError
 import grad_programs as progs
 from timing import import_jax, once_ms, per_call_us
@@ -85,30 +85,38 @@ def straight_line_source(n):
     return "\n".join(lines) + "\n"
 
 
-def transform_ms(fn, repeat):
+def transform_ms(fn, repeat, collect=True):
     """Median time of a full generate() (source, normalise, reverse, codegen, load)."""
     times = []
     for _ in range(repeat):
         transforms._generated.clear()
-        start = time.perf_counter()
-        transforms.generate(fn, (0, 1), "grad")
-        times.append(time.perf_counter() - start)
+        gc.collect()
+        if not collect:
+            gc.disable()
+        try:
+            start = time.perf_counter()
+            transforms.generate(fn, (0, 1), "grad")
+            times.append(time.perf_counter() - start)
+        finally:
+            gc.enable()
     transforms._generated.clear()
     return statistics.median(times) * 1e3
 
 
 def bench_transform(tmpdir):
-    print("grad: transformation time of straight-line functions (generate, cache cleared)")
+    print("grad: transformation time of straight-line functions (generate, cache cleared);")
+    print("      'no gc': the same with Python's cyclic garbage collector paused")
     for n, repeat in ((10, 21), (100, 11), (1000, 5)):
         fn = load_source(straight_line_source(n), "f", tmpdir, f"straight_{n}")
         ms = transform_ms(fn, repeat)
+        ms_nogc = transform_ms(fn, repeat, collect=False)
         gen = transforms.generate(fn, (0, 1), "grad")
         out_lines = len(secant.source(gen).splitlines())
         x = np.linspace(-1, 1, 4, dtype=np.float32)
         gen(x, x)    # the generated function runs
         transforms._generated.clear()
-        print(f"  {n:5d} statements   {ms:9.2f} ms   {ms / n * 1e3:8.1f} µs/statement"
-              f"   ({out_lines} generated lines)")
+        print(f"  {n:5d} statements  {ms:9.2f} ms  {ms / n * 1e3:7.1f} µs/statement"
+              f"   no gc {ms_nogc / n * 1e3:7.1f} µs/statement   ({out_lines} generated lines)")
 
 
 # --- eager: chain of 50 sines ---------------------------------------------------------------------
@@ -200,7 +208,9 @@ def bench_mlp_eager():
     _close(g(params, x, y), want)
     n_lines = len(secant.source(g).splitlines())
     print(f"  generated gradient: {n_lines} lines")
+    sparams, sx, sy = (tree_util.tree_map(snp.asarray, a) for a in (params, x, y))
     cands = [("secant.grad (eager)", lambda: g(params, x, y)),
+             ("secant.grad, secant.Array inputs", lambda: g(sparams, sx, sy)),
              ("hand-written NumPy", lambda: progs.mlp_loss_grad_numpy(params, x, y))]
     autograd, anp = import_autograd()
     if autograd is not None:
@@ -244,6 +254,10 @@ def bench_mlp_jit():
 
 
 def main():
+    import os
+    threads = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+    print(f"grad benchmarks ({os.cpu_count()} CPUs, BLAS threads: {threads or 'default'}; "
+          "best of interleaved rounds)")
     with tempfile.TemporaryDirectory(prefix="secant_bench_grad_") as tmpdir:
         bench_transform(tmpdir)
         print()
@@ -255,5 +269,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     main()

@@ -69,6 +69,7 @@ UNARY = {
     "logistic": (["lax.logistic({a})"], _logistic),
     "square": (["{m}.square({a})", "{a} * {a}", "{a} ** 2"], np.square),
     "neg": (["-{a}", "{m}.negative({a})"], np.negative),
+    "cube": (["{a} ** 3", "{m}.power({a}, 3)"], lambda a: a ** 3),
 }
 BINARY = {
     "add": (["{a} + {b}", "{m}.add({a}, {b})"], np.add),
@@ -109,12 +110,12 @@ def _matmul_shape(sa, sb):
 
 
 @st.composite
-def programs(draw):
+def programs(draw, max_ndim=3):
     """A random straight-line program: inputs x, y (broadcastable) and w (square, for matmul),
     then steps whose operands are chosen among the values already defined, by tracked shape.
 
     Returns (source text, numpy interpreter, input shapes)."""
-    ndim = draw(st.integers(0, 3))
+    ndim = draw(st.integers(0, max_ndim))
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
     k = draw(st.integers(0, ndim))
     shape_y = tuple(d if draw(st.booleans()) else 1 for d in shape[k:])
@@ -259,6 +260,45 @@ def test_grad_matches_finite_differences(program, seed):
         f, args, fd = _prepare(program, seed)
         grads = secant.grad(f, argnums=(0, 1, 2))(*args)
         check_close(grads, fd, "eager grad")
+
+
+@given(programs(), st.integers(0, 2 ** 32 - 1),
+       st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True))
+def test_grad_of_some_arguments(program, seed, argnums):
+    """Any subset of the arguments, in any order (activity analysis drops the others)."""
+    with enable_x64():
+        f, args, fd = _prepare(program, seed)
+        got = secant.grad(f, argnums=tuple(argnums))(*args)   # a tuple, even of one (JAX)
+        assert isinstance(got, tuple) and len(got) == len(argnums)
+        if len(argnums) == 1:
+            np.testing.assert_array_equal(np.asarray(secant.grad(f, argnums=argnums[0])(*args)),
+                                          np.asarray(got[0]))
+        for i, g in zip(argnums, got):
+            np.testing.assert_allclose(np.asarray(g), fd[i], rtol=1e-5,
+                                       atol=1e-6 * (1 + np.max(np.abs(fd[i]), initial=0)),
+                                       err_msg=f"d/d{'xyw'[i]} with argnums={argnums}")
+
+
+@given(programs(max_ndim=0), st.integers(0, 2 ** 32 - 1), st.sampled_from([0, 1]))
+def test_second_order_matches_finite_differences_of_grad(program, seed, argnum):
+    """grad(grad(f)) for random scalar programs: central differences of the (already checked)
+    first derivative."""
+    source, reference, shapes = program
+    with enable_x64():
+        f, args, _ = _prepare(program, seed)
+        df = secant.grad(f, argnums=argnum)
+        d2f = secant.grad(df, argnums=argnum)
+        h = 1e-5 * max(1.0, abs(float(args[argnum])))
+        up, down = list(args), list(args)
+        up[argnum] = args[argnum] + h
+        down[argnum] = args[argnum] - h
+        # no kink of maximum between the two points (first derivatives jump there)
+        for point in (up, down):
+            assume(all(np.all((gap == 0) | (gap > 1e-3)) for gap in reference(*point)[1]))
+        want = (float(df(*up)) - float(df(*down))) / (2 * h)
+        got = d2f(*args)
+        assert np.shape(got) == ()
+        np.testing.assert_allclose(float(got), want, rtol=1e-4, atol=1e-5 * (1 + abs(want)))
 
 
 @given(programs(), st.integers(0, 2 ** 32 - 1))
