@@ -207,6 +207,11 @@ def grad_of_fields(tree, fields=None, **attrs):
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)
+    if hasattr(tree, "shape") and not attrs:        # an array read at integer indices
+        out = snp.zeros_like(tree)
+        for k, g in fields.items():
+            out = out.at[k].add(g)
+        return out
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
                           f"field; use dicts, lists, tuples or namedtuples of arrays{where()}")
 

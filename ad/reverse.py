@@ -14,7 +14,7 @@ from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.codegen.naming import Names
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
-from secant.transformer.ops import OPS
+from secant.transformer.ops import CONTROL_FLOW, OPS
 
 
 class Line:
@@ -39,7 +39,9 @@ def _src(o):
         return o.name
     if isinstance(o, ir.Seq):
         inner = ", ".join(_src(i) for i in o.items)
-        return f"({inner},)" if o.kind == "tuple" else f"[{inner}]"
+        if o.kind == "tuple":
+            return f"({inner},)" if len(o.items) == 1 else f"({inner})"
+        return f"[{inner}]"
     return o.as_operand()
 
 
@@ -104,6 +106,8 @@ class ReverseBuilder:
             self.origin = s.origin
             if isinstance(s, ir.Plain):
                 self.emit(s.code)
+            elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
+                self.forward_control_flow(s)
             elif isinstance(s, ir.Op):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
             elif isinstance(s, ir.For):
@@ -245,6 +249,7 @@ class ReverseBuilder:
                 self.flush_fields(t, p)
         gs = [self.bars.get(t) for t in op.targets]
         if all(g is None for g in gs):
+            self._plain_forward(op)
             return
         self.comment(op.origin)
         if op.op in SPECIAL:
@@ -293,6 +298,151 @@ class ReverseBuilder:
             if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p):
                 expr = f"unbroadcast({expr}, {operand.name})"
             self.accumulate(operand.name, expr)
+
+    # --- secant.lax control flow -------------------------------------------------------------
+    def forward_control_flow(self, op):
+        """cond, switch and map run as written; fori_loop and scan also keep the carry each
+        step started from (`<target>_carries`), which their reverse pass replays."""
+        targets = ", ".join(op.targets)
+        if op.op in ("fori_loop", "scan"):
+            if not hasattr(op, "carries"):
+                op.carries = self.names.fresh(f"{op.targets[0]}_carries")
+                op.forward_lines = []
+            pattern = targets if len(op.targets) == 1 else f"({targets})"
+            st, d = op.statics, op.operands
+            if op.op == "fori_loop":
+                call = (f"fori_loop_with_carries({st['lower']}, {st['upper']}, "
+                        f"{st['functions'][0]}, {_src(d['init'])})")
+            else:
+                extra = "".join(f", {k}={st[k]}" for k in ("length", "reverse") if k in st)
+                call = f"scan_with_carries({st['functions'][0]}, {_src(d['init'])}, " \
+                       f"{_src(d['xs'])}{extra})"
+            self.emit(f"{pattern}, {op.carries} = {call}")
+            op.forward_lines.append(self.lines[-1])
+        else:
+            self.emit(f"{targets} = {op.statics['forward']}")
+
+    def _plain_forward(self, op):
+        """No cotangent reached the loop: its forward lines need no saved carries."""
+        for ln in getattr(op, "forward_lines", ()):
+            plain = Line(f"{', '.join(op.targets)} = {op.statics['forward']}", ln.indent,
+                         origin=ln.origin)
+            ln.code, ln.uses, ln.defines = plain.code, plain.uses, plain.defines
+
+    def _output_cotangent(self, op, gs):
+        if len(gs) == 1:
+            return gs[0]
+        return "(" + ", ".join(g if g else f"zeros_like_tree({t})"
+                               for g, t in zip(gs, op.targets)) + ")"
+
+    def _bar_pattern(self, operand, pending):
+        """The unpacking target for an operand's cotangent: its bar name (or a temporary when it
+        already has one, added afterwards), a tuple of them, or `_` for a constant."""
+        if isinstance(operand, ir.Var):
+            var = operand.name
+            if var in self.bars or var in pending:
+                t = self.names.fresh(f"{var}_bar")
+            else:
+                t = self.bar_name(var)
+            pending.append((var, t))
+            return t
+        if isinstance(operand, ir.Seq):
+            inner = [self._bar_pattern(i, pending) for i in operand.items]
+            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+        return "_"
+
+    def _assign_bars(self, patterns, pending, call):
+        self.emit(f"{', '.join(patterns)} = {call}")
+        for var, t in pending:
+            if var in self.bars and self.bars[var] != t:
+                self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
+            else:
+                self.bars[var] = t
+
+    def _vjps(self, op, positions):
+        return [self.vjp_of_callee(fn, tuple(positions)) for fn in op.callee]
+
+    @staticmethod
+    def _closed_args(op, keyword):
+        closed = [_src(c) for c in op.operands["closed"].items]
+        consts = [_src(c) for c in op.operands["consts"].items]
+        if not keyword:
+            return closed + consts
+        out = ""
+        for name, items in (("closed", closed), ("consts", consts)):
+            if items:
+                out += f", {name}=({', '.join(items)},)"
+        return out
+
+    def reverse_cond(self, op, gs):
+        """An adjoint conditional on the same predicate: each branch's generated vjp, called on
+        the output's cotangent and the operands, returns the operands' cotangents (zeros for
+        operands a branch does not use) and those of the values the branches close over."""
+        operands = op.operands["operands"].items
+        n = len(operands)
+        closed = op.operands["closed"].items
+        positions = [i for i, o in enumerate(operands) if _has_var(o)] + \
+            [n + j for j in range(len(closed))]
+        vjps = self._vjps(op, positions)
+        pending = []
+        patterns = [self._bar_pattern(operands[p], pending) if p < n
+                    else self._bar_pattern(closed[p - n], pending) for p in positions]
+        args = ", ".join([self._output_cotangent(op, gs)] + [_src(o) for o in operands]
+                         + self._closed_args(op, False))
+        if op.op == "cond":
+            call = f"lax.cond({op.statics['pred']}, {vjps[0]}, {vjps[1]}, {args})"
+        else:
+            call = f"lax.switch({op.statics['index']}, [{', '.join(vjps)}], {args})"
+        self._assign_bars(patterns, pending, call)
+
+    reverse_switch = reverse_cond
+
+    def reverse_fori_loop(self, op, gs):
+        """A reverse loop over the saved carries calling the body's generated vjp."""
+        closed = op.operands["closed"].items
+        vjp, = self._vjps(op, [1] + [2 + j for j in range(len(closed))])
+        pending = []
+        patterns = [self._bar_pattern(op.operands["init"], pending)] + \
+            [self._bar_pattern(c, pending) for c in closed]
+        st = op.statics
+        call = (f"fori_loop_vjp({st['lower']}, {st['upper']}, {vjp}, "
+                f"{self._output_cotangent(op, gs)}, {op.carries}{self._closed_args(op, True)})")
+        self._assign_bars(patterns, pending, call)
+
+    def reverse_scan(self, op, gs):
+        closed = op.operands["closed"].items
+        xs = op.operands["xs"]
+        wrt_xs = _has_var(xs)
+        positions = [0] + ([1] if wrt_xs else []) + [2 + j for j in range(len(closed))]
+        vjp, = self._vjps(op, positions)
+        pending = []
+        patterns = [self._bar_pattern(op.operands["init"], pending)] + \
+            ([self._bar_pattern(xs, pending)] if wrt_xs else []) + \
+            [self._bar_pattern(c, pending) for c in closed]
+        if len(op.targets) == 1:
+            ct = gs[0]
+        else:
+            ct = self._output_cotangent(op, gs)
+        extra = self._closed_args(op, True)
+        if "reverse" in op.statics:
+            extra += f", reverse={op.statics['reverse']}"
+        if wrt_xs:
+            extra += ", wrt_xs=True"
+        call = f"scan_vjp({vjp}, {ct}, {op.carries}, {_src(xs)}{extra})"
+        self._assign_bars(patterns, pending, call)
+
+    def reverse_map(self, op, gs):
+        closed = op.operands["closed"].items
+        xs = op.operands["xs"]
+        wrt_xs = _has_var(xs)
+        positions = ([0] if wrt_xs else []) + [1 + j for j in range(len(closed))]
+        vjp, = self._vjps(op, positions)
+        pending = []
+        patterns = ([self._bar_pattern(xs, pending)] if wrt_xs else []) + \
+            [self._bar_pattern(c, pending) for c in closed]
+        extra = self._closed_args(op, True) + ("" if wrt_xs else ", wrt_xs=False")
+        call = f"map_vjp({vjp}, {gs[0]}, {_src(xs)}{extra})"
+        self._assign_bars(patterns, pending, call)
 
     def _special_case(self, op):
         """Rules that read better for a common special case: z = x * x, z = x ** 3."""
@@ -391,7 +541,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
         if not (isinstance(result, ir.Seq) and len(result.items) == 2):
             raise ValueError("has_aux=True needs the function to return a pair (output, aux)")
         result, aux = result.items
-    b.lines.append(Line("", 1, "blank"))
+    if b.lines:
+        b.lines.append(Line("", 1, "blank"))
     b.origin = fn.result.origin
     b.comment(fn.result.origin)
     out_bar_param = None
@@ -451,11 +602,25 @@ def _defined_in(stmts):
     return out
 
 
+def _has_var(o):
+    if isinstance(o, ir.Var):
+        return True
+    return isinstance(o, ir.Seq) and any(_has_var(i) for i in o.items)
+
+
+def _flat(o):
+    if isinstance(o, ir.Seq):
+        for i in o.items:
+            yield from _flat(i)
+    else:
+        yield o
+
+
 def _operands_in(stmts):
     for s in stmts:
         if isinstance(s, ir.Op):
             for o in s.operands.values():
-                yield from (o.items if isinstance(o, ir.Seq) else (o,))
+                yield from _flat(o)
         elif isinstance(s, ir.If):
             yield from _operands_in(s.body)
             yield from _operands_in(s.orelse)

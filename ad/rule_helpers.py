@@ -438,9 +438,136 @@ def tensordot_grad_b(t, a, b, axes=2):
     return dot_general_grad_rhs(t, a, b, _tensordot_dims(np.ndim(a), np.ndim(b), axes))
 
 
+
+# --- lax control flow ---------------------------------------------------------------------------------
+# The reverse pass of a loop is a loop: the forward pass keeps the carry each step started from
+# (stacked, one row per step), the reverse pass is a reverse lax.scan over those rows that calls
+# the generated vjp of the loop's body (which recomputes that step's forward values). Written
+# with lax.scan, so they run as Python loops eagerly and stage as one StableHLO while loop
+# under jit. They take functions as arguments, so unlike the helpers above they are not read
+# by the transform: differentiating them again is reported (second-order reverse mode through
+# loops is future work).
+def _loop_helper(fn):
+    fn.__secant_no_reverse__ = ("reverse-mode derivatives of a derivative through lax.fori_loop, "
+                                "lax.scan or lax.map (second order) are not supported yet "
+                                "(second order through lax.cond/switch and Python for loops is)")
+    return fn
+
+
+def zeros_like_tree(tree):
+    """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads)."""
+    from secant import tree_util
+    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
+
+
+def _add_trees(a, b):
+    from secant import tree_util
+    return tree_util.tree_map(lambda u, v: u + v, a, b)
+
+
+def _cast_like(new, old):
+    """A cotangent carried through a loop keeps the dtypes it entered with."""
+    from secant import tree_util
+    return tree_util.tree_map(lambda n, o: snp.asarray(n).astype(snp.result_type(o)), new, old)
+
+
+def _steps(lower, upper):
+    from secant.backends.core import Tracer
+    if isinstance(lower, Tracer) or isinstance(upper, Tracer):
+        from secant.backends.errors import SecantError, where
+        raise SecantError("Reverse-mode differentiation does not work for lax.while_loop or "
+                          "lax.fori_loop with dynamic start/stop values (as in JAX): the bounds "
+                          "depend on traced arguments; make them static (static_argnums) or use "
+                          "lax.scan with a fixed length" + where())
+    return snp.arange(int(lower), int(upper))
+
+
+@_loop_helper
+def fori_loop_with_carries(lower, upper, body_fun, init_val):
+    """(lax.fori_loop(lower, upper, body_fun, init_val), the carry each step started from,
+    stacked): the forward pass of fori_loop's derivative."""
+    def step(carry, i):
+        return body_fun(i, carry), carry
+    return lax.scan(step, init_val, _steps(lower, upper))
+
+
+@_loop_helper
+def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=()):
+    """The reverse pass of fori_loop: from the last step to the first, the cotangent of the
+    carry goes back through `body_vjp` (the generated vjp of the body, which returns the carry's
+    cotangent and those of the differentiated values it closes over, `closed`)."""
+    def step(bars, step_in):
+        carry_bar, closed_bars = bars
+        i, carry = step_in
+        grads = body_vjp(carry_bar, i, carry, *closed, *consts)
+        if closed:
+            closed_bars = _add_trees(closed_bars, tuple(grads[1:]))
+            grads = grads[0]
+        return (_cast_like(grads, carry_bar), closed_bars), None
+
+    steps = _steps(lower, upper)
+    if np.shape(steps)[0] == 0:
+        carry_bar, closed_bars = carry_bar, zeros_like_tree(tuple(closed))
+    else:
+        (carry_bar, closed_bars), _ = lax.scan(step, (carry_bar, zeros_like_tree(tuple(closed))),
+                                               (steps, carries), reverse=True)
+    return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
+
+
+@_loop_helper
+def scan_with_carries(f, init, xs=None, length=None, reverse=False):
+    """((carry, ys) of lax.scan(f, init, xs), the carry each step started from, stacked)."""
+    def step(carry, x):
+        new, y = f(carry, x)
+        return new, (y, carry)
+    carry, (ys, carries) = lax.scan(step, init, xs, length=length, reverse=reverse)
+    return (carry, ys), carries
+
+
+@_loop_helper
+def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=False,
+             wrt_xs=False):
+    """The reverse pass of scan: a scan the other way over (carries, xs, cotangents of ys),
+    calling `f_vjp` (the generated vjp of f); returns the cotangents of init, of xs (when
+    wrt_xs) and of the differentiated values f closes over."""
+    carry_bar, ys_bar = out_bar
+
+    def step(bars, step_in):
+        carry_bar, closed_bars = bars
+        carry, x, y_bar = step_in
+        grads = f_vjp((carry_bar, y_bar), carry, x, *closed, *consts)
+        grads = grads if wrt_xs or closed else (grads,)
+        x_bar = grads[1] if wrt_xs else None
+        closed_bars = _add_trees(closed_bars, tuple(grads[1 + int(wrt_xs):]))
+        return (_cast_like(grads[0], carry_bar), closed_bars), x_bar
+
+    (carry_bar, closed_bars), xs_bar = lax.scan(
+        step, (carry_bar, zeros_like_tree(tuple(closed))), (carries, xs, ys_bar),
+        reverse=not reverse)
+    outs = (carry_bar,) + ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
+    return outs if len(outs) > 1 else outs[0]
+
+
+@_loop_helper
+def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True):
+    """The reverse pass of lax.map(f, xs): f_vjp on each (x, y cotangent), the cotangents of
+    the closed-over values summed over the steps."""
+    def step(closed_bars, step_in):
+        x, y_bar = step_in
+        grads = f_vjp(y_bar, x, *closed, *consts)
+        grads = grads if int(wrt_xs) + len(closed) > 1 else (grads,)
+        x_bar = grads[0] if wrt_xs else None
+        return _add_trees(closed_bars, tuple(grads[int(wrt_xs):])), x_bar
+
+    closed_bars, xs_bar = lax.scan(step, zeros_like_tree(tuple(closed)), (xs, ys_bar))
+    outs = ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
+    return outs if len(outs) > 1 else outs[0]
+
+
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
          "at_share_operand", "at_share_values", "unpad", "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
-         "tensordot_grad_a", "tensordot_grad_b")
+         "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
+         "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp")

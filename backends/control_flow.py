@@ -92,10 +92,33 @@ def cond(trace, index, branches, operands):
 
 
 def while_loop(trace, cond_fun, body_fun, init):
-    """Trace a StableHLO while loop over the pytree `init` (the loop carry)."""
+    """Trace a StableHLO while loop over the pytree `init` (the loop carry).
+
+    As in JAX, a weakly typed carry (a Python scalar) that the body turns into another dtype is
+    promoted to the joint dtype and the loop traced again, so `fori_loop(0, n, lambda i, s: s + x,
+    0)` with a float32 x carries a float32; any other change of structure, shape or dtype is an
+    error naming the user's line."""
     leaves, treedef = _flat(init)
     init_t = [trace.lift(leaf) for leaf in leaves]
-    avals = [t.aval for t in init_t]
+    for _ in range(len(init_t) + 1):    # each promotion makes one weak leaf strong
+        avals = [t.aval for t in init_t]
+        regions = _while_regions(trace, cond_fun, body_fun, treedef, avals)
+        promoted = _promote_weak(trace, init_t, regions[-1])
+        if promoted is None:
+            break
+        init_t = promoted
+    (cbody, cargs), (bbody, bargs), _ = regions
+    parent = trace.body
+    types = ", ".join(ttype(a) for a in avals)
+    op = (f'"stablehlo.while"({", ".join(t.name for t in init_t)}) '
+          f"({_region_text(cbody, cargs)}, {_region_text(bbody, bargs)}) : ({types}) -> "
+          f"({types})")
+    names = _result_names(parent, op, avals)
+    return treedef.unflatten([Tracer(trace, a, n, parent) for a, n in zip(avals, names)])
+
+
+def _while_regions(trace, cond_fun, body_fun, treedef, avals):
+    """Trace cond_fun and body_fun into their regions; returns both and the body's output avals."""
     with trace.region(avals) as (cbody, cargs):
         pred = cond_fun(treedef.unflatten(cargs))
         pred = trace.lift(pred)
@@ -105,18 +128,28 @@ def while_loop(trace, cond_fun, body_fun, init):
         _return(cbody, [pred])
     with trace.region(avals) as (bbody, bargs):
         outs, out_tree = _region_outputs(trace, body_fun(treedef.unflatten(bargs)), "body_fun")
-        if out_tree != treedef or any((o.aval.shape, o.aval.dtype) != (a.shape, a.dtype)
-                                      for o, a in zip(outs, avals)):
+        out_avals = [o.aval for o in outs]
+        if out_tree != treedef or any(
+                o.shape != a.shape or (o.dtype != a.dtype and not a.weak_type)
+                for o, a in zip(out_avals, avals)):
             raise SecantTypeError(
                 "the loop carry must keep its structure, shapes and dtypes: it entered as "
                 f"{_describe(treedef, avals)} and body_fun returned "
-                f"{_describe(out_tree, [o.aval for o in outs])}" + where())
+                f"{_describe(out_tree, out_avals)}" + where())
         _return(bbody, outs)
-    parent = trace.body
-    types = ", ".join(ttype(a) for a in avals)
-    op = (f'"stablehlo.while"({", ".join(t.name for t in init_t)}) '
-          f"({_region_text(cbody, cargs)}, {_region_text(bbody, bargs)}) : ({types}) -> "
-          f"({types})")
-    names = _result_names(parent, op, avals)
-    return treedef.unflatten([Tracer(trace, a, n, parent) for a, n in zip(avals, names)])
+    return (cbody, cargs), (bbody, bargs), out_avals
 
+
+def _promote_weak(trace, init_t, out_avals):
+    """None when every carry kept its dtype; else the carries with each weakly typed one whose
+    dtype changed converted to the dtype JAX's promotion gives it with the body's output."""
+    if all(t.aval.dtype == o.dtype for t, o in zip(init_t, out_avals)):
+        return None
+    from secant.backends.primitives.elementwise import convert_element_type_p
+    new = []
+    for t, o in zip(init_t, out_avals):
+        if t.aval.dtype != o.dtype:
+            dt, _ = dtypes.promote((t.aval.dtype, True), (o.dtype, o.weak_type))
+            t = trace.emit(convert_element_type_p, [t], {"new_dtype": dt, "weak_type": False})
+        new.append(t)
+    return new

@@ -89,12 +89,15 @@ class Trace:
         if type(value) is core._Array or isinstance(value, np.ndarray):
             key = (id(self.body), id(value), aval)
             hit = self._consts.get(key)
-            if hit is not None and hit[0] is value:
+            if hit is not None and hit[0] is value and hit[2] is self.body:
                 return hit[1]
         v = value._value() if type(value) is core._Array else value
         name = self.body.constant(np.asarray(v, dtype=aval.dtype), aval.dtype)
         if key is not None:
-            self._consts[key] = (value, name)   # holds `value` so its id stays unique
+            # holds `value` and the body so their ids stay unique: a closed region's Body
+            # must not be freed and its id reused by a later region, which would then name a
+            # constant defined inside the closed region (an undeclared SSA value)
+            self._consts[key] = (value, name, self.body)
         return name
 
     def lift(self, x):

@@ -1,10 +1,11 @@
 """Runs every benchmark in one process: `make bench` or `.venv/bin/python bench/run_all.py`."""
+import control_flow
 import dispatch
 import eager
 import grad
 import mlp
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad):
+    for bench in (dispatch, mlp, eager, grad, control_flow):
         bench.main()
         print()

@@ -207,7 +207,7 @@ class JitFunction:
             key = (treedef, static, _X64[0], *[x._aval if type(x) is Array and x._aval is not None
                                       else _leaf_key(x) for x in leaves])
         except _InlineCall:
-            return self._fun(*args, **kwargs)
+            return _functionalized(self._fun)(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, static)
@@ -230,8 +230,9 @@ class JitFunction:
             call_args = [args[i] if i in self._static_nums else next(it) for i in range(len(args))]
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
+        fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
         with trace.activate():
-            out = self._fun(*call_args, **call_kwargs)
+            out = fun(*call_args, **call_kwargs)
         out_leaves, out_tree = _flatten(out)
         for o in out_leaves:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):
@@ -260,6 +261,11 @@ class JitFunction:
 
     def __repr__(self):
         return f"<secant.jit of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+
+def _functionalized(fun):
+    from secant.transformer.functionalize import functionalize
+    return functionalize(fun)
 
 
 def _as_tuple(x):

@@ -23,6 +23,38 @@ def _arrays(tree):
         else x, tree)
 
 
+def _dtype_weak(x):
+    from secant.numpy.conversion import dtype_weak
+    return dtype_weak(x)
+
+
+def _check_carry(before, after, what):
+    """Eager loops keep JAX's rule that the carry keeps its structure, shapes and dtypes (a weakly
+    typed carry, a Python scalar, may take the dtype the body gives it), so that eager code fails
+    where jit would."""
+    b_leaves, b_tree = tree_util.tree_flatten(before)
+    a_leaves, a_tree = tree_util.tree_flatten(after)
+    if b_tree == a_tree and all(np.shape(b) == np.shape(a) and (
+            _dtype_weak(b)[1] or _dtype_weak(b)[0] == _dtype_weak(a)[0])
+            for b, a in zip(b_leaves, a_leaves)):
+        return
+
+    def describe(tree, leaves):
+        return f"{tree} with " + ", ".join(
+            f"{_dtype_weak(x)[0].name}{list(np.shape(x))}" for x in leaves)
+    raise SecantTypeError(f"the loop carry must keep its structure, shapes and dtypes: it entered "
+                          f"as {describe(b_tree, b_leaves)} and {what} returned "
+                          f"{describe(a_tree, a_leaves)}{where()}")
+
+
+def _predicate(p):
+    """bool(p) for cond_fun's result, which must be a boolean scalar (as under jit)."""
+    if type(p) is not bool and (np.ndim(p) != 0 or _dtype_weak(p)[0] != dtypes.bool_):
+        raise SecantTypeError("cond_fun must return a boolean scalar, got "
+                              f"{_dtype_weak(p)[0].name}{list(np.shape(p))}{where()}")
+    return builtins.bool(p)
+
+
 def _scalar(x, what):
     if np.ndim(x) != 0:
         raise SecantTypeError(f"{what} must be a scalar, got shape {np.shape(x)}{where()}")
@@ -59,8 +91,10 @@ def while_loop(cond_fun, body_fun, init_val):
     if trace is not None:
         return control_flow.while_loop(trace, cond_fun, body_fun, init_val)
     val = _arrays(init_val)
-    while builtins.bool(cond_fun(val)):
-        val = body_fun(val)
+    while _predicate(cond_fun(val)):
+        new = body_fun(val)
+        _check_carry(val, new, "body_fun")
+        val = new
     return val
 
 
@@ -70,7 +104,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     if trace is None:
         val = _arrays(init_val)
         for i in range(int(lower), int(upper)):
-            val = body_fun(i, val)
+            new = body_fun(i, val)
+            _check_carry(val, new, "body_fun")
+            val = new
         return val
     dt = snp.result_type(lower, upper)
     if not dtypes.is_int(dt):
@@ -105,11 +141,38 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     order = range(n - 1, -1, -1) if reverse else range(n)
     if trace is None:
         carry, ys, xs = _arrays(init), [None] * n, _arrays(xs)
+        if n == 0:      # ys still has the shapes f gives: call it once on zeros, as a placeholder
+            _, y = f(carry, _placeholder(xs))
+            return carry, tree_util.tree_map(lambda v: snp.zeros((0,) + np.shape(v),
+                                                                 _dtype_weak(v)[0]), y)
         for i in order:
             x = tree_util.tree_map(lambda a: a[i], xs)
-            carry, ys[i] = f(carry, x)
+            new, ys[i] = f(carry, x)
+            _check_carry(carry, new, "scan's f")
+            carry = new
         return carry, _stack(ys)
     return _staged_scan(trace, f, init, xs, n, reverse)
+
+
+def _placeholder(xs):
+    """One slice of xs, zeros: stands for x where scan has no element to give f (length 0)."""
+    return tree_util.tree_map(lambda a: snp.zeros(np.shape(a)[1:], _dtype_weak(a)[0]), xs)
+
+
+def _promote_weak_carry(init, carry):
+    """init with each weakly typed leaf whose dtype f changed converted to the promoted dtype (as
+    JAX and control_flow.while_loop do), or None when nothing changed."""
+    i_leaves, i_tree = tree_util.tree_flatten(init)
+    c_leaves, c_tree = tree_util.tree_flatten(carry)
+    if i_tree != c_tree:
+        return None                 # while_loop reports the mismatch
+    out, changed = [], False
+    for a, c in zip(i_leaves, c_leaves):
+        (da, wa), (dc, wc) = _dtype_weak(a), _dtype_weak(c)
+        if wa and da != dc and np.shape(a) == np.shape(c):
+            a, changed = snp.asarray(a).astype(dtypes.promote((da, True), (dc, wc))[0]), True
+        out.append(a)
+    return i_tree.unflatten(out) if changed else None
 
 
 def _stack(ys):
@@ -124,9 +187,15 @@ def _staged_scan(trace, f, init, xs, n, reverse):
     def x_at(i):
         return tree_util.tree_map(lambda a: lax.dynamic_index_in_dim(a, i, 0, keepdims=False), xs)
 
-    # the shapes of y: trace f once in a region that is thrown away
-    with trace.region():
-        _, y0 = f(init, x_at(snp.asarray(0, np.int32)))
+    # the shapes of y: trace f in a region that is thrown away (again if a weakly typed carry
+    # leaf, a Python scalar, takes another dtype: it is promoted first, as while_loop would)
+    for _ in range(len(tree_util.tree_leaves(init)) + 1):
+        with trace.region():
+            carry0, y0 = f(init, x_at(snp.asarray(0, np.int32)) if n else _placeholder(xs))
+        promoted = _promote_weak_carry(init, carry0)
+        if promoted is None:
+            break
+        init = promoted
     y_buffers = tree_util.tree_map(lambda y: snp.zeros((n,) + tuple(np.shape(y)),
                                                         snp.result_type(y)), y0)
 
@@ -138,6 +207,8 @@ def _staged_scan(trace, f, init, xs, n, reverse):
                                 ys, y)
         return i + 1, carry, ys
 
+    if n == 0:
+        return init, y_buffers
     _, carry, ys = control_flow.while_loop(trace, lambda c: c[0] < n, body,
                                            (snp.asarray(0, np.int32), init, y_buffers))
     return carry, ys

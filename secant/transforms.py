@@ -283,5 +283,10 @@ def vjp(fun, *primals, has_aux=False):
 
 
 def source(fn):
-    """The source text of a generated (or any) function."""
+    """The source text of a generated (or any) function; for `jit(f)`, the source jit traces
+    (f with its Python control flow rewritten into secant.lax calls)."""
+    from secant.api import JitFunction
+    if isinstance(fn, JitFunction):
+        from secant.transformer.functionalize import functionalized_source
+        return functionalized_source(fn._fun)
     return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)

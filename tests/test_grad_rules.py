@@ -259,6 +259,12 @@ def f_dict(p, x): return wsum(p["w"] * x + p["b"])
 def f_attribute(p, x): return wsum(p.w * x + p.b)
 def helper_poly(a, b): return a * a * b + snp.sin(b)
 def f_call(x, y): return wsum(helper_poly(x, y) + helper_poly(y, b=x))
+# secant.lax control flow (more in tests/test_grad_control_flow.py)
+def f_cond(x, y): return wsum(lax.cond(snp.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, y))
+def f_switch(x): return wsum(lax.switch(1, [snp.sin, lambda a: a * a], x))
+def f_fori_loop(x, y): return wsum(lax.fori_loop(0, 3, lambda i, c: snp.sin(c) * y, x))
+def f_scan(x, y): return wsum(lax.scan(lambda c, v: (c * v, snp.sin(c)), x, y)[1])
+def f_map(x): return wsum(lax.map(lambda v: v * snp.cos(v), x))
 
 
 N = "normal"
@@ -381,6 +387,8 @@ CASES = [
     Case(f_dict, (lambda r: {"w": r.normal(size=S), "b": r.normal(size=(4,))}), (S, N)),
     Case(f_attribute, (lambda r: Pair(r.normal(size=S), r.normal(size=(4,)))), (S, N)),
     Case(f_call, (S, N), ((4,), N)),
+    Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
+    Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),
 ]
 _IDS = [c.fn.__name__ for c in CASES]
 
@@ -511,8 +519,6 @@ def test_unpacking_a_parameter_first(x64):
     np.testing.assert_allclose(np.asarray(gw), 2.0)
 
 
-@pytest.mark.xfail(strict=True, reason="p[0] on a tuple parameter becomes an array getitem, "
-                                       "whose rule builds snp.zeros_like(p) of the tuple")
 def test_indexing_a_tuple_parameter(x64):
     w, b = snp.asarray(np.ones((3, 4))), snp.asarray(np.ones(4))
     gw, gb = secant.grad(r_tuple_item)((w, b), snp.asarray(np.full((3, 4), 2.0)))

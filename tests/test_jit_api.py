@@ -222,15 +222,27 @@ def test_device_put_devices_and_backend():
 
 
 # --- errors name the user's line ------------------------------------------------------------------
-def test_bool_of_traced_value_names_the_user_line():
+def test_python_if_on_a_traced_value_is_staged():
     def g(x):
         if x > 0:
             return x
         return -x
 
+    jg = secant.jit(g)
+    assert float(jg(2.0)) == 2.0 and float(jg(-3.0)) == 3.0
+    assert "stablehlo.if" in jg.lower(1.0).as_text()
+
+
+def test_bool_of_traced_value_names_the_user_line():
+    def g(x):
+        while x > 0:      # a Python side effect keeps this loop Python: bool() of a tracer
+            print("positive")
+            x = x - 1
+        return x
+
     with pytest.raises(secant.ConcretizationError) as info:
         secant.jit(g)(1.0)
-    assert f"{__file__}:{line_of(g, 'if x > 0')}" in str(info.value)
+    assert f"{__file__}:{line_of(g, 'while x > 0')}" in str(info.value)
     assert isinstance(info.value, TypeError)
 
 

@@ -21,9 +21,9 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import ir
-from secant.transformer.ops import (AT_METHODS, BINOPS, METHODS, OPS, STATIC_ATTRIBUTES,
-                                    op_for)
-from secant.transformer.parse import function_source
+from secant.transformer.ops import (AT_METHODS, BINOPS, CONTROL_FLOW, METHODS, OPS,
+                                    STATIC_ATTRIBUTES, control_flow_for, op_for)
+from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -177,7 +177,8 @@ class Normaliser:
                 self.current[e.id] = n
             return
         last = self.out[-1] if self.out else None
-        if isinstance(last, ir.Op) and last.targets == [operand.name] and last.op == "call":
+        if isinstance(last, ir.Op) and last.targets == [operand.name] \
+                and last.op in ("call",) + CONTROL_FLOW:
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
             for e, n in zip(elts, names):
@@ -432,6 +433,11 @@ class Normaliser:
             return self._inactive(node)
         if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
             return self._emit("field", {"tree": base}, {"key": index.src}, node.slice.value)
+        if isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
+            # c[0] reads a field of a tuple (a loop carry) as often as an element of an array:
+            # its cotangent is built by grad_of_fields, which handles both
+            return self._emit("field", {"tree": base}, {"key": index.src},
+                              f"{base.name}_{node.slice.value}".replace("-", "m"))
         return self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
 
@@ -458,6 +464,9 @@ class Normaliser:
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
+        kind = control_flow_for(obj)
+        if kind is not None:
+            return self.control_flow(node, kind, obj)
         if getattr(obj, "__secant_constant__", False) or _is_static_query(obj):
             return self._inactive(node)
         opname = op_for(obj)
@@ -538,6 +547,12 @@ class Normaliser:
                           f"{getattr(base, 'name', 'x')}_{method}")
 
     def user_call(self, node, fn):
+        if getattr(fn, "__secant_no_reverse__", None):
+            operands = [self.operand(a) for a in node.args] + \
+                [self.operand(k.value) for k in node.keywords]
+            if any(_has_var(o) for o in operands):
+                raise self.src.error(node, fn.__secant_no_reverse__)
+            return self._inactive(node)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
             raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
@@ -550,6 +565,175 @@ class Normaliser:
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
+
+    # --- secant.lax control flow ----------------------------------------------------------------
+    # Functions passed to cond/switch/fori_loop/scan/map are resolved now: a name of a function
+    # (global or closure), or a lambda written in the call. A lambda's free variables that are
+    # local to the function being transformed become extra parameters of a function of its own
+    # (the "lifted" function), differentiated ones first, so its derivative can return their
+    # cotangents; forward code keeps the call exactly as written.
+    _FUNCTION_PARAMS = {"cond": ("true_fun", "false_fun"), "switch": ("branches",),
+                        "fori_loop": ("body_fun",), "scan": ("f",), "map": ("f",),
+                        "while_loop": ("cond_fun", "body_fun")}
+    _LIFTED_NAMES = {"true_fun": "true_fun", "false_fun": "false_fun", "body_fun": "body_fun",
+                     "cond_fun": "cond_fun"}
+
+    def control_flow(self, node, kind, lax_fn):
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            raise self.src.error(node, f"lax.{kind} with *args or **kwargs cannot be "
+                                 "differentiated yet; pass the operands explicitly")
+        try:
+            bound = inspect.signature(lax_fn).bind(*node.args,
+                                                   **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for lax.{kind}: {e}") from None
+        args = dict(bound.arguments)
+        if kind == "switch":
+            branches = args["branches"]
+            if not isinstance(branches, (gast.List, gast.Tuple)):
+                raise self.src.error(node, "lax.switch is differentiated when its branches are "
+                                     "a list or tuple written in the call, e.g. "
+                                     "lax.switch(i, [f, g, lambda x: x], x)")
+            fn_nodes = list(branches.elts)
+            names = [f"branch_{k}" for k in range(len(fn_nodes))]
+        else:
+            fn_nodes = [args[p] for p in self._FUNCTION_PARAMS[kind]]
+            names = [{"f": f"{kind}_fun"}.get(p, p) for p in self._FUNCTION_PARAMS[kind]]
+        arity = {"fori_loop": 2, "scan": 2, "map": 1, "while_loop": 1}.get(
+            kind, len(args.get("operands", ())))
+        fns = [self._function_arg(f, kind, arity) for f in fn_nodes]
+        free = []
+        for _, _, names_free, _, _ in fns:
+            free += [n for n in names_free if n not in free]
+        closed = [n for n in free if self.current[n] in self.tracked]
+        consts = [n for n in free if self.current[n] not in self.tracked]
+        if kind in ("cond", "switch"):
+            operands = [self.operand(a) for a in args.get("operands", ())]
+            data = {"operands": ir.Seq(tuple(operands), "tuple")}
+        elif kind == "fori_loop":
+            data = {"init": self.operand(args["init_val"])}
+        elif kind == "while_loop":
+            data = {"init": self.operand(args["init_val"])}
+        elif kind == "scan":
+            data = {"init": self.operand(args["init"]),
+                    "xs": self.operand(args["xs"]) if "xs" in args else ir.Expr("None")}
+        else:
+            data = {"xs": self.operand(args["xs"])}
+        if not closed and not any(_has_var(o) for o in data.values()):
+            return self._inactive(node)     # nothing differentiated flows in: a constant
+        if kind == "while_loop":
+            raise self.src.error(node, "Reverse-mode differentiation does not work for "
+                                 "lax.while_loop or lax.fori_loop with dynamic start/stop values "
+                                 "(as in JAX): the trip count depends on the data, so the reverse "
+                                 "pass cannot know how many steps to undo; use lax.fori_loop with "
+                                 "static bounds or lax.scan with a fixed length instead")
+        statics = {}
+        for p in ("pred", "index", "lower", "upper", "length", "reverse", "unroll"):
+            if p in args:
+                o = self.operand(args[p])
+                if isinstance(o, ir.Var) and p not in ("pred", "index"):
+                    raise self.src.error(node, f"the {p} argument of lax.{kind} must not depend "
+                                         "on differentiated values")
+                statics[p] = o.name if isinstance(o, ir.Var) else o.src
+        statics["functions"] = [self._source(f) for f in fn_nodes]
+        statics["forward"] = self._source(node)
+        data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
+        data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
+        lifted = [self._lift(f, name, closed + consts) for f, name in zip(fns, names)]
+        name = self.names.fresh(f"{kind}_out")
+        self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
+        self.tracked.add(name)
+        return ir.Var(name)
+
+    def _function_arg(self, fnode, kind, arity):
+        """(lambda node or None, function or None, its free local names) for a function passed
+        to lax.<kind>."""
+        if isinstance(fnode, gast.Lambda):
+            a = fnode.args
+            if a.vararg or a.kwarg or a.kwonlyargs:
+                raise self.src.error(fnode, f"a lambda passed to lax.{kind} must take plain "
+                                     "positional parameters")
+            own = {p.id for p in a.args}
+            free = []
+            for n in gast.walk(fnode.body):
+                if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                        and n.id in self.current and n.id not in own and n.id not in free):
+                    free.append(n.id)
+            return fnode, None, free, fnode, {}
+        obj = self._resolve(fnode) if isinstance(fnode, (gast.Name, gast.Attribute)) \
+            else _UNRESOLVED
+        if isinstance(fnode, gast.Subscript) and isinstance(fnode.slice, gast.Constant):
+            base = self._resolve(fnode.value)       # fns[0], table["relu"]: a global container
+            try:
+                obj = base[fnode.slice.value] if base is not _UNRESOLVED else obj
+            except (TypeError, LookupError):
+                pass
+        from secant.api import JitFunction
+        if isinstance(obj, JitFunction):
+            obj = obj._fun
+        obj = getattr(obj, "__secant_generated__", None) or obj
+        if inspect.isfunction(obj) and not _is_library(obj):
+            return None, obj, [], fnode, {}
+        if obj is not _UNRESOLVED and op_for(obj) is not None:    # snp.sin: lambda x: snp.sin(x)
+            params = ", ".join(f"x{k}" for k in range(arity))
+            lam = gast.parse(f"lambda {params}: fn_({params})").body[0].value
+            _place(lam, fnode)
+            return lam, None, [], fnode, {"fn_": obj}
+        if isinstance(fnode, gast.Name) and fnode.id in self.current:
+            raise self.src.error(fnode, f"the function {fnode.id} passed to lax.{kind} is a local "
+                                 "variable: secant reads the functions of control flow when it "
+                                 "transforms; write a lambda in the call, or define the function "
+                                 "at module level (its free variables become arguments)")
+        raise self.src.error(fnode, f"secant cannot differentiate through "
+                             f"{gast.unparse(fnode).strip()} passed to lax.{kind}: pass a lambda "
+                             "written in the call or a Python function defined with def")
+
+    def _lift(self, fn_arg, name, extra):
+        """The function the derivative differentiates: `fn` itself, or a function taking the
+        lambda's (or fn's) parameters followed by the free locals `extra`."""
+        lam, fn, _, where_node, closure = fn_arg
+        closure = dict(closure)
+        if lam is None:
+            if not extra:
+                return fn
+            params = [p.name for p in inspect.signature(fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            callee = fn.__name__ if fn.__name__.isidentifier() else "fn_"
+            lam = gast.parse(f"lambda {', '.join(params)}: {callee}"
+                             f"({', '.join(params)})").body[0].value
+            _place(lam, where_node)
+            closure[callee] = fn
+        else:
+            lam = copy.deepcopy(lam)
+        own = [a.id for a in lam.args.args]
+        extra_params = [p if p not in own else self.names.fresh(f"{p}_unused") for p in extra]
+        fdef = lambda_function_node(lam, name, extra_params)
+        source = gast.unparse(fdef)
+        used = _names_in(fdef)
+        closure.update({k: v for k, v in self.src.closure.items() if k in used})
+        from secant.codegen import loader
+        lifted = loader.load(source, name, self.src.globals, closure)
+        lifted.__secant_source__ = FunctionSource(
+            lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
+            self.src.globals, closure, self.src.indent)
+        return lifted
+
+
+def _place(node, where):
+    """Give a synthesised node (a wrapper lambda) the position of the user's node it stands for."""
+    for n in gast.walk(node):
+        if hasattr(n, "lineno"):
+            n.lineno, n.end_lineno = where.lineno, where.end_lineno
+            n.col_offset = n.end_col_offset = where.col_offset
+
+
+def _has_var(o):
+    if isinstance(o, ir.Var):
+        return True
+    if isinstance(o, ir.Seq):
+        return any(_has_var(i) for i in o.items)
+    return False
 
 
 _UNRESOLVED = object()
@@ -570,7 +754,8 @@ def rename(stmts, old, new):
         if isinstance(s, ir.Op):
             s.targets = [new if t == old else t for t in s.targets]
             s.operands = {k: var(v) for k, v in s.operands.items()}
-            s.statics = {k: pattern.sub(new, v) for k, v in s.statics.items()}
+            s.statics = {k: [pattern.sub(new, i) for i in v] if isinstance(v, list)
+                         else pattern.sub(new, v) for k, v in s.statics.items()}
         elif isinstance(s, ir.Plain):
             s.code = pattern.sub(new, s.code)
             s.defines = {new if d == old else d for d in s.defines}

@@ -129,6 +129,12 @@ for _n in ("zeros_like", "ones_like", "empty_like"):
 # a call of another user function (rendered by the transform, which knows its generated name)
 op("call", "*args", (), differentiable=True)
 
+# secant.lax control flow: calls taking functions (the transform resolves them, lifting inline
+# lambdas into functions of their own); rendered and differentiated by the transform itself
+CONTROL_FLOW = ("cond", "switch", "fori_loop", "scan", "map", "while_loop")
+for _n in CONTROL_FLOW:
+    op(_n, "*args", (), differentiable=_n != "while_loop")
+
 # --- more of the differentiable vocabulary: every differentiable primitive is reachable ----------
 # (PRIMITIVE_OPS below names, per primitive, the op that covers it)
 op("cumprod", "a, axis=None", ("a",))
@@ -289,3 +295,13 @@ def op_for(obj):
         _TABLE = _resolution_table()
     hit = _TABLE.get(id(obj))
     return hit[1] if hit is not None and hit[0] is obj else None
+
+
+def control_flow_for(obj):
+    """'cond', 'switch', 'fori_loop', 'scan', 'map' or 'while_loop' for secant.lax's function of
+    that name (the object itself, by identity), else None."""
+    from secant import lax_control_flow
+    for name in CONTROL_FLOW:
+        if getattr(lax_control_flow, name) is obj:
+            return name
+    return None

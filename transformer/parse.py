@@ -4,6 +4,7 @@ Closures are read at transform time (free variable -> current cell value); globa
 function's own module dict, never merged with anything (generated code runs in them too).
 """
 import builtins
+import copy
 import inspect
 import textwrap
 
@@ -68,17 +69,58 @@ def _closure_values(fn):
     return out
 
 
-def _lambda_node(fn, tree):
+def _lambda_node(fn, tree, first_line=1, indent=0, shift=0):
+    """The Lambda node of `fn` in `tree` (the parsed source lines of its statement).
+
+    Matched by the positions of the lambda's code (Python 3.11's co_positions) against each
+    Lambda node's body, so two lambdas on one line with the same parameters
+    (`lax.cond(p, lambda v: v * 2, lambda v: v - 1, x)`) are told apart; by parameter names
+    when positions are not available."""
     lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
     argnames = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     matches = [n for n in lambdas if [a.id for a in n.args.args] == argnames]
+    if len(matches) > 1:
+        matches = _by_position(fn, matches, first_line, indent, shift) or matches
     if len(matches) != 1:
         raise SourceError(f"cannot find the source of lambda {fn.__qualname__} unambiguously "
                           f"(several lambdas on one line?); use a def instead")
-    lam = matches[0]
+    return lambda_function_node(matches[0])
+
+
+def _by_position(fn, lambdas, first_line, indent, shift):
+    """The lambdas whose body holds the most instruction positions of fn's code (innermost)."""
+    positions = getattr(fn.__code__, "co_positions", None)
+    if positions is None:
+        return []
+    points = {(line, col) for line, _, col, _ in positions()
+              if line is not None and col is not None}
+
+    def absolute(line, col):
+        return first_line + line - 1, col + indent - (shift if line == 1 else 0)
+
+    scored = []
+    for lam in lambdas:
+        body = lam.body
+        start = absolute(body.lineno, body.col_offset)
+        end = absolute(body.end_lineno, body.end_col_offset)
+        hits = sum(start <= p < end or p == start for p in points)
+        if hits:
+            scored.append((-hits, end[0] - start[0], end[1] - start[1], id(lam), lam))
+    scored.sort(key=lambda t: t[:3])
+    if not scored or len(scored) > 1 and scored[0][:3] == scored[1][:3]:
+        return []
+    return [scored[0][-1]]
+
+
+def lambda_function_node(lam, name="lambda_", extra_params=()):
+    """A FunctionDef `def name(<lambda's params>, *extra_params): return <lambda's body>` with
+    the lambda's source positions (its lines are the user's)."""
     ret = gast.Return(value=lam.body)
     gast.copy_location(ret, lam.body)
-    node = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[],
+    args = copy.copy(lam.args)
+    args.args = list(lam.args.args) + [gast.Name(p, gast.Param(), None, None)
+                                       for p in extra_params]
+    node = gast.FunctionDef(name=name, args=args, body=[ret], decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
     gast.copy_location(node, lam)
     return node
@@ -100,15 +142,18 @@ def function_source(fn):
     text = textwrap.dedent("".join(lines))
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     if fn.__name__ == "<lambda>":
+        common = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
         try:
-            tree = gast.parse(text)
+            tree, shift = gast.parse(text), 0
         except SyntaxError:     # a lambda inside a call that spans lines: parse it alone
             try:
-                tree = gast.parse("(" + text.strip().rstrip(",") + ")")
+                stripped = text.strip().rstrip(",")
+                tree = gast.parse("(" + stripped + ")")
+                shift = 1 - (len(text) - len(text.lstrip()))   # columns added on line 1
             except SyntaxError:
                 raise SourceError(f"cannot parse the source of lambda at {filename}:{first_line}; "
                                   "use a def instead") from None
-        node = _lambda_node(fn, tree)
+        node = _lambda_node(fn, tree, first_line, common, shift)
     else:
         tree = gast.parse(text)
         node = tree.body[0]

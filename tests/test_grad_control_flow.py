@@ -1,0 +1,227 @@
+"""Reverse mode through secant.lax control flow: cond, switch, fori_loop, scan, map (and the
+error for while_loop), eagerly and under jit, against central finite differences in float64.
+
+The functions live at module level: the transform reads their source."""
+import time
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import lax
+from secant.backends.errors import SecantError
+
+
+# --- functions under test ----------------------------------------------------------------------
+def cubic(v):
+    return v * v * v
+
+
+def body(i, c):
+    return snp.sin(c) * 1.5 + 0.1
+
+
+pair = (lambda v: v * 2.0, lambda v: v - 1.0)      # two lambdas, one line, same parameters
+
+
+def f_cond(x, p):
+    y = lax.cond(p > 0, lambda v: v * 2.0, lambda v: snp.sin(v), x)
+    return snp.sum(y * y)
+
+
+def f_cond_closure(x, w):
+    y = lax.cond(snp.sum(x) > 0, lambda v: v * w, cubic, x)
+    return snp.sum(y)
+
+
+def f_cond_static(x):
+    y = lax.cond(x.shape[0] > 2, lambda v: snp.tanh(v), lambda v: v, x)
+    return snp.sum(y)
+
+
+def f_cond_by_name(x, p):
+    return snp.sum(lax.cond(p > 0, pair[0], pair[1], x) * x)
+
+
+def f_cond_two_operands(x, y, p):
+    a, b = lax.cond(p > 0, lambda u, v: (u * v, snp.sin(v)), lambda u, v: (u, u + v), x, y)
+    return snp.sum(a) + snp.sum(b * b)
+
+
+def f_switch(x, i):
+    y = lax.switch(i, [lambda v: v * 2.0, snp.sin, lambda v: v ** 3], x)
+    return snp.sum(y)
+
+
+def f_fori(x):
+    y = lax.fori_loop(0, 5, body, x)
+    return snp.sum(y)
+
+
+def f_fori_pytree(x, w):
+    a, b = lax.fori_loop(0, 4, lambda i, c: (c[0] * w + c[1], snp.tanh(c[1]) * w), (x, x * 2.0))
+    return snp.sum(a) + snp.sum(b)
+
+
+def f_fori_closure_only(w):
+    y = lax.fori_loop(1, 4, lambda i, c: c * w + i, snp.ones(3))
+    return snp.sum(y)
+
+
+def f_scan(x, xs):
+    c, ys = lax.scan(lambda c, v: (c * v + 1.0, snp.sin(c * v)), x, xs)
+    return snp.sum(c) + snp.sum(ys)
+
+
+def f_scan_reverse(x, xs, w):
+    c, ys = lax.scan(lambda c, v: (snp.tanh(c * v + w), c * w), x, xs, reverse=True)
+    return snp.sum(c) + snp.sum(ys * ys)
+
+
+def f_map(xs, w):
+    ys = lax.map(lambda v: snp.sin(v) * w, xs)
+    return snp.sum(ys)
+
+
+def f_while(x):
+    y = lax.while_loop(lambda c: snp.sum(c) < 10.0, lambda c: c * 2.0, x)
+    return snp.sum(y)
+
+
+def f_long(x, w):
+    y = lax.fori_loop(0, 1000, lambda i, c: snp.tanh(c * w + 0.1), x)
+    return snp.sum(y)
+
+
+def f_cond_scalar(x):
+    return lax.cond(x > 0, lambda v: v * v * v, lambda v: snp.sin(v), x)
+
+
+# --- finite differences ----------------------------------------------------------------------------
+def _fd(f, args, k, eps=1e-6):
+    x = np.array(args[k], dtype=np.float64)
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        up, down = list(args), list(args)
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        up[k], down[k] = xp, xm
+        g[idx] = (float(f(*up)) - float(f(*down))) / (2 * eps)
+    return g
+
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=3)
+XS = rng.normal(size=(4, 3)) * 0.5
+CASES = [
+    ("cond_true", f_cond, (X, 1.0), (0,)),
+    ("cond_false", f_cond, (X, -1.0), (0,)),
+    ("cond_closure_true", f_cond_closure, (np.abs(X), 0.7), (0, 1)),
+    ("cond_closure_false", f_cond_closure, (-np.abs(X), 0.7), (0, 1)),
+    ("cond_static", f_cond_static, (X,), (0,)),
+    ("cond_by_name", f_cond_by_name, (X, -1.0), (0,)),
+    ("cond_two_operands", f_cond_two_operands, (X, XS[0], 1.0), (0, 1)),
+    ("cond_two_operands_false", f_cond_two_operands, (X, XS[0], -1.0), (0, 1)),
+    ("switch_0", f_switch, (X, 0), (0,)),
+    ("switch_1", f_switch, (X, 1), (0,)),
+    ("switch_clamped", f_switch, (X, 7), (0,)),
+    ("fori", f_fori, (X,), (0,)),
+    ("fori_pytree", f_fori_pytree, (X, 0.7), (0, 1)),
+    ("fori_closure_only", f_fori_closure_only, (0.6,), (0,)),
+    ("scan", f_scan, (X, XS), (0, 1)),
+    ("scan_reverse", f_scan_reverse, (X, XS, 0.3), (0, 1, 2)),
+    ("map", f_map, (XS, 0.7), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name,f,args,argnums", CASES, ids=[c[0] for c in CASES])
+def test_grad_matches_finite_differences(x64, name, f, args, argnums, jit):
+    g = secant.grad(f, argnums=argnums)
+    if jit:
+        g = secant.jit(g)
+    out = g(*args)
+    for k, a in enumerate(argnums):
+        np.testing.assert_allclose(np.asarray(out[k]), _fd(f, args, a), rtol=1e-6, atol=1e-7)
+
+
+def test_value_and_grad_and_vjp(x64):
+    value, grads = secant.value_and_grad(f_fori_pytree, argnums=(0, 1))(X, 0.7)
+    np.testing.assert_allclose(float(value), float(f_fori_pytree(X, 0.7)))
+    np.testing.assert_allclose(np.asarray(grads[0]), _fd(f_fori_pytree, (X, 0.7), 0), rtol=1e-6)
+    out, pullback = secant.vjp(f_scan, X, XS)
+    gx, gxs = pullback(snp.asarray(1.0))
+    np.testing.assert_allclose(np.asarray(gxs), _fd(f_scan, (X, XS), 1), rtol=1e-6, atol=1e-7)
+
+
+def test_second_order_through_cond(x64):
+    gg = secant.grad(secant.grad(f_cond_scalar))
+    for x, want in ((2.0, 12.0), (-1.0, np.sin(1.0))):
+        np.testing.assert_allclose(float(gg(x)), want, rtol=1e-10)
+        np.testing.assert_allclose(float(secant.jit(gg)(x)), want, rtol=1e-10)
+
+
+def test_second_order_through_a_loop_is_reported():
+    with pytest.raises(SecantError, match="second order"):
+        secant.grad(secant.grad(lambda x: f_fori(x)))
+
+
+def test_while_loop_error_names_the_line():
+    with pytest.raises(SecantError, match="Reverse-mode differentiation does not work for "
+                                          "lax.while_loop") as e:
+        secant.grad(f_while)
+    assert "test_grad_control_flow.py" in str(e.value) and "lax.while_loop(" in str(e.value)
+    assert "fori_loop" in str(e.value) and "scan" in str(e.value)
+
+
+def test_while_loop_without_derivative_still_runs():
+    def g(x):       # the loop does not depend on x: nothing to differentiate through it
+        n = lax.while_loop(lambda c: c < 10, lambda c: c + 3, 0)
+        return snp.sum(x * n)
+    assert float(secant.grad(g)(snp.ones(2))[0]) == 12.0
+
+
+def test_generated_source_reads_as_calls_of_the_vjps():
+    src = secant.source(secant.grad(f_cond_closure, argnums=(0, 1)))
+    assert "x_bar, w_bar = lax.cond(snp.sum(x) > 0, true_fun_vjp, false_fun_vjp, y_bar, x, w)" in src
+    src = secant.source(secant.grad(f_fori_pytree, argnums=(0, 1)))
+    assert "(a, b), a_carries = fori_loop_with_carries(0, 4, lambda i, c:" in src
+    assert ("(x_bar, x_times_2_bar), w_bar = fori_loop_vjp(0, 4, body_fun_vjp, (a_bar, b_bar), "
+            "a_carries, closed=(w,))") in src
+    src = secant.source(secant.grad(f_long, argnums=(0, 1)))
+    assert src.count("fori_loop_vjp(") == 1 and len(src.splitlines()) < 20    # not unrolled
+    src = secant.source(secant.grad(f_scan_reverse, argnums=(0, 1, 2)))
+    assert "scan_vjp(scan_fun_vjp, (c_bar, ys_bar), c_carries, xs, closed=(w,), reverse=True, " \
+           "wrt_xs=True)" in src
+
+
+def test_jit_grad_of_a_long_loop_stays_a_loop():
+    g = secant.jit(secant.grad(f_long, argnums=(0, 1)))
+    x, w = np.full(3, 0.3, np.float32), np.float32(0.5)
+    start = time.perf_counter()
+    gx, gw = g(x, w)
+    first = time.perf_counter() - start
+    text = g.lower(x, w).as_text()
+    assert "stablehlo.while" in text and len(text.splitlines()) < 200
+    assert first < 2.0, f"first call took {first:.2f} s"
+    np.testing.assert_allclose(np.asarray(gx), np.asarray(secant.grad(f_long, (0, 1))(x, w)[0]),
+                               rtol=1e-4)
+
+
+def f_in_python_control_flow(x, flag):
+    if flag:
+        y = lax.cond(snp.sum(x) > 0, lambda v: v * 3.0, lambda v: snp.cos(v), x)
+    else:
+        y = x * 2.0
+    for _ in range(2):
+        y = lax.fori_loop(0, 2, lambda i, c: snp.sin(c) * x, y)
+    return snp.sum(y)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_inside_python_if_and_for(x64, flag):
+    g = secant.grad(f_in_python_control_flow)(X, flag)
+    np.testing.assert_allclose(np.asarray(g), _fd(lambda x: f_in_python_control_flow(x, flag),
+                                                  (X,), 0), rtol=1e-6, atol=1e-7)

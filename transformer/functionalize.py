@@ -1,0 +1,756 @@
+"""Functionalisation: Python `if`/`while`/`for i in range(...)` -> secant.lax.cond / while_loop /
+fori_loop calls, so that control flow on traced values works under jit.
+
+`functionalize(fn)` reads `fn`'s source, rewrites its control flow innermost first and returns a
+new, readable Python function (registered source, `__secant_source__` attached), or `fn` itself
+when there is nothing to rewrite. jit traces the rewritten function; eager calls keep running the
+user's own function.
+
+The rewrite keeps Python's semantics where values are concrete: `lax.cond` with a concrete
+predicate calls one branch as plain Python, so conditions on static things (shapes, static
+arguments) behave exactly as before. While jit traces, `lax.while_loop`/`fori_loop` stage one
+StableHLO while loop even over Python numbers (they become loop-carried scalars).
+
+- `if test: A else: B` becomes two nested functions (`y_if_true`, `y_if_false`) that take the
+  variables the branches assign and that are live afterwards, and return them:
+  `y = lax.cond(test, y_if_true, y_if_false, y)`. A variable assigned in only one branch (and
+  not before the `if`) but read afterwards is returned as an `undefined_in_branch(...)`
+  sentinel from the other branch: harmless when the predicate is concrete (the Python program
+  never reads it), a clear error naming the user's line when the predicate is traced.
+  `if c: ... return a` / `else: ... return b` (or `if c: return a` followed by the rest of the
+  function) becomes `return lax.cond(c, ...)`.
+- `while test: body` becomes `lax.while_loop(cond, body, carry)`; the carry is the variables the
+  body assigns that the test, the next iteration or the code after the loop reads.
+- `for i in range(a, b)` (step 1) becomes `lax.fori_loop(a, b, body, carry)`.
+Loops that need Python (side effects such as print/append, slicing or shapes by the loop index,
+break/continue/return, a variable first assigned inside the loop) stay Python loops: under jit
+they unroll, and a comment in the rewritten source says why. `if`s with side effects or static
+tests (shapes, `is None`, isinstance, ...) stay Python `if`s.
+"""
+import ast
+import builtins
+import copy
+import linecache
+import types
+import warnings
+
+import gast
+
+from secant.backends import errors
+from secant.backends.core import Tracer
+from secant.backends.errors import SecantError
+from secant.codegen import loader
+from secant.codegen.naming import Names
+from secant.transformer.parse import FunctionSource, SourceError, function_source
+
+_cache = {}
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
+           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_SIDE_EFFECT_CALLS = {"print", "input", "open", "setattr", "delattr", "exec", "eval", "next",
+                      "breakpoint"}
+_MUTATING_METHODS = {"append", "pop", "extend", "insert", "remove", "clear", "update", "add",
+                     "discard", "setdefault", "popitem", "write", "sort", "reverse", "put",
+                     "send", "appendleft", "popleft"}
+_INT_CALLS = {"range", "int", "len", "float", "bool", "str", "slice", "list", "tuple",
+              "enumerate", "zip", "format", "repr", "hex", "oct", "chr"}
+_SHAPE_METHODS = {"reshape", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
+                  "identity", "broadcast_to", "tile", "repeat", "split", "array_split",
+                  "expand_dims", "squeeze", "transpose", "swapaxes", "moveaxis", "tri", "tril",
+                  "triu", "pad", "resize"}
+_SHAPE_KEYWORDS = {"shape", "newshape", "axis", "axes", "num", "k", "repeats", "reps",
+                   "indices_or_sections", "keepdims", "ord"}
+_STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "weak_type"}
+_STATIC_CALLS = {"len", "isinstance", "hasattr", "callable", "type", "issubclass", "getattr"}
+
+
+# --- the sentinel for a variable defined in only one branch -----------------------------------
+class Undefined:
+    """What a branch returns for a variable only the other branch assigns (pred concrete)."""
+    __slots__ = ("name", "where")
+
+    def __init__(self, name, where):
+        self.name, self.where = name, where
+
+    def __repr__(self):
+        return f"<undefined {self.name}>"
+
+    def _fail(self, *args, **kwargs):
+        raise SecantError(f"local variable {self.name!r} is used but was assigned in only one "
+                          f"branch of the if{self.where}")
+
+    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+
+def undefined_in_branch(pred, name, location):
+    """The value of `name` on the branch that does not assign it: with a concrete predicate the
+    program never reads it (Python would not either); with a traced one both branches are
+    traced and must return it, so this is the user's error."""
+    fn, _, line = location.rpartition(":")
+    text = linecache.getline(fn, int(line)).strip()
+    where = f"\n  at {location}" + (f"\n    {text}" if text else "")
+    if isinstance(pred, Tracer):
+        raise SecantError(
+            f"{name!r} is defined in only one branch of an if whose condition is traced under "
+            f"jit, and it is used after the if; assign {name} before the if or in both "
+            f"branches{where}")
+    return Undefined(name, where)
+
+
+# --- name analyses (one scope, nested functions count by their free names) ---------------------
+def _scope_nodes(stmts):
+    """Pre-order nodes of `stmts`, not descending into nested scopes (which are yielded)."""
+    stack = list(stmts)[::-1]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, _SCOPES):
+            continue
+        stack.extend(reversed(list(gast.iter_child_nodes(n))))
+
+
+def _free_names(scope):
+    loads, bound = {}, set()
+    for n in [scope]:
+        for m in gast.walk(n):
+            if isinstance(m, gast.Name):
+                if isinstance(m.ctx, gast.Load):
+                    loads.setdefault(m.id)
+                else:
+                    bound.add(m.id)
+            elif isinstance(m, (gast.FunctionDef, gast.ClassDef)) and m is not scope:
+                bound.add(m.name)
+    return [k for k in loads if k not in bound]
+
+
+def assigned(stmts):
+    """Names bound by `stmts` in their own scope, in order of first appearance."""
+    out = {}
+    for n in _scope_nodes(stmts):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            out.setdefault(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            out.setdefault(n.name)
+        elif isinstance(n, (gast.Import, gast.ImportFrom)):
+            for a in n.names:
+                out.setdefault(a.asname or a.name.split(".")[0])
+    return list(out)
+
+
+def reads(nodes):
+    """Names read by `nodes` (statements or expressions), nested scopes' free names included."""
+    out = {}
+    for n in _scope_nodes(nodes):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            out.setdefault(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.setdefault(n.target.id)
+        elif isinstance(n, _SCOPES):
+            for k in _free_names(n):
+                out.setdefault(k)
+    return list(out)
+
+
+def exposed(stmts, defined=frozenset()):
+    """(names read before any assignment in `stmts`, names definitely assigned after them)."""
+    defined = set(defined)
+    out = {}
+
+    def use(names):
+        for k in names:
+            if k not in defined:
+                out.setdefault(k)
+
+    for s in stmts:
+        if isinstance(s, gast.If):
+            use(reads([s.test]))
+            e1, d1 = exposed(s.body, defined)
+            e2, d2 = exposed(s.orelse, defined)
+            use(e1 + e2)
+            defined = d1 & d2
+        elif isinstance(s, (gast.While, gast.For)):
+            head = [s.test] if isinstance(s, gast.While) else [s.iter]
+            use(reads(head))
+            inner = set(defined) | (set(assigned([s.target])) if isinstance(s, gast.For) else set())
+            use(exposed(s.body, inner)[0])
+            use(exposed(s.orelse, defined)[0])
+        else:
+            use(reads([s]))
+            defined |= set(assigned([s]))
+    return list(out), defined
+
+
+def _contains(stmts, kinds, into_loops=True):
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return n
+        if isinstance(n, _SCOPES) or (not into_loops and isinstance(n, (gast.For, gast.While))):
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return None
+
+
+def _side_effect(stmts):
+    """A reason these statements must run as Python (not be traced as a function), or None."""
+    for n in _scope_nodes(stmts):
+        if isinstance(n, gast.Call):
+            f = n.func
+            if isinstance(f, gast.Name) and f.id in _SIDE_EFFECT_CALLS:
+                return f"calls {f.id}()"
+            if isinstance(f, gast.Attribute) and f.attr in _MUTATING_METHODS:
+                return f"mutates a Python object (.{f.attr})"
+        elif isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            for t in targets:
+                for m in gast.walk(t):
+                    if isinstance(m, (gast.Subscript, gast.Attribute)) and \
+                            isinstance(m.ctx, gast.Store):
+                        return "assigns to an item or attribute of a Python object"
+        elif isinstance(n, (gast.Delete, gast.Global, gast.Nonlocal)):
+            return f"uses {type(n).__name__.lower()}"
+        elif isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
+            return "yields"
+        elif isinstance(n, (gast.Raise, gast.Assert)):
+            return f"uses {type(n).__name__.lower()}"
+        elif isinstance(n, (gast.Try, gast.With, gast.AsyncWith, gast.AsyncFor)):
+            return f"uses {type(n).__name__.lower()}"
+    return None
+
+
+def _is_static(expr):
+    """True for tests that are Python values whatever is traced: shapes, `is None`, len()..."""
+    if isinstance(expr, gast.Constant):
+        return True
+    if isinstance(expr, gast.Attribute):
+        return expr.attr in _STATIC_ATTRS
+    if isinstance(expr, gast.Subscript):
+        return _is_static(expr.value) and _is_static(expr.slice)
+    if isinstance(expr, gast.Call):
+        return isinstance(expr.func, gast.Name) and expr.func.id in _STATIC_CALLS
+    if isinstance(expr, gast.Compare):
+        if all(isinstance(op, (gast.Is, gast.IsNot)) for op in expr.ops):
+            return True
+        return all(_is_static(e) for e in [expr.left] + expr.comparators)
+    if isinstance(expr, gast.BoolOp):
+        return all(_is_static(v) for v in expr.values)
+    if isinstance(expr, gast.UnaryOp):
+        return _is_static(expr.operand)
+    if isinstance(expr, gast.BinOp):
+        return _is_static(expr.left) and _is_static(expr.right)
+    if isinstance(expr, gast.Tuple):
+        return all(_is_static(e) for e in expr.elts)
+    return False
+
+
+def _mentions(node, name):
+    return any(isinstance(m, gast.Name) and m.id == name for m in gast.walk(node))
+
+
+def _index_needs_int(body, i):
+    """Why the body needs the loop index `i` as a Python int (so the loop must unroll), or None."""
+    for n in (m for s in body for m in gast.walk(s)):    # nested functions included
+        if isinstance(n, gast.Slice) and _mentions(n, i):
+            return f"it slices with {i}"
+        if isinstance(n, gast.Call):
+            f = n.func
+            args = list(n.args) + [k.value for k in n.keywords]
+            if isinstance(f, gast.Name) and f.id in _INT_CALLS and any(_mentions(a, i)
+                                                                       for a in args):
+                return f"it passes {i} to {f.id}()"
+            if isinstance(f, gast.Attribute) and f.attr in _SHAPE_METHODS and \
+                    any(_mentions(a, i) for a in args):
+                return f"it passes {i} to {f.attr}() as a shape or axis"
+            for k in n.keywords:
+                if k.arg in _SHAPE_KEYWORDS and _mentions(k.value, i):
+                    return f"it passes {i} as {k.arg}="
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Attribute) and \
+                n.value.attr in _STATIC_ATTRS and _mentions(n.slice, i):
+            return f"it indexes .{n.value.attr} with {i}"
+    return None
+
+
+def _ends_with_return(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    return isinstance(last, gast.If) and _ends_with_return(last.body) and \
+        _ends_with_return(last.orelse)
+
+
+def _count(stmts, kinds):
+    return sum(isinstance(n, kinds) for n in _scope_nodes(stmts))
+
+
+def _parse_stmt(text, like):
+    node = gast.parse(text).body[0]
+    for m in gast.walk(node):
+        if hasattr(m, "lineno") or isinstance(m, (gast.stmt, gast.expr)):
+            gast.copy_location(m, like)
+    return node
+
+
+def _tuple_src(names):
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+# --- the rewrite ----------------------------------------------------------------------------------
+class _Rewriter:
+    def __init__(self, src, names, lax_name, undef_name, range_ok):
+        self.src, self.names, self.lax, self.undef = src, names, lax_name, undef_name
+        self.range_ok = range_ok
+        self.comments = {}        # id(statement) -> comment lines above it
+        self.planned = {}         # (id(statement), base) -> name
+        self._keep = []           # the statements `comments` keys refer to
+        self.changed = False
+
+    def name(self, s, base):
+        """A fresh name for a function or variable the rewrite of `s` introduces; reserved before
+        the inner statements are rewritten, so that outer ones get the plain names."""
+        key = (id(s), base)
+        got = self.planned.get(key)
+        if got is None:
+            got = self.planned[key] = self.names.fresh(base)
+            self._keep.append(s)
+        return got
+
+    def plan(self, s, defined, later):
+        try:
+            if isinstance(s, gast.If):
+                if _is_static(s.test) or _side_effect(s.body + s.orelse):
+                    return
+                if not isinstance(s.test, gast.Name):
+                    self.name(s, "pred")
+                outs = [v for v in assigned(s.body + s.orelse) if v in defined or v in later]
+                base = outs[0] if outs else "return"
+                self.name(s, f"{base}_if_true")
+                self.name(s, f"{base}_if_false")
+            elif self._loop_problem(s) or isinstance(s, gast.While) and _is_static(s.test):
+                return
+            elif isinstance(s, gast.While):
+                carries, _ = self._carries(s, reads([s.test]), defined, later)
+                if carries:
+                    self.name(s, f"{carries[0]}_while_cond")
+                    self.name(s, f"{carries[0]}_while_body")
+            elif isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                carries, _ = self._carries(s, [], defined, later, index=(s.target.id,))
+                if carries:
+                    self.name(s, f"{carries[0]}_for_body")
+        except Exception:       # only names are at stake here
+            pass
+
+    def comment(self, stmt, text):
+        self.comments.setdefault(id(stmt), []).append(text)
+        self._keep.append(stmt)
+
+    def where(self, node):
+        fn, line = errors.origin(self.src.filename, self.src.file_line(node))
+        return f"{fn}:{line}"
+
+    # statement lists
+    def block(self, stmts, defined, later):
+        stmts = _merge_return_tail(list(stmts))
+        n = len(stmts)
+        suffix_reads = [set() for _ in range(n + 1)]
+        for k in range(n - 1, -1, -1):
+            suffix_reads[k] = suffix_reads[k + 1] | set(reads([stmts[k]]))
+        out, before = [], set(defined)
+        for k, s in enumerate(stmts):
+            out.extend(self.stmt(s, before, set(later) | suffix_reads[k + 1]))
+            before |= set(assigned([s]))
+        return out
+
+    def stmt(self, s, defined, later):
+        if isinstance(s, (gast.If, gast.While, gast.For)):
+            self.plan(s, defined, later)
+        if isinstance(s, gast.If):
+            s.body = self.block(s.body, defined, later)
+            s.orelse = self.block(s.orelse, defined, later)
+            return self.rewrite_if(s, defined, later)
+        if isinstance(s, (gast.While, gast.For)):
+            # what the next iteration reads before assigning it is live at the end of the body
+            head = [s.test] if isinstance(s, gast.While) else [s.iter]
+            index = set(assigned([s.target])) if isinstance(s, gast.For) else set()
+            inner_later = set(later) | set(reads(head)) | set(exposed(s.body, index)[0])
+            inner_defined = set(defined) | index
+            s.body = self.block(s.body, inner_defined, inner_later)
+            if isinstance(s, gast.While):
+                return self.rewrite_while(s, defined, later)
+            return self.rewrite_for(s, defined, later)
+        return [s]
+
+    # if
+    def rewrite_if(self, s, defined, later):
+        if _is_static(s.test):
+            return [s]
+        why = _side_effect(s.body + s.orelse)
+        why = f"its body {why}" if why else (
+            "it contains break/continue"
+            if _contains(s.body + s.orelse, (gast.Break, gast.Continue), False) else None)
+        if why:
+            self.comment(s, f"secant: a Python if ({why}); under jit its condition must be "
+                            "concrete")
+            return [s]
+        n_returns = _count(s.body + s.orelse, gast.Return)
+        returns = n_returns > 0
+        if returns:
+            if not (n_returns == 2 and isinstance(s.body[-1], gast.Return) and s.orelse
+                    and isinstance(s.orelse[-1], gast.Return)
+                    and _count(s.body[:-1] + s.orelse[:-1], gast.Return) == 0):
+                self.comment(s, "secant: a Python if (only an if whose branches both end in "
+                                "return is functionalised); under jit its condition must be "
+                                "concrete")
+                return [s]
+        changed = assigned(s.body) + [v for v in assigned(s.orelse) if v not in assigned(s.body)]
+        if returns:
+            params = [v for v in changed if v in defined]
+            outs = []
+        else:
+            outs = [v for v in changed if v in defined or v in later]
+            params = [v for v in outs if v in defined]
+            if not outs:
+                return [s]
+        out = []
+        if isinstance(s.test, gast.Name):
+            pred = s.test.id
+        else:
+            pred = self.name(s, "pred")
+            assign = gast.Assign(targets=[gast.Name(pred, gast.Store(), None, None)],
+                                 value=s.test, type_comment=None)
+            out.append(gast.copy_location(assign, s))
+        base = outs[0] if outs else "return"
+        fns = []
+        for branch, body in (("true", s.body), ("false", s.orelse)):
+            name = self.name(s, f"{base}_if_{branch}")
+            fdef = _parse_stmt(f"def {name}({', '.join(params)}):\n    pass\n", s)
+            body = list(body)
+            if not returns:
+                _, definite = exposed(body, set(params))
+                for v in outs:
+                    if v not in definite:
+                        body.append(_parse_stmt(
+                            f"{v} = {self.undef}({pred}, {v!r}, {self.where(s)!r})", s))
+                body.append(_parse_stmt(f"return {_tuple_src(outs)}", s))
+            fdef.body = body
+            out.append(fdef)
+            fns.append(name)
+        call = f"{self.lax}.cond({', '.join([pred] + fns + params)})"
+        out.append(_parse_stmt(f"return {call}" if returns else f"{_tuple_src(outs)} = {call}", s))
+        self.changed = True
+        return out
+
+    # loops
+    def _loop_problem(self, s):
+        if s.orelse:
+            return "it has an else: block"
+        why = _side_effect(s.body)
+        if why:
+            return f"its body {why}"
+        if _contains(s.body, (gast.Break, gast.Continue), False):
+            return "it uses break/continue"
+        if _contains(s.body, gast.Return):
+            return "it returns from inside the loop"
+        return None
+
+    def _carries(self, s, head_reads, defined, later, index=()):
+        body_exposed = [v for v in exposed(s.body, set(index))[0]]
+        assigned_body = assigned(s.body)
+        carries = [v for v in assigned_body
+                   if v not in index and (v in body_exposed or v in head_reads or v in later)]
+        missing = [v for v in carries if v not in defined]
+        return carries, missing
+
+    def _loop_functions(self, s, carries, kind, head_args, test=None):
+        """(statements defining the loop's functions, the call text)."""
+        base = carries[0]
+        carry_src = _tuple_src(carries)
+        carry = carries[0] if len(carries) == 1 else self.names.fresh("carry")
+        unpack = [] if len(carries) == 1 else [_parse_stmt(f"{carry_src} = {carry}", s)]
+        out = []
+        if kind == "while":
+            cname = self.name(s, f"{base}_while_cond")
+            cdef = _parse_stmt(f"def {cname}({carry}):\n    pass\n", s)
+            ret = gast.Return(value=test)
+            cdef.body = unpack + [gast.copy_location(ret, s)]
+            out.append(cdef)
+        bname = self.name(s, f"{base}_{kind}_body")
+        params = f"{carry}" if kind == "while" else f"{head_args}, {carry}"
+        bdef = _parse_stmt(f"def {bname}({params}):\n    pass\n", s)
+        bdef.body = [copy.copy(u) for u in unpack] + list(s.body) + [
+            _parse_stmt(f"return {carry_src}", s)]
+        out.append(bdef)
+        init = carries[0] if len(carries) == 1 else f"({carry_src})"
+        if kind == "while":
+            call = f"{self.lax}.while_loop({cname}, {bname}, {init})"
+        else:
+            call = None
+        return out, bname, init, call
+
+    def _static_carry(self, carries):
+        """Why a carry must stay a Python value (the function uses it as a shape, a slice
+        bound, in range()...), or None: a staged loop would make it a traced scalar."""
+        for v in carries:
+            why = _index_needs_int(self.root, v)
+            if why:
+                return f"{v} must stay a Python number ({why})"
+        return None
+
+    def rewrite_while(self, s, defined, later):
+        if _is_static(s.test):
+            return [s]
+        why = self._loop_problem(s)
+        carries, missing = (None, None) if why else self._carries(s, reads([s.test]), defined,
+                                                                   later)
+        if not why and missing:
+            why = _first_assigned(missing)
+        if not why:
+            why = self._static_carry(carries)
+        if why:
+            self.comment(s, f"secant: a Python while loop ({why}); under jit its condition "
+                            "must be concrete and the loop unrolls")
+            return [s]
+        if not carries:
+            return [s]
+        out, _, _, call = self._loop_functions(s, carries, "while", None, s.test)
+        out.append(_parse_stmt(f"{_tuple_src(carries)} = {call}", s))
+        self.changed = True
+        return out
+
+    def rewrite_for(self, s, defined, later):
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id == "range" and self.range_ok and not it.keywords
+                and 1 <= len(it.args) <= 3 and not any(isinstance(a, gast.Starred)
+                                                        for a in it.args)):
+            return [s]
+        why = None
+        if not isinstance(s.target, gast.Name):
+            why = "its target is not a plain name"
+        i = s.target.id if isinstance(s.target, gast.Name) else None
+        if not why and len(it.args) == 3 and not (isinstance(it.args[2], gast.Constant)
+                                                  and it.args[2].value == 1):
+            why = "its step is not 1"
+        why = why or self._loop_problem(s)
+        if not why and any(isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
+                           and m.func.id == "len" for a in it.args for m in gast.walk(a)):
+            why = "it counts over len() of a Python container"
+        if not why:
+            why = _index_needs_int(s.body, i)
+            if why:
+                why = f"the body needs {i} as a Python int: {why}"
+        if not why and i in assigned(s.body):
+            why = f"the body assigns {i}"
+        if not why and i in later:
+            why = f"{i} is read after the loop"
+        carries = missing = None
+        if not why:
+            carries, missing = self._carries(s, [], defined, later, index=(i,))
+            if missing:
+                why = _first_assigned(missing)
+            else:
+                why = self._static_carry(carries)
+        if why:
+            self.comment(s, f"secant: a Python for loop; under jit it unrolls because {why}")
+            return [s]
+        if not carries:
+            return [s]
+        args = [ast.unparse(gast.gast_to_ast(a)) for a in it.args[:2]]
+        lower, upper = ("0", args[0]) if len(args) == 1 else args
+        out, bname, init, _ = self._loop_functions(s, carries, "for", i)
+        out.append(_parse_stmt(f"{_tuple_src(carries)} = {self.lax}.fori_loop({lower}, {upper}, "
+                               f"{bname}, {init})", s))
+        self.changed = True
+        return out
+
+
+def _first_assigned(names):
+    return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} first assigned inside it"
+
+
+def _merge_return_tail(stmts):
+    """`if c: ...; return a` followed by `...; return b` -> `if c: ... else: ...` (same meaning)."""
+    if not stmts or not _ends_with_return(stmts):
+        return stmts
+    for k, s in enumerate(stmts[:-1]):
+        if isinstance(s, gast.If) and not s.orelse and _ends_with_return(s.body) and \
+                _count(s.body[:-1], gast.Return) == 0:
+            s.orelse = stmts[k + 1:]
+            return stmts[:k + 1]
+    return stmts
+
+
+# --- printing -------------------------------------------------------------------------------------
+class _Printer:
+    def __init__(self, src, comments):
+        self.src, self.comments = src, comments
+        self.lines, self.origins = [], {}
+
+    def add(self, text, node, indent):
+        for k, line in enumerate(text.split("\n")):
+            self.lines.append("    " * indent + line)
+            if k == 0 and node is not None and getattr(node, "lineno", None) is not None:
+                self.origins[len(self.lines)] = errors.origin(self.src.filename,
+                                                              self.src.file_line(node))
+
+    def header(self, node, indent):
+        node = copy.copy(node)
+        node.body, node.decorator_list, node.returns = [gast.Pass()], [], None
+        text = ast.unparse(gast.gast_to_ast(node)).split("\n")
+        self.add("\n".join(text[:-1]), node, indent)
+
+    def block(self, stmts, indent):
+        for s in stmts:
+            for c in self.comments.get(id(s), ()):
+                self.lines.append("    " * indent + "# " + c)
+            self.stmt(s, indent)
+
+    def stmt(self, s, indent, keyword="if"):
+        ex = lambda e: ast.unparse(gast.gast_to_ast(e))    # noqa: E731
+        if isinstance(s, gast.FunctionDef):
+            self.header(s, indent)
+            self.block(s.body, indent + 1)
+        elif isinstance(s, gast.If):
+            self.add(f"{keyword} {ex(s.test)}:", s, indent)
+            self.block(s.body, indent + 1)
+            if len(s.orelse) == 1 and isinstance(s.orelse[0], gast.If) and \
+                    id(s.orelse[0]) not in self.comments:
+                self.stmt(s.orelse[0], indent, "elif")
+            elif s.orelse:
+                self.add("else:", None, indent)
+                self.block(s.orelse, indent + 1)
+        elif isinstance(s, (gast.While, gast.For)):
+            head = (f"while {ex(s.test)}:" if isinstance(s, gast.While)
+                    else f"for {ex(s.target)} in {ex(s.iter)}:")
+            self.add(head, s, indent)
+            self.block(s.body, indent + 1)
+            if s.orelse:
+                self.add("else:", None, indent)
+                self.block(s.orelse, indent + 1)
+        else:
+            self.add(ex(s), s, indent)
+
+
+# --- the entry point --------------------------------------------------------------------------
+def functionalize(fn):
+    """`fn` with Python control flow rewritten into secant.lax calls (cached per function), or
+    `fn` itself when there is none to rewrite or its source cannot be read."""
+    try:
+        hit = _cache.get(fn)
+    except TypeError:
+        return fn
+    if hit is not None:
+        return hit
+    out = _functionalize(fn)
+    _cache[fn] = out
+    return out
+
+
+def _functionalize(fn):
+    if getattr(fn, "__secant_functionalized__", False):
+        return fn
+    inner = getattr(fn, "__secant_generated__", None)
+    if inner is not None:               # a grad/value_and_grad wrapper: rewrite what it calls
+        return _rewrap(fn, inner)
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        src = function_source(fn)
+    except (SourceError, OSError, TypeError, SyntaxError):
+        return fn
+    if not _contains(src.node.body, (gast.If, gast.While, gast.For)):
+        return fn
+    if _contains(src.node.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom,
+                                 gast.Await)):
+        return fn
+    try:
+        return _rewrite(fn, src)
+    except SecantError:
+        raise
+    except Exception as e:      # a bug here must not break code that ran before: trace fn as is
+        warnings.warn(f"secant could not functionalise {fn.__qualname__} ({type(e).__name__}: "
+                      f"{e}); its Python control flow is traced as written", RuntimeWarning)
+        return fn
+
+
+def _rewrap(wrapper, inner):
+    new_inner = functionalize(inner)
+    code = getattr(wrapper, "__code__", None)
+    if new_inner is inner or code is None or "gen" not in code.co_freevars:
+        return wrapper
+    cells = list(wrapper.__closure__)
+    cells[code.co_freevars.index("gen")] = types.CellType(new_inner)
+    new = types.FunctionType(code, wrapper.__globals__, wrapper.__name__, wrapper.__defaults__,
+                             tuple(cells))
+    new.__kwdefaults__ = wrapper.__kwdefaults__
+    new.__dict__.update(wrapper.__dict__)
+    new.__qualname__ = wrapper.__qualname__
+    new.__secant_generated__ = new.__wrapped__ = new_inner
+    new.__secant_source__ = new_inner.__secant_source__
+    new.__secant_functionalized__ = True
+    return new
+
+
+def _all_names(node):
+    out = set()
+    for m in gast.walk(node):
+        if isinstance(m, gast.Name):
+            out.add(m.id)
+        elif isinstance(m, (gast.FunctionDef, gast.ClassDef)):
+            out.add(m.name)
+    return out
+
+
+def _rewrite(fn, src):
+    from secant import lax
+    node = copy.deepcopy(src.node)
+    taken = _all_names(node) | set(src.closure)
+    names = Names(taken)
+    local = set(assigned(node.body)) | {a.id for a in gast.walk(node.args)
+                                        if isinstance(a, gast.Name)}
+    _, value = src.resolve_name("lax")
+    lax_name = "lax" if value is lax and "lax" not in local else names.fresh("lax")
+    undef_name = names.fresh("undefined_in_branch")
+    range_ok = "range" not in local and src.resolve_name("range")[1] is builtins.range
+    rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
+    rw.root = list(node.body)
+    params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
+    node.body = rw.block(node.body, params, set())
+    if not rw.changed and not rw.comments:
+        return fn
+    for a in gast.walk(node.args):      # annotations may name things the generated module lacks
+        if isinstance(a, gast.Name):
+            a.annotation = None
+    printer = _Printer(src, rw.comments)
+    printer.stmt(node, 0)
+    source = "\n".join(printer.lines) + "\n"
+    used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    free = {k: v for k, v in src.closure.items() if k in used}
+    if lax_name in used:
+        free[lax_name] = lax
+    if undef_name in used:
+        free[undef_name] = undefined_in_branch
+    gen = loader.load(source, node.name, src.globals, free, printer.origins)
+    gen.__defaults__ = fn.__defaults__
+    gen.__kwdefaults__ = fn.__kwdefaults__
+    gen.__qualname__ = fn.__qualname__
+    gen.__doc__ = fn.__doc__
+    gen.__module__ = fn.__module__
+    gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
+                                           gen.__code__.co_filename, 1, source.splitlines(),
+                                           src.globals, free)
+    gen.__secant_functionalized__ = True
+    return gen
+
+
+def functionalized_source(fn):
+    """The rewritten source jit traces for `fn` (its own source when nothing is rewritten)."""
+    import inspect
+    out = functionalize(fn)
+    inner = getattr(out, "__secant_generated__", None)
+    return inspect.getsource(inner if inner is not None else out)
