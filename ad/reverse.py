@@ -208,6 +208,7 @@ class ReverseBuilder:
         saved_comment, self.last_comment = self.last_comment, None
         self.forward([st for st in s.body if not (isinstance(st, ir.Op) and st.targets[0] in loops
                                                   and st.op == "identity")])
+        replay_end = len(self.lines)
         for loop, last in s.carried:                # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:
                 self.bars[last] = self.bar_name(last)
@@ -223,8 +224,16 @@ class ReverseBuilder:
                 self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
         self.indent -= 1
         self.last_comment = saved_comment
+        # replay only what this iteration's derivative reads (liveness within the iteration)
+        live = set().union(*(ln.uses for ln in self.lines[replay_end:]))
+        for k in range(replay_end - 1, start - 1, -1):
+            ln = self.lines[k]
+            if ln.kind == "stmt" and ln.defines and not ln.defines & live:
+                ln.kind = "slot"                    # dropped when the lines are assembled
+            else:
+                live |= ln.uses
         # stack the loop values the replay reads before assigning them
-        replay = self.lines[start:]
+        replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         read = set().union(*(ln.uses for ln in replay)) if replay else set()
         needed = [loop for loop, _ in s.carried
                   if loop in read and not self._assigned_before_read(loop, replay)]

@@ -9,6 +9,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
+from secant.backends.array import Array
 from secant.ad import helpers, reverse
 from secant.backends import dtypes
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
@@ -183,6 +184,10 @@ def _positions(argnums, fn):
 def _to_array(leaf, differentiated):
     """NumPy arrays become secant arrays (as jax.grad's inputs become jax arrays); Python numbers
     stay numbers unless they are differentiated."""
+    if type(leaf) is np.ndarray and leaf.dtype == dtypes.canonicalize_dtype(leaf.dtype):
+        view = leaf.view()          # no copy: the call reads it and returns new arrays
+        view.flags.writeable = False
+        return Array._wrap(view)
     if isinstance(leaf, (np.ndarray, np.generic)):
         return snp.asarray(leaf)
     if differentiated and isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
