@@ -223,7 +223,7 @@ def bench_mlp_eager():
 
 
 def bench_mlp_jit():
-    print(f"grad: jit(grad) of the MLP loss")
+    print("grad: jit(grad) of the MLP loss")
     params, x, y = mlp_data()
     want = progs.mlp_loss_grad_numpy(params, x, y)
     transforms._generated.clear()

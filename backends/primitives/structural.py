@@ -453,7 +453,7 @@ def _sort_rule(*operands, dimension, is_stable, num_keys):
         type_error("sort needs at least one operand")
     shape = operands[0].shape
     if any(o.shape != shape for o in operands):
-        type_error(f"sort: operands must share one shape, got "
+        type_error("sort: operands must share one shape, got "
                    + ", ".join(str(o.shape) for o in operands))
     _check_axis("sort", dimension, len(shape))
     if not 1 <= num_keys <= len(operands):
