@@ -20,11 +20,12 @@ def _filename(name):
     return f"<secant: {name}>" if n == 0 else f"<secant: {name} #{n + 1}>"
 
 
-def load(source, name, fn_globals, free, origins=None):
-    """Compile `source` (one `def name(...)`) with `free` (name -> value) as closure values."""
+def load(source, name, fn_globals, free, origins=None, tree=None):
+    """Compile `source` (one `def name(...)`; `tree`, its ast if already parsed) with `free`
+    (name -> value) as closure values."""
     filename = _filename(name)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    tree = ast.parse(source, filename)
+    tree = tree if tree is not None else ast.parse(source, filename)
     factory = ast.parse(f"def __secant_factory__({', '.join(sorted(free))}):\n    pass\n")
     fdef = factory.body[0]
     fdef.body = tree.body + [ast.Return(ast.Name(name, ast.Load()))]

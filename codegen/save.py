@@ -24,6 +24,7 @@ import textwrap
 import tokenize
 
 from secant.backends.errors import SecantError
+from secant.transformer.parse import closure_values
 
 _GENERATED_PREFIX = "<secant: "
 _MISSING = object()
@@ -267,7 +268,7 @@ class _Module:
             scope = fn.__globals__
         else:
             text = _user_source(fn)
-            values = _closure_values(fn)
+            values = closure_values(fn)
             scope = fn.__globals__
         free, _ = _free_names(text)
         mapping = {fn.__name__: chosen}
@@ -297,16 +298,6 @@ def _has_jit_decorator(fn):
         return False
     first = text.lstrip().splitlines()[0] if text.strip() else ""
     return first.startswith("@") and "jit" in first
-
-
-def _closure_values(fn):
-    out = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return out
 
 
 def _user_source(fn):

@@ -1,5 +1,6 @@
 """grad, value_and_grad and vjp: each writes a new Python function (the derivative's source) once
 per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
+import ast
 import functools
 import inspect
 import re
@@ -17,7 +18,7 @@ from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import ir
 from secant.transformer.normalize import normalise
-from secant.transformer.parse import FunctionSource
+from secant.transformer.parse import FunctionSource, closure_values
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 _in_progress = set()
@@ -70,6 +71,9 @@ def _names_of(fn_ir):
                 taken.add(s.test)
                 visit(s.body)
                 visit(s.orelse)
+            elif isinstance(s, ir.For):
+                taken.update((s.target, s.iterable))
+                visit(s.body)
     visit(fn_ir.body)
     return taken
 
@@ -110,8 +114,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out):
                                        tuple_out)
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
-    suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[mode]
-    gen_name = f"{fn_ir.name}_{suffix}"
+    gen_name = f"{fn_ir.name}_{mode}"
     args_src = fn_ir.args_src
     if mode == "vjp":
         args_src = f"{out_bar}, {args_src}" if args_src else out_bar
@@ -124,7 +127,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out):
                 origins[len(text)] = (ln.origin.filename, ln.origin.line)
     source = "\n".join(text) + "\n"
     src_info = getattr(fn, "__secant_source__", None)
-    closure = dict(src_info.closure) if src_info else _closure(fn)
+    closure = dict(src_info.closure) if src_info else closure_values(fn)
     api = {}
     for alias, module in (("snp", snp), ("lax", lax)):
         # the user's own `snp`/`lax` (if any) must keep meaning what it means in their code
@@ -137,29 +140,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out):
     free = {**closure, **api,
             **helpers.by_name(),
             **{name: sub for sub, name in callees.items()}}
-    used = _used_names(source)
+    tree = ast.parse(source)            # parsed once: names, compilation, attached AST
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
-    gen = loader.load(source, gen_name, fn.__globals__, free, origins)
-    node = gast.parse(source).body[0]
+    gen = loader.load(source, gen_name, fn.__globals__, free, origins, tree)
+    node = gast.ast_to_gast(tree).body[0]
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
                                            source.splitlines(), fn.__globals__, free)
     return gen
-
-
-def _closure(fn):
-    cells = fn.__closure__ or ()
-    out = {}
-    for name, cell in zip(fn.__code__.co_freevars, cells):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return out
-
-
-def _used_names(source):
-    import ast
-    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
 
 
 # --- the public transforms ------------------------------------------------------------------

@@ -57,7 +57,8 @@ class FunctionSource:
         return "unbound", None
 
 
-def _closure_values(fn):
+def closure_values(fn):
+    """Free variable name -> the value its cell holds now (transform time)."""
     code = fn.__code__
     cells = fn.__closure__ or ()
     out = {}
@@ -164,4 +165,4 @@ def function_source(fn):
     node.decorator_list = []
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     return FunctionSource(fn, node, filename, first_line, text.splitlines(), fn.__globals__,
-                          _closure_values(fn), indent)
+                          closure_values(fn), indent)
