@@ -119,6 +119,15 @@ class ReverseBuilder:
                 self.lines.append(s.pushes)
                 self.forward(s.body)
                 self.indent -= 1
+            elif isinstance(s, ir.While):
+                s.saves = Line("", self.indent, "slot")      # filled by the reverse loop
+                self.lines.append(s.saves)
+                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
+                self.indent += 1
+                s.pushes = Line("", self.indent, "slot")
+                self.lines.append(s.pushes)
+                self.forward(s.body)
+                self.indent -= 1
             elif isinstance(s, ir.If):
                 self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
                 self.indent += 1
@@ -144,7 +153,7 @@ class ReverseBuilder:
                 self.reverse_op(s)
             elif isinstance(s, ir.If):
                 self.reverse_if(s)
-            elif isinstance(s, ir.For):
+            elif isinstance(s, (ir.For, ir.While)):
                 self.reverse_for(s)
 
     def reverse_if(self, s):
@@ -182,7 +191,8 @@ class ReverseBuilder:
 
     def reverse_for(self, s):
         """Replay the iterations backwards: restore the values each iteration started from
-        (saved on a stack by the forward loop), recompute the iteration, then its derivative."""
+        (saved on a stack by the forward loop), recompute the iteration, then its derivative.
+        A while loop (ir.While) also counts its iterations; the reverse loop runs that many."""
         loops = {loop for loop, _ in s.carried}
         defined = _defined_in(s.body)
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
@@ -199,8 +209,14 @@ class ReverseBuilder:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
                 self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
-        self.lines.append(Line(f"for {s.target} in reversed({s.iterable}):", self.indent,
-                               "block"))
+        count = None
+        if isinstance(s, ir.While):
+            count = self.names.fresh("n_iterations")
+            self.lines.append(Line(f"for {self.names.fresh('_')} in range({count}):",
+                                   self.indent, "block"))
+        else:
+            self.lines.append(Line(f"for {s.target} in reversed({s.iterable}):", self.indent,
+                                   "block"))
         self.indent += 1
         restore = Line("", self.indent, "slot")
         self.lines.append(restore)
@@ -225,26 +241,41 @@ class ReverseBuilder:
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (liveness within the iteration)
-        live = set().union(*(ln.uses for ln in self.lines[replay_end:]))
-        for k in range(replay_end - 1, start - 1, -1):
-            ln = self.lines[k]
-            if ln.kind == "stmt" and ln.defines and not ln.defines & live:
-                ln.kind = "slot"                    # dropped when the lines are assembled
-            else:
-                live |= ln.uses
+        # (to a fixpoint: a nested loop reads names its body assigns further down; what a
+        # nested while's test reads is live throughout)
+        live = set().union(*(ln.uses for ln in self.lines[replay_end:]),
+                           *(ln.uses for ln in self.lines[start:replay_end]
+                             if ln.kind == "block"))
+        dropped = set()
+        while True:
+            grown = set(live)
+            for k in range(replay_end - 1, start - 1, -1):
+                ln = self.lines[k]
+                if ln.kind == "stmt" and ln.defines and not ln.defines & grown:
+                    dropped.add(k)
+                else:
+                    grown |= ln.uses
+            if grown == live:
+                break
+            live = grown
+            dropped = set()
+        for k in dropped:
+            self.lines[k].kind = "slot"             # dropped when the lines are assembled
         # stack the loop values the replay reads before assigning them
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         read = set().union(*(ln.uses for ln in replay)) if replay else set()
         needed = [loop for loop, _ in s.carried
                   if loop in read and not self._assigned_before_read(loop, replay)]
         _fill_slot(restore, [f"{v} = {v}_stack.pop()" for v in needed])
-        _fill_slot(s.pushes, [f"{v}_stack.append({v})" for v in needed])
-        _fill_slot(s.saves, [f"{v}_stack = []" for v in needed])
+        _fill_slot(s.pushes, [f"{v}_stack.append({v})" for v in needed]
+                   + ([f"{count} += 1"] if count else []))
+        _fill_slot(s.saves, [f"{v}_stack = []" for v in needed]
+                   + ([f"{count} = 0"] if count else []))
 
     @staticmethod
     def _assigned_before_read(name, lines):
         for ln in lines:
-            if ln.kind == "stmt" and name in ln.uses:
+            if ln.kind in ("stmt", "block") and name in ln.uses:
                 return False
             if ln.kind == "stmt" and name in ln.defines:
                 return True
@@ -605,7 +636,7 @@ def _defined_in(stmts):
             out.update(s.targets)
         elif isinstance(s, ir.Plain):
             out.update(s.defines)
-        elif isinstance(s, (ir.If, ir.For)):
+        elif isinstance(s, (ir.If, ir.For, ir.While)):
             for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
                 out |= _defined_in(block)
     return out
@@ -633,7 +664,7 @@ def _operands_in(stmts):
         elif isinstance(s, ir.If):
             yield from _operands_in(s.body)
             yield from _operands_in(s.orelse)
-        elif isinstance(s, ir.For):
+        elif isinstance(s, (ir.For, ir.While)):
             yield from _operands_in(s.body)
 
 

@@ -336,3 +336,35 @@ def test_loops_over_python_values_used_statically_stay_python():
     src = secant.source(secant.jit(python_number_carries))
     assert "while len(shape) < 3:" in src
     assert "k must stay a Python number" in src
+
+
+# --- for row in xs over a traced array ---------------------------------------------------------
+def rows_loop(xs, w):
+    acc = snp.zeros(xs.shape[1])
+    for row in xs:
+        acc = snp.tanh(acc * w + row)
+    return acc
+
+
+def test_for_over_the_rows_of_a_traced_array_is_one_while():
+    xs = np.random.default_rng(1).normal(size=(1000, 4)).astype(np.float32)
+    want = np.zeros(4, np.float32)
+    for r in xs:
+        want = np.tanh(want * 0.5 + r)
+    jf = secant.jit(rows_loop)
+    np.testing.assert_allclose(np.asarray(jf(xs, 0.5)), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(rows_loop(xs, 0.5)), want, rtol=1e-5, atol=1e-6)
+    assert jf.lower(xs, 0.5).as_text().count("stablehlo.while") == 1
+    src = secant.source(jf)
+    assert "lax.fori_loop(0, xs.shape[0], acc_for_body, acc)" in src
+    assert "row = xs[row_index]" in src
+    xs_list = [np.full(4, 0.1, np.float32), np.full(4, 0.2, np.float32)]
+    np.testing.assert_allclose(np.asarray(secant.jit(rows_sum)(xs_list, 0.5)),
+                               np.asarray(rows_sum(xs_list, 0.5)), rtol=1e-6)   # still Python
+
+
+def rows_sum(xs, w):
+    acc = 0.0
+    for row in xs:
+        acc = acc * w + snp.sum(row)
+    return acc

@@ -225,3 +225,71 @@ def test_inside_python_if_and_for(x64, flag):
     g = secant.grad(f_in_python_control_flow)(X, flag)
     np.testing.assert_allclose(np.asarray(g), _fd(lambda x: f_in_python_control_flow(x, flag),
                                                   (X,), 0), rtol=1e-6, atol=1e-7)
+
+
+# --- Python while loops (eager: the test is concrete) ---------------------------------------------
+def f_py_while(x, w):
+    while snp.sum(x * x) < 10:          # the trip count depends on the data
+        x = x * 1.5 + w
+    return snp.sum(snp.sin(x))
+
+
+def f_py_while_carries(x, w):
+    k = 0
+    y, z = x, x * 0.5
+    while k < 3:
+        y, z = snp.tanh(y * w) + z, z * w + snp.sin(y)
+        k = k + 1
+    return snp.sum(y * z)
+
+
+def f_py_while_nested(x, w):
+    t = 0.0
+    while snp.sum(x * x) < 30:
+        for _ in range(2):
+            x = x * w + 0.5
+        j = 0
+        while j < 2:
+            t = t + snp.sum(snp.sin(x) * w)
+            j = j + 1
+    return t
+
+
+def f_py_for_while(x, w):
+    for i in range(2):
+        k = 0
+        while k < 2:
+            x = snp.sin(x) * w + x
+            k = k + 1
+    return snp.sum(x)
+
+
+WHILE_CASES = [
+    ("while", f_py_while, (X * 0.3, 0.4)),
+    ("while_carries", f_py_while_carries, (X, 0.7)),
+    ("while_nested", f_py_while_nested, (np.abs(X) * 0.5, 1.3)),
+    ("for_while", f_py_for_while, (X, 0.8)),
+]
+
+
+@pytest.mark.parametrize("name,f,args", WHILE_CASES, ids=[c[0] for c in WHILE_CASES])
+def test_python_while_matches_finite_differences(x64, name, f, args):
+    out = secant.grad(f, argnums=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(np.asarray(out[k]), _fd(f, args, k), rtol=1e-6, atol=1e-7)
+
+
+def test_python_while_source_counts_iterations():
+    src = secant.source(secant.grad(f_py_while, argnums=(0, 1)))
+    assert "    while snp.sum(x_1 * x_1) < 10:\n" in src
+    assert "n_iterations += 1" in src and "for _ in range(n_iterations):" in src
+    assert "# Grad of: while snp.sum(x * x) < 10:" in src
+    assert "x_1 = x_1_stack.pop()" in src
+
+
+def test_jit_of_grad_of_a_python_while_on_a_traced_test_names_the_line():
+    with pytest.raises(SecantError) as e:
+        secant.jit(secant.grad(f_py_while, argnums=(0, 1)))(X, 0.4)
+    msg = str(e.value)
+    assert "test_grad_control_flow.py" in msg and "while snp.sum(x * x) < 10:" in msg
+    assert "bool() of a traced value" in msg

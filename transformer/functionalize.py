@@ -524,6 +524,9 @@ class _Rewriter:
 
     def rewrite_for(self, s, defined, later):
         it = s.iter
+        if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and self.range_ok \
+                and not s.orelse and s.target.id not in later:
+            return self.rewrite_for_rows(s, defined, later)
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id == "range" and self.range_ok and not it.keywords
                 and 1 <= len(it.args) <= 3 and not any(isinstance(a, gast.Starred)
@@ -567,6 +570,27 @@ class _Rewriter:
                                f"{bname}, {init})", s))
         self.changed = True
         return out
+
+
+    def rewrite_for_rows(self, s, defined, later):
+        """`for row in xs` over a traced array: `for i in range(xs.shape[0]): row = xs[i]`, a
+        fori_loop when the body qualifies; a Python loop when xs is not traced (a list...)."""
+        xs, row = s.iter.id, s.target.id
+        i = self.name(s, f"{row}_index")
+        loop = copy.copy(s)
+        loop.target = gast.Name(i, gast.Store(), None, None)
+        loop.iter = _parse_stmt(f"range({xs}.shape[0])", s).value
+        loop.body = [_parse_stmt(f"{row} = {xs}[{i}]", s)] + copy.deepcopy(list(s.body))
+        for (key, base), name in list(self.planned.items()):     # the names planned for s
+            if key == id(s):
+                self.planned[(id(loop), base)] = name
+        self._keep.append(loop)
+        out = self.rewrite_for(loop, defined, later)
+        if out == [loop]:
+            return [s]
+        test = _parse_stmt(f"isinstance({xs}, {self.tracer})", s).value
+        branch = gast.If(test=test, body=out, orelse=[s])
+        return [gast.copy_location(branch, s)]
 
 
 def _first_assigned(names):
@@ -718,6 +742,7 @@ def _rewrite(fn, src):
     undef_name = names.fresh("undefined_in_branch")
     range_ok = "range" not in local and src.resolve_name("range")[1] is builtins.range
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
+    rw.tracer = tracer_name = names.fresh("Tracer")
     rw.root = list(node.body)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
@@ -735,6 +760,8 @@ def _rewrite(fn, src):
         free[lax_name] = lax
     if undef_name in used:
         free[undef_name] = undefined_in_branch
+    if tracer_name in used:
+        free[tracer_name] = Tracer
     gen = loader.load(source, node.name, src.globals, free, printer.origins)
     gen.__defaults__ = fn.__defaults__
     gen.__kwdefaults__ = fn.__kwdefaults__

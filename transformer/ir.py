@@ -91,6 +91,15 @@ class For:
 
 
 @dataclass
+class While:
+    """while <test>: body, the test written over the loop names; `carried` as for For."""
+    test: str                 # source of the test (not differentiated)
+    body: list
+    carried: list
+    origin: Origin
+
+
+@dataclass
 class Function:
     name: str
     args_src: str             # the parameter list as written

@@ -29,7 +29,6 @@ _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
     gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.ClassDef: "class",
     gast.Global: "global", gast.Nonlocal: "nonlocal", gast.Delete: "del", gast.Raise: "raise",
-    gast.While: "while loops (the control-flow issue adds them)",
     gast.Break: "break (the control-flow issue adds it)",
     gast.Continue: "continue (the control-flow issue adds it)",
     gast.FunctionDef: "nested function definitions",
@@ -111,6 +110,8 @@ class Normaliser:
             self.if_statement(stmt)
         elif isinstance(stmt, gast.For):
             self.for_statement(stmt)
+        elif isinstance(stmt, gast.While):
+            self.while_statement(stmt)
         elif isinstance(stmt, gast.Return):
             raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
                                  "assign the result and return once, at the end")
@@ -267,13 +268,38 @@ class Normaliser:
         steps = self.names.fresh(f"{stmt.target.id}_range" if is_range else "items")
         self.out.append(ir.Plain(f"{steps} = {iterable.src}" if is_range
                                  else f"{steps} = list({iterable.src})", {steps}, self.origin))
+        target, body, carried, _ = self._loop(stmt, stmt.target.id)
+        self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def while_statement(self, stmt):
+        """A Python while loop on a concrete test: it stays a loop, with loop names for the
+        variables the body assigns (as for `for`); the derivative counts its iterations."""
+        if stmt.orelse:
+            raise self.src.error(stmt, "while ... else is not supported")
+        _, body, carried, test = self._loop(stmt, None)
+        self.out.append(ir.While(test, body, carried, self.origin))
+
+    def _while_test(self, stmt):
+        """The test of a while loop as source over the loop names (it must be inactive)."""
+        out, self.out = self.out, []
+        test = self.operand(stmt.test)
+        emitted, self.out = self.out, out
+        if emitted or not isinstance(test, ir.Expr):
+            raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
+                                 "a single Python bool; compare it, e.g. "
+                                 "while snp.sum(x) < 10.0")
+        return test.src
+
+    def _loop(self, stmt, target_id):
+        """The body of a for (target_id: its loop variable) or while loop (target_id None) with
+        one loop name per variable it assigns: (target, body, carried, while test source)."""
         used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)
                       and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
         # a variable needs a loop name if it enters the loop or is read after it
         assigned = sorted(n for n in {n.id for s in stmt.body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
-                                      and isinstance(n.ctx, gast.Store)} - {stmt.target.id}
+                                      and isinstance(n.ctx, gast.Store)} - {target_id}
                           if n in self.current or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
@@ -298,10 +324,14 @@ class Normaliser:
                 self.current[name] = loop
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
-            self.current[stmt.target.id] = self.names.fresh(stmt.target.id) \
-                if stmt.target.id in before else stmt.target.id
-            self.names.reserve(self.current[stmt.target.id])
-            target = self.current[stmt.target.id]
+            target = test = None
+            if target_id is not None:
+                self.current[target_id] = self.names.fresh(target_id) \
+                    if target_id in before else target_id
+                self.names.reserve(self.current[target_id])
+                target = self.current[target_id]
+            else:
+                test = self._while_test(stmt)
             header = self.out
             self.out = []
             for s in stmt.body:
@@ -325,9 +355,9 @@ class Normaliser:
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
-        self.out.append(ir.For(target, steps, body, carried, self.origin))
         for name, loop in loop_names.items():
             self.current[name] = loop
+        return target, body, carried, test
 
     # --- expressions ----------------------------------------------------------------------------
     def operand(self, node):
@@ -765,6 +795,10 @@ def rename(stmts, old, new):
             rename(s.orelse, old, new)
         elif isinstance(s, ir.For):
             s.iterable = new if s.iterable == old else s.iterable
+            s.carried = [tuple(new if n == old else n for n in c) for c in s.carried]
+            rename(s.body, old, new)
+        elif isinstance(s, ir.While):
+            s.test = pattern.sub(new, s.test)
             s.carried = [tuple(new if n == old else n for n in c) for c in s.carried]
             rename(s.body, old, new)
 
