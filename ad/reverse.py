@@ -11,7 +11,6 @@ import inspect
 import re
 
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
-from secant.codegen.naming import Names
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
