@@ -289,8 +289,10 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     return prod(_nan_to(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
-def _not_nan(a):
-    return logical_not(isnan(a))
+def _not_nan(a, where=None):
+    """The elements a NaN-ignoring reduction keeps: not NaN (and in `where`, if given)."""
+    keep = logical_not(isnan(a))
+    return keep if where is None else logical_and(keep, where)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -314,24 +316,21 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = ensure_array(a)
     if not dtypes.is_inexact(a.dtype):
         return mean(a, axis, dtype, out, keepdims, where=where)
-    keep = _not_nan(a) if where is None else logical_and(_not_nan(a), where)
-    return mean(a, axis, dtype, out, keepdims, where=keep)
+    return mean(a, axis, dtype, out, keepdims, where=_not_nan(a, where))
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     a = ensure_array(a)
     if not dtypes.is_inexact(a.dtype):
         return var(a, axis, dtype, out, ddof, keepdims, where=where)
-    keep = _not_nan(a) if where is None else logical_and(_not_nan(a), where)
-    return var(a, axis, dtype, out, ddof, keepdims, where=keep)
+    return var(a, axis, dtype, out, ddof, keepdims, where=_not_nan(a, where))
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     a = ensure_array(a)
     if not dtypes.is_inexact(a.dtype):
         return std(a, axis, dtype, out, ddof, keepdims, where=where)
-    keep = _not_nan(a) if where is None else logical_and(_not_nan(a), where)
-    return std(a, axis, dtype, out, ddof, keepdims, where=keep)
+    return std(a, axis, dtype, out, ddof, keepdims, where=_not_nan(a, where))
 
 
 def nanargmax(a, axis=None, out=None, keepdims=None):
