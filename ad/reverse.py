@@ -28,6 +28,10 @@ class Line:
                     (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
         if kind == "stmt":
             tree = ast.parse(code)
+            if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
+                self.defines.add(tree.body[0].name)
+                self.uses = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                return
             for n in ast.walk(tree):
                 if isinstance(n, ast.Name):
                     (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
@@ -110,20 +114,20 @@ class ReverseBuilder:
             elif isinstance(s, ir.Op):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
             elif isinstance(s, ir.For):
-                s.saves = Line("", self.indent, "slot")      # filled by the reverse loop
+                s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
                 self.lines.append(s.saves)
                 self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
                 self.indent += 1
-                s.pushes = Line("", self.indent, "slot")
+                s.pushes = Line("", self.indent, "slot", s.origin)
                 self.lines.append(s.pushes)
                 self.forward(s.body)
                 self.indent -= 1
             elif isinstance(s, ir.While):
-                s.saves = Line("", self.indent, "slot")      # filled by the reverse loop
+                s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
                 self.lines.append(s.saves)
                 self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
                 self.indent += 1
-                s.pushes = Line("", self.indent, "slot")
+                s.pushes = Line("", self.indent, "slot", s.origin)
                 self.lines.append(s.pushes)
                 self.forward(s.body)
                 self.indent -= 1
@@ -217,7 +221,7 @@ class ReverseBuilder:
             self.lines.append(Line(f"for {s.target} in reversed({s.iterable}):", self.indent,
                                    "block"))
         self.indent += 1
-        restore = Line("", self.indent, "slot")
+        restore = Line("", self.indent, "slot", s.origin)
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
@@ -234,9 +238,9 @@ class ReverseBuilder:
                                                   and st.targets[0] in loops
                                                   and st.op == "identity")])
         for loop, last in s.carried:                # a loop name not read in the body
-            if loop not in self.bars:
-                self.bars[loop] = self.bar_name(loop)
-                self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
+            if loop not in self.bars:               # (zeros shaped by the replayed value: the
+                self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
+                self.emit(f"{self.bars[loop]} = snp.zeros_like({last})")
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (liveness within the iteration)
@@ -343,7 +347,7 @@ class ReverseBuilder:
         """cond, switch and map run as written; fori_loop and scan also keep the carry each
         step started from (`<target>_carries`), which their reverse pass replays."""
         targets = ", ".join(op.targets)
-        if op.op in ("fori_loop", "scan"):
+        if op.op in ("fori_loop", "scan", "while_loop"):
             if not hasattr(op, "carries"):
                 op.carries = self.names.fresh(f"{op.targets[0]}_carries")
                 op.forward_lines = []
@@ -352,6 +356,9 @@ class ReverseBuilder:
             if op.op == "fori_loop":
                 call = (f"fori_loop_with_carries({st['lower']}, {st['upper']}, "
                         f"{st['functions'][0]}, {_src(d['init'])})")
+            elif op.op == "while_loop":
+                call = (f"while_loop_with_carries({st['functions'][0]}, {st['functions'][1]}, "
+                        f"{_src(d['init'])})")
             else:
                 extra = "".join(f", {k}={st[k]}" for k in ("length", "reverse") if k in st)
                 call = f"scan_with_carries({st['functions'][0]}, {_src(d['init'])}, " \
@@ -379,7 +386,7 @@ class ReverseBuilder:
         already has one, added afterwards), a tuple of them, or `_` for a constant."""
         if isinstance(operand, ir.Var):
             var = operand.name
-            if var in self.bars or var in pending:
+            if var in self.bars or any(v == var for v, _ in pending):
                 t = self.names.fresh(f"{var}_bar")
             else:
                 t = self.bar_name(var)
@@ -410,7 +417,7 @@ class ReverseBuilder:
         out = ""
         for name, items in (("closed", closed), ("consts", consts)):
             if items:
-                out += f", {name}=({', '.join(items)},)"
+                out += f", {name}=({', '.join(items)}{',' if len(items) == 1 else ''})"
         return out
 
     def reverse_cond(self, op, gs):
@@ -446,6 +453,18 @@ class ReverseBuilder:
         st = op.statics
         call = (f"fori_loop_vjp({st['lower']}, {st['upper']}, {vjp}, "
                 f"{self._output_cotangent(op, gs)}, {op.carries}{self._closed_args(op, True)})")
+        self._assign_bars(patterns, pending, call)
+
+    def reverse_while_loop(self, op, gs):
+        """Back through the saved carries (recomputed from the start under jit)."""
+        closed = op.operands["closed"].items
+        vjp = self.vjp_of_callee(op.callee[1], tuple([0] + [1 + j for j in range(len(closed))]))
+        pending = []
+        patterns = [self._bar_pattern(op.operands["init"], pending)] + \
+            [self._bar_pattern(c, pending) for c in closed]
+        call = (f"while_loop_vjp({op.statics['functions'][1]}, {vjp}, "
+                f"{self._output_cotangent(op, gs)}, {_src(op.operands['init'])}, {op.carries}"
+                f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)
 
     def reverse_scan(self, op, gs):

@@ -156,7 +156,8 @@ SEQUENCE_VJP = {
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
-SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map"}
+SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
+           "while_loop"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

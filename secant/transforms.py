@@ -14,6 +14,7 @@ from secant.backends.array import Array
 from secant.ad import helpers, reverse
 from secant.backends import dtypes
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import ir
@@ -204,18 +205,42 @@ def _check_differentiable(args, positions, what):
                     f"leave it out of argnums{where()}")
 
 
-def _wrap(gen, positions, what, public_name):
+def staged(fun):
+    """What a transform reads for `fun` while jit traces: its Python control flow rewritten into
+    secant.lax calls (transformer/functionalize.py), so a loop or `if` on traced values stages
+    into one XLA loop or conditional instead of failing or unrolling; for a transformed
+    function, the same transform of the staged original."""
+    from secant.api import JitFunction
+    from secant.transformer.functionalize import functionalize
+    while isinstance(fun, JitFunction):
+        fun = fun._fun
+    make = getattr(fun, "__secant_staged__", None)
+    return make() if make is not None else functionalize(fun)
+
+
+def _transform(fun, argnums, mode, has_aux):
+    """The wrapper of grad/value_and_grad: eager calls run the derivative of `fun` as written;
+    calls while jit traces run the derivative of its staged form."""
+    base = _op_function(fun)
+    positions = _positions(argnums, base)
+    tuple_out = not isinstance(argnums, int)
+    gen = generate(base, positions, mode, has_aux, tuple_out)
+
+    def staged_gen():
+        return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out)
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
-        _check_differentiable(args, positions, what)
+        _check_differentiable(args, positions, mode)
         try:
-            return gen(*args, **kwargs)
+            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
-    transformed.__name__ = transformed.__qualname__ = public_name
+    transformed.__secant_staged__ = staged_gen
+    transformed.__name__ = transformed.__qualname__ = gen.__name__
     return transformed
 
 
@@ -242,25 +267,23 @@ def grad(fun, argnums=0, has_aux=False):
     """The gradient of scalar-valued `fun` as a new, readable Python function.
 
     `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative."""
-    base = _op_function(fun)
-    positions = _positions(argnums, base)
-    gen = generate(base, positions, "grad", has_aux, not isinstance(argnums, int))
-    return _wrap(gen, positions, "grad", gen.__name__)
+    return _transform(fun, argnums, "grad", has_aux)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
-    base = _op_function(fun)
-    positions = _positions(argnums, base)
-    gen = generate(base, positions, "value_and_grad", has_aux, not isinstance(argnums, int))
-    return _wrap(gen, positions, "value_and_grad", gen.__name__)
+    return _transform(fun, argnums, "value_and_grad", has_aux)
 
 
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
-    base = _op_function(fun)
+    tracing = active_trace() is not None
+    base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
     gen = generate(base, positions, "vjp", has_aux=False)
+    if tracing:
+        from secant.transformer.functionalize import functionalize
+        fun = functionalize(fun)
     out = fun(*primals)
     aux = None
     if has_aux:

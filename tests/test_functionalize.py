@@ -302,14 +302,20 @@ def test_jit_of_grad_with_a_static_branch(normalise):
         assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
-def test_jit_of_grad_with_a_static_loop_keeps_the_python_loop():
+def test_jit_of_grad_with_a_static_loop_rolls_both_passes():
+    """Eager grad replays the Python loop from a stack; under jit grad differentiates the
+    functionalised loop, so forward and reverse passes are each one StableHLO while loop."""
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     w = np.full(3, 0.7, np.float32)
     g = secant.grad(golden.static_loop, argnums=(0, 1))
     jg = secant.jit(g)
     for a, b in zip(jg(x, w), g(x, w)):
         assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
-    assert "h_1_stack.pop()" in secant.source(jg)
+    assert "h_1_stack.pop()" in secant.source(g)
+    src = secant.source(jg)
+    assert "fori_loop_with_carries(0, 3, h_for_body, h)" in src
+    assert "fori_loop_vjp(0, 3, h_for_body_vjp, h_1_bar, h_1_carries, closed=(w, x))" in src
+    assert jg.lower(x, w).as_text().count("stablehlo.while") == 2
 
 
 def test_jit_inside_jit():

@@ -264,6 +264,9 @@ def f_cond(x, y): return wsum(lax.cond(snp.sum(x) > 0, lambda a, b: a * b, lambd
 def f_switch(x): return wsum(lax.switch(1, [snp.sin, lambda a: a * a], x))
 def f_fori_loop(x, y): return wsum(lax.fori_loop(0, 3, lambda i, c: snp.sin(c) * y, x))
 def f_scan(x, y): return wsum(lax.scan(lambda c, v: (c * v, snp.sin(c)), x, y)[1])
+def f_while_loop(x, y):
+    return wsum(lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, snp.sin(c[1]) * y),
+                               (0, x))[1])
 def f_map(x): return wsum(lax.map(lambda v: v * snp.cos(v), x))
 
 
@@ -388,6 +391,7 @@ CASES = [
     Case(f_attribute, (lambda r: Pair(r.normal(size=S), r.normal(size=(4,)))), (S, N)),
     Case(f_call, (S, N), ((4,), N)),
     Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
+    Case(f_while_loop, (S, N), (S, N)),
     Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),
 ]
 _IDS = [c.fn.__name__ for c in CASES]

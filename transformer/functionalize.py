@@ -350,7 +350,7 @@ class _Rewriter:
         self._keep.append(stmt)
 
     def where(self, node):
-        fn, line = errors.origin(self.src.filename, self.src.file_line(node))
+        fn, line = self.src.user_position(node)
         return f"{fn}:{line}"
 
     # statement lists
@@ -619,8 +619,7 @@ class _Printer:
         for k, line in enumerate(text.split("\n")):
             self.lines.append("    " * indent + line)
             if k == 0 and node is not None and getattr(node, "lineno", None) is not None:
-                self.origins[len(self.lines)] = errors.origin(self.src.filename,
-                                                              self.src.file_line(node))
+                self.origins[len(self.lines)] = self.src.user_position(node)
 
     def header(self, node, indent):
         node = copy.copy(node)
@@ -678,9 +677,8 @@ def functionalize(fn):
 def _functionalize(fn):
     if getattr(fn, "__secant_functionalized__", False):
         return fn
-    inner = getattr(fn, "__secant_generated__", None)
-    if inner is not None:               # a grad/value_and_grad wrapper: rewrite what it calls
-        return _rewrap(fn, inner)
+    if getattr(fn, "__secant_staged__", None) is not None:
+        return fn                       # grad & co. switch to their staged form themselves
     if not isinstance(fn, types.FunctionType):
         return fn
     try:
@@ -700,24 +698,6 @@ def _functionalize(fn):
         warnings.warn(f"secant could not functionalise {fn.__qualname__} ({type(e).__name__}: "
                       f"{e}); its Python control flow is traced as written", RuntimeWarning)
         return fn
-
-
-def _rewrap(wrapper, inner):
-    new_inner = functionalize(inner)
-    code = getattr(wrapper, "__code__", None)
-    if new_inner is inner or code is None or "gen" not in code.co_freevars:
-        return wrapper
-    cells = list(wrapper.__closure__)
-    cells[code.co_freevars.index("gen")] = types.CellType(new_inner)
-    new = types.FunctionType(code, wrapper.__globals__, wrapper.__name__, wrapper.__defaults__,
-                             tuple(cells))
-    new.__kwdefaults__ = wrapper.__kwdefaults__
-    new.__dict__.update(wrapper.__dict__)
-    new.__qualname__ = wrapper.__qualname__
-    new.__secant_generated__ = new.__wrapped__ = new_inner
-    new.__secant_source__ = new_inner.__secant_source__
-    new.__secant_functionalized__ = True
-    return new
 
 
 def _all_names(node):
@@ -778,6 +758,5 @@ def _rewrite(fn, src):
 def functionalized_source(fn):
     """The rewritten source jit traces for `fn` (its own source when nothing is rewritten)."""
     import inspect
-    out = functionalize(fn)
-    inner = getattr(out, "__secant_generated__", None)
-    return inspect.getsource(inner if inner is not None else out)
+    make = getattr(fn, "__secant_staged__", None)
+    return inspect.getsource(make() if make is not None else functionalize(fn))

@@ -31,12 +31,23 @@ _UNSUPPORTED = {
     gast.Global: "global", gast.Nonlocal: "nonlocal", gast.Delete: "del", gast.Raise: "raise",
     gast.Break: "break (the control-flow issue adds it)",
     gast.Continue: "continue (the control-flow issue adds it)",
-    gast.FunctionDef: "nested function definitions",
 }
 
 
 def _names_in(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id if isinstance(n, gast.Name) else n.name for n in gast.walk(node)
+            if isinstance(n, (gast.Name, gast.FunctionDef))}
+
+
+def _def_locals(fdef):
+    """Names local to a nested def: its parameters and what its body assigns or defines."""
+    out = {n.id for n in gast.walk(fdef.args) if isinstance(n, gast.Name)}
+    for n in gast.walk(fdef):
+        if n is not fdef and isinstance(n, gast.FunctionDef):
+            out.add(n.name)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            out.add(n.id)
+    return out
 
 
 class Normaliser:
@@ -50,6 +61,7 @@ class Normaliser:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
                                  "transformed yet; name the parameters")
         self.tracked = {self.params[i] for i in active_params}
+        self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.origin = None
         self.out = None
 
@@ -77,8 +89,8 @@ class Normaliser:
         return fn
 
     def _origin(self, node):
-        self.origin = ir.Origin(self.src.file_line(node), self.src.line_text(node),
-                                self.src.filename)
+        filename, line = self.src.user_position(node)
+        self.origin = ir.Origin(line, self.src.line_text(node), filename)
 
     # --- statements -----------------------------------------------------------------------------
     def statement(self, stmt):
@@ -101,6 +113,7 @@ class Normaliser:
         elif isinstance(stmt, gast.Expr):
             if isinstance(stmt.value, gast.Constant):
                 return          # a docstring or a bare constant
+            self._check_no_side_effect_on_tracked(stmt)
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
         elif isinstance(stmt, (gast.Assert,)):
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
@@ -112,6 +125,8 @@ class Normaliser:
             self.for_statement(stmt)
         elif isinstance(stmt, gast.While):
             self.while_statement(stmt)
+        elif isinstance(stmt, gast.FunctionDef):
+            self.local_def(stmt)
         elif isinstance(stmt, gast.Return):
             raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
                                  "assign the result and return once, at the end")
@@ -119,6 +134,34 @@ class Normaliser:
             what = next((v for k, v in _UNSUPPORTED.items() if isinstance(stmt, k)),
                         type(stmt).__name__)
             raise self.src.error(stmt, f"secant cannot transform {what}")
+
+    def _check_no_side_effect_on_tracked(self, stmt):
+        """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
+        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
+        if not tracked:
+            return
+        what = self._source(stmt.value)
+        message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
+                   "dropped: secant cannot follow a derivative through side effects")
+        if self.src.filename.startswith("<secant"):     # a derivative's loop stack (2nd order)
+            message = ("reverse mode through the Python loop of a derivative (second order) is "
+                       "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
+                       "(forward over reverse), or a lax.cond/where instead of the loop")
+        raise self.src.error(stmt, message)
+
+    def local_def(self, fdef):
+        """A nested def is kept as written; passed to lax control flow, it is read like a
+        lambda there (its free locals become parameters of its derivative)."""
+        a = fdef.args
+        if fdef.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.defaults:
+            raise self.src.error(fdef, f"the nested function {fdef.name} cannot be transformed: "
+                                 "use plain positional parameters and no decorators, or define "
+                                 "it at module level")
+        own = _def_locals(fdef)
+        free = [n for n in sorted(_names_in(fdef)) if n in self.current and n not in own]
+        self.local_defs[fdef.name] = (fdef, {n: self.current[n] for n in free})
+        self.current.pop(fdef.name, None)
+        self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
 
     def _mutation_error(self, stmt):
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
@@ -652,12 +695,6 @@ class Normaliser:
             data = {"xs": self.operand(args["xs"])}
         if not closed and not any(_has_var(o) for o in data.values()):
             return self._inactive(node)     # nothing differentiated flows in: a constant
-        if kind == "while_loop":
-            raise self.src.error(node, "Reverse-mode differentiation does not work for "
-                                 "lax.while_loop or lax.fori_loop with dynamic start/stop values "
-                                 "(as in JAX): the trip count depends on the data, so the reverse "
-                                 "pass cannot know how many steps to undo; use lax.fori_loop with "
-                                 "static bounds or lax.scan with a fixed length instead")
         statics = {}
         for p in ("pred", "index", "lower", "upper", "length", "reverse", "unroll"):
             if p in args:
@@ -670,6 +707,8 @@ class Normaliser:
         statics["forward"] = self._source(node)
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
+        names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
+                 for f, name in zip(fns, names)]
         lifted = [self._lift(f, name, closed + consts) for f, name in zip(fns, names)]
         name = self.names.fresh(f"{kind}_out")
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
@@ -691,6 +730,14 @@ class Normaliser:
                         and n.id in self.current and n.id not in own and n.id not in free):
                     free.append(n.id)
             return fnode, None, free, fnode, {}
+        if isinstance(fnode, gast.Name) and fnode.id in self.local_defs:
+            fdef, versions = self.local_defs[fnode.id]
+            moved = [n for n, v in versions.items() if self.current.get(n) != v]
+            if moved:
+                raise self.src.error(fnode, f"{fnode.id} reads {moved[0]}, which is reassigned "
+                                     f"between the definition of {fnode.id} and this call; "
+                                     f"define {fnode.id} after the assignment")
+            return fdef, None, list(versions), fnode, {}
         obj = self._resolve(fnode) if isinstance(fnode, (gast.Name, gast.Attribute)) \
             else _UNRESOLVED
         if isinstance(fnode, gast.Subscript) and isinstance(fnode.slice, gast.Constant):
@@ -734,11 +781,14 @@ class Normaliser:
                              f"({', '.join(params)})").body[0].value
             _place(lam, where_node)
             closure[callee] = fn
-        else:
-            lam = copy.deepcopy(lam)
         own = [a.id for a in lam.args.args]
         extra_params = [p if p not in own else self.names.fresh(f"{p}_unused") for p in extra]
-        fdef = lambda_function_node(lam, name, extra_params)
+        if isinstance(lam, gast.FunctionDef):       # a nested def: its own body, renamed
+            fdef = copy.deepcopy(lam)
+            fdef.name = name
+            fdef.args.args += [gast.Name(p, gast.Param(), None, None) for p in extra_params]
+        else:
+            fdef = lambda_function_node(copy.deepcopy(lam), name, extra_params)
         source = gast.unparse(fdef)
         used = _names_in(fdef)
         closure.update({k: v for k, v in self.src.closure.items() if k in used})

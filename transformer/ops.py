@@ -133,7 +133,7 @@ op("call", "*args", (), differentiable=True)
 # lambdas into functions of their own); rendered and differentiated by the transform itself
 CONTROL_FLOW = ("cond", "switch", "fori_loop", "scan", "map", "while_loop")
 for _n in CONTROL_FLOW:
-    op(_n, "*args", (), differentiable=_n != "while_loop")
+    op(_n, "*args", ())
 
 # --- more of the differentiable vocabulary: every differentiable primitive is reachable ----------
 # (PRIMITIVE_OPS below names, per primitive, the op that covers it)

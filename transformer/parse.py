@@ -6,11 +6,12 @@ function's own module dict, never merged with anything (generated code runs in t
 import builtins
 import copy
 import inspect
+import linecache
 import textwrap
 
 import gast
 
-from secant.backends.errors import SecantError
+from secant.backends.errors import SecantError, origin
 
 
 class SourceError(SecantError):
@@ -35,16 +36,27 @@ class FunctionSource:
         return self.node.name
 
     def file_line(self, node):
-        """The line in the user's file of a node of this tree."""
+        """The line in this function's file of a node of this tree."""
         return self.first_line + getattr(node, "lineno", 1) - 1
 
+    def user_position(self, node):
+        """(file, line) in the user's own source: generated code (a functionalised function)
+        maps back through the origin map."""
+        return origin(self.filename, self.file_line(node))
+
     def line_text(self, node):
+        filename, line = self.user_position(node)
+        if filename != self.filename:
+            return linecache.getline(filename, line).strip()
         i = getattr(node, "lineno", 1) - 1
         return self.lines[i].strip() if 0 <= i < len(self.lines) else ""
 
     def error(self, node, message):
-        line, col = self.file_line(node), getattr(node, "col_offset", 0) + 1 + self.indent
-        return SourceError(f"{message}\n  at {self.filename}:{line}:{col}\n    {self.line_text(node)}")
+        filename, line = self.user_position(node)
+        at = f"{filename}:{line}"
+        if filename == self.filename:
+            at += f":{getattr(node, 'col_offset', 0) + 1 + self.indent}"
+        return SourceError(f"{message}\n  at {at}\n    {self.line_text(node)}")
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
