@@ -607,12 +607,20 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
     if mode == "vjp":
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
-            items = [b.bar_name(i.name) if isinstance(i, ir.Var) else "_" for i in result.items]
+            items, repeats = [], []
+            for i in result.items:      # `return h, h`: the second cotangent adds to the first
+                if not isinstance(i, ir.Var):
+                    items.append("_")
+                elif i.name in b.bars:
+                    items.append(names.fresh(f"{i.name}_bar"))
+                    repeats.append((b.bars[i.name], items[-1]))
+                else:
+                    items.append(b.bar_name(i.name))
+                    b.bars[i.name] = items[-1]
             b.emit(f"{', '.join(items)}, = {out_bar_param}" if len(items) == 1 else
                    f"{', '.join(items)} = {out_bar_param}")
-            for i, bar in zip(result.items, items):
-                if isinstance(i, ir.Var):
-                    b.bars[i.name] = bar
+            for bar, extra in repeats:
+                b.emit(f"{bar} = {bar} + {extra}")
         elif isinstance(result, ir.Var):
             out_bar_param = b.bar_name(result.name)
             b.bars[result.name] = out_bar_param

@@ -97,6 +97,14 @@ def f_fori_init_is_closed(x):     # x is both the initial carry and closed over:
     return lax.fori_loop(0, 3, lambda i, c: c * x, x)
 
 
+def f_scan_returns_carry_twice(x, xs, w):     # the carry and the output are one value
+    def step(h, v):
+        h = snp.tanh(h * w + v)
+        return h, h
+    c, hs = lax.scan(step, x, xs)
+    return snp.sum(c * c) + snp.mean(hs)
+
+
 def f_long(x, w):
     y = lax.fori_loop(0, 1000, lambda i, c: snp.tanh(c * w + 0.1), x)
     return snp.sum(y)
@@ -144,6 +152,7 @@ CASES = [
     ("while", f_while, (np.abs(X) + 0.1,), (0,)),
     ("while_closure", f_while_closure, (0.3, 1.1), (0, 1)),
     ("fori_init_is_closed", f_fori_init_is_closed, (0.7,), (0,)),
+    ("scan_returns_carry_twice", f_scan_returns_carry_twice, (X, XS, 0.6), (0, 1, 2)),
 ]
 
 
