@@ -79,10 +79,14 @@ def _names_of(fn_ir):
     return taken
 
 
-def generate(fn, wrt, mode, has_aux=False, tuple_out=False):
-    """The generated derivative of `fn` with respect to parameter positions `wrt`."""
+def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False):
+    """The generated derivative of `fn` with respect to parameter positions `wrt`; `staged`:
+    of its functionalised form, and so for every function it calls (what jit traces)."""
     fn = _unwrap(fn)
-    key = (fn, mode, tuple(wrt), has_aux, tuple_out)
+    if staged:
+        from secant.transformer.functionalize import functionalize
+        fn = functionalize(fn)
+    key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged)
     hit = _generated.get(key)
     if hit is not None:
         return hit
@@ -90,20 +94,20 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False):
         raise SecantError(f"cannot differentiate the recursive function {fn.__name__}")
     _in_progress.add(key)
     try:
-        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out)
+        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged)
     finally:
         _in_progress.discard(key)
     _generated[key] = gen
     return gen
 
 
-def _generate(fn, wrt, mode, has_aux, tuple_out):
+def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
     fn_ir = normalise(fn, wrt)
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax"})
     callees = {}
 
     def vjp_of_callee(callee, active):
-        sub = generate(callee, active, "vjp")
+        sub = generate(callee, active, "vjp", staged=staged)
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
@@ -227,7 +231,8 @@ def _transform(fun, argnums, mode, has_aux):
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
-        return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out)
+        return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
+                        staged=True)
 
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
@@ -280,7 +285,7 @@ def vjp(fun, *primals, has_aux=False):
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
-    gen = generate(base, positions, "vjp", has_aux=False)
+    gen = generate(base, positions, "vjp", has_aux=False, staged=tracing)
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)

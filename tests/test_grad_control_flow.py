@@ -359,3 +359,26 @@ def test_nested_def_reading_a_reassigned_variable_is_reported():
     with pytest.raises(SecantError, match="step reads w, which is reassigned") as e:
         secant.grad(f_nested_def_moved, argnums=(0, 1))
     assert "test_grad_control_flow.py" in str(e.value)
+
+
+def _grow(x, w):
+    """A helper with a data-dependent Python loop."""
+    while snp.sum(x * x) < 20.0:
+        x = x * w + 0.1
+    return x
+
+
+def f_calls_a_looping_helper(x, w):
+    return snp.sum(snp.sin(_grow(x, w)))
+
+
+def test_jit_stages_the_loops_of_called_helpers(x64):
+    args = (np.abs(X) * 0.5, 1.3)
+    g = secant.jit(secant.grad(f_calls_a_looping_helper, argnums=(0, 1)))
+    out = g(*args)
+    for k in range(2):
+        np.testing.assert_allclose(np.asarray(out[k]), _fd(f_calls_a_looping_helper, args, k),
+                                   rtol=1e-6, atol=1e-7)
+    assert "stablehlo.while" in g.lower(*args).as_text()
+    np.testing.assert_allclose(float(secant.jit(f_calls_a_looping_helper)(*args)),
+                               float(f_calls_a_looping_helper(*args)), rtol=1e-12)

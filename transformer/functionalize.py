@@ -669,8 +669,23 @@ def functionalize(fn):
         return fn
     if hit is not None:
         return hit
-    out = _functionalize(fn)
-    _cache[fn] = out
+    _cache[fn] = fn             # a recursive call of fn (while rewriting it) stays as it is
+    out = _cache[fn] = _functionalize(fn)
+    return out
+
+
+def _rewritten_helpers(src):
+    """{name: functionalised function} for the user functions `src` calls by a free name whose
+    own control flow (or their callees') needs rewriting: jit stages helpers' loops too."""
+    out = {}
+    for n in gast.walk(src.node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id not in out:
+            kind, obj = src.resolve_name(n.func.id)
+            if kind in ("global", "closure") and isinstance(obj, types.FunctionType) \
+                    and (obj.__module__ or "").split(".")[0] not in ("secant", "numpy"):
+                new = functionalize(obj)
+                if new is not obj:
+                    out[n.func.id] = new
     return out
 
 
@@ -685,13 +700,14 @@ def _functionalize(fn):
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
-    if not _contains(src.node.body, (gast.If, gast.While, gast.For)):
-        return fn
     if _contains(src.node.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom,
                                  gast.Await)):
         return fn
+    helpers = _rewritten_helpers(src)
+    if not helpers and not _contains(src.node.body, (gast.If, gast.While, gast.For)):
+        return fn
     try:
-        return _rewrite(fn, src)
+        return _rewrite(fn, src, helpers)
     except SecantError:
         raise
     except Exception as e:      # a bug here must not break code that ran before: trace fn as is
@@ -710,7 +726,7 @@ def _all_names(node):
     return out
 
 
-def _rewrite(fn, src):
+def _rewrite(fn, src, helpers):
     from secant import lax
     node = copy.deepcopy(src.node)
     taken = _all_names(node) | set(src.closure)
@@ -726,7 +742,7 @@ def _rewrite(fn, src):
     rw.root = list(node.body)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
-    if not rw.changed and not rw.comments:
+    if not rw.changed and not rw.comments and not helpers:
         return fn
     for a in gast.walk(node.args):      # annotations may name things the generated module lacks
         if isinstance(a, gast.Name):
@@ -735,7 +751,7 @@ def _rewrite(fn, src):
     printer.stmt(node, 0)
     source = "\n".join(printer.lines) + "\n"
     used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-    free = {k: v for k, v in src.closure.items() if k in used}
+    free = {k: v for k, v in {**src.closure, **helpers}.items() if k in used}
     if lax_name in used:
         free[lax_name] = lax
     if undef_name in used:
