@@ -36,7 +36,6 @@ import warnings
 
 import gast
 
-from secant.backends import errors
 from secant.backends.core import Tracer
 from secant.backends.errors import SecantError
 from secant.codegen import loader
