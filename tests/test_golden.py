@@ -46,6 +46,8 @@ def _inputs(name, rng):
         return (x, r(3), name.startswith("static_branch_normalise"))
     if name == "static_loop":
         return (r(3), r(3) / 2)
+    if name == "grow_until_large":
+        return (np.abs(r(3)) * 0.3 + 0.1, np.asarray(1.2 + abs(rng.normal()) / 5))
     raise KeyError(name)
 
 
@@ -57,6 +59,11 @@ CASES = {
     "with_helper": (F.with_helper, (0, 1)),
     "static_branch": (F.static_branch, (0, 1)),
     "static_loop": (F.static_loop, (0, 1)),
+}
+# what jit(grad(f)) traces: the derivative of the functionalised f (<case>_jit_grad.py.txt)
+JIT_CASES = {
+    "static_loop": (F.static_loop, (0, 1)),
+    "grow_until_large": (F.grow_until_large, (0, 1)),
 }
 
 # (case, inputs) pairs for the numerical check: the static branch is run both ways
@@ -83,10 +90,14 @@ def generated_program(g):
     return "\n\n".join(_rename(secant.source(fn), {fn.__name__: name}) for fn, name in order)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + [f"{c}_jit" for c in sorted(JIT_CASES)])
 def test_generated_source_matches_golden(case):
-    fn, argnums = CASES[case]
-    text = generated_program(secant.grad(fn, argnums=argnums))
+    if case.endswith("_jit"):
+        fn, argnums = JIT_CASES[case[:-4]]
+        text = generated_program(secant.grad(fn, argnums=argnums).__secant_staged__())
+    else:
+        fn, argnums = CASES[case]
+        text = generated_program(secant.grad(fn, argnums=argnums))
     path = GOLDEN / f"{case}_grad.py.txt"
     if UPDATE:
         path.write_text(text)
@@ -105,7 +116,8 @@ def test_golden_files_compile():
 
 
 def test_every_golden_file_has_a_case():
-    stale = {p.name for p in GOLDEN.glob("*_grad.py.txt")} - {f"{c}_grad.py.txt" for c in CASES}
+    stale = {p.name for p in GOLDEN.glob("*_grad.py.txt")} - {f"{c}_grad.py.txt" for c in CASES} \
+        - {f"{c}_jit_grad.py.txt" for c in JIT_CASES}
     assert not stale, f"golden files without a case (delete them): {sorted(stale)}"
 
 
@@ -158,6 +170,15 @@ def test_golden_gradient_matches_finite_differences(case, x64):
         grads = (grads,)
     assert len(grads) == len(nums)
     for g, i in zip(grads, nums):
+        _close(g, finite_difference_grad(fn, args, i))
+
+
+@pytest.mark.parametrize("case", sorted(JIT_CASES))
+def test_golden_staged_gradient_under_jit_matches_finite_differences(case, x64):
+    fn, argnums = JIT_CASES[case]
+    args = _inputs(case, np.random.default_rng(sum(map(ord, case))))
+    grads = secant.jit(secant.grad(fn, argnums=argnums))(*args)
+    for g, i in zip(grads, argnums):
         _close(g, finite_difference_grad(fn, args, i))
 
 

@@ -64,3 +64,14 @@ def static_loop(x, w):
     for _ in range(3):
         h = snp.tanh(h * w + x)
     return snp.sum(h)
+
+
+def grow_until_large(x, w):
+    """A Python `while` on a traced test with an `if` inside: under jit, a lax.while_loop
+    around a lax.cond."""
+    while snp.sum(x * x) < 10.0:
+        if snp.sum(x) > 0:
+            x = x * w + 0.5
+        else:
+            x = x * w - 0.5
+    return snp.sum(snp.sin(x))
