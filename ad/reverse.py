@@ -607,16 +607,21 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
     if mode == "vjp":
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
-            items, repeats = [], []
-            for i in result.items:      # `return h, h`: the second cotangent adds to the first
-                if not isinstance(i, ir.Var):
-                    items.append("_")
-                elif i.name in b.bars:
-                    items.append(names.fresh(f"{i.name}_bar"))
-                    repeats.append((b.bars[i.name], items[-1]))
-                else:
-                    items.append(b.bar_name(i.name))
-                    b.bars[i.name] = items[-1]
+            repeats = []
+
+            def target(item):           # the unpacking pattern of one output's cotangent
+                if isinstance(item, ir.Seq):
+                    inner = [target(i) for i in item.items]
+                    return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+                if not isinstance(item, ir.Var):
+                    return "_"
+                if item.name in b.bars:     # `return h, h`: the second cotangent adds to the first
+                    repeats.append((b.bars[item.name], names.fresh(f"{item.name}_bar")))
+                    return repeats[-1][1]
+                b.bars[item.name] = b.bar_name(item.name)
+                return b.bars[item.name]
+
+            items = [target(i) for i in result.items]
             b.emit(f"{', '.join(items)}, = {out_bar_param}" if len(items) == 1 else
                    f"{', '.join(items)} = {out_bar_param}")
             for bar, extra in repeats:

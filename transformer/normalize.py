@@ -886,7 +886,7 @@ def _is_static_query(obj):
 def _is_library(fn):
     """Library functions are resolved to ops; the derivative helpers are read like user code."""
     mod = getattr(fn, "__module__", "") or ""
-    return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers") and \
+    return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers") and \
         mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
 
 
