@@ -238,4 +238,6 @@ NAMES = rule_helpers.NAMES + ("grad_seed", "unbroadcast", "unreduce", "mean_grad
 
 def by_name():
     """Every helper generated code may call, by the name it uses."""
-    return {n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES}
+    from secant.ad import jvp_helpers       # forward mode's helpers too (ad/jvp_helpers.py)
+    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},
+            **jvp_helpers.by_name()}

@@ -1,0 +1,530 @@
+"""Forward mode as a source transformation: canonical form in, jvp source out.
+
+The generated function `f_jvp(x, y, x_dot, y_dot)` takes the primals, then the tangents of the
+differentiated parameters, and returns `(out, out_dot)`. It runs the user's statements (in
+A-normal form) and, after each one, the rule of ad/jvp_rules.py with the user's names filled in,
+under a `# Jvp of: <user line>` comment. Tangents are named `<variable>_dot`; a value that does
+not depend on the differentiated inputs has no tangent at all (symbolic zero), so no zeros and no
+`0 + ...` are written. Python if/for/while stay as written (tangents are ordinary variables
+carried through them: forward mode needs no stacks); secant.lax control flow calls the same lax
+function with the generated jvp of its function and (primal, tangent) pairs as the carries.
+"""
+import ast
+import inspect
+
+from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
+from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
+from secant.transformer import ir
+from secant.transformer.normalize import call_args
+from secant.transformer.ops import CONTROL_FLOW, OPS
+
+# generate() modes: "jvp" returns (out, out_dot); "jvp_scan" is the layout of a lax.scan body,
+# ((carry, carry_dot), (y, y_dot)), so the scan carries the pair directly
+MODES = ("jvp", "jvp_scan")
+
+
+class ForwardBuilder:
+    def __init__(self, fn, names, jvp_of_callee):
+        self.fn = fn
+        self.names = names
+        self.jvp_of_callee = jvp_of_callee  # (callee, positions, mode) -> its name in the code
+        self.lines = []
+        self.dots = {}                      # variable -> name of its tangent
+        self.dot_names = {}
+        self.indent = 1
+        self.origin = None
+        self.slot = None                    # where the current user line's comment goes
+        self.last_comment = None
+        self.assigned = []                  # stack of sets: tangents assigned in a loop body
+
+    # --- emission ---------------------------------------------------------------------------
+    def emit(self, code):
+        self.lines.append(Line(code, self.indent, origin=self.origin))
+
+    def start(self, origin):
+        """A new user line: a slot for its `# Jvp of:` comment, filled once it has tangent code."""
+        if origin is not None and origin.text != self.last_comment:
+            self.slot = Line("", self.indent, "slot")
+            self.slot.text = origin.text
+            self.lines.append(self.slot)
+            self.last_comment = origin.text
+
+    def emit_dot(self, code):
+        if self.slot is not None and self.slot.kind == "slot":
+            self.slot.kind, self.slot.code = "comment", f"# Jvp of: {self.slot.text}"
+        self.emit(code)
+
+    def emit_call(self, code):
+        """A tangent line holding a (long) call: arguments on a continuation line when it
+        would pass 100 columns."""
+        head, sep, args = code.partition("(")
+        if sep and len(code) + 4 * self.indent > 100 and " = " in head:
+            code = f"{head}(\n    {args}"
+        self.emit_dot(code)
+
+    def dot_name(self, var):
+        """`x_dot` for x (or the next free `x_dot_N` when the function already uses x_dot)."""
+        name = self.dot_names.get(var)
+        if name is None:
+            name = self.dot_names[var] = self.names.fresh(f"{var}_dot")
+        return name
+
+    def set_dot(self, var, expr):
+        name = self.dot_name(var)
+        self.emit_dot(f"{name} = {expr}")
+        self.dots[var] = name
+        for s in self.assigned:
+            s.add(var)
+
+    def tangent(self, operand):
+        """Source of an operand's tangent, or None when it has none (a symbolic zero); a tuple
+        or list operand gets zeros for the items without one."""
+        if isinstance(operand, ir.Var):
+            return self.dots.get(operand.name)
+        if isinstance(operand, ir.Seq):
+            items = [self.tangent(i) for i in operand.items]
+            if all(t is None for t in items):
+                return None
+            inner = ", ".join(t if t is not None else zeros(i)
+                              for t, i in zip(items, operand.items))
+            if operand.kind == "tuple":
+                return f"({inner},)" if len(items) == 1 else f"({inner})"
+            return f"[{inner}]"
+        return None
+
+    # --- statements ---------------------------------------------------------------------------
+    def block(self, stmts):
+        for s in stmts:
+            self.origin = s.origin
+            self.start(s.origin)
+            if isinstance(s, ir.Plain):
+                self.emit(s.code)
+            elif isinstance(s, ir.Op):
+                self.op(s)
+            elif isinstance(s, ir.If):
+                self.if_(s)
+            elif isinstance(s, (ir.For, ir.While)):
+                self.loop(s)
+
+    def render(self, op, operands=None):
+        spec = OPS[op.op]
+        rendered = {k: _src(v) for k, v in op.operands.items()}
+        rendered.update(operands or {})
+        if op.op == "call":
+            return f"{op.callee_name}({call_args(rendered)})"
+        return spec.render(rendered, op.statics)
+
+    def op(self, op):
+        if op.op in CONTROL_FLOW:
+            active = self.control_flow(op)
+            if not active:
+                self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        if op.op == "call":
+            self.call(op)
+            return
+        self.emit(f"{', '.join(op.targets)} = {self.render(op)}")
+        if op.op in SPECIAL:
+            getattr(self, "op_" + op.op)(op)
+            return
+        expr = self.rule(op)
+        if expr is not None:
+            self.set_dot(op.targets[0], expr)
+
+    def rule(self, op):
+        """The tangent of op's result from its operands' tangents (None: no tangent)."""
+        spec = OPS[op.op]
+        if op.op in SEQUENCE:
+            seq = op.operands[spec.sequence]
+            t = self.tangent(seq)
+            if t is None:
+                return None
+            if op.op == "add_n":
+                present = [self.tangent(i) for i in seq.items if self.tangent(i) is not None]
+                expr = " + ".join(present)
+                if len(present) < len(seq.items):
+                    expr = f"snp.broadcast_to({expr}, {op.targets[0]}.shape)"
+                return expr
+            return self.render(op, {spec.sequence: t})
+        dots = {p: self.tangent(o) for p, o in op.operands.items() if p in spec.arrays}
+        present = [p for p, t in dots.items() if t is not None]
+        if not present:
+            return None
+        fill = {"ans": op.targets[0]}
+        for p in spec.params:
+            if p in op.operands:
+                fill[p] = _src(op.operands[p])
+            elif p in op.statics:
+                fill[p] = op.statics[p]
+            else:
+                fill[p] = repr(spec.signature.parameters[p].default)
+        fill.update({f"{p}_dot": t for p, t in dots.items() if t is not None})
+
+        def render(template, linear_in):
+            if template == LINEAR:
+                return self.render(op, {p: dots[p] for p in linear_in})
+            extra = "".join(f", {k}={v}" for k, v in op.statics.items()
+                            if "{" + k + "}" not in template)
+            return template.format(**{**fill, "static": extra})
+
+        arrays = [p for p in spec.arrays if p in op.operands
+                  and not isinstance(op.operands[p], ir.Expr)]
+        if op.op in JOINT and len(present) == len(arrays) and len(arrays) > 1:
+            return render(JOINT[op.op], present)
+        rules = self._special_case(op) or JVP[op.op]
+        present = [p for p in present if rules.get(p) is not None]
+        parts = []
+        for p in present:
+            part = render(rules[p], [p])
+            if parts and part.startswith("-"):
+                parts.append(("-", part[1:]))
+            else:
+                parts.append(("+", part))
+        expr = parts[0][1] if parts[0][0] == "+" else "-" + parts[0][1]
+        for sign, part in parts[1:]:
+            expr += f" {sign} {part}"
+        if op.op in BROADCAST and len(present) == 1 and self._may_broadcast(op, present[0]):
+            expr = f"snp.broadcast_to({expr}, {op.targets[0]}.shape)"
+        return expr
+
+    def _special_case(self, op):
+        """Rules that read better for a common special case: z = x * x, z = x ** 3."""
+        x, y = op.operands.get("x"), op.operands.get("y")
+        if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
+            return {"x": "2 * {x} * {x_dot}", "y": None}
+        if op.op == "power" and _is_literal_number(y) and y.src != "None":
+            try:
+                n = float(y.src)
+            except ValueError:
+                return None
+            if n == 2:
+                return {"x": "2 * {x} * {x_dot}"}
+            m = int(n - 1) if n.is_integer() else n - 1
+            return {"x": "{x_dot} * " + y.src + " * {x} ** " + str(m)}
+        return None
+
+    def _may_broadcast(self, op, param):
+        """Only another operand can make the result larger than this one; Python numbers
+        never do."""
+        others = [o for k, o in op.operands.items() if k != param]
+        for key in ("condition", "pred"):
+            if key in op.statics:
+                others.append(ir.Expr(op.statics[key]))
+        return any(not _is_literal_number(o) for o in others)
+
+    # --- structure ------------------------------------------------------------------------------
+    def op_field(self, op):
+        t = self.tangent(op.operands["tree"])
+        if t is not None:
+            self.set_dot(op.targets[0], f"{t}[{op.statics['key']}]")
+
+    def op_attribute(self, op):
+        t = self.tangent(op.operands["tree"])
+        if t is not None:
+            self.set_dot(op.targets[0], f"{t}.{op.statics['name']}")
+
+    def _record(self, targets):
+        for t in targets:
+            self.dots[t] = self.dot_name(t)
+            for s in self.assigned:
+                s.add(t)
+
+    def assign_pair(self, op, call, hint):
+        """targets (and their tangents) = a call returning (primal, tangent); several targets
+        are unpacked from the pair one level at a time (the canonical form unpacks names
+        only, so the jvp can be transformed again)."""
+        self._record(op.targets)
+        if len(op.targets) == 1:
+            self.emit_call(f"{op.targets[0]}, {self.dots[op.targets[0]]} = {call}")
+            return
+        out, out_dot = self.names.fresh(hint), self.names.fresh(f"{hint}_dot")
+        self.emit_call(f"{out}, {out_dot} = {call}")
+        self.emit(f"{', '.join(op.targets)} = {out}")
+        self.emit_dot(f"{', '.join(self.dots[t] for t in op.targets)} = {out_dot}")
+
+    def call(self, op):
+        """A user function: its own generated jvp, on the tangents of the arguments that have
+        one."""
+        from secant.transforms import generate
+        params = list(inspect.signature(op.callee).parameters)
+        position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
+                    for k in op.operands}
+        keys = sorted((k for k, o in op.operands.items() if self.tangent(o) is not None),
+                      key=position.get)
+        if not keys:
+            self.emit(f"{', '.join(op.targets)} = {self.render(op)}")
+            return
+        positions = tuple(position[k] for k in keys)
+        name = self.jvp_of_callee(op.callee, positions, "jvp")
+        tangent_params, keyword, n_primal = _tangent_params(generate(op.callee, positions, "jvp"),
+                                                            len(keys))
+        args = call_args({k: _src(v) for k, v in op.operands.items()})
+        if not keyword and all(k.startswith("arg") for k in op.operands) \
+                and len(op.operands) == n_primal:
+            tangents = ", ".join(self.tangent(op.operands[k]) for k in keys)
+        else:
+            tangents = ", ".join(f"{n}={self.tangent(op.operands[k])}"
+                                 for n, k in zip(tangent_params, keys))
+        self.assign_pair(op, f"{name}({args}, {tangents})", f"{op.callee.__name__}_out")
+
+    # --- Python control flow ---------------------------------------------------------------------
+    def if_(self, s):
+        before = dict(self.dots)
+        results = []
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+        for k, body in enumerate((s.body, s.orelse)):
+            if k == 1:
+                self.lines.append(Line("else:", self.indent, "block"))
+            self.dots = dict(before)
+            self.indent += 1
+            self.last_comment = None
+            self.block(body)
+            results.append((len(self.lines), dict(self.dots)))
+            self.indent -= 1
+        # a variable both branches define, with a tangent in one only: zeros in the other
+        defined = [_defined_in(s.body), _defined_in(s.orelse)]
+        new = {}
+        for k, (_, dots) in enumerate(results):
+            for v, n in dots.items():
+                if before.get(v) != n:
+                    new[v] = n
+        inserts = []
+        for k in (0, 1):
+            missing = [v for v in sorted(new) if v not in results[k][1]
+                       and (v in defined[k] or v in before)]
+            inserts.append([Line(f"{self.dot_name(v)} = zeros_like_tree({v})", self.indent + 1)
+                            for v in missing])
+        end_body, end_else = results[0][0], results[1][0]
+        self.lines[end_else:end_else] = inserts[1]
+        self.lines[end_body:end_body] = inserts[0]
+        self.dots = {**before, **new}
+        self.last_comment = None
+
+    def loop(self, s):
+        """A Python for/while loop: the tangents of the loop variables are carried like the
+        variables themselves; a loop variable gets a tangent when its value at the end of an
+        iteration has one (to a fixpoint), starting from zeros if it entered without one."""
+        loops = [loop for loop, _ in s.carried]
+        with_dot = {loop for loop in loops if loop in self.dots}
+        mark, before = len(self.lines), dict(self.dots)
+        slot, last_comment = self.slot, self.last_comment
+        while True:
+            del self.lines[mark:]
+            self.dots = dict(before)
+            self.slot, self.last_comment = slot, last_comment
+            for loop in sorted(with_dot - before.keys()):
+                self.set_dot(loop, f"zeros_like_tree({loop})")
+            if isinstance(s, ir.For):
+                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+            else:
+                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
+            self.indent += 1
+            self.last_comment = None
+            self.assigned.append(set())
+            self.block(s.body)
+            assigned = self.assigned.pop()
+            grow = {loop for loop, last in s.carried
+                    if loop not in with_dot and (last in self.dots or loop in assigned)}
+            if grow:
+                with_dot |= grow
+                self.indent -= 1
+                continue
+            for loop, last in s.carried:     # a value with no tangent replaced one with a tangent
+                if loop in with_dot and loop not in assigned:
+                    self.set_dot(loop, f"zeros_like_tree({loop})")
+            self.indent -= 1
+            break
+        self.last_comment = None
+
+    # --- secant.lax control flow -------------------------------------------------------------
+    def _closed(self, op):
+        closed = list(op.operands["closed"].items)
+        consts = list(op.operands["consts"].items)
+        return closed, consts
+
+    def control_flow(self, op):
+        return getattr(self, "cf_" + op.op)(op)
+
+    def cf_cond(self, op):
+        operands = list(op.operands["operands"].items)
+        closed, consts = self._closed(op)
+        n = len(operands)
+        args = operands + closed + consts
+        positions = [i for i, o in enumerate(operands) if self.tangent(o) is not None] + \
+            [n + j for j, c in enumerate(closed) if self.tangent(c) is not None]
+        if not positions:
+            return False
+        jvps = [self.jvp_of_callee(fn, tuple(positions), "jvp") for fn in op.callee]
+        call_args_ = ", ".join([_src(a) for a in args] + [self.tangent(args[p]) for p in positions])
+        if op.op == "cond":
+            call = f"lax.cond({op.statics['pred']}, {jvps[0]}, {jvps[1]}, {call_args_})"
+        else:
+            call = f"lax.switch({op.statics['index']}, [{', '.join(jvps)}], {call_args_})"
+        self.assign_pair(op, call, f"{op.op}_out")
+        return True
+
+    cf_switch = cf_cond
+
+    def _loop_parts(self, op, first):
+        """(closed sources, consts sources, positions of closed values with tangents, their
+        tangents) for a loop body whose own parameters come first (`first` of them)."""
+        closed, consts = self._closed(op)
+        extra = [_src(c) for c in closed] + [_src(c) for c in consts]
+        active = [j for j, c in enumerate(closed) if self.tangent(c) is not None]
+        return extra, [first + j for j in active], [self.tangent(closed[j]) for j in active]
+
+    def _carry_pair(self, init):
+        t = self.tangent(init)
+        return f"({_src(init)}, {t if t is not None else zeros(init)})"
+
+    def cf_fori_loop(self, op):
+        init = op.operands["init"]
+        extra, closed_pos, closed_dots = self._loop_parts(op, 2)
+        if self.tangent(init) is None and not closed_pos:
+            return False
+        body = self.jvp_of_callee(op.callee[0], tuple([1] + closed_pos), "jvp")
+        i, c = self.names.fresh("i"), self.names.fresh("carry")
+        inner = ", ".join([i, f"{c}[0]"] + extra + [f"{c}[1]"] + closed_dots)
+        st = op.statics
+        call = (f"lax.fori_loop({st['lower']}, {st['upper']}, lambda {i}, {c}: {body}({inner}), "
+                f"{self._carry_pair(init)})")
+        self.assign_pair(op, call, f"{op.op}_out")
+        return True
+
+    def cf_while_loop(self, op):
+        init = op.operands["init"]
+        extra, closed_pos, closed_dots = self._loop_parts(op, 1)
+        if self.tangent(init) is None and not closed_pos:
+            return False
+        cond = self.jvp_of_callee(op.callee[0], (), None)
+        body = self.jvp_of_callee(op.callee[1], tuple([0] + closed_pos), "jvp")
+        c = self.names.fresh("carry")
+        test = ", ".join([f"{c}[0]"] + extra)
+        inner = ", ".join([f"{c}[0]"] + extra + [f"{c}[1]"] + closed_dots)
+        call = (f"lax.while_loop(lambda {c}: {cond}({test}), lambda {c}: {body}({inner}), "
+                f"{self._carry_pair(init)})")
+        self.assign_pair(op, call, f"{op.op}_out")
+        return True
+
+    def cf_scan(self, op):
+        init, xs = op.operands["init"], op.operands["xs"]
+        extra, closed_pos, closed_dots = self._loop_parts(op, 2)
+        xs_dot = self.tangent(xs)
+        if self.tangent(init) is None and xs_dot is None and not closed_pos:
+            return False
+        positions = [0] + ([1] if xs_dot is not None else []) + closed_pos
+        body = self.jvp_of_callee(op.callee[0], tuple(positions), "jvp_scan")
+        c, x = self.names.fresh("carry"), self.names.fresh("x")
+        own = [f"{c}[0]", f"{x}[0]" if xs_dot is not None else x]
+        dots = [f"{c}[1]"] + ([f"{x}[1]"] if xs_dot is not None else [])
+        inner = ", ".join(own + extra + dots + closed_dots)
+        xs_src = f"({_src(xs)}, {xs_dot})" if xs_dot is not None else _src(xs)
+        extra_kw = "".join(f", {k}={op.statics[k]}" for k in ("length", "reverse", "unroll")
+                           if k in op.statics)
+        call = (f"lax.scan(lambda {c}, {x}: {body}({inner}), {self._carry_pair(init)}, "
+                f"{xs_src}{extra_kw})")
+        if len(op.targets) == 2:
+            carry, ys = op.targets
+            self._record(op.targets)
+            pairs = self.names.fresh(f"{carry}_pair"), self.names.fresh(f"{ys}_pair")
+            self.emit_call(f"{pairs[0]}, {pairs[1]} = {call}")
+            self.emit_dot(f"{carry}, {self.dots[carry]} = {pairs[0]}")
+            self.emit_dot(f"{ys}, {self.dots[ys]} = {pairs[1]}")
+        else:       # one name for (carry, ys): the pairs transposed
+            self.assign_pair(op, f"transpose_pairs({call})", "scan_out")
+        return True
+
+    def cf_map(self, op):
+        xs = op.operands["xs"]
+        extra, closed_pos, closed_dots = self._loop_parts(op, 1)
+        xs_dot = self.tangent(xs)
+        if xs_dot is None and not closed_pos:
+            return False
+        body = self.jvp_of_callee(op.callee[0],
+                                  tuple(([0] if xs_dot is not None else []) + closed_pos), "jvp")
+        x = self.names.fresh("x")
+        if xs_dot is not None:
+            inner = ", ".join([f"{x}[0]"] + extra + [f"{x}[1]"] + closed_dots)
+            xs_src = f"({_src(xs)}, {xs_dot})"
+        else:
+            inner = ", ".join([x] + extra + closed_dots)
+            xs_src = _src(xs)
+        self.assign_pair(op, f"lax.map(lambda {x}: {body}({inner}), {xs_src})", "map_out")
+        return True
+
+
+def _tangent_params(gen, n):
+    """(names of a generated jvp's n tangent parameters, whether they are keyword-only, how many
+    primal positional parameters it takes)."""
+    params = list(inspect.signature(gen).parameters.values())
+    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.default is not p.empty for p in pos):
+        return [p.name for p in params if p.kind == p.KEYWORD_ONLY][:n], True, len(pos)
+    return [p.name for p in pos[len(pos) - n:]], False, len(pos) - n
+
+
+def zeros(operand):
+    """Source of a zero tangent shaped like `operand`."""
+    if isinstance(operand, ir.Seq):
+        inner = ", ".join(zeros(i) for i in operand.items)
+        return f"({inner},)" if len(operand.items) == 1 else f"({inner})"
+    return f"zeros_like_tree({_src(operand)})"
+
+
+def _output(b, value):
+    """(primal source, tangent source) of a returned value (zeros where it has no tangent)."""
+    t = b.tangent(value)
+    return _src(value), t if t is not None else zeros(value)
+
+
+def _signature(fn, wrt, b):
+    """The generated parameter list: the user's, then the tangents of `wrt`; when a positional
+    parameter has a default, the tangents are keyword-only (after the defaults)."""
+    tree = ast.parse(f"def _({fn.args_src}): pass").body[0].args
+    dots = [b.dot_name(p) for p in wrt]
+    tangent_args = [ast.arg(d) for d in dots]
+    if tree.defaults:
+        tree.kwonlyargs = tangent_args + tree.kwonlyargs
+        tree.kw_defaults = [None] * len(tangent_args) + tree.kw_defaults
+    else:
+        tree.args = tree.args + tangent_args
+    return ast.unparse(tree)
+
+
+def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
+    """(source lines, parameter list) of the jvp of `fn` (ir.Function) with respect to the
+    parameters named `wrt`: `f_jvp(*params, *wrt_tangents)` returning (out, out_dot), or
+    (out, out_dot, aux) with has_aux; mode "jvp_scan" returns ((c, c_dot), (y, y_dot)) for a
+    scan body returning (c, y)."""
+    b = ForwardBuilder(fn, names, jvp_of_callee)
+    args_src = _signature(fn, wrt, b)
+    for p in wrt:
+        b.dots[p] = b.dot_name(p)
+    b.block(fn.body)
+    result = fn.result.value
+    aux = None
+    if has_aux:
+        if not (isinstance(result, ir.Seq) and len(result.items) == 2):
+            raise ValueError("has_aux=True needs the function to return a pair (output, aux)")
+        result, aux = result.items
+    if b.lines:
+        b.lines.append(Line("", 1, "blank"))
+    b.origin = fn.result.origin
+    if mode == "jvp_scan":
+        if isinstance(result, ir.Seq) and len(result.items) == 2:
+            pairs = [_output(b, item) for item in result.items]
+        elif isinstance(result, ir.Var):
+            t = b.tangent(result)
+            r = result.name
+            pairs = [(f"{r}[0]", f"{t}[0]" if t else f"zeros_like_tree({r}[0])"),
+                     (f"{r}[1]", f"{t}[1]" if t else f"zeros_like_tree({r}[1])")]
+        else:
+            raise ValueError("the function passed to lax.scan must return a pair (carry, y)")
+        ret = "return " + ", ".join(f"({p}, {t})" for p, t in pairs)
+    else:
+        out, out_dot = _output(b, result)
+        ret = f"return {out}, {out_dot}"
+        if has_aux:
+            ret += f", {_src(aux)}"
+    b.lines.append(Line(ret, 1))
+    return _dead_code_eliminated(b.lines), args_src

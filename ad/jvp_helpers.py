@@ -1,0 +1,108 @@
+"""Functions that generated forward-mode (jvp) code calls by name, for the rules of
+ad/jvp_rules.py that do not fit on one line.
+
+Like ad/helpers.py they are written with secant.numpy / secant.lax in the subset of Python the
+transform reads (static `if`s on shapes and parameters, one return, no loops), so a jvp that
+calls them can be differentiated again.
+Each takes the operand's tangent `t` first, then the op's own arguments.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+from secant.ad.helpers import _count, extremum_share
+from secant.ad.rule_helpers import (_cumprod_masks, _running_source, _sort_index, product_grad)
+
+
+def integer_pow_jvp(t, x, y):
+    """Tangent of lax.integer_pow(x, y) (y a static int)."""
+    if y == 0:
+        out = snp.zeros_like(t)
+    elif y == 1:
+        out = t
+    elif y == 2:
+        out = 2 * x * t
+    else:
+        out = t * y * lax.integer_pow(x, y - 1)
+    return out
+
+
+def extremum_jvp(t, a, ans, axis=None, keepdims=False):
+    """Tangent of max/min(a, axis): the mean of the tangents of the extremal elements (ties
+    share equally, as in JAX)."""
+    return snp.sum(t * extremum_share(a, ans, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+def prod_jvp(t, a, axis=None, keepdims=False):
+    """Tangent of prod(a, axis): each tangent times the product of the *other* elements (exact
+    with zeros in `a`, from the exclusive products product_grad computes)."""
+    others = product_grad(snp.ones_like(snp.prod(a, axis=axis, keepdims=keepdims)), a, axis,
+                          keepdims)
+    return snp.sum(t * others, axis=axis, keepdims=keepdims)
+
+
+def var_jvp(t, a, axis=None, ddof=0, keepdims=False):
+    """Tangent of var(a, axis, ddof): 2 <a - mean(a), t> / (n - ddof) along the axes."""
+    centred = a - snp.mean(a, axis=axis, keepdims=True)
+    return 2 * snp.sum(centred * t, axis=axis, keepdims=keepdims) / (_count(a, axis) - ddof)
+
+
+def _cumprod_jvp_axis(t, a, axis):
+    """Before the first zero along `axis`: cumprod(a) * cumsum(t / a); from the first zero on,
+    only that zero's tangent survives, times the product of the others."""
+    before, first = _cumprod_masks(a, axis)
+    a1 = snp.where(first, 1.0, a)
+    ans = snp.cumprod(a, axis=axis)
+    ratio = snp.where(before, t / snp.where(before, a1, 1.0), 0.0)
+    t_first = snp.sum(snp.where(first, t, 0.0), axis=axis, keepdims=True)
+    return snp.where(before, ans * snp.cumsum(ratio, axis=axis),
+                     t_first * snp.cumprod(a1, axis=axis))
+
+
+def cumprod_jvp(t, a, axis=None, reverse=False):
+    """Tangent of cumprod(a, axis) (and lax.cumprod, which has `reverse`)."""
+    if axis is None:
+        out = _cumprod_jvp_axis(snp.ravel(t), snp.ravel(a), 0)
+    elif reverse:
+        out = snp.flip(_cumprod_jvp_axis(snp.flip(t, axis), snp.flip(a, axis), axis), axis)
+    else:
+        out = _cumprod_jvp_axis(t, a, axis)
+    return out
+
+
+def cumextremum_jvp(t, a, ans, axis=0, reverse=False):
+    """Tangent of lax.cummax / lax.cummin: each output copies the tangent of the element its
+    running value came from (on ties, the latest one)."""
+    axis = axis % np.ndim(a)
+    if reverse:
+        out = snp.flip(snp.flip(t, axis)[_running_source(snp.flip(a, axis), snp.flip(ans, axis),
+                                                          axis)], axis)
+    else:
+        out = t[_running_source(a, ans, axis)]
+    return out
+
+
+def sort_jvp(t, a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    """Tangent of sort(a): the tangents permuted as sort permutes the elements."""
+    if axis is None:
+        out = snp.ravel(t)[_sort_index(a, None, descending)]
+    else:
+        out = t[_sort_index(a, axis, descending)]
+    return out
+
+
+def transpose_pairs(pairs):
+    """((a, a_dot), (b, b_dot)) -> ((a, b), (a_dot, b_dot)): what lax.scan returns in a jvp
+    (a (primal, tangent) pair per output) as one pair of (carry, ys)."""
+    carry, carry_dot = pairs[0]
+    ys, ys_dot = pairs[1]
+    return (carry, ys), (carry_dot, ys_dot)
+
+
+NAMES = ("integer_pow_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
+         "sort_jvp", "transpose_pairs")
+
+
+def by_name():
+    """The helpers generated jvp code may call, by the name it uses."""
+    return {n: globals()[n] for n in NAMES}

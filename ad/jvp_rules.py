@@ -1,0 +1,175 @@
+"""Forward-mode rules, one per differentiable op of transformer/ops.py, written as templates of
+the maths (the forward twin of ad/vjp_rules.py).
+
+JVP[op] maps each array operand to its *contribution* to the result's tangent, given that
+operand's tangent. In a template:
+  {x}      the operand `x` itself (every parameter of the op appears by its name),
+  {x_dot}  the tangent of operand `x` (`<param>_dot`),
+  {ans}    the op's result,
+  {static} the keyword arguments the user gave that the template does not name.
+The transform adds up the contributions of the operands that have tangents; an operand without
+one (a constant, or a value that does not depend on the differentiated inputs) contributes
+nothing: no `0 + ...`, no zeros. So `y = np.sin(x)` gives `y_dot = x_dot * snp.cos(x)`.
+
+LINEAR instead of a template: the op is linear in that operand, and the contribution is the op
+itself applied to the operand's tangent (the other operands and statics as the user wrote them):
+`snp.sum(a, axis=0)` gives `snp.sum(a_dot, axis=0)`, `x @ w` gives `x_dot @ w`.
+
+JOINT[op] is the tangent when *every* array operand has one, where that reads better than the
+sum (`snp.where(c, x_dot, y_dot)`); LINEAR there means the op applied to all the tangents.
+SEQUENCE ops (concatenate, stack) are linear in their list: the op over the items' tangents,
+zeros for items without one.
+"""
+LINEAR = "linear"
+
+JVP = {
+    # elementwise, one operand
+    "sin": {"x": "{x_dot} * snp.cos({x})"},
+    "cos": {"x": "-{x_dot} * snp.sin({x})"},
+    "tan": {"x": "{x_dot} / snp.cos({x}) ** 2"},
+    "arcsin": {"x": "{x_dot} / snp.sqrt(1 - {x} ** 2)"},
+    "arccos": {"x": "-{x_dot} / snp.sqrt(1 - {x} ** 2)"},
+    "arctan": {"x": "{x_dot} / (1 + {x} ** 2)"},
+    "sinh": {"x": "{x_dot} * snp.cosh({x})"},
+    "cosh": {"x": "{x_dot} * snp.sinh({x})"},
+    "tanh": {"x": "{x_dot} * (1 - {ans} ** 2)"},
+    "arcsinh": {"x": "{x_dot} / snp.sqrt({x} ** 2 + 1)"},
+    "arccosh": {"x": "{x_dot} / snp.sqrt({x} ** 2 - 1)"},
+    "arctanh": {"x": "{x_dot} / (1 - {x} ** 2)"},
+    "exp": {"x": "{x_dot} * {ans}"},
+    "exp2": {"x": "{x_dot} * {ans} * 0.6931471805599453"},
+    "expm1": {"x": "{x_dot} * ({ans} + 1)"},
+    "log": {"x": "{x_dot} / {x}"},
+    "log2": {"x": "{x_dot} / ({x} * 0.6931471805599453)"},
+    "log10": {"x": "{x_dot} / ({x} * 2.302585092994046)"},
+    "log1p": {"x": "{x_dot} / (1 + {x})"},
+    "sqrt": {"x": "{x_dot} / (2 * {ans})"},
+    "cbrt": {"x": "{x_dot} / (3 * {ans} ** 2)"},
+    "rsqrt": {"x": "-0.5 * {x_dot} * {ans} / {x}"},
+    "square": {"x": "2 * {x} * {x_dot}"},
+    "reciprocal": {"x": "-{x_dot} * {ans} ** 2"},
+    "absolute": {"x": "{x_dot} * snp.sign({x})"},
+    "logistic": {"x": "{x_dot} * {ans} * (1 - {ans})"},
+    "erf": {"x": "{x_dot} * 1.1283791670955126 * snp.exp(-{x} ** 2)"},
+    "erf_inv": {"x": "{x_dot} * 0.886226925452758 * snp.exp({ans} ** 2)"},
+    "lgamma": {"x": "{x_dot} * lax.digamma({x})"},
+    "digamma": {"x": "{x_dot} * trigamma({x})"},
+    "integer_pow": {"x": "integer_pow_jvp({x_dot}, {x}, {y})"},
+    "negative": {"x": "-{x_dot}"},
+    "positive": {"x": "{x_dot}"},
+    "identity": {"x": "{x_dot}"},
+    "astype": {"x": LINEAR},
+    "convert_element_type": {"operand": LINEAR},
+    # elementwise, two operands (the transform broadcasts a lone tangent up to the result's
+    # shape where another operand may broadcast it: ops of BROADCAST below)
+    "add": {"x": "{x_dot}", "y": "{y_dot}"},
+    "subtract": {"x": "{x_dot}", "y": "-{y_dot}"},
+    "multiply": {"x": "{x_dot} * {y}", "y": "{x} * {y_dot}"},
+    "true_divide": {"x": "{x_dot} / {y}", "y": "-{y_dot} * {ans} / {y}"},
+    "lax_div": {"x": "{x_dot} / {y}", "y": "-{y_dot} * {ans} / {y}"},
+    "power": {"x": "{x_dot} * {y} * {x} ** ({y} - 1)", "y": "{y_dot} * {ans} * snp.log({x})"},
+    "maximum": {"x": "{x_dot} * max_share({x}, {y})", "y": "{y_dot} * max_share({y}, {x})"},
+    "minimum": {"x": "{x_dot} * min_share({x}, {y})", "y": "{y_dot} * min_share({y}, {x})"},
+    "arctan2": {"x": "{x_dot} * {y} / ({x} ** 2 + {y} ** 2)",
+                "y": "-{y_dot} * {x} / ({x} ** 2 + {y} ** 2)"},
+    "hypot": {"x": "{x_dot} * {x} / {ans}", "y": "{y_dot} * {y} / {ans}"},
+    "logaddexp": {"x": "{x_dot} * snp.exp({x} - {ans})", "y": "{y_dot} * snp.exp({y} - {ans})"},
+    "remainder": {"x": "{x_dot}", "y": "-{y_dot} * ({x} // {y})"},
+    "rem": {"x": "{x_dot}", "y": "-{y_dot} * snp.trunc({x} / {y})"},
+    "where": {"x": "snp.where({condition}, {x_dot}, 0)", "y": "snp.where({condition}, 0, {y_dot})"},
+    "select": {"on_true": "snp.where({pred}, {on_true_dot}, 0)",
+               "on_false": "snp.where({pred}, 0, {on_false_dot})"},
+    "clip": {"a": "{a_dot} * clip_share({a}, {a_min}, {a_max})",
+             "a_min": "{a_min_dot} * clip_share_min({a}, {a_min}, {a_max})",
+             "a_max": "{a_max_dot} * clip_share_max({a}, {a_min}, {a_max})"},
+    "clamp": {"min": "snp.where(({min} > {x}) & ({min} < {max}), {min_dot}, 0)",
+              "x": "snp.where(({x} > {min}) & ({x} < {max}), {x_dot}, 0)",
+              "max": "snp.where({max} < {x}, {max_dot}, 0)"},
+    # products: linear in each operand
+    "matmul": {"x": LINEAR, "y": LINEAR},
+    "dot": {"a": LINEAR, "b": LINEAR},
+    "outer": {"a": LINEAR, "b": LINEAR},
+    "tensordot": {"a": LINEAR, "b": LINEAR},
+    "dot_general": {"lhs": LINEAR, "rhs": LINEAR},
+    # reductions
+    "sum": {"a": LINEAR},
+    "mean": {"a": LINEAR},
+    "reduce_sum": {"operand": LINEAR},
+    "max": {"a": "extremum_jvp({a_dot}, {a}, {ans}{static})"},
+    "min": {"a": "extremum_jvp({a_dot}, {a}, {ans}{static})"},
+    "reduce_max": {"operand": "extremum_jvp({operand_dot}, {operand}, {ans}, tuple({axes}))"},
+    "reduce_min": {"operand": "extremum_jvp({operand_dot}, {operand}, {ans}, tuple({axes}))"},
+    "prod": {"a": "prod_jvp({a_dot}, {a}{static})"},
+    "reduce_prod": {"operand": "prod_jvp({operand_dot}, {operand}, tuple({axes}))"},
+    "var": {"a": "var_jvp({a_dot}, {a}{static})"},
+    "std": {"a": "var_jvp({a_dot}, {a}{static}) / (2 * {ans})"},
+    # cumulative ops
+    "cumsum": {"a": LINEAR},
+    "lax_cumsum": {"operand": LINEAR},
+    "cumprod": {"a": "cumprod_jvp({a_dot}, {a}{static})"},
+    "lax_cumprod": {"operand": "cumprod_jvp({operand_dot}, {operand}, {axis}, {reverse})"},
+    "lax_cummax": {"operand": "cumextremum_jvp({operand_dot}, {operand}, {ans}, {axis}, "
+                              "{reverse})"},
+    "lax_cummin": {"operand": "cumextremum_jvp({operand_dot}, {operand}, {ans}, {axis}, "
+                              "{reverse})"},
+    "sort": {"a": "sort_jvp({a_dot}, {a}{static})"},
+    # shapes: linear
+    **{name: {p: LINEAR} for name, p in (
+        ("reshape", "a"), ("ravel", "a"), ("transpose", "a"), ("swapaxes", "a"),
+        ("expand_dims", "a"), ("squeeze", "a"), ("broadcast_to", "array"), ("moveaxis", "a"),
+        ("flip", "m"), ("fliplr", "m"), ("flipud", "m"), ("rev", "operand"),
+        ("broadcast_in_dim", "operand"), ("lax_reshape", "operand"),
+        ("lax_transpose", "operand"), ("lax_squeeze", "array"), ("lax_expand_dims", "array"),
+        ("lax_slice", "operand"), ("dynamic_slice", "operand"), ("getitem", "a"))},
+    # indexing (linear in the array; out-of-range places of a filled take get tangent 0)
+    "take": {"a": "snp.take({a_dot}, {indices}, {axis}, {mode}, 0)"},
+    "take_along_axis": {"arr": "snp.take_along_axis({arr_dot}, {indices}, {axis}, {mode}, 0)"},
+    "at_set": {"a": "{a_dot}.at[{idx}].set(0)",
+               "values": "snp.zeros_like({a}).at[{idx}].set({values_dot})"},
+    "at_add": {"a": "{a_dot}", "values": "snp.zeros_like({a}).at[{idx}].add({values_dot})"},
+    # (as in JAX, .at[...].mul differentiates `values` for unique indices)
+    "at_mul": {"a": "{a_dot}.at[{idx}].mul({values})",
+               "values": "snp.zeros_like({a}).at[{idx}].set({a}[{idx}] * {values_dot})"},
+    "at_min": {"a": "{a_dot} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
+               "values": "snp.zeros_like({a}).at[{idx}].add({values_dot} * at_share_values("
+                         "{a}, {values}, {ans}, index_exp[{idx}]))"},
+    "at_max": {"a": "{a_dot} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
+               "values": "snp.zeros_like({a}).at[{idx}].add({values_dot} * at_share_values("
+                         "{a}, {values}, {ans}, index_exp[{idx}]))"},
+    "pad": {"array": "snp.pad({array_dot}, {pad_width}, {mode})",
+            "constant_values": "snp.pad(snp.zeros_like({array}), {pad_width}, {mode}, "
+                               "constant_values={constant_values_dot})"},
+    "lax_pad": {"operand": "lax.pad({operand_dot}, snp.zeros_like({padding_value}), "
+                           "{padding_config})",
+                "padding_value": "lax.pad(snp.zeros_like({operand}), {padding_value_dot}, "
+                                 "{padding_config})"},
+    "dynamic_update_slice": {
+        "operand": "lax.dynamic_update_slice({operand_dot}, snp.zeros_like({update}), "
+                   "{start_indices})",
+        "update": "lax.dynamic_update_slice(snp.zeros_like({operand}), {update_dot}, "
+                  "{start_indices})"},
+}
+
+# the tangent when every array operand has one (where it reads better than the sum)
+JOINT = {
+    "true_divide": "({x_dot} - {ans} * {y_dot}) / {y}",
+    "lax_div": "({x_dot} - {ans} * {y_dot}) / {y}",
+    "where": "snp.where({condition}, {x_dot}, {y_dot})",
+    "select": "lax.select({pred}, {on_true_dot}, {on_false_dot})",
+    "at_set": LINEAR,
+    "at_add": LINEAR,
+    "pad": LINEAR,
+    "lax_pad": LINEAR,
+    "dynamic_update_slice": LINEAR,
+}
+
+# ops over a sequence of arrays: linear in the list
+SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n"}
+
+# ops whose lone-operand contribution is the bare tangent: broadcast it to the result's shape
+# when another operand may be larger
+BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
+
+# structural and composite ops the transform handles itself (ad/forward.py)
+SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
+           "while_loop"}
