@@ -11,7 +11,8 @@ from secant.backends import errors as _errors
 from secant import tree_util
 from secant import numpy
 from secant import lax
-from secant.transforms import grad, source, value_and_grad, vjp
+from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linearize, source,
+                               value_and_grad, vjp)
 from secant.codegen.save import save_source
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices)
@@ -23,4 +24,5 @@ __version__ = "0.1.0"
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
            "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
-           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source"]
+           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
+           "jacfwd", "jacrev", "hessian"]

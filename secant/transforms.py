@@ -11,7 +11,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.array import Array
-from secant.ad import helpers, reverse
+from secant.ad import forward, helpers, reverse
 from secant.backends import dtypes
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.tracer import active_trace
@@ -106,8 +106,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax"})
     callees = {}
 
-    def vjp_of_callee(callee, active):
-        sub = generate(callee, active, "vjp", staged=staged)
+    def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
+        sub = generate(callee, active, mode, staged=staged) if mode else callee
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
@@ -115,12 +115,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
 
     wrt_names = [fn_ir.params[i] for i in wrt]
     try:
-        lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee, has_aux,
-                                       tuple_out)
+        if mode in forward.MODES:           # forward mode: ad/forward.py
+            lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
+                                            has_aux)
+        else:
+            lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
+                                           has_aux, tuple_out)
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
-    gen_name = f"{fn_ir.name}_{mode}"
-    args_src = fn_ir.args_src
+    gen_name = f"{fn_ir.name}_{mode}" if mode not in forward.MODES else f"{fn_ir.name}_jvp"
+    args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
     if mode == "vjp":
         args_src = f"{out_bar}, {args_src}" if args_src else out_bar
     text = [f"def {gen_name}({args_src}):"]
@@ -311,3 +315,421 @@ def source(fn):
         from secant.transformer.functionalize import functionalized_source
         return functionalized_source(fn._fun)
     return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+
+
+# --- forward mode: jvp, linearize, jacobians, hessian ------------------------------------------
+# ad/forward.py writes the jvp of a function (`f_jvp(x, y, x_dot, y_dot)` -> (out, out_dot));
+# these are the faces JAX users know. Jacobians loop over a standard basis (one jvp per input
+# element, or one vjp per output element) in _over_basis, which the vmap issue replaces.
+_FLOAT0 = np.dtype([("float0", np.void, 0)])      # jax.dtypes.float0: tangents of int primals
+
+
+def _base(fun):
+    """What the transforms read for `fun`: its staged form while jit traces."""
+    return _op_function(staged(fun) if active_trace() is not None else fun)
+
+
+def _staging():
+    return active_trace() is not None
+
+
+def _jvp_generated(fun, positions, has_aux=False):
+    return generate(_base(fun), tuple(positions), "jvp", has_aux, staged=_staging())
+
+
+def _dtype_of(x):
+    if isinstance(x, np.ndarray) and x.dtype == _FLOAT0:
+        return _FLOAT0
+    return dtypes.canonicalize_dtype(snp.result_type(x))
+
+
+def _check_jvp_args(primals, tangents):
+    """JAX's checks (and messages) for jvp's primals and tangents."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise SecantTypeError("primal and tangent arguments to secant.jvp must be tuples or "
+                              f"lists; found {type(primals).__name__} and "
+                              f"{type(tangents).__name__}.{where()}")
+    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise SecantTypeError("primal and tangent arguments to secant.jvp must have the same "
+                              f"tree structure; primals have tree structure {p_tree} whereas "
+                              f"tangents have tree structure {t_tree}.{where()}")
+    for p, t in zip(p_leaves, t_leaves):
+        pd, td = _dtype_of(p), _dtype_of(t)
+        expected = pd if dtypes.is_inexact(pd) else _FLOAT0
+        if td != expected:
+            raise SecantTypeError(
+                "primal and tangent arguments to secant.jvp do not match; dtypes must be equal, "
+                "or in case of int/bool primal dtype the tangent dtype must be float0. Got "
+                f"primal dtype {pd} and so expected tangent dtype {expected}, but got tangent "
+                f"dtype {td} instead.{where()}")
+        if np.shape(p) != np.shape(t):
+            raise SecantValueError("jvp called with different primal and tangent shapes; Got "
+                                   f"primal shape {np.shape(p)} and tangent shape as "
+                                   f"{np.shape(t)}{where()}")
+
+
+def _active(primals):
+    """Positions of the primals that carry tangents: those whose leaves are all inexact."""
+    return tuple(i for i, p in enumerate(primals)
+                 if tree_util.tree_leaves(p)
+                 and all(dtypes.is_inexact(_dtype_of(leaf)) for leaf in tree_util.tree_leaves(p)))
+
+
+def _zeros_tree(tree):
+    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents), as JAX's
+    jvp; with has_aux=True fun returns (output, aux) and jvp returns (out, out_dot, aux).
+
+    The derivative is generated source (ad/forward.py): `secant.source(secant.jvp_fn(fun))`
+    or `secant.source(secant.linearize(fun, *primals)[1])` shows it."""
+    _check_jvp_args(primals, tangents)
+    if isinstance(fun, _Jacobian):
+        if has_aux:
+            raise SecantTypeError(f"jvp(..., has_aux=True) of a jacobian is not supported{where()}")
+        return fun._jvp(tuple(primals), tuple(tangents))
+    active = _active(primals)
+    primals = _as_arrays(tuple(primals), active)
+    tangents = [_as_arrays((tangents[i],), (0,))[0] for i in active]
+    if not active:
+        res = fun(*primals)
+        out, aux = res if has_aux else (res, None)
+        return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
+    gen = _jvp_generated(fun, active, has_aux)
+    names, keyword, _ = forward._tangent_params(gen, len(active))
+    try:
+        if keyword:         # fun has parameters with defaults: tangents go by keyword
+            return gen(*primals, **dict(zip(names, tangents)))
+        return gen(*primals, *tangents)
+    except Exception as e:
+        _note_user_lines(e)
+        raise
+
+
+def jvp_fn(fun, argnums=None, has_aux=False):
+    """The forward-mode derivative of `fun` as a new, readable Python function:
+    `jvp_fn(f)(x, y, x_dot, y_dot)` returns `(f(x, y), out_dot)` (`argnums`: the parameters
+    that take a tangent, all positional ones by default; with has_aux, `(out, out_dot, aux)`).
+
+    `inspect.getsource(jvp_fn(f))` / `secant.source` show it; it can be called from code that
+    grad, jvp or jit transform again."""
+    base = _op_function(fun)
+    if argnums is None:
+        n = len([p for p in inspect.signature(base).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+        positions = tuple(range(n))
+    else:
+        positions = _positions(argnums, base)
+    gen = generate(base, positions, "jvp", has_aux)
+
+    def staged_gen():
+        return generate(_op_function(staged(fun)), positions, "jvp", has_aux, staged=True)
+
+    n_params = len([p for p in inspect.signature(gen).parameters.values()
+                    if p.kind == p.POSITIONAL_OR_KEYWORD]) - len(positions)
+    converted = positions + tuple(range(n_params, n_params + len(positions)))
+
+    @functools.wraps(gen)
+    def transformed(*args, **kwargs):
+        args = _as_arrays(args, converted)
+        try:
+            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
+        except Exception as e:
+            _note_user_lines(e)
+            raise
+    transformed.__secant_generated__ = gen
+    transformed.__secant_staged__ = staged_gen
+    return transformed
+
+
+def linearize(fun, *primals):
+    """(fun(*primals), f_jvp) as JAX's linearize: f_jvp(*tangents) is the derivative of fun at
+    primals along tangents. `secant.source(f_jvp)` shows the generated jvp it runs."""
+    positions = tuple(range(len(primals)))
+    primals = _as_arrays(primals, positions)
+    _check_differentiable(primals, positions, "linearize")
+    gen = _jvp_generated(fun, positions)
+    out, _ = gen(*primals, *[_zeros_tree(p) for p in primals])
+    primal_tree = tree_util.tree_structure(primals)
+
+    def f_jvp(*tangents):
+        if tree_util.tree_structure(tangents) != primal_tree:
+            raise SecantValueError(
+                "linearized function called on tangent values inconsistent with the original "
+                f"primal values: tangents have tree structure {tree_util.tree_structure(tangents)}"
+                f" whereas the primals have tree structure {primal_tree}{where()}")
+        for p, t in zip(tree_util.tree_leaves(primals), tree_util.tree_leaves(tangents)):
+            if np.shape(p) != np.shape(t) or _dtype_of(p) != _dtype_of(t):
+                raise SecantValueError(
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values: got tangent {_dtype_of(t)}{list(np.shape(t))} "
+                    f"for primal {_dtype_of(p)}{list(np.shape(p))}{where()}")
+        return gen(*primals, *_as_arrays(tangents, positions))[1]
+
+    f_jvp.__secant_generated__ = gen
+    f_jvp.__name__ = f_jvp.__qualname__ = gen.__name__
+    return out, f_jvp
+
+
+def _over_basis(fn, leaves):
+    """`fn` on each vector of the standard basis of the space of `leaves` (one element of one
+    leaf set to one, all else zero; `fn` takes and returns lists of leaves), its outputs
+    stacked along a new leading axis. Eagerly a Python loop; while jit traces, one lax.map (a
+    single rolled loop in the module). The vmap issue replaces this with vmap(fn)."""
+    sizes = [int(np.size(leaf)) for leaf in leaves]
+    n = sum(sizes)
+    if n == 0:
+        raise SecantValueError(f"jacobians of zero-size arrays are not supported yet{where()}")
+    eye = np.eye(n)
+    basis, k = [], 0
+    for leaf, size in zip(leaves, sizes):
+        basis.append(eye[:, k:k + size].reshape((n,) + np.shape(leaf)).astype(_dtype_of(leaf)))
+        k += size
+    if active_trace() is None:
+        rows = [tree_util.tree_leaves(fn([b[i] for b in basis])) for i in range(n)]
+        return [snp.stack(column) for column in zip(*rows)]
+    return list(lax.map(lambda b: tuple(tree_util.tree_leaves(fn(list(b)))), tuple(basis)))
+
+
+def _offsets(leaves):
+    out, k = [], 0
+    for leaf in leaves:
+        n = int(np.size(leaf))
+        out.append((k, k + n))
+        k += n
+    return out
+
+
+class _Jacobian:
+    """jacfwd(fun) / jacrev(fun): the Jacobian of `fun` with respect to `argnums`, shaped as
+    JAX's (for each output leaf, a pytree like the differentiated arguments holding arrays of
+    shape out.shape + in.shape). jacfwd takes one generated jvp per input element, jacrev one
+    generated vjp per output element; a Jacobian of a Jacobian (hessian = jacfwd(jacrev(f)))
+    takes jvps (or vjps) of those generated functions in turn."""
+
+    def __init__(self, fun, argnums, has_aux, kind):
+        self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
+        inner = fun._inner if isinstance(fun, _Jacobian) else _op_function(fun)
+        self.__signature__ = inspect.signature(inner)
+        self.__name__ = self.__qualname__ = f"{getattr(inner, '__name__', 'f')}_{kind}"
+        self.__doc__ = f"{kind} of {getattr(inner, '__qualname__', inner)}"
+        self._inner = inner
+        self._plan = None
+
+    def __repr__(self):
+        return f"<secant.{self.kind} of {getattr(self._inner, '__qualname__', self._inner)}>"
+
+    def _positions(self):
+        return _positions(self.argnums, self._inner)
+
+    def __call__(self, *args):
+        positions = self._positions()
+        args = _as_arrays(args, positions)
+        _check_differentiable(args, positions, self.kind)
+        try:
+            jac, _, aux = self._run(args, positions)
+        except Exception as e:
+            _note_user_lines(e)
+            raise
+        return (jac, aux) if self.has_aux else jac
+
+    def _jvp(self, primals, tangents):
+        """(jac(primals), its derivative along tangents) for jvp of a Jacobian."""
+        active = _active(primals)
+        primals = _as_arrays(primals, active)
+        tangents = [_as_arrays((tangents[i],), (0,))[0] for i in active]
+        jac, jac_dot, _ = self._run(primals, self._positions(), (active, tangents))
+        return jac, jac_dot
+
+    def _out(self, args):
+        """(fun's output, aux) at args (the Jacobian's rows and columns are laid out by it)."""
+        if isinstance(self.fun, _Jacobian):
+            return self.fun._shape(args), None
+        res = _base(self.fun)(*args)
+        return res if self.has_aux else (res, None)
+
+    def _shape(self, args):
+        """Zeros shaped like this Jacobian's value at args (its layout, not its value)."""
+        out, _ = self._out(args)
+        in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in self._positions()))
+        blocks = []
+        for o in tree_util.tree_leaves(out):
+            per_arg = tree_util.tree_unflatten(in_tree, [
+                np.zeros(np.shape(o) + np.shape(leaf), _dtype_of(o)) for leaf in in_leaves])
+            blocks.append(per_arg[0] if isinstance(self.argnums, int) else per_arg)
+        return tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)
+
+    def _assemble(self, stacked, out, in_leaves, in_tree, by_column):
+        """The Jacobian pytree from the stacked columns (jvps, by_column) or rows (vjps)."""
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        in_offsets, out_offsets = _offsets(in_leaves), _offsets(out_leaves)
+        blocks = []
+        for j, (o, (o_lo, o_hi)) in enumerate(zip(out_leaves, out_offsets)):
+            per_in = []
+            for k, (leaf, (i_lo, i_hi)) in enumerate(zip(in_leaves, in_offsets)):
+                if by_column:       # stacked[j]: (inputs, *o.shape)
+                    block = snp.moveaxis(stacked[j][i_lo:i_hi], 0, -1)
+                else:               # stacked[k]: (outputs, *leaf.shape)
+                    block = stacked[k][o_lo:o_hi]
+                per_in.append(block.reshape(np.shape(o) + np.shape(leaf)))
+            per_arg = tree_util.tree_unflatten(in_tree, per_in)
+            blocks.append(per_arg[0] if isinstance(self.argnums, int) else per_arg)
+        return tree_util.tree_unflatten(out_tree, blocks)
+
+    def _run(self, args, positions, outer=None):
+        """(jacobian, its jvp along outer = (positions, tangents) or None, aux)."""
+        in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
+        if isinstance(self.fun, _Jacobian):
+            return self._run_nested(args, positions, outer, in_leaves, in_tree)
+        base = _base(self.fun)
+        out, aux = self._out(args)
+        n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
+        if self.kind == "jacfwd":
+            gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            if outer is None:
+                def fn(basis):
+                    return gen(*args, *tree_util.tree_unflatten(in_tree, basis))[1]
+            else:
+                gen2 = generate(gen, tuple(outer[0]), "jvp", staged=_staging())
+
+                def fn(basis):
+                    res, res_dot = gen2(*args, *tree_util.tree_unflatten(in_tree, basis),
+                                        *outer[1])
+                    return res[1], res_dot[1]
+            stacked = _over_basis(fn, in_leaves)
+            jac = self._assemble(stacked[:n_out], out, in_leaves, in_tree, True)
+            jac_dot = None if outer is None else \
+                self._assemble(stacked[n_out:], out, in_leaves, in_tree, True)
+            return jac, jac_dot, aux
+        # jacrev: one vjp per output element
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            dt = _dtype_of(leaf)
+            if not dtypes.is_inexact(dt):
+                raise SecantTypeError(f"jacrev requires real-valued outputs (a floating-point "
+                                      f"dtype), but got {dt.name}{where()}")
+        gen = generate(base, positions, "vjp", staged=_staging())
+        single = len(positions) == 1
+
+        def cotangent(basis):
+            ct = tree_util.tree_unflatten(out_tree, basis)
+            return (ct, _zeros_tree(aux)) if self.has_aux else ct
+        if outer is None:
+            def fn(basis):
+                grads = gen(cotangent(basis), *args)
+                return (grads,) if single else grads
+        else:
+            gen2 = generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging())
+
+            def fn(basis):
+                grads, grads_dot = gen2(cotangent(basis), *args, *outer[1])
+                return ((grads,), (grads_dot,)) if single else (grads, grads_dot)
+        stacked = _over_basis(fn, out_leaves)
+        jac = self._assemble(stacked[:n_in], out, in_leaves, in_tree, False)
+        jac_dot = None if outer is None else \
+            self._assemble(stacked[n_in:], out, in_leaves, in_tree, False)
+        return jac, jac_dot, aux
+
+    def _run_nested(self, args, positions, outer, in_leaves, in_tree):
+        """A Jacobian of a Jacobian (hessian = jacfwd(jacrev(f))): by columns, each the jvp of
+        the inner Jacobian along one basis vector (jvps of its generated functions), or by
+        rows, each a vjp of them. jacfwd(f) and jacrev(f) are the same function, so where one
+        composition cannot be generated (forward mode over the reverse code of a loop, say),
+        the same matrix comes from another: the first plan that generates is kept."""
+        if outer is not None:
+            raise SecantError("derivatives of Jacobians nested three deep (e.g. "
+                              "jacfwd(jacfwd(jacrev(f)))) are not supported until vmap lands"
+                              + where())
+        from secant.transformer.parse import SourceError
+        inner = self.fun
+        twin = _Jacobian(inner.fun, inner.argnums, inner.has_aux,
+                         "jacrev" if inner.kind == "jacfwd" else "jacfwd")
+        order = ("columns", "rows") if self.kind == "jacfwd" else ("rows", "columns")
+        plans = [(order[0], inner), (order[1], inner), (order[0], twin), (order[1], twin)]
+        if self._plan:          # the plan that worked last time first
+            plans.insert(0, self._plan)
+        value = inner._shape(args)
+        error = None
+        for method, j in plans:
+            try:
+                if method == "columns":
+                    def fn(basis, j=j):
+                        return j._run(args, j._positions(),
+                                      (positions, tree_util.tree_unflatten(in_tree, basis)))[1]
+                    stacked = _over_basis(fn, in_leaves)
+                else:
+                    stacked = j._rows(args, j._positions(), positions, value)
+            except SourceError as e:
+                error = error or e
+                continue
+            self._plan = (method, j)
+            jac = self._assemble(stacked, value, in_leaves, in_tree, method == "columns")
+            return jac, None, None
+        raise error
+
+    def _rows(self, args, positions, outer_positions, value):
+        """For a Jacobian J of this (plain) function, laid out as `value`: the gradient with
+        respect to args[outer_positions] of each element of J, stacked. An element of J pairs
+        an output element with an input element: the vjp of the generated jvp (jacfwd) or vjp
+        (jacrev) at that pair of basis vectors."""
+        if isinstance(self.fun, _Jacobian):
+            raise SecantError("derivatives of Jacobians nested three deep are not supported "
+                              "until vmap lands" + where())
+        base = _base(self.fun)
+        in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
+        out, aux = self._out(args)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        n_in = len(in_leaves)
+        single = len(outer_positions) == 1
+        if self.kind == "jacfwd":
+            gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            gen_v = generate(gen, tuple(outer_positions), "vjp", staged=_staging())
+
+            def call(ct_out, v):
+                ct = (_zeros_tree(out), ct_out) + ((_zeros_tree(aux),) if self.has_aux else ())
+                return gen_v(ct, *args, *tree_util.tree_unflatten(in_tree, v))
+        else:
+            gen = generate(base, positions, "vjp", staged=_staging())
+            gen_v = generate(gen, tuple(1 + p for p in outer_positions), "vjp", staged=_staging())
+
+            def call(ct_out, v):
+                ct_grads = tree_util.tree_unflatten(in_tree, v)
+                ct_grads = ct_grads[0] if len(positions) == 1 else ct_grads
+                ct = (ct_out, _zeros_tree(aux)) if self.has_aux else ct_out
+                return gen_v(ct_grads, ct, *args)
+
+        def fn(basis):
+            # basis: one-hot over J's leaves (out leaf major, in leaf minor), the product of a
+            # one-hot output vector and a one-hot input vector: recover both factors
+            ct_out = [snp.zeros(np.shape(o), _dtype_of(o)) for o in out_leaves]
+            v = [snp.zeros(np.shape(leaf), _dtype_of(leaf)) for leaf in in_leaves]
+            for k, b in enumerate(basis):
+                o, leaf = out_leaves[k // n_in], in_leaves[k % n_in]
+                block = b.reshape((int(np.size(o)), int(np.size(leaf))))
+                ct_out[k // n_in] = ct_out[k // n_in] + snp.sum(block, axis=1).reshape(np.shape(o))
+                v[k % n_in] = v[k % n_in] + snp.sum(block, axis=0).reshape(np.shape(leaf))
+            grads = call(tree_util.tree_unflatten(out_tree, ct_out), v)
+            return (grads,) if single else grads
+        return _over_basis(fn, tree_util.tree_leaves(value))
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """The Jacobian of `fun` by forward mode (one jvp per input element), shaped as JAX's:
+    for each output leaf, a pytree like the differentiated argument(s) of arrays of shape
+    out.shape + in.shape (a tuple over argnums when argnums is a tuple)."""
+    return _Jacobian(fun, argnums, has_aux, "jacfwd")
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """The Jacobian of `fun` by reverse mode (one vjp per output element), shaped as jacfwd's."""
+    return _Jacobian(fun, argnums, has_aux, "jacrev")
+
+
+def hessian(fun, argnums=0):
+    """The Hessian of scalar `fun`: jacfwd(jacrev(fun)) (forward over reverse), of shape
+    out.shape + in.shape + in.shape for each pair of inputs, as JAX's."""
+    return jacfwd(jacrev(fun, argnums), argnums)
