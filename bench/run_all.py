@@ -3,9 +3,10 @@ import control_flow
 import dispatch
 import eager
 import grad
+import jacobians
 import mlp
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad, control_flow):
+    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians):
         bench.main()
         print()
