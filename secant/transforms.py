@@ -446,6 +446,9 @@ def jvp_fn(fun, argnums=None, has_aux=False):
     return transformed
 
 
+# code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
+jvp.__secant_call_form__ = ("jvp_fn", jvp_fn)
+
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp) as JAX's linearize: f_jvp(*tangents) is the derivative of fun at
     primals along tangents. `secant.source(f_jvp)` shows the generated jvp it runs."""

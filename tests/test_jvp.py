@@ -445,11 +445,28 @@ def test_grad_through_a_jvp_helper(x64):
     np.testing.assert_allclose(np.asarray(secant.grad(prod_tangent)(x)), want)
 
 
-@pytest.mark.xfail(strict=True, reason="the normaliser does not read secant.jvp calls yet "
-                   "(transformer/normalize.py: rewrite jvp(f, ps, ts) into a call of jvp_fn(f))")
-def test_grad_of_a_function_calling_secant_jvp():
-    secant.grad(tangent_via_secant_jvp)(np.array([1.0, 2.0]))
+def test_grad_of_a_function_calling_secant_jvp(x64):
+    x = np.array([1.0, 2.0])
+    h = np.diag(6 * x * np.sin(x) + 6 * x ** 2 * np.cos(x) - x ** 3 * np.sin(x))
+    got = secant.grad(tangent_via_secant_jvp)(x)
+    np.testing.assert_allclose(np.asarray(got), h @ V, rtol=1e-12)
+    eps = 1e-6
+    fd = [(tangent_via_secant_jvp(x + eps * e) - tangent_via_secant_jvp(x - eps * e)) / (2 * eps)
+          for e in np.eye(2)]
+    np.testing.assert_allclose(np.asarray(got), fd, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(tangent_via_secant_jvp))(x)),
+                               np.asarray(got), rtol=1e-12)
 
+
+
+def jvp_with_keywords(x):
+    out, out_dot = secant.jvp(cube_sin, (x,), (V,), has_aux=False)
+    return out_dot
+
+
+def test_grad_of_an_unreadable_secant_jvp_call_names_the_line():
+    with pytest.raises(secant.SecantError, match=r"(?s)secant.jvp_fn\(f\).*test_jvp.py:\d+"):
+        secant.grad(jvp_with_keywords)(np.array([1.0, 2.0]))
 
 def bad_jvp_line(x):
     y = snp.sin(x)

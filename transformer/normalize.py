@@ -540,6 +540,8 @@ class Normaliser:
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
+        if getattr(obj, "__secant_call_form__", None):
+            return self.call_form(node, func, obj.__secant_call_form__)
         if getattr(obj, "__secant_constant__", False) or _is_static_query(obj):
             return self._inactive(node)
         opname = op_for(obj)
@@ -638,6 +640,26 @@ class Normaliser:
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
+
+    def call_form(self, node, func, form):
+        """secant.jvp(f, (x,), (v,)) in user code is read as the call of the function it runs,
+        secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
+        name, make = form
+        args = node.args
+        if (node.keywords or len(args) != 3 or not isinstance(func, gast.Attribute)
+                or not all(isinstance(a, (gast.Tuple, gast.List)) for a in args[1:])):
+            raise self.src.error(node, "secant transforms a jvp call written as "
+                                 "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
+                                 f"keywords; or call secant.{name}(f)(x, ..., v, ...)")
+        fn = self._resolve(args[0])
+        if fn is _UNRESOLVED:
+            raise self.src.error(args[0], f"secant cannot see which function "
+                                 f"{gast.unparse(args[0]).strip()} is here")
+        callee = gast.parse(f"{gast.unparse(func.value).strip()}.{name}"
+                            f"({gast.unparse(args[0]).strip()})").body[0].value
+        call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
+        gast.copy_location(call, node)
+        return self.user_call(call, make(fn))
 
     # --- secant.lax control flow ----------------------------------------------------------------
     # Functions passed to cond/switch/fori_loop/scan/map are resolved now: a name of a function
