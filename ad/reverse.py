@@ -526,8 +526,7 @@ class ReverseBuilder:
         params = list(inspect.signature(op.callee).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
-        keys = sorted((k for k, o in op.operands.items() if isinstance(o, ir.Var)),
-                      key=position.get)
+        keys = sorted((k for k, o in op.operands.items() if _has_var(o)), key=position.get)
         vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys))
         if len(gs) == 1:
             ct = gs[0]
@@ -535,19 +534,27 @@ class ReverseBuilder:
             ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: _src(v) for k, v in op.operands.items()})
-        targets, seen = [], set()
-        for k in keys:          # the same variable twice (g(y, y)): the second one is a temp
-            var = op.operands[k].name
-            targets.append(self.bar_name(var) if var not in self.bars and var not in seen
-                           else self.names.fresh(f"{var}_bar"))
-            seen.add(var)
+        fresh, adds = {}, []
+
+        def target(o):          # a tuple argument h((x, y)) gets its cotangent unpacked
+            if isinstance(o, ir.Seq):
+                inner = [target(i) for i in o.items]
+                return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+            if not isinstance(o, ir.Var):
+                return "_"
+            if o.name in self.bars or o.name in fresh:  # g(y, y): the second one is a temp
+                adds.append((o.name, self.names.fresh(f"{o.name}_bar")))
+                return adds[-1][1]
+            fresh[o.name] = self.bar_name(o.name)
+            return fresh[o.name]
+
+        targets = [target(op.operands[k]) for k in keys]
+        if len(targets) == 1 and targets[0].startswith("("):
+            targets = [targets[0][1:-1]]
         self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
-        for k, t in zip(keys, targets):
-            var = op.operands[k].name
-            if var in self.bars and self.bars[var] != t:
-                self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
-            else:
-                self.bars[var] = t
+        self.bars.update(fresh)
+        for var, t in adds:
+            self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(

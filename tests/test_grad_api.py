@@ -407,3 +407,21 @@ def test_cli_missing_file_from_a_shell():
     proc = _run(None, "-m", "secant", "grad", "no_such_file.py:f", cwd=REPO)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "no such file: no_such_file.py" in proc.stderr
+
+
+def _pair_helper(p, t):
+    a, b = t
+    x, y = p
+    return x * y, a * y + x * b
+
+
+def _tuple_arguments(x, y):
+    return _pair_helper((x, y), (x, y))[1] + _pair_helper((x, y), (2.0, 3.0))[1]
+
+
+def test_grad_through_tuple_arguments_of_a_helper():
+    # d/dx (x*y + x*y + 2*y + 3*x) = 2y + 3, d/dy = 2x + 2
+    for g in (secant.grad(_tuple_arguments, argnums=(0, 1)),
+              secant.jit(secant.grad(_tuple_arguments, argnums=(0, 1)))):
+        gx, gy = g(1.5, 2.0)
+        assert float(gx) == pytest.approx(2 * 2.0 + 3) and float(gy) == pytest.approx(2 * 1.5 + 2)
