@@ -41,6 +41,14 @@ def _op_function(fun):
     function that calls it, so its rule applies; anything else is unwrapped as usual."""
     from secant.transformer.ops import OPS, op_for
     fun = _unwrap(fun)
+    if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
+        hit = _op_functions.get(fun)
+        if hit is None:
+            params = ", ".join(fun.params())
+            source = f"def {fun.__name__}({params}):\n    return {fun.__name__}_({params})\n"
+            hit = _op_functions[fun] = load_generated(source, fun.__name__, {},
+                                                      {f"{fun.__name__}_": fun})
+        return hit
     name = op_for(fun)
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
@@ -83,7 +91,7 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False):
     """The generated derivative of `fn` with respect to parameter positions `wrt`; `staged`:
     of its functionalised form, and so for every function it calls (what jit traces)."""
     fn = _unwrap(fn)
-    if staged:
+    if staged and not getattr(fn, "__secant_custom__", False):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged)
@@ -102,8 +110,12 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False):
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
+    if getattr(fn, "__secant_custom__", False):
+        return _generate_custom(fn, wrt, mode, staged)
     fn_ir = normalise(fn, wrt)
-    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax"})
+    gen_name = f"{fn_ir.name}_{mode}" if mode not in forward.MODES else f"{fn_ir.name}_jvp"
+    # the generated function's own name is taken: a callee named like it would be shadowed
+    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name})
     callees = {}
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
@@ -123,7 +135,6 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
                                            has_aux, tuple_out)
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
-    gen_name = f"{fn_ir.name}_{mode}" if mode not in forward.MODES else f"{fn_ir.name}_jvp"
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
     if mode == "vjp":
         args_src = f"{out_bar}, {args_src}" if args_src else out_bar
@@ -149,14 +160,57 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
     free = {**closure, **api,
             **helpers.by_name(),
             **{name: sub for sub, name in callees.items()}}
+    return load_generated(source, gen_name, fn.__globals__, free, origins)
+
+
+def load_generated(source, name, fn_globals, free, origins=None):
+    """The function `name` that `source` defines, its free names bound from `free` (those it
+    uses), with its canonical AST attached so a later transform reads it without re-parsing."""
     tree = ast.parse(source)            # parsed once: names, compilation, attached AST
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
-    gen = loader.load(source, gen_name, fn.__globals__, free, origins, tree)
+    gen = loader.load(source, name, fn_globals, free, origins, tree)
     node = gast.ast_to_gast(tree).body[0]
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
-                                           source.splitlines(), fn.__globals__, free)
+                                           source.splitlines(), fn_globals, free)
     return gen
+
+
+def _generate_custom(custom, wrt, mode, staged):
+    """The vjp or jvp of a custom_vjp / custom_jvp function: ad/custom_rules.py writes a short
+    function calling the user's rules."""
+    from secant.ad import custom_rules
+    from secant.custom import custom_jvp
+    params = custom.params()
+    bad = [params[i] for i in wrt if i in custom.nondiff_argnums]
+    if bad:
+        raise SecantTypeError(f"{custom.__name__}: cannot differentiate with respect to "
+                              f"{', '.join(bad)}, which nondiff_argnums marks as not "
+                              "differentiable")
+    is_jvp = isinstance(custom, custom_jvp)
+    rule = custom.jvp if is_jvp else custom.fwd
+    if rule is None:
+        raise SecantTypeError(f"{custom.__name__} is a {type(custom).__name__} function with no "
+                              f"rule yet: call {custom.__name__}."
+                              f"{'defjvp' if is_jvp else 'defvjp'}(...) before differentiating it")
+    if mode == "jvp" and not is_jvp:
+        raise SecantTypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                              f"function ({custom.__name__}); use custom_jvp for a rule that "
+                              "works in both modes")
+    if mode == "jvp":
+        source, name, free = custom_rules.jvp_of_custom_jvp(custom, params, wrt)
+    elif mode == "vjp" and not is_jvp:
+        source, name, free = custom_rules.vjp_of_custom_vjp(custom, params, wrt)
+    elif mode == "vjp":
+        t_source, t_name, t_free = custom_rules.tangent_of_custom_jvp(custom, params)
+        tangent = load_generated(t_source, t_name, custom.fun.__globals__, t_free)
+        diff = [i for i in range(len(params)) if i not in custom.nondiff_argnums]
+        tangent_vjp = generate(tangent, [len(params) + diff.index(i) for i in wrt], "vjp",
+                               staged=staged)
+        source, name, free = custom_rules.vjp_of_custom_jvp(custom, params, wrt, tangent_vjp)
+    else:
+        raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
+    return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp})
 
 
 # --- the public transforms ------------------------------------------------------------------
@@ -222,6 +276,8 @@ def staged(fun):
     from secant.transformer.functionalize import functionalize
     while isinstance(fun, JitFunction):
         fun = fun._fun
+    if getattr(fun, "__secant_custom__", False):     # its rules are read as written
+        return fun
     make = getattr(fun, "__secant_staged__", None)
     return make() if make is not None else functionalize(fun)
 
@@ -264,8 +320,10 @@ def _note_user_lines(exc):
         user_file, user_line = origin(filename, line)
         if user_file != filename:
             text = linecache.getline(user_file, user_line).strip()
-            notes.append(f"  {filename} line {line} comes from {user_file}, line {user_line}: "
-                         f"{text}")
+            note = (f"  {filename} line {line} comes from {user_file}, line {user_line}: "
+                    f"{text}")
+            if note not in notes:           # once each, even through deep recursion
+                notes.append(note)
         tb = tb.tb_next
     if notes and not getattr(exc, "_secant_noted", False):
         exc.add_note("In generated code:\n" + "\n".join(notes))

@@ -215,14 +215,14 @@ class Normaliser:
         operand = self.operand(value)
         if isinstance(operand, ir.Expr):
             names = [self._new_version(e.id) for e in elts]
-            self.out.append(ir.Plain(f"{', '.join(names)} = {operand.src}", set(names),
-                                     self.origin))
+            pattern = ", ".join(names) + ("," if len(names) == 1 else "")      # `a, = p`
+            self.out.append(ir.Plain(f"{pattern} = {operand.src}", set(names), self.origin))
             for e, n in zip(elts, names):
                 self.current[e.id] = n
             return
         last = self.out[-1] if self.out else None
-        if isinstance(last, ir.Op) and last.targets == [operand.name] \
-                and last.op in ("call",) + CONTROL_FLOW:
+        if isinstance(last, ir.Op) and last.targets == [operand.name] and len(elts) > 1 \
+                and last.op in ("call",) + CONTROL_FLOW:     # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
             for e, n in zip(elts, names):
@@ -547,7 +547,8 @@ class Normaliser:
         opname = op_for(obj)
         if opname is not None:
             return self.op_call(node, opname, list(node.args))
-        if inspect.isfunction(obj) and not _is_library(obj):
+        if inspect.isfunction(obj) and not _is_library(obj) or \
+                getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func)
 

@@ -1,0 +1,121 @@
+"""The derivative functions of secant.custom_vjp and secant.custom_jvp functions.
+
+Each is a short generated function that calls the user's rules by name, so the derivative of any
+caller (which calls `f_vjp` / `f_jvp` like the derivative of any helper) leads to them:
+
+    def f_vjp(out_bar, x, w):                 def f_jvp(x, w, x_dot, w_dot):
+        out, res = f_fwd(x, w)                    return f_jvp_rule((x, w), (x_dot, w_dot))
+        x_bar, w_bar = f_bwd(res, out_bar)
+        return x_bar, w_bar
+
+Reverse mode of a custom_jvp function transposes its rule: the rule is linear in the tangents,
+so the cotangents are the vjp of `tangent_out(x, w, x_dot, w_dot)` with respect to the tangents
+(taken at zero tangents), which reverse mode writes like any other function.
+Each builder returns (source, name, free): `free` maps the names the source uses to objects.
+"""
+from secant.codegen.naming import Names
+
+
+def _rule_name(fn, names, fallback):
+    name = getattr(fn, "__name__", "")
+    return names.fresh(name if name.isidentifier() else fallback)
+
+
+def _tuple(items):
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def vjp_of_custom_vjp(custom, params, wrt):
+    """`f_vjp(out_bar, *params)` -> the cotangents of params[wrt], from the user's fwd and bwd."""
+    names = Names(params)
+    fwd, bwd = (_rule_name(r, names, f"{custom.__name__}_{k}")
+                for r, k in ((custom.fwd, "fwd"), (custom.bwd, "bwd")))
+    fn_name = names.fresh(f"{custom.__name__}_vjp")
+    out, res, out_bar = names.fresh("out"), names.fresh("res"), names.fresh("out_bar")
+    nondiff = [params[i] for i in custom.nondiff_argnums]
+    diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+    bwd_call = f"{bwd}({', '.join(nondiff + [res, out_bar])})"
+    lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
+             f"    {out}, {res} = {fwd}({', '.join(params)})"]
+    if len(wrt) == len(diff):
+        bars = [names.fresh(f"{p}_bar") for p in diff]
+        lines += [f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = {bwd_call}",
+                  f"    return {', '.join(bars)}"]
+    else:       # the others' cotangents may be None: never unpacked, so never differentiated
+        cts = names.fresh("cotangents")
+        lines += [f"    {cts} = {bwd_call}",
+                  f"    return {', '.join(f'{cts}[{diff.index(params[i])}]' for i in wrt)}"]
+    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd}
+
+
+def _rule_call(custom, params, tangents, rule):
+    """`rule(nondiff..., (x, w), (x_dot, w_dot))` as the user's custom_jvp rule is called."""
+    nondiff = [params[i] for i in custom.nondiff_argnums]
+    primals = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+    return f"{rule}({', '.join(nondiff + [_tuple(primals), _tuple(tangents)])})"
+
+
+def jvp_of_custom_jvp(custom, params, wrt):
+    """`f_jvp(*params, *tangents of params[wrt])` -> (out, out_dot), from the user's rule;
+    parameters without a tangent get zeros."""
+    names = Names(params)
+    rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
+    fn_name = names.fresh(f"{custom.__name__}_jvp")
+    dots = {i: names.fresh(f"{params[i]}_dot") for i in wrt}
+    tangents = [dots.get(i, f"snp.zeros_like({p})") for i, p in enumerate(params)
+                if i not in custom.nondiff_argnums]
+    lines = [f"def {fn_name}({', '.join(params + list(dots.values()))}):",
+             f"    return {_rule_call(custom, params, tangents, rule)}"]
+    return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp}
+
+
+def tangent_of_custom_jvp(custom, params):
+    """`f_tangent(*params, *tangents)` -> the rule's tangent output: linear in the tangents."""
+    names = Names(params)
+    rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
+    fn_name = names.fresh(f"{custom.__name__}_tangent")
+    diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+    dots = [names.fresh(f"{p}_dot") for p in diff]
+    out, out_dot = names.fresh("out"), names.fresh(f"{custom.__name__}_dot")
+    lines = [f"def {fn_name}({', '.join(params + dots)}):",
+             f"    {out}, {out_dot} = {_rule_call(custom, params, dots, rule)}",
+             f"    return {out_dot}"]
+    return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp}
+
+
+def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp):
+    """`f_vjp(out_bar, *params)`: the transposed rule, i.e. `tangent_vjp` (the generated vjp of
+    tangent_of_custom_jvp with respect to the tangents of params[wrt]) at zero tangents."""
+    names = Names(params)
+    fn_name = names.fresh(f"{custom.__name__}_vjp")
+    out_bar = names.fresh("out_bar")
+    transpose = names.fresh(tangent_vjp.__name__)
+    zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
+             if i not in custom.nondiff_argnums]
+    lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
+             "    # the rule is linear in the tangents: its transpose at zero tangents",
+             f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
+    return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp}
+
+
+def jvp_rule_from_parts(custom, params, jvps):
+    """The rule `defjvps(jvp_x, jvp_w)` means: out_dot = jvp_x(x_dot, ans, x, w) + jvp_w(...)."""
+    names = Names(params)
+    fn_name = names.fresh(f"{custom.__name__}_jvp_rule")
+    fn = names.fresh(custom.__name__)
+    primals_name, tangents_name, ans = (names.fresh(n) for n in ("primals", "tangents", "ans"))
+    nondiff = [params[i] for i in custom.nondiff_argnums]
+    diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+    dots = [names.fresh(f"{p}_dot") for p in diff]
+    free, terms = {fn: custom}, []
+    for p, dot, rule in zip(diff, dots, jvps):
+        if rule is not None:
+            name = _rule_name(rule, names, f"{custom.__name__}_jvp_{p}")
+            free[name] = rule
+            terms.append(f"{name}({dot}, {ans}, {', '.join(params)})")
+    lines = [f"def {fn_name}({', '.join(nondiff + [primals_name, tangents_name])}):",
+             f"    {', '.join(diff)}{',' if len(diff) == 1 else ''} = {primals_name}",
+             f"    {', '.join(dots)}{',' if len(dots) == 1 else ''} = {tangents_name}",
+             f"    {ans} = {fn}({', '.join(params)})",
+             f"    return {ans}, {' + '.join(terms) or f'snp.zeros_like({ans})'}"]
+    return "\n".join(lines) + "\n", fn_name, free

@@ -1,0 +1,77 @@
+"""secant.custom_vjp and secant.custom_jvp, as JAX's: a function with derivative rules of the
+user's own. Called directly (eagerly or under jit) it runs the function; grad and jvp of code
+that calls it go through short generated functions that call the rules by name
+(ad/custom_rules.py), e.g. `f_vjp` calls `f_fwd` then `f_bwd`."""
+import functools
+import inspect
+
+from secant.backends.errors import SecantTypeError, where
+
+
+class _Custom:
+    __secant_custom__ = True        # transforms differentiate calls of it with its rules
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(sorted(nondiff_argnums))
+        self.__signature__ = inspect.signature(fun)
+        params = self.params()
+        for i in self.nondiff_argnums:
+            if not 0 <= i < len(params):
+                raise SecantTypeError(f"nondiff_argnums {i} is out of range for {fun.__name__} "
+                                      f"with {len(params)} positional parameters{where()}")
+
+    def params(self):
+        sig = inspect.signature(self.fun)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if any(p.kind not in kinds for p in sig.parameters.values()):
+            raise SecantTypeError(f"{type(self).__name__} functions take positional parameters "
+                                  f"only; {self.fun.__name__} has {sig}{where()}")
+        return list(sig.parameters)
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):       # as a method: bind like a function
+        return self if obj is None else functools.partial(self, obj)
+
+
+class custom_vjp(_Custom):
+    """`f = custom_vjp(f)`; `f.defvjp(f_fwd, f_bwd)`: f_fwd(*args) returns (out, residuals),
+    f_bwd(*nondiff_args, residuals, out_cotangent) returns a tuple with one cotangent per
+    differentiable argument."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+
+class custom_jvp(_Custom):
+    """`f = custom_jvp(f)`; `@f.defjvp def f_jvp(primals, tangents): return out, out_dot`
+    (nondiff arguments come first, as in JAX), or `f.defjvps(jvp_x, jvp_y, ...)` with one
+    `jvp(x_dot, ans, *args)` per argument (None: no dependence)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        from secant.ad.custom_rules import jvp_rule_from_parts
+        from secant.transforms import load_generated
+        params = self.params()
+        diff = [p for i, p in enumerate(params) if i not in self.nondiff_argnums]
+        if len(jvps) != len(diff):
+            raise SecantTypeError(f"defjvps of {self.__name__} takes one rule per differentiable "
+                                  f"argument ({len(diff)}), got {len(jvps)}{where()}")
+        source, name, free = jvp_rule_from_parts(self, params, jvps)
+        self.jvp = load_generated(source, name, self.fun.__globals__, free)
+
