@@ -451,7 +451,8 @@ def tensordot_grad_b(t, a, b, axes=2):
 def _loop_helper(fn):
     fn.__secant_no_reverse__ = ("reverse-mode derivatives of a derivative through lax.fori_loop, "
                                 "lax.scan or lax.map (second order) are not supported yet "
-                                "(second order through lax.cond/switch and Python for loops is)")
+                                "(second order through lax.cond/switch is); use secant.hessian (it "
+                                "picks an order that works) or jacfwd(jacfwd(f))")
     return fn
 
 

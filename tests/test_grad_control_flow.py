@@ -183,9 +183,23 @@ def test_second_order_through_cond(x64):
         np.testing.assert_allclose(float(secant.jit(gg)(x)), want, rtol=1e-10)
 
 
+def _fori_with_closure(x):
+    return lax.fori_loop(0, 3, lambda i, c: snp.sin(c) * x, x)
+
+
 def test_second_order_through_a_loop_is_reported():
     with pytest.raises(SecantError, match="second order"):
         secant.grad(secant.grad(lambda x: f_fori(x)))
+    # a body closing over x: its derivative passes a lambda; the error still says what to use
+    with pytest.raises(SecantError, match="second order.*secant.hessian"):
+        secant.grad(secant.grad(_fori_with_closure))(0.7)
+
+
+def test_hessian_through_a_loop_with_a_closure(x64):
+    x, eps = 0.7, 1e-5
+    g = secant.grad(_fori_with_closure)
+    fd = (float(g(x + eps)) - float(g(x - eps))) / (2 * eps)
+    np.testing.assert_allclose(float(secant.hessian(_fori_with_closure)(x)), fd, rtol=1e-6)
 
 
 def test_while_loop_reverse_recomputes_under_jit():

@@ -436,6 +436,11 @@ class Normaliser:
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+                if self.src.filename.startswith("<secant"):
+                    raise self.src.error(node, "differentiating this part of a derivative "
+                                         f"(a {type(node).__name__} in generated code: second "
+                                         "order) is not supported yet; use secant.hessian (it "
+                                         "picks an order that works) or jacfwd(jacfwd(f))")
                 raise self.src.error(node, f"secant cannot differentiate through a "
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
