@@ -405,8 +405,8 @@ class ReverseBuilder:
             else:
                 self.bars[var] = t
 
-    def _vjps(self, op, positions):
-        return [self.vjp_of_callee(fn, tuple(positions)) for fn in op.callee]
+    def _vjps(self, op, positions, mode="vjp"):
+        return [self.vjp_of_callee(fn, tuple(positions), mode) for fn in op.callee]
 
     @staticmethod
     def _closed_args(op, keyword):
@@ -446,13 +446,14 @@ class ReverseBuilder:
     def reverse_fori_loop(self, op, gs):
         """A reverse loop over the saved carries calling the body's generated vjp."""
         closed = op.operands["closed"].items
-        vjp, = self._vjps(op, [1] + [2 + j for j in range(len(closed))])
+        vjp, = self._vjps(op, [1] + [2 + j for j in range(len(closed))], "vjp_given_out")
         pending = []
         patterns = [self._bar_pattern(op.operands["init"], pending)] + \
             [self._bar_pattern(c, pending) for c in closed]
         st = op.statics
         call = (f"fori_loop_vjp({st['lower']}, {st['upper']}, {vjp}, "
-                f"{self._output_cotangent(op, gs)}, {op.carries}{self._closed_args(op, True)})")
+                f"{self._output_cotangent(op, gs)}, {op.carries}{self._closed_args(op, True)}, "
+                f"out={self._output_value(op)})")
         self._assign_bars(patterns, pending, call)
 
     def reverse_while_loop(self, op, gs):
@@ -467,12 +468,18 @@ class ReverseBuilder:
                 f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)
 
+    @staticmethod
+    def _output_value(op):
+        """The loop's result as the forward pass bound it: its reverse pass hands each step's
+        outputs to the body's vjp, which then need not recompute them."""
+        return op.targets[0] if len(op.targets) == 1 else f"({', '.join(op.targets)})"
+
     def reverse_scan(self, op, gs):
         closed = op.operands["closed"].items
         xs = op.operands["xs"]
         wrt_xs = _has_var(xs)
         positions = [0] + ([1] if wrt_xs else []) + [2 + j for j in range(len(closed))]
-        vjp, = self._vjps(op, positions)
+        vjp, = self._vjps(op, positions, "vjp_given_out")
         pending = []
         patterns = [self._bar_pattern(op.operands["init"], pending)] + \
             ([self._bar_pattern(xs, pending)] if wrt_xs else []) + \
@@ -486,6 +493,7 @@ class ReverseBuilder:
             extra += f", reverse={op.statics['reverse']}"
         if wrt_xs:
             extra += ", wrt_xs=True"
+        extra += f", out={self._output_value(op)}"
         call = f"scan_vjp({vjp}, {ct}, {op.carries}, {_src(xs)}{extra})"
         self._assign_bars(patterns, pending, call)
 
@@ -592,15 +600,20 @@ class ReverseBuilder:
             self.flush_fields(var, self.fields.pop(var))
 
 
-def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
+def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
+          given_out=False):
     """Source lines of the derivative of `fn` (ir.Function).
 
     mode: 'grad' (returns the wrt cotangents), 'value_and_grad' (returns (value, cotangents)),
     or 'vjp' (takes the output cotangent as its first parameter; returns the wrt cotangents).
+    given_out (vjp): the function's output is its second parameter, as a loop's reverse pass
+    has it saved, so the statements that computed it are not repeated.
+    Returns (lines, the output cotangent's parameter name, the given output's name or None).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     b.forward(fn.body)
     result = fn.result.value
+    out_param = _take_given_output(b, fn, result, names) if given_out else None
     aux = None
     if has_aux:
         if not (isinstance(result, ir.Seq) and len(result.items) == 2):
@@ -664,7 +677,40 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False):
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
-    return _dead_code_eliminated(b.lines), out_bar_param
+    lines = _dead_code_eliminated(b.lines)
+    while lines and lines[0].kind == "blank":       # no forward statement was needed
+        lines.pop(0)
+    return lines, out_bar_param, out_param
+
+
+def _take_given_output(b, fn, result, names):
+    """Bind the output's variables from a parameter instead of the top-level statements that
+    computed them (dead code elimination then drops what only they needed)."""
+    param = names.fresh("out")
+    bound = set()
+
+    def pattern(item):
+        if isinstance(item, ir.Seq):
+            inner = [pattern(i) for i in item.items]
+            return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+        if not isinstance(item, ir.Var) or item.name in fn.params or item.name in bound:
+            return "_"
+        defining = [k for k, ln in enumerate(b.lines) if item.name in ln.defines]
+        if len(defining) != 1:          # also set in a loop or a branch: leave it computed
+            return "_"
+        ln = b.lines[defining[0]]
+        if ln.indent != 1 or ln.kind != "stmt" or not ln.code.startswith(f"{item.name} = "):
+            return "_"
+        del b.lines[defining[0]]
+        bound.add(item.name)
+        return item.name
+
+    items = [pattern(i) for i in result.items] if isinstance(result, ir.Seq) else \
+        [pattern(result)]
+    if bound:
+        unpack = ", ".join(items) + ("," if isinstance(result, ir.Seq) and len(items) == 1 else "")
+        b.lines.insert(0, Line(f"{unpack} = {param}", 1))
+    return param
 
 
 def _defined_in(stmts):

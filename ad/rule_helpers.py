@@ -494,14 +494,16 @@ def fori_loop_with_carries(lower, upper, body_fun, init_val):
 
 
 @_loop_helper
-def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=()):
+def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=(), *, out):
     """The reverse pass of fori_loop: from the last step to the first, the cotangent of the
     carry goes back through `body_vjp` (the generated vjp of the body, which returns the carry's
-    cotangent and those of the differentiated values it closes over, `closed`)."""
+    cotangent and those of the differentiated values it closes over, `closed`). Each step's
+    output is the next step's saved carry (`out`, the loop's result, for the last step): the
+    body's vjp takes it rather than recomputing it."""
     def step(bars, step_in):
         carry_bar, closed_bars = bars
-        i, carry = step_in
-        grads = body_vjp(carry_bar, i, carry, *closed, *consts)
+        i, carry, carry_out = step_in
+        grads = body_vjp(carry_bar, carry_out, i, carry, *closed, *consts)
         if closed:
             closed_bars = _add_trees(closed_bars, tuple(grads[1:]))
             grads = grads[0]
@@ -512,7 +514,8 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
         carry_bar, closed_bars = carry_bar, zeros_like_tree(tuple(closed))
     else:
         (carry_bar, closed_bars), _ = lax.scan(step, (carry_bar, zeros_like_tree(tuple(closed))),
-                                               (steps, carries), reverse=True)
+                                               (steps, carries, _next(carries, out)),
+                                               reverse=True)
     return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
 
 
@@ -572,26 +575,40 @@ def scan_with_carries(f, init, xs=None, length=None, reverse=False):
 
 @_loop_helper
 def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=False,
-             wrt_xs=False):
+             wrt_xs=False, *, out):
     """The reverse pass of scan: a scan the other way over (carries, xs, cotangents of ys),
-    calling `f_vjp` (the generated vjp of f); returns the cotangents of init, of xs (when
-    wrt_xs) and of the differentiated values f closes over."""
+    calling `f_vjp` (the generated vjp of f, which takes each step's outputs, the next saved
+    carry and the step's y from `out` = (carry, ys), rather than recomputing them); returns the
+    cotangents of init, of xs (when wrt_xs) and of the differentiated values f closes over."""
     carry_bar, ys_bar = out_bar
+    final, ys = out
 
     def step(bars, step_in):
         carry_bar, closed_bars = bars
-        carry, x, y_bar = step_in
-        grads = f_vjp((carry_bar, y_bar), carry, x, *closed, *consts)
+        carry, x, y_bar, carry_out, y = step_in
+        grads = f_vjp((carry_bar, y_bar), (carry_out, y), carry, x, *closed, *consts)
         grads = grads if wrt_xs or closed else (grads,)
         x_bar = grads[1] if wrt_xs else None
         closed_bars = _add_trees(closed_bars, tuple(grads[1 + int(wrt_xs):]))
         return (_cast_like(grads[0], carry_bar), closed_bars), x_bar
 
     (carry_bar, closed_bars), xs_bar = lax.scan(
-        step, (carry_bar, zeros_like_tree(tuple(closed))), (carries, xs, ys_bar),
-        reverse=not reverse)
+        step, (carry_bar, zeros_like_tree(tuple(closed))),
+        (carries, xs, ys_bar, _next(carries, final, reverse), ys), reverse=not reverse)
     outs = (carry_bar,) + ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
     return outs if len(outs) > 1 else outs[0]
+
+
+def _next(carries, final, reverse=False):
+    """The carry each step ended with: the next step's saved carry, `final` for the last."""
+    from secant import tree_util
+
+    def shift(stack, last):
+        if np.shape(stack)[0] == 0:
+            return stack
+        last = snp.expand_dims(snp.asarray(last, dtype=stack.dtype), 0)
+        return snp.concatenate([last, stack[:-1]] if reverse else [stack[1:], last], axis=0)
+    return tree_util.tree_map(shift, carries, final)
 
 
 @_loop_helper

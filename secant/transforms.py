@@ -113,7 +113,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged)
     fn_ir = normalise(fn, wrt)
-    gen_name = f"{fn_ir.name}_{mode}" if mode not in forward.MODES else f"{fn_ir.name}_jvp"
+    gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
+        f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
     # the generated function's own name is taken: a callee named like it would be shadowed
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name})
     callees = {}
@@ -131,13 +132,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
             lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
                                             has_aux)
         else:
-            lines, out_bar = reverse.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
-                                           has_aux, tuple_out)
+            # vjp_given_out: a loop body's vjp that takes the step's saved outputs
+            lines, out_bar, given = reverse.build(
+                fn_ir, wrt_names, "vjp" if mode == "vjp_given_out" else mode, names,
+                vjp_of_callee, has_aux, tuple_out, given_out=mode == "vjp_given_out")
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
-    if mode == "vjp":
-        args_src = f"{out_bar}, {args_src}" if args_src else out_bar
+    if mode in ("vjp", "vjp_given_out"):
+        args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
+                                                                      else []))
     text = [f"def {gen_name}({args_src}):"]
     origins = {}
     for ln in lines:
