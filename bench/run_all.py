@@ -5,8 +5,9 @@ import eager
 import grad
 import jacobians
 import mlp
+import prng
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians):
+    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng):
         bench.main()
         print()

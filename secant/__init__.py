@@ -11,6 +11,7 @@ from secant.backends import errors as _errors
 from secant import tree_util
 from secant import numpy
 from secant import lax
+from secant import random
 from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linearize, source,
                                value_and_grad, vjp)
 from secant.codegen.save import save_source
@@ -23,7 +24,7 @@ _errors.register_internal_dir(__file__)
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
-           "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "jit",
+           "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "random", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp"]

@@ -150,6 +150,14 @@ def _pow(x, y):
 def _shift(kind):
     def impl(x, y):
         bits = x.dtype.itemsize * 8
+        if y.ndim == 0 and 0 <= int(y) < bits:     # the common case (a constant shift): fast
+            s = x.dtype.type(y)
+            if kind == "left":
+                return np.left_shift(x, s)
+            if kind == "arith":
+                return np.right_shift(x, s)
+            ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+            return np.asarray(np.right_shift(ux, ux.dtype.type(y))).view(x.dtype)
         yy = y.astype(x.dtype)
         big = (y < 0) | (yy >= bits) if dtypes.is_int(y.dtype) and y.dtype.kind == "i" else yy >= bits
         safe = np.where(big, 0, yy).astype(x.dtype)
@@ -249,7 +257,8 @@ def _bitcast_rule(x, new_dtype):
 
 
 def _bitcast(x, new_dtype):
-    return np.ascontiguousarray(x).view(new_dtype)
+    # np.ascontiguousarray makes a 0-d array 1-d: reshape back
+    return np.ascontiguousarray(x).view(new_dtype).reshape(x.shape)
 
 
 bitcast_convert_type_p = register(Primitive("bitcast_convert_type", _bitcast_rule, _bitcast,
