@@ -4,9 +4,9 @@ run) and steady state, beside jax's when jax is installed (a benchmark-only depe
 
     .venv/bin/python bench/jacobians.py
 
-Until the vmap issue lands, secant's Jacobians loop over the standard basis: one generated jvp
-per input element (jacfwd) or one vjp per output element (jacrev); under jit the loop traces
-that many calls into one module, so first calls grow with the dimension."""
+secant's Jacobians run the generated jvp (jacfwd) or vjp (jacrev) over the whole standard basis
+as one call of its generated batched function (vmap); the Hessian vmaps that again over the
+outer basis."""
 import numpy as np
 
 import secant

@@ -6,8 +6,9 @@ import grad
 import jacobians
 import mlp
 import prng
+import vmap
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng):
+    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap):
         bench.main()
         print()

@@ -417,3 +417,43 @@ def stop_gradient(x):
 
 
 from secant.lax_control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402,F401
+
+
+# --- collectives over a named mapped axis --------------------------------------------------------
+# Inside vmap(..., axis_name=name) (and pmap, later) the transform writes each of these as a
+# reduction over the mapped axis; called anywhere else, the axis name is unbound.
+def _unbound(fn_name, axis_name):
+    from secant.backends.errors import SecantValueError, where
+    raise SecantValueError(f"unbound axis name: {axis_name!r}: lax.{fn_name} reduces over a "
+                           "mapped axis, so it must run inside secant.vmap(f, axis_name="
+                           f"{axis_name!r}) (or pmap){where()}")
+
+
+def psum(x, axis_name):
+    """The sum of x over the mapped axis `axis_name` (the same value for every example)."""
+    _unbound("psum", axis_name)
+
+
+def pmean(x, axis_name):
+    """The mean of x over the mapped axis `axis_name`."""
+    _unbound("pmean", axis_name)
+
+
+def pmax(x, axis_name):
+    """The maximum of x over the mapped axis `axis_name`."""
+    _unbound("pmax", axis_name)
+
+
+def pmin(x, axis_name):
+    """The minimum of x over the mapped axis `axis_name`."""
+    _unbound("pmin", axis_name)
+
+
+def all_gather(x, axis_name, axis=0, tiled=False):
+    """Every example's x, stacked along a new axis `axis` (concatenated along it, tiled)."""
+    _unbound("all_gather", axis_name)
+
+
+def axis_index(axis_name):
+    """The position of this example along the mapped axis `axis_name`."""
+    _unbound("axis_index", axis_name)

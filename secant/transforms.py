@@ -12,6 +12,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
+from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
 from secant.backends import dtypes
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.tracer import active_trace
@@ -87,37 +88,54 @@ def _names_of(fn_ir):
     return taken
 
 
-def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False):
+def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=None):
     """The generated derivative of `fn` with respect to parameter positions `wrt`; `staged`:
-    of its functionalised form, and so for every function it calls (what jit traces)."""
+    of its functionalised form, and so for every function it calls (what jit traces). Mode
+    "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
+    secant/batch.py)."""
     fn = _unwrap(fn)
     if staged and not getattr(fn, "__secant_custom__", False):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
-    key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged)
+    key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
     hit = _generated.get(key)
     if hit is not None:
         return hit
     if key in _in_progress:
-        raise SecantError(f"cannot differentiate the recursive function {fn.__name__}")
+        raise SecantError(f"cannot {'batch' if batch else 'differentiate'} the recursive "
+                          f"function {fn.__name__}")
     _in_progress.add(key)
     try:
-        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged)
+        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
     finally:
         _in_progress.discard(key)
     _generated[key] = gen
     return gen
 
 
-def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
+def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged)
-    fn_ir = normalise(fn, wrt)
+    fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
+        {**helpers.by_name(), **batch_helpers.by_name()})) \
+        if mode == "vmap" else normalise(fn, wrt)
     gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
         f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
     # the generated function's own name is taken: a callee named like it would be shadowed
-    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name})
+    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
+                  | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
     callees = {}
+    flags = None
+
+    def batched_callee(callee, positions, out_axes):
+        """(name in the code, which outputs are batched) of a callee's batched function."""
+        from secant.batch import BatchOptions
+        sub = generate(callee, positions, "vmap", staged=staged,
+                       batch=BatchOptions((), out_axes, batch.axis_name, None))
+        name = callees.get(sub)
+        if name is None:
+            name = callees[sub] = names.fresh(f"{sub.__name__}")
+        return name, sub.__secant_out_batched__
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
@@ -126,9 +144,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
             name = callees[sub] = names.fresh(f"{sub.__name__}")
         return name
 
-    wrt_names = [fn_ir.params[i] for i in wrt]
+    wrt_names = [fn_ir.params[i] for i in wrt] if mode != "vmap" else []
     try:
-        if mode in forward.MODES:           # forward mode: ad/forward.py
+        if mode == "vmap":                  # vmap: batching/vectorize.py
+            every = list(inspect.signature(fn).parameters)     # keyword-only ones too
+            wrt_names = [every[i] for i in wrt]
+            in_axes = {every[i]: a for i, a in batch.in_axes}
+            lines, flags = vectorize.build(fn_ir, wrt_names, names, batched_callee,
+                                           batch.axis_name, batch.axis_size, in_axes,
+                                           batch.out_axes)
+        elif mode in forward.MODES:           # forward mode: ad/forward.py
             lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
                                             has_aux)
         else:
@@ -136,6 +161,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
             lines, out_bar, given = reverse.build(
                 fn_ir, wrt_names, "vjp" if mode == "vjp_given_out" else mode, names,
                 vjp_of_callee, has_aux, tuple_out, given_out=mode == "vjp_given_out")
+    except vectorize.BatchingError as e:
+        o = e.origin
+        at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
+        raise SecantValueError(f"{e}{at}\n  in {fn.__qualname__}") from None
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
@@ -162,9 +191,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged):
             source = re.sub(rf"\b{alias}\.", f"{name}.", source)
         api[name] = module
     free = {**closure, **api,
-            **helpers.by_name(),
+            **helpers.by_name(), **(batch_helpers.by_name() if mode == "vmap" else {}),
             **{name: sub for sub, name in callees.items()}}
-    return load_generated(source, gen_name, fn.__globals__, free, origins)
+    gen = load_generated(source, gen_name, fn.__globals__, free, origins)
+    gen.__secant_out_batched__ = flags
+    return gen
 
 
 def load_generated(source, name, fn_globals, free, origins=None):
@@ -381,8 +412,9 @@ def source(fn):
 
 # --- forward mode: jvp, linearize, jacobians, hessian ------------------------------------------
 # ad/forward.py writes the jvp of a function (`f_jvp(x, y, x_dot, y_dot)` -> (out, out_dot));
-# these are the faces JAX users know. Jacobians loop over a standard basis (one jvp per input
-# element, or one vjp per output element) in _over_basis, which the vmap issue replaces.
+# these are the faces JAX users know. Jacobians vmap the generated jvp over the standard basis of
+# the inputs (jacfwd) or the generated vjp over that of the outputs (jacrev): one batched call;
+# a Jacobian of a Jacobian vmaps over both bases (a vmap of the vmap) where it goes by columns.
 _FLOAT0 = np.dtype([("float0", np.void, 0)])      # jax.dtypes.float0: tangents of int primals
 
 
@@ -540,11 +572,9 @@ def linearize(fun, *primals):
     return out, f_jvp
 
 
-def _over_basis(fn, leaves):
-    """`fn` on each vector of the standard basis of the space of `leaves` (one element of one
-    leaf set to one, all else zero; `fn` takes and returns lists of leaves), its outputs
-    stacked along a new leading axis. Eagerly a Python loop; while jit traces, one lax.map (a
-    single rolled loop in the module). The vmap issue replaces this with vmap(fn)."""
+def _basis(leaves):
+    """The standard basis of the space of `leaves` (one element of one leaf set to one, all else
+    zero), stacked: one array per leaf, of shape (n,) + leaf.shape."""
     sizes = [int(np.size(leaf)) for leaf in leaves]
     n = sum(sizes)
     if n == 0:
@@ -554,6 +584,27 @@ def _over_basis(fn, leaves):
     for leaf, size in zip(leaves, sizes):
         basis.append(eye[:, k:k + size].reshape((n,) + np.shape(leaf)).astype(_dtype_of(leaf)))
         k += size
+    return basis, n
+
+
+def _vmapped(gen, in_axes, *args, outer_axes=None):
+    """gen mapped over the batched arguments (in_axes) by its generated batched function: one
+    call for the whole basis of a Jacobian (and, with outer_axes, for every basis vector of an
+    outer Jacobian too: a vmap of the vmap)."""
+    from secant.batch import vmap
+    fn = vmap(gen, in_axes=tuple(in_axes))
+    if outer_axes is not None:
+        fn = vmap(fn, in_axes=tuple(outer_axes))
+    return fn(*args)
+
+
+
+def _over_basis(fn, leaves):
+    """`fn` (a Python function that vmap cannot read: a Jacobian of a Jacobian) on each vector
+    of the standard basis of the space of `leaves` (`fn` takes and returns lists of leaves), its
+    outputs stacked along a new leading axis. Eagerly a Python loop; while jit traces, one
+    lax.map (a single rolled loop in the module)."""
+    basis, n = _basis(leaves)
     if active_trace() is None:
         rows = [tree_util.tree_leaves(fn([b[i] for b in basis])) for i in range(n)]
         return [snp.stack(column) for column in zip(*rows)]
@@ -572,9 +623,10 @@ def _offsets(leaves):
 class _Jacobian:
     """jacfwd(fun) / jacrev(fun): the Jacobian of `fun` with respect to `argnums`, shaped as
     JAX's (for each output leaf, a pytree like the differentiated arguments holding arrays of
-    shape out.shape + in.shape). jacfwd takes one generated jvp per input element, jacrev one
-    generated vjp per output element; a Jacobian of a Jacobian (hessian = jacfwd(jacrev(f)))
-    takes jvps (or vjps) of those generated functions in turn."""
+    shape out.shape + in.shape). jacfwd runs the generated jvp on every input basis vector,
+    jacrev the generated vjp on every output basis vector, each as one call of its generated
+    batched function (vmap); a Jacobian of a Jacobian (hessian = jacfwd(jacrev(f))) takes jvps
+    (or vjps) of those generated functions in turn."""
 
     def __init__(self, fun, argnums, has_aux, kind):
         self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
@@ -628,44 +680,56 @@ class _Jacobian:
             blocks.append(per_arg[0] if isinstance(self.argnums, int) else per_arg)
         return tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)
 
-    def _assemble(self, stacked, out, in_leaves, in_tree, by_column):
-        """The Jacobian pytree from the stacked columns (jvps, by_column) or rows (vjps)."""
+    def _assemble(self, stacked, out, in_leaves, in_tree, by_column, lead=()):
+        """The Jacobian pytree from the stacked columns (jvps, by_column) or rows (vjps);
+        `lead`: the shape of leading axes every stacked array has first (several Jacobians)."""
         out_leaves, out_tree = tree_util.tree_flatten(out)
         in_offsets, out_offsets = _offsets(in_leaves), _offsets(out_leaves)
+        keep = (slice(None),) * len(lead)
         blocks = []
         for j, (o, (o_lo, o_hi)) in enumerate(zip(out_leaves, out_offsets)):
             per_in = []
             for k, (leaf, (i_lo, i_hi)) in enumerate(zip(in_leaves, in_offsets)):
                 if by_column:       # stacked[j]: (inputs, *o.shape)
-                    block = snp.moveaxis(stacked[j][i_lo:i_hi], 0, -1)
+                    block = snp.moveaxis(stacked[j][keep + (slice(i_lo, i_hi),)], len(lead), -1)
                 else:               # stacked[k]: (outputs, *leaf.shape)
-                    block = stacked[k][o_lo:o_hi]
-                per_in.append(block.reshape(np.shape(o) + np.shape(leaf)))
+                    block = stacked[k][keep + (slice(o_lo, o_hi),)]
+                per_in.append(block.reshape(tuple(lead) + np.shape(o) + np.shape(leaf)))
             per_arg = tree_util.tree_unflatten(in_tree, per_in)
             blocks.append(per_arg[0] if isinstance(self.argnums, int) else per_arg)
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    def _run(self, args, positions, outer=None):
-        """(jacobian, its jvp along outer = (positions, tangents) or None, aux)."""
+    def _run(self, args, positions, outer=None, outer_batched=False):
+        """(jacobian, its jvp along outer = (positions, tangents) or None, aux); outer_batched:
+        the outer tangents hold a leading axis of several, and so does the jvp."""
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         if isinstance(self.fun, _Jacobian):
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
         base = _base(self.fun)
         out, aux = self._out(args)
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
-        if self.kind == "jacfwd":
+        if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            tangents = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
+            n_args, n_t = len(args), len(tangents)
             if outer is None:
-                def fn(basis):
-                    return gen(*args, *tree_util.tree_unflatten(in_tree, basis))[1]
+                res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents)
+                stacked = tree_util.tree_leaves(res[1])
             else:
                 gen2 = generate(gen, tuple(outer[0]), "jvp", staged=_staging())
-
-                def fn(basis):
-                    res, res_dot = gen2(*args, *tree_util.tree_unflatten(in_tree, basis),
-                                        *outer[1])
-                    return res[1], res_dot[1]
-            stacked = _over_basis(fn, in_leaves)
+                n_o = len(outer[1])
+                res, res_dot = _vmapped(
+                    gen2, (None,) * n_args + (0,) * n_t + (None,) * n_o, *args, *tangents,
+                    *outer[1], outer_axes=(None,) * (n_args + n_t) + (0,) * n_o
+                    if outer_batched else None)
+                if outer_batched:
+                    rows = tree_util.tree_leaves(res_dot[1])
+                    jac_dot = self._assemble(rows, out, in_leaves, in_tree, True,
+                                             np.shape(rows[0])[:1])
+                    res_1 = tree_util.tree_leaves(res[1])
+                    jac = self._assemble([r[0] for r in res_1], out, in_leaves, in_tree, True)
+                    return jac, jac_dot, aux
+                stacked = tree_util.tree_leaves(res[1]) + tree_util.tree_leaves(res_dot[1])
             jac = self._assemble(stacked[:n_out], out, in_leaves, in_tree, True)
             jac_dot = None if outer is None else \
                 self._assemble(stacked[n_out:], out, in_leaves, in_tree, True)
@@ -679,21 +743,27 @@ class _Jacobian:
                                       f"dtype), but got {dt.name}{where()}")
         gen = generate(base, positions, "vjp", staged=_staging())
         single = len(positions) == 1
-
-        def cotangent(basis):
-            ct = tree_util.tree_unflatten(out_tree, basis)
-            return (ct, _zeros_tree(aux)) if self.has_aux else ct
+        # the generated vjp, vmapped over the output basis (aux's cotangent: zeros, unbatched)
+        ct = tree_util.tree_unflatten(out_tree, _basis(out_leaves)[0])
+        ct, ct_axes = ((ct, _zeros_tree(aux)), (0, None)) if self.has_aux else (ct, 0)
         if outer is None:
-            def fn(basis):
-                grads = gen(cotangent(basis), *args)
-                return (grads,) if single else grads
+            grads = _vmapped(gen, (ct_axes,) + (None,) * len(args), ct, *args)
+            stacked = tree_util.tree_leaves((grads,) if single else grads)
         else:
             gen2 = generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging())
-
-            def fn(basis):
-                grads, grads_dot = gen2(cotangent(basis), *args, *outer[1])
-                return ((grads,), (grads_dot,)) if single else (grads, grads_dot)
-        stacked = _over_basis(fn, out_leaves)
+            n_o = len(outer[1])
+            grads, grads_dot = _vmapped(
+                gen2, (ct_axes,) + (None,) * (len(args) + n_o), ct, *args, *outer[1],
+                outer_axes=(None,) * (1 + len(args)) + (0,) * n_o if outer_batched else None)
+            if outer_batched:
+                rows = tree_util.tree_leaves((grads_dot,) if single else grads_dot)
+                jac_dot = self._assemble(rows, out, in_leaves, in_tree, False,
+                                         np.shape(rows[0])[:1])
+                firsts = tree_util.tree_leaves((grads,) if single else grads)
+                jac = self._assemble([r[0] for r in firsts], out, in_leaves, in_tree, False)
+                return jac, jac_dot, aux
+            stacked = tree_util.tree_leaves(((grads,), (grads_dot,)) if single
+                                            else (grads, grads_dot))
         jac = self._assemble(stacked[:n_in], out, in_leaves, in_tree, False)
         jac_dot = None if outer is None else \
             self._assemble(stacked[n_in:], out, in_leaves, in_tree, False)
@@ -721,11 +791,10 @@ class _Jacobian:
         error = None
         for method, j in plans:
             try:
-                if method == "columns":
-                    def fn(basis, j=j):
-                        return j._run(args, j._positions(),
-                                      (positions, tree_util.tree_unflatten(in_tree, basis)))[1]
-                    stacked = _over_basis(fn, in_leaves)
+                if method == "columns":     # the inner Jacobian's jvps along the whole basis
+                    basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
+                    stacked = tree_util.tree_leaves(
+                        j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
             except SourceError as e:

@@ -189,3 +189,41 @@ def test_golden_gradients_under_jit(x64):
     eager, jitted = g(*args), secant.jit(g)(*args)
     for k in eager:
         np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(eager[k]), rtol=1e-10)
+
+
+# --- vmap: the generated batched source (<case>_vmap.py.txt), checked against a Python loop ----
+VMAP_CASES = {
+    "polynomial": (F.polynomial, 0),
+    "softmax_cross_entropy": (F.softmax_cross_entropy, 0),
+    "with_helper": (F.with_helper, (None, None, 0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VMAP_CASES))
+def test_generated_vmap_matches_golden(case):
+    fn, in_axes = VMAP_CASES[case]
+    text = generated_program(secant.vmap(fn, in_axes=in_axes))
+    path = GOLDEN / f"{case}_vmap.py.txt"
+    if UPDATE:
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} is missing: run SECANT_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text(), (
+        f"the generated source of vmap({fn.__name__}) changed; if that is intended, regenerate "
+        "with SECANT_UPDATE_GOLDEN=1 and review `git diff tests/golden/`")
+    compile(text, str(path), "exec")
+
+
+@pytest.mark.parametrize("case", sorted(VMAP_CASES))
+def test_golden_vmap_equals_a_python_loop(case, x64):
+    fn, in_axes = VMAP_CASES[case]
+    rng = np.random.default_rng(sum(map(ord, case)))
+    examples = [_inputs(case, rng) for _ in range(3)]
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(examples[0])
+    args = [np.stack([ex[i] for ex in examples]) if ax is not None else examples[0][i]
+            for i, ax in enumerate(axes)]
+    want = [fn(*[ex[i] if ax is not None else examples[0][i] for i, ax in enumerate(axes)])
+            for ex in examples]
+    got = secant.vmap(fn, in_axes=in_axes)(*args)
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(w) for w in want]),
+                               rtol=1e-12)

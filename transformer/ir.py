@@ -33,9 +33,11 @@ class Expr:
 
 @dataclass(frozen=True)
 class Seq:
-    """A list or tuple literal of operands (for ops taking sequences, and tuple returns)."""
+    """A list or tuple literal of operands (for ops taking sequences, and tuple returns); for
+    vmap, also a dict literal (kind "dict", `keys` the keys' source) passed to a helper."""
     items: tuple
     kind: str = "list"
+    keys: tuple = None
 
 
 @dataclass

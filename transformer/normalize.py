@@ -11,7 +11,14 @@ Walks a function's gast tree once, in order, and:
 - keeps everything else (shapes, constants, comparisons, non-differentiable calls) as written.
 Activity analysis is part of the walk: a value is tracked only if it depends on a
 differentiated input through differentiable ops.
+
+For vmap (mode "vmap") "tracked" means *batched*, which flows through every op: comparisons,
+argmax, integer ops and indices computed from batched values are ops too, helpers marked
+constant are read as source, and shape queries on a batched value (`x.shape`, `np.ndim(x)`,
+`len(x)`) are written per example (`x.shape[1:]`), so code that branches on shapes keeps its
+meaning with the batch axis in front.
 """
+import ast
 import builtins
 import copy
 import inspect
@@ -21,7 +28,8 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import ir
-from secant.transformer.ops import (AT_METHODS, BINOPS, CONTROL_FLOW, METHODS, OPS,
+from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+                                    COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
 
@@ -51,7 +59,10 @@ def _def_locals(fdef):
 
 
 class Normaliser:
-    def __init__(self, fn, active_params):
+    def __init__(self, fn, active_params, mode="grad", opaque=()):
+        self.batching = mode == "vmap"
+        self.opaque = opaque        # vmap: helpers with a batching rule of their own
+        self.what = "batched" if self.batching else "differentiated"
         self.src = function_source(fn)
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.args]
@@ -60,7 +71,9 @@ class Normaliser:
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
                                  "transformed yet; name the parameters")
-        self.tracked = {self.params[i] for i in active_params}
+        # (positions past the positional parameters are keyword-only ones: vmap batches them)
+        every = self.params + [a.id for a in self.node.args.kwonlyargs]
+        self.tracked = {every[i] for i in active_params}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.origin = None
         self.out = None
@@ -138,7 +151,7 @@ class Normaliser:
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
-        if not tracked:
+        if not tracked or self.batching:        # print(x) of a batched x prints the batch
             return
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
@@ -191,7 +204,7 @@ class Normaliser:
                 self.out.append(ir.Op([name], "identity", {"x": operand}, {}, self.origin))
             self.tracked.add(name)
         elif isinstance(operand, ir.Seq):
-            raise self.src.error(self._node, "a tuple or list of differentiated arrays cannot be "
+            raise self.src.error(self._node, f"a tuple or list of {self.what} arrays cannot be "
                                  "stored in a variable yet; unpack it or pass it directly")
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
@@ -236,6 +249,11 @@ class Normaliser:
     def if_statement(self, stmt):
         test = self.operand(stmt.test)
         if not isinstance(test, ir.Expr):
+            if self.batching:
+                raise self.src.error(stmt, "if on a batched value: it has one truth value per "
+                                     "example, not a single Python bool; use snp.where(cond, "
+                                     "a, b) or lax.cond, or jit the function (jit rewrites "
+                                     "Python control flow into lax calls that vmap batches)")
             raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
                                  "single Python bool; use snp.where(cond, a, b)")
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
@@ -304,7 +322,7 @@ class Normaliser:
                                  "(for i in range(n)); unpack inside the loop")
         iterable = self.operand(stmt.iter)
         if not isinstance(iterable, ir.Expr):
-            raise self.src.error(stmt, "a for loop over a differentiated array is not supported "
+            raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
         is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
             == "range"
@@ -328,6 +346,10 @@ class Normaliser:
         test = self.operand(stmt.test)
         emitted, self.out = self.out, out
         if emitted or not isinstance(test, ir.Expr):
+            if self.batching:
+                raise self.src.error(stmt, "while on a batched value: it has one truth value per "
+                                     "example; use lax.while_loop, or jit the function (jit "
+                                     "rewrites Python loops into lax calls that vmap batches)")
             raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
                                  "a single Python bool; compare it, e.g. "
                                  "while snp.sum(x) < 10.0")
@@ -421,6 +443,11 @@ class Normaliser:
                 if isinstance(node.op, gast.UAdd):
                     return x
                 return self._emit("negative", {"x": x}, {}, f"neg_{x.name}")
+            if isinstance(x, ir.Var) and self.batching and isinstance(node.op, gast.Invert):
+                return self._emit("invert", {"x": x}, {}, f"not_{x.name}")
+            if isinstance(x, ir.Var) and self.batching:
+                raise self.src.error(node, "`not` of a batched value needs one Python bool; "
+                                     "use ~(...) or snp.logical_not")
             return self._inactive(node)
         if isinstance(node, gast.Call):
             return self.call(node)
@@ -433,15 +460,22 @@ class Normaliser:
             if all(isinstance(i, ir.Expr) for i in items):
                 return self._inactive(node)
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
+        if self.batching and isinstance(node, gast.Compare):
+            return self.compare(node)
+        if self.batching and isinstance(node, gast.Dict) and None not in node.keys:
+            values = tuple(self.operand(v) for v in node.values)
+            if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
+                return ir.Seq(values, "dict", tuple(self._source(k) for k in node.keys))
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
-                if self.src.filename.startswith("<secant"):
+                verb = "batch" if self.batching else "differentiate"
+                if self.src.filename.startswith("<secant") and not self.batching:
                     raise self.src.error(node, "differentiating this part of a derivative "
                                          f"(a {type(node).__name__} in generated code: second "
                                          "order) is not supported yet; use secant.hessian (it "
                                          "picks an order that works) or jacfwd(jacfwd(f))")
-                raise self.src.error(node, f"secant cannot differentiate through a "
+                raise self.src.error(node, f"secant cannot {verb} through a "
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
@@ -454,14 +488,22 @@ class Normaliser:
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
         node = copy.deepcopy(node)
+        if self.batching:
+            node = _PerExampleQueries(self).visit(node)
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return gast.unparse(node).strip()
 
+    def _is_batched_name(self, node):
+        return isinstance(node, gast.Name) and self.current.get(node.id) in self.tracked
+
     def _operand_src(self, o):
         if isinstance(o, ir.Var):
             return o.name
+        if isinstance(o, ir.Seq) and o.kind == "dict":
+            return "{" + ", ".join(f"{k}: {self._operand_src(v)}"
+                                   for k, v in zip(o.keys, o.items)) + "}"
         if isinstance(o, ir.Seq):
             inner = ", ".join(self._operand_src(i) for i in o.items)
             return f"({inner},)" if o.kind == "tuple" else f"[{inner}]"
@@ -470,7 +512,8 @@ class Normaliser:
     def _emit(self, op, operands, statics, hint=None, callee=None, callee_name=""):
         spec = OPS[op]
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
-        if not spec.differentiable or not any(isinstance(o, ir.Var) for o in flat):
+        if (not spec.differentiable and not self.batching) or \
+                not any(isinstance(o, ir.Var) for o in flat):
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
@@ -483,15 +526,45 @@ class Normaliser:
     def binop(self, node):
         x, y = self.operand(node.left), self.operand(node.right)
         opname = BINOPS.get(type(node.op).__name__)
+        if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
+            opname = BIT_OPERATORS[type(node.op).__name__][0]
         if opname is None or (isinstance(x, ir.Expr) and isinstance(y, ir.Expr)):
             return self._inactive(node)
         return self._emit(opname, {"x": x, "y": y}, {})
+
+    def compare(self, node):
+        """x < y on a batched value is an op (vmap only: for grad a comparison is a constant)."""
+        operands = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
+        if all(isinstance(o, ir.Expr) for o in operands):
+            return self._inactive(node)
+        kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
+        if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
+            raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
+                                 "arrays at a time can be batched; split the chain with &")
+        return self._emit(kind[0], {"x": operands[0], "y": operands[1]}, {})
+
+    def axis_index(self, node):
+        """lax.axis_index(name) under vmap: one index per example, though nothing batched
+        flows in."""
+        try:
+            bound = OPS["axis_index"].signature.bind(*node.args,
+                                                     **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for axis_index: {e}") from None
+        name = self.names.fresh("axis_index")
+        self.out.append(ir.Op([name], "axis_index", {},
+                              {"axis_name": self._source(bound.arguments["axis_name"])},
+                              self.origin))
+        self.tracked.add(name)
+        return ir.Var(name)
 
     def attribute(self, node):
         base = self.operand(node.value)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
         if node.attr in STATIC_ATTRIBUTES:
+            if self.batching:
+                return ir.Expr(_per_example(base.name, node.attr))
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
             return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
@@ -503,6 +576,15 @@ class Normaliser:
     def subscript(self, node):
         base = self.operand(node.value)
         index = self.operand(node.slice)
+        if self.batching and not isinstance(index, ir.Expr):
+            if not isinstance(index, ir.Var):
+                raise self.src.error(node, "an index mixing a batched array with other indices "
+                                     "cannot be batched yet; index with one batched array, or "
+                                     "use snp.take_along_axis")
+            if isinstance(base, ir.Expr):
+                base = ir.Expr(base.as_operand())
+            return self._emit("getitem", {"a": base, "idx": index}, {},
+                              f"{getattr(base, 'name', 'a')}_item")
         if isinstance(index, ir.Var):
             raise self.src.error(node, "an index computed from differentiated values has no "
                                  "derivative; compute it with a non-differentiable op "
@@ -537,29 +619,91 @@ class Normaliser:
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
                 return self.op_call(node, opname, [func.value] + args)
         obj = self._resolve(func)
+        if isinstance(func, gast.Call):
+            obj = self._made_by_factory(func)
         if obj is _UNRESOLVED:
             return self._inactive_call(node, func)
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
+        if getattr(obj, "__secant_vmap__", False) and getattr(obj, "__secant_generated__", None):
+            obj = obj.__secant_generated__      # a vmapped function: its generated source
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
         if getattr(obj, "__secant_call_form__", None):
             return self.call_form(node, func, obj.__secant_call_form__)
-        if getattr(obj, "__secant_constant__", False) or _is_static_query(obj):
+        if self.batching and _static_query_kind(obj) in _PER_EXAMPLE_CALLS \
+                and len(node.args) == 1 and not node.keywords:
+            arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
+            if isinstance(arg, ir.Var):
+                return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
+        if (getattr(obj, "__secant_constant__", False) and not self.batching) \
+                or _is_static_query(obj):
             return self._inactive(node)
         opname = op_for(obj)
+        if opname == "axis_index" and self.batching:      # batched with no batched operand
+            return self.axis_index(node)
+        if opname in COLLECTIVES and not self.batching:
+            if any(_has_var(self.operand(a)) for a in node.args):
+                raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
+                                     "differentiate the vmapped function instead")
+            return self._inactive(node)
         if opname is not None:
             return self.op_call(node, opname, list(node.args))
+        if self.batching and any(obj is o for o in self.opaque):
+            return self.opaque_call(node, obj)
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func)
 
+    def opaque_call(self, node, fn):
+        """A call the batching transform writes by a rule of its own (a derivative helper that
+        builds containers): its arguments as they are, dict literals included."""
+        operands = {}
+        for i, a in enumerate(node.args):
+            if isinstance(a, gast.Dict) and None not in a.keys:
+                values = tuple(self.operand(v) for v in a.values)
+                keys = tuple(self._source(k) for k in a.keys)
+                operands[f"arg{i}"] = ir.Seq(values, "dict", keys) if any(
+                    _has_var(v) for v in values) else self._inactive(a)
+            else:
+                operands[f"arg{i}"] = self.operand(a)
+        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
+                          callee_name=gast.unparse(node.func).strip())
+
+    def _made_by_factory(self, call):
+        """The function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
+        place (its arguments: functions by name, everything else literals), else _UNRESOLVED."""
+        factory = self._resolve(call.func)
+        if not getattr(factory, "__secant_factory__", False):
+            return _UNRESOLVED
+
+        def value(node):
+            if isinstance(node, (gast.Name, gast.Attribute)):
+                v = self._resolve(node)
+                if v is not _UNRESOLVED:
+                    return v
+            try:
+                return ast.literal_eval(gast.unparse(node).strip())
+            except (ValueError, SyntaxError):
+                raise self.src.error(node, f"secant reads {gast.unparse(call.func).strip()}(...) "
+                                     "written in place when its function is named and its "
+                                     "other arguments are literals; build it outside the "
+                                     "function instead") from None
+        made = factory(*[value(a) for a in call.args],
+                       **{k.arg: value(k.value) for k in call.keywords})
+        return getattr(made, "__secant_generated__", None) or _UNRESOLVED
+
     def _inactive_call(self, node, func):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
+            raise self.src.error(node, f"secant has no batching rule for "
+                                 f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
+                                 "function with a rule, nor a Python function with source")
         if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
@@ -606,6 +750,9 @@ class Normaliser:
                 operands[pname] = self.operand(value)
             else:
                 o = self.operand(value)
+                if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
+                    operands[pname] = o
+                    continue
                 if isinstance(o, ir.Var):
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
                                          "differentiated values")
@@ -618,6 +765,9 @@ class Normaliser:
         if len(node.args) != 1 or node.keywords:
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
+        if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
+            raise self.src.error(node, "a batched index in .at[...] cannot be batched yet; "
+                                 "build a mask and use snp.where")
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
@@ -721,7 +871,9 @@ class Normaliser:
                     "xs": self.operand(args["xs"]) if "xs" in args else ir.Expr("None")}
         else:
             data = {"xs": self.operand(args["xs"])}
-        if not closed and not any(_has_var(o) for o in data.values()):
+        steered = self.batching and any(
+            isinstance(self.operand(args[p]), ir.Var) for p in ("pred", "index") if p in args)
+        if not closed and not any(_has_var(o) for o in data.values()) and not steered:
             return self._inactive(node)     # nothing differentiated flows in: a constant
         statics = {}
         for p in ("pred", "index", "lower", "upper", "length", "reverse", "unroll"):
@@ -729,7 +881,7 @@ class Normaliser:
                 o = self.operand(args[p])
                 if isinstance(o, ir.Var) and p not in ("pred", "index"):
                     raise self.src.error(node, f"the {p} argument of lax.{kind} must not depend "
-                                         "on differentiated values")
+                                         f"on {self.what} values")
                 statics[p] = o.name if isinstance(o, ir.Var) else o.src
         statics["functions"] = [self._source(f) for f in fn_nodes]
         statics["forward"] = self._source(node)
@@ -914,10 +1066,70 @@ def _is_static_query(obj):
 def _is_library(fn):
     """Library functions are resolved to ops; the derivative helpers are read like user code."""
     mod = getattr(fn, "__module__", "") or ""
-    return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers") and \
+    return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers",
+                       "secant.batching.helpers") and \
         mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
 
 
-def normalise(fn, active_params):
-    """The canonical form of `fn`, tracking the parameters at positions `active_params`."""
-    return Normaliser(fn, active_params).run()
+def normalise(fn, active_params, mode="grad", opaque=()):
+    """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
+    mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule)."""
+    return Normaliser(fn, active_params, mode, opaque).run()
+
+
+# per-example forms of shape queries on a batched value (its batch axis is axis 0)
+_PER_EXAMPLE = {"shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "example_size({x})",
+                "nbytes": "(example_size({x}) * {x}.itemsize)"}
+_PER_EXAMPLE_CALLS = {"shape": "snp.shape({x})[1:]", "ndim": "(snp.ndim({x}) - 1)",
+                      "size": "example_size({x})", "len": "{x}.shape[1]"}
+
+
+def _per_example(name, attr):
+    return _PER_EXAMPLE[attr].format(x=name) if attr in _PER_EXAMPLE else f"{name}.{attr}"
+
+
+class _PerExampleQueries(gast.NodeTransformer):
+    """Rewrites x.shape, x.ndim, np.shape(x), len(x), ... of batched names to their per-example
+    values (run before names are renamed to their SSA versions)."""
+
+    def __init__(self, norm):
+        self.norm = norm
+
+    def _replace(self, template, name_node):
+        text = template.format(x=name_node.id)
+        new = gast.parse(text).body[0].value
+        return gast.copy_location(new, name_node) if hasattr(name_node, "lineno") else new
+
+    def visit_Subscript(self, node):
+        """x.shape[k] is x.shape[k + 1] for k >= 0, and x.shape[k] itself for k < 0."""
+        v, k = node.value, node.slice
+        if isinstance(v, gast.Attribute) and v.attr == "shape" and \
+                self.norm._is_batched_name(v.value) and isinstance(k, gast.Constant) and \
+                type(k.value) is int:
+            if k.value < 0:
+                return node
+            return self._replace(f"{{x}}.shape[{k.value + 1}]", v.value)
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if node.attr in _PER_EXAMPLE and self.norm._is_batched_name(node.value):
+            return self._replace(_PER_EXAMPLE[node.attr], node.value)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if len(node.args) == 1 and not node.keywords and self.norm._is_batched_name(node.args[0]):
+            obj = self.norm._resolve(node.func)
+            kind = _static_query_kind(obj)
+            if kind in _PER_EXAMPLE_CALLS:
+                return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0])
+        return self.generic_visit(node)
+
+
+def _static_query_kind(obj):
+    import numpy as np
+    import secant.numpy as snp
+    for kind, fns in (("shape", (np.shape, snp.shape)), ("ndim", (np.ndim, snp.ndim)),
+                      ("size", (np.size, snp.size)), ("len", (len,))):
+        if any(obj is f for f in fns):
+            return kind
+    return None

@@ -190,6 +190,27 @@ op("select", "pred, on_true, on_false", ("on_true", "on_false"),
 op("convert_element_type", "operand, new_dtype", ("operand",),
    code="lax.convert_element_type({operand}, {new_dtype})")
 
+# comparisons and bitwise operators: constants for the derivative transforms (they read them as
+# plain source), but values that carry a batch axis under vmap (only its normaliser emits them)
+COMPARE_OPERATORS = {"Gt": ("greater", ">"), "GtE": ("greater_equal", ">="), "Lt": ("less", "<"),
+                     "LtE": ("less_equal", "<="), "Eq": ("equal", "=="),
+                     "NotEq": ("not_equal", "!=")}
+BIT_OPERATORS = {"BitAnd": ("bitwise_and", "&"), "BitOr": ("bitwise_or", "|"),
+                 "BitXor": ("bitwise_xor", "^")}
+for _n, _sym in list(COMPARE_OPERATORS.values()) + list(BIT_OPERATORS.values()):
+    op(_n, "x, y", ("x", "y"), code="{x} " + _sym + " {y}", differentiable=False)
+op("invert", code="~{x}", differentiable=False)
+
+# collectives over a named mapped axis (vmap's axis_name; pmap later): `axis_name` is static.
+# No derivative rules yet: the normaliser refuses them on differentiated values (grad of the
+# vmapped function works: vmap writes them as reductions)
+for _n in ("psum", "pmean", "pmax", "pmin"):
+    op(_n, "x, axis_name", ("x",), code="lax." + _n + "({x}, {axis_name})", differentiable=False)
+op("all_gather", "x, axis_name, axis=0, tiled=False", ("x",),
+   code="lax.all_gather({x}, {axis_name}{static})", differentiable=False)
+op("axis_index", "axis_name", (), code="lax.axis_index({axis_name})", differentiable=False)
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+
 # x.at[idx].<method>(values) -> op
 AT_METHODS = {"set": "at_set", "add": "at_add", "mul": "at_mul", "multiply": "at_mul",
               "min": "at_min", "max": "at_max"}
@@ -254,9 +275,10 @@ LAX_NAMES = {
     "cummin": "lax_cummin", "pad": "lax_pad", "slice": "lax_slice",
     "concatenate": "lax_concatenate", "reshape": "lax_reshape", "transpose": "lax_transpose",
     "squeeze": "lax_squeeze", "expand_dims": "lax_expand_dims",
+    **{n: n for n in COLLECTIVES},
 }
 # ops that no numpy/secant.numpy function of the same name means
-_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select"}
+_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
 

@@ -1,0 +1,369 @@
+"""Small functions that generated batched code calls by name (looked up like ad/helpers.py's).
+
+Generation is shape-agnostic: where a batching rule needs a rank (an operand that may have more
+axes per example than a batched one, an axis argument that is not a literal, `axis=None`), the
+generated code calls one of these with the batch axis in front (axis 0). They are written in
+the subset of Python the transforms read, so batched code can be transformed again (grad of
+vmap, vmap of vmap): shape logic in static `if`s, one return.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax, tree_util
+from secant.backends.errors import SecantTypeError, SecantValueError, where
+
+
+def shape_only(fn):
+    """Helpers that compute shapes, axes or indices: constants for a derivative of batched code
+    (read as source again by an enclosing vmap, which writes their shape queries per example)."""
+    fn.__secant_constant__ = True
+    return fn
+
+
+@shape_only
+def batch_size_of(tree):
+    """The size of the batch axis (axis 0) of a batched value (any pytree)."""
+    leaves = tree_util.tree_leaves(tree)
+    return np.shape(leaves[0])[0]
+
+
+def broadcast_batch(tree, n):
+    """An unbatched value (any pytree) with a batch axis of size n in front."""
+    return tree_util.tree_map(lambda leaf: snp.broadcast_to(leaf, (n,) + np.shape(leaf)), tree)
+
+
+@shape_only
+def example_size(x):
+    """The number of elements of one example of batched x."""
+    size = 1
+    for d in np.shape(x)[1:]:
+        size = size * d
+    return size
+
+
+def _at_rank(x, rank):
+    """Batched x with size-1 axes after the batch axis, up to `rank` axes per example."""
+    missing = rank - (np.ndim(x) - 1)
+    if missing > 0:
+        x = snp.reshape(x, np.shape(x)[:1] + (1,) * missing + np.shape(x)[1:])
+    return x
+
+
+def align(x, y):
+    """Batched x, ready to broadcast per example against unbatched y (x @ or * y)."""
+    return _at_rank(x, np.ndim(y))
+
+
+def align_batched(x, y):
+    """Batched x, ready to broadcast per example against batched y."""
+    return _at_rank(x, np.ndim(y) - 1)
+
+
+@shape_only
+def batch_axis(axis, x):
+    """An axis argument (int, tuple or None: all axes) of an op on one example of batched x, as
+    the axis of the batched op."""
+    if axis is None:
+        out = tuple(range(1, np.ndim(x)))
+    elif isinstance(axis, (tuple, list)):
+        out = tuple(a + 1 if a >= 0 else a for a in axis)
+    else:
+        out = axis + 1 if axis >= 0 else axis
+    return out
+
+
+@shape_only
+def batch_shape(x, shape):
+    """The shape argument of a reshape of one example, for batched x."""
+    if isinstance(shape, (tuple, list)):
+        out = np.shape(x)[:1] + tuple(shape)
+    else:
+        out = np.shape(x)[:1] + (shape,)
+    return out
+
+
+def flat_examples(x):
+    """Batched x with each example flattened (ops whose axis=None means the flattened array)."""
+    return snp.reshape(x, (np.shape(x)[0], example_size(x)))
+
+
+def transpose_batched(x, axes=None):
+    """transpose of each example of batched x (axes None: reversed)."""
+    n = np.ndim(x) - 1
+    if axes is None:
+        perm = (0,) + tuple(range(n, 0, -1))
+    else:
+        perm = (0,) + tuple(a % n + 1 for a in axes)
+    return snp.transpose(x, perm)
+
+
+def squeeze_batched(x, axis=None):
+    """squeeze of each example of batched x (axis None: every size-1 axis but the batch's)."""
+    if axis is None:
+        axis = tuple(i for i, d in enumerate(np.shape(x)[1:]) if d == 1)
+    return snp.squeeze(x, batch_axis(axis, x))
+
+
+def broadcast_batched(x, shape):
+    """broadcast_to(example, shape) for each example of batched x."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return snp.broadcast_to(_at_rank(x, len(shape)), np.shape(x)[:1] + shape)
+
+
+def matmul_batched(x, y, x_batched=True, y_batched=True):
+    """x @ y for each example, the batched operands with their batch axis in front."""
+    if x_batched and y_batched:
+        xe, ye = np.ndim(x) - 1, np.ndim(y) - 1
+    elif x_batched:
+        xe, ye = np.ndim(x) - 1, np.ndim(y)
+    else:
+        xe, ye = np.ndim(x), np.ndim(y) - 1
+    if x_batched and not y_batched and ye == 2:     # (B, ..., n) @ (n, m): one product
+        out = snp.matmul(x, y)
+    elif y_batched and not x_batched and xe == 2 and ye == 1:     # (n, k) @ (B, k)
+        out = snp.matmul(y, snp.swapaxes(x, -1, -2))
+    elif y_batched and not x_batched and xe == 2:   # (n, k) @ (B, ..., k, m)
+        out = snp.matmul(x, y)
+    else:
+        out = _matmul_general(x, y, x_batched, y_batched, xe, ye)
+    return out
+
+
+def _matmul_general(x, y, x_batched, y_batched, xe, ye):
+    if not x_batched:
+        x = snp.expand_dims(x, 0)
+    if not y_batched:
+        y = snp.expand_dims(y, 0)
+    if xe == 1 and ye == 1:
+        out = snp.sum(x * y, axis=-1)
+    elif xe == 1:       # (n,) @ (..., n, m): a matrix with a leading batch axis
+        out = snp.matmul(_at_rank(snp.expand_dims(x, -2), ye), y)[..., 0, :]
+    elif ye == 1:       # (..., n, k) @ (k,)
+        out = snp.matmul(x, _at_rank(snp.expand_dims(y, -1), xe))[..., 0]
+    else:
+        rank = max(xe, ye)
+        out = snp.matmul(_at_rank(x, rank), _at_rank(y, rank))
+    return out
+
+
+def dot_batched(a, b, a_batched=True, b_batched=True):
+    """snp.dot of each example (dot contracts a's last axis with b's second-to-last)."""
+    ae = np.ndim(a) - 1 if a_batched else np.ndim(a)
+    be = np.ndim(b) - 1 if b_batched else np.ndim(b)
+    if ae == 0 or be == 0:
+        if a_batched and b_batched:
+            out = align_batched(a, b) * align_batched(b, a)
+        elif a_batched:
+            out = align(a, b) * b
+        else:
+            out = a * align(b, a)
+    elif be <= 2 or ae == 1:
+        out = matmul_batched(a, b, a_batched, b_batched)
+    else:
+        raise SecantTypeError("vmap of snp.dot with an operand of more than two axes per example "
+                              f"is not supported yet; use snp.matmul or snp.einsum{where()}")
+    return out
+
+
+def outer_batched(a, b, a_batched=True, b_batched=True):
+    """snp.outer of each example (both flattened)."""
+    a = flat_examples(a) if a_batched else snp.expand_dims(snp.ravel(a), 0)
+    b = flat_examples(b) if b_batched else snp.expand_dims(snp.ravel(b), 0)
+    return snp.expand_dims(a, -1) * snp.expand_dims(b, -2)
+
+
+def tensordot_batched(a, b, axes=2, a_batched=True, b_batched=True):
+    """snp.tensordot of each example: the per-example contraction, then the batch axis first."""
+    ae = np.ndim(a) - 1 if a_batched else np.ndim(a)
+    if isinstance(axes, int):
+        a_axes = tuple(range(ae - axes, ae))
+        b_axes = tuple(range(axes))
+    else:
+        a_axes, b_axes = axes
+        a_axes = (a_axes,) if isinstance(a_axes, int) else tuple(a_axes)
+        b_axes = (b_axes,) if isinstance(b_axes, int) else tuple(b_axes)
+    be = np.ndim(b) - 1 if b_batched else np.ndim(b)
+    a_axes = tuple(x % ae for x in a_axes)
+    b_axes = tuple(x % be for x in b_axes)
+    if a_batched and b_batched:     # a dot_general with the batch axis as batch dimension
+        out = lax.dot_general(a, b, (((tuple(x + 1 for x in a_axes)),
+                                      tuple(x + 1 for x in b_axes)), ((0,), (0,))))
+    elif a_batched:                 # free axes of a come first: the batch axis stays in front
+        out = snp.tensordot(a, b, axes=(tuple(x + 1 for x in a_axes), b_axes))
+    else:
+        out = snp.tensordot(a, b, axes=(a_axes, tuple(x + 1 for x in b_axes)))
+        free_a = ae - len(a_axes)
+        out = snp.moveaxis(out, free_a, 0)
+    return out
+
+
+def dot_general_batched(lhs, rhs, dimension_numbers, lhs_batched=True, rhs_batched=True,
+                        precision=None, preferred_element_type=None):
+    """lax.dot_general of each example (JAX's rule: the batch axis joins the batch dimensions
+    when both are batched, else it is a free dimension moved to the front)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lhs_batched and rhs_batched:
+        dn = ((tuple(d + 1 for d in lc), tuple(d + 1 for d in rc)),
+              ((0,) + tuple(d + 1 for d in lb), (0,) + tuple(d + 1 for d in rb)))
+        out = lax.dot_general(lhs, rhs, dn, precision, preferred_element_type)
+    elif lhs_batched:
+        dn = ((tuple(d + 1 for d in lc), tuple(rc)), (tuple(d + 1 for d in lb), tuple(rb)))
+        out = lax.dot_general(lhs, rhs, dn, precision, preferred_element_type)
+        out = snp.moveaxis(out, len(lb), 0)
+    else:
+        dn = ((tuple(lc), tuple(d + 1 for d in rc)), (tuple(lb), tuple(d + 1 for d in rb)))
+        out = lax.dot_general(lhs, rhs, dn, precision, preferred_element_type)
+        out = snp.moveaxis(out, np.ndim(lhs) - len(lc), 0)
+    return out
+
+
+@shape_only
+def batch_index(idx):
+    """An index of one example (any index expression) as an index of the batch."""
+    if isinstance(idx, tuple):
+        out = (slice(None),) + idx
+    else:
+        out = (slice(None), idx)
+    return out
+
+
+def take_per_example(a, i):
+    """a[i] for each example: batched a read at batched integer indices i."""
+    n = np.shape(a)[0]
+    rows = snp.reshape(snp.arange(n), (n,) + (1,) * (np.ndim(i) - 1))
+    return a[rows, i]
+
+
+@shape_only
+def pad_batched(pad_width, x):
+    """snp.pad's pad_width of one example of batched x, with no padding on the batch axis."""
+    n = np.ndim(x) - 1
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
+                             if np.ndim(pad_width) else np.full((1, 2), pad_width), (n, 2))
+    return ((0, 0),) + tuple((int(lo), int(hi)) for lo, hi in widths)
+
+
+def update_batched(a, idx, values, method, values_batched=True):
+    """a.at[idx].<method>(values) for each example (a batched; values batched or not)."""
+    target = a[batch_index(idx)]
+    target_rank = np.ndim(target) - 1
+    if values_batched:
+        values = _at_rank(values, target_rank)
+    index = batch_index(idx)
+    if method == "set":
+        out = a.at[index].set(values)
+    elif method == "add":
+        out = a.at[index].add(values)
+    elif method == "mul":
+        out = a.at[index].mul(values)
+    elif method == "min":
+        out = a.at[index].min(values)
+    else:
+        out = a.at[index].max(values)
+    return out
+
+
+def select_batched(pred, on_true, on_false):
+    """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
+    lax.cond with a batched predicate."""
+    return tree_util.tree_map(lambda t, f: snp.where(_at_rank(pred, np.ndim(t) - 1), t, f),
+                              on_true, on_false)
+
+
+def choose_batched(index, branches):
+    """For each example, the output of the branch its index selects (clamped, as lax.switch):
+    lax.switch with a batched index."""
+    index = snp.clip(index, 0, len(branches) - 1)
+    out = branches[-1]
+    for k in range(len(branches) - 2, -1, -1):
+        out = select_batched(index == k, branches[k], out)
+    return out
+
+
+def any_example(pred):
+    """Whether any example's predicate is true (a batched while_loop runs until none is)."""
+    return snp.any(pred)
+
+
+def unbound_axis(name, bound):
+    raise SecantValueError(f"unbound axis name: {name!r} (the mapped axes here are "
+                           f"{list(bound)}){where()}")
+
+
+NAMES = ("batch_size_of", "broadcast_batch", "example_size", "align", "align_batched",
+         "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
+         "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
+         "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
+         "pad_batched", "update_batched", "select_batched", "choose_batched", "any_example")
+
+
+def by_name():
+    return {n: globals()[n] for n in NAMES}
+
+
+def all_gather_batched(x, axis=0, tiled=False):
+    """lax.all_gather over the vmapped axis: every example's x, stacked at `axis` (or
+    concatenated, tiled); the same for every example, so unbatched."""
+    out = snp.moveaxis(x, 0, axis)
+    if tiled:
+        shape = np.shape(out)
+        out = snp.reshape(out, shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2:])
+    return out
+
+
+def batch_second(tree):
+    """Batched xs of a scan or map with the scanned axis first and the batch axis second."""
+    return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
+
+
+def batch_first(tree):
+    """A scan's stacked ys (scanned axis first, batch axis second) with the batch axis first."""
+    return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
+
+
+NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first")
+
+
+def grad_of_fields_batched(tree, fields, n, tree_batched):
+    """ad/helpers.py's grad_of_fields for batched field cotangents: the fields not read get
+    zeros with a batch axis too."""
+    from secant.ad.helpers import grad_of_fields
+    out = grad_of_fields(tree, fields)
+    if not tree_batched:
+        given = set(fields)
+        if isinstance(out, dict):
+            out = {k: v if k in given else broadcast_batch(v, n) for k, v in out.items()}
+        elif isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
+            out = type(out)(v if i in given else broadcast_batch(v, n) for i, v in enumerate(out))
+    return out
+
+
+def grad_seed_batched(out):
+    """ad/helpers.py's grad_seed for a batch of scalar outputs."""
+    from secant.ad.helpers import grad_seed
+    if np.ndim(out) != 1:
+        grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
+    return snp.ones_like(out)
+
+
+NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched")
+
+
+def item_of(x, i, depth=1):
+    """x[i] of one example: a field of a batched tuple or list (each leaf batched), or element
+    i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
+    if isinstance(x, (tuple, list)):
+        out = x[i]
+    elif depth == 1:
+        out = x[:, i]
+    else:
+        out = snp.take(x, i, axis=depth)
+    return out
+
+
+NAMES = NAMES + ("item_of",)
+
+# Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
+# functionalisation (transformer/functionalize.py) leaves them as Python `if`s
+for _name in NAMES + ("_at_rank", "_matmul_general"):
+    globals()[_name].__secant_functionalized__ = True

@@ -1,0 +1,161 @@
+"""Batching rules, one per op of transformer/ops.py, written as templates (the batching twin of
+ad/jvp_rules.py).
+
+Every batched value carries its batch axis at axis 0; unbatched values stay as they are. A rule
+says how an op is written when some of its operands are batched. In a template:
+  {x}        the operand or static argument `x` as the user wrote it (every parameter of the
+             op by its name; left-out parameters take their defaults),
+  {x_batched} True/False: whether operand x is batched (for helpers handling both),
+  {size}     the batch size (a variable of the generated function),
+  {static}   the keyword arguments the user gave that the template does not name.
+
+ELEMENTWISE ops are written as the user wrote them; a batched operand that meets another
+operand which is not a Python number is aligned first (`align(x, w) * w`), since an example may
+have fewer axes than the other operand (a batched scalar times a vector).
+AXIS[op] names the op's axis parameter(s) and what its `None` means ("reduce": every axis of an
+example, "flatten": the flattened example, "insert": never None); the op is written as the user
+wrote it with each axis moved past the batch axis (a literal `axis=0` becomes `axis=1`, a
+negative one stays, anything else goes through `batch_axis`).
+RULES[op][param] is the template when `param` is the one batched operand; RULES[op]["*"] covers
+any combination. UNBATCHED ops give a result with no batch axis (`snp.zeros_like(x)` is zeros
+shaped like one example). SEQUENCE ops take a list: its unbatched items are broadcast.
+"""
+
+ELEMENTWISE = {
+    # one array operand
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+    "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "cbrt", "square", "reciprocal", "absolute", "logistic", "rsqrt", "erf", "erf_inv", "lgamma",
+    "digamma", "negative", "positive", "identity", "sign", "floor", "ceil", "rint", "trunc",
+    "isnan", "isfinite", "isinf", "signbit", "stop_gradient", "invert", "astype",
+    "convert_element_type", "integer_pow",
+    # several operands, broadcast per example
+    "add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum", "arctan2",
+    "hypot", "logaddexp", "floor_divide", "remainder", "rem", "lax_div", "where", "select",
+    "clip", "clamp", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
+}
+
+# static parameters of elementwise ops that are arrays too (a condition): they take part in the
+# alignment when they are not batched
+ARRAY_STATICS = {"where": ("condition",), "select": ("pred",)}
+
+AXIS = {
+    **{n: (("axis",), "reduce") for n in ("sum", "mean", "max", "min", "prod", "var", "std",
+                                          "flip")},
+    **{n: (("axis",), "flatten") for n in ("argmax", "argmin", "cumsum", "cumprod", "sort",
+                                           "concatenate")},
+    "expand_dims": (("axis",), "insert"),
+    "stack": (("axis",), "insert"),
+    "swapaxes": (("axis1", "axis2"), "insert"),
+    "moveaxis": (("source", "destination"), "insert"),
+    **{n: (("axes",), "reduce") for n in ("reduce_sum", "reduce_max", "reduce_min",
+                                          "reduce_prod")},
+    **{n: (("axis",), "insert") for n in ("lax_cumsum", "lax_cumprod", "lax_cummax",
+                                          "lax_cummin")},
+    "rev": (("dimensions",), "reduce"),
+    "lax_squeeze": (("dimensions",), "reduce"),
+    "lax_expand_dims": (("dimensions",), "insert"),
+    "lax_concatenate": (("dimension",), "insert"),
+    "take": (("axis",), "flatten"),
+}
+
+RULES = {
+    "reshape": {"a": "{a}.reshape(batch_shape({a}, {newshape}))"},
+    "ravel": {"a": "flat_examples({a})"},
+    "transpose": {"a": "transpose_batched({a}, {axes})"},
+    "squeeze": {"a": "squeeze_batched({a}, {axis})"},
+    "broadcast_to": {"array": "broadcast_batched({array}, {shape})"},
+    "fliplr": {"m": "snp.flip({m}, 2)"},
+    "flipud": {"m": "snp.flip({m}, 1)"},
+    "matmul": {"*": "matmul_batched({x}, {y}, {x_batched}, {y_batched})"},
+    "dot": {"*": "dot_batched({a}, {b}, {a_batched}, {b_batched})"},
+    "outer": {"*": "outer_batched({a}, {b}, {a_batched}, {b_batched})"},
+    "tensordot": {"*": "tensordot_batched({a}, {b}, {axes}, {a_batched}, {b_batched})"},
+    "dot_general": {"*": "dot_general_batched({lhs}, {rhs}, {dimension_numbers}, "
+                         "{lhs_batched}, {rhs_batched}{static})"},
+    "getitem": {"a": "{a}[{batched_idx}]",
+                "idx": "{a}[{idx}]",
+                "*": "take_per_example({a}, {idx})"},
+    "take_along_axis": {
+        "arr": "snp.take_along_axis({arr}, broadcast_batch({indices}, {size}), "
+               "batch_axis({axis}, {arr}){static})",
+        "indices": "snp.take_along_axis(broadcast_batch({arr}, {size}), {indices}, "
+                   "batch_axis({axis}, {indices}){static})",
+        "*": "snp.take_along_axis({arr}, {indices}, batch_axis({axis}, {arr}){static})"},
+    "pad": {"array": "snp.pad({array}, pad_batched({pad_width}, {array}), {mode}{static})"},
+    "lax_pad": {"operand": "lax.pad({operand}, {padding_value}, "
+                           "((0, 0, 0),) + tuple({padding_config}))"},
+    "lax_slice": {"operand": "lax.slice({operand}, (0,) + tuple({start_indices}), "
+                             "(len({operand}),) + tuple({limit_indices}){strides})"},
+    "dynamic_slice": {"operand": "lax.dynamic_slice({operand}, (0,) + tuple({start_indices}), "
+                                 "(len({operand}),) + tuple({slice_sizes}))"},
+    "dynamic_update_slice": {
+        "operand": "lax.dynamic_update_slice({operand}, broadcast_batch({update}, {size}), "
+                   "(0,) + tuple({start_indices}))",
+        "update": "lax.dynamic_update_slice(broadcast_batch({operand}, {size}), {update}, "
+                  "(0,) + tuple({start_indices}))",
+        "*": "lax.dynamic_update_slice({operand}, {update}, (0,) + tuple({start_indices}))"},
+    "broadcast_in_dim": {"operand": "lax.broadcast_in_dim({operand}, (len({operand}),) + "
+                                    "tuple({shape}), (0,) + tuple(d + 1 for d in "
+                                    "{broadcast_dimensions}))"},
+    "lax_reshape": {"operand": "lax.reshape({operand}, (len({operand}),) + tuple({new_sizes}))"},
+    "lax_transpose": {"operand": "lax.transpose({operand}, (0,) + tuple(p + 1 for p in "
+                                 "{permutation}))"},
+    **{name: {"a": "{a}.at[{batched_idx}]." + method + "({values})",
+              "values": "update_batched(broadcast_batch({a}, {size}), index_exp[{idx}], "
+                        "{values}, '" + method + "')",
+              "*": "update_batched({a}, index_exp[{idx}], {values}, '" + method + "')"}
+       for name, method in (("at_set", "set"), ("at_add", "add"), ("at_mul", "mul"),
+                            ("at_min", "min"), ("at_max", "max"))},
+}
+
+# results with no batch axis: what one example gives is the same for every example
+UNBATCHED = {
+    "zeros_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
+    "ones_like": "snp.ones({x}.shape[1:], {x}.dtype)",
+    "empty_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
+}
+
+SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n"}
+
+# collectives over the vmapped axis (vmap's axis_name): the reduction over the batch axis; the
+# result is the same for every example, so it is unbatched
+COLLECTIVES = {
+    "psum": {"x": "snp.sum({x}, axis=0)", "unbatched": "{x} * {size}"},
+    "pmean": {"x": "snp.mean({x}, axis=0)", "unbatched": "{x}"},
+    "pmax": {"x": "snp.max({x}, axis=0)", "unbatched": "{x}"},
+    "pmin": {"x": "snp.min({x}, axis=0)", "unbatched": "{x}"},
+    "all_gather": {"x": "all_gather_batched({x}, {axis}, {tiled})",
+                   "unbatched": "all_gather_batched(broadcast_batch({x}, {size}), {axis}, "
+                                "{tiled})"},
+    "axis_index": {"unbatched": "snp.arange({size})"},
+}
+
+# structural and composite ops the builder handles itself (batching/vectorize.py)
+SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
+           "while_loop"}
+
+# ops with no batching rule for some operand: (operands, why), raised as a clear error
+NO_RULE = {
+    "pad": (("constant_values",), "a batched constant_values of snp.pad"),
+    "lax_pad": (("padding_value",), "a batched padding_value of lax.pad"),
+    "take": (("indices",), "batched indices of snp.take (use snp.take_along_axis or x[i])"),
+}
+
+# helpers of generated code that build or read containers (ad/helpers.py, item_of above):
+# written by these templates instead of being read as source ({arg0}, {arg1}: the call's
+# arguments, batched ones with every leaf batched, left-out ones at their defaults; {arg2_next}:
+# an int argument plus one; {size}: the batch size)
+HELPERS = {
+    "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1}, {size}, {arg0_batched})",
+    "add_grads": "add_grads({arg0}, {arg1})",
+    "zeros_like_tree": "zeros_like_tree({arg0})",
+    "grad_seed": "grad_seed_batched({arg0})",
+    "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
+}
+
+
+def opaque(helpers_by_name):
+    """The helper functions HELPERS writes by rule (the normaliser keeps their calls)."""
+    return tuple(helpers_by_name[n] for n in HELPERS if n in helpers_by_name)

@@ -1,0 +1,771 @@
+"""vmap as a source transformation: canonical form in, batched source out.
+
+The generated function `f_vmap(x, w)` takes the user's parameters, the batched ones with their
+batch axis at `in_axes` (moved to axis 0 on entry), and returns the outputs with the batch axis
+at `out_axes`. Every batched variable keeps the user's name and carries its batch axis at axis
+0; unbatched values stay as they are (no broadcasting unless an op needs it). Each op is written
+by its rule in batching/rules.py, under a `# Batched: <user line>` comment where the batched
+code differs from the user's. User functions called with batched arguments become calls of their
+own generated batched functions; secant.lax control flow calls the same lax function on the
+batched functions of its branches or body (a batched predicate becomes a select, a batched loop
+condition a loop while any example continues).
+"""
+import ast
+import inspect
+
+import re
+
+from secant.ad.reverse import Line, _dead_code_eliminated
+from secant.ad.reverse import _is_literal_number as _is_number_literal
+from secant.ad.reverse import _src as _plain_src
+from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
+                                   NO_RULE, RULES, SEQUENCE, UNBATCHED)
+from secant.transformer import ir
+from secant.transformer.normalize import call_args
+from secant.transformer.ops import CONTROL_FLOW, OPS
+
+
+class BatchingError(ValueError):
+    """No batching rule: reported at the user's line."""
+
+    def __init__(self, message, origin):
+        super().__init__(message)
+        self.origin = origin
+
+
+class BatchBuilder:
+    def __init__(self, fn, names, batched_callee, axis_name, size):
+        self.fn = fn
+        self.names = names
+        self.batched_callee = batched_callee    # (callee, positions, out_axes) -> (name, flags)
+        self.axis_name = axis_name
+        self.size = size                        # name of the batch size in generated code
+        self.batched = set()                    # variables carrying a batch axis (axis 0)
+        # what is known of each batched variable's rank per example: (base, k) is k more than
+        # the rank of parameter `base` (None: k itself); equal ranks need no alignment
+        self.ranks = {}
+        self.lines = []
+        self.indent = 1
+        self.origin = None
+        self.slot = None
+        self.last_comment = None
+
+    # --- emission ---------------------------------------------------------------------------
+    def emit(self, code):
+        self.lines.append(Line(code, self.indent, origin=self.origin))
+
+    def start(self, origin):
+        if origin is not None and origin.text != self.last_comment:
+            self.slot = Line("", self.indent, "slot")
+            self.slot.text = origin.text
+            self.lines.append(self.slot)
+            self.last_comment = origin.text
+
+    def emit_batched(self, code, plain=None):
+        """A line the batching changed: the user line it comes from goes above it."""
+        if code != plain and self.slot is not None and self.slot.kind == "slot":
+            self.slot.kind, self.slot.code = "comment", f"# Batched: {self.slot.text}"
+        head, sep, args = code.partition("(")
+        if sep and len(code) + 4 * self.indent > 100 and " = " in head:
+            code = f"{head}(\n    {args}"       # arguments on a continuation line
+        self.emit(code)
+
+    def error(self, message):
+        return BatchingError(message, self.origin)
+
+    def is_batched(self, operand):
+        if isinstance(operand, ir.Var):
+            return operand.name in self.batched
+        if isinstance(operand, ir.Seq):
+            return any(self.is_batched(i) for i in operand.items)
+        return False
+
+    def batched_src(self, operand):
+        """Source of an operand with every item batched (unbatched ones broadcast)."""
+        if isinstance(operand, ir.Seq) and operand.kind == "dict":
+            return "{" + ", ".join(f"{k}: {self.batched_src(v)}"
+                                   for k, v in zip(operand.keys, operand.items)) + "}"
+        if isinstance(operand, ir.Seq):
+            inner = ", ".join(self.batched_src(i) for i in operand.items)
+            if operand.kind == "tuple":
+                return f"({inner},)" if len(operand.items) == 1 else f"({inner})"
+            return f"[{inner}]"
+        if self.is_batched(operand):
+            return _src(operand)
+        return f"broadcast_batch({_src(operand)}, {self.size})"
+
+    # --- statements ---------------------------------------------------------------------------
+    def block(self, stmts):
+        for s in stmts:
+            self.origin = s.origin
+            self.start(s.origin)
+            if isinstance(s, ir.Plain):
+                self.emit(s.code)
+            elif isinstance(s, ir.Op):
+                self.op(s)
+            elif isinstance(s, ir.If):
+                self.if_(s)
+            elif isinstance(s, (ir.For, ir.While)):
+                self.loop(s)
+
+    def render(self, op, operands=None, statics=None):
+        spec = OPS[op.op]
+        rendered = {k: _src(v) for k, v in op.operands.items()}
+        rendered.update(operands or {})
+        if op.op == "call":
+            return f"{op.callee_name}({call_args(rendered)})"
+        return spec.render(rendered, {**op.statics, **(statics or {})})
+
+    def op(self, op):
+        targets = ", ".join(op.targets)
+        if op.op in CONTROL_FLOW:
+            return getattr(self, "cf_" + op.op)(op)
+        if op.op == "call":
+            return self.call(op)
+        batched = [p for p, o in op.operands.items() if self.is_batched(o)]
+        if op.op in COLLECTIVES:
+            return self.collective(op, batched)
+        plain = self.render(op)
+        if not batched:
+            self.emit(f"{targets} = {plain}")
+            return
+        code, out_batched = self.rule(op, batched)
+        self.emit_batched(f"{targets} = {code}", f"{targets} = {plain}")
+        if out_batched:
+            self.batched.update(op.targets)
+            rank = self.out_rank(op, batched)
+            if rank is not None and len(op.targets) == 1:
+                self.ranks[op.targets[0]] = rank
+
+    def rank_of(self, operand):
+        if isinstance(operand, ir.Var):
+            return self.ranks.get(operand.name)
+        if _is_literal_number(operand):
+            return (None, 0)
+        return None
+
+    def out_rank(self, op, batched):
+        """The result's rank per example, relative to a parameter's, where the op says it."""
+        name, spec = op.op, OPS[op.op]
+        main = self.rank_of(op.operands.get(batched[0]))
+        if name in ELEMENTWISE:
+            ranks = [self.rank_of(o) for p, o in op.operands.items()
+                     if p in spec.arrays + ARRAY_STATICS.get(name, ())]
+            ranks += [self.rank_of(ir.Expr(op.statics[p])) for p in ARRAY_STATICS.get(name, ())
+                      if p in op.statics]
+            if None in ranks or len({base for base, _ in ranks if base is not None}) > 1:
+                return None
+            known = [r for r in ranks if r[0] is not None] or ranks
+            return max(known, key=lambda r: r[1])
+        if name in SEQUENCE and name != "add_n":
+            ranks = {self.rank_of(i) for i in op.operands[spec.sequence].items}
+            if len(ranks) != 1 or None in ranks or not all(self.is_batched(i) for i in
+                                                           op.operands[spec.sequence].items):
+                return None
+            (base, k), = ranks
+            return (base, k + 1) if name == "stack" else (base, k)
+        if main is None:
+            return None
+        base, k = main
+        statics = {p: _literal(op.statics.get(p, repr(spec.signature.parameters[p].default)))
+                   for p in spec.params if p not in spec.arrays and p != spec.sequence
+                   and spec.signature.parameters[p].default is not inspect.Parameter.empty
+                   or p in op.statics}
+        if name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin",
+                    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+            axis = statics.get("axis", statics.get("axes"))
+            if statics.get("keepdims") is True:
+                return main
+            if axis is None and "axes" not in spec.params:
+                return (None, 0)
+            if isinstance(axis, int):
+                return (base, k - 1)
+            if isinstance(axis, tuple):
+                return (base, k - len(axis))
+            return None
+        if name in ("cumsum", "cumprod", "sort"):
+            return (None, 1) if statics.get("axis", -1) is None else main
+        if name in ("flip", "swapaxes", "moveaxis", "rev", "transpose", "lax_transpose",
+                    "fliplr", "flipud", "lax_cumsum", "lax_cumprod", "lax_cummax",
+                    "lax_cummin", "at_set", "at_add", "at_mul", "at_min", "at_max", "pad",
+                    "lax_pad") and batched[0] == spec.arrays[0]:
+            return main
+        if name in ("expand_dims", "lax_expand_dims", "squeeze", "lax_squeeze"):
+            axis = statics.get("axis", statics.get("dimensions"))
+            n = 1 if isinstance(axis, int) else len(axis) if isinstance(axis, tuple) else None
+            if n is None:
+                return None
+            return (base, k + n) if "expand" in name else (base, k - n)
+        if name in ("reshape", "broadcast_to", "lax_reshape", "broadcast_in_dim"):
+            shape = statics.get("newshape", statics.get("shape", statics.get("new_sizes")))
+            return (None, len(shape)) if isinstance(shape, tuple) else \
+                (None, 1) if isinstance(shape, int) else None
+        if name == "ravel":
+            return (None, 1)
+        if name == "getitem" and "idx" in op.statics and batched == ["a"]:
+            return _indexed_rank(main, op.statics["idx"])
+        return None
+
+    def fill(self, op, batched):
+        spec = OPS[op.op]
+        fill = {"size": self.size}
+        for p in spec.params:
+            if p in op.operands:
+                fill[p] = _src(op.operands[p])
+            elif p in op.statics:
+                fill[p] = op.statics[p]
+            else:
+                default = spec.signature.parameters[p].default
+                fill[p] = repr(default) if default is not inspect.Parameter.empty else ""
+            fill[f"{p}_batched"] = str(p in batched)
+        return fill
+
+    def rule(self, op, batched):
+        """(source of the batched op, whether its result is batched)."""
+        name = op.op
+        for params, why in [NO_RULE[name]] if name in NO_RULE else []:
+            if any(p in batched for p in params):
+                raise self.error(f"vmap has no batching rule for {why}")
+        if name in ELEMENTWISE:
+            return self.elementwise(op, batched), True
+        if name in UNBATCHED:
+            return UNBATCHED[name].format(**self.fill(op, batched)), False
+        if name in SEQUENCE:
+            return self.sequence(op), True
+        if name in AXIS:
+            return self.axis_op(op, batched), True
+        if name == "field" and _is_int(op.statics["key"]):
+            # c[0]: a field of a batched tuple, or an element of each example of an array
+            return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
+        if name in ("field", "attribute"):
+            return self.render(op), True
+        table = RULES.get(name)
+        if table is None:
+            raise self.error(f"vmap has no batching rule for {name}")
+        key = batched[0] if len(batched) == 1 and batched[0] in table else "*"
+        if key not in table:
+            raise self.error(f"vmap has no batching rule for {name} with batched "
+                             f"{' and '.join(batched)}")
+        fill = self.fill(op, batched)
+        extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]}
+        fill["static"] = "".join(f", {k}={v}" for k, v in extra.items())
+        if "idx" in fill:
+            fill["batched_idx"] = _batched_index(fill["idx"])
+        fill["strides"] = (f", (1,) + tuple({op.statics['strides']})"
+                           if op.statics.get("strides", "None") != "None" else "")
+        return table[key].format(**fill), True
+
+    def elementwise(self, op, batched):
+        """The op as written, each batched operand aligned against the other operands that are
+        not Python numbers (an example may have fewer axes than they do)."""
+        arrays = {p: o for p, o in op.operands.items()}
+        for p in ARRAY_STATICS.get(op.op, ()):
+            if p in op.statics:
+                arrays[p] = ir.Expr(op.statics[p])
+        array_params = OPS[op.op].arrays + ARRAY_STATICS.get(op.op, ())
+        others = {p: o for p, o in arrays.items()
+                  if p in array_params and not _is_literal_number(o)}
+        rendered, statics = {}, {}
+        for p in batched:
+            src = _src(op.operands[p])
+            mine = self.rank_of(op.operands[p])
+            for q, o in others.items():
+                if q == p or o == op.operands[p]:      # x * x: one rank
+                    continue
+                if self.is_batched(o):
+                    if _at_least(mine, self.rank_of(o)):   # as many axes as o: as written
+                        continue
+                    src = f"align_batched({src}, {_src(o)})"
+                else:
+                    src = f"align({src}, {_src(o)})"
+            if p in OPS[op.op].params and p not in OPS[op.op].arrays and \
+                    p not in ARRAY_STATICS.get(op.op, ()):
+                raise self.error(f"vmap has no batching rule for {op.op} with a batched {p}")
+            rendered[p] = src
+        return self.render(op, rendered, statics)
+
+    def sequence(self, op):
+        spec = OPS[op.op]
+        seq = op.operands[spec.sequence]
+        items = list(seq.items)
+        if op.op == "add_n":        # elementwise over the items
+            parts = []
+            for i, item in enumerate(items):
+                src = _src(item)
+                if self.is_batched(item):
+                    for j, other in enumerate(items):
+                        if j != i and not _is_literal_number(other):
+                            helper = "align_batched" if self.is_batched(other) else "align"
+                            src = f"{helper}({src}, {_src(other)})"
+                parts.append(src)
+            return f"sum([{', '.join(parts)}])"
+        main = next(_src(i) for i in items if self.is_batched(i))
+        param, kind = AXIS[op.op][0][0], AXIS[op.op][1]
+        axis = op.statics.get(param, repr(spec.signature.parameters[param].default))
+        if kind == "flatten" and axis == "None":    # concatenate(axis=None): flattened items
+            srcs = [f"flat_examples({self.batched_src(i)})" for i in items]
+            return self.render(op, {spec.sequence: f"[{', '.join(srcs)}]"}, {param: "1"})
+        srcs = ", ".join(self.batched_src(i) for i in items)
+        seq_src = f"({srcs},)" if seq.kind == "tuple" and len(items) == 1 else \
+            f"({srcs})" if seq.kind == "tuple" else f"[{srcs}]"
+        return self.render(op, {spec.sequence: seq_src},
+                           {param: _shift_axis(axis, kind, main)})
+
+    def axis_op(self, op, batched):
+        spec = OPS[op.op]
+        params, kind = AXIS[op.op]
+        main_param = batched[0]
+        main = _src(op.operands[main_param])
+        if len(batched) > 1 or main_param not in spec.arrays[:1]:
+            raise self.error(f"vmap has no batching rule for {op.op} with batched "
+                             f"{' and '.join(batched)}")
+        statics, operands = {}, {}
+        for p in params:
+            axis = op.statics.get(p, repr(spec.signature.parameters[p].default))
+            if kind == "flatten" and axis == "None":
+                operands[main_param] = f"flat_examples({main})"
+                statics[p] = "1"
+            else:
+                statics[p] = _shift_axis(axis, kind, main)
+        return self.render(op, operands, statics)
+
+    def collective(self, op, batched):
+        """psum & co. over this vmap's axis: a reduction over the batch axis (unbatched result);
+        over another axis name, the op as written (an enclosing vmap or pmap binds it)."""
+        targets = ", ".join(op.targets)
+        plain = self.render(op)
+        try:
+            name = ast.literal_eval(op.statics["axis_name"])
+        except ValueError:
+            name = op.statics["axis_name"]
+        if name != self.axis_name:
+            self.emit(f"{targets} = {plain}")
+            if batched:
+                self.batched.update(op.targets)
+            return
+        fill = self.fill(op, batched)
+        template = COLLECTIVES[op.op]["x" if batched else "unbatched"]
+        code = template.format(**fill)
+        self.emit_batched(f"{targets} = {code}", f"{targets} = {plain}")
+        if op.op == "axis_index":
+            self.batched.update(op.targets)
+
+    # --- user functions -----------------------------------------------------------------------
+    def _positions(self, op):
+        params = list(inspect.signature(op.callee).parameters)
+        return {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
+                for k in op.operands}
+
+    def call(self, op):
+        """A user function with batched arguments: its own generated batched function, whose
+        outputs are all batched."""
+        position = self._positions(op)
+        keys = sorted((k for k, o in op.operands.items() if self.is_batched(o)), key=position.get)
+        targets = ", ".join(op.targets)
+        if not keys:
+            self.emit(f"{targets} = {self.render(op)}")
+            return
+        rule = HELPERS.get(op.callee.__name__)
+        if rule is not None and op.callee.__module__.startswith(("secant.ad.",
+                                                                 "secant.batching.")):
+            fill = {"size": self.size}
+            params = inspect.signature(op.callee).parameters.values()
+            for i, p in enumerate(params):     # left-out arguments at their defaults
+                fill[f"arg{i}"] = repr(p.default)
+            for k, v in op.operands.items():
+                i = position[k]
+                fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)
+                fill[f"arg{i}_batched"] = str(k in keys)
+            for k, v in list(fill.items()):
+                if k.startswith("arg") and v.isdigit():
+                    fill[f"{k}_next"] = str(int(v) + 1)
+            self.emit_batched(f"{targets} = {rule.format(**fill)}")
+            self.batched.update(op.targets)
+            return
+        positions = tuple(position[k] for k in keys)
+        name, flags = self.batched_callee(op.callee, positions, "free")
+        if isinstance(flags, tuple) and len(flags) == len(op.targets) > 1:
+            out = dict(zip(op.targets, flags))
+        elif not isinstance(flags, tuple) or all(flags) or not any(flags):
+            out = dict.fromkeys(op.targets, any(flags) if isinstance(flags, tuple) else flags)
+        else:       # one name for outputs batched and not: all batched
+            name, _ = self.batched_callee(op.callee, positions, 0)
+            out = dict.fromkeys(op.targets, True)
+        args = call_args({k: self.batched_src(v) if k in keys else _src(v)
+                          for k, v in op.operands.items()})
+        self.emit(f"{targets} = {name}({args})")
+        self.batched.update(t for t, b in out.items() if b)
+
+    # --- Python control flow (concrete tests) -------------------------------------------------
+    def if_(self, s):
+        before = set(self.batched)
+        ends = []
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+        for k, body in enumerate((s.body, s.orelse)):
+            if k == 1:
+                self.lines.append(Line("else:", self.indent, "block"))
+            self.batched = set(before)
+            self.indent += 1
+            self.last_comment = None
+            self.block(body) if body else self.emit("pass")
+            ends.append((len(self.lines), set(self.batched)))
+            self.indent -= 1
+        joined = ends[0][1] | ends[1][1]
+        defined = [_defined_in(s.body), _defined_in(s.orelse)]
+        for k in (1, 0):        # a value batched by one branch only: broadcast in the other
+            missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
+            at = ends[k][0]
+            self.lines[at:at] = [Line(f"{v} = broadcast_batch({v}, {self.size})",
+                                      self.indent + 1) for v in missing]
+        self.batched = joined
+        self.last_comment = None
+
+    def loop(self, s):
+        """A Python for/while loop: a loop variable is batched if it enters batched or an
+        iteration makes it batched (to a fixpoint; it is then broadcast before the loop)."""
+        loops = [loop for loop, _ in s.carried]
+        with_b = {loop for loop in loops if loop in self.batched}
+        mark, before = len(self.lines), set(self.batched)
+        slot, last_comment = self.slot, self.last_comment
+        while True:
+            del self.lines[mark:]
+            self.batched = set(before)
+            self.slot, self.last_comment = slot, last_comment
+            for loop in sorted(with_b - before):
+                self.emit_batched(f"{loop} = broadcast_batch({loop}, {self.size})")
+                self.batched.add(loop)
+            if isinstance(s, ir.For):
+                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+            else:
+                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
+            self.indent += 1
+            self.last_comment = None
+            self.block(s.body)
+            grow = {loop for loop, last in s.carried if loop not in with_b
+                    and (last in self.batched or loop in self.batched)}
+            if grow:
+                with_b |= grow
+                self.indent -= 1
+                continue
+            for loop, last in s.carried:   # an unbatched value replaced a batched loop value
+                if loop in with_b and loop not in self.batched:
+                    self.emit(f"{loop} = broadcast_batch({loop}, {self.size})")
+            self.indent -= 1
+            break
+        self.batched = before | with_b
+        self.last_comment = None
+
+    # --- secant.lax control flow ----------------------------------------------------------------
+    def _extra(self, op, first):
+        """(sources of the closed-over values and constants, positions of the batched ones)."""
+        closed = list(op.operands["closed"].items)
+        consts = list(op.operands["consts"].items)
+        srcs = [_src(c) for c in closed] + [_src(c) for c in consts]
+        return srcs, [first + j for j, c in enumerate(closed) if self.is_batched(c)]
+
+    def _assign(self, op, call, batched=True):
+        targets = ", ".join(op.targets)
+        self.emit_batched(f"{targets} = {call}")
+        if batched:
+            self.batched.update(op.targets)
+
+    def cf_cond(self, op):
+        operands = list(op.operands["operands"].items)
+        n = len(operands)
+        extra, closed_pos = self._extra(op, n)
+        positions = tuple([i for i, o in enumerate(operands) if self.is_batched(o)] + closed_pos)
+        key = "pred" if op.op == "cond" else "index"
+        steer = op.statics[key]
+        steered = steer in self.batched
+        if not positions and not steered:
+            self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        fns = [self.batched_callee(fn, positions, 0)[0] for fn in op.callee]
+        args = ", ".join([self.batched_src(o) if i in positions else _src(o)
+                          for i, o in enumerate(operands)] + extra)
+        if not steered:
+            if op.op == "cond":
+                call = f"lax.cond({steer}, {fns[0]}, {fns[1]}, {args})"
+            else:
+                call = f"lax.switch({steer}, [{', '.join(fns)}], {args})"
+        elif op.op == "cond":       # a predicate per example: both branches, then a select
+            call = f"select_batched({steer}, {fns[0]}({args}), {fns[1]}({args}))"
+        else:
+            call = f"choose_batched({steer}, [{', '.join(f'{f}({args})' for f in fns)}])"
+        self._assign(op, call)
+
+    cf_switch = cf_cond
+
+    def _carry(self, op, body, positions_of, out_item=None):
+        """Whether a loop's carry is batched: if it enters batched or the body (batched in the
+        other inputs) makes it batched."""
+        carry_b = self.is_batched(op.operands["init"])
+        for _ in range(2):
+            _, flags = self.batched_callee(body, positions_of(carry_b), "free")
+            out = flags[out_item] if out_item is not None and isinstance(flags, tuple) else flags
+            out = any(out) if isinstance(out, tuple) else out
+            if carry_b or not out:
+                return carry_b
+            carry_b = True
+        return carry_b
+
+    def _init(self, op, carry_b):
+        init = op.operands["init"]
+        return self.batched_src(init) if carry_b else _src(init)
+
+    def cf_fori_loop(self, op):
+        extra, closed_pos = self._extra(op, 2)
+        body = op.callee[0]
+
+        def positions(carry_b):
+            return tuple(([1] if carry_b else []) + closed_pos)
+        carry_b = self._carry(op, body, positions)
+        if not positions(carry_b):
+            self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        name, _ = self.batched_callee(body, positions(carry_b), 0 if carry_b else None)
+        i, c = self.names.fresh("i"), self.names.fresh("carry")
+        st = op.statics
+        call = (f"lax.fori_loop({st['lower']}, {st['upper']}, lambda {i}, {c}: "
+                f"{name}({', '.join([i, c] + extra)}), {self._init(op, carry_b)})")
+        self._assign(op, call, carry_b)
+
+    def cf_while_loop(self, op):
+        extra, closed_pos = self._extra(op, 1)
+        cond_fn, body = op.callee
+        carry_b = self.is_batched(op.operands["init"])
+
+        def positions(carry_b):
+            return tuple(([0] if carry_b else []) + closed_pos)
+        for _ in range(3):          # pred batched -> carry batched -> ... (a fixpoint)
+            _, pred_b = self.batched_callee(cond_fn, positions(carry_b), "free")
+            _, body_b = self.batched_callee(body, positions(carry_b), "free")
+            grown = carry_b or pred_b or body_b
+            if grown == carry_b:
+                break
+            carry_b = grown
+        if not positions(carry_b):
+            self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        cond_name, pred_b = self.batched_callee(cond_fn, positions(carry_b), "free")
+        body_name, _ = self.batched_callee(body, positions(carry_b), 0 if carry_b else None)
+        c = self.names.fresh("carry")
+        args = ", ".join([c] + extra)
+        if pred_b:      # run while any example continues; the finished ones keep their carry
+            call = (f"lax.while_loop(lambda {c}: any_example({cond_name}({args})), "
+                    f"lambda {c}: select_batched({cond_name}({args}), {body_name}({args}), {c}), "
+                    f"{self._init(op, carry_b)})")
+        else:
+            call = (f"lax.while_loop(lambda {c}: {cond_name}({args}), lambda {c}: "
+                    f"{body_name}({args}), {self._init(op, carry_b)})")
+        self._assign(op, call, carry_b)
+
+    def cf_scan(self, op):
+        extra, closed_pos = self._extra(op, 2)
+        body = op.callee[0]
+        xs = op.operands["xs"]
+        xs_b = self.is_batched(xs)
+
+        def positions(carry_b):
+            return tuple(([0] if carry_b else []) + ([1] if xs_b else []) + closed_pos)
+        carry_b = self._carry(op, body, positions, 0)
+        if not positions(carry_b):
+            self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        _, flags = self.batched_callee(body, positions(carry_b), "free")
+        y_b = flags[1] if isinstance(flags, tuple) and len(flags) == 2 else flags
+        y_b = any(y_b) if isinstance(y_b, tuple) else y_b
+        if len(op.targets) != 2 or not isinstance(flags, tuple):
+            carry_b = y_b = carry_b or y_b      # one name for the pair: both batched or neither
+            out_axes = 0 if carry_b else None
+        else:
+            out_axes = (0 if carry_b else None, 0 if y_b else None)
+        name, _ = self.batched_callee(body, positions(carry_b), out_axes)
+        c, x = self.names.fresh("carry"), self.names.fresh("x")
+        xs_src = f"batch_second({_src(xs)})" if xs_b else _src(xs)
+        kw = "".join(f", {k}={op.statics[k]}" for k in ("length", "reverse", "unroll")
+                     if k in op.statics)
+        call = (f"lax.scan(lambda {c}, {x}: {name}({', '.join([c, x] + extra)}), "
+                f"{self._init(op, carry_b)}, {xs_src}{kw})")
+        if len(op.targets) == 2:
+            carry, ys = op.targets
+            ys_t = self.names.fresh(f"{ys}_t") if y_b else ys
+            self.emit_batched(f"{carry}, {ys_t} = {call}")
+            if y_b:
+                self.emit(f"{ys} = batch_first({ys_t})")
+                self.batched.add(ys)
+            if carry_b:
+                self.batched.add(carry)
+            return
+        out = op.targets[0]
+        if not y_b:
+            self._assign(op, call, False)
+            return
+        pair = self.names.fresh("scan_pair")
+        self.emit_batched(f"{pair} = {call}")
+        self.emit(f"{out} = ({pair}[0], batch_first({pair}[1]))")
+        self.batched.add(out)
+
+    def cf_map(self, op):
+        extra, closed_pos = self._extra(op, 1)
+        xs = op.operands["xs"]
+        xs_b = self.is_batched(xs)
+        positions = tuple(([0] if xs_b else []) + closed_pos)
+        if not positions:
+            self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+            return
+        name, _ = self.batched_callee(op.callee[0], positions, 0)
+        x = self.names.fresh("x")
+        xs_src = f"batch_second({_src(xs)})" if xs_b else _src(xs)
+        ys = self.names.fresh(f"{op.targets[0]}_t")
+        self.emit_batched(f"{ys} = lax.map(lambda {x}: {name}({', '.join([x] + extra)}), "
+                          f"{xs_src})")
+        self._assign(op, f"batch_first({ys})")
+
+
+# shape queries written per example (transformer/normalize.py): Python numbers too
+_PER_EXAMPLE_QUERY = re.compile(r"^(\w+\.shape\[1:\]\[[^\]]*\]|\(\w+\.ndim - 1\)|"
+                                r"\w+\.shape\[-?\d+\]|example_size\(\w+\))$")
+
+
+def _is_literal_number(o):
+    """A Python number: a literal, or a shape query (x.shape[0], per example or not)."""
+    return _is_number_literal(o) or isinstance(o, ir.Expr) and bool(
+        _PER_EXAMPLE_QUERY.match(o.src.replace(" ", "").replace("-1", " - 1")))
+
+
+def _literal(src):
+    try:
+        return ast.literal_eval(src)
+    except (ValueError, SyntaxError):
+        return ...
+
+
+def _at_least(a, b):
+    """Whether rank a is known to be at least rank b."""
+    if a is None or b is None:
+        return False
+    return (a[0] == b[0] or b[0] is None and a[0] is None) and a[1] >= b[1]
+
+
+def _indexed_rank(rank, idx):
+    """The rank after indexing with `idx` (ints drop an axis, None adds one, slices keep)."""
+    try:
+        node = ast.parse(f"_[{idx}]", mode="eval").body.slice
+    except SyntaxError:
+        return None
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    k = rank[1]
+    for part in parts:
+        if isinstance(part, ast.Slice) or isinstance(part, ast.Constant) and part.value is ...:
+            continue
+        if isinstance(part, ast.Constant) and part.value is None:
+            k += 1
+        elif isinstance(part, ast.Constant) and isinstance(part.value, int) or \
+                isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant):
+            k -= 1
+        else:
+            return None
+    return (rank[0], k)
+
+
+def _is_int(src):
+    try:
+        return isinstance(ast.literal_eval(src), int)
+    except (ValueError, SyntaxError):
+        return False
+
+
+def _src(o):
+    if isinstance(o, ir.Seq) and o.kind == "dict":
+        return "{" + ", ".join(f"{k}: {_src(v)}" for k, v in zip(o.keys, o.items)) + "}"
+    return _plain_src(o)
+
+
+def _defined_in(stmts):
+    from secant.ad.reverse import _defined_in as defined
+    return defined(stmts)
+
+
+def _shift_axis(src, kind, main):
+    """Source of an axis argument of one example's op, as the batched op's (batch axis 0)."""
+    try:
+        value = ast.literal_eval(src)
+    except (ValueError, SyntaxError):
+        return f"batch_axis({src}, {main})"
+    if value is None:
+        return f"tuple(range(1, {main}.ndim))" if kind == "reduce" else "None"
+    if isinstance(value, int):
+        return str(value + 1) if value >= 0 else src
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        shifted = tuple(v + 1 if v >= 0 else v for v in value)
+        return repr(shifted)
+    return f"batch_axis({src}, {main})"
+
+
+def _batched_index(idx):
+    """An index of one example as the batch's: `:, <idx>` where the index is written out (a
+    tuple, a slice, a number), `batch_index(idx)` where it is a value that may be a tuple."""
+    try:
+        node = ast.parse(f"_[{idx}]", mode="eval").body.slice
+    except SyntaxError:
+        return f"batch_index({idx})"
+    if isinstance(node, (ast.Tuple, ast.Slice, ast.Constant, ast.UnaryOp, ast.List)):
+        return f":, {idx}"
+    return f"batch_index({idx})"
+
+
+def _flags(b, value):
+    """Which outputs are batched: a bool, or a tuple of them for a returned tuple."""
+    if isinstance(value, ir.Seq):
+        return tuple(b.is_batched(i) for i in value.items)
+    return b.is_batched(value)
+
+
+def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):
+    """(source lines, the batched parameters' out flags) of the batched `fn` (ir.Function).
+
+    batched: parameter names batched, in_axes: their batch axes (moved to 0 on entry);
+    out_axes: an int or None for every output, a tuple of them for a returned tuple, or "free"
+    (outputs as they come; the flags say which are batched)."""
+    size = names.fresh("batch_size")
+    b = BatchBuilder(fn, names, batched_callee, axis_name, size)
+    for p in batched:
+        axis = in_axes.get(p, 0)
+        if axis != 0:
+            b.emit(f"{p} = snp.moveaxis({p}, {axis}, 0)")
+        b.batched.add(p)
+        b.ranks[p] = (p, 0)
+    if batched:
+        b.emit(f"{size} = batch_size_of({batched[0]})")
+    elif axis_size is not None:
+        b.emit(f"{size} = {int(axis_size)}")
+    b.block(fn.body)
+    if b.lines:
+        b.lines.append(Line("", 1, "blank"))
+    b.origin = fn.result.origin
+    result = fn.result.value
+    flags = _flags(b, result)
+    if out_axes == "free":
+        ret = _src(result)
+    elif isinstance(out_axes, tuple):
+        if not isinstance(result, ir.Seq) or len(result.items) != len(out_axes):
+            raise BatchingError("out_axes is a tuple of the wrong length for the outputs",
+                                fn.result.origin)
+        parts = [_output(b, item, axis) for item, axis in zip(result.items, out_axes)]
+        ret = f"({parts[0]},)" if len(parts) == 1 else ", ".join(parts)
+    else:
+        ret = _output(b, result, out_axes)
+    b.lines.append(Line(f"return {ret}", 1, origin=fn.result.origin))
+    return _dead_code_eliminated(b.lines), flags
+
+
+def _output(b, value, axis):
+    if axis is None:
+        if b.is_batched(value):
+            raise BatchingError("vmap has out_axes=None for an output that is batched (it "
+                                "differs from example to example); give it an int out_axis",
+                                b.origin)
+        return _src(value)
+    src = b.batched_src(value)
+    return src if axis == 0 else f"snp.moveaxis({src}, 0, {axis})"

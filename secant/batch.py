@@ -1,0 +1,230 @@
+"""vmap: a function that maps `fun` over an axis of its arguments, as JAX's, written as a new,
+readable Python function (batching/vectorize.py) once per (function, batched arguments, axes).
+
+The wrapper checks the arguments (in_axes against their structure, one batch size), moves the
+batch axis of pytree arguments whose leaves have different axes itself, and calls the generated
+function, which moves each array argument's batch axis to 0 on entry and to out_axes on exit.
+"""
+import functools
+import inspect
+from collections import namedtuple
+
+import numpy as np
+
+from secant import tree_util
+from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.tracer import active_trace
+
+# what one generated batched function is specialised on (part of its cache key):
+# in_axes: ((parameter position, axis), ...) for the batched parameters whose axis is not 0;
+# out_axes: an int or None for every output, a tuple of them per returned item, or "free"
+BatchOptions = namedtuple("BatchOptions", "in_axes out_axes axis_name axis_size")
+
+
+def _check_axes_spec(in_axes, out_axes):
+    if isinstance(in_axes, list):
+        raise SecantTypeError("vmap in_axes must be an int, None, or a tuple of entries "
+                              "corresponding to the positional arguments passed to the function, "
+                              f"but got {in_axes!r}{where()}")
+    for leaf in tree_util.tree_leaves((in_axes, out_axes)):
+        if not isinstance(leaf, int) or isinstance(leaf, bool):
+            raise SecantTypeError("vmap in_axes and out_axes must hold ints or None, got "
+                                  f"{leaf!r}{where()}")
+
+
+def _positional_params(fun):
+    try:
+        return [p for p in inspect.signature(fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _broadcast_prefix(axes, arg, what):
+    """One axis (int or None) per leaf of `arg`, from `axes`, a prefix of arg's structure."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(tree_util.tree_leaves(arg))
+    out = []
+    try:
+        subtrees = tree_util.tree_structure(axes, is_leaf=lambda a: a is None).flatten_up_to(arg)
+    except (ValueError, TypeError) as e:
+        raise SecantValueError(f"vmap in_axes specification must be a tree prefix of the "
+                               f"corresponding value, got specification {axes!r} for value tree "
+                               f"{tree_util.tree_structure(arg)} ({what}): {e}{where()}") from None
+    for ax, sub in zip(tree_util.tree_leaves(axes, is_leaf=lambda a: a is None), subtrees):
+        out += [ax] * len(tree_util.tree_leaves(sub))
+    return out
+
+
+def _describe(x):
+    from secant.numpy.conversion import dtype_weak
+    return f"{dtype_weak(x)[0].name}{list(np.shape(x))}"
+
+
+class _Plan:
+    """How one call is batched: per positional argument its batch axis (int, None, or "tree":
+    the wrapper moved its leaves to 0), the keyword arguments' names, and the batch size."""
+
+    def __init__(self, args, kwargs, in_axes, fun_name, axis_size):
+        if isinstance(in_axes, tuple):
+            if len(in_axes) != len(args):
+                raise SecantValueError(
+                    f"vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                    f"the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(in_axes)}, len(args)={len(args)}{where()}")
+            per_arg = list(in_axes)
+        else:
+            per_arg = [in_axes] * len(args)
+        self.axes, self.leaf_axes, sizes = [], [], []
+        for i, (arg, axes) in enumerate(zip(args, per_arg)):
+            leaves = tree_util.tree_leaves(arg)
+            leaf_axes = _broadcast_prefix(axes, arg, f"argument {i}")
+            for leaf, ax in zip(leaves, leaf_axes):
+                if ax is None:
+                    continue
+                nd = np.ndim(leaf)
+                if not -nd <= ax < nd:
+                    raise SecantValueError(
+                        f"vmap was requested to map its argument along axis {ax}, which implies "
+                        f"that its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is "
+                        f"only {nd} (its shape is {np.shape(leaf)}){where()}")
+                sizes.append((np.shape(leaf)[ax], i, leaf, ax))
+            self.leaf_axes.append(leaf_axes)
+            uniform = set(leaf_axes)
+            if not leaves or uniform == {None}:
+                self.axes.append(None)
+            elif len(uniform) == 1 and tree_util.treedef_is_leaf(tree_util.tree_structure(arg)):
+                self.axes.append(leaf_axes[0])
+            else:
+                self.axes.append("tree")
+        for k, v in kwargs.items():     # keyword arguments are batched at axis 0, as in JAX
+            for leaf in tree_util.tree_leaves(v):
+                if np.ndim(leaf) == 0:
+                    raise SecantValueError(f"vmap maps keyword argument {k} along axis 0, but "
+                                           f"it is a scalar{where()}")
+                sizes.append((np.shape(leaf)[0], k, leaf, 0))
+        distinct = {s for s, *_ in sizes}
+        if len(distinct) > 1:
+            lines = "\n".join(
+                f"  argument {i if isinstance(i, str) else i} of type {_describe(leaf)} had axis "
+                f"{ax} of size {s}" for s, i, leaf, ax in sizes)
+            raise SecantValueError(f"vmap got inconsistent sizes for the array axes to be mapped:"
+                                   f"\n{lines}{where()}")
+        if not sizes and axis_size is None:
+            raise SecantValueError("vmap must have at least one non-None value in in_axes, or "
+                                   f"be given axis_size{where()}")
+        self.size = distinct.pop() if distinct else int(axis_size)
+        if axis_size is not None and self.size != axis_size:
+            raise SecantValueError(f"vmap got axis_size={axis_size} but the mapped axes have "
+                                   f"size {self.size}{where()}")
+
+
+def _move_leaves(arg, leaf_axes, size):
+    """A pytree argument with every leaf's batch axis at 0 (unmapped leaves broadcast)."""
+    import secant.numpy as snp
+    leaves, treedef = tree_util.tree_flatten(arg)
+    out = [snp.broadcast_to(leaf, (size,) + np.shape(leaf)) if ax is None
+           else snp.moveaxis(snp.asarray(leaf), ax, 0) for leaf, ax in zip(leaves, leaf_axes)]
+    return treedef.unflatten(out)
+
+
+def _out_spec(out_axes):
+    """out_axes as the generated function takes it (int, None or a tuple of them), or None
+    when the wrapper moves them itself (a deeper pytree)."""
+    if out_axes is None or isinstance(out_axes, int):
+        return out_axes
+    if isinstance(out_axes, tuple) and all(a is None or isinstance(a, int) for a in out_axes):
+        return out_axes
+    return 0
+
+
+def _move_out(out, out_axes):
+    """Outputs moved to a pytree of out_axes (the generated function returned axis 0)."""
+    import secant.numpy as snp
+    leaves, treedef = tree_util.tree_flatten(out)
+    axes = _broadcast_prefix(out_axes, out, "the outputs")
+    return treedef.unflatten(
+        [leaf if ax is None or ax == 0 else snp.moveaxis(leaf, 0, ax)
+         for leaf, ax in zip(leaves, axes)])
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+    """A function mapping `fun` over an axis of its arguments (JAX's vmap): in_axes says which
+    axis of each argument (an int, None for an unmapped argument, or a pytree like the
+    arguments), out_axes where the mapped axis goes in the outputs; keyword arguments are mapped
+    over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
+    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _unwrap,
+                                   generate, staged)
+    _check_axes_spec(in_axes, out_axes)
+    if not callable(fun):
+        raise SecantTypeError(f"vmap expects a callable, got {fun!r}{where()}")
+    base = _op_function(fun)
+    params = _positional_params(_unwrap(base)) or []
+    names = [p.name for p in params]
+
+    def gen_for(plan, kw_names, tracing):
+        positions, moved = [], []
+        for i, ax in enumerate(plan.axes):
+            if ax is None:
+                continue
+            positions.append(i)
+            if isinstance(ax, int) and ax != 0:
+                moved.append((i, ax))
+        for k in kw_names:
+            if k not in names:
+                raise SecantTypeError(f"vmap of {getattr(fun, '__name__', fun)}: keyword "
+                                      f"argument {k} is not a positional parameter{where()}")
+            positions.append(names.index(k))
+        options = BatchOptions(tuple(moved), _out_spec(out_axes), axis_name,
+                               plan.size if not positions else None)
+        target = _op_function(staged(fun)) if tracing else base
+        return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
+                        batch=options)
+
+    @functools.wraps(fun)
+    def batched(*args, **kwargs):
+        args = _as_arrays(args, ())          # NumPy arrays become secant arrays, as in JAX
+        kwargs = dict(zip(kwargs, _as_arrays(tuple(kwargs.values()), ())))
+        plan = _Plan(args, kwargs, in_axes, getattr(fun, "__name__", "f"), axis_size)
+        args = tuple(_move_leaves(a, la, plan.size) if ax == "tree" else a
+                     for a, ax, la in zip(args, plan.axes, plan.leaf_axes))
+        plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
+        try:
+            gen = gen_for(plan, sorted(kwargs), active_trace() is not None)
+            out = gen(*args, **kwargs)
+        except Exception as e:
+            _note_user_lines(e)
+            raise
+        if _out_spec(out_axes) != out_axes:
+            out = _move_out(out, out_axes)
+        return out
+
+    def default_gen(tracing=False):
+        """The batched function for positional arguments mapped as in_axes says (what
+        secant.source shows, and what another transform reads)."""
+        if not isinstance(in_axes, (int, tuple)) and in_axes is not None:
+            return None
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
+        if len(axes) != len(names) or any(not (a is None or isinstance(a, int)) for a in axes):
+            return None
+        if all(a is None for a in axes) and axis_size is None:
+            return None
+        plan = _Plan.__new__(_Plan)
+        plan.axes, plan.size = list(axes), axis_size
+        return gen_for(plan, [], tracing)
+
+    try:
+        gen = default_gen()
+    except Exception:           # reported when the function is called, as JAX does
+        gen = None
+    if gen is not None:
+        batched.__secant_generated__ = gen
+        batched.__wrapped__ = gen
+        batched.__name__ = batched.__qualname__ = gen.__name__
+    batched.__secant_staged__ = lambda: default_gen(True) or batched
+    batched.__secant_vmap__ = True
+    return batched
+
+
+vmap.__secant_factory__ = True      # `vmap(f, ...)(x)` in code a transform reads is read as the
+                                    # call of the generated batched function
