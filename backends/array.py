@@ -13,7 +13,8 @@ class Array:
     device buffer, copied to the host only when asked (`np.asarray(x)`, printing, eager ops), so
     handing them back to a jitted function costs no transfer.
     """
-    __slots__ = ("_npy", "_buf", "_aval", "weak_type", "__weakref__")
+    __slots__ = ("_npy", "_buf", "_aval", "weak_type", "_committed", "_sharded", "_shard_axis",
+                 "__weakref__")
     __array_priority__ = 100
 
     # --- construction -------------------------------------------------------------------------
@@ -26,16 +27,32 @@ class Array:
         self._npy = value
         self._buf = None
         self._aval = None
-        self.weak_type = weak
+        self.weak_type = weak     # (_committed and _sharded stay unset: the eager hot path)
         return self
 
     @classmethod
-    def _from_buffer(cls, buf, aval):
+    def _from_buffer(cls, buf, aval, committed=False):
         self = object.__new__(cls)
         self._npy = None
         self._buf = buf
         self._aval = aval
         self.weak_type = aval.weak_type
+        self._committed = committed
+        self._sharded = None
+        return self
+
+    @classmethod
+    def _from_shards(cls, sharded, aval, axis=0):
+        """An array split over several devices along `axis` (pmap's outputs): a
+        runtime.ShardedBuffer whose shard k is `index k along axis` of this array."""
+        self = object.__new__(cls)
+        self._npy = None
+        self._buf = None
+        self._aval = aval
+        self.weak_type = aval.weak_type
+        self._committed = True
+        self._sharded = sharded
+        self._shard_axis = axis
         return self
 
     def __init__(self, *a, **k):
@@ -46,7 +63,14 @@ class Array:
         v = self._npy
         if v is None:
             from secant.backends import runtime
-            v = self._npy = runtime.to_numpy(self._buf, self._aval.dtype)
+            if self._buf is None:     # split over devices: assembled from its shards, once
+                dt = self._aval.dtype
+                v = np.stack([runtime.to_numpy(b, dt) for b in self._sharded.shards],
+                             axis=self._shard_axis)
+                v.flags.writeable = False
+                self._npy = v
+            else:
+                v = self._npy = runtime.to_numpy(self._buf, self._aval.dtype)
         return v
 
     @property
@@ -87,21 +111,56 @@ class Array:
     def copy(self):
         return Array._wrap(self._value().copy(), self.weak_type)
 
+    def _sharded_buffer(self):
+        return getattr(self, "_sharded", None)
+
     def block_until_ready(self):
         if self._buf is not None:
             self._buf.block_until_ready()
+        elif self._sharded_buffer() is not None:
+            self._sharded.block_until_ready()
         return self
 
     def is_ready(self):
+        if self._sharded_buffer() is not None:
+            return self._sharded.is_ready()
         return self._buf is None or self._buf.is_ready()
 
     def devices(self):
         from secant.backends import runtime
+        if self._sharded_buffer() is not None:
+            return set(self._sharded.devices)
         return {runtime.device_of(self._buf) if self._buf is not None else runtime.default_device()}
 
     @property
     def device(self):
+        if self._sharded_buffer() is not None:
+            raise SecantTypeError("this array is split over several devices (a pmap output): "
+                                  "use .devices(), or .addressable_shards for each shard"
+                                  + where())
         return next(iter(self.devices()))
+
+    @property
+    def committed(self):
+        """True when the array was placed on its device(s) on purpose (device_put with a device,
+        or computed from such arrays): jit then runs where it lives."""
+        return getattr(self, "_committed", False)
+
+    @property
+    def sharding_devices(self):
+        """The devices of a pmap output, in shard order (None for one-device arrays)."""
+        sb = self._sharded_buffer()
+        return None if sb is None else list(sb.devices)
+
+    @property
+    def addressable_shards(self):
+        """One single-device Array per device: shard k is index k of the sharded axis."""
+        sb = self._sharded_buffer()
+        if sb is None:
+            return [self]
+        from secant.backends.core import ShapedArray
+        aval = ShapedArray(sb.aval.shape, sb.aval.dtype, self.weak_type)
+        return [Array._from_buffer(b, aval, True) for b in sb.shards]
 
     def _device_buffer(self, device):
         """The buffer to hand to an executable on `device` (None when it must be put first)."""

@@ -1,7 +1,8 @@
 """secant.config: process-wide switches, as `jax.config` (`config.update("enable_x64", True)`)."""
 import os
+import sys
 
-from secant.backends.errors import SecantValueError
+from secant.backends.errors import SecantError, SecantValueError, where
 
 
 def _env_flag(*names):
@@ -16,6 +17,9 @@ class Config:
     def __init__(self):
         self._values = {
             "enable_x64": _env_flag("SECANT_ENABLE_X64", "JAX_ENABLE_X64"),
+            # CPU devices of the PJRT client (None: XLA_FLAGS' host device count, else 1); read
+            # once, when the client is created
+            "num_cpu_devices": None,
         }
         self._listeners = []
 
@@ -23,6 +27,8 @@ class Config:
         name = name[4:] if name.startswith("jax_") else name
         if name not in self._values:
             raise SecantValueError(f"unknown config option {name!r}; known: {sorted(self._values)}")
+        if name == "num_cpu_devices":
+            _check_num_cpu_devices(value)
         self._values[name] = value
         for fn in self._listeners:
             fn(name, value)
@@ -39,6 +45,21 @@ class Config:
         if key in values:
             return values[key]
         raise AttributeError(name)
+
+
+def _check_num_cpu_devices(value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise SecantValueError(f"num_cpu_devices must be a positive int, got {value!r}" + where())
+    runtime = sys.modules.get("secant.backends.runtime")
+    if runtime is not None and runtime.client_created():
+        have = len(runtime.client().devices())
+        if value != have:
+            raise SecantError(
+                f"num_cpu_devices cannot change to {value} after the devices were created (this "
+                f"process has {have}): set it before the first secant.devices(), jit or device "
+                "call, e.g. right after `import secant`, or set XLA_FLAGS="
+                f"--xla_force_host_platform_device_count={value} before starting Python"
+                + where())
 
 
 config = Config()

@@ -18,7 +18,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
-from secant.backends.errors import SecantError  # noqa: E402
+from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
 _COPY = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
@@ -48,15 +48,45 @@ class _SingleDeviceSharding(xc.SingleDeviceSharding):
         return self._REPLICATED
 
 
+class _MultiDeviceSharding(xc.GSPMDSharding):
+    # replica-style (pmap) arrays: one buffer per device, the per-device shape as the aval
+    memory_kind = None
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return self._hlo_sharding
+
+
 # --- client and devices ------------------------------------------------------------------------
 _client = None
 _shardings = {}
+_FORCE_FLAG = "--xla_force_host_platform_device_count="
+
+
+def requested_cpu_devices():
+    """How many CPU devices the client gets: secant.config's num_cpu_devices when set, else
+    XLA_FLAGS=--xla_force_host_platform_device_count=N (as JAX), else 1."""
+    from secant.backends.config import config
+    n = config.read("num_cpu_devices")
+    if n is not None:
+        return int(n)
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith(_FORCE_FLAG):
+            try:
+                return max(1, int(flag[len(_FORCE_FLAG):]))
+            except ValueError:
+                raise SecantError(f"XLA_FLAGS: bad value in {flag!r}; expected "
+                                  f"{_FORCE_FLAG}<positive integer>") from None
+    return 1
+
+
+def client_created():
+    return _client is not None
 
 
 def client():
     global _client
     if _client is None:
-        _client = xc.make_cpu_client(asynchronous=True, num_devices=1)
+        _client = xc.make_cpu_client(asynchronous=True, num_devices=requested_cpu_devices())
     return _client
 
 
@@ -149,6 +179,163 @@ def verify(text):
             raise StableHLOError("secant emitted StableHLO that does not verify (a secant bug, "
                                  "please report it):\n  " + "\n  ".join(msgs)) from None
     return module
+
+
+class ShardedBuffer:
+    """One logical array spread over several devices, one buffer per device, in `devices` order
+    (a pmap input or output). `aval` is the per-device (shard) aval; `_global` is the
+    multi-device jaxlib array an executable takes and returns, assembled when first needed."""
+    __slots__ = ("devices", "aval", "_global", "_shards")
+
+    def __init__(self, devices, aval, global_array=None, shards=None):
+        self.devices = devices
+        self.aval = aval
+        self._global = global_array
+        self._shards = shards
+
+    @property
+    def shards(self):
+        s = self._shards
+        if s is None:
+            s = self._shards = list(self._global._arrays)
+        return s
+
+    def block_until_ready(self):
+        if self._global is not None:
+            self._global.block_until_ready()
+        else:
+            for s in self._shards:
+                s.block_until_ready()
+
+    def is_ready(self):
+        if self._global is not None:
+            return self._global.is_ready()
+        return all(s.is_ready() for s in self._shards)
+
+
+_device_lists = {}
+
+
+def _multi_sharding(devices):
+    s = _device_lists.get(devices)
+    if s is None:
+        s = _device_lists[devices] = _MultiDeviceSharding(xc.DeviceList(devices),
+                                                          xc.HloSharding.replicate())
+    return s
+
+
+def _check_distinct(devices, what):
+    seen = set()
+    for i, d in enumerate(devices):
+        if d.id in seen:
+            raise SecantValueError(f"{what}: several shards on device {d} (shard {i} and an "
+                                   f"earlier one); each shard must be on its own device"
+                                   + where())
+        seen.add(d.id)
+
+
+def put_sharded(values, devices):
+    """Copy one host shard onto each device: a ShardedBuffer (values share shape and dtype)."""
+    devices = tuple(devices)
+    if len(values) != len(devices):
+        raise SecantValueError(f"device_put_sharded: {len(values)} shards for {len(devices)} "
+                               "devices; give one shard per device" + where())
+    _check_distinct(devices, "device_put_sharded")
+    values = [np.asarray(v) for v in values]
+    v0 = values[0]
+    for i, v in enumerate(values):
+        if v.shape != v0.shape or v.dtype != v0.dtype:
+            raise SecantValueError(f"device_put_sharded: shard {i} is {v.dtype.name}"
+                                   f"{list(v.shape)}, shard 0 is {v0.dtype.name}"
+                                   f"{list(v0.shape)}; all shards must agree" + where())
+    return ShardedBuffer(devices, Aval(v0.shape, v0.dtype),
+                         shards=[put(v, d) for v, d in zip(values, devices)])
+
+
+class ReplicatedExecutable:
+    """A program compiled once for several devices with num_replicas = N (pmap's per-device
+    program, replica style): replica r runs on devices[r] and reads stablehlo.replica_id r.
+
+    jaxlib does not check multi-device inputs: a shard on the wrong device, or shards in the
+    wrong order, crashes the interpreter (SIGSEGV, shared/notes/pjrt.md section 4), and it reads
+    buffers of the right byte size whatever their shape or dtype. So every call validates the
+    number of shards, their devices (distinct, in this executable's order) and their shapes and
+    dtypes first, and raises SecantValueError naming the user's line instead."""
+
+    def __init__(self, text, in_avals, out_avals, devices):
+        self.devices = tuple(devices)
+        n = len(self.devices)
+        _check_distinct(self.devices, "pmap devices")
+        self.in_avals = [Aval(a.shape, a.dtype) for a in in_avals]
+        verify(text)
+        opts = xc.CompileOptions()
+        opts.num_replicas = n
+        opts.num_partitions = 1
+        opts.device_assignment = xc.DeviceAssignment.create(
+            np.array([d.id for d in self.devices]).reshape(n, 1))
+        try:
+            self.exe = client().compile_and_load(text, xc.DeviceList(self.devices), opts)
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(f"XLA failed to compile the program: {e}") from None
+        if [d.id for d in self.exe.local_devices()] != [d.id for d in self.devices]:
+            raise SecantError("XLA assigned the replicas to devices "
+                              f"{self.exe.local_devices()}, not {list(self.devices)}")
+        self.sharding = _multi_sharding(self.devices)
+        self.out_avals = [Aval(a.shape, a.dtype) for a in out_avals]
+        self.handlers = [xc.array_result_handler(a, self.sharding, True, True)
+                         for a in self.out_avals]
+
+    def check(self, args):
+        """Raise SecantValueError unless `args` (ShardedBuffers) fit this executable exactly."""
+        if len(args) != len(self.in_avals):
+            raise SecantValueError(f"the pmapped program takes {len(self.in_avals)} arrays, got "
+                                   f"{len(args)}" + where())
+        devs = self.devices
+        for i, (a, av) in enumerate(zip(args, self.in_avals)):
+            if not isinstance(a, ShardedBuffer):
+                raise SecantValueError(f"argument {i} of the pmapped program is not split over "
+                                       "devices (a single-device buffer where one shard per "
+                                       "device is expected)" + where())
+            if a.devices is not devs:
+                if len(a.devices) != len(devs):
+                    raise SecantValueError(
+                        f"argument {i}: {len(a.devices)} shards, but the program runs on "
+                        f"{len(devs)} devices; it needs exactly one shard per device" + where())
+                _check_distinct(a.devices, f"argument {i}")
+                ids = [d.id for d in a.devices]
+                want = [d.id for d in devs]
+                if ids != want:
+                    what = ("devices out of order" if sorted(ids) == sorted(want)
+                            else "shards on other devices")
+                    raise SecantValueError(
+                        f"argument {i}: {what}: its shards are on devices {ids}, but the "
+                        f"program runs on devices {want} in that order" + where())
+            if a.aval.shape != av.shape or a.aval.dtype != av.dtype:
+                raise SecantValueError(
+                    f"argument {i}: shards of {a.aval.dtype.name}{list(a.aval.shape)}, but the "
+                    f"program expects {av.dtype.name}{list(av.shape)} per device" + where())
+            if a._global is None:
+                # every shard must really sit on its device (a buffer moved or built by hand)
+                for k, (buf, d) in enumerate(zip(a._shards, devs)):
+                    if device_of(buf).id != d.id:
+                        raise SecantValueError(
+                            f"argument {i}: shard {k} is on {device_of(buf)}, expected {d}"
+                            + where())
+
+    def __call__(self, args):
+        """ShardedBuffers in (validated first), ShardedBuffers out (one per output)."""
+        self.check(args)
+        bufs = []
+        for a in args:
+            g = a._global
+            if g is None:
+                g = a._global = xc.ArrayImpl(a.aval, self.sharding, list(a._shards), True, True)
+            bufs.append(g)
+        outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        return [ShardedBuffer(self.devices, av, o) for o, av in zip(outs, self.out_avals)]
+
+    def as_hlo_text(self):
+        return self.exe.hlo_modules()[0].to_string()
 
 
 class Executable:

@@ -148,15 +148,16 @@ class Trace:
             return [Tracer(self, o, r, self.body) for o, r in zip(outs, res)]
         return Tracer(self, outs[0], res, self.body)
 
-    def module(self, outs):
-        """The module text for `outs` (a flat list of Tracers or concrete values)."""
+    def module(self, outs, num_replicas=1, kind="jit"):
+        """The module text for `outs` (a flat list of Tracers or concrete values); pmap's
+        per-device program says num_replicas = its device count."""
         outs = [self.lift(o) for o in outs]
         args = ", ".join(f"{p.name}: {ttype(p.aval)}" for p in self.params)
         res_types = ", ".join(ttype(o.aval) for o in outs)
         ret = f"    return {', '.join(o.name for o in outs)} : {res_types}" if outs else "    return"
         body = self.body.text()
-        text = (f"module @jit_{self.name} attributes {{mhlo.num_partitions = 1 : i32, "
-                f"mhlo.num_replicas = 1 : i32}} {{\n"
+        text = (f"module @{kind}_{self.name} attributes {{mhlo.num_partitions = 1 : i32, "
+                f"mhlo.num_replicas = {int(num_replicas)} : i32}} {{\n"
                 f"  func.func public @main({args}) -> ({res_types}) {{\n"
                 + (body + "\n" if body else "") + ret + "\n  }\n}\n")
         return text, [o.aval for o in outs]

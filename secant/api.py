@@ -9,7 +9,7 @@ from secant.backends import dtypes, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
 from secant.backends.core import ShapedArray, Tracer
-from secant.backends.errors import SecantError, SecantTypeError, SecantValueError
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.tracer import Trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
@@ -62,7 +62,7 @@ class _InlineCall(Exception):
 class _Compiled:
     """One traced and compiled signature: the executable and how to feed and unpack it."""
     __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device", "_putters",
-                 "_single_out", "_check_device", "_execute", "_handlers")
+                 "_single_out", "_check_device", "_execute", "_handlers", "_placed")
 
     def __init__(self, exe, text, in_avals, out_avals, out_tree):
         self.exe = exe
@@ -75,8 +75,42 @@ class _Compiled:
         self._single_out = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
         self._check_device = not runtime.single_device()
         self._execute, self._handlers = exe.exe.execute_sharded, exe.handlers
+        self._placed = {exe.device: self}
+
+    def _on(self, device):
+        """This signature compiled for `device` (one executable per device it runs on)."""
+        c = self._placed.get(device)
+        if c is None:
+            c = self._placed[device] = _Compiled(_executable(self.text, self.out_avals, device),
+                                                 self.text, self.in_avals, self.out_avals,
+                                                 self.out_tree)
+        return c
+
+    def _run_placed(self, leaves):
+        """Several devices: run where the committed inputs live (as JAX); uncommitted inputs
+        (NumPy, eager arrays, device_put without a device) follow them, else the default."""
+        device = None
+        first = None
+        for i, x in enumerate(leaves):
+            if type(x) is Array and x._buf is not None and x._committed:
+                d = runtime.device_of(x._buf)
+                if device is None:
+                    device, first = d, i
+                elif d is not device:
+                    raise SecantValueError(
+                        f"jit received arrays committed to different devices: argument leaf "
+                        f"{first} is on {device}, argument leaf {i} on {d}; move them to one "
+                        "device with secant.device_put(x, device)" + where())
+        if device is None:
+            return self._run(leaves, False)
+        return self._on(device)._run(leaves, True)
 
     def run(self, leaves):
+        if self._check_device:
+            return self._run_placed(leaves)
+        return self._run(leaves, False)
+
+    def _run(self, leaves, committed):
         bufs = []
         for x, aval, put in zip(leaves, self.in_avals, self._putters):
             if type(x) is Array:
@@ -91,9 +125,9 @@ class _Compiled:
             bufs.append(put(x))
         outs = self._execute(bufs).consume_with_handlers(self._handlers)
         if self._single_out:
-            return Array._from_buffer(outs[0], self.out_avals[0])
+            return Array._from_buffer(outs[0], self.out_avals[0], committed)
         return self.out_tree.unflatten(
-            [Array._from_buffer(b, a) for b, a in zip(outs, self.out_avals)])
+            [Array._from_buffer(b, a, committed) for b, a in zip(outs, self.out_avals)])
 
 
 class Lowered:
@@ -136,10 +170,11 @@ class Compiled:
         return self._c.exe.cost_analysis()
 
 
-def _executable(text, out_avals):
-    exe = _executables.get(text)
+def _executable(text, out_avals, device=None):
+    key = text if device is None else (text, device.id)
+    exe = _executables.get(key)
     if exe is None:
-        exe = _executables[text] = runtime.Executable(text, out_avals)
+        exe = _executables[key] = runtime.Executable(text, out_avals, device)
     return exe
 
 
@@ -334,18 +369,33 @@ def default_backend():
 
 
 def device_put(x, device=None):
-    """Place each array leaf of `x` on `device` (default: the first device) as a secant.Array."""
+    """Place each array leaf of `x` on `device` as a secant.Array. With a device the result is
+    committed to it (jit then runs there, as JAX); without one it goes to the default device,
+    uncommitted."""
+    committed = device is not None
+    if committed:
+        _check_device(device)
     device = device or runtime.default_device()
 
     def put(leaf):
-        if type(leaf) is Array and leaf._device_buffer(device) is not None:
-            return leaf
+        if type(leaf) is Array:
+            b = leaf._device_buffer(device)
+            if b is not None:
+                if leaf.committed or not committed:
+                    return leaf
+                return Array._from_buffer(b, leaf.aval, True)
         aval = canonical_aval(leaf)
         value = leaf._value() if type(leaf) is Array else leaf
         buf = runtime.put(np.asarray(value, dtype=aval.dtype), device)
-        return Array._from_buffer(buf, aval)
+        return Array._from_buffer(buf, aval, committed)
 
     return tree_util.tree_map(put, x)
+
+
+def _check_device(device):
+    if device not in runtime.devices():
+        raise SecantValueError(f"{device!r} is not one of this process's devices "
+                               f"{list(runtime.devices())}" + where())
 
 
 def block_until_ready(x):
