@@ -178,8 +178,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         options = BatchOptions(tuple(moved), _out_spec(out_axes), axis_name,
                                plan.size if not positions else None)
         target = _op_function(staged(fun)) if tracing else base
-        return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
-                        batch=options)
+        try:
+            return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
+                            batch=options)
+        except Exception as e:
+            if tracing or not getattr(e, "batched_test", False):
+                raise
+        # Python `if`/`while` on a batched value, eagerly: batch the functionalised form, where
+        # it is a lax.cond (both branches and a select) or a while_loop (run while any continues)
+        return generate(_op_function(staged(fun)), tuple(sorted(positions)), "vmap",
+                        staged=True, batch=options)
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
@@ -215,8 +223,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     try:
         gen = default_gen()
-    except Exception:           # reported when the function is called, as JAX does
+    except Exception as e:      # reported when the function is called, as JAX does
         gen = None
+        batched.__secant_source_error__ = e     # and by secant.source, instead of f's source
     if gen is not None:
         batched.__secant_generated__ = gen
         batched.__wrapped__ = gen

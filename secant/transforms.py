@@ -407,6 +407,9 @@ def source(fn):
     if isinstance(fn, JitFunction):
         from secant.transformer.functionalize import functionalized_source
         return functionalized_source(fn._fun)
+    error = getattr(fn, "__secant_source_error__", None)
+    if error is not None:
+        raise error
     return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
 
 

@@ -250,10 +250,9 @@ class Normaliser:
         test = self.operand(stmt.test)
         if not isinstance(test, ir.Expr):
             if self.batching:
-                raise self.src.error(stmt, "if on a batched value: it has one truth value per "
-                                     "example, not a single Python bool; use snp.where(cond, "
-                                     "a, b) or lax.cond, or jit the function (jit rewrites "
-                                     "Python control flow into lax calls that vmap batches)")
+                raise _batched_test(self.src.error(
+                    stmt, "if on a batched value: it has one truth value per example, not a "
+                    "single Python bool; use snp.where(cond, a, b) or lax.cond"))
             raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
                                  "single Python bool; use snp.where(cond, a, b)")
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
@@ -347,9 +346,9 @@ class Normaliser:
         emitted, self.out = self.out, out
         if emitted or not isinstance(test, ir.Expr):
             if self.batching:
-                raise self.src.error(stmt, "while on a batched value: it has one truth value per "
-                                     "example; use lax.while_loop, or jit the function (jit "
-                                     "rewrites Python loops into lax calls that vmap batches)")
+                raise _batched_test(self.src.error(
+                    stmt, "while on a batched value: it has one truth value per example; use "
+                    "lax.while_loop"))
             raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
                                  "a single Python bool; compare it, e.g. "
                                  "while snp.sum(x) < 10.0")
@@ -1069,6 +1068,13 @@ def _is_library(fn):
     return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers",
                        "secant.batching.helpers") and \
         mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
+
+
+def _batched_test(error):
+    """Marks an `if`/`while` on a batched value: vmap then reads the function's functionalised
+    form (transformer/functionalize.py), whose lax.cond / while_loop it batches."""
+    error.batched_test = True
+    return error
 
 
 def normalise(fn, active_params, mode="grad", opaque=()):
