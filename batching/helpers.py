@@ -122,8 +122,9 @@ def matmul_batched(x, y, x_batched=True, y_batched=True):
         out = snp.matmul(x, y)
     elif y_batched and not x_batched and xe == 2 and ye == 1:     # (n, k) @ (B, k)
         out = snp.matmul(y, snp.swapaxes(x, -1, -2))
-    elif y_batched and not x_batched and xe == 2:   # (n, k) @ (B, ..., k, m)
-        out = snp.matmul(x, y)
+    elif y_batched and not x_batched and xe == 2:   # (n, k) @ (B, ..., k, m): one product,
+        # not x broadcast over the batch (a batched product XLA runs example by example)
+        out = snp.moveaxis(snp.tensordot(x, y, axes=([1], [np.ndim(y) - 2])), 0, -2)
     else:
         out = _matmul_general(x, y, x_batched, y_batched, xe, ye)
     return out
