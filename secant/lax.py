@@ -420,40 +420,112 @@ from secant.lax_control_flow import cond, fori_loop, map, scan, switch, while_lo
 
 
 # --- collectives over a named mapped axis --------------------------------------------------------
-# Inside vmap(..., axis_name=name) (and pmap, later) the transform writes each of these as a
-# reduction over the mapped axis; called anywhere else, the axis name is unbound.
+# Inside vmap(..., axis_name=name) the transform writes each of these as a reduction over the
+# mapped axis, so these bodies never run for vmap's name. Inside pmap(..., axis_name=name) they bind
+# the collective primitives (one StableHLO collective between the replicas); anywhere else the
+# axis name is unbound.
 def _unbound(fn_name, axis_name):
     from secant.backends.errors import SecantValueError, where
     raise SecantValueError(f"unbound axis name: {axis_name!r}: lax.{fn_name} reduces over a "
                            "mapped axis, so it must run inside secant.vmap(f, axis_name="
-                           f"{axis_name!r}) (or pmap){where()}")
+                           f"{axis_name!r}) or secant.pmap(f, axis_name={axis_name!r}){where()}")
+
+
+def _pmap_axis(fn_name, axis_name):
+    """The replica groups of the pmap axis `axis_name` (every replica, in order)."""
+    from secant import axis_env
+    name = axis_name
+    if isinstance(name, (tuple, list)):
+        if len(name) != 1:
+            raise UnsupportedError(f"lax.{fn_name} over several axes {tuple(name)!r}: secant's "
+                                   "pmap binds one axis name" + where())
+        name = name[0]
+    try:
+        n = axis_env.size(name)
+    except TypeError:           # an unhashable name
+        n = None
+    if n is None:
+        _unbound(fn_name, axis_name)
+    return (tuple(range(n)),)
+
+
+def _emit(prim, *args, **params):
+    """Bind a collective: recorded into pmap's trace even when every operand is a constant
+    (bind would otherwise run the eager implementation, which has one replica only)."""
+    from secant.backends.core import Tracer
+    from secant.backends.tracer import active_trace
+    if any(isinstance(a, Tracer) for a in args):
+        return prim.bind(*args, **params)
+    return active_trace().emit(prim, [ensure_array(a) for a in args], params)
+
+
+def _each(x, fn):
+    return tree_util.tree_map(fn, x)
+
+
+def _all_reduce(fn_name, x, axis_name, reducer):
+    from secant.backends.primitives.collectives import all_reduce_p
+    groups = _pmap_axis(fn_name, axis_name)
+    return _each(x, lambda v: _emit(all_reduce_p, asarray(v), reducer=reducer, groups=groups))
 
 
 def psum(x, axis_name):
     """The sum of x over the mapped axis `axis_name` (the same value for every example)."""
-    _unbound("psum", axis_name)
+    return _all_reduce("psum", x, axis_name, "add")
 
 
 def pmean(x, axis_name):
     """The mean of x over the mapped axis `axis_name`."""
-    _unbound("pmean", axis_name)
+    n = len(_pmap_axis("pmean", axis_name)[0])
+    return _each(psum(x, axis_name), lambda v: v / n)
 
 
 def pmax(x, axis_name):
     """The maximum of x over the mapped axis `axis_name`."""
-    _unbound("pmax", axis_name)
+    return _all_reduce("pmax", x, axis_name, "max")
 
 
 def pmin(x, axis_name):
     """The minimum of x over the mapped axis `axis_name`."""
-    _unbound("pmin", axis_name)
+    return _all_reduce("pmin", x, axis_name, "min")
 
 
 def all_gather(x, axis_name, axis=0, tiled=False):
     """Every example's x, stacked along a new axis `axis` (concatenated along it, tiled)."""
-    _unbound("all_gather", axis_name)
+    from secant.backends.primitives.collectives import all_gather_p
+    groups = _pmap_axis("all_gather", axis_name)
+
+    def gather(v):
+        v = asarray(v)
+        return _emit(all_gather_p, v, axis=_axis(axis, v.ndim if tiled else v.ndim + 1),
+                     tiled=bool(tiled), groups=groups)
+    return _each(x, gather)
+
+
+def ppermute(x, axis_name, perm):
+    """x sent along the mapped axis: for each (source, target) in `perm`, the example at index
+    target receives source's x; an index no pair targets receives zeros."""
+    from secant.backends.primitives.collectives import collective_permute_p
+    n = len(_pmap_axis("ppermute", axis_name)[0])
+    pairs = tuple((int(s), int(t)) for s, t in perm)
+    return _each(x, lambda v: _emit(collective_permute_p, asarray(v), pairs=pairs, n=n))
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
+    """Each example splits x along `split_axis` into one piece per example and sends piece j to
+    example j, which concatenates what it receives along `concat_axis` (as JAX's)."""
+    from secant.backends.primitives.collectives import all_to_all_p
+    groups = _pmap_axis("all_to_all", axis_name)
+
+    def exchange(v):
+        v = asarray(v)
+        return _emit(all_to_all_p, v, split_axis=_axis(split_axis, v.ndim),
+                     concat_axis=_axis(concat_axis, v.ndim), tiled=bool(tiled), groups=groups)
+    return _each(x, exchange)
 
 
 def axis_index(axis_name):
     """The position of this example along the mapped axis `axis_name`."""
-    _unbound("axis_index", axis_name)
+    from secant.backends.primitives.collectives import replica_id_p
+    _pmap_axis("axis_index", axis_name)
+    return _emit(replica_id_p)

@@ -14,7 +14,8 @@ from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
 from secant.backends import dtypes
-from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.errors import (SecantError, SecantTypeError, SecantValueError,
+                                    UnsupportedError, where)
 from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -33,6 +34,10 @@ def _unwrap(fn):
             fn = fn._fun
         elif getattr(fn, "__secant_generated__", None) is not None:
             fn = fn.__secant_generated__
+        elif getattr(fn, "__secant_pmap__", False):
+            raise UnsupportedError("grad, vmap and jvp of a pmapped function are not supported; "
+                                   "put the transform inside pmap instead (pmap(grad(f)), "
+                                   "pmap(vmap(f)))" + where())
         else:
             return fn
 
@@ -404,6 +409,8 @@ def source(fn):
     """The source text of a generated (or any) function; for `jit(f)`, the source jit traces
     (f with its Python control flow rewritten into secant.lax calls)."""
     from secant.api import JitFunction
+    if getattr(fn, "__secant_pmap__", False):     # pmap(f): the program each device runs
+        return fn.per_device_source()
     if isinstance(fn, JitFunction):
         from secant.transformer.functionalize import functionalized_source
         return functionalized_source(fn._fun)
