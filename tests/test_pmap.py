@@ -33,6 +33,14 @@ def test_multidevice_checks_pass_on_4_cpu_devices():
     assert " passed" in out and "skipped" not in out, out
 
 
+def test_data_parallel_example_matches_one_device():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "data_parallel.py")],
+                          cwd=ROOT, env=_env(DATA_PARALLEL_STEPS="3"), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "parameters match" in proc.stdout, proc.stdout
+
+
 def test_one_device_pmap_and_its_collectives():
     if secant.device_count() != 1:
         pytest.skip("this process has several devices")
