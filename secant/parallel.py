@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from secant import axis_env, tree_util
-from secant.api import _X64, JitFunction, _functionalized
+from secant.api import _X64, JitFunction, _functionalized, _InlineCall, _leaf_key
 from secant.backends import runtime
 from secant.backends.array import Array
 from secant.backends.core import Tracer
@@ -56,14 +56,17 @@ def _leaf_axes(axes, value, what):
 class _Program:
     """One traced and compiled signature: the replicated executable and how to feed it."""
     __slots__ = ("exe", "text", "in_axes", "in_avals", "out_avals", "out_axes", "out_tree",
-                 "devices", "n")
+                 "devices", "n", "out_global")
 
     def __init__(self, exe, text, in_axes, in_avals, out_avals, out_axes, out_tree, devices):
         self.exe, self.text = exe, text
         self.in_axes, self.in_avals = in_axes, in_avals
         self.out_avals, self.out_axes, self.out_tree = out_avals, out_axes, out_tree
         self.devices = devices
-        self.n = len(devices)
+        self.n = n = len(devices)
+        self.out_global = [None if ax is None else
+                           aval.update(shape=aval.shape[:ax] + (n,) + aval.shape[ax:])
+                           for aval, ax in zip(out_avals, out_axes)]
 
     def _shards(self, i, x, ax, aval):
         """Argument leaf `x` as one buffer per device: a sharded Array split along the same
@@ -101,12 +104,11 @@ class _Program:
                 for i, (x, ax, av) in enumerate(zip(leaves, self.in_axes, self.in_avals))]
         outs = self.exe(bufs)
         arrays = []
-        for sb, aval, ax in zip(outs, self.out_avals, self.out_axes):
+        for sb, aval, ax, glob in zip(outs, self.out_avals, self.out_axes, self.out_global):
             if ax is None:    # the same on every replica (as JAX assumes): device 0's value
                 arrays.append(Array._from_buffer(sb.shards[0], aval, True))
             else:
-                shape = aval.shape[:ax] + (self.n,) + aval.shape[ax:]
-                arrays.append(Array._from_shards(sb, aval.update(shape=shape), ax))
+                arrays.append(Array._from_shards(sb, glob, ax))
         return self.out_tree.unflatten(arrays)
 
 
@@ -154,7 +156,9 @@ class PmapFunction:
                     raise SecantValueError(f"pmap devices: {d!r} is not one of this process's "
                                            f"devices {list(have)}" + where())
             runtime._check_distinct(self._devices, "pmap devices")
-        self._cache = {}
+        self._cache = {}       # full signature (per-leaf axes, devices) -> _Program
+        self._fast = {}        # jit-style key of the arguments -> _Program
+        self._simple = (_is_axis(in_axes) and not self._static)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -292,11 +296,31 @@ class PmapFunction:
         return text, out_avals, out_axes, out_tree
 
     def _program(self, args, kwargs):
-        leaves, treedef, static, axes = self._split(args, kwargs)
+        """The compiled program for these arguments, and their leaves. A hit costs one key:
+        the tree structure and each leaf's aval, as jit's (the checks ran when it was built)."""
+        if self._simple and not kwargs:
+            leaves, treedef = _flatten(args)
+            static, axes = (), None
+        else:
+            leaves, treedef, static, axes = self._split(args, kwargs)
+        try:
+            key = (treedef, static, _X64[0], *[x._aval if type(x) is Array and x._aval is not None
+                                               else _leaf_key(x) for x in leaves])
+        except (_InlineCall, SecantTypeError):    # a Tracer, an odd leaf: _build says why
+            key = None
+        prog = self._fast.get(key)
+        if prog is None:
+            if axes is None:
+                leaves, treedef, static, axes = self._split(args, kwargs)
+            prog = self._build(args, kwargs, leaves, treedef, static, axes)
+            if key is not None:
+                self._fast[key] = prog
+        return prog, leaves
+
+    def _build(self, args, kwargs, leaves, treedef, static, axes):
         keys, in_avals, axes, n = self._avals(leaves, axes)
         devices = self._devices_for(n)
-        key = (treedef, static, tuple(keys), tuple(d.id for d in devices),
-               _X64[0])
+        key = (treedef, static, tuple(keys), tuple(d.id for d in devices), _X64[0])
         prog = self._cache.get(key)
         if prog is None:
             text, out_avals, out_axes, out_tree = self._trace(args, kwargs, leaves, treedef,
@@ -308,7 +332,7 @@ class PmapFunction:
                                                                         out_avals, devices)
             prog = self._cache[key] = _Program(exe, text, axes, in_avals, out_avals, out_axes,
                                                out_tree, exe.devices)
-        return prog, leaves
+        return prog
 
     def __call__(self, *args, **kwargs):
         if active_trace() is not None:
