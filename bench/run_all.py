@@ -5,10 +5,11 @@ import eager
 import grad
 import jacobians
 import mlp
+import pmap
 import prng
 import vmap
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap):
+    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap, pmap):
         bench.main()
         print()
