@@ -6,6 +6,8 @@ generated code calls one of these with the batch axis in front (axis 0). They ar
 the subset of Python the transforms read, so batched code can be transformed again (grad of
 vmap, vmap of vmap): shape logic in static `if`s, one return.
 """
+import inspect
+
 import numpy as np
 
 import secant.numpy as snp
@@ -363,6 +365,26 @@ def item_of(x, i, depth=1):
 
 
 NAMES = NAMES + ("item_of",)
+
+
+def random_batched(sampler, key, *args, batched=("key",), **kwargs):
+    """A secant.random call for each example (vmap of `sampler(key, *args, **kwargs)`), the
+    arguments named in `batched` with their batch axis in front. A batch of keys alone is hashed
+    at once (threefry is elementwise in the key words: the same bits as one key at a time);
+    other batched arguments map the call over the examples (a rolled loop under jit)."""
+    from secant import random
+    if tuple(batched) == ("key",) and sampler.__secant_random__ == "keys":
+        return sampler(random.KeyBatch(key), *args, **kwargs)
+    bound = inspect.signature(sampler).bind(key, *args, **kwargs).arguments
+    names = tuple(batched)
+
+    def one(example):
+        return sampler(**{**bound, **dict(zip(names, example))})
+    return lax.map(one, tuple(bound[n] for n in names))
+
+
+random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
+NAMES = NAMES + ("random_batched",)
 
 # Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s

@@ -132,6 +132,12 @@ COLLECTIVES = {
     "axis_index": {"unbatched": "snp.arange({size})"},
 }
 
+# a secant.random call with a batched key or argument (batching/helpers.py random_batched):
+# the call as the user wrote it, through the helper; `batched=` names the batched arguments when
+# they are more than the key. A call of random_batched itself (nested vmap) stays as it is when
+# only its key is batched again: it hashes keys of any batch shape at once.
+RANDOM = "random_batched({sampler}, {args}{batched})"
+
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop"}

@@ -19,7 +19,7 @@ from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
-                                   NO_RULE, RULES, SEQUENCE, UNBATCHED)
+                                   NO_RULE, RANDOM, RULES, SEQUENCE, UNBATCHED)
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -359,6 +359,8 @@ class BatchBuilder:
     def call(self, op):
         """A user function with batched arguments: its own generated batched function, whose
         outputs are all batched."""
+        if getattr(op.callee, "__secant_random__", None):
+            return self.random_call(op)
         position = self._positions(op)
         keys = sorted((k for k, o in op.operands.items() if self.is_batched(o)), key=position.get)
         targets = ", ".join(op.targets)
@@ -395,6 +397,30 @@ class BatchBuilder:
                           for k, v in op.operands.items()})
         self.emit(f"{targets} = {name}({args})")
         self.batched.update(t for t, b in out.items() if b)
+
+    def random_call(self, op):
+        """A secant.random call with batched arguments (rules.RANDOM)."""
+        params = list(inspect.signature(op.callee).parameters)
+        batched = [params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else k
+                   for k, o in op.operands.items() if self.is_batched(o)]
+        args = call_args({k: self.batched_src(o) if self.is_batched(o) else _src(o)
+                          for k, o in op.operands.items()})
+        targets = ", ".join(op.targets)
+        if not batched:
+            self.emit(f"{targets} = {self.render(op)}")
+            return
+        if op.callee.__module__ == "secant.batching.helpers":      # random_batched: nested vmap
+            if batched != ["key"] or "batched" in op.operands:
+                raise self.error("nested vmap of a secant.random call is supported when only "
+                                 "the key is batched, at every level")
+            code = f"{op.callee_name}({args})"
+        else:
+            flags = "" if batched == ["key"] else f", batched={tuple(batched)!r}"
+            code = RANDOM.format(sampler=op.callee_name, args=args, batched=flags)
+        if len(op.targets) > 1:     # a, b = split(key): unpack each example's first axis
+            code = f"batch_second({code})"
+        self.emit_batched(f"{targets} = {code}")
+        self.batched.update(op.targets)
 
     # --- Python control flow (concrete tests) -------------------------------------------------
     def if_(self, s):

@@ -61,7 +61,19 @@ def _as_key_array(name, key):
     return arr
 
 
+class KeyBatch:
+    """A batch of keys (uint32[..., 2]) handed to a sampler by vmap's helper
+    (batching/helpers.py random_batched): the sampler hashes every key at once and its result
+    gets the keys' batch shape in front. Only an explicit wrapper turns this on, so a plain
+    key array passed by mistake is still an error."""
+
+    def __init__(self, keys):
+        self.keys = keys
+
+
 def _check_key(name, key):
+    if isinstance(key, KeyBatch):
+        return _as_key_array(name, key.keys)
     arr = _as_key_array(name, key)
     if arr.shape != (2,):
         raise SecantTypeError(f"{name} accepts a single key, but was given a key array of "
@@ -70,15 +82,26 @@ def _check_key(name, key):
     return arr
 
 
-def _key_words(key):
-    """The two uint32 scalars of a key."""
-    k1 = lax.reshape(lax.slice(key, (0,), (1,)), ())
-    k2 = lax.reshape(lax.slice(key, (1,), (2,)), ())
+# Every function below takes a key of shape batch + (2,): batch is () for one key, the batch
+# shape under vmap (KeyBatch). Threefry is elementwise in the key words, so a batch of keys is
+# the key words with the batch axes in front, broadcast against the counters: the same bits as
+# one key at a time. Results carry the batch axes in front.
+def _batch_ndim(key):
+    return len(key.shape) - 1
+
+
+def _key_words(key, rank=0):
+    """The two uint32 words of a key (shape: the key's batch shape, then `rank` 1s, to
+    broadcast against counters of that rank)."""
+    shape = tuple(key.shape[:-1]) + (1,) * rank
+    k1 = lax.reshape(lax.slice_in_dim(key, 0, 1, axis=-1), shape)
+    k2 = lax.reshape(lax.slice_in_dim(key, 1, 2, axis=-1), shape)
     return k1, k2
 
 
 def _make_key(hi, lo):
-    return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
+    return lax.concatenate([lax.expand_dims(hi, (hi.ndim,)), lax.expand_dims(lo, (lo.ndim,))],
+                           hi.ndim)
 
 
 def PRNGKey(seed):
@@ -188,20 +211,19 @@ def _counters(shape):
 
 
 def _hash_shape(key, shape):
-    k1, k2 = _key_words(key)
+    k1, k2 = _key_words(key, len(shape))
     return _threefry2x32(k1, k2, 0, _counters(shape))
 
 
 def _split(key, shape):
-    b1, b2 = _hash_shape(key, shape)
-    return lax.concatenate([lax.expand_dims(b1, (len(shape),)),
-                            lax.expand_dims(b2, (len(shape),))], len(shape))
+    return _make_key(*_hash_shape(key, shape))
 
 
 def _two(key):
     keys = _split(key, (2,))
-    return lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,)), \
-        lax.reshape(lax.slice(keys, (1, 0), (2, 2)), (2,))
+    batch = tuple(keys.shape[:-2])
+    return lax.reshape(lax.slice_in_dim(keys, 0, 1, axis=-2), batch + (2,)), \
+        lax.reshape(lax.slice_in_dim(keys, 1, 2, axis=-2), batch + (2,))
 
 
 def _random_bits(key, bit_width, shape):
@@ -308,7 +330,7 @@ def _uniform(key, shape, dtype, minval, maxval):
     maxval = _broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
     _check_shape("uniform", shape, minval.shape, maxval.shape)
     scaled = lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval)
-    return lax.max(lax.broadcast_in_dim(minval, shape, range(len(shape))), scaled)
+    return lax.max(minval, scaled)      # broadcast: minval has shape's rank
 
 
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
@@ -450,8 +472,9 @@ def _gumbel(key, shape, dtype, mode):
     finfo = dtypes.finfo(dtype)
     if mode == "high":
         both = _uniform(key, (2,) + shape, dtype, 0.0, 1.0)
-        high = lax.reshape(lax.slice_in_dim(both, 0, 1), shape)
-        low = lax.reshape(lax.slice_in_dim(both, 1, 2), shape)
+        out_shape = tuple(key.shape[:-1]) + shape
+        high = lax.reshape(lax.slice_in_dim(both, 0, 1, axis=-len(shape) - 1), out_shape)
+        low = lax.reshape(lax.slice_in_dim(both, 1, 2, axis=-len(shape) - 1), out_shape)
         refined = lax.add(lax.add(high, lax.mul(low, float(2.0 ** -int(finfo.nmant)))),
                           float(finfo.tiny))
         x = lax.select(lax.ge(high, 0.5), high, refined)
@@ -537,22 +560,35 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
                                f"cannot exceed number of categories "
                                f"({logits.shape[axis]}){where()}")
     perturbed = lax.add(logits, _gumbel(key, logits.shape, logits.dtype, mode))
-    indices = _top_k_indices(snp.moveaxis(perturbed, axis, -1), k)
+    indices = _top_k_indices(snp.moveaxis(perturbed, axis - ndim if axis >= 0 else axis, -1), k)
     indices = lax.convert_element_type(indices, dtypes.int32)
-    nd = indices.ndim
-    return lax.reshape(indices, shape, (nd - 1, *range(nd - 1)))
+    nd, b = indices.ndim, _batch_ndim(key)      # the k samples go first, after the keys' batch
+    return lax.reshape(indices, tuple(key.shape[:-1]) + shape,
+                       (*range(b), nd - 1, *range(b, nd - 1)))
 
 
 def _shuffle(key, x, axis):
     """x shuffled along `axis` by sorting on fresh random 32-bit keys, repeated
     ceil(3 ln(n) / ln(2**32 - 1)) times so that ties between keys are all but impossible."""
-    size = math.prod(x.shape)
+    shape = x.shape
+    size = math.prod(shape)
     num_rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(num_rounds):
         key, subkey = _two(key)
-        sort_keys = _random_bits(subkey, 32, x.shape)
-        _, x = lax.sort_key_val(sort_keys, x, axis)
+        sort_keys = _random_bits(subkey, 32, shape)
+        if x.shape != sort_keys.shape:      # a batch of keys: one x per key
+            x = snp.broadcast_to(x, sort_keys.shape)
+        _, x = lax.sort_key_val(sort_keys, x, axis + _batch_ndim(key))
     return x
+
+
+def _take(arr, ind, axis, key):
+    """snp.take(arr, ind, axis), with the keys' batch axes of ind moved to the front."""
+    out = snp.take(arr, ind, axis=axis)
+    b = _batch_ndim(key)
+    if b and axis:
+        out = snp.moveaxis(out, tuple(range(axis, axis + b)), tuple(range(b)))
+    return out
 
 
 def _concrete_int(name, x):
@@ -577,7 +613,7 @@ def permutation(key, x, axis=0, independent=False):
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
     ind = _shuffle(key, snp.arange(x.shape[axis]), 0)
-    return snp.take(x, ind, axis=axis)
+    return _take(x, ind, axis, key)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -595,8 +631,9 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         axis = _axis("choice", axis, arr.ndim)
         n_inputs = arr.shape[axis]
     n_draws = math.prod(shape)
+    batch = tuple(key.shape[:-1])
     if n_draws == 0:
-        return snp.zeros(shape, dtype=arr.dtype)
+        return snp.zeros(batch + shape, dtype=arr.dtype)
     if n_inputs <= 0:
         raise SecantValueError("choice: a must be greater than 0 unless no samples are taken"
                                + where())
@@ -605,11 +642,11 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                                f"population (size {n_inputs}) when replace=False{where()}")
     if p is None:
         if replace:
-            ind = randint(key, shape, 0, n_inputs)
-            result = ind if arr.ndim == 0 else snp.take(arr, ind, axis=axis)
+            ind = _randint(key, shape, 0, n_inputs, dtypes.default_int())
+            result = ind if arr.ndim == 0 else _take(arr, ind, axis, key)
         else:
-            perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
-            result = lax.slice_in_dim(perm, 0, n_draws, axis=axis)
+            perm = permutation(KeyBatch(key), n_inputs if arr.ndim == 0 else arr, axis)
+            result = lax.slice_in_dim(perm, 0, n_draws, axis=axis + len(batch))
     else:
         p_arr = snp.asarray(p)
         if not dtypes.is_inexact(p_arr.dtype):
@@ -624,15 +661,15 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             r = lax.mul(lax.reshape(total, ()),
                         lax.sub(1.0, _uniform(key, shape, p_cuml.dtype, 0.0, 1.0)))
             # searchsorted(p_cuml, r, side='left'): how many cumulative sums lie below r
-            below = lax.lt(p_cuml, lax.expand_dims(r, (len(shape),)))
+            below = lax.lt(p_cuml, lax.expand_dims(r, (r.ndim,)))
             ind = snp.sum(below, axis=-1).astype(dtypes.default_int())
         else:
             g = lax.add(_gumbel(key, (n_inputs,), p_arr.dtype, _gumbel_mode(mode)),
                         snp.log(p_arr))
             ind = _top_k_indices(g, n_draws).astype(dtypes.default_int())
-        result = ind if arr.ndim == 0 else snp.take(arr, ind, axis=axis)
+        result = ind if arr.ndim == 0 else _take(arr, ind, axis, key)
     out_shape = shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:]
-    return snp.reshape(result, out_shape)
+    return snp.reshape(result, batch + out_shape)
 
 
 def split(key, num=2):
@@ -658,3 +695,10 @@ def fold_in(key, data):
     k1, k2 = _key_words(key)
     y0, y1 = _threefry2x32(k1, k2, 0, data)
     return _make_key(y0, y1)
+
+
+# How vmap batches a call with a batched key (batching/helpers.py random_batched): "keys" hash
+# the whole batch of keys at once (KeyBatch); "map" calls the function once per example.
+for _name in __all__:
+    globals()[_name].__secant_random__ = "map" if _name in (
+        "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32") else "keys"

@@ -652,6 +652,15 @@ class Normaliser:
             return self.op_call(node, opname, list(node.args))
         if self.batching and any(obj is o for o in self.opaque):
             return self.opaque_call(node, obj)
+        if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
+            if self.batching:                          # rule of its own; grad reads constants
+                return self.random_call(node, obj)
+            args = node.args + [k.value for k in node.keywords]
+            if any(_has_var(self.operand(a)) for a in args):
+                raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
+                                     "secant: random numbers are constants for grad; compute "
+                                     "its arguments from non-differentiated values")
+            return self._inactive(node)
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
@@ -671,6 +680,18 @@ class Normaliser:
                 operands[f"arg{i}"] = self.operand(a)
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
+                          callee_name=gast.unparse(node.func).strip())
+
+    def random_call(self, node, fn):
+        """A secant.random call under vmap: as written while no batched value flows in, else
+        one call that the batching transform writes (batching/vectorize.py random_call)."""
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            raise self.src.error(node, f"calls of {gast.unparse(node.func).strip()} with *args "
+                                 "or **kwargs cannot be batched; pass arguments explicitly")
+        operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
+        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        return self._emit("call", operands, {}, fn.__name__, callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
     def _made_by_factory(self, call):
