@@ -381,6 +381,10 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return _transform(fun, argnums, "value_and_grad", has_aux)
 
 
+# `grad(f)(x)` written in code a transform reads is read as the call of the generated function
+grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
+
+
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     tracing = active_trace() is not None
@@ -552,6 +556,7 @@ def jvp_fn(fun, argnums=None, has_aux=False):
 
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
 jvp.__secant_call_form__ = ("jvp_fn", jvp_fn)
+jvp_fn.__secant_factory__ = True
 
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp) as JAX's linearize: f_jvp(*tangents) is the derivative of fun at

@@ -509,3 +509,20 @@ def test_source_of_a_vmap_that_cannot_be_generated_reports_why():
         return snp.pad(x, 1, constant_values=x[0])
     with pytest.raises(secant.SecantError, match="constant_values"):
         secant.source(secant.vmap(not_batchable))
+
+
+def _tanh_loss(w, x):
+    return snp.sum(snp.tanh(x @ w) ** 2)
+
+
+def _grad_in_place(w, x):
+    return secant.grad(_tanh_loss)(w, x)
+
+
+def test_grad_written_in_place_under_vmap():
+    w = np.full((3, 2), 0.3)
+    xs = r(4, 3)
+    want = np.stack([np.asarray(secant.grad(_tanh_loss)(w, x)) for x in xs])
+    for g in (secant.vmap(_grad_in_place, in_axes=(None, 0)),
+              secant.jit(secant.vmap(_grad_in_place, in_axes=(None, 0)))):
+        np.testing.assert_allclose(np.asarray(g(w, xs)), want, rtol=1e-5)
