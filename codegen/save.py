@@ -199,6 +199,8 @@ class _Module:
         from secant.api import JitFunction
         if isinstance(value, JitFunction):
             return self._bind_jit(name, value, reader)
+        if getattr(value, "__secant_custom__", False):
+            return self._bind_custom(name, value, reader)
         where = _importable_as(value)
         if where is not None:
             mod, qual = where
@@ -257,7 +259,36 @@ class _Module:
             self.aliases.append(f"{chosen} = {secant_name}.jit({inner})")
         return chosen
 
-    def _bind_function(self, name, fn, generated, alias_of=None):
+    # a custom_jvp / custom_vjp / custom_vmap object: its function and rules as plain defs, then
+    # the object built from them and the rules attached, as the user's decorators did
+    _RULES = {"custom_jvp": ("defjvp", ("jvp",)), "custom_vjp": ("defvjp", ("fwd", "bwd")),
+              "custom_vmap": ("def_vmap", ("vmap_rule",))}
+
+    def _bind_custom(self, name, custom, reader):
+        chosen, new = self._claim(name, custom)
+        if not new:
+            return chosen
+        kind = type(custom).__name__
+        secant_name = self._bind_module("secant", sys.modules["secant"])
+        fun = self._bind_plain(custom.fun.__name__, custom.fun, reader)
+        nondiff = getattr(custom, "nondiff_argnums", ())
+        options = f", nondiff_argnums={nondiff!r}" if nondiff else ""
+        self.aliases.append(f"{chosen} = {secant_name}.{kind}({fun}{options})")
+        method, attrs = self._RULES[kind]
+        rules = [vars(custom).get(a) for a in attrs]
+        if all(r is not None for r in rules):
+            names = [self._bind_plain(r.__name__, r, reader) for r in rules]
+            self.aliases.append(f"{chosen}.{method}({', '.join(names)})")
+        return chosen
+
+    def _bind_plain(self, name, value, reader):
+        """A user function without its decorators (they made the object being rebuilt)."""
+        if inspect.isfunction(value) and not _is_generated(value) \
+                and _importable_as(value) is None:
+            return self._bind_function(name, value, generated=False, plain=True)
+        return self.bind(name, value, reader)
+
+    def _bind_function(self, name, fn, generated, alias_of=None, plain=False):
         key = alias_of if alias_of is not None else fn
         chosen, new = self._claim(name, key)
         if not new:
@@ -267,7 +298,7 @@ class _Module:
             values = dict(fn.__secant_source__.closure)
             scope = fn.__globals__
         else:
-            text = _user_source(fn)
+            text = _user_source(fn, plain)
             values = closure_values(fn)
             scope = fn.__globals__
         free, _ = _free_names(text)
@@ -300,12 +331,17 @@ def _has_jit_decorator(fn):
     return first.startswith("@") and "jit" in first
 
 
-def _user_source(fn):
+def _user_source(fn, plain=False):
+    """fn's source; `plain`: from its `def` line on, without decorators."""
     try:
         text = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         raise SaveError(f"cannot save {fn.__qualname__}: its source is not available (was it "
                         "defined with exec or at an interactive prompt?)") from None
+    if plain and text.lstrip().startswith("@"):
+        import ast
+        node = ast.parse(text).body[0]
+        text = "".join(text.splitlines(True)[node.lineno - 1:])
     if fn.__name__ == "<lambda>":
         raise SaveError(f"cannot save the lambda {fn.__qualname__} defined at "
                         f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}; "
