@@ -23,10 +23,14 @@ def shape_only(fn):
 
 
 @shape_only
-def batch_size_of(tree):
-    """The size of the batch axis (axis 0) of a batched value (any pytree)."""
+def batch_size_of(tree, axis=0):
+    """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
+    first) of a batched value (any pytree)."""
     leaves = tree_util.tree_leaves(tree)
-    return np.shape(leaves[0])[0]
+    return np.shape(leaves[0])[axis]
+
+
+batch_size_of.__secant_batch_size__ = True       # an enclosing vmap reads the next axis
 
 
 def broadcast_batch(tree, n):
@@ -383,8 +387,43 @@ def random_batched(sampler, key, *args, batched=("key",), **kwargs):
     return lax.map(one, tuple(bound[n] for n in names))
 
 
+def _defined(rule):
+    code = getattr(rule, "__code__", None)
+    at = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    return f"{getattr(rule, '__name__', rule)}{at}"
+
+
+def custom_vmap_outputs(out, out_batched, size, rule, depth=1):
+    """A custom_vmap rule's outputs with the batch axis in front of every one: those it marks
+    unbatched (out_batched: a bool, or a pytree of them like out) are broadcast. `depth`: the
+    batch axis is the depth-th (an enclosing vmap's axes come first)."""
+    leaves, treedef = tree_util.tree_flatten(out)
+    if isinstance(out_batched, bool):
+        flags = [out_batched] * len(leaves)
+    else:
+        flags = tree_util.tree_leaves(out_batched)
+        if tree_util.tree_structure(out_batched) != treedef or \
+                not all(isinstance(b, bool) for b in flags):
+            raise SecantTypeError(f"custom_vmap rule {_defined(rule)} must return (out, "
+                                  f"out_batched) with out_batched a bool or a pytree of bools "
+                                  f"like out ({treedef}), got {out_batched!r}{where()}")
+    moved = []
+    for leaf, b in zip(leaves, flags):
+        shape = np.shape(leaf)
+        if b and shape[depth - 1:depth] != (size,):
+            raise SecantValueError(f"custom_vmap rule {_defined(rule)} marked an output of "
+                                   f"shape {shape[depth - 1:]} batched, but the batch size is "
+                                   f"{size}: a batched output has the batch axis first{where()}")
+        if not b:
+            lead = shape[:depth - 1]
+            leaf = snp.broadcast_to(snp.reshape(leaf, lead + (1,) + shape[depth - 1:]),
+                                    lead + (size,) + shape[depth - 1:])
+        moved.append(leaf)
+    return treedef.unflatten(moved)
+
+
 random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
-NAMES = NAMES + ("random_batched",)
+NAMES = NAMES + ("random_batched", "custom_vmap_outputs")
 
 # Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s

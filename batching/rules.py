@@ -159,6 +159,7 @@ HELPERS = {
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
+    "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
 }
 
 

@@ -17,7 +17,7 @@ from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linea
 from secant.batch import vmap
 from secant.parallel import pmap
 from secant.codegen.save import save_source
-from secant.custom import custom_jvp, custom_vjp
+from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices)
 
@@ -29,4 +29,5 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "ConcretizationError", "UnsupportedError", "tree_util", "numpy", "lax", "random", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
-           "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp"]
+           "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
+           "custom_vmap"]

@@ -153,6 +153,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
     arguments), out_axes where the mapped axis goes in the outputs; keyword arguments are mapped
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
+    from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _unwrap,
                                    generate, staged)
     _check_axes_spec(in_axes, out_axes)
@@ -178,6 +179,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         options = BatchOptions(tuple(moved), _out_spec(out_axes), axis_name,
                                plan.size if not positions else None)
         target = _op_function(staged(fun)) if tracing else base
+        if isinstance(_unwrap(fun), custom_vmap) and options.out_axes == 0:
+            target = _unwrap(fun)       # its batched function calls the user's rule itself
         try:
             return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
                             batch=options)

@@ -1,7 +1,8 @@
 """secant.custom_vjp and secant.custom_jvp, as JAX's: a function with derivative rules of the
 user's own. Called directly (eagerly or under jit) it runs the function; grad and jvp of code
 that calls it go through short generated functions that call the rules by name
-(ad/custom_rules.py), e.g. `f_vjp` calls `f_fwd` then `f_bwd`."""
+(ad/custom_rules.py), e.g. `f_vjp` calls `f_fwd` then `f_bwd`. secant.custom_vmap (at the end)
+does the same for a batching rule (batching/custom_rules.py)."""
 import functools
 import inspect
 
@@ -14,6 +15,7 @@ class _Custom:
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.__globals__ = fun.__globals__      # the user's module, where rules are named
         self.nondiff_argnums = tuple(sorted(nondiff_argnums))
         self.__signature__ = inspect.signature(fun)
         params = self.params()
@@ -32,6 +34,11 @@ class _Custom:
 
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
+
+    def __getattr__(self, name):    # stacked: custom_vjp(custom_vmap(f)).def_vmap is f's
+        if name.startswith("__") or name == "fun":
+            raise AttributeError(name)
+        return getattr(self.fun, name)
 
     def __get__(self, obj, objtype=None):       # as a method: bind like a function
         return self if obj is None else functools.partial(self, obj)
@@ -75,3 +82,20 @@ class custom_jvp(_Custom):
         source, name, free = jvp_rule_from_parts(self, params, jvps)
         self.jvp = load_generated(source, name, self.fun.__globals__, free)
 
+
+
+class custom_vmap(_Custom):
+    """`f = custom_vmap(f)`; `@f.def_vmap def f_vmap_rule(axis_size, in_batched, *args)`
+    returning `(out, out_batched)`, as JAX's custom_batching.custom_vmap: under vmap the
+    generated batched code calls the rule by name (batching/custom_rules.py) with the batched
+    arguments' batch axis in front and one flag per argument; outputs the rule marks unbatched
+    are broadcast. Called directly (eagerly or under jit) it runs f. Forward mode differentiates
+    f's body; reverse mode is refused, as in JAX (stack it under custom_vjp for a gradient)."""
+
+    def __init__(self, fun):
+        super().__init__(fun)
+        self.vmap_rule = None
+
+    def def_vmap(self, vmap_rule):
+        self.vmap_rule = vmap_rule
+        return vmap_rule

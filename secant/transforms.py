@@ -120,7 +120,7 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
-        return _generate_custom(fn, wrt, mode, staged)
+        return _generate_custom(fn, wrt, mode, staged, batch)
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()})) \
         if mode == "vmap" else normalise(fn, wrt)
@@ -216,12 +216,24 @@ def load_generated(source, name, fn_globals, free, origins=None):
     return gen
 
 
-def _generate_custom(custom, wrt, mode, staged):
+def _generate_custom(custom, wrt, mode, staged, batch=None):
     """The vjp or jvp of a custom_vjp / custom_jvp function: ad/custom_rules.py writes a short
-    function calling the user's rules."""
+    function calling the user's rules; the batched function of a custom_vmap function:
+    batching/custom_rules.py writes one calling the user's rule."""
     from secant.ad import custom_rules
-    from secant.custom import custom_jvp
+    from secant.custom import custom_jvp, custom_vmap
     params = custom.params()
+    if mode == "vmap" and isinstance(custom, custom_vmap):
+        return _generate_custom_vmap(custom, params, wrt, batch)
+    if mode == "vmap":      # custom_vjp / custom_jvp: vmap batches the function, as JAX does
+        return generate(custom.fun, wrt, mode, staged=staged, batch=batch)
+    if isinstance(custom, custom_vmap):
+        if mode == "jvp":   # forward mode differentiates the function's body, as JAX does
+            return generate(custom.fun, wrt, mode, staged=staged)
+        raise SecantTypeError(f"can't apply reverse-mode autodiff (grad/vjp) to a custom_vmap "
+                              f"function ({custom.__name__}), as in JAX; to give it a gradient "
+                              "too, stack it under custom_vjp: custom_vjp(custom_vmap(f)) with "
+                              f"defvjp(fwd, bwd){where()}")
     bad = [params[i] for i in wrt if i in custom.nondiff_argnums]
     if bad:
         raise SecantTypeError(f"{custom.__name__}: cannot differentiate with respect to "
@@ -251,6 +263,24 @@ def _generate_custom(custom, wrt, mode, staged):
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
     return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp})
+
+
+def _generate_custom_vmap(custom, params, wrt, batch):
+    from secant.batching import custom_rules
+    if custom.vmap_rule is None:
+        raise SecantTypeError(f"{custom.__name__} is a custom_vmap function with no batching "
+                              f"rule yet: define one with @{custom.__name__}.def_vmap before "
+                              f"vmapping it{where()}")
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap of the custom_vmap function {custom.__name__} here needs "
+                              f"its outputs at out_axes={batch.out_axes!r}; call it from a "
+                              f"function instead{where()}")
+    source, name, free = custom_rules.vmap_of_custom_vmap(custom, params, wrt, batch.in_axes,
+                                                           batch.axis_size)
+    gen = load_generated(source, name, custom.fun.__globals__,
+                         {**free, "snp": snp, **batch_helpers.by_name()})
+    gen.__secant_out_batched__ = True       # unbatched outputs of the rule are broadcast
+    return gen
 
 
 # --- the public transforms ------------------------------------------------------------------

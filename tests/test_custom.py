@@ -1,4 +1,4 @@
-"""secant.custom_vjp and secant.custom_jvp: the user's rule is the one every transform uses.
+"""secant.custom_vjp, custom_jvp and custom_vmap: the user's rule is the one every transform uses.
 
 Most rules here are deliberately *different* from the true derivative, so a test can only pass if
 the transform called the rule (a correct derivative computed the normal way would fail it).
@@ -201,3 +201,181 @@ def test_errors():
         secant.grad(scale, argnums=0)(3.0, np.ones(2, np.float32))
     with pytest.raises(secant.SecantTypeError, match="one rule per differentiable"):
         product.defjvps(None)
+
+
+# --- custom_vmap ---------------------------------------------------------------------------------
+# As JAX's custom_batching.custom_vmap: rule(axis_size, in_batched, *args) -> (out, out_batched).
+@secant.custom_vmap
+def add(x, y):
+    return x + y
+
+
+@add.def_vmap
+def add_vmap_rule(axis_size, in_batched, xs, ys):
+    return xs * ys, True                # JAX's doc example: not add at all, so visibly the rule's
+
+
+def test_custom_vmap_rule_is_the_one_used_and_named_in_the_source():
+    xs, ys = np.arange(3, dtype=np.float32), np.arange(1, 4, dtype=np.float32)
+    for v in (secant.vmap(add), secant.jit(secant.vmap(add))):
+        np.testing.assert_array_equal(np.asarray(v(xs, ys)), xs * ys)
+    assert float(add(2.0, 3.0)) == 5.0                  # called directly: the function itself
+    assert float(secant.jit(add)(2.0, 3.0)) == 5.0
+    src = secant.source(secant.vmap(add))
+    assert "out, out_batched = add_vmap_rule(batch_size, (True, True), x, y)" in src
+    assert "custom_vmap_outputs(out, out_batched, batch_size, add_vmap_rule)" in src
+
+
+RULE_CALLS = []
+
+
+@secant.custom_vmap
+def weighted_sum(x, w):
+    return snp.sum(x * w)
+
+
+@weighted_sum.def_vmap
+def weighted_sum_rule(axis_size, in_batched, x, w):
+    RULE_CALLS.append((axis_size, in_batched))
+    x_batched, w_batched = in_batched
+    if x_batched and w_batched:
+        out = snp.einsum("bn,bn->b", x, w)
+    elif x_batched:
+        out = x @ w                     # one matrix-vector product for the whole batch
+    else:
+        out = w @ x
+    return out, True
+
+
+def _uses_weighted_sum(x, w):
+    return weighted_sum(x, w) + 1.0
+
+
+@pytest.mark.parametrize("in_axes,flags", [((0, None), (True, False)), ((None, 0), (False, True)),
+                                           ((0, 0), (True, True)), ((1, 0), (True, True))])
+@pytest.mark.parametrize("jit", [False, True])
+def test_custom_vmap_equals_a_loop_with_in_batched_flags(in_axes, flags, jit):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 3)).astype(np.float32)
+    w = rng.normal(size=(4, 3)).astype(np.float32)
+    if in_axes[0] is None:
+        x = x[0]
+    if in_axes[1] is None:
+        w = w[0]
+    if in_axes[0] == 1:
+        x = x.T.copy()
+    take = [lambda a, i, ax=ax: a if ax is None else np.take(a, i, axis=ax) for ax in in_axes]
+    want = np.array([np.sum(take[0](x, i) * take[1](w, i)) for i in range(4)])
+    for fn, plus in ((weighted_sum, 0.0), (_uses_weighted_sum, 1.0)):
+        del RULE_CALLS[:]
+        v = secant.vmap(fn, in_axes=in_axes)
+        got = (secant.jit(v) if jit else v)(x, w)
+        np.testing.assert_allclose(np.asarray(got), want + plus, rtol=1e-5, atol=1e-6)
+        assert RULE_CALLS == [(4, flags)]                   # the rule ran once, for the batch
+
+
+@secant.custom_vmap
+def shift_and_count(x, n):
+    return x + n, n * 2
+
+
+@shift_and_count.def_vmap
+def shift_and_count_rule(axis_size, in_batched, xs, n):
+    x_batched, n_batched = in_batched
+    return (xs + n, n * 2), (True, n_batched)      # n * 2 stays unbatched with n
+
+
+def test_custom_vmap_outputs_the_rule_marks_unbatched_are_broadcast():
+    xs = np.arange(6, dtype=np.float32).reshape(3, 2)
+    n = np.float32(5.0)
+    for v in (secant.vmap(shift_and_count, in_axes=(0, None)),
+              secant.jit(secant.vmap(shift_and_count, in_axes=(0, None)))):
+        shifted, doubled = v(xs, n)
+        np.testing.assert_array_equal(np.asarray(shifted), xs + 5.0)
+        np.testing.assert_array_equal(np.asarray(doubled), np.full(3, 10.0, np.float32))
+    moved = secant.vmap(add, out_axes=1)(xs, xs)           # the wrapper moves the batch axis
+    np.testing.assert_array_equal(np.asarray(moved), (xs * xs).T)
+
+
+def test_nested_vmap_batches_the_rule_itself():
+    # the outer vmap reads the inner batched function and batches the rule's body, as JAX does
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    nested = secant.vmap(secant.vmap(add))
+    for v in (nested, secant.jit(nested)):
+        np.testing.assert_array_equal(np.asarray(v(x, y)), x * y)
+    xs = np.arange(3, dtype=np.float32)
+    rows = secant.vmap(secant.vmap(shift_and_count, in_axes=(0, None)), in_axes=(None, 0))
+    shifted, doubled = rows(xs, np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(shifted), xs[None, :] + np.array([[1.0], [2.0]]))
+    np.testing.assert_array_equal(np.asarray(doubled), [[2.0] * 3, [4.0] * 3])
+
+
+def test_custom_vmap_differentiation_follows_jax():
+    # forward mode goes through the function's body; reverse mode is refused, as in JAX
+    _, t = secant.jvp(add, (1.0, 2.0), (1.0, 1.0))
+    assert float(t) == 2.0
+    with pytest.raises(secant.SecantTypeError, match="reverse-mode.*custom_vmap.*add"):
+        secant.grad(add)(1.0, 2.0)
+
+
+@secant.custom_vjp
+@secant.custom_vmap
+def sin_times(x, y):
+    return snp.sin(x) * y
+
+
+@sin_times.def_vmap
+def sin_times_vmap_rule(axis_size, in_batched, xs, ys):
+    return snp.cos(xs) * ys, True       # JAX's doc example: cos, visibly the rule's
+
+
+def sin_times_fwd(x, y):
+    return sin_times(x, y), (snp.cos(x), snp.sin(x), y)
+
+
+def sin_times_bwd(res, g):
+    cos_x, sin_x, y = res
+    return cos_x * g * y, -sin_x * g    # JAX's doc example: -sin for y's cotangent
+
+
+sin_times.defvjp(sin_times_fwd, sin_times_bwd)
+
+
+def test_custom_vjp_over_custom_vmap_as_in_jax_docs():
+    x, y = np.float32(0.5), np.float32(2.0)
+    assert np.isclose(float(sin_times(x, y)), np.sin(0.5) * 2.0)
+    gx, gy = secant.grad(sin_times, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose([float(gx), float(gy)], [np.cos(0.5) * 2.0, -np.sin(0.5)],
+                               rtol=1e-6)
+    xs = np.array([0.1, 0.2], np.float32)
+    ys = np.array([1.0, 3.0], np.float32)
+    np.testing.assert_allclose(np.asarray(secant.vmap(sin_times)(xs, ys)), np.cos(xs) * ys,
+                               rtol=1e-6)
+    # per-example gradients: the vjp's fwd calls sin_times, which vmap batches by its rule
+    per_example = secant.vmap(secant.grad(sin_times))
+    for g in (per_example, secant.jit(per_example)):
+        np.testing.assert_allclose(np.asarray(g(xs, ys)), np.cos(xs) * ys, rtol=1e-6)
+
+
+@secant.custom_vmap
+def no_vmap_rule_yet(x):
+    return x
+
+
+@secant.custom_vmap
+def bad_flags(x):
+    return x
+
+
+@bad_flags.def_vmap
+def bad_flags_rule(axis_size, in_batched, xs):
+    return (xs, xs), True if axis_size < 0 else (True,)     # flags shaped unlike the outputs
+
+
+def test_custom_vmap_errors():
+    with pytest.raises(secant.SecantTypeError, match=r"(?s)def_vmap.*test_custom\.py"):
+        secant.vmap(no_vmap_rule_yet)(np.ones(3, np.float32))
+    with pytest.raises(secant.SecantTypeError,
+                       match=r"bad_flags_rule \(.*test_custom\.py:\d+\).*out_batched"):
+        secant.vmap(bad_flags)(np.ones(3, np.float32))

@@ -13,6 +13,7 @@
    vmap(jit), vmap(vmap), vmap(jvp_fn); collectives with axis_name.
 """
 import ast
+import collections
 import string
 
 import numpy as np
@@ -78,9 +79,10 @@ def test_helper_templates_name_registered_helpers():
     names = set(batch_helpers.by_name()) | set(ad_helpers.by_name())
     for helper, template in HELPERS.items():
         assert helper in names
-        called = {n.func.id for n in ast.walk(ast.parse(template.format(
-            arg0="a", arg1="b", arg2_next="2", size="n", arg0_batched="True")))
-            if isinstance(n, ast.Call)}
+        fill = collections.defaultdict(lambda: "a", arg2_next="2", size="n",
+                                       arg0_batched="True", arg4_next="2")
+        called = {n.func.id for n in ast.walk(ast.parse(template.format_map(fill)))
+                  if isinstance(n, ast.Call)}
         assert called <= names, called - names
 
 

@@ -637,6 +637,11 @@ class Normaliser:
             arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
             if isinstance(arg, ir.Var):
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
+        if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
+            arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
+            if isinstance(arg, ir.Var):         # the size of x's next batch axis
+                axis = ast.literal_eval(self._source(node.args[1])) if len(node.args) > 1 else 0
+                return ir.Expr(f"batch_size_of({arg.name}, {axis + 1})")
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
                 or _is_static_query(obj):
             return self._inactive(node)
