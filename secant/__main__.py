@@ -1,9 +1,9 @@
 """Command line: print or save the derivative source of a function in a file.
 
-    python -m secant grad FILE.py:FUNC [--argnums 0,1] [--out OUT.py]
+    python -m secant grad FILE.py:FUNC [--argnums 0,1] [--stage STAGE] [--out OUT.py]
 
-prints `secant.source(secant.grad(FUNC, argnums))`; with --out it writes a standalone module
-(secant.save_source) instead. `value_and_grad` works the same way.
+prints `secant.source(secant.grad(FUNC, argnums), stage)`; with --out it writes a standalone
+module (secant.save_source) instead. `value_and_grad` works the same way.
 """
 import argparse
 import importlib.util
@@ -58,6 +58,7 @@ def _argnums(text):
 
 
 def main(argv=None):
+    from secant.transforms import STAGES
     parser = argparse.ArgumentParser(
         prog="python -m secant",
         description="Print (or save) the source code secant generates for a derivative.")
@@ -72,6 +73,9 @@ def main(argv=None):
                        help="positions of the arguments to differentiate, e.g. 0,1 (default 0)")
         p.add_argument("--has-aux", action="store_true",
                        help="the function returns (output, aux)")
+        p.add_argument("--stage", default="generated", choices=STAGES,
+                       help="a step of the pipeline to print instead of the result: the source "
+                            "read, its functionalised or normalised form (default: generated)")
         p.add_argument("--out", metavar="OUT.py",
                        help="write a standalone module there instead of printing the source")
     args = parser.parse_args(argv)
@@ -92,7 +96,7 @@ def main(argv=None):
             _fail(str(e))
         print(f"wrote {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(secant.source(derivative))
+        sys.stdout.write(secant.source(derivative, stage=args.stage))
     return 0
 
 

@@ -153,6 +153,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
     arguments), out_axes where the mapped axis goes in the outputs; keyword arguments are mapped
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
+    from secant.codegen.display import show_source
     from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _unwrap,
                                    generate, staged)
@@ -235,7 +236,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         batched.__name__ = batched.__qualname__ = gen.__name__
     batched.__secant_staged__ = lambda: default_gen(True) or batched
     batched.__secant_vmap__ = True
-    return batched
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
+    batched.__secant_reads__ = (base, [i for i, a in enumerate(axes) if a is not None], "vmap")
+    return show_source(batched)
 
 
 vmap.__secant_factory__ = True      # `vmap(f, ...)(x)` in code a transform reads is read as the

@@ -18,6 +18,7 @@ from secant.backends.errors import (SecantError, SecantTypeError, SecantValueErr
                                     UnsupportedError, where)
 from secant.backends.tracer import active_trace
 from secant.codegen import loader
+from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import ir
 from secant.transformer.normalize import normalise
@@ -375,8 +376,9 @@ def _transform(fun, argnums, mode, has_aux):
             raise
     transformed.__secant_generated__ = gen
     transformed.__secant_staged__ = staged_gen
+    transformed.__secant_reads__ = (base, positions, "grad")
     transformed.__name__ = transformed.__qualname__ = gen.__name__
-    return transformed
+    return show_source(transformed)
 
 
 def _note_user_lines(exc):
@@ -439,19 +441,61 @@ def vjp(fun, *primals, has_aux=False):
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
-def source(fn):
+STAGES = ("source", "functionalised", "normalised", "generated")
+
+
+def source(fn, stage="generated"):
     """The source text of a generated (or any) function; for `jit(f)`, the source jit traces
-    (f with its Python control flow rewritten into secant.lax calls)."""
+    (f with its Python control flow rewritten into secant.lax calls). For a transformed function,
+    `stage` shows a step of the pipeline instead: "source" (the function the transform read),
+    "functionalised" (its Python control flow on traced values as secant.lax calls, what jit
+    reads), "normalised" (the canonical form the transform reads: one op per line, each under
+    the line of yours it comes from) or "generated" (the result)."""
     from secant.api import JitFunction
+    from secant.transformer.functionalize import functionalized_source
+    stage = {"functionalized": "functionalised", "normalized": "normalised"}.get(stage, stage)
+    if stage not in STAGES:
+        raise SecantValueError(f"unknown stage {stage!r}; choose one of {STAGES}{where()}")
+    if stage != "generated":
+        reads = getattr(fn, "__secant_reads__", None)
+        if reads is None and isinstance(fn, JitFunction):
+            reads = (fn._fun, None, "jit")
+        if reads is None:
+            reads = (fn, None, "grad")
+        fun, positions, mode = reads
+        if stage == "source":
+            return source(fun)
+        if stage == "functionalised":
+            return functionalized_source(_op_function(fun))
+        if mode == "jit":
+            raise SecantValueError("jit reads the functionalised source; it has no normalised "
+                                   "stage (transforms such as grad and vmap have)" + where())
+        return _normalised_source(_op_function(fun), positions, mode)
     if getattr(fn, "__secant_pmap__", False):     # pmap(f): the program each device runs
         return fn.per_device_source()
     if isinstance(fn, JitFunction):
-        from secant.transformer.functionalize import functionalized_source
         return functionalized_source(fn._fun)
     error = getattr(fn, "__secant_source_error__", None)
     if error is not None:
         raise error
     return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+
+
+def _normalised_source(fn, positions, mode):
+    from secant.transformer.show import to_source
+    if positions is None:       # a plain function: every positional parameter tracked
+        positions = range(len([p for p in inspect.signature(fn).parameters.values()
+                               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]))
+    if mode == "vmap":
+        opaque = batch_rules.opaque({**helpers.by_name(), **batch_helpers.by_name()})
+        try:
+            return to_source(normalise(fn, tuple(positions), "vmap", opaque))
+        except SecantError as e:    # an `if` on a batched value: vmap reads the lax.cond form
+            if not getattr(e, "batched_test", False):
+                raise
+            return to_source(normalise(_op_function(staged(fn)), tuple(positions), "vmap",
+                                       opaque))
+    return to_source(normalise(fn, tuple(positions)))
 
 
 # --- forward mode: jvp, linearize, jacobians, hessian ------------------------------------------
@@ -581,12 +625,14 @@ def jvp_fn(fun, argnums=None, has_aux=False):
             raise
     transformed.__secant_generated__ = gen
     transformed.__secant_staged__ = staged_gen
-    return transformed
+    transformed.__secant_reads__ = (base, positions, "jvp")
+    return show_source(transformed)
 
 
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
 jvp.__secant_call_form__ = ("jvp_fn", jvp_fn)
 jvp_fn.__secant_factory__ = True
+
 
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp) as JAX's linearize: f_jvp(*tangents) is the derivative of fun at
