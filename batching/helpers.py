@@ -66,16 +66,20 @@ def align_batched(x, y):
 
 
 @shape_only
-def batch_axis(axis, x):
+def batch_axis(axis, x, outer=0):
     """An axis argument (int, tuple or None: all axes) of an op on one example of batched x, as
-    the axis of the batched op."""
+    the axis of the batched op. Read by an enclosing vmap (`outer` more batch axes in front of
+    x), it stays the axis for one example of that vmap, which moves it past its own axis."""
     if axis is None:
-        out = tuple(range(1, np.ndim(x)))
+        out = tuple(range(1, np.ndim(x) - outer))
     elif isinstance(axis, (tuple, list)):
         out = tuple(a + 1 if a >= 0 else a for a in axis)
     else:
         out = axis + 1 if axis >= 0 else axis
     return out
+
+
+batch_axis.__secant_batch_depth__ = True        # read by a vmap: one more outer axis
 
 
 @shape_only

@@ -528,3 +528,27 @@ def test_grad_written_in_place_under_vmap():
     for g in (secant.vmap(_grad_in_place, in_axes=(None, 0)),
               secant.jit(secant.vmap(_grad_in_place, in_axes=(None, 0)))):
         np.testing.assert_allclose(np.asarray(g(w, xs)), want, rtol=1e-5)
+
+
+def _sum_trailing(x, k):
+    return snp.sum(x * x, axis=tuple(range(k, x.ndim))) + snp.max(x, axis=None)
+
+
+def test_nested_vmap_of_computed_and_none_axes():
+    # the inner vmap writes batch_axis(...) for these axes; the outer one reads it again
+    xs = r(2, 3, 4, 5)
+    f = secant.vmap(secant.vmap(_sum_trailing, in_axes=(0, None)), in_axes=(0, None))
+    want = np.stack([np.stack([np.asarray(_sum_trailing(xs[i, j], 1)) for j in range(3)])
+                     for i in range(2)])
+    np.testing.assert_allclose(np.asarray(f(xs, 1)), want, rtol=1e-6)
+
+
+def test_hessian_through_a_broadcast_scalar(x64):
+    def f(x, w):
+        return snp.sum(snp.exp(snp.tanh(x + w)))
+    x, w = 0.3, np.array([[0.1, -0.2], [0.4, 0.05]])
+    e = 1e-5
+    g = secant.grad(f)
+    fd = (float(g(x + e, w)) - float(g(x - e, w))) / (2 * e)
+    for h in (secant.hessian(f), secant.jit(secant.hessian(f))):
+        np.testing.assert_allclose(float(h(x, w)), fd, rtol=1e-6)

@@ -642,6 +642,12 @@ class Normaliser:
             if isinstance(arg, ir.Var):         # the size of x's next batch axis
                 axis = ast.literal_eval(self._source(node.args[1])) if len(node.args) > 1 else 0
                 return ir.Expr(f"batch_size_of({arg.name}, {axis + 1})")
+        if self.batching and getattr(obj, "__secant_batch_depth__", False) \
+                and len(node.args) >= 2 and not node.keywords:
+            axis, x = self.operand(node.args[0]), self.operand(node.args[1])
+            if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
+                outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
+                return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
                 or _is_static_query(obj):
             return self._inactive(node)
