@@ -58,6 +58,7 @@ JVP = {
     "negative": {"x": "-{x_dot}"},
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
+    "optimization_barrier": {"x": "{x_dot}"},
     "astype": {"x": LINEAR},
     "convert_element_type": {"operand": LINEAR},
     # elementwise, two operands (the transform broadcasts a lone tangent up to the result's

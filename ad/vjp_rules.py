@@ -41,6 +41,7 @@ VJP = {
     "negative": {"x": "-{g}"},
     "positive": {"x": "{g}"},
     "identity": {"x": "{g}"},
+    "optimization_barrier": {"x": "{g}"},
     "astype": {"x": "{g}.astype({x}.dtype)"},
     # elementwise, two operands (the transform adds unbroadcast where shapes may differ)
     "add": {"x": "{g}", "y": "{g}"},

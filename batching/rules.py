@@ -28,6 +28,7 @@ ELEMENTWISE = {
     "cbrt", "square", "reciprocal", "absolute", "logistic", "rsqrt", "erf", "erf_inv", "lgamma",
     "digamma", "negative", "positive", "identity", "sign", "floor", "ceil", "rint", "trunc",
     "isnan", "isfinite", "isinf", "signbit", "stop_gradient", "invert", "astype",
+    "optimization_barrier",
     "convert_element_type", "integer_pow",
     # several operands, broadcast per example
     "add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum", "arctan2",

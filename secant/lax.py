@@ -416,6 +416,12 @@ def stop_gradient(x):
     return tree_util.tree_map(ensure_array, x)
 
 
+def optimization_barrier(operand):
+    """Identity on each array leaf of `operand` that XLA cannot see through, so work done on the
+    result is not merged with the same work on the input (what secant.checkpoint relies on)."""
+    return tree_util.tree_map(lambda x: st.optimization_barrier_p.bind(ensure_array(x)), operand)
+
+
 from secant.lax_control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402,F401
 
 

@@ -121,6 +121,7 @@ op("field", "tree, key", ("tree",), code="{tree}[{key}]")
 op("attribute", "tree, name", ("tree",), code="{tree}.{name}")
 op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
+op("optimization_barrier", code="lax.optimization_barrier({x})")
 
 # --- ones and zeros are constants whatever their argument -----------------------------------------
 for _n in ("zeros_like", "ones_like", "empty_like"):
@@ -266,7 +267,8 @@ LAX_NAMES = {
                       "digamma", "sign", "floor", "ceil", "integer_pow", "rem", "clamp", "add",
                       "dot_general", "dynamic_slice", "dynamic_update_slice", "broadcast_in_dim",
                       "rev", "select", "convert_element_type", "reduce_sum", "reduce_max",
-                      "reduce_min", "reduce_prod", "stop_gradient", "dot")},
+                      "reduce_min", "reduce_prod", "stop_gradient", "dot",
+                      "optimization_barrier")},
     "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
     "acosh": "arccosh", "atanh": "arctanh", "abs": "absolute", "neg": "negative",
     "sub": "subtract", "mul": "multiply", "div": "lax_div", "pow": "power", "max": "maximum",

@@ -286,3 +286,8 @@ def _sort(b, avals, outs, *operands, dimension, is_stable, num_keys):
     if len(operands) == 1:
         return [b.op(text)]
     return b.op_multi(text, len(operands))
+
+
+@lowering("optimization_barrier")
+def _optimization_barrier(b, avals, out, x):
+    return b.op(f"stablehlo.optimization_barrier {x} : {ttype(out)}")

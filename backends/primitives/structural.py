@@ -474,3 +474,10 @@ def _sort(*operands, dimension, is_stable, num_keys):
 
 
 sort_p = define("sort", _sort_rule, _sort, multiple_results=True)
+
+
+# --- scheduling ------------------------------------------------------------------------------------
+# the identity that XLA may not look through: a value that comes out of it is not the value that
+# went in, so computations on it are not merged with the same computations on the original
+# (secant.checkpoint's recomputation stays a recomputation)
+optimization_barrier_p = define("optimization_barrier", lambda x: x, lambda x: x)
