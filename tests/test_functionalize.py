@@ -374,3 +374,24 @@ def rows_sum(xs, w):
     for row in xs:
         acc = acc * w + snp.sum(row)
     return acc
+
+
+def _layers(ws, x):
+    h = x
+    for i in range(3):
+        h = snp.tanh(h @ ws[i])
+    return snp.sum(h)
+
+
+def test_a_loop_indexing_a_tuple_stays_a_python_loop_under_jit():
+    # ws[i] with a traced i needs ws to be an array; a tuple of weights needs i as a Python int
+    rng = np.random.default_rng(0)
+    stacked = rng.normal(size=(3, 4, 4)).astype(np.float32) / 2
+    as_tuple = tuple(stacked)
+    x = np.ones(4, np.float32)
+    want = float(_layers(stacked, x))
+    f = secant.jit(_layers)
+    for ws, loops in ((stacked, 1), (as_tuple, 0)):
+        assert float(f(ws, x)) == pytest.approx(want, rel=1e-5)
+        assert f.lower(ws, x).as_text().count("stablehlo.while") == loops
+    assert "a Python for loop when ws is not an array" in secant.source(f)

@@ -273,6 +273,13 @@ def _index_needs_int(body, i):
     return None
 
 
+def _indexed_by(body, i):
+    """Names the body subscripts with the loop index i (`ws[i]`, `ws[i, 0]`)."""
+    return {n.value.id for st in body for n in gast.walk(st)
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+            and isinstance(n.ctx, gast.Load) and _mentions(n.slice, i)}
+
+
 def _ends_with_return(stmts):
     if not stmts:
         return False
@@ -568,7 +575,16 @@ class _Rewriter:
         out.append(_parse_stmt(f"{_tuple_src(carries)} = {self.lax}.fori_loop({lower}, {upper}, "
                                f"{bname}, {init})", s))
         self.changed = True
-        return out
+        indexed = _indexed_by(s.body, i) - set(assigned(s.body))
+        if not indexed:
+            return out
+        # `ws[i]` takes a traced i only when ws is an array: a list or tuple of arrays (layers'
+        # weights) needs i as a Python int, so that loop stays a Python loop (unrolled)
+        test = " and ".join(f"isinstance({n}, {self.tracer})" for n in sorted(indexed))
+        self.comment(s, f"secant: a Python for loop when {', '.join(sorted(indexed))} is not "
+                        "an array (a list or tuple needs the index as a Python int)")
+        branch = gast.If(test=_parse_stmt(test, s).value, body=out, orelse=[s])
+        return [gast.copy_location(branch, s)]
 
 
     def rewrite_for_rows(self, s, defined, later):
