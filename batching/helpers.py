@@ -339,6 +339,13 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
     """ad/helpers.py's grad_of_fields for batched field cotangents: the fields not read get
     zeros with a batch axis too."""
     from secant.ad.helpers import grad_of_fields
+    if hasattr(tree, "shape") and not isinstance(tree, (dict, list, tuple)):
+        # an array read at integer indices (ws[0]): each example's cotangent at its index
+        out = snp.zeros_like(tree) if tree_batched else \
+            snp.zeros((n,) + tuple(np.shape(tree)), snp.result_type(tree))
+        for k, g in fields.items():
+            out = out.at[batch_index(k)].add(g)
+        return out
     out = grad_of_fields(tree, fields)
     if not tree_batched:
         given = set(fields)

@@ -552,3 +552,19 @@ def test_hessian_through_a_broadcast_scalar(x64):
     fd = (float(g(x + e, w)) - float(g(x - e, w))) / (2 * e)
     for h in (secant.hessian(f), secant.jit(secant.hessian(f))):
         np.testing.assert_allclose(float(h(x, w)), fd, rtol=1e-6)
+
+
+def _two_layers(ws, x):
+    h = snp.tanh(x @ ws[0])
+    return snp.sum(snp.tanh(h @ ws[1]) ** 2)
+
+
+def test_per_example_gradients_of_weights_read_by_index():
+    # ws unbatched, read at ws[0] and ws[1]: each example's cotangent lands at its index
+    ws, xs = r(2, 3, 3), r(4, 3)
+    want = np.stack([np.asarray(secant.grad(_two_layers)(ws, x)) for x in xs])
+    for g in (secant.vmap(secant.grad(_two_layers), in_axes=(None, 0)),
+              secant.jit(secant.vmap(secant.grad(_two_layers), in_axes=(None, 0)))):
+        np.testing.assert_allclose(np.asarray(g(ws, xs)), want, rtol=1e-5, atol=1e-6)
+    both = secant.vmap(secant.grad(_two_layers))(np.stack([ws] * 4), xs)     # ws batched too
+    np.testing.assert_allclose(np.asarray(both), want, rtol=1e-5, atol=1e-6)
