@@ -119,3 +119,21 @@ def jvp_rule_from_parts(custom, params, jvps):
              f"    {ans} = {fn}({', '.join(params)})",
              f"    return {ans}, {' + '.join(terms) or f'snp.zeros_like({ans})'}"]
     return "\n".join(lines) + "\n", fn_name, free
+
+
+def vjp_of_checkpoint(custom, params, wrt, inner):
+    """`f_checkpoint_vjp(out_bar, *params)`: the generated vjp of f (`inner`, which recomputes
+    f's forward pass), its differentiated arguments first passed through an optimization
+    barrier so that XLA recomputes instead of reusing the forward pass's values."""
+    names = Names(params + [inner])
+    fn_name = names.fresh(f"{custom.__name__}_checkpoint_vjp")
+    out_bar = names.fresh("out_bar")
+    lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
+             f"    # checkpoint: the forward pass kept only the arguments of "
+             f"{custom.__name__}; its intermediates are recomputed here"]
+    if custom.prevent_cse:
+        lines.append("    # (behind an optimization barrier, so that XLA cannot reuse the forward "
+                     "pass's values)")
+        lines += [f"    {params[i]} = lax.optimization_barrier({params[i]})" for i in wrt]
+    lines.append(f"    return {inner}({out_bar}, {', '.join(params)})")
+    return "\n".join(lines) + "\n", fn_name

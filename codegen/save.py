@@ -262,7 +262,7 @@ class _Module:
     # a custom_jvp / custom_vjp / custom_vmap object: its function and rules as plain defs, then
     # the object built from them and the rules attached, as the user's decorators did
     _RULES = {"custom_jvp": ("defjvp", ("jvp",)), "custom_vjp": ("defvjp", ("fwd", "bwd")),
-              "custom_vmap": ("def_vmap", ("vmap_rule",))}
+              "custom_vmap": ("def_vmap", ("vmap_rule",)), "checkpoint": (None, ())}
 
     def _bind_custom(self, name, custom, reader):
         chosen, new = self._claim(name, custom)
@@ -273,10 +273,12 @@ class _Module:
         fun = self._bind_plain(custom.fun.__name__, custom.fun, reader)
         nondiff = getattr(custom, "nondiff_argnums", ())
         options = f", nondiff_argnums={nondiff!r}" if nondiff else ""
+        if not getattr(custom, "prevent_cse", True):
+            options = ", prevent_cse=False"
         self.aliases.append(f"{chosen} = {secant_name}.{kind}({fun}{options})")
         method, attrs = self._RULES[kind]
         rules = [vars(custom).get(a) for a in attrs]
-        if all(r is not None for r in rules):
+        if method and all(r is not None for r in rules):
             names = [self._bind_plain(r.__name__, r, reader) for r in rules]
             self.aliases.append(f"{chosen}.{method}({', '.join(names)})")
         return chosen

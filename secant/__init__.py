@@ -18,6 +18,7 @@ from secant.batch import vmap
 from secant.parallel import pmap
 from secant.codegen.save import save_source
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
+from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices)
 
@@ -30,4 +31,4 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_vmap"]
+           "custom_vmap", "checkpoint", "remat"]

@@ -166,6 +166,10 @@ class Compiled:
     def as_text(self):
         return self._c.exe.as_hlo_text()
 
+    def memory_analysis(self):
+        """XLA's sizes for this executable (argument, output, temp bytes), as JAX's."""
+        return self._c.exe.exe.get_compiled_memory_stats()
+
     def cost_analysis(self):
         return self._c.exe.cost_analysis()
 

@@ -6,7 +6,7 @@ does the same for a batching rule (batching/custom_rules.py)."""
 import functools
 import inspect
 
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, UnsupportedError, where
 
 
 class _Custom:
@@ -99,3 +99,30 @@ class custom_vmap(_Custom):
     def def_vmap(self, vmap_rule):
         self.vmap_rule = vmap_rule
         return vmap_rule
+
+
+class checkpoint(_Custom):
+    """`secant.checkpoint(f)` (also `secant.remat`), as jax.checkpoint: reverse mode keeps only
+    f's arguments from the forward pass and recomputes f's intermediates when it needs them.
+    A transform's generated code calls `f_checkpoint_vjp`, which says so in a comment and
+    passes the arguments through `lax.optimization_barrier` first (prevent_cse=True), so that
+    under jit XLA cannot merge the recomputation back into the forward pass. Every other
+    transform, and a direct call, sees f itself."""
+
+    def __init__(self, fun, prevent_cse=True, policy=None, static_argnums=()):
+        if policy is not None:
+            raise UnsupportedError("checkpoint policies (saving some intermediates) are not "
+                                   "supported: every intermediate of a checkpointed function is "
+                                   "recomputed" + where())
+        super().__init__(fun)
+        self.prevent_cse = bool(prevent_cse)
+        self.static_argnums = tuple(static_argnums)
+
+
+def make_checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
+    """secant.checkpoint / secant.remat: `checkpoint(f)`, `@checkpoint`, or
+    `checkpoint(prevent_cse=False)(f)`."""
+    if fun is None:
+        return functools.partial(make_checkpoint, prevent_cse=prevent_cse, policy=policy,
+                                 static_argnums=static_argnums)
+    return checkpoint(fun, prevent_cse, policy, static_argnums)

@@ -222,8 +222,15 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
     function calling the user's rules; the batched function of a custom_vmap function:
     batching/custom_rules.py writes one calling the user's rule."""
     from secant.ad import custom_rules
-    from secant.custom import custom_jvp, custom_vmap
+    from secant.custom import checkpoint, custom_jvp, custom_vmap
     params = custom.params()
+    if isinstance(custom, checkpoint):
+        if mode != "vjp":       # only reverse mode sees the checkpoint
+            return generate(custom.fun, wrt, mode, staged=staged, batch=batch)
+        inner = generate(custom.fun, wrt, "vjp", staged=staged)
+        source, name = custom_rules.vjp_of_checkpoint(custom, params, wrt, inner.__name__)
+        return load_generated(source, name, custom.fun.__globals__,
+                              {inner.__name__: inner, "lax": lax})
     if mode == "vmap" and isinstance(custom, custom_vmap):
         return _generate_custom_vmap(custom, params, wrt, batch)
     if mode == "vmap":      # custom_vjp / custom_jvp: vmap batches the function, as JAX does
