@@ -1,4 +1,5 @@
 """Runs every benchmark in one process: `make bench` or `.venv/bin/python bench/run_all.py`."""
+import checkpoint
 import control_flow
 import dispatch
 import eager
@@ -10,6 +11,6 @@ import prng
 import vmap
 
 if __name__ == "__main__":
-    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap, pmap):
+    for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap, pmap, checkpoint):
         bench.main()
         print()
