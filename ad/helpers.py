@@ -221,6 +221,22 @@ def _zeros_tree(x):
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
 
 
+def add_at(tree_bar, idx, g):
+    """`tree_bar.at[idx].add(g)` for an array; for a list or tuple (a pytree container, such as
+    a list of (w, b) layers) the cotangent `g` added to the item (or items, for a slice) at idx."""
+    if isinstance(idx, tuple) and len(idx) == 1:
+        idx = idx[0]
+    if not isinstance(tree_bar, (list, tuple)):
+        return tree_bar.at[idx].add(g)
+    out = list(tree_bar)
+    if isinstance(idx, slice):
+        for k, piece in zip(range(len(out))[idx], g):
+            out[k] = add_grads(out[k], piece)
+    else:
+        out[idx] = add_grads(out[idx], g)
+    return type(tree_bar)(out)
+
+
 def add_grads(a, b):
     """Sum of two cotangents that may be containers (pytrees)."""
     from secant import tree_util
@@ -233,7 +249,7 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 NAMES = rule_helpers.NAMES + ("grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads")
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at")
 
 
 def by_name():

@@ -77,6 +77,7 @@ class ReverseBuilder:
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
+        self.containers = _containers(fn.body)  # variables read item by item (pytrees)
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -98,10 +99,16 @@ class ReverseBuilder:
         """var's cotangent += expr (the first contribution just assigns)."""
         if var in self.bars:
             b = self.bars[var]
-            self.emit(f"{b} = {b} + {expr}")
+            self.emit(self._add(var, b, expr))
         else:
             b = self.bars[var] = self.bar_name(var)
             self.emit(f"{b} = {expr}")
+
+    def _add(self, var, bar, expr):
+        """bar = bar + expr, leaf by leaf for a container (a list + a list would concatenate)."""
+        if var in self.containers:
+            return f"{bar} = add_grads({bar}, {expr})"
+        return f"{bar} = {bar} + {expr}"
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -168,7 +175,16 @@ class ReverseBuilder:
             mark = len(self.lines)
             self.indent += 1
             self.last_comment = None
+            pending = {v: len(e) for v, e in self.fields.items()}
             self.reverse(block)
+            for var in list(self.fields):   # fields read in the branch: their cotangents are
+                k = pending.get(var, 0)     # defined in it, so the container's is built there
+                if len(self.fields[var]) > k:
+                    entries = self.fields[var][k:]
+                    del self.fields[var][k:]
+                    if not self.fields[var]:
+                        del self.fields[var]
+                    self.flush_fields(var, entries)
             self.indent -= 1
             results.append((self.lines[mark:], dict(self.bars)))
             del self.lines[mark:]
@@ -183,7 +199,8 @@ class ReverseBuilder:
                                    "block"))
             self.lines.extend(block_lines)
             for var in sorted(new - bars.keys()):   # defined in the other branch only
-                self.lines.append(Line(f"{self.bar_name(var)} = snp.zeros_like({var})",
+                zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
+                self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({var})",
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
@@ -207,7 +224,8 @@ class ReverseBuilder:
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
-                self.emit(f"{self.bars[v]} = snp.zeros_like({v})")
+                zeros = "zeros_like_tree" if v in self.containers else "snp.zeros_like"
+                self.emit(f"{self.bars[v]} = {zeros}({v})")
         for loop, last in s.carried:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
@@ -325,6 +343,14 @@ class ReverseBuilder:
                     self.accumulate(item.name, piece)
             return
         if op.op == "getitem" and isinstance(op.operands["a"], ir.Var) \
+                and op.operands["a"].name in self.containers:   # a list's item, or an array's
+            a, idx = op.operands["a"].name, _index_value(op.statics["idx"])
+            if a in self.bars:
+                self.emit(f"{self.bars[a]} = add_at({self.bars[a]}, {idx}, {g})")
+            else:
+                self.accumulate(a, f"add_at(zeros_like_tree({a}), {idx}, {g})")
+            return
+        if op.op == "getitem" and isinstance(op.operands["a"], ir.Var) \
                 and op.operands["a"].name in self.bars:     # add into the existing cotangent
             b = self.bars[op.operands["a"].name]
             self.emit(f"{b} = {b}.at[{op.statics['idx']}].add({g})")
@@ -401,7 +427,7 @@ class ReverseBuilder:
         self.emit(f"{', '.join(patterns)} = {call}")
         for var, t in pending:
             if var in self.bars and self.bars[var] != t:
-                self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
+                self.emit(self._add(var, self.bars[var], t))
             else:
                 self.bars[var] = t
 
@@ -562,7 +588,7 @@ class ReverseBuilder:
         self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
         self.bars.update(fresh)
         for var, t in adds:
-            self.emit(f"{self.bars[var]} = {self.bars[var]} + {t}")
+            self.emit(self._add(var, self.bars[var], t))
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
@@ -724,6 +750,44 @@ def _defined_in(stmts):
             for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
                 out |= _defined_in(block)
     return out
+
+
+def _containers(stmts):
+    """Variables that may be pytree containers, whose cotangents are built item by item: those
+    a loop over a container walks (`for w, b in params`), those read field by field, and those
+    whose items are read field by field (`w, b = params[i]`)."""
+    ops = list(_ops_in(stmts))
+    getitems = {op.targets[0]: op.operands["a"].name for op in ops
+                if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
+    out = {op.operands["a"].name for op in ops
+           if op.op == "getitem" and getattr(op, "container", False)}
+    for op in ops:
+        if op.op in ("field", "attribute") and isinstance(op.operands["tree"], ir.Var):
+            tree = op.operands["tree"].name
+            out.add(tree)
+    grown = True
+    while grown:                # params[:-1] is a container: so is params
+        grown = {getitems[t] for t in out if t in getitems} - out
+        out |= grown
+    return out
+
+
+def _ops_in(stmts):
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            yield s
+        elif isinstance(s, ir.If):
+            yield from _ops_in(s.body)
+            yield from _ops_in(s.orelse)
+        elif isinstance(s, (ir.For, ir.While)):
+            yield from _ops_in(s.body)
+
+
+def _index_value(idx):
+    """An index's source as a value: `i` or `0` as written, a slice or tuple as index_exp[...]."""
+    if idx.isidentifier() or re.fullmatch(r"-?\d+", idx):
+        return idx
+    return f"index_exp[{idx}]"
 
 
 def _has_var(o):

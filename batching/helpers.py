@@ -364,7 +364,19 @@ def grad_seed_batched(out):
     return snp.ones_like(out)
 
 
-NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched")
+def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
+    """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
+    axis; a container's items add leaf by leaf (an unbatched container gets a batch axis)."""
+    from secant.ad.helpers import add_at
+    if not tree_bar_batched:
+        tree_bar = broadcast_batch(tree_bar, n)
+    if isinstance(tree_bar, (list, tuple)):
+        return add_at(tree_bar, idx, g)
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    return tree_bar.at[(slice(None),) + idx].add(g)
+
+
+NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched", "add_at_batched")
 
 
 def item_of(x, i, depth=1):

@@ -157,6 +157,7 @@ NO_RULE = {
 HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1}, {size}, {arg0_batched})",
     "add_grads": "add_grads({arg0}, {arg1})",
+    "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front

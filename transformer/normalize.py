@@ -151,6 +151,12 @@ class Normaliser:
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
+        if tracked and self.batching and self.src.filename.startswith("<secant") \
+                and _is_stack_push(stmt.value):
+            raise self.src.error(stmt, "vmap of a derivative through a Python for/while loop "
+                                 "(its reverse pass replays the loop from a stack) is not "
+                                 "supported yet: unpack the loop's items into names, e.g. "
+                                 "(w1, b1), (w2, b2) = params, or use lax.fori_loop/lax.scan")
         if not tracked or self.batching:        # print(x) of a batched x prints the batch
             return
         what = self._source(stmt.value)
@@ -216,26 +222,37 @@ class Normaliser:
             return user_name
         return self.names.fresh(user_name)
 
-    def assign_tuple(self, target, value, stmt):
+    def assign_tuple(self, target, value, stmt, operand=None):
+        """a, b = value (or `operand`, already normalised); nested patterns ((w1, b1), (w2, b2)
+        = params) unpack field by field."""
         elts = target.elts
-        if not all(isinstance(e, gast.Name) for e in elts):
-            raise self.src.error(stmt, "only names can be unpacked into")
-        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elts):
+        if not all(isinstance(e, (gast.Name, gast.Tuple, gast.List)) for e in elts):
+            raise self.src.error(stmt, "only names (or nested tuples of names) can be "
+                                 "unpacked into")
+        if operand is None and isinstance(value, (gast.Tuple, gast.List)) \
+                and len(value.elts) == len(elts):
             operands = [self.operand(v) for v in value.elts]   # all right sides first: a, b = b, a
             for e, o in zip(elts, operands):
-                self.bind_name(e.id, o)
+                self._bind_target(e, o, stmt)
             return
-        operand = self.operand(value)
+        if operand is None:
+            operand = self.operand(value)
+        if isinstance(operand, ir.Seq):
+            if len(operand.items) != len(elts):
+                raise self.src.error(stmt, f"cannot unpack {len(operand.items)} values into "
+                                     f"{len(elts)} names")
+            for e, o in zip(elts, operand.items):
+                self._bind_target(e, o, stmt)
+            return
         if isinstance(operand, ir.Expr):
-            names = [self._new_version(e.id) for e in elts]
-            pattern = ", ".join(names) + ("," if len(names) == 1 else "")      # `a, = p`
-            self.out.append(ir.Plain(f"{pattern} = {operand.src}", set(names), self.origin))
-            for e, n in zip(elts, names):
-                self.current[e.id] = n
+            pattern = self._plain_pattern(target, top=True)
+            self.out.append(ir.Plain(f"{pattern} = {operand.src}",
+                                     set(re.findall(r"\w+", pattern)), self.origin))
             return
         last = self.out[-1] if self.out else None
         if isinstance(last, ir.Op) and last.targets == [operand.name] and len(elts) > 1 \
-                and last.op in ("call",) + CONTROL_FLOW:     # (`a, = f(x)` reads field 0)
+                and last.op in ("call",) + CONTROL_FLOW \
+                and all(isinstance(e, gast.Name) for e in elts):   # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
             for e, n in zip(elts, names):
@@ -243,8 +260,24 @@ class Normaliser:
                 self.tracked.add(n)
             return
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
-            self.bind_name(e.id, self._emit("field", {"tree": operand}, {"key": str(i)},
-                                            f"{operand.name}_{i}"))
+            self._bind_target(e, self._emit("field", {"tree": operand}, {"key": str(i)},
+                                            f"{operand.name}_{i}"), stmt)
+
+    def _bind_target(self, target, operand, stmt):
+        if isinstance(target, gast.Name):
+            self.bind_name(target.id, operand)
+        else:
+            self.assign_tuple(target, None, stmt, operand)
+
+    def _plain_pattern(self, target, top=False):
+        """`a, (b, c)` with each name's new version, for an unpacking kept as written."""
+        if isinstance(target, gast.Name):
+            name = self._new_version(target.id)
+            self.current[target.id] = name
+            return name
+        inner = [self._plain_pattern(e) for e in target.elts]
+        text = ", ".join(inner) + ("," if len(inner) == 1 else "")      # `a, = p`
+        return text if top else f"({text})"
 
     def if_statement(self, stmt):
         test = self.operand(stmt.test)
@@ -310,26 +343,86 @@ class Normaliser:
         self._origin(stmt)
         self.out.append(ir.If(cond, branches[0][0], branches[1][0], self.origin))
 
-    def for_statement(self, stmt):
+    def for_statement(self, stmt, body=None):
         """A Python for loop over a concrete iterable (range(n), a list): it stays a loop. Each
         variable the body assigns gets one loop name, which the body's last version is copied
-        back to, so the derivative can replay iterations in reverse."""
+        back to, so the derivative can replay iterations in reverse. A loop over a
+        differentiated container (`for w, b in params:`, params a list of (w, b) pairs) is a
+        loop over its indices, `for i in range(len(params))`, that reads `params[i]`: its
+        length is known when it runs, and its cotangent gathers one item's per iteration.
+        `body`: the statements (default stmt.body; a comprehension passes its own)."""
         if stmt.orelse:
             raise self.src.error(stmt, "for ... else is not supported")
-        if not isinstance(stmt.target, gast.Name):
-            raise self.src.error(stmt, "only a single loop variable is supported "
-                                 "(for i in range(n)); unpack inside the loop")
+        if not isinstance(stmt.target, (gast.Name, gast.Tuple, gast.List)):
+            raise self.src.error(stmt, "the loop variable must be a name or a tuple of names "
+                                 "(for w, b in params)")
+        body = stmt.body if body is None else body
         iterable = self.operand(stmt.iter)
+        if isinstance(iterable, ir.Var) and not self.batching:
+            return self._container_loop(stmt, iterable, body)
         if not isinstance(iterable, ir.Expr):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
         is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
             == "range"
-        steps = self.names.fresh(f"{stmt.target.id}_range" if is_range else "items")
+        if isinstance(stmt.target, gast.Name):
+            target_id, unpack = stmt.target.id, None
+        else:                           # for w, b in pairs: one item, unpacked first thing
+            target_id = self.names.fresh("item")
+
+            def unpack(item):
+                self.assign_tuple(stmt.target, None, stmt, ir.Expr(item))
+        steps = self.names.fresh(f"{target_id}_range" if is_range else "items")
         self.out.append(ir.Plain(f"{steps} = {iterable.src}" if is_range
                                  else f"{steps} = list({iterable.src})", {steps}, self.origin))
-        target, body, carried, _ = self._loop(stmt, stmt.target.id)
+        target, body, carried, _ = self._loop(stmt, target_id, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def _container_loop(self, stmt, iterable, body):
+        index = self.names.fresh("i")
+        steps = self.names.fresh(f"{index}_range")
+        self.out.append(ir.Plain(f"{steps} = range(len({iterable.name}))", {steps},
+                                 self.origin))
+
+        def unpack(i):
+            item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
+            self.out[-1].container = True       # its cotangent is built item by item
+            self._bind_target(stmt.target, item, stmt)
+        target, body, carried, _ = self._loop(stmt, index, body, unpack)
+        self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def comprehension_sum(self, node, comp):
+        """sum(f(w) for w, b in params) (or of a list comprehension): a loop adding into a
+        running total, as a Python sum does."""
+        if len(comp.generators) != 1 or comp.generators[0].ifs or comp.generators[0].is_async:
+            raise self.src.error(comp, "sum() of a comprehension is differentiated for one "
+                                 "`for` without `if`; write the loop out")
+        if len(node.args) != 1 or node.keywords:
+            raise self.src.error(node, "sum() of a comprehension is differentiated without a "
+                                 "start value; add it afterwards")
+        gen = comp.generators[0]
+        total = self.names.fresh("total")
+        self.out.append(ir.Plain(f"{total} = 0", {total}, self.origin))
+        self.current[total] = total
+        scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+        outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
+        add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
+                          value=gast.BinOp(left=gast.Name(total, gast.Load(), None, None),
+                                           op=gast.Add(), right=comp.elt), type_comment=None)
+        loop = gast.For(target=gen.target, iter=gen.iter, body=[add], orelse=[],
+                        type_comment=None)
+        for n in (add, add.targets[0], add.value, add.value.left, loop):
+            gast.copy_location(n, node)
+            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        self.for_statement(loop)
+        self._origin(node)
+        result = self.current.pop(total)
+        for n, version in outer.items():
+            if version is None:
+                self.current.pop(n, None)
+            else:
+                self.current[n] = version
+        return ir.Var(result) if result in self.tracked else ir.Expr(result)
 
     def while_statement(self, stmt):
         """A Python while loop on a concrete test: it stays a loop, with loop names for the
@@ -354,17 +447,23 @@ class Normaliser:
                                  "while snp.sum(x) < 10.0")
         return test.src
 
-    def _loop(self, stmt, target_id):
+    def _loop(self, stmt, target_id, body=None, unpack=None):
         """The body of a for (target_id: its loop variable) or while loop (target_id None) with
-        one loop name per variable it assigns: (target, body, carried, while test source)."""
+        one loop name per variable it assigns: (target, body, carried, while test source).
+        `unpack(target)` emits the statements that read the iteration's item first."""
+        body = stmt.body if body is None else body
         used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)
                       and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
-        # a variable needs a loop name if it enters the loop or is read after it
-        assigned = sorted(n for n in {n.id for s in stmt.body for n in gast.walk(s)
+        if stmt in self.node.body:      # at the top level: read after it before assigned
+            after = self.node.body[self.node.body.index(stmt) + 1:]
+            used_after = {n for n in used_after if _reads_first(after, n)}
+        # a variable needs a loop name if it enters the loop (an iteration reads the value the
+        # previous one left) or is read after it
+        assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
                                       and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if n in self.current or n in used_after)
+                          if (n in self.current and _reads_first(body, n)) or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
@@ -398,7 +497,9 @@ class Normaliser:
                 test = self._while_test(stmt)
             header = self.out
             self.out = []
-            for s in stmt.body:
+            if unpack is not None:
+                unpack(target)
+            for s in body:
                 self.statement(s)
             carried = []
             for name, loop in loop_names.items():
@@ -764,6 +865,10 @@ class Normaliser:
                                                                 for k in node.keywords):
             raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "
                                  "supported; pass arguments explicitly")
+        if opname == "add_n" and args and isinstance(args[0], (gast.GeneratorExp, gast.ListComp)):
+            if not _names_in(args[0]) & {k for k, v in self.current.items() if v in self.tracked}:
+                return self._inactive(node)
+            return self.comprehension_sum(node, args[0])
         if opname == "add_n":
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
@@ -1068,6 +1173,38 @@ def call_args(rendered):
     """Arguments of a user call: arg0, arg1, ... positionally, the rest by keyword."""
     return ", ".join(v if k.startswith("arg") and k[3:].isdigit() else f"{k}={v}"
                      for k, v in rendered.items())
+
+
+def _reads_first(stmts, name):
+    """Whether running `stmts` may read `name` before assigning it (a loop or branch body may
+    not run: what it assigns does not count after it)."""
+    def reads(node):
+        return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                   for n in gast.walk(node))
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
+            head = s.iter if isinstance(s, gast.For) else s.test
+            if reads(head) or _reads_first(s.body, name) or _reads_first(s.orelse, name):
+                return True
+            continue
+        if reads(s):
+            return True
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) \
+                and s.target.id == name:
+            return True
+        if isinstance(s, (gast.Assign, gast.AnnAssign)) and any(
+                isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+                for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+                for n in gast.walk(t)):
+            return False
+    return False
+
+
+def _is_stack_push(node):
+    """`x_stack.append(x)`: how a derivative's forward loop saves what its reverse loop reads."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "append" and isinstance(node.func.value, gast.Name)
+            and node.func.value.id.endswith("_stack"))
 
 
 def _at_call(func):
