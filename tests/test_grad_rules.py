@@ -147,6 +147,7 @@ def f_identity(x):
     y = x
     return wsum(y * y)
 def f_astype(x): return wsum(x.astype(np.float64) * 2.0)
+def f_optimization_barrier(x): return wsum(snp.sin(lax.optimization_barrier(x)) * x)
 def f_erf_inv(x): return wsum(lax.erf_inv(x))
 def f_lgamma(x): return wsum(lax.lgamma(x))
 def f_digamma(x): return wsum(lax.digamma(x))
@@ -324,7 +325,7 @@ CASES = [
     Case(f_cbrt, (S, AWAY)), Case(f_square, (S, N)), Case(f_reciprocal, (S, AWAY)),
     Case(f_absolute, (S, AWAY)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
-    Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_erf_inv, (S, UNIT)),
+    Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)), Case(f_erf_inv, (S, UNIT)),
     Case(f_lgamma, (S, POS)), Case(f_lgamma, ((5,), GT1)), Case(f_digamma, (S, POS)),
     Case(f_digamma, (S, lambda r: r.uniform(-2.9, -2.1, size=S))),
     Case(f_digamma, ((8,), lambda r: r.uniform(3.0, 30.0, size=8))),

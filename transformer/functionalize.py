@@ -528,7 +528,7 @@ class _Rewriter:
         self.changed = True
         return out
 
-    def rewrite_for(self, s, defined, later):
+    def rewrite_for(self, s, defined, later, guarded=()):
         it = s.iter
         if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and self.range_ok \
                 and not s.orelse and s.target.id not in later:
@@ -575,7 +575,7 @@ class _Rewriter:
         out.append(_parse_stmt(f"{_tuple_src(carries)} = {self.lax}.fori_loop({lower}, {upper}, "
                                f"{bname}, {init})", s))
         self.changed = True
-        indexed = _indexed_by(s.body, i) - set(assigned(s.body))
+        indexed = _indexed_by(s.body, i) - set(assigned(s.body)) - set(guarded)
         if not indexed:
             return out
         # `ws[i]` takes a traced i only when ws is an array: a list or tuple of arrays (layers'
@@ -600,7 +600,7 @@ class _Rewriter:
             if key == id(s):
                 self.planned[(id(loop), base)] = name
         self._keep.append(loop)
-        out = self.rewrite_for(loop, defined, later)
+        out = self.rewrite_for(loop, defined, later, guarded=(xs,))
         if out == [loop]:
             return [s]
         test = _parse_stmt(f"isinstance({xs}, {self.tracer})", s).value

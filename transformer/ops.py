@@ -237,6 +237,7 @@ PRIMITIVE_OPS = {
     "dynamic_slice": "dynamic_slice", "dynamic_update_slice": "dynamic_update_slice",
     "gather": "getitem", "scatter": "at_set", "scatter_add": "at_add", "scatter_mul": "at_mul",
     "scatter_min": "at_min", "scatter_max": "at_max", "sort": "sort",
+    "optimization_barrier": "optimization_barrier",
 }
 
 # --- resolution: which Python objects mean which op ---------------------------------------------
