@@ -35,13 +35,11 @@ def init_params(key, sizes):
 
 
 def predict(params, x):
-    """Logits of a ReLU MLP with two hidden layers."""
-    w1, b1 = params[0]
-    w2, b2 = params[1]
-    w3, b3 = params[2]
-    h1 = snp.maximum(x @ w1 + b1, 0.0)
-    h2 = snp.maximum(h1 @ w2 + b2, 0.0)
-    return h2 @ w3 + b3
+    """Logits of a ReLU MLP: params is a list of (w, b) pairs, one per layer."""
+    for w, b in params[:-1]:
+        x = snp.maximum(x @ w + b, 0.0)
+    w, b = params[-1]
+    return x @ w + b
 
 
 def log_softmax(logits):
@@ -52,8 +50,7 @@ def log_softmax(logits):
 def loss(params, x, y_onehot, weight_decay):
     """Mean cross-entropy plus an L2 penalty on the weights."""
     nll = -snp.mean(snp.sum(y_onehot * log_softmax(predict(params, x)), axis=-1))
-    w1, w2, w3 = params[0][0], params[1][0], params[2][0]
-    l2 = snp.sum(w1 * w1) + snp.sum(w2 * w2) + snp.sum(w3 * w3)
+    l2 = sum(snp.sum(w * w) for w, _ in params)
     return nll + weight_decay * l2
 
 
