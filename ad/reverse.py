@@ -765,11 +765,42 @@ def _containers(stmts):
         if op.op in ("field", "attribute") and isinstance(op.operands["tree"], ir.Var):
             tree = op.operands["tree"].name
             out.add(tree)
+    out |= {a for a in _indexed_by_counters(stmts)       # x[i] in range(x.shape[0]): an array
+            if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
     grown = True
     while grown:                # params[:-1] is a container: so is params
         grown = {getitems[t] for t in out if t in getitems} - out
         out |= grown
     return out
+
+
+def _indexed_by_counters(stmts):
+    """Variables a Python loop indexes with its counter (`ws[i]`): a list or tuple of weights
+    as often as an array, so their cotangents are built item by item (add_at handles both)."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.For):
+            out |= {op.operands["a"].name for op in _ops_in(s.body)
+                    if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)
+                    and op.statics["idx"].strip() == s.target}
+        if isinstance(s, (ir.For, ir.While)):
+            out |= _indexed_by_counters(s.body)
+        elif isinstance(s, ir.If):
+            out |= _indexed_by_counters(s.body) | _indexed_by_counters(s.orelse)
+    return out
+
+
+def _plain_text(stmts):
+    """The source of the statements kept as written (ranges, shape queries), nested ones too."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Plain):
+            out.append(s.code)
+        elif isinstance(s, (ir.For, ir.While)):
+            out.append(_plain_text(s.body))
+        elif isinstance(s, ir.If):
+            out += [_plain_text(s.body), _plain_text(s.orelse)]
+    return "\n".join(out)
 
 
 def _ops_in(stmts):

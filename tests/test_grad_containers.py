@@ -240,3 +240,22 @@ def test_container_read_by_a_helper_and_a_loop_adds_leaf_by_leaf():
     assert_tree_close(secant.grad(loss)(params, x), want, rtol=1e-5, atol=1e-6)
     assert_tree_close(secant.jit(secant.grad(loss))(params, x), want, rtol=1e-5, atol=1e-6)
     assert "params_bar = add_grads(params_bar, " in secant.source(secant.grad(loss))
+
+
+def _tuple_of_layers(ws, x):
+    h = x
+    for i in range(3):
+        h = snp.tanh(h @ ws[i])
+    return snp.sum(h)
+
+
+def test_index_loop_over_a_tuple_of_weights_gives_a_tuple():
+    rng = np.random.default_rng(0)
+    stacked = rng.normal(size=(3, 4, 4)).astype(np.float32) / 2
+    x = np.ones(4, np.float32)
+    want = np.asarray(secant.grad(_tuple_of_layers)(stacked, x))     # the array form
+    for g in (secant.grad(_tuple_of_layers), secant.jit(secant.grad(_tuple_of_layers))):
+        got = g(tuple(stacked), x)
+        assert isinstance(got, tuple) and len(got) == 3
+        np.testing.assert_allclose(np.stack([np.asarray(a) for a in got]), want, rtol=1e-5)
+    assert "ws_bar = add_at(ws_bar, i, " in secant.source(secant.grad(_tuple_of_layers))
