@@ -85,6 +85,9 @@ class ForwardBuilder:
             items = [self.tangent(i) for i in operand.items]
             if all(t is None for t in items):
                 return None
+            if operand.kind == "dict":      # grad_of_fields' fields: a missing one is zeros
+                return "{" + ", ".join(f"{k}: {t}" for k, t in zip(operand.keys, items)
+                                       if t is not None) + "}"
             inner = ", ".join(t if t is not None else zeros(i)
                               for t, i in zip(items, operand.items))
             if operand.kind == "tuple":

@@ -216,6 +216,12 @@ def grad_of_fields(tree, fields=None, **attrs):
                           f"field; use dicts, lists, tuples or namedtuples of arrays{where()}")
 
 
+def fields_of(tree_bar, fields):
+    """The cotangents of the fields grad_of_fields(tree, fields) placed: tree_bar's items at
+    fields' keys, in their order (its reverse, for second-order derivatives)."""
+    return tuple(tree_bar[k] for k in fields)
+
+
 def _zeros_tree(x):
     from secant import tree_util
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
@@ -246,7 +252,7 @@ def add_grads(a, b):
 from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
 from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 
-NAMES = rule_helpers.NAMES + ("grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at")

@@ -165,7 +165,7 @@ JOINT = {
 }
 
 # ops over a sequence of arrays: linear in the list
-SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n"}
+SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n", "grad_of_fields"}
 
 # ops whose lone-operand contribution is the bare tangent: broadcast it to the result's shape
 # when another operand may be larger

@@ -40,6 +40,8 @@ class Line:
 def _src(o):
     if isinstance(o, ir.Var):
         return o.name
+    if isinstance(o, ir.Seq) and o.kind == "dict":
+        return "{" + ", ".join(f"{k}: {_src(i)}" for k, i in zip(o.keys, o.items)) + "}"
     if isinstance(o, ir.Seq):
         inner = ", ".join(_src(i) for i in o.items)
         if o.kind == "tuple":

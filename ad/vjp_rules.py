@@ -154,6 +154,7 @@ SEQUENCE_VJP = {
     "concatenate": "unconcatenate({g}, {arrays}{static})",
     "stack": "unstack({g}{static})",
     "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
+    "grad_of_fields": "fields_of({g}, {fields})",
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)

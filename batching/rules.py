@@ -97,6 +97,7 @@ RULES = {
         "update": "lax.dynamic_update_slice(broadcast_batch({operand}, {size}), {update}, "
                   "(0,) + tuple({start_indices}))",
         "*": "lax.dynamic_update_slice({operand}, {update}, (0,) + tuple({start_indices}))"},
+    "grad_of_fields": {"*": "grad_of_fields_batched({tree}, {fields}, {size}, {tree_batched})"},
     "broadcast_in_dim": {"operand": "lax.broadcast_in_dim({operand}, (len({operand}),) + "
                                     "tuple({shape}), (0,) + tuple(d + 1 for d in "
                                     "{broadcast_dimensions}))"},

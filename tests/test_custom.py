@@ -157,6 +157,19 @@ def test_custom_jvp_hessian():
                                    atol=1e-7)
 
 
+def _sum_of_softplus_grad(x):
+    return snp.sum(secant.grad(softplus_sum)(x))
+
+
+def test_custom_jvp_grad_of_grad():
+    # reverse over reverse: the transposed rule is differentiated again (its grad_of_fields)
+    x = np.array([0.0, 1.0, -3.0], np.float32)
+    s = sigmoid(x.astype(np.float64))
+    for g in (secant.grad(_sum_of_softplus_grad),
+              secant.jit(secant.grad(_sum_of_softplus_grad))):
+        np.testing.assert_allclose(np.asarray(g(x)), s * (1 - s), rtol=1e-5, atol=1e-7)
+
+
 def test_custom_jvp_source_calls_the_rule():
     text = secant.source(secant.jvp_fn(softplus_sum))
     assert "= log1pexp_jvp_1(x, x_dot)" in text     # the rule's own name stays log1pexp_jvp

@@ -21,6 +21,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from secant.ad.helpers import grad_of_fields
 from secant import lax
 from secant.ad import helpers, rule_helpers
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP, ZERO
@@ -148,6 +149,9 @@ def f_identity(x):
     return wsum(y * y)
 def f_astype(x): return wsum(x.astype(np.float64) * 2.0)
 def f_optimization_barrier(x): return wsum(snp.sin(lax.optimization_barrier(x)) * x)
+def f_grad_of_fields(x):         # what a derivative differentiated again contains
+    pair = grad_of_fields((x, x), {0: snp.sin(x) * x})
+    return wsum(pair[0] + pair[1])
 def f_erf_inv(x): return wsum(lax.erf_inv(x))
 def f_lgamma(x): return wsum(lax.lgamma(x))
 def f_digamma(x): return wsum(lax.digamma(x))
@@ -325,7 +329,8 @@ CASES = [
     Case(f_cbrt, (S, AWAY)), Case(f_square, (S, N)), Case(f_reciprocal, (S, AWAY)),
     Case(f_absolute, (S, AWAY)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
-    Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)), Case(f_erf_inv, (S, UNIT)),
+    Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
+    Case(f_grad_of_fields, (S, N)), Case(f_erf_inv, (S, UNIT)),
     Case(f_lgamma, (S, POS)), Case(f_lgamma, ((5,), GT1)), Case(f_digamma, (S, POS)),
     Case(f_digamma, (S, lambda r: r.uniform(-2.9, -2.1, size=S))),
     Case(f_digamma, ((8,), lambda r: r.uniform(3.0, 30.0, size=8))),

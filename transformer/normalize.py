@@ -764,6 +764,12 @@ class Normaliser:
             return self.op_call(node, opname, list(node.args))
         if self.batching and any(obj is o for o in self.opaque):
             return self.opaque_call(node, obj)
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "grad_of_fields":
+            fields = self.fields_literal(node)
+            if fields is not None:
+                return self._emit("grad_of_fields", {"tree": self.operand(node.args[0]),
+                                                     "fields": fields}, {})
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
@@ -777,6 +783,17 @@ class Normaliser:
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func)
+
+    def fields_literal(self, node):
+        """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
+        fields' dict as a Seq (None for any other form, read as source)."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Dict) \
+                or None in node.args[1].keys:
+            return None
+        values = tuple(self.operand(v) for v in node.args[1].values)
+        if not any(_has_var(v) for v in values):
+            return None
+        return ir.Seq(values, "dict", tuple(self._source(k) for k in node.args[1].keys))
 
     def opaque_call(self, node, fn):
         """A call the batching transform writes by a rule of its own (a derivative helper that

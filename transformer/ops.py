@@ -120,6 +120,10 @@ op("at_add", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].add({values}
 op("field", "tree, key", ("tree",), code="{tree}[{key}]")
 op("attribute", "tree, name", ("tree",), code="{tree}.{name}")
 op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
+# the cotangent of a container from its fields' cotangents (ad/helpers.py), in generated code
+# that is differentiated again (second order): linear in the fields
+op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
+   sequence="fields")
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
 op("optimization_barrier", code="lax.optimization_barrier({x})")
 
