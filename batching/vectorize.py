@@ -41,6 +41,7 @@ class BatchBuilder:
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
+        self.batched_stacks = set()             # loop stacks holding batched values
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
         self.ranks = {}
@@ -99,7 +100,9 @@ class BatchBuilder:
         for s in stmts:
             self.origin = s.origin
             self.start(s.origin)
-            if isinstance(s, ir.Plain):
+            if isinstance(s, ir.Plain) and s.stack:
+                self.stack(s)
+            elif isinstance(s, ir.Plain):
                 self.emit(s.code)
             elif isinstance(s, ir.Op):
                 self.op(s)
@@ -107,6 +110,20 @@ class BatchBuilder:
                 self.if_(s)
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop(s)
+
+    def stack(self, s):
+        """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
+        makes the stack a list of batched arrays (for good: the reverse loop that pops it comes
+        after the loop that pushes), and what is popped from it is batched."""
+        kind, stack, name = s.stack
+        if kind == "push" and name in self.batched:
+            self.batched_stacks.add(stack)
+        elif kind == "push" and stack in self.batched_stacks:     # an unbatched value on a
+            self.emit_batched(f"{stack}.append(broadcast_batch({name}, {self.size}))")   # stack
+            return                                                 # of batched ones
+        elif kind == "pop" and stack in self.batched_stacks:
+            self.batched.add(name)
+        self.emit(s.code)
 
     def render(self, op, operands=None, statics=None):
         spec = OPS[op.op]

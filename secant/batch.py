@@ -186,6 +186,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
                             batch=options)
         except Exception as e:
+            if tracing and target is not base and getattr(e, "lax_loop_derivative", False):
+                # jit rolls a derivative's Python loop into a lax loop whose derivative vmap
+                # cannot batch yet: batch the derivative as written instead (its loop unrolls
+                # while jit traces, as a Python loop does under jax.jit)
+                try:
+                    return generate(base, tuple(sorted(positions)), "vmap", batch=options)
+                except Exception:
+                    raise e from None
             if tracing or not getattr(e, "batched_test", False):
                 raise
         # Python `if`/`while` on a batched value, eagerly: batch the functionalised form, where

@@ -61,10 +61,15 @@ class Op:
 
 @dataclass
 class Plain:
-    """A statement kept as written (no derivative flows through it)."""
+    """A statement kept as written (no derivative flows through it). For vmap of a derivative
+    that replays a Python loop, `stack` marks the loop stack's statements that move a batched
+    value: ("push", stack, value) for `stack.append(value)`, ("pop", stack, target) for
+    `target = stack.pop()`; the statement stays as written and the vectorizer carries the
+    batching through the stack (a list of batched arrays)."""
     code: str
     defines: set
     origin: Origin
+    stack: tuple = None
 
 
 @dataclass

@@ -126,6 +126,8 @@ class Normaliser:
         elif isinstance(stmt, gast.Expr):
             if isinstance(stmt.value, gast.Constant):
                 return          # a docstring or a bare constant
+            if self._derivative_stack(stmt.value, "append"):
+                return self.stack_push(stmt.value)
             self._check_no_side_effect_on_tracked(stmt)
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
         elif isinstance(stmt, (gast.Assert,)):
@@ -148,15 +150,39 @@ class Normaliser:
                         type(stmt).__name__)
             raise self.src.error(stmt, f"secant cannot transform {what}")
 
+    def _derivative_stack(self, node, method):
+        """vmap of a derivative (generated code): `x_stack.append(x)` (method "append") or
+        `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays."""
+        return (self.batching and self.src.filename.startswith("<secant")
+                and _is_stack_call(node, method))
+
+    def stack_push(self, call):
+        """`x_stack.append(x)` kept as written; a batched x makes the stack batched (a list of
+        batched arrays), so what its reverse loop pops is batched too."""
+        stack, value = call.func.value.id, self.operand(call.args[0])
+        version = self.current.get(stack, stack)
+        marked = None
+        if isinstance(value, ir.Var):
+            self.tracked.add(version)
+            marked = ("push", version, value.name)
+        self.out.append(ir.Plain(f"{version}.append({self._operand_src(value)})", set(),
+                                 self.origin, marked))
+
+    def stack_pop(self, user_name, call):
+        """`x = x_stack.pop()`: batched if the stack holds batched values."""
+        stack = call.func.value.id
+        version = self.current.get(stack, stack)
+        name = self._new_version(user_name)
+        marked = None
+        if version in self.tracked:
+            self.tracked.add(name)
+            marked = ("pop", version, name)
+        self.out.append(ir.Plain(f"{name} = {version}.pop()", {name}, self.origin, marked))
+        self.current[user_name] = name
+
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
-        if tracked and self.batching and self.src.filename.startswith("<secant") \
-                and _is_stack_push(stmt.value):
-            raise self.src.error(stmt, "vmap of a derivative through a Python for/while loop "
-                                 "(its reverse pass replays the loop from a stack) is not "
-                                 "supported yet: unpack the loop's items into names, e.g. "
-                                 "(w1, b1), (w2, b2) = params, or use lax.fori_loop/lax.scan")
         if not tracked or self.batching:        # print(x) of a batched x prints the batch
             return
         what = self._source(stmt.value)
@@ -188,7 +214,9 @@ class Normaliser:
                               "(or .add(v))")
 
     def assign(self, target, value, stmt):
-        if isinstance(target, gast.Name):
+        if isinstance(target, gast.Name) and self._derivative_stack(value, "pop"):
+            self.stack_pop(target.id, value)
+        elif isinstance(target, gast.Name):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
             self.assign_tuple(target, value, stmt)
@@ -484,6 +512,11 @@ class Normaliser:
                                               self.origin))
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
+                elif self.batching and self.src.filename.startswith("<secant"):
+                    # vmap of a derivative: its reverse pass replays the loop's values after
+                    # it, so a value the loop assigns may have no value before it; None (an
+                    # empty pytree) lets a branch that does not assign it copy (and batch) it
+                    self.out.append(ir.Plain(f"{loop} = None", {loop}, self.origin))
                 self.current[name] = loop
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
@@ -934,6 +967,15 @@ class Normaliser:
         if getattr(fn, "__secant_no_reverse__", None):
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]
+            if any(_has_var(o) for o in operands) and self.batching:
+                error = self.src.error(node, "vmap of the derivative of a lax loop (lax."
+                                       "fori_loop, scan, map or while_loop, as written or "
+                                       "staged by jit from a Python loop over a traced array) "
+                                       "is not supported yet: vmap the derivative eagerly, loop "
+                                       "in Python over a concrete range or list, or differentiate "
+                                       "the vmapped loss (secant.grad of a sum over the batch)")
+                error.lax_loop_derivative = True    # secant/batch.py: jit falls back to the
+                raise error                         # derivative's Python loop
             if any(_has_var(o) for o in operands):
                 raise self.src.error(node, fn.__secant_no_reverse__)
             return self._inactive(node)
@@ -1160,7 +1202,7 @@ def rename(stmts, old, new):
         if isinstance(o, ir.Var):
             return ir.Var(new) if o.name == old else o
         if isinstance(o, ir.Seq):
-            return ir.Seq(tuple(var(i) for i in o.items), o.kind)
+            return ir.Seq(tuple(var(i) for i in o.items), o.kind, o.keys)
         return ir.Expr(pattern.sub(new, o.src))
 
     for s in stmts:
@@ -1172,6 +1214,8 @@ def rename(stmts, old, new):
         elif isinstance(s, ir.Plain):
             s.code = pattern.sub(new, s.code)
             s.defines = {new if d == old else d for d in s.defines}
+            if s.stack:
+                s.stack = tuple(new if n == old else n for n in s.stack)
         elif isinstance(s, ir.If):
             s.test = new if s.test == old else s.test
             rename(s.body, old, new)
@@ -1217,11 +1261,14 @@ def _reads_first(stmts, name):
     return False
 
 
-def _is_stack_push(node):
-    """`x_stack.append(x)`: how a derivative's forward loop saves what its reverse loop reads."""
+def _is_stack_call(node, method):
+    """`x_stack.append(x)` / `x_stack.pop()`: how a derivative's forward loop saves what its
+    reverse loop reads (ad/reverse.py)."""
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == "append" and isinstance(node.func.value, gast.Name)
-            and node.func.value.id.endswith("_stack"))
+            and node.func.attr == method and isinstance(node.func.value, gast.Name)
+            and node.func.value.id.endswith("_stack") and not node.keywords
+            and len(node.args) == (1 if method == "append" else 0)
+            and not isinstance(node.args[0] if node.args else None, gast.Starred))
 
 
 def _at_call(func):
