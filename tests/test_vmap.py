@@ -14,6 +14,7 @@
 """
 import ast
 import collections
+import re
 import string
 
 import numpy as np
@@ -27,6 +28,7 @@ from secant.batching import helpers as batch_helpers
 from secant.batching.rules import (AXIS, COLLECTIVES, ELEMENTWISE, HELPERS, NO_RULE, RULES,
                                    SEQUENCE, SPECIAL, UNBATCHED)
 from secant.transformer.ops import OPS
+from secant.transformer.parse import SourceError
 
 RNG = np.random.default_rng(0)
 
@@ -568,3 +570,115 @@ def test_per_example_gradients_of_weights_read_by_index():
         np.testing.assert_allclose(np.asarray(g(ws, xs)), want, rtol=1e-5, atol=1e-6)
     both = secant.vmap(secant.grad(_two_layers))(np.stack([ws] * 4), xs)     # ws batched too
     np.testing.assert_allclose(np.asarray(both), want, rtol=1e-5, atol=1e-6)
+
+
+# --- per-example gradients through Python loops: the derivative's reverse pass replays the loop
+# from a stack (x_stack.append(x) ... x = x_stack.pop()); a batched value pushed comes back batched
+
+def _mlp_pairs(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+        h = snp.tanh(h @ w + b)
+    w, b = params[-1]
+    return snp.sum((h @ w + b - y) ** 2)
+
+
+def _range_loop(ws, x, y):
+    h = x
+    for i in range(3):
+        h = snp.tanh(h @ ws[i])
+    return snp.sum((h - y) ** 2)
+
+
+def _while_loop(w, x, y):
+    h = x
+    n = 0
+    while n < 3:
+        h = snp.sin(h @ w) + h
+        n += 1
+    return snp.sum((h - y) ** 2)
+
+
+def _nested_loops(ws, x, y):
+    h = x
+    for i in range(2):
+        for j in range(2):
+            h = snp.tanh(h @ ws[2 * i + j]) * y
+    return snp.sum(h ** 2)
+
+
+def _looping_helper(ws, h):
+    for w in ws:
+        h = snp.tanh(h @ w)
+    return h
+
+
+def _calls_a_looping_helper(ws, x, y):
+    return snp.sum((_looping_helper(ws, x) - y) ** 2)
+
+
+def _unbatched_carry(ws, x, y):
+    h, c = x, ws[0]
+    for i in range(3):
+        c = c * 0.5 + ws[i]             # pushed unbatched: stays unbatched
+        h = snp.tanh(h @ c)
+    return snp.sum((h - y) ** 2)
+
+
+def _per_example_loop(f, params, x, y):
+    from secant import tree_util
+    each = [secant.grad(f)(params, x[k], y[k]) for k in range(x.shape[0])]
+    return tree_util.tree_map(lambda *g: np.stack([np.asarray(a) for a in g]), *each)
+
+
+def _assert_same_tree(got, want):
+    from secant import tree_util
+    got_leaves, got_def = tree_util.tree_flatten(got)
+    want_leaves, want_def = tree_util.tree_flatten(want)
+    assert got_def == want_def
+    for g, w in zip(got_leaves, want_leaves):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-10, atol=1e-12)
+
+
+def _loop_cases():
+    rng = np.random.default_rng(3)
+    pairs = [(rng.normal(size=(3, 4)), rng.normal(size=4)), (rng.normal(size=(4, 4)),
+             rng.normal(size=4)), (rng.normal(size=(4, 3)), rng.normal(size=3))]
+    ws = [rng.normal(size=(3, 3)) / 2 for _ in range(4)]
+    return [(_mlp_pairs, pairs), (_range_loop, ws), (_range_loop, np.stack(ws)),
+            (_while_loop, ws[0]), (_nested_loops, ws), (_nested_loops, np.stack(ws)),
+            (_calls_a_looping_helper, ws), (_calls_a_looping_helper, np.stack(ws)),
+            (_unbatched_carry, ws), (_unbatched_carry, np.stack(ws))]
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_per_example_gradients_through_python_loops(case, x64):
+    f, params = _loop_cases()[case]
+    rng = np.random.default_rng(case)
+    x, y = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    want = _per_example_loop(f, params, x, y)
+    per_example = secant.vmap(secant.grad(f), in_axes=(None, 0, 0))
+    _assert_same_tree(per_example(params, x, y), want)
+    _assert_same_tree(secant.jit(per_example)(params, x, y), want)
+
+
+def test_batched_source_of_a_loop_stack():
+    text = secant.source(secant.vmap(secant.grad(_range_loop), in_axes=(None, 0, 0)))
+    assert "h_1_stack.append(h_1_1)" in text and "= h_1_stack.pop()" in text
+    assert "broadcast_batch(h_1_stack" not in text
+
+
+def test_unbatched_values_on_a_stack_stay_unbatched():
+    text = secant.source(secant.vmap(secant.grad(_unbatched_carry), in_axes=(None, 0, 0)))
+    popped = re.search(r"(c_\w+) = c_1_stack\.pop\(\)", text).group(1)
+    assert f"broadcast_batch({popped}" not in text
+    assert re.search(rf"times_c_\w+ = {popped} \* 0\.5", text)      # written as for one example
+
+
+def test_vmap_of_the_derivative_of_a_lax_loop_is_a_clear_error():
+    def f(ws, x):
+        h = secant.lax.fori_loop(0, 3, lambda i, h: snp.tanh(h @ ws[i]), x)
+        return snp.sum(h)
+    with pytest.raises(SourceError, match="vmap of the derivative of a lax loop") as e:
+        secant.vmap(secant.grad(f), in_axes=(None, 0))(r(3, 2, 2), r(4, 2))
+    assert "secant.lax.fori_loop(0, 3" in str(e.value)
