@@ -245,8 +245,7 @@ class ReverseBuilder:
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
-        self.forward([st for st in s.body if not (isinstance(st, ir.Op) and st.targets[0] in loops
-                                                  and st.op == "identity")])
+        self.forward([st for st in s.body if not _is_carry_copy(st, s.carried)])
         replay_end = len(self.lines)
         for loop, last in s.carried:                # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:
@@ -254,9 +253,7 @@ class ReverseBuilder:
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
-        self.reverse([st for st in s.body if not (isinstance(st, ir.Op)
-                                                  and st.targets[0] in loops
-                                                  and st.op == "identity")])
+        self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
         for loop, last in s.carried:                # a loop name not read in the body
             if loop not in self.bars:               # (zeros shaped by the replayed value: the
                 self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
@@ -774,6 +771,15 @@ def _containers(stmts):
         grown = {getitems[t] for t in out if t in getitems} - out
         out |= grown
     return out
+
+
+def _is_carry_copy(st, carried):
+    """The copy of an iteration's last value back to its loop name (`h_1 = h_2`, `n_1 = n_2`):
+    a replayed iteration keeps the values it started from, so it leaves these out."""
+    if isinstance(st, ir.Op):
+        return st.op == "identity" and st.targets[0] in {loop for loop, _ in carried}
+    return isinstance(st, ir.Plain) and st.code.strip() in {f"{loop} = {last}"
+                                                             for loop, last in carried}
 
 
 def _indexed_by_counters(stmts):

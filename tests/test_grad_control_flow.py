@@ -396,3 +396,34 @@ def test_jit_stages_the_loops_of_called_helpers(x64):
     assert "stablehlo.while" in g.lower(*args).as_text()
     np.testing.assert_allclose(float(secant.jit(f_calls_a_looping_helper)(*args)),
                                float(f_calls_a_looping_helper(*args)), rtol=1e-12)
+
+
+def _counted_while(ws, h):
+    n = 0
+    while n < 3:
+        h = snp.sin(h @ ws[n]) + h
+        n = n + 1
+    return snp.sum(h)
+
+
+def _counted_for(ws, h):
+    j = 1
+    for i in range(2):
+        h = snp.tanh(h @ ws[j]) * ws[i][0, 0]
+        j = j + 1
+    return snp.sum(h)
+
+
+@pytest.mark.parametrize("f", [_counted_while, _counted_for])
+def test_a_counter_updated_in_the_body_indexes_the_right_item(f, x64):
+    # the reverse pass replays an iteration from the values it started with: the counter's
+    # update at the end of the body must not move the index the derivative uses
+    rng = np.random.default_rng(0)
+    ws, h = rng.normal(size=(4, 3, 3)) / 3, rng.normal(size=3)
+    g = np.asarray(secant.grad(f)(ws, h))
+    fd, e = np.zeros_like(ws), 1e-6
+    for idx in np.ndindex(ws.shape):
+        d = np.zeros_like(ws)
+        d[idx] = e
+        fd[idx] = (float(f(ws + d, h)) - float(f(ws - d, h))) / (2 * e)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
