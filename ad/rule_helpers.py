@@ -494,12 +494,14 @@ def fori_loop_with_carries(lower, upper, body_fun, init_val):
 
 
 @_loop_helper
-def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=(), *, out):
+def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=(), *, out,
+                  batch_size=None, closed_batched=()):
     """The reverse pass of fori_loop: from the last step to the first, the cotangent of the
     carry goes back through `body_vjp` (the generated vjp of the body, which returns the carry's
     cotangent and those of the differentiated values it closes over, `closed`). Each step's
     output is the next step's saved carry (`out`, the loop's result, for the last step): the
-    body's vjp takes it rather than recomputing it."""
+    body's vjp takes it rather than recomputing it. Under vmap (batching/vectorize.py),
+    `batch_size` says the cotangents carry a batch axis in front, and `body_vjp` is batched."""
     def step(bars, step_in):
         carry_bar, closed_bars = bars
         i, carry, carry_out = step_in
@@ -511,9 +513,10 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
 
     steps = _steps(lower, upper)
     if np.shape(steps)[0] == 0:
-        carry_bar, closed_bars = carry_bar, zeros_like_tree(tuple(closed))
+        carry_bar, closed_bars = carry_bar, _zero_bars(closed, batch_size, closed_batched)
     else:
-        (carry_bar, closed_bars), _ = lax.scan(step, (carry_bar, zeros_like_tree(tuple(closed))),
+        zeros = _zero_bars(closed, batch_size, closed_batched)
+        (carry_bar, closed_bars), _ = lax.scan(step, (carry_bar, zeros),
                                                (steps, carries, _next(carries, out)),
                                                reverse=True)
     return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
@@ -537,7 +540,8 @@ def while_loop_with_carries(cond_fun, body_fun, init_val):
 
 
 @_loop_helper
-def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), consts=()):
+def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), consts=(),
+                   batch_size=None, closed_batched=()):
     """The reverse pass of while_loop, from the last step to the first. Eagerly `saved` is the
     list of carries; under jit it is the step count n and step k's carry is recomputed by
     running the body k times from init_val: n * (n - 1) / 2 extra body evaluations and no memory
@@ -550,7 +554,7 @@ def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), co
             grads = grads[0]
         return _cast_like(grads, carry_bar), closed_bars
 
-    bars = (carry_bar, zeros_like_tree(tuple(closed)))
+    bars = (carry_bar, _zero_bars(closed, batch_size, closed_batched))
     if isinstance(saved, list):
         for carry in reversed(saved):
             bars = back(carry, bars)
@@ -575,7 +579,7 @@ def scan_with_carries(f, init, xs=None, length=None, reverse=False):
 
 @_loop_helper
 def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=False,
-             wrt_xs=False, *, out):
+             wrt_xs=False, *, out, batch_size=None, closed_batched=()):
     """The reverse pass of scan: a scan the other way over (carries, xs, cotangents of ys),
     calling `f_vjp` (the generated vjp of f, which takes each step's outputs, the next saved
     carry and the step's y from `out` = (carry, ys), rather than recomputing them); returns the
@@ -593,10 +597,22 @@ def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=Fal
         return (_cast_like(grads[0], carry_bar), closed_bars), x_bar
 
     (carry_bar, closed_bars), xs_bar = lax.scan(
-        step, (carry_bar, zeros_like_tree(tuple(closed))),
+        step, (carry_bar, _zero_bars(closed, batch_size, closed_batched)),
         (carries, xs, ys_bar, _next(carries, final, reverse), ys), reverse=not reverse)
     outs = (carry_bar,) + ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
     return outs if len(outs) > 1 else outs[0]
+
+
+def _zero_bars(closed, batch_size=None, closed_batched=()):
+    """The cotangents of the closed-over values before the first step: zeros, with a batch
+    axis in front under vmap (each example's cotangents are summed over the steps): the
+    batched values' own shape, `batch_size` more in front of the unbatched ones."""
+    from secant import tree_util
+    if batch_size is None:
+        return zeros_like_tree(tuple(closed))
+    return tuple(zeros_like_tree(c) if b else tree_util.tree_map(
+        lambda leaf: snp.zeros((batch_size,) + np.shape(leaf), snp.result_type(leaf)), c)
+        for c, b in zip(closed, closed_batched))
 
 
 def _next(carries, final, reverse=False):
@@ -612,7 +628,8 @@ def _next(carries, final, reverse=False):
 
 
 @_loop_helper
-def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True):
+def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=None,
+            closed_batched=()):
     """The reverse pass of lax.map(f, xs): f_vjp on each (x, y cotangent), the cotangents of
     the closed-over values summed over the steps."""
     def step(closed_bars, step_in):
@@ -622,7 +639,8 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True):
         x_bar = grads[0] if wrt_xs else None
         return _add_trees(closed_bars, tuple(grads[int(wrt_xs):])), x_bar
 
-    closed_bars, xs_bar = lax.scan(step, zeros_like_tree(tuple(closed)), (xs, ys_bar))
+    closed_bars, xs_bar = lax.scan(step, _zero_bars(closed, batch_size, closed_batched),
+                                   (xs, ys_bar))
     outs = ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
     return outs if len(outs) > 1 else outs[0]
 

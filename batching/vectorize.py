@@ -378,6 +378,8 @@ class BatchBuilder:
         outputs are all batched."""
         if getattr(op.callee, "__secant_random__", None):
             return self.random_call(op)
+        if getattr(op, "loop_fns", None) is not None:
+            return self.loop_vjp(op)
         position = self._positions(op)
         keys = sorted((k for k, o in op.operands.items() if self.is_batched(o)), key=position.get)
         targets = ", ".join(op.targets)
@@ -569,9 +571,30 @@ class BatchBuilder:
         name, _ = self.batched_callee(body, positions(carry_b), 0 if carry_b else None)
         i, c = self.names.fresh("i"), self.names.fresh("carry")
         st = op.statics
-        call = (f"lax.fori_loop({st['lower']}, {st['upper']}, lambda {i}, {c}: "
+        loop = "fori_loop_with_carries" if st.get("carries") else "lax.fori_loop"
+        call = (f"{loop}({st['lower']}, {st['upper']}, lambda {i}, {c}: "
                 f"{name}({', '.join([i, c] + extra)}), {self._init(op, carry_b)})")
+        if st.get("carries"):
+            return self._with_carries(op, call, carry_b)
         self._assign(op, call, carry_b)
+
+    def _with_carries(self, op, call, batched, result=None):
+        """`out, carries = <a loop derivative's forward pass>`: the carries come stacked with
+        the step axis first, so a batched stack gets its batch axis back in front (`result`:
+        the source making the loop's output from `out`, the scan's ys put batch first)."""
+        if not batched:
+            self._assign(op, call, False)
+            return
+        out_t = self.names.fresh(f"{op.targets[0]}_t")
+        carries_t = self.names.fresh("carries_t")
+        self.emit_batched(f"{out_t}, {carries_t} = {call}")
+        out = result.format(out_t) if result else out_t
+        if len(op.targets) == 2:
+            self.emit(f"{op.targets[0]} = {out}")
+            self.emit(f"{op.targets[1]} = batch_first({carries_t})")
+        else:
+            self.emit(f"{op.targets[0]} = ({out}, batch_first({carries_t}))")
+        self.batched.update(op.targets)
 
     def cf_while_loop(self, op):
         extra, closed_pos = self._extra(op, 1)
@@ -618,7 +641,7 @@ class BatchBuilder:
         _, flags = self.batched_callee(body, positions(carry_b), "free")
         y_b = flags[1] if isinstance(flags, tuple) and len(flags) == 2 else flags
         y_b = any(y_b) if isinstance(y_b, tuple) else y_b
-        if len(op.targets) != 2 or not isinstance(flags, tuple):
+        if len(op.targets) != 2 or not isinstance(flags, tuple) or op.statics.get("carries"):
             carry_b = y_b = carry_b or y_b      # one name for the pair: both batched or neither
             out_axes = 0 if carry_b else None
         else:
@@ -628,8 +651,11 @@ class BatchBuilder:
         xs_src = f"batch_second({_src(xs)})" if xs_b else _src(xs)
         kw = "".join(f", {k}={op.statics[k]}" for k in ("length", "reverse", "unroll")
                      if k in op.statics)
-        call = (f"lax.scan(lambda {c}, {x}: {name}({', '.join([c, x] + extra)}), "
+        loop = "scan_with_carries" if op.statics.get("carries") else "lax.scan"
+        call = (f"{loop}(lambda {c}, {x}: {name}({', '.join([c, x] + extra)}), "
                 f"{self._init(op, carry_b)}, {xs_src}{kw})")
+        if op.statics.get("carries"):
+            return self._with_carries(op, call, carry_b, "({0}[0], batch_first({0}[1]))")
         if len(op.targets) == 2:
             carry, ys = op.targets
             ys_t = self.names.fresh(f"{ys}_t") if y_b else ys
@@ -664,6 +690,109 @@ class BatchBuilder:
         self.emit_batched(f"{ys} = lax.map(lambda {x}: {name}({', '.join([x] + extra)}), "
                           f"{xs_src})")
         self._assign(op, f"batch_first({ys})")
+
+
+    # --- the reverse pass of a lax loop (vmap of a derivative) ----------------------------------
+    # fori_loop_vjp / scan_vjp / map_vjp (ad/rule_helpers.py) called again, with the batched
+    # function of the body's generated vjp, every example's carry cotangent and saved carries
+    # (stacked ones with the step axis first: batch_second), and `batch_size` so the cotangents
+    # of the closed-over values start with a batch axis: one cotangent per example.
+    _VJP_LAYOUT = {      # helper: (its function parameter, index of `closed` in its calls)
+        "fori_loop_vjp": ("body_vjp", 4), "scan_vjp": ("f_vjp", 4), "map_vjp": ("f_vjp", 2)}
+
+    def _stacked(self, operand):
+        """An operand stacked over the loop's steps, as the helper scans it: steps first."""
+        return f"batch_second({self.batched_src(operand)})"
+
+    def _pair(self, operand, second):
+        """(carry, ys)-like pair: the first item batched as it is, the second also stacked."""
+        if isinstance(operand, ir.Seq) and len(operand.items) == 2:
+            first, other = operand.items
+            return f"({self.batched_src(first)}, " + \
+                (self._stacked(other) if second else self.batched_src(other)) + ")"
+        src = self.batched_src(operand)
+        return f"({src}[0], batch_second({src}[1]))" if second else src
+
+    def loop_vjp(self, op):
+        name = op.callee.__name__
+        ops = op.operands
+        targets = ", ".join(op.targets)
+        items = {}
+        for key in ("closed", "consts"):
+            o = ops.get(key)
+            if o is None:
+                items[key] = []
+            elif isinstance(o, ir.Seq):
+                items[key] = list(o.items)
+            else:
+                raise self.error(f"vmap of {name}: {key} must be a tuple written in the call")
+        batched = [k for k, o in ops.items() if self.is_batched(o)]
+        layout = self._VJP_LAYOUT.get(name)
+        if not batched:
+            self.emit(f"{targets} = {self.render(op)}")
+            return
+        if layout is None:
+            raise self.error("vmap of the derivative of lax.while_loop is not supported yet "
+                             "(the reverse pass replays the loop's saved carries); use "
+                             "lax.fori_loop or lax.scan with a fixed trip count, or vmap the "
+                             "derivative of each example in a Python loop")
+        fn_param, first = layout
+        extra = items["closed"] + items["consts"]
+        extra_pos = [first + j for j, o in enumerate(extra) if self.is_batched(o)]
+        wrt_xs = False
+        args = []
+        if name == "fori_loop_vjp":
+            positions = [0, 1, 3]
+            args = [_src(ops["lower"]), _src(ops["upper"]), None,
+                    self.batched_src(ops["carry_bar"]), self._stacked(ops["carries"])]
+            keywords = {"out": self.batched_src(ops["out"])}
+            n_out, xs_at = 1 + len(items["closed"]), None
+        elif name == "scan_vjp":
+            xs = ops.get("xs", ir.Expr("None"))
+            xs_b = self.is_batched(xs)
+            wrt_xs = _src(ops.get("wrt_xs", ir.Expr("False"))) == "True"
+            positions = [0, 1, 2] + ([3] if xs_b else [])
+            args = [None, self._pair(ops["out_bar"], True), self._stacked(ops["carries"]),
+                    self._stacked(xs) if xs_b else _src(xs)]
+            keywords = {k: _src(ops[k]) for k in ("reverse", "wrt_xs") if k in ops}
+            keywords["out"] = self._pair(ops["out"], True)
+            n_out, xs_at = 1 + int(wrt_xs) + len(items["closed"]), 1 if wrt_xs else None
+        else:       # map_vjp
+            xs, ys_bar = ops["xs"], ops["ys_bar"]
+            wrt_xs = _src(ops.get("wrt_xs", ir.Expr("True"))) == "True"
+            positions = ([0] if self.is_batched(ys_bar) else []) + \
+                ([1] if self.is_batched(xs) else [])
+            args = [None] + [self._stacked(o) if self.is_batched(o) else _src(o)
+                             for o in (ys_bar, xs)]
+            keywords = {"wrt_xs": "False"} if not wrt_xs else {}
+            n_out, xs_at = int(wrt_xs) + len(items["closed"]), 0 if wrt_xs else None
+        vjp, _ = self.batched_callee(op.loop_fns[fn_param], tuple(positions + extra_pos), 0)
+        args[args.index(None)] = vjp
+        for key in ("closed", "consts"):
+            if items[key]:
+                keywords[key] = _src(ir.Seq(tuple(items[key]), "tuple"))
+        keywords["batch_size"] = self.size
+        if items["closed"]:
+            flags = tuple(self.is_batched(c) for c in items["closed"])
+            keywords["closed_batched"] = repr(flags)
+        call = f"{op.callee_name}({', '.join(args + [f'{k}={v}' for k, v in keywords.items()])})"
+        self.batched.update(op.targets)
+        if xs_at is None:       # every output a cotangent per example, batch axis in front
+            self.emit_batched(f"{targets} = {call}")
+        elif n_out == 1:        # the cotangent of xs alone, stacked
+            self.emit_batched(f"{targets} = batch_first({call})")
+        elif len(op.targets) == n_out:
+            xs_bar = op.targets[xs_at]
+            xs_bar_t = self.names.fresh(f"{xs_bar}_t")
+            outs = list(op.targets)
+            outs[xs_at] = xs_bar_t
+            self.emit_batched(f"{', '.join(outs)} = {call}")
+            self.emit(f"{xs_bar} = batch_first({xs_bar_t})")
+        else:
+            t = self.names.fresh(f"{op.targets[0]}_t")
+            self.emit_batched(f"{t} = {call}")
+            self.emit(f"{targets} = {t}[:{xs_at}] + (batch_first({t}[{xs_at}]),) + "
+                      f"{t}[{xs_at + 1}:]")
 
 
 # shape queries written per example (transformer/normalize.py): Python numbers too

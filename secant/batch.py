@@ -21,6 +21,16 @@ from secant.backends.tracer import active_trace
 BatchOptions = namedtuple("BatchOptions", "in_axes out_axes axis_name axis_size")
 
 
+def _staged_derivative(fn, error):
+    """Whether `error` (a secant error) came from batching the staged form of a function
+    secant generated (a derivative)."""
+    from secant.backends.errors import SecantError
+    from secant.transforms import _unwrap
+    code = getattr(_unwrap(fn), "__code__", None)
+    return isinstance(error, SecantError) and code is not None and \
+        code.co_filename.startswith("<secant")
+
+
 def _check_axes_spec(in_axes, out_axes):
     if isinstance(in_axes, list):
         raise SecantTypeError("vmap in_axes must be an int, None, or a tuple of entries "
@@ -186,10 +196,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
                             batch=options)
         except Exception as e:
-            if tracing and target is not base and getattr(e, "lax_loop_derivative", False):
-                # jit rolls a derivative's Python loop into a lax loop whose derivative vmap
-                # cannot batch yet: batch the derivative as written instead (its loop unrolls
-                # while jit traces, as a Python loop does under jax.jit)
+            if tracing and target is not base and (getattr(e, "lax_loop_derivative", False)
+                                                    or _staged_derivative(base, e)):
+                # jit rolls a derivative's Python loop into a lax loop (preferred: one XLA
+                # while loop); where vmap cannot batch that form (a lax.while_loop's
+                # derivative, or the unrolled branch kept for a list of weights, which jit
+                # functionalises again) batch the derivative as written instead (its loop
+                # unrolls while jit traces, as a Python loop does under jax.jit)
                 try:
                     return generate(base, tuple(sorted(positions)), "vmap", batch=options)
                 except Exception:

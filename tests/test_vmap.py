@@ -675,10 +675,103 @@ def test_unbatched_values_on_a_stack_stay_unbatched():
     assert re.search(rf"times_c_\w+ = {popped} \* 0\.5", text)      # written as for one example
 
 
-def test_vmap_of_the_derivative_of_a_lax_loop_is_a_clear_error():
-    def f(ws, x):
-        h = secant.lax.fori_loop(0, 3, lambda i, h: snp.tanh(h @ ws[i]), x)
+def test_vmap_of_the_derivative_of_a_while_loop_is_a_clear_error():
+    def f(w, x):
+        h = secant.lax.while_loop(lambda h: snp.sum(h) < 10.0, lambda h: h * w + 1.0, x)
         return snp.sum(h)
-    with pytest.raises(SourceError, match="vmap of the derivative of a lax loop") as e:
-        secant.vmap(secant.grad(f), in_axes=(None, 0))(r(3, 2, 2), r(4, 2))
-    assert "secant.lax.fori_loop(0, 3" in str(e.value)
+    with pytest.raises(SourceError, match="vmap of the derivative of a lax.while_loop") as e:
+        secant.vmap(secant.grad(f), in_axes=(None, 0))(r(2, 2), r(4, 2))
+    assert "secant.lax.while_loop(lambda h" in str(e.value)
+
+
+# --- per-example gradients through lax loops: the loop derivative's rule helpers are called
+# again with the batched vjp of the body (batching/vectorize.py loop_vjp) ------------------------
+def _scan_rnn(params, x, y):
+    w, u = params
+
+    def step(h, x_t):
+        h = snp.tanh(h @ w + x_t @ u)
+        return h, snp.sum(h * h)
+    h, ys = lax.scan(step, snp.zeros(3), x)
+    return snp.sum((h - y) ** 2) + snp.sum(ys)
+
+
+def _fori_recurrence(ws, x, y):
+    h = lax.fori_loop(0, 3, lambda i, h: snp.tanh(h @ ws[i]) * y + h, x)
+    return snp.sum(h * h)
+
+
+def _fori_tuple_carry(w, x, y):
+    def body(i, c):
+        h, s = c
+        h = snp.sin(h @ w) + y
+        return h, s + snp.sum(h * h)
+    h, s = lax.fori_loop(0, 4, body, (x, 0.0))
+    return s + snp.sum(h)
+
+
+def _mapped(w, x, y):
+    ys = lax.map(lambda row: snp.tanh(row @ w), x)
+    return snp.sum((ys - y) ** 2)
+
+
+def _while_counted(w, x, y):
+    def body(c):
+        h, n = c
+        return snp.sin(h @ w) + h * y, n + 1
+    h, n = lax.while_loop(lambda c: c[1] < 3, body, (x, 0))
+    return snp.sum(h * h)
+
+
+def _lax_loop_cases():
+    rng = np.random.default_rng(11)
+    return [(_scan_rnn, (rng.normal(size=(3, 3)) / 2, rng.normal(size=(2, 3))), (4, 2), (3,)),
+            (_fori_recurrence, rng.normal(size=(3, 3, 3)) / 2, (3,), (3,)),
+            (_fori_tuple_carry, rng.normal(size=(3, 3)) / 2, (3,), (3,)),
+            (_mapped, rng.normal(size=(2, 3)), (4, 2), (4, 3))]
+
+
+@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_per_example_gradients_through_lax_loops(case, argnums, x64):
+    f, params, x_shape, y_shape = _lax_loop_cases()[case]
+    rng = np.random.default_rng(case)
+    x, y = rng.normal(size=(5,) + x_shape), rng.normal(size=(5,) + y_shape)
+    g = secant.grad(f, argnums=argnums)
+    from secant import tree_util
+    each = [g(params, x[k], y[k]) for k in range(5)]
+    want = tree_util.tree_map(lambda *a: np.stack([np.asarray(v) for v in a]), *each)
+    per_example = secant.vmap(g, in_axes=(None, 0, 0))
+    _assert_same_tree(per_example(params, x, y), want)
+    _assert_same_tree(secant.jit(per_example)(params, x, y), want)
+
+
+def test_per_example_gradients_with_batched_weights_through_a_scan(x64):
+    rng = np.random.default_rng(5)
+    params = (rng.normal(size=(5, 3, 3)) / 2, rng.normal(size=(5, 2, 3)))
+    x, y = rng.normal(size=(4, 2)), rng.normal(size=3)
+    g = secant.grad(_scan_rnn)
+    want = [g((params[0][k], params[1][k]), x, y) for k in range(5)]
+    got = secant.vmap(g, in_axes=(0, None, None))(params, x, y)
+    for j in range(2):
+        np.testing.assert_allclose(np.asarray(got[j]), np.stack([w[j] for w in want]),
+                                   rtol=1e-10)
+
+
+def test_batched_source_of_a_scan_derivative():
+    text = secant.source(secant.vmap(secant.grad(_scan_rnn), in_axes=(None, 0, 0)))
+    assert "scan_with_carries(" in text and "scan_vjp(" in text
+    assert re.search(r"scan_vjp\(\s*step_vjp_vmap", text)
+    assert "batch_size=batch_size" in text and "closed_batched=(False, False)" in text
+
+
+def test_jit_vmap_grad_of_a_python_loop_over_an_array_stays_rolled(x64):
+    rng = np.random.default_rng(2)
+    ws = rng.normal(size=(3, 3, 3)) / 2
+    x, y = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    per_example = secant.jit(secant.vmap(secant.grad(_range_loop), in_axes=(None, 0, 0)))
+    rolled = secant.jit(secant.grad(_range_loop)).lower(ws, x[0], y[0]).as_text()
+    text = per_example.lower(ws, x, y).as_text()
+    # the forward loop and its reverse pass, as jit(grad) has them (not unrolled)
+    assert text.count("stablehlo.while") == rolled.count("stablehlo.while") == 2
+    _assert_same_tree(per_example(ws, x, y), _per_example_loop(_range_loop, ws, x, y))

@@ -203,7 +203,8 @@ class Normaliser:
                                  "use plain positional parameters and no decorators, or define "
                                  "it at module level")
         own = _def_locals(fdef)
-        free = [n for n in sorted(_names_in(fdef)) if n in self.current and n not in own]
+        free = [n for n in sorted(_names_in(fdef))
+                if n in self.current and n not in own and n != fdef.name]
         self.local_defs[fdef.name] = (fdef, {n: self.current[n] for n in free})
         self.current.pop(fdef.name, None)
         self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
@@ -345,6 +346,14 @@ class Normaliser:
                 continue
             if None in versions:    # defined by one branch only: as in Python, usable after
                 merged[name] = versions[0] or versions[1]     # the if when that branch ran
+                if self.batching and self.src.filename.startswith("<secant"):
+                    # vmap of a derivative whose rolled and unrolled forms of a loop sit in
+                    # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
+                    # if-join may copy this name in the branch that never set it; None (an
+                    # empty pytree, as for loop names) keeps that copy defined
+                    block = branches[versions.index(None)][0]
+                    block.append(ir.Plain(f"{merged[name]} = None", {merged[name]},
+                                          self.origin))
                 continue
             # a value chosen by the branch: each branch copies its version into one new name
             # one name for the value after the if: a version a branch assigned, which the
@@ -764,6 +773,11 @@ class Normaliser:
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
+        helper = _loop_helper_kind(obj) if self.batching else None
+        if helper in ("fori_loop", "scan", "while_loop"):     # a loop derivative's forward pass
+            return self.control_flow(node, helper, obj, carries=obj.__name__)
+        if helper == "vjp":                                   # ... and its reverse pass
+            return self.loop_vjp_call(node, obj)
         if getattr(obj, "__secant_call_form__", None):
             return self.call_form(node, func, obj.__secant_call_form__)
         if self.batching and _static_query_kind(obj) in _PER_EXAMPLE_CALLS \
@@ -968,8 +982,8 @@ class Normaliser:
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]
             if any(_has_var(o) for o in operands) and self.batching:
-                error = self.src.error(node, "vmap of the derivative of a lax loop (lax."
-                                       "fori_loop, scan, map or while_loop, as written or "
+                error = self.src.error(node, "vmap of the derivative of a lax.while_loop "
+                                       "(as written or "
                                        "staged by jit from a Python loop over a traced array) "
                                        "is not supported yet: vmap the derivative eagerly, loop "
                                        "in Python over a concrete range or list, or differentiate "
@@ -991,6 +1005,39 @@ class Normaliser:
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
+
+    def loop_vjp_call(self, node, fn):
+        """Under vmap of a derivative: the reverse pass of a lax loop, a rule helper
+        (fori_loop_vjp, scan_vjp, map_vjp, while_loop_vjp) called with the body's generated
+        vjp. Its operands as they are (closed/consts item by item); the vjp function is kept
+        on the op (`loop_fns`) so the vectorizer can call that function's batched version."""
+        try:
+            bound = inspect.signature(fn).bind(*node.args,
+                                               **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
+        operands, fns = {}, {}
+        for pname, value in bound.arguments.items():
+            if pname in ("body_vjp", "f_vjp", "body_fun"):
+                obj = self._resolve(value)
+                if obj is _UNRESOLVED or not callable(obj):
+                    raise self.src.error(node, f"vmap of {fn.__name__}: secant cannot see which "
+                                         f"function {self._source(value)} is")
+                fns[pname] = obj
+                operands[pname] = ir.Expr(self._source(value))
+            elif pname in ("closed", "consts") and isinstance(value, gast.Tuple):
+                operands[pname] = ir.Seq(tuple(self.operand(e) for e in value.elts), "tuple")
+            else:
+                operands[pname] = self.operand(value)
+        if not any(_has_var(o) for o in operands.values()):
+            return self._inactive(node)
+        name = self.names.fresh(f"{fn.__name__}_out")
+        op = ir.Op([name], "call", operands, {}, self.origin, fn,
+                   gast.unparse(node.func).strip())
+        op.loop_fns = fns
+        self.out.append(op)
+        self.tracked.add(name)
+        return ir.Var(name)
 
     def call_form(self, node, func, form):
         """secant.jvp(f, (x,), (v,)) in user code is read as the call of the function it runs,
@@ -1024,7 +1071,10 @@ class Normaliser:
     _LIFTED_NAMES = {"true_fun": "true_fun", "false_fun": "false_fun", "body_fun": "body_fun",
                      "cond_fun": "cond_fun"}
 
-    def control_flow(self, node, kind, lax_fn):
+    def control_flow(self, node, kind, lax_fn, carries=None):
+        """A lax loop or branch; `carries`: under vmap of a derivative, the rule helper (e.g.
+        fori_loop_with_carries) that runs the loop of this kind and also returns the carry each
+        step started from (batching/vectorize.py batches it as it batches the loop)."""
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
             raise self.src.error(node, f"lax.{kind} with *args or **kwargs cannot be "
@@ -1080,6 +1130,8 @@ class Normaliser:
                 statics[p] = o.name if isinstance(o, ir.Var) else o.src
         statics["functions"] = [self._source(f) for f in fn_nodes]
         statics["forward"] = self._source(node)
+        if carries:
+            statics["carries"] = carries
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
@@ -1301,6 +1353,18 @@ def _is_library(fn):
     return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers",
                        "secant.batching.helpers") and \
         mod.split(".")[0] in ("secant", "numpy", "math", "builtins")
+
+
+_LOOP_HELPERS = {"fori_loop_with_carries": "fori_loop", "scan_with_carries": "scan",
+                 "fori_loop_vjp": "vjp", "scan_vjp": "vjp", "map_vjp": "vjp"}
+
+
+def _loop_helper_kind(obj):
+    """For a rule helper that runs a lax loop's derivative (ad/rule_helpers.py): the kind of
+    loop its forward pass runs, or "vjp" for a reverse pass; None for anything else."""
+    if getattr(obj, "__module__", "") != "secant.ad.rule_helpers":
+        return None
+    return _LOOP_HELPERS.get(getattr(obj, "__name__", ""))
 
 
 def _batched_test(error):
