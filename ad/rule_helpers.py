@@ -541,18 +541,22 @@ def while_loop_with_carries(cond_fun, body_fun, init_val):
 
 @_loop_helper
 def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), consts=(),
-                   batch_size=None, closed_batched=()):
+                   batch_size=None, closed_batched=(), active=None):
     """The reverse pass of while_loop, from the last step to the first. Eagerly `saved` is the
     list of carries; under jit it is the step count n and step k's carry is recomputed by
     running the body k times from init_val: n * (n - 1) / 2 extra body evaluations and no memory
-    per step (JAX refuses reverse mode here instead)."""
+    per step (JAX refuses reverse mode here instead). Under vmap with a trip count per
+    example, the loop ran while any example continued and `active(carry)` says which examples
+    took that step: the others' cotangents pass it unchanged."""
     def back(carry, bars):
         carry_bar, closed_bars = bars
         grads = body_vjp(carry_bar, carry, *closed, *consts)
-        if closed:
-            closed_bars = _add_trees(closed_bars, tuple(grads[1:]))
-            grads = grads[0]
-        return _cast_like(grads, carry_bar), closed_bars
+        carry_g, closed_g = (grads[0], tuple(grads[1:])) if closed else (grads, ())
+        if active is not None:
+            took = active(carry)
+            carry_g = _where_examples(took, carry_g, carry_bar)
+            closed_g = _where_examples(took, closed_g, zeros_like_tree(closed_g))
+        return _cast_like(carry_g, carry_bar), _add_trees(closed_bars, closed_g)
 
     bars = (carry_bar, _zero_bars(closed, batch_size, closed_batched))
     if isinstance(saved, list):
@@ -613,6 +617,14 @@ def _zero_bars(closed, batch_size=None, closed_batched=()):
     return tuple(zeros_like_tree(c) if b else tree_util.tree_map(
         lambda leaf: snp.zeros((batch_size,) + np.shape(leaf), snp.result_type(leaf)), c)
         for c, b in zip(closed, closed_batched))
+
+
+def _where_examples(took, a, b):
+    """Per example (batch axis 0): a's value where `took`, b's elsewhere (pytrees alike)."""
+    from secant import tree_util
+    return tree_util.tree_map(
+        lambda u, v: snp.where(snp.reshape(took, np.shape(took) + (1,) * (np.ndim(u) - 1)),
+                               u, v), a, b)
 
 
 def _next(carries, final, reverse=False):

@@ -617,12 +617,15 @@ class BatchBuilder:
         body_name, _ = self.batched_callee(body, positions(carry_b), 0 if carry_b else None)
         c = self.names.fresh("carry")
         args = ", ".join([c] + extra)
+        # a derivative's forward pass also returns what its reverse pass needs: eagerly the
+        # list of (batched) carries, under jit the number of steps
+        loop = "while_loop_with_carries" if op.statics.get("carries") else "lax.while_loop"
         if pred_b:      # run while any example continues; the finished ones keep their carry
-            call = (f"lax.while_loop(lambda {c}: any_example({cond_name}({args})), "
+            call = (f"{loop}(lambda {c}: any_example({cond_name}({args})), "
                     f"lambda {c}: select_batched({cond_name}({args}), {body_name}({args}), {c}), "
                     f"{self._init(op, carry_b)})")
         else:
-            call = (f"lax.while_loop(lambda {c}: {cond_name}({args}), lambda {c}: "
+            call = (f"{loop}(lambda {c}: {cond_name}({args}), lambda {c}: "
                     f"{body_name}({args}), {self._init(op, carry_b)})")
         self._assign(op, call, carry_b)
 
@@ -729,13 +732,11 @@ class BatchBuilder:
         batched = [k for k, o in ops.items() if self.is_batched(o)]
         layout = self._VJP_LAYOUT.get(name)
         if not batched:
-            self.emit(f"{targets} = {self.render(op)}")
+            rendered = {k: _src(v) for k, v in ops.items() if not k.endswith("_free")}
+            self.emit(f"{targets} = {op.callee_name}({call_args(rendered)})")
             return
-        if layout is None:
-            raise self.error("vmap of the derivative of lax.while_loop is not supported yet "
-                             "(the reverse pass replays the loop's saved carries); use "
-                             "lax.fori_loop or lax.scan with a fixed trip count, or vmap the "
-                             "derivative of each example in a Python loop")
+        if name == "while_loop_vjp":
+            return self.while_loop_vjp(op, items)
         fn_param, first = layout
         extra = items["closed"] + items["consts"]
         extra_pos = [first + j for j, o in enumerate(extra) if self.is_batched(o)]
@@ -793,6 +794,46 @@ class BatchBuilder:
             self.emit_batched(f"{t} = {call}")
             self.emit(f"{targets} = {t}[:{xs_at}] + (batch_first({t}[{xs_at}]),) + "
                       f"{t}[{xs_at + 1}:]")
+
+
+    def while_loop_vjp(self, op, items):
+        """while_loop_vjp called again with the batched body, its batched vjp and, where the
+        condition differs from example to example (the loop ran while any continued, finished
+        examples keeping their carry), `active`: which examples took each step."""
+        ops = op.operands
+        fns = op.loop_fns
+        carry_b = self.is_batched(ops["saved"])
+
+        def lifted(key, carry_out):
+            free = list(ops[f"{key}_free"].items)
+            positions = tuple(([0] if carry_b else []) +
+                              [1 + j for j, o in enumerate(free) if self.is_batched(o)])
+            name, flags = self.batched_callee(fns[key], positions, carry_out)
+            return name, flags, ", ".join(_src(o) for o in free)
+        c = self.names.fresh("carry")
+        cond, pred_b, cond_free = lifted("cond_fun", "free")
+        body, _, body_free = lifted("body_fun", 0 if carry_b else None)
+        cond_call = f"{cond}({', '.join(filter(None, [c, cond_free]))})"
+        body_call = f"{body}({', '.join(filter(None, [c, body_free]))})"
+        if pred_b:
+            body_call = f"select_batched({cond_call}, {body_call}, {c})"
+        extra = items["closed"] + items["consts"]
+        positions = [0] + ([1] if carry_b else []) + \
+            [2 + j for j, o in enumerate(extra) if self.is_batched(o)]
+        vjp, _ = self.batched_callee(fns["body_vjp"], tuple(positions), 0)
+        init = ops["init_val"]
+        args = [f"lambda {c}: {body_call}", vjp, self.batched_src(ops["carry_bar"]),
+                self.batched_src(init) if carry_b else _src(init), _src(ops["saved"])]
+        for key in ("closed", "consts"):
+            if items[key]:
+                args.append(f"{key}={_src(ir.Seq(tuple(items[key]), 'tuple'))}")
+        args.append(f"batch_size={self.size}")
+        if items["closed"]:
+            args.append(f"closed_batched={tuple(self.is_batched(o) for o in items['closed'])!r}")
+        if pred_b:
+            args.append(f"active=lambda {c}: {cond_call}")
+        self.emit_batched(f"{', '.join(op.targets)} = {op.callee_name}({', '.join(args)})")
+        self.batched.update(op.targets)
 
 
 # shape queries written per example (transformer/normalize.py): Python numbers too

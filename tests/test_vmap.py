@@ -28,7 +28,6 @@ from secant.batching import helpers as batch_helpers
 from secant.batching.rules import (AXIS, COLLECTIVES, ELEMENTWISE, HELPERS, NO_RULE, RULES,
                                    SEQUENCE, SPECIAL, UNBATCHED)
 from secant.transformer.ops import OPS
-from secant.transformer.parse import SourceError
 
 RNG = np.random.default_rng(0)
 
@@ -675,15 +674,6 @@ def test_unbatched_values_on_a_stack_stay_unbatched():
     assert re.search(rf"times_c_\w+ = {popped} \* 0\.5", text)      # written as for one example
 
 
-def test_vmap_of_the_derivative_of_a_while_loop_is_a_clear_error():
-    def f(w, x):
-        h = secant.lax.while_loop(lambda h: snp.sum(h) < 10.0, lambda h: h * w + 1.0, x)
-        return snp.sum(h)
-    with pytest.raises(SourceError, match="vmap of the derivative of a lax.while_loop") as e:
-        secant.vmap(secant.grad(f), in_axes=(None, 0))(r(2, 2), r(4, 2))
-    assert "secant.lax.while_loop(lambda h" in str(e.value)
-
-
 # --- per-example gradients through lax loops: the loop derivative's rule helpers are called
 # again with the batched vjp of the body (batching/vectorize.py loop_vjp) ------------------------
 def _scan_rnn(params, x, y):
@@ -728,10 +718,17 @@ def _lax_loop_cases():
     return [(_scan_rnn, (rng.normal(size=(3, 3)) / 2, rng.normal(size=(2, 3))), (4, 2), (3,)),
             (_fori_recurrence, rng.normal(size=(3, 3, 3)) / 2, (3,), (3,)),
             (_fori_tuple_carry, rng.normal(size=(3, 3)) / 2, (3,), (3,)),
-            (_mapped, rng.normal(size=(2, 3)), (4, 2), (4, 3))]
+            (_mapped, rng.normal(size=(2, 3)), (4, 2), (4, 3)),
+            (_while_counted, rng.normal(size=(3, 3)) / 2, (3,), (3,)),
+            (_while_per_example, 1.0 + rng.uniform(size=3), (3,), (3,))]
 
 
-@pytest.mark.parametrize("case", range(4))
+def _while_per_example(w, x, y):     # a trip count that differs from example to example
+    h = lax.while_loop(lambda h: snp.sum(h * h) < 50.0, lambda h: h * w + y, x)
+    return snp.sum(h)
+
+
+@pytest.mark.parametrize("case", range(6))
 @pytest.mark.parametrize("argnums", [0, 1])
 def test_per_example_gradients_through_lax_loops(case, argnums, x64):
     f, params, x_shape, y_shape = _lax_loop_cases()[case]
@@ -775,3 +772,9 @@ def test_jit_vmap_grad_of_a_python_loop_over_an_array_stays_rolled(x64):
     # the forward loop and its reverse pass, as jit(grad) has them (not unrolled)
     assert text.count("stablehlo.while") == rolled.count("stablehlo.while") == 2
     _assert_same_tree(per_example(ws, x, y), _per_example_loop(_range_loop, ws, x, y))
+
+
+def test_batched_source_of_a_while_loop_derivative_with_a_trip_count_per_example():
+    text = secant.source(secant.vmap(secant.grad(_while_per_example), in_axes=(None, 0, 0)))
+    assert "while_loop_with_carries(" in text and "any_example(" in text
+    assert re.search(r"while_loop_vjp\(\s*lambda", text) and "active=lambda" in text

@@ -75,6 +75,7 @@ class Normaliser:
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
+        self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.origin = None
         self.out = None
 
@@ -982,10 +983,10 @@ class Normaliser:
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]
             if any(_has_var(o) for o in operands) and self.batching:
-                error = self.src.error(node, "vmap of the derivative of a lax.while_loop "
-                                       "(as written or "
-                                       "staged by jit from a Python loop over a traced array) "
-                                       "is not supported yet: vmap the derivative eagerly, loop "
+                error = self.src.error(node, f"vmap of {fn.__name__} (in the derivative of "
+                                       "a lax loop, as written or staged by jit from a Python "
+                                       "loop over a traced array) is not supported yet: vmap "
+                                       "the derivative eagerly, loop "
                                        "in Python over a concrete range or list, or differentiate "
                                        "the vmapped loss (secant.grad of a sum over the batch)")
                 error.lax_loop_derivative = True    # secant/batch.py: jit falls back to the
@@ -1018,7 +1019,19 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands, fns = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in ("body_vjp", "f_vjp", "body_fun"):
+            if pname == "body_fun":     # while_loop_vjp: the body (and its cond), lifted
+                cond = self.while_conds.get(self._source(value))
+                if cond is None:
+                    raise self.src.error(node, f"vmap of {fn.__name__}: secant cannot see the "
+                                         "loop's condition")
+                operands[pname] = ir.Expr(self._source(value))
+                for key, fnode in (("body_fun", value), ("cond_fun", cond)):
+                    fn_arg = self._function_arg(fnode, "while_loop", 1)
+                    fns[key] = self._lift(fn_arg, key, fn_arg[2])
+                    operands[f"{key}_free"] = ir.Seq(tuple(
+                        ir.Var(self.current[n]) if self.current[n] in self.tracked
+                        else ir.Expr(self.current[n]) for n in fn_arg[2]), "tuple")
+            elif pname in ("body_vjp", "f_vjp"):
                 obj = self._resolve(value)
                 if obj is _UNRESOLVED or not callable(obj):
                     raise self.src.error(node, f"vmap of {fn.__name__}: secant cannot see which "
@@ -1132,6 +1145,8 @@ class Normaliser:
         statics["forward"] = self._source(node)
         if carries:
             statics["carries"] = carries
+            if kind == "while_loop":    # its reverse pass names the body only: keep the cond
+                self.while_conds[self._source(fn_nodes[1])] = fn_nodes[0]
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
@@ -1356,7 +1371,8 @@ def _is_library(fn):
 
 
 _LOOP_HELPERS = {"fori_loop_with_carries": "fori_loop", "scan_with_carries": "scan",
-                 "fori_loop_vjp": "vjp", "scan_vjp": "vjp", "map_vjp": "vjp"}
+                 "while_loop_with_carries": "while_loop", "fori_loop_vjp": "vjp",
+                 "scan_vjp": "vjp", "map_vjp": "vjp", "while_loop_vjp": "vjp"}
 
 
 def _loop_helper_kind(obj):
