@@ -166,6 +166,14 @@ HELPERS = {
 }
 
 
+# derivative helpers (ad/helpers.py) whose result has the shape of their argument at this
+# position: what is derived from both needs no alignment (grad of vmap reads less noisily)
+SHAPED_LIKE = {"grad_seed": 0, "unbroadcast": 1, "unreduce": 1, "mean_grad": 1,
+               "extremum_grad": 1, "prod_grad": 1, "var_grad": 1, "std_grad": 1,
+               "matmul_grad_x": 1, "matmul_grad_y": 2, "dot_grad_a": 1, "dot_grad_b": 2,
+               "reverse_cumsum": 0}
+
+
 def opaque(helpers_by_name):
     """The helper functions HELPERS writes by rule (the normaliser keeps their calls)."""
     return tuple(helpers_by_name[n] for n in HELPERS if n in helpers_by_name)

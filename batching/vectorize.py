@@ -19,7 +19,7 @@ from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
-                                   NO_RULE, RANDOM, RULES, SEQUENCE, UNBATCHED)
+                                   NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -151,8 +151,8 @@ class BatchBuilder:
         if out_batched:
             self.batched.update(op.targets)
             rank = self.out_rank(op, batched)
-            if rank is not None and len(op.targets) == 1:
-                self.ranks[op.targets[0]] = rank
+            if len(op.targets) == 1:    # unknown: the result is its own base, so what is
+                self.ranks[op.targets[0]] = rank or (op.targets[0], 0)  # derived from it aligns
 
     def rank_of(self, operand):
         if isinstance(operand, ir.Var):
@@ -416,6 +416,12 @@ class BatchBuilder:
                           for k, v in op.operands.items()})
         self.emit(f"{targets} = {name}({args})")
         self.batched.update(t for t, b in out.items() if b)
+        like = SHAPED_LIKE.get(op.callee.__name__) \
+            if op.callee.__module__ == "secant.ad.helpers" else None
+        if like is not None and len(op.targets) == 1 and out[op.targets[0]]:
+            arg = next((v for k, v in op.operands.items() if position[k] == like), None)
+            if arg is not None and self.is_batched(arg):
+                self.ranks[op.targets[0]] = self.rank_of(arg)
 
     def random_call(self, op):
         """A secant.random call with batched arguments (rules.RANDOM)."""
