@@ -332,7 +332,12 @@ def batch_first(tree):
     return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
 
 
-NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first")
+def batch_axis_to(tree, axis):
+    """Every leaf of a batched output (a helper's tuple, say) with its batch axis at `axis`."""
+    return tree_util.tree_map(lambda leaf: snp.moveaxis(leaf, 0, axis), tree)
+
+
+NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to")
 
 
 def grad_of_fields_batched(tree, fields, n, tree_batched):

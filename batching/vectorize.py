@@ -41,6 +41,7 @@ class BatchBuilder:
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
+        self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
@@ -416,6 +417,7 @@ class BatchBuilder:
                           for k, v in op.operands.items()})
         self.emit(f"{targets} = {name}({args})")
         self.batched.update(t for t, b in out.items() if b)
+        self.call_results.update(op.targets)
         like = SHAPED_LIKE.get(op.callee.__name__) \
             if op.callee.__module__ == "secant.ad.helpers" else None
         if like is not None and len(op.targets) == 1 and out[op.targets[0]]:
@@ -986,5 +988,13 @@ def _output(b, value, axis):
                                 "differs from example to example); give it an int out_axis",
                                 b.origin)
         return _src(value)
+    if isinstance(value, ir.Seq) and value.kind in ("tuple", "list") and axis != 0:
+        parts = [_output(b, item, axis) for item in value.items]     # one out_axis for all
+        inner = f"{parts[0]}," if len(parts) == 1 else ", ".join(parts)
+        return f"({inner})" if value.kind == "tuple" else f"[{inner}]"
     src = b.batched_src(value)
-    return src if axis == 0 else f"snp.moveaxis({src}, 0, {axis})"
+    if axis == 0:
+        return src
+    if isinstance(value, ir.Var) and value.name in b.call_results:
+        return f"batch_axis_to({src}, {axis})"
+    return f"snp.moveaxis({src}, 0, {axis})"

@@ -778,3 +778,26 @@ def test_batched_source_of_a_while_loop_derivative_with_a_trip_count_per_example
     text = secant.source(secant.vmap(secant.grad(_while_per_example), in_axes=(None, 0, 0)))
     assert "while_loop_with_carries(" in text and "any_example(" in text
     assert re.search(r"while_loop_vjp\(\s*lambda", text) and "active=lambda" in text
+
+
+def _pair(x):
+    return x * 2, x + 1
+
+
+def _pair_through_a_helper(x):
+    return _pair(x)
+
+
+def _pair_unpacked(x):
+    a, b = _pair(x)
+    return a, b
+
+
+@pytest.mark.parametrize("f", [_pair_through_a_helper, _pair_unpacked])
+def test_one_out_axis_for_a_tuple_of_outputs(f):
+    xs = r(2, 3)
+    for g in (secant.vmap(f, out_axes=1), secant.jit(secant.vmap(f, out_axes=-1))):
+        got = g(xs)
+        assert isinstance(got, tuple) and len(got) == 2
+        np.testing.assert_allclose(np.asarray(got[0]), (2 * xs).T, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got[1]), (xs + 1).T, rtol=1e-6)
