@@ -8,6 +8,7 @@ temporary buffer size for the compiled program (Compiled.memory_analysis()).
 import numpy as np
 
 import secant
+from secant import block_until_ready as ready
 import secant.numpy as snp
 from timing import import_jax, per_call_us, report
 
@@ -36,12 +37,6 @@ def checkpointed(ws, x):
     return snp.sum(h * h)
 
 
-def block_all(out):
-    for leaf in secant.tree_util.tree_leaves(out):
-        leaf.block_until_ready()
-    return out
-
-
 def main():
     print(f"checkpoint: jit(grad) of {L} layers tanh(h @ w) * sin(h @ w) + h, batch {B}, "
           f"width {H}")
@@ -54,8 +49,8 @@ def main():
     for name, f in (("without", plain), ("with checkpoint", checkpointed)):
         g = secant.jit(secant.grad(f))
         temp = g.lower(ws, x).compile().memory_analysis().temp_size_in_bytes / mib
-        block_all(g(ws, x))
-        results[name] = (temp, per_call_us(lambda: block_all(g(ws, x)), rounds=5) / 1e3,
+        ready(g(ws, x))
+        results[name] = (temp, per_call_us(lambda: ready(g(ws, x)), rounds=5) / 1e3,
                          g(ws, x))
     np.testing.assert_allclose(np.asarray(results["with checkpoint"][2][0]),
                                np.asarray(results["without"][2][0]), rtol=1e-4, atol=1e-6)

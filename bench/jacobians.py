@@ -10,6 +10,7 @@ outer basis."""
 import numpy as np
 
 import secant
+from secant import block_until_ready as ready
 import secant.numpy as snp
 from timing import import_jax, once_ms, per_call_us, report
 
@@ -25,13 +26,6 @@ def energy(x):
     return snp.sum(x ** 4) - snp.sum(snp.sin(x[:-1] * x[1:])) + snp.sum(snp.tanh(x)) ** 2
 
 
-def block(out):
-    for leaf in secant.tree_util.tree_leaves(out):
-        if hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-    return out
-
-
 def main():
     print(f"jacobians: hessian of a {N}-dim function, jacfwd/jacrev of tanh(W @ x) "
           f"({N}x{N}); eager and jit, first call and steady state")
@@ -39,7 +33,7 @@ def main():
     rng = np.random.default_rng(0)
     w = (rng.normal(size=(N, N)) / np.sqrt(N)).astype(np.float32)
     x = rng.normal(size=N).astype(np.float32)
-    block(secant.jit(lambda v: v + 1)(x))           # start the PJRT client first
+    ready(secant.jit(lambda v: v + 1)(x))     # start the PJRT client first
     if jax is not None:
         jax.jit(lambda v: v + 1)(x).block_until_ready()
 
@@ -59,11 +53,11 @@ def main():
     for label, make, args, make_jax in cases:
         # first calls: a fresh transform each (eager: generation + N calls; jit: + trace, compile)
         f = make()
-        first_eager = once_ms(lambda: block(f(*args)))
-        steady_eager = per_call_us(lambda: block(f(*args)), rounds=3) / 1e3
+        first_eager = once_ms(lambda: ready(f(*args)))
+        steady_eager = per_call_us(lambda: ready(f(*args)), rounds=3) / 1e3
         fj = secant.jit(make())
-        first_jit = once_ms(lambda: block(fj(*args)))
-        steady_jit = per_call_us(lambda: block(fj(*args)))
+        first_jit = once_ms(lambda: ready(fj(*args)))
+        steady_jit = per_call_us(lambda: ready(fj(*args)))
         jax_first = jax_steady = jax_eager = None
         if make_jax is not None:
             gj = jax.jit(make_jax())

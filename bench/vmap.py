@@ -8,6 +8,7 @@ installed (a benchmark-only dependency) and beside a Python loop of jitted grads
 import numpy as np
 
 import secant
+from secant import block_until_ready as ready
 import secant.numpy as snp
 from timing import import_jax, once_ms, per_call_us, report
 
@@ -21,13 +22,6 @@ def loss(params, x, y):
     return snp.mean(err * err)
 
 
-def block(out):
-    for leaf in secant.tree_util.tree_leaves(out):
-        if hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-    return out
-
-
 def main():
     print(f"vmap: per-example gradients of an MLP {D_IN}-{HIDDEN}-{D_OUT}, batch {BATCH}, "
           "under jit")
@@ -39,19 +33,19 @@ def main():
               "b2": np.zeros(D_OUT, np.float32)}
     xs = rng.normal(size=(BATCH, D_IN)).astype(np.float32)
     ys = rng.normal(size=(BATCH, D_OUT)).astype(np.float32)
-    block(secant.jit(lambda v: v + 1)(xs))          # start the PJRT client first
+    ready(secant.jit(lambda v: v + 1)(xs))    # start the PJRT client first
 
     per_example = secant.jit(secant.vmap(secant.grad(loss), in_axes=(None, 0, 0)))
-    first = once_ms(lambda: block(per_example(params, xs, ys)))
+    first = once_ms(lambda: ready(per_example(params, xs, ys)))
     sp = {k: secant.device_put(v) for k, v in params.items()}
     sx, sy = secant.device_put(xs), secant.device_put(ys)
-    steady = per_call_us(lambda: block(per_example(sp, sx, sy)))
+    steady = per_call_us(lambda: ready(per_example(sp, sx, sy)))
     got = per_example(params, xs, ys)
 
     one = secant.jit(secant.grad(loss))
-    block(one(params, xs[0], ys[0]))
+    ready(one(params, xs[0], ys[0]))
     rows = [(secant.device_put(x), secant.device_put(y)) for x, y in zip(xs, ys)]
-    loop = per_call_us(lambda: [block(one(sp, x, y)) for x, y in rows], rounds=3)
+    loop = per_call_us(lambda: [ready(one(sp, x, y)) for x, y in rows], rounds=3)
     for i in (0, BATCH - 1):
         want = one(params, xs[i], ys[i])
         for k in params:

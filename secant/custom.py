@@ -109,20 +109,20 @@ class checkpoint(_Custom):
     under jit XLA cannot merge the recomputation back into the forward pass. Every other
     transform, and a direct call, sees f itself."""
 
-    def __init__(self, fun, prevent_cse=True, policy=None, static_argnums=()):
+    def __init__(self, fun, prevent_cse=True, policy=None):
         if policy is not None:
             raise UnsupportedError("checkpoint policies (saving some intermediates) are not "
                                    "supported: every intermediate of a checkpointed function is "
                                    "recomputed" + where())
         super().__init__(fun)
         self.prevent_cse = bool(prevent_cse)
-        self.static_argnums = tuple(static_argnums)
 
 
 def make_checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     """secant.checkpoint / secant.remat: `checkpoint(f)`, `@checkpoint`, or
-    `checkpoint(prevent_cse=False)(f)`."""
+    `checkpoint(prevent_cse=False)(f)`. static_argnums is accepted for JAX's signature: the
+    transforms read non-array arguments as Python values already."""
     if fun is None:
         return functools.partial(make_checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
-    return checkpoint(fun, prevent_cse, policy, static_argnums)
+    return checkpoint(fun, prevent_cse, policy)
