@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import ir
+from secant.transformer import callees, ir
 from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
@@ -761,8 +761,10 @@ class Normaliser:
                 if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
                 return self.op_call(node, opname, [func.value] + args)
+        node = callees.canonical_call(self.src, self._is_local, node)
+        func = node.func
         obj = self._resolve(func)
-        if isinstance(func, gast.Call):
+        if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
         if obj is _UNRESOLVED:
             return self._inactive_call(node, func)
@@ -908,21 +910,12 @@ class Normaliser:
         return self._inactive(node)
 
     def _resolve(self, func):
-        """The object a callee expression names, when it is a name or a.b.c of free names."""
-        chain = []
-        while isinstance(func, gast.Attribute):
-            chain.append(func.attr)
-            func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.current:
-            return _UNRESOLVED
-        kind, obj = self.src.resolve_name(func.id)
-        if kind == "unbound":
-            return _UNRESOLVED
-        for attr in reversed(chain):
-            obj = getattr(obj, attr, _UNRESOLVED)
-            if obj is _UNRESOLVED:
-                return obj
-        return obj
+        """The object a callee expression names when it is a pure look-up (transformer/
+        callees.py), else _UNRESOLVED."""
+        return callees.resolve(self.src, self._is_local, func)
+
+    def _is_local(self, name):
+        return name in self.current or name in self.local_defs
 
     def op_call(self, node, opname, args):
         spec = OPS[opname]
@@ -1258,7 +1251,7 @@ def _has_var(o):
     return False
 
 
-_UNRESOLVED = object()
+_UNRESOLVED = callees.UNRESOLVED
 
 
 def rename(stmts, old, new):

@@ -7,6 +7,7 @@ ad/ and batching/ key their rule tables by these names.
 """
 import inspect
 import math
+import operator
 
 import numpy as np
 
@@ -257,6 +258,11 @@ MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos"
               "log1p": "log1p", "sqrt": "sqrt", "fabs": "absolute", "atan2": "arctan2",
               "hypot": "hypot", "erf": "erf", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 BUILTINS = {abs: "absolute", sum: "add_n", max: "maximum", min: "minimum"}
+# the operator module's functions: what the operator they name means
+OPERATOR_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                  "pow": "power", "matmul": "matmul", "neg": "negative", "pos": "positive",
+                  "abs": "absolute", "floordiv": "floor_divide", "mod": "remainder",
+                  "getitem": "getitem"}
 # methods of arrays -> op (the array is the first operand)
 METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod",
            "var": "var", "std": "std", "argmax": "argmax", "argmin": "argmin",
@@ -310,6 +316,9 @@ def _resolution_table():
         if obj is not None:
             table[id(obj)] = (obj, name)
     for obj, name in BUILTINS.items():
+        table[id(obj)] = (obj, name)
+    for oname, name in OPERATOR_NAMES.items():
+        obj = getattr(operator, oname)
         table[id(obj)] = (obj, name)
     return table
 

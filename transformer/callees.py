@@ -1,0 +1,208 @@
+"""Callee resolution: what Python would call, found once, for every transform.
+
+A call's callee expression is evaluated in the function's own environment at transform time
+when it is a pure look-up: names (closure cells, globals, builtins), attribute chains,
+`getattr(obj, "name")` (the name a constant or a free name holding a string), subscripts of
+constant containers with constant keys. The call is then rewritten so that its callee is a
+plain function, an op or a secant function:
+
+- a bound method `obj.m(x)`            -> `Cls.m(obj, x)`  (self: a non-differentiated argument)
+- a classmethod `Cls.cm(x)`            -> `Cls.cm.__func__(Cls, x)`
+- a callable object `obj(x)`           -> `Cls.__call__(obj, x)`
+- `functools.partial(f, a)(x)`, `p(x)` -> `f(a, x)`, `p.func(p.args[0], x)`
+- `f(*(a, b))`, `f(**{"k": v})`        -> `f(a, b)`, `f(k=v)`
+(staticmethods are plain functions already; operator.add & co. are ops: transformer/ops.py.)
+
+A callee that only the running program knows (a parameter's method `self.layer(x)`, a function
+picked from a container by data) is not resolved here: the normaliser writes it as a call of
+`dynamic_call(fn, ...)`, whose derivative or batched form a dispatcher finds on first use.
+"""
+import builtins
+import functools
+import inspect
+import types
+
+import gast
+
+UNRESOLVED = object()
+
+# containers whose items a look-up may read at transform time (no user __getitem__ runs)
+_PURE_CONTAINERS = (dict, list, tuple, types.MappingProxyType)
+_KEYS = (str, int, bool, type(None), tuple, float)
+
+
+def resolve(src, local, node):
+    """The object the pure look-up `node` names, or UNRESOLVED; `local(name)`: whether a name
+    is a local variable of the function (whose value only the running program knows)."""
+    if isinstance(node, gast.Name):
+        if local(node.id):
+            return UNRESOLVED
+        kind, obj = src.resolve_name(node.id)
+        return UNRESOLVED if kind == "unbound" else obj
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Attribute):
+        base = resolve(src, local, node.value)
+        return UNRESOLVED if base is UNRESOLVED else _attribute(base, node.attr)
+    if isinstance(node, gast.Subscript):
+        base = resolve(src, local, node.value)
+        key = resolve(src, local, node.slice)
+        if base is UNRESOLVED or key is UNRESOLVED or not isinstance(base, _PURE_CONTAINERS) \
+                or not isinstance(key, _KEYS):
+            return UNRESOLVED
+        try:
+            return base[key]
+        except (LookupError, TypeError):
+            return UNRESOLVED
+    if isinstance(node, gast.Tuple):
+        items = [resolve(src, local, e) for e in node.elts]
+        return UNRESOLVED if any(i is UNRESOLVED for i in items) else tuple(items)
+    if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+            and resolve(src, local, node.func) is builtins.getattr:
+        base = resolve(src, local, node.args[0])
+        name = resolve(src, local, node.args[1])
+        if base is UNRESOLVED or not isinstance(name, str):
+            return UNRESOLVED
+        return _attribute(base, name)
+    return UNRESOLVED
+
+
+def _attribute(base, name):
+    """getattr(base, name) when reading it runs no user code (no property, nor a descriptor
+    written in Python)."""
+    try:
+        static = inspect.getattr_static(base, name)
+    except AttributeError:
+        return UNRESOLVED
+    if isinstance(static, (property, functools.cached_property)) or \
+            inspect.isfunction(getattr(type(static), "__get__", None)):
+        return UNRESOLVED       # reading it runs user code: leave it to run time
+    try:
+        return getattr(base, name)
+    except Exception:           # noqa: BLE001 - a look-up that fails is not a resolution
+        return UNRESOLVED
+
+
+def _expr(text, where):
+    node = gast.parse(text).body[0].value
+    for n in gast.walk(node):
+        if hasattr(n, "lineno") or isinstance(n, gast.expr):
+            gast.copy_location(n, where)
+    return node
+
+
+def _src(node):
+    return gast.unparse(node).strip()
+
+
+def is_user_callable_object(obj):
+    """An instance (not a function, class or secant object) whose class defines __call__ in
+    Python: calling it calls that function with the instance first."""
+    if isinstance(obj, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                        functools.partial)) or _is_secant(obj):
+        return False
+    call = getattr(type(obj), "__call__", None)
+    return inspect.isfunction(call)
+
+
+def _is_secant(obj):
+    """secant's own objects (jit functions, custom rules) are read by the normaliser itself."""
+    mod = getattr(type(obj), "__module__", "") or ""
+    return mod.split(".")[0] == "secant" or any(a.startswith("__secant") for a in dir(obj))
+
+
+def _is_library(fn):
+    return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
+
+
+def canonical_call(src, local, node):
+    """`node` (a gast.Call) rewritten so its callee is what Python would call, with bound
+    objects as leading arguments; the node itself when nothing is to be rewritten."""
+    for _ in range(8):          # partial(partial(f, a), b)(x) unwinds in steps
+        new = _rewrite_once(src, local, node)
+        if new is node:
+            return node
+        node = new
+    return node
+
+
+def _rewrite_once(src, local, node):
+    expanded = _expand_literals(node)
+    if expanded is not node:
+        return expanded
+    func = node.func
+    # functools.partial(f, a, k=v)(x) written in place
+    if isinstance(func, gast.Call) and resolve(src, local, func.func) is functools.partial \
+            and func.args and not any(isinstance(a, gast.Starred) for a in func.args):
+        return _call(node, func.args[0], func.args[1:] + node.args,
+                     func.keywords + node.keywords)
+    obj = resolve(src, local, func)
+    if obj is UNRESOLVED:
+        return node
+    if isinstance(obj, functools.partial):
+        f = _expr(f"({_src(func)}).func", func)
+        args = [_expr(f"({_src(func)}).args[{i}]", func) for i in range(len(obj.args))]
+        kws = [gast.keyword(arg=k, value=_expr(f"({_src(func)}).keywords[{k!r}]", func))
+               for k in obj.keywords]
+        return _call(node, f, args + node.args, kws + node.keywords)
+    if isinstance(obj, types.MethodType) and inspect.isfunction(obj.__func__) \
+            and not _is_library(obj.__func__):
+        owner = obj.__self__
+        if isinstance(func, gast.Attribute) and resolve(src, local, func.value) is owner:
+            self_node = func.value
+            if isinstance(owner, type):             # a classmethod: Cls.cm(x) -> cm(Cls, x)
+                f = _expr(f"{_src(func)}.__func__", func)
+            else:
+                f = _class_attr(src, local, owner, func.attr, obj.__func__, self_node, func)
+        else:
+            self_node = _expr(f"({_src(func)}).__self__", func)
+            f = _expr(f"({_src(func)}).__func__", func)
+        return _call(node, f, [self_node] + node.args, node.keywords)
+    if is_user_callable_object(obj):
+        f = _class_attr(src, local, obj, "__call__", type(obj).__call__, func, func)
+        return _call(node, f, [func] + node.args, node.keywords)
+    return node
+
+
+def _class_attr(src, local, owner, attr, fn, self_node, where):
+    """`Cls.attr` when the class is reachable by its own name from the function, else
+    `type(obj).attr`: an expression that evaluates to the plain function `fn`."""
+    cls = type(owner)
+    name = cls.__name__
+    if resolve(src, local, gast.Name(name, gast.Load(), None, None)) is cls \
+            and inspect.getattr_static(cls, attr, None) is fn:
+        return _expr(f"{name}.{attr}", where)
+    if src.resolve_name("type") == ("builtin", builtins.type):
+        return _expr(f"type({_src(self_node)}).{attr}", where)
+    return _expr(f"({_src(self_node)}).{attr}.__func__", where)
+
+
+def _call(node, func, args, keywords):
+    new = gast.Call(func=func, args=list(args), keywords=list(keywords))
+    return gast.copy_location(new, node)
+
+
+def _expand_literals(node):
+    """f(*(a, b), **{"k": v}) -> f(a, b, k=v): a starred literal is its items."""
+    if not any(isinstance(a, gast.Starred) and isinstance(a.value, (gast.Tuple, gast.List))
+               for a in node.args) and \
+            not any(k.arg is None and isinstance(k.value, gast.Dict)
+                    and all(isinstance(key, gast.Constant) and isinstance(key.value, str)
+                            for key in k.value.keys) for k in node.keywords):
+        return node
+    args = []
+    for a in node.args:
+        if isinstance(a, gast.Starred) and isinstance(a.value, (gast.Tuple, gast.List)):
+            args.extend(a.value.elts)
+        else:
+            args.append(a)
+    keywords = []
+    for k in node.keywords:
+        if k.arg is None and isinstance(k.value, gast.Dict) and all(
+                isinstance(key, gast.Constant) and isinstance(key.value, str)
+                for key in k.value.keys):
+            keywords.extend(gast.keyword(arg=key.value, value=v)
+                            for key, v in zip(k.value.keys, k.value.values))
+        else:
+            keywords.append(k)
+    return _call(node, node.func, args, keywords)
