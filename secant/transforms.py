@@ -4,6 +4,7 @@ import ast
 import functools
 import inspect
 import re
+import types
 
 import gast
 import numpy as np
@@ -45,7 +46,11 @@ def _unwrap(fn):
 
 def _op_function(fun):
     """A library function with a rule (np.sin, snp.sum) is differentiated through a one-line
-    function that calls it, so its rule applies; anything else is unwrapped as usual."""
+    function that calls it, so its rule applies (a secant.numpy function is never read as
+    source); a bound method, functools.partial or callable object through a one-line function
+    taking what it takes, whose call transformer/callees.py resolves; anything else is
+    unwrapped as usual."""
+    from secant.transformer.callees import is_user_callable_object
     from secant.transformer.ops import OPS, op_for
     fun = _unwrap(fun)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
@@ -57,18 +62,96 @@ def _op_function(fun):
                                                       {f"{fun.__name__}_": fun})
         return hit
     name = op_for(fun)
+    if name is None and (isinstance(fun, (functools.partial, types.MethodType))
+                         or is_user_callable_object(fun)):
+        return _callable_function(fun)
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
     hit = _op_functions.get(name)
     if hit is None:
-        spec = OPS[name]
-        params = [p for p in spec.signature.parameters.values()
-                  if p.kind == p.POSITIONAL_OR_KEYWORD]
-        args = ", ".join(str(p) for p in params)
-        call = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.name}" for p in params)
-        source = f"def {name}({args}):\n    return {name}_op({call})\n"
-        hit = _op_functions[name] = loader.load(source, name, {}, {f"{name}_op": fun})
+        hit = _op_functions[name] = _calling_function(OPS[name].signature, name, f"{name}_op",
+                                                      {f"{name}_op": fun}, {})
     return hit
+
+
+def _is_op_or_callable(fun):
+    from secant.transformer.callees import is_user_callable_object
+    from secant.transformer.ops import op_for
+    return op_for(fun) is not None or isinstance(fun, (functools.partial, types.MethodType)) \
+        or is_user_callable_object(fun)
+
+
+def _callable_function(fun):
+    """`def apply(x): return apply_(x)` for a bound method, partial or callable object `fun`
+    (its own signature; what the call means, transformer/callees.py resolves)."""
+    from secant.transformer.ops import OPS, op_for
+    key = ("callable", id(fun))
+    hit = _op_functions.get(key)
+    if hit is not None and hit[0] is fun:
+        return hit[1]
+    target = fun.func if isinstance(fun, functools.partial) else fun
+    name = getattr(target, "__name__", type(target).__name__.lower())
+    name = name if name.isidentifier() else "fn"
+    try:
+        spec = OPS.get(op_for(target)) if isinstance(fun, functools.partial) else None
+        if spec is not None:        # partial(snp.var, axis=0): what the op's rule takes
+            def takes():
+                pass
+            takes.__signature__ = spec.signature
+            signature = inspect.signature(functools.partial(takes, *fun.args, **fun.keywords))
+        else:
+            signature = inspect.signature(fun)
+    except (TypeError, ValueError):
+        raise SecantTypeError(f"cannot transform {fun!r}: secant cannot read its "
+                              f"signature{where()}") from None
+    callee, free, lead = f"{name}_", {f"{name}_": fun}, ()
+    method = getattr(fun, "__func__", None)
+    owner = getattr(fun, "__self__", None) if isinstance(fun, types.MethodType) else fun
+    cls = type(owner)
+    attr = "__call__" if method is None else method.__name__
+    if not isinstance(fun, functools.partial) and not isinstance(owner, type) \
+            and inspect.getattr_static(cls, attr, None) is (method or cls.__call__):
+        # Layer.apply(layer, x): the method's own function, the object its first argument
+        this = cls.__name__.lower() if cls.__name__.lower() != name else f"{name}_"
+        callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
+        name = this if method is None else name
+    gen = _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
+                            lead)
+    _op_functions[key] = (fun, gen)
+    return gen
+
+
+def _calling_function(signature, name, callee, free, fn_globals, lead=()):
+    """`def name(<signature>): return callee(*lead, <its parameters>)`, its free names bound
+    from `free`; defaults that are not literals are bound as names of their own."""
+    free = dict(free)
+    params, args = [], list(lead)
+    for p in signature.parameters.values():
+        if p.default is not p.empty:
+            try:
+                literal = ast.literal_eval(repr(p.default)) == p.default
+            except (ValueError, SyntaxError, TypeError):
+                literal = False
+            if not literal:
+                free[f"{p.name}_default"] = p.default
+            p = p.replace(default=_Source(repr(p.default) if literal else f"{p.name}_default"))
+        params.append(p.replace(annotation=p.empty))
+        args.append(f"*{p.name}" if p.kind == p.VAR_POSITIONAL else
+                    f"**{p.name}" if p.kind == p.VAR_KEYWORD else
+                    f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+    sig = str(inspect.Signature(params))
+    source = f"def {name}{sig}:\n    return {callee}({', '.join(args)})\n"
+    return load_generated(source, name, fn_globals, free)
+
+
+class _Source:
+    """A default shown as the source text that makes it."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
 
 
 _op_functions = {}
@@ -125,8 +208,12 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()})) \
         if mode == "vmap" else normalise(fn, wrt)
-    gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
-        f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
+    base_name = fn_ir.name if fn_ir.name != "__call__" else \
+        fn.__qualname__.split(".")[-2].lower() + "_call"   # Layer.__call__: layer_call_grad
+    gen_name = f"{base_name}_jvp" if mode in forward.MODES else \
+        f"{base_name}_vjp" if mode == "vjp_given_out" else f"{base_name}_{mode}"
+    while gen_name in helpers.by_name() or gen_name in batch_helpers.by_name():
+        gen_name += "_"         # grad(snp.mean) is not the helper mean_grad its code calls
     # the generated function's own name is taken: a callee named like it would be shadowed
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
                   | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
@@ -356,6 +443,8 @@ def staged(fun):
         fun = fun._fun
     if getattr(fun, "__secant_custom__", False):     # its rules are read as written
         return fun
+    if _is_op_or_callable(fun):     # snp.var, a bound method, a partial: its calling function
+        return _op_function(fun)    # (secant's own implementation is never read)
     make = getattr(fun, "__secant_staged__", None)
     return make() if make is not None else functionalize(fun)
 

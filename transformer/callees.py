@@ -206,3 +206,12 @@ def _expand_literals(node):
         else:
             keywords.append(k)
     return _call(node, node.func, args, keywords)
+
+
+def short_name(fn):
+    """What generated code calls a callee's values: its name; a class's __call__ by the class
+    (Layer.__call__: layer)."""
+    name = getattr(fn, "__name__", "fn")
+    if name == "__call__":
+        return (getattr(fn, "__qualname__", "fn").split(".")[-2] or "fn").lower()
+    return name

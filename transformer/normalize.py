@@ -997,7 +997,7 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
-        return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
+        return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
     def loop_vjp_call(self, node, fn):
