@@ -22,6 +22,7 @@ from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import ir
+from secant.transformer.callees import dynamic_call
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values
 
@@ -85,9 +86,12 @@ def _callable_function(fun):
     """`def apply(x): return apply_(x)` for a bound method, partial or callable object `fun`
     (its own signature; what the call means, transformer/callees.py resolves)."""
     from secant.transformer.ops import OPS, op_for
-    key = ("callable", id(fun))
+    # a bound method is a new object at each look-up: keyed by its function and object
+    key = ("method", fun.__func__, id(fun.__self__)) if isinstance(fun, types.MethodType) \
+        else ("callable", id(fun))
     hit = _op_functions.get(key)
-    if hit is not None and hit[0] is fun:
+    if hit is not None and (hit[0] is fun or isinstance(fun, types.MethodType)
+                            and hit[0].__self__ is fun.__self__):
         return hit[1]
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
@@ -183,7 +187,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
     fn = _unwrap(fn)
-    if staged and not getattr(fn, "__secant_custom__", False):
+    if staged and not getattr(fn, "__secant_custom__", False) \
+            and not getattr(fn, "__secant_dispatch__", None):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
@@ -205,6 +210,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
+    if getattr(fn, "__secant_dispatch__", None):
+        return _generate_dispatch(fn, wrt, mode, staged, batch)
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()})) \
         if mode == "vmap" else normalise(fn, wrt)
@@ -268,6 +275,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     origins = {}
     for ln in lines:
         for code in ln.code.split("\n"):
+            if _DYNAMIC.search(code) and "#" not in code:
+                code += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
             text.append("    " * ln.indent + code if code else "")
             if ln.origin is not None:
                 origins[len(text)] = (ln.origin.filename, ln.origin.line)
@@ -283,12 +292,88 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if name != alias:
             source = re.sub(rf"\b{alias}\.", f"{name}.", source)
         api[name] = module
-    free = {**closure, **api,
+    free = {**closure, **api, "dynamic_call": dynamic_call,
             **helpers.by_name(), **(batch_helpers.by_name() if mode == "vmap" else {}),
             **{name: sub for sub, name in callees.items()}}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins)
     gen.__secant_out_batched__ = flags
     return gen
+
+
+# --- callees known only at run time ---------------------------------------------------------
+# The canonical form writes `fn(x)` with fn known only when the code runs as
+# `dynamic_call(fn, x)` (transformer/callees.py); its derivative (vjp, jvp) or batched form is a
+# dispatcher that finds fn's own generated function on first use (generate caches it by the
+# identity of fn's function) and calls it. One rule per transform, the same shape each.
+_DYNAMIC = re.compile(r"\bdynamic_call_(vjp|jvp|vmap)\(")
+_DYNAMIC_NOTE = {m: f"  # callee known only at run time: its {what} is made on first use"
+                 for m, what in (("vjp", "vjp"), ("jvp", "jvp"), ("vmap", "batched form"))}
+
+
+def _generate_dispatch(caller, wrt, mode, staged, batch):
+    n, keywords = caller.__secant_dispatch__
+    params = list(inspect.signature(caller).parameters)
+    if 0 in wrt:
+        raise SecantTypeError("a function chosen at run time from differentiated or batched "
+                              f"values cannot be transformed{where()}")
+    # each active operand: its position in the call, or its keyword
+    active = tuple(i - 1 if i <= n else params[i] for i in wrt)
+    positional = params[:1 + n]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    args = ", ".join(params[1:1 + n] + [f"{k}={k}" for k in keywords])
+    note = "    # fn is known only at run time: its {} is generated on first use\n"
+    if mode == "vjp":
+        name = "dynamic_call_vjp"
+        source = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n" + note.format("vjp")
+                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged})(out_bar, {args})\n")
+    elif mode == "jvp":
+        name = "dynamic_call_jvp"
+        dots = [f"{params[i]}_dot" for i in wrt]
+        kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}"
+        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
+                  + f"    return jvp_call(dispatch(fn, {active!r}, 'jvp', {staged}), "
+                  f"({''.join(p + ', ' for p in params[1:1 + n])}), {kwargs}, "
+                  f"({''.join(d + ', ' for d in dots)}))\n")
+    elif mode == "vmap" and batch.out_axes in (0, "free"):
+        name = "dynamic_call_vmap"
+        source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
+                  + note.format("batched form")
+                  + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
+                  f"{batch.axis_name!r})({args})\n")
+    else:
+        raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
+                              f"supported yet{where()}")
+    gen = load_generated(source, name, {}, {"dispatch": _dispatch, "jvp_call": _jvp_call})
+    gen.__secant_out_batched__ = True
+    return gen
+
+
+def _dispatch(fn, active, mode, staged, axis_name=None):
+    """The generated `mode` function of fn (a function, bound method, partial, callable object
+    or library op), active in `active` (positions of the call, or keywords)."""
+    from secant.transformer.normalize import _is_library
+    target = _unwrap(fn)
+    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
+        target = _op_function(target)
+    elif not inspect.isfunction(target) or _is_library(target):
+        raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "
+                              f"generated code with a function known only at run time{where()}")
+    params = list(inspect.signature(target).parameters)
+    try:
+        positions = tuple(a if isinstance(a, int) else params.index(a) for a in active)
+    except ValueError:
+        raise SecantTypeError(f"{fn!r} takes no keyword argument among {active}{where()}") \
+            from None
+    if mode == "vmap":
+        from secant.batch import BatchOptions
+        return generate(target, positions, "vmap", staged=staged,
+                        batch=BatchOptions((), 0, axis_name, None))
+    return generate(target, positions, mode, staged=staged)
+
+
+def _jvp_call(gen, args, kwargs, tangents):
+    names, _, _ = forward._tangent_params(gen, len(tangents))
+    return gen(*args, **kwargs, **dict(zip(names, tangents)))
 
 
 def load_generated(source, name, fn_globals, free, origins=None):

@@ -215,3 +215,27 @@ def short_name(fn):
     if name == "__call__":
         return (getattr(fn, "__qualname__", "fn").split(".")[-2] or "fn").lower()
     return name
+
+
+def dynamic_call(fn, *args, **kwargs):
+    """How generated code calls a function only the running program knows."""
+    return fn(*args, **kwargs)
+
+
+_CALLERS = {}
+
+
+def dynamic_caller(n, keywords):
+    """The callee the canonical form names for `fn(x1, ..., xn, k=...)` with fn known only at
+    run time: `def dynamic_call(fn, x1, ..., xn, *, k)` (its parameters place each operand);
+    the transforms write its derivative as a dispatcher (secant/transforms.py)."""
+    hit = _CALLERS.get((n, keywords))
+    if hit is None:
+        params = ["fn"] + [f"x{i + 1}" for i in range(n)]
+        args = params[1:] + [f"{k}={k}" for k in keywords]
+        sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+        namespace = {}
+        exec(f"def dynamic_call({sig}):\n    return fn({', '.join(args)})\n", namespace)  # noqa: S102
+        hit = _CALLERS[(n, keywords)] = namespace["dynamic_call"]
+        hit.__secant_dispatch__ = (n, keywords)
+    return hit

@@ -767,7 +767,7 @@ class Normaliser:
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
         if obj is _UNRESOLVED:
-            return self._inactive_call(node, func)
+            return self.dynamic_call(node, func)
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
@@ -895,6 +895,28 @@ class Normaliser:
         made = factory(*[value(a) for a in call.args],
                        **{k.arg: value(k.value) for k in call.keywords})
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED
+
+    def dynamic_call(self, node, func):
+        """A callee only the running program knows (`self.layer(x)` with self a parameter,
+        `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
+        dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            return self._inactive_call(node, func)
+        operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
+        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        if not any(_has_var(o) for o in operands.values()):
+            return self._inactive(node)
+        fn = self.operand(func)
+        if _has_var(fn):
+            raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
+                                 f"from {self.what} values: secant cannot "
+                                 f"{'batch' if self.batching else 'differentiate'} a call of "
+                                 "a function chosen that way; choose it from static values")
+        caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
+        hint = func.attr if isinstance(func, gast.Attribute) else "call"
+        return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
+                          callee_name="dynamic_call")
 
     def _inactive_call(self, node, func):
         """A call with no derivative rule: fine while no tracked value flows into it."""
