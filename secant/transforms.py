@@ -244,7 +244,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             name = callees[sub] = names.fresh(f"{sub.__name__}")
         return name
 
-    wrt_names = [fn_ir.params[i] for i in wrt] if mode != "vmap" else []
+    every = list(inspect.signature(fn).parameters)     # keyword-only ones too
+    wrt_names = [every[i] for i in wrt] if mode != "vmap" else []
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             every = list(inspect.signature(fn).parameters)     # keyword-only ones too
@@ -467,8 +468,10 @@ def _generate_custom_vmap(custom, params, wrt, batch):
 def _positions(argnums, fn):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     try:
-        n = len([p for p in inspect.signature(fn).parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+        params = inspect.signature(fn).parameters.values()
+        n = len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+        if any(p.kind == p.VAR_POSITIONAL for p in params):
+            n = None            # f(*xs): argnums index the positional arguments of each call
     except (TypeError, ValueError):
         n = None
     out = []
@@ -540,6 +543,8 @@ def _transform(fun, argnums, mode, has_aux):
     base = _op_function(fun)
     positions = _positions(argnums, base)
     tuple_out = not isinstance(argnums, int)
+    if _variadic(base):     # def f(*xs, **kw): generated per call shape
+        return _transform_variadic(fun, base, positions, mode, has_aux, tuple_out)
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
@@ -560,6 +565,41 @@ def _transform(fun, argnums, mode, has_aux):
     transformed.__secant_reads__ = (base, positions, "grad")
     transformed.__name__ = transformed.__qualname__ = gen.__name__
     return show_source(transformed)
+
+
+def _variadic(fn):
+    from secant.transformer.callees import is_variadic
+    return inspect.isfunction(fn) and is_variadic(fn) \
+        and not getattr(fn, "__secant_custom__", False)
+
+
+def _shaped(base, args, kwargs):
+    """`base` (with *args / **kwargs) for one call's shape (transformer/callees.py)."""
+    from secant.transformer.callees import specialise
+    return specialise(base, len(args), tuple(kwargs))
+
+
+def _transform_variadic(fun, base, positions, mode, has_aux, tuple_out):
+    """grad of `def f(*xs)`: argnums index the positional arguments of the call, as in JAX;
+    the derivative is generated once per call shape (number of arguments, keywords)."""
+    positions = tuple(p % len(positions) if p < 0 else p for p in positions)
+
+    def transformed(*args, **kwargs):
+        args = _as_arrays(args, positions)
+        _check_differentiable(args, positions, mode)
+        shaped = _shaped(base, args, kwargs)
+        try:
+            if active_trace() is None:
+                gen = generate(shaped, positions, mode, has_aux, tuple_out)
+            else:
+                gen = generate(staged(shaped), positions, mode, has_aux, tuple_out, staged=True)
+            return gen(*args, **kwargs)
+        except Exception as e:
+            _note_user_lines(e)
+            raise
+    transformed.__name__ = transformed.__qualname__ = f"{base.__name__}_{mode}"
+    transformed.__secant_reads__ = (base, positions, mode)
+    return transformed
 
 
 def _note_user_lines(exc):
@@ -601,6 +641,8 @@ grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     tracing = active_trace() is not None
+    if _variadic(_unwrap(fun)):
+        fun = _shaped(_unwrap(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
@@ -762,6 +804,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
         return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
+    if _variadic(_unwrap(fun)):
+        fun = _shaped(_unwrap(fun), primals, {})
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
     try:

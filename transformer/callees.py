@@ -18,6 +18,7 @@ picked from a container by data) is not resolved here: the normaliser writes it 
 `dynamic_call(fn, ...)`, whose derivative or batched form a dispatcher finds on first use.
 """
 import builtins
+import copy
 import functools
 import inspect
 import types
@@ -239,3 +240,117 @@ def dynamic_caller(n, keywords):
         hit = _CALLERS[(n, keywords)] = namespace["dynamic_call"]
         hit.__secant_dispatch__ = (n, keywords)
     return hit
+
+
+# --- *args and **kwargs: one specialised function per call shape --------------------------------
+_SPECIALISED = {}
+
+
+def is_variadic(fn):
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+
+def specialise(fn, n_positional, keywords):
+    """`fn` with *args / **kwargs replaced, for a call with `n_positional` positional arguments
+    and these keywords, by parameters of their own: `def f(*xs)` called with two arguments
+    reads as `def f(xs_0, xs_1)` with `xs[0]` -> `xs_0` and any other `xs` -> `(xs_0, xs_1)`
+    (`kw["a"]` -> `a`, `kw` -> `{"a": a}`). The result calls fn itself when run; its source
+    (for the transforms) is the rewritten tree at the user's own lines."""
+    from secant.transformer.parse import FunctionSource, function_source
+    key = (fn, n_positional, tuple(sorted(keywords)))
+    hit = _SPECIALISED.get(key)
+    if hit is not None:
+        return hit
+    src = function_source(fn)
+    node = copy.deepcopy(src.node)
+    a = node.args
+    named = [p.id for p in a.posonlyargs + a.args]
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    sig = inspect.signature(fn)
+    new_params = [p for p in sig.parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY)]
+    kwonly = [p for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
+    subs = {}
+    if a.vararg is not None:
+        v = a.vararg.id
+        extra = max(0, n_positional - len(named))
+        names = [_fresh(f"{v}_{i}", taken) for i in range(extra)]
+        if extra:       # every named positional is given: none keeps a default
+            a.defaults = []
+            new_params = [p.replace(default=p.empty) for p in new_params]
+        a.args = list(a.args) + [gast.Name(n, gast.Param(), None, None) for n in names]
+        new_params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                       for n in names]
+        subs[v] = ("tuple", names)
+        a.vararg = None
+    if a.kwarg is not None:
+        k = a.kwarg.id
+        known = set(named) | {p.id for p in a.kwonlyargs}
+        extra_kw = [w for w in keywords if w not in known]
+        for w in extra_kw:
+            if w in taken:
+                raise src.error(node, f"{fn.__name__} is called with the keyword {w}, a name its "
+                                "body also uses; secant cannot give **{k} its own parameter")
+        a.kwonlyargs = list(a.kwonlyargs) + [gast.Name(w, gast.Param(), None, None)
+                                             for w in extra_kw]
+        a.kw_defaults = list(a.kw_defaults) + [None] * len(extra_kw)
+        kwonly += [inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY) for w in extra_kw]
+        subs[k] = ("dict", extra_kw)
+        a.kwarg = None
+    _Substitute(subs, src, fn).visit(node)
+    make = (lambda orig: lambda *args, **kwargs: orig(*args, **kwargs))(fn)
+    spec = types.FunctionType(make.__code__, fn.__globals__, fn.__name__, None, make.__closure__)
+    spec.__qualname__ = fn.__qualname__
+    spec.__signature__ = inspect.Signature(new_params + kwonly)
+    spec.__secant_source__ = FunctionSource(spec, node, src.filename, src.first_line, src.lines,
+                                            src.globals, src.closure, src.indent)
+    spec.__secant_specialises__ = fn
+    _SPECIALISED[key] = spec
+    return spec
+
+
+def _fresh(name, taken):
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, subs, src, fn):
+        self.subs, self.src, self.fn = subs, src, fn
+
+    def _literal(self, kind, names, where):
+        if kind == "tuple":
+            new = gast.Tuple(elts=[gast.Name(n, gast.Load(), None, None) for n in names],
+                             ctx=gast.Load())
+        else:
+            new = gast.Dict(keys=[gast.Constant(n, None) for n in names],
+                            values=[gast.Name(n, gast.Load(), None, None) for n in names])
+        for n in gast.walk(new):
+            gast.copy_location(n, where)
+        return new
+
+    def visit_Subscript(self, node):
+        v = node.value
+        if isinstance(v, gast.Name) and v.id in self.subs and isinstance(node.ctx, gast.Load) \
+                and isinstance(node.slice, gast.Constant):
+            kind, names = self.subs[v.id]
+            key = node.slice.value
+            if kind == "tuple" and type(key) is int and -len(names) <= key < len(names):
+                return gast.copy_location(gast.Name(names[key], gast.Load(), None, None), node)
+            if kind == "dict" and key in names:
+                return gast.copy_location(gast.Name(key, gast.Load(), None, None), node)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.subs:
+            if not isinstance(node.ctx, gast.Load):
+                raise self.src.error(node, f"{self.fn.__name__} assigns to its parameter "
+                                     f"{node.id}: secant reads *args/**kwargs that are only read")
+            return self._literal(*self.subs[node.id], node)
+        return node

@@ -65,7 +65,7 @@ class Normaliser:
         self.what = "batched" if self.batching else "differentiated"
         self.src = function_source(fn)
         self.node = self.src.node
-        self.params = [a.id for a in self.node.args.args]
+        self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
         self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins)))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
@@ -1013,6 +1013,8 @@ class Normaliser:
                                                                       for k in node.keywords):
             raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
                                  "transformed yet; pass arguments explicitly")
+        if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
+            fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         try:
             inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
