@@ -42,6 +42,9 @@ def resolve(src, local, node):
         return UNRESOLVED if kind == "unbound" else obj
     if isinstance(node, gast.Constant):
         return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) \
+            and isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
     if isinstance(node, gast.Attribute):
         base = resolve(src, local, node.value)
         return UNRESOLVED if base is UNRESOLVED else _attribute(base, node.attr)
@@ -132,6 +135,9 @@ def _rewrite_once(src, local, node):
     if expanded is not node:
         return expanded
     func = node.func
+    if node.args and not isinstance(node.args[0], gast.Starred) \
+            and resolve(src, local, func) is dynamic_call:
+        return _call(node, node.args[0], node.args[1:], node.keywords)   # generated code's
     # functools.partial(f, a, k=v)(x) written in place
     if isinstance(func, gast.Call) and resolve(src, local, func.func) is functools.partial \
             and func.args and not any(isinstance(a, gast.Starred) for a in func.args):
@@ -337,10 +343,11 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         v = node.value
+        key = resolve(None, None, node.slice) \
+            if isinstance(node.slice, (gast.Constant, gast.UnaryOp)) else UNRESOLVED
         if isinstance(v, gast.Name) and v.id in self.subs and isinstance(node.ctx, gast.Load) \
-                and isinstance(node.slice, gast.Constant):
+                and key is not UNRESOLVED:
             kind, names = self.subs[v.id]
-            key = node.slice.value
             if kind == "tuple" and type(key) is int and -len(names) <= key < len(names):
                 return gast.copy_location(gast.Name(names[key], gast.Load(), None, None), node)
             if kind == "dict" and key in names:

@@ -901,8 +901,9 @@ class Normaliser:
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
-                                                                      for k in node.keywords):
-            return self._inactive_call(node, func)
+                                                                      for k in node.keywords) \
+                or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)):
+            return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         if not any(_has_var(o) for o in operands.values()):
