@@ -372,6 +372,9 @@ def _dispatch(fn, active, mode, staged, axis_name=None):
     return generate(target, positions, mode, staged=staged)
 
 
+_dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time
+
+
 def _jvp_call(gen, args, kwargs, tangents):
     names, _, _ = forward._tangent_params(gen, len(tangents))
     return gen(*args, **kwargs, **dict(zip(names, tangents)))

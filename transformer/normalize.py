@@ -902,7 +902,8 @@ class Normaliser:
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
-                or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)):
+                or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
+                and not getattr(self._resolve(func.func), "__secant_dispatcher__", False):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
