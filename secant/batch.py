@@ -165,8 +165,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
-    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _unwrap,
-                                   generate, staged)
+    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _shaped,
+                                   _unwrap, _variadic, generate, staged)
     _check_axes_spec(in_axes, out_axes)
     if not callable(fun):
         raise SecantTypeError(f"vmap expects a callable, got {fun!r}{where()}")
@@ -216,6 +216,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
+        if _variadic(_unwrap(base)):    # def f(*xs): the function for this call's shape
+            return vmap(_shaped(_unwrap(base), args, kwargs), in_axes, out_axes, axis_name,
+                        axis_size)(*args, **kwargs)
         args = _as_arrays(args, ())          # NumPy arrays become secant arrays, as in JAX
         kwargs = dict(zip(kwargs, _as_arrays(tuple(kwargs.values()), ())))
         plan = _Plan(args, kwargs, in_axes, getattr(fun, "__name__", "f"), axis_size)

@@ -573,12 +573,19 @@ def _transform(fun, argnums, mode, has_aux):
 def _variadic(fn):
     from secant.transformer.callees import is_variadic
     return inspect.isfunction(fn) and is_variadic(fn) \
-        and not getattr(fn, "__secant_custom__", False)
+        and not getattr(fn, "__secant_custom__", False) \
+        and (getattr(fn, "__secant_variadic__", None) is not None
+             or not (fn.__module__ or "").startswith("secant"))
 
 
 def _shaped(base, args, kwargs):
     """`base` (with *args / **kwargs) for one call's shape (transformer/callees.py)."""
     from secant.transformer.callees import specialise
+    inner = getattr(base, "__secant_variadic__", None)
+    if inner is not None:       # grad(grad(f)) of a variadic f: the inner one for this shape
+        fun, positions, mode, has_aux, tuple_out = inner
+        return generate(_shaped(_op_function(fun), args, kwargs), positions, mode, has_aux,
+                        tuple_out)
     return specialise(base, len(args), tuple(kwargs))
 
 
@@ -602,6 +609,7 @@ def _transform_variadic(fun, base, positions, mode, has_aux, tuple_out):
             raise
     transformed.__name__ = transformed.__qualname__ = f"{base.__name__}_{mode}"
     transformed.__secant_reads__ = (base, positions, mode)
+    transformed.__secant_variadic__ = (fun, positions, mode, has_aux, tuple_out)
     return transformed
 
 

@@ -321,3 +321,19 @@ def test_compositions_through_methods_and_runtime_calls(x64):
     batched = secant.grad(lambda x: snp.sum(secant.vmap(runtime_layer, in_axes=(None, 0))(layer, x)))
     np.testing.assert_allclose(np.asarray(batched(xs)), [float(g(layer, x)) for x in xs],
                                rtol=1e-12)
+
+
+def cubed_times(*xs):
+    return xs[0] ** 3 * xs[1]
+
+
+def test_compositions_of_a_variadic_function():
+    assert float(secant.grad(secant.grad(cubed_times))(2.0, 3.0)) == pytest.approx(36.0)
+    assert float(secant.jit(secant.grad(secant.grad(cubed_times)))(2.0, 3.0)) == \
+        pytest.approx(36.0)
+    xs, ys = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(cubed_times))(xs, ys)),
+                               3 * xs ** 2 * ys, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.vmap(cubed_times)(xs, ys)), xs ** 3 * ys)
+    assert float(secant.jvp(secant.grad(cubed_times), (2.0, 3.0), (1.0, 0.0))[1]) == \
+        pytest.approx(36.0)
