@@ -337,3 +337,29 @@ def test_compositions_of_a_variadic_function():
     np.testing.assert_allclose(np.asarray(secant.vmap(cubed_times)(xs, ys)), xs ** 3 * ys)
     assert float(secant.jvp(secant.grad(cubed_times), (2.0, 3.0), (1.0, 0.0))[1]) == \
         pytest.approx(36.0)
+
+
+def make_closure_user():
+    act = snp.tanh
+    scale = Layer(3.0)
+
+    def f(x):
+        return snp.sum(act(scale.apply(x)))
+    return f
+
+
+def by_key(key, x):
+    return snp.sum(FNS[key](x))
+
+
+def test_closure_cells_and_keys_known_at_run_time(x64):
+    f = make_closure_user()
+    x = np.array([0.2, -0.4])
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), exact(f, x), rtol=1e-6)
+    for key in ("s", "t"):
+        g = functools.partial(by_key, key)
+        np.testing.assert_allclose(np.asarray(secant.grad(by_key, argnums=1)(key, x)),
+                                   exact(g, x), rtol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(secant.vmap(by_key, in_axes=(None, 0))(key, np.stack([x, 2 * x]))),
+            [float(g(x)), float(g(2 * x))], rtol=1e-12)

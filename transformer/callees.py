@@ -27,7 +27,8 @@ import gast
 
 UNRESOLVED = object()
 
-# containers whose items a look-up may read at transform time (no user __getitem__ runs)
+# containers whose items a look-up may read at transform time (exactly these types: no user
+# __getitem__ or defaultdict __missing__ runs)
 _PURE_CONTAINERS = (dict, list, tuple, types.MappingProxyType)
 _KEYS = (str, int, bool, type(None), tuple, float)
 
@@ -51,7 +52,7 @@ def resolve(src, local, node):
     if isinstance(node, gast.Subscript):
         base = resolve(src, local, node.value)
         key = resolve(src, local, node.slice)
-        if base is UNRESOLVED or key is UNRESOLVED or not isinstance(base, _PURE_CONTAINERS) \
+        if base is UNRESOLVED or key is UNRESOLVED or type(base) not in _PURE_CONTAINERS \
                 or not isinstance(key, _KEYS):
             return UNRESOLVED
         try:

@@ -916,7 +916,9 @@ class Normaliser:
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
                                  "a function chosen that way; choose it from static values")
         caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
-        hint = func.attr if isinstance(func, gast.Attribute) else "call"
+        inner = func.value if isinstance(func, gast.Subscript) else func
+        hint = inner.attr if isinstance(inner, gast.Attribute) else \
+            inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
 
