@@ -610,6 +610,10 @@ def _transform_variadic(fun, base, positions, mode, has_aux, tuple_out):
     transformed.__name__ = transformed.__qualname__ = f"{base.__name__}_{mode}"
     transformed.__secant_reads__ = (base, positions, mode)
     transformed.__secant_variadic__ = (fun, positions, mode, has_aux, tuple_out)
+    transformed.__secant_source_error__ = SecantValueError(
+        f"{mode} of {base.__qualname__} (a function with *args or **kwargs) is generated per "
+        "call shape (number of arguments and keywords), so it has no one source; name the "
+        f"parameters of {base.__name__} to see it")
     return transformed
 
 

@@ -237,10 +237,13 @@ def test_runtime_method_of_a_parameter(x64):
 
 def test_runtime_function_picked_from_a_parameter(x64):
     x = np.array([0.5, 1.5])
+    grad = secant.grad(pick_at_run_time, argnums=1)
+    jitted = secant.jit(grad, static_argnums=0)
     for fns in ((snp.sin, snp.cos), (L.apply, Layer.cube), (TRIPLE, L)):
         f = functools.partial(pick_at_run_time, fns)
-        np.testing.assert_allclose(np.asarray(secant.grad(pick_at_run_time, argnums=1)(fns, x)),
-                                   exact(f, x), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.asarray(grad(fns, x)), exact(f, x), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.asarray(jitted(fns, x)), np.asarray(grad(fns, x)),
+                                   rtol=1e-12)
 
 
 def test_callee_chosen_from_differentiated_values_is_an_error():
@@ -257,6 +260,8 @@ def test_varargs_transformed(x64):
     assert float(secant.grad(star_sum, argnums=2)(2.0, 3.0, 0.5)) == pytest.approx(np.cos(0.5))
     assert float(secant.grad(with_kwargs)(2.0, 3.0, 4.0, c=5.0)) == pytest.approx(2 * 7 * 5)
     assert float(secant.grad(posonly)(2.0, 4.0, z=5.0)) == pytest.approx(20.0)
+    with pytest.raises(SecantError, match="per call shape"):
+        secant.source(secant.grad(star_sum))
     out, dot = secant.jvp(star_sum, (2.0, 3.0, 0.5), (1.0, 0.0, 0.0))
     assert float(dot) == pytest.approx(3.0)
     assert float(secant.jit(secant.grad(star_sum))(2.0, 3.0, 0.5)) == pytest.approx(3.0)
