@@ -66,6 +66,14 @@ def _op_function(fun):
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
                          or is_user_callable_object(fun)):
         return _callable_function(fun)
+    if name is None and inspect.isfunction(fun) \
+            and (fun.__module__ or "").split(".")[:2] in (["secant", "numpy"], ["numpy"]):
+        # never read the implementation of a numpy function: it is an op with a rule, or not
+        # differentiable by secant yet (as when user code calls it)
+        raise SecantTypeError(f"secant has no derivative or batching rule for "
+                              f"{'numpy' if fun.__module__.startswith('numpy') else 'secant.numpy'}"
+                              f".{fun.__name__} yet: it is not an op of transformer/ops.py"
+                              f"{where()}")
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
     hit = _op_functions.get(name)

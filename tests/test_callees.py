@@ -217,6 +217,14 @@ def test_library_functions_passed_directly(x64):
         exact(lambda a: np.var(a, ddof=1), x), rtol=1e-6)
 
 
+def test_library_function_without_a_rule_is_a_clear_error():
+    """secant's own implementation is never transformed: no error points into secant/numpy."""
+    for transform in (secant.grad, secant.vmap, secant.jvp_fn):
+        with pytest.raises(SecantError, match="secant.numpy.trace") as info:
+            transform(snp.trace)(np.ones((2, 3, 3), np.float32))
+        assert "secant/numpy" not in str(info.value)
+
+
 # --- callees known only at run time ---------------------------------------------------------------
 def test_runtime_method_of_a_parameter(x64):
     x = np.array([0.1, 0.2, 0.3])
