@@ -328,6 +328,11 @@ def test_compositions_through_methods_and_runtime_calls(x64):
     g = secant.grad(runtime_layer, argnums=1)
     assert float(secant.grad(g, argnums=1)(layer, 1.0)) == pytest.approx(want2)
     assert float(secant.jvp(lambda x: g(layer, x), (1.0,), (1.0,))[1]) == pytest.approx(want2)
+    h = functools.partial(runtime_layer, layer)
+    assert float(secant.hessian(h)(1.0)) == pytest.approx(want2)
+    assert float(secant.jacfwd(secant.jacfwd(h))(1.0)) == pytest.approx(want2)
+    want3 = -16 * (1 - t ** 2) * (1 - 3 * t ** 2)
+    assert float(secant.grad(secant.grad(secant.grad(h)))(1.0)) == pytest.approx(want3)
     xs = np.linspace(0.2, 1.0, 3)
     np.testing.assert_allclose(np.asarray(secant.vmap(g, in_axes=(None, 0))(layer, xs)),
                                [float(g(layer, x)) for x in xs], rtol=1e-12)
