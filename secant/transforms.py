@@ -153,7 +153,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     wrt_names = [fn_ir.params[i] for i in wrt] if mode != "vmap" else []
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
-            every = list(inspect.signature(fn).parameters)     # keyword-only ones too
+            every = list(inspect.signature(fn, follow_wrapped=False).parameters)  # kw-only too
             wrt_names = [every[i] for i in wrt]
             in_axes = {every[i]: a for i, a in batch.in_axes}
             lines, flags = vectorize.build(fn_ir, wrt_names, names, batched_callee,
@@ -295,7 +295,7 @@ def _generate_custom_vmap(custom, params, wrt, batch):
 def _positions(argnums, fn):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     try:
-        n = len([p for p in inspect.signature(fn).parameters.values()
+        n = len([p for p in inspect.signature(fn, follow_wrapped=False).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
     except (TypeError, ValueError):
         n = None
@@ -491,7 +491,8 @@ def source(fn, stage="generated"):
 def _normalised_source(fn, positions, mode):
     from secant.transformer.show import to_source
     if positions is None:       # a plain function: every positional parameter tracked
-        positions = range(len([p for p in inspect.signature(fn).parameters.values()
+        sig = inspect.signature(fn, follow_wrapped=False)
+        positions = range(len([p for p in sig.parameters.values()
                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]))
     if mode == "vmap":
         opaque = batch_rules.opaque({**helpers.by_name(), **batch_helpers.by_name()})
@@ -608,7 +609,7 @@ def jvp_fn(fun, argnums=None, has_aux=False):
     grad, jvp or jit transform again."""
     base = _op_function(fun)
     if argnums is None:
-        n = len([p for p in inspect.signature(base).parameters.values()
+        n = len([p for p in inspect.signature(base, follow_wrapped=False).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
         positions = tuple(range(n))
     else:
@@ -729,7 +730,7 @@ class _Jacobian:
     def __init__(self, fun, argnums, has_aux, kind):
         self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
         inner = fun._inner if isinstance(fun, _Jacobian) else _op_function(fun)
-        self.__signature__ = inspect.signature(inner)
+        self.__signature__ = inspect.signature(inner, follow_wrapped=False)
         self.__name__ = self.__qualname__ = f"{getattr(inner, '__name__', 'f')}_{kind}"
         self.__doc__ = f"{kind} of {getattr(inner, '__qualname__', inner)}"
         self._inner = inner

@@ -999,7 +999,8 @@ class Normaliser:
             raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
                                  "transformed yet; pass arguments explicitly")
         try:
-            inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            inspect.signature(fn, follow_wrapped=False).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
@@ -1216,7 +1217,8 @@ class Normaliser:
         if lam is None:
             if not extra:
                 return fn
-            params = [p.name for p in inspect.signature(fn).parameters.values()
+            sig = inspect.signature(fn, follow_wrapped=False)
+            params = [p.name for p in sig.parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             callee = fn.__name__ if fn.__name__.isidentifier() else "fn_"
             lam = gast.parse(f"lambda {', '.join(params)}: {callee}"

@@ -147,14 +147,14 @@ def function_source(fn):
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)")
-    try:
-        lines, first_line = inspect.getsourcelines(fn)
+    try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
+        lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
         raise SourceError(f"cannot transform {fn.__qualname__}: its source is not available "
                           f"({e}); define it in a file, not in an interactive prompt") from None
     text = textwrap.dedent("".join(lines))
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    if fn.__name__ == "<lambda>":
+    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
+    if fn.__code__.co_name == "<lambda>":
         common = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
         try:
             tree, shift = gast.parse(text), 0
