@@ -33,6 +33,8 @@ def _unwrap(fn):
     while True:
         if isinstance(fn, JitFunction):
             fn = fn._fun
+        elif getattr(fn, "__secant_current__", None) is not None:
+            fn = fn.__secant_current__()        # generated again if what it called changed
         elif getattr(fn, "__secant_generated__", None) is not None:
             fn = fn.__secant_generated__
         elif getattr(fn, "__secant_pmap__", False):
@@ -100,12 +102,16 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
     fn = _unwrap(fn)
+    if not _current(fn):
+        raise SecantError(f"{fn.__name__} was generated for callees that have changed since "
+                          "(a closure cell or global now names another function); transform "
+                          "the function again" + where())
     if staged and not getattr(fn, "__secant_custom__", False):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
     hit = _generated.get(key)
-    if hit is not None:
+    if hit is not None and _current(hit):
         return hit
     if key in _in_progress:
         raise SecantError(f"cannot {'batch' if batch else 'differentiate'} the recursive "
@@ -117,6 +123,14 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         _in_progress.discard(key)
     _generated[key] = gen
     return gen
+
+
+def _current(gen):
+    """Whether every callee `gen` (or a derivative it calls) resolved at transform time through
+    a closure cell or a global still names the same object: if not, Python would call another
+    function now, and the derivative is generated again."""
+    guards = getattr(gen, "__secant_guards__", ())
+    return all(g.holds() for g in guards)
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
@@ -199,21 +213,32 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     free = {**closure, **api,
             **helpers.by_name(), **(batch_helpers.by_name() if mode == "vmap" else {}),
             **{name: sub for sub, name in callees.items()}}
-    gen = load_generated(source, gen_name, fn.__globals__, free, origins)
+    # the user's closure variables: the user's own cells, read when the derivative runs
+    cells = {k: c for k, c in _cells(fn).items() if k in closure and free.get(k) is closure[k]}
+    gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
+    gen.__secant_guards__ = (fn_ir.guard,) + tuple(
+        g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     return gen
 
 
-def load_generated(source, name, fn_globals, free, origins=None):
+def _cells(fn):
+    code = getattr(fn, "__code__", None)
+    return dict(zip(code.co_freevars, fn.__closure__ or ())) if code is not None else {}
+
+
+def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     """The function `name` that `source` defines, its free names bound from `free` (those it
-    uses), with its canonical AST attached so a later transform reads it without re-parsing."""
+    uses; the names in `cells` to the user's own cells), with its canonical AST attached so a
+    later transform reads it without re-parsing."""
     tree = ast.parse(source)            # parsed once: names, compilation, attached AST
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
-    gen = loader.load(source, name, fn_globals, free, origins, tree)
+    gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     node = gast.ast_to_gast(tree).body[0]
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
-                                           source.splitlines(), fn_globals, free)
+                                           source.splitlines(), fn_globals,
+                                           closure_values(gen))
     return gen
 
 
@@ -372,16 +397,24 @@ def _transform(fun, argnums, mode, has_aux):
         return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
                         staged=True)
 
+    def current():
+        nonlocal gen
+        if not _current(gen):       # a callee it resolved was rebound: generate it again
+            gen = transformed.__secant_generated__ = generate(_op_function(fun), positions,
+                                                              mode, has_aux, tuple_out)
+        return gen
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
         try:
-            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
+            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
+    transformed.__secant_current__ = current
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "grad")
     transformed.__name__ = transformed.__qualname__ = gen.__name__
@@ -623,15 +656,23 @@ def jvp_fn(fun, argnums=None, has_aux=False):
                     if p.kind == p.POSITIONAL_OR_KEYWORD]) - len(positions)
     converted = positions + tuple(range(n_params, n_params + len(positions)))
 
+    def current():
+        nonlocal gen
+        if not _current(gen):       # a callee it resolved was rebound: generate it again
+            gen = transformed.__secant_generated__ = generate(_op_function(fun), positions,
+                                                              "jvp", has_aux)
+        return gen
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, converted)
         try:
-            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
+            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
+    transformed.__secant_current__ = current
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "jvp")
     return show_source(transformed)

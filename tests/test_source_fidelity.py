@@ -87,3 +87,113 @@ def test_decorated_callee_inside_a_function():
         return _square_doubled(x) + x
     close(secant.grad(loss)(3.0), 13.0)
     close(secant.jit(secant.grad(loss))(3.0), 13.0)
+
+
+# --- 2. closure cells and globals are read when the derivative runs -------------------------
+def _counter_scale():
+    k = 2.0
+
+    def f(x):
+        return k * x * x
+
+    def set_k(v):
+        nonlocal k
+        k = v
+    return f, set_k
+
+
+def test_nonlocal_changed_after_first_grad_is_read():
+    f, set_k = _counter_scale()
+    g = secant.grad(f)
+    close(g(1.5), 2 * 2.0 * 1.5)
+    set_k(5.0)
+    close(g(1.5), 2 * 5.0 * 1.5)                      # the same grad(f)
+    close(secant.grad(f)(1.5), 2 * 5.0 * 1.5)         # a freshly built one (cached source)
+    close(secant.jit(secant.grad(f))(1.5), 2 * 5.0 * 1.5)
+    xs = np.array([0.5, 1.0, 2.0], np.float32)
+    close(secant.vmap(secant.grad(f))(xs), 2 * 5.0 * xs)
+    close(secant.vmap(f)(xs), 5.0 * xs ** 2)
+    close(secant.jvp(f, (1.5,), (1.0,))[1], 2 * 5.0 * 1.5)
+    close(secant.grad(secant.grad(f))(1.5), 2 * 5.0)
+
+
+def test_nonlocal_read_by_staged_control_flow_and_lifted_lambda():
+    k = 2.0
+
+    def branchy(x):
+        if x > 0:
+            y = k * x * x
+        else:
+            y = x
+        return y
+
+    def mapped(x):
+        return snp.sum(secant.lax.map(lambda v: k * v * v, x))
+    close(secant.jit(secant.grad(branchy))(1.0), 4.0)
+    close(secant.grad(mapped)(np.ones(2, np.float32)), [4.0, 4.0])
+    k = 5.0
+    close(secant.jit(secant.grad(branchy))(1.0), 10.0)
+    close(secant.grad(mapped)(np.ones(2, np.float32)), [10.0, 10.0])
+    close(secant.jit(secant.grad(mapped))(np.ones(2, np.float32)), [10.0, 10.0])
+
+
+SCALE = 2.0
+
+
+def _global_scaled(x):
+    return SCALE * snp.sin(x)
+
+
+def test_global_rebound_after_first_grad_is_read():
+    global SCALE
+    g = secant.grad(_global_scaled)
+    try:
+        close(g(0.3), 2.0 * np.cos(0.3))
+        SCALE = 7.0
+        close(g(0.3), 7.0 * np.cos(0.3))
+        close(secant.jit(secant.grad(_global_scaled))(0.3), 7.0 * np.cos(0.3))
+    finally:
+        SCALE = 2.0
+
+
+def test_callee_in_a_closure_cell_rebound_is_not_called_stale():
+    def inner(x):
+        return snp.sin(x)
+
+    def f(x):
+        return 3.0 * inner(x)
+    g, gg, jf = secant.grad(f), secant.grad(secant.grad(f)), secant.jvp_fn(f)
+    close(g(0.5), 3.0 * np.cos(0.5))
+    close(gg(0.5), -3.0 * np.sin(0.5))
+    inner = lambda x: x * x * x      # noqa: E731  (Python now calls this one)
+    close(f(2.0), 24.0)
+    close(g(2.0), 3.0 * 3 * 4.0)
+    close(secant.grad(f)(2.0), 36.0)
+    close(gg(2.0), 3.0 * 6 * 2.0)
+    close(jf(2.0, 1.0)[1], 36.0)
+    close(secant.jit(secant.grad(f))(2.0), 36.0)
+    close(secant.vmap(secant.grad(f))(np.array([1.0, 2.0], np.float32)), [9.0, 36.0])
+
+
+def _callee_a(x):
+    return snp.exp(x)
+
+
+def _uses_callee(x):
+    return _callee_a(x) + x
+
+
+def test_global_callee_rebound_is_not_called_stale():
+    global _callee_a
+    original = _callee_a
+    g = secant.grad(_uses_callee)
+    try:
+        close(g(0.0), 2.0)
+        _callee_a = snp.cos            # a library op now: its rule, not exp's
+        close(g(0.4), 1.0 - np.sin(0.4))
+        _callee_a = lambda x: x * x    # noqa: E731
+        close(g(3.0), 7.0)
+        close(secant.vmap(g)(np.array([1.0, 3.0], np.float32)), [3.0, 7.0])
+    finally:
+        _callee_a = original
+    close(g(0.0), 2.0)

@@ -922,6 +922,7 @@ class Normaliser:
             obj = getattr(obj, attr, _UNRESOLVED)
             if obj is _UNRESOLVED:
                 return obj
+        self.src.note(func.id, reversed(chain), obj)
         return obj
 
     def op_call(self, node, opname, args):
@@ -1237,7 +1238,9 @@ class Normaliser:
         used = _names_in(fdef)
         closure.update({k: v for k, v in self.src.closure.items() if k in used})
         from secant.codegen import loader
-        lifted = loader.load(source, name, self.src.globals, closure)
+        cells = {k: c for k, c in self.src.cells.items()      # the user's own cells, live
+                 if k in closure and closure[k] is self.src.closure.get(k)}
+        lifted = loader.load(source, name, self.src.globals, closure, cells=cells)
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent)
@@ -1395,7 +1398,10 @@ def _batched_test(error):
 def normalise(fn, active_params, mode="grad", opaque=()):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
     mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule)."""
-    return Normaliser(fn, active_params, mode, opaque).run()
+    norm = Normaliser(fn, active_params, mode, opaque)
+    fn_ir = norm.run()
+    fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    return fn_ir
 
 
 # per-example forms of shape queries on a batched value (its batch axis is axis 0)

@@ -1,7 +1,11 @@
 """Source retrieval: a Python function -> its gast FunctionDef, file, line numbers and scope.
 
-Closures are read at transform time (free variable -> current cell value); globals stay the
-function's own module dict, never merged with anything (generated code runs in them too).
+The source read is the function's own (its code object's file and first line; `__wrapped__`
+is never followed). Closure values are read at transform time to resolve callees; every
+resolution that decides what the generated code calls is recorded (`resolutions`), so a cached
+derivative can tell when a cell or global it resolved now holds something else. The generated
+code itself reads the user's closure cells and module globals when it runs (codegen/loader.py
+binds the user's own cells), never values frozen at transform time.
 """
 import builtins
 import copy
@@ -30,6 +34,15 @@ class FunctionSource:
         self.lines = lines            # the function's own source lines
         self.globals = globals_
         self.closure = closure        # free variable name -> value
+        self.resolutions = {}         # (name, attribute chain) -> what it resolved to
+
+    @property
+    def cells(self):
+        """Free variable name -> the function's own closure cell (live, never a copy)."""
+        code = getattr(self.fn, "__code__", None)
+        if code is None:
+            return {}
+        return dict(zip(code.co_freevars, self.fn.__closure__ or ()))
 
     @property
     def name(self):
@@ -60,6 +73,11 @@ class FunctionSource:
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
+        kind, value = self._lookup(name)
+        self.resolutions.setdefault((name, ()), (kind, value))
+        return kind, value
+
+    def _lookup(self, name):
         if name in self.closure:
             return "closure", self.closure[name]
         if name in self.globals:
@@ -67,6 +85,51 @@ class FunctionSource:
         if hasattr(builtins, name):
             return "builtin", getattr(builtins, name)
         return "unbound", None
+
+    def note(self, name, chain, value):
+        """Records that `name.chain...` resolved to `value` (a callee, say) at transform time."""
+        self.resolutions.setdefault((name, tuple(chain)), (None, value))
+
+    def guards(self):
+        """A Guard over every resolution recorded so far."""
+        return Guard(self, dict(self.resolutions))
+
+
+_MISSING = object()
+
+
+class Guard:
+    """What a derivative assumed about the names its source resolved at transform time (a
+    callee in a closure cell or a global): `holds()` re-reads each one where Python would
+    (the same cell, the module dict, builtins) and compares identities. A derivative whose
+    guard no longer holds is generated again (secant/transforms.py), never called stale."""
+
+    def __init__(self, src, resolutions):
+        cells = src.cells
+        self.checks = []
+        for (name, chain), (_, value) in resolutions.items():
+            kind = resolutions.get((name, ()), ("unbound",))[0]
+            if kind == "unbound" or kind == "closure" and name not in cells:
+                continue        # (a value secant itself bound: it cannot change)
+            cell = cells.get(name) if kind == "closure" else None
+            self.checks.append((cell, src.globals, name, chain, value))
+
+    def holds(self):
+        for cell, globals_, name, chain, value in self.checks:
+            if cell is not None:
+                try:
+                    obj = cell.cell_contents
+                except ValueError:
+                    return False
+            else:
+                obj = globals_.get(name, _MISSING)
+                if obj is _MISSING:
+                    obj = getattr(builtins, name, _MISSING)
+            for attr in chain:
+                obj = getattr(obj, attr, _MISSING)
+            if obj is not value:
+                return False
+        return True
 
 
 def closure_values(fn):
