@@ -3,7 +3,6 @@ per (function, argnums, has_aux), and returns it ready to call eagerly or under 
 import ast
 import functools
 import inspect
-import re
 
 import gast
 import numpy as np
@@ -20,7 +19,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import ir
+from secant.transformer import hygiene, ir
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values
 
@@ -33,7 +32,7 @@ def _unwrap(fn):
     while True:
         if isinstance(fn, JitFunction):
             fn = fn._fun
-        elif getattr(fn, "__secant_current__", None) is not None:
+        elif getattr(getattr(fn, "__secant_current__", None), "owner", None) is fn:
             fn = fn.__secant_current__()        # generated again if what it called changed
         elif getattr(fn, "__secant_generated__", None) is not None:
             fn = fn.__secant_generated__
@@ -136,14 +135,17 @@ def _current(gen):
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
+    reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
-        {**helpers.by_name(), **batch_helpers.by_name()})) \
-        if mode == "vmap" else normalise(fn, wrt)
+        {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
+        if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
     gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
         f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
-    # the generated function's own name is taken: a callee named like it would be shadowed
-    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
-                  | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
+    if gen_name in fn_ir.user_names:    # the user's code names something f_grad: ours yields
+        gen_name = Names(fn_ir.user_names | set(reserved)).fresh(gen_name)
+    # the generated function's own name is taken: a callee named like it would be shadowed;
+    # so are the user's names (free ones too: a callee must not shadow a global it reads)
+    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name})
     callees = {}
     flags = None
 
@@ -201,25 +203,36 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     source = "\n".join(text) + "\n"
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else closure_values(fn)
-    api = {}
-    for alias, module in (("snp", snp), ("lax", lax)):
-        # the user's own `snp`/`lax` (if any) must keep meaning what it means in their code
-        name = alias
-        while {**fn.__globals__, **closure}.get(name, module) is not module:
-            name += "_"
-        if name != alias:
-            source = re.sub(rf"\b{alias}\.", f"{name}.", source)
-        api[name] = module
-    free = {**closure, **api,
-            **helpers.by_name(), **(batch_helpers.by_name() if mode == "vmap" else {}),
+    # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
+    ours = {"snp": snp, "lax": lax, **helpers.by_name(),
+            **(batch_helpers.by_name() if mode == "vmap" else {}),
             **{name: sub for sub, name in callees.items()}}
+    # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
+    source, moved = hygiene.swap(source, fn_ir.renamed)
+    for name, new in moved.items():
+        ours[new] = ours.pop(name) if name in ours else reserved[name]
+        ours.pop(name, None)
+    free = {**{k: v for k, v in closure.items() if k not in ours}, **ours}
     # the user's closure variables: the user's own cells, read when the derivative runs
-    cells = {k: c for k, c in _cells(fn).items() if k in closure and free.get(k) is closure[k]}
+    cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     return gen
+
+
+def _reserved():
+    """Every name generated code may use for itself -> its object (transformer/hygiene.py)."""
+    global _RESERVED
+    if _RESERVED is None:
+        import builtins
+        _RESERVED = {**{n: getattr(builtins, n) for n in dir(builtins) if not n.startswith("__")},
+                     **batch_helpers.by_name(), **helpers.by_name(), "snp": snp, "lax": lax}
+    return _RESERVED
+
+
+_RESERVED = None
 
 
 def _cells(fn):
@@ -414,7 +427,8 @@ def _transform(fun, argnums, mode, has_aux):
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
-    transformed.__secant_current__ = current
+    transformed.__secant_current__ = current      # (functools.wraps copies it: owner says
+    current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "grad")
     transformed.__name__ = transformed.__qualname__ = gen.__name__
@@ -672,7 +686,8 @@ def jvp_fn(fun, argnums=None, has_aux=False):
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
-    transformed.__secant_current__ = current
+    transformed.__secant_current__ = current      # (functools.wraps copies it: owner says
+    current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "jvp")
     return show_source(transformed)

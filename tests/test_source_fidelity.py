@@ -197,3 +197,113 @@ def test_global_callee_rebound_is_not_called_stale():
     finally:
         _callee_a = original
     close(g(0.0), 2.0)
+
+
+# --- 4. hygiene: a user's name never changes what the generated code calls -------------------
+mean_grad = 2.0          # a global named like a derivative helper, read by _reads_mean_grad
+
+
+def _reads_mean_grad(x):
+    return snp.mean(x * mean_grad)
+
+
+def _local_unbroadcast(x):
+    unbroadcast = 3.0
+    return snp.mean(x * unbroadcast - x)
+
+
+def _params_named_like_helpers(x, unbroadcast, grad_seed=1.0):
+    return snp.sum(x * unbroadcast * grad_seed) + snp.sum(x * x)
+
+
+_api = snp
+
+
+def _locals_named_like_api(x):
+    snp = 2.0            # a local `snp`, `lax`, `matmul_grad_y`: none is secant's
+    lax = x * snp
+    matmul_grad_y = _api.sin(lax)
+    return _api.sum(matmul_grad_y)
+
+
+def _batching_helper_names(x):
+    batch_axis = 3.0
+    align = x * batch_axis
+    return snp.sum(align * align)
+
+
+def test_user_local_named_unbroadcast():
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    want = np.full(3, (3.0 - 1.0) / 3)
+    close(secant.grad(_local_unbroadcast)(x), want)
+    close(secant.jit(secant.grad(_local_unbroadcast))(x), want)
+    xs = np.stack([x, 2 * x])
+    close(secant.vmap(secant.grad(_local_unbroadcast))(xs), np.stack([want, want]))
+    text = secant.source(secant.grad(_local_unbroadcast))
+    assert "    unbroadcast = 3.0\n" in text          # the user's name kept, ours renamed
+
+
+def test_user_global_named_mean_grad():
+    x = np.array([1.0, -2.0], np.float32)
+    close(secant.grad(_reads_mean_grad)(x), np.full(2, 2.0 / 2))
+    close(secant.jit(secant.grad(_reads_mean_grad))(x), np.full(2, 1.0))
+    global mean_grad
+    mean_grad = 6.0      # read when the derivative runs, under its own name
+    try:
+        close(secant.grad(_reads_mean_grad)(x), np.full(2, 3.0))
+    finally:
+        mean_grad = 2.0
+
+
+def test_parameters_named_like_helpers_keep_the_signature():
+    x = np.array([1.0, 2.0], np.float32)
+    want = 3.0 * 0.5 + 2 * x
+    g = secant.grad(_params_named_like_helpers)
+    close(g(x, 3.0, 0.5), want)
+    close(g(x, unbroadcast=3.0, grad_seed=0.5), want)             # keyword calls
+    close(g(x, 3.0), 3.0 + 2 * x)                                  # the default
+    close(secant.jit(g)(x, 3.0, 0.5), want)
+    close(secant.grad(_params_named_like_helpers, argnums=1)(x, 3.0, 0.5), np.sum(x) * 0.5)
+    assert "(x, unbroadcast, grad_seed=1.0)" in secant.source(g)
+    close(secant.jvp(_params_named_like_helpers, (x, 3.0, 0.5),
+                     (np.ones(2, np.float32), 0.0, 0.0))[1], np.sum(want))
+    xs = np.stack([x, -x])
+    close(secant.vmap(g, in_axes=(0, None, None))(xs, 3.0, 0.5), [want, 3.0 * 0.5 - 2 * x])
+
+
+def test_locals_named_snp_lax_matmul_grad_y():
+    x = np.array([0.1, 0.7], np.float32)
+    close(secant.grad(_locals_named_like_api)(x), 2.0 * np.cos(2.0 * x))
+    close(secant.jit(secant.grad(_locals_named_like_api))(x), 2.0 * np.cos(2.0 * x))
+    close(secant.vmap(secant.grad(_locals_named_like_api))(np.stack([x, x])),
+          np.stack([2.0 * np.cos(2.0 * x)] * 2))
+
+
+def test_locals_named_like_batching_helpers():
+    xs = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    close(secant.vmap(secant.grad(_batching_helper_names))(xs), 18.0 * xs)
+    close(secant.vmap(_batching_helper_names)(xs), 9.0 * np.sum(xs * xs, axis=1))
+
+
+def test_variable_named_grad_does_not_make_a_temporary_named_mean_grad():
+    def loss(grad):
+        return snp.mean(grad * grad)
+    x = np.array([1.0, 3.0], np.float32)
+    close(secant.grad(loss)(x), x)
+    close(secant.grad(secant.grad(lambda v: snp.mean(v * v * v)))(np.float32(2.0)), 12.0)
+
+
+def _g_callee(x):
+    return x * x
+
+
+g_callee_vjp = 10.0      # a global named like the derivative secant writes for _g_callee
+
+
+def _calls_g_callee(x):
+    return _g_callee(x) * g_callee_vjp
+
+
+def test_global_named_like_a_generated_callee():
+    close(secant.grad(_calls_g_callee)(3.0), 60.0)
+    close(secant.jit(secant.grad(_calls_g_callee))(3.0), 60.0)

@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import ir
+from secant.transformer import hygiene, ir
 from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
@@ -59,14 +59,16 @@ def _def_locals(fdef):
 
 
 class Normaliser:
-    def __init__(self, fn, active_params, mode="grad", opaque=()):
+    def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
         self.what = "batched" if self.batching else "differentiated"
-        self.src = function_source(fn)
+        # user names that clash with names generated code uses for itself: renamed apart
+        self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.args]
-        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins)))
+        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
+                           | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
@@ -1234,6 +1236,7 @@ class Normaliser:
             fdef.args.args += [gast.Name(p, gast.Param(), None, None) for p in extra_params]
         else:
             fdef = lambda_function_node(copy.deepcopy(lam), name, extra_params)
+        fdef = hygiene.restore(fdef, self.renamed)      # a function of its own: user names
         source = gast.unparse(fdef)
         used = _names_in(fdef)
         closure.update({k: v for k, v in self.src.closure.items() if k in used})
@@ -1395,12 +1398,16 @@ def _batched_test(error):
     return error
 
 
-def normalise(fn, active_params, mode="grad", opaque=()):
+def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
-    mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule)."""
-    norm = Normaliser(fn, active_params, mode, opaque)
+    mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule;
+    `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
+    norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
+    fn_ir.user_names = _names_in(norm.node)
+    fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
     return fn_ir
 
 

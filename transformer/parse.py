@@ -35,6 +35,7 @@ class FunctionSource:
         self.globals = globals_
         self.closure = closure        # free variable name -> value
         self.resolutions = {}         # (name, attribute chain) -> what it resolved to
+        self.aliases = {}             # placeholder -> the user's name (transformer/hygiene.py)
 
     @property
     def cells(self):
@@ -74,10 +75,11 @@ class FunctionSource:
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
         kind, value = self._lookup(name)
-        self.resolutions.setdefault((name, ()), (kind, value))
+        self.resolutions.setdefault((self.aliases.get(name, name), ()), (kind, value))
         return kind, value
 
     def _lookup(self, name):
+        name = self.aliases.get(name, name)
         if name in self.closure:
             return "closure", self.closure[name]
         if name in self.globals:
@@ -88,7 +90,7 @@ class FunctionSource:
 
     def note(self, name, chain, value):
         """Records that `name.chain...` resolved to `value` (a callee, say) at transform time."""
-        self.resolutions.setdefault((name, tuple(chain)), (None, value))
+        self.resolutions.setdefault((self.aliases.get(name, name), tuple(chain)), (None, value))
 
     def guards(self):
         """A Guard over every resolution recorded so far."""
