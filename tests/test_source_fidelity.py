@@ -307,3 +307,51 @@ def _calls_g_callee(x):
 def test_global_named_like_a_generated_callee():
     close(secant.grad(_calls_g_callee)(3.0), 60.0)
     close(secant.jit(secant.grad(_calls_g_callee))(3.0), 60.0)
+
+
+# --- 3. a file edited after import: the text read must be the running code's ----------------
+def _import_then_edit(tmp_path, monkeypatch, name, before, after):
+    import importlib
+    import os
+    path = tmp_path / f"{name}.py"
+    path.write_text(before)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    path.write_text(after)
+    os.utime(path, (1, 1))          # a different mtime (and size): linecache reads it anew
+    return module
+
+
+def test_file_edited_after_import_is_not_differentiated_from_new_text(tmp_path, monkeypatch):
+    m = _import_then_edit(tmp_path, monkeypatch, "fidelity_edit_body",
+                          "def f(x):\n    return x * x\n",
+                          "def f(x):\n    return x * x * x\n")
+    assert m.f(3.0) == 9.0                     # the running function is still x * x
+    assert_source_faithful(m.f, 3.0, 6.0)
+
+
+def test_file_edited_above_the_function(tmp_path, monkeypatch):
+    m = _import_then_edit(tmp_path, monkeypatch, "fidelity_edit_above",
+                          "def f(x):\n    return x * x\n\n\ndef g(x):\n    return 5.0 * x\n",
+                          "def h(x):\n    return 7.0 * x\n\n\ndef f(x):\n    return x * x\n"
+                          "\n\ndef g(x):\n    return 5.0 * x\n")
+    assert_source_faithful(m.g, 2.0, 5.0)       # line 5 now holds `def f`
+    assert_source_faithful(m.f, 2.0, 4.0)       # line 1 now holds `def h`
+
+
+def test_constant_edited_in_place(tmp_path, monkeypatch):
+    m = _import_then_edit(tmp_path, monkeypatch, "fidelity_edit_const",
+                          "def f(x):\n    return 2.0 * x - x\n",
+                          "def f(x):\n    return 3.0 * x + x\n")
+    assert_source_faithful(m.f, 1.0, 1.0)
+
+
+def assert_source_faithful(fn, x, want):
+    """The derivative of the running function, or a clear error: never the new text's."""
+    from secant.transformer.parse import SourceError
+    try:
+        got = secant.grad(fn)(x)
+    except SourceError as e:
+        assert "does not match the function that is running" in str(e)
+        return
+    close(got, want)

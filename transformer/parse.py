@@ -7,8 +7,10 @@ derivative can tell when a cell or global it resolved now holds something else. 
 code itself reads the user's closure cells and module globals when it runs (codegen/loader.py
 binds the user's own cells), never values frozen at transform time.
 """
+import ast
 import builtins
 import copy
+import dis
 import inspect
 import linecache
 import textwrap
@@ -134,6 +136,18 @@ class Guard:
         return True
 
 
+class StaleSourceError(SourceError):
+    """The text at a function's file and line is not the source of its live code object (the
+    file was edited after the function was defined)."""
+
+    def __init__(self, fn):
+        code = fn.__code__
+        super().__init__(f"the source of {fn.__qualname__} at {code.co_filename}:"
+                         f"{code.co_firstlineno} does not match the function that is running "
+                         "(was the file changed since it was imported?); reload the module "
+                         "(importlib.reload) so the running function and its file agree")
+
+
 def closure_values(fn):
     """Free variable name -> the value its cell holds now (transform time)."""
     code = fn.__code__
@@ -159,6 +173,10 @@ def _lambda_node(fn, tree, first_line=1, indent=0, shift=0):
     matches = [n for n in lambdas if [a.id for a in n.args.args] == argnames]
     if len(matches) > 1:
         matches = _by_position(fn, matches, first_line, indent, shift) or matches
+    if len(matches) > 1:        # the one whose compiled code is fn's
+        matches = [n for n in matches if compiles_to(fn, n)] or matches
+    if matches and not compiles_to(fn, matches[0]):
+        raise StaleSourceError(fn)
     if len(matches) != 1:
         raise SourceError(f"cannot find the source of lambda {fn.__qualname__} unambiguously "
                           f"(several lambdas on one line?); use a def instead")
@@ -188,6 +206,78 @@ def _by_position(fn, lambdas, first_line, indent, shift):
     if not scored or len(scored) > 1 and scored[0][:3] == scored[1][:3]:
         return []
     return [scored[0][-1]]
+
+
+_FUTURE_FLAGS = 0
+for _feature in __import__("__future__").all_feature_names:
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _feature).compiler_flag
+_verified = {}          # (code object, source text) -> whether the text compiles to the code
+
+
+def _code_key(code):
+    """What a code object computes (not where it sits): its instructions with their arguments
+    (jump targets as instruction indices; LOAD_METHOD read as LOAD_ATTR, since the compiler
+    picks one by whether the module imported the name; no CACHE or EXTENDED_ARG), names and
+    constants."""
+    ins, index, pending = [], {}, []
+    for i in dis.get_instructions(code):
+        if i.opname in ("CACHE", "EXTENDED_ARG"):   # (their count depends on offsets)
+            pending.append(i.offset)
+            continue
+        for offset in pending + [i.offset]:
+            index[offset] = len(ins)
+        pending = []
+        ins.append(i)
+    out = []
+    for i in ins:
+        if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
+            arg = index.get(i.argval)
+        elif inspect.iscode(i.argval):
+            arg = _code_key(i.argval)
+        elif isinstance(i.argval, str):
+            arg = i.argval
+        else:
+            arg = (type(i.argval).__name__, repr(i.argval))
+        out.append(({"LOAD_METHOD": "LOAD_ATTR"}.get(i.opname, i.opname), arg))
+    return (tuple(out), code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
+
+
+def compiles_to(fn, node):
+    """Whether `node` (the gast FunctionDef or Lambda read for `fn`) is the source of fn's live
+    code: compiled with fn's free variables as the enclosing function's locals and fn's future
+    flags, it must give the same bytecode, names and constants. A file edited after import
+    (or any source that does not belong to the code object) fails this."""
+    code = fn.__code__
+    text = gast.dump(node)
+    hit = _verified.get((code, text))
+    if hit is not None:
+        return hit
+    try:
+        inner = gast.gast_to_ast(copy.deepcopy(node))
+        if isinstance(inner, ast.FunctionDef):
+            inner.decorator_list = []
+            stmt = inner
+        else:
+            stmt = ast.Return(value=inner)
+        setup = [ast.Assign(targets=[ast.Name(v, ast.Store())], value=ast.Constant(None))
+                 for v in code.co_freevars]
+        outer = ast.FunctionDef(name="__secant_outer__", args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=setup + [stmt] + [ast.Return(ast.Constant(None))],
+            decorator_list=[], returns=None, type_params=[])
+        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+        compiled = compile(module, code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        outer_code = next(c for c in compiled.co_consts if inspect.iscode(c))
+        candidates = [c for c in outer_code.co_consts
+                      if inspect.iscode(c) and c.co_name == code.co_name]
+        key = _code_key(code)
+        same = any(_code_key(c) == key for c in candidates)
+    except (SyntaxError, ValueError, TypeError, StopIteration):
+        same = False
+    _verified[(code, text)] = same
+    return same
 
 
 def lambda_function_node(lam, name="lambda_", extra_params=()):
@@ -235,6 +325,8 @@ def function_source(fn):
     else:
         tree = gast.parse(text)
         node = tree.body[0]
+        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node):
+            raise StaleSourceError(fn)
         if not isinstance(node, gast.FunctionDef):
             what = "async def" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
             raise SourceError(f"cannot transform {fn.__qualname__}: {what} is not supported\n"
