@@ -135,6 +135,7 @@ def _current(gen):
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
+    fn = _faithful(fn)
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
@@ -194,6 +195,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
                                                                       else []))
     text = [f"def {gen_name}({args_src}):"]
+    if getattr(fn, "__secant_traced__", None) is not None:     # say so, first
+        text.append(fn.__secant_source__.lines[1])
     origins = {}
     for ln in lines:
         for code in ln.code.split("\n"):
@@ -220,6 +223,20 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     return gen
+
+
+def _faithful(fn):
+    """`fn`, or its trace (transformer/trace_source.py) when it has no source to read or the
+    text in its file is not its running code."""
+    from secant.transformer.parse import NoSourceError, StaleSourceError, function_source
+    from secant.transformer.trace_source import traced
+    if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None:
+        return fn
+    try:
+        function_source(fn)
+        return fn
+    except (NoSourceError, StaleSourceError):
+        return traced(fn)
 
 
 def _reserved():

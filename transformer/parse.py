@@ -136,6 +136,11 @@ class Guard:
         return True
 
 
+class NoSourceError(SourceError):
+    """A function with no source file (exec, the interactive prompt, python -c): the
+    transforms trace it instead (transformer/trace_source.py)."""
+
+
 class StaleSourceError(SourceError):
     """The text at a function's file and line is not the source of its live code object (the
     file was edited after the function was defined)."""
@@ -221,7 +226,7 @@ def _code_key(code):
     constants."""
     ins, index, pending = [], {}, []
     for i in dis.get_instructions(code):
-        if i.opname in ("CACHE", "EXTENDED_ARG"):   # (their count depends on offsets)
+        if i.opname in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):   # (offsets, call plumbing)
             pending.append(i.offset)
             continue
         for offset in pending + [i.offset]:
@@ -305,8 +310,8 @@ def function_source(fn):
     try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
         lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
-        raise SourceError(f"cannot transform {fn.__qualname__}: its source is not available "
-                          f"({e}); define it in a file, not in an interactive prompt") from None
+        raise NoSourceError(f"cannot transform {fn.__qualname__}: its source is not available "
+                            f"({e}); define it in a file, not in an interactive prompt") from None
     text = textwrap.dedent("".join(lines))
     filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     if fn.__code__.co_name == "<lambda>":
