@@ -549,11 +549,18 @@ def source(fn, stage="generated"):
     error = getattr(fn, "__secant_source_error__", None)
     if error is not None:
         raise error
-    return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+    target = _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn
+    if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
+        target = _faithful(target)      # its trace, when its own text is absent or stale
+        if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
+            import textwrap
+            return textwrap.dedent("".join(inspect.getsourcelines(target.__code__)[0]))
+    return inspect.getsource(target)
 
 
 def _normalised_source(fn, positions, mode):
     from secant.transformer.show import to_source
+    fn = _faithful(fn)
     if positions is None:       # a plain function: every positional parameter tracked
         sig = inspect.signature(fn, follow_wrapped=False)
         positions = range(len([p for p in sig.parameters.values()

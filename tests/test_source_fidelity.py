@@ -175,6 +175,19 @@ def test_callee_in_a_closure_cell_rebound_is_not_called_stale():
     close(secant.vmap(secant.grad(f))(np.array([1.0, 2.0], np.float32)), [9.0, 36.0])
 
 
+def test_callee_through_an_attribute_chain_rebound():
+    import types
+    table = types.SimpleNamespace(act=snp.sin)
+
+    def f(x):
+        return table.act(x) * 2.0
+    g = secant.grad(f)
+    close(g(0.5), 2.0 * np.cos(0.5))
+    table.act = snp.cos              # Python now calls cos: so does the derivative
+    close(g(0.5), -2.0 * np.sin(0.5))
+    close(secant.jit(g)(0.5), -2.0 * np.sin(0.5))
+
+
 def _callee_a(x):
     return snp.exp(x)
 
@@ -351,6 +364,7 @@ def assert_source_faithful(fn, x, want):
     g = secant.grad(fn)
     close(g(x), want)
     close(secant.jit(g)(x), want)
+    close(secant.vmap(g)(np.array([x, x], np.float32)), [want, want])
     assert "# traced from" in secant.source(g).splitlines()[1]
 
 

@@ -116,24 +116,40 @@ class Guard:
             if kind == "unbound" or kind == "closure" and name not in cells:
                 continue        # (a value secant itself bound: it cannot change)
             cell = cells.get(name) if kind == "closure" else None
-            self.checks.append((cell, src.globals, name, chain, value))
+            check = (cell, src.globals, name, chain, value)
+            if _same(_read(check), value):      # (a look-up that makes a new object each
+                self.checks.append(check)       # time, a property, cannot be guarded)
 
     def holds(self):
-        for cell, globals_, name, chain, value in self.checks:
-            if cell is not None:
-                try:
-                    obj = cell.cell_contents
-                except ValueError:
-                    return False
-            else:
-                obj = globals_.get(name, _MISSING)
-                if obj is _MISSING:
-                    obj = getattr(builtins, name, _MISSING)
-            for attr in chain:
-                obj = getattr(obj, attr, _MISSING)
-            if obj is not value:
-                return False
+        return all(_same(_read(check), check[-1]) for check in self.checks)
+
+
+def _read(check):
+    """What the name and attribute chain of a check name now, read where Python reads it."""
+    cell, globals_, name, chain, _ = check
+    if cell is not None:
+        try:
+            obj = cell.cell_contents
+        except ValueError:
+            return _MISSING
+    else:
+        obj = globals_.get(name, _MISSING)
+        if obj is _MISSING:
+            obj = getattr(builtins, name, _MISSING)
+    for attr in chain:
+        try:
+            obj = getattr(obj, attr, _MISSING)
+        except Exception:
+            return _MISSING
+    return obj
+
+
+def _same(a, b):
+    """The same object, or the same bound method (each attribute read makes a new one)."""
+    if a is b:
         return True
+    return inspect.ismethod(a) and inspect.ismethod(b) and a.__self__ is b.__self__ \
+        and a.__func__ is b.__func__
 
 
 class NoSourceError(SourceError):
