@@ -215,6 +215,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     for name, new in moved.items():
         ours[new] = ours.pop(name) if name in ours else reserved[name]
         ours.pop(name, None)
+    # builtins our code calls (len, range, ...) are ours too: a module global named like one
+    # must not change them; the user's own reads of builtins stay the user's
+    import builtins
+    back = {p: n for n, p in fn_ir.renamed.items()}
+    user_free = {back.get(n, n) for n in fn_ir.free_names}       # (names after the swap)
+    for n in dir(builtins):
+        if n not in user_free and n not in ours and not n.startswith("_"):
+            ours[n] = getattr(builtins, n)
     free = {**{k: v for k, v in closure.items() if k not in ours}, **ours}
     # the user's closure variables: the user's own cells, read when the derivative runs
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}

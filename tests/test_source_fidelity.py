@@ -470,3 +470,18 @@ def test_python_dash_c(tmp_path):
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     close(float(out.stdout), np.cos(0.5) * 0.5 + np.sin(0.5))
+
+
+def test_module_globals_named_like_builtins_the_generated_code_calls(tmp_path, monkeypatch):
+    import importlib
+    (tmp_path / "fidelity_shadowed_builtins.py").write_text(
+        "import secant.numpy as snp\n\n"
+        "def tuple(*a):\n    raise RuntimeError(\"the module's tuple\")\n\n"
+        "def range(*a):\n    raise RuntimeError(\"the module's range\")\n\n"
+        "def loss(x):\n    return snp.sum(snp.mean(x * x, axis=0))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = importlib.import_module("fidelity_shadowed_builtins")
+    xs = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    got = secant.vmap(secant.grad(m.loss))(xs)           # writes tuple(range(1, ...ndim))
+    close(got, 2 * xs / 3)
+    assert "tuple(range(" in secant.source(secant.vmap(secant.grad(m.loss)))
