@@ -196,7 +196,7 @@ def _lambda_node(fn, tree, first_line=1, indent=0, shift=0):
         matches = _by_position(fn, matches, first_line, indent, shift) or matches
     if len(matches) > 1:        # the one whose compiled code is fn's
         matches = [n for n in matches if compiles_to(fn, n)] or matches
-    if matches and not compiles_to(fn, matches[0]):
+    if not matches or not compiles_to(fn, matches[0]):
         raise StaleSourceError(fn)
     if len(matches) != 1:
         raise SourceError(f"cannot find the source of lambda {fn.__qualname__} unambiguously "
@@ -235,7 +235,7 @@ for _feature in __import__("__future__").all_feature_names:
 _verified = {}          # (code object, source text) -> whether the text compiles to the code
 
 
-def _code_key(code):
+def _code_key(code, prefix=""):
     """What a code object computes (not where it sits): its instructions with their arguments
     (jump targets as instruction indices; LOAD_METHOD read as LOAD_ATTR, since the compiler
     picks one by whether the module imported the name; no CACHE or EXTENDED_ARG), names and
@@ -254,9 +254,11 @@ def _code_key(code):
         if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
             arg = index.get(i.argval)
         elif inspect.iscode(i.argval):
-            arg = _code_key(i.argval)
-        elif isinstance(i.argval, str):
-            arg = i.argval
+            arg = _code_key(i.argval, prefix)
+        elif isinstance(i.argval, str):     # a nested def's or class's qualified name: its
+            arg = i.argval                  # part inside the function
+            if prefix and arg.startswith(prefix):
+                arg = "<in>." + arg[len(prefix):]
         else:
             arg = (type(i.argval).__name__, repr(i.argval))
         out.append(({"LOAD_METHOD": "LOAD_ATTR"}.get(i.opname, i.opname), arg))
@@ -293,8 +295,9 @@ def compiles_to(fn, node):
         outer_code = next(c for c in compiled.co_consts if inspect.iscode(c))
         candidates = [c for c in outer_code.co_consts
                       if inspect.iscode(c) and c.co_name == code.co_name]
-        key = _code_key(code)
-        same = any(_code_key(c) == key for c in candidates)
+        key = _code_key(code, f"{fn.__qualname__}.<locals>.")
+        mine = f"__secant_outer__.<locals>.{code.co_name}.<locals>."
+        same = any(_code_key(c, mine) == key for c in candidates)
     except (SyntaxError, ValueError, TypeError, StopIteration):
         same = False
     _verified[(code, text)] = same
@@ -346,7 +349,8 @@ def function_source(fn):
     else:
         tree = gast.parse(text)
         node = tree.body[0]
-        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node):
+        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node) or not isinstance(
+                node, (gast.FunctionDef, gast.AsyncFunctionDef)):     # (not even a def there)
             raise StaleSourceError(fn)
         if not isinstance(node, gast.FunctionDef):
             what = "async def" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
