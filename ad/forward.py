@@ -249,7 +249,7 @@ class ForwardBuilder:
         """A user function: its own generated jvp, on the tangents of the arguments that have
         one."""
         from secant.transforms import generate
-        params = list(inspect.signature(op.callee).parameters)
+        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if self.tangent(o) is not None),

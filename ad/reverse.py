@@ -556,7 +556,7 @@ class ReverseBuilder:
         return any(not _is_literal_number(o) for o in others)
 
     def reverse_call(self, op, gs):
-        params = list(inspect.signature(op.callee).parameters)
+        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if _has_var(o)), key=position.get)

@@ -370,7 +370,7 @@ class BatchBuilder:
 
     # --- user functions -----------------------------------------------------------------------
     def _positions(self, op):
-        params = list(inspect.signature(op.callee).parameters)
+        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         return {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                 for k in op.operands}
 
@@ -391,7 +391,7 @@ class BatchBuilder:
         if rule is not None and op.callee.__module__.startswith(("secant.ad.",
                                                                  "secant.batching.")):
             fill = {"size": self.size}
-            params = inspect.signature(op.callee).parameters.values()
+            params = inspect.signature(op.callee, follow_wrapped=False).parameters.values()
             for i, p in enumerate(params):     # left-out arguments at their defaults
                 fill[f"arg{i}"] = repr(p.default)
             for k, v in op.operands.items():
@@ -427,7 +427,7 @@ class BatchBuilder:
 
     def random_call(self, op):
         """A secant.random call with batched arguments (rules.RANDOM)."""
-        params = list(inspect.signature(op.callee).parameters)
+        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         batched = [params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else k
                    for k, o in op.operands.items() if self.is_batched(o)]
         args = call_args({k: self.batched_src(o) if self.is_batched(o) else _src(o)

@@ -2,12 +2,15 @@
 
 The function is compiled from its own text, registered in linecache under a stable
 `<secant: NAME>` file name (so inspect.getsource, tracebacks and pdb show it), and built the
-way pyct does: free names (secant's API, helpers, the user's closure values) become closure
-cells of a factory, and the function's globals stay the user module's own dict, never merged.
+way pyct does: free names (secant's API, helpers) become closure cells of a factory, and the
+function's globals stay the user module's own dict, never merged. The user's own closure
+variables are bound to the user's own cells (`cells`), so the generated function reads them
+when it runs, as the user's function does, never a value copied at transform time.
 Each generated line can map back to a user line (the origin map) for error messages.
 """
 import ast
 import linecache
+import types
 
 from secant.backends import errors
 
@@ -20,9 +23,10 @@ def _filename(name):
     return f"<secant: {name}>" if n == 0 else f"<secant: {name} #{n + 1}>"
 
 
-def load(source, name, fn_globals, free, origins=None, tree=None):
+def load(source, name, fn_globals, free, origins=None, tree=None, cells=None):
     """Compile `source` (one `def name(...)`; `tree`, its ast if already parsed) with `free`
-    (name -> value) as closure values."""
+    (name -> value) as closure values; the names in `cells` (name -> a cell object, the user's
+    own) are bound to those very cells instead."""
     filename = _filename(name)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tree = tree if tree is not None else ast.parse(source, filename)
@@ -37,6 +41,11 @@ def load(source, name, fn_globals, free, origins=None, tree=None):
     scope = {}
     exec(code, fn_globals, scope)
     fn = scope["__secant_factory__"](*[free[k] for k in sorted(free)])
+    if cells and fn.__closure__ and any(k in cells for k in fn.__code__.co_freevars):
+        closure = tuple(cells.get(k, c) for k, c in zip(fn.__code__.co_freevars, fn.__closure__))
+        own = types.FunctionType(fn.__code__, fn_globals, fn.__name__, fn.__defaults__, closure)
+        own.__kwdefaults__ = fn.__kwdefaults__
+        fn = own
     if origins:
         errors.register_origins(filename, origins)
     return fn

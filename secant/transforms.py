@@ -21,7 +21,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import ir
+from secant.transformer import hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values
@@ -35,6 +35,8 @@ def _unwrap(fn):
     while True:
         if isinstance(fn, JitFunction):
             fn = fn._fun
+        elif getattr(getattr(fn, "__secant_current__", None), "owner", None) is fn:
+            fn = fn.__secant_current__()        # generated again if what it called changed
         elif getattr(fn, "__secant_generated__", None) is not None:
             fn = fn.__secant_generated__
         elif getattr(fn, "__secant_pmap__", False):
@@ -126,7 +128,6 @@ def _callable_function(fun):
         # Layer.apply(layer, x): the method's own function, the object its first argument
         this = cls.__name__.lower() if cls.__name__.lower() != name else f"{name}_"
         callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
-        name = this if method is None else name
     gen = _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
                             lead)
     _op_functions[key] = (fun, gen)
@@ -195,13 +196,17 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
     fn = _unwrap(fn)
+    if not _current(fn):
+        raise SecantError(f"{fn.__name__} was generated for callees that have changed since "
+                          "(a closure cell or global now names another function); transform "
+                          "the function again" + where())
     if staged and not getattr(fn, "__secant_custom__", False) \
             and not getattr(fn, "__secant_dispatch__", None):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
     hit = _generated.get(key)
-    if hit is not None:
+    if hit is not None and _current(hit):
         return hit
     if key in _in_progress:
         raise SecantError(f"cannot {'batch' if batch else 'differentiate'} the recursive "
@@ -215,23 +220,35 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     return gen
 
 
+def _current(gen):
+    """Whether every callee `gen` (or a derivative it calls) resolved at transform time through
+    a closure cell or a global still names the same object: if not, Python would call another
+    function now, and the derivative is generated again."""
+    guards = getattr(gen, "__secant_guards__", ())
+    return all(g.holds() for g in guards)
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
+    fn = _faithful(fn)
+    reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
-        {**helpers.by_name(), **batch_helpers.by_name()})) \
-        if mode == "vmap" else normalise(fn, wrt)
+        {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
+        if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
         fn.__qualname__.split(".")[-2].lower() + "_call"   # Layer.__call__: layer_call_grad
     gen_name = f"{base_name}_jvp" if mode in forward.MODES else \
         f"{base_name}_vjp" if mode == "vjp_given_out" else f"{base_name}_{mode}"
     while gen_name in helpers.by_name() or gen_name in batch_helpers.by_name():
         gen_name += "_"         # grad(snp.mean) is not the helper mean_grad its code calls
-    # the generated function's own name is taken: a callee named like it would be shadowed
-    names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
-                  | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
+    if gen_name in fn_ir.user_names:    # the user's code names something f_grad: ours yields
+        gen_name = Names(fn_ir.user_names | set(reserved)).fresh(gen_name)
+    # the generated function's own name is taken: a callee named like it would be shadowed;
+    # so are the user's names (free ones too: a callee must not shadow a global it reads)
+    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name})
     callees = {}
     flags = None
 
@@ -252,12 +269,12 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             name = callees[sub] = names.fresh(f"{sub.__name__}")
         return name
 
-    every = list(inspect.signature(fn).parameters)     # keyword-only ones too
-    wrt_names = [every[i] for i in wrt] if mode != "vmap" else []
+    # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
+    every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
+        fn, follow_wrapped=bool(getattr(fn, "__secant_vmap__", 0))).parameters]
+    wrt_names = [every[i] for i in wrt]
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
-            every = list(inspect.signature(fn).parameters)     # keyword-only ones too
-            wrt_names = [every[i] for i in wrt]
             in_axes = {every[i]: a for i, a in batch.in_axes}
             lines, flags = vectorize.build(fn_ir, wrt_names, names, batched_callee,
                                            batch.axis_name, batch.axis_size, in_axes,
@@ -281,6 +298,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
                                                                       else []))
     text = [f"def {gen_name}({args_src}):"]
+    if getattr(fn, "__secant_traced__", None) is not None:     # say so, first
+        text.append(fn.__secant_source__.lines[1])
     origins = {}
     for ln in lines:
         for code in ln.code.split("\n"):
@@ -292,20 +311,31 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     source = "\n".join(text) + "\n"
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else closure_values(fn)
-    api = {}
-    for alias, module in (("snp", snp), ("lax", lax)):
-        # the user's own `snp`/`lax` (if any) must keep meaning what it means in their code
-        name = alias
-        while {**fn.__globals__, **closure}.get(name, module) is not module:
-            name += "_"
-        if name != alias:
-            source = re.sub(rf"\b{alias}\.", f"{name}.", source)
-        api[name] = module
-    free = {**closure, **api, "dynamic_call": dynamic_call,
-            **helpers.by_name(), **(batch_helpers.by_name() if mode == "vmap" else {}),
+    # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
+    ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
+            **helpers.by_name(),
+            **(batch_helpers.by_name() if mode == "vmap" else {}),
             **{name: sub for sub, name in callees.items()}}
-    gen = load_generated(source, gen_name, fn.__globals__, free, origins)
+    # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
+    source, moved = hygiene.swap(source, fn_ir.renamed)
+    for name, new in moved.items():
+        ours[new] = ours.pop(name) if name in ours else reserved[name]
+        ours.pop(name, None)
+    # builtins our code calls (len, range, ...) are ours too: a module global named like one
+    # must not change them; the user's own reads of builtins stay the user's
+    import builtins
+    back = {p: n for n, p in fn_ir.renamed.items()}
+    user_free = {back.get(n, n) for n in fn_ir.free_names}       # (names after the swap)
+    for n in dir(builtins):
+        if n not in user_free and n not in ours and not n.startswith("_"):
+            ours[n] = getattr(builtins, n)
+    free = {**{k: v for k, v in closure.items() if k not in ours}, **ours}
+    # the user's closure variables: the user's own cells, read when the derivative runs
+    cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
+    gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
+    gen.__secant_guards__ = (fn_ir.guard,) + tuple(
+        g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     return gen
 
 
@@ -388,16 +418,51 @@ def _jvp_call(gen, args, kwargs, tangents):
     return gen(*args, **kwargs, **dict(zip(names, tangents)))
 
 
-def load_generated(source, name, fn_globals, free, origins=None):
+def _faithful(fn):
+    """`fn`, or its trace (transformer/trace_source.py) when it has no source to read or the
+    text in its file is not its running code."""
+    from secant.transformer.parse import NoSourceError, StaleSourceError, function_source
+    from secant.transformer.trace_source import traced
+    if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None:
+        return fn
+    try:
+        function_source(fn)
+        return fn
+    except (NoSourceError, StaleSourceError):
+        return traced(fn)
+
+
+def _reserved():
+    """Every name generated code may use for itself -> its object (transformer/hygiene.py)."""
+    global _RESERVED
+    if _RESERVED is None:
+        import builtins
+        _RESERVED = {**{n: getattr(builtins, n) for n in dir(builtins) if not n.startswith("__")},
+                     **batch_helpers.by_name(), **helpers.by_name(), "snp": snp, "lax": lax,
+                     "dynamic_call": dynamic_call}
+    return _RESERVED
+
+
+_RESERVED = None
+
+
+def _cells(fn):
+    code = getattr(fn, "__code__", None)
+    return dict(zip(code.co_freevars, fn.__closure__ or ())) if code is not None else {}
+
+
+def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     """The function `name` that `source` defines, its free names bound from `free` (those it
-    uses), with its canonical AST attached so a later transform reads it without re-parsing."""
+    uses; the names in `cells` to the user's own cells), with its canonical AST attached so a
+    later transform reads it without re-parsing."""
     tree = ast.parse(source)            # parsed once: names, compilation, attached AST
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
-    gen = loader.load(source, name, fn_globals, free, origins, tree)
+    gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     node = gast.ast_to_gast(tree).body[0]
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
-                                           source.splitlines(), fn_globals, free)
+                                           source.splitlines(), fn_globals,
+                                           closure_values(gen))
     return gen
 
 
@@ -479,7 +544,7 @@ def _generate_custom_vmap(custom, params, wrt, batch):
 def _positions(argnums, fn):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = inspect.signature(fn, follow_wrapped=False).parameters.values()
         n = len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
         if any(p.kind == p.VAR_POSITIONAL for p in params):
             n = None            # f(*xs): argnums index the positional arguments of each call
@@ -562,16 +627,25 @@ def _transform(fun, argnums, mode, has_aux):
         return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
                         staged=True)
 
+    def current():
+        nonlocal gen
+        if not _current(gen):       # a callee it resolved was rebound: generate it again
+            gen = transformed.__secant_generated__ = generate(_op_function(fun), positions,
+                                                              mode, has_aux, tuple_out)
+        return gen
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
         try:
-            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
+            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
+    transformed.__secant_current__ = current      # (functools.wraps copies it: owner says
+    current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "grad")
     transformed.__name__ = transformed.__qualname__ = gen.__name__
@@ -724,13 +798,21 @@ def source(fn, stage="generated"):
     error = getattr(fn, "__secant_source_error__", None)
     if error is not None:
         raise error
-    return inspect.getsource(_unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+    target = _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn
+    if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
+        target = _faithful(target)      # its trace, when its own text is absent or stale
+        if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
+            import textwrap
+            return textwrap.dedent("".join(inspect.getsourcelines(target.__code__)[0]))
+    return inspect.getsource(target)
 
 
 def _normalised_source(fn, positions, mode):
     from secant.transformer.show import to_source
+    fn = _faithful(fn)
     if positions is None:       # a plain function: every positional parameter tracked
-        positions = range(len([p for p in inspect.signature(fn).parameters.values()
+        sig = inspect.signature(fn, follow_wrapped=False)
+        positions = range(len([p for p in sig.parameters.values()
                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]))
     if mode == "vmap":
         opaque = batch_rules.opaque({**helpers.by_name(), **batch_helpers.by_name()})
@@ -849,7 +931,7 @@ def jvp_fn(fun, argnums=None, has_aux=False):
     grad, jvp or jit transform again."""
     base = _op_function(fun)
     if argnums is None:
-        n = len([p for p in inspect.signature(base).parameters.values()
+        n = len([p for p in inspect.signature(base, follow_wrapped=False).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
         positions = tuple(range(n))
     else:
@@ -863,15 +945,24 @@ def jvp_fn(fun, argnums=None, has_aux=False):
                     if p.kind == p.POSITIONAL_OR_KEYWORD]) - len(positions)
     converted = positions + tuple(range(n_params, n_params + len(positions)))
 
+    def current():
+        nonlocal gen
+        if not _current(gen):       # a callee it resolved was rebound: generate it again
+            gen = transformed.__secant_generated__ = generate(_op_function(fun), positions,
+                                                              "jvp", has_aux)
+        return gen
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, converted)
         try:
-            return (gen if active_trace() is None else staged_gen())(*args, **kwargs)
+            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
+    transformed.__secant_current__ = current      # (functools.wraps copies it: owner says
+    current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "jvp")
     return show_source(transformed)
@@ -970,7 +1061,7 @@ class _Jacobian:
     def __init__(self, fun, argnums, has_aux, kind):
         self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
         inner = fun._inner if isinstance(fun, _Jacobian) else _op_function(fun)
-        self.__signature__ = inspect.signature(inner)
+        self.__signature__ = inspect.signature(inner, follow_wrapped=False)
         self.__name__ = self.__qualname__ = f"{getattr(inner, '__name__', 'f')}_{kind}"
         self.__doc__ = f"{kind} of {getattr(inner, '__qualname__', inner)}"
         self._inner = inner

@@ -773,7 +773,8 @@ def _rewrite(fn, src, helpers):
         free[undef_name] = undefined_in_branch
     if tracer_name in used:
         free[tracer_name] = Tracer
-    gen = loader.load(source, node.name, src.globals, free, printer.origins)
+    cells = {k: c for k, c in src.cells.items() if k in free and free[k] is src.closure.get(k)}
+    gen = loader.load(source, node.name, src.globals, free, printer.origins, cells=cells)
     gen.__defaults__ = fn.__defaults__
     gen.__kwdefaults__ = fn.__kwdefaults__
     gen.__qualname__ = fn.__qualname__

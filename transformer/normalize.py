@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, ir
+from secant.transformer import callees, hygiene, ir
 from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
@@ -59,14 +59,16 @@ def _def_locals(fdef):
 
 
 class Normaliser:
-    def __init__(self, fn, active_params, mode="grad", opaque=()):
+    def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
         self.what = "batched" if self.batching else "differentiated"
-        self.src = function_source(fn)
+        # user names that clash with names generated code uses for itself: renamed apart
+        self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
-        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins)))
+        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
+                           | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
@@ -937,8 +939,16 @@ class Normaliser:
 
     def _resolve(self, func):
         """The object a callee expression names when it is a pure look-up (transformer/
-        callees.py), else _UNRESOLVED."""
-        return callees.resolve(self.src, self._is_local, func)
+        callees.py), else _UNRESOLVED; a chain of attributes of a free name is recorded as a
+        guard (the derivative is generated again if it names something else later)."""
+        obj = callees.resolve(self.src, self._is_local, func)
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if obj is not _UNRESOLVED and chain and isinstance(func, gast.Name):
+            self.src.note(func.id, reversed(chain), obj)
+        return obj
 
     def _is_local(self, name):
         return name in self.current or name in self.local_defs
@@ -1020,7 +1030,8 @@ class Normaliser:
         if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         try:
-            inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            inspect.signature(fn, follow_wrapped=False).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
@@ -1237,7 +1248,8 @@ class Normaliser:
         if lam is None:
             if not extra:
                 return fn
-            params = [p.name for p in inspect.signature(fn).parameters.values()
+            sig = inspect.signature(fn, follow_wrapped=False)
+            params = [p.name for p in sig.parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             callee = fn.__name__ if fn.__name__.isidentifier() else "fn_"
             lam = gast.parse(f"lambda {', '.join(params)}: {callee}"
@@ -1252,11 +1264,14 @@ class Normaliser:
             fdef.args.args += [gast.Name(p, gast.Param(), None, None) for p in extra_params]
         else:
             fdef = lambda_function_node(copy.deepcopy(lam), name, extra_params)
+        fdef = hygiene.restore(fdef, self.renamed)      # a function of its own: user names
         source = gast.unparse(fdef)
         used = _names_in(fdef)
         closure.update({k: v for k, v in self.src.closure.items() if k in used})
         from secant.codegen import loader
-        lifted = loader.load(source, name, self.src.globals, closure)
+        cells = {k: c for k, c in self.src.cells.items()      # the user's own cells, live
+                 if k in closure and closure[k] is self.src.closure.get(k)}
+        lifted = loader.load(source, name, self.src.globals, closure, cells=cells)
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent)
@@ -1411,10 +1426,17 @@ def _batched_test(error):
     return error
 
 
-def normalise(fn, active_params, mode="grad", opaque=()):
+def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
-    mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule)."""
-    return Normaliser(fn, active_params, mode, opaque).run()
+    mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule;
+    `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
+    norm = Normaliser(fn, active_params, mode, opaque, reserved)
+    fn_ir = norm.run()
+    fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
+    fn_ir.user_names = _names_in(norm.node)
+    fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
+    return fn_ir
 
 
 # per-example forms of shape queries on a batched value (its batch axis is axis 0)

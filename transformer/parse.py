@@ -1,10 +1,16 @@
 """Source retrieval: a Python function -> its gast FunctionDef, file, line numbers and scope.
 
-Closures are read at transform time (free variable -> current cell value); globals stay the
-function's own module dict, never merged with anything (generated code runs in them too).
+The source read is the function's own (its code object's file and first line; `__wrapped__`
+is never followed). Closure values are read at transform time to resolve callees; every
+resolution that decides what the generated code calls is recorded (`resolutions`), so a cached
+derivative can tell when a cell or global it resolved now holds something else. The generated
+code itself reads the user's closure cells and module globals when it runs (codegen/loader.py
+binds the user's own cells), never values frozen at transform time.
 """
+import ast
 import builtins
 import copy
+import dis
 import inspect
 import linecache
 import textwrap
@@ -30,6 +36,16 @@ class FunctionSource:
         self.lines = lines            # the function's own source lines
         self.globals = globals_
         self.closure = closure        # free variable name -> value
+        self.resolutions = {}         # (name, attribute chain) -> what it resolved to
+        self.aliases = {}             # placeholder -> the user's name (transformer/hygiene.py)
+
+    @property
+    def cells(self):
+        """Free variable name -> the function's own closure cell (live, never a copy)."""
+        code = getattr(self.fn, "__code__", None)
+        if code is None:
+            return {}
+        return dict(zip(code.co_freevars, self.fn.__closure__ or ()))
 
     @property
     def name(self):
@@ -60,6 +76,12 @@ class FunctionSource:
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
+        kind, value = self._lookup(name)
+        self.resolutions.setdefault((self.aliases.get(name, name), ()), (kind, value))
+        return kind, value
+
+    def _lookup(self, name):
+        name = self.aliases.get(name, name)
         if name in self.closure:
             return "closure", self.closure[name]
         if name in self.globals:
@@ -67,6 +89,84 @@ class FunctionSource:
         if hasattr(builtins, name):
             return "builtin", getattr(builtins, name)
         return "unbound", None
+
+    def note(self, name, chain, value):
+        """Records that `name.chain...` resolved to `value` (a callee, say) at transform time."""
+        self.resolutions.setdefault((self.aliases.get(name, name), tuple(chain)), (None, value))
+
+    def guards(self):
+        """A Guard over every resolution recorded so far."""
+        return Guard(self, dict(self.resolutions))
+
+
+_MISSING = object()
+
+
+class Guard:
+    """What a derivative assumed about the names its source resolved at transform time (a
+    callee in a closure cell or a global): `holds()` re-reads each one where Python would
+    (the same cell, the module dict, builtins) and compares identities. A derivative whose
+    guard no longer holds is generated again (secant/transforms.py), never called stale."""
+
+    def __init__(self, src, resolutions):
+        cells = src.cells
+        self.checks = []
+        for (name, chain), (_, value) in resolutions.items():
+            kind = resolutions.get((name, ()), ("unbound",))[0]
+            if kind == "unbound" or kind == "closure" and name not in cells:
+                continue        # (a value secant itself bound: it cannot change)
+            cell = cells.get(name) if kind == "closure" else None
+            check = (cell, src.globals, name, chain, value)
+            if _same(_read(check), value):      # (a look-up that makes a new object each
+                self.checks.append(check)       # time, a property, cannot be guarded)
+
+    def holds(self):
+        return all(_same(_read(check), check[-1]) for check in self.checks)
+
+
+def _read(check):
+    """What the name and attribute chain of a check name now, read where Python reads it."""
+    cell, globals_, name, chain, _ = check
+    if cell is not None:
+        try:
+            obj = cell.cell_contents
+        except ValueError:
+            return _MISSING
+    else:
+        obj = globals_.get(name, _MISSING)
+        if obj is _MISSING:
+            obj = getattr(builtins, name, _MISSING)
+    for attr in chain:
+        try:
+            obj = getattr(obj, attr, _MISSING)
+        except Exception:
+            return _MISSING
+    return obj
+
+
+def _same(a, b):
+    """The same object, or the same bound method (each attribute read makes a new one)."""
+    if a is b:
+        return True
+    return inspect.ismethod(a) and inspect.ismethod(b) and a.__self__ is b.__self__ \
+        and a.__func__ is b.__func__
+
+
+class NoSourceError(SourceError):
+    """A function with no source file (exec, the interactive prompt, python -c): the
+    transforms trace it instead (transformer/trace_source.py)."""
+
+
+class StaleSourceError(SourceError):
+    """The text at a function's file and line is not the source of its live code object (the
+    file was edited after the function was defined)."""
+
+    def __init__(self, fn):
+        code = fn.__code__
+        super().__init__(f"the source of {fn.__qualname__} at {code.co_filename}:"
+                         f"{code.co_firstlineno} does not match the function that is running "
+                         "(was the file changed since it was imported?); reload the module "
+                         "(importlib.reload) so the running function and its file agree")
 
 
 def closure_values(fn):
@@ -94,6 +194,10 @@ def _lambda_node(fn, tree, first_line=1, indent=0, shift=0):
     matches = [n for n in lambdas if [a.id for a in n.args.args] == argnames]
     if len(matches) > 1:
         matches = _by_position(fn, matches, first_line, indent, shift) or matches
+    if len(matches) > 1:        # the one whose compiled code is fn's
+        matches = [n for n in matches if compiles_to(fn, n)] or matches
+    if not matches or not compiles_to(fn, matches[0]):
+        raise StaleSourceError(fn)
     if len(matches) != 1:
         raise SourceError(f"cannot find the source of lambda {fn.__qualname__} unambiguously "
                           f"(several lambdas on one line?); use a def instead")
@@ -125,6 +229,81 @@ def _by_position(fn, lambdas, first_line, indent, shift):
     return [scored[0][-1]]
 
 
+_FUTURE_FLAGS = 0
+for _feature in __import__("__future__").all_feature_names:
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _feature).compiler_flag
+_verified = {}          # (code object, source text) -> whether the text compiles to the code
+
+
+def _code_key(code, prefix=""):
+    """What a code object computes (not where it sits): its instructions with their arguments
+    (jump targets as instruction indices; LOAD_METHOD read as LOAD_ATTR, since the compiler
+    picks one by whether the module imported the name; no CACHE or EXTENDED_ARG), names and
+    constants."""
+    ins, index, pending = [], {}, []
+    for i in dis.get_instructions(code):
+        if i.opname in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):   # (offsets, call plumbing)
+            pending.append(i.offset)
+            continue
+        for offset in pending + [i.offset]:
+            index[offset] = len(ins)
+        pending = []
+        ins.append(i)
+    out = []
+    for i in ins:
+        if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
+            arg = index.get(i.argval)
+        elif inspect.iscode(i.argval):
+            arg = _code_key(i.argval, prefix)
+        elif isinstance(i.argval, str):     # a nested def's or class's qualified name: its
+            arg = i.argval                  # part inside the function
+            if prefix and arg.startswith(prefix):
+                arg = "<in>." + arg[len(prefix):]
+        else:
+            arg = (type(i.argval).__name__, repr(i.argval))
+        out.append(({"LOAD_METHOD": "LOAD_ATTR"}.get(i.opname, i.opname), arg))
+    return (tuple(out), code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
+
+
+def compiles_to(fn, node):
+    """Whether `node` (the gast FunctionDef or Lambda read for `fn`) is the source of fn's live
+    code: compiled with fn's free variables as the enclosing function's locals and fn's future
+    flags, it must give the same bytecode, names and constants. A file edited after import
+    (or any source that does not belong to the code object) fails this."""
+    code = fn.__code__
+    text = gast.dump(node)
+    hit = _verified.get((code, text))
+    if hit is not None:
+        return hit
+    try:
+        inner = gast.gast_to_ast(copy.deepcopy(node))
+        if isinstance(inner, ast.FunctionDef):
+            inner.decorator_list = []
+            stmt = inner
+        else:
+            stmt = ast.Return(value=inner)
+        setup = [ast.Assign(targets=[ast.Name(v, ast.Store())], value=ast.Constant(None))
+                 for v in code.co_freevars]
+        outer = ast.FunctionDef(name="__secant_outer__", args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=setup + [stmt] + [ast.Return(ast.Constant(None))],
+            decorator_list=[], returns=None, type_params=[])
+        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+        compiled = compile(module, code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        outer_code = next(c for c in compiled.co_consts if inspect.iscode(c))
+        candidates = [c for c in outer_code.co_consts
+                      if inspect.iscode(c) and c.co_name == code.co_name]
+        key = _code_key(code, f"{fn.__qualname__}.<locals>.")
+        mine = f"__secant_outer__.<locals>.{code.co_name}.<locals>."
+        same = any(_code_key(c, mine) == key for c in candidates)
+    except (SyntaxError, ValueError, TypeError, StopIteration):
+        same = False
+    _verified[(code, text)] = same
+    return same
+
+
 def lambda_function_node(lam, name="lambda_", extra_params=()):
     """A FunctionDef `def name(<lambda's params>, *extra_params): return <lambda's body>` with
     the lambda's source positions (its lines are the user's)."""
@@ -147,14 +326,14 @@ def function_source(fn):
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)")
-    try:
-        lines, first_line = inspect.getsourcelines(fn)
+    try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
+        lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
-        raise SourceError(f"cannot transform {fn.__qualname__}: its source is not available "
-                          f"({e}); define it in a file, not in an interactive prompt") from None
+        raise NoSourceError(f"cannot transform {fn.__qualname__}: its source is not available "
+                            f"({e}); define it in a file, not in an interactive prompt") from None
     text = textwrap.dedent("".join(lines))
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    if fn.__name__ == "<lambda>":
+    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
+    if fn.__code__.co_name == "<lambda>":
         common = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
         try:
             tree, shift = gast.parse(text), 0
@@ -170,6 +349,9 @@ def function_source(fn):
     else:
         tree = gast.parse(text)
         node = tree.body[0]
+        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node) or not isinstance(
+                node, (gast.FunctionDef, gast.AsyncFunctionDef)):     # (not even a def there)
+            raise StaleSourceError(fn)
         if not isinstance(node, gast.FunctionDef):
             what = "async def" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
             raise SourceError(f"cannot transform {fn.__qualname__}: {what} is not supported\n"

@@ -1,0 +1,132 @@
+"""Hygiene: a user's name never means one of secant's, and secant's never means the user's.
+
+Generated code calls secant's helpers by readable bare names (`unbroadcast`, `grad_seed`,
+`snp.mean`), bound in the generated function's own closure. A user's function may use the same
+names for its own things: a local `unbroadcast = 3.0`, a parameter `snp`, a global `mean_grad`.
+Two steps keep both meanings apart, so the generated code reads exactly as the user's names
+and secant's helpers only change spelling when they must:
+
+1. `apart` (before normalisation): every name of the user's function that is *reserved* (a
+   name secant's generated code may use for itself) and means something else in the user's
+   code (bound by the function, or a free name whose value is not secant's object of that
+   name) is renamed, throughout the function's tree, to a fresh placeholder (`unbroadcast_1`).
+   Resolution of the placeholder reads the original name (FunctionSource.aliases). After this,
+   every reserved name in the code secant writes is secant's, every placeholder is the user's.
+2. `swap` (on the generated source): each clashing reserved name becomes a fresh name
+   (`unbroadcast_2`: secant's helper, bound in the closure under that name) and each
+   placeholder becomes the user's original name again. The generated function keeps the user's
+   parameter names (keyword calls still work), locals and globals, and reads user globals from
+   the module dict and user closure variables from the user's cells as before.
+
+Both renamings are injective on names and avoid every name in the code, so the binding
+structure of the code is unchanged: the result means what the collision-free code means.
+"""
+import ast
+import copy
+
+import gast
+
+from secant.codegen.naming import Names
+
+_NOT_SECANTS = object()     # a reserved name whose every user use clashes (the generated def's)
+
+
+def _names(node):
+    out = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            out.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, gast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
+
+
+def bound(node):
+    """Names the function binds anywhere in its tree (parameters, assignments, defs)."""
+    out = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not node:
+            out.add(n.name)
+        elif isinstance(n, gast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
+
+
+def apart(src, reserved):
+    """(src, {name: placeholder}): `src` itself when no user name clashes with `reserved`
+    (name -> secant's object of that name), else a copy whose tree is renamed."""
+    if not reserved:
+        return src, {}
+    used = _names(src.node)
+    bound_ = bound(src.node)
+    clash = set()
+    for name in used & set(reserved):
+        if name not in bound_:
+            kind, value = src._lookup(name)
+            if kind != "unbound" and value is reserved[name]:
+                continue        # the user's `snp` is secant.numpy: one meaning, kept
+        clash.add(name)
+    if not clash:
+        return src, {}
+    names = Names(used | set(reserved) | set(src.closure))
+    mapping = {n: names.fresh(n) for n in sorted(clash)}
+    node = copy.deepcopy(src.node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+        elif isinstance(n, gast.FunctionDef) and n is not node and n.name in mapping:
+            n.name = mapping[n.name]
+    new = copy.copy(src)
+    new.node = node
+    new.aliases = {**src.aliases, **{p: n for n, p in mapping.items()}}
+    new.resolutions = {}
+    return new, mapping
+
+
+def restore(node, mapping):
+    """`node` (a part of a renamed tree, say a lambda lifted into a function of its own) with
+    the user's own names back."""
+    back = {p: n for n, p in mapping.items()}
+    if not back:
+        return node
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in back:
+            n.id = back[n.id]
+        elif isinstance(n, gast.FunctionDef) and n.name in back:
+            n.name = back[n.name]
+    return node
+
+
+def swap(source, mapping):
+    """(source, {reserved name: the name secant's object now has}): the generated `source`
+    with each placeholder back to the user's name and each clashing reserved name renamed.
+    Names are replaced where the syntax tree puts them (never in attributes, keywords, strings
+    or comments), so the text keeps its lines, comments and layout."""
+    if not mapping:
+        return source, {}
+    tree = ast.parse(source)
+    everything, spots = set(), []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            everything.add(n.id)
+            spots.append((n.lineno, n.col_offset, n.id))
+        elif isinstance(n, ast.arg):
+            everything.add(n.arg)
+            spots.append((n.lineno, n.col_offset, n.arg))
+        elif isinstance(n, ast.FunctionDef):
+            everything.add(n.name)
+            spots.append((n.lineno, n.col_offset + len("def "), n.name))
+    names = Names(everything | set(mapping) | set(mapping.values()))
+    ours = {n: names.fresh(n) for n in sorted(mapping)}
+    table = {**ours, **{p: n for n, p in mapping.items()}}
+    lines = [ln.encode() for ln in source.splitlines(True)]
+    for line, col, name in sorted(spots, reverse=True):
+        if name in table:
+            text = lines[line - 1]
+            assert text[col:col + len(name.encode())] == name.encode(), (text, col, name)
+            lines[line - 1] = text[:col] + table[name].encode() + text[col + len(name.encode()):]
+    return b"".join(lines).decode(), ours
