@@ -21,6 +21,7 @@ from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import ir
+from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values
 
@@ -100,6 +101,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
     fn = _unwrap(fn)
+    if not getattr(fn, "__secant_custom__", False):
+        fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
     if staged and not getattr(fn, "__secant_custom__", False):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
@@ -357,7 +360,7 @@ def staged(fun):
     if getattr(fun, "__secant_custom__", False):     # its rules are read as written
         return fun
     make = getattr(fun, "__secant_staged__", None)
-    return make() if make is not None else functionalize(fun)
+    return make() if make is not None else functionalize(desugar(fun))
 
 
 def _transform(fun, argnums, mode, has_aux):

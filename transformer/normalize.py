@@ -129,7 +129,9 @@ class Normaliser:
                 return          # a docstring or a bare constant
             if self._derivative_stack(stmt.value, "append"):
                 return self.stack_push(stmt.value)
-            self._check_no_side_effect_on_tracked(stmt)
+            if not (isinstance(stmt.value, gast.Call)
+                    and self._resolve(stmt.value.func) is builtins.print):
+                self._check_no_side_effect_on_tracked(stmt)     # print(x) prints primal values
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
         elif isinstance(stmt, (gast.Assert,)):
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
@@ -622,6 +624,12 @@ class Normaliser:
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
+        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) and not _is_truth_value(node) and \
+                _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+            # `a or b` is one of its operands, `(y := e)` is e: neither is a constant
+            raise self.src.error(node, f"secant cannot {'batch' if self.batching else 'differentiate'}"
+                                 f" through this {type(node).__name__} expression yet; write it "
+                                 "as separate statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
 
@@ -1248,6 +1256,15 @@ def _place(node, where):
         if hasattr(n, "lineno"):
             n.lineno, n.end_lineno = where.lineno, where.end_lineno
             n.col_offset = n.end_col_offset = where.col_offset
+
+
+def _is_truth_value(node):
+    """A test made of comparisons, `not` and and/or of them: a bool, never an operand's value."""
+    if isinstance(node, gast.BoolOp):
+        return all(_is_truth_value(v) for v in node.values)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    return isinstance(node, (gast.Compare, gast.Constant))
 
 
 def _has_var(o):

@@ -1,0 +1,579 @@
+"""Desugaring: Python syntax the canonical form does not have -> the subset it has.
+
+`desugar(fn)` reads `fn`'s source and rewrites, in the user's own names and lines:
+- `(y := e)` inside a statement -> `y = e` just before it;
+- `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise);
+- `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`;
+- an early `return` -> the rest of the function moved into the branch that does not return,
+  and one `return result` at the end when the function returns in several places;
+- `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
+  on, and a flag (`broke`) that skips the remaining iterations after a break;
+- a nested `def h` (or `h = lambda ...`) only ever called -> a function of its own, its free
+  locals passed as extra arguments at each call (`h(y, x)`), so each call is differentiated
+  through h's own generated derivative;
+- `try:` body with handlers -> its body inline (an exception raised under a transform
+  propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
+  its body inline (a context manager without `as`).
+The result is a new function (source registered, origins mapped to the user's lines), or `fn`
+itself when there is nothing to rewrite. Transform-agnostic: grad, jvp, vmap and jit read it.
+"""
+import ast
+import copy
+import types
+
+import gast
+
+from secant.codegen import loader
+from secant.codegen.naming import Names
+from secant.transformer.parse import FunctionSource, SourceError, function_source
+
+_cache = {}
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
+           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
+_CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}
+
+
+def desugar(fn):
+    """`fn` rewritten into the syntax the normaliser reads (cached), or `fn` itself."""
+    try:
+        hit = _cache.get(fn)
+    except TypeError:
+        return fn
+    if hit is not None:
+        return hit
+    _cache[fn] = fn
+    out = _cache[fn] = _desugar(fn)
+    return out
+
+
+def _desugar(fn):
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__secant_source__", None) \
+            is not None:
+        return fn                       # generated code is already in the canonical subset
+    if (getattr(fn, "__module__", None) or "").split(".")[0] in ("secant", "numpy"):
+        return fn                       # secant's own helpers are written in the subset
+    try:
+        src = function_source(fn)
+    except (SourceError, OSError, TypeError, SyntaxError):
+        return fn
+    node = copy.deepcopy(src.node)
+    d = _Desugarer(src, node)
+    node.body = d.function(node)
+    if not d.changed:
+        return fn
+    return d.load(fn, node)
+
+
+def _walk_scope(nodes):
+    """Nodes of `nodes`, not descending into nested scopes."""
+    stack = list(nodes)[::-1]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+
+
+def _has(stmts, kinds, into_loops=True):
+    for n in _walk_scope(stmts):
+        if isinstance(n, kinds):
+            return True
+    return False
+
+
+def _has_exit(stmts, kinds):
+    """Whether `stmts` hold an exit of `kinds` that leaves them (break/continue of a nested
+    loop belong to it)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, _SCOPES) or isinstance(n, gast.expr):
+            continue
+        if isinstance(n, (gast.For, gast.While)):
+            if gast.Return in kinds:
+                stack.extend(n.body + n.orelse)
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def _name(id_, store=False):
+    return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
+
+
+def _at(like, node):
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+def _parse(text, like):
+    return _at(like, gast.parse(text).body[0])
+
+
+def _assign(target, value, like):
+    return _at(like, gast.Assign(targets=[_name(target, True)], value=value, type_comment=None))
+
+
+class _Desugarer:
+    def __init__(self, src, node):
+        self.src = src
+        self.node = node
+        taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
+        self.names = Names(taken | set(src.closure))
+        self.changed = False
+        self.lifted = {}            # name -> lifted function (a nested def only ever called)
+        self.containers = set()     # locals bound to a list/dict/set (not arrays)
+        self.flag_uses = set()      # exit flags something reads
+
+    def error(self, node, message):
+        return self.src.error(node, message)
+
+    # --- the function ---------------------------------------------------------------------------
+    def function(self, node):
+        self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
+        self._find_containers(node.body)
+        body = self.lift_local_functions(node.body)
+        body = self.block(body)
+        return self.returns(body)
+
+    def _find_containers(self, body):
+        for n in _walk_scope(body):
+            if isinstance(n, gast.Assign):
+                v = n.value
+                is_container = isinstance(v, (gast.List, gast.Dict, gast.Set, gast.ListComp,
+                                              gast.DictComp, gast.SetComp, gast.Tuple)) or (
+                    isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                    and v.func.id in _CONTAINER_CALLS) or (
+                    isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
+                if is_container:
+                    for t in n.targets:
+                        for m in gast.walk(t):
+                            if isinstance(m, gast.Name):
+                                self.containers.add(m.id)
+
+    # --- statements -------------------------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return out
+
+    def statement(self, s):
+        if isinstance(s, gast.If):
+            pre = self.hoist(s, "test")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return pre + [s]
+        if isinstance(s, gast.For):
+            pre = self.hoist(s, "iter")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return pre + self.loop_exits(s)
+        if isinstance(s, gast.While):
+            if _has(s.test.__class__ and [s.test], gast.NamedExpr):
+                raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
+                                 "assign before the loop and at the end of its body")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return self.loop_exits(s)
+        if isinstance(s, gast.Try):
+            return self.try_block(s)
+        if isinstance(s, gast.With):
+            return self.with_block(s)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.value, gast.IfExp) and isinstance(s.targets[0], gast.Name):
+            return self.if_expression(s, lambda v: gast.Assign(targets=copy.deepcopy(s.targets),
+                                                               value=v, type_comment=None))
+        if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
+            return self.if_expression(s, lambda v: gast.Return(value=v))
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):
+            return self.item_update(s)
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
+                          gast.Assert)):
+            return self.hoist(s, "value" if not isinstance(s, gast.Assert) else "test") + [s]
+        return [s]
+
+    # --- walrus -----------------------------------------------------------------------------------
+    def hoist(self, stmt, field):
+        """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order)."""
+        expr = getattr(stmt, field, None)
+        if expr is None or not _has([expr], gast.NamedExpr):
+            return []
+        pre = []
+        outer = self
+
+        class Hoist(gast.NodeTransformer):
+            def visit_NamedExpr(self, n):
+                n.value = self.visit(n.value)
+                target = n.target.id
+                early = [m for m in gast.walk(expr) if isinstance(m, gast.Name)
+                         and m.id == target and isinstance(m.ctx, gast.Load)
+                         and (m.lineno, m.col_offset) < (n.lineno, n.col_offset)]
+                if early:
+                    raise outer.error(n, f"{target} is read before the walrus (:=) that "
+                                      "assigns it in the same expression; split it into two "
+                                      "statements")
+                pre.append(_assign(target, n.value, stmt))
+                return gast.copy_location(_name(target), n)
+
+            def _short(self, n):        # parts evaluated only sometimes: leave them alone
+                if _has([n], gast.NamedExpr):
+                    raise outer.error(n, "a walrus (:=) inside and/or, a conditional expression, "
+                                      "a lambda or a comprehension cannot be transformed yet; "
+                                      "assign it in a statement of its own")
+                return n
+
+            visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = _short
+            visit_DictComp = visit_SetComp = visit_GeneratorExp = _short
+
+        setattr(stmt, field, Hoist().visit(expr))
+        self.changed = True
+        return pre
+
+    # --- x if c else y ----------------------------------------------------------------------------
+    def if_expression(self, s, make):
+        """`y = a if c else b` -> an if statement assigning y in each branch (nested chains
+        `a if c else b if d else e` become elif)."""
+        pre = self.hoist(s, "value")
+        e = s.value
+        branches = []
+        for value in (e.body, e.orelse):
+            stmt = _at(s, make(value))
+            branches.append(self.statement(stmt))
+        test = gast.If(test=e.test, body=branches[0], orelse=branches[1])
+        self.changed = True
+        return pre + [_at(s, gast.copy_location(test, s))]
+
+    # --- x[i] = v ---------------------------------------------------------------------------------
+    def _item_update(self, s):
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        if isinstance(s, gast.Assign) and len(s.targets) != 1:
+            return False
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+            return False
+        name = target.value.id
+        if name in self.containers or name in self.params or name in self.src.closure:
+            return False
+        assigned = any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
+                       for m in _walk_scope(self.node.body))
+        if not assigned:
+            return False
+        if isinstance(s, gast.AugAssign) and type(s.op).__name__ not in _AUG_METHODS:
+            raise self.error(s, f"the in-place update {type(s.op).__name__} of an array item "
+                             "cannot be transformed; write x = x.at[i].<method>(v)")
+        return True
+
+    def item_update(self, s):
+        """`y[i] = v` -> `y = y.at[i].set(v)`; `y[i] += v` -> `y = y.at[i].add(v)`."""
+        pre = self.hoist(s, "value")
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        name = target.value.id
+        method = "set" if isinstance(s, gast.Assign) else _AUG_METHODS[type(s.op).__name__]
+        value = s.value
+        if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Sub):
+            value = gast.UnaryOp(op=gast.USub(), operand=value)
+        at = gast.Subscript(value=gast.Attribute(value=_name(name), attr="at", ctx=gast.Load()),
+                            slice=target.slice, ctx=gast.Load())
+        call = gast.Call(func=gast.Attribute(value=at, attr=method, ctx=gast.Load()),
+                         args=[value], keywords=[])
+        self.changed = True
+        return pre + [_assign(name, call, s)]
+
+    # --- try / with -------------------------------------------------------------------------------
+    def try_block(self, s):
+        """The try body inline, then its else: and finally: blocks (what runs when nothing is
+        raised); an exception raised under a transform propagates."""
+        for h in s.handlers:
+            if _has(h.body, (gast.Return, gast.Break, gast.Continue)) and not s.body:
+                raise self.error(s, "cannot transform this try statement")
+        self.changed = True
+        return self.block(s.body + s.orelse + s.finalbody)
+
+    def with_block(self, s):
+        if any(item.optional_vars is not None for item in s.items):
+            raise self.error(s, "a with statement that binds a name (with ... as v) cannot be "
+                             "transformed; open the context outside the transformed function")
+        self.changed = True
+        return self.block(s.body)
+
+    # --- break / continue -------------------------------------------------------------------------
+    def loop_exits(self, s):
+        kinds = (gast.Break, gast.Continue)
+        if not _has_exit(s.body, kinds):
+            return [s]
+        if _has_exit(s.body, (gast.Return,)):
+            raise self.error(s, "a return inside a loop cannot be transformed yet; assign the "
+                             "result, break, and return after the loop")
+        has_break = _has_exit(s.body, (gast.Break,))
+        if s.orelse and has_break:
+            raise self.error(s, "for/while ... else with break cannot be transformed yet")
+        if has_break and isinstance(s, gast.For):
+            targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+            after = self._read_after(s)
+            if targets & after:
+                raise self.error(s, f"{sorted(targets & after)[0]} is read after a loop that "
+                                 "breaks: secant runs the remaining iterations as no-ops, so "
+                                 "the loop variable would not be the one the break left; copy "
+                                 "it into another variable before break")
+        flags = {gast.Continue: self.names.fresh("skip")}
+        if has_break:
+            flags[gast.Break] = self.names.fresh("broke")
+        body, _ = self.exits(s.body, kinds, flags)
+        skip = flags[gast.Continue]
+        if skip in self.flag_uses:
+            body = [_parse(f"{skip} = False", s)] + body
+        else:
+            body = _strip(body, skip)
+            self.names.taken.discard(skip)
+        self.changed = True
+        if not has_break:
+            s.body = body
+            return [s]
+        broke = flags[gast.Break]
+        init = _parse(f"{broke} = False", s)
+        if isinstance(s, gast.While):
+            s.test = _at(s, gast.BoolOp(op=gast.And(), values=[
+                _parse(f"not {broke}", s).value, s.test]))
+            s.body = body
+        else:
+            guard = _at(s, gast.If(test=_parse(f"not {broke}", s).value, body=body, orelse=[]))
+            s.body = [gast.copy_location(guard, s)]
+        return [init, s]
+
+    def _read_after(self, s):
+        end = getattr(s, "end_lineno", None) or 1 << 30
+        return {m.id for m in _walk_scope(self.node.body) if isinstance(m, gast.Name)
+                and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", 0) > end}
+
+    def exits(self, stmts, kinds, flags):
+        """`stmts` with the exits of `kinds` replaced: the rest of the block moves into the
+        branch that does not exit; where only some paths of a statement exit, a flag guards
+        the rest. Returns (statements, "must" | "may" | "none")."""
+        out = []
+        for k, s in enumerate(stmts):
+            rest = stmts[k + 1:]
+            if isinstance(s, kinds):
+                out.extend(self.replace_exit(s, flags))
+                return out, "must"
+            if isinstance(s, gast.If) and _has_exit([s], kinds):
+                body, hb = self.exits(s.body, kinds, flags)
+                orelse, ho = self.exits(s.orelse, kinds, flags)
+                if hb == "must" and ho == "must":
+                    out.append(self._if(s, body, orelse))
+                    return out, "must"
+                if hb == "must" and ho == "none":
+                    orelse, how = self.exits(s.orelse + rest, kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if how == "must" else "may"
+                if ho == "must" and hb == "none":
+                    body, how = self.exits(s.body + rest, kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if how == "must" else "may"
+                # some paths exit, some do not: a flag says which, and guards the rest
+                out.append(self._if(s, body, orelse))
+                return out + self._guarded(s, rest, kinds, flags), "may"
+            if isinstance(s, (gast.For, gast.While, gast.Try, gast.With)) and \
+                    _has_exit([s], kinds):
+                raise self.error(s, "cannot transform this exit from inside a nested block")
+            out.append(s)
+        return out, "none"
+
+    def _guarded(self, s, rest, kinds, flags):
+        if not rest:
+            return []
+        names = [flags[k] for k in kinds if k in flags]
+        self.flag_uses |= set(names)
+        body, _ = self.exits(rest, kinds, flags)
+        test = f"not ({' or '.join(names)})" if len(names) > 1 else f"not {names[0]}"
+        guard = _at(rest[0], gast.If(test=_parse(test, rest[0]).value, body=body, orelse=[]))
+        return [guard]
+
+    def replace_exit(self, s, flags):
+        out = []
+        if isinstance(s, gast.Return):
+            value = s.value if s.value is not None else gast.Constant(None, None)
+            out.append(_assign(self.result, value, s))
+        flag = flags.get(type(s))
+        if flag is not None:
+            out.append(_parse(f"{flag} = True", s))
+        return out
+
+    # --- return -----------------------------------------------------------------------------------
+    def returns(self, body):
+        """Early returns: the rest of the function moves into the branch that does not return;
+        several returns assign one `result` returned at the end."""
+        if not any(isinstance(n, gast.Return) for n in _walk_scope(body[:-1])) and not (
+                body and not isinstance(body[-1], gast.Return)
+                and _has_exit([body[-1]], (gast.Return,))):
+            return body
+        self.result = self.names.fresh("result")
+        returned = self.names.fresh("returned")
+        flags = {gast.Return: returned}
+        new, how = self.exits(body, (gast.Return,), flags)
+        if returned in self.flag_uses:
+            new = [_parse(f"{returned} = False", body[0])] + new
+        else:
+            new = _strip(new, returned)
+            self.names.taken.discard(returned)
+        if how != "must":
+            new = [_assign(self.result, gast.Constant(None, None), body[0])] + new
+        last = body[-1]
+        new.append(_parse(f"return {self.result}", last))
+        self.changed = True
+        return _simplify_result(new, self.result)
+
+    # --- nested functions ---------------------------------------------------------------------------
+    def lift_local_functions(self, body):
+        """A nested def (or `h = lambda ...`) at the function's top level that is only ever
+        called: lifted to a function of its own; its free locals become extra parameters."""
+        out = []
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+        local |= {s.name for s in body if isinstance(s, gast.FunctionDef)}
+        for s in body:
+            fdef = None
+            if isinstance(s, gast.FunctionDef):
+                fdef = s
+            elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda):
+                from secant.transformer.parse import lambda_function_node
+                fdef = lambda_function_node(copy.deepcopy(s.value), s.targets[0].id)
+                gast.copy_location(fdef, s)
+            if fdef is None or not self._only_called(fdef.name, body, s):
+                out.append(s)
+                continue
+            a = fdef.args
+            if fdef.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs \
+                    or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
+                out.append(s)
+                continue
+            own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
+                   and isinstance(m.ctx, (gast.Store, gast.Param))} | \
+                {m.name for m in gast.walk(fdef) if isinstance(m, gast.FunctionDef)}
+            own |= {m.id for m in gast.walk(fdef.args) if isinstance(m, gast.Name)}
+            free = []
+            for m in gast.walk(fdef):
+                if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and \
+                        m.id in local and m.id not in own and m.id not in free:
+                    free.append(m.id)
+            if fdef.name in free:       # a recursive nested function: leave it alone
+                out.append(s)
+                continue
+            self.lifted[fdef.name] = self._lift(fdef, free)
+            self._add_call_arguments(body, fdef.name, free)
+            self.changed = True
+        return out
+
+    def _only_called(self, name, body, definition):
+        uses = [m for s in body if s is not definition for m in gast.walk(s)
+                if isinstance(m, gast.Name) and m.id == name]
+        calls = {id(m.func) for s in body if s is not definition for m in gast.walk(s)
+                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
+                 and m.func.id == name}
+        stores = [m for m in uses if not isinstance(m.ctx, gast.Load)]
+        return uses and not stores and all(id(m) in calls for m in uses)
+
+    def _add_call_arguments(self, body, name, free):
+        for s in body:
+            for m in gast.walk(s):
+                if isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and \
+                        m.func.id == name:
+                    m.args = list(m.args) + [gast.copy_location(_name(v), m) for v in free]
+
+    def _lift(self, fdef, free):
+        fdef = copy.deepcopy(fdef)
+        fdef.args.args = list(fdef.args.args) + [gast.Name(v, gast.Param(), None, None)
+                                                 for v in free]
+        from secant.transformer.functionalize import _Printer
+        printer = _Printer(self.src, {})
+        printer.stmt(fdef, 0)
+        source = "\n".join(printer.lines) + "\n"
+        closure = dict(self.src.closure)
+        fn = loader.load(source, fdef.name, self.src.globals, closure, printer.origins)
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        fn.__secant_source__ = FunctionSource(
+            fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
+            self.src.globals, {k: v for k, v in closure.items() if k in used})
+        fn.__secant_desugared__ = True
+        return fn
+
+    # --- loading --------------------------------------------------------------------------------------
+    def _if(self, s, body, orelse):
+        new = copy.copy(s)
+        if not body and orelse:         # `if c: continue` + rest: `if not c: rest`
+            new.test, body, orelse = _negate(s.test), orelse, []
+        new.body, new.orelse = body or [_at(s, gast.Pass())], orelse
+        return new
+
+    def load(self, fn, node):
+        from secant.transformer.functionalize import _Printer
+        for a in gast.walk(node.args):
+            if isinstance(a, gast.Name):
+                a.annotation = None
+        node.decorator_list, node.returns = [], None
+        printer = _Printer(self.src, {})
+        printer.stmt(node, 0)
+        source = "\n".join(printer.lines) + "\n"
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        free = {k: v for k, v in {**self.src.closure, **self.lifted}.items() if k in used}
+        gen = loader.load(source, node.name, self.src.globals, free, printer.origins)
+        gen.__defaults__ = fn.__defaults__
+        gen.__kwdefaults__ = fn.__kwdefaults__
+        gen.__qualname__ = fn.__qualname__
+        gen.__doc__ = fn.__doc__
+        gen.__module__ = fn.__module__
+        gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
+                                               gen.__code__.co_filename, 1, source.splitlines(),
+                                               self.src.globals, free)
+        gen.__secant_desugared__ = True
+        return gen
+
+
+_INVERSE = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Lt: gast.GtE, gast.GtE: gast.Lt,
+            gast.Gt: gast.LtE, gast.LtE: gast.Gt, gast.Is: gast.IsNot, gast.IsNot: gast.Is,
+            gast.In: gast.NotIn, gast.NotIn: gast.In}
+
+
+def _negate(test):
+    """`not test`, written as the opposite comparison where that is exact (i == 3 -> i != 3;
+    not for < and friends: NaN makes `not a < b` differ from `a >= b`)."""
+    if isinstance(test, gast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE \
+            and not isinstance(test.ops[0], (gast.Lt, gast.Gt, gast.LtE, gast.GtE)):
+        new = copy.copy(test)
+        new.ops = [_INVERSE[type(test.ops[0])]()]
+        return new
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        return test.operand
+    return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), test)
+
+
+def _strip(stmts, flag):
+    """`stmts` without the assignments `flag = True` (a flag nothing reads)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id == flag:
+            continue
+        if isinstance(s, gast.If):
+            s.body, s.orelse = _strip(s.body, flag), _strip(s.orelse, flag)
+            if not s.body and s.orelse:     # `if c: continue` + rest: `if not c: rest`
+                s.test, s.body, s.orelse = _negate(s.test), s.orelse, []
+            s.body = s.body or [gast.copy_location(gast.Pass(), s)]
+        out.append(s)
+    return out
+
+
+def _simplify_result(stmts, result):
+    """`result = e` followed directly by `return result` at the top level: `return e`."""
+    if len(stmts) >= 2 and isinstance(stmts[-2], gast.Assign) and \
+            isinstance(stmts[-2].targets[0], gast.Name) and stmts[-2].targets[0].id == result \
+            and not any(isinstance(m, gast.Name) and m.id == result
+                        for s in stmts[:-2] for m in gast.walk(s)):
+        ret = gast.Return(value=stmts[-2].value)
+        return stmts[:-2] + [gast.copy_location(ret, stmts[-2])]
+    return stmts
