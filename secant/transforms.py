@@ -111,8 +111,9 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     if hit is not None:
         return hit
     if key in _in_progress:
-        raise SecantError(f"cannot {'batch' if batch else 'differentiate'} the recursive "
-                          f"function {fn.__name__}")
+        if mode == "vmap":
+            raise SecantError(f"cannot batch the recursive function {fn.__name__}")
+        return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
     _in_progress.add(key)
     try:
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
@@ -122,14 +123,39 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     return gen
 
 
+class _Recursive:
+    """A function's own derivative, asked for while it is being generated (recursion on static
+    values, `p(x, n - 1)`): the generated code calls itself by name; called from elsewhere
+    (mutual recursion), this finds the finished function when it runs."""
+
+    def __init__(self, key, fn, mode):
+        self.key = key
+        self.__name__ = _generated_name(fn.__name__, mode)
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if mode in forward.MODES:       # (primals, tangents): what forward.py reads
+            wrt = key[2]
+            params += [inspect.Parameter(f"{params[i].name}_dot",
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in wrt]
+        self.__signature__ = inspect.Signature(
+            [p.replace(default=inspect.Parameter.empty) for p in params])
+
+    def __call__(self, *args, **kwargs):
+        return _generated[self.key](*args, **kwargs)
+
+
+def _generated_name(name, mode):
+    return f"{name}_jvp" if mode in forward.MODES else \
+        f"{name}_vjp" if mode == "vjp_given_out" else f"{name}_{mode}"
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()})) \
         if mode == "vmap" else normalise(fn, wrt)
-    gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
-        f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
+    gen_name = _generated_name(fn_ir.name, mode)
     # the generated function's own name is taken: a callee named like it would be shadowed
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
                   | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
@@ -148,6 +174,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
+        if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
+                                                       staged, batch):
+            return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")

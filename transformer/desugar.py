@@ -7,7 +7,9 @@
 - an early `return` -> the rest of the function moved into the branch that does not return,
   and one `return result` at the end when the function returns in several places;
 - `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
-  on, and a flag (`broke`) that skips the remaining iterations after a break;
+  on, and a flag (`looping`) that skips the remaining iterations after a break (flags
+  `iterating` / `running` guard what follows a statement where only some paths continue or
+  return);
 - a nested `def h` (or `h = lambda ...`) only ever called -> a function of its own, its free
   locals passed as extra arguments at each call (`h(y, x)`), so each call is differentiated
   through h's own generated derivative;
@@ -31,6 +33,7 @@ _cache = {}
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
            gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
+_COPY_LIMIT = 20        # statements of a block copied into each path rather than flag-guarded
 _CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}
 
 
@@ -320,13 +323,14 @@ class _Desugarer:
                                  "breaks: secant runs the remaining iterations as no-ops, so "
                                  "the loop variable would not be the one the break left; copy "
                                  "it into another variable before break")
-        flags = {gast.Continue: self.names.fresh("skip")}
+        flags = {gast.Continue: self.names.fresh("iterating")}
         if has_break:
-            flags[gast.Break] = self.names.fresh("broke")
+            flags[gast.Break] = self.names.fresh("looping")
         body, _ = self.exits(s.body, kinds, flags)
         skip = flags[gast.Continue]
+        body = _drop_final(body, skip)
         if skip in self.flag_uses:
-            body = [_parse(f"{skip} = False", s)] + body
+            body = [_parse(f"{skip} = True", s)] + body
         else:
             body = _strip(body, skip)
             self.names.taken.discard(skip)
@@ -335,13 +339,12 @@ class _Desugarer:
             s.body = body
             return [s]
         broke = flags[gast.Break]
-        init = _parse(f"{broke} = False", s)
+        init = _parse(f"{broke} = True", s)
         if isinstance(s, gast.While):
-            s.test = _at(s, gast.BoolOp(op=gast.And(), values=[
-                _parse(f"not {broke}", s).value, s.test]))
+            s.test = _at(s, gast.BoolOp(op=gast.And(), values=[_name(broke), s.test]))
             s.body = body
         else:
-            guard = _at(s, gast.If(test=_parse(f"not {broke}", s).value, body=body, orelse=[]))
+            guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
             s.body = [gast.copy_location(guard, s)]
         return [init, s]
 
@@ -374,9 +377,17 @@ class _Desugarer:
                     body, how = self.exits(s.body + rest, kinds, flags)
                     out.append(self._if(s, body, orelse))
                     return out, "must" if how == "must" else "may"
-                # some paths exit, some do not: a flag says which, and guards the rest
+                # some paths exit, some do not: a short rest runs on each path that goes on
+                # (as a person would write it); a long one is guarded by a flag
+                if sum(isinstance(n, gast.stmt) for r in rest for n in gast.walk(r)) \
+                        <= _COPY_LIMIT:
+                    body, hb = self.exits(s.body + copy.deepcopy(rest), kinds, flags)
+                    orelse, ho = self.exits(s.orelse + copy.deepcopy(rest), kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if hb == ho == "must" else "may"
                 out.append(self._if(s, body, orelse))
-                return out + self._guarded(s, rest, kinds, flags), "may"
+                guarded, how = self._guarded(s, rest, kinds, flags)
+                return out + guarded, "must" if how == "must" else "may"
             if isinstance(s, (gast.For, gast.While, gast.Try, gast.With)) and \
                     _has_exit([s], kinds):
                 raise self.error(s, "cannot transform this exit from inside a nested block")
@@ -385,13 +396,13 @@ class _Desugarer:
 
     def _guarded(self, s, rest, kinds, flags):
         if not rest:
-            return []
-        names = [flags[k] for k in kinds if k in flags]
+            return [], "none"
+        names = [flags[k] for k in kinds if k in flags and _has_exit([s], (k,))]
         self.flag_uses |= set(names)
-        body, _ = self.exits(rest, kinds, flags)
-        test = f"not ({' or '.join(names)})" if len(names) > 1 else f"not {names[0]}"
+        body, how = self.exits(rest, kinds, flags)
+        test = " and ".join(names)
         guard = _at(rest[0], gast.If(test=_parse(test, rest[0]).value, body=body, orelse=[]))
-        return [guard]
+        return [guard], how
 
     def replace_exit(self, s, flags):
         out = []
@@ -400,7 +411,7 @@ class _Desugarer:
             out.append(_assign(self.result, value, s))
         flag = flags.get(type(s))
         if flag is not None:
-            out.append(_parse(f"{flag} = True", s))
+            out.append(_parse(f"{flag} = False", s))
         return out
 
     # --- return -----------------------------------------------------------------------------------
@@ -412,11 +423,12 @@ class _Desugarer:
                 and _has_exit([body[-1]], (gast.Return,))):
             return body
         self.result = self.names.fresh("result")
-        returned = self.names.fresh("returned")
+        returned = self.names.fresh("running")
         flags = {gast.Return: returned}
         new, how = self.exits(body, (gast.Return,), flags)
+        new = _drop_final(new, returned)
         if returned in self.flag_uses:
-            new = [_parse(f"{returned} = False", body[0])] + new
+            new = [_parse(f"{returned} = True", body[0])] + new
         else:
             new = _strip(new, returned)
             self.names.taken.discard(returned)
@@ -552,8 +564,22 @@ def _negate(test):
     return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), test)
 
 
+def _drop_final(stmts, flag):
+    """`stmts` without a `flag = False` that is the last thing they run (nothing reads it)."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, gast.Assign) and isinstance(last.targets[0], gast.Name) and \
+            last.targets[0].id == flag:
+        return stmts[:-1]
+    if isinstance(last, gast.If):
+        last.body = _drop_final(last.body, flag) or [gast.copy_location(gast.Pass(), last)]
+        last.orelse = _drop_final(last.orelse, flag)
+    return stmts
+
+
 def _strip(stmts, flag):
-    """`stmts` without the assignments `flag = True` (a flag nothing reads)."""
+    """`stmts` without the assignments `flag = False` (a flag nothing reads)."""
     out = []
     for s in stmts:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \

@@ -312,7 +312,7 @@ class Normaliser:
         return text if top else f"({text})"
 
     def if_statement(self, stmt):
-        test = self.operand(stmt.test)
+        test = self._test(stmt.test)
         if not isinstance(test, ir.Expr):
             if self.batching:
                 raise _batched_test(self.src.error(
@@ -475,7 +475,7 @@ class Normaliser:
     def _while_test(self, stmt):
         """The test of a while loop as source over the loop names (it must be inactive)."""
         out, self.out = self.out, []
-        test = self.operand(stmt.test)
+        test = self._test(stmt.test)
         emitted, self.out = self.out, out
         if emitted or not isinstance(test, ir.Expr):
             if self.batching:
@@ -583,6 +583,8 @@ class Normaliser:
         if isinstance(node, gast.BinOp):
             return self.binop(node)
         if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.Not) and not self.batching:
+                return self._inactive(node)     # a bool, whatever its operand
             x = self.operand(node.operand)
             if isinstance(x, ir.Var) and isinstance(node.op, (gast.USub, gast.UAdd)):
                 if isinstance(node.op, gast.UAdd):
@@ -632,6 +634,14 @@ class Normaliser:
                                  "as separate statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
+
+    def _test(self, node):
+        """The test of an if or while: only its truth value is used (`a or b` is fine)."""
+        if isinstance(node, gast.BoolOp) and not self.batching:
+            for v in node.values:
+                self._test(v)
+            return self._inactive(node)
+        return self.operand(node)
 
     def _inactive(self, node):
         return ir.Expr(self._source(node))
