@@ -117,7 +117,14 @@ def _at(like, node):
 
 
 def _parse(text, like):
-    return _at(like, gast.parse(text).body[0])
+    """A statement parsed from `text`, every node at the position of the user's `like`."""
+    node = gast.parse(text).body[0]
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)):
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
 
 
 def _assign(target, value, like):

@@ -500,10 +500,12 @@ class Normaliser:
             used_after = {n for n in used_after if _reads_first(after, n)}
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
+        tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
         assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
                                       and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if (n in self.current and _reads_first(body, n)) or n in used_after)
+                          if (n in self.current and (_reads_first(body, n) or n in tested))
+                          or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
