@@ -51,9 +51,11 @@ def desugar(fn):
 
 
 def _desugar(fn):
-    if not isinstance(fn, types.FunctionType) or getattr(fn, "__secant_source__", None) \
-            is not None:
-        return fn                       # generated code is already in the canonical subset
+    if not isinstance(fn, types.FunctionType) or (
+            getattr(fn, "__secant_source__", None) is not None
+            and not getattr(fn, "__secant_functionalized__", False)):
+        return fn       # generated code is in the canonical subset (a staged user function is
+                        # the user's code, with what jit could not stage left as written)
     if (getattr(fn, "__module__", None) or "").split(".")[0] in ("secant", "numpy"):
         return fn                       # secant's own helpers are written in the subset
     try:
@@ -348,7 +350,11 @@ class _Desugarer:
         broke = flags[gast.Break]
         init = _parse(f"{broke} = True", s)
         if isinstance(s, gast.While):
-            s.test = _at(s, gast.BoolOp(op=gast.And(), values=[_name(broke), s.test]))
+            # `looping & (k < n)` for a comparison: a traced flag under jit has no `and`
+            both = [_name(broke), s.test]
+            s.test = _at(s, gast.BinOp(left=both[0], op=gast.BitAnd(), right=both[1])
+                         if isinstance(s.test, gast.Compare) else
+                         gast.BoolOp(op=gast.And(), values=both))
             s.body = body
         else:
             guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
