@@ -97,6 +97,31 @@ def while_break(x):
     return x
 
 
+def return_in_for(x):
+    for i in range(4):
+        x = x * 2.0
+        if i == 2:
+            return x
+    return -x
+
+
+def return_in_while(x):
+    k = 0
+    while k < 10:
+        x = snp.sin(x) + 1.0
+        if x > 1.5:
+            return x * 2.0
+        k = k + 1
+    return x
+
+
+def print_in_loop(x):
+    for i in range(2):
+        print("step", i)
+        x = snp.sin(x)
+    return x
+
+
 def nested_def(x):
     def h(y):
         return y * x
@@ -115,6 +140,10 @@ def if_expression(x):
 def if_expression_assigned(x):
     y = snp.sin(x) if x > 0 else snp.cos(x) if x > -1 else x
     return y * x
+
+
+def if_expression_inside(x):
+    return snp.exp(x * 2.0 if x > 0 else snp.sin(x)) + 1.0
 
 
 def in_place(x):
@@ -164,6 +193,10 @@ CASES = {
     "loop_continue": (loop_continue, [0.7]),
     "loop_break_nested": (loop_break_nested, [0.3]),
     "while_break": (while_break, [0.3]),
+    "return_in_for": (return_in_for, [0.6]),
+    "return_in_while": (return_in_while, [1.0, 0.2, -0.4]),
+    "print_in_loop": (print_in_loop, [0.6]),
+    "if_expression_inside": (if_expression_inside, [0.6, -0.3]),
     "nested_def": (nested_def, [0.6]),
     "nested_lambda": (nested_lambda, [0.6]),
     "if_expression": (if_expression, [0.7, -1.3]),
@@ -242,8 +275,13 @@ def test_jit_of_grad_matches_eager(name, x64):
                                    rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - EAGER_FAILS - {"if_expression",
-                                                                     "if_expression_assigned"}))
+# As in JAX, plain jit traces the user's own Python: `a if c else b` and a return from a loop
+# on a traced condition are ConcretizationErrors there (jit(grad(f)) reads the desugared form)
+NO_PLAIN_JIT = {"if_expression", "if_expression_assigned", "if_expression_inside",
+                "return_in_while"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - EAGER_FAILS - NO_PLAIN_JIT))
 def test_jit_matches_eager(name, x64):
     fn, points = CASES[name]
     jf = secant.jit(fn)
@@ -283,6 +321,24 @@ def test_print_prints_primal_values(capsys):
     assert capsys.readouterr().out == "x is 2.0\n"
     secant.vmap(printing)(snp.arange(2.0))
     assert capsys.readouterr().out == "x is [0. 1.]\n"
+
+
+def test_print_in_a_loop_prints_once_per_iteration_under_grad(capsys):
+    secant.grad(print_in_loop)(0.5)
+    assert capsys.readouterr().out == "step 0\nstep 1\n"      # not again in the reverse loop
+
+
+def test_return_of_different_values_from_a_loop_raises():
+    def f(x):
+        for i in range(3):
+            if i == 1:
+                return x
+            if i == 2:
+                return -x
+        return x * 2
+
+    with pytest.raises(secant.SecantError, match="different values"):
+        secant.grad(f)(1.0)
 
 
 def test_print_under_jit_runs_once_at_trace_time(capsys):
@@ -358,7 +414,8 @@ def test_recursion_generates_a_self_calling_derivative():
 # --- readable sources (golden) ----------------------------------------------------------------------
 GOLDEN_CASES = {"early_return": early_return, "loop_break": loop_break, "in_place": in_place,
                 "nested_def": nested_def, "walrus": walrus, "if_expression": if_expression,
-                "loop_continue": loop_continue}
+                "loop_continue": loop_continue, "return_in_for": return_in_for,
+                "if_expression_inside": if_expression_inside}
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))

@@ -105,6 +105,30 @@ def _has_exit(stmts, kinds):
     return False
 
 
+def _walk_loop_body(stmts):
+    """Nodes of a loop body, not descending into nested loops or scopes."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES + (gast.For, gast.While)):
+            stack.extend(gast.iter_child_nodes(n))
+
+
+def _replace_node(stmts, old, new):
+    for k, s in enumerate(stmts):
+        if s is old:
+            stmts[k] = new
+            return True
+        for field in ("body", "orelse", "finalbody"):
+            if _replace_node(getattr(s, field, None) or [], old, new):
+                return True
+        for h in getattr(s, "handlers", None) or []:
+            if _replace_node(h.body, old, new):
+                return True
+    return False
+
+
 def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
@@ -207,8 +231,39 @@ class _Desugarer:
             return self.item_update(s)
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
                           gast.Assert)):
-            return self.hoist(s, "value" if not isinstance(s, gast.Assert) else "test") + [s]
+            field = "value" if not isinstance(s, gast.Assert) else "test"
+            pre = self.hoist(s, field)
+            return pre + self.hoist_choices(s, field) + [s]
         return [s]
+
+    def hoist_choices(self, stmt, field):
+        """`snp.sum(a if c else b)` -> `if c: chosen = a` / `else: chosen = b` before the
+        statement, then `snp.sum(chosen)` (choices between constants stay as written)."""
+        expr = getattr(stmt, field, None)
+        if expr is None or not _has([expr], gast.IfExp):
+            return []
+        pre = []
+        outer = self
+
+        class Hoist(gast.NodeTransformer):
+            def visit_IfExp(self, n):
+                if isinstance(n.body, gast.Constant) and isinstance(n.orelse, gast.Constant):
+                    return n
+                n.test = self.visit(n.test)
+                name = outer.names.fresh("chosen")
+                pre.extend(outer.statement(_assign(name, n, stmt)))
+                return gast.copy_location(_name(name), n)
+
+            def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
+                return n
+
+            visit_BoolOp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+            visit_SetComp = visit_GeneratorExp = _keep
+
+        setattr(stmt, field, Hoist().visit(expr))
+        if pre:
+            self.changed = True
+        return pre
 
     # --- walrus -----------------------------------------------------------------------------------
     def hoist(self, stmt, field):
@@ -316,11 +371,11 @@ class _Desugarer:
     # --- break / continue -------------------------------------------------------------------------
     def loop_exits(self, s):
         kinds = (gast.Break, gast.Continue)
+        returned = None
+        if _has_exit(s.body, (gast.Return,)):
+            returned = self.return_from_loop(s)
         if not _has_exit(s.body, kinds):
             return [s]
-        if _has_exit(s.body, (gast.Return,)):
-            raise self.error(s, "a return inside a loop cannot be transformed yet; assign the "
-                             "result, break, and return after the loop")
         has_break = _has_exit(s.body, (gast.Break,))
         if s.orelse and has_break:
             raise self.error(s, "for/while ... else with break cannot be transformed yet")
@@ -359,7 +414,41 @@ class _Desugarer:
         else:
             guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
             s.body = [gast.copy_location(guard, s)]
-        return [init, s]
+        if returned is None:
+            return [init, s]
+        # the loop returned when it stopped early: the return happens after it (the rest of
+        # the function moves into the branch where it ran to the end)
+        ret = gast.copy_location(gast.Return(value=returned), returned)
+        after = _at(returned, gast.If(test=_name(broke), body=[], orelse=[ret]))
+        return [init, s, gast.copy_location(after, returned)]
+
+    def return_from_loop(self, s):
+        """`return v` inside a loop -> `break` (the value is returned after the loop: every
+        name v reads keeps its value through the iterations the flag skips)."""
+        returns = [n for n in _walk_loop_body(s.body) if isinstance(n, gast.Return)]
+        if len(returns) != sum(isinstance(n, gast.Return) for n in _walk_scope(s.body)):
+            raise self.error(s, "a return inside a nested loop cannot be transformed yet; "
+                             "assign the result, break, and return after the loops")
+        if _has_exit(s.body, (gast.Break,)) or s.orelse:
+            raise self.error(s, "a loop with both return and break (or an else:) cannot be "
+                             "transformed yet; assign the result, break, and return after it")
+        values = {gast.unparse(r.value).strip() if r.value is not None else "None"
+                  for r in returns}
+        if len(values) != 1:
+            raise self.error(returns[1], "returns of different values from inside a loop "
+                             "cannot be transformed yet; assign the result, break, and return "
+                             "after the loop")
+        value = returns[0].value if returns[0].value is not None else gast.Constant(None, None)
+        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
+            if isinstance(s, gast.For) else set()
+        read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
+        if targets & read:
+            raise self.error(returns[0], f"a return of the loop variable "
+                             f"{sorted(targets & read)[0]} from inside the loop cannot be "
+                             "transformed yet; copy it into another variable first")
+        for r in returns:               # (in place: the statement lists of the loop body)
+            _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
+        return _at(returns[0], copy.deepcopy(value))
 
     def _read_after(self, s):
         end = getattr(s, "end_lineno", None) or 1 << 30

@@ -129,10 +129,12 @@ class Normaliser:
                 return          # a docstring or a bare constant
             if self._derivative_stack(stmt.value, "append"):
                 return self.stack_push(stmt.value)
-            if not (isinstance(stmt.value, gast.Call)
-                    and self._resolve(stmt.value.func) is builtins.print):
-                self._check_no_side_effect_on_tracked(stmt)     # print(x) prints primal values
-            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
+            printing = isinstance(stmt.value, gast.Call) and \
+                self._resolve(stmt.value.func) is builtins.print
+            if not printing:                    # print(x) prints the primal values
+                self._check_no_side_effect_on_tracked(stmt)
+            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
+                                     effect=printing))
         elif isinstance(stmt, (gast.Assert,)):
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
         elif isinstance(stmt, gast.Pass):
