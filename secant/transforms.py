@@ -522,6 +522,7 @@ def source(fn, stage="generated"):
 
 def _normalised_source(fn, positions, mode):
     from secant.transformer.show import to_source
+    fn = desugar(fn)            # what the transforms normalise
     if positions is None:       # a plain function: every positional parameter tracked
         positions = range(len([p for p in inspect.signature(fn).parameters.values()
                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]))

@@ -128,6 +128,15 @@ def nested_def(x):
     return h(x) + h(snp.sin(x))
 
 
+def nested_defs_calling_each_other(x):
+    def h(y, scale=2.0):
+        return y * x * scale
+
+    def g(y):
+        return h(y) + h(y, 3.0)
+    return g(snp.sin(x))
+
+
 def nested_lambda(x):
     sq = lambda y: y * y                                    # noqa: E731
     return sq(x) + sq(2 * x)
@@ -199,6 +208,7 @@ CASES = {
     "if_expression_inside": (if_expression_inside, [0.6, -0.3]),
     "nested_def": (nested_def, [0.6]),
     "nested_lambda": (nested_lambda, [0.6]),
+    "nested_defs_calling_each_other": (nested_defs_calling_each_other, [0.7]),
     "if_expression": (if_expression, [0.7, -1.3]),
     "if_expression_assigned": (if_expression_assigned, [0.7, -0.5, -1.5]),
     "in_place": (in_place, [0.8]),

@@ -562,7 +562,7 @@ class _Desugarer:
                 out.append(s)
                 continue
             a = fdef.args
-            if fdef.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs \
+            if fdef.decorator_list or a.vararg or a.kwarg or a.posonlyargs \
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
                 out.append(s)
                 continue
@@ -573,13 +573,19 @@ class _Desugarer:
             free = []
             for m in gast.walk(fdef):
                 if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and \
-                        m.id in local and m.id not in own and m.id not in free:
+                        m.id in local and m.id not in own and m.id not in free \
+                        and m.id not in self.lifted:    # (a lifted function is global now)
                     free.append(m.id)
             if fdef.name in free:       # a recursive nested function: leave it alone
                 out.append(s)
                 continue
-            self.lifted[fdef.name] = self._lift(fdef, free)
-            self._add_call_arguments(body, fdef.name, free)
+            # after parameters with defaults the free locals are passed by keyword: h(y, x=x)
+            by_keyword = bool(a.defaults)
+            if a.kwonlyargs:
+                out.append(s)
+                continue
+            self.lifted[fdef.name] = self._lift(fdef, free, by_keyword)
+            self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
 
@@ -592,23 +598,33 @@ class _Desugarer:
         stores = [m for m in uses if not isinstance(m.ctx, gast.Load)]
         return uses and not stores and all(id(m) in calls for m in uses)
 
-    def _add_call_arguments(self, body, name, free):
+    def _add_call_arguments(self, body, name, free, by_keyword):
         for s in body:
             for m in gast.walk(s):
                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and \
                         m.func.id == name:
-                    m.args = list(m.args) + [gast.copy_location(_name(v), m) for v in free]
+                    if by_keyword:
+                        m.keywords = list(m.keywords) + [
+                            gast.keyword(arg=v, value=gast.copy_location(_name(v), m))
+                            for v in free]
+                    else:
+                        m.args = list(m.args) + [gast.copy_location(_name(v), m) for v in free]
 
-    def _lift(self, fdef, free):
+    def _lift(self, fdef, free, by_keyword=False):
         fdef = copy.deepcopy(fdef)
-        fdef.args.args = list(fdef.args.args) + [gast.Name(v, gast.Param(), None, None)
-                                                 for v in free]
+        params = [gast.Name(v, gast.Param(), None, None) for v in free]
+        fdef.args.args = list(fdef.args.args) + params
+        if by_keyword:          # after parameters with defaults: `x=None`, always passed
+            fdef.args.defaults = list(fdef.args.defaults) + [gast.Constant(None, None)
+                                                             for _ in params]
         from secant.transformer.functionalize import _Printer
         printer = _Printer(self.src, {})
         printer.stmt(fdef, 0)
         source = "\n".join(printer.lines) + "\n"
-        closure = dict(self.src.closure)
-        fn = loader.load(source, fdef.name, self.src.globals, closure, printer.origins)
+        closure = {**self.src.closure, **self.lifted}     # (a lifted function calls another)
+        fn = loader.load(source, fdef.name, self.src.globals,
+                         {k: v for k, v in closure.items()
+                          if k in _names_of_source(source)}, printer.origins)
         used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         fn.__secant_source__ = FunctionSource(
             fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
@@ -694,6 +710,10 @@ def _strip(stmts, flag):
             s.body = s.body or [gast.copy_location(gast.Pass(), s)]
         out.append(s)
     return out
+
+
+def _names_of_source(source):
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
 
 
 def _simplify_result(stmts, result):
