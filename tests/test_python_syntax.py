@@ -368,6 +368,13 @@ def test_in_place_update_of_a_list_is_left_alone():
 
     assert desugar(f) is f
 
+    def g(x):
+        m = np.zeros(2)         # a NumPy array is mutable: Python updates it in place
+        m[0] = 1.0
+        return x * snp.sum(m)
+
+    assert desugar(g) is g
+
 
 def test_loop_variable_read_after_a_break_raises():
     def f(x):

@@ -189,11 +189,23 @@ class _Desugarer:
                     isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id in _CONTAINER_CALLS) or (
                     isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
-                if is_container:
+                if is_container or self._numpy_value(v):
                     for t in n.targets:
                         for m in gast.walk(t):
                             if isinstance(m, gast.Name):
                                 self.containers.add(m.id)
+
+    def _numpy_value(self, value):
+        """A NumPy call (np.zeros(3)): a mutable ndarray, updated in place as Python does."""
+        if not isinstance(value, gast.Call):
+            return False
+        f = value.func
+        while isinstance(f, gast.Attribute):
+            f = f.value
+        if not isinstance(f, gast.Name):
+            return False
+        _, obj = self.src.resolve_name(f.id)
+        return getattr(obj, "__name__", "").split(".")[0] == "numpy"
 
     # --- statements -------------------------------------------------------------------------------
     def block(self, stmts):
@@ -212,7 +224,7 @@ class _Desugarer:
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             return pre + self.loop_exits(s)
         if isinstance(s, gast.While):
-            if _has(s.test.__class__ and [s.test], gast.NamedExpr):
+            if _has([s.test], gast.NamedExpr):
                 raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
                                  "assign before the loop and at the end of its body")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
