@@ -285,10 +285,10 @@ def test_jit_of_grad_matches_eager(name, x64):
                                    rtol=1e-12)
 
 
-# As in JAX, plain jit traces the user's own Python: `a if c else b` and a return from a loop
-# on a traced condition are ConcretizationErrors there (jit(grad(f)) reads the desugared form)
-NO_PLAIN_JIT = {"if_expression", "if_expression_assigned", "if_expression_inside",
-                "return_in_while"}
+# As in JAX, plain jit traces the user's own Python: a return from a loop on a traced
+# condition is a ConcretizationError there (jit(grad(f)) reads the desugared form). Better than
+# JAX, `a if c else b` on a traced c is staged as an if (lax.cond).
+NO_PLAIN_JIT = {"return_in_while"}
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - EAGER_FAILS - NO_PLAIN_JIT))
@@ -300,7 +300,7 @@ def test_jit_matches_eager(name, x64):
                                    rtol=1e-12)
 
 
-# --- regressions ------------------------------------------------------------------------------------
+# --- regressions ----------------------------------------------------------------------------------
 def test_walrus_gradient_is_not_silently_zero(x64):
     """`(y := snp.sin(x)) * y` differentiated to zeros_like(x): the walrus's value was read as
     a constant. It is sin(2x)."""
@@ -349,6 +349,13 @@ def test_return_of_different_values_from_a_loop_raises():
 
     with pytest.raises(secant.SecantError, match="different values"):
         secant.grad(f)(1.0)
+
+
+def test_jit_stages_a_conditional_expression_on_a_traced_value():
+    text = secant.source(secant.jit(if_expression))
+    assert "lax.cond(" in text
+    jf = secant.jit(if_expression)
+    assert float(jf(2.0)) == 4.0 and float(jf(-2.0)) == 2.0
 
 
 def test_print_under_jit_runs_once_at_trace_time(capsys):
@@ -428,7 +435,7 @@ def test_recursion_generates_a_self_calling_derivative():
     assert "power_vjp(" in text.split("\n", 1)[1]     # the body calls itself
 
 
-# --- readable sources (golden) ----------------------------------------------------------------------
+# --- readable sources (golden) --------------------------------------------------------------------
 GOLDEN_CASES = {"early_return": early_return, "loop_break": loop_break, "in_place": in_place,
                 "nested_def": nested_def, "walrus": walrus, "if_expression": if_expression,
                 "loop_continue": loop_continue, "return_in_for": return_in_for,

@@ -37,20 +37,23 @@ _COPY_LIMIT = 20        # statements of a block copied into each path rather tha
 _CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}
 
 
-def desugar(fn):
-    """`fn` rewritten into the syntax the normaliser reads (cached), or `fn` itself."""
+def desugar(fn, only_choices=False):
+    """`fn` rewritten into the syntax the normaliser reads (cached), or `fn` itself.
+    `only_choices` (what jit reads, transformer/functionalize.py): only `a if c else b` (and
+    walruses, to keep their order) become statements, so a traced `c` can be staged."""
+    key = (fn, only_choices)
     try:
-        hit = _cache.get(fn)
+        hit = _cache.get(key)
     except TypeError:
         return fn
     if hit is not None:
         return hit
-    _cache[fn] = fn
-    out = _cache[fn] = _desugar(fn)
+    _cache[key] = fn
+    out = _cache[key] = _desugar(fn, only_choices)
     return out
 
 
-def _desugar(fn):
+def _desugar(fn, only_choices=False):
     if not isinstance(fn, types.FunctionType) or (
             getattr(fn, "__secant_source__", None) is not None
             and not getattr(fn, "__secant_functionalized__", False)):
@@ -63,7 +66,9 @@ def _desugar(fn):
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
     node = copy.deepcopy(src.node)
-    d = _Desugarer(src, node)
+    if only_choices and not _has(node.body, gast.IfExp):
+        return fn
+    d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
     if not d.changed:
         return fn
@@ -80,7 +85,7 @@ def _walk_scope(nodes):
             stack.extend(reversed(list(gast.iter_child_nodes(n))))
 
 
-def _has(stmts, kinds, into_loops=True):
+def _has(stmts, kinds):
     for n in _walk_scope(stmts):
         if isinstance(n, kinds):
             return True
@@ -158,8 +163,9 @@ def _assign(target, value, like):
 
 
 class _Desugarer:
-    def __init__(self, src, node):
+    def __init__(self, src, node, only_choices=False):
         self.src = src
+        self.only_choices = only_choices
         self.node = node
         taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
         taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
@@ -176,6 +182,8 @@ class _Desugarer:
     def function(self, node):
         self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
         self._find_containers(node.body)
+        if self.only_choices:
+            return self.block(node.body)
         body = self.lift_local_functions(node.body)
         body = self.block(body)
         return self.returns(body)
@@ -222,13 +230,15 @@ class _Desugarer:
         if isinstance(s, gast.For):
             pre = self.hoist(s, "iter")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return pre + self.loop_exits(s)
+            return pre + ([s] if self.only_choices else self.loop_exits(s))
         if isinstance(s, gast.While):
             if _has([s.test], gast.NamedExpr):
                 raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
                                  "assign before the loop and at the end of its body")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return self.loop_exits(s)
+            return [s] if self.only_choices else self.loop_exits(s)
+        if self.only_choices and isinstance(s, (gast.Try, gast.With)):
+            return [s]
         if isinstance(s, gast.Try):
             return self.try_block(s)
         if isinstance(s, gast.With):
@@ -239,7 +249,8 @@ class _Desugarer:
                                                                value=v, type_comment=None))
         if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
             return self.if_expression(s, lambda v: gast.Return(value=v))
-        if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and not self.only_choices and \
+                self._item_update(s):
             return self.item_update(s)
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
                           gast.Assert)):
@@ -553,7 +564,7 @@ class _Desugarer:
         self.changed = True
         return _simplify_result(new, self.result)
 
-    # --- nested functions ---------------------------------------------------------------------------
+    # --- nested functions -------------------------------------------------------------------------
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
@@ -644,7 +655,7 @@ class _Desugarer:
         fn.__secant_desugared__ = True
         return fn
 
-    # --- loading --------------------------------------------------------------------------------------
+    # --- loading ----------------------------------------------------------------------------------
     def _if(self, s, body, orelse):
         new = copy.copy(s)
         if not body and orelse:         # `if c: continue` + rest: `if not c: rest`

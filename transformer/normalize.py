@@ -633,9 +633,10 @@ class Normaliser:
         if isinstance(node, (gast.NamedExpr, gast.BoolOp)) and not _is_truth_value(node) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
             # `a or b` is one of its operands, `(y := e)` is e: neither is a constant
-            raise self.src.error(node, f"secant cannot {'batch' if self.batching else 'differentiate'}"
-                                 f" through this {type(node).__name__} expression yet; write it "
-                                 "as separate statements")
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} through this "
+                                 f"{type(node).__name__} expression yet; write it as separate "
+                                 "statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
 
