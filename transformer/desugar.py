@@ -2,10 +2,13 @@
 
 `desugar(fn)` reads `fn`'s source and rewrites, in the user's own names and lines:
 - `(y := e)` inside a statement -> `y = e` just before it;
-- `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise);
+- `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise; one
+  inside a larger expression is first assigned to `chosen`);
 - `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`;
-- an early `return` -> the rest of the function moved into the branch that does not return,
-  and one `return result` at the end when the function returns in several places;
+- an early `return` -> the rest of the function moved into the branch that does not return
+  (a short rest after a statement that only sometimes returns is copied into each path that
+  goes on), and one `return result` at the end when the function returns in several places;
+  `return v` inside a loop -> a break, and `v` returned after the loop;
 - `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
   on, and a flag (`looping`) that skips the remaining iterations after a break (flags
   `iterating` / `running` guard what follows a statement where only some paths continue or
@@ -17,7 +20,9 @@
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
   its body inline (a context manager without `as`).
 The result is a new function (source registered, origins mapped to the user's lines), or `fn`
-itself when there is nothing to rewrite. Transform-agnostic: grad, jvp, vmap and jit read it.
+itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap read it
+(secant/transforms.py generate); jit reads `desugar(fn, only_choices=True)`, which only turns
+conditional expressions into `if`s it can stage, and otherwise traces the user's Python as is.
 """
 import ast
 import copy
@@ -378,9 +383,6 @@ class _Desugarer:
     def try_block(self, s):
         """The try body inline, then its else: and finally: blocks (what runs when nothing is
         raised); an exception raised under a transform propagates."""
-        for h in s.handlers:
-            if _has(h.body, (gast.Return, gast.Break, gast.Continue)) and not s.body:
-                raise self.error(s, "cannot transform this try statement")
         self.changed = True
         return self.block(s.body + s.orelse + s.finalbody)
 
