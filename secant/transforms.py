@@ -160,6 +160,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
                   | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
     callees = {}
+    self_calls = []
     flags = None
 
     def batched_callee(callee, positions, out_axes):
@@ -176,6 +177,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         sub = generate(callee, active, mode, staged=staged) if mode else callee
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
+            self_calls.append(sub)
             return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
@@ -233,6 +235,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             **{name: sub for sub, name in callees.items()}}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins)
     gen.__secant_out_batched__ = flags
+    if self_calls:      # a recursive derivative names itself: a transform of it reads that
+        gen.__secant_source__.closure[gen_name] = gen
     return gen
 
 
