@@ -111,14 +111,18 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     if hit is not None:
         return hit
     if key in _in_progress:
-        if mode == "vmap":
-            raise SecantError(f"cannot batch the recursive function {fn.__name__}")
         return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
     _in_progress.add(key)
     try:
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
     finally:
         _in_progress.discard(key)
+    if mode == "vmap" and getattr(gen, "__secant_recursive__", False) and not (
+            gen.__secant_out_batched__ is True or isinstance(gen.__secant_out_batched__, tuple)
+            and all(gen.__secant_out_batched__)):
+        # its own calls were batched assuming every output batched: not so, refuse
+        raise SecantError(f"cannot batch the recursive function {fn.__name__}: some of its "
+                          "outputs are not batched")
     _generated[key] = gen
     return gen
 
@@ -168,6 +172,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         from secant.batch import BatchOptions
         sub = generate(callee, positions, "vmap", staged=staged,
                        batch=BatchOptions((), out_axes, batch.axis_name, None))
+        if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
+                                                       staged, batch):
+            self_calls.append(sub)      # recursion: assumed batched, checked when generated
+            return gen_name, True
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
@@ -237,6 +245,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_out_batched__ = flags
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
         gen.__secant_source__.closure[gen_name] = gen
+        gen.__secant_recursive__ = True
     return gen
 
 

@@ -254,10 +254,7 @@ def test_jvp_matches_finite_differences(name, x64):
         np.testing.assert_allclose(float(tangent), _fd(fn, x), rtol=1e-6, atol=1e-8)
 
 
-NO_VMAP = {"recursion"}      # vmap of a recursive function is not supported (a clear error)
-
-
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_VMAP))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_vmap_matches_a_python_loop(name, x64):
     fn, points = CASES[name]
     xs = np.array(points + [0.25], dtype=np.float64)
@@ -266,7 +263,7 @@ def test_vmap_matches_a_python_loop(name, x64):
                                [_reference(fn, x) for x in xs], rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_VMAP))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_vmap_of_grad_matches_a_python_loop(name, x64):
     fn, points = CASES[name]
     xs = np.array(points, dtype=np.float64)
@@ -425,9 +422,23 @@ def test_nested_def_reads_the_enclosing_value_at_call_time(x64):
     assert float(secant.grad(f)(np.float64(x))) == pytest.approx(expected, rel=1e-12)
 
 
-def test_vmap_of_recursion_raises_clearly():
-    with pytest.raises(secant.SecantError, match="cannot batch the recursive function power"):
-        secant.vmap(recursion)(snp.ones(2))
+def count_down(x, n):
+    return 0.0 if n == 0 else count_down(x, n - 1)
+
+
+def test_vmap_of_recursion_with_a_constant_base_case():
+    """A recursive call is batched assuming its outputs are (checked when it is generated):
+    a constant base case is broadcast to the batch where the branches join."""
+    out = secant.vmap(count_down, in_axes=(0, None))(snp.ones(2), 2)
+    assert np.asarray(out).tolist() == [0.0, 0.0]
+    text = secant.source(secant.transforms.generate(
+        count_down, (0,), "vmap", batch=secant.batch.BatchOptions((), "free", None, None)))
+    assert "count_down_vmap(x, (n - 1))" in text         # it calls itself
+
+
+def test_jacfwd_of_grad_of_recursion(x64):
+    x = np.float64(0.8)
+    assert float(secant.jacfwd(secant.grad(recursion))(x)) == pytest.approx(12 * x ** 2)
 
 
 def test_recursion_generates_a_self_calling_derivative():
