@@ -117,7 +117,8 @@ class ReverseBuilder:
         for s in stmts:
             self.origin = s.origin
             if isinstance(s, ir.Plain):
-                self.emit(s.code)
+                if not (s.effect and getattr(self, "replaying", False)):   # print once
+                    self.emit(s.code)
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
             elif isinstance(s, ir.Op):
@@ -245,7 +246,9 @@ class ReverseBuilder:
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
+        replaying, self.replaying = getattr(self, "replaying", False), True
         self.forward([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.replaying = replaying
         replay_end = len(self.lines)
         for loop, last in s.carried:                # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:

@@ -23,6 +23,7 @@ from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import hygiene, ir
 from secant.transformer.callees import dynamic_call
+from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values
 
@@ -200,6 +201,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         raise SecantError(f"{fn.__name__} was generated for callees that have changed since "
                           "(a closure cell or global now names another function); transform "
                           "the function again" + where())
+    if not getattr(fn, "__secant_custom__", False):
+        fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
     if staged and not getattr(fn, "__secant_custom__", False) \
             and not getattr(fn, "__secant_dispatch__", None):
         from secant.transformer.functionalize import functionalize
@@ -209,13 +212,18 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     if hit is not None and _current(hit):
         return hit
     if key in _in_progress:
-        raise SecantError(f"cannot {'batch' if batch else 'differentiate'} the recursive "
-                          f"function {fn.__name__}")
+        return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
     _in_progress.add(key)
     try:
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
     finally:
         _in_progress.discard(key)
+    if mode == "vmap" and getattr(gen, "__secant_recursive__", False) and not (
+            gen.__secant_out_batched__ is True or isinstance(gen.__secant_out_batched__, tuple)
+            and all(gen.__secant_out_batched__)):
+        # its own calls were batched assuming every output batched: not so, refuse
+        raise SecantError(f"cannot batch the recursive function {fn.__name__}: some of its "
+                          "outputs are not batched")
     _generated[key] = gen
     return gen
 
@@ -226,6 +234,32 @@ def _current(gen):
     function now, and the derivative is generated again."""
     guards = getattr(gen, "__secant_guards__", ())
     return all(g.holds() for g in guards)
+
+
+class _Recursive:
+    """A function's own derivative, asked for while it is being generated (recursion on static
+    values, `p(x, n - 1)`): the generated code calls itself by name; called from elsewhere
+    (mutual recursion), this finds the finished function when it runs."""
+
+    def __init__(self, key, fn, mode):
+        self.key = key
+        self.__name__ = _generated_name(fn.__name__, mode)
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if mode in forward.MODES:       # (primals, tangents): what forward.py reads
+            wrt = key[2]
+            params += [inspect.Parameter(f"{params[i].name}_dot",
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in wrt]
+        self.__signature__ = inspect.Signature(
+            [p.replace(default=inspect.Parameter.empty) for p in params])
+
+    def __call__(self, *args, **kwargs):
+        return _generated[self.key](*args, **kwargs)
+
+
+def _generated_name(name, mode):
+    return f"{name}_jvp" if mode in forward.MODES else \
+        f"{name}_vjp" if mode == "vjp_given_out" else f"{name}_{mode}"
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
@@ -240,8 +274,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
         fn.__qualname__.split(".")[-2].lower() + "_call"   # Layer.__call__: layer_call_grad
-    gen_name = f"{base_name}_jvp" if mode in forward.MODES else \
-        f"{base_name}_vjp" if mode == "vjp_given_out" else f"{base_name}_{mode}"
+    gen_name = _generated_name(base_name, mode)
     while gen_name in helpers.by_name() or gen_name in batch_helpers.by_name():
         gen_name += "_"         # grad(snp.mean) is not the helper mean_grad its code calls
     if gen_name in fn_ir.user_names:    # the user's code names something f_grad: ours yields
@@ -250,6 +283,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # so are the user's names (free ones too: a callee must not shadow a global it reads)
     names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name})
     callees = {}
+    self_calls = []
     flags = None
 
     def batched_callee(callee, positions, out_axes):
@@ -257,6 +291,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         from secant.batch import BatchOptions
         sub = generate(callee, positions, "vmap", staged=staged,
                        batch=BatchOptions((), out_axes, batch.axis_name, None))
+        if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
+                                                       staged, batch):
+            self_calls.append(sub)      # recursion: assumed batched, checked when generated
+            return gen_name, True
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
@@ -264,6 +302,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
+        if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
+                                                       staged, batch):
+            self_calls.append(sub)
+            return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
@@ -336,6 +378,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_out_batched__ = flags
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
+    if self_calls:      # a recursive derivative names itself: a transform of it reads that
+        gen.__secant_source__.closure[gen_name] = gen
+        gen.__secant_recursive__ = True
     return gen
 
 
@@ -610,7 +655,7 @@ def staged(fun):
     if _is_op_or_callable(fun):     # snp.var, a bound method, a partial: its calling function
         return _op_function(fun)    # (secant's own implementation is never read)
     make = getattr(fun, "__secant_staged__", None)
-    return make() if make is not None else functionalize(fun)
+    return make() if make is not None else functionalize(desugar(fun))
 
 
 def _transform(fun, argnums, mode, has_aux):
@@ -809,7 +854,7 @@ def source(fn, stage="generated"):
 
 def _normalised_source(fn, positions, mode):
     from secant.transformer.show import to_source
-    fn = _faithful(fn)
+    fn = desugar(_faithful(fn))     # what the transforms normalise
     if positions is None:       # a plain function: every positional parameter tracked
         sig = inspect.signature(fn, follow_wrapped=False)
         positions = range(len([p for p in sig.parameters.values()

@@ -711,6 +711,8 @@ def _functionalize(fn):
         return fn                       # grad & co. switch to their staged form themselves
     if not isinstance(fn, types.FunctionType):
         return fn
+    from secant.transformer.desugar import desugar
+    fn = desugar(fn, only_choices=True)     # `a if c else b` -> an if, which can be staged
     try:
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):

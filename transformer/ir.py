@@ -70,6 +70,7 @@ class Plain:
     defines: set
     origin: Origin
     stack: tuple = None
+    effect: bool = False      # run for its effect (print): not replayed by a reverse loop
 
 
 @dataclass

@@ -131,8 +131,12 @@ class Normaliser:
                 return          # a docstring or a bare constant
             if self._derivative_stack(stmt.value, "append"):
                 return self.stack_push(stmt.value)
-            self._check_no_side_effect_on_tracked(stmt)
-            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
+            printing = isinstance(stmt.value, gast.Call) and \
+                self._resolve(stmt.value.func) is builtins.print
+            if not printing:                    # print(x) prints the primal values
+                self._check_no_side_effect_on_tracked(stmt)
+            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
+                                     effect=printing))
         elif isinstance(stmt, (gast.Assert,)):
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
         elif isinstance(stmt, gast.Pass):
@@ -312,7 +316,7 @@ class Normaliser:
         return text if top else f"({text})"
 
     def if_statement(self, stmt):
-        test = self.operand(stmt.test)
+        test = self._test(stmt.test)
         if not isinstance(test, ir.Expr):
             if self.batching:
                 raise _batched_test(self.src.error(
@@ -475,7 +479,7 @@ class Normaliser:
     def _while_test(self, stmt):
         """The test of a while loop as source over the loop names (it must be inactive)."""
         out, self.out = self.out, []
-        test = self.operand(stmt.test)
+        test = self._test(stmt.test)
         emitted, self.out = self.out, out
         if emitted or not isinstance(test, ir.Expr):
             if self.batching:
@@ -500,10 +504,12 @@ class Normaliser:
             used_after = {n for n in used_after if _reads_first(after, n)}
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
+        tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
         assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
                                       and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if (n in self.current and _reads_first(body, n)) or n in used_after)
+                          if (n in self.current and (_reads_first(body, n) or n in tested))
+                          or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
@@ -583,6 +589,8 @@ class Normaliser:
         if isinstance(node, gast.BinOp):
             return self.binop(node)
         if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.Not) and not self.batching:
+                return self._inactive(node)     # a bool, whatever its operand
             x = self.operand(node.operand)
             if isinstance(x, ir.Var) and isinstance(node.op, (gast.USub, gast.UAdd)):
                 if isinstance(node.op, gast.UAdd):
@@ -624,8 +632,23 @@ class Normaliser:
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
+        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) and not _is_truth_value(node) and \
+                _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+            # `a or b` is one of its operands, `(y := e)` is e: neither is a constant
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} through this "
+                                 f"{type(node).__name__} expression yet; write it as separate "
+                                 "statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
+
+    def _test(self, node):
+        """The test of an if or while: only its truth value is used (`a or b` is fine)."""
+        if isinstance(node, gast.BoolOp) and not self.batching:
+            for v in node.values:
+                self._test(v)
+            return self._inactive(node)
+        return self.operand(node)
 
     def _inactive(self, node):
         return ir.Expr(self._source(node))
@@ -1284,6 +1307,15 @@ def _place(node, where):
         if hasattr(n, "lineno"):
             n.lineno, n.end_lineno = where.lineno, where.end_lineno
             n.col_offset = n.end_col_offset = where.col_offset
+
+
+def _is_truth_value(node):
+    """A test made of comparisons, `not` and and/or of them: a bool, never an operand's value."""
+    if isinstance(node, gast.BoolOp):
+        return all(_is_truth_value(v) for v in node.values)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    return isinstance(node, (gast.Compare, gast.Constant))
 
 
 def _has_var(o):

@@ -283,20 +283,26 @@ def compiles_to(fn, node):
             stmt = inner
         else:
             stmt = ast.Return(value=inner)
-        setup = [ast.Assign(targets=[ast.Name(v, ast.Store())], value=ast.Constant(None))
-                 for v in code.co_freevars]
-        outer = ast.FunctionDef(name="__secant_outer__", args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]), body=setup + [stmt] + [ast.Return(ast.Constant(None))],
-            decorator_list=[], returns=None, type_params=[])
-        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+        if code.co_freevars:    # compiled inside a function whose locals they are
+            setup = [ast.Assign(targets=[ast.Name(v, ast.Store())], value=ast.Constant(None))
+                     for v in code.co_freevars]
+            outer = ast.FunctionDef(name="__secant_outer__", args=ast.arguments(
+                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                kwarg=None, defaults=[]), body=setup + [stmt] + [ast.Return(ast.Constant(None))],
+                decorator_list=[], returns=None, type_params=[])
+            body, mine = [outer], f"__secant_outer__.<locals>.{code.co_name}.<locals>."
+        else:       # at module level (inside a function, its own name would be a free one)
+            body = [stmt if stmt is inner and isinstance(inner, ast.FunctionDef)
+                    else ast.Expr(value=inner)]
+            mine = f"{code.co_name}.<locals>."
+        module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
         compiled = compile(module, code.co_filename, "exec",
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
-        outer_code = next(c for c in compiled.co_consts if inspect.iscode(c))
-        candidates = [c for c in outer_code.co_consts
+        if code.co_freevars:
+            compiled = next(c for c in compiled.co_consts if inspect.iscode(c))
+        candidates = [c for c in compiled.co_consts
                       if inspect.iscode(c) and c.co_name == code.co_name]
         key = _code_key(code, f"{fn.__qualname__}.<locals>.")
-        mine = f"__secant_outer__.<locals>.{code.co_name}.<locals>."
         same = any(_code_key(c, mine) == key for c in candidates)
     except (SyntaxError, ValueError, TypeError, StopIteration):
         same = False

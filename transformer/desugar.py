@@ -1,0 +1,756 @@
+"""Desugaring: Python syntax the canonical form does not have -> the subset it has.
+
+`desugar(fn)` reads `fn`'s source and rewrites, in the user's own names and lines:
+- `(y := e)` inside a statement -> `y = e` just before it;
+- `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise; one
+  inside a larger expression is first assigned to `chosen`);
+- `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`;
+- an early `return` -> the rest of the function moved into the branch that does not return
+  (a short rest after a statement that only sometimes returns is copied into each path that
+  goes on), and one `return result` at the end when the function returns in several places;
+  `return v` inside a loop -> a break, and `v` returned after the loop;
+- `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
+  on, and a flag (`looping`) that skips the remaining iterations after a break (flags
+  `iterating` / `running` guard what follows a statement where only some paths continue or
+  return);
+- a nested `def h` (or `h = lambda ...`) only ever called -> a function of its own, its free
+  locals passed as extra arguments at each call (`h(y, x)`), so each call is differentiated
+  through h's own generated derivative;
+- `try:` body with handlers -> its body inline (an exception raised under a transform
+  propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
+  its body inline (a context manager without `as`).
+The result is a new function (source registered, origins mapped to the user's lines), or `fn`
+itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap read it
+(secant/transforms.py generate); jit reads `desugar(fn, only_choices=True)`, which only turns
+conditional expressions into `if`s it can stage, and otherwise traces the user's Python as is.
+"""
+import ast
+import copy
+import types
+
+import gast
+
+from secant.codegen import loader
+from secant.codegen.naming import Names
+from secant.transformer.parse import FunctionSource, SourceError, function_source
+
+_cache = {}
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
+           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
+_COPY_LIMIT = 20        # statements of a block copied into each path rather than flag-guarded
+_CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}
+
+
+def desugar(fn, only_choices=False):
+    """`fn` rewritten into the syntax the normaliser reads (cached), or `fn` itself.
+    `only_choices` (what jit reads, transformer/functionalize.py): only `a if c else b` (and
+    walruses, to keep their order) become statements, so a traced `c` can be staged."""
+    key = (fn, only_choices)
+    try:
+        hit = _cache.get(key)
+    except TypeError:
+        return fn
+    if hit is not None:
+        return hit
+    _cache[key] = fn
+    out = _cache[key] = _desugar(fn, only_choices)
+    return out
+
+
+def _desugar(fn, only_choices=False):
+    if not isinstance(fn, types.FunctionType) or (
+            getattr(fn, "__secant_source__", None) is not None
+            and not getattr(fn, "__secant_functionalized__", False)):
+        return fn       # generated code is in the canonical subset (a staged user function is
+                        # the user's code, with what jit could not stage left as written)
+    if (getattr(fn, "__module__", None) or "").split(".")[0] in ("secant", "numpy"):
+        return fn                       # secant's own helpers are written in the subset
+    try:
+        src = function_source(fn)
+    except (SourceError, OSError, TypeError, SyntaxError):
+        return fn
+    node = copy.deepcopy(src.node)
+    if only_choices and not _has(node.body, gast.IfExp):
+        return fn
+    d = _Desugarer(src, node, only_choices)
+    node.body = d.function(node)
+    if not d.changed:
+        return fn
+    return d.load(fn, node)
+
+
+def _walk_scope(nodes):
+    """Nodes of `nodes`, not descending into nested scopes."""
+    stack = list(nodes)[::-1]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+
+
+def _has(stmts, kinds):
+    for n in _walk_scope(stmts):
+        if isinstance(n, kinds):
+            return True
+    return False
+
+
+def _has_exit(stmts, kinds):
+    """Whether `stmts` hold an exit of `kinds` that leaves them (break/continue of a nested
+    loop belong to it)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, _SCOPES) or isinstance(n, gast.expr):
+            continue
+        if isinstance(n, (gast.For, gast.While)):
+            if gast.Return in kinds:
+                stack.extend(n.body + n.orelse)
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def _walk_loop_body(stmts):
+    """Nodes of a loop body, not descending into nested loops or scopes."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES + (gast.For, gast.While)):
+            stack.extend(gast.iter_child_nodes(n))
+
+
+def _replace_node(stmts, old, new):
+    for k, s in enumerate(stmts):
+        if s is old:
+            stmts[k] = new
+            return True
+        for field in ("body", "orelse", "finalbody"):
+            if _replace_node(getattr(s, field, None) or [], old, new):
+                return True
+        for h in getattr(s, "handlers", None) or []:
+            if _replace_node(h.body, old, new):
+                return True
+    return False
+
+
+def _name(id_, store=False):
+    return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
+
+
+def _at(like, node):
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+def _parse(text, like):
+    """A statement parsed from `text`, every node at the position of the user's `like`."""
+    node = gast.parse(text).body[0]
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)):
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+def _assign(target, value, like):
+    return _at(like, gast.Assign(targets=[_name(target, True)], value=value, type_comment=None))
+
+
+class _Desugarer:
+    def __init__(self, src, node, only_choices=False):
+        self.src = src
+        self.only_choices = only_choices
+        self.node = node
+        taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
+        self.names = Names(taken | set(src.closure))
+        self.changed = False
+        self.lifted = {}            # name -> lifted function (a nested def only ever called)
+        self.containers = set()     # locals bound to a list/dict/set (not arrays)
+        self.flag_uses = set()      # exit flags something reads
+
+    def error(self, node, message):
+        return self.src.error(node, message)
+
+    # --- the function ---------------------------------------------------------------------------
+    def function(self, node):
+        self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
+        self._find_containers(node.body)
+        if self.only_choices:
+            return self.block(node.body)
+        body = self.lift_local_functions(node.body)
+        body = self.block(body)
+        return self.returns(body)
+
+    def _find_containers(self, body):
+        for n in _walk_scope(body):
+            if isinstance(n, gast.Assign):
+                v = n.value
+                is_container = isinstance(v, (gast.List, gast.Dict, gast.Set, gast.ListComp,
+                                              gast.DictComp, gast.SetComp, gast.Tuple)) or (
+                    isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                    and v.func.id in _CONTAINER_CALLS) or (
+                    isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
+                if is_container or self._numpy_value(v):
+                    for t in n.targets:
+                        for m in gast.walk(t):
+                            if isinstance(m, gast.Name):
+                                self.containers.add(m.id)
+
+    def _numpy_value(self, value):
+        """A NumPy call (np.zeros(3)): a mutable ndarray, updated in place as Python does."""
+        if not isinstance(value, gast.Call):
+            return False
+        f = value.func
+        while isinstance(f, gast.Attribute):
+            f = f.value
+        if not isinstance(f, gast.Name):
+            return False
+        _, obj = self.src.resolve_name(f.id)
+        return getattr(obj, "__name__", "").split(".")[0] == "numpy"
+
+    # --- statements -------------------------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return out
+
+    def statement(self, s):
+        if isinstance(s, gast.If):
+            pre = self.hoist(s, "test")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return pre + [s]
+        if isinstance(s, gast.For):
+            pre = self.hoist(s, "iter")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return pre + ([s] if self.only_choices else self.loop_exits(s))
+        if isinstance(s, gast.While):
+            if _has([s.test], gast.NamedExpr):
+                raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
+                                 "assign before the loop and at the end of its body")
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            return [s] if self.only_choices else self.loop_exits(s)
+        if self.only_choices and isinstance(s, (gast.Try, gast.With)):
+            return [s]
+        if isinstance(s, gast.Try):
+            return self.try_block(s)
+        if isinstance(s, gast.With):
+            return self.with_block(s)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.value, gast.IfExp) and isinstance(s.targets[0], gast.Name):
+            return self.if_expression(s, lambda v: gast.Assign(targets=copy.deepcopy(s.targets),
+                                                               value=v, type_comment=None))
+        if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
+            return self.if_expression(s, lambda v: gast.Return(value=v))
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and not self.only_choices and \
+                self._item_update(s):
+            return self.item_update(s)
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
+                          gast.Assert)):
+            field = "value" if not isinstance(s, gast.Assert) else "test"
+            pre = self.hoist(s, field)
+            return pre + self.hoist_choices(s, field) + [s]
+        return [s]
+
+    def hoist_choices(self, stmt, field):
+        """`snp.sum(a if c else b)` -> `if c: chosen = a` / `else: chosen = b` before the
+        statement, then `snp.sum(chosen)` (choices between constants stay as written)."""
+        expr = getattr(stmt, field, None)
+        if expr is None or not _has([expr], gast.IfExp):
+            return []
+        pre = []
+        outer = self
+
+        class Hoist(gast.NodeTransformer):
+            def visit_IfExp(self, n):
+                if isinstance(n.body, gast.Constant) and isinstance(n.orelse, gast.Constant):
+                    return n
+                n.test = self.visit(n.test)
+                name = outer.names.fresh("chosen")
+                pre.extend(outer.statement(_assign(name, n, stmt)))
+                return gast.copy_location(_name(name), n)
+
+            def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
+                return n
+
+            visit_BoolOp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+            visit_SetComp = visit_GeneratorExp = _keep
+
+        setattr(stmt, field, Hoist().visit(expr))
+        if pre:
+            self.changed = True
+        return pre
+
+    # --- walrus -----------------------------------------------------------------------------------
+    def hoist(self, stmt, field):
+        """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order)."""
+        expr = getattr(stmt, field, None)
+        if expr is None or not _has([expr], gast.NamedExpr):
+            return []
+        pre = []
+        outer = self
+
+        class Hoist(gast.NodeTransformer):
+            def visit_NamedExpr(self, n):
+                n.value = self.visit(n.value)
+                target = n.target.id
+                early = [m for m in gast.walk(expr) if isinstance(m, gast.Name)
+                         and m.id == target and isinstance(m.ctx, gast.Load)
+                         and (m.lineno, m.col_offset) < (n.lineno, n.col_offset)]
+                if early:
+                    raise outer.error(n, f"{target} is read before the walrus (:=) that "
+                                      "assigns it in the same expression; split it into two "
+                                      "statements")
+                pre.append(_assign(target, n.value, stmt))
+                return gast.copy_location(_name(target), n)
+
+            def _short(self, n):        # parts evaluated only sometimes: leave them alone
+                if _has([n], gast.NamedExpr):
+                    raise outer.error(n, "a walrus (:=) inside and/or, a conditional expression, "
+                                      "a lambda or a comprehension cannot be transformed yet; "
+                                      "assign it in a statement of its own")
+                return n
+
+            visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = _short
+            visit_DictComp = visit_SetComp = visit_GeneratorExp = _short
+
+        setattr(stmt, field, Hoist().visit(expr))
+        self.changed = True
+        return pre
+
+    # --- x if c else y ----------------------------------------------------------------------------
+    def if_expression(self, s, make):
+        """`y = a if c else b` -> an if statement assigning y in each branch (nested chains
+        `a if c else b if d else e` become elif)."""
+        pre = self.hoist(s, "value")
+        e = s.value
+        branches = []
+        for value in (e.body, e.orelse):
+            stmt = _at(s, make(value))
+            branches.append(self.statement(stmt))
+        test = gast.If(test=e.test, body=branches[0], orelse=branches[1])
+        self.changed = True
+        return pre + [_at(s, gast.copy_location(test, s))]
+
+    # --- x[i] = v ---------------------------------------------------------------------------------
+    def _item_update(self, s):
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        if isinstance(s, gast.Assign) and len(s.targets) != 1:
+            return False
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+            return False
+        name = target.value.id
+        if name in self.containers or name in self.params or name in self.src.closure:
+            return False
+        assigned = any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
+                       for m in _walk_scope(self.node.body))
+        if not assigned:
+            return False
+        if isinstance(s, gast.AugAssign) and type(s.op).__name__ not in _AUG_METHODS:
+            raise self.error(s, f"the in-place update {type(s.op).__name__} of an array item "
+                             "cannot be transformed; write x = x.at[i].<method>(v)")
+        return True
+
+    def item_update(self, s):
+        """`y[i] = v` -> `y = y.at[i].set(v)`; `y[i] += v` -> `y = y.at[i].add(v)`."""
+        pre = self.hoist(s, "value")
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        name = target.value.id
+        method = "set" if isinstance(s, gast.Assign) else _AUG_METHODS[type(s.op).__name__]
+        value = s.value
+        if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Sub):
+            value = gast.UnaryOp(op=gast.USub(), operand=value)
+        at = gast.Subscript(value=gast.Attribute(value=_name(name), attr="at", ctx=gast.Load()),
+                            slice=target.slice, ctx=gast.Load())
+        call = gast.Call(func=gast.Attribute(value=at, attr=method, ctx=gast.Load()),
+                         args=[value], keywords=[])
+        self.changed = True
+        return pre + [_assign(name, call, s)]
+
+    # --- try / with -------------------------------------------------------------------------------
+    def try_block(self, s):
+        """The try body inline, then its else: and finally: blocks (what runs when nothing is
+        raised); an exception raised under a transform propagates."""
+        self.changed = True
+        return self.block(s.body + s.orelse + s.finalbody)
+
+    def with_block(self, s):
+        if any(item.optional_vars is not None for item in s.items):
+            raise self.error(s, "a with statement that binds a name (with ... as v) cannot be "
+                             "transformed; open the context outside the transformed function")
+        self.changed = True
+        return self.block(s.body)
+
+    # --- break / continue -------------------------------------------------------------------------
+    def loop_exits(self, s):
+        kinds = (gast.Break, gast.Continue)
+        returned = None
+        if _has_exit(s.body, (gast.Return,)):
+            returned = self.return_from_loop(s)
+        if not _has_exit(s.body, kinds):
+            return [s]
+        has_break = _has_exit(s.body, (gast.Break,))
+        if s.orelse and has_break:
+            raise self.error(s, "for/while ... else with break cannot be transformed yet")
+        if has_break and isinstance(s, gast.For):
+            targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+            after = self._read_after(s)
+            if targets & after:
+                raise self.error(s, f"{sorted(targets & after)[0]} is read after a loop that "
+                                 "breaks: secant runs the remaining iterations as no-ops, so "
+                                 "the loop variable would not be the one the break left; copy "
+                                 "it into another variable before break")
+        flags = {gast.Continue: self.names.fresh("iterating")}
+        if has_break:
+            flags[gast.Break] = self.names.fresh("looping")
+        body, _ = self.exits(s.body, kinds, flags)
+        skip = flags[gast.Continue]
+        body = _drop_final(body, skip)
+        if skip in self.flag_uses:
+            body = [_parse(f"{skip} = True", s)] + body
+        else:
+            body = _strip(body, skip)
+            self.names.taken.discard(skip)
+        self.changed = True
+        if not has_break:
+            s.body = body
+            return [s]
+        broke = flags[gast.Break]
+        init = _parse(f"{broke} = True", s)
+        if isinstance(s, gast.While):
+            # `looping & (k < n)` for a comparison: a traced flag under jit has no `and`
+            both = [_name(broke), s.test]
+            s.test = _at(s, gast.BinOp(left=both[0], op=gast.BitAnd(), right=both[1])
+                         if isinstance(s.test, gast.Compare) else
+                         gast.BoolOp(op=gast.And(), values=both))
+            s.body = body
+        else:
+            guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
+            s.body = [gast.copy_location(guard, s)]
+        if returned is None:
+            return [init, s]
+        # the loop returned when it stopped early: the return happens after it (the rest of
+        # the function moves into the branch where it ran to the end)
+        ret = gast.copy_location(gast.Return(value=returned), returned)
+        after = _at(returned, gast.If(test=_name(broke), body=[], orelse=[ret]))
+        return [init, s, gast.copy_location(after, returned)]
+
+    def return_from_loop(self, s):
+        """`return v` inside a loop -> `break` (the value is returned after the loop: every
+        name v reads keeps its value through the iterations the flag skips)."""
+        returns = [n for n in _walk_loop_body(s.body) if isinstance(n, gast.Return)]
+        if len(returns) != sum(isinstance(n, gast.Return) for n in _walk_scope(s.body)):
+            raise self.error(s, "a return inside a nested loop cannot be transformed yet; "
+                             "assign the result, break, and return after the loops")
+        if _has_exit(s.body, (gast.Break,)) or s.orelse:
+            raise self.error(s, "a loop with both return and break (or an else:) cannot be "
+                             "transformed yet; assign the result, break, and return after it")
+        values = {gast.unparse(r.value).strip() if r.value is not None else "None"
+                  for r in returns}
+        if len(values) != 1:
+            raise self.error(returns[1], "returns of different values from inside a loop "
+                             "cannot be transformed yet; assign the result, break, and return "
+                             "after the loop")
+        value = returns[0].value if returns[0].value is not None else gast.Constant(None, None)
+        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
+            if isinstance(s, gast.For) else set()
+        read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
+        if targets & read:
+            raise self.error(returns[0], f"a return of the loop variable "
+                             f"{sorted(targets & read)[0]} from inside the loop cannot be "
+                             "transformed yet; copy it into another variable first")
+        for r in returns:               # (in place: the statement lists of the loop body)
+            _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
+        return _at(returns[0], copy.deepcopy(value))
+
+    def _read_after(self, s):
+        end = getattr(s, "end_lineno", None) or 1 << 30
+        return {m.id for m in _walk_scope(self.node.body) if isinstance(m, gast.Name)
+                and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", 0) > end}
+
+    def exits(self, stmts, kinds, flags):
+        """`stmts` with the exits of `kinds` replaced: the rest of the block moves into the
+        branch that does not exit; where only some paths of a statement exit, a flag guards
+        the rest. Returns (statements, "must" | "may" | "none")."""
+        out = []
+        for k, s in enumerate(stmts):
+            rest = stmts[k + 1:]
+            if isinstance(s, kinds):
+                out.extend(self.replace_exit(s, flags))
+                return out, "must"
+            if isinstance(s, gast.If) and _has_exit([s], kinds):
+                body, hb = self.exits(s.body, kinds, flags)
+                orelse, ho = self.exits(s.orelse, kinds, flags)
+                if hb == "must" and ho == "must":
+                    out.append(self._if(s, body, orelse))
+                    return out, "must"
+                if hb == "must" and ho == "none":
+                    orelse, how = self.exits(s.orelse + rest, kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if how == "must" else "may"
+                if ho == "must" and hb == "none":
+                    body, how = self.exits(s.body + rest, kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if how == "must" else "may"
+                # some paths exit, some do not: a short rest runs on each path that goes on
+                # (as a person would write it); a long one is guarded by a flag
+                if sum(isinstance(n, gast.stmt) for r in rest for n in gast.walk(r)) \
+                        <= _COPY_LIMIT:
+                    body, hb = self.exits(s.body + copy.deepcopy(rest), kinds, flags)
+                    orelse, ho = self.exits(s.orelse + copy.deepcopy(rest), kinds, flags)
+                    out.append(self._if(s, body, orelse))
+                    return out, "must" if hb == ho == "must" else "may"
+                out.append(self._if(s, body, orelse))
+                guarded, how = self._guarded(s, rest, kinds, flags)
+                return out + guarded, "must" if how == "must" else "may"
+            if isinstance(s, (gast.For, gast.While, gast.Try, gast.With)) and \
+                    _has_exit([s], kinds):
+                raise self.error(s, "cannot transform this exit from inside a nested block")
+            out.append(s)
+        return out, "none"
+
+    def _guarded(self, s, rest, kinds, flags):
+        if not rest:
+            return [], "none"
+        names = [flags[k] for k in kinds if k in flags and _has_exit([s], (k,))]
+        self.flag_uses |= set(names)
+        body, how = self.exits(rest, kinds, flags)
+        test = " and ".join(names)
+        guard = _at(rest[0], gast.If(test=_parse(test, rest[0]).value, body=body, orelse=[]))
+        return [guard], how
+
+    def replace_exit(self, s, flags):
+        out = []
+        if isinstance(s, gast.Return):
+            value = s.value if s.value is not None else gast.Constant(None, None)
+            out.append(_assign(self.result, value, s))
+        flag = flags.get(type(s))
+        if flag is not None:
+            out.append(_parse(f"{flag} = False", s))
+        return out
+
+    # --- return -----------------------------------------------------------------------------------
+    def returns(self, body):
+        """Early returns: the rest of the function moves into the branch that does not return;
+        several returns assign one `result` returned at the end."""
+        if not any(isinstance(n, gast.Return) for n in _walk_scope(body[:-1])) and not (
+                body and not isinstance(body[-1], gast.Return)
+                and _has_exit([body[-1]], (gast.Return,))):
+            return body
+        self.result = self.names.fresh("result")
+        returned = self.names.fresh("running")
+        flags = {gast.Return: returned}
+        new, how = self.exits(body, (gast.Return,), flags)
+        new = _drop_final(new, returned)
+        if returned in self.flag_uses:
+            new = [_parse(f"{returned} = True", body[0])] + new
+        else:
+            new = _strip(new, returned)
+            self.names.taken.discard(returned)
+        if how != "must":
+            new = [_assign(self.result, gast.Constant(None, None), body[0])] + new
+        last = body[-1]
+        new.append(_parse(f"return {self.result}", last))
+        self.changed = True
+        return _simplify_result(new, self.result)
+
+    # --- nested functions -------------------------------------------------------------------------
+    def lift_local_functions(self, body):
+        """A nested def (or `h = lambda ...`) at the function's top level that is only ever
+        called: lifted to a function of its own; its free locals become extra parameters."""
+        out = []
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+        local |= {s.name for s in body if isinstance(s, gast.FunctionDef)}
+        for s in body:
+            fdef = None
+            if isinstance(s, gast.FunctionDef):
+                fdef = s
+            elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda):
+                from secant.transformer.parse import lambda_function_node
+                fdef = lambda_function_node(copy.deepcopy(s.value), s.targets[0].id)
+                gast.copy_location(fdef, s)
+            if fdef is None or not self._only_called(fdef.name, body, s):
+                out.append(s)
+                continue
+            a = fdef.args
+            if fdef.decorator_list or a.vararg or a.kwarg or a.posonlyargs \
+                    or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
+                out.append(s)
+                continue
+            own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
+                   and isinstance(m.ctx, (gast.Store, gast.Param))} | \
+                {m.name for m in gast.walk(fdef) if isinstance(m, gast.FunctionDef)}
+            own |= {m.id for m in gast.walk(fdef.args) if isinstance(m, gast.Name)}
+            free = []
+            for m in gast.walk(fdef):
+                if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and \
+                        m.id in local and m.id not in own and m.id not in free \
+                        and m.id not in self.lifted:    # (a lifted function is global now)
+                    free.append(m.id)
+            if fdef.name in free:       # a recursive nested function: leave it alone
+                out.append(s)
+                continue
+            # after parameters with defaults the free locals are passed by keyword: h(y, x=x)
+            by_keyword = bool(a.defaults)
+            if a.kwonlyargs:
+                out.append(s)
+                continue
+            self.lifted[fdef.name] = self._lift(fdef, free, by_keyword)
+            self._add_call_arguments(body, fdef.name, free, by_keyword)
+            self.changed = True
+        return out
+
+    def _only_called(self, name, body, definition):
+        uses = [m for s in body if s is not definition for m in gast.walk(s)
+                if isinstance(m, gast.Name) and m.id == name]
+        calls = {id(m.func) for s in body if s is not definition for m in gast.walk(s)
+                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
+                 and m.func.id == name}
+        stores = [m for m in uses if not isinstance(m.ctx, gast.Load)]
+        return uses and not stores and all(id(m) in calls for m in uses)
+
+    def _add_call_arguments(self, body, name, free, by_keyword):
+        for s in body:
+            for m in gast.walk(s):
+                if isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and \
+                        m.func.id == name:
+                    if by_keyword:
+                        m.keywords = list(m.keywords) + [
+                            gast.keyword(arg=v, value=gast.copy_location(_name(v), m))
+                            for v in free]
+                    else:
+                        m.args = list(m.args) + [gast.copy_location(_name(v), m) for v in free]
+
+    def _lift(self, fdef, free, by_keyword=False):
+        fdef = copy.deepcopy(fdef)
+        params = [gast.Name(v, gast.Param(), None, None) for v in free]
+        fdef.args.args = list(fdef.args.args) + params
+        if by_keyword:          # after parameters with defaults: `x=None`, always passed
+            fdef.args.defaults = list(fdef.args.defaults) + [gast.Constant(None, None)
+                                                             for _ in params]
+        from secant.transformer.functionalize import _Printer
+        printer = _Printer(self.src, {})
+        printer.stmt(fdef, 0)
+        source = "\n".join(printer.lines) + "\n"
+        closure = {**self.src.closure, **self.lifted}     # (a lifted function calls another)
+        fn = loader.load(source, fdef.name, self.src.globals,
+                         {k: v for k, v in closure.items()
+                          if k in _names_of_source(source)}, printer.origins)
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        fn.__secant_source__ = FunctionSource(
+            fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
+            self.src.globals, {k: v for k, v in closure.items() if k in used})
+        fn.__secant_desugared__ = True
+        return fn
+
+    # --- loading ----------------------------------------------------------------------------------
+    def _if(self, s, body, orelse):
+        new = copy.copy(s)
+        if not body and orelse:         # `if c: continue` + rest: `if not c: rest`
+            new.test, body, orelse = _negate(s.test), orelse, []
+        new.body, new.orelse = body or [_at(s, gast.Pass())], orelse
+        return new
+
+    def load(self, fn, node):
+        from secant.transformer.functionalize import _Printer
+        for a in gast.walk(node.args):
+            if isinstance(a, gast.Name):
+                a.annotation = None
+        node.decorator_list, node.returns = [], None
+        printer = _Printer(self.src, {})
+        printer.stmt(node, 0)
+        source = "\n".join(printer.lines) + "\n"
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        free = {k: v for k, v in {**self.src.closure, **self.lifted}.items() if k in used}
+        # the user's closure variables stay the user's own cells (read when the code runs)
+        cells = {k: c for k, c in self.src.cells.items()
+                 if k in free and free[k] is self.src.closure.get(k)}
+        gen = loader.load(source, node.name, self.src.globals, free, printer.origins,
+                          cells=cells)
+        gen.__defaults__ = fn.__defaults__
+        gen.__kwdefaults__ = fn.__kwdefaults__
+        gen.__qualname__ = fn.__qualname__
+        gen.__doc__ = fn.__doc__
+        gen.__module__ = fn.__module__
+        gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
+                                               gen.__code__.co_filename, 1, source.splitlines(),
+                                               self.src.globals, free)
+        gen.__secant_desugared__ = True
+        return gen
+
+
+_INVERSE = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Lt: gast.GtE, gast.GtE: gast.Lt,
+            gast.Gt: gast.LtE, gast.LtE: gast.Gt, gast.Is: gast.IsNot, gast.IsNot: gast.Is,
+            gast.In: gast.NotIn, gast.NotIn: gast.In}
+
+
+def _negate(test):
+    """`not test`, written as the opposite comparison where that is exact (i == 3 -> i != 3;
+    not for < and friends: NaN makes `not a < b` differ from `a >= b`)."""
+    if isinstance(test, gast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE \
+            and not isinstance(test.ops[0], (gast.Lt, gast.Gt, gast.LtE, gast.GtE)):
+        new = copy.copy(test)
+        new.ops = [_INVERSE[type(test.ops[0])]()]
+        return new
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        return test.operand
+    return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), test)
+
+
+def _drop_final(stmts, flag):
+    """`stmts` without a `flag = False` that is the last thing they run (nothing reads it)."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, gast.Assign) and isinstance(last.targets[0], gast.Name) and \
+            last.targets[0].id == flag:
+        return stmts[:-1]
+    if isinstance(last, gast.If):
+        last.body = _drop_final(last.body, flag) or [gast.copy_location(gast.Pass(), last)]
+        last.orelse = _drop_final(last.orelse, flag)
+    return stmts
+
+
+def _strip(stmts, flag):
+    """`stmts` without the assignments `flag = False` (a flag nothing reads)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id == flag:
+            continue
+        if isinstance(s, gast.If):
+            s.body, s.orelse = _strip(s.body, flag), _strip(s.orelse, flag)
+            if not s.body and s.orelse:     # `if c: continue` + rest: `if not c: rest`
+                s.test, s.body, s.orelse = _negate(s.test), s.orelse, []
+            s.body = s.body or [gast.copy_location(gast.Pass(), s)]
+        out.append(s)
+    return out
+
+
+def _names_of_source(source):
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+
+
+def _simplify_result(stmts, result):
+    """`result = e` followed directly by `return result` at the top level: `return e`."""
+    if len(stmts) >= 2 and isinstance(stmts[-2], gast.Assign) and \
+            isinstance(stmts[-2].targets[0], gast.Name) and stmts[-2].targets[0].id == result \
+            and not any(isinstance(m, gast.Name) and m.id == result
+                        for s in stmts[:-2] for m in gast.walk(s)):
+        ret = gast.Return(value=stmts[-2].value)
+        return stmts[:-2] + [gast.copy_location(ret, stmts[-2])]
+    return stmts
