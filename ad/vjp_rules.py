@@ -157,9 +157,17 @@ SEQUENCE_VJP = {
     "grad_of_fields": "fields_of({g}, {fields})",
 }
 
+# the same for a tracked list or tuple passed whole (snp.stack(out), out built in a loop): the
+# cotangent of the container, item by item
+CONTAINER_VJP = {
+    "concatenate": "unconcatenate({g}, {arrays}{static})",
+    "stack": "unstack_as({g}, {arrays}{static})",
+    "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
+}
+
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop"}
+           "while_loop", "pack", "concat_seq", "dict_merge"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

@@ -28,6 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import ir
+from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
@@ -58,7 +59,7 @@ def _def_locals(fdef):
     return out
 
 
-class Normaliser:
+class Normaliser(ContainerMixin):
     def __init__(self, fn, active_params, mode="grad", opaque=()):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
@@ -76,6 +77,8 @@ class Normaliser:
         self.tracked = {every[i] for i in active_params}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
+        self.containers = {}        # names holding tracked containers -> kind (containers.py)
+        self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.origin = None
         self.out = None
 
@@ -87,6 +90,7 @@ class Normaliser:
                                      "return a value instead of yielding it")
         fn = ir.Function(self.node.name, gast.unparse(self.node.args), self.params)
         self.out = fn.body
+        self.rewrite_appends()          # out.append(v) -> out = out + [v]
         body = self.node.body
         for i, stmt in enumerate(body):
             self._origin(stmt)
@@ -94,8 +98,11 @@ class Normaliser:
                 if i != len(body) - 1:
                     raise self.src.error(stmt, "a return before the end of the function cannot "
                                          "be transformed yet; return once, at the end")
-                fn.result = ir.Return(self.operand(stmt.value) if stmt.value is not None
-                                      else ir.Expr("None"), self.origin)
+                value = self.operand(stmt.value) if stmt.value is not None else ir.Expr("None")
+                if isinstance(value, ir.Seq) and value.kind == "dict" and _has_var(value) \
+                        and not self.batching:      # a dict's cotangent is a dict
+                    value = self.pack(value, "out")
+                fn.result = ir.Return(value, self.origin)
             else:
                 self.statement(stmt)
         if fn.result is None:
@@ -218,6 +225,11 @@ class Normaliser:
     def assign(self, target, value, stmt):
         if isinstance(target, gast.Name) and self._derivative_stack(value, "pop"):
             self.stack_pop(target.id, value)
+        elif isinstance(target, gast.Name) and isinstance(value, (gast.ListComp, gast.DictComp)) \
+                and self._tracked_names_in(value):
+            result = self.comprehension(value, name=target.id)      # built in the user's name
+            if self.current.get(target.id) != getattr(result, "name", None):
+                self.bind_name(target.id, result)
         elif isinstance(target, gast.Name):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
@@ -239,15 +251,20 @@ class Normaliser:
             else:
                 self.out.append(ir.Op([name], "identity", {"x": operand}, {}, self.origin))
             self.tracked.add(name)
-        elif isinstance(operand, ir.Seq):
-            raise self.src.error(self._node, f"a tuple or list of {self.what} arrays cannot be "
-                                 "stored in a variable yet; unpack it or pass it directly")
+            self.mark_container(name, operand)
+        elif isinstance(operand, ir.Seq):        # b = [1.0, a * a, 2.0]: a tracked container
+            packed = self.pack(operand, name)
+            self.out[-1].targets = [name]
+            self.tracked.add(name)
+            self.containers[name] = self.containers.pop(packed.name)
+            self.names.taken.discard(packed.name)
+            self.tracked.discard(packed.name)
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
         self.current[user_name] = name
 
     def _new_version(self, user_name):
-        if user_name not in self.current:
+        if user_name not in self.current and user_name not in self.retired:
             self.names.reserve(user_name)
             return user_name
         return self.names.fresh(user_name)
@@ -375,6 +392,9 @@ class Normaliser:
                 block.append(ir.Plain(f"{joined} = {v}", {joined}, self.origin))
             if is_tracked:
                 self.tracked.add(joined)
+            for v in versions:
+                if v in self.containers:
+                    self.containers[joined] = self.containers[v]
             merged[name] = joined
         self.tracked |= tracked_before
         self.current = merged
@@ -395,6 +415,9 @@ class Normaliser:
             raise self.src.error(stmt, "the loop variable must be a name or a tuple of names "
                                  "(for w, b in params)")
         body = stmt.body if body is None else body
+        over = self.container_iteration(stmt)    # a tracked list/dict, enumerate, zip, .items()
+        if over is not None:
+            return self.loop_over_container(stmt, body, *over)
         iterable = self.operand(stmt.iter)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
@@ -458,6 +481,7 @@ class Normaliser:
         for n, version in outer.items():
             if version is None:
                 self.current.pop(n, None)
+                self.retired.add(n)
             else:
                 self.current[n] = version
         return ir.Var(result) if result in self.tracked else ir.Expr(result)
@@ -554,6 +578,9 @@ class Normaliser:
                     else:
                         self.out.append(ir.Plain(f"{loop} = {last}", {loop}, self.origin))
                 carried.append((loop, last))
+                if last in self.containers or before.get(name) in self.containers:
+                    self.containers[loop] = self.containers.get(
+                        last, self.containers.get(before.get(name)))
             newly = {name for name, loop in loop_names.items()
                      if self.current.get(name) in self.tracked and loop not in self.tracked}
             if not newly - grow:
@@ -605,10 +632,13 @@ class Normaliser:
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
         if self.batching and isinstance(node, gast.Compare):
             return self.compare(node)
-        if self.batching and isinstance(node, gast.Dict) and None not in node.keys:
+        if isinstance(node, gast.Dict) and None not in node.keys:
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
                 return ir.Seq(values, "dict", tuple(self._source(k) for k in node.keys))
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)) \
+                and self._tracked_names_in(node):
+            return self.comprehension(node)     # the loop that builds it
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
@@ -639,7 +669,9 @@ class Normaliser:
         return gast.unparse(node).strip()
 
     def _is_batched_name(self, node):
-        return isinstance(node, gast.Name) and self.current.get(node.id) in self.tracked
+        """A batched array (a batched container's len() and items are its own)."""
+        return isinstance(node, gast.Name) and self.current.get(node.id) in self.tracked \
+            and self.current.get(node.id) not in self.containers
 
     def _operand_src(self, o):
         if isinstance(o, ir.Var):
@@ -668,6 +700,9 @@ class Normaliser:
 
     def binop(self, node):
         x, y = self.operand(node.left), self.operand(node.right)
+        joined = self.container_binop(node, x, y)     # [a] + [b], d | {k: v}
+        if joined is not None:
+            return joined
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
@@ -718,6 +753,10 @@ class Normaliser:
 
     def subscript(self, node):
         base = self.operand(node.value)
+        if isinstance(base, ir.Var) and self.is_container(base):
+            item = self.container_subscript(node, base)
+            if item is not None:
+                return item
         index = self.operand(node.slice)
         if self.batching and not isinstance(index, ir.Expr):
             if not isinstance(index, ir.Var):
@@ -752,6 +791,9 @@ class Normaliser:
             return self.at_update(node, *at)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
+            if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
+                    "get", "items", "values", "keys")):        # a method of a container
+                return self.container_method(node, base)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None:
@@ -774,6 +816,9 @@ class Normaliser:
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
+        built = self.container_call(node, obj)      # list(c), tuple(...), np.array([x, y])
+        if built is not None:
+            return built
         helper = _loop_helper_kind(obj) if self.batching else None
         if helper in ("fori_loop", "scan", "while_loop"):     # a loop derivative's forward pass
             return self.control_flow(node, helper, obj, carries=obj.__name__)
@@ -934,6 +979,11 @@ class Normaliser:
             if not _names_in(args[0]) & {k for k, v in self.current.items() if v in self.tracked}:
                 return self._inactive(node)
             return self.comprehension_sum(node, args[0])
+        if opname == "add_n" and len(args) == 1 and not isinstance(args[0], (gast.List,
+                                                                             gast.Tuple)):
+            arg = self.operand(args[0])             # sum(b) of a tracked list
+            if isinstance(arg, ir.Var) and self.is_container(arg):
+                return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if opname == "add_n":
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
@@ -947,8 +997,10 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays or pname == spec.sequence:
-                operands[pname] = self.operand(value)
+            if pname in spec.arrays:        # a tracked list passed as an array is stacked
+                operands[pname] = self.as_array(self.operand(value), node)
+            elif pname == spec.sequence:
+                operands[pname] = self.as_sequence(self.operand(value), node)
             else:
                 o = self.operand(value)
                 if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
@@ -1004,6 +1056,9 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        if not self.batching:           # a dict argument is one value (its cotangent a dict)
+            operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
+                        and _has_var(o) else o for k, o in operands.items()}
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
