@@ -168,8 +168,8 @@ class ContainerMixin:
         op = "concat_seq" if add else "dict_merge"
         if merge and "dict" not in (self.container_kind(x), self.container_kind(y)):
             return None
-        x, y = (self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict" and merge is False
-                else o for o in (x, y))
+        if isinstance(x, ir.Seq) and x.kind == "dict" and _has_var(x):
+            x = self.pack(x)            # ({"a": x} | {...}): its cotangent is read by key
         hint = x.name if isinstance(x, ir.Var) else None
         out = self._emit(op, {"x": x, "y": y}, {}, hint or ("d" if merge else "items"))
         kind = self.container_kind(x) or self.container_kind(y) or None
@@ -213,7 +213,7 @@ class ContainerMixin:
         acc = self.names.fresh(what)
         keys = self.names.fresh("keys")
         k = self.names.fresh("k")
-        self.out.append(ir.Plain(f"{keys} = list({base.name})", {keys}, self.origin))
+        self.out.append(ir.Plain(f"{keys} = list({base.name}.keys())", {keys}, self.origin))
         self.out.append(ir.Plain(f"{acc} = []", {acc}, self.origin))
         loop = gast.parse(f"for {k} in {keys}:\n    {acc} = {acc} + [{base.name}[{k}]]"
                           if what == "values" else
@@ -245,6 +245,8 @@ class ContainerMixin:
                     return None
                 return self.comprehension(arg, kind="list" if obj is list else "tuple")
             o = self.operand(arg)
+            if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+                return ir.Expr(f"{obj.__name__}({o.name}.keys())")     # a dict's keys
             if isinstance(o, ir.Var) and self.is_container(o):
                 return o
             return None
@@ -300,7 +302,7 @@ class ContainerMixin:
                 what, base = "zip", args
             else:
                 return None
-        else:
+        elif isinstance(it, gast.Name):
             base = self.operand(it)
             if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
                 what = "keys"
@@ -308,6 +310,8 @@ class ContainerMixin:
                 what = "items_of"
             else:
                 return None
+        else:
+            return None
         return what, base
 
     def loop_over_container(self, stmt, body, what, base):
@@ -325,7 +329,8 @@ class ContainerMixin:
         if what in ("items", "values", "keys"):
             index = self.names.fresh("k")
             steps = self.names.fresh("keys")
-            self.out.append(ir.Plain(f"{steps} = list({base.name})", {steps}, self.origin))
+            self.out.append(ir.Plain(f"{steps} = list({base.name}.keys())", {steps},
+                                     self.origin))
         else:
             index = self.names.fresh("i")
             steps = self.names.fresh(f"{index}_range")

@@ -173,6 +173,7 @@ class Normaliser(ContainerMixin):
         if isinstance(value, ir.Var):
             self.tracked.add(version)
             marked = ("push", version, value.name)
+            self.mark_container(version, value)         # a stack of lists: pops are lists
         self.out.append(ir.Plain(f"{version}.append({self._operand_src(value)})", set(),
                                  self.origin, marked))
 
@@ -185,6 +186,7 @@ class Normaliser(ContainerMixin):
         if version in self.tracked:
             self.tracked.add(name)
             marked = ("pop", version, name)
+            self.mark_container(name, ir.Var(version))
         self.out.append(ir.Plain(f"{name} = {version}.pop()", {name}, self.origin, marked))
         self.current[user_name] = name
 
@@ -455,6 +457,11 @@ class Normaliser(ContainerMixin):
     def comprehension_sum(self, node, comp):
         """sum(f(w) for w, b in params) (or of a list comprehension): a loop adding into a
         running total, as a Python sum does."""
+        if len(node.args) == 1 and not node.keywords and (
+                len(comp.generators) != 1 or comp.generators[0].ifs):
+            items = self.comprehension(comp)    # the list first (containers.py), then its sum
+            return self._emit("add_n", {"arrays": items}, {}) if isinstance(items, ir.Var) \
+                else ir.Expr(f"sum({items.src})")
         if len(comp.generators) != 1 or comp.generators[0].ifs or comp.generators[0].is_async:
             raise self.src.error(comp, "sum() of a comprehension is differentiated for one "
                                  "`for` without `if`; write the loop out")
@@ -829,7 +836,7 @@ class Normaliser(ContainerMixin):
         if self.batching and _static_query_kind(obj) in _PER_EXAMPLE_CALLS \
                 and len(node.args) == 1 and not node.keywords:
             arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
-            if isinstance(arg, ir.Var):
+            if isinstance(arg, ir.Var) and not self.is_container(arg):
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
             arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
