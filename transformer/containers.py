@@ -149,6 +149,26 @@ class ContainerMixin:
                                  "pass list(d.values())")
         return operand
 
+    def mark_helper_result(self, callee, operands, names):
+        """The derivative helpers (ad/helpers.py) whose results are containers, read again in
+        a derivative of a derivative or a vmap of one: their items are read as such."""
+        module = getattr(callee, "__module__", "") or ""
+        if not module.startswith(("secant.ad.", "secant.batching.")):
+            return
+        fn = getattr(callee, "__name__", "")
+        first = next(iter(operands.values()), None)
+        if fn in ("unmerge", "pick"):
+            kind = "dict"
+        elif fn in ("split_at", "unstack_as", "add_n_grad", "unstack", "unconcatenate"):
+            kind = None
+        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
+                and self.is_container(first):
+            kind = self.container_kind(first)
+        else:
+            return
+        for n in names:
+            self.containers[n] = kind
+
     def mark_container(self, name, operand):
         kind = self.container_kind(operand)
         if kind is not False:

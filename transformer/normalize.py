@@ -304,6 +304,8 @@ class Normaliser(ContainerMixin):
                 and all(isinstance(e, gast.Name) for e in elts):   # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
+            if last.op == "call":
+                self.mark_helper_result(last.callee, last.operands, names)
             for e, n in zip(elts, names):
                 self.current[e.id] = n
                 self.tracked.add(n)
@@ -538,6 +540,7 @@ class Normaliser(ContainerMixin):
         taken_before = set(self.names.taken)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
+        grown_lists = {n for n in self.containers}
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
@@ -590,9 +593,11 @@ class Normaliser(ContainerMixin):
                         last, self.containers.get(before.get(name)))
             newly = {name for name, loop in loop_names.items()
                      if self.current.get(name) in self.tracked and loop not in self.tracked}
-            if not newly - grow:
+            lists = {loop for loop in loop_names.values() if loop in self.containers}
+            if not newly - grow and not lists - grown_lists:
                 break
             grow |= newly
+            grown_lists |= lists            # a loop name found to hold a list: read it again
         body = self.out
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
@@ -703,6 +708,8 @@ class Normaliser(ContainerMixin):
         name = self.names.fresh(hint or suggest(op, flat))
         self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name))
         self.tracked.add(name)
+        if op == "call":        # a derivative helper that returns a container (containers.py)
+            self.mark_helper_result(callee, operands, [name])
         return ir.Var(name)
 
     def binop(self, node):
