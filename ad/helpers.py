@@ -191,7 +191,12 @@ def unconcatenate(t, arrays, axis=0):
 
 
 def unstack(t, axis=0):
-    return [snp.squeeze(p, axis) for p in snp.split(t, np.shape(t)[axis], axis=axis)]
+    """The pieces of snp.stack's cotangent (a loop of indexing, so it is differentiable too)."""
+    moved = snp.moveaxis(t, axis, 0)
+    pieces = []
+    for i in range(np.shape(t)[axis]):
+        pieces.append(moved[i])
+    return pieces
 
 
 def grad_of_fields(tree, fields=None, **attrs):

@@ -220,6 +220,9 @@ class ReverseBuilder:
         defined = _defined_in(s.body)
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
                        - defined - loops)
+        for loop, _ in s.carried:       # fields read from a loop's result after it (q["w"])
+            if self.fields.get(loop):
+                self.flush_fields(loop, self.fields.pop(loop))
         contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
         if not contributes and not outer:
             return
@@ -254,7 +257,16 @@ class ReverseBuilder:
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
+        pending = {v: len(e) for v, e in self.fields.items()}
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        for var in list(self.fields):   # fields read in an iteration: their cotangents are
+            k = pending.get(var, 0)     # this iteration's, so the container's is built here
+            if len(self.fields[var]) > k:
+                entries = self.fields[var][k:]
+                del self.fields[var][k:]
+                if not self.fields[var]:
+                    del self.fields[var]
+                self.flush_fields(var, entries)
         for loop, last in s.carried:                # a loop name not read in the body
             if loop not in self.bars:               # (zeros shaped by the replayed value: the
                 self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)

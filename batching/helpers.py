@@ -413,7 +413,18 @@ def add_n_grad_batched(t, arrays):
     return tuple(pieces) if isinstance(arrays, tuple) else pieces
 
 
-NAMES = NAMES + ("add_n_grad_batched",)
+def add_n_batched(items):
+    """sum(items) for each example: every item batched (axis 0), each example broadcast
+    against the others as NumPy would (missing axes go after the batch axis)."""
+    rank = max(np.ndim(a) for a in items)
+    total = None
+    for a in items:
+        a = snp.reshape(a, np.shape(a)[:1] + (1,) * (rank - np.ndim(a)) + np.shape(a)[1:])
+        total = a if total is None else total + a
+    return total
+
+
+NAMES = NAMES + ("add_n_grad_batched", "add_n_batched")
 
 
 def random_batched(sampler, key, *args, batched=("key",), **kwargs):

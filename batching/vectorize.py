@@ -313,7 +313,7 @@ class BatchBuilder:
         seq = op.operands[spec.sequence]
         if isinstance(seq, ir.Var):         # a batched list passed whole: every item batched
             if op.op == "add_n":
-                return self.render(op)
+                return f"add_n_batched({seq.name})"
             param, kind = AXIS[op.op][0][0], AXIS[op.op][1]
             axis = op.statics.get(param, repr(spec.signature.parameters[param].default))
             if kind == "flatten" and axis == "None":
