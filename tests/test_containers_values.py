@@ -316,3 +316,16 @@ def test_sources_read_well():
     assert "snp.stack([x, x_plus_2])" in text
     text = secant.source(secant.grad(dict_literal))
     assert "d = {'a': x, 'b': v_3_times_x}" in text
+
+
+def test_tuple_parameter_fields_read_in_a_loop(x64):
+    # silently wrong before: the fields' cotangents were gathered once, after the reverse loop,
+    # from the last iteration only ((0, 1) instead of (3, 3))
+    def f(t):
+        s = 0.0
+        for i in range(3):
+            s = s + t[0] * i + t[1]
+        return s
+    g = secant.grad(f)((1.0, 2.0))
+    assert isinstance(g, tuple)
+    close(g, (3.0, 3.0))

@@ -346,13 +346,20 @@ class ContainerMixin:
                 return got
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
+        target = stmt.target
+        own = None                  # the user's name for the key or index, when it has one
+        if what == "keys" and isinstance(target, gast.Name):
+            own = target.id
+        elif what in ("items", "enumerate") and isinstance(target, (gast.Tuple, gast.List)) \
+                and target.elts and isinstance(target.elts[0], gast.Name):
+            own = target.elts[0].id
         if what in ("items", "values", "keys"):
-            index = self.names.fresh("k")
+            index = own or self.names.fresh("k")
             steps = self.names.fresh("keys")
             self.out.append(ir.Plain(f"{steps} = list({base.name}.keys())", {steps},
                                      self.origin))
         else:
-            index = self.names.fresh("i")
+            index = own or self.names.fresh("i")
             steps = self.names.fresh(f"{index}_range")
             if what == "zip":
                 lengths = ", ".join(f"len({_plain(a)})" for a in base)
@@ -363,15 +370,14 @@ class ContainerMixin:
                                          self.origin))
 
         def unpack(i):
-            target = stmt.target
             if what == "keys":
-                return self._bind_target(target, ir.Expr(i), stmt)
+                if own is None:
+                    self._bind_target(target, ir.Expr(i), stmt)
+                return
             if what in ("items_of", "values"):
                 return self._bind_target(target, item(base, i), stmt)
-            if what == "items":
-                values = (ir.Expr(i), item(base, i))
-            elif what == "enumerate":
-                values = (ir.Expr(i), item(base, i))
+            if what in ("items", "enumerate"):
+                values = (None if own else ir.Expr(i), item(base, i))
             else:
                 values = tuple(item(a, i) for a in base)
             if not isinstance(target, (gast.Tuple, gast.List)) or \
@@ -379,7 +385,8 @@ class ContainerMixin:
                 raise self.src.error(stmt, f"unpack each item of {what}(...) into "
                                      f"{len(values)} names")
             for e, v in zip(target.elts, values):
-                self._bind_target(e, v, stmt)
+                if v is not None:
+                    self._bind_target(e, v, stmt)
 
         from secant.transformer.normalize import ir as _ir
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
