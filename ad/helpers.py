@@ -266,11 +266,21 @@ def pick(g, y):
     return {k: g[k] for k in y}
 
 
-def unstack_as(t, arrays, axis=0):
+def unstack_as(t, arrays, axis=0, inner=0):
     """The cotangent of a list or tuple (`arrays`) stacked by snp.stack: one piece per item,
-    in a container of the same type."""
+    in a container of the same type; an item that is a list itself (stacked first, as NumPy
+    converts nested lists) gets a list of pieces too, unstacked at `inner` (past the batch
+    axes under vmap)."""
     pieces = unstack(t, axis)
+    if has_nested_lists(arrays):
+        pieces = [unstack_as(p, a, inner, inner) if isinstance(a, (list, tuple)) else p
+                  for p, a in zip(pieces, arrays)]
     return tuple(pieces) if isinstance(arrays, tuple) else pieces
+
+
+@constant
+def has_nested_lists(arrays):
+    return any(isinstance(a, (list, tuple)) for a in arrays)
 
 
 def add_n_grad(t, arrays):

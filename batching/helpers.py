@@ -424,7 +424,15 @@ def add_n_batched(items):
     return total
 
 
-NAMES = NAMES + ("add_n_grad_batched", "add_n_batched")
+def stack_examples(items, axis=1):
+    """snp.stack of a batched list (every leaf batched, axis 0) for each example, `axis`
+    already past the batch axis; an item that is a list itself is stacked first, as NumPy
+    converts nested lists."""
+    arrays = [stack_examples(a, 1) if isinstance(a, (list, tuple)) else a for a in items]
+    return snp.stack(arrays, axis=axis)
+
+
+NAMES = NAMES + ("add_n_grad_batched", "add_n_batched", "stack_examples")
 
 
 def random_batched(sampler, key, *args, batched=("key",), **kwargs):

@@ -166,7 +166,7 @@ HELPERS = {
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0}, {arg1_next})",
-    "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next})",
+    "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",

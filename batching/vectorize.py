@@ -319,7 +319,10 @@ class BatchBuilder:
             if kind == "flatten" and axis == "None":
                 raise self.error(f"vmap of {op.op}(axis=None) of a list built in the function "
                                  "is not supported; concatenate along an axis")
-            return self.render(op, {}, {param: _shift_axis(axis, kind, f"{seq.name}[0]")})
+            shifted = _shift_axis(axis, kind, f"{seq.name}[0]")
+            if op.op == "stack":        # its items may be lists too (nested comprehensions)
+                return f"stack_examples({seq.name}, {shifted})"
+            return self.render(op, {}, {param: shifted})
         items = list(seq.items)
         if op.op == "add_n":        # elementwise over the items
             parts = []

@@ -215,7 +215,20 @@ def make_pair(x):
     return out
 
 
-CONSTRUCTS = [list_in_variable, tuple_unpacked, dict_literal, dict_items_loop,
+def nested_comprehension(x):
+    m = snp.array([[x * i + j for j in range(2)] for i in range(3)])
+    return snp.sum(snp.sin(m) * m)
+
+
+def list_chosen_by_branch(x):
+    if x.shape[0] > 2:
+        b = [x, 1.0]
+    else:
+        b = [2.0, x]
+    return snp.sum(b[0] * b[1] + snp.exp(b[0]))
+
+
+CONSTRUCTS = [nested_comprehension, list_chosen_by_branch, list_in_variable, tuple_unpacked, dict_literal, dict_items_loop,
               list_through_helper, array_of_list, append_loop, list_comprehension,
               comprehension_with_if, dict_comprehension, enumerate_and_zip, list_and_tuple_calls,
               concatenated_lists, loop_over_list, returned_from_helper]
