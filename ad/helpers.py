@@ -273,21 +273,40 @@ def unstack_as(t, arrays, axis=0, inner=0):
     axes under vmap)."""
     pieces = unstack(t, axis)
     if has_nested_lists(arrays):
-        pieces = [unstack_as(p, a, inner, inner) if isinstance(a, (list, tuple)) else p
-                  for p, a in zip(pieces, arrays)]
-    return tuple(pieces) if isinstance(arrays, tuple) else pieces
+        nested = []
+        for i in range(len(arrays)):
+            if isinstance(arrays[i], (list, tuple)):
+                nested.append(unstack(pieces[i], inner))
+            else:
+                nested.append(pieces[i])
+        pieces = nested
+    if isinstance(arrays, tuple):
+        pieces = tuple(pieces)
+    return pieces
 
 
 @constant
 def has_nested_lists(arrays):
-    return any(isinstance(a, (list, tuple)) for a in arrays)
+    """Whether a stacked list holds lists (two levels; deeper ones are refused, not guessed)."""
+    nested = False
+    for a in arrays:
+        if isinstance(a, (list, tuple)):
+            nested = True
+            if any(isinstance(b, (list, tuple)) for b in a):
+                raise SecantTypeError("secant differentiates a stack of lists nested two deep; "
+                                      f"stack the inner lists first{where()}")
+    return nested
 
 
 def add_n_grad(t, arrays):
     """The cotangent of the items of `sum(arrays)`, a list or tuple: t summed to each one's
     shape."""
-    pieces = [unbroadcast(t, a) for a in arrays]
-    return tuple(pieces) if isinstance(arrays, tuple) else pieces
+    pieces = []
+    for a in arrays:
+        pieces.append(unbroadcast(t, a))
+    if isinstance(arrays, tuple):
+        pieces = tuple(pieces)
+    return pieces
 
 
 def add_grads(a, b):

@@ -169,6 +169,15 @@ class ContainerMixin:
         for n in names:
             self.containers[n] = kind
 
+    def structure_only(self, fn, operands):
+        """Arguments of the container cotangent helpers that give only a structure or shape
+        (unstack_as(g, b): b's type): constants for a derivative of a derivative."""
+        if (getattr(fn, "__module__", "") or "") != "secant.ad.helpers":
+            return operands
+        positions = _STRUCTURE_ARGS.get(getattr(fn, "__name__", ""), ())
+        return {k: ir.Expr(_plain(o)) if k in {f"arg{i}" for i in positions} else o
+                for k, o in operands.items()}
+
     def mark_container(self, name, operand):
         kind = self.container_kind(operand)
         if kind is not False:
@@ -473,6 +482,11 @@ def _has_var(o):
 
 
 CONTAINER_OPS = ("pack", "concat_seq", "dict_merge")
+
+# ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
+# structure or a shape (their derivative is zero)
+_STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
+                   "unconcatenate": (1,)}
 
 
 def container_names(stmts):

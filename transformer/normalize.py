@@ -1073,6 +1073,7 @@ class Normaliser(ContainerMixin):
         if not self.batching:           # a dict argument is one value (its cotangent a dict)
             operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
                         and _has_var(o) else o for k, o in operands.items()}
+            operands = self.structure_only(fn, operands)
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
