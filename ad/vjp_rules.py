@@ -10,6 +10,8 @@ UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum",
                "lax_div"}
 
 VJP = {
+    # a sum of cotangents that may be containers (linear, no broadcasting)
+    "add_grads": {"x": "{g}", "y": "{g}"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},
     "cos": {"x": "-{g} * snp.sin({x})"},

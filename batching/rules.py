@@ -62,6 +62,9 @@ AXIS = {
 }
 
 RULES = {
+    "add_grads": {"*": "add_grads({x}, {y})",
+                  "x": "add_grads({x}, broadcast_batch({y}, {size}))",
+                  "y": "add_grads(broadcast_batch({x}, {size}), {y})"},
     "reshape": {"a": "{a}.reshape(batch_shape({a}, {newshape}))"},
     "ravel": {"a": "flat_examples({a})"},
     "transpose": {"a": "transpose_batched({a}, {axes})"},
@@ -171,6 +174,7 @@ HELPERS = {
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
     "pick": "pick({arg0}, {arg1})",
+    "fields_of": "fields_of({arg0}, {arg1})",
 }
 
 

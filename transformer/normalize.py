@@ -872,6 +872,10 @@ class Normaliser(ContainerMixin):
         if self.batching and any(obj is o for o in self.opaque):
             return self.opaque_call(node, obj)
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "add_grads" and len(node.args) == 2:
+            return self._emit("add_grads", {"x": self.operand(node.args[0]),
+                                            "y": self.operand(node.args[1])}, {})
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "grad_of_fields":
             fields = self.fields_literal(node)
             if fields is not None:
@@ -998,6 +1002,8 @@ class Normaliser(ContainerMixin):
             arg = self.operand(args[0])             # sum(b) of a tracked list
             if isinstance(arg, ir.Var) and self.is_container(arg):
                 return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
+            if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
+                return self._inactive(node)
         if opname == "add_n":
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
