@@ -74,6 +74,7 @@ class _AppendRewriter(gast.NodeTransformer):
         new = gast.Assign(targets=[_name(name, store=True)],
                           value=gast.BinOp(left=_name(name), op=gast.Add(), right=tail),
                           type_comment=None)
+        new.value.secant_concat = True      # a list concatenation, whatever `name` holds
         _set_location([new], node)
         new.value.right = tail
         if call.func.attr == "append":   # keep the item's own positions (error messages)
@@ -162,8 +163,8 @@ class ContainerMixin:
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unstack", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
-                and self.is_container(first):
-            kind = self.container_kind(first)
+                and (self.is_container(first) or self.is_plain_list(first)):
+            kind = self.container_kind(first) or None
         else:
             return
         for n in names:
@@ -178,6 +179,38 @@ class ContainerMixin:
         return {k: ir.Expr(_plain(o)) if k in {f"arg{i}" for i in positions} else o
                 for k, o in operands.items()}
 
+    def note_plain_binding(self, name, operand):
+        """A name bound to an untracked list or tuple (`out = []`): `out + [v]` concatenates."""
+        try:
+            node = gast.parse(operand.src, mode="eval").body
+        except SyntaxError:
+            return
+        if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
+                isinstance(node, gast.Name) and node.id in self.list_names) or (
+                isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id in ("list", "tuple") and node.func.id not in self.current):
+            self.list_names.add(name)
+
+    def is_plain_list(self, operand):
+        if not isinstance(operand, ir.Expr):
+            return False
+        src = operand.src.strip()
+        return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
+            and not src.startswith("((") and _is_display(src)
+
+    def arrays_from_lists(self, op, operands):
+        """A tracked list or tuple where an op takes an array (x * [a, b], x.at[i].set([a, b]))
+        is stacked first, as NumPy converts it: never read as a constant."""
+        from secant.transformer.ops import OPS
+        spec = OPS[op]
+        if op in CONTAINER_OPS or op in ("add_grads", "call") or op == "grad_of_fields":
+            return operands
+        if not any(isinstance(o, ir.Seq) and _has_var(o) for p, o in operands.items()
+                   if p in spec.arrays):
+            return operands
+        return {p: self.as_array(o, self._node) if p in spec.arrays and isinstance(o, ir.Seq)
+                else o for p, o in operands.items()}
+
     def mark_container(self, name, operand):
         kind = self.container_kind(operand)
         if kind is not False:
@@ -189,9 +222,22 @@ class ContainerMixin:
         or None when neither side is a container."""
         add = isinstance(node.op, gast.Add)
         merge = isinstance(node.op, gast.BitOr)
+        if isinstance(node.op, gast.Mult) and any(
+                isinstance(o, ir.Seq) and _has_var(o) for o in (x, y)) and any(
+                isinstance(o, ir.Expr) and o.src.lstrip("-").isdigit() for o in (x, y)):
+            raise self.src.error(node, "repeating a list of differentiated values (list * n) "
+                                 "is not supported; write the list out or use snp.tile")
         if not (add or merge) or not (self.is_container(x) or self.is_container(y)) \
                 or not (_has_var(x) or _has_var(y)):
             return None
+        if add:     # a list + a list concatenates; a list + an array is NumPy's addition
+            # (a tracked value of unknown kind + a list display: a list, as in generated code;
+            # were it an array, the concatenation's derivative fails loudly, never silently)
+            sides = [self.is_container(o) or self.is_plain_list(o)
+                     or isinstance(o, ir.Var) and isinstance(other, ir.Seq)
+                     for o, other in ((x, y), (y, x))]
+            if not all(sides) and not getattr(node, "secant_concat", False):
+                return None
         if add and "dict" in (self.container_kind(x), self.container_kind(y)):
             return None
         op = "concat_seq" if add else "dict_merge"
@@ -248,6 +294,7 @@ class ContainerMixin:
                           if what == "values" else
                           f"for {k} in {keys}:\n    {acc} = {acc} + [({k}, {base.name}[{k}])]"
                           ).body[0]
+        loop.body[0].value.secant_concat = True
         _set_location([loop], node, force=True)
         saved = dict(self.current)
         for n in (acc, keys, base.name):
@@ -416,6 +463,7 @@ class ContainerMixin:
         else:
             update = gast.BinOp(left=_name(acc), op=gast.Add(),
                                 right=gast.List(elts=[node.elt], ctx=gast.Load()))
+            update.secant_concat = True
         inner = [gast.Assign(targets=[_name(acc, store=True)], value=update, type_comment=None)]
         for gen in reversed(node.generators):
             if gen.is_async:
@@ -458,6 +506,13 @@ class ContainerMixin:
         version = self._new_version(user_name)
         self.current[user_name] = version
         return version
+
+
+def _is_display(src):
+    try:
+        return isinstance(gast.parse(src, mode="eval").body, (gast.List, gast.Tuple))
+    except SyntaxError:
+        return False
 
 
 def _key_hint(base, key_src):

@@ -79,6 +79,7 @@ class Normaliser(ContainerMixin):
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
+        self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.origin = None
         self.out = None
 
@@ -263,6 +264,7 @@ class Normaliser(ContainerMixin):
             self.tracked.discard(packed.name)
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
+            self.note_plain_binding(name, operand)      # out = []: a list (containers.py)
         self.current[user_name] = name
 
     def _new_version(self, user_name):
@@ -399,6 +401,8 @@ class Normaliser(ContainerMixin):
             for v in versions:
                 if v in self.containers:
                     self.containers[joined] = self.containers[v]
+                if v in self.list_names:
+                    self.list_names.add(joined)
             merged[name] = joined
         self.tracked |= tracked_before
         self.current = merged
@@ -556,6 +560,7 @@ class Normaliser(ContainerMixin):
                                               self.origin))
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
+                        self.note_plain_binding(loop, ir.Expr(pre))
                 elif self.batching and self.src.filename.startswith("<secant"):
                     # vmap of a derivative: its reverse pass replays the loop's values after
                     # it, so a value the loop assigns may have no value before it; None (an
@@ -698,6 +703,7 @@ class Normaliser(ContainerMixin):
 
     def _emit(self, op, operands, statics, hint=None, callee=None, callee_name=""):
         spec = OPS[op]
+        operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
                 not any(isinstance(o, ir.Var) for o in flat):
