@@ -263,6 +263,15 @@ def test_jit_grad_matches_eager(f):
 
 
 @pytest.mark.parametrize("f", CONSTRUCTS, ids=lambda f: f.__name__)
+def test_jit_of_vmap_and_jvp_match_eager(f):
+    xs = XS.astype(np.float32)
+    close(secant.jit(secant.vmap(f))(xs), secant.vmap(f)(xs), rtol=1e-5, atol=1e-6)
+    v = np.ones(3, np.float32)
+    jitted = secant.jit(lambda x, v: secant.jvp(f, (x,), (v,))[1])
+    close(jitted(xs[0], v), secant.jvp(f, (xs[0],), (v,))[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", CONSTRUCTS, ids=lambda f: f.__name__)
 def test_vmap_of_grad_matches_a_loop_of_grads(f, x64):
     g = secant.grad(f)
     close(secant.vmap(g)(XS), np.array([g(x) for x in XS]))
@@ -419,3 +428,22 @@ def test_list_repetition_is_a_clear_error():
         return snp.sum(snp.stack([x] * 2))
     with pytest.raises(secant.SecantError, match="repeating a list"):
         secant.grad(f)(np.ones(2))
+
+
+# --- golden sources (SECANT_UPDATE_GOLDEN=1 rewrites them; review the diff) ---------------------
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("name, make", [
+    ("containers_list_in_variable_grad", lambda: secant.grad(list_in_variable)),
+    ("containers_append_loop_grad", lambda: secant.grad(append_loop)),
+    ("containers_append_loop_vmap", lambda: secant.vmap(append_loop)),
+    ("containers_dict_comprehension_grad", lambda: secant.grad(dict_comprehension)),
+])
+def test_golden_source(name, make):
+    import os
+    text = secant.source(make())
+    path = GOLDEN / f"{name}.py.txt"
+    if os.environ.get("SECANT_UPDATE_GOLDEN") == "1" or not path.exists():
+        path.write_text(text)
+    assert text == path.read_text()

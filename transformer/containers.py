@@ -258,6 +258,13 @@ class ContainerMixin:
         from secant.transformer.normalize import _index_src
         idx = _index_src(node.slice, self)
         hint = f"{base.name}_item"
+        s = node.slice
+        if isinstance(s, gast.UnaryOp) and isinstance(s.op, gast.USub) \
+                and isinstance(s.operand, gast.Constant) and type(s.operand.value) is int:
+            hint = f"{base.name}_m{s.operand.value}"            # b[-1]: b_m1
+        elif isinstance(s, gast.Slice) and s.step is None and (s.lower is None) != (
+                s.upper is None):
+            hint = f"{base.name}_{'head' if s.lower is None else 'rest'}"    # b[:2], b[1:]
         out = self._emit("getitem", {"a": base}, {"idx": idx}, hint)
         self.out[-1].container = True       # its cotangent is built item by item
         if isinstance(node.slice, gast.Slice):
@@ -280,6 +287,9 @@ class ContainerMixin:
             return ir.Expr(f"list({base.name}.keys())")
         if func.attr in ("values", "items") and not node.args:
             return self.container_view(node, base, func.attr)
+        if func.attr == "get":
+            raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
+                                 "is not supported; test `key in d` and read d[key]")
         raise self.src.error(node, f"the method .{func.attr}() of a container of "
                              f"{self.what} values is not supported")
 
