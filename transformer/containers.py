@@ -454,9 +454,8 @@ class ContainerMixin:
                 if v is not None:
                     self._bind_target(e, v, stmt)
 
-        from secant.transformer.normalize import ir as _ir
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
-        self.out.append(_ir.For(target, steps, body, carried, self.origin))
+        self.out.append(ir.For(target, steps, body, carried, self.origin))
 
     # --- comprehensions --------------------------------------------------------------------------
     def comprehension(self, node, kind=None, name=None):
