@@ -279,7 +279,7 @@ def unstack_as(t, arrays, axis=0, inner=0):
                 nested.append(unstack(pieces[i], inner))
             else:
                 nested.append(pieces[i])
-        pieces = nested
+        pieces = list(nested)
     if isinstance(arrays, tuple):
         pieces = tuple(pieces)
     return pieces

@@ -41,12 +41,22 @@ def _name(id_, store=False):
 
 
 def _local_names(fnode):
-    """Names the function binds itself (parameters and assignment targets)."""
-    out = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
+    """Lists the function builds itself and never aliases: names it assigns (not parameters:
+    their lists belong to the caller) that are never the whole value of an assignment nor an
+    item of a display (`a = out`, `[out]`), where an in-place append would show through."""
+    params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
+    out = set()
+    aliased = set()
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
-    return out
+        if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
+            aliased.add(n.value.id)
+        if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
+            aliased |= {e.id for e in n.elts if isinstance(e, gast.Name)}
+        if isinstance(n, gast.Dict):
+            aliased |= {e.id for e in n.values if isinstance(e, gast.Name)}
+    return out - params - aliased
 
 
 class _AppendRewriter(gast.NodeTransformer):
