@@ -134,9 +134,39 @@ class ForwardBuilder:
         if expr is not None:
             self.set_dot(op.targets[0], expr)
 
+    # --- containers of tracked values (transformer/containers.py) -------------------------------
+    def container_tangent(self, o):
+        """The tangent of a list/tuple/dict operand, zeros for the items without one."""
+        if isinstance(o, ir.Seq):
+            items = [self.container_tangent(i) for i in o.items]
+            if o.kind == "dict":
+                return "{" + ", ".join(f"{k}: {t}" for k, t in zip(o.keys, items)) + "}"
+            inner = ", ".join(items)
+            if o.kind == "tuple":
+                return f"({inner},)" if len(items) == 1 else f"({inner})"
+            return f"[{inner}]"
+        t = self.tangent(o)
+        return t if t is not None else f"zeros_like_tree({_src(o)})"
+
+    def op_pack(self, op):
+        self.set_dot(op.targets[0], self.container_tangent(op.operands["items"]))
+
+    def op_concat_seq(self, op):
+        x, y = (self.container_tangent(op.operands[p]) for p in ("x", "y"))
+        self.set_dot(op.targets[0], f"{x} + {y}")
+
+    def op_dict_merge(self, op):
+        x, y = (self.container_tangent(op.operands[p]) for p in ("x", "y"))
+        self.set_dot(op.targets[0], f"{x} | {y}")
+
     def rule(self, op):
         """The tangent of op's result from its operands' tangents (None: no tangent)."""
         spec = OPS[op.op]
+        if op.op in SEQUENCE and isinstance(op.operands[spec.sequence], ir.Var):
+            t = self.tangent(op.operands[spec.sequence])       # a tracked list passed whole
+            if t is None:
+                return None
+            return f"sum({t})" if op.op == "add_n" else self.render(op, {spec.sequence: t})
         if op.op in SEQUENCE:
             seq = op.operands[spec.sequence]
             t = self.tangent(seq)

@@ -191,7 +191,12 @@ def unconcatenate(t, arrays, axis=0):
 
 
 def unstack(t, axis=0):
-    return [snp.squeeze(p, axis) for p in snp.split(t, np.shape(t)[axis], axis=axis)]
+    """The pieces of snp.stack's cotangent (a loop of indexing, so it is differentiable too)."""
+    moved = snp.moveaxis(t, axis, 0)
+    pieces = []
+    for i in range(np.shape(t)[axis]):
+        pieces.append(moved[i])
+    return pieces
 
 
 def grad_of_fields(tree, fields=None, **attrs):
@@ -232,6 +237,8 @@ def add_at(tree_bar, idx, g):
     a list of (w, b) layers) the cotangent `g` added to the item (or items, for a slice) at idx."""
     if isinstance(idx, tuple) and len(idx) == 1:
         idx = idx[0]
+    if isinstance(tree_bar, dict):              # d[k] of a dict, in a loop over its keys
+        return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if not isinstance(tree_bar, (list, tuple)):
         return tree_bar.at[idx].add(g)
     out = list(tree_bar)
@@ -241,6 +248,65 @@ def add_at(tree_bar, idx, g):
     else:
         out[idx] = add_grads(out[idx], g)
     return type(tree_bar)(out)
+
+
+def split_at(g, n):
+    """The cotangents of `a` and `b` in `a + b` of lists or tuples: g's first n items, the rest."""
+    return g[:n], g[n:]
+
+
+def unmerge(g, x, keys):
+    """The cotangent of `x` in the dict merge `x | {k: v, ...}` (keys `keys`): g's entries for
+    x's keys, zeros where the merge replaced them."""
+    return {k: _zeros_tree(v) if k in keys else g[k] for k, v in x.items()}
+
+
+def pick(g, y):
+    """The cotangent of dict `y` in `x | y`: g's entries at y's keys."""
+    return {k: g[k] for k in y}
+
+
+def unstack_as(t, arrays, axis=0, inner=0):
+    """The cotangent of a list or tuple (`arrays`) stacked by snp.stack: one piece per item,
+    in a container of the same type; an item that is a list itself (stacked first, as NumPy
+    converts nested lists) gets a list of pieces too, unstacked at `inner` (past the batch
+    axes under vmap)."""
+    pieces = unstack(t, axis)
+    if has_nested_lists(arrays):
+        nested = []
+        for i in range(len(arrays)):
+            if isinstance(arrays[i], (list, tuple)):
+                nested.append(unstack(pieces[i], inner))
+            else:
+                nested.append(pieces[i])
+        pieces = list(nested)
+    if isinstance(arrays, tuple):
+        pieces = tuple(pieces)
+    return pieces
+
+
+@constant
+def has_nested_lists(arrays):
+    """Whether a stacked list holds lists (two levels; deeper ones are refused, not guessed)."""
+    nested = False
+    for a in arrays:
+        if isinstance(a, (list, tuple)):
+            nested = True
+            if any(isinstance(b, (list, tuple)) for b in a):
+                raise SecantTypeError("secant differentiates a stack of lists nested two deep; "
+                                      f"stack the inner lists first{where()}")
+    return nested
+
+
+def add_n_grad(t, arrays):
+    """The cotangent of the items of `sum(arrays)`, a list or tuple: t summed to each one's
+    shape."""
+    pieces = []
+    for a in arrays:
+        pieces.append(unbroadcast(t, a))
+    if isinstance(arrays, tuple):
+        pieces = tuple(pieces)
+    return pieces
 
 
 def add_grads(a, b):
@@ -255,7 +321,8 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at")
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
+         "unmerge", "pick", "unstack_as", "add_n_grad")
 
 
 def by_name():

@@ -23,6 +23,7 @@ zeros for items without one.
 LINEAR = "linear"
 
 JVP = {
+    "add_grads": {"x": "{x_dot}", "y": "{y_dot}"},
     # elementwise, one operand
     "sin": {"x": "{x_dot} * snp.cos({x})"},
     "cos": {"x": "-{x_dot} * snp.sin({x})"},
@@ -153,6 +154,7 @@ JVP = {
 
 # the tangent when every array operand has one (where it reads better than the sum)
 JOINT = {
+    "add_grads": "add_grads({x_dot}, {y_dot})",
     "true_divide": "({x_dot} - {ans} * {y_dot}) / {y}",
     "lax_div": "({x_dot} - {ans} * {y_dot}) / {y}",
     "where": "snp.where({condition}, {x_dot}, {y_dot})",
@@ -173,4 +175,4 @@ BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 
 # structural and composite ops the transform handles itself (ad/forward.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop"}
+           "while_loop", "pack", "concat_seq", "dict_merge"}

@@ -10,8 +10,9 @@ import ast
 import inspect
 import re
 
-from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
+from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
+from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 
@@ -220,6 +221,9 @@ class ReverseBuilder:
         defined = _defined_in(s.body)
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
                        - defined - loops)
+        for loop, _ in s.carried:       # fields read from a loop's result after it (q["w"])
+            if self.fields.get(loop):
+                self.flush_fields(loop, self.fields.pop(loop))
         contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
         if not contributes and not outer:
             return
@@ -232,7 +236,7 @@ class ReverseBuilder:
         for loop, last in s.carried:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
-                self.emit(f"{self.bars[loop]} = snp.zeros_like({loop})")
+                self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({loop})")
         count = None
         if isinstance(s, ir.While):
             count = self.names.fresh("n_iterations")
@@ -256,11 +260,20 @@ class ReverseBuilder:
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
+        pending = {v: len(e) for v, e in self.fields.items()}
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        for var in list(self.fields):   # fields read in an iteration: their cotangents are
+            k = pending.get(var, 0)     # this iteration's, so the container's is built here
+            if len(self.fields[var]) > k:
+                entries = self.fields[var][k:]
+                del self.fields[var][k:]
+                if not self.fields[var]:
+                    del self.fields[var]
+                self.flush_fields(var, entries)
         for loop, last in s.carried:                # a loop name not read in the body
             if loop not in self.bars:               # (zeros shaped by the replayed value: the
                 self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
-                self.emit(f"{self.bars[loop]} = snp.zeros_like({last})")
+                self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({last})")
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (liveness within the iteration)
@@ -333,6 +346,9 @@ class ReverseBuilder:
             extra = "".join(f", {k}={v}" for k, v in op.statics.items()
                             if "{" + k + "}" not in template)
             return template.format(**{**fill, "static": extra})
+        if op.op in CONTAINER_VJP and isinstance(op.operands[spec.sequence], ir.Var):
+            self.accumulate(op.operands[spec.sequence].name, render(CONTAINER_VJP[op.op]))
+            return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
             pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else "_")
@@ -600,7 +616,48 @@ class ReverseBuilder:
         self.fields.setdefault(op.operands["tree"].name, []).append(
             (op.statics["name"], "attr", gs[0]))
 
+    def reverse_pack(self, op, gs):
+        """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
+        seq = op.operands["items"]
+        if seq.kind == "dict":
+            for key, item in zip(seq.keys, seq.items):
+                if isinstance(item, ir.Var):
+                    self.accumulate(item.name, f"{gs[0]}[{key}]")
+            return
+        pending = []
+        pattern = self._bar_pattern(seq, pending)[1:-1]     # `_, a_sq_bar, _ = b_bar`
+        self._assign_bars([pattern], pending, gs[0])
+
+    def reverse_concat_seq(self, op, gs):
+        """out_1 = out + [v]: the first len(out) items' cotangents are out's, the rest v's."""
+        x, y = op.operands["x"], op.operands["y"]
+        pending = []
+        patterns = [self._bar_pattern(o, pending) if _has_var(o) else "_" for o in (x, y)]
+        self._assign_bars(patterns, pending, f"split_at({gs[0]}, len({_src(x)}))")
+
+    def reverse_dict_merge(self, op, gs):
+        """d_1 = d | {k: v}: k's cotangent goes to v, the other keys' to d."""
+        x, y = op.operands["x"], op.operands["y"]
+        if isinstance(y, ir.Seq):
+            keys = "[" + ", ".join(y.keys) + "]"
+            for key, item in zip(y.keys, y.items):
+                if isinstance(item, ir.Var):
+                    self.accumulate(item.name, f"{gs[0]}[{key}]")
+        else:
+            keys = _src(y)
+            if isinstance(y, ir.Var):
+                self.accumulate(y.name, f"pick({gs[0]}, {y.name})")
+        if isinstance(x, ir.Var):
+            self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
+
+    def _zeros(self, var):
+        return "zeros_like_tree" if var in self.containers else "snp.zeros_like"
+
     def reverse_add_n(self, op, gs):
+        if isinstance(op.operands["arrays"], ir.Var):       # sum(b) of a tracked list
+            b = op.operands["arrays"].name
+            self.accumulate(b, f"add_n_grad({gs[0]}, {b})")
+            return
         for item in op.operands["arrays"].items:
             if isinstance(item, ir.Var):
                 self.accumulate(item.name, f"unbroadcast({gs[0]}, {item.name})")
@@ -769,6 +826,7 @@ def _containers(stmts):
             out.add(tree)
     out |= {a for a in _indexed_by_counters(stmts)       # x[i] in range(x.shape[0]): an array
             if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
+    out |= container_names(stmts)           # lists and dicts built in the function
     grown = True
     while grown:                # params[:-1] is a container: so is params
         grown = {getitems[t] for t in out if t in getitems} - out

@@ -10,6 +10,8 @@ UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum",
                "lax_div"}
 
 VJP = {
+    # a sum of cotangents that may be containers (linear, no broadcasting)
+    "add_grads": {"x": "{g}", "y": "{g}"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},
     "cos": {"x": "-{g} * snp.sin({x})"},
@@ -157,9 +159,17 @@ SEQUENCE_VJP = {
     "grad_of_fields": "fields_of({g}, {fields})",
 }
 
+# the same for a tracked list or tuple passed whole (snp.stack(out), out built in a loop): the
+# cotangent of the container, item by item
+CONTAINER_VJP = {
+    "concatenate": "unconcatenate({g}, {arrays}{static})",
+    "stack": "unstack_as({g}, {arrays}{static})",
+    "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
+}
+
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop"}
+           "while_loop", "pack", "concat_seq", "dict_merge"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

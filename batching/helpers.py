@@ -375,7 +375,7 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     from secant.ad.helpers import add_at
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
-    if isinstance(tree_bar, (list, tuple)):
+    if isinstance(tree_bar, (list, tuple, dict)):
         return add_at(tree_bar, idx, g)
     idx = idx if isinstance(idx, tuple) else (idx,)
     return tree_bar.at[(slice(None),) + idx].add(g)
@@ -397,6 +397,42 @@ def item_of(x, i, depth=1):
 
 
 NAMES = NAMES + ("item_of",)
+
+
+def add_n_grad_batched(t, arrays):
+    """add_n_grad (ad/helpers.py) for each example: t and every item batched (axis 0), each
+    item's cotangent t summed to that item's per-example shape."""
+    pieces = []
+    for a in arrays:
+        lead = np.ndim(t) - np.ndim(a)
+        axes = tuple(range(1, 1 + lead)) + tuple(
+            i + lead for i in range(1, np.ndim(a))
+            if np.shape(a)[i] == 1 and np.shape(t)[i + lead] != 1)
+        piece = snp.sum(t, axis=axes).reshape(np.shape(a)) if axes else t
+        pieces.append(piece)
+    return tuple(pieces) if isinstance(arrays, tuple) else pieces
+
+
+def add_n_batched(items):
+    """sum(items) for each example: every item batched (axis 0), each example broadcast
+    against the others as NumPy would (missing axes go after the batch axis)."""
+    rank = max(np.ndim(a) for a in items)
+    total = None
+    for a in items:
+        a = snp.reshape(a, np.shape(a)[:1] + (1,) * (rank - np.ndim(a)) + np.shape(a)[1:])
+        total = a if total is None else total + a
+    return total
+
+
+def stack_examples(items, axis=1):
+    """snp.stack of a batched list (every leaf batched, axis 0) for each example, `axis`
+    already past the batch axis; an item that is a list itself is stacked first, as NumPy
+    converts nested lists."""
+    arrays = [stack_examples(a, 1) if isinstance(a, (list, tuple)) else a for a in items]
+    return snp.stack(arrays, axis=axis)
+
+
+NAMES = NAMES + ("add_n_grad_batched", "add_n_batched", "stack_examples")
 
 
 def random_batched(sampler, key, *args, batched=("key",), **kwargs):

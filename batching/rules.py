@@ -62,6 +62,9 @@ AXIS = {
 }
 
 RULES = {
+    "add_grads": {"*": "add_grads({x}, {y})",
+                  "x": "add_grads({x}, broadcast_batch({y}, {size}))",
+                  "y": "add_grads(broadcast_batch({x}, {size}), {y})"},
     "reshape": {"a": "{a}.reshape(batch_shape({a}, {newshape}))"},
     "ravel": {"a": "flat_examples({a})"},
     "transpose": {"a": "transpose_batched({a}, {axes})"},
@@ -142,7 +145,7 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop"}
+           "while_loop", "pack", "concat_seq", "dict_merge"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {
@@ -163,6 +166,15 @@ HELPERS = {
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
+    # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
+    # axis one further in)
+    "unstack": "unstack({arg0}, {arg1_next})",
+    "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
+    "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
+    "split_at": "split_at({arg0}, {arg1})",
+    "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
+    "pick": "pick({arg0}, {arg1})",
+    "fields_of": "fields_of({arg0}, {arg1})",
 }
 
 

@@ -175,6 +175,8 @@ class BatchBuilder:
                 return None
             known = [r for r in ranks if r[0] is not None] or ranks
             return max(known, key=lambda r: r[1])
+        if name in SEQUENCE and isinstance(op.operands[spec.sequence], ir.Var):
+            return None
         if name in SEQUENCE and name != "add_n":
             ranks = {self.rank_of(i) for i in op.operands[spec.sequence].items}
             if len(ranks) != 1 or None in ranks or not all(self.is_batched(i) for i in
@@ -244,6 +246,10 @@ class BatchBuilder:
         for params, why in [NO_RULE[name]] if name in NO_RULE else []:
             if any(p in batched for p in params):
                 raise self.error(f"vmap has no batching rule for {why}")
+        if name in ("pack", "concat_seq", "dict_merge"):    # a container: every leaf batched
+            return self.render(op, {p: self.batched_src(o) for p, o in op.operands.items()}), True
+        if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
+            return self.render(op), True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:
@@ -305,6 +311,18 @@ class BatchBuilder:
     def sequence(self, op):
         spec = OPS[op.op]
         seq = op.operands[spec.sequence]
+        if isinstance(seq, ir.Var):         # a batched list passed whole: every item batched
+            if op.op == "add_n":
+                return f"add_n_batched({seq.name})"
+            param, kind = AXIS[op.op][0][0], AXIS[op.op][1]
+            axis = op.statics.get(param, repr(spec.signature.parameters[param].default))
+            if kind == "flatten" and axis == "None":
+                raise self.error(f"vmap of {op.op}(axis=None) of a list built in the function "
+                                 "is not supported; concatenate along an axis")
+            shifted = _shift_axis(axis, kind, f"{seq.name}[0]")
+            if op.op == "stack":        # its items may be lists too (nested comprehensions)
+                return f"stack_examples({seq.name}, {shifted})"
+            return self.render(op, {}, {param: shifted})
         items = list(seq.items)
         if op.op == "add_n":        # elementwise over the items
             parts = []

@@ -21,7 +21,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant.ad.helpers import grad_of_fields
+from secant.ad.helpers import add_grads, grad_of_fields
 from secant import lax
 from secant.ad import helpers, rule_helpers
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP, ZERO
@@ -262,6 +262,14 @@ def f_field(p, x):
     return wsum(w * x + b)
 def f_dict(p, x): return wsum(p["w"] * x + p["b"])
 def f_attribute(p, x): return wsum(p.w * x + p.b)
+def f_pack(x, y):
+    b = [x, 2.0, snp.sin(y)]
+    return wsum(b[0] * b[2] + b[1])
+def f_concat_seq(x, y): return wsum(snp.stack([x] + [snp.sin(y)]))
+def f_add_grads(x, y): return wsum(add_grads(x * y, snp.sin(y)))
+def f_dict_merge(x, y):
+    d = {"a": x} | {"b": y * y}
+    return wsum(d["a"] * d["b"])
 def helper_poly(a, b): return a * a * b + snp.sin(b)
 def f_call(x, y): return wsum(helper_poly(x, y) + helper_poly(y, b=x))
 # secant.lax control flow (more in tests/test_grad_control_flow.py)
@@ -396,6 +404,8 @@ CASES = [
     Case(f_dict, (lambda r: {"w": r.normal(size=S), "b": r.normal(size=(4,))}), (S, N)),
     Case(f_attribute, (lambda r: Pair(r.normal(size=S), r.normal(size=(4,)))), (S, N)),
     Case(f_call, (S, N), ((4,), N)),
+    Case(f_pack, (S, N), (S, N)), Case(f_concat_seq, (S, N), (S, N)),
+    Case(f_dict_merge, (S, N), (S, N)), Case(f_add_grads, (S, N), (S, N)),
     Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
     Case(f_while_loop, (S, N), (S, N)),
     Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),

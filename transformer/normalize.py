@@ -28,6 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
+from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
@@ -58,7 +59,7 @@ def _def_locals(fdef):
     return out
 
 
-class Normaliser:
+class Normaliser(ContainerMixin):
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
@@ -78,6 +79,9 @@ class Normaliser:
         self.tracked = {every[i] for i in active_params}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
+        self.containers = {}        # names holding tracked containers -> kind (containers.py)
+        self.retired = set()        # a comprehension's variables: a later `v` is a new version
+        self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.origin = None
         self.out = None
 
@@ -89,6 +93,7 @@ class Normaliser:
                                      "return a value instead of yielding it")
         fn = ir.Function(self.node.name, gast.unparse(self.node.args), self.params)
         self.out = fn.body
+        self.rewrite_appends()          # out.append(v) -> out = out + [v]
         body = self.node.body
         for i, stmt in enumerate(body):
             self._origin(stmt)
@@ -96,8 +101,11 @@ class Normaliser:
                 if i != len(body) - 1:
                     raise self.src.error(stmt, "a return before the end of the function cannot "
                                          "be transformed yet; return once, at the end")
-                fn.result = ir.Return(self.operand(stmt.value) if stmt.value is not None
-                                      else ir.Expr("None"), self.origin)
+                value = self.operand(stmt.value) if stmt.value is not None else ir.Expr("None")
+                if isinstance(value, ir.Seq) and value.kind == "dict" and _has_var(value) \
+                        and not self.batching:      # a dict's cotangent is a dict
+                    value = self.pack(value, "out")
+                fn.result = ir.Return(value, self.origin)
             else:
                 self.statement(stmt)
         if fn.result is None:
@@ -172,6 +180,7 @@ class Normaliser:
         if isinstance(value, ir.Var):
             self.tracked.add(version)
             marked = ("push", version, value.name)
+            self.mark_container(version, value)         # a stack of lists: pops are lists
         self.out.append(ir.Plain(f"{version}.append({self._operand_src(value)})", set(),
                                  self.origin, marked))
 
@@ -184,6 +193,7 @@ class Normaliser:
         if version in self.tracked:
             self.tracked.add(name)
             marked = ("pop", version, name)
+            self.mark_container(name, ir.Var(version))
         self.out.append(ir.Plain(f"{name} = {version}.pop()", {name}, self.origin, marked))
         self.current[user_name] = name
 
@@ -224,6 +234,11 @@ class Normaliser:
     def assign(self, target, value, stmt):
         if isinstance(target, gast.Name) and self._derivative_stack(value, "pop"):
             self.stack_pop(target.id, value)
+        elif isinstance(target, gast.Name) and isinstance(value, (gast.ListComp, gast.DictComp)) \
+                and self._tracked_names_in(value):
+            result = self.comprehension(value, name=target.id)      # built in the user's name
+            if self.current.get(target.id) != getattr(result, "name", None):
+                self.bind_name(target.id, result)
         elif isinstance(target, gast.Name):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
@@ -245,15 +260,21 @@ class Normaliser:
             else:
                 self.out.append(ir.Op([name], "identity", {"x": operand}, {}, self.origin))
             self.tracked.add(name)
-        elif isinstance(operand, ir.Seq):
-            raise self.src.error(self._node, f"a tuple or list of {self.what} arrays cannot be "
-                                 "stored in a variable yet; unpack it or pass it directly")
+            self.mark_container(name, operand)
+        elif isinstance(operand, ir.Seq):        # b = [1.0, a * a, 2.0]: a tracked container
+            packed = self.pack(operand, name)
+            self.out[-1].targets = [name]
+            self.tracked.add(name)
+            self.containers[name] = self.containers.pop(packed.name)
+            self.names.taken.discard(packed.name)
+            self.tracked.discard(packed.name)
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
+            self.note_plain_binding(name, operand)      # out = []: a list (containers.py)
         self.current[user_name] = name
 
     def _new_version(self, user_name):
-        if user_name not in self.current:
+        if user_name not in self.current and user_name not in self.retired:
             self.names.reserve(user_name)
             return user_name
         return self.names.fresh(user_name)
@@ -291,6 +312,8 @@ class Normaliser:
                 and all(isinstance(e, gast.Name) for e in elts):   # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
+            if last.op == "call":
+                self.mark_helper_result(last.callee, last.operands, names)
             for e, n in zip(elts, names):
                 self.current[e.id] = n
                 self.tracked.add(n)
@@ -381,6 +404,11 @@ class Normaliser:
                 block.append(ir.Plain(f"{joined} = {v}", {joined}, self.origin))
             if is_tracked:
                 self.tracked.add(joined)
+            for v in versions:
+                if v in self.containers:
+                    self.containers[joined] = self.containers[v]
+                if v in self.list_names:
+                    self.list_names.add(joined)
             merged[name] = joined
         self.tracked |= tracked_before
         self.current = merged
@@ -401,6 +429,9 @@ class Normaliser:
             raise self.src.error(stmt, "the loop variable must be a name or a tuple of names "
                                  "(for w, b in params)")
         body = stmt.body if body is None else body
+        over = self.container_iteration(stmt)    # a tracked list/dict, enumerate, zip, .items()
+        if over is not None:
+            return self.loop_over_container(stmt, body, *over)
         iterable = self.operand(stmt.iter)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
@@ -438,6 +469,11 @@ class Normaliser:
     def comprehension_sum(self, node, comp):
         """sum(f(w) for w, b in params) (or of a list comprehension): a loop adding into a
         running total, as a Python sum does."""
+        if len(node.args) == 1 and not node.keywords and (
+                len(comp.generators) != 1 or comp.generators[0].ifs):
+            items = self.comprehension(comp)    # the list first (containers.py), then its sum
+            return self._emit("add_n", {"arrays": items}, {}) if isinstance(items, ir.Var) \
+                else ir.Expr(f"sum({items.src})")
         if len(comp.generators) != 1 or comp.generators[0].ifs or comp.generators[0].is_async:
             raise self.src.error(comp, "sum() of a comprehension is differentiated for one "
                                  "`for` without `if`; write the loop out")
@@ -464,6 +500,7 @@ class Normaliser:
         for n, version in outer.items():
             if version is None:
                 self.current.pop(n, None)
+                self.retired.add(n)
             else:
                 self.current[n] = version
         return ir.Var(result) if result in self.tracked else ir.Expr(result)
@@ -515,6 +552,7 @@ class Normaliser:
         taken_before = set(self.names.taken)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
+        grown_lists = {n for n in self.containers}
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
@@ -530,6 +568,7 @@ class Normaliser:
                                               self.origin))
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
+                        self.note_plain_binding(loop, ir.Expr(pre))
                 elif self.batching and self.src.filename.startswith("<secant"):
                     # vmap of a derivative: its reverse pass replays the loop's values after
                     # it, so a value the loop assigns may have no value before it; None (an
@@ -562,11 +601,16 @@ class Normaliser:
                     else:
                         self.out.append(ir.Plain(f"{loop} = {last}", {loop}, self.origin))
                 carried.append((loop, last))
+                if last in self.containers or before.get(name) in self.containers:
+                    self.containers[loop] = self.containers.get(
+                        last, self.containers.get(before.get(name)))
             newly = {name for name, loop in loop_names.items()
                      if self.current.get(name) in self.tracked and loop not in self.tracked}
-            if not newly - grow:
+            lists = {loop for loop in loop_names.values() if loop in self.containers}
+            if not newly - grow and not lists - grown_lists:
                 break
             grow |= newly
+            grown_lists |= lists            # a loop name found to hold a list: read it again
         body = self.out
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
@@ -615,10 +659,13 @@ class Normaliser:
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
         if self.batching and isinstance(node, gast.Compare):
             return self.compare(node)
-        if self.batching and isinstance(node, gast.Dict) and None not in node.keys:
+        if isinstance(node, gast.Dict) and None not in node.keys:
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
                 return ir.Seq(values, "dict", tuple(self._source(k) for k in node.keys))
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)) \
+                and self._tracked_names_in(node):
+            return self.comprehension(node)     # the loop that builds it
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
@@ -664,7 +711,9 @@ class Normaliser:
         return gast.unparse(node).strip()
 
     def _is_batched_name(self, node):
-        return isinstance(node, gast.Name) and self.current.get(node.id) in self.tracked
+        """A batched array (a batched container's len() and items are its own)."""
+        return isinstance(node, gast.Name) and self.current.get(node.id) in self.tracked \
+            and self.current.get(node.id) not in self.containers
 
     def _operand_src(self, o):
         if isinstance(o, ir.Var):
@@ -679,6 +728,7 @@ class Normaliser:
 
     def _emit(self, op, operands, statics, hint=None, callee=None, callee_name=""):
         spec = OPS[op]
+        operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
                 not any(isinstance(o, ir.Var) for o in flat):
@@ -689,10 +739,15 @@ class Normaliser:
         name = self.names.fresh(hint or suggest(op, flat))
         self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name))
         self.tracked.add(name)
+        if op == "call":        # a derivative helper that returns a container (containers.py)
+            self.mark_helper_result(callee, operands, [name])
         return ir.Var(name)
 
     def binop(self, node):
         x, y = self.operand(node.left), self.operand(node.right)
+        joined = self.container_binop(node, x, y)     # [a] + [b], d | {k: v}
+        if joined is not None:
+            return joined
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
@@ -743,6 +798,10 @@ class Normaliser:
 
     def subscript(self, node):
         base = self.operand(node.value)
+        if isinstance(base, ir.Var) and self.is_container(base):
+            item = self.container_subscript(node, base)
+            if item is not None:
+                return item
         index = self.operand(node.slice)
         if self.batching and not isinstance(index, ir.Expr):
             if not isinstance(index, ir.Var):
@@ -777,6 +836,9 @@ class Normaliser:
             return self.at_update(node, *at)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
+            if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
+                    "get", "items", "values", "keys")):        # a method of a container
+                return self.container_method(node, base)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None:
@@ -801,6 +863,9 @@ class Normaliser:
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
+        built = self.container_call(node, obj)      # list(c), tuple(...), np.array([x, y])
+        if built is not None:
+            return built
         helper = _loop_helper_kind(obj) if self.batching else None
         if helper in ("fori_loop", "scan", "while_loop"):     # a loop derivative's forward pass
             return self.control_flow(node, helper, obj, carries=obj.__name__)
@@ -811,7 +876,7 @@ class Normaliser:
         if self.batching and _static_query_kind(obj) in _PER_EXAMPLE_CALLS \
                 and len(node.args) == 1 and not node.keywords:
             arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
-            if isinstance(arg, ir.Var):
+            if isinstance(arg, ir.Var) and not self.is_container(arg):
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
             arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
@@ -839,6 +904,10 @@ class Normaliser:
             return self.op_call(node, opname, list(node.args))
         if self.batching and any(obj is o for o in self.opaque):
             return self.opaque_call(node, obj)
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "add_grads" and len(node.args) == 2:
+            return self._emit("add_grads", {"x": self.operand(node.args[0]),
+                                            "y": self.operand(node.args[1])}, {})
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "grad_of_fields":
             fields = self.fields_literal(node)
@@ -986,6 +1055,13 @@ class Normaliser:
             if not _names_in(args[0]) & {k for k, v in self.current.items() if v in self.tracked}:
                 return self._inactive(node)
             return self.comprehension_sum(node, args[0])
+        if opname == "add_n" and len(args) == 1 and not isinstance(args[0], (gast.List,
+                                                                             gast.Tuple)):
+            arg = self.operand(args[0])             # sum(b) of a tracked list
+            if isinstance(arg, ir.Var) and self.is_container(arg):
+                return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
+            if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
+                return self._inactive(node)
         if opname == "add_n":
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
@@ -999,8 +1075,10 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays or pname == spec.sequence:
-                operands[pname] = self.operand(value)
+            if pname in spec.arrays:        # a tracked list passed as an array is stacked
+                operands[pname] = self.as_array(self.operand(value), node)
+            elif pname == spec.sequence:
+                operands[pname] = self.as_sequence(self.operand(value), node)
             else:
                 o = self.operand(value)
                 if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
@@ -1059,6 +1137,10 @@ class Normaliser:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
         operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        if not self.batching:           # a dict argument is one value (its cotangent a dict)
+            operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
+                        and _has_var(o) else o for k, o in operands.items()}
+            operands = self.structure_only(fn, operands)
         return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 

@@ -125,6 +125,14 @@ op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # that is differentiated again (second order): linear in the fields
 op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
    sequence="fields")
+# containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
+# name or returned, `a + b` of lists (a loop's `out.append(v)`), `d | {k: v}` of dicts
+op("pack", "items", (), code="{items}", sequence="items")
+op("concat_seq", "x, y", ("x", "y"), code="{x} + {y}")
+op("dict_merge", "x, y", ("x", "y"), code="{x} | {y}")
+# the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
+# differentiated again: linear in both
+op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
 op("optimization_barrier", code="lax.optimization_barrier({x})")
 
@@ -291,7 +299,8 @@ LAX_NAMES = {
     **{n: n for n in COLLECTIVES},
 }
 # ops that no numpy/secant.numpy function of the same name means
-_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert"}
+_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
+              "concat_seq", "dict_merge", "add_grads"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
 

@@ -1,0 +1,605 @@
+"""Containers of tracked values are values (part of the normaliser, transformer/normalize.py).
+
+A list, tuple or dict built from differentiated (or batched) values is tracked like an array:
+- bound to a name, it is an explicit `pack` op (`b = [1.0, a_sq, 2.0]`) whose derivative puts
+  the container's cotangent back into its items;
+- passed where an op takes an array (`np.mean([x, y])`, `np.array([x, 2 * x])`), it is first
+  stacked into one (`snp.stack`, as NumPy converts it), so its derivative is known;
+- indexed (`b[1]`, `b[-1]`, `b[1:]`, `d["a"]`, `d.get("a")`), unpacked, iterated (`for v in b`,
+  `enumerate`, `zip`, `d.items()`, `d.values()`), passed to helpers and returned;
+- built in a loop: `out.append(v)` is rewritten (before anything else) to `out = out + [v]`, a
+  `concat_seq` op with a known derivative, and a comprehension to the loop that builds it
+  (`squares = []; for i in ...: squares = squares + [x * i]`), so every transform gets them.
+`self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
+"dict", or None when unknown).
+"""
+import copy
+
+import gast
+
+from secant.transformer import ir
+
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
+
+
+def _set_location(nodes, where, force=False):
+    """Give synthesised nodes the position of the user's node they stand for (the user's own
+    sub-expressions keep theirs, unless `force`)."""
+    for root in nodes:
+        for n in gast.walk(root):
+            if not isinstance(n, (gast.expr, gast.stmt)):
+                continue
+            if force or getattr(n, "lineno", None) is None:
+                n.lineno = getattr(where, "lineno", 1)
+                n.col_offset = getattr(where, "col_offset", 0)
+                n.end_lineno = getattr(where, "end_lineno", n.lineno)
+                n.end_col_offset = getattr(where, "end_col_offset", 0)
+
+
+def _name(id_, store=False):
+    return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
+
+
+def _local_names(fnode):
+    """Lists the function builds itself and never aliases: names it assigns (not parameters:
+    their lists belong to the caller) that are never the whole value of an assignment nor an
+    item of a display (`a = out`, `[out]`), where an in-place append would show through."""
+    params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
+    out = set()
+    aliased = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+        if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
+            aliased.add(n.value.id)
+        if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
+            aliased |= {e.id for e in n.elts if isinstance(e, gast.Name)}
+        if isinstance(n, gast.Dict):
+            aliased |= {e.id for e in n.values if isinstance(e, gast.Name)}
+    return out - params - aliased
+
+
+class _AppendRewriter(gast.NodeTransformer):
+    """`out.append(v)` -> `out = out + [v]`, `out.extend(vs)` -> `out = out + list(vs)` for a
+    list the function binds itself (lists are values: no one else holds this one)."""
+
+    def __init__(self, local, generated):
+        self.local = local
+        self.generated = generated
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr in ("append", "extend")
+                and isinstance(call.func.value, gast.Name) and len(call.args) == 1
+                and not call.keywords and not isinstance(call.args[0], gast.Starred)):
+            return node
+        name = call.func.value.id
+        if name not in self.local or (self.generated and name.endswith("_stack")):
+            return node
+        if call.func.attr == "append":
+            tail = gast.List(elts=[call.args[0]], ctx=gast.Load())
+        else:
+            tail = gast.Call(func=_name("list"), args=[call.args[0]], keywords=[])
+        new = gast.Assign(targets=[_name(name, store=True)],
+                          value=gast.BinOp(left=_name(name), op=gast.Add(), right=tail),
+                          type_comment=None)
+        new.value.secant_concat = True      # a list concatenation, whatever `name` holds
+        _set_location([new], node)
+        new.value.right = tail
+        if call.func.attr == "append":   # keep the item's own positions (error messages)
+            tail.elts = [call.args[0]]
+        return new
+
+    def visit_FunctionDef(self, node):      # nested defs keep their own lists
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+
+class ContainerMixin:
+    """Methods of Normaliser (transformer/normalize.py) for containers of tracked values."""
+
+    def rewrite_appends(self):
+        generated = self.src.filename.startswith("<secant")
+        local = _local_names(self.node)
+        body = [_AppendRewriter(local, generated).visit(s) for s in self.node.body]
+        self.node.body = body
+
+    def container_kind(self, operand):
+        """The kind of container an operand holds ("list", "tuple", "dict", None: unknown), or
+        False when it is not known to be a container."""
+        if isinstance(operand, ir.Seq):
+            return operand.kind
+        if isinstance(operand, ir.Var) and operand.name in self.containers:
+            return self.containers[operand.name]
+        return False
+
+    def is_container(self, operand):
+        return self.container_kind(operand) is not False
+
+    def pack(self, seq, hint=None):
+        """A Seq with a tracked item as one tracked value: a `pack` op (nested Seqs first)."""
+        items = tuple(self.pack(i) if isinstance(i, ir.Seq) and _has_var(i) else i
+                      for i in seq.items)
+        seq = ir.Seq(items, seq.kind, seq.keys)
+        name = self.names.fresh(hint or {"dict": "d", "tuple": "t"}.get(seq.kind, "items"))
+        self.out.append(ir.Op([name], "pack", {"items": seq}, {}, self.origin))
+        self.tracked.add(name)
+        self.containers[name] = seq.kind
+        return ir.Var(name)
+
+    def as_array(self, operand, node):
+        """An operand passed where an op takes an array: a tracked list or tuple is stacked into
+        one, as NumPy converts it (np.mean([x, y]) is the mean of snp.stack([x, y]))."""
+        kind = self.container_kind(operand)
+        if kind is False or not _has_var(operand):
+            return operand
+        if kind == "dict":
+            raise self.src.error(node, "a dict of differentiated values cannot be used as an "
+                                 "array; pass its values (list(d.values())) or one of them")
+        if isinstance(operand, ir.Seq):
+            items = tuple(self.as_array(i, node) if isinstance(i, ir.Seq) else i
+                          for i in operand.items)
+            if not any(isinstance(i, ir.Var) for i in items):
+                return operand
+            operand = ir.Seq(items, "list")
+        return self._emit("stack", {"arrays": operand}, {})
+
+    def as_sequence(self, operand, node):
+        """The list operand of stack/concatenate/sum: its items arrays (nested lists stacked)."""
+        if isinstance(operand, ir.Seq):
+            if operand.kind == "dict":
+                raise self.src.error(node, "a dict of differentiated values cannot be stacked; "
+                                     "pass list(d.values())")
+            return ir.Seq(tuple(self.as_array(i, node) if isinstance(i, ir.Seq) else i
+                                for i in operand.items), operand.kind)
+        if self.container_kind(operand) == "dict":
+            raise self.src.error(node, "a dict of differentiated values cannot be stacked; "
+                                 "pass list(d.values())")
+        return operand
+
+    def mark_helper_result(self, callee, operands, names):
+        """The derivative helpers (ad/helpers.py) whose results are containers, read again in
+        a derivative of a derivative or a vmap of one: their items are read as such."""
+        module = getattr(callee, "__module__", "") or ""
+        if not module.startswith(("secant.ad.", "secant.batching.")):
+            return
+        fn = getattr(callee, "__name__", "")
+        first = next(iter(operands.values()), None)
+        if fn in ("unmerge", "pick"):
+            kind = "dict"
+        elif fn in ("split_at", "unstack_as", "add_n_grad", "unstack", "unconcatenate"):
+            kind = None
+        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
+                and (self.is_container(first) or self.is_plain_list(first)):
+            kind = self.container_kind(first) or None
+        else:
+            return
+        for n in names:
+            self.containers[n] = kind
+
+    def structure_only(self, fn, operands):
+        """Arguments of the container cotangent helpers that give only a structure or shape
+        (unstack_as(g, b): b's type): constants for a derivative of a derivative."""
+        if (getattr(fn, "__module__", "") or "") != "secant.ad.helpers":
+            return operands
+        positions = _STRUCTURE_ARGS.get(getattr(fn, "__name__", ""), ())
+        return {k: ir.Expr(_plain(o)) if k in {f"arg{i}" for i in positions} else o
+                for k, o in operands.items()}
+
+    def note_plain_binding(self, name, operand):
+        """A name bound to an untracked list or tuple (`out = []`): `out + [v]` concatenates."""
+        try:
+            node = gast.parse(operand.src, mode="eval").body
+        except SyntaxError:
+            return
+        if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
+                isinstance(node, gast.Name) and node.id in self.list_names) or (
+                isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id in ("list", "tuple") and node.func.id not in self.current):
+            self.list_names.add(name)
+
+    def is_plain_list(self, operand):
+        if not isinstance(operand, ir.Expr):
+            return False
+        src = operand.src.strip()
+        return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
+            and not src.startswith("((") and _is_display(src)
+
+    def arrays_from_lists(self, op, operands):
+        """A tracked list or tuple where an op takes an array (x * [a, b], x.at[i].set([a, b]))
+        is stacked first, as NumPy converts it: never read as a constant."""
+        from secant.transformer.ops import OPS
+        spec = OPS[op]
+        if op in CONTAINER_OPS or op in ("add_grads", "call") or op == "grad_of_fields":
+            return operands
+        if not any(isinstance(o, ir.Seq) and _has_var(o) for p, o in operands.items()
+                   if p in spec.arrays):
+            return operands
+        return {p: self.as_array(o, self._node) if p in spec.arrays and isinstance(o, ir.Seq)
+                else o for p, o in operands.items()}
+
+    def mark_container(self, name, operand):
+        kind = self.container_kind(operand)
+        if kind is not False:
+            self.containers[name] = kind
+
+    # --- expressions ------------------------------------------------------------------------
+    def container_binop(self, node, x, y):
+        """`a + b` of lists or tuples (concatenation), `a | b` of dicts (merge): a container op,
+        or None when neither side is a container."""
+        add = isinstance(node.op, gast.Add)
+        merge = isinstance(node.op, gast.BitOr)
+        if isinstance(node.op, gast.Mult) and any(
+                isinstance(o, ir.Seq) and _has_var(o) for o in (x, y)) and any(
+                isinstance(o, ir.Expr) and o.src.lstrip("-").isdigit() for o in (x, y)):
+            raise self.src.error(node, "repeating a list of differentiated values (list * n) "
+                                 "is not supported; write the list out or use snp.tile")
+        if not (add or merge) or not (self.is_container(x) or self.is_container(y)) \
+                or not (_has_var(x) or _has_var(y)):
+            return None
+        if add:     # a list + a list concatenates; a list + an array is NumPy's addition
+            # (a tracked value of unknown kind + a list display: a list, as in generated code;
+            # were it an array, the concatenation's derivative fails loudly, never silently)
+            sides = [self.is_container(o) or self.is_plain_list(o)
+                     or isinstance(o, ir.Var) and isinstance(other, ir.Seq)
+                     for o, other in ((x, y), (y, x))]
+            if not all(sides) and not getattr(node, "secant_concat", False):
+                return None
+        if add and "dict" in (self.container_kind(x), self.container_kind(y)):
+            return None
+        op = "concat_seq" if add else "dict_merge"
+        if merge and "dict" not in (self.container_kind(x), self.container_kind(y)):
+            return None
+        if isinstance(x, ir.Seq) and x.kind == "dict" and _has_var(x):
+            x = self.pack(x)            # ({"a": x} | {...}): its cotangent is read by key
+        hint = x.name if isinstance(x, ir.Var) else None
+        out = self._emit(op, {"x": x, "y": y}, {}, hint or ("d" if merge else "items"))
+        kind = self.container_kind(x) or self.container_kind(y) or None
+        self.containers[out.name] = "dict" if merge else kind
+        return out
+
+    def container_subscript(self, node, base):
+        """c[i], c[-1], c[1:], c[i] in a loop, d["a"] of a known container."""
+        if isinstance(node.slice, gast.Constant) and type(node.slice.value) in (int, str):
+            return None             # a field, as for any tracked tuple (normalize.subscript)
+        from secant.transformer.normalize import _index_src
+        idx = _index_src(node.slice, self)
+        hint = f"{base.name}_item"
+        s = node.slice
+        if isinstance(s, gast.UnaryOp) and isinstance(s.op, gast.USub) \
+                and isinstance(s.operand, gast.Constant) and type(s.operand.value) is int:
+            hint = f"{base.name}_m{s.operand.value}"            # b[-1]: b_m1
+        elif isinstance(s, gast.Slice) and s.step is None and (s.lower is None) != (
+                s.upper is None):
+            hint = f"{base.name}_{'head' if s.lower is None else 'rest'}"    # b[:2], b[1:]
+        out = self._emit("getitem", {"a": base}, {"idx": idx}, hint)
+        self.out[-1].container = True       # its cotangent is built item by item
+        if isinstance(node.slice, gast.Slice):
+            self.containers[out.name] = self.containers.get(base.name)
+        return out
+
+    def container_method(self, node, base):
+        """d.get(k), d.values(), d.items(), d.keys(), c.copy() on a tracked container."""
+        func = node.func
+        if func.attr == "get" and len(node.args) == 1 and not node.keywords:
+            key = self.operand(node.args[0])
+            if not isinstance(key, ir.Expr):
+                raise self.src.error(node, "a dict key must not depend on differentiated "
+                                     "values")
+            return self._emit("field", {"tree": base}, {"key": key.src},
+                              _key_hint(base.name, key.src))
+        if func.attr == "copy" and not node.args and not node.keywords:
+            return base
+        if func.attr == "keys" and not node.args:
+            return ir.Expr(f"list({base.name}.keys())")
+        if func.attr in ("values", "items") and not node.args:
+            return self.container_view(node, base, func.attr)
+        if func.attr == "get":
+            raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
+                                 "is not supported; test `key in d` and read d[key]")
+        raise self.src.error(node, f"the method .{func.attr}() of a container of "
+                             f"{self.what} values is not supported")
+
+    def container_view(self, node, base, what):
+        """list(d.values()) / list(d.items()): a list built by a loop over the keys."""
+        acc = self.names.fresh(what)
+        keys = self.names.fresh("keys")
+        k = self.names.fresh("k")
+        self.out.append(ir.Plain(f"{keys} = list({base.name}.keys())", {keys}, self.origin))
+        self.out.append(ir.Plain(f"{acc} = []", {acc}, self.origin))
+        loop = gast.parse(f"for {k} in {keys}:\n    {acc} = {acc} + [{base.name}[{k}]]"
+                          if what == "values" else
+                          f"for {k} in {keys}:\n    {acc} = {acc} + [({k}, {base.name}[{k}])]"
+                          ).body[0]
+        loop.body[0].value.secant_concat = True
+        _set_location([loop], node, force=True)
+        saved = dict(self.current)
+        for n in (acc, keys, base.name):
+            self.current[n] = n
+            self.names.reserve(n)
+        self.statement(loop)
+        result = self.current[acc]
+        self.current = {**saved, **{n: v for n, v in self.current.items() if n not in saved
+                                    and n not in (acc, keys, k)}}
+        out = ir.Var(result) if result in self.tracked else ir.Expr(result)
+        if isinstance(out, ir.Var):
+            self.containers[result] = "list"
+        return out
+
+    def container_call(self, node, obj):
+        """list(c), tuple(c), dict(d), len-free builtins over tracked containers, and
+        snp.array/np.asarray of a list: a value, or None when this is not such a call."""
+        import numpy as np
+        import secant.numpy as snp
+        if obj in (list, tuple) and len(node.args) == 1 and not node.keywords:
+            arg = node.args[0]
+            if isinstance(arg, _COMPREHENSIONS):
+                if not self._tracked_names_in(arg):
+                    return None
+                return self.comprehension(arg, kind="list" if obj is list else "tuple")
+            o = self.operand(arg)
+            if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+                return ir.Expr(f"{obj.__name__}({o.name}.keys())")     # a dict's keys
+            if isinstance(o, ir.Var) and self.is_container(o):
+                return o
+            return None
+        if obj is dict and len(node.args) == 1 and not node.keywords:
+            o = self.operand(node.args[0])
+            if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+                return o
+            return None
+        if any(obj is f for f in (np.array, np.asarray, snp.array, snp.asarray)) and node.args:
+            o = self.operand(node.args[0])
+            if not _has_var(o):
+                return None
+            dtype = None
+            for k in node.keywords:
+                if k.arg == "dtype":
+                    dtype = self._source(k.value)
+            if len(node.args) > 1:
+                dtype = self._source(node.args[1])
+            if self.is_container(o):
+                o = self.as_array(o, node)
+            else:
+                o = self._emit("identity", {"x": o}, {}, f"{o.name}_array")
+            if dtype is not None and dtype != "None":
+                o = self._emit("astype", {"x": o}, {"dtype": dtype})
+            return o
+        return None
+
+    def _tracked_names_in(self, node):
+        from secant.transformer.normalize import _names_in
+        return _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+
+    # --- loops over containers ------------------------------------------------------------------
+    def container_iteration(self, stmt):
+        """For a for loop over a tracked container, enumerate(c), zip(a, b), d.items(),
+        d.values() or d.keys(): (steps source, index name, unpack(index)) that loop over its
+        indices (or keys), reading each item; None for any other loop."""
+        it = stmt.iter
+        what = None
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) \
+                and it.func.attr in ("items", "values", "keys") and not it.args:
+            base = self.operand(it.func.value)
+            if isinstance(base, ir.Var) and base.name in self.tracked:
+                what = it.func.attr
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+                and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
+                and not it.keywords and it.args:
+            args = [self.operand(a) for a in it.args]
+            if not any(_has_var(a) for a in args):
+                return None
+            if it.func.id == "enumerate" and len(args) == 1:
+                what, base = "enumerate", args[0]
+            elif it.func.id == "zip":
+                what, base = "zip", args
+            else:
+                return None
+        elif isinstance(it, gast.Name):
+            base = self.operand(it)
+            if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
+                what = "keys"
+            elif isinstance(base, ir.Var) and self.is_container(base):
+                what = "items_of"
+            else:
+                return None
+        else:
+            return None
+        return what, base
+
+    def loop_over_container(self, stmt, body, what, base):
+        """The loop over a container's keys or indices (see container_iteration)."""
+        def item(container, i, hint=None):
+            if isinstance(container, ir.Seq):
+                container = self.pack(container)
+            if isinstance(container, ir.Var):
+                got = self._emit("getitem", {"a": container}, {"idx": i},
+                                 hint or f"{container.name}_{i}")
+                self.out[-1].container = True
+                return got
+            return ir.Expr(f"{container.as_operand()}[{i}]")
+
+        target = stmt.target
+        own = None                  # the user's name for the key or index, when it has one
+        if what == "keys" and isinstance(target, gast.Name):
+            own = target.id
+        elif what in ("items", "enumerate") and isinstance(target, (gast.Tuple, gast.List)) \
+                and target.elts and isinstance(target.elts[0], gast.Name):
+            own = target.elts[0].id
+        if what in ("items", "values", "keys"):
+            index = own or self.names.fresh("k")
+            steps = self.names.fresh("keys")
+            self.out.append(ir.Plain(f"{steps} = list({base.name}.keys())", {steps},
+                                     self.origin))
+        else:
+            index = own or self.names.fresh("i")
+            steps = self.names.fresh(f"{index}_range")
+            if what == "zip":
+                lengths = ", ".join(f"len({_plain(a)})" for a in base)
+                self.out.append(ir.Plain(f"{steps} = range(min({lengths}))", {steps},
+                                         self.origin))
+            else:
+                self.out.append(ir.Plain(f"{steps} = range(len({_plain(base)}))", {steps},
+                                         self.origin))
+
+        def unpack(i):
+            if what == "keys":
+                if own is None:
+                    self._bind_target(target, ir.Expr(i), stmt)
+                return
+            if what in ("items_of", "values"):
+                return self._bind_target(target, item(base, i), stmt)
+            if what in ("items", "enumerate"):
+                values = (None if own else ir.Expr(i), item(base, i))
+            else:
+                values = tuple(item(a, i) for a in base)
+            if not isinstance(target, (gast.Tuple, gast.List)) or \
+                    len(target.elts) != len(values):
+                raise self.src.error(stmt, f"unpack each item of {what}(...) into "
+                                     f"{len(values)} names")
+            for e, v in zip(target.elts, values):
+                if v is not None:
+                    self._bind_target(e, v, stmt)
+
+        target, body, carried, _ = self._loop(stmt, index, body, unpack)
+        self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    # --- comprehensions --------------------------------------------------------------------------
+    def comprehension(self, node, kind=None, name=None):
+        """[f(v) for v in vs if c], (... for ...), {k: f(v) for ...}: the loop that builds it
+        (`name`: the user's variable it is assigned to, which the loop builds directly)."""
+        is_dict = isinstance(node, gast.DictComp)
+        from secant.transformer.normalize import _names_in
+        if name in _names_in(node):         # ys = [y * 2 for y in ys]: reads the old ys
+            name = None
+        acc = name or self.names.fresh("d" if is_dict else "items")
+        if is_dict:
+            entry = gast.Dict(keys=[node.key], values=[node.value])
+            update = gast.BinOp(left=_name(acc), op=gast.BitOr(), right=entry)
+        else:
+            update = gast.BinOp(left=_name(acc), op=gast.Add(),
+                                right=gast.List(elts=[node.elt], ctx=gast.Load()))
+            update.secant_concat = True
+        inner = [gast.Assign(targets=[_name(acc, store=True)], value=update, type_comment=None)]
+        for gen in reversed(node.generators):
+            if gen.is_async:
+                raise self.src.error(node, "async comprehensions cannot be transformed")
+            for cond in reversed(gen.ifs):
+                inner = [gast.If(test=cond, body=inner, orelse=[])]
+            inner = [gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                              type_comment=None)]
+        loop = inner[0]
+        _set_location([loop], node)
+        scoped = {n.id for gen in node.generators for n in gast.walk(gen.target)
+                  if isinstance(n, gast.Name)}
+        outer = {n: self.current.get(n) for n in scoped}
+        acc_before = self.current.get(acc)
+        version = self._new_version_for(acc)
+        self.out.append(ir.Plain(f"{version} = {{}}" if is_dict else f"{version} = []",
+                                 {version}, self.origin))
+        self.containers[self.current[acc]] = "dict" if is_dict else "list"
+        saved_origin = self.origin
+        self.statement(loop)
+        self.origin = saved_origin
+        result = self.current[acc]
+        if name is None:
+            if acc_before is None:
+                self.current.pop(acc, None)
+            else:
+                self.current[acc] = acc_before
+        for n, version in outer.items():
+            if version is None:
+                self.current.pop(n, None)
+                self.retired.add(n)
+            else:
+                self.current[n] = version
+        if result not in self.tracked:
+            return ir.Expr(result)
+        self.containers[result] = "dict" if is_dict else (kind or "list")
+        return ir.Var(result)
+
+    def _new_version_for(self, user_name):
+        version = self._new_version(user_name)
+        self.current[user_name] = version
+        return version
+
+
+def _is_display(src):
+    try:
+        return isinstance(gast.parse(src, mode="eval").body, (gast.List, gast.Tuple))
+    except SyntaxError:
+        return False
+
+
+def _key_hint(base, key_src):
+    key = key_src.strip("'\"")
+    return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def _plain(o):
+    if isinstance(o, ir.Var):
+        return o.name
+    if isinstance(o, ir.Seq):
+        return "[" + ", ".join(_plain(i) for i in o.items) + "]"
+    return o.as_operand()
+
+
+def _has_var(o):
+    if isinstance(o, ir.Var):
+        return True
+    if isinstance(o, ir.Seq):
+        return any(_has_var(i) for i in o.items)
+    return False
+
+
+CONTAINER_OPS = ("pack", "concat_seq", "dict_merge")
+
+# ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
+# structure or a shape (their derivative is zero)
+_STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
+                   "unconcatenate": (1,)}
+
+
+def container_names(stmts):
+    """Names of the canonical form (ir) that hold containers of tracked values: results of the
+    container ops, slices of them, copies of them (loop names, if joins), and lists passed whole
+    to stack/concatenate/sum. Read by the transforms (a container's zero is zeros_like_tree, a
+    container's items are read as written under vmap)."""
+    ops, copies = [], []
+
+    def walk(block):
+        for s in block:
+            if isinstance(s, ir.Op):
+                ops.append(s)
+            elif isinstance(s, ir.If):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (ir.For, ir.While)):
+                walk(s.body)
+                copies.extend(s.carried)
+    walk(stmts)
+    out = set()
+    for op in ops:
+        if op.op in CONTAINER_OPS:
+            out.update(op.targets)
+        if op.op in ("stack", "concatenate", "lax_concatenate", "add_n"):
+            seq = next(iter(op.operands.values()), None)
+            if isinstance(seq, ir.Var):
+                out.add(seq.name)
+    grown = True
+    while grown:
+        before = len(out)
+        for op in ops:
+            src = op.operands.get("x") if op.op == "identity" else \
+                op.operands.get("a") if op.op == "getitem" and getattr(op, "container", False) \
+                and ":" in op.statics.get("idx", "") else None
+            if isinstance(src, ir.Var) and src.name in out:
+                out.update(op.targets)
+        for loop, last in copies:
+            if last in out:
+                out.add(loop)
+        grown = len(out) > before
+    return out
