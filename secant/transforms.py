@@ -81,6 +81,8 @@ def _names_of(fn_ir):
         for s in stmts:
             if isinstance(s, ir.Op):
                 taken.update(s.targets)
+                if s.callee_name:       # a callee's own name: its derivative's must differ
+                    taken.add(s.callee_name.split(".")[0])
             elif isinstance(s, ir.Plain):
                 taken.update(s.defines)
             elif isinstance(s, ir.If):
@@ -89,6 +91,8 @@ def _names_of(fn_ir):
                 visit(s.orelse)
             elif isinstance(s, ir.For):
                 taken.update((s.target, s.iterable))
+                visit(s.body)
+            elif isinstance(s, ir.While):
                 visit(s.body)
     visit(fn_ir.body)
     return taken
@@ -128,7 +132,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen_name = f"{fn_ir.name}_jvp" if mode in forward.MODES else \
         f"{fn_ir.name}_vjp" if mode == "vjp_given_out" else f"{fn_ir.name}_{mode}"
     # the generated function's own name is taken: a callee named like it would be shadowed
+    src_info = getattr(fn, "__secant_source__", None)
+    closure = dict(src_info.closure) if src_info else closure_values(fn)
+    # names the function reads from its closure keep their meaning: fresh names avoid them
     names = Names(_names_of(fn_ir) | set(helpers.by_name()) | {"snp", "lax", gen_name}
+                  | set(closure)
                   | (set(batch_helpers.by_name()) if mode == "vmap" else set()))
     callees = {}
     flags = None
@@ -185,8 +193,6 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             if ln.origin is not None:
                 origins[len(text)] = (ln.origin.filename, ln.origin.line)
     source = "\n".join(text) + "\n"
-    src_info = getattr(fn, "__secant_source__", None)
-    closure = dict(src_info.closure) if src_info else closure_values(fn)
     api = {}
     for alias, module in (("snp", snp), ("lax", lax)):
         # the user's own `snp`/`lax` (if any) must keep meaning what it means in their code
