@@ -80,6 +80,7 @@ class ReverseBuilder:
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
         self.containers = _containers(fn.body)  # variables read item by item (pytrees)
+        self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -201,6 +202,8 @@ class ReverseBuilder:
                                    "block"))
             self.lines.extend(block_lines)
             for var in sorted(new - bars.keys()):   # defined in the other branch only
+                if (s.test, 1 - i) in self.guards.get(var, ()):
+                    continue        # var itself exists only when this branch is not taken
                 zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
                 self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({var})",
                                        self.indent + 1))
@@ -749,6 +752,29 @@ def _defined_in(stmts):
             for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
                 out |= _defined_in(block)
     return out
+
+
+def _guards(stmts):
+    """For each variable assigned only under `if` statements: the (test, branch) pairs every
+    one of its assignments is guarded by (a derivative's forward and reverse pass split one
+    user `if` into several on the same saved test)."""
+    sites = {}
+
+    def visit(stmts, enclosing):
+        for s in stmts:
+            if isinstance(s, ir.Op):
+                for t in s.targets:
+                    sites.setdefault(t, []).append(enclosing)
+            elif isinstance(s, ir.Plain):
+                for t in s.defines:
+                    sites.setdefault(t, []).append(enclosing)
+            elif isinstance(s, ir.If):
+                visit(s.body, enclosing | {(s.test, 0)})
+                visit(s.orelse, enclosing | {(s.test, 1)})
+            elif isinstance(s, (ir.For, ir.While)):
+                visit(s.body, enclosing)
+    visit(stmts, frozenset())
+    return {v: frozenset.intersection(*where) for v, where in sites.items()}
 
 
 def _containers(stmts):
