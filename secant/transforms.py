@@ -445,13 +445,32 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         out, aux = out
 
-    def vjp_fun(cotangent):
-        ct = (cotangent, snp.zeros_like(aux)) if has_aux else cotangent
-        grads = gen(ct, *primals)
-        return grads if len(primals) > 1 else (grads,)
-
-    vjp_fun.__secant_generated__ = gen
+    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+_NO_AUX = object()
+
+
+def _vjp_closure(gen, primals, aux):
+    """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
+    `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name."""
+    params = list(inspect.signature(gen).parameters)[1:1 + len(primals)]
+    names = Names(set(params) | {gen.__name__})
+    name = names.fresh(f"{gen.__name__}_fun")
+    ct = names.fresh("cotangent")
+    free = {gen.__name__: gen, **dict(zip(params, primals))}
+    seed = ct
+    if aux is not _NO_AUX:          # aux's cotangent: zeros
+        zeros = names.fresh("aux_bar")
+        free[zeros] = _zeros_tree(aux)
+        seed = f"({ct}, {zeros})"
+    call = f"{gen.__name__}({', '.join([seed] + params)})"
+    source = (f"def {name}({ct}):\n    return {call}\n" if len(primals) > 1 else
+              f"def {name}({ct}):\n    return ({call},)\n")
+    fun = load_generated(source, name, {}, free)
+    fun.__secant_saves__ = gen      # secant.save writes the vjp (its primals are arguments)
+    return fun
 
 
 STAGES = ("source", "functionalised", "normalised", "generated")
