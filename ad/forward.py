@@ -36,6 +36,7 @@ class ForwardBuilder:
         self.slot = None                    # where the current user line's comment goes
         self.last_comment = None
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
+        self.stacks = _stacks(fn.body)      # a derivative's loop stacks of tracked values
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -100,14 +101,37 @@ class ForwardBuilder:
         for s in stmts:
             self.origin = s.origin
             self.start(s.origin)
-            if isinstance(s, ir.Plain):
+            if isinstance(s, ir.Plain) and s.stack:
+                self.stack(s)
+            elif isinstance(s, ir.Plain):
                 self.emit(s.code)
+                self.new_stack(s)
             elif isinstance(s, ir.Op):
                 self.op(s)
             elif isinstance(s, ir.If):
                 self.if_(s)
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop(s)
+
+    def new_stack(self, s):
+        """`x_stack = []` of a derivative whose loop saves differentiated values: a stack of
+        their tangents beside it."""
+        head, _, rest = s.code.partition(" = ")
+        if rest == "[]" and head in self.stacks:
+            self.emit_dot(f"{self.dot_name(head)} = []")
+
+    def stack(self, s):
+        """A derivative's loop stack (ir.Plain.stack): what is pushed takes its tangent onto
+        the tangent stack, what is popped takes its tangent from it."""
+        kind, stack, name = s.stack
+        self.emit(s.code)
+        if stack not in self.stacks:
+            return
+        if kind == "push":
+            t = self.dots.get(name) or f"snp.zeros_like({name})"
+            self.emit_dot(f"{self.dot_name(stack)}.append({t})")
+        else:
+            self.set_dot(name, f"{self.dot_name(stack)}.pop()")
 
     def render(self, op, operands=None):
         spec = OPS[op.op]
@@ -492,6 +516,19 @@ def _signature(fn, wrt, b):
     else:
         tree.args = tree.args + tangent_args
     return ast.unparse(tree)
+
+
+def _stacks(stmts):
+    """The loop stacks (x_stack) a derivative pushes tracked values onto."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "push":
+            out.add(s.stack[1])
+        elif isinstance(s, ir.If):
+            out |= _stacks(s.body) | _stacks(s.orelse)
+        elif isinstance(s, (ir.For, ir.While)):
+            out |= _stacks(s.body)
+    return out
 
 
 def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):

@@ -10,6 +10,7 @@ import ast
 import inspect
 import re
 
+from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
@@ -66,7 +67,7 @@ def _is_literal_number(o):
         return bool(_SHAPE_QUERY.match(o.src.replace(" ", "")))
 
 
-class ReverseBuilder:
+class ReverseBuilder(StackReverse):
     def __init__(self, fn, wrt, names, vjp_of_callee):
         self.fn = fn
         self.wrt = wrt                      # parameter names to differentiate
@@ -81,6 +82,9 @@ class ReverseBuilder:
         self.bar_names = {}
         self.containers = _containers(fn.body)  # variables read item by item (pytrees)
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
+        self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
+        self.loops = []                         # the loops being written, innermost last
+        self.replaying = False                  # writing a loop iteration's replay
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -117,30 +121,30 @@ class ReverseBuilder:
     def forward(self, stmts):
         for s in stmts:
             self.origin = s.origin
-            if isinstance(s, ir.Plain):
+            if isinstance(s, ir.Plain) and s.stack:
+                self.forward_stack(s)
+            elif isinstance(s, ir.Plain):
                 self.emit(s.code)
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
             elif isinstance(s, ir.Op):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
-            elif isinstance(s, ir.For):
+            elif isinstance(s, (ir.For, ir.While)):
                 s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
                 self.lines.append(s.saves)
-                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+                header = f"for {s.target} in {s.iterable}:" if isinstance(s, ir.For) else \
+                    f"while {s.test}:"
+                self.lines.append(Line(header, self.indent, "block", s.origin))
                 self.indent += 1
                 s.pushes = Line("", self.indent, "slot", s.origin)
                 self.lines.append(s.pushes)
+                s.replay_inits = []             # stacks of what the body pops (ad/stacks.py)
+                self.loops.append(s)
                 self.forward(s.body)
+                self.loops.pop()
                 self.indent -= 1
-            elif isinstance(s, ir.While):
-                s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
-                self.lines.append(s.saves)
-                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
-                self.indent += 1
-                s.pushes = Line("", self.indent, "slot", s.origin)
-                self.lines.append(s.pushes)
-                self.forward(s.body)
-                self.indent -= 1
+                if s.replay_inits:
+                    _fill_slot(s.saves, s.replay_inits)
             elif isinstance(s, ir.If):
                 self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
                 self.indent += 1
@@ -164,6 +168,8 @@ class ReverseBuilder:
             self.origin = s.origin
             if isinstance(s, ir.Op):
                 self.reverse_op(s)
+            elif isinstance(s, ir.Plain) and s.stack:
+                self.reverse_stack(s)
             elif isinstance(s, ir.If):
                 self.reverse_if(s)
             elif isinstance(s, (ir.For, ir.While)):
@@ -223,9 +229,10 @@ class ReverseBuilder:
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
                        - defined - loops)
         contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
-        if not contributes and not outer:
+        if not contributes and not outer and not self.feeds_stack(s):
             return
         self.comment(s.origin)
+        self.stack_bars_before(s)
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
@@ -248,7 +255,11 @@ class ReverseBuilder:
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
+        replaying, self.replaying = self.replaying, True
+        self.loops.append(s)
         self.forward([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.loops.pop()
+        self.replaying = replaying
         replay_end = len(self.lines)
         for loop, last in s.carried:                # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:
@@ -289,10 +300,11 @@ class ReverseBuilder:
         read = set().union(*(ln.uses for ln in replay)) if replay else set()
         needed = [loop for loop, _ in s.carried
                   if loop in read and not self._assigned_before_read(loop, replay)]
-        _fill_slot(restore, [f"{v} = {v}_stack.pop()" for v in needed])
-        _fill_slot(s.pushes, [f"{v}_stack.append({v})" for v in needed]
+        stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
+        _fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
+        _fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
-        _fill_slot(s.saves, [f"{v}_stack = []" for v in needed]
+        _fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
 
     @staticmethod

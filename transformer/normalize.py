@@ -152,10 +152,10 @@ class Normaliser:
             raise self.src.error(stmt, f"secant cannot transform {what}")
 
     def _derivative_stack(self, node, method):
-        """vmap of a derivative (generated code): `x_stack.append(x)` (method "append") or
-        `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays."""
-        return (self.batching and self.src.filename.startswith("<secant")
-                and _is_stack_call(node, method))
+        """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")
+        or `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays;
+        each transform carries its own values through the stack (ir.Plain.stack)."""
+        return self.src.filename.startswith("<secant") and _is_stack_call(node, method)
 
     def stack_push(self, call):
         """`x_stack.append(x)` kept as written; a batched x makes the stack batched (a list of
@@ -1333,7 +1333,7 @@ def _is_stack_call(node, method):
     reverse loop reads (ad/reverse.py)."""
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr == method and isinstance(node.func.value, gast.Name)
-            and node.func.value.id.endswith("_stack") and not node.keywords
+            and re.search(r"_stack(_\d+)?$", node.func.value.id) and not node.keywords
             and len(node.args) == (1 if method == "append" else 0)
             and not isinstance(node.args[0] if node.args else None, gast.Starred))
 
