@@ -74,6 +74,8 @@ class Normaliser:
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        # a version an `if` defines in one branch only: the (test, branch) it exists under
+        self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.origin = None
@@ -347,6 +349,8 @@ class Normaliser:
                 continue
             if None in versions:    # defined by one branch only: as in Python, usable after
                 merged[name] = versions[0] or versions[1]     # the if when that branch ran
+                self.guards[merged[name]] = self.guards.get(merged[name], frozenset()) | {
+                    (cond, int(versions[0] is None))}
                 if self.batching and self.src.filename.startswith("<secant"):
                     # vmap of a derivative whose rolled and unrolled forms of a loop sit in
                     # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
@@ -365,6 +369,12 @@ class Normaliser:
             joined = versions[k]
             is_tracked = any(v in self.tracked for v in versions)
             block, v = branches[1 - k][0], versions[1 - k]
+            if not own[1 - k] and (cond, k) in self.guards.get(v, ()):
+                # v exists only when this test took branch k: in the other it is unbound, as
+                # is the joined name (a derivative splits one `if` into several on one test)
+                self.guards[joined] = self.guards.get(joined, frozenset()) | {(cond, k)}
+                merged[name] = joined
+                continue
             if own[1 - k]:
                 rename(block, v, joined)
                 if v in self.tracked:
@@ -1305,11 +1315,29 @@ def call_args(rendered):
 
 def _reads_first(stmts, name):
     """Whether running `stmts` may read `name` before assigning it (a loop or branch body may
-    not run: what it assigns does not count after it)."""
+    not run: what it assigns does not count after it, except under a later `if` on the same
+    test name: a derivative splits one `if` into several on one saved test)."""
     def reads(node):
         return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                    for n in gast.walk(node))
+
+    def assigns(s, target):
+        return isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)) and any(
+            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
+            for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+            for n in gast.walk(t))
+    covered = set()     # (test name, branch) under which `name` is assigned already
     for s in stmts:
+        if isinstance(s, gast.If) and isinstance(s.test, gast.Name):
+            if reads(s.test):
+                return True
+            for k, block in enumerate((s.body, s.orelse)):
+                if (s.test.id, k) not in covered:
+                    if _reads_first(block, name):
+                        return True
+                    if any(assigns(b, name) for b in block):
+                        covered.add((s.test.id, k))
+            continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
             if reads(head) or _reads_first(s.body, name) or _reads_first(s.orelse, name):
@@ -1320,10 +1348,8 @@ def _reads_first(stmts, name):
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) \
                 and s.target.id == name:
             return True
-        if isinstance(s, (gast.Assign, gast.AnnAssign)) and any(
-                isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-                for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
-                for n in gast.walk(t)):
+        covered = {c for c in covered if not assigns(s, c[0])}   # a test name reassigned
+        if isinstance(s, (gast.Assign, gast.AnnAssign)) and assigns(s, name):
             return False
     return False
 
