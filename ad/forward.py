@@ -125,7 +125,7 @@ class ForwardBuilder:
         the tangent stack, what is popped takes its tangent from it."""
         kind, stack, name = s.stack
         self.emit(s.code)
-        if stack not in self.stacks:
+        if stack not in self.stacks or kind.endswith("_const"):
             return
         if kind == "push":
             t = self.dots.get(name) or f"snp.zeros_like({name})"

@@ -62,31 +62,32 @@ class StackReverse:
     """ReverseBuilder's handling of marked stack statements (mixed into it)."""
 
     def forward_stack(self, s):
-        kind, stack, name = s.stack
-        if stack not in self.stacks:
-            self.emit(s.code)
-            return
-        if kind == "push":
+        kind, stack, name = s.stack          # (kinds push_const / pop_const: untracked values)
+        if kind.startswith("push"):
             if not self.replaying:      # a replayed iteration has its values already
                 self.emit(s.code)
             return
         if self.replaying:              # the value this pop gave in the forward pass
-            self.emit(f"{name} = {s.replay}.pop()")
+            replay = getattr(s, "replay", None)
+            self.emit(f"{name} = {replay}.pop()" if replay else s.code)
             return
         if len(self.loops) != 1:
-            raise UnsupportedError(
-                "reverse mode through nested Python loops of a derivative (second order and "
-                "up) is not supported yet; use secant.hessian or secant.jacfwd(secant.grad(f)) "
-                "(forward over reverse), or lax.fori_loop / lax.scan for the inner loop")
+            if kind == "pop" and stack in self.stacks:
+                raise UnsupportedError(
+                    "reverse mode through nested Python loops of a derivative (second order "
+                    "and up) is not supported yet; use secant.hessian or "
+                    "secant.jacfwd(secant.grad(f)) (forward over reverse), or lax.fori_loop / "
+                    "lax.scan for the inner loop")
+            self.emit(s.code)
+            return
         s.replay = self.names.fresh(f"{name}_stack")
-        loop = self.loops[-1]
-        loop.replay_inits.append(f"{s.replay} = []")
+        self.loops[-1].replay_inits.append(f"{s.replay} = []")
         self.emit(s.code)
         self.emit(f"{s.replay}.append({name})")
 
     def reverse_stack(self, s):
         kind, stack, name = s.stack
-        if stack not in self.stacks:
+        if stack not in self.stacks or kind.endswith("_const"):
             return
         if kind == "pop":
             bars = self.bars.get(stack)

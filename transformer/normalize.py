@@ -164,7 +164,7 @@ class Normaliser:
         batched arrays), so what its reverse loop pops is batched too."""
         stack, value = call.func.value.id, self.operand(call.args[0])
         version = self.current.get(stack, stack)
-        marked = None
+        marked = ("push_const", version, self._operand_src(value))  # replayed, not pushed
         if isinstance(value, ir.Var):
             self.tracked.add(version)
             marked = ("push", version, value.name)
@@ -176,7 +176,7 @@ class Normaliser:
         stack = call.func.value.id
         version = self.current.get(stack, stack)
         name = self._new_version(user_name)
-        marked = None
+        marked = ("pop_const", version, name)
         if version in self.tracked:
             self.tracked.add(name)
             marked = ("pop", version, name)
