@@ -375,8 +375,16 @@ def _transform(fun, argnums, mode, has_aux):
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
-        return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
-                        staged=True)
+        try:
+            return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
+                            staged=True)
+        except SecantError as e:
+            if not getattr(e, "lax_loop_derivative", False):
+                raise
+            # jit rolls a derivative's Python loop into a lax loop, which reverse mode cannot
+            # take again yet: trace the derivative as written (its loops unroll, as a Python
+            # loop does under jax.jit)
+            return gen
 
     @functools.wraps(gen)
     def transformed(*args, **kwargs):

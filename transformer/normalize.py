@@ -1002,7 +1002,9 @@ class Normaliser:
                 error.lax_loop_derivative = True    # secant/batch.py: jit falls back to the
                 raise error                         # derivative's Python loop
             if any(_has_var(o) for o in operands):
-                raise self.src.error(node, fn.__secant_no_reverse__)
+                error = self.src.error(node, fn.__secant_no_reverse__)
+                error.lax_loop_derivative = True    # jit falls back to the Python loop
+                raise error
             return self._inactive(node)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
