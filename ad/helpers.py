@@ -194,6 +194,18 @@ def unstack(t, axis=0):
     return [snp.squeeze(p, axis) for p in snp.split(t, np.shape(t)[axis], axis=axis)]
 
 
+def sequence_like(seq, pieces):
+    """The cotangent of a sequence of arrays (stack, concatenate) given its pieces: a list or
+    tuple like `seq`, or the pieces stacked for an array read along its first axis."""
+    if isinstance(seq, tuple):
+        out = tuple(pieces)
+    elif isinstance(seq, list):
+        out = list(pieces)
+    else:
+        out = snp.stack(pieces)
+    return out
+
+
 def grad_of_fields(tree, fields=None, **attrs):
     """The cotangent of a container read field by field: `fields` (keys/indices) or `attrs`
     (attribute names) hold the fields' cotangents; every other leaf gets zeros."""
@@ -255,7 +267,7 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at")
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "sequence_like")
 
 
 def by_name():

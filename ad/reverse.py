@@ -345,6 +345,11 @@ class ReverseBuilder(StackReverse):
             extra = "".join(f", {k}={v}" for k, v in op.statics.items()
                             if "{" + k + "}" not in template)
             return template.format(**{**fill, "static": extra})
+        if op.op in SEQUENCE_VJP and isinstance(op.operands[spec.sequence], ir.Var):
+            seq = op.operands[spec.sequence].name   # a list or tuple held in a variable: its
+            self.containers.add(seq)                # cotangent is one of the same kind
+            self.accumulate(seq, f"sequence_like({seq}, {render(SEQUENCE_VJP[op.op])})")
+            return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
             pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else "_")
