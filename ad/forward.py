@@ -11,6 +11,7 @@ function with the generated jvp of its function and (primal, tangent) pairs as t
 """
 import ast
 import inspect
+import re
 
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
@@ -118,7 +119,15 @@ class ForwardBuilder:
         their tangents beside it."""
         head, _, rest = s.code.partition(" = ")
         if rest == "[]" and head in self.stacks:
-            self.emit_dot(f"{self.dot_name(head)} = []")
+            self.emit_dot(f"{self.stack_dot(head)} = []")
+
+    def stack_dot(self, stack):
+        """`x_dot_stack` for x_stack (a name ending in _stack: the next order reads it as one)."""
+        name = self.dot_names.get(stack)
+        if name is None:
+            base = re.sub(r"_stack(_\d+)?$", "", stack)
+            name = self.dot_names[stack] = self.names.fresh(f"{base}_dot_stack")
+        return name
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack): what is pushed takes its tangent onto
@@ -129,9 +138,9 @@ class ForwardBuilder:
             return
         if kind == "push":
             t = self.dots.get(name) or f"snp.zeros_like({name})"
-            self.emit_dot(f"{self.dot_name(stack)}.append({t})")
+            self.emit_dot(f"{self.stack_dot(stack)}.append({t})")
         else:
-            self.set_dot(name, f"{self.dot_name(stack)}.pop()")
+            self.set_dot(name, f"{self.stack_dot(stack)}.pop()")
 
     def render(self, op, operands=None):
         spec = OPS[op.op]
