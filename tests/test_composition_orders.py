@@ -420,3 +420,22 @@ def test_every_helper_transforms(x64, wrappers, name, transform):
         loop = [_eager(fn, [b[i] for b in batch]) for i in range(2)]
         for g, *each in zip(_leaves(got), *[_leaves(one) for one in loop]):
             close(g, np.stack(each), rtol=1e-12)
+
+
+def swap_pairs(pairs):
+    (a, b), (c, d) = pairs
+    return a * d + b * c
+
+
+def calls_with_nested_tuple(x, y):
+    return swap_pairs(((x, y), (y * 2.0, x)))
+
+
+def test_a_nested_tuple_of_differentiated_values_passed_to_a_function_is_differentiated(x64):
+    # regression: f(((x, y), z)) was read as a constant call (gradient zeros, silently)
+    x, y = 0.5, 1.5         # x * x + y * 2y = x^2 + 2 y^2
+    gx, gy = secant.grad(calls_with_nested_tuple, argnums=(0, 1))(x, y)
+    close(gx, 2 * x)
+    close(gy, 4 * y)
+    _, tangent = secant.jvp(calls_with_nested_tuple, (x, y), (1.0, 0.0))
+    close(tangent, 2 * x)

@@ -666,7 +666,7 @@ class Normaliser:
         spec = OPS[op]
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
-                not any(isinstance(o, ir.Var) for o in flat):
+                not any(_has_var(o) for o in flat):     # (nested tuples too: f(((x, y), z)))
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
