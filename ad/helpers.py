@@ -51,6 +51,7 @@ def _axes(ndim, axis):
     return tuple(a % ndim for a in axis)
 
 
+@constant
 def _count(a, axis):
     n = 1
     for ax in _axes(np.ndim(a), axis):
