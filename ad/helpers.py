@@ -150,8 +150,13 @@ def dot_grad_a(t, a, b):
         ga = snp.expand_dims(t, -1) * b
     else:
         ga = snp.tensordot(t, b, axes=(tuple(range(np.ndim(a) - 1, np.ndim(t))),
-                                       tuple(i for i in range(np.ndim(b)) if i != np.ndim(b) - 2)))
+                                       _all_but_second_to_last(np.ndim(b))))
     return ga
+
+
+@constant
+def _all_but_second_to_last(ndim):
+    return tuple(i for i in range(ndim) if i != ndim - 2)
 
 
 def dot_grad_b(t, a, b):
