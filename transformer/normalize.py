@@ -964,9 +964,9 @@ class Normaliser:
                 if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
                     operands[pname] = o
                     continue
-                if isinstance(o, ir.Var):
+                if isinstance(o, ir.Var) or _has_var(o):    # (a shape tuple holding one, too)
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
-                                         "differentiated values")
+                                         f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
         return self._emit(opname, operands, statics)
 
