@@ -213,9 +213,15 @@ def sequence_like(seq, pieces):
 
 
 def grad_of_fields(tree, fields=None, **attrs):
-    """The cotangent of a container read field by field: `fields` (keys/indices) or `attrs`
-    (attribute names) hold the fields' cotangents; every other leaf gets zeros."""
+    """The cotangent of a container read field by field: `fields` (keys/indices; a string key of
+    anything but a dict is an attribute, `p.w`) or `attrs` (attribute names) hold the fields'
+    cotangents; every other leaf gets zeros. The cotangent has the container's own class: a
+    dict, list, tuple, namedtuple, or registered pytree class (register_pytree_node,
+    register_dataclass)."""
     fields = dict(fields or {})
+    if not isinstance(tree, dict):
+        attrs = {**{k: v for k, v in fields.items() if isinstance(k, str)}, **attrs}
+        fields = {k: v for k, v in fields.items() if not isinstance(k, str)}
     if isinstance(tree, dict):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
@@ -230,14 +236,41 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():
             out = out.at[k].add(g)
         return out
+    if attrs and not fields and _is_registered(tree):
+        return _registered_with(tree, attrs)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
-                          f"field; use dicts, lists, tuples or namedtuples of arrays{where()}")
+                          f"field; use dicts, lists, tuples, namedtuples or registered pytree "
+                          f"classes of arrays{where()}")
+
+
+def _is_registered(tree):
+    from secant import tree_util
+    return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _registered_with(tree, attrs):
+    """A registered pytree object's cotangent: its zeros (same class), the attributes read set
+    to their cotangents; checked to flatten to the same structure."""
+    import copy
+    from secant import tree_util
+    out = copy.copy(_zeros_tree(tree))
+    for name, g in attrs.items():
+        object.__setattr__(out, name, g)        # (frozen dataclasses too)
+    if tree_util.tree_structure(out) != tree_util.tree_structure(tree):
+        raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} from the "
+                              f"attributes read ({', '.join(attrs)}): setting them does not "
+                              f"give the same pytree structure{where()}")
+    return out
 
 
 def fields_of(tree_bar, fields):
     """The cotangents of the fields grad_of_fields(tree, fields) placed: tree_bar's items at
-    fields' keys, in their order (its reverse, for second-order derivatives)."""
-    return tuple(tree_bar[k] for k in fields)
+    fields' keys (attributes for string keys of anything but a dict), in their order."""
+    if isinstance(tree_bar, dict):
+        out = tuple(tree_bar[k] for k in fields)
+    else:
+        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
+    return out
 
 
 def _zeros_tree(x):

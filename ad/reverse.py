@@ -624,15 +624,12 @@ class ReverseBuilder(StackReverse):
 
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""
-        keys, attrs = {}, {}
+        keys = {}           # an attribute p.w is the key 'w' (of anything but a dict)
         for key, kind, g in reversed(entries):      # in the order the fields were read
-            d = keys if kind == "key" else attrs
-            d[key] = f"{d[key]} + {g}" if key in d else g
-        parts = []
-        if keys:
-            parts.append("{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}")
-        parts += [f"{k}={g}" for k, g in attrs.items()]
-        expr = f"grad_of_fields({var}, {', '.join(parts)})"
+            key = key if kind == "key" else repr(key)
+            keys[key] = f"{keys[key]} + {g}" if key in keys else g
+        fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
+        expr = f"grad_of_fields({var}, {fields})"
         if var in self.bars:
             b = self.bars[var]
             self.emit(f"{b} = add_grads({b}, {expr})")

@@ -497,3 +497,78 @@ def test_a_nested_tuple_of_differentiated_values_passed_to_a_function_is_differe
     close(gy, 4 * y)
     _, tangent = secant.jvp(calls_with_nested_tuple, (x, y), (1.0, 0.0))
     close(tangent, 2 * x)
+
+
+# --- custom pytree classes as parameters -------------------------------------------------------
+import dataclasses  # noqa: E402
+from collections import namedtuple  # noqa: E402
+
+Pair = namedtuple("Pair", "w b")
+
+
+class Layer:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+tree_util.register_pytree_node(Layer, lambda l: ((l.w, l.b), None), lambda _, ch: Layer(*ch))
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    w: object
+    b: object
+
+
+tree_util.register_dataclass(Frozen, data_fields=["w", "b"], meta_fields=[])
+
+
+def attr_loss(p):
+    return snp.sum(snp.tanh(p.w * 2.0) * p.b)
+
+
+def index_loss(p):
+    return snp.sum(snp.tanh(p[0] * 2.0) * p[1])
+
+
+def grad_norm(p):
+    g = secant.grad(attr_loss)(p)
+    return snp.sum(g.w * g.w) + snp.sum(g.b)
+
+
+def _pytree_want(w, b):
+    s = 1 - np.tanh(2 * w) ** 2
+    grad = (2 * b * s, np.tanh(2 * w))
+    ds = -4 * s * np.tanh(2 * w)
+    second = (2 * (2 * b * s) * (2 * b * ds) + 2 * s, 2 * (2 * b * s) * (2 * s))
+    return grad, second
+
+
+@pytest.mark.parametrize("cls", [Pair, Layer, Frozen])
+def test_pytree_class_parameters_get_cotangents_of_their_class(x64, cls):
+    w, b = np.array([0.3, 0.5]), np.array([1.0, 2.0])
+    (gw, gb), (hw, hb) = _pytree_want(w, b)
+    p = cls(w, b)
+    for g in (secant.grad(attr_loss)(p), secant.jit(secant.grad(attr_loss))(p)):
+        assert type(g) is cls
+        close(g.w, gw, rtol=1e-12)
+        close(g.b, gb, rtol=1e-12)
+    if cls is Pair:
+        g = secant.grad(index_loss)(p)
+        assert type(g) is Pair
+        close(g.w, gw, rtol=1e-12)
+    g2 = secant.grad(grad_norm)(p)                 # second order: still the class
+    assert type(g2) is cls
+    close(g2.w, hw, rtol=1e-10)
+    close(g2.b, hb, rtol=1e-10)
+    h = secant.hessian(attr_loss)(p)
+    assert type(h) is cls and type(h.w) is cls
+    close(h.w.w, np.diag(2 * b * -4 * (1 - np.tanh(2 * w) ** 2) * np.tanh(2 * w)), rtol=1e-10)
+    close(h.w.b, np.diag(2 * (1 - np.tanh(2 * w) ** 2)), rtol=1e-10)
+    batch = cls(np.stack([w, w * 0.5]), np.stack([b, b + 1]))
+    got = secant.vmap(secant.grad(attr_loss))(batch)
+    assert type(got) is cls
+    for i in range(2):
+        one = secant.grad(attr_loss)(cls(batch.w[i], batch.b[i]))
+        close(got.w[i], one.w, rtol=1e-12)
+        close(got.b[i], one.b, rtol=1e-12)
