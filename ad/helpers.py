@@ -28,7 +28,27 @@ def grad_seed(out):
     dt = snp.result_type(out)
     if not dtypes.is_inexact(dt):
         raise SecantTypeError(f"grad requires a floating-point output, got {dt.name}{where()}")
+    if dtypes.is_complex(dt):
+        raise SecantTypeError(f"grad requires real-valued outputs (a floating-point dtype), but "
+                              f"got {dt.name}; for holomorphic differentiation pass "
+                              f"holomorphic=True (as in JAX){where()}")
     return snp.ones_like(out)
+
+
+def real_grad(t, x):
+    """Cotangent of x in real(x): t itself, complex when x is (JAX's convention)."""
+    if dtypes.is_complex(snp.result_type(x)):
+        t = t.astype(snp.result_type(x))
+    return t
+
+
+def imag_grad(t, x):
+    """Cotangent of x in imag(x): -1j * t for complex x (JAX's convention); zeros for real x."""
+    if dtypes.is_complex(snp.result_type(x)):
+        t = -1j * t.astype(snp.result_type(x))
+    else:
+        t = snp.zeros_like(t)
+    return t
 
 
 def _sum_axes(g_shape, shape):
@@ -306,7 +326,7 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "sequence_like")
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "sequence_like", "real_grad", "imag_grad")
 
 
 def by_name():

@@ -423,15 +423,58 @@ def _note_user_lines(exc):
         exc._secant_noted = True
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """The gradient of scalar-valued `fun` as a new, readable Python function.
 
-    `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative."""
+    `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative. A complex
+    output needs holomorphic=True (complex inputs too), as in JAX: the result is f'(z)."""
+    if holomorphic:
+        return _holomorphic(fun, argnums, has_aux, with_value=False)
     return _transform(fun, argnums, "grad", has_aux)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
+    if holomorphic:
+        return _holomorphic(fun, argnums, has_aux, with_value=True)
     return _transform(fun, argnums, "value_and_grad", has_aux)
+
+
+def _holomorphic(fun, argnums, has_aux, with_value):
+    """grad(fun, holomorphic=True): the generated vjp of fun seeded with one (JAX's
+    convention: for holomorphic fun, f'(z)); inputs and output must be complex."""
+    base = _op_function(fun)
+    positions = _positions(argnums, base)
+
+    @functools.wraps(base)
+    def holomorphic_grad(*args):
+        args = _as_arrays(args, positions)
+        for i in positions:
+            for leaf in tree_util.tree_leaves(args[i]):
+                if not dtypes.is_complex(_dtype_of(leaf)):
+                    raise SecantTypeError(
+                        "grad with holomorphic=True requires inputs with complex dtype, but got "
+                        f"{_dtype_of(leaf).name}{where()}")
+        tracing = active_trace() is not None
+        gen = generate(_op_function(staged(fun)) if tracing else base, positions, "vjp",
+                       staged=tracing)
+        res = (_functionalized(fun) if tracing else fun)(*args)
+        out, aux = res if has_aux else (res, None)
+        if np.shape(out) != () or not dtypes.is_complex(_dtype_of(out)):
+            raise SecantTypeError("grad with holomorphic=True requires a scalar output with "
+                                  f"complex dtype, but got {_dtype_of(out).name}"
+                                  f"{list(np.shape(out))}{where()}")
+        ct = snp.ones_like(out)
+        grads = gen((ct, _zeros_tree(aux)) if has_aux else ct, *args)
+        if not isinstance(argnums, int) and len(positions) == 1:
+            grads = (grads,)
+        result = (grads, aux) if has_aux else grads
+        return ((out, aux) if has_aux else out, grads) if with_value else result
+    return holomorphic_grad
+
+
+def _functionalized(fun):
+    from secant.transformer.functionalize import functionalize
+    return functionalize(fun)
 
 
 # `grad(f)(x)` written in code a transform reads is read as the call of the generated function
@@ -759,8 +802,9 @@ class _Jacobian:
     batched function (vmap); a Jacobian of a Jacobian (hessian = jacfwd(jacrev(f))) takes jvps
     (or vjps) of those generated functions in turn."""
 
-    def __init__(self, fun, argnums, has_aux, kind):
+    def __init__(self, fun, argnums, has_aux, kind, holomorphic=False):
         self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
+        self.holomorphic = holomorphic
         inner = fun._inner if isinstance(fun, _Jacobian) else _op_function(fun)
         self.__signature__ = inspect.signature(inner)
         self.__name__ = self.__qualname__ = f"{getattr(inner, '__name__', 'f')}_{kind}"
@@ -869,7 +913,7 @@ class _Jacobian:
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:
             dt = _dtype_of(leaf)
-            if not dtypes.is_inexact(dt):
+            if not dtypes.is_inexact(dt) or dtypes.is_complex(dt) and not self.holomorphic:
                 raise SecantTypeError(f"jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {dt.name}{where()}")
         gen = generate(base, positions, "vjp", staged=_staging())
@@ -982,16 +1026,16 @@ class _Jacobian:
         return _over_basis(fn, tree_util.tree_leaves(value))
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` by forward mode (one jvp per input element), shaped as JAX's:
     for each output leaf, a pytree like the differentiated argument(s) of arrays of shape
     out.shape + in.shape (a tuple over argnums when argnums is a tuple)."""
-    return _Jacobian(fun, argnums, has_aux, "jacfwd")
+    return _Jacobian(fun, argnums, has_aux, "jacfwd", holomorphic)
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` by reverse mode (one vjp per output element), shaped as jacfwd's."""
-    return _Jacobian(fun, argnums, has_aux, "jacrev")
+    return _Jacobian(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
 def hessian(fun, argnums=0):

@@ -572,3 +572,45 @@ def test_pytree_class_parameters_get_cotangents_of_their_class(x64, cls):
         one = secant.grad(attr_loss)(cls(batch.w[i], batch.b[i]))
         close(got.w[i], one.w, rtol=1e-12)
         close(got.b[i], one.b, rtol=1e-12)
+
+
+# --- complex numbers, as JAX ---------------------------------------------------------------------
+def square(z):
+    return z * z
+
+
+def cube(z):
+    return z * z * z
+
+
+def complex_abs(z):
+    return snp.abs(z)
+
+
+def test_grad_of_a_complex_output_needs_holomorphic(x64):
+    z = np.complex128(3 + 4j)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        secant.grad(square)(z)          # was 6+8j, silently
+    close_c = lambda got, want: np.testing.assert_allclose(complex(got), want, rtol=1e-12)  # noqa
+    close_c(secant.grad(square, holomorphic=True)(z), 2 * z)
+    close_c(secant.grad(snp.sin, holomorphic=True)(z), np.cos(z))
+    value, g = secant.value_and_grad(cube, holomorphic=True)(z)
+    close_c(value, z ** 3)
+    close_c(g, 3 * z ** 2)
+    close_c(secant.jit(secant.grad(cube, holomorphic=True))(z), 3 * z ** 2)
+    with pytest.raises(TypeError, match="complex dtype"):
+        secant.grad(square, holomorphic=True)(3.0)
+    with pytest.raises(TypeError, match="real-valued outputs"):
+        secant.jacrev(square)(np.array([z]))
+    for jac in (secant.jacrev, secant.jacfwd):
+        np.testing.assert_allclose(np.asarray(jac(square, holomorphic=True)(np.array([z]))),
+                                   [[2 * z]], rtol=1e-12)
+
+
+def test_abs_of_a_complex_input_is_never_silently_wrong(x64):
+    # JAX: grad(abs)(z) = conj(z) / |z| (0.6 - 0.8j here). secant.numpy has no conj/real/imag
+    # of complex arrays yet, so the derivative says so instead of returning z / |z|
+    with pytest.raises(secant.SecantError, match="complex arrays is not supported"):
+        secant.grad(complex_abs)(np.complex128(3 + 4j))
+    close(secant.grad(lambda x: snp.abs(x) ** 3)(-2.0), -12.0)
+    close(secant.grad(lambda x: snp.real(x) * 2.0 + snp.imag(x))(1.5), 2.0)
