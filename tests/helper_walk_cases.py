@@ -47,6 +47,8 @@ CASES = {
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
     "sequence_like": ("sequence_like([t, x], [x, t])", {"t": r(3), "x": r(3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
+    "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
+    "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
     "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),
