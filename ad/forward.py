@@ -11,6 +11,7 @@ function with the generated jvp of its function and (primal, tangent) pairs as t
 """
 import ast
 import inspect
+import re
 
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
@@ -36,6 +37,7 @@ class ForwardBuilder:
         self.slot = None                    # where the current user line's comment goes
         self.last_comment = None
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
+        self.stacks = _stacks(fn.body)      # a derivative's loop stacks of tracked values
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -100,14 +102,45 @@ class ForwardBuilder:
         for s in stmts:
             self.origin = s.origin
             self.start(s.origin)
-            if isinstance(s, ir.Plain):
+            if isinstance(s, ir.Plain) and s.stack:
+                self.stack(s)
+            elif isinstance(s, ir.Plain):
                 self.emit(s.code)
+                self.new_stack(s)
             elif isinstance(s, ir.Op):
                 self.op(s)
             elif isinstance(s, ir.If):
                 self.if_(s)
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop(s)
+
+    def new_stack(self, s):
+        """`x_stack = []` of a derivative whose loop saves differentiated values: a stack of
+        their tangents beside it."""
+        head, _, rest = s.code.partition(" = ")
+        if rest == "[]" and head in self.stacks:
+            self.emit_dot(f"{self.stack_dot(head)} = []")
+
+    def stack_dot(self, stack):
+        """`x_dot_stack` for x_stack (a name ending in _stack: the next order reads it as one)."""
+        name = self.dot_names.get(stack)
+        if name is None:
+            base = re.sub(r"_stack(_\d+)?$", "", stack)
+            name = self.dot_names[stack] = self.names.fresh(f"{base}_dot_stack")
+        return name
+
+    def stack(self, s):
+        """A derivative's loop stack (ir.Plain.stack): what is pushed takes its tangent onto
+        the tangent stack, what is popped takes its tangent from it."""
+        kind, stack, name = s.stack
+        self.emit(s.code)
+        if stack not in self.stacks or kind.endswith("_const"):
+            return
+        if kind == "push":
+            t = self.dots.get(name) or f"snp.zeros_like({name})"
+            self.emit_dot(f"{self.stack_dot(stack)}.append({t})")
+        else:
+            self.set_dot(name, f"{self.stack_dot(stack)}.pop()")
 
     def render(self, op, operands=None):
         spec = OPS[op.op]
@@ -522,6 +555,19 @@ def _signature(fn, wrt, b):
     else:
         tree.args = tree.args + tangent_args
     return ast.unparse(tree)
+
+
+def _stacks(stmts):
+    """The loop stacks (x_stack) a derivative pushes tracked values onto."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "push":
+            out.add(s.stack[1])
+        elif isinstance(s, ir.If):
+            out |= _stacks(s.body) | _stacks(s.orelse)
+        elif isinstance(s, (ir.For, ir.While)):
+            out |= _stacks(s.body)
+    return out
 
 
 def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):

@@ -28,7 +28,27 @@ def grad_seed(out):
     dt = snp.result_type(out)
     if not dtypes.is_inexact(dt):
         raise SecantTypeError(f"grad requires a floating-point output, got {dt.name}{where()}")
+    if dtypes.is_complex(dt):
+        raise SecantTypeError(f"grad requires real-valued outputs (a floating-point dtype), but "
+                              f"got {dt.name}; for holomorphic differentiation pass "
+                              f"holomorphic=True (as in JAX){where()}")
     return snp.ones_like(out)
+
+
+def real_grad(t, x):
+    """Cotangent of x in real(x): t itself, complex when x is (JAX's convention)."""
+    if dtypes.is_complex(snp.result_type(x)):
+        t = t.astype(snp.result_type(x))
+    return t
+
+
+def imag_grad(t, x):
+    """Cotangent of x in imag(x): -1j * t for complex x (JAX's convention); zeros for real x."""
+    if dtypes.is_complex(snp.result_type(x)):
+        t = -1j * t.astype(snp.result_type(x))
+    else:
+        t = snp.zeros_like(t)
+    return t
 
 
 def _sum_axes(g_shape, shape):
@@ -51,6 +71,7 @@ def _axes(ndim, axis):
     return tuple(a % ndim for a in axis)
 
 
+@constant
 def _count(a, axis):
     n = 1
     for ax in _axes(np.ndim(a), axis):
@@ -149,8 +170,13 @@ def dot_grad_a(t, a, b):
         ga = snp.expand_dims(t, -1) * b
     else:
         ga = snp.tensordot(t, b, axes=(tuple(range(np.ndim(a) - 1, np.ndim(t))),
-                                       tuple(i for i in range(np.ndim(b)) if i != np.ndim(b) - 2)))
+                                       _all_but_second_to_last(np.ndim(b))))
     return ga
+
+
+@constant
+def _all_but_second_to_last(ndim):
+    return tuple(i for i in range(ndim) if i != ndim - 2)
 
 
 def dot_grad_b(t, a, b):
@@ -200,9 +226,15 @@ def unstack(t, axis=0):
 
 
 def grad_of_fields(tree, fields=None, **attrs):
-    """The cotangent of a container read field by field: `fields` (keys/indices) or `attrs`
-    (attribute names) hold the fields' cotangents; every other leaf gets zeros."""
+    """The cotangent of a container read field by field: `fields` (keys/indices; a string key of
+    anything but a dict is an attribute, `p.w`) or `attrs` (attribute names) hold the fields'
+    cotangents; every other leaf gets zeros. The cotangent has the container's own class: a
+    dict, list, tuple, namedtuple, or registered pytree class (register_pytree_node,
+    register_dataclass)."""
     fields = dict(fields or {})
+    if not isinstance(tree, dict):
+        attrs = {**{k: v for k, v in fields.items() if isinstance(k, str)}, **attrs}
+        fields = {k: v for k, v in fields.items() if not isinstance(k, str)}
     if isinstance(tree, dict):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
@@ -217,14 +249,41 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():
             out = out.at[k].add(g)
         return out
+    if attrs and not fields and _is_registered(tree):
+        return _registered_with(tree, attrs)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
-                          f"field; use dicts, lists, tuples or namedtuples of arrays{where()}")
+                          f"field; use dicts, lists, tuples, namedtuples or registered pytree "
+                          f"classes of arrays{where()}")
+
+
+def _is_registered(tree):
+    from secant import tree_util
+    return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _registered_with(tree, attrs):
+    """A registered pytree object's cotangent: its zeros (same class), the attributes read set
+    to their cotangents; checked to flatten to the same structure."""
+    import copy
+    from secant import tree_util
+    out = copy.copy(_zeros_tree(tree))
+    for name, g in attrs.items():
+        object.__setattr__(out, name, g)        # (frozen dataclasses too)
+    if tree_util.tree_structure(out) != tree_util.tree_structure(tree):
+        raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} from the "
+                              f"attributes read ({', '.join(attrs)}): setting them does not "
+                              f"give the same pytree structure{where()}")
+    return out
 
 
 def fields_of(tree_bar, fields):
     """The cotangents of the fields grad_of_fields(tree, fields) placed: tree_bar's items at
-    fields' keys, in their order (its reverse, for second-order derivatives)."""
-    return tuple(tree_bar[k] for k in fields)
+    fields' keys (attributes for string keys of anything but a dict), in their order."""
+    if isinstance(tree_bar, dict):
+        out = tuple(tree_bar[k] for k in fields)
+    else:
+        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
+    return out
 
 
 def _zeros_tree(x):
@@ -322,7 +381,7 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
-         "unmerge", "pick", "unstack_as", "add_n_grad")
+         "unmerge", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
 
 
 def by_name():

@@ -49,7 +49,7 @@ JVP = {
     "rsqrt": {"x": "-0.5 * {x_dot} * {ans} / {x}"},
     "square": {"x": "2 * {x} * {x_dot}"},
     "reciprocal": {"x": "-{x_dot} * {ans} ** 2"},
-    "absolute": {"x": "{x_dot} * snp.sign({x})"},
+    "absolute": {"x": "snp.real({x_dot} * snp.conj(snp.sign({x})))"},   # (complex x too)
     "logistic": {"x": "{x_dot} * {ans} * (1 - {ans})"},
     "erf": {"x": "{x_dot} * 1.1283791670955126 * snp.exp(-{x} ** 2)"},
     "erf_inv": {"x": "{x_dot} * 0.886226925452758 * snp.exp({ans} ** 2)"},
@@ -57,6 +57,9 @@ JVP = {
     "digamma": {"x": "{x_dot} * trigamma({x})"},
     "integer_pow": {"x": "integer_pow_jvp({x_dot}, {x}, {y})"},
     "negative": {"x": "-{x_dot}"},
+    "real": {"x": LINEAR},
+    "imag": {"x": LINEAR},
+    "conj": {"x": LINEAR},
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
     "optimization_barrier": {"x": "{x_dot}"},

@@ -10,6 +10,7 @@ import ast
 import inspect
 import re
 
+from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
 from secant.transformer.containers import container_names
@@ -67,7 +68,7 @@ def _is_literal_number(o):
         return bool(_SHAPE_QUERY.match(o.src.replace(" ", "")))
 
 
-class ReverseBuilder:
+class ReverseBuilder(StackReverse):
     def __init__(self, fn, wrt, names, vjp_of_callee):
         self.fn = fn
         self.wrt = wrt                      # parameter names to differentiate
@@ -81,6 +82,10 @@ class ReverseBuilder:
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
         self.containers = _containers(fn.body)  # variables read item by item (pytrees)
+        self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
+        self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
+        self.loops = []                         # the loops being written, innermost last
+        self.replaying = False                  # writing a loop iteration's replay
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -117,31 +122,31 @@ class ReverseBuilder:
     def forward(self, stmts):
         for s in stmts:
             self.origin = s.origin
-            if isinstance(s, ir.Plain):
-                if not (s.effect and getattr(self, "replaying", False)):   # print once
+            if isinstance(s, ir.Plain) and s.stack:
+                self.forward_stack(s)
+            elif isinstance(s, ir.Plain):
+                if not (s.effect and self.replaying):   # print once
                     self.emit(s.code)
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
             elif isinstance(s, ir.Op):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
-            elif isinstance(s, ir.For):
+            elif isinstance(s, (ir.For, ir.While)):
                 s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
                 self.lines.append(s.saves)
-                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+                header = f"for {s.target} in {s.iterable}:" if isinstance(s, ir.For) else \
+                    f"while {s.test}:"
+                self.lines.append(Line(header, self.indent, "block", s.origin))
                 self.indent += 1
                 s.pushes = Line("", self.indent, "slot", s.origin)
                 self.lines.append(s.pushes)
+                s.replay_inits = []             # stacks of what the body pops (ad/stacks.py)
+                self.loops.append(s)
                 self.forward(s.body)
+                self.loops.pop()
                 self.indent -= 1
-            elif isinstance(s, ir.While):
-                s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
-                self.lines.append(s.saves)
-                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
-                self.indent += 1
-                s.pushes = Line("", self.indent, "slot", s.origin)
-                self.lines.append(s.pushes)
-                self.forward(s.body)
-                self.indent -= 1
+                if s.replay_inits:
+                    _fill_slot(s.saves, s.replay_inits)
             elif isinstance(s, ir.If):
                 self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
                 self.indent += 1
@@ -165,6 +170,8 @@ class ReverseBuilder:
             self.origin = s.origin
             if isinstance(s, ir.Op):
                 self.reverse_op(s)
+            elif isinstance(s, ir.Plain) and s.stack:
+                self.reverse_stack(s)
             elif isinstance(s, ir.If):
                 self.reverse_if(s)
             elif isinstance(s, (ir.For, ir.While)):
@@ -203,6 +210,8 @@ class ReverseBuilder:
                                    "block"))
             self.lines.extend(block_lines)
             for var in sorted(new - bars.keys()):   # defined in the other branch only
+                if (s.test, 1 - i) in self.guards.get(var, ()):
+                    continue        # var itself exists only when this branch is not taken
                 zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
                 self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({var})",
                                        self.indent + 1))
@@ -225,9 +234,10 @@ class ReverseBuilder:
             if self.fields.get(loop):
                 self.flush_fields(loop, self.fields.pop(loop))
         contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
-        if not contributes and not outer:
+        if not contributes and not outer and not self.feeds_stack(s):
             return
         self.comment(s.origin)
+        self.stack_bars_before(s)
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
@@ -250,8 +260,10 @@ class ReverseBuilder:
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
-        replaying, self.replaying = getattr(self, "replaying", False), True
+        replaying, self.replaying = self.replaying, True
+        self.loops.append(s)
         self.forward([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.loops.pop()
         self.replaying = replaying
         replay_end = len(self.lines)
         for loop, last in s.carried:                # the copy back to the loop name, reversed
@@ -302,10 +314,11 @@ class ReverseBuilder:
         read = set().union(*(ln.uses for ln in replay)) if replay else set()
         needed = [loop for loop, _ in s.carried
                   if loop in read and not self._assigned_before_read(loop, replay)]
-        _fill_slot(restore, [f"{v} = {v}_stack.pop()" for v in needed])
-        _fill_slot(s.pushes, [f"{v}_stack.append({v})" for v in needed]
+        stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
+        _fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
+        _fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
-        _fill_slot(s.saves, [f"{v}_stack = []" for v in needed]
+        _fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
 
     @staticmethod
@@ -664,15 +677,12 @@ class ReverseBuilder:
 
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""
-        keys, attrs = {}, {}
+        keys = {}           # an attribute p.w is the key 'w' (of anything but a dict)
         for key, kind, g in reversed(entries):      # in the order the fields were read
-            d = keys if kind == "key" else attrs
-            d[key] = f"{d[key]} + {g}" if key in d else g
-        parts = []
-        if keys:
-            parts.append("{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}")
-        parts += [f"{k}={g}" for k, g in attrs.items()]
-        expr = f"grad_of_fields({var}, {', '.join(parts)})"
+            key = key if kind == "key" else repr(key)
+            keys[key] = f"{keys[key]} + {g}" if key in keys else g
+        fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
+        expr = f"grad_of_fields({var}, {fields})"
         if var in self.bars:
             b = self.bars[var]
             self.emit(f"{b} = add_grads({b}, {expr})")
@@ -809,6 +819,29 @@ def _defined_in(stmts):
             for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
                 out |= _defined_in(block)
     return out
+
+
+def _guards(stmts):
+    """For each variable assigned only under `if` statements: the (test, branch) pairs every
+    one of its assignments is guarded by (a derivative's forward and reverse pass split one
+    user `if` into several on the same saved test)."""
+    sites = {}
+
+    def visit(stmts, enclosing):
+        for s in stmts:
+            if isinstance(s, ir.Op):
+                for t in s.targets:
+                    sites.setdefault(t, []).append(enclosing)
+            elif isinstance(s, ir.Plain):
+                for t in s.defines:
+                    sites.setdefault(t, []).append(enclosing)
+            elif isinstance(s, ir.If):
+                visit(s.body, enclosing | {(s.test, 0)})
+                visit(s.orelse, enclosing | {(s.test, 1)})
+            elif isinstance(s, (ir.For, ir.While)):
+                visit(s.body, enclosing)
+    visit(stmts, frozenset())
+    return {v: frozenset.intersection(*where) for v, where in sites.items()}
 
 
 def _containers(stmts):

@@ -37,7 +37,13 @@ VJP = {
     "rsqrt": {"x": "-0.5 * {g} * {ans} / {x}"},
     "square": {"x": "2 * {x} * {g}"},
     "reciprocal": {"x": "-{g} * {ans} ** 2"},
-    "absolute": {"x": "{g} * snp.sign({x})"},
+    # complex x (JAX's convention: the cotangent u of a real-valued f pairs as Re(u dz), so
+    # grad(abs)(z) = conj(z) / |z|, grad(real) = 1, grad(imag) = -1j); conj is the identity on
+    # real arrays, so real x reads as before
+    "absolute": {"x": "{g} * snp.conj(snp.sign({x}))"},
+    "real": {"x": "real_grad({g}, {x})"},
+    "imag": {"x": "imag_grad({g}, {x})"},
+    "conj": {"x": "snp.conj({g})"},
     "logistic": {"x": "{g} * {ans} * (1 - {ans})"},
     "erf": {"x": "{g} * 1.1283791670955126 * snp.exp(-{x} ** 2)"},
     "negative": {"x": "-{g}"},

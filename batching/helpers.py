@@ -110,8 +110,13 @@ def transpose_batched(x, axes=None):
 def squeeze_batched(x, axis=None):
     """squeeze of each example of batched x (axis None: every size-1 axis but the batch's)."""
     if axis is None:
-        axis = tuple(i for i, d in enumerate(np.shape(x)[1:]) if d == 1)
+        axis = _unit_axes(np.shape(x)[1:])
     return snp.squeeze(x, batch_axis(axis, x))
+
+
+@shape_only
+def _unit_axes(shape):
+    return tuple(i for i, d in enumerate(shape) if d == 1)
 
 
 def broadcast_batched(x, shape):

@@ -26,6 +26,7 @@ ELEMENTWISE = {
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
     "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
     "cbrt", "square", "reciprocal", "absolute", "logistic", "rsqrt", "erf", "erf_inv", "lgamma",
+    "real", "imag", "conj",
     "digamma", "negative", "positive", "identity", "sign", "floor", "ceil", "rint", "trunc",
     "isnan", "isfinite", "isinf", "signbit", "stop_gradient", "invert", "astype",
     "optimization_barrier",

@@ -41,6 +41,7 @@ class BatchBuilder:
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
+        self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
         # what is known of each batched variable's rank per example: (base, k) is k more than
@@ -54,7 +55,20 @@ class BatchBuilder:
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
-        self.lines.append(Line(code, self.indent, origin=self.origin))
+        self.lines.append(Line(self.whole_shapes(code), self.indent, origin=self.origin))
+
+    def whole_shapes(self, code):
+        """The normaliser wrote shape queries of every value it tracks per example
+        (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
+        not) has no batch axis to leave out, so its queries are written back whole."""
+        if not any(m in code for m in ("[1:]", " - 1)", "example_size(")):
+            return code
+        for name in self.tracked - self.batched:
+            if name in code:
+                for per_example, whole in _WHOLE_SHAPES:
+                    code = re.sub(r"(?<![\w.])" + re.escape(per_example.format(x=name)),
+                                  whole.format(x=name).replace("\\", r"\\"), code)
+        return code
 
     def start(self, origin):
         if origin is not None and origin.text != self.last_comment:
@@ -959,6 +973,22 @@ def _flags(b, value):
     if isinstance(value, ir.Seq):
         return tuple(b.is_batched(i) for i in value.items)
     return b.is_batched(value)
+
+
+_WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
+                 ("example_size({x})", "{x}.size"), ("snp.shape({x})[1:]", "snp.shape({x})"),
+                 ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
+
+
+def _ops(stmts):
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            yield s
+        elif isinstance(s, ir.If):
+            yield from _ops(s.body)
+            yield from _ops(s.orelse)
+        elif isinstance(s, (ir.For, ir.While)):
+            yield from _ops(s.body)
 
 
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):

@@ -45,6 +45,8 @@ def _unwrap(g):
             g = g._fun
         elif getattr(g, "__secant_generated__", None) is not None:
             g = g.__secant_generated__
+        elif getattr(g, "__secant_saves__", None) is not None:   # vjp's pullback: its vjp,
+            g = g.__secant_saves__                                 # which takes the primals
         else:
             break
     return g

@@ -178,6 +178,8 @@ def _names_of(fn_ir):
         for s in stmts:
             if isinstance(s, ir.Op):
                 taken.update(s.targets)
+                if s.callee_name:       # a callee's own name: its derivative's must differ
+                    taken.add(s.callee_name.split(".")[0])
             elif isinstance(s, ir.Plain):
                 taken.update(s.defines)
             elif isinstance(s, ir.If):
@@ -186,6 +188,8 @@ def _names_of(fn_ir):
                 visit(s.orelse)
             elif isinstance(s, ir.For):
                 taken.update((s.target, s.iterable))
+                visit(s.body)
+            elif isinstance(s, ir.While):
                 visit(s.body)
     visit(fn_ir.body)
     return taken
@@ -281,7 +285,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         gen_name = Names(fn_ir.user_names | set(reserved)).fresh(gen_name)
     # the generated function's own name is taken: a callee named like it would be shadowed;
     # so are the user's names (free ones too: a callee must not shadow a global it reads)
-    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name})
+    # names the function reads from its closure keep their meaning: fresh names avoid them
+    src_info = getattr(fn, "__secant_source__", None)
+    closure = dict(src_info.closure) if src_info else closure_values(fn)
+    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name}
+                  | set(closure))
     callees = {}
     self_calls = []
     flags = None
@@ -351,8 +359,6 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             if ln.origin is not None:
                 origins[len(text)] = (ln.origin.filename, ln.origin.line)
     source = "\n".join(text) + "\n"
-    src_info = getattr(fn, "__secant_source__", None)
-    closure = dict(src_info.closure) if src_info else closure_values(fn)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
             **helpers.by_name(),
@@ -669,8 +675,16 @@ def _transform(fun, argnums, mode, has_aux):
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
-        return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
-                        staged=True)
+        try:
+            return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
+                            staged=True)
+        except SecantError as e:
+            if not getattr(e, "lax_loop_derivative", False):
+                raise
+            # jit rolls a derivative's Python loop into a lax loop, which reverse mode cannot
+            # take again yet: trace the derivative as written (its loops unroll, as a Python
+            # loop does under jax.jit)
+            return gen
 
     def current():
         nonlocal gen
@@ -765,15 +779,58 @@ def _note_user_lines(exc):
         exc._secant_noted = True
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """The gradient of scalar-valued `fun` as a new, readable Python function.
 
-    `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative."""
+    `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative. A complex
+    output needs holomorphic=True (complex inputs too), as in JAX: the result is f'(z)."""
+    if holomorphic:
+        return _holomorphic(fun, argnums, has_aux, with_value=False)
     return _transform(fun, argnums, "grad", has_aux)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
+    if holomorphic:
+        return _holomorphic(fun, argnums, has_aux, with_value=True)
     return _transform(fun, argnums, "value_and_grad", has_aux)
+
+
+def _holomorphic(fun, argnums, has_aux, with_value):
+    """grad(fun, holomorphic=True): the generated vjp of fun seeded with one (JAX's
+    convention: for holomorphic fun, f'(z)); inputs and output must be complex."""
+    base = _op_function(fun)
+    positions = _positions(argnums, base)
+
+    @functools.wraps(base)
+    def holomorphic_grad(*args):
+        args = _as_arrays(args, positions)
+        for i in positions:
+            for leaf in tree_util.tree_leaves(args[i]):
+                if not dtypes.is_complex(_dtype_of(leaf)):
+                    raise SecantTypeError(
+                        "grad with holomorphic=True requires inputs with complex dtype, but got "
+                        f"{_dtype_of(leaf).name}{where()}")
+        tracing = active_trace() is not None
+        gen = generate(_op_function(staged(fun)) if tracing else base, positions, "vjp",
+                       staged=tracing)
+        res = (_functionalized(fun) if tracing else fun)(*args)
+        out, aux = res if has_aux else (res, None)
+        if np.shape(out) != () or not dtypes.is_complex(_dtype_of(out)):
+            raise SecantTypeError("grad with holomorphic=True requires a scalar output with "
+                                  f"complex dtype, but got {_dtype_of(out).name}"
+                                  f"{list(np.shape(out))}{where()}")
+        ct = snp.ones_like(out)
+        grads = gen((ct, _zeros_tree(aux)) if has_aux else ct, *args)
+        if not isinstance(argnums, int) and len(positions) == 1:
+            grads = (grads,)
+        result = (grads, aux) if has_aux else grads
+        return ((out, aux) if has_aux else out, grads) if with_value else result
+    return holomorphic_grad
+
+
+def _functionalized(fun):
+    from secant.transformer.functionalize import functionalize
+    return functionalize(fun)
 
 
 # `grad(f)(x)` written in code a transform reads is read as the call of the generated function
@@ -797,13 +854,32 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         out, aux = out
 
-    def vjp_fun(cotangent):
-        ct = (cotangent, snp.zeros_like(aux)) if has_aux else cotangent
-        grads = gen(ct, *primals)
-        return grads if len(primals) > 1 else (grads,)
-
-    vjp_fun.__secant_generated__ = gen
+    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+_NO_AUX = object()
+
+
+def _vjp_closure(gen, primals, aux):
+    """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
+    `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name."""
+    params = list(inspect.signature(gen).parameters)[1:1 + len(primals)]
+    names = Names(set(params) | {gen.__name__})
+    name = names.fresh(f"{gen.__name__}_fun")
+    ct = names.fresh("cotangent")
+    free = {gen.__name__: gen, **dict(zip(params, primals))}
+    seed = ct
+    if aux is not _NO_AUX:          # aux's cotangent: zeros
+        zeros = names.fresh("aux_bar")
+        free[zeros] = _zeros_tree(aux)
+        seed = f"({ct}, {zeros})"
+    call = f"{gen.__name__}({', '.join([seed] + params)})"
+    source = (f"def {name}({ct}):\n    return {call}\n" if len(primals) > 1 else
+              f"def {name}({ct}):\n    return ({call},)\n")
+    fun = load_generated(source, name, {}, free)
+    fun.__secant_saves__ = gen      # secant.save writes the vjp (its primals are arguments)
+    return fun
 
 
 STAGES = ("source", "functionalised", "normalised", "generated")
@@ -1103,8 +1179,9 @@ class _Jacobian:
     batched function (vmap); a Jacobian of a Jacobian (hessian = jacfwd(jacrev(f))) takes jvps
     (or vjps) of those generated functions in turn."""
 
-    def __init__(self, fun, argnums, has_aux, kind):
+    def __init__(self, fun, argnums, has_aux, kind, holomorphic=False):
         self.fun, self.argnums, self.has_aux, self.kind = fun, argnums, has_aux, kind
+        self.holomorphic = holomorphic
         inner = fun._inner if isinstance(fun, _Jacobian) else _op_function(fun)
         self.__signature__ = inspect.signature(inner, follow_wrapped=False)
         self.__name__ = self.__qualname__ = f"{getattr(inner, '__name__', 'f')}_{kind}"
@@ -1213,7 +1290,7 @@ class _Jacobian:
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:
             dt = _dtype_of(leaf)
-            if not dtypes.is_inexact(dt):
+            if not dtypes.is_inexact(dt) or dtypes.is_complex(dt) and not self.holomorphic:
                 raise SecantTypeError(f"jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {dt.name}{where()}")
         gen = generate(base, positions, "vjp", staged=_staging())
@@ -1326,16 +1403,16 @@ class _Jacobian:
         return _over_basis(fn, tree_util.tree_leaves(value))
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` by forward mode (one jvp per input element), shaped as JAX's:
     for each output leaf, a pytree like the differentiated argument(s) of arrays of shape
     out.shape + in.shape (a tuple over argnums when argnums is a tuple)."""
-    return _Jacobian(fun, argnums, has_aux, "jacfwd")
+    return _Jacobian(fun, argnums, has_aux, "jacfwd", holomorphic)
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` by reverse mode (one vjp per output element), shaped as jacfwd's."""
-    return _Jacobian(fun, argnums, has_aux, "jacrev")
+    return _Jacobian(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
 def hessian(fun, argnums=0):

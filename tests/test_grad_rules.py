@@ -139,6 +139,7 @@ def f_cbrt(x): return wsum(np.cbrt(x))
 def f_square(x): return wsum(np.square(x))
 def f_reciprocal(x): return wsum(np.reciprocal(x))
 def f_absolute(x): return wsum(np.abs(x) + abs(x))
+def f_complex_parts(x): return wsum(np.real(x) * x + np.imag(x) + snp.conj(x))   # real x
 def f_logistic(x): return wsum(snp.logistic(x))
 def f_erf(x): return wsum(lax.erf(x))
 def f_rsqrt(x): return wsum(snp.rsqrt(x))
@@ -335,7 +336,7 @@ CASES = [
     Case(f_exp2, (S, N)), Case(f_expm1, (S, N)), Case(f_log, (S, POS)), Case(f_log2, (S, POS)),
     Case(f_log10, (S, POS)), Case(f_log1p, (S, POS)), Case(f_sqrt, (S, POS)),
     Case(f_cbrt, (S, AWAY)), Case(f_square, (S, N)), Case(f_reciprocal, (S, AWAY)),
-    Case(f_absolute, (S, AWAY)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
+    Case(f_absolute, (S, AWAY)), Case(f_complex_parts, (S, N)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
     Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
     Case(f_grad_of_fields, (S, N)), Case(f_erf_inv, (S, UNIT)),

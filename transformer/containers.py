@@ -13,6 +13,7 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
 `self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
 "dict", or None when unknown).
 """
+import re
 import copy
 
 import gast
@@ -75,7 +76,7 @@ class _AppendRewriter(gast.NodeTransformer):
                 and not call.keywords and not isinstance(call.args[0], gast.Starred)):
             return node
         name = call.func.value.id
-        if name not in self.local or (self.generated and name.endswith("_stack")):
+        if name not in self.local or (self.generated and re.search(r"_stack(_\d+)*$", name)):
             return node
         if call.func.attr == "append":
             tail = gast.List(elts=[call.args[0]], ctx=gast.Load())

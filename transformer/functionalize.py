@@ -67,6 +67,7 @@ _STATIC_CALLS = {"len", "isinstance", "hasattr", "callable", "type", "issubclass
 class Undefined:
     """What a branch returns for a variable only the other branch assigns (pred concrete)."""
     __slots__ = ("name", "where")
+    __secant_undefined__ = True
 
     def __init__(self, name, where):
         self.name, self.where = name, where

@@ -77,6 +77,8 @@ class Normaliser(ContainerMixin):
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        # a version an `if` defines in one branch only: the (test, branch) it exists under
+        self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
@@ -166,17 +168,17 @@ class Normaliser(ContainerMixin):
             raise self.src.error(stmt, f"secant cannot transform {what}")
 
     def _derivative_stack(self, node, method):
-        """vmap of a derivative (generated code): `x_stack.append(x)` (method "append") or
-        `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays."""
-        return (self.batching and self.src.filename.startswith("<secant")
-                and _is_stack_call(node, method))
+        """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")
+        or `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays;
+        each transform carries its own values through the stack (ir.Plain.stack)."""
+        return self.src.filename.startswith("<secant") and _is_stack_call(node, method)
 
     def stack_push(self, call):
         """`x_stack.append(x)` kept as written; a batched x makes the stack batched (a list of
         batched arrays), so what its reverse loop pops is batched too."""
         stack, value = call.func.value.id, self.operand(call.args[0])
         version = self.current.get(stack, stack)
-        marked = None
+        marked = ("push_const", version, self._operand_src(value))  # replayed, not pushed
         if isinstance(value, ir.Var):
             self.tracked.add(version)
             marked = ("push", version, value.name)
@@ -189,7 +191,7 @@ class Normaliser(ContainerMixin):
         stack = call.func.value.id
         version = self.current.get(stack, stack)
         name = self._new_version(user_name)
-        marked = None
+        marked = ("pop_const", version, name)
         if version in self.tracked:
             self.tracked.add(name)
             marked = ("pop", version, name)
@@ -376,6 +378,8 @@ class Normaliser(ContainerMixin):
                 continue
             if None in versions:    # defined by one branch only: as in Python, usable after
                 merged[name] = versions[0] or versions[1]     # the if when that branch ran
+                self.guards[merged[name]] = self.guards.get(merged[name], frozenset()) | {
+                    (cond, int(versions[0] is None))}
                 if self.batching and self.src.filename.startswith("<secant"):
                     # vmap of a derivative whose rolled and unrolled forms of a loop sit in
                     # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
@@ -394,6 +398,12 @@ class Normaliser(ContainerMixin):
             joined = versions[k]
             is_tracked = any(v in self.tracked for v in versions)
             block, v = branches[1 - k][0], versions[1 - k]
+            if not own[1 - k] and (cond, k) in self.guards.get(v, ()):
+                # v exists only when this test took branch k: in the other it is unbound, as
+                # is the joined name (a derivative splits one `if` into several on one test)
+                self.guards[joined] = self.guards.get(joined, frozenset()) | {(cond, k)}
+                merged[name] = joined
+                continue
             if own[1 - k]:
                 rename(block, v, joined)
                 if v in self.tracked:
@@ -731,7 +741,7 @@ class Normaliser(ContainerMixin):
         operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
-                not any(isinstance(o, ir.Var) for o in flat):
+                not any(_has_var(o) for o in flat):     # (nested tuples too: f(((x, y), z)))
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
@@ -1084,9 +1094,9 @@ class Normaliser(ContainerMixin):
                 if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
                     operands[pname] = o
                     continue
-                if isinstance(o, ir.Var):
+                if isinstance(o, ir.Var) or _has_var(o):    # (a shape tuple holding one, too)
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
-                                         "differentiated values")
+                                         f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
         return self._emit(opname, operands, statics)
 
@@ -1122,7 +1132,9 @@ class Normaliser(ContainerMixin):
                 error.lax_loop_derivative = True    # secant/batch.py: jit falls back to the
                 raise error                         # derivative's Python loop
             if any(_has_var(o) for o in operands):
-                raise self.src.error(node, fn.__secant_no_reverse__)
+                error = self.src.error(node, fn.__secant_no_reverse__)
+                error.lax_loop_derivative = True    # jit falls back to the Python loop
+                raise error
             return self._inactive(node)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
@@ -1455,11 +1467,29 @@ def call_args(rendered):
 
 def _reads_first(stmts, name):
     """Whether running `stmts` may read `name` before assigning it (a loop or branch body may
-    not run: what it assigns does not count after it)."""
+    not run: what it assigns does not count after it, except under a later `if` on the same
+    test name: a derivative splits one `if` into several on one saved test)."""
     def reads(node):
         return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                    for n in gast.walk(node))
+
+    def assigns(s, target):
+        return isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)) and any(
+            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
+            for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+            for n in gast.walk(t))
+    covered = set()     # (test name, branch) under which `name` is assigned already
     for s in stmts:
+        if isinstance(s, gast.If) and isinstance(s.test, gast.Name):
+            if reads(s.test):
+                return True
+            for k, block in enumerate((s.body, s.orelse)):
+                if (s.test.id, k) not in covered:
+                    if _reads_first(block, name):
+                        return True
+                    if any(assigns(b, name) for b in block):
+                        covered.add((s.test.id, k))
+            continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
             if reads(head) or _reads_first(s.body, name) or _reads_first(s.orelse, name):
@@ -1470,10 +1500,8 @@ def _reads_first(stmts, name):
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) \
                 and s.target.id == name:
             return True
-        if isinstance(s, (gast.Assign, gast.AnnAssign)) and any(
-                isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-                for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
-                for n in gast.walk(t)):
+        covered = {c for c in covered if not assigns(s, c[0])}   # a test name reassigned
+        if isinstance(s, (gast.Assign, gast.AnnAssign)) and assigns(s, name):
             return False
     return False
 
@@ -1483,7 +1511,7 @@ def _is_stack_call(node, method):
     reverse loop reads (ad/reverse.py)."""
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr == method and isinstance(node.func.value, gast.Name)
-            and node.func.value.id.endswith("_stack") and not node.keywords
+            and re.search(r"_stack(_\d+)*$", node.func.value.id) and not node.keywords
             and len(node.args) == (1 if method == "append" else 0)
             and not isinstance(node.args[0] if node.args else None, gast.Starred))
 

@@ -71,6 +71,8 @@ for _n in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "t
            "cbrt", "square", "reciprocal", "absolute", "logistic", "rsqrt"):
     op(_n)
 op("erf", code="lax.erf({x})")          # no numpy function: written through lax
+for _n in ("real", "imag", "conj"):     # complex parts (JAX's convention: ad/vjp_rules.py)
+    op(_n)
 op("negative", code="-{x}")
 op("positive", code="{x}")
 op("identity", code="{x}")
@@ -259,7 +261,7 @@ NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_
                  "arccos": ("arccos", "acos"), "arctan": ("arctan", "atan"),
                  "arctan2": ("arctan2", "atan2"), "arcsinh": ("arcsinh", "asinh"),
                  "arccosh": ("arccosh", "acosh"), "arctanh": ("arctanh", "atanh"),
-                 "rint": ("rint", "round", "around")}
+                 "rint": ("rint", "round", "around"), "conj": ("conj", "conjugate")}
 MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
               "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
               "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",

@@ -62,6 +62,10 @@ def _like(a, fill_value, dtype, shape):
 
 
 def zeros_like(a, dtype=None, shape=None):
+    if getattr(a, "__secant_undefined__", False):
+        # the cotangent of a variable a branch never assigned (a derivative of a staged if on
+        # a concrete test): undefined too, an error wherever it is read
+        return a
     return _like(a, 0, dtype, shape)
 
 

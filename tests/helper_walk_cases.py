@@ -1,0 +1,139 @@
+"""Sample calls of every helper generated derivative and batched code calls (ad/helpers.py,
+ad/jvp_helpers.py, ad/rule_helpers.py, batching/helpers.py `by_name()` tables), for the walk in
+tests/test_composition_orders.py: each helper transformed by grad (vjp), jvp and vmap, checked
+numerically. A case: (call source over the differentiated parameters, {parameter: value}).
+Values are float64 arrays away from ties and kinks; statics are literals in the call."""
+import numpy as np
+
+_rng = np.random.default_rng(7)
+
+
+def r(*shape):
+    return _rng.uniform(0.5, 1.5, size=shape)
+
+
+def distinct(*shape):
+    n = int(np.prod(shape))
+    return (np.arange(1, n + 1) * 0.37 % 1.9 + 0.2 + 0.001 * np.arange(n)).reshape(shape)
+
+
+A3 = distinct(3)
+A23 = distinct(2, 3)
+
+CASES = {
+    # ad/helpers.py
+    "unbroadcast": ("unbroadcast(t, x)", {"t": r(2, 3), "x": r(1, 3)}),
+    "unreduce": ("unreduce(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
+    "mean_grad": ("mean_grad(t, a, axis=0)", {"t": r(3), "a": r(2, 3)}),
+    "extremum_grad": ("extremum_grad(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
+    "prod_grad": ("prod_grad(t, a, snp.prod(a, axis=1), axis=1)", {"t": r(2), "a": r(2, 3)}),
+    "var_grad": ("var_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
+    "std_grad": ("std_grad(t, a, snp.std(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
+    "max_share": ("max_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
+    "min_share": ("min_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
+    "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),
+    "matmul_grad_x": ("matmul_grad_x(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    "matmul_grad_y": ("matmul_grad_y(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    "dot_grad_a": ("dot_grad_a(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
+    "dot_grad_b": ("dot_grad_b(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
+    "reverse_cumsum": ("reverse_cumsum(t, axis=1)", {"t": r(2, 3)}),
+    "untranspose": ("untranspose(t, (1, 0))", {"t": r(2, 3)}),
+    "unconcatenate": ("unconcatenate(t, [snp.zeros(2), snp.zeros(3)])", {"t": r(5)}),
+    "unstack": ("unstack(t)", {"t": r(2, 3)}),
+    "grad_of_fields": ("grad_of_fields({'a': x, 'b': y}, {'a': t})", {"t": r(3), "x": r(3),
+                                                                     "y": r(2)}),
+    "fields_of": ("fields_of({'a': t, 'b': x}, ('b', 'a'))", {"t": r(3), "x": r(2)}),
+    "add_grads": ("add_grads([t, x], [x, t])", {"t": r(3), "x": r(3)}),
+    "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
+    "grad_seed": ("grad_seed(x) * x", {"x": r()}),
+    "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
+    "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
+    # ad/rule_helpers.py
+    "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
+    "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),
+    "clip_share": ("clip_share(a, 0.6, 1.2) * a", {"a": A3}),
+    "clip_share_min": ("clip_share_min(a, 0.6, 1.2) * a", {"a": A3}),
+    "clip_share_max": ("clip_share_max(a, 0.6, 1.2) * a", {"a": A3}),
+    "product_grad": ("product_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
+    "cumsum_grad": ("cumsum_grad(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
+    "cumsum_transpose": ("cumsum_transpose(t, axis=1)", {"t": r(2, 3)}),
+    "cumprod_grad": ("cumprod_grad(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
+    "cumextremum_grad": ("cumextremum_grad(t, a, lax.cummax(a, 1), axis=1)",
+                         {"t": r(2, 3), "a": A23}),
+    "sort_grad": ("sort_grad(t, a)", {"t": r(3), "a": A3}),
+    "take_grad": ("take_grad(t, a, np.array([2, 0]), axis=0)", {"t": r(2), "a": r(3)}),
+    "take_along_axis_grad": ("take_along_axis_grad(t, a, np.array([[1], [0]]), 1)",
+                             {"t": r(2, 1), "a": r(2, 3)}),
+    "at_share_operand": ("at_share_operand(a, v, a.at[0].max(v), 0) * a",
+                         {"a": A3, "v": r() + 2}),
+    "at_share_values": ("at_share_values(a, v, a.at[0].max(v), 0) * v",
+                        {"a": A3, "v": r() + 2}),
+    "unpad": ("unpad(t, a, 1)", {"t": r(5), "a": r(3)}),
+    "lax_unpad": ("lax_unpad(t, [(1, 1, 0)])", {"t": r(5)}),
+    "slice_transpose": ("slice_transpose(t, a, [1], [3])", {"t": r(2), "a": r(4)}),
+    "unbroadcast_in_dim": ("unbroadcast_in_dim(t, a, (1,))", {"t": r(2, 3), "a": r(3)}),
+    "lax_reshape_grad": ("lax_reshape_grad(t, a)", {"t": r(6), "a": r(2, 3)}),
+    "dot_general_grad_lhs": ("dot_general_grad_lhs(t, x, y, (((1,), (0,)), ((), ())))",
+                             {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    "dot_general_grad_rhs": ("dot_general_grad_rhs(t, x, y, (((1,), (0,)), ((), ())))",
+                             {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    "tensordot_grad_a": ("tensordot_grad_a(t, a, b, 1)", {"t": r(2, 4), "a": r(2, 3),
+                                                          "b": r(3, 4)}),
+    "tensordot_grad_b": ("tensordot_grad_b(t, a, b, 1)", {"t": r(2, 4), "a": r(2, 3),
+                                                          "b": r(3, 4)}),
+    "zeros_like_tree": ("zeros_like_tree((t, x)) ", {"t": r(3), "x": r(2)}),
+    "inverse_permutation": ("t.transpose(inverse_permutation((1, 0)))", {"t": r(2, 3)}),
+    # ad/jvp_helpers.py
+    "integer_pow_jvp": ("integer_pow_jvp(t, x, 3)", {"t": r(3), "x": r(3)}),
+    "extremum_jvp": ("extremum_jvp(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2, 3), "a": A23}),
+    "prod_jvp": ("prod_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
+    "var_jvp": ("var_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
+    "cumprod_jvp": ("cumprod_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
+    "cumextremum_jvp": ("cumextremum_jvp(t, a, lax.cummax(a, 1), axis=1)",
+                        {"t": r(2, 3), "a": A23}),
+    "sort_jvp": ("sort_jvp(t, a)", {"t": r(3), "a": A3}),
+    "transpose_pairs": ("transpose_pairs(((t, x), (x, t)))", {"t": r(3), "x": r(3)}),
+    # batching/helpers.py (batched values: batch axis 0)
+    "broadcast_batch": ("broadcast_batch(x, 2)", {"x": r(3)}),
+    "align": ("align(x, y) * y", {"x": r(2, 3), "y": r(4, 3)}),
+    "align_batched": ("align_batched(x, y) * y", {"x": r(2), "y": r(2, 3)}),
+    "flat_examples": ("flat_examples(x)", {"x": r(2, 3, 2)}),
+    "transpose_batched": ("transpose_batched(x)", {"x": r(2, 3, 4)}),
+    "squeeze_batched": ("squeeze_batched(x, 0)", {"x": r(2, 1, 3)}),
+    "broadcast_batched": ("broadcast_batched(x, (4, 3))", {"x": r(2, 3)}),
+    "matmul_batched": ("matmul_batched(x, y)", {"x": r(2, 3, 4), "y": r(2, 4)}),
+    "dot_batched": ("dot_batched(a, b)", {"a": r(2, 3), "b": r(2, 3)}),
+    "outer_batched": ("outer_batched(a, b)", {"a": r(2, 3), "b": r(2, 2)}),
+    "tensordot_batched": ("tensordot_batched(a, b, 1)", {"a": r(2, 3), "b": r(2, 3, 2)}),
+    "dot_general_batched": ("dot_general_batched(x, y, (((1,), (0,)), ((), ())))",
+                            {"x": r(2, 2, 3), "y": r(2, 3, 4)}),
+    "take_per_example": ("take_per_example(a, np.array([1, 0]))", {"a": r(2, 3)}),
+    "update_batched": ("update_batched(a, 1, v, 'set')", {"a": r(2, 3), "v": r(2)}),
+    "select_batched": ("select_batched(np.array([True, False]), x, y)", {"x": r(2, 3),
+                                                                         "y": r(2, 3)}),
+    "choose_batched": ("choose_batched(np.array([0, 1]), [x, y])", {"x": r(2, 3),
+                                                                    "y": r(2, 3)}),
+    "batch_second": ("batch_second(x)", {"x": r(2, 3)}),
+    "batch_first": ("batch_first(x)", {"x": r(2, 3)}),
+    "batch_axis_to": ("batch_axis_to((x, y), 1)", {"x": r(2, 3), "y": r(2, 4)}),
+    "grad_of_fields_batched": ("grad_of_fields_batched((x, y), {0: t}, 2, True)",
+                               {"t": r(2, 3), "x": r(2, 3), "y": r(2, 1)}),
+    "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
+    "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
+    "item_of": ("item_of(x, 1)", {"x": r(2, 3)}),
+    "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
+    "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
+    "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
+    "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
+    "batch_index": ("x[batch_index(1)]", {"x": r(2, 3)}),
+    "pad_batched": ("snp.pad(x, pad_batched(1, x))", {"x": r(2, 3)}),
+}
+
+# helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop
+# tests; differentiating a derivative through them again is refused with a message naming the
+# compositions that work (secant.hessian, jacfwd(jacfwd(f)), grad of jvp)
+TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp",
+                  "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
+                  "custom_vmap_outputs"}
+# not functions of arrays
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched"}
