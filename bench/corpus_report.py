@@ -22,6 +22,78 @@ from corpus import ALL  # noqa: E402
 from corpus import harness  # noqa: E402
 
 
+# (pattern in the first line of the error, short reason) for KNOWN_FAILURES; first match wins
+REASONS = [
+    (r"(?:does not know the derivative of|has no batching rule for) "
+     r"(f|f1|g1|hv|dv|fn|g|act|inner|stats)\b:",
+     "a callee's transform failed (reported as unknown callee {0})"),
+    (r"(does not know the derivative|has no batching rule) for (tree_util\.\w+)",
+     "{1} called in transformed code"),
+    (r"does not know the derivative of (getattr\(.*?\))", "getattr callee unresolved"),
+    (r"(?:does not know the derivative of|has no batching rule for) ([\w.\[\]'\"]+)",
+     "callee {0} unresolved"),
+    (r"cannot transform (functools\.partial|<bound method|<corpus\.callees\.Model)",
+     "non-function passed to the transform ({0})"),
+    (r"cannot transform ImportFrom", "transforms secant's own code (ImportFrom)"),
+    (r"tuple or list of (differentiated|batched) arrays cannot be stored",
+     "list/tuple of traced values in a variable"),
+    (r"a return inside a branch", "early return inside if"),
+    (r"reverse mode through the Python loop of a derivative", "reverse-over-reverse through a loop"),
+    (r"second order\) are not supported yet \(second order through lax",
+     "reverse-over-reverse through lax loop"),
+    (r"cannot (?:differentiate|batch) through a (\w+) expression", "{0} expression"),
+    (r"differentiating this part of a derivative \(a (\w+)", "second order through generated {0}"),
+    (r"cannot transform (try/except|with|break|continue)", "{0} statement"),
+    (r"in-place updates", "in-place x[i] = v"),
+    (r"\.append\(|receives the differentiated value .* result is dropped",
+     "side-effecting call (append/print) on a traced value"),
+    (r"\*args or \*\*kwargs", "*args/**kwargs signature"),
+    (r"cannot (?:differentiate|batch) the recursive function", "recursion on a static value"),
+    (r"only names \(or nested tuples of names\) can be unpacked", "starred unpacking"),
+    (r"_vjp_vmap\(\) missing 1 required positional argument", "vmap of a vjp function"),
+    (r"a for loop over a batched array", "for over a batched array"),
+    (r"if on a batched value", "Python if on a batched value"),
+    (r"grad requires a scalar output", "output not scalar (output misread)"),
+]
+
+
+# what a silently wrong value of a case comes from (found by reading the generated source)
+WRONG_REASONS = {
+    "mean_of_bare_list": "snp.mean of a Python list of traced values drops the derivative",
+    "walrus_scalar": "walrus target's derivative dropped (zeros); vmap misreads it",
+    "walrus_in_sum": "walrus target's derivative dropped (zeros); vmap misreads it",
+    "decorated_wraps": "differentiates the undecorated function (inspect follows __wrapped__)",
+    "decorated_with_args": "differentiates the undecorated function (inspect follows "
+                           "__wrapped__)",
+    "calls_decorated": "a decorated callee is differentiated undecorated (__wrapped__)",
+    "append_loop": "vmap of a list built with .append in a loop ignores the batch",
+    "conv1d_loop": "vmap of a list built with .append in a loop ignores the batch",
+    "rnn_loop": "dict field read in a Python loop: its cotangent is taken from the last "
+                "iteration only (add_grads after the reverse loop)",
+}
+
+
+# cases whose every refusal comes from the one construct they exist to show
+CASE_REASONS = {
+    "shadowing_locals": "user locals named like generated helpers (grad_seed, mean_grad, ...)",
+    "shadowing_global": "user global named like a generated helper (matmul_grad_y)",
+    "positional_only": "positional-only parameters (IndexError)",
+    "star_kwargs": "**kwargs callee",
+}
+
+
+def short_reason(kind, message, case=None):
+    import re
+    if kind != "WRONG" and case in CASE_REASONS:
+        return CASE_REASONS[case]
+    for pattern, reason in REASONS:
+        m = re.search(pattern, message)
+        if m:
+            text = reason.format(*m.groups())
+            return f"WRONG: {text}" if kind == "WRONG" else text
+    return (f"WRONG: {message}" if kind == "WRONG" else message)[:90]
+
+
 def first_line(e):
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"
@@ -57,6 +129,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-k", default="", help="only cases whose name contains this")
     ap.add_argument("--known", action="store_true", help="print a KNOWN_FAILURES table")
+    ap.add_argument("--write-known", metavar="PATH", help="write the KNOWN_FAILURES module")
     args = ap.parse_args(argv)
     cases = [c for c in ALL if args.k in c.name]
     comps = list(harness.COMPOSITIONS)
@@ -96,13 +169,38 @@ def main(argv=None):
             if r is not None and r[0] == kind:
                 print(f"  {kind:5s} {cname} {comp}: {r[1][:160]}")
     if args.known:
-        print("\nKNOWN_FAILURES = {")
-        for (cname, comp), r in results.items():
-            if r is not None:
-                reason = ("WRONG: " if r[0] == "WRONG" else "") + r[1][:100]
-                print(f"    {(cname + '-' + comp)!r}: {reason!r},")
-        print("}")
+        print("\n" + known_failures_source(results))
+    if args.write_known:
+        pathlib.Path(args.write_known).write_text(known_failures_source(results))
     return results
+
+
+def known_failures_source(results):
+    """tests/corpus/known_failures.py for these results (every failing (case, composition))."""
+    lines = [KNOWN_HEADER, "KNOWN_FAILURES = {"]
+    for (cname, comp), r in results.items():
+        if r is None:
+            continue
+        if r[0] == "WRONG":
+            reason = "WRONG: " + WRONG_REASONS.get(cname, r[1][:80])
+        else:
+            reason = short_reason(*r, case=cname)
+        lines.append(f"    {(cname + '-' + comp)!r}: {reason!r},")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+KNOWN_HEADER = '''"""(case, composition) pairs of the corpus that fail today, each with a short reason; a reason
+starting "WRONG:" is a silently wrong value, the worst defect.
+
+tests/test_corpus.py marks each one xfail(strict=True): when a fix makes one pass, its test
+fails until the entry is removed here. Regenerate after a fix and review the diff:
+
+    .venv/bin/python bench/corpus_report.py --write-known tests/corpus/known_failures.py
+    git diff tests/corpus/known_failures.py
+"""
+# flake8: noqa: E501
+'''
 
 
 if __name__ == "__main__":

@@ -305,7 +305,7 @@ def c_grad(case):
 
 def c_jvp(case):
     ts = tuple(_v(case) if j == case.argnums else tmap(np.zeros_like, a)
-               if np.ndim(a) or isinstance(a, (dict, list, tuple)) else 0.0
+               if isinstance(a, (dict, list, tuple)) or np.ndim(a) else 0.0
                for j, a in enumerate(case.args))
     got = secant.jvp(case.fn, case.args, ts)
     want = (case.eager(*case.args), fd_dir(case.eager, case.args, case.argnums, _v(case)))
