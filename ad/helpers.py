@@ -5,9 +5,12 @@ They are written with secant.numpy in the subset of Python the transform itself 
 the transform reads these functions like any user helper. Those marked `constant` return values
 whose derivative is zero (masks, seeds) and are treated as constants.
 """
+import copy
+
 import numpy as np
 
 import secant.numpy as snp
+from secant import tree_util
 from secant.backends import dtypes
 from secant.backends.errors import SecantTypeError, where
 
@@ -232,40 +235,38 @@ def grad_of_fields(tree, fields=None, **attrs):
     dict, list, tuple, namedtuple, or registered pytree class (register_pytree_node,
     register_dataclass)."""
     fields = dict(fields or {})
+    named = dict(attrs)
     if not isinstance(tree, dict):
-        attrs = {**{k: v for k, v in fields.items() if isinstance(k, str)}, **attrs}
+        named = {**{k: v for k, v in fields.items() if isinstance(k, str)}, **attrs}
         fields = {k: v for k, v in fields.items() if not isinstance(k, str)}
     if isinstance(tree, dict):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
-        values = {**{tree._fields[k]: v for k, v in fields.items() if isinstance(k, int)}, **attrs}
+        values = {**{tree._fields[k]: v for k, v in fields.items() if isinstance(k, int)}, **named}
         return type(tree)(*[values[f] if f in values else _zeros_tree(getattr(tree, f))
                             for f in tree._fields])
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)
-    if hasattr(tree, "shape") and not attrs:        # an array read at integer indices
+    if hasattr(tree, "shape") and not named:        # an array read at integer indices
         out = snp.zeros_like(tree)
         for k, g in fields.items():
             out = out.at[k].add(g)
         return out
-    if attrs and not fields and _is_registered(tree):
-        return _registered_with(tree, attrs)
+    if named and not fields and _is_registered(tree):
+        return _registered_with(tree, named)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
                           f"field; use dicts, lists, tuples, namedtuples or registered pytree "
                           f"classes of arrays{where()}")
 
 
 def _is_registered(tree):
-    from secant import tree_util
     return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
 
 
 def _registered_with(tree, attrs):
     """A registered pytree object's cotangent: its zeros (same class), the attributes read set
     to their cotangents; checked to flatten to the same structure."""
-    import copy
-    from secant import tree_util
     out = copy.copy(_zeros_tree(tree))
     for name, g in attrs.items():
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
@@ -287,7 +288,6 @@ def fields_of(tree_bar, fields):
 
 
 def _zeros_tree(x):
-    from secant import tree_util
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
 
 
@@ -300,13 +300,16 @@ def add_at(tree_bar, idx, g):
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if not isinstance(tree_bar, (list, tuple)):
         return tree_bar.at[idx].add(g)
-    out = list(tree_bar)
-    if isinstance(idx, slice):
-        for k, piece in zip(range(len(out))[idx], g):
-            out[k] = add_grads(out[k], piece)
-    else:
-        out[idx] = add_grads(out[idx], g)
-    return type(tree_bar)(out)
+    picked = list(range(len(tree_bar)))[idx] if isinstance(idx, slice) else []
+    out = []
+    for k in range(len(tree_bar)):
+        item = tree_bar[k]
+        if k in picked:
+            item = add_grads(item, g[picked.index(k)])
+        elif not isinstance(idx, slice) and k == idx % len(tree_bar):
+            item = add_grads(item, g)
+        out.append(item)
+    return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
 def split_at(g, n):
@@ -370,7 +373,6 @@ def add_n_grad(t, arrays):
 
 def add_grads(a, b):
     """Sum of two cotangents that may be containers (pytrees)."""
-    from secant import tree_util
     return tree_util.tree_map(lambda u, v: u + v, a, b)
 
 

@@ -62,6 +62,7 @@ JVP = {
     "conj": {"x": LINEAR},
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
+    "seq_as": {"x": "{kind}({x_dot})"},
     "optimization_barrier": {"x": "{x_dot}"},
     "astype": {"x": LINEAR},
     "convert_element_type": {"operand": LINEAR},

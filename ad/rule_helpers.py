@@ -10,7 +10,7 @@ that calls them can be differentiated again; those marked `constant` compute mas
 import numpy as np
 
 import secant.numpy as snp
-from secant import lax
+from secant import lax, tree_util
 from secant.backends.tracer import active_trace
 from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
                                unbroadcast, unreduce)
@@ -458,18 +458,15 @@ def _loop_helper(fn):
 
 def zeros_like_tree(tree):
     """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads)."""
-    from secant import tree_util
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
 
 
 def _add_trees(a, b):
-    from secant import tree_util
     return tree_util.tree_map(lambda u, v: u + v, a, b)
 
 
 def _cast_like(new, old):
     """A cotangent carried through a loop keeps the dtypes it entered with."""
-    from secant import tree_util
     return tree_util.tree_map(lambda n, o: snp.asarray(n).astype(snp.result_type(o)), new, old)
 
 
@@ -611,7 +608,6 @@ def _zero_bars(closed, batch_size=None, closed_batched=()):
     """The cotangents of the closed-over values before the first step: zeros, with a batch
     axis in front under vmap (each example's cotangents are summed over the steps): the
     batched values' own shape, `batch_size` more in front of the unbatched ones."""
-    from secant import tree_util
     if batch_size is None:
         return zeros_like_tree(tuple(closed))
     return tuple(zeros_like_tree(c) if b else tree_util.tree_map(
@@ -621,7 +617,6 @@ def _zero_bars(closed, batch_size=None, closed_batched=()):
 
 def _where_examples(took, a, b):
     """Per example (batch axis 0): a's value where `took`, b's elsewhere (pytrees alike)."""
-    from secant import tree_util
     return tree_util.tree_map(
         lambda u, v: snp.where(snp.reshape(took, np.shape(took) + (1,) * (np.ndim(u) - 1)),
                                u, v), a, b)
@@ -629,7 +624,6 @@ def _where_examples(took, a, b):
 
 def _next(carries, final, reverse=False):
     """The carry each step ended with: the next step's saved carry, `final` for the last."""
-    from secant import tree_util
 
     def shift(stack, last):
         if np.shape(stack)[0] == 0:

@@ -12,6 +12,8 @@ UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum",
 VJP = {
     # a sum of cotangents that may be containers (linear, no broadcasting)
     "add_grads": {"x": "{g}", "y": "{g}"},
+    # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
+    "seq_as": {"x": "{back}({g})"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},
     "cos": {"x": "-{g} * snp.sin({x})"},

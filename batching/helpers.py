@@ -12,6 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
+from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 
@@ -176,8 +177,8 @@ def dot_batched(a, b, a_batched=True, b_batched=True):
     elif be <= 2 or ae == 1:
         out = matmul_batched(a, b, a_batched, b_batched)
     else:
-        raise SecantTypeError("vmap of snp.dot with an operand of more than two axes per example "
-                              f"is not supported yet; use snp.matmul or snp.einsum{where()}")
+        out = refuse("vmap of snp.dot with an operand of more than two axes per example is "
+                     "not supported yet; use snp.matmul or snp.einsum")
     return out
 
 
@@ -244,10 +245,37 @@ def batch_index(idx):
 
 
 def take_per_example(a, i):
-    """a[i] for each example: batched a read at batched integer indices i."""
+    """a[i] for each example: batched a read at batched integer indices i, or at a tuple of
+    them (one per axis, every item batched, as a batched tuple is)."""
     n = np.shape(a)[0]
-    rows = snp.reshape(snp.arange(n), (n,) + (1,) * (np.ndim(i) - 1))
-    return a[rows, i]
+    if isinstance(i, tuple):
+        rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(i) - 1))
+        out = a[(rows,) + i]
+    else:
+        rows = snp.reshape(snp.arange(n), (n,) + (1,) * (np.ndim(i) - 1))
+        out = a[rows, i]
+    return out
+
+
+@shape_only
+def _index_rank(index):
+    """The rank of a batched tuple index's broadcast items (each an integer array: a slice or
+    None among them would move the example axes, so it is refused)."""
+    rank = 0
+    for item in index:
+        if not hasattr(item, "shape"):
+            raise SecantTypeError("vmap reads a batched tuple index only when every item is an "
+                                  f"integer array (got {type(item).__name__}){where()}")
+        if np.ndim(item) > rank:
+            rank = np.ndim(item)
+    return rank
+
+
+@shape_only
+def refuse(message):
+    """Raise SecantTypeError(message): a case a helper does not support (a call, so the helper
+    stays a function the transforms read)."""
+    raise SecantTypeError(f"{message}{where()}")
 
 
 @shape_only
@@ -348,7 +376,6 @@ NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axi
 def grad_of_fields_batched(tree, fields, n, tree_batched):
     """ad/helpers.py's grad_of_fields for batched field cotangents: the fields not read get
     zeros with a batch axis too."""
-    from secant.ad.helpers import grad_of_fields
     if hasattr(tree, "shape") and not isinstance(tree, (dict, list, tuple)):
         # an array read at integer indices (ws[0]): each example's cotangent at its index
         out = snp.zeros_like(tree) if tree_batched else \
@@ -368,7 +395,6 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
 
 def grad_seed_batched(out):
     """ad/helpers.py's grad_seed for a batch of scalar outputs."""
-    from secant.ad.helpers import grad_seed
     if np.ndim(out) != 1:
         grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
     return snp.ones_like(out)
@@ -377,7 +403,6 @@ def grad_seed_batched(out):
 def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
     axis; a container's items add leaf by leaf (an unbatched container gets a batch axis)."""
-    from secant.ad.helpers import add_at
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
@@ -421,7 +446,10 @@ def add_n_grad_batched(t, arrays):
 def add_n_batched(items):
     """sum(items) for each example: every item batched (axis 0), each example broadcast
     against the others as NumPy would (missing axes go after the batch axis)."""
-    rank = max(np.ndim(a) for a in items)
+    rank = 0
+    for a in items:
+        if np.ndim(a) > rank:
+            rank = np.ndim(a)
     total = None
     for a in items:
         a = snp.reshape(a, np.shape(a)[:1] + (1,) * (rank - np.ndim(a)) + np.shape(a)[1:])

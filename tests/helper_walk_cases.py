@@ -45,6 +45,12 @@ CASES = {
     "fields_of": ("fields_of({'a': t, 'b': x}, ('b', 'a'))", {"t": r(3), "x": r(2)}),
     "add_grads": ("add_grads([t, x], [x, t])", {"t": r(3), "x": r(3)}),
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
+    "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),
+    "unmerge": ("unmerge({'a': t, 'b': x}, {'a': y, 'b': t}, ['b'])", {"t": r(3), "x": r(3),
+                                                                      "y": r(3)}),
+    "pick": ("pick({'a': t, 'b': x}, {'b': y})", {"t": r(3), "x": r(2), "y": r(2)}),
+    "unstack_as": ("unstack_as(t, (x, y))", {"t": r(2, 3), "x": r(3), "y": r(3)}),
+    "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
@@ -127,6 +133,10 @@ CASES = {
     "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
     "batch_index": ("x[batch_index(1)]", {"x": r(2, 3)}),
     "pad_batched": ("snp.pad(x, pad_batched(1, x))", {"x": r(2, 3)}),
+    "add_n_batched": ("add_n_batched([x, y])", {"x": r(2, 3), "y": r(2)}),
+    "add_n_grad_batched": ("add_n_grad_batched(t, [x, y])", {"t": r(2, 3), "x": r(2, 3),
+                                                             "y": r(2, 1)}),
+    "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop

@@ -380,21 +380,27 @@ def _eager(fn, values):
 # Known gaps, each a strict xfail: the walk fails as soon as one starts working (then drop it
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
-IMPORT = "a function-level import in the helper (secant cannot transform ImportFrom)"
-IFEXP = "`a if c else b` in the helper (section 3: IfExp)"
-COMPREHENSION = "a list comprehension / generator expression in the helper (section 3)"
-DICT = "a dict literal of differentiated values (section 1: containers)"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
-EARLY_RETURN = "a return inside a branch (section 3)"
-TUPLE_CALL = "tuple(...) / list(...) of differentiated values (section 3)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
 SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
+HELPER_LOOP = ("a Python loop in a helper is read as a derivative's loop: reverse mode through "
+               "it (second order) is refused, naming secant.hessian")
+LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
+                  "an array under reverse mode (items of different shapes cannot stack)")
+LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
+                           "a batched array"
+NONE_START = "a loop accumulator that starts as None (reverse mode)"
+GETATTR = "getattr(tree, k) with a key variable has no derivative rule"
+HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
+BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
-    ("add_at", "vjp"): EARLY_RETURN, ("add_at", "jvp"): EARLY_RETURN,
-    ("add_at_batched", "vjp"): IMPORT, ("add_at_batched", "jvp"): IMPORT,
-    ("add_at_batched", "vmap"): IMPORT,
-    ("add_grads", "vjp"): IMPORT, ("add_grads", "jvp"): IMPORT,
+    ("add_at", "vjp"): HELPER_LOOP, ("add_at", "jvp"): HELPER_LOOP,
+    ("add_at_batched", "vjp"): HELPER_LOOP, ("add_at_batched", "jvp"): TREE_MAP,
+    ("add_at_batched", "vmap"): TREE_MAP,
+    ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
+    ("add_n_grad_batched", "vjp"): HELPER_LOOP, ("add_n_grad_batched", "jvp"): HELPER_LOOP,
+    ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("batch_axis_to", "vjp"): TREE_MAP, ("batch_axis_to", "jvp"): TREE_MAP,
     ("batch_axis_to", "vmap"): TREE_MAP,
     ("batch_first", "vjp"): TREE_MAP, ("batch_first", "jvp"): TREE_MAP,
@@ -406,28 +412,22 @@ KNOWN = {
     ("choose_batched", "vjp"): TREE_MAP, ("choose_batched", "jvp"): TREE_MAP,
     ("choose_batched", "vmap"): TREE_MAP,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
-    ("cumextremum_jvp", "vmap"): COMPREHENSION,
-    ("dot_batched", "vjp"): IFEXP, ("dot_batched", "jvp"): IFEXP, ("dot_batched", "vmap"): IFEXP,
-    ("fields_of", "vjp"): DICT, ("fields_of", "jvp"): DICT, ("fields_of", "vmap"): COMPREHENSION,
+    ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
-    ("grad_of_fields", "vjp"): DICT, ("grad_of_fields", "jvp"): DICT,
-    ("grad_of_fields_batched", "vjp"): DICT, ("grad_of_fields_batched", "jvp"): DICT,
-    ("grad_of_fields_batched", "vmap"): IMPORT,
-    ("grad_seed_batched", "vjp"): IMPORT, ("grad_seed_batched", "jvp"): IMPORT,
-    ("grad_seed_batched", "vmap"): IMPORT,
-    ("outer_batched", "vjp"): IFEXP, ("outer_batched", "jvp"): IFEXP,
-    ("outer_batched", "vmap"): IFEXP,
+    ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
+    ("grad_of_fields_batched", "vmap"): BOOLOP,
+    ("grad_seed_batched", "vjp"): HELPER_LOOP, ("grad_seed_batched", "jvp"): HELPER_LOOP,
+    ("outer_batched", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
     ("select_batched", "vmap"): TREE_MAP,
     ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
+    ("split_at", "vjp"): LIST_PARAMETER,
+    ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
-    ("tensordot_batched", "vjp"): IFEXP, ("tensordot_batched", "jvp"): IFEXP,
-    ("tensordot_batched", "vmap"): IFEXP,
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
-    ("unstack", "vjp"): COMPREHENSION, ("unstack", "jvp"): COMPREHENSION,
-    ("unstack", "vmap"): COMPREHENSION,
-    ("zeros_like_tree", "vjp"): IMPORT, ("zeros_like_tree", "jvp"): IMPORT,
+    ("unmerge", "vjp"): LIST_PARAMETER,
+    ("zeros_like_tree", "vjp"): TREE_MAP, ("zeros_like_tree", "jvp"): TREE_MAP,
 }
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from secant.ad.helpers import add_grads
 
 
 def fd_grad(f, x, eps=1e-6):
@@ -452,3 +453,74 @@ def test_golden_source(name, make):
         path.write_text(text)
     assert path.exists(), f"{path} is missing: run with SECANT_UPDATE_GOLDEN=1"
     assert text == path.read_text(), f"the generated source of {name} changed"
+
+
+# --- a subscript index is an index, never a container to stack ------------------------------------
+def index_by_tuple_of_list(x, i, j):
+    idx = [i, j]
+    return x[tuple(idx)]          # x[i, j]; x[[i, j]] would stack i and j (NumPy's fancy index)
+
+
+def along_rows(x, cols):
+    index = []
+    for d in range(2):
+        if d == 1:
+            index.append(cols)
+        else:
+            index.append(np.arange(np.shape(x)[0]).reshape(-1, 1))
+    return x[tuple(index)]
+
+
+def test_tuple_of_a_list_used_as_an_index_under_vmap():
+    # regression: tuple(items) of a tracked list stayed a list, so vmap read x[[i, j]] (both
+    # indices stacked on the first axis): a wrong value of the wrong shape, silently
+    x = np.arange(9.0).reshape(3, 3)
+    i, j = np.array([0, 1, 2]), np.array([2, 0, 1])
+    got = secant.vmap(index_by_tuple_of_list, in_axes=(None, 0, 0))(x, i, j)
+    close(got, x[i, j])
+    xs = np.stack([x, x + 10.0])
+    got = secant.vmap(index_by_tuple_of_list)(xs, i[:2], j[:2])
+    close(got, [xs[0, 0, 2], xs[1, 1, 0]])
+    cols = np.array([[[1, 0, 2]] * 3, [[2, 2, 0]] * 3])
+    got = secant.vmap(along_rows)(xs, cols)
+    close(got, [along_rows(xs[k], cols[k]) for k in range(2)])
+
+
+def tuple_of_items(x):
+    items = [x, snp.sin(x)]
+    pair = tuple(items)
+    return pair[0] * pair[1]
+
+
+def list_of_items(x):
+    items = (x, x * x)
+    both = list(items)
+    return both[0] + both[1] * 2.0
+
+
+def returns_tuple_of_list(x):
+    return tuple([x, 2.0 * x])
+
+
+def test_tuple_and_list_of_a_tracked_container_keep_their_kind(x64):
+    for f in (tuple_of_items, list_of_items):
+        close(secant.grad(f)(0.7), fd_grad(f, 0.7))
+        close(secant.grad(secant.grad(f))(0.7), fd_grad(secant.grad(f), 0.7), rtol=1e-5)
+        xs = np.array([0.3, 0.7])
+        close(secant.vmap(secant.grad(f))(xs), [float(secant.grad(f)(x)) for x in xs])
+    primal, tangent = secant.jvp(returns_tuple_of_list, (0.5,), (1.0,))
+    assert type(primal) is tuple and type(tangent) is tuple
+    close(tangent[1], 2.0)
+
+
+def sum_of_add_grads(t, x):
+    a, b = add_grads([t, x], [x * x, t])
+    return snp.sum(a * b)
+
+
+def test_add_grads_of_list_displays_is_differentiated(x64):
+    # regression: add_grads([t, x], [x, t]) read its list displays as constants (zeros)
+    t, x = np.array([0.5, 1.5]), np.array([1.0, 2.0])
+    gt, gx = secant.grad(sum_of_add_grads, argnums=(0, 1))(t, x)
+    close(gt, fd_grad(lambda v: sum_of_add_grads(v, x), t))
+    close(gx, fd_grad(lambda v: sum_of_add_grads(t, v), x))

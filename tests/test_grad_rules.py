@@ -268,6 +268,9 @@ def f_pack(x, y):
     return wsum(b[0] * b[2] + b[1])
 def f_concat_seq(x, y): return wsum(snp.stack([x] + [snp.sin(y)]))
 def f_add_grads(x, y): return wsum(add_grads(x * y, snp.sin(y)))
+def f_seq_as(x, y):
+    t = tuple([x, snp.sin(y)] + [x * y])     # a list made a tuple (seq_as), then read
+    return wsum(t[0] * t[1] + t[2])
 def f_dict_merge(x, y):
     d = {"a": x} | {"b": y * y}
     return wsum(d["a"] * d["b"])
@@ -407,6 +410,7 @@ CASES = [
     Case(f_call, (S, N), ((4,), N)),
     Case(f_pack, (S, N), (S, N)), Case(f_concat_seq, (S, N), (S, N)),
     Case(f_dict_merge, (S, N), (S, N)), Case(f_add_grads, (S, N), (S, N)),
+    Case(f_seq_as, (S, N), (S, N)),
     Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
     Case(f_while_loop, (S, N), (S, N)),
     Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),

@@ -224,7 +224,7 @@ class ContainerMixin:
 
     def mark_container(self, name, operand):
         kind = self.container_kind(operand)
-        if kind is not False:
+        if kind is not False and name is not None:
             self.containers[name] = kind
 
     # --- expressions ------------------------------------------------------------------------
@@ -344,8 +344,22 @@ class ContainerMixin:
             o = self.operand(arg)
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
                 return ir.Expr(f"{obj.__name__}({o.name}.keys())")     # a dict's keys
-            if isinstance(o, ir.Var) and self.is_container(o):
-                return o
+            if isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o):
+                return ir.Seq(o.items, obj.__name__)        # tuple([x, y]) is (x, y)
+            generated = self.src.filename.startswith("<secant")
+            if isinstance(o, ir.Var) and (self.is_container(o) or generated):
+                kind, want = self.container_kind(o), obj.__name__
+                if kind not in ("list", "tuple") and generated:
+                    # a derivative's tuple(items_bar) of a cotangent passed in or built by a
+                    # helper (second order): generated code converts only the other kind
+                    kind = "tuple" if want == "list" else "list"
+                if kind not in ("list", "tuple") or kind == want:
+                    return o
+                # tuple(items) of a list is a tuple: as an index, x[tuple(items)] reads one
+                # element per array, x[items] would stack them (NumPy)
+                out = self._emit("seq_as", {"x": o}, {"kind": want, "back": kind}, o.name)
+                self.containers[out.name] = want
+                return out
             return None
         if obj is dict and len(node.args) == 1 and not node.keywords:
             o = self.operand(node.args[0])
@@ -408,6 +422,8 @@ class ContainerMixin:
             else:
                 return None
         else:
+            return None
+        if what is None:            # d.items() of a dict of constants: a Python loop
             return None
         return what, base
 
@@ -477,14 +493,21 @@ class ContainerMixin:
         if name in _names_in(node):         # ys = [y * 2 for y in ys]: reads the old ys
             name = None
         acc = name or self.names.fresh("d" if is_dict else "items")
-        if is_dict:
-            entry = gast.Dict(keys=[node.key], values=[node.value])
-            update = gast.BinOp(left=_name(acc), op=gast.BitOr(), right=entry)
+        def add(value):
+            if is_dict:
+                entry = gast.Dict(keys=[node.key], values=[value])
+                update = gast.BinOp(left=_name(acc), op=gast.BitOr(), right=entry)
+            else:
+                update = gast.BinOp(left=_name(acc), op=gast.Add(),
+                                    right=gast.List(elts=[value], ctx=gast.Load()))
+                update.secant_concat = True
+            return gast.Assign(targets=[_name(acc, store=True)], value=update, type_comment=None)
+
+        value = node.value if is_dict else node.elt
+        if isinstance(value, gast.IfExp):   # [a if c else b for ...]: an if in the loop
+            inner = [gast.If(test=value.test, body=[add(value.body)], orelse=[add(value.orelse)])]
         else:
-            update = gast.BinOp(left=_name(acc), op=gast.Add(),
-                                right=gast.List(elts=[node.elt], ctx=gast.Load()))
-            update.secant_concat = True
-        inner = [gast.Assign(targets=[_name(acc, store=True)], value=update, type_comment=None)]
+            inner = [add(value)]
         for gen in reversed(node.generators):
             if gen.is_async:
                 raise self.src.error(node, "async comprehensions cannot be transformed")
@@ -556,7 +579,7 @@ def _has_var(o):
     return False
 
 
-CONTAINER_OPS = ("pack", "concat_seq", "dict_merge")
+CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)

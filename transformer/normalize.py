@@ -259,10 +259,14 @@ class Normaliser(ContainerMixin):
                     and operand.name not in self.current.values()):
                 last.targets = [name]
                 self.names.taken.discard(operand.name)
+                renamed = operand.name
             else:
                 self.out.append(ir.Op([name], "identity", {"x": operand}, {}, self.origin))
+                renamed = None
             self.tracked.add(name)
             self.mark_container(name, operand)
+            if renamed is not None:     # the old name is free again: not a container
+                self.containers.pop(renamed, None)
         elif isinstance(operand, ir.Seq):        # b = [1.0, a * a, 2.0]: a tracked container
             packed = self.pack(operand, name)
             self.out[-1].targets = [name]
@@ -916,14 +920,19 @@ class Normaliser(ContainerMixin):
             return self.opaque_call(node, obj)
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "add_grads" and len(node.args) == 2:
-            return self._emit("add_grads", {"x": self.operand(node.args[0]),
-                                            "y": self.operand(node.args[1])}, {})
+            # a list display of tracked values is a container value (its pack op carries the
+            # cotangent into the items; read as a bare Seq it got none: zeros, silently)
+            x, y = (self.operand(a) for a in node.args)
+            x, y = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in (x, y))
+            return self._emit("add_grads", {"x": x, "y": y}, {})
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "grad_of_fields":
             fields = self.fields_literal(node)
             if fields is not None:
-                return self._emit("grad_of_fields", {"tree": self.operand(node.args[0]),
-                                                     "fields": fields}, {})
+                tree = self.operand(node.args[0])
+                out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
+                self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
+                return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)

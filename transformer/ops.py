@@ -132,6 +132,9 @@ op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})"
 op("pack", "items", (), code="{items}", sequence="items")
 op("concat_seq", "x, y", ("x", "y"), code="{x} + {y}")
 op("dict_merge", "x, y", ("x", "y"), code="{x} | {y}")
+# tuple(c) / list(c) of a tracked list / tuple: the other kind of container (`back`: the
+# kind it was, for its cotangent)
+op("seq_as", "x, kind, back", ("x",), code="{kind}({x})")
 # the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
 # differentiated again: linear in both
 op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
@@ -302,7 +305,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
-              "concat_seq", "dict_merge", "add_grads"}
+              "concat_seq", "dict_merge", "add_grads", "seq_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
 
