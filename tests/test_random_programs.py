@@ -29,14 +29,15 @@ ENABLED = {
     "helper": True,
     "static_if": True,
     "range_loop": True,
-    "list_var": False,       # a list of differentiated values stored in a variable
-    "walrus": False,         # WRONG today: the walrus target's derivative is dropped (zeros)
-    "ifexp": False,          # x if c else y: "cannot differentiate through a IfExp"
-    "listcomp": False,       # [f(v) for ...]: "cannot differentiate through a ListComp"
-    "append": False,         # lst.append(v) in a loop: "its result is dropped"
-    "inplace": False,        # y[i] = v: "arrays are immutable"
-    "nested_def": False,     # a def inside the function: "does not know the derivative of inner"
-    "early_return": False,   # return inside an if: "a return inside a branch"
+    "list_var": True,
+    "walrus": True,
+    "ifexp": True,
+    "listcomp": True,
+    "append": True,
+    "inplace": False,        # y[i] = v: transforms rewrite it, but the eager reference call
+                             # refuses item assignment (as JAX does), so no reference exists
+    "nested_def": True,
+    "early_return": True,
 }
 if os.environ.get("SECANT_GRAMMAR") == "all":
     ENABLED = dict.fromkeys(ENABLED, True)
