@@ -255,7 +255,7 @@ _SPECIALISED = {}
 
 def is_variadic(fn):
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = inspect.signature(fn, follow_wrapped=False).parameters.values()
     except (TypeError, ValueError):
         return False
     return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
@@ -277,7 +277,7 @@ def specialise(fn, n_positional, keywords):
     a = node.args
     named = [p.id for p in a.posonlyargs + a.args]
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-    sig = inspect.signature(fn)
+    sig = inspect.signature(fn, follow_wrapped=False)
     new_params = [p for p in sig.parameters.values()
                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY)]
     kwonly = [p for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
