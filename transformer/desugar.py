@@ -583,7 +583,9 @@ class _Desugarer:
                 from secant.transformer.parse import lambda_function_node
                 fdef = lambda_function_node(copy.deepcopy(s.value), s.targets[0].id)
                 gast.copy_location(fdef, s)
-            if fdef is None or not self._only_called(fdef.name, body, s):
+            passing = [] if fdef is None else self._passed_to_helpers(fdef.name, body, s, local)
+            if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
+                                                                        passing):
                 out.append(s)
                 continue
             a = fdef.args
@@ -609,19 +611,86 @@ class _Desugarer:
             if a.kwonlyargs:
                 out.append(s)
                 continue
-            self.lifted[fdef.name] = self._lift(fdef, free, by_keyword)
+            lifted = self._lift(fdef, free, by_keyword)
+            if free and passing and not self._specialise_helpers(passing, lifted, free,
+                                                                 by_keyword):
+                out.append(s)
+                continue
+            self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
 
-    def _only_called(self, name, body, definition):
+    def _only_called(self, name, body, definition, passing=()):
+        """Whether every use of `name` calls it (or passes it to a helper: `passing`)."""
         uses = [m for s in body if s is not definition for m in gast.walk(s)
                 if isinstance(m, gast.Name) and m.id == name]
         calls = {id(m.func) for s in body if s is not definition for m in gast.walk(s)
                  if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
                  and m.func.id == name}
+        calls |= {id(arg) for _, arg, _, _ in passing}
         stores = [m for m in uses if not isinstance(m.ctx, gast.Load)]
         return uses and not stores and all(id(m) in calls for m in uses)
+
+    def _passed_to_helpers(self, name, body, definition, local):
+        """The calls `helper(..., name, ...)` of user helpers that pass the local function
+        `name` as an argument: [(call, the argument node, its parameter, helper)]; None when
+        one of them cannot be specialised to it (transformer/higher_order.py)."""
+        from secant.transformer import higher_order
+        out = []
+        for s in body:
+            if s is definition:
+                continue
+            for m in gast.walk(s):
+                if not isinstance(m, gast.Call):
+                    continue
+                for i, x in enumerate(m.args):
+                    if isinstance(x, gast.Name) and x.id == name:
+                        out.append((m, x, i, None))
+                for kw in m.keywords:
+                    if isinstance(kw.value, gast.Name) and kw.value.id == name:
+                        out.append((m, kw.value, None, kw.arg))
+        sites = []
+        for call, arg, index, keyword in out:
+            helper = None
+            if isinstance(call.func, gast.Name) and call.func.id not in local:
+                kind, obj = self.src.resolve_name(call.func.id)
+                helper = obj if kind != "unbound" else None
+            if not higher_order.is_helper(helper) or \
+                    sum(1 for c, _, _, _ in out if c is call) != 1 or \
+                    any(isinstance(x, gast.Starred) for x in call.args):
+                return None
+            param = higher_order.param_of(helper, call, index, keyword)
+            if param is None:
+                return None
+            sites.append((call, arg, param, helper))
+        return sites
+
+    def _specialise_helpers(self, passing, target, free, by_keyword):
+        """Each `helper(..., f, ...)` -> `helper_f(..., theta)`: the helper specialised to the
+        lifted f, f's free locals passed on (transformer/higher_order.py). False when one
+        cannot be."""
+        from secant.transformer import higher_order
+        rewrites = []
+        for call, arg, param, helper in passing:
+            name = self.names.fresh(f"{helper.__name__}_{target.__name__}")
+            try:
+                spec = higher_order.specialise(helper, param, target, free, by_keyword, name)
+            except higher_order.NotSpecialisable:
+                return False
+            rewrites.append((call, arg, spec, name))
+        for call, arg, spec, name in rewrites:
+            self.lifted[name] = spec
+            call.func = gast.copy_location(_name(name), call.func)
+            call.args = [x for x in call.args if x is not arg]
+            call.keywords = [k for k in call.keywords if k.value is not arg]
+            if spec.__secant_keyword_extras__:
+                call.keywords = list(call.keywords) + [
+                    gast.keyword(arg=p, value=gast.copy_location(_name(v), call))
+                    for p, v in zip(_extra_params(spec, len(free)), free)]
+            else:
+                call.args = list(call.args) + [gast.copy_location(_name(v), call) for v in free]
+        return True
 
     def _add_call_arguments(self, body, name, free, by_keyword):
         for s in body:
@@ -739,6 +808,11 @@ def _strip(stmts, flag):
             s.body = s.body or [gast.copy_location(gast.Pass(), s)]
         out.append(s)
     return out
+
+
+def _extra_params(spec, n):
+    import inspect
+    return list(inspect.signature(spec).parameters)[-n:]
 
 
 def _names_of_source(source):
