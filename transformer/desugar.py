@@ -248,6 +248,10 @@ class _Desugarer:
             return self.try_block(s)
         if isinstance(s, gast.With):
             return self.with_block(s)
+        if not self.only_choices and isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], (gast.Tuple, gast.List)) and \
+                any(isinstance(e, gast.Starred) for e in s.targets[0].elts):
+            return self.block(self.star_unpack(s))
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.value, gast.IfExp) and isinstance(s.targets[0], gast.Name):
             return self.if_expression(s, lambda v: gast.Assign(targets=copy.deepcopy(s.targets),
@@ -263,6 +267,33 @@ class _Desugarer:
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
+
+    def star_unpack(self, s):
+        """`*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]` (the
+        starred part a slice; a value that is not a name is assigned to `unpacked` first)."""
+        elts = s.targets[0].elts
+        star = [k for k, e in enumerate(elts) if isinstance(e, gast.Starred)]
+        if len(star) != 1 or not isinstance(elts[star[0]].value, gast.Name):
+            raise self.error(s, "one starred name (`*rest`) can be unpacked into")
+        k, n = star[0], len(elts)
+        pre = []
+        if isinstance(s.value, gast.Name):
+            seq = s.value.id
+        else:
+            seq = self.names.fresh("unpacked")
+            pre.append(_assign(seq, s.value, s))
+        out = []
+        for j, e in enumerate(elts):
+            if j < k:
+                index = str(j)
+            elif j == k:
+                index = f"{k}:{j - n + 1 if j - n + 1 < 0 else ''}"
+            else:
+                index = str(j - n)
+            target = gast.unparse(e.value if j == k else e).strip()
+            out.append(_parse(f"{target} = {seq}[{index}]", s))
+        self.changed = True
+        return pre + out
 
     def hoist_choices(self, stmt, field):
         """`snp.sum(a if c else b)` -> `if c: chosen = a` / `else: chosen = b` before the
