@@ -108,6 +108,11 @@ def no_closure_lambda(x):
     return apply(sq, x) * x
 
 
+def inline_lambda(theta):
+    y = odeint(lambda y: -theta * y * y, 1.0, 0.1)   # named `f`, lifted, odeint specialised
+    return y + apply(lambda y: theta * snp.sin(y), theta)
+
+
 def stored_nested_def(theta):
     def g(y):
         return theta * y
@@ -136,6 +141,7 @@ SCALAR_CASES = {
     "nested_def_passed": (nested_def_passed, 0.8),
     "global_passed": (global_passed, 0.4),
     "no_closure_lambda": (no_closure_lambda, 1.3),
+    "inline_lambda": (inline_lambda, 0.9),
 }
 
 

@@ -601,6 +601,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
+        body = self._name_passed_lambdas(body)
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -650,6 +651,44 @@ class _Desugarer:
             self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
+        return out
+
+    def _name_passed_lambdas(self, body):
+        """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading
+        locals and the callee a user helper: `fn = lambda y: theta * y` just before it (named
+        after the helper's parameter), so it is lifted and the helper specialised to it."""
+        from secant.transformer import higher_order
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+        out = []
+        for s in body:
+            if not isinstance(s, (gast.Assign, gast.Expr, gast.Return, gast.AugAssign)):
+                out.append(s)
+                continue
+            for m in _walk_scope([s]):
+                if not isinstance(m, gast.Call) or not isinstance(m.func, gast.Name) or \
+                        m.func.id in local:
+                    continue
+                kind, helper = self.src.resolve_name(m.func.id)
+                if kind == "unbound" or not higher_order.is_helper(helper):
+                    continue
+                slots = [(i, None, x) for i, x in enumerate(m.args)] + \
+                    [(None, k.arg, k.value) for k in m.keywords]
+                for i, kw, x in slots:
+                    if not isinstance(x, gast.Lambda) or not (_free_names(x) & local):
+                        continue
+                    param = higher_order.param_of(helper, m, i, kw)
+                    if param is None:
+                        continue
+                    name = self.names.fresh(param)
+                    out.append(_assign(name, x, s))
+                    ref = gast.copy_location(_name(name), x)
+                    if kw is None:
+                        m.args[i] = ref
+                    else:
+                        next(k for k in m.keywords if k.arg == kw).value = ref
+                    self.changed = True
+            out.append(s)
         return out
 
     def _only_called(self, name, body, definition, passing=()):
@@ -859,3 +898,10 @@ def _simplify_result(stmts, result):
         ret = gast.Return(value=stmts[-2].value)
         return stmts[:-2] + [gast.copy_location(ret, stmts[-2])]
     return stmts
+
+
+def _free_names(node):
+    """Names a lambda reads that it does not bind itself."""
+    own = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
+    return {m.id for m in gast.walk(node.body) if isinstance(m, gast.Name)
+            and isinstance(m.ctx, gast.Load)} - own
