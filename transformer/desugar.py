@@ -15,7 +15,10 @@
   return);
 - a nested `def h` (or `h = lambda ...`) only ever called -> a function of its own, its free
   locals passed as extra arguments at each call (`h(y, x)`), so each call is differentiated
-  through h's own generated derivative;
+  through h's own generated derivative; one also (or only) passed to a user helper
+  (`rk4(f, y, dt)`, `apply(lambda y: theta * y, x)`) is lifted too and each such call reads
+  `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
+- `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
 - `try:` body with handlers -> its body inline (an exception raised under a transform
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
   its body inline (a context manager without `as`).
