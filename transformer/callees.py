@@ -253,9 +253,18 @@ def dynamic_caller(n, keywords):
 _SPECIALISED = {}
 
 
+def _own_signature(fn):
+    """The parameters `fn` itself takes: a user's decorator wrapper `inner(*args, **kw)` is
+    what runs (inspect would report the wrapped function's); a transform's own wrapper stands
+    for the function it generated."""
+    ours = any(k in getattr(fn, "__dict__", {}) for k in ("__secant_reads__",
+                                                         "__secant_generated__"))
+    return inspect.signature(fn, follow_wrapped=ours)
+
+
 def is_variadic(fn):
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = _own_signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
     return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
@@ -277,7 +286,7 @@ def specialise(fn, n_positional, keywords):
     a = node.args
     named = [p.id for p in a.posonlyargs + a.args]
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-    sig = inspect.signature(fn)
+    sig = _own_signature(fn)
     new_params = [p for p in sig.parameters.values()
                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY)]
     kwonly = [p for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]

@@ -15,7 +15,10 @@
   return);
 - a nested `def h` (or `h = lambda ...`) only ever called -> a function of its own, its free
   locals passed as extra arguments at each call (`h(y, x)`), so each call is differentiated
-  through h's own generated derivative;
+  through h's own generated derivative; one also (or only) passed to a user helper
+  (`rk4(f, y, dt)`, `apply(lambda y: theta * y, x)`) is lifted too and each such call reads
+  `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
+- `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
 - `try:` body with handlers -> its body inline (an exception raised under a transform
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
   its body inline (a context manager without `as`).
@@ -251,6 +254,10 @@ class _Desugarer:
             return self.try_block(s)
         if isinstance(s, gast.With):
             return self.with_block(s)
+        if not self.only_choices and isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], (gast.Tuple, gast.List)) and \
+                any(isinstance(e, gast.Starred) for e in s.targets[0].elts):
+            return self.block(self.star_unpack(s))
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.value, gast.IfExp) and isinstance(s.targets[0], gast.Name):
             return self.if_expression(s, lambda v: gast.Assign(targets=copy.deepcopy(s.targets),
@@ -266,6 +273,33 @@ class _Desugarer:
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
+
+    def star_unpack(self, s):
+        """`*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]` (the
+        starred part a slice; a value that is not a name is assigned to `unpacked` first)."""
+        elts = s.targets[0].elts
+        star = [k for k, e in enumerate(elts) if isinstance(e, gast.Starred)]
+        if len(star) != 1 or not isinstance(elts[star[0]].value, gast.Name):
+            raise self.error(s, "one starred name (`*rest`) can be unpacked into")
+        k, n = star[0], len(elts)
+        pre = []
+        if isinstance(s.value, gast.Name):
+            seq = s.value.id
+        else:
+            seq = self.names.fresh("unpacked")
+            pre.append(_assign(seq, s.value, s))
+        out = []
+        for j, e in enumerate(elts):
+            if j < k:
+                index = str(j)
+            elif j == k:
+                index = f"{k}:{j - n + 1 if j - n + 1 < 0 else ''}"
+            else:
+                index = str(j - n)
+            target = gast.unparse(e.value if j == k else e).strip()
+            out.append(_parse(f"{target} = {seq}[{index}]", s))
+        self.changed = True
+        return pre + out
 
     def hoist_choices(self, stmt, field):
         """`snp.sum(a if c else b)` -> `if c: chosen = a` / `else: chosen = b` before the
@@ -573,6 +607,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
+        body = self._name_passed_lambdas(body)
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -586,7 +621,9 @@ class _Desugarer:
                 from secant.transformer.parse import lambda_function_node
                 fdef = lambda_function_node(copy.deepcopy(s.value), s.targets[0].id)
                 gast.copy_location(fdef, s)
-            if fdef is None or not self._only_called(fdef.name, body, s):
+            passing = [] if fdef is None else self._passed_to_helpers(fdef.name, body, s, local)
+            if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
+                                                                        passing):
                 out.append(s)
                 continue
             a = fdef.args
@@ -612,19 +649,124 @@ class _Desugarer:
             if a.kwonlyargs:
                 out.append(s)
                 continue
-            self.lifted[fdef.name] = self._lift(fdef, free, by_keyword)
+            lifted = self._lift(fdef, free, by_keyword)
+            if free and passing and not self._specialise_helpers(passing, lifted, free,
+                                                                 by_keyword):
+                out.append(s)
+                continue
+            self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
 
-    def _only_called(self, name, body, definition):
+    def _name_passed_lambdas(self, body):
+        """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading
+        locals and the callee a user helper: `fn = lambda y: theta * y` just before it (named
+        after the helper's parameter), so it is lifted and the helper specialised to it."""
+        from secant.transformer import higher_order
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+        out = []
+        for s in body:
+            if not isinstance(s, (gast.Assign, gast.Expr, gast.Return, gast.AugAssign)):
+                out.append(s)
+                continue
+            for m in _walk_scope([s]):
+                if not isinstance(m, gast.Call) or not isinstance(m.func, gast.Name) or \
+                        m.func.id in local:
+                    continue
+                kind, helper = self.src.resolve_name(m.func.id)
+                if kind == "unbound" or not higher_order.is_helper(helper):
+                    continue
+                slots = [(i, None, x) for i, x in enumerate(m.args)] + \
+                    [(None, k.arg, k.value) for k in m.keywords]
+                for i, kw, x in slots:
+                    if not isinstance(x, gast.Lambda) or not (_free_names(x) & local):
+                        continue
+                    param = higher_order.param_of(helper, m, i, kw)
+                    if param is None:
+                        continue
+                    name = self.names.fresh(param)
+                    out.append(_assign(name, x, s))
+                    ref = gast.copy_location(_name(name), x)
+                    if kw is None:
+                        m.args[i] = ref
+                    else:
+                        next(k for k in m.keywords if k.arg == kw).value = ref
+                    self.changed = True
+            out.append(s)
+        return out
+
+    def _only_called(self, name, body, definition, passing=()):
+        """Whether every use of `name` calls it (or passes it to a helper: `passing`)."""
         uses = [m for s in body if s is not definition for m in gast.walk(s)
                 if isinstance(m, gast.Name) and m.id == name]
         calls = {id(m.func) for s in body if s is not definition for m in gast.walk(s)
                  if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
                  and m.func.id == name}
+        calls |= {id(arg) for _, arg, _, _ in passing}
         stores = [m for m in uses if not isinstance(m.ctx, gast.Load)]
         return uses and not stores and all(id(m) in calls for m in uses)
+
+    def _passed_to_helpers(self, name, body, definition, local):
+        """The calls `helper(..., name, ...)` of user helpers that pass the local function
+        `name` as an argument: [(call, the argument node, its parameter, helper)]; None when
+        one of them cannot be specialised to it (transformer/higher_order.py)."""
+        from secant.transformer import higher_order
+        out = []
+        for s in body:
+            if s is definition:
+                continue
+            for m in gast.walk(s):
+                if not isinstance(m, gast.Call):
+                    continue
+                for i, x in enumerate(m.args):
+                    if isinstance(x, gast.Name) and x.id == name:
+                        out.append((m, x, i, None))
+                for kw in m.keywords:
+                    if isinstance(kw.value, gast.Name) and kw.value.id == name:
+                        out.append((m, kw.value, None, kw.arg))
+        sites = []
+        for call, arg, index, keyword in out:
+            helper = None
+            if isinstance(call.func, gast.Name) and call.func.id not in local:
+                kind, obj = self.src.resolve_name(call.func.id)
+                helper = obj if kind != "unbound" else None
+            if not higher_order.is_helper(helper) or \
+                    sum(1 for c, _, _, _ in out if c is call) != 1 or \
+                    any(isinstance(x, gast.Starred) for x in call.args):
+                return None
+            param = higher_order.param_of(helper, call, index, keyword)
+            if param is None:
+                return None
+            sites.append((call, arg, param, helper))
+        return sites
+
+    def _specialise_helpers(self, passing, target, free, by_keyword):
+        """Each `helper(..., f, ...)` -> `helper_f(..., theta)`: the helper specialised to the
+        lifted f, f's free locals passed on (transformer/higher_order.py). False when one
+        cannot be."""
+        from secant.transformer import higher_order
+        rewrites = []
+        for call, arg, param, helper in passing:
+            name = self.names.fresh(f"{helper.__name__}_{target.__name__}")
+            try:
+                spec = higher_order.specialise(helper, param, target, free, by_keyword, name)
+            except higher_order.NotSpecialisable:
+                return False
+            rewrites.append((call, arg, spec, name))
+        for call, arg, spec, name in rewrites:
+            self.lifted[name] = spec
+            call.func = gast.copy_location(_name(name), call.func)
+            call.args = [x for x in call.args if x is not arg]
+            call.keywords = [k for k in call.keywords if k.value is not arg]
+            if spec.__secant_keyword_extras__:
+                call.keywords = list(call.keywords) + [
+                    gast.keyword(arg=p, value=gast.copy_location(_name(v), call))
+                    for p, v in zip(_extra_params(spec, len(free)), free)]
+            else:
+                call.args = list(call.args) + [gast.copy_location(_name(v), call) for v in free]
+        return True
 
     def _add_call_arguments(self, body, name, free, by_keyword):
         for s in body:
@@ -744,6 +886,11 @@ def _strip(stmts, flag):
     return out
 
 
+def _extra_params(spec, n):
+    import inspect
+    return list(inspect.signature(spec).parameters)[-n:]
+
+
 def _names_of_source(source):
     return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
 
@@ -757,3 +904,10 @@ def _simplify_result(stmts, result):
         ret = gast.Return(value=stmts[-2].value)
         return stmts[:-2] + [gast.copy_location(ret, stmts[-2])]
     return stmts
+
+
+def _free_names(node):
+    """Names a lambda reads that it does not bind itself."""
+    own = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
+    return {m.id for m in gast.walk(node.body) if isinstance(m, gast.Name)
+            and isinstance(m.ctx, gast.Load)} - own

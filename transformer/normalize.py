@@ -633,6 +633,21 @@ class Normaliser(ContainerMixin):
             self.current[name] = loop
         return target, body, carried, test
 
+    def _check_function_value(self, node):
+        """A nested def closing over followed values, used as a value (stored, wrapped in a
+        partial, passed where desugar could not specialise the callee): its closure's values
+        would be constants there, so refuse rather than drop their derivative."""
+        entry = self.local_defs.get(node.id)
+        if entry is None or not any(v in self.tracked for v in entry[1].values()):
+            return
+        held = sorted(n for n, v in entry[1].items() if v in self.tracked)
+        verb = "batch" if self.batching else "differentiate"
+        raise self.src.error(node, f"the nested function {node.id} closes over {held[0]}, which "
+                             f"secant must {verb}, and is used here as a value: secant follows "
+                             "it when it is called, or passed directly to a Python function "
+                             f"(helper({node.id}, ...)); pass {held[0]} as an argument "
+                             "instead")
+
     # --- expressions ----------------------------------------------------------------------------
     def operand(self, node):
         """Normalise an expression: ir.Var if it is tracked, ir.Expr (source) otherwise."""
@@ -640,6 +655,7 @@ class Normaliser(ContainerMixin):
         if isinstance(node, gast.Name):
             name = self.current.get(node.id)
             if name is None:
+                self._check_function_value(node)
                 return ir.Expr(node.id)           # a global, closure variable or builtin
             return ir.Var(name) if name in self.tracked else ir.Expr(name)
         if isinstance(node, gast.Constant):
