@@ -366,6 +366,21 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
     return out
 
 
+def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
+    """ad/helpers.py's fields_of for a batched cotangent: an array's items at integer keys are
+    read past the batch axis (each example's own item), a container's as written; an unbatched
+    cotangent gets a batch axis first (the keys' values are not read)."""
+    if not tree_bar_batched:
+        tree_bar = broadcast_batch(tree_bar, n)
+    if isinstance(tree_bar, dict):
+        out = tuple(tree_bar[k] for k in fields)
+    elif hasattr(tree_bar, "shape") and not isinstance(tree_bar, (list, tuple)):
+        out = tuple(tree_bar[batch_index(k)] for k in fields)
+    else:
+        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
+    return out
+
+
 def grad_seed_batched(out):
     """ad/helpers.py's grad_seed for a batch of scalar outputs."""
     from secant.ad.helpers import grad_seed
@@ -386,7 +401,8 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     return tree_bar.at[(slice(None),) + idx].add(g)
 
 
-NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched", "add_at_batched")
+NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
+                 "add_at_batched")
 
 
 def item_of(x, i, depth=1):
