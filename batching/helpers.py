@@ -381,8 +381,10 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
     return out
 
 
+@shape_only
 def grad_seed_batched(out):
-    """ad/helpers.py's grad_seed for a batch of scalar outputs."""
+    """ad/helpers.py's grad_seed for a batch of scalar outputs (ones: a constant of a
+    derivative, as grad_seed is)."""
     from secant.ad.helpers import grad_seed
     if np.ndim(out) != 1:
         grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
