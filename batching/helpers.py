@@ -372,13 +372,18 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
     cotangent gets a batch axis first (the keys' values are not read)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
-    if isinstance(tree_bar, dict):
-        out = tuple(tree_bar[k] for k in fields)
-    elif hasattr(tree_bar, "shape") and not isinstance(tree_bar, (list, tuple)):
-        out = tuple(tree_bar[batch_index(k)] for k in fields)
-    else:
-        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
-    return out
+    out = []
+    for k in fields:
+        if isinstance(tree_bar, dict):
+            item = tree_bar[k]
+        elif isinstance(k, str):
+            item = getattr(tree_bar, k)
+        elif isinstance(tree_bar, (list, tuple)):
+            item = tree_bar[k]
+        else:
+            item = tree_bar[batch_index(k)]
+        out.append(item)
+    return tuple(out)
 
 
 @shape_only

@@ -389,6 +389,7 @@ EARLY_RETURN = "a return inside a branch (section 3)"
 TUPLE_CALL = "tuple(...) / list(...) of differentiated values (section 3)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
+GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
 SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
 KNOWN = {
     ("add_at", "vjp"): EARLY_RETURN, ("add_at", "jvp"): EARLY_RETURN,
@@ -408,12 +409,13 @@ KNOWN = {
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("cumextremum_jvp", "vmap"): COMPREHENSION,
     ("dot_batched", "vjp"): IFEXP, ("dot_batched", "jvp"): IFEXP, ("dot_batched", "vmap"): IFEXP,
-    ("fields_of", "vjp"): DICT, ("fields_of", "jvp"): DICT, ("fields_of", "vmap"): COMPREHENSION,
+    ("fields_of", "vjp"): DICT, ("fields_of", "jvp"): DICT,
+    ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
+    ("fields_of_batched", "vmap"): GETATTR,
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields", "vjp"): DICT, ("grad_of_fields", "jvp"): DICT,
     ("grad_of_fields_batched", "vjp"): DICT, ("grad_of_fields_batched", "jvp"): DICT,
     ("grad_of_fields_batched", "vmap"): IMPORT,
-    ("grad_seed_batched", "vjp"): IMPORT, ("grad_seed_batched", "jvp"): IMPORT,
     ("grad_seed_batched", "vmap"): IMPORT,
     ("outer_batched", "vjp"): IFEXP, ("outer_batched", "jvp"): IFEXP,
     ("outer_batched", "vmap"): IFEXP,
