@@ -429,7 +429,6 @@ KNOWN = {
     ("unconcatenate", "vmap"): SPLIT,
     ("unstack", "vjp"): COMPREHENSION, ("unstack", "jvp"): COMPREHENSION,
     ("unstack", "vmap"): COMPREHENSION,
-    ("zeros_like_tree", "vjp"): IMPORT, ("zeros_like_tree", "jvp"): IMPORT,
 }
 
 
