@@ -178,6 +178,9 @@ class ReverseBuilder(StackReverse):
                 self.reverse_for(s)
 
     def reverse_if(self, s):
+        for var in sorted(_defined_in(s.body) | _defined_in(s.orelse)):
+            if self.fields.get(var):    # fields read after the if from a container it assigns
+                self.flush_fields(var, self.fields.pop(var))    # (in both branches): here
         before = dict(self.bars)
         start = len(self.lines)
         results = []

@@ -456,8 +456,10 @@ def _loop_helper(fn):
     return fn
 
 
+@constant
 def zeros_like_tree(tree):
-    """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads)."""
+    """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads): a
+    constant of a derivative."""
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
 
 

@@ -393,8 +393,30 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
     return out
 
 
+def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
+    """ad/helpers.py's fields_of for a batched cotangent: an array's items at integer keys are
+    read past the batch axis (each example's own item), a container's as written; an unbatched
+    cotangent gets a batch axis first (the keys' values are not read)."""
+    if not tree_bar_batched:
+        tree_bar = broadcast_batch(tree_bar, n)
+    out = []
+    for k in fields:
+        if isinstance(tree_bar, dict):
+            item = tree_bar[k]
+        elif isinstance(k, str):
+            item = getattr(tree_bar, k)
+        elif isinstance(tree_bar, (list, tuple)):
+            item = tree_bar[k]
+        else:
+            item = tree_bar[batch_index(k)]
+        out.append(item)
+    return tuple(out)
+
+
+@shape_only
 def grad_seed_batched(out):
-    """ad/helpers.py's grad_seed for a batch of scalar outputs."""
+    """ad/helpers.py's grad_seed for a batch of scalar outputs (ones: a constant of a
+    derivative, as grad_seed is)."""
     if np.ndim(out) != 1:
         grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
     return snp.ones_like(out)
@@ -411,7 +433,8 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     return tree_bar.at[(slice(None),) + idx].add(g)
 
 
-NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched", "add_at_batched")
+NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
+                 "add_at_batched")
 
 
 def item_of(x, i, depth=1):

@@ -383,6 +383,7 @@ TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
+GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
 SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
 HELPER_LOOP = ("a Python loop in a helper is read as a derivative's loop: reverse mode through "
                "it (second order) is refused, naming secant.hessian")
@@ -413,10 +414,11 @@ KNOWN = {
     ("choose_batched", "vmap"): TREE_MAP,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
+    ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
+    ("fields_of_batched", "vmap"): GETATTR,
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("grad_seed_batched", "vjp"): HELPER_LOOP, ("grad_seed_batched", "jvp"): HELPER_LOOP,
     ("outer_batched", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
     ("select_batched", "vmap"): TREE_MAP,
@@ -427,7 +429,6 @@ KNOWN = {
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
     ("unmerge", "vjp"): LIST_PARAMETER,
-    ("zeros_like_tree", "vjp"): TREE_MAP, ("zeros_like_tree", "jvp"): TREE_MAP,
 }
 
 
