@@ -64,8 +64,9 @@ def _desugar(fn, only_choices=False):
             and not getattr(fn, "__secant_functionalized__", False)):
         return fn       # generated code is in the canonical subset (a staged user function is
                         # the user's code, with what jit could not stage left as written)
-    if (getattr(fn, "__module__", None) or "").split(".")[0] in ("secant", "numpy"):
-        return fn                       # secant's own helpers are written in the subset
+    module = getattr(fn, "__module__", None) or ""
+    if module.split(".")[0] == "numpy" or module.startswith("secant.numpy"):
+        return fn                       # library functions are ops with rules, never read
     try:
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):

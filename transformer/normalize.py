@@ -147,7 +147,7 @@ class Normaliser(ContainerMixin):
                 self._check_no_side_effect_on_tracked(stmt)
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
                                      effect=printing))
-        elif isinstance(stmt, (gast.Assert,)):
+        elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
         elif isinstance(stmt, gast.Pass):
             return
