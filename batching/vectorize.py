@@ -66,7 +66,10 @@ class BatchBuilder:
         for name in self.tracked - self.batched:
             if name in code:
                 for per_example, whole in _WHOLE_SHAPES:
-                    code = re.sub(r"(?<![\w.])" + re.escape(per_example.format(x=name)),
+                    query = re.escape(per_example.format(x=name))
+                    if per_example.startswith("("):     # (x.ndim - 1), or the same unparsed
+                        query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
+                    code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
         return code
 
