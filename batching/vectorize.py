@@ -71,6 +71,8 @@ class BatchBuilder:
                         query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
                     code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
+                code = re.sub(rf"(?<![\w.])example_size\({name}, (\d+)\)",     # one outer axis
+                              lambda m: f"example_size({name}, {int(m[1]) - 1})", code)   # fewer
         return code
 
     def start(self, origin):
