@@ -868,8 +868,9 @@ class Normaliser(ContainerMixin):
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
-        if getattr(obj, "__secant_vmap__", False) and getattr(obj, "__secant_generated__", None):
-            obj = obj.__secant_generated__      # a vmapped function: its generated source
+        if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
+                and getattr(obj, "__secant_generated__", None):
+            obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
