@@ -381,7 +381,6 @@ def _eager(fn, values):
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 IMPORT = "a function-level import in the helper (secant cannot transform ImportFrom)"
-IFEXP = "`a if c else b` in the helper (section 3: IfExp)"
 COMPREHENSION = "a list comprehension / generator expression in the helper (section 3)"
 DICT = "a dict literal of differentiated values (section 1: containers)"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
@@ -389,7 +388,6 @@ EARLY_RETURN = "a return inside a branch (section 3)"
 TUPLE_CALL = "tuple(...) / list(...) of differentiated values (section 3)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
-SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
 KNOWN = {
     ("add_at", "vjp"): EARLY_RETURN, ("add_at", "jvp"): EARLY_RETURN,
     ("add_at_batched", "vjp"): IMPORT, ("add_at_batched", "jvp"): IMPORT,
@@ -407,22 +405,16 @@ KNOWN = {
     ("choose_batched", "vmap"): TREE_MAP,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("cumextremum_jvp", "vmap"): COMPREHENSION,
-    ("dot_batched", "vjp"): IFEXP, ("dot_batched", "jvp"): IFEXP, ("dot_batched", "vmap"): IFEXP,
     ("fields_of", "vjp"): DICT, ("fields_of", "jvp"): DICT, ("fields_of", "vmap"): COMPREHENSION,
-    ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields", "vjp"): DICT, ("grad_of_fields", "jvp"): DICT,
     ("grad_of_fields_batched", "vjp"): DICT, ("grad_of_fields_batched", "jvp"): DICT,
     ("grad_of_fields_batched", "vmap"): IMPORT,
     ("grad_seed_batched", "vjp"): IMPORT, ("grad_seed_batched", "jvp"): IMPORT,
     ("grad_seed_batched", "vmap"): IMPORT,
-    ("outer_batched", "vjp"): IFEXP, ("outer_batched", "jvp"): IFEXP,
-    ("outer_batched", "vmap"): IFEXP,
     ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
     ("select_batched", "vmap"): TREE_MAP,
     ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
     ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
-    ("tensordot_batched", "vjp"): IFEXP, ("tensordot_batched", "jvp"): IFEXP,
-    ("tensordot_batched", "vmap"): IFEXP,
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
     ("unstack", "vjp"): COMPREHENSION, ("unstack", "jvp"): COMPREHENSION,
