@@ -391,3 +391,28 @@ def by_name():
     from secant.ad import jvp_helpers       # forward mode's helpers too (ad/jvp_helpers.py)
     return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},
             **jvp_helpers.by_name()}
+
+
+# --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------
+@constant
+def basis_like(x):
+    """The standard basis a Jacobian is built over: one one-hot array like x per element of x,
+    stacked (shape (x.size,) + x.shape)."""
+    if isinstance(x, (dict, list, tuple)):
+        raise SecantTypeError("a jacobian read by another transform takes and returns arrays "
+                              "(not a dict, list or tuple); call it on arrays" + where())
+    n = np.size(x)
+    return snp.reshape(snp.eye(n, dtype=snp.result_type(x)), (n,) + np.shape(x))
+
+
+def from_columns(columns, x):
+    """A Jacobian (out.shape + x.shape) from its columns: the jvps along basis_like(x)."""
+    if isinstance(columns, (dict, list, tuple)):
+        raise SecantTypeError("a jacobian read by another transform takes and returns arrays "
+                              "(not a dict, list or tuple)" + where())
+    return snp.reshape(snp.moveaxis(columns, 0, -1), np.shape(columns)[1:] + np.shape(x))
+
+
+def from_rows(rows, out, x):
+    """A Jacobian (out.shape + x.shape) from its rows: the vjps of basis_like(out)."""
+    return snp.reshape(rows, np.shape(out) + np.shape(x))

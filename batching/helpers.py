@@ -40,12 +40,16 @@ def broadcast_batch(tree, n):
 
 
 @shape_only
-def example_size(x):
-    """The number of elements of one example of batched x."""
+def example_size(x, outer=0):
+    """The number of elements of one example of batched x (`outer`: enclosing vmaps' batch
+    axes in front of x's, which an enclosing vmap writes when it reads this call)."""
     size = 1
-    for d in np.shape(x)[1:]:
+    for d in np.shape(x)[1 + outer:]:
         size = size * d
     return size
+
+
+example_size.__secant_batch_depth__ = "size"     # read by a vmap: one more outer axis
 
 
 def _at_rank(x, rank):

@@ -66,8 +66,13 @@ class BatchBuilder:
         for name in self.tracked - self.batched:
             if name in code:
                 for per_example, whole in _WHOLE_SHAPES:
-                    code = re.sub(r"(?<![\w.])" + re.escape(per_example.format(x=name)),
+                    query = re.escape(per_example.format(x=name))
+                    if per_example.startswith("("):     # (x.ndim - 1), or the same unparsed
+                        query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
+                    code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
+                code = re.sub(rf"(?<![\w.])example_size\({name}, (\d+)\)",     # one outer axis
+                              lambda m: f"example_size({name}, {int(m[1]) - 1})", code)   # fewer
         return code
 
     def start(self, origin):
@@ -691,7 +696,7 @@ class BatchBuilder:
             out_axes = (0 if carry_b else None, 0 if y_b else None)
         name, _ = self.batched_callee(body, positions(carry_b), out_axes)
         c, x = self.names.fresh("carry"), self.names.fresh("x")
-        xs_src = f"batch_second({_src(xs)})" if xs_b else _src(xs)
+        xs_src = f"batch_second({self.batched_src(xs)})" if xs_b else _src(xs)
         kw = "".join(f", {k}={op.statics[k]}" for k in ("length", "reverse", "unroll")
                      if k in op.statics)
         loop = "scan_with_carries" if op.statics.get("carries") else "lax.scan"
@@ -728,7 +733,7 @@ class BatchBuilder:
             return
         name, _ = self.batched_callee(op.callee[0], positions, 0)
         x = self.names.fresh("x")
-        xs_src = f"batch_second({_src(xs)})" if xs_b else _src(xs)
+        xs_src = f"batch_second({self.batched_src(xs)})" if xs_b else _src(xs)
         ys = self.names.fresh(f"{op.targets[0]}_t")
         self.emit_batched(f"{ys} = lax.map(lambda {x}: {name}({', '.join([x] + extra)}), "
                           f"{xs_src})")

@@ -1192,6 +1192,18 @@ class _Jacobian:
     def __repr__(self):
         return f"<secant.{self.kind} of {getattr(self._inner, '__qualname__', self._inner)}>"
 
+    __secant_jacobian__ = True
+
+    @property
+    def __secant_generated__(self):
+        """The Jacobian as a generated function (for arrays in and out), which grad, jvp,
+        vmap and another Jacobian read like any function: jacfwd calls the vmapped jvp of
+        `fun` on basis_like(x), jacrev the vmapped vjp on basis_like(fun(x)). None where it
+        has no such form (pytree arguments by argnums tuple, has_aux, holomorphic)."""
+        if "_source_form" not in self.__dict__:
+            self._source_form = _jacobian_source(self)
+        return self._source_form
+
     def _positions(self):
         return _positions(self.argnums, self._inner)
 
@@ -1401,6 +1413,45 @@ class _Jacobian:
             grads = call(tree_util.tree_unflatten(out_tree, ct_out), v)
             return (grads,) if single else grads
         return _over_basis(fn, tree_util.tree_leaves(value))
+
+
+def _jacobian_source(jac):
+    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__."""
+    from secant.batch import vmap
+    if not isinstance(jac.argnums, int) or jac.has_aux or jac.holomorphic:
+        return None
+    try:
+        params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
+            not -len(params) <= jac.argnums < len(params):
+        return None
+    names = Names()
+    taken = [names.fresh(p.name) for p in params]
+    a = jac.argnums % len(params)
+    x, n = taken[a], len(taken)
+    fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
+    fun, basis = names.fresh("fun"), names.fresh("basis")
+    args = ", ".join(taken)
+    if jac.kind == "jacfwd":
+        columns, each = names.fresh("columns"), names.fresh("columns_of")
+        body = [f"{basis} = basis_like({x})",
+                f"_, {columns} = {each}({args}, {basis})",
+                f"return from_columns({columns}, {x})"]
+        free = {each: vmap(jvp_fn(jac.fun, argnums=a), in_axes=(None,) * n + (0,))}
+    else:
+        out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
+        body = [f"{out} = {fun}({args})",
+                f"{basis} = basis_like({out})",
+                f"{rows} = {each}({basis}, {args})",
+                f"return from_rows({rows}, {out}, {x})"]
+        free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
+                           in_axes=(0,) + (None,) * n)}
+    source = f"def {fn_name}({args}):\n" + "".join(f"    {line}\n" for line in body)
+    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
+                 "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
+    return load_generated(source, fn_name, {}, free)
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):

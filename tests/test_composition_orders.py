@@ -384,7 +384,6 @@ AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
 HELPER_LOOP = ("a Python loop in a helper is read as a derivative's loop: reverse mode through "
                "it (second order) is refused, naming secant.hessian")
 LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
@@ -392,7 +391,6 @@ LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the hel
 LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
                            "a batched array"
 NONE_START = "a loop accumulator that starts as None (reverse mode)"
-GETATTR = "getattr(tree, k) with a key variable has no derivative rule"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
@@ -416,10 +414,8 @@ KNOWN = {
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
-    ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("outer_batched", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
     ("select_batched", "vmap"): TREE_MAP,
     ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,

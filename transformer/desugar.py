@@ -68,10 +68,8 @@ def _desugar(fn, only_choices=False):
         return fn       # generated code is in the canonical subset (a staged user function is
                         # the user's code, with what jit could not stage left as written)
     module = getattr(fn, "__module__", None) or ""
-    if module.split(".")[0] in ("secant", "numpy") and not module.startswith(
-            ("secant.ad.", "secant.batching.")):
-        return fn       # secant.numpy is ops with rules; generated code's helpers (ad/,
-                        # batching/) are read as any function, their syntax rewritten too
+    if module.split(".")[0] == "numpy" or module.startswith("secant.numpy"):
+        return fn                       # library functions are ops with rules, never read
     try:
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):

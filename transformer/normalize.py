@@ -147,7 +147,7 @@ class Normaliser(ContainerMixin):
                 self._check_no_side_effect_on_tracked(stmt)
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
                                      effect=printing))
-        elif isinstance(stmt, (gast.Assert,)):
+        elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
         elif isinstance(stmt, gast.Pass):
             return
@@ -888,8 +888,9 @@ class Normaliser(ContainerMixin):
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
-        if getattr(obj, "__secant_vmap__", False) and getattr(obj, "__secant_generated__", None):
-            obj = obj.__secant_generated__      # a vmapped function: its generated source
+        if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
+                and getattr(obj, "__secant_generated__", None):
+            obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
@@ -913,14 +914,14 @@ class Normaliser(ContainerMixin):
             if isinstance(arg, ir.Var):         # the size of x's next batch axis
                 axis = ast.literal_eval(self._source(node.args[1])) if len(node.args) > 1 else 0
                 return ir.Expr(f"batch_size_of({arg.name}, {axis + 1})")
-        if self.batching and getattr(obj, "__secant_batch_depth__", False) \
+        if self.batching and getattr(obj, "__secant_batch_depth__", False) is True \
                 and len(node.args) >= 2 and not node.keywords:
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
                 return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
-                or _is_static_query(obj):
+                or _is_static_query(obj) or getattr(obj, "__secant_batch_depth__", 0) == "size":
             return self._inactive(node)
         opname = op_for(obj)
         if opname == "axis_index" and self.batching:      # batched with no batched operand
@@ -1646,6 +1647,11 @@ class _PerExampleQueries(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        if 1 <= len(node.args) <= 2 and not node.keywords and \
+                self.norm._is_batched_name(node.args[0]) and getattr(
+                    self.norm._resolve(node.func), "__secant_batch_depth__", None) == "size":
+            outer = node.args[1].value if len(node.args) == 2 else 0    # example_size(x) read
+            return self._replace(f"example_size({{x}}, {outer + 1})", node.args[0])    # by vmap
         if len(node.args) == 1 and not node.keywords and self.norm._is_batched_name(node.args[0]):
             obj = self.norm._resolve(node.func)
             kind = _static_query_kind(obj)
