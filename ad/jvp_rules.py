@@ -63,6 +63,8 @@ JVP = {
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
+    "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
+    "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "optimization_barrier": {"x": "{x_dot}"},
     "astype": {"x": LINEAR},
     "convert_element_type": {"operand": LINEAR},
