@@ -385,7 +385,7 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
          "unmerge", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
 # secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
-TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure")
+TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 
 
 def by_name():

@@ -65,6 +65,7 @@ JVP = {
     "seq_as": {"x": "{kind}({x_dot})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
+    "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},
     "astype": {"x": LINEAR},
     "convert_element_type": {"operand": LINEAR},

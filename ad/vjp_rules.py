@@ -17,6 +17,7 @@ VJP = {
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},
+    "tree_leaves_as": {"tree": "tree_unflatten({treedef}, {g})"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},
     "cos": {"x": "-{g} * snp.sin({x})"},

@@ -148,7 +148,7 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-           "tree_unflatten"}
+           "tree_unflatten", "tree_leaves_as"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {

@@ -29,7 +29,7 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -1110,7 +1110,9 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays:        # a tracked list passed as an array is stacked
+            if pname in spec.arrays and opname in TREE_OPS:    # a pytree: kept as it is
+                operands[pname] = self.operand(value)
+            elif pname in spec.arrays:      # a tracked list passed as an array is stacked
                 operands[pname] = self.as_array(self.operand(value), node)
             elif pname == spec.sequence:
                 operands[pname] = self.as_sequence(self.operand(value), node)
