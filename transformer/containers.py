@@ -19,6 +19,7 @@ import copy
 import gast
 
 from secant.transformer import ir
+from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
@@ -613,6 +614,9 @@ def container_names(stmts):
             seq = next(iter(op.operands.values()), None)
             if isinstance(seq, ir.Var):
                 out.add(seq.name)
+        if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
+            out.update(op.targets)
+            out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))
     grown = True
     while grown:
         before = len(out)
