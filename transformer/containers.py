@@ -422,6 +422,12 @@ class ContainerMixin:
                 what = "items_of"
             else:
                 return None
+        elif isinstance(it, gast.Call):     # tree_leaves(params): a list known when it runs
+            base = self.operand(it)
+            if not (isinstance(base, ir.Var) and self.is_container(base)):
+                stmt.secant_iterable = base         # read once: for_statement takes it
+                return None
+            what = "items_of"
         else:
             return None
         if what is None:            # d.items() of a dict of constants: a Python loop

@@ -854,7 +854,47 @@ class _TreeCalls(gast.NodeTransformer):
         self.d = d
 
     def visit_body(self, stmts):
-        return [self.visit(s) for s in stmts]
+        out = []
+        for s in stmts:
+            self.pre, self.lazy = [], 0
+            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in ("body", "orelse", "finalbody"):      # blocks of if/for/while/with/try
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.visit_body(getattr(s, field)))
+            self.pre, self.lazy = [], 0
+            for field, value in gast.iter_fields(s):
+                if field in ("body", "orelse", "finalbody", "handlers"):
+                    continue
+                if isinstance(value, gast.AST):
+                    setattr(s, field, self.visit(value))
+                elif isinstance(value, list):
+                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
+                                       for v in value])
+            out.extend(self.pre + [s])
+        return out
+
+    def _lazily(self, node):        # parts evaluated only sometimes, or in a scope of their own
+        self.lazy += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.lazy -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+        visit_IfExp = visit_BoolOp = _lazily
+
+    def _named(self, tree, like):
+        """`tree` itself when a name, else a fresh name bound to it just before the statement
+        (where the statement evaluates it exactly once), else a copy."""
+        if isinstance(tree, gast.Name):
+            return tree, lambda: copy.deepcopy(tree)
+        if self.lazy:
+            return tree, lambda: copy.deepcopy(tree)
+        name = self.d.names.fresh("tree")
+        self.pre.append(_assign(name, tree, like))
+        return _name(name), lambda: _name(name)
 
     def _callee(self, func):
         chain = []
@@ -898,8 +938,9 @@ class _TreeCalls(gast.NodeTransformer):
             return node
         args = node.args
         if name == "tree_flatten" and len(args) == 1:
-            out = gast.Tuple([self._call("tree_leaves", args[0]),
-                              self._call("tree_structure", copy.deepcopy(args[0]))], gast.Load())
+            tree, again = self._named(args[0], node)
+            out = gast.Tuple([self._call("tree_leaves", tree),
+                              self._call("tree_structure", again())], gast.Load())
         elif name == "tree_map" and len(args) >= 2:
             f, trees = args[0], args[1:]
             n = len(trees)
@@ -912,8 +953,9 @@ class _TreeCalls(gast.NodeTransformer):
                 body = gast.Call(f, [_name(t) for t in targets], [])
             else:
                 return node
-            structure = self._call("tree_structure", copy.deepcopy(trees[0]))
-            leaves = [self._call("tree_leaves", trees[0])] + [
+            first, again = self._named(trees[0], node)
+            structure = self._call("tree_structure", again())
+            leaves = [self._call("tree_leaves", first)] + [
                 self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
             if n == 1:
                 target, it = _name(targets[0], store=True), leaves[0]

@@ -446,7 +446,8 @@ class Normaliser(ContainerMixin):
         over = self.container_iteration(stmt)    # a tracked list/dict, enumerate, zip, .items()
         if over is not None:
             return self.loop_over_container(stmt, body, *over)
-        iterable = self.operand(stmt.iter)
+        iterable = stmt.secant_iterable if hasattr(stmt, "secant_iterable") else \
+            self.operand(stmt.iter)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
         if not isinstance(iterable, ir.Expr):
@@ -1125,7 +1126,10 @@ class Normaliser(ContainerMixin):
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
                                          f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
-        return self._emit(opname, operands, statics)
+        out = self._emit(opname, operands, statics)
+        if opname in TREE_OPS and opname != "tree_structure" and isinstance(out, ir.Var):
+            self.containers[out.name] = None if opname == "tree_unflatten" else "list"
+        return out
 
     def at_update(self, node, base_node, index_node, method):
         base = self.operand(base_node)
