@@ -397,20 +397,9 @@ BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
     ("add_at", "vjp"): HELPER_LOOP, ("add_at", "jvp"): HELPER_LOOP,
     ("add_at_batched", "vjp"): HELPER_LOOP, ("add_at_batched", "jvp"): TREE_MAP,
-    ("add_at_batched", "vmap"): TREE_MAP,
     ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("add_n_grad_batched", "vjp"): HELPER_LOOP, ("add_n_grad_batched", "jvp"): HELPER_LOOP,
     ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("batch_axis_to", "vjp"): TREE_MAP, ("batch_axis_to", "jvp"): TREE_MAP,
-    ("batch_axis_to", "vmap"): TREE_MAP,
-    ("batch_first", "vjp"): TREE_MAP, ("batch_first", "jvp"): TREE_MAP,
-    ("batch_first", "vmap"): TREE_MAP,
-    ("batch_second", "vjp"): TREE_MAP, ("batch_second", "jvp"): TREE_MAP,
-    ("batch_second", "vmap"): TREE_MAP,
-    ("broadcast_batch", "vjp"): TREE_MAP, ("broadcast_batch", "jvp"): TREE_MAP,
-    ("broadcast_batch", "vmap"): TREE_MAP,
-    ("choose_batched", "vjp"): TREE_MAP, ("choose_batched", "jvp"): TREE_MAP,
-    ("choose_batched", "vmap"): TREE_MAP,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
@@ -418,8 +407,6 @@ KNOWN = {
     ("grad_of_fields_batched", "vmap"): BOOLOP,
     ("grad_seed_batched", "vjp"): HELPER_LOOP, ("grad_seed_batched", "jvp"): HELPER_LOOP,
     ("outer_batched", "vmap"): SHAPE_OF_BATCHED_CALL,
-    ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
-    ("select_batched", "vmap"): TREE_MAP,
     ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
     ("split_at", "vjp"): LIST_PARAMETER,
     ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
@@ -427,7 +414,6 @@ KNOWN = {
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
     ("unmerge", "vjp"): LIST_PARAMETER,
-    ("zeros_like_tree", "vjp"): TREE_MAP, ("zeros_like_tree", "jvp"): TREE_MAP,
 }
 
 

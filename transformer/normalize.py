@@ -1112,7 +1112,8 @@ class Normaliser(ContainerMixin):
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
             if pname in spec.arrays and opname in TREE_OPS:    # a pytree: kept as it is
-                operands[pname] = self.operand(value)
+                o = self.operand(value)
+                operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
             elif pname in spec.arrays:      # a tracked list passed as an array is stacked
                 operands[pname] = self.as_array(self.operand(value), node)
             elif pname == spec.sequence:
