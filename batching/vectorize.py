@@ -262,7 +262,7 @@ class BatchBuilder:
                 raise self.error(f"vmap has no batching rule for {why}")
         if name in ("pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                     "tree_unflatten", "tree_leaves_as"):      # a container: every leaf batched
-            return self.render(op, {p: self.batched_src(o) if p in OPS[name].arrays else _src(o)
+            return self.render(op, {p: self.batched_src(o) if p != "treedef" else _src(o)
                                     for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
             return self.render(op), True
