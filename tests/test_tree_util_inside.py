@@ -161,3 +161,20 @@ def test_generated_source_reads_as_tree_code():
     src = secant.source(secant.grad(sgd_step_loss))
     assert "tree_unflatten(tree_structure(params), " in src
     assert "tree_leaves(params)" in src
+
+
+def test_is_leaf_none_is_the_default_and_a_predicate_is_refused(x64):
+    def f(params):
+        return sum(snp.sum(p ** 2) for p in tree_util.tree_leaves(params, is_leaf=None)) + \
+            snp.sum(tree_util.tree_map(lambda p: p * 3.0, params, is_leaf=None)["w"])
+
+    params = {"w": snp.asarray([0.5, -1.0]), "b": snp.asarray([2.0])}
+    _close(secant.grad(f)(params), {"b": snp.asarray([4.0]), "w": snp.asarray([4.0, 1.0])},
+           rtol=1e-12)
+
+    def g(params):
+        return snp.sum(tree_util.tree_map(lambda p: p * 3.0, params,
+                                          is_leaf=lambda t: isinstance(t, list))["w"])
+
+    with pytest.raises(SecantError, match="tree_util.tree_map"):
+        secant.grad(g)(params)

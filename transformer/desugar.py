@@ -908,7 +908,7 @@ class _TreeCalls(gast.NodeTransformer):
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
         from secant import tree_util
-        for name in ("tree_map", "tree_flatten"):
+        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure"):
             if obj is getattr(tree_util, name):
                 return name
         return None
@@ -937,6 +937,11 @@ class _TreeCalls(gast.NodeTransformer):
                 or "is_leaf" not in kw):
             return node
         args = node.args
+        if name in ("tree_leaves", "tree_structure"):
+            if node.keywords:                       # is_leaf=None: the default
+                node.keywords = []
+                self.d.changed = True
+            return node
         if name == "tree_flatten" and len(args) == 1:
             tree, again = self._named(args[0], node)
             out = gast.Tuple([self._call("tree_leaves", tree),
