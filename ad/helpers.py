@@ -384,12 +384,15 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
          "unmerge", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+# secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
+TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 
 
 def by_name():
     """Every helper generated code may call, by the name it uses."""
     from secant.ad import jvp_helpers       # forward mode's helpers too (ad/jvp_helpers.py)
     return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},
+            **{n: getattr(tree_util, n) for n in TREE_NAMES},
             **jvp_helpers.by_name()}
 
 

@@ -14,6 +14,10 @@ VJP = {
     "add_grads": {"x": "{g}", "y": "{g}"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
+    # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
+    "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
+    "tree_unflatten": {"leaves": "tree_leaves({g})"},
+    "tree_leaves_as": {"tree": "tree_unflatten({treedef}, {g})"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},
     "cos": {"x": "-{g} * snp.sin({x})"},

@@ -121,6 +121,7 @@ UNBATCHED = {
     "zeros_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
     "ones_like": "snp.ones({x}.shape[1:], {x}.dtype)",
     "empty_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
+    "tree_structure": "tree_structure({tree})",     # every leaf batched: the same structure
 }
 
 SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n"}
@@ -146,7 +147,8 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge", "seq_as"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
+           "tree_unflatten", "tree_leaves_as"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {

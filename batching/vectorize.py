@@ -265,8 +265,10 @@ class BatchBuilder:
         for params, why in [NO_RULE[name]] if name in NO_RULE else []:
             if any(p in batched for p in params):
                 raise self.error(f"vmap has no batching rule for {why}")
-        if name in ("pack", "concat_seq", "dict_merge", "seq_as"):   # a container: every leaf batched
-            return self.render(op, {p: self.batched_src(o) for p, o in op.operands.items()}), True
+        if name in ("pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
+                    "tree_unflatten", "tree_leaves_as"):      # a container: every leaf batched
+            return self.render(op, {p: self.batched_src(o) if p != "treedef" else _src(o)
+                                    for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
             return self.render(op), True
         if name in ELEMENTWISE:

@@ -49,6 +49,16 @@ def tree_leaves(tree, is_leaf=None):
     return _registry.flatten(tree, is_leaf)[0]
 
 
+def tree_leaves_as(tree, treedef):
+    """`tree`'s leaves, `tree` checked to have the structure `treedef` (tree_map's second and
+    later trees, as transformer/desugar.py writes tree_map inside a transformed function)."""
+    leaves, own = _registry.flatten(tree)
+    if own != treedef:
+        raise SecantValueError(f"tree_map: a tree does not match the first tree's structure "
+                               f"{treedef}: it has the structure {own}")
+    return leaves
+
+
 def tree_structure(tree, is_leaf=None):
     return _registry.flatten(tree, is_leaf)[1]
 

@@ -88,6 +88,14 @@ CASES = {
     "tensordot_grad_b": ("tensordot_grad_b(t, a, b, 1)", {"t": r(2, 4), "a": r(2, 3),
                                                           "b": r(3, 4)}),
     "zeros_like_tree": ("zeros_like_tree((t, x)) ", {"t": r(3), "x": r(2)}),
+    # secant.tree_util's functions (ops with rules: transformer/ops.py)
+    "tree_leaves": ("tree_leaves({'a': t, 'b': x})[1] * tree_leaves((t, x))[0]",
+                    {"t": r(3), "x": r(3)}),
+    "tree_unflatten": ("tree_unflatten(tree_structure((t, x)), [x, t])[0]",
+                       {"t": r(3), "x": r(3)}),
+    "tree_structure": ("t * tree_structure((t, [x, x])).num_leaves", {"t": r(3), "x": r(3)}),
+    "tree_leaves_as": ("tree_leaves_as((t, x), tree_structure((x, t)))[1] * t",
+                       {"t": r(3), "x": r(3)}),
     "inverse_permutation": ("t.transpose(inverse_permutation((1, 0)))", {"t": r(2, 3)}),
     # ad/jvp_helpers.py
     "integer_pow_jvp": ("integer_pow_jvp(t, x, 3)", {"t": r(3), "x": r(3)}),

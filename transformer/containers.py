@@ -19,6 +19,7 @@ import copy
 import gast
 
 from secant.transformer import ir
+from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
@@ -421,6 +422,12 @@ class ContainerMixin:
                 what = "items_of"
             else:
                 return None
+        elif isinstance(it, gast.Call):     # tree_leaves(params): a list known when it runs
+            base = self.operand(it)
+            if not (isinstance(base, ir.Var) and self.is_container(base)):
+                stmt.secant_iterable = base         # read once: for_statement takes it
+                return None
+            what = "items_of"
         else:
             return None
         if what is None:            # d.items() of a dict of constants: a Python loop
@@ -613,6 +620,9 @@ def container_names(stmts):
             seq = next(iter(op.operands.values()), None)
             if isinstance(seq, ir.Var):
                 out.add(seq.name)
+        if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
+            out.update(op.targets)
+            out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))
     grown = True
     while grown:
         before = len(out)

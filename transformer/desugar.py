@@ -183,6 +183,7 @@ class _Desugarer:
         self.lifted = {}            # name -> lifted function (a nested def only ever called)
         self.containers = set()     # locals bound to a list/dict/set (not arrays)
         self.flag_uses = set()      # exit flags something reads
+        self.tree_names = {}        # name -> secant.tree_util function the rewrites call
 
     def error(self, node, message):
         return self.src.error(node, message)
@@ -193,7 +194,8 @@ class _Desugarer:
         self._find_containers(node.body)
         if self.only_choices:
             return self.block(node.body)
-        body = self.lift_local_functions(node.body)
+        body = _TreeCalls(self).visit_body(node.body)
+        body = self.lift_local_functions(body)
         body = self.block(body)
         return self.returns(body)
 
@@ -818,7 +820,8 @@ class _Desugarer:
         printer.stmt(node, 0)
         source = "\n".join(printer.lines) + "\n"
         used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-        free = {k: v for k, v in {**self.src.closure, **self.lifted}.items() if k in used}
+        free = {k: v for k, v in {**self.src.closure, **self.lifted, **self.tree_names}.items()
+                if k in used}
         # the user's closure variables stay the user's own cells (read when the code runs)
         cells = {k: c for k, c in self.src.cells.items()
                  if k in free and free[k] is self.src.closure.get(k)}
@@ -834,6 +837,145 @@ class _Desugarer:
                                                self.src.globals, free)
         gen.__secant_desugared__ = True
         return gen
+
+
+class _TreeCalls(gast.NodeTransformer):
+    """secant.tree_util calls whose structure is a run-time value, in the ops the transforms
+    have rules for (tree_leaves, tree_unflatten, tree_structure; transformer/ops.py):
+    `tree_map(lambda p, g: p - 0.1 * g, params, grads)` ->
+    `tree_unflatten(tree_structure(params), [p - 0.1 * g for p, g in
+                    zip(tree_leaves(params), tree_leaves_as(grads, tree_structure(params)))])`,
+    `tree_flatten(t)` -> `(tree_leaves(t), tree_structure(t))`; a call with a non-None is_leaf
+    is left as written."""
+
+    def __init__(self, d):
+        self.d = d
+
+    def visit_body(self, stmts):
+        out = []
+        for s in stmts:
+            self.pre, self.lazy = [], 0
+            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in ("body", "orelse", "finalbody"):      # blocks of if/for/while/with/try
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.visit_body(getattr(s, field)))
+            self.pre, self.lazy = [], 0
+            for field, value in gast.iter_fields(s):
+                if field in ("body", "orelse", "finalbody", "handlers"):
+                    continue
+                if isinstance(value, gast.AST):
+                    setattr(s, field, self.visit(value))
+                elif isinstance(value, list):
+                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
+                                       for v in value])
+            out.extend(self.pre + [s])
+        return out
+
+    def _lazily(self, node):        # parts evaluated only sometimes, or in a scope of their own
+        self.lazy += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.lazy -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+        visit_IfExp = visit_BoolOp = _lazily
+
+    def _named(self, tree, like):
+        """`tree` itself when a name, else a fresh name bound to it just before the statement
+        (where the statement evaluates it exactly once), else a copy."""
+        if isinstance(tree, gast.Name):
+            return tree, lambda: copy.deepcopy(tree)
+        if self.lazy:
+            return tree, lambda: copy.deepcopy(tree)
+        name = self.d.names.fresh("tree")
+        self.pre.append(_assign(name, tree, like))
+        return _name(name), lambda: _name(name)
+
+    def _callee(self, func):
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.d.params or \
+                func.id in hygiene_bound(self.d.node):
+            return None
+        kind, obj = self.d.src.resolve_name(func.id)
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        from secant import tree_util
+        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure"):
+            if obj is getattr(tree_util, name):
+                return name
+        return None
+
+    def _fn(self, name):
+        from secant import tree_util
+        for k, v in self.d.tree_names.items():
+            if v is getattr(tree_util, name):
+                return k
+        k = self.d.names.fresh(name)
+        self.d.tree_names[k] = getattr(tree_util, name)
+        return k
+
+    def _call(self, name, *args):
+        return gast.Call(_name(self._fn(name)), list(args), [])
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        name = self._callee(node.func)
+        if name is None:
+            return node
+        kw = {k.arg: k.value for k in node.keywords}
+        if any(k not in ("is_leaf", "initializer") for k in kw) or any(
+                isinstance(a, gast.Starred) for a in node.args) or not (
+                isinstance(kw.get("is_leaf"), gast.Constant) and kw["is_leaf"].value is None
+                or "is_leaf" not in kw):
+            return node
+        args = node.args
+        if name in ("tree_leaves", "tree_structure"):
+            if node.keywords:                       # is_leaf=None: the default
+                node.keywords = []
+                self.d.changed = True
+            return node
+        if name == "tree_flatten" and len(args) == 1:
+            tree, again = self._named(args[0], node)
+            out = gast.Tuple([self._call("tree_leaves", tree),
+                              self._call("tree_structure", again())], gast.Load())
+        elif name == "tree_map" and len(args) >= 2:
+            f, trees = args[0], args[1:]
+            n = len(trees)
+            if isinstance(f, gast.Lambda) and len(f.args.args) == n and not (
+                    f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.defaults
+                    or f.args.posonlyargs):
+                targets, body = [a.id for a in f.args.args], f.body
+            elif isinstance(f, (gast.Name, gast.Attribute)):
+                targets = [self.d.names.fresh("leaf") for _ in trees]
+                body = gast.Call(f, [_name(t) for t in targets], [])
+            else:
+                return node
+            first, again = self._named(trees[0], node)
+            structure = self._call("tree_structure", again())
+            leaves = [self._call("tree_leaves", first)] + [
+                self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
+            if n == 1:
+                target, it = _name(targets[0], store=True), leaves[0]
+            else:
+                target = gast.Tuple([_name(t, store=True) for t in targets], gast.Store())
+                it = gast.Call(_name("zip"), leaves, [])
+            comp = gast.ListComp(body, [gast.comprehension(target, it, [], 0)])
+            out = self._call("tree_unflatten", structure, comp)
+        else:
+            return node
+        self.d.changed = True
+        return gast.copy_location(out, node)
+
+
+def hygiene_bound(node):
+    from secant.transformer.hygiene import bound
+    return bound(node)
 
 
 _INVERSE = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Lt: gast.GtE, gast.GtE: gast.Lt,

@@ -29,7 +29,7 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -446,7 +446,8 @@ class Normaliser(ContainerMixin):
         over = self.container_iteration(stmt)    # a tracked list/dict, enumerate, zip, .items()
         if over is not None:
             return self.loop_over_container(stmt, body, *over)
-        iterable = self.operand(stmt.iter)
+        iterable = stmt.secant_iterable if hasattr(stmt, "secant_iterable") else \
+            self.operand(stmt.iter)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
         if not isinstance(iterable, ir.Expr):
@@ -1111,7 +1112,10 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays:        # a tracked list passed as an array is stacked
+            if pname in spec.arrays and opname in TREE_OPS:    # a pytree: kept as it is
+                o = self.operand(value)
+                operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
+            elif pname in spec.arrays:      # a tracked list passed as an array is stacked
                 operands[pname] = self.as_array(self.operand(value), node)
             elif pname == spec.sequence:
                 operands[pname] = self.as_sequence(self.operand(value), node)
@@ -1124,7 +1128,10 @@ class Normaliser(ContainerMixin):
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
                                          f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
-        return self._emit(opname, operands, statics)
+        out = self._emit(opname, operands, statics)
+        if opname in TREE_OPS and opname != "tree_structure" and isinstance(out, ir.Var):
+            self.containers[out.name] = None if opname == "tree_unflatten" else "list"
+        return out
 
     def at_update(self, node, base_node, index_node, method):
         base = self.operand(base_node)

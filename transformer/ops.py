@@ -138,6 +138,14 @@ op("seq_as", "x, kind, back", ("x",), code="{kind}({x})")
 # the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
 # differentiated again: linear in both
 op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
+# secant.tree_util inside a transformed function: the pytree's leaves as a list and a tree
+# rebuilt from a list (the structure is a run-time value; ad/helpers.py names them). tree_map
+# and tree_reduce are written with these by transformer/desugar.py
+TREE_OPS = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
+op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
+op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
+op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {treedef})")
+op("tree_structure", "tree", ("tree",), code="tree_structure({tree})", differentiable=False)
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
 op("optimization_barrier", code="lax.optimization_barrier({x})")
 
@@ -305,7 +313,8 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
-              "concat_seq", "dict_merge", "add_grads", "seq_as"}
+              "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
+              "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
 
@@ -330,6 +339,10 @@ def _resolution_table():
         if obj is not None:
             table[id(obj)] = (obj, name)
     for obj, name in BUILTINS.items():
+        table[id(obj)] = (obj, name)
+    from secant import tree_util
+    for name in ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as"):
+        obj = getattr(tree_util, name)
         table[id(obj)] = (obj, name)
     for oname, name in OPERATOR_NAMES.items():
         obj = getattr(operator, oname)
