@@ -278,6 +278,9 @@ class Normaliser(ContainerMixin):
     def _new_version(self, user_name):
         if user_name not in self.current and user_name not in self.retired:
             self.names.reserve(user_name)
+            # given out once: a later first assignment (the other branch of an if) is a new
+            # version, which the join renames; two versions named alike would alias
+            self.retired.add(user_name)
             return user_name
         return self.names.fresh(user_name)
 
