@@ -563,6 +563,7 @@ class Normaliser(ContainerMixin):
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
+        retired_before = set(self.retired)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
         grown_lists = {n for n in self.containers}
@@ -570,6 +571,7 @@ class Normaliser(ContainerMixin):
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
             self.names.taken = set(taken_before)
+            self.retired = set(retired_before)     # each pass names the body afresh
             self.out = list(out_before)
             loop_names = {}
             for name in assigned:
