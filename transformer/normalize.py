@@ -282,6 +282,9 @@ class Normaliser(ContainerMixin):
     def _new_version(self, user_name):
         if user_name not in self.current and user_name not in self.retired:
             self.names.reserve(user_name)
+            # given out once: a later first assignment (the other branch of an if) is a new
+            # version, which the join renames; two versions named alike would alias
+            self.retired.add(user_name)
             return user_name
         return self.names.fresh(user_name)
 
@@ -547,7 +550,7 @@ class Normaliser(ContainerMixin):
         """The body of a for (target_id: its loop variable) or while loop (target_id None) with
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
-        body = stmt.body if body is None else body
+        body = body_stmts = stmt.body if body is None else body
         used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)
                       and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
@@ -565,6 +568,7 @@ class Normaliser(ContainerMixin):
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
+        retired_before = set(self.retired)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
         grown_lists = {n for n in self.containers}
@@ -572,6 +576,7 @@ class Normaliser(ContainerMixin):
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
             self.names.taken = set(taken_before)
+            self.retired = set(retired_before)     # each pass names the body afresh
             self.out = list(out_before)
             loop_names = {}
             for name in assigned:
@@ -630,6 +635,16 @@ class Normaliser(ContainerMixin):
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
+        # a variable the body assigns but the loop does not carry is not read after it: its
+        # body version (one iteration's, perhaps under an if) must not look like the value
+        # after the loop, which a later if would copy and the reverse pass accumulate into
+        for name in {n.id for s in body_stmts for n in gast.walk(s)
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} \
+                - set(loop_names) - {target_id}:
+            if name in before:
+                self.current[name] = before[name]
+            else:
+                self.current.pop(name, None)
         for name, loop in loop_names.items():
             self.current[name] = loop
         return target, body, carried, test
