@@ -395,8 +395,8 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
 
 def grad_seed_batched(out):
     """ad/helpers.py's grad_seed for a batch of scalar outputs."""
-    if np.ndim(out) != 1:
-        grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
+    if np.ndim(out) != 1:                              # grad_seed's error, for one example
+        return grad_seed(out[0] if np.ndim(out) else out)
     return snp.ones_like(out)
 
 

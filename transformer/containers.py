@@ -103,7 +103,7 @@ class ContainerMixin:
     """Methods of Normaliser (transformer/normalize.py) for containers of tracked values."""
 
     def rewrite_appends(self):
-        generated = self.src.filename.startswith("<secant")
+        generated = self.src.generated
         local = _local_names(self.node)
         body = [_AppendRewriter(local, generated).visit(s) for s in self.node.body]
         self.node.body = body
@@ -346,7 +346,7 @@ class ContainerMixin:
                 return ir.Expr(f"{obj.__name__}({o.name}.keys())")     # a dict's keys
             if isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o):
                 return ir.Seq(o.items, obj.__name__)        # tuple([x, y]) is (x, y)
-            generated = self.src.filename.startswith("<secant")
+            generated = self.src.generated
             if isinstance(o, ir.Var) and (self.is_container(o) or generated):
                 kind, want = self.container_kind(o), obj.__name__
                 if kind not in ("list", "tuple") and generated:
