@@ -384,8 +384,6 @@ AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
 SHAPE_OF_BATCHED_CALL = "a shape built from a helper's result under vmap of vmap (normaliser)"
-HELPER_LOOP = ("a Python loop in a helper is read as a derivative's loop: reverse mode through "
-               "it (second order) is refused, naming secant.hessian")
 LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
                   "an array under reverse mode (items of different shapes cannot stack)")
 LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
@@ -395,11 +393,9 @@ GETATTR = "getattr(tree, k) with a key variable has no derivative rule"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
-    ("add_at", "vjp"): HELPER_LOOP, ("add_at", "jvp"): HELPER_LOOP,
-    ("add_at_batched", "vjp"): HELPER_LOOP, ("add_at_batched", "jvp"): TREE_MAP,
+    ("add_at_batched", "vjp"): TREE_MAP, ("add_at_batched", "jvp"): TREE_MAP,
     ("add_at_batched", "vmap"): TREE_MAP,
     ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("add_n_grad_batched", "vjp"): HELPER_LOOP, ("add_n_grad_batched", "jvp"): HELPER_LOOP,
     ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("batch_axis_to", "vjp"): TREE_MAP, ("batch_axis_to", "jvp"): TREE_MAP,
     ("batch_axis_to", "vmap"): TREE_MAP,
@@ -416,7 +412,6 @@ KNOWN = {
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("grad_seed_batched", "vjp"): HELPER_LOOP, ("grad_seed_batched", "jvp"): HELPER_LOOP,
     ("outer_batched", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("select_batched", "vjp"): TREE_MAP, ("select_batched", "jvp"): TREE_MAP,
     ("select_batched", "vmap"): TREE_MAP,
