@@ -890,6 +890,8 @@ class Normaliser(ContainerMixin):
             obj = obj._fun
         if getattr(obj, "__secant_vmap__", False) and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function: its generated source
+        elif getattr(obj, "__secant_source_error__", None) is not None:
+            raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
