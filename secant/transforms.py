@@ -222,7 +222,9 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
     finally:
         _in_progress.discard(key)
-    if mode == "vmap" and getattr(gen, "__secant_recursive__", False) and not (
+        assumed = key in _assumed_batched
+        _assumed_batched.discard(key)
+    if mode == "vmap" and (getattr(gen, "__secant_recursive__", False) or assumed) and not (
             gen.__secant_out_batched__ is True or isinstance(gen.__secant_out_batched__, tuple)
             and all(gen.__secant_out_batched__)):
         # its own calls were batched assuming every output batched: not so, refuse
@@ -230,6 +232,10 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
                           "outputs are not batched")
     _generated[key] = gen
     return gen
+
+
+_assumed_batched = set()    # keys of functions in progress whose recursive calls were batched
+                            # assuming every output batched (generate checks it)
 
 
 def _current(gen):
@@ -306,6 +312,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        if isinstance(sub, _Recursive):   # mutual recursion (a staged branch calls fn back):
+            _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
+            return name, True
         return name, sub.__secant_out_batched__
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
