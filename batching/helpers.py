@@ -421,8 +421,8 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
 def grad_seed_batched(out):
     """ad/helpers.py's grad_seed for a batch of scalar outputs (ones: a constant of a
     derivative, as grad_seed is)."""
-    if np.ndim(out) != 1:
-        grad_seed(out[0] if np.ndim(out) else out)     # its error, for one example
+    if np.ndim(out) != 1:                              # grad_seed's error, for one example
+        return grad_seed(out[0] if np.ndim(out) else out)
     return snp.ones_like(out)
 
 

@@ -222,7 +222,9 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
     finally:
         _in_progress.discard(key)
-    if mode == "vmap" and getattr(gen, "__secant_recursive__", False) and not (
+        assumed = key in _assumed_batched
+        _assumed_batched.discard(key)
+    if mode == "vmap" and (getattr(gen, "__secant_recursive__", False) or assumed) and not (
             gen.__secant_out_batched__ is True or isinstance(gen.__secant_out_batched__, tuple)
             and all(gen.__secant_out_batched__)):
         # its own calls were batched assuming every output batched: not so, refuse
@@ -230,6 +232,10 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
                           "outputs are not batched")
     _generated[key] = gen
     return gen
+
+
+_assumed_batched = set()    # keys of functions in progress whose recursive calls were batched
+                            # assuming every output batched (generate checks it)
 
 
 def _current(gen):
@@ -306,6 +312,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        if isinstance(sub, _Recursive):   # mutual recursion (a staged branch calls fn back):
+            _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
+            return name, True
         return name, sub.__secant_out_batched__
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
@@ -421,9 +430,9 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         dots = [f"{params[i]}_dot" for i in wrt]
         kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}"
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return jvp_call(dispatch(fn, {active!r}, 'jvp', {staged}), "
-                  f"({''.join(p + ', ' for p in params[1:1 + n])}), {kwargs}, "
-                  f"({''.join(d + ', ' for d in dots)}))\n")
+                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
+                  f"{(n, tuple(keywords))!r})"
+                  f"({', '.join(params[1:1 + n] + dots + [f'{k}={k}' for k in keywords])})\n")
     elif mode == "vmap" and batch.out_axes in (0, "free"):
         name = "dynamic_call_vmap"
         source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
@@ -433,14 +442,18 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
-    gen = load_generated(source, name, {}, {"dispatch": _dispatch, "jvp_call": _jvp_call})
+    gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
     return gen
 
 
-def _dispatch(fn, active, mode, staged, axis_name=None):
+def _dispatch(fn, active, mode, staged, axis_name=None, call=None):
     """The generated `mode` function of fn (a function, bound method, partial, callable object
-    or library op), active in `active` (positions of the call, or keywords)."""
+    or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
+    (n positional arguments, keywords) shapes it to take the tangents after the positional
+    arguments (_jvp_call)."""
+    if mode == "jvp" and call is not None:
+        return _jvp_call(_dispatch(fn, active, mode, staged), len(active), *call)
     from secant.transformer.normalize import _is_library
     target = _unwrap(fn)
     if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
@@ -464,9 +477,27 @@ def _dispatch(fn, active, mode, staged, axis_name=None):
 _dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time
 
 
-def _jvp_call(gen, args, kwargs, tangents):
-    names, _, _ = forward._tangent_params(gen, len(tangents))
-    return gen(*args, **kwargs, **dict(zip(names, tangents)))
+def _jvp_call(gen, m, n, keywords):
+    """A generated function that calls `gen` (a jvp with m tangents) for a call site of n
+    positional arguments and `keywords`: (arguments, tangents, keywords=...), the tangents
+    passed to gen by name; generated code, so that further transforms read it as any other."""
+    key = (gen, m, n, keywords)
+    hit = _jvp_calls.get(key)
+    if hit is not None:
+        return hit
+    names, _, _ = forward._tangent_params(gen, m)
+    args, dots = [f"a{i}" for i in range(n)], [f"t{j}" for j in range(m)]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    name = f"{gen.__name__}_call"
+    call = ", ".join(args + [f"{k}={k}" for k in keywords]
+                     + [f"{t}={d}" for t, d in zip(names, dots)])
+    source = (f"def {name}({', '.join(args + dots)}{kw_sig}):\n"
+              f"    return {gen.__name__}({call})\n")
+    out = _jvp_calls[key] = load_generated(source, name, {}, {gen.__name__: gen})
+    return out
+
+
+_jvp_calls = {}
 
 
 def _faithful(fn):

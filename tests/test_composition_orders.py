@@ -384,8 +384,6 @@ AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-HELPER_LOOP = ("a Python loop in a helper is read as a derivative's loop: reverse mode through "
-               "it (second order) is refused, naming secant.hessian")
 LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
                   "an array under reverse mode (items of different shapes cannot stack)")
 LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
@@ -394,10 +392,7 @@ NONE_START = "a loop accumulator that starts as None (reverse mode)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
-    ("add_at", "vjp"): HELPER_LOOP, ("add_at", "jvp"): HELPER_LOOP,
-    ("add_at_batched", "vjp"): HELPER_LOOP, ("add_at_batched", "jvp"): TREE_MAP,
     ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("add_n_grad_batched", "vjp"): HELPER_LOOP, ("add_n_grad_batched", "jvp"): HELPER_LOOP,
     ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,

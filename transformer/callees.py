@@ -323,7 +323,8 @@ def specialise(fn, n_positional, keywords):
     spec.__qualname__ = fn.__qualname__
     spec.__signature__ = inspect.Signature(new_params + kwonly)
     spec.__secant_source__ = FunctionSource(spec, node, src.filename, src.first_line, src.lines,
-                                            src.globals, src.closure, src.indent)
+                                            src.globals, src.closure, src.indent,
+                                            generated=src.generated)
     spec.__secant_specialises__ = fn
     _SPECIALISED[key] = spec
     return spec

@@ -798,7 +798,8 @@ class _Desugarer:
         used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         fn.__secant_source__ = FunctionSource(
             fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
-            self.src.globals, {k: v for k, v in closure.items() if k in used})
+            self.src.globals, {k: v for k, v in closure.items() if k in used},
+            generated=self.src.generated)
         fn.__secant_desugared__ = True
         return fn
 
@@ -834,7 +835,8 @@ class _Desugarer:
         gen.__module__ = fn.__module__
         gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
                                                gen.__code__.co_filename, 1, source.splitlines(),
-                                               self.src.globals, free)
+                                               self.src.globals, free,
+                                               generated=self.src.generated)
         gen.__secant_desugared__ = True
         return gen
 

@@ -785,7 +785,7 @@ def _rewrite(fn, src, helpers):
     gen.__module__ = fn.__module__
     gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
                                            gen.__code__.co_filename, 1, source.splitlines(),
-                                           src.globals, free)
+                                           src.globals, free, generated=src.generated)
     gen.__secant_functionalized__ = True
     return gen
 

@@ -119,7 +119,7 @@ def _build(helper, param, target, extras, by_keyword, name):
     fn.__module__ = helper.__module__
     fn.__secant_source__ = FunctionSource(fn, gast.parse(source).body[0],
                                           fn.__code__.co_filename, 1, source.splitlines(),
-                                          src.globals, closure)
+                                          src.globals, closure, generated=src.generated)
     fn.__secant_specialises__ = helper
     fn.__secant_keyword_extras__ = keyword_params
     return fn

@@ -171,7 +171,7 @@ class Normaliser(ContainerMixin):
         """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")
         or `x_stack.pop()` ("pop"), how its forward loop saves what its reverse loop replays;
         each transform carries its own values through the stack (ir.Plain.stack)."""
-        return self.src.filename.startswith("<secant") and _is_stack_call(node, method)
+        return self.src.generated and _is_stack_call(node, method)
 
     def stack_push(self, call):
         """`x_stack.append(x)` kept as written; a batched x makes the stack batched (a list of
@@ -207,7 +207,7 @@ class Normaliser(ContainerMixin):
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
                    "dropped: secant cannot follow a derivative through side effects")
-        if self.src.filename.startswith("<secant"):     # a derivative's loop stack (2nd order)
+        if self.src.generated:     # a derivative's loop stack (2nd order)
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
                        "(forward over reverse), or a lax.cond/where instead of the loop")
@@ -387,7 +387,7 @@ class Normaliser(ContainerMixin):
                 merged[name] = versions[0] or versions[1]     # the if when that branch ran
                 self.guards[merged[name]] = self.guards.get(merged[name], frozenset()) | {
                     (cond, int(versions[0] is None))}
-                if self.batching and self.src.filename.startswith("<secant"):
+                if self.batching and self.src.generated:
                     # vmap of a derivative whose rolled and unrolled forms of a loop sit in
                     # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
                     # if-join may copy this name in the branch that never set it; None (an
@@ -589,7 +589,7 @@ class Normaliser(ContainerMixin):
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
                         self.note_plain_binding(loop, ir.Expr(pre))
-                elif self.batching and self.src.filename.startswith("<secant"):
+                elif self.batching and self.src.generated:
                     # vmap of a derivative: its reverse pass replays the loop's values after
                     # it, so a value the loop assigns may have no value before it; None (an
                     # empty pytree) lets a branch that does not assign it copy (and batch) it
@@ -716,7 +716,7 @@ class Normaliser(ContainerMixin):
                              gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
                 verb = "batch" if self.batching else "differentiate"
-                if self.src.filename.startswith("<secant") and not self.batching:
+                if self.src.generated and not self.batching:
                     raise self.src.error(node, "differentiating this part of a derivative "
                                          f"(a {type(node).__name__} in generated code: second "
                                          "order) is not supported yet; use secant.hessian (it "
@@ -907,6 +907,8 @@ class Normaliser(ContainerMixin):
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
+        elif getattr(obj, "__secant_source_error__", None) is not None:
+            raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
@@ -1439,7 +1441,7 @@ class Normaliser(ContainerMixin):
         lifted = loader.load(source, name, self.src.globals, closure, cells=cells)
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
-            self.src.globals, closure, self.src.indent)
+            self.src.globals, closure, self.src.indent, generated=self.src.generated)
         return lifted
 
 

@@ -27,7 +27,8 @@ class SourceError(SecantError):
 class FunctionSource:
     """A function's syntax tree plus what name resolution needs."""
 
-    def __init__(self, fn, node, filename, first_line, lines, globals_, closure, indent=0):
+    def __init__(self, fn, node, filename, first_line, lines, globals_, closure, indent=0,
+                 generated=None):
         self.fn = fn
         self.indent = indent          # columns removed by dedenting the source
         self.node = node              # gast.FunctionDef; its linenos count from 1 at first_line
@@ -38,6 +39,9 @@ class FunctionSource:
         self.closure = closure        # free variable name -> value
         self.resolutions = {}         # (name, attribute chain) -> what it resolved to
         self.aliases = {}             # placeholder -> the user's name (transformer/hygiene.py)
+        # secant's own derivative code (stacks, generated names), not the user's code rewritten
+        # (desugared, functionalised, traced) that is loaded under a `<secant: ...>` name too
+        self.generated = filename.startswith("<secant") if generated is None else generated
 
     @property
     def cells(self):

@@ -341,7 +341,7 @@ def traced(fn):
     gen.__doc__ = fn.__doc__
     gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
                                            gen.__code__.co_filename, 1, source.splitlines(),
-                                           fn.__globals__, free)
+                                           fn.__globals__, free, generated=False)
     gen.__secant_traced__ = fn
     gen.__secant_guards__ = (_Frozen(frozen),)
     _traced[fn] = gen
