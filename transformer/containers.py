@@ -484,6 +484,20 @@ class ContainerMixin:
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
 
+    def loop_over_rows(self, stmt, body, base):
+        """`for row in x:` over a traced array iterates its first axis, as Python does: the
+        loop `for i in range(x.shape[0]): row = x[i]` (any transform reads that idiom)."""
+        index = self.names.fresh("i")
+        loop = gast.parse(f"for {index} in range({base.name}.shape[0]):\n"
+                          f"    _row = {base.name}[{index}]").body[0]
+        bind = loop.body[0]
+        bind.targets = [stmt.target]
+        _set_location([loop], stmt, force=True)
+        loop.body = [bind] + list(body)
+        self.current[base.name] = base.name
+        self.names.reserve(base.name)
+        return self.for_statement(loop)
+
     # --- comprehensions --------------------------------------------------------------------------
     def comprehension(self, node, kind=None, name=None):
         """[f(v) for v in vs if c], (... for ...), {k: f(v) for ...}: the loop that builds it

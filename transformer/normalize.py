@@ -447,8 +447,12 @@ class Normaliser(ContainerMixin):
         if over is not None:
             return self.loop_over_container(stmt, body, *over)
         iterable = self.operand(stmt.iter)
+        if isinstance(iterable, ir.Seq) and any(isinstance(i, ir.Var) for i in iterable.items):
+            return self.loop_over_container(stmt, body, "items_of", self.pack(iterable))
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
+        if isinstance(iterable, ir.Var):        # for row in x: over x's first axis
+            return self.loop_over_rows(stmt, body, iterable)
         if not isinstance(iterable, ir.Expr):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
