@@ -404,7 +404,21 @@ class ContainerMixin:
         elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
                 and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
                 and not it.keywords and it.args:
+            inner = it.args[0]
+            if it.func.id == "enumerate" and len(it.args) == 1 and isinstance(inner, gast.Call) \
+                    and isinstance(inner.func, gast.Name) and inner.func.id == "zip" \
+                    and "zip" not in self.current and not inner.keywords and inner.args:
+                args = [self.operand(a) for a in inner.args]       # enumerate(zip(a, b))
+                if not any(_has_var(a) for a in args):
+                    return None
+                return "by_index", (True, args)
             args = [self.operand(a) for a in it.args]
+            if any(isinstance(a, ir.Var) and not self.is_container(a) for a in args):
+                # an array among them: its len() and rows are per example (any transform)
+                if it.func.id == "zip":
+                    return "by_index", (False, args)
+                if len(args) == 1:
+                    return "by_index", (True, args)
             if not any(_has_var(a) for a in args):
                 return None
             if it.func.id == "enumerate" and len(args) == 1:
@@ -429,6 +443,8 @@ class ContainerMixin:
 
     def loop_over_container(self, stmt, body, what, base):
         """The loop over a container's keys or indices (see container_iteration)."""
+        if what == "by_index":
+            return self.loop_by_index(stmt, body, *base)
         def item(container, i, hint=None):
             if isinstance(container, ir.Seq):
                 container = self.pack(container)
@@ -483,6 +499,37 @@ class ContainerMixin:
 
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def loop_by_index(self, stmt, body, enumerated, seqs):
+        """`for t in zip(a, b)` / `enumerate(a)` / `enumerate(zip(a, b))` with a traced array
+        among them: `for i in range(min(len(a), len(b))): t = (a[i], b[i])` (or
+        `t = (i, ...)`), which every transform reads (len() and rows per example)."""
+        names = []
+        for o in seqs:
+            if isinstance(o, ir.Seq):
+                o = self.pack(o)
+            if isinstance(o, ir.Var):
+                name = o.name
+                self.current[name] = name
+            else:
+                name = self.names.fresh("seq")
+                self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+                self.current[name] = name
+            self.names.reserve(name)
+            names.append(name)
+        index = self.names.fresh("i")
+        lengths = [f"len({n})" for n in names]
+        count = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+        items = [f"{n}[{index}]" for n in names]
+        item = items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
+        if enumerated:
+            item = f"({index}, {item})"
+        loop = gast.parse(f"for {index} in range({count}):\n    _item = {item}").body[0]
+        bind = loop.body[0]
+        bind.targets = [stmt.target]
+        _set_location([loop], stmt, force=True)
+        loop.body = [bind] + list(body)
+        return self.for_statement(loop)
 
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the
