@@ -361,6 +361,31 @@ class ContainerMixin:
                 self.containers[out.name] = want
                 return out
             return None
+        if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
+                                                          for k in node.keywords):
+            o = self.operand(node.args[0])      # sorted(d): a dict's keys, not its values
+            if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+                rev = "".join(f", reverse={self._source(k.value)}" for k in node.keywords)
+                return ir.Expr(f"sorted({o.name}.keys(){rev})")
+            return None
+        if obj is dict and not node.args and node.keywords and \
+                all(k.arg is not None for k in node.keywords):       # dict(a=x, b=y)
+            display = gast.Dict(keys=[gast.Constant(k.arg, None) for k in node.keywords],
+                                values=[k.value for k in node.keywords])
+            _set_location([display], node)
+            return self.operand(display)
+        if obj is dict and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Call) and isinstance(node.args[0].func, gast.Name) \
+                and node.args[0].func.id == "zip" and "zip" not in self.current and \
+                len(node.args[0].args) == 2 and not node.args[0].keywords:
+            if not self._tracked_names_in(node.args[0]):
+                return None
+            k, v = self.names.fresh("k"), self.names.fresh("v")   # dict(zip(keys, values))
+            comp = gast.DictComp(key=_name(k), value=_name(v), generators=[gast.comprehension(
+                target=gast.Tuple(elts=[_name(k, True), _name(v, True)], ctx=gast.Store()),
+                iter=node.args[0], ifs=[], is_async=0)])
+            _set_location([comp], node)
+            return self.comprehension(comp)
         if obj is dict and len(node.args) == 1 and not node.keywords:
             o = self.operand(node.args[0])
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":

@@ -832,6 +832,8 @@ class Normaliser(ContainerMixin):
 
     def subscript(self, node):
         base = self.operand(node.value)
+        if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
+            base = self.pack(base)          # (x, y)[1], tuple([x, y])[1]: a container's item
         if isinstance(base, ir.Var) and self.is_container(base):
             item = self.container_subscript(node, base)
             if item is not None:
