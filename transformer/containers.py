@@ -298,6 +298,22 @@ class ContainerMixin:
             return ir.Expr(f"list({base.name}.keys())")
         if func.attr in ("values", "items") and not node.args:
             return self.container_view(node, base, func.attr)
+        if func.attr == "get" and len(node.args) == 2 and not node.keywords:
+            # d.get(k, default): `d[k] if k in d else default` (a dict's keys are static)
+            self.current[base.name] = base.name
+            self.names.reserve(base.name)
+            key = node.args[0]
+            got = self.names.fresh(f"{base.name}_get")
+            pick = gast.If(
+                test=gast.Compare(left=key, ops=[gast.In()], comparators=[_name(base.name)]),
+                body=[gast.Assign(targets=[_name(got, True)], type_comment=None, value=gast.Subscript(
+                    value=_name(base.name), slice=key, ctx=gast.Load()))],
+                orelse=[gast.Assign(targets=[_name(got, True)], value=node.args[1],
+                                    type_comment=None)])
+            _set_location([pick], node)
+            self.names.reserve(got)
+            self.statement(pick)
+            return self.operand(_name(got))
         if func.attr == "get":
             raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
                                  "is not supported; test `key in d` and read d[key]")

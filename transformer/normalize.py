@@ -794,6 +794,10 @@ class Normaliser(ContainerMixin):
         operands = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
         if all(isinstance(o, ir.Expr) for o in operands):
             return self._inactive(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.In, gast.NotIn)) and \
+                isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
+            op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
+            return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
         kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
         if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
             raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
