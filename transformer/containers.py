@@ -13,8 +13,9 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
 `self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
 "dict", or None when unknown).
 """
-import re
 import copy
+import functools
+import re
 
 import gast
 
@@ -377,6 +378,10 @@ class ContainerMixin:
                 self.containers[out.name] = want
                 return out
             return None
+        if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
+            if not self._tracked_names_in(node):
+                return None
+            return self.reduce_call(node)
         if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
                                                           for k in node.keywords):
             o = self.operand(node.args[0])      # sorted(d): a dict's keys, not its values
@@ -425,6 +430,55 @@ class ContainerMixin:
                 o = self._emit("astype", {"x": o}, {"dtype": dtype})
             return o
         return None
+
+    def reduce_call(self, node):
+        """functools.reduce(fn, xs[, init]): over a list or tuple display, the nested calls
+        fn(fn(x0, x1), x2); over any other sequence, the loop `acc = fn(acc, item)` (both read
+        by every transform, fn resolved as any callee)."""
+        fn, seq = node.args[0], node.args[1]
+        init = node.args[2] if len(node.args) == 3 else None
+
+        def call(a, b):
+            return gast.Call(func=copy.deepcopy(fn), args=[a, b], keywords=[])
+
+        if isinstance(seq, (gast.List, gast.Tuple)) and not any(
+                isinstance(e, gast.Starred) for e in seq.elts):
+            items = list(seq.elts)
+            if init is None and not items:
+                raise self.src.error(node, "reduce() of an empty sequence with no initial "
+                                     "value")
+            acc = init if init is not None else items.pop(0)
+            for item in items:
+                acc = call(acc, item)
+            _set_location([acc], node)
+            return self.operand(acc)
+        o = self.operand(seq)
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("seq")
+            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        acc, item = self.names.fresh("acc"), self.names.fresh("item")
+        for n in (acc, item):
+            self.names.reserve(n)
+        start = gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                            value=init if init is not None else gast.Subscript(
+                                value=_name(name), slice=gast.Constant(0, None),
+                                ctx=gast.Load()))
+        rest = _name(name) if init is not None else gast.Subscript(
+            value=_name(name), slice=gast.Slice(lower=gast.Constant(1, None), upper=None,
+                                                step=None), ctx=gast.Load())
+        loop = gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
+                        body=[gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                                          value=call(_name(acc), _name(item)))])
+        _set_location([start, loop], node)
+        self.statement(start)
+        self.statement(loop)
+        return self.operand(_name(acc))
 
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in

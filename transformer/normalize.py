@@ -449,6 +449,8 @@ class Normaliser(ContainerMixin):
         iterable = self.operand(stmt.iter)
         if isinstance(iterable, ir.Seq) and any(isinstance(i, ir.Var) for i in iterable.items):
             return self.loop_over_container(stmt, body, "items_of", self.pack(iterable))
+        if isinstance(iterable, ir.Var) and self.is_container(iterable):   # for p in parts[1:]
+            return self.loop_over_container(stmt, body, "items_of", iterable)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
         if isinstance(iterable, ir.Var):        # for row in x: over x's first axis
