@@ -1573,7 +1573,7 @@ def _is_static_query(obj):
     import numpy as np
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
-              snp.result_type, len, isinstance, type, id)
+              snp.result_type, len, isinstance, type, id, hasattr, callable)
     return any(obj is s for s in static)
 
 
