@@ -12,7 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, grad_of_fields, grad_seed
+from secant.ad.helpers import add_at, fields_of, grad_of_fields, grad_seed
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 
@@ -411,7 +411,17 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     return tree_bar.at[(slice(None),) + idx].add(g)
 
 
-NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched", "add_at_batched")
+def fields_of_batched(tree_bar, fields, tree_bar_batched):
+    """ad/helpers.py's fields_of for a batched cotangent: an array's fields are read past its
+    batch axis (each example's item at the index); a container's items are read as written."""
+    if tree_bar_batched and hasattr(tree_bar, "shape") and \
+            not isinstance(tree_bar, (dict, list, tuple)):
+        return tuple(tree_bar[batch_index(k)] for k in fields)
+    return fields_of(tree_bar, fields)
+
+
+NAMES = NAMES + ("grad_of_fields_batched", "grad_seed_batched", "add_at_batched",
+                 "fields_of_batched")
 
 
 def item_of(x, i, depth=1):

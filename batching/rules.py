@@ -175,7 +175,7 @@ HELPERS = {
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
     "pick": "pick({arg0}, {arg1})",
-    "fields_of": "fields_of({arg0}, {arg1})",
+    "fields_of": "fields_of_batched({arg0}, {arg1}, {arg0_batched})",
 }
 
 

@@ -172,7 +172,7 @@ class ContainerMixin:
         first = next(iter(operands.values()), None)
         if fn in ("unmerge", "pick"):
             kind = "dict"
-        elif fn in ("split_at", "unstack_as", "add_n_grad", "unstack", "unconcatenate"):
+        elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
                 and (self.is_container(first) or self.is_plain_list(first)):
