@@ -480,6 +480,22 @@ class ContainerMixin:
         self.statement(loop)
         return self.operand(_name(acc))
 
+    def fold_extremum(self, node, args):
+        """max(a, b, c) / min(...) of traced values as two-argument calls, as Python compares
+        them pairwise: max(max(a, b), c); max(xs) of a list or array folds over its items."""
+        if len(args) == 1:
+            if isinstance(args[0], gast.Starred):
+                raise self.src.error(node, "max()/min() of *args are differentiated with the "
+                                     "arguments written out")
+            fold = gast.Call(func=_name("reduce"), args=[node.func, args[0]], keywords=[])
+            _set_location([fold], node)
+            return self.reduce_call(fold)
+        acc = args[0]
+        for a in args[1:]:
+            acc = gast.Call(func=copy.deepcopy(node.func), args=[acc, a], keywords=[])
+        _set_location([acc], node)
+        return self.operand(acc)
+
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in
         return _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}

@@ -1113,6 +1113,8 @@ class Normaliser(ContainerMixin):
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
                                      "literal, e.g. sum([a, b, c]); use snp.sum for an array")
+        if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
+            return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
