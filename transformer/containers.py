@@ -437,8 +437,11 @@ class ContainerMixin:
         by every transform, fn resolved as any callee)."""
         fn, seq = node.args[0], node.args[1]
         init = node.args[2] if len(node.args) == 3 else None
+        inline = _inlinable_lambda(fn)
 
         def call(a, b):
+            if inline is not None:      # (lambda a, b: a * b)(acc, item): its body on names
+                return _substitute(fn.body, dict(zip(inline, (a.id, b.id))))
             return gast.Call(func=copy.deepcopy(fn), args=[a, b], keywords=[])
 
         if isinstance(seq, (gast.List, gast.Tuple)) and not any(
@@ -448,10 +451,24 @@ class ContainerMixin:
                 raise self.src.error(node, "reduce() of an empty sequence with no initial "
                                      "value")
             acc = init if init is not None else items.pop(0)
+            if inline is None:
+                for item in items:
+                    acc = call(acc, item)
+                _set_location([acc], node)
+                return self.operand(acc)
+            name, item_name = self.names.fresh("acc"), self.names.fresh("item")
+            for n in (name, item_name):
+                self.names.reserve(n)
+            steps = [gast.Assign(targets=[_name(name, True)], value=acc, type_comment=None)]
             for item in items:
-                acc = call(acc, item)
-            _set_location([acc], node)
-            return self.operand(acc)
+                steps.append(gast.Assign(targets=[_name(item_name, True)], value=item,
+                                         type_comment=None))
+                steps.append(gast.Assign(targets=[_name(name, True)], type_comment=None,
+                                         value=call(_name(name), _name(item_name))))
+            _set_location(steps, node)
+            for s in steps:
+                self.statement(s)
+            return self.operand(_name(name))
         o = self.operand(seq)
         if isinstance(o, ir.Seq):
             o = self.pack(o)
@@ -733,6 +750,29 @@ def _is_display(src):
 def _key_hint(base, key_src):
     key = key_src.strip("'\"")
     return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def _inlinable_lambda(fn):
+    """The two parameter names of `lambda a, b: expr` (no defaults, no nested scopes), whose
+    calls on names can be written as expr itself; None for anything else."""
+    if not isinstance(fn, gast.Lambda):
+        return None
+    a = fn.args
+    if len(a.args) != 2 or a.defaults or a.kwonlyargs or a.vararg or a.kwarg or \
+            getattr(a, "posonlyargs", None) or \
+            any(isinstance(n, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+                               gast.SetComp, gast.NamedExpr)) for n in gast.walk(fn.body)):
+        return None
+    return [p.id for p in a.args]
+
+
+def _substitute(expr, names):
+    """A copy of expr with the names read renamed (parameters to arguments)."""
+    out = copy.deepcopy(expr)
+    for n in gast.walk(out):
+        if isinstance(n, gast.Name) and n.id in names:
+            n.id = names[n.id]
+    return out
 
 
 def _plain(o):
