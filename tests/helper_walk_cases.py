@@ -126,6 +126,7 @@ CASES = {
                                {"t": r(2, 3), "x": r(2, 3), "y": r(2, 1)}),
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
+    "fields_of_batched": ("fields_of_batched(t, (0, 2), True)", {"t": r(2, 3)}),
     "item_of": ("item_of(x, 1)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),

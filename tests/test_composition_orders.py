@@ -413,6 +413,8 @@ KNOWN = {
     ("choose_batched", "vmap"): TREE_MAP,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
+    ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
+    ("fields_of_batched", "vmap"): BOOLOP,
     ("flat_examples", "vmap"): SHAPE_OF_BATCHED_CALL,
     ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,

@@ -661,9 +661,13 @@ class ContainerMixin:
 
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the
-        loop `for i in range(x.shape[0]): row = x[i]` (any transform reads that idiom)."""
+        loop `for i in range(len(x)): row = x[i]` (any transform reads that idiom; len() is per
+        example under vmap). secant's own helpers iterate lists there: they keep the refusal."""
+        if (getattr(self.src.fn, "__module__", "") or "").startswith("secant."):
+            raise self.src.error(stmt, f"a for loop over a {self.what} array is not "
+                                 "supported yet; loop over range(len(x)) and index instead")
         index = self.names.fresh("i")
-        loop = gast.parse(f"for {index} in range({base.name}.shape[0]):\n"
+        loop = gast.parse(f"for {index} in range(len({base.name})):\n"
                           f"    _row = {base.name}[{index}]").body[0]
         bind = loop.body[0]
         bind.targets = [stmt.target]
