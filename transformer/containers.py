@@ -13,8 +13,9 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
 `self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
 "dict", or None when unknown).
 """
-import re
 import copy
+import functools
+import re
 
 import gast
 
@@ -189,7 +190,7 @@ class ContainerMixin:
         first = next(iter(operands.values()), None)
         if fn in ("unmerge", "pick"):
             kind = "dict"
-        elif fn in ("split_at", "unstack_as", "add_n_grad", "unstack", "unconcatenate"):
+        elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
                 and (self.is_container(first) or self.is_plain_list(first)):
@@ -316,6 +317,22 @@ class ContainerMixin:
             return ir.Expr(f"list({base.name}.keys())")
         if func.attr in ("values", "items") and not node.args:
             return self.container_view(node, base, func.attr)
+        if func.attr == "get" and len(node.args) == 2 and not node.keywords:
+            # d.get(k, default): `d[k] if k in d else default` (a dict's keys are static)
+            self.current[base.name] = base.name
+            self.names.reserve(base.name)
+            key = node.args[0]
+            got = self.names.fresh(f"{base.name}_get")
+            pick = gast.If(
+                test=gast.Compare(left=key, ops=[gast.In()], comparators=[_name(base.name)]),
+                body=[gast.Assign(targets=[_name(got, True)], type_comment=None, value=gast.Subscript(
+                    value=_name(base.name), slice=key, ctx=gast.Load()))],
+                orelse=[gast.Assign(targets=[_name(got, True)], value=node.args[1],
+                                    type_comment=None)])
+            _set_location([pick], node)
+            self.names.reserve(got)
+            self.statement(pick)
+            return self.operand(_name(got))
         if func.attr == "get":
             raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
                                  "is not supported; test `key in d` and read d[key]")
@@ -379,6 +396,35 @@ class ContainerMixin:
                 self.containers[out.name] = want
                 return out
             return None
+        if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
+            if not self._tracked_names_in(node):
+                return None
+            return self.reduce_call(node)
+        if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
+                                                          for k in node.keywords):
+            o = self.operand(node.args[0])      # sorted(d): a dict's keys, not its values
+            if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+                rev = "".join(f", reverse={self._source(k.value)}" for k in node.keywords)
+                return ir.Expr(f"sorted({o.name}.keys(){rev})")
+            return None
+        if obj is dict and not node.args and node.keywords and \
+                all(k.arg is not None for k in node.keywords):       # dict(a=x, b=y)
+            display = gast.Dict(keys=[gast.Constant(k.arg, None) for k in node.keywords],
+                                values=[k.value for k in node.keywords])
+            _set_location([display], node)
+            return self.operand(display)
+        if obj is dict and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Call) and isinstance(node.args[0].func, gast.Name) \
+                and node.args[0].func.id == "zip" and "zip" not in self.current and \
+                len(node.args[0].args) == 2 and not node.args[0].keywords:
+            if not self._tracked_names_in(node.args[0]):
+                return None
+            k, v = self.names.fresh("k"), self.names.fresh("v")   # dict(zip(keys, values))
+            comp = gast.DictComp(key=_name(k), value=_name(v), generators=[gast.comprehension(
+                target=gast.Tuple(elts=[_name(k, True), _name(v, True)], ctx=gast.Store()),
+                iter=node.args[0], ifs=[], is_async=0)])
+            _set_location([comp], node)
+            return self.comprehension(comp)
         if obj is dict and len(node.args) == 1 and not node.keywords:
             o = self.operand(node.args[0])
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
@@ -403,6 +449,88 @@ class ContainerMixin:
             return o
         return None
 
+    def reduce_call(self, node):
+        """functools.reduce(fn, xs[, init]): over a list or tuple display, the nested calls
+        fn(fn(x0, x1), x2); over any other sequence, the loop `acc = fn(acc, item)` (both read
+        by every transform, fn resolved as any callee)."""
+        fn, seq = node.args[0], node.args[1]
+        init = node.args[2] if len(node.args) == 3 else None
+        inline = _inlinable_lambda(fn)
+
+        def call(a, b):
+            if inline is not None:      # (lambda a, b: a * b)(acc, item): its body on names
+                return _substitute(fn.body, dict(zip(inline, (a.id, b.id))))
+            return gast.Call(func=copy.deepcopy(fn), args=[a, b], keywords=[])
+
+        if isinstance(seq, (gast.List, gast.Tuple)) and not any(
+                isinstance(e, gast.Starred) for e in seq.elts):
+            items = list(seq.elts)
+            if init is None and not items:
+                raise self.src.error(node, "reduce() of an empty sequence with no initial "
+                                     "value")
+            acc = init if init is not None else items.pop(0)
+            if inline is None:
+                for item in items:
+                    acc = call(acc, item)
+                _set_location([acc], node)
+                return self.operand(acc)
+            name, item_name = self.names.fresh("acc"), self.names.fresh("item")
+            for n in (name, item_name):
+                self.names.reserve(n)
+            steps = [gast.Assign(targets=[_name(name, True)], value=acc, type_comment=None)]
+            for item in items:
+                steps.append(gast.Assign(targets=[_name(item_name, True)], value=item,
+                                         type_comment=None))
+                steps.append(gast.Assign(targets=[_name(name, True)], type_comment=None,
+                                         value=call(_name(name), _name(item_name))))
+            _set_location(steps, node)
+            for s in steps:
+                self.statement(s)
+            return self.operand(_name(name))
+        o = self.operand(seq)
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("seq")
+            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        acc, item = self.names.fresh("acc"), self.names.fresh("item")
+        for n in (acc, item):
+            self.names.reserve(n)
+        start = gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                            value=init if init is not None else gast.Subscript(
+                                value=_name(name), slice=gast.Constant(0, None),
+                                ctx=gast.Load()))
+        rest = _name(name) if init is not None else gast.Subscript(
+            value=_name(name), slice=gast.Slice(lower=gast.Constant(1, None), upper=None,
+                                                step=None), ctx=gast.Load())
+        loop = gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
+                        body=[gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                                          value=call(_name(acc), _name(item)))])
+        _set_location([start, loop], node)
+        self.statement(start)
+        self.statement(loop)
+        return self.operand(_name(acc))
+
+    def fold_extremum(self, node, args):
+        """max(a, b, c) / min(...) of traced values as two-argument calls, as Python compares
+        them pairwise: max(max(a, b), c); max(xs) of a list or array folds over its items."""
+        if len(args) == 1:
+            if isinstance(args[0], gast.Starred):
+                raise self.src.error(node, "max()/min() of *args are differentiated with the "
+                                     "arguments written out")
+            fold = gast.Call(func=_name("reduce"), args=[node.func, args[0]], keywords=[])
+            _set_location([fold], node)
+            return self.reduce_call(fold)
+        acc = args[0]
+        for a in args[1:]:
+            acc = gast.Call(func=copy.deepcopy(node.func), args=[acc, a], keywords=[])
+        _set_location([acc], node)
+        return self.operand(acc)
+
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in
         return _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
@@ -422,7 +550,21 @@ class ContainerMixin:
         elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
                 and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
                 and not it.keywords and it.args:
+            inner = it.args[0]
+            if it.func.id == "enumerate" and len(it.args) == 1 and isinstance(inner, gast.Call) \
+                    and isinstance(inner.func, gast.Name) and inner.func.id == "zip" \
+                    and "zip" not in self.current and not inner.keywords and inner.args:
+                args = [self.operand(a) for a in inner.args]       # enumerate(zip(a, b))
+                if not any(_has_var(a) for a in args):
+                    return None
+                return "by_index", (True, args)
             args = [self.operand(a) for a in it.args]
+            if any(isinstance(a, ir.Var) and not self.is_container(a) for a in args):
+                # an array among them: its len() and rows are per example (any transform)
+                if it.func.id == "zip":
+                    return "by_index", (False, args)
+                if len(args) == 1:
+                    return "by_index", (True, args)
             if not any(_has_var(a) for a in args):
                 return None
             if it.func.id == "enumerate" and len(args) == 1:
@@ -453,6 +595,8 @@ class ContainerMixin:
 
     def loop_over_container(self, stmt, body, what, base):
         """The loop over a container's keys or indices (see container_iteration)."""
+        if what == "by_index":
+            return self.loop_by_index(stmt, body, *base)
         def item(container, i, hint=None):
             if isinstance(container, ir.Seq):
                 container = self.pack(container)
@@ -507,6 +651,55 @@ class ContainerMixin:
 
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def loop_by_index(self, stmt, body, enumerated, seqs):
+        """`for t in zip(a, b)` / `enumerate(a)` / `enumerate(zip(a, b))` with a traced array
+        among them: `for i in range(min(len(a), len(b))): t = (a[i], b[i])` (or
+        `t = (i, ...)`), which every transform reads (len() and rows per example)."""
+        names = []
+        for o in seqs:
+            if isinstance(o, ir.Seq):
+                o = self.pack(o)
+            if isinstance(o, ir.Var):
+                name = o.name
+                self.current[name] = name
+            else:
+                name = self.names.fresh("seq")
+                self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+                self.current[name] = name
+            self.names.reserve(name)
+            names.append(name)
+        index = self.names.fresh("i")
+        lengths = [f"len({n})" for n in names]
+        count = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+        items = [f"{n}[{index}]" for n in names]
+        item = items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
+        if enumerated:
+            item = f"({index}, {item})"
+        loop = gast.parse(f"for {index} in range({count}):\n    _item = {item}").body[0]
+        bind = loop.body[0]
+        bind.targets = [stmt.target]
+        _set_location([loop], stmt, force=True)
+        loop.body = [bind] + list(body)
+        return self.for_statement(loop)
+
+    def loop_over_rows(self, stmt, body, base):
+        """`for row in x:` over a traced array iterates its first axis, as Python does: the
+        loop `for i in range(len(x)): row = x[i]` (any transform reads that idiom; len() is per
+        example under vmap). secant's own helpers iterate lists there: they keep the refusal."""
+        if (getattr(self.src.fn, "__module__", "") or "").startswith("secant."):
+            raise self.src.error(stmt, f"a for loop over a {self.what} array is not "
+                                 "supported yet; loop over range(len(x)) and index instead")
+        index = self.names.fresh("i")
+        loop = gast.parse(f"for {index} in range(len({base.name})):\n"
+                          f"    _row = {base.name}[{index}]").body[0]
+        bind = loop.body[0]
+        bind.targets = [stmt.target]
+        _set_location([loop], stmt, force=True)
+        loop.body = [bind] + list(body)
+        self.current[base.name] = base.name
+        self.names.reserve(base.name)
+        return self.for_statement(loop)
 
     # --- comprehensions --------------------------------------------------------------------------
     def comprehension(self, node, kind=None, name=None):
@@ -585,6 +778,29 @@ def _is_display(src):
 def _key_hint(base, key_src):
     key = key_src.strip("'\"")
     return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def _inlinable_lambda(fn):
+    """The two parameter names of `lambda a, b: expr` (no defaults, no nested scopes), whose
+    calls on names can be written as expr itself; None for anything else."""
+    if not isinstance(fn, gast.Lambda):
+        return None
+    a = fn.args
+    if len(a.args) != 2 or a.defaults or a.kwonlyargs or a.vararg or a.kwarg or \
+            getattr(a, "posonlyargs", None) or \
+            any(isinstance(n, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+                               gast.SetComp, gast.NamedExpr)) for n in gast.walk(fn.body)):
+        return None
+    return [p.id for p in a.args]
+
+
+def _substitute(expr, names):
+    """A copy of expr with the names read renamed (parameters to arguments)."""
+    out = copy.deepcopy(expr)
+    for n in gast.walk(out):
+        if isinstance(n, gast.Name) and n.id in names:
+            n.id = names[n.id]
+    return out
 
 
 def _plain(o):

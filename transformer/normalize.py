@@ -451,8 +451,14 @@ class Normaliser(ContainerMixin):
             return self.loop_over_container(stmt, body, *over)
         iterable = stmt.secant_iterable if hasattr(stmt, "secant_iterable") else \
             self.operand(stmt.iter)
+        if isinstance(iterable, ir.Seq) and any(isinstance(i, ir.Var) for i in iterable.items):
+            return self.loop_over_container(stmt, body, "items_of", self.pack(iterable))
+        if isinstance(iterable, ir.Var) and self.is_container(iterable):   # for p in parts[1:]
+            return self.loop_over_container(stmt, body, "items_of", iterable)
         if isinstance(iterable, ir.Var) and not self.batching:
             return self._container_loop(stmt, iterable, body)
+        if isinstance(iterable, ir.Var):        # for row in x: over x's first axis
+            return self.loop_over_rows(stmt, body, iterable)
         if not isinstance(iterable, ir.Expr):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
@@ -806,6 +812,10 @@ class Normaliser(ContainerMixin):
         operands = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
         if all(isinstance(o, ir.Expr) for o in operands):
             return self._inactive(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.In, gast.NotIn)) and \
+                isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
+            op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
+            return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
         kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
         if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
             raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
@@ -844,6 +854,8 @@ class Normaliser(ContainerMixin):
 
     def subscript(self, node):
         base = self.operand(node.value)
+        if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
+            base = self.pack(base)          # (x, y)[1], tuple([x, y])[1]: a container's item
         if isinstance(base, ir.Var) and self.is_container(base):
             item = self.container_subscript(node, base)
             if item is not None:
@@ -1120,6 +1132,8 @@ class Normaliser(ContainerMixin):
             if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
                 raise self.src.error(node, "sum() of arrays is differentiated for a list "
                                      "literal, e.g. sum([a, b, c]); use snp.sum for an array")
+        if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
+            return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
@@ -1586,7 +1600,7 @@ def _is_static_query(obj):
     import numpy as np
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
-              snp.result_type, len, isinstance, type, id)
+              snp.result_type, len, isinstance, type, id, hasattr, callable)
     return any(obj is s for s in static)
 
 
