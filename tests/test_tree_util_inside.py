@@ -123,10 +123,6 @@ def test_vmap_over_inputs_and_over_params_matches_a_loop(x64, model):
 def test_per_example_grads_match_a_loop(x64, model):
     params = _params("tuple")
     xs = snp.asarray(np.stack([X, 2 * X]))
-    if model is three_trees_loss:   # the derivative's zip of three lists: min(n, n, n) under vmap
-        with pytest.raises(SecantError, match="max\\(\\)/min\\(\\) are differentiated for two"):
-            secant.vmap(secant.grad(model), in_axes=(None, 0))(params, xs)
-        pytest.xfail("vmap of a derivative that zips three lists (min of three lengths)")
     got = secant.vmap(secant.grad(model), in_axes=(None, 0))(params, xs)
     want = [secant.grad(model)(params, xs[i]) for i in range(2)]
     _close(got, tree_util.tree_map(lambda *gs: snp.stack(gs), *want), rtol=1e-10)

@@ -49,34 +49,17 @@ def _local_names(fnode):
     item of a display (`a = out`, `[out]`), where an in-place append would show through."""
     params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
     out = set()
-    aliases = []                                # (name, the node that aliases it)
+    aliased = set()
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
-            aliases.append((n.value.id, n))
+            aliased.add(n.value.id)
         if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
-            aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
+            aliased |= {e.id for e in n.elts if isinstance(e, gast.Name)}
         if isinstance(n, gast.Dict):
-            aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]
-    return out - params - {name for name, at in aliases if _grows_after(fnode, name, at)}
-
-
-def _grows_after(fnode, name, at):
-    """Whether `name.append/extend(...)` may run after `at` aliases it (`a = out`, `[out]`):
-    one later in the source, or in a loop around both. An alias made after the list's last
-    append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
-    def grows(node):
-        return [n for n in gast.walk(node) if isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
-                and isinstance(n.func.value, gast.Name) and n.func.value.id == name]
-    line = getattr(at, "lineno", None)
-    if line is None:
-        return True
-    if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
-        return True
-    return any(grows(loop) and any(n is at for n in gast.walk(loop))
-               for loop in gast.walk(fnode) if isinstance(loop, (gast.For, gast.While)))
+            aliased |= {e.id for e in n.values if isinstance(e, gast.Name)}
+    return out - params - aliased
 
 
 class _AppendRewriter(gast.NodeTransformer):
