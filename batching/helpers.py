@@ -12,7 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, fields_of, grad_of_fields, grad_seed
+from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 

@@ -428,7 +428,6 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     elif mode == "jvp":
         name = "dynamic_call_jvp"
         dots = [f"{params[i]}_dot" for i in wrt]
-        kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}"
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
                   + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
                   f"{(n, tuple(keywords))!r})"

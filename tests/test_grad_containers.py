@@ -8,7 +8,6 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant.transformer.parse import SourceError
 
 
 def make_params(dtype=np.float64, sizes=(3, 4, 4, 2), seed=0):

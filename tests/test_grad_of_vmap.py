@@ -1,7 +1,6 @@
 """grad of (a sum of) a vmapped per-example gradient, and the run-time callee's jvp and vmap of
 recursion under further transforms (issue 15, section 4): values against float64 finite
 differences."""
-import functools
 
 import numpy as np
 import pytest

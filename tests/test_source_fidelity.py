@@ -165,7 +165,7 @@ def test_callee_in_a_closure_cell_rebound_is_not_called_stale():
     g, gg, jf = secant.grad(f), secant.grad(secant.grad(f)), secant.jvp_fn(f)
     close(g(0.5), 3.0 * np.cos(0.5))
     close(gg(0.5), -3.0 * np.sin(0.5))
-    inner = lambda x: x * x * x      # noqa: E731  (Python now calls this one)
+    inner = lambda x: x * x * x      # noqa: E731, F811  (Python now calls this one)
     close(f(2.0), 24.0)
     close(g(2.0), 3.0 * 3 * 4.0)
     close(secant.grad(f)(2.0), 36.0)

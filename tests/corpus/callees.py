@@ -9,7 +9,7 @@ import numpy as np
 import secant
 import secant.numpy as snp
 
-from corpus import Case, _helpers as hp, pos, vec
+from corpus import Case, _helpers as hp, vec
 
 
 def getattr_literal(x):

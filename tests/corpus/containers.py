@@ -1,10 +1,9 @@
 """Section 1 of issue 15: Python containers of traced values, walrus, and user names that
 collide with the names generated code uses."""
-import numpy as np
 
 import secant.numpy as snp
 
-from corpus import Case, pos, vec
+from corpus import Case, vec
 
 # a user global named like one of secant's derivative helpers
 matmul_grad_y = 3.0

@@ -3,7 +3,6 @@ nested def and lambda, IfExp, comprehensions, dict methods and builtins, in-plac
 .append, recursion on static values, try/except, with, print, assert)."""
 import contextlib
 
-import numpy as np
 
 import secant.numpy as snp
 
