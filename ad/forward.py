@@ -15,6 +15,7 @@ import re
 
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
+from secant.ad.stacks import stacks_of
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -37,7 +38,7 @@ class ForwardBuilder:
         self.slot = None                    # where the current user line's comment goes
         self.last_comment = None
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
-        self.stacks = _stacks(fn.body)      # a derivative's loop stacks of tracked values
+        self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -557,17 +558,6 @@ def _signature(fn, wrt, b):
     return ast.unparse(tree)
 
 
-def _stacks(stmts):
-    """The loop stacks (x_stack) a derivative pushes tracked values onto."""
-    out = set()
-    for s in stmts:
-        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "push":
-            out.add(s.stack[1])
-        elif isinstance(s, ir.If):
-            out |= _stacks(s.body) | _stacks(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            out |= _stacks(s.body)
-    return out
 
 
 def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):

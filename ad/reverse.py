@@ -909,14 +909,7 @@ def _plain_text(stmts):
 
 
 def _ops_in(stmts):
-    for s in stmts:
-        if isinstance(s, ir.Op):
-            yield s
-        elif isinstance(s, ir.If):
-            yield from _ops_in(s.body)
-            yield from _ops_in(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            yield from _ops_in(s.body)
+    return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
 
 
 def _index_value(idx):

@@ -22,40 +22,23 @@ from secant.backends.errors import UnsupportedError
 from secant.transformer import ir
 
 
+def _marked(stmts, kind):
+    """The push or pop statements (ir.Plain) of tracked stacks in stmts, nested ones too."""
+    return [s for s in ir.nested(stmts)
+            if isinstance(s, ir.Plain) and s.stack and s.stack[0] == kind]
+
+
 def stacks_of(stmts):
     """The loop stacks (x_stack) a derivative pushes tracked values onto."""
-    out = set()
-    for s in stmts:
-        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "push":
-            out.add(s.stack[1])
-        elif isinstance(s, ir.If):
-            out |= stacks_of(s.body) | stacks_of(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            out |= stacks_of(s.body)
-    return out
+    return {s.stack[1] for s in _marked(stmts, "push")}
 
 
 def pops_in(stmts):
-    """The pop statements (ir.Plain) of tracked stacks in stmts, nested ones too."""
-    for s in stmts:
-        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "pop":
-            yield s
-        elif isinstance(s, ir.If):
-            yield from pops_in(s.body)
-            yield from pops_in(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            yield from pops_in(s.body)
+    return _marked(stmts, "pop")
 
 
 def pushes_in(stmts):
-    for s in stmts:
-        if isinstance(s, ir.Plain) and s.stack and s.stack[0] == "push":
-            yield s
-        elif isinstance(s, ir.If):
-            yield from pushes_in(s.body)
-            yield from pushes_in(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            yield from pushes_in(s.body)
+    return _marked(stmts, "push")
 
 
 class StackReverse:

@@ -988,14 +988,7 @@ _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
 
 
 def _ops(stmts):
-    for s in stmts:
-        if isinstance(s, ir.Op):
-            yield s
-        elif isinstance(s, ir.If):
-            yield from _ops(s.body)
-            yield from _ops(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            yield from _ops(s.body)
+    return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
 
 
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):

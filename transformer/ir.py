@@ -114,3 +114,14 @@ class Function:
     params: list              # parameter names
     body: list = field(default_factory=list)
     result: Return = None
+
+
+def nested(stmts):
+    """Every statement of `stmts` in order, those inside ifs and loops included."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from nested(s.body)
+            yield from nested(s.orelse)
+        elif isinstance(s, (For, While)):
+            yield from nested(s.body)
