@@ -81,7 +81,7 @@ class ReverseBuilder(StackReverse):
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
-        self.containers = _containers(fn.body)  # variables read item by item (pytrees)
+        self.containers = _containers(fn.body) | getattr(fn, "trees", set())  # (pytrees)
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
@@ -760,7 +760,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.last_comment = fn.result.origin.text
     b.reverse(fn.body)
     b.flush_all_fields()
-    grads = [b.bars.get(p, f"snp.zeros_like({p})") for p in wrt]
+    grads = [b.bars.get(p, f"{b._zeros(p)}({p})") for p in wrt]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","

@@ -346,6 +346,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             lines, out_bar, given = reverse.build(
                 fn_ir, wrt_names, "vjp" if mode == "vjp_given_out" else mode, names,
                 vjp_of_callee, has_aux, tuple_out, given_out=mode == "vjp_given_out")
+    except SecantError as e:
+        if fn_ir.lowered:       # a derivative's lax loop read again (loop_lowering.py): under
+            e.lax_loop_derivative = True    # jit, the derivative's Python loop as written
+        raise
     except vectorize.BatchingError as e:
         o = e.origin
         at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
@@ -391,6 +395,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
+    if mode in ("vjp", "vjp_given_out"):    # an output and its cotangent may be pytrees
+        gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that

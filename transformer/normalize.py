@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, hygiene, ir
+from secant.transformer import callees, hygiene, ir, loop_lowering
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
@@ -80,6 +80,8 @@ class Normaliser(ContainerMixin):
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
+        self.trees = set()          # versions that may be pytrees (a lowered loop's carries)
+        self.lowered = False        # a derivative's lax loop read as a scan (loop_lowering.py)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
@@ -125,7 +127,8 @@ class Normaliser(ContainerMixin):
             if len(stmt.targets) != 1:
                 raise self.src.error(stmt, "chained assignment (a = b = ...) is not supported; "
                                      "assign once per line")
-            self.assign(stmt.targets[0], stmt.value, stmt)
+            if not self.lower_loop_helper(stmt):
+                self.assign(stmt.targets[0], stmt.value, stmt)
         elif isinstance(stmt, gast.AugAssign):
             if not isinstance(stmt.target, gast.Name):
                 raise self._mutation_error(stmt)
@@ -166,6 +169,32 @@ class Normaliser(ContainerMixin):
             what = next((v for k, v in _UNSUPPORTED.items() if isinstance(stmt, k)),
                         type(stmt).__name__)
             raise self.src.error(stmt, f"secant cannot transform {what}")
+
+    def lower_loop_helper(self, stmt):
+        """A derivative's lax loop differentiated again: `x = fori_loop_vjp(...)` and the other
+        loop helpers read as the lax.scan they run (transformer/loop_lowering.py)."""
+        call = stmt.value
+        if self.batching or not self.src.generated or not isinstance(call, gast.Call):
+            return False
+        obj = self._resolve(call.func) if isinstance(call.func, gast.Name) else _UNRESOLVED
+        name = getattr(obj, "__name__", "")
+        if _loop_helper_kind(obj) is None or name not in loop_lowering.HELPERS:
+            return False
+        lowered = loop_lowering.lower(stmt, name, self.names.fresh)
+        if lowered is None:
+            return False
+        for k, v in loop_lowering.names().items():
+            self.src.closure.setdefault(k, v)
+        read = {self.current[n.id] for n in gast.walk(call) if isinstance(n, gast.Name)
+                and n.id in self.current}
+        for s in lowered:
+            self.statement(s)
+        stored = {self.current[n.id] for s in lowered if not isinstance(s, gast.FunctionDef)
+                  for n in gast.walk(s) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Store) and n.id in self.current}
+        self.trees |= read | stored     # carries, cotangents: pytrees (added leaf by leaf)
+        self.lowered = True
+        return True
 
     def _derivative_stack(self, node, method):
         """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")
@@ -1384,14 +1413,14 @@ class Normaliser(ContainerMixin):
                 if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                         and n.id in self.current and n.id not in own and n.id not in free):
                     free.append(n.id)
+            if self._local_calls(fnode, own):
+                return self._lift_local_calls(fnode, free, own, fnode)
             return fnode, None, free, fnode, {}
         if isinstance(fnode, gast.Name) and fnode.id in self.local_defs:
-            fdef, versions = self.local_defs[fnode.id]
-            moved = [n for n, v in versions.items() if self.current.get(n) != v]
-            if moved:
-                raise self.src.error(fnode, f"{fnode.id} reads {moved[0]}, which is reassigned "
-                                     f"between the definition of {fnode.id} and this call; "
-                                     f"define {fnode.id} after the assignment")
+            fdef, versions = self._local_def_at(fnode)
+            own = _def_locals(fdef)
+            if self._local_calls(fdef, own):
+                return self._lift_local_calls(fdef, list(versions), own, fnode)
             return fdef, None, list(versions), fnode, {}
         obj = self._resolve(fnode) if isinstance(fnode, (gast.Name, gast.Attribute)) \
             else _UNRESOLVED
@@ -1420,6 +1449,39 @@ class Normaliser(ContainerMixin):
         raise self.src.error(fnode, f"secant cannot differentiate through "
                              f"{gast.unparse(fnode).strip()} passed to lax.{kind}: pass a lambda "
                              "written in the call or a Python function defined with def")
+
+    def _local_def_at(self, node):
+        fdef, versions = self.local_defs[node.id]
+        moved = [n for n, v in versions.items() if self.current.get(n) != v]
+        if moved:
+            raise self.src.error(node, f"{node.id} reads {moved[0]}, which is reassigned "
+                                 f"between the definition of {node.id} and this call; "
+                                 f"define {node.id} after the assignment")
+        return fdef, versions
+
+    def _local_calls(self, fnode, own):
+        """Names of nested defs `fnode` calls (a derivative's loop step calling the loop's body:
+        transformer/loop_lowering.py)."""
+        return sorted({n.func.id for n in gast.walk(fnode) if isinstance(n, gast.Call)
+                       and isinstance(n.func, gast.Name) and n.func.id in self.local_defs
+                       and n.func.id not in own and n.func.id != getattr(fnode, "name", None)})
+
+    def _lift_local_calls(self, fnode, free, own, where_node):
+        """(fnode, None, its free locals, where_node, closure) with each nested def it calls lifted to a
+        function of its own (closure conversion): the call passes that def's free locals,
+        which become free locals of fnode too, and the closure binds the lifted def."""
+        fnode = copy.deepcopy(fnode)
+        free, closure = list(free), {}
+        for name in self._local_calls(fnode, own):
+            inner = self._function_arg(gast.Name(name, gast.Load(), None, None), "call", 0)
+            extra = inner[2]
+            closure[name] = self._lift(inner, name, extra)
+            free += [n for n in extra if n not in free]
+            for n in gast.walk(fnode):
+                if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
+                        and n.func.id == name:
+                    n.args = list(n.args) + [gast.Name(v, gast.Load(), None, None) for v in extra]
+        return fnode, None, free, where_node, closure
 
     def _lift(self, fn_arg, name, extra):
         """The function the derivative differentiates: `fn` itself, or a function taking the
@@ -1453,6 +1515,7 @@ class Normaliser(ContainerMixin):
         cells = {k: c for k, c in self.src.cells.items()      # the user's own cells, live
                  if k in closure and closure[k] is self.src.closure.get(k)}
         lifted = loader.load(source, name, self.src.globals, closure, cells=cells)
+        lifted.__secant_tree_params__ = getattr(lam, "secant_tree_params", ())
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent, generated=self.src.generated)
@@ -1639,6 +1702,8 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
+    fn_ir.lowered = norm.lowered
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
     fn_ir.user_names = _names_in(norm.node)
     fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins

@@ -1,0 +1,246 @@
+"""A derivative's lax loops, differentiated again: its loop helpers as the lax.scan they run.
+
+The first derivative of a lax loop calls rule helpers (ad/rule_helpers.py) that take the
+loop's body, or its generated vjp, as an argument:
+
+    (th, om), th_carries = fori_loop_with_carries(0, 8, body, (theta0, v))
+    theta0_bar, v_bar = fori_loop_vjp(0, 8, body_vjp, (th_bar, om_bar), th_carries, out=(th, om))
+
+Differentiated again (grad, jvp: not vmap, which batches these helpers by rules of its own),
+each such statement is read as the lax.scan the helper runs, written out with a nested def
+for its step, so the second derivative goes through the scan rules every order has, and the
+values the step closes over (the body's, the vjp's closed-over values) become the scan's
+closed-over operands (transformer/normalize.py lifts them into parameters):
+
+    def body_saving(carry, i):
+        return (body(i, carry), carry)
+    (th, om), th_carries = lax.scan(body_saving, (theta0, v), snp.arange(0, 8))
+
+`lower(stmt, helper_name, names)` returns those statements (gast, placed at stmt's line), or
+None when the call's form is not one it reads (the caller reports it then).
+"""
+import gast
+
+_FORWARD = ("fori_loop_with_carries", "scan_with_carries")
+_REVERSE = ("fori_loop_vjp", "scan_vjp", "map_vjp")
+HELPERS = _FORWARD + _REVERSE
+
+
+def lower(stmt, helper, fresh):
+    """The statements `stmt` (an assignment of a call of `helper`) stands for; `fresh(hint)`
+    gives an unused name. None when the call is not in a form read here."""
+    call = stmt.value
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return None
+    target = stmt.targets[0]
+    src = {k.arg: gast.unparse(k.value).strip() for k in call.keywords}
+    args = [gast.unparse(a).strip() for a in call.args]
+    params = {"fori_loop_with_carries": ("lower", "upper", "body_fun", "init_val"),
+              "scan_with_carries": ("f", "init", "xs", "length", "reverse"),
+              "fori_loop_vjp": ("lower", "upper", "body_vjp", "carry_bar", "carries", "closed",
+                                "consts"),
+              "scan_vjp": ("f_vjp", "out_bar", "carries", "xs", "closed", "consts", "reverse",
+                           "wrt_xs"),
+              "map_vjp": ("f_vjp", "ys_bar", "xs", "closed", "consts", "wrt_xs")}[helper]
+    if len(args) > len(params):
+        return None
+    bound = dict(zip(params, args))
+    for k, v in src.items():
+        if k in bound or k not in params + ("out",):
+            return None         # batch_size=... (a vmapped derivative) and the like
+        bound[k] = v
+    fn_node = call.args[2 if helper.startswith("fori") else 0] if call.args else None
+    pre = []
+    if isinstance(fn_node, gast.Lambda):        # a lambda: a nested def of its own first
+        name = fresh("step_fun")
+        pre.append(f"{name} = {gast.unparse(fn_node).strip()}")
+        fn = name
+    elif isinstance(fn_node, gast.Name):
+        fn = fn_node.id
+    else:
+        return None
+    closed = _items(call, "closed")
+    consts = _items(call, "consts")
+    if closed is None or consts is None:
+        return None
+    lines = getattr(_Writer(fresh, target, fn, bound, closed, consts), helper)()
+    if lines is None:
+        return None
+    text = "\n".join(pre + lines) + "\n"
+    body = gast.parse(text).body
+    if pre:     # `f = lambda ...` as a def (the normaliser reads nested defs)
+        from secant.transformer.parse import lambda_function_node
+        body[0] = lambda_function_node(body[0].value, fn)
+    for n in body:
+        if isinstance(n, gast.FunctionDef):     # its parameters are pytrees (the carry, ...)
+            n.secant_tree_params = {a.id for a in n.args.args}
+        for m in gast.walk(n):
+            if hasattr(m, "lineno"):
+                m.lineno, m.end_lineno = stmt.lineno, stmt.end_lineno
+                m.col_offset, m.end_col_offset = stmt.col_offset, stmt.end_col_offset
+    return body
+
+
+def names():
+    """What the lowered statements call, by name (the derivative's own module has them)."""
+    import secant.numpy as snp
+    from secant import lax
+    from secant.ad import helpers
+    ours = helpers.by_name()
+    return {"snp": snp, "lax": lax, **{n: ours[n] for n in (
+        "add_grads", "zeros_like_tree")}}
+
+
+def _items(call, keyword):
+    """The sources of closed=(a, b) / consts=(...): [] when absent, None when not a tuple."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            if isinstance(k.value, (gast.Tuple, gast.List)):
+                return [gast.unparse(e).strip() for e in k.value.elts]
+            return None
+    return []
+
+
+def _tuple(items):
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+class _Writer:
+    def __init__(self, fresh, target, fn, bound, closed, consts):
+        self.fresh, self.target, self.fn, self.bound = fresh, target, fn, bound
+        self.closed, self.consts = closed, consts
+
+    def _target(self):
+        return gast.unparse(self.target).strip()
+
+    def fori_loop_with_carries(self):
+        b, fn = self.bound, self.fn
+        step = self.fresh(f"{fn}_saving")
+        return [f"def {step}(carry, i):",
+                f"    return ({fn}(i, carry), carry)",
+                f"{self._target()} = lax.scan({step}, {b['init_val']}, "
+                f"snp.arange({b['lower']}, {b['upper']}))"]
+
+    def scan_with_carries(self):
+        b, fn, t = self.bound, self.fn, self.target
+        if not (isinstance(t, gast.Tuple) and len(t.elts) == 2):
+            return None
+        first, carries = (gast.unparse(e).strip() for e in t.elts)
+        after = []
+        if isinstance(t.elts[0], gast.Tuple) and len(t.elts[0].elts) == 2:
+            carry, ys = (gast.unparse(e).strip() for e in t.elts[0].elts)
+        else:
+            carry, ys = self.fresh("scan_carry"), self.fresh("scan_ys")
+            after = [f"{first} = ({carry}, {ys})"]
+        step = self.fresh(f"{fn}_saving")
+        extra = "".join(f", {k}={b[k]}" for k in ("length", "reverse") if k in b)
+        return [f"def {step}(carry, x):",
+                f"    new, y = {fn}(carry, x)",
+                "    return (new, (y, carry))",
+                f"{carry}, ({ys}, {carries}) = lax.scan({step}, {b['init']}, "
+                f"{b.get('xs', 'None')}{extra})"] + after
+
+    def _closed_names(self, kind):
+        return [self.fresh(f"{c}_{kind}") if c.isidentifier() else self.fresh(f"closed_{kind}")
+                for c in self.closed]
+
+    def _after(self, carries, final, reverse):
+        """(a line, a name): the carry each step ended with, the next step's saved carry (the
+        previous one's for a reverse scan), `final` for the last step: a scan that shifts the
+        saved carries by one, which every order differentiates as any scan."""
+        after = self.fresh(f"{carries}_after" if carries.isidentifier() else "carries_after")
+        line = (f"{self.fresh('first')}, {after} = lax.scan(lambda later, carry: (carry, later), "
+                f"{final}, {carries}{'' if reverse else ', reverse=True'})")
+        return line, after
+
+    def _zeros(self):
+        return [f"zeros_like_tree({c})" for c in self.closed]
+
+    def fori_loop_vjp(self):
+        b, fn = self.bound, self.fn
+        if "out" not in b:
+            return None
+        step = self.fresh(f"{fn}_back")
+        k = len(self.closed)
+        cbs, gs = self._closed_names("bars"), self._closed_names("g")
+        args = ", ".join(["carry_bar", "carry_out", "i", "carry"] + self.closed + self.consts)
+        body = [f"def {step}(bars, step):",
+                f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
+                "    i, carry, carry_out = step",
+                f"    {', '.join(['carry_g'] + gs)} = {fn}({args})",
+                f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, None)"]
+        init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
+        shift, after = self._after(b["carries"], b["out"], False)
+        xs = f"(snp.arange({b['lower']}, {b['upper']}), {b['carries']}, {after})"
+        outs = [self.fresh("carry_bar")] + [self.fresh(f"{c}_bar") for c in cbs]
+        call = f"lax.scan({step}, {init}, {xs}, reverse=True)"
+        return [shift] + body + [
+            f"{_tuple(outs) if k else outs[0]}, {self.fresh('done')} = {call}",
+            f"{self._target()} = {_tuple(outs) if k else outs[0]}"]
+
+    def scan_vjp(self):
+        b, fn = self.bound, self.fn
+        if "out" not in b:
+            return None
+        wrt_xs, reverse = b.get("wrt_xs", "False"), b.get("reverse", "False")
+        if reverse not in ("True", "False") or wrt_xs not in ("True", "False"):
+            return None
+        wrt_xs = wrt_xs == "True"
+        k = len(self.closed)
+        step = self.fresh(f"{fn}_back")
+        ct, ys_bar = self.fresh("carry_bar"), self.fresh("ys_bar")
+        final, ys = self.fresh("final"), self.fresh("ys")
+        cbs, gs = self._closed_names("bars"), self._closed_names("g")
+        own = ["carry_g"] + (["x_bar"] if wrt_xs else [])
+        args = ", ".join(["(carry_bar, y_bar)", "(carry_out, y)", "carry", "x"]
+                         + self.closed + self.consts)
+        body = [f"def {step}(bars, step):",
+                f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
+                "    carry, x, y_bar, carry_out, y = step",
+                f"    {', '.join(own + gs)} = {fn}({args})",
+                f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
+                f"{'x_bar' if wrt_xs else 'None'})"]
+        init = _tuple([ct] + self._zeros()) if k else ct
+        shift, after = self._after(b["carries"], final, reverse == "True")
+        xs = f"({b['carries']}, {b.get('xs', 'None')}, {ys_bar}, {after}, {ys})"
+        outs = [self.fresh("carry_bar")] + [self.fresh(f"{c}_bar") for c in cbs]
+        xs_bar = self.fresh("xs_bar") if wrt_xs else self.fresh("done")
+        call = f"lax.scan({step}, {init}, {xs}, reverse={reverse != 'True'})"
+        result = outs[:1] + ([xs_bar] if wrt_xs else []) + outs[1:]
+        return [f"{ct}, {ys_bar} = {b['out_bar']}", f"{final}, {ys} = {b['out']}", shift] + body + [
+            f"{_tuple(outs) if k else outs[0]}, {xs_bar} = {call}",
+            f"{self._target()} = {_tuple(result) if len(result) > 1 else result[0]}"]
+
+    def map_vjp(self):
+        b, fn = self.bound, self.fn
+        wrt_xs = b.get("wrt_xs", "True")
+        if wrt_xs not in ("True", "False"):
+            return None
+        wrt_xs = wrt_xs == "True"
+        k = len(self.closed)
+        if not k and not wrt_xs:
+            return None
+        step = self.fresh(f"{fn}_back")
+        cbs, gs = self._closed_names("bars"), self._closed_names("g")
+        own = ["x_bar"] if wrt_xs else []
+        args = ", ".join(["y_bar", "x"] + self.closed + self.consts)
+        body = [f"def {step}(bars, step):"]
+        if k:
+            body.append(f"    {', '.join(cbs)}{',' if k == 1 else ''} = bars")
+        body += ["    x, y_bar = step",
+                 f"    {', '.join(own + gs)}{',' if len(own + gs) == 1 else ''} = {fn}({args})"
+                 if len(own + gs) > 1 else f"    {(own + gs)[0]} = {fn}({args})",
+                 f"    return ({_tuple(_added(cbs, gs)) if k else 'bars'}, "
+                 f"{'x_bar' if wrt_xs else 'None'})"]
+        init = _tuple(self._zeros()) if k else "0.0"
+        outs = [self.fresh(f"{c}_bar") for c in cbs]
+        xs_bar = self.fresh("xs_bar") if wrt_xs else self.fresh("done")
+        call = f"lax.scan({step}, {init}, ({b['xs']}, {b['ys_bar']}))"
+        result = ([xs_bar] if wrt_xs else []) + outs
+        return body + [f"{_tuple(outs) if k else self.fresh('done')}, {xs_bar} = {call}",
+                       f"{self._target()} = {_tuple(result) if len(result) > 1 else result[0]}"]
+
+
+def _added(bars, grads):
+    return [f"add_grads({c}, {g})" for c, g in zip(bars, grads)]
