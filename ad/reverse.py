@@ -860,6 +860,9 @@ def _containers(stmts):
         if op.op in ("field", "attribute") and isinstance(op.operands["tree"], ir.Var):
             tree = op.operands["tree"].name
             out.add(tree)
+        elif op.op == "call" and getattr(op.callee, "__name__", "") == "item_of" \
+                and isinstance(op.operands.get("arg0"), ir.Var):    # a vmapped tuple's field
+            out.add(op.operands["arg0"].name)
     out |= {a for a in _indexed_by_counters(stmts)       # x[i] in range(x.shape[0]): an array
             if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
     out |= container_names(stmts)           # lists and dicts built in the function

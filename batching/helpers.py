@@ -453,6 +453,7 @@ def item_of(x, i, depth=1):
     return out
 
 
+item_of.__secant_tree_params__ = ("x",)     # its cotangent is built item by item (ad/reverse.py)
 NAMES = NAMES + ("item_of",)
 
 

@@ -21,8 +21,8 @@ None when the call's form is not one it reads (the caller reports it then).
 """
 import gast
 
-_FORWARD = ("fori_loop_with_carries", "scan_with_carries")
-_REVERSE = ("fori_loop_vjp", "scan_vjp", "map_vjp")
+_FORWARD = ("fori_loop_with_carries", "scan_with_carries", "while_loop_with_carries")
+_REVERSE = ("fori_loop_vjp", "scan_vjp", "map_vjp", "while_loop_vjp")
 HELPERS = _FORWARD + _REVERSE
 
 
@@ -42,7 +42,10 @@ def lower(stmt, helper, fresh):
                                 "consts"),
               "scan_vjp": ("f_vjp", "out_bar", "carries", "xs", "closed", "consts", "reverse",
                            "wrt_xs"),
-              "map_vjp": ("f_vjp", "ys_bar", "xs", "closed", "consts", "wrt_xs")}[helper]
+              "map_vjp": ("f_vjp", "ys_bar", "xs", "closed", "consts", "wrt_xs"),
+              "while_loop_with_carries": ("cond_fun", "body_fun", "init_val"),
+              "while_loop_vjp": ("body_fun", "body_vjp", "carry_bar", "init_val", "saved",
+                                 "closed", "consts")}[helper]
     if len(args) > len(params):
         return None
     bound = dict(zip(params, args))
@@ -50,16 +53,18 @@ def lower(stmt, helper, fresh):
         if k in bound or k not in params + ("out",):
             return None         # batch_size=... (a vmapped derivative) and the like
         bound[k] = v
-    fn_node = call.args[2 if helper.startswith("fori") else 0] if call.args else None
-    pre = []
-    if isinstance(fn_node, gast.Lambda):        # a lambda: a nested def of its own first
-        name = fresh("step_fun")
-        pre.append(f"{name} = {gast.unparse(fn_node).strip()}")
-        fn = name
-    elif isinstance(fn_node, gast.Name):
-        fn = fn_node.id
-    else:
-        return None
+    fns, pre = [], []
+    for at in {"fori": (2,), "whil": (0, 1)}.get(helper[:4], (0,)):
+        fn_node = call.args[at] if len(call.args) > at else None
+        if isinstance(fn_node, gast.Lambda):        # a lambda: a nested def of its own first
+            name = fresh("step_fun")
+            pre.append(f"{name} = {gast.unparse(fn_node).strip()}")
+            fns.append(name)
+        elif isinstance(fn_node, gast.Name):
+            fns.append(fn_node.id)
+        else:
+            return None
+    fn = fns if len(fns) > 1 else fns[0]
     closed = _items(call, "closed")
     consts = _items(call, "consts")
     if closed is None or consts is None:
@@ -71,7 +76,8 @@ def lower(stmt, helper, fresh):
     body = gast.parse(text).body
     if pre:     # `f = lambda ...` as a def (the normaliser reads nested defs)
         from secant.transformer.parse import lambda_function_node
-        body[0] = lambda_function_node(body[0].value, fn)
+        for k in range(len(pre)):
+            body[k] = lambda_function_node(body[k].value, body[k].targets[0].id)
     for n in body:
         if isinstance(n, gast.FunctionDef):     # its parameters are pytrees (the carry, ...)
             n.secant_tree_params = {a.id for a in n.args.args}
@@ -167,7 +173,8 @@ class _Writer:
         args = ", ".join(["carry_bar", "carry_out", "i", "carry"] + self.closed + self.consts)
         body = [f"def {step}(bars, step):",
                 f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
-                "    i, carry, carry_out = step",
+                "    _, carry, carry_out = step",
+                "    i = lax.stop_gradient(step[0])",
                 f"    {', '.join(['carry_g'] + gs)} = {fn}({args})",
                 f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, None)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
@@ -240,6 +247,41 @@ class _Writer:
         result = ([xs_bar] if wrt_xs else []) + outs
         return body + [f"{_tuple(outs) if k else self.fresh('done')}, {xs_bar} = {call}",
                        f"{self._target()} = {_tuple(result) if len(result) > 1 else result[0]}"]
+
+
+    def while_loop_with_carries(self):
+        """The loop and its step count (what while_loop_vjp recomputes the carries from)."""
+        t = self.target
+        if not (isinstance(t, gast.Tuple) and len(t.elts) == 2):
+            return None
+        (cond, body), b = self.fn, self.bound
+        out, saved = (gast.unparse(e).strip() for e in t.elts)
+        counting, test = self.fresh(f"{body}_counting"), self.fresh(f"{cond}_counting")
+        steps = self.fresh("steps")
+        return [f"def {test}(state):",
+                f"    return {cond}(state[0])",
+                f"def {counting}(state):",
+                f"    return ({body}(state[0]), state[1] + 1)",
+                f"{out}, {steps} = lax.while_loop({test}, {counting}, ({b['init_val']}, 0))",
+                f"{saved} = lax.stop_gradient({steps})"]
+
+    def while_loop_vjp(self):
+        """Back from the last step to the first, each step's carry recomputed from init_val
+        (JAX has no reverse mode here; forward mode over this is what runs)."""
+        b, (body, vjp) = self.bound, self.fn
+        k = len(self.closed)
+        step = self.fresh(f"{vjp}_back")
+        cbs, gs = self._closed_names("bars"), self._closed_names("g")
+        args = ", ".join(["carry_bar", "carry"] + self.closed + self.consts)
+        n = b["saved"]
+        lines = [f"def {step}(j, bars):",
+                 f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
+                 f"    carry = lax.fori_loop(0, {n} - 1 - j, lambda i, c: {body}(c), "
+                 f"{b['init_val']})",
+                 f"    {', '.join(['carry_g'] + gs)} = {vjp}({args})",
+                 f"    return {_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}"]
+        init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
+        return lines + [f"{self._target()} = lax.fori_loop(0, {n}, {step}, {init})"]
 
 
 def _added(bars, grads):
