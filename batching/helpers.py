@@ -28,7 +28,7 @@ def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
     leaves = tree_util.tree_leaves(tree)
-    return np.shape(leaves[0])[axis]
+    return np.shape(leaves[0])[axis] if leaves else None     # (None: a scan's empty ys)
 
 
 batch_size_of.__secant_batch_size__ = True       # an enclosing vmap reads the next axis
@@ -453,7 +453,6 @@ def item_of(x, i, depth=1):
     return out
 
 
-item_of.__secant_tree_params__ = ("x",)     # its cotangent is built item by item (ad/reverse.py)
 NAMES = NAMES + ("item_of",)
 
 

@@ -172,7 +172,7 @@ _op_functions = {}
 
 
 def _names_of(fn_ir):
-    taken = set(fn_ir.params)
+    taken = set(fn_ir.params) | set(re.findall(r"\w+", fn_ir.args_src))   # (keyword-only too)
 
     def visit(stmts):
         for s in stmts:
@@ -1377,8 +1377,9 @@ class _Jacobian:
         the same matrix comes from another: the first plan that generates is kept."""
         if outer is not None:
             raise SecantError("derivatives of Jacobians nested three deep (e.g. "
-                              "jacfwd(jacfwd(jacrev(f)))) are not supported until vmap lands"
-                              + where())
+                              "jacfwd(jacfwd(jacrev(f)))) are not supported yet: nest "
+                              "secant.grad, secant.jvp and secant.vmap instead (jacfwd(f) is "
+                              "vmap of jvp), which compose to any order" + where())
         from secant.transformer.parse import SourceError
         inner = self.fun
         twin = _Jacobian(inner.fun, inner.argnums, inner.has_aux,
@@ -1412,7 +1413,8 @@ class _Jacobian:
         (jacrev) at that pair of basis vectors."""
         if isinstance(self.fun, _Jacobian):
             raise SecantError("derivatives of Jacobians nested three deep are not supported "
-                              "until vmap lands" + where())
+                              "yet: nest secant.grad, secant.jvp and secant.vmap instead "
+                              "(jacrev(f) is vmap of vjp), which compose to any order" + where())
         base = _base(self.fun)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)

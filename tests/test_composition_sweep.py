@@ -136,7 +136,6 @@ XFAIL = {
     ('concatenate', 'jacrev'): 'snp.split',
     ('concatenate', 'hessian'): 'internal: hessian of concatenate: broadcasting error',
     ('concatenate', 'grad/jacrev'): 'snp.split',
-    ('at_set', 'grad/hessian'): 'internal: generated jvp of a jvp repeats a parameter name',
     ('list_append', 'grad/hessian'): 'IfExp',
     ('mlp', 'jvp/grad'): 'cannot see which function lambda',
     ('chain', 'jvp/grad'): 'cannot see which function lambda',

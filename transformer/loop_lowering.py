@@ -266,22 +266,27 @@ class _Writer:
                 f"{saved} = lax.stop_gradient({steps})"]
 
     def while_loop_vjp(self):
-        """Back from the last step to the first, each step's carry recomputed from init_val
-        (JAX has no reverse mode here; forward mode over this is what runs)."""
+        """Back from the last step to the first, each step's carry recomputed from init_val by
+        a while_loop (n * (n - 1) / 2 extra steps, as under jit at first order): while loops,
+        so reverse mode of this too runs eagerly and under jit."""
         b, (body, vjp) = self.bound, self.fn
         k = len(self.closed)
         step = self.fresh(f"{vjp}_back")
         cbs, gs = self._closed_names("bars"), self._closed_names("g")
         args = ", ".join(["carry_bar", "carry"] + self.closed + self.consts)
         n = b["saved"]
-        lines = [f"def {step}(j, bars):",
+        lines = [f"def {step}(state):",
+                 "    bars, j = state",
                  f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
-                 f"    carry = lax.fori_loop(0, {n} - 1 - j, lambda i, c: {body}(c), "
-                 f"{b['init_val']})",
+                 f"    carry, _ = lax.while_loop(lambda s: s[1] < {n} - 1 - j, "
+                 f"lambda s: ({body}(s[0]), s[1] + 1), ({b['init_val']}, 0))",
                  f"    {', '.join(['carry_g'] + gs)} = {vjp}({args})",
-                 f"    return {_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}"]
+                 f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
+                 "j + 1)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
-        return lines + [f"{self._target()} = lax.fori_loop(0, {n}, {step}, {init})"]
+        done = self.fresh("done")
+        return lines + [f"{self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "
+                        f"{step}, ({init}, 0))"]
 
 
 def _added(bars, grads):

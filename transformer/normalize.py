@@ -1009,6 +1009,9 @@ class Normaliser(ContainerMixin):
                 out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
+            if len(node.args) == 2 and not node.keywords and isinstance(node.args[1], gast.Dict) \
+                    and None not in node.args[1].keys:
+                return self._inactive(node)     # constant fields (a seed): zeros elsewhere
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
