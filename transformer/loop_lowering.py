@@ -16,9 +16,12 @@ closed-over operands (transformer/normalize.py lifts them into parameters):
         return (body(i, carry), carry)
     (th, om), th_carries = lax.scan(body_saving, (theta0, v), snp.arange(0, 8))
 
-`lower(stmt, helper_name, names)` returns those statements (gast, placed at stmt's line), or
-None when the call's form is not one it reads (the caller reports it then).
+`lower(stmt, helper_name, fresh)` returns those statements (gast, placed at stmt's line) and
+the names in them that hold pytrees, or None when the call's form is not one it reads (the
+caller reports it then).
 """
+import ast
+
 import gast
 
 _FORWARD = ("fori_loop_with_carries", "scan_with_carries", "while_loop_with_carries")
@@ -27,8 +30,9 @@ HELPERS = _FORWARD + _REVERSE
 
 
 def lower(stmt, helper, fresh):
-    """The statements `stmt` (an assignment of a call of `helper`) stands for; `fresh(hint)`
-    gives an unused name. None when the call is not in a form read here."""
+    """(The statements `stmt` (an assignment of a call of `helper`) stands for, the names in
+    them holding pytrees); `fresh(hint)` gives an unused name. None when the call is not in a
+    form read here."""
     call = stmt.value
     if any(isinstance(a, gast.Starred) for a in call.args) or \
             any(k.arg is None for k in call.keywords):
@@ -50,8 +54,8 @@ def lower(stmt, helper, fresh):
         return None
     bound = dict(zip(params, args))
     for k, v in src.items():
-        if k in bound or k not in params + ("out",):
-            return None         # batch_size=... (a vmapped derivative) and the like
+        if k in bound or k not in params + ("out", "batch_size", "closed_batched"):
+            return None         # active=... (a while loop vmapped per example) and the like
         bound[k] = v
     fns, pre = [], []
     for at in {"fori": (2,), "whil": (0, 1)}.get(helper[:4], (0,)):
@@ -69,9 +73,27 @@ def lower(stmt, helper, fresh):
     consts = _items(call, "consts")
     if closed is None or consts is None:
         return None
-    lines = getattr(_Writer(fresh, target, fn, bound, closed, consts), helper)()
+    made = []
+
+    def fresh_made(hint):
+        made.append(fresh(hint))
+        return made[-1]
+    lines = getattr(_Writer(fresh_made, target, fn, bound, closed, consts), helper)()
     if lines is None:
         return None
+    # pytrees (their cotangents added leaf by leaf): the saved carries, the names made here
+    # and the call's arguments passed whole
+    # (and the values closed over, and the cotangents of those and of a whole init)
+    trees = set(made) | set(closed) | {a.id for a in call.args + [k.value for k in call.keywords]
+                                       if isinstance(a, gast.Name) and a.id not in fns}
+    if helper in _FORWARD and isinstance(target, gast.Tuple) and \
+            isinstance(target.elts[-1], gast.Name):
+        trees.add(target.elts[-1].id)
+    if helper in _REVERSE:
+        wrt_xs = bound.get("wrt_xs", "True" if helper == "map_vjp" else "False") == "True"
+        n_out = len(closed) + int(wrt_xs) + int(helper != "map_vjp")
+        whole = [target] if n_out == 1 or not isinstance(target, gast.Tuple) else target.elts
+        trees |= {t.id for t in whole if isinstance(t, gast.Name)}
     text = "\n".join(pre + lines) + "\n"
     body = gast.parse(text).body
     if pre:     # `f = lambda ...` as a def (the normaliser reads nested defs)
@@ -85,7 +107,7 @@ def lower(stmt, helper, fresh):
             if hasattr(m, "lineno"):
                 m.lineno, m.end_lineno = stmt.lineno, stmt.end_lineno
                 m.col_offset, m.end_col_offset = stmt.col_offset, stmt.end_col_offset
-    return body
+    return body, trees
 
 
 def names():
@@ -93,9 +115,10 @@ def names():
     import secant.numpy as snp
     from secant import lax
     from secant.ad import helpers
+    from secant.batching import helpers as batch_helpers
     ours = helpers.by_name()
-    return {"snp": snp, "lax": lax, **{n: ours[n] for n in (
-        "add_grads", "zeros_like_tree")}}
+    return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
+            **{n: ours[n] for n in ("add_grads", "zeros_like_tree")}}
 
 
 def _items(call, keyword):
@@ -161,7 +184,15 @@ class _Writer:
         return line, after
 
     def _zeros(self):
-        return [f"zeros_like_tree({c})" for c in self.closed]
+        """The closed-over values' cotangents before the first step; under vmap (`batch_size`)
+        with a batch axis in front, which the unbatched values (closed_batched) lack."""
+        zeros = [f"zeros_like_tree({c})" for c in self.closed]
+        if "batch_size" not in self.bound:
+            return zeros
+        flags = ast.literal_eval(self.bound.get("closed_batched", "()")) or \
+            (False,) * len(zeros)
+        return [z if b else f"broadcast_batch({z}, {self.bound['batch_size']})"
+                for z, b in zip(zeros, flags)]
 
     def fori_loop_vjp(self):
         b, fn = self.bound, self.fn

@@ -183,16 +183,14 @@ class Normaliser(ContainerMixin):
         lowered = loop_lowering.lower(stmt, name, self.names.fresh)
         if lowered is None:
             return False
+        lowered, trees = lowered
         for k, v in loop_lowering.names().items():
             self.src.closure.setdefault(k, v)
-        read = {self.current[n.id] for n in gast.walk(call) if isinstance(n, gast.Name)
-                and n.id in self.current}
+        read = {self.current[n] for n in trees if n in self.current}
         for s in lowered:
             self.statement(s)
-        stored = {self.current[n.id] for s in lowered if not isinstance(s, gast.FunctionDef)
-                  for n in gast.walk(s) if isinstance(n, gast.Name)
-                  and isinstance(n.ctx, gast.Store) and n.id in self.current}
-        self.trees |= read | stored     # carries, cotangents: pytrees (added leaf by leaf)
+        # carries, cotangents: pytrees (added leaf by leaf)
+        self.trees |= read | {self.current[n] for n in trees if n in self.current}
         self.lowered = True
         return True
 
