@@ -182,4 +182,4 @@ BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 
 # structural and composite ops the transform handles itself (ad/forward.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}

@@ -10,6 +10,7 @@ import ast
 import inspect
 import re
 
+from secant.ad import einsum_rules
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
@@ -589,6 +590,14 @@ class ReverseBuilder(StackReverse):
         if op.op == "where":
             others.append(ir.Expr(op.statics.get("condition", "0")))
         return any(not _is_literal_number(o) for o in others)
+
+    def reverse_einsum(self, op, gs):
+        """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""
+        params = [p for p in OPS["einsum"].arrays if p in op.operands]
+        fill = {"g": gs[0], **{p: _src(op.operands[p]) for p in params}}
+        for p, template in einsum_rules.vjp_templates(op.statics["subscripts"], params).items():
+            if isinstance(op.operands[p], ir.Var):
+                self.accumulate(op.operands[p].name, template.format(**fill))
 
     def reverse_call(self, op, gs):
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)

@@ -15,6 +15,7 @@ import inspect
 
 import re
 
+from secant.ad import einsum_rules
 from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
@@ -284,6 +285,11 @@ class BatchBuilder:
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
         if name in ("field", "attribute"):
             return self.render(op), True
+        if name == "einsum":        # a label for the batch axis (ad/einsum_rules.py)
+            params = [p for p in OPS[name].arrays if p in op.operands]
+            return einsum_rules.batched(op.statics["subscripts"],
+                                        [_src(op.operands[p]) for p in params],
+                                        [p in batched for p in params]), True
         table = RULES.get(name)
         if table is None:
             raise self.error(f"vmap has no batching rule for {name}")

@@ -1600,7 +1600,7 @@ def _is_static_query(obj):
     import numpy as np
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
-              snp.result_type, len, isinstance, type, id, hasattr, callable)
+              snp.result_type, len, isinstance, type, id, hasattr, callable, set, frozenset)
     return any(obj is s for s in static)
 
 
