@@ -169,6 +169,8 @@ SEQUENCE_VJP = {
     "stack": "unstack({g}{static})",
     "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
     "grad_of_fields": "fields_of({g}, {fields})",
+    # (every leaf of its result is batched)
+    "grad_of_fields_batched": "fields_of_batched({g}, {fields}, {n}, True)",
 }
 
 # the same for a tracked list or tuple passed whole (snp.stack(out), out built in a loop): the

@@ -371,8 +371,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
             **helpers.by_name(),
-            **(batch_helpers.by_name() if mode == "vmap" else {}),
-            **{name: sub for sub, name in callees.items()}}
+            **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
+            **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
     # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
     source, moved = hygiene.swap(source, fn_ir.renamed)
     for name, new in moved.items():

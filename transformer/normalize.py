@@ -972,12 +972,15 @@ class Normaliser(ContainerMixin):
             x, y = (self.operand(a) for a in node.args)
             x, y = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in (x, y))
             return self._emit("add_grads", {"x": x, "y": y}, {})
-        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
-                and getattr(obj, "__name__", "") == "grad_of_fields":
+        if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
+                in (("secant.ad.helpers", "grad_of_fields"),
+                    ("secant.batching.helpers", "grad_of_fields_batched")):
             fields = self.fields_literal(node)
             if fields is not None:
                 tree = self.operand(node.args[0])
-                out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
+                statics = dict(zip(("n", "tree_batched"),
+                                   (self._source(a) for a in node.args[2:])))
+                out = self._emit(obj.__name__, {"tree": tree, "fields": fields}, statics)
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
@@ -997,7 +1000,7 @@ class Normaliser(ContainerMixin):
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
         fields' dict as a Seq (None for any other form, read as source)."""
-        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Dict) \
+        if len(node.args) not in (2, 4) or node.keywords or not isinstance(node.args[1], gast.Dict) \
                 or None in node.args[1].keys:
             return None
         values = tuple(self.operand(v) for v in node.args[1].values)

@@ -127,6 +127,9 @@ op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # that is differentiated again (second order): linear in the fields
 op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
    sequence="fields")
+# ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
+op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
+   code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
 # containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
 # name or returned, `a + b` of lists (a loop's `out.append(v)`), `d | {k: v}` of dicts
 op("pack", "items", (), code="{items}", sequence="items")
@@ -318,6 +321,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
+              "grad_of_fields_batched",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
