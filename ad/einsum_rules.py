@@ -63,9 +63,10 @@ def vjp_templates(subscripts_src, params):
         if not set(mine) <= seen:        # a label summed away from this operand alone
             specs.append(mine)
             args.append("snp.ones_like({" + p + "})")
-        # (its size-1 dims, and '...' dims it lacks, may be broadcast by another operand, as
-        # NumPy's einsum does: summed back)
-        rules[p] = f"unbroadcast({_call(specs, mine, args)}, {{{p}}})"
+        # its size-1 dims, and '...' dims it lacks, may be broadcast by another operand (as in
+        # NumPy's einsum): unbroadcast sums them back (the '...' dims come out in front)
+        lead = ELLIPSIS if ELLIPSIS not in mine and ELLIPSIS in "".join(specs) else ""
+        rules[p] = f"unbroadcast({_call(specs, lead + mine, args)}, {{{p}}})"
     return rules
 
 

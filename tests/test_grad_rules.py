@@ -23,6 +23,8 @@ from secant.transformer.ops import TREE_OPS  # tests/test_tree_util_inside.py
 import secant
 import secant.numpy as snp
 from secant.ad.helpers import add_grads, grad_of_fields
+from secant.batching import helpers as batch_helpers
+from secant.batching.helpers import grad_of_fields_batched
 from secant import lax
 from secant.ad import helpers, rule_helpers
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP, ZERO
@@ -90,7 +92,7 @@ def test_templates_name_only_parameters_of_their_op(op):
         ast.parse(source)            # renders to a Python expression
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "i"} - set(helpers.NAMES) \
-            - set(helpers.TREE_NAMES)
+            - set(helpers.TREE_NAMES) - set(batch_helpers.NAMES)
         assert not unknown, f"{op}: template calls unknown names {unknown}"
 
 
@@ -155,6 +157,12 @@ def f_optimization_barrier(x): return wsum(snp.sin(lax.optimization_barrier(x)) 
 def f_grad_of_fields(x):         # what a derivative differentiated again contains
     pair = grad_of_fields((x, x), {0: snp.sin(x) * x})
     return wsum(pair[0] + pair[1])
+def f_grad_of_fields_batched(x):     # ... and in a batched derivative differentiated again
+    pair = grad_of_fields_batched((x, x), {0: snp.sin(x) * x}, 3, True)
+    return wsum(pair[0] + pair[1])
+def f_einsum(x):                    # its rules are einsums computed from the subscripts
+    y = snp.einsum('ij,kj->ik', x, snp.sin(x)) + snp.einsum('ij,ij,...j->...i', x, x, x)
+    return wsum(y) + snp.einsum('ij,ij', x, snp.cos(x)) * snp.einsum('ji->', x ** 2)
 def f_erf_inv(x): return wsum(lax.erf_inv(x))
 def f_lgamma(x): return wsum(lax.lgamma(x))
 def f_digamma(x): return wsum(lax.digamma(x))
@@ -344,7 +352,8 @@ CASES = [
     Case(f_absolute, (S, AWAY)), Case(f_complex_parts, (S, N)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
     Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
-    Case(f_grad_of_fields, (S, N)), Case(f_erf_inv, (S, UNIT)),
+    Case(f_grad_of_fields, (S, N)), Case(f_grad_of_fields_batched, (S, N)),
+    Case(f_einsum, (S, N)), Case(f_erf_inv, (S, UNIT)),
     Case(f_lgamma, (S, POS)), Case(f_lgamma, ((5,), GT1)), Case(f_digamma, (S, POS)),
     Case(f_digamma, (S, lambda r: r.uniform(-2.9, -2.1, size=S))),
     Case(f_digamma, ((8,), lambda r: r.uniform(3.0, 30.0, size=8))),
