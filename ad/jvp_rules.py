@@ -130,6 +130,7 @@ JVP = {
         ("broadcast_in_dim", "operand"), ("lax_reshape", "operand"),
         ("lax_transpose", "operand"), ("lax_squeeze", "array"), ("lax_expand_dims", "array"),
         ("lax_slice", "operand"), ("dynamic_slice", "operand"), ("getitem", "a"))},
+    **{name: {"ary": LINEAR} for name in ("split", "array_split", "hsplit", "vsplit", "dsplit")},
     # indexing (linear in the array; out-of-range places of a filled take get tangent 0)
     "take": {"a": "snp.take({a_dot}, {indices}, {axis}, {mode}, 0)"},
     "take_along_axis": {"arr": "snp.take_along_axis({arr_dot}, {indices}, {axis}, {mode}, 0)"},

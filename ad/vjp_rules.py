@@ -95,6 +95,12 @@ VJP = {
     "transpose": {"a": "untranspose({g}{static})"},
     "swapaxes": {"a": "snp.swapaxes({g}, {axis1}, {axis2})"},
     "broadcast_to": {"array": "unbroadcast({g}, {array})"},
+    # (a list of pieces: its cotangent is a list, joined back)
+    "split": {"ary": "snp.concatenate({g}, axis={axis})"},
+    "array_split": {"ary": "snp.concatenate({g}, axis={axis})"},
+    "hsplit": {"ary": "snp.concatenate({g}, axis=min(1, snp.ndim({ary}) - 1))"},
+    "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
+    "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing
     "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g})"},
     "at_set": {"a": "{g}.at[{idx}].set(0)", "values": "unbroadcast({g}[{idx}], {values})"},

@@ -29,7 +29,7 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -1163,7 +1163,8 @@ class Normaliser(ContainerMixin):
                                          f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
         out = self._emit(opname, operands, statics)
-        if opname in TREE_OPS and opname != "tree_structure" and isinstance(out, ir.Var):
+        if opname in TREE_OPS + SPLIT_OPS and opname != "tree_structure" \
+                and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
         return out
 

@@ -115,6 +115,11 @@ op("broadcast_to", "array, shape", ("array",))
 op("concatenate", "arrays, axis=0", (), sequence="arrays")
 op("stack", "arrays, axis=0", (), sequence="arrays")
 op("astype", "x, dtype", ("x",), code="{x}.astype({dtype})")
+# ops whose result is a list of arrays (a container value)
+SPLIT_OPS = ("split", "array_split", "hsplit", "vsplit", "dsplit")
+for _n in SPLIT_OPS:
+    op(_n, "ary, indices_or_sections" + (", axis=0" if _n.endswith("y_split") or _n == "split"
+                                         else ""), ("ary",))
 
 # --- indexing and structure ---------------------------------------------------------------------
 op("getitem", "a, idx", ("a",), code="{a}[{idx}]")
