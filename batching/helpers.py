@@ -456,6 +456,27 @@ def item_of(x, i, depth=1):
 NAMES = NAMES + ("item_of",)
 
 
+def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):
+    """ad/helpers.py's unconcatenate of each example: the pieces of t (batch axis first) sized
+    like one example of each array."""
+    if not t_batched:
+        t = broadcast_batch(t, n)
+    shapes = [tuple(np.shape(a)[1:]) if arrays_batched else tuple(np.shape(a)) for a in arrays]
+    if axis is None:
+        sizes = [int(np.prod(s)) for s in shapes]
+        pieces = snp.split(snp.reshape(t, (np.shape(t)[0], -1)),
+                           np.cumsum(sizes)[:-1].tolist(), axis=1)
+        out = [snp.reshape(p, np.shape(t)[:1] + s) for p, s in zip(pieces, shapes)]
+    else:
+        axis = axis % len(shapes[0])
+        sizes = [s[axis] for s in shapes]
+        out = snp.split(t, np.cumsum(sizes)[:-1].tolist(), axis=axis + 1)
+    return out
+
+
+NAMES = NAMES + ("unconcatenate_batched",)
+
+
 def add_n_grad_batched(t, arrays):
     """add_n_grad (ad/helpers.py) for each example: t and every item batched (axis 0), each
     item's cotangent t summed to that item's per-example shape."""

@@ -177,6 +177,8 @@ HELPERS = {
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0}, {arg1_next})",
+    "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
+                     "{arg1_batched})",
     "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",

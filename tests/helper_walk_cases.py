@@ -147,6 +147,8 @@ CASES = {
     "add_n_grad_batched": ("add_n_grad_batched(t, [x, y])", {"t": r(2, 3), "x": r(2, 3),
                                                              "y": r(2, 1)}),
     "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
+    "unconcatenate_batched": ("unconcatenate_batched(t, [snp.zeros((2, 2)), snp.zeros((2, 3))], "
+                              "0, 2, True, True)", {"t": r(2, 5)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop

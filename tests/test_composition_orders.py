@@ -381,7 +381,6 @@ def _eager(fn, values):
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
-SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
@@ -405,8 +404,6 @@ KNOWN = {
     ("split_at", "vjp"): LIST_PARAMETER,
     ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
-    ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
-    ("unconcatenate", "vmap"): SPLIT,
     ("unmerge", "vjp"): LIST_PARAMETER,
     ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
     ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
