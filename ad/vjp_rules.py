@@ -193,5 +193,5 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
-        "argmax", "argmin", "floor_divide", "zeros_like", "ones_like", "empty_like",
+        "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like", "empty_like",
         "stop_gradient"}

@@ -44,9 +44,9 @@ ARRAY_STATICS = {"where": ("condition",), "select": ("pred",)}
 
 AXIS = {
     **{n: (("axis",), "reduce") for n in ("sum", "mean", "max", "min", "prod", "var", "std",
-                                          "flip")},
+                                          "flip", "any", "all")},
     **{n: (("axis",), "flatten") for n in ("argmax", "argmin", "cumsum", "cumprod", "sort",
-                                           "concatenate")},
+                                           "argsort", "concatenate")},
     "expand_dims": (("axis",), "insert"),
     "stack": (("axis",), "insert"),
     "split": (("axis",), "insert"),

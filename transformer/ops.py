@@ -99,6 +99,10 @@ for _n in ("var", "std"):
 op("argmax", "a, axis=None, keepdims=None", ("a",), differentiable=False)
 op("argmin", "a, axis=None, keepdims=None", ("a",), differentiable=False)
 op("cumsum", "a, axis=None", ("a",))
+op("argsort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",),
+   differentiable=False)
+for _n in ("any", "all"):
+    op(_n, "a, axis=None, keepdims=False", ("a",), differentiable=False)
 
 # --- products ----------------------------------------------------------------------------------
 op("dot", "a, b", ("a", "b"))
