@@ -172,7 +172,9 @@ _op_functions = {}
 
 
 def _names_of(fn_ir):
-    taken = set(fn_ir.params)
+    import ast
+    taken = set(fn_ir.params) | {a.arg for a in ast.walk(ast.parse(    # keyword-only and
+        f"def _({fn_ir.args_src}): pass")) if isinstance(a, ast.arg)}     # * ones too (x_dot)
 
     def visit(stmts):
         for s in stmts:
