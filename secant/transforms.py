@@ -260,7 +260,8 @@ class _Recursive:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if mode in forward.MODES:       # (primals, tangents): what forward.py reads
             wrt = key[2]
-            params += [inspect.Parameter(f"{params[i].name}_dot",
+            taken = Names(p.name for p in params)   # (fresh: a jvp's own x_dot is a param)
+            params += [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"),
                                          inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in wrt]
         self.__signature__ = inspect.Signature(
             [p.replace(default=inspect.Parameter.empty) for p in params])
