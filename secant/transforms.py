@@ -269,6 +269,12 @@ class _Recursive:
     def __call__(self, *args, **kwargs):
         return _generated[self.key](*args, **kwargs)
 
+    @property
+    def __secant_resolved__(self):
+        """The finished function (None while it is generated): what a transform of code that
+        calls this placeholder reads (a recursive derivative differentiated again)."""
+        return _generated.get(self.key)
+
 
 def _generated_name(name, mode):
     return f"{name}_jvp" if mode in forward.MODES else \

@@ -916,6 +916,7 @@ class Normaliser(ContainerMixin):
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
+        obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
