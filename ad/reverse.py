@@ -844,8 +844,8 @@ def _guards(stmts):
             if isinstance(s, ir.Op):
                 for t in s.targets:
                     sites.setdefault(t, []).append(enclosing)
-            elif isinstance(s, ir.Plain):
-                for t in s.defines:
+            elif isinstance(s, ir.Plain) and not re.fullmatch(r"\w+ = None", s.code.strip()):
+                for t in s.defines:     # (`v = None` only keeps v bound: not a value)
                     sites.setdefault(t, []).append(enclosing)
             elif isinstance(s, ir.If):
                 visit(s.body, enclosing | {(s.test, 0)})

@@ -512,6 +512,7 @@ class BatchBuilder:
         defined = [_defined_in(s.body), _defined_in(s.orelse)]
         for k in (1, 0):        # a value batched by one branch only: broadcast in the other
             missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
+            missing = [v for v in missing if v not in _none_placeholders((s.body, s.orelse)[k])]
             at = ends[k][0]
             self.lines[at:at] = [Line(f"{v} = broadcast_batch({v}, {self.size})",
                                       self.indent + 1) for v in missing]
@@ -946,6 +947,13 @@ def _src(o):
     if isinstance(o, ir.Seq) and o.kind == "dict":
         return "{" + ", ".join(f"{k}: {_src(v)}" for k, v in zip(o.keys, o.items)) + "}"
     return _plain_src(o)
+
+
+def _none_placeholders(stmts):
+    """Names a branch sets to None only to keep them bound (the normaliser's if-join of a name
+    the other branch defines): nothing to batch, and no cotangent when differentiated again."""
+    return {s.code.partition(" = ")[0] for s in stmts
+            if isinstance(s, ir.Plain) and re.fullmatch(r"\w+ = None", s.code.strip())}
 
 
 def _defined_in(stmts):
