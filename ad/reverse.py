@@ -876,6 +876,9 @@ def _containers(stmts):
     while grown:                # params[:-1] is a container: so is params
         grown = {getitems[t] for t in out if t in getitems} - out
         out |= grown
+    stacks = [s.stack for s in ir.nested(stmts) if isinstance(s, ir.Plain) and s.stack]
+    pushed = {stack for kind, stack, name in stacks if kind == "push" and name in out}
+    out |= {name for kind, stack, name in stacks if kind == "pop" and stack in pushed}
     return out
 
 
