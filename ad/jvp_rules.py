@@ -64,6 +64,8 @@ JVP = {
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
+    "unmerge": {"grads": LINEAR},
+    "unmerge_grad": {"t": LINEAR},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},

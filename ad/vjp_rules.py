@@ -14,6 +14,9 @@ VJP = {
     "add_grads": {"x": "{g}", "y": "{g}"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
+    # the dict merge's cotangent helpers, each the other's transpose (x, grads: structure only)
+    "unmerge": {"grads": "unmerge_grad({g}, {grads}, {x}, {keys})"},
+    "unmerge_grad": {"t": "unmerge({g}, {x}, {keys})"},
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},
@@ -98,7 +101,7 @@ VJP = {
     # (a list of pieces: its cotangent is a list, joined back)
     "split": {"ary": "snp.concatenate({g}, axis={axis})"},
     "array_split": {"ary": "snp.concatenate({g}, axis={axis})"},
-    "hsplit": {"ary": "snp.concatenate({g}, axis=min(1, snp.ndim({ary}) - 1))"},
+    "hsplit": {"ary": "snp.concatenate({g}, axis=1 if snp.ndim({ary}) > 1 else 0)"},
     "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
     "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing

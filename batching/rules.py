@@ -75,7 +75,7 @@ RULES = {
     "broadcast_to": {"array": "broadcast_batched({array}, {shape})"},
     "fliplr": {"m": "snp.flip({m}, 2)"},
     "vsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=1)"},
-    "hsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=min(2, snp.ndim({ary}) - 1))"},
+    "hsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=2 if snp.ndim({ary}) > 2 else 1)"},
     "dsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=3)"},
     "flipud": {"m": "snp.flip({m}, 1)"},
     "matmul": {"*": "matmul_batched({x}, {y}, {x_batched}, {y_batched})"},
@@ -183,6 +183,7 @@ HELPERS = {
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
+    "unmerge_grad": "unmerge_grad({arg0}, {arg1}, {arg2}, {arg3})",
     "pick": "pick({arg0}, {arg1})",
     "fields_of": "fields_of_batched({arg0}, {arg1}, {size}, {arg0_batched})",
 }

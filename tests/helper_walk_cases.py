@@ -48,6 +48,8 @@ CASES = {
     "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),
     "unmerge": ("unmerge({'a': t, 'b': x}, {'a': y, 'b': t}, ['b'])", {"t": r(3), "x": r(3),
                                                                       "y": r(3)}),
+    "unmerge_grad": ("unmerge_grad({'a': t, 'b': x}, {'a': y, 'b': t, 'c': x}, {'a': t, 'b': y}, "
+                     "['b'])", {"t": r(3), "x": r(3), "y": r(3)}),
     "pick": ("pick({'a': t, 'b': x}, {'b': y})", {"t": r(3), "x": r(2), "y": r(2)}),
     "unstack_as": ("unstack_as(t, (x, y))", {"t": r(2, 3), "x": r(3), "y": r(3)}),
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),

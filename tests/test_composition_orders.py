@@ -381,7 +381,6 @@ def _eager(fn, values):
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
-ARGSORT = "snp.argsort has no batching rule"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
@@ -400,11 +399,10 @@ KNOWN = {
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
+    ("sort_grad", "vmap"): AT_BATCHED_INDEX,
     ("split_at", "vjp"): LIST_PARAMETER,
     ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
-    ("unmerge", "vjp"): LIST_PARAMETER,
     ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
     ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
     ("add_n_grad_batched", "vjp"): LATE_ALIAS, ("add_n_grad_batched", "jvp"): LATE_ALIAS,

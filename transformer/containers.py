@@ -806,7 +806,7 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
 _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
-                      "hsplit", "vsplit", "dsplit")
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 

@@ -29,7 +29,7 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -984,6 +984,12 @@ class Normaliser(ContainerMixin):
                 out = self._emit(obj.__name__, {"tree": tree, "fields": fields}, statics)
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") in DICT_HELPER_OPS:
+            out = self.op_call(node, obj.__name__, list(node.args))   # (linear: their rules)
+            if isinstance(out, ir.Var):
+                self.containers[out.name] = "dict"
+            return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
@@ -1147,7 +1153,7 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays and opname in TREE_OPS:    # a pytree: kept as it is
+            if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
                 operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
             elif pname in spec.arrays:      # a tracked list passed as an array is stacked

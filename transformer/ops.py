@@ -136,6 +136,11 @@ op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # that is differentiated again (second order): linear in the fields
 op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
    sequence="fields")
+# the cotangent of x in the dict merge `x | {k: v}` (ad/helpers.py unmerge: grads' entries at
+# x's keys, zeros at the replaced ones) and its transpose: linear in grads, x a structure only
+op("unmerge", "grads, x, keys", ("grads", "x"), code="unmerge({grads}, {x}, {keys})")
+op("unmerge_grad", "t, grads, x, keys", ("t", "grads", "x"),
+   code="unmerge_grad({t}, {grads}, {x}, {keys})")
 # ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
 op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
    code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
@@ -154,6 +159,9 @@ op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
 # rebuilt from a list (the structure is a run-time value; ad/helpers.py names them). tree_map
 # and tree_reduce are written with these by transformer/desugar.py
 TREE_OPS = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
+# derivative helpers (ad/helpers.py) read as ops in a derivative differentiated again: their
+# operands are pytrees, kept as they are, and their results dicts
+DICT_HELPER_OPS = ("unmerge", "unmerge_grad")
 op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
 op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
 op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {treedef})")
@@ -330,7 +338,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
-              "grad_of_fields_batched",
+              "grad_of_fields_batched", "unmerge", "unmerge_grad",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
