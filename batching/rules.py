@@ -177,6 +177,10 @@ HELPERS = {
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0}, {arg1_next})",
+    # x.at[i].set(v) with a batched index i (the normaliser writes it as this call)
+    "update_per_example": "nested_update_refused()",
+    "at_per_example": "update_per_example({arg0}, {arg1}, {arg2}, {arg3}, {size}, "
+                          "{arg0_batched}, {arg2_batched})",
     "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                      "{arg1_batched})",
     "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",

@@ -1182,8 +1182,18 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
         if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
-            raise self.src.error(node, "a batched index in .at[...] cannot be batched yet; "
-                                 "build a mask and use snp.where")
+            helper = next((f for f in self.opaque if f.__name__ == "at_per_example"), None)
+            items = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
+            if helper is None or opname is None or any(
+                    isinstance(n, (gast.Slice, gast.Starred)) or isinstance(n, gast.Constant)
+                    and n.value in (None, Ellipsis) for n in items):
+                raise self.src.error(node, "a batched index in .at[...] is batched for integer "
+                                     "array indices (not with slices, None or ...) yet; build "
+                                     "a mask and use snp.where")
+            operands = {"arg0": base, "arg1": self.operand(index_node), "arg2": values,
+                        "arg3": ir.Expr(repr(method if method != "multiply" else "mul"))}
+            return self._emit("call", operands, {}, f"{getattr(base, 'name', 'x')}_{method}",
+                              callee=helper, callee_name=helper.__name__)
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
