@@ -101,7 +101,7 @@ VJP = {
     # (a list of pieces: its cotangent is a list, joined back)
     "split": {"ary": "snp.concatenate({g}, axis={axis})"},
     "array_split": {"ary": "snp.concatenate({g}, axis={axis})"},
-    "hsplit": {"ary": "snp.concatenate({g}, axis=1 if snp.ndim({ary}) > 1 else 0)"},
+    "hsplit": {"ary": "snp.concatenate({g}, axis=int(snp.ndim({ary}) > 1))"},
     "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
     "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing

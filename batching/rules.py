@@ -75,7 +75,7 @@ RULES = {
     "broadcast_to": {"array": "broadcast_batched({array}, {shape})"},
     "fliplr": {"m": "snp.flip({m}, 2)"},
     "vsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=1)"},
-    "hsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=2 if snp.ndim({ary}) > 2 else 1)"},
+    "hsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=1 + int(snp.ndim({ary}) > 2))"},
     "dsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=3)"},
     "flipud": {"m": "snp.flip({m}, 1)"},
     "matmul": {"*": "matmul_batched({x}, {y}, {x_batched}, {y_batched})"},
