@@ -237,3 +237,24 @@ def test_vmap_of_an_update_at_a_batched_index(x64):
     close(g, np.stack(want), rtol=1e-6)
     with pytest.raises(secant.SecantError, match="inner vmap batches"):
         secant.vmap(secant.vmap(scatter))(xs[None], idx[None])
+
+
+# --- regression: a vmap whose batched form cannot be generated is never read as its inner
+# function (functools.wraps copied the inner jvp's generated function onto the vmap: jvp of a
+# hessian returned the unbatched jvp's (3, 3) zeros for a (3, 3, 3) Hessian, silently)
+def at_set(x, w):
+    y = x.at[1].set(x[0] * w[1])
+    return y.at[0].add(snp.sin(x[2]))
+
+
+def test_jvp_of_a_hessian_is_right_or_refused(x64):
+    x, w = np.array([0.3, -0.7, 1.1]), np.array([1.5, -0.5, 2.0])
+    hess = secant.hessian(at_set)
+    want = np.zeros((3, 3, 3))
+    want[0, 2, 2] = -np.sin(1.1)
+    close(hess(x, w), want, rtol=1e-12)
+    try:
+        primal, _ = secant.jvp(lambda y: hess(y, w), (x,), (np.ones(3),))
+    except secant.SecantError:
+        return
+    close(primal, want, rtol=1e-12)
