@@ -196,5 +196,5 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
-        "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like", "empty_like",
-        "stop_gradient"}
+        "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
+        "empty_like", "stop_gradient"}

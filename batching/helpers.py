@@ -317,7 +317,8 @@ def update_per_example(a, idx, values, method, n, a_batched, values_batched):
     if not a_batched:
         a = broadcast_batch(a, n)
     idx = idx if isinstance(idx, tuple) else (idx,)
-    rows = snp.reshape(snp.arange(np.shape(a)[0]), (np.shape(a)[0],) + (1,) * (_index_rank(idx) - 1))
+    n = np.shape(a)[0]
+    rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(idx) - 1))
     index = (rows,) + idx
     if values_batched:
         values = _at_rank(values, np.ndim(a[index]) - 1)

@@ -153,7 +153,11 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-           "tree_unflatten", "tree_leaves_as"}
+           "tree_unflatten", "tree_leaves_as", "einsum"}
+
+# ops only the derivative transforms read (their helpers' calls in a derivative differentiated
+# again); under vmap these calls stay helper calls, written by HELPERS below
+DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {

@@ -91,8 +91,8 @@ def test_templates_name_only_parameters_of_their_op(op):
         source = template.format(**fill)
         ast.parse(source)            # renders to a Python expression
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-        unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "int", "i"} - set(helpers.NAMES) \
-            - set(helpers.TREE_NAMES) - set(batch_helpers.NAMES)
+        unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "int", "i"} \
+            - set(helpers.NAMES) - set(helpers.TREE_NAMES) - set(batch_helpers.NAMES)
         assert not unknown, f"{op}: template calls unknown names {unknown}"
 
 
@@ -365,7 +365,8 @@ CASES = [
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
     Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
     Case(f_grad_of_fields, (S, N)), Case(f_grad_of_fields_batched, (S, N)),
-    Case(f_einsum, (S, N)), Case(f_unmerge, (S, N)), Case(f_split, (S, N)), Case(f_erf_inv, (S, UNIT)),
+    Case(f_einsum, (S, N)), Case(f_unmerge, (S, N)), Case(f_split, (S, N)),
+    Case(f_erf_inv, (S, UNIT)),
     Case(f_lgamma, (S, POS)), Case(f_lgamma, ((5,), GT1)), Case(f_digamma, (S, POS)),
     Case(f_digamma, (S, lambda r: r.uniform(-2.9, -2.1, size=S))),
     Case(f_digamma, ((8,), lambda r: r.uniform(3.0, 30.0, size=8))),

@@ -100,7 +100,7 @@ def test_einsum_with_a_repeated_label_in_one_operand_refuses_to_differentiate():
         secant.grad(lambda m: snp.einsum("ii->", m))(np.eye(2))
 
 
-# --- the split family ------------------------------------------------------------------------------
+# --- the split family ----------------------------------------------------------------------------
 def splits(x):
     m = x.reshape((2, 4))
     a, b = snp.split(m, 2, axis=1)
@@ -143,7 +143,7 @@ def test_unequal_pieces_grad_of_vmap_of_grad(x64):
     secant.grad(lambda ys: snp.sum(secant.vmap(lambda y: snp.sum(g(y)))(ys)))(rand(3, 8))
 
 
-# --- constants for grad that vmap must batch: argsort, any, all -----------------------------------
+# --- constants for grad that vmap must batch: argsort, any, all ----------------------------------
 def sorted_weights(x):
     i = snp.argsort(x)
     j = snp.argsort(x, descending=True)
@@ -158,7 +158,7 @@ def test_argsort_any_all_at_every_order(x64):
     every_order(sorted_weights, x, rand(5) - 0.5, xs)
 
 
-# --- NumPy's own functions inside jit -----------------------------------------------------------------
+# --- NumPy's own functions inside jit ------------------------------------------------------------
 def numpy_ufuncs(x):
     return np.sum(np.sin(x) * np.exp(x)) + np.float64(2.0) * np.tanh(x[0])
 
@@ -172,7 +172,7 @@ def test_numpy_functions_of_traced_values_under_jit(x64):
         secant.jit(lambda v: np.frexp(v)[0])(x)       # no secant.numpy function of that name
 
 
-# --- a dict built key by key: its cotangent helpers at second order --------------------------------
+# --- a dict built key by key: its cotangent helpers at second order ------------------------------
 def dict_comprehension(x):
     d = {k: x * v for k, v in zip("abc", [1.0, 2.0, 3.0])}
     return snp.sum(d["a"] * d["c"] + snp.sin(d["b"]))
@@ -189,7 +189,7 @@ def test_containers_at_every_order(x64, f):
     every_order(f, rand(3), rand(3) - 0.5, rand(3, 3))
 
 
-# --- jvp of jvp: tangent names of functions with defaults, and of recursion -----------------------
+# --- jvp of jvp: tangent names of functions with defaults, and of recursion ----------------------
 def _with_defaults(x, p=2, c=0.5):
     return snp.sum(c * x ** p)
 
@@ -223,7 +223,7 @@ def test_jvp_of_jvp_and_every_order(x64, f):
     close(secant.jit(secant.grad(hv))(x), np.asarray(secant.grad(hv)(x)), rtol=1e-12)
 
 
-# --- vmap of .at[i] with a batched index ---------------------------------------------------------------
+# --- vmap of .at[i] with a batched index ---------------------------------------------------------
 def scatter(x, i):
     return snp.zeros(4).at[i].add(x * x)
 

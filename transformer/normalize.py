@@ -29,7 +29,8 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
+                                    BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -1007,8 +1008,8 @@ class Normaliser(ContainerMixin):
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
         fields' dict as a Seq (None for any other form, read as source)."""
-        if len(node.args) not in (2, 4) or node.keywords or not isinstance(node.args[1], gast.Dict) \
-                or None in node.args[1].keys:
+        if len(node.args) not in (2, 4) or node.keywords \
+                or not isinstance(node.args[1], gast.Dict) or None in node.args[1].keys:
             return None
         values = tuple(self.operand(v) for v in node.args[1].values)
         if not any(_has_var(v) for v in values):
