@@ -13,6 +13,7 @@ import ast
 import inspect
 import re
 
+from secant.ad import einsum_rules
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
 from secant.ad.stacks import stacks_of
@@ -184,6 +185,18 @@ class ForwardBuilder:
 
     def op_pack(self, op):
         self.set_dot(op.targets[0], self.container_tangent(op.operands["items"]))
+
+    def op_einsum(self, op):
+        """The sum over operands with a tangent of einsum with it in their place."""
+        params = [p for p in OPS["einsum"].arrays if p in op.operands]
+        dots = {p: self.tangent(op.operands[p]) for p in params}
+        present = [p for p in params if dots[p] is not None]
+        if present:
+            fill = {"subscripts": op.statics["subscripts"],
+                    **{p: _src(op.operands[p]) for p in params},
+                    **{f"{p}_dot": dots[p] for p in present}}
+            rules = einsum_rules.jvp_templates(params)
+            self.set_dot(op.targets[0], " + ".join(rules[p].format(**fill) for p in present))
 
     def op_concat_seq(self, op):
         x, y = (self.container_tangent(op.operands[p]) for p in ("x", "y"))

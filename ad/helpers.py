@@ -323,6 +323,12 @@ def unmerge(g, x, keys):
     return {k: _zeros_tree(v) if k in keys else g[k] for k, v in x.items()}
 
 
+def unmerge_grad(t, g, x, keys):
+    """The cotangent of g in unmerge(g, x, keys) (its transpose): t's entries at x's keys that
+    were not replaced, zeros at g's other keys."""
+    return {k: t[k] if k in x and k not in keys else _zeros_tree(v) for k, v in g.items()}
+
+
 def pick(g, y):
     """The cotangent of dict `y` in `x | y`: g's entries at y's keys."""
     return {k: g[k] for k in y}
@@ -383,7 +389,7 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
-         "unmerge", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+         "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
 # secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
 TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 

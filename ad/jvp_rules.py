@@ -64,6 +64,8 @@ JVP = {
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
+    "unmerge": {"grads": LINEAR},
+    "unmerge_grad": {"t": LINEAR},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},
@@ -130,6 +132,7 @@ JVP = {
         ("broadcast_in_dim", "operand"), ("lax_reshape", "operand"),
         ("lax_transpose", "operand"), ("lax_squeeze", "array"), ("lax_expand_dims", "array"),
         ("lax_slice", "operand"), ("dynamic_slice", "operand"), ("getitem", "a"))},
+    **{name: {"ary": LINEAR} for name in ("split", "array_split", "hsplit", "vsplit", "dsplit")},
     # indexing (linear in the array; out-of-range places of a filled take get tangent 0)
     "take": {"a": "snp.take({a_dot}, {indices}, {axis}, {mode}, 0)"},
     "take_along_axis": {"arr": "snp.take_along_axis({arr_dot}, {indices}, {axis}, {mode}, 0)"},
@@ -174,7 +177,8 @@ JOINT = {
 }
 
 # ops over a sequence of arrays: linear in the list
-SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n", "grad_of_fields"}
+SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n", "grad_of_fields",
+            "grad_of_fields_batched"}
 
 # ops whose lone-operand contribution is the bare tangent: broadcast it to the result's shape
 # when another operand may be larger
@@ -182,4 +186,4 @@ BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 
 # structural and composite ops the transform handles itself (ad/forward.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}

@@ -10,6 +10,7 @@ import ast
 import inspect
 import re
 
+from secant.ad import einsum_rules
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
@@ -590,6 +591,14 @@ class ReverseBuilder(StackReverse):
             others.append(ir.Expr(op.statics.get("condition", "0")))
         return any(not _is_literal_number(o) for o in others)
 
+    def reverse_einsum(self, op, gs):
+        """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""
+        params = [p for p in OPS["einsum"].arrays if p in op.operands]
+        fill = {"g": gs[0], **{p: _src(op.operands[p]) for p in params}}
+        for p, template in einsum_rules.vjp_templates(op.statics["subscripts"], params).items():
+            if isinstance(op.operands[p], ir.Var):
+                self.accumulate(op.operands[p].name, template.format(**fill))
+
     def reverse_call(self, op, gs):
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
@@ -835,8 +844,8 @@ def _guards(stmts):
             if isinstance(s, ir.Op):
                 for t in s.targets:
                     sites.setdefault(t, []).append(enclosing)
-            elif isinstance(s, ir.Plain):
-                for t in s.defines:
+            elif isinstance(s, ir.Plain) and not re.fullmatch(r"\w+ = None", s.code.strip()):
+                for t in s.defines:     # (`v = None` only keeps v bound: not a value)
                     sites.setdefault(t, []).append(enclosing)
             elif isinstance(s, ir.If):
                 visit(s.body, enclosing | {(s.test, 0)})
@@ -870,6 +879,9 @@ def _containers(stmts):
     while grown:                # params[:-1] is a container: so is params
         grown = {getitems[t] for t in out if t in getitems} - out
         out |= grown
+    stacks = [s.stack for s in ir.nested(stmts) if isinstance(s, ir.Plain) and s.stack]
+    pushed = {stack for kind, stack, name in stacks if kind == "push" and name in out}
+    out |= {name for kind, stack, name in stacks if kind == "pop" and stack in pushed}
     return out
 
 

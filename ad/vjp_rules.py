@@ -14,6 +14,9 @@ VJP = {
     "add_grads": {"x": "{g}", "y": "{g}"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
+    # the dict merge's cotangent helpers, each the other's transpose (x, grads: structure only)
+    "unmerge": {"grads": "unmerge_grad({g}, {grads}, {x}, {keys})"},
+    "unmerge_grad": {"t": "unmerge({g}, {x}, {keys})"},
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},
@@ -95,6 +98,12 @@ VJP = {
     "transpose": {"a": "untranspose({g}{static})"},
     "swapaxes": {"a": "snp.swapaxes({g}, {axis1}, {axis2})"},
     "broadcast_to": {"array": "unbroadcast({g}, {array})"},
+    # (a list of pieces: its cotangent is a list, joined back)
+    "split": {"ary": "snp.concatenate({g}, axis={axis})"},
+    "array_split": {"ary": "snp.concatenate({g}, axis={axis})"},
+    "hsplit": {"ary": "snp.concatenate({g}, axis=int(snp.ndim({ary}) > 1))"},
+    "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
+    "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing
     "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g})"},
     "at_set": {"a": "{g}.at[{idx}].set(0)", "values": "unbroadcast({g}[{idx}], {values})"},
@@ -169,6 +178,8 @@ SEQUENCE_VJP = {
     "stack": "unstack({g}{static})",
     "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
     "grad_of_fields": "fields_of({g}, {fields})",
+    # (every leaf of its result is batched)
+    "grad_of_fields_batched": "fields_of_batched({g}, {fields}, {n}, True)",
 }
 
 # the same for a tracked list or tuple passed whole (snp.stack(out), out built in a loop): the
@@ -181,9 +192,9 @@ CONTAINER_VJP = {
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
-        "argmax", "argmin", "floor_divide", "zeros_like", "ones_like", "empty_like",
-        "stop_gradient"}
+        "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
+        "empty_like", "stop_gradient"}

@@ -135,6 +135,24 @@ class Tracer:
                        "Use secant.numpy functions inside jitted code instead of numpy ones that "
                        "need concrete values.")
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A NumPy ufunc of a traced value (`np.sin(x)` inside jit): secant.numpy's function of
+        that name, as the transforms read it; none: the conversion error."""
+        import secant.numpy as snp
+        fn = getattr(snp, ufunc.__name__, None)
+        if method != "__call__" or fn is None or kwargs.get("out") is not None:
+            self.__array__()
+        return fn(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """The same for NumPy's other functions (`np.sum(x)`); one secant.numpy lacks runs as
+        NumPy's own (which converts, and so says why it cannot)."""
+        import secant.numpy as snp
+        fn = getattr(snp, func.__name__, None)
+        if fn is None or not callable(fn):
+            return func._implementation(*args, **kwargs)
+        return fn(*args, **kwargs)
+
     def __hash__(self):
         raise SecantTypeError("traced arrays are not hashable" + where())
 

@@ -13,7 +13,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import add_at, grad_of_fields, grad_seed
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 
 
 def shape_only(fn):
@@ -311,6 +311,43 @@ def update_batched(a, idx, values, method, values_batched=True):
     return out
 
 
+def update_per_example(a, idx, values, method, n, a_batched, values_batched):
+    """a.at[idx].<method>(values) for each example, with a batched index: integer arrays (or a
+    tuple of them), each example's own (vmap of `.at[i]` with i batched)."""
+    if not a_batched:
+        a = broadcast_batch(a, n)
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    n = np.shape(a)[0]
+    rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(idx) - 1))
+    index = (rows,) + idx
+    if values_batched:
+        values = _at_rank(values, np.ndim(a[index]) - 1)
+    if method == "set":
+        out = a.at[index].set(values)
+    elif method == "add":
+        out = a.at[index].add(values)
+    elif method == "mul":
+        out = a.at[index].mul(values)
+    elif method == "min":
+        out = a.at[index].min(values)
+    else:
+        out = a.at[index].max(values)
+    return out
+
+
+def nested_update_refused(*args):
+    """vmap of update_per_example (a vmap of vmap of `x.at[i]`, i batched by the inner one)."""
+    raise SecantError("vmap of a vmapped x.at[i] update whose index i the inner vmap batches is "
+                      f"not supported yet; build a mask and use snp.where{where()}")
+
+
+def at_per_example(a, idx, values, method):
+    """`a.at[idx].<method>(values)` with a batched index, as vmap's normaliser writes it: the
+    batching rule (rules.HELPERS) writes it as update_per_example, whose own source a vmap of
+    the batched code reads (nested vmap)."""
+    return update_per_example(a, idx, values, method, np.shape(a)[0], True, True)
+
+
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
@@ -342,7 +379,9 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "align", "align_bat
          "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "pad_batched", "update_batched", "select_batched", "choose_batched", "any_example")
+         "pad_batched", "update_batched", "update_per_example", "at_per_example",
+         "nested_update_refused",
+         "select_batched", "choose_batched", "any_example")
 
 
 def by_name():
@@ -454,6 +493,27 @@ def item_of(x, i, depth=1):
 
 
 NAMES = NAMES + ("item_of",)
+
+
+def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):
+    """ad/helpers.py's unconcatenate of each example: the pieces of t (batch axis first) sized
+    like one example of each array."""
+    if not t_batched:
+        t = broadcast_batch(t, n)
+    shapes = [tuple(np.shape(a)[1:]) if arrays_batched else tuple(np.shape(a)) for a in arrays]
+    if axis is None:
+        sizes = [int(np.prod(s)) for s in shapes]
+        pieces = snp.split(snp.reshape(t, (np.shape(t)[0], -1)),
+                           np.cumsum(sizes)[:-1].tolist(), axis=1)
+        out = [snp.reshape(p, np.shape(t)[:1] + s) for p, s in zip(pieces, shapes)]
+    else:
+        axis = axis % len(shapes[0])
+        sizes = [s[axis] for s in shapes]
+        out = snp.split(t, np.cumsum(sizes)[:-1].tolist(), axis=axis + 1)
+    return out
+
+
+NAMES = NAMES + ("unconcatenate_batched",)
 
 
 def add_n_grad_batched(t, arrays):

@@ -44,11 +44,13 @@ ARRAY_STATICS = {"where": ("condition",), "select": ("pred",)}
 
 AXIS = {
     **{n: (("axis",), "reduce") for n in ("sum", "mean", "max", "min", "prod", "var", "std",
-                                          "flip")},
+                                          "flip", "any", "all")},
     **{n: (("axis",), "flatten") for n in ("argmax", "argmin", "cumsum", "cumprod", "sort",
-                                           "concatenate")},
+                                           "argsort", "concatenate")},
     "expand_dims": (("axis",), "insert"),
     "stack": (("axis",), "insert"),
+    "split": (("axis",), "insert"),
+    "array_split": (("axis",), "insert"),
     "swapaxes": (("axis1", "axis2"), "insert"),
     "moveaxis": (("source", "destination"), "insert"),
     **{n: (("axes",), "reduce") for n in ("reduce_sum", "reduce_max", "reduce_min",
@@ -72,6 +74,9 @@ RULES = {
     "squeeze": {"a": "squeeze_batched({a}, {axis})"},
     "broadcast_to": {"array": "broadcast_batched({array}, {shape})"},
     "fliplr": {"m": "snp.flip({m}, 2)"},
+    "vsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=1)"},
+    "hsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=1 + int(snp.ndim({ary}) > 2))"},
+    "dsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=3)"},
     "flipud": {"m": "snp.flip({m}, 1)"},
     "matmul": {"*": "matmul_batched({x}, {y}, {x_batched}, {y_batched})"},
     "dot": {"*": "dot_batched({a}, {b}, {a_batched}, {b_batched})"},
@@ -148,7 +153,11 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-           "tree_unflatten", "tree_leaves_as"}
+           "tree_unflatten", "tree_leaves_as", "einsum"}
+
+# ops only the derivative transforms read (their helpers' calls in a derivative differentiated
+# again); under vmap these calls stay helper calls, written by HELPERS below
+DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {
@@ -172,10 +181,17 @@ HELPERS = {
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0}, {arg1_next})",
+    # x.at[i].set(v) with a batched index i (the normaliser writes it as this call)
+    "update_per_example": "nested_update_refused()",
+    "at_per_example": "update_per_example({arg0}, {arg1}, {arg2}, {arg3}, {size}, "
+                          "{arg0_batched}, {arg2_batched})",
+    "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
+                     "{arg1_batched})",
     "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
+    "unmerge_grad": "unmerge_grad({arg0}, {arg1}, {arg2}, {arg3})",
     "pick": "pick({arg0}, {arg1})",
     "fields_of": "fields_of_batched({arg0}, {arg1}, {size}, {arg0_batched})",
 }

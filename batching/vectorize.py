@@ -15,6 +15,7 @@ import inspect
 
 import re
 
+from secant.ad import einsum_rules
 from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
@@ -284,6 +285,11 @@ class BatchBuilder:
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
         if name in ("field", "attribute"):
             return self.render(op), True
+        if name == "einsum":        # a label for the batch axis (ad/einsum_rules.py)
+            params = [p for p in OPS[name].arrays if p in op.operands]
+            return einsum_rules.batched(op.statics["subscripts"],
+                                        [_src(op.operands[p]) for p in params],
+                                        [p in batched for p in params]), True
         table = RULES.get(name)
         if table is None:
             raise self.error(f"vmap has no batching rule for {name}")
@@ -506,6 +512,7 @@ class BatchBuilder:
         defined = [_defined_in(s.body), _defined_in(s.orelse)]
         for k in (1, 0):        # a value batched by one branch only: broadcast in the other
             missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
+            missing = [v for v in missing if v not in _none_placeholders((s.body, s.orelse)[k])]
             at = ends[k][0]
             self.lines[at:at] = [Line(f"{v} = broadcast_batch({v}, {self.size})",
                                       self.indent + 1) for v in missing]
@@ -940,6 +947,13 @@ def _src(o):
     if isinstance(o, ir.Seq) and o.kind == "dict":
         return "{" + ", ".join(f"{k}: {_src(v)}" for k, v in zip(o.keys, o.items)) + "}"
     return _plain_src(o)
+
+
+def _none_placeholders(stmts):
+    """Names a branch sets to None only to keep them bound (the normaliser's if-join of a name
+    the other branch defines): nothing to batch, and no cotangent when differentiated again."""
+    return {s.code.partition(" = ")[0] for s in stmts
+            if isinstance(s, ir.Plain) and re.fullmatch(r"\w+ = None", s.code.strip())}
 
 
 def _defined_in(stmts):

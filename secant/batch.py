@@ -249,6 +249,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes, plan.size = list(axes), axis_size
         return gen_for(plan, [], tracing)
 
+    # (functools.wraps copied fun's own generated function, a jvp's say: not this one's)
+    batched.__dict__.pop("__secant_generated__", None)
     try:
         gen = default_gen()
     except Exception as e:      # reported when the function is called, as JAX does

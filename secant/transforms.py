@@ -258,13 +258,20 @@ class _Recursive:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if mode in forward.MODES:       # (primals, tangents): what forward.py reads
             wrt = key[2]
-            params += [inspect.Parameter(f"{params[i].name}_dot",
+            taken = Names(p.name for p in params)   # (fresh: a jvp's own x_dot is a param)
+            params += [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"),
                                          inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in wrt]
         self.__signature__ = inspect.Signature(
             [p.replace(default=inspect.Parameter.empty) for p in params])
 
     def __call__(self, *args, **kwargs):
         return _generated[self.key](*args, **kwargs)
+
+    @property
+    def __secant_resolved__(self):
+        """The finished function (None while it is generated): what a transform of code that
+        calls this placeholder reads (a recursive derivative differentiated again)."""
+        return _generated.get(self.key)
 
 
 def _generated_name(name, mode):
@@ -375,8 +382,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
             **helpers.by_name(),
-            **(batch_helpers.by_name() if mode == "vmap" else {}),
-            **{name: sub for sub, name in callees.items()}}
+            **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
+            **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
     # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
     source, moved = hygiene.swap(source, fn_ir.renamed)
     for name, new in moved.items():

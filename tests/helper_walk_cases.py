@@ -48,6 +48,8 @@ CASES = {
     "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),
     "unmerge": ("unmerge({'a': t, 'b': x}, {'a': y, 'b': t}, ['b'])", {"t": r(3), "x": r(3),
                                                                       "y": r(3)}),
+    "unmerge_grad": ("unmerge_grad({'a': t, 'b': x}, {'a': y, 'b': t, 'c': x}, {'a': t, 'b': y}, "
+                     "['b'])", {"t": r(3), "x": r(3), "y": r(3)}),
     "pick": ("pick({'a': t, 'b': x}, {'b': y})", {"t": r(3), "x": r(2), "y": r(2)}),
     "unstack_as": ("unstack_as(t, (x, y))", {"t": r(2, 3), "x": r(3), "y": r(3)}),
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
@@ -147,6 +149,12 @@ CASES = {
     "add_n_grad_batched": ("add_n_grad_batched(t, [x, y])", {"t": r(2, 3), "x": r(2, 3),
                                                              "y": r(2, 1)}),
     "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
+    "update_per_example": ("update_per_example(a, np.array([[0, 2], [1, 0]]), v, 'add', 2, True, "
+                           "True)", {"a": r(2, 3), "v": r(2, 2)}),
+    "at_per_example": ("at_per_example(a, np.array([[0, 2], [1, 0]]), v, 'set')",
+                       {"a": r(2, 3), "v": r(2, 2)}),
+    "unconcatenate_batched": ("unconcatenate_batched(t, [snp.zeros((2, 2)), snp.zeros((2, 3))], "
+                              "0, 2, True, True)", {"t": r(2, 5)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop
@@ -156,4 +164,4 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched"}
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused"}

@@ -22,7 +22,9 @@ from secant.transformer.ops import TREE_OPS  # tests/test_tree_util_inside.py
 
 import secant
 import secant.numpy as snp
-from secant.ad.helpers import add_grads, grad_of_fields
+from secant.ad.helpers import add_grads, grad_of_fields, unmerge, unmerge_grad
+from secant.batching import helpers as batch_helpers
+from secant.batching.helpers import grad_of_fields_batched
 from secant import lax
 from secant.ad import helpers, rule_helpers
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP, ZERO
@@ -89,8 +91,8 @@ def test_templates_name_only_parameters_of_their_op(op):
         source = template.format(**fill)
         ast.parse(source)            # renders to a Python expression
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-        unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "i"} - set(helpers.NAMES) \
-            - set(helpers.TREE_NAMES)
+        unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "int", "i"} \
+            - set(helpers.NAMES) - set(helpers.TREE_NAMES) - set(batch_helpers.NAMES)
         assert not unknown, f"{op}: template calls unknown names {unknown}"
 
 
@@ -155,6 +157,24 @@ def f_optimization_barrier(x): return wsum(snp.sin(lax.optimization_barrier(x)) 
 def f_grad_of_fields(x):         # what a derivative differentiated again contains
     pair = grad_of_fields((x, x), {0: snp.sin(x) * x})
     return wsum(pair[0] + pair[1])
+def f_grad_of_fields_batched(x):     # ... and in a batched derivative differentiated again
+    pair = grad_of_fields_batched((x, x), {0: snp.sin(x) * x}, 3, True)
+    return wsum(pair[0] + pair[1])
+def f_unmerge(x):                   # the dict merge's cotangent helpers and their transposes
+    d = {"a": snp.sin(x), "b": x * x, "c": x}
+    back = unmerge(d, {"a": x, "b": x}, ["a"])
+    grads = unmerge_grad({"a": x * 3.0, "b": snp.cos(back["b"])}, d, {"a": x, "b": x}, ["a"])
+    return wsum(back["b"] + grads["a"] + grads["b"] * 2.0 + grads["c"])
+def f_split(x):                     # a list of pieces: its cotangent is joined back
+    a, b, c = snp.vsplit(x, 3)
+    d, e = snp.hsplit(snp.sin(x), 2)
+    f, g = snp.array_split(x, [1], axis=1)
+    h = snp.split(x * x, 2, axis=1)
+    i, j = snp.dsplit(x.reshape((3, 2, 2)), 2)
+    return wsum(a * c + b) + wsum(d * e) + wsum(g * 2.0) + wsum(h[1]) + wsum(i * j) + wsum(f)
+def f_einsum(x):                    # its rules are einsums computed from the subscripts
+    y = snp.einsum('ij,kj->ik', x, snp.sin(x)) + snp.einsum('ij,ij,...j->...i', x, x, x)
+    return wsum(y) + snp.einsum('ij,ij', x, snp.cos(x)) * snp.einsum('ji->', x ** 2)
 def f_erf_inv(x): return wsum(lax.erf_inv(x))
 def f_lgamma(x): return wsum(lax.lgamma(x))
 def f_digamma(x): return wsum(lax.digamma(x))
@@ -344,7 +364,9 @@ CASES = [
     Case(f_absolute, (S, AWAY)), Case(f_complex_parts, (S, N)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
     Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
-    Case(f_grad_of_fields, (S, N)), Case(f_erf_inv, (S, UNIT)),
+    Case(f_grad_of_fields, (S, N)), Case(f_grad_of_fields_batched, (S, N)),
+    Case(f_einsum, (S, N)), Case(f_unmerge, (S, N)), Case(f_split, (S, N)),
+    Case(f_erf_inv, (S, UNIT)),
     Case(f_lgamma, (S, POS)), Case(f_lgamma, ((5,), GT1)), Case(f_digamma, (S, POS)),
     Case(f_digamma, (S, lambda r: r.uniform(-2.9, -2.1, size=S))),
     Case(f_digamma, ((8,), lambda r: r.uniform(3.0, 30.0, size=8))),

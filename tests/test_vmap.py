@@ -25,8 +25,8 @@ import secant.numpy as snp
 from secant import lax
 from secant.ad import helpers as ad_helpers
 from secant.batching import helpers as batch_helpers
-from secant.batching.rules import (AXIS, COLLECTIVES, ELEMENTWISE, HELPERS, NO_RULE, RULES,
-                                   SEQUENCE, SPECIAL, UNBATCHED)
+from secant.batching.rules import (AXIS, COLLECTIVES, DERIVATIVE_ONLY, ELEMENTWISE, HELPERS,
+                                   NO_RULE, RULES, SEQUENCE, SPECIAL, UNBATCHED)
 from secant.transformer.ops import OPS
 
 RNG = np.random.default_rng(0)
@@ -39,7 +39,7 @@ def r(*shape):
 # --- 1. registry walk -----------------------------------------------------------------------
 TABLES = {"ELEMENTWISE": ELEMENTWISE, "AXIS": AXIS, "RULES": RULES, "UNBATCHED": UNBATCHED,
           "SEQUENCE": SEQUENCE, "COLLECTIVES": COLLECTIVES, "SPECIAL": SPECIAL,
-          "structure": {"field", "attribute"}}
+          "structure": {"field", "attribute"}, "DERIVATIVE_ONLY": DERIVATIVE_ONLY}
 
 
 def test_every_op_has_a_batching_rule():
@@ -60,7 +60,7 @@ def _fields(template):
 def test_batching_templates_name_only_parameters_and_known_helpers(op):
     spec = OPS[op]
     known = set(batch_helpers.by_name()) | set(ad_helpers.by_name()) | {
-        "snp", "lax", "tuple", "len", "range", "d", "p"}
+        "snp", "lax", "tuple", "len", "range", "int", "d", "p"}
     for key, template in RULES[op].items():
         assert key == "*" or key in spec.params, f"{op}: rule for {key}, not a parameter"
         allowed = set(spec.params) | {f"{p}_batched" for p in spec.params} | {

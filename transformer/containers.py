@@ -803,6 +803,12 @@ def _has_var(o):
 
 
 CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
+# other ops and derivative helpers whose results are containers (a list of pieces, a
+# container's cotangent)
+_CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad")
+_CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
+                      "unconcatenate")
 
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)
@@ -830,8 +836,10 @@ def container_names(stmts):
     walk(stmts)
     out = set()
     for op in ops:
-        if op.op in CONTAINER_OPS:
-            out.update(op.targets)
+        if op.op in CONTAINER_OPS or op.op in _CONTAINER_RESULTS or op.op == "call" and (
+                getattr(op.callee, "__module__", "") or "").startswith("secant.ad.") \
+                and getattr(op.callee, "__name__", "") in _CONTAINER_HELPERS:
+            out.update(op.targets)      # (a derivative's own container cotangents, too)
         if op.op in ("stack", "concatenate", "lax_concatenate", "add_n"):
             seq = next(iter(op.operands.values()), None)
             if isinstance(seq, ir.Var):

@@ -29,7 +29,8 @@ import gast
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir, loop_lowering
 from secant.transformer.containers import ContainerMixin
-from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
+from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
+                                    BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
@@ -943,6 +944,7 @@ class Normaliser(ContainerMixin):
         from secant.api import JitFunction
         if isinstance(obj, JitFunction):
             obj = obj._fun
+        obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
@@ -999,17 +1001,26 @@ class Normaliser(ContainerMixin):
             x, y = (self.operand(a) for a in node.args)
             x, y = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in (x, y))
             return self._emit("add_grads", {"x": x, "y": y}, {})
-        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
-                and getattr(obj, "__name__", "") == "grad_of_fields":
+        if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
+                in (("secant.ad.helpers", "grad_of_fields"),
+                    ("secant.batching.helpers", "grad_of_fields_batched")):
             fields = self.fields_literal(node)
             if fields is not None:
                 tree = self.operand(node.args[0])
-                out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
+                statics = dict(zip(("n", "tree_batched"),
+                                   (self._source(a) for a in node.args[2:])))
+                out = self._emit(obj.__name__, {"tree": tree, "fields": fields}, statics)
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
             if len(node.args) == 2 and not node.keywords and isinstance(node.args[1], gast.Dict) \
                     and None not in node.args[1].keys:
                 return self._inactive(node)     # constant fields (a seed): zeros elsewhere
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") in DICT_HELPER_OPS:
+            out = self.op_call(node, obj.__name__, list(node.args))   # (linear: their rules)
+            if isinstance(out, ir.Var):
+                self.containers[out.name] = "dict"
+            return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
@@ -1027,8 +1038,8 @@ class Normaliser(ContainerMixin):
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
         fields' dict as a Seq (None for any other form, read as source)."""
-        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Dict) \
-                or None in node.args[1].keys:
+        if len(node.args) not in (2, 4) or node.keywords \
+                or not isinstance(node.args[1], gast.Dict) or None in node.args[1].keys:
             return None
         values = tuple(self.operand(v) for v in node.args[1].values)
         if not any(_has_var(v) for v in values):
@@ -1173,7 +1184,7 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         for pname, value in bound.arguments.items():
-            if pname in spec.arrays and opname in TREE_OPS:    # a pytree: kept as it is
+            if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
                 operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
             elif pname in spec.arrays:      # a tracked list passed as an array is stacked
@@ -1190,7 +1201,8 @@ class Normaliser(ContainerMixin):
                                          f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
         out = self._emit(opname, operands, statics)
-        if opname in TREE_OPS and opname != "tree_structure" and isinstance(out, ir.Var):
+        if opname in TREE_OPS + SPLIT_OPS and opname != "tree_structure" \
+                and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
         return out
 
@@ -1201,8 +1213,18 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
         if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
-            raise self.src.error(node, "a batched index in .at[...] cannot be batched yet; "
-                                 "build a mask and use snp.where")
+            helper = next((f for f in self.opaque if f.__name__ == "at_per_example"), None)
+            items = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
+            if helper is None or opname is None or any(
+                    isinstance(n, (gast.Slice, gast.Starred)) or isinstance(n, gast.Constant)
+                    and n.value in (None, Ellipsis) for n in items):
+                raise self.src.error(node, "a batched index in .at[...] is batched for integer "
+                                     "array indices (not with slices, None or ...) yet; build "
+                                     "a mask and use snp.where")
+            operands = {"arg0": base, "arg1": self.operand(index_node), "arg2": values,
+                        "arg3": ir.Expr(repr(method if method != "multiply" else "mul"))}
+            return self._emit("call", operands, {}, f"{getattr(base, 'name', 'x')}_{method}",
+                              callee=helper, callee_name=helper.__name__)
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
@@ -1664,7 +1686,7 @@ def _is_static_query(obj):
     import numpy as np
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
-              snp.result_type, len, isinstance, type, id, hasattr, callable)
+              snp.result_type, len, isinstance, type, id, hasattr, callable, set, frozenset)
     return any(obj is s for s in static)
 
 

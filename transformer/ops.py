@@ -99,6 +99,10 @@ for _n in ("var", "std"):
 op("argmax", "a, axis=None, keepdims=None", ("a",), differentiable=False)
 op("argmin", "a, axis=None, keepdims=None", ("a",), differentiable=False)
 op("cumsum", "a, axis=None", ("a",))
+op("argsort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",),
+   differentiable=False)
+for _n in ("any", "all"):
+    op(_n, "a, axis=None, keepdims=False", ("a",), differentiable=False)
 
 # --- products ----------------------------------------------------------------------------------
 op("dot", "a, b", ("a", "b"))
@@ -115,6 +119,11 @@ op("broadcast_to", "array, shape", ("array",))
 op("concatenate", "arrays, axis=0", (), sequence="arrays")
 op("stack", "arrays, axis=0", (), sequence="arrays")
 op("astype", "x, dtype", ("x",), code="{x}.astype({dtype})")
+# ops whose result is a list of arrays (a container value)
+SPLIT_OPS = ("split", "array_split", "hsplit", "vsplit", "dsplit")
+for _n in SPLIT_OPS:
+    op(_n, "ary, indices_or_sections" + (", axis=0" if _n.endswith("y_split") or _n == "split"
+                                         else ""), ("ary",))
 
 # --- indexing and structure ---------------------------------------------------------------------
 op("getitem", "a, idx", ("a",), code="{a}[{idx}]")
@@ -127,6 +136,14 @@ op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # that is differentiated again (second order): linear in the fields
 op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
    sequence="fields")
+# the cotangent of x in the dict merge `x | {k: v}` (ad/helpers.py unmerge: grads' entries at
+# x's keys, zeros at the replaced ones) and its transpose: linear in grads, x a structure only
+op("unmerge", "grads, x, keys", ("grads", "x"), code="unmerge({grads}, {x}, {keys})")
+op("unmerge_grad", "t, grads, x, keys", ("t", "grads", "x"),
+   code="unmerge_grad({t}, {grads}, {x}, {keys})")
+# ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
+op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
+   code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
 # containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
 # name or returned, `a + b` of lists (a loop's `out.append(v)`), `d | {k: v}` of dicts
 op("pack", "items", (), code="{items}", sequence="items")
@@ -142,6 +159,9 @@ op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
 # rebuilt from a list (the structure is a run-time value; ad/helpers.py names them). tree_map
 # and tree_reduce are written with these by transformer/desugar.py
 TREE_OPS = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
+# derivative helpers (ad/helpers.py) read as ops in a derivative differentiated again: their
+# operands are pytrees, kept as they are, and their results dicts
+DICT_HELPER_OPS = ("unmerge", "unmerge_grad")
 op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
 op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
 op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {treedef})")
@@ -174,6 +194,11 @@ op("take", "a, indices, axis=None, mode=None, fill_value=None", ("a",))
 op("take_along_axis", "arr, indices, axis, mode=None, fill_value=None", ("arr",))
 op("moveaxis", "a, source, destination", ("a",))
 op("tensordot", "a, b, axes=2", ("a", "b"))
+# einsum's operands in slots x0, x1, ... (written back as snp.einsum('ij,jk->ik', a, b)); its
+# rules are computed from the subscripts (ad/einsum_rules.py)
+EINSUM_OPERANDS = tuple(f"x{i}" for i in range(8))
+op("einsum", "subscripts, " + ", ".join(f"{p}=None" for p in EINSUM_OPERANDS)
+   + ", *, optimize=None, precision=None, preferred_element_type=None", EINSUM_OPERANDS)
 op("at_mul", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].mul({values})")
 op("at_min", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].min({values})")
 op("at_max", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].max({values})")
@@ -313,6 +338,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
+              "grad_of_fields_batched", "unmerge", "unmerge_grad",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
