@@ -852,8 +852,9 @@ def _containers(stmts):
     a loop over a container walks (`for w, b in params`), those read field by field, and those
     whose items are read field by field (`w, b = params[i]`)."""
     ops = list(_ops_in(stmts))
-    getitems = {op.targets[0]: op.operands["a"].name for op in ops
-                if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
+    sources = {op.targets[0]: op.operands["a" if op.op == "getitem" else "x"].name for op in ops
+               if op.op in ("getitem", "identity")
+               and isinstance(op.operands["a" if op.op == "getitem" else "x"], ir.Var)}
     out = {op.operands["a"].name for op in ops
            if op.op == "getitem" and getattr(op, "container", False)}
     for op in ops:
@@ -864,8 +865,8 @@ def _containers(stmts):
             if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
     out |= container_names(stmts)           # lists and dicts built in the function
     grown = True
-    while grown:                # params[:-1] is a container: so is params
-        grown = {getitems[t] for t in out if t in getitems} - out
+    while grown:                # hidden = params[:-1] is a container: so is params
+        grown = {sources[t] for t in out if t in sources} - out
         out |= grown
     return out
 

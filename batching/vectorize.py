@@ -273,8 +273,11 @@ class BatchBuilder:
             return self.render(op), True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
-        if name in UNBATCHED:
-            return UNBATCHED[name].format(**self.fill(op, batched)), False
+        if name in UNBATCHED:       # ({static}: the keywords the user gave that it does not name)
+            template = UNBATCHED[name]
+            static = "".join(f", {k}={v}" for k, v in op.statics.items()
+                             if "{" + k + "}" not in template)
+            return template.format(**self.fill(op, batched), static=static), False
         if name in SEQUENCE:
             return self.sequence(op), True
         if name in AXIS:

@@ -159,6 +159,8 @@ class Normaliser(ContainerMixin):
             self.while_statement(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.local_def(stmt)
+        elif isinstance(stmt, (gast.Import, gast.ImportFrom)):
+            self.import_statement(stmt)
         elif isinstance(stmt, gast.Return):
             raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
                                  "assign the result and return once, at the end")
@@ -166,6 +168,23 @@ class Normaliser(ContainerMixin):
             what = next((v for k, v in _UNSUPPORTED.items() if isinstance(stmt, k)),
                         type(stmt).__name__)
             raise self.src.error(stmt, f"secant cannot transform {what}")
+
+    def import_statement(self, stmt):
+        """`import numpy as np` / `from math import pi` inside the function, kept as written:
+        run once now (an import names the same module every time) so that its names resolve
+        like globals (`np.sin(x)` is an op), unless the function also assigns them."""
+        code = gast.unparse(stmt).strip()
+        scope, names = {}, {a.asname or a.name.split(".")[0] for a in stmt.names}
+        module = self.src.globals
+        try:
+            exec(code, {"__name__": module.get("__name__"), "__package__":
+                        module.get("__package__"), "__builtins__": builtins}, scope)
+        except ImportError as e:
+            raise self.src.error(stmt, f"{type(e).__name__}: {e}") from None
+        assigned = {n.id for n in gast.walk(self.src.node)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.src.imports.update({n: scope[n] for n in names - assigned})
+        self.out.append(ir.Plain(code, names, self.origin))
 
     def _derivative_stack(self, node, method):
         """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")

@@ -37,6 +37,7 @@ class FunctionSource:
         self.lines = lines            # the function's own source lines
         self.globals = globals_
         self.closure = closure        # free variable name -> value
+        self.imports = {}             # name an import inside the function binds -> its object
         self.resolutions = {}         # (name, attribute chain) -> what it resolved to
         self.aliases = {}             # placeholder -> the user's name (transformer/hygiene.py)
         # secant's own derivative code (stacks, generated names), not the user's code rewritten
@@ -85,6 +86,8 @@ class FunctionSource:
         return kind, value
 
     def _lookup(self, name):
+        if name in self.imports:
+            return "import", self.imports[name]
         name = self.aliases.get(name, name)
         if name in self.closure:
             return "closure", self.closure[name]
@@ -117,7 +120,7 @@ class Guard:
         self.checks = []
         for (name, chain), (_, value) in resolutions.items():
             kind = resolutions.get((name, ()), ("unbound",))[0]
-            if kind == "unbound" or kind == "closure" and name not in cells:
+            if kind in ("unbound", "import") or kind == "closure" and name not in cells:
                 continue        # (a value secant itself bound: it cannot change)
             cell = cells.get(name) if kind == "closure" else None
             check = (cell, src.globals, name, chain, value)
