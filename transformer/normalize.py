@@ -1060,6 +1060,10 @@ class Normaliser(ContainerMixin):
             return _UNRESOLVED
 
         def value(node):
+            if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg):
+                fn_arg = self._function_arg(node, "", None)
+                if not fn_arg[2]:       # a lambda with no free locals: a function of its own
+                    return self._lift(fn_arg, self.names.fresh("lambda_"), [])
             if isinstance(node, (gast.Name, gast.Attribute)):
                 v = self._resolve(node)
                 if v is not _UNRESOLVED:
@@ -1294,7 +1298,10 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, "secant transforms a jvp call written as "
                                  "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
                                  f"keywords; or call secant.{name}(f)(x, ..., v, ...)")
-        fn = self._resolve(args[0])
+        if isinstance(args[0], gast.Lambda):
+            args, fn = self._closed_lambda_form(args)
+        else:
+            fn = self._resolve(args[0])
         if fn is _UNRESOLVED:
             raise self.src.error(args[0], f"secant cannot see which function "
                                  f"{gast.unparse(args[0]).strip()} is here")
@@ -1303,6 +1310,24 @@ class Normaliser(ContainerMixin):
         call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
         gast.copy_location(call, node)
         return self.user_call(call, make(fn))
+
+    def _closed_lambda_form(self, args):
+        """`jvp(lambda y: g(y, w), (x,), (v,))` with `w` a local: the lambda takes its free
+        locals as parameters of their own, held constant (zero tangents), `jvp(lambda y, w:
+        g(y, w), (x, w), (v, zeros_like_tree(w)))`; returns the new arguments and the function."""
+        lam, primals, tangents = args
+        fn_arg = self._function_arg(lam, "jvp", None)
+        free = fn_arg[2]
+        new = copy.deepcopy(lam)
+        new.args.args += [gast.Name(p, gast.Param(), None, None) for p in free]
+        zeros = [gast.parse(f"zeros_like_tree({p})").body[0].value for p in free]
+        for z in zeros:
+            _place(z, lam)
+        primals = type(primals)(list(primals.elts) + [gast.Name(p, gast.Load(), None, None)
+                                                      for p in free], gast.Load())
+        tangents = type(tangents)(list(tangents.elts) + zeros, gast.Load())
+        _place(new, lam)
+        return [new, primals, tangents], self._lift(fn_arg, self.names.fresh("lambda_"), free)
 
     # --- secant.lax control flow ----------------------------------------------------------------
     # Functions passed to cond/switch/fori_loop/scan/map are resolved now: a name of a function
