@@ -3,6 +3,7 @@ layers and the last one, imports inside the function, `with ... as v`, tree_redu
 with is_leaf, and secant.jvp of a lambda that closes over a local. Values against float64
 finite differences, closed forms, Python loops and eager runs."""
 import contextlib
+import functools
 
 import numpy as np
 import pytest
@@ -207,3 +208,28 @@ def test_jvp_of_a_lambda_closing_over_a_local(x64):
     np.testing.assert_allclose(secant.vmap(directional, (0, None))(xs, w),
                                np.cos(xs * w) * w * w, rtol=1e-12)
     assert np.isclose(secant.jit(secant.grad(directional))(x, w), -np.sin(x * w) * w ** 3)
+
+
+# --- functools.partial of a nested function that closes over a differentiated local ------------
+
+def partial_of_closure(x, w):
+    def layer(a, scale):
+        return snp.tanh(a * w) * scale
+    g = functools.partial(layer, scale=2.0)
+    return g(x) + g(x * 2)
+
+
+def test_partial_of_a_nested_function_closing_over_a_parameter(x64):
+    x, w = 0.5, 1.5
+
+    def f(x, w):
+        return 2 * np.tanh(x * w) + 2 * np.tanh(2 * x * w)
+    eps = 1e-6
+    dw = (f(x, w + eps) - f(x, w - eps)) / (2 * eps)
+    dx = (f(x + eps, w) - f(x - eps, w)) / (2 * eps)
+    assert np.isclose(secant.grad(partial_of_closure, argnums=1)(x, w), dw, rtol=1e-7)
+    assert np.isclose(secant.grad(partial_of_closure)(x, w), dx, rtol=1e-7)
+    ws = np.array([1.5, -0.3])
+    np.testing.assert_allclose(secant.vmap(partial_of_closure, (None, 0))(x, ws),
+                               [f(x, v) for v in ws], rtol=1e-12)
+    assert "layer(x, scale=2.0, w=w)" in secant.source(secant.grad(partial_of_closure, argnums=1))

@@ -616,7 +616,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._name_passed_lambdas(body)
+        body = self._name_passed_lambdas(self._inline_partials(body))
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -653,8 +653,11 @@ class _Desugarer:
             if fdef.name in free:       # a recursive nested function: leave it alone
                 out.append(s)
                 continue
-            # after parameters with defaults the free locals are passed by keyword: h(y, x=x)
-            by_keyword = bool(a.defaults)
+            # after parameters with defaults, or in calls that name arguments, the free locals
+            # are passed by keyword: h(y, x=x)
+            by_keyword = bool(a.defaults) or any(
+                isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
+                and m.func.id == fdef.name for b in body for m in gast.walk(b))
             if a.kwonlyargs:
                 out.append(s)
                 continue
@@ -667,6 +670,62 @@ class _Desugarer:
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
+
+    def _inline_partials(self, body):
+        """`g = functools.partial(h, a, k=b)` of a nested function h, g only ever called and
+        a, b names assigned once (or constants): each call `g(x)` reads `h(a, x, k=b)`, so h is
+        only called (and lifted); the same values, as the names never change."""
+        import functools
+        functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
+            s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
+        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, gast.Store)] + list(self.params)
+        partials = {}
+        for s in body:
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                    and s.value.args and isinstance(s.value.args[0], gast.Name)
+                    and s.value.args[0].id in functions):
+                continue
+            call, name = s.value, s.targets[0].id
+            func = call.func
+            chain = []
+            while isinstance(func, gast.Attribute):
+                chain.append(func.attr)
+                func = func.value
+            if not isinstance(func, gast.Name) or func.id in stores:
+                continue
+            obj = self.src.resolve_name(func.id)[1]
+            for attr in reversed(chain):
+                obj = getattr(obj, attr, None)
+            bound = call.args[1:] + [k.value for k in call.keywords]
+            if obj is not functools.partial or stores.count(name) != 1 or any(
+                    k.arg is None for k in call.keywords) or not all(
+                    isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                    and stores.count(v.id) == 1 for v in bound):
+                continue
+            partials[name] = (s, call)
+        if not partials:
+            return body
+        uses = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                    and m.id == n and isinstance(m.ctx, gast.Load)] for n in partials}
+        calls = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+                     and isinstance(m.func, gast.Name) and m.func.id == n] for n in partials}
+        for name, (s, call) in partials.items():
+            if len(uses[name]) != len(calls[name]) or any(
+                    isinstance(a, gast.Starred) or k.arg is None for c in calls[name]
+                    for a, k in zip(c.args, c.keywords)):
+                continue
+            for c in calls[name]:
+                given = {k.arg for k in c.keywords}
+                c.func = copy.deepcopy(call.args[0])
+                c.args = [copy.deepcopy(a) for a in call.args[1:]] + c.args
+                c.keywords = [copy.deepcopy(k) for k in call.keywords
+                              if k.arg not in given] + c.keywords
+            body = [b for b in body if b is not s]
+            self.changed = True
+        return body
 
     def _name_passed_lambdas(self, body):
         """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading
