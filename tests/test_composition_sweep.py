@@ -137,8 +137,6 @@ XFAIL = {
     ('at_set', 'grad/hessian'): 'internal: generated jvp of a jvp repeats a parameter name',
     ('list_append', 'grad/hessian'): 'IfExp',
     ('concatenate', 'jvp/jacrev'): 'snp.split',
-    ('reshape_transpose', 'jvp/hessian'): 'hessian of a jvp with a vector output: '
-                                        'the Jacobian assembly reshapes the wrong rows',
     ('list_append', 'jvp/hessian'): 'hessian of a jvp with a vector output: '
                                   'the Jacobian assembly reshapes the wrong rows',
     ('concatenate', 'vmap/jacrev'): 'snp.split',

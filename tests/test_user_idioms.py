@@ -233,3 +233,11 @@ def test_partial_of_a_nested_function_closing_over_a_parameter(x64):
     np.testing.assert_allclose(secant.vmap(partial_of_closure, (None, 0))(x, ws),
                                [f(x, v) for v in ws], rtol=1e-12)
     assert "layer(x, scale=2.0, w=w)" in secant.source(secant.grad(partial_of_closure, argnums=1))
+
+
+def test_second_derivative_of_a_jvp_of_a_closure(x64):
+    x, w = 0.3, 1.7
+    assert np.isclose(secant.grad(secant.grad(directional))(x, w), -np.cos(x * w) * w ** 4)
+    assert np.isclose(secant.grad(secant.grad(directional), argnums=1)(x, w),
+                      _fd_grad(lambda v: secant.grad(directional)(x, float(v)), np.array(w)),
+                      rtol=1e-6)

@@ -999,6 +999,10 @@ class Normaliser(ContainerMixin):
                 out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
+            if len(node.args) == 2 and isinstance(node.args[1], gast.Dict) and all(
+                    isinstance(v, (gast.Name, gast.Constant)) and not _has_var(self.operand(v))
+                    for v in node.args[1].values):
+                return self._inactive(node)     # constant fields: tree gives only a structure
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
