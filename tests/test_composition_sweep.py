@@ -137,8 +137,6 @@ XFAIL = {
     ('at_set', 'grad/hessian'): 'internal: generated jvp of a jvp repeats a parameter name',
     ('list_append', 'grad/hessian'): 'IfExp',
     ('concatenate', 'jvp/jacrev'): 'snp.split',
-    ('list_append', 'jvp/hessian'): 'hessian of a jvp with a vector output: '
-                                  'the Jacobian assembly reshapes the wrong rows',
     ('concatenate', 'vmap/jacrev'): 'snp.split',
     ('list_params', 'vmap0/jacfwd'): 'for loop over a batched array',
     ('concatenate', 'vmap0/hessian'): 'internal: hessian of concatenate: broadcasting error',
@@ -174,7 +172,6 @@ XFAIL = {
     ('slices', 'vmap0/hessian/grad'): 'tree_util.tree_map',
     ('fori', 'jit/jit/grad'): 'derivative of g:',
     ('dict_params', 'jacfwd/grad/grad'): 'tree_util.tree_map',
-    ('reshape_transpose', 'jacfwd/jacfwd/grad'): 'tree_util.tree_map',
     ('at_set', 'jacfwd/jacrev/grad'): 'tree_util.tree_map',
     ('list_append', 'jacfwd/hessian/grad'): 'tree_util.tree_map',
     ('sum_axis', 'jacrev/jacrev/grad'): 'tree_util.tree_map',

@@ -241,3 +241,24 @@ def test_second_derivative_of_a_jvp_of_a_closure(x64):
     assert np.isclose(secant.grad(secant.grad(directional), argnums=1)(x, w),
                       _fd_grad(lambda v: secant.grad(directional)(x, float(v)), np.array(w)),
                       rtol=1e-6)
+
+
+# --- a helper returning a nested tuple with batched and unbatched values (was silently wrong) ---
+
+def _pair_and_value(x, c):
+    return (x * 2.0, c + 1.0), x
+
+
+def uses_nested_outputs(x, c):
+    (p, q), r = _pair_and_value(x, c)
+    return q * p + r
+
+
+def test_vmap_of_a_helper_returning_a_nested_tuple_of_mixed_values():
+    # q does not depend on x: vmap must still give it a batch axis where its tuple is batched
+    # (it was returned as is and read as a batch of scalars: shape (3,), not (3, 3))
+    xs, c = np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0])
+    got = secant.vmap(uses_nested_outputs, (0, None))(xs, c)
+    want = np.stack([uses_nested_outputs(x, c) for x in xs])
+    assert np.shape(got) == (3, 3)
+    np.testing.assert_allclose(got, want)
