@@ -195,6 +195,12 @@ def _names_of(fn_ir):
     return taken
 
 
+def _own_helper(fn):
+    """A helper of generated code (ad/, batching/): it branches on static flags and shapes
+    only, so jit runs its Python as written (staging its ifs as lax.cond would batch them)."""
+    return (getattr(fn, "__module__", None) or "").startswith(("secant.ad.", "secant.batching."))
+
+
 def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=None):
     """The generated derivative of `fn` with respect to parameter positions `wrt`; `staged`:
     of its functionalised form, and so for every function it calls (what jit traces). Mode
@@ -208,7 +214,7 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     if not getattr(fn, "__secant_custom__", False):
         fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
     if staged and not getattr(fn, "__secant_custom__", False) \
-            and not getattr(fn, "__secant_dispatch__", None):
+            and not getattr(fn, "__secant_dispatch__", None) and not _own_helper(fn):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)

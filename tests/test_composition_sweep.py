@@ -152,7 +152,6 @@ XFAIL = {
     ('concatenate', 'hessian/grad'): 'internal: no derivative of a generated concatenate_vjp_jvp',
     ('at_set', 'hessian/jvp'): 'ImportFrom',
     ('list_append', 'hessian/jvp'): 'ImportFrom',
-    ('mean_max', 'hessian/jit'): 'internal: jit of a hessian of max: array truth value',
     ('static_if', 'hessian/jacfwd'): 'nested three deep',
     ('python_loop', 'hessian/jacfwd'): 'nested three deep',
     ('scan', 'hessian/jacfwd'): 'nested three deep',

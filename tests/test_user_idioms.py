@@ -262,3 +262,22 @@ def test_vmap_of_a_helper_returning_a_nested_tuple_of_mixed_values():
     want = np.stack([uses_nested_outputs(x, c) for x in xs])
     assert np.shape(got) == (3, 3)
     np.testing.assert_allclose(got, want)
+
+
+def sum_of_outer_squares(x):
+    return snp.sum(snp.outer(x, x) ** 2, axis=0)
+
+
+def test_jit_of_a_hessian_runs_secants_helpers_as_written(x64):
+    # jit staged the helpers' `if a_batched` (a Python bool) as lax.cond, which vmap then
+    # batched: "the truth value of an array ... is ambiguous"
+    x = np.array([0.3, -0.7, 1.1])
+    eager = secant.hessian(sum_of_outer_squares)(x)
+    np.testing.assert_allclose(secant.jit(secant.hessian(sum_of_outer_squares))(x), eager,
+                               rtol=1e-12)
+    # output j is x_j^2 S with S = sum_i x_i^2: its Hessian is 2 S [j=k=m] + 4 x_j x_m [j=k]
+    # + 4 x_j x_k [j=m] + 2 x_j^2 [k=m]
+    d, S = np.eye(3), np.sum(x ** 2)
+    want = (2 * S * np.einsum("jk,jm->jkm", d, d) + 4 * np.einsum("j,m,jk->jkm", x, x, d)
+            + 4 * np.einsum("j,k,jm->jkm", x, x, d) + 2 * np.einsum("j,km->jkm", x ** 2, d))
+    np.testing.assert_allclose(eager, want, rtol=1e-12)
