@@ -249,6 +249,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes, plan.size = list(axes), axis_size
         return gen_for(plan, [], tracing)
 
+    # wraps copied fun's own attributes: the batched function is not fun, whatever fun's
+    # generated source (another transform must never read fun in its place)
+    for attr in [a for a in vars(batched) if a.startswith("__secant_")] + ["__wrapped__"]:
+        delattr(batched, attr)
     try:
         gen = default_gen()
     except Exception as e:      # reported when the function is called, as JAX does

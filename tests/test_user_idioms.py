@@ -281,3 +281,29 @@ def test_jit_of_a_hessian_runs_secants_helpers_as_written(x64):
     want = (2 * S * np.einsum("jk,jm->jkm", d, d) + 4 * np.einsum("j,m,jk->jkm", x, x, d)
             + 4 * np.einsum("j,k,jm->jkm", x, x, d) + 2 * np.einsum("j,km->jkm", x ** 2, d))
     np.testing.assert_allclose(eager, want, rtol=1e-12)
+
+
+# --- vmap with in_axes per pytree leaf, read by another transform (was silently wrong) ----------
+
+def _square_of_sum(p):
+    return snp.sum(p["a"]) ** 2
+
+
+per_leaf = secant.vmap(secant.grad(_square_of_sum), in_axes=({"a": 0},))
+
+
+def uses_per_leaf_vmap(xs):
+    return snp.sum(per_leaf({"a": xs})["a"] ** 2)
+
+
+def test_a_transform_of_a_vmap_with_per_leaf_axes_never_reads_the_unbatched_function():
+    # the vmap wrapper copied grad(f)'s attributes (functools.wraps): grad and vmap of a caller
+    # read the unbatched gradient (grad gave 360 everywhere for FD's 72 / 288)
+    xs = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(per_leaf({"a": xs})["a"], [[6.0] * 3, [24.0] * 3])
+    assert np.isclose(secant.jit(uses_per_leaf_vmap)(xs), 1836.0)
+    message = r"in_axes given leaf by leaf(.|\n)*test_user_idioms.py:\d+"
+    with pytest.raises(secant.SecantError, match=message):
+        secant.grad(uses_per_leaf_vmap)(xs)
+    with pytest.raises(secant.SecantError, match=message):
+        secant.vmap(uses_per_leaf_vmap)(np.stack([xs, xs]))

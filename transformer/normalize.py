@@ -32,7 +32,8 @@ from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, AT_METHODS, BINOPS, BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
+from secant.transformer.parse import (FunctionSource, SourceError, function_source,
+                                     lambda_function_node)
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -1210,6 +1211,12 @@ class Normaliser(ContainerMixin):
                           f"{getattr(base, 'name', 'x')}_{method}")
 
     def user_call(self, node, fn):
+        if getattr(fn, "__secant_vmap__", False) and \
+                getattr(fn, "__secant_generated__", None) is None:
+            try:
+                function_source(fn)
+            except SourceError as e:
+                raise self.src.error(node, str(e)) from None
         if getattr(fn, "__secant_no_reverse__", None):
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]

@@ -336,6 +336,11 @@ def function_source(fn):
     attached = getattr(fn, "__secant_source__", None)
     if attached is not None:
         return attached
+    if getattr(fn, "__secant_vmap__", False):  # (one with a batched source is unwrapped to it)
+        raise getattr(fn, "__secant_source_error__", None) or SourceError(
+            f"secant cannot transform {fn.__name__} again: vmap with in_axes given leaf by "
+            "leaf of a pytree has no batched source before it sees its arguments; give vmap "
+            "one in_axis per argument (an int or None), or apply the transform inside vmap")
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)")
