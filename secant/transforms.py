@@ -25,7 +25,7 @@ from secant.transformer import hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
-from secant.transformer.parse import FunctionSource, closure_values
+from secant.transformer.parse import FunctionSource, closure_values, opaque
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 _in_progress = set()
@@ -861,7 +861,9 @@ def _holomorphic(fun, argnums, has_aux, with_value):
             grads = (grads,)
         result = (grads, aux) if has_aux else grads
         return ((out, aux) if has_aux else out, grads) if with_value else result
-    return holomorphic_grad
+    return opaque(holomorphic_grad, "grad(..., holomorphic=True) cannot be transformed again "
+                  "yet (its seed is applied at run time); differentiate a real-valued "
+                  "function, or apply the other transform inside")
 
 
 def _functionalized(fun):

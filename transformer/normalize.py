@@ -1211,7 +1211,7 @@ class Normaliser(ContainerMixin):
                           f"{getattr(base, 'name', 'x')}_{method}")
 
     def user_call(self, node, fn):
-        if getattr(fn, "__secant_vmap__", False) and \
+        if getattr(fn, "__secant_opaque__", None) and \
                 getattr(fn, "__secant_generated__", None) is None:
             try:
                 function_source(fn)

@@ -331,16 +331,24 @@ def lambda_function_node(lam, name="lambda_", extra_params=()):
     return node
 
 
+def opaque(wrapper, why):
+    """`wrapper` (made with functools.wraps) without the attributes it copied from the
+    function it wraps, so no transform reads that function in its place; a transform of it
+    raises `why` (function_source)."""
+    for attr in [a for a in vars(wrapper) if a.startswith("__secant_")] + ["__wrapped__"]:
+        if attr in vars(wrapper):
+            delattr(wrapper, attr)
+    wrapper.__secant_opaque__ = why
+    return wrapper
+
+
 def function_source(fn):
     """Read, dedent and parse `fn` (generated functions carry their source already)."""
     attached = getattr(fn, "__secant_source__", None)
     if attached is not None:
         return attached
-    if getattr(fn, "__secant_vmap__", False):  # (one with a batched source is unwrapped to it)
-        raise getattr(fn, "__secant_source_error__", None) or SourceError(
-            f"secant cannot transform {fn.__name__} again: vmap with in_axes given leaf by "
-            "leaf of a pytree has no batched source before it sees its arguments; give vmap "
-            "one in_axis per argument (an int or None), or apply the transform inside vmap")
+    if getattr(fn, "__secant_opaque__", None):    # a wrapper with no source of its own
+        raise getattr(fn, "__secant_source_error__", None) or SourceError(fn.__secant_opaque__)
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)")
