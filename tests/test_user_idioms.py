@@ -312,5 +312,5 @@ def test_a_transform_of_a_vmap_with_per_leaf_axes_never_reads_the_unbatched_func
 def test_a_holomorphic_gradient_read_by_another_transform_is_a_clear_error():
     g = secant.grad(lambda z: z ** 3, holomorphic=True)
     assert np.isclose(g(1.0 + 2.0j), 3 * (1.0 + 2.0j) ** 2)
-    with pytest.raises(secant.SecantError, match="holomorphic=True cannot be transformed"):
+    with pytest.raises(secant.SecantError, match=r"holomorphic=True\) cannot be transformed"):
         secant.vmap(g)(snp.asarray([1.0 + 2.0j, 2.0 - 1.0j]))
