@@ -314,3 +314,17 @@ def test_a_holomorphic_gradient_read_by_another_transform_is_a_clear_error():
     assert np.isclose(g(1.0 + 2.0j), 3 * (1.0 + 2.0j) ** 2)
     with pytest.raises(secant.SecantError, match=r"holomorphic=True\) cannot be transformed"):
         secant.vmap(g)(snp.asarray([1.0 + 2.0j, 2.0 - 1.0j]))
+
+
+# --- a lambda in the middle of a statement that spans lines -------------------------------------
+
+LOSSES = {"sin": lambda q: snp.sum(snp.sin(q)), "sq": lambda q: snp.sum(q ** 2),
+          "mixed": lambda q: snp.sum(snp.sin(q) * q)}
+
+
+def test_lambdas_inside_a_statement_spanning_lines(x64):
+    x = np.array([0.3, -1.2])
+    grads = {name: secant.grad(fn)(x) for name, fn in LOSSES.items()}
+    np.testing.assert_allclose(grads["sin"], np.cos(x))
+    np.testing.assert_allclose(grads["sq"], 2 * x)
+    np.testing.assert_allclose(grads["mixed"], np.cos(x) * x + np.sin(x))

@@ -368,9 +368,14 @@ def function_source(fn):
                 stripped = text.strip().rstrip(",")
                 tree = gast.parse("(" + stripped + ")")
                 shift = 1 - (len(text) - len(text.lstrip()))   # columns added on line 1
-            except SyntaxError:
-                raise SourceError(f"cannot parse the source of lambda at {filename}:{first_line}; "
-                                  "use a def instead") from None
+            except SyntaxError:     # a lambda inside a longer statement: read the whole file
+                lines = linecache.getlines(filename)
+                try:
+                    tree = gast.parse("".join(lines))
+                except SyntaxError:
+                    raise SourceError(f"cannot parse the source of lambda at {filename}:"
+                                      f"{first_line}; use a def instead") from None
+                text, first_line, common, shift = "".join(lines), 1, 0, 0
         node = _lambda_node(fn, tree, first_line, common, shift)
     else:
         tree = gast.parse(text)
