@@ -76,12 +76,13 @@ class ReverseBuilder(StackReverse):
         self.vjp_of_callee = vjp_of_callee  # (callee, active positions) -> generated vjp name
         self.lines = []
         self.bars = {}                      # variable -> name of its cotangent
-        self.fields = {}                    # container variable -> [(key, kind, cotangent)]
+        self.fields = {}            # container variable -> [(key, kind, cotangent, field read)]
         self.indent = 1
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
         self.containers = _containers(fn.body)  # variables read item by item (pytrees)
+        self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
@@ -113,10 +114,14 @@ class ReverseBuilder(StackReverse):
             self.emit(f"{b} = {expr}")
 
     def _add(self, var, bar, expr):
-        """bar = bar + expr, leaf by leaf for a container (a list + a list would concatenate)."""
-        if var in self.containers:
+        """bar = bar + expr, leaf by leaf for what may be a container (a list + a list would
+        concatenate): a variable no array op reads (a parameter only passed to helpers, say)."""
+        if self._may_be_container(var):
             return f"{bar} = add_grads({bar}, {expr})"
         return f"{bar} = {bar} + {expr}"
+
+    def _may_be_container(self, var):
+        return var in self.containers or var not in self.arrays
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -616,6 +621,9 @@ class ReverseBuilder(StackReverse):
             fresh[o.name] = self.bar_name(o.name)
             return fresh[o.name]
 
+        arrays = getattr(self.vjp_of_callee, "array_params", {}).get(vjp_name, ())
+        self.arrays.update(op.operands[k].name for k in keys if position[k] in arrays
+                           and isinstance(op.operands[k], ir.Var))   # the callee reads arrays
         targets = [target(op.operands[k]) for k in keys]
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
@@ -626,11 +634,11 @@ class ReverseBuilder(StackReverse):
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
-            (op.statics["key"], "key", gs[0]))
+            (op.statics["key"], "key", gs[0], op.targets[0]))
 
     def reverse_attribute(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
-            (op.statics["name"], "attr", gs[0]))
+            (op.statics["name"], "attr", gs[0], op.targets[0]))
 
     def reverse_pack(self, op, gs):
         """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
@@ -681,9 +689,10 @@ class ReverseBuilder(StackReverse):
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""
         keys = {}           # an attribute p.w is the key 'w' (of anything but a dict)
-        for key, kind, g in reversed(entries):      # in the order the fields were read
+        for key, kind, g, read in reversed(entries):    # in the order the fields were read
             key = key if kind == "key" else repr(key)
-            keys[key] = f"{keys[key]} + {g}" if key in keys else g
+            keys[key] = g if key not in keys else f"add_grads({keys[key]}, {g})" \
+                if self._may_be_container(read) else f"{keys[key]} + {g}"  # (read twice)
         fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
         expr = f"grad_of_fields({var}, {fields})"
         if var in self.bars:
@@ -868,6 +877,28 @@ def _containers(stmts):
     while grown:                # hidden = params[:-1] is a container: so is params
         grown = {sources[t] for t in out if t in sources} - out
         out |= grown
+    return out
+
+
+# ops whose operands may be containers (pytrees) rather than arrays
+_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
+                  "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
+                  "tree_unflatten", "tree_structure", "tree_leaves_as", *CONTROL_FLOW}
+
+
+def arrays_read(stmts):
+    """Variables an array op reads (an operand of sin, +, matmul; an item of a list stacked):
+    arrays, whose cotangents add with +."""
+    out = set()
+    for op in _ops_in(stmts):
+        spec = OPS.get(op.op)
+        if spec is None or op.op in _TREE_OPERANDS:
+            continue
+        for name, operand in op.operands.items():
+            if name == spec.sequence and isinstance(operand, ir.Seq):
+                out.update(i.name for i in operand.items if isinstance(i, ir.Var))
+            elif name in spec.arrays and isinstance(operand, ir.Var):
+                out.add(operand.name)
     return out
 
 

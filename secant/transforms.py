@@ -332,7 +332,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         return name
+    vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
 
     # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
     every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
@@ -397,6 +399,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
+    arrays = reverse.arrays_read(fn_ir.body)       # (a caller adds these cotangents with +)
+    gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that

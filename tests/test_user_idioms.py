@@ -328,3 +328,40 @@ def test_lambdas_inside_a_statement_spanning_lines(x64):
     np.testing.assert_allclose(grads["sin"], np.cos(x))
     np.testing.assert_allclose(grads["sq"], 2 * x)
     np.testing.assert_allclose(grads["mixed"], np.cos(x) * x + np.sin(x))
+
+
+# --- a list or dict parameter passed whole to a helper twice (was silently wrong) ---------------
+
+def _doubled(ws):
+    return [w * 2.0 for w in ws]
+
+
+def list_to_helper_twice(ws):
+    u = _doubled(ws)
+    v = _doubled(ws)
+    return u[0] * v[1]
+
+
+def field_to_helper_twice(p):
+    u = _doubled(p["ws"])
+    v = _doubled(p["ws"])
+    return u[0] * v[1] + snp.sin(p["ws"][1])
+
+
+def nested_dict_read_twice(x):
+    params = {"enc": {"w": x[:2], "b": x[2]}, "dec": {"w": x[3:]}}
+    h = snp.tanh(params["enc"]["w"] * params["enc"]["b"])
+    return snp.sum(h * params["dec"]["w"])
+
+
+def test_cotangents_of_a_list_used_twice_add_leaf_by_leaf(x64):
+    # ws_bar + ws_bar_1 of two lists concatenated them: a gradient list twice as long
+    got = secant.grad(list_to_helper_twice)([1.5, 0.5])
+    assert len(got) == 2
+    _close(got, [2.0 * 2.0 * 0.5, 2.0 * 2.0 * 1.5])
+    got = secant.grad(field_to_helper_twice)({"ws": [1.5, 0.5]})
+    assert len(got["ws"]) == 2
+    _close(got, {"ws": [2.0, 6.0 + np.cos(0.5)]})
+    x = np.array([0.3, -0.5, 0.8, 1.1, -0.4])
+    _close(secant.grad(nested_dict_read_twice)(x), _fd_grad(nested_dict_read_twice, x))
+    _close(secant.jit(secant.grad(nested_dict_read_twice))(x), _fd_grad(nested_dict_read_twice, x))
