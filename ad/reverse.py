@@ -77,12 +77,13 @@ class ReverseBuilder(StackReverse):
         self.vjp_of_callee = vjp_of_callee  # (callee, active positions) -> generated vjp name
         self.lines = []
         self.bars = {}                      # variable -> name of its cotangent
-        self.fields = {}                    # container variable -> [(key, kind, cotangent)]
+        self.fields = {}            # container variable -> [(key, kind, cotangent, field read)]
         self.indent = 1
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
         self.containers = _containers(fn.body) | getattr(fn, "trees", set())  # (pytrees)
+        self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
@@ -114,10 +115,14 @@ class ReverseBuilder(StackReverse):
             self.emit(f"{b} = {expr}")
 
     def _add(self, var, bar, expr):
-        """bar = bar + expr, leaf by leaf for a container (a list + a list would concatenate)."""
-        if var in self.containers:
+        """bar = bar + expr, leaf by leaf for what may be a container (a list + a list would
+        concatenate): a variable no array op reads (a parameter only passed to helpers, say)."""
+        if self._may_be_container(var):
             return f"{bar} = add_grads({bar}, {expr})"
         return f"{bar} = {bar} + {expr}"
+
+    def _may_be_container(self, var):
+        return var in self.containers or var not in self.arrays
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -625,6 +630,9 @@ class ReverseBuilder(StackReverse):
             fresh[o.name] = self.bar_name(o.name)
             return fresh[o.name]
 
+        arrays = getattr(self.vjp_of_callee, "array_params", {}).get(vjp_name, ())
+        self.arrays.update(op.operands[k].name for k in keys if position[k] in arrays
+                           and isinstance(op.operands[k], ir.Var))   # the callee reads arrays
         targets = [target(op.operands[k]) for k in keys]
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
@@ -635,11 +643,11 @@ class ReverseBuilder(StackReverse):
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
-            (op.statics["key"], "key", gs[0]))
+            (op.statics["key"], "key", gs[0], op.targets[0]))
 
     def reverse_attribute(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
-            (op.statics["name"], "attr", gs[0]))
+            (op.statics["name"], "attr", gs[0], op.targets[0]))
 
     def reverse_pack(self, op, gs):
         """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
@@ -690,9 +698,10 @@ class ReverseBuilder(StackReverse):
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""
         keys = {}           # an attribute p.w is the key 'w' (of anything but a dict)
-        for key, kind, g in reversed(entries):      # in the order the fields were read
+        for key, kind, g, read in reversed(entries):    # in the order the fields were read
             key = key if kind == "key" else repr(key)
-            keys[key] = f"{keys[key]} + {g}" if key in keys else g
+            keys[key] = g if key not in keys else f"add_grads({keys[key]}, {g})" \
+                if self._may_be_container(read) else f"{keys[key]} + {g}"  # (read twice)
         fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
         expr = f"grad_of_fields({var}, {fields})"
         if var in self.bars:
@@ -861,8 +870,9 @@ def _containers(stmts):
     a loop over a container walks (`for w, b in params`), those read field by field, and those
     whose items are read field by field (`w, b = params[i]`)."""
     ops = list(_ops_in(stmts))
-    getitems = {op.targets[0]: op.operands["a"].name for op in ops
-                if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
+    sources = {op.targets[0]: op.operands["a" if op.op == "getitem" else "x"].name for op in ops
+               if op.op in ("getitem", "identity")
+               and isinstance(op.operands["a" if op.op == "getitem" else "x"], ir.Var)}
     out = {op.operands["a"].name for op in ops
            if op.op == "getitem" and getattr(op, "container", False)}
     for op in ops:
@@ -876,12 +886,34 @@ def _containers(stmts):
             if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
     out |= container_names(stmts)           # lists and dicts built in the function
     grown = True
-    while grown:                # params[:-1] is a container: so is params
-        grown = {getitems[t] for t in out if t in getitems} - out
+    while grown:                # hidden = params[:-1] is a container: so is params
+        grown = {sources[t] for t in out if t in sources} - out
         out |= grown
     stacks = [s.stack for s in ir.nested(stmts) if isinstance(s, ir.Plain) and s.stack]
     pushed = {stack for kind, stack, name in stacks if kind == "push" and name in out}
     out |= {name for kind, stack, name in stacks if kind == "pop" and stack in pushed}
+    return out
+
+
+# ops whose operands may be containers (pytrees) rather than arrays
+_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
+                  "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
+                  "tree_unflatten", "tree_structure", "tree_leaves_as", *CONTROL_FLOW}
+
+
+def arrays_read(stmts):
+    """Variables an array op reads (an operand of sin, +, matmul; an item of a list stacked):
+    arrays, whose cotangents add with +."""
+    out = set()
+    for op in _ops_in(stmts):
+        spec = OPS.get(op.op)
+        if spec is None or op.op in _TREE_OPERANDS:
+            continue
+        for name, operand in op.operands.items():
+            if name == spec.sequence and isinstance(operand, ir.Seq):
+                out.update(i.name for i in operand.items if isinstance(i, ir.Var))
+            elif name in spec.arrays and isinstance(operand, ir.Var):
+                out.add(operand.name)
     return out
 
 

@@ -126,7 +126,7 @@ UNBATCHED = {
     "zeros_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
     "ones_like": "snp.ones({x}.shape[1:], {x}.dtype)",
     "empty_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
-    "tree_structure": "tree_structure({tree})",     # every leaf batched: the same structure
+    "tree_structure": "tree_structure({tree}{static})",     # every leaf batched: one structure
 }
 
 SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n"}

@@ -274,8 +274,11 @@ class BatchBuilder:
             return self.render(op), True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
-        if name in UNBATCHED:
-            return UNBATCHED[name].format(**self.fill(op, batched)), False
+        if name in UNBATCHED:       # ({static}: the keywords the user gave that it does not name)
+            template = UNBATCHED[name]
+            static = "".join(f", {k}={v}" for k, v in op.statics.items()
+                             if "{" + k + "}" not in template)
+            return template.format(**self.fill(op, batched), static=static), False
         if name in SEQUENCE:
             return self.sequence(op), True
         if name in AXIS:
@@ -1029,7 +1032,13 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     b.origin = fn.result.origin
     result = fn.result.value
     flags = _flags(b, result)
-    if out_axes == "free":
+    if out_axes == "free" and isinstance(result, ir.Seq) and result.kind in ("tuple", "list"):
+        # one flag per output: an output holding batched values is batched in every leaf
+        parts = [b.batched_src(item) if isinstance(item, ir.Seq) and b.is_batched(item)
+                 else _src(item) for item in result.items]
+        ret = f"[{', '.join(parts)}]" if result.kind == "list" else \
+            f"({parts[0]},)" if len(parts) == 1 else ", ".join(parts)
+    elif out_axes == "free":
         ret = _src(result)
     elif isinstance(out_axes, tuple):
         if not isinstance(result, ir.Seq) or len(result.items) != len(out_axes):

@@ -14,6 +14,7 @@ import numpy as np
 from secant import tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.tracer import active_trace
+from secant.transformer.parse import opaque
 
 # what one generated batched function is specialised on (part of its cache key):
 # in_axes: ((parameter position, axis), ...) for the batched parameters whose axis is not 0;
@@ -249,8 +250,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes, plan.size = list(axes), axis_size
         return gen_for(plan, [], tracing)
 
-    # (functools.wraps copied fun's own generated function, a jvp's say: not this one's)
-    batched.__dict__.pop("__secant_generated__", None)
+    # (wraps copied fun's own attributes: another transform must never read fun in its place)
+    opaque(batched, f"secant cannot transform {batched.__name__} again: vmap with in_axes "
+           "given leaf by leaf of a pytree has no batched source before it sees its arguments; "
+           "give vmap one in_axis per argument (an int or None), or apply the transform "
+           "inside vmap")
     try:
         gen = default_gen()
     except Exception as e:      # reported when the function is called, as JAX does

@@ -25,7 +25,7 @@ from secant.transformer import hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
-from secant.transformer.parse import FunctionSource, closure_values
+from secant.transformer.parse import FunctionSource, closure_values, opaque
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 _in_progress = set()
@@ -195,6 +195,12 @@ def _names_of(fn_ir):
     return taken
 
 
+def _own_helper(fn):
+    """A helper of generated code (ad/, batching/): it branches on static flags and shapes
+    only, so jit runs its Python as written (staging its ifs as lax.cond would batch them)."""
+    return (getattr(fn, "__module__", None) or "").startswith(("secant.ad.", "secant.batching."))
+
+
 def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=None):
     """The generated derivative of `fn` with respect to parameter positions `wrt`; `staged`:
     of its functionalised form, and so for every function it calls (what jit traces). Mode
@@ -208,7 +214,7 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     if not getattr(fn, "__secant_custom__", False):
         fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
     if staged and not getattr(fn, "__secant_custom__", False) \
-            and not getattr(fn, "__secant_dispatch__", None):
+            and not getattr(fn, "__secant_dispatch__", None) and not _own_helper(fn):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
@@ -333,7 +339,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         return name
+    vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
 
     # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
     every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
@@ -404,6 +412,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_out_batched__ = flags
     if mode in ("vjp", "vjp_given_out"):    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
+    arrays = reverse.arrays_read(fn_ir.body)       # (a caller adds these cotangents with +)
+    gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
@@ -868,7 +878,9 @@ def _holomorphic(fun, argnums, has_aux, with_value):
             grads = (grads,)
         result = (grads, aux) if has_aux else grads
         return ((out, aux) if has_aux else out, grads) if with_value else result
-    return holomorphic_grad
+    return opaque(holomorphic_grad, "grad(..., holomorphic=True) cannot be transformed again "
+                  "yet (its seed is applied at run time); differentiate a real-valued "
+                  "function, or apply the other transform inside")
 
 
 def _functionalized(fun):

@@ -50,13 +50,10 @@ def tree_leaves(tree, is_leaf=None):
 
 
 def tree_leaves_as(tree, treedef):
-    """`tree`'s leaves, `tree` checked to have the structure `treedef` (tree_map's second and
-    later trees, as transformer/desugar.py writes tree_map inside a transformed function)."""
-    leaves, own = _registry.flatten(tree)
-    if own != treedef:
-        raise SecantValueError(f"tree_map: a tree does not match the first tree's structure "
-                               f"{treedef}: it has the structure {own}")
-    return leaves
+    """`tree` flattened up to the structure `treedef`: its subtrees where treedef has leaves
+    (tree_map's trees, as transformer/desugar.py writes tree_map inside a transformed
+    function; the first one too when tree_map has an is_leaf)."""
+    return _flatten_up_to(treedef, tree, 2)
 
 
 def tree_structure(tree, is_leaf=None):

@@ -281,7 +281,8 @@ def specialise(fn, n_positional, keywords):
     hit = _SPECIALISED.get(key)
     if hit is not None:
         return hit
-    src = function_source(fn)
+    from secant.transformer.desugar import desugar
+    src = function_source(desugar(fn))     # (early returns, with, ... rewritten first)
     node = copy.deepcopy(src.node)
     a = node.args
     named = [p.id for p in a.posonlyargs + a.args]

@@ -20,8 +20,8 @@
   `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
 - `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
 - `try:` body with handlers -> its body inline (an exception raised under a transform
-  propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm:` ->
-  its body inline (a context manager without `as`).
+  propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm as v:`
+  -> `context = cm`, `v = context.__enter__()`, its body, `context.__exit__(None, None, None)`.
 The result is a new function (source registered, origins mapped to the user's lines), or `fn`
 itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap read it
 (secant/transforms.py generate); jit reads `desugar(fn, only_choices=True)`, which only turns
@@ -424,11 +424,20 @@ class _Desugarer:
         return self.block(s.body + s.orelse + s.finalbody)
 
     def with_block(self, s):
-        if any(item.optional_vars is not None for item in s.items):
-            raise self.error(s, "a with statement that binds a name (with ... as v) cannot be "
-                             "transformed; open the context outside the transformed function")
+        """`with cm as v:` spelled out: `context = cm`, `v = context.__enter__()`, the body,
+        `context.__exit__(None, None, None)` (each item in turn, left in reverse order): the
+        context runs as Python runs it when nothing is raised; an exception propagates."""
         self.changed = True
-        return self.block(s.body)
+        enter, leave = [], []
+        for item in s.items:
+            context = self.names.fresh("context")
+            enter.append(_assign(context, item.context_expr, s))
+            call = _parse(f"{context}.__enter__()", s).value
+            enter.append(_at(s, gast.Assign(targets=[item.optional_vars], value=call,
+                                            type_comment=None)) if item.optional_vars is not None
+                         else _at(s, gast.Expr(value=call)))
+            leave.insert(0, _parse(f"{context}.__exit__(None, None, None)", s))
+        return self.block(enter + s.body + leave)
 
     # --- break / continue -------------------------------------------------------------------------
     def loop_exits(self, s):
@@ -607,7 +616,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._name_passed_lambdas(body)
+        body = self._name_passed_lambdas(self._inline_partials(body))
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -644,8 +653,11 @@ class _Desugarer:
             if fdef.name in free:       # a recursive nested function: leave it alone
                 out.append(s)
                 continue
-            # after parameters with defaults the free locals are passed by keyword: h(y, x=x)
-            by_keyword = bool(a.defaults)
+            # after parameters with defaults, or in calls that name arguments, the free locals
+            # are passed by keyword: h(y, x=x)
+            by_keyword = bool(a.defaults) or any(
+                isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
+                and m.func.id == fdef.name for b in body for m in gast.walk(b))
             if a.kwonlyargs:
                 out.append(s)
                 continue
@@ -658,6 +670,62 @@ class _Desugarer:
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
+
+    def _inline_partials(self, body):
+        """`g = functools.partial(h, a, k=b)` of a nested function h, g only ever called and
+        a, b names assigned once (or constants): each call `g(x)` reads `h(a, x, k=b)`, so h is
+        only called (and lifted); the same values, as the names never change."""
+        import functools
+        functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
+            s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
+        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, gast.Store)] + list(self.params)
+        partials = {}
+        for s in body:
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                    and s.value.args and isinstance(s.value.args[0], gast.Name)
+                    and s.value.args[0].id in functions):
+                continue
+            call, name = s.value, s.targets[0].id
+            func = call.func
+            chain = []
+            while isinstance(func, gast.Attribute):
+                chain.append(func.attr)
+                func = func.value
+            if not isinstance(func, gast.Name) or func.id in stores:
+                continue
+            obj = self.src.resolve_name(func.id)[1]
+            for attr in reversed(chain):
+                obj = getattr(obj, attr, None)
+            bound = call.args[1:] + [k.value for k in call.keywords]
+            if obj is not functools.partial or stores.count(name) != 1 or any(
+                    k.arg is None for k in call.keywords) or not all(
+                    isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                    and stores.count(v.id) == 1 for v in bound):
+                continue
+            partials[name] = (s, call)
+        if not partials:
+            return body
+        uses = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                    and m.id == n and isinstance(m.ctx, gast.Load)] for n in partials}
+        calls = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+                     and isinstance(m.func, gast.Name) and m.func.id == n] for n in partials}
+        for name, (s, call) in partials.items():
+            if len(uses[name]) != len(calls[name]) or any(
+                    isinstance(a, gast.Starred) or k.arg is None for c in calls[name]
+                    for a, k in zip(c.args, c.keywords)):
+                continue
+            for c in calls[name]:
+                given = {k.arg for k in c.keywords}
+                c.func = copy.deepcopy(call.args[0])
+                c.args = [copy.deepcopy(a) for a in call.args[1:]] + c.args
+                c.keywords = [copy.deepcopy(k) for k in call.keywords
+                              if k.arg not in given] + c.keywords
+            body = [b for b in body if b is not s]
+            self.changed = True
+        return body
 
     def _name_passed_lambdas(self, body):
         """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading
@@ -847,8 +915,9 @@ class _TreeCalls(gast.NodeTransformer):
     `tree_map(lambda p, g: p - 0.1 * g, params, grads)` ->
     `tree_unflatten(tree_structure(params), [p - 0.1 * g for p, g in
                     zip(tree_leaves(params), tree_leaves_as(grads, tree_structure(params)))])`,
-    `tree_flatten(t)` -> `(tree_leaves(t), tree_structure(t))`; a call with a non-None is_leaf
-    is left as written."""
+    `tree_flatten(t)` -> `(tree_leaves(t), tree_structure(t))`; with an is_leaf, the first tree
+    too is read up to `tree_structure(params, is_leaf=...)`. `tree_reduce(lambda a, b: ...,
+    tree, init)` -> the loop it runs (`a = init`, `for b in tree_leaves(tree): a = ...`)."""
 
     def __init__(self, d):
         self.d = d
@@ -908,7 +977,7 @@ class _TreeCalls(gast.NodeTransformer):
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
         from secant import tree_util
-        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure"):
+        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce"):
             if obj is getattr(tree_util, name):
                 return name
         return None
@@ -932,15 +1001,25 @@ class _TreeCalls(gast.NodeTransformer):
             return node
         kw = {k.arg: k.value for k in node.keywords}
         if any(k not in ("is_leaf", "initializer") for k in kw) or any(
-                isinstance(a, gast.Starred) for a in node.args) or not (
-                isinstance(kw.get("is_leaf"), gast.Constant) and kw["is_leaf"].value is None
-                or "is_leaf" not in kw):
+                isinstance(a, gast.Starred) for a in node.args):
             return node
+        is_leaf = kw.pop("is_leaf", None)
+        if isinstance(is_leaf, gast.Constant) and is_leaf.value is None:
+            is_leaf = None
         args = node.args
-        if name in ("tree_leaves", "tree_structure"):
+        if name == "tree_reduce":
+            return self._reduce(node, args, kw.get("initializer"), is_leaf)
+        if name in ("tree_leaves", "tree_structure") and (is_leaf is None or name == "tree_leaves"):
+            if is_leaf is not None:                 # the leaves up to the is_leaf structure
+                tree, again = self._named(args[0], node)
+                structure = self._call("tree_structure", again())
+                structure.keywords = [gast.keyword("is_leaf", is_leaf)]
+                return gast.copy_location(self._call("tree_leaves_as", tree, structure), node)
             if node.keywords:                       # is_leaf=None: the default
                 node.keywords = []
                 self.d.changed = True
+            return node
+        if name == "tree_structure" or name == "tree_flatten" and is_leaf is not None:
             return node
         if name == "tree_flatten" and len(args) == 1:
             tree, again = self._named(args[0], node)
@@ -960,8 +1039,15 @@ class _TreeCalls(gast.NodeTransformer):
                 return node
             first, again = self._named(trees[0], node)
             structure = self._call("tree_structure", again())
-            leaves = [self._call("tree_leaves", first)] + [
-                self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
+            if is_leaf is not None:
+                structure.keywords = [gast.keyword("is_leaf", is_leaf)]
+                if not isinstance(first, gast.Name):
+                    return node
+                leaves = [self._call("tree_leaves_as", t, copy.deepcopy(structure))
+                          for t in trees]
+            else:
+                leaves = [self._call("tree_leaves", first)] + [
+                    self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
             if n == 1:
                 target, it = _name(targets[0], store=True), leaves[0]
             else:
@@ -973,6 +1059,59 @@ class _TreeCalls(gast.NodeTransformer):
             return node
         self.d.changed = True
         return gast.copy_location(out, node)
+
+    def _reduce(self, node, args, initializer, is_leaf):
+        """`tree_reduce(lambda a, b: body, tree[, init])` as the loop functools.reduce runs,
+        written before the statement: `a = init` (or the first leaf), `for b in leaves: a =
+        body`; the call reads `a`."""
+        if self.lazy or len(args) not in (2, 3) or len(args) == 3 and initializer is not None:
+            return node
+        f, tree = args[0], args[1]
+        initializer = args[2] if len(args) == 3 else initializer
+        if isinstance(f, gast.Lambda) and len(f.args.args) == 2 and not (
+                f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.defaults
+                or f.args.posonlyargs):
+            inside = {id(n) for n in gast.walk(f)}
+            outside = {n.id for n in gast.walk(self.d.node)
+                       if isinstance(n, gast.Name) and id(n) not in inside}
+            names = [self.d.names.fresh(a.id) if a.id in outside else a.id
+                     for a in f.args.args]     # the lambda's own names, where no other reads them
+            body = _Renamed({a.id: n for a, n in zip(f.args.args, names)}).visit(
+                copy.deepcopy(f.body))
+        elif isinstance(f, (gast.Name, gast.Attribute)):
+            names = [self.d.names.fresh("reduced"), self.d.names.fresh("leaf")]
+            body = gast.Call(f, [_name(n) for n in names], [])
+        else:
+            return node
+        acc, leaf = names
+        leaves = self._call("tree_leaves", tree)
+        if is_leaf is not None:
+            tree, again = self._named(tree, node)
+            structure = self._call("tree_structure", again())
+            structure.keywords = [gast.keyword("is_leaf", is_leaf)]
+            leaves = self._call("tree_leaves_as", tree, structure)
+        if initializer is None:
+            listed = self.d.names.fresh("leaves")
+            self.pre.append(_assign(listed, leaves, node))
+            self.pre.append(_assign(acc, _parse(f"{listed}[0]", node).value, node))
+            leaves = _parse(f"{listed}[1:]", node).value
+        else:
+            self.pre.append(_assign(acc, initializer, node))
+        loop = gast.For(target=_name(leaf, True), iter=leaves,
+                        body=[_assign(acc, body, node)], orelse=[], type_comment=None)
+        self.pre.append(_at(node, loop))
+        self.d.changed = True
+        return gast.copy_location(_name(acc), node)
+
+
+class _Renamed(gast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            node.id = self.mapping[node.id]
+        return node
 
 
 def hygiene_bound(node):

@@ -33,7 +33,8 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
+from secant.transformer.parse import (FunctionSource, SourceError, function_source,
+                                     lambda_function_node)
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -163,6 +164,8 @@ class Normaliser(ContainerMixin):
             self.while_statement(stmt)
         elif isinstance(stmt, gast.FunctionDef):
             self.local_def(stmt)
+        elif isinstance(stmt, (gast.Import, gast.ImportFrom)):
+            self.import_statement(stmt)
         elif isinstance(stmt, gast.Return):
             raise self.src.error(stmt, "a return inside a branch cannot be transformed yet; "
                                  "assign the result and return once, at the end")
@@ -194,6 +197,23 @@ class Normaliser(ContainerMixin):
         self.trees |= read | {self.current[n] for n in trees if n in self.current}
         self.lowered = True
         return True
+
+    def import_statement(self, stmt):
+        """`import numpy as np` / `from math import pi` inside the function, kept as written:
+        run once now (an import names the same module every time) so that its names resolve
+        like globals (`np.sin(x)` is an op), unless the function also assigns them."""
+        code = gast.unparse(stmt).strip()
+        scope, names = {}, {a.asname or a.name.split(".")[0] for a in stmt.names}
+        module = self.src.globals
+        try:
+            exec(code, {"__name__": module.get("__name__"), "__package__":
+                        module.get("__package__"), "__builtins__": builtins}, scope)
+        except ImportError as e:
+            raise self.src.error(stmt, f"{type(e).__name__}: {e}") from None
+        assigned = {n.id for n in gast.walk(self.src.node)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.src.imports.update({n: scope[n] for n in names - assigned})
+        self.out.append(ir.Plain(code, names, self.origin))
 
     def _derivative_stack(self, node, method):
         """A transform of a derivative (generated code): `x_stack.append(x)` (method "append")
@@ -1082,6 +1102,10 @@ class Normaliser(ContainerMixin):
             return _UNRESOLVED
 
         def value(node):
+            if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg):
+                fn_arg = self._function_arg(node, "", None)
+                if not fn_arg[2]:       # a lambda with no free locals: a function of its own
+                    return self._lift(fn_arg, self.names.fresh("lambda_"), [])
             if isinstance(node, (gast.Name, gast.Attribute)):
                 v = self._resolve(node)
                 if v is not _UNRESOLVED:
@@ -1235,6 +1259,12 @@ class Normaliser(ContainerMixin):
                           f"{getattr(base, 'name', 'x')}_{method}")
 
     def user_call(self, node, fn):
+        if getattr(fn, "__secant_opaque__", None) and \
+                getattr(fn, "__secant_generated__", None) is None:
+            try:
+                function_source(fn)
+            except SourceError as e:
+                raise self.src.error(node, str(e)) from None
         if getattr(fn, "__secant_no_reverse__", None):
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]
@@ -1327,7 +1357,10 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, "secant transforms a jvp call written as "
                                  "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
                                  f"keywords; or call secant.{name}(f)(x, ..., v, ...)")
-        fn = self._resolve(args[0])
+        if isinstance(args[0], gast.Lambda):
+            args, fn = self._closed_lambda_form(args)
+        else:
+            fn = self._resolve(args[0])
         if fn is _UNRESOLVED:
             raise self.src.error(args[0], f"secant cannot see which function "
                                  f"{gast.unparse(args[0]).strip()} is here")
@@ -1336,6 +1369,24 @@ class Normaliser(ContainerMixin):
         call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
         gast.copy_location(call, node)
         return self.user_call(call, make(fn))
+
+    def _closed_lambda_form(self, args):
+        """`jvp(lambda y: g(y, w), (x,), (v,))` with `w` a local: the lambda takes its free
+        locals as parameters of their own, held constant (zero tangents), `jvp(lambda y, w:
+        g(y, w), (x, w), (v, zeros_like_tree(w)))`; returns the new arguments and the function."""
+        lam, primals, tangents = args
+        fn_arg = self._function_arg(lam, "jvp", None)
+        free = fn_arg[2]
+        new = copy.deepcopy(lam)
+        new.args.args += [gast.Name(p, gast.Param(), None, None) for p in free]
+        zeros = [gast.parse(f"zeros_like_tree({p})").body[0].value for p in free]
+        for z in zeros:
+            _place(z, lam)
+        primals = type(primals)(list(primals.elts) + [gast.Name(p, gast.Load(), None, None)
+                                                      for p in free], gast.Load())
+        tangents = type(tangents)(list(tangents.elts) + zeros, gast.Load())
+        _place(new, lam)
+        return [new, primals, tangents], self._lift(fn_arg, self.names.fresh("lambda_"), free)
 
     # --- secant.lax control flow ----------------------------------------------------------------
     # Functions passed to cond/switch/fori_loop/scan/map are resolved now: a name of a function

@@ -165,7 +165,8 @@ DICT_HELPER_OPS = ("unmerge", "unmerge_grad")
 op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
 op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
 op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {treedef})")
-op("tree_structure", "tree", ("tree",), code="tree_structure({tree})", differentiable=False)
+op("tree_structure", "tree, is_leaf=None", ("tree",), code="tree_structure({tree}{static})",
+   differentiable=False)
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
 op("optimization_barrier", code="lax.optimization_barrier({x})")
 

@@ -37,6 +37,7 @@ class FunctionSource:
         self.lines = lines            # the function's own source lines
         self.globals = globals_
         self.closure = closure        # free variable name -> value
+        self.imports = {}             # name an import inside the function binds -> its object
         self.resolutions = {}         # (name, attribute chain) -> what it resolved to
         self.aliases = {}             # placeholder -> the user's name (transformer/hygiene.py)
         # secant's own derivative code (stacks, generated names), not the user's code rewritten
@@ -85,6 +86,8 @@ class FunctionSource:
         return kind, value
 
     def _lookup(self, name):
+        if name in self.imports:
+            return "import", self.imports[name]
         name = self.aliases.get(name, name)
         if name in self.closure:
             return "closure", self.closure[name]
@@ -117,7 +120,7 @@ class Guard:
         self.checks = []
         for (name, chain), (_, value) in resolutions.items():
             kind = resolutions.get((name, ()), ("unbound",))[0]
-            if kind == "unbound" or kind == "closure" and name not in cells:
+            if kind in ("unbound", "import") or kind == "closure" and name not in cells:
                 continue        # (a value secant itself bound: it cannot change)
             cell = cells.get(name) if kind == "closure" else None
             check = (cell, src.globals, name, chain, value)
@@ -328,11 +331,24 @@ def lambda_function_node(lam, name="lambda_", extra_params=()):
     return node
 
 
+def opaque(wrapper, why):
+    """`wrapper` (made with functools.wraps) without the attributes it copied from the
+    function it wraps, so no transform reads that function in its place; a transform of it
+    raises `why` (function_source)."""
+    for attr in [a for a in vars(wrapper) if a.startswith("__secant_")] + ["__wrapped__"]:
+        if attr in vars(wrapper):
+            delattr(wrapper, attr)
+    wrapper.__secant_opaque__ = why
+    return wrapper
+
+
 def function_source(fn):
     """Read, dedent and parse `fn` (generated functions carry their source already)."""
     attached = getattr(fn, "__secant_source__", None)
     if attached is not None:
         return attached
+    if getattr(fn, "__secant_opaque__", None):    # a wrapper with no source of its own
+        raise getattr(fn, "__secant_source_error__", None) or SourceError(fn.__secant_opaque__)
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)")
@@ -352,9 +368,14 @@ def function_source(fn):
                 stripped = text.strip().rstrip(",")
                 tree = gast.parse("(" + stripped + ")")
                 shift = 1 - (len(text) - len(text.lstrip()))   # columns added on line 1
-            except SyntaxError:
-                raise SourceError(f"cannot parse the source of lambda at {filename}:{first_line}; "
-                                  "use a def instead") from None
+            except SyntaxError:     # a lambda inside a longer statement: read the whole file
+                lines = linecache.getlines(filename)
+                try:
+                    tree = gast.parse("".join(lines))
+                except SyntaxError:
+                    raise SourceError(f"cannot parse the source of lambda at {filename}:"
+                                      f"{first_line}; use a def instead") from None
+                text, first_line, common, shift = "".join(lines), 1, 0, 0
         node = _lambda_node(fn, tree, first_line, common, shift)
     else:
         tree = gast.parse(text)

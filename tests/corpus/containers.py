@@ -1,7 +1,9 @@
 """Section 1 of issue 15: Python containers of traced values, walrus, and user names that
 collide with the names generated code uses."""
 
+import secant
 import secant.numpy as snp
+from secant import tree_util
 
 from corpus import Case, vec
 
@@ -105,6 +107,31 @@ def tuple_param(p, x):
     return snp.sum(snp.tanh(x @ w + b))
 
 
+def layers_hidden_last(params, x):
+    hidden, last = params[:-1], params[-1]
+    for p in hidden:
+        x = snp.tanh(x @ p["w"] + p["b"])
+    return snp.sum(x @ last["w"] + last["b"])
+
+
+HIDDEN_LAST = [{"w": vec(18, 3, 3), "b": vec(19, 3)}, {"w": vec(20, 3, 2), "b": vec(21, 2)}]
+
+
+def tree_reduce_squares(p):
+    return tree_util.tree_reduce(lambda a, b: a + snp.sum(b ** 2), p, 0.0)
+
+
+def tree_map_is_leaf(p):
+    q = tree_util.tree_map(lambda t: t[0] * snp.sin(t[1]), p,
+                           is_leaf=lambda n: isinstance(n, tuple))
+    return snp.sum(q["a"] + q["b"])
+
+
+def jvp_of_closure(x):
+    w = snp.sin(x)
+    return snp.sum(secant.jvp(lambda y: snp.tanh(y * w) * w, (x,), (snp.ones_like(x),))[1])
+
+
 def concat_of_list(x):
     y = snp.concatenate([x, 2.0 * x, snp.sin(x)])
     return snp.sum(y * y)
@@ -130,4 +157,10 @@ CASES = [
     Case("shadowing_global", shadowing_global, (vec(13, 3),)),
     Case("tuple_param", tuple_param, ((vec(14, 3, 2), vec(15, 2)), vec(16, 4, 3))),
     Case("concat_of_list", concat_of_list, (vec(17, 3),)),
+    Case("layers_hidden_last", layers_hidden_last, (HIDDEN_LAST, vec(22, 4, 3)), argnums=0,
+         in_axes=(None, 0)),
+    Case("tree_reduce_squares", tree_reduce_squares, ({"a": vec(23, 3), "b": vec(24, 2)},)),
+    Case("tree_map_is_leaf", tree_map_is_leaf, ({"a": (vec(25, 3), vec(26, 3)),
+                                                  "b": (vec(27, 3), vec(28, 3))},)),
+    Case("jvp_of_closure", jvp_of_closure, (vec(29, 3),)),
 ]

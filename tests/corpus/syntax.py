@@ -2,6 +2,7 @@
 nested def and lambda, IfExp, comprehensions, dict methods and builtins, in-place updates,
 .append, recursion on static values, try/except, with, print, assert)."""
 import contextlib
+import functools
 
 
 import secant.numpy as snp
@@ -224,6 +225,27 @@ def with_block(x):
     return snp.sum(y)
 
 
+def with_as(x):
+    with contextlib.nullcontext(2.0) as scale, contextlib.suppress(KeyError):
+        y = snp.tanh(x) * scale
+    return snp.sum(y)
+
+
+def import_inside(x):
+    import secant.numpy as jnp
+    from math import pi
+    return jnp.sum(jnp.sin(x) * pi)
+
+
+def partial_of_closure(x):
+    w = snp.cos(x)
+
+    def layer(a, scale):
+        return snp.tanh(a * w) * scale
+    g = functools.partial(layer, scale=2.0)
+    return snp.sum(g(x) + g(x * 0.5))
+
+
 def print_inside(x):
     y = snp.sin(x)
     print("y:", y)
@@ -302,6 +324,9 @@ CASES = [
     Case("try_except", try_except, (pos(91, 3),)),
     Case("try_finally", try_finally, (pos(92, 3),)),
     Case("with_block", with_block, (vec(93, 3),)),
+    Case("with_as", with_as, (vec(93, 3),)),
+    Case("import_inside", import_inside, (vec(93, 3),)),
+    Case("partial_of_closure", partial_of_closure, (vec(93, 3),)),
     Case("print_inside", print_inside, (vec(94, 3),)),
     Case("assert_shape", assert_shape, (vec(95, 3),)),
     Case("while_static", while_static, (vec(96, 3),)),
