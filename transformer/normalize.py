@@ -1152,8 +1152,8 @@ class Normaliser(ContainerMixin):
                 operands[pname] = self.as_sequence(self.operand(value), node)
             else:
                 o = self.operand(value)
-                if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
-                    operands[pname] = o
+                if isinstance(o, ir.Var) and (self.batching or pname in spec.conditions):
+                    operands[pname] = o     # a batched condition, or a traced one (no derivative)
                     continue
                 if isinstance(o, ir.Var) or _has_var(o):    # (a shape tuple holding one, too)
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
