@@ -16,7 +16,9 @@ StableHLO while loop even over Python numbers (they become loop-carried scalars)
   `y = lax.cond(test, y_if_true, y_if_false, y)`. A variable assigned in only one branch (and
   not before the `if`) but read afterwards is returned as an `undefined_in_branch(...)`
   sentinel from the other branch: harmless when the predicate is concrete (the Python program
-  never reads it), a clear error naming the user's line when the predicate is traced.
+  never reads it), a clear error naming the user's line when the predicate is traced. In a
+  derivative (generated code), such a variable is a residual its reverse pass reads only under
+  the same test: `unset_in_branch(...)`, which a traced cond joins with zeros (as JAX does).
   `if c: ... return a` / `else: ... return b` (or `if c: return a` followed by the rest of the
   function) becomes `return lax.cond(c, ...)`.
 - `while test: body` becomes `lax.while_loop(cond, body, carry)`; the carry is the variables the
@@ -37,6 +39,7 @@ import warnings
 import gast
 
 from secant.backends.core import Tracer
+from secant.backends.placeholder import Undefined
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -64,25 +67,16 @@ _STATIC_CALLS = {"len", "isinstance", "hasattr", "callable", "type", "issubclass
 
 
 # --- the sentinel for a variable defined in only one branch -----------------------------------
-class Undefined:
-    """What a branch returns for a variable only the other branch assigns (pred concrete)."""
-    __slots__ = ("name", "where")
-    __secant_undefined__ = True
+def unset_in_branch(name):
+    """The value, on the branch that does not compute it, of a variable a derivative computes in
+    one branch of an if and reads only under the same test (a residual of its forward pass):
+    never read there, whatever the predicate. A traced cond joins it with zeros shaped as the
+    other branch's value (as JAX joins a cond's residuals); vmap's select takes the other
+    branch's value; transforms read it as a constant."""
+    return Undefined(name, "")
 
-    def __init__(self, name, where):
-        self.name, self.where = name, where
 
-    def __repr__(self):
-        return f"<undefined {self.name}>"
-
-    def _fail(self, *args, **kwargs):
-        raise SecantError(f"local variable {self.name!r} is used but was assigned in only one "
-                          f"branch of the if{self.where}")
-
-    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
-    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = _fail
+unset_in_branch.__secant_placeholder__ = True
 
 
 def undefined_in_branch(pred, name, location):
@@ -98,6 +92,9 @@ def undefined_in_branch(pred, name, location):
             f"jit, and it is used after the if; assign {name} before the if or in both "
             f"branches{where}")
     return Undefined(name, where)
+
+
+undefined_in_branch.__secant_placeholder__ = True
 
 
 # --- name analyses (one scope, nested functions count by their free names) ---------------------
@@ -440,7 +437,9 @@ class _Rewriter:
             if not returns:
                 _, definite = exposed(body, set(params))
                 for v in outs:
-                    if v not in definite:
+                    if v not in definite and self.src.generated:   # a derivative's residual
+                        body.append(_parse_stmt(f"{v} = {self.unset}({v!r})", s))
+                    elif v not in definite:
                         body.append(_parse_stmt(
                             f"{v} = {self.undef}({pred}, {v!r}, {self.where(s)!r})", s))
                 body.append(_parse_stmt(f"return {_tuple_src(outs)}", s))
@@ -754,9 +753,11 @@ def _rewrite(fn, src, helpers):
     _, value = src.resolve_name("lax")
     lax_name = "lax" if value is lax and "lax" not in local else names.fresh("lax")
     undef_name = names.fresh("undefined_in_branch")
+    unset_name = names.fresh("unset_in_branch")
     range_ok = "range" not in local and src.resolve_name("range")[1] is builtins.range
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
     rw.tracer = tracer_name = names.fresh("Tracer")
+    rw.unset = unset_name
     rw.root = list(node.body)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
@@ -774,6 +775,8 @@ def _rewrite(fn, src, helpers):
         free[lax_name] = lax
     if undef_name in used:
         free[undef_name] = undefined_in_branch
+    if unset_name in used:
+        free[unset_name] = unset_in_branch
     if tracer_name in used:
         free[tracer_name] = Tracer
     cells = {k: c for k, c in src.cells.items() if k in free and free[k] is src.closure.get(k)}
