@@ -23,3 +23,41 @@ class Undefined:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
     __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
     __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+
+class Unset(Undefined):
+    """A derivative's residual on the branch that does not compute it (unset_in_branch): read
+    only where the same test holds, so reading it is an error too."""
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, "")
+
+    def __repr__(self):
+        return f"<unset {self.name}>"
+
+
+class UnsetCotangent(Undefined):
+    """The cotangent of an Unset residual (zeros_like of it): a symbolic zero, as nothing reads
+    the value it belongs to. Adding it to a cotangent gives that cotangent; scaling it or
+    negating it gives itself."""
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, "")
+
+    def __repr__(self):
+        return f"<zero cotangent of unset {self.name}>"
+
+    def _other(self, other):
+        return other
+
+    def _self(self, *args):
+        return self
+
+    __add__ = __radd__ = __sub__ = _other
+    __neg__ = __pos__ = _self
+    __mul__ = __rmul__ = __truediv__ = _self
+
+    def __rsub__(self, other):
+        return other

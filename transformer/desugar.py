@@ -75,7 +75,7 @@ def _desugar(fn, only_choices=False):
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
     node = copy.deepcopy(src.node)
-    if only_choices and not _has(node.body, gast.IfExp):
+    if only_choices and not _has(node.body, (gast.IfExp, gast.Break, gast.Continue)):
         return fn
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
@@ -241,13 +241,15 @@ class _Desugarer:
         if isinstance(s, gast.For):
             pre = self.hoist(s, "iter")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return pre + ([s] if self.only_choices else self.loop_exits(s))
+            return pre + ([s] if self.only_choices and not self.stageable_exits(s)
+                          else self.loop_exits(s))
         if isinstance(s, gast.While):
             if _has([s.test], gast.NamedExpr):
                 raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
                                  "assign before the loop and at the end of its body")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return [s] if self.only_choices else self.loop_exits(s)
+            return [s] if self.only_choices and not self.stageable_exits(s) \
+                else self.loop_exits(s)
         if self.only_choices and isinstance(s, (gast.Try, gast.With)):
             return [s]
         if isinstance(s, gast.Try):
@@ -431,6 +433,24 @@ class _Desugarer:
         return self.block(s.body)
 
     # --- break / continue -------------------------------------------------------------------------
+    def stageable_exits(self, s):
+        """For jit (only_choices): whether the break/continue of loop `s` become the flag form,
+        which functionalize stages (a traced exit test is a lax.cond on the flag, the loop a
+        fori_loop/while_loop) where Python would need its value: a while loop or a for over
+        range(...) (the skipped iterations are no-ops), with no return or else: inside."""
+        if not _has_exit(s.body, (gast.Break, gast.Continue)) or s.orelse \
+                or _has_exit(s.body, (gast.Return,)):
+            return False
+        if isinstance(s, gast.While):
+            return True
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and self.src.resolve_name(it.func.id)[1] is range
+                and it.func.id not in self.params):
+            return False
+        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+        return not (_has_exit(s.body, (gast.Break,)) and targets & self._read_after(s))
+
     def loop_exits(self, s):
         kinds = (gast.Break, gast.Continue)
         returned = None

@@ -39,7 +39,7 @@ import warnings
 import gast
 
 from secant.backends.core import Tracer
-from secant.backends.placeholder import Undefined
+from secant.backends.placeholder import Undefined, Unset
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -73,7 +73,7 @@ def unset_in_branch(name):
     never read there, whatever the predicate. A traced cond joins it with zeros shaped as the
     other branch's value (as JAX joins a cond's residuals); vmap's select takes the other
     branch's value; transforms read it as a constant."""
-    return Undefined(name, "")
+    return Unset(name)
 
 
 unset_in_branch.__secant_placeholder__ = True
