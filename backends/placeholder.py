@@ -61,3 +61,15 @@ class UnsetCotangent(Undefined):
 
     def __rsub__(self, other):
         return other
+
+
+def unset_in_branch(name):
+    """The value, on the branch that does not compute it, of a variable a derivative computes in
+    one branch of an if and reads only under the same test (a residual of its forward pass):
+    never read there, whatever the predicate. A traced cond joins it with zeros shaped as the
+    other branch's value (as JAX joins a cond's residuals); vmap's select takes the other
+    branch's value; transforms read it as a constant."""
+    return Unset(name)
+
+
+unset_in_branch.__secant_placeholder__ = True

@@ -14,7 +14,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantTypeError, SecantValueError, where
-from secant.backends.placeholder import Undefined
+from secant.backends.placeholder import Undefined, unset_in_branch
 
 
 def shape_only(fn):
@@ -563,7 +563,7 @@ def custom_vmap_outputs(out, out_batched, size, rule, depth=1):
 
 
 random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
-NAMES = NAMES + ("random_batched", "custom_vmap_outputs")
+NAMES = NAMES + ("random_batched", "custom_vmap_outputs", "unset_in_branch")
 
 # Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s

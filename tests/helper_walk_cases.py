@@ -156,4 +156,4 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched"}
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "unset_in_branch"}

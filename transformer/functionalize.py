@@ -39,7 +39,7 @@ import warnings
 import gast
 
 from secant.backends.core import Tracer
-from secant.backends.placeholder import Undefined, Unset
+from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -67,18 +67,6 @@ _STATIC_CALLS = {"len", "isinstance", "hasattr", "callable", "type", "issubclass
 
 
 # --- the sentinel for a variable defined in only one branch -----------------------------------
-def unset_in_branch(name):
-    """The value, on the branch that does not compute it, of a variable a derivative computes in
-    one branch of an if and reads only under the same test (a residual of its forward pass):
-    never read there, whatever the predicate. A traced cond joins it with zeros shaped as the
-    other branch's value (as JAX joins a cond's residuals); vmap's select takes the other
-    branch's value; transforms read it as a constant."""
-    return Unset(name)
-
-
-unset_in_branch.__secant_placeholder__ = True
-
-
 def undefined_in_branch(pred, name, location):
     """The value of `name` on the branch that does not assign it: with a concrete predicate the
     program never reads it (Python would not either); with a traced one both branches are

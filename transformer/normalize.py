@@ -390,11 +390,12 @@ class Normaliser(ContainerMixin):
                 if self.batching and self.src.generated:
                     # vmap of a derivative whose rolled and unrolled forms of a loop sit in
                     # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
-                    # if-join may copy this name in the branch that never set it; None (an
-                    # empty pytree, as for loop names) keeps that copy defined
+                    # if-join may copy this name in the branch that never set it; a placeholder
+                    # (backends/placeholder.py: a constant for the transforms, vmap's select
+                    # drops it, its cotangent adds nothing) keeps that copy defined
                     block = branches[versions.index(None)][0]
-                    block.append(ir.Plain(f"{merged[name]} = None", {merged[name]},
-                                          self.origin))
+                    block.append(ir.Plain(f"{merged[name]} = unset_in_branch({name!r})",
+                                          {merged[name]}, self.origin))
                 continue
             # a value chosen by the branch: each branch copies its version into one new name
             # one name for the value after the if: a version a branch assigned, which the
