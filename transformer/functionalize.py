@@ -356,6 +356,8 @@ class _Rewriter:
         for k, s in enumerate(stmts):
             out.extend(self.stmt(s, before, set(later) | suffix_reads[k + 1]))
             before |= set(assigned([s]))
+        if stmts and not out:       # every statement dropped (a dead if)
+            out.append(gast.copy_location(gast.Pass(), stmts[0]))
         return out
 
     def stmt(self, s, defined, later):
@@ -406,6 +408,11 @@ class _Rewriter:
         else:
             outs = [v for v in changed if v in defined or v in later]
             params = [v for v in outs if v in defined]
+            if not outs and self.src.generated:
+                # a derivative's replay of an if whose values nothing reads (side effects were
+                # ruled out above): dead, and as a Python if it would need a concrete test
+                self.changed = True
+                return []
             if not outs:
                 return [s]
         out = []
