@@ -207,29 +207,51 @@ def _side_effect(stmts):
     return None
 
 
-def _is_static(expr):
-    """True for tests that are Python values whatever is traced: shapes, `is None`, len()..."""
+def _is_static(expr, static=frozenset()):
+    """True for tests that are Python values whatever is traced: shapes, `is None`, len(),
+    `k in keys` (membership is always a Python bool), names only ever assigned such values
+    (`static`)..."""
     if isinstance(expr, gast.Constant):
         return True
+    if isinstance(expr, gast.Name):
+        return expr.id in static
     if isinstance(expr, gast.Attribute):
         return expr.attr in _STATIC_ATTRS
     if isinstance(expr, gast.Subscript):
-        return _is_static(expr.value) and _is_static(expr.slice)
+        return _is_static(expr.value, static) and _is_static(expr.slice, static)
     if isinstance(expr, gast.Call):
         return isinstance(expr.func, gast.Name) and expr.func.id in _STATIC_CALLS
     if isinstance(expr, gast.Compare):
-        if all(isinstance(op, (gast.Is, gast.IsNot)) for op in expr.ops):
+        if all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in expr.ops):
             return True
-        return all(_is_static(e) for e in [expr.left] + expr.comparators)
+        return all(_is_static(e, static) for e in [expr.left] + expr.comparators)
     if isinstance(expr, gast.BoolOp):
-        return all(_is_static(v) for v in expr.values)
+        return all(_is_static(v, static) for v in expr.values)
     if isinstance(expr, gast.UnaryOp):
-        return _is_static(expr.operand)
+        return _is_static(expr.operand, static)
     if isinstance(expr, gast.BinOp):
-        return _is_static(expr.left) and _is_static(expr.right)
+        return _is_static(expr.left, static) and _is_static(expr.right, static)
     if isinstance(expr, gast.Tuple):
-        return all(_is_static(e) for e in expr.elts)
+        return all(_is_static(e, static) for e in expr.elts)
     return False
+
+
+def _static_names(fdef):
+    """Names of `fdef`'s own scope that every assignment gives a static value (_is_static)."""
+    stores, values = {}, {}
+    for n in _scope_nodes(fdef.body):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+    params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
+    static = {k for k, v in values.items() if len(v) == stores.get(k) and k not in params}
+    while True:     # a value reading a name that turns out not static is not static either
+        keep = {k for k in static if all(_is_static(v, static) for v in values[k])}
+        if keep == static:
+            return frozenset(static)
+        static = keep
 
 
 def _mentions(node, name):
@@ -315,7 +337,7 @@ class _Rewriter:
     def plan(self, s, defined, later):
         try:
             if isinstance(s, gast.If):
-                if _is_static(s.test) or _side_effect(s.body + s.orelse):
+                if _is_static(s.test, self.static) or _side_effect(s.body + s.orelse):
                     return
                 if not isinstance(s.test, gast.Name):
                     self.name(s, "pred")
@@ -323,7 +345,8 @@ class _Rewriter:
                 base = outs[0] if outs else "return"
                 self.name(s, f"{base}_if_true")
                 self.name(s, f"{base}_if_false")
-            elif self._loop_problem(s) or isinstance(s, gast.While) and _is_static(s.test):
+            elif self._loop_problem(s) or isinstance(s, gast.While) and \
+                    _is_static(s.test, self.static):
                 return
             elif isinstance(s, gast.While):
                 carries, _ = self._carries(s, reads([s.test]), defined, later)
@@ -381,7 +404,7 @@ class _Rewriter:
 
     # if
     def rewrite_if(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = _side_effect(s.body + s.orelse)
         why = f"its body {why}" if why else (
@@ -503,7 +526,7 @@ class _Rewriter:
         return None
 
     def rewrite_while(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = self._loop_problem(s)
         carries, missing = (None, None) if why else self._carries(s, reads([s.test]), defined,
@@ -753,6 +776,7 @@ def _rewrite(fn, src, helpers):
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
     rw.tracer = tracer_name = names.fresh("Tracer")
     rw.unset = unset_name
+    rw.static = _static_names(node)
     rw.root = list(node.body)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())

@@ -817,11 +817,22 @@ class Normaliser(ContainerMixin):
                 isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
             op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
             return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
-        kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
-        if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
-            raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
-                                 "arrays at a time can be batched; split the chain with &")
-        return self._emit(kind[0], {"x": operands[0], "y": operands[1]}, {})
+        if all(isinstance(o, (gast.In, gast.NotIn)) for o in node.ops) and \
+                not any(isinstance(o, ir.Seq) for o in operands):
+            # `k in keys` is a Python bool whatever its operands (a dict key read from a
+            # batched container's items, say); a batched array there fails as in JAX
+            return self._inactive(node)
+        kinds = [COMPARE_OPERATORS.get(type(o).__name__) for o in node.ops]
+        if None in kinds or any(isinstance(o, ir.Seq) for o in operands):
+            raise self.src.error(node, "only comparisons (<, <=, >, >=, ==, !=) of batched "
+                                 "arrays can be batched (not `in`, `is`, or of a list)")
+        # a < b < c is (a < b) and (b < c), b read once: per example, a & of the two
+        out = None
+        for kind, x, y in zip(kinds, operands, operands[1:]):
+            one = self._emit(kind[0], {"x": x, "y": y}, {}) if _has_var(x) or _has_var(y) \
+                else ir.Expr(f"({x.src} {kind[1]} {y.src})")
+            out = one if out is None else self._emit("bitwise_and", {"x": out, "y": one}, {})
+        return out
 
     def axis_index(self, node):
         """lax.axis_index(name) under vmap: one index per example, though nothing batched
