@@ -237,7 +237,8 @@ def _is_static(expr, static=frozenset()):
 
 
 def _static_names(fdef):
-    """Names of `fdef`'s own scope that every assignment gives a static value (_is_static)."""
+    """Names of `fdef`'s own scope assigned once, a static value (_is_static), such as
+    `cond = k in keys`."""
     stores, values = {}, {}
     for n in _scope_nodes(fdef.body):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
@@ -246,12 +247,10 @@ def _static_names(fdef):
                 isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
     params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
-    static = {k for k, v in values.items() if len(v) == stores.get(k) and k not in params}
-    while True:     # a value reading a name that turns out not static is not static either
-        keep = {k for k in static if all(_is_static(v, static) for v in values[k])}
-        if keep == static:
-            return frozenset(static)
-        static = keep
+    # assigned once, static by its own form, not through other names: `k = 0` ... `k = k + 1`
+    # or `looping = True` ... `looping = False` in a loop jit stages are traced carries
+    return frozenset(k for k, v in values.items() if len(v) == 1 == stores.get(k)
+                     and k not in params and _is_static(v[0]))
 
 
 def _mentions(node, name):
