@@ -145,6 +145,18 @@ class Normaliser(ContainerMixin):
                 self._resolve(stmt.value.func) is builtins.print
             if not printing:                    # print(x) prints the primal values
                 self._check_no_side_effect_on_tracked(stmt)
+            if self.batching and not printing and isinstance(stmt.value, gast.Call) and \
+                    self._tracked_names_in(stmt.value):
+                # a call kept for what it checks (a derivative's grad_seed(out): one scalar
+                # per example) or does: vmap calls its batched form, kept though unread
+                out = self.operand(stmt.value)
+                last = self.out[-1] if self.out else None
+                if isinstance(out, ir.Var) and isinstance(last, ir.Op) and \
+                        out.name in last.targets:
+                    last.effect = True
+                    return
+                self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
+                return
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
                                      effect=printing))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
