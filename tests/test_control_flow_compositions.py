@@ -149,7 +149,7 @@ def test_grad_matches_finite_differences(x64, f, k):
     _close(secant.grad(f)(x), _fd_grad(f, x), rtol=1e-5, atol=1e-7)
 
 
-# --- second order ----------------------------------------------------------------------------------
+# --- second order ------------------------------------------------------------------------------
 @pytest.mark.parametrize("f", FUNCTIONS, ids=IDS)
 @pytest.mark.parametrize("k", range(len(POINTS)))
 def test_grad_of_grad(x64, f, k):
@@ -182,7 +182,7 @@ def test_jit_of_grad_of_grad_matches_eager(x64, f):
            atol=1e-12)
 
 
-# --- batched ---------------------------------------------------------------------------------------
+# --- batched -----------------------------------------------------------------------------------
 XS = np.stack(POINTS)
 
 
