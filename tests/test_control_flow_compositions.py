@@ -311,3 +311,43 @@ def test_membership_of_a_dict_key_under_vmap():
     got = secant.vmap(lambda dd: f(dd, ["a"]))(d)
     _close(got["a"], 2 * d["a"])
     _close(got["b"], d["b"])
+
+
+def counter_break(x):
+    k = 0
+    while True:
+        x = x * 0.5
+        k = k + 1
+        if k >= 3:
+            break
+    return x
+
+
+def index_continue(x):
+    out = 0.0               # a scalar that becomes an array: the loop must unroll under jit
+    for i in range(5):
+        if i == 3:
+            continue
+        out = out + x * i
+    return out
+
+
+@pytest.mark.parametrize("f", [counter_break, index_continue], ids=lambda f: f.__name__)
+def test_jit_keeps_a_static_exit_a_python_loop(f):
+    """An exit test on counters and loop indices stays Python (the loop unrolls as before)."""
+    x = np.array([1.0, -2.0], np.float32)
+    _close(secant.jit(f)(x), f(x))
+    assert "lax.fori_loop" not in secant.source(secant.jit(f))
+
+
+def test_vmap_of_grad_of_grad_keeps_the_scalar_output_check():
+    """grad(grad(f)) where grad f is not scalar is an error per example under vmap, as eagerly
+    (the derivative's unread grad_seed check is batched, not dropped)."""
+    f = lambda x: snp.sum(snp.abs(x))     # noqa: E731
+    with pytest.raises(secant.SecantError, match="scalar output"):
+        secant.grad(secant.grad(f))(np.ones(3, np.float32))
+    with pytest.raises(secant.SecantError, match="scalar output"):
+        secant.vmap(secant.grad(secant.grad(f)))(np.ones((2, 3), np.float32))
+    # scalar per example: fine (the second derivative of |x| is 0 away from 0)
+    _close(secant.vmap(secant.grad(secant.grad(snp.abs)))(np.array([0.7, -1.2], np.float32)),
+           [0.0, 0.0])
