@@ -13,6 +13,7 @@ import secant.numpy as snp
 from secant import tree_util
 from secant.backends import dtypes
 from secant.backends.errors import SecantTypeError, where
+from secant.backends.placeholder import Undefined
 
 
 def constant(fn):
@@ -379,7 +380,17 @@ def add_n_grad(t, arrays):
 
 def add_grads(a, b):
     """Sum of two cotangents that may be containers (pytrees)."""
-    return tree_util.tree_map(lambda u, v: u + v, a, b)
+    return tree_util.tree_map(_add_leaves, a, b)
+
+
+def _add_leaves(u, v):
+    # the cotangent of a branch's placeholder (backends/placeholder.py) is one too: it adds
+    # nothing (the value it stands for is never read where it is unset)
+    if isinstance(u, Undefined):
+        return v
+    if isinstance(v, Undefined):
+        return u
+    return u + v
 
 
 from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)

@@ -33,11 +33,38 @@ class Line:
             tree = ast.parse(code)
             if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
                 self.defines.add(tree.body[0].name)
-                self.uses = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                self.uses = _free_names(tree.body[0])     # (its own locals are not read)
                 return
             for n in ast.walk(tree):
                 if isinstance(n, ast.Name):
                     (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
+
+
+def _free_names(fdef):
+    """The names a nested def reads from the enclosing scope (lambdas' and nested defs' too)."""
+    def scope_nodes(node):
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            n = stack.pop()
+            yield n
+            if not isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(n))
+    own, loads, inner = set(), set(), set()
+    for a in ast.walk(fdef.args):
+        if isinstance(a, ast.arg):
+            own.add(a.arg)
+    defaults = fdef.args.defaults + [d for d in fdef.args.kw_defaults if d is not None]
+    body = fdef.body if isinstance(fdef.body, list) else [fdef.body]
+    for stmt in body:
+        for n in [stmt, *scope_nodes(stmt)]:
+            if isinstance(n, ast.Name):
+                (own if isinstance(n.ctx, (ast.Store, ast.Del)) else loads).add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                if isinstance(n, ast.FunctionDef):
+                    own.add(n.name)
+                inner |= _free_names(n)
+    outer = {n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name)}
+    return ((loads | inner) - own) | outer
 
 
 def _src(o):

@@ -5,6 +5,8 @@ The branch and body functions are Python callables over pytrees; each is traced 
 region, whose ops may use values of the enclosing body directly (StableHLO's implicit capture).
 Eager code never comes here: secant.lax runs plain Python when values are concrete.
 """
+import numpy as np
+
 from secant.backends import dtypes
 from secant.backends.core import Tracer
 from secant.backends.emitter import ttype
@@ -16,10 +18,19 @@ def _flat(tree):
     return tree_flatten(tree)
 
 
-def _region_outputs(trace, out, what):
+def _is_unset(leaf):
+    """A branch's placeholder for a value only another branch computes (a derivative's residual,
+    transformer/functionalize.py's unset_in_branch)."""
+    return getattr(leaf, "__secant_undefined__", False)
+
+
+def _region_outputs(trace, out, what, unset_ok=False):
     leaves, treedef = _flat(out)
     outs = []
     for leaf in leaves:
+        if unset_ok and _is_unset(leaf):
+            outs.append(leaf)
+            continue
         if not (isinstance(leaf, Tracer) or hasattr(leaf, "dtype")
                 or isinstance(leaf, (bool, int, float, complex))):
             raise SecantTypeError(f"{what} returned a {type(leaf).__name__}; it must return arrays "
@@ -60,12 +71,16 @@ def _result_names(parent, op_text, avals):
 def cond(trace, index, branches, operands):
     """Trace `branches[index](*operands)` as a StableHLO conditional; returns the output pytree.
     `index` is a traced bool (two branches: true first) or int32 scalar."""
-    regions, results = [], []
+    regions, traced = [], []
     for k, fn in enumerate(branches):
         with trace.region() as (body, _):
-            outs, treedef = _region_outputs(trace, fn(*operands), "a branch")
-            _return(body, outs)
+            outs, treedef = _region_outputs(trace, fn(*operands), "a branch", unset_ok=True)
         regions.append(body)
+        traced.append((treedef, outs))
+    traced, unset = _join_unset(traced, regions)
+    results = []
+    for body, (treedef, outs) in zip(regions, traced):
+        _return(body, outs)
         results.append((treedef, [o.aval for o in outs]))
     treedef, avals = results[0]
     for other_tree, other_avals in results[1:]:
@@ -88,7 +103,34 @@ def cond(trace, index, branches, operands):
         op = (f'"stablehlo.case"({index.name}) ({region_src}) : ({ttype(index.aval)}) -> '
               f"({results_t})")
     names = _result_names(parent, op, avals)
-    return treedef.unflatten([Tracer(trace, a, n, parent) for a, n in zip(avals, names)])
+    values = iter(Tracer(trace, a, n, parent) for a, n in zip(avals, names))
+    return treedef.unflatten([u if u is not None else next(values) for u in unset])
+
+
+def _join_unset(traced, regions):
+    """A placeholder some branch returns for a value another branch computes becomes zeros of
+    that value's shape and dtype in its region (as JAX joins a cond's residuals); one no branch
+    computes stays a placeholder outside the conditional. Returns the branches' outputs and,
+    per output leaf, the placeholder kept (None for a staged output)."""
+    n = max((len(outs) for _, outs in traced), default=0)
+    if not any(_is_unset(o) for _, outs in traced for o in outs) or \
+            any(len(outs) != n for _, outs in traced):
+        return traced, [None] * n
+    unset, joined = [], [[] for _ in traced]
+    for i in range(n):
+        column = [outs[i] for _, outs in traced]
+        computed = [o for o in column if not _is_unset(o)]
+        if not computed:
+            unset.append(column[0])
+            continue
+        unset.append(None)
+        aval = computed[0].aval
+        for k, o in enumerate(column):
+            if _is_unset(o):
+                name = regions[k].constant(np.zeros(aval.shape, dtype=aval.dtype), aval.dtype)
+                o = Tracer(computed[0]._trace, aval, name, regions[k])
+            joined[k].append(o)
+    return [(treedef, outs) for (treedef, _), outs in zip(traced, joined)], unset
 
 
 def while_loop(trace, cond_fun, body_fun, init):

@@ -14,6 +14,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.placeholder import Undefined, unset_in_branch
 
 
 def shape_only(fn):
@@ -36,7 +37,13 @@ batch_size_of.__secant_batch_size__ = True       # an enclosing vmap reads the n
 
 def broadcast_batch(tree, n):
     """An unbatched value (any pytree) with a batch axis of size n in front."""
-    return tree_util.tree_map(lambda leaf: snp.broadcast_to(leaf, (n,) + np.shape(leaf)), tree)
+    return tree_util.tree_map(lambda leaf: _broadcast_leaf(leaf, n), tree)
+
+
+def _broadcast_leaf(leaf, n):
+    if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
+        return leaf
+    return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 
 @shape_only
@@ -351,8 +358,17 @@ def at_per_example(a, idx, values, method):
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
-    return tree_util.tree_map(lambda t, f: snp.where(_at_rank(pred, np.ndim(t) - 1), t, f),
-                              on_true, on_false)
+    return tree_util.tree_map(lambda t, f: _select_leaf(pred, t, f), on_true, on_false)
+
+
+def _select_leaf(pred, t, f):
+    # a placeholder for a value only the other branch computes (a derivative's residual, read
+    # only where the same test holds: transformer/functionalize.py) is that branch's value
+    if isinstance(f, Undefined):
+        return t
+    if isinstance(t, Undefined):
+        return f
+    return snp.where(_at_rank(pred, np.ndim(t) - 1), t, f)
 
 
 def choose_batched(index, branches):
@@ -607,7 +623,7 @@ def custom_vmap_outputs(out, out_batched, size, rule, depth=1):
 
 
 random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
-NAMES = NAMES + ("random_batched", "custom_vmap_outputs")
+NAMES = NAMES + ("random_batched", "custom_vmap_outputs", "unset_in_branch")
 
 # Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s

@@ -1049,6 +1049,12 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     else:
         ret = _output(b, result, out_axes)
     b.lines.append(Line(f"return {ret}", 1, origin=fn.result.origin))
+    # a call the user's code makes for its effect (a check) is written as a statement: kept
+    effects = {t for s in ir.nested(fn.body)
+               if isinstance(s, ir.Op) and getattr(s, "effect", False) for t in s.targets}
+    for ln in b.lines:
+        if ln.kind == "stmt" and ln.defines and ln.defines <= effects and " = " in ln.code:
+            ln.code, ln.defines = ln.code.split(" = ", 1)[1], set()
     return _dead_code_eliminated(b.lines), flags
 
 

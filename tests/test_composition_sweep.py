@@ -190,7 +190,6 @@ XFAIL = {
     ('at_set', 'jacfwd/jacrev/grad'): 'tree_util.tree_map',
     ('list_append', 'jacfwd/hessian/grad'): 'tree_util.tree_map',
     ('mlp', 'jacrev/jvp/grad'): 'cannot see which function lambda',
-    ('sum_axis', 'jacrev/jacrev/grad'): 'tree_util.tree_map',
     ('mean_max', 'jacrev/hessian/grad'): 'tree_util.tree_map',
     ('slices', 'hessian/grad/grad'): 'ImportFrom',
     ('scan', 'hessian/jit/grad'): 'lax.fori_loop, lax.scan or lax.map (second order)',

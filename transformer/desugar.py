@@ -75,7 +75,7 @@ def _desugar(fn, only_choices=False):
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
     node = copy.deepcopy(src.node)
-    if only_choices and not _has(node.body, gast.IfExp):
+    if only_choices and not _has(node.body, (gast.IfExp, gast.Break, gast.Continue)):
         return fn
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
@@ -241,13 +241,15 @@ class _Desugarer:
         if isinstance(s, gast.For):
             pre = self.hoist(s, "iter")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return pre + ([s] if self.only_choices else self.loop_exits(s))
+            return pre + ([s] if self.only_choices and not self.stageable_exits(s)
+                          else self.loop_exits(s))
         if isinstance(s, gast.While):
             if _has([s.test], gast.NamedExpr):
                 raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
                                  "assign before the loop and at the end of its body")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-            return [s] if self.only_choices else self.loop_exits(s)
+            return [s] if self.only_choices and not self.stageable_exits(s) \
+                else self.loop_exits(s)
         if self.only_choices and isinstance(s, (gast.Try, gast.With)):
             return [s]
         if isinstance(s, gast.Try):
@@ -440,6 +442,75 @@ class _Desugarer:
         return self.block(enter + s.body + leave)
 
     # --- break / continue -------------------------------------------------------------------------
+    def stageable_exits(self, s):
+        """For jit (only_choices): whether the break/continue of loop `s` become the flag form,
+        which functionalize stages (a traced exit test is a lax.cond on the flag, the loop a
+        fori_loop/while_loop) where Python would need its value: a while loop or a for over
+        range(...) (the skipped iterations are no-ops), with no return or else: inside, whose
+        exit test may be traced."""
+        if not _has_exit(s.body, (gast.Break, gast.Continue)) or s.orelse \
+                or _has_exit(s.body, (gast.Return,)):
+            return False
+        if isinstance(s, gast.While):
+            return self._exit_may_be_traced(s)
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and self.src.resolve_name(it.func.id)[1] is range
+                and it.func.id not in self.params):
+            return False
+        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+        if _has_exit(s.body, (gast.Break,)) and targets & self._read_after(s):
+            return False
+        return self._exit_may_be_traced(s)
+
+    def _exit_may_be_traced(self, loop):
+        """Whether a test guarding a break/continue of `loop` reads a value computed from the
+        function's parameters: one on counters, loop indices and constants stays a Python test
+        (the loop unrolls as before, its carries free to change shape)."""
+        derived = self._param_derived()
+        tests = []
+
+        def visit(stmts):
+            for n in stmts:
+                if isinstance(n, gast.If) and _has_exit([n], (gast.Break, gast.Continue)):
+                    tests.append(n.test)
+                    visit(n.body)
+                    visit(n.orelse)
+        visit(loop.body)
+        if isinstance(loop, gast.While):
+            tests.append(loop.test)
+        return any(isinstance(m, gast.Name) and m.id in derived
+                   for t in tests for m in gast.walk(t))
+
+    def _param_derived(self):
+        """Names whose value may depend on a parameter (every assignment counted)."""
+        if getattr(self, "_derived", None) is None:
+            flows = []                  # (targets, names read) of each binding
+            for n in _walk_scope(self.node.body):
+                if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.NamedExpr)):
+                    targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+                    reads = {m.id for m in gast.walk(n.value) if isinstance(m, gast.Name)} \
+                        if n.value is not None else set()
+                    if isinstance(n, gast.AugAssign):
+                        reads |= {m.id for m in gast.walk(n.target) if isinstance(m, gast.Name)}
+                elif isinstance(n, (gast.For, gast.comprehension)):
+                    targets, reads = [n.target], {m.id for m in gast.walk(n.iter)
+                                                  if isinstance(m, gast.Name)}
+                else:
+                    continue
+                names = {m.id for t in targets for m in gast.walk(t) if isinstance(m, gast.Name)}
+                flows.append((names, reads))
+            derived = set(self.params)
+            grown = True
+            while grown:
+                grown = False
+                for names, reads in flows:
+                    if reads & derived and not names <= derived:
+                        derived |= names
+                        grown = True
+            self._derived = derived
+        return self._derived
+
     def loop_exits(self, s):
         kinds = (gast.Break, gast.Continue)
         returned = None

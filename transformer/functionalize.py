@@ -16,7 +16,9 @@ StableHLO while loop even over Python numbers (they become loop-carried scalars)
   `y = lax.cond(test, y_if_true, y_if_false, y)`. A variable assigned in only one branch (and
   not before the `if`) but read afterwards is returned as an `undefined_in_branch(...)`
   sentinel from the other branch: harmless when the predicate is concrete (the Python program
-  never reads it), a clear error naming the user's line when the predicate is traced.
+  never reads it), a clear error naming the user's line when the predicate is traced. In a
+  derivative (generated code), such a variable is a residual its reverse pass reads only under
+  the same test: `unset_in_branch(...)`, which a traced cond joins with zeros (as JAX does).
   `if c: ... return a` / `else: ... return b` (or `if c: return a` followed by the rest of the
   function) becomes `return lax.cond(c, ...)`.
 - `while test: body` becomes `lax.while_loop(cond, body, carry)`; the carry is the variables the
@@ -37,6 +39,7 @@ import warnings
 import gast
 
 from secant.backends.core import Tracer
+from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -64,27 +67,6 @@ _STATIC_CALLS = {"len", "isinstance", "hasattr", "callable", "type", "issubclass
 
 
 # --- the sentinel for a variable defined in only one branch -----------------------------------
-class Undefined:
-    """What a branch returns for a variable only the other branch assigns (pred concrete)."""
-    __slots__ = ("name", "where")
-    __secant_undefined__ = True
-
-    def __init__(self, name, where):
-        self.name, self.where = name, where
-
-    def __repr__(self):
-        return f"<undefined {self.name}>"
-
-    def _fail(self, *args, **kwargs):
-        raise SecantError(f"local variable {self.name!r} is used but was assigned in only one "
-                          f"branch of the if{self.where}")
-
-    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
-    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = _fail
-
-
 def undefined_in_branch(pred, name, location):
     """The value of `name` on the branch that does not assign it: with a concrete predicate the
     program never reads it (Python would not either); with a traced one both branches are
@@ -98,6 +80,9 @@ def undefined_in_branch(pred, name, location):
             f"jit, and it is used after the if; assign {name} before the if or in both "
             f"branches{where}")
     return Undefined(name, where)
+
+
+undefined_in_branch.__secant_placeholder__ = True
 
 
 # --- name analyses (one scope, nested functions count by their free names) ---------------------
@@ -222,29 +207,50 @@ def _side_effect(stmts):
     return None
 
 
-def _is_static(expr):
-    """True for tests that are Python values whatever is traced: shapes, `is None`, len()..."""
+def _is_static(expr, static=frozenset()):
+    """True for tests that are Python values whatever is traced: shapes, `is None`, len(),
+    `k in keys` (membership is always a Python bool), names only ever assigned such values
+    (`static`)..."""
     if isinstance(expr, gast.Constant):
         return True
+    if isinstance(expr, gast.Name):
+        return expr.id in static
     if isinstance(expr, gast.Attribute):
         return expr.attr in _STATIC_ATTRS
     if isinstance(expr, gast.Subscript):
-        return _is_static(expr.value) and _is_static(expr.slice)
+        return _is_static(expr.value, static) and _is_static(expr.slice, static)
     if isinstance(expr, gast.Call):
         return isinstance(expr.func, gast.Name) and expr.func.id in _STATIC_CALLS
     if isinstance(expr, gast.Compare):
-        if all(isinstance(op, (gast.Is, gast.IsNot)) for op in expr.ops):
+        if all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in expr.ops):
             return True
-        return all(_is_static(e) for e in [expr.left] + expr.comparators)
+        return all(_is_static(e, static) for e in [expr.left] + expr.comparators)
     if isinstance(expr, gast.BoolOp):
-        return all(_is_static(v) for v in expr.values)
+        return all(_is_static(v, static) for v in expr.values)
     if isinstance(expr, gast.UnaryOp):
-        return _is_static(expr.operand)
+        return _is_static(expr.operand, static)
     if isinstance(expr, gast.BinOp):
-        return _is_static(expr.left) and _is_static(expr.right)
+        return _is_static(expr.left, static) and _is_static(expr.right, static)
     if isinstance(expr, gast.Tuple):
-        return all(_is_static(e) for e in expr.elts)
+        return all(_is_static(e, static) for e in expr.elts)
     return False
+
+
+def _static_names(fdef):
+    """Names of `fdef`'s own scope assigned once, a static value (_is_static), such as
+    `cond = k in keys`."""
+    stores, values = {}, {}
+    for n in _scope_nodes(fdef.body):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+    params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
+    # assigned once, static by its own form, not through other names: `k = 0` ... `k = k + 1`
+    # or `looping = True` ... `looping = False` in a loop jit stages are traced carries
+    return frozenset(k for k, v in values.items() if len(v) == 1 == stores.get(k)
+                     and k not in params and _is_static(v[0]))
 
 
 def _mentions(node, name):
@@ -330,7 +336,7 @@ class _Rewriter:
     def plan(self, s, defined, later):
         try:
             if isinstance(s, gast.If):
-                if _is_static(s.test) or _side_effect(s.body + s.orelse):
+                if _is_static(s.test, self.static) or _side_effect(s.body + s.orelse):
                     return
                 if not isinstance(s.test, gast.Name):
                     self.name(s, "pred")
@@ -338,7 +344,8 @@ class _Rewriter:
                 base = outs[0] if outs else "return"
                 self.name(s, f"{base}_if_true")
                 self.name(s, f"{base}_if_false")
-            elif self._loop_problem(s) or isinstance(s, gast.While) and _is_static(s.test):
+            elif self._loop_problem(s) or isinstance(s, gast.While) and \
+                    _is_static(s.test, self.static):
                 return
             elif isinstance(s, gast.While):
                 carries, _ = self._carries(s, reads([s.test]), defined, later)
@@ -371,6 +378,8 @@ class _Rewriter:
         for k, s in enumerate(stmts):
             out.extend(self.stmt(s, before, set(later) | suffix_reads[k + 1]))
             before |= set(assigned([s]))
+        if stmts and not out:       # every statement dropped (a dead if)
+            out.append(gast.copy_location(gast.Pass(), stmts[0]))
         return out
 
     def stmt(self, s, defined, later):
@@ -394,7 +403,7 @@ class _Rewriter:
 
     # if
     def rewrite_if(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = _side_effect(s.body + s.orelse)
         why = f"its body {why}" if why else (
@@ -421,6 +430,11 @@ class _Rewriter:
         else:
             outs = [v for v in changed if v in defined or v in later]
             params = [v for v in outs if v in defined]
+            if not outs and self.src.generated:
+                # a derivative's replay of an if whose values nothing reads (side effects were
+                # ruled out above): dead, and as a Python if it would need a concrete test
+                self.changed = True
+                return []
             if not outs:
                 return [s]
         out = []
@@ -440,7 +454,9 @@ class _Rewriter:
             if not returns:
                 _, definite = exposed(body, set(params))
                 for v in outs:
-                    if v not in definite:
+                    if v not in definite and self.src.generated:   # a derivative's residual
+                        body.append(_parse_stmt(f"{v} = {self.unset}({v!r})", s))
+                    elif v not in definite:
                         body.append(_parse_stmt(
                             f"{v} = {self.undef}({pred}, {v!r}, {self.where(s)!r})", s))
                 body.append(_parse_stmt(f"return {_tuple_src(outs)}", s))
@@ -509,7 +525,7 @@ class _Rewriter:
         return None
 
     def rewrite_while(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = self._loop_problem(s)
         carries, missing = (None, None) if why else self._carries(s, reads([s.test]), defined,
@@ -754,9 +770,12 @@ def _rewrite(fn, src, helpers):
     _, value = src.resolve_name("lax")
     lax_name = "lax" if value is lax and "lax" not in local else names.fresh("lax")
     undef_name = names.fresh("undefined_in_branch")
+    unset_name = names.fresh("unset_in_branch")
     range_ok = "range" not in local and src.resolve_name("range")[1] is builtins.range
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
     rw.tracer = tracer_name = names.fresh("Tracer")
+    rw.unset = unset_name
+    rw.static = _static_names(node)
     rw.root = list(node.body)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
@@ -774,6 +793,8 @@ def _rewrite(fn, src, helpers):
         free[lax_name] = lax
     if undef_name in used:
         free[undef_name] = undefined_in_branch
+    if unset_name in used:
+        free[unset_name] = unset_in_branch
     if tracer_name in used:
         free[tracer_name] = Tracer
     cells = {k: c for k, c in src.cells.items() if k in free and free[k] is src.closure.get(k)}

@@ -150,6 +150,18 @@ class Normaliser(ContainerMixin):
                 self._resolve(stmt.value.func) is builtins.print
             if not printing:                    # print(x) prints the primal values
                 self._check_no_side_effect_on_tracked(stmt)
+            if self.batching and not printing and isinstance(stmt.value, gast.Call) and \
+                    self._tracked_names_in(stmt.value):
+                # a call kept for what it checks (a derivative's grad_seed(out): one scalar
+                # per example) or does: vmap calls its batched form, kept though unread
+                out = self.operand(stmt.value)
+                last = self.out[-1] if self.out else None
+                if isinstance(out, ir.Var) and isinstance(last, ir.Op) and \
+                        out.name in last.targets:
+                    last.effect = True
+                    return
+                self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
+                return
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
                                      effect=printing))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
@@ -438,11 +450,12 @@ class Normaliser(ContainerMixin):
                 if self.batching and self.src.generated:
                     # vmap of a derivative whose rolled and unrolled forms of a loop sit in
                     # the two branches of `if isinstance(ws, Tracer)`: the reverse pass's
-                    # if-join may copy this name in the branch that never set it; None (an
-                    # empty pytree, as for loop names) keeps that copy defined
+                    # if-join may copy this name in the branch that never set it; a placeholder
+                    # (backends/placeholder.py: a constant for the transforms, vmap's select
+                    # drops it, its cotangent adds nothing) keeps that copy defined
                     block = branches[versions.index(None)][0]
-                    block.append(ir.Plain(f"{merged[name]} = None", {merged[name]},
-                                          self.origin))
+                    block.append(ir.Plain(f"{merged[name]} = unset_in_branch({name!r})",
+                                          {merged[name]}, self.origin))
                 continue
             # a value chosen by the branch: each branch copies its version into one new name
             # one name for the value after the if: a version a branch assigned, which the
@@ -864,11 +877,22 @@ class Normaliser(ContainerMixin):
                 isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
             op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
             return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
-        kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
-        if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
-            raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
-                                 "arrays at a time can be batched; split the chain with &")
-        return self._emit(kind[0], {"x": operands[0], "y": operands[1]}, {})
+        if all(isinstance(o, (gast.In, gast.NotIn)) for o in node.ops) and \
+                not any(isinstance(o, ir.Seq) for o in operands):
+            # `k in keys` is a Python bool whatever its operands (a dict key read from a
+            # batched container's items, say); a batched array there fails as in JAX
+            return self._inactive(node)
+        kinds = [COMPARE_OPERATORS.get(type(o).__name__) for o in node.ops]
+        if None in kinds or any(isinstance(o, ir.Seq) for o in operands):
+            raise self.src.error(node, "only comparisons (<, <=, >, >=, ==, !=) of batched "
+                                 "arrays can be batched (not `in`, `is`, or of a list)")
+        # a < b < c is (a < b) and (b < c), b read once: per example, a & of the two
+        out = None
+        for kind, x, y in zip(kinds, operands, operands[1:]):
+            one = self._emit(kind[0], {"x": x, "y": y}, {}) if _has_var(x) or _has_var(y) \
+                else ir.Expr(f"({x.src} {kind[1]} {y.src})")
+            out = one if out is None else self._emit("bitwise_and", {"x": out, "y": one}, {})
+        return out
 
     def axis_index(self, node):
         """lax.axis_index(name) under vmap: one index per example, though nothing batched
@@ -1000,7 +1024,8 @@ class Normaliser(ContainerMixin):
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
                 return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
-                or _is_static_query(obj) or getattr(obj, "__secant_batch_depth__", 0) == "size":
+                or getattr(obj, "__secant_placeholder__", False) or _is_static_query(obj) \
+                or getattr(obj, "__secant_batch_depth__", 0) == "size":
             return self._inactive(node)
         opname = op_for(obj)
         if opname == "axis_index" and self.batching:      # batched with no batched operand
@@ -1217,8 +1242,8 @@ class Normaliser(ContainerMixin):
                 operands[pname] = self.as_sequence(self.operand(value), node)
             else:
                 o = self.operand(value)
-                if isinstance(o, ir.Var) and self.batching:     # a batched condition, say
-                    operands[pname] = o
+                if isinstance(o, ir.Var) and (self.batching or pname in spec.conditions):
+                    operands[pname] = o     # a batched condition, or a traced one (no derivative)
                     continue
                 if isinstance(o, ir.Var) or _has_var(o):    # (a shape tuple holding one, too)
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "

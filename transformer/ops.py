@@ -13,7 +13,8 @@ import numpy as np
 
 
 class OpSpec:
-    def __init__(self, name, signature, arrays, code=None, differentiable=True, sequence=None):
+    def __init__(self, name, signature, arrays, code=None, differentiable=True, sequence=None,
+                 conditions=()):
         self.name = name
         self.signature = inspect.signature(eval(f"lambda {signature}: None"))  # noqa: S307
         self.params = list(self.signature.parameters)
@@ -21,6 +22,9 @@ class OpSpec:
         self.sequence = sequence             # a parameter holding a list of arrays, if any
         self.code = code                     # format string; None: snp.<name>(...)
         self.differentiable = differentiable
+        # array inputs with no derivative (a condition): they may depend on differentiated
+        # values, as in JAX, where a comparison's result has no tangent
+        self.conditions = tuple(conditions)
 
     def render(self, operands, statics):
         """Source of a call: operands maps array params to source, statics param -> source.
@@ -88,7 +92,7 @@ for _n in ("maximum", "minimum", "arctan2", "hypot", "logaddexp"):
     op(_n, "x, y", ("x", "y"))
 op("floor_divide", "x, y", ("x", "y"), code="{x} // {y}", differentiable=False)
 op("remainder", "x, y", ("x", "y"), code="{x} % {y}")
-op("where", "condition, x, y", ("x", "y"))
+op("where", "condition, x, y", ("x", "y"), conditions=("condition",))
 op("clip", "a, a_min=None, a_max=None", ("a", "a_min", "a_max"))
 
 # --- reductions ------------------------------------------------------------------------------
@@ -239,7 +243,7 @@ op("lax_expand_dims", "array, dimensions", ("array",),
 op("rev", "operand, dimensions", ("operand",), code="lax.rev({operand}, {dimensions})")
 op("lax_div", "x, y", ("x", "y"), code="lax.div({x}, {y})")
 op("select", "pred, on_true, on_false", ("on_true", "on_false"),
-   code="lax.select({pred}, {on_true}, {on_false})")
+   code="lax.select({pred}, {on_true}, {on_false})", conditions=("pred",))
 op("convert_element_type", "operand, new_dtype", ("operand",),
    code="lax.convert_element_type({operand}, {new_dtype})")
 

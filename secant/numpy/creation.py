@@ -64,8 +64,10 @@ def _like(a, fill_value, dtype, shape):
 def zeros_like(a, dtype=None, shape=None):
     if getattr(a, "__secant_undefined__", False):
         # the cotangent of a variable a branch never assigned (a derivative of a staged if on
-        # a concrete test): undefined too, an error wherever it is read
-        return a
+        # a concrete test): undefined too, an error wherever it is read; that of a derivative's
+        # residual (backends/placeholder.py Unset) is a symbolic zero
+        from secant.backends.placeholder import Unset, UnsetCotangent
+        return UnsetCotangent(a.name) if isinstance(a, Unset) else a
     return _like(a, 0, dtype, shape)
 
 

@@ -1,0 +1,75 @@
+"""The placeholder for a variable a branch of a staged `if` does not assign
+(transformer/functionalize.py writes it; backends/control_flow.py, secant.numpy and the batching
+helpers know it): an error wherever the program reads it."""
+from secant.backends.errors import SecantError
+
+
+class Undefined:
+    """What a branch returns for a variable only the other branch assigns (pred concrete)."""
+    __slots__ = ("name", "where")
+    __secant_undefined__ = True
+
+    def __init__(self, name, where):
+        self.name, self.where = name, where
+
+    def __repr__(self):
+        return f"<undefined {self.name}>"
+
+    def _fail(self, *args, **kwargs):
+        raise SecantError(f"local variable {self.name!r} is used but was assigned in only one "
+                          f"branch of the if{self.where}")
+
+    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+
+class Unset(Undefined):
+    """A derivative's residual on the branch that does not compute it (unset_in_branch): read
+    only where the same test holds, so reading it is an error too."""
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, "")
+
+    def __repr__(self):
+        return f"<unset {self.name}>"
+
+
+class UnsetCotangent(Undefined):
+    """The cotangent of an Unset residual (zeros_like of it): a symbolic zero, as nothing reads
+    the value it belongs to. Adding it to a cotangent gives that cotangent; scaling it or
+    negating it gives itself."""
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, "")
+
+    def __repr__(self):
+        return f"<zero cotangent of unset {self.name}>"
+
+    def _other(self, other):
+        return other
+
+    def _self(self, *args):
+        return self
+
+    __add__ = __radd__ = __sub__ = _other
+    __neg__ = __pos__ = _self
+    __mul__ = __rmul__ = __truediv__ = _self
+
+    def __rsub__(self, other):
+        return other
+
+
+def unset_in_branch(name):
+    """The value, on the branch that does not compute it, of a variable a derivative computes in
+    one branch of an if and reads only under the same test (a residual of its forward pass):
+    never read there, whatever the predicate. A traced cond joins it with zeros shaped as the
+    other branch's value (as JAX joins a cond's residuals); vmap's select takes the other
+    branch's value; transforms read it as a constant."""
+    return Unset(name)
+
+
+unset_in_branch.__secant_placeholder__ = True
