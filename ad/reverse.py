@@ -805,6 +805,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.last_comment = fn.result.origin.text
     b.reverse(fn.body)
     b.flush_all_fields()
+    fn.arrays = b.arrays        # the arrays it reads, its callees' array parameters included
     grads = [b.bars.get(p, f"{b._zeros(p)}({p})") for p in wrt]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
