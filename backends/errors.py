@@ -63,11 +63,19 @@ def user_frame():
 
 
 def user_location():
-    """(filename, lineno) of the user's line that is running now, or (None, None)."""
+    """(filename, lineno) of the user's line that is running now, or (None, None); generated
+    code that stands for one of secant's own helpers (a helper's derivative) is passed over for
+    the generated code of the user's function that called it."""
     f = user_frame()
-    if f is None:
-        return None, None
-    return origin(f.f_code.co_filename, f.f_lineno)
+    while f is not None:
+        fn, line = origin(f.f_code.co_filename, f.f_lineno)
+        if not _is_internal(os.path.abspath(fn)):
+            return fn, line
+        f = f.f_back
+        while f is not None and (_is_internal(os.path.abspath(f.f_code.co_filename))
+                                 or f.f_code.co_filename.startswith("<frozen")):
+            f = f.f_back
+    return None, None
 
 
 def where():
