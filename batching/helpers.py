@@ -52,6 +52,17 @@ def example_size(x, outer=0):
 example_size.__secant_batch_depth__ = "size"     # read by a vmap: one more outer axis
 
 
+def example_len(x, outer=0):
+    """len() of one example of batched x: the length of a list, tuple or dict (each leaf
+    batched: its length is the example's), the first axis after the batch axes of an array."""
+    if isinstance(x, (list, tuple, dict)):
+        return len(x)
+    return np.shape(x)[1 + outer]
+
+
+example_len.__secant_batch_depth__ = "size"
+
+
 def _at_rank(x, rank):
     """Batched x with size-1 axes after the batch axis, up to `rank` axes per example."""
     missing = rank - (np.ndim(x) - 1)
@@ -338,7 +349,7 @@ def unbound_axis(name, bound):
                            f"{list(bound)}){where()}")
 
 
-NAMES = ("batch_size_of", "broadcast_batch", "example_size", "align", "align_batched",
+NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
          "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
@@ -484,11 +495,12 @@ def add_n_batched(items):
     return total
 
 
-def stack_examples(items, axis=1):
+def stack_examples(items, axis=1, depth=1):
     """snp.stack of a batched list (every leaf batched, axis 0) for each example, `axis`
     already past the batch axis; an item that is a list itself is stacked first, as NumPy
-    converts nested lists."""
-    arrays = [stack_examples(a, 1) if isinstance(a, (list, tuple)) else a for a in items]
+    converts nested lists. `depth` batch axes in front (nested vmap)."""
+    arrays = [stack_examples(a, depth, depth) if isinstance(a, (list, tuple)) else a
+              for a in items]
     return snp.stack(arrays, axis=axis)
 
 

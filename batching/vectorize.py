@@ -61,7 +61,7 @@ class BatchBuilder:
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
         not) has no batch axis to leave out, so its queries are written back whole."""
-        if not any(m in code for m in ("[1:]", " - 1)", "example_size(")):
+        if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(")):
             return code
         for name in self.tracked - self.batched:
             if name in code:
@@ -71,8 +71,8 @@ class BatchBuilder:
                         query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
                     code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
-                code = re.sub(rf"(?<![\w.])example_size\({name}, (\d+)\)",     # one outer axis
-                              lambda m: f"example_size({name}, {int(m[1]) - 1})", code)   # fewer
+                code = re.sub(rf"(?<![\w.])(example_size|example_len)\({name}, (\d+)\)",  # one
+                              lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)  # outer axis fewer
         return code
 
     def start(self, origin):
@@ -271,6 +271,9 @@ class BatchBuilder:
                                     for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
             return self.render(op), True
+        if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
+            # `for row in x`: a list parameter's item, or each example's row of an array
+            return f"item_of({_src(op.operands['a'])}, {op.statics['idx']})", True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:
@@ -885,7 +888,7 @@ class BatchBuilder:
 
 # shape queries written per example (transformer/normalize.py): Python numbers too
 _PER_EXAMPLE_QUERY = re.compile(r"^(\w+\.shape\[1:\]\[[^\]]*\]|\(\w+\.ndim - 1\)|"
-                                r"\w+\.shape\[-?\d+\]|example_size\(\w+\))$")
+                                r"\w+\.shape\[-?\d+\]|example_(?:size|len)\(\w+\))$")
 
 
 def _is_literal_number(o):
@@ -983,7 +986,8 @@ def _flags(b, value):
 
 
 _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
-                 ("example_size({x})", "{x}.size"), ("snp.shape({x})[1:]", "snp.shape({x})"),
+                 ("example_size({x})", "{x}.size"), ("example_len({x})", "len({x})"),
+                 ("snp.shape({x})[1:]", "snp.shape({x})"),
                  ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
 
 

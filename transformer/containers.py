@@ -669,8 +669,10 @@ class ContainerMixin:
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the
         loop `for i in range(len(x)): row = x[i]` (any transform reads that idiom; len() is per
-        example under vmap). secant's own helpers iterate lists there: they keep the refusal."""
-        if (getattr(self.src.fn, "__module__", "") or "").startswith("secant."):
+        example under vmap). Under vmap x may also be a list or tuple parameter (each leaf
+        batched): len() and the rows read (ir.Op.rows) ask which it is when the code runs."""
+        if not self.batching and (getattr(self.src.fn, "__module__", "") or "").startswith(
+                "secant."):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not "
                                  "supported yet; loop over range(len(x)) and index instead")
         index = self.names.fresh("i")
@@ -682,7 +684,13 @@ class ContainerMixin:
         loop.body = [bind] + list(body)
         self.current[base.name] = base.name
         self.names.reserve(base.name)
-        return self.for_statement(loop)
+        start = len(self.out)
+        self.for_statement(loop)
+        for op in ir.nested(self.out[start:]):      # the row read: an item of a list, or a
+            if isinstance(op, ir.Op) and op.op == "getitem" and op.operands.get("a") == base \
+                    and op.statics.get("idx") == index:     # row of each example's array
+                op.rows = True
+                break
 
     # --- comprehensions --------------------------------------------------------------------------
     def comprehension(self, node, kind=None, name=None):

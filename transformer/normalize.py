@@ -1649,7 +1649,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
 _PER_EXAMPLE = {"shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "example_size({x})",
                 "nbytes": "(example_size({x}) * {x}.itemsize)"}
 _PER_EXAMPLE_CALLS = {"shape": "snp.shape({x})[1:]", "ndim": "(snp.ndim({x}) - 1)",
-                      "size": "example_size({x})", "len": "{x}.shape[1]"}
+                      "size": "example_size({x})", "len": "example_len({x})"}
 
 
 def _per_example(name, attr):
@@ -1689,7 +1689,8 @@ class _PerExampleQueries(gast.NodeTransformer):
                 self.norm._is_batched_name(node.args[0]) and getattr(
                     self.norm._resolve(node.func), "__secant_batch_depth__", None) == "size":
             outer = node.args[1].value if len(node.args) == 2 else 0    # example_size(x) read
-            return self._replace(f"example_size({{x}}, {outer + 1})", node.args[0])    # by vmap
+            query = gast.unparse(node.func).strip()                     # by vmap
+            return self._replace(f"{query}({{x}}, {outer + 1})", node.args[0])
         if len(node.args) == 1 and not node.keywords and self.norm._is_batched_name(node.args[0]):
             obj = self.norm._resolve(node.func)
             kind = _static_query_kind(obj)
