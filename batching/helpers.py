@@ -464,7 +464,16 @@ def item_of(x, i, depth=1):
     return out
 
 
-NAMES = NAMES + ("item_of",)
+def index_examples(x, idx, depth=1):
+    """x[idx] of one example (idx a tuple, as index_exp[...] writes it): an item or slice of a
+    list, tuple or dict (each leaf batched), or of each example of an array past its `depth`
+    batch axes."""
+    if isinstance(x, (list, tuple, dict)):
+        return x[idx[0] if len(idx) == 1 else idx]
+    return x[(slice(None),) * depth + tuple(idx)]
+
+
+NAMES = NAMES + ("item_of", "index_examples")
 
 
 def add_n_grad_batched(t, arrays):

@@ -169,6 +169,7 @@ HELPERS = {
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
     "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
+    "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)

@@ -272,8 +272,11 @@ class BatchBuilder:
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
             return self.render(op), True
         if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
-            # `for row in x`: a list parameter's item, or each example's row of an array
-            return f"item_of({_src(op.operands['a'])}, {op.statics['idx']})", True
+            # `for row in x`, a helper's x[1:]: a list parameter's items, or each example's
+            idx = op.statics["idx"]     # rows of an array
+            if idx.isidentifier():
+                return f"item_of({_src(op.operands['a'])}, {idx})", True
+            return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:

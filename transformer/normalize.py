@@ -883,8 +883,16 @@ class Normaliser(ContainerMixin):
             # its cotangent is built by grad_of_fields, which handles both
             return self._emit("field", {"tree": base}, {"key": index.src},
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
-        return self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
+        item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
+        if self.batching and base.name in self.params and self._own_code():
+            self.out[-1].rows = True    # a helper's parameter: a list's items or an array's
+        return item                     # rows, as it turns out when it runs (vmap)
+
+    def _own_code(self):
+        """secant's own helpers and their derivatives: parameters that are lists as often as
+        arrays."""
+        return (self.src.globals.get("__name__") or "").startswith("secant.")
 
     # --- calls -----------------------------------------------------------------------------------
     def call(self, node):
