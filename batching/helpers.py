@@ -486,7 +486,7 @@ def add_n_grad_batched(t, arrays):
             i + lead for i in range(1, np.ndim(a))
             if np.shape(a)[i] == 1 and np.shape(t)[i + lead] != 1)
         piece = snp.sum(t, axis=axes).reshape(np.shape(a)) if axes else t
-        pieces.append(piece)
+        pieces = pieces + [piece]
     return tuple(pieces) if isinstance(arrays, tuple) else pieces
 
 

@@ -44,6 +44,7 @@ class BatchBuilder:
         self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
+        self.bound = set(fn.params)             # names assigned so far (a loop name may not be)
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
         self.ranks = {}
@@ -130,6 +131,7 @@ class BatchBuilder:
                 self.if_(s)
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop(s)
+            self.bound |= _defined_in([s])
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -523,13 +525,15 @@ class BatchBuilder:
         iteration makes it batched (to a fixpoint; it is then broadcast before the loop)."""
         loops = [loop for loop, _ in s.carried]
         with_b = {loop for loop in loops if loop in self.batched}
-        mark, before = len(self.lines), set(self.batched)
+        mark, before, bound = len(self.lines), set(self.batched), set(self.bound)
         slot, last_comment = self.slot, self.last_comment
         while True:
             del self.lines[mark:]
-            self.batched = set(before)
+            self.batched, self.bound = set(before), set(bound)
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_b - before):
+                if loop not in bound:       # first assigned in the loop: nothing before
+                    continue
                 self.emit_batched(f"{loop} = broadcast_batch({loop}, {self.size})")
                 self.batched.add(loop)
             if isinstance(s, ir.For):

@@ -388,14 +388,11 @@ LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`):
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
 LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
                   "an array under reverse mode (items of different shapes cannot stack)")
-LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
-                           "a batched array"
 NONE_START = "a loop accumulator that starts as None (reverse mode)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
-    ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
+    ("add_n_batched", "vjp"): NONE_START,
     ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
@@ -404,18 +401,16 @@ KNOWN = {
     ("grad_of_fields_batched", "vmap"): BOOLOP,
     ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
     ("split_at", "vjp"): LIST_PARAMETER,
-    ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
     ("unmerge", "vjp"): LIST_PARAMETER,
     ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
     ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
-    ("add_n_grad_batched", "vjp"): LATE_ALIAS, ("add_n_grad_batched", "jvp"): LATE_ALIAS,
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
-# stays strict): vmap reads len() of a list parameter as a per-example shape query.
-INTERNAL = {("choose_batched", "vmap"): AttributeError}
+# stays strict).
+INTERNAL = {}
 
 
 @pytest.mark.parametrize("transform", ["vjp", "jvp", "vmap"])

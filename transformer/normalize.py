@@ -202,11 +202,15 @@ class Normaliser(ContainerMixin):
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
-        if not tracked or self.batching:        # print(x) of a batched x prints the batch
+        if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
                    "dropped: secant cannot follow a derivative through side effects")
+        if self.batching:           # (xs.append(x) kept as written: xs would hold batched
+            message = (f"{what} receives the batched value {tracked[0]}, but its result is "
+                       "dropped: vmap cannot follow a batch axis through side effects; build "
+                       "the value instead (xs = xs + [x])")     # values unbeknown to vmap)
         if self.src.generated:     # a derivative's loop stack (2nd order)
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
@@ -816,6 +820,8 @@ class Normaliser(ContainerMixin):
                 isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
             op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
             return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            return self._inactive(node)     # `total is None`: identity, one answer for all
         kind = COMPARE_OPERATORS.get(type(node.ops[0]).__name__)
         if len(node.ops) != 1 or kind is None or any(isinstance(o, ir.Seq) for o in operands):
             raise self.src.error(node, "only one comparison (<, <=, >, >=, ==, !=) of batched "
