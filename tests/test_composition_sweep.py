@@ -131,8 +131,6 @@ def test_grad_of_jacrev(x64):
 XFAIL = {
     # an empty else block in the generated code of vmap of a second derivative (since the
     # branch-versioning fix of wrong2): an internal error, to fix next
-    ('mlp', 'vmap0/grad/grad'): 'IndentationError in generated code',
-    ('list_params', 'vmap0'): 'for loop over a batched array',
     ('concatenate', 'jacrev'): 'snp.split',
     ('concatenate', 'hessian'): 'internal: hessian of concatenate: broadcasting error',
     ('concatenate', 'grad/jacrev'): 'snp.split',
@@ -160,7 +158,6 @@ XFAIL = {
     ('at_set', 'jvp/hessian'): 'cannot see which function lambda',
     ('list_append', 'jvp/hessian'): 'cannot see which function lambda',
     ('concatenate', 'vmap/jacrev'): 'snp.split',
-    ('list_params', 'vmap0/jacfwd'): 'for loop over a batched array',
     ('concatenate', 'vmap0/hessian'): 'internal: hessian of concatenate: broadcasting error',
     ('concatenate', 'jit/hessian'): 'internal: hessian of concatenate: broadcasting error',
     ('softmax', 'jacfwd/hessian'): 'nested three deep',

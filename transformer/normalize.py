@@ -891,9 +891,10 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if self.batching and base.name in self.params and self._own_code():
-            self.out[-1].rows = True    # a helper's parameter: a list's items or an array's
-        return item                     # rows, as it turns out when it runs (vmap)
+        if self.batching and isinstance(node.slice, gast.Slice) and base.name in self.params \
+                and self._own_code():   # a helper's g[:n]: a list's items or an array's rows,
+            self.out[-1].rows = True    # as it turns out when it runs (vmap)
+        return item
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
