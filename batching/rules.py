@@ -173,8 +173,8 @@ HELPERS = {
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
-    "unstack": "unstack({arg0}, {arg1_next})",
-    "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
+    "unstack": "unstack({arg0_b}, {arg1_next})",
+    "unstack_as": "unstack_as({arg0_b}, {arg1}, {arg2_next}, {arg3_next})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",

@@ -444,10 +444,11 @@ class BatchBuilder:
             for k, v in op.operands.items():
                 i = position[k]
                 fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)
+                fill[f"arg{i}_b"] = self.batched_src(v)      # with a batch axis in any case
                 fill[f"arg{i}_batched"] = str(k in keys)
-            for k, v in list(fill.items()):
-                if k.startswith("arg") and v.isdigit():
-                    fill[f"{k}_next"] = str(int(v) + 1)
+            for k, v in list(fill.items()):     # an axis or depth one further in
+                if k.startswith("arg") and not k.endswith(("_batched", "_b")):
+                    fill[f"{k}_next"] = str(int(v) + 1) if v.isdigit() else f"{v} + 1"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
             return

@@ -173,6 +173,8 @@ class ContainerMixin:
         first = next(iter(operands.values()), None)
         if fn in ("unmerge", "pick"):
             kind = "dict"
+        elif fn in ("unstack_as", "add_n_grad", "unconcatenate") and len(names) > 1:
+            return      # unpacked into its items: arrays, one per item stacked or added
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \

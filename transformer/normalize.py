@@ -966,7 +966,7 @@ class Normaliser(ContainerMixin):
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
                 return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
-                or _is_static_query(obj) or getattr(obj, "__secant_batch_depth__", 0) == "size":
+                or getattr(obj, "__secant_structure__", False) or _is_static_query(obj) or getattr(obj, "__secant_batch_depth__", 0) == "size":
             return self._inactive(node)
         opname = op_for(obj)
         if opname == "axis_index" and self.batching:      # batched with no batched operand
