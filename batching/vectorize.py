@@ -287,6 +287,8 @@ class BatchBuilder:
             return self.sequence(op), True
         if name in AXIS:
             return self.axis_op(op, batched), True
+        if name == "field" and getattr(op, "container", False):   # b[1] of a list built here
+            return self.render(op), True
         if name == "field" and _is_int(op.statics["key"]):
             # c[0]: a field of a batched tuple, or an element of each example of an array
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True

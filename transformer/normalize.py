@@ -887,8 +887,11 @@ class Normaliser(ContainerMixin):
         if isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
             # c[0] reads a field of a tuple (a loop carry) as often as an element of an array:
             # its cotangent is built by grad_of_fields, which handles both
-            return self._emit("field", {"tree": base}, {"key": index.src},
+            item = self._emit("field", {"tree": base}, {"key": index.src},
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
+            if self.batching and self.is_container(base):
+                self.out[-1].container = True   # an item of a list built here: as written
+            return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
         if self.batching and isinstance(node.slice, gast.Slice) and base.name in self.params \
