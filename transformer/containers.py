@@ -177,7 +177,8 @@ class ContainerMixin:
             return      # unpacked into its items: arrays, one per item stacked or added
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
-        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
+        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
+                    "broadcast_batch") \
                 and (self.is_container(first) or self.is_plain_list(first)):
             kind = self.container_kind(first) or None
         else:
@@ -814,6 +815,31 @@ def _has_var(o):
 
 CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 
+# derivative and batching helpers (ad/helpers.py, batching/helpers.py) that take or return
+# lists: (positions of list arguments, whether the result is a list or tuple of them)
+_HELPER_LISTS = {"split_at": ((0,), True), "unstack": ((), True), "unstack_as": ((1,), True),
+                 "add_n_grad": ((1,), True), "add_n_grad_batched": ((1,), True),
+                 "add_n_batched": ((0,), False), "stack_examples": ((0,), False)}
+
+
+def _helper_lists(op):
+    """The names a call of a list helper shows to be lists (a second-order cotangent of a
+    list starts as zeros_like_tree, not as an array of zeros)."""
+    callee = getattr(op, "callee", None)
+    if op.op != "call" or not (getattr(callee, "__module__", "") or "").startswith(
+            ("secant.ad.", "secant.batching.")) or callee.__name__ not in _HELPER_LISTS:
+        return set()
+    positions, result = _HELPER_LISTS[callee.__name__]
+    import inspect
+    params = list(inspect.signature(callee, follow_wrapped=False).parameters)
+    out = set(op.targets) if result and len(op.targets) == 1 else set()
+    for k, o in op.operands.items():
+        i = int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else \
+            params.index(k) if k in params else None
+        if i in positions and isinstance(o, ir.Var):
+            out.add(o.name)
+    return out
+
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
@@ -825,12 +851,14 @@ def container_names(stmts):
     container ops, slices of them, copies of them (loop names, if joins), and lists passed whole
     to stack/concatenate/sum. Read by the transforms (a container's zero is zeros_like_tree, a
     container's items are read as written under vmap)."""
-    ops, copies = [], []
+    ops, copies, stacks = [], [], []
 
     def walk(block):
         for s in block:
             if isinstance(s, ir.Op):
                 ops.append(s)
+            elif isinstance(s, ir.Plain) and s.stack and s.stack[0] in ("push", "pop"):
+                stacks.append(s.stack)      # a derivative's loop stack of lists
             elif isinstance(s, ir.If):
                 walk(s.body)
                 walk(s.orelse)
@@ -849,10 +877,14 @@ def container_names(stmts):
         if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
             out.update(op.targets)
             out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))
+        out |= _helper_lists(op)
     grown = True
     while grown:
         before = len(out)
         for op in ops:
+            if op.op == "identity" and isinstance(op.operands.get("x"), ir.Var) \
+                    and set(op.targets) & out:         # a copy of a list: a list too
+                out.add(op.operands["x"].name)
             src = op.operands.get("x") if op.op == "identity" else \
                 op.operands.get("a") if op.op == "getitem" and getattr(op, "container", False) \
                 and ":" in op.statics.get("idx", "") else None
@@ -861,5 +893,10 @@ def container_names(stmts):
         for loop, last in copies:
             if last in out:
                 out.add(loop)
+        for kind, stack, name in stacks:    # what a stack of lists pops is a list
+            if kind == "push" and name in out:
+                out.add(stack)
+            elif kind == "pop" and stack in out:
+                out.add(name)
         grown = len(out) > before
     return out

@@ -894,9 +894,11 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if self.batching and isinstance(node.slice, gast.Slice) and base.name in self.params \
-                and self._own_code():   # a helper's g[:n]: a list's items or an array's rows,
-            self.out[-1].rows = True    # as it turns out when it runs (vmap)
+        if base.name in self.params and self._own_code():   # a helper's x[i], g[:n]: a list's
+            if not self.batching:       # items or an array's, as it turns out when it runs:
+                self.out[-1].container = True   # its cotangent by add_at, which does both
+            elif isinstance(node.slice, gast.Slice):
+                self.out[-1].rows = True        # (vmap: index_examples)
         return item
 
     def _own_code(self):
