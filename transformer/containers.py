@@ -819,7 +819,9 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # lists: (positions of list arguments, whether the result is a list or tuple of them)
 _HELPER_LISTS = {"split_at": ((0,), True), "unstack": ((), True), "unstack_as": ((1,), True),
                  "add_n_grad": ((1,), True), "add_n_grad_batched": ((1,), True),
-                 "add_n_batched": ((0,), False), "stack_examples": ((0,), False)}
+                 "add_n_batched": ((0,), False), "stack_examples": ((0,), False),
+                 # a list or an array: its cotangent adds with add_grads, which does both
+                 "item_of": ((0,), False), "index_examples": ((0,), False)}
 
 
 def _helper_lists(op):
