@@ -272,6 +272,40 @@ def take_per_example(a, i):
     return out
 
 
+def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
+    """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
+    tuple of them): each example updates its own row of a (broadcast if unbatched)."""
+    if not a_batched:
+        a = broadcast_batch(a, size)
+    index = _per_example_index(i, size)
+    if values_batched:      # per example: the indexed shape, then a's axes not indexed
+        values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
+    if method == "set":
+        out = a.at[index].set(values)
+    elif method == "add":
+        out = a.at[index].add(values)
+    elif method == "mul":
+        out = a.at[index].mul(values)
+    elif method == "min":
+        out = a.at[index].min(values)
+    else:
+        out = a.at[index].max(values)
+    return out
+
+
+@shape_only
+def _per_example_index(i, size):
+    """A batched integer index (or a batched tuple of them: every item batched) as one index of
+    the batch: each example's row first, its own index items aligned as NumPy broadcasts them
+    for that example."""
+    items = i if isinstance(i, tuple) else (i,)
+    rank = _index_rank(items)
+    index = [snp.reshape(snp.arange(size), (size,) + (1,) * (rank - 1))]
+    for item in items:
+        index.append(_at_rank(item, rank - 1))
+    return tuple(index)
+
+
 @shape_only
 def _index_rank(index):
     """The rank of a batched tuple index's broadcast items (each an integer array: a slice or
@@ -473,7 +507,7 @@ def index_examples(x, idx, depth=1):
     return x[(slice(None),) * depth + tuple(idx)]
 
 
-NAMES = NAMES + ("item_of", "index_examples")
+NAMES = NAMES + ("item_of", "index_examples", "update_per_example")
 
 
 def add_n_grad_batched(t, arrays):

@@ -46,7 +46,7 @@ AXIS = {
     **{n: (("axis",), "reduce") for n in ("sum", "mean", "max", "min", "prod", "var", "std",
                                           "flip")},
     **{n: (("axis",), "flatten") for n in ("argmax", "argmin", "cumsum", "cumprod", "sort",
-                                           "concatenate")},
+                                           "argsort", "concatenate")},
     "expand_dims": (("axis",), "insert"),
     "stack": (("axis",), "insert"),
     "swapaxes": (("axis1", "axis2"), "insert"),

@@ -224,7 +224,7 @@ class BatchBuilder:
             if isinstance(axis, tuple):
                 return (base, k - len(axis))
             return None
-        if name in ("cumsum", "cumprod", "sort"):
+        if name in ("cumsum", "cumprod", "sort", "argsort"):
             return (None, 1) if statics.get("axis", -1) is None else main
         if name in ("flip", "swapaxes", "moveaxis", "rev", "transpose", "lax_transpose",
                     "fliplr", "flipud", "lax_cumsum", "lax_cumprod", "lax_cummax",
@@ -276,9 +276,15 @@ class BatchBuilder:
         if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
             # `for row in x`, a helper's x[1:]: a list parameter's items, or each example's
             idx = op.statics["idx"]     # rows of an array
-            if idx.isidentifier():
+            if op.rows == "item" or idx.lstrip("-").isdigit():
                 return f"item_of({_src(op.operands['a'])}, {idx})", True
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
+        if name.startswith("at_") and "idx" in batched:     # x.at[i] with i per example
+            a, values = op.operands["a"], op.operands["values"]
+            flags = ", ".join(f"{k}_batched={self.is_batched(o)}" for k, o in
+                              (("a", a), ("values", values)) if not self.is_batched(o))
+            return (f"update_per_example({_src(a)}, {_src(op.operands['idx'])}, {_src(values)}, "
+                    f"'{name[3:]}', {self.size}{', ' + flags if flags else ''})"), True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:

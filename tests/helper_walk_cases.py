@@ -138,6 +138,8 @@ CASES = {
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
     "item_of": ("item_of(x, 1)", {"x": r(2, 3)}),
     "index_examples": ("index_examples(x, index_exp[1:])", {"x": r(2, 3)}),
+    "update_per_example": ("update_per_example(x, np.array([[0, 2], [1, 1]]), y, 'add', 2)",
+                           {"x": r(2, 3), "y": r(2, 2)}),
     "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),

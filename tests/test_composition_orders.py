@@ -380,31 +380,22 @@ def _eager(fn, values):
 # Known gaps, each a strict xfail: the walk fails as soon as one starts working (then drop it
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
-AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
-ARGSORT = "snp.argsort has no batching rule"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
-                  "an array under reverse mode (items of different shapes cannot stack)")
 NONE_START = "a loop accumulator that starts as None (reverse mode)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
     ("add_n_batched", "vjp"): NONE_START,
-    ("cumextremum_grad", "vmap"): AT_BATCHED_INDEX,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
     ("grad_of_fields_batched", "vjp"): HASATTR, ("grad_of_fields_batched", "jvp"): HASATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("sort_grad", "vmap"): AT_BATCHED_INDEX, ("sort_jvp", "vmap"): ARGSORT,
-    ("split_at", "vjp"): LIST_PARAMETER,
-    ("take_along_axis_grad", "vmap"): AT_BATCHED_INDEX, ("take_grad", "vmap"): AT_BATCHED_INDEX,
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
-    ("unmerge", "vjp"): LIST_PARAMETER,
     ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
     ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
 }

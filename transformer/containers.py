@@ -692,7 +692,7 @@ class ContainerMixin:
         for op in ir.nested(self.out[start:]):      # the row read: an item of a list, or a
             if isinstance(op, ir.Op) and op.op == "getitem" and op.operands.get("a") == base \
                     and op.statics.get("idx") == index:     # row of each example's array
-                op.rows = True
+                op.rows = "item"        # an int: item_of
                 break
 
     # --- comprehensions --------------------------------------------------------------------------

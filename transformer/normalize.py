@@ -897,7 +897,8 @@ class Normaliser(ContainerMixin):
         if base.name in self.params and self._own_code():   # a helper's x[i], g[:n]: a list's
             if not self.batching:       # items or an array's, as it turns out when it runs:
                 self.out[-1].container = True   # its cotangent by add_at, which does both
-            elif isinstance(node.slice, gast.Slice):
+            elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
+                    _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
         return item
 
@@ -1185,14 +1186,24 @@ class Normaliser(ContainerMixin):
         return out
 
     def at_update(self, node, base_node, index_node, method):
-        base = self.operand(base_node)
+        base, index = self.operand(base_node), None
         opname = AT_METHODS.get(method)
         if len(node.args) != 1 or node.keywords:
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
         if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
-            raise self.src.error(node, "a batched index in .at[...] cannot be batched yet; "
-                                 "build a mask and use snp.where")
+            parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
+            index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
+            index = index[0] if not isinstance(index_node, gast.Tuple) else \
+                None if all(not isinstance(i, ir.Var) for i in index) else ir.Seq(())
+        if self.batching and isinstance(index, (ir.Var, ir.Seq)):   # (shape queries are not)
+            if not isinstance(index, ir.Var) or opname is None:
+                raise self.src.error(node, "a batched index in .at[...] is batched when it is "
+                                     "one value (an integer array, or a tuple of them); name "
+                                     "it first (i = ...; x.at[i]), or build a mask and use "
+                                     "snp.where")
+            return self._emit(opname, {"a": base, "values": values, "idx": index}, {},
+                              f"{getattr(base, 'name', 'x')}_{method}")   # one per example
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
@@ -1643,6 +1654,11 @@ def _loop_helper_kind(obj):
     if getattr(obj, "__module__", "") != "secant.ad.rule_helpers":
         return None
     return _LOOP_HELPERS.get(getattr(obj, "__name__", ""))
+
+
+def _is_negative_int(node):
+    return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+        isinstance(node.operand, gast.Constant) and type(node.operand.value) is int
 
 
 def _batched_test(error):
