@@ -275,8 +275,7 @@ def take_per_example(a, i):
 def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
     """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
     tuple of them): each example updates its own row of a (broadcast if unbatched)."""
-    if not a_batched:
-        a = broadcast_batch(a, size)
+    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
     index = _per_example_index(i, size)
     if values_batched:      # per example: the indexed shape, then a's axes not indexed
         values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
@@ -531,10 +530,9 @@ def add_n_batched(items):
     for a in items:
         if np.ndim(a) > rank:
             rank = np.ndim(a)
-    total = None
-    for a in items:
-        a = snp.reshape(a, np.shape(a)[:1] + (1,) * (rank - np.ndim(a)) + np.shape(a)[1:])
-        total = a if total is None else total + a
+    total = _at_rank(items[0], rank - 1)
+    for k in range(1, len(items)):
+        total = total + _at_rank(items[k], rank - 1)
     return total
 
 

@@ -384,11 +384,9 @@ SPLIT = "snp.split has no derivative rule"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-NONE_START = "a loop accumulator that starts as None (reverse mode)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 KNOWN = {
-    ("add_n_batched", "vjp"): NONE_START,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
