@@ -895,8 +895,9 @@ class Normaliser(ContainerMixin):
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
         if base.name in self.params and self._own_code():   # a helper's x[i], g[:n]: a list's
-            if not self.batching:       # items or an array's, as it turns out when it runs:
+            if not self.batching and isinstance(node.slice, (gast.Name, gast.Slice)):
                 self.out[-1].container = True   # its cotangent by add_at, which does both
+                # (items or an array's, as it turns out when it runs)
             elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
