@@ -187,7 +187,6 @@ XFAIL = {
     ('softmax', 'hessian/hessian'): 'nested three deep',
     ('log_tanh', 'grad/jvp/grad'): 'cannot see which function lambda',
     ('slices', 'grad/jacrev/grad'): 'IfExp',
-    ('where', 'grad/hessian/grad'): 'tree_util.tree_map',
     ('static_if', 'jvp/grad/grad'): 'cannot see which function lambda',
     ('python_loop', 'jvp/jvp/grad'): 'cannot see which function lambda',
     ('scan', 'jvp/vmap/grad'): '*args or **kwargs',
