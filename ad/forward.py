@@ -579,6 +579,9 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
     (out, out_dot, aux) with has_aux; mode "jvp_scan" returns ((c, c_dot), (y, y_dot)) for a
     scan body returning (c, y)."""
     b = ForwardBuilder(fn, names, jvp_of_callee)
+    for a in ast.walk(ast.parse(f"def _({fn.args_src}): pass").body[0].args):
+        if isinstance(a, ast.arg):      # keyword-only ones too (a jvp's own tangents, x_dot)
+            names.reserve(a.arg)
     args_src = _signature(fn, wrt, b)
     for p in wrt:
         b.dots[p] = b.dot_name(p)

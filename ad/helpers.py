@@ -354,7 +354,14 @@ def unstack_as(t, arrays, axis=0, inner=0):
     return pieces
 
 
-@constant
+def structural(fn):
+    """Mark a constant helper that reads only how its arguments are built (lists or arrays,
+    how nested), never their values or shapes: one answer for every example of a batch too."""
+    fn.__secant_structure__ = True
+    return constant(fn)
+
+
+@structural
 def has_nested_lists(arrays):
     """Whether a stacked list holds lists (two levels; deeper ones are refused, not guessed)."""
     nested = False

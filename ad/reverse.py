@@ -1052,7 +1052,10 @@ def _dead_code_eliminated(lines):
             if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
                 continue
         cleaned.append(ln)
-    return _fill_empty_blocks(cleaned)
+    filled = _fill_empty_blocks(cleaned)
+    while len(filled) != len(cleaned):     # an else left empty by dropping an empty if in it
+        cleaned, filled = filled, _fill_empty_blocks(filled)
+    return filled
 
 
 def _fill_empty_blocks(lines):

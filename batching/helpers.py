@@ -59,6 +59,17 @@ def example_size(x, outer=0):
 example_size.__secant_batch_depth__ = "size"     # read by a vmap: one more outer axis
 
 
+def example_len(x, outer=0):
+    """len() of one example of batched x: the length of a list, tuple or dict (each leaf
+    batched: its length is the example's), the first axis after the batch axes of an array."""
+    if isinstance(x, (list, tuple, dict)):
+        return len(x)
+    return np.shape(x)[1 + outer]
+
+
+example_len.__secant_batch_depth__ = "size"
+
+
 def _at_rank(x, rank):
     """Batched x with size-1 axes after the batch axis, up to `rank` axes per example."""
     missing = rank - (np.ndim(x) - 1)
@@ -268,6 +279,39 @@ def take_per_example(a, i):
     return out
 
 
+def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
+    """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
+    tuple of them): each example updates its own row of a (broadcast if unbatched)."""
+    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
+    index = _per_example_index(i, size)
+    if values_batched:      # per example: the indexed shape, then a's axes not indexed
+        values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
+    if method == "set":
+        out = a.at[index].set(values)
+    elif method == "add":
+        out = a.at[index].add(values)
+    elif method == "mul":
+        out = a.at[index].mul(values)
+    elif method == "min":
+        out = a.at[index].min(values)
+    else:
+        out = a.at[index].max(values)
+    return out
+
+
+@shape_only
+def _per_example_index(i, size):
+    """A batched integer index (or a batched tuple of them: every item batched) as one index of
+    the batch: each example's row first, its own index items aligned as NumPy broadcasts them
+    for that example."""
+    items = i if isinstance(i, tuple) else (i,)
+    rank = _index_rank(items)
+    index = [snp.reshape(snp.arange(size), (size,) + (1,) * (rank - 1))]
+    for item in items:
+        index.append(_at_rank(item, rank - 1))
+    return tuple(index)
+
+
 @shape_only
 def _index_rank(index):
     """The rank of a batched tuple index's broadcast items (each an integer array: a slice or
@@ -318,43 +362,6 @@ def update_batched(a, idx, values, method, values_batched=True):
     return out
 
 
-def update_per_example(a, idx, values, method, n, a_batched, values_batched):
-    """a.at[idx].<method>(values) for each example, with a batched index: integer arrays (or a
-    tuple of them), each example's own (vmap of `.at[i]` with i batched)."""
-    if not a_batched:
-        a = broadcast_batch(a, n)
-    idx = idx if isinstance(idx, tuple) else (idx,)
-    n = np.shape(a)[0]
-    rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(idx) - 1))
-    index = (rows,) + idx
-    if values_batched:
-        values = _at_rank(values, np.ndim(a[index]) - 1)
-    if method == "set":
-        out = a.at[index].set(values)
-    elif method == "add":
-        out = a.at[index].add(values)
-    elif method == "mul":
-        out = a.at[index].mul(values)
-    elif method == "min":
-        out = a.at[index].min(values)
-    else:
-        out = a.at[index].max(values)
-    return out
-
-
-def nested_update_refused(*args):
-    """vmap of update_per_example (a vmap of vmap of `x.at[i]`, i batched by the inner one)."""
-    raise SecantError("vmap of a vmapped x.at[i] update whose index i the inner vmap batches is "
-                      f"not supported yet; build a mask and use snp.where{where()}")
-
-
-def at_per_example(a, idx, values, method):
-    """`a.at[idx].<method>(values)` with a batched index, as vmap's normaliser writes it: the
-    batching rule (rules.HELPERS) writes it as update_per_example, whose own source a vmap of
-    the batched code reads (nested vmap)."""
-    return update_per_example(a, idx, values, method, np.shape(a)[0], True, True)
-
-
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
@@ -391,12 +398,11 @@ def unbound_axis(name, bound):
                            f"{list(bound)}){where()}")
 
 
-NAMES = ("batch_size_of", "broadcast_batch", "example_size", "align", "align_batched",
+NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
          "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "pad_batched", "update_batched", "update_per_example", "at_per_example",
-         "nested_update_refused",
+         "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 
 
@@ -508,7 +514,16 @@ def item_of(x, i, depth=1):
     return out
 
 
-NAMES = NAMES + ("item_of",)
+def index_examples(x, idx, depth=1):
+    """x[idx] of one example (idx a tuple, as index_exp[...] writes it): an item or slice of a
+    list, tuple or dict (each leaf batched), or of each example of an array past its `depth`
+    batch axes."""
+    if isinstance(x, (list, tuple, dict)):
+        return x[idx[0] if len(idx) == 1 else idx]
+    return x[(slice(None),) * depth + tuple(idx)]
+
+
+NAMES = NAMES + ("item_of", "index_examples", "update_per_example")
 
 
 def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):
@@ -542,7 +557,7 @@ def add_n_grad_batched(t, arrays):
             i + lead for i in range(1, np.ndim(a))
             if np.shape(a)[i] == 1 and np.shape(t)[i + lead] != 1)
         piece = snp.sum(t, axis=axes).reshape(np.shape(a)) if axes else t
-        pieces.append(piece)
+        pieces = pieces + [piece]
     return tuple(pieces) if isinstance(arrays, tuple) else pieces
 
 
@@ -553,18 +568,18 @@ def add_n_batched(items):
     for a in items:
         if np.ndim(a) > rank:
             rank = np.ndim(a)
-    total = None
-    for a in items:
-        a = snp.reshape(a, np.shape(a)[:1] + (1,) * (rank - np.ndim(a)) + np.shape(a)[1:])
-        total = a if total is None else total + a
+    total = _at_rank(items[0], rank - 1)
+    for k in range(1, len(items)):
+        total = total + _at_rank(items[k], rank - 1)
     return total
 
 
-def stack_examples(items, axis=1):
+def stack_examples(items, axis=1, depth=1):
     """snp.stack of a batched list (every leaf batched, axis 0) for each example, `axis`
     already past the batch axis; an item that is a list itself is stacked first, as NumPy
-    converts nested lists."""
-    arrays = [stack_examples(a, 1) if isinstance(a, (list, tuple)) else a for a in items]
+    converts nested lists. `depth` batch axes in front (nested vmap)."""
+    arrays = [stack_examples(a, depth, depth) if isinstance(a, (list, tuple)) else a
+              for a in items]
     return snp.stack(arrays, axis=axis)
 
 

@@ -177,17 +177,15 @@ HELPERS = {
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
+    "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
+    "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
-    "unstack": "unstack({arg0}, {arg1_next})",
-    # x.at[i].set(v) with a batched index i (the normaliser writes it as this call)
-    "update_per_example": "nested_update_refused()",
-    "at_per_example": "update_per_example({arg0}, {arg1}, {arg2}, {arg3}, {size}, "
-                          "{arg0_batched}, {arg2_batched})",
+    "unstack": "unstack({arg0_b}, {arg1_next})",
+    "unstack_as": "unstack_as({arg0_b}, {arg1}, {arg2_next}, {arg3_next})",
     "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                      "{arg1_batched})",
-    "unstack_as": "unstack_as({arg0}, {arg1}, {arg2_next}, {arg3_next})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",

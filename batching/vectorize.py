@@ -45,6 +45,7 @@ class BatchBuilder:
         self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
+        self.bound = set(fn.params)             # names assigned so far (a loop name may not be)
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
         self.ranks = {}
@@ -62,7 +63,7 @@ class BatchBuilder:
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
         not) has no batch axis to leave out, so its queries are written back whole."""
-        if not any(m in code for m in ("[1:]", " - 1)", "example_size(")):
+        if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(")):
             return code
         for name in self.tracked - self.batched:
             if name in code:
@@ -72,8 +73,8 @@ class BatchBuilder:
                         query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
                     code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
-                code = re.sub(rf"(?<![\w.])example_size\({name}, (\d+)\)",     # one outer axis
-                              lambda m: f"example_size({name}, {int(m[1]) - 1})", code)   # fewer
+                code = re.sub(rf"(?<![\w.])(example_size|example_len)\({name}, (\d+)\)",  # one
+                              lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)  # outer axis fewer
         return code
 
     def start(self, origin):
@@ -131,6 +132,7 @@ class BatchBuilder:
                 self.if_(s)
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop(s)
+            self.bound |= _defined_in([s])
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -223,7 +225,7 @@ class BatchBuilder:
             if isinstance(axis, tuple):
                 return (base, k - len(axis))
             return None
-        if name in ("cumsum", "cumprod", "sort"):
+        if name in ("cumsum", "cumprod", "sort", "argsort"):
             return (None, 1) if statics.get("axis", -1) is None else main
         if name in ("flip", "swapaxes", "moveaxis", "rev", "transpose", "lax_transpose",
                     "fliplr", "flipud", "lax_cumsum", "lax_cumprod", "lax_cummax",
@@ -272,6 +274,18 @@ class BatchBuilder:
                                     for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
             return self.render(op), True
+        if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
+            # `for row in x`, a helper's x[1:]: a list parameter's items, or each example's
+            idx = op.statics["idx"]     # rows of an array
+            if op.rows == "item" or idx.lstrip("-").isdigit():
+                return f"item_of({_src(op.operands['a'])}, {idx})", True
+            return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
+        if name.startswith("at_") and "idx" in batched:     # x.at[i] with i per example
+            a, values = op.operands["a"], op.operands["values"]
+            flags = ", ".join(f"{k}_batched={self.is_batched(o)}" for k, o in
+                              (("a", a), ("values", values)) if not self.is_batched(o))
+            return (f"update_per_example({_src(a)}, {_src(op.operands['idx'])}, {_src(values)}, "
+                    f"'{name[3:]}', {self.size}{', ' + flags if flags else ''})"), True
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:       # ({static}: the keywords the user gave that it does not name)
@@ -283,6 +297,8 @@ class BatchBuilder:
             return self.sequence(op), True
         if name in AXIS:
             return self.axis_op(op, batched), True
+        if name == "field" and getattr(op, "container", False):   # b[1] of a list built here
+            return self.render(op), True
         if name == "field" and _is_int(op.statics["key"]):
             # c[0]: a field of a batched tuple, or an element of each example of an array
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
@@ -445,10 +461,11 @@ class BatchBuilder:
             for k, v in op.operands.items():
                 i = position[k]
                 fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)
+                fill[f"arg{i}_b"] = self.batched_src(v)      # with a batch axis in any case
                 fill[f"arg{i}_batched"] = str(k in keys)
-            for k, v in list(fill.items()):
-                if k.startswith("arg") and v.isdigit():
-                    fill[f"{k}_next"] = str(int(v) + 1)
+            for k, v in list(fill.items()):     # an axis or depth one further in
+                if k.startswith("arg") and not k.endswith(("_batched", "_b")):
+                    fill[f"{k}_next"] = str(int(v) + 1) if v.isdigit() else f"{v} + 1"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
             return
@@ -527,13 +544,15 @@ class BatchBuilder:
         iteration makes it batched (to a fixpoint; it is then broadcast before the loop)."""
         loops = [loop for loop, _ in s.carried]
         with_b = {loop for loop in loops if loop in self.batched}
-        mark, before = len(self.lines), set(self.batched)
+        mark, before, bound = len(self.lines), set(self.batched), set(self.bound)
         slot, last_comment = self.slot, self.last_comment
         while True:
             del self.lines[mark:]
-            self.batched = set(before)
+            self.batched, self.bound = set(before), set(bound)
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_b - before):
+                if loop not in bound:       # first assigned in the loop: nothing before
+                    continue
                 self.emit_batched(f"{loop} = broadcast_batch({loop}, {self.size})")
                 self.batched.add(loop)
             if isinstance(s, ir.For):
@@ -895,7 +914,7 @@ class BatchBuilder:
 
 # shape queries written per example (transformer/normalize.py): Python numbers too
 _PER_EXAMPLE_QUERY = re.compile(r"^(\w+\.shape\[1:\]\[[^\]]*\]|\(\w+\.ndim - 1\)|"
-                                r"\w+\.shape\[-?\d+\]|example_size\(\w+\))$")
+                                r"\w+\.shape\[-?\d+\]|example_(?:size|len)\(\w+\))$")
 
 
 def _is_literal_number(o):
@@ -1000,7 +1019,8 @@ def _flags(b, value):
 
 
 _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
-                 ("example_size({x})", "{x}.size"), ("snp.shape({x})[1:]", "snp.shape({x})"),
+                 ("example_size({x})", "{x}.size"), ("example_len({x})", "len({x})"),
+                 ("snp.shape({x})[1:]", "snp.shape({x})"),
                  ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
 
 

@@ -905,6 +905,8 @@ def vjp(fun, *primals, has_aux=False):
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)
+    else:       # the output of what the derivative reads (`y[i] = v` runs as y.at[i].set(v))
+        fun = desugar(fun)
     out = fun(*primals)
     aux = None
     if has_aux:

@@ -139,6 +139,10 @@ CASES = {
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
     "item_of": ("item_of(x, 1)", {"x": r(2, 3)}),
+    "index_examples": ("index_examples(x, index_exp[1:])", {"x": r(2, 3)}),
+    "update_per_example": ("update_per_example(x, np.array([[0, 2], [1, 1]]), y, 'add', 2)",
+                           {"x": r(2, 3), "y": r(2, 2)}),
+    "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
     "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
@@ -149,10 +153,6 @@ CASES = {
     "add_n_grad_batched": ("add_n_grad_batched(t, [x, y])", {"t": r(2, 3), "x": r(2, 3),
                                                              "y": r(2, 1)}),
     "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
-    "update_per_example": ("update_per_example(a, np.array([[0, 2], [1, 0]]), v, 'add', 2, True, "
-                           "True)", {"a": r(2, 3), "v": r(2, 2)}),
-    "at_per_example": ("at_per_example(a, np.array([[0, 2], [1, 0]]), v, 'set')",
-                       {"a": r(2, 3), "v": r(2, 2)}),
     "unconcatenate_batched": ("unconcatenate_batched(t, [snp.zeros((2, 2)), snp.zeros((2, 3))], "
                               "0, 2, True, True)", {"t": r(2, 5)}),
 }
@@ -164,5 +164,4 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
-                       "unset_in_branch"}
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "unset_in_branch"}

@@ -383,31 +383,20 @@ TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
-                  "an array under reverse mode (items of different shapes cannot stack)")
-LOOP_OVER_LIST_PARAMETER = "under vmap, a for loop over a list parameter is read as a loop over "\
-                           "a batched array"
-NONE_START = "a loop accumulator that starts as None (reverse mode)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 NESTED_AT = "vmap of vmap of x.at[i] with i batched by the inner vmap (refused: SecantError)"
 KNOWN = {
-    ("add_n_batched", "vjp"): NONE_START, ("add_n_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("add_n_grad_batched", "vmap"): LOOP_OVER_LIST_PARAMETER,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("split_at", "vjp"): LIST_PARAMETER,
-    ("stack_examples", "vmap"): LOOP_OVER_LIST_PARAMETER,
-    ("update_per_example", "vmap"): NESTED_AT, ("at_per_example", "vmap"): NESTED_AT,
     ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
     ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
-    ("add_n_grad_batched", "vjp"): LATE_ALIAS, ("add_n_grad_batched", "jvp"): LATE_ALIAS,
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
-# stays strict): vmap reads len() of a list parameter as a per-example shape query.
-INTERNAL = {("choose_batched", "vmap"): AttributeError}
+# stays strict).
+INTERNAL = {}
 
 
 @pytest.mark.parametrize("transform", ["vjp", "jvp", "vmap"])

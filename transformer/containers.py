@@ -173,9 +173,12 @@ class ContainerMixin:
         first = next(iter(operands.values()), None)
         if fn in ("unmerge", "pick"):
             kind = "dict"
+        elif fn in ("unstack_as", "add_n_grad", "unconcatenate") and len(names) > 1:
+            return      # unpacked into its items: arrays, one per item stacked or added
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
-        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
+        elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
+                    "broadcast_batch") \
                 and (self.is_container(first) or self.is_plain_list(first)):
             kind = self.container_kind(first) or None
         else:
@@ -669,8 +672,10 @@ class ContainerMixin:
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the
         loop `for i in range(len(x)): row = x[i]` (any transform reads that idiom; len() is per
-        example under vmap). secant's own helpers iterate lists there: they keep the refusal."""
-        if (getattr(self.src.fn, "__module__", "") or "").startswith("secant."):
+        example under vmap). Under vmap x may also be a list or tuple parameter (each leaf
+        batched): len() and the rows read (ir.Op.rows) ask which it is when the code runs."""
+        if not self.batching and (getattr(self.src.fn, "__module__", "") or "").startswith(
+                "secant."):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not "
                                  "supported yet; loop over range(len(x)) and index instead")
         index = self.names.fresh("i")
@@ -682,7 +687,13 @@ class ContainerMixin:
         loop.body = [bind] + list(body)
         self.current[base.name] = base.name
         self.names.reserve(base.name)
-        return self.for_statement(loop)
+        start = len(self.out)
+        self.for_statement(loop)
+        for op in ir.nested(self.out[start:]):      # the row read: an item of a list, or a
+            if isinstance(op, ir.Op) and op.op == "getitem" and op.operands.get("a") == base \
+                    and op.statics.get("idx") == index:     # row of each example's array
+                op.rows = "item"        # an int: item_of
+                break
 
     # --- comprehensions --------------------------------------------------------------------------
     def comprehension(self, node, kind=None, name=None):
@@ -810,6 +821,33 @@ _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "arra
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 
+# derivative and batching helpers (ad/helpers.py, batching/helpers.py) that take or return
+# lists: (positions of list arguments, whether the result is a list or tuple of them)
+_HELPER_LISTS = {"split_at": ((0,), True), "unstack": ((), True), "unstack_as": ((1,), True),
+                 "add_n_grad": ((1,), True), "add_n_grad_batched": ((1,), True),
+                 "add_n_batched": ((0,), False), "stack_examples": ((0,), False),
+                 # a list or an array: its cotangent adds with add_grads, which does both
+                 "item_of": ((0,), False), "index_examples": ((0,), False)}
+
+
+def _helper_lists(op):
+    """The names a call of a list helper shows to be lists (a second-order cotangent of a
+    list starts as zeros_like_tree, not as an array of zeros)."""
+    callee = getattr(op, "callee", None)
+    if op.op != "call" or not (getattr(callee, "__module__", "") or "").startswith(
+            ("secant.ad.", "secant.batching.")) or callee.__name__ not in _HELPER_LISTS:
+        return set()
+    positions, result = _HELPER_LISTS[callee.__name__]
+    import inspect
+    params = list(inspect.signature(callee, follow_wrapped=False).parameters)
+    out = set(op.targets) if result and len(op.targets) == 1 else set()
+    for k, o in op.operands.items():
+        i = int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else \
+            params.index(k) if k in params else None
+        if i in positions and isinstance(o, ir.Var):
+            out.add(o.name)
+    return out
+
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
@@ -821,12 +859,14 @@ def container_names(stmts):
     container ops, slices of them, copies of them (loop names, if joins), and lists passed whole
     to stack/concatenate/sum. Read by the transforms (a container's zero is zeros_like_tree, a
     container's items are read as written under vmap)."""
-    ops, copies = [], []
+    ops, copies, stacks = [], [], []
 
     def walk(block):
         for s in block:
             if isinstance(s, ir.Op):
                 ops.append(s)
+            elif isinstance(s, ir.Plain) and s.stack and s.stack[0] in ("push", "pop"):
+                stacks.append(s.stack)      # a derivative's loop stack of lists
             elif isinstance(s, ir.If):
                 walk(s.body)
                 walk(s.orelse)
@@ -847,10 +887,14 @@ def container_names(stmts):
         if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
             out.update(op.targets)
             out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))
+        out |= _helper_lists(op)
     grown = True
     while grown:
         before = len(out)
         for op in ops:
+            if op.op == "identity" and isinstance(op.operands.get("x"), ir.Var) \
+                    and set(op.targets) & out:         # a copy of a list: a list too
+                out.add(op.operands["x"].name)
             src = op.operands.get("x") if op.op == "identity" else \
                 op.operands.get("a") if op.op == "getitem" and getattr(op, "container", False) \
                 and ":" in op.statics.get("idx", "") else None
@@ -859,5 +903,10 @@ def container_names(stmts):
         for loop, last in copies:
             if last in out:
                 out.add(loop)
+        for kind, stack, name in stacks:    # what a stack of lists pops is a list
+            if kind == "push" and name in out:
+                out.add(stack)
+            elif kind == "pop" and stack in out:
+                out.add(name)
         grown = len(out) > before
     return out

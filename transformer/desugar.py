@@ -4,7 +4,8 @@
 - `(y := e)` inside a statement -> `y = e` just before it;
 - `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise; one
   inside a larger expression is first assigned to `chosen`);
-- `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`;
+- `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`
+  (for jit too);
 - an early `return` -> the rest of the function moved into the branch that does not return
   (a short rest after a statement that only sometimes returns is copied into each path that
   goes on), and one `return result` at the end when the function returns in several places;
@@ -75,7 +76,10 @@ def _desugar(fn, only_choices=False):
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
     node = copy.deepcopy(src.node)
-    if only_choices and not _has(node.body, (gast.IfExp, gast.Break, gast.Continue)):
+    if only_choices and not _has(node.body, (gast.IfExp, gast.Break, gast.Continue)) and not any(
+            isinstance(n, (gast.Assign, gast.AugAssign)) and isinstance(
+                n.targets[0] if isinstance(n, gast.Assign) else n.target, gast.Subscript)
+            for n in _walk_scope(node.body)):
         return fn
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
@@ -266,8 +270,8 @@ class _Desugarer:
                                                                value=v, type_comment=None))
         if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
             return self.if_expression(s, lambda v: gast.Return(value=v))
-        if isinstance(s, (gast.Assign, gast.AugAssign)) and not self.only_choices and \
-                self._item_update(s):
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):   # (jit too:
+            # a traced array takes no item assignment)
             return self.item_update(s)
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
                           gast.Assert)):

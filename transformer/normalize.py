@@ -262,11 +262,15 @@ class Normaliser(ContainerMixin):
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
-        if not tracked or self.batching:        # print(x) of a batched x prints the batch
+        if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
                    "dropped: secant cannot follow a derivative through side effects")
+        if self.batching:           # (xs.append(x) kept as written: xs would hold batched
+            message = (f"{what} receives the batched value {tracked[0]}, but its result is "
+                       "dropped: vmap cannot follow a batch axis through side effects; build "
+                       "the value instead (xs = xs + [x])")     # values unbeknown to vmap)
         if self.src.generated:     # a derivative's loop stack (2nd order)
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
@@ -877,6 +881,8 @@ class Normaliser(ContainerMixin):
                 isinstance(operands[0], ir.Expr) and self.container_kind(operands[1]) == "dict":
             op = "in" if isinstance(node.ops[0], gast.In) else "not in"    # a key: static
             return ir.Expr(f"({operands[0].src} {op} {operands[1].name})")
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            return self._inactive(node)     # `total is None`: identity, one answer for all
         if all(isinstance(o, (gast.In, gast.NotIn)) for o in node.ops) and \
                 not any(isinstance(o, ir.Seq) for o in operands):
             # `k in keys` is a Python bool whatever its operands (a dict key read from a
@@ -953,10 +959,26 @@ class Normaliser(ContainerMixin):
         if isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
             # c[0] reads a field of a tuple (a loop carry) as often as an element of an array:
             # its cotangent is built by grad_of_fields, which handles both
-            return self._emit("field", {"tree": base}, {"key": index.src},
+            item = self._emit("field", {"tree": base}, {"key": index.src},
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
-        return self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
+            if self.batching and self.is_container(base):
+                self.out[-1].container = True   # an item of a list built here: as written
+            return item
+        item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
+        if base.name in self.params and self._own_code():   # a helper's x[i], g[:n]: a list's
+            if not self.batching and isinstance(node.slice, (gast.Name, gast.Slice)):
+                self.out[-1].container = True   # its cotangent by add_at, which does both
+                # (items or an array's, as it turns out when it runs)
+            elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
+                    _is_negative_int(node.slice):
+                self.out[-1].rows = True        # (vmap: index_examples)
+        return item
+
+    def _own_code(self):
+        """secant's own helpers and their derivatives: parameters that are lists as often as
+        arrays."""
+        return (self.src.globals.get("__name__") or "").startswith("secant.")
 
     # --- calls -----------------------------------------------------------------------------------
     def call(self, node):
@@ -1025,6 +1047,7 @@ class Normaliser(ContainerMixin):
                 return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
                 or getattr(obj, "__secant_placeholder__", False) or _is_static_query(obj) \
+                or getattr(obj, "__secant_structure__", False) \
                 or getattr(obj, "__secant_batch_depth__", 0) == "size":
             return self._inactive(node)
         opname = op_for(obj)
@@ -1256,24 +1279,24 @@ class Normaliser(ContainerMixin):
         return out
 
     def at_update(self, node, base_node, index_node, method):
-        base = self.operand(base_node)
+        base, index = self.operand(base_node), None
         opname = AT_METHODS.get(method)
         if len(node.args) != 1 or node.keywords:
             raise self.src.error(node, f".at[...].{method}() takes one value")
         values = self.operand(node.args[0])
         if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
-            helper = next((f for f in self.opaque if f.__name__ == "at_per_example"), None)
-            items = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
-            if helper is None or opname is None or any(
-                    isinstance(n, (gast.Slice, gast.Starred)) or isinstance(n, gast.Constant)
-                    and n.value in (None, Ellipsis) for n in items):
-                raise self.src.error(node, "a batched index in .at[...] is batched for integer "
-                                     "array indices (not with slices, None or ...) yet; build "
-                                     "a mask and use snp.where")
-            operands = {"arg0": base, "arg1": self.operand(index_node), "arg2": values,
-                        "arg3": ir.Expr(repr(method if method != "multiply" else "mul"))}
-            return self._emit("call", operands, {}, f"{getattr(base, 'name', 'x')}_{method}",
-                              callee=helper, callee_name=helper.__name__)
+            parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
+            index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
+            index = index[0] if not isinstance(index_node, gast.Tuple) else \
+                None if all(not isinstance(i, ir.Var) for i in index) else ir.Seq(())
+        if self.batching and isinstance(index, (ir.Var, ir.Seq)):   # (shape queries are not)
+            if not isinstance(index, ir.Var) or opname is None:
+                raise self.src.error(node, "a batched index in .at[...] is batched when it is "
+                                     "one value (an integer array, or a tuple of them); name "
+                                     "it first (i = ...; x.at[i]), or build a mask and use "
+                                     "snp.where")
+            return self._emit(opname, {"a": base, "values": values, "idx": index}, {},
+                              f"{getattr(base, 'name', 'x')}_{method}")   # one per example
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
@@ -1787,6 +1810,11 @@ def _loop_helper_kind(obj):
     return _LOOP_HELPERS.get(getattr(obj, "__name__", ""))
 
 
+def _is_negative_int(node):
+    return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+        isinstance(node.operand, gast.Constant) and type(node.operand.value) is int
+
+
 def _batched_test(error):
     """Marks an `if`/`while` on a batched value: vmap then reads the function's functionalised
     form (transformer/functionalize.py), whose lax.cond / while_loop it batches."""
@@ -1813,7 +1841,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
 _PER_EXAMPLE = {"shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "example_size({x})",
                 "nbytes": "(example_size({x}) * {x}.itemsize)"}
 _PER_EXAMPLE_CALLS = {"shape": "snp.shape({x})[1:]", "ndim": "(snp.ndim({x}) - 1)",
-                      "size": "example_size({x})", "len": "{x}.shape[1]"}
+                      "size": "example_size({x})", "len": "example_len({x})"}
 
 
 def _per_example(name, attr):
@@ -1853,7 +1881,8 @@ class _PerExampleQueries(gast.NodeTransformer):
                 self.norm._is_batched_name(node.args[0]) and getattr(
                     self.norm._resolve(node.func), "__secant_batch_depth__", None) == "size":
             outer = node.args[1].value if len(node.args) == 2 else 0    # example_size(x) read
-            return self._replace(f"example_size({{x}}, {outer + 1})", node.args[0])    # by vmap
+            query = gast.unparse(node.func).strip()                     # by vmap
+            return self._replace(f"{query}({{x}}, {outer + 1})", node.args[0])
         if len(node.args) == 1 and not node.keywords and self.norm._is_batched_name(node.args[0]):
             obj = self.norm._resolve(node.func)
             kind = _static_query_kind(obj)

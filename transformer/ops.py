@@ -194,6 +194,8 @@ op("flip", "m, axis=None", ("m",))
 op("fliplr", "m", ("m",))
 op("flipud", "m", ("m",))
 op("sort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",))
+op("argsort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",),
+   differentiable=False)
 op("pad", "array, pad_width, mode='constant', constant_values=0", ("array", "constant_values"))
 op("take", "a, indices, axis=None, mode=None, fill_value=None", ("a",))
 op("take_along_axis", "arr, indices, axis, mode=None, fill_value=None", ("arr",))
@@ -320,7 +322,7 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "pr
            "cumsum": "cumsum", "dot": "dot", "reshape": "reshape", "ravel": "ravel",
            "flatten": "ravel", "transpose": "transpose", "swapaxes": "swapaxes",
            "squeeze": "squeeze", "astype": "astype", "clip": "clip", "cumprod": "cumprod",
-           "sort": "sort", "take": "take"}
+           "sort": "sort", "argsort": "argsort", "take": "take"}
 STATIC_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"}
 # secant.lax functions -> op (lax names meaning what the numpy op means map to that op)
 LAX_NAMES = {
