@@ -362,6 +362,12 @@ def update_batched(a, idx, values, method, values_batched=True):
     return out
 
 
+def nested_update_refused(*args):
+    """vmap of update_per_example (a vmap of vmap of `x.at[i]`, i batched by the inner one)."""
+    raise SecantError("vmap of a vmapped x.at[i] update whose index i the inner vmap batches is "
+                      f"not supported yet; build a mask and use snp.where{where()}")
+
+
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
@@ -402,7 +408,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "pad_batched", "update_batched",
+         "pad_batched", "update_batched", "nested_update_refused",
          "select_batched", "choose_batched", "any_example")
 
 

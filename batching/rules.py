@@ -184,6 +184,7 @@ HELPERS = {
     # axis one further in)
     "unstack": "unstack({arg0_b}, {arg1_next})",
     "unstack_as": "unstack_as({arg0_b}, {arg1}, {arg2_next}, {arg3_next})",
+    "update_per_example": "nested_update_refused()",      # (a vmap of a vmapped x.at[i])
     "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                      "{arg1_batched})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",

@@ -164,4 +164,5 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "unset_in_branch"}
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
+                       "unset_in_branch"}

@@ -135,9 +135,6 @@ def test_unequal_pieces_below_grad_of_vmap_of_grad(x64):
     close(secant.vmap(g)(xs), np.stack([np.asarray(g(e)) for e in xs]), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError,
-                   reason="grad of vmap of grad: item_of's derivative reads a batched list of "
-                          "pieces of unequal shapes as an array (stacked)")
 def test_unequal_pieces_grad_of_vmap_of_grad(x64):
     g = secant.grad(unequal_pieces)
     secant.grad(lambda ys: snp.sum(secant.vmap(lambda y: snp.sum(g(y)))(ys)))(rand(3, 8))

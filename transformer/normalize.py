@@ -267,10 +267,14 @@ class Normaliser(ContainerMixin):
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
                    "dropped: secant cannot follow a derivative through side effects")
-        if self.batching:           # (xs.append(x) kept as written: xs would hold batched
-            message = (f"{what} receives the batched value {tracked[0]}, but its result is "
-                       "dropped: vmap cannot follow a batch axis through side effects; build "
-                       "the value instead (xs = xs + [x])")     # values unbeknown to vmap)
+        if self.batching:       # a function called for what it checks is batched (statement);
+            func = getattr(stmt.value, "func", None)    # a method of a local (xs.append(x))
+            if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                    and self._is_local(func.value.id)):     # would hold values unbeknown to vmap
+                return
+            raise self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, but "
+                                 "its result is dropped: vmap cannot follow a batch axis "
+                                 "through side effects; build the value instead (xs = xs + [x])")
         if self.src.generated:     # a derivative's loop stack (2nd order)
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
