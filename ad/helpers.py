@@ -300,21 +300,26 @@ def add_at(tree_bar, idx, g):
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if not isinstance(tree_bar, (list, tuple)):
         return tree_bar.at[idx].add(g)
-    picked = list(range(len(tree_bar)))[idx] if isinstance(idx, slice) else []
+    if isinstance(idx, slice):      # g: one cotangent per item the slice picks
+        picked = list(range(len(tree_bar)))[idx]
+        gs = [g[j] for j in range(len(picked))]
+    else:
+        picked = [idx % len(tree_bar)]
+        gs = [g]
     out = []
     for k in range(len(tree_bar)):
         item = tree_bar[k]
         if k in picked:
-            item = add_grads(item, g[picked.index(k)])
-        elif not isinstance(idx, slice) and k == idx % len(tree_bar):
-            item = add_grads(item, g)
+            item = add_grads(item, gs[picked.index(k)])
         out.append(item)
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
 def split_at(g, n):
     """The cotangents of `a` and `b` in `a + b` of lists or tuples: g's first n items, the rest."""
-    return g[:n], g[n:]
+    head = [g[i] for i in range(n)]         # item by item: g is a list or tuple of pytrees
+    tail = [g[i] for i in range(n, len(g))]
+    return (tuple(head), tuple(tail)) if isinstance(g, tuple) else (head, tail)
 
 
 def unmerge(g, x, keys):

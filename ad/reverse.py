@@ -81,7 +81,7 @@ class ReverseBuilder(StackReverse):
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
-        self.containers = _containers(fn.body)  # variables read item by item (pytrees)
+        self.containers = _containers(fn.body) | getattr(fn, "containers", set())  # pytrees
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last

@@ -76,7 +76,7 @@ class StackReverse:
             bars = self.bars.get(stack)
             if bars is None:
                 return
-            g = self.bars.pop(name, None) or f"snp.zeros_like({name})"
+            g = self.bars.pop(name, None) or f"{self._zeros(name)}({name})"
             self.emit(f"{bars}.append({g})")
         elif stack in self.bars:
             popped = self.names.fresh(f"{name}_bar")     # a statement of its own, as the

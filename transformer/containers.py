@@ -49,17 +49,34 @@ def _local_names(fnode):
     item of a display (`a = out`, `[out]`), where an in-place append would show through."""
     params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
     out = set()
-    aliased = set()
+    aliases = []                                # (name, the node that aliases it)
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
-            aliased.add(n.value.id)
+            aliases.append((n.value.id, n))
         if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
-            aliased |= {e.id for e in n.elts if isinstance(e, gast.Name)}
+            aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
         if isinstance(n, gast.Dict):
-            aliased |= {e.id for e in n.values if isinstance(e, gast.Name)}
-    return out - params - aliased
+            aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]
+    return out - params - {name for name, at in aliases if _grows_after(fnode, name, at)}
+
+
+def _grows_after(fnode, name, at):
+    """Whether `name.append/extend(...)` may run after `at` aliases it (`a = out`, `[out]`):
+    one later in the source, or in a loop around both. An alias made after the list's last
+    append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
+    def grows(node):
+        return [n for n in gast.walk(node) if isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
+                and isinstance(n.func.value, gast.Name) and n.func.value.id == name]
+    line = getattr(at, "lineno", None)
+    if line is None:
+        return True
+    if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
+        return True
+    return any(grows(loop) and any(n is at for n in gast.walk(loop))
+               for loop in gast.walk(fnode) if isinstance(loop, (gast.For, gast.While)))
 
 
 class _AppendRewriter(gast.NodeTransformer):

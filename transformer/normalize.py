@@ -1514,6 +1514,7 @@ def rename(stmts, old, new):
             rename(s.body, old, new)
             rename(s.orelse, old, new)
         elif isinstance(s, ir.For):
+            s.target = new if s.target == old else s.target     # a loop variable read after
             s.iterable = new if s.iterable == old else s.iterable
             s.carried = [tuple(new if n == old else n for n in c) for c in s.carried]
             rename(s.body, old, new)
@@ -1640,6 +1641,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir = norm.run()
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
+    fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
     fn_ir.user_names = _names_in(norm.node)
     fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
     return fn_ir
