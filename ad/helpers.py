@@ -307,11 +307,11 @@ def add_at(tree_bar, idx, g):
         picked = [idx % len(tree_bar)]
         gs = [g]
     out = []
-    for k in range(len(tree_bar)):
-        item = tree_bar[k]
+    for k in range(len(tree_bar)):      # (appends in both branches: a Python if under jit)
         if k in picked:
-            item = add_grads(item, gs[picked.index(k)])
-        out.append(item)
+            out.append(add_grads(tree_bar[k], gs[picked.index(k)]))
+        else:
+            out.append(tree_bar[k])
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 

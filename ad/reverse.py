@@ -599,7 +599,7 @@ class ReverseBuilder(StackReverse):
         if len(gs) == 1:
             ct = gs[0]
         else:
-            ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
+            ct = "(" + ", ".join(g if g else f"{self._zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: _src(v) for k, v in op.operands.items()})
         fresh, adds = {}, []
@@ -760,7 +760,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.last_comment = fn.result.origin.text
     b.reverse(fn.body)
     b.flush_all_fields()
-    grads = [b.bars.get(p, f"snp.zeros_like({p})") for p in wrt]
+    # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
+    grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","

@@ -124,6 +124,14 @@ class ContainerMixin:
     def rewrite_appends(self):
         generated = self.src.generated
         local = _local_names(self.node)
+        if not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                   and n.func.attr in ("append", "extend") for n in gast.walk(self.node)):
+            return
+        # rewritten on a copy: the tree may be a function's attached source (desugared,
+        # generated), which functionalize and later transforms read again as written
+        self.node = copy.deepcopy(self.node)
+        self.src = copy.copy(self.src)
+        self.src.node = self.node
         body = [_AppendRewriter(local, generated).visit(s) for s in self.node.body]
         self.node.body = body
 

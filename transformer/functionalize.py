@@ -222,29 +222,54 @@ def _side_effect(stmts):
     return None
 
 
-def _is_static(expr):
-    """True for tests that are Python values whatever is traced: shapes, `is None`, len()..."""
+def _is_static(expr, static=frozenset()):
+    """True for tests that are Python values whatever is traced: shapes, `is None`, len()...,
+    and names in `static` (each bound once to such a test: `cond = isinstance(x, tuple)`, as a
+    derivative saves its tests)."""
     if isinstance(expr, gast.Constant):
         return True
+    if isinstance(expr, gast.Name):
+        return expr.id in static
     if isinstance(expr, gast.Attribute):
         return expr.attr in _STATIC_ATTRS
     if isinstance(expr, gast.Subscript):
-        return _is_static(expr.value) and _is_static(expr.slice)
+        return _is_static(expr.value, static) and _is_static(expr.slice, static)
     if isinstance(expr, gast.Call):
         return isinstance(expr.func, gast.Name) and expr.func.id in _STATIC_CALLS
     if isinstance(expr, gast.Compare):
         if all(isinstance(op, (gast.Is, gast.IsNot)) for op in expr.ops):
             return True
-        return all(_is_static(e) for e in [expr.left] + expr.comparators)
+        return all(_is_static(e, static) for e in [expr.left] + expr.comparators)
     if isinstance(expr, gast.BoolOp):
-        return all(_is_static(v) for v in expr.values)
+        return all(_is_static(v, static) for v in expr.values)
     if isinstance(expr, gast.UnaryOp):
-        return _is_static(expr.operand)
+        return _is_static(expr.operand, static)
     if isinstance(expr, gast.BinOp):
-        return _is_static(expr.left) and _is_static(expr.right)
+        return _is_static(expr.left, static) and _is_static(expr.right, static)
     if isinstance(expr, gast.Tuple):
-        return all(_is_static(e) for e in expr.elts)
+        return all(_is_static(e, static) for e in expr.elts)
     return False
+
+
+def _static_names(fnode):
+    """Names the function binds once, to a static test (`cond_6 = isinstance(tree_bar, tuple)`)
+    and nowhere else (no other assignment, loop target, parameter, nested scope's name)."""
+    stores, single = {}, {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name):
+            single.setdefault(n.targets[0].id, []).append(n.value)
+    static, grown = set(), True
+    while grown:
+        grown = False
+        for name, values in single.items():
+            if name not in static and stores.get(name) == 1 and len(values) == 1 and \
+                    _is_static(values[0], static):
+                static.add(name)
+                grown = True
+    return frozenset(static)
 
 
 def _mentions(node, name):
@@ -312,6 +337,7 @@ class _Rewriter:
     def __init__(self, src, names, lax_name, undef_name, range_ok):
         self.src, self.names, self.lax, self.undef = src, names, lax_name, undef_name
         self.range_ok = range_ok
+        self.static = frozenset()  # names bound once to a static test (_static_names)
         self.comments = {}        # id(statement) -> comment lines above it
         self.planned = {}         # (id(statement), base) -> name
         self._keep = []           # the statements `comments` keys refer to
@@ -330,7 +356,7 @@ class _Rewriter:
     def plan(self, s, defined, later):
         try:
             if isinstance(s, gast.If):
-                if _is_static(s.test) or _side_effect(s.body + s.orelse):
+                if _is_static(s.test, self.static) or _side_effect(s.body + s.orelse):
                     return
                 if not isinstance(s.test, gast.Name):
                     self.name(s, "pred")
@@ -338,7 +364,8 @@ class _Rewriter:
                 base = outs[0] if outs else "return"
                 self.name(s, f"{base}_if_true")
                 self.name(s, f"{base}_if_false")
-            elif self._loop_problem(s) or isinstance(s, gast.While) and _is_static(s.test):
+            elif self._loop_problem(s) or isinstance(s, gast.While) and _is_static(s.test,
+                                                                                   self.static):
                 return
             elif isinstance(s, gast.While):
                 carries, _ = self._carries(s, reads([s.test]), defined, later)
@@ -394,7 +421,7 @@ class _Rewriter:
 
     # if
     def rewrite_if(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = _side_effect(s.body + s.orelse)
         why = f"its body {why}" if why else (
@@ -509,7 +536,7 @@ class _Rewriter:
         return None
 
     def rewrite_while(self, s, defined, later):
-        if _is_static(s.test):
+        if _is_static(s.test, self.static):
             return [s]
         why = self._loop_problem(s)
         carries, missing = (None, None) if why else self._carries(s, reads([s.test]), defined,
@@ -758,6 +785,7 @@ def _rewrite(fn, src, helpers):
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
     rw.tracer = tracer_name = names.fresh("Tracer")
     rw.root = list(node.body)
+    rw.static = _static_names(node)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
     if not rw.changed and not rw.comments and not helpers:
