@@ -63,6 +63,7 @@ JVP = {
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
+    "fields_of": {"tree": "fields_of({tree_dot}, {keys})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},

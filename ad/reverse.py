@@ -452,6 +452,10 @@ class ReverseBuilder(StackReverse):
                 t = self.bar_name(var)
             pending.append((var, t))
             return t
+        if isinstance(operand, ir.Seq) and operand.kind == "dict":
+            t = self.names.fresh("d_bar")       # a dict is not unpacked: read by key after
+            pending.append((operand, t))
+            return t
         if isinstance(operand, ir.Seq):
             inner = [self._bar_pattern(i, pending) for i in operand.items]
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
@@ -460,6 +464,13 @@ class ReverseBuilder(StackReverse):
     def _assign_bars(self, patterns, pending, call):
         self.emit(f"{', '.join(patterns)} = {call}")
         for var, t in pending:
+            if isinstance(var, ir.Seq):         # a dict display's cotangent: its items by key
+                for key, item in zip(var.keys, var.items):
+                    if _has_var(item):
+                        inner = []
+                        pattern = self._bar_pattern(item, inner)
+                        self._assign_bars([pattern], inner, f"{t}[{key}]")
+                continue
             if var in self.bars and self.bars[var] != t:
                 self.emit(self._add(var, self.bars[var], t))
             else:

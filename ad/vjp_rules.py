@@ -14,6 +14,7 @@ VJP = {
     "add_grads": {"x": "{g}", "y": "{g}"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
+    "fields_of": {"tree": "grad_of_fields({tree}, dict(zip({keys}, {g})))"},
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},

@@ -581,6 +581,15 @@ class ContainerMixin:
                 what, base = "zip", args
             else:
                 return None
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+                and it.func.id == "reversed" and "reversed" not in self.current \
+                and len(it.args) == 1 and isinstance(it.args[0], gast.Name) \
+                and not it.keywords:    # a derivative's reverse loop over a tracked list
+            base = self.operand(it.args[0])
+            if not (isinstance(base, ir.Var) and self.is_container(base)
+                    and self.container_kind(base) != "dict"):
+                return None
+            what = "reversed"
         elif isinstance(it, gast.Name):
             base = self.operand(it)
             if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
@@ -634,6 +643,9 @@ class ContainerMixin:
                 lengths = ", ".join(f"len({_plain(a)})" for a in base)
                 self.out.append(ir.Plain(f"{steps} = range(min({lengths}))", {steps},
                                          self.origin))
+            elif what == "reversed":        # a range (a reverse pass reverses it again)
+                self.out.append(ir.Plain(f"{steps} = range(len({_plain(base)}) - 1, -1, -1)",
+                                         {steps}, self.origin))
             else:
                 self.out.append(ir.Plain(f"{steps} = range(len({_plain(base)}))", {steps},
                                          self.origin))
@@ -643,7 +655,7 @@ class ContainerMixin:
                 if own is None:
                     self._bind_target(target, ir.Expr(i), stmt)
                 return
-            if what in ("items_of", "values"):
+            if what in ("items_of", "values", "reversed"):
                 return self._bind_target(target, item(base, i), stmt)
             if what in ("items", "enumerate"):
                 values = (None if own else ir.Expr(i), item(base, i))
@@ -832,7 +844,7 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
-                   "unconcatenate": (1,)}
+                   "unconcatenate": (1,), "fields_of": (1,)}
 
 
 def container_names(stmts):

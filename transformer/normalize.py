@@ -980,6 +980,16 @@ class Normaliser(ContainerMixin):
                 out = self._emit("grad_of_fields", {"tree": tree, "fields": fields}, {})
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
                 return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "fields_of" and len(node.args) == 2 \
+                and not node.keywords and isinstance(node.args[1], gast.Dict) \
+                and None not in node.args[1].keys:     # only the fields' keys matter
+            tree = self.operand(node.args[0])
+            if isinstance(tree, ir.Var):
+                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
+                out = self._emit("fields_of", {"tree": tree}, {"keys": keys})
+                self.containers[out.name] = "tuple"
+                return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)

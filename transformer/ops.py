@@ -127,6 +127,9 @@ op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # that is differentiated again (second order): linear in the fields
 op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})",
    sequence="fields")
+# its transpose (ad/helpers.py fields_of): the fields at `keys` of a container's cotangent, as a
+# tuple, in a derivative differentiated again (third order): linear in tree
+op("fields_of", "tree, keys", ("tree",), code="fields_of({tree}, {keys})")
 # containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
 # name or returned, `a + b` of lists (a loop's `out.append(v)`), `d | {k: v}` of dicts
 op("pack", "items", (), code="{items}", sequence="items")
