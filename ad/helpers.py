@@ -317,9 +317,7 @@ def add_at(tree_bar, idx, g):
 
 def split_at(g, n):
     """The cotangents of `a` and `b` in `a + b` of lists or tuples: g's first n items, the rest."""
-    head = [g[i] for i in range(n)]         # item by item: g is a list or tuple of pytrees
-    tail = [g[i] for i in range(n, len(g))]
-    return (tuple(head), tuple(tail)) if isinstance(g, tuple) else (head, tail)
+    return g[:n], g[n:]
 
 
 def unmerge(g, x, keys):
@@ -352,7 +350,14 @@ def unstack_as(t, arrays, axis=0, inner=0):
     return pieces
 
 
-@constant
+def structure_query(fn):
+    """Mark a helper that reads only its arguments' types and structure: constant under every
+    transform, vmap included (the same for every example)."""
+    fn.__secant_static_query__ = True
+    return constant(fn)
+
+
+@structure_query
 def has_nested_lists(arrays):
     """Whether a stacked list holds lists (two levels; deeper ones are refused, not guessed)."""
     nested = False

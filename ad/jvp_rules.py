@@ -64,6 +64,7 @@ JVP = {
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
     "fields_of": {"tree": "fields_of({tree_dot}, {keys})"},
+    "split_at": {"x": "split_at({x_dot}, {n})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},

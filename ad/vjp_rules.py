@@ -15,6 +15,7 @@ VJP = {
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
     "fields_of": {"tree": "grad_of_fields({tree}, dict(zip({keys}, {g})))"},
+    "split_at": {"x": "{g}[0] + {g}[1]"},     # lists (or tuples) joined again
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},

@@ -440,6 +440,8 @@ class BatchBuilder:
             for k, v in list(fill.items()):
                 if k.startswith("arg") and v.isdigit():
                     fill[f"{k}_next"] = str(int(v) + 1)
+                elif k.startswith("arg") and v.isidentifier():     # an axis given by name
+                    fill[f"{k}_next"] = f"batch_axis({v}, None)"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
             return

@@ -207,6 +207,10 @@ class ContainerMixin:
             return
         for n in names:
             self.containers[n] = kind
+            if fn == "split_at" and len(names) == 1:     # (head, tail): two lists or tuples
+                self.item_kinds[n] = None
+            elif isinstance(first, ir.Var) and first.name in self.item_kinds:
+                self.item_kinds[n] = self.item_kinds[first.name]    # a cotangent of such
 
     def structure_only(self, fn, operands):
         """Arguments of the container cotangent helpers that give only a structure or shape
@@ -253,6 +257,8 @@ class ContainerMixin:
         kind = self.container_kind(operand)
         if kind is not False and name is not None:
             self.containers[name] = kind
+            if isinstance(operand, ir.Var) and operand.name in self.item_kinds:
+                self.item_kinds[name] = self.item_kinds[operand.name]   # its cotangent's too
 
     # --- expressions ------------------------------------------------------------------------
     def container_binop(self, node, x, y):
@@ -312,7 +318,10 @@ class ContainerMixin:
     def container_method(self, node, base):
         """d.get(k), d.values(), d.items(), d.keys(), c.copy() on a tracked container."""
         func = node.func
-        if func.attr == "get" and len(node.args) == 1 and not node.keywords:
+        if func.attr in ("get", "items", "values", "keys") and not self.is_container(base):
+            self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
+            #                                         `keys = list(tree_bar.keys())`): its items
+        if func.attr == "get" and len(node.args) == 1 and not node.keywords:   # by key too
             key = self.operand(node.args[0])
             if not isinstance(key, ir.Expr):
                 raise self.src.error(node, "a dict key must not depend on differentiated "

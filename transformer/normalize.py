@@ -82,6 +82,7 @@ class Normaliser(ContainerMixin):
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
+        self.item_kinds = {}        # containers whose items are containers too -> their kind
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.origin = None
@@ -328,8 +329,10 @@ class Normaliser(ContainerMixin):
                 self.tracked.add(n)
             return
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
-            self._bind_target(e, self._emit("field", {"tree": operand}, {"key": str(i)},
-                                            f"{operand.name}_{i}"), stmt)
+            item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
+            if operand.name in self.item_kinds:     # split_at's (head, tail): lists
+                self.containers[item.name] = self.item_kinds[operand.name]
+            self._bind_target(e, item, stmt)
 
     def _bind_target(self, target, operand, stmt):
         if isinstance(target, gast.Name):
@@ -881,8 +884,11 @@ class Normaliser(ContainerMixin):
         if isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
             # c[0] reads a field of a tuple (a loop carry) as often as an element of an array:
             # its cotangent is built by grad_of_fields, which handles both
-            return self._emit("field", {"tree": base}, {"key": index.src},
-                              f"{base.name}_{node.slice.value}".replace("-", "m"))
+            out = self._emit("field", {"tree": base}, {"key": index.src},
+                             f"{base.name}_{node.slice.value}".replace("-", "m"))
+            if base.name in self.item_kinds:        # split_at(g, n)[0]: a list itself
+                self.containers[out.name] = self.item_kinds[base.name]
+            return out
         return self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
 
@@ -989,6 +995,15 @@ class Normaliser(ContainerMixin):
                 keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
                 out = self._emit("fields_of", {"tree": tree}, {"keys": keys})
                 self.containers[out.name] = "tuple"
+                return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "split_at" and len(node.args) == 2 \
+                and not node.keywords:      # a list's cotangent split at an append, again
+            x = self.operand(node.args[0])
+            if isinstance(x, ir.Var):
+                out = self._emit("split_at", {"x": x}, {"n": self._source(node.args[1])})
+                self.containers[out.name] = "tuple"
+                self.item_kinds[out.name] = None
                 return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
@@ -1612,7 +1627,7 @@ def _is_static_query(obj):
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
               snp.result_type, len, isinstance, type, id, hasattr, callable)
-    return any(obj is s for s in static)
+    return any(obj is s for s in static) or getattr(obj, "__secant_static_query__", False)
 
 
 def _is_library(fn):
