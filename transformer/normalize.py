@@ -977,7 +977,9 @@ class Normaliser(ContainerMixin):
             # cotangent into the items; read as a bare Seq it got none: zeros, silently)
             x, y = (self.operand(a) for a in node.args)
             x, y = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in (x, y))
-            return self._emit("add_grads", {"x": x, "y": y}, {})
+            out = self._emit("add_grads", {"x": x, "y": y}, {})
+            self.mark_container(getattr(out, "name", None), x if self.is_container(x) else y)
+            return out
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "grad_of_fields":
             fields = self.fields_literal(node)
