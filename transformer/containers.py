@@ -201,7 +201,8 @@ class ContainerMixin:
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields") \
-                and (self.is_container(first) or self.is_plain_list(first)):
+                and (self.is_container(first) or self.is_plain_list(first)
+                     or _name_of(first) in self.item_kinds):
             kind = self.container_kind(first) or None
         else:
             return
@@ -209,8 +210,8 @@ class ContainerMixin:
             self.containers[n] = kind
             if fn == "split_at" and len(names) == 1:     # (head, tail): two lists or tuples
                 self.item_kinds[n] = None
-            elif isinstance(first, ir.Var) and first.name in self.item_kinds:
-                self.item_kinds[n] = self.item_kinds[first.name]    # a cotangent of such
+            elif _name_of(first) in self.item_kinds:
+                self.item_kinds[n] = self.item_kinds[_name_of(first)]   # a cotangent of such
 
     def structure_only(self, fn, operands):
         """Arguments of the container cotangent helpers that give only a structure or shape
@@ -227,6 +228,9 @@ class ContainerMixin:
             node = gast.parse(operand.src, mode="eval").body
         except SyntaxError:
             return
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id == "split_at" and self.src.generated:
+            self.item_kinds[name] = None        # an unbatched split_at's (head, tail): lists
         if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
                 isinstance(node, gast.Name) and node.id in self.list_names) or (
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
@@ -838,6 +842,15 @@ def _plain(o):
     if isinstance(o, ir.Seq):
         return "[" + ", ".join(_plain(i) for i in o.items) + "]"
     return o.as_operand()
+
+
+def _name_of(o):
+    """The name an operand is (a tracked Var, or a plain name kept as source), else None."""
+    if isinstance(o, ir.Var):
+        return o.name
+    if isinstance(o, ir.Expr) and o.src.isidentifier():
+        return o.src
+    return None
 
 
 def _has_var(o):
