@@ -383,8 +383,6 @@ TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
 SPLIT = "snp.split has no derivative rule"
 ARGSORT = "snp.argsort has no batching rule"
-LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
-              "is not rewritten, so reverse mode refuses the dropped result")
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
 LIST_PARAMETER = ("a list or dict parameter sliced or read by key inside the helper is read as "
                   "an array under reverse mode (items of different shapes cannot stack)")
@@ -409,9 +407,6 @@ KNOWN = {
     ("unconcatenate", "vjp"): SPLIT, ("unconcatenate", "jvp"): SPLIT,
     ("unconcatenate", "vmap"): SPLIT,
     ("unmerge", "vjp"): LIST_PARAMETER,
-    ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
-    ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
-    ("add_n_grad_batched", "vjp"): LATE_ALIAS, ("add_n_grad_batched", "jvp"): LATE_ALIAS,
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
 # stays strict): vmap reads len() of a list parameter as a per-example shape query.
