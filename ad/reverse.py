@@ -655,6 +655,14 @@ class ReverseBuilder(StackReverse):
         pattern = self._bar_pattern(seq, pending)[1:-1]     # `_, a_sq_bar, _ = b_bar`
         self._assign_bars([pattern], pending, gs[0])
 
+    def reverse_fields_of(self, op, gs):
+        """a, b = fields_of(tree_bar, {k0: ..., k1: ...}): the fields' cotangents put back at
+        their keys (grad_of_fields, its transpose)."""
+        keys = ast.literal_eval(op.statics["keys"])     # constants (transformer/normalize.py)
+        tree = op.operands["tree"].name
+        fields = ", ".join(f"{k!r}: {gs[0]}[{i}]" for i, k in enumerate(keys))
+        self.accumulate(tree, f"grad_of_fields({tree}, {{{fields}}})")
+
     def reverse_concat_seq(self, op, gs):
         """out_1 = out + [v]: the first len(out) items' cotangents are out's, the rest v's."""
         x, y = op.operands["x"], op.operands["y"]

@@ -14,7 +14,6 @@ VJP = {
     "add_grads": {"x": "{g}", "y": "{g}"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
-    "fields_of": {"tree": "grad_of_fields({tree}, dict(zip({keys}, {g})))"},
     "split_at": {"x": "{g}[0] + {g}[1]"},     # lists (or tuples) joined again
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
@@ -183,7 +182,7 @@ CONTAINER_VJP = {
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "fields_of"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

@@ -991,7 +991,7 @@ class Normaliser(ContainerMixin):
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") == "fields_of" and len(node.args) == 2 \
                 and not node.keywords and isinstance(node.args[1], gast.Dict) \
-                and None not in node.args[1].keys:     # only the fields' keys matter
+                and all(isinstance(k, gast.Constant) for k in node.args[1].keys):  # (only keys)
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
                 keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
