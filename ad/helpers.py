@@ -301,15 +301,18 @@ def add_at(tree_bar, idx, g):
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if not isinstance(tree_bar, (list, tuple)):
         return tree_bar.at[idx].add(g)
-    picked = list(range(len(tree_bar)))[idx] if isinstance(idx, slice) else []
+    if isinstance(idx, slice):      # g: one cotangent per item the slice picks
+        picked = list(range(len(tree_bar)))[idx]
+        gs = [g[j] for j in range(len(picked))]
+    else:
+        picked = [idx % len(tree_bar)]
+        gs = [g]
     out = []
-    for k in range(len(tree_bar)):
-        item = tree_bar[k]
+    for k in range(len(tree_bar)):      # (appends in both branches: a Python if under jit)
         if k in picked:
-            item = add_grads(item, g[picked.index(k)])
-        elif not isinstance(idx, slice) and k == idx % len(tree_bar):
-            item = add_grads(item, g)
-        out.append(item)
+            out.append(add_grads(tree_bar[k], gs[picked.index(k)]))
+        else:
+            out.append(tree_bar[k])
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
@@ -357,7 +360,7 @@ def unstack_as(t, arrays, axis=0, inner=0):
 def structural(fn):
     """Mark a constant helper that reads only how its arguments are built (lists or arrays,
     how nested), never their values or shapes: one answer for every example of a batch too."""
-    fn.__secant_structure__ = True
+    fn.__secant_structure__ = fn.__secant_static_query__ = True
     return constant(fn)
 
 

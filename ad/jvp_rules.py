@@ -63,6 +63,8 @@ JVP = {
     "positive": {"x": "{x_dot}"},
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
+    "fields_of": {"tree": "fields_of({tree_dot}, {keys})"},
+    "split_at": {"x": "split_at({x_dot}, {n})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "unmerge": {"grads": LINEAR},
     "unmerge_grad": {"t": LINEAR},

@@ -109,7 +109,8 @@ class ReverseBuilder(StackReverse):
         self.last_comment = None
         self.origin = None                  # the user line being transformed
         self.bar_names = {}
-        self.containers = _containers(fn.body) | getattr(fn, "trees", set())  # (pytrees)
+        self.containers = _containers(fn.body) | getattr(fn, "trees", set()) | getattr(
+            fn, "containers", set())                # variables read item by item (pytrees)
         self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
@@ -485,6 +486,10 @@ class ReverseBuilder(StackReverse):
                 t = self.bar_name(var)
             pending.append((var, t))
             return t
+        if isinstance(operand, ir.Seq) and operand.kind == "dict":
+            t = self.names.fresh("d_bar")       # a dict is not unpacked: read by key after
+            pending.append((operand, t))
+            return t
         if isinstance(operand, ir.Seq):
             inner = [self._bar_pattern(i, pending) for i in operand.items]
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
@@ -493,6 +498,13 @@ class ReverseBuilder(StackReverse):
     def _assign_bars(self, patterns, pending, call):
         self.emit(f"{', '.join(patterns)} = {call}")
         for var, t in pending:
+            if isinstance(var, ir.Seq):         # a dict display's cotangent: its items by key
+                for key, item in zip(var.keys, var.items):
+                    if _has_var(item):
+                        inner = []
+                        pattern = self._bar_pattern(item, inner)
+                        self._assign_bars([pattern], inner, f"{t}[{key}]")
+                continue
             if var in self.bars and self.bars[var] != t:
                 self.emit(self._add(var, self.bars[var], t))
             else:
@@ -640,7 +652,7 @@ class ReverseBuilder(StackReverse):
         if len(gs) == 1:
             ct = gs[0]
         else:
-            ct = "(" + ", ".join(g if g else f"snp.zeros_like({t})"
+            ct = "(" + ", ".join(g if g else f"{self._zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: _src(v) for k, v in op.operands.items()})
         fresh, adds = {}, []
@@ -687,6 +699,14 @@ class ReverseBuilder(StackReverse):
         pending = []
         pattern = self._bar_pattern(seq, pending)[1:-1]     # `_, a_sq_bar, _ = b_bar`
         self._assign_bars([pattern], pending, gs[0])
+
+    def reverse_fields_of(self, op, gs):
+        """a, b = fields_of(tree_bar, {k0: ..., k1: ...}): the fields' cotangents put back at
+        their keys (grad_of_fields, its transpose)."""
+        keys = ast.literal_eval(op.statics["keys"])     # constants (transformer/normalize.py)
+        tree = op.operands["tree"].name
+        fields = ", ".join(f"{k!r}: {gs[0]}[{i}]" for i, k in enumerate(keys))
+        self.accumulate(tree, f"grad_of_fields({tree}, {{{fields}}})")
 
     def reverse_concat_seq(self, op, gs):
         """out_1 = out + [v]: the first len(out) items' cotangents are out's, the rest v's."""
@@ -806,7 +826,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.reverse(fn.body)
     b.flush_all_fields()
     fn.arrays = b.arrays        # the arrays it reads, its callees' array parameters included
-    grads = [b.bars.get(p, f"{b._zeros(p)}({p})") for p in wrt]
+    # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
+    grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","

@@ -17,6 +17,7 @@ VJP = {
     # the dict merge's cotangent helpers, each the other's transpose (x, grads: structure only)
     "unmerge": {"grads": "unmerge_grad({g}, {grads}, {x}, {keys})"},
     "unmerge_grad": {"t": "unmerge({g}, {x}, {keys})"},
+    "split_at": {"x": "{g}[0] + {g}[1]"},     # lists (or tuples) joined again
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
     "tree_unflatten": {"leaves": "tree_leaves({g})"},
@@ -192,7 +193,7 @@ CONTAINER_VJP = {
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "einsum", "fields_of"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

@@ -107,6 +107,8 @@ RULES = {
                   "(0,) + tuple({start_indices}))",
         "*": "lax.dynamic_update_slice({operand}, {update}, (0,) + tuple({start_indices}))"},
     "grad_of_fields": {"*": "grad_of_fields_batched({tree}, {fields}, {size}, {tree_batched})"},
+    "fields_of": {"tree": "fields_of_batched({tree}, {keys}, {size}, True)"},
+    "split_at": {"x": "split_at({x}, {n})"},       # every leaf batched: as written
     "broadcast_in_dim": {"operand": "lax.broadcast_in_dim({operand}, (len({operand}),) + "
                                     "tuple({shape}), (0,) + tuple(d + 1 for d in "
                                     "{broadcast_dimensions}))"},

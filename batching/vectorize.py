@@ -464,8 +464,10 @@ class BatchBuilder:
                 fill[f"arg{i}_b"] = self.batched_src(v)      # with a batch axis in any case
                 fill[f"arg{i}_batched"] = str(k in keys)
             for k, v in list(fill.items()):     # an axis or depth one further in
-                if k.startswith("arg") and not k.endswith(("_batched", "_b")):
-                    fill[f"{k}_next"] = str(int(v) + 1) if v.isdigit() else f"{v} + 1"
+                if not k.startswith("arg") or k.endswith(("_batched", "_b")) or v == "None":
+                    continue
+                fill[f"{k}_next"] = str(int(v) + 1) if v.isdigit() else \
+                    f"batch_axis({v}, None)" if v.isidentifier() else f"{v} + 1"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
             return

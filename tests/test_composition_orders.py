@@ -382,6 +382,9 @@ def _eager(fn, values):
 TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
 LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
               "is not rewritten, so reverse mode refuses the dropped result")
+AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
+SPLIT = "snp.split has no derivative rule"
+ARGSORT = "snp.argsort has no batching rule"
 GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
 HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
@@ -391,8 +394,6 @@ KNOWN = {
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
     ("grad_of_fields_batched", "vmap"): BOOLOP,
-    ("add_at", "vjp"): LATE_ALIAS, ("add_at", "jvp"): LATE_ALIAS,
-    ("add_at_batched", "vjp"): LATE_ALIAS, ("add_at_batched", "jvp"): LATE_ALIAS,
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
 # stays strict).

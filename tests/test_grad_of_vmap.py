@@ -82,9 +82,6 @@ def test_per_example_gradient_penalty(x64):
                                rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="the append rewrite past a "
-                   "late alias (out.append then `tuple(out) if c else out`) was backed out: it "
-                   "broke second-order derivatives of lists in variables (hessian); to redo")
 def test_desugared_code_keeps_its_appends(x64):
     """A list aliased only after its last append (`tuple(out) if c else out`, desugared to
     `chosen = out`) is still rewritten to concatenations (was: `out.append(...)` refused as a

@@ -22,7 +22,7 @@ from secant.transformer.ops import TREE_OPS  # tests/test_tree_util_inside.py
 
 import secant
 import secant.numpy as snp
-from secant.ad.helpers import add_grads, grad_of_fields, unmerge, unmerge_grad
+from secant.ad.helpers import add_grads, fields_of, grad_of_fields, split_at, unmerge, unmerge_grad
 from secant.batching import helpers as batch_helpers
 from secant.batching.helpers import grad_of_fields_batched
 from secant import lax
@@ -290,6 +290,14 @@ def f_pack(x, y):
     return wsum(b[0] * b[2] + b[1])
 def f_concat_seq(x, y): return wsum(snp.stack([x] + [snp.sin(y)]))
 def f_add_grads(x, y): return wsum(add_grads(x * y, snp.sin(y)))
+def f_fields_of(x, y):          # a derivative's fields_of, differentiated again (third order)
+    pair = (snp.sin(x), x * y)
+    a, b = fields_of(pair, {0: None, 1: None})
+    return wsum(a * b)
+def f_split_at(x, y):           # a list's cotangent split at an append, differentiated again
+    items = [x, snp.sin(y), x * y]
+    head, tail = split_at(items, 1)
+    return wsum(head[0] * tail[0] + tail[1])
 def f_seq_as(x, y):
     t = tuple([x, snp.sin(y)] + [x * y])     # a list made a tuple (seq_as), then read
     return wsum(t[0] * t[1] + t[2])
@@ -434,7 +442,8 @@ CASES = [
     Case(f_call, (S, N), ((4,), N)),
     Case(f_pack, (S, N), (S, N)), Case(f_concat_seq, (S, N), (S, N)),
     Case(f_dict_merge, (S, N), (S, N)), Case(f_add_grads, (S, N), (S, N)),
-    Case(f_seq_as, (S, N), (S, N)),
+    Case(f_seq_as, (S, N), (S, N)), Case(f_fields_of, (S, N), (S, N)),
+    Case(f_split_at, (S, N), (S, N)),
     Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
     Case(f_while_loop, (S, N), (S, N)),
     Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),

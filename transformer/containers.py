@@ -49,17 +49,34 @@ def _local_names(fnode):
     item of a display (`a = out`, `[out]`), where an in-place append would show through."""
     params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
     out = set()
-    aliased = set()
+    aliases = []                                # (name, the node that aliases it)
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
-            aliased.add(n.value.id)
+            aliases.append((n.value.id, n))
         if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
-            aliased |= {e.id for e in n.elts if isinstance(e, gast.Name)}
+            aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
         if isinstance(n, gast.Dict):
-            aliased |= {e.id for e in n.values if isinstance(e, gast.Name)}
-    return out - params - aliased
+            aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]
+    return out - params - {name for name, at in aliases if _grows_after(fnode, name, at)}
+
+
+def _grows_after(fnode, name, at):
+    """Whether `name.append/extend(...)` may run after `at` aliases it (`a = out`, `[out]`):
+    one later in the source, or in a loop around both. An alias made after the list's last
+    append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
+    def grows(node):
+        return [n for n in gast.walk(node) if isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
+                and isinstance(n.func.value, gast.Name) and n.func.value.id == name]
+    line = getattr(at, "lineno", None)
+    if line is None:
+        return True
+    if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
+        return True
+    return any(grows(loop) and any(n is at for n in gast.walk(loop))
+               for loop in gast.walk(fnode) if isinstance(loop, (gast.For, gast.While)))
 
 
 class _AppendRewriter(gast.NodeTransformer):
@@ -107,6 +124,14 @@ class ContainerMixin:
     def rewrite_appends(self):
         generated = self.src.generated
         local = _local_names(self.node)
+        if not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                   and n.func.attr in ("append", "extend") for n in gast.walk(self.node)):
+            return
+        # rewritten on a copy: the tree may be a function's attached source (desugared,
+        # generated), which functionalize and later transforms read again as written
+        self.node = copy.deepcopy(self.node)
+        self.src = copy.copy(self.src)
+        self.src.node = self.node
         body = [_AppendRewriter(local, generated).visit(s) for s in self.node.body]
         self.node.body = body
 
@@ -179,12 +204,17 @@ class ContainerMixin:
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
                     "broadcast_batch") \
-                and (self.is_container(first) or self.is_plain_list(first)):
+                and (self.is_container(first) or self.is_plain_list(first)
+                     or _name_of(first) in self.item_kinds):
             kind = self.container_kind(first) or None
         else:
             return
         for n in names:
             self.containers[n] = kind
+            if fn == "split_at" and len(names) == 1:     # (head, tail): two lists or tuples
+                self.item_kinds[n] = None
+            elif _name_of(first) in self.item_kinds:
+                self.item_kinds[n] = self.item_kinds[_name_of(first)]   # a cotangent of such
 
     def structure_only(self, fn, operands):
         """Arguments of the container cotangent helpers that give only a structure or shape
@@ -201,6 +231,9 @@ class ContainerMixin:
             node = gast.parse(operand.src, mode="eval").body
         except SyntaxError:
             return
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id == "split_at" and self.src.generated:
+            self.item_kinds[name] = None        # an unbatched split_at's (head, tail): lists
         if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
                 isinstance(node, gast.Name) and node.id in self.list_names) or (
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
@@ -231,6 +264,8 @@ class ContainerMixin:
         kind = self.container_kind(operand)
         if kind is not False and name is not None:
             self.containers[name] = kind
+            if isinstance(operand, ir.Var) and operand.name in self.item_kinds:
+                self.item_kinds[name] = self.item_kinds[operand.name]   # its cotangent's too
 
     # --- expressions ------------------------------------------------------------------------
     def container_binop(self, node, x, y):
@@ -290,7 +325,10 @@ class ContainerMixin:
     def container_method(self, node, base):
         """d.get(k), d.values(), d.items(), d.keys(), c.copy() on a tracked container."""
         func = node.func
-        if func.attr == "get" and len(node.args) == 1 and not node.keywords:
+        if func.attr in ("get", "items", "values", "keys") and not self.is_container(base):
+            self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
+            #                                         `keys = list(tree_bar.keys())`): its items
+        if func.attr == "get" and len(node.args) == 1 and not node.keywords:   # by key too
             key = self.operand(node.args[0])
             if not isinstance(key, ir.Expr):
                 raise self.src.error(node, "a dict key must not depend on differentiated "
@@ -559,6 +597,15 @@ class ContainerMixin:
                 what, base = "zip", args
             else:
                 return None
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+                and it.func.id == "reversed" and "reversed" not in self.current \
+                and len(it.args) == 1 and isinstance(it.args[0], gast.Name) \
+                and not it.keywords:    # a derivative's reverse loop over a tracked list
+            base = self.operand(it.args[0])
+            if not (isinstance(base, ir.Var) and self.is_container(base)
+                    and self.container_kind(base) != "dict"):
+                return None
+            what = "reversed"
         elif isinstance(it, gast.Name):
             base = self.operand(it)
             if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
@@ -612,6 +659,9 @@ class ContainerMixin:
                 lengths = ", ".join(f"len({_plain(a)})" for a in base)
                 self.out.append(ir.Plain(f"{steps} = range(min({lengths}))", {steps},
                                          self.origin))
+            elif what == "reversed":        # a range (a reverse pass reverses it again)
+                self.out.append(ir.Plain(f"{steps} = range(len({_plain(base)}) - 1, -1, -1)",
+                                         {steps}, self.origin))
             else:
                 self.out.append(ir.Plain(f"{steps} = range(len({_plain(base)}))", {steps},
                                          self.origin))
@@ -621,7 +671,7 @@ class ContainerMixin:
                 if own is None:
                     self._bind_target(target, ir.Expr(i), stmt)
                 return
-            if what in ("items_of", "values"):
+            if what in ("items_of", "values", "reversed"):
                 return self._bind_target(target, item(base, i), stmt)
             if what in ("items", "enumerate"):
                 values = (None if own else ir.Expr(i), item(base, i))
@@ -805,6 +855,15 @@ def _plain(o):
     return o.as_operand()
 
 
+def _name_of(o):
+    """The name an operand is (a tracked Var, or a plain name kept as source), else None."""
+    if isinstance(o, ir.Var):
+        return o.name
+    if isinstance(o, ir.Expr) and o.src.isidentifier():
+        return o.src
+    return None
+
+
 def _has_var(o):
     if isinstance(o, ir.Var):
         return True
@@ -851,7 +910,7 @@ def _helper_lists(op):
 # ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
 # structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
-                   "unconcatenate": (1,)}
+                   "unconcatenate": (1,), "fields_of": (1,)}
 
 
 def container_names(stmts):

@@ -209,8 +209,8 @@ def _side_effect(stmts):
 
 def _is_static(expr, static=frozenset()):
     """True for tests that are Python values whatever is traced: shapes, `is None`, len(),
-    `k in keys` (membership is always a Python bool), names only ever assigned such values
-    (`static`)..."""
+    `k in keys` (membership is always a Python bool), and names in `static` (each bound once to
+    such a test: `cond = isinstance(x, tuple)`, as a derivative saves its tests)..."""
     if isinstance(expr, gast.Constant):
         return True
     if isinstance(expr, gast.Name):
@@ -236,21 +236,25 @@ def _is_static(expr, static=frozenset()):
     return False
 
 
-def _static_names(fdef):
-    """Names of `fdef`'s own scope assigned once, a static value (_is_static), such as
-    `cond = k in keys`."""
-    stores, values = {}, {}
-    for n in _scope_nodes(fdef.body):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+def _static_names(fnode):
+    """Names the function binds once, to a static test (`cond_6 = isinstance(tree_bar, tuple)`)
+    and nowhere else (no other assignment, loop target, parameter, nested scope's name)."""
+    stores, single = {}, {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name):
-            values.setdefault(n.targets[0].id, []).append(n.value)
-    params = {a.id for a in gast.walk(fdef.args) if isinstance(a, gast.Name)}
-    # assigned once, static by its own form, not through other names: `k = 0` ... `k = k + 1`
-    # or `looping = True` ... `looping = False` in a loop jit stages are traced carries
-    return frozenset(k for k, v in values.items() if len(v) == 1 == stores.get(k)
-                     and k not in params and _is_static(v[0]))
+            single.setdefault(n.targets[0].id, []).append(n.value)
+    static, grown = set(), True
+    while grown:
+        grown = False
+        for name, values in single.items():
+            if name not in static and stores.get(name) == 1 and len(values) == 1 and \
+                    _is_static(values[0], static):
+                static.add(name)
+                grown = True
+    return frozenset(static)
 
 
 def _mentions(node, name):
@@ -318,6 +322,7 @@ class _Rewriter:
     def __init__(self, src, names, lax_name, undef_name, range_ok):
         self.src, self.names, self.lax, self.undef = src, names, lax_name, undef_name
         self.range_ok = range_ok
+        self.static = frozenset()  # names bound once to a static test (_static_names)
         self.comments = {}        # id(statement) -> comment lines above it
         self.planned = {}         # (id(statement), base) -> name
         self._keep = []           # the statements `comments` keys refer to
@@ -777,6 +782,7 @@ def _rewrite(fn, src, helpers):
     rw.unset = unset_name
     rw.static = _static_names(node)
     rw.root = list(node.body)
+    rw.static = _static_names(node)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
     if not rw.changed and not rw.comments and not helpers:

@@ -86,6 +86,7 @@ class Normaliser(ContainerMixin):
         self.lowered = False        # a derivative's lax loop read as a scan (loop_lowering.py)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
+        self.item_kinds = {}        # containers whose items are containers too -> their kind
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.origin = None
@@ -396,8 +397,10 @@ class Normaliser(ContainerMixin):
                 self.tracked.add(n)
             return
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
-            self._bind_target(e, self._emit("field", {"tree": operand}, {"key": str(i)},
-                                            f"{operand.name}_{i}"), stmt)
+            item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
+            if operand.name in self.item_kinds:     # split_at's (head, tail): lists
+                self.containers[item.name] = self.item_kinds[operand.name]
+            self._bind_target(e, item, stmt)
 
     def _bind_target(self, target, operand, stmt):
         if isinstance(target, gast.Name):
@@ -967,6 +970,8 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
             if self.batching and self.is_container(base):
                 self.out[-1].container = True   # an item of a list built here: as written
+            if base.name in self.item_kinds and isinstance(item, ir.Var):   # split_at(g, n)[0]
+                self.containers[item.name] = self.item_kinds[base.name]     # (a list itself)
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
@@ -1072,7 +1077,9 @@ class Normaliser(ContainerMixin):
             # cotangent into the items; read as a bare Seq it got none: zeros, silently)
             x, y = (self.operand(a) for a in node.args)
             x, y = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in (x, y))
-            return self._emit("add_grads", {"x": x, "y": y}, {})
+            out = self._emit("add_grads", {"x": x, "y": y}, {})
+            self.mark_container(getattr(out, "name", None), x if self.is_container(x) else y)
+            return out
         if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
                 in (("secant.ad.helpers", "grad_of_fields"),
                     ("secant.batching.helpers", "grad_of_fields_batched")):
@@ -1093,6 +1100,25 @@ class Normaliser(ContainerMixin):
             if isinstance(out, ir.Var):
                 self.containers[out.name] = "dict"
             return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "fields_of" and len(node.args) == 2 \
+                and not node.keywords and isinstance(node.args[1], gast.Dict) \
+                and all(isinstance(k, gast.Constant) for k in node.args[1].keys):  # (only keys)
+            tree = self.operand(node.args[0])
+            if isinstance(tree, ir.Var):
+                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
+                out = self._emit("fields_of", {"tree": tree}, {"keys": keys})
+                self.containers[out.name] = "tuple"
+                return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") == "split_at" and len(node.args) == 2 \
+                and not node.keywords:      # a list's cotangent split at an append, again
+            x = self.operand(node.args[0])
+            if isinstance(x, ir.Var):
+                out = self._emit("split_at", {"x": x}, {"n": self._source(node.args[1])})
+                self.containers[out.name] = "tuple"
+                self.item_kinds[out.name] = None
+                return out
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
@@ -1703,6 +1729,7 @@ def rename(stmts, old, new):
             rename(s.body, old, new)
             rename(s.orelse, old, new)
         elif isinstance(s, ir.For):
+            s.target = new if s.target == old else s.target     # a loop variable read after
             s.iterable = new if s.iterable == old else s.iterable
             s.carried = [tuple(new if n == old else n for n in c) for c in s.carried]
             rename(s.body, old, new)
@@ -1790,7 +1817,7 @@ def _is_static_query(obj):
     import secant.numpy as snp
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
               snp.result_type, len, isinstance, type, id, hasattr, callable, set, frozenset)
-    return any(obj is s for s in static)
+    return any(obj is s for s in static) or getattr(obj, "__secant_static_query__", False)
 
 
 def _is_library(fn):
@@ -1836,6 +1863,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
+    fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
     fn_ir.user_names = _names_in(norm.node)
     fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
     return fn_ir

@@ -148,6 +148,11 @@ op("unmerge_grad", "t, grads, x, keys", ("t", "grads", "x"),
 # ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
 op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
    code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
+# its transpose (ad/helpers.py fields_of): the fields at `keys` of a container's cotangent, as a
+# tuple, in a derivative differentiated again (third order): linear in tree
+op("fields_of", "tree, keys", ("tree",), code="fields_of({tree}, {keys})")
+# the cotangents of `a + b` of lists (ad/helpers.py split_at): (x[:n], x[n:]), linear in x
+op("split_at", "x, n", ("x",), code="split_at({x}, {n})")
 # containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
 # name or returned, `a + b` of lists (a loop's `out.append(v)`), `d | {k: v}` of dicts
 op("pack", "items", (), code="{items}", sequence="items")
