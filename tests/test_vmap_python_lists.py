@@ -151,17 +151,27 @@ def test_update_per_example_matches_a_loop(x64):
     close(got, want)
 
 
-def test_a_dropped_append_of_a_batched_value_is_refused(x64):
-    """An append the normaliser cannot rewrite (the list is aliased after) would leave vmap
-    blind to the batch axis: a SecantError, never a wrong value."""
+def test_an_append_before_an_alias_is_batched(x64):
+    """An append followed by an alias of the list (rewritten to `out = out + [v]` past the
+    alias) keeps vmap's batch axis: its value is the loop's."""
     def aliased(x):
         out = []
         for i in range(2):
             out.append(x * i)
         res = tuple(out) if x.ndim > 5 else out
         return snp.stack(res)
+    close(secant.vmap(aliased)(XS), np.stack([aliased(x) for x in XS]))
+
+
+def test_a_dropped_method_call_on_a_batched_value_is_refused(x64):
+    """A method call whose result is dropped and which the normaliser cannot rewrite would
+    leave vmap blind to the batch axis: a SecantError, never a wrong value."""
+    def inserted(x):
+        out = [x]
+        out.insert(0, x * 2.0)
+        return snp.stack(out)
     with pytest.raises(secant.SecantError, match="vmap cannot follow a batch axis"):
-        secant.vmap(aliased)(XS)
+        secant.vmap(inserted)(XS)
 
 
 # --- derivatives ----------------------------------------------------------------------------------
