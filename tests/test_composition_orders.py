@@ -390,6 +390,7 @@ HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
 BOOLOP = "`a and not b` under vmap in the helper (BoolOp)"
 NESTED_AT = "vmap of vmap of x.at[i] with i batched by the inner vmap (refused: SecantError)"
 KNOWN = {
+    ("update_per_example", "vmap"): NESTED_AT,
     ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vjp"): GETATTR, ("fields_of_batched", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
