@@ -14,7 +14,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
-from secant.backends.placeholder import Undefined, unset_in_branch
+from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
 
 def shape_only(fn):
