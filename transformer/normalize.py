@@ -70,6 +70,7 @@ class Normaliser(ContainerMixin):
         self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
+        self.list_params = _list_like_params(self.node, self.params)
         self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
                            | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
@@ -975,7 +976,10 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if base.name in self.params and self._own_code():   # a helper's x[i], g[:n]: a list's
+        if base.name in self.list_params and self.batching and (isinstance(
+                node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
+        elif base.name in self.params and self._own_code():  # a helper's x[i], g[:n]: a list's
             if not self.batching and isinstance(node.slice, (gast.Name, gast.Slice)):
                 self.out[-1].container = True   # its cotangent by add_at, which does both
                 # (items or an array's, as it turns out when it runs)
@@ -1672,6 +1676,43 @@ class Normaliser(ContainerMixin):
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent, generated=self.src.generated)
         return lifted
+
+
+def _list_like_params(fdef, params):
+    """Parameters used as lists of containers, whose items or slices are iterated, unpacked or
+    read by a string key (`for w, b in params[:-1]`, `w, b = params[-1]`, `hidden =
+    params[:-1]` then `for p in hidden`): vmap cannot tell a list from an array there, so it
+    asks when the code runs."""
+    aliases = {p: p for p in params}
+
+    def root(node):
+        while isinstance(node, gast.Subscript):
+            node = node.value
+        return aliases.get(node.id) if isinstance(node, gast.Name) else None
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1:
+            t, v = n.targets[0], n.value
+            pairs = zip(t.elts, v.elts) if isinstance(t, gast.Tuple) and isinstance(
+                v, gast.Tuple) and len(t.elts) == len(v.elts) else [(t, v)]
+            for target, value in pairs:
+                if isinstance(target, gast.Name) and isinstance(value, gast.Subscript) \
+                        and root(value) is not None:
+                    aliases[target.id] = root(value)
+    out = set()
+    for n in gast.walk(fdef):
+        used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
+            n.value if isinstance(n, gast.Assign) and isinstance(
+                n.targets[0], (gast.Tuple, gast.List)) else \
+            n.value if isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Constant) \
+            and isinstance(n.slice.value, str) else None
+        if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and \
+                isinstance(n.iter.func, gast.Name) and n.iter.func.id == "range" and \
+                len(n.iter.args) == 1 and isinstance(n.iter.args[0], gast.Call) and \
+                getattr(n.iter.args[0].func, "id", None) == "len" and n.iter.args[0].args:
+            used = n.iter.args[0].args[0]       # for i in range(len(layers)): layers[i]
+        if used is not None and root(used) is not None:
+            out.add(root(used))
+    return out
 
 
 def _place(node, where):
