@@ -279,13 +279,8 @@ def take_per_example(a, i):
     return out
 
 
-def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
-    """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
-    tuple of them): each example updates its own row of a (broadcast if unbatched)."""
-    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
-    index = _per_example_index(i, size)
-    if values_batched:      # per example: the indexed shape, then a's axes not indexed
-        values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
+def _at_method(a, index, values, method):
+    """a.at[index].<method>(values), the method named by a string."""
     if method == "set":
         out = a.at[index].set(values)
     elif method == "add":
@@ -297,6 +292,16 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
     else:
         out = a.at[index].max(values)
     return out
+
+
+def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
+    """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
+    tuple of them): each example updates its own row of a (broadcast if unbatched)."""
+    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
+    index = _per_example_index(i, size)
+    if values_batched:      # per example: the indexed shape, then a's axes not indexed
+        values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
+    return _at_method(a, index, values, method)
 
 
 @shape_only
@@ -349,17 +354,7 @@ def update_batched(a, idx, values, method, values_batched=True):
     if values_batched:
         values = _at_rank(values, target_rank)
     index = batch_index(idx)
-    if method == "set":
-        out = a.at[index].set(values)
-    elif method == "add":
-        out = a.at[index].add(values)
-    elif method == "mul":
-        out = a.at[index].mul(values)
-    elif method == "min":
-        out = a.at[index].min(values)
-    else:
-        out = a.at[index].max(values)
-    return out
+    return _at_method(a, index, values, method)
 
 
 def nested_update_refused(*args):

@@ -33,8 +33,7 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import (FunctionSource, SourceError, function_source,
-                                     lambda_function_node)
+from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -1342,11 +1341,9 @@ class Normaliser(ContainerMixin):
 
     def user_call(self, node, fn):
         if getattr(fn, "__secant_opaque__", None) and \
-                getattr(fn, "__secant_generated__", None) is None:
-            try:
-                function_source(fn)
-            except SourceError as e:
-                raise self.src.error(node, str(e)) from None
+                getattr(fn, "__secant_generated__", None) is None:  # (no source of its own)
+            raise self.src.error(node, str(getattr(fn, "__secant_source_error__", None)
+                                           or fn.__secant_opaque__))
         if getattr(fn, "__secant_no_reverse__", None):
             operands = [self.operand(a) for a in node.args] + \
                 [self.operand(k.value) for k in node.keywords]
