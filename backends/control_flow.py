@@ -71,6 +71,8 @@ def _result_names(parent, op_text, avals):
 def cond(trace, index, branches, operands):
     """Trace `branches[index](*operands)` as a StableHLO conditional; returns the output pytree.
     `index` is a traced bool (two branches: true first) or int32 scalar."""
+    if not trace.live:          # a predicate leaked from a finished trace
+        trace.leaked(index)
     regions, traced = [], []
     for k, fn in enumerate(branches):
         with trace.region() as (body, _):

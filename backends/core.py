@@ -87,15 +87,18 @@ def register(prim):
 
 
 class Tracer:
-    """A value inside a jit trace: its aval and the SSA name of the StableHLO value holding it."""
-    __slots__ = ("_trace", "aval", "name", "_body", "__weakref__")
+    """A value inside a jit trace: its aval and the SSA name of the StableHLO value holding it.
+    `_loc` is the location of the op that made it (its `loc(...)` text: the user's line), named
+    when the value is used after its trace finished (backends/tracer.py, leaked)."""
+    __slots__ = ("_trace", "aval", "name", "_body", "_loc", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, trace, aval, name, body=None):
+    def __init__(self, trace, aval, name, body=None, loc=None):
         self._trace = trace
         self.aval = aval
         self.name = name
         self._body = body         # the function body or region that defines the value
+        self._loc = loc if loc is not None else body.loc if body is not None else ""
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -109,6 +112,8 @@ class Tracer:
         return self.aval.shape[0]
 
     def _concrete(self, what, instead):
+        if not self._trace.live:
+            self._trace.leaked(self)
         raise ConcretizationError(
             f"{what} of a traced value {self.aval.str_short()} inside jit: its value is not known "
             f"while tracing.{where()}\n  {instead}")
@@ -162,6 +167,8 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __repr__(self):
+        if not self._trace.live:    # shown, never an error: a debugger or a log may print it
+            return f"Traced<{self.aval.str_short()}> (leaked from the finished {self._trace.what})"
         return f"Traced<{self.aval.str_short()}>"
 
 

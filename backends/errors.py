@@ -1,4 +1,5 @@
 """One exception hierarchy, and the helpers that point an error at the user's own line."""
+import contextlib
 import linecache
 import os
 import sys
@@ -12,6 +13,7 @@ def register_internal_dir(module_file):
 
 
 register_internal_dir(__file__)
+_CONTEXTLIB = contextlib.__file__     # the frame of a `with` over one of secant's generators
 
 
 class SecantError(Exception):
@@ -28,6 +30,12 @@ class SecantValueError(SecantError, ValueError):
 
 class ConcretizationError(SecantError, TypeError):
     """A traced value was used where Python needs a concrete one (bool(), int(), shapes)."""
+
+
+class UnexpectedTracerError(SecantError, TypeError):
+    """A traced value used outside the trace that made it: after its jit finished (it escaped
+    through a global, a closure or a list), or outside the loop/branch body that made it; as
+    jax.errors.UnexpectedTracerError (a TypeError there too)."""
 
 
 class UnsupportedError(SecantError, NotImplementedError):
@@ -56,7 +64,8 @@ def user_frame():
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if not _is_internal(os.path.abspath(fn)) and not fn.startswith("<frozen"):
+        if not _is_internal(os.path.abspath(fn)) and not fn.startswith("<frozen") \
+                and fn != _CONTEXTLIB:
             return f
         f = f.f_back
     return None

@@ -1,6 +1,7 @@
 """The jit trace: Tracers record each primitive as StableHLO text into one `func.func public @main`,
 each op tagged with `loc("file":line:col)` of the user's line that produced it."""
 import contextlib
+import linecache
 import re
 
 import numpy as np
@@ -8,7 +9,8 @@ import numpy as np
 from secant.backends import core, dtypes
 from secant.backends.core import Tracer, aval_of
 from secant.backends.emitter import Body, ttype
-from secant.backends.errors import SecantError, SecantTypeError, origin, user_frame, where
+from secant.backends.errors import (SecantError, SecantTypeError, UnexpectedTracerError, origin,
+                                    user_frame, where)
 
 _positions = {}
 
@@ -32,8 +34,53 @@ def current_loc():
     return f' loc("{fn}":{line}:{_column(f)})'
 
 
-class LeakedTracerError(SecantError, TypeError):
-    pass
+LeakedTracerError = UnexpectedTracerError     # the name this module used before
+
+
+_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)')
+
+
+def _site(loc):
+    """'FILE:LINE' and the source line of a Tracer's `loc(...)` text, or None."""
+    m = _LOC.search(loc or "")
+    if m is None:
+        return None
+    fn = re.sub(r"\\(.)", r"\1", m.group(1))
+    line = int(m.group(2))
+    src = linecache.getline(fn, line).strip()
+    return f"{fn}:{line}" + (f"\n    {src}" if src else "")
+
+
+def leaked(t, using=None):
+    """The UnexpectedTracerError for Tracer `t` used where its value does not exist: after its
+    trace finished, in another trace (`using`), or outside the loop/branch body that made it.
+    Names the user's line that made the value and the line that used it."""
+    mine = t._trace
+    if not mine.live:
+        head = (f"a traced value {t.aval.str_short()} of the {mine.what} was used after that trace "
+                "finished: it escaped the traced function (stored in a global, a closure or a "
+                "list), and outside it has no value")
+        hint = "Return the value from the function instead of storing it."
+    elif using is not None and using is not mine:
+        head = (f"a traced value {t.aval.str_short()} of the {mine.what} was used in another "
+                f"trace ({using.what}): it escaped the function that made it (stored in a "
+                "global, a closure or a list)")
+        hint = "Pass the value as an argument or return it instead of storing it."
+    else:
+        head = (f"a traced value {t.aval.str_short()} was used outside the function or "
+                "branch/loop body that made it (it escaped the body, e.g. stored in a list or a "
+                "closure)")
+        hint = "Return the value from the body (a loop carry or output) instead of storing it."
+    made = _site(t._loc)
+    if made:
+        made = (f"\n  created as an argument of the traced function, by the call at {made}"
+                if any(p is t for p in mine.params) else f"\n  created at {made}")
+    used = where().replace("\n  at ", "\n  used at ", 1)
+    raise UnexpectedTracerError(head + (made or "") + used
+                                + "\n  " + hint)
+
+
+_active = []      # the traces being built now, innermost last
 
 
 _active = []      # the traces being built now, innermost last
@@ -47,15 +94,28 @@ def active_trace():
 class Trace:
     """One function being traced: its parameters, body, and constants."""
 
-    def __init__(self, name="f"):
+    live = True       # cleared by finish(): its Tracers are then dead (any use raises)
+
+    def __init__(self, name="f", kind="jit"):
         self.name = re.sub(r"\W", "_", name) or "f"
+        self.what = f"{kind} trace of {name}"
+        self._arg_loc = None
         self.body = Body()
         self.params = []
         self._consts = {}
         self._open = [self.body]      # the function body and the regions being traced in it
 
+    def finish(self):
+        """The function is traced: a Tracer of it used from now on raises (it leaked)."""
+        self.live = False
+
+    def leaked(self, t):
+        leaked(t, self)
+
     def new_arg(self, aval):
-        t = Tracer(self, aval, f"%arg{len(self.params)}", self._open[0])
+        if self._arg_loc is None:       # a parameter is made by the call that traces
+            self._arg_loc = current_loc()
+        t = Tracer(self, aval, f"%arg{len(self.params)}", self._open[0], self._arg_loc)
         self.params.append(t)
         return t
 
@@ -74,7 +134,8 @@ class Trace:
         arguments are `arg_avals`; values of enclosing bodies stay usable (implicit capture)."""
         parent = self.body
         body = Body(parent.namer, parent.indent + "    ")
-        args = [Tracer(self, a, body.fresh(), body) for a in arg_avals]
+        loc = current_loc() if arg_avals else ""    # block arguments: made by the lax call
+        args = [Tracer(self, a, body.fresh(), body, loc) for a in arg_avals]
         self.body = body
         self._open.append(body)
         try:
@@ -110,11 +171,9 @@ class Trace:
         return Tracer(self, aval, self.const(x, aval), self.body)
 
     def _check(self, t):
-        if t._trace is not self or (t._body is not None and t._body not in self._open):
-            raise LeakedTracerError(
-                "a traced value was used outside the function or branch/loop body that made it "
-                "(it escaped, e.g. stored in a global or a closure, or came from another jit "
-                "trace)" + where())
+        if t._trace is not self or not self.live or (t._body is not None
+                                                     and t._body not in self._open):
+            leaked(t, self)
 
     def emit(self, prim, args, params):
         from secant.backends.lowering import LOWERINGS  # noqa: F401 (registers all)

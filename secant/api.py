@@ -48,6 +48,8 @@ def _leaf_key(x):
     if t in _SCALARS:
         return t
     if isinstance(x, Tracer):
+        if not x._trace.live:       # a value leaked from a finished trace: no inline call
+            x._trace.leaked(x)
         raise _InlineCall
     if isinstance(x, (np.ndarray, np.generic)) or t in _SCALARS:
         return (np.shape(x), np.asarray(x).dtype, t)
@@ -260,6 +262,12 @@ class JitFunction:
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(self._fun, "__name__", "f")
         trace = Trace(name)
+        try:
+            return self._trace_into(trace, args, kwargs, treedef, in_avals, name)
+        finally:
+            trace.finish()      # its Tracers that escaped (a global, a list) are dead now
+
+    def _trace_into(self, trace, args, kwargs, treedef, in_avals, name):
         tracers = treedef.unflatten([trace.new_arg(a) for a in in_avals])
         if self._simple and not kwargs:
             call_args, call_kwargs = tracers, {}

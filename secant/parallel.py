@@ -269,7 +269,13 @@ class PmapFunction:
 
     def _trace(self, args, kwargs, leaves, treedef, in_avals, devices):
         name = getattr(self._fun, "__name__", "f")
-        trace = Trace(name)
+        trace = Trace(name, "pmap")
+        try:
+            return self._trace_into(trace, name, args, kwargs, treedef, in_avals, devices)
+        finally:
+            trace.finish()      # its Tracers that escaped (a global, a list) are dead now
+
+    def _trace_into(self, trace, name, args, kwargs, treedef, in_avals, devices):
         tracers = [trace.new_arg(a) for a in in_avals]
         call_args, call_kwargs = self._call_args(args, kwargs, treedef, tracers)
         fun = _functionalized(self._fun)     # Python if/while/for -> lax calls, as jit
