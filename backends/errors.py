@@ -55,8 +55,17 @@ def origin(filename, line):
     return _ORIGINS.get(filename, {}).get(line, (filename, line))
 
 
+_INTERNAL_FILES = set()     # generated code (`<secant: ...>`) of secant's own functions
+
+
+def register_internal_file(filename):
+    """Generated code made from one of secant's own functions (vmap of secant.numpy.sin): its
+    frames are secant's, not the user's."""
+    _INTERNAL_FILES.add(os.path.abspath(filename))
+
+
 def _is_internal(filename):
-    return any(filename.startswith(d) for d in _INTERNAL_DIRS)
+    return filename in _INTERNAL_FILES or any(filename.startswith(d) for d in _INTERNAL_DIRS)
 
 
 def user_frame():

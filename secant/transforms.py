@@ -15,6 +15,7 @@ from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
 from secant.backends import dtypes
+from secant.backends import errors as _errors
 from secant.backends.errors import (SecantError, SecantTypeError, SecantValueError,
                                     UnsupportedError, where)
 from secant.backends.tracer import active_trace
@@ -64,6 +65,7 @@ def _op_function(fun):
             source = f"def {fun.__name__}({params}):\n    return {fun.__name__}_({params})\n"
             hit = _op_functions[fun] = load_generated(source, fun.__name__, {},
                                                       {f"{fun.__name__}_": fun})
+            _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     name = op_for(fun)
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
@@ -83,6 +85,7 @@ def _op_function(fun):
     if hit is None:
         hit = _op_functions[name] = _calling_function(OPS[name].signature, name, f"{name}_op",
                                                       {f"{name}_op": fun}, {})
+        _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
     return hit
 
 
