@@ -9,7 +9,8 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
-                                    where)
+                                    TracerArrayConversionError, TracerBoolConversionError,
+                                    TracerIntegerConversionError, where)
 
 
 class ShapedArray:
@@ -108,17 +109,18 @@ class Tracer:
             raise SecantTypeError("len() of a 0-d array" + where())
         return self.aval.shape[0]
 
-    def _concrete(self, what, instead):
-        raise ConcretizationError(
+    def _concrete(self, what, instead, cls=ConcretizationError):
+        raise cls(
             f"{what} of a traced value {self.aval.str_short()} inside jit: its value is not known "
             f"while tracing.{where()}\n  {instead}")
 
     def __bool__(self):
         self._concrete("bool()", "Use secant.numpy.where or secant.lax.cond on traced values, or "
-                       "mark the argument static (static_argnums).")
+                       "mark the argument static (static_argnums).", TracerBoolConversionError)
 
     def __int__(self):
-        self._concrete("int()", "Mark the argument static (static_argnums), or keep it an array.")
+        self._concrete("int()", "Mark the argument static (static_argnums), or keep it an array.",
+                       TracerIntegerConversionError)
 
     def __float__(self):
         self._concrete("float()", "Keep it an array, or mark the argument static.")
@@ -128,12 +130,13 @@ class Tracer:
 
     def __index__(self):
         self._concrete("Using as an index (__index__)",
-                       "Index with arrays (x[i] works with a traced i) or mark it static.")
+                       "Index with arrays (x[i] works with a traced i) or mark it static.",
+                       TracerIntegerConversionError)
 
     def __array__(self, *a, **k):
         self._concrete("Converting to a NumPy array",
                        "Use secant.numpy functions inside jitted code instead of numpy ones that "
-                       "need concrete values.")
+                       "need concrete values.", TracerArrayConversionError)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """A NumPy ufunc of a traced value (`np.sin(x)` inside jit): secant.numpy's function of

@@ -56,6 +56,8 @@ def _op_function(fun):
     unwrapped as usual."""
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.ops import OPS, op_for
+    if not callable(fun):       # as JAX: a TypeError where the transform is applied
+        raise SecantTypeError(f"expected a callable value to transform, got {fun!r}{where()}")
     fun = _unwrap(fun)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         hit = _op_functions.get(fun)
@@ -660,8 +662,8 @@ def _positions(argnums, fn):
         if not isinstance(a, int):
             raise SecantTypeError(f"argnums must be ints, got {a!r}")
         if n is not None and not -n <= a < n:
-            raise SecantValueError(f"argnums {a} out of range for a function of {n} "
-                                   "positional parameters")
+            raise SecantTypeError(f"argnums {a} out of range for a function of {n} "
+                                  f"positional parameters{where()}")
         out.append(a % n if n else a)
     return tuple(out)
 
