@@ -105,6 +105,10 @@ class Array:
     def tolist(self):
         return self._value().tolist()
 
+    def __setitem__(self, index, value):
+        raise SecantTypeError("secant arrays are immutable (as JAX's): instead of x[idx] = y, "
+                              "write x = x.at[idx].set(y)" + where())
+
     def item(self, *args):
         return self._value().item(*args)
 

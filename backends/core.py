@@ -159,6 +159,10 @@ class Tracer:
     def __hash__(self):
         raise SecantTypeError("traced arrays are not hashable" + where())
 
+    def __setitem__(self, index, value):
+        raise SecantTypeError("secant arrays are immutable (as JAX's): instead of x[idx] = y, "
+                              "write x = x.at[idx].set(y)" + where())
+
     def __iter__(self):
         if not self.aval.shape:
             raise SecantTypeError("iteration over a 0-d array" + where())

@@ -33,8 +33,8 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import (FunctionSource, conversion_error, function_source,
-                                      lambda_function_node)
+from secant.transformer.parse import (BoolConversionSourceError, FunctionSource,
+                                      conversion_error, function_source, lambda_function_node)
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -425,9 +425,11 @@ class Normaliser(ContainerMixin):
             if self.batching:
                 raise _batched_test(self.src.error(
                     stmt, "if on a batched value: it has one truth value per example, not a "
-                    "single Python bool; use snp.where(cond, a, b) or lax.cond"))
+                    "single Python bool; use snp.where(cond, a, b) or lax.cond",
+                    BoolConversionSourceError))
             raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
-                                 "single Python bool; use snp.where(cond, a, b)")
+                                 "single Python bool; use snp.where(cond, a, b)",
+                                 BoolConversionSourceError)
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
             cond = test.src
         else:
@@ -619,10 +621,10 @@ class Normaliser(ContainerMixin):
             if self.batching:
                 raise _batched_test(self.src.error(
                     stmt, "while on a batched value: it has one truth value per example; use "
-                    "lax.while_loop"))
+                    "lax.while_loop", BoolConversionSourceError))
             raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
                                  "a single Python bool; compare it, e.g. "
-                                 "while snp.sum(x) < 10.0")
+                                 "while snp.sum(x) < 10.0", BoolConversionSourceError)
         return test.src
 
     def _loop(self, stmt, target_id, body=None, unpack=None):
