@@ -54,7 +54,7 @@ def exc_type(name):
     import builtins
 
     from secant.backends import errors as backend_errors
-    for where in (secant.errors, backend_errors, builtins):
+    for where in (getattr(secant, "errors", None), backend_errors, builtins):
         cls = getattr(where, name, None)
         if isinstance(cls, type) and issubclass(cls, BaseException):
             return cls
