@@ -3,7 +3,7 @@ import numpy as np
 
 from secant.backends import core, dtypes
 from secant.backends.core import ShapedArray
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 
 class Array:
@@ -105,6 +105,10 @@ class Array:
     def tolist(self):
         return self._value().tolist()
 
+    def __setitem__(self, index, value):
+        raise SecantTypeError("secant arrays are immutable (as JAX's): instead of x[idx] = y, "
+                              "write x = x.at[idx].set(y)" + where())
+
     def item(self, *args):
         return self._value().item(*args)
 
@@ -183,7 +187,11 @@ class Array:
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):
-        return bool(self._value())
+        v = self._value()
+        if v.size != 1:     # NumPy's and JAX's ValueError, at the user's line
+            raise SecantValueError(f"the truth value of an array of shape {v.shape} is ambiguous: "
+                                   f"use .any() or .all(){where()}")
+        return bool(v)
 
     def __int__(self):
         return int(self._value())

@@ -9,7 +9,8 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
-                                    where)
+                                    TracerArrayConversionError, TracerBoolConversionError,
+                                    TracerIntegerConversionError, where)
 
 
 class ShapedArray:
@@ -111,19 +112,20 @@ class Tracer:
             raise SecantTypeError("len() of a 0-d array" + where())
         return self.aval.shape[0]
 
-    def _concrete(self, what, instead):
+    def _concrete(self, what, instead, cls=ConcretizationError):
         if not self._trace.live:
             self._trace.leaked(self)
-        raise ConcretizationError(
+        raise cls(
             f"{what} of a traced value {self.aval.str_short()} inside jit: its value is not known "
             f"while tracing.{where()}\n  {instead}")
 
     def __bool__(self):
         self._concrete("bool()", "Use secant.numpy.where or secant.lax.cond on traced values, or "
-                       "mark the argument static (static_argnums).")
+                       "mark the argument static (static_argnums).", TracerBoolConversionError)
 
     def __int__(self):
-        self._concrete("int()", "Mark the argument static (static_argnums), or keep it an array.")
+        self._concrete("int()", "Mark the argument static (static_argnums), or keep it an array.",
+                       TracerIntegerConversionError)
 
     def __float__(self):
         self._concrete("float()", "Keep it an array, or mark the argument static.")
@@ -133,12 +135,13 @@ class Tracer:
 
     def __index__(self):
         self._concrete("Using as an index (__index__)",
-                       "Index with arrays (x[i] works with a traced i) or mark it static.")
+                       "Index with arrays (x[i] works with a traced i) or mark it static.",
+                       TracerIntegerConversionError)
 
     def __array__(self, *a, **k):
         self._concrete("Converting to a NumPy array",
                        "Use secant.numpy functions inside jitted code instead of numpy ones that "
-                       "need concrete values.")
+                       "need concrete values.", TracerArrayConversionError)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """A NumPy ufunc of a traced value (`np.sin(x)` inside jit): secant.numpy's function of
@@ -160,6 +163,10 @@ class Tracer:
 
     def __hash__(self):
         raise SecantTypeError("traced arrays are not hashable" + where())
+
+    def __setitem__(self, index, value):
+        raise SecantTypeError("secant arrays are immutable (as JAX's): instead of x[idx] = y, "
+                              "write x = x.at[idx].set(y)" + where())
 
     def __iter__(self):
         if not self.aval.shape:

@@ -3,7 +3,7 @@ import numpy as np
 import ml_dtypes
 
 from secant.backends.config import config
-from secant.backends.errors import SecantTypeError
+from secant.backends.errors import SecantTypeError, where
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 bool_ = np.dtype(np.bool_)
@@ -28,7 +28,7 @@ def canonicalize_dtype(dtype):
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
         raise SecantTypeError(f"dtype {dt} is not supported by secant; supported: "
-                              + ", ".join(str(d) for d in SUPPORTED))
+                              + ", ".join(str(d) for d in SUPPORTED) + where())
     if not x64_enabled():
         return _NARROW.get(dt, dt)
     return dt

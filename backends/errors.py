@@ -20,6 +20,8 @@ class SecantError(Exception):
     """Root of every error secant raises on purpose."""
 
 
+# Each class also subclasses the builtin JAX raises in the same situation, so an `except
+# TypeError` / `except ValueError` / `except jax.errors.X` written against JAX catches secant's.
 class SecantTypeError(SecantError, TypeError):
     """Shape or dtype mismatch, wrong argument kinds: a TypeError, as in JAX."""
 
@@ -28,8 +30,42 @@ class SecantValueError(SecantError, ValueError):
     """A value out of range or inconsistent with another argument."""
 
 
-class ConcretizationError(SecantError, TypeError):
-    """A traced value was used where Python needs a concrete one (bool(), int(), shapes)."""
+class ShapeError(SecantTypeError, SecantValueError):
+    """Arrays whose shapes do not fit together (broadcasting, concatenate, reshape, contraction).
+    JAX raises TypeError from lax's shape rules and ValueError from jax.numpy's own checks (even
+    for one function: jnp.add of (3,) and (4,) is a TypeError, of (2, 3) and (4,) a ValueError);
+    NumPy raises ValueError. This is both, so either `except` catches it."""
+
+
+class ConcretizationTypeError(SecantError, TypeError):
+    """A traced value was used where Python needs a concrete one (bool(), int(), shapes): JAX's
+    jax.errors.ConcretizationTypeError."""
+
+
+ConcretizationError = ConcretizationTypeError     # secant's earlier name
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """bool() of a traced value (`if x > 0:` where secant cannot rewrite the branch, `a and b`)."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """int()/__index__ of a traced value (range(n), list[i] with a traced n or i). In JAX this is
+    a TypeError beside ConcretizationTypeError; here it is also one (catchable by both)."""
+
+
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value converted to a NumPy array (np.asarray(x), a NumPy function of x)."""
+
+
+class NonConcreteBooleanIndexError(ConcretizationTypeError, IndexError):
+    """x[mask] with a traced boolean mask: the result's shape would depend on its values. An
+    IndexError as in JAX, and a ConcretizationTypeError as secant raised it before."""
+
+
+class KeyReuseError(SecantTypeError):
+    """JAX's name for a PRNG key used twice (raised there only under jax_debug_key_reuse). secant
+    does not check key reuse; the name exists so code written against JAX imports it."""
 
 
 class UnexpectedTracerError(SecantError, TypeError):

@@ -64,7 +64,10 @@ def example_len(x, outer=0):
     batched: its length is the example's), the first axis after the batch axes of an array."""
     if isinstance(x, (list, tuple, dict)):
         return len(x)
-    return np.shape(x)[1 + outer]
+    shape = np.shape(x)
+    if len(shape) <= 1 + outer:
+        raise SecantTypeError("len() of unsized object (a 0-d array)" + where())
+    return shape[1 + outer]
 
 
 example_len.__secant_batch_depth__ = "size"

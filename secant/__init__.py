@@ -8,6 +8,7 @@ from secant.backends.config import config
 from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
                                     SecantValueError, UnexpectedTracerError, UnsupportedError)
 from secant.backends import errors as _errors
+from secant import errors
 from secant import tree_util
 from secant import numpy
 from secant import lax
@@ -27,7 +28,8 @@ _errors.register_internal_dir(__file__)
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
-           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "tree_util", "numpy", "lax", "random", "jit",
+           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
+           "numpy", "lax", "random", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",

@@ -54,7 +54,8 @@ def _leaf_key(x):
     if isinstance(x, (np.ndarray, np.generic)) or t in _SCALARS:
         return (np.shape(x), np.asarray(x).dtype, t)
     raise SecantTypeError(f"argument of type {t.__name__} is not a valid array type for jit; pass "
-                          "arrays, scalars or pytrees of them, or mark it static (static_argnums)")
+                          "arrays, scalars or pytrees of them, or mark it static (static_argnums)"
+                          + where())
 
 
 class _InlineCall(Exception):
@@ -189,7 +190,7 @@ class JitFunction:
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
         if not callable(fun):
-            raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}")
+            raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}{where()}")
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._cache = {}
@@ -199,9 +200,16 @@ class JitFunction:
             sig = inspect.signature(fun)
             params = list(sig.parameters.values())
         except (TypeError, ValueError):
-            params = []
+            sig, params = None, []
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._signature = sig
+        if params and not any(p.kind == p.VAR_POSITIONAL for p in params):
+            for n in static_argnums:        # as JAX: checked where jit is applied
+                if not -len(positional) <= n < len(positional):
+                    raise SecantValueError(f"jitted function has static_argnums={static_argnums}, "
+                                           f"but only accepts {len(positional)} positional "
+                                           f"arguments{where()}")
         # JAX infers each of static_argnums / static_argnames from the other when it can.
         names = set(static_argnames)
         nums = set(n if n >= 0 else len(positional) + n for n in static_argnums)
@@ -251,11 +259,22 @@ class JitFunction:
             return _functionalized(self._fun)(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
+            self._check_call(args, kwargs)
             entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, static)
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
         return out
+
+    def _check_call(self, args, kwargs):
+        """Arguments that do not fit the signature: Python's TypeError, at the caller's line
+        (once per signature, before tracing)."""
+        if self._signature is not None:
+            try:
+                self._signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise SecantTypeError(f"{getattr(self._fun, '__name__', 'f')}: {e}{where()}") \
+                    from None
 
     # --- tracing ----------------------------------------------------------------------------------
     def _trace(self, args, kwargs, leaves, treedef, static):
@@ -330,7 +349,7 @@ def _hashable(value, which):
         raise SecantValueError(
             f"static argument {which!r} of type {type(value).__name__} is not hashable; static "
             "arguments key the compilation cache, so they must be hashable (use a tuple instead "
-            "of a list, or pass arrays as ordinary arguments)") from None
+            "of a list, or pass arrays as ordinary arguments)" + where()) from None
     return value
 
 

@@ -12,7 +12,7 @@ import secant.numpy as snp
 from secant import tree_util
 from secant.backends import control_flow, dtypes
 from secant.backends.core import Tracer
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, ShapeError, where
 from secant.backends.tracer import active_trace
 
 
@@ -74,7 +74,7 @@ def switch(index, branches, *operands):
     """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
     branches = tuple(branches)
     if not branches:
-        raise SecantTypeError("switch needs at least one branch" + where())
+        raise SecantValueError("switch needs at least one branch" + where())
     _scalar(index, "switch's index")
     if isinstance(index, Tracer):
         if not dtypes.is_int(index.dtype):
@@ -122,15 +122,14 @@ def _length(xs, length):
     leaves = tree_util.tree_leaves(xs)
     sizes = {np.shape(x)[0] if np.ndim(x) else None for x in leaves}
     if None in sizes:
-        raise SecantTypeError("scan's xs must be arrays with a leading axis to scan over"
-                              + where())
+        raise ShapeError("scan's xs must be arrays with a leading axis to scan over" + where())
     if length is not None:
         sizes.add(int(length))
     if len(sizes) > 1:
-        raise SecantTypeError(f"scan got inconsistent lengths {sorted(sizes)} (the leading axes "
-                              "of xs and length must agree)" + where())
+        raise ShapeError(f"scan got inconsistent lengths {sorted(sizes)} (the leading axes of xs "
+                         "and length must agree)" + where())
     if not sizes:
-        raise SecantTypeError("scan needs xs or length" + where())
+        raise SecantValueError("scan needs xs or length" + where())
     return sizes.pop()
 
 

@@ -57,6 +57,8 @@ def _op_function(fun):
     unwrapped as usual."""
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.ops import OPS, op_for
+    if not callable(fun):       # as JAX: a TypeError where the transform is applied
+        raise SecantTypeError(f"expected a callable value to transform, got {fun!r}{where()}")
     fun = _unwrap(fun)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         hit = _op_functions.get(fun)
@@ -373,7 +375,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
         raise SecantValueError(f"{e}{at}\n  in {fn.__qualname__}") from None
     except ValueError as e:
-        raise SecantTypeError(f"{e}\n  in {fn.__qualname__}") from None
+        raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
     if mode in ("vjp", "vjp_given_out"):
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
@@ -661,10 +663,10 @@ def _positions(argnums, fn):
     out = []
     for a in nums:
         if not isinstance(a, int):
-            raise SecantTypeError(f"argnums must be ints, got {a!r}")
+            raise SecantTypeError(f"argnums must be ints, got {a!r}{where()}")
         if n is not None and not -n <= a < n:
-            raise SecantValueError(f"argnums {a} out of range for a function of {n} "
-                                   "positional parameters")
+            raise SecantTypeError(f"argnums {a} out of range for a function of {n} "
+                                  f"positional parameters{where()}")
         out.append(a % n if n else a)
     return tuple(out)
 
@@ -696,7 +698,11 @@ def _check_differentiable(args, positions, what):
             raise SecantTypeError(f"{what}: argument {i} was requested by argnums but only "
                                   f"{len(args)} positional arguments were given{where()}")
         for leaf in tree_util.tree_leaves(args[i]):
-            dt = snp.result_type(leaf)
+            try:
+                dt = snp.result_type(leaf)
+            except (TypeError, ValueError):
+                raise SecantTypeError(f"{what}: argument {i} holds a {type(leaf).__name__}, which "
+                                      f"is not an array type{where()}") from None
             if not dtypes.is_inexact(dt):
                 raise SecantTypeError(
                     f"{what} requires real- or complex-valued inputs (a floating-point dtype), "
@@ -757,6 +763,7 @@ def _transform(fun, argnums, mode, has_aux):
         try:
             return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
+            _bad_call(e, base)
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen
@@ -813,6 +820,17 @@ def _transform_variadic(fun, base, positions, mode, has_aux, tuple_out):
         "call shape (number of arguments and keywords), so it has no one source; name the "
         f"parameters of {base.__name__} to see it")
     return transformed
+
+
+def _bad_call(exc, fn):
+    """Arguments that do not fit the function (a TypeError raised by the call itself, not inside
+    it): Python's message under the user's function name, at the caller's line."""
+    if isinstance(exc, TypeError) and not isinstance(exc, SecantError) \
+            and exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
+        import re
+        name = getattr(fn, "__name__", "f")
+        raise SecantTypeError(re.sub(r"^[\w.<>]*\(\)", f"{name}()", str(exc)) + where()) \
+            from None
 
 
 def _note_user_lines(exc):
@@ -1140,6 +1158,7 @@ def jvp_fn(fun, argnums=None, has_aux=False):
         try:
             return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
         except Exception as e:
+            _bad_call(e, base)
             _note_user_lines(e)
             raise
     transformed.__secant_generated__ = gen

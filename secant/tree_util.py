@@ -5,7 +5,7 @@ import dataclasses
 import functools
 
 from secant.backends import runtime
-from secant.backends.errors import SecantTypeError, SecantValueError
+from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 _registry = runtime.new_pytree_registry()
 PyTreeDef = runtime.PyTreeDef
@@ -76,7 +76,7 @@ def _flatten_up_to(treedef, tree, position):
     except (ValueError, TypeError) as e:
         raise SecantValueError(
             f"tree_map: tree {position} does not match the first tree's structure {treedef}: "
-            f"{e}") from None
+            f"{e}{where()}") from None
 
 
 def tree_reduce(function, tree, initializer=None, is_leaf=None):

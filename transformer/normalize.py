@@ -33,7 +33,8 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
+from secant.transformer.parse import (BoolConversionSourceError, FunctionSource,
+                                      conversion_error, function_source, lambda_function_node)
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -424,9 +425,11 @@ class Normaliser(ContainerMixin):
             if self.batching:
                 raise _batched_test(self.src.error(
                     stmt, "if on a batched value: it has one truth value per example, not a "
-                    "single Python bool; use snp.where(cond, a, b) or lax.cond"))
+                    "single Python bool; use snp.where(cond, a, b) or lax.cond",
+                    BoolConversionSourceError))
             raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
-                                 "single Python bool; use snp.where(cond, a, b)")
+                                 "single Python bool; use snp.where(cond, a, b)",
+                                 BoolConversionSourceError)
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
             cond = test.src
         else:
@@ -618,10 +621,10 @@ class Normaliser(ContainerMixin):
             if self.batching:
                 raise _batched_test(self.src.error(
                     stmt, "while on a batched value: it has one truth value per example; use "
-                    "lax.while_loop"))
+                    "lax.while_loop", BoolConversionSourceError))
             raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
                                  "a single Python bool; compare it, e.g. "
-                                 "while snp.sum(x) < 10.0")
+                                 "while snp.sum(x) < 10.0", BoolConversionSourceError)
         return test.src
 
     def _loop(self, stmt, target_id, body=None, unpack=None):
@@ -1134,7 +1137,7 @@ class Normaliser(ContainerMixin):
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
-        return self._inactive_call(node, func)
+        return self._inactive_call(node, func, obj)
 
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
@@ -1228,9 +1231,16 @@ class Normaliser(ContainerMixin):
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
 
-    def _inactive_call(self, node, func):
+    def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
+        if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
+            raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
+                                 f"concrete value, which differs per "
+                                 f"{'example' if self.batching else 'perturbation'}; keep it an "
+                                 "array (secant.numpy functions, .astype) or compute it from "
+                                 "static values", conversion)
         if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "

@@ -17,11 +17,37 @@ import textwrap
 
 import gast
 
-from secant.backends.errors import SecantError, origin
+from secant.backends.errors import (ConcretizationTypeError, SecantError,
+                                    TracerBoolConversionError, TracerIntegerConversionError,
+                                    origin)
 
 
 class SourceError(SecantError):
     """A function secant cannot read or cannot transform, with the user's file and line."""
+
+
+class BoolConversionSourceError(SourceError, TracerBoolConversionError):
+    """bool() of a differentiated or batched value, found in the source."""
+
+
+class IntegerConversionSourceError(SourceError, TracerIntegerConversionError):
+    """int()/range()/operator.index() of a differentiated or batched value."""
+
+
+class ConcretizationSourceError(SourceError, ConcretizationTypeError):
+    """float()/complex() of a differentiated or batched value."""
+
+
+def conversion_error(callee):
+    """The error class for a Python conversion builtin applied to a tracked value, as JAX raises
+    it for a tracer; None for any other callee."""
+    import operator
+    for fns, cls in (((bool,), BoolConversionSourceError),
+                     ((int, range, operator.index), IntegerConversionSourceError),
+                     ((float, complex), ConcretizationSourceError)):
+        if any(callee is f for f in fns):
+            return cls
+    return None
 
 
 class FunctionSource:
@@ -72,12 +98,12 @@ class FunctionSource:
         i = getattr(node, "lineno", 1) - 1
         return self.lines[i].strip() if 0 <= i < len(self.lines) else ""
 
-    def error(self, node, message):
+    def error(self, node, message, cls=SourceError):
         filename, line = self.user_position(node)
         at = f"{filename}:{line}"
         if filename == self.filename:
             at += f":{getattr(node, 'col_offset', 0) + 1 + self.indent}"
-        return SourceError(f"{message}\n  at {at}\n    {self.line_text(node)}")
+        return cls(f"{message}\n  at {at}\n    {self.line_text(node)}")
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""

@@ -11,11 +11,16 @@ Conventions every family (and the rule tables of ad/, batching/, lowering/) foll
 import numpy as np
 
 from secant.backends import dtypes
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, ShapeError, where
 
 
 def type_error(msg):
     raise SecantTypeError(msg + where())
+
+
+def shape_error(msg):
+    """Operand shapes that do not fit together: a TypeError (as JAX's lax) and a ValueError."""
+    raise ShapeError(msg + where())
 
 
 def lazy_scipy_special():
@@ -30,8 +35,8 @@ def broadcast_shapes(name, *shapes):
     for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes]):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            type_error(f"{name} got incompatible shapes for broadcasting: "
-                       + ", ".join(str(tuple(s)) for s in shapes))
+            shape_error(f"{name} got incompatible shapes for broadcasting: "
+                        + ", ".join(str(tuple(s)) for s in shapes))
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

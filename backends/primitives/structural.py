@@ -11,7 +11,7 @@ import numpy as np
 from secant.backends import dtypes
 from secant.backends.core import Primitive, ShapedArray, aval_of, register
 from secant.backends.primitives.common import (_check_kind, _low_precision, _same_dtypes,
-                                               type_error)
+                                               shape_error, type_error)
 
 
 def define(name, rule, impl, **options):
@@ -76,8 +76,8 @@ def _broadcast_in_dim_rule(x, shape, broadcast_dimensions):
         type_error(f"broadcast_in_dim: broadcast_dimensions {bdims} must be increasing")
     for d, b in zip(x.shape, bdims):
         if d != 1 and d != shape[b]:
-            type_error(f"broadcast_in_dim: operand shape {x.shape} cannot be broadcast to "
-                       f"{tuple(shape)} along dimensions {bdims}")
+            shape_error(f"broadcast_in_dim: operand shape {x.shape} cannot be broadcast to "
+                        f"{tuple(shape)} along dimensions {bdims}")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
@@ -95,8 +95,8 @@ def _reshape_rule(x, new_sizes):
     _check_sizes("reshape", new_sizes, "new_sizes")
     size = math.prod(x.shape)   # not x.size: np.prod is slow on the eager path
     if math.prod(new_sizes) != size:
-        type_error(f"reshape: cannot reshape an array of shape {x.shape} ({size} elements) to "
-                   f"{tuple(new_sizes)}")
+        shape_error(f"reshape: cannot reshape an array of shape {x.shape} ({size} elements) to "
+                    f"{tuple(new_sizes)}")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
@@ -257,8 +257,8 @@ def _dot_general_rule(lhs, rhs, dimension_numbers, preferred_element_type=None):
     _check_axes(name, tuple(rc) + tuple(rb), rhs.ndim, "rhs contracting + batch dimensions")
     for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
         if any(lhs.shape[i] != rhs.shape[j] for i, j in zip(ld, rd)):
-            type_error(f"{name}: {what} dimensions have different sizes: lhs {lhs.shape} along "
-                       f"{tuple(ld)}, rhs {rhs.shape} along {tuple(rd)}")
+            shape_error(f"{name}: {what} dimensions have different sizes: lhs {lhs.shape} along "
+                        f"{tuple(ld)}, rhs {rhs.shape} along {tuple(rd)}")
     lhs_free = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
     rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     shape = [lhs.shape[i] for i in lb] + lhs_free + rhs_free
@@ -333,8 +333,8 @@ dynamic_slice_p = define("dynamic_slice", _dynamic_slice_rule, _dynamic_slice, w
 def _dynamic_update_slice_rule(x, update, *start_indices):
     _same_dtypes("dynamic_update_slice", (x, update))
     if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
-        type_error(f"dynamic_update_slice: update of shape {update.shape} does not fit in an array "
-                   f"of shape {x.shape}")
+        shape_error(f"dynamic_update_slice: update of shape {update.shape} does not fit in an array "
+                    f"of shape {x.shape}")
     if len(start_indices) != x.ndim:
         type_error(f"dynamic_update_slice: need one start index per dimension of shape {x.shape}, "
                    f"got {len(start_indices)}")
@@ -362,8 +362,8 @@ def _concatenate_rule(*operands, dimension):
     for o in operands[1:]:
         if o.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(o.shape, first.shape))
                                        if i != dimension):
-            type_error(f"concatenate: shapes {', '.join(str(o.shape) for o in operands)} differ "
-                       f"outside dimension {dimension}")
+            shape_error(f"concatenate: shapes {', '.join(str(o.shape) for o in operands)} differ "
+                        f"outside dimension {dimension}")
     shape = list(first.shape)
     shape[dimension] = sum(o.shape[dimension] for o in operands)
     return ShapedArray(shape, dt, all(o.weak_type for o in operands))

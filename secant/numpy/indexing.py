@@ -14,8 +14,9 @@ import numpy as np
 from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.core import Tracer
-from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
-                                    SecantValueError, where)
+from secant.backends.errors import (ConcretizationError, NonConcreteBooleanIndexError,
+                                    SecantError, SecantTypeError, SecantValueError, ShapeError,
+                                    where)
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import structural as st
 from secant.backends.primitives.indexing import (GatherDimensionNumbers, ScatterDimensionNumbers,
@@ -60,7 +61,7 @@ def _holds_arrays(seq):
 
 
 def _mask_error():
-    raise ConcretizationError(
+    raise NonConcreteBooleanIndexError(
         "indexing with a traced boolean mask inside jit: the result's shape would depend on the "
         "mask's values, which are not known while tracing." + where()
         + "\n  Use snp.where(mask, x, 0) to keep the shape, or snp.nonzero(mask, size=N).")
@@ -388,8 +389,8 @@ def _broadcast_values(values, shape, dtype):
         vshape = vshape[1:]
     lead = len(shape) - len(vshape)
     if lead < 0 or any(v != 1 and v != s for v, s in zip(vshape, shape[lead:])):
-        raise SecantTypeError(f"cannot broadcast update values of shape {values.shape} to the "
-                              f"indexed shape {tuple(shape)}" + where())
+        raise ShapeError(f"cannot broadcast update values of shape {values.shape} to the "
+                         f"indexed shape {tuple(shape)}" + where())
     if vshape != tuple(values.shape):
         values = st.reshape_p.bind(values, new_sizes=vshape)
     if vshape != tuple(shape):
@@ -588,8 +589,8 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                           np.broadcast_shapes((arr.shape[d],), (ind.shape[d],))[0]
                           for d in range(arr.ndim))
     except ValueError:
-        raise SecantValueError(f"take_along_axis: shapes {arr.shape} and {ind.shape} do not "
-                               f"broadcast outside axis {axis}" + where()) from None
+        raise ShapeError(f"take_along_axis: shapes {arr.shape} and {ind.shape} do not "
+                         f"broadcast outside axis {axis}" + where()) from None
     ind, valid = _moded(ind, n, mode, _index_dtype([ind]))
     every = tuple(range(arr.ndim))
     arr_shape = tuple(n if d == axis else s for d, s in enumerate(out_shape))

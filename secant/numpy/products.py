@@ -6,7 +6,7 @@ single StableHLO dot_general under jit.
 import builtins
 
 from secant.backends import dtypes
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, ShapeError, where
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import structural as st
 from secant.numpy.conversion import convert, ensure_array, promote
@@ -41,9 +41,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return multiply(a, b)
     b_axis = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[b_axis]:
-        raise SecantTypeError(f"dot: shapes {a.shape} and {b.shape} are not aligned (axis "
-                              f"{a.ndim - 1} of size {a.shape[-1]} vs axis {b_axis} of size "
-                              f"{b.shape[b_axis]}){where()}")
+        raise ShapeError(f"dot: shapes {a.shape} and {b.shape} are not aligned (axis "
+                         f"{a.ndim - 1} of size {a.shape[-1]} vs axis {b_axis} of size "
+                         f"{b.shape[b_axis]}){where()}")
     return _dot_general(a, b, ((a.ndim - 1,), (b_axis,)),
                         preferred_element_type=preferred_element_type)
 
@@ -60,8 +60,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if b_vec:
         b = reshape(b, b.shape + (1,))
     if a.shape[-1] != b.shape[-2]:
-        raise SecantTypeError(f"matmul: contracting dimensions differ: {a.shape} @ {b.shape} "
-                              f"({a.shape[-1]} vs {b.shape[-2]}){where()}")
+        raise ShapeError(f"matmul: contracting dimensions differ: {a.shape} @ {b.shape} "
+                         f"({a.shape[-1]} vs {b.shape[-2]}){where()}")
     if b.ndim == 2:
         # No batch on the right: contract directly, the left's batch dims stay in front.
         out = _dot_general(a, b, ((a.ndim - 1,), (0,)),
@@ -90,8 +90,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     a, b = _operands(x1, x2)
     a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
     if a.shape[-1] != b.shape[-1]:
-        raise SecantTypeError(f"vecdot: vector lengths differ: {a.shape[-1]} vs {b.shape[-1]}"
-                              f"{where()}")
+        raise ShapeError(f"vecdot: vector lengths differ: {a.shape[-1]} vs {b.shape[-1]}"
+                         f"{where()}")
     out = matmul(reshape(conjugate(a), a.shape[:-1] + (1, a.shape[-1])),
                  reshape(b, b.shape + (1,)), preferred_element_type=preferred_element_type)
     return reshape(out, out.shape[:-2])
@@ -102,7 +102,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
-        raise SecantTypeError(f"inner: last dimensions differ: {a.shape} and {b.shape}{where()}")
+        raise ShapeError(f"inner: last dimensions differ: {a.shape} and {b.shape}{where()}")
     return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)),
                         preferred_element_type=preferred_element_type)
 
@@ -133,8 +133,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         a_axes = tuple(_normalize_axis(i, a.ndim) for i in a_axes)
         b_axes = tuple(_normalize_axis(i, b.ndim) for i in b_axes)
     if len(a_axes) != len(b_axes) or any(a.shape[i] != b.shape[j] for i, j in zip(a_axes, b_axes)):
-        raise SecantTypeError(f"tensordot: contracted axes {a_axes} of {a.shape} and {b_axes} of "
-                              f"{b.shape} do not match{where()}")
+        raise ShapeError(f"tensordot: contracted axes {a_axes} of {a.shape} and {b_axes} of "
+                         f"{b.shape} do not match{where()}")
     return _dot_general(a, b, (a_axes, b_axes), preferred_element_type=preferred_element_type)
 
 
@@ -202,8 +202,8 @@ def einsum(subscripts, *operands, out=None, optimize=None, precision=None,
     for op, labs in zip(ops, labels):
         for lab, d in zip(labs, op.shape):
             if d != 1 and sizes.get(lab, 1) not in (1, d):
-                raise SecantValueError(f"einsum: label {_show(lab)} has sizes {sizes[lab]} and {d}"
-                                       f"{where()}")
+                raise ShapeError(f"einsum: label {_show(lab)} has sizes {sizes[lab]} and {d}"
+                                 f"{where()}")
             sizes[lab] = builtins.max(sizes.get(lab, 1), d)
     missing = [lab for lab in out_labels if lab not in sizes]
     if missing:

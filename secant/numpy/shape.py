@@ -12,7 +12,7 @@ import numpy as np
 from secant.backends import dtypes
 from secant.backends.core import Tracer
 from secant.backends.errors import (ConcretizationError, SecantTypeError, SecantValueError,
-                                    UnsupportedError, where)
+                                    ShapeError, UnsupportedError, where)
 from secant.backends.array import Array
 from secant.backends.primitives import structural as st
 from secant.numpy.conversion import convert, ensure_array, promote
@@ -89,12 +89,12 @@ def _resolve_shape(newshape, total, old_shape):
     known = math.prod(d for d in dims if d != -1)
     if unknown:
         if known == 0 or total % known:
-            raise SecantTypeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
-                                  f"shape {tuple(dims)}{where()}")
+            raise ShapeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
+                             f"shape {tuple(dims)}{where()}")
         dims[unknown[0]] = total // known
     elif known != total:
-        raise SecantTypeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
-                              f"shape {tuple(dims)}{where()}")
+        raise ShapeError(f"cannot reshape array of shape {old_shape} (size {total}) into "
+                         f"shape {tuple(dims)}{where()}")
     return tuple(dims)
 
 
@@ -211,8 +211,8 @@ def broadcast_shapes(*shapes):
     for dims in zip(*[(1,) * (nd - len(s)) + s for s in shapes]):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            raise SecantValueError("shapes " + ", ".join(map(str, shapes))
-                                   + f" cannot be broadcast together{where()}")
+            raise ShapeError("shapes " + ", ".join(map(str, shapes))
+                             + f" cannot be broadcast together{where()}")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 
@@ -223,8 +223,8 @@ def broadcast_to(array, shape):
     shape = _shape_tuple(shape)
     lead = len(shape) - x.ndim
     if lead < 0 or any(d != 1 and d != s for d, s in zip(x.shape, shape[lead:])):
-        raise SecantValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}"
-                               f"{where()}")
+        raise ShapeError(f"cannot broadcast an array of shape {x.shape} to shape {shape}"
+                         f"{where()}")
     if x.shape == shape:
         return x
     return st.broadcast_in_dim_p.bind(x, shape=shape,
@@ -283,14 +283,14 @@ def concatenate(arrays, axis=0, dtype=None):
     if nd == 0:
         raise SecantValueError("zero-dimensional arrays cannot be concatenated" + where())
     if any(a.ndim != nd for a in arrays):
-        raise SecantValueError("concatenate needs arrays with the same number of dimensions, got "
-                               + ", ".join(str(a.shape) for a in arrays) + where())
+        raise ShapeError("concatenate needs arrays with the same number of dimensions, got "
+                         + ", ".join(str(a.shape) for a in arrays) + where())
     axis = _normalize_axis(axis, nd)
     base = arrays[0].shape
     for a in arrays[1:]:
         if any(a.shape[i] != base[i] for i in range(nd) if i != axis):
-            raise SecantValueError(f"concatenate: shapes {base} and {a.shape} differ outside axis "
-                                   f"{axis}{where()}")
+            raise ShapeError(f"concatenate: shapes {base} and {a.shape} differ outside axis "
+                             f"{axis}{where()}")
     if len(arrays) == 1:
         return arrays[0]
     return st.concatenate_p.bind(*arrays, dimension=axis)
@@ -303,8 +303,8 @@ def stack(arrays, axis=0, dtype=None):
     arrays = _promote_all(arrays, dtype)
     first = arrays[0].shape
     if any(a.shape != first for a in arrays):
-        raise SecantValueError("stack needs arrays of one shape, got "
-                               + ", ".join(str(a.shape) for a in arrays) + where())
+        raise ShapeError("stack needs arrays of one shape, got "
+                         + ", ".join(str(a.shape) for a in arrays) + where())
     axis = _normalize_axis(axis, len(first) + 1)
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
