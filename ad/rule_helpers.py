@@ -660,4 +660,4 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "cl
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
-         "while_loop_with_carries", "while_loop_vjp")
+         "while_loop_with_carries", "while_loop_vjp", "where_examples")

@@ -121,10 +121,8 @@ def names():
     from secant.ad import helpers
     from secant.batching import helpers as batch_helpers
     ours = helpers.by_name()
-    from secant.ad import rule_helpers
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
-            "where_examples": rule_helpers.where_examples,
-            **{n: ours[n] for n in ("add_grads", "zeros_like_tree")}}
+            **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "where_examples")}}
 
 
 def _items(call, keyword):
