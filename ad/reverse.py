@@ -825,7 +825,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.last_comment = fn.result.origin.text
     b.reverse(fn.body)
     b.flush_all_fields()
-    fn.arrays = b.arrays        # the arrays it reads, its callees' array parameters included
+    # the arrays it reads, its callees' array parameters included; not what may also be a
+    # container (item_of(x, i) reads x[:, i] of an array or x[i] of a tuple)
+    fn.arrays = b.arrays - b.containers
     # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
     grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)

@@ -553,8 +553,8 @@ def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), co
         carry_g, closed_g = (grads[0], tuple(grads[1:])) if closed else (grads, ())
         if active is not None:
             took = active(carry)
-            carry_g = _where_examples(took, carry_g, carry_bar)
-            closed_g = _where_examples(took, closed_g, zeros_like_tree(closed_g))
+            carry_g = where_examples(took, carry_g, carry_bar)
+            closed_g = where_examples(took, closed_g, zeros_like_tree(closed_g))
         return _cast_like(carry_g, carry_bar), _add_trees(closed_bars, closed_g)
 
     bars = (carry_bar, _zero_bars(closed, batch_size, closed_batched))
@@ -617,7 +617,7 @@ def _zero_bars(closed, batch_size=None, closed_batched=()):
         for c, b in zip(closed, closed_batched))
 
 
-def _where_examples(took, a, b):
+def where_examples(took, a, b):
     """Per example (batch axis 0): a's value where `took`, b's elsewhere (pytrees alike)."""
     return tree_util.tree_map(
         lambda u, v: snp.where(snp.reshape(took, np.shape(took) + (1,) * (np.ndim(u) - 1)),
@@ -660,4 +660,4 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "cl
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
-         "while_loop_with_carries", "while_loop_vjp")
+         "while_loop_with_carries", "while_loop_vjp", "where_examples")

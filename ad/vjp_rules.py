@@ -20,7 +20,7 @@ VJP = {
     "split_at": {"x": "{g}[0] + {g}[1]"},     # lists (or tuples) joined again
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},
-    "tree_unflatten": {"leaves": "tree_leaves({g})"},
+    "tree_unflatten": {"leaves": "tree_leaves_as({g}, {treedef})"},   # up to treedef (is_leaf)
     "tree_leaves_as": {"tree": "tree_unflatten({treedef}, {g})"},
     # elementwise, one operand
     "sin": {"x": "{g} * snp.cos({x})"},

@@ -78,6 +78,8 @@ CASES = {
                         {"a": A3, "v": r() + 2}),
     "unpad": ("unpad(t, a, 1)", {"t": r(5), "a": r(3)}),
     "lax_unpad": ("lax_unpad(t, [(1, 1, 0)])", {"t": r(5)}),
+    "where_examples": ("where_examples(np.array([True, False]), a, b)",
+                       {"a": r(2, 3), "b": r(2, 3)}),
     "slice_transpose": ("slice_transpose(t, a, [1], [3])", {"t": r(2), "a": r(4)}),
     "unbroadcast_in_dim": ("unbroadcast_in_dim(t, a, (1,))", {"t": r(2, 3), "a": r(3)}),
     "lax_reshape_grad": ("lax_reshape_grad(t, a)", {"t": r(6), "a": r(2, 3)}),

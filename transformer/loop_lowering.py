@@ -53,13 +53,15 @@ def lower(stmt, helper, fresh):
     if len(args) > len(params):
         return None
     bound = dict(zip(params, args))
+    extra = ("active",) if helper == "while_loop_vjp" else ()   # a while loop vmapped per example
     for k, v in src.items():
-        if k in bound or k not in params + ("out", "batch_size", "closed_batched"):
-            return None         # active=... (a while loop vmapped per example) and the like
+        if k in bound or k not in params + ("out", "batch_size", "closed_batched") + extra:
+            return None
         bound[k] = v
     fns, pre = [], []
-    for at in {"fori": (2,), "whil": (0, 1)}.get(helper[:4], (0,)):
-        fn_node = call.args[at] if len(call.args) > at else None
+    active = {k.arg: k.value for k in call.keywords}.get("active")
+    for at in {"fori": (2,), "whil": (0, 1)}.get(helper[:4], (0,)) + ((None,) if active else ()):
+        fn_node = active if at is None else call.args[at] if len(call.args) > at else None
         if isinstance(fn_node, gast.Lambda):        # a lambda: a nested def of its own first
             name = fresh("step_fun")
             pre.append(f"{name} = {gast.unparse(fn_node).strip()}")
@@ -89,6 +91,8 @@ def lower(stmt, helper, fresh):
     if helper in _FORWARD and isinstance(target, gast.Tuple) and \
             isinstance(target.elts[-1], gast.Name):
         trees.add(target.elts[-1].id)
+    elif helper in _FORWARD and isinstance(target, gast.Name):    # (out, carries) whole
+        trees.add(target.id)
     if helper in _REVERSE:
         wrt_xs = bound.get("wrt_xs", "True" if helper == "map_vjp" else "False") == "True"
         n_out = len(closed) + int(wrt_xs) + int(helper != "map_vjp")
@@ -118,7 +122,7 @@ def names():
     from secant.batching import helpers as batch_helpers
     ours = helpers.by_name()
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
-            **{n: ours[n] for n in ("add_grads", "zeros_like_tree")}}
+            **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "where_examples")}}
 
 
 def _items(call, keyword):
@@ -283,10 +287,15 @@ class _Writer:
     def while_loop_with_carries(self):
         """The loop and its step count (what while_loop_vjp recomputes the carries from)."""
         t = self.target
-        if not (isinstance(t, gast.Tuple) and len(t.elts) == 2):
-            return None
         (cond, body), b = self.fn, self.bound
-        out, saved = (gast.unparse(e).strip() for e in t.elts)
+        if isinstance(t, gast.Tuple) and len(t.elts) == 2:
+            out, saved = (gast.unparse(e).strip() for e in t.elts)
+            whole = []
+        elif isinstance(t, gast.Name):      # `loop = ...` read as (out, carries) later
+            out, saved = self.fresh(f"{t.id}_final"), self.fresh(f"{t.id}_carries")
+            whole = [f"{t.id} = ({out}, {saved})"]
+        else:
+            return None
         counting, test = self.fresh(f"{body}_counting"), self.fresh(f"{cond}_counting")
         steps = self.fresh("steps")
         return [f"def {test}(state):",
@@ -294,13 +303,13 @@ class _Writer:
                 f"def {counting}(state):",
                 f"    return ({body}(state[0]), state[1] + 1)",
                 f"{out}, {steps} = lax.while_loop({test}, {counting}, ({b['init_val']}, 0))",
-                f"{saved} = lax.stop_gradient({steps})"]
+                f"{saved} = lax.stop_gradient({steps})"] + whole
 
     def while_loop_vjp(self):
         """Back from the last step to the first, each step's carry recomputed from init_val by
         a while_loop (n * (n - 1) / 2 extra steps, as under jit at first order): while loops,
         so reverse mode of this too runs eagerly and under jit."""
-        b, (body, vjp) = self.bound, self.fn
+        b, (body, vjp, *active) = self.bound, self.fn
         k = len(self.closed)
         step = self.fresh(f"{vjp}_back")
         cbs, gs = self._closed_names("bars"), self._closed_names("g")
@@ -311,9 +320,13 @@ class _Writer:
                  f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
                  f"    carry, _ = lax.while_loop(lambda s: s[1] < {n} - 1 - j, "
                  f"lambda s: ({body}(s[0]), s[1] + 1), ({b['init_val']}, 0))",
-                 f"    {', '.join(['carry_g'] + gs)} = {vjp}({args})",
-                 f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
-                 "j + 1)"]
+                 f"    {', '.join(['carry_g'] + gs)} = {vjp}({args})"]
+        if active:      # vmapped per example: the examples that had stopped pass this step
+            lines += [f"    took = {active[0]}(carry)",
+                      "    carry_g = where_examples(took, carry_g, carry_bar)"]
+            lines += [f"    {g} = where_examples(took, {g}, zeros_like_tree({g}))" for g in gs]
+        lines += [f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
+                  "j + 1)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
         done = self.fresh("done")
         return lines + [f"{self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "

@@ -1536,6 +1536,8 @@ class Normaliser(ContainerMixin):
             data = {"xs": self.operand(args["xs"])}
         steered = self.batching and any(
             isinstance(self.operand(args[p]), ir.Var) for p in ("pred", "index") if p in args)
+        if carries and kind == "while_loop":    # its reverse pass names the body only: keep
+            self.while_conds[self._source(fn_nodes[1])] = fn_nodes[0]   # the cond (even unbatched)
         if not closed and not any(_has_var(o) for o in data.values()) and not steered:
             return self._inactive(node)     # nothing differentiated flows in: a constant
         statics = {}
@@ -1550,8 +1552,6 @@ class Normaliser(ContainerMixin):
         statics["forward"] = self._source(node)
         if carries:
             statics["carries"] = carries
-            if kind == "while_loop":    # its reverse pass names the body only: keep the cond
-                self.while_conds[self._source(fn_nodes[1])] = fn_nodes[0]
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
