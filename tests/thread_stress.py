@@ -3,7 +3,10 @@ every cache start cold): THREADS threads each run every task below (jit, grad, v
 compositions, over several shapes) in their own order, all at once; or, with `seq`, one thread
 runs them in order. It saves every result and the trace/compile counts to the .npz path given.
 
-    python tests/thread_stress.py threads|seq OUT.npz [DEVICES]
+    python tests/thread_stress.py threads|seq OUT.npz [DEVICES] [warm]
+
+`warm` creates the PJRT client before the threads start (to exercise the caches and trace state
+alone).
 """
 import random
 import sys
@@ -76,8 +79,10 @@ def tasks(ndev):
     return out, [jit_step, jit_grad, jit_vmap]
 
 
-def run(mode, path, ndev):
+def run(mode, path, ndev, warm=False):
     secant.config.update("num_cpu_devices", ndev)     # (the client is created by the tasks)
+    if warm:
+        secant.devices()
     work, jitted = tasks(ndev)
     results, errors = {}, []
     if mode == "seq":
@@ -115,4 +120,5 @@ def run(mode, path, ndev):
 
 
 if __name__ == "__main__":
-    run(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 2)
+    run(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 2,
+        sys.argv[4:5] == ["warm"])
