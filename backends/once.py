@@ -58,7 +58,7 @@ def claim(cache, key):
         t = b.thread
         while True:                 # would this wait close a cycle of waits?
             w = _waiting.get(t)
-            if w is None:
+            if w is None or w.done.is_set():   # (t has been woken, it waits no more)
                 break
             if w.thread == me:
                 return RECURSIVE
@@ -76,7 +76,7 @@ def release(cache, key):
     """The caller has built (or failed to build) `key`: wake the threads waiting for it."""
     with _lock:
         b = _builds.pop((id(cache), key))
-    b.done.set()
+        b.done.set()
 
 
 def build(cache, key, make, recursive=None, valid=None):

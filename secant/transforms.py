@@ -272,7 +272,18 @@ class _Recursive:
             [p.replace(default=inspect.Parameter.empty) for p in params])
 
     def __call__(self, *args, **kwargs):
-        return _generated[self.key](*args, **kwargs)
+        gen = _generated.get(self.key)
+        while gen is None:      # (threads: another one may be finishing it; wait for it)
+            mine = once.claim(_generated, self.key)
+            if mine is True:        # nobody builds it: its generation failed in another thread
+                once.release(_generated, self.key)
+                raise SecantError(f"{self.__name__} could not be generated (its generation "
+                                  "failed in another thread)" + where())
+            if mine is once.RECURSIVE:
+                raise SecantError(f"{self.__name__} was called while it is generated (a secant "
+                                  "bug, please report it)")
+            gen = _generated.get(self.key)
+        return gen(*args, **kwargs)
 
     @property
     def __secant_resolved__(self):

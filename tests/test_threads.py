@@ -202,3 +202,37 @@ def test_a_failed_build_lets_the_waiting_thread_build_it():
 
     assert _in_threads(first, second) == ["raised", "second"]
     assert cache == {"k": "second"} and len(calls) == 2
+
+
+def ping(x, n):
+    if n == 0:
+        return snp.sin(x)
+    return pong(x * 2.0, n - 1)
+
+
+def pong(x, n):
+    if n == 0:
+        return snp.cos(x)
+    return ping(x + 1.0, n - 1)
+
+
+def test_threads_differentiating_a_mutual_recursion_from_both_ends(monkeypatch):
+    from secant import transforms
+    barrier, seen = threading.Barrier(2, timeout=10), set()
+    generate = transforms._generate
+
+    def both_in_progress(fn, wrt, mode, *rest):
+        # each thread holds one callee's derivative before asking for the other's: thread 1
+        # then waits for thread 2, which finds the wait would close a cycle and calls it
+        # recursively, as one thread would
+        if mode != "grad" and fn.__name__ in ("ping", "pong") and fn.__name__ not in seen:
+            seen.add(fn.__name__)
+            barrier.wait()
+        return generate(fn, wrt, mode, *rest)
+    monkeypatch.setattr(transforms, "_generate", both_in_progress)
+    x = np.float32(0.3)
+    d_ping, d_pong = _in_threads(lambda: secant.grad(ping)(x, 3),
+                                 lambda: secant.grad(pong)(x, 3), timeout=30)
+    # ping(x, 3) = pong(2x, 2) = ping(2x + 1, 1) = cos(4x + 2); pong(x, 3) = sin(2x + 3)
+    np.testing.assert_allclose(float(d_ping), -4 * np.sin(4 * 0.3 + 2), rtol=1e-5)
+    np.testing.assert_allclose(float(d_pong), 2 * np.cos(2 * 0.3 + 3), rtol=1e-5)
