@@ -19,7 +19,7 @@ import secant.numpy as snp
 from secant import lax
 
 THREADS = 8
-SIZES = (1, 2, 3, 5, 8)
+SIZES = (1, 2, 3, 5)
 
 
 def poly(x):
