@@ -16,6 +16,7 @@ from secant.backends.tracer import Trace, canonical_aval
 _flatten = tree_util.registry().flatten
 _SCALARS = (bool, int, float, complex)
 _executables = {}   # module text -> Executable: one XLA compile per distinct module
+_X64 = [config.read("enable_x64")]     # part of every jit cache key
 # how many signatures were traced and modules compiled (jit and pmap) in this process; the
 # caches build each once, also when threads ask for it at the same time (backends/once.py)
 stats = {"traces": 0, "compiles": 0}
@@ -25,7 +26,6 @@ _stats_lock = threading.Lock()
 def _count(what):
     with _stats_lock:
         stats[what] += 1
-_X64 = [config.read("enable_x64")]     # part of every jit cache key
 
 
 def _config_changed(name, value):
@@ -188,8 +188,10 @@ def _executable(text, out_avals, device=None):
     key = text if device is None else (text, device.id)
     exe = _executables.get(key)
     if exe is None:
-        exe = once.build(_executables, key, lambda: _count("compiles")
-                         or runtime.Executable(text, out_avals, device))
+        def compile_():
+            _count("compiles")
+            return runtime.Executable(text, out_avals, device)
+        exe = once.build(_executables, key, compile_)
     return exe
 
 

@@ -326,8 +326,10 @@ class PmapFunction:
             text, out_avals, out_axes, out_tree = self._trace(args, kwargs, leaves, treedef,
                                                               in_avals, devices)
             _count("traces")
-            exe = once.build(_executables, (text, key[3]), lambda: _count("compiles") or
-                             runtime.ReplicatedExecutable(text, in_avals, out_avals, devices))
+            def compile_():
+                _count("compiles")
+                return runtime.ReplicatedExecutable(text, in_avals, out_avals, devices)
+            exe = once.build(_executables, (text, key[3]), compile_)
             return _Program(exe, text, axes, in_avals, out_avals, out_axes, out_tree,
                             exe.devices)
         return once.build(self._cache, key, build)
