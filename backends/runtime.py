@@ -8,6 +8,7 @@ result handlers (which never import jax), and ml_dtypes outputs are read without
 protocol (which returns object arrays for them).
 """
 import os
+import threading
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
@@ -58,6 +59,7 @@ class _MultiDeviceSharding(xc.GSPMDSharding):
 
 # --- client and devices ------------------------------------------------------------------------
 _client = None
+_client_lock = threading.Lock()
 _shardings = {}
 _FORCE_FLAG = "--xla_force_host_platform_device_count="
 
@@ -84,10 +86,17 @@ def client_created():
 
 
 def client():
+    """The process's PJRT client, created once, on first use (under a lock: two threads making
+    their first call at once must not build two clients and mix their devices)."""
     global _client
-    if _client is None:
-        _client = xc.make_cpu_client(asynchronous=True, num_devices=requested_cpu_devices())
-    return _client
+    c = _client
+    if c is None:
+        with _client_lock:
+            c = _client
+            if c is None:
+                c = _client = xc.make_cpu_client(asynchronous=True,
+                                                 num_devices=requested_cpu_devices())
+    return c
 
 
 def devices():
@@ -105,7 +114,7 @@ def default_backend():
 def sharding(device):
     s = _shardings.get(device)
     if s is None:
-        s = _shardings[device] = _SingleDeviceSharding(device)
+        s = _shardings.setdefault(device, _SingleDeviceSharding(device))  # (one, under threads)
     return s
 
 
@@ -149,7 +158,11 @@ _context = None
 
 def _mlir_context():
     global _context
-    if _context is None:
+    if _context is not None:
+        return _context
+    with _client_lock:
+        if _context is not None:
+            return _context
         ctx = ir.Context()
         registry = ir.DialectRegistry()
         _jax_mlir_ext.register_dialects(registry)
@@ -219,8 +232,8 @@ _device_lists = {}
 def _multi_sharding(devices):
     s = _device_lists.get(devices)
     if s is None:
-        s = _device_lists[devices] = _MultiDeviceSharding(xc.DeviceList(devices),
-                                                          xc.HloSharding.replicate())
+        s = _device_lists.setdefault(devices, _MultiDeviceSharding(xc.DeviceList(devices),
+                                                                   xc.HloSharding.replicate()))
     return s
 
 

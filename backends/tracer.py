@@ -3,6 +3,7 @@ each op tagged with `loc("file":line:col)` of the user's line that produced it."
 import contextlib
 import linecache
 import re
+import threading
 
 import numpy as np
 
@@ -83,12 +84,18 @@ def leaked(t, using=None):
 _active = []      # the traces being built now, innermost last
 
 
-_active = []      # the traces being built now, innermost last
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.active = []      # the traces this thread is building now, innermost last
+
+
+_state = _ThreadState()      # per thread: two threads tracing at once never see each other's
 
 
 def active_trace():
-    """The trace jit is building right now, or None in eager code."""
-    return _active[-1] if _active else None
+    """The trace jit is building right now in this thread, or None in eager code."""
+    active = _state.active
+    return active[-1] if active else None
 
 
 class Trace:
@@ -122,11 +129,12 @@ class Trace:
     @contextlib.contextmanager
     def activate(self):
         """Mark this trace as the one being built (loops then stage instead of unrolling)."""
-        _active.append(self)
+        active = _state.active
+        active.append(self)
         try:
             yield self
         finally:
-            _active.pop()
+            active.pop()
 
     @contextlib.contextmanager
     def region(self, arg_avals=()):

@@ -10,16 +10,19 @@ Each generated line can map back to a user line (the origin map) for error messa
 """
 import ast
 import linecache
+import threading
 import types
 
 from secant.backends import errors
 
 _counts = {}
+_counts_lock = threading.Lock()     # two threads must never get the same file name
 
 
 def _filename(name):
-    n = _counts.get(name, 0)
-    _counts[name] = n + 1
+    with _counts_lock:
+        n = _counts.get(name, 0)
+        _counts[name] = n + 1
     return f"<secant: {name}>" if n == 0 else f"<secant: {name} #{n + 1}>"
 
 

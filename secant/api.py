@@ -1,11 +1,12 @@
 """jit, device placement and friends: the face of the tracer and the PJRT runtime."""
 import functools
 import inspect
+import threading
 
 import numpy as np
 
 from secant import tree_util
-from secant.backends import dtypes, runtime
+from secant.backends import dtypes, once, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
 from secant.backends.core import ShapedArray, Tracer
@@ -16,6 +17,15 @@ _flatten = tree_util.registry().flatten
 _SCALARS = (bool, int, float, complex)
 _executables = {}   # module text -> Executable: one XLA compile per distinct module
 _X64 = [config.read("enable_x64")]     # part of every jit cache key
+# how many signatures were traced and modules compiled (jit and pmap) in this process; the
+# caches build each once, also when threads ask for it at the same time (backends/once.py)
+stats = {"traces": 0, "compiles": 0}
+_stats_lock = threading.Lock()
+
+
+def _count(what):
+    with _stats_lock:
+        stats[what] += 1
 
 
 def _config_changed(name, value):
@@ -84,9 +94,9 @@ class _Compiled:
         """This signature compiled for `device` (one executable per device it runs on)."""
         c = self._placed.get(device)
         if c is None:
-            c = self._placed[device] = _Compiled(_executable(self.text, self.out_avals, device),
-                                                 self.text, self.in_avals, self.out_avals,
-                                                 self.out_tree)
+            c = self._placed.setdefault(device, _Compiled(
+                _executable(self.text, self.out_avals, device), self.text, self.in_avals,
+                self.out_avals, self.out_tree))
         return c
 
     def _run_placed(self, leaves):
@@ -181,7 +191,10 @@ def _executable(text, out_avals, device=None):
     key = text if device is None else (text, device.id)
     exe = _executables.get(key)
     if exe is None:
-        exe = _executables[key] = runtime.Executable(text, out_avals, device)
+        def compile_():
+            _count("compiles")
+            return runtime.Executable(text, out_avals, device)
+        exe = once.build(_executables, key, compile_)
     return exe
 
 
@@ -257,10 +270,11 @@ class JitFunction:
                                       else _leaf_key(x) for x in leaves])
         except _InlineCall:
             return _functionalized(self._fun)(*args, **kwargs)
-        entry = self._cache.get(key)
-        if entry is None:
+        entry = self._cache.get(key)      # (a hit takes no lock)
+        if entry is None:   # traced and compiled once, also when threads miss it at once
             self._check_call(args, kwargs)
-            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, static)
+            entry = once.build(self._cache, key, lambda: self._compile(args, kwargs, leaves,
+                                                                       treedef, static))
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
@@ -309,6 +323,7 @@ class JitFunction:
 
     def _compile(self, args, kwargs, leaves, treedef, static):
         text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
+        _count("traces")
         return _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
 
     def lower(self, *args, **kwargs):

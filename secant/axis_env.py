@@ -2,8 +2,15 @@
 `lax.psum(x, 'i')` & co. bind collective primitives over that axis's replicas. (vmap binds its
 own axis names by rewriting the calls in its generated source, so it never appears here.)"""
 import contextlib
+import threading
 
-_stack = []      # (name, size), innermost last
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.stack = []      # (name, size), innermost last: this thread's pmap traces
+
+
+_state = _ThreadState()
 
 
 @contextlib.contextmanager
@@ -12,20 +19,21 @@ def bind(name, size):
     if name is None:
         yield
         return
-    _stack.append((name, int(size)))
+    stack = _state.stack
+    stack.append((name, int(size)))
     try:
         yield
     finally:
-        _stack.pop()
+        stack.pop()
 
 
 def size(name):
     """The replica count of the pmap axis `name`, or None when no pmap binds it."""
-    for n, s in reversed(_stack):
+    for n, s in reversed(_state.stack):
         if n == name:
             return s
     return None
 
 
 def depth():
-    return len(_stack)
+    return len(_state.stack)

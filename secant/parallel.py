@@ -14,8 +14,8 @@ import functools
 import numpy as np
 
 from secant import axis_env, tree_util
-from secant.api import _X64, JitFunction, _functionalized, _InlineCall, _leaf_key
-from secant.backends import runtime
+from secant.api import _X64, JitFunction, _count, _functionalized, _InlineCall, _leaf_key
+from secant.backends import once, runtime
 from secant.backends.array import Array
 from secant.backends.core import Tracer
 from secant.backends.errors import (SecantTypeError, SecantValueError, UnsupportedError,
@@ -327,18 +327,18 @@ class PmapFunction:
         keys, in_avals, axes, n = self._avals(leaves, axes)
         devices = self._devices_for(n)
         key = (treedef, static, tuple(keys), tuple(d.id for d in devices), _X64[0])
-        prog = self._cache.get(key)
-        if prog is None:
+
+        def build():        # once per signature, also when threads ask at once
             text, out_avals, out_axes, out_tree = self._trace(args, kwargs, leaves, treedef,
                                                               in_avals, devices)
-            ekey = (text, key[3])
-            exe = _executables.get(ekey)
-            if exe is None:
-                exe = _executables[ekey] = runtime.ReplicatedExecutable(text, in_avals,
-                                                                        out_avals, devices)
-            prog = self._cache[key] = _Program(exe, text, axes, in_avals, out_avals, out_axes,
-                                               out_tree, exe.devices)
-        return prog
+            _count("traces")
+            def compile_():
+                _count("compiles")
+                return runtime.ReplicatedExecutable(text, in_avals, out_avals, devices)
+            exe = once.build(_executables, (text, key[3]), compile_)
+            return _Program(exe, text, axes, in_avals, out_avals, out_axes, out_tree,
+                            exe.devices)
+        return once.build(self._cache, key, build)
 
     def __call__(self, *args, **kwargs):
         if active_trace() is not None:

@@ -14,7 +14,7 @@ from secant import lax, tree_util
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
-from secant.backends import dtypes
+from secant.backends import dtypes, once
 from secant.backends import errors as _errors
 from secant.backends.errors import (SecantError, SecantTypeError, SecantValueError,
                                     UnsupportedError, where)
@@ -29,7 +29,6 @@ from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
-_in_progress = set()
 
 
 def _unwrap(fn):
@@ -61,14 +60,13 @@ def _op_function(fun):
         raise SecantTypeError(f"expected a callable value to transform, got {fun!r}{where()}")
     fun = _unwrap(fun)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
-        hit = _op_functions.get(fun)
-        if hit is None:
+        def caller():
             params = ", ".join(fun.params())
             source = f"def {fun.__name__}({params}):\n    return {fun.__name__}_({params})\n"
-            hit = _op_functions[fun] = load_generated(source, fun.__name__, {},
-                                                      {f"{fun.__name__}_": fun})
+            hit = load_generated(source, fun.__name__, {}, {f"{fun.__name__}_": fun})
             _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
-        return hit
+            return hit
+        return once.build(_op_functions, fun, caller)
     name = op_for(fun)
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
                          or is_user_callable_object(fun)):
@@ -83,12 +81,11 @@ def _op_function(fun):
                               f"{where()}")
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
-    hit = _op_functions.get(name)
-    if hit is None:
-        hit = _op_functions[name] = _calling_function(OPS[name].signature, name, f"{name}_op",
-                                                      {f"{name}_op": fun}, {})
+    def op_caller():
+        hit = _calling_function(OPS[name].signature, name, f"{name}_op", {f"{name}_op": fun}, {})
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
-    return hit
+        return hit
+    return once.build(_op_functions, name, op_caller)
 
 
 def _is_op_or_callable(fun):
@@ -101,14 +98,16 @@ def _is_op_or_callable(fun):
 def _callable_function(fun):
     """`def apply(x): return apply_(x)` for a bound method, partial or callable object `fun`
     (its own signature; what the call means, transformer/callees.py resolves)."""
-    from secant.transformer.ops import OPS, op_for
     # a bound method is a new object at each look-up: keyed by its function and object
     key = ("method", fun.__func__, id(fun.__self__)) if isinstance(fun, types.MethodType) \
         else ("callable", id(fun))
-    hit = _op_functions.get(key)
-    if hit is not None and (hit[0] is fun or isinstance(fun, types.MethodType)
-                            and hit[0].__self__ is fun.__self__):
-        return hit[1]
+    return once.build(_op_functions, key, lambda: (fun, _make_callable_function(fun)),
+                      valid=lambda hit: hit[0] is fun or isinstance(fun, types.MethodType)
+                      and hit[0].__self__ is fun.__self__)[1]
+
+
+def _make_callable_function(fun):
+    from secant.transformer.ops import OPS, op_for
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
     name = name if name.isidentifier() else "fn"
@@ -134,10 +133,8 @@ def _callable_function(fun):
         # Layer.apply(layer, x): the method's own function, the object its first argument
         this = cls.__name__.lower() if cls.__name__.lower() != name else f"{name}_"
         callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
-    gen = _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
-                            lead)
-    _op_functions[key] = (fun, gen)
-    return gen
+    return _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
+                             lead)
 
 
 def _calling_function(signature, name, callee, free, fn_globals, lead=()):
@@ -223,26 +220,33 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
-    hit = _generated.get(key)
-    if hit is not None and _current(hit):
-        return hit
-    if key in _in_progress:
-        return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
-    _in_progress.add(key)
+    while True:     # (threads: one builds each key, the others wait for it: backends/once.py)
+        hit = _generated.get(key)
+        if hit is not None and _current(hit):
+            return hit
+        mine = once.claim(_generated, key)
+        if mine is once.RECURSIVE:
+            return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
+        if mine:
+            break
     try:
+        hit = _generated.get(key)
+        if hit is not None and _current(hit):
+            return hit
         gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        if mode == "vmap" and (getattr(gen, "__secant_recursive__", False)
+                               or key in _assumed_batched) and not (
+                gen.__secant_out_batched__ is True
+                or isinstance(gen.__secant_out_batched__, tuple)
+                and all(gen.__secant_out_batched__)):
+            # its own calls were batched assuming every output batched: not so, refuse
+            raise SecantError(f"cannot batch the recursive function {fn.__name__}: some of "
+                              "its outputs are not batched")
+        _generated[key] = gen       # (before the threads waiting for it wake)
+        return gen
     finally:
-        _in_progress.discard(key)
-        assumed = key in _assumed_batched
         _assumed_batched.discard(key)
-    if mode == "vmap" and (getattr(gen, "__secant_recursive__", False) or assumed) and not (
-            gen.__secant_out_batched__ is True or isinstance(gen.__secant_out_batched__, tuple)
-            and all(gen.__secant_out_batched__)):
-        # its own calls were batched assuming every output batched: not so, refuse
-        raise SecantError(f"cannot batch the recursive function {fn.__name__}: some of its "
-                          "outputs are not batched")
-    _generated[key] = gen
-    return gen
+        once.release(_generated, key)
 
 
 _assumed_batched = set()    # keys of functions in progress whose recursive calls were batched
@@ -276,7 +280,18 @@ class _Recursive:
             [p.replace(default=inspect.Parameter.empty) for p in params])
 
     def __call__(self, *args, **kwargs):
-        return _generated[self.key](*args, **kwargs)
+        gen = _generated.get(self.key)
+        while gen is None:      # (threads: another one may be finishing it; wait for it)
+            mine = once.claim(_generated, self.key)
+            if mine is True:        # nobody builds it: its generation failed in another thread
+                once.release(_generated, self.key)
+                raise SecantError(f"{self.__name__} could not be generated (its generation "
+                                  "failed in another thread)" + where())
+            if mine is once.RECURSIVE:
+                raise SecantError(f"{self.__name__} was called while it is generated (a secant "
+                                  "bug, please report it)")
+            gen = _generated.get(self.key)
+        return gen(*args, **kwargs)
 
     @property
     def __secant_resolved__(self):
@@ -509,10 +524,11 @@ def _jvp_call(gen, m, n, keywords):
     """A generated function that calls `gen` (a jvp with m tangents) for a call site of n
     positional arguments and `keywords`: (arguments, tangents, keywords=...), the tangents
     passed to gen by name; generated code, so that further transforms read it as any other."""
-    key = (gen, m, n, keywords)
-    hit = _jvp_calls.get(key)
-    if hit is not None:
-        return hit
+    return once.build(_jvp_calls, (gen, m, n, keywords),
+                      lambda: _make_jvp_call(gen, m, n, keywords))
+
+
+def _make_jvp_call(gen, m, n, keywords):
     names, _, _ = forward._tangent_params(gen, m)
     args, dots = [f"a{i}" for i in range(n)], [f"t{j}" for j in range(m)]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
@@ -521,8 +537,7 @@ def _jvp_call(gen, m, n, keywords):
                      + [f"{t}={d}" for t, d in zip(names, dots)])
     source = (f"def {name}({', '.join(args + dots)}{kw_sig}):\n"
               f"    return {gen.__name__}({call})\n")
-    out = _jvp_calls[key] = load_generated(source, name, {}, {gen.__name__: gen})
-    return out
+    return load_generated(source, name, {}, {gen.__name__: gen})
 
 
 _jvp_calls = {}

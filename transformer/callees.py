@@ -25,6 +25,8 @@ import types
 
 import gast
 
+from secant.backends import once
+
 UNRESOLVED = object()
 
 # containers whose items a look-up may read at transform time (exactly these types: no user
@@ -239,14 +241,19 @@ def dynamic_caller(n, keywords):
     the transforms write its derivative as a dispatcher (secant/transforms.py)."""
     hit = _CALLERS.get((n, keywords))
     if hit is None:
-        params = ["fn"] + [f"x{i + 1}" for i in range(n)]
-        args = params[1:] + [f"{k}={k}" for k in keywords]
-        sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
-        namespace = {}
-        exec(f"def dynamic_call({sig}):\n    return fn({', '.join(args)})\n", namespace)  # noqa: S102
-        hit = _CALLERS[(n, keywords)] = namespace["dynamic_call"]
-        hit.__secant_dispatch__ = (n, keywords)
+        hit = once.build(_CALLERS, (n, keywords), lambda: _make_caller(n, keywords))
     return hit
+
+
+def _make_caller(n, keywords):
+    params = ["fn"] + [f"x{i + 1}" for i in range(n)]
+    args = params[1:] + [f"{k}={k}" for k in keywords]
+    sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+    namespace = {}
+    exec(f"def dynamic_call({sig}):\n    return fn({', '.join(args)})\n", namespace)  # noqa: S102
+    caller = namespace["dynamic_call"]
+    caller.__secant_dispatch__ = (n, keywords)
+    return caller
 
 
 # --- *args and **kwargs: one specialised function per call shape --------------------------------
@@ -276,11 +283,15 @@ def specialise(fn, n_positional, keywords):
     reads as `def f(xs_0, xs_1)` with `xs[0]` -> `xs_0` and any other `xs` -> `(xs_0, xs_1)`
     (`kw["a"]` -> `a`, `kw` -> `{"a": a}`). The result calls fn itself when run; its source
     (for the transforms) is the rewritten tree at the user's own lines."""
-    from secant.transformer.parse import FunctionSource, function_source
     key = (fn, n_positional, tuple(sorted(keywords)))
     hit = _SPECIALISED.get(key)
     if hit is not None:
         return hit
+    return once.build(_SPECIALISED, key, lambda: _specialise(fn, n_positional, keywords))
+
+
+def _specialise(fn, n_positional, keywords):
+    from secant.transformer.parse import FunctionSource, function_source
     from secant.transformer.desugar import desugar
     src = function_source(desugar(fn))     # (early returns, with, ... rewritten first)
     node = copy.deepcopy(src.node)
@@ -327,7 +338,6 @@ def specialise(fn, n_positional, keywords):
                                             src.globals, src.closure, src.indent,
                                             generated=src.generated)
     spec.__secant_specialises__ = fn
-    _SPECIALISED[key] = spec
     return spec
 
 

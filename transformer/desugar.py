@@ -34,6 +34,7 @@ import types
 
 import gast
 
+from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer.parse import FunctionSource, SourceError, function_source
@@ -57,9 +58,9 @@ def desugar(fn, only_choices=False):
         return fn
     if hit is not None:
         return hit
-    _cache[key] = fn
-    out = _cache[key] = _desugar(fn, only_choices)
-    return out
+    # built once (threads wait for the one building it); a recursive call of fn while it is
+    # rewritten stays as it is
+    return once.build(_cache, key, lambda: _desugar(fn, only_choices), recursive=lambda: fn)
 
 
 def _desugar(fn, only_choices=False):

@@ -38,6 +38,7 @@ import warnings
 
 import gast
 
+from secant.backends import once
 from secant.backends.core import Tracer
 from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
@@ -706,9 +707,9 @@ def functionalize(fn):
         return fn
     if hit is not None:
         return hit
-    _cache[fn] = fn             # a recursive call of fn (while rewriting it) stays as it is
-    out = _cache[fn] = _functionalize(fn)
-    return out
+    # built once (threads wait for the one building it); a recursive call of fn while it is
+    # rewritten stays as it is
+    return once.build(_cache, fn, lambda: _functionalize(fn), recursive=lambda: fn)
 
 
 def _rewritten_helpers(src):

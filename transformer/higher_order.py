@@ -20,11 +20,11 @@ import types
 
 import gast
 
+from secant.backends import once
 from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
-_building = set()
 
 
 class NotSpecialisable(Exception):
@@ -60,17 +60,10 @@ def specialise(helper, param, target, extras, by_keyword, name):
     values `extras` (names) after its own arguments (by keyword when `by_keyword`); the extras
     become the last parameters of the result, called `name`. Raises NotSpecialisable."""
     key = (helper, param, target, tuple(extras), by_keyword, name)
-    hit = _cache.get(key)
-    if hit is not None:
-        return hit
-    if key in _building:
+    def recursive():
         raise NotSpecialisable(f"{helper.__name__} passes {param} to itself")
-    _building.add(key)
-    try:
-        hit = _cache[key] = _build(helper, param, target, list(extras), by_keyword, name)
-    finally:
-        _building.discard(key)
-    return hit
+    return once.build(_cache, key, lambda: _build(helper, param, target, list(extras),
+                                                  by_keyword, name), recursive=recursive)
 
 
 def _build(helper, param, target, extras, by_keyword, name):

@@ -23,6 +23,7 @@ import types
 
 import numpy as np
 
+from secant.backends import once
 from secant.backends.errors import SecantError
 from secant.codegen.naming import Names, suggest
 
@@ -290,6 +291,11 @@ def traced(fn):
     hit = _traced.get(fn)
     if hit is not None and hit.__secant_guards__[0].holds():
         return hit
+    return once.build(_traced, fn, lambda: _trace(fn),
+                      valid=lambda hit: hit.__secant_guards__[0].holds())
+
+
+def _trace(fn):
     from secant.codegen import loader
     from secant.transformer.parse import FunctionSource
     import gast
@@ -344,7 +350,6 @@ def traced(fn):
                                            fn.__globals__, free, generated=False)
     gen.__secant_traced__ = fn
     gen.__secant_guards__ = (_Frozen(frozen),)
-    _traced[fn] = gen
     return gen
 
 
