@@ -78,6 +78,17 @@ def user_location():
     return None, None
 
 
+def defined_at(fn):
+    """`name (file:line)` of a user's function (its def line), for messages about what it
+    returned."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if code is None:
+        return name
+    fn_, line = origin(code.co_filename, code.co_firstlineno)
+    return f"{name} ({fn_}:{line})"
+
+
 def where():
     """' at FILE:LINE\\n    <source line>' for error messages, or '' when no user frame is found."""
     fn, line = user_location()
