@@ -57,6 +57,13 @@ CASES = {
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
+    # ad/custom_checks.py (a custom rule's result checked: the identity on valid results)
+    "custom_vjp_cotangents": ("custom_vjp_cotangents((t * x, y), (x, y), snp.sin)",
+                              {"t": r(3), "x": r(3), "y": r(2)}),
+    "custom_vjp_fwd_output": ("custom_vjp_fwd_output((t * x, y), t, snp.sin)",
+                              {"t": r(3), "x": r(3), "y": r(2)}),
+    "custom_jvp_outputs": ("custom_jvp_outputs((t * x, y * t), snp.sin)",
+                           {"t": r(3), "x": r(3), "y": r(3)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
     "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),
