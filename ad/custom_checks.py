@@ -115,9 +115,11 @@ def custom_vjp_fwd_output(pair, out_bar, rule):
     b_leaves, b_tree = tree_util.tree_flatten(out_bar)
     if not all(_is_array(b) for b in b_leaves):
         return pair
+    # (an integer output's cotangent may be float zeros: only a float output's kind is known)
     same = o_tree == b_tree and all(
         _is_array(o) and np.shape(o) == np.shape(b)
-        and _kind(snp.result_type(o)) == _kind(snp.result_type(b))
+        and (not dtypes.is_inexact(snp.result_type(o))
+             or _kind(snp.result_type(o)) == _kind(snp.result_type(b)))
         for o, b in zip(o_leaves, b_leaves))
     if not same:
         raise SecantTypeError(
