@@ -13,7 +13,10 @@ so the cotangents are the vjp of `tangent_out(x, w, x_dot, w_dot)` with respect 
 (taken at zero tangents), which reverse mode writes like any other function.
 Each builder returns (source, name, free): `free` maps the names the source uses to objects.
 """
+from secant.ad.custom_checks import by_name as _checks
 from secant.codegen.naming import Names
+
+_CHECKS = _checks()
 
 
 def _rule_name(fn, names, fallback):
@@ -34,18 +37,21 @@ def vjp_of_custom_vjp(custom, params, wrt):
     out, res, out_bar = names.fresh("out"), names.fresh("res"), names.fresh("out_bar")
     nondiff = [params[i] for i in custom.nondiff_argnums]
     diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
-    bwd_call = f"{bwd}({', '.join(nondiff + [res, out_bar])})"
+    # each rule's result checked as JAX checks it (ad/custom_checks.py; None cotangents: zeros)
+    bwd_call = (f"custom_vjp_cotangents({bwd}({', '.join(nondiff + [res, out_bar])}), "
+                f"{_tuple(diff)}, {bwd})")
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
-             f"    {out}, {res} = {fwd}({', '.join(params)})"]
+             f"    {out}, {res} = custom_vjp_fwd_output({fwd}({', '.join(params)}), {out_bar}, "
+             f"{fwd})"]
     if len(wrt) == len(diff):
         bars = [names.fresh(f"{p}_bar") for p in diff]
         lines += [f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = {bwd_call}",
                   f"    return {', '.join(bars)}"]
-    else:       # the others' cotangents may be None: never unpacked, so never differentiated
+    else:
         cts = names.fresh("cotangents")
         lines += [f"    {cts} = {bwd_call}",
                   f"    return {', '.join(f'{cts}[{diff.index(params[i])}]' for i in wrt)}"]
-    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd}
+    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd, **_CHECKS}
 
 
 def _rule_call(custom, params, tangents, rule):
@@ -65,8 +71,9 @@ def jvp_of_custom_jvp(custom, params, wrt):
     tangents = [dots.get(i, f"snp.zeros_like({p})") for i, p in enumerate(params)
                 if i not in custom.nondiff_argnums]
     lines = [f"def {fn_name}({', '.join(params + list(dots.values()))}):",
-             f"    return {_rule_call(custom, params, tangents, rule)}"]
-    return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp}
+             f"    return custom_jvp_outputs({_rule_call(custom, params, tangents, rule)}, "
+             f"{rule})"]
+    return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp, **_CHECKS}
 
 
 def tangent_of_custom_jvp(custom, params):
@@ -92,10 +99,16 @@ def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp):
     transpose = names.fresh(tangent_vjp.__name__)
     zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
+    rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
+    out, out_dot = names.fresh("out"), names.fresh(f"{custom.__name__}_dot")
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
+             "    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
+             f"    {out}, {out_dot} = custom_jvp_outputs("
+             f"{_rule_call(custom, params, zeros, rule)}, {rule})",
              "    # the rule is linear in the tangents: its transpose at zero tangents",
              f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
-    return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp}
+    return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp, rule: custom.jvp,
+                                               **_CHECKS}
 
 
 def jvp_rule_from_parts(custom, params, jvps):

@@ -125,6 +125,17 @@ def max_share(x, y):
 
 
 @constant
+def abs_sign(x):
+    """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below; for
+    complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0)."""
+    if dtypes.is_complex(snp.result_type(x)):
+        s = snp.sign(x)
+    else:
+        s = snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
+    return s
+
+
+@constant
 def min_share(x, y):
     return snp.where(x < y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
@@ -407,7 +418,7 @@ from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
 from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 
 NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
-         "var_grad", "std_grad", "max_share", "min_share", "clip_mask", "matmul_grad_x",
+         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
@@ -417,10 +428,10 @@ TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as
 
 def by_name():
     """Every helper generated code may call, by the name it uses."""
-    from secant.ad import jvp_helpers       # forward mode's helpers too (ad/jvp_helpers.py)
-    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},
-            **{n: getattr(tree_util, n) for n in TREE_NAMES},
-            **jvp_helpers.by_name()}
+    from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
+    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
+            **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
+            **jvp_helpers.by_name(), **custom_checks.by_name()}
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

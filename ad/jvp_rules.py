@@ -49,7 +49,7 @@ JVP = {
     "rsqrt": {"x": "-0.5 * {x_dot} * {ans} / {x}"},
     "square": {"x": "2 * {x} * {x_dot}"},
     "reciprocal": {"x": "-{x_dot} * {ans} ** 2"},
-    "absolute": {"x": "snp.real({x_dot} * snp.conj(snp.sign({x})))"},   # (complex x too)
+    "absolute": {"x": "snp.real({x_dot} * snp.conj(abs_sign({x})))"},   # (complex x too)
     "logistic": {"x": "{x_dot} * {ans} * (1 - {ans})"},
     "erf": {"x": "{x_dot} * 1.1283791670955126 * snp.exp(-{x} ** 2)"},
     "erf_inv": {"x": "{x_dot} * 0.886226925452758 * snp.exp({ans} ** 2)"},

@@ -50,7 +50,7 @@ VJP = {
     # complex x (JAX's convention: the cotangent u of a real-valued f pairs as Re(u dz), so
     # grad(abs)(z) = conj(z) / |z|, grad(real) = 1, grad(imag) = -1j); conj is the identity on
     # real arrays, so real x reads as before
-    "absolute": {"x": "{g} * snp.conj(snp.sign({x}))"},
+    "absolute": {"x": "{g} * snp.conj(abs_sign({x}))"},
     "real": {"x": "real_grad({g}, {x})"},
     "imag": {"x": "imag_grad({g}, {x})"},
     "conj": {"x": "snp.conj({g})"},

@@ -10,7 +10,7 @@ import numpy as np
 from secant.backends import dtypes
 from secant.backends.core import Tracer
 from secant.backends.emitter import ttype
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, defined_at, where
 
 
 def _flat(tree):
@@ -39,7 +39,7 @@ def _region_outputs(trace, out, what, unset_ok=False):
     return outs, treedef
 
 
-def _describe(treedef, avals):
+def describe(treedef, avals):
     return f"{treedef} with " + ", ".join(a.str_short() for a in avals)
 
 
@@ -85,13 +85,16 @@ def cond(trace, index, branches, operands):
         _return(body, outs)
         results.append((treedef, [o.aval for o in outs]))
     treedef, avals = results[0]
-    for other_tree, other_avals in results[1:]:
+    for k, (other_tree, other_avals) in enumerate(results[1:], 1):
         same = other_tree == treedef and all(
             (a.shape, a.dtype) == (b.shape, b.dtype) for a, b in zip(avals, other_avals))
         if not same:
+            names = ("true_fun", "false_fun") if len(branches) == 2 and \
+                index.aval.dtype == dtypes.bool_ else [f"branch {i}" for i in range(len(branches))]
             raise SecantTypeError(
-                "the branches of cond/switch must return the same structure, shapes and dtypes; "
-                f"got {_describe(treedef, avals)} and {_describe(other_tree, other_avals)}"
+                "the branches of cond/switch must return the same structure, shapes and dtypes: "
+                f"{names[0]} {defined_at(branches[0])} returns {describe(treedef, avals)} but "
+                f"{names[k]} {defined_at(branches[k])} returns {describe(other_tree, other_avals)}"
                 + where())
     avals = [a.update(weak_type=all(r[1][i].weak_type for r in results))
              for i, a in enumerate(avals)]
@@ -178,8 +181,8 @@ def _while_regions(trace, cond_fun, body_fun, treedef, avals):
                 for o, a in zip(out_avals, avals)):
             raise SecantTypeError(
                 "the loop carry must keep its structure, shapes and dtypes: it entered as "
-                f"{_describe(treedef, avals)} and body_fun returned "
-                f"{_describe(out_tree, out_avals)}" + where())
+                f"{describe(treedef, avals)} and body_fun returned "
+                f"{describe(out_tree, out_avals)}" + where())
         _return(bbody, outs)
     return (cbody, cargs), (bbody, bargs), out_avals
 

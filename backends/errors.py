@@ -132,6 +132,28 @@ def user_location():
     return None, None
 
 
+def defined_at(fn):
+    """`name (file:line)` of a user's function (its def line), for messages about what it
+    returned."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if code is None:
+        return name
+    fn_, line = origin(*def_line(code))
+    return f"{name} ({fn_}:{line})"
+
+
+def def_line(code):
+    """(file, line) of a function's `def` (past its decorators: co_firstlineno is the first)."""
+    line = code.co_firstlineno
+    if code.co_name != "<lambda>" and linecache.getline(code.co_filename, line).lstrip() \
+            .startswith("@"):
+        for i in range(line + 1, line + 20):
+            if linecache.getline(code.co_filename, i).lstrip().startswith(("def ", "async def ")):
+                return code.co_filename, i
+    return code.co_filename, line
+
+
 def where():
     """' at FILE:LINE\\n    <source line>' for error messages, or '' when no user frame is found."""
     fn, line = user_location()

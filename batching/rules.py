@@ -182,6 +182,11 @@ HELPERS = {
     "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
     "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
+    # custom rules' results checked (ad/custom_checks.py): every argument with its batch axis,
+    # so that the shapes compared are the whole batch's
+    "custom_vjp_cotangents": "custom_vjp_cotangents({arg0_b}, {arg1_b}, {arg2})",
+    "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2})",
+    "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0_b}, {arg1_next})",

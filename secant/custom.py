@@ -13,6 +13,9 @@ class _Custom:
     __secant_custom__ = True        # transforms differentiate calls of it with its rules
 
     def __init__(self, fun, nondiff_argnums=()):
+        if not callable(fun):
+            raise SecantTypeError(f"{type(self).__name__} expects a function, got {fun!r} of "
+                                  f"type {type(fun).__name__}{where()}")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.__globals__ = fun.__globals__      # the user's module, where rules are named
@@ -44,6 +47,12 @@ class _Custom:
         return self if obj is None else functools.partial(self, obj)
 
 
+def _check_rules(method, **rules):
+    for name, rule in rules.items():
+        if not callable(rule):
+            raise SecantTypeError(f"{method} expects a function for {name}, got {rule!r}{where()}")
+
+
 class custom_vjp(_Custom):
     """`f = custom_vjp(f)`; `f.defvjp(f_fwd, f_bwd)`: f_fwd(*args) returns (out, residuals),
     f_bwd(*nondiff_args, residuals, out_cotangent) returns a tuple with one cotangent per
@@ -54,6 +63,7 @@ class custom_vjp(_Custom):
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
+        _check_rules("defvjp", fwd=fwd, bwd=bwd)
         self.fwd, self.bwd = fwd, bwd
         return self
 
@@ -68,6 +78,7 @@ class custom_jvp(_Custom):
         self.jvp = None
 
     def defjvp(self, jvp):
+        _check_rules("defjvp", jvp=jvp)
         self.jvp = jvp
         return jvp
 

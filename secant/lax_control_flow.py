@@ -5,15 +5,17 @@ While jit is tracing, loops are staged as one StableHLO while loop whatever thei
 and a traced predicate stages a StableHLO conditional (backends/control_flow.py).
 """
 import builtins
+import sys
 
 import numpy as np
 
 import secant.numpy as snp
 from secant import tree_util
 from secant.backends import control_flow, dtypes
-from secant.backends.core import Tracer
-from secant.backends.errors import SecantTypeError, SecantValueError, ShapeError, where
-from secant.backends.tracer import active_trace
+from secant.backends.core import Tracer, aval_of
+from secant.backends.errors import (SecantTypeError, SecantValueError, ShapeError, defined_at,
+                                    where)
+from secant.backends.tracer import Trace, active_trace
 
 
 def _arrays(tree):
@@ -55,10 +57,95 @@ def _predicate(p):
     return builtins.bool(p)
 
 
+def _kind(x):
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of {len(x)}"
+    if x is None:
+        return "None"
+    return f"one value ({_dtype_weak(x)[0].name}{list(np.shape(x))})" \
+        if hasattr(x, "dtype") or isinstance(x, (int, float, complex)) else f"a {type(x).__name__}"
+
+
+def _returns_carry(body_fun, init, what, carry_at=-1):
+    """body_fun, checked to return a tuple (or list) like the carry `init` when init is one: a
+    body returning one value where the carry has N is named at its own line."""
+    if not isinstance(init, (tuple, list)):
+        return body_fun
+
+    def checked(*args):
+        out = body_fun(*args)
+        if not isinstance(out, (tuple, list)) or len(out) != len(init):
+            raise SecantTypeError(
+                f"{what} {defined_at(body_fun)} must return the loop carry: a "
+                f"{type(init).__name__} of {len(init)} values like the initial carry, but "
+                f"returned {_kind(out)}{where()}")
+        return out
+    return checked
+
+
+def _returns_pair(f):
+    """scan's f, checked to return a pair (carry, y)."""
+    def checked(carry, x):
+        out = f(carry, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise SecantTypeError(f"scan's f {defined_at(f)} must return a pair (carry, y), but "
+                                  f"returned {_kind(out)}{where()}")
+        return out
+    return checked
+
+
 def _scalar(x, what):
     if np.ndim(x) != 0:
         raise SecantTypeError(f"{what} must be a scalar, got shape {np.shape(x)}{where()}")
     return x
+
+
+def _called_by_user():
+    """Whether the lax call running now was written by the user (not by generated code, whose
+    conds stand for Python `if`s, with Python's semantics, or for a derivative's branches)."""
+    f = sys._getframe(2)
+    return not f.f_code.co_filename.startswith("<secant")
+
+
+def _abstract(x):
+    if isinstance(x, (np.ndarray, np.generic, int, float, complex)) and not isinstance(x, bool) \
+            or hasattr(x, "dtype") and hasattr(x, "shape"):
+        return aval_of(x)
+    return None
+
+
+def _branches_agree(out, taken, branches, operands, names):
+    """As JAX (which traces every branch), the branches a concrete predicate did not take must
+    return what the taken one did: each is traced abstractly (nothing runs) and compared. A
+    branch that cannot be traced (Python control flow on its operands' values) is not checked."""
+    leaves, treedef = tree_util.tree_flatten(out)
+    try:
+        avals = [aval_of(leaf) for leaf in leaves]
+    except Exception:       # (a value that is not an array: nothing to compare)
+        return
+    op_leaves, op_tree = tree_util.tree_flatten(operands)
+    op_avals = [_abstract(leaf) for leaf in op_leaves]
+    for k, fn in enumerate(branches):
+        if k == taken:
+            continue
+        trace = Trace(f"branch_{k}")
+        try:
+            with trace.activate():
+                args = op_tree.unflatten([trace.new_arg(a) if a is not None else leaf
+                                          for a, leaf in zip(op_avals, op_leaves)])
+                other_leaves, other_tree = tree_util.tree_flatten(fn(*args))
+                other = [aval_of(leaf) for leaf in other_leaves]
+        except Exception:
+            continue
+        same = other_tree == treedef and all(
+            (a.shape, a.dtype) == (b.shape, b.dtype) for a, b in zip(avals, other))
+        if not same:
+            raise SecantTypeError(
+                "the branches of cond/switch must return the same structure, shapes and dtypes "
+                f"(as in JAX, which traces every branch): {names[taken]} "
+                f"{defined_at(branches[taken])} returns {control_flow.describe(treedef, avals)} "
+                f"but {names[k]} {defined_at(fn)} returns {control_flow.describe(other_tree, other)}"
+                + where())
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -67,7 +154,20 @@ def cond(pred, true_fun, false_fun, *operands):
     if isinstance(pred, Tracer):
         pred = pred if pred.dtype == dtypes.bool_ else pred != 0
         return control_flow.cond(pred._trace, pred, (true_fun, false_fun), operands)
-    return true_fun(*operands) if builtins.bool(pred) else false_fun(*operands)
+    taken = builtins.bool(pred)
+    out = true_fun(*operands) if taken else false_fun(*operands)
+    if _called_by_user():
+        _branches_agree(out, int(taken), (false_fun, true_fun), operands,
+                        ("false_fun", "true_fun"))
+    return out
+
+
+def _index_dtype(index):
+    """switch's index must be an integer scalar (as JAX's, under jit and eagerly alike)."""
+    dt = _dtype_weak(index)[0]
+    if not (dtypes.is_int(dt) or dtypes.is_bool(dt)):
+        raise SecantTypeError(f"switch's index must be an integer scalar, got {dt.name}; "
+                              "convert it with .astype(int)" + where())
 
 
 def switch(index, branches, *operands):
@@ -76,18 +176,22 @@ def switch(index, branches, *operands):
     if not branches:
         raise SecantValueError("switch needs at least one branch" + where())
     _scalar(index, "switch's index")
+    _index_dtype(index)
     if isinstance(index, Tracer):
-        if not dtypes.is_int(index.dtype):
-            raise SecantTypeError(f"switch's index must be an integer, got {index.dtype.name}"
-                                  + where())
         index = snp.clip(index.astype(np.int32), 0, len(branches) - 1)
         return control_flow.cond(index._trace, index, branches, operands)
-    return branches[builtins.min(builtins.max(int(index), 0), len(branches) - 1)](*operands)
+    taken = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
+    out = branches[taken](*operands)
+    if _called_by_user():
+        _branches_agree(out, taken, branches, operands,
+                        [f"branch {k}" for k in range(len(branches))])
+    return out
 
 
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat val = body_fun(val) while cond_fun(val); returns the final val."""
     trace = active_trace()
+    body_fun = _returns_carry(body_fun, init_val, "while_loop's body_fun")
     if trace is not None:
         return control_flow.while_loop(trace, cond_fun, body_fun, init_val)
     val = _arrays(init_val)
@@ -101,6 +205,7 @@ def while_loop(cond_fun, body_fun, init_val):
 def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in range(lower, upper)."""
     trace = active_trace()
+    body_fun = _returns_carry(body_fun, init_val, "fori_loop's body_fun")
     if trace is None:
         val = _arrays(init_val)
         for i in range(int(lower), int(upper)):
@@ -136,6 +241,7 @@ def _length(xs, length):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """carry, ys = scan(f, init, xs): carry, y = f(carry, x) for each x in xs; ys stacks the y."""
     n = _length(xs, length)
+    f = _returns_pair(f)
     trace = active_trace()
     order = range(n - 1, -1, -1) if reverse else range(n)
     if trace is None:

@@ -16,7 +16,7 @@ from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
 from secant.backends import dtypes, once
 from secant.backends import errors as _errors
-from secant.backends.errors import (SecantError, SecantTypeError, SecantValueError,
+from secant.backends.errors import (SecantError, def_line, SecantTypeError, SecantValueError,
                                     UnsupportedError, where)
 from secant.backends.tracer import active_trace
 from secant.codegen import loader
@@ -644,7 +644,22 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         source, name, free = custom_rules.vjp_of_custom_jvp(custom, params, wrt, tangent_vjp)
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
-    return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp})
+    return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
+                          _rule_lines(source, free))
+
+
+def _rule_lines(source, free):
+    """{generated line: the def line of the user's rule it calls}: an error raised there (a
+    rule's result checked, ad/custom_checks.py) names the rule in the user's file."""
+    rules = {n: f.__code__ for n, f in free.items()
+             if getattr(f, "__code__", None) is not None and not getattr(f, "__secant_checks__",
+                                                                         False)}
+    out = {}
+    for i, line in enumerate(source.splitlines(), 1):
+        for n, code in rules.items():
+            if f"{n}(" in line:
+                out[i] = def_line(code)
+    return out
 
 
 def _generate_custom_vmap(custom, params, wrt, batch):

@@ -991,7 +991,7 @@ def generator_function(x):
 
 @_construct
 def fstring_of_tracked(x):
-    label = f"{x}"  # !
+    label = f"{x}"  # noqa: F841  # !
     return x * 2.0
 
 
@@ -1226,7 +1226,7 @@ def jvp_tangent_int():
 
 
 @_custom_case("TypeError", ("grad", "jit-grad"))
-def jvp_tangent_shape():
+def jvp_rule_tangent_shape():
     def rule(primals, tangents):
         (x,), (t,) = primals, tangents
         return snp.sin(x), snp.cos(x) * t * snp.ones(3)  # !

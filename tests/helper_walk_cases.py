@@ -30,6 +30,7 @@ CASES = {
     "var_grad": ("var_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
     "std_grad": ("std_grad(t, a, snp.std(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
     "max_share": ("max_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
+    "abs_sign": ("abs_sign(x - 1.0) * x", {"x": A3}),
     "min_share": ("min_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),
     "matmul_grad_x": ("matmul_grad_x(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
@@ -56,6 +57,13 @@ CASES = {
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
+    # ad/custom_checks.py (a custom rule's result checked: the identity on valid results)
+    "custom_vjp_cotangents": ("custom_vjp_cotangents((t * x, y), (x, y), snp.sin)",
+                              {"t": r(3), "x": r(3), "y": r(2)}),
+    "custom_vjp_fwd_output": ("custom_vjp_fwd_output((t * x, y), t, snp.sin)",
+                              {"t": r(3), "x": r(3), "y": r(2)}),
+    "custom_jvp_outputs": ("custom_jvp_outputs((t * x, y * t), snp.sin)",
+                           {"t": r(3), "x": r(3), "y": r(3)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
     "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),

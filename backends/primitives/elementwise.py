@@ -127,23 +127,32 @@ def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
 
 
 def _div(x, y):
-    if dtypes.is_int(x.dtype):                   # C semantics: truncate toward zero
+    if dtypes.is_int(x.dtype):                   # C semantics: truncate toward zero; by zero
+        zero = y == 0                            # XLA's: all bits set (-1, or the unsigned max)
         if dtypes.is_unsigned(x.dtype):
-            return np.floor_divide(x, np.where(y == 0, 1, y))
-        q = np.floor_divide(np.abs(x), np.where(y == 0, 1, np.abs(y)))
-        return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+            q = np.floor_divide(x, np.where(zero, 1, y))
+        else:
+            with np.errstate(over="ignore"):     # (INT_MIN / -1 wraps to INT_MIN, as XLA's)
+                q = np.floor_divide(np.abs(x), np.where(zero, 1, np.abs(y)))
+                q = np.where((x < 0) != (y < 0), -q, q)
+        return np.where(zero, np.array(np.iinfo(x.dtype).max if dtypes.is_unsigned(x.dtype)
+                                       else -1, x.dtype), q).astype(x.dtype)
     return np.true_divide(x, y)
 
 
 def _rem(x, y):
-    if dtypes.is_int(x.dtype):
-        return np.fmod(x, np.where(y == 0, 1, y))
+    if dtypes.is_int(x.dtype):                   # XLA's: x % 0 is x
+        return np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y))).astype(x.dtype)
     return np.fmod(x, y)
 
 
 def _pow(x, y):
-    if dtypes.is_int(x.dtype):
-        return np.power(x, np.maximum(y, 0))
+    if dtypes.is_int(x.dtype):                   # a negative power: XLA's (1 and -1 keep their
+        r = np.power(x, np.maximum(y, 0))        # powers, every other base gives 0)
+        if (y < 0).any():
+            neg = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+            r = np.where(y < 0, neg, r).astype(x.dtype)
+        return r
     return np.power(x, y)
 
 

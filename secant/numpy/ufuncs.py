@@ -287,9 +287,14 @@ def right_shift(x1, x2, /):
 
 
 def power(x1, x2, /):
+    exponent = x2
     x1, x2 = promote(x1, x2)
     if dtypes.is_bool(x1.dtype):
         raise SecantTypeError("power is not defined for boolean arrays" + _where())
+    if type(exponent) is int and exponent < 0 and dtypes.is_int(x1.dtype):
+        raise SecantTypeError(f"Integers cannot be raised to negative powers, got "
+                              f"{x1.dtype.name} ** {exponent} (as in JAX); make the base "
+                              f"a float, e.g. x.astype(float) ** {exponent}" + _where())
     return ew.pow_p.bind(x1, x2)
 
 
@@ -299,13 +304,23 @@ def float_power(x1, x2, /):
                          convert(x2, dtypes.float64 if dtypes.x64_enabled() else default_float()))
 
 
+def _nonzero_divisor(x2):
+    """An integer divisor with its zeros replaced by one, as JAX's remainder and fmod do: x % 0
+    is 0 (as NumPy's), eagerly and under jit alike (XLA's own remainder gives x)."""
+    if not dtypes.is_int(x2.dtype):
+        return x2
+    return ew.select_p.bind(ew.eq_p.bind(x2, convert(0, x2.dtype)), convert(1, x2.dtype), x2)
+
+
 def fmod(x1, x2, /):
-    return ew.rem_p.bind(*promote(x1, x2))
+    x1, x2 = promote(x1, x2)
+    return ew.rem_p.bind(x1, _nonzero_divisor(x2))
 
 
 def remainder(x1, x2, /):
     """Python's modulo: the result takes the divisor's sign."""
     x1, x2 = promote(x1, x2)
+    x2 = _nonzero_divisor(x2)
     r = ew.rem_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
         return r
@@ -325,10 +340,12 @@ def floor_divide(x1, x2, /):
     q = ew.div_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
         return q
+    # as JAX's floor_divide: with XLA's x / 0 == -1 and x % 0 == x, x // 0 is -2 for x != 0
+    # and -1 for x == 0, eagerly and under jit alike
     zero = convert(0, x1.dtype)
     r = ew.rem_p.bind(x1, x2)
     adjust = ew.and_p.bind(ew.ne_p.bind(r, zero),
-                           ew.ne_p.bind(ew.lt_p.bind(x1, zero), ew.lt_p.bind(x2, zero)))
+                           ew.ne_p.bind(ew.sign_p.bind(x1), ew.sign_p.bind(x2)))
     return ew.select_p.bind(adjust, ew.sub_p.bind(q, convert(1, q.dtype)), q)
 
 

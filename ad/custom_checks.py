@@ -1,0 +1,170 @@
+"""What the user's custom_vjp / custom_jvp rules return, checked as JAX checks it: the generated
+functions of ad/custom_rules.py pass each rule's result through one of these, e.g.
+
+    def f_vjp(out_bar, x, w):
+        out, res = custom_vjp_fwd_output(f_fwd(x, w), out_bar, f_fwd)
+        x_bar, w_bar = custom_vjp_cotangents(f_bwd(res, out_bar), (x, w), f_bwd)
+        return x_bar, w_bar
+
+Each returns its first argument (a bwd rule's None cotangents replaced by zeros, as JAX reads
+them) or raises a SecantError naming the rule by its file and def line and saying what was
+expected. The derivative transforms read a call of one as its first argument (its value is the
+identity: `__secant_checks__`); vmap writes it by rule (batching/rules.py HELPERS), every
+argument with its batch axis, so the shapes compared are those of the whole batch.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import tree_util
+from secant.backends import dtypes
+from secant.backends.errors import SecantTypeError, SecantValueError, defined_at, where
+
+
+def checks(fn):
+    fn.__secant_checks__ = True
+    return fn
+
+
+def _is_array(x):
+    return hasattr(x, "shape") and hasattr(x, "dtype") or isinstance(x, (int, float, complex))
+
+
+def _short(x):
+    if not _is_array(x):
+        return f"{type(x).__name__}"
+    dt, weak = snp.result_type(x), isinstance(x, (int, float, complex))
+    return f"{dt.name}{list(np.shape(x))}" + ("{weak}" if weak else "")
+
+
+def _tree_short(tree):
+    leaves, treedef = tree_util.tree_flatten(tree)
+    return f"{treedef} with {', '.join(_short(leaf) for leaf in leaves) or 'no leaves'}"
+
+
+def _kind(dt):
+    return "complex" if dtypes.is_complex(dt) else "float" if dtypes.is_inexact(dt) else "int"
+
+
+def _zeros_like_tree(p):
+    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf) if _is_array(leaf) else leaf, p)
+
+
+def _cotangent(ct, p, path, rule, param):
+    """ct checked against the primal p (None, or a None subtree: zeros)."""
+    if ct is None:
+        return _zeros_like_tree(p)
+    if tree_util.tree_structure(ct) == tree_util.tree_structure(p):
+        leaves, treedef = tree_util.tree_flatten(ct)
+        return treedef.unflatten([_leaf(c, q, path, rule, param)
+                                  for c, q in zip(leaves, tree_util.tree_leaves(p))])
+    if isinstance(p, (tuple, list)) and isinstance(ct, (tuple, list)) and len(ct) == len(p):
+        return type(p)(_cotangent(c, q, f"{path}[{i}]", rule, param)
+                       for i, (c, q) in enumerate(zip(ct, p)))
+    if isinstance(p, dict) and isinstance(ct, dict) and set(ct) == set(p):
+        return {k: _cotangent(ct[k], p[k], f"{path}[{k!r}]", rule, param) for k in p}
+    raise SecantTypeError(
+        f"custom_vjp bwd rule {defined_at(rule)} must return a cotangent with the structure of "
+        f"differentiable argument {param}, {tree_util.tree_structure(p)}, but at output{path} returned "
+        f"{_tree_short(ct)} (as in JAX; None stands for zeros){where()}")
+
+
+def _leaf(c, p, path, rule, param):
+    if not _is_array(c):
+        raise SecantTypeError(f"custom_vjp bwd rule {defined_at(rule)} returned a "
+                              f"{type(c).__name__} at output{path} where the cotangent of "
+                              f"differentiable argument {param} ({_short(p)}) goes{where()}")
+    if not _is_array(p):
+        return c
+    pdt, cdt = snp.result_type(p), snp.result_type(c)
+    if np.shape(c) != np.shape(p) or (dtypes.is_inexact(pdt) and _kind(cdt) != _kind(pdt)):
+        raise SecantValueError(
+            f"custom_vjp bwd rule {defined_at(rule)} must return cotangents with the shapes and "
+            f"dtypes of the primal arguments (as in JAX), but at output{path} it returned "
+            f"{_short(c)} for differentiable argument {param} of shape/dtype {_short(p)}{where()}")
+    if dtypes.is_inexact(pdt) and cdt != pdt:     # (another precision: the primal's, as JAX's)
+        c = snp.asarray(c).astype(pdt)
+    return c
+
+
+@checks
+def custom_vjp_cotangents(cts, primals, rule):
+    """The tuple a custom_vjp bwd rule returned, one cotangent per differentiable argument (the
+    `primals`, a tuple), checked; None (or a None subtree) reads as zeros."""
+    names = tuple(f"{i}" for i in range(len(primals)))
+    if not isinstance(cts, (tuple, list)) or len(cts) != len(primals):
+        got = f"a {type(cts).__name__} of {len(cts)}" if isinstance(cts, (tuple, list)) else \
+            f"one value ({_short(cts)})" if _is_array(cts) else repr(cts)
+        raise SecantTypeError(
+            f"custom_vjp bwd rule {defined_at(rule)} must return a tuple with one cotangent per "
+            f"differentiable argument ({len(primals)}), as in JAX, but "
+            f"returned {got}{where()}")
+    return tuple(_cotangent(c, p, f"[{i}]", rule, names[i])
+                 for i, (c, p) in enumerate(zip(cts, primals)))
+
+
+@checks
+def custom_vjp_fwd_output(pair, out_bar, rule):
+    """A custom_vjp fwd rule's (out, residuals), its out checked against the function's output
+    (whose cotangent out_bar has its structure and shapes)."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise SecantTypeError(f"custom_vjp fwd rule {defined_at(rule)} must return a pair (out, "
+                              f"residuals), as in JAX, but returned "
+                              f"{_tree_short(pair)}{where()}")
+    out = pair[0]
+    o_leaves, o_tree = tree_util.tree_flatten(out)
+    b_leaves, b_tree = tree_util.tree_flatten(out_bar)
+    if not all(_is_array(b) for b in b_leaves):
+        return pair
+    # (an integer output's cotangent may be float zeros: only a float output's kind is known)
+    same = o_tree == b_tree and all(
+        _is_array(o) and np.shape(o) == np.shape(b)
+        and (not dtypes.is_inexact(snp.result_type(o))
+             or _kind(snp.result_type(o)) == _kind(snp.result_type(b)))
+        for o, b in zip(o_leaves, b_leaves))
+    if not same:
+        raise SecantTypeError(
+            f"custom_vjp fwd rule {defined_at(rule)} must return as its primal output what the "
+            f"custom_vjp function returns (as in JAX): the function's output is "
+            f"{_tree_short(out_bar)} but the fwd rule's is {_tree_short(out)}{where()}")
+    return pair
+
+
+@checks
+def custom_jvp_outputs(pair, rule):
+    """A custom_jvp rule's (primal_out, tangent_out), checked: equal structures and shapes, and
+    a tangent of the primal's kind (a float tangent for a float primal)."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise SecantTypeError(f"custom_jvp rule {defined_at(rule)} must return a pair "
+                              f"(primal_out, tangent_out), as in JAX, but returned "
+                              f"{_tree_short(pair)}{where()}")
+    out, out_dot = pair
+    o_leaves, o_tree = tree_util.tree_flatten(out)
+    t_leaves, t_tree = tree_util.tree_flatten(out_dot)
+    if o_tree != t_tree:
+        raise SecantTypeError(
+            f"custom_jvp rule {defined_at(rule)} must return primal and tangent outputs with "
+            f"equal container (pytree) structures (as in JAX), but returned {o_tree} and "
+            f"{t_tree}{where()}")
+    fixed = []
+    for o, t in zip(o_leaves, t_leaves):
+        if not (_is_array(o) and _is_array(t)):
+            fixed.append(t)
+            continue
+        odt, tdt = snp.result_type(o), snp.result_type(t)
+        if np.shape(o) != np.shape(t) or (dtypes.is_inexact(odt) and _kind(tdt) != _kind(odt)):
+            raise SecantTypeError(
+                f"custom_jvp rule {defined_at(rule)} must return primal and tangent outputs with "
+                f"corresponding shapes and dtypes (as in JAX): expected {odt.name}"
+                f"{list(np.shape(o))} (the tangent type of {_short(o)}), but got "
+                f"{_short(t)}{where()}")
+        if dtypes.is_inexact(odt) and tdt != odt:
+            t = snp.asarray(t).astype(odt)
+        fixed.append(t)
+    return out, t_tree.unflatten(fixed)
+
+
+NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs")
+
+
+def by_name():
+    return {n: globals()[n] for n in NAMES}
