@@ -34,6 +34,7 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import FunctionSource, function_source, lambda_function_node
+from secant.transformer.runnable import runnable
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -89,6 +90,7 @@ class Normaliser(ContainerMixin):
         self.item_kinds = {}        # containers whose items are containers too -> their kind
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
+        self.bindings = {}          # name -> a callee's runnable form generated code calls
         self.origin = None
         self.out = None
 
@@ -1379,7 +1381,20 @@ class Normaliser(ContainerMixin):
                         and _has_var(o) else o for k, o in operands.items()}
             operands = self.structure_only(fn, operands)
         return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
-                          callee_name=gast.unparse(node.func).strip())
+                          callee_name=self.runnable_name(node.func, fn))
+
+    def runnable_name(self, func, fn):
+        """How generated code names the callee `fn` for its value: as written, unless fn cannot
+        run as written (an in-place array update): then a name bound to its runnable form
+        (transformer/runnable.py), the user's own name where the call wrote a plain name."""
+        written = gast.unparse(func).strip()
+        form = runnable(fn)
+        if form is fn:
+            return written
+        name = written if isinstance(func, gast.Name) else \
+            self.names.fresh(callees.short_name(fn))
+        self.bindings[name] = form
+        return name
 
     def loop_vjp_call(self, node, fn):
         """Under vmap of a derivative: the reverse pass of a lax loop, a rule helper
@@ -1898,6 +1913,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form

@@ -1,0 +1,76 @@
+"""The runnable form of a user function: what generated code calls for its value.
+
+A function that updates a local array in place (`y[i] = v`, `y[i] += v`) cannot run on
+secant's arrays or tracers as written: the transforms read it desugared (`y = y.at[i].set(v)`,
+transformer/desugar.py), and every call that generated code makes of it for its *value* (a
+derivative replaying its caller's primal, a batched function calling it on unbatched values,
+`vjp`'s primal output) must run that desugared form too, never the raw source. So must a call
+of a function that calls one (through any depth): its runnable form is its desugared source
+with those callees' names bound to their runnable forms.
+
+`runnable(fn)` is `fn` itself for every function that runs as written (the common case, and
+any function whose source secant cannot read). Each result is cached with a guard over the
+names it resolved (a global or cell rebound later builds it again, as for derivatives).
+Only callees written as plain names are followed.
+"""
+import types
+
+import gast
+
+from secant.backends.errors import SecantError
+from secant.transformer import hygiene
+from secant.transformer.parse import Guard, SourceError, function_source
+
+_cache = {}     # fn -> (its runnable form, the guards that form assumed)
+
+
+def runnable(fn):
+    """`fn`, or the form of it that runs on secant arrays and tracers (see the module doc)."""
+    if not isinstance(fn, types.FunctionType) or _is_library(fn) or \
+            getattr(fn, "__secant_source__", None) is not None:
+        return fn       # generated or rewritten code (desugared, a derivative) runs as written
+    try:
+        hit = _cache.get(fn)
+    except TypeError:
+        return fn
+    if hit is not None and all(g.holds() for g in hit[1]):
+        return hit[0]
+    _cache[fn] = (fn, ())           # a recursive call meanwhile: the function itself
+    try:
+        form, guards = _runnable(fn)
+    except (SecantError, SourceError, OSError, TypeError, SyntaxError):
+        form, guards = fn, ()
+    _cache[fn] = (form, guards)
+    return form
+
+
+def _is_library(fn):
+    return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
+
+
+def _runnable(fn):
+    from secant.transformer.desugar import desugar, desugar_binding
+    desugared = desugar(fn)
+    src = function_source(fn)
+    node = function_source(desugared).node
+    local = hygiene.bound(node)
+    resolved, bind, guards = {}, {}, []
+    for n in gast.walk(node):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)) \
+                or n.func.id in local or n.func.id in resolved:
+            continue
+        name = n.func.id
+        kind, obj = src._lookup(name)
+        resolved[(name, ())] = (kind, obj)
+        if kind not in ("closure", "global") or not isinstance(obj, types.FunctionType):
+            continue
+        form = runnable(obj)
+        guards.extend(_cache.get(obj, (None, ()))[1])
+        if form is not obj:
+            bind[name] = form
+    guards.insert(0, Guard(src, resolved))
+    if bind:        # a callee that cannot run as written: this function's calls reach its form
+        return desugar_binding(fn, bind), tuple(guards)
+    if getattr(desugared, "__secant_item_updates__", False):
+        return desugared, tuple(guards)
+    return fn, tuple(guards)
