@@ -149,3 +149,35 @@ def test_corpus_inplace_under_second_order(name, x64):
     ref = {"inplace_set": _eager, "inplace_add_loop": lambda x: np.sum(
         (np.asarray(x) * np.array([1.0, 2.0, 3.0])) ** 2)}[name]
     np.testing.assert_allclose(secant.grad(hv)(snp.array(X)), _fd_hvp(ref, X, V), rtol=1e-5)
+
+
+# --- vmap of a pullback whose primal is not batched: add_n_grad of an unbatched list ---------
+def python_sum_of_list(x):
+    terms = []
+    for i in range(4):
+        terms.append(snp.sum(x ** i))
+    return sum(terms)
+
+
+def test_vmap_of_vjp_through_python_sum(x64):
+    out, pull = secant.vjp(python_sum_of_list, snp.array(X))
+    cts = np.array([1.0, -2.0, 0.5])
+    got = secant.vmap(pull)(snp.array(cts))[0]
+    grad = np.array([sum(i * X[k] ** (i - 1) for i in range(1, 4)) for k in range(3)])
+    want = np.stack([pull(snp.array(c))[0] for c in cts])        # a Python loop
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, np.outer(cts, grad), rtol=1e-12)
+
+
+def test_add_n_grad_batched_of_unbatched_items():
+    from secant.batching.helpers import add_n_grad_batched
+    t = np.arange(6.0).reshape(2, 3)                # 2 examples of a (3,) cotangent
+    items = [np.zeros(3), np.zeros(()), np.zeros((1,))]
+    got = add_n_grad_batched(snp.array(t), items, True, False, 2)
+    np.testing.assert_allclose(got[0], t)
+    np.testing.assert_allclose(got[1], t.sum(axis=1))
+    np.testing.assert_allclose(got[2], t.sum(axis=1, keepdims=True))
+    # t not batched, the items batched: the same cotangent for each example
+    got = add_n_grad_batched(snp.array(t[0]), [np.zeros((2, 3)), np.zeros((2,))], False, True, 2)
+    np.testing.assert_allclose(got[0], np.stack([t[0], t[0]]))
+    np.testing.assert_allclose(got[1], [t[0].sum(), t[0].sum()])

@@ -26,7 +26,6 @@ KNOWN_FAILURES = {
     'tree_map_is_leaf-grad∘vmap∘grad': 'ValueError: too many values to unpack (expected 1)',
     'lib_snp_abs-grad∘grad∘grad∘grad': 'reverse-over-reverse through a loop',
     'lib_snp_abs-jit∘grad∘grad∘grad∘grad': 'reverse-over-reverse through a loop',
-    'append_loop_python_sum-vmap∘vjp': 'SecantValueError: axis 1 is out of bounds for an array of dimension 1',
     'mlp_list-vmap∘jvp': 'TypeError: list indices must be integers or slices, not tuple',
     'mlp_list-vmap∘jvp∘grad': 'Python if on a batched value',
     'mlp_list-vmap∘grad∘grad': 'Python if on a batched value',
