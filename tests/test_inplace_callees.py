@@ -181,3 +181,72 @@ def test_add_n_grad_batched_of_unbatched_items():
     got = add_n_grad_batched(snp.array(t[0]), [np.zeros((2, 3)), np.zeros((2,))], False, True, 2)
     np.testing.assert_allclose(got[0], np.stack([t[0], t[0]]))
     np.testing.assert_allclose(got[1], [t[0].sum(), t[0].sum()])
+
+
+# --- shape queries of items of batched values (w["hh"].shape[0], x[0].shape, len(ws[0])) ------
+def rnn(w, xs):
+    h = snp.zeros(w["hh"].shape[0])
+    for t in range(xs.shape[0]):
+        h = snp.tanh(w["hh"] @ h + w["xh"] @ xs[t] + w["b"])
+    return snp.sum(h ** 2)
+
+
+def _rnn_np(w, xs):
+    h = np.zeros(w["hh"].shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(w["hh"] @ h + w["xh"] @ xs[t] + w["b"])
+    return np.sum(h ** 2)
+
+
+def _ws(rng, *lead):
+    return {"hh": rng.normal(size=lead + (3, 3)) * 0.5, "xh": rng.normal(size=lead + (3, 2)),
+            "b": rng.normal(size=lead + (3,))}
+
+
+def _pick(w, *i):
+    return {k: v[i] for k, v in w.items()}
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+def test_vmap_over_a_dict_whose_item_shape_is_read(batch, x64):
+    rng = np.random.default_rng(0)
+    w, xs = _ws(rng, batch), rng.normal(size=(4, 2))
+    got = secant.vmap(rnn, in_axes=(0, None))(w, xs)
+    np.testing.assert_allclose(got, [_rnn_np(_pick(w, b), xs) for b in range(batch)],
+                               rtol=1e-12)
+
+
+def test_vmap_of_vmap_over_a_dict_whose_item_shape_is_read(x64):
+    rng = np.random.default_rng(1)
+    w, xs = _ws(rng, 2, 3), rng.normal(size=(4, 2))
+
+    def f1(w):
+        return rnn(w, xs)
+    got = secant.vmap(secant.vmap(f1))(w)
+    want = [[_rnn_np(_pick(w, i, j), xs) for j in range(3)] for i in range(2)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def item_queries(x, ws):
+    ones = snp.ones(x[0].shape)                     # an array's row
+    n = len(ws[0]) + ws[1].shape[-1] + x[1:].shape[0] + x[0].ndim + x[0].size
+    return snp.sum(ones) * x[0, 0] * n + snp.sum(ws[1])
+
+
+def _item_queries_np(x, ws):
+    n = len(ws[0]) + ws[1].shape[-1] + x[1:].shape[0] + x[0].ndim + x[0].size
+    return np.sum(np.ones(x[0].shape)) * x[0, 0] * n + np.sum(ws[1])
+
+
+def test_vmap_of_queries_of_items(x64):
+    rng = np.random.default_rng(2)
+    x, ws = rng.normal(size=(4, 3, 2)), [rng.normal(size=(4, 5)), rng.normal(size=(4, 3))]
+    got = secant.vmap(item_queries)(x, ws)
+    want = [_item_queries_np(x[b], [ws[0][b], ws[1][b]]) for b in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    xx = rng.normal(size=(2, 4, 3, 2))
+    wws = [rng.normal(size=(2, 4, 5)), rng.normal(size=(2, 4, 3))]
+    got = secant.vmap(secant.vmap(item_queries))(xx, wws)
+    want = [[_item_queries_np(xx[a, b], [wws[0][a, b], wws[1][a, b]]) for b in range(4)]
+            for a in range(2)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)

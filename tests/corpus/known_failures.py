@@ -34,7 +34,6 @@ KNOWN_FAILURES = {
     'mlp_l2-vmap∘jvp∘grad': 'Python if on a batched value',
     'mlp_l2-vmap∘grad∘grad': 'Python if on a batched value',
     'mlp_l2-grad∘vmap∘grad': 'TypeError: list indices must be integers or slices, not tuple',
-    'rnn_loop-vmap∘vmap': 'SecantTypeError: matmul: contracting dimensions differ: (2, 3, 3, 3) @ (2, 3, 2, 1) (3 vs ',
     'newton_sqrt_while-grad∘vmap-sum': "SecantValueError: tree_map: tree 2 does not match the first tree's structure PyTreeDef((*,",
     'newton_sqrt_while-vmap∘vjp': "SourceError: vmap of while_loop_vjp: secant cannot see the loop's condition",
     'newton_sqrt_while-jit∘grad∘vmap-sum': "SecantValueError: tree_map: tree 2 does not match the first tree's structure PyTreeDef((*,",
