@@ -250,3 +250,34 @@ def test_vmap_of_queries_of_items(x64):
     want = [[_item_queries_np(xx[a, b], [wws[0][a, b], wws[1][a, b]]) for b in range(4)]
             for a in range(2)]
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# --- derivatives of a derivative whose output is constant: grad_seed(out) kept as a check ----
+def cubic(x):
+    return x ** 3 - 2.0 * x
+
+
+@pytest.mark.parametrize("fn, derivs", [
+    (snp.abs, [1.0, 0.0, 0.0, 0.0]),                     # at 0.7
+    (cubic, [3 * 0.49 - 2.0, 6 * 0.7, 6.0, 0.0]),
+])
+def test_fourth_order_through_a_constant_derivative(fn, derivs, x64):
+    g = fn
+    for n, want in enumerate(derivs):
+        g = secant.grad(g)
+        np.testing.assert_allclose(g(0.7), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(secant.jit(g)(0.7), want, rtol=1e-12, atol=1e-12)
+    fifth = secant.grad(g)
+    np.testing.assert_allclose(fifth(0.7), 0.0, atol=1e-12)
+    jvp4 = secant.jvp(g, (0.7,), (1.0,))[1]
+    np.testing.assert_allclose(jvp4, 0.0, atol=1e-12)
+    np.testing.assert_allclose(secant.vmap(g)(snp.array([0.7, -0.3])), [derivs[-1]] * 2,
+                               atol=1e-12)
+
+
+def test_jacfwd_through_a_kept_grad_seed_check():
+    g = secant.grad(secant.grad(lambda x: 2.0 * x))     # its grad_seed(out) kept
+
+    def h(x):
+        return g(x) * snp.ones(2)       # its kept check sees a scalar
+    assert np.allclose(secant.jacfwd(h)(0.5), 0.0)

@@ -151,8 +151,10 @@ class Normaliser(ContainerMixin):
                 return self.stack_push(stmt.value)
             printing = isinstance(stmt.value, gast.Call) and \
                 self._resolve(stmt.value.func) is builtins.print
-            if not printing:                    # print(x) prints the primal values
-                self._check_no_side_effect_on_tracked(stmt)
+            checking = not self.batching and isinstance(stmt.value, gast.Call) and getattr(
+                self._resolve(stmt.value.func), "__secant_check__", False)
+            if not (printing or checking):      # print(x) prints the primal values; a
+                self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
             if self.batching and not printing and isinstance(stmt.value, gast.Call) and \
                     self._tracked_names_in(stmt.value):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar

@@ -24,8 +24,6 @@ KNOWN_FAILURES = {
     'tree_map_is_leaf-grad∘grad∘jit': 'ValueError: too many values to unpack (expected 1)',
     'tree_map_is_leaf-vmap∘grad∘grad': "SecantValueError: tree_map: tree 2 does not match the first tree's structure PyTreeDef((*,",
     'tree_map_is_leaf-grad∘vmap∘grad': 'ValueError: too many values to unpack (expected 1)',
-    'lib_snp_abs-grad∘grad∘grad∘grad': 'reverse-over-reverse through a loop',
-    'lib_snp_abs-jit∘grad∘grad∘grad∘grad': 'reverse-over-reverse through a loop',
     'mlp_list-vmap∘jvp': 'TypeError: list indices must be integers or slices, not tuple',
     'mlp_list-vmap∘jvp∘grad': 'Python if on a batched value',
     'mlp_list-vmap∘grad∘grad': 'Python if on a batched value',
