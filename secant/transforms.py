@@ -400,7 +400,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         ours.pop(name, None)
     # callees that cannot run as written: their names bound to their runnable forms
     placeholders = {p: n for n, p in fn_ir.renamed.items()}
-    ours.update({placeholders.get(n, n): form for n, form in getattr(fn_ir, "bindings", {}).items()})
+    ours.update({placeholders.get(n, n): form
+                 for n, form in getattr(fn_ir, "bindings", {}).items()})
     # builtins our code calls (len, range, ...) are ours too: a module global named like one
     # must not change them; the user's own reads of builtins stay the user's
     import builtins
