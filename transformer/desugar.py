@@ -58,7 +58,11 @@ def desugar(fn, only_choices=False):
     if hit is not None:
         return hit
     _cache[key] = fn
-    out = _cache[key] = _desugar(fn, only_choices)
+    try:
+        out = _cache[key] = _desugar(fn, only_choices)
+    except BaseException:
+        del _cache[key]         # (a recursive call meanwhile read fn itself; a later one errs)
+        raise
     return out
 
 

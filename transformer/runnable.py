@@ -13,6 +13,7 @@ any function whose source secant cannot read). Each result is cached with a guar
 names it resolved (a global or cell rebound later builds it again, as for derivatives).
 Only callees written as plain names are followed.
 """
+import os
 import types
 
 import gast
@@ -22,30 +23,46 @@ from secant.transformer import hygiene
 from secant.transformer.parse import Guard, SourceError, function_source
 
 _cache = {}     # fn -> (its runnable form, the guards that form assumed)
+_MAX_DEPTH = 32       # callees followed through at most this many calls
 
 
 def runnable(fn):
     """`fn`, or the form of it that runs on secant arrays and tracers (see the module doc)."""
+    global _depth
     if not isinstance(fn, types.FunctionType) or _is_library(fn) or \
             getattr(fn, "__secant_source__", None) is not None:
         return fn       # generated or rewritten code (desugared, a derivative) runs as written
-    try:
-        hit = _cache.get(fn)
-    except TypeError:
-        return fn
+    hit = _cache.get(fn)
     if hit is not None and all(g.holds() for g in hit[1]):
         return hit[0]
+    if _depth >= _MAX_DEPTH:
+        return fn
     _cache[fn] = (fn, ())           # a recursive call meanwhile: the function itself
+    _depth += 1
     try:
         form, guards = _runnable(fn)
-    except (SecantError, SourceError, OSError, TypeError, SyntaxError):
-        form, guards = fn, ()
+    except (SecantError, SourceError, OSError, TypeError, SyntaxError, ValueError):
+        form, guards = fn, ()       # (what cannot be read runs as written, as before)
+    finally:
+        _depth -= 1
     _cache[fn] = (form, guards)
     return form
 
 
+_depth = 0
+
+
 def _is_library(fn):
-    return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
+    """secant's and NumPy's functions (ops), and installed or standard-library packages (never
+    written with `y[i] = v` on secant arrays; not read through)."""
+    if (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy"):
+        return True
+    path = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
+    return "site-packages" in path or "dist-packages" in path or \
+        path.startswith((_STDLIB, "<frozen"))
+
+
+_STDLIB = os.path.dirname(os.__file__) + os.sep
 
 
 def _runnable(fn):
