@@ -551,16 +551,24 @@ def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):
 NAMES = NAMES + ("unconcatenate_batched",)
 
 
-def add_n_grad_batched(t, arrays):
-    """add_n_grad (ad/helpers.py) for each example: t and every item batched (axis 0), each
-    item's cotangent t summed to that item's per-example shape."""
+def add_n_grad_batched(t, arrays, t_batched=True, arrays_batched=True, size=None):
+    """add_n_grad (ad/helpers.py) for each example: each item's cotangent t summed to that
+    item's per-example shape. `t_batched` / `arrays_batched`: whether t / every item has the
+    batch axis 0 (an item not batched has one shape for all examples: the cotangent of a
+    primal computed once, pulled back by a batch of cotangents); the cotangents are batched."""
     pieces = []
+    t_off = 1 if t_batched else 0
     for a in arrays:
-        lead = np.ndim(t) - np.ndim(a)
-        axes = tuple(range(1, 1 + lead)) + tuple(
-            i + lead for i in range(1, np.ndim(a))
-            if np.shape(a)[i] == 1 and np.shape(t)[i + lead] != 1)
-        piece = snp.sum(t, axis=axes).reshape(np.shape(a)) if axes else t
+        shape = np.shape(a)[1:] if arrays_batched else np.shape(a)     # one example's
+        lead = np.ndim(t) - t_off - len(shape)
+        axes = tuple(range(t_off, t_off + lead)) + tuple(
+            i + lead + t_off for i in range(len(shape))
+            if shape[i] == 1 and np.shape(t)[i + lead + t_off] != 1)
+        piece = snp.sum(t, axis=axes) if axes else t
+        if t_batched:
+            piece = piece.reshape((np.shape(t)[0],) + tuple(shape))
+        else:
+            piece = snp.broadcast_to(piece.reshape(shape), (size,) + tuple(shape))
         pieces = pieces + [piece]
     return tuple(pieces) if isinstance(arrays, tuple) else pieces
 

@@ -194,7 +194,7 @@ HELPERS = {
     "update_per_example": "nested_update_refused()",      # (a vmap of a vmapped x.at[i])
     "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                      "{arg1_batched})",
-    "add_n_grad": "add_n_grad_batched({arg0}, {arg1})",
+    "add_n_grad": "add_n_grad_batched({arg0}, {arg1}, {arg0_batched}, {arg1_batched}, {size})",
     "split_at": "split_at({arg0}, {arg1})",
     "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
     "unmerge_grad": "unmerge_grad({arg0}, {arg1}, {arg2}, {arg3})",

@@ -27,6 +27,7 @@ from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
+from secant.transformer.runnable import runnable
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 
@@ -417,6 +418,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     for name, new in moved.items():
         ours[new] = ours.pop(name) if name in ours else reserved[name]
         ours.pop(name, None)
+    # callees that cannot run as written: their names bound to their runnable forms
+    placeholders = {p: n for n, p in fn_ir.renamed.items()}
+    ours.update({placeholders.get(n, n): form
+                 for n, form in getattr(fn_ir, "bindings", {}).items()})
     # builtins our code calls (len, range, ...) are ours too: a module global named like one
     # must not change them; the user's own reads of builtins stay the user's
     import builtins
@@ -956,8 +961,9 @@ def vjp(fun, *primals, has_aux=False):
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)
-    else:       # the output of what the derivative reads (`y[i] = v` runs as y.at[i].set(v))
-        fun = desugar(fun)
+    else:       # the output of what the derivative reads (`y[i] = v` runs as y.at[i].set(v),
+        form = runnable(fun)                # in fun or in a function it calls)
+        fun = form if form is not fun else desugar(fun)
     out = fun(*primals)
     aux = None
     if has_aux:

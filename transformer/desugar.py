@@ -63,7 +63,13 @@ def desugar(fn, only_choices=False):
     return once.build(_cache, key, lambda: _desugar(fn, only_choices), recursive=lambda: fn)
 
 
-def _desugar(fn, only_choices=False):
+def desugar_binding(fn, bind):
+    """`fn` desugared (not cached), its free names in `bind` bound to the objects given there
+    instead of its globals or cells (transformer/runnable.py: the runnable forms of callees)."""
+    return _desugar(fn, bind=bind)
+
+
+def _desugar(fn, only_choices=False, bind=None):
     if not isinstance(fn, types.FunctionType) or (
             getattr(fn, "__secant_source__", None) is not None
             and not getattr(fn, "__secant_functionalized__", False)):
@@ -84,6 +90,9 @@ def _desugar(fn, only_choices=False):
         return fn
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
+    if bind:
+        d.lifted.update(bind)
+        d.changed = True
     if not d.changed:
         return fn
     return d.load(fn, node)
@@ -185,6 +194,8 @@ class _Desugarer:
         taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
         self.names = Names(taken | set(src.closure))
         self.changed = False
+        self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
+                                    # run on secant arrays or tracers (transformer/runnable.py)
         self.lifted = {}            # name -> lifted function (a nested def only ever called)
         self.containers = set()     # locals bound to a list/dict/set (not arrays)
         self.flag_uses = set()      # exit flags something reads
@@ -420,7 +431,7 @@ class _Desugarer:
                             slice=target.slice, ctx=gast.Load())
         call = gast.Call(func=gast.Attribute(value=at, attr=method, ctx=gast.Load()),
                          args=[value], keywords=[])
-        self.changed = True
+        self.changed = self.item_updates = True
         return pre + [_assign(name, call, s)]
 
     # --- try / with -------------------------------------------------------------------------------
@@ -982,6 +993,7 @@ class _Desugarer:
                                                self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
+        gen.__secant_item_updates__ = self.item_updates
         return gen
 
 

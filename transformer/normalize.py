@@ -35,6 +35,7 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     STATIC_ATTRIBUTES, control_flow_for, op_for)
 from secant.transformer.parse import (BoolConversionSourceError, FunctionSource,
                                       conversion_error, function_source, lambda_function_node)
+from secant.transformer.runnable import runnable
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -90,6 +91,7 @@ class Normaliser(ContainerMixin):
         self.item_kinds = {}        # containers whose items are containers too -> their kind
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
+        self.bindings = {}          # name -> a callee's runnable form generated code calls
         self.origin = None
         self.out = None
 
@@ -150,8 +152,10 @@ class Normaliser(ContainerMixin):
                 return self.stack_push(stmt.value)
             printing = isinstance(stmt.value, gast.Call) and \
                 self._resolve(stmt.value.func) is builtins.print
-            if not printing:                    # print(x) prints the primal values
-                self._check_no_side_effect_on_tracked(stmt)
+            checking = not self.batching and isinstance(stmt.value, gast.Call) and getattr(
+                self._resolve(stmt.value.func), "__secant_check__", False)
+            if not (printing or checking):      # print(x) prints the primal values; a
+                self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
             if self.batching and not printing and isinstance(stmt.value, gast.Call) and \
                     self._tracked_names_in(stmt.value):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar
@@ -1391,7 +1395,20 @@ class Normaliser(ContainerMixin):
                         and _has_var(o) else o for k, o in operands.items()}
             operands = self.structure_only(fn, operands)
         return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
-                          callee_name=gast.unparse(node.func).strip())
+                          callee_name=self.runnable_name(node.func, fn))
+
+    def runnable_name(self, func, fn):
+        """How generated code names the callee `fn` for its value: as written, unless fn cannot
+        run as written (an in-place array update): then a name bound to its runnable form
+        (transformer/runnable.py), the user's own name where the call wrote a plain name."""
+        written = gast.unparse(func).strip()
+        form = runnable(fn)
+        if form is fn:
+            return written
+        name = written if isinstance(func, gast.Name) else \
+            self.names.fresh(callees.short_name(fn))
+        self.bindings[name] = form
+        return name
 
     def loop_vjp_call(self, node, fn):
         """Under vmap of a derivative: the reverse pass of a lax loop, a rule helper
@@ -1910,6 +1927,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
@@ -1931,45 +1949,91 @@ def _per_example(name, attr):
 
 
 class _PerExampleQueries(gast.NodeTransformer):
-    """Rewrites x.shape, x.ndim, np.shape(x), len(x), ... of batched names to their per-example
-    values (run before names are renamed to their SSA versions)."""
+    """Rewrites x.shape, x.ndim, np.shape(x), len(x), ... of batched values to their per-example
+    values (run before names are renamed to their SSA versions). The value queried is a batched
+    name, or an item of one read by constant keys or indices (`w["hh"].shape[0]`, `x[0].shape`,
+    `len(params[1])`): each example's item, `index_examples(x, index_exp[0])` (a dict's field
+    `w["hh"]` as written: every leaf of a batched container is batched)."""
 
     def __init__(self, norm):
         self.norm = norm
 
-    def _replace(self, template, name_node):
-        text = template.format(x=name_node.id)
+    def _replace(self, template, name_node, text=None):
+        text = template.format(x=name_node.id if text is None else text)
         new = gast.parse(text).body[0].value
         return gast.copy_location(new, name_node) if hasattr(name_node, "lineno") else new
+
+    def _item(self, node):
+        """Source of each example's `node` (an item of a batched value, batch axis in front),
+        or None when `node` is not one."""
+        if isinstance(node, gast.Name):
+            tracked = self.norm.current.get(node.id) in self.norm.tracked
+            return node.id if tracked else None
+        if isinstance(node, gast.Subscript):
+            base = self._item(node.value)
+            if base is None or self._mentions_tracked(node.slice):
+                return None
+            key = gast.unparse(node.slice).strip()
+            if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
+                return f"{base}[{key}]"         # a field: a dict's (every leaf batched)
+            return f"index_examples({base}, index_exp[{key}])"
+        if isinstance(node, gast.Call) and 2 <= len(node.args) <= 3 and not node.keywords \
+                and getattr(self.norm._resolve(node.func), "__name__", "") == "index_examples" \
+                and getattr(self.norm._resolve(node.func), "__module__", "") == \
+                "secant.batching.helpers":      # one written by a vmap, read by an enclosing one
+            base = self._item(node.args[0])
+            if base is None or self._mentions_tracked(node.args[1]):
+                return None
+            depth = node.args[2].value if len(node.args) == 3 and isinstance(
+                node.args[2], gast.Constant) and type(node.args[2].value) is int else None
+            if len(node.args) == 3 and depth is None:
+                return None
+            idx = gast.unparse(node.args[1]).strip()
+            return f"index_examples({base}, {idx}, {(depth or 1) + 1})"
+        return None
+
+    def _mentions_tracked(self, node):
+        return any(isinstance(n, gast.Name) and self.norm.current.get(n.id) in self.norm.tracked
+                   for n in gast.walk(node))
+
+    def _queried(self, node):
+        """Source of the batched value a query reads, or None."""
+        if self.norm._is_batched_name(node):
+            return node.id
+        return None if isinstance(node, gast.Name) else self._item(node)
 
     def visit_Subscript(self, node):
         """x.shape[k] is x.shape[k + 1] for k >= 0, and x.shape[k] itself for k < 0."""
         v, k = node.value, node.slice
-        if isinstance(v, gast.Attribute) and v.attr == "shape" and \
-                self.norm._is_batched_name(v.value) and isinstance(k, gast.Constant) and \
-                type(k.value) is int:
-            if k.value < 0:
-                return node
-            return self._replace(f"{{x}}.shape[{k.value + 1}]", v.value)
+        if isinstance(v, gast.Attribute) and v.attr == "shape" and isinstance(k, gast.Constant) \
+                and type(k.value) is int:
+            x = self._queried(v.value)
+            if x is not None and k.value < 0:
+                return node if x == getattr(v.value, "id", None) else \
+                    self._replace(f"{{x}}.shape[{k.value}]", v.value, x)
+            if x is not None:
+                return self._replace(f"{{x}}.shape[{k.value + 1}]", v.value, x)
         return self.generic_visit(node)
 
     def visit_Attribute(self, node):
-        if node.attr in _PER_EXAMPLE and self.norm._is_batched_name(node.value):
-            return self._replace(_PER_EXAMPLE[node.attr], node.value)
+        x = self._queried(node.value) if node.attr in _PER_EXAMPLE else None
+        if x is not None:
+            return self._replace(_PER_EXAMPLE[node.attr], node.value, x)
         return self.generic_visit(node)
 
     def visit_Call(self, node):
-        if 1 <= len(node.args) <= 2 and not node.keywords and \
-                self.norm._is_batched_name(node.args[0]) and getattr(
-                    self.norm._resolve(node.func), "__secant_batch_depth__", None) == "size":
+        x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
+            else None
+        if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",
+                                     None) == "size":
             outer = node.args[1].value if len(node.args) == 2 else 0    # example_size(x) read
             query = gast.unparse(node.func).strip()                     # by vmap
-            return self._replace(f"{query}({{x}}, {outer + 1})", node.args[0])
-        if len(node.args) == 1 and not node.keywords and self.norm._is_batched_name(node.args[0]):
+            return self._replace(f"{query}({{x}}, {outer + 1})", node.args[0], x)
+        if x is not None and len(node.args) == 1:
             obj = self.norm._resolve(node.func)
             kind = _static_query_kind(obj)
             if kind in _PER_EXAMPLE_CALLS:
-                return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0])
+                return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
         return self.generic_visit(node)
 
 

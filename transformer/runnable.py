@@ -1,0 +1,100 @@
+"""The runnable form of a user function: what generated code calls for its value.
+
+A function that updates a local array in place (`y[i] = v`, `y[i] += v`) cannot run on
+secant's arrays or tracers as written: the transforms read it desugared (`y = y.at[i].set(v)`,
+transformer/desugar.py), and every call that generated code makes of it for its *value* (a
+derivative replaying its caller's primal, a batched function calling it on unbatched values,
+`vjp`'s primal output) must run that desugared form too, never the raw source. So must a call
+of a function that calls one (through any depth): its runnable form is its desugared source
+with those callees' names bound to their runnable forms.
+
+`runnable(fn)` is `fn` itself for every function that runs as written (the common case, and
+any function whose source secant cannot read). Each result is cached with a guard over the
+names it resolved (a global or cell rebound later builds it again, as for derivatives).
+Only callees written as plain names are followed.
+"""
+import os
+import threading
+import types
+
+import gast
+
+from secant.backends import once
+from secant.backends.errors import SecantError
+from secant.transformer import hygiene
+from secant.transformer.parse import Guard, SourceError, function_source
+
+_cache = {}     # fn -> (its runnable form, the guards that form assumed)
+_MAX_DEPTH = 32       # callees followed through at most this many calls
+
+
+def runnable(fn):
+    """`fn`, or the form of it that runs on secant arrays and tracers (see the module doc)."""
+    if not isinstance(fn, types.FunctionType) or _is_library(fn) or \
+            getattr(fn, "__secant_source__", None) is not None:
+        return fn       # generated or rewritten code (desugared, a derivative) runs as written
+    depth = getattr(_local, "depth", 0)
+    hit = _cache.get(fn)
+    if depth >= _MAX_DEPTH and (hit is None or not _holds(hit)):
+        return fn
+    _local.depth = depth + 1
+    try:        # built once (threads wait); a recursive call meanwhile reads the function itself
+        return once.build(_cache, fn, lambda: _readable(fn), recursive=lambda: (fn, ()),
+                          valid=_holds)[0]
+    finally:
+        _local.depth = depth
+
+
+_local = threading.local()      # how many callees deep this thread's runnable() is
+
+
+def _holds(hit):
+    return all(g.holds() for g in hit[1])
+
+
+def _readable(fn):
+    try:
+        return _runnable(fn)
+    except (SecantError, SourceError, OSError, TypeError, SyntaxError, ValueError):
+        return fn, ()       # (what cannot be read runs as written, as before)
+
+
+def _is_library(fn):
+    """secant's and NumPy's functions (ops), and installed or standard-library packages (never
+    written with `y[i] = v` on secant arrays; not read through)."""
+    if (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy"):
+        return True
+    path = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
+    return "site-packages" in path or "dist-packages" in path or \
+        path.startswith((_STDLIB, "<frozen"))
+
+
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def _runnable(fn):
+    from secant.transformer.desugar import desugar, desugar_binding
+    desugared = desugar(fn)
+    src = function_source(fn)
+    node = function_source(desugared).node
+    local = hygiene.bound(node)
+    resolved, bind, guards = {}, {}, []
+    for n in gast.walk(node):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)) \
+                or n.func.id in local or n.func.id in resolved:
+            continue
+        name = n.func.id
+        kind, obj = src._lookup(name)
+        resolved[(name, ())] = (kind, obj)
+        if kind not in ("closure", "global") or not isinstance(obj, types.FunctionType):
+            continue
+        form = runnable(obj)
+        guards.extend(_cache.get(obj, (None, ()))[1])
+        if form is not obj:
+            bind[name] = form
+    guards.insert(0, Guard(src, resolved))
+    if bind:        # a callee that cannot run as written: this function's calls reach its form
+        return desugar_binding(fn, bind), tuple(guards)
+    if getattr(desugared, "__secant_item_updates__", False):
+        return desugared, tuple(guards)
+    return fn, tuple(guards)
