@@ -626,6 +626,30 @@ class ContainerMixin:
             return None
         return what, base
 
+    def _python_items_loop(self, stmt, body, iterable):
+        """`for k, v in d.items()` of a dict no transform tracks (a derivative's own loop over
+        `tree_bar.items()`): a loop over its keys reading `v = d[k]`, as for a tracked dict,
+        so the key stays a Python value wherever the code is read again (vmap of the derivative
+        batches d's values, never its keys). False for any other loop."""
+        found = re.fullmatch(r"(\w+)\.items\(\)", iterable.src)
+        target = stmt.target
+        if found is None or not isinstance(target, (gast.Tuple, gast.List)) \
+                or len(target.elts) != 2:
+            return False
+        base = found.group(1)
+        own = target.elts[0].id if isinstance(target.elts[0], gast.Name) else None
+        index = own or self.names.fresh("k")
+        steps = self.names.fresh("keys")
+        self.out.append(ir.Plain(f"{steps} = list({base}.keys())", {steps}, self.origin))
+
+        def unpack(k):
+            if own is None:
+                self._bind_target(target.elts[0], ir.Expr(k), stmt)
+            self._bind_target(target.elts[1], ir.Expr(f"{base}[{k}]"), stmt)
+        loop_target, body, carried, _ = self._loop(stmt, index, body, unpack)
+        self.out.append(ir.For(loop_target, steps, body, carried, self.origin))
+        return True
+
     def loop_over_container(self, stmt, body, what, base):
         """The loop over a container's keys or indices (see container_iteration)."""
         if what == "by_index":

@@ -534,6 +534,8 @@ class Normaliser(ContainerMixin):
         if not isinstance(iterable, ir.Expr):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
+        if self._python_items_loop(stmt, body, iterable):
+            return
         is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
             == "range"
         if isinstance(stmt.target, gast.Name):
