@@ -164,6 +164,9 @@ class ContainerMixin:
         kind = self.container_kind(operand)
         if kind is False or not _has_var(operand):
             return operand
+        if kind == "dict" and isinstance(operand, ir.Var) and operand.name in self.read_as_dict:
+            return operand      # (add_at's `tree_bar.at[idx]` where isinstance(tree_bar, dict)
+            #                     is False: an array, whatever another branch read it as)
         if kind == "dict":
             raise self.src.error(node, "a dict of differentiated values cannot be used as an "
                                  "array; pass its values (list(d.values())) or one of them")
@@ -328,6 +331,7 @@ class ContainerMixin:
         if func.attr in ("get", "items", "values", "keys") and not self.is_container(base):
             self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
             #                                         `keys = list(tree_bar.keys())`): its items
+            self.read_as_dict.add(base.name)
         if func.attr == "get" and len(node.args) == 1 and not node.keywords:   # by key too
             key = self.operand(node.args[0])
             if not isinstance(key, ir.Expr):

@@ -87,6 +87,8 @@ class Normaliser(ContainerMixin):
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
         self.item_kinds = {}        # containers whose items are containers too -> their kind
+        self.read_as_dict = set()   # values known as dicts only by a read (d.keys()): a branch
+        #                             that tests isinstance(d, dict) may hold an array instead
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.origin = None
