@@ -979,7 +979,7 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if base.name in self.list_params and self.batching and (isinstance(
+        if self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
         elif base.name in self.params and self._own_code():  # a helper's x[i], g[:n]: a list's
@@ -990,6 +990,12 @@ class Normaliser(ContainerMixin):
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
         return item
+
+    def _list_like(self, name):
+        """Whether SSA `name` is a list-like parameter or a name bound to its items or slices
+        (_list_like_params)."""
+        return name in self.list_params or any(
+            self.current.get(user) == name for user in self.list_params)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1682,23 +1688,28 @@ class Normaliser(ContainerMixin):
 def _list_like_params(fdef, params):
     """Parameters used as lists of containers, whose items or slices are iterated, unpacked or
     read by a string key (`for w, b in params[:-1]`, `w, b = params[-1]`, `hidden =
-    params[:-1]` then `for p in hidden`): vmap cannot tell a list from an array there, so it
-    asks when the code runs."""
+    params[:-1]` then `for p in hidden`), and the names bound to their items or slices
+    (`hidden`, and `p = hidden[i]` in a derivative's loop): vmap cannot tell a list from an
+    array where they are indexed, so it asks when the code runs."""
     aliases = {p: p for p in params}
 
     def root(node):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
-    for n in gast.walk(fdef):
-        if isinstance(n, gast.Assign) and len(n.targets) == 1:
-            t, v = n.targets[0], n.value
-            pairs = zip(t.elts, v.elts) if isinstance(t, gast.Tuple) and isinstance(
-                v, gast.Tuple) and len(t.elts) == len(v.elts) else [(t, v)]
-            for target, value in pairs:
-                if isinstance(target, gast.Name) and isinstance(value, gast.Subscript) \
-                        and root(value) is not None:
-                    aliases[target.id] = root(value)
+    for _ in range(2):          # (an alias bound in a loop body before the one it copies)
+        for n in gast.walk(fdef):
+            pairs = []
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                t, v = n.targets[0], n.value
+                pairs = zip(t.elts, v.elts) if isinstance(t, gast.Tuple) and isinstance(
+                    v, gast.Tuple) and len(t.elts) == len(v.elts) else [(t, v)]
+            elif isinstance(n, (gast.For, gast.comprehension)):
+                pairs = [(n.target, gast.Subscript(value=n.iter, slice=None, ctx=None))]
+            for target, value in pairs:     # `hidden = params_item` too: a copy
+                if isinstance(target, gast.Name) and isinstance(value, (
+                        gast.Subscript, gast.Name)) and root(value) is not None:
+                    aliases.setdefault(target.id, root(value))
     out = set()
     for n in gast.walk(fdef):
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
@@ -1713,7 +1724,7 @@ def _list_like_params(fdef, params):
             used = n.iter.args[0].args[0]       # for i in range(len(layers)): layers[i]
         if used is not None and root(used) is not None:
             out.add(root(used))
-    return out
+    return out | {a for a, r in aliases.items() if r in out}
 
 
 def _place(node, where):
