@@ -1710,6 +1710,9 @@ def _list_like_params(fdef, params):
                 if isinstance(target, gast.Name) and isinstance(value, (
                         gast.Subscript, gast.Name)) and root(value) is not None:
                     aliases.setdefault(target.id, root(value))
+    ranges = {n.targets[0].id: n.value for n in gast.walk(fdef) if isinstance(n, gast.Assign)
+              and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+              and _range_of_len(n.value) is not None}
     out = set()
     for n in gast.walk(fdef):
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
@@ -1717,14 +1720,28 @@ def _list_like_params(fdef, params):
                 n.targets[0], (gast.Tuple, gast.List)) else \
             n.value if isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Constant) \
             and isinstance(n.slice.value, str) else None
-        if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and \
-                isinstance(n.iter.func, gast.Name) and n.iter.func.id == "range" and \
-                len(n.iter.args) == 1 and isinstance(n.iter.args[0], gast.Call) and \
-                getattr(n.iter.args[0].func, "id", None) == "len" and n.iter.args[0].args:
-            used = n.iter.args[0].args[0]       # for i in range(len(layers)): layers[i]
+        if isinstance(n, gast.For) and _range_of_len(ranges.get(getattr(n.iter, "id", None),
+                                                             n.iter)) is not None:
+            # for i in range(len(layers)): layers[i] (a derivative's `for i in i_range`, with
+            # i_range = range(len(params_item)), too)
+            used = _range_of_len(ranges.get(getattr(n.iter, "id", None), n.iter))
+            if isinstance(n.target, gast.Name):     # what the counter indexes alongside it
+                out |= {root(m.value) for s in n.body for m in gast.walk(s)  # (params_dot[i])
+                        if isinstance(m, gast.Subscript) and isinstance(m.slice, gast.Name)
+                        and m.slice.id == n.target.id and root(m.value) is not None}
         if used is not None and root(used) is not None:
             out.add(root(used))
     return out | {a for a, r in aliases.items() if r in out}
+
+
+def _range_of_len(node):
+    """x of `range(len(x))`, else None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == "range" and len(node.args) == 1 and \
+            isinstance(node.args[0], gast.Call) and \
+            getattr(node.args[0].func, "id", None) == "len" and len(node.args[0].args) == 1:
+        return node.args[0].args[0]
+    return None
 
 
 def _place(node, where):
