@@ -1710,9 +1710,12 @@ def _list_like_params(fdef, params):
                 if isinstance(target, gast.Name) and isinstance(value, (
                         gast.Subscript, gast.Name)) and root(value) is not None:
                     aliases.setdefault(target.id, root(value))
-    ranges = {n.targets[0].id: n.value for n in gast.walk(fdef) if isinstance(n, gast.Assign)
-              and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
-              and _range_of_len(n.value) is not None}
+    ranges = {}             # names bound to range(len(x)) (or list(...), reversed(...) of one)
+    for _ in range(3):
+        ranges.update({n.targets[0].id: n.value for n in gast.walk(fdef)
+                       if isinstance(n, gast.Assign) and len(n.targets) == 1
+                       and isinstance(n.targets[0], gast.Name)
+                       and _range_of_len(n.value, ranges) is not None})
     out = set()
     for n in gast.walk(fdef):
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
@@ -1720,11 +1723,10 @@ def _list_like_params(fdef, params):
                 n.targets[0], (gast.Tuple, gast.List)) else \
             n.value if isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Constant) \
             and isinstance(n.slice.value, str) else None
-        if isinstance(n, gast.For) and _range_of_len(ranges.get(getattr(n.iter, "id", None),
-                                                             n.iter)) is not None:
-            # for i in range(len(layers)): layers[i] (a derivative's `for i in i_range`, with
-            # i_range = range(len(params_item)), too)
-            used = _range_of_len(ranges.get(getattr(n.iter, "id", None), n.iter))
+        if isinstance(n, gast.For) and _range_of_len(n.iter, ranges) is not None:
+            # for i in range(len(layers)): layers[i] (a derivative's `for i in items`, with
+            # items = list(i_range), i_range = range(len(params_item)), too)
+            used = _range_of_len(n.iter, ranges)
             if isinstance(n.target, gast.Name):     # what the counter indexes alongside it
                 out |= {root(m.value) for s in n.body for m in gast.walk(s)  # (params_dot[i])
                         if isinstance(m, gast.Subscript) and isinstance(m.slice, gast.Name)
@@ -1734,8 +1736,14 @@ def _list_like_params(fdef, params):
     return out | {a for a, r in aliases.items() if r in out}
 
 
-def _range_of_len(node):
-    """x of `range(len(x))`, else None."""
+def _range_of_len(node, ranges):
+    """x of `range(len(x))`, of list(...) or reversed(...) of one, or of a name in `ranges`
+    bound to one; else None."""
+    while isinstance(node, gast.Call) and getattr(node.func, "id", None) in (
+            "list", "reversed") and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, gast.Name) and node.id in ranges:
+        return _range_of_len(ranges[node.id], {k: v for k, v in ranges.items() if k != node.id})
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
             node.func.id == "range" and len(node.args) == 1 and \
             isinstance(node.args[0], gast.Call) and \
