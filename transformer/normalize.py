@@ -1686,9 +1686,11 @@ class Normaliser(ContainerMixin):
 
 
 def _list_like_params(fdef, params):
-    """Parameters used as lists of containers, whose items or slices are iterated, unpacked or
-    read by a string key (`for w, b in params[:-1]`, `w, b = params[-1]`, `hidden =
-    params[:-1]` then `for p in hidden`), and the names bound to their items or slices
+    """Parameters used as lists of containers, whose items or slices are iterated, unpacked,
+    read by a string key or by the counter of a `range(len(...))` loop (`for w, b in
+    params[:-1]`, `w, b = params[-1]`, `hidden = params[:-1]` then `for p in hidden`, a
+    derivative's `for i in i_range: params_item[i]; params_dot_item[i]`), and the names bound
+    to their items or slices
     (`hidden`, and `p = hidden[i]` in a derivative's loop): vmap cannot tell a list from an
     array where they are indexed, so it asks when the code runs."""
     aliases = {p: p for p in params}
