@@ -1690,9 +1690,8 @@ def _list_like_params(fdef, params):
     read by a string key or by the counter of a `range(len(...))` loop (`for w, b in
     params[:-1]`, `w, b = params[-1]`, `hidden = params[:-1]` then `for p in hidden`, a
     derivative's `for i in i_range: params_item[i]; params_dot_item[i]`), and the names bound
-    to their items or slices
-    (`hidden`, and `p = hidden[i]` in a derivative's loop): vmap cannot tell a list from an
-    array where they are indexed, so it asks when the code runs."""
+    to their items or slices (`hidden`, and `p = hidden[i]` in a derivative's loop): vmap
+    cannot tell a list from an array where they are indexed, so it asks when the code runs."""
     aliases = {p: p for p in params}
 
     def root(node):
