@@ -98,7 +98,6 @@ KNOWN = {
     ("third", "sliced"): _THIRD + ": an unbound loop stack in add_at's second derivative",
     ("fourth", "powers"): _THIRD, ("fourth", "list_of_dicts"): _THIRD,
     ("fourth", "mean_and_sum"): _THIRD, ("fourth", "sliced"): _THIRD,
-    ("vmap", "sliced"): "vmap of add_at's derivative indexes the list cotangent as an array",
     ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "
                         "whose branches do not know `out` is a list",
     ("jit", "list_of_dicts"): "jit: the functionalised loop over a list of dicts closes over it",

@@ -164,6 +164,9 @@ class ContainerMixin:
         kind = self.container_kind(operand)
         if kind is False or not _has_var(operand):
             return operand
+        if kind == "dict" and isinstance(operand, ir.Var) and operand.name in self.read_as_dict:
+            return operand      # (add_at's `tree_bar.at[idx]` where isinstance(tree_bar, dict)
+            #                     is False: an array, whatever another branch read it as)
         if kind == "dict":
             raise self.src.error(node, "a dict of differentiated values cannot be used as an "
                                  "array; pass its values (list(d.values())) or one of them")
@@ -328,6 +331,7 @@ class ContainerMixin:
         if func.attr in ("get", "items", "values", "keys") and not self.is_container(base):
             self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
             #                                         `keys = list(tree_bar.keys())`): its items
+            self.read_as_dict.add(base.name)
         if func.attr == "get" and len(node.args) == 1 and not node.keywords:   # by key too
             key = self.operand(node.args[0])
             if not isinstance(key, ir.Expr):
@@ -625,6 +629,30 @@ class ContainerMixin:
         if what is None:            # d.items() of a dict of constants: a Python loop
             return None
         return what, base
+
+    def _python_items_loop(self, stmt, body, iterable):
+        """`for k, v in d.items()` of a dict no transform tracks (a derivative's own loop over
+        `tree_bar.items()`): a loop over its keys reading `v = d[k]`, as for a tracked dict,
+        so the key stays a Python value wherever the code is read again (vmap of the derivative
+        batches d's values, never its keys). False for any other loop."""
+        found = re.fullmatch(r"(\w+)\.items\(\)", iterable.src)
+        target = stmt.target
+        if found is None or not isinstance(target, (gast.Tuple, gast.List)) \
+                or len(target.elts) != 2:
+            return False
+        base = found.group(1)
+        own = target.elts[0].id if isinstance(target.elts[0], gast.Name) else None
+        index = own or self.names.fresh("k")
+        steps = self.names.fresh("keys")
+        self.out.append(ir.Plain(f"{steps} = list({base}.keys())", {steps}, self.origin))
+
+        def unpack(k):
+            if own is None:
+                self._bind_target(target.elts[0], ir.Expr(k), stmt)
+            self._bind_target(target.elts[1], ir.Expr(f"{base}[{k}]"), stmt)
+        loop_target, body, carried, _ = self._loop(stmt, index, body, unpack)
+        self.out.append(ir.For(loop_target, steps, body, carried, self.origin))
+        return True
 
     def loop_over_container(self, stmt, body, what, base):
         """The loop over a container's keys or indices (see container_iteration)."""

@@ -89,6 +89,8 @@ class Normaliser(ContainerMixin):
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
         self.item_kinds = {}        # containers whose items are containers too -> their kind
+        self.read_as_dict = set()   # values known as dicts only by a read (d.keys()): a branch
+        #                             that tests isinstance(d, dict) may hold an array instead
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.bindings = {}          # name -> a callee's runnable form generated code calls
@@ -541,6 +543,8 @@ class Normaliser(ContainerMixin):
         if not isinstance(iterable, ir.Expr):
             raise self.src.error(stmt, f"a for loop over a {self.what} array is not supported "
                                  "yet; loop over range(len(x)) and index instead")
+        if self._python_items_loop(stmt, body, iterable):
+            return
         is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
             == "range"
         if isinstance(stmt.target, gast.Name):
@@ -982,7 +986,7 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if base.name in self.list_params and self.batching and (isinstance(
+        if self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
         elif base.name in self.params and self._own_code():  # a helper's x[i], g[:n]: a list's
@@ -993,6 +997,12 @@ class Normaliser(ContainerMixin):
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
         return item
+
+    def _list_like(self, name):
+        """Whether SSA `name` is a list-like parameter or a name bound to its items or slices
+        (_list_like_params)."""
+        return name in self.list_params or any(
+            self.current.get(user) == name for user in self.list_params)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1705,25 +1715,37 @@ class Normaliser(ContainerMixin):
 
 
 def _list_like_params(fdef, params):
-    """Parameters used as lists of containers, whose items or slices are iterated, unpacked or
-    read by a string key (`for w, b in params[:-1]`, `w, b = params[-1]`, `hidden =
-    params[:-1]` then `for p in hidden`): vmap cannot tell a list from an array there, so it
-    asks when the code runs."""
+    """Parameters used as lists of containers, whose items or slices are iterated, unpacked,
+    read by a string key or by the counter of a `range(len(...))` loop (`for w, b in
+    params[:-1]`, `w, b = params[-1]`, `hidden = params[:-1]` then `for p in hidden`, a
+    derivative's `for i in i_range: params_item[i]; params_dot_item[i]`), and the names bound
+    to their items or slices (`hidden`, and `p = hidden[i]` in a derivative's loop): vmap
+    cannot tell a list from an array where they are indexed, so it asks when the code runs."""
     aliases = {p: p for p in params}
 
     def root(node):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
-    for n in gast.walk(fdef):
-        if isinstance(n, gast.Assign) and len(n.targets) == 1:
-            t, v = n.targets[0], n.value
-            pairs = zip(t.elts, v.elts) if isinstance(t, gast.Tuple) and isinstance(
-                v, gast.Tuple) and len(t.elts) == len(v.elts) else [(t, v)]
-            for target, value in pairs:
-                if isinstance(target, gast.Name) and isinstance(value, gast.Subscript) \
-                        and root(value) is not None:
-                    aliases[target.id] = root(value)
+    for _ in range(2):          # (an alias bound in a loop body before the one it copies)
+        for n in gast.walk(fdef):
+            pairs = []
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                t, v = n.targets[0], n.value
+                pairs = zip(t.elts, v.elts) if isinstance(t, gast.Tuple) and isinstance(
+                    v, gast.Tuple) and len(t.elts) == len(v.elts) else [(t, v)]
+            elif isinstance(n, (gast.For, gast.comprehension)):
+                pairs = [(n.target, gast.Subscript(value=n.iter, slice=None, ctx=None))]
+            for target, value in pairs:     # `hidden = params_item` too: a copy
+                if isinstance(target, gast.Name) and isinstance(value, (
+                        gast.Subscript, gast.Name)) and root(value) is not None:
+                    aliases.setdefault(target.id, root(value))
+    ranges = {}             # names bound to range(len(x)) (or list(...), reversed(...) of one)
+    for _ in range(3):
+        ranges.update({n.targets[0].id: n.value for n in gast.walk(fdef)
+                       if isinstance(n, gast.Assign) and len(n.targets) == 1
+                       and isinstance(n.targets[0], gast.Name)
+                       and _range_of_len(n.value, ranges) is not None})
     out = set()
     for n in gast.walk(fdef):
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
@@ -1731,14 +1753,33 @@ def _list_like_params(fdef, params):
                 n.targets[0], (gast.Tuple, gast.List)) else \
             n.value if isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Constant) \
             and isinstance(n.slice.value, str) else None
-        if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and \
-                isinstance(n.iter.func, gast.Name) and n.iter.func.id == "range" and \
-                len(n.iter.args) == 1 and isinstance(n.iter.args[0], gast.Call) and \
-                getattr(n.iter.args[0].func, "id", None) == "len" and n.iter.args[0].args:
-            used = n.iter.args[0].args[0]       # for i in range(len(layers)): layers[i]
+        if isinstance(n, gast.For) and _range_of_len(n.iter, ranges) is not None:
+            # for i in range(len(layers)): layers[i] (a derivative's `for i in items`, with
+            # items = list(i_range), i_range = range(len(params_item)), too)
+            used = _range_of_len(n.iter, ranges)
+            if isinstance(n.target, gast.Name):     # what the counter indexes alongside it
+                out |= {root(m.value) for s in n.body for m in gast.walk(s)  # (params_dot[i])
+                        if isinstance(m, gast.Subscript) and isinstance(m.slice, gast.Name)
+                        and m.slice.id == n.target.id and root(m.value) is not None}
         if used is not None and root(used) is not None:
             out.add(root(used))
-    return out
+    return out | {a for a, r in aliases.items() if r in out}
+
+
+def _range_of_len(node, ranges):
+    """x of `range(len(x))`, of list(...) or reversed(...) of one, or of a name in `ranges`
+    bound to one; else None."""
+    while isinstance(node, gast.Call) and getattr(node.func, "id", None) in (
+            "list", "reversed") and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, gast.Name) and node.id in ranges:
+        return _range_of_len(ranges[node.id], {k: v for k, v in ranges.items() if k != node.id})
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == "range" and len(node.args) == 1 and \
+            isinstance(node.args[0], gast.Call) and \
+            getattr(node.args[0].func, "id", None) == "len" and len(node.args[0].args) == 1:
+        return node.args[0].args[0]
+    return None
 
 
 def _place(node, where):
