@@ -1106,9 +1106,9 @@ def bwd_too_many():
     def fwd(x, y):
         return x * y, (x, y)
 
-    def bwd(res, g):
+    def bwd(res, g):  # !
         x, y = res
-        return g * y, g * x, g  # !
+        return g * y, g * x, g
 
     f = _vjp_fn(fwd, bwd)
     return lambda x: f(x, 3.0)
@@ -1119,9 +1119,9 @@ def bwd_too_few():
     def fwd(x, y):
         return x * y, (x, y)
 
-    def bwd(res, g):
+    def bwd(res, g):  # !
         x, y = res
-        return (g * y,)  # !
+        return (g * y,)
 
     f = _vjp_fn(fwd, bwd)
     return lambda x: f(x, 3.0)
@@ -1132,9 +1132,9 @@ def bwd_not_tuple():
     def fwd(x, y):
         return x * y, (x, y)
 
-    def bwd(res, g):
+    def bwd(res, g):  # !
         x, y = res
-        return g * y  # !
+        return g * y
 
     f = _vjp_fn(fwd, bwd)
     return lambda x: f(x, 3.0)
@@ -1149,8 +1149,8 @@ def bwd_wrong_shape():
     def fwd(v):
         return snp.sum(v * v), v
 
-    def bwd(v, g):
-        return (g * snp.ones(5),)  # !
+    def bwd(v, g):  # !
+        return (g * snp.ones(5),)
 
     f.defvjp(fwd, bwd)
     return lambda x: f(x * snp.ones(3))
@@ -1161,22 +1161,22 @@ def bwd_none_is_zero():
     def fwd(x, y):
         return x * y, (x, y)
 
-    def bwd(res, g):
+    def bwd(res, g):  # !
         x, y = res
-        return g * y, None  # !
+        return g * y, None
 
     f = _vjp_fn(fwd, bwd)
     return lambda x: f(x, 3.0)
 
 
-@_custom_case("TypeError")
+@_custom_case("ValueError")
 def bwd_wrong_dtype():
     def fwd(x, y):
         return x * y, (x, y)
 
-    def bwd(res, g):
+    def bwd(res, g):  # !
         x, y = res
-        return (g * y).astype(snp.int32), g * x  # !
+        return (g * y).astype(snp.int32), g * x
 
     f = _vjp_fn(fwd, bwd)
     return lambda x: f(x, 3.0)
@@ -1184,8 +1184,8 @@ def bwd_wrong_dtype():
 
 @_custom_case("TypeError")
 def fwd_not_pair():
-    def fwd(x, y):
-        return x * y  # !
+    def fwd(x, y):  # !
+        return x * y
 
     def bwd(res, g):
         return g, g
@@ -1196,8 +1196,8 @@ def fwd_not_pair():
 
 @_custom_case("TypeError")
 def fwd_output_disagrees():
-    def fwd(x, y):
-        return (x * y, x), (x, y)  # !
+    def fwd(x, y):  # !
+        return (x * y, x), (x, y)
 
     def bwd(res, g):
         x, y = res
@@ -1218,45 +1218,45 @@ def _jvp_fn(rule):
 
 @_custom_case("TypeError", ("grad", "jit-grad"))
 def jvp_tangent_int():
-    def rule(primals, tangents):
+    def rule(primals, tangents):  # !
         (x,), (t,) = primals, tangents
-        return snp.sin(x), (snp.cos(x) * t).astype(snp.int32)  # !
+        return snp.sin(x), (snp.cos(x) * t).astype(snp.int32)
 
     return _jvp_fn(rule)
 
 
 @_custom_case("TypeError", ("grad", "jit-grad"))
 def jvp_rule_tangent_shape():
-    def rule(primals, tangents):
+    def rule(primals, tangents):  # !
         (x,), (t,) = primals, tangents
-        return snp.sin(x), snp.cos(x) * t * snp.ones(3)  # !
+        return snp.sin(x), snp.cos(x) * t * snp.ones(3)
 
     return _jvp_fn(rule)
 
 
 @_custom_case("TypeError", ("grad", "jit-grad"))
 def jvp_rule_not_pair():
-    def rule(primals, tangents):
+    def rule(primals, tangents):  # !
         (x,), (t,) = primals, tangents
-        return snp.cos(x) * t  # !
+        return snp.cos(x) * t
 
     return _jvp_fn(rule)
 
 
 @_custom_case("TypeError", ("grad", "jit-grad"))
 def jvp_primal_out_shape():
-    def rule(primals, tangents):
+    def rule(primals, tangents):  # !
         (x,), (t,) = primals, tangents
-        return snp.sin(x) * snp.ones(2), snp.cos(x) * t  # !
+        return snp.sin(x) * snp.ones(2), snp.cos(x) * t
 
     return _jvp_fn(rule)
 
 
 @_custom_case("TypeError", ("grad",))
 def jvp_rule_three_outputs():
-    def rule(primals, tangents):
+    def rule(primals, tangents):  # !
         (x,), (t,) = primals, tangents
-        return snp.sin(x), snp.cos(x) * t, t  # !
+        return snp.sin(x), snp.cos(x) * t, t
 
     return _jvp_fn(rule)
 
