@@ -1,4 +1,5 @@
 """jit, device placement and friends: the face of the tracer and the PJRT runtime."""
+import collections
 import functools
 import inspect
 
@@ -14,14 +15,28 @@ from secant.backends.tracer import Trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
 _SCALARS = (bool, int, float, complex)
-_executables = {}   # module text -> Executable: one XLA compile per distinct module
+# module text -> Executable: one XLA compile per distinct module (least recently used dropped)
+_executables = collections.OrderedDict()
 _X64 = [config.read("enable_x64")]     # part of every jit cache key
+_CACHE_SIZE = [config.read("jit_cache_size")]
 
 
 def _config_changed(name, value):
     if name == "enable_x64":
         _X64[0] = bool(value)
         _numpy_avals.clear()
+    if name == "jit_cache_size":
+        _CACHE_SIZE[0] = value
+
+
+def cache_put(cache, key, value):
+    """Insert into an LRU OrderedDict and drop the least recently used entries beyond the bound
+    (config jit_cache_size); a hit calls `cache.move_to_end(key)`."""
+    cache[key] = value
+    bound = _CACHE_SIZE[0]
+    while bound is not None and len(cache) > bound:
+        cache.popitem(last=False)
+    return value
 
 
 config.on_change(_config_changed)
@@ -35,6 +50,8 @@ def _numpy_aval(x):
     key = (x.shape, x.dtype)
     aval = _numpy_avals.get(key)
     if aval is None:
+        if len(_numpy_avals) > 4096:        # many shapes: start again rather than grow
+            _numpy_avals.clear()
         aval = _numpy_avals[key] = ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     return aval
 
@@ -178,8 +195,17 @@ def _executable(text, out_avals, device=None):
     key = text if device is None else (text, device.id)
     exe = _executables.get(key)
     if exe is None:
-        exe = _executables[key] = runtime.Executable(text, out_avals, device)
+        exe = cache_put(_executables, key, runtime.Executable(text, out_avals, device))
+    else:
+        _touch(_executables, key)
     return exe
+
+
+def _touch(cache, key):
+    try:
+        cache.move_to_end(key)
+    except KeyError:        # dropped by another thread meanwhile
+        pass
 
 
 class JitFunction:
@@ -190,7 +216,7 @@ class JitFunction:
             raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._cache = {}
+        self._cache = collections.OrderedDict()   # signature -> _Compiled, LRU (jit_cache_size)
         static_argnums = _as_tuple(static_argnums)
         static_argnames = _as_tuple(static_argnames)
         try:
@@ -249,7 +275,13 @@ class JitFunction:
             return _functionalized(self._fun)(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, static)
+            entry = cache_put(self._cache, key,
+                              self._compile(args, kwargs, leaves, treedef, static))
+        else:
+            try:
+                self._cache.move_to_end(key)
+            except KeyError:    # dropped by another thread meanwhile
+                pass
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
