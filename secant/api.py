@@ -11,6 +11,7 @@ from secant.backends.array import Array
 from secant.backends.config import config
 from secant.backends.core import ShapedArray, Tracer
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.recursion import recursion_error
 from secant.backends.tracer import Trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
@@ -303,7 +304,13 @@ class JitFunction:
                            for k in kwargs}
         fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
         with trace.activate():
-            out = fun(*call_args, **call_kwargs)
+            try:
+                out = fun(*call_args, **call_kwargs)
+            except RecursionError as e:
+                err = recursion_error(e, "jit")
+                if err is None:
+                    raise
+                raise err from None
         out_leaves, out_tree = _flatten(out)
         for o in out_leaves:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):

@@ -21,7 +21,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import hygiene, ir
+from secant.transformer import depth, hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
@@ -225,7 +225,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         return _Recursive(key, fn, mode)    # a recursive call: the generated function itself
     _in_progress.add(key)
     try:
-        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        gen = depth.guard(fn, lambda: _generate(fn, tuple(wrt), mode, has_aux, tuple_out,
+                                                staged, batch))
     finally:
         _in_progress.discard(key)
         assumed = key in _assumed_batched

@@ -36,6 +36,7 @@ import gast
 
 from secant.codegen import loader
 from secant.codegen.naming import Names
+from secant.transformer import depth
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -58,7 +59,11 @@ def desugar(fn, only_choices=False):
     if hit is not None:
         return hit
     _cache[key] = fn
-    out = _cache[key] = _desugar(fn, only_choices)
+    try:
+        out = _cache[key] = depth.guard(fn, lambda: _desugar(fn, only_choices))
+    except BaseException:
+        _cache.pop(key, None)       # not the placeholder: the next call tries again
+        raise
     return out
 
 

@@ -43,6 +43,7 @@ from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
+from secant.transformer import depth
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -707,7 +708,14 @@ def functionalize(fn):
     if hit is not None:
         return hit
     _cache[fn] = fn             # a recursive call of fn (while rewriting it) stays as it is
-    out = _cache[fn] = _functionalize(fn)
+    try:
+        out = _cache[fn] = depth.guard(fn, lambda: _functionalize(fn))
+    except depth.NestingError:
+        out = fn    # too deep to rewrite: traced as written, as JAX traces it (a Python `if` on
+                    # a traced value is then a ConcretizationError naming its line)
+    except BaseException:
+        _cache.pop(fn, None)        # not the placeholder: the next call tries again
+        raise
     return out
 
 
