@@ -135,7 +135,9 @@ def arange(start, stop=None, step=None, dtype=None):
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    trace = active_trace() and _abstract_trace((builtins.max(0, math.ceil((stop - start) / step)),))
+    trace = None
+    if active_trace() is not None:
+        trace = _abstract_trace((builtins.max(0, math.ceil((stop - start) / step)),))
     if trace is None:
         return Array._wrap(np.arange(start, stop, step, dtype=dt))
     n = builtins.max(0, math.ceil((stop - start) / step))
