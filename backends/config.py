@@ -20,6 +20,9 @@ class Config:
             # CPU devices of the PJRT client (None: XLA_FLAGS' host device count, else 1); read
             # once, when the client is created
             "num_cpu_devices": None,
+            # compiled signatures kept per jit/pmap function (least recently used dropped
+            # first; None: unbounded)
+            "jit_cache_size": _env_cache_size(),
         }
         self._listeners = []
 
@@ -29,6 +32,8 @@ class Config:
             raise SecantValueError(f"unknown config option {name!r}; known: {sorted(self._values)}")
         if name == "num_cpu_devices":
             _check_num_cpu_devices(value)
+        if name == "jit_cache_size":
+            _check_cache_size(value, "jit_cache_size")
         self._values[name] = value
         for fn in self._listeners:
             fn(name, value)
@@ -45,6 +50,31 @@ class Config:
         if key in values:
             return values[key]
         raise AttributeError(name)
+
+
+DEFAULT_JIT_CACHE_SIZE = 1024
+
+
+def _env_cache_size():
+    text = os.environ.get("SECANT_JIT_CACHE_SIZE")
+    if text is None or not text.strip():
+        return DEFAULT_JIT_CACHE_SIZE
+    if text.strip().lower() in ("none", "unbounded"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SecantValueError(f"SECANT_JIT_CACHE_SIZE must be a positive integer (or 'none' "
+                               f"for unbounded), got {text!r}")
+    return value
+
+
+def _check_cache_size(value, name):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise SecantValueError(f"{name} must be a positive int (or None for unbounded), got "
+                               f"{value!r}" + where())
 
 
 def _check_num_cpu_devices(value):

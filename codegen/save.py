@@ -404,7 +404,27 @@ def _sorted_imports(lines):
 def save_source(g, path):
     """Write `g` (what secant.grad/value_and_grad/vjp return, or a generated function) as a
     standalone module at `path`; returns the path."""
-    text = module_source(g)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    name = getattr(_unwrap(g), "__name__", repr(g))
+    try:
+        text = module_source(g)
+    except SaveError as e:
+        raise SaveError(f"{e} (saving {name} to {str(path)!r})") from None
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise SaveError(f"cannot save {name} to {str(path)!r}: {_os_reason(e, path)}") \
+            from None
     return path
+
+
+def _os_reason(e, path):
+    """Why `open(path, "w")` failed, in words that say what to change."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if isinstance(e, FileNotFoundError) and not os.path.isdir(folder):
+        return f"the directory {folder!r} does not exist (create it first)"
+    if isinstance(e, IsADirectoryError):
+        return "it is a directory; give a file name such as 'f_grad.py'"
+    if isinstance(e, PermissionError):
+        return f"permission denied (is {folder!r} or the file read-only?)"
+    return e.strerror or str(e)

@@ -32,7 +32,12 @@ def _load(target):
     folder = os.path.dirname(os.path.abspath(path))
     if folder not in sys.path:
         sys.path.insert(0, folder)      # the file's own imports of its neighbours
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        _fail(_syntax_error(e, path))
+    except Exception as e:      # the file's own top-level code failed: show its frames only
+        _fail(_import_error(e, path))
     obj = module
     for part in func.split("."):
         if not hasattr(obj, part):
@@ -45,6 +50,31 @@ def _load(target):
     if not callable(obj):
         _fail(f"{path}:{func} is a {type(obj).__name__}, not a function")
     return obj
+
+
+def _syntax_error(e, path):
+    """`FILE:LINE:COL: syntax error: MSG`, then the line and a caret, as a compiler prints it."""
+    where = f"{e.filename or path}:{e.lineno}" + (f":{e.offset}" if e.offset else "")
+    message = f"{where}: {type(e).__name__}: {e.msg}"
+    if e.text:
+        line = e.text.rstrip("\n")
+        stripped = line.lstrip()
+        message += "\n    " + stripped
+        if e.offset:
+            caret = max(0, e.offset - 1 - (len(line) - len(stripped)))
+            message += "\n    " + " " * caret + "^"
+    return message
+
+
+def _import_error(e, path):
+    """An exception raised while the file ran: its type, message and the file's own lines."""
+    import traceback
+    here = os.path.abspath(path)
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if os.path.abspath(f.filename) == here]
+    lines = "".join(traceback.format_list(frames)).rstrip("\n")
+    head = f"importing {path} raised {type(e).__name__}: {e}"
+    return head + ("\n" + lines if lines else "")
 
 
 def _argnums(text):

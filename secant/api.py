@@ -1,4 +1,5 @@
 """jit, device placement and friends: the face of the tracer and the PJRT runtime."""
+import collections
 import functools
 import inspect
 import threading
@@ -11,16 +12,19 @@ from secant.backends.array import Array
 from secant.backends.config import config
 from secant.backends.core import ShapedArray, Tracer
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.recursion import recursion_error
 from secant.backends.tracer import Trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
 _SCALARS = (bool, int, float, complex)
-_executables = {}   # module text -> Executable: one XLA compile per distinct module
+# module text -> Executable: one XLA compile per distinct module (least recently used dropped)
+_executables = collections.OrderedDict()
 _X64 = [config.read("enable_x64")]     # part of every jit cache key
 # how many signatures were traced and modules compiled (jit and pmap) in this process; the
 # caches build each once, also when threads ask for it at the same time (backends/once.py)
 stats = {"traces": 0, "compiles": 0}
 _stats_lock = threading.Lock()
+_CACHE_SIZE = [config.read("jit_cache_size")]
 
 
 def _count(what):
@@ -32,6 +36,22 @@ def _config_changed(name, value):
     if name == "enable_x64":
         _X64[0] = bool(value)
         _numpy_avals.clear()
+    if name == "jit_cache_size":
+        _CACHE_SIZE[0] = value
+
+
+def cached(cache, key, make):
+    """cache[key], made by `make()` once (threads asking at once wait for it: backends/once.py),
+    in an LRU OrderedDict that keeps at most config jit_cache_size entries (a hit calls
+    `_touch`)."""
+    value = once.build(cache, key, make)
+    bound = _CACHE_SIZE[0]
+    while bound is not None and len(cache) > bound:
+        try:
+            cache.popitem(last=False)
+        except KeyError:        # (emptied by another thread meanwhile)
+            break
+    return value
 
 
 config.on_change(_config_changed)
@@ -45,6 +65,8 @@ def _numpy_aval(x):
     key = (x.shape, x.dtype)
     aval = _numpy_avals.get(key)
     if aval is None:
+        if len(_numpy_avals) > 4096:        # many shapes: start again rather than grow
+            _numpy_avals.clear()
         aval = _numpy_avals[key] = ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     return aval
 
@@ -194,8 +216,17 @@ def _executable(text, out_avals, device=None):
         def compile_():
             _count("compiles")
             return runtime.Executable(text, out_avals, device)
-        exe = once.build(_executables, key, compile_)
+        exe = cached(_executables, key, compile_)
+    else:
+        _touch(_executables, key)
     return exe
+
+
+def _touch(cache, key):
+    try:
+        cache.move_to_end(key)
+    except KeyError:        # dropped by another thread meanwhile
+        pass
 
 
 class JitFunction:
@@ -206,7 +237,7 @@ class JitFunction:
             raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}{where()}")
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._cache = {}
+        self._cache = collections.OrderedDict()   # signature -> _Compiled, LRU (jit_cache_size)
         static_argnums = _as_tuple(static_argnums)
         static_argnames = _as_tuple(static_argnames)
         try:
@@ -273,8 +304,10 @@ class JitFunction:
         entry = self._cache.get(key)      # (a hit takes no lock)
         if entry is None:   # traced and compiled once, also when threads miss it at once
             self._check_call(args, kwargs)
-            entry = once.build(self._cache, key, lambda: self._compile(args, kwargs, leaves,
-                                                                       treedef, static))
+            entry = cached(self._cache, key, lambda: self._compile(args, kwargs, leaves, treedef,
+                                                                   static))
+        else:
+            _touch(self._cache, key)
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
@@ -312,7 +345,13 @@ class JitFunction:
                            for k in kwargs}
         fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
         with trace.activate():
-            out = fun(*call_args, **call_kwargs)
+            try:
+                out = fun(*call_args, **call_kwargs)
+            except RecursionError as e:
+                err = recursion_error(e, "jit")
+                if err is None:
+                    raise
+                raise err from None
         out_leaves, out_tree = _flatten(out)
         for o in out_leaves:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):

@@ -13,6 +13,7 @@ import numpy as np
 
 from secant import tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.recursion import recursion_error
 from secant.backends.tracer import active_trace
 from secant.transformer.parse import opaque
 
@@ -229,6 +230,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         try:
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None)
             out = gen(*args, **kwargs)
+        except RecursionError as e:
+            err = recursion_error(e, "vmap")
+            if err is None:
+                raise
+            raise err from None
         except Exception as e:
             _note_user_lines(e)
             raise

@@ -9,13 +9,15 @@ from each input, into one StableHLO module with num_replicas = the device count
 Outputs are secant.Arrays split over the devices (one shard each); fed to the next pmap call
 with the same mapped axis and devices, their shards are used where they are, with no host copy.
 """
+import collections
 import functools
 
 import numpy as np
 
 from secant import axis_env, tree_util
-from secant.api import _X64, JitFunction, _count, _functionalized, _InlineCall, _leaf_key
-from secant.backends import once, runtime
+from secant.api import (_X64, JitFunction, _count, _functionalized, _InlineCall, _leaf_key,
+                        _touch, cached)
+from secant.backends import runtime
 from secant.backends.array import Array
 from secant.backends.core import Tracer
 from secant.backends.errors import (SecantTypeError, SecantValueError, UnsupportedError,
@@ -23,7 +25,7 @@ from secant.backends.errors import (SecantTypeError, SecantValueError, Unsupport
 from secant.backends.tracer import Trace, active_trace, canonical_aval
 
 _flatten = tree_util.registry().flatten
-_executables = {}      # (module text, device ids) -> ReplicatedExecutable
+_executables = collections.OrderedDict()   # (module text, device ids) -> ReplicatedExecutable
 
 
 def _is_axis(a):
@@ -156,8 +158,9 @@ class PmapFunction:
                     raise SecantValueError(f"pmap devices: {d!r} is not one of this process's "
                                            f"devices {list(have)}" + where())
             runtime._check_distinct(self._devices, "pmap devices")
-        self._cache = {}       # full signature (per-leaf axes, devices) -> _Program
-        self._fast = {}        # jit-style key of the arguments -> _Program
+        # both LRU, bounded by config jit_cache_size
+        self._cache = collections.OrderedDict()  # full signature (axes, devices) -> _Program
+        self._fast = collections.OrderedDict()   # jit-style key of the arguments -> _Program
         self._simple = (_is_axis(in_axes) and not self._static)
 
     def __get__(self, obj, objtype=None):
@@ -320,7 +323,9 @@ class PmapFunction:
                 leaves, treedef, static, axes = self._split(args, kwargs)
             prog = self._build(args, kwargs, leaves, treedef, static, axes)
             if key is not None:
-                self._fast[key] = prog
+                cached(self._fast, key, lambda: prog)
+        else:
+            _touch(self._fast, key)
         return prog, leaves
 
     def _build(self, args, kwargs, leaves, treedef, static, axes):
@@ -332,13 +337,23 @@ class PmapFunction:
             text, out_avals, out_axes, out_tree = self._trace(args, kwargs, leaves, treedef,
                                                               in_avals, devices)
             _count("traces")
+
             def compile_():
                 _count("compiles")
                 return runtime.ReplicatedExecutable(text, in_avals, out_avals, devices)
-            exe = once.build(_executables, (text, key[3]), compile_)
+            ekey = (text, key[3])
+            exe = _executables.get(ekey)
+            if exe is None:
+                exe = cached(_executables, ekey, compile_)
+            else:
+                _touch(_executables, ekey)
             return _Program(exe, text, axes, in_avals, out_avals, out_axes, out_tree,
                             exe.devices)
-        return once.build(self._cache, key, build)
+        prog = self._cache.get(key)
+        if prog is None:
+            return cached(self._cache, key, build)
+        _touch(self._cache, key)
+        return prog
 
     def __call__(self, *args, **kwargs):
         if active_trace() is not None:

@@ -22,7 +22,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import hygiene, ir
+from secant.transformer import depth, hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
@@ -234,7 +234,8 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
         hit = _generated.get(key)
         if hit is not None and _current(hit):
             return hit
-        gen = _generate(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        gen = depth.guard(fn, lambda: _generate(fn, tuple(wrt), mode, has_aux, tuple_out,
+                                                staged, batch))
         if mode == "vmap" and (getattr(gen, "__secant_recursive__", False)
                                or key in _assumed_batched) and not (
                 gen.__secant_out_batched__ is True

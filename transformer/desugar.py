@@ -37,6 +37,7 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
+from secant.transformer import depth
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -60,7 +61,8 @@ def desugar(fn, only_choices=False):
         return hit
     # built once (threads wait for the one building it); a recursive call of fn while it is
     # rewritten stays as it is
-    return once.build(_cache, key, lambda: _desugar(fn, only_choices), recursive=lambda: fn)
+    return once.build(_cache, key, lambda: depth.guard(fn, lambda: _desugar(fn, only_choices)),
+                      recursive=lambda: fn)
 
 
 def desugar_binding(fn, bind):

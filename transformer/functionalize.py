@@ -44,6 +44,7 @@ from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
+from secant.transformer import depth
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -707,9 +708,15 @@ def functionalize(fn):
         return fn
     if hit is not None:
         return hit
+    def build():
+        try:
+            return depth.guard(fn, lambda: _functionalize(fn))
+        except depth.NestingError:
+            return fn   # too deep to rewrite: traced as written, as JAX traces it (a Python `if`
+                        # on a traced value is then a ConcretizationError naming its line)
     # built once (threads wait for the one building it); a recursive call of fn while it is
     # rewritten stays as it is
-    return once.build(_cache, fn, lambda: _functionalize(fn), recursive=lambda: fn)
+    return once.build(_cache, fn, build, recursive=lambda: fn)
 
 
 def _rewritten_helpers(src):

@@ -1,9 +1,13 @@
 """Creating arrays: constants of a shape, ranges, identity-like matrices, triangles, grids.
 
-Arrays whose contents are fixed at trace time are built eagerly with NumPy (inside jit they become
-StableHLO constants where used); only contents that depend on a traced value go through primitives.
+Eagerly they are NumPy arrays. Under jit a constant of a shape (zeros, ones, full, the *_like
+functions) is one scalar constant broadcast (`stablehlo.broadcast_in_dim`), and a large range,
+identity or triangle is built from `iota`: the trace never allocates an array the size of the
+result on the host, nor writes it into the module as a dense constant. Small ranges and
+matrices stay NumPy constants under jit, so code that reads them at trace time keeps working.
 """
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -14,6 +18,7 @@ from secant.backends.core import Tracer
 from secant.backends.errors import ConcretizationError, SecantValueError, where
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import structural as st
+from secant.backends.tracer import active_trace
 from secant.numpy.conversion import convert, dtype_weak, ensure_array, result_type
 from secant.numpy.shape import (_normalize_axis, _shape_tuple, _slice_axis, broadcast_shapes,
                                 broadcast_to, concatenate, moveaxis, reshape)
@@ -22,6 +27,31 @@ from secant.numpy.ufuncs import where as _select
 
 def _dtype_or(dtype, default):
     return dtypes.canonicalize_dtype(dtype) if dtype is not None else default
+
+
+# a range, identity or triangle with more elements than this is built from iota under jit
+_IOTA_ABOVE = 1 << 16
+
+
+def _filled(shape, value, dt, weak=False):
+    """An array of `shape` holding `value` (a scalar or an array that broadcasts to `shape`):
+    NumPy's eagerly; under jit the broadcast of a constant, never a host array of `shape`."""
+    trace = active_trace()
+    if trace is None:
+        return Array._wrap(np.full(shape, value, dtype=dt), weak)
+    return broadcast_to(trace.lift(Array._wrap(np.asarray(value, dtype=dt), weak)), shape)
+
+
+def _iota(trace, dt, shape, dimension):
+    return trace.emit(st.iota_p, (), dict(dtype=dt, shape=shape, dimension=dimension))
+
+
+def _abstract_trace(shape):
+    """The active trace when an array of `shape` is large enough to build from iota, else None."""
+    trace = active_trace()
+    if trace is None or math.prod(shape) <= _IOTA_ABOVE:
+        return None
+    return trace
 
 
 # --- constants of a shape ------------------------------------------------------------------------
@@ -34,15 +64,15 @@ def full(shape, fill_value, dtype=None):
     if isinstance(fill_value, Tracer):
         return broadcast_to(convert(fill_value, dt, weak), shape)
     value = fill_value._value() if type(fill_value) is Array else fill_value
-    return Array._wrap(np.full(shape, value, dtype=dt), weak)
+    return _filled(shape, value, dt, weak)
 
 
 def zeros(shape, dtype=None):
-    return Array._wrap(np.zeros(_shape_tuple(shape), _dtype_or(dtype, dtypes.default_float())))
+    return _filled(_shape_tuple(shape), 0, _dtype_or(dtype, dtypes.default_float()))
 
 
 def ones(shape, dtype=None):
-    return Array._wrap(np.ones(_shape_tuple(shape), _dtype_or(dtype, dtypes.default_float())))
+    return _filled(_shape_tuple(shape), 1, _dtype_or(dtype, dtypes.default_float()))
 
 
 empty = zeros
@@ -58,7 +88,7 @@ def _like(a, fill_value, dtype, shape):
     if isinstance(fill_value, Tracer):
         return broadcast_to(convert(fill_value, dt, weak), out_shape)
     value = fill_value._value() if type(fill_value) is Array else fill_value
-    return Array._wrap(np.full(out_shape, value, dtype=dt), weak)
+    return _filled(out_shape, value, dt, weak)
 
 
 def zeros_like(a, dtype=None, shape=None):
@@ -104,7 +134,19 @@ def arange(start, stop=None, step=None, dtype=None):
     dt = dtypes.canonicalize_dtype(dtype)
     if stop is None:
         start, stop = 0, start
-    return Array._wrap(np.arange(start, stop, 1 if step is None else step, dtype=dt))
+    step = 1 if step is None else step
+    trace = None
+    if active_trace() is not None:
+        trace = _abstract_trace((builtins.max(0, math.ceil((stop - start) / step)),))
+    if trace is None:
+        return Array._wrap(np.arange(start, stop, step, dtype=dt))
+    n = builtins.max(0, math.ceil((stop - start) / step))
+    out = _iota(trace, dt, (n,), 0)                     # start + i * step, as NumPy computes it
+    if step != 1:
+        out = ew.mul_p.bind(out, convert(step, dt))
+    if start != 0:
+        out = ew.add_p.bind(out, convert(start, dt))
+    return out
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -151,10 +193,22 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 # --- matrices ------------------------------------------------------------------------------------
+def _diagonal_mask(trace, rows, cols, k, compare):
+    """The bool[rows, cols] array `compare(col - row, k)`, from iota (eye: ==, tri: <=)."""
+    shape = (rows, cols)
+    diff = ew.sub_p.bind(_iota(trace, np.dtype(np.int32), shape, 1),
+                         _iota(trace, np.dtype(np.int32), shape, 0))
+    return compare(diff, convert(k, np.dtype(np.int32)))
+
+
 def eye(N, M=None, k=0, dtype=None):
     dt = _dtype_or(dtype, dtypes.default_float())
-    return Array._wrap(np.eye(operator.index(N), None if M is None else operator.index(M),
-                              operator.index(k), dtype=dt))
+    rows = operator.index(N)
+    cols = rows if M is None else operator.index(M)
+    trace = _abstract_trace((rows, cols))
+    if trace is None:
+        return Array._wrap(np.eye(rows, cols, operator.index(k), dtype=dt))
+    return convert(_diagonal_mask(trace, rows, cols, operator.index(k), ew.eq_p.bind), dt)
 
 
 def identity(n, dtype=None):
@@ -163,8 +217,17 @@ def identity(n, dtype=None):
 
 def tri(N, M=None, k=0, dtype=None):
     dt = _dtype_or(dtype, dtypes.default_float())
-    return Array._wrap(np.tri(operator.index(N), None if M is None else operator.index(M),
-                              operator.index(k), dtype=dt))
+    return convert(_tri_mask(operator.index(N), None if M is None else operator.index(M),
+                             operator.index(k)), dt)
+
+
+def _tri_mask(rows, cols, k):
+    """bool[rows, cols]: True at and below the k-th diagonal (NumPy's tri)."""
+    cols = rows if cols is None else cols
+    trace = _abstract_trace((rows, cols))
+    if trace is None:
+        return Array._wrap(np.tri(rows, cols, k, dtype=bool))
+    return _diagonal_mask(trace, rows, cols, k, ew.le_p.bind)
 
 
 def _triangle(m, k, lower, name):
@@ -174,8 +237,9 @@ def _triangle(m, k, lower, name):
                                f"{m.shape}{where()}")
     rows, cols = m.shape[-2:]
     k = operator.index(k)
-    keep = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
-    return _select(Array._wrap(keep), m, convert(0, m.dtype, m.weak_type))
+    if lower:
+        return _select(_tri_mask(rows, cols, k), m, convert(0, m.dtype, m.weak_type))
+    return _select(_tri_mask(rows, cols, k - 1), convert(0, m.dtype, m.weak_type), m)
 
 
 def tril(m, k=0):

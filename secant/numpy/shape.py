@@ -15,6 +15,7 @@ from secant.backends.errors import (ConcretizationError, SecantTypeError, Secant
                                     ShapeError, UnsupportedError, where)
 from secant.backends.array import Array
 from secant.backends.primitives import structural as st
+from secant.backends.tracer import active_trace
 from secant.numpy.conversion import convert, ensure_array, promote
 
 
@@ -227,6 +228,9 @@ def broadcast_to(array, shape):
                          f"{where()}")
     if x.shape == shape:
         return x
+    trace = active_trace()
+    if trace is not None and type(x) is Array:
+        x = trace.lift(x)       # under jit a broadcast op, never a host array of `shape`
     return st.broadcast_in_dim_p.bind(x, shape=shape,
                                       broadcast_dimensions=tuple(range(lead, len(shape))))
 
