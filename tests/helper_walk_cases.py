@@ -157,6 +157,7 @@ CASES = {
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
     "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
     "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
+    "batch_new_axis": ("snp.expand_dims(x, axis=batch_new_axis(-1, x))", {"x": r(2, 3)}),
     "batch_index": ("x[batch_index(1)]", {"x": r(2, 3)}),
     "pad_batched": ("snp.pad(x, pad_batched(1, x))", {"x": r(2, 3)}),
     "add_n_batched": ("add_n_batched([x, y])", {"x": r(2, 3), "y": r(2)}),

@@ -68,3 +68,82 @@ def test_nonlocal_rebinding_not_rewritten_is_refused(transform):
                                                         if transform == "vmap" else 1.0)
     assert f"{HERE}:{line_of('rebinds-and-returns')}" in str(info.value)
     assert "nonlocal" in str(info.value)
+
+
+# --- axes under vmap -----------------------------------------------------------------------------
+def _axis_fns():
+    y = np.arange(6, dtype=np.float32).reshape(2, 3) + 1.0
+    return {
+        "sum": lambda x, a: snp.sum(x, axis=a),
+        "mean": lambda x, a: snp.mean(x, axis=a),
+        "max": lambda x, a: snp.max(x, axis=a),
+        "argmax": lambda x, a: snp.argmax(x, axis=a),
+        "cumsum": lambda x, a: snp.cumsum(x, axis=a),
+        "concatenate": lambda x, a: snp.concatenate([x, x * 2.0], axis=a),
+        "concatenate_unbatched": lambda x, a: snp.concatenate([x, y], axis=a),
+        "stack": lambda x, a: snp.stack([x, x * 2.0], axis=a),
+        "expand_dims": lambda x, a: snp.expand_dims(x, a),
+        "squeeze": lambda x, a: snp.squeeze(snp.expand_dims(x, 0), axis=a),
+        "take": lambda x, a: snp.take(x, snp.array([1, 0]), axis=a),
+        "flip": lambda x, a: snp.flip(x, axis=a),
+        "moveaxis": lambda x, a: snp.moveaxis(x, a, 0),
+        "swapaxes": lambda x, a: snp.swapaxes(x, a, 1),
+        "sort": lambda x, a: snp.sort(x, axis=a),
+        "transpose": lambda x, a: snp.transpose(x, (a, 1)),
+    }
+
+
+AXIS_FNS = _axis_fns()
+
+
+def _literal(fn, axis):
+    """fn with the axis written as a literal (how users write it, and what vmap's codegen reads)."""
+    import types
+    src = {"sum": "snp.sum(x, axis={a})", "mean": "snp.mean(x, axis={a})",
+           "max": "snp.max(x, axis={a})", "argmax": "snp.argmax(x, axis={a})",
+           "cumsum": "snp.cumsum(x, axis={a})",
+           "concatenate": "snp.concatenate([x, x * 2.0], axis={a})",
+           "concatenate_unbatched": "snp.concatenate([x, Y], axis={a})",
+           "stack": "snp.stack([x, x * 2.0], axis={a})",
+           "expand_dims": "snp.expand_dims(x, {a})",
+           "squeeze": "snp.squeeze(snp.expand_dims(x, 0), axis={a})",
+           "take": "snp.take(x, snp.array([1, 0]), axis={a})",
+           "flip": "snp.flip(x, axis={a})",
+           "moveaxis": "snp.moveaxis(x, {a}, 0)", "swapaxes": "snp.swapaxes(x, {a}, 1)",
+           "sort": "snp.sort(x, axis={a})", "transpose": "snp.transpose(x, ({a}, 1))"}[fn]
+    import linecache
+    name = f"<axis sweep {fn} {axis}>"
+    text = f"def f(x):\n    return {src.format(a=axis)}\n"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    scope = {"snp": snp, "Y": np.arange(6, dtype=np.float32).reshape(2, 3) + 1.0}
+    exec(compile(text, name, "exec"), scope)
+    f = scope["f"]
+    assert isinstance(f, types.FunctionType)
+    return f
+
+
+@pytest.mark.parametrize("fn", sorted(AXIS_FNS))
+@pytest.mark.parametrize("axis", [-4, -3, -2, -1, 1, 2, 3])
+@pytest.mark.parametrize("how", ["literal", "argument"])
+@pytest.mark.parametrize("jitted", [False, True])
+def test_axes_under_vmap_match_a_loop_or_raise(fn, axis, how, jitted):
+    """Each example is (2, 3): a negative axis counts from the end of the example, never into
+    the batch axis; one out of range raises ValueError as the loop does."""
+    xs = np.arange(24, dtype=np.float32).reshape(4, 2, 3) - 5.0
+    if how == "literal":
+        f = _literal(fn, axis)
+        g = secant.vmap(f)
+    else:
+        f = lambda x: AXIS_FNS[fn](x, axis)     # noqa: E731
+        g = secant.vmap(f)
+    if jitted:
+        g = secant.jit(g)
+    try:
+        expected = np.stack([np.asarray(f(x)) for x in xs])
+    except (ValueError, IndexError):
+        with pytest.raises(ValueError) as info:
+            g(xs)
+        if how == "literal":        # at the user's line
+            assert f"<axis sweep {fn} {axis}>:2" in str(info.value)
+        return
+    assert_allclose(np.asarray(g(xs)), expected)

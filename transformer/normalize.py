@@ -1080,7 +1080,8 @@ class Normaliser(ContainerMixin):
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
-                return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
+                helper = self._source(node.func)
+                return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
