@@ -147,3 +147,34 @@ def test_axes_under_vmap_match_a_loop_or_raise(fn, axis, how, jitted):
             assert f"<axis sweep {fn} {axis}>:2" in str(info.value)
         return
     assert_allclose(np.asarray(g(xs)), expected)
+
+
+# --- vjp's pullback checks its cotangent ---------------------------------------------------------
+def test_vjp_pullback_checks_the_cotangent_under_every_transform():
+    out, pullback = secant.vjp(lambda v: v * 2.0, snp.ones(3))
+    with pytest.raises(ValueError) as info:
+        pullback(snp.ones(3, dtype=snp.int32))  # int-cotangent
+    assert f"{HERE}:{line_of('int-cotangent')}" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        secant.vmap(pullback)(snp.ones((5, 4)))  # vmapped-cotangent
+    assert f"{HERE}:{line_of('vmapped-cotangent')}" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        secant.jit(pullback)(snp.ones(2))  # jitted-cotangent
+    assert f"{HERE}:{line_of('jitted-cotangent')}" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        pullback([snp.ones(3)])  # list-cotangent
+    assert f"{HERE}:{line_of('list-cotangent')}" in str(info.value)
+    cts = np.arange(15, dtype=np.float32).reshape(5, 3)
+    assert_allclose(secant.vmap(pullback)(cts)[0], 2 * cts)
+    assert_allclose(secant.vmap(secant.vmap(pullback))(cts[None])[0], 2 * cts[None])
+    assert_allclose(secant.jit(pullback)(cts[0])[0], 2 * cts[0])
+    assert_allclose(secant.grad(lambda c: snp.sum(pullback(c)[0] ** 2))(cts[1]), 8 * cts[1])
+    # another float precision is the output's (as JAX casts it)
+    assert pullback(np.ones(3, np.float64))[0].dtype == np.float32
+
+
+def test_vjp_pullback_of_a_tuple_output_needs_a_tuple():
+    out, pullback = secant.vjp(lambda v: (v, v * 3.0), 2.0)
+    with pytest.raises(TypeError, match="structure"):
+        pullback(1.0)
+    assert_allclose(pullback((1.0, 2.0))[0], 7.0)
