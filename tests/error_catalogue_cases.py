@@ -858,9 +858,18 @@ def lax_switch_no_branches():
     return lax.switch(0, [], 1.0)  # !
 
 
-@api("TypeError")
+# A weakly typed carry (the Python int 1) may take the dtype the body gives it: JAX's while_loop
+# promotes weakly typed inputs to the body's output dtype (_promote_weak_typed_inputs) and traces
+# again, so this gives 16.0 there; a strongly typed carry that changes dtype is the error below.
+@api(close_to(16.0))
 def lax_while_carry_change():
     return lax.while_loop(lambda c: c < 10, lambda c: c * 2.0, 1)  # !
+
+
+@api("TypeError")
+def lax_while_carry_dtype_strong():
+    return lax.while_loop(lambda c: c < 10, lambda c: (c * 2).astype(snp.int32),  # !
+                          snp.float32(1.0))
 
 
 @api("TypeError")
@@ -868,9 +877,16 @@ def lax_while_cond_not_bool():
     return lax.while_loop(lambda c: c, lambda c: c - 1.0, 3.0)  # !
 
 
-@api("TypeError")
+# JAX's fori_loop needs bounds of one dtype, not integers: float bounds run (its index is then a
+# float; concrete bounds run as a scan of int(upper) - int(lower) steps); mixed ones are the error.
+@api(close_to(3.0))
 def lax_fori_float_bounds():
     return lax.fori_loop(0.0, 3.0, lambda i, c: c + 1.0, 0.0)  # !
+
+
+@api("TypeError")
+def lax_fori_mixed_bounds():
+    return lax.fori_loop(0, 3.0, lambda i, c: c + 1.0, 0.0)  # !
 
 
 @api("TypeError")

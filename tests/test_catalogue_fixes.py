@@ -178,3 +178,16 @@ def test_vjp_pullback_of_a_tuple_output_needs_a_tuple():
     with pytest.raises(TypeError, match="structure"):
         pullback(1.0)
     assert_allclose(pullback((1.0, 2.0))[0], 7.0)
+
+
+# --- fori_loop bounds, as JAX's: one dtype, floats allowed ----------------------------------------
+def test_fori_loop_bounds_share_a_dtype_eagerly_and_under_jit():
+    body = lambda i, c: c + i       # noqa: E731
+    assert_allclose(secant.lax.fori_loop(0.0, 3.0, body, 0.0), 3.0)
+    assert_allclose(secant.jit(lambda c: secant.lax.fori_loop(0.0, 3.0, body, c))(0.0), 3.0)
+    assert_allclose(secant.jit(lambda c: secant.lax.fori_loop(0, snp.int32(3), body, c))(0.0),
+                    3.0)
+    with pytest.raises(TypeError, match="equal types"):
+        secant.lax.fori_loop(0, 3.0, body, 0.0)
+    with pytest.raises(TypeError, match="equal types"):
+        secant.jit(lambda c: secant.lax.fori_loop(0, 3.0, body, c))(0.0)
