@@ -626,7 +626,8 @@ class _Rewriter:
         out = self.rewrite_for(loop, defined, later, guarded=(xs,))
         if out == [loop]:
             return [s]
-        test = _parse_stmt(f"isinstance({xs}, {self.tracer})", s).value
+        # (a 0-d xs runs the loop as written: "iteration over a 0-d array" at the user's line)
+        test = _parse_stmt(f"isinstance({xs}, {self.tracer}) and {xs}.ndim", s).value
         branch = gast.If(test=test, body=out, orelse=[s])
         return [gast.copy_location(branch, s)]
 
