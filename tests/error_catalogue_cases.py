@@ -1323,6 +1323,11 @@ def leak_from_closure():
     return box["v"] * 3.0  # !
 
 
+# JAX traces scan's body even eagerly, so a carry stored outside is a tracer there and using it
+# raises UnexpectedTracerError. secant runs an eager scan as the Python loop it means (as JAX's
+# disable_jit does): the stored carry is a real value, the first one (0.0), and using it is
+# right, never a leaked tracer (tests/test_leaked_tracers.py keeps the carries of an eager scan).
+# Under jit the body is traced and such a store is a leak (leak_in_new_jit, leak_from_closure).
 def leak_scan_carry():
     box = []
 
@@ -1334,8 +1339,24 @@ def leak_scan_carry():
     return box[0] + 1.0  # !
 
 
-for _f in (leak_add, leak_sin, leak_in_new_jit, leak_float, leak_from_closure, leak_scan_carry):
+for _f in (leak_add, leak_sin, leak_in_new_jit, leak_float, leak_from_closure):
     add(f"leak-{_f.__name__}", "leak", _f, "UnexpectedTracerError", _f)
+add("leak-leak_scan_carry", "leak", leak_scan_carry, close_to(1.0), leak_scan_carry)
+
+
+def leak_scan_carry_jit():
+    box = []
+
+    def body(c, x):
+        box.append(c)
+        return c + x, x
+
+    secant.jit(lambda xs: lax.scan(body, 0.0, xs))(snp.ones(3))
+    return box[-1] + 1.0  # !
+
+
+add("leak-leak_scan_carry_jit", "leak", leak_scan_carry_jit, "UnexpectedTracerError",
+    leak_scan_carry_jit)
 
 
 # =================================================================================================
