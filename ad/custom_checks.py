@@ -210,7 +210,8 @@ def vjp_cotangent(ct, spec, depth=0):
     return tree.unflatten(fixed)
 
 
-NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent")
+NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent",
+         "output_spec")
 
 
 def by_name():

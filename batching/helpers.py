@@ -468,12 +468,37 @@ def batch_first(tree):
     return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
 
 
-def batch_axis_to(tree, axis):
-    """Every leaf of a batched output (a helper's tuple, say) with its batch axis at `axis`."""
-    return tree_util.tree_map(lambda leaf: snp.moveaxis(leaf, 0, axis), tree)
+def batch_axis_to(tree, axis, depth=0):
+    """Every leaf of a batched output (a helper's tuple, say) with its batch axis at `axis` (vmap's
+    out_axes; `depth` batch axes of enclosing vmaps in front). An axis out of range for an
+    output is an error of the vmap call (secant/batch.py names the caller's line)."""
+    return tree_util.tree_map(
+        lambda leaf: snp.moveaxis(leaf, depth, out_batch_axis(axis, leaf, depth) + depth), tree)
 
 
-NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to")
+@shape_only
+def out_batch_axis(axis, x, outer=0):
+    """Where batch_axis_to puts batched x's batch axis: out_axes `axis`, checked, as an axis of
+    x past the `outer` batch axes of enclosing vmaps (as batch_axis counts them)."""
+    rank = np.ndim(x) - outer       # of the output, with its batch axis
+    if not -rank <= axis < rank:
+        raise _out_axes_error(axis, rank)
+    return axis % rank
+
+
+out_batch_axis.__secant_batch_depth__ = True
+
+
+def _out_axes_error(axis, rank):
+    e = SecantValueError(f"vmap out_axes={axis} is out of bounds for an output of {rank - 1} "
+                         f"dimension{'s' if rank != 2 else ''} per example (out_axes must be in "
+                         f"[{-rank}, {rank - 1}])")
+    e.vmap_call = True      # (secant/batch.py names the line of the vmapped call)
+    return e
+
+
+NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to",
+                 "out_batch_axis")
 
 
 def grad_of_fields_batched(tree, fields, n, tree_batched):

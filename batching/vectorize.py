@@ -1100,4 +1100,4 @@ def _output(b, value, axis):
         return src
     if isinstance(value, ir.Var) and value.name in b.call_results:
         return f"batch_axis_to({src}, {axis})"
-    return f"snp.moveaxis({src}, 0, {axis})"
+    return f"snp.moveaxis({src}, 0, out_batch_axis({axis}, {src}))"    # (checks the axis)

@@ -230,6 +230,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None)
             out = gen(*args, **kwargs)
         except Exception as e:
+            if getattr(e, "vmap_call", False):      # (out_axes out of range): at this call
+                raise SecantValueError(f"{e}{where()}") from None
             _note_user_lines(e)
             raise
         if _out_spec(out_axes) != out_axes:

@@ -191,3 +191,31 @@ def test_fori_loop_bounds_share_a_dtype_eagerly_and_under_jit():
         secant.lax.fori_loop(0, 3.0, body, 0.0)
     with pytest.raises(TypeError, match="equal types"):
         secant.jit(lambda c: secant.lax.fori_loop(0, 3.0, body, c))(0.0)
+
+
+# --- vmap's out_axes -----------------------------------------------------------------------------
+def _outer(x):
+    return x * snp.ones((2, 3))
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, -1, -3])
+def test_out_axes_move_the_batch_axis_also_inside_another_vmap_and_grad(k):
+    xs = np.arange(4.0, dtype=np.float32)
+    loop = np.stack([np.asarray(_outer(x)) for x in xs])
+    assert_allclose(secant.vmap(_outer, out_axes=k)(xs), np.moveaxis(loop, 0, k))
+    X = np.arange(20.0, dtype=np.float32).reshape(5, 4)
+    inner = np.stack([np.moveaxis(np.stack([np.asarray(_outer(x)) for x in row]), 0, k)
+                      for row in X])
+    assert_allclose(secant.vmap(secant.vmap(_outer, out_axes=k))(X), inner)
+    assert_allclose(secant.jit(secant.vmap(secant.vmap(_outer, out_axes=k), out_axes=1))(X),
+                    np.moveaxis(inner, 0, 1))
+    w = np.moveaxis(np.arange(24.0, dtype=np.float32).reshape(4, 2, 3), 0, k)
+    assert_allclose(secant.grad(lambda x: snp.sum(secant.vmap(_outer, out_axes=k)(x) * w))(xs),
+                    np.moveaxis(w, k, 0).sum(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("k", [3, -4])
+def test_out_axes_out_of_range_name_the_vmapped_call(k):
+    with pytest.raises(ValueError, match="out_axes") as info:
+        secant.vmap(_outer, out_axes=k)(np.ones(4, np.float32))  # out-axes-call
+    assert f"{HERE}:{line_of('out-axes-call')}" in str(info.value)
