@@ -520,7 +520,7 @@ class BatchBuilder:
     def if_(self, s):
         before = set(self.batched)
         ends = []
-        self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
         for k, body in enumerate((s.body, s.orelse)):
             if k == 1:
                 self.lines.append(Line("else:", self.indent, "block"))
