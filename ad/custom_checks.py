@@ -163,7 +163,55 @@ def custom_jvp_outputs(pair, rule):
     return out, t_tree.unflatten(fixed)
 
 
-NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs")
+class OutputSpec:
+    """What vjp's pullback expects for a cotangent: the primal output's structure and each leaf's
+    shape and dtype (not its values)."""
+
+    def __init__(self, out):
+        leaves, self.tree = tree_util.tree_flatten(out)
+        self.leaves = [(tuple(np.shape(x)), snp.result_type(x)) if _is_array(x) else None
+                       for x in leaves]
+
+    def __repr__(self):
+        shown = ", ".join("?" if x is None else f"{x[1].name}{list(x[0])}" for x in self.leaves)
+        return f"{self.tree} with {shown or 'no leaves'}"
+
+
+def output_spec(out):
+    return OutputSpec(out)
+
+
+@checks
+def vjp_cotangent(ct, spec, depth=0):
+    """The cotangent passed to vjp's pullback, checked against the primal output (`spec`) as JAX
+    checks it: the same structure (TypeError), each leaf the shape and a dtype of the kind of the
+    output's (ValueError); `depth` batch axes in front under vmap."""
+    leaves, tree = tree_util.tree_flatten(ct)
+    if tree != spec.tree:
+        raise SecantTypeError(
+            f"the cotangent passed to the vjp function must have the structure of the primal "
+            f"output ({spec!r}), as in JAX, but got {_tree_short(ct)}{where()}")
+    fixed = []
+    for c, expected in zip(leaves, spec.leaves):
+        if expected is None or not _is_array(c):
+            fixed.append(c)
+            continue
+        shape, odt = expected
+        cdt = snp.result_type(c)
+        if tuple(np.shape(c))[depth:] != shape or (dtypes.is_inexact(odt)
+                                                  and _kind(cdt) != _kind(odt)):
+            got = f"{cdt.name}{list(np.shape(c)[depth:])}"
+            raise SecantValueError(
+                f"the cotangent passed to the vjp function must have the shape and dtype of the "
+                f"primal output, {odt.name}{list(shape)} (as in JAX), but got {got}{where()}")
+        if dtypes.is_inexact(odt) and getattr(c, "dtype", cdt) != odt:   # another precision:
+            c = snp.asarray(c).astype(odt)                                # the output's
+        fixed.append(c)
+    return tree.unflatten(fixed)
+
+
+NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent",
+         "output_spec")
 
 
 def by_name():

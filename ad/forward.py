@@ -351,7 +351,7 @@ class ForwardBuilder:
     def if_(self, s):
         before = dict(self.dots)
         results = []
-        self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
         for k, body in enumerate((s.body, s.orelse)):
             if k == 1:
                 self.lines.append(Line("else:", self.indent, "block"))

@@ -182,7 +182,7 @@ class ReverseBuilder(StackReverse):
                 if s.replay_inits:
                     _fill_slot(s.saves, s.replay_inits)
             elif isinstance(s, ir.If):
-                self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+                self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
                 self.indent += 1
                 self.forward(s.body) if s.body else self.emit("pass")
                 self.indent -= 1

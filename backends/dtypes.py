@@ -25,7 +25,10 @@ def x64_enabled():
 
 
 def canonicalize_dtype(dtype):
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:      # (a string numpy does not know: named at the user's line)
+        raise SecantTypeError(f"{e}{where()}") from None
     if dt not in _SUPPORTED_SET:
         raise SecantTypeError(f"dtype {dt} is not supported by secant; supported: "
                               + ", ".join(str(d) for d in SUPPORTED) + where())

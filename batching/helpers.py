@@ -96,16 +96,49 @@ def batch_axis(axis, x, outer=0):
     """An axis argument (int, tuple or None: all axes) of an op on one example of batched x, as
     the axis of the batched op. Read by an enclosing vmap (`outer` more batch axes in front of
     x), it stays the axis for one example of that vmap, which moves it past its own axis."""
-    if axis is None:
-        out = tuple(range(1, np.ndim(x) - outer))
-    elif isinstance(axis, (tuple, list)):
-        out = tuple(a + 1 if a >= 0 else a for a in axis)
-    else:
+    rank = np.ndim(x) - 1 - outer
+    if x is None:       # an axis of secant's own helpers (batching/rules.py's `_next`), unchecked
         out = axis + 1 if axis >= 0 else axis
+    elif axis is None:
+        out = tuple(range(1, rank + 1))
+    elif isinstance(axis, (tuple, list)):
+        out = tuple(example_axis(a, rank) + 1 for a in axis)
+    else:
+        out = example_axis(axis, rank) + 1
     return out
 
 
 batch_axis.__secant_batch_depth__ = True        # read by a vmap: one more outer axis
+
+
+@shape_only
+def batch_new_axis(axis, x, outer=0):
+    """batch_axis for an op that inserts axes (expand_dims, stack): `axis` counts in the result,
+    which has one more axis per example than x (or one per item of a tuple of axes)."""
+    rank = np.ndim(x) - 1 - outer + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    if isinstance(axis, (tuple, list)):
+        out = tuple(example_axis(a, rank) + 1 for a in axis)
+    else:
+        out = example_axis(axis, rank) + 1
+    return out
+
+
+batch_new_axis.__secant_batch_depth__ = True
+
+
+def example_axis(axis, rank):
+    """An axis of one example (negative: from the end) as a non-negative one, or a ValueError
+    naming the user's line, as numpy's and JAX's: vmap must not let an axis past the example's
+    first one reach the batch axis."""
+    try:
+        axis = int(axis.__index__())
+    except (AttributeError, TypeError):
+        raise SecantTypeError(f"an axis must be an integer, not {type(axis).__name__}"
+                              + where()) from None
+    if not -rank <= axis < rank:
+        raise SecantValueError(f"axis {axis} is out of bounds for array of dimension {rank}"
+                               + where())
+    return axis % rank
 
 
 @shape_only
@@ -129,7 +162,7 @@ def transpose_batched(x, axes=None):
     if axes is None:
         perm = (0,) + tuple(range(n, 0, -1))
     else:
-        perm = (0,) + tuple(a % n + 1 for a in axes)
+        perm = (0,) + tuple(example_axis(a, n) + 1 for a in axes)
     return snp.transpose(x, perm)
 
 
@@ -403,7 +436,8 @@ def unbound_axis(name, bound):
 
 
 NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
-         "batch_axis", "batch_shape", "flat_examples", "transpose_batched", "squeeze_batched",
+         "batch_axis", "batch_new_axis", "batch_shape", "flat_examples", "transpose_batched",
+         "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
          "pad_batched", "update_batched", "nested_update_refused",
@@ -434,12 +468,37 @@ def batch_first(tree):
     return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
 
 
-def batch_axis_to(tree, axis):
-    """Every leaf of a batched output (a helper's tuple, say) with its batch axis at `axis`."""
-    return tree_util.tree_map(lambda leaf: snp.moveaxis(leaf, 0, axis), tree)
+def batch_axis_to(tree, axis, depth=0):
+    """Every leaf of a batched output (a helper's tuple, say) with its batch axis at `axis` (vmap's
+    out_axes; `depth` batch axes of enclosing vmaps in front). An axis out of range for an
+    output is an error of the vmap call (secant/batch.py names the caller's line)."""
+    return tree_util.tree_map(
+        lambda leaf: snp.moveaxis(leaf, depth, out_batch_axis(axis, leaf, depth) + depth), tree)
 
 
-NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to")
+@shape_only
+def out_batch_axis(axis, x, outer=0):
+    """Where batch_axis_to puts batched x's batch axis: out_axes `axis`, checked, as an axis of
+    x past the `outer` batch axes of enclosing vmaps (as batch_axis counts them)."""
+    rank = np.ndim(x) - outer       # of the output, with its batch axis
+    if not -rank <= axis < rank:
+        raise _out_axes_error(axis, rank)
+    return axis % rank
+
+
+out_batch_axis.__secant_batch_depth__ = True
+
+
+def _out_axes_error(axis, rank):
+    e = SecantValueError(f"vmap out_axes={axis} is out of bounds for an output of {rank - 1} "
+                         f"dimension{'s' if rank != 2 else ''} per example (out_axes must be in "
+                         f"[{-rank}, {rank - 1}])")
+    e.vmap_call = True      # (secant/batch.py names the line of the vmapped call)
+    return e
+
+
+NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to",
+                 "out_batch_axis")
 
 
 def grad_of_fields_batched(tree, fields, n, tree_batched):

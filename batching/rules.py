@@ -14,8 +14,9 @@ operand which is not a Python number is aligned first (`align(x, w) * w`), since
 have fewer axes than the other operand (a batched scalar times a vector).
 AXIS[op] names the op's axis parameter(s) and what its `None` means ("reduce": every axis of an
 example, "flatten": the flattened example, "insert": never None); the op is written as the user
-wrote it with each axis moved past the batch axis (a literal `axis=0` becomes `axis=1`, a
-negative one stays, anything else goes through `batch_axis`).
+wrote it with each axis moved past the batch axis (a literal `axis=0` becomes `axis=1`;
+anything else, a negative literal included, goes through `batch_axis`, which checks it against
+the example's rank; `batch_new_axis` for the NEW_AXIS ops, whose axis counts in the result).
 RULES[op][param] is the template when `param` is the one batched operand; RULES[op]["*"] covers
 any combination. UNBATCHED ops give a result with no batch axis (`snp.zeros_like(x)` is zeros
 shaped like one example). SEQUENCE ops take a list: its unbatched items are broadcast.
@@ -63,6 +64,8 @@ AXIS = {
     "lax_concatenate": (("dimension",), "insert"),
     "take": (("axis",), "flatten"),
 }
+
+NEW_AXIS = {"expand_dims", "stack", "lax_expand_dims"}      # axis counts in the result
 
 RULES = {
     "add_grads": {"*": "add_grads({x}, {y})",
@@ -187,6 +190,8 @@ HELPERS = {
     "custom_vjp_cotangents": "custom_vjp_cotangents({arg0_b}, {arg1_b}, {arg2})",
     "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2})",
     "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
+    "vjp_cotangent": "vjp_cotangent({arg0_b}, {arg1}, {arg2_next})",     # past the batch axis
+    "batch_axis_to": "batch_axis_to({arg0_b}, {arg1}, {arg2_next})",     # an inner vmap's out_axes
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked
     # axis one further in)
     "unstack": "unstack({arg0_b}, {arg1_next})",

@@ -20,7 +20,7 @@ from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
-                                   NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
+                                   NEW_AXIS, NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -365,7 +365,7 @@ class BatchBuilder:
             if kind == "flatten" and axis == "None":
                 raise self.error(f"vmap of {op.op}(axis=None) of a list built in the function "
                                  "is not supported; concatenate along an axis")
-            shifted = _shift_axis(axis, kind, f"{seq.name}[0]")
+            shifted = _shift_axis(axis, kind, f"{seq.name}[0]", op.op)
             if op.op == "stack":        # its items may be lists too (nested comprehensions)
                 return f"stack_examples({seq.name}, {shifted})"
             return self.render(op, {}, {param: shifted})
@@ -391,7 +391,7 @@ class BatchBuilder:
         seq_src = f"({srcs},)" if seq.kind == "tuple" and len(items) == 1 else \
             f"({srcs})" if seq.kind == "tuple" else f"[{srcs}]"
         return self.render(op, {spec.sequence: seq_src},
-                           {param: _shift_axis(axis, kind, main)})
+                           {param: _shift_axis(axis, kind, main, op.op)})
 
     def axis_op(self, op, batched):
         spec = OPS[op.op]
@@ -408,7 +408,7 @@ class BatchBuilder:
                 operands[main_param] = f"flat_examples({main})"
                 statics[p] = "1"
             else:
-                statics[p] = _shift_axis(axis, kind, main)
+                statics[p] = _shift_axis(axis, kind, main, op.op)
         return self.render(op, operands, statics)
 
     def collective(self, op, batched):
@@ -520,7 +520,7 @@ class BatchBuilder:
     def if_(self, s):
         before = set(self.batched)
         ends = []
-        self.lines.append(Line(f"if {s.test}:", self.indent, "block"))
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
         for k, body in enumerate((s.body, s.orelse)):
             if k == 1:
                 self.lines.append(Line("else:", self.indent, "block"))
@@ -985,20 +985,24 @@ def _defined_in(stmts):
     return defined(stmts)
 
 
-def _shift_axis(src, kind, main):
-    """Source of an axis argument of one example's op, as the batched op's (batch axis 0)."""
+def _shift_axis(src, kind, main, op=None):
+    """Source of an axis argument of one example's op, as the batched op's (batch axis 0): a
+    literal non-negative axis moved past the batch axis; a negative one (which counts from the
+    end of an example whose rank is not known here) or any other value through batch_axis,
+    which checks it against the example's rank (batch_new_axis for ops that insert axes)."""
+    helper = "batch_new_axis" if op in NEW_AXIS else "batch_axis"
     try:
         value = ast.literal_eval(src)
     except (ValueError, SyntaxError):
-        return f"batch_axis({src}, {main})"
+        return f"{helper}({src}, {main})"
     if value is None:
         return f"tuple(range(1, {main}.ndim))" if kind == "reduce" else "None"
-    if isinstance(value, int):
-        return str(value + 1) if value >= 0 else src
-    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
-        shifted = tuple(v + 1 if v >= 0 else v for v in value)
+    if isinstance(value, int) and value >= 0:
+        return str(value + 1)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and v >= 0 for v in value):
+        shifted = tuple(v + 1 for v in value)
         return repr(shifted)
-    return f"batch_axis({src}, {main})"
+    return f"{helper}({src}, {main})"
 
 
 def _batched_index(idx):
@@ -1096,4 +1100,4 @@ def _output(b, value, axis):
         return src
     if isinstance(value, ir.Var) and value.name in b.call_results:
         return f"batch_axis_to({src}, {axis})"
-    return f"snp.moveaxis({src}, 0, {axis})"
+    return f"snp.moveaxis({src}, 0, out_batch_axis({axis}, {src}))"    # (checks the axis)

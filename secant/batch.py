@@ -236,6 +236,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                 raise
             raise err from None
         except Exception as e:
+            if getattr(e, "vmap_call", False):      # (out_axes out of range): at this call
+                raise SecantValueError(f"{e}{where()}") from None
             _note_user_lines(e)
             raise
         if _out_spec(out_axes) != out_axes:

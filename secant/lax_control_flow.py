@@ -206,6 +206,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in range(lower, upper)."""
     trace = active_trace()
     body_fun = _returns_carry(body_fun, init_val, "fori_loop's body_fun")
+    dt = _bounds_dtype(lower, upper)
     if trace is None:
         val = _arrays(init_val)
         for i in range(int(lower), int(upper)):
@@ -213,14 +214,24 @@ def fori_loop(lower, upper, body_fun, init_val):
             _check_carry(val, new, "body_fun")
             val = new
         return val
-    dt = snp.result_type(lower, upper)
-    if not dtypes.is_int(dt):
-        raise SecantTypeError(f"fori_loop bounds must be integers, got {dt.name}{where()}")
     upper = snp.asarray(upper).astype(dt)
     _, val = control_flow.while_loop(
         trace, lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(c[0], c[1])),
         (snp.asarray(lower).astype(dt), init_val))
     return val
+
+
+def _bounds_dtype(lower, upper):
+    """fori_loop's index dtype, as JAX's: the bounds' common dtype, which they must share (a
+    weakly typed integer, a Python int, takes the other bound's integer dtype); float bounds of
+    one dtype are allowed, as in JAX (the index is then a float)."""
+    (lo, lo_weak), (up, up_weak) = _dtype_weak(lower), _dtype_weak(upper)
+    if lo == up:
+        return lo
+    if dtypes.is_int(lo) and dtypes.is_int(up) and lo_weak != up_weak:
+        return up if lo_weak else lo
+    raise SecantTypeError(f"lower and upper arguments to fori_loop must have equal types, got "
+                          f"{lo.name} and {up.name}{where()}")
 
 
 def _length(xs, length):

@@ -17,7 +17,7 @@ from secant.batching import helpers as batch_helpers, rules as batch_rules, vect
 from secant.backends import dtypes, once
 from secant.backends import errors as _errors
 from secant.backends.errors import (SecantError, def_line, SecantTypeError, SecantValueError,
-                                    UnsupportedError, where)
+                                    UnsupportedError, register_internal_file, where)
 from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
@@ -970,30 +970,36 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         out, aux = out
 
-    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX)
+    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX, out)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
 _NO_AUX = object()
 
 
-def _vjp_closure(gen, primals, aux):
+def _vjp_closure(gen, primals, aux, out):
     """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
-    `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name."""
+    `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name, the
+    cotangent checked against the output's structure, shapes and dtypes (as JAX checks it)."""
+    from secant.ad.custom_checks import output_spec, vjp_cotangent
     params = list(inspect.signature(gen).parameters)[1:1 + len(primals)]
-    names = Names(set(params) | {gen.__name__})
+    names = Names(set(params) | {gen.__name__, "vjp_cotangent"})
     name = names.fresh(f"{gen.__name__}_fun")
     ct = names.fresh("cotangent")
-    free = {gen.__name__: gen, **dict(zip(params, primals))}
+    spec = names.fresh("out_spec")
+    free = {gen.__name__: gen, **dict(zip(params, primals)), "vjp_cotangent": vjp_cotangent,
+            spec: output_spec(out)}
+    check = f"    {ct} = vjp_cotangent({ct}, {spec})\n"
     seed = ct
     if aux is not _NO_AUX:          # aux's cotangent: zeros
         zeros = names.fresh("aux_bar")
         free[zeros] = _zeros_tree(aux)
         seed = f"({ct}, {zeros})"
     call = f"{gen.__name__}({', '.join([seed] + params)})"
-    source = (f"def {name}({ct}):\n    return {call}\n" if len(primals) > 1 else
-              f"def {name}({ct}):\n    return ({call},)\n")
+    source = (f"def {name}({ct}):\n{check}    return {call}\n" if len(primals) > 1 else
+              f"def {name}({ct}):\n{check}    return ({call},)\n")
     fun = load_generated(source, name, {}, free)
+    register_internal_file(fun.__code__.co_filename)    # errors name the caller's line
     fun.__secant_saves__ = gen      # secant.save writes the vjp (its primals are arguments)
     return fun
 

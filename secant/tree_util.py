@@ -42,7 +42,10 @@ def tree_flatten(tree, is_leaf=None):
 
 
 def tree_unflatten(treedef, leaves):
-    return treedef.unflatten(leaves)
+    try:
+        return treedef.unflatten(leaves)
+    except ValueError as e:     # too few or too many leaves: named at the user's line
+        raise SecantValueError(f"{e}{where()}") from None
 
 
 def tree_leaves(tree, is_leaf=None):

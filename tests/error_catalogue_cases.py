@@ -858,9 +858,18 @@ def lax_switch_no_branches():
     return lax.switch(0, [], 1.0)  # !
 
 
-@api("TypeError")
+# A weakly typed carry (the Python int 1) may take the dtype the body gives it: JAX's while_loop
+# promotes weakly typed inputs to the body's output dtype (_promote_weak_typed_inputs) and traces
+# again, so this gives 16.0 there; a strongly typed carry that changes dtype is the error below.
+@api(close_to(16.0))
 def lax_while_carry_change():
     return lax.while_loop(lambda c: c < 10, lambda c: c * 2.0, 1)  # !
+
+
+@api("TypeError")
+def lax_while_carry_dtype_strong():
+    return lax.while_loop(lambda c: c < 10, lambda c: (c * 2).astype(snp.int32),  # !
+                          snp.float32(1.0))
 
 
 @api("TypeError")
@@ -868,9 +877,16 @@ def lax_while_cond_not_bool():
     return lax.while_loop(lambda c: c, lambda c: c - 1.0, 3.0)  # !
 
 
-@api("TypeError")
+# JAX's fori_loop needs bounds of one dtype, not integers: float bounds run (its index is then a
+# float; concrete bounds run as a scan of int(upper) - int(lower) steps); mixed ones are the error.
+@api(close_to(3.0))
 def lax_fori_float_bounds():
     return lax.fori_loop(0.0, 3.0, lambda i, c: c + 1.0, 0.0)  # !
+
+
+@api("TypeError")
+def lax_fori_mixed_bounds():
+    return lax.fori_loop(0, 3.0, lambda i, c: c + 1.0, 0.0)  # !
 
 
 @api("TypeError")
@@ -1307,6 +1323,11 @@ def leak_from_closure():
     return box["v"] * 3.0  # !
 
 
+# JAX traces scan's body even eagerly, so a carry stored outside is a tracer there and using it
+# raises UnexpectedTracerError. secant runs an eager scan as the Python loop it means (as JAX's
+# disable_jit does): the stored carry is a real value, the first one (0.0), and using it is
+# right, never a leaked tracer (tests/test_leaked_tracers.py keeps the carries of an eager scan).
+# Under jit the body is traced and such a store is a leak (leak_in_new_jit, leak_from_closure).
 def leak_scan_carry():
     box = []
 
@@ -1318,8 +1339,24 @@ def leak_scan_carry():
     return box[0] + 1.0  # !
 
 
-for _f in (leak_add, leak_sin, leak_in_new_jit, leak_float, leak_from_closure, leak_scan_carry):
+for _f in (leak_add, leak_sin, leak_in_new_jit, leak_float, leak_from_closure):
     add(f"leak-{_f.__name__}", "leak", _f, "UnexpectedTracerError", _f)
+add("leak-leak_scan_carry", "leak", leak_scan_carry, close_to(1.0), leak_scan_carry)
+
+
+def leak_scan_carry_jit():
+    box = []
+
+    def body(c, x):
+        box.append(c)
+        return c + x, x
+
+    secant.jit(lambda xs: lax.scan(body, 0.0, xs))(snp.ones(3))
+    return box[-1] + 1.0  # !
+
+
+add("leak-leak_scan_carry_jit", "leak", leak_scan_carry_jit, "UnexpectedTracerError",
+    leak_scan_carry_jit)
 
 
 # =================================================================================================

@@ -64,6 +64,8 @@ CASES = {
                               {"t": r(3), "x": r(3), "y": r(2)}),
     "custom_jvp_outputs": ("custom_jvp_outputs((t * x, y * t), snp.sin)",
                            {"t": r(3), "x": r(3), "y": r(3)}),
+    "vjp_cotangent": ("vjp_cotangent((t * x, y), output_spec((snp.ones(3), snp.ones(2))))",
+                      {"t": r(3), "x": r(3), "y": r(2)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
     "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),
@@ -157,6 +159,8 @@ CASES = {
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
     "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
     "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
+    "out_batch_axis": ("snp.moveaxis(x, 0, out_batch_axis(1, x))", {"x": r(2, 3)}),
+    "batch_new_axis": ("snp.expand_dims(x, axis=batch_new_axis(-1, x))", {"x": r(2, 3)}),
     "batch_index": ("x[batch_index(1)]", {"x": r(2, 3)}),
     "pad_batched": ("snp.pad(x, pad_batched(1, x))", {"x": r(2, 3)}),
     "add_n_batched": ("add_n_batched([x, y])", {"x": r(2, 3), "y": r(2)}),
@@ -175,4 +179,4 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "custom_vmap_outputs"}
 # not functions of arrays
 NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
-                       "unset_in_branch"}
+                       "unset_in_branch", "output_spec"}

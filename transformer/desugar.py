@@ -37,7 +37,7 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth
+from secant.transformer import depth, nonlocals
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -710,6 +710,8 @@ class _Desugarer:
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
         local |= {s.name for s in body if isinstance(s, gast.FunctionDef)}
+        if nonlocals.return_rebound(body, local):       # `nonlocal z` -> z = double(z)
+            self.changed = True
         for s in body:
             fdef = None
             if isinstance(s, gast.FunctionDef):

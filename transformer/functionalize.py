@@ -632,6 +632,17 @@ class _Rewriter:
         return [gast.copy_location(branch, s)]
 
 
+class _HasRows(type):
+    def __instancecheck__(cls, x):
+        return isinstance(x, Tracer) and len(x.aval.shape) > 0
+
+
+class TracedRows(metaclass=_HasRows):
+    """What the rewritten loops call `Tracer`: a traced array with rows (1-d or more). A 0-d
+    one runs the loop as the user wrote it, which raises "iteration over a 0-d array" (or an
+    indexing error) at the user's line instead of an IndexError from `x.shape[0]`."""
+
+
 def _first_assigned(names):
     return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} first assigned inside it"
 
@@ -810,7 +821,7 @@ def _rewrite(fn, src, helpers):
     if unset_name in used:
         free[unset_name] = unset_in_branch
     if tracer_name in used:
-        free[tracer_name] = Tracer
+        free[tracer_name] = TracedRows
     cells = {k: c for k, c in src.cells.items() if k in free and free[k] is src.closure.get(k)}
     gen = loader.load(source, node.name, src.globals, free, printer.origins, cells=cells)
     gen.__defaults__ = fn.__defaults__

@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, hygiene, ir, loop_lowering
+from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, COLLECTIVES,
@@ -297,6 +297,13 @@ class Normaliser(ContainerMixin):
             raise self.src.error(fdef, f"the nested function {fdef.name} cannot be transformed: "
                                  "use plain positional parameters and no decorators, or define "
                                  "it at module level")
+        rebound, stmts = nonlocals.nonlocal_names(fdef)
+        rebound = [n for n in rebound if n in self.current]
+        if rebound:     # (the plain shape was rewritten to return them: transformer/nonlocals.py)
+            raise self.src.error(stmts[0], f"the nested function {fdef.name} rebinds {rebound[0]} "
+                                 f"of the enclosing function (nonlocal): secant cannot follow a "
+                                 f"value through that; return the new value instead "
+                                 f"({rebound[0]} = {fdef.name}(..., {rebound[0]}))")
         own = _def_locals(fdef)
         free = [n for n in sorted(_names_in(fdef))
                 if n in self.current and n not in own and n != fdef.name]
@@ -1073,7 +1080,8 @@ class Normaliser(ContainerMixin):
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
-                return ir.Expr(f"batch_axis({axis.src}, {x.name}, {outer + 1})")  # by a vmap
+                helper = self._source(node.func)
+                return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \

@@ -1,0 +1,104 @@
+"""Nested functions that rebind their enclosing function's locals (`nonlocal z; z = z * 2`),
+rewritten to return what they rebind, so that the value flows through the function's data flow
+(which grad, jvp and vmap follow) instead of a closure cell (which they cannot see):
+
+    def double():                       def double(z):
+        nonlocal z              ->          z = z * 2.0
+        z = z * 2.0                         return z
+    double()                            z = double(z)
+
+Only the plain shape is rewritten: a def with positional parameters, no return, that is only
+ever called as a statement of the function (`double()`, never passed or stored). The others
+stay as written, and transformer/normalize.py refuses them with the `nonlocal` line.
+"""
+import gast
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
+           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _walk_scope(nodes):
+    stack = list(nodes)[::-1]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+
+
+def nonlocal_names(fdef):
+    """The names a nested def declares nonlocal (in its own scope), with the statements."""
+    stmts = [n for n in _walk_scope(fdef.body) if isinstance(n, gast.Nonlocal)]
+    return [name for s in stmts for name in s.names], stmts
+
+
+def _statement_lists(stmts):
+    """Every statement list of `stmts` (itself and the bodies of its compound statements), not
+    descending into nested scopes."""
+    yield stmts
+    for s in stmts:
+        if isinstance(s, _SCOPES):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                yield from _statement_lists(inner)
+        for h in getattr(s, "handlers", None) or []:
+            yield from _statement_lists(h.body)
+
+
+def _is_call_statement(s, name):
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+        isinstance(s.value.func, gast.Name) and s.value.func.id == name and \
+        not s.value.keywords and not any(isinstance(a, gast.Starred) for a in s.value.args)
+
+
+def _located(node, like):
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)):
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+def _names(names, store):
+    ctx = gast.Store if store else gast.Load
+    if len(names) == 1:
+        return gast.Name(names[0], ctx(), None, None)
+    return gast.Tuple([gast.Name(n, ctx(), None, None) for n in names], ctx())
+
+
+def return_rebound(body, local):
+    """`body` (a function's statements) with each nested def that rebinds names of `local`
+    through `nonlocal` rewritten to take and return them; whether anything changed."""
+    changed = False
+    for s in list(body):
+        if not isinstance(s, gast.FunctionDef):
+            continue
+        names, stmts = nonlocal_names(s)
+        if not names or not set(names) <= local:
+            continue
+        a = s.args
+        if s.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.defaults or \
+                a.posonlyargs or any(isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom,
+                                                    gast.Global))
+                                     for n in _walk_scope(s.body)):
+            continue
+        calls = [(lst, k) for lst in _statement_lists(body) for k, c in enumerate(lst)
+                 if _is_call_statement(c, s.name)]
+        uses = [n for b in body if b is not s for n in gast.walk(b)
+                if isinstance(n, gast.Name) and n.id == s.name]
+        if not calls or len(uses) != len(calls):
+            continue            # passed, stored or rebound: left as written (refused later)
+        names = list(dict.fromkeys(names))
+        s.body = [b for b in s.body if not any(b is n for n in stmts)] or [gast.Pass()]
+        a.args = a.args + [gast.Name(n, gast.Param(), None, None) for n in names]
+        s.body.append(_located(gast.Return(_names(names, False)), stmts[0]))
+        for lst, k in calls:
+            call = lst[k]
+            call.value.args = call.value.args + [_located(_names([n], False), call)
+                                                 for n in names]
+            lst[k] = _located(gast.Assign([_names(names, True)], call.value, None), call)
+        changed = True
+    return changed
