@@ -59,9 +59,8 @@ def reason(cid, outcome, detail):
 def write_known(path, res):
     lines = ['"""Catalogue cases (tests/error_catalogue_cases.py) that fail today, each with its '
              'outcome; a reason\nstarting "WRONG:" is an invalid input accepted or a wrong '
-             'value.\n\ntests/test_error_catalogue.py marks each xfail(strict=True) (the threads '
-             'cases, which fail\nnondeterministically, strict=False): when a fix makes one pass, '
-             'its test fails until the entry\nis removed here. Regenerate after a fix and review '
+             'value.\n\ntests/test_error_catalogue.py marks each xfail(strict=True): when a fix makes '
+             'one pass, its test\nfails until the entry is removed here. Regenerate after a fix and review '
              'the diff:\n\n    .venv/bin/python bench/error_catalogue_report.py --write-known '
              'tests/error_catalogue_known.py\n    git diff tests/error_catalogue_known.py\n"""',
              "# flake8: noqa: E501", "", "KNOWN_FAILURES = {"]

@@ -1,9 +1,8 @@
 """Catalogue cases (tests/error_catalogue_cases.py) that fail today, each with its outcome; a reason
 starting "WRONG:" is an invalid input accepted or a wrong value.
 
-tests/test_error_catalogue.py marks each xfail(strict=True) (the threads cases, which fail
-nondeterministically, strict=False): when a fix makes one pass, its test fails until the entry
-is removed here. Regenerate after a fix and review the diff:
+tests/test_error_catalogue.py marks each xfail(strict=True): when a fix makes one pass, its test
+fails until the entry is removed here. Regenerate after a fix and review the diff:
 
     .venv/bin/python bench/error_catalogue_report.py --write-known tests/error_catalogue_known.py
     git diff tests/error_catalogue_known.py
@@ -41,13 +40,4 @@ KNOWN_FAILURES = {
     'tracer-arange_traced-vmap-jit': 'not fixed yet: line: SourceError: secant has no batching rule for snp.arange: it is not a numpy/secant.numpy function with a rule, nor a Python function with source |   at error_catalogue_cases.py:470',
     'tracer-zeros_traced_shape-vmap': 'not fixed yet: line: SourceError: secant has no batching rule for snp.zeros: it is not a numpy/secant.numpy function with a rule, nor a Python function with source |   at error_catalogue_cases.py:476:',
     'tracer-zeros_traced_shape-vmap-jit': 'not fixed yet: line: SourceError: secant has no batching rule for snp.zeros: it is not a numpy/secant.numpy function with a rule, nor a Python function with source |   at error_catalogue_cases.py:476:',
-    'threads-threads_grad': "threads (issue 16); nondeterministic: internal: KeyError: (<function _thread_fn at 0x7fd7e32eaca0>, 'grad', (0,), False, False, False, None)",
-    'threads-threads_jit_grad': "threads (issue 16); nondeterministic: internal: KeyError: (<function _thread_fn at 0x7fd7e32eaca0>, 'grad', (0,), False, False, True, None)",
-    'limits-deep_expression-grad': 'limits (issue 16): internal: RecursionError: maximum recursion depth exceeded',
-    'limits-deep_expression-jit': 'limits (issue 16): internal: RecursionError: maximum recursion depth exceeded',
-    'limits-recursion_on_traced': 'limits (issue 16): internal: RecursionError: maximum recursion depth exceeded',
-    'limits-huge_zeros_under_jit': 'limits (issue 16): internal: MemoryError: Unable to allocate 1.00 TiB for an array with shape (524288, 524288) and data type float32',
-    'limits-huge_ones_under_jit': 'limits (issue 16): internal: MemoryError: Unable to allocate 4.00 TiB for an array with shape (1048576, 1048576) and data type float32',
-    'cli-syntax_error': 'WRONG: command line (issue 16, limits): wrong: got <error_catalogue_cases.CliResult object at 0x7fd7e3166ed0>, expected exit status != 0, the file and line 2, no traceback',
-    'cli-indentation_error': 'WRONG: command line (issue 16, limits): wrong: got <error_catalogue_cases.CliResult object at 0x7fd7f20eed50>, expected exit status != 0, the file and line 3, no traceback',
 }

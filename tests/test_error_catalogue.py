@@ -4,22 +4,15 @@ right value. Cases that can crash a process (threads, limits, the command line) 
 one child process with a memory limit.
 
 KNOWN_FAILURES (tests/error_catalogue_known.py) is a strict xfail table: a case fixed there fails
-here until its entry is removed. The threads cases fail nondeterministically until the threads
-section of issue 16 lands, so they are not strict (FLAKY_GROUPS: empty it then).
+here until its entry is removed.
 """
 import pytest
 
 import error_catalogue_cases as catalogue
 from error_catalogue_known import KNOWN_FAILURES
 
-FLAKY_GROUPS = {"threads"}
-
 
 def _param(cid):
-    case = catalogue.CASES[cid]
-    if case.group in FLAKY_GROUPS:
-        return pytest.param(cid, marks=pytest.mark.xfail(
-            strict=False, reason=KNOWN_FAILURES.get(cid, "threads: nondeterministic today")))
     if cid in KNOWN_FAILURES:
         return pytest.param(cid, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[cid]))
     return cid
