@@ -1461,12 +1461,17 @@ class _Jacobian:
         the inner Jacobian along one basis vector (jvps of its generated functions), or by
         rows, each a vjp of them. jacfwd(f) and jacrev(f) are the same function, so where one
         composition cannot be generated (forward mode over the reverse code of a loop, say),
-        the same matrix comes from another: the first plan that generates is kept."""
-        if outer is not None:
-            raise SecantError("derivatives of Jacobians nested three deep (e.g. "
-                              "jacfwd(jacfwd(jacrev(f)))) are not supported yet: nest "
-                              "secant.grad, secant.jvp and secant.vmap instead (jacfwd(f) is "
-                              "vmap of jvp), which compose to any order" + where())
+        the same matrix comes from another: the first plan that generates is kept. Nested
+        three deep or more, or under jvp (`outer`), _derivative takes it by forward mode."""
+        if outer is not None or isinstance(self.fun.fun, _Jacobian):
+            # nested three deep, or the derivative of a nested one: forward mode all the way
+            # down, as JAX's jacfwd (jacrev(f) and jacfwd(f) are the same function)
+            jac = _derivative(self, args, [])
+            if outer is None:
+                return jac, None, None
+            tangents = tree_util.tree_map(lambda t: snp.expand_dims(t, 0), tuple(outer[1]))
+            jac_dot = _derivative(self, args, [(tuple(outer[0]), tangents)])
+            return jac, tree_util.tree_map(lambda t: t[0], jac_dot), None
         from secant.transformer.parse import SourceError
         inner = self.fun
         twin = _Jacobian(inner.fun, inner.argnums, inner.has_aux,
@@ -1499,9 +1504,8 @@ class _Jacobian:
         an output element with an input element: the vjp of the generated jvp (jacfwd) or vjp
         (jacrev) at that pair of basis vectors."""
         if isinstance(self.fun, _Jacobian):
-            raise SecantError("derivatives of Jacobians nested three deep are not supported "
-                              "yet: nest secant.grad, secant.jvp and secant.vmap instead "
-                              "(jacrev(f) is vmap of vjp), which compose to any order" + where())
+            raise SecantError("internal: rows of a nested Jacobian are taken by _derivative"
+                              + where())
         base = _base(self.fun)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)
@@ -1538,6 +1542,60 @@ class _Jacobian:
             grads = call(tree_util.tree_unflatten(out_tree, ct_out), v)
             return (grads,) if single else grads
         return _over_basis(fn, tree_util.tree_leaves(value))
+
+
+def _derivative(fun, args, directions):
+    """The derivative of `fun` (a function, or a Jacobian of Jacobians of one) at args along
+    each of `directions`, [(positions, tangents)] with tangents a tuple like args[positions]
+    whose leaves all hold a leading axis of several (m_1, ..., m_k): D^k fun(args)[t_1, ...,
+    t_k] for every choice of one tangent from each, shaped (m_1, ..., m_k) + fun's output.
+
+    A Jacobian jacfwd(g) (or jacrev(g), the same function) is the derivative of g along the
+    standard basis of its arguments, so its k-th derivative is g's (k+1)-th with that basis as
+    one more direction: the recursion ends at the plain function, differentiated by its
+    generated jvp taken k times (the jvp of the jvp ...), vmapped once over every combination
+    of tangents. This is jacfwd(f) = vmap(jvp(f)) of JAX, which nests to any depth."""
+    lead = tuple(int(np.shape(tree_util.tree_leaves(ts)[0])[0]) for _, ts in directions)
+    if not isinstance(fun, _Jacobian):
+        return _forward_derivative(fun, args, directions, lead)
+    if fun.has_aux or fun.holomorphic:
+        raise SecantError(f"{fun.kind}(..., {'has_aux' if fun.has_aux else 'holomorphic'}=True)"
+                          " inside a Jacobian of a Jacobian, or under jvp of one, is not "
+                          "supported yet" + where())
+    positions = fun._positions()
+    _check_differentiable(args, positions, fun.kind)
+    in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
+    if fun.kind == "jacrev":
+        for leaf in tree_util.tree_leaves(fun._out(args)[0]):
+            if not dtypes.is_float(_dtype_of(leaf)):
+                raise SecantTypeError("jacrev requires real-valued outputs (a floating-point "
+                                      f"dtype), but got {_dtype_of(leaf).name}{where()}")
+    basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
+    inner = _derivative(fun.fun, args, list(directions) + [(positions, basis)])
+    # the layout of fun.fun's output, read off the derivative (leading axes: lead + inputs)
+    out = tree_util.tree_map(lambda leaf: np.zeros(np.shape(leaf)[len(lead) + 1:]), inner)
+    return fun._assemble(tree_util.tree_leaves(inner), out, in_leaves, in_tree, True, lead)
+
+
+def _forward_derivative(fun, args, directions, lead):
+    """D^k fun(args)[t_1, ..., t_k] for a plain function (see _derivative): its generated jvp
+    taken k times, called once, vmapped over the product of the tangents' leading axes."""
+    base = _base(fun)
+    if not directions:
+        return base(*args)
+    gen = base
+    for positions, _ in directions:
+        gen = generate(gen, tuple(positions), "jvp", staged=_staging())
+    total, tangents = int(np.prod(lead)), []
+    for j, (_, ts) in enumerate(directions):        # row r of the product: (i_1, ..., i_k)
+        where_j = (1,) * j + (lead[j],) + (1,) * (len(lead) - j - 1)
+        tangents += [tree_util.tree_map(lambda t: snp.reshape(snp.broadcast_to(
+            snp.reshape(t, where_j + np.shape(t)[1:]), lead + np.shape(t)[1:]),
+            (total,) + np.shape(t)[1:]), tree) for tree in ts]
+    res = _vmapped(gen, (None,) * len(args) + (0,) * len(tangents), *args, *tangents)
+    for _ in directions:
+        res = res[1]                # (out, out_dot) at every level: the last derivative
+    return tree_util.tree_map(lambda leaf: snp.reshape(leaf, lead + np.shape(leaf)[1:]), res)
 
 
 def _jacobian_source(jac):

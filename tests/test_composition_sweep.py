@@ -45,7 +45,6 @@ CASES = _all_cases() if THOROUGH else _default_cases()
 
 # Known refusals (clear errors, never a value): the message they raise -> why.
 KNOWN = {
-    "nested three deep": "a Jacobian of a Jacobian of a Jacobian (_Jacobian._run_nested)",
     "tree_util.tree_map": "a batching helper (broadcast_batch, batch_second) maps over a pytree "
     "with tree_util.tree_map, which no transform reads",
     "ImportFrom": "a derivative helper imports inside its body (read by a second transform)",
@@ -127,32 +126,20 @@ def test_grad_of_jacrev(x64):
 # (function, chain innermost first) -> why it fails (strict: a pass must remove the entry)
 XFAIL = {
     ('list_append', 'grad/hessian'): 'IfExp',
-    ('softmax', 'jacfwd/hessian'): 'nested three deep',
-    ('logsumexp', 'jacfwd/hessian'): 'nested three deep',
-    ('concatenate', 'jacfwd/hessian'): 'nested three deep',
-    ('dict_params', 'jacrev/hessian'): 'nested three deep',
-    ('softmax', 'jacrev/hessian'): 'nested three deep',
-    ('logsumexp', 'jacrev/hessian'): 'nested three deep',
     ('at_set', 'hessian/jvp'): 'ImportFrom',
-    ('static_if', 'hessian/jacfwd'): 'nested three deep',
-    ('python_loop', 'hessian/jacfwd'): 'nested three deep',
-    ('scan', 'hessian/jacfwd'): 'nested three deep',
-    ('fori', 'hessian/jacrev'): 'nested three deep',
-    ('cond', 'hessian/jacrev'): 'nested three deep',
-    ('helper_call', 'hessian/jacrev'): 'nested three deep',
-    ('list_params', 'hessian/hessian'): 'nested three deep',
-    ('dict_params', 'hessian/hessian'): 'nested three deep',
-    ('softmax', 'hessian/hessian'): 'nested three deep',
     ('slices', 'grad/jacrev/grad'): 'IfExp',
     ('list_params', 'jvp/jacrev/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
     ('dict_params', 'jvp/hessian/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
     ('list_append', 'vmap/jacrev/grad'): 'IfExp',
     ('fori', 'jit/jit/grad'): 'derivative of g:',
-    ('list_append', 'jacfwd/hessian/grad'): 'tree_util.tree_map',
-    ('mean_max', 'jacrev/hessian/grad'): 'tree_util.tree_map',
+    ('list_append', 'jacfwd/hessian/grad'):
+        'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
     ('slices', 'hessian/grad/grad'): 'ImportFrom',
     ('scan', 'hessian/jit/grad'): 'lax.fori_loop, lax.scan or lax.map (second order)',
-    ('fori', 'hessian/jacfwd/grad'): 'Lambda in generated code',
-    ('cond', 'hessian/jacrev/grad'): 'tree_util.tree_map',
-    ('helper_call', 'hessian/hessian/grad'): 'tree_util.tree_map',
+    ('fori', 'hessian/jacfwd/grad'):
+        'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
+    ('cond', 'hessian/jacrev/grad'):
+        'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
+    ('helper_call', 'hessian/hessian/grad'):
+        'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
 }

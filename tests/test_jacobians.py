@@ -201,9 +201,14 @@ def test_jvp_of_a_jacobian(x64):
     np.testing.assert_allclose(np.asarray(jac_dot), quartic_hessian(x) @ v, rtol=1e-12)
 
 
-def test_three_deep_is_refused():
-    with pytest.raises(secant.SecantError, match="three deep"):
-        secant.jacfwd(secant.hessian(quartic))(np.ones(2, np.float32))
+def test_three_deep_closed_form(x64):
+    """No longer refused (more in test_jacobians_nested.py): the third derivative of sum(x**4)
+    is 24 x on the diagonal; the product terms are quadratic."""
+    x = np.array([0.3, -0.8])
+    want = np.zeros((2, 2, 2))
+    want[0, 0, 0], want[1, 1, 1] = 24 * x
+    np.testing.assert_allclose(np.asarray(secant.jacfwd(secant.hessian(quartic))(x)), want,
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_reverse_over_forward_through_fori(x64):
