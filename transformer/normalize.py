@@ -1037,7 +1037,7 @@ class Normaliser(ContainerMixin):
         if obj is _UNRESOLVED:
             return self.dynamic_call(node, func)
         from secant.api import JitFunction
-        if isinstance(obj, JitFunction):
+        while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
@@ -1623,7 +1623,7 @@ class Normaliser(ContainerMixin):
             except (TypeError, LookupError):
                 pass
         from secant.api import JitFunction
-        if isinstance(obj, JitFunction):
+        while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_generated__", None) or obj
         if inspect.isfunction(obj) and not _is_library(obj):
