@@ -1122,14 +1122,13 @@ class Normaliser(ContainerMixin):
             if isinstance(out, ir.Var):
                 self.containers[out.name] = "dict"
             return out
-        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
-                and getattr(obj, "__name__", "") == "fields_of" and len(node.args) == 2 \
-                and not node.keywords and isinstance(node.args[1], gast.Dict) \
-                and all(isinstance(k, gast.Constant) for k in node.args[1].keys):  # (only keys)
+        if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
                 keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
-                out = self._emit("fields_of", {"tree": tree}, {"keys": keys})
+                statics = {"keys": keys, **({"n": self._source(node.args[2])}
+                                            if len(node.args) == 4 else {})}
+                out = self._emit(obj.__name__, {"tree": tree}, statics)
                 self.containers[out.name] = "tuple"
                 return out
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
@@ -1959,6 +1958,25 @@ def _batched_test(error):
     form (transformer/functionalize.py), whose lax.cond / while_loop it batches."""
     error.batched_test = True
     return error
+
+
+def _is_fields_of(obj, node):
+    """fields_of(tree_bar, {k0: ..., k1: ...}) (ad/helpers.py) or fields_of_batched(tree_bar,
+    {...}, n, True) (batching/helpers.py) in a derivative differentiated again: constant keys
+    (their values are not read), a batched cotangent."""
+    name = (getattr(obj, "__module__", ""), getattr(obj, "__name__", ""))
+    if name == ("secant.ad.helpers", "fields_of"):
+        arity = 2
+    elif name == ("secant.batching.helpers", "fields_of_batched"):
+        arity = 4
+        if len(node.args) != 4 or not (isinstance(node.args[3], gast.Constant)
+                                       and node.args[3].value is True):
+            return False
+    else:
+        return False
+    return len(node.args) == arity and not node.keywords \
+        and isinstance(node.args[1], gast.Dict) \
+        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
