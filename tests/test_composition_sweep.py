@@ -126,7 +126,6 @@ def test_grad_of_jacrev(x64):
 
 # (function, chain innermost first) -> why it fails (strict: a pass must remove the entry)
 XFAIL = {
-    ('list_append', 'grad/hessian'): 'IfExp',
     ('softmax', 'jacfwd/hessian'): 'nested three deep',
     ('logsumexp', 'jacfwd/hessian'): 'nested three deep',
     ('concatenate', 'jacfwd/hessian'): 'nested three deep',
@@ -143,14 +142,10 @@ XFAIL = {
     ('list_params', 'hessian/hessian'): 'nested three deep',
     ('dict_params', 'hessian/hessian'): 'nested three deep',
     ('softmax', 'hessian/hessian'): 'nested three deep',
-    ('slices', 'grad/jacrev/grad'): 'IfExp',
     ('list_params', 'jvp/jacrev/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
     ('dict_params', 'jvp/hessian/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
-    ('list_append', 'vmap/jacrev/grad'): 'IfExp',
-    ('fori', 'jit/jit/grad'): 'derivative of g:',
     ('list_append', 'jacfwd/hessian/grad'): 'tree_util.tree_map',
     ('mean_max', 'jacrev/hessian/grad'): 'tree_util.tree_map',
-    ('slices', 'hessian/grad/grad'): 'ImportFrom',
     ('scan', 'hessian/jit/grad'): 'lax.fori_loop, lax.scan or lax.map (second order)',
     ('fori', 'hessian/jacfwd/grad'): 'Lambda in generated code',
     ('cond', 'hessian/jacrev/grad'): 'tree_util.tree_map',

@@ -972,6 +972,8 @@ def container_names(stmts):
             seq = next(iter(op.operands.values()), None)
             if isinstance(seq, ir.Var):
                 out.add(seq.name)
+        if op.op == "split_at" and isinstance(op.operands.get("x"), ir.Var):
+            out.add(op.operands["x"].name)      # a list's cotangent, split at an append
         if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
             out.update(op.targets)
             out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))
