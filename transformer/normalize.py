@@ -814,7 +814,8 @@ class Normaliser(ContainerMixin):
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
-        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) and not _is_truth_value(node) and \
+        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) \
+                and not _is_truth_value(node, self._resolve) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
             # `a or b` is one of its operands, `(y := e)` is e: neither is a constant
             verb = "batch" if self.batching else "differentiate"
@@ -1790,12 +1791,15 @@ def _place(node, where):
             n.col_offset = n.end_col_offset = where.col_offset
 
 
-def _is_truth_value(node):
-    """A test made of comparisons, `not` and and/or of them: a bool, never an operand's value."""
+def _is_truth_value(node, resolve):
+    """A test made of comparisons, `not`, isinstance/hasattr/callable calls and and/or of them:
+    a bool, never an operand's value."""
     if isinstance(node, gast.BoolOp):
-        return all(_is_truth_value(v) for v in node.values)
+        return all(_is_truth_value(v, resolve) for v in node.values)
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        return any(resolve(node.func) is b for b in (isinstance, hasattr, callable))
     return isinstance(node, (gast.Compare, gast.Constant))
 
 
