@@ -990,7 +990,9 @@ class Normaliser(ContainerMixin):
         if self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
-        elif base.name in self.params and self._own_code():  # a helper's x[i], g[:n]: a list's
+        elif (base.name in self.params or base.name in {
+                a.id for a in self.node.args.kwonlyargs}) \
+                and self._own_code():   # a helper's x[i], g[:n] (x_dot too): a list's
             if not self.batching and isinstance(node.slice, (gast.Name, gast.Slice)):
                 self.out[-1].container = True   # its cotangent by add_at, which does both
                 # (items or an array's, as it turns out when it runs)
