@@ -181,7 +181,7 @@ JOINT = {
 
 # ops over a sequence of arrays: linear in the list
 SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n", "grad_of_fields",
-            "grad_of_fields_batched", "grad_of_fields_twice_batched"}
+            "grad_of_fields_batched"}
 
 # ops whose lone-operand contribution is the bare tangent: broadcast it to the result's shape
 # when another operand may be larger

@@ -181,7 +181,6 @@ SEQUENCE_VJP = {
     "grad_of_fields": "fields_of({g}, {fields})",
     # (every leaf of its result is batched)
     "grad_of_fields_batched": "fields_of_batched({g}, {fields}, {n}, True)",
-    "grad_of_fields_twice_batched": "fields_of_batched({g}, {fields}, {n}, True, 2)",
 }
 
 # the same for a tracked list or tuple passed whole (snp.stack(out), out built in a loop): the

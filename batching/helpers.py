@@ -462,34 +462,10 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
     return out
 
 
-def grad_of_fields_twice_batched(tree, fields, n, tree_batched, m, tree_outer_batched):
-    """grad_of_fields_batched under an enclosing vmap (its batch axis, of size m, in front of
-    the inner one, of size n): every field's cotangent has both batch axes, and so has every
-    leaf of the result (the tree gives only its structure and shapes)."""
-    if not tree_outer_batched:
-        tree = broadcast_batch(tree, m)
-    if not tree_batched:        # the inner batch axis second
-        tree = tree_util.tree_map(lambda leaf: _broadcast_second(leaf, n), tree)
-    if hasattr(tree, "shape") and not isinstance(tree, (dict, list, tuple)):
-        out = snp.zeros_like(tree)
-        for k, g in fields.items():
-            out = out.at[(slice(None),) + batch_index(k)].add(g)
-        return out
-    return grad_of_fields(tree, fields)
-
-
-def _broadcast_second(leaf, n):
-    if isinstance(leaf, Undefined):
-        return leaf
-    shape = np.shape(leaf)
-    return snp.broadcast_to(snp.expand_dims(leaf, 1), shape[:1] + (n,) + shape[1:])
-
-
-def fields_of_batched(tree_bar, fields, n, tree_bar_batched, depth=1):
+def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
     """ad/helpers.py's fields_of for a batched cotangent: an array's items at integer keys are
-    read past the batch axis (each example's own item; past `depth` batch axes, the transpose
-    of grad_of_fields_twice_batched at 2), a container's as written; an unbatched cotangent
-    gets a batch axis first (the keys' values are not read)."""
+    read past the batch axis (each example's own item), a container's as written; an unbatched
+    cotangent gets a batch axis first (the keys' values are not read)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
     out = []
@@ -501,7 +477,7 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched, depth=1):
         elif isinstance(tree_bar, (list, tuple)):
             item = tree_bar[k]
         else:
-            item = tree_bar[(slice(None),) * (depth - 1) + batch_index(k)]
+            item = tree_bar[batch_index(k)]
         out.append(item)
     return tuple(out)
 
@@ -526,8 +502,7 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     return tree_bar.at[(slice(None),) + idx].add(g)
 
 
-NAMES = NAMES + ("grad_of_fields_batched", "grad_of_fields_twice_batched", "fields_of_batched",
-                 "grad_seed_batched",
+NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
                  "add_at_batched")
 
 

@@ -174,8 +174,6 @@ NO_RULE = {
 # an int argument plus one; {size}: the batch size)
 HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1}, {size}, {arg0_batched})",
-    "grad_of_fields_batched": "grad_of_fields_twice_batched({arg0}, {arg1_b}, {arg2}, {arg3}, "
-                              "{size}, {arg0_batched})",
     "add_grads": "add_grads({arg0_b}, {arg1_b})",     # (a transpose sums an unbatched one)
     "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",

@@ -144,8 +144,6 @@ CASES = {
     "batch_axis_to": ("batch_axis_to((x, y), 1)", {"x": r(2, 3), "y": r(2, 4)}),
     "grad_of_fields_batched": ("grad_of_fields_batched((x, y), {0: t}, 2, True)",
                                {"t": r(2, 3), "x": r(2, 3), "y": r(2, 1)}),
-    "grad_of_fields_twice_batched": ("grad_of_fields_twice_batched(x, {0: t}, 2, False, 2, True)",
-                                     {"t": r(2, 2), "x": r(2, 3)}),
     "fields_of_batched": ("fields_of_batched(t, {0: None, 2: None}, 2, True)[1]",
                           {"t": r(2, 3)}),
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),

@@ -904,8 +904,7 @@ def _has_var(o):
 CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
-_CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched",
-                      "grad_of_fields_twice_batched", "split", "array_split",
+_CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
                       "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
@@ -941,8 +940,7 @@ def _helper_lists(op):
 # arguments that only give a structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
                    "unconcatenate": (1,), "fields_of": (1,), "fields_of_batched": (1,),
-                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,),
-                   "grad_of_fields_twice_batched": (0,)}
+                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,)}
 
 
 def container_names(stmts):

@@ -1107,12 +1107,11 @@ class Normaliser(ContainerMixin):
             return out
         if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
                 in (("secant.ad.helpers", "grad_of_fields"),
-                    ("secant.batching.helpers", "grad_of_fields_batched"),
-                    ("secant.batching.helpers", "grad_of_fields_twice_batched")):
+                    ("secant.batching.helpers", "grad_of_fields_batched")):
             fields = self.fields_literal(node)
             if fields is not None:
                 tree = self.operand(node.args[0])
-                statics = dict(zip(("n", "tree_batched", "m", "tree_outer_batched"),
+                statics = dict(zip(("n", "tree_batched"),
                                    (self._source(a) for a in node.args[2:])))
                 out = self._emit(obj.__name__, {"tree": tree, "fields": fields}, statics)
                 self.mark_container(getattr(out, "name", None), tree)   # tuple(tree_bar) reads
@@ -1161,7 +1160,7 @@ class Normaliser(ContainerMixin):
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
         fields' dict as a Seq (None for any other form, read as source)."""
-        if len(node.args) not in (2, 4, 6) or node.keywords \
+        if len(node.args) not in (2, 4) or node.keywords \
                 or not isinstance(node.args[1], gast.Dict) or None in node.args[1].keys:
             return None
         values = tuple(self.operand(v) for v in node.args[1].values)

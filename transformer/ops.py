@@ -148,10 +148,6 @@ op("unmerge_grad", "t, grads, x, keys", ("t", "grads", "x"),
 # ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
 op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
    code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
-# ... and that under a second vmap (batching/helpers.py): both batch axes in front
-op("grad_of_fields_twice_batched", "tree, fields, n, tree_batched, m, tree_outer_batched", (),
-   code="grad_of_fields_twice_batched({tree}, {fields}, {n}, {tree_batched}, {m}, "
-        "{tree_outer_batched})", sequence="fields")
 # its transpose (ad/helpers.py fields_of): the fields at `keys` of a container's cotangent, as a
 # tuple, in a derivative differentiated again (third order): linear in tree
 op("fields_of", "tree, keys", ("tree",), code="fields_of({tree}, {keys})")
@@ -357,8 +353,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
-              "grad_of_fields_batched", "fields_of_batched", "unmerge",
-              "grad_of_fields_twice_batched", "unmerge_grad",
+              "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
