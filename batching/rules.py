@@ -159,7 +159,7 @@ SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", 
 
 # ops only the derivative transforms read (their helpers' calls in a derivative differentiated
 # again); under vmap these calls stay helper calls, written by HELPERS below
-DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched"}
+DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched", "fields_of_batched"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {
