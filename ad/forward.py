@@ -253,6 +253,8 @@ class ForwardBuilder:
             return render(JOINT[op.op], present)
         rules = self._special_case(op) or JVP[op.op]
         present = [p for p in present if rules.get(p) is not None]
+        if not present:     # only operands it does not depend on (unmerge's x: its keys)
+            return None
         parts = []
         for p in present:
             part = render(rules[p], [p])

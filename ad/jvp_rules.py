@@ -64,6 +64,7 @@ JVP = {
     "identity": {"x": "{x_dot}"},
     "seq_as": {"x": "{kind}({x_dot})"},
     "fields_of": {"tree": "fields_of({tree_dot}, {keys})"},
+    "fields_of_batched": {"tree": "fields_of_batched({tree_dot}, {keys}, {n}, True)"},
     "split_at": {"x": "split_at({x_dot}, {n})"},
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "unmerge": {"grads": LINEAR},

@@ -708,6 +708,15 @@ class ReverseBuilder(StackReverse):
         fields = ", ".join(f"{k!r}: {gs[0]}[{i}]" for i, k in enumerate(keys))
         self.accumulate(tree, f"grad_of_fields({tree}, {{{fields}}})")
 
+    def reverse_fields_of_batched(self, op, gs):
+        """fields_of_batched's transpose: grad_of_fields_batched (both read past the batch
+        axis)."""
+        keys = ast.literal_eval(op.statics["keys"])
+        tree = op.operands["tree"].name
+        fields = ", ".join(f"{k!r}: {gs[0]}[{i}]" for i, k in enumerate(keys))
+        self.accumulate(tree, f"grad_of_fields_batched({tree}, {{{fields}}}, {op.statics['n']}, "
+                              "True)")
+
     def reverse_concat_seq(self, op, gs):
         """out_1 = out + [v]: the first len(out) items' cotangents are out's, the rest v's."""
         x, y = op.operands["x"], op.operands["y"]

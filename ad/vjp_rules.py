@@ -193,7 +193,8 @@ CONTAINER_VJP = {
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
 SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
-           "while_loop", "pack", "concat_seq", "dict_merge", "einsum", "fields_of"}
+           "while_loop", "pack", "concat_seq", "dict_merge", "einsum", "fields_of",
+           "fields_of_batched"}
 
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",

@@ -162,7 +162,7 @@ SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", 
 
 # ops only the derivative transforms read (their helpers' calls in a derivative differentiated
 # again); under vmap these calls stay helper calls, written by HELPERS below
-DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched"}
+DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched", "fields_of_batched"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {
@@ -177,7 +177,7 @@ NO_RULE = {
 # an int argument plus one; {size}: the batch size)
 HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1}, {size}, {arg0_batched})",
-    "add_grads": "add_grads({arg0}, {arg1})",
+    "add_grads": "add_grads({arg0_b}, {arg1_b})",     # (a transpose sums an unbatched one)
     "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",

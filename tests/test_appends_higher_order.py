@@ -96,7 +96,7 @@ KNOWN = {
     ("third", "list_of_dicts"): _THIRD + ": add_grads of two dicts as arrays",
     ("third", "mean_and_sum"): _THIRD + ": a tuple cotangent added to a list (add_n_grad)",
     ("third", "sliced"): _THIRD + ": an unbound loop stack in add_at's second derivative",
-    ("fourth", "powers"): _THIRD, ("fourth", "list_of_dicts"): _THIRD,
+    ("fourth", "list_of_dicts"): _THIRD,
     ("fourth", "mean_and_sum"): _THIRD, ("fourth", "sliced"): _THIRD,
     ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "
                         "whose branches do not know `out` is a list",

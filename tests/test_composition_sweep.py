@@ -125,16 +125,9 @@ def test_grad_of_jacrev(x64):
 
 # (function, chain innermost first) -> why it fails (strict: a pass must remove the entry)
 XFAIL = {
-    ('list_append', 'grad/hessian'): 'IfExp',
-    ('at_set', 'hessian/jvp'): 'ImportFrom',
-    ('slices', 'grad/jacrev/grad'): 'IfExp',
-    ('list_params', 'jvp/jacrev/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
-    ('dict_params', 'jvp/hessian/grad'): 'type(out)(...) in grad_of_fields_batched, read by jvp',
-    ('list_append', 'vmap/jacrev/grad'): 'IfExp',
-    ('fori', 'jit/jit/grad'): 'derivative of g:',
+    ('at_set', 'hessian/jvp'): 'type(out)(...) in grad_of_fields_batched, read by vmap',
     ('list_append', 'jacfwd/hessian/grad'):
         'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
-    ('slices', 'hessian/grad/grad'): 'ImportFrom',
     ('scan', 'hessian/jit/grad'): 'lax.fori_loop, lax.scan or lax.map (second order)',
     ('fori', 'hessian/jacfwd/grad'):
         'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',

@@ -23,6 +23,7 @@ from secant.transformer.ops import TREE_OPS  # tests/test_tree_util_inside.py
 import secant
 import secant.numpy as snp
 from secant.ad.helpers import add_grads, fields_of, grad_of_fields, split_at, unmerge, unmerge_grad
+from secant.batching.helpers import fields_of_batched
 from secant.batching import helpers as batch_helpers
 from secant.batching.helpers import grad_of_fields_batched
 from secant import lax
@@ -294,6 +295,10 @@ def f_fields_of(x, y):          # a derivative's fields_of, differentiated again
     pair = (snp.sin(x), x * y)
     a, b = fields_of(pair, {0: None, 1: None})
     return wsum(a * b)
+def f_fields_of_batched(x, y):  # a batched derivative's fields_of, differentiated again
+    pair = (snp.sin(x), x * y)
+    a, b = fields_of_batched(pair, {0: None, 1: None}, 2, True)
+    return wsum(a * b)
 def f_split_at(x, y):           # a list's cotangent split at an append, differentiated again
     items = [x, snp.sin(y), x * y]
     head, tail = split_at(items, 1)
@@ -443,6 +448,7 @@ CASES = [
     Case(f_pack, (S, N), (S, N)), Case(f_concat_seq, (S, N), (S, N)),
     Case(f_dict_merge, (S, N), (S, N)), Case(f_add_grads, (S, N), (S, N)),
     Case(f_seq_as, (S, N), (S, N)), Case(f_fields_of, (S, N), (S, N)),
+    Case(f_fields_of_batched, (S, N), (S, N)),
     Case(f_split_at, (S, N), (S, N)),
     Case(f_cond, (S, N), (S, N)), Case(f_switch, (S, N)), Case(f_fori_loop, (S, N), (S, N)),
     Case(f_while_loop, (S, N), (S, N)),

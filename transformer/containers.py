@@ -222,7 +222,8 @@ class ContainerMixin:
     def structure_only(self, fn, operands):
         """Arguments of the container cotangent helpers that give only a structure or shape
         (unstack_as(g, b): b's type): constants for a derivative of a derivative."""
-        if (getattr(fn, "__module__", "") or "") != "secant.ad.helpers":
+        if (getattr(fn, "__module__", "") or "") not in ("secant.ad.helpers",
+                                                           "secant.batching.helpers"):
             return operands
         positions = _STRUCTURE_ARGS.get(getattr(fn, "__name__", ""), ())
         return {k: ir.Expr(_plain(o)) if k in {f"arg{i}" for i in positions} else o
@@ -935,10 +936,11 @@ def _helper_lists(op):
             out.add(o.name)
     return out
 
-# ad/helpers.py's container cotangent helpers: positions of the arguments that only give a
-# structure or a shape (their derivative is zero)
+# ad/helpers.py's and batching/helpers.py's container cotangent helpers: positions of the
+# arguments that only give a structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
-                   "unconcatenate": (1,), "fields_of": (1,)}
+                   "unconcatenate": (1,), "fields_of": (1,), "fields_of_batched": (1,),
+                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,)}
 
 
 def container_names(stmts):
@@ -971,6 +973,8 @@ def container_names(stmts):
             seq = next(iter(op.operands.values()), None)
             if isinstance(seq, ir.Var):
                 out.add(seq.name)
+        if op.op == "split_at" and isinstance(op.operands.get("x"), ir.Var):
+            out.add(op.operands["x"].name)      # a list's cotangent, split at an append
         if op.op in TREE_OPS and op.op != "tree_structure":  # pytrees and their leaves' lists
             out.update(op.targets)
             out.update(o.name for o in op.operands.values() if isinstance(o, ir.Var))

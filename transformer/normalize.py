@@ -821,7 +821,8 @@ class Normaliser(ContainerMixin):
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
-        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) and not _is_truth_value(node) and \
+        if isinstance(node, (gast.NamedExpr, gast.BoolOp)) \
+                and not _is_truth_value(node, self._resolve) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
             # `a or b` is one of its operands, `(y := e)` is e: neither is a constant
             verb = "batch" if self.batching else "differentiate"
@@ -996,7 +997,9 @@ class Normaliser(ContainerMixin):
         if self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
-        elif base.name in self.params and self._own_code():  # a helper's x[i], g[:n]: a list's
+        elif (base.name in self.params or base.name in {
+                a.id for a in self.node.args.kwonlyargs}) \
+                and self._own_code():   # a helper's x[i], g[:n] (x_dot too): a list's
             if not self.batching and isinstance(node.slice, (gast.Name, gast.Slice)):
                 self.out[-1].container = True   # its cotangent by add_at, which does both
                 # (items or an array's, as it turns out when it runs)
@@ -1044,7 +1047,7 @@ class Normaliser(ContainerMixin):
         if obj is _UNRESOLVED:
             return self.dynamic_call(node, func)
         from secant.api import JitFunction
-        if isinstance(obj, JitFunction):
+        while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
@@ -1130,14 +1133,13 @@ class Normaliser(ContainerMixin):
             if isinstance(out, ir.Var):
                 self.containers[out.name] = "dict"
             return out
-        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
-                and getattr(obj, "__name__", "") == "fields_of" and len(node.args) == 2 \
-                and not node.keywords and isinstance(node.args[1], gast.Dict) \
-                and all(isinstance(k, gast.Constant) for k in node.args[1].keys):  # (only keys)
+        if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
                 keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
-                out = self._emit("fields_of", {"tree": tree}, {"keys": keys})
+                statics = {"keys": keys, **({"n": self._source(node.args[2])}
+                                            if len(node.args) == 4 else {})}
+                out = self._emit(obj.__name__, {"tree": tree}, statics)
                 self.containers[out.name] = "tuple"
                 return out
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
@@ -1631,7 +1633,7 @@ class Normaliser(ContainerMixin):
             except (TypeError, LookupError):
                 pass
         from secant.api import JitFunction
-        if isinstance(obj, JitFunction):
+        while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_generated__", None) or obj
         if inspect.isfunction(obj) and not _is_library(obj):
@@ -1798,12 +1800,15 @@ def _place(node, where):
             n.col_offset = n.end_col_offset = where.col_offset
 
 
-def _is_truth_value(node):
-    """A test made of comparisons, `not` and and/or of them: a bool, never an operand's value."""
+def _is_truth_value(node, resolve):
+    """A test made of comparisons, `not`, isinstance/hasattr/callable calls and and/or of them:
+    a bool, never an operand's value."""
     if isinstance(node, gast.BoolOp):
-        return all(_is_truth_value(v) for v in node.values)
+        return all(_is_truth_value(v, resolve) for v in node.values)
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        return any(resolve(node.func) is b for b in (isinstance, hasattr, callable))
     return isinstance(node, (gast.Compare, gast.Constant))
 
 
@@ -1967,6 +1972,25 @@ def _batched_test(error):
     form (transformer/functionalize.py), whose lax.cond / while_loop it batches."""
     error.batched_test = True
     return error
+
+
+def _is_fields_of(obj, node):
+    """fields_of(tree_bar, {k0: ..., k1: ...}) (ad/helpers.py) or fields_of_batched(tree_bar,
+    {...}, n, True) (batching/helpers.py) in a derivative differentiated again: constant keys
+    (their values are not read), a batched cotangent."""
+    name = (getattr(obj, "__module__", ""), getattr(obj, "__name__", ""))
+    if name == ("secant.ad.helpers", "fields_of"):
+        arity = 2
+    elif name == ("secant.batching.helpers", "fields_of_batched"):
+        arity = 4
+        if len(node.args) != 4 or not (isinstance(node.args[3], gast.Constant)
+                                       and node.args[3].value is True):
+            return False
+    else:
+        return False
+    return len(node.args) == arity and not node.keywords \
+        and isinstance(node.args[1], gast.Dict) \
+        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):

@@ -151,6 +151,9 @@ op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
 # its transpose (ad/helpers.py fields_of): the fields at `keys` of a container's cotangent, as a
 # tuple, in a derivative differentiated again (third order): linear in tree
 op("fields_of", "tree, keys", ("tree",), code="fields_of({tree}, {keys})")
+# ... and its batched form (batching/helpers.py; a batched cotangent: its last argument True)
+op("fields_of_batched", "tree, keys, n", ("tree",),
+   code="fields_of_batched({tree}, {keys}, {n}, True)")
 # the cotangents of `a + b` of lists (ad/helpers.py split_at): (x[:n], x[n:]), linear in x
 op("split_at", "x, n", ("x",), code="split_at({x}, {n})")
 # containers of tracked values (transformer/containers.py): a list/tuple/dict literal bound to a
@@ -350,7 +353,7 @@ LAX_NAMES = {
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
-              "grad_of_fields_batched", "unmerge", "unmerge_grad",
+              "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
