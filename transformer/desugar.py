@@ -38,11 +38,10 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth, nonlocals
-from secant.transformer.parse import FunctionSource, SourceError, function_source
+from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
+from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
 _cache = {}
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
-           gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
 _COPY_LIMIT = 20        # statements of a block copied into each path rather than flag-guarded
 _CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}
@@ -98,16 +97,6 @@ def _desugar(fn, only_choices=False, bind=None):
     if not d.changed:
         return fn
     return d.load(fn, node)
-
-
-def _walk_scope(nodes):
-    """Nodes of `nodes`, not descending into nested scopes."""
-    stack = list(nodes)[::-1]
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, _SCOPES):
-            stack.extend(reversed(list(gast.iter_child_nodes(n))))
 
 
 def _has(stmts, kinds):
@@ -174,13 +163,7 @@ def _at(like, node):
 
 def _parse(text, like):
     """A statement parsed from `text`, every node at the position of the user's `like`."""
-    node = gast.parse(text).body[0]
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)):
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
+    return located(gast.parse(text).body[0], like)
 
 
 def _assign(target, value, like):

@@ -45,12 +45,11 @@ from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth
+from secant.transformer.hygiene import SCOPES as _SCOPES
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
-           gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _SIDE_EFFECT_CALLS = {"print", "input", "open", "setattr", "delattr", "exec", "eval", "next",
                       "breakpoint"}
 _MUTATING_METHODS = {"append", "pop", "extend", "insert", "remove", "clear", "update", "add",

@@ -30,6 +30,21 @@ from secant.codegen.naming import Names
 
 _NOT_SECANTS = object()     # a reserved name whose every user use clashes (the generated def's)
 
+# the nodes that open a scope of their own (a walk of one scope stops at them)
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
+          gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def walk_scope(nodes):
+    """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
+    themselves)."""
+    stack = list(nodes)[::-1]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, SCOPES):
+            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+
 
 def _names(node):
     out = set()

@@ -13,17 +13,8 @@ stay as written, and transformer/normalize.py refuses them with the `nonlocal` l
 """
 import gast
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
-           gast.SetComp, gast.DictComp, gast.GeneratorExp)
-
-
-def _walk_scope(nodes):
-    stack = list(nodes)[::-1]
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, _SCOPES):
-            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
+from secant.transformer.parse import located
 
 
 def nonlocal_names(fdef):
@@ -51,15 +42,6 @@ def _is_call_statement(s, name):
     return isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
         isinstance(s.value.func, gast.Name) and s.value.func.id == name and \
         not s.value.keywords and not any(isinstance(a, gast.Starred) for a in s.value.args)
-
-
-def _located(node, like):
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)):
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
 
 
 def _names(names, store):
@@ -94,11 +76,11 @@ def return_rebound(body, local):
         names = list(dict.fromkeys(names))
         s.body = [b for b in s.body if not any(b is n for n in stmts)] or [gast.Pass()]
         a.args = a.args + [gast.Name(n, gast.Param(), None, None) for n in names]
-        s.body.append(_located(gast.Return(_names(names, False)), stmts[0]))
+        s.body.append(located(gast.Return(_names(names, False)), stmts[0]))
         for lst, k in calls:
             call = lst[k]
-            call.value.args = call.value.args + [_located(_names([n], False), call)
+            call.value.args = call.value.args + [located(_names([n], False), call)
                                                  for n in names]
-            lst[k] = _located(gast.Assign([_names(names, True)], call.value, None), call)
+            lst[k] = located(gast.Assign([_names(names, True)], call.value, None), call)
         changed = True
     return changed

@@ -343,6 +343,17 @@ def compiles_to(fn, node):
     return same
 
 
+def located(node, like):
+    """`node` with every statement and expression in it at the source position of the user's
+    `like` (so errors in code secant wrote name the user's line)."""
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)):
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
 def lambda_function_node(lam, name="lambda_", extra_params=()):
     """A FunctionDef `def name(<lambda's params>, *extra_params): return <lambda's body>` with
     the lambda's source positions (its lines are the user's)."""
