@@ -60,6 +60,8 @@ def _op_function(fun):
     if not callable(fun):       # as JAX: a TypeError where the transform is applied
         raise SecantTypeError(f"expected a callable value to transform, got {fun!r}{where()}")
     fun = _unwrap(fun)
+    if getattr(fun, "__secant_composite__", None) is not None:   # a composition of ops
+        return fun.__secant_composite__                          # (secant/numpy/composite.py)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
@@ -503,8 +505,9 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None):
     arguments (_jvp_call)."""
     if mode == "jvp" and call is not None:
         return _jvp_call(_dispatch(fn, active, mode, staged), len(active), *call)
-    from secant.transformer.normalize import _is_library
+    from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
+    target = source_of(target) or target
     if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):

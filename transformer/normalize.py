@@ -1163,6 +1163,8 @@ class Normaliser(ContainerMixin):
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
+        if source_of(obj) is not None:         # a library function read through its source
+            return self.user_call(node, source_of(obj))
         return self._inactive_call(node, func, obj)
 
     def fields_literal(self, node):
@@ -1635,7 +1637,7 @@ class Normaliser(ContainerMixin):
         from secant.api import JitFunction
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
-        obj = getattr(obj, "__secant_generated__", None) or obj
+        obj = getattr(obj, "__secant_generated__", None) or source_of(obj) or obj
         if inspect.isfunction(obj) and not _is_library(obj):
             return None, obj, [], fnode, {}
         if obj is not _UNRESOLVED and op_for(obj) is not None:    # snp.sin: lambda x: snp.sin(x)
@@ -1941,8 +1943,16 @@ def _is_static_query(obj):
     return any(obj is s for s in static) or getattr(obj, "__secant_static_query__", False)
 
 
+def source_of(fn):
+    """The function transforms read for a library function written as a composition of ops
+    (secant/numpy/composite.py), or None."""
+    return getattr(fn, "__secant_composite__", None)
+
+
 def _is_library(fn):
     """Library functions are resolved to ops; the derivative helpers are read like user code."""
+    if getattr(fn, "__globals__", {}).get("__secant_by_source__"):  # secant/numpy/composite.py
+        return False
     mod = getattr(fn, "__module__", "") or ""
     return mod not in ("secant.ad.helpers", "secant.ad.rule_helpers", "secant.ad.jvp_helpers",
                        "secant.batching.helpers") and \

@@ -47,3 +47,4 @@ float_ = float32
 int_ = int32
 
 methods.install()
+from secant.numpy import sources  # noqa: E402,F401  (what transforms read for composites)
