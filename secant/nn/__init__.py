@@ -1,0 +1,160 @@
+"""secant.nn: jax.nn's activations, softmax family, one_hot and standardize.
+
+Every function is written with secant.numpy / secant.lax ops, and this module sets
+`__secant_by_source__`: grad, jvp and vmap read these sources as they read a user's helper
+(secant/numpy/composite.py), so derivatives and batched forms follow from the ops' rules and
+generated code calls e.g. `relu_vjp`. Values and derivatives are JAX's, including its choices at
+kinks (relu'(0) = 0, relu6'(0) = relu6'(6) = 0). The stable forms need no
+custom rule: softplus and log_sigmoid are `logaddexp` (whose rule is exp(x - ans)), and the
+softmax family and logsumexp shift by a stop_gradient'ed maximum (the exact derivative, since
+they are shift-invariant), so gradients stay finite for large |x|.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+
+__secant_by_source__ = True      # transforms read this module like user code
+
+__all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus",
+           "soft_sign", "elu", "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid",
+           "hard_silu", "hard_swish", "softmax", "log_softmax", "logsumexp", "one_hot",
+           "standardize", "initializers", "avg_pool", "max_pool", "sum_pool"]
+
+
+def relu(x):
+    """max(x, 0); its derivative at 0 is 0 (as JAX's)."""
+    return snp.where(x > 0, x, 0)
+
+
+def relu6(x):
+    """min(max(x, 0), 6); derivative 1 on (0, 6), 0 elsewhere (kinks included, as JAX's)."""
+    return snp.where(x > 0, snp.where(x < 6, x, 6), 0)
+
+
+def sigmoid(x):
+    return lax.logistic(x)
+
+
+def softplus(x):
+    """log(1 + exp(x)), stable for large |x|."""
+    return snp.logaddexp(x, 0)
+
+
+def soft_sign(x):
+    return x / (snp.abs(x) + 1)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -snp.logaddexp(-x, 0)
+
+
+def silu(x):
+    """x * sigmoid(x)."""
+    return x * lax.logistic(x)
+
+
+swish = silu
+
+
+def gelu(x, approximate=True):
+    """x * Phi(x): with approximate=True (JAX's default) the tanh form."""
+    if approximate:
+        cdf = 0.5 * (1 + snp.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+        out = x * cdf
+    else:
+        out = x * (lax.erf(x * 0.7071067811865476) + 1) / 2
+    return out
+
+
+def elu(x, alpha=1.0):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    safe_x = snp.where(x > 0, 0, x)
+    return snp.where(x > 0, x, alpha * snp.expm1(safe_x))
+
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    return snp.maximum(x, 0) + alpha * snp.expm1(snp.minimum(x, 0) / alpha)
+
+
+def selu(x):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    alpha = 1.6732632423543772848170429916717
+    scale = 1.0507009873554804934193349852946
+    safe_x = snp.where(x > 0, 0, x)
+    return scale * snp.where(x > 0, x, alpha * snp.expm1(safe_x))
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    return snp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1] (as JAX's: derivative 1 on [-1, 1], 0 outside)."""
+    return snp.where(x > 1, 1, snp.where(x < -1, -1, x))
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """x * hard_sigmoid(x)."""
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along `axis` (an int or a tuple), shifted by the maximum."""
+    unnormalized = snp.exp(x - lax.stop_gradient(snp.max(x, axis=axis, keepdims=True)))
+    return unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along `axis`, shifted by the maximum."""
+    shifted = x - lax.stop_gradient(snp.max(x, axis=axis, keepdims=True))
+    return shifted - snp.log(snp.sum(snp.exp(shifted), axis=axis, keepdims=True))
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False):
+    """log(sum(b * exp(a))) along `axis`, stable for large |a| (the maximum, where finite, is
+    taken out first)."""
+    amax = lax.stop_gradient(snp.max(a, axis=axis, keepdims=True))
+    amax = snp.where(snp.isfinite(amax), amax, 0)
+    if b is None:
+        summed = snp.sum(snp.exp(a - amax), axis=axis, keepdims=True)
+    else:
+        summed = snp.sum(b * snp.exp(a - amax), axis=axis, keepdims=True)
+    out = snp.log(summed) + amax
+    if not keepdims:
+        out = snp.squeeze(out, axis=axis)
+    return out
+
+
+def one_hot(x, num_classes, dtype=None, axis=-1):
+    """x's integers as one-hot vectors of length num_classes along `axis` (out-of-range
+    values give all zeros); no derivative."""
+    if dtype is None:
+        dtype = snp.float32
+    position = axis % (np.ndim(x) + 1)
+    shape = [1] * np.ndim(x)
+    shape.insert(position, num_classes)
+    classes = snp.reshape(snp.arange(num_classes), shape)
+    return (snp.expand_dims(x, position) == classes).astype(dtype)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+    """(x - mean) / sqrt(variance + epsilon), mean and variance along `axis` unless given."""
+    if mean is None:
+        mean = snp.mean(x, axis=axis, keepdims=True)
+    if variance is None:
+        variance = snp.mean(snp.square(x), axis=axis, keepdims=True) - snp.square(mean)
+    return (x - mean) * lax.rsqrt(variance + epsilon)
+
+
+from secant.nn import initializers  # noqa: E402
