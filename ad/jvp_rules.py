@@ -163,6 +163,8 @@ JVP = {
                    "{start_indices})",
         "update": "lax.dynamic_update_slice(snp.zeros_like({operand}), {update_dot}, "
                   "{start_indices})"},
+    # --- windowed operations (issue 17): bilinear ---
+    "conv_general_dilated": {"lhs": LINEAR, "rhs": LINEAR},
 }
 
 # the tangent when every array operand has one (where it reads better than the sum)

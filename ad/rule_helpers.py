@@ -661,3 +661,7 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "cl
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
          "while_loop_with_carries", "while_loop_vjp", "where_examples")
+
+# windowed operations (issue 17): lax.conv_general_dilated's transposes
+from secant.ad.conv_helpers import NAMES as _CONV_NAMES, conv_grad_lhs, conv_grad_rhs  # noqa: E402,F401,E501
+NAMES = NAMES + _CONV_NAMES

@@ -171,6 +171,10 @@ VJP = {
     "lax_transpose": {"operand": "lax.transpose({g}, inverse_permutation({permutation}))"},
     "lax_squeeze": {"array": "{g}.reshape({array}.shape)"},
     "lax_expand_dims": {"array": "{g}.reshape({array}.shape)"},
+    # --- windowed operations (issue 17; ad/conv_helpers.py: the transposes are convolutions) ---
+    "conv_general_dilated": {
+        "lhs": "conv_grad_lhs({g}, {lhs}, {rhs}, {window_strides}, {padding}{static})",
+        "rhs": "conv_grad_rhs({g}, {lhs}, {rhs}, {window_strides}, {padding}{static})"},
 }
 
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)

@@ -711,6 +711,10 @@ def custom_vmap_outputs(out, out_batched, size, rule, depth=1):
 random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
 NAMES = NAMES + ("random_batched", "custom_vmap_outputs", "unset_in_branch")
 
+# windowed operations (issue 17): lax.conv_general_dilated of each example
+from secant.batching.conv_helpers import NAMES as _CONV_NAMES, conv_batched  # noqa: E402,F401
+NAMES = NAMES + _CONV_NAMES
+
 # Their `if`s test flags and ranks, which are Python values even while jit traces: jit's
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s
 for _name in NAMES + ("_at_rank", "_matmul_general"):

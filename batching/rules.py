@@ -124,6 +124,9 @@ RULES = {
               "*": "update_batched({a}, index_exp[{idx}], {values}, '" + method + "')"}
        for name, method in (("at_set", "set"), ("at_add", "add"), ("at_mul", "mul"),
                             ("at_min", "min"), ("at_max", "max"))},
+    # --- windowed operations (issue 17; batching/conv_helpers.py) ---
+    "conv_general_dilated": {"*": "conv_batched({lhs}, {rhs}, {lhs_batched}, {rhs_batched}, "
+                                  "{window_strides}, {padding}{static})"},
 }
 
 # results with no batch axis: what one example gives is the same for every example

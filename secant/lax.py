@@ -535,3 +535,10 @@ def axis_index(axis_name):
     from secant.backends.primitives.collectives import replica_id_p
     _pmap_axis("axis_index", axis_name)
     return _emit(replica_id_p)
+
+
+# --- windowed operations: convolutions and reduce_window (secant/lax_windows.py) ------------------
+from secant.lax_windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: E402,F401
+                                conv_general_dilated, conv_general_permutations,
+                                conv_general_shape_tuple, padtype_to_pads, reduce_window)
+from secant.lax_windows_sources import conv, conv_transpose, conv_with_general_padding  # noqa: E402,F401,E501

@@ -278,6 +278,15 @@ op("all_gather", "x, axis_name, axis=0, tiled=False", ("x",),
 op("axis_index", "axis_name", (), code="lax.axis_index({axis_name})", differentiable=False)
 COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
 
+# --- windowed operations (issue 17: convolutions; secant/lax_windows.py) -------------------------
+# lax.conv_general_dilated: bilinear in (lhs, rhs); its transposes are convolutions
+# (ad/conv_helpers.py), its batching folds the batch axis in (batching/conv_helpers.py)
+op("conv_general_dilated", "lhs, rhs, window_strides, padding, lhs_dilation=None, "
+   "rhs_dilation=None, dimension_numbers=None, feature_group_count=1, batch_group_count=1, "
+   "precision=None, preferred_element_type=None", ("lhs", "rhs"),
+   code="lax.conv_general_dilated({lhs}, {rhs}, {window_strides}, {padding}{static})")
+WINDOW_LAX_NAMES = {"conv_general_dilated": "conv_general_dilated"}
+
 # x.at[idx].<method>(values) -> op
 AT_METHODS = {"set": "at_set", "add": "at_add", "mul": "at_mul", "multiply": "at_mul",
               "min": "at_min", "max": "at_max"}
@@ -304,6 +313,7 @@ PRIMITIVE_OPS = {
     "gather": "getitem", "scatter": "at_set", "scatter_add": "at_add", "scatter_mul": "at_mul",
     "scatter_min": "at_min", "scatter_max": "at_max", "sort": "sort",
     "optimization_barrier": "optimization_barrier",
+    "conv_general_dilated": "conv_general_dilated",
 }
 
 # --- resolution: which Python objects mean which op ---------------------------------------------
@@ -350,6 +360,7 @@ LAX_NAMES = {
     "concatenate": "lax_concatenate", "reshape": "lax_reshape", "transpose": "lax_transpose",
     "squeeze": "lax_squeeze", "expand_dims": "lax_expand_dims",
     **{n: n for n in COLLECTIVES},
+    **WINDOW_LAX_NAMES,
 }
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",

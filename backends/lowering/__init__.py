@@ -4,4 +4,4 @@ LOWERINGS[name](body, in_avals, out_aval, *operands, **params) writes ops into `
 emitter.Body) and returns the result name (a list of names for multiple-result primitives).
 """
 from secant.backends.lowering.common import LOWERINGS, lowering  # noqa: F401
-from secant.backends.lowering import elementwise, structural, indexing, collectives  # noqa: F401,E501
+from secant.backends.lowering import elementwise, structural, indexing, collectives, conv  # noqa: F401,E501

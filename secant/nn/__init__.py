@@ -157,4 +157,27 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
     return (x - mean) * lax.rsqrt(variance + epsilon)
 
 
+# --- pooling (flax.linen's layout: batch, spatial..., features) -----------------------------------
+def _pool(x, computation, init, window_shape, strides, padding):
+    window = (1,) + tuple(window_shape) + (1,)
+    steps = (1,) + (tuple(strides) if strides is not None else (1,) * len(window_shape)) + (1,)
+    if not isinstance(padding, str):
+        padding = ((0, 0),) + tuple(tuple(p) for p in padding) + ((0, 0),)
+    return lax.reduce_window(x, init, computation, window, steps, padding)
+
+
+def max_pool(x, window_shape, strides=None, padding="VALID"):
+    """The maximum of each window over x's spatial axes (x: batch, spatial..., features)."""
+    return _pool(x, lax.max, -np.inf, window_shape, strides, padding)
+
+
+def sum_pool(x, window_shape, strides=None, padding="VALID"):
+    return _pool(x, lax.add, 0.0, window_shape, strides, padding)
+
+
+def avg_pool(x, window_shape, strides=None, padding="VALID"):
+    """The mean of each window (padding counted, as flax's default count_include_pad)."""
+    return _pool(x, lax.add, 0.0, window_shape, strides, padding) / np.prod(window_shape)
+
+
 from secant.nn import initializers  # noqa: E402
