@@ -169,6 +169,13 @@ CASES = {
     "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
     "unconcatenate_batched": ("unconcatenate_batched(t, [snp.zeros((2, 2)), snp.zeros((2, 3))], "
                               "0, 2, True, True)", {"t": r(2, 5)}),
+    # windowed operations (issue 17): lax.conv_general_dilated's transposes and batching
+    "conv_grad_lhs": ("conv_grad_lhs(t, x, w, (2,), 'SAME', feature_group_count=2)",
+                      {"t": r(1, 4, 3), "x": r(1, 2, 5), "w": r(4, 1, 2)}),
+    "conv_grad_rhs": ("conv_grad_rhs(t, x, w, (1,), ((1, 0),), rhs_dilation=(2,))",
+                      {"t": r(2, 3, 4), "x": r(2, 2, 5), "w": r(3, 2, 2)}),
+    "conv_batched": ("conv_batched(x, w, True, True, (1,), 'VALID')",
+                     {"x": r(2, 1, 2, 4), "w": r(2, 3, 2, 2)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop

@@ -454,6 +454,16 @@ CASES = [
     Case(f_while_loop, (S, N), (S, N)),
     Case(f_scan, ((4,), N), (S, N)), Case(f_map, (S, N)),
 ]
+
+
+# windowed operations (issue 17): a strided, padded, grouped convolution in both operands
+def f_conv_general_dilated(x, w):
+    return wsum(lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (0, 1)), rhs_dilation=(1, 2),
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                         feature_group_count=2))
+
+
+CASES.append(Case(f_conv_general_dilated, ((1, 4, 4, 2), N), ((2, 2, 1, 4), N)))
 _IDS = [c.fn.__name__ for c in CASES]
 
 
