@@ -157,3 +157,13 @@ def test_orthogonal(x64, shape, axis):
     np.testing.assert_allclose(gram, 4.0 * np.eye(len(gram)), atol=1e-10)
     jitted = secant.jit(lambda k: init.orthogonal(2.0, axis)(k, shape))(KEY)
     np.testing.assert_allclose(np.asarray(jitted), w, atol=1e-10)
+
+
+def test_vmap_over_keys_builds_an_ensemble():
+    keys = secant.random.split(KEY, 3)
+    for factory in (init.he_normal(), init.glorot_uniform(dtype=snp.float32),
+                    init.orthogonal(), init.normal(0.5)):
+        ws = secant.vmap(lambda k: factory(k, (4, 3)))(keys)
+        want = np.stack([np.asarray(factory(k, (4, 3))) for k in keys])
+        np.testing.assert_allclose(np.asarray(ws), want, rtol=1e-6, atol=1e-7)
+        assert not np.allclose(want[0], want[1])

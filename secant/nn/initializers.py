@@ -1,5 +1,7 @@
 """secant.nn.initializers: jax.nn.initializers. Each factory returns `init(key, shape, dtype)`
-drawing from secant.random with an explicit key (the same key gives the same array)."""
+drawing from secant.random with an explicit key (the same key gives the same array). A by-source
+module (secant/numpy/composite.py), so vmap over a batch of keys reads an initializer like user
+code (an ensemble's parameters in one call)."""
 import math
 
 import numpy as np
@@ -9,13 +11,18 @@ from secant import random
 from secant.backends import dtypes
 from secant.backends.errors import SecantValueError
 
+__secant_by_source__ = True      # transforms read this module like user code
+
 __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal"]
 
 
-def _float(dtype):
+def _float(dtype, default=None):
+    """The dtype asked for at the call, else the factory's, else the default float."""
+    if dtype is None:
+        dtype = default
     return dtypes.default_float() if dtype is None else np.dtype(dtype)
 
 
@@ -28,27 +35,37 @@ def ones(key, shape, dtype=None):
 
 
 def constant(value, dtype=None):
-    def init(key, shape, dtype=dtype):
-        return snp.full(tuple(shape), value, _float(dtype))
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return snp.full(tuple(shape), value, _float(dtype, factory_dtype))
     return init
 
 
 def normal(stddev=1e-2, dtype=None):
-    def init(key, shape, dtype=dtype):
-        return random.normal(key, tuple(shape), _float(dtype)) * stddev
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return random.normal(key, tuple(shape), _float(dtype, factory_dtype)) * stddev
     return init
 
 
 def uniform(scale=1e-2, dtype=None):
     """Uniform in [0, scale), as JAX's."""
-    def init(key, shape, dtype=dtype):
-        return random.uniform(key, tuple(shape), _float(dtype)) * scale
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return random.uniform(key, tuple(shape), _float(dtype, factory_dtype)) * scale
     return init
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
-    def init(key, shape, dtype=dtype):
-        return random.truncated_normal(key, lower, upper, tuple(shape), _float(dtype)) * stddev
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        out = random.truncated_normal(key, lower, upper, tuple(shape),
+                                      _float(dtype, factory_dtype))
+        return out * stddev
     return init
 
 
@@ -76,9 +93,11 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
         raise SecantValueError(f"variance_scaling: invalid distribution {distribution!r} "
                                "(truncated_normal, normal or uniform)")
 
-    def init(key, shape, dtype=dtype):
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
         shape = tuple(shape)
-        dtype = _float(dtype)
+        dtype = _float(dtype, factory_dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {"fan_in": fan_in, "fan_out": fan_out,
                        "fan_avg": (fan_in + fan_out) / 2}[mode]
@@ -142,9 +161,11 @@ def _orthonormal_columns(a):
 def orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """A matrix with orthonormal rows or columns (whichever are fewer), times `scale`; other
     axes are flattened into the rows, as JAX's."""
-    def init(key, shape, dtype=dtype):
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
         shape = tuple(shape)
-        dtype = _float(dtype)
+        dtype = _float(dtype, factory_dtype)
         if len(shape) < 2:
             raise SecantValueError("orthogonal initializer requires at least a 2-d shape")
         n_cols = shape[column_axis]
