@@ -233,3 +233,36 @@ def test_reduce_window_max_with_a_non_identity_init_and_integers():
     np.testing.assert_array_equal(np.asarray(secant.jit(
         lambda a: lax.reduce_window(a, 0, lax.add, (2, 2), (1, 2), "VALID"))(ints)), [[10, 18],
                                                                                     [26, 34]])
+
+
+# --- the generated source, locked ----------------------------------------------------------------
+def cnn_loss(params, images, labels):
+    """conv -> relu -> max pool -> dense -> softmax cross-entropy (NHWC / HWIO)."""
+    features = lax.conv_general_dilated(images, params["kernel"], (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    pooled = nn.max_pool(nn.relu(features), (2, 2), (2, 2))
+    logits = snp.reshape(pooled, (pooled.shape[0], -1)) @ params["dense"]
+    return -snp.mean(snp.sum(nn.log_softmax(logits) * labels, axis=-1))
+
+
+def test_cnn_gradient_source_matches_golden(x64):
+    import os
+    import pathlib
+    from test_golden import generated_program, finite_difference_grad
+    path = pathlib.Path(__file__).parent / "golden" / "nn" / "cnn_loss_grad.py.txt"
+    text = generated_program(secant.grad(cnn_loss)) + "\n"
+    if os.environ.get("SECANT_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text(), "the generated source of grad(cnn_loss) changed; " \
+        "regenerate with SECANT_UPDATE_GOLDEN=1 and review the diff"
+    compile(text, str(path), "exec")
+    params = {"kernel": normal(3, 3, 1, 2) * 0.5, "dense": normal(8, 3) * 0.5}
+    args = (params, normal(2, 4, 4, 1), np.eye(3)[[0, 2]])
+    got = secant.grad(cnn_loss)(*args)
+    want = finite_difference_grad(cnn_loss, args, 0)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(got[k]), want[k], rtol=1e-5, atol=1e-8)
+    jitted = secant.jit(secant.grad(cnn_loss))(*args)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(jitted[k]), want[k], rtol=1e-5, atol=1e-8)
