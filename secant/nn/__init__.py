@@ -18,8 +18,8 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus",
            "soft_sign", "elu", "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid",
-           "hard_silu", "hard_swish", "softmax", "log_softmax", "logsumexp", "one_hot",
-           "standardize", "initializers", "avg_pool", "max_pool", "sum_pool"]
+           "hard_silu", "hard_swish", "mish", "squareplus", "sparse_plus", "glu", "softmax",
+           "log_softmax", "logsumexp", "one_hot", "standardize", "initializers", "avg_pool", "max_pool", "sum_pool"]
 
 
 def relu(x):
@@ -107,6 +107,30 @@ def hard_silu(x):
 
 
 hard_swish = hard_silu
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    return x * snp.tanh(snp.logaddexp(x, 0))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x**2 + b)) / 2, a smooth relu."""
+    return (x + snp.sqrt(x * x + b)) / 2
+
+
+def sparse_plus(x):
+    """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
+    return snp.where(x <= -1, 0, snp.where(x >= 1, x, (x + 1) ** 2 / 4))
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: x's first half along `axis` times the sigmoid of its second (an
+    odd size leaves the last element out)."""
+    half = np.shape(x)[axis] // 2
+    a = snp.take(x, snp.arange(half), axis=axis)
+    b = snp.take(x, snp.arange(half, 2 * half), axis=axis)
+    return a * lax.logistic(b)
 
 
 def softmax(x, axis=-1):
