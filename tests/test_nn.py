@@ -167,3 +167,13 @@ def test_vmap_over_keys_builds_an_ensemble():
         want = np.stack([np.asarray(factory(k, (4, 3))) for k in keys])
         np.testing.assert_allclose(np.asarray(ws), want, rtol=1e-6, atol=1e-7)
         assert not np.allclose(want[0], want[1])
+
+
+def test_glu_refuses_an_odd_size():
+    x = snp.ones((3, 5))
+    with pytest.raises(secant.SecantError, match="even"):
+        nn.glu(x)
+    with pytest.raises(secant.SecantError, match="even"):
+        secant.grad(lambda x: snp.sum(nn.glu(x)))(x)
+    g = secant.grad(lambda x: snp.sum(nn.glu(x, axis=0)))(snp.ones((4, 5)))
+    assert g.shape == (4, 5)

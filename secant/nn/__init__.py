@@ -13,6 +13,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
+from secant.backends.errors import SecantValueError
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -125,8 +126,10 @@ def sparse_plus(x):
 
 
 def glu(x, axis=-1):
-    """The gated linear unit: x's first half along `axis` times the sigmoid of its second (an
-    odd size leaves the last element out)."""
+    """The gated linear unit: x's first half along `axis` times the sigmoid of its second."""
+    if np.shape(x)[axis] % 2:
+        raise SecantValueError(f"nn.glu needs an even size along axis {axis}, got shape "
+                               f"{np.shape(x)}")
     half = np.shape(x)[axis] // 2
     a = snp.take(x, snp.arange(half), axis=axis)
     b = snp.take(x, snp.arange(half, 2 * half), axis=axis)
