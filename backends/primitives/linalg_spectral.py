@@ -6,7 +6,8 @@ functions are ops with rules (secant/numpy/linalg_spectral.py), the primitives c
 - eigh(a) -> (w, v): a Hermitian (its lower triangle is read), w real ascending, a = v diag(w) v^H;
 - svd(a, full_matrices, compute_uv) -> (s, u, vh) (or (s,)): s descending, a = u diag(s) vh;
 - geqrf(a) -> (packed, tau): LAPACK's Householder QR (R above the diagonal, reflectors below);
-- householder_product(packed, tau) -> q: the first packed.shape[-1] columns of H_1 ... H_k;
+- householder_product(packed, tau) -> q: the first packed.shape[-1] columns of H_1 ... H_k
+  (k = tau.shape[-1] reflectors);
 - eig(a) -> (w, v): a complex square, a v = v diag(w), columns of v of unit norm.
 """
 import numpy as np
@@ -97,9 +98,9 @@ geqrf_p = define("geqrf", _geqrf_rule, _geqrf)
 
 def _householder_product_rule(packed, tau):
     batch, m, n = _matrix("householder_product", packed)
-    if tau.shape != batch + (min(m, n),) or tau.dtype != packed.dtype or n > m:
-        type_error(f"householder_product: reflectors {packed} (m >= n) and factors {tau} of "
-                   f"shape {batch + (min(m, n),)}")
+    if tau.shape[:-1] != batch or tau.shape[-1] > n or tau.dtype != packed.dtype or n > m:
+        type_error(f"householder_product: reflectors {packed} (m >= n) and at most n factors, "
+                   f"got {tau}")
     return [ShapedArray(packed.shape, packed.dtype)]
 
 
