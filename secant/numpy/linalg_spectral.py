@@ -254,7 +254,7 @@ def lstsq(a, b, rcond=None):
     if m > n:
         r = b - a @ x
         residuals = reductions.sum(_shape.real(r * _shape.conjugate(r)), axis=0)
-        residuals = _shape.reshape(residuals, residual_shape(b))
+        residuals = _shape.reshape(residuals, residual_shape(b.shape))
     else:
         residuals = creation.zeros((0,), s.dtype)
     return LstsqResult(x, residuals, rank, s)
@@ -288,8 +288,8 @@ def lstsq_rtol(shape, dtype, rcond):
     return rcond
 
 
-def residual_shape(b):
-    return (1,) if b.ndim == 1 else (b.shape[-1],)
+def residual_shape(b_shape):
+    return (1,) if len(b_shape) == 1 else (b_shape[-1],)
 
 
 def two_axes(axis, ndim):

@@ -32,7 +32,8 @@ def _col(v):
     return snp.expand_dims(v, -1)
 
 
-# --- the public functions' sources ------------------------------------------------------------------
+# --- the public functions' sources (plain tuples where the values are namedtuples: EighResult...;
+# the transforms track tuples, so `w, v = eigh(a)` and `eigh(a)[0]` work, `.eigenvalues` does not)
 def _hermitian(a, UPLO, symmetrize_input):
     if symmetrize_input:
         out = (a + _h(a)) / 2
@@ -45,7 +46,7 @@ def _hermitian(a, UPLO, symmetrize_input):
 @source_for(ls.eigh)
 def eigh(a, UPLO=None, symmetrize_input=True):
     h = _hermitian(a, UPLO, symmetrize_input)
-    return ls.EighResult(ls.eigh_values(h), ls.eigh_vectors(h))
+    return ls.eigh_values(h), ls.eigh_vectors(h)
 
 
 @source_for(ls.eigvalsh)
@@ -56,8 +57,7 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 @source_for(ls.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if compute_uv:
-        out = ls.SVDResult(ls.svd_u(a, full_matrices), ls.svd_values(a),
-                           ls.svd_vh(a, full_matrices))
+        out = ls.svd_u(a, full_matrices), ls.svd_values(a), ls.svd_vh(a, full_matrices)
     else:
         out = ls.svd_values(a)
     return out
@@ -73,14 +73,14 @@ def qr(a, mode="reduced"):
     if mode == "r":
         out = ls.qr_r(a)
     else:
-        out = ls.QRResult(ls.qr_q(a, mode), ls.qr_r(a, mode))
+        out = ls.qr_q(a, mode), ls.qr_r(a, mode)
     return out
 
 
 @source_for(ls.eig)
 def eig(a):
     c = a.astype(snp.result_type(a, 1j))
-    return ls.EigResult(ls.eig_values(c), ls.eig_vectors(c))
+    return ls.eig_values(c), ls.eig_vectors(c)
 
 
 @source_for(ls.eigvals)
@@ -103,10 +103,10 @@ def lstsq(a, b, rcond=None):
     s = ls.svd_values(a)
     if a.shape[0] > a.shape[1]:
         r = b - a @ x
-        residuals = snp.sum(snp.real(r * snp.conj(r)), axis=0).reshape(ls.residual_shape(b))
+        residuals = snp.sum(snp.real(r * snp.conj(r)), axis=0).reshape(ls.residual_shape(b.shape))
     else:
         residuals = snp.zeros((0,), s.dtype)
-    return ls.LstsqResult(x, residuals, matrix_rank(a, rtol), s)
+    return x, residuals, matrix_rank(a, rtol), s
 
 
 @source_for(ls.matrix_norm_spectral)
