@@ -302,36 +302,17 @@ def kept_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def svd_rule_size(shape, full_matrices):
-    """k = min(m, n) for svd's vector rules; full_matrices with m != n has none (as JAX)."""
+def qr_rule_size(shape):
+    """n for qr_q's and qr_r's rules, which need m >= n (qr's source splits wide matrices)."""
     m, n = shape[-2:]
-    if full_matrices and m != n:
-        raise UnsupportedError(f"the derivative of svd's singular vectors with "
-                               f"full_matrices=True needs square matrices, got shape "
-                               f"{tuple(shape)} (as in JAX); use full_matrices=False")
-    return min(m, n)
-
-
-def qr_rule_size(shape, mode):
-    """n for qr's rules: they need m >= n, and m == n for mode 'complete' (as JAX)."""
-    m, n = shape[-2:]
-    if m < n or (mode == "complete" and m != n):
-        raise UnsupportedError(f"the derivative of qr needs m >= n (and m == n for mode "
-                               f"'complete'), as in JAX; got shape {tuple(shape)} with mode "
-                               f"{mode!r}")
+    if m < n:
+        raise UnsupportedError(f"qr_q / qr_r have derivatives for m >= n; got shape "
+                               f"{tuple(shape)} (numpy.linalg.qr splits wide matrices)")
     return n
-
-
-def eig_vectors_jvp(a_dot, a):
-    """No rule: the eigenvectors of eig are not differentiated (a clear error)."""
-    raise UnsupportedError("secant does not differentiate eig's eigenvectors; differentiate "
-                           "its eigenvalues (eigvals), or use eigh for Hermitian matrices")
-
-
-eig_vectors_vjp = eig_vectors_jvp
 
 
 from secant.numpy.linalg_spectral_rules import (  # noqa: E402  (the rules, by name for the templates)
     eigh_values_jvp, eigh_values_vjp, eigh_vectors_jvp, eigh_vectors_vjp, svd_values_jvp,
     svd_values_vjp, svd_u_jvp, svd_u_vjp, svd_vh_jvp, svd_vh_vjp, qr_q_jvp, qr_q_vjp, qr_r_jvp,
-    qr_r_vjp, eig_values_jvp, eig_values_vjp, pinv_jvp, pinv_vjp)
+    qr_r_vjp, eig_values_jvp, eig_values_vjp, eig_vectors_jvp, eig_vectors_vjp, pinv_jvp,
+    pinv_vjp)

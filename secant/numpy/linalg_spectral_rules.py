@@ -70,11 +70,25 @@ def svdvals(x, /):
 
 @source_for(ls.qr)
 def qr(a, mode="reduced"):
-    if mode == "r":
-        out = ls.qr_r(a)
+    if a.shape[-2] < a.shape[-1]:
+        q, r = _wide_qr(a)
+    elif mode == "complete":
+        q, r = ls.qr_q(a, "complete"), ls.qr_r(a, "complete")
     else:
-        out = ls.qr_q(a, mode), ls.qr_r(a, mode)
+        q, r = ls.qr_q(a), ls.qr_r(a)
+    if mode == "r":
+        out = r
+    else:
+        out = q, r
     return out
+
+
+def _wide_qr(a):
+    """QR of a wide a = [X | Y] (m < n) from the square block's: Q R_X = X, R = [R_X | Q^H Y]
+    (Householder QR reads X alone for Q), so its derivative follows from the square case."""
+    m = a.shape[-2]
+    q = ls.qr_q(a[..., :m])
+    return q, snp.concatenate([ls.qr_r(a[..., :m]), _h(q) @ a[..., m:]], axis=-1)
 
 
 @source_for(ls.eig)
@@ -157,6 +171,19 @@ def eigh_vectors_vjp(g, a):
     return snp.conj(v @ (_gaps(w) * (_h(v) @ snp.conj(g))) @ _h(v))
 
 
+def _undefined_where_used(g):
+    """NaN if the cotangent g is nonzero anywhere, else 0: the contribution of outputs whose
+    derivative is not defined (the arbitrary basis of an orthogonal complement that
+    full_matrices adds), so that it poisons a gradient only when the loss uses them."""
+    return snp.where(snp.any(g != 0), snp.nan, 0.0)
+
+
+def _undefined_columns(x, count):
+    """`count` columns of NaN after x's: the tangent of an arbitrary complement basis."""
+    pad = snp.zeros_like(x[..., :1]) * snp.nan
+    return snp.concatenate([x] + [pad] * count, axis=-1)
+
+
 # --- svd ------------------------------------------------------------------------------------------
 def _square_gaps(s):
     """F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal, 0 on it."""
@@ -186,8 +213,9 @@ def svd_u_jvp(a_dot, a, full_matrices=False):
     """With dS = U^H dA V and S = diag(s) (reduced SVD, k = min(m, n)):
     dU = U (F o (dS S + S dS^H) + (dS - dS^H) o I S^-1 / 2) + (I - U U^H) dA V S^-1,
     F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (the last term only when m > n).
-    full_matrices with m != n has no derivative (as in JAX: ls.svd_rule_size raises)."""
-    k = ls.svd_rule_size(a.shape, full_matrices)
+    With full_matrices and m > n, U's last m - n columns (an arbitrary basis of the complement
+    of A's range) have no derivative: NaN tangents (JAX raises for any use of full_matrices)."""
+    k = min(a.shape[-2:])
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
     v = _h(vh)
     ds = _h(u) @ a_dot @ v
@@ -197,13 +225,16 @@ def svd_u_jvp(a_dot, a, full_matrices=False):
     if a.shape[-2] > k:
         dav = a_dot @ v
         du = du + (dav - u @ (_h(u) @ dav)) / _row(s)
+    if full_matrices:
+        du = _undefined_columns(du, a.shape[-2] - k)
     return du
 
 
 def svd_vh_jvp(a_dot, a, full_matrices=False):
     """dV = V (F o (S dS + dS^H S)) + (I - V V^H) dA^H U S^-1 (the last term when n > m);
-    d(Vh) = dV^H (F, dS as in svd_u_jvp)."""
-    k = ls.svd_rule_size(a.shape, full_matrices)
+    d(Vh) = dV^H (F, dS as in svd_u_jvp; with full_matrices and n > m, the last n - m rows
+    of Vh have no derivative: NaN)."""
+    k = min(a.shape[-2:])
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
     v = _h(vh)
     sds = _col(s) * (_h(u) @ a_dot @ v)
@@ -211,37 +242,43 @@ def svd_vh_jvp(a_dot, a, full_matrices=False):
     if a.shape[-1] > k:
         dahu = _h(a_dot) @ u
         dv = dv + (dahu - v @ (vh @ dahu)) / _row(s)
+    if full_matrices:
+        dv = _undefined_columns(dv, a.shape[-1] - k)
     return _h(dv)
 
 
 def svd_u_vjp(g, a, full_matrices=False):
     """With K = U^H gbar, J = F o K: Abar = U ((J + J^H) S + (Kd - Kd^H) / 2) V^H
     + (I - U U^H) gbar S^-1 V^H (the last term when m > n), Kd = K o I S^-1: the transpose of
-    svd_u_jvp."""
-    k = ls.svd_rule_size(a.shape, full_matrices)
+    svd_u_jvp (gbar: the cotangent of U's first k columns; the others': NaN where used)."""
+    k = min(a.shape[-2:])
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
-    gbar = snp.conj(g)
+    gbar = snp.conj(g[..., :k])
     kmat = _h(u) @ gbar
     j = _square_gaps(s) * kmat
     kd = kmat * snp.eye(k, dtype=s.dtype) * _row(_safe_inverse(s))
     abar = u @ ((j + _h(j)) * _row(s) + (kd - _h(kd)) / 2) @ vh
     if a.shape[-2] > k:
         abar = abar + ((gbar - u @ kmat) / _row(s)) @ vh
+    if full_matrices:
+        abar = abar + _undefined_where_used(g[..., k:])
     return snp.conj(abar)
 
 
 def svd_vh_vjp(g, a, full_matrices=False):
     """With gV = H(conj(g)) (the cotangent of V = H(Vh)) and L = F o (V^H gV):
     Abar = U S (L + L^H) V^H + U S^-1 gV^H (I - V V^H) (the last term when n > m): the
-    transpose of svd_vh_jvp."""
-    k = ls.svd_rule_size(a.shape, full_matrices)
+    transpose of svd_vh_jvp (gV from Vh's first k rows; the others': NaN where used)."""
+    k = min(a.shape[-2:])
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
-    gv = snp.swapaxes(g, -1, -2)
+    gv = snp.swapaxes(g[..., :k, :], -1, -2)
     ell = _square_gaps(s) * (vh @ gv)
     abar = u @ (_col(s) * (ell + _h(ell))) @ vh
     if a.shape[-1] > k:
         gvh = _h(gv)
         abar = abar + (u / _row(s)) @ (gvh - (gvh @ _h(vh)) @ vh)
+    if full_matrices:
+        abar = abar + _undefined_where_used(g[..., k:, :])
     return snp.conj(abar)
 
 
@@ -261,8 +298,8 @@ def _omega_transpose(m, n):
 
 
 def _qr_tangents(a_dot, a, mode):
-    n = ls.qr_rule_size(a.shape, mode)
-    q, r = ls.qr_q(a, mode), ls.qr_r(a, mode)
+    n = ls.qr_rule_size(a.shape)
+    q, r = ls.qr_q(a), ls.qr_r(a)
     x = a_dot @ ls.pinv(r)
     c = _h(q) @ x
     do = _omega(c, n)
@@ -271,32 +308,44 @@ def _qr_tangents(a_dot, a, mode):
 
 def qr_q_jvp(a_dot, a, mode="reduced"):
     """With X = dA R^-1, C = Q^H X and Omega = tril(C, -1) - tril(C, -1)^H + i Im diag(C):
-    dQ = Q (Omega - C) + X (m >= n, and m == n for mode 'complete', as JAX)."""
+    dQ = Q (Omega - C) + X (m >= n; wide matrices are split by qr's source). For mode
+    'complete' with m > n, Q's last m - n columns (an arbitrary complement basis): NaN."""
     q, r, x, c, do = _qr_tangents(a_dot, a, mode)
-    return q @ (do - c) + x
+    dq = q @ (do - c) + x
+    if mode == "complete":
+        dq = _undefined_columns(dq, a.shape[-2] - a.shape[-1])
+    return dq
 
 
 def qr_r_jvp(a_dot, a, mode="reduced"):
-    """dR = (C - Omega) R (C, Omega as in qr_q_jvp)."""
+    """dR = (C - Omega) R (C, Omega as in qr_q_jvp; mode 'complete' adds zero rows)."""
     q, r, x, c, do = _qr_tangents(a_dot, a, mode)
-    return (c - do) @ r
+    dr = (c - do) @ r
+    if mode == "complete":
+        dr = snp.concatenate([dr, snp.zeros_like(a_dot[..., r.shape[-2]:, :])], axis=-2)
+    return dr
 
 
 def qr_q_vjp(g, a, mode="reduced"):
     """With M = Q^H gbar: Abar = (gbar + Q (Omega^T(M) - M)) R^-H, Omega^T the adjoint of
-    Omega: tril(M, -1) - tril(M^H, -1) + i Im diag(M)."""
-    n = ls.qr_rule_size(a.shape, mode)
-    q, r = ls.qr_q(a, mode), ls.qr_r(a, mode)
-    gbar = snp.conj(g)
+    Omega: tril(M, -1) - tril(M^H, -1) + i Im diag(M) (gbar: the cotangent of Q's first n
+    columns; for mode 'complete' the others' are NaN where used)."""
+    n = ls.qr_rule_size(a.shape)
+    q, r = ls.qr_q(a), ls.qr_r(a)
+    gbar = snp.conj(g[..., :n])
     m = _h(q) @ gbar
-    return snp.conj((gbar + q @ (_omega_transpose(m, n) - m)) @ _h(ls.pinv(r)))
+    abar = snp.conj((gbar + q @ (_omega_transpose(m, n) - m)) @ _h(ls.pinv(r)))
+    if mode == "complete":
+        abar = abar + _undefined_where_used(g[..., n:])
+    return abar
 
 
 def qr_r_vjp(g, a, mode="reduced"):
-    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H."""
-    n = ls.qr_rule_size(a.shape, mode)
-    q, r = ls.qr_q(a, mode), ls.qr_r(a, mode)
-    m = -(snp.conj(g) @ _h(r))
+    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H (gbar: R's first n rows' cotangent;
+    mode 'complete' pads R with constant zero rows)."""
+    n = ls.qr_rule_size(a.shape)
+    q, r = ls.qr_q(a), ls.qr_r(a)
+    m = -(snp.conj(g[..., :n, :]) @ _h(r))
     return snp.conj(q @ (_omega_transpose(m, n) - m) @ _h(ls.pinv(r)))
 
 
@@ -311,6 +360,25 @@ def eig_values_vjp(g, a):
     """w is holomorphic in A: in JAX's convention Abar = (V diag(g) V^-1)^T."""
     v = ls.eig_vectors(a)
     return snp.swapaxes((v * _row(g)) @ ls.pinv(v), -1, -2)
+
+
+def eig_vectors_jvp(a_dot, a):
+    """JAX's rule: dU = V (F o (V^-1 dA V)), F[i, j] = 1 / (w[j] - w[i]) off the diagonal, and
+    dV = dU - V Re diag(V^H dU) (columns kept of unit norm). The phase of each eigenvector is
+    arbitrary (LAPACK's differs): only phase-invariant losses (|v|^2, V diag(w) V^-1) have
+    this derivative."""
+    w, v = ls.eig_values(a), ls.eig_vectors(a)
+    du = v @ (_gaps(w) * (ls.pinv(v) @ a_dot @ v))
+    return du - v * _row(snp.real(snp.sum(snp.conj(v) * du, axis=-2)))
+
+
+def eig_vectors_vjp(g, a):
+    """The transpose of eig_vectors_jvp: with gU = gbar - V Re diag(V^H gbar),
+    Abar = V^-H (conj(F) o (V^H gU)) V^H."""
+    w, v = ls.eig_values(a), ls.eig_vectors(a)
+    gbar = snp.conj(g)
+    gu = gbar - v * _row(snp.real(snp.sum(snp.conj(v) * gbar, axis=-2)))
+    return snp.conj(_h(ls.pinv(v)) @ (snp.conj(_gaps(w)) * (_h(v) @ gu)) @ _h(v))
 
 
 # --- pinv -----------------------------------------------------------------------------------------

@@ -1,10 +1,29 @@
 """numpy.linalg's spectral family (secant/numpy/linalg_spectral.py). Outputs that are only
 defined up to a sign or phase per column (eigenvectors, singular vectors) are checked through
-gauge-invariant functions of them: |v|^2, projectors V f(w) V^H, the polar factor U Vh."""
+gauge-invariant functions of them: |v|^2, projectors V f(w) V^H, the polar factor U Vh.
+
+Complex inputs, and eig/eigvals (complex results even for real input), need secant.numpy's
+real/imag/conj of complex arrays, which another part of issue 17 adds: until then those cases
+are left out here (COMPLEX_READY), and tests/test_linalg_spectral.py fails as soon as that
+support lands, so that the gate is removed. (Checked meanwhile with an eager NumPy stand-in for
+real/imag/conj: every complex case below passed value, grad and jvp against finite
+differences.)"""
 import numpy as np
 
 import secant.numpy as snp
+from secant.backends.errors import UnsupportedError
 from tests.library_cases import Case, spd, well_conditioned
+
+
+def _complex_parts_supported():
+    try:
+        snp.real(snp.asarray(np.ones(1, np.complex64)))
+        return True
+    except UnsupportedError:
+        return False
+
+
+COMPLEX_READY = _complex_parts_supported()
 
 la = snp.linalg
 
@@ -97,13 +116,34 @@ for _cplx in (False, True):
         Case("numpy.linalg.pinv", la.pinv, np.linalg.pinv, [(2, 4)], complex=_cplx,
              id="wide-" + _k),
         Case("numpy.linalg.eigvals", lambda a: snp.sum(la.eigvals(a) ** 2, axis=-1),
-             lambda a: np.sum(np.linalg.eigvals(a) ** 2, axis=-1), [(3, 3)], well_conditioned,
+             lambda a: np.sum(np.linalg.eigvals(a.astype(complex)) ** 2, axis=-1), [(3, 3)], well_conditioned,
              complex=_cplx, id="power-sum-" + _k),
         Case("numpy.linalg.eig", lambda a: snp.prod(la.eig(a)[0], axis=-1),
-             lambda a: np.prod(np.linalg.eig(a)[0], axis=-1), [(3, 3)], well_conditioned,
+             lambda a: np.prod(np.linalg.eig(a.astype(complex))[0], axis=-1), [(3, 3)], well_conditioned,
              complex=_cplx, id="det-" + _k),
         Case("numpy.linalg.eig", _eig_rebuild, lambda a: a, [(3, 3)], well_conditioned,
-             differentiable=False, complex=_cplx, id="vectors-rebuild-" + _k),
+             complex=_cplx, id="vectors-rebuild-" + _k),
+        Case("numpy.linalg.eig", lambda a: snp.abs(la.eig(a)[1]) ** 2,
+             lambda a: np.abs(np.linalg.eig(a.astype(complex))[1]) ** 2, [(3, 3)],
+             well_conditioned, complex=_cplx, id="vectors-squared-" + _k),
+        Case("numpy.linalg.svd", lambda a: la.svd(a)[1], lambda a: np.linalg.svd(a)[1],
+             [(4, 2)], complex=_cplx, id="values-of-full-tall-" + _k),
+        Case("numpy.linalg.svd", lambda a: snp.abs(la.svd(a)[0][..., :2]) ** 2,
+             lambda a: np.abs(np.linalg.svd(a)[0][..., :2]) ** 2, [(4, 2)], complex=_cplx,
+             id="full-u-leading-columns-" + _k),
+        Case("numpy.linalg.svd", lambda a: snp.abs(la.svd(a)[2][..., :2, :]) ** 2,
+             lambda a: np.abs(np.linalg.svd(a)[2][..., :2, :]) ** 2, [(2, 4)], complex=_cplx,
+             id="full-vh-leading-rows-" + _k),
+        Case("numpy.linalg.qr", lambda a: la.qr(a)[0], lambda a: np.linalg.qr(a)[0], [(2, 4)],
+             complex=_cplx, id="q-wide-" + _k),
+        Case("numpy.linalg.qr", lambda a: la.qr(a)[1], lambda a: np.linalg.qr(a)[1], [(2, 4)],
+             complex=_cplx, id="r-wide-" + _k),
+        Case("numpy.linalg.qr", lambda a: la.qr(a, "complete")[0][..., :2],
+             lambda a: np.linalg.qr(a, "complete")[0][..., :2], [(4, 2)], complex=_cplx,
+             id="q-complete-tall-leading-" + _k),
+        Case("numpy.linalg.qr", lambda a: la.qr(a, "complete")[1],
+             lambda a: np.linalg.qr(a, "complete")[1], [(4, 2)], complex=_cplx,
+             id="r-complete-tall-" + _k),
         Case("numpy.linalg.lstsq", lambda a, b: la.lstsq(a, b)[0],
              lambda a, b: np.linalg.lstsq(a, b)[0], [(5, 3), (5, 2)], complex=_cplx,
              id="x-" + _k),
@@ -119,3 +159,12 @@ for _cplx in (False, True):
     for _ord in (2, -2, "nuc"):
         CASES.append(Case("numpy.linalg.matrix_norm_spectral", *_norms(_ord), [(3, 2, 4)],
                           complex=_cplx, id=f"{_ord}-{_k}"))
+
+
+def _needs_complex(case):
+    return case.complex or "eig" in case.name and "eigh" not in case.name \
+        and "eigvalsh" not in case.name
+
+
+if not COMPLEX_READY:
+    CASES = [c for c in CASES if not _needs_complex(c)]
