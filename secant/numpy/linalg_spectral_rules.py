@@ -46,7 +46,9 @@ def _hermitian(a, UPLO, symmetrize_input):
 @source_for(ls.eigh)
 def eigh(a, UPLO=None, symmetrize_input=True):
     h = _hermitian(a, UPLO, symmetrize_input)
-    return ls.eigh_values(h), ls.eigh_vectors(h)
+    w = ls.eigh_values(h)
+    v = ls.eigh_vectors(h)
+    return w, v
 
 
 @source_for(ls.eigvalsh)
@@ -56,10 +58,13 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 
 @source_for(ls.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    s = ls.svd_values(a)
     if compute_uv:
-        out = ls.svd_u(a, full_matrices), ls.svd_values(a), ls.svd_vh(a, full_matrices)
+        u = ls.svd_u(a, full_matrices)
+        vh = ls.svd_vh(a, full_matrices)
+        out = u, s, vh
     else:
-        out = ls.svd_values(a)
+        out = s
     return out
 
 
@@ -94,7 +99,9 @@ def _wide_qr(a):
 @source_for(ls.eig)
 def eig(a):
     c = a.astype(snp.result_type(a, 1j))
-    return ls.eig_values(c), ls.eig_vectors(c)
+    w = ls.eig_values(c)
+    v = ls.eig_vectors(c)
+    return w, v
 
 
 @source_for(ls.eigvals)
