@@ -192,3 +192,17 @@ BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 # structural and composite ops the transform handles itself (ad/forward.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}
+
+# --- numpy.linalg, spectral family (secant/numpy/linalg_spectral_rules.py states each rule)
+JVP.update({
+    "linalg_eigh_values": {"a": "snp.linalg_spectral.eigh_values_jvp({a_dot}, {a})"},
+    "linalg_eigh_vectors": {"a": "snp.linalg_spectral.eigh_vectors_jvp({a_dot}, {a})"},
+    "linalg_svd_values": {"a": "snp.linalg_spectral.svd_values_jvp({a_dot}, {a})"},
+    "linalg_svd_u": {"a": "snp.linalg_spectral.svd_u_jvp({a_dot}, {a}, {full_matrices})"},
+    "linalg_svd_vh": {"a": "snp.linalg_spectral.svd_vh_jvp({a_dot}, {a}, {full_matrices})"},
+    "linalg_qr_q": {"a": "snp.linalg_spectral.qr_q_jvp({a_dot}, {a}, {mode})"},
+    "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r_jvp({a_dot}, {a}, {mode})"},
+    "linalg_eig_values": {"a": "snp.linalg_spectral.eig_values_jvp({a_dot}, {a})"},
+    "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_jvp({a_dot}, {a})"},
+    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_jvp({a_dot}, {a}, {ans})"},
+})

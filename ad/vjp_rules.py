@@ -204,3 +204,18 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
         "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
         "empty_like", "stop_gradient"}
+
+# --- numpy.linalg, spectral family: the rules (stated in their docstrings) are functions of
+# secant/numpy/linalg_spectral_rules.py, written with secant.numpy's ops (differentiable again)
+VJP.update({
+    "linalg_eigh_values": {"a": "snp.linalg_spectral.eigh_values_vjp({g}, {a})"},
+    "linalg_eigh_vectors": {"a": "snp.linalg_spectral.eigh_vectors_vjp({g}, {a})"},
+    "linalg_svd_values": {"a": "snp.linalg_spectral.svd_values_vjp({g}, {a})"},
+    "linalg_svd_u": {"a": "snp.linalg_spectral.svd_u_vjp({g}, {a}, {full_matrices})"},
+    "linalg_svd_vh": {"a": "snp.linalg_spectral.svd_vh_vjp({g}, {a}, {full_matrices})"},
+    "linalg_qr_q": {"a": "snp.linalg_spectral.qr_q_vjp({g}, {a}, {mode})"},
+    "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r_vjp({g}, {a}, {mode})"},
+    "linalg_eig_values": {"a": "snp.linalg_spectral.eig_values_vjp({g}, {a})"},
+    "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_vjp({g}, {a})"},
+    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_vjp({g}, {a}, {ans})"},
+})

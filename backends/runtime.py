@@ -384,3 +384,20 @@ def new_pytree_registry():
 
 
 PyTreeDef = _jax.pytree.PyTreeDef
+
+
+# --- LAPACK kernels jaxlib registers with XLA (custom-call targets, e.g. lapack_dsyevd_ffi) -------
+_lapack_registered = []
+
+
+def register_lapack_targets():
+    """Register jaxlib's CPU LAPACK kernels with XLA once (typed FFI targets, api_version 1 here,
+    called from StableHLO as `stablehlo.custom_call @lapack_<t><name>_ffi` with api_version 4)."""
+    with _client_lock:
+        if not _lapack_registered:
+            from jaxlib.cpu import _lapack
+            _lapack.initialize()
+            for name, fn in _lapack.registrations().items():
+                xc.register_custom_call_target(name, fn, platform="cpu",
+                                               api_version=int(name.endswith("_ffi")))
+            _lapack_registered.append(True)

@@ -222,3 +222,16 @@ SHAPED_LIKE = {"grad_seed": 0, "unbroadcast": 1, "unreduce": 1, "mean_grad": 1,
 def opaque(helpers_by_name):
     """The helper functions HELPERS writes by rule (the normaliser keeps their calls)."""
     return tuple(helpers_by_name[n] for n in HELPERS if n in helpers_by_name)
+
+
+# --- numpy.linalg, spectral family: the ops take stacks of matrices (leading axes), so a batched
+# operand (its batch axis in front) is written as it is
+RULES.update({
+    **{"linalg_" + n: {"a": f"snp.linalg_spectral.{n}({{a}})"}
+       for n in ("eigh_values", "eigh_vectors", "svd_values", "eig_values", "eig_vectors")},
+    "linalg_svd_u": {"a": "snp.linalg_spectral.svd_u({a}, {full_matrices})"},
+    "linalg_svd_vh": {"a": "snp.linalg_spectral.svd_vh({a}, {full_matrices})"},
+    "linalg_qr_q": {"a": "snp.linalg_spectral.qr_q({a}, {mode})"},
+    "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r({a}, {mode})"},
+    "linalg_pinv": {"a": "snp.linalg_spectral.pinv({a}, {rtol}, {hermitian}, rcond={rcond})"},
+})

@@ -135,6 +135,8 @@ def test_dot_product_cases_use_every_forward_rule():
     for c in CASES:
         used |= _ops_used(c.fn, c.argnums)
     from secant.transformer.ops import TREE_OPS     # tests/test_tree_util_inside.py
+    from secant.transformer.ops import LINALG_SPECTRAL      # tests/test_linalg_spectral.py
+    used |= {"linalg_" + n for n in LINALG_SPECTRAL}
     missing = sorted(n for n in set(JVP) | SEQUENCE | SPECIAL if n not in used and n not in TREE_OPS)
     assert not missing, f"forward rules no dot-product case exercises: {missing}"
 

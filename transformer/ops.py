@@ -399,6 +399,7 @@ def _resolution_table():
     for oname, name in OPERATOR_NAMES.items():
         obj = getattr(operator, oname)
         table[id(obj)] = (obj, name)
+    table.update(_submodule_table())
     return table
 
 
@@ -422,3 +423,29 @@ def control_flow_for(obj):
         if getattr(lax_control_flow, name) is obj:
             return name
     return None
+
+
+# --- numpy.linalg, spectral family (secant/numpy/linalg_spectral.py): one op per output of each
+# decomposition (the public functions are sources calling them, secant/numpy/linalg_spectral_rules.py)
+LINALG_SPECTRAL = {"eigh_values": "a", "eigh_vectors": "a", "svd_values": "a",
+                   "svd_u": "a, full_matrices=False", "svd_vh": "a, full_matrices=False",
+                   "qr_q": "a, mode='reduced'", "qr_r": "a, mode='reduced'",
+                   "eig_values": "a", "eig_vectors": "a",
+                   "pinv": "a, rtol=None, hermitian=False, *, rcond=None"}
+for _n, _sig in LINALG_SPECTRAL.items():
+    _statics = [p.split("=")[0].strip() for p in _sig.split(",")[1:] if p.strip() != "*"]
+    op("linalg_" + _n, _sig, ("a",), code=f"snp.linalg_spectral.{_n}({{a}}"
+       + "".join(f", {{{p}}}" for p in _statics if _n != "pinv") + "{static})")
+
+
+def _submodule_table():
+    """Ops written `snp.<module>.<function>(...)`: that function of secant.numpy's submodule."""
+    import importlib
+    table = {}
+    for name, spec in OPS.items():
+        code = spec.code or ""
+        if code.startswith("snp.") and code.count(".", 0, code.find("(")) == 2:
+            module, fn = code[4:code.find("(")].split(".")
+            obj = getattr(importlib.import_module(f"secant.numpy.{module}"), fn)
+            table[id(obj)] = (obj, name)
+    return table

@@ -4,4 +4,6 @@ LOWERINGS[name](body, in_avals, out_aval, *operands, **params) writes ops into `
 emitter.Body) and returns the result name (a list of names for multiple-result primitives).
 """
 from secant.backends.lowering.common import LOWERINGS, lowering  # noqa: F401
-from secant.backends.lowering import elementwise, structural, indexing, collectives, conv  # noqa: F401,E501
+from secant.backends.lowering import elementwise, structural, indexing, collectives  # noqa: F401,E501
+from secant.backends.lowering import conv  # noqa: F401,E402
+from secant.backends.lowering import linalg_spectral  # noqa: F401,E402
