@@ -441,10 +441,10 @@ def ndtr(x):
 @secant.custom_jvp
 def _log_ndtr(x):
     z = x * _SQRT_HALF
-    # below -1: log(erfc(-z) / 2) without forming the tiny erfc; above: log1p(-erfc(z) / 2)
+    # z below -1: log(erfc(-z) / 2) without forming the tiny erfc; above: log1p(-erfc(z) / 2)
     lower = math.log(0.5) - z * z + _log_erfc_ratio(-z)
-    upper = snp.log1p(-0.5 * _erfc(snp.maximum(z, -_SQRT_HALF)))
-    return snp.where(x < -1, lower, upper)
+    upper = snp.log1p(-0.5 * _erfc(snp.maximum(z, -1.0)))
+    return snp.where(z < -1, lower, upper)
 
 
 @_log_ndtr.defjvp
