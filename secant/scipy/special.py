@@ -66,7 +66,7 @@ def _chbevl(x, coefs):
 
 def _broadcast(a, b):
     """a and b broadcast against each other, as floats."""
-    return a + 0.0 * b, b + 0.0 * a
+    return a + snp.zeros_like(b), b + snp.zeros_like(a)
 
 
 def _eps(x):
@@ -317,24 +317,27 @@ def _igam_parts(a, x):
 
 
 def _igam_edges(a, x, value, at_zero, at_inf):
-    bad = (a <= 0) | (x < 0) | snp.isnan(a) | snp.isnan(x)
+    """SciPy's values off the interior: P(a, 0) = 0 and P(a, inf) = 1 for a > 0, P(0, x) = 1
+    for x > 0, P(inf, x) = 0 for finite x; nan for a < 0, x < 0 and P(0, 0)."""
     out = snp.where(x == 0, at_zero, snp.where(x == snp.inf, at_inf, value))
-    return snp.where(bad, snp.nan, out)
+    out = snp.where(a == 0, at_inf, snp.where(a == snp.inf, at_zero, out))
+    bad = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == snp.inf) & (x == snp.inf))
+    return snp.where(bad | snp.isnan(a) | snp.isnan(x), snp.nan, out)
 
 
 @functools.partial(secant.custom_jvp, nondiff_argnums=(0,))
 def _gammainc(a, x):
     a, x = _broadcast(a, x)
-    safe = snp.where((x > 0) & snp.isfinite(x) & (a > 0), x, 1.0)
-    p, q, use_series = _igam_parts(a, safe)
+    safe = snp.where((x > 0) & snp.isfinite(x) & (a > 0) & snp.isfinite(a), x, 1.0)
+    p, q, use_series = _igam_parts(snp.where((a > 0) & snp.isfinite(a), a, 1.0), safe)
     return _igam_edges(a, x, snp.where(use_series, p, 1 - q), 0.0, 1.0)
 
 
 @functools.partial(secant.custom_jvp, nondiff_argnums=(0,))
 def _gammaincc(a, x):
     a, x = _broadcast(a, x)
-    safe = snp.where((x > 0) & snp.isfinite(x) & (a > 0), x, 1.0)
-    p, q, use_series = _igam_parts(a, safe)
+    safe = snp.where((x > 0) & snp.isfinite(x) & (a > 0) & snp.isfinite(a), x, 1.0)
+    p, q, use_series = _igam_parts(snp.where((a > 0) & snp.isfinite(a), a, 1.0), safe)
     return _igam_edges(a, x, snp.where(use_series, 1 - p, q), 1.0, 0.0)
 
 
@@ -452,7 +455,12 @@ def _log_ndtr_jvp(primals, tangents):
     x, = primals
     x_dot, = tangents
     out = _log_ndtr(x)
-    return out, snp.exp(-0.5 * x * x - _LOG_SQRT_2PI - out) * x_dot
+    # phi(x) / Phi(x); in the lower tail Phi(x) = exp(-z^2) R(-z) / 2 with z = x / sqrt(2), so
+    # the ratio is sqrt(2 / pi) / R(-z), with no exp(-z^2) to cancel
+    z = x * _SQRT_HALF
+    lower = 0.7978845608028654 / snp.exp(_log_erfc_ratio(-z))
+    upper = snp.exp(-0.5 * x * x - _LOG_SQRT_2PI - out)
+    return out, snp.where(z < -1, lower, upper) * x_dot
 
 
 def log_ndtr(x, series_order=3):
