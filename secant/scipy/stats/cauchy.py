@@ -31,9 +31,15 @@ def logsf(x, loc=0, scale=1):
     return snp.log(sf(x, loc, scale))
 
 
+def _cot_pi(q):
+    """1 / tan(pi q) for q in [0, 1], as -tan(pi (q - 1/2)) without rounding q - 1/2."""
+    lower = q <= 0.5
+    return snp.where(lower, 1 / snp.tan(math.pi * q), -1 / snp.tan(math.pi * (1 - q)))
+
+
 def ppf(q, loc=0, scale=1):
-    return loc + scale * snp.tan(math.pi * (q - 0.5))
+    return loc - scale * _cot_pi(q)
 
 
 def isf(q, loc=0, scale=1):
-    return loc + scale * snp.tan(math.pi * (0.5 - q))
+    return loc + scale * _cot_pi(q)
