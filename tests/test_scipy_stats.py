@@ -141,3 +141,23 @@ def test_generated_source_reads_like_the_model(x64):
     g_mu, g_sigma = secant.grad(nll, argnums=(0, 1))(1.0, 2.0, x)
     np.testing.assert_allclose(g_mu, -np.sum(x - 1.0) / 4.0)
     np.testing.assert_allclose(g_sigma, 3 / 2.0 - np.sum((x - 1.0) ** 2) / 8.0)
+
+
+def test_transforms_of_a_bound_method_of_a_lowercase_class(x64):
+    """`class gaussian_kde` (lower case, as scipy's): its object must not shadow the class in
+    the calling function secant writes for vmap/grad of `kde.logpdf`."""
+    class model:
+        def __init__(self, w):
+            self.w = w
+
+        def apply(self, x):
+            return snp.sum(self.w * snp.sin(x))
+
+    m = model(np.array([1.0, 2.0]))
+    xs = np.array([[0.1, 0.2], [0.3, 0.4]])
+    np.testing.assert_allclose(secant.vmap(m.apply)(xs), [m.apply(x) for x in xs])
+    np.testing.assert_allclose(secant.grad(m.apply)(xs[0]), m.w * np.cos(xs[0]))
+    kde = stats.gaussian_kde(np.array([[0.0, 1.0, 2.5], [1.0, 0.5, -1.0]]))
+    points = np.array([[0.2, 0.4, 1.0], [0.1, -0.3, 0.0]])
+    np.testing.assert_allclose(secant.vmap(kde.logpdf, in_axes=1)(points)[:, 0],
+                               kde.logpdf(points), rtol=1e-12)
