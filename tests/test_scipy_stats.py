@@ -80,10 +80,14 @@ def test_support_edges(x64):
                                sst.poisson.cdf(np.array([-1.0, 0.0, 2.5, 7.0]), 2.0))
 
 
-def test_shape_of_the_cdf_family_is_not_differentiable(x64):
-    with pytest.raises(secant.SecantError, match="with respect to a"):
-        secant.grad(lambda a: stats.gamma.cdf(1.5, a))(2.0)
-    # in x and scale it is
+def test_cdf_family_derivatives_in_the_shape_and_the_rate(x64):
+    a, h = 2.0, 1e-5
+    g = secant.grad(lambda a: stats.gamma.cdf(1.5, a))(a)
+    np.testing.assert_allclose(g, (sst.gamma.cdf(1.5, a + h) - sst.gamma.cdf(1.5, a - h)) / (2 * h),
+                               rtol=1e-7)
+    g = secant.grad(lambda df: stats.chi2.sf(3.0, df))(a)
+    np.testing.assert_allclose(g, (sst.chi2.sf(3.0, a + h) - sst.chi2.sf(3.0, a - h)) / (2 * h),
+                               rtol=1e-7)
     g = secant.grad(lambda x: stats.gamma.cdf(x, 2.0, 0.0, 1.5))(1.2)
     np.testing.assert_allclose(g, sst.gamma.pdf(1.2, 2.0, 0.0, 1.5), rtol=1e-12)
     g = secant.grad(lambda mu: stats.poisson.cdf(3.0, mu))(2.0)

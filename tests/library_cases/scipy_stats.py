@@ -14,7 +14,7 @@ def wide(rng, shape, dtype):
     return rng.uniform(-6, 6, shape).astype(dtype)
 
 
-A3 = np.array([0.5, 2.0, 7.5])          # shape parameters not differentiated (cdf family)
+A3 = np.array([0.5, 2.0, 7.5])          # fixed shape parameters
 K3 = np.array([0.0, 2.0, 5.0])          # counts
 K01 = np.array([0.0, 1.0, 1.0])
 N3 = np.array([3.0, 5.0, 9.0])
@@ -57,6 +57,7 @@ CASES = (
        for n in ("logpdf", "pdf")]
     + [_family("gamma", n, lambda f: lambda x, s: f(4 * x, A3, 0.1, s), [(3,), (3,)])
        for n in ("cdf", "logcdf", "sf", "logsf")]
+    + [_family("gamma", n, lambda f: lambda x, a: f(4 * x, a), [(3,), (3,)], id="shape") for n in ("cdf", "sf")]
     + [_family("chi2", n, lambda f: lambda x, df, s: f(x, df + 1, 0.1, s), [(3,), (3,), (3,)])
        for n in ("logpdf", "pdf")]
     + [_family("chi2", n, lambda f: lambda x, s: f(4 * x, 2 * A3, 0.1, s), [(3,), (3,)])
