@@ -6,9 +6,12 @@ secant/numpy/composite.py): grad, jvp and vmap of a function here follow from th
 value comes from a series or a rational approximation (erfc, ndtri, log_ndtr, i0e, i1e,
 gammainc, gammaincc, zeta, polygamma), so generated derivatives call that rule by name.
 
-Values need no SciPy: the rational and Chebyshev approximations are Cephes' (S. L. Moshier's
-coefficients, as SciPy and XLA use them), the series and continued fractions are written with
-secant.numpy's ops and `lax.while_loop`, so every function runs eagerly, under jit and under vmap.
+The rational and Chebyshev approximations are Cephes' (S. L. Moshier's coefficients, as SciPy
+and XLA use them), the series and continued fractions are written with secant.numpy's ops and
+`lax.while_loop`, so every function runs eagerly, under jit and under vmap, and needs nothing
+beyond the primitives it calls (whose eager erf, erf_inv, lgamma, digamma and logistic still use
+scipy.special when it is installed: backends/primitives/elementwise.py; under jit they lower to
+CHLO and need no SciPy).
 
 Derivatives that do not exist here (transforming with respect to them is an error naming the
 argument, never a silent zero): zeta in `x`, polygamma in `n`.

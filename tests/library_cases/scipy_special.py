@@ -62,6 +62,8 @@ CASES = [
     Case("scipy.special.log_ndtr", special.log_ndtr, ss.log_ndtr, [(2, 3)], wide),
     Case("scipy.special.i0e", special.i0e, ss.i0e, [(2, 3)], wide),
     Case("scipy.special.i1e", special.i1e, ss.i1e, [(2, 3)], wide),
+    Case("scipy.special.i0", special.i0, ss.i0, [(2, 3)], wide),
+    Case("scipy.special.i1", special.i1, ss.i1, [(2, 3)], wide),
     Case("scipy.special.gammainc", lambda x: special.gammainc(A3, x),
          lambda x: ss.gammainc(A3, x), [(3,)], spread),
     Case("scipy.special.gammaincc", lambda x: special.gammaincc(A3, x),
