@@ -134,7 +134,9 @@ def _make_callable_function(fun):
     if not isinstance(fun, functools.partial) and not isinstance(owner, type) \
             and inspect.getattr_static(cls, attr, None) is (method or cls.__call__):
         # Layer.apply(layer, x): the method's own function, the object its first argument
-        this = cls.__name__.lower() if cls.__name__.lower() != name else f"{name}_"
+        this = cls.__name__.lower()
+        if this in (name, cls.__name__):        # class gaussian_kde: its object is another name
+            this = f"{this}_"
         callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
     return _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
                              lead)

@@ -119,6 +119,8 @@ def _is_secant(obj):
 
 
 def _is_library(fn):
+    if getattr(fn, "__globals__", {}).get("__secant_by_source__"):   # read like user code
+        return False                                                  # (numpy/composite.py)
     return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
 
 
