@@ -116,7 +116,7 @@ def prod_grad(t, a, ans, axis=None, keepdims=False):
 
 def var_grad(t, a, axis=None, ddof=0, keepdims=False):
     centred = a - snp.mean(a, axis=axis, keepdims=True)
-    return unreduce(t, a, axis, keepdims) * 2 * centred / (_count(a, axis) - ddof)
+    return unreduce(t, a, axis, keepdims) * 2 * snp.conj(centred) / (_count(a, axis) - ddof)
 
 
 def std_grad(t, a, ans, axis=None, ddof=0, keepdims=False):
@@ -434,9 +434,11 @@ TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as
 def by_name():
     """Every helper generated code may call, by the name it uses."""
     from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
-    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
-            **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
-            **jvp_helpers.by_name(), **custom_checks.by_name()}
+    from secant.ad import fft_rules                     # custom rules' checks, and lax.fft's
+    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # transpose
+            **{n: getattr(tree_util, n) for n in TREE_NAMES},
+            **jvp_helpers.by_name(), **custom_checks.by_name(),
+            **{n: getattr(fft_rules, n) for n in fft_rules.NAMES}}
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

@@ -190,3 +190,12 @@ BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 # structural and composite ops the transform handles itself (ad/forward.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}
+
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+JVP.update({
+    "lax_complex": {"x": "lax.complex({x_dot}, snp.zeros_like({x_dot}))",
+                    "y": "lax.complex(snp.zeros_like({y_dot}), {y_dot})"},
+    "lax_fft": {"x": LINEAR},           # (real-linear for RFFT and IRFFT)
+})
+JOINT.update({"lax_complex": "lax.complex({x_dot}, {y_dot})"})
+BROADCAST.add("lax_complex")

@@ -200,3 +200,13 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
         "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
         "empty_like", "stop_gradient"}
+
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+# (JAX's convention: transposes, not adjoints. complex(x, y) = x + 1j y gives real(g), -imag(g);
+# the transpose of an FFT is an FFT of the same kind, RFFT's and IRFFT's handle the
+# Hermitian-symmetric half: ad/fft_rules.py)
+VJP.update({
+    "lax_complex": {"x": "snp.real({g})", "y": "-snp.imag({g})"},
+    "lax_fft": {"x": "fft_transpose({g}, {fft_type}, {fft_lengths})"},
+})
+UNBROADCAST.add("lax_complex")

@@ -219,3 +219,8 @@ SHAPED_LIKE = {"grad_seed": 0, "unbroadcast": 1, "unreduce": 1, "mean_grad": 1,
 def opaque(helpers_by_name):
     """The helper functions HELPERS writes by rule (the normaliser keeps their calls)."""
     return tuple(helpers_by_name[n] for n in HELPERS if n in helpers_by_name)
+
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+# lax.fft transforms trailing axes: the batch axis in front is free
+ELEMENTWISE.add("lax_complex")
+RULES.update({"lax_fft": {"x": "lax.fft({x}, {fft_type}, {fft_lengths})"}})

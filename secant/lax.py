@@ -535,3 +535,6 @@ def axis_index(axis_name):
     from secant.backends.primitives.collectives import replica_id_p
     _pmap_axis("axis_index", axis_name)
     return _emit(replica_id_p)
+
+
+from secant.lax_fft import FftType, complex, conj, fft, imag, real  # noqa: E402,F401

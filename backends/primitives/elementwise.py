@@ -54,6 +54,15 @@ def _sign(x):
 
 neg_p = unary("neg", np.negative, "num")
 abs_p = unary("abs", np.abs, "num")
+
+
+def _abs_rule(x):
+    _check_kind("abs", "num", x.dtype)
+    real = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
+    return ShapedArray(x.shape, real.get(x.dtype, x.dtype), x.weak_type)
+
+
+abs_p.shape_rule = _abs_rule        # |z| of a complex z is real
 sign_p = unary("sign", _sign, "num")
 floor_p = unary("floor", np.floor, differentiable=False)
 ceil_p = unary("ceil", np.ceil, differentiable=False)
@@ -248,6 +257,8 @@ def _convert_rule(x, new_dtype, weak_type=False):
 def _convert(x, new_dtype, weak_type=False):
     if x.dtype == new_dtype:
         return x
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)                            # complex -> real: the real part (as XLA)
     if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
         info = np.iinfo(new_dtype)                # XLA saturates; NaN becomes 0
         x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)
