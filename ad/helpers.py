@@ -421,8 +421,10 @@ def _add_leaves(u, v):
 
 from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
 from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
+from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
+from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
@@ -434,11 +436,9 @@ TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as
 def by_name():
     """Every helper generated code may call, by the name it uses."""
     from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
-    from secant.ad import fft_rules                     # custom rules' checks, and lax.fft's
-    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # transpose
-            **{n: getattr(tree_util, n) for n in TREE_NAMES},
-            **jvp_helpers.by_name(), **custom_checks.by_name(),
-            **{n: getattr(fft_rules, n) for n in fft_rules.NAMES}}
+    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
+            **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
+            **jvp_helpers.by_name(), **custom_checks.by_name()}
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

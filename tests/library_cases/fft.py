@@ -45,7 +45,7 @@ CASES = [
           lambda a: NF.rfftn(a, s=(4, 5), axes=(0, 2)), (3, 2, 4), id="s_axes"),
     _case("rfftn", lambda a: F.rfftn(a, axes=(0, 1, 2, 3)),
           lambda a: NF.rfftn(a, axes=(0, 1, 2, 3)), (2, 3, 2, 4), id="four_axes"),
-    _case("irfftn", lambda a: F.irfftn(a, s=(3, 5)), lambda a: NF.irfftn(a, s=(3, 5)),
+    _case("irfftn", lambda a: F.irfftn(a, s=(3, 5)), lambda a: NF.irfftn(a, s=(3, 5), axes=(-2, -1)),
           (2, 3, 3), True, "s_odd"),
     _case("irfftn", lambda a: F.irfftn(a, axes=(0, 1, 2, 3), norm="ortho"),
           lambda a: NF.irfftn(a, axes=(0, 1, 2, 3), norm="ortho"), (2, 2, 3, 3), True,
