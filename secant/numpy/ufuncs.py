@@ -102,7 +102,14 @@ fix = trunc
 
 def rint(x, /):
     x = to_inexact(x)
+    if dtypes.is_complex(x.dtype):            # each part, as NumPy
+        return _complex_parts_of(rint, x)
     return ew.round_p.bind(x, rounding_method=1)
+
+
+def _complex_parts_of(fn, z, *args):
+    from secant.backends.primitives import complex as cx
+    return cx.complex_p.bind(fn(cx.real_p.bind(z), *args), fn(cx.imag_p.bind(z), *args))
 
 
 def round(a, decimals=0, out=None):
@@ -113,6 +120,8 @@ def round(a, decimals=0, out=None):
         factor = convert(10 ** (-decimals), a.dtype)
         return multiply(floor_divide(add(a, floor_divide(factor, convert(2, a.dtype))), factor),
                         factor)
+    if dtypes.is_complex(a.dtype):            # each part, as NumPy
+        return _complex_parts_of(round, a, decimals)
     if decimals == 0:
         return ew.round_p.bind(a, rounding_method=1)
     factor = convert(10.0 ** decimals, a.dtype, a.weak_type)
@@ -158,6 +167,9 @@ def isinf(x, /):
     x = ensure_array(x)
     if not dtypes.is_inexact(x.dtype):
         return full_like_bool(x, False)
+    if dtypes.is_complex(x.dtype):      # either part infinite (|z| may overflow: not that)
+        from secant.backends.primitives import complex as cx
+        return ew.or_p.bind(isinf(cx.real_p.bind(x)), isinf(cx.imag_p.bind(x)))
     return ew.eq_p.bind(ew.abs_p.bind(x), convert(np.inf, x.dtype))
 
 
