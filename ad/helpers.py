@@ -67,10 +67,22 @@ def _sum_axes(g_shape, shape):
 
 
 def unbroadcast(t, x):
-    """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting."""
+    """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting. A real x that
+    met complex values was promoted first: its cotangent is the real part (as JAX's
+    convert_element_type transposes)."""
     if np.shape(t) != np.shape(x):
         t = snp.sum(t, axis=_sum_axes(np.shape(t), np.shape(x))).reshape(np.shape(x))
+    if _promoted_to_complex(t, x):
+        t = snp.real(t)
     return t
+
+
+def _promoted_to_complex(t, x):
+    """Whether cotangent t is complex for a real (or integer) x (reads dtypes only)."""
+    return dtypes.is_complex(snp.result_type(t)) and not dtypes.is_complex(snp.result_type(x))
+
+
+_promoted_to_complex.__secant_static_query__ = True
 
 
 def _axes(ndim, axis):
@@ -159,7 +171,7 @@ def clip_mask(a, a_min=None, a_max=None):
 def matmul_grad_x(t, x, y):
     """Cotangent of x in x @ y, for every rank NumPy's matmul accepts."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        gx = t * y
+        gx = unbroadcast(t * y, x)
     elif np.ndim(x) == 1:                     # (n,) @ (..., n, m) -> (..., m)
         gx = unbroadcast(snp.matmul(y, snp.expand_dims(t, -1))[..., 0], x)
     elif np.ndim(y) == 1:                     # (..., n, k) @ (k,) -> (..., n)
@@ -172,7 +184,7 @@ def matmul_grad_x(t, x, y):
 def matmul_grad_y(t, x, y):
     """Cotangent of y in x @ y."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        gy = t * x
+        gy = unbroadcast(t * x, y)
     elif np.ndim(x) == 1:
         gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
     elif np.ndim(y) == 1:
@@ -191,7 +203,7 @@ def dot_grad_a(t, a, b):
     else:
         ga = snp.tensordot(t, b, axes=(tuple(range(np.ndim(a) - 1, np.ndim(t))),
                                        _all_but_second_to_last(np.ndim(b))))
-    return ga
+    return unbroadcast(ga, a)          # (the real part for a real a and a complex b)
 
 
 @constant
@@ -207,7 +219,7 @@ def dot_grad_b(t, a, b):
     else:
         gb = snp.moveaxis(snp.tensordot(a, t, axes=(tuple(range(np.ndim(a) - 1)),
                                                     tuple(range(np.ndim(a) - 1)))), 0, -2)
-    return gb
+    return unbroadcast(gb, b)
 
 
 def reverse_cumsum(t, axis=None):

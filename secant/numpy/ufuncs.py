@@ -329,9 +329,16 @@ def fmod(x1, x2, /):
     return ew.rem_p.bind(x1, _nonzero_divisor(x2))
 
 
+def _not_complex(name, *xs):
+    if dtypes.is_complex(xs[0].dtype):
+        raise SecantTypeError(f"{name} is not defined for complex numbers, got "
+                              f"{xs[0].dtype.name} (as NumPy and JAX){_where()}")
+    return xs
+
+
 def remainder(x1, x2, /):
     """Python's modulo: the result takes the divisor's sign."""
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _not_complex("remainder", *promote(x1, x2))
     x2 = _nonzero_divisor(x2)
     r = ew.rem_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
@@ -346,7 +353,7 @@ mod = remainder
 
 
 def floor_divide(x1, x2, /):
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _not_complex("floor_divide", *promote(x1, x2))
     if dtypes.is_inexact(x1.dtype):
         return ew.floor_p.bind(ew.div_p.bind(x1, x2))
     q = ew.div_p.bind(x1, x2)
