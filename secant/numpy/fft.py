@@ -84,11 +84,31 @@ def _swap_norm(norm):
 
 
 @_static
+def _layout(shape, axes, s, kind):
+    """How `_transform` lays the input out for lax.fft, all static: the index that cuts the
+    transformed axes down to the lengths lax.fft needs (None: no cut), the pad widths that
+    pad them up with zeros (None: none), and the trailing positions they move to (None: they
+    are trailing already). IRFFT's last axis needs n // 2 + 1 (the half spectrum)."""
+    need = dict(zip(axes, s))
+    if kind == "IRFFT":
+        need[axes[-1]] = s[-1] // 2 + 1
+    cut = tuple(slice(0, need[d]) if d in need and need[d] < n else slice(None)
+                for d, n in enumerate(shape))
+    pad = tuple((0, need[d] - n) if d in need and need[d] > n else (0, 0)
+                for d, n in enumerate(shape))
+    k = len(axes)
+    trailing = tuple(range(len(shape) - k, len(shape)))
+    return (cut if any(c != slice(None) for c in cut) else None,
+            pad if any(p != (0, 0) for p in pad) else None,
+            trailing if tuple(axes) != trailing else None)
+
+
+@_static
 def _groups(count, kind):
-    """lax.fft transforms at most three trailing axes: the positions (among the last `count`)
-    of each call, in the order they run, and each call's kind. A real transform's last axis
-    is in its own kind's call: RFFT's runs first (the others transform its complex result),
-    IRFFT's last."""
+    """lax.fft transforms at most three trailing axes: for more, the positions (among the last
+    `count`) of each call, in the order they run, and each call's kind. A real transform's last
+    axis is in its own kind's call: RFFT's runs first (the others transform its complex
+    result), IRFFT's last."""
     out = []
     stop = count
     while stop > 0:
@@ -99,12 +119,47 @@ def _groups(count, kind):
     return plan[::-1] if kind == "RFFT" else plan
 
 
-@_static
-def _lengths_for(s, kind):
-    """lax.fft's fft_lengths and the trailing shape its input needs (IRFFT: half + 1)."""
-    if kind == "IRFFT":
-        return s, s[:-1] + (s[-1] // 2 + 1,)
-    return s, s
+def _transform(a, kind, s, axes, norm, name):
+    """lax.fft of kind over `axes` (lengths s): the axes cut or padded to their lengths and
+    moved last, the transform, the norm's scale, the axes moved back."""
+    cut, pad_width, trailing = _layout(a.shape, axes, s, kind)
+    x = a
+    if cut is not None:
+        x = x[cut]
+    if pad_width is not None:
+        x = snp.pad(x, pad_width)
+    if trailing is not None:
+        x = snp.moveaxis(x, axes, trailing)
+    if len(axes) <= 3:
+        out = lax.fft(x, kind, s)
+    else:
+        out = _in_groups(x, kind, s)
+    factor = _scale(norm, s, kind in ("IFFT", "IRFFT"), name)
+    if factor is not None:
+        out = out * factor
+    if trailing is not None:
+        out = snp.moveaxis(out, trailing, axes)
+    return out
+
+
+def _in_groups(x, kind, s):
+    """lax.fft over more than three trailing axes: one call per group of three."""
+    k = len(s)
+    out = x
+    for lo, hi, part in _groups(k, kind):
+        out = _group(out, part, s[lo:hi], tuple(range(lo - k, hi - k)))
+    return out
+
+
+def _group(a, kind, lengths, group):
+    """lax.fft over the axes `group` (negative, among the trailing ones) of a."""
+    if group[-1] == -1:
+        out = lax.fft(a, kind, lengths)
+    else:
+        trailing = tuple(range(-len(group), 0))
+        out = snp.moveaxis(lax.fft(snp.moveaxis(a, group, trailing), kind, lengths), trailing,
+                           group)
+    return out
 
 
 @_static
@@ -120,55 +175,6 @@ def _real_kind(dtype, name):
         raise SecantTypeError(f"{name} requires a real input, got {np.dtype(dtype).name} "
                               f"(as jax.numpy.fft){where()}")
     return dtypes.float64 if np.dtype(dtype) == dtypes.float64 else dtypes.float32
-
-
-def _resize_last(a, n):
-    """a cut to, or padded with zeros to, length n along its last axis."""
-    m = a.shape[-1]
-    out = a
-    if n < m:
-        out = a[..., :n]
-    elif n > m:
-        out = snp.concatenate([a, snp.zeros(a.shape[:-1] + (n - m,), a.dtype)], axis=-1)
-    return out
-
-
-def _to_end(a, axes):
-    """a with `axes` moved last (in order)."""
-    k = len(axes)
-    return snp.moveaxis(a, axes, tuple(range(-k, 0)))
-
-
-def _from_end(a, axes):
-    k = len(axes)
-    return snp.moveaxis(a, tuple(range(-k, 0)), axes)
-
-
-def _transform(a, kind, s, axes, norm, name):
-    """lax.fft of kind over `axes` (lengths s), in groups of three trailing axes."""
-    moved = _to_end(a, axes)
-    k = len(axes)
-    lengths, need = _lengths_for(s, kind)
-    for i in range(k):                        # cut or pad each axis to the length it needs
-        moved = snp.moveaxis(_resize_last(snp.moveaxis(moved, i - k, -1), need[i]), -1, i - k)
-    out = moved
-    for lo, hi, part in _groups(k, kind):
-        out = _group(out, part, lengths[lo:hi], tuple(range(lo - k, hi - k)))
-    factor = _scale(norm, s, kind in ("IFFT", "IRFFT"), name)
-    if factor is not None:
-        out = out * factor
-    return _from_end(out, axes)
-
-
-def _group(a, kind, lengths, group):
-    """lax.fft over the axes `group` (negative, among the last k) of a."""
-    if group[-1] == -1:
-        out = lax.fft(a, kind, lengths)
-    else:
-        trailing = tuple(range(-len(group), 0))
-        out = snp.moveaxis(lax.fft(snp.moveaxis(a, group, trailing), kind, lengths), trailing,
-                           group)
-    return out
 
 
 def _as_complex(a, name):
