@@ -141,15 +141,21 @@ def max_share(x, y):
     return snp.where(x > y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
 
-@constant
 def abs_sign(x):
-    """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below; for
-    complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0)."""
+    """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below (a
+    constant); for complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0), which is no
+    constant: its own derivative is read from this source at second order."""
     if dtypes.is_complex(snp.result_type(x)):
-        s = snp.sign(x)
+        nonzero = x != 0
+        s = snp.where(nonzero, x / snp.where(nonzero, snp.abs(x), 1), 0)
     else:
-        s = snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
+        s = _real_sign(x)
     return s
+
+
+@constant
+def _real_sign(x):
+    return snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
 
 
 @constant

@@ -91,7 +91,8 @@ def _fft_rule(x, fft_type, fft_lengths):
 
 
 def _fft(x, fft_type, fft_lengths):
-    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    _fft_rule(ShapedArray(x.shape, x.dtype, False), fft_type, fft_lengths)   # (numpy.fft would
+    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))                  # cut or pad)
     if fft_type == "FFT":
         r = np.fft.fftn(x, axes=axes)
         dt = x.dtype

@@ -164,8 +164,12 @@ def _group(a, kind, lengths, group):
 
 @_static
 def _complex_kind(dtype, name):
+    """The complex dtype a transform computes in: integers and booleans as the default float
+    (complex128 under x64), float32 and narrower floats as complex64."""
     if dtypes.is_complex(dtype):
         return dtype
+    if not dtypes.is_inexact(dtype):
+        return dtypes.default_complex()
     return dtypes.complex128 if np.dtype(dtype) == dtypes.float64 else dtypes.complex64
 
 
@@ -174,6 +178,8 @@ def _real_kind(dtype, name):
     if dtypes.is_complex(dtype):
         raise SecantTypeError(f"{name} requires a real input, got {np.dtype(dtype).name} "
                               f"(as jax.numpy.fft){where()}")
+    if not dtypes.is_inexact(dtype):
+        return dtypes.default_float()
     return dtypes.float64 if np.dtype(dtype) == dtypes.float64 else dtypes.float32
 
 
