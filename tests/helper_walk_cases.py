@@ -169,6 +169,8 @@ CASES = {
     "stack_examples": ("stack_examples([x, y])", {"x": r(2, 3), "y": r(2, 3)}),
     "unconcatenate_batched": ("unconcatenate_batched(t, [snp.zeros((2, 2)), snp.zeros((2, 3))], "
                               "0, 2, True, True)", {"t": r(2, 5)}),
+    # ad/fft_rules.py (lax.fft's transpose; IRFFT's is an RFFT, complex: its imaginary part)
+    "fft_transpose": ("snp.imag(fft_transpose(t, 'IRFFT', (5,)))", {"t": r(2, 5)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop
