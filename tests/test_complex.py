@@ -142,6 +142,7 @@ LOSSES = {
     "var_std": lambda z: snp.var(z) + snp.std(z * z),
     "angle_abs": lambda z: snp.sum(snp.angle(z) * snp.abs(z) ** 3),
     "mixed_real": lambda z: snp.sum(snp.real(z * X.astype(np.float64) + 1j * X) ** 2),
+    "attributes": lambda z: snp.sum(z.real * z.imag ** 2 + snp.abs(z.conj() * z.conjugate())),
 }
 
 

@@ -422,3 +422,4 @@ LAX_NAMES.update({"fft": "lax_fft", "complex": "lax_complex", "real": "real", "i
                   "conj": "conj"})
 PRIMITIVE_OPS.update({"real": "real", "imag": "imag", "conj": "conj", "complex": "lax_complex",
                       "fft": "lax_fft"})
+METHODS.update({"conj": "conj", "conjugate": "conj"})      # z.conj() (z.real, z.imag: normalize)
