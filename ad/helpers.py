@@ -67,10 +67,22 @@ def _sum_axes(g_shape, shape):
 
 
 def unbroadcast(t, x):
-    """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting."""
+    """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting. A real x that
+    met complex values was promoted first: its cotangent is the real part (as JAX's
+    convert_element_type transposes)."""
     if np.shape(t) != np.shape(x):
         t = snp.sum(t, axis=_sum_axes(np.shape(t), np.shape(x))).reshape(np.shape(x))
+    if _promoted_to_complex(t, x):
+        t = snp.real(t)
     return t
+
+
+def _promoted_to_complex(t, x):
+    """Whether cotangent t is complex for a real (or integer) x (reads dtypes only)."""
+    return dtypes.is_complex(snp.result_type(t)) and not dtypes.is_complex(snp.result_type(x))
+
+
+_promoted_to_complex.__secant_static_query__ = True
 
 
 def _axes(ndim, axis):
@@ -116,7 +128,7 @@ def prod_grad(t, a, ans, axis=None, keepdims=False):
 
 def var_grad(t, a, axis=None, ddof=0, keepdims=False):
     centred = a - snp.mean(a, axis=axis, keepdims=True)
-    return unreduce(t, a, axis, keepdims) * 2 * centred / (_count(a, axis) - ddof)
+    return unreduce(t, a, axis, keepdims) * 2 * snp.conj(centred) / (_count(a, axis) - ddof)
 
 
 def std_grad(t, a, ans, axis=None, ddof=0, keepdims=False):
@@ -129,15 +141,21 @@ def max_share(x, y):
     return snp.where(x > y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
 
-@constant
 def abs_sign(x):
-    """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below; for
-    complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0)."""
+    """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below (a
+    constant); for complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0), which is no
+    constant: its own derivative is read from this source at second order."""
     if dtypes.is_complex(snp.result_type(x)):
-        s = snp.sign(x)
+        nonzero = x != 0
+        s = snp.where(nonzero, x / snp.where(nonzero, snp.abs(x), 1), 0)
     else:
-        s = snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
+        s = _real_sign(x)
     return s
+
+
+@constant
+def _real_sign(x):
+    return snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
 
 
 @constant
@@ -159,7 +177,7 @@ def clip_mask(a, a_min=None, a_max=None):
 def matmul_grad_x(t, x, y):
     """Cotangent of x in x @ y, for every rank NumPy's matmul accepts."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        gx = t * y
+        gx = unbroadcast(t * y, x)
     elif np.ndim(x) == 1:                     # (n,) @ (..., n, m) -> (..., m)
         gx = unbroadcast(snp.matmul(y, snp.expand_dims(t, -1))[..., 0], x)
     elif np.ndim(y) == 1:                     # (..., n, k) @ (k,) -> (..., n)
@@ -172,7 +190,7 @@ def matmul_grad_x(t, x, y):
 def matmul_grad_y(t, x, y):
     """Cotangent of y in x @ y."""
     if np.ndim(x) == 1 and np.ndim(y) == 1:
-        gy = t * x
+        gy = unbroadcast(t * x, y)
     elif np.ndim(x) == 1:
         gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
     elif np.ndim(y) == 1:
@@ -191,7 +209,7 @@ def dot_grad_a(t, a, b):
     else:
         ga = snp.tensordot(t, b, axes=(tuple(range(np.ndim(a) - 1, np.ndim(t))),
                                        _all_but_second_to_last(np.ndim(b))))
-    return ga
+    return unbroadcast(ga, a)          # (the real part for a real a and a complex b)
 
 
 @constant
@@ -207,7 +225,7 @@ def dot_grad_b(t, a, b):
     else:
         gb = snp.moveaxis(snp.tensordot(a, t, axes=(tuple(range(np.ndim(a) - 1)),
                                                     tuple(range(np.ndim(a) - 1)))), 0, -2)
-    return gb
+    return unbroadcast(gb, b)
 
 
 def reverse_cumsum(t, axis=None):
@@ -421,8 +439,10 @@ def _add_leaves(u, v):
 
 from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
 from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
+from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
+from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",

@@ -42,9 +42,10 @@ def prod_jvp(t, a, axis=None, keepdims=False):
 
 
 def var_jvp(t, a, axis=None, ddof=0, keepdims=False):
-    """Tangent of var(a, axis, ddof): 2 <a - mean(a), t> / (n - ddof) along the axes."""
+    """Tangent of var(a, axis, ddof): 2 Re<a - mean(a), t> / (n - ddof) along the axes."""
     centred = a - snp.mean(a, axis=axis, keepdims=True)
-    return 2 * snp.sum(centred * t, axis=axis, keepdims=keepdims) / (_count(a, axis) - ddof)
+    return 2 * snp.sum(snp.real(snp.conj(centred) * t), axis=axis,
+                       keepdims=keepdims) / (_count(a, axis) - ddof)
 
 
 def _cumprod_jvp_axis(t, a, axis):

@@ -206,3 +206,11 @@ JVP.update({
     "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_jvp({a_dot}, {a})"},
     "linalg_pinv": {"a": "snp.linalg_spectral.pinv_jvp({a_dot}, {a}, {ans})"},
 })
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+JVP.update({
+    "lax_complex": {"x": "lax.complex({x_dot}, snp.zeros_like({x_dot}))",
+                    "y": "lax.complex(snp.zeros_like({y_dot}), {y_dot})"},
+    "lax_fft": {"x": LINEAR},           # (real-linear for RFFT and IRFFT)
+})
+JOINT.update({"lax_complex": "lax.complex({x_dot}, {y_dot})"})
+BROADCAST.add("lax_complex")

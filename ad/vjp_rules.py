@@ -219,3 +219,12 @@ VJP.update({
     "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_vjp({g}, {a})"},
     "linalg_pinv": {"a": "snp.linalg_spectral.pinv_vjp({g}, {a}, {ans})"},
 })
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+# (JAX's convention: transposes, not adjoints. complex(x, y) = x + 1j y gives real(g), -imag(g);
+# the transpose of an FFT is an FFT of the same kind, RFFT's and IRFFT's handle the
+# Hermitian-symmetric half: ad/fft_rules.py)
+VJP.update({
+    "lax_complex": {"x": "snp.real({g})", "y": "-snp.imag({g})"},
+    "lax_fft": {"x": "fft_transpose({g}, {fft_type}, {fft_lengths})"},
+})
+UNBROADCAST.add("lax_complex")

@@ -235,3 +235,7 @@ RULES.update({
     "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r({a}, {mode})"},
     "linalg_pinv": {"a": "snp.linalg_spectral.pinv({a}, {rtol}, {hermitian}, rcond={rcond})"},
 })
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+# lax.fft transforms trailing axes: the batch axis in front is free
+ELEMENTWISE.add("lax_complex")
+RULES.update({"lax_fft": {"x": "lax.fft({x}, {fft_type}, {fft_lengths})"}})

@@ -176,6 +176,8 @@ CASES = {
                       {"t": r(2, 3, 4), "x": r(2, 2, 5), "w": r(3, 2, 2)}),
     "conv_batched": ("conv_batched(x, w, True, True, (1,), 'VALID')",
                      {"x": r(2, 1, 2, 4), "w": r(2, 3, 2, 2)}),
+    # ad/fft_rules.py (lax.fft's transpose; IRFFT's is an RFFT, complex: its imaginary part)
+    "fft_transpose": ("snp.imag(fft_transpose(t, 'IRFFT', (5,)))", {"t": r(2, 5)}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop

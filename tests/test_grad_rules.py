@@ -465,6 +465,14 @@ def f_conv_general_dilated(x, w):
 
 
 CASES.append(Case(f_conv_general_dilated, ((1, 4, 4, 2), N), ((2, 2, 1, 4), N)))
+# complex numbers and the Fourier transform (issue 17: complex, numpy.fft); the RFFT / IRFFT /
+# FFT / IFFT kinds one after another (tests/test_fft.py checks each alone)
+def f_lax_fft(x):
+    z = lax.fft(x, "RFFT", (4,))
+    w = lax.fft(lax.fft(z * z, "IFFT", (3, 3)), "FFT", (3,))
+    return wsum(lax.fft(w, "IRFFT", (4,)))
+def f_lax_complex(x, y): return wsum(snp.real(lax.complex(x, y) ** 2) + snp.imag(lax.complex(y, x)))
+CASES += [Case(f_lax_fft, (S, N)), Case(f_lax_complex, (S, N), ((4,), N))]
 _IDS = [c.fn.__name__ for c in CASES]
 
 

@@ -951,7 +951,9 @@ class Normaliser(ContainerMixin):
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
             return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
-        if node.attr in ("at", "real", "imag", "mT"):
+        if node.attr in ("real", "imag"):         # z.real: snp.real(z)
+            return self._emit(node.attr, {"x": base}, {}, f"{base.name}_{node.attr}")
+        if node.attr in ("at", "mT"):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)

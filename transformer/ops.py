@@ -449,3 +449,13 @@ def _submodule_table():
             obj = getattr(importlib.import_module(f"secant.numpy.{module}"), fn)
             table[id(obj)] = (obj, name)
     return table
+# --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
+# secant.lax.fft (the one primitive under secant.numpy.fft, whose functions are read as source)
+# and secant.lax.complex; lax.real/imag/conj mean the numpy ops
+op("lax_fft", "x, fft_type, fft_lengths", ("x",), code="lax.fft({x}, {fft_type}, {fft_lengths})")
+op("lax_complex", "x, y", ("x", "y"), code="lax.complex({x}, {y})")
+LAX_NAMES.update({"fft": "lax_fft", "complex": "lax_complex", "real": "real", "imag": "imag",
+                  "conj": "conj"})
+PRIMITIVE_OPS.update({"real": "real", "imag": "imag", "conj": "conj", "complex": "lax_complex",
+                      "fft": "lax_fft"})
+METHODS.update({"conj": "conj", "conjugate": "conj"})      # z.conj() (z.real, z.imag: normalize)

@@ -7,3 +7,4 @@ from secant.backends.lowering.common import LOWERINGS, lowering  # noqa: F401
 from secant.backends.lowering import elementwise, structural, indexing, collectives  # noqa: F401,E501
 from secant.backends.lowering import conv  # noqa: F401,E402
 from secant.backends.lowering import linalg_spectral  # noqa: F401,E402
+from secant.backends.lowering import complex  # noqa: F401  (complex parts, fft)

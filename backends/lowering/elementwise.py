@@ -131,6 +131,13 @@ def _clamp(b, avals, out, lo, x, hi):
 def _convert(b, avals, out, x, new_dtype, weak_type=False):
     if avals[0].dtype == out.dtype:
         return x
+    src = avals[0]
+    if src.dtype.kind == "c" and out.dtype.kind != "c":     # complex -> real: the real part
+        part = tensor_type(src.shape, np.float32 if src.dtype == np.complex64 else np.float64)
+        x = b.op(f'"stablehlo.real"({x}) : ({ttype(src)}) -> {part}')
+        if part == ttype(out):
+            return x
+        return b.op(f"stablehlo.convert {x} : ({part}) -> {ttype(out)}")
     return b.op(f"stablehlo.convert {x} : ({ttype(avals[0])}) -> {ttype(out)}")
 
 

@@ -41,13 +41,17 @@ def broadcast_shapes(name, *shapes):
     return tuple(out)
 
 
-KIND_NAMES = {"float": "floating-point", "int": "integer", "intbool": "integer or boolean",
+KIND_NAMES = {"float": "floating-point", "real": "real floating-point", "realint": "real (integer or floating-point)", "int": "integer", "intbool": "integer or boolean",
               "num": "numeric", "any": "any"}
 
 
 def _kind_ok(kind, dt):
     if kind == "float":
         return dtypes.is_inexact(dt)
+    if kind == "real":
+        return dtypes.is_float(dt)
+    if kind == "realint":
+        return not dtypes.is_complex(dt) and not dtypes.is_bool(dt)
     if kind == "int":
         return dtypes.is_int(dt)
     if kind == "intbool":

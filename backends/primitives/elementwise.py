@@ -13,9 +13,21 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
         _check_kind(name, kind, x.dtype)
         return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type)
 
-    return register(Primitive(name, rule, _low_precision(np_fn) if kind == "float" else np_fn,
-                              weak="never" if out_dtype else "inputs",
+    impl = _low_precision(np_fn) if kind in ("float", "real") else np_fn
+    if kind == "real":
+        impl = _no_complex(impl)
+    return register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
+
+
+def _no_complex(fn):
+    """Eagerly as under jit: a real-only kernel refuses complex input (the rule names it),
+    though NumPy or SciPy might compute one."""
+    def impl(*xs, **params):
+        if xs[0].dtype.kind == "c":
+            raise TypeError("complex input")
+        return fn(*xs, **params)
+    return impl
 
 
 def _erf(x):
@@ -35,6 +47,8 @@ def _digamma(x):
 
 
 def _logistic(x):
+    if dtypes.is_complex(x.dtype):               # (scipy's expit is real only)
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
     return lazy_scipy_special().expit(x).astype(x.dtype)
 
 
@@ -54,13 +68,22 @@ def _sign(x):
 
 neg_p = unary("neg", np.negative, "num")
 abs_p = unary("abs", np.abs, "num")
+
+
+def _abs_rule(x):
+    _check_kind("abs", "num", x.dtype)
+    real = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
+    return ShapedArray(x.shape, real.get(x.dtype, x.dtype), x.weak_type)
+
+
+abs_p.shape_rule = _abs_rule        # |z| of a complex z is real
 sign_p = unary("sign", _sign, "num")
-floor_p = unary("floor", np.floor, differentiable=False)
-ceil_p = unary("ceil", np.ceil, differentiable=False)
-round_p = unary("round", _round, differentiable=False)
+floor_p = unary("floor", np.floor, "real", differentiable=False)
+ceil_p = unary("ceil", np.ceil, "real", differentiable=False)
+round_p = unary("round", _round, "real", differentiable=False)
 sqrt_p = unary("sqrt", np.sqrt)
 rsqrt_p = unary("rsqrt", _rsqrt)
-cbrt_p = unary("cbrt", np.cbrt)
+cbrt_p = unary("cbrt", np.cbrt, "real")
 exp_p = unary("exp", np.exp)
 exp2_p = unary("exp2", np.exp2)
 log_p = unary("log", np.log)
@@ -79,10 +102,10 @@ asinh_p = unary("asinh", np.arcsinh)
 acosh_p = unary("acosh", np.arccosh)
 atanh_p = unary("atanh", np.arctanh)
 logistic_p = unary("logistic", _logistic)
-erf_p = unary("erf", _erf)
-erf_inv_p = unary("erf_inv", _erf_inv)
-lgamma_p = unary("lgamma", _lgamma)
-digamma_p = unary("digamma", _digamma)
+erf_p = unary("erf", _erf, "real")
+erf_inv_p = unary("erf_inv", _erf_inv, "real")
+lgamma_p = unary("lgamma", _lgamma, "real")
+digamma_p = unary("digamma", _digamma, "real")
 is_finite_p = unary("is_finite", np.isfinite, out_dtype=dtypes.bool_, differentiable=False)
 not_p = unary("not", np.invert, "intbool", differentiable=False)
 
@@ -121,7 +144,8 @@ def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
         dt = out_dtype or x.dtype
         return r if r.dtype == dt else r.astype(dt)
 
-    return register(Primitive(name, rule, _low_precision(impl) if kind == "float" else impl,
+    return register(Primitive(name, rule, _low_precision(impl) if kind in ("float", "real")
+                              else impl,
                               weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
 
@@ -185,12 +209,12 @@ add_p = binary("add", np.add)
 sub_p = binary("sub", np.subtract)
 mul_p = binary("mul", np.multiply)
 div_p = binary("div", _div)
-rem_p = binary("rem", _rem)
+rem_p = binary("rem", _rem, "realint")
 pow_p = binary("pow", _pow)
 max_p = binary("max", np.maximum, "any")
 min_p = binary("min", np.minimum, "any")
-atan2_p = binary("atan2", np.arctan2, "float")
-nextafter_p = binary("nextafter", np.nextafter, "float", differentiable=False)
+atan2_p = binary("atan2", np.arctan2, "real")
+nextafter_p = binary("nextafter", np.nextafter, "real", differentiable=False)
 and_p = binary("and", np.bitwise_and, "intbool", differentiable=False)
 or_p = binary("or", np.bitwise_or, "intbool", differentiable=False)
 xor_p = binary("xor", np.bitwise_xor, "intbool", differentiable=False)
@@ -248,6 +272,8 @@ def _convert_rule(x, new_dtype, weak_type=False):
 def _convert(x, new_dtype, weak_type=False):
     if x.dtype == new_dtype:
         return x
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)                            # complex -> real: the real part (as XLA)
     if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
         info = np.iinfo(new_dtype)                # XLA saturates; NaN becomes 0
         x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)

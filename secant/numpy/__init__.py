@@ -49,3 +49,5 @@ int_ = int32
 methods.install()
 from secant.numpy import sources  # noqa: E402,F401  (what transforms read for composites)
 from secant.numpy import linalg  # noqa: E402,F401
+from secant.numpy import fft  # noqa: E402,F401  (secant.numpy.fft, read as source)
+from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as source)

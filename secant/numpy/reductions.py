@@ -15,6 +15,7 @@ from secant.backends.errors import SecantTypeError, SecantValueError, Unsupporte
 from secant.backends.errors import where as _where
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import structural as st
+from secant.backends.primitives import complex as cx
 from secant.numpy.conversion import convert, ensure_array, promote_inexact, to_inexact
 from secant.numpy.shape import (_canonical_axes, _normalize_axis, _slice_axis, broadcast_to,
                                 moveaxis, ravel, reshape, sort, squeeze, stack)
@@ -225,14 +226,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         ddof = correction
     a = ensure_array(a)
     dt, calc = _mean_dtypes(a, dtype)
-    if dtypes.is_complex(calc):
-        raise UnsupportedError("var of complex arrays is not supported yet" + _where())
     axes = _canonical_axes(axis, a.ndim)
     x = _cast(a, calc)
     count = _count(a, axes, where)
     centre = _divide(_reduce(st.reduce_sum_p, _mask(x, where, 0), axes), count)
     centred = ew.sub_p.bind(x, st.expand_dims_p.bind(centre, dimensions=axes) if axes else centre)
-    squares = _mask(ew.mul_p.bind(centred, centred), where, 0)
+    if dtypes.is_complex(calc):          # |x - mean|^2, real (as NumPy)
+        dt = cx.real_dtype(dt)
+        re, im = cx.real_p.bind(centred), cx.imag_p.bind(centred)
+        squares = _mask(ew.add_p.bind(ew.mul_p.bind(re, re), ew.mul_p.bind(im, im)), where, 0)
+    else:
+        squares = _mask(ew.mul_p.bind(centred, centred), where, 0)
     total = _reduce(st.reduce_sum_p, squares, axes)
     # As jnp: the divisor is clipped at 0, so ddof >= n gives inf (or nan for 0/0).
     if isinstance(count, int):

@@ -15,6 +15,7 @@ from secant.backends.errors import (ConcretizationError, SecantTypeError, Secant
                                     ShapeError, UnsupportedError, where)
 from secant.backends.array import Array
 from secant.backends.primitives import structural as st
+from secant.backends.primitives import complex as cx
 from secant.backends.tracer import active_trace
 from secant.numpy.conversion import convert, ensure_array, promote
 
@@ -543,28 +544,45 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
 
 
 # --- complex parts (real arrays: the value itself, or zeros) -------------------------------------
-def _real_only(x, name):
-    x = ensure_array(x)
+def real(val, /):
+    """The real part (a real array's is itself), of the matching real dtype."""
+    x = ensure_array(val)
     if dtypes.is_complex(x.dtype):
-        raise UnsupportedError(f"{name} of complex arrays is not supported yet{where()}")
+        return cx.real_p.bind(x)
     return x
 
 
-def real(val, /):
-    return _real_only(val, "real")
-
-
 def imag(val, /):
-    x = _real_only(val, "imag")
+    """The imaginary part (zeros for a real array), of the matching real dtype."""
+    x = ensure_array(val)
+    if dtypes.is_complex(x.dtype):
+        return cx.imag_p.bind(x)
     zero = convert(0, x.dtype, x.weak_type)
     return broadcast_to(zero, x.shape)
 
 
 def conjugate(x, /):
-    return _real_only(x, "conjugate")
+    """The complex conjugate (a real array is its own)."""
+    x = ensure_array(x)
+    if dtypes.is_complex(x.dtype):
+        return cx.conj_p.bind(x)
+    return x
 
 
 conj = conjugate
+
+
+def angle(z, deg=False):
+    """The argument of z, atan2(imag(z), real(z)), in radians (degrees with deg=True); a real
+    array's is 0 or pi, as NumPy's (its derivative through the source, secant/numpy/complex_sources.py)."""
+    from secant.numpy import ufuncs
+    z = ensure_array(z)
+    if not dtypes.is_inexact(z.dtype):
+        z = convert(z, dtypes.default_float())
+    out = ufuncs.arctan2(imag(z), real(z))
+    if deg:
+        out = ufuncs.multiply(out, 180.0 / np.pi)
+    return out
 
 
 def iscomplexobj(x):

@@ -102,7 +102,14 @@ fix = trunc
 
 def rint(x, /):
     x = to_inexact(x)
+    if dtypes.is_complex(x.dtype):            # each part, as NumPy
+        return _complex_parts_of(rint, x)
     return ew.round_p.bind(x, rounding_method=1)
+
+
+def _complex_parts_of(fn, z, *args):
+    from secant.backends.primitives import complex as cx
+    return cx.complex_p.bind(fn(cx.real_p.bind(z), *args), fn(cx.imag_p.bind(z), *args))
 
 
 def round(a, decimals=0, out=None):
@@ -113,6 +120,8 @@ def round(a, decimals=0, out=None):
         factor = convert(10 ** (-decimals), a.dtype)
         return multiply(floor_divide(add(a, floor_divide(factor, convert(2, a.dtype))), factor),
                         factor)
+    if dtypes.is_complex(a.dtype):            # each part, as NumPy
+        return _complex_parts_of(round, a, decimals)
     if decimals == 0:
         return ew.round_p.bind(a, rounding_method=1)
     factor = convert(10.0 ** decimals, a.dtype, a.weak_type)
@@ -158,6 +167,9 @@ def isinf(x, /):
     x = ensure_array(x)
     if not dtypes.is_inexact(x.dtype):
         return full_like_bool(x, False)
+    if dtypes.is_complex(x.dtype):      # either part infinite (|z| may overflow: not that)
+        from secant.backends.primitives import complex as cx
+        return ew.or_p.bind(isinf(cx.real_p.bind(x)), isinf(cx.imag_p.bind(x)))
     return ew.eq_p.bind(ew.abs_p.bind(x), convert(np.inf, x.dtype))
 
 
@@ -317,9 +329,16 @@ def fmod(x1, x2, /):
     return ew.rem_p.bind(x1, _nonzero_divisor(x2))
 
 
+def _not_complex(name, *xs):
+    if dtypes.is_complex(xs[0].dtype):
+        raise SecantTypeError(f"{name} is not defined for complex numbers, got "
+                              f"{xs[0].dtype.name} (as NumPy and JAX){_where()}")
+    return xs
+
+
 def remainder(x1, x2, /):
     """Python's modulo: the result takes the divisor's sign."""
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _not_complex("remainder", *promote(x1, x2))
     x2 = _nonzero_divisor(x2)
     r = ew.rem_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
@@ -334,7 +353,7 @@ mod = remainder
 
 
 def floor_divide(x1, x2, /):
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _not_complex("floor_divide", *promote(x1, x2))
     if dtypes.is_inexact(x1.dtype):
         return ew.floor_p.bind(ew.div_p.bind(x1, x2))
     q = ew.div_p.bind(x1, x2)
