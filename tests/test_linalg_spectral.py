@@ -8,7 +8,6 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant.backends.errors import SecantError
-from tests.library_cases.linalg_spectral import COMPLEX_READY
 
 la = snp.linalg
 
@@ -192,8 +191,3 @@ def test_generated_code_calls_the_decomposition_rule():
     assert "a_bar = eigh_vjp((w_bar, v_bar), a)" in text
 
 
-def test_complex_cases_wait_for_complex_parts():
-    """Strict: fails once secant.numpy's real/imag/conj take complex arrays. Then delete this
-    test and the COMPLEX_READY gate in tests/library_cases/linalg_spectral.py, so the complex
-    and eig cases run."""
-    assert not COMPLEX_READY

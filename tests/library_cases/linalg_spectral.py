@@ -2,28 +2,12 @@
 defined up to a sign or phase per column (eigenvectors, singular vectors) are checked through
 gauge-invariant functions of them: |v|^2, projectors V f(w) V^H, the polar factor U Vh.
 
-Complex inputs, and eig/eigvals (complex results even for real input), need secant.numpy's
-real/imag/conj of complex arrays, which another part of issue 17 adds: until then those cases
-are left out here (COMPLEX_READY), and tests/test_linalg_spectral.py fails as soon as that
-support lands, so that the gate is removed. (Checked meanwhile with an eager NumPy stand-in for
-real/imag/conj: every complex case below passed value, grad and jvp against finite
-differences.)"""
+Complex inputs and eig/eigvals (complex results even for real input) included."""
 import numpy as np
 
 import secant.numpy as snp
-from secant.backends.errors import UnsupportedError
 from tests.library_cases import Case, spd, well_conditioned
 
-
-def _complex_parts_supported():
-    try:
-        snp.real(snp.asarray(np.ones(1, np.complex64)))
-        return True
-    except UnsupportedError:
-        return False
-
-
-COMPLEX_READY = _complex_parts_supported()
 
 la = snp.linalg
 
@@ -161,10 +145,3 @@ for _cplx in (False, True):
                           complex=_cplx, id=f"{_ord}-{_k}"))
 
 
-def _needs_complex(case):
-    return case.complex or "eig" in case.name and "eigh" not in case.name \
-        and "eigvalsh" not in case.name
-
-
-if not COMPLEX_READY:
-    CASES = [c for c in CASES if not _needs_complex(c)]
