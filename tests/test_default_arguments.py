@@ -58,3 +58,15 @@ def test_literal_defaults_read_as_literals():
     src = secant.source(secant.grad(LOSSES[1]))
     assert "o=3" in src.splitlines()[0]
     np.testing.assert_allclose(secant.grad(secant.grad(lambda x, p=3: x ** p))(2.0), 12.0)
+
+
+def _factory(scale=2.0):
+    def inner(x, scale=scale):
+        return x * scale
+    return inner
+
+
+def test_nested_function_default_naming_an_enclosing_local():
+    f = _factory(3.0)
+    np.testing.assert_allclose(secant.vmap(lambda x: f(x))(np.ones(3)), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(secant.grad(lambda x: f(x))(1.0), 3.0)
