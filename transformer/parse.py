@@ -203,10 +203,11 @@ class StaleSourceError(SourceError):
 
 
 def closure_values(fn):
-    """Free variable name -> the value its cell holds now (transform time)."""
+    """Free variable name -> the value its cell holds now (transform time), and the names
+    non-literal defaults are read under (default_values)."""
     code = fn.__code__
     cells = fn.__closure__ or ()
-    out = {}
+    out = default_values(fn) if getattr(fn, "__secant_source__", None) is None else {}
     for name, cell in zip(code.co_freevars, cells):
         try:
             out[name] = cell.cell_contents
@@ -426,5 +427,59 @@ def function_source(fn):
                               f"  at {filename}:{first_line}")
     node.decorator_list = []
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    _bind_defaults(fn, node)
     return FunctionSource(fn, node, filename, first_line, text.splitlines(), fn.__globals__,
                           closure_values(fn), indent)
+
+
+def default_values(fn):
+    """Bound name -> value for each default of `fn` that is not a literal: Python evaluated it
+    once, where `fn` was defined (`lambda a, o=o: ...` in a loop), so generated code must not
+    evaluate its text again; it reads the value under a name of its own (`o_default`)."""
+    if not inspect.isfunction(fn):
+        return {}
+    code = fn.__code__
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    positional = params[:code.co_argcount]
+    values = dict(zip(positional[len(positional) - len(fn.__defaults__ or ()):],
+                      fn.__defaults__ or ()))
+    values.update(fn.__kwdefaults__ or {})
+    taken = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars)
+    out = {}
+    for p, v in values.items():
+        if _is_literal(v):
+            continue
+        name = f"{p}_default"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        out[name] = v
+    return out
+
+
+def _is_literal(value):
+    try:
+        return type(value) in (int, float, complex, str, bool, bytes, type(None), tuple) and \
+            ast.literal_eval(repr(value)) == value
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def _bind_defaults(fn, node):
+    """Rewrite node's defaults as their live values: a literal as itself (`o=2`), anything else
+    as the name default_values(fn) binds it to."""
+    names = iter(default_values(fn))
+    a = node.args
+    params = [p.id for p in a.posonlyargs + a.args]
+    values = dict(zip(params[len(params) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+    values.update(fn.__kwdefaults__ or {})
+
+    def live(p, d):
+        if d is None or p not in values:
+            return d
+        v = values[p]
+        new = gast.parse(repr(v), mode="eval").body if _is_literal(v) else \
+            gast.Name(next(names), gast.Load(), None, None)
+        return gast.copy_location(new, d)
+    a.defaults = [live(p, d) for p, d in zip(params[len(params) - len(a.defaults):], a.defaults)]
+    a.kw_defaults = [live(p.id, d) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
