@@ -174,7 +174,22 @@ def _spacing_eps(dtype):
     return float(np.spacing(np.finfo(np.dtype(dtype)).eps))
 
 
-for _f in (_inexact, _is_complex, _is_bool):        # they read dtypes only
+def _smaller(n, m):
+    return min(n, m)
+
+
+def _larger(n, m):
+    return max(n, m)
+
+
+def _bind_arguments(funclist, args, kw):
+    """piecewise's extra arguments bound into each function of funclist."""
+    import functools
+    return [functools.partial(f, *args, **kw) if callable(f) else f for f in funclist]
+
+
+# they read dtypes, strings and slices only (never an array's values): constants for transforms
+for _f in (_inexact, _is_complex, _is_bool, _index_directive):
     _f.__secant_static_query__ = True
 
 
@@ -245,18 +260,23 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
 
 class _IndexConcat:
     """`r_[...]` and `c_[...]`: arrays, scalars and slices (`1:4`, `0:1:5j`) joined along an
-    axis, with NumPy's directive strings ('0,2', '-1,2,0'). Transformed code reads `r_[a, b]` as
-    a call of `concat` (transformer/normalize.py), whose source is in sources_extra."""
+    axis, with NumPy's directive strings ('0,2', '-1,2,0') first. `r_["0,2", a, 1:3]` is
+    `r_.concat(a, r_.range(1, 3, None), directive="0,2")`, which is also how the transforms read
+    it (transformer/index_calls.py); concat's source is in sources_extra."""
 
     def __init__(self, name, concat):
         self.name = name
-        self.concat = concat            # an instance attribute: a plain function, not bound
-        self.slice = slice
+        self.concat = concat            # instance attributes: plain functions, not bound
+        self.range = _slice_range
+        self.array = ensure_array
         self.__secant_index_call__ = "concat"
 
     def __getitem__(self, key):
-        items = key if isinstance(key, tuple) else (key,)
-        return self.concat(*items)
+        items = list(key) if isinstance(key, tuple) else [key]
+        directive = items.pop(0) if items and isinstance(items[0], str) else None
+        items = [_slice_range(i.start, i.stop, i.step) if isinstance(i, slice) else i
+                 for i in items]
+        return self.concat(*items, directive=directive)
 
     def __len__(self):
         return 0
@@ -265,32 +285,33 @@ class _IndexConcat:
         return f"secant.numpy.{self.name}"
 
 
-def _check_items(items):
-    rest = items
-    if items and isinstance(items[0], str):
-        _index_directive(items[0])
-        rest = items[1:]
-    for item in rest:
-        if isinstance(item, str):
-            raise SecantValueError(f"an r_/c_ directive string must come first, got {item!r}"
+def _slice_range(start, stop, step):
+    """The array a slice in r_/c_ stands for: arange, or linspace for an imaginary step."""
+    return ensure_array(_slice_values(slice(start, stop, step)))
+
+
+def _check_items(items, directive):
+    if directive is not None:
+        _index_directive(directive)
+    for item in items:
+        if isinstance(item, (str, slice)):
+            raise SecantValueError(f"r_/c_: a directive string must come first, got {item!r}"
                                    f"{where()}")
-    if not rest:
+    if not items:
         raise SecantValueError(f"r_/c_ need at least one array or slice{where()}")
 
 
-def _r_concat(*items):
+def _r_concat(*items, directive=None):
     """What `r_[items]` computes: items joined along their first axis (or a directive's)."""
-    _check_items(items)
-    return _src().r_(*[ensure_array(i) if not isinstance(i, (str, slice)) else i
-                             for i in items])
+    _check_items(items, directive)
+    return _src().r_(*[ensure_array(i) for i in items], directive=directive)
 
 
-def _c_concat(*items):
+def _c_concat(*items, directive=None):
     """What `c_[items]` computes: items as columns (1-D arrays become (n, 1)), joined along
     the last axis."""
-    _check_items(items)
-    return _src().c_(*[ensure_array(i) if not isinstance(i, (str, slice)) else i
-                             for i in items])
+    _check_items(items, directive)
+    return _src().c_(*[ensure_array(i) for i in items], directive=directive)
 
 
 r_ = _IndexConcat("r_", _r_concat)
@@ -535,5 +556,5 @@ def _bins(bins):
 
 # Comparisons and searches: no derivative (results are constants for grad and jvp, as a
 # comparison's are in JAX); vmap still batches them through their sources
-for _f in (isclose, allclose, iscomplex, isreal, argpartition, searchsorted):
+for _f in (isclose, allclose, iscomplex, isreal, argpartition, searchsorted, _slice_range):
     _f.__secant_constant__ = True

@@ -94,15 +94,14 @@ def delete(arr, obj, axis=None):
 
 
 def _join(items, axis, ndmin, trans1d):
-    """r_/c_: each item an array of at least ndmin axes (NumPy's trans1d placement), slices
-    becoming aranges, all joined along axis."""
+    """r_/c_: each item an array of at least ndmin axes (NumPy's trans1d placement), all
+    joined along axis."""
     parts = []
     for item in items:
-        if isinstance(item, slice):
-            item = snp.asarray(extra._slice_values(item))
+        item = snp.asarray(item)
         nd = snp.ndim(item)
         if nd < ndmin:
-            item = snp.reshape(item, (1,) * (ndmin - nd) + snp.shape(item))
+            item = snp.expand_dims(item, tuple(range(ndmin - nd)))
             if trans1d != -1:
                 item = snp.transpose(item, extra._ndmin_axes(nd, ndmin, trans1d))
         parts.append(item)
@@ -110,22 +109,22 @@ def _join(items, axis, ndmin, trans1d):
 
 
 @source_for(extra._r_concat)
-def r_(*items):
-    if isinstance(items[0], str):
-        axis, ndmin, trans1d = extra._index_directive(items[0])
-        out = _join(items[1:], axis, ndmin, trans1d)
-    else:
+def r_(*items, directive=None):
+    if directive is None:
         out = _join(items, 0, 1, -1)
+    else:
+        axis, ndmin, trans1d = extra._index_directive(directive)
+        out = _join(items, axis, ndmin, trans1d)
     return out
 
 
 @source_for(extra._c_concat)
-def c_(*items):
-    if isinstance(items[0], str):
-        axis, ndmin, trans1d = extra._index_directive(items[0])
-        out = _join(items[1:], axis, ndmin, trans1d)
-    else:
+def c_(*items, directive=None):
+    if directive is None:
         out = _join(items, -1, 2, 0)
+    else:
+        axis, ndmin, trans1d = extra._index_directive(directive)
+        out = _join(items, axis, ndmin, trans1d)
     return out
 
 
@@ -233,35 +232,34 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 @source_for(extra.select)
 def select(condlist, choicelist, default=0):
     out = default
-    n = len(condlist)
-    for i in range(n):            # backwards: the first true condition is written last
-        k = n - 1 - i
+    for i in range(len(condlist)):    # backwards: the first true condition is written last
+        k = len(condlist) - 1 - i
         out = snp.where(condlist[k], choicelist[k], out)
     return out
 
 
-def _piece(fn, x, args, kw):
-    if not callable(fn):
-        out = fn
-    elif args or kw:
-        out = fn(x, *args, **kw)
-    else:
+def _piece(fn, x):
+    if callable(fn):
         out = fn(x)
+    else:
+        out = fn
     return out
 
 
 @source_for(extra.piecewise)
 def piecewise(x, condlist, funclist, *args, **kw):
+    if args or kw:                # f(x, *args, **kw): each f with its arguments bound
+        funclist = extra._bind_arguments(funclist, args, kw)
     conds = condlist
     if not isinstance(condlist, (list, tuple)):
         conds = [condlist]
     n = len(conds)
     if len(funclist) == n + 1:
-        out = snp.zeros_like(x) + _piece(funclist[n], x, args, kw)
+        out = snp.zeros_like(x) + _piece(funclist[n], x)
     else:
         out = snp.zeros_like(x)
     for i in range(n):
-        out = snp.where(conds[i], _piece(funclist[i], x, args, kw), out)
+        out = snp.where(conds[i], _piece(funclist[i], x), out)
     return snp.asarray(out, dtype=snp.result_type(x))
 
 
@@ -334,10 +332,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     n = snp.shape(a)[0]
     m = snp.shape(v)[0]
+    lo = extra._smaller(n, m)
+    hi = extra._larger(n, m)
     if n < m:                     # NumPy slides the shorter over the longer
-        longer, shorter, lo, hi = v, a, n, m
+        longer, shorter = v, a
     else:
-        longer, shorter, lo, hi = a, v, m, n
+        longer, shorter = a, v
     index = extra._convolve_index(hi, lo, mode)
     padded = snp.pad(longer, (lo - 1, lo - 1))
     return padded[index] @ snp.flip(shorter)
@@ -345,12 +345,7 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 @source_for(extra.correlate)
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    n = snp.shape(a)[0]
-    m = snp.shape(v)[0]
-    out = snp.convolve(a, snp.flip(snp.conj(v)), mode)
-    if m > n:                     # NumPy's order when v is the longer
-        out = snp.flip(out)
-    return out
+    return snp.convolve(a, snp.flip(snp.conj(v)), mode)
 
 
 @source_for(extra.polyval)
