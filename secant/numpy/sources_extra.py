@@ -345,7 +345,11 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 @source_for(extra.correlate)
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    return snp.convolve(a, snp.flip(snp.conj(v)), mode)
+    if snp.shape(v)[0] > snp.shape(a)[0]:     # NumPy correlates v with a, then reverses
+        out = snp.flip(snp.conj(snp.convolve(v, snp.flip(snp.conj(a)), mode)))
+    else:
+        out = snp.convolve(a, snp.flip(snp.conj(v)), mode)
+    return out
 
 
 @source_for(extra.polyval)
