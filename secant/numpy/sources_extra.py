@@ -258,7 +258,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         out = snp.zeros_like(x) + _piece(funclist[n], x)
     else:
         out = snp.zeros_like(x)
-    for i in range(n):
+    for i in range(len(conds)):   # a Python loop (over a list of functions)
         out = snp.where(conds[i], _piece(funclist[i], x), out)
     return snp.asarray(out, dtype=snp.result_type(x))
 
@@ -365,10 +365,9 @@ def vander(x, N=None, increasing=False):
     n = N
     if N is None:
         n = snp.shape(x)[0]
-    powers = [snp.ones_like(x)]
-    for _ in range(1, n):
-        powers.append(powers[-1] * x)     # products, not x ** k: exact, no NaN slope at 0
-    out = snp.stack(powers[:n], axis=-1)
+    out = snp.ones(snp.shape(x) + (n,), snp.result_type(x))
+    for k in range(1, n):         # products, not x ** k: exact, no NaN slope at 0
+        out = out.at[:, k].set(out[:, k - 1] * x)
     if not increasing:
         out = snp.flip(out, axis=-1)
     return out
