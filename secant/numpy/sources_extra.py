@@ -266,22 +266,24 @@ def piecewise(x, condlist, funclist, *args, **kw):
 # --- sorting and searching ----------------------------------------------------------------------
 @source_for(extra.partition)
 def partition(a, kth, axis=-1):
-    a = snp.moveaxis(a, axis, -1)
-    k = extra._kth(kth, snp.shape(a)[-1])
-    ordered = snp.sort(a, axis=-1)
-    out = snp.concatenate([ordered[..., :k + 1], snp.flip(ordered[..., k + 1:], axis=-1)],
-                          axis=-1)
-    return snp.moveaxis(out, -1, axis)
+    nd = snp.ndim(a)
+    axis = extra._axis(axis, nd)
+    k = extra._kth(kth, snp.shape(a)[axis])
+    ordered = snp.sort(a, axis=axis)
+    smallest = ordered[extra._along(nd, axis, None, k + 1)]
+    largest = snp.flip(ordered[extra._along(nd, axis, k + 1, None)], axis=axis)
+    return snp.concatenate([smallest, largest], axis=axis)
 
 
 @source_for(extra.argpartition)
 def argpartition(a, kth, axis=-1):
-    a = snp.moveaxis(a, axis, -1)
-    n = snp.shape(a)[-1]
+    nd = snp.ndim(a)
+    axis = extra._axis(axis, nd)
+    n = snp.shape(a)[axis]
     k = extra._kth(kth, n)
-    smallest = snp.argsort(a, axis=-1)[..., :k + 1]
-    largest = snp.argsort(-a, axis=-1)[..., :n - k - 1]
-    return snp.moveaxis(snp.concatenate([smallest, largest], axis=-1), -1, axis)
+    smallest = snp.argsort(a, axis=axis)[extra._along(nd, axis, None, k + 1)]
+    largest = snp.argsort(-a, axis=axis)[extra._along(nd, axis, None, n - k - 1)]
+    return snp.concatenate([smallest, largest], axis=axis)
 
 
 @source_for(extra.searchsorted)
@@ -315,15 +317,18 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     delta = x - xp[i - 1]
     flat = snp.abs(dx) <= extra._spacing_eps(dtype)    # repeated xp: no 0/0, no NaN gradient
     f = snp.where(flat, fp[i - 1], fp[i - 1] + (delta / snp.where(flat, 1, dx)) * df)
-    if period is None:
+    if period is None:            # (take, not xp[0]: hessian mis-batches a parameter's [0])
+        last = snp.shape(xp)[0] - 1
+        below = x < snp.take(xp, 0)
+        above = x > snp.take(xp, last)
         if left is None:
-            f = snp.where(x < xp[0], fp[0], f)
+            f = snp.where(below, snp.take(fp, 0), f)
         else:
-            f = snp.where(x < xp[0], left, f)
+            f = snp.where(below, left, f)
         if right is None:
-            f = snp.where(x > xp[-1], fp[-1], f)
+            f = snp.where(above, snp.take(fp, last), f)
         else:
-            f = snp.where(x > xp[-1], right, f)
+            f = snp.where(above, right, f)
     return f
 
 
