@@ -437,6 +437,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # the user's closure variables: the user's own cells, read when the derivative runs
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
+    _keep_defaults(gen, fn)
     gen.__secant_out_batched__ = flags
     if mode in ("vjp", "vjp_given_out"):    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
@@ -583,6 +584,26 @@ _RESERVED = None
 def _cells(fn):
     code = getattr(fn, "__code__", None)
     return dict(zip(code.co_freevars, fn.__closure__ or ())) if code is not None else {}
+
+
+def _keep_defaults(gen, fn):
+    """A generated function's defaults are fn's values, made when fn was defined: its source
+    text (`c=k`) evaluated again now would read a global rebound since (`k = 3.0` after the
+    `def`) and change the answer silently."""
+    try:
+        given = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                 if p.default is not p.empty}
+    except (TypeError, ValueError):
+        return
+    if not given:
+        return
+    positional = [p.name for p in inspect.signature(gen).parameters.values()
+                  if p.default is not p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                            p.POSITIONAL_OR_KEYWORD)]
+    if gen.__defaults__ is not None and len(positional) == len(gen.__defaults__):
+        gen.__defaults__ = tuple(given.get(n, d) for n, d in zip(positional, gen.__defaults__))
+    if gen.__kwdefaults__:
+        gen.__kwdefaults__ = {n: given.get(n, d) for n, d in gen.__kwdefaults__.items()}
 
 
 def load_generated(source, name, fn_globals, free, origins=None, cells=None):

@@ -125,8 +125,8 @@ CASES = [
 ]
 
 def _with_mode(fn, mode):
-    # a closure, not a default argument: secant reads a lambda's defaults from the current
-    # globals when it generates code (reported), so `m=_mode` would read the last mode
+    # (a closure; `m=_mode` defaults work too since secant keeps a function's default values:
+    # tests/test_default_arguments.py)
     return lambda a, v: fn(a, v, mode)
 
 
