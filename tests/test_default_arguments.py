@@ -70,3 +70,25 @@ def test_nested_function_default_naming_an_enclosing_local():
     f = _factory(3.0)
     np.testing.assert_allclose(secant.vmap(lambda x: f(x))(np.ones(3)), [3.0, 3.0, 3.0])
     np.testing.assert_allclose(secant.grad(lambda x: f(x))(1.0), 3.0)
+
+
+K = 2.0
+scaled = lambda x, c=K: x * c            # noqa: E731
+
+
+def power(x, *, p=K):
+    return snp.sum(x ** p)
+
+
+K = 3.0                                  # rebound after the definitions: must not be read
+
+
+def test_defaults_are_the_values_made_at_definition():
+    x = np.array([1.0, 2.0], np.float32)
+    assert float(secant.grad(scaled)(1.0)) == 2.0
+    assert float(secant.jit(secant.grad(scaled))(1.0)) == 2.0
+    assert float(secant.jvp(scaled, (1.0,), (1.0,))[1]) == 2.0
+    np.testing.assert_allclose(secant.vmap(scaled)(x), 2.0 * x)
+    np.testing.assert_allclose(secant.grad(power)(x), 2.0 * x)          # keyword-only too
+    np.testing.assert_allclose(secant.hessian(power)(x), 2.0 * np.eye(2))
+    np.testing.assert_allclose(secant.grad(power)(x, p=3.0), 3.0 * x ** 2)   # passed: used

@@ -28,6 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, COLLECTIVES,
@@ -959,6 +960,9 @@ class Normaliser(ContainerMixin):
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
 
     def subscript(self, node):
+        call = index_call(node, self._resolve)
+        if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
+            return self.call(call)
         base = self.operand(node.value)
         if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
             base = self.pack(base)          # (x, y)[1], tuple([x, y])[1]: a container's item
@@ -980,6 +984,11 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, "an index computed from differentiated values has no "
                                  "derivative; compute it with a non-differentiable op "
                                  "(argmax, astype(int)) or under lax.stop_gradient")
+        if isinstance(base, ir.Expr) and _has_var(index):     # np.r_[x, y], table[x, i]
+            raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
+                                 "[...] with differentiated values in the index: it is not an "
+                                 "array op with a rule (for joining arrays use snp.r_, "
+                                 "snp.concatenate or snp.stack)")
         if isinstance(base, ir.Expr):
             return self._inactive(node)
         if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):

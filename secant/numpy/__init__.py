@@ -8,9 +8,9 @@ import numpy as _np
 from secant.backends import dtypes as _dtypes
 from secant.backends.array import Array as ndarray  # noqa: F401
 from secant.numpy import (conversion, ufuncs, creation, shape, reductions, products,  # noqa: F401
-                          indexing, methods)
+                          indexing, methods, extra)
 
-_FAMILIES = (conversion, ufuncs, creation, shape, reductions, products, indexing)
+_FAMILIES = (conversion, ufuncs, creation, shape, reductions, products, indexing, extra)
 
 
 def _export():
@@ -26,6 +26,8 @@ def _export():
 
 
 __all__ = _export()
+r_, c_ = extra.r_, extra.c_       # index tricks: objects, not functions
+__all__ += ["r_", "c_"]
 
 bool_ = _np.bool_
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
@@ -51,3 +53,4 @@ from secant.numpy import sources  # noqa: E402,F401  (what transforms read for c
 from secant.numpy import linalg  # noqa: E402,F401
 from secant.numpy import fft  # noqa: E402,F401  (secant.numpy.fft, read as source)
 from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as source)
+from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)

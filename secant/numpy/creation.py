@@ -299,7 +299,10 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise SecantValueError(f"meshgrid indexing must be 'xy' or 'ij', got {indexing!r}"
                                f"{where()}")
-    xs = [reshape(ensure_array(x), (-1,)) for x in xi]
+    xs = [ensure_array(x) for x in xi]
+    if any(x.ndim != 1 for x in xs):    # as JAX (NumPy flattens them)
+        raise SecantValueError(f"meshgrid arguments must be 1-D, got shapes "
+                               f"{[tuple(x.shape) for x in xs]}{where()}")
     dims = list(range(len(xs)))
     if indexing == "xy" and len(xs) >= 2:
         dims[0], dims[1] = 1, 0
