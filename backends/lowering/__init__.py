@@ -5,3 +5,4 @@ emitter.Body) and returns the result name (a list of names for multiple-result p
 """
 from secant.backends.lowering.common import LOWERINGS, lowering  # noqa: F401
 from secant.backends.lowering import elementwise, structural, indexing, collectives  # noqa: F401,E501
+from secant.backends.lowering import linalg  # noqa: F401,E402

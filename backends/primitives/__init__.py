@@ -1,3 +1,4 @@
 """The primitive registry's contents, one module per family. Importing this package registers all."""
 from secant.backends.primitives import elementwise, structural, indexing, collectives  # noqa: F401,E501
+from secant.backends.primitives import linalg  # noqa: F401,E402
 from secant.backends.primitives.common import broadcast_shapes, type_error  # noqa: F401
