@@ -433,10 +433,11 @@ TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as
 
 def by_name():
     """Every helper generated code may call, by the name it uses."""
-    from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
+    from secant.ad import custom_checks, jvp_helpers, linalg_rules  # forward mode's, linalg's
+    # and the custom rules' checks
     return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
             **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
-            **jvp_helpers.by_name(), **custom_checks.by_name()}
+            **jvp_helpers.by_name(), **custom_checks.by_name(), **linalg_rules.by_name()}
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

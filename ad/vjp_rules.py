@@ -171,6 +171,14 @@ VJP = {
     "lax_transpose": {"operand": "lax.transpose({g}, inverse_permutation({permutation}))"},
     "lax_squeeze": {"array": "{g}.reshape({array}.shape)"},
     "lax_expand_dims": {"array": "{g}.reshape({array}.shape)"},
+    # linear algebra (ad/linalg_rules.py states each formula)
+    "cholesky": {"x": "cholesky_grad({g}, {ans}, {symmetrize_input})"},
+    "triangular_solve": {
+        "a": "triangular_solve_grad_a({g}, {a}, {ans}, {left_side}, {lower}, {transpose_a}, "
+             "{conjugate_a}, {unit_diagonal})",
+        "b": "triangular_solve_grad_b({g}, {a}, {left_side}, {lower}, {transpose_a}, "
+             "{conjugate_a}, {unit_diagonal})"},
+    "lu_factors": {"x": "lu_grad({g}, {x}, {ans})"},
 }
 
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)
@@ -199,4 +207,4 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
         "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
-        "empty_like", "stop_gradient"}
+        "empty_like", "stop_gradient", "lu_pivots"}

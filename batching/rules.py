@@ -124,6 +124,14 @@ RULES = {
               "*": "update_batched({a}, index_exp[{idx}], {values}, '" + method + "')"}
        for name, method in (("at_set", "set"), ("at_add", "add"), ("at_mul", "mul"),
                             ("at_min", "min"), ("at_max", "max"))},
+    # linear algebra: the batch axis is one more leading (batch) axis of the matrices
+    "cholesky": {"x": "lax.linalg.cholesky({x}{static})"},
+    "triangular_solve": {
+        "a": "lax.linalg.triangular_solve({a}, broadcast_batch({b}, {size}){static})",
+        "b": "lax.linalg.triangular_solve(broadcast_batch({a}, {size}), {b}{static})",
+        "*": "lax.linalg.triangular_solve({a}, {b}{static})"},
+    "lu_factors": {"x": "lax.linalg.lu_factors({x})"},
+    "lu_pivots": {"x": "lax.linalg.lu_pivots({x})"},
 }
 
 # results with no batch axis: what one example gives is the same for every example

@@ -535,3 +535,5 @@ def axis_index(axis_name):
     from secant.backends.primitives.collectives import replica_id_p
     _pmap_axis("axis_index", axis_name)
     return _emit(replica_id_p)
+
+from secant import lax_linalg as linalg  # noqa: E402,F401  (secant.lax.linalg, as jax.lax.linalg)
