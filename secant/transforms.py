@@ -75,6 +75,7 @@ def _op_function(fun):
                          or is_user_callable_object(fun)):
         return _callable_function(fun)
     if name is None and inspect.isfunction(fun) and not hasattr(fun, "__secant_source__") \
+            and not fun.__globals__.get("__secant_by_source__") \
             and (fun.__module__ or "").split(".")[:2] in (["secant", "numpy"], ["numpy"]):
         # never read the implementation of a numpy function: it is an op with a rule, or not
         # differentiable by secant yet (as when user code calls it)
