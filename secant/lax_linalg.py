@@ -59,6 +59,12 @@ def lu_pivots(x):
     return bind(lu_p, x)[1]
 
 
+def _constant(fn):
+    fn.__secant_constant__ = True      # integers from integers: no derivative
+    return fn
+
+
+@_constant
 def lu_pivots_to_permutation(pivots, permutation_size):
     """The permutation the row swaps `pivots` make of range(permutation_size)."""
     perm = snp.broadcast_to(snp.arange(permutation_size, dtype=snp.int32),

@@ -14,6 +14,12 @@ from secant import lax
 __secant_by_source__ = True      # transforms read this module like user code
 
 
+def _constant(fn):
+    """Mark a helper computing integers (indices, signs) from an LU's pivots: no derivative."""
+    fn.__secant_constant__ = True
+    return fn
+
+
 def _inexact(x):
     """x as an inexact array: integers become the default float type, as in JAX."""
     if snp.result_type(x).kind not in "fc":
@@ -26,9 +32,14 @@ def _diagonal(x):
     return snp.sum(snp.where(np.eye(np.shape(x)[-1], dtype=bool), x, 0), axis=-1)
 
 
+@_constant
+def _row_indices(perm, shape):
+    return snp.broadcast_to(perm[..., :, None], shape)
+
+
 def _permute_rows(x, perm):
     """P x: row i is row perm[i] of x (perm from an LU)."""
-    return snp.take_along_axis(x, snp.broadcast_to(perm[..., :, None], np.shape(x)), axis=-2)
+    return snp.take_along_axis(x, _row_indices(perm, np.shape(x)), axis=-2)
 
 
 def _lu_solve(lu, perm, b):
@@ -38,6 +49,7 @@ def _lu_solve(lu, perm, b):
     return lax.linalg.triangular_solve(lu, y, left_side=True, lower=False)
 
 
+@_constant
 def _lu_sign(pivots, dtype):
     """The sign of the permutation the pivots make: (-1) ** (number of swaps)."""
     n = np.shape(pivots)[-1]
@@ -103,6 +115,12 @@ def cholesky(a, upper=False):
     return factor
 
 
+@_constant
+def _binary_digits(n):
+    """n's binary digits, lowest first."""
+    return tuple(int(c) for c in bin(n)[:1:-1])
+
+
 def matrix_power(a, n):
     """a @ a @ ... (n times, n a Python int) by repeated squaring; n < 0: of inv(a)."""
     if not isinstance(n, (int, np.integer)):
@@ -114,13 +132,18 @@ def matrix_power(a, n):
     if n == 0:
         out = snp.broadcast_to(snp.eye(size, dtype=snp.result_type(a)), np.shape(a))
     else:
-        out = None
+        bits = _binary_digits(n)
         power = a
-        while n:
-            if n % 2:
-                out = power if out is None else out @ power
-            n //= 2
-            if n:
+        out = a
+        first = True
+        for i in range(len(bits)):
+            if bits[i]:
+                if first:
+                    out = power
+                    first = False
+                else:
+                    out = out @ power
+            if i + 1 < len(bits):
                 power = power @ power
     return out
 
@@ -165,12 +188,16 @@ def _matrix_norm(x, ord, axis, keepdims):
         out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=True))
     elif ord in (1, -1):
         sums = snp.sum(snp.abs(x), axis=rows, keepdims=True)
-        out = snp.max(sums, axis=cols, keepdims=True) if ord == 1 else \
-            snp.min(sums, axis=cols, keepdims=True)
+        if ord == 1:
+            out = snp.max(sums, axis=cols, keepdims=True)
+        else:
+            out = snp.min(sums, axis=cols, keepdims=True)
     elif ord in (np.inf, -np.inf):
         sums = snp.sum(snp.abs(x), axis=cols, keepdims=True)
-        out = snp.max(sums, axis=rows, keepdims=True) if ord == np.inf else \
-            snp.min(sums, axis=rows, keepdims=True)
+        if ord == np.inf:
+            out = snp.max(sums, axis=rows, keepdims=True)
+        else:
+            out = snp.min(sums, axis=rows, keepdims=True)
     else:
         out = _spectral_matrix_norm(x, ord, axis)
     if not keepdims:

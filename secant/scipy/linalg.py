@@ -9,7 +9,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax
 from secant.numpy import linalg as _np_linalg
-from secant.numpy.linalg import _inexact, _permute_rows
+from secant.numpy.linalg import _constant, _inexact, _permute_rows
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -44,14 +44,15 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """x with a x = b, from cho_factor(a): two triangular solves."""
     c, lower = c_and_lower
     rhs = _as_matrix(_inexact(b)).astype(snp.result_type(c, b))
-    if lower:       # L L^H x = b
-        y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=True)
-        x = lax.linalg.triangular_solve(c, y, left_side=True, lower=True, transpose_a=True,
-                                        conjugate_a=True)
-    else:           # U^H U x = b
-        y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=False, transpose_a=True,
-                                        conjugate_a=True)
-        x = lax.linalg.triangular_solve(c, y, left_side=True, lower=False)
+    # both forms, selected: `lower` is a Python bool, but the transforms read what a call
+    # returns as values (cho_factor's tuple), so it cannot steer an `if` in a derivative
+    y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=True)     # L L^H x = b
+    x_lower = lax.linalg.triangular_solve(c, y, left_side=True, lower=True, transpose_a=True,
+                                          conjugate_a=True)
+    y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=False, transpose_a=True,
+                                    conjugate_a=True)                       # U^H U x = b
+    x_upper = lax.linalg.triangular_solve(c, y, left_side=True, lower=False)
+    x = snp.where(lower, x_lower, x_upper)
     return _as_given(x, b)
 
 
@@ -73,6 +74,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     return _as_given(x, b)
 
 
+@_constant
 def _permutation_matrix(perm, dtype):
     """P with a = P L U: P[perm[i], i] = 1."""
     n = np.shape(perm)[-1]
