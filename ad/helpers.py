@@ -427,17 +427,21 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+# the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)
+from secant.ad.linalg_rules import (NAMES as _LINALG_NAMES, cholesky_grad, cholesky_jvp,  # noqa: E402,F401,E501
+                                    lu_grad, lu_jvp, triangular_solve_grad_a,
+                                    triangular_solve_grad_b, triangular_solve_jvp_a)
+NAMES = NAMES + _LINALG_NAMES
 # secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
 TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 
 
 def by_name():
     """Every helper generated code may call, by the name it uses."""
-    from secant.ad import custom_checks, jvp_helpers, linalg_rules  # forward mode's, linalg's
-    # and the custom rules' checks
+    from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
     return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
             **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
-            **jvp_helpers.by_name(), **custom_checks.by_name(), **linalg_rules.by_name()}
+            **jvp_helpers.by_name(), **custom_checks.by_name()}
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from secant.backends.emitter import tensor_type, ttype
 from secant.backends.lowering.common import lowering
+from secant.backends.lowering.structural import _reduction
 
 
 def _lower_mask(b, aval):
@@ -25,9 +26,18 @@ def _cholesky(b, avals, out, a):
     factor = b.op(f'"stablehlo.cholesky"({a}) {{lower = true}} : ({ttype(out)}) -> {ttype(out)}')
     # the other triangle is implementation-defined: zeros, as LAPACK's and NumPy's
     zeros = b.constant(0, out.dtype, out.shape)
-    mask = _lower_mask(b, out)
-    return b.op(f"stablehlo.select {mask}, {factor}, {zeros} : "
-                f"{tensor_type(out.shape, np.bool_)}, {ttype(out)}")
+    lower = b.op(f"stablehlo.select {_lower_mask(b, out)}, {factor}, {zeros} : "
+                 f"{tensor_type(out.shape, np.bool_)}, {ttype(out)}")
+    # a matrix that is not positive definite: NaN everywhere, as eagerly (the sum of
+    # factor * 0 over each matrix is 0, or NaN when any entry is not finite)
+    batch = out.update(shape=out.shape[:-2])
+    nd = out.ndim
+    flags = _reduction("sum")(b, [out], batch,
+                              b.op(f"stablehlo.multiply {factor}, {zeros} : {ttype(out)}"),
+                              (nd - 2, nd - 1))
+    flags = b.op(f"stablehlo.broadcast_in_dim {flags}, dims = {list(range(nd - 2))} : "
+                 f"({ttype(batch)}) -> {ttype(out)}")
+    return b.op(f"stablehlo.add {lower}, {flags} : {ttype(out)}")
 
 
 @lowering("triangular_solve")
