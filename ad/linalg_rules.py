@@ -11,6 +11,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
+from secant.ad.rule_helpers import constant
 
 __secant_by_source__ = True      # transforms read these helpers as source
 
@@ -122,7 +123,9 @@ def triangular_solve_grad_a(g, a, ans, left_side=False, lower=False, transpose_a
 
 
 # --- lu: P A = L U, packed ---------------------------------------------------------------------------
+@constant
 def _permutation(a):
+    """The row permutation of a's LU (integers: no derivative)."""
     return lax.linalg.lu_pivots_to_permutation(lax.linalg.lu_pivots(a), np.shape(a)[-1])
 
 

@@ -167,6 +167,8 @@ def _abs_squared(x):
 
 
 def _vector_norm(x, ord, axis, keepdims):
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid order {ord!r} for a vector")
     if ord is None or ord == 2:
         out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
     elif ord == np.inf:
