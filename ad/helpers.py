@@ -447,6 +447,11 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "grad_seed", "unbro
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+# the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)
+from secant.ad.linalg_rules import (NAMES as _LINALG_NAMES, cholesky_grad, cholesky_jvp,  # noqa: E402,F401,E501
+                                    lu_grad, lu_jvp, triangular_solve_grad_a,
+                                    triangular_solve_grad_b, triangular_solve_jvp_a)
+NAMES = NAMES + _LINALG_NAMES
 # secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
 TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 

@@ -165,6 +165,13 @@ JVP = {
                   "{start_indices})"},
     # --- windowed operations (issue 17): bilinear ---
     "conv_general_dilated": {"lhs": LINEAR, "rhs": LINEAR},
+    # linear algebra (ad/linalg_rules.py states each formula)
+    "cholesky": {"x": "cholesky_jvp({x_dot}, {ans}, {symmetrize_input})"},
+    "triangular_solve": {
+        "a": "triangular_solve_jvp_a({a_dot}, {a}, {ans}, {left_side}, {lower}, {transpose_a}, "
+             "{conjugate_a}, {unit_diagonal})",
+        "b": LINEAR},
+    "lu_factors": {"x": "lu_jvp({x_dot}, {x}, {ans})"},
 }
 
 # the tangent when every array operand has one (where it reads better than the sum)

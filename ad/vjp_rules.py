@@ -175,6 +175,14 @@ VJP = {
     "conv_general_dilated": {
         "lhs": "conv_grad_lhs({g}, {lhs}, {rhs}, {window_strides}, {padding}{static})",
         "rhs": "conv_grad_rhs({g}, {lhs}, {rhs}, {window_strides}, {padding}{static})"},
+    # linear algebra (ad/linalg_rules.py states each formula)
+    "cholesky": {"x": "cholesky_grad({g}, {ans}, {symmetrize_input})"},
+    "triangular_solve": {
+        "a": "triangular_solve_grad_a({g}, {a}, {ans}, {left_side}, {lower}, {transpose_a}, "
+             "{conjugate_a}, {unit_diagonal})",
+        "b": "triangular_solve_grad_b({g}, {a}, {left_side}, {lower}, {transpose_a}, "
+             "{conjugate_a}, {unit_diagonal})"},
+    "lu_factors": {"x": "lu_grad({g}, {x}, {ans})"},
 }
 
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)
@@ -203,7 +211,7 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
         "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
-        "empty_like", "stop_gradient"}
+        "empty_like", "stop_gradient", "lu_pivots"}
 
 # --- numpy.linalg, spectral family: the rules (stated in their docstrings) are functions of
 # secant/numpy/linalg_spectral_rules.py, written with secant.numpy's ops (differentiable again)

@@ -386,18 +386,41 @@ def new_pytree_registry():
 PyTreeDef = _jax.pytree.PyTreeDef
 
 
-# --- LAPACK kernels jaxlib registers with XLA (custom-call targets, e.g. lapack_dsyevd_ffi) -------
-_lapack_registered = []
+# --- LAPACK kernels for custom calls ---------------------------------------------------------------
+_lapack_lock = threading.Lock()
+_lapack_registered = False
+
+
+def lapack_target(fn_base, dtype):
+    """The custom-call target of LAPACK's `fn_base` ("getrf") for `dtype` ("lapack_dgetrf_ffi"),
+    after registering jaxlib's LAPACK kernels with XLA's CPU backend (once per process).
+
+    jaxlib ships the kernels (jaxlib.cpu._lapack) as typed-FFI handlers (api_version 1 here; the
+    custom call in StableHLO says api_version = 4); `initialize()` fills their LAPACK function
+    pointers from scipy's cython_lapack, which jaxlib depends on. A custom call to a target that
+    is not registered, or not initialised, crashes the process, so every lowering that emits
+    one asks for its name here."""
+    prefix = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}.get(
+        np.dtype(dtype).name)
+    if prefix is None:
+        raise SecantError(f"no LAPACK kernel for dtype {np.dtype(dtype).name}" + where())
+    register_lapack_targets()
+    return f"lapack_{prefix}{fn_base}_ffi"
 
 
 def register_lapack_targets():
-    """Register jaxlib's CPU LAPACK kernels with XLA once (typed FFI targets, api_version 1 here,
-    called from StableHLO as `stablehlo.custom_call @lapack_<t><name>_ffi` with api_version 4)."""
-    with _client_lock:
-        if not _lapack_registered:
-            from jaxlib.cpu import _lapack
-            _lapack.initialize()
-            for name, fn in _lapack.registrations().items():
-                xc.register_custom_call_target(name, fn, platform="cpu",
-                                               api_version=int(name.endswith("_ffi")))
-            _lapack_registered.append(True)
+    """Register jaxlib's LAPACK kernels with XLA's CPU backend, once per process."""
+    global _lapack_registered
+    if not _lapack_registered:
+        with _lapack_lock:
+            if not _lapack_registered:
+                try:
+                    from jaxlib.cpu import _lapack
+                    _lapack.initialize()
+                except ImportError as e:
+                    raise SecantError(f"jaxlib's LAPACK kernels are unavailable ({e}): lu, solve, "
+                                      "det and inv cannot run under jit" + where()) from None
+                for name, fn in _lapack.registrations().items():
+                    xc.register_custom_call_target(name, fn, platform="cpu",
+                                                   api_version=int(name.endswith("_ffi")))
+                _lapack_registered = True

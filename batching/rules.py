@@ -127,6 +127,14 @@ RULES = {
     # --- windowed operations (issue 17; batching/conv_helpers.py) ---
     "conv_general_dilated": {"*": "conv_batched({lhs}, {rhs}, {lhs_batched}, {rhs_batched}, "
                                   "{window_strides}, {padding}{static})"},
+    # linear algebra: the batch axis is one more leading (batch) axis of the matrices
+    "cholesky": {"x": "lax.linalg.cholesky({x}{static})"},
+    "triangular_solve": {
+        "a": "lax.linalg.triangular_solve({a}, broadcast_batch({b}, {size}){static})",
+        "b": "lax.linalg.triangular_solve(broadcast_batch({a}, {size}), {b}{static})",
+        "*": "lax.linalg.triangular_solve({a}, {b}{static})"},
+    "lu_factors": {"x": "lax.linalg.lu_factors({x})"},
+    "lu_pivots": {"x": "lax.linalg.lu_pivots({x})"},
 }
 
 # results with no batch axis: what one example gives is the same for every example

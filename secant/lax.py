@@ -543,3 +543,4 @@ from secant.lax_windows import (ConvDimensionNumbers, conv_dimension_numbers,  #
                                 conv_general_shape_tuple, padtype_to_pads, reduce_window)
 from secant.lax_windows_sources import conv, conv_transpose, conv_with_general_padding  # noqa: E402,F401,E501
 from secant.lax_fft import FftType, complex, conj, fft, imag, real  # noqa: E402,F401
+from secant import lax_linalg as linalg  # noqa: E402,F401  (secant.lax.linalg, as jax.lax.linalg)

@@ -19,6 +19,8 @@ def distinct(*shape):
 
 A3 = distinct(3)
 A23 = distinct(2, 3)
+WELL3 = distinct(3, 3) - 1 + 3 * np.eye(3)          # far from singular, distinct pivots
+SPD3 = WELL3 @ WELL3.T
 
 CASES = {
     # ad/helpers.py
@@ -178,6 +180,20 @@ CASES = {
                      {"x": r(2, 1, 2, 4), "w": r(2, 3, 2, 2)}),
     # ad/fft_rules.py (lax.fft's transpose; IRFFT's is an RFFT, complex: its imaginary part)
     "fft_transpose": ("snp.imag(fft_transpose(t, 'IRFFT', (5,)))", {"t": r(2, 5)}),
+    # ad/linalg_rules.py (the linear-algebra ops' derivatives, each around its op)
+    "cholesky_jvp": ("cholesky_jvp(t, lax.linalg.cholesky(a))", {"t": r(3, 3), "a": SPD3}),
+    "cholesky_grad": ("cholesky_grad(t, lax.linalg.cholesky(a, symmetrize_input=False), False)",
+                      {"t": r(3, 3), "a": SPD3}),
+    "triangular_solve_jvp_a": ("triangular_solve_jvp_a(t, a, lax.linalg.triangular_solve(a, b, "
+                               "True, True), True, True)",
+                               {"t": r(3, 3), "a": WELL3, "b": r(3, 2)}),
+    "triangular_solve_grad_a": ("triangular_solve_grad_a(t, a, lax.linalg.triangular_solve(a, b, "
+                                "False, False, True), False, False, True)",
+                                {"t": r(2, 3), "a": WELL3, "b": r(2, 3)}),
+    "triangular_solve_grad_b": ("triangular_solve_grad_b(t, a, True, False, True, False, True)",
+                                {"t": r(3, 2), "a": WELL3}),
+    "lu_jvp": ("lu_jvp(t, a, lax.linalg.lu_factors(a))", {"t": r(3, 3), "a": WELL3}),
+    "lu_grad": ("lu_grad(t, a, lax.linalg.lu_factors(a))", {"t": r(3, 3), "a": WELL3}),
 }
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop

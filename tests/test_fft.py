@@ -60,7 +60,7 @@ def test_lax_fft_jit_eager_and_numpy(kind, shape, lengths, cplx):
     np.testing.assert_allclose(eager, ref, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(jitted, eager, rtol=1e-4, atol=1e-5)
     text = secant.jit(f).lower(x).as_text()
-    assert f"stablehlo.fft" in text and f"fft_type {kind}" in text
+    assert "stablehlo.fft" in text and f"fft_type {kind}" in text
 
 
 def test_float32_gives_complex64_and_x64_complex128(x64):

@@ -473,6 +473,23 @@ def f_lax_fft(x):
     return wsum(lax.fft(w, "IRFFT", (4,)))
 def f_lax_complex(x, y): return wsum(snp.real(lax.complex(x, y) ** 2) + snp.imag(lax.complex(y, x)))
 CASES += [Case(f_lax_fft, (S, N)), Case(f_lax_complex, (S, N), ((4,), N))]
+# --- linear algebra (secant.lax.linalg's ops) -------------------------------------------------
+def _spd_3(rng):
+    a = rng.normal(size=(3, 3))
+    return a @ a.T + 3 * np.eye(3)
+
+
+def _well_3(rng):
+    return rng.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
+
+
+def f_cholesky(a): return wsum(lax.linalg.cholesky(a) + lax.linalg.cholesky(a, symmetrize_input=False))
+def f_triangular_solve(a, b): return wsum(lax.linalg.triangular_solve(a, b, left_side=True, lower=True) + lax.linalg.triangular_solve(a, b, left_side=True, transpose_a=True, unit_diagonal=True))
+def f_lu_factors(a): return wsum(lax.linalg.lu_factors(a))
+
+
+CASES += [Case(f_cholesky, _spd_3), Case(f_triangular_solve, _well_3, ((3, 2), N)),
+          Case(f_lu_factors, _well_3)]
 _IDS = [c.fn.__name__ for c in CASES]
 
 

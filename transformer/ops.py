@@ -286,6 +286,15 @@ op("conv_general_dilated", "lhs, rhs, window_strides, padding, lhs_dilation=None
    "precision=None, preferred_element_type=None", ("lhs", "rhs"),
    code="lax.conv_general_dilated({lhs}, {rhs}, {window_strides}, {padding}{static})")
 WINDOW_LAX_NAMES = {"conv_general_dilated": "conv_general_dilated"}
+# --- linear algebra (secant.lax.linalg; secant.numpy.linalg and secant.scipy.linalg are
+# written with these, their derivatives in ad/linalg_rules.py) --------------------------------------
+LINALG_OPS = ("cholesky", "triangular_solve", "lu_factors", "lu_pivots")
+op("cholesky", "x, symmetrize_input=True", ("x",), code="lax.linalg.cholesky({x}{static})")
+op("triangular_solve", "a, b, left_side=False, lower=False, transpose_a=False, "
+   "conjugate_a=False, unit_diagonal=False", ("a", "b"),
+   code="lax.linalg.triangular_solve({a}, {b}{static})")
+op("lu_factors", "x", ("x",), code="lax.linalg.lu_factors({x})")
+op("lu_pivots", "x", ("x",), code="lax.linalg.lu_pivots({x})", differentiable=False)
 
 # x.at[idx].<method>(values) -> op
 AT_METHODS = {"set": "at_set", "add": "at_add", "mul": "at_mul", "multiply": "at_mul",
@@ -314,6 +323,8 @@ PRIMITIVE_OPS = {
     "scatter_min": "at_min", "scatter_max": "at_max", "sort": "sort",
     "optimization_barrier": "optimization_barrier",
     "conv_general_dilated": "conv_general_dilated",
+    # linear algebra
+    "cholesky": "cholesky", "triangular_solve": "triangular_solve", "lu": "lu_factors",
 }
 
 # --- resolution: which Python objects mean which op ---------------------------------------------
@@ -395,6 +406,10 @@ def _resolution_table():
     from secant import tree_util
     for name in ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as"):
         obj = getattr(tree_util, name)
+        table[id(obj)] = (obj, name)
+    from secant import lax_linalg
+    for name in LINALG_OPS:
+        obj = getattr(lax_linalg, name)
         table[id(obj)] = (obj, name)
     for oname, name in OPERATOR_NAMES.items():
         obj = getattr(operator, oname)

@@ -1,2 +1,246 @@
-"""secant.numpy.linalg: NumPy's linear algebra (the spectral family: secant/numpy/linalg_spectral.py)."""
-from secant.numpy.linalg_spectral import *  # noqa: F401,F403
+"""secant.numpy.linalg: numpy.linalg's functions, as JAX's jax.numpy.linalg.
+
+Written with secant.numpy and secant.lax.linalg's ops (cholesky, triangular_solve, the LU
+factors and pivots), so grad, jvp and vmap read these functions' source: their derivatives
+follow from the ops' rules (ad/linalg_rules.py). Every function takes stacks of matrices
+(leading axes), as NumPy's. The spectral family (qr, eigh, svd, ...) is
+secant/numpy/linalg_spectral.py, re-exported here.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+
+__secant_by_source__ = True      # transforms read this module like user code
+
+
+def _constant(fn):
+    """Mark a helper computing integers (indices, signs) from an LU's pivots: no derivative."""
+    fn.__secant_constant__ = True
+    return fn
+
+
+def _inexact(x):
+    """x as an inexact array: integers become the default float type, as in JAX."""
+    if snp.result_type(x).kind not in "fc":
+        x = snp.asarray(x).astype(snp.result_type(0.0))
+    return x
+
+
+def _diagonal(x):
+    """The diagonals of a stack of square matrices (..., n)."""
+    return snp.sum(snp.where(np.eye(np.shape(x)[-1], dtype=bool), x, 0), axis=-1)
+
+
+@_constant
+def _row_indices(perm, shape):
+    return snp.broadcast_to(perm[..., :, None], shape)
+
+
+def _permute_rows(x, perm):
+    """P x: row i is row perm[i] of x (perm from an LU)."""
+    return snp.take_along_axis(x, _row_indices(perm, np.shape(x)), axis=-2)
+
+
+def _lu_solve(lu, perm, b):
+    """x with A x = b, from P A = L U: x = U^-1 L^-1 P b (b a stack of matrices like lu's)."""
+    y = lax.linalg.triangular_solve(lu, _permute_rows(b, perm), left_side=True, lower=True,
+                                    unit_diagonal=True)
+    return lax.linalg.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+@_constant
+def _lu_sign(pivots, dtype):
+    """The sign of the permutation the pivots make: (-1) ** (number of swaps)."""
+    n = np.shape(pivots)[-1]
+    swaps = snp.sum(pivots != snp.arange(n, dtype=snp.int32), axis=-1)
+    return (1 - 2 * (swaps % 2)).astype(dtype)
+
+
+def solve(a, b):
+    """x with a @ x = b (b a vector when 1-D, else a stack of matrices), by LU."""
+    a, b = _inexact(a), _inexact(b)
+    dtype = snp.result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    vector = np.ndim(b) == 1
+    if vector:
+        b = b[:, None]
+    batch = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2])
+    a = snp.broadcast_to(a, batch + np.shape(a)[-2:])
+    b = snp.broadcast_to(b, batch + np.shape(b)[-2:])
+    lu, _, perm = lax.linalg.lu(a)
+    x = _lu_solve(lu, perm, b)
+    if vector:
+        x = x[..., 0]
+    return x
+
+
+def inv(a):
+    """The inverse of each square matrix of a, by LU."""
+    a = _inexact(a)
+    n = np.shape(a)[-1]
+    return solve(a, snp.broadcast_to(snp.eye(n, dtype=a.dtype), np.shape(a)))
+
+
+def det(a):
+    """The determinant of each square matrix: the sign of P times the product of U's diagonal
+    (P a = L U). Its derivative (from LU's) is det(a) a^-T; NaN at a singular a."""
+    a = _inexact(a)
+    lu, pivots, _ = lax.linalg.lu(a)
+    return _lu_sign(pivots, a.dtype) * snp.prod(_diagonal(lu), axis=-1)
+
+
+def slogdet(a):
+    """(sign, log|det|) of each square matrix, from its LU: the sign of P times the signs of
+    U's diagonal, and the sum of the logs of its magnitudes. d log|det| = tr(a^-1 da)."""
+    a = _inexact(a)
+    lu, pivots, _ = lax.linalg.lu(a)
+    d = _diagonal(lu)
+    magnitude = snp.abs(d)
+    if snp.result_type(a).kind == "c":
+        sign = _lu_sign(pivots, a.dtype) * snp.prod(d / magnitude, axis=-1)
+    else:
+        sign = _lu_sign(pivots, a.dtype) * snp.prod(snp.sign(d), axis=-1)
+    logabsdet = snp.sum(snp.log(magnitude), axis=-1)
+    return sign, logabsdet
+
+
+def cholesky(a, upper=False):
+    """The lower Cholesky factor L (a = L L^H) of each Hermitian positive-definite matrix, or
+    its conjugate transpose (upper). As JAX, a is symmetrised first: (a + a^H) / 2."""
+    a = _inexact(a)
+    factor = lax.linalg.cholesky(a)
+    if upper:
+        factor = snp.conj(snp.swapaxes(factor, -1, -2))
+    return factor
+
+
+@_constant
+def _binary_digits(n):
+    """n's binary digits, lowest first."""
+    return tuple(int(c) for c in bin(n)[:1:-1])
+
+
+def matrix_power(a, n):
+    """a @ a @ ... (n times, n a Python int) by repeated squaring; n < 0: of inv(a)."""
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {n!r}")
+    size = np.shape(a)[-1]
+    if n < 0:
+        a = inv(a)
+        n = -n
+    if n == 0:
+        out = snp.broadcast_to(snp.eye(size, dtype=snp.result_type(a)), np.shape(a))
+    else:
+        bits = _binary_digits(n)
+        power = a
+        out = a
+        first = True
+        for i in range(len(bits)):
+            if bits[i]:
+                if first:
+                    out = power
+                    first = False
+                else:
+                    out = out @ power
+            if i + 1 < len(bits):
+                power = power @ power
+    return out
+
+
+def multi_dot(arrays):
+    """arrays[0] @ arrays[1] @ ...: a 1-D first (last) array is a row (column) vector."""
+    if len(arrays) < 2:
+        raise ValueError("multi_dot needs at least two arrays")
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = out @ x
+    return out
+
+
+def _abs_squared(x):
+    if snp.result_type(x).kind == "c":
+        out = snp.real(x * snp.conj(x))
+    else:
+        out = x * x
+    return out
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid order {ord!r} for a vector")
+    if ord is None or ord == 2:
+        out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
+    elif ord == np.inf:
+        out = snp.max(snp.abs(x), axis=axis, keepdims=keepdims)
+    elif ord == -np.inf:
+        out = snp.min(snp.abs(x), axis=axis, keepdims=keepdims)
+    elif ord == 0:
+        out = snp.sum(x != 0, axis=axis, keepdims=keepdims).astype(snp.abs(x).dtype)
+    elif ord == 1:
+        out = snp.sum(snp.abs(x), axis=axis, keepdims=keepdims)
+    else:
+        out = snp.sum(snp.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    return out
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    rows, cols = axis
+    if ord is None or ord == "fro":
+        out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=True))
+    elif ord in (1, -1):
+        sums = snp.sum(snp.abs(x), axis=rows, keepdims=True)
+        if ord == 1:
+            out = snp.max(sums, axis=cols, keepdims=True)
+        else:
+            out = snp.min(sums, axis=cols, keepdims=True)
+    elif ord in (np.inf, -np.inf):
+        sums = snp.sum(snp.abs(x), axis=cols, keepdims=True)
+        if ord == np.inf:
+            out = snp.max(sums, axis=rows, keepdims=True)
+        else:
+            out = snp.min(sums, axis=rows, keepdims=True)
+    else:
+        out = _spectral_matrix_norm(x, ord, axis)
+    if not keepdims:
+        out = snp.squeeze(out, axis=axis)
+    return out
+
+
+def _spectral_matrix_norm(x, ord, axis):
+    """ord 2, -2 and 'nuc' need singular values (secant/numpy/linalg_spectral.py)."""
+    if ord not in (2, -2, "nuc"):
+        raise ValueError(f"norm: matrix order {ord!r} is not supported (None, 'fro', 1, -1, inf, "
+                         "-inf, 2, -2, 'nuc')")
+    return matrix_norm_spectral(x, ord, axis, keepdims=True)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector norms (ord None/2, inf, -inf, 0, 1, any p) over one axis, matrix norms (None/'fro',
+    1, -1, inf, -inf) over two, as numpy.linalg.norm: axis None means the whole vector or
+    matrix (x 1-D or 2-D; with ord None, the 2-norm of the flattened x)."""
+    x = _inexact(x)
+    nd = np.ndim(x)
+    if axis is None and ord is None:
+        out = snp.sqrt(snp.sum(_abs_squared(x), keepdims=keepdims))
+    else:
+        if axis is None:
+            if nd not in (1, 2):
+                raise ValueError("norm: an order needs a 1-D or 2-D x, or an axis")
+            axis = tuple(range(nd))
+        if isinstance(axis, (int, np.integer)):
+            axis = (int(axis),)
+        axis = tuple(int(a) % nd for a in axis)
+        if len(axis) == 1:
+            out = _vector_norm(x, ord, axis[0], keepdims)
+        elif len(axis) == 2:
+            if axis[0] == axis[1]:
+                raise ValueError("norm: duplicate axes")
+            out = _matrix_norm(x, ord, axis, keepdims)
+        else:
+            raise ValueError(f"norm: axis must name one or two axes, got {axis}")
+    return out
+
+
+from secant.numpy.linalg_spectral import *  # noqa: F401,F403,E402
+from secant.numpy.linalg_spectral import matrix_norm_spectral  # noqa: E402

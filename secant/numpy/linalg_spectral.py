@@ -311,7 +311,7 @@ def qr_rule_size(shape):
     return n
 
 
-from secant.numpy.linalg_spectral_rules import (  # noqa: E402  (the rules, by name for the templates)
+from secant.numpy.linalg_spectral_rules import (  # noqa: E402,F401  (the rules, by name for the templates)
     eigh_values_jvp, eigh_values_vjp, eigh_vectors_jvp, eigh_vectors_vjp, svd_values_jvp,
     svd_values_vjp, svd_u_jvp, svd_u_vjp, svd_vh_jvp, svd_vh_vjp, qr_q_jvp, qr_q_vjp, qr_r_jvp,
     qr_r_vjp, eig_values_jvp, eig_values_vjp, eig_vectors_jvp, eig_vectors_vjp, pinv_jvp,

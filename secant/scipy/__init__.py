@@ -1,3 +1,2 @@
-"""secant.scipy: jax.scipy's differentiable subset, written with secant.numpy's ops
-(`special`, `stats`; `linalg` lives beside them)."""
-from secant.scipy import special, stats  # noqa: F401
+"""secant.scipy: SciPy's functions as JAX's jax.scipy, written with secant.numpy's ops."""
+from secant.scipy import linalg, special, stats  # noqa: F401

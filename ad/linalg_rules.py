@@ -1,0 +1,165 @@
+"""The derivatives of the linear-algebra ops (secant.lax.linalg), as functions generated code
+calls by name (ad/vjp_rules.py and ad/jvp_rules.py name them). They are written with
+secant.numpy and secant.lax.linalg's ops, so the transforms read them like user code: a
+derivative that calls them is differentiated again (grad of grad of logdet) and batched.
+
+Notation: A the operand, dA its tangent, G the result's cotangent, op(A) A transposed and/or
+conjugated as the op's flags say, tril/triu the lower/upper triangle. Cotangents follow JAX's
+convention (the transpose of a linear map, not its adjoint), so complex arrays read the same.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+from secant.ad.rule_helpers import constant
+
+__secant_by_source__ = True      # transforms read these helpers as source
+
+
+def _mT(x):
+    return snp.swapaxes(x, -1, -2)
+
+
+def _mH(x):
+    return snp.conj(snp.swapaxes(x, -1, -2))
+
+
+def _tri(x, lower, k=0):
+    """tril(x, k) (lower) or triu(x, k) of the last two axes, as a masked select."""
+    n, m = np.shape(x)[-2], np.shape(x)[-1]
+    mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    return snp.where(mask, x, 0)
+
+
+def _diag_part(x):
+    """x times the identity: its diagonal, zeros elsewhere."""
+    return snp.where(np.eye(np.shape(x)[-1], dtype=bool), x, 0)
+
+
+# --- cholesky: A = L L^H ------------------------------------------------------------------------
+def _cholesky_input(a_dot, symmetrize_input):
+    """The tangent of the matrix factored: (dA + dA^H) / 2 with symmetrize_input, else the
+    Hermitian matrix whose lower triangle is dA's."""
+    if symmetrize_input:
+        out = (a_dot + _mH(a_dot)) / 2
+    else:
+        out = _tri(a_dot, True) + _mH(_tri(a_dot, True, -1))
+    return out
+
+
+def _phi(x):
+    """Phi(X): the lower triangle of X with its diagonal halved."""
+    return _tri(x, True, -1) + _diag_part(x) / 2
+
+
+def cholesky_jvp(x_dot, L, symmetrize_input=True):
+    """dL = L Phi(L^-1 dA L^-H)."""
+    s = _cholesky_input(x_dot, symmetrize_input)
+    left = lax.linalg.triangular_solve(L, s, left_side=True, lower=True)
+    inner = lax.linalg.triangular_solve(L, left, left_side=False, lower=True, transpose_a=True,
+                                        conjugate_a=True)
+    return L @ _phi(inner)
+
+
+def cholesky_grad(g, L, symmetrize_input=True):
+    """The transpose of cholesky_jvp: S = L^-H Phi(L^H G) L^-1, then the transpose of the
+    input's symmetrisation: (S + S^H) / 2, or tril(S) + tril(S^H, -1) (lower triangle read)."""
+    m = _phi(_mH(L) @ g)
+    left = lax.linalg.triangular_solve(L, m, left_side=True, lower=True, transpose_a=True,
+                                       conjugate_a=True)
+    s = lax.linalg.triangular_solve(L, left, left_side=False, lower=True)
+    if symmetrize_input:
+        out = (s + _mH(s)) / 2
+    else:
+        out = _tri(s, True) + _tri(_mH(s), True, -1)
+    return out
+
+
+# --- triangular_solve: X = op(A)^-1 B (left side) or B op(A)^-1 -------------------------------------
+def _read_part(a, lower, unit_diagonal):
+    """The part of A the solve reads: its triangle (without the diagonal when it is unit)."""
+    return _tri(a, lower, (-1 if lower else 1) if unit_diagonal else 0)
+
+
+def _op(x, transpose_a, conjugate_a):
+    if conjugate_a:
+        x = snp.conj(x)
+    if transpose_a:
+        x = _mT(x)
+    return x
+
+
+def triangular_solve_jvp_a(a_dot, a, ans, left_side=False, lower=False, transpose_a=False,
+                           conjugate_a=False, unit_diagonal=False):
+    """dX = -op(A)^-1 op(dA) X (left side), -X op(dA) op(A)^-1 (right side), dA masked to the
+    part A's solve reads."""
+    d = _op(_read_part(a_dot, lower, unit_diagonal), transpose_a, conjugate_a)
+    rhs = d @ ans if left_side else ans @ d
+    return -lax.linalg.triangular_solve(a, rhs, left_side=left_side, lower=lower,
+                                        transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                        unit_diagonal=unit_diagonal)
+
+
+def triangular_solve_grad_b(g, a, left_side=False, lower=False, transpose_a=False,
+                            conjugate_a=False, unit_diagonal=False):
+    """B_bar = op(A)^-T G (left side), G op(A)^-T: the same solve with op transposed."""
+    return lax.linalg.triangular_solve(a, g, left_side=left_side, lower=lower,
+                                       transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                       unit_diagonal=unit_diagonal)
+
+
+def triangular_solve_grad_a(g, a, ans, left_side=False, lower=False, transpose_a=False,
+                            conjugate_a=False, unit_diagonal=False):
+    """op(dA)'s cotangent is -B_bar X^T (left side) or -X^T B_bar, B_bar as above; A_bar is it
+    through op's transpose, masked to the part the solve reads."""
+    b_bar = triangular_solve_grad_b(g, a, left_side, lower, transpose_a, conjugate_a,
+                                    unit_diagonal)
+    d_bar = -(b_bar @ _mT(ans)) if left_side else -(_mT(ans) @ b_bar)
+    if transpose_a:
+        d_bar = _mT(d_bar)
+    if conjugate_a:
+        d_bar = snp.conj(d_bar)
+    return _read_part(d_bar, lower, unit_diagonal)
+
+
+# --- lu: P A = L U, packed ---------------------------------------------------------------------------
+@constant
+def _permutation(a):
+    """The row permutation of a's LU (integers: no derivative)."""
+    return lax.linalg.lu_pivots_to_permutation(lax.linalg.lu_pivots(a), np.shape(a)[-1])
+
+
+def _rows(x, perm):
+    """P x: row i is row perm[i] of x."""
+    return snp.take_along_axis(x, snp.broadcast_to(perm[..., :, None], np.shape(x)), axis=-2)
+
+
+def _unit_lower(lu):
+    return _tri(lu, True, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
+
+
+def lu_jvp(x_dot, x, ans):
+    """With M = L^-1 P dA U^-1: dL = L tril(M, -1), dU = triu(M) U; the packed tangent is
+    dL + dU."""
+    m = lax.linalg.triangular_solve(ans, _rows(x_dot, _permutation(x)), left_side=True,
+                                    lower=True, unit_diagonal=True)
+    m = lax.linalg.triangular_solve(ans, m, left_side=False, lower=False)
+    return _unit_lower(ans) @ _tri(m, True, -1) + _tri(m, False) @ _tri(ans, False)
+
+
+def lu_grad(g, x, ans):
+    """The transpose of lu_jvp: M_bar = tril(L^T G, -1) + triu(G U^T), then
+    A_bar = P^T L^-T M_bar U^-T."""
+    m_bar = _tri(_mT(_unit_lower(ans)) @ g, True, -1) + _tri(g @ _mT(_tri(ans, False)), False)
+    t = lax.linalg.triangular_solve(ans, m_bar, left_side=False, lower=False, transpose_a=True)
+    t = lax.linalg.triangular_solve(ans, t, left_side=True, lower=True, transpose_a=True,
+                                    unit_diagonal=True)
+    return _rows(t, snp.argsort(_permutation(x), axis=-1).astype(snp.int32))
+
+
+NAMES = ("cholesky_jvp", "cholesky_grad", "triangular_solve_jvp_a", "triangular_solve_grad_a",
+         "triangular_solve_grad_b", "lu_jvp", "lu_grad")
+
+
+def by_name():
+    return {n: globals()[n] for n in NAMES}

@@ -1,0 +1,177 @@
+"""secant.scipy.linalg: scipy.linalg's factorizations and solvers, as jax.scipy.linalg.
+
+Written with secant.numpy and secant.lax.linalg's ops (cholesky, triangular_solve, the LU
+factors and pivots), so grad, jvp and vmap read these functions' source. Matrices may be
+stacked over leading axes.
+"""
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax
+from secant.numpy import linalg as _np_linalg
+from secant.numpy.linalg import _constant, _inexact, _permute_rows
+
+__secant_by_source__ = True      # transforms read this module like user code
+
+
+def _mH(x):
+    return snp.conj(snp.swapaxes(x, -1, -2))
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """The Cholesky factor of each Hermitian positive-definite matrix: upper U (a = U^H U) by
+    default, lower L (a = L L^H) with lower=True. As JAX, a is symmetrised first."""
+    factor = lax.linalg.cholesky(_inexact(a))
+    if not lower:
+        factor = _mH(factor)
+    return factor
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """(c, lower) for cho_solve: c the factor (zeros in its other triangle)."""
+    return cholesky(a, lower=lower), lower
+
+
+def _as_matrix(b):
+    return b[:, None] if np.ndim(b) == 1 else b
+
+
+def _as_given(x, b):
+    return x[:, 0] if np.ndim(b) == 1 else x
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """x with a x = b, from cho_factor(a): two triangular solves."""
+    c, lower = c_and_lower
+    rhs = _as_matrix(_inexact(b)).astype(snp.result_type(c, b))
+    # both forms, selected: `lower` is a Python bool, but the transforms read what a call
+    # returns as values (cho_factor's tuple), so it cannot steer an `if` in a derivative
+    y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=True)     # L L^H x = b
+    x_lower = lax.linalg.triangular_solve(c, y, left_side=True, lower=True, transpose_a=True,
+                                          conjugate_a=True)
+    y = lax.linalg.triangular_solve(c, rhs, left_side=True, lower=False, transpose_a=True,
+                                    conjugate_a=True)                       # U^H U x = b
+    x_upper = lax.linalg.triangular_solve(c, y, left_side=True, lower=False)
+    x = snp.where(lower, x_lower, x_upper)
+    return _as_given(x, b)
+
+
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """x with op(a) x = b, a triangular (only its lower or upper triangle is read); trans 0/'N':
+    a, 1/'T': a^T, 2/'C': a^H."""
+    transpose_a, conjugate_a = _TRANS[trans]
+    a = _inexact(a)
+    rhs = _as_matrix(_inexact(b))
+    dtype = snp.result_type(a, rhs)
+    x = lax.linalg.triangular_solve(a.astype(dtype), rhs.astype(dtype), left_side=True,
+                                    lower=lower, transpose_a=transpose_a,
+                                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return _as_given(x, b)
+
+
+@_constant
+def _permutation_matrix(perm, dtype):
+    """P with a = P L U: P[perm[i], i] = 1."""
+    n = np.shape(perm)[-1]
+    rows = snp.arange(n, dtype=snp.int32)[:, None]
+    return (perm[..., None, :] == rows).astype(dtype)
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """(P, L, U) with a = P L U (or (P L, U) with permute_l), for square matrices."""
+    a = _inexact(a)
+    factors, _, perm = lax.linalg.lu(a)
+    n = np.shape(a)[-1]
+    lower = snp.where(np.tri(n, n, -1, dtype=bool), factors, 0) + snp.eye(n, dtype=a.dtype)
+    upper = snp.where(np.tri(n, n, -1, dtype=bool), 0, factors)
+    p = _permutation_matrix(perm, a.dtype)
+    if permute_l:
+        out = (p @ lower, upper)
+    else:
+        out = (p, lower, upper)
+    return out
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv): L and U packed in one matrix, and LAPACK's 0-based row swaps."""
+    a = _inexact(a)
+    return lax.linalg.lu_factors(a), lax.linalg.lu_pivots(a)
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """x with op(a) x = b from lu_factor(a) (trans 0: a, 1: a^T, 2: a^H)."""
+    factors, piv = lu_and_piv
+    perm = lax.linalg.lu_pivots_to_permutation(piv, np.shape(factors)[-1])
+    rhs = _as_matrix(_inexact(b)).astype(snp.result_type(factors, b))
+    transpose_a, conjugate_a = _TRANS[trans]
+    if not transpose_a:         # x = U^-1 L^-1 P b
+        y = lax.linalg.triangular_solve(factors, _permute_rows(rhs, perm), left_side=True,
+                                        lower=True, unit_diagonal=True)
+        x = lax.linalg.triangular_solve(factors, y, left_side=True, lower=False)
+    else:                       # a^T = U^T L^T P: x = P^T L^-T U^-T b
+        y = lax.linalg.triangular_solve(factors, rhs, left_side=True, lower=False,
+                                        transpose_a=True, conjugate_a=conjugate_a)
+        z = lax.linalg.triangular_solve(factors, y, left_side=True, lower=True,
+                                        transpose_a=True, conjugate_a=conjugate_a,
+                                        unit_diagonal=True)
+        x = _permutation_matrix(perm, z.dtype) @ z
+    return _as_given(x, b)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    return _np_linalg.det(a)
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    return _np_linalg.inv(a)
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a="gen"):
+    """x with a x = b: by LU, or by Cholesky for assume_a='pos' (a then read as Hermitian)."""
+    if assume_a in ("pos", "positive definite"):
+        x = cho_solve(cho_factor(a, lower=lower), b)
+    elif assume_a in ("gen", "general", "sym", "symmetric", "her", "hermitian"):
+        x = _np_linalg.solve(a, b)
+    else:
+        raise ValueError(f"solve: assume_a={assume_a!r} is not one of 'gen', 'sym', 'her', "
+                         "'pos'")
+    return x
+
+
+# --- expm: Pade approximant of degree 13 with scaling and squaring (Higham 2005) -------------------
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+_MAX_SQUARINGS = 16     # |a|_1 up to 5.37 * 2**16; beyond, NaN rather than a wrong answer
+
+
+def expm(A, *, upper_triangular=False, max_squarings=_MAX_SQUARINGS):
+    """The matrix exponential of each square matrix: a / 2**s (s from its 1-norm) through the
+    [13/13] Pade approximant r = (V - U)^-1 (V + U), then squared s times (s static at most
+    max_squarings, as jax.scipy.linalg.expm; NaN where a needs more)."""
+    a = _inexact(A)
+    n = np.shape(a)[-1]
+    b = _PADE13
+    norm1 = snp.max(snp.sum(snp.abs(a), axis=-2), axis=-1)
+    s = snp.maximum(snp.ceil(snp.log2(norm1 / _THETA13)), 0)
+    a = a / (2.0 ** s)[..., None, None]
+    ident = snp.eye(n, dtype=a.dtype)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+             + b[1] * ident)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * ident
+    r = _np_linalg.solve(v - u, v + u)
+    steps = s[..., None, None]
+    for i in range(max_squarings):
+        r = snp.where(i < steps, r @ r, r)
+    return snp.where(steps > max_squarings, np.nan, r)
