@@ -48,3 +48,4 @@ int_ = int32
 
 methods.install()
 from secant.numpy import sources  # noqa: E402,F401  (what transforms read for composites)
+from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
