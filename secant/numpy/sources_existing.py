@@ -17,6 +17,69 @@ shapes = importlib.import_module("secant.numpy.shape")    # (snp.shape is the fu
 __secant_by_source__ = True      # transforms read this module like user code
 
 
+def _static(fn):
+    """A helper computing shapes or axes from static values: transforms call it as it is."""
+    fn.__secant_static_query__ = True
+    return fn
+
+
+@_static
+def _interleaved(first, second):
+    """(first[0], second[0], first[1], second[1], ...) and the merged (first[i] * second[i])."""
+    pairs = tuple(x for pair in zip(first, second) for x in pair)
+    return pairs, tuple(p * q for p, q in zip(first, second))
+
+
+@_static
+def _padded_shape(shape, ndim):
+    return (1,) * (ndim - len(shape)) + tuple(shape)
+
+
+@_static
+def _one_hot_shape(ndim, axis, size):
+    """(1, ..., size at axis, ..., 1)."""
+    return tuple(size if i == axis else 1 for i in range(ndim))
+
+
+@_static
+def _tile_layout(first, second):
+    """Two shapes (or tile's reps) padded with leading 1s to their common rank."""
+    first, second = tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist())
+    nd = max(len(first), len(second))
+    return (1,) * (nd - len(first)) + first, (1,) * (nd - len(second)) + second, nd
+
+
+@_static
+def _quantile_points(p, n, method):
+    """The sorted positions (lo, hi) a quantile p of n values reads, and hi's weight."""
+    pos = p * (n - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    if method == "lower" or (method == "linear" and lo == hi):
+        hi, frac = lo, 0.0
+    elif method == "higher":
+        lo, frac = hi, 0.0
+    elif method == "nearest":
+        lo = hi = int(np.round(pos))
+        frac = 0.0
+    elif method == "midpoint":
+        frac = 0.5
+    else:
+        frac = pos - lo
+    return lo, hi, frac
+
+
+@_static
+def _quantile_layout(shape, axis):
+    """For reducing `axis` of an array of `shape`: the axes, where they move (last), the shape
+    of the kept axes and the number of reduced elements."""
+    ndim = len(shape)
+    axes = _axes(axis, ndim)
+    rest = [i for i in range(ndim) if i not in axes]
+    return (axes, tuple(range(len(rest), ndim)), tuple(shape[i] for i in rest),
+            math.prod(shape[i] for i in axes), tuple(1 if i in axes else d
+                                                     for i, d in enumerate(shape)))
+
+
 # --- helpers ------------------------------------------------------------------------------------
 def _inexact(x):
     """x as a floating (or complex) array: integers and bools take the default float."""
@@ -206,24 +269,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return out
 
 
-@source_for(creation.meshgrid)
-def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    xs = [snp.ravel(x) for x in xi]
-    dims = list(range(len(xs)))
-    if indexing == "xy" and len(xs) >= 2:
-        dims[0], dims[1] = 1, 0
-    sizes = [0] * len(xs)
-    for x, d in zip(xs, dims):
-        sizes[d] = snp.shape(x)[0]
-    out = []
-    for x, d in zip(xs, dims):
-        column = x.reshape(tuple(sizes[d] if i == d else 1 for i in range(len(xs))))
-        if not sparse:
-            column = snp.broadcast_to(column, tuple(sizes))
-        out.append(column)
-    return out
-
-
 # --- matrices -------------------------------------------------------------------------------------
 @source_for(creation.tril)
 def tril(m, k=0):
@@ -312,12 +357,6 @@ def rot90(m, k=1, axes=(0, 1)):
     return m
 
 
-@source_for(shapes.broadcast_arrays)
-def broadcast_arrays(*args):
-    target = snp.broadcast_shapes(*[snp.shape(a) for a in args])
-    return [snp.broadcast_to(a, target) for a in args]
-
-
 def _at_least(a, ndim):
     """a with axes of size 1 added as NumPy's atleast_1d/2d/3d add them."""
     rank = snp.ndim(a)
@@ -390,14 +429,11 @@ def column_stack(tup):
 
 @source_for(shapes.tile)
 def tile(A, reps):
-    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
-    nd = max(snp.ndim(A), len(reps))
-    reps = (1,) * (nd - len(reps)) + reps
-    dims = (1,) * (nd - snp.ndim(A)) + snp.shape(A)
+    dims, reps, nd = _tile_layout(snp.shape(A), reps)
     # a repeat axis before each data axis: (r0, d0, r1, d1, ...), each pair merged after
-    spread = snp.reshape(A, tuple(x for d in dims for x in (1, d)))
-    tiled = snp.broadcast_to(spread, tuple(x for pair in zip(reps, dims) for x in pair))
-    return tiled.reshape(tuple(r * d for r, d in zip(reps, dims)))
+    spread_shape, _ = _interleaved((1,) * nd, dims)
+    tiled_shape, out_shape = _interleaved(reps, dims)
+    return snp.broadcast_to(snp.reshape(A, spread_shape), tiled_shape).reshape(out_shape)
 
 
 def _repeat_uniform(a, axis, r):
@@ -444,13 +480,12 @@ def vecdot(x1, x2, axis=-1):
 
 @source_for(products.kron)
 def kron(a, b):
-    nd = max(snp.ndim(a), snp.ndim(b))
-    a_dims = (1,) * (nd - snp.ndim(a)) + snp.shape(a)
-    b_dims = (1,) * (nd - snp.ndim(b)) + snp.shape(b)
+    a_dims, b_dims, nd = _tile_layout(snp.shape(a), snp.shape(b))
     # a on the even axes, b on the odd ones, each pair merged after
-    a_spread = snp.reshape(a, tuple(x for d in a_dims for x in (d, 1)))
-    b_spread = snp.reshape(b, tuple(x for d in b_dims for x in (1, d)))
-    return (a_spread * b_spread).reshape(tuple(p * q for p, q in zip(a_dims, b_dims)))
+    a_spread, out_shape = _interleaved(a_dims, b_dims)
+    b_spread, _ = _interleaved((1,) * nd, b_dims)
+    a_spread, _ = _interleaved(a_dims, (1,) * nd)
+    return (snp.reshape(a, a_spread) * snp.reshape(b, b_spread)).reshape(out_shape)
 
 
 @source_for(products.cross)
@@ -587,17 +622,10 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 
 def _quantile_at(ordered, p, n, method):
-    pos = p * (n - 1)
-    lo, hi = math.floor(pos), math.ceil(pos)
-    if method == "lower" or (method == "linear" and lo == hi):
-        out = ordered[..., lo]
-    elif method == "higher":
-        out = ordered[..., hi]
-    elif method == "nearest":
-        out = ordered[..., int(round(pos))]
-    else:
-        frac = 0.5 if method == "midpoint" else pos - lo
-        out = ordered[..., lo] + (ordered[..., hi] - ordered[..., lo]) * frac
+    lo, hi, frac = _quantile_points(p, n, method)
+    out = ordered[..., lo]
+    if frac:
+        out = out + (ordered[..., hi] - out) * frac
     return out
 
 
@@ -605,18 +633,12 @@ def _quantile_at(ordered, p, n, method):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     qs = np.asarray(q, dtype=np.float64)
     a = _inexact(a)
-    ndim = snp.ndim(a)
-    axes = _axes(axis, ndim)
-    rest = [i for i in range(ndim) if i not in axes]
-    kept_shape = tuple(snp.shape(a)[i] for i in rest)
-    n = math.prod(snp.shape(a)[i] for i in axes)
-    moved = snp.moveaxis(a, axes, tuple(range(len(rest), ndim)))
-    ordered = snp.sort(moved.reshape(kept_shape + (n,)), axis=-1)
+    axes, last, kept_shape, n, full_shape = _quantile_layout(snp.shape(a), axis)
+    ordered = snp.sort(snp.moveaxis(a, axes, last).reshape(kept_shape + (n,)), axis=-1)
     has_nan = snp.any(snp.isnan(ordered), axis=-1)
     results = [snp.where(has_nan, np.nan, _quantile_at(ordered, float(p), n, method))
                for p in np.atleast_1d(qs)]
     if keepdims:
-        full_shape = tuple(1 if i in axes else d for i, d in enumerate(snp.shape(a)))
         results = [r.reshape(full_shape) for r in results]
     if qs.ndim == 0:
         out = results[0]
