@@ -44,6 +44,16 @@ def grad_seed(out):
 grad_seed.__secant_check__ = True
 
 
+def cast_grad(t, x, dtype):
+    """Cotangent of x in x.astype(dtype): t in x's dtype, none through a cast to integers or
+    bools (as JAX: an integer result has no derivative)."""
+    if snp.issubdtype(dtype, snp.inexact):
+        out = t.astype(snp.result_type(x))
+    else:
+        out = snp.zeros_like(x)
+    return out
+
+
 def real_grad(t, x):
     """Cotangent of x in real(x): t itself, complex when x is (JAX's convention)."""
     if dtypes.is_complex(snp.result_type(x)):
@@ -426,7 +436,8 @@ NAMES = rule_helpers.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
-         "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+         "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
+         "cast_grad")
 # secant.tree_util's own functions, as generated code calls them (ops of transformer/ops.py)
 TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 

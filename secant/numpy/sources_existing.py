@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 import secant.numpy as snp
+from secant import lax
 from secant.numpy import creation, products, reductions, ufuncs
 from secant.numpy.composite import source_for
 
@@ -136,6 +137,21 @@ def fmax(x1, x2):
 @source_for(ufuncs.fmin)
 def fmin(x1, x2):
     return snp.where(snp.isnan(x1), x2, snp.where(snp.isnan(x2), x1, snp.minimum(x1, x2)))
+
+
+def _as(x, dtype):
+    if snp.result_type(x) != dtype:
+        x = snp.asarray(x).astype(dtype)
+    return x
+
+
+@source_for(ufuncs.fmod)
+def fmod(x1, x2):
+    dt = snp.result_type(x1, x2)
+    x1, x2 = _as(x1, dt), _as(x2, dt)
+    if snp.issubdtype(dt, snp.integer):
+        x2 = snp.where(x2 == 0, 1, x2)      # x % 0 is 0, as NumPy's and JAX's
+    return lax.rem(x1, x2)
 
 
 @source_for(ufuncs.heaviside)

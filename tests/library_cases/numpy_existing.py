@@ -29,6 +29,10 @@ def _ints(rng, shape, dtype):
     return rng.integers(-3, 4, shape).astype(np.int32)
 
 
+def _naturals(rng, shape, dtype):
+    return rng.integers(0, 8, shape).astype(np.int32)
+
+
 def _bools(rng, shape, dtype):
     return rng.integers(0, 2, shape).astype(bool)
 
@@ -62,6 +66,18 @@ CASES = [
          id="nans"),
     Case("numpy.fmin", snp.fmin, np.fmin, [(2, 3), (2, 3)], _with_nans, differentiable=False,
          id="nans"),
+    Case("numpy.fmod", snp.fmod, np.fmod, [(2, 3), (2, 3)], positive),
+    Case("numpy.fmod", lambda a: snp.fmod(a, -0.7), lambda a: np.fmod(a, -0.7), [(2, 3)],
+         id="scalar"),
+    Case("numpy.fmod", snp.fmod, np.fmod, [(2, 3), (2, 3)], _ints, differentiable=False,
+         id="int"),
+    Case("numpy.left_shift", lambda a, b: snp.left_shift(a, b & 3),
+         lambda a, b: np.left_shift(a, b & 3), [(2, 3), (2, 3)], _naturals,
+         differentiable=False),
+    Case("numpy.right_shift", lambda a, b: snp.right_shift(a, b & 3),
+         lambda a, b: np.right_shift(a, b & 3), [(2, 3), (2, 3)], _ints, differentiable=False),
+    Case("numpy.nextafter", snp.nextafter, np.nextafter, [(2, 3), (2, 3)],
+         differentiable=False),
     Case("numpy.heaviside", lambda a, b: snp.heaviside(a, b), np.heaviside, [(2, 3), (2, 3)]),
     Case("numpy.float_power", snp.float_power, np.float_power, [(2, 3), (2, 3)], positive),
     Case("numpy.nan_to_num", snp.nan_to_num, np.nan_to_num, [(2, 3)]),
