@@ -189,6 +189,12 @@ CASES += [
          id="three"),
     Case("numpy.einsum", lambda a: snp.einsum("ij->", a), lambda a: np.einsum("ij->", a),
          [(3, 4)], id="sum"),
+    Case("numpy.einsum", lambda a: snp.einsum("ii", a), lambda a: np.einsum("ii", a),
+         [(3, 3)], id="trace"),
+    Case("numpy.einsum", lambda a, b: snp.einsum("...ii,i->...i", a, b),
+         lambda a, b: np.einsum("...ii,i->...i", a, b), [(2, 3, 3), (3,)], id="batch_diagonal"),
+    Case("numpy.einsum", lambda a: snp.einsum("ijij->ij", a), lambda a: np.einsum("ijij->ij", a),
+         [(2, 3, 2, 3)], id="two_diagonals"),
     Case("numpy.einsum", lambda a, b: snp.einsum("...ij,...jk", a, b),
          lambda a, b: np.einsum("...ij,...jk", a, b), [(2, 3, 4), (2, 4, 2)], id="ellipsis"),
     # indexing
