@@ -46,9 +46,6 @@ EXEMPT = {
     # known gaps: each raises a clear error under the transform it lacks (never a wrong value)
     "KNOWN GAP: the result's shape depends on the values (needs size=); no batching rule yet":
         {"numpy.nonzero", "numpy.flatnonzero", "numpy.argwhere"},
-    "KNOWN GAP: vmap of the per-example shape queries of a varargs source is not right yet "
-    "(grad and jvp work when called from a function; vmap raises)":
-        {"numpy.meshgrid", "numpy.broadcast_arrays"},
 }
 
 # secant.numpy functions whose traced arguments the transformer handles itself (a list of

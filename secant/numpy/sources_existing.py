@@ -286,6 +286,31 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 # --- matrices -------------------------------------------------------------------------------------
+@source_for(creation.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    sizes = [snp.size(x) for x in xi]
+    dims, grid = _grid_layout(sizes, indexing)
+    out = []
+    for x, d in zip(xi, dims):
+        column = snp.reshape(x, _one_hot_shape(len(dims), d, grid[d]))
+        if not sparse:
+            column = snp.broadcast_to(column, grid)
+        out.append(column)
+    return out
+
+
+@_static
+def _grid_layout(sizes, indexing):
+    """meshgrid's axis for each input ('xy' swaps the first two) and the grid's shape."""
+    dims = list(range(len(sizes)))
+    if indexing == "xy" and len(sizes) >= 2:
+        dims[0], dims[1] = 1, 0
+    shape = [0] * len(sizes)
+    for n, d in zip(sizes, dims):
+        shape[d] = n
+    return dims, tuple(shape)
+
+
 @source_for(creation.tril)
 def tril(m, k=0):
     rows, cols = snp.shape(m)[-2:]
@@ -298,17 +323,22 @@ def triu(m, k=0):
     return snp.where(snp.tri(rows, cols, k - 1, dtype=bool), 0, m)
 
 
+@_static
+def _diagonal_positions(n, m, offset):
+    """Where the offset diagonal of an n x m plane sits in the flattened plane: element
+    (r, r + offset) at start + r * (m + 1)."""
+    length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
+    start = offset if offset >= 0 else -offset * m
+    return np.arange(length) * (m + 1) + start
+
+
 @source_for(creation.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     ndim = snp.ndim(a)
     x = snp.moveaxis(a, (_axis(axis1, ndim), _axis(axis2, ndim)), (-2, -1))
-    lead = snp.shape(x)[:-2]
     n, m = snp.shape(x)[-2:]
-    length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
-    # in the flattened plane, element (r, r + offset) sits at start + r * (m + 1)
-    start = offset if offset >= 0 else -offset * m
-    flat = x.reshape(lead + (n * m,))
-    return snp.take(flat, snp.arange(start, start + length * (m + 1), m + 1)[:length], axis=-1)
+    flat = x.reshape(snp.shape(x)[:-2] + (n * m,))
+    return snp.take(flat, _diagonal_positions(n, m, offset), axis=-1)
 
 
 @source_for(creation.diag)
@@ -672,3 +702,15 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 @source_for(reductions.median)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return quantile(a, 0.5, axis, keepdims=keepdims)
+
+
+@_static
+def _common_shape(shapes):
+    return snp.broadcast_shapes(*shapes)
+
+
+@source_for(shapes.broadcast_arrays)
+def broadcast_arrays(*args):
+    shapes_ = [snp.shape(a) for a in args]
+    target = _common_shape(shapes_)
+    return [snp.broadcast_to(a, target) for a in args]
