@@ -44,8 +44,6 @@ EXEMPT = {
         {"numpy.convert", "numpy.promote", "numpy.promote_inexact", "numpy.to_inexact",
          "numpy.ensure_array", "numpy.full_like_bool", "numpy.AtIndexer"},
     # known gaps: each raises a clear error under the transform it lacks (never a wrong value)
-    "KNOWN GAP: the result's shape depends on the values (needs size=); no batching rule yet":
-        {"numpy.nonzero", "numpy.flatnonzero", "numpy.argwhere"},
 }
 
 # secant.numpy functions whose traced arguments the transformer handles itself (a list of

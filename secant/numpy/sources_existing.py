@@ -10,7 +10,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
-from secant.numpy import creation, products, reductions, ufuncs
+from secant.numpy import creation, indexing, products, reductions, ufuncs
 from secant.numpy.composite import source_for
 
 shapes = importlib.import_module("secant.numpy.shape")    # (snp.shape is the function)
@@ -714,3 +714,54 @@ def broadcast_arrays(*args):
     shapes_ = [snp.shape(a) for a in args]
     target = _common_shape(shapes_)
     return [snp.broadcast_to(a, target) for a in args]
+
+
+# --- indices of nonzero elements (a static size=: the result's shape) -----------------------------
+@_static
+def _nonzero_size(size):
+    if size is None:
+        from secant.backends.errors import ConcretizationError
+        raise ConcretizationError("nonzero of a traced or batched array needs size=: the number "
+                                  "of nonzero elements is not known while transforming. Pass "
+                                  "size=N (and fill_value=) for a fixed-size result")
+    return int(size)
+
+
+@_static
+def _fills(fill_value, ndim):
+    if fill_value is None:
+        fill_value = 0
+    if np.ndim(fill_value) == 0:
+        fill_value = (fill_value,) * ndim
+    return tuple(fill_value)
+
+
+@_static
+def _strides(shape):
+    """Row-major strides (in elements) of an array of `shape`, with its axis sizes (at least 1)."""
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    return [(max(s, 1), max(n, 1)) for s, n in zip(strides, shape)]
+
+
+@source_for(indexing.nonzero)
+def nonzero(a, *, size=None, fill_value=None):
+    size = _nonzero_size(size)
+    found = snp.ravel(a) != 0
+    # the flat positions of the nonzero elements first, in order: a stable sort of "is zero"
+    order = snp.argsort(~found, stable=True)
+    order = snp.pad(order, (0, max(size - snp.size(a), 0)))[:size]
+    used = snp.arange(size) < snp.sum(found)
+    out = []
+    for (stride, n), fill in zip(_strides(snp.shape(a)), _fills(fill_value, snp.ndim(a))):
+        out.append(snp.where(used, order // stride % n, fill))
+    return tuple(out)
+
+
+@source_for(indexing.flatnonzero)
+def flatnonzero(a, *, size=None, fill_value=None):
+    return nonzero(snp.ravel(a), size=size, fill_value=fill_value)[0]
+
+
+@source_for(indexing.argwhere)
+def argwhere(a, *, size=None, fill_value=None):
+    return snp.stack(nonzero(snp.atleast_1d(a), size=size, fill_value=fill_value), axis=1)

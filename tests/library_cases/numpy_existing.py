@@ -247,3 +247,17 @@ CASES += [
     Case("numpy.nanargmin", lambda a: snp.nanargmin(a, axis=1),
          lambda a: np.nanargmin(a, axis=1), [(3, 4)], _with_nans, differentiable=False),
 ]
+CASES += [
+    Case("numpy.nonzero", lambda a: snp.nonzero(a > 0, size=4)[1],
+         lambda a: np.concatenate([np.nonzero(a > 0)[1], [0] * 6])[:4], [(3, 4)],
+         differentiable=False),
+    Case("numpy.nonzero", lambda a: snp.nonzero(a > 0.5, size=12, fill_value=-1)[0],
+         lambda a: np.concatenate([np.nonzero(a > 0.5)[0], [-1] * 12])[:12], [(3, 4)],
+         differentiable=False, id="fill"),
+    Case("numpy.flatnonzero", lambda a: snp.flatnonzero(a > 0, size=5),
+         lambda a: np.concatenate([np.flatnonzero(a > 0), [0] * 5])[:5], [(3, 4)],
+         differentiable=False),
+    Case("numpy.argwhere", lambda a: snp.argwhere(a > 0, size=3),
+         lambda a: np.concatenate([np.argwhere(a > 0), np.zeros((3, 2), int)])[:3], [(2, 3)],
+         differentiable=False),
+]
