@@ -54,12 +54,15 @@ def vjp_templates(subscripts_src, params):
     rules = {}
     for k, p in enumerate(params):
         mine = ins[k]
-        if len(set(mine)) != len(mine):
-            raise SecantError(f"the derivative of einsum with a label repeated within one "
-                              f"operand ({_show(mine)!r}: a diagonal) is not supported yet")
         others = [(s, q) for j, (s, q) in enumerate(zip(ins, params)) if j != k]
-        seen = set(out).union(*(set(s) for s, _ in others))
         specs, args = [out] + [s for s, _ in others], ["{g}"] + ["{" + q + "}" for _, q in others]
+        # a label repeated within this operand ('ii': its diagonal) gets a fresh label at each
+        # repeat, tied to the first by an identity matrix: the cotangent lands on the diagonal
+        mine, eyes = _untie(mine, set("".join(ins) + out))
+        for spec, axis in eyes:
+            specs.append(spec)
+            args.append("snp.eye({" + p + "}.shape[" + str(axis) + "], dtype={" + p + "}.dtype)")
+        seen = set().union(*(set(s) for s in specs))
         if not set(mine) <= seen:        # a label summed away from this operand alone
             specs.append(mine)
             args.append("snp.ones_like({" + p + "})")
@@ -68,6 +71,22 @@ def vjp_templates(subscripts_src, params):
         lead = ELLIPSIS if ELLIPSIS not in mine and ELLIPSIS in "".join(specs) else ""
         rules[p] = f"unbroadcast({_call(specs, lead + mine, args)}, {{{p}}})"
     return rules
+
+
+def _untie(spec, used):
+    """spec with each repeated label renamed to a fresh one, and the identity matrices that tie
+    them: [(first label + fresh label, axis of the repeat in the operand)]."""
+    free = (c for c in string.ascii_letters if c not in used)
+    out, eyes = [], []
+    for i, c in enumerate(spec):
+        if c != ELLIPSIS and c in spec[:i]:
+            fresh = next(free)
+            # the repeat's axis: from the front, or from the end when '...' comes before it
+            axis = i if ELLIPSIS not in spec[:i] else i - len(spec)
+            eyes.append((c + fresh, axis))
+            c = fresh
+        out.append(c)
+    return "".join(out), eyes
 
 
 def jvp_templates(params):

@@ -44,6 +44,16 @@ def grad_seed(out):
 grad_seed.__secant_check__ = True
 
 
+def cast_grad(t, x, dtype):
+    """Cotangent of x in x.astype(dtype): t in x's dtype, none through a cast to integers or
+    bools (as JAX: an integer result has no derivative)."""
+    if snp.issubdtype(dtype, snp.inexact):
+        out = t.astype(snp.result_type(x))
+    else:
+        out = snp.zeros_like(x)
+    return out
+
+
 def real_grad(t, x):
     """Cotangent of x in real(x): t itself, complex when x is (JAX's convention)."""
     if dtypes.is_complex(snp.result_type(x)):
@@ -446,7 +456,8 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "grad_seed", "unbro
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
-         "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad")
+         "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
+         "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)
 from secant.ad.linalg_rules import (NAMES as _LINALG_NAMES, cholesky_grad, cholesky_jvp,  # noqa: E402,F401,E501
                                     lu_grad, lu_jvp, triangular_solve_grad_a,

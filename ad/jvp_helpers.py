@@ -100,7 +100,16 @@ def transpose_pairs(pairs):
     return (carry, ys), (carry_dot, ys_dot)
 
 
-NAMES = ("integer_pow_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
+def cast_jvp(t, dtype):
+    """Tangent of x.astype(dtype): t cast, zeros through a cast to integers or bools (as JAX)."""
+    if snp.issubdtype(dtype, snp.inexact):
+        out = t.astype(dtype)
+    else:
+        out = snp.zeros_like(t)
+    return out
+
+
+NAMES = ("cast_jvp", "integer_pow_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
          "sort_jvp", "transpose_pairs")
 
 

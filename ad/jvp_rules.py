@@ -72,8 +72,8 @@ JVP = {
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},
-    "astype": {"x": LINEAR},
-    "convert_element_type": {"operand": LINEAR},
+    "astype": {"x": "cast_jvp({x_dot}, {dtype})"},   # (none to integers)
+    "convert_element_type": {"operand": "cast_jvp({operand_dot}, {new_dtype})"},
     # elementwise, two operands (the transform broadcasts a lone tangent up to the result's
     # shape where another operand may broadcast it: ops of BROADCAST below)
     "add": {"x": "{x_dot}", "y": "{y_dot}"},

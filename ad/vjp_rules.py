@@ -60,7 +60,7 @@ VJP = {
     "positive": {"x": "{g}"},
     "identity": {"x": "{g}"},
     "optimization_barrier": {"x": "{g}"},
-    "astype": {"x": "{g}.astype({x}.dtype)"},
+    "astype": {"x": "cast_grad({g}, {x}, {dtype})"},   # (none to integers)
     # elementwise, two operands (the transform adds unbroadcast where shapes may differ)
     "add": {"x": "{g}", "y": "{g}"},
     "subtract": {"x": "{g}", "y": "-{g}"},
@@ -132,7 +132,7 @@ VJP = {
               "max": "snp.where({max} < {x}, {g}, 0.0)"},
     "select": {"on_true": "snp.where({pred}, {g}, 0.0)",
                "on_false": "snp.where({pred}, 0.0, {g})"},
-    "convert_element_type": {"operand": "{g}.astype({operand}.dtype)"},
+    "convert_element_type": {"operand": "cast_grad({g}, {operand}, {new_dtype})"},
     # more reductions and cumulative ops
     "reduce_sum": {"operand": "unreduce({g}, {operand}, tuple({axes}))"},
     "reduce_max": {"operand": "extremum_grad({g}, {operand}, {ans}, tuple({axes}))"},

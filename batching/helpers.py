@@ -719,3 +719,27 @@ NAMES = NAMES + _CONV_NAMES
 # functionalisation (transformer/functionalize.py) leaves them as Python `if`s
 for _name in NAMES + ("_at_rank", "_matmul_general"):
     globals()[_name].__secant_functionalized__ = True
+
+
+# an axis argument of an op whose axis=None means the flattened example (argmax, cumsum, take,
+# sort), given as a value only known when the batched code runs (vmap(snp.argmax))
+def flat_examples_if(x, axis):
+    """Batched x with each example flattened when `axis` is None, else x as it is."""
+    if axis is None:
+        x = flat_examples(x)
+    return x
+
+
+@shape_only
+def batch_flat_axis(axis, x, outer=0):
+    """The batched op's axis for flat_examples_if(x, axis): 1 (the flattened examples) for
+    None, else batch_axis's."""
+    if axis is None:
+        out = 1
+    else:
+        out = batch_axis(axis, x, outer)
+    return out
+
+
+batch_flat_axis.__secant_batch_depth__ = True        # read by a vmap: one more outer axis
+NAMES = NAMES + ("flat_examples_if", "batch_flat_axis")

@@ -39,6 +39,9 @@ ELEMENTWISE = {
     "bitwise_and", "bitwise_or", "bitwise_xor",
 }
 
+# secant.numpy's existing functions (issue 17)
+ELEMENTWISE |= {"left_shift", "right_shift", "nextafter"}
+
 # static parameters of elementwise ops that are arrays too (a condition): they take part in the
 # alignment when they are not batched
 ARRAY_STATICS = {"where": ("condition",), "select": ("pred",)}

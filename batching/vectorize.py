@@ -407,6 +407,9 @@ class BatchBuilder:
             if kind == "flatten" and axis == "None":
                 operands[main_param] = f"flat_examples({main})"
                 statics[p] = "1"
+            elif kind == "flatten" and not _is_literal(axis):     # None only known when run
+                operands[main_param] = f"flat_examples_if({main}, {axis})"
+                statics[p] = f"batch_flat_axis({axis}, {main})"
             else:
                 statics[p] = _shift_axis(axis, kind, main, op.op)
         return self.render(op, operands, statics)
@@ -983,6 +986,14 @@ def _none_placeholders(stmts):
 def _defined_in(stmts):
     from secant.ad.reverse import _defined_in as defined
     return defined(stmts)
+
+
+def _is_literal(src):
+    try:
+        ast.literal_eval(src)
+    except (ValueError, SyntaxError):
+        return False
+    return True
 
 
 def _shift_axis(src, kind, main, op=None):

@@ -58,6 +58,7 @@ CASES = {
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
+    "cast_grad": ("cast_grad(t, x, snp.float64) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
     # ad/custom_checks.py (a custom rule's result checked: the identity on valid results)
     "custom_vjp_cotangents": ("custom_vjp_cotangents((t * x, y), (x, y), snp.sin)",
@@ -115,6 +116,7 @@ CASES = {
     "inverse_permutation": ("t.transpose(inverse_permutation((1, 0)))", {"t": r(2, 3)}),
     # ad/jvp_helpers.py
     "integer_pow_jvp": ("integer_pow_jvp(t, x, 3)", {"t": r(3), "x": r(3)}),
+    "cast_jvp": ("cast_jvp(t, snp.float64) * x + cast_jvp(t, snp.int32)", {"t": r(3), "x": r(3)}),
     "extremum_jvp": ("extremum_jvp(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2, 3), "a": A23}),
     "prod_jvp": ("prod_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
     "var_jvp": ("var_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
@@ -128,6 +130,8 @@ CASES = {
     "align": ("align(x, y) * y", {"x": r(2, 3), "y": r(4, 3)}),
     "align_batched": ("align_batched(x, y) * y", {"x": r(2), "y": r(2, 3)}),
     "flat_examples": ("flat_examples(x)", {"x": r(2, 3, 2)}),
+    "flat_examples_if": ("flat_examples_if(x, None) + flat_examples_if(x, 1)[:, :1].sum()",
+                         {"x": r(2, 3, 2)}),
     "transpose_batched": ("transpose_batched(x)", {"x": r(2, 3, 4)}),
     "squeeze_batched": ("squeeze_batched(x, 0)", {"x": r(2, 1, 3)}),
     "broadcast_batched": ("broadcast_batched(x, (4, 3))", {"x": r(2, 3)}),
@@ -161,6 +165,9 @@ CASES = {
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
     "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
     "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
+    "batch_flat_axis": ("snp.cumsum(flat_examples_if(x, None), axis=batch_flat_axis(None, x))[:, :3]"
+                        " + snp.sum(x, axis=batch_flat_axis(1, x))",
+                        {"x": r(2, 3, 2)}),
     "out_batch_axis": ("snp.moveaxis(x, 0, out_batch_axis(1, x))", {"x": r(2, 3)}),
     "batch_new_axis": ("snp.expand_dims(x, axis=batch_new_axis(-1, x))", {"x": r(2, 3)}),
     "batch_index": ("x[batch_index(1)]", {"x": r(2, 3)}),

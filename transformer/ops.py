@@ -327,6 +327,10 @@ PRIMITIVE_OPS = {
     "cholesky": "cholesky", "triangular_solve": "triangular_solve", "lu": "lu_factors",
 }
 
+# --- secant.numpy's existing functions (issue 17): integer-only elementwise ops, no derivative
+for _n in ("left_shift", "right_shift", "nextafter"):
+    op(_n, "x, y", ("x", "y"), differentiable=False)
+
 # --- resolution: which Python objects mean which op ---------------------------------------------
 NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_divide", "divide"),
                  "max": ("max", "amax"), "min": ("min", "amin"), "arcsin": ("arcsin", "asin"),

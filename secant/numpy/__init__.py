@@ -54,3 +54,4 @@ from secant.numpy import linalg  # noqa: E402,F401
 from secant.numpy import fft  # noqa: E402,F401  (secant.numpy.fft, read as source)
 from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as source)
 from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)
+from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)

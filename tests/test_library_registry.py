@@ -1,0 +1,186 @@
+"""Registry walk of the library: every public function of secant.numpy (and of numpy.linalg,
+numpy.fft, scipy.special, scipy.stats, scipy.linalg, nn, nn.initializers where they exist) has
+a Case in tests/library_cases/ (so its values, jit, vmap and, where differentiable, grad and jvp
+are checked by tests/test_library_cases.py), or an entry in EXEMPT saying why it needs none.
+
+The op-level walks are the other half: every op of transformer/ops.py has a batching rule
+(tests/test_vmap.py), every differentiable op a forward rule (tests/test_jvp.py) and a reverse
+rule (tests/test_grad_rules.py). Here, each secant.numpy function with a differentiable Case is
+checked to reach those rules: it is an op, or has a source (secant/numpy/composite.py).
+"""
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+import types
+
+import pytest
+
+from tests import library_cases
+
+# module -> the prefix its functions have in Case names
+MODULES = {
+    "secant.numpy": "numpy",
+    "secant.numpy.linalg": "numpy.linalg",
+    "secant.numpy.fft": "numpy.fft",
+    "secant.scipy.special": "scipy.special",
+    "secant.scipy.stats": "scipy.stats",
+    "secant.scipy.linalg": "scipy.linalg",
+    "secant.nn": "nn",
+    "secant.nn.initializers": "nn.initializers",
+}
+
+# One table: public functions that need no Case, grouped by the reason.
+EXEMPT = {
+    "no array argument: built from shapes and static values, a constant under every transform":
+        {"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.arange", "numpy.eye",
+         "numpy.identity", "numpy.tri", "numpy.indices", "numpy.broadcast_shapes"},
+    "static queries of shapes and dtypes: never a traced value, constants under every "
+    "transform": {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type",
+                  "numpy.iscomplexobj", "numpy.isrealobj", "numpy.dtype_weak",
+                  "numpy.is_array"},
+    "the library's own conversion helpers, exported by secant.numpy's re-export of every "
+    "public name of its modules (not NumPy API)":
+        {"numpy.convert", "numpy.promote", "numpy.promote_inexact", "numpy.to_inexact",
+         "numpy.ensure_array", "numpy.full_like_bool", "numpy.AtIndexer"},
+    # known gaps: each raises a clear error under the transform it lacks (never a wrong value)
+}
+
+# secant.numpy functions whose traced arguments the transformer handles itself (a list of
+# traced values is stacked first: transformer/containers.py), not through an op or a source
+BY_TRANSFORMER = {"numpy.array", "numpy.asarray"}
+
+
+def _case_names():
+    names = {}
+    for info in pkgutil.iter_modules(library_cases.__path__):
+        mod = importlib.import_module(f"tests.library_cases.{info.name}")
+        for case in getattr(mod, "CASES", ()):
+            names.setdefault(case.name, []).append(case)
+    return names
+
+
+def _available(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:     # a parent package that does not exist
+        return False
+
+
+def _public(module, prefix):
+    """name -> object for every public function of a module (__all__ where it has one); a
+    namespace inside it (scipy.stats.norm) contributes its own functions as prefix.ns.fn."""
+    mod = importlib.import_module(module)
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [n for n in dir(mod) if not n.startswith("_")]
+    out = {}
+    for n in names:
+        obj = getattr(mod, n)
+        if isinstance(obj, types.ModuleType):
+            if obj.__name__ in MODULES or not obj.__name__.startswith(module + "."):
+                continue                    # a listed module of its own, or an import
+            out.update(_public(obj.__name__, f"{prefix}.{n}"))
+        elif callable(obj) and not inspect.isclass(obj) or inspect.isclass(obj) and \
+                getattr(obj, "__module__", "").startswith("secant"):
+            if getattr(mod, "__all__", None) is None and \
+                    not (getattr(obj, "__module__", "") or "").startswith("secant"):
+                continue                    # numpy's dtypes and other imports
+            out[f"{prefix}.{n}"] = obj
+        elif not callable(obj) and hasattr(obj, "__dict__") and \
+                type(obj).__module__.startswith("secant"):
+            # a distribution-like object (scipy.stats.norm): its public methods
+            for m in dir(obj):
+                if not m.startswith("_") and callable(getattr(obj, m)):
+                    out[f"{prefix}.{n}.{m}"] = getattr(obj, m)
+    return out
+
+
+def _functions():
+    out = {}
+    for module, prefix in MODULES.items():
+        if _available(module):
+            out.update(_public(module, prefix))
+    return out
+
+
+def test_every_public_function_has_a_case_or_an_exemption():
+    cases = _case_names()
+    exempt = set().union(*EXEMPT.values())
+    missing = sorted(n for n in _functions() if n not in cases and n not in exempt)
+    assert not missing, (f"{len(missing)} public functions have neither a Case in "
+                         f"tests/library_cases/ nor an entry in EXEMPT: {missing}")
+
+
+def test_the_exemption_table_is_current():
+    cases = _case_names()
+    functions = _functions()
+    groups = list(EXEMPT.values())
+    twice = sorted(n for i, g in enumerate(groups) for n in g
+                   if any(n in h for h in groups[i + 1:]))
+    assert not twice, f"exempted in two groups: {twice}"
+    with_cases = sorted(n for g in groups for n in g if n in cases)
+    assert not with_cases, f"exempted but checked by a Case (delete the entry): {with_cases}"
+    stale = sorted(n for g in groups for n in g if n not in functions)
+    assert not stale, f"exempted but not a public function: {stale}"
+
+
+def test_case_names_are_public_functions():
+    """A Case's name is what the registry counts: it must name a function that exists."""
+    functions = _functions()
+    available = [p for m, p in MODULES.items() if _available(m)]
+    unknown = sorted(n for n in _case_names() if n not in functions
+                     and any(n.startswith(p + ".") for p in available)
+                     and not any(n.startswith(p + ".") and m != "secant.numpy"
+                                 for m, p in MODULES.items() if not _available(m)))
+    assert not unknown, f"Cases named after no public function: {unknown}"
+
+
+def test_differentiable_numpy_functions_reach_rules():
+    """Each secant.numpy function with a differentiable Case is an op with rules (whose rows
+    the op walks check) or has a source the transforms read; a function whose Cases are all
+    non-differentiable resolves to a non-differentiable op or a source."""
+    from secant.transformer.ops import OPS, op_for
+    import secant.numpy as snp
+    cases = _case_names()
+    wrong = []
+    for name in snp.__all__:
+        full = "numpy." + name
+        if full not in cases or full in BY_TRANSFORMER:
+            continue
+        fn = getattr(snp, name)
+        op = op_for(fn)
+        if getattr(fn, "__secant_composite__", None) is not None:
+            continue
+        if op is None:
+            wrong.append((name, "neither an op nor a source"))
+        elif any(c.differentiable for c in cases[full]) and not OPS[op].differentiable:
+            wrong.append((name, f"op {op} is marked non-differentiable"))
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m != "secant.numpy"])
+def test_listed_modules_import_when_present(module):
+    """A module that exists imports (so its functions are counted, not silently skipped)."""
+    if not _available(module):
+        pytest.skip(f"{module} does not exist yet")
+    importlib.import_module(module)
+
+
+def count():
+    """(public functions, functions with a Case, exempted) per module, for the issue note."""
+    cases = _case_names()
+    exempt = set().union(*EXEMPT.values())
+    rows = {}
+    for module, prefix in MODULES.items():
+        if not _available(module):
+            continue
+        names = _public(module, prefix)
+        rows[module] = (len(names), sum(n in cases for n in names),
+                        sum(n in exempt for n in names))
+    return rows
+
+
+if __name__ == "__main__":
+    for module, (n, c, e) in count().items():
+        print(f"{module}: {n} public functions, {c} with Cases, {e} exempted")
