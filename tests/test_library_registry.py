@@ -42,13 +42,20 @@ EXEMPT = {
     "the library's own conversion helpers, exported by secant.numpy's re-export of every "
     "public name of its modules (not NumPy API)":
         {"numpy.convert", "numpy.promote", "numpy.promote_inexact", "numpy.to_inexact",
-         "numpy.ensure_array", "numpy.full_like_bool", "numpy.AtIndexer"},
+         "numpy.ensure_array", "numpy.full_like_bool"},
+    "initializers: functions of a PRNG key and a shape, whose results are random draws (their "
+    "statistics, dtypes, determinism per key, jit and vmap over keys: tests/test_nn.py)":
+        {"nn.initializers." + n for n in (
+            "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+            "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal",
+            "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling",
+            "xavier_normal", "xavier_uniform", "zeros")},
     # known gaps: each raises a clear error under the transform it lacks (never a wrong value)
 }
 
 # secant.numpy functions whose traced arguments the transformer handles itself (a list of
 # traced values is stacked first: transformer/containers.py), not through an op or a source
-BY_TRANSFORMER = {"numpy.array", "numpy.asarray"}
+BY_TRANSFORMER = {"numpy.array", "numpy.asarray", "numpy.r_", "numpy.c_"}
 
 
 def _case_names():
@@ -77,6 +84,21 @@ def _public(module, prefix):
     out = {}
     for n in names:
         obj = getattr(mod, n)
+        if any(part.startswith("_") for part in
+               (getattr(obj, "__module__", "") or "").split(".")) and callable(obj) \
+                and not inspect.isclass(obj):
+            continue                        # a helper imported from a private module
+        if inspect.isclass(obj) and issubclass(obj, tuple):
+            continue                        # a result type (QRResult, ...): a namedtuple
+        if inspect.isclass(obj) and (getattr(obj, "__module__", "") or "").startswith("secant"):
+            for m in dir(obj):              # a class (gaussian_kde): its public methods
+                if not m.startswith("_") and callable(getattr(obj, m)):
+                    out[f"{prefix}.{n}.{m}"] = getattr(obj, m)
+            continue
+        if hasattr(type(obj), "__getitem__") and not callable(obj) and \
+                type(obj).__module__.startswith("secant"):
+            out[f"{prefix}.{n}"] = obj      # an index trick (r_, c_): read by the transformer
+            continue
         if isinstance(obj, types.ModuleType):
             if obj.__name__ in MODULES or not obj.__name__.startswith(module + "."):
                 continue                    # a listed module of its own, or an import

@@ -219,4 +219,7 @@ def test_histogram_matches_numpy(bins, n):
     counts, edges = secant.jit(lambda a: snp.histogram(a, bins))(a)
     want_counts, want_edges = np.histogram(a, bins)
     np.testing.assert_allclose(edges, want_edges, rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(counts, want_counts)
+    # binned by secant's own float32 edges (a value on an edge, as the single value of n=1 is,
+    # may round to either side of NumPy's float64 edge)
+    np.testing.assert_array_equal(counts, np.histogram(a, np.asarray(edges))[0])
+    assert int(np.sum(counts)) == n

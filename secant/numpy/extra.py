@@ -79,11 +79,6 @@ def _with_axis(shape, axis, n):
     return tuple(shape[:axis]) + (n,) + tuple(shape[axis + 1:])
 
 
-def _line(ndim, axis, n):
-    """The shape of a 1-D array of length n laid along `axis` of an ndim-array."""
-    return tuple(n if i == axis else 1 for i in range(ndim))
-
-
 def _insert_index(shape, obj, values_shape, axis):
     """Where each element of np.insert(arr, obj, values, axis) comes from, as indices into
     concatenate([ravel(arr), ravel(values broadcast)]): NumPy's own insert applied to labels, so
@@ -119,17 +114,6 @@ def _convolve_index(n, m, mode):
     else:
         raise SecantValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}{where()}")
     return np.arange(start, start + count)[:, None] + np.arange(m)[None, :]
-
-
-def _mesh_shapes(sizes, i, indexing, sparse):
-    """(shape of xi[i] laid on its axis, shape of the full grid) for meshgrid."""
-    n = len(sizes)
-    order = list(sizes)
-    axis = i
-    if indexing == "xy" and n >= 2:
-        order[0], order[1] = order[1], order[0]
-        axis = {0: 1, 1: 0}.get(i, i)
-    return _line(n, axis, sizes[i]), tuple(order)
 
 
 def _index_directive(directive):
@@ -223,11 +207,6 @@ def real_if_close(a, tol=100):
         raise ConcretizationError("real_if_close of a traced complex array: its result type "
                                   f"depends on the values; use snp.real{where()}")
     return _src().real_if_close(a, tol)
-
-
-def angle(z, deg=False):
-    """The angle of z in the complex plane (0 or pi for real inputs), in radians or degrees."""
-    return _src().angle(ensure_array(z), deg)
 
 
 def logaddexp2(x1, x2):

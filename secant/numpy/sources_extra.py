@@ -1,4 +1,4 @@
-"""The sources of secant/numpy/extra.py's functions (and meshgrid): each computes its library
+"""The sources of secant/numpy/extra.py's functions: each computes its library
 function's value with ops that have rules, so grad, jvp and vmap read it like user code
 (secant/numpy/composite.py) and need no rules of their own. Comparisons, sorts' indices and
 searches have no derivative: results computed from them are constants for grad, as in JAX.
@@ -7,7 +7,7 @@ Static work (index tables, shapes, dtypes) is done by extra's helpers on plain v
 import math
 
 import secant.numpy as snp
-from secant.numpy import creation, extra
+from secant.numpy import extra
 from secant.numpy.composite import source_for
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -52,15 +52,6 @@ def real_if_close(a, tol=100):
         eps = snp.finfo(snp.result_type(a)).eps
         if snp.all(snp.abs(snp.imag(a)) < tol * eps):
             out = snp.real(a)
-    return out
-
-
-@source_for(extra.angle)
-def angle(z, deg=False):
-    z = snp.asarray(z, dtype=extra._inexact(snp.result_type(z)))
-    out = snp.arctan2(snp.imag(z), snp.real(z))
-    if deg:
-        out = out * (180.0 / math.pi)
     return out
 
 
@@ -376,19 +367,6 @@ def vander(x, N=None, increasing=False):
     if not increasing:
         out = snp.flip(out, axis=-1)
     return out
-
-
-@source_for(creation.meshgrid)
-def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    sizes = [snp.size(x) for x in xi]
-    grids = []
-    for i in range(len(xi)):
-        line, full = extra._mesh_shapes(sizes, i, indexing, sparse)
-        grid = snp.reshape(xi[i], line)
-        if not sparse:
-            grid = snp.broadcast_to(grid, full)
-        grids.append(grid)
-    return grids
 
 
 # --- unique values, counts, histograms ----------------------------------------------------------

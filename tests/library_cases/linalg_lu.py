@@ -82,6 +82,8 @@ CASES = [
     Case("scipy.linalg.cholesky", sla.cholesky, sl.cholesky, [(3, 3)], spd),
     Case("scipy.linalg.cholesky", lambda a: sla.cholesky(a, lower=True),
          lambda a: sl.cholesky(a, lower=True), [(3, 3)], spd, id="lower"),
+    Case("scipy.linalg.cho_factor", lambda a: sla.cho_factor(a)[0],
+         lambda a: np.triu(sl.cho_factor(a)[0]), [(3, 3)], _spd),
     Case("scipy.linalg.cho_solve", lambda a, b: sla.cho_solve(sla.cho_factor(a), b),
          lambda a, b: sl.cho_solve(sl.cho_factor(a), b), [(3, 3), (3, 2)], spd),
     Case("scipy.linalg.cho_solve", lambda a, b: sla.cho_solve(sla.cho_factor(a, lower=True), b),

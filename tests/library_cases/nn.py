@@ -63,6 +63,7 @@ CASES = [
          lambda rng, s, d: rng.uniform(-2, 2, s).astype(d)),
     Case("nn.hard_sigmoid", nn.hard_sigmoid, lambda x: _relu6(x + 3) / 6, [(3, 4)], wide),
     Case("nn.hard_silu", nn.hard_silu, lambda x: x * _relu6(x + 3) / 6, [(3, 4)], wide),
+    Case("nn.hard_swish", nn.hard_swish, lambda x: x * _relu6(x + 3) / 6, [(3, 4)], wide),
     Case("nn.mish", nn.mish, lambda x: x * np.tanh(np.logaddexp(x, 0)), [(3, 4)], wide),
     Case("nn.squareplus", nn.squareplus, lambda x: (x + np.sqrt(x * x + 4)) / 2, [(3, 4)], wide),
     Case("nn.sparse_plus", nn.sparse_plus,
