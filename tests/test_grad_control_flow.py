@@ -2,7 +2,6 @@
 while_loop, eagerly and under jit, against central finite differences in float64.
 
 The functions live at module level: the transform reads their source."""
-import time
 
 import numpy as np
 import pytest
@@ -239,12 +238,9 @@ def test_generated_source_reads_as_calls_of_the_vjps():
 def test_jit_grad_of_a_long_loop_stays_a_loop():
     g = secant.jit(secant.grad(f_long, argnums=(0, 1)))
     x, w = np.full(3, 0.3, np.float32), np.float32(0.5)
-    start = time.perf_counter()
     gx, gw = g(x, w)
-    first = time.perf_counter() - start
-    text = g.lower(x, w).as_text()
+    text = g.lower(x, w).as_text()      # (its speed is bench/'s to measure, not a test's)
     assert "stablehlo.while" in text and len(text.splitlines()) < 200
-    assert first < 2.0, f"first call took {first:.2f} s"
     np.testing.assert_allclose(np.asarray(gx), np.asarray(secant.grad(f_long, (0, 1))(x, w)[0]),
                                rtol=1e-4)
 

@@ -116,6 +116,11 @@ def _convolve_index(n, m, mode):
     return np.arange(start, start + count)[:, None] + np.arange(m)[None, :]
 
 
+def _line(ndim, axis, n):
+    """The shape of a 1-D array of length n laid along `axis` of an ndim-array."""
+    return tuple(n if i == axis else 1 for i in range(ndim))
+
+
 def _index_directive(directive):
     """(axis, ndmin, trans1d) of an r_/c_ directive string ('0', '0,2', '-1,2,0')."""
     parts = directive.split(",")
