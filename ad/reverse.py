@@ -196,7 +196,8 @@ class ReverseBuilder(StackReverse):
         spec = OPS[op.op]
         if op.op == "call":
             return f"{op.callee_name}({call_args({k: _src(v) for k, v in op.operands.items()})})"
-        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics)
+        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics,
+                           op.spelling)
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
