@@ -392,6 +392,7 @@ NESTED_AT = "vmap of vmap of x.at[i] with i batched by the inner vmap (refused: 
 KNOWN = {
     ("update_per_example", "vmap"): NESTED_AT,
     ("fields_of_batched", "vmap"): GETATTR,
+    ("grad_of_fields_batched", "vmap"): TYPE_CALL,
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
 # stays strict).
