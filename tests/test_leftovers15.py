@@ -151,3 +151,35 @@ def test_third_order_through_appended_list(x64):
     # d3/dx3 of x^3 sin x
     want = w * (6 * np.sin(x) + 18 * x * np.cos(x) - 9 * x ** 2 * np.sin(x) - x ** 3 * np.cos(x))
     close(third, np.einsum("i,ij,ik->ijk", want, np.eye(3), np.eye(3)), 1e-8)
+
+
+def chained(x, w):
+    out = [x[0]]
+    for i in range(3):
+        out.append(snp.sin(out[-1]) * w[i])     # reads the list it appends to
+    return snp.sum(snp.stack(out))
+
+
+def test_third_order_through_a_list_read_while_appended(x64):
+    """The second derivative's loop stacks begin inside a branch of add_at's derivative; the
+    third derivative pops their cotangents after the if (an unbound name before)."""
+    x, w = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.5, 2.0])
+
+    def s(x0):
+        y, tot = x0, x0
+        for wi in w:
+            y = np.sin(y) * wi
+            tot += y
+        return tot
+
+    def d(f, h):
+        return lambda a: (f(a + h) - f(a - h)) / (2 * h)
+    s3 = d(d(d(s, 1e-5), 1e-4), 1e-3)(x[0])
+    want = np.zeros(3)
+    want[0] = s3
+    g = secant.grad(lambda x, w: snp.sum(secant.grad(lambda x, w: snp.sum(
+        secant.grad(chained)(x, w)))(x, w)))
+    close(g(snp.asarray(x), snp.asarray(w)), want, 1e-4)
+    third = secant.hessian(secant.grad(chained))(snp.asarray(x), snp.asarray(w))
+    close(np.asarray(third)[0, 0, 0], s3, 1e-4)
+    assert np.count_nonzero(np.asarray(third)) == 1
