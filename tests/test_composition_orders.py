@@ -391,6 +391,7 @@ TYPE_CALL = "`type(out)(...)` in the helper under vmap (no batching rule for a c
 NESTED_AT = "vmap of vmap of x.at[i] with i batched by the inner vmap (refused: SecantError)"
 KNOWN = {
     ("update_per_example", "vmap"): NESTED_AT,
+    ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
     ("fields_of_batched", "vmap"): GETATTR,
     ("grad_of_fields_batched", "vmap"): TYPE_CALL,
 }

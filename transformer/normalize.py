@@ -1187,10 +1187,8 @@ class Normaliser(ContainerMixin):
             return out
         if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
-            if isinstance(tree, ir.Seq) and _has_var(tree):
-                tree = self.pack(tree)          # fields_of({'a': t, 'b': x}, ('b', 'a'))
             if isinstance(tree, ir.Var):
-                keys = "[" + ", ".join(self._source(k) for k in _field_keys(node.args[1])) + "]"
+                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
                 statics = {"keys": keys, **({"n": self._source(node.args[2])}
                                             if len(node.args) == 4 else {})}
                 out = self._emit(obj.__name__, {"tree": tree}, statics)
@@ -2090,13 +2088,8 @@ def _is_fields_of(obj, node):
     else:
         return False
     return len(node.args) == arity and not node.keywords \
-        and isinstance(node.args[1], (gast.Dict, gast.List, gast.Tuple)) \
-        and all(isinstance(k, gast.Constant) for k in _field_keys(node.args[1]))
-
-
-def _field_keys(node):
-    """The keys of fields_of's fields: a dict's keys, or a list or tuple of them."""
-    return node.keys if isinstance(node, gast.Dict) else node.elts
+        and isinstance(node.args[1], gast.Dict) \
+        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
