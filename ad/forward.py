@@ -150,7 +150,7 @@ class ForwardBuilder:
         rendered.update(operands or {})
         if op.op == "call":
             return f"{op.callee_name}({call_args(rendered)})"
-        return spec.render(rendered, op.statics)
+        return spec.render(rendered, op.statics, op.spelling)
 
     def op(self, op):
         if op.op in CONTROL_FLOW:

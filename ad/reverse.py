@@ -196,7 +196,8 @@ class ReverseBuilder(StackReverse):
         spec = OPS[op.op]
         if op.op == "call":
             return f"{op.callee_name}({call_args({k: _src(v) for k, v in op.operands.items()})})"
-        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics)
+        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics,
+                           op.spelling)
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
@@ -242,11 +243,19 @@ class ReverseBuilder(StackReverse):
             self.bars = before
             return
         del self.lines[start:]
+        # a loop stack's cotangent stack (ad/stacks.py) begun in a branch keeps its name after
+        # the if (the reverse of the pushes pops it); the other branch begins it empty, or
+        # names the same list
+        stack_bars = {v: next(b[v] for _, b in results if v in b)
+                      for v in new if v in self.stacks}
         for i, (block_lines, bars) in enumerate(results):
             self.lines.append(Line("if " + s.test + ":" if i == 0 else "else:", self.indent,
                                    "block"))
             self.lines.extend(block_lines)
-            for var in sorted(new - bars.keys()):   # defined in the other branch only
+            for var, name in sorted(stack_bars.items()):
+                if bars.get(var) != name:
+                    self.lines.append(Line(f"{name} = {bars.get(var, '[]')}", self.indent + 1))
+            for var in sorted(new - bars.keys() - stack_bars.keys()):   # in the other branch
                 if (s.test, 1 - i) in self.guards.get(var, ()):
                     continue        # var itself exists only when this branch is not taken
                 zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
@@ -254,7 +263,7 @@ class ReverseBuilder(StackReverse):
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
-        self.bars = {**before, **{v: self.bar_name(v) for v in new}}
+        self.bars = {**before, **{v: self.bar_name(v) for v in new}, **stack_bars}
         for block_lines, bars in results:    # outer cotangents added to in a branch
             for v in bars.keys() & before.keys():
                 self.bars[v] = bars[v]

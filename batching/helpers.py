@@ -221,11 +221,14 @@ def _matmul_general(x, y, x_batched, y_batched, xe, ye):
     return out
 
 
-def dot_batched(a, b, a_batched=True, b_batched=True):
-    """snp.dot of each example (dot contracts a's last axis with b's second-to-last)."""
+def dot_batched(a, b, a_batched=True, b_batched=True, lax=False):
+    """snp.dot of each example (dot contracts a's last axis with b's second-to-last); `lax`:
+    lax.dot's, which takes examples of one or two axes only."""
     ae = np.ndim(a) - 1 if a_batched else np.ndim(a)
     be = np.ndim(b) - 1 if b_batched else np.ndim(b)
-    if ae == 0 or be == 0:
+    if lax and not (ae in (1, 2) and be in (1, 2)):
+        out = refuse("lax.dot takes 1-d or 2-d operands; use lax.dot_general")
+    elif ae == 0 or be == 0:
         if a_batched and b_batched:
             out = align_batched(a, b) * align_batched(b, a)
         elif a_batched:

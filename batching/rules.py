@@ -85,7 +85,7 @@ RULES = {
     "dsplit": {"ary": "snp.split({ary}, {indices_or_sections}, axis=3)"},
     "flipud": {"m": "snp.flip({m}, 1)"},
     "matmul": {"*": "matmul_batched({x}, {y}, {x_batched}, {y_batched})"},
-    "dot": {"*": "dot_batched({a}, {b}, {a_batched}, {b_batched})"},
+    "dot": {"*": "dot_batched({a}, {b}, {a_batched}, {b_batched}{lax})"},    # {lax}: lax.dot
     "outer": {"*": "outer_batched({a}, {b}, {a_batched}, {b_batched})"},
     "tensordot": {"*": "tensordot_batched({a}, {b}, {axes}, {a_batched}, {b_batched})"},
     "dot_general": {"*": "dot_general_batched({lhs}, {rhs}, {dimension_numbers}, "

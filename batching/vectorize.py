@@ -154,7 +154,7 @@ class BatchBuilder:
         rendered.update(operands or {})
         if op.op == "call":
             return f"{op.callee_name}({call_args(rendered)})"
-        return spec.render(rendered, {**op.statics, **(statics or {})})
+        return spec.render(rendered, {**op.statics, **(statics or {})}, op.spelling)
 
     def op(self, op):
         targets = ", ".join(op.targets)
@@ -319,6 +319,7 @@ class BatchBuilder:
         fill = self.fill(op, batched)
         extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]}
         fill["static"] = "".join(f", {k}={v}" for k, v in extra.items())
+        fill["lax"] = ", lax=True" if op.spelling else ""     # a lax call's checks (ir.Op)
         if "idx" in fill:
             fill["batched_idx"] = _batched_index(fill["idx"])
         fill["strides"] = (f", (1,) + tuple({op.statics['strides']})"

@@ -281,8 +281,16 @@ class _Recursive:
         if mode in forward.MODES:       # (primals, tangents): what forward.py reads
             wrt = key[2]
             taken = Names(p.name for p in params)   # (fresh: a jvp's own x_dot is a param)
-            params += [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"),
-                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in wrt]
+            # as forward._signature: after a parameter with a default, the tangents are
+            # keyword-only (r_jvp(a, shift, axis=None, *, a_dot))
+            keyword = any(p.default is not p.empty for p in params)
+            kind = inspect.Parameter.KEYWORD_ONLY if keyword else \
+                inspect.Parameter.POSITIONAL_OR_KEYWORD
+            dots = [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"), kind) for i in wrt]
+            if keyword:
+                self.__signature__ = inspect.Signature(params + dots)
+                return
+            params += dots
         self.__signature__ = inspect.Signature(
             [p.replace(default=inspect.Parameter.empty) for p in params])
 

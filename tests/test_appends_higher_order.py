@@ -93,9 +93,7 @@ X = 0.7
 # accepted exceptions) until fixed, then its entry must go.
 _THIRD = "third order and up through a list's cotangent helpers (add_at, add_n_grad, fields_of)"
 KNOWN = {
-    ("third", "list_of_dicts"): _THIRD + ": add_grads of two dicts as arrays",
     ("third", "mean_and_sum"): _THIRD + ": a tuple cotangent added to a list (add_n_grad)",
-    ("third", "sliced"): _THIRD + ": an unbound loop stack in add_at's second derivative",
     ("fourth", "list_of_dicts"): _THIRD,
     ("fourth", "mean_and_sum"): _THIRD, ("fourth", "sliced"): _THIRD,
     ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "

@@ -64,10 +64,10 @@ def test_batching_templates_name_only_parameters_and_known_helpers(op):
     for key, template in RULES[op].items():
         assert key == "*" or key in spec.params, f"{op}: rule for {key}, not a parameter"
         allowed = set(spec.params) | {f"{p}_batched" for p in spec.params} | {
-            "size", "static", "batched_idx", "strides"}
+            "size", "static", "batched_idx", "strides", "lax"}
         assert _fields(template) <= allowed, f"{op}: template names {_fields(template) - allowed}"
         fill = {f: f"p_{f}" for f in _fields(template)}
-        fill.update(static="", strides="", batched_idx=":, 0")
+        fill.update(static="", strides="", batched_idx=":, 0", lax="")
         if "idx" in fill:
             fill["idx"] = "0"
         source = template.format(**fill)

@@ -77,8 +77,10 @@ def _desugar(fn, only_choices=False, bind=None):
         return fn       # generated code is in the canonical subset (a staged user function is
                         # the user's code, with what jit could not stage left as written)
     module = getattr(fn, "__module__", None) or ""
-    if module.split(".")[0] == "numpy" or module.startswith("secant.numpy"):
+    if (module.split(".")[0] == "numpy" or module.startswith("secant.numpy")) and \
+            not getattr(fn, "__globals__", {}).get("__secant_by_source__"):
         return fn                       # library functions are ops with rules, never read
+                                        # (a by-source module's are read: composite.py)
     try:
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):

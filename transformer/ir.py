@@ -57,6 +57,8 @@ class Op:
     origin: Origin
     callee: object = None     # for op == "call": the user function
     callee_name: str = ""     # how generated code names it
+    spelling: str = ""        # a lax function generated code calls for this op (`lax.add`):
+                              # lax's argument checks (one dtype, ranks) run as in the user's code
 
 
 @dataclass

@@ -33,9 +33,12 @@ from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
-                                    STATIC_ATTRIBUTES, control_flow_for, op_for)
-from secant.transformer.parse import (BoolConversionSourceError, FunctionSource,
-                                      conversion_error, function_source, lambda_function_node)
+                                    STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
+                                    op_for)
+from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSourceError,
+                                      ConcretizationSourceError, FunctionSource,
+                                      IntegerConversionSourceError, conversion_error,
+                                      function_source, lambda_function_node)
 from secant.transformer.runnable import runnable
 
 _UNSUPPORTED = {
@@ -174,6 +177,8 @@ class Normaliser(ContainerMixin):
             self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
                                      effect=printing))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
+            if isinstance(stmt, gast.Assert) and self.batching:
+                self._batched_truth_value(stmt.test, "assert")
             self.out.append(ir.Plain(self._source(stmt), set(), self.origin))
         elif isinstance(stmt, gast.Pass):
             return
@@ -822,6 +827,9 @@ class Normaliser(ContainerMixin):
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
             return self._inactive(node)
+        if isinstance(node, gast.BoolOp) and self.batching:
+            for v in node.values[:-1]:      # `a and b` asks bool(a)
+                self._batched_truth_value(v, type(node.op).__name__.lower())
         if isinstance(node, (gast.NamedExpr, gast.BoolOp)) \
                 and not _is_truth_value(node, self._resolve) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
@@ -832,6 +840,16 @@ class Normaliser(ContainerMixin):
                                  "statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
+
+    def _batched_truth_value(self, node, what):
+        """vmap: Python asks for the truth value of `node` (`assert`, `and`/`or`); one of a
+        batched value differs per example: TracerBoolConversionError, as JAX raises."""
+        if not self._tracked_names_in(node):
+            return
+        if _has_var(self.operand(node)):
+            raise self.src.error(node, f"`{what}` needs the truth value of a batched value, "
+                                 "which differs per example; use snp.where, snp.logical_and "
+                                 "(&) or lax.cond", BoolConversionSourceError)
 
     def _test(self, node):
         """The test of an if or while: only its truth value is used (`a or b` is fine)."""
@@ -870,7 +888,7 @@ class Normaliser(ContainerMixin):
             return f"({inner},)" if o.kind == "tuple" else f"[{inner}]"
         return o.as_operand()
 
-    def _emit(self, op, operands, statics, hint=None, callee=None, callee_name=""):
+    def _emit(self, op, operands, statics, hint=None, callee=None, callee_name="", spelling=""):
         spec = OPS[op]
         operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
@@ -879,9 +897,10 @@ class Normaliser(ContainerMixin):
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
-            return ir.Expr(spec.render(rendered, statics))
+            return ir.Expr(spec.render(rendered, statics, spelling))
         name = self.names.fresh(hint or suggest(op, flat))
-        self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name))
+        self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name,
+                              spelling))
         self.tracked.add(name)
         if op == "call":        # a derivative helper that returns a container (containers.py)
             self.mark_helper_result(callee, operands, [name])
@@ -972,6 +991,7 @@ class Normaliser(ContainerMixin):
                 return item
         index = self.operand(node.slice)
         if self.batching and not isinstance(index, ir.Expr):
+            self._check_batched_index(node, base, index)
             if not isinstance(index, ir.Var):
                 raise self.src.error(node, "an index mixing a batched array with other indices "
                                      "cannot be batched yet; index with one batched array, or "
@@ -1018,6 +1038,38 @@ class Normaliser(ContainerMixin):
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
         return item
+
+    def _check_batched_index(self, node, base, index):
+        """vmap: a Python list indexed by a batched value needs one int per example
+        (TracerIntegerConversionError, as JAX); a batched boolean mask selects a different
+        number of items per example (NonConcreteBooleanIndexError)."""
+        if isinstance(base, ir.Expr) and self._python_sequence(node.value):
+            raise self.src.error(node, "a Python list or tuple indexed by a batched value: "
+                                 "the index must be one int, and it differs per example; "
+                                 "make it an array (snp.asarray(...)[i])",
+                                 IntegerConversionSourceError)
+        made = next((s for s in reversed(self.out) if isinstance(s, ir.Op)
+                     and isinstance(index, ir.Var) and index.name in s.targets), None)
+        if made is not None and made.op in _BOOLEAN_OPS:
+            raise self.src.error(node, "a boolean mask that is batched: the number of items "
+                                 "it selects differs per example, so the result has no one "
+                                 "shape; use snp.where(mask, x, 0) or a fixed size",
+                                 BooleanIndexSourceError)
+
+    def _python_sequence(self, node):
+        """Whether `node` is a list/tuple display, a local name only ever bound to one, or a
+        global/closure list or tuple."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return True
+        if not isinstance(node, gast.Name):
+            return False
+        values = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == node.id for t in a.targets)]
+        if values:
+            return all(isinstance(v, (gast.List, gast.Tuple)) for v in values)
+        if self._is_local(node.id):
+            return False
+        return isinstance(self._resolve(node), (list, tuple))
 
     def _list_like(self, name):
         """Whether SSA `name` is a list-like parameter or a name bound to its items or slices
@@ -1112,7 +1164,7 @@ class Normaliser(ContainerMixin):
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
         if opname is not None:
-            return self.op_call(node, opname, list(node.args))
+            return self.op_call(node, opname, list(node.args), lax_spelling(obj))
         if self.batching and any(obj is o for o in self.opaque):
             return self.opaque_call(node, obj)
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
@@ -1280,6 +1332,12 @@ class Normaliser(ContainerMixin):
                                  f"{'example' if self.batching else 'perturbation'}; keep it an "
                                  "array (secant.numpy functions, .astype) or compute it from "
                                  "static values", conversion)
+        if self.batching and any(not isinstance(self.operand(a), ir.Expr)
+                                 for a in _shape_arguments(obj, node)):
+            raise self.src.error(node, f"{gast.unparse(func).strip()} of a batched value: the "
+                                 "shape of its result depends on the value, which differs per "
+                                 "example; use static shapes (or a size= argument)",
+                                 ConcretizationSourceError)
         if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
@@ -1306,7 +1364,7 @@ class Normaliser(ContainerMixin):
     def _is_local(self, name):
         return name in self.current or name in self.local_defs
 
-    def op_call(self, node, opname, args):
+    def op_call(self, node, opname, args, spelling=""):
         spec = OPS[opname]
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
@@ -1354,7 +1412,7 @@ class Normaliser(ContainerMixin):
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
                                          f"{self.what} values")
                 statics[pname] = _index_src(value, self) if pname == "idx" else o.src
-        out = self._emit(opname, operands, statics)
+        out = self._emit(opname, operands, statics, spelling=spelling)
         if opname in TREE_OPS + SPLIT_OPS and opname != "tree_structure" \
                 and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
@@ -1811,6 +1869,37 @@ def _place(node, where):
         if hasattr(n, "lineno"):
             n.lineno, n.end_lineno = where.lineno, where.end_lineno
             n.col_offset = n.end_col_offset = where.col_offset
+
+
+_BOOLEAN_OPS = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+                "isnan", "isfinite", "isinf", "signbit", "logical_and", "logical_or",
+                "logical_xor", "logical_not"}
+# numpy functions whose result's shape is computed from the value of some arguments: their
+# positions and names (None: every positional argument); nonzero & co. only without size=
+_SHAPE_FROM_VALUE = {
+    "arange": (None, ("start", "stop", "step")), "zeros": ((0,), ("shape",)),
+    "ones": ((0,), ("shape",)), "empty": ((0,), ("shape",)), "full": ((0,), ("shape",)),
+    "eye": ((0, 1), ("N", "M")), "identity": ((0,), ("n",)), "tri": ((0, 1), ("N", "M")),
+    "linspace": ((2,), ("num",)), "logspace": ((2,), ("num",)), "geomspace": ((2,), ("num",)),
+    "nonzero": ((0,), ("a",)), "flatnonzero": ((0,), ("a",)), "argwhere": ((0,), ("a",)),
+    "unique": ((0,), ("ar",)),
+}
+
+
+def _shape_arguments(obj, node):
+    """The argument nodes of call `node` of numpy/secant.numpy function `obj` that give its
+    result's shape by their value (snp.arange(n), snp.zeros(n), snp.nonzero(x)), or []."""
+    import numpy as np
+    import secant.numpy as snp
+    name = getattr(obj, "__name__", "")
+    if name not in _SHAPE_FROM_VALUE or not any(getattr(m, name, None) is obj
+                                                 for m in (np, snp)):
+        return []
+    if any(k.arg == "size" for k in node.keywords):
+        return []
+    positions, names = _SHAPE_FROM_VALUE[name]
+    return [a for i, a in enumerate(node.args) if positions is None or i in positions] + \
+        [k.value for k in node.keywords if k.arg in names]
 
 
 def _is_truth_value(node, resolve):

@@ -26,12 +26,18 @@ class OpSpec:
         # values, as in JAX, where a comparison's result has no tangent
         self.conditions = tuple(conditions)
 
-    def render(self, operands, statics):
+    def render(self, operands, statics, spelling=""):
         """Source of a call: operands maps array params to source, statics param -> source.
+        `spelling` (ir.Op.spelling): the lax function written instead, its arguments positional
+        (`lax.add(x, y)`), so lax's checks of the arguments run.
 
         Parameters the user left out take their defaults in a code template; in the default
         form (snp.<name>(...)) operands are positional until the first one left out, then
         keywords, so `np.clip(x, a_max=1.0)` stays `snp.clip(x, a_max=1.0)`."""
+        if spelling:
+            args = [operands[p] if p in operands else statics[p] for p in self.params
+                    if p in operands or p in statics]
+            return f"{spelling}({', '.join(args)})"
         if self.code is not None:
             defaults = {p: repr(self.signature.parameters[p].default) for p in self.params
                         if p not in operands and p not in statics
@@ -377,6 +383,19 @@ LAX_NAMES = {
     **{n: n for n in COLLECTIVES},
     **WINDOW_LAX_NAMES,
 }
+# secant.lax functions resolved to an op whose generated code keeps the lax call (ir.Op.spelling):
+# lax checks what numpy promotes or accepts (operands of one dtype; lax.dot's ranks) and the
+# generated code must raise where the user's code does
+LAX_CHECKED = {"add", "sub", "mul", "pow", "max", "min", "atan2", "dot"}
+
+
+def lax_spelling(obj):
+    """`lax.add` for secant.lax.add (a LAX_CHECKED function, by identity), else ""."""
+    from secant import lax
+    name = getattr(obj, "__name__", "")
+    return f"lax.{name}" if name in LAX_CHECKED and getattr(lax, name, None) is obj else ""
+
+
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
               "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",

@@ -17,9 +17,9 @@ import textwrap
 
 import gast
 
-from secant.backends.errors import (ConcretizationTypeError, SecantError,
-                                    TracerBoolConversionError, TracerIntegerConversionError,
-                                    origin)
+from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
+                                    SecantError, TracerBoolConversionError,
+                                    TracerIntegerConversionError, origin)
 
 
 class SourceError(SecantError):
@@ -36,6 +36,10 @@ class IntegerConversionSourceError(SourceError, TracerIntegerConversionError):
 
 class ConcretizationSourceError(SourceError, ConcretizationTypeError):
     """float()/complex() of a differentiated or batched value."""
+
+
+class BooleanIndexSourceError(SourceError, NonConcreteBooleanIndexError):
+    """x[mask] with a batched boolean mask: the result's shape differs per example."""
 
 
 def conversion_error(callee):

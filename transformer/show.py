@@ -24,7 +24,7 @@ def _op(op):
         return f"{op.callee_name}({call_args(operands)})"
     if op.op in CONTROL_FLOW:       # its functions are read on their own: the call as written
         return op.statics["forward"]
-    return OPS[op.op].render(operands, op.statics)
+    return OPS[op.op].render(operands, op.statics, op.spelling)
 
 
 def _block(statements, indent, out, last):
