@@ -720,10 +720,10 @@ def broadcast_arrays(*args):
 @_static
 def _nonzero_size(size):
     if size is None:
-        from secant.backends.errors import ConcretizationError
+        from secant.backends.errors import ConcretizationError, where
         raise ConcretizationError("nonzero of a traced or batched array needs size=: the number "
                                   "of nonzero elements is not known while transforming. Pass "
-                                  "size=N (and fill_value=) for a fixed-size result")
+                                  "size=N (and fill_value=) for a fixed-size result" + where())
     return int(size)
 
 
