@@ -22,6 +22,7 @@ from secant.backends.errors import SecantTypeError, SecantValueError, defined_at
 
 def checks(fn):
     fn.__secant_checks__ = True
+    fn.__secant_check__ = True     # a call kept as a statement for what it checks
     return fn
 
 

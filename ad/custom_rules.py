@@ -100,11 +100,9 @@ def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp):
     zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
-    out, out_dot = names.fresh("out"), names.fresh(f"{custom.__name__}_dot")
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
              "    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
-             f"    {out}, {out_dot} = custom_jvp_outputs("
-             f"{_rule_call(custom, params, zeros, rule)}, {rule})",
+             f"    custom_jvp_outputs({_rule_call(custom, params, zeros, rule)}, {rule})",
              "    # the rule is linear in the tangents: its transpose at zero tangents",
              f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
     return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp, rule: custom.jvp,
