@@ -23,13 +23,15 @@ from secant.custom import make_checkpoint as checkpoint, make_checkpoint as rema
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices)
 
+from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
+
 _errors.register_internal_dir(__file__)
 
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
            "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
-           "numpy", "lax", "random", "jit",
+           "numpy", "lax", "random", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
