@@ -66,7 +66,7 @@ class BatchBuilder:
         if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(",
                                        "batch_axis(", "batch_new_axis(")):
             return code
-        for name in self.tracked - self.batched:
+        for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
                 for per_example, whole in _WHOLE_SHAPES:
                     query = re.escape(per_example.format(x=name))

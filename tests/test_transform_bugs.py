@@ -167,3 +167,38 @@ def test_vmap_of_asarray(x64):
     np.testing.assert_array_equal(secant.vmap(np.asarray)(x), x)
     assert secant.vmap(snp.asarray, in_axes=(0, None))(x, snp.float32).dtype == np.float32
     np.testing.assert_allclose(secant.grad(_sum_of_squares_rows)(x), 2 * x, rtol=1e-12)
+
+
+# --- hessian: a shape query of a value only one of two vmaps batches ----------------------------
+_XP = np.arange(-2.0, 3.0)
+_FP = np.sin(_XP)
+
+
+def _clamped(x, fp, right=None):
+    f = x * fp[1]
+    f = snp.where(x < 0.0, fp[0], f)
+    if right is None:
+        f = snp.where(x > 1.0, fp[4], f)
+    else:
+        f = snp.where(x > 1.0, right, f)
+    return f
+
+
+def _interp_squares(x):
+    return snp.sum(snp.interp(x, _XP, _FP) ** 2)
+
+
+def _clamped_squares(x):
+    return snp.sum(_clamped(x, _FP) ** 2)
+
+
+@pytest.mark.parametrize("f", [_interp_squares, _clamped_squares])
+def test_hessian_of_chained_where_after_a_static_if(x64, f):
+    x = np.linspace(-1.4, 1.6, 5)
+    got = secant.hessian(f)(x)
+    grad = secant.grad(f)
+    eps = 1e-6
+    fd = np.stack([(np.asarray(grad(x + eps * e)) - np.asarray(grad(x - eps * e))) / (2 * eps)
+                   for e in np.eye(5)])
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.hessian(f))(x), got, rtol=1e-10, atol=1e-12)

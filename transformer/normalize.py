@@ -97,6 +97,7 @@ class Normaliser(ContainerMixin):
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        self.queried = set()        # names whose shape queries are written per example (vmap)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
@@ -979,6 +980,7 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
+                self.queried.add(base.name)
                 return ir.Expr(_per_example(base.name, node.attr))
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
@@ -1160,6 +1162,7 @@ class Normaliser(ContainerMixin):
                 and len(node.args) == 1 and not node.keywords:
             arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
             if isinstance(arg, ir.Var) and not self.is_container(arg):
+                self.queried.add(arg.name)
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
             arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
@@ -1172,6 +1175,7 @@ class Normaliser(ContainerMixin):
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
                 helper = self._source(node.func)
+                self.queried.add(x.name)
                 return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
@@ -2140,6 +2144,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
     norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
+    fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
@@ -2173,6 +2178,9 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
 
     def _replace(self, template, name_node, text=None):
+        for n in gast.walk(name_node):      # (the names whose queries are per example)
+            if isinstance(n, gast.Name):
+                self.norm.queried.add(self.norm.current.get(n.id, n.id))
         text = template.format(x=name_node.id if text is None else text)
         new = gast.parse(text).body[0].value
         return gast.copy_location(new, name_node) if hasattr(name_node, "lineno") else new
