@@ -138,6 +138,10 @@ def _join_unset(traced, regions):
     return [(treedef, outs) for (treedef, _), outs in zip(traced, joined)], unset
 
 
+class CarryChanged(SecantTypeError):
+    """A loop body that changed its carry's structure, shape or dtype."""
+
+
 def while_loop(trace, cond_fun, body_fun, init):
     """Trace a StableHLO while loop over the pytree `init` (the loop carry).
 
@@ -179,7 +183,7 @@ def _while_regions(trace, cond_fun, body_fun, treedef, avals):
         if out_tree != treedef or any(
                 o.shape != a.shape or (o.dtype != a.dtype and not a.weak_type)
                 for o, a in zip(out_avals, avals)):
-            raise SecantTypeError(
+            raise CarryChanged(
                 "the loop carry must keep its structure, shapes and dtypes: it entered as "
                 f"{describe(treedef, avals)} and body_fun returned "
                 f"{describe(out_tree, out_avals)}" + where())

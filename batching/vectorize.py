@@ -63,9 +63,10 @@ class BatchBuilder:
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
         not) has no batch axis to leave out, so its queries are written back whole."""
-        if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(")):
+        if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(",
+                                       "batch_axis(", "batch_new_axis(")):
             return code
-        for name in self.tracked - self.batched:
+        for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
                 for per_example, whole in _WHOLE_SHAPES:
                     query = re.escape(per_example.format(x=name))
@@ -75,6 +76,7 @@ class BatchBuilder:
                                   whole.format(x=name).replace("\\", r"\\"), code)
                 code = re.sub(rf"(?<![\w.])(example_size|example_len)\({name}, (\d+)\)",  # one
                               lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)  # outer axis fewer
+                code = _one_outer_axis_fewer(code, name)
         return code
 
     def start(self, origin):
@@ -969,6 +971,31 @@ def _is_int(src):
         return isinstance(ast.literal_eval(src), int)
     except (ValueError, SyntaxError):
         return False
+
+
+def _outer_axis_call(code, start):
+    """Index just past `batch_axis(` or `batch_new_axis(` whose argument list ends at `start`
+    (the index of its closing parenthesis), or None."""
+    depth = 0
+    for i in range(start, -1, -1):
+        depth += {")": 1, "(": -1}.get(code[i], 0)
+        if depth == 0:
+            head = re.search(r"(?<![\w.])(batch_axis|batch_new_axis)$", code[:i])
+            return i + 1 if head else None
+    return None
+
+
+def _one_outer_axis_fewer(code, name):
+    """`batch_axis(axis, x, k)` the normaliser wrote for a tracked x (one more outer axis: an
+    enclosing vmap's) where x turned out unbatched: `k - 1` outer axes."""
+    out, pos = [], 0
+    for m in re.finditer(rf", {name}, (\d+)\)", code):
+        if _outer_axis_call(code, m.end() - 1) is None:
+            continue
+        k = int(m[1]) - 1
+        out += [code[pos:m.start()], f", {name}" + (f", {k})" if k else ")")]
+        pos = m.end()
+    return "".join(out) + code[pos:]
 
 
 def _src(o):

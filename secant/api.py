@@ -325,6 +325,20 @@ class JitFunction:
 
     # --- tracing ----------------------------------------------------------------------------------
     def _trace(self, args, kwargs, leaves, treedef, static):
+        from secant.backends.control_flow import CarryChanged
+        from secant.transformer.functionalize import unrolled
+        try:
+            return self._trace_once(args, kwargs, leaves, treedef)
+        except CarryChanged as e:
+            # a Python loop jit staged as a lax loop whose carry changes shape (`a = a[1:] -
+            # a[:-1]`): traced again with Python loops as written (unrolled, as jax.jit does)
+            try:
+                with unrolled():
+                    return self._trace_once(args, kwargs, leaves, treedef)
+            except Exception:
+                raise e from None
+
+    def _trace_once(self, args, kwargs, leaves, treedef):
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(self._fun, "__name__", "f")
         trace = Trace(name)

@@ -174,6 +174,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         raise SecantTypeError(f"vmap expects a callable, got {fun!r}{where()}")
     base = _op_function(fun)
     params = _positional_params(_unwrap(base)) or []
+    op_caller = base is not _unwrap(fun)    # a library op's (or a callable's) calling function
     names = [p.name for p in params]
 
     def gen_for(plan, kw_names, tracing):
@@ -254,6 +255,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             return None
         if all(a is None for a in axes) and axis_size is None:
             return None
+        if op_caller and not isinstance(in_axes, tuple):    # vmap(snp.sum): its arrays mapped,
+            axes = [None if p.default is not p.empty else a     # its options (axis=None)
+                    for p, a in zip(params, axes)]              # left as their defaults
         plan = _Plan.__new__(_Plan)
         plan.axes, plan.size = list(axes), axis_size
         return gen_for(plan, [], tracing)
@@ -274,7 +278,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         batched.__name__ = batched.__qualname__ = gen.__name__
     batched.__secant_staged__ = lambda: default_gen(True) or batched
     batched.__secant_vmap__ = True
-    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
+    axes = in_axes if isinstance(in_axes, tuple) else [
+        None if op_caller and p.default is not p.empty else in_axes for p in params]
     batched.__secant_reads__ = (base, [i for i, a in enumerate(axes) if a is not None], "vmap")
     return show_source(batched)
 

@@ -44,9 +44,9 @@ def _check_carry(before, after, what):
     def describe(tree, leaves):
         return f"{tree} with " + ", ".join(
             f"{_dtype_weak(x)[0].name}{list(np.shape(x))}" for x in leaves)
-    raise SecantTypeError(f"the loop carry must keep its structure, shapes and dtypes: it entered "
-                          f"as {describe(b_tree, b_leaves)} and {what} returned "
-                          f"{describe(a_tree, a_leaves)}{where()}")
+    raise control_flow.CarryChanged(
+        f"the loop carry must keep its structure, shapes and dtypes: it entered as "
+        f"{describe(b_tree, b_leaves)} and {what} returned {describe(a_tree, a_leaves)}{where()}")
 
 
 def _predicate(p):

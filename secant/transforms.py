@@ -74,6 +74,13 @@ def _op_function(fun):
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
                          or is_user_callable_object(fun)):
         return _callable_function(fun)
+    if name is None and _is_array_constructor(fun):     # snp.asarray: a function calling it,
+        def array_caller():                             # read as user code's call is
+            hit = _calling_function(inspect.signature(fun), fun.__name__, f"{fun.__name__}_",
+                                    {f"{fun.__name__}_": fun}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("array", id(fun)), array_caller)
     if name is None and inspect.isfunction(fun) and not hasattr(fun, "__secant_source__") \
             and not fun.__globals__.get("__secant_by_source__") \
             and (fun.__module__ or "").split(".")[:2] in (["secant", "numpy"], ["numpy"]):
@@ -90,6 +97,11 @@ def _op_function(fun):
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
+
+
+def _is_array_constructor(fun):
+    import secant.numpy as snp
+    return any(fun is f for f in (np.array, np.asarray, snp.array, snp.asarray))
 
 
 def _is_op_or_callable(fun):

@@ -31,6 +31,8 @@ tests (shapes, `is None`, isinstance, ...) stay Python `if`s.
 """
 import ast
 import builtins
+import contextlib
+import contextvars
 import copy
 import linecache
 import types
@@ -709,9 +711,26 @@ class _Printer:
 
 
 # --- the entry point --------------------------------------------------------------------------
+_UNROLLED = contextvars.ContextVar("secant_unrolled", default=False)
+
+
+@contextlib.contextmanager
+def unrolled():
+    """Within: nothing is functionalised, so Python loops unroll as they do under jax.jit (jit
+    traces again so when a staged loop's carry changes shape: `a = a[1:] - a[:-1]` in a
+    `for _ in range(n)` loop is a Python loop, not a lax loop)."""
+    token = _UNROLLED.set(True)
+    try:
+        yield
+    finally:
+        _UNROLLED.reset(token)
+
+
 def functionalize(fn):
     """`fn` with Python control flow rewritten into secant.lax calls (cached per function), or
     `fn` itself when there is none to rewrite or its source cannot be read."""
+    if _UNROLLED.get():
+        return fn
     try:
         hit = _cache.get(fn)
     except TypeError:

@@ -55,6 +55,18 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _value_names(node):
+    """Names whose values `node` reads, leaving out those only queried for static facts
+    (`x.shape[0]`, `x.ndim`, `len(x)`)."""
+    static = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and n.attr in STATIC_ATTRIBUTES:
+            static.add(id(n.value))
+        elif isinstance(n, gast.Call) and getattr(n.func, "id", None) == "len" and n.args:
+            static.add(id(n.args[0]))
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static}
+
+
 def _def_locals(fdef):
     """Names local to a nested def: its parameters and what its body assigns or defines."""
     out = {n.id for n in gast.walk(fdef.args) if isinstance(n, gast.Name)}
@@ -85,6 +97,7 @@ class Normaliser(ContainerMixin):
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        self.queried = set()        # names whose shape queries are written per example (vmap)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
@@ -967,6 +980,7 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
+                self.queried.add(base.name)
                 return ir.Expr(_per_example(base.name, node.attr))
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
@@ -1028,6 +1042,9 @@ class Normaliser(ContainerMixin):
         if self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
+        elif self.batching and isinstance(node.slice, gast.Slice) and \
+                self._returns_tuple(base.name):
+            self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
         elif (base.name in self.params or base.name in {
                 a.id for a in self.node.args.kwonlyargs}) \
                 and self._own_code():   # a helper's x[i], g[:n] (x_dot too): a list's
@@ -1076,6 +1093,16 @@ class Normaliser(ContainerMixin):
         (_list_like_params)."""
         return name in self.list_params or any(
             self.current.get(user) == name for user in self.list_params)
+
+    def _returns_tuple(self, name):
+        """Whether SSA `name` is the result of a call that may return a tuple: a user
+        function's, or an op given keywords that ask for several results (unique's
+        return_index=True)."""
+        for op in reversed(self.out):
+            if isinstance(op, ir.Op) and name in op.targets:
+                return op.op == "call" or any(k.startswith("return_") and v != "False"
+                                              for k, v in op.statics.items())
+        return False
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1135,6 +1162,7 @@ class Normaliser(ContainerMixin):
                 and len(node.args) == 1 and not node.keywords:
             arg = self.operand(node.args[0])    # np.ndim(a[i]): a query of a batched value
             if isinstance(arg, ir.Var) and not self.is_container(arg):
+                self.queried.add(arg.name)
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
             arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
@@ -1147,6 +1175,7 @@ class Normaliser(ContainerMixin):
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
                 outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
                 helper = self._source(node.func)
+                self.queried.add(x.name)
                 return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
@@ -1163,6 +1192,9 @@ class Normaliser(ContainerMixin):
                 raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
+        if opname is not None and obj in (builtins.min, builtins.max, builtins.abs) and not (
+                _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
+            return self._inactive(node)     # min(n, 3) of Python ints: a Python int, as written
         if opname is not None:
             return self.op_call(node, opname, list(node.args), lax_spelling(obj))
         if self.batching and any(obj is o for o in self.opaque):
@@ -1856,10 +1888,13 @@ def _range_of_len(node, ranges):
     if isinstance(node, gast.Name) and node.id in ranges:
         return _range_of_len(ranges[node.id], {k: v for k, v in ranges.items() if k != node.id})
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-            node.func.id == "range" and len(node.args) == 1 and \
-            isinstance(node.args[0], gast.Call) and \
-            getattr(node.args[0].func, "id", None) == "len" and len(node.args[0].args) == 1:
-        return node.args[0].args[0]
+            node.func.id == "range" and 1 <= len(node.args) <= 3:
+        # range(len(x)), and any range whose bounds count x's items: range(len(x) - 1, -1, -1)
+        lens = [m.args[0] for a in node.args for m in gast.walk(a)
+                if isinstance(m, gast.Call) and getattr(m.func, "id", None) == "len"
+                and len(m.args) == 1]
+        if lens:
+            return lens[0]
     return None
 
 
@@ -2109,6 +2144,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
     norm = Normaliser(fn, active_params, mode, opaque, reserved)
     fn_ir = norm.run()
+    fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
@@ -2142,6 +2178,9 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
 
     def _replace(self, template, name_node, text=None):
+        for n in gast.walk(name_node):      # (the names whose queries are per example)
+            if isinstance(n, gast.Name):
+                self.norm.queried.add(self.norm.current.get(n.id, n.id))
         text = template.format(x=name_node.id if text is None else text)
         new = gast.parse(text).body[0].value
         return gast.copy_location(new, name_node) if hasattr(name_node, "lineno") else new
