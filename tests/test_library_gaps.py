@@ -121,3 +121,53 @@ def test_generated_code_names_secants_functions():
     assert any("snp.linalg.det(a)" in line for line in code)
     assert not any("np.linalg" in line.replace("snp.linalg", "") for line in code)
     assert "snp.angle" in secant.source(secant.grad(lambda x: np.sum(np.angle(x + 2j))))
+
+
+# --- dtype names called as casts ------------------------------------------------------------------
+def test_scalar_type_names_cast_and_stay_dtypes():
+    assert np.dtype(snp.float32) == np.float32 and snp.dtype(snp.int32) == np.dtype("int32")
+    assert snp.float32 == np.float32 and hash(snp.int32) == hash(np.int32)
+    assert snp.issubdtype(snp.int32, snp.integer) and not snp.issubdtype(snp.float32, snp.integer)
+    assert snp.zeros(2, dtype=snp.int32).dtype == np.int32
+    assert snp.ones(2).astype(snp.int8).dtype == np.int8
+    assert np.zeros(2, dtype=snp.float64).dtype == np.float64
+    assert int(snp.int32(2.7)) == 2 and snp.int32(2.7).dtype == np.int32
+    assert isinstance(np.float32(1.0), snp.float32)
+
+
+def test_scalar_type_casts_under_jit_grad_vmap(x64):
+    def f(x):
+        return snp.float32(x) * 2 + snp.sum(snp.int32(x) * x)
+
+    def g(x):
+        return np.float64(x) ** 2 * snp.float64(x)
+
+    xs = np.array([1.7, 2.5, -0.4])
+    for x in xs:
+        assert float(secant.jit(f)(x)) == pytest.approx(float(f(x)), rel=1e-6)
+        # int32(x) has zero derivative: d/dx = 2 + int(x)
+        assert float(secant.grad(f)(x)) == pytest.approx(2 + int(x), rel=1e-12)
+        assert float(secant.jit(secant.grad(f))(x)) == pytest.approx(2 + int(x), rel=1e-12)
+        assert float(secant.grad(g)(x)) == pytest.approx(3 * x ** 2, rel=1e-12)
+    assert secant.jit(lambda x: snp.int32(x))(2.7).dtype == np.int32
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xs)), [float(f(x)) for x in xs],
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.vmap(g)(xs)), xs ** 3, rtol=1e-12)
+
+
+# --- batched fill values and endpoints ------------------------------------------------------------
+def test_full_and_linspace_with_batched_arguments(x64):
+    v = np.array([1.0, 2.0, -0.5])
+    full = secant.vmap(lambda s: snp.full((3,), s))
+    np.testing.assert_array_equal(np.asarray(full(v)), np.repeat(v[:, None], 3, axis=1))
+    np.testing.assert_array_equal(np.asarray(secant.jit(full)(v)), np.repeat(v[:, None], 3, 1))
+    lin = secant.vmap(lambda s: snp.linspace(s, 2.0, 4))
+    want = np.stack([np.linspace(s, 2.0, 4) for s in v])
+    np.testing.assert_allclose(np.asarray(lin(v)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.jit(lin)(v)), want, rtol=1e-12)
+    lin2 = secant.vmap(lambda s: snp.linspace(0.0, s, 3, endpoint=False))
+    np.testing.assert_allclose(np.asarray(lin2(v)),
+                               np.stack([np.linspace(0.0, s, 3, endpoint=False) for s in v]))
+    np.testing.assert_allclose(np.asarray(secant.jacfwd(lambda s: snp.linspace(s, 2.0, 4))(1.0)),
+                               [1.0, 2 / 3, 1 / 3, 0.0], rtol=1e-12)
+    assert float(secant.grad(lambda s: snp.sum(snp.full((3,), s) ** 2))(2.0)) == 12.0

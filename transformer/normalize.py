@@ -1113,6 +1113,8 @@ class Normaliser(ContainerMixin):
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
+        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords:
+            return self.op_call(node, "astype", [node.args[0], node.func])  # snp.float32(x)
         ours = numpy_counterpart(obj) if op_for(obj) is None else None
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
@@ -2105,6 +2107,11 @@ def _is_fields_of(obj, node):
     return len(node.args) == arity and not node.keywords \
         and isinstance(node.args[1], (gast.Dict, gast.List)) \
         and all(isinstance(k, gast.Constant) for k in _field_keys(node.args[1]))
+
+
+def _is_scalar_type(obj):
+    from secant.numpy.scalar_types import is_scalar_type
+    return is_scalar_type(obj)
 
 
 def numpy_counterpart(obj):
