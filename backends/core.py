@@ -155,9 +155,11 @@ class Tracer:
     def __array_function__(self, func, types, args, kwargs):
         """The same for NumPy's other functions (`np.sum(x)`); one secant.numpy lacks runs as
         NumPy's own (which converts, and so says why it cannot)."""
+        from secant.numpy.counterparts import counterpart
         import secant.numpy as snp
-        fn = getattr(snp, func.__name__, None)
-        if fn is None or not callable(fn):
+        ours = counterpart(func)                # (np.linalg.det: snp.linalg.det)
+        fn = ours[0] if ours is not None else getattr(snp, func.__name__, None)
+        if fn is None or not callable(fn) or isinstance(fn, type):
             return func._implementation(*args, **kwargs)
         return fn(*args, **kwargs)
 

@@ -1140,6 +1140,12 @@ class Normaliser(ContainerMixin):
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
+        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords:
+            return self.op_call(node, "astype", [node.args[0], node.func])  # snp.float32(x)
+        ours = numpy_counterpart(obj) if op_for(obj) is None else None
+        if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
+            obj, node = ours[0], _renamed_call(node, ours[1])
+            func = node.func
         if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
@@ -1231,7 +1237,7 @@ class Normaliser(ContainerMixin):
         if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
-                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
+                keys = "[" + ", ".join(self._source(k) for k in _field_keys(node.args[1])) + "]"
                 statics = {"keys": keys, **({"n": self._source(node.args[2])}
                                             if len(node.args) == 4 else {})}
                 out = self._emit(obj.__name__, {"tree": tree}, statics)
@@ -2134,8 +2140,40 @@ def _is_fields_of(obj, node):
     else:
         return False
     return len(node.args) == arity and not node.keywords \
-        and isinstance(node.args[1], gast.Dict) \
-        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
+        and isinstance(node.args[1], (gast.Dict, gast.List)) \
+        and all(isinstance(k, gast.Constant) for k in _field_keys(node.args[1]))
+
+
+def _is_scalar_type(obj):
+    from secant.numpy.scalar_types import is_scalar_type
+    return is_scalar_type(obj)
+
+
+def numpy_counterpart(obj):
+    """secant.numpy's function (and its spelling) for a NumPy function with no op of its own,
+    where secant's has rules (an op or a source); queries such as np.shape stay as written."""
+    from secant.numpy.counterparts import counterpart
+    ours = counterpart(obj)
+    mine = ours and ours[0]
+    if ours is None or (op_for(mine) is None and source_of(mine) is None
+                        and (_is_library(mine) or not inspect.isfunction(mine))
+                        and not getattr(mine, "__secant_custom__", False)):
+        return None
+    return ours
+
+
+def _renamed_call(node, name):
+    """The call `node` with its callee written `name` (a dotted name generated code binds)."""
+    func = gast.parse(name).body[0].value
+    for sub in gast.walk(func):
+        gast.copy_location(sub, node.func)
+    return gast.copy_location(gast.Call(func=func, args=node.args, keywords=node.keywords), node)
+
+
+def _field_keys(node):
+    """The keys of fields_of's second argument: a dict's keys, or the list a derivative's
+    forward mode writes (fields_of(tree_dot, [0, 1]))."""
+    return node.keys if isinstance(node, gast.Dict) else node.elts
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):

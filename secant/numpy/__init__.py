@@ -29,12 +29,15 @@ __all__ = _export()
 r_, c_ = extra.r_, extra.c_       # index tricks: objects, not functions
 __all__ += ["r_", "c_"]
 
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-bfloat16 = _dtypes.bfloat16.type
-complex64, complex128 = _np.complex64, _np.complex128
+from secant.numpy.scalar_types import scalar_type as _scalar_type  # noqa: E402
+# dtypes that cast when called (snp.float32(x)), as jax.numpy's (secant/numpy/scalar_types.py)
+bool_ = _scalar_type(_np.bool_, "bool_")
+int8, int16, int32, int64 = (_scalar_type(t) for t in (_np.int8, _np.int16, _np.int32, _np.int64))
+uint8, uint16, uint32, uint64 = (_scalar_type(t)
+                                 for t in (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
+float16, float32, float64 = (_scalar_type(t) for t in (_np.float16, _np.float32, _np.float64))
+bfloat16 = _scalar_type(_dtypes.bfloat16.type, "bfloat16")
+complex64, complex128 = _scalar_type(_np.complex64), _scalar_type(_np.complex128)
 dtype = _np.dtype
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

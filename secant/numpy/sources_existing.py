@@ -3,6 +3,7 @@ secant/numpy/composite.py): the transforms read these to differentiate and batch
 functions of the same name, whose own calls compute the values. Each computes the same values
 and dtypes as its library function, with ops that have rules (static control flow on shapes,
 dtypes and axis arguments only)."""
+import functools
 import importlib
 import math
 
@@ -11,6 +12,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax
 from secant.numpy import creation, indexing, products, reductions, ufuncs
+from secant.custom import custom_jvp
 from secant.numpy.composite import source_for
 
 shapes = importlib.import_module("secant.numpy.shape")    # (snp.shape is the function)
@@ -119,8 +121,29 @@ def rad2deg(x):
 def sinc(x):
     x = _inexact(x)
     zero = x == 0
-    safe = snp.where(zero, 1.0, np.pi * x)
-    return snp.where(zero, 1.0, snp.sin(safe) / safe)
+    pi_x = np.pi * x
+    safe = snp.where(zero, 1.0, pi_x)
+    return snp.where(zero, _sinc_maclaurin(0, pi_x), snp.sin(safe) / safe)
+
+
+@_static
+def _sinc_coefficient(k):
+    """The k-th derivative of sin(t) / t at t = 0: (-1)^(k/2) / (k + 1) for even k, else 0."""
+    return 0.0 if k % 2 else (-1.0) ** (k // 2) / (k + 1)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, t):
+    """The k-th derivative of sin(t) / t at 0, constant in t; its derivative is the (k+1)-th, so
+    every derivative order of sinc is right at 0 (the where above only guards the division)."""
+    return t * 0 + _sinc_coefficient(k)
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+    t, = primals
+    t_dot, = tangents
+    return _sinc_maclaurin(k, t), _sinc_maclaurin(k + 1, t) * t_dot
 
 
 @source_for(ufuncs.copysign)

@@ -1,0 +1,40 @@
+"""secant.numpy's function for a NumPy function: user code may call `np.linalg.det(a)` as well
+as `snp.linalg.det(a)` (DESIGN: name resolution maps the callee object to secant's). The
+transforms read, and generated code names, secant's function (`snp.linalg.det`), so the code
+they write runs under jit; traced arrays route NumPy calls the same way (backends/core.py)."""
+import numpy as np
+
+# (NumPy's module, secant.numpy's module as generated code spells it)
+_MODULES = (("numpy", "snp"), ("numpy.linalg", "snp.linalg"), ("numpy.fft", "snp.fft"))
+_TABLE = None
+
+
+def _build():
+    import importlib
+    import secant.numpy as snp
+    table = {}
+    for np_name, spelled in _MODULES:
+        np_mod = importlib.import_module(np_name)
+        ours = snp if spelled == "snp" else getattr(snp, spelled.split(".")[1])
+        for name in dir(np_mod):
+            if name.startswith("_"):
+                continue
+            theirs, mine = getattr(np_mod, name), getattr(ours, name, None)
+            if mine is None or mine is theirs or isinstance(theirs, type) \
+                    or not callable(theirs) or not callable(mine) or isinstance(mine, type(np)):
+                continue        # (dtypes and classes are not functions to swap)
+            table.setdefault(id(theirs), (theirs, mine, f"{spelled}.{name}"))
+    return table
+
+
+def counterpart(obj):
+    """(secant.numpy's function, how generated code names it) for a NumPy function of numpy,
+    numpy.linalg or numpy.fft that secant.numpy has under the same name; else None."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _build()
+    try:
+        hit = _TABLE.get(id(obj))
+    except TypeError:
+        return None
+    return hit[1:] if hit is not None and hit[0] is obj else None
