@@ -1140,8 +1140,9 @@ class Normaliser(ContainerMixin):
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
-        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords:
-            return self.op_call(node, "astype", [node.args[0], node.func])  # snp.float32(x)
+        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords and \
+                self._tracked_names_in(node.args[0]):       # snp.float32(x) of a tracked x
+            return self.op_call(node, "astype", [node.args[0], node.func])
         ours = numpy_counterpart(obj) if op_for(obj) is None else None
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
@@ -1237,7 +1238,7 @@ class Normaliser(ContainerMixin):
         if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
-                keys = "[" + ", ".join(self._source(k) for k in _field_keys(node.args[1])) + "]"
+                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
                 statics = {"keys": keys, **({"n": self._source(node.args[2])}
                                             if len(node.args) == 4 else {})}
                 out = self._emit(obj.__name__, {"tree": tree}, statics)
@@ -2140,8 +2141,8 @@ def _is_fields_of(obj, node):
     else:
         return False
     return len(node.args) == arity and not node.keywords \
-        and isinstance(node.args[1], (gast.Dict, gast.List)) \
-        and all(isinstance(k, gast.Constant) for k in _field_keys(node.args[1]))
+        and isinstance(node.args[1], gast.Dict) \
+        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
 
 
 def _is_scalar_type(obj):
@@ -2168,12 +2169,6 @@ def _renamed_call(node, name):
     for sub in gast.walk(func):
         gast.copy_location(sub, node.func)
     return gast.copy_location(gast.Call(func=func, args=node.args, keywords=node.keywords), node)
-
-
-def _field_keys(node):
-    """The keys of fields_of's second argument: a dict's keys, or the list a derivative's
-    forward mode writes (fields_of(tree_dot, [0, 1]))."""
-    return node.keys if isinstance(node, gast.Dict) else node.elts
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
