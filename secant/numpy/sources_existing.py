@@ -440,28 +440,26 @@ def _at_least(a, ndim):
     return out
 
 
-@source_for(shapes.atleast_1d)
-def atleast_1d(*arys):
-    out = [_at_least(a, 1) for a in arys]
+def _all_at_least(arys, ndim):
+    out = [_at_least(a, ndim) for a in arys]
     if len(out) == 1:
         out = out[0]
     return out
+
+
+@source_for(shapes.atleast_1d)
+def atleast_1d(*arys):
+    return _all_at_least(arys, 1)
 
 
 @source_for(shapes.atleast_2d)
 def atleast_2d(*arys):
-    out = [_at_least(a, 2) for a in arys]
-    if len(out) == 1:
-        out = out[0]
-    return out
+    return _all_at_least(arys, 2)
 
 
 @source_for(shapes.atleast_3d)
 def atleast_3d(*arys):
-    out = [_at_least(a, 3) for a in arys]
-    if len(out) == 1:
-        out = out[0]
-    return out
+    return _all_at_least(arys, 3)
 
 
 def _joined(arrays, axis, dtype):
