@@ -86,6 +86,11 @@ def register_origins(filename, mapping):
     _ORIGINS[filename] = dict(mapping)
 
 
+def origins_of(filename):
+    """{generated line: (user file, user line)} of one generated file (empty if none)."""
+    return dict(_ORIGINS.get(filename, {}))
+
+
 def origin(filename, line):
     """(file, line) of the user's source behind a location, generated or not."""
     return _ORIGINS.get(filename, {}).get(line, (filename, line))

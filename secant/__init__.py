@@ -18,6 +18,7 @@ from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linea
 from secant.batch import vmap
 from secant.parallel import pmap
 from secant.codegen.save import save_source
+from secant.side_by_side import show
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
@@ -33,6 +34,6 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
            "numpy", "lax", "random", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
-           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
+           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
            "custom_vmap", "checkpoint", "remat"]
