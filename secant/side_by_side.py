@@ -55,7 +55,7 @@ class SideBySide:
     def _repr_html_(self):
         colour = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(self.user_lines())}
         cell = "padding:0 0.8em;font-family:monospace;white-space:pre;text-align:left"
-        out = [f'<table class="secant-show" style="border-collapse:collapse">',
+        out = ['<table class="secant-show" style="border-collapse:collapse">',
                f'<caption style="text-align:left">{html.escape(self.title)}</caption>',
                f'<tr><th style="{cell}">yours ({html.escape(self.user_file)})</th>'
                f'<th style="{cell}">generated</th></tr>']
