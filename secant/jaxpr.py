@@ -387,3 +387,43 @@ class ShapeDtypeStruct:
     def __repr__(self):
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
 
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluate `jaxpr` (a Jaxpr; its constvars bound to `consts`) on `args` with each
+    primitive's NumPy implementation; returns the list of outputs (as jax.core.eval_jaxpr)."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr, consts = jaxpr.jaxpr, consts if consts is not None else jaxpr.consts
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[id(v)] = np.asarray(x)
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"the jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    return _eval(jaxpr, env, [np.asarray(getattr(a, "_value", lambda: a)()) for a in args])
+
+
+def _eval(jaxpr, env, args):
+    env = dict(env)         # a region reads the values of the jaxprs around it
+
+    def read(v):
+        return np.asarray(v.val, v.aval.dtype) if isinstance(v, Literal) else env[id(v)]
+
+    for v, x in zip(jaxpr.invars, args):
+        env[id(v)] = x
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        if eqn.primitive is _COND:
+            branches = eqn.params["branches"]
+            index = int(np.clip(ins[0], 0, len(branches) - 1))
+            outs = _eval(branches[index], env, [])
+        elif eqn.primitive is _WHILE:
+            carry = ins
+            while bool(_eval(eqn.params["cond_jaxpr"], env, carry)[0]):
+                carry = _eval(eqn.params["body_jaxpr"], env, carry)
+            outs = carry
+        else:
+            out = eqn.primitive.impl(*ins, **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+        for v, x in zip(eqn.outvars, outs):
+            env[id(v)] = np.asarray(x)
+    return [read(v) for v in jaxpr.outvars]
