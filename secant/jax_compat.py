@@ -28,6 +28,11 @@ JAX_MODULES = {
     "jax.experimental.stax": "secant.example_libraries.stax",          # (JAX's old names)
     "jax.experimental.optimizers": "secant.example_libraries.optimizers",
 }
+# names JAX spells differently from secant: jax name -> (secant module, attribute); secant's own
+# attribute of the same name wins where it has one
+JAX_NAMES = {
+    "jax.jacobian": ("secant", "jacrev"),       # (jax: `jacobian = jacrev`)
+}
 # attributes of `jax` that are modules in JAX (so `jax.tree_util.tree_map` works without an
 # explicit `import jax.tree_util`, as in JAX, whose __init__ imports them)
 _SUBMODULES = ("numpy", "lax", "random", "tree_util", "tree", "nn", "scipy", "example_libraries",
@@ -82,6 +87,12 @@ class JaxAlias(types.ModuleType):
                     self.__dict__[attr] = _alias(f"{name}.{attr}", value)
                 continue            # (a module it imports is not part of its API)
             self.__dict__[attr] = value
+        for jax_name, (module, attr_name) in JAX_NAMES.items():
+            parent, _, attr = jax_name.rpartition(".")
+            if parent == name and attr not in self.__dict__:
+                value = getattr(importlib.import_module(module), attr_name, _ABSENT)
+                if value is not _ABSENT:
+                    self.__dict__[attr] = value
         for jax_name in JAX_MODULES:         # submodules secant names differently
             parent, _, attr = jax_name.rpartition(".")
             if parent == name and attr not in self.__dict__:

@@ -6,6 +6,7 @@ jit's tracing: each function generated for the program's own code is written to
 the user's file:line of its `def` and the generated file.
 """
 import inspect
+import linecache
 import os
 import re
 
@@ -94,8 +95,33 @@ def _user_def(fn):
     if code is None:
         return None
     file, line = origin(*def_line(code))
-    if _is_internal(os.path.abspath(file)) or file.startswith("<"):
+    if file == code.co_filename and file.startswith("<"):
+        # generated code (a derivative differentiated again): the user's function it comes
+        # from, by the origins of its lines
+        file, line = _generated_origin(code)
+    if file is None or _is_internal(os.path.abspath(file)) or file.startswith("<"):
         return None
+    return file, line
+
+
+def _generated_origin(code):
+    """(file, line of the def) of the user's function whose lines generated `code`."""
+    lines = sorted({origin(code.co_filename, n)
+                    for n in range(code.co_firstlineno, code.co_firstlineno + 400)}
+                   - {(code.co_filename, n) for n in range(code.co_firstlineno,
+                                                            code.co_firstlineno + 400)})
+    lines = [(f, n) for f, n in lines if not f.startswith("<")]
+    if not lines:
+        return None, None
+    file, line = lines[0]
+    indent = None
+    for n in range(line, 0, -1):        # the `def` the first mapped line is in
+        text = linecache.getline(file, n)
+        stripped = text.lstrip()
+        if indent is None:
+            indent = len(text) - len(stripped)
+        if stripped.startswith(("def ", "async def ")) and len(text) - len(stripped) < indent:
+            return file, n
     return file, line
 
 
