@@ -71,13 +71,19 @@ class SourceLog:
             k += 1
             filename = f"{base}_{k}.py"
         self._files.add(filename)
-        where = f"{user[0]}:{user[1]}"
+        where = f"{_shown(user[0])}:{user[1]}"
         with open(os.path.join(self.folder, filename), "w") as fh:
             fh.write(f"# {transform} of {name}, defined at {where}\n{text}")
         row = (name, transform, where, filename)
         self.entries.append(row)
         with open(self._index, "a") as fh:
             fh.write(" | ".join(row) + "\n")
+
+
+def _shown(path):
+    """A path as the index shows it: relative to the working folder when inside it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
 
 
 def _params(fn, wrt):

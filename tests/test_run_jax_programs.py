@@ -6,6 +6,7 @@ prints one `RESULT {json}` line, checked here against values computed independen
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -246,7 +247,7 @@ def test_show_source_writes_every_transform_with_an_index(tmp_path):
     src = open(script).read().splitlines()
     for fn, transform, where, filename in rows:
         file, line = where.rsplit(":", 1)
-        assert file == script
+        assert os.path.abspath(file) == script
         assert src[int(line) - 1].startswith(f"def {fn}(")       # the user's def line
         text = (out / filename).read_text()
         compile(text, filename, "exec")                        # each is Python source
@@ -262,3 +263,35 @@ def test_show_source_of_vmap_and_grad(tmp_path):
     index = (out / "index.txt").read_text()
     assert "example_loss | grad with respect to params" in index
     assert "| vmap batched in x, y" in index
+
+
+def _printed(out):
+    """The values printed by the program, one flat float array per print (a printed 2-D array
+    spans lines until its brackets close)."""
+    values, current = [], ""
+    for line in out.splitlines():
+        current += " " + line
+        if current.count("[") == current.count("]"):
+            nums = re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", current)
+            values.append(np.array([float(n) for n in nums]))
+            current = ""
+    return values
+
+
+def test_the_jax_quickstart_runs_unchanged():
+    """examples/jax_quickstart.py is the JAX documentation's quickstart (README)."""
+    proc = run(os.path.join(os.path.dirname(HERE), "examples", "jax_quickstart.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("quickstart: all checks passed")
+    selu, grad, fd, third, jac, hess = _printed(proc.stdout)[:6]
+    x = np.arange(5.0)
+    np.testing.assert_allclose(selu, 1.05 * np.where(x > 0, x, 1.67 * np.exp(x) - 1.67),
+                               rtol=1e-6)
+    s = 1 / (1 + np.exp(-np.arange(3.0)))
+    np.testing.assert_allclose(grad, s * (1 - s), rtol=1e-6)
+    np.testing.assert_allclose(fd, s * (1 - s), rtol=1e-3)
+    s1 = 1 / (1 + np.exp(-1.0))           # the third derivative of the logistic function at 1
+    np.testing.assert_allclose(third, [s1 * (1 - s1) * (1 - 6 * s1 + 6 * s1 ** 2)], rtol=1e-5)
+    np.testing.assert_allclose(jac, np.diag(np.exp(np.arange(3.0))).ravel(), rtol=1e-6)
+    np.testing.assert_allclose(np.abs(hess), np.abs(np.diag(s * (1 - s) * (1 - 2 * s))).ravel(),
+                               atol=1e-7, rtol=1e-5)
