@@ -41,6 +41,28 @@ _SUBMODULES = ("numpy", "lax", "random", "tree_util", "tree", "nn", "scipy", "ex
 _NOTE = "(secant run maps jax to secant)"
 
 
+class JaxConfig:
+    """`jax.config` under `secant run`: secant's config, which also takes the platform choices
+    JAX programs make (`jax_platform_name` / `jax_platforms` = "cpu": secant runs on CPU)."""
+
+    def __init__(self, config):
+        self._config = config
+
+    def update(self, name, value):
+        if name in ("jax_platform_name", "jax_platforms", "platform_name", "platforms"):
+            if value in (None, "", "cpu"):
+                return
+            raise _missing(MissingJaxAPI, f"jax.config.update({name!r}, {value!r}) (secant "
+                                          "runs on CPU)")
+        self._config.update(name, value)
+
+    def __getattr__(self, name):
+        return getattr(self._config, name)
+
+    def __repr__(self):
+        return repr(self._config)
+
+
 class MissingJaxAPI(SecantError, AttributeError):
     """A JAX name the program uses that secant does not have (an AttributeError, so
     `hasattr(jax, name)` and `getattr(jax, name, default)` behave as with a missing name)."""
@@ -87,6 +109,8 @@ class JaxAlias(types.ModuleType):
                     self.__dict__[attr] = _alias(f"{name}.{attr}", value)
                 continue            # (a module it imports is not part of its API)
             self.__dict__[attr] = value
+        if name == "jax" and "config" in self.__dict__:
+            self.__dict__["config"] = JaxConfig(self.__dict__["config"])
         for jax_name, (module, attr_name) in JAX_NAMES.items():
             parent, _, attr = jax_name.rpartition(".")
             if parent == name and attr not in self.__dict__:

@@ -142,6 +142,10 @@ def test_jax_modules_resolve_to_secant(tmp_path):
         from jax.test_util import check_grads
         import secant
         check_grads(jnp.sin, (0.5,), order=2)
+        jax.config.update("jax_platform_name", "cpu")     # secant runs on CPU
+        from jax import config
+        config.update("jax_enable_x64", True)
+        x64 = jnp.ones(2).dtype.name
         jax.config.update("jax_enable_x64", False)
         print("RESULT " + json.dumps({
             "same": [jnp.sin is secant.numpy.sin, lax.scan is secant.lax.scan,
@@ -150,7 +154,8 @@ def test_jax_modules_resolve_to_secant(tmp_path):
                      jax.grad is secant.grad, jax.jit is secant.jit,
                      jax.scipy.special.erf is secant.scipy.special.erf,
                      jnp.linalg.norm is secant.numpy.linalg.norm,
-                     jax.Array is secant.Array, jax.config is secant.config],
+                     jax.Array is secant.Array],
+            "x64": [x64, jnp.ones(2).dtype.name, jax.config.jax_enable_x64],
             "logpdf": float(norm.logpdf(0.0)),
             "hasattr": [hasattr(jax, "not_a_jax_name"), hasattr(jnp, "sin")],
             "getattr": getattr(jnp, "not_a_name", "default")}))
@@ -160,6 +165,7 @@ def test_jax_modules_resolve_to_secant(tmp_path):
     np.testing.assert_allclose(r["logpdf"], -0.5 * np.log(2 * np.pi), rtol=1e-6)
     assert r["hasattr"] == [False, True]
     assert r["getattr"] == "default"
+    assert r["x64"] == ["float64", "float32", False]
 
 
 @pytest.mark.parametrize("line, missing", [
@@ -168,6 +174,8 @@ def test_jax_modules_resolve_to_secant(tmp_path):
     ("import jax.experimental.ode", "jax.experimental"),
     ("from jax.numpy import not_a_function", "jax.numpy.not_a_function"),
     ("y = jax.lax.not_a_primitive", "jax.lax.not_a_primitive"),
+    ('jax.config.update("jax_platform_name", "gpu")',
+     "jax.config.update('jax_platform_name', 'gpu') (secant runs on CPU)"),
 ])
 def test_missing_api_names_program_line_and_name(tmp_path, line, missing):
     path = program(tmp_path, f"""
