@@ -102,7 +102,7 @@ class JaxAlias(types.ModuleType):
         # the target's names, copied: the transforms resolve `jnp.sin` in a function's source
         # by a static look-up (inspect.getattr_static), which a module __getattr__ would escape
         for attr, value in list(vars(target).items()):
-            if attr.startswith("__") and attr != "__all__":
+            if attr.startswith("__") and attr not in ("__all__", "__version__"):
                 continue
             if isinstance(value, types.ModuleType):
                 if value.__name__ == f"{target.__name__}.{attr}":   # a submodule: its alias
