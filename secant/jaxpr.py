@@ -336,6 +336,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
     """`make_jaxpr(f)(*args)`: the ClosedJaxpr of f at these arguments' shapes and dtypes (see
     the module's docstring); with return_shape=True, also the output's ShapeDtypeStructs."""
     from secant.api import JitFunction, _flatten, _leaf_key
+    from secant.backends.control_flow import CarryChanged
+    from secant.transformer.functionalize import unrolled
     jitted = fun if isinstance(fun, JitFunction) else JitFunction(fun, static_argnums)
 
     @functools.wraps(fun)
@@ -349,12 +351,21 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
             _leaf_key(x)
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(jitted._fun, "__name__", "f")
-        trace = _RecordingTrace(name)
+
+        def record():
+            trace = _RecordingTrace(name)
+            try:
+                return trace, jitted._trace_into(trace, args, kwargs, treedef, in_avals, name)
+            finally:
+                trace.finish()
         try:
-            _, _, out_avals, out_tree = jitted._trace_into(trace, args, kwargs, treedef,
-                                                           in_avals, name)
-        finally:
-            trace.finish()
+            trace, (_, _, out_avals, out_tree) = record()
+        except CarryChanged as e:       # as jit: a Python loop whose carry changes shape
+            try:
+                with unrolled():
+                    trace, (_, _, out_avals, out_tree) = record()
+            except Exception:
+                raise e from None
         jaxpr = Jaxpr(trace.constvars, [trace.var(p) for p in trace.params], trace.body.eqns,
                       trace.outvars)
         closed = ClosedJaxpr(jaxpr, trace.consts)

@@ -48,6 +48,12 @@ def test_closed_jaxpr_attributes():
     assert str(add) == "e:f32[3] = add d 2.0:f32[]"
 
 
+def _differences(a):
+    for _ in range(2):
+        a = a[1:] - a[:-1]
+    return a
+
+
 @pytest.mark.parametrize("name, fn, args", [
     ("plain", f, (X, X + 1)),
     ("grad", secant.grad(f), (X, X + 1)),
@@ -61,6 +67,7 @@ def test_closed_jaxpr_attributes():
     ("cond false", lambda x: lax.cond(x[0] > 1, lambda x: x * 2, lambda x: -x, x), (X,)),
     ("fori_loop", lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, jnp.ones(3)), (X,)),
     ("scan", lambda x: lax.scan(lambda c, xi: (c + xi, c * xi), 0.0, x), (X,)),
+    ("python loop changing shape", _differences, (np.arange(5.0, dtype=np.float32) ** 2,)),
     ("python if under jit", lambda x: jnp.where(x > 0, x, 0.0).sum() if x.shape[0] > 1
      else x, (X,)),
 ])
