@@ -25,6 +25,8 @@ from secant.api import (block_until_ready, default_backend, device_count, device
                         jit, local_device_count, local_devices)
 
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
+from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
+from secant.jaxpr import make_jaxpr  # noqa: E402
 
 _errors.register_internal_dir(__file__)
 
@@ -36,4 +38,4 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_vmap", "checkpoint", "remat"]
+           "custom_vmap", "checkpoint", "remat", "make_jaxpr", "test_util"]

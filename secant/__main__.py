@@ -4,6 +4,11 @@
 
 prints `secant.source(secant.grad(FUNC, argnums), stage)`; with --out it writes a standalone
 module (secant.save_source) instead. `value_and_grad` works the same way.
+
+    python -m secant run [--show-source DIR] SCRIPT.py [ARGS...]
+
+runs a JAX program unchanged, with `import jax` resolved to secant (secant/jax_compat.py);
+--show-source writes the source of every transform it takes to DIR (secant/source_log.py).
 """
 import argparse
 import importlib.util
@@ -87,12 +92,45 @@ def _argnums(text):
     return nums[0] if len(nums) == 1 else nums
 
 
+def run(argv):
+    parser = argparse.ArgumentParser(
+        prog="python -m secant run",
+        description="Run a JAX program unchanged, with `import jax` resolved to secant.")
+    parser.add_argument("--show-source", metavar="DIR",
+                        help="write the generated source of every transform the program takes "
+                             "to DIR, one file per function, with DIR/index.txt")
+    parser.add_argument("script", metavar="SCRIPT.py", help="the program")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
+    args = parser.parse_args(argv)
+    if not os.path.isfile(args.script):
+        _fail(f"no such file: {args.script}")
+    from secant import jax_compat
+    log = None
+    if args.show_source:
+        from secant import source_log
+        log = source_log.record(args.show_source)
+    try:
+        status = jax_compat.run_program(args.script, args.args)
+    except SyntaxError as e:
+        _fail(_syntax_error(e, args.script))
+    if log is not None:
+        print(f"secant: wrote the source of {len(log.entries)} generated functions to "
+              f"{args.show_source} (index: {os.path.join(args.show_source, 'index.txt')})",
+              file=sys.stderr)
+    return status
+
+
 def main(argv=None):
     from secant.transforms import STAGES
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:         # (its own parser: the program's arguments pass through)
+        return run(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m secant",
         description="Print (or save) the source code secant generates for a derivative.")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="run a JAX program with `import jax` resolved to secant",
+                   add_help=False)
     for command, help_text in (("grad", "the gradient of a scalar function"),
                                ("value_and_grad", "the value and gradient of a function")):
         p = sub.add_parser(command, help=help_text,

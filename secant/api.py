@@ -25,6 +25,7 @@ _X64 = [config.read("enable_x64")]     # part of every jit cache key
 stats = {"traces": 0, "compiles": 0}
 _stats_lock = threading.Lock()
 _CACHE_SIZE = [config.read("jit_cache_size")]
+JIT_HOOKS = []      # hook(jitted) after each signature jit traces
 
 
 def _count(what):
@@ -377,6 +378,8 @@ class JitFunction:
     def _compile(self, args, kwargs, leaves, treedef, static):
         text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
         _count("traces")
+        for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
+            hook(self)
         return _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
 
     def lower(self, *args, **kwargs):

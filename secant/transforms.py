@@ -262,11 +262,17 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
             raise SecantError(f"cannot batch the recursive function {fn.__name__}: some of "
                               "its outputs are not batched")
         _generated[key] = gen       # (before the threads waiting for it wake)
+        for hook in GENERATE_HOOKS:     # (`secant run --show-source`: secant/source_log.py)
+            hook(fn, mode, tuple(wrt), staged, gen)
         return gen
     finally:
         _assumed_batched.discard(key)
         once.release(_generated, key)
 
+
+# called as hook(fn, mode, wrt, staged, generated) for each function generate builds (once per
+# key): the one place every transform's source is written
+GENERATE_HOOKS = []
 
 _assumed_batched = set()    # keys of functions in progress whose recursive calls were batched
                             # assuming every output batched (generate checks it)
