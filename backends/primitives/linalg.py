@@ -111,13 +111,29 @@ def _lu(a):
 
 
 def _lu_factor(a):
+    n = a.shape[-1]
+    if n > _LOOP_SIZE:        # LAPACK's getrf, compiled once per signature (as jit runs it)
+        from secant.backends import compiled_kernels
+        return compiled_kernels.run(lu_p, [a], {})
+    return _lu_loop(a)
+
+
+_LOOP_SIZE = 16     # up to this size a NumPy loop over the pivots beats compiling getrf
+
+
+def _pivot_size(x):
+    """What getrf's i?amax compares: |re| + |im| (|x| for real x)."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _lu_loop(a):
     lu = np.array(a, copy=True)
     n = a.shape[-1]
     flat = lu.reshape((-1, n, n))
     pivots = np.zeros((flat.shape[0], n), np.int32)
     rows = np.arange(flat.shape[0])
     for k in range(n):
-        p = k + np.argmax(np.abs(flat[:, k:, k]), axis=1)
+        p = k + np.argmax(_pivot_size(flat[:, k:, k]), axis=1)
         pivots[:, k] = p
         top, pivot_row = flat[rows, k].copy(), flat[rows, p].copy()
         flat[rows, k], flat[rows, p] = pivot_row, top
@@ -130,3 +146,33 @@ def _lu_factor(a):
 
 
 lu_p = _define("lu", _lu_rule, _lu, multiple_results=True)
+
+
+# --- lu_pivots_to_permutation -------------------------------------------------------------------
+def _permutation_rule(pivots, permutation_size):
+    if pivots.ndim < 1 or pivots.dtype != np.int32:
+        type_error(f"lu_pivots_to_permutation needs int32 pivots, got {pivots.dtype}{pivots.shape}")
+    if pivots.shape[-1] > permutation_size:
+        shape_error(f"lu_pivots_to_permutation: {pivots.shape[-1]} pivots for a permutation of "
+                    f"size {permutation_size}")
+    return pivots.update(shape=pivots.shape[:-1] + (permutation_size,), weak_type=False)
+
+
+def _permutation(pivots, permutation_size):
+    """The permutation the row swaps make of range(permutation_size): step k swaps entries k and
+    pivots[k]."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape((-1, pivots.shape[-1]))
+    perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
+                           (flat.shape[0], permutation_size)).copy()
+    rows = np.arange(flat.shape[0])
+    for k in range(flat.shape[1]):
+        j = flat[:, k]
+        perm_k = perm[:, k].copy()
+        perm[:, k] = perm[rows, j]
+        perm[rows, j] = perm_k
+    return perm.reshape(batch + (permutation_size,))
+
+
+lu_pivots_to_permutation_p = _define("lu_pivots_to_permutation", _permutation_rule, _permutation,
+                                     weak="never", differentiable=False)
