@@ -4,6 +4,7 @@ cholesky and triangular_solve are StableHLO ops. lu is LAPACK's getrf as a typed
 call to the kernel jaxlib registers with XLA (backends/runtime.py lapack_target registers it
 before the target name is used): LAPACK is column-major, so the matrix operand and result carry
 the layout {rank-2, rank-1, rank-3, ..., 0}; the results are (lu, 1-based pivots, info).
+lu_pivots_to_permutation is a StableHLO while loop over the pivots.
 """
 import numpy as np
 
@@ -79,7 +80,12 @@ def _lu(b, avals, outs, a):
         f"({ttype(aval)}) -> ({ttype(lu_aval)}, {ttype(piv_aval)}, {info_t})", 3)
     one = b.constant(1, np.int32, piv_aval.shape)
     pivots = b.op(f"stablehlo.subtract {res[1]}, {one} : {ttype(piv_aval)}")
-    return [res[0], pivots]
+    # as JAX: NaN factors only where info < 0 (an illegal argument); info > 0 (an exactly zero
+    # pivot, a singular matrix) is a valid factorisation, whose solves give inf / NaN
+    from secant.backends.lowering.linalg_spectral import nan_where_failed
+    (factors,) = nan_where_failed(b, res[2], aval.shape[:-2],
+                                  [(res[0], lu_aval.shape, lu_aval.dtype)], ok="GE")
+    return [factors, pivots]
 
 
 @lowering("lu_pivots_to_permutation")
