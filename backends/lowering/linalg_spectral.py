@@ -56,7 +56,8 @@ def nan_where_failed(b, info, batch, results, ok="EQ"):
         mask_t = tensor_type(shape, np.bool_)
         mask = b.op(f"stablehlo.broadcast_in_dim {good}, dims = {list(range(len(batch)))} : "
                     f"({tensor_type(batch, np.bool_)}) -> {mask_t}")
-        nan = b.constant(np.nan, dtype, shape)
+        nan = b.op(f"stablehlo.broadcast_in_dim {b.constant(np.nan, dtype)}, dims = [] : "
+                   f"({tensor_type((), dtype)}) -> {t}")
         out.append(b.op(f"stablehlo.select {mask}, {name}, {nan} : {mask_t}, {t}"))
     return out
 

@@ -61,21 +61,31 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 def hermitian_svd(a, compute_uv):
     """NumPy's svd(hermitian=True): from (a + a^H) / 2 = V diag(w) V^H, s = |w| descending,
     U = V and Vh = (V sign(w))^H in that order (a zero w takes sign +1, so Vh stays unitary
-    where NumPy's row is zero)."""
+    where NumPy's row is zero). The order is applied as a permutation matrix P (P[i, j] = 1
+    where the j-th largest |w| is w[i]): s = |w| P, U = V P."""
     h = (a + _h(a)) / 2
     w = ls.eigh_values(h)
-    order = snp.flip(snp.argsort(snp.abs(w), axis=-1), axis=-1)
-    s = snp.take_along_axis(snp.abs(w), order, axis=-1)
+    p = _descending(snp.abs(w))
+    s = snp.squeeze(_row(snp.abs(w)) @ p, -2)
     if compute_uv:
         v = ls.eigh_vectors(h)
-        cols = snp.broadcast_to(snp.expand_dims(order, -2), v.shape)
-        u = snp.take_along_axis(v, cols, axis=-1)
         signs = snp.where(w < 0, -1, 1).astype(v.dtype)
-        vh = _h(snp.take_along_axis(v * _row(signs), cols, axis=-1))
-        out = u, s, vh
+        out = v @ p.astype(v.dtype), s, _h((v * _row(signs)) @ p.astype(v.dtype))
     else:
         out = s
     return out
+
+
+def _constant(fn):
+    fn.__secant_constant__ = True      # integers from values: no derivative
+    return fn
+
+
+@_constant
+def _descending(x):
+    """The permutation matrix that sorts x (last axis) descending (NumPy's argsort reversed)."""
+    order = snp.flip(snp.argsort(x, axis=-1), axis=-1)
+    return (_col(snp.arange(x.shape[-1])) == _row(order)).astype(x.dtype)
 
 
 @source_for(ls.svd)
