@@ -391,8 +391,8 @@ def qr_q_vjp(g, a, mode="reduced"):
 
 
 def qr_r_vjp(g, a, mode="reduced"):
-    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H (a triangular solve; gbar: R's first n rows' cotangent;
-    mode 'complete' pads R with constant zero rows)."""
+    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H (R^-H by a triangular solve; gbar:
+    R's first n rows' cotangent; mode 'complete' pads R with constant zero rows)."""
     n = ls.qr_rule_size(a.shape)
     q, r = ls.qr_q(a), ls.qr_r(a)
     m = -(snp.conj(g[..., :n, :]) @ _h(r))
