@@ -211,7 +211,7 @@ SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop",
 # ops whose derivative is zero everywhere it exists: their results are constants
 ZERO = {"sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit",
         "argmax", "argmin", "argsort", "any", "all", "floor_divide", "zeros_like", "ones_like",
-        "empty_like", "stop_gradient", "lu_pivots"}
+        "empty_like", "stop_gradient", "lu_pivots", "lu_pivots_to_permutation"}
 
 # --- numpy.linalg, spectral family: the rules (stated in their docstrings) are functions of
 # secant/numpy/linalg_spectral_rules.py, written with secant.numpy's ops (differentiable again)

@@ -138,6 +138,8 @@ RULES = {
         "*": "lax.linalg.triangular_solve({a}, {b}{static})"},
     "lu_factors": {"x": "lax.linalg.lu_factors({x})"},
     "lu_pivots": {"x": "lax.linalg.lu_pivots({x})"},
+    "lu_pivots_to_permutation": {
+        "pivots": "lax.linalg.lu_pivots_to_permutation({pivots}{static})"},
 }
 
 # results with no batch axis: what one example gives is the same for every example

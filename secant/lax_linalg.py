@@ -1,8 +1,8 @@
 """secant.lax.linalg: the linear-algebra primitives under jax.lax.linalg's names.
 
-`cholesky`, `triangular_solve`, `lu_factors` and `lu_pivots` are ops with rules of their own
-(transformer/ops.py; ad/linalg_rules.py states each derivative). `lu` and
-`lu_pivots_to_permutation` are written with ops: the transforms read their source.
+`cholesky`, `triangular_solve`, `lu_factors`, `lu_pivots` and `lu_pivots_to_permutation` are
+ops with rules of their own (transformer/ops.py; ad/linalg_rules.py states each derivative).
+`lu` is written with ops: the transforms read its source.
 All work on the last two axes, batched over the leading ones.
 """
 import numpy as np
@@ -10,10 +10,11 @@ import numpy as np
 import secant.numpy as snp
 from secant.backends.core import bind
 from secant.backends.errors import SecantTypeError, where
-from secant.backends.primitives.linalg import cholesky_p, lu_p, triangular_solve_p
+from secant.backends.primitives.linalg import (cholesky_p, lu_p, lu_pivots_to_permutation_p,
+                                                triangular_solve_p)
 from secant.numpy.conversion import asarray
 
-__secant_by_source__ = True      # lu and lu_pivots_to_permutation are read as their source
+__secant_by_source__ = True      # lu is read as its source
 
 
 def _matrix(x, name):
@@ -59,23 +60,13 @@ def lu_pivots(x):
     return bind(lu_p, x)[1]
 
 
-def _constant(fn):
-    fn.__secant_constant__ = True      # integers from integers: no derivative
-    return fn
-
-
-@_constant
 def lu_pivots_to_permutation(pivots, permutation_size):
-    """The permutation the row swaps `pivots` make of range(permutation_size)."""
-    perm = snp.broadcast_to(snp.arange(permutation_size, dtype=snp.int32),
-                            np.shape(pivots)[:-1] + (permutation_size,))
-    positions = snp.arange(permutation_size, dtype=snp.int32)
-    for k in range(np.shape(pivots)[-1]):
-        j = pivots[..., k:k + 1]
-        perm_k = perm[..., k:k + 1]
-        perm_j = snp.take_along_axis(perm, j, axis=-1)
-        perm = snp.where(positions == k, perm_j, snp.where(positions == j, perm_k, perm))
-    return perm
+    """The permutation the row swaps `pivots` make of range(permutation_size) (an op: a loop
+    over the pivots in NumPy eagerly, a StableHLO while loop under jit; no derivative)."""
+    pivots = asarray(pivots)
+    if pivots.dtype != np.int32:
+        pivots = pivots.astype(np.int32)
+    return bind(lu_pivots_to_permutation_p, pivots, permutation_size=int(permutation_size))
 
 
 def lu(x):

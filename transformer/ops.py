@@ -294,13 +294,16 @@ op("conv_general_dilated", "lhs, rhs, window_strides, padding, lhs_dilation=None
 WINDOW_LAX_NAMES = {"conv_general_dilated": "conv_general_dilated"}
 # --- linear algebra (secant.lax.linalg; secant.numpy.linalg and secant.scipy.linalg are
 # written with these, their derivatives in ad/linalg_rules.py) --------------------------------------
-LINALG_OPS = ("cholesky", "triangular_solve", "lu_factors", "lu_pivots")
+LINALG_OPS = ("cholesky", "triangular_solve", "lu_factors", "lu_pivots",
+              "lu_pivots_to_permutation")
 op("cholesky", "x, symmetrize_input=True", ("x",), code="lax.linalg.cholesky({x}{static})")
 op("triangular_solve", "a, b, left_side=False, lower=False, transpose_a=False, "
    "conjugate_a=False, unit_diagonal=False", ("a", "b"),
    code="lax.linalg.triangular_solve({a}, {b}{static})")
 op("lu_factors", "x", ("x",), code="lax.linalg.lu_factors({x})")
 op("lu_pivots", "x", ("x",), code="lax.linalg.lu_pivots({x})", differentiable=False)
+op("lu_pivots_to_permutation", "pivots, permutation_size", ("pivots",),
+   code="lax.linalg.lu_pivots_to_permutation({pivots}{static})", differentiable=False)
 
 # x.at[idx].<method>(values) -> op
 AT_METHODS = {"set": "at_set", "add": "at_add", "mul": "at_mul", "multiply": "at_mul",

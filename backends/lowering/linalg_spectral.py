@@ -6,8 +6,11 @@
         operand_layouts = [...], result_layouts = [...]} : (...) -> (...)
 
 Matrices are column-major inside a batch (layout [r-2, r-1, r-3, ..., 0]); vectors and the
-`info` status use the default (row-major) layout. The info output is not read yet (JAX masks
-the results with NaN where LAPACK reports no convergence; secant returns LAPACK's output)."""
+`info` status use the default (row-major) layout. As JAX, the results of a matrix whose `info`
+is not 0 (syevd, gesdd, geev: no convergence, or an illegal value such as a NaN input) are NaN;
+geqrf and orgqr have no `info` output (they cannot fail on valid arguments)."""
+import numpy as np
+
 from secant.backends.emitter import tensor_type, ttype
 from secant.backends.lowering.common import lowering
 
@@ -40,14 +43,34 @@ def _custom_call(b, kernel, dtype, operands, avals, outs, config, matrices_out):
         f"({', '.join(out_types)})", len(outs))
 
 
+def nan_where_failed(b, info, batch, results, ok="EQ"):
+    """Each result (name, shape, dtype) where info == 0 (ok="GE": info >= 0), NaN elsewhere:
+    the matrices of the batch whose factorisation failed."""
+    info_t = tensor_type(batch, np.int32)
+    zero = b.constant(0, np.int32, batch)
+    good = b.op(f"stablehlo.compare {ok}, {info}, {zero}, SIGNED : ({info_t}, {info_t}) -> "
+                f"{tensor_type(batch, np.bool_)}")
+    out = []
+    for name, shape, dtype in results:
+        t = tensor_type(shape, dtype)
+        mask_t = tensor_type(shape, np.bool_)
+        mask = b.op(f"stablehlo.broadcast_in_dim {good}, dims = {list(range(len(batch)))} : "
+                    f"({tensor_type(batch, np.bool_)}) -> {mask_t}")
+        nan = b.op(f"stablehlo.broadcast_in_dim {b.constant(np.nan, dtype)}, dims = [] : "
+                   f"({tensor_type((), dtype)}) -> {t}")
+        out.append(b.op(f"stablehlo.select {mask}, {name}, {nan} : {mask_t}, {t}"))
+    return out
+
+
 @lowering("eigh")
 def _eigh(b, avals, outs, a):
     w, v = outs
     info = (avals[0].shape[:-2], "int32")
-    v_out, w_out, _ = _custom_call(b, "syevd", avals[0].dtype, [a], avals,
-                                   [(v.shape, v.dtype), (w.shape, w.dtype), info],
-                                   {"mode": "V", "uplo": "L"}, [True, False, False])
-    return [w_out, v_out]
+    v_out, w_out, status = _custom_call(b, "syevd", avals[0].dtype, [a], avals,
+                                        [(v.shape, v.dtype), (w.shape, w.dtype), info],
+                                        {"mode": "V", "uplo": "L"}, [True, False, False])
+    return nan_where_failed(b, status, info[0], [(w_out, w.shape, w.dtype),
+                                                  (v_out, v.shape, v.dtype)])
 
 
 @lowering("svd")
@@ -62,7 +85,10 @@ def _svd(b, avals, outs, a, full_matrices, compute_uv):
                        [(x.shape, x.dtype), (s.shape, s.dtype), (batch + (m, cu), x.dtype),
                         (batch + (cv, n), x.dtype), (batch, "int32")],
                        {"mode": mode}, [True, False, True, True, False])
-    return [res[1], res[2], res[3]] if compute_uv else [res[1]]
+    results = [(res[1], s.shape, s.dtype)]
+    if compute_uv:
+        results += [(res[2], batch + (m, cu), x.dtype), (res[3], batch + (cv, n), x.dtype)]
+    return nan_where_failed(b, res[4], batch, results)
 
 
 @lowering("geqrf")
@@ -88,4 +114,5 @@ def _eig(b, avals, outs, a):
                        [(w.shape, w.dtype), (v.shape, v.dtype), (v.shape, v.dtype),
                         (batch, "int32")],
                        {"compute_left": "N", "compute_right": "V"}, [False, True, True, False])
-    return [res[0], res[2]]
+    return nan_where_failed(b, res[3], batch, [(res[0], w.shape, w.dtype),
+                                               (res[2], v.shape, v.dtype)])

@@ -68,18 +68,38 @@ def _triangular_solve_rule(a, b, left_side, lower, transpose_a, conjugate_a, uni
 
 
 def _triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """By substitution (a singular a gives inf / NaN, as under jit, not an error); above
+    16 x 16, the compiled StableHLO op jit runs."""
+    if a.shape[-1] > _LOOP_SIZE:
+        from secant.backends import compiled_kernels
+        return compiled_kernels.run(triangular_solve_p, [a, b], dict(
+            left_side=left_side, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+            unit_diagonal=unit_diagonal))
     t = np.tril(a) if lower else np.triu(a)
     if unit_diagonal:
         t = t - t * np.eye(a.shape[-1], dtype=a.dtype) + np.eye(a.shape[-1], dtype=a.dtype)
     if conjugate_a:
         t = t.conj()
     if transpose_a:
-        t = np.swapaxes(t, -1, -2)
+        t, lower = np.swapaxes(t, -1, -2), not lower
     if left_side:
-        x = np.linalg.solve(t, b)
+        x = _substitute(t, b, lower)
     else:       # x t = b  <=>  t^T x^T = b^T
-        x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+        x = np.swapaxes(_substitute(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not lower),
+                        -1, -2)
     return x.astype(b.dtype)
+
+
+def _substitute(t, b, lower):
+    """x with t x = b, t lower (forward substitution) or upper (backward) triangular."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(t, b))
+    for i in (range(n) if lower else range(n - 1, -1, -1)):
+        known = slice(0, i) if lower else slice(i + 1, n)
+        rest = (t[..., i:i + 1, known] @ x[..., known, :])[..., 0, :]
+        x[..., i, :] = (b[..., i, :] - rest) / t[..., i, i:i + 1]
+    return x
 
 
 triangular_solve_p = _define("triangular_solve", _triangular_solve_rule, _triangular_solve)
@@ -111,13 +131,33 @@ def _lu(a):
 
 
 def _lu_factor(a):
+    n = a.shape[-1]
+    if n > _LOOP_SIZE:        # LAPACK's getrf, compiled once per signature (as jit runs it)
+        from secant.backends import compiled_kernels
+        return compiled_kernels.run(lu_p, [a], {})
+    return _lu_loop(a)
+
+
+_LOOP_SIZE = 16     # up to this size a NumPy loop over the pivots beats compiling getrf
+
+
+def _pivot_size(x):
+    """What getrf's i?amax compares: |re| + |im| (|x| for real x), the first largest; a NaN is
+    never larger (it wins only in the first place, which i?amax starts from)."""
+    size = np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+    size = np.where(np.isnan(size), -1.0, size)
+    size[..., 0] = np.where(size[..., 0] < 0, np.inf, size[..., 0])
+    return size
+
+
+def _lu_loop(a):
     lu = np.array(a, copy=True)
     n = a.shape[-1]
     flat = lu.reshape((-1, n, n))
     pivots = np.zeros((flat.shape[0], n), np.int32)
     rows = np.arange(flat.shape[0])
     for k in range(n):
-        p = k + np.argmax(np.abs(flat[:, k:, k]), axis=1)
+        p = k + np.argmax(_pivot_size(flat[:, k:, k]), axis=1)
         pivots[:, k] = p
         top, pivot_row = flat[rows, k].copy(), flat[rows, p].copy()
         flat[rows, k], flat[rows, p] = pivot_row, top
@@ -130,3 +170,33 @@ def _lu_factor(a):
 
 
 lu_p = _define("lu", _lu_rule, _lu, multiple_results=True)
+
+
+# --- lu_pivots_to_permutation -------------------------------------------------------------------
+def _permutation_rule(pivots, permutation_size):
+    if pivots.ndim < 1 or pivots.dtype != np.int32:
+        type_error(f"lu_pivots_to_permutation needs int32 pivots, got {pivots.dtype}{pivots.shape}")
+    if pivots.shape[-1] > permutation_size:
+        shape_error(f"lu_pivots_to_permutation: {pivots.shape[-1]} pivots for a permutation of "
+                    f"size {permutation_size}")
+    return pivots.update(shape=pivots.shape[:-1] + (permutation_size,), weak_type=False)
+
+
+def _permutation(pivots, permutation_size):
+    """The permutation the row swaps make of range(permutation_size): step k swaps entries k and
+    pivots[k]."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape((-1, pivots.shape[-1]))
+    perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
+                           (flat.shape[0], permutation_size)).copy()
+    rows = np.arange(flat.shape[0])
+    for k in range(flat.shape[1]):
+        j = flat[:, k]
+        perm_k = perm[:, k].copy()
+        perm[:, k] = perm[rows, j]
+        perm[rows, j] = perm_k
+    return perm.reshape(batch + (permutation_size,))
+
+
+lu_pivots_to_permutation_p = _define("lu_pivots_to_permutation", _permutation_rule, _permutation,
+                                     weak="never", differentiable=False)

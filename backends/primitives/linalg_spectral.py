@@ -9,6 +9,9 @@ functions are ops with rules (secant/numpy/linalg_spectral.py), the primitives c
 - householder_product(packed, tau) -> q: the first packed.shape[-1] columns of H_1 ... H_k
   (k = tau.shape[-1] reflectors);
 - eig(a) -> (w, v): a complex square, a v = v diag(w), columns of v of unit norm.
+
+Where LAPACK fails on a matrix (eigh, svd, eig: no convergence, or a NaN/inf input) its results
+are NaN, eagerly and under jit, as JAX's.
 """
 import numpy as np
 
@@ -34,12 +37,47 @@ def _real(dt):
         np.dtype(dt), dt))
 
 
+_LOOP_SIZE = 16     # larger matrices run jit's LAPACK kernel eagerly (compiled once per shape)
+
+
 def define(name, rule, impl):
+    """Register a primitive whose eager implementation is `impl` (NumPy) for matrices up to
+    16 x 16, and above that the compiled LAPACK call jit makes (backends/compiled_kernels.py):
+    as fast as jit, and the same kernel (NaN where it fails, as under jit)."""
     def checked(*args, **params):
         rule(*[ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args], **params)
-        return impl(*[np.asarray(a) for a in args], **params)
-    return register(Primitive(name, rule, checked, multiple_results=True, weak="never",
+        args = [np.asarray(a) for a in args]
+        if max(args[0].shape[-2:]) > _LOOP_SIZE and args[0].size:
+            from secant.backends import compiled_kernels
+            return compiled_kernels.run(prim, args, params)
+        return impl(*args, **params)
+    prim = register(Primitive(name, rule, checked, multiple_results=True, weak="never",
                               differentiable=False))
+    return prim
+
+
+def per_matrix(fn, a, results):
+    """fn(a) for a stack of matrices; where NumPy's LAPACK call fails (LinAlgError: no
+    convergence) or a matrix is not finite, that matrix's results are NaN, as jit's (the
+    kernel's `info` is not 0). `results`: the outputs' (shape, dtype) for NaN-filling."""
+    finite = np.isfinite(a).all(axis=(-2, -1))
+    if finite.all():
+        try:
+            return fn(a)
+        except np.linalg.LinAlgError:
+            pass
+    batch = a.shape[:-2]
+    outs = [np.full(batch + tuple(shape), np.nan, dtype) for shape, dtype in results]
+    for idx in np.ndindex(batch):
+        if not finite[idx]:
+            continue
+        try:
+            one = fn(a[idx])
+        except np.linalg.LinAlgError:
+            continue
+        for o, v in zip(outs, one):
+            o[idx] = v
+    return outs
 
 
 # --- eigh ---------------------------------------------------------------------------------------
@@ -49,8 +87,11 @@ def _eigh_rule(a):
 
 
 def _eigh(a):
-    w, v = np.linalg.eigh(a, UPLO="L")
-    return [w.astype(_real(a.dtype)), v.astype(a.dtype)]
+    def fn(x):
+        w, v = np.linalg.eigh(x, UPLO="L")
+        return [w.astype(_real(a.dtype)), v.astype(a.dtype)]
+    n = a.shape[-1]
+    return per_matrix(fn, a, [((n,), _real(a.dtype)), ((n, n), a.dtype)])
 
 
 eigh_p = define("eigh", _eigh_rule, _eigh)
@@ -68,10 +109,18 @@ def _svd_rule(a, full_matrices, compute_uv):
 
 
 def _svd(a, full_matrices, compute_uv):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    s_shape = ((k,), _real(a.dtype))
     if not compute_uv:
-        return [np.linalg.svd(a, compute_uv=False).astype(_real(a.dtype))]
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return [s.astype(_real(a.dtype)), u.astype(a.dtype), vh.astype(a.dtype)]
+        return per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False).astype(_real(a.dtype))],
+                          a, [s_shape])
+
+    def fn(x):
+        u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+        return [s.astype(_real(a.dtype)), u.astype(a.dtype), vh.astype(a.dtype)]
+    cu, cv = (m, n) if full_matrices else (k, k)
+    return per_matrix(fn, a, [s_shape, ((m, cu), a.dtype), ((cv, n), a.dtype)])
 
 
 svd_p = define("svd", _svd_rule, _svd)
@@ -132,8 +181,11 @@ def _eig_rule(a):
 
 
 def _eig(a):
-    w, v = np.linalg.eig(a)
-    return [w.astype(a.dtype), v.astype(a.dtype)]
+    def fn(x):
+        w, v = np.linalg.eig(x)
+        return [w.astype(a.dtype), v.astype(a.dtype)]
+    n = a.shape[-1]
+    return per_matrix(fn, a, [((n,), a.dtype), ((n, n), a.dtype)])
 
 
 eig_p = define("eig", _eig_rule, _eig)

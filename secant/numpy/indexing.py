@@ -591,6 +591,9 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     except ValueError:
         raise ShapeError(f"take_along_axis: shapes {arr.shape} and {ind.shape} do not "
                          f"broadcast outside axis {axis}" + where()) from None
+    if 0 in out_shape:      # nothing to take (an empty batch): gather needs nonempty dims
+        return st.broadcast_in_dim_p.bind(np.zeros((), arr.dtype), shape=out_shape,
+                                          broadcast_dimensions=())
     ind, valid = _moded(ind, n, mode, _index_dtype([ind]))
     every = tuple(range(arr.ndim))
     arr_shape = tuple(n if d == axis else s for d, s in enumerate(out_shape))

@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from secant.backends import dtypes
-from secant.backends.core import bind
+from secant.backends.core import Tracer, bind
 from secant.backends.errors import SecantValueError, UnsupportedError, where
 from secant.backends.primitives import linalg_spectral as prim
 from secant.numpy import conversion, creation, reductions, ufuncs
@@ -146,9 +146,16 @@ def _cutoff(s, shape, rtol, rcond):
 
 def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     """The Moore-Penrose pseudo-inverse: V diag(1/s) U^H over the singular values above
-    rtol * max(s) (JAX's default rtol: 10 * max(m, n) * eps). `hermitian` is accepted and
-    ignored (the SVD is used either way)."""
+    rtol * max(s) (JAX's default rtol: 10 * max(m, n) * eps). hermitian=True: from the
+    eigendecomposition a = V diag(w) V^H instead (s = |w|): V diag(1/w) V^H over the w with
+    |w| above the cutoff (a is read as (a + a^H) / 2, as JAX)."""
     a = _matrix(a, "pinv")
+    if hermitian:
+        w, v = bind(prim.eigh_p, _hermitian(_square(a, "pinv(hermitian=True)"), None, True))
+        s = ufuncs.abs(w)
+        cut = _cutoff(s, a.shape, rtol, rcond)
+        w_inv = ufuncs.where(s > cut, 1 / ufuncs.where(s > cut, w, 1), 0).astype(w.dtype)
+        return (v * _shape.expand_dims(w_inv, -2).astype(v.dtype)) @ _h(v)
     s, u, vh = bind(prim.svd_p, a, full_matrices=False, compute_uv=True)
     cut = _cutoff(s, a.shape, rtol, rcond)
     s_inv = ufuncs.where(s > cut, 1 / ufuncs.where(s > cut, s, 1), 0).astype(s.dtype)
@@ -187,8 +194,12 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """SVDResult(U, S, Vh) with a = U diag(S) Vh (S descending), or S when not compute_uv."""
+    """SVDResult(U, S, Vh) with a = U diag(S) Vh (S descending), or S when not compute_uv.
+    hermitian=True: from eigh, as NumPy (linalg_spectral_rules.hermitian_svd)."""
     a = _matrix(a, "svd")
+    if hermitian:
+        out = hermitian_svd(_square(a, "svd(hermitian=True)"), compute_uv)
+        return SVDResult(*out) if compute_uv else out
     if not compute_uv:
         return svd_values(a)
     s, u, vh = bind(prim.svd_p, a, full_matrices=full_matrices, compute_uv=True)
@@ -225,11 +236,16 @@ def eigvals(a):
 
 
 def matrix_rank(M, rtol=None, hermitian=False, *, tol=None):
-    """The number of singular values above tol (default rtol * max(s), rtol as in pinv)."""
+    """The number of singular values above tol (default rtol * max(s), rtol as in pinv);
+    hermitian=True: of the eigenvalues' magnitudes (eigh, as NumPy)."""
     M = conversion.to_inexact(conversion.ensure_array(M))
     if M.ndim < 2:
         return reductions.any(M != 0).astype(dtypes.default_int())
-    s = svd_values(M)
+    if hermitian:
+        s = ufuncs.abs(eigh_values(_hermitian(_square(M, "matrix_rank(hermitian=True)"), None,
+                                              True)))
+    else:
+        s = svd_values(M)
     if tol is None:
         tol = _cutoff(s, M.shape, rtol, None)
     return reductions.sum(s > tol, axis=-1).astype(dtypes.default_int())
@@ -238,8 +254,10 @@ def matrix_rank(M, rtol=None, hermitian=False, *, tol=None):
 def lstsq(a, b, rcond=None):
     """LstsqResult(x, residuals, rank, s): x minimises |b - a x| (the pseudo-inverse's
     solution); residuals: squared norms per column of b when m > n and a has full rank n, else
-    an empty array; rank and singular values of a. `rcond` as NumPy (relative cutoff; default:
-    eps * max(m, n))."""
+    (as NumPy) an empty array; under jit, grad or vmap, where the rank is a traced value and
+    cannot choose a shape, a rank-deficient a (m > n) gives NaN residuals instead. rank and
+    singular values of a. `rcond` as NumPy: singular values at most rcond * max(s) count as
+    zero (None or negative: eps * max(m, n))."""
     a = _matrix(a, "lstsq")
     b = conversion.asarray(b, a.dtype)
     if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
@@ -255,6 +273,10 @@ def lstsq(a, b, rcond=None):
         r = b - a @ x
         residuals = reductions.sum(_shape.real(r * _shape.conjugate(r)), axis=0)
         residuals = _shape.reshape(residuals, residual_shape(b.shape))
+        if isinstance(rank, Tracer):     # traced: the shape cannot depend on the rank
+            residuals = ufuncs.where(rank == n, residuals, np.nan).astype(s.dtype)
+        elif int(rank) < n:              # NumPy: none for a rank-deficient a
+            residuals = creation.zeros((0,), s.dtype)
     else:
         residuals = creation.zeros((0,), s.dtype)
     return LstsqResult(x, residuals, rank, s)
@@ -312,7 +334,7 @@ def qr_rule_size(shape):
 
 
 from secant.numpy.linalg_spectral_rules import (  # noqa: E402,F401  (the rules, by name for the templates)
-    eigh_values_jvp, eigh_values_vjp, eigh_vectors_jvp, eigh_vectors_vjp, svd_values_jvp,
+    hermitian_svd, eigh_values_jvp, eigh_values_vjp, eigh_vectors_jvp, eigh_vectors_vjp, svd_values_jvp,
     svd_values_vjp, svd_u_jvp, svd_u_vjp, svd_vh_jvp, svd_vh_vjp, qr_q_jvp, qr_q_vjp, qr_r_jvp,
     qr_r_vjp, eig_values_jvp, eig_values_vjp, eig_vectors_jvp, eig_vectors_vjp, pinv_jvp,
     pinv_vjp)

@@ -9,9 +9,11 @@ JAX's convention (for a real loss of complex z = x + iy: dL/dx - i dL/dy) and re
 computes the gradient Abar for the pairing Re<Abar, dA> from conj(g) and returns conj(Abar).
 Every rule is stated at its definition; their references: eigh, SVD: Townsend (2016),
 "Differentiating the singular value decomposition", and JAX's eigh/svd jvp rules; QR: Walter
-and Lehmann (2018) and JAX's qr_jvp_rule; pinv: Golub and Pereyra (1973); eig: JAX's eig jvp.
+and Lehmann (2018) and JAX's qr_jvp_rule (R^-1 applied by triangular solves); pinv: Golub and Pereyra (1973); eig: JAX's eig jvp.
 """
 import secant.numpy as snp
+from secant import lax
+from secant.numpy import linalg as la
 from secant.numpy import linalg_spectral as ls
 from secant.numpy.composite import source_for
 
@@ -56,15 +58,44 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return ls.eigh_values(_hermitian(a, UPLO, symmetrize_input))
 
 
-@source_for(ls.svd)
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    s = ls.svd_values(a)
+def hermitian_svd(a, compute_uv):
+    """NumPy's svd(hermitian=True): from (a + a^H) / 2 = V diag(w) V^H, s = |w| descending,
+    U = V and Vh = (V sign(w))^H in that order (a zero w takes sign +1, so Vh stays unitary
+    where NumPy's row is zero). The order is applied as a permutation matrix P (P[i, j] = 1
+    where the j-th largest |w| is w[i]): s = |w| P, U = V P."""
+    h = (a + _h(a)) / 2
+    w = ls.eigh_values(h)
+    p = _descending(snp.abs(w))
+    s = snp.squeeze(_row(snp.abs(w)) @ p, -2)
     if compute_uv:
-        u = ls.svd_u(a, full_matrices)
-        vh = ls.svd_vh(a, full_matrices)
-        out = u, s, vh
+        v = ls.eigh_vectors(h)
+        signs = snp.where(w < 0, -1, 1).astype(v.dtype)
+        out = v @ p.astype(v.dtype), s, _h((v * _row(signs)) @ p.astype(v.dtype))
     else:
         out = s
+    return out
+
+
+def _constant(fn):
+    fn.__secant_constant__ = True      # integers from values: no derivative
+    return fn
+
+
+@_constant
+def _descending(x):
+    """The permutation matrix that sorts x (last axis) descending (NumPy's argsort reversed)."""
+    order = snp.flip(snp.argsort(x, axis=-1), axis=-1)
+    return (_col(snp.arange(x.shape[-1])) == _row(order)).astype(x.dtype)
+
+
+@source_for(ls.svd)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        out = hermitian_svd(a, compute_uv)
+    elif compute_uv:
+        out = ls.svd_u(a, full_matrices), ls.svd_values(a), ls.svd_vh(a, full_matrices)
+    else:
+        out = ls.svd_values(a)
     return out
 
 
@@ -111,7 +142,10 @@ def eigvals(a):
 
 @source_for(ls.matrix_rank)
 def matrix_rank(M, rtol=None, hermitian=False, *, tol=None):
-    s = ls.svd_values(M)
+    if hermitian:
+        s = snp.abs(ls.eigh_values((M + _h(M)) / 2))
+    else:
+        s = ls.svd_values(M)
     if tol is None:
         tol = ls.default_rtol(M.shape, M.dtype, rtol) * snp.max(s, axis=-1, keepdims=True)
     return snp.sum(s > tol, axis=-1)
@@ -125,6 +159,8 @@ def lstsq(a, b, rcond=None):
     if a.shape[0] > a.shape[1]:
         r = b - a @ x
         residuals = snp.sum(snp.real(r * snp.conj(r)), axis=0).reshape(ls.residual_shape(b.shape))
+        # (the rank is a traced value here: a rank-deficient a gives NaN, not NumPy's empty)
+        residuals = snp.where(matrix_rank(a, rtol) == a.shape[1], residuals, snp.nan)
     else:
         residuals = snp.zeros((0,), s.dtype)
     return x, residuals, matrix_rank(a, rtol), s
@@ -304,17 +340,23 @@ def _omega_transpose(m, n):
     return m * strict - _h(m) * strict + eye * (m - snp.real(m))
 
 
+def _right_r_inverse(y, r, adjoint=False):
+    """Y R^-1 (adjoint: Y R^-H) by a triangular solve with R (upper)."""
+    return lax.linalg.triangular_solve(r, y, left_side=False, lower=False, transpose_a=adjoint,
+                                       conjugate_a=adjoint)
+
+
 def _qr_tangents(a_dot, a, mode):
     n = ls.qr_rule_size(a.shape)
     q, r = ls.qr_q(a), ls.qr_r(a)
-    x = a_dot @ ls.pinv(r)
+    x = _right_r_inverse(a_dot, r)
     c = _h(q) @ x
     do = _omega(c, n)
     return q, r, x, c, do
 
 
 def qr_q_jvp(a_dot, a, mode="reduced"):
-    """With X = dA R^-1, C = Q^H X and Omega = tril(C, -1) - tril(C, -1)^H + i Im diag(C):
+    """With X = dA R^-1 (a triangular solve), C = Q^H X and Omega = tril(C, -1) - tril(C, -1)^H + i Im diag(C):
     dQ = Q (Omega - C) + X (m >= n; wide matrices are split by qr's source). For mode
     'complete' with m > n, Q's last m - n columns (an arbitrary complement basis): NaN."""
     q, r, x, c, do = _qr_tangents(a_dot, a, mode)
@@ -334,58 +376,65 @@ def qr_r_jvp(a_dot, a, mode="reduced"):
 
 
 def qr_q_vjp(g, a, mode="reduced"):
-    """With M = Q^H gbar: Abar = (gbar + Q (Omega^T(M) - M)) R^-H, Omega^T the adjoint of
+    """With M = Q^H gbar: Abar = (gbar + Q (Omega^T(M) - M)) R^-H (R^-H by a triangular
+    solve), Omega^T the adjoint of
     Omega: tril(M, -1) - tril(M^H, -1) + i Im diag(M) (gbar: the cotangent of Q's first n
     columns; for mode 'complete' the others' are NaN where used)."""
     n = ls.qr_rule_size(a.shape)
     q, r = ls.qr_q(a), ls.qr_r(a)
     gbar = snp.conj(g[..., :n])
     m = _h(q) @ gbar
-    abar = snp.conj((gbar + q @ (_omega_transpose(m, n) - m)) @ _h(ls.pinv(r)))
+    abar = snp.conj(_right_r_inverse(gbar + q @ (_omega_transpose(m, n) - m), r, True))
     if mode == "complete":
         abar = abar + _undefined_where_used(g[..., n:])
     return abar
 
 
 def qr_r_vjp(g, a, mode="reduced"):
-    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H (gbar: R's first n rows' cotangent;
-    mode 'complete' pads R with constant zero rows)."""
+    """With M = -gbar R^H: Abar = Q (Omega^T(M) - M) R^-H (R^-H by a triangular solve; gbar:
+    R's first n rows' cotangent; mode 'complete' pads R with constant zero rows)."""
     n = ls.qr_rule_size(a.shape)
     q, r = ls.qr_q(a), ls.qr_r(a)
     m = -(snp.conj(g[..., :n, :]) @ _h(r))
-    return snp.conj(q @ (_omega_transpose(m, n) - m) @ _h(ls.pinv(r)))
+    return snp.conj(_right_r_inverse(q @ (_omega_transpose(m, n) - m), r, True))
 
 
 # --- eig ------------------------------------------------------------------------------------------
+def _diagonal(m):
+    return snp.sum(m * snp.eye(m.shape[-1], dtype=m.dtype), axis=-1)
+
+
 def eig_values_jvp(a_dot, a):
-    """dw = diag(V^-1 dA V) (distinct eigenvalues)."""
+    """dw = diag(V^-1 dA V) (distinct eigenvalues; V^-1 (dA V) by an LU solve)."""
     v = ls.eig_vectors(a)
-    return snp.sum(snp.swapaxes(ls.pinv(v), -1, -2) * (a_dot @ v), axis=-2)
+    return _diagonal(la.solve(v, a_dot @ v))
 
 
 def eig_values_vjp(g, a):
-    """w is holomorphic in A: in JAX's convention Abar = (V diag(g) V^-1)^T."""
+    """w is holomorphic in A: in JAX's convention Abar = (V diag(g) V^-1)^T
+    = V^-T diag(g) V^T, by an LU solve with V^T."""
     v = ls.eig_vectors(a)
-    return snp.swapaxes((v * _row(g)) @ ls.pinv(v), -1, -2)
+    vt = snp.swapaxes(v, -1, -2)
+    return la.solve(vt, _col(g) * vt)
 
 
 def eig_vectors_jvp(a_dot, a):
     """JAX's rule: dU = V (F o (V^-1 dA V)), F[i, j] = 1 / (w[j] - w[i]) off the diagonal, and
-    dV = dU - V Re diag(V^H dU) (columns kept of unit norm). The phase of each eigenvector is
-    arbitrary (LAPACK's differs): only phase-invariant losses (|v|^2, V diag(w) V^-1) have
-    this derivative."""
+    dV = dU - V Re diag(V^H dU) (columns kept of unit norm); V^-1 (dA V) by an LU solve. The
+    phase of each eigenvector is arbitrary (LAPACK's differs): only phase-invariant losses
+    (|v|^2, V diag(w) V^-1) have this derivative."""
     w, v = ls.eig_values(a), ls.eig_vectors(a)
-    du = v @ (_gaps(w) * (ls.pinv(v) @ a_dot @ v))
+    du = v @ (_gaps(w) * la.solve(v, a_dot @ v))
     return du - v * _row(snp.real(snp.sum(snp.conj(v) * du, axis=-2)))
 
 
 def eig_vectors_vjp(g, a):
     """The transpose of eig_vectors_jvp: with gU = gbar - V Re diag(V^H gbar),
-    Abar = V^-H (conj(F) o (V^H gU)) V^H."""
+    Abar = V^-H (conj(F) o (V^H gU)) V^H (V^-H by an LU solve with V^H)."""
     w, v = ls.eig_values(a), ls.eig_vectors(a)
     gbar = snp.conj(g)
     gu = gbar - v * _row(snp.real(snp.sum(snp.conj(v) * gbar, axis=-2)))
-    return snp.conj(_h(ls.pinv(v)) @ (snp.conj(_gaps(w)) * (_h(v) @ gu)) @ _h(v))
+    return snp.conj(la.solve(_h(v), (snp.conj(_gaps(w)) * (_h(v) @ gu)) @ _h(v)))
 
 
 # --- pinv -----------------------------------------------------------------------------------------
