@@ -592,6 +592,17 @@ def index_examples(x, idx, depth=1):
 NAMES = NAMES + ("item_of", "index_examples", "update_per_example")
 
 
+def for_each_example(fn, *batched):
+    """fn(*examples) for each example of the batched arrays (batch axis first): a debug.print or
+    debug.callback under vmap, called once per example as in JAX."""
+    for k in range(np.shape(batched[0])[0]):
+        fn(*[b[k] for b in batched])
+
+
+for_each_example.__secant_print__ = True        # (kept as written by an outer vmap or grad)
+NAMES = NAMES + ("for_each_example",)
+
+
 def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):
     """ad/helpers.py's unconcatenate of each example: the pieces of t (batch axis first) sized
     like one example of each array."""

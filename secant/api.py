@@ -110,7 +110,7 @@ class _Compiled:
         self._putters = [runtime.putter(a.shape, a.dtype, exe.device) for a in in_avals]
         self._single_out = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
         self._check_device = not runtime.single_device()
-        self._execute, self._handlers = exe.exe.execute_sharded, exe.handlers
+        self._execute, self._handlers = exe.execute_sharded, exe.handlers
         self._placed = {exe.device: self}
 
     def _on(self, device):
