@@ -35,8 +35,8 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
            "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
-           "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape", "named_call",
-           "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
+           "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
+           "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",

@@ -192,3 +192,10 @@ def test_vmap_of_gradient_of_clamped_reads(x64):
     got = secant.vmap(secant.grad(_read_static))(xs)
     want = np.stack([_fd_grad(_read_static, x) for x in xs])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_derivative_through_a_clamped_read_saves_as_source(tmp_path):
+    path = tmp_path / "read_grad.py"
+    secant.save_source(secant.grad(_read_traced), str(path))
+    text = path.read_text()
+    assert "from numpy import index_exp" in text and "in_range(" in text

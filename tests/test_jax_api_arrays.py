@@ -79,7 +79,7 @@ def test_block_until_ready_on_pytrees_returns_them():
     assert out is tree and all(a.is_ready() for a in (x,))
 
 
-# --- tracing helpers --------------------------------------------------------------------------------
+# --- tracing helpers ----------------------------------------------------------------------------
 def test_shape_dtype_struct():
     s = secant.ShapeDtypeStruct((2, 3), np.float32)
     assert s.shape == (2, 3) and s.dtype == np.float32 and s.ndim == 2 and s.size == 6

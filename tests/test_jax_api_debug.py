@@ -135,7 +135,8 @@ def test_pure_callback_eager_and_jit():
     # a pytree of results
     pair = secant.jit(lambda x: secant.pure_callback(
         lambda a: {"s": a.sum(), "m": a.max()},
-        {"s": secant.ShapeDtypeStruct((), np.float32), "m": secant.ShapeDtypeStruct((), np.float32)},
+        {"s": secant.ShapeDtypeStruct((), np.float32),
+         "m": secant.ShapeDtypeStruct((), np.float32)},
         x))(x)
     assert float(pair["s"]) == 3.0 and float(pair["m"]) == 2.0
 
