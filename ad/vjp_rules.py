@@ -106,12 +106,16 @@ VJP = {
     "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
     "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing
-    "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g})"},
-    "at_set": {"a": "{g}.at[{idx}].set(0)", "values": "unbroadcast({g}[{idx}], {values})"},
-    "at_add": {"a": "{g}", "values": "unbroadcast({g}[{idx}], {values})"},
+    # (out-of-range indices: a read clamps, so its cotangent goes where it read; an update
+    # drops, so the values it dropped get none)
+    "getitem": {"a": "snp.zeros_like({a}).at[in_range(snp.shape({a}), index_exp[{idx}])]"
+                     ".add({g})"},
+    "at_set": {"a": "{g}.at[{idx}].set(0)",
+               "values": "unbroadcast(updated({g}, index_exp[{idx}]), {values})"},
+    "at_add": {"a": "{g}", "values": "unbroadcast(updated({g}, index_exp[{idx}]), {values})"},
     # (as in JAX, .at[...].mul differentiates `values` for unique indices)
     "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values})",
-               "values": "unbroadcast(({g} * {a})[{idx}], {values})"},
+               "values": "unbroadcast(updated({g} * {a}, index_exp[{idx}]), {values})"},
     "at_min": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
                "values": "unbroadcast({g}[{idx}] * at_share_values({a}, {values}, {ans}, "
                          "index_exp[{idx}]), {values})"},

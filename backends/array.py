@@ -158,13 +158,35 @@ class Array:
 
     @property
     def addressable_shards(self):
-        """One single-device Array per device: shard k is index k of the sharded axis."""
+        """One Shard per device (its .data a single-device Array): shard k is index k of the
+        sharded axis of a pmap output; a one-device array is its own single shard."""
+        from secant.backends.sharding import Shard
         sb = self._sharded_buffer()
         if sb is None:
-            return [self]
+            return [Shard(self.device, (slice(None),) * self.ndim, self)]
         from secant.backends.core import ShapedArray
         aval = ShapedArray(sb.aval.shape, sb.aval.dtype, self.weak_type)
-        return [Array._from_buffer(b, aval, True) for b in sb.shards]
+        head = (slice(None),) * getattr(self, "_shard_axis", 0)
+        return [Shard(d, head + (k,), Array._from_buffer(b, aval, True))
+                for k, (d, b) in enumerate(zip(sb.devices, sb.shards))]
+
+    @property
+    def sharding(self):
+        """Where the array lives: SingleDeviceSharding(device), or PmapSharding (a pmap output
+        split over devices)."""
+        from secant.backends import sharding
+        sb = self._sharded_buffer()
+        if sb is None:
+            return sharding.SingleDeviceSharding(self.device)
+        return sharding.PmapSharding(sb.devices, getattr(self, "_shard_axis", 0))
+
+    @property
+    def is_fully_replicated(self):
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self):
+        return True
 
     def _device_buffer(self, device):
         """The buffer to hand to an executable on `device` (None when it must be put first)."""

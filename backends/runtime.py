@@ -8,6 +8,7 @@ result handlers (which never import jax), and ml_dtypes outputs are read without
 protocol (which returns object arrays for them).
 """
 import os
+import re
 import threading
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
@@ -280,6 +281,10 @@ class ReplicatedExecutable:
         n = len(self.devices)
         _check_distinct(self.devices, "pmap devices")
         self.in_avals = [Aval(a.shape, a.dtype) for a in in_avals]
+        if CALLBACK_TARGET in text:         # (no functions given: the call would crash)
+            raise SecantError("host callbacks (debug.print, debug.callback, pure_callback) are "
+                              "not supported under pmap yet; use them under jit or vmap"
+                              + where())
         verify(text)
         opts = xc.CompileOptions()
         opts.num_replicas = n
@@ -351,25 +356,142 @@ class ReplicatedExecutable:
         return self.exe.hlo_modules()[0].to_string()
 
 
+# --- host callbacks: Python functions a program calls (debug.print, pure_callback) ---------------
+# jaxlib's CPU client runs `custom_call @xla_ffi_python_cpu_callback` with `index = i` by calling
+# the i-th of the Python functions given to compile_and_load (keyword host_callbacks; verified on
+# jaxlib 0.10.2): the function gets one C-ordered NumPy array per operand and returns a tuple of
+# arrays, one per result. Hazards guarded here: an index with no function, or a result of the
+# wrong shape or dtype, would read or write out of bounds, so every program's indices are
+# numbered from the functions it was compiled with, and results are checked before they go back;
+# an exception in the function fails the execution (JaxRuntimeError), and is re-raised as itself.
+CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+_CALLBACK_INDEX = re.compile(r"mhlo\.backend_config = \{index = (\d+) : ui64\}")
+_callbacks = {}           # id -> HostCallback (kept alive: programs compiled with them may run)
+_callbacks_lock = threading.Lock()
+class _Failures:
+    error = None        # the exception of the last host callback that failed (any thread: XLA
+                        # may call it on one of its own)
+
+
+_failures = _Failures()
+
+
+class HostCallback:
+    """A Python function a program calls on the host: `fn(*arrays)` returns a sequence of arrays
+    of exactly `result_avals` (checked here, before they go back to the program)."""
+
+    def __init__(self, fn, result_avals=(), name=None):
+        self.fn = fn
+        self.result_avals = tuple(result_avals)
+        self.name = name or getattr(fn, "__name__", "callback")
+        with _callbacks_lock:
+            self.id = len(_callbacks)
+            _callbacks[self.id] = self
+
+    def __call__(self, *arrays):
+        out = self.fn(*arrays)
+        out = () if out is None and not self.result_avals else tuple(out)
+        if len(out) != len(self.result_avals):
+            raise SecantValueError(f"{self.name} returned {len(out)} arrays, but "
+                                   f"{len(self.result_avals)} were declared")
+        checked = []
+        for i, (o, av) in enumerate(zip(out, self.result_avals)):
+            o = np.asarray(o)
+            if o.shape != tuple(av.shape) or o.dtype != np.dtype(av.dtype):
+                raise SecantValueError(
+                    f"{self.name} returned {o.dtype.name}{list(o.shape)} as result {i}, but "
+                    f"{np.dtype(av.dtype).name}{list(av.shape)} was declared "
+                    "(result_shape_dtypes)")
+            checked.append(o if o.flags.c_contiguous else o.copy(order="C"))  # (0-d stays 0-d)
+        return tuple(checked)
+
+    def on_host(self, *arrays):
+        """What jaxlib calls: copies of the operands in; a failure is kept to re-raise."""
+        try:
+            return self(*[np.array(a) for a in arrays])
+        except BaseException as e:
+            _failures.error = e
+            raise
+
+    def __hash__(self):
+        return self.id
+
+    def __eq__(self, other):
+        return self is other
+
+    def __repr__(self):
+        return f"<host callback {self.id}: {self.name}>"
+
+
+def _number_callbacks(text):
+    """(text with its callback ids renumbered 0..k-1, the k functions in that order)."""
+    ids = []
+    for m in _CALLBACK_INDEX.finditer(text):
+        i = int(m.group(1))
+        if i not in ids:
+            ids.append(i)
+    missing = [i for i in ids if i not in _callbacks]
+    if missing:
+        raise SecantError(f"the program calls host callbacks {missing} that this process never "
+                          "registered")
+    position = {i: k for k, i in enumerate(ids)}
+    text = _CALLBACK_INDEX.sub(
+        lambda m: f"mhlo.backend_config = {{index = {position[int(m.group(1))]} : ui64}}", text)
+    return text, [_callbacks[i].on_host for i in ids]
+
+
+class _CallbackRun:
+    """execute_sharded for a program with host callbacks: results ready when returned (what the
+    callbacks print is printed by then), and a callback's exception raised as itself."""
+    __slots__ = ("exe", "bufs")
+
+    def __init__(self, exe, bufs):
+        self.exe, self.bufs = exe, bufs
+
+    def consume_with_handlers(self, handlers):
+        _failures.error = None
+        try:
+            outs = self.exe.execute_sharded(self.bufs).consume_with_handlers(handlers)
+            for o in outs:
+                o.block_until_ready()
+        except _jax.JaxRuntimeError:
+            error, _failures.error = _failures.error, None
+            if error is not None:
+                raise error from None
+            raise
+        return outs
+
+
 class Executable:
     """A compiled single-device program. Call with device buffers, get device buffers back."""
 
     def __init__(self, text, out_avals, device=None):
         self.device = device or default_device()
-        verify(text)
+        callbacks = []
+        if CALLBACK_TARGET in text:
+            text, callbacks = _number_callbacks(text)
+        module = verify(text)
         opts = xc.CompileOptions()
         # Always set: without it a program meant for another device is assigned to device 0.
         opts.device_assignment = xc.DeviceAssignment.create(np.array([[self.device.id]]))
         try:
-            self.exe = client().compile_and_load(text, xc.DeviceList((self.device,)), opts)
+            if callbacks:
+                self.exe = client().compile_and_load(
+                    module, executable_devices=xc.DeviceList((self.device,)),
+                    compile_options=opts, host_callbacks=callbacks)
+            else:
+                self.exe = client().compile_and_load(text, xc.DeviceList((self.device,)), opts)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"XLA failed to compile the program: {e}") from None
+        self._callbacks = callbacks         # (alive as long as the executable)
+        self.execute_sharded = (self.exe.execute_sharded if not callbacks
+                                else lambda bufs: _CallbackRun(self.exe, bufs))
         shard = sharding(self.device)
         self.handlers = [xc.array_result_handler(Aval(a.shape, a.dtype), shard, True, True)
                          for a in out_avals]
 
     def __call__(self, bufs):
-        return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        return self.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
     def as_hlo_text(self):
         return self.exe.hlo_modules()[0].to_string()

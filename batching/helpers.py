@@ -12,7 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, grad_of_fields, grad_seed
+from secant.ad.helpers import add_at, grad_of_fields, grad_seed, in_range
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
@@ -511,8 +511,8 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
         # an array read at integer indices (ws[0]): each example's cotangent at its index
         out = snp.zeros_like(tree) if tree_batched else \
             snp.zeros((n,) + tuple(np.shape(tree)), snp.result_type(tree))
-        for k, g in fields.items():
-            out = out.at[batch_index(k)].add(g)
+        for k, g in fields.items():      # (a read clamped k: added where it read)
+            out = out.at[batch_index(in_range(np.shape(out)[1:], k))].add(g)
         return out
     out = grad_of_fields(tree, fields)
     if not tree_batched:
@@ -560,7 +560,7 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
         return add_at(tree_bar, idx, g)
-    idx = idx if isinstance(idx, tuple) else (idx,)
+    idx = in_range(np.shape(tree_bar)[1:], idx)       # (a read clamped idx: add where it read)
     return tree_bar.at[(slice(None),) + idx].add(g)
 
 
@@ -590,6 +590,17 @@ def index_examples(x, idx, depth=1):
 
 
 NAMES = NAMES + ("item_of", "index_examples", "update_per_example")
+
+
+def for_each_example(fn, *batched):
+    """fn(*examples) for each example of the batched arrays (batch axis first): a debug.print or
+    debug.callback under vmap, called once per example as in JAX."""
+    for k in range(np.shape(batched[0])[0]):
+        fn(*[b[k] for b in batched])
+
+
+for_each_example.__secant_print__ = True        # (kept as written by an outer vmap or grad)
+NAMES = NAMES + ("for_each_example",)
 
 
 def unconcatenate_batched(t, arrays, axis, n, t_batched, arrays_batched):

@@ -23,6 +23,8 @@ import sysconfig
 import textwrap
 import tokenize
 
+import numpy as np
+
 from secant.backends.errors import SecantError
 from secant.transformer.parse import closure_values
 
@@ -218,6 +220,12 @@ class _Module:
             return chosen
         if inspect.isfunction(value):
             return self._bind_function(name, value, generated=False)
+        if value is np.index_exp:          # (the `.at` rules' index written as a value)
+            chosen, new = self._claim(name, value)
+            if new:
+                alias = "" if chosen == "index_exp" else f" as {chosen}"
+                self.imports.append(f"from numpy import index_exp{alias}")
+            return chosen
         src = _constant_src(value)
         if src is not None:
             same = self.bound.get(name, _MISSING)

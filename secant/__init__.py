@@ -13,6 +13,10 @@ from secant import tree_util
 from secant import numpy
 from secant import lax
 from secant import random
+from secant import debug
+from secant.debug import pure_callback
+from secant.api_extras import (ShapeDtypeStruct, ensure_compile_time_eval, eval_shape,
+                               named_call, named_scope)
 from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linearize, source,
                                value_and_grad, vjp)
 from secant.batch import vmap
@@ -34,7 +38,8 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
            "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
-           "numpy", "lax", "random", "nn", "scipy", "jit",
+           "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
+           "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",

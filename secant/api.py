@@ -3,6 +3,7 @@ import collections
 import functools
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
@@ -110,7 +111,7 @@ class _Compiled:
         self._putters = [runtime.putter(a.shape, a.dtype, exe.device) for a in in_avals]
         self._single_out = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
         self._check_device = not runtime.single_device()
-        self._execute, self._handlers = exe.exe.execute_sharded, exe.handlers
+        self._execute, self._handlers = exe.execute_sharded, exe.handlers
         self._placed = {exe.device: self}
 
     def _on(self, device):
@@ -238,7 +239,6 @@ class JitFunction:
             raise SecantTypeError(f"jit expects a callable, got {type(fun).__name__}{where()}")
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._cache = collections.OrderedDict()   # signature -> _Compiled, LRU (jit_cache_size)
         static_argnums = _as_tuple(static_argnums)
         static_argnames = _as_tuple(static_argnames)
         try:
@@ -268,6 +268,8 @@ class JitFunction:
         self._static_names = frozenset(names)
         self._donate = frozenset(_as_tuple(donate_argnums))
         self._simple = not nums and not names
+        # signature -> _Compiled, LRU (jit_cache_size)
+        self._cache = _trace_cache(fun, (self._static_nums, self._static_names, self._donate))
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -398,6 +400,26 @@ class JitFunction:
 
     def __repr__(self):
         return f"<secant.jit of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+
+# fun -> {jit parameters -> its trace cache}: one cache per function, as JAX's, so that
+# `jit(f)(x)` written twice traces f once (and sees a global's value at that first trace)
+_trace_caches = weakref.WeakKeyDictionary()
+_trace_caches_lock = threading.Lock()
+
+
+def _trace_cache(fun, params):
+    try:
+        with _trace_caches_lock:
+            per_fun = _trace_caches.get(fun)
+            if per_fun is None:
+                per_fun = _trace_caches[fun] = {}
+            cache = per_fun.get(params)
+            if cache is None:
+                cache = per_fun[params] = collections.OrderedDict()
+        return cache
+    except TypeError:       # not weakly referable or not hashable: a cache of its own
+        return collections.OrderedDict()
 
 
 def _functionalized(fun):

@@ -344,7 +344,8 @@ def argmax_axis_oob(x):
 
 @over("shape", "IndexError")
 def index_oob(x):
-    return (x * snp.ones(3))[5]  # !
+    # (an index out of range clamps, as JAX; an axis of size 0 has no element to clamp to)
+    return (x * snp.ones((0, 3)))[0]  # !
 
 
 @over("shape", "IndexError")
@@ -1283,32 +1284,37 @@ def jvp_rule_three_outputs():
 _LEAKED = []
 
 
-def _leak_global(x):
-    _LEAKED.append(x * 2.0)
-    return x
+def _leaker():
+    """A function that leaks its traced argument, new at each call: jit keeps one trace cache per
+    function (as JAX), so the same function jitted again with the same signature would not run
+    (nor leak) again."""
+    def _leak_global(x):
+        _LEAKED.append(x * 2.0)
+        return x
+    return _leak_global
 
 
 def leak_add():
     _LEAKED.clear()
-    secant.jit(_leak_global)(1.0)
+    secant.jit(_leaker())(1.0)
     return _LEAKED[0] + 1.0  # !
 
 
 def leak_sin():
     _LEAKED.clear()
-    secant.jit(_leak_global)(1.0)
+    secant.jit(_leaker())(1.0)
     return snp.sin(_LEAKED[0])  # !
 
 
 def leak_in_new_jit():
     _LEAKED.clear()
-    secant.jit(_leak_global)(1.0)
+    secant.jit(_leaker())(1.0)
     return secant.jit(lambda y: y + _LEAKED[0])(1.0)  # !
 
 
 def leak_float():
     _LEAKED.clear()
-    secant.jit(_leak_global)(1.0)
+    secant.jit(_leaker())(1.0)
     return float(_LEAKED[0])  # !
 
 

@@ -169,8 +169,9 @@ class Normaliser(ContainerMixin):
                 return          # a docstring or a bare constant
             if self._derivative_stack(stmt.value, "append"):
                 return self.stack_push(stmt.value)
-            printing = isinstance(stmt.value, gast.Call) and \
+            printing = isinstance(stmt.value, gast.Call) and (
                 self._resolve(stmt.value.func) is builtins.print
+                or getattr(self._resolve(stmt.value.func), "__secant_print__", False))
             checking = not self.batching and isinstance(stmt.value, gast.Call) and getattr(
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
@@ -187,8 +188,10 @@ class Normaliser(ContainerMixin):
                     return
                 self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin))
                 return
-            self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
-                                     effect=printing))
+            code = self._source(stmt.value)
+            if printing and self.batching:
+                code = self._per_example(stmt.value, code)
+            self.out.append(ir.Plain(code, set(), self.origin, effect=printing))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             if isinstance(stmt, gast.Assert) and self.batching:
                 self._batched_truth_value(stmt.test, "assert")
@@ -285,6 +288,20 @@ class Normaliser(ContainerMixin):
             self.mark_container(name, ir.Var(version))
         self.out.append(ir.Plain(f"{name} = {version}.pop()", {name}, self.origin, marked))
         self.current[user_name] = name
+
+    def _per_example(self, call, code):
+        """A debug.print/callback of batched arrays under vmap: called once per example with its
+        values, as JAX's batching rule does (`for_each_example(lambda x: <call>, x)`)."""
+        if not getattr(self._resolve(call.func), "__secant_print__", False):
+            return code         # (builtins.print prints the batch)
+        batched = sorted({self.current[n.id] for n in gast.walk(call)
+                          if isinstance(n, gast.Name) and self._is_batched_name(n)})
+        if not batched or any(self.current.get(n.id) in self.containers
+                              for n in gast.walk(call) if isinstance(n, gast.Name)
+                              and self.current.get(n.id) in self.tracked):
+            return code         # (a batched list or tuple: printed as it is)
+        names = ", ".join(batched)
+        return f"for_each_example(lambda {names}: {code}, {names})"
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
@@ -1377,6 +1394,9 @@ class Normaliser(ContainerMixin):
                                  "shape of its result depends on the value, which differs per "
                                  "example; use static shapes (or a size= argument)",
                                  ConcretizationSourceError)
+        if any(not isinstance(a, ir.Expr) for a in args) and isinstance(
+                getattr(obj, "__secant_opaque__", None), str):     # (its own explanation)
+            raise self.src.error(node, obj.__secant_opaque__)
         if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "

@@ -9,3 +9,4 @@ from secant.backends.lowering import conv  # noqa: F401,E402
 from secant.backends.lowering import linalg_spectral  # noqa: F401,E402
 from secant.backends.lowering import complex  # noqa: F401  (complex parts, fft)
 from secant.backends.lowering import linalg  # noqa: F401,E402
+from secant.backends.lowering import callback  # noqa: F401,E402  (host callbacks)

@@ -4,4 +4,5 @@ from secant.backends.primitives import conv  # noqa: F401,E402
 from secant.backends.primitives import linalg_spectral  # noqa: F401,E402
 from secant.backends.primitives import complex  # noqa: F401  (complex parts, fft)
 from secant.backends.primitives import linalg  # noqa: F401,E402
+from secant.backends.primitives import callback  # noqa: F401,E402  (host callbacks)
 from secant.backends.primitives.common import broadcast_shapes, type_error  # noqa: F401

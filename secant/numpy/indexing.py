@@ -146,6 +146,22 @@ def _static_int(i, n, axis):
     return i + n if i < 0 else i
 
 
+def _out_of_range_ints(shape, entries):
+    """Entries with each out-of-range static int made a 0-d index array, so that (as JAX) a
+    read clamps it and an update drops it, instead of raising; an axis of size 0 still raises.
+    Negative ints in range keep Python's meaning."""
+    if not any(isinstance(e, int) and not -n <= e < n for e, n in zip(entries, shape)):
+        return entries
+    out = []
+    for d, (e, n) in enumerate(zip(entries, shape)):
+        if isinstance(e, int) and not -n <= e < n:
+            if n == 0:
+                _static_int(e, n, d)
+            e = np.asarray(e, np.int64 if dtypes.x64_enabled() else np.int32)
+        out.append(e)
+    return out
+
+
 def _slice_params(s, n):
     """(start, step, length) of a slice over a dimension of size n, as NumPy reads it."""
     if s.step == 0:
@@ -342,9 +358,11 @@ def _parse_for_gather(x, idx):
 
 
 def getitem(x, idx):
-    """x[idx] with NumPy's indexing rules; out-of-range integer array entries are clamped."""
+    """x[idx] with NumPy's indexing rules; out-of-range integers (static or array entries) are
+    clamped, as JAX's gathers."""
     x = ensure_array(x)
     x, _, entries = _parse_for_gather(x, idx)
+    entries = _out_of_range_ints(x.shape, entries)
     if not any(isinstance(e, (np.ndarray, Tracer)) for e in entries):
         return _basic(x, entries)
     return _Plan(x.shape, entries).gather(x)
@@ -428,6 +446,7 @@ class _AtRef:
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
         _check_mode(mode, _GET_MODES)
         x, _, entries = _parse_for_gather(self.array, self.index)
+        entries = _out_of_range_ints(x.shape, entries)
         if not any(isinstance(e, (np.ndarray, Tracer)) for e in entries):
             return _basic(x, entries)
         plan = _Plan(x.shape, entries)
@@ -438,6 +457,7 @@ class _AtRef:
         _check_mode(mode, _UPDATE_MODES)
         x = self.array
         shape, new_axes, entries = _parse(x.shape, self.index)
+        entries = _out_of_range_ints(shape, entries)
         operand = st.expand_dims_p.bind(x, dimensions=new_axes) if new_axes else x
         plan = _Plan(shape, entries)
         updates = _broadcast_values(values, plan.out_shape, x.dtype)

@@ -1,0 +1,107 @@
+"""JAX's small top-level helpers around tracing: ShapeDtypeStruct, eval_shape, named_call,
+named_scope and ensure_compile_time_eval."""
+import contextlib
+
+import numpy as np
+
+from secant import tree_util
+from secant.backends import dtypes
+from secant.backends.core import ShapedArray, Tracer
+from secant.backends.errors import SecantTypeError, where
+from secant.backends.tracer import Trace, canonical_aval
+
+__all__ = ["ShapeDtypeStruct", "eval_shape", "named_call", "named_scope",
+           "ensure_compile_time_eval"]
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for an array (jax.ShapeDtypeStruct): what eval_shape returns
+    and what pure_callback's result_shape_dtypes and eval_shape's arguments may be."""
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+        try:
+            self.shape = tuple(int(d) for d in shape)
+        except TypeError:
+            raise SecantTypeError(f"ShapeDtypeStruct: shape must be a sequence of ints, got "
+                                  f"{shape!r}" + where()) from None
+        if dtype is None:
+            raise SecantTypeError("ShapeDtypeStruct: dtype must be given" + where())
+        self.dtype = np.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
+                == (other.shape, other.dtype, other.weak_type))
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _spec_aval(x):
+    if isinstance(x, ShapeDtypeStruct) or (hasattr(x, "shape") and hasattr(x, "dtype")
+                                           and not isinstance(x, (np.ndarray, np.generic))
+                                           and not hasattr(x, "aval")):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype),
+                           getattr(x, "weak_type", False))
+    return canonical_aval(x)
+
+
+def _struct(x):
+    aval = x.aval if isinstance(x, Tracer) else canonical_aval(x)
+    return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes of fun(*args, **kwargs) as a pytree of ShapeDtypeStruct, without
+    computing it (jax.eval_shape): fun is traced, not compiled nor run. Arguments may be arrays
+    or anything with .shape and .dtype (ShapeDtypeStruct)."""
+    from secant.api import _functionalized
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    avals = [_spec_aval(x) for x in leaves]
+    trace = Trace(getattr(fun, "__name__", "f"), kind="eval_shape")
+    try:
+        a, k = tree.unflatten([trace.new_arg(av) for av in avals])
+        with trace.activate():
+            out = _functionalized(fun)(*a, **k)
+        return tree_util.tree_map(_struct, out)
+    finally:
+        trace.finish()
+
+
+def named_call(fun, *, name=None):
+    """fun, called under `name` (jax.named_call): a name for profiles in JAX; here it computes
+    exactly what fun computes (the transforms read fun itself)."""
+    if not callable(fun):
+        raise SecantTypeError(f"named_call expects a callable, got {type(fun).__name__}"
+                              + where())
+    return fun
+
+
+@contextlib.contextmanager
+def named_scope(name):
+    """A name for the ops traced inside the block (jax.named_scope); the ops compute the same."""
+    if not isinstance(name, str):
+        raise SecantTypeError("named_scope name argument must be a string." + where())
+    yield
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside jit, compute on concrete values now instead of staging them into the program
+    (jax.ensure_compile_time_eval). secant already does: only traced values are staged, every
+    operation on concrete values runs when traced."""
+    yield
