@@ -112,10 +112,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     out = snp.log(sumexp) + amax
     if return_sign:
         result = (out, sign)
-    elif b is None or complex_a:
-        result = out
-    else:
+    elif b is not None and not complex_a:
         result = snp.where(sign < 0, snp.nan, out)
+    else:
+        result = out
     return result
 
 
