@@ -28,6 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -1117,6 +1118,10 @@ class Normaliser(ContainerMixin):
             return self.at_update(node, *at)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
+            method = objects.method_call(self.out, node, base.name) \
+                if isinstance(base, ir.Var) else None
+            if method is not None:          # a method of a library object (transformer/objects.py)
+                return self.call(method)
             if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
                     "get", "items", "values", "keys")):        # a method of a container
                 return self.container_method(node, base)
@@ -1262,6 +1267,8 @@ class Normaliser(ContainerMixin):
                                      "secant: random numbers are constants for grad; compute "
                                      "its arguments from non-differentiated values")
             return self._inactive(node)
+        if objects.functional_class(obj):         # C(args): its fields (transformer/objects.py)
+            return self.call(objects.constructor_call(node))
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)

@@ -1,0 +1,68 @@
+"""Instances of library classes inside transformed code.
+
+A class that declares `__secant_functional__` (a namespace of plain functions, read by the
+transforms through their source) can be built and used inside a function that grad, jvp or
+vmap transforms: the instance is carried as the dict of its fields (a container the transforms
+already track), and
+
+    kde = stats.gaussian_kde(data)      is read as   kde = stats.gaussian_kde.__secant_functional__.init(data)
+    kde.logpdf(points)                  is read as   stats.gaussian_kde.__secant_functional__.logpdf(kde, points)
+
+so derivatives and batching flow through the fields as through any helper's dict. Eager calls
+run the class itself. Only method calls on such an instance are read this way; any other use
+of it (an attribute read, passing it on) sees the dict of fields.
+"""
+import inspect
+
+import gast
+
+FUNCTIONAL = "__secant_functional__"
+
+
+def functional_class(obj):
+    """Whether `obj` is a class with a functional form."""
+    return inspect.isclass(obj) and hasattr(obj, FUNCTIONAL)
+
+
+def _attribute(value, attr):
+    return gast.Attribute(value=value, attr=attr, ctx=gast.Load())
+
+
+def constructor_call(node):
+    """`C(args)` as `C.__secant_functional__.init(args)`."""
+    new = gast.Call(func=_attribute(_attribute(node.func, FUNCTIONAL), "init"),
+                    args=node.args, keywords=node.keywords)
+    return gast.copy_location(new, node)
+
+
+def _class_expression(ops, name):
+    """The expression naming the class whose instance SSA `name` holds (found from the op that
+    made it: the functional init, or a copy of such a value), or None."""
+    for op in reversed(ops):
+        if name not in (getattr(op, "targets", None) or ()):
+            continue
+        if getattr(op, "op", None) == "identity" and hasattr(op.operands.get("x"), "name"):
+            return _class_expression(ops, op.operands["x"].name)
+        callee = getattr(op, "callee", None)
+        if getattr(op, "op", None) == "call" and getattr(callee, "__name__", "") == "init" \
+                and getattr(callee, "__secant_functional_init__", False):
+            written = op.callee_name
+            suffix = f".{FUNCTIONAL}.init"
+            if written.endswith(suffix):
+                return written[:-len(suffix)]
+        return None
+    return None
+
+
+def method_call(ops, node, base_name):
+    """`obj.m(args)` as `C.__secant_functional__.m(obj, args)` when SSA `base_name` holds an
+    instance of such a class C; None otherwise."""
+    cls = _class_expression(ops, base_name)
+    if cls is None:
+        return None
+    func = node.func
+    target = gast.parse(f"{cls}.{FUNCTIONAL}.{func.attr}").body[0].value
+    new = gast.Call(func=target, args=[func.value] + list(node.args), keywords=node.keywords)
+    for n in gast.walk(new):
+        gast.copy_location(n, node)
+    return new
