@@ -340,3 +340,21 @@ def test_vmap_of_the_gradient_of_a_stack_along_a_negative_axis(x64):
     a, b = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([5.0, 6.0])
     np.testing.assert_allclose(secant.vmap(secant.grad(f), in_axes=(0, None))(a, b),
                                [2 * a[i] + 3 * b for i in range(2)])
+
+
+def test_gaussian_kde_inside_called_and_its_fields_read(x64):
+    data = np.random.default_rng(5).normal(size=(2, 5))
+    grid = np.zeros((2, 2))
+
+    def f(d):
+        kde = stats.gaussian_kde(d)
+        return snp.sum(kde(grid)) + snp.sum(kde.covariance)
+
+    def ref(d):
+        kde = st.gaussian_kde(d)
+        return float(np.sum(kde(grid)) + np.sum(kde.covariance))
+
+    np.testing.assert_allclose(f(data), ref(data), rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(f)(data), _kde_fd(ref, data), rtol=1e-6, atol=1e-9)
+    datas = np.stack([data, 2 * data])
+    np.testing.assert_allclose(secant.vmap(f)(datas), [ref(d) for d in datas], rtol=1e-12)

@@ -811,7 +811,9 @@ class Normaliser(ContainerMixin):
         if isinstance(node, gast.Call):
             return self.call(node)
         if isinstance(node, gast.Attribute):
-            return self.attribute(node)
+            field = objects.field_read(self.out, node, self.current.get(node.value.id)) \
+                if isinstance(node.value, gast.Name) else None     # (transformer/objects.py)
+            return self.attribute(node) if field is None else self.subscript(field)
         if isinstance(node, gast.Subscript):
             return self.subscript(node)
         if isinstance(node, (gast.Tuple, gast.List)):
@@ -1140,7 +1142,9 @@ class Normaliser(ContainerMixin):
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
         if obj is _UNRESOLVED:
-            return self.dynamic_call(node, func)
+            method = objects.method_call(self.out, node, self.current.get(func.id), "__call__") \
+                if isinstance(func, gast.Name) else None            # (transformer/objects.py)
+            return self.dynamic_call(node, func) if method is None else self.call(method)
         from secant.api import JitFunction
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun

@@ -8,9 +8,9 @@ already track), and
     kde = stats.gaussian_kde(data)      is read as   kde = stats.gaussian_kde.__secant_functional__.init(data)
     kde.logpdf(points)                  is read as   stats.gaussian_kde.__secant_functional__.logpdf(kde, points)
 
-so derivatives and batching flow through the fields as through any helper's dict. Eager calls
-run the class itself. Only method calls on such an instance are read this way; any other use
-of it (an attribute read, passing it on) sees the dict of fields.
+so derivatives and batching flow through the fields as through any helper's dict; `kde(points)`
+is its `__call__`, `kde.covariance` the field. Eager calls run the class itself. Passing the
+instance on to a function of yours, or returning it, hands on the dict of fields.
 """
 import inspect
 
@@ -54,15 +54,29 @@ def _class_expression(ops, name):
     return None
 
 
-def method_call(ops, node, base_name):
-    """`obj.m(args)` as `C.__secant_functional__.m(obj, args)` when SSA `base_name` holds an
-    instance of such a class C; None otherwise."""
+def method_call(ops, node, base_name, attr=None):
+    """`obj.m(args)` (or `obj(args)`, attr "__call__") as `C.__secant_functional__.m(obj, args)`
+    when SSA `base_name` holds an instance of such a class C; None otherwise."""
     cls = _class_expression(ops, base_name)
     if cls is None:
         return None
     func = node.func
-    target = gast.parse(f"{cls}.{FUNCTIONAL}.{func.attr}").body[0].value
-    new = gast.Call(func=target, args=[func.value] + list(node.args), keywords=node.keywords)
+    attr = attr or func.attr
+    obj = func.value if attr != "__call__" else func
+    target = gast.parse(f"{cls}.{FUNCTIONAL}.{attr}").body[0].value
+    new = gast.Call(func=target, args=[obj] + list(node.args), keywords=node.keywords)
+    for n in gast.walk(new):
+        gast.copy_location(n, node)
+    return new
+
+
+def field_read(ops, node, base_name):
+    """`obj.field` as `obj["field"]` when SSA `base_name` holds such an instance; None
+    otherwise."""
+    if _class_expression(ops, base_name) is None:
+        return None
+    new = gast.Subscript(value=node.value, slice=gast.Constant(value=node.attr, kind=None),
+                         ctx=gast.Load())
     for n in gast.walk(new):
         gast.copy_location(n, node)
     return new

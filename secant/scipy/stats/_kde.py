@@ -62,6 +62,8 @@ class _Functional:
     def pdf(kde, points):
         return snp.exp(_Functional.logpdf(kde, points))
 
+    __call__ = evaluate
+
     @staticmethod
     def integrate_box_1d(kde, low, high):
         """The probability mass in [low, high] of a one-dimensional estimate."""
