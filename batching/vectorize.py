@@ -472,8 +472,10 @@ class BatchBuilder:
             for k, v in list(fill.items()):     # an axis or depth one further in
                 if not k.startswith("arg") or k.endswith(("_batched", "_b")) or v == "None":
                     continue
-                fill[f"{k}_next"] = str(int(v) + 1) if v.isdigit() else \
-                    f"batch_axis({v}, None)" if v.isidentifier() else f"{v} + 1"
+                literal = v.strip("()").lstrip("-").isdigit()
+                # an axis counted from the end (-1) stays where it is past a leading batch axis
+                fill[f"{k}_next"] = str(_next_axis(int(v.strip("()")))) if literal else \
+                    f"batch_axis({v}, None)"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
             return
@@ -1140,3 +1142,8 @@ def _output(b, value, axis):
     if isinstance(value, ir.Var) and value.name in b.call_results:
         return f"batch_axis_to({src}, {axis})"
     return f"snp.moveaxis({src}, 0, out_batch_axis({axis}, {src}))"    # (checks the axis)
+
+
+def _next_axis(axis):
+    """An int axis argument of one example as the axis of the batched value (batch axis 0)."""
+    return axis + 1 if axis >= 0 else axis

@@ -28,6 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -827,7 +828,9 @@ class Normaliser(ContainerMixin):
         if isinstance(node, gast.Call):
             return self.call(node)
         if isinstance(node, gast.Attribute):
-            return self.attribute(node)
+            field = objects.field_read(self.out, node, self.current.get(node.value.id)) \
+                if isinstance(node.value, gast.Name) else None     # (transformer/objects.py)
+            return self.attribute(node) if field is None else self.subscript(field)
         if isinstance(node, gast.Subscript):
             return self.subscript(node)
         if isinstance(node, (gast.Tuple, gast.List)):
@@ -1134,6 +1137,10 @@ class Normaliser(ContainerMixin):
             return self.at_update(node, *at)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
+            method = objects.method_call(self.out, node, base.name) \
+                if isinstance(base, ir.Var) else None
+            if method is not None:          # a method of a library object (transformer/objects.py)
+                return self.call(method)
             if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
                     "get", "items", "values", "keys")):        # a method of a container
                 return self.container_method(node, base)
@@ -1152,7 +1159,9 @@ class Normaliser(ContainerMixin):
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
         if obj is _UNRESOLVED:
-            return self.dynamic_call(node, func)
+            method = objects.method_call(self.out, node, self.current.get(func.id), "__call__") \
+                if isinstance(func, gast.Name) else None            # (transformer/objects.py)
+            return self.dynamic_call(node, func) if method is None else self.call(method)
         from secant.api import JitFunction
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
@@ -1279,6 +1288,8 @@ class Normaliser(ContainerMixin):
                                      "secant: random numbers are constants for grad; compute "
                                      "its arguments from non-differentiated values")
             return self._inactive(node)
+        if objects.functional_class(obj):         # C(args): its fields (transformer/objects.py)
+            return self.call(objects.constructor_call(node))
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)

@@ -14,6 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax
 from secant.backends.errors import SecantValueError
+from secant.scipy import special
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -136,31 +137,37 @@ def glu(x, axis=-1):
     return a * lax.logistic(b)
 
 
-def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along `axis` (an int or a tuple), shifted by the maximum."""
+def softmax(x, axis=-1, where=None):
+    """exp(x) / sum(exp(x)) along `axis` (an int, a tuple or None), shifted by the maximum;
+    with `where`, over the elements where it is true (0 elsewhere), as JAX's."""
+    if where is not None:
+        x = snp.where(where, x, -snp.inf)
     unnormalized = snp.exp(x - lax.stop_gradient(snp.max(x, axis=axis, keepdims=True)))
-    return unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
+    if where is not None:
+        unnormalized = snp.where(where, unnormalized, 0)
+    result = unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
+    if where is not None:
+        result = snp.where(where, result, 0)
+    return result
 
 
-def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along `axis`, shifted by the maximum."""
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) along `axis`, shifted by the maximum; with `where`, over the elements
+    where it is true (-inf elsewhere), as JAX's."""
+    if where is not None:
+        x = snp.where(where, x, -snp.inf)
     shifted = x - lax.stop_gradient(snp.max(x, axis=axis, keepdims=True))
-    return shifted - snp.log(snp.sum(snp.exp(shifted), axis=axis, keepdims=True))
+    exp_shifted = snp.exp(shifted)
+    if where is not None:
+        exp_shifted = snp.where(where, exp_shifted, 0)
+    result = shifted - snp.log(snp.sum(exp_shifted, axis=axis, keepdims=True))
+    if where is not None:
+        result = snp.where(where, result, -snp.inf)
+    return result
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False):
-    """log(sum(b * exp(a))) along `axis`, stable for large |a| (the maximum, where finite, is
-    taken out first)."""
-    amax = lax.stop_gradient(snp.max(a, axis=axis, keepdims=True))
-    amax = snp.where(snp.isfinite(amax), amax, 0)
-    if b is None:
-        summed = snp.sum(snp.exp(a - amax), axis=axis, keepdims=True)
-    else:
-        summed = snp.sum(b * snp.exp(a - amax), axis=axis, keepdims=True)
-    out = snp.log(summed) + amax
-    if not keepdims:
-        out = snp.squeeze(out, axis=axis)
-    return out
+# jax.nn.logsumexp is jax.scipy.special.logsumexp (b, return_sign, where, complex inputs)
+logsumexp = special.logsumexp
 
 
 def one_hot(x, num_classes, dtype=None, axis=-1):

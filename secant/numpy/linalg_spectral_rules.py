@@ -142,13 +142,17 @@ def eigvals(a):
 
 @source_for(ls.matrix_rank)
 def matrix_rank(M, rtol=None, hermitian=False, *, tol=None):
-    if hermitian:
-        s = snp.abs(ls.eigh_values((M + _h(M)) / 2))
+    if M.ndim < 2:                      # a scalar or a vector: 1 unless it is all zeros
+        rank = snp.any(M != 0).astype(snp.int32)
     else:
-        s = ls.svd_values(M)
-    if tol is None:
-        tol = ls.default_rtol(M.shape, M.dtype, rtol) * snp.max(s, axis=-1, keepdims=True)
-    return snp.sum(s > tol, axis=-1)
+        if hermitian:
+            s = snp.abs(ls.eigh_values((M + _h(M)) / 2))
+        else:
+            s = ls.svd_values(M)
+        if tol is None:
+            tol = ls.default_rtol(M.shape, M.dtype, rtol) * snp.max(s, axis=-1, keepdims=True)
+        rank = snp.sum(s > tol, axis=-1)
+    return rank
 
 
 @source_for(ls.lstsq)

@@ -77,34 +77,45 @@ def _eps(x):
 
 
 # --- logsumexp ------------------------------------------------------------------------------------
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(b * exp(a))) over `axis`, shifted by the (constant) maximum so that neither the
-    value nor its derivative (softmax) overflows. With `return_sign`, (log|s|, sign(s));
-    otherwise a negative sum gives nan, as in JAX."""
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) over `axis` (of the elements where `where` is true), shifted by the
+    (constant) maximum real part so that neither the value nor its derivative (softmax)
+    overflows. With `return_sign`, (log|s|, sign(s)); otherwise a negative real sum gives nan,
+    as in JAX. A complex `a` gives the complex logarithm of the sum (with `return_sign`, log|s|
+    and the complex phase s / |s|), as JAX's."""
     a = snp.asarray(a)
+    if where is not None:
+        a = snp.where(where, a, 0)
     dims = _axes(axis, snp.ndim(a))
     if b is None:
-        shifted = a
+        shifted = snp.real(a)
     else:
         a = a + 0.0 * b                      # broadcast (and promote) a with b
-        shifted = snp.where(b != 0, a, -snp.inf)
+        shifted = snp.where(b != 0, snp.real(a), -snp.inf)
+    if where is not None:
+        shifted = snp.where(where, shifted, -snp.inf)
     amax = snp.max(shifted, axis=dims, keepdims=True)
     amax = lax.stop_gradient(snp.where(snp.isfinite(amax), amax, 0.0))
     if b is None:
         exp_a = snp.exp(a - amax)
     else:                                    # a term with b == 0 counts for nothing
-        exp_a = b * snp.exp(snp.where(b != 0, a, snp.minimum(a, amax)) - amax)
+        exp_a = b * snp.exp(snp.where(b != 0, a, snp.minimum(snp.real(a), amax)) - amax)
+    if where is not None:
+        exp_a = snp.where(where, exp_a, 0)
     sumexp = snp.sum(exp_a, axis=dims, keepdims=keepdims)
     if not keepdims:
         amax = snp.squeeze(amax, axis=dims)
     sign = lax.stop_gradient(snp.sign(sumexp))
-    out = snp.log(snp.abs(sumexp)) + amax
+    complex_a = a.dtype.kind == "c"
+    if return_sign or not complex_a:
+        sumexp = snp.abs(sumexp)
+    out = snp.log(sumexp) + amax
     if return_sign:
         result = (out, sign)
-    elif b is None:
-        result = out
-    else:
+    elif b is not None and not complex_a:
         result = snp.where(sign < 0, snp.nan, out)
+    else:
+        result = out
     return result
 
 
@@ -701,3 +712,76 @@ def i1(x):
     """I1(x) = exp(|x|) i1e(x)."""
     x = snp.asarray(x) * 1.0
     return snp.exp(snp.abs(x)) * _i1e(x)
+
+
+# --- incomplete beta ------------------------------------------------------------------------------
+_TINY = 1e-30
+
+
+def _nonzero(v):
+    return snp.where(snp.abs(v) < _TINY, _TINY, v)
+
+
+def _betacf(a, b, x, eps):
+    """The continued fraction of I_x(a, b) (modified Lentz, Numerical Recipes' betacf), for
+    x < (a + 1) / (a + b + 2), where it converges quickly."""
+    qab = a + b
+    d = 1 / _nonzero(1 - qab * x / (a + 1))
+    one = 1.0 + 0.0 * x
+
+    def cond(state):
+        i, m, c, d, h, delta = state
+        return (i < 1000) & snp.any(snp.abs(delta - 1) > eps)
+
+    def body(state):
+        i, m, c, d, h, delta = state
+        m2 = 2 * m
+        even = m * (b - m) * x / ((a - 1 + m2) * (a + m2))
+        d = 1 / _nonzero(1 + even * d)
+        c = _nonzero(1 + even / c)
+        h = h * d * c
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (a + 1 + m2))
+        d = 1 / _nonzero(1 + odd * d)
+        c = _nonzero(1 + odd / c)
+        delta = d * c
+        return i + 1, m + 1, c, d, h * delta, delta
+
+    state = (0, one, one, d, d, 2 * one)
+    return lax.while_loop(cond, body, state)[4]
+
+
+@functools.partial(secant.custom_jvp, nondiff_argnums=(0, 1))
+def _betainc(a, b, x):
+    a, x = _broadcast(a, x)
+    b, x = _broadcast(b, x)
+    a, b = _broadcast(a, b)
+    inside = (x > 0) & (x < 1) & (a > 0) & (b > 0) & snp.isfinite(a) & snp.isfinite(b)
+    # the fraction converges below the mean; above it, I_x(a, b) = 1 - I_(1-x)(b, a)
+    flip = x > (a + 1) / (a + b + 2)
+    fa = snp.where(inside, snp.where(flip, b, a), 1.0)
+    fb = snp.where(inside, snp.where(flip, a, b), 1.0)
+    fx = snp.where(inside, snp.where(flip, 1 - x, x), 0.5)
+    front = snp.exp(fa * snp.log(fx) + fb * snp.log1p(-fx) - betaln(fa, fb)) / fa
+    tail = front * _betacf(fa, fb, fx, _eps(fx))
+    out = snp.where(flip, 1 - tail, tail)
+    # the edges as SciPy and JAX: I_0 = 0, I_1 = 1; a == 0 puts all mass at 0, b == 0 at 1
+    out = snp.where(x == 0, 0.0, snp.where(x == 1, 1.0, out))
+    out = snp.where((a == 0) & (b > 0), 1.0, snp.where((b == 0) & (a > 0), 0.0, out))
+    bad = (a < 0) | (b < 0) | ((a == 0) & (b == 0)) | (x < 0) | (x > 1)
+    return snp.where(bad | snp.isnan(a) | snp.isnan(b) | snp.isnan(x), snp.nan, out)
+
+
+@_betainc.defjvp
+def _betainc_jvp(a, b, primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    density = snp.exp(_xlogy(a - 1, x) + _xlog1py(b - 1, -x) - betaln(a, b))
+    return _betainc(a, b, x), density * x_dot
+
+
+def betainc(a, b, x):
+    """The regularised incomplete beta function I_x(a, b) = B(x; a, b) / B(a, b), by its
+    continued fraction (modified Lentz) on the side of the mean where it converges fast.
+    Differentiable in x (d/dx is the beta density x^(a-1) (1-x)^(b-1) / B(a, b)); as in JAX,
+    not in a or b (transforming with respect to them is an error naming the argument)."""
+    return _betainc(a * 1.0, b * 1.0, x * 1.0)
