@@ -90,6 +90,13 @@ def _op_function(fun):
                               f"{'numpy' if fun.__module__.startswith('numpy') else 'secant.numpy'}"
                               f".{fun.__name__} yet: it is not an op of transformer/ops.py"
                               f"{where()}")
+    if name is None and _library_variadic(fun):     # lax.cond passed directly: a function
+        def variadic_caller():                       # calling it, read as user code's call is
+            hit = _calling_function(inspect.signature(fun), fun.__name__, f"{fun.__name__}_",
+                                    {f"{fun.__name__}_": fun}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("variadic", id(fun)), variadic_caller)
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
     def op_caller():
@@ -842,7 +849,27 @@ def _variadic(fn):
     return inspect.isfunction(fn) and is_variadic(fn) \
         and not getattr(fn, "__secant_custom__", False) \
         and (getattr(fn, "__secant_variadic__", None) is not None
-             or not (fn.__module__ or "").startswith("secant"))
+             or not (fn.__module__ or "").startswith("secant")
+             or fn.__globals__.get("__secant_by_source__", False))   # snp.atleast_3d's source
+
+
+def _library_variadic(fun):
+    """A secant library function with *args that is not read by source (lax.cond, lax.switch):
+    never read its implementation; the transforms read a call of it instead."""
+    from secant.transformer.callees import is_variadic
+    return inspect.isfunction(fun) and is_variadic(fun) \
+        and (fun.__module__ or "").split(".")[0] == "secant" \
+        and not fun.__globals__.get("__secant_by_source__", False) \
+        and not hasattr(fun, "__secant_source__") and not hasattr(fun, "__secant_variadic__")
+
+
+def _read_form(fun):
+    """What the transforms read for `fun`: a library function's composite source (snp.atleast_3d
+    is read through `def atleast_3d(*arys)`), else `fun` unwrapped."""
+    fun = _unwrap(fun)
+    if _library_variadic(fun):
+        return _op_function(fun)
+    return getattr(fun, "__secant_composite__", None) or fun
 
 
 def _shaped(base, args, kwargs):
@@ -979,8 +1006,8 @@ grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     tracing = active_trace() is not None
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_read_form(fun)):
+        fun = _shaped(_read_form(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
@@ -1178,8 +1205,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
         return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_read_form(fun)):
+        fun = _shaped(_read_form(fun), primals, {})
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
     try:

@@ -13,9 +13,12 @@ import copy
 import dis
 import inspect
 import linecache
+import os
 import textwrap
 
 import gast
+
+from secant.backends import errors as _errors
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                     SecantError, TracerBoolConversionError,
@@ -104,10 +107,19 @@ class FunctionSource:
 
     def error(self, node, message, cls=SourceError):
         filename, line = self.user_position(node)
+        if _errors._is_internal(os.path.abspath(filename)):     # secant's own source (a library
+            here = _errors.where()                              # function's, passed directly
+            if here:                                            # to a transform): the user's
+                return cls(f"{message}\n  (in secant's {self._fn_name()}){here}")  # call site
         at = f"{filename}:{line}"
         if filename == self.filename:
             at += f":{getattr(node, 'col_offset', 0) + 1 + self.indent}"
         return cls(f"{message}\n  at {at}\n    {self.line_text(node)}")
+
+    def _fn_name(self):
+        fn = getattr(self.fn, "__wrapped__", self.fn)
+        mod = (getattr(fn, "__module__", None) or "").replace("secant.lax_control_flow", "secant.lax")
+        return ".".join(p for p in (mod, getattr(fn, "__name__", "")) if p) or "function"
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
