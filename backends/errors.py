@@ -135,6 +135,7 @@ def user_location():
 def defined_at(fn):
     """`name (file:line)` of a user's function (its def line), for messages about what it
     returned."""
+    fn = getattr(fn, "__secant_rule_of__", fn)     # (a rule secant wrapped: the user's)
     code = getattr(fn, "__code__", None)
     name = getattr(fn, "__name__", type(fn).__name__)
     if code is None:

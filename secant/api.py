@@ -80,7 +80,8 @@ def _leaf_key(x):
     if t in _SCALARS:
         return t
     if isinstance(x, Tracer):
-        if not x._trace.live:       # a value leaked from a finished trace: no inline call
+        if not x._trace.live or not x._trace.owned_here():   # leaked from a finished trace,
+            # or from another thread's: no inline call
             x._trace.leaked(x)
         raise _InlineCall
     if isinstance(x, (np.ndarray, np.generic)) or t in _SCALARS:
