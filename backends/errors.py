@@ -162,3 +162,21 @@ def where():
         return ""
     src = linecache.getline(fn, line).strip()
     return f"\n  at {fn}:{line}" + (f"\n    {src}" if src else "")
+
+
+def named_at_call(fn):
+    """`fn` (a public API function) whose own call with arguments it does not take (an unknown
+    keyword, too many positional arguments) raises Python's TypeError message, as JAX's does,
+    as a SecantTypeError naming the user's line."""
+    import functools
+
+    @functools.wraps(fn)
+    def api(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            tb = e.__traceback__
+            if isinstance(e, SecantError) or tb is None or tb.tb_next is not None:
+                raise           # (raised inside fn: its own message)
+            raise SecantTypeError(f"{e}{where()}") from None
+    return api

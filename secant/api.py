@@ -241,6 +241,13 @@ class JitFunction:
         self._cache = collections.OrderedDict()   # signature -> _Compiled, LRU (jit_cache_size)
         static_argnums = _as_tuple(static_argnums)
         static_argnames = _as_tuple(static_argnames)
+        for what, values, kind in (("static_argnums", static_argnums, int),
+                                   ("static_argnames", static_argnames, str),
+                                   ("donate_argnums", _as_tuple(donate_argnums), int)):
+            bad = [v for v in values if not isinstance(v, kind) or isinstance(v, bool)]
+            if bad:     # as JAX: a TypeError where jit is applied
+                raise SecantTypeError(f"jit's {what} must be {kind.__name__}s, got {bad[0]!r} "
+                                      f"of type {type(bad[0]).__name__}{where()}")
         try:
             sig = inspect.signature(fun)
             params = list(sig.parameters.values())
@@ -406,7 +413,7 @@ def _functionalized(fun):
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, (int, str)):
+    if isinstance(x, (int, str)) or not hasattr(x, "__iter__"):
         return (x,)
     return tuple(x)
 
