@@ -415,3 +415,39 @@ def test_vmapped_custom_rules_with_nondiff_arguments():
     got = secant.jvp(lambda xs: secant.vmap(capp, in_axes=(None, 0))(2.0, xs), (XS,),
                      (snp.ones(3),))[1]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# --- limits: a 1,500-term expression under every transform (tests/test_limits.py: grad, vmap, jit)
+def test_1500_term_expression_under_jvp_and_compositions(tmp_path):
+    import importlib.util
+    path = tmp_path / "deep1500.py"
+    path.write_text("def deep(x):\n    return " + " + ".join(["x * 1.5"] * 1500) + "\n")
+    spec = importlib.util.spec_from_file_location("deep1500", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    deep, xs = module.deep, snp.ones(3)
+    assert float(secant.jvp(deep, (1.0,), (1.0,))[1]) == 2250.0
+    assert float(secant.jit(lambda x: secant.jvp(deep, (x,), (2.0,))[1])(1.0)) == 4500.0
+    np.testing.assert_allclose(secant.vmap(secant.grad(deep))(xs), 2250.0 * np.ones(3))
+    assert float(secant.grad(secant.grad(deep))(1.0)) == 0.0
+
+
+def test_fwd_check_under_jacobians_of_a_valid_rule():
+    """jacrev vmaps the vjp over output cotangents (the primals unbatched): a valid fwd stays
+    accepted, and its rule gives the Jacobian."""
+    @secant.custom_vjp
+    def f(v):
+        return snp.sin(v)
+
+    def f_fwd(v):
+        return snp.sin(v), v
+
+    def f_bwd(v, g):
+        return (3.0 * g * snp.cos(v),)
+
+    f.defvjp(f_fwd, f_bwd)
+    want = np.diag(3.0 * np.cos(np.asarray(XS)))
+    np.testing.assert_allclose(secant.jacrev(f)(XS), want, rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.jacrev(f))(XS), want, rtol=1e-6)
+    np.testing.assert_allclose(secant.vmap(secant.jacrev(f))(snp.stack([XS, XS])),
+                               np.stack([want, want]), rtol=1e-6)
