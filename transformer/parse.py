@@ -402,10 +402,12 @@ def function_source(fn):
     if attached is not None:
         return attached
     if getattr(fn, "__secant_opaque__", None):    # a wrapper with no source of its own
-        raise getattr(fn, "__secant_source_error__", None) or SourceError(fn.__secant_opaque__)
+        raise getattr(fn, "__secant_source_error__", None) or SourceError(
+            fn.__secant_opaque__ + _errors.where())
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
-                          "lambda have source to transform (builtins and C functions do not)")
+                          "lambda have source to transform (builtins and C functions do not)"
+                          + _errors.where())
     try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
         lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
