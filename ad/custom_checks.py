@@ -12,6 +12,8 @@ expected. The derivative transforms read a call of one as its first argument (it
 identity: `__secant_checks__`); vmap writes it by rule (batching/rules.py HELPERS), every
 argument with its batch axis, so the shapes compared are those of the whole batch.
 """
+import weakref
+
 import numpy as np
 
 import secant.numpy as snp
@@ -103,15 +105,96 @@ def custom_vjp_cotangents(cts, primals, rule):
                  for i, (c, p) in enumerate(zip(cts, primals)))
 
 
+_OUT_TYPES = weakref.WeakKeyDictionary()      # custom function -> {input types: output type}
+
+
+def _abstract_output(fun, primals, depth):
+    """(treedef, [(shape, dtype) or None per leaf]) of what the custom_vjp function `fun`
+    returns for `primals` (their first `depth` axes are vmap's batch axes, left out), found by
+    tracing it abstractly (no values computed, nothing compiled), once per input types; None
+    where it cannot be traced (Python control flow on values, a closed-over traced value)."""
+    from secant.backends.tracer import Trace, canonical_aval
+    leaves, tree = tree_util.tree_flatten(primals)
+    avals = []
+    for leaf in leaves:
+        if _is_array(leaf):
+            aval = canonical_aval(leaf)
+            avals.append(aval.update(shape=tuple(aval.shape)[depth:]) if depth else aval)
+        else:
+            avals.append(leaf)
+    try:
+        key = (tree, tuple(avals))
+        hash(key)
+    except TypeError:
+        key = None
+    table = _OUT_TYPES.setdefault(fun, {})
+    if key is not None and key in table:
+        return table[key]
+    trace = Trace(getattr(fun, "__name__", "f"), "custom_vjp check")
+    try:
+        with trace.activate():
+            args = [trace.new_arg(a) if _is_array(leaf) else leaf
+                    for a, leaf in zip(avals, leaves)]
+            out = fun.fun(*tree.unflatten(args))
+        o_leaves, o_tree = tree_util.tree_flatten(out)
+        found = o_tree, [(tuple(np.shape(o)), snp.result_type(o)) if _is_array(o) else None
+                         for o in o_leaves]
+    except Exception:       # (the check is skipped; the function itself reports its errors)
+        found = None
+    finally:
+        trace.finish()
+    if key is not None:
+        table[key] = found
+    return found
+
+
+def _fwd_matches_function(out, fun, primals, depth, rule):
+    """fwd's primal output checked against the function's own output type (as JAX checks it):
+    the same structure, shapes and dtypes (weak types aside; under vmap, the dtype's kind)."""
+    expected = _abstract_output(fun, primals, depth)
+    if expected is None:
+        return
+    e_tree, e_leaves = expected
+    o_leaves, o_tree = tree_util.tree_flatten(out)
+    ok = o_tree == e_tree
+    for o, e in zip(o_leaves, e_leaves) if ok else ():
+        if e is None or not _is_array(o):
+            ok = e is None and not _is_array(o)
+        else:
+            shape, dt = e
+            odt = snp.result_type(o)
+            ok = tuple(np.shape(o))[depth:] == shape and (
+                odt == dt if not depth else _kind(odt) == _kind(dt))
+        if not ok:
+            break
+    if not ok:
+        def shown(tree, leaves):
+            text = ", ".join(leaves) or "no leaves"
+            return text if tree.num_leaves == 1 and tree == tree_util.tree_structure(0) \
+                else f"{tree} with {text}"
+        theirs = shown(e_tree, ["?" if e is None else f"{e[1].name}{list(e[0])}"
+                                for e in e_leaves])
+        mine = shown(o_tree, [f"{snp.result_type(o).name}{list(np.shape(o)[depth:])}"
+                              if _is_array(o) else type(o).__name__ for o in o_leaves])
+        raise SecantTypeError(
+            f"custom_vjp fwd rule {defined_at(rule)} must return as its primal output what the "
+            f"custom_vjp function {getattr(fun, '__name__', 'f')} returns, with equal container "
+            f"(pytree) structure, shapes and dtypes (as in JAX): the function returns {theirs} "
+            f"but the fwd rule's primal output is {mine}{where()}")
+
+
 @checks
-def custom_vjp_fwd_output(pair, out_bar, rule):
+def custom_vjp_fwd_output(pair, out_bar, rule, fun=None, primals=(), depth=0):
     """A custom_vjp fwd rule's (out, residuals), its out checked against the function's output
-    (whose cotangent out_bar has its structure and shapes)."""
+    type (`fun` traced abstractly on `primals`) and against out_bar (its cotangent, with its
+    structure and shapes)."""
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
         raise SecantTypeError(f"custom_vjp fwd rule {defined_at(rule)} must return a pair (out, "
                               f"residuals), as in JAX, but returned "
                               f"{_tree_short(pair)}{where()}")
     out = pair[0]
+    if fun is not None:
+        _fwd_matches_function(out, fun, primals, depth, rule)
     o_leaves, o_tree = tree_util.tree_flatten(out)
     b_leaves, b_tree = tree_util.tree_flatten(out_bar)
     if not all(_is_array(b) for b in b_leaves):

@@ -34,6 +34,7 @@ def vjp_of_custom_vjp(custom, params, wrt):
     fwd, bwd = (_rule_name(r, names, f"{custom.__name__}_{k}")
                 for r, k in ((custom.fwd, "fwd"), (custom.bwd, "bwd")))
     fn_name = names.fresh(f"{custom.__name__}_vjp")
+    fun = names.fresh(custom.__name__)      # (its output type checked against fwd's)
     out, res, out_bar = names.fresh("out"), names.fresh("res"), names.fresh("out_bar")
     nondiff = [params[i] for i in custom.nondiff_argnums]
     diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
@@ -42,7 +43,7 @@ def vjp_of_custom_vjp(custom, params, wrt):
                 f"{_tuple(diff)}, {bwd})")
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
              f"    {out}, {res} = custom_vjp_fwd_output({fwd}({', '.join(params)}), {out_bar}, "
-             f"{fwd})"]
+             f"{fwd}, {fun}, {_tuple(params)})"]
     if len(wrt) == len(diff):
         bars = [names.fresh(f"{p}_bar") for p in diff]
         lines += [f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = {bwd_call}",
@@ -51,7 +52,8 @@ def vjp_of_custom_vjp(custom, params, wrt):
         cts = names.fresh("cotangents")
         lines += [f"    {cts} = {bwd_call}",
                   f"    return {', '.join(f'{cts}[{diff.index(params[i])}]' for i in wrt)}"]
-    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd, **_CHECKS}
+    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd, fun: custom,
+                                             **_CHECKS}
 
 
 def _rule_call(custom, params, tangents, rule):

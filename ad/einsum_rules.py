@@ -12,7 +12,7 @@ The subscripts must be a string literal (the rules depend on them).
 import ast
 import string
 
-from secant.backends.errors import SecantError
+from secant.backends.errors import SecantError, where
 
 ELLIPSIS = "."       # '...' as one character inside a spec
 
@@ -25,7 +25,9 @@ def parse(subscripts_src, n):
         subscripts = None
     if not isinstance(subscripts, str):
         raise SecantError(f"einsum is transformed for subscripts written as a string literal, "
-                          f"got {subscripts_src}")
+                          f"got {subscripts_src}; to transform einsum itself, pass a function "
+                          f"that calls it, e.g. lambda a, b: snp.einsum('ij,j->i', a, b)"
+                          f"{where()}")
     spec = subscripts.replace(" ", "").replace("...", ELLIPSIS)
     inputs, arrow, output = spec.partition("->")
     ins = inputs.split(",")

@@ -113,7 +113,7 @@ class Tracer:
         return self.aval.shape[0]
 
     def _concrete(self, what, instead, cls=ConcretizationError):
-        if not self._trace.live:
+        if not self._trace.live or not self._trace.owned_here():
             self._trace.leaked(self)
         raise cls(
             f"{what} of a traced value {self.aval.str_short()} inside jit: its value is not known "

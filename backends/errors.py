@@ -140,6 +140,7 @@ def user_location():
 def defined_at(fn):
     """`name (file:line)` of a user's function (its def line), for messages about what it
     returned."""
+    fn = getattr(fn, "__secant_rule_of__", fn)     # (a rule secant wrapped: the user's)
     code = getattr(fn, "__code__", None)
     name = getattr(fn, "__name__", type(fn).__name__)
     if code is None:
@@ -166,3 +167,21 @@ def where():
         return ""
     src = linecache.getline(fn, line).strip()
     return f"\n  at {fn}:{line}" + (f"\n    {src}" if src else "")
+
+
+def named_at_call(fn):
+    """`fn` (a public API function) whose own call with arguments it does not take (an unknown
+    keyword, too many positional arguments) raises Python's TypeError message, as JAX's does,
+    as a SecantTypeError naming the user's line."""
+    import functools
+
+    @functools.wraps(fn)
+    def api(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            tb = e.__traceback__
+            if isinstance(e, SecantError) or tb is None or tb.tb_next is not None:
+                raise           # (raised inside fn: its own message)
+            raise SecantTypeError(f"{e}{where()}") from None
+    return api

@@ -57,7 +57,14 @@ def leaked(t, using=None):
     trace finished, in another trace (`using`), or outside the loop/branch body that made it.
     Names the user's line that made the value and the line that used it."""
     mine = t._trace
-    if not mine.live:
+    if mine.live and mine.thread != threading.get_ident():
+        head = (f"a traced value {t.aval.str_short()} of the {mine.what} was used in another "
+                f"thread ({threading.current_thread().name}) while thread {mine.thread_name} "
+                "was still tracing: it escaped the traced function (stored in a global, a "
+                "closure or a list); a trace's values belong to the thread tracing it")
+        hint = ("Pass the value between threads only as a result of the jitted function "
+                "(after its call returns).")
+    elif not mine.live:
         head = (f"a traced value {t.aval.str_short()} of the {mine.what} was used after that trace "
                 "finished: it escaped the traced function (stored in a global, a closure or a "
                 "list), and outside it has no value")
@@ -106,6 +113,8 @@ class Trace:
     def __init__(self, name="f", kind="jit"):
         self.name = re.sub(r"\W", "_", name) or "f"
         self.what = f"{kind} trace of {name}"
+        self.thread = threading.get_ident()         # its values are used in this thread only
+        self.thread_name = threading.current_thread().name
         self._arg_loc = None
         self.body = Body()
         self.params = []
@@ -118,6 +127,9 @@ class Trace:
 
     def leaked(self, t):
         leaked(t, self)
+
+    def owned_here(self):
+        return self.thread == threading.get_ident()
 
     def new_arg(self, aval):
         if self._arg_loc is None:       # a parameter is made by the call that traces
@@ -180,7 +192,8 @@ class Trace:
 
     def _check(self, t):
         if t._trace is not self or not self.live or (t._body is not None
-                                                     and t._body not in self._open):
+                                                     and t._body not in self._open) \
+                or self.thread != threading.get_ident():
             leaked(t, self)
 
     def emit(self, prim, args, params):

@@ -204,7 +204,8 @@ HELPERS = {
     # custom rules' results checked (ad/custom_checks.py): every argument with its batch axis,
     # so that the shapes compared are the whole batch's
     "custom_vjp_cotangents": "custom_vjp_cotangents({arg0_b}, {arg1_b}, {arg2})",
-    "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2})",
+    "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2}, {arg3}, "
+                             "{arg4_b}, {arg5_next})",     # (f's output type: past the axis)
     "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
     "vjp_cotangent": "vjp_cotangent({arg0_b}, {arg1}, {arg2_next})",     # past the batch axis
     "batch_axis_to": "batch_axis_to({arg0_b}, {arg1}, {arg2_next})",     # an inner vmap's out_axes

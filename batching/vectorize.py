@@ -463,7 +463,7 @@ class BatchBuilder:
             fill = {"size": self.size}
             params = inspect.signature(op.callee, follow_wrapped=False).parameters.values()
             for i, p in enumerate(params):     # left-out arguments at their defaults
-                fill[f"arg{i}"] = repr(p.default)
+                fill[f"arg{i}"] = fill[f"arg{i}_b"] = repr(p.default)
             for k, v in op.operands.items():
                 i = position[k]
                 fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)

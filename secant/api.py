@@ -82,7 +82,8 @@ def _leaf_key(x):
     if t in _SCALARS:
         return t
     if isinstance(x, Tracer):
-        if not x._trace.live:       # a value leaked from a finished trace: no inline call
+        if not x._trace.live or not x._trace.owned_here():   # leaked from a finished trace,
+            # or from another thread's: no inline call
             x._trace.leaked(x)
         raise _InlineCall
     if isinstance(x, (np.ndarray, np.generic)) or t in _SCALARS:
@@ -241,6 +242,13 @@ class JitFunction:
         self._fun = fun
         static_argnums = _as_tuple(static_argnums)
         static_argnames = _as_tuple(static_argnames)
+        for what, values, kind in (("static_argnums", static_argnums, int),
+                                   ("static_argnames", static_argnames, str),
+                                   ("donate_argnums", _as_tuple(donate_argnums), int)):
+            bad = [v for v in values if not isinstance(v, kind) or isinstance(v, bool)]
+            if bad:     # as JAX: a TypeError where jit is applied
+                raise SecantTypeError(f"jit's {what} must be {kind.__name__}s, got {bad[0]!r} "
+                                      f"of type {type(bad[0]).__name__}{where()}")
         try:
             sig = inspect.signature(fun)
             params = list(sig.parameters.values())
@@ -430,7 +438,7 @@ def _functionalized(fun):
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, (int, str)):
+    if isinstance(x, (int, str)) or not hasattr(x, "__iter__"):
         return (x,)
     return tuple(x)
 

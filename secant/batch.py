@@ -278,6 +278,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         batched.__name__ = batched.__qualname__ = gen.__name__
     batched.__secant_staged__ = lambda: default_gen(True) or batched
     batched.__secant_vmap__ = True
+    if _variadic(_unwrap(base)):    # another transform of it: the vmap for its call's shape
+        batched.__secant_variadic__ = lambda args, kwargs: vmap(
+            _shaped(_unwrap(base), args, kwargs), in_axes, out_axes, axis_name, axis_size)
     axes = in_axes if isinstance(in_axes, tuple) else [
         None if op_caller and p.default is not p.empty else in_axes for p in params]
     batched.__secant_reads__ = (base, [i for i, a in enumerate(axes) if a is not None], "vmap")

@@ -82,6 +82,7 @@ def _op_function(fun):
             return hit
         return once.build(_op_functions, ("array", id(fun)), array_caller)
     if name is None and inspect.isfunction(fun) and not hasattr(fun, "__secant_source__") \
+            and getattr(fun, "__secant_variadic__", None) is None \
             and not fun.__globals__.get("__secant_by_source__") \
             and (fun.__module__ or "").split(".")[:2] in (["secant", "numpy"], ["numpy"]):
         # never read the implementation of a numpy function: it is an op with a rule, or not
@@ -90,6 +91,13 @@ def _op_function(fun):
                               f"{'numpy' if fun.__module__.startswith('numpy') else 'secant.numpy'}"
                               f".{fun.__name__} yet: it is not an op of transformer/ops.py"
                               f"{where()}")
+    if name is None and _library_variadic(fun):     # lax.cond passed directly: a function
+        def variadic_caller():                       # calling it, read as user code's call is
+            hit = _calling_function(inspect.signature(fun), fun.__name__, f"{fun.__name__}_",
+                                    {f"{fun.__name__}_": fun}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("variadic", id(fun)), variadic_caller)
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
     def op_caller():
@@ -645,8 +653,8 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
                               {inner.__name__: inner, "lax": lax})
     if mode == "vmap" and isinstance(custom, custom_vmap):
         return _generate_custom_vmap(custom, params, wrt, batch)
-    if mode == "vmap":      # custom_vjp / custom_jvp: vmap batches the function, as JAX does
-        return generate(custom.fun, wrt, mode, staged=staged, batch=batch)
+    if mode == "vmap":      # custom_vjp / custom_jvp: vmap batches the function and its rules
+        return _batched_custom(custom, params, wrt, staged, batch)
     if isinstance(custom, custom_vmap):
         if mode == "jvp":   # forward mode differentiates the function's body, as JAX does
             return generate(custom.fun, wrt, mode, staged=staged)
@@ -686,9 +694,91 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
                           _rule_lines(source, free))
 
 
+def _batched_custom(custom, params, wrt, staged, batch):
+    """vmap of a custom_vjp / custom_jvp function, as JAX's: the batched function, itself a
+    custom function whose rules are the user's rules vmapped (so a derivative of the batched code
+    still uses them); a cotangent of an unbatched argument is summed over the batch."""
+    from secant.batch import vmap
+    from secant.custom import custom_jvp
+    has_rule = custom.jvp is not None if isinstance(custom, custom_jvp) else \
+        custom.fwd is not None
+    if not has_rule:
+        return generate(custom.fun, wrt, "vmap", staged=staged, batch=batch)
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap of the custom function {custom.__name__} here needs its "
+                              f"outputs at out_axes={batch.out_axes!r}; call it from a function "
+                              f"instead{where()}")
+    moved = dict(batch.in_axes)
+    axes = tuple(moved.get(i, 0) if i in wrt else None for i in range(len(params)))
+    fun = generate(custom.fun, wrt, "vmap", staged=staged, batch=batch._replace(out_axes=0))
+    nondiff = custom.nondiff_argnums
+    nd_axes = tuple(axes[i] for i in nondiff)
+    diff = [i for i in range(len(params)) if i not in nondiff]
+    if isinstance(custom, custom_jvp):
+        out = custom_jvp(fun, nondiff_argnums=nondiff)
+        out.defjvp(_batched_jvp_rule(custom, params, axes))
+    else:
+        out = type(custom)(fun, nondiff_argnums=nondiff)
+        summed = [k for k, i in enumerate(diff) if axes[i] is None]
+        bwd_v = vmap(custom.bwd, in_axes=nd_axes + (0, 0), out_axes=0)
+
+        def bwd(*args):     # (an unbatched argument's cotangent: summed over the batch)
+            cts = bwd_v(*args)
+            if not summed or not isinstance(cts, (tuple, list)):
+                return cts
+            return type(cts)(tree_util.tree_map(lambda c: snp.sum(c, 0), c)
+                             if k in summed and c is not None else c
+                             for k, c in enumerate(cts))
+        bwd.__name__ = getattr(custom.bwd, "__name__", "bwd")
+        bwd.__secant_rule_of__ = custom.bwd     # (errors name the user's rule)
+        fwd = vmap(custom.fwd, in_axes=axes, out_axes=0)
+        fwd.__secant_rule_of__ = custom.fwd
+        out.defvjp(fwd, bwd)
+    out.__secant_out_batched__ = True       # (every output batched, the rules' too)
+    return out
+
+
+def _batched_jvp_rule(custom, params, axes):
+    """The user's custom_jvp rule vmapped, as generated source (reverse mode transposes it):
+
+        def f_jvp_flat(x, w, x_dot, w_dot):           def f_vmap_jvp(primals, tangents):
+            return f_jvp((x, w), (x_dot, w_dot))          x, w = primals
+                                                          x_dot, w_dot = tangents
+                                                          return f_jvp_flat_vmap(x, w, x_dot, w_dot)
+    """
+    from secant.ad.custom_rules import _tuple
+    from secant.batch import vmap
+    names = Names(params)
+    nondiff = [params[i] for i in custom.nondiff_argnums]
+    diff_i = [i for i in range(len(params)) if i not in custom.nondiff_argnums]
+    primals = [params[i] for i in diff_i]
+    dots = [names.fresh(f"{p}_dot") for p in primals]
+    rule, flat_name = names.fresh(f"{custom.__name__}_jvp"), names.fresh(f"{custom.__name__}_jvp_flat")
+    flat = load_generated(
+        f"def {flat_name}({', '.join(nondiff + primals + dots)}):\n"
+        f"    return {rule}({', '.join(nondiff + [_tuple(primals), _tuple(dots)])})\n",
+        flat_name, custom.fun.__globals__, {rule: custom.jvp})
+    d_axes = tuple(axes[i] for i in diff_i)
+    flat_v = vmap(flat, in_axes=tuple(axes[i] for i in custom.nondiff_argnums) + d_axes + d_axes,
+                  out_axes=0)
+    name, p_name, t_name = (names.fresh(n) for n in (f"{custom.__name__}_vmap_jvp", "primals",
+                                                      "tangents"))
+    v_name = names.fresh(f"{flat_name}_vmap")
+    comma = "," if len(primals) == 1 else ""
+    batched = load_generated(
+        f"def {name}({', '.join(nondiff + [p_name, t_name])}):\n"
+        f"    {', '.join(primals)}{comma} = {p_name}\n"
+        f"    {', '.join(dots)}{comma} = {t_name}\n"
+        f"    return {v_name}({', '.join(nondiff + primals + dots)})\n",
+        name, custom.fun.__globals__, {v_name: flat_v})
+    batched.__secant_rule_of__ = custom.jvp     # (errors name the user's rule)
+    return batched
+
+
 def _rule_lines(source, free):
     """{generated line: the def line of the user's rule it calls}: an error raised there (a
     rule's result checked, ad/custom_checks.py) names the rule in the user's file."""
+    free = {n: getattr(f, "__secant_rule_of__", f) for n, f in free.items()}
     rules = {n: f.__code__ for n, f in free.items()
              if getattr(f, "__code__", None) is not None and not getattr(f, "__secant_checks__",
                                                                          False)}
@@ -848,13 +938,35 @@ def _variadic(fn):
     return inspect.isfunction(fn) and is_variadic(fn) \
         and not getattr(fn, "__secant_custom__", False) \
         and (getattr(fn, "__secant_variadic__", None) is not None
-             or not (fn.__module__ or "").startswith("secant"))
+             or not (fn.__module__ or "").startswith("secant")
+             or fn.__globals__.get("__secant_by_source__", False))   # snp.atleast_3d's source
+
+
+def _library_variadic(fun):
+    """A secant library function with *args that is not read by source (lax.cond, lax.switch):
+    never read its implementation; the transforms read a call of it instead."""
+    from secant.transformer.callees import is_variadic
+    return inspect.isfunction(fun) and is_variadic(fun) \
+        and (fun.__module__ or "").split(".")[0] == "secant" \
+        and not fun.__globals__.get("__secant_by_source__", False) \
+        and not hasattr(fun, "__secant_source__") and not hasattr(fun, "__secant_variadic__")
+
+
+def _read_form(fun):
+    """What the transforms read for `fun`: a library function's composite source (snp.atleast_3d
+    is read through `def atleast_3d(*arys)`), else `fun` unwrapped."""
+    fun = _unwrap(fun)
+    if _library_variadic(fun):
+        return _op_function(fun)
+    return getattr(fun, "__secant_composite__", None) or fun
 
 
 def _shaped(base, args, kwargs):
     """`base` (with *args / **kwargs) for one call's shape (transformer/callees.py)."""
     from secant.transformer.callees import specialise
     inner = getattr(base, "__secant_variadic__", None)
+    if callable(inner):         # vmap(vmap(f)) of a variadic f: the inner one for this shape
+        return inner(args, kwargs)
     if inner is not None:       # grad(grad(f)) of a variadic f: the inner one for this shape
         fun, positions, mode, has_aux, tuple_out = inner
         return generate(_shaped(_op_function(fun), args, kwargs), positions, mode, has_aux,
@@ -985,8 +1097,8 @@ grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     tracing = active_trace() is not None
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_read_form(fun)):
+        fun = _shaped(_read_form(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
@@ -1184,8 +1296,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
         return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_read_form(fun)):
+        fun = _shaped(_read_form(fun), primals, {})
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
     try:
@@ -1363,6 +1475,10 @@ class _Jacobian:
         return _positions(self.argnums, self._inner)
 
     def __call__(self, *args):
+        if not isinstance(self.fun, _Jacobian) and _variadic(_read_form(self.fun)):
+            shaped = _shaped(_read_form(self.fun), args, {})     # def f(*xs): for this call
+            return _Jacobian(shaped, self.argnums, self.has_aux, self.kind,
+                             self.holomorphic)(*args)
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)

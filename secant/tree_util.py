@@ -5,7 +5,7 @@ import dataclasses
 import functools
 
 from secant.backends import runtime
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, defined_at, where
 
 _registry = runtime.new_pytree_registry()
 PyTreeDef = runtime.PyTreeDef
@@ -17,13 +17,35 @@ def registry():
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
-    _registry.register_node(nodetype, flatten_func, unflatten_func)
+    _registry.register_node(nodetype, _checked_flatten(nodetype, flatten_func, flatten_func),
+                            unflatten_func)
     return nodetype
+
+
+def _checked_flatten(nodetype, flatten_func, shown):
+    """flatten_func, its result checked: a pair (children, aux_data), else an error naming the
+    user's flatten function and the line that flattened."""
+    def flatten(x):
+        out = flatten_func(x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise SecantValueError(
+                f"the flatten function of the pytree node type {nodetype.__name__}, "
+                f"{defined_at(shown)}, must return a pair (children, aux_data), as in JAX, but "
+                f"returned {_short_repr(out)}{where()}")
+        return out
+    return flatten
+
+
+def _short_repr(x, n=80):
+    text = repr(x)
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
 def register_pytree_node_class(cls):
     """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    _registry.register_node(cls, _checked_flatten(cls, lambda x: x.tree_flatten(),
+                                                  getattr(cls, "tree_flatten", cls)),
+                            cls.tree_unflatten)
     return cls
 
 

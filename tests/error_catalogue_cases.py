@@ -1518,6 +1518,307 @@ add("cli-unsupported_construct", "cli",
 
 
 # =================================================================================================
+# Added when issue 16 was closed: threads sharing a live trace's values, custom rules checked
+# against the function (and kept under vmap), pytrees of user classes, keyword misuse.
+def _live_trace_in_other_thread(use):
+    """Thread A jits a function that stores its tracer and waits; thread B runs `use` on it
+    while A's trace is live; B's exception (or result) is returned."""
+    box, stored, release, out = {}, threading.Event(), threading.Event(), {}
+
+    def f(x):
+        box["t"] = x * 2.0
+        stored.set()
+        release.wait(60)
+        return x
+
+    def b():
+        stored.wait(60)
+        try:
+            out["r"] = use(box["t"])
+        except BaseException as e:  # noqa: BLE001
+            out["e"] = e
+        release.set()
+
+    ta = threading.Thread(target=lambda: secant.jit(f)(snp.ones(2)))
+    tb = threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    ta.join(120)
+    tb.join(120)
+    if "e" in out:
+        raise out["e"]
+    return out.get("r")
+
+
+def threads_tracer_other_thread():
+    return _live_trace_in_other_thread(lambda t: t + 1.0)  # !
+
+
+def threads_tracer_other_thread_jit():
+    return _live_trace_in_other_thread(lambda t: secant.jit(lambda y: y * t)(1.0))  # !
+
+
+def threads_tracer_other_thread_bool():
+    return _live_trace_in_other_thread(lambda t: bool(t[0] > 0))  # !
+
+
+for _f in (threads_tracer_other_thread, threads_tracer_other_thread_jit,
+           threads_tracer_other_thread_bool):
+    add(f"threads-{_f.__name__}", "threads", _f, "UnexpectedTracerError", _f)
+
+
+@secant.custom_vjp
+def _thread_custom(x):
+    return snp.sin(x)
+
+
+def _thread_custom_fwd(x):
+    return snp.sin(x), x
+
+
+def _thread_custom_bwd(x, g):
+    return (2.0 * g * snp.cos(x),)
+
+
+_thread_custom.defvjp(_thread_custom_fwd, _thread_custom_bwd)
+
+
+def threads_custom_vjp_grad():
+    return _thread_results(lambda i: secant.vmap(secant.grad(_thread_custom))(  # !
+        snp.full(i + 1, 0.5)))
+
+
+def threads_static_args():
+    g = secant.jit(lambda x, n: x * n, static_argnums=1)
+    return _thread_results(lambda i: g(snp.ones(2), i))  # !
+
+
+add("threads-threads_custom_vjp_grad", "threads", threads_custom_vjp_grad,
+    _expected(lambda i: 2.0 * np.cos(0.5) * np.ones(i + 1)), threads_custom_vjp_grad)
+add("threads-threads_static_args", "threads", threads_static_args,
+    _expected(lambda i: i * np.ones(2)), threads_static_args)
+
+
+# custom rules: fwd's primal output against f's own output type
+@_custom_case("TypeError", ("grad", "jit-grad", "vmap-grad"))
+def fwd_int_primal():
+    @secant.custom_vjp
+    def f(x):
+        return snp.sin(x)
+
+    def fwd(x):  # !
+        return snp.sin(x).astype(snp.int32), x
+
+    def bwd(x, g):
+        return (g * snp.cos(x),)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@_custom_case("TypeError", ("grad", "jit-grad"))
+def fwd_primal_shape():
+    @secant.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    def fwd(x):  # !
+        return x * snp.ones(3), x
+
+    def bwd(x, g):
+        return (2.0 * snp.sum(g),)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@_custom_case(close_to(6.0 * np.cos(X)), ("grad", "jit-grad"))
+def fwd_int_output_beside_float():
+    @secant.custom_vjp
+    def f(x):
+        return snp.sin(x), snp.floor(x).astype(snp.int32)
+
+    def fwd(x):  # !
+        return (snp.sin(x), snp.floor(x).astype(snp.int32)), x
+
+    def bwd(x, g):
+        return (3.0 * g[0] * snp.cos(x),)
+
+    f.defvjp(fwd, bwd)
+    return lambda x: 2.0 * f(x)[0]
+
+
+def _tripled_vjp():
+    @secant.custom_vjp
+    def f(x):
+        return snp.sin(x)
+
+    def fwd(x):
+        return snp.sin(x), x
+
+    def bwd(x, g):
+        return (3.0 * g * snp.cos(x),)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def vmapped_custom_vjp_keeps_rule():
+    f = _tripled_vjp()
+    return secant.grad(lambda v: snp.sum(secant.vmap(f)(v)))(XS)  # !
+
+
+def vmapped_custom_jvp_keeps_rule():
+    @secant.custom_jvp
+    def f(x):
+        return snp.sin(x)
+
+    @f.defjvp
+    def rule(p, t):
+        return snp.sin(p[0]), 3.0 * snp.cos(p[0]) * t[0]
+
+    return secant.jvp(secant.vmap(f), (XS,), (snp.ones(2),))[1]  # !
+
+
+add("custom-vmapped_custom_vjp_keeps_rule", "custom", vmapped_custom_vjp_keeps_rule,
+    close_to(3.0 * np.cos(XS)), vmapped_custom_vjp_keeps_rule)
+add("custom-vmapped_custom_jvp_keeps_rule", "custom", vmapped_custom_jvp_keeps_rule,
+    close_to(3.0 * np.cos(XS)), vmapped_custom_jvp_keeps_rule)
+
+
+# pytrees of the user's classes
+class _Unregistered:
+    def __init__(self, a):
+        self.a = a
+
+
+@secant.tree_util.register_pytree_node_class
+class _Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def tree_flatten(self):
+        return (self.a, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+@secant.tree_util.register_pytree_node_class
+class _BadFlatten:
+    def __init__(self, a):
+        self.a = a
+
+    def tree_flatten(self):
+        return self.a          # not a pair (children, aux_data)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def pytree_unregistered_jit():
+    return secant.jit(lambda p: p.a * 2.0)(_Unregistered(1.0))  # !
+
+
+def pytree_unregistered_grad():
+    return secant.grad(lambda p: p.a * 2.0)(_Unregistered(1.0))  # !
+
+
+def pytree_bad_flatten_jit():
+    return secant.jit(lambda p: p.a * 2.0)(_BadFlatten(1.0))  # !
+
+
+def pytree_bad_flatten_grad():
+    return secant.grad(lambda p: p.a * 2.0)(_BadFlatten(1.0))  # !
+
+
+def pytree_registered_grad():
+    return secant.grad(lambda p: p.a * p.b)(_Pair(2.0, 3.0)).b  # !
+
+
+def pytree_registered_vmap():
+    return secant.vmap(lambda p: p.a * p.b)(_Pair(XS, XS))  # !
+
+
+for _f, _e in ((pytree_unregistered_jit, "TypeError"), (pytree_unregistered_grad, "TypeError"),
+               (pytree_bad_flatten_jit, "ValueError"), (pytree_bad_flatten_grad, "ValueError"),
+               (pytree_registered_grad, close_to(2.0)),
+               (pytree_registered_vmap, close_to(XS * XS))):
+    add(f"pytree-{_f.__name__}", "pytree", _f, _e, _f)
+
+
+# keyword misuse: the API called with what it does not take
+def _kw(x, y=1.0):
+    return x * y
+
+
+def kw_grad_argnum_typo():
+    return secant.grad(_kw, argnum=0)  # !
+
+
+def kw_vmap_out_axis_typo():
+    return secant.vmap(_kw, out_axis=1)  # !
+
+
+def kw_jit_donate_not_int():
+    return secant.jit(_kw, donate_argnums="x")  # !
+
+
+def kw_jit_static_argnums_float():
+    return secant.jit(_kw, static_argnums=1.0)  # !
+
+
+def kw_grad_unknown_keyword():
+    return secant.grad(_kw)(2.0, z=3.0)  # !
+
+
+def kw_grad_duplicate_keyword():
+    return secant.value_and_grad(_kw)(2.0, 3.0, y=3.0)  # !
+
+
+def kw_vmap_keyword_sizes():
+    return secant.vmap(_kw)(XS, y=XS[:1])  # !
+
+
+def kw_jvp_keyword():
+    return secant.jvp(_kw, (2.0,), (1.0,), has_axu=True)  # !
+
+
+def kw_keyword_argument_value():
+    return secant.grad(_kw)(2.0, y=3.0)  # !
+
+
+def kw_jit_keyword_argument_value():
+    return secant.jit(_kw)(x=2.0, y=4.0)  # !
+
+
+for _f, _e in ((kw_grad_argnum_typo, "TypeError"), (kw_vmap_out_axis_typo, "TypeError"),
+               (kw_jit_donate_not_int, "TypeError"), (kw_jit_static_argnums_float, "TypeError"),
+               (kw_grad_unknown_keyword, "TypeError"), (kw_grad_duplicate_keyword, "TypeError"),
+               (kw_vmap_keyword_sizes, "ValueError"), (kw_jvp_keyword, "TypeError"),
+               (kw_keyword_argument_value, close_to(3.0)),
+               (kw_jit_keyword_argument_value, close_to(8.0))):
+    add(f"api-{_f.__name__}", "api", _f, _e, _f)
+
+
+# variadic library functions handed to a transform directly
+def variadic_vmap_atleast_3d():
+    return secant.vmap(snp.atleast_3d)(XS.reshape(2, 1))[:, 0, 0, 0]  # !
+
+
+def variadic_jvp_meshgrid():
+    return secant.jvp(snp.meshgrid, (XS, XS), (XS, XS))[1][0][0]  # !
+
+
+add("api-variadic_vmap_atleast_3d", "api", variadic_vmap_atleast_3d, close_to(XS),
+    variadic_vmap_atleast_3d)
+add("api-variadic_jvp_meshgrid", "api", variadic_jvp_meshgrid, close_to(XS),
+    variadic_jvp_meshgrid)
+
+
+# =================================================================================================
 # Running the cases that may crash: all in one child process with a memory limit; each outcome
 # is printed (and flushed) as it is known, so a crash loses only the cases after it.
 def run_in_child(ids, timeout=240, memory_gib=12):

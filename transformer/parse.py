@@ -13,9 +13,12 @@ import copy
 import dis
 import inspect
 import linecache
+import os
 import textwrap
 
 import gast
+
+from secant.backends import errors as _errors
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                     SecantError, TracerBoolConversionError,
@@ -104,10 +107,19 @@ class FunctionSource:
 
     def error(self, node, message, cls=SourceError):
         filename, line = self.user_position(node)
+        if _errors._is_internal(os.path.abspath(filename)):     # secant's own source (a library
+            here = _errors.where()                              # function's, passed directly
+            if here:                                            # to a transform): the user's
+                return cls(f"{message}\n  (in secant's {self._fn_name()}){here}")  # call site
         at = f"{filename}:{line}"
         if filename == self.filename:
             at += f":{getattr(node, 'col_offset', 0) + 1 + self.indent}"
         return cls(f"{message}\n  at {at}\n    {self.line_text(node)}")
+
+    def _fn_name(self):
+        fn = getattr(self.fn, "__wrapped__", self.fn)
+        mod = (getattr(fn, "__module__", None) or "").replace("secant.lax_control_flow", "secant.lax")
+        return ".".join(p for p in (mod, getattr(fn, "__name__", "")) if p) or "function"
 
     def resolve_name(self, name):
         """(kind, value) for a free name: 'closure', 'global', 'builtin'; ('unbound', None)."""
@@ -390,10 +402,12 @@ def function_source(fn):
     if attached is not None:
         return attached
     if getattr(fn, "__secant_opaque__", None):    # a wrapper with no source of its own
-        raise getattr(fn, "__secant_source_error__", None) or SourceError(fn.__secant_opaque__)
+        raise getattr(fn, "__secant_source_error__", None) or SourceError(
+            fn.__secant_opaque__ + _errors.where())
     if not inspect.isfunction(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
-                          "lambda have source to transform (builtins and C functions do not)")
+                          "lambda have source to transform (builtins and C functions do not)"
+                          + _errors.where())
     try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
         lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
