@@ -24,6 +24,7 @@ from secant.api import (block_until_ready, default_backend, device_count, device
                         jit, local_device_count, local_devices)
 
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
+from secant import example_libraries  # noqa: E402  (jax.example_libraries)
 
 _errors.register_internal_dir(__file__)
 
