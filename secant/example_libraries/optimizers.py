@@ -247,6 +247,26 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     return init, update, get_params
 
 
+class _Shape:
+    """sm3's record of a parameter's shape: static pytree data (no leaves), so the state passes
+    through jit and get_params can reshape under it (JAX keeps the ints as leaves)."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, _Shape) and other.shape == self.shape
+
+    def __hash__(self):
+        return hash(self.shape)
+
+    def __repr__(self):
+        return f"_Shape({self.shape})"
+
+
+tree_util.register_pytree_node(_Shape, lambda s: ((), s.shape), lambda shape, _: _Shape(shape))
+
+
 def _along(ndim, v, axis):
     """v (1-d) as an array of `ndim` axes, its entries along `axis`."""
     shape = [1] * ndim
@@ -261,7 +281,7 @@ def sm3(step_size, momentum=0.9):
     step_size = make_schedule(step_size)
 
     def init(x0):
-        x_shape = snp.shape(x0)
+        x_shape = _Shape(snp.shape(x0))
         x0 = snp.atleast_1d(x0)
         vs = [snp.zeros(n, dtype=x0.dtype) for n in x0.shape]
         return x0, snp.zeros_like(x0), vs, x_shape
@@ -282,7 +302,7 @@ def sm3(step_size, momentum=0.9):
 
     def get_params(state):
         x, _, _, x_shape = state
-        return snp.reshape(x, x_shape)
+        return snp.reshape(x, x_shape.shape)
     return init, update, get_params
 
 

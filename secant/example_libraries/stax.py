@@ -156,18 +156,29 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
 
     def apply_fun(params, x, **kwargs):
         beta, gamma = params
-        ed = tuple(None if i in axis else slice(None) for i in range(snp.ndim(x)))
         z = standardize(x, axis, epsilon=epsilon)
-        if center and scale:
-            out = gamma[ed] * z + beta[ed]
-        elif center:
-            out = z + beta[ed]
-        elif scale:
-            out = gamma[ed] * z
-        else:
-            out = z
-        return out
+        return affine(z, beta, gamma, axis)
+    # chosen here, not by an `if` in apply_fun: the unused parameter is () (no leaves)
+    affine = {(True, True): _scale_shift, (True, False): _shift, (False, True): _scale,
+              (False, False): _neither}[bool(center), bool(scale)]
     return init_fun, apply_fun
+
+
+# gamma and beta with the normalised axes put back (as size 1)
+def _scale_shift(z, beta, gamma, axis):
+    return snp.expand_dims(gamma, axis) * z + snp.expand_dims(beta, axis)
+
+
+def _shift(z, beta, gamma, axis):
+    return z + snp.expand_dims(beta, axis)
+
+
+def _scale(z, beta, gamma, axis):
+    return snp.expand_dims(gamma, axis) * z
+
+
+def _neither(z, beta, gamma, axis):
+    return z
 
 
 # --- elementwise layers ----------------------------------------------------------------------
@@ -198,8 +209,9 @@ Gelu = elementwise(gelu)
 
 # --- pooling -----------------------------------------------------------------------------------
 def _window_shape(input_shape, window, strides, padding):
+    """The pooled shape (JAX's: a -1 batch becomes 0, as jax's stax gives)."""
     pads = lax.padtype_to_pads(input_shape, window, strides, padding)
-    return tuple(d if d == -1 and w == 1 and s == 1 else (d + lo + hi - w) // s + 1
+    return tuple(max(0, (d + lo + hi - w) // s + 1)
                  for d, w, s, (lo, hi) in zip(input_shape, window, strides, pads))
 
 
@@ -300,8 +312,7 @@ def Dropout(rate, mode="train"):
     def init_fun(rng, input_shape):
         return input_shape, ()
 
-    def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.get("rng", None)
+    def apply_fun(params, inputs, rng=None, **kwargs):
         if rng is None:
             raise SecantValueError(
                 "Dropout layer requires apply_fun to be called with a PRNG key argument. That "
@@ -329,8 +340,7 @@ def serial(*layers):
             params.append(param)
         return input_shape, params
 
-    def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
+    def apply_fun(params, inputs, rng=None, **kwargs):
         rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
         for i in range(nlayers):
             inputs = apply_funs[i](params[i], inputs, rng=rngs[i], **kwargs)
@@ -354,8 +364,7 @@ def parallel(*layers):
             params.append(param)
         return tuple(shapes), tuple(params)
 
-    def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
+    def apply_fun(params, inputs, rng=None, **kwargs):
         rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
         outs = []
         for i in range(nlayers):
