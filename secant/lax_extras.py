@@ -43,8 +43,8 @@ def _scan_tuple(fn, xs, n, axis):
         earlier = tuple(snp.moveaxis(a[:n - shift], 0, axis) for a in front)
         later = tuple(snp.moveaxis(b[shift:], 0, axis) for b in front)
         combined = fn(earlier, later)
-        front = tuple(snp.concatenate([f[:shift], snp.moveaxis(c, axis, 0)], 0)
-                      for f, c in zip(front, combined))
+        front = tuple(snp.concatenate([front[k][:shift], snp.moveaxis(combined[k], axis, 0)],
+                                      0) for k in range(len(front)))
         shift = shift * 2
     return tuple(snp.moveaxis(r, 0, axis) for r in front)
 

@@ -291,6 +291,15 @@ class ContainerMixin:
             return ir.Seq(tuple(seq.items) * max(n, 0), seq.kind)
         return None
 
+    def stop_gradient_tree(self, tree):
+        """lax.stop_gradient of a tracked container: the op stop_gradient_tree, whose operand
+        and result are pytrees of the same structure (no derivative; batched leaf by leaf)."""
+        tree = self.pack(tree) if isinstance(tree, ir.Seq) else tree
+        out = self._emit("stop_gradient_tree", {"tree": tree}, {})
+        if isinstance(out, ir.Var):     # (under vmap; a derivative reads it as a constant)
+            self.containers[out.name] = self.container_kind(tree)
+        return out
+
     def container_binop(self, node, x, y):
         """`a + b` of lists or tuples (concatenation), `a | b` of dicts (merge): a container op,
         or None when neither side is a container."""
