@@ -1438,9 +1438,10 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
         if opname == "stop_gradient" and "x" in bound.arguments:   # of a pytree: one per leaf
-            tree = self.operand(bound.arguments["x"])
+            tree = self.operand(bound.arguments.pop("x"))
             if self.container_kind(tree) is not False and _has_var(tree):
                 return self.stop_gradient_tree(tree)
+            operands["x"] = self.as_array(tree, node)
         for pname, value in bound.arguments.items():
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
