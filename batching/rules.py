@@ -174,7 +174,7 @@ RANDOM = "random_batched({sampler}, {args}{batched})"
 # structural and composite ops the builder handles itself (batching/vectorize.py)
 SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-           "tree_unflatten", "tree_leaves_as", "einsum"}
+           "tree_unflatten", "tree_leaves_as", "einsum", "stop_gradient_tree"}
 
 # ops only the derivative transforms read (their helpers' calls in a derivative differentiated
 # again); under vmap these calls stay helper calls, written by HELPERS below

@@ -271,7 +271,8 @@ class BatchBuilder:
             if any(p in batched for p in params):
                 raise self.error(f"vmap has no batching rule for {why}")
         if name in ("pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-                    "tree_unflatten", "tree_leaves_as"):      # a container: every leaf batched
+                    "tree_unflatten", "tree_leaves_as",
+                    "stop_gradient_tree"):      # a container: every leaf batched
             return self.render(op, {p: self.batched_src(o) if p != "treedef" else _src(o)
                                     for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list

@@ -31,6 +31,7 @@ from secant.api import (block_until_ready, default_backend, device_count, device
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402
+from secant import example_libraries  # noqa: E402  (jax.example_libraries)
 from secant.backends.errors import named_at_call as _named_at_call
 
 # a call of the API itself with a keyword it does not take (grad(f, argnum=0)): Python's

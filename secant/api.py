@@ -382,6 +382,10 @@ class JitFunction:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):
                 raise SecantTypeError(f"{name} returned a {type(o).__name__}, which is not an "
                                       "array; jitted functions return arrays or pytrees of arrays")
+            if getattr(o, "dtype", None) is not None and o.dtype.names == ("float0",):
+                raise SecantTypeError(f"{name} returned a float0 array (the gradient of an "
+                                      "integer argument, grad(..., allow_int=True)): jit cannot "
+                                      "return float0 yet; take that gradient outside jit")
         text, out_avals = trace.module(out_leaves)
         return text, in_avals, out_avals, out_tree
 

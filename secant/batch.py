@@ -34,10 +34,6 @@ def _staged_derivative(fn, error):
 
 
 def _check_axes_spec(in_axes, out_axes):
-    if isinstance(in_axes, list):
-        raise SecantTypeError("vmap in_axes must be an int, None, or a tuple of entries "
-                              "corresponding to the positional arguments passed to the function, "
-                              f"but got {in_axes!r}{where()}")
     for leaf in tree_util.tree_leaves((in_axes, out_axes)):
         if not isinstance(leaf, int) or isinstance(leaf, bool):
             raise SecantTypeError("vmap in_axes and out_axes must hold ints or None, got "
@@ -169,6 +165,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _shaped,
                                    _unwrap, _variadic, generate, staged)
+    if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
+        in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
     if not callable(fun):
         raise SecantTypeError(f"vmap expects a callable, got {fun!r}{where()}")

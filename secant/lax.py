@@ -544,3 +544,29 @@ from secant.lax_windows import (ConvDimensionNumbers, conv_dimension_numbers,  #
 from secant.lax_windows_sources import conv, conv_transpose, conv_with_general_padding  # noqa: E402,F401,E501
 from secant.lax_fft import FftType, complex, conj, fft, imag, real  # noqa: E402,F401
 from secant import lax_linalg as linalg  # noqa: E402,F401  (secant.lax.linalg, as jax.lax.linalg)
+
+
+# --- issue 18: programs written for jax.lax -------------------------------------------------------
+class Precision(enum.Enum):
+    """jax.lax.Precision: accepted by every `precision=` argument and ignored (CPU XLA computes
+    float32 products in float32, JAX's DEFAULT there). Precision('highest') and Precision(2)
+    name the members too."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        if isinstance(value, str):
+            names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                     "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+                     "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+            return names.get(value.lower())
+        return None
+
+    def __str__(self):
+        return self.name
+
+
+from secant.lax_extras import associative_scan, reduce  # noqa: E402,F401
+from secant.lax_implicit import custom_linear_solve, custom_root  # noqa: E402,F401

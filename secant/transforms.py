@@ -11,6 +11,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
+from secant import grad_options as _options
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
@@ -81,6 +82,16 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)
             return hit
         return once.build(_op_functions, ("array", id(fun)), array_caller)
+    if name is None and inspect.isfunction(fun) and fun.__module__ == "secant.random" \
+            and getattr(fun, "__secant_random__", None):
+        # vmap(random.normal): a function calling the sampler, whose call vmap batches as it
+        # does in user code (random_batched), never the sampler's own implementation
+        def random_caller():
+            hit = _calling_function(inspect.signature(fun), fun.__name__, f"{fun.__name__}_",
+                                    {f"{fun.__name__}_": fun}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("random", id(fun)), random_caller)
     if name is None and inspect.isfunction(fun) and not hasattr(fun, "__secant_source__") \
             and getattr(fun, "__secant_variadic__", None) is None \
             and not fun.__globals__.get("__secant_by_source__") \
@@ -510,10 +521,13 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
     args = ", ".join(params[1:1 + n] + [f"{k}={k}" for k in keywords])
     note = "    # fn is known only at run time: its {} is generated on first use\n"
+    shape = (n, tuple(keywords))    # the call's shape: a callee with *args / **kwargs is
+                                    # generated for it (callees.specialise)
     if mode == "vjp":
         name = "dynamic_call_vjp"
         source = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n" + note.format("vjp")
-                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged})(out_bar, {args})\n")
+                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape!r})"
+                  f"(out_bar, {args})\n")
     elif mode == "jvp":
         name = "dynamic_call_jvp"
         dots = [f"{params[i]}_dot" for i in wrt]
@@ -526,7 +540,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
                   + note.format("batched form")
                   + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r})({args})\n")
+                  f"{batch.axis_name!r}, shape={shape!r})({args})\n")
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
@@ -535,13 +549,13 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     return gen
 
 
-def _dispatch(fn, active, mode, staged, axis_name=None, call=None):
+def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
     """The generated `mode` function of fn (a function, bound method, partial, callable object
     or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
     (n positional arguments, keywords) shapes it to take the tangents after the positional
     arguments (_jvp_call)."""
     if mode == "jvp" and call is not None:
-        return _jvp_call(_dispatch(fn, active, mode, staged), len(active), *call)
+        return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active), *call)
     from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
     target = source_of(target) or target
@@ -550,6 +564,11 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None):
     elif not inspect.isfunction(target) or _is_library(target):
         raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "
                               f"generated code with a function known only at run time{where()}")
+    from secant.transformer.callees import is_variadic, specialise
+    if shape is not None and inspect.isfunction(target) and is_variadic(target) \
+            and not getattr(target, "__secant_custom__", False):
+        target = specialise(target, *shape)     # def apply(params, x, **kwargs): the function
+                                                # for this call's shape
     params = list(inspect.signature(target).parameters)
     try:
         positions = tuple(a if isinstance(a, int) else params.index(a) for a in active)
@@ -1034,17 +1053,29 @@ def _note_user_lines(exc):
         exc._secant_noted = True
 
 
-def grad(fun, argnums=0, has_aux=False, holomorphic=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of scalar-valued `fun` as a new, readable Python function.
 
     `inspect.getsource(grad(f))` (or `secant.source`) shows the generated derivative. A complex
-    output needs holomorphic=True (complex inputs too), as in JAX: the result is f'(z)."""
+    output needs holomorphic=True (complex inputs too), as in JAX: the result is f'(z).
+    allow_int=True gives integer arguments float0 zeros (secant/grad_options.py)."""
+    _options.check_reduce_axes(reduce_axes, "grad")
+    if allow_int and not holomorphic:
+        return _options.allow_int(fun, argnums, has_aux, False,
+                                  lambda nums: grad(fun, nums, has_aux),
+                                  lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=False)
     return _transform(fun, argnums, "grad", has_aux)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    _options.check_reduce_axes(reduce_axes, "grad")
+    if allow_int and not holomorphic:
+        return _options.allow_int(fun, argnums, has_aux, True,
+                                  lambda nums: value_and_grad(fun, nums, has_aux),
+                                  lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=True)
     return _transform(fun, argnums, "value_and_grad", has_aux)
@@ -1094,8 +1125,9 @@ def _functionalized(fun):
 grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
 
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
+    _options.check_reduce_axes(reduce_axes, "vjp")
     tracing = active_trace() is not None
     if _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})

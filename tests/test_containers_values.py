@@ -427,11 +427,24 @@ def test_list_concatenated_in_a_loop(x64):
     close(secant.vmap(f)(XS), np.array([f(r) for r in XS]))
 
 
-def test_list_repetition_is_a_clear_error():
+_REPEATS = 3
+
+
+def test_list_repetition_by_a_static_int_repeats_the_list():
+    # [x] * n with n a literal or a name bound outside the function (stax.FanOut's closure
+    # int): Python's repetition, every copy's cotangent summed (it was read as stack([x]) * n,
+    # a wrong gradient, when n was a name)
     def f(x):
-        return snp.sum(snp.stack([x] * 2))
-    with pytest.raises(secant.SecantError, match="repeating a list"):
-        secant.grad(f)(np.ones(2))
+        ys = [x] * 2
+        return snp.sum(snp.stack(ys) * snp.array([[1.0], [2.0]]))
+
+    def g(x):
+        ys = _REPEATS * [x * x]
+        return snp.sum(ys[0] + 2.0 * ys[1] + 3.0 * ys[2])
+    x = np.array([0.5, 1.5])
+    close(secant.grad(f)(x), [3.0, 3.0])
+    close(secant.grad(g)(x), 12.0 * x)
+    close(secant.vmap(g)(XS), np.array([g(r) for r in XS]))
 
 
 # --- golden sources (SECANT_UPDATE_GOLDEN=1 rewrites them; review the diff) ---------------------

@@ -28,6 +28,8 @@ MODULES = {
     "secant.scipy.linalg": "scipy.linalg",
     "secant.nn": "nn",
     "secant.nn.initializers": "nn.initializers",
+    "secant.example_libraries.stax": "example_libraries.stax",
+    "secant.example_libraries.optimizers": "example_libraries.optimizers",
 }
 
 # One table: public functions that need no Case, grouped by the reason.
@@ -50,6 +52,25 @@ EXEMPT = {
             "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal",
             "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling",
             "xavier_normal", "xavier_uniform", "zeros")},
+    "example_libraries: layer constructors returning (init_fun, apply_fun), optimizer makers "
+    "returning (init, update, get_params), schedules and pytree utilities, not array functions "
+    "of their own; tests/test_stax_optimizers.py checks them (values against NumPy and jax's "
+    "stax, grad against finite differences, jit, vmap, each optimizer's steps against NumPy)":
+        {"example_libraries.stax." + n for n in (
+            "AvgPool", "BatchNorm", "Conv", "Conv1DTranspose", "ConvTranspose", "Dense",
+            "Dropout", "FanInConcat", "FanOut", "GeneralConv", "GeneralConvTranspose",
+            "MaxPool", "SumPool", "elementwise", "parallel", "serial", "shape_dependent")}
+        | {"example_libraries.optimizers." + n for n in (
+            "adagrad", "adam", "adamax", "clip_grads", "constant", "exponential_decay",
+            "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov",
+            "optimizer", "pack_optimizer_state", "piecewise_constant", "polynomial_decay",
+            "rmsprop", "rmsprop_momentum", "sgd", "sm3", "unpack_optimizer_state")},
+    "stax's re-exports of secant.nn activations and initializers (jax's stax exports them too; "
+    "their Cases are under nn. and nn.initializers.)":
+        {"example_libraries.stax." + n for n in (
+            "elu", "gelu", "leaky_relu", "log_softmax", "logsoftmax", "relu", "selu", "sigmoid",
+            "softmax", "softplus", "standardize", "glorot", "glorot_normal", "normal", "ones",
+            "randn", "zeros")},
     # known gaps: each raises a clear error under the transform it lacks (never a wrong value)
 }
 

@@ -277,8 +277,8 @@ def test_errors_name_the_user_line():
         secant.vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
     with pytest.raises(secant.SecantValueError, match=r"(?s)len\(in_axes\)=1, len\(args\)=2"):
         secant.vmap(lambda a, b: a + b, in_axes=(0,))(np.ones(3), np.ones(3))
-    with pytest.raises(TypeError, match="in_axes must be an int, None, or a tuple"):
-        secant.vmap(lambda a: a, in_axes=[0])
+    with pytest.raises(secant.SecantValueError, match=r"len\(in_axes\)=1, len\(args\)=2"):
+        secant.vmap(lambda a, b: a + b, in_axes=[0])(np.ones(3), np.ones(3))  # a list: a tuple
     with pytest.raises(secant.SecantValueError, match="rank should be at least 2"):
         secant.vmap(lambda a: a, in_axes=1)(np.ones(3))
     with pytest.raises(secant.SecantValueError, match="tree prefix"):

@@ -272,16 +272,43 @@ class ContainerMixin:
                 self.item_kinds[name] = self.item_kinds[operand.name]   # its cotangent's too
 
     # --- expressions ------------------------------------------------------------------------
+    def repeated_seq(self, node, x, y):
+        """`[a, b] * n` (or `n * [a, b]`) of tracked values with n a Python int known when the
+        function is read (a literal, or a name bound outside it: a closure cell, a global): the
+        list repeated, as Python repeats it; None for anything else."""
+        for seq, count, count_node in ((x, y, node.right), (y, x, node.left)):
+            if not (isinstance(seq, ir.Seq) and _has_var(seq) and seq.kind in ("list", "tuple")):
+                continue
+            n = None
+            if isinstance(count, ir.Expr) and count.src.lstrip("-").isdigit():
+                n = int(count.src)
+            elif isinstance(count_node, (gast.Name, gast.Attribute)):
+                value = self._resolve(count_node)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    n = value
+            if n is None:
+                continue
+            return ir.Seq(tuple(seq.items) * max(n, 0), seq.kind)
+        return None
+
+    def stop_gradient_tree(self, tree):
+        """lax.stop_gradient of a tracked container: the op stop_gradient_tree, whose operand
+        and result are pytrees of the same structure (no derivative; batched leaf by leaf)."""
+        tree = self.pack(tree) if isinstance(tree, ir.Seq) else tree
+        out = self._emit("stop_gradient_tree", {"tree": tree}, {})
+        if isinstance(out, ir.Var):     # (under vmap; a derivative reads it as a constant)
+            self.containers[out.name] = self.container_kind(tree)
+        return out
+
     def container_binop(self, node, x, y):
         """`a + b` of lists or tuples (concatenation), `a | b` of dicts (merge): a container op,
         or None when neither side is a container."""
         add = isinstance(node.op, gast.Add)
         merge = isinstance(node.op, gast.BitOr)
-        if isinstance(node.op, gast.Mult) and any(
-                isinstance(o, ir.Seq) and _has_var(o) for o in (x, y)) and any(
-                isinstance(o, ir.Expr) and o.src.lstrip("-").isdigit() for o in (x, y)):
-            raise self.src.error(node, "repeating a list of differentiated values (list * n) "
-                                 "is not supported; write the list out or use snp.tile")
+        if isinstance(node.op, gast.Mult):
+            repeated = self.repeated_seq(node, x, y)
+            if repeated is not None:
+                return repeated
         if not (add or merge) or not (self.is_container(x) or self.is_container(y)) \
                 or not (_has_var(x) or _has_var(y)):
             return None

@@ -1460,11 +1460,19 @@ class Normaliser(ContainerMixin):
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
+        # precision= (jax's dot/matmul/einsum/conv): accepted and ignored, as on CPU XLA
+        keywords = [k for k in node.keywords
+                    if k.arg != "precision" or "precision" in spec.signature.parameters]
         try:
-            bound = spec.signature.bind(*args, **{k.arg: k.value for k in node.keywords})
+            bound = spec.signature.bind(*args, **{k.arg: k.value for k in keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
+        if opname == "stop_gradient" and "x" in bound.arguments:   # of a pytree: one per leaf
+            tree = self.operand(bound.arguments.pop("x"))
+            if self.container_kind(tree) is not False and _has_var(tree):
+                return self.stop_gradient_tree(tree)
+            operands["x"] = self.as_array(tree, node)
         for pname, value in bound.arguments.items():
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)

@@ -186,6 +186,9 @@ op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {t
 op("tree_structure", "tree, is_leaf=None", ("tree",), code="tree_structure({tree}{static})",
    differentiable=False)
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")
+# lax.stop_gradient of a pytree of tracked values (normalize.py op_call): same structure out
+op("stop_gradient_tree", "tree", ("tree",), differentiable=False,
+   code="lax.stop_gradient({tree})")
 op("optimization_barrier", code="lax.optimization_barrier({x})")
 
 # --- ones and zeros are constants whatever their argument -----------------------------------------

@@ -1,0 +1,122 @@
+"""lax.associative_scan and lax.reduce, written with secant's ops and read by the transforms as
+source (`__secant_by_source__`), so grad, jvp and vmap follow from the ops' rules.
+
+associative_scan is the doubling (Hillis-Steele) prefix scan: log2(n) rounds, round k combining
+each element with the one 2**k before it by one call of `fn` on whole slices (fn must be
+associative and work on slices along `axis`, as JAX requires). reverse=True scans the flipped
+elements and flips back: result[i] = fn(result[i + 1], elems[i]), as jax.lax's gives.
+
+reduce takes a monoid computation (lax.add, lax.mul, lax.max, lax.min, their secant.numpy or
+NumPy spellings, or the logical/bitwise and/or): the reduction over `dimensions`, combined once
+with init_values (JAX's value for these)."""
+import operator
+
+import numpy as np
+
+import secant.numpy as snp
+from secant import lax, tree_util
+from secant.backends.errors import SecantValueError
+
+__secant_by_source__ = True      # transforms read this module like user code
+
+
+def _scan_array(fn, x, n, axis):
+    """The scan along `axis`; fn sees slices along it (the axis moved to the front only to
+    slice, and back before each call)."""
+    x = snp.moveaxis(x, axis, 0)
+    shift = 1
+    while shift < n:
+        earlier = snp.moveaxis(x[:n - shift], 0, axis)
+        later = snp.moveaxis(x[shift:], 0, axis)
+        combined = snp.moveaxis(fn(earlier, later), axis, 0)
+        x = snp.concatenate([x[:shift], combined], 0)
+        shift = shift * 2
+    return snp.moveaxis(x, 0, axis)
+
+
+def _scan_tuple(fn, xs, n, axis):
+    # (each comprehension names its element differently: a name shared by comprehensions
+    # inside and outside the while loop is read as a loop carry by the transforms)
+    front = tuple(snp.moveaxis(e, axis, 0) for e in xs)
+    shift = 1
+    while shift < n:
+        earlier = tuple(snp.moveaxis(a[:n - shift], 0, axis) for a in front)
+        later = tuple(snp.moveaxis(b[shift:], 0, axis) for b in front)
+        combined = fn(earlier, later)
+        front = tuple(snp.concatenate([front[k][:shift], snp.moveaxis(combined[k], axis, 0)],
+                                      0) for k in range(len(front)))
+        shift = shift * 2
+    return tuple(snp.moveaxis(r, 0, axis) for r in front)
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """The inclusive scan of `elems` (an array, or a tuple or list of arrays) along `axis` with
+    the associative function fn: result[i] = fn(result[i - 1], elems[i])."""
+    if isinstance(elems, (tuple, list)):
+        out = _scan_sequence(fn, elems, reverse, axis)
+    else:
+        out = _scan_single(fn, elems, reverse, axis)
+    return out
+
+
+def _scan_single(fn, elems, reverse, axis):
+    n = snp.shape(elems)[axis]
+    if reverse:
+        elems = snp.flip(elems, axis)
+    out = _scan_array(fn, elems, n, axis)
+    if reverse:
+        out = snp.flip(out, axis)
+    return out
+
+
+def _scan_sequence(fn, elems, reverse, axis):
+    n = snp.shape(elems[0])[axis]
+    xs = tuple(snp.flip(e, axis) if reverse else e for e in elems)
+    scanned = _scan_tuple(fn, xs, n, axis)
+    out = tuple(snp.flip(r, axis) if reverse else r for r in scanned)
+    if isinstance(elems, list):
+        out = [o for o in out]
+    return out
+
+
+def _monoid(computation):
+    for kind, fns in (("sum", (lax.add, snp.add, np.add, operator.add)),
+                      ("prod", (lax.mul, snp.multiply, np.multiply, operator.mul)),
+                      ("max", (lax.max, snp.maximum, np.maximum)),
+                      ("min", (lax.min, snp.minimum, np.minimum)),
+                      ("and", (lax.bitwise_and, snp.logical_and, snp.bitwise_and, operator.and_)),
+                      ("or", (lax.bitwise_or, snp.logical_or, snp.bitwise_or, operator.or_))):
+        if any(computation is f for f in fns):
+            return kind
+    raise SecantValueError(
+        "lax.reduce: secant reduces with a monoid computation (lax.add, lax.mul, lax.max, "
+        f"lax.min, lax.bitwise_and, lax.bitwise_or), got {computation!r}; write the reduction "
+        "with secant.numpy (snp.sum, snp.max, ...) or lax.scan")
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """Reduces `operands` over `dimensions` with a monoid `computation`, starting from
+    init_values (JAX's lax.reduce for those computations)."""
+    kind = _monoid(computation)
+    if isinstance(operands, (tuple, list)):
+        raise SecantValueError(
+            "lax.reduce of several operands with one computation is not supported by secant "
+            "yet; reduce each operand on its own")
+    dims = tuple(dimensions)
+    x = snp.asarray(operands)
+    init = snp.asarray(init_values, dtype=x.dtype)
+    if kind in ("and", "or") and x.dtype != snp.bool_:
+        raise SecantValueError("lax.reduce with and/or: secant reduces boolean operands only")
+    if kind == "sum":
+        out = snp.sum(x, axis=dims) + init
+    elif kind == "prod":
+        out = snp.prod(x, axis=dims) * init
+    elif kind == "max":
+        out = snp.maximum(snp.max(x, axis=dims), init)
+    elif kind == "min":
+        out = snp.minimum(snp.min(x, axis=dims), init)
+    elif kind == "and":
+        out = snp.logical_and(snp.all(x, axis=dims), init)
+    else:
+        out = snp.logical_or(snp.any(x, axis=dims), init)
+    return out
