@@ -23,6 +23,11 @@ class Config:
             # compiled signatures kept per jit/pmap function (least recently used dropped
             # first; None: unbounded)
             "jit_cache_size": _env_cache_size(),
+            # which PJRT platforms to use ("cpu" forces the CPU even with a GPU plugin
+            # installed); None: a GPU when a CUDA plugin is installed, else the CPU. Read once,
+            # when the client is created
+            "platforms": (os.environ.get("SECANT_PLATFORMS") or os.environ.get("JAX_PLATFORMS")
+                          or None),
         }
         self._listeners = []
 

@@ -95,21 +95,214 @@ def client():
         with _client_lock:
             c = _client
             if c is None:
-                c = _client = xc.make_cpu_client(asynchronous=True,
-                                                 num_devices=requested_cpu_devices())
+                c = _client = _make_client()
     return c
 
 
+def _make_client():
+    if _wants_gpu():
+        gpu = _gpu_client()
+        if gpu is not None:
+            return gpu
+    d = _distributed
+    if d is not None:
+        return _jax.get_tfrt_cpu_client(
+            asynchronous=True, distributed_client=d.client, node_id=d.process_id,
+            num_nodes=d.num_processes, collectives=d.collectives,
+            num_devices=requested_cpu_devices())
+    return xc.make_cpu_client(asynchronous=True, num_devices=requested_cpu_devices())
+
+
 def devices():
+    """All devices, of every process (one process: its own)."""
     return client().devices()
 
 
+def local_devices():
+    """This process's devices (the ones it can put data on and read back)."""
+    return client().local_devices()
+
+
 def default_device():
-    return client().devices()[0]
+    return client().local_devices()[0]
 
 
 def default_backend():
-    return client().platform
+    p = client().platform
+    return "gpu" if p in ("cuda", "rocm") else p
+
+
+# --- several processes: XLA's distributed runtime (coordination service + gloo collectives) ------
+class _Distributed:
+    __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address")
+
+
+_distributed = None
+
+
+def distributed_initialized():
+    return _distributed is not None
+
+
+def process_index():
+    return 0 if _distributed is None else _distributed.process_id
+
+
+def process_count():
+    return 1 if _distributed is None else _distributed.num_processes
+
+
+def initialize_distributed(address, num_processes, process_id, *, init_timeout=60,
+                           heartbeat_timeout=10, shutdown_timeout=10):
+    """Join a run of `num_processes` processes (jaxlib's distributed runtime): process 0 starts
+    the coordination service at `address` ("host:port"), every process connects its client and
+    waits (at most init_timeout seconds) for all the others; the CPU client made afterwards
+    shares one global device list and runs collectives over gloo/TCP. A process that stops
+    answering for heartbeat_timeout seconds is reported to all the others (jaxlib then ends
+    them with an error naming the lost process), and a collective whose peer died fails at
+    once with a JaxRuntimeError."""
+    global _distributed
+    if _distributed is not None:
+        raise SecantError("secant.distributed.initialize was already called in this process "
+                          f"(process {_distributed.process_id} of "
+                          f"{_distributed.num_processes}); call it once")
+    if _client is not None:
+        raise SecantError("secant.distributed.initialize must be called before secant creates "
+                          "its devices (before the first jit, device_put, devices() or array "
+                          "operation): call it right after `import secant`")
+    d = _Distributed()
+    d.address, d.num_processes, d.process_id = address, num_processes, process_id
+    d.service = None
+    if process_id == 0:
+        try:
+            d.service = _jax.get_distributed_runtime_service(
+                address, num_processes, heartbeat_timeout=heartbeat_timeout,
+                cluster_register_timeout=init_timeout, shutdown_timeout=shutdown_timeout)
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(f"secant.distributed: process 0 could not start the coordination "
+                              f"service at {address}: {e}") from None
+    d.client = _jax.get_distributed_runtime_client(
+        address, process_id, init_timeout=init_timeout, heartbeat_timeout=heartbeat_timeout,
+        shutdown_timeout=shutdown_timeout, shutdown_on_destruction=False)
+    try:
+        d.client.connect()
+    except _jax.JaxRuntimeError as e:
+        d.client = None
+        if d.service is not None:
+            d.service.shutdown()
+        raise SecantError(
+            f"secant.distributed: process {process_id} of {num_processes} could not join the "
+            f"run coordinated at {address} within {init_timeout} s: {e}\n(every process must "
+            "give the same coordinator address and num_processes, each its own process_id in "
+            f"0..{num_processes - 1}, and all must start)") from None
+    host = address.rsplit(":", 1)[0].strip("[]")
+    d.collectives = _jax.make_gloo_tcp_collectives(d.client, hostname=host)
+    _distributed = d
+
+
+def shutdown_distributed():
+    """Leave the run (waits, at most shutdown_timeout, for the other processes to leave too)."""
+    global _distributed
+    d, _distributed = _distributed, None
+    if d is None:
+        return
+    errors = []
+    for part in (d.client, d.service):
+        if part is not None:
+            try:
+                part.shutdown()
+            except _jax.JaxRuntimeError as e:
+                errors.append(str(e))
+    if errors:
+        raise SecantError("secant.distributed.shutdown: " + "; ".join(errors))
+
+
+# --- accelerators: PJRT plugins (jaxlib's plugin mechanism, as jax's xla_bridge) ----------------
+def requested_platforms():
+    """config "platforms" (or SECANT_PLATFORMS / JAX_PLATFORMS): e.g. "cpu" forces the CPU."""
+    from secant.backends.config import config
+    p = config.read("platforms")
+    return [x.strip().lower() for x in p.split(",") if x.strip()] if p else None
+
+
+def _wants_gpu():
+    p = requested_platforms()
+    return p is None or any(x in ("gpu", "cuda") for x in p)
+
+
+_GPU_PLUGINS = ("jax_plugins.xla_cuda12", "jax_plugins.xla_cuda13")
+
+
+def gpu_plugin_path():
+    """The CUDA PJRT plugin library of an installed jax-cuda*-pjrt wheel, or None. The package
+    is found, not imported (its __init__ imports jax)."""
+    import importlib.util
+    import pathlib
+    for name in _GPU_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for loc in spec.submodule_search_locations:
+            so = pathlib.Path(loc) / "xla_cuda_plugin.so"
+            if so.exists():
+                return str(so)
+    return None
+
+
+def _preload_cuda_libraries():
+    """The nvidia-* wheels' shared libraries, loaded before the plugin (as jax's cuda plugin
+    does): the plugin finds them by soname only."""
+    import ctypes
+    import glob
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for root in spec.submodule_search_locations:
+        for lib in ("cuda_runtime", "cublas", "cusolver", "cusparse", "cufft", "cudnn", "nccl",
+                    "cuda_nvrtc", "nvjitlink", "cuda_cupti"):
+            for so in sorted(glob.glob(os.path.join(root, lib, "lib", "lib*.so*"))):
+                try:
+                    ctypes.CDLL(so, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
+
+
+def _gpu_client():
+    """A client on the CUDA PJRT plugin, or None when no plugin is installed. With "gpu"/"cuda"
+    requested explicitly, a plugin that fails to load is an error; otherwise CPU is used."""
+    so = gpu_plugin_path()
+    explicit = requested_platforms() is not None
+    if so is None:
+        if explicit:
+            raise SecantError("platforms asks for the GPU, but no CUDA PJRT plugin is installed "
+                              "(pip install -e '.[cuda12]')")
+        return None
+    try:
+        _preload_cuda_libraries()
+        if not xc.pjrt_plugin_loaded("cuda"):
+            xc.load_pjrt_plugin_dynamically("cuda", so)
+        if not xc.pjrt_plugin_initialized("cuda"):
+            xc.initialize_pjrt_plugin("cuda")
+        options = xc.generate_pjrt_gpu_plugin_options()
+        d = _distributed
+        if d is not None:       # (as jax's xla_bridge: the node's place in the run)
+            options["node_id"] = d.process_id
+            options["num_nodes"] = d.num_processes
+        return xc.make_c_api_client("cuda", options, None if d is None else d.client)
+    except Exception as e:     # (no GPU, driver too old, ...): jaxlib's error, explained
+        if explicit:
+            raise SecantError(f"the CUDA PJRT plugin ({so}) failed to start: {e}") from None
+        import warnings
+        warnings.warn(f"secant: the CUDA PJRT plugin is installed but failed to start ({e}); "
+                      "using the CPU (set SECANT_PLATFORMS=cpu to silence this)")
+        return None
 
 
 def sharding(device):
@@ -143,7 +336,7 @@ def putter(shape, dtype, device):
 
 def single_device():
     """True when there is one device: jit may then skip per-argument placement checks."""
-    return len(client().devices()) == 1
+    return len(client().devices()) == 1 and len(client().local_devices()) == 1
 
 
 def to_numpy(buf, dtype):
