@@ -134,7 +134,8 @@ def default_backend():
 
 # --- several processes: XLA's distributed runtime (coordination service + gloo collectives) ------
 class _Distributed:
-    __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address")
+    __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address",
+                 "shutdown_timeout")
 
 
 _distributed = None
@@ -172,6 +173,7 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
                           "operation): call it right after `import secant`")
     d = _Distributed()
     d.address, d.num_processes, d.process_id = address, num_processes, process_id
+    d.shutdown_timeout = shutdown_timeout
     d.service = None
     if process_id == 0:
         try:
@@ -207,6 +209,13 @@ def shutdown_distributed():
     if d is None:
         return
     errors = []
+    # every process reaches this barrier before any leaves: process 0 must not stop the
+    # service while another still talks to it (it would die of a lost coordinator)
+    try:
+        d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
+    except _jax.JaxRuntimeError as e:
+        errors.append(f"not every process reached the end of the run within "
+                      f"{d.shutdown_timeout} s (one failed or is still running): {e}")
     for part in (d.client, d.service):
         if part is not None:
             try:

@@ -11,7 +11,9 @@ processes. `python -m secant.launch -n 2 script.py` starts such a run on this ma
 
 Call it right after `import secant`, before anything creates devices.
 """
+import atexit
 import os
+import sys
 
 from secant.backends import runtime
 from secant.backends.errors import SecantError, SecantValueError
@@ -81,6 +83,14 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
                                    init_timeout=int(initialization_timeout),
                                    heartbeat_timeout=int(heartbeat_timeout),
                                    shutdown_timeout=int(shutdown_timeout))
+    atexit.register(_shutdown_at_exit)
+
+
+def _shutdown_at_exit():
+    try:
+        runtime.shutdown_distributed()
+    except SecantError as e:        # (another process already gone: say so, exit anyway)
+        print(f"secant.distributed: {e}", file=sys.stderr)
 
 
 def shutdown():
