@@ -479,9 +479,17 @@ class ReplicatedExecutable:
     dtypes first, and raises SecantValueError naming the user's line instead."""
 
     def __init__(self, text, in_avals, out_avals, devices):
-        self.devices = tuple(devices)
-        n = len(self.devices)
-        _check_distinct(self.devices, "pmap devices")
+        # `devices`: every replica's device, of every process (a multi-process run compiles
+        # the same program in each process); self.devices: this process's, the ones it feeds
+        self.all_devices = tuple(devices)
+        n = len(self.all_devices)
+        _check_distinct(self.all_devices, "pmap devices")
+        me = process_index()
+        self.devices = tuple(d for d in self.all_devices if d.process_index == me)
+        if not self.devices:
+            raise SecantValueError(f"pmap devices {list(self.all_devices)}: none is this "
+                                   f"process's (process {me}); each process must run on some "
+                                   "of its own devices" + where())
         self.in_avals = [Aval(a.shape, a.dtype) for a in in_avals]
         if CALLBACK_TARGET in text:         # (no functions given: the call would crash)
             raise SecantError("host callbacks (debug.print, debug.callback, pure_callback) are "
@@ -492,15 +500,16 @@ class ReplicatedExecutable:
         opts.num_replicas = n
         opts.num_partitions = 1
         opts.device_assignment = xc.DeviceAssignment.create(
-            np.array([d.id for d in self.devices]).reshape(n, 1))
+            np.array([d.id for d in self.all_devices]).reshape(n, 1))
         try:
-            self.exe = client().compile_and_load(text, xc.DeviceList(self.devices), opts)
+            self.exe = client().compile_and_load(text, xc.DeviceList(self.all_devices), opts)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"XLA failed to compile the program: {e}") from None
         if [d.id for d in self.exe.local_devices()] != [d.id for d in self.devices]:
             raise SecantError("XLA assigned the replicas to devices "
                               f"{self.exe.local_devices()}, not {list(self.devices)}")
-        self.sharding = _multi_sharding(self.devices)
+        # (the global device list: each process passes only its own devices' shards)
+        self.sharding = _multi_sharding(self.all_devices)
         self.out_avals = [Aval(a.shape, a.dtype) for a in out_avals]
         self.handlers = [xc.array_result_handler(a, self.sharding, True, True)
                          for a in self.out_avals]
