@@ -106,10 +106,17 @@ def _make_client():
             return gpu
     d = _distributed
     if d is not None:
-        return _jax.get_tfrt_cpu_client(
-            asynchronous=True, distributed_client=d.client, node_id=d.process_id,
-            num_nodes=d.num_processes, collectives=d.collectives,
-            num_devices=requested_cpu_devices())
+        try:
+            return _jax.get_tfrt_cpu_client(
+                asynchronous=True, distributed_client=d.client, node_id=d.process_id,
+                num_nodes=d.num_processes, collectives=d.collectives,
+                num_devices=requested_cpu_devices())
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(
+                f"process {d.process_id} of {d.num_processes} could not exchange its devices "
+                f"with the other processes of the run: {str(e).splitlines()[0]}\n(did every "
+                "process start with the same num_processes, and is each still running?)"
+                ) from None
     return xc.make_cpu_client(asynchronous=True, num_devices=requested_cpu_devices())
 
 
@@ -176,6 +183,7 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
     d.shutdown_timeout = shutdown_timeout
     d.service = None
     if process_id == 0:
+        _check_port_free(address)
         try:
             d.service = _jax.get_distributed_runtime_service(
                 address, num_processes, heartbeat_timeout=heartbeat_timeout,
@@ -197,9 +205,50 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
             f"run coordinated at {address} within {init_timeout} s: {e}\n(every process must "
             "give the same coordinator address and num_processes, each its own process_id in "
             f"0..{num_processes - 1}, and all must start)") from None
+    _check_same_run(d, init_timeout)
     host = address.rsplit(":", 1)[0].strip("[]")
     d.collectives = _jax.make_gloo_tcp_collectives(d.client, hostname=host)
     _distributed = d
+
+
+def _check_port_free(address):
+    """gRPC binds with SO_REUSEPORT: a second process 0 at the same address would start a
+    second service there, and the run would fail later, obscurely. Ask the OS first."""
+    import socket
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET,
+                           socket.SOCK_STREAM) as s:
+            s.bind((host.strip("[]") if host not in ("", "0.0.0.0") else "", int(port)))
+    except OSError as e:
+        raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
+                          f"{address}: {e.strerror} (another run, or another process started "
+                          "with process_id=0, is using it)") from None
+
+
+def _check_same_run(d, timeout_s):
+    """Every process must agree on num_processes: each publishes its own, reads process 0's,
+    and process 0 reads everyone's (a process counting more processes than the others would
+    otherwise see the wrong device list, silently)."""
+    c, ms = d.client, int(timeout_s * 1000)
+    try:
+        c.key_value_set(f"secant/num_processes/{d.process_id}", str(d.num_processes))
+        theirs = int(c.blocking_key_value_get("secant/num_processes/0", ms))
+        if theirs != d.num_processes:
+            raise SecantError(f"secant.distributed: process {d.process_id} was started with "
+                              f"num_processes={d.num_processes}, but process 0 with "
+                              f"num_processes={theirs}; give every process the same count")
+        if d.process_id == 0:
+            for k in range(1, d.num_processes):
+                n = int(c.blocking_key_value_get(f"secant/num_processes/{k}", ms))
+                if n != d.num_processes:
+                    raise SecantError(f"secant.distributed: process {k} was started with "
+                                      f"num_processes={n}, but process 0 with "
+                                      f"num_processes={d.num_processes}; give every process "
+                                      "the same count")
+    except _jax.JaxRuntimeError as e:
+        raise SecantError(f"secant.distributed: process {d.process_id} could not check the run's "
+                          f"size with the others: {str(e).splitlines()[0]}") from None
 
 
 def shutdown_distributed():
@@ -560,8 +609,27 @@ class ReplicatedExecutable:
             if g is None:
                 g = a._global = xc.ArrayImpl(a.aval, self.sharding, list(a._shards), True, True)
             bufs.append(g)
-        outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        if len(self.devices) == len(self.all_devices):
+            outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        else:
+            outs = self._run_across_processes(bufs)
         return [ShardedBuffer(self.devices, av, o) for o, av in zip(outs, self.out_avals)]
+
+    def _run_across_processes(self, bufs):
+        """Run with the other processes; waited for, so that a failed exchange (a process of
+        the run died: gloo reports the closed connection at once) is raised here, clearly,
+        and not later from whatever reads the outputs."""
+        try:
+            outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+            for o in outs:
+                o.block_until_ready()
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(
+                f"pmap over the {len(self.all_devices)} devices of {process_count()} processes "
+                f"failed in process {process_index()}: another process of the run has probably "
+                "stopped (it crashed, was killed or raised an error; see its output).\n"
+                f"XLA said: {str(e).splitlines()[0]}" + where()) from None
+        return outs
 
     def as_hlo_text(self):
         return self.exe.hlo_modules()[0].to_string()
