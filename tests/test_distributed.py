@@ -227,6 +227,14 @@ def test_platforms_cpu_forces_the_cpu():
     assert run.stdout.split() == ["cpu", "cpu"]
 
 
+def test_platforms_is_checked_and_fixed_once_the_devices_exist():
+    with pytest.raises(secant.SecantValueError, match="expected 'cpu', 'gpu'"):
+        secant.config.update("platforms", "tpu")
+    runtime.client()
+    with pytest.raises(secant.SecantError, match="platforms cannot change after the devices"):
+        secant.config.update("platforms", "cpu")
+
+
 def test_asking_for_a_gpu_without_the_plugin_is_a_clear_error():
     if runtime.gpu_plugin_path() is not None:
         pytest.skip("a CUDA PJRT plugin is installed")
