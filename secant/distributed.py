@@ -102,4 +102,4 @@ def is_initialized():
     return runtime.distributed_initialized()
 
 
-__all__ = ["initialize", "shutdown", "is_initialized", "SecantError"]
+__all__ = ["initialize", "shutdown", "is_initialized"]
