@@ -23,6 +23,11 @@ class Config:
             # compiled signatures kept per jit/pmap function (least recently used dropped
             # first; None: unbounded)
             "jit_cache_size": _env_cache_size(),
+            # which PJRT platforms to use ("cpu" forces the CPU even with a GPU plugin
+            # installed); None: a GPU when a CUDA plugin is installed, else the CPU. Read once,
+            # when the client is created
+            "platforms": (os.environ.get("SECANT_PLATFORMS") or os.environ.get("JAX_PLATFORMS")
+                          or None),
         }
         self._listeners = []
 
@@ -34,6 +39,8 @@ class Config:
             _check_num_cpu_devices(value)
         if name == "jit_cache_size":
             _check_cache_size(value, "jit_cache_size")
+        if name == "platforms":
+            _check_platforms(value)
         self._values[name] = value
         for fn in self._listeners:
             fn(name, value)
@@ -90,6 +97,20 @@ def _check_num_cpu_devices(value):
                 "call, e.g. right after `import secant`, or set XLA_FLAGS="
                 f"--xla_force_host_platform_device_count={value} before starting Python"
                 + where())
+
+
+def _check_platforms(value):
+    if value is not None:
+        names = [x.strip().lower() for x in str(value).split(",") if x.strip()]
+        bad = [x for x in names if x not in ("cpu", "gpu", "cuda")]
+        if bad or not names:
+            raise SecantValueError(f"platforms: {value!r}; expected 'cpu', 'gpu' (or 'cuda'), "
+                                   "or a comma-separated list of them" + where())
+    runtime = sys.modules.get("secant.backends.runtime")
+    if runtime is not None and runtime.client_created():
+        raise SecantError("platforms cannot change after the devices were created: set it "
+                          "before the first secant.devices(), jit or device call, or set "
+                          "SECANT_PLATFORMS before starting Python" + where())
 
 
 config = Config()

@@ -95,21 +95,272 @@ def client():
         with _client_lock:
             c = _client
             if c is None:
-                c = _client = xc.make_cpu_client(asynchronous=True,
-                                                 num_devices=requested_cpu_devices())
+                c = _client = _make_client()
     return c
 
 
+def _make_client():
+    if _wants_gpu():
+        gpu = _gpu_client()
+        if gpu is not None:
+            return gpu
+    d = _distributed
+    if d is not None:
+        try:
+            return _jax.get_tfrt_cpu_client(
+                asynchronous=True, distributed_client=d.client, node_id=d.process_id,
+                num_nodes=d.num_processes, collectives=d.collectives,
+                num_devices=requested_cpu_devices())
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(
+                f"process {d.process_id} of {d.num_processes} could not exchange its devices "
+                f"with the other processes of the run: {str(e).splitlines()[0]}\n(did every "
+                "process start with the same num_processes, and is each still running?)"
+                ) from None
+    return xc.make_cpu_client(asynchronous=True, num_devices=requested_cpu_devices())
+
+
 def devices():
+    """All devices, of every process (one process: its own)."""
     return client().devices()
 
 
+def local_devices():
+    """This process's devices (the ones it can put data on and read back)."""
+    return client().local_devices()
+
+
 def default_device():
-    return client().devices()[0]
+    return client().local_devices()[0]
 
 
 def default_backend():
-    return client().platform
+    p = client().platform
+    return "gpu" if p in ("cuda", "rocm") else p
+
+
+# --- several processes: XLA's distributed runtime (coordination service + gloo collectives) ------
+class _Distributed:
+    __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address",
+                 "shutdown_timeout")
+
+
+_distributed = None
+
+
+def distributed_initialized():
+    return _distributed is not None
+
+
+def process_index():
+    return 0 if _distributed is None else _distributed.process_id
+
+
+def process_count():
+    return 1 if _distributed is None else _distributed.num_processes
+
+
+def initialize_distributed(address, num_processes, process_id, *, init_timeout=60,
+                           heartbeat_timeout=10, shutdown_timeout=10):
+    """Join a run of `num_processes` processes (jaxlib's distributed runtime): process 0 starts
+    the coordination service at `address` ("host:port"), every process connects its client and
+    waits (at most init_timeout seconds) for all the others; the CPU client made afterwards
+    shares one global device list and runs collectives over gloo/TCP. A process that stops
+    answering for heartbeat_timeout seconds is reported to all the others (jaxlib then ends
+    them with an error naming the lost process), and a collective whose peer died fails at
+    once with a JaxRuntimeError."""
+    global _distributed
+    if _distributed is not None:
+        raise SecantError("secant.distributed.initialize was already called in this process "
+                          f"(process {_distributed.process_id} of "
+                          f"{_distributed.num_processes}); call it once")
+    if _client is not None:
+        raise SecantError("secant.distributed.initialize must be called before secant creates "
+                          "its devices (before the first jit, device_put, devices() or array "
+                          "operation): call it right after `import secant`")
+    d = _Distributed()
+    d.address, d.num_processes, d.process_id = address, num_processes, process_id
+    d.shutdown_timeout = shutdown_timeout
+    d.service = None
+    if process_id == 0:
+        _check_port_free(address)
+        try:
+            d.service = _jax.get_distributed_runtime_service(
+                address, num_processes, heartbeat_timeout=heartbeat_timeout,
+                cluster_register_timeout=init_timeout, shutdown_timeout=shutdown_timeout)
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(f"secant.distributed: process 0 could not start the coordination "
+                              f"service at {address}: {e}") from None
+    d.client = _jax.get_distributed_runtime_client(
+        address, process_id, init_timeout=init_timeout, heartbeat_timeout=heartbeat_timeout,
+        shutdown_timeout=shutdown_timeout, shutdown_on_destruction=False)
+    try:
+        d.client.connect()
+    except _jax.JaxRuntimeError as e:
+        d.client = None
+        if d.service is not None:
+            d.service.shutdown()
+        raise SecantError(
+            f"secant.distributed: process {process_id} of {num_processes} could not join the "
+            f"run coordinated at {address} within {init_timeout} s: {e}\n(every process must "
+            "give the same coordinator address and num_processes, each its own process_id in "
+            f"0..{num_processes - 1}, and all must start)") from None
+    _check_same_run(d, init_timeout)
+    host = address.rsplit(":", 1)[0].strip("[]")
+    d.collectives = _jax.make_gloo_tcp_collectives(d.client, hostname=host)
+    _distributed = d
+
+
+def _check_port_free(address):
+    """gRPC binds with SO_REUSEPORT: a second process 0 at the same address would start a
+    second service there, and the run would fail later, obscurely. Ask the OS first."""
+    import socket
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET,
+                           socket.SOCK_STREAM) as s:
+            s.bind((host.strip("[]") if host not in ("", "0.0.0.0") else "", int(port)))
+    except OSError as e:
+        raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
+                          f"{address}: {e.strerror} (another run, or another process started "
+                          "with process_id=0, is using it)") from None
+
+
+def _check_same_run(d, timeout_s):
+    """Every process must agree on num_processes: each publishes its own, reads process 0's,
+    and process 0 reads everyone's (a process counting more processes than the others would
+    otherwise see the wrong device list, silently)."""
+    c, ms = d.client, int(timeout_s * 1000)
+    try:
+        c.key_value_set(f"secant/num_processes/{d.process_id}", str(d.num_processes))
+        theirs = int(c.blocking_key_value_get("secant/num_processes/0", ms))
+        if theirs != d.num_processes:
+            raise SecantError(f"secant.distributed: process {d.process_id} was started with "
+                              f"num_processes={d.num_processes}, but process 0 with "
+                              f"num_processes={theirs}; give every process the same count")
+        if d.process_id == 0:
+            for k in range(1, d.num_processes):
+                n = int(c.blocking_key_value_get(f"secant/num_processes/{k}", ms))
+                if n != d.num_processes:
+                    raise SecantError(f"secant.distributed: process {k} was started with "
+                                      f"num_processes={n}, but process 0 with "
+                                      f"num_processes={d.num_processes}; give every process "
+                                      "the same count")
+    except _jax.JaxRuntimeError as e:
+        raise SecantError(f"secant.distributed: process {d.process_id} could not check the run's "
+                          f"size with the others: {str(e).splitlines()[0]}") from None
+
+
+def shutdown_distributed():
+    """Leave the run (waits, at most shutdown_timeout, for the other processes to leave too)."""
+    global _distributed
+    d, _distributed = _distributed, None
+    if d is None:
+        return
+    errors = []
+    # every process reaches this barrier before any leaves: process 0 must not stop the
+    # service while another still talks to it (it would die of a lost coordinator)
+    try:
+        d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
+    except _jax.JaxRuntimeError as e:
+        errors.append(f"not every process reached the end of the run within "
+                      f"{d.shutdown_timeout} s (one failed or is still running): {e}")
+    for part in (d.client, d.service):
+        if part is not None:
+            try:
+                part.shutdown()
+            except _jax.JaxRuntimeError as e:
+                errors.append(str(e))
+    if errors:
+        raise SecantError("secant.distributed.shutdown: " + "; ".join(errors))
+
+
+# --- accelerators: PJRT plugins (jaxlib's plugin mechanism, as jax's xla_bridge) ----------------
+def requested_platforms():
+    """config "platforms" (or SECANT_PLATFORMS / JAX_PLATFORMS): e.g. "cpu" forces the CPU."""
+    from secant.backends.config import config
+    p = config.read("platforms")
+    return [x.strip().lower() for x in p.split(",") if x.strip()] if p else None
+
+
+def _wants_gpu():
+    p = requested_platforms()
+    return p is None or any(x in ("gpu", "cuda") for x in p)
+
+
+_GPU_PLUGINS = ("jax_plugins.xla_cuda12", "jax_plugins.xla_cuda13")
+
+
+def gpu_plugin_path():
+    """The CUDA PJRT plugin library of an installed jax-cuda*-pjrt wheel, or None. The package
+    is found, not imported (its __init__ imports jax)."""
+    import importlib.util
+    import pathlib
+    for name in _GPU_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for loc in spec.submodule_search_locations:
+            so = pathlib.Path(loc) / "xla_cuda_plugin.so"
+            if so.exists():
+                return str(so)
+    return None
+
+
+def _preload_cuda_libraries():
+    """The nvidia-* wheels' shared libraries, loaded before the plugin (as jax's cuda plugin
+    does): the plugin finds them by soname only."""
+    import ctypes
+    import glob
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for root in spec.submodule_search_locations:
+        for lib in ("cuda_runtime", "cublas", "cusolver", "cusparse", "cufft", "cudnn", "nccl",
+                    "cuda_nvrtc", "nvjitlink", "cuda_cupti"):
+            for so in sorted(glob.glob(os.path.join(root, lib, "lib", "lib*.so*"))):
+                try:
+                    ctypes.CDLL(so, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
+
+
+def _gpu_client():
+    """A client on the CUDA PJRT plugin, or None when no plugin is installed. With "gpu"/"cuda"
+    requested explicitly, a plugin that fails to load is an error; otherwise CPU is used."""
+    so = gpu_plugin_path()
+    explicit = requested_platforms() is not None
+    if so is None:
+        if explicit:
+            raise SecantError("platforms asks for the GPU, but no CUDA PJRT plugin is installed "
+                              "(pip install -e '.[cuda12]')")
+        return None
+    try:
+        _preload_cuda_libraries()
+        if not xc.pjrt_plugin_loaded("cuda"):
+            xc.load_pjrt_plugin_dynamically("cuda", so)
+        if not xc.pjrt_plugin_initialized("cuda"):
+            xc.initialize_pjrt_plugin("cuda")
+        options = xc.generate_pjrt_gpu_plugin_options()
+        d = _distributed
+        if d is not None:       # (as jax's xla_bridge: the node's place in the run)
+            options["node_id"] = d.process_id
+            options["num_nodes"] = d.num_processes
+        return xc.make_c_api_client("cuda", options, None if d is None else d.client)
+    except Exception as e:     # (no GPU, driver too old, ...): jaxlib's error, explained
+        if explicit:
+            raise SecantError(f"the CUDA PJRT plugin ({so}) failed to start: {e}") from None
+        import warnings
+        warnings.warn(f"secant: the CUDA PJRT plugin is installed but failed to start ({e}); "
+                      "using the CPU (set SECANT_PLATFORMS=cpu to silence this)")
+        return None
 
 
 def sharding(device):
@@ -143,7 +394,7 @@ def putter(shape, dtype, device):
 
 def single_device():
     """True when there is one device: jit may then skip per-argument placement checks."""
-    return len(client().devices()) == 1
+    return len(client().devices()) == 1 and len(client().local_devices()) == 1
 
 
 def to_numpy(buf, dtype):
@@ -277,9 +528,17 @@ class ReplicatedExecutable:
     dtypes first, and raises SecantValueError naming the user's line instead."""
 
     def __init__(self, text, in_avals, out_avals, devices):
-        self.devices = tuple(devices)
-        n = len(self.devices)
-        _check_distinct(self.devices, "pmap devices")
+        # `devices`: every replica's device, of every process (a multi-process run compiles
+        # the same program in each process); self.devices: this process's, the ones it feeds
+        self.all_devices = tuple(devices)
+        n = len(self.all_devices)
+        _check_distinct(self.all_devices, "pmap devices")
+        me = process_index()
+        self.devices = tuple(d for d in self.all_devices if d.process_index == me)
+        if not self.devices:
+            raise SecantValueError(f"pmap devices {list(self.all_devices)}: none is this "
+                                   f"process's (process {me}); each process must run on some "
+                                   "of its own devices" + where())
         self.in_avals = [Aval(a.shape, a.dtype) for a in in_avals]
         if CALLBACK_TARGET in text:         # (no functions given: the call would crash)
             raise SecantError("host callbacks (debug.print, debug.callback, pure_callback) are "
@@ -290,15 +549,16 @@ class ReplicatedExecutable:
         opts.num_replicas = n
         opts.num_partitions = 1
         opts.device_assignment = xc.DeviceAssignment.create(
-            np.array([d.id for d in self.devices]).reshape(n, 1))
+            np.array([d.id for d in self.all_devices]).reshape(n, 1))
         try:
-            self.exe = client().compile_and_load(text, xc.DeviceList(self.devices), opts)
+            self.exe = client().compile_and_load(text, xc.DeviceList(self.all_devices), opts)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"XLA failed to compile the program: {e}") from None
         if [d.id for d in self.exe.local_devices()] != [d.id for d in self.devices]:
             raise SecantError("XLA assigned the replicas to devices "
                               f"{self.exe.local_devices()}, not {list(self.devices)}")
-        self.sharding = _multi_sharding(self.devices)
+        # (the global device list: each process passes only its own devices' shards)
+        self.sharding = _multi_sharding(self.all_devices)
         self.out_avals = [Aval(a.shape, a.dtype) for a in out_avals]
         self.handlers = [xc.array_result_handler(a, self.sharding, True, True)
                          for a in self.out_avals]
@@ -349,8 +609,27 @@ class ReplicatedExecutable:
             if g is None:
                 g = a._global = xc.ArrayImpl(a.aval, self.sharding, list(a._shards), True, True)
             bufs.append(g)
-        outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        if len(self.devices) == len(self.all_devices):
+            outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        else:
+            outs = self._run_across_processes(bufs)
         return [ShardedBuffer(self.devices, av, o) for o, av in zip(outs, self.out_avals)]
+
+    def _run_across_processes(self, bufs):
+        """Run with the other processes; waited for, so that a failed exchange (a process of
+        the run died: gloo reports the closed connection at once) is raised here, clearly,
+        and not later from whatever reads the outputs."""
+        try:
+            outs = self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+            for o in outs:
+                o.block_until_ready()
+        except _jax.JaxRuntimeError as e:
+            raise SecantError(
+                f"pmap over the {len(self.all_devices)} devices of {process_count()} processes "
+                f"failed in process {process_index()}: another process of the run has probably "
+                "stopped (it crashed, was killed or raised an error; see its output).\n"
+                f"XLA said: {str(e).splitlines()[0]}" + where()) from None
+        return outs
 
     def as_hlo_text(self):
         return self.exe.hlo_modules()[0].to_string()

@@ -26,7 +26,8 @@ from secant.side_by_side import show
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
-                        jit, local_device_count, local_devices)
+                        jit, local_device_count, local_devices, process_count, process_index)
+from secant import distributed  # noqa: E402  (secant.distributed.initialize, as jax.distributed)
 
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
@@ -50,6 +51,7 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
+           "process_index", "process_count", "distributed",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
            "custom_vmap", "checkpoint", "remat", "make_jaxpr", "test_util"]

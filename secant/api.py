@@ -486,18 +486,34 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
 
 # --- devices ---------------------------------------------------------------------------------
 def devices(backend=None):
+    """All devices of the run: this process's, and, after secant.distributed.initialize, every
+    other process's (ordered by process)."""
     return list(runtime.devices())
 
 
-def local_devices(backend=None):
-    return list(runtime.devices())
+def local_devices(process_index=None, backend=None):
+    """This process's devices (the ones it puts data on and reads back)."""
+    if process_index is not None and process_index != runtime.process_index():
+        return [d for d in runtime.devices() if d.process_index == process_index]
+    return list(runtime.local_devices())
 
 
 def device_count(backend=None):
     return len(runtime.devices())
 
 
-local_device_count = device_count
+def local_device_count(backend=None):
+    return len(runtime.local_devices())
+
+
+def process_index(backend=None):
+    """This process's index in a multi-process run (0 when alone)."""
+    return runtime.process_index()
+
+
+def process_count(backend=None):
+    """How many processes the run has (1 when alone)."""
+    return runtime.process_count()
 
 
 def default_backend():
@@ -529,9 +545,9 @@ def device_put(x, device=None):
 
 
 def _check_device(device):
-    if device not in runtime.devices():
+    if device not in runtime.local_devices():
         raise SecantValueError(f"{device!r} is not one of this process's devices "
-                               f"{list(runtime.devices())}" + where())
+                               f"{list(runtime.local_devices())}" + where())
 
 
 def block_until_ready(x):

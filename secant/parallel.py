@@ -245,6 +245,8 @@ class PmapFunction:
         return keys, in_avals, norm, distinct.pop()
 
     def _devices_for(self, n):
+        if runtime.process_count() > 1:
+            return self._run_devices_for(n)
         if self._devices is not None:
             if n != len(self._devices):
                 raise SecantValueError(
@@ -262,6 +264,22 @@ class PmapFunction:
         if n < 1:
             raise SecantValueError("pmap: the mapped axis has size 0" + where())
         return tuple(have[:n])
+
+    def _run_devices_for(self, n):
+        """A multi-process run (secant.distributed), as JAX: every process calls pmap with its
+        own slices, the mapped axis of size local_device_count() (or the number of its devices
+        among `devices`), and the program runs on the devices of all processes, so psum & co.
+        see all of them. The outputs hold this process's slices."""
+        every = self._devices if self._devices is not None else tuple(runtime.devices())
+        me = runtime.process_index()
+        mine = [d for d in every if d.process_index == me]
+        if n != len(mine):
+            raise SecantValueError(
+                f"pmap in a run of {runtime.process_count()} processes: the mapped axis has size "
+                f"{n}, but this process (process {me}) has {len(mine)} of the pmap's "
+                f"{len(every)} devices; each process passes one slice per local device (the "
+                "collectives span the devices of all processes)" + where())
+        return every
 
     # --- tracing ----------------------------------------------------------------------------------
     def _call_args(self, args, kwargs, treedef, tracers):
