@@ -12,8 +12,8 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.tracer import active_trace
-from secant.ad.helpers import (_axes, constant, in_range, max_share, min_share,  # noqa: F401
-                               reverse_cumsum, unbroadcast, unreduce)
+from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
+                               unbroadcast, unreduce)
 
 index_exp = np.index_exp      # `index_exp[i, 1:3]`: an index as a value, for the `.at` rules
 
@@ -286,18 +286,16 @@ def at_share_values(a, values, ans, index):
     return hit_v / count[index]
 
 
-# --- out-of-range indices: reads clamp, updates drop (as JAX's) ---------------------------------
-@constant
-def kept(shape, index):
-    """True where an update of a.at[index] (a of `shape`) falls in range, False where it is
-    dropped: a mask of the shape of a[index]."""
-    return snp.ones(shape, bool).at[index].get(mode="fill", fill_value=False)
+# --- out-of-range indices (ad/index_modes.py), for a mode known only when the rule runs ---------
+def read_back_mode(mode):
+    """The mode of the scatter sending the cotangent of x.at[i].get(mode=mode) back: a filled
+    read's is dropped where it filled, a clamped one's goes where it read."""
+    return None if mode == "fill" else "clip"
 
 
-def updated(t, index):
-    """t[index], zero where an update at `index` fell out of range (dropped): the cotangent of
-    the values of a.at[index].set/add."""
-    return snp.where(kept(np.shape(t), index), t[index], 0)
+def pick_mode(mode):
+    """The mode of the read giving the values of x.at[i].set(v, mode=mode) their cotangent."""
+    return "clip" if mode == "clip" else "fill"
 
 
 # --- padding, slicing, broadcasting, reshaping (lax) --------------------------------------------------
@@ -670,8 +668,8 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
-         "at_share_operand", "at_share_values", "in_range", "kept", "updated",
-         "unpad", "lax_unpad", "slice_transpose",
+         "at_share_operand", "at_share_values", "read_back_mode", "pick_mode", "unpad",
+         "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
