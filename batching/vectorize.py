@@ -321,7 +321,8 @@ class BatchBuilder:
             raise self.error(f"vmap has no batching rule for {name} with batched "
                              f"{' and '.join(batched)}")
         fill = self.fill(op, batched)
-        extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]}
+        extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]
+                 and k != "idx"}        # (written as {batched_idx})
         fill["static"] = "".join(f", {k}={v}" for k, v in extra.items())
         fill["lax"] = ", lax=True" if op.spelling else ""     # a lax call's checks (ir.Op)
         if "idx" in fill:
