@@ -220,12 +220,16 @@ def sort_grad(t, a, axis=-1, kind=None, order=None, stable=True, descending=Fals
 @constant
 def _take_index(indices, n, mode):
     """take's indices as `.at` uses them: wrapped or clipped as take did, out of range -> n
-    (dropped by .at[...].add)."""
-    from secant.numpy.indexing import _index_dtype, _integer_indices, _moded, _take_mode
-    ind = _integer_indices(indices)
-    ind, valid = _moded(ind, n, _take_mode(mode, ind), _index_dtype([ind]))
-    if valid is not None:
-        ind = snp.where(valid, ind, n)
+    (dropped by .at[...].add). Written with secant.numpy's ops, so that vmap reads it (the
+    indices batched: vmap of grad through take_along_axis of an argsort)."""
+    ind = snp.asarray(indices)
+    if mode == "wrap":
+        ind = snp.mod(ind, n)
+    elif mode == "clip":
+        ind = snp.clip(ind, 0, n - 1)
+    else:           # fill (the default) or raise: negatives count from the end
+        ind = snp.where(ind < 0, ind + n, ind)
+        ind = snp.where((ind >= 0) & (ind < n), ind, n)
     return ind
 
 
@@ -250,7 +254,8 @@ def _take_along_index(arr_shape, indices, axis, mode):
 @constant
 def _take_along_shape(arr_shape, t_shape, axis):
     """arr's shape broadcast against the result's outside `axis`."""
-    shape = tuple(np.broadcast_shapes(arr_shape, t_shape))
+    shape = tuple(np.broadcast_shapes(*[s[:axis] + (1,) + s[axis + 1:]    # (axis: arr's)
+                                        for s in (tuple(arr_shape), tuple(t_shape))]))
     return tuple(arr_shape[d] if d == axis else shape[d] for d in range(len(shape)))
 
 

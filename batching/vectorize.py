@@ -1057,7 +1057,9 @@ def _batched_index(idx):
         node = ast.parse(f"_[{idx}]", mode="eval").body.slice
     except SyntaxError:
         return f"batch_index({idx})"
-    if isinstance(node, (ast.Tuple, ast.Slice, ast.Constant, ast.UnaryOp, ast.List)):
+    if isinstance(node, ast.Tuple):       # (m[()] of a 0-d value: m[:] of the batch)
+        return ", ".join([":"] + [ast.unparse(e) for e in node.elts])
+    if isinstance(node, (ast.Slice, ast.Constant, ast.UnaryOp, ast.List)):
         return f":, {idx}"
     return f"batch_index({idx})"
 

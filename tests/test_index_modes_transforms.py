@@ -222,3 +222,77 @@ def test_min_max_with_clip_mode_is_refused_under_grad():
         return snp.sum(x.at[np.array([0, 9])].max(v, mode="clip"))
     with pytest.raises(secant.SecantError, match="mode='clip'"):
         secant.grad(f)(np.ones(3), np.ones(2))
+
+
+# --- vmap of grad through take_along_axis (the rule's index helper is read by vmap) -------
+def _sorted_weighted(x):
+    idx = snp.argsort(x, axis=1)
+    return snp.sum(snp.take_along_axis(x, idx, axis=1) ** 2 * snp.arange(1.0, 4.0))
+
+
+def _sorted_weighted_numpy(x):
+    return np.sum(np.take_along_axis(x, np.argsort(x, axis=1), axis=1) ** 2 * np.arange(1.0, 4.0))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip", "fill"])
+def test_vmap_of_grad_through_take_with_batched_indices(mode, x64):
+    xs = RNG.normal(size=(3, 4, 3))
+    got = secant.vmap(secant.grad(_sorted_weighted))(xs)
+    want = np.stack([_fd(_sorted_weighted_numpy, (x,), (0,))[0] for x in xs])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+    idx = np.array([[0, 6, -1], [2, -8, 3]])        # per example; out of range for 4
+
+    def f(x, i):
+        return snp.sum(snp.sin(snp.take_along_axis(x, i, axis=0, mode=mode)) * snp.arange(1.0, 4.0))
+
+    def ref(x, i):
+        n = x.size
+        i = np.asarray(i)
+        if mode == "wrap":
+            v = np.sin(x[np.mod(i, n)])
+        elif mode == "clip":
+            v = np.sin(x[np.clip(i, 0, n - 1)])
+        else:
+            j = np.where(i < 0, i + n, i)
+            v = np.where((j >= 0) & (j < n), np.sin(x[np.clip(j, 0, n - 1)]), np.nan)
+            v = np.where(np.isnan(v), 0.0, v)       # (the fill is a constant: no derivative)
+        return np.sum(v * np.arange(1.0, 4.0))
+    x2 = RNG.normal(size=(2, 4))
+    got = secant.vmap(secant.grad(f))(x2, idx)
+    want = np.stack([_fd(ref, (x, i), (0,))[0] for x, i in zip(x2, idx)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+
+
+# --- vmap of m[()] (an empty tuple index) on a 0-d loop carry, and of written-out tuple indices ----
+def test_vmap_of_an_empty_tuple_index_in_a_while_loop(x64):
+    def g(x):
+        def cond(c):
+            return c[1] < 3
+
+        def body(c):
+            m, k = c
+            return (m * 2.0 + m[()], k + 1)
+        m, _ = lax.while_loop(cond, body, (x, 0))
+        return m[()]
+    xs = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(np.asarray(secant.vmap(g)(xs)), [float(g(snp.asarray(x)))
+                                                                 for x in xs], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.vmap(g)(xs)), 27.0 * xs, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(g))(xs)), [27.0] * 3,
+                               rtol=1e-12)
+    ms = RNG.normal(size=(3, 2, 4))
+    got = secant.vmap(lambda m: m[(1, 2)] + m[(0, slice(1, 3))].sum())(ms)
+    np.testing.assert_allclose(np.asarray(got), [m[1, 2] + m[0, 1:3].sum() for m in ms],
+                               rtol=1e-12)
+
+
+def test_grad_of_take_along_axis_with_fewer_indices_than_the_axis(x64):
+    """The rule's scatter shape keeps arr's length along the axis (it broadcast it with the
+    indices' length before: a shape error)."""
+    def f(x, i):
+        return snp.sum(snp.sin(snp.take_along_axis(x, i, axis=0)) * snp.arange(1.0, 4.0))
+    x, i = RNG.normal(size=4), np.array([0, 2, 2])
+    want = np.zeros(4)
+    np.add.at(want, i, np.cos(x[i]) * np.arange(1.0, 4.0))
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(x, i)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(x, i)), want, rtol=1e-12)
