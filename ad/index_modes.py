@@ -20,6 +20,7 @@ batching/rules.py) name the keys `fill_keys` returns.
 import ast
 
 READS = ("getitem", "at_get")
+KEYS = ("back", "pick", "get_kw", "get_kw_dot", "helper_kw")      # (what fill_keys may give)
 UPDATES = ("at_set", "at_add", "at_mul", "at_min", "at_max")
 
 
