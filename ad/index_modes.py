@@ -13,9 +13,9 @@ an out-of-range update, unless mode="clip" clamps it as a read does. So
     clamped one.
 
 A mode that is no literal (a helper's `mode=mode`) is read when the rule runs (read_back_mode,
-pick_mode in ad/rule_helpers.py). An index of slices, `...` and `None` only is always in range: its rules read `g[idx]` and
-`.at[idx].add(g)`, as a person writes them. The rule tables (ad/vjp_rules.py, ad/jvp_rules.py,
-batching/rules.py) name the keys `fill_keys` returns.
+pick_mode in ad/rule_helpers.py). An index of slices, `...` and `None` only is always in range:
+its rules read `g[idx]` and `.at[idx].add(g)`, as a person writes them. The rule tables
+(ad/vjp_rules.py, ad/jvp_rules.py, batching/rules.py) name the keys `fill_keys` returns.
 """
 import ast
 

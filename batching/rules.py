@@ -121,7 +121,8 @@ RULES = {
     "lax_reshape": {"operand": "lax.reshape({operand}, (len({operand}),) + tuple({new_sizes}))"},
     "lax_transpose": {"operand": "lax.transpose({operand}, (0,) + tuple(p + 1 for p in "
                                  "{permutation}))"},
-    # (.at[...]'s keywords as the user wrote them: {static}, {get_kw}; {helper_kw}: mode=, fill_value=)
+    # (.at[...]'s keywords as the user wrote them: {static}, {get_kw}; {helper_kw}: mode=,
+    # fill_value=; ad/index_modes.py)
     "at_get": {"a": "{a}.at[{batched_idx}].get({get_kw})",
                "idx": "{a}.at[{idx}].get({get_kw})",
                "*": "take_per_example({a}, {idx}{helper_kw})"},

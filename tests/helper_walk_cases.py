@@ -212,5 +212,5 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
 # not functions of arrays
 NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
                        "unset_in_branch", "output_spec",
-                       "for_each_example",
-                       "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)      # (calls debug.print per example: no value)
+                       "for_each_example",      # (calls debug.print per example: no value)
+                       "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)

@@ -45,7 +45,7 @@ def test_clip_scatter_adds_where_a_read_reads(jit):
         assert float(snp.asarray(x)[i]) == x[_clamped(i, N)]
 
 
-# --- user functions with modes ---------------------------------------------------------------------
+# --- user functions with modes -------------------------------------------------------------------
 def fill_read(x, i):
     return snp.sum(snp.sin(x.at[i].get(mode="fill", fill_value=0.25)) * W)
 
@@ -263,7 +263,7 @@ def test_vmap_of_grad_through_take_with_batched_indices(mode, x64):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
 
 
-# --- vmap of m[()] (an empty tuple index) on a 0-d loop carry, and of written-out tuple indices ----
+# --- vmap of m[()] (an empty tuple index) on a 0-d loop carry, and written-out tuple indices --
 def test_vmap_of_an_empty_tuple_index_in_a_while_loop(x64):
     def g(x):
         def cond(c):
