@@ -13,7 +13,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import einsum_rules
+from secant.ad import einsum_rules, index_modes
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
 from secant.ad.stacks import stacks_of
@@ -239,6 +239,7 @@ class ForwardBuilder:
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
         fill.update({f"{p}_dot": t for p, t in dots.items() if t is not None})
+        fill.update(index_modes.fill_keys(op.op, op.statics))   # (out-of-range indices)
 
         def render(template, linear_in):
             if template == LINEAR:

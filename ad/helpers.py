@@ -296,7 +296,7 @@ def grad_of_fields(tree, fields=None, **attrs):
     if hasattr(tree, "shape") and not named:        # an array read at integer indices
         out = snp.zeros_like(tree)
         for k, g in fields.items():      # (a read clamped k: added where it read)
-            out = out.at[in_range(np.shape(tree), k)].add(g)
+            out = out.at[k].add(g, mode="clip")
         return out
     if named and not fields and _is_registered(tree):
         return _registered_with(tree, named)
@@ -336,37 +336,6 @@ def _zeros_tree(x):
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
 
 
-def _is_mask(e):
-    return np.ndim(e) > 0 and np.dtype(snp.result_type(e)) == np.bool_
-
-
-@constant
-def in_range(shape, index):
-    """`index` with each integer entry clamped into its axis (of an array of `shape`), as
-    reading a[index] clamps it: the cotangent of a read goes back to the element it read."""
-    index = index if isinstance(index, tuple) else (index,)
-    used = sum(0 if e is None or e is Ellipsis else np.ndim(e) if _is_mask(e) else 1
-               for e in index)
-    out, d = [], 0
-    for e in index:
-        if e is None or isinstance(e, slice):
-            d += e is not None
-        elif e is Ellipsis:
-            d += len(shape) - used
-        elif _is_mask(e):
-            d += np.ndim(e)
-        else:
-            n = shape[d]
-            if isinstance(e, (int, np.integer)):
-                e = min(max(e + n if e < 0 else e, 0), n - 1)
-            else:
-                e = snp.asarray(e)
-                e = snp.clip(snp.where(e < 0, e + n, e), 0, n - 1)
-            d += 1
-        out.append(e)
-    return tuple(out)
-
-
 def add_at(tree_bar, idx, g):
     """`tree_bar.at[idx].add(g)` for an array; for a list or tuple (a pytree container, such as
     a list of (w, b) layers) the cotangent `g` added to the item (or items, for a slice) at idx."""
@@ -375,7 +344,7 @@ def add_at(tree_bar, idx, g):
     if isinstance(tree_bar, dict):              # d[k] of a dict, in a loop over its keys
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if not isinstance(tree_bar, (list, tuple)):      # (a read clamped idx: add where it read)
-        return tree_bar.at[in_range(np.shape(tree_bar), idx)].add(g)
+        return tree_bar.at[idx].add(g, mode="clip")
     if isinstance(idx, slice):      # g: one cotangent per item the slice picks
         picked = list(range(len(tree_bar)))[idx]
         gs = [g[j] for j in range(len(picked))]

@@ -139,12 +139,14 @@ JVP = {
     # indexing (linear in the array; out-of-range places of a filled take get tangent 0)
     "take": {"a": "snp.take({a_dot}, {indices}, {axis}, {mode}, 0)"},
     "take_along_axis": {"arr": "snp.take_along_axis({arr_dot}, {indices}, {axis}, {mode}, 0)"},
-    "at_set": {"a": "{a_dot}.at[{idx}].set(0)",
-               "values": "snp.zeros_like({a}).at[{idx}].set({values_dot})"},
-    "at_add": {"a": "{a_dot}", "values": "snp.zeros_like({a}).at[{idx}].add({values_dot})"},
+    "at_get": {"a": "{a_dot}.at[{idx}].get({get_kw_dot})"},     # (a filled read's tangent: 0)
+    "at_set": {"a": "{a_dot}.at[{idx}].set(0{static})",
+               "values": "snp.zeros_like({a}).at[{idx}].set({values_dot}{static})"},
+    "at_add": {"a": "{a_dot}",
+               "values": "snp.zeros_like({a}).at[{idx}].add({values_dot}{static})"},
     # (as in JAX, .at[...].mul differentiates `values` for unique indices)
-    "at_mul": {"a": "{a_dot}.at[{idx}].mul({values})",
-               "values": "snp.zeros_like({a}).at[{idx}].set({a}[{idx}] * {values_dot})"},
+    "at_mul": {"a": "{a_dot}.at[{idx}].mul({values}{static})",
+               "values": "snp.zeros_like({a}).at[{idx}].set({a}[{idx}] * {values_dot}{static})"},
     "at_min": {"a": "{a_dot} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
                "values": "snp.zeros_like({a}).at[{idx}].add({values_dot} * at_share_values("
                          "{a}, {values}, {ans}, index_exp[{idx}]))"},

@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import einsum_rules
+from secant.ad import einsum_rules, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
@@ -400,6 +400,7 @@ class ReverseBuilder(StackReverse):
                 fill[p] = op.statics[p]
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
+        fill.update(index_modes.fill_keys(op.op, op.statics))   # (out-of-range indices)
 
         def render(template):       # {static}: the user's keywords the template does not name
             extra = "".join(f", {k}={v}" for k, v in op.statics.items()
@@ -430,7 +431,8 @@ class ReverseBuilder(StackReverse):
         if op.op == "getitem" and isinstance(op.operands["a"], ir.Var) \
                 and op.operands["a"].name in self.bars:     # add into the existing cotangent
             b = self.bars[op.operands["a"].name]
-            self.emit(f"{b} = {b}.at[{op.statics['idx']}].add({g})")
+            back = fill["back"]             # (a read clamped the index: added where it read)
+            self.emit(f"{b} = {b}.at[{op.statics['idx']}].add({g}{back})")
             return
         rules = VJP[op.op]
         special = self._special_case(op)

@@ -12,8 +12,8 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.tracer import active_trace
-from secant.ad.helpers import (_axes, constant, in_range, max_share, min_share,  # noqa: F401
-                               reverse_cumsum, unbroadcast, unreduce)
+from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
+                               unbroadcast, unreduce)
 
 index_exp = np.index_exp      # `index_exp[i, 1:3]`: an index as a value, for the `.at` rules
 
@@ -220,12 +220,16 @@ def sort_grad(t, a, axis=-1, kind=None, order=None, stable=True, descending=Fals
 @constant
 def _take_index(indices, n, mode):
     """take's indices as `.at` uses them: wrapped or clipped as take did, out of range -> n
-    (dropped by .at[...].add)."""
-    from secant.numpy.indexing import _index_dtype, _integer_indices, _moded, _take_mode
-    ind = _integer_indices(indices)
-    ind, valid = _moded(ind, n, _take_mode(mode, ind), _index_dtype([ind]))
-    if valid is not None:
-        ind = snp.where(valid, ind, n)
+    (dropped by .at[...].add). Written with secant.numpy's ops, so that vmap reads it (the
+    indices batched: vmap of grad through take_along_axis of an argsort)."""
+    ind = snp.asarray(indices)
+    if mode == "wrap":
+        ind = snp.mod(ind, n)
+    elif mode == "clip":
+        ind = snp.clip(ind, 0, n - 1)
+    else:           # fill (the default) or raise: negatives count from the end
+        ind = snp.where(ind < 0, ind + n, ind)
+        ind = snp.where((ind >= 0) & (ind < n), ind, n)
     return ind
 
 
@@ -250,7 +254,8 @@ def _take_along_index(arr_shape, indices, axis, mode):
 @constant
 def _take_along_shape(arr_shape, t_shape, axis):
     """arr's shape broadcast against the result's outside `axis`."""
-    shape = tuple(np.broadcast_shapes(arr_shape, t_shape))
+    shape = tuple(np.broadcast_shapes(*[s[:axis] + (1,) + s[axis + 1:]    # (axis: arr's)
+                                        for s in (tuple(arr_shape), tuple(t_shape))]))
     return tuple(arr_shape[d] if d == axis else shape[d] for d in range(len(shape)))
 
 
@@ -286,18 +291,16 @@ def at_share_values(a, values, ans, index):
     return hit_v / count[index]
 
 
-# --- out-of-range indices: reads clamp, updates drop (as JAX's) ---------------------------------
-@constant
-def kept(shape, index):
-    """True where an update of a.at[index] (a of `shape`) falls in range, False where it is
-    dropped: a mask of the shape of a[index]."""
-    return snp.ones(shape, bool).at[index].get(mode="fill", fill_value=False)
+# --- out-of-range indices (ad/index_modes.py), for a mode known only when the rule runs ---------
+def read_back_mode(mode):
+    """The mode of the scatter sending the cotangent of x.at[i].get(mode=mode) back: a filled
+    read's is dropped where it filled, a clamped one's goes where it read."""
+    return None if mode == "fill" else "clip"
 
 
-def updated(t, index):
-    """t[index], zero where an update at `index` fell out of range (dropped): the cotangent of
-    the values of a.at[index].set/add."""
-    return snp.where(kept(np.shape(t), index), t[index], 0)
+def pick_mode(mode):
+    """The mode of the read giving the values of x.at[i].set(v, mode=mode) their cotangent."""
+    return "clip" if mode == "clip" else "fill"
 
 
 # --- padding, slicing, broadcasting, reshaping (lax) --------------------------------------------------
@@ -670,8 +673,8 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
-         "at_share_operand", "at_share_values", "in_range", "kept", "updated",
-         "unpad", "lax_unpad", "slice_transpose",
+         "at_share_operand", "at_share_values", "read_back_mode", "pick_mode", "unpad",
+         "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",

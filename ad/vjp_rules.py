@@ -106,21 +106,20 @@ VJP = {
     "vsplit": {"ary": "snp.concatenate({g}, axis=0)"},
     "dsplit": {"ary": "snp.concatenate({g}, axis=2)"},
     # indexing
-    # (out-of-range indices: a read clamps, so its cotangent goes where it read; an update
-    # drops, so the values it dropped get none)
-    "getitem": {"a": "snp.zeros_like({a}).at[in_range(snp.shape({a}), index_exp[{idx}])]"
-                     ".add({g})"},
-    "at_set": {"a": "{g}.at[{idx}].set(0)",
-               "values": "unbroadcast(updated({g}, index_exp[{idx}]), {values})"},
-    "at_add": {"a": "{g}", "values": "unbroadcast(updated({g}, index_exp[{idx}]), {values})"},
+    # (out-of-range indices, ad/index_modes.py: {back} sends a clamped read's cotangent where
+    # it read, {pick} gives the values of a dropped update none)
+    "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g}{back})"},
+    "at_get": {"a": "snp.zeros_like({a}).at[{idx}].add({g}{back})"},
+    "at_set": {"a": "{g}.at[{idx}].set(0{static})", "values": "unbroadcast({g}{pick}, {values})"},
+    "at_add": {"a": "{g}", "values": "unbroadcast({g}{pick}, {values})"},
     # (as in JAX, .at[...].mul differentiates `values` for unique indices)
-    "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values})",
-               "values": "unbroadcast(updated({g} * {a}, index_exp[{idx}]), {values})"},
+    "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values}{static})",
+               "values": "unbroadcast(({g} * {a}){pick}, {values})"},
     "at_min": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
-               "values": "unbroadcast({g}[{idx}] * at_share_values({a}, {values}, {ans}, "
+               "values": "unbroadcast({g}{pick} * at_share_values({a}, {values}, {ans}, "
                          "index_exp[{idx}]), {values})"},
     "at_max": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
-               "values": "unbroadcast({g}[{idx}] * at_share_values({a}, {values}, {ans}, "
+               "values": "unbroadcast({g}{pick} * at_share_values({a}, {values}, {ans}, "
                          "index_exp[{idx}]), {values})"},
     "take": {"a": "take_grad({g}, {a}, {indices}, {axis}, {mode})"},
     "take_along_axis": {"arr": "take_along_axis_grad({g}, {arr}, {indices}, {axis}, {mode})"},

@@ -12,7 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, grad_of_fields, grad_seed, in_range
+from secant.ad.helpers import add_at, grad_of_fields, grad_seed
 from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
@@ -305,42 +305,43 @@ def batch_index(idx):
     return out
 
 
-def take_per_example(a, i):
-    """a[i] for each example: batched a read at batched integer indices i, or at a tuple of
-    them (one per axis, every item batched, as a batched tuple is)."""
+def take_per_example(a, i, mode=None, fill_value=None):
+    """a[i] (a.at[i].get(mode=...)) for each example: batched a read at batched integer indices
+    i, or at a tuple of them (one per axis, every item batched, as a batched tuple is)."""
     n = np.shape(a)[0]
     if isinstance(i, tuple):
         rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(i) - 1))
-        out = a[(rows,) + i]
+        out = a.at[(rows,) + i].get(mode=mode, fill_value=fill_value)
     else:
         rows = snp.reshape(snp.arange(n), (n,) + (1,) * (np.ndim(i) - 1))
-        out = a[rows, i]
+        out = a.at[rows, i].get(mode=mode, fill_value=fill_value)
     return out
 
 
-def _at_method(a, index, values, method):
-    """a.at[index].<method>(values), the method named by a string."""
+def _at_method(a, index, values, method, mode=None):
+    """a.at[index].<method>(values, mode=mode), the method named by a string."""
     if method == "set":
-        out = a.at[index].set(values)
+        out = a.at[index].set(values, mode=mode)
     elif method == "add":
-        out = a.at[index].add(values)
+        out = a.at[index].add(values, mode=mode)
     elif method == "mul":
-        out = a.at[index].mul(values)
+        out = a.at[index].mul(values, mode=mode)
     elif method == "min":
-        out = a.at[index].min(values)
+        out = a.at[index].min(values, mode=mode)
     else:
-        out = a.at[index].max(values)
+        out = a.at[index].max(values, mode=mode)
     return out
 
 
-def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True):
-    """a.at[i].<method>(values) for each example, i a batched integer index (or a batched
-    tuple of them): each example updates its own row of a (broadcast if unbatched)."""
+def update_per_example(a, i, values, method, size, a_batched=True, values_batched=True,
+                       mode=None):
+    """a.at[i].<method>(values, mode=...) for each example, i a batched integer index (or a
+    batched tuple of them): each example updates its own row of a (broadcast if unbatched)."""
     a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
     index = _per_example_index(i, size)
     if values_batched:      # per example: the indexed shape, then a's axes not indexed
         values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
-    return _at_method(a, index, values, method)
+    return _at_method(a, index, values, method, mode=mode)
 
 
 @shape_only
@@ -386,14 +387,15 @@ def pad_batched(pad_width, x):
     return ((0, 0),) + tuple((int(lo), int(hi)) for lo, hi in widths)
 
 
-def update_batched(a, idx, values, method, values_batched=True):
-    """a.at[idx].<method>(values) for each example (a batched; values batched or not)."""
+def update_batched(a, idx, values, method, values_batched=True, mode=None):
+    """a.at[idx].<method>(values, mode=...) for each example (a batched; values batched or
+    not)."""
     target = a[batch_index(idx)]
     target_rank = np.ndim(target) - 1
     if values_batched:
         values = _at_rank(values, target_rank)
     index = batch_index(idx)
-    return _at_method(a, index, values, method)
+    return _at_method(a, index, values, method, mode=mode)
 
 
 def nested_update_refused(*args):
@@ -512,7 +514,7 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
         out = snp.zeros_like(tree) if tree_batched else \
             snp.zeros((n,) + tuple(np.shape(tree)), snp.result_type(tree))
         for k, g in fields.items():      # (a read clamped k: added where it read)
-            out = out.at[batch_index(in_range(np.shape(out)[1:], k))].add(g)
+            out = out.at[batch_index(k)].add(g, mode="clip")
         return out
     out = grad_of_fields(tree, fields)
     if not tree_batched:
@@ -560,8 +562,8 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
         return add_at(tree_bar, idx, g)
-    idx = in_range(np.shape(tree_bar)[1:], idx)       # (a read clamped idx: add where it read)
-    return tree_bar.at[(slice(None),) + idx].add(g)
+    idx = idx if isinstance(idx, tuple) else (idx,)     # (a read clamped idx: add where it read)
+    return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
 
 
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",

@@ -121,10 +121,15 @@ RULES = {
     "lax_reshape": {"operand": "lax.reshape({operand}, (len({operand}),) + tuple({new_sizes}))"},
     "lax_transpose": {"operand": "lax.transpose({operand}, (0,) + tuple(p + 1 for p in "
                                  "{permutation}))"},
-    **{name: {"a": "{a}.at[{batched_idx}]." + method + "({values})",
+    # (.at[...]'s keywords as the user wrote them: {static}, {get_kw}; {helper_kw}: mode=,
+    # fill_value=; ad/index_modes.py)
+    "at_get": {"a": "{a}.at[{batched_idx}].get({get_kw})",
+               "idx": "{a}.at[{idx}].get({get_kw})",
+               "*": "take_per_example({a}, {idx}{helper_kw})"},
+    **{name: {"a": "{a}.at[{batched_idx}]." + method + "({values}{static})",
               "values": "update_batched(broadcast_batch({a}, {size}), index_exp[{idx}], "
-                        "{values}, '" + method + "')",
-              "*": "update_batched({a}, index_exp[{idx}], {values}, '" + method + "')"}
+                        "{values}, '" + method + "'{helper_kw})",
+              "*": "update_batched({a}, index_exp[{idx}], {values}, '" + method + "'{helper_kw})"}
        for name, method in (("at_set", "set"), ("at_add", "add"), ("at_mul", "mul"),
                             ("at_min", "min"), ("at_max", "max"))},
     # --- windowed operations (issue 17; batching/conv_helpers.py) ---

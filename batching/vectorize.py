@@ -15,7 +15,8 @@ import inspect
 
 import re
 
-from secant.ad import einsum_rules
+from secant.ad import einsum_rules, index_modes
+from secant.ad.index_modes import UPDATES as UPDATE_OPS
 from secant.ad.reverse import Line, _dead_code_eliminated
 from secant.ad.reverse import _is_literal_number as _is_number_literal
 from secant.ad.reverse import _src as _plain_src
@@ -246,7 +247,7 @@ class BatchBuilder:
                 (None, 1) if isinstance(shape, int) else None
         if name == "ravel":
             return (None, 1)
-        if name == "getitem" and "idx" in op.statics and batched == ["a"]:
+        if name in ("getitem", "at_get") and "idx" in op.statics and batched == ["a"]:
             return _indexed_rank(main, op.statics["idx"])
         return None
 
@@ -283,10 +284,11 @@ class BatchBuilder:
             if op.rows == "item" or idx.lstrip("-").isdigit():
                 return f"item_of({_src(op.operands['a'])}, {idx})", True
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
-        if name.startswith("at_") and "idx" in batched:     # x.at[i] with i per example
+        if name in UPDATE_OPS and "idx" in batched:     # x.at[i] with i per example
             a, values = op.operands["a"], op.operands["values"]
-            flags = ", ".join(f"{k}_batched={self.is_batched(o)}" for k, o in
-                              (("a", a), ("values", values)) if not self.is_batched(o))
+            flags = ", ".join([f"{k}_batched={self.is_batched(o)}" for k, o in
+                               (("a", a), ("values", values)) if not self.is_batched(o)]
+                              + [f"{k}={v}" for k, v in op.statics.items() if k == "mode"])
             return (f"update_per_example({_src(a)}, {_src(op.operands['idx'])}, {_src(values)}, "
                     f"'{name[3:]}', {self.size}{', ' + flags if flags else ''})"), True
         if name in ELEMENTWISE:
@@ -320,11 +322,13 @@ class BatchBuilder:
             raise self.error(f"vmap has no batching rule for {name} with batched "
                              f"{' and '.join(batched)}")
         fill = self.fill(op, batched)
-        extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]}
+        extra = {k: v for k, v in op.statics.items() if "{" + k + "}" not in table[key]
+                 and k != "idx"}        # (written as {batched_idx})
         fill["static"] = "".join(f", {k}={v}" for k, v in extra.items())
         fill["lax"] = ", lax=True" if op.spelling else ""     # a lax call's checks (ir.Op)
         if "idx" in fill:
             fill["batched_idx"] = _batched_index(fill["idx"])
+        fill.update(index_modes.fill_keys(name, op.statics))    # (out-of-range indices)
         fill["strides"] = (f", (1,) + tuple({op.statics['strides']})"
                            if op.statics.get("strides", "None") != "None" else "")
         return table[key].format(**fill), True
@@ -1054,7 +1058,9 @@ def _batched_index(idx):
         node = ast.parse(f"_[{idx}]", mode="eval").body.slice
     except SyntaxError:
         return f"batch_index({idx})"
-    if isinstance(node, (ast.Tuple, ast.Slice, ast.Constant, ast.UnaryOp, ast.List)):
+    if isinstance(node, ast.Tuple):       # (m[()] of a 0-d value: m[:] of the batch)
+        return ", ".join([":"] + [ast.unparse(e) for e in node.elts])
+    if isinstance(node, (ast.Slice, ast.Constant, ast.UnaryOp, ast.List)):
         return f":, {idx}"
     return f"batch_index({idx})"
 

@@ -89,10 +89,6 @@ CASES = {
                          {"a": A3, "v": r() + 2}),
     "at_share_values": ("at_share_values(a, v, a.at[0].max(v), 0) * v",
                         {"a": A3, "v": r() + 2}),
-    # out-of-range indices (a read clamps, an update drops)
-    "in_range": ("a[in_range((3,), index_exp[np.array([0, 5, -7])])]", {"a": A3}),
-    "kept": ("kept((3,), index_exp[np.array([0, 5])]) * a[np.array([0, 2])]", {"a": A3}),
-    "updated": ("updated(t, index_exp[np.array([1, 5])])", {"t": r(3)}),
     "unpad": ("unpad(t, a, 1)", {"t": r(5), "a": r(3)}),
     "lax_unpad": ("lax_unpad(t, [(1, 1, 0)])", {"t": r(5)}),
     "where_examples": ("where_examples(np.array([True, False]), a, b)",
@@ -216,4 +212,5 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
 # not functions of arrays
 NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
                        "unset_in_branch", "output_spec",
-                       "for_each_example"}      # (calls debug.print per example: no value)
+                       "for_each_example",      # (calls debug.print per example: no value)
+                       "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)

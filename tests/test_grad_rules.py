@@ -23,6 +23,7 @@ from secant.transformer.ops import LINALG_SPECTRAL
 
 import secant
 import secant.numpy as snp
+from secant.ad import index_modes
 from secant.ad.helpers import add_grads, fields_of, grad_of_fields, split_at, unmerge, unmerge_grad
 from secant.batching.helpers import fields_of_batched
 from secant.batching import helpers as batch_helpers
@@ -84,12 +85,14 @@ def test_templates_name_only_parameters_of_their_op(op):
         assert param in spec.params, f"{op}: rule for unknown parameter {param}"
         assert param in spec.arrays or param == spec.sequence, \
             f"{op}: rule for {param}, which is not an array operand"
-        unknown = _fields(template) - set(spec.params) - {"g", "ans", "static"}
+        unknown = _fields(template) - set(spec.params) - {"g", "ans", "static"} \
+            - set(index_modes.KEYS)
         assert not unknown, f"{op}: template names {unknown}"
         fill = {p: f"p_{p}" for p in spec.params}
         fill.update(g="g_bar", ans="ans", static=", axis=0")
         if "idx" in spec.params:
             fill["idx"] = "i, 1:3"
+            fill.update(index_modes.fill_keys(op, {"idx": "i, 1:3", "mode": "'fill'"}))
         source = template.format(**fill)
         ast.parse(source)            # renders to a Python expression
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
@@ -115,6 +118,7 @@ def wsum(y):
 
 
 IDX = np.array([0, 2, 2, 1])            # an integer array index with a duplicate
+OUT = np.array([0, 5, -1, -4])          # out of range for 3 rows: past the end, before the start
 IDX2 = np.array([[1, 0], [2, 2]])
 SORTED_BY = np.array([[2, 0, 1], [1, 2, 0], [0, 0, 2]])
 Pair = namedtuple("Pair", "w b")
@@ -272,6 +276,8 @@ def f_at_add(x, v): return wsum(x.at[IDX].add(v[:1]) + x.at[0, 1].add(v[2, 3]))
 def f_at_mul(x, v): return wsum(x.at[1:, 0].mul(v[1:, 0]) + x.at[np.array([0, 2])].mul(v[1]))
 def f_at_max(x, v): return wsum(x.at[IDX].max(v))
 def f_at_min(x, v): return wsum(x.at[1:, 2].min(v[0, :2]))
+def f_at_get(x): return wsum(x.at[OUT].get(mode="fill", fill_value=2.0)) + wsum(x.at[OUT].get(mode="clip"))   # noqa: E501
+def f_at_modes(x, v): return wsum(x.at[OUT].set(v[0], mode="drop") + x.at[OUT, 1].add(v[1, :4], mode="clip"))   # noqa: E501
 def f_take(x): return wsum(np.take(x, IDX) + np.take(x, IDX, axis=1)[0] + x.take(IDX2, axis=0)[0, 0])
 def f_take_along_axis(x): return wsum(np.take_along_axis(x, SORTED_BY, axis=1) + np.take_along_axis(x, SORTED_BY[:1], 0))
 def f_dynamic_slice(x): return wsum(lax.dynamic_slice(x, (1, 2), (2, 2)))
@@ -436,6 +442,7 @@ CASES = [
     Case(f_getitem, (S, N)), Case(f_getitem_mixed, (S, N)), Case(f_at_set, (S, N), (S, N)),
     Case(f_at_set_array, (S, N), ((2, 4), N)), Case(f_at_add, (S, N), (S, N)),
     Case(f_at_mul, (S, N), (S, N)),
+    Case(f_at_get, (S, N)), Case(f_at_modes, (S, N), (S, N)),
     Case(f_at_max, (S, N), ((4, 4), N)),
     Case(f_at_min, (S, N), (S, N)),
     Case(f_take, (S, N)), Case(f_take_along_axis, ((3, 3), N)), Case(f_dynamic_slice, (S, N)),

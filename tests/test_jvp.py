@@ -20,7 +20,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import lax
-from secant.ad import helpers, jvp_helpers
+from secant.ad import helpers, index_modes, jvp_helpers
 from secant.batching import helpers as batch_helpers
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.vjp_rules import ZERO
@@ -57,7 +57,8 @@ def test_forward_templates_name_only_parameters_of_their_op(op):
             assert param in spec.arrays, f"{op}: rule for {param}, not an array operand"
         if template == LINEAR:
             continue
-        allowed = set(spec.params) | {f"{p}_dot" for p in spec.arrays} | {"ans", "static"}
+        allowed = set(spec.params) | {f"{p}_dot" for p in spec.arrays} | {"ans", "static"} \
+            | set(index_modes.KEYS)
         unknown = _fields(template) - allowed
         assert not unknown, f"{op}: template names {unknown}"
         if param != "*":
@@ -67,6 +68,7 @@ def test_forward_templates_name_only_parameters_of_their_op(op):
                     static=", axis=0")
         if "idx" in spec.params:
             fill["idx"] = "i, 1:3"
+            fill.update(index_modes.fill_keys(op, {"idx": "i, 1:3", "mode": "'fill'"}))
         source = template.format(**fill)
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         unknown = free - set(fill.values()) - {"snp", "lax", "tuple", "i"} - set(helpers.by_name()) \

@@ -24,6 +24,7 @@ import secant
 import secant.numpy as snp
 from secant import lax
 from secant.ad import helpers as ad_helpers
+from secant.ad import index_modes
 from secant.batching import helpers as batch_helpers
 from secant.batching.rules import (AXIS, COLLECTIVES, DERIVATIVE_ONLY, ELEMENTWISE, HELPERS,
                                    NO_RULE, RULES, SEQUENCE, SPECIAL, UNBATCHED)
@@ -64,12 +65,13 @@ def test_batching_templates_name_only_parameters_and_known_helpers(op):
     for key, template in RULES[op].items():
         assert key == "*" or key in spec.params, f"{op}: rule for {key}, not a parameter"
         allowed = set(spec.params) | {f"{p}_batched" for p in spec.params} | {
-            "size", "static", "batched_idx", "strides", "lax"}
+            "size", "static", "batched_idx", "strides", "lax"} | set(index_modes.KEYS)
         assert _fields(template) <= allowed, f"{op}: template names {_fields(template) - allowed}"
         fill = {f: f"p_{f}" for f in _fields(template)}
         fill.update(static="", strides="", batched_idx=":, 0", lax="")
         if "idx" in fill:
             fill["idx"] = "0"
+        fill.update(index_modes.fill_keys(op, {"idx": "0", "mode": "'fill'"}))
         source = template.format(**fill)
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         unknown = free - set(fill.values()) - known

@@ -1497,11 +1497,16 @@ class Normaliser(ContainerMixin):
         return out
 
     def at_update(self, node, base_node, index_node, method):
+        if method == "get" and not node.keywords and not node.args:       # x.at[i].get(): x[i]
+            return self.subscript(gast.copy_location(
+                gast.Subscript(value=base_node, slice=index_node, ctx=gast.Load()), node))
         base, index = self.operand(base_node), None
-        opname = AT_METHODS.get(method)
-        if len(node.args) != 1 or node.keywords:
-            raise self.src.error(node, f".at[...].{method}() takes one value")
-        values = self.operand(node.args[0])
+        opname = AT_METHODS.get(method, "at_get" if method == "get" else None)
+        statics = self._at_keywords(node, method)
+        if len(node.args) != (method != "get"):
+            raise self.src.error(node, f".at[...].{method}() takes "
+                                 f"{'no' if method == 'get' else 'one'} value")
+        values = self.operand(node.args[0]) if node.args else ir.Expr("None")
         if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
             parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
             index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
@@ -1513,16 +1518,39 @@ class Normaliser(ContainerMixin):
                                      "one value (an integer array, or a tuple of them); name "
                                      "it first (i = ...; x.at[i]), or build a mask and use "
                                      "snp.where")
-            return self._emit(opname, {"a": base, "values": values, "idx": index}, {},
-                              f"{getattr(base, 'name', 'x')}_{method}")   # one per example
+            operands = {"a": base, "idx": index} if method == "get" else \
+                {"a": base, "values": values, "idx": index}
+            return self._emit(opname, operands, statics, _at_hint(base, method))   # per example
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
             return self._inactive(node)
         if opname is None:
             raise self.src.error(node, f"the derivative of .at[...].{method}() is not "
                                  f"supported yet; use one of {sorted(AT_METHODS)}")
-        return self._emit(opname, {"a": base, "values": values},
-                          {"idx": _index_src(index_node, self)},
-                          f"{getattr(base, 'name', 'x')}_{method}")
+        if method in ("min", "max") and statics.get("mode", "").strip("'\"") == "clip" \
+                and not self.batching:
+            raise self.src.error(node, f"the derivative of .at[...].{method}(mode='clip') is "
+                                 "not supported yet; clip the index (snp.clip) and update with "
+                                 "the default mode")
+        operands = {"a": base} if method == "get" else {"a": base, "values": values}
+        return self._emit(opname, operands, {"idx": _index_src(index_node, self), **statics},
+                          _at_hint(base, method))
+
+    def _at_keywords(self, node, method):
+        """The keywords of x.at[i].<method>(...) (mode=, fill_value=, ...), static: the op
+        carries them (ad/index_modes.py: what a mode means for the rules)."""
+        allowed = ("indices_are_sorted", "unique_indices", "mode") + \
+            (("fill_value",) if method == "get" else ())
+        statics = {}
+        for k in node.keywords:
+            if k.arg not in allowed:
+                raise self.src.error(node, f".at[...].{method}() takes no keyword {k.arg!r} "
+                                     f"(it takes {', '.join(allowed)})")
+            value = self.operand(k.value)
+            if not isinstance(value, ir.Expr) or _has_var(value):
+                raise self.src.error(node, f"the {k.arg}= of .at[...].{method}() must not "
+                                     f"depend on {self.what} values")
+            statics[k.arg] = value.src
+        return statics
 
     def user_call(self, node, fn):
         if getattr(fn, "__secant_opaque__", None) and \
@@ -2098,6 +2126,10 @@ def _is_stack_call(node, method):
             and re.search(r"_stack(_\d+)*$", node.func.value.id) and not node.keywords
             and len(node.args) == (1 if method == "append" else 0)
             and not isinstance(node.args[0] if node.args else None, gast.Starred))
+
+
+def _at_hint(base, method):
+    return f"{getattr(base, 'name', 'x')}_{'item' if method == 'get' else method}"
 
 
 def _at_call(func):

@@ -43,7 +43,8 @@ class OpSpec:
                         if p not in operands and p not in statics
                         and self.signature.parameters[p].default is not inspect.Parameter.empty}
             return self.code.format(**defaults, **operands, **statics,
-                                    static=_static_kwargs(statics, self.code))
+                                    static=_static_kwargs(statics, self.code)
+                                    ).replace("(, ", "(")      # (x.at[i].get(mode=...))
         present = [i for i, p in enumerate(self.params) if p in operands]
         last_operand = present[-1] if present else -1
         parts = []
@@ -137,8 +138,14 @@ for _n in SPLIT_OPS:
 
 # --- indexing and structure ---------------------------------------------------------------------
 op("getitem", "a, idx", ("a",), code="{a}[{idx}]")
-op("at_set", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].set({values})")
-op("at_add", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].add({values})")
+# (.at[...] methods carry the user's keywords: `mode` says what an out-of-range index does,
+# ad/index_modes.py what that means for the rules)
+_AT_KW = "indices_are_sorted=False, unique_indices=False, mode=None"
+op("at_get", "a, idx, " + _AT_KW + ", fill_value=None", ("a",), code="{a}.at[{idx}].get({static})")
+op("at_set", "a, idx, values, " + _AT_KW, ("a", "values"),
+   code="{a}.at[{idx}].set({values}{static})")
+op("at_add", "a, idx, values, " + _AT_KW, ("a", "values"),
+   code="{a}.at[{idx}].add({values}{static})")
 op("field", "tree, key", ("tree",), code="{tree}[{key}]")
 op("attribute", "tree, name", ("tree",), code="{tree}.{name}")
 op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
@@ -223,9 +230,12 @@ op("tensordot", "a, b, axes=2", ("a", "b"))
 EINSUM_OPERANDS = tuple(f"x{i}" for i in range(8))
 op("einsum", "subscripts, " + ", ".join(f"{p}=None" for p in EINSUM_OPERANDS)
    + ", *, optimize=None, precision=None, preferred_element_type=None", EINSUM_OPERANDS)
-op("at_mul", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].mul({values})")
-op("at_min", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].min({values})")
-op("at_max", "a, idx, values", ("a", "values"), code="{a}.at[{idx}].max({values})")
+op("at_mul", "a, idx, values, " + _AT_KW, ("a", "values"),
+   code="{a}.at[{idx}].mul({values}{static})")
+op("at_min", "a, idx, values, " + _AT_KW, ("a", "values"),
+   code="{a}.at[{idx}].min({values}{static})")
+op("at_max", "a, idx, values, " + _AT_KW, ("a", "values"),
+   code="{a}.at[{idx}].max({values}{static})")
 
 # secant.lax, written as lax calls (lax names with numpy's meaning resolve to the numpy op)
 for _n in ("erf_inv", "lgamma", "digamma"):

@@ -1,0 +1,78 @@
+"""Out-of-range indices in the rules of reads and updates: which mode each rule's own read or
+scatter takes, so that derivatives and batching agree with what the user's index did.
+
+A read x[idx] (and x.at[idx].get(), mode "clip" or "promise_in_bounds") clamps an out-of-range
+integer index into its axis, after counting a negative one from the end, as JAX's gathers do;
+x.at[idx].get(mode="fill") reads fill_value there. An update x.at[idx].set/add/mul/min/max drops
+an out-of-range update, unless mode="clip" clamps it as a read does. So
+
+  - a read's cotangent goes back where it read: `snp.zeros_like(x).at[idx].add(g, mode="clip")`
+    (a filled read's: `.add(g)`, which drops it where the read filled);
+  - an update's values get the cotangent of the elements they landed on:
+    `g.at[idx].get(mode="fill", fill_value=0)` (zero for a dropped update), `g[idx]` for a
+    clamped one.
+
+A mode that is no literal (a helper's `mode=mode`) is read when the rule runs (read_back_mode,
+pick_mode in ad/rule_helpers.py). An index of slices, `...` and `None` only is always in range:
+its rules read `g[idx]` and `.at[idx].add(g)`, as a person writes them. The rule tables
+(ad/vjp_rules.py, ad/jvp_rules.py, batching/rules.py) name the keys `fill_keys` returns.
+"""
+import ast
+
+READS = ("getitem", "at_get")
+KEYS = ("back", "pick", "get_kw", "get_kw_dot", "helper_kw")      # (what fill_keys may give)
+UPDATES = ("at_set", "at_add", "at_mul", "at_min", "at_max")
+
+
+def _literal(src, default=None):
+    if src is None:
+        return default
+    try:
+        return ast.literal_eval(src)
+    except (ValueError, SyntaxError):
+        return src
+
+
+def in_range_always(idx):
+    """Whether the index source (`1:3, ::2`, `..., None`) holds only slices, `...` and None."""
+    try:
+        node = ast.parse(f"_[{idx}]", mode="eval").body.slice
+    except SyntaxError:
+        return False
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    return all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value in (None, ...)
+               for p in parts)
+
+
+def fill_keys(op_name, statics):
+    """The template keys of an indexing op, from its statics (source strings):
+    {back}: the keyword of the scatter sending a read's cotangent back (`, mode="clip"`, or "");
+    {pick}: how an update's values read the result's cotangent (`[idx]` or
+            `.at[idx].get(mode="fill", fill_value=0)`);
+    {get_kw}: the keywords of the user's .get (`mode='fill', fill_value=1.0`), and
+    {get_kw_dot}: those of its tangent (fill_value 0);
+    {helper_kw}: `, mode=..., fill_value=...` as given, for batching/helpers.py's functions."""
+    if op_name not in READS + UPDATES:
+        return {}
+    idx = statics.get("idx")
+    static_ok = idx is not None and in_range_always(idx)
+    mode = _literal(statics.get("mode"))
+    known = mode in (None, "clip", "fill", "drop", "promise_in_bounds")   # (else a name)
+    keys = {"helper_kw": "".join(f", {k}={statics[k]}" for k in ("mode", "fill_value")
+                                 if k in statics)}
+    if op_name in READS:
+        filled = op_name == "at_get" and mode == "fill"
+        keys["back"] = "" if static_ok or filled else ', mode="clip"' if known else \
+            f", mode=read_back_mode({statics['mode']})"
+        user = {k: v for k, v in statics.items() if k != "idx"}
+        keys["get_kw"] = ", ".join(f"{k}={v}" for k, v in user.items())
+        if "fill_value" in user:        # (read only where mode is "fill")
+            user = {**user, "fill_value": "0"}
+        keys["get_kw_dot"] = ", ".join(f"{k}={v}" for k, v in user.items())
+    elif static_ok or mode == "clip" or idx is None:
+        keys["pick"] = f"[{idx}]"
+    elif known:
+        keys["pick"] = f'.at[{idx}].get(mode="fill", fill_value=0)'
+    else:
+        keys["pick"] = f".at[{idx}].get(mode=pick_mode({statics['mode']}), fill_value=0)"
+    return keys
