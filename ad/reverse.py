@@ -982,7 +982,8 @@ def _tested_as_containers(stmts):
 # ops whose operands may be containers (pytrees) rather than arrays
 _TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-                  "tree_unflatten", "tree_structure", "tree_leaves_as", *CONTROL_FLOW}
+                  "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
+                  "fields_of_batched", "split_at", *CONTROL_FLOW}
 
 
 def arrays_read(stmts):
