@@ -1037,7 +1037,7 @@ def _reads_underscore(fn):
                 isinstance(o, ir.Var) and o.name == "_" or isinstance(o, ir.Expr) and mentions(o.src)
                 for v in s.operands.values() for o in _flat(v)):
             return True
-        if isinstance(s, ir.Plain) and mentions(s.code.split("=", 1)[-1]):
+        if isinstance(s, ir.Plain) and _loads_underscore(s.code):
             return True
         if isinstance(s, (ir.If, ir.While)) and mentions(s.test):
             return True
@@ -1045,6 +1045,27 @@ def _reads_underscore(fn):
     return result is not None and any(isinstance(o, ir.Var) and o.name == "_" or
                                       isinstance(o, ir.Expr) and mentions(o.src)
                                       for o in _flat(result))
+
+
+def _loads_underscore(code):
+    """Whether a statement kept as written reads `_` of the function's scope (a nested def's
+    own `_, carry, carry_out = step` is its own)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return re.search(r"(?<!\w)_(?!\w)", code) is not None
+    stack = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+            binds = any(isinstance(m, ast.Name) and m.id == "_" and isinstance(m.ctx, ast.Store)
+                        or isinstance(m, ast.arg) and m.arg == "_" for m in ast.walk(n))
+            if binds:           # its own `_` (a read of the enclosing one would be refused
+                continue        # by Python's scoping: `_` is local throughout the def)
+        if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Load):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _plain_text(stmts):
