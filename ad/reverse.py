@@ -116,6 +116,9 @@ class ReverseBuilder(StackReverse):
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
         self.replaying = False                  # writing a loop iteration's replay
+        # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
+        # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
+        self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -411,7 +414,7 @@ class ReverseBuilder(StackReverse):
             return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
-            pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else "_")
+            pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else self.discard)
                       for i in seq.items]
             expr = render(SEQUENCE_VJP[op.op])
             self.emit(f"{', '.join(pieces)}, = {expr}" if len(pieces) == 1 else
@@ -504,7 +507,7 @@ class ReverseBuilder(StackReverse):
         if isinstance(operand, ir.Seq):
             inner = [self._bar_pattern(i, pending) for i in operand.items]
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-        return "_"
+        return self.discard
 
     def _assign_bars(self, patterns, pending, call):
         self.emit(f"{', '.join(patterns)} = {call}")
@@ -673,7 +676,7 @@ class ReverseBuilder(StackReverse):
                 inner = [target(i) for i in o.items]
                 return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
             if not isinstance(o, ir.Var):
-                return "_"
+                return self.discard
             if o.name in self.bars or o.name in fresh:  # g(y, y): the second one is a temp
                 adds.append((o.name, self.names.fresh(f"{o.name}_bar")))
                 return adds[-1][1]
@@ -732,7 +735,7 @@ class ReverseBuilder(StackReverse):
         """out_1 = out + [v]: the first len(out) items' cotangents are out's, the rest v's."""
         x, y = op.operands["x"], op.operands["y"]
         pending = []
-        patterns = [self._bar_pattern(o, pending) if _has_var(o) else "_" for o in (x, y)]
+        patterns = [self._bar_pattern(o, pending) if _has_var(o) else self.discard for o in (x, y)]
         self._assign_bars(patterns, pending, f"split_at({gs[0]}, len({_src(x)}))")
 
     def reverse_dict_merge(self, op, gs):
@@ -817,7 +820,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
                     inner = [target(i) for i in item.items]
                     return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
                 if not isinstance(item, ir.Var):
-                    return "_"
+                    return b.discard
                 if item.name in b.bars:     # `return h, h`: the second cotangent adds to the first
                     repeats.append((b.bars[item.name], names.fresh(f"{item.name}_bar")))
                     return repeats[-1][1]
@@ -881,13 +884,13 @@ def _take_given_output(b, fn, result, names):
             inner = [pattern(i) for i in item.items]
             return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
         if not isinstance(item, ir.Var) or item.name in fn.params or item.name in bound:
-            return "_"
+            return b.discard
         defining = [k for k, ln in enumerate(b.lines) if item.name in ln.defines]
         if len(defining) != 1:          # also set in a loop or a branch: leave it computed
-            return "_"
+            return b.discard
         ln = b.lines[defining[0]]
         if ln.indent != 1 or ln.kind != "stmt" or not ln.code.startswith(f"{item.name} = "):
-            return "_"
+            return b.discard
         del b.lines[defining[0]]
         bound.add(item.name)
         return item.name
@@ -956,6 +959,7 @@ def _containers(stmts):
     out |= {a for a in _indexed_by_counters(stmts)       # x[i] in range(x.shape[0]): an array
             if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
     out |= container_names(stmts)           # lists and dicts built in the function
+    out |= _tested_as_containers(stmts)     # `isinstance(x, (tuple, list))`: x may be either
     grown = True
     while grown:                # hidden = params[:-1] is a container: so is params
         grown = {sources[t] for t in out if t in sources} - out
@@ -966,10 +970,22 @@ def _containers(stmts):
     return out
 
 
+_ISINSTANCE_CONTAINER = re.compile(
+    r"isinstance\(\s*(\w+)\s*,\s*\(?[\w\s,.]*\b(?:tuple|list|dict)\b")
+
+
+def _tested_as_containers(stmts):
+    """Variables the function asks whether they are a tuple, list or dict (item_of's
+    `isinstance(x, (tuple, list))`): containers on some calls, whatever else reads them."""
+    return {m.group(1) for s in ir.nested(stmts) if isinstance(s, ir.Plain)
+            for m in _ISINSTANCE_CONTAINER.finditer(s.code)}
+
+
 # ops whose operands may be containers (pytrees) rather than arrays
 _TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
-                  "tree_unflatten", "tree_structure", "tree_leaves_as", *CONTROL_FLOW}
+                  "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
+                  "fields_of_batched", "split_at", *CONTROL_FLOW}
 
 
 def arrays_read(stmts):
@@ -1011,6 +1027,47 @@ def _indexed_by_counters(stmts):
         elif isinstance(s, ir.If):
             out |= _indexed_by_counters(s.body) | _indexed_by_counters(s.orelse)
     return out
+
+
+def _reads_underscore(fn):
+    """Whether `fn` (ir.Function) reads a variable called `_` (conservatively: any `_` in
+    the text it keeps as written)."""
+    def mentions(text):
+        return re.search(r"(?<!\w)_(?!\w)", text) is not None
+    for s in ir.nested(fn.body):
+        if isinstance(s, ir.Op) and any(
+                isinstance(o, ir.Var) and o.name == "_" or isinstance(o, ir.Expr) and mentions(o.src)
+                for v in s.operands.values() for o in _flat(v)):
+            return True
+        if isinstance(s, ir.Plain) and _loads_underscore(s.code):
+            return True
+        if isinstance(s, (ir.If, ir.While)) and mentions(s.test):
+            return True
+    result = fn.result.value if fn.result is not None else None
+    return result is not None and any(isinstance(o, ir.Var) and o.name == "_" or
+                                      isinstance(o, ir.Expr) and mentions(o.src)
+                                      for o in _flat(result))
+
+
+def _loads_underscore(code):
+    """Whether a statement kept as written reads `_` of the function's scope (a nested def's
+    own `_, carry, carry_out = step` is its own)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return re.search(r"(?<!\w)_(?!\w)", code) is not None
+    stack = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+            binds = any(isinstance(m, ast.Name) and m.id == "_" and isinstance(m.ctx, ast.Store)
+                        or isinstance(m, ast.arg) and m.arg == "_" for m in ast.walk(n))
+            if binds:           # its own `_` (a read of the enclosing one would be refused
+                continue        # by Python's scoping: `_` is local throughout the def)
+        if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Load):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _plain_text(stmts):

@@ -489,7 +489,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if mode in ("vjp", "vjp_given_out"):    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
     # the parameters it reads as arrays (a caller adds their cotangents with +)
-    arrays = getattr(fn_ir, "arrays", None) or reverse.arrays_read(fn_ir.body)
+    arrays = getattr(fn_ir, "arrays", None)     # (an empty set: it reads no array as one)
+    if arrays is None:
+        arrays = reverse.arrays_read(fn_ir.body)
     gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))

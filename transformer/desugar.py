@@ -913,6 +913,7 @@ class _Desugarer:
         return True
 
     def _add_call_arguments(self, body, name, free, by_keyword):
+        self._unshadow(body, name, free)
         for s in body:
             for m in gast.walk(s):
                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and \
@@ -923,6 +924,31 @@ class _Desugarer:
                             for v in free]
                     else:
                         m.args = list(m.args) + [gast.copy_location(_name(v), m) for v in free]
+
+    def _unshadow(self, body, name, free):
+        """A nested function calling `name` that binds a free local passed to it (`def h(c):
+        return g(c)` where g reads the enclosing c): its own c renamed (c_1), so that the call
+        passes the enclosing one, as Python's scopes say."""
+        renames = []
+
+        def visit(node, chain):
+            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+                chain = chain + [node]
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                    node.func.id == name:
+                for v in free:
+                    binder = next((f for f in chain if v in _binds(f)), None)
+                    if binder is not None and (binder, v) not in renames:
+                        renames.append((binder, v))
+            for child in gast.iter_child_nodes(node):
+                visit(child, chain)
+        for s in body:
+            visit(s, [])
+        for binder, v in renames:
+            new = self.names.fresh(v)
+            for m in gast.walk(binder):
+                if isinstance(m, gast.Name) and m.id == v:
+                    m.id = new
 
     def _lift(self, fdef, free, by_keyword=False):
         fdef = copy.deepcopy(fdef)
@@ -1269,3 +1295,10 @@ def _free_names(node):
     own = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
     return {m.id for m in gast.walk(node.body) if isinstance(m, gast.Name)
             and isinstance(m.ctx, gast.Load)} - own
+
+
+def _binds(fn):
+    """The names a def or lambda binds in its own scope (parameters, assignments)."""
+    inner = list(fn.body) if isinstance(fn, gast.FunctionDef) else [fn.body]
+    return {m.id for m in [*gast.walk(fn.args), *_walk_scope(inner)]
+            if isinstance(m, gast.Name) and isinstance(m.ctx, (gast.Store, gast.Param))}

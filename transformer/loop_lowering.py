@@ -80,9 +80,15 @@ def lower(stmt, helper, fresh):
     def fresh_made(hint):
         made.append(fresh(hint))
         return made[-1]
+    # (the functions keep their names: a nested def is called, never copied as a value)
+    values = {k: v for k, v in bound.items() if k not in _FUNCTION_PARAMS}
+    aliases, rename = _outer_aliases([*values.values(), *closed, *consts], fresh_made)
+    bound = {**bound, **{k: rename(v) for k, v in values.items()}}
+    closed, consts = [rename(c) for c in closed], [rename(c) for c in consts]
     lines = getattr(_Writer(fresh_made, target, fn, bound, closed, consts), helper)()
     if lines is None:
         return None
+    lines = aliases + lines
     # pytrees (their cotangents added leaf by leaf): the saved carries, the names made here
     # and the call's arguments passed whole
     # (and the values closed over, and the cotangents of those and of a whole init)
@@ -123,6 +129,26 @@ def names():
     ours = helpers.by_name()
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
             **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "where_examples")}}
+
+
+_FUNCTION_PARAMS = ("body_fun", "cond_fun", "f", "f_vjp", "body_vjp", "active")
+# the names the step functions written below bind for themselves
+_STEP_LOCALS = frozenset({"bars", "step", "state", "j", "carry_bar", "carry", "carry_g",
+                          "carry_out", "i", "x", "y", "y_bar", "x_bar", "new", "s", "_", "took"})
+
+
+def _outer_aliases(sources, fresh):
+    """(lines, rename): a value the call passes that is named like a step function's own local
+    (`zeros_like_tree(_)` in init_val, a closed-over `carry`) would be shadowed inside the step:
+    it gets another name first (`outer_unused = _`), and `rename` writes a source with it."""
+    import re
+    ident = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
+    clash = sorted({m for src in sources for m in ident.findall(src)} & _STEP_LOCALS)
+    if not clash:
+        return [], lambda src: src
+    new = {c: fresh(f"outer_{c.strip('_') or 'unused'}") for c in clash}
+    return ([f"{new[c]} = {c}" for c in clash],
+            lambda src: ident.sub(lambda m: new.get(m.group(1), m.group(1)), src))
 
 
 def _items(call, keyword):

@@ -1264,7 +1264,7 @@ class Normaliser(ContainerMixin):
         if not self.batching and _is_fields_of(obj, node):
             tree = self.operand(node.args[0])
             if isinstance(tree, ir.Var):
-                keys = "[" + ", ".join(self._source(k) for k in node.args[1].keys) + "]"
+                keys = "[" + ", ".join(self._source(k) for k in _field_keys(node.args[1])) + "]"
                 statics = {"keys": keys, **({"n": self._source(node.args[2])}
                                             if len(node.args) == 4 else {})}
                 out = self._emit(obj.__name__, {"tree": tree}, statics)
@@ -1851,15 +1851,23 @@ class Normaliser(ContainerMixin):
         which become free locals of fnode too, and the closure binds the lifted def."""
         fnode = copy.deepcopy(fnode)
         free, closure = list(free), {}
+        # an enclosing value the callee reads, named like one of fnode's own (`def h(c): g(c)`
+        # where g reads the enclosing c): passed under another name, fnode's extra parameter
+        outer = dict(getattr(fnode, "secant_outer_names", {}))
         for name in self._local_calls(fnode, own):
             inner = self._function_arg(gast.Name(name, gast.Load(), None, None), "call", 0)
             extra = inner[2]
             closure[name] = self._lift(inner, name, extra)
             free += [n for n in extra if n not in free]
+            for v in extra:
+                if v in own and v not in outer:
+                    outer[v] = self.names.fresh(f"outer_{v}")
             for n in gast.walk(fnode):
                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
                         and n.func.id == name:
-                    n.args = list(n.args) + [gast.Name(v, gast.Load(), None, None) for v in extra]
+                    n.args = list(n.args) + [gast.Name(outer.get(v, v), gast.Load(), None, None)
+                                             for v in extra]
+        fnode.secant_outer_names = outer
         return fnode, None, free, where_node, closure
 
     def _lift(self, fn_arg, name, extra):
@@ -1879,7 +1887,9 @@ class Normaliser(ContainerMixin):
             _place(lam, where_node)
             closure[callee] = fn
         own = [a.id for a in lam.args.args]
-        extra_params = [p if p not in own else self.names.fresh(f"{p}_unused") for p in extra]
+        outer = getattr(lam, "secant_outer_names", {})      # (_lift_local_calls)
+        extra_params = [outer[p] if p in outer else p if p not in own
+                        else self.names.fresh(f"{p}_unused") for p in extra]
         if isinstance(lam, gast.FunctionDef):       # a nested def: its own body, renamed
             fdef = copy.deepcopy(lam)
             fdef.name = name
@@ -2212,8 +2222,14 @@ def _is_fields_of(obj, node):
     else:
         return False
     return len(node.args) == arity and not node.keywords \
-        and isinstance(node.args[1], gast.Dict) \
-        and all(isinstance(k, gast.Constant) for k in node.args[1].keys)
+        and isinstance(node.args[1], (gast.Dict, gast.List)) \
+        and all(isinstance(k, gast.Constant) for k in _field_keys(node.args[1]))
+
+
+def _field_keys(node):
+    """The keys of fields_of's second argument: a dict's keys, or the list a derivative's
+    forward mode writes (fields_of(tree_dot, [0, 1]))."""
+    return node.keys if isinstance(node, gast.Dict) else node.elts
 
 
 def _is_scalar_type(obj):
