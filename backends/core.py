@@ -63,6 +63,10 @@ class Primitive:
         self.multiple_results = multiple_results
         self.weak = weak
         self.differentiable = differentiable
+        # set for one-argument primitives a NumPy ufunc computes exactly on these dtypes (then
+        # eager calls on them skip bind: see eager_unary)
+        self.ufunc = None
+        self.ufunc_dtypes = frozenset()
 
     def __repr__(self):
         return f"Primitive({self.name})"
@@ -267,3 +271,29 @@ def _explain_failure(prim, args, params, err):
 
 
 Primitive.bind = Primitive.__call__ = bind      # prim.bind(...) costs no extra call layer
+
+
+def eager_unary(prim, slow):
+    """`f(x)` for a one-argument primitive with a ufunc: an eager Array of a dtype the ufunc
+    computes exactly runs the ufunc directly (what bind would do, less its generic work: same
+    value, dtype, weak type and quiet floating-point errors); anything else calls `slow(x)`."""
+    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    keep_weak = prim.weak == "inputs"
+    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+        np.ndarray, np.asarray
+    if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
+        return slow
+
+    def f(x, /):
+        if type(x) is Array:
+            v = x._npy
+            if v is not None and v.dtype in ok:
+                token = enter()
+                try:
+                    out = ufunc(v)
+                finally:
+                    leave(token)
+                return wrap(out if type(out) is ndarray else asarray(out),
+                            keep_weak and x.weak_type)
+        return slow(x)
+    return f

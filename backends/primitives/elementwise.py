@@ -16,8 +16,14 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
     impl = _low_precision(np_fn) if kind in ("float", "real") else np_fn
     if kind == "real":
         impl = _no_complex(impl)
-    return register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
+    prim = register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
+    if isinstance(np_fn, np.ufunc) and out_dtype is None and kind in ("float", "real", "num"):
+        # impl is np_fn itself on these dtypes (core.eager_unary calls it directly)
+        prim.ufunc = np_fn
+        prim.ufunc_dtypes = frozenset(map(np.dtype, ["float32", "float64"] + (
+            ["complex64", "complex128"] if kind != "real" else [])))
+    return prim
 
 
 def _no_complex(fn):

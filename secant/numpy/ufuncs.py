@@ -3,6 +3,7 @@ composition of primitives."""
 import numpy as np
 
 from secant.backends import dtypes
+from secant.backends.core import eager_unary
 from secant.backends.errors import SecantTypeError, where as _where
 from secant.backends.primitives import elementwise as ew
 from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
@@ -10,17 +11,21 @@ from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
 
 
 def _float_unary(prim, name):
-    def f(x, /):
+    def slow(x, /):
         return prim.bind(to_inexact(x))
+    f = eager_unary(prim, slow)
     f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
     f.__doc__ = f"Elementwise {name} (NumPy's `{name}`), computed in floating point."
     return f
 
 
 def _num_unary(prim, name):
-    def f(x, /):
+    def slow(x, /):
         return prim.bind(ensure_array(x))
+    f = eager_unary(prim, slow)
     f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
     f.__doc__ = f"Elementwise {name} (NumPy's `{name}`)."
     return f
 
