@@ -108,7 +108,9 @@ class Array:
     itemsize = property(lambda self: self.dtype.itemsize)
 
     def __array__(self, dtype=None, copy=None):
-        v = self._value()
+        v = self._npy
+        if v is None:
+            v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         if copy:

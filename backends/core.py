@@ -297,3 +297,34 @@ def eager_unary(prim, slow):
                             keep_weak and x.weak_type)
         return slow(x)
     return f
+
+
+def eager_binary(prim, slow):
+    """`f(x1, x2)` for a two-argument primitive with a ufunc: two eager Arrays of one dtype the
+    ufunc computes exactly run it directly (what promote + bind would do: same value, dtype,
+    weak type, quiet floating-point errors; a failure, such as shapes that do not broadcast, is
+    left to `slow` to report); anything else calls `slow(x1, x2)`."""
+    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    if ufunc is None or prim.weak != "inputs" or prim.multiple_results:
+        return slow
+    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+        np.ndarray, np.asarray
+
+    def f(x1, x2, /):
+        if type(x1) is Array and type(x2) is Array:
+            v, w = x1._npy, x2._npy
+            if v is not None and w is not None:
+                dt = v.dtype
+                if dt == w.dtype and dt in ok:
+                    token = enter()
+                    try:
+                        out = ufunc(v, w)
+                    except ValueError:
+                        out = None
+                    finally:
+                        leave(token)
+                    if out is not None:
+                        return wrap(out if type(out) is ndarray else asarray(out),
+                                    x1.weak_type and x2.weak_type)
+        return slow(x1, x2)
+    return f

@@ -102,7 +102,7 @@ class _InlineCall(Exception):
 class _Compiled:
     """One traced and compiled signature: the executable and how to feed and unpack it."""
     __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device", "_putters",
-                 "_single_out", "_check_device", "_execute", "_handlers", "_placed")
+                 "_single_out", "_check_device", "_execute", "_handlers", "_placed", "key")
 
     def __init__(self, exe, text, in_avals, out_avals, out_tree):
         self.exe = exe
@@ -116,6 +116,7 @@ class _Compiled:
         self._check_device = not runtime.single_device()
         self._execute, self._handlers = exe.execute_sharded, exe.handlers
         self._placed = {exe.device: self}
+        self.key = None     # its trace cache key (the very object the cache holds)
 
     def _on(self, device):
         """This signature compiled for `device` (one executable per device it runs on)."""
@@ -330,11 +331,11 @@ class JitFunction:
         if entry is None:   # traced and compiled once, also when threads miss it at once
             self._check_call(args, kwargs)
             entry = cached(self._cache, key, lambda: self._compile(args, kwargs, leaves, treedef,
-                                                                   static))
+                                                                   static, key))
         else:
             _touch(self._cache, key)
-        if self._fast_ok and not kwargs:
-            _add_fast(self._cache, args, key, entry)
+        if self._fast_ok and not kwargs and entry.key is not None:
+            _add_fast(self._cache, args, entry.key, entry)
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
@@ -401,12 +402,14 @@ class JitFunction:
         text, out_avals = trace.module(out_leaves)
         return text, in_avals, out_avals, out_tree
 
-    def _compile(self, args, kwargs, leaves, treedef, static):
+    def _compile(self, args, kwargs, leaves, treedef, static, key=None):
         text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
         _count("traces")
         for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
             hook(self)
-        return _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+        compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+        compiled.key = key
+        return compiled
 
     def lower(self, *args, **kwargs):
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
@@ -527,10 +530,14 @@ def _runner(entry, kinds, args):
         def inputs(args):
             return [c(x) for c, x in zip(convs, args)]
     if single:
-        out_aval = out_avals[0]
+        out_aval, weak, new = out_avals[0], out_avals[0].weak_type, object.__new__
 
         def run(args):
-            return from_buffer(execute(inputs(args)).consume_with_handlers(handlers)[0], out_aval)
+            buf = execute(inputs(args)).consume_with_handlers(handlers)[0]
+            out = new(Array)        # (Array._from_buffer, inlined)
+            out._npy, out._buf, out._aval, out.weak_type = None, buf, out_aval, weak
+            out._committed, out._sharded = False, None
+            return out
     else:
         def run(args):
             outs = execute(inputs(args)).consume_with_handlers(handlers)

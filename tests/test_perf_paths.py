@@ -155,3 +155,35 @@ def test_eager_unary_under_transforms():
     np.testing.assert_allclose(np.asarray(g), np.cos(t) * (1 - t * t), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(secant.jit(snp.sin)(x)), np.sin(x), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(secant.vmap(snp.exp)(x)), np.exp(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "maximum", "minimum"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "int32", "bool"])
+def test_eager_binary_matches_numpy_with_jax_promotion(name, dtype, x64):
+    if dtype == "bool" and name == "subtract":
+        pytest.skip("NumPy has no boolean subtract")
+    if dtype == "complex64" and name in ("maximum", "minimum"):
+        pytest.skip("ordering complex numbers")
+    fn = getattr(snp, name)
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 2.0, 3.0]).astype(dtype)
+    y = np.array([1.0, -1.5, 0.0, 0.25, np.inf if dtype.startswith("float") else 2.0,
+                  -3.0]).astype(dtype)
+    for a, b in ((snp.asarray(x), snp.asarray(y)), (snp.asarray(x[1]), snp.asarray(y)),
+                 (snp.asarray(2.0), snp.asarray(y)), (snp.asarray(2.0), snp.asarray(0.5))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = fn(a, b)
+        rt = snp.result_type(a, b)            # JAX's promotion (a weak scalar adapts)
+        want = getattr(np, name)(np.asarray(a).astype(rt), np.asarray(b).astype(rt))
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        if a.dtype == b.dtype:                  # (mixed: promotion decides, as before)
+            assert got.weak_type == (a.weak_type and b.weak_type)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-3 if "16" in dtype else 1e-6)
+        assert type(got._npy) is np.ndarray
+
+
+def test_eager_binary_shape_errors_name_the_caller():
+    a = snp.asarray(np.zeros(2, np.float32))
+    with pytest.raises(secant.SecantError, match="incompatible shapes") as info:
+        a * snp.asarray(np.zeros(3, np.float32))
+    assert "test_perf_paths.py" in str(info.value)
