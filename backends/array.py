@@ -6,6 +6,9 @@ from secant.backends.core import ShapedArray
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 
+_new = object.__new__
+
+
 class Array:
     """An immutable n-dimensional array.
 
@@ -28,6 +31,16 @@ class Array:
         self._buf = None
         self._aval = None
         self.weak_type = weak     # (_committed and _sharded stay unset: the eager hot path)
+        return self
+
+    @staticmethod
+    def _wrap_ndarray(value, weak):
+        """_wrap for a value known to be a canonical-dtype ndarray (eager fast paths)."""
+        self = _new(Array)
+        self._npy = value
+        self._buf = None
+        self._aval = None
+        self.weak_type = weak
         return self
 
     @classmethod
@@ -95,7 +108,9 @@ class Array:
     itemsize = property(lambda self: self.dtype.itemsize)
 
     def __array__(self, dtype=None, copy=None):
-        v = self._value()
+        v = self._npy
+        if v is None:
+            v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         if copy:

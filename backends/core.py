@@ -63,6 +63,10 @@ class Primitive:
         self.multiple_results = multiple_results
         self.weak = weak
         self.differentiable = differentiable
+        # set for one-argument primitives a NumPy ufunc computes exactly on these dtypes (then
+        # eager calls on them skip bind: see eager_unary)
+        self.ufunc = None
+        self.ufunc_dtypes = frozenset()
 
     def __repr__(self):
         return f"Primitive({self.name})"
@@ -267,3 +271,60 @@ def _explain_failure(prim, args, params, err):
 
 
 Primitive.bind = Primitive.__call__ = bind      # prim.bind(...) costs no extra call layer
+
+
+def eager_unary(prim, slow):
+    """`f(x)` for a one-argument primitive with a ufunc: an eager Array of a dtype the ufunc
+    computes exactly runs the ufunc directly (what bind would do, less its generic work: same
+    value, dtype, weak type and quiet floating-point errors); anything else calls `slow(x)`."""
+    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    keep_weak = prim.weak == "inputs"
+    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+        np.ndarray, np.asarray
+    if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
+        return slow
+
+    def f(x, /):
+        if type(x) is Array:
+            v = x._npy
+            if v is not None and v.dtype in ok:
+                token = enter()
+                try:
+                    out = ufunc(v)
+                finally:
+                    leave(token)
+                return wrap(out if type(out) is ndarray else asarray(out),
+                            keep_weak and x.weak_type)
+        return slow(x)
+    return f
+
+
+def eager_binary(prim, slow):
+    """`f(x1, x2)` for a two-argument primitive with a ufunc: two eager Arrays of one dtype the
+    ufunc computes exactly run it directly (what promote + bind would do: same value, dtype,
+    weak type, quiet floating-point errors; a failure, such as shapes that do not broadcast, is
+    left to `slow` to report); anything else calls `slow(x1, x2)`."""
+    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    if ufunc is None or prim.weak != "inputs" or prim.multiple_results:
+        return slow
+    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+        np.ndarray, np.asarray
+
+    def f(x1, x2, /):
+        if type(x1) is Array and type(x2) is Array:
+            v, w = x1._npy, x2._npy
+            if v is not None and w is not None:
+                dt = v.dtype
+                if dt == w.dtype and dt in ok:
+                    token = enter()
+                    try:
+                        out = ufunc(v, w)
+                    except ValueError:
+                        out = None
+                    finally:
+                        leave(token)
+                    if out is not None:
+                        return wrap(out if type(out) is ndarray else asarray(out),
+                                    x1.weak_type and x2.weak_type)
+        return slow(x1, x2)
+    return f

@@ -399,7 +399,8 @@ def single_device():
 
 def to_numpy(buf, dtype):
     """A read-only host view of a single-device buffer."""
-    if np.dtype(dtype).kind == "V":   # ml_dtypes (bfloat16): the buffer protocol gives object arrays
+    if (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "V":
+        # ml_dtypes (bfloat16): the buffer protocol gives object arrays
         return buf._single_device_array_to_np_array_did_copy()[0]
     return np.asarray(buf)
 

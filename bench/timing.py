@@ -39,3 +39,20 @@ def report(label, secant_value, jax_value=None, unit="µs"):
     if jax_value is not None:
         line += f"   jax {jax_value:10.2f} {unit}   secant/jax {secant_value / jax_value:5.2f}x"
     print(line)
+
+
+def interleaved_us(fns, rounds=9, min_round_s=0.02):
+    """Per-call µs of each fn: the median over `rounds`, the rounds interleaved (fn1, fn2, ...,
+    fn1, fn2, ...) so that each candidate sees the same load on a shared, noisy machine; ratios
+    between candidates are what to read."""
+    numbers = []
+    for fn in fns:
+        number = 1
+        while _round(fn, number) < min_round_s:
+            number *= 2
+        numbers.append(number)
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, (fn, number) in enumerate(zip(fns, numbers)):
+            times[i].append(_round(fn, number) / number)
+    return [statistics.median(t) * 1e6 for t in times]

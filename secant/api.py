@@ -53,6 +53,9 @@ def cached(cache, key, make):
             cache.popitem(last=False)
         except KeyError:        # (emptied by another thread meanwhile)
             break
+        fast = getattr(cache, "fast", None)
+        if fast:                # (a trace cache: its fast keys may name the dropped entry)
+            fast.clear()
     return value
 
 
@@ -100,7 +103,7 @@ class _InlineCall(Exception):
 class _Compiled:
     """One traced and compiled signature: the executable and how to feed and unpack it."""
     __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device", "_putters",
-                 "_single_out", "_check_device", "_execute", "_handlers", "_placed")
+                 "_single_out", "_check_device", "_execute", "_handlers", "_placed", "key")
 
     def __init__(self, exe, text, in_avals, out_avals, out_tree):
         self.exe = exe
@@ -114,6 +117,7 @@ class _Compiled:
         self._check_device = not runtime.single_device()
         self._execute, self._handlers = exe.execute_sharded, exe.handlers
         self._placed = {exe.device: self}
+        self.key = None     # its trace cache key (the very object the cache holds)
 
     def _on(self, device):
         """This signature compiled for `device` (one executable per device it runs on)."""
@@ -278,6 +282,7 @@ class JitFunction:
         self._simple = not nums and not names
         # signature -> _Compiled, LRU (jit_cache_size)
         self._cache = _trace_cache(fun, (self._static_nums, self._static_names, self._donate))
+        self._fast_ok = self._simple and not self._donate and hasattr(self._cache, "fast")
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -300,6 +305,23 @@ class JitFunction:
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
     def __call__(self, *args, **kwargs):
+        if self._fast_ok and not kwargs:
+            # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
+            # per-signature runner found by a key of just what that signature needs
+            try:
+                fkey = (_X64[0], *[_FAST_KEY[type(x)](x) for x in args])
+            except KeyError:        # (a Tracer, a pytree: the full path)
+                fkey = None
+            if fkey is not None:
+                hit = self._cache.fast.get(fkey)
+                if hit is not None:
+                    key, run = hit
+                    try:
+                        self._cache.move_to_end(key)    # (LRU order kept exactly)
+                    except KeyError:                    # dropped meanwhile: the full path
+                        pass
+                    else:
+                        return run(args)
         if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
             static = ()
@@ -307,18 +329,21 @@ class JitFunction:
             dyn_args, dyn_kwargs, static = self._split(args, kwargs)
             leaves, treedef = _flatten((dyn_args, dyn_kwargs))
         try:
-            # the hot path: an Array's aval is already built, skip the call to _leaf_key
-            key = (treedef, static, _X64[0], *[x._aval if type(x) is Array and x._aval is not None
-                                      else _leaf_key(x) for x in leaves])
+            # an Array's aval is already built, skip the call to _leaf_key
+            key = _Key((treedef, static, _X64[0],
+                        *[x._aval if type(x) is Array and x._aval is not None else _leaf_key(x)
+                          for x in leaves]))
         except _InlineCall:
             return _functionalized(self._fun)(*args, **kwargs)
         entry = self._cache.get(key)      # (a hit takes no lock)
         if entry is None:   # traced and compiled once, also when threads miss it at once
             self._check_call(args, kwargs)
             entry = cached(self._cache, key, lambda: self._compile(args, kwargs, leaves, treedef,
-                                                                   static))
+                                                                   static, key))
         else:
             _touch(self._cache, key)
+        if self._fast_ok and not kwargs and entry.key is not None:
+            _add_fast(self._cache, args, entry.key, entry)
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
@@ -389,12 +414,14 @@ class JitFunction:
         text, out_avals = trace.module(out_leaves)
         return text, in_avals, out_avals, out_tree
 
-    def _compile(self, args, kwargs, leaves, treedef, static):
+    def _compile(self, args, kwargs, leaves, treedef, static, key=None):
         text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
         _count("traces")
         for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
             hook(self)
-        return _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+        compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+        compiled.key = key
+        return compiled
 
     def lower(self, *args, **kwargs):
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
@@ -428,10 +455,106 @@ def _trace_cache(fun, params):
                 per_fun = _trace_caches[fun] = {}
             cache = per_fun.get(params)
             if cache is None:
-                cache = per_fun[params] = collections.OrderedDict()
+                cache = per_fun[params] = _TraceCache()
         return cache
     except TypeError:       # not weakly referable or not hashable: a cache of its own
-        return collections.OrderedDict()
+        return _TraceCache()
+
+
+class _TraceCache(collections.OrderedDict):
+    """signature key -> _Compiled (LRU, jit_cache_size), and `fast`: the warm path's table,
+    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped."""
+
+    def __init__(self):
+        super().__init__()
+        self.fast = {}
+
+
+class _Key:
+    """A trace cache key with its hash computed once (the warm path re-touches it per call)."""
+    __slots__ = ("t", "h")
+
+    def __init__(self, t):
+        self.t = t
+        self.h = hash(t)
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return type(other) is _Key and self.h == other.h and self.t == other.t
+
+
+def _array_fast_key(x):
+    a = x._aval
+    return a if a is not None else x.aval
+
+
+# type of a flat argument -> its part of the warm path's key (what its conversion depends on)
+_FAST_KEY = {Array: _array_fast_key, np.ndarray: lambda x: (x.shape, x.dtype)}
+for _t in _SCALARS:
+    _FAST_KEY[_t] = type
+
+
+def _add_fast(cache, args, key, entry):
+    """Give this signature a warm-path runner (one device, flat positional arguments)."""
+    if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
+        return
+    kinds = []
+    for x in args:
+        t = type(x)
+        if t not in _FAST_KEY:
+            return
+        kinds.append(t)
+    fkey = (_X64[0], *[_FAST_KEY[type(x)](x) for x in args])
+    cache.fast[fkey] = (key, _runner(entry, kinds, args))
+
+
+def _runner(entry, kinds, args):
+    """run(args) for one signature: each argument converted only as its kind needs."""
+    execute, handlers = entry._execute, entry._handlers
+    out_avals, out_tree, single = entry.out_avals, entry.out_tree, entry._single_out
+    from_buffer = Array._from_buffer
+    convs = []
+    for t, x, aval, put in zip(kinds, args, entry.in_avals, entry._putters):
+        dt = aval.dtype
+        if t is Array:
+            def conv(x, put=put, dt=dt):
+                b = x._buf
+                if b is None:
+                    v = x._value()
+                    b = put(v if v.dtype == dt else np.asarray(v, dtype=dt))
+                return b
+        elif t is np.ndarray and x.dtype == dt:
+            conv = put
+        else:
+            def conv(x, put=put, dt=dt):
+                return put(np.asarray(x, dtype=dt))
+        convs.append(conv)
+    if all(t is Array for t in kinds):
+        def inputs(args):
+            bufs = [x._buf for x in args]
+            for b in bufs:
+                if b is None:
+                    return [c(x) for c, x in zip(convs, args)]
+            return bufs
+    else:
+        def inputs(args):
+            return [c(x) for c, x in zip(convs, args)]
+    if single:
+        out_aval, weak, new = out_avals[0], out_avals[0].weak_type, object.__new__
+
+        def run(args):
+            buf = execute(inputs(args)).consume_with_handlers(handlers)[0]
+            out = new(Array)        # (Array._from_buffer, inlined)
+            out._npy, out._buf, out._aval, out.weak_type = None, buf, out_aval, weak
+            out._committed, out._sharded = False, None
+            return out
+    else:
+        def run(args):
+            outs = execute(inputs(args)).consume_with_handlers(handlers)
+            return out_tree.unflatten([from_buffer(b, a) for b, a in zip(outs, out_avals)])
+    return run
 
 
 def _functionalized(fun):

@@ -16,8 +16,14 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
     impl = _low_precision(np_fn) if kind in ("float", "real") else np_fn
     if kind == "real":
         impl = _no_complex(impl)
-    return register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
+    prim = register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
+    if isinstance(np_fn, np.ufunc) and out_dtype is None and kind in ("float", "real", "num"):
+        # impl is np_fn itself on these dtypes (core.eager_unary calls it directly)
+        prim.ufunc = np_fn
+        prim.ufunc_dtypes = frozenset(map(np.dtype, ["float32", "float64"] + (
+            ["complex64", "complex128"] if kind != "real" else [])))
+    return prim
 
 
 def _no_complex(fn):
@@ -144,10 +150,16 @@ def binary(name, np_fn, kind="num", out_dtype=None, differentiable=True):
         dt = out_dtype or x.dtype
         return r if r.dtype == dt else r.astype(dt)
 
-    return register(Primitive(name, rule, _low_precision(impl) if kind in ("float", "real")
+    prim = register(Primitive(name, rule, _low_precision(impl) if kind in ("float", "real")
                               else impl,
                               weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
+    if isinstance(np_fn, np.ufunc) and out_dtype is None and kind in ("num", "any", "real"):
+        # impl is np_fn itself on two arrays of one of these dtypes (core.eager_binary)
+        prim.ufunc = np_fn
+        prim.ufunc_dtypes = frozenset(map(np.dtype, ["float32", "float64"] + (
+            ["complex64", "complex128"] if kind != "real" else [])))
+    return prim
 
 
 def _div(x, y):

@@ -3,6 +3,7 @@ composition of primitives."""
 import numpy as np
 
 from secant.backends import dtypes
+from secant.backends.core import eager_binary, eager_unary
 from secant.backends.errors import SecantTypeError, where as _where
 from secant.backends.primitives import elementwise as ew
 from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
@@ -10,17 +11,21 @@ from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
 
 
 def _float_unary(prim, name):
-    def f(x, /):
+    def slow(x, /):
         return prim.bind(to_inexact(x))
+    f = eager_unary(prim, slow)
     f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
     f.__doc__ = f"Elementwise {name} (NumPy's `{name}`), computed in floating point."
     return f
 
 
 def _num_unary(prim, name):
-    def f(x, /):
+    def slow(x, /):
         return prim.bind(ensure_array(x))
+    f = eager_unary(prim, slow)
     f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
     f.__doc__ = f"Elementwise {name} (NumPy's `{name}`)."
     return f
 
@@ -204,26 +209,38 @@ radians, degrees = deg2rad, rad2deg
 # --- binary ---------------------------------------------------------------------------------
 def _binary(prim, name, inexact=False):
     if inexact:
-        def f(x1, x2, /):
+        def slow(x1, x2, /):
             return prim.bind(*promote_inexact(x1, x2))
     else:
-        def f(x1, x2, /):
+        def slow(x1, x2, /):
             return prim.bind(*promote(x1, x2))
+    f = eager_binary(prim, slow)     # (the float dtypes it takes are inexact already)
     f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
     f.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX's type promotion."
     return f
 
 
-def add(x1, x2, /):
-    """Elementwise add with NumPy broadcasting and JAX's type promotion (bool: logical or)."""
+def _add(x1, x2, /):
     x1, x2 = promote(x1, x2)
     return (ew.or_p if x1.dtype == dtypes.bool_ else ew.add_p).bind(x1, x2)
 
 
-def multiply(x1, x2, /):
-    """Elementwise multiply with NumPy broadcasting and JAX's type promotion (bool: and)."""
+def _multiply(x1, x2, /):
     x1, x2 = promote(x1, x2)
     return (ew.and_p if x1.dtype == dtypes.bool_ else ew.mul_p).bind(x1, x2)
+
+
+# (two float arrays of one dtype: eager_binary runs the ufunc directly; bool never goes there)
+add = eager_binary(ew.add_p, _add)
+add.__name__ = add.__qualname__ = "add"
+add.__module__ = __name__
+add.__doc__ = "Elementwise add with NumPy broadcasting and JAX's type promotion (bool: logical or)."
+multiply = eager_binary(ew.mul_p, _multiply)
+multiply.__name__ = multiply.__qualname__ = "multiply"
+multiply.__module__ = __name__
+multiply.__doc__ = ("Elementwise multiply with NumPy broadcasting and JAX's type promotion "
+                    "(bool: and).")
 
 
 subtract = _binary(ew.sub_p, "subtract")
