@@ -697,6 +697,12 @@ class ReverseBuilder(StackReverse):
         self.fields.setdefault(op.operands["tree"].name, []).append(
             (op.statics["name"], "attr", gs[0], op.targets[0]))
 
+    def reverse_getattr(self, op, gs):
+        """getattr(tree, k): k's value is the attribute's name (grad_of_fields reads a string
+        key of anything but a dict as an attribute)."""
+        self.fields.setdefault(op.operands["tree"].name, []).append(
+            (op.statics["name"], "key", gs[0], op.targets[0]))
+
     def reverse_pack(self, op, gs):
         """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
         seq = op.operands["items"]
@@ -945,7 +951,8 @@ def _containers(stmts):
     out = {op.operands["a"].name for op in ops
            if op.op == "getitem" and getattr(op, "container", False)}
     for op in ops:
-        if op.op in ("field", "attribute") and isinstance(op.operands["tree"], ir.Var):
+        if op.op in ("field", "attribute", "getattr") and \
+                isinstance(op.operands["tree"], ir.Var):
             tree = op.operands["tree"].name
             out.add(tree)
         elif op.op == "call" and getattr(op.callee, "__name__", "") == "item_of" \
@@ -965,7 +972,7 @@ def _containers(stmts):
 
 
 # ops whose operands may be containers (pytrees) rather than arrays
-_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
+_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "getattr", "call", "add_grads",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                   "tree_unflatten", "tree_structure", "tree_leaves_as", *CONTROL_FLOW}
 

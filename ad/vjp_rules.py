@@ -204,7 +204,8 @@ CONTAINER_VJP = {
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
-SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
+SPECIAL = {"field", "attribute", "getattr", "call", "add_n", "cond", "switch", "fori_loop",
+           "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "einsum", "fields_of",
            "fields_of_batched"}
 

@@ -160,6 +160,9 @@ CASES = {
     "index_examples": ("index_examples(x, index_exp[1:])", {"x": r(2, 3)}),
     "update_per_example": ("update_per_example(x, np.array([[0, 2], [1, 1]]), y, 'add', 2)",
                            {"x": r(2, 3), "y": r(2, 2)}),
+    "update_per_example_batched": ("update_per_example_batched(x, np.array([[0, 2], [1, 1]]), "
+                                   "y, 'add', 2, True, True, 2, True, False, True)",
+                                   {"x": r(2, 2, 3), "y": r(2, 2, 2)}),
     "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
@@ -210,5 +213,5 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "unset_in_branch", "output_spec"}

@@ -478,6 +478,27 @@ class ContainerMixin:
             return o
         return None
 
+    def same_type_call(self, node, func):
+        """type(c)(items) of a tracked list or tuple c (a helper rebuilding a container of c's
+        own class): items as a list, then `seq_as` to type(c), so its tangent, cotangent and
+        batched form keep that class. None when this is not such a call."""
+        if len(node.args) != 1 or node.keywords or len(func.args) != 1 or func.keywords:
+            return None
+        c = self.operand(func.args[0])
+        if not isinstance(c, ir.Var) or self.container_kind(c) == "dict":
+            return None
+        as_list = gast.copy_location(gast.Call(func=gast.Name("list", gast.Load(), None, None),
+                                               args=node.args, keywords=[]), node)
+        items = self.container_call(as_list, list)
+        if isinstance(items, ir.Seq) and _has_var(items):
+            items = self.pack(items)
+        if not isinstance(items, ir.Var):
+            return None
+        out = self._emit("seq_as", {"x": items}, {"kind": f"type({c.name})", "back": "list"},
+                         items.name)
+        self.containers[out.name] = self.container_kind(c) or None
+        return out
+
     def reduce_call(self, node):
         """functools.reduce(fn, xs[, init]): over a list or tuple display, the nested calls
         fn(fn(x0, x1), x2); over any other sequence, the loop `acc = fn(acc, item)` (both read
@@ -746,7 +767,14 @@ class ContainerMixin:
         bind.targets = [stmt.target]
         _set_location([loop], stmt, force=True)
         loop.body = [bind] + list(body)
-        return self.for_statement(loop)
+        start = len(self.out)
+        out = self.for_statement(loop)
+        bases = {ir.Var(n) for n in names}
+        for op in ir.nested(self.out[start:]):      # the items read: of a list or tuple, or
+            if isinstance(op, ir.Op) and op.op == "getitem" and op.operands.get("a") in bases \
+                    and op.statics.get("idx") == index:     # rows of each example's array
+                op.rows = "item"        # (under vmap: item_of asks which when the code runs)
+        return out
 
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the

@@ -978,6 +978,10 @@ class Normaliser(ContainerMixin):
         base = self.operand(node.value)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
+        return self.attribute_of(base, node)
+
+    def attribute_of(self, base, node):
+        """node.attr of the tracked value `base` (the operand node.value stands for)."""
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
                 self.queried.add(base.name)
@@ -991,6 +995,22 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+
+    def getattr_read(self, node):
+        """getattr(tree, name) of a tracked tree: tree.name for a constant name; a name known
+        only when the code runs (a loop over field names) is the getattr op (None: untracked)."""
+        base = self.operand(node.args[0])
+        if not isinstance(base, ir.Var):
+            return None
+        name = node.args[1]
+        if isinstance(name, gast.Constant) and isinstance(name.value, str):
+            attr = gast.copy_location(gast.Attribute(value=node.args[0], attr=name.value,
+                                                     ctx=gast.Load()), node)
+            return self.attribute_of(base, attr)
+        key = self.operand(name)
+        if not isinstance(key, ir.Expr):
+            raise self.src.error(node, "getattr with a traced attribute name")
+        return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
     def subscript(self, node):
         call = index_call(node, self._resolve)
@@ -1134,6 +1154,11 @@ class Normaliser(ContainerMixin):
         obj = self._resolve(func)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
+        if obj is _UNRESOLVED and isinstance(func, gast.Call) \
+                and self._resolve(func.func) is builtins.type:
+            built = self.same_type_call(node, func)      # type(c)(items)
+            if built is not None:
+                return built
         if obj is _UNRESOLVED:
             return self.dynamic_call(node, func)
         from secant.api import JitFunction
@@ -1152,6 +1177,10 @@ class Normaliser(ContainerMixin):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
             raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
+        if obj is builtins.getattr and len(node.args) == 2 and not node.keywords:
+            read = self.getattr_read(node)
+            if read is not None:
+                return read
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
