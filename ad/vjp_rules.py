@@ -201,6 +201,7 @@ CONTAINER_VJP = {
     "concatenate": "unconcatenate({g}, {arrays}{static})",
     "stack": "unstack_as({g}, {arrays}{static})",
     "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
+    "grad_of_fields": "fields_at({g}, {fields})",     # the fields' cotangents, a dict
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)

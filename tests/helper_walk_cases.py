@@ -46,6 +46,8 @@ CASES = {
     "grad_of_fields": ("grad_of_fields({'a': x, 'b': y}, {'a': t})", {"t": r(3), "x": r(3),
                                                                      "y": r(2)}),
     "fields_of": ("fields_of({'a': t, 'b': x}, ('b', 'a'))", {"t": r(3), "x": r(2)}),
+    "fields_at": ("fields_at({'a': t, 'b': x}, {'b': y, 'a': t})", {"t": r(3), "x": r(2),
+                                                                   "y": r(2)}),
     "add_grads": ("add_grads([t, x], [x, t])", {"t": r(3), "x": r(3)}),
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
     "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),

@@ -458,6 +458,12 @@ class ContainerMixin:
             o = self.operand(node.args[0])
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
                 return o
+            if isinstance(o, ir.Var) and self.container_kind(o) in (None, False):
+                # dict(d) of a value not known to be a dict here (a parameter, one of two
+                # branches' values): a copy, written as such; its cotangent is a dict too
+                out = self._emit("seq_as", {"x": o}, {"kind": "dict", "back": "dict"}, o.name)
+                self.containers[out.name] = "dict"
+                return out
             return None
         if any(obj is f for f in (np.array, np.asarray, snp.array, snp.asarray)) and node.args:
             o = self.operand(node.args[0])
@@ -485,7 +491,8 @@ class ContainerMixin:
         if len(node.args) != 1 or node.keywords or len(func.args) != 1 or func.keywords:
             return None
         c = self.operand(func.args[0])
-        if not isinstance(c, ir.Var) or self.container_kind(c) == "dict":
+        kind = self.container_kind(c)
+        if not isinstance(c, ir.Var) or kind == "dict" and c.name not in self.read_as_dict:
             return None
         as_list = gast.copy_location(gast.Call(func=gast.Name("list", gast.Load(), None, None),
                                                args=node.args, keywords=[]), node)
@@ -496,7 +503,7 @@ class ContainerMixin:
             return None
         out = self._emit("seq_as", {"x": items}, {"kind": f"type({c.name})", "back": "list"},
                          items.name)
-        self.containers[out.name] = self.container_kind(c) or None
+        self.containers[out.name] = kind if kind in ("list", "tuple") else None
         return out
 
     def reduce_call(self, node):

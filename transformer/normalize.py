@@ -843,6 +843,9 @@ class Normaliser(ContainerMixin):
         if isinstance(node, gast.BoolOp) and self.batching:
             for v in node.values[:-1]:      # `a and b` asks bool(a)
                 self._batched_truth_value(v, type(node.op).__name__.lower())
+        if isinstance(node, gast.BoolOp) and not self.batching \
+                and not _is_truth_value(node, self._resolve) and self._tracked_names_in(node):
+            return self.bool_operator_value(node)
         if isinstance(node, (gast.NamedExpr, gast.BoolOp)) \
                 and not _is_truth_value(node, self._resolve) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
@@ -853,6 +856,26 @@ class Normaliser(ContainerMixin):
                                  "statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
+
+    def bool_operator_value(self, node):
+        """`a or b` (`a and b`) used as a value: one of its operands, Python asking each one's
+        truth value in turn: `either = a`, then `if not either: either = b` (`if either:` for
+        and), so each operand is evaluated only when Python would."""
+        either = self.names.fresh("either")
+        test = "not " if isinstance(node.op, gast.Or) else ""
+        stmts = [gast.Assign(targets=[gast.Name(either, gast.Store(), None, None)],
+                             value=node.values[0], type_comment=None)]
+        for v in node.values[1:]:
+            take = gast.Assign(targets=[gast.Name(either, gast.Store(), None, None)], value=v,
+                               type_comment=None)
+            stmts.append(gast.If(test=gast.parse(f"{test}{either}").body[0].value,
+                                 body=[take], orelse=[]))
+        for stmt in stmts:
+            for n in gast.walk(stmt):
+                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
+                    gast.copy_location(n, node)
+            self.statement(stmt)
+        return self.operand(gast.copy_location(gast.Name(either, gast.Load(), None, None), node))
 
     def _batched_truth_value(self, node, what):
         """vmap: Python asks for the truth value of `node` (`assert`, `and`/`or`); one of a
@@ -1258,6 +1281,13 @@ class Normaliser(ContainerMixin):
             if len(node.args) == 2 and not node.keywords and isinstance(node.args[1], gast.Dict) \
                     and None not in node.args[1].keys:
                 return self._inactive(node)     # constant fields (a seed): zeros elsewhere
+            fields = self.operand(node.args[1]) if len(node.args) == 2 and not node.keywords \
+                and obj.__name__ == "grad_of_fields" else None
+            if isinstance(fields, ir.Var):      # a dict of the fields' cotangents passed whole
+                out = self._emit("grad_of_fields", {"tree": self.operand(node.args[0]),
+                                                    "fields": fields}, {})
+                self.mark_container(getattr(out, "name", None), self.operand(node.args[0]))
+                return out
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") in DICT_HELPER_OPS:
             out = self.op_call(node, obj.__name__, list(node.args))   # (linear: their rules)
