@@ -440,8 +440,17 @@ def add_n_grad(t, arrays):
 
 
 def add_grads(a, b):
-    """Sum of two cotangents that may be containers (pytrees)."""
+    """Sum of two cotangents that may be containers (pytrees). The cotangents of one list
+    may come as a list and as a tuple (a helper's `tuple(pieces)`, differentiated again): they
+    add item by item, as a's kind."""
+    if _list_and_tuple(a, b):
+        b = type(a)(b)
     return tree_util.tree_map(_add_leaves, a, b)
+
+
+def _list_and_tuple(a, b):
+    kinds = (type(a), type(b))
+    return kinds in ((list, tuple), (tuple, list)) and len(a) == len(b)
 
 
 def _add_leaves(u, v):

@@ -258,8 +258,7 @@ class ReverseBuilder(StackReverse):
             for var in sorted(new - bars.keys() - stack_bars.keys()):   # in the other branch
                 if (s.test, 1 - i) in self.guards.get(var, ()):
                     continue        # var itself exists only when this branch is not taken
-                zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
-                self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({var})",
+                self.lines.append(Line(f"{self.bar_name(var)} = {self._zeros(var)}({var})",
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
@@ -287,8 +286,7 @@ class ReverseBuilder(StackReverse):
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
-                zeros = "zeros_like_tree" if v in self.containers else "snp.zeros_like"
-                self.emit(f"{self.bars[v]} = {zeros}({v})")
+                self.emit(f"{self.bars[v]} = {self._zeros(v)}({v})")
         for loop, last in s.carried:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
@@ -755,7 +753,9 @@ class ReverseBuilder(StackReverse):
             self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
 
     def _zeros(self, var):
-        return "zeros_like_tree" if var in self.containers else "snp.zeros_like"
+        """zeros_like_tree for what may be a container (no array op reads it: a helper's
+        parameter that is a list or an array when it runs), snp.zeros_like for an array."""
+        return "zeros_like_tree" if self._may_be_container(var) else "snp.zeros_like"
 
     def reverse_add_n(self, op, gs):
         if isinstance(op.operands["arrays"], ir.Var):       # sum(b) of a tracked list

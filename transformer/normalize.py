@@ -709,6 +709,12 @@ class Normaliser(ContainerMixin):
                     # it, so a value the loop assigns may have no value before it; None (an
                     # empty pytree) lets a branch that does not assign it copy (and batch) it
                     self.out.append(ir.Plain(f"{loop} = None", {loop}, self.origin))
+                elif self.src.generated and name in used_after:
+                    # a derivative differentiated again: a value its loop assigns under an if
+                    # and its reverse pass replays after the loop is unset before the first
+                    # iteration (the reverse pass saves it there; it is never read there)
+                    self.out.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
+                                             self.origin))
                 self.current[name] = loop
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
