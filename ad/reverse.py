@@ -697,9 +697,10 @@ class ReverseBuilder(StackReverse):
 
     def reverse_getattr(self, op, gs):
         """getattr(tree, k): k's value is the attribute's name (grad_of_fields reads a string
-        key of anything but a dict as an attribute)."""
-        self.fields.setdefault(op.operands["tree"].name, []).append(
-            (op.statics["name"], "key", gs[0], op.targets[0]))
+        key of anything but a dict as an attribute); added on its own, as k may name a field
+        read by another key too."""
+        tree = op.operands["tree"].name
+        self.accumulate(tree, f"grad_of_fields({tree}, {{{op.statics['name']}: {gs[0]}}})")
 
     def reverse_pack(self, op, gs):
         """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
