@@ -754,9 +754,7 @@ class ReverseBuilder(StackReverse):
             self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
 
     def _zeros(self, var):
-        """zeros_like_tree for what may be a container (no array op reads it: a helper's
-        parameter that is a list or an array when it runs), snp.zeros_like for an array."""
-        return "zeros_like_tree" if self._may_be_container(var) else "snp.zeros_like"
+        return "zeros_like_tree" if var in self.containers else "snp.zeros_like"
 
     def reverse_add_n(self, op, gs):
         if isinstance(op.operands["arrays"], ir.Var):       # sum(b) of a tracked list
