@@ -37,10 +37,6 @@ def test_sinc_derivatives_at_zero_are_the_maclaurin_coefficients(x64):
     np.testing.assert_allclose(float(d2), -PI2 / 3, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError,
-                   reason="grad of grad of grad of grad through a custom_jvp: the third-order "
-                          "derivative's fields_of(tree_dot, [0]) is not read again (a clear "
-                          "error, not a value)")
 def test_sinc_fourth_derivative_by_reverse_mode_four_times(x64):
     g4 = secant.grad(secant.grad(secant.grad(secant.grad(snp.sinc))))
     np.testing.assert_allclose(float(g4(0.0)), np.pi ** 4 / 5, rtol=1e-12)
