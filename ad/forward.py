@@ -306,6 +306,11 @@ class ForwardBuilder:
         if t is not None:
             self.set_dot(op.targets[0], f"{t}.{op.statics['name']}")
 
+    def op_getattr(self, op):
+        t = self.tangent(op.operands["tree"])
+        if t is not None:
+            self.set_dot(op.targets[0], f"getattr({t}, {op.statics['name']})")
+
     def _record(self, targets):
         for t in targets:
             self.dots[t] = self.dot_name(t)

@@ -332,6 +332,13 @@ def fields_of(tree_bar, fields):
     return out
 
 
+def fields_at(tree_bar, fields):
+    """The cotangent of grad_of_fields' `fields` passed whole (a dict: key -> the field's
+    cotangent): tree_bar's fields at its keys, in a dict (fields_of, key by key)."""
+    keys = list(fields.keys())
+    return dict(zip(keys, fields_of(tree_bar, keys)))
+
+
 def _zeros_tree(x):
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
 
@@ -433,8 +440,17 @@ def add_n_grad(t, arrays):
 
 
 def add_grads(a, b):
-    """Sum of two cotangents that may be containers (pytrees)."""
+    """Sum of two cotangents that may be containers (pytrees). The cotangents of one list
+    may come as a list and as a tuple (a helper's `tuple(pieces)`, differentiated again): they
+    add item by item, as a's kind."""
+    if _list_and_tuple(a, b):
+        b = type(a)(b)
     return tree_util.tree_map(_add_leaves, a, b)
+
+
+def _list_and_tuple(a, b):
+    kinds = (type(a), type(b))
+    return kinds in ((list, tuple), (tuple, list)) and len(a) == len(b)
 
 
 def _add_leaves(u, v):
@@ -452,7 +468,7 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",

@@ -199,7 +199,7 @@ SEQUENCE = {"concatenate", "stack", "lax_concatenate", "add_n", "grad_of_fields"
 BROADCAST = {"add", "subtract", "remainder", "rem", "where", "select"}
 
 # structural and composite ops the transform handles itself (ad/forward.py)
-SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
+SPECIAL = {"field", "attribute", "getattr", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "einsum"}
 
 # --- numpy.linalg, spectral family (secant/numpy/linalg_spectral_rules.py states each rule)

@@ -261,8 +261,7 @@ class ReverseBuilder(StackReverse):
             for var in sorted(new - bars.keys() - stack_bars.keys()):   # in the other branch
                 if (s.test, 1 - i) in self.guards.get(var, ()):
                     continue        # var itself exists only when this branch is not taken
-                zeros = "zeros_like_tree" if var in self.containers else "snp.zeros_like"
-                self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({var})",
+                self.lines.append(Line(f"{self.bar_name(var)} = {self._zeros(var)}({var})",
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
@@ -290,8 +289,7 @@ class ReverseBuilder(StackReverse):
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
-                zeros = "zeros_like_tree" if v in self.containers else "snp.zeros_like"
-                self.emit(f"{self.bars[v]} = {zeros}({v})")
+                self.emit(f"{self.bars[v]} = {self._zeros(v)}({v})")
         for loop, last in s.carried:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
@@ -702,6 +700,13 @@ class ReverseBuilder(StackReverse):
         self.fields.setdefault(op.operands["tree"].name, []).append(
             (op.statics["name"], "attr", gs[0], op.targets[0]))
 
+    def reverse_getattr(self, op, gs):
+        """getattr(tree, k): k's value is the attribute's name (grad_of_fields reads a string
+        key of anything but a dict as an attribute); added on its own, as k may name a field
+        read by another key too."""
+        tree = op.operands["tree"].name
+        self.accumulate(tree, f"grad_of_fields({tree}, {{{op.statics['name']}: {gs[0]}}})")
+
     def reverse_pack(self, op, gs):
         """b = [x, 1.0, y]: each item's cotangent is the container's at its place."""
         seq = op.operands["items"]
@@ -950,7 +955,8 @@ def _containers(stmts):
     out = {op.operands["a"].name for op in ops
            if op.op == "getitem" and getattr(op, "container", False)}
     for op in ops:
-        if op.op in ("field", "attribute") and isinstance(op.operands["tree"], ir.Var):
+        if op.op in ("field", "attribute", "getattr") and \
+                isinstance(op.operands["tree"], ir.Var):
             tree = op.operands["tree"].name
             out.add(tree)
         elif op.op == "call" and getattr(op.callee, "__name__", "") == "item_of" \
@@ -982,7 +988,7 @@ def _tested_as_containers(stmts):
 
 
 # ops whose operands may be containers (pytrees) rather than arrays
-_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "call", "add_grads",
+_TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "getattr", "call", "add_grads",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                   "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
                   "fields_of_batched", "split_at", *CONTROL_FLOW}

@@ -81,7 +81,11 @@ class StackReverse:
         elif stack in self.bars:
             popped = self.names.fresh(f"{name}_bar")     # a statement of its own, as the
             self.emit(f"{popped} = {self.bars[stack]}.pop()")   # next order reads stacks
-            self.accumulate(name, popped)
+            if name in self.bars:       # (a saved value may be a list where an array op
+                b = self.bars[name]     # reads it in another branch: added leaf by leaf)
+                self.emit(f"{b} = add_grads({b}, {popped})")
+            else:
+                self.accumulate(name, popped)
 
     def stack_bars_before(self, loop):
         """Before the reverse of a loop that pops stacks: their cotangent stacks, empty."""

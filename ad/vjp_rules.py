@@ -204,10 +204,12 @@ CONTAINER_VJP = {
     "concatenate": "unconcatenate({g}, {arrays}{static})",
     "stack": "unstack_as({g}, {arrays}{static})",
     "lax_concatenate": "unconcatenate({g}, {operands}, {dimension})",
+    "grad_of_fields": "fields_at({g}, {fields})",     # the fields' cotangents, a dict
 }
 
 # structural and composite ops the transform handles itself (ad/reverse.py)
-SPECIAL = {"field", "attribute", "call", "add_n", "cond", "switch", "fori_loop", "scan", "map",
+SPECIAL = {"field", "attribute", "getattr", "call", "add_n", "cond", "switch", "fori_loop",
+           "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "einsum", "fields_of",
            "fields_of_batched"}
 

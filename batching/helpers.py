@@ -13,7 +13,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import add_at, grad_of_fields, grad_seed
-from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
 
@@ -344,6 +344,33 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
     return _at_method(a, index, values, method, mode=mode)
 
 
+def update_per_example_batched(a, i, values, method, size, a_batched, values_batched, n,
+                               a_outer, i_outer, values_outer):
+    """update_per_example under an enclosing vmap of n examples (`*_outer`: the arguments it
+    batches, their axis in front of the inner one): its n * size examples updated at once."""
+    a = _outer_and_inner(a, a_batched, a_outer, size, n)
+    values = _outer_and_inner(values, values_batched, values_outer, size, n)
+    items = i if isinstance(i, tuple) else (i,)
+    flat = tuple(_merge_two_axes(_outer_and_inner(k, True, i_outer, size, n)) for k in items)
+    out = update_per_example(_merge_two_axes(a), flat if isinstance(i, tuple) else flat[0],
+                             _merge_two_axes(values), method, n * size)
+    return snp.reshape(out, (n, size) + np.shape(out)[1:])
+
+
+def _outer_and_inner(x, inner, outer, size, n):
+    """x with the enclosing vmap's axis (n) and then the inner batch axis (size) in front."""
+    x = snp.asarray(x)
+    if not outer:
+        x = broadcast_batch(x, n)
+    if not inner:
+        x = snp.broadcast_to(snp.expand_dims(x, 1), (n, size) + np.shape(x)[1:])
+    return x
+
+
+def _merge_two_axes(x):
+    return snp.reshape(x, (np.shape(x)[0] * np.shape(x)[1],) + np.shape(x)[2:])
+
+
 @shape_only
 def _per_example_index(i, size):
     """A batched integer index (or a batched tuple of them: every item batched) as one index of
@@ -398,12 +425,6 @@ def update_batched(a, idx, values, method, values_batched=True, mode=None):
     return _at_method(a, index, values, method, mode=mode)
 
 
-def nested_update_refused(*args):
-    """vmap of update_per_example (a vmap of vmap of `x.at[i]`, i batched by the inner one)."""
-    raise SecantError("vmap of a vmapped x.at[i] update whose index i the inner vmap batches is "
-                      f"not supported yet; build a mask and use snp.where{where()}")
-
-
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
@@ -445,7 +466,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "pad_batched", "update_batched", "nested_update_refused",
+         "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 
 
@@ -591,7 +612,8 @@ def index_examples(x, idx, depth=1):
     return x[(slice(None),) * depth + tuple(idx)]
 
 
-NAMES = NAMES + ("item_of", "index_examples", "update_per_example")
+NAMES = NAMES + ("item_of", "index_examples", "update_per_example",
+                 "update_per_example_batched")
 
 
 def for_each_example(fn, *batched):

@@ -177,7 +177,7 @@ COLLECTIVES = {
 RANDOM = "random_batched({sampler}, {args}{batched})"
 
 # structural and composite ops the builder handles itself (batching/vectorize.py)
-SPECIAL = {"field", "attribute", "call", "cond", "switch", "fori_loop", "scan", "map",
+SPECIAL = {"field", "attribute", "getattr", "call", "cond", "switch", "fori_loop", "scan", "map",
            "while_loop", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
            "tree_unflatten", "tree_leaves_as", "einsum", "stop_gradient_tree"}
 
@@ -197,7 +197,7 @@ NO_RULE = {
 # arguments, batched ones with every leaf batched, left-out ones at their defaults; {arg2_next}:
 # an int argument plus one; {size}: the batch size)
 HELPERS = {
-    "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1}, {size}, {arg0_batched})",
+    "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1_b}, {size}, {arg0_batched})",
     "add_grads": "add_grads({arg0_b}, {arg1_b})",     # (a transpose sums an unbatched one)
     "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",
@@ -218,7 +218,9 @@ HELPERS = {
     # axis one further in)
     "unstack": "unstack({arg0_b}, {arg1_next})",
     "unstack_as": "unstack_as({arg0_b}, {arg1}, {arg2_next}, {arg3_next})",
-    "update_per_example": "nested_update_refused()",      # (a vmap of a vmapped x.at[i])
+    "update_per_example": "update_per_example_batched({arg0}, {arg1}, {arg2}, {arg3}, {arg4}, "
+                          "{arg5}, {arg6}, {size}, {arg0_batched}, {arg1_batched}, "
+                          "{arg2_batched})",      # (a vmap of a vmapped x.at[i])
     "unconcatenate": "unconcatenate_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                      "{arg1_batched})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1}, {arg0_batched}, {arg1_batched}, {size})",

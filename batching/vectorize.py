@@ -307,7 +307,7 @@ class BatchBuilder:
         if name == "field" and _is_int(op.statics["key"]):
             # c[0]: a field of a batched tuple, or an element of each example of an array
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
-        if name in ("field", "attribute"):
+        if name in ("field", "attribute", "getattr"):
             return self.render(op), True
         if name == "einsum":        # a label for the batch axis (ad/einsum_rules.py)
             params = [p for p in OPS[name].arrays if p in op.operands]

@@ -46,6 +46,8 @@ CASES = {
     "grad_of_fields": ("grad_of_fields({'a': x, 'b': y}, {'a': t})", {"t": r(3), "x": r(3),
                                                                      "y": r(2)}),
     "fields_of": ("fields_of({'a': t, 'b': x}, ('b', 'a'))", {"t": r(3), "x": r(2)}),
+    "fields_at": ("fields_at({'a': t, 'b': x}, {'b': y, 'a': t})", {"t": r(3), "x": r(2),
+                                                                   "y": r(2)}),
     "add_grads": ("add_grads([t, x], [x, t])", {"t": r(3), "x": r(3)}),
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
     "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),
@@ -160,6 +162,9 @@ CASES = {
     "index_examples": ("index_examples(x, index_exp[1:])", {"x": r(2, 3)}),
     "update_per_example": ("update_per_example(x, np.array([[0, 2], [1, 1]]), y, 'add', 2)",
                            {"x": r(2, 3), "y": r(2, 2)}),
+    "update_per_example_batched": ("update_per_example_batched(x, np.array([[0, 2], [1, 1]]), "
+                                   "y, 'add', 2, True, True, 2, True, False, True)",
+                                   {"x": r(2, 2, 3), "y": r(2, 2, 2)}),
     "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
@@ -210,7 +215,7 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
                   "map_vjp", "while_loop_with_carries", "while_loop_vjp", "random_batched",
                   "custom_vmap_outputs"}
 # not functions of arrays
-NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched", "nested_update_refused",
+NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "unset_in_branch", "output_spec",
                        "for_each_example",      # (calls debug.print per example: no value)
                        "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)

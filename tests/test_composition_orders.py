@@ -379,21 +379,10 @@ def _eager(fn, values):
 
 # Known gaps, each a strict xfail: the walk fails as soon as one starts working (then drop it
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
-TREE_MAP = "tree_util.tree_map over a lambda: no rule, and not read as source"
-LATE_ALIAS = ("a list appended to and then aliased (`tuple(out) if c else out`): the append "
-              "is not rewritten, so reverse mode refuses the dropped result")
-AT_BATCHED_INDEX = "vmap of .at[i] with a batched index (no batching rule yet)"
-SPLIT = "snp.split has no derivative rule"
-ARGSORT = "snp.argsort has no batching rule"
-GETATTR = "getattr(tree, k) with k a loop variable (no rule for a dynamic attribute read)"
-HASATTR = "hasattr(...) in the helper is read as a call to differentiate"
-TYPE_CALL = "`type(out)(...)` in the helper under vmap (no batching rule for a call of a type)"
-NESTED_AT = "vmap of vmap of x.at[i] with i batched by the inner vmap (refused: SecantError)"
 KNOWN = {
-    ("update_per_example", "vmap"): NESTED_AT,
-    ("fields_of", "vjp"): GETATTR, ("fields_of", "jvp"): GETATTR,
-    ("fields_of_batched", "vmap"): GETATTR,
-    ("grad_of_fields_batched", "vmap"): TYPE_CALL,
+    ("grad_of_fields_batched", "vmap"):
+        "`type(out)(...)` of a value vmap does not know to be a list or tuple (accepting it "
+        "lets hessian take a plan that hits vmap of vmap of add_at's jvp, which fails)",
 }
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
 # stays strict).

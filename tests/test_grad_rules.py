@@ -293,6 +293,11 @@ def f_field(p, x):
     return wsum(w * x + b)
 def f_dict(p, x): return wsum(p["w"] * x + p["b"])
 def f_attribute(p, x): return wsum(p.w * x + p.b)
+def f_getattr(p, x):                                # getattr with a name known when it runs
+    s = 0.0
+    for k in ("w", "b"):
+        s = s + wsum(getattr(p, k) * x)
+    return s
 def f_pack(x, y):
     b = [x, 2.0, snp.sin(y)]
     return wsum(b[0] * b[2] + b[1])
@@ -452,6 +457,7 @@ CASES = [
     Case(f_field, (lambda r: (r.normal(size=S), r.normal(size=(4,)))), (S, N)),
     Case(f_dict, (lambda r: {"w": r.normal(size=S), "b": r.normal(size=(4,))}), (S, N)),
     Case(f_attribute, (lambda r: Pair(r.normal(size=S), r.normal(size=(4,)))), (S, N)),
+    Case(f_getattr, (lambda r: Pair(r.normal(size=S), r.normal(size=S))), (S, N)),
     Case(f_call, (S, N), ((4,), N)),
     Case(f_pack, (S, N), (S, N)), Case(f_concat_seq, (S, N), (S, N)),
     Case(f_dict_merge, (S, N), (S, N)), Case(f_add_grads, (S, N), (S, N)),
@@ -598,6 +604,8 @@ def _ops_used(fn, argnums):
             elif isinstance(s, ir.If):
                 visit(s.body)
                 visit(s.orelse)
+            elif isinstance(s, (ir.For, ir.While)):
+                visit(s.body)
     visit(normalise(fn, argnums).body)
     return found
 

@@ -485,6 +485,12 @@ class ContainerMixin:
             o = self.operand(node.args[0])
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
                 return o
+            if isinstance(o, ir.Var) and self.container_kind(o) in (None, False):
+                # dict(d) of a value not known to be a dict here (a parameter, one of two
+                # branches' values): a copy, written as such; its cotangent is a dict too
+                out = self._emit("seq_as", {"x": o}, {"kind": "dict", "back": "dict"}, o.name)
+                self.containers[out.name] = "dict"
+                return out
             return None
         if any(obj is f for f in (np.array, np.asarray, snp.array, snp.asarray)) and node.args:
             o = self.operand(node.args[0])
@@ -504,6 +510,32 @@ class ContainerMixin:
                 o = self._emit("astype", {"x": o}, {"dtype": dtype})
             return o
         return None
+
+    def same_type_call(self, node, func):
+        """type(c)(items) of a tracked list or tuple c (a helper rebuilding a container of c's
+        own class): items as a list, then `seq_as` to type(c), so its tangent, cotangent and
+        batched form keep that class. None when this is not such a call."""
+        if len(node.args) != 1 or node.keywords or len(func.args) != 1 or func.keywords:
+            return None
+        c = self.operand(func.args[0])
+        kind = self.container_kind(c)
+        ours = (getattr(self.src.fn, "__module__", "") or "").startswith("secant.")
+        # (in secant's own helpers a c not known as a list or tuple stays a call: read that
+        # way, grad_of_fields_batched sends hessian to vmap of vmap of add_at's jvp, a gap)
+        if not isinstance(c, ir.Var) or kind is False and ours or \
+                kind == "dict" and c.name not in self.read_as_dict:
+            return None
+        as_list = gast.copy_location(gast.Call(func=gast.Name("list", gast.Load(), None, None),
+                                               args=node.args, keywords=[]), node)
+        items = self.container_call(as_list, list)
+        if isinstance(items, ir.Seq) and _has_var(items):
+            items = self.pack(items)
+        if not isinstance(items, ir.Var):
+            return None
+        out = self._emit("seq_as", {"x": items}, {"kind": f"type({c.name})", "back": "list"},
+                         items.name)
+        self.containers[out.name] = kind if kind in ("list", "tuple") else None
+        return out
 
     def reduce_call(self, node):
         """functools.reduce(fn, xs[, init]): over a list or tuple display, the nested calls
@@ -773,7 +805,14 @@ class ContainerMixin:
         bind.targets = [stmt.target]
         _set_location([loop], stmt, force=True)
         loop.body = [bind] + list(body)
-        return self.for_statement(loop)
+        start = len(self.out)
+        out = self.for_statement(loop)
+        bases = {ir.Var(n) for n in names}
+        for op in ir.nested(self.out[start:]):      # the items read: of a list or tuple, or
+            if isinstance(op, ir.Op) and op.op == "getitem" and op.operands.get("a") in bases \
+                    and op.statics.get("idx") == index:     # rows of each example's array
+                op.rows = "item"        # (under vmap: item_of asks which when the code runs)
+        return out
 
     def loop_over_rows(self, stmt, body, base):
         """`for row in x:` over a traced array iterates its first axis, as Python does: the

@@ -339,20 +339,26 @@ class _Writer:
         k = len(self.closed)
         step = self.fresh(f"{vjp}_back")
         cbs, gs = self._closed_names("bars"), self._closed_names("g")
-        args = ", ".join(["carry_bar", "carry"] + self.closed + self.consts)
+        # the step's own names, fresh: the values it closes over (init_val, the closed values,
+        # the step count) keep theirs; init_val is read once, before the loop
+        start, bars, j, carry_bar, carry, carry_g, took, done = (self.fresh(h) for h in (
+            "init", "bars", "j", "carry_bar", "carry", "carry_g", "took", "done"))
+        args = ", ".join([carry_bar, carry] + self.closed + self.consts)
         n = b["saved"]
-        lines = [f"def {step}(state):",
-                 "    bars, j = state",
-                 f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
-                 f"    carry, _ = lax.while_loop(lambda s: s[1] < {n} - 1 - j, "
-                 f"lambda s: ({body}(s[0]), s[1] + 1), ({b['init_val']}, 0))",
-                 f"    {', '.join(['carry_g'] + gs)} = {vjp}({args})"]
+        lines = [f"{start} = {b['init_val']}",
+                 f"def {step}(state):",
+                 f"    {bars}, {j} = state",
+                 f"    {', '.join([carry_bar] + cbs)} = {bars}" if k else
+                 f"    {carry_bar} = {bars}",
+                 f"    {carry}, {done} = lax.while_loop(lambda s: s[1] < {n} - 1 - {j}, "
+                 f"lambda s: ({body}(s[0]), s[1] + 1), ({start}, 0))",
+                 f"    {', '.join([carry_g] + gs)} = {vjp}({args})"]
         if active:      # vmapped per example: the examples that had stopped pass this step
-            lines += [f"    took = {active[0]}(carry)",
-                      "    carry_g = where_examples(took, carry_g, carry_bar)"]
-            lines += [f"    {g} = where_examples(took, {g}, zeros_like_tree({g}))" for g in gs]
-        lines += [f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
-                  "j + 1)"]
+            lines += [f"    {took} = {active[0]}({carry})",
+                      f"    {carry_g} = where_examples({took}, {carry_g}, {carry_bar})"]
+            lines += [f"    {g} = where_examples({took}, {g}, zeros_like_tree({g}))" for g in gs]
+        lines += [f"    return ({_tuple([carry_g] + _added(cbs, gs)) if k else carry_g}, "
+                  f"{j} + 1)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
         done = self.fresh("done")
         return lines + [f"{self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "

@@ -727,6 +727,12 @@ class Normaliser(ContainerMixin):
                     # it, so a value the loop assigns may have no value before it; None (an
                     # empty pytree) lets a branch that does not assign it copy (and batch) it
                     self.out.append(ir.Plain(f"{loop} = None", {loop}, self.origin))
+                elif self.src.generated and name in used_after:
+                    # a derivative differentiated again: a value its loop assigns under an if
+                    # and its reverse pass replays after the loop is unset before the first
+                    # iteration (the reverse pass saves it there; it is never read there)
+                    self.out.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
+                                             self.origin))
                 self.current[name] = loop
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
@@ -863,6 +869,9 @@ class Normaliser(ContainerMixin):
         if isinstance(node, gast.BoolOp) and self.batching:
             for v in node.values[:-1]:      # `a and b` asks bool(a)
                 self._batched_truth_value(v, type(node.op).__name__.lower())
+        if isinstance(node, gast.BoolOp) and not self.batching \
+                and not _is_truth_value(node, self._resolve) and self._tracked_names_in(node):
+            return self.bool_operator_value(node)
         if isinstance(node, (gast.NamedExpr, gast.BoolOp)) \
                 and not _is_truth_value(node, self._resolve) and \
                 _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
@@ -873,6 +882,26 @@ class Normaliser(ContainerMixin):
                                  "statements")
         # comparisons, boolean operators and the like: no derivative, keep them as written
         return self._inactive(node)
+
+    def bool_operator_value(self, node):
+        """`a or b` (`a and b`) used as a value: one of its operands, Python asking each one's
+        truth value in turn: `either = a`, then `if not either: either = b` (`if either:` for
+        and), so each operand is evaluated only when Python would."""
+        either = self.names.fresh("either")
+        test = "not " if isinstance(node.op, gast.Or) else ""
+        stmts = [gast.Assign(targets=[gast.Name(either, gast.Store(), None, None)],
+                             value=node.values[0], type_comment=None)]
+        for v in node.values[1:]:
+            take = gast.Assign(targets=[gast.Name(either, gast.Store(), None, None)], value=v,
+                               type_comment=None)
+            stmts.append(gast.If(test=gast.parse(f"{test}{either}").body[0].value,
+                                 body=[take], orelse=[]))
+        for stmt in stmts:
+            for n in gast.walk(stmt):
+                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
+                    gast.copy_location(n, node)
+            self.statement(stmt)
+        return self.operand(gast.copy_location(gast.Name(either, gast.Load(), None, None), node))
 
     def _batched_truth_value(self, node, what):
         """vmap: Python asks for the truth value of `node` (`assert`, `and`/`or`); one of a
@@ -998,6 +1027,10 @@ class Normaliser(ContainerMixin):
         base = self.operand(node.value)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
+        return self.attribute_of(base, node)
+
+    def attribute_of(self, base, node):
+        """node.attr of the tracked value `base` (the operand node.value stands for)."""
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
                 self.queried.add(base.name)
@@ -1011,6 +1044,22 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+
+    def getattr_read(self, node):
+        """getattr(tree, name) of a tracked tree: tree.name for a constant name; a name known
+        only when the code runs (a loop over field names) is the getattr op (None: untracked)."""
+        base = self.operand(node.args[0])
+        if not isinstance(base, ir.Var):
+            return None
+        name = node.args[1]
+        if isinstance(name, gast.Constant) and isinstance(name.value, str):
+            attr = gast.copy_location(gast.Attribute(value=node.args[0], attr=name.value,
+                                                     ctx=gast.Load()), node)
+            return self.attribute_of(base, attr)
+        key = self.operand(name)
+        if not isinstance(key, ir.Expr):
+            raise self.src.error(node, "getattr with a traced attribute name")
+        return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
     def subscript(self, node):
         call = index_call(node, self._resolve)
@@ -1158,6 +1207,11 @@ class Normaliser(ContainerMixin):
         obj = self._resolve(func)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj = self._made_by_factory(func)
+        if obj is _UNRESOLVED and isinstance(func, gast.Call) \
+                and self._resolve(func.func) is builtins.type:
+            built = self.same_type_call(node, func)      # type(c)(items)
+            if built is not None:
+                return built
         if obj is _UNRESOLVED:
             method = objects.method_call(self.out, node, self.current.get(func.id), "__call__") \
                 if isinstance(func, gast.Name) else None            # (transformer/objects.py)
@@ -1178,6 +1232,10 @@ class Normaliser(ContainerMixin):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
             raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
+        if obj is builtins.getattr and len(node.args) == 2 and not node.keywords:
+            read = self.getattr_read(node)
+            if read is not None:
+                return read
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
@@ -1255,6 +1313,13 @@ class Normaliser(ContainerMixin):
             if len(node.args) == 2 and not node.keywords and isinstance(node.args[1], gast.Dict) \
                     and None not in node.args[1].keys:
                 return self._inactive(node)     # constant fields (a seed): zeros elsewhere
+            fields = self.operand(node.args[1]) if len(node.args) == 2 and not node.keywords \
+                and obj.__name__ == "grad_of_fields" else None
+            if isinstance(fields, ir.Var):      # a dict of the fields' cotangents passed whole
+                out = self._emit("grad_of_fields", {"tree": self.operand(node.args[0]),
+                                                    "fields": fields}, {})
+                self.mark_container(getattr(out, "name", None), self.operand(node.args[0]))
+                return out
         if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
                 and getattr(obj, "__name__", "") in DICT_HELPER_OPS:
             out = self.op_call(node, obj.__name__, list(node.args))   # (linear: their rules)

@@ -148,6 +148,9 @@ op("at_add", "a, idx, values, " + _AT_KW, ("a", "values"),
    code="{a}.at[{idx}].add({values}{static})")
 op("field", "tree, key", ("tree",), code="{tree}[{key}]")
 op("attribute", "tree, name", ("tree",), code="{tree}.{name}")
+# getattr(tree, k) with a name known only when the code runs (a loop over field names): the
+# attribute read, its cotangent the container's with that attribute set (grad_of_fields)
+op("getattr", "tree, name", ("tree",), code="getattr({tree}, {name})")
 op("add_n", "arrays", (), code="sum({arrays})", sequence="arrays")
 # the cotangent of a container from its fields' cotangents (ad/helpers.py), in generated code
 # that is differentiated again (second order): linear in the fields
@@ -413,7 +416,8 @@ def lax_spelling(obj):
 
 
 # ops that no numpy/secant.numpy function of the same name means
-_NOT_NUMPY = {"identity", "field", "attribute", "call", "add_n", "select", "invert", "pack",
+_NOT_NUMPY = {"identity", "field", "attribute", "getattr", "call", "add_n", "select", "invert",
+              "pack",
               "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
               "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
