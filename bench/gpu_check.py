@@ -9,7 +9,6 @@ values on the GPU against the CPU, and prints the MLP training step time and the
 installed. Exit status: 0 all checks pass, 1 a value differs, 2 no usable GPU (no plugin, or
 the plugin cannot start): nothing was measured. Bounded: every child runs under a time limit.
 """
-import json
 import os
 import subprocess
 import sys

@@ -54,4 +54,4 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "process_index", "process_count", "distributed",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_vmap", "checkpoint", "remat", "make_jaxpr", "test_util"]
+           "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 import secant.numpy as snp
-from secant import lax, tree_util
+from secant import lax
 from secant.backends.errors import SecantValueError
 
 __secant_by_source__ = True      # transforms read this module like user code

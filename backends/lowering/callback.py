@@ -19,7 +19,7 @@ def _layout(aval):
 def _host_callback(b, avals, outs, *operands, callback, result_avals, has_side_effect):
     ins = ", ".join(ttype(a) for a in avals)
     res = ", ".join(ttype(a) for a in outs)
-    attrs = (f'backend_config = "", '
+    attrs = ('backend_config = "", '
              + ("has_side_effect = true, " if has_side_effect else "")
              + f"mhlo.backend_config = {{index = {callback.id} : ui64}}, "
              f"operand_layouts = [{', '.join(_layout(a) for a in avals)}], "

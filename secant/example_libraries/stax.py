@@ -17,7 +17,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, random
-from secant.backends.errors import SecantTypeError, SecantValueError
+from secant.backends.errors import SecantValueError
 from secant.lax_windows_sources import _conv_transpose_padding
 from secant.nn import (elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax,
                        softplus, standardize)
