@@ -84,6 +84,17 @@ def optimizer(opt_maker):
 
 
 # --- optimizers ---------------------------------------------------------------------------------
+
+def first(state):
+    """The parameters of a state (parameters, statistics...)."""
+    return state[0]
+
+
+def with_two_moments(x0):
+    """A state of parameters and two moment estimates, both zero."""
+    return x0, snp.zeros_like(x0), snp.zeros_like(x0)
+
+
 @optimizer
 def sgd(step_size):
     """Stochastic gradient descent: x <- x - step_size(i) * g."""
@@ -114,10 +125,7 @@ def momentum(step_size, mass):
         x = x - step_size(i) * velocity
         return x, velocity
 
-    def get_params(state):
-        x, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -134,10 +142,7 @@ def nesterov(step_size, mass):
         x = x - step_size(i) * (mass * velocity + g)
         return x, velocity
 
-    def get_params(state):
-        x, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -145,8 +150,7 @@ def adagrad(step_size, momentum=0.9):
     """Adagrad with momentum: g is scaled by 1/sqrt(sum of g**2 so far) (0 where that is 0)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, snp.zeros_like(x0), snp.zeros_like(x0)
+    init = with_two_moments
 
     def update(i, g, state):
         x, g_sq, m = state
@@ -156,10 +160,7 @@ def adagrad(step_size, momentum=0.9):
         x = x - step_size(i) * m
         return x, g_sq, m
 
-    def get_params(state):
-        x, _, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -176,10 +177,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
         x = x - step_size(i) * g / snp.sqrt(avg_sq_grad + eps)
         return x, avg_sq_grad
 
-    def get_params(state):
-        x, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -187,8 +185,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     """RMSProp with momentum: m <- momentum * m + step_size(i) * g / sqrt(a + eps); x <- x - m."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, snp.zeros_like(x0), snp.zeros_like(x0)
+    init = with_two_moments
 
     def update(i, g, state):
         x, avg_sq_grad, mom = state
@@ -197,10 +194,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
         x = x - mom
         return x, avg_sq_grad, mom
 
-    def get_params(state):
-        x, _, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -208,8 +202,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """Adam (Kingma and Ba), with bias-corrected moment estimates."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, snp.zeros_like(x0), snp.zeros_like(x0)
+    init = with_two_moments
 
     def update(i, g, state):
         x, m, v = state
@@ -220,10 +213,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x = x - step_size(i) * mhat / (snp.sqrt(vhat) + eps)
         return x, m, v
 
-    def get_params(state):
-        x, _, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 @optimizer
@@ -231,8 +221,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """Adamax: Adam with the infinity norm (u <- max(b2 * u, |g|))."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, snp.zeros_like(x0), snp.zeros_like(x0)
+    init = with_two_moments
 
     def update(i, g, state):
         x, m, u = state
@@ -241,10 +230,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x = x - (step_size(i) / (1 - snp.asarray(b1, m.dtype) ** (i + 1))) * m / (u + eps)
         return x, m, u
 
-    def get_params(state):
-        x, _, _ = state
-        return x
-    return init, update, get_params
+    return init, update, first
 
 
 class _Shape:
