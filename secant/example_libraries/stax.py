@@ -60,6 +60,13 @@ def _dims(spec_triple):
     return lhs_spec, rhs_spec, out_spec
 
 
+def _kernel_shape(rhs_spec, out_chan, in_chan, filter_shape):
+    """The kernel's shape in the layout rhs_spec ('HWIO', 'OIHW', ...)."""
+    spatial = iter(filter_shape)
+    return tuple(out_chan if c == "O" else in_chan if c == "I" else next(spatial)
+                 for c in rhs_spec)
+
+
 def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
                 W_init=None, b_init=normal(1e-6)):
     """A convolution with layouts given by dimension_numbers, e.g. ('NHWC', 'HWIO', 'NHWC')."""
@@ -69,10 +76,8 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
-        spatial = iter(filter_shape)
-        kernel_shape = tuple(out_chan if c == "O" else
-                             input_shape[lhs_spec.index("C")] if c == "I" else next(spatial)
-                             for c in rhs_spec)
+        kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")],
+                                     filter_shape)
         output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides,
                                                     padding, dimension_numbers)
         bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
@@ -117,10 +122,8 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
-        spatial = iter(filter_shape)
-        kernel_shape = tuple(out_chan if c == "O" else
-                             input_shape[lhs_spec.index("C")] if c == "I" else next(spatial)
-                             for c in rhs_spec)
+        kernel_shape = _kernel_shape(rhs_spec, out_chan, input_shape[lhs_spec.index("C")],
+                                     filter_shape)
         output_shape = _conv_transpose_shape(input_shape, kernel_shape, strides, padding,
                                              dimension_numbers)
         bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
