@@ -827,6 +827,11 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, gast.Call):
             return self.call(node)
+        if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} a call with a starred argument "
+                                 f"of {self.what} values here; "
+                                 "unpack it into names first (`x, y = ...`) and pass them")
         if isinstance(node, gast.Attribute):
             field = objects.field_read(self.out, node, self.current.get(node.value.id)) \
                 if isinstance(node.value, gast.Name) else None     # (transformer/objects.py)
