@@ -566,6 +566,12 @@ def _jvp_call(gen, m, n, keywords):
                       lambda: _make_jvp_call(gen, m, n, keywords))
 
 
+def _tangents_last(gen, m, n):
+    """`gen` (a jvp with m tangents) as a function of n positional primals then the tangents
+    (a jvp of a function with defaults takes its tangents by keyword: `g_jvp(a, *, a_dot)`)."""
+    return _jvp_call(gen, m, n, ()) if forward._tangent_params(gen, m)[1] else gen
+
+
 def _make_jvp_call(gen, m, n, keywords):
     names, _, _ = forward._tangent_params(gen, m)
     args, dots = [f"a{i}" for i in range(n)], [f"t{j}" for j in range(m)]
@@ -801,8 +807,9 @@ def _transform(fun, argnums, mode, has_aux):
     base = _op_function(fun)
     positions = _positions(argnums, base)
     tuple_out = not isinstance(argnums, int)
-    if _variadic(base):     # def f(*xs, **kw): generated per call shape
-        return _transform_variadic(fun, base, positions, mode, has_aux, tuple_out)
+    if _variadic(base) or _per_call(fun):     # def f(*xs, **kw): generated per call shape
+        return _transform_variadic(fun, fun if _per_call(fun) else base, positions, mode,
+                                   has_aux, tuple_out)
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
@@ -851,9 +858,20 @@ def _variadic(fn):
              or not (fn.__module__ or "").startswith("secant"))
 
 
+def _per_call(fn):
+    """Whether `fn` is vmap(f), whose batched function depends on which of f's parameters a
+    call passes (those left at their defaults are not mapped): generated per call shape."""
+    return getattr(fn, "__secant_call_gen__", None) is not None
+
+
 def _shaped(base, args, kwargs):
     """`base` (with *args / **kwargs) for one call's shape (transformer/callees.py)."""
     from secant.transformer.callees import specialise
+    if _per_call(base):         # vmap(f): the batched f for the parameters this call passes
+        by_call = base.__secant_call_gen__(len(args), tuple(kwargs))
+        if by_call is not None:
+            return by_call
+        base = _unwrap(base)
     inner = getattr(base, "__secant_variadic__", None)
     if inner is not None:       # grad(grad(f)) of a variadic f: the inner one for this shape
         fun, positions, mode, has_aux, tuple_out = inner
@@ -985,8 +1003,8 @@ grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     tracing = active_trace() is not None
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_unwrap(fun)) or _per_call(fun):
+        fun = _shaped(fun if _per_call(fun) else _unwrap(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
@@ -1109,8 +1127,11 @@ def _normalised_source(fn, positions, mode):
 _FLOAT0 = np.dtype([("float0", np.void, 0)])      # jax.dtypes.float0: tangents of int primals
 
 
-def _base(fun):
-    """What the transforms read for `fun`: its staged form while jit traces."""
+def _base(fun, args=None):
+    """What the transforms read for `fun`: its staged form while jit traces; vmap(f) for the
+    parameters a call with `args` passes."""
+    if args is not None and _per_call(fun) and active_trace() is None:
+        return _shaped(fun, args, {})
     return _op_function(staged(fun) if active_trace() is not None else fun)
 
 
@@ -1184,8 +1205,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
         return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
-    if _variadic(_unwrap(fun)):
-        fun = _shaped(_unwrap(fun), primals, {})
+    if _variadic(_unwrap(fun)) or _per_call(fun):
+        fun = _shaped(fun if _per_call(fun) else _unwrap(fun), primals, {})
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
     try:
@@ -1385,7 +1406,7 @@ class _Jacobian:
         """(fun's output, aux) at args (the Jacobian's rows and columns are laid out by it)."""
         if isinstance(self.fun, _Jacobian):
             return self.fun._shape(args), None
-        res = _base(self.fun)(*args)
+        res = _base(self.fun, args)(*args)
         return res if self.has_aux else (res, None)
 
     def _shape(self, args):
@@ -1424,13 +1445,14 @@ class _Jacobian:
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         if isinstance(self.fun, _Jacobian):
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
-        base = _base(self.fun)
+        base = _base(self.fun, args)
         out, aux = self._out(args)
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
             tangents = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
             n_args, n_t = len(args), len(tangents)
+            gen = _tangents_last(gen, n_t, n_args)
             if outer is None:
                 res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents)
                 stacked = tree_util.tree_leaves(res[1])
@@ -1538,14 +1560,15 @@ class _Jacobian:
         if isinstance(self.fun, _Jacobian):
             raise SecantError("internal: rows of a nested Jacobian are taken by _derivative"
                               + where())
-        base = _base(self.fun)
+        base = _base(self.fun, args)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         n_in = len(in_leaves)
         single = len(outer_positions) == 1
         if self.kind == "jacfwd":
-            gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            gen = _tangents_last(generate(base, positions, "jvp", self.has_aux,
+                                          staged=_staging()), len(positions), len(args))
             gen_v = generate(gen, tuple(outer_positions), "vjp", staged=_staging())
 
             def call(ct_out, v):
@@ -1612,12 +1635,15 @@ def _derivative(fun, args, directions):
 def _forward_derivative(fun, args, directions, lead):
     """D^k fun(args)[t_1, ..., t_k] for a plain function (see _derivative): its generated jvp
     taken k times, called once, vmapped over the product of the tangents' leading axes."""
-    base = _base(fun)
+    base = _base(fun, args)
     if not directions:
         return base(*args)
     gen = base
+    n = len(args)
     for positions, _ in directions:
-        gen = generate(gen, tuple(positions), "jvp", staged=_staging())
+        gen = _tangents_last(generate(gen, tuple(positions), "jvp", staged=_staging()),
+                             len(positions), n)
+        n += len(positions)
     total, tangents = int(np.prod(lead)), []
     for j, (_, ts) in enumerate(directions):        # row r of the product: (i_1, ..., i_k)
         where_j = (1,) * j + (lead[j],) + (1,) * (len(lead) - j - 1)

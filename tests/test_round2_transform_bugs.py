@@ -133,3 +133,63 @@ def test_starred_call_that_cannot_be_spelled_out_is_refused_not_constant():
             secant.grad(f)(np.ones(3))
         with pytest.raises(SourceError):
             secant.vmap(f)(np.ones((2, 3)))
+
+
+# --- 2. vmap(vmap(g)) where g's defaulted parameter steers an `if` -------------------------------
+def _doubled_unless(a, flag=False):
+    if not flag:
+        a = a * 2
+    return a
+
+
+def _scaled(a, s=2.0):
+    return a * s
+
+
+def test_nested_vmap_leaves_defaulted_flag_unmapped():
+    x = np.random.default_rng(3).normal(size=(1, 2, 3, 3)).astype(np.float32)
+    out = secant.vmap(secant.vmap(_doubled_unless))(x)
+    np.testing.assert_allclose(out, [[_doubled_unless(xij) for xij in xi] for xi in x])
+    kept = secant.vmap(secant.vmap(_doubled_unless, in_axes=(0, None)), in_axes=(0, None))
+    np.testing.assert_allclose(kept(x, True), x)
+
+
+def test_nested_vmap_maps_a_defaulted_parameter_that_is_passed():
+    rng = np.random.default_rng(4)
+    x, s = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3))
+    vv = secant.vmap(secant.vmap(_scaled))
+    np.testing.assert_allclose(vv(x), 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(vv(x, s), x * s[..., None], rtol=1e-6)
+
+
+def test_vmap_with_defaults_inside_grad_and_jacobians(x64):
+    x = np.random.default_rng(5).normal(size=(2, 3, 4))
+    vv = secant.vmap(secant.vmap(_doubled_unless))
+    np.testing.assert_allclose(secant.grad(lambda a: snp.sum(secant.vmap(_doubled_unless)(a)))(
+        x[0]), np.full((3, 4), 2.0))
+    np.testing.assert_allclose(secant.grad(lambda a: snp.sum(vv(a) ** 2))(x), 8 * x)
+    np.testing.assert_allclose(secant.jacfwd(_doubled_unless)(x[0, 0]), 2 * np.eye(4))
+    J = secant.jacfwd(secant.vmap(_doubled_unless))(x[0])
+    np.testing.assert_allclose(J, secant.jacrev(secant.vmap(_doubled_unless))(x[0]))
+    np.testing.assert_allclose(J.reshape(12, 12), 2 * np.eye(12))
+
+
+def test_nested_vmap_of_scipy_linalg_with_default_flags(x64):
+    import scipy.linalg
+    import secant.scipy.linalg as sl
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(2, 2, 3, 3))
+    spd = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
+    b = rng.normal(size=(2, 2, 3))
+    np.testing.assert_allclose(secant.vmap(secant.vmap(sl.cholesky))(spd),
+                               [[scipy.linalg.cholesky(m) for m in row] for row in spd])
+    np.testing.assert_allclose(secant.vmap(secant.vmap(sl.solve))(spd, b),
+                               [[scipy.linalg.solve(m, v) for m, v in zip(r, bs)]
+                                for r, bs in zip(spd, b)])
+    p, l, u = secant.vmap(secant.vmap(sl.lu))(a)
+    for i in range(2):
+        for j in range(2):
+            for got, want in zip((p[i, j], l[i, j], u[i, j]), scipy.linalg.lu(a[i, j])):
+                np.testing.assert_allclose(got, want, atol=1e-12)
+    J = secant.jacfwd(secant.vmap(sl.cholesky))(spd[0])
+    np.testing.assert_allclose(J, secant.jacrev(secant.vmap(sl.cholesky))(spd[0]), atol=1e-12)

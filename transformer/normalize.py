@@ -1178,7 +1178,13 @@ class Normaliser(ContainerMixin):
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
             func = node.func
-        if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
+        by_call = getattr(obj, "__secant_call_gen__", None) if not any(
+            isinstance(a, gast.Starred) for a in node.args) and None not in (
+            k.arg for k in node.keywords) else None
+        by_call = by_call and by_call(len(node.args), [k.arg for k in node.keywords])
+        if by_call is not None:                 # vmap(f)(x): the batched f this call runs (its
+            obj = by_call                       # defaulted parameters as written, unmapped)
+        elif (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
@@ -1366,6 +1372,8 @@ class Normaliser(ContainerMixin):
                                      "function instead") from None
         made = factory(*[value(a) for a in call.args],
                        **{k.arg: value(k.value) for k in call.keywords})
+        if getattr(made, "__secant_call_gen__", None):
+            return made                 # vmap(f): batched for what the call passes
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED
 
     def dynamic_call(self, node, func):
