@@ -193,3 +193,54 @@ def test_nested_vmap_of_scipy_linalg_with_default_flags(x64):
                 np.testing.assert_allclose(got, want, atol=1e-12)
     J = secant.jacfwd(secant.vmap(sl.cholesky))(spd[0])
     np.testing.assert_allclose(J, secant.jacrev(secant.vmap(sl.cholesky))(spd[0]), atol=1e-12)
+
+
+# --- 3. a callee's derivative specialised to the constant defaults its call leaves out ---------
+def _scaled_sin(x, scale=2.0, keep=None, square=False):
+    if keep is not None:
+        x = snp.where(keep, x, 0.0)
+    if square:
+        x = x * x
+    return scale * snp.sin(x)
+
+
+def uses_defaults(x):
+    return snp.sum(_scaled_sin(x))
+
+
+def passes_them(x):
+    return snp.sum(_scaled_sin(x, 3.0, keep=x > 0, square=True))
+
+
+def test_callee_derivative_folds_the_ifs_on_defaults_left_out(x64):
+    x = np.random.default_rng(7).normal(size=5)
+    for f in (uses_defaults, passes_them):
+        np.testing.assert_allclose(secant.grad(f)(x), _fd(f, x), atol=1e-7)
+        _, t = secant.jvp(f, (x,), (np.ones(5),))
+        np.testing.assert_allclose(t, _fd(f, x).sum(), atol=1e-7)
+    xs = np.random.default_rng(8).normal(size=(3, 5))
+    np.testing.assert_allclose(secant.vmap(secant.grad(uses_defaults))(xs),
+                               [secant.grad(uses_defaults)(v) for v in xs])
+    from test_golden import generated_program
+    src = generated_program(secant.grad(uses_defaults))
+    assert "keep" not in src and "square" not in src and "cond" not in src, src
+    assert "def _scaled_sin_vjp(scale_times_sin_x_bar, x, scale=2.0):" in src, src  # kept
+    full = generated_program(secant.grad(passes_them))
+    assert "keep" in full and "square" in full, full
+
+
+def test_nn_log_softmax_derivative_reads_without_where(x64):
+    from secant import nn
+
+    def loss(x):
+        return snp.sum(nn.log_softmax(x) * np.arange(4.0))
+
+    x = np.random.default_rng(9).normal(size=(2, 4))
+    np.testing.assert_allclose(secant.grad(loss)(x), _fd(loss, x), atol=1e-7)
+    from test_golden import generated_program
+    assert "where" not in generated_program(secant.grad(loss))
+
+    def masked(x):
+        return snp.sum(nn.log_softmax(x, where=np.array([True, True, False, True]))[..., :2])
+
+    np.testing.assert_allclose(secant.grad(masked)(x), _fd(masked, x), atol=1e-7)

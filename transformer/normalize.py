@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import callees, defaults, hygiene, ir, loop_lowering, nonlocals
 from secant.transformer import objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
@@ -1557,7 +1557,8 @@ class Normaliser(ContainerMixin):
                                  "transformed yet; pass arguments explicitly")
         if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
-        try:
+        fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
+        try:                                    # defaults left out: their static ifs folded)
             inspect.signature(fn, follow_wrapped=False).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
