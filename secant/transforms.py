@@ -1544,7 +1544,7 @@ class _Jacobian:
                         j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
-            except SourceError as e:
+            except (SourceError, _errors.UnsupportedError) as e:    # (the next plan may do)
                 error = error or e
                 continue
             self._plan = (method, j)

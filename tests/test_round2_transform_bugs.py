@@ -244,3 +244,30 @@ def test_nn_log_softmax_derivative_reads_without_where(x64):
         return snp.sum(nn.log_softmax(x, where=np.array([True, True, False, True]))[..., :2])
 
     np.testing.assert_allclose(secant.grad(masked)(x), _fd(masked, x), atol=1e-7)
+
+
+# --- 4. second order through logsumexp(b=...) and a gaussian_kde built from the input ---------
+def test_hessian_of_logsumexp_with_b_matches_closed_form(x64):
+    from secant.scipy import special
+    b = np.array([1., 2., 3.])
+    x = np.array([.1, .2, .3])
+    H = secant.hessian(lambda v: special.logsumexp(v, b=b))(x)
+    p = b * np.exp(x) / np.sum(b * np.exp(x))
+    np.testing.assert_allclose(H, np.diag(p) - np.outer(p, p), atol=1e-12)
+    np.testing.assert_allclose(secant.jacfwd(secant.grad(
+        lambda v: special.logsumexp(v, b=b)))(x), H, atol=1e-12)
+
+
+def test_hessian_of_gaussian_kde_built_from_the_input(x64):
+    from secant.scipy import stats
+    pts = np.array([[0.1, -0.3]])
+
+    def f(d):
+        return snp.sum(stats.gaussian_kde(d).logpdf(pts))
+
+    d0 = np.random.default_rng(0).normal(size=(1, 4))
+    H = np.asarray(secant.hessian(f)(d0)).reshape(4, 4)
+    g = secant.grad(f)
+    fd = np.stack([_fd(lambda z: np.asarray(g(z))[0, i], d0)[0] for i in range(4)])
+    np.testing.assert_allclose(H, fd, atol=1e-6)
+    np.testing.assert_allclose(secant.jacfwd(f)(d0), g(d0), atol=1e-12)

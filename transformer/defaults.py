@@ -86,6 +86,7 @@ def _specialise(fn, sig, omitted):
     a.kwonlyargs, a.kw_defaults = [p for p, _ in kw], [d for _, d in kw]
     spec = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)      # fn itself when run
+    spec.__dict__.update(fn.__dict__)       # (its marks: __secant_functional_init__, ...)
     spec.__kwdefaults__ = fn.__kwdefaults__
     spec.__qualname__ = fn.__qualname__
     spec.__module__ = fn.__module__

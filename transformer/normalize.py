@@ -540,6 +540,8 @@ class Normaliser(ContainerMixin):
                 rename(block, v, joined)
                 if v in self.tracked:
                     self.tracked.add(joined)
+                if v in self.queried:       # (its shape queries are now the joined name's)
+                    self.queried.add(joined)
             elif is_tracked and v in self.tracked:
                 block.append(ir.Op([joined], "identity", {"x": ir.Var(v)}, {}, self.origin))
             else:
