@@ -15,6 +15,7 @@ import ast
 import copy
 import inspect
 import types
+import warnings
 
 import gast
 
@@ -71,8 +72,11 @@ def _specialise(fn, sig, omitted):
     for n in gast.walk(node):
         if isinstance(n, (gast.If, gast.IfExp)) and _static(n.test, omitted):
             steering |= {m.id for m in gast.walk(n.test) if isinstance(m, gast.Name)}
+    by_identity = {m.id for n in gast.walk(node) if isinstance(n, gast.Compare)
+                   and any(isinstance(op, (gast.Is, gast.IsNot)) for op in n.ops)
+                   for m in [n.left] + n.comparators if isinstance(m, gast.Name)}
     fixed = {k: v for k, v in omitted.items() if k in steering and k not in stored
-             and k not in nested}
+             and k not in nested and (k not in by_identity or v is None or type(v) is bool)}
     if not fixed:
         return fn
     node = _Fold(fixed).visit(node)
@@ -105,10 +109,28 @@ def _static(test, names):
         n.id in names for n in gast.walk(test) if isinstance(n, gast.Name))
 
 
+def _foldable(test):
+    """A static test whose value Python would give too: `is` only against None/True/False
+    (the identity of other constants is not the default object's)."""
+    if not _static(test, ()):
+        return False
+    for n in gast.walk(test):
+        if isinstance(n, gast.Compare):
+            sides = [n.left] + n.comparators
+            for op, x, y in zip(n.ops, sides, sides[1:]):
+                if isinstance(op, (gast.Is, gast.IsNot)) and not any(
+                        isinstance(v, gast.Constant) and v.value in (None, True, False)
+                        and type(v.value) in (type(None), bool) for v in (x, y)):
+                    return False
+    return True
+
+
 def _value(test):
     expr = gast.gast_to_ast(gast.Expression(body=test))
-    return eval(compile(ast.fix_missing_locations(expr), "<static test>", "eval"),
-                {"__builtins__": {}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return eval(compile(ast.fix_missing_locations(expr), "<static test>", "eval"),
+                    {"__builtins__": {}})
 
 
 class _Fold(gast.NodeTransformer):
@@ -124,7 +146,7 @@ class _Fold(gast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        if _static(node.test, ()):
+        if _foldable(node.test):
             return node.body if _value(node.test) else node.orelse
         return node
 
@@ -156,6 +178,6 @@ class _Fold(gast.NodeTransformer):
 
     def visit_If(self, node):
         node.test = self.visit(node.test)
-        if _static(node.test, ()):
+        if _foldable(node.test):
             return self._block(node.body if _value(node.test) else node.orelse)
         return self.generic_visit(node)

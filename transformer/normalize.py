@@ -1186,7 +1186,8 @@ class Normaliser(ContainerMixin):
         by_call = by_call and by_call(len(node.args), [k.arg for k in node.keywords])
         if by_call is not None:                 # vmap(f)(x): the batched f this call runs (its
             obj = by_call                       # defaulted parameters as written, unmapped)
-        elif (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
+        elif (getattr(obj, "__secant_vmap__", False)
+              or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
