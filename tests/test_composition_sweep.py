@@ -129,6 +129,4 @@ XFAIL = {
     ('scan', 'hessian/jit/grad'): 'lax.fori_loop, lax.scan or lax.map (second order)',
     ('cond', 'hessian/jacrev/grad'):
         'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
-    ('helper_call', 'hessian/hessian/grad'):
-        'grad of a Jacobian nested three deep reads its source form (vjp of vmap of jvp)',
 }
