@@ -1159,8 +1159,8 @@ def _dead_code_eliminated(lines):
                 continue
         cleaned.append(ln)
     filled = _fill_empty_blocks(cleaned)
-    while len(filled) != len(cleaned):     # an else left empty by dropping an empty if in it
-        cleaned, filled = filled, _fill_empty_blocks(filled)
+    while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
+        cleaned, filled = filled, _fill_empty_blocks(filled)    # added elsewhere: same length)
     return filled
 
 

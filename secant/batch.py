@@ -163,8 +163,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
-    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _shaped,
-                                   _unwrap, _variadic, generate, staged)
+    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _per_call,
+                                   _shaped, _unwrap, _variadic, generate, staged)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -217,9 +217,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
-        if _variadic(_unwrap(base)):    # def f(*xs): the function for this call's shape
-            return vmap(_shaped(_unwrap(base), args, kwargs), in_axes, out_axes, axis_name,
-                        axis_size)(*args, **kwargs)
+        if _variadic(_unwrap(base)) or _per_call(fun):
+            # def f(*xs), vmap(g) (g's defaults unmapped): the function for this call's shape
+            shaped = _shaped(fun if _per_call(fun) else _unwrap(base), args, kwargs)
+            return vmap(shaped, in_axes, out_axes, axis_name, axis_size)(*args, **kwargs)
         args = _as_arrays(args, ())          # NumPy arrays become secant arrays, as in JAX
         kwargs = dict(zip(kwargs, _as_arrays(tuple(kwargs.values()), ())))
         plan = _Plan(args, kwargs, in_axes, getattr(fun, "__name__", "f"), axis_size)
@@ -260,6 +261,27 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes, plan.size = list(axes), axis_size
         return gen_for(plan, [], tracing)
 
+    def call_gen(n_args, kw_names):
+        """The batched function a call `vmap(f)(x)` with `n_args` positional arguments and
+        keywords `kw_names` runs, for a transform that reads the call: parameters left at their
+        defaults are not mapped (as the call maps only what it passes); None where unsure."""
+        if _per_call(fun):          # vmap(vmap(g)): the outer one of the inner for this call
+            inner = fun.__secant_call_gen__(n_args, kw_names)
+            return None if inner is None else vmap(
+                inner, in_axes, out_axes, axis_name, axis_size).__secant_call_gen__(
+                n_args, kw_names)
+        if not isinstance(in_axes, (int, tuple)) and in_axes is not None or _variadic(
+                _unwrap(base)) or n_args > len(names) or any(k not in names for k in kw_names):
+            return None
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n_args
+        if len(axes) != n_args or any(not (a is None or isinstance(a, int)) for a in axes):
+            return None
+        if all(a is None for a in axes) and not kw_names and axis_size is None:
+            return None
+        plan = _Plan.__new__(_Plan)
+        plan.axes, plan.size = list(axes), axis_size
+        return gen_for(plan, sorted(kw_names), False)
+
     # (wraps copied fun's own attributes: another transform must never read fun in its place)
     opaque(batched, f"secant cannot transform {batched.__name__} again: vmap with in_axes "
            "given leaf by leaf of a pytree has no batched source before it sees its arguments; "
@@ -279,6 +301,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     if _variadic(_unwrap(base)):    # another transform of it: the vmap for its call's shape
         batched.__secant_variadic__ = lambda args, kwargs: vmap(
             _shaped(_unwrap(base), args, kwargs), in_axes, out_axes, axis_name, axis_size)
+    batched.__secant_call_gen__ = call_gen
     axes = in_axes if isinstance(in_axes, tuple) else [
         None if op_caller and p.default is not p.empty else in_axes for p in params]
     batched.__secant_reads__ = (base, [i for i, a in enumerate(axes) if a is not None], "vmap")

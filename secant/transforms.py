@@ -595,6 +595,12 @@ def _jvp_call(gen, m, n, keywords):
                       lambda: _make_jvp_call(gen, m, n, keywords))
 
 
+def _tangents_last(gen, m, n):
+    """`gen` (a jvp with m tangents) as a function of n positional primals then the tangents
+    (a jvp of a function with defaults takes its tangents by keyword: `g_jvp(a, *, a_dot)`)."""
+    return _jvp_call(gen, m, n, ()) if forward._tangent_params(gen, m)[1] else gen
+
+
 def _make_jvp_call(gen, m, n, keywords):
     names, _, _ = forward._tangent_params(gen, m)
     args, dots = [f"a{i}" for i in range(n)], [f"t{j}" for j in range(m)]
@@ -912,8 +918,9 @@ def _transform(fun, argnums, mode, has_aux):
     base = _op_function(fun)
     positions = _positions(argnums, base)
     tuple_out = not isinstance(argnums, int)
-    if _variadic(base):     # def f(*xs, **kw): generated per call shape
-        return _transform_variadic(fun, base, positions, mode, has_aux, tuple_out)
+    if _variadic(base) or _per_call(fun):     # def f(*xs, **kw): generated per call shape
+        return _transform_variadic(fun, fun if _per_call(fun) else base, positions, mode,
+                                   has_aux, tuple_out)
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
@@ -982,12 +989,24 @@ def _read_form(fun):
     return getattr(fun, "__secant_composite__", None) or fun
 
 
+def _per_call(fn):
+    """Whether `fn` is vmap(f), whose batched function depends on which of f's parameters a
+    call passes (those left at their defaults are not mapped): generated per call shape."""
+    return getattr(fn, "__secant_call_gen__", None) is not None
+
+
 def _shaped(base, args, kwargs):
     """`base` (with *args / **kwargs) for one call's shape (transformer/callees.py)."""
     from secant.transformer.callees import specialise
     inner = getattr(base, "__secant_variadic__", None)
     if callable(inner):         # vmap(vmap(f)) of a variadic f: the inner one for this shape
         return inner(args, kwargs)
+    if _per_call(base):         # vmap(f): the batched f for the parameters this call passes
+        by_call = base.__secant_call_gen__(len(args), tuple(kwargs))
+        if by_call is not None:
+            return by_call
+        base = _unwrap(base)
+        inner = getattr(base, "__secant_variadic__", None)
     if inner is not None:       # grad(grad(f)) of a variadic f: the inner one for this shape
         fun, positions, mode, has_aux, tuple_out = inner
         return generate(_shaped(_op_function(fun), args, kwargs), positions, mode, has_aux,
@@ -1131,7 +1150,9 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(fun(*primals), vjp_fun): vjp_fun(cotangent) returns one cotangent per primal."""
     _options.check_reduce_axes(reduce_axes, "vjp")
     tracing = active_trace() is not None
-    if _variadic(_read_form(fun)):
+    if _per_call(fun):
+        fun = _shaped(fun, primals, {})
+    elif _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
     positions = tuple(range(len(primals)))
@@ -1255,8 +1276,11 @@ def _normalised_source(fn, positions, mode):
 _FLOAT0 = np.dtype([("float0", np.void, 0)])      # jax.dtypes.float0: tangents of int primals
 
 
-def _base(fun):
-    """What the transforms read for `fun`: its staged form while jit traces."""
+def _base(fun, args=None):
+    """What the transforms read for `fun`: its staged form while jit traces; vmap(f) for the
+    parameters a call with `args` passes."""
+    if args is not None and _per_call(fun) and active_trace() is None:
+        return _shaped(fun, args, {})
     return _op_function(staged(fun) if active_trace() is not None else fun)
 
 
@@ -1330,7 +1354,9 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
         return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
-    if _variadic(_read_form(fun)):
+    if _per_call(fun):
+        fun = _shaped(fun, primals, {})
+    elif _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
@@ -1535,7 +1561,7 @@ class _Jacobian:
         """(fun's output, aux) at args (the Jacobian's rows and columns are laid out by it)."""
         if isinstance(self.fun, _Jacobian):
             return self.fun._shape(args), None
-        res = _base(self.fun)(*args)
+        res = _base(self.fun, args)(*args)
         return res if self.has_aux else (res, None)
 
     def _shape(self, args):
@@ -1574,13 +1600,14 @@ class _Jacobian:
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         if isinstance(self.fun, _Jacobian):
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
-        base = _base(self.fun)
+        base = _base(self.fun, args)
         out, aux = self._out(args)
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
             tangents = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
             n_args, n_t = len(args), len(tangents)
+            gen = _tangents_last(gen, n_t, n_args)
             if outer is None:
                 res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents)
                 stacked = tree_util.tree_leaves(res[1])
@@ -1672,7 +1699,7 @@ class _Jacobian:
                         j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
-            except SourceError as e:
+            except (SourceError, _errors.UnsupportedError) as e:    # (the next plan may do)
                 error = error or e
                 continue
             self._plan = (method, j)
@@ -1688,14 +1715,15 @@ class _Jacobian:
         if isinstance(self.fun, _Jacobian):
             raise SecantError("internal: rows of a nested Jacobian are taken by _derivative"
                               + where())
-        base = _base(self.fun)
+        base = _base(self.fun, args)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         n_in = len(in_leaves)
         single = len(outer_positions) == 1
         if self.kind == "jacfwd":
-            gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            gen = _tangents_last(generate(base, positions, "jvp", self.has_aux,
+                                          staged=_staging()), len(positions), len(args))
             gen_v = generate(gen, tuple(outer_positions), "vjp", staged=_staging())
 
             def call(ct_out, v):
@@ -1762,12 +1790,15 @@ def _derivative(fun, args, directions):
 def _forward_derivative(fun, args, directions, lead):
     """D^k fun(args)[t_1, ..., t_k] for a plain function (see _derivative): its generated jvp
     taken k times, called once, vmapped over the product of the tangents' leading axes."""
-    base = _base(fun)
+    base = _base(fun, args)
     if not directions:
         return base(*args)
     gen = base
+    n = len(args)
     for positions, _ in directions:
-        gen = generate(gen, tuple(positions), "jvp", staged=_staging())
+        gen = _tangents_last(generate(gen, tuple(positions), "jvp", staged=_staging()),
+                             len(positions), n)
+        n += len(positions)
     total, tangents = int(np.prod(lead)), []
     for j, (_, ts) in enumerate(directions):        # row r of the product: (i_1, ..., i_k)
         where_j = (1,) * j + (lead[j],) + (1,) * (len(lead) - j - 1)

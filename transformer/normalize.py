@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import callees, defaults, hygiene, ir, loop_lowering, nonlocals
 from secant.transformer import objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
@@ -540,6 +540,8 @@ class Normaliser(ContainerMixin):
                 rename(block, v, joined)
                 if v in self.tracked:
                     self.tracked.add(joined)
+                if v in self.queried:       # (its shape queries are now the joined name's)
+                    self.queried.add(joined)
             elif is_tracked and v in self.tracked:
                 block.append(ir.Op([joined], "identity", {"x": ir.Var(v)}, {}, self.origin))
             else:
@@ -833,6 +835,11 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, gast.Call):
             return self.call(node)
+        if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} a call with a starred argument "
+                                 f"of {self.what} values here; "
+                                 "unpack it into names first (`x, y = ...`) and pass them")
         if isinstance(node, gast.Attribute):
             field = objects.field_read(self.out, node, self.current.get(node.value.id)) \
                 if isinstance(node.value, gast.Name) else None     # (transformer/objects.py)
@@ -1227,7 +1234,14 @@ class Normaliser(ContainerMixin):
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
             func = node.func
-        if (getattr(obj, "__secant_vmap__", False) or getattr(obj, "__secant_jacobian__", False)) \
+        by_call = getattr(obj, "__secant_call_gen__", None) if not any(
+            isinstance(a, gast.Starred) for a in node.args) and None not in (
+            k.arg for k in node.keywords) else None
+        by_call = by_call and by_call(len(node.args), [k.arg for k in node.keywords])
+        if by_call is not None:                 # vmap(f)(x): the batched f this call runs (its
+            obj = by_call                       # defaulted parameters as written, unmapped)
+        elif (getattr(obj, "__secant_vmap__", False)
+              or getattr(obj, "__secant_jacobian__", False)) \
                 and getattr(obj, "__secant_generated__", None):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
@@ -1426,6 +1440,8 @@ class Normaliser(ContainerMixin):
                                      "function instead") from None
         made = factory(*[value(a) for a in call.args],
                        **{k.arg: value(k.value) for k in call.keywords})
+        if getattr(made, "__secant_call_gen__", None):
+            return made                 # vmap(f): batched for what the call passes
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED
 
     def dynamic_call(self, node, func):
@@ -1645,7 +1661,8 @@ class Normaliser(ContainerMixin):
                                  "transformed yet; pass arguments explicitly")
         if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
-        try:
+        fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
+        try:                                    # defaults left out: their static ifs folded)
             inspect.signature(fn, follow_wrapped=False).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:

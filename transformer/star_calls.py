@@ -1,0 +1,194 @@
+"""Call sites the canonical form reads only spelled out (a desugaring step, desugar.py):
+
+- `h(*g(a))`, `h(x, *pair)` where h's positional parameters are known (a lambda written in
+  place, a nested def or `h = lambda ...` of the function, a function it names): the starred
+  value unpacked into h's own parameter names just before the statement (`x, y = g(a)`) and
+  the call reads `h(x, y)`; unpacking checks the length at run time, as the call would;
+- `(lambda x, y: x @ y)(...)` called where it is written: named first (`fn = lambda x, y:
+  ...`), so it is lifted and differentiated like any nested function.
+
+Parts of a statement evaluated only sometimes (`a if c else b`, `and`/`or`) or in a scope of
+their own (lambda bodies, comprehensions) are left as written; the normaliser refuses a starred
+argument of a transformed value there (normalize.py operand) rather than read it as a constant.
+"""
+import copy
+import inspect
+
+import gast
+
+_LAZY = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+         gast.IfExp, gast.BoolOp)
+
+
+def rewrite(d, body):
+    """`body` (a function's statements) with its call sites spelled out; d: the desugarer."""
+    return _CallSites(d).visit_body(body)
+
+
+def _assign(target, value, like):
+    node = gast.Assign(targets=[target], value=value, type_comment=None)
+    for m in gast.walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+class _CallSites(gast.NodeTransformer):
+    def __init__(self, d):
+        self.d = d
+        self.local_defs = {}        # name -> [FunctionDef or Lambda] defined in the function
+        stores = set(d.params)
+        for n in gast.walk(d.node):
+            if isinstance(n, gast.FunctionDef) and n is not d.node:
+                self.local_defs.setdefault(n.name, []).append(n)
+            elif isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Lambda):
+                self.local_defs.setdefault(n.targets[0].id, []).append(n.value)
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores.add(n.id)
+        self.other_locals = stores - set(self.local_defs)
+        self.chosen = set()         # parameter names already bound by an unpacking
+
+    def _outside(self, func):
+        """Names read or bound outside the callee's own definition(s): the callee's parameter
+        names are free to hold the unpacked values where no other code uses them."""
+        defs = [func] if isinstance(func, gast.Lambda) else \
+            self.local_defs.get(getattr(func, "id", None), [])
+        if not defs:
+            return None
+        inside = {id(n) for f in defs for n in gast.walk(f)}
+        return {n.id for n in gast.walk(self.d.node) if isinstance(n, gast.Name)
+                and id(n) not in inside} | set(self.d.params)
+
+    def visit_body(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.visit_body(getattr(s, field)))
+            self.pre, self.lazy, self.stmt = [], 0, s
+            for field, value in gast.iter_fields(s):
+                if field in ("body", "orelse", "finalbody", "handlers"):
+                    continue
+                if isinstance(value, gast.AST):
+                    setattr(s, field, self.visit(value))
+                elif isinstance(value, list):
+                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
+                                       for v in value])
+            out.extend(self.pre + [s])
+        return out
+
+    def _lazily(self, node):
+        self.lazy += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.lazy -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+        visit_IfExp = visit_BoolOp = _lazily
+
+    def visit_Call(self, node):
+        if isinstance(node.func, gast.Lambda):     # (its body is a scope of its own)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+        else:
+            self.generic_visit(node)
+        if self.lazy:
+            return node
+        starred = [k for k, a in enumerate(node.args) if isinstance(a, gast.Starred)]
+        if len(starred) == 1 and not isinstance(node.args[starred[0]].value,
+                                                (gast.Tuple, gast.List)):
+            params = self._positional(node)
+            if params is not None:
+                k = starred[0]
+                names = [p if self._outside(node.func) is not None
+                         and p not in self._outside(node.func) and p not in self.chosen
+                         else self.d.names.fresh(p) for p in params]
+                self.chosen.update(names)
+                self.pre.append(_assign(_names(names), node.args[k].value, self.stmt))
+                node.args[k:k + 1] = [gast.copy_location(
+                    gast.Name(n, gast.Load(), None, None), node.args[k]) for n in names]
+                self.d.changed = True
+        if isinstance(node.func, gast.Lambda) and not _has_scope(node.func.body):
+            name = self.d.names.fresh("fn")
+            self.pre.append(_assign(gast.Name(name, gast.Store(), None, None), node.func,
+                                    self.stmt))
+            node.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
+            self.d.changed = True
+        return node
+
+    def _positional(self, call):
+        """The names of the parameters a call's one starred argument fills, when the callee's
+        signature says how many (no *args, no defaults among them), else None."""
+        params = self._signature(call.func)
+        if params is None:
+            return None
+        names, defaults, varargs = params
+        if varargs:
+            return None
+        given = {k.arg for k in call.keywords}
+        if None in given:
+            return None
+        rest = names[len(call.args) - 1:]
+        while rest and rest[-1] in given:       # h(*t, z=1): the keyword fills the last
+            rest = rest[:-1]
+        if not rest or any(p in given or p in defaults for p in rest):
+            return None
+        return rest
+
+    def _signature(self, func):
+        """(positional parameter names, those with defaults, takes *args) of a callee."""
+        if isinstance(func, gast.Lambda):
+            return _of_args(func.args)
+        if isinstance(func, gast.Name) and func.id in self.local_defs:
+            sigs = {repr(_of_args(f.args)) for f in self.local_defs[func.id]}
+            if len(sigs) != 1 or func.id in self.other_locals:
+                return None
+            return _of_args(self.local_defs[func.id][0].args)
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.other_locals or \
+                func.id in self.local_defs:
+            return None
+        kind, obj = self.d.src.resolve_name(func.id)
+        if kind == "unbound":
+            return None
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        if not callable(obj) or inspect.isclass(obj):
+            return None
+        try:
+            sig = inspect.signature(obj)
+        except (TypeError, ValueError):
+            return None
+        P = inspect.Parameter
+        names = [p.name for p in sig.parameters.values()
+                 if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        defaults = {p.name for p in sig.parameters.values() if p.default is not P.empty}
+        varargs = any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values())
+        return names, defaults, varargs
+
+
+def _names(names):
+    return gast.Tuple([gast.Name(n, gast.Store(), None, None) for n in names], gast.Store())
+
+
+def _of_args(a):
+    params = list(getattr(a, "posonlyargs", None) or []) + list(a.args)
+    names = [p.id for p in params]
+    defaults = set(names[len(names) - len(a.defaults):]) if a.defaults else set()
+    return names, defaults, a.vararg is not None
+
+
+def _has_scope(node):
+    return any(isinstance(n, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+                              gast.SetComp, gast.NamedExpr, gast.Yield))
+               for n in gast.walk(node))
