@@ -86,7 +86,12 @@ def _leaf(c, p, path, rule, param):
             f"{_short(c)} for differentiable argument {param} of shape/dtype {_short(p)}{where()}")
     if dtypes.is_inexact(pdt) and cdt != pdt:     # (another precision: the primal's, as JAX's)
         c = snp.asarray(c).astype(pdt)
-    return c
+    return _secant_array(c)
+
+
+def _secant_array(c):
+    """A NumPy array handed in as a cotangent, as secant's own (rules call `g.at[...]` on it)."""
+    return snp.asarray(c) if isinstance(c, (np.ndarray, np.generic)) else c
 
 
 @checks
@@ -290,7 +295,7 @@ def vjp_cotangent(ct, spec, depth=0):
                 f"primal output, {odt.name}{list(shape)} (as in JAX), but got {got}{where()}")
         if dtypes.is_inexact(odt) and getattr(c, "dtype", cdt) != odt:   # another precision:
             c = snp.asarray(c).astype(odt)                                # the output's
-        fixed.append(c)
+        fixed.append(_secant_array(c))
     return tree.unflatten(fixed)
 
 
