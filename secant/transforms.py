@@ -440,7 +440,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except vectorize.BatchingError as e:
         o = e.origin
         at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
-        raise SecantValueError(f"{e}{at}\n  in {fn.__qualname__}") from None
+        err = SecantValueError(f"{e}{at}\n  in {fn.__qualname__}")
+        err.no_batching_rule = True     # (a nested Jacobian's next plan may not need it)
+        raise err from None
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
@@ -1699,8 +1701,10 @@ class _Jacobian:
                         j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
-            except (SourceError, _errors.UnsupportedError) as e:    # (the next plan may do)
-                error = error or e
+            except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
+                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
+                    raise
+                error = error or e          # (the next plan may do)
                 continue
             self._plan = (method, j)
             jac = self._assemble(stacked, value, in_leaves, in_tree, method == "columns")
