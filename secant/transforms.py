@@ -516,14 +516,14 @@ _DYNAMIC_NOTE = {m: f"  # callee known only at run time: its {what} is made on f
 def _generate_dispatch(caller, wrt, mode, staged, batch):
     n, keywords = caller.__secant_dispatch__
     params = list(inspect.signature(caller).parameters)
-    if 0 in wrt:
-        raise SecantTypeError("a function chosen at run time from differentiated or batched "
-                              f"values cannot be transformed{where()}")
-    # each active operand: its position in the call, or its keyword
-    active = tuple(i - 1 if i <= n else params[i] for i in wrt)
+    # each active operand: its position in the call, or its keyword; "self" when the callee
+    # itself holds differentiated or batched values (a model object: `model(x)`)
+    active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
     positional = params[:1 + n]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    args = ", ".join(params[1:1 + n] + [f"{k}={k}" for k in keywords])
+    call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]   # (fn: its __call__'s self)
+    args = ", ".join(call_args + [f"{k}={k}" for k in keywords])
+    n = len(call_args)
     note = "    # fn is known only at run time: its {} is generated on first use\n"
     shape = (n, tuple(keywords))    # the call's shape: a callee with *args / **kwargs is
                                     # generated for it (callees.specialise)
@@ -538,7 +538,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
                   + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
                   f"{(n, tuple(keywords))!r})"
-                  f"({', '.join(params[1:1 + n] + dots + [f'{k}={k}' for k in keywords])})\n")
+                  f"({', '.join(call_args + dots + [f'{k}={k}' for k in keywords])})\n")
     elif mode == "vmap" and batch.out_axes in (0, "free"):
         name = "dynamic_call_vmap"
         source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
@@ -562,6 +562,13 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
         return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active), *call)
     from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
+    if "self" in active:                # a callable object holding active values: its
+        target = _unwrap(getattr(type(fn), "__call__", None))   # __call__, fn as `self`
+        active = tuple(0 if a == "self" else a + 1 if isinstance(a, int) else a for a in active)
+        if not inspect.isfunction(target) or inspect.ismethod(fn):
+            raise SecantTypeError(f"secant transforms a call of a differentiated or batched "
+                                  f"object through its class's __call__; {fn!r} has none with "
+                                  f"source{where()}")
     target = source_of(target) or target
     if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
         target = _op_function(target)

@@ -1453,12 +1453,17 @@ class Normaliser(ContainerMixin):
                 or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
                 and not getattr(self._resolve(func.func), "__secant_dispatcher__", False):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
+        # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
+        built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
+                                                     and isinstance(func.value, gast.Call))
+        fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
-        if not any(_has_var(o) for o in operands.values()):
+        if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
             return self._inactive(node)
-        fn = self.operand(func)
-        if _has_var(fn):
+        fn = self.operand(func) if fn is None else fn
+        if _has_var(fn) and not (isinstance(fn, ir.Var) and isinstance(
+                func, (gast.Name, gast.Attribute, gast.Subscript))):
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
