@@ -11,7 +11,6 @@ Parts of a statement evaluated only sometimes (`a if c else b`, `and`/`or`) or i
 their own (lambda bodies, comprehensions) are left as written; the normaliser refuses a starred
 argument of a transformed value there (normalize.py operand) rather than read it as a constant.
 """
-import copy
 import inspect
 
 import gast
