@@ -19,7 +19,7 @@ import re
 
 import gast
 
-from secant.transformer import ir
+from secant.transformer import callees, ir
 from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
@@ -244,12 +244,23 @@ class ContainerMixin:
                 and node.func.id in ("list", "tuple") and node.func.id not in self.current):
             self.list_names.add(name)
 
+    def _global_value(self, operand):
+        """The value of an untracked operand naming a global or closure variable (read at
+        transform time: `[a] + NS` concatenates a list, `[a] + W` adds an array), else None."""
+        if not isinstance(operand, ir.Expr) or not operand.src.isidentifier() \
+                or operand.src in self.current:
+            return None
+        value = self._resolve(gast.Name(id=operand.src, ctx=gast.Load(), annotation=None,
+                                        type_comment=None))
+        return None if value is callees.UNRESOLVED else value
+
     def is_plain_list(self, operand):
         if not isinstance(operand, ir.Expr):
             return False
         src = operand.src.strip()
         return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
-            and not src.startswith("((") and _is_display(src)
+            and not src.startswith("((") and _is_display(src) \
+            or src.startswith(("list(", "tuple(", "sorted(")) and src.endswith(")")
 
     def arrays_from_lists(self, op, operands):
         """A tracked list or tuple where an op takes an array (x * [a, b], x.at[i].set([a, b]))
@@ -316,9 +327,21 @@ class ContainerMixin:
             # (a tracked value of unknown kind + a list display: a list, as in generated code;
             # were it an array, the concatenation's derivative fails loudly, never silently)
             sides = [self.is_container(o) or self.is_plain_list(o)
+                     or isinstance(self._global_value(o), (list, tuple))
                      or isinstance(o, ir.Var) and isinstance(other, ir.Seq)
                      for o, other in ((x, y), (y, x))]
             if not all(sides) and not getattr(node, "secant_concat", False):
+                unknown = [o for o, side in zip((x, y), sides)
+                           if not side and self._global_value(o) is None]
+                if unknown and not (self.src.generated or self._own_code()) \
+                        and all(isinstance(o, ir.Expr) for o in unknown) and any(
+                        isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o)
+                        for o in (x, y)):
+                    raise self.src.error(node, f"`{gast.unparse(node).strip()}`: secant cannot "
+                                         f"tell whether {unknown[0].src} is a list (Python "
+                                         "concatenates) or an array (NumPy adds); write "
+                                         f"list({unknown[0].src}) or snp.asarray("
+                                         f"{unknown[0].src})")
                 return None
         if add and "dict" in (self.container_kind(x), self.container_kind(y)):
             return None

@@ -1,0 +1,57 @@
+"""`[a] + ns`: Python concatenates lists, NumPy adds arrays. secant must know which, or say it
+cannot (it once added: grad of `[a] + ns` came out as a sum over a wrong-length array)."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import SecantError
+
+NS = [2.0, 3.0]
+W = np.array([2.0, 3.0])
+WEIGHTS = np.arange(1.0, 4.0)
+
+
+def concat_global(a):
+    return snp.sum(snp.stack([a] + NS) * WEIGHTS)
+
+
+def add_global_array(a):
+    return snp.sum(snp.stack([a] + W) * WEIGHTS[:2])
+
+
+def concat_list_call(a, ns):
+    return snp.sum(snp.stack([a] + list(ns)) * WEIGHTS)
+
+
+def concat_param(a, ns):
+    return snp.sum(snp.stack([a] + ns) * WEIGHTS)
+
+
+def _fd(f, x, eps=1e-6):
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+def test_global_list_concatenates():
+    assert float(secant.grad(concat_global)(1.0)) == pytest.approx(1.0)
+    assert float(secant.jit(secant.grad(concat_global))(1.0)) == pytest.approx(1.0)
+
+
+def test_global_array_adds_as_numpy():
+    assert float(secant.grad(add_global_array)(1.0)) == pytest.approx(3.0)
+    f = lambda a: float(np.sum((np.array([a]) + W) * WEIGHTS[:2]))
+    assert float(secant.grad(add_global_array)(1.0)) == pytest.approx(_fd(f, 1.0), rel=1e-5)
+
+
+def test_list_of_a_parameter_concatenates():
+    assert float(secant.grad(concat_list_call)(1.0, [2.0, 3.0])) == pytest.approx(1.0)
+
+
+def test_tracked_list_parameter_concatenates():
+    ga, gns = secant.grad(concat_param, argnums=(0, 1))(1.0, [2.0, 3.0])
+    np.testing.assert_allclose([ga, *gns], [1.0, 2.0, 3.0])
+
+
+def test_unknown_kind_is_a_clear_error():
+    with pytest.raises(SecantError, match=r"cannot tell whether ns is a list"):
+        secant.grad(concat_param)(1.0, [2.0, 3.0])
