@@ -289,8 +289,8 @@ def eager_unary(prim, slow):
             v = x._npy
             if v is not None and v.dtype in ok:
                 token = enter()
-                try:
-                    out = ufunc(v)
+                try:    # (a 0-d array: its scalar, which NumPy computes in a third less time)
+                    out = ufunc(v) if v.shape else ufunc(v[()])
                 finally:
                     leave(token)
                 return wrap(out if type(out) is ndarray else asarray(out),
@@ -318,7 +318,7 @@ def eager_binary(prim, slow):
                 if dt == w.dtype and dt in ok:
                     token = enter()
                     try:
-                        out = ufunc(v, w)
+                        out = ufunc(v, w) if v.shape or w.shape else ufunc(v[()], w[()])
                     except ValueError:
                         out = None
                     finally:

@@ -1,7 +1,9 @@
 """grad, value_and_grad and vjp: each writes a new Python function (the derivative's source) once
 per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
 import ast
+import contextlib
 import functools
+import gc
 import inspect
 import re
 import types
@@ -245,6 +247,25 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     of its functionalised form, and so for every function it calls (what jit traces). Mode
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
+    with _gc_paused():
+        return _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic collector paused while a transform builds (the outermost one resumes
+    it): a transform allocates many long-lived syntax-tree nodes, and the collector's passes
+    over them made transformation time grow faster than the function's size (issue 19)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
     if not _current(fn):
         raise SecantError(f"{fn.__name__} was generated for callees that have changed since "
@@ -666,7 +687,9 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
     gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
-    node = gast.ast_to_gast(tree).body[0]
+    def node():                         # gast, built when a later transform reads it
+        return gast.ast_to_gast(tree).body[0]
+
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
                                            source.splitlines(), fn_globals,
                                            closure_values(gen))

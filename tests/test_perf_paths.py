@@ -187,3 +187,96 @@ def test_eager_binary_shape_errors_name_the_caller():
     with pytest.raises(secant.SecantError, match="incompatible shapes") as info:
         a * snp.asarray(np.zeros(3, np.float32))
     assert "test_perf_paths.py" in str(info.value)
+
+
+# --- 0-d operands: the fast paths compute on the scalar and hand back a 0-d array --------------
+@pytest.mark.parametrize("dtype", ["float16", "float32", "complex64", "int32", "bool"])
+def test_eager_zero_d_fast_paths_keep_dtype_shape_and_nan(dtype):
+    for value in (0.5, np.nan, np.inf, -np.inf, 0.0):
+        if dtype in ("int32", "bool") and not np.isfinite(value):
+            continue
+        a = snp.asarray(np.asarray(value).astype(dtype))
+        v, f = np.asarray(a), np.asarray(a).astype(snp.result_type(a, 0.5))
+        for ours, numpys in ((snp.sin, lambda: np.sin(f)), (snp.exp, lambda: np.exp(f)),
+                             (lambda a: a * a, lambda: v * v), (lambda a: a + a, lambda: v + v),
+                             (lambda a: snp.maximum(a, a), lambda: np.maximum(v, v))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")      # quiet, as the full path
+                got = ours(a)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = numpys()
+            assert got.shape == () and got.dtype == want.dtype, (got.dtype, want.dtype)
+            assert type(got._npy) is np.ndarray and not got.weak_type
+            np.testing.assert_array_equal(np.asarray(got), want)
+            with pytest.raises(secant.SecantError, match="immutable"):
+                got[()] = 1
+
+
+def test_eager_zero_d_with_an_array_broadcasts_and_weak_scalars_adapt():
+    x = snp.asarray(np.array([1.0, np.nan, 3.0], np.float32))
+    s = snp.asarray(np.float32(2.0))
+    for got in (x * s, s * x, snp.subtract(s, x)):
+        assert got.shape == (3,) and got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(s - x), [1.0, np.nan, -1.0])
+    w = snp.asarray(2.0)                              # weak: float32, weak result
+    assert (w * w).weak_type and (w * w).dtype == np.float32 and snp.sin(w).weak_type
+    assert not (w * s).weak_type
+    h = snp.asarray(np.float16(3.0))
+    assert (h * w).dtype == np.float16                # the weak scalar takes the array's type
+    np.testing.assert_allclose(float(snp.sin(snp.asarray(np.float64(0.5)))), np.sin(0.5),
+                               rtol=1e-6)             # (canonicalised to float32)
+
+
+# --- structural shape rules: a signature seen once passes without re-checking ------------------
+def test_structural_rule_cache_still_rejects_what_it_has_not_seen():
+    from secant.backends.primitives import structural as st
+    x = snp.asarray(np.ones((2, 3), np.float32))
+    assert st.reduce_sum_p.bind(x, axes=(1,)).shape == (2,)
+    assert st.reduce_sum_p.bind(x, axes=(1,)).shape == (2,)      # cached
+    for bad in ((1.0,), (True,), (2,), (1, 1)):   # equal to (1,) or close, but not accepted
+        with pytest.raises(secant.SecantError):
+            st.reduce_sum_p.bind(x, axes=bad)
+    b = snp.asarray(np.ones((2, 3), bool))
+    assert st.reduce_and_p.bind(b, axes=(1,)).dtype == np.bool_
+    with pytest.raises(secant.SecantError, match="boolean"):
+        st.reduce_and_p.bind(x, axes=(1,))        # same shape and axes, other dtype
+    with pytest.raises(secant.SecantError, match="transpose"):
+        st.transpose_p.bind(snp.asarray(np.ones((2, 3, 4), np.float32)), permutation=(1, 0))
+    y = st.transpose_p.bind(x, permutation=(1, 0))
+    np.testing.assert_array_equal(np.asarray(y), np.ones((3, 2)))
+    with pytest.raises(secant.SecantError, match="transpose"):
+        st.transpose_p.bind(x, permutation=(1, 0, 2))
+
+
+def test_structural_rule_cache_keys_unusual_params_and_values():
+    from secant.backends.primitives import structural as st
+    x = snp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(2):      # a list parameter is not cached, and still checked
+        np.testing.assert_array_equal(np.asarray(st.reduce_sum_p.bind(x, axes=[0])), [3, 5, 7])
+        with pytest.raises(secant.SecantError):
+            st.reduce_sum_p.bind(x, axes=[2])
+    # values never enter the key: two arrays of one signature, each its own result
+    z = snp.asarray(np.full((2, 3), np.nan, np.float32))
+    assert np.isnan(np.asarray(st.reduce_max_p.bind(z, axes=(0,)))).all()
+    np.testing.assert_array_equal(np.asarray(st.reduce_max_p.bind(x, axes=(0,))), [3, 4, 5])
+
+
+def test_structural_rule_cache_key_tells_equal_values_of_other_types_apart(x64):
+    from secant.backends.primitives.structural import _rule_key
+    x = np.ones((2, 3), np.float32)
+    key = _rule_key((x,), {"axes": (1,)})
+    others = [_rule_key((x,), {"axes": axes}) for axes in ((True,), ((1,),), 1, True, (1, 1))]
+    others += [_rule_key((x.astype(np.float64),), {"axes": (1,)}),
+               _rule_key((x.reshape(3, 2),), {"axes": (1,)}),
+               _rule_key((x,), {"dims": (1,)})]
+    assert key is not None and None not in others and key not in others
+    assert len(set(others)) == len(others)
+    assert _rule_key((x,), {"axes": (1,)}) == key
+    secant.config.update("enable_x64", False)
+    assert _rule_key((x,), {"axes": (1,)}) != key           # x64 decides canonical dtypes
+    secant.config.update("enable_x64", True)
+    for params in ({"axes": [1]}, {"axes": (np.int64(1),)}, {"axes": (1.0,)}):
+        assert _rule_key((x,), params) is None               # not plain: checked every time
+    assert _rule_key((1.0,), {}) is None and _rule_key((x[0, 0],), {}) is None
+    assert _rule_key((x,), {"t": np.dtype("float32")}) != _rule_key((x,), {"t": "float32"})

@@ -1025,6 +1025,7 @@ class _TreeCalls(gast.NodeTransformer):
 
     def __init__(self, d):
         self.d = d
+        self._bound = None      # the names d's function binds, read once (not once per call)
 
     def visit_body(self, stmts):
         out = []
@@ -1074,8 +1075,11 @@ class _TreeCalls(gast.NodeTransformer):
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params or \
-                func.id in hygiene_bound(self.d.node):
+        if not isinstance(func, gast.Name) or func.id in self.d.params:
+            return None
+        if self._bound is None:
+            self._bound = hygiene_bound(self.d.node)
+        if func.id in self._bound:
             return None
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):

@@ -65,6 +65,7 @@ class FunctionSource:
         self.fn = fn
         self.indent = indent          # columns removed by dedenting the source
         self.node = node              # gast.FunctionDef; its linenos count from 1 at first_line
+        #                               (or a function making it, called on first use)
         self.filename = filename
         self.first_line = first_line
         self.lines = lines            # the function's own source lines
@@ -84,6 +85,17 @@ class FunctionSource:
         if code is None:
             return {}
         return dict(zip(code.co_freevars, self.fn.__closure__ or ()))
+
+    @property
+    def node(self):
+        node = self._node
+        if callable(node):              # built lazily (generated code a transform may never read)
+            node = self._node = node()
+        return node
+
+    @node.setter
+    def node(self, value):
+        self._node = value
 
     @property
     def name(self):

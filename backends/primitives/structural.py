@@ -19,10 +19,58 @@ def define(name, rule, impl, **options):
 
     Eager bind runs only the implementation, and NumPy would quietly accept much that the rule
     rejects (negative axes, mixed dtypes, -1 in a shape), so eager and jit would disagree."""
+    passed = set()          # keys of argument signatures the rule accepted (_rule_key)
+
     def checked_impl(*args, **params):
-        rule(*[aval_of(a) for a in args], **params)
+        key = _rule_key(args, params)
+        if key is None or key not in passed:
+            rule(*[aval_of(a) for a in args], **params)
+            if key is not None:
+                if len(passed) >= _RULE_CACHE_SIZE:
+                    passed.clear()
+                passed.add(key)
         return impl(*args, **params)
     return register(Primitive(name, rule, checked_impl, **options))
+
+
+_RULE_CACHE_SIZE = 4096
+_PLAIN = frozenset([int, bool, str, type(None)])
+_INT = frozenset([int])
+
+
+def _typed(v):
+    """v as a hashable key that tells apart values == confuses (1, 1.0, True): ints, bools,
+    strings, None, dtypes, and tuples of them; anything else: TypeError (not cached)."""
+    t = type(v)
+    if t in _PLAIN:
+        return t, v
+    if t is tuple:
+        if set(map(type, v)) <= _INT:     # ints only (the common case): the tuple itself
+            return v
+        return tuple, tuple(map(_typed, v))
+    if isinstance(v, np.dtype):
+        return np.dtype, v
+    raise TypeError
+
+
+def _rule_key(args, params):
+    """What a structural shape rule reads of eager NumPy arguments (shapes and dtypes) and of its
+    parameters, as a hashable key; None when something in them is not plain (no caching).
+    The rules only validate here, so a key seen once is known to pass (issue 19: the rule's
+    checks cost more than many of the NumPy kernels they guard)."""
+    key = [dtypes.x64_enabled()]
+    for a in args:
+        if type(a) is not np.ndarray:
+            return None
+        key.append(a.shape)
+        key.append(a.dtype)
+    try:
+        for k, v in params.items():
+            key.append(k)
+            key.append(_typed(v))
+    except TypeError:
+        return None
+    return tuple(key)
 
 
 # --- rule helpers ---------------------------------------------------------------------------------

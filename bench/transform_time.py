@@ -1,0 +1,51 @@
+"""Transformation time of grad against function size (issue 19: linear; a 1,000-statement
+function's grad transformed in under 1 s). Straight-line functions of 100, 300 and 1000
+statements (bench/grad.py's generator), each run on a freshly loaded function, so that every
+step (desugaring included, which caches per function) is timed: the median of a few runs; the
+growth ratio compares seconds per statement at 1000 and at 100 (1.0: linear).
+
+    .venv/bin/python bench/transform_time.py"""
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad import load_source, straight_line_source   # noqa: E402
+from secant import transforms                         # noqa: E402
+
+SIZES = ((100, 5), (300, 3), (1000, 3))
+
+
+def first_transform_s(n, repeat, tmpdir):
+    """Median seconds of transforms.generate(grad) of a new n-statement function."""
+    source, times = straight_line_source(n), []
+    for r in range(repeat):
+        fn = load_source(source, "f", tmpdir, f"straight_{n}_{r}")
+        start = time.perf_counter()
+        transforms.generate(fn, (0, 1), "grad")
+        times.append(time.perf_counter() - start)
+        transforms._generated.clear()
+    return statistics.median(times)
+
+
+def measure(sizes=SIZES):
+    """[(statements, seconds)] for grad's transformation of each straight-line function."""
+    with tempfile.TemporaryDirectory(prefix="secant_bench_transform_") as tmpdir:
+        return [(n, first_transform_s(n, repeat, tmpdir)) for n, repeat in sizes]
+
+
+def main():
+    print("transform time: grad of new straight-line functions (generate(), median)")
+    rows = measure()
+    for n, s in rows:
+        print(f"  {n:5d} statements  {s:8.3f} s   {s / n * 1e6:8.1f} µs/statement")
+    (n0, s0), (n1, s1) = rows[0], rows[-1]
+    print(f"  growth ratio (s/statement at {n1} over at {n0}): {(s1 / n1) / (s0 / n0):.2f}   "
+          f"target: ~1 (linear), {n1} statements < 1 s: {'ok' if s1 < 1 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
