@@ -40,9 +40,15 @@ def _ops200_source():
 
 
 def _load(source, name, np_like):
-    path = os.path.join(tempfile.mkdtemp(prefix="first_call_"), name + ".py")
-    with open(path, "w") as f:
+    """`source` as module `name`, from one fixed path (the StableHLO text names its file: the
+    same program in each process, as a user's script)."""
+    folder = os.path.join(tempfile.gettempdir(), "secant_bench_first_call")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
+    tmp = path + f".{os.getpid()}"
+    with open(tmp, "w") as f:
         f.write(source)
+    os.replace(tmp, path)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
