@@ -28,6 +28,9 @@ class Config:
             # when the client is created
             "platforms": (os.environ.get("SECANT_PLATFORMS") or os.environ.get("JAX_PLATFORMS")
                           or None),
+            # a directory where compiled programs persist across processes (None: off);
+            # backends/compilation_cache.py
+            "compilation_cache_dir": os.environ.get("SECANT_COMPILATION_CACHE_DIR") or None,
         }
         self._listeners = []
 

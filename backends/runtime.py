@@ -20,6 +20,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
+from secant.backends import compilation_cache  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
@@ -750,19 +751,23 @@ class Executable:
         callbacks = []
         if CALLBACK_TARGET in text:
             text, callbacks = _number_callbacks(text)
-        module = verify(text)
         opts = xc.CompileOptions()
         # Always set: without it a program meant for another device is assigned to device 0.
         opts.device_assignment = xc.DeviceAssignment.create(np.array([[self.device.id]]))
-        try:
-            if callbacks:
+        devices = xc.DeviceList((self.device,))
+        # (programs with host callbacks hold this process's functions: never cached on disk)
+        cache_key = None if callbacks else _disk_cache_key(text, opts, self.device)
+        self.exe = None if cache_key is None else _load_cached(cache_key, devices, opts)
+        if self.exe is None:
+            module = verify(text)   # (parsed once: XLA compiles this very module)
+            try:
                 self.exe = client().compile_and_load(
-                    module, executable_devices=xc.DeviceList((self.device,)),
-                    compile_options=opts, host_callbacks=callbacks)
-            else:
-                self.exe = client().compile_and_load(text, xc.DeviceList((self.device,)), opts)
-        except _jax.JaxRuntimeError as e:
-            raise SecantError(f"XLA failed to compile the program: {e}") from None
+                    module, executable_devices=devices, compile_options=opts,
+                    host_callbacks=callbacks)
+            except _jax.JaxRuntimeError as e:
+                raise SecantError(f"XLA failed to compile the program: {e}") from None
+            if cache_key is not None:
+                compilation_cache.store(cache_key, client().serialize_executable(self.exe))
         self._callbacks = callbacks         # (alive as long as the executable)
         self.execute_sharded = (self.exe.execute_sharded if not callbacks
                                 else lambda bufs: _CallbackRun(self.exe, bufs))
@@ -778,6 +783,33 @@ class Executable:
 
     def cost_analysis(self):
         return self.exe.cost_analysis()
+
+
+def _disk_cache_key(text, opts, device):
+    """The persistent cache's entry name for `text` compiled with `opts` on `device`, or None
+    when the cache is off."""
+    if compilation_cache.directory() is None:
+        return None
+    c = client()
+    return compilation_cache.key(text, opts.SerializeAsString(), c.platform, c.platform_version,
+                                 device.device_kind, JAXLIB_VERSION, _jaxlib_version())
+
+
+def _load_cached(name, devices, opts):
+    """The executable stored under `name` (its bytes checksummed by compilation_cache), or None."""
+    payload = compilation_cache.load(name)
+    if payload is None:
+        return None
+    try:
+        return client().deserialize_executable(payload, devices, opts)
+    except _jax.JaxRuntimeError:
+        compilation_cache.refused(name)
+        return None
+
+
+def _jaxlib_version():
+    import jaxlib
+    return jaxlib.__version__
 
 
 # --- pytrees: jaxlib's C++ registry, a private instance (so an imported jax never clashes) -------

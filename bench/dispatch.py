@@ -14,8 +14,8 @@ def f(a, b):
     return a * b + a
 
 
-def main():
-    print("dispatch: a * b + a on f32[8] (medians of interleaved rounds)")
+def measure():
+    """{figure: (secant, jax or None)}: first call in ms, the rest in µs per call."""
     jax, _ = import_jax()
     a_np = np.linspace(0, 1, 8, dtype=np.float32)
     b_np = np.linspace(1, 2, 8, dtype=np.float32)
@@ -39,12 +39,35 @@ def main():
     times = interleaved_us(cands)
     device_io, numpy_io, floor = times[:3]
     jax_device, jax_numpy = times[3:] if jax is not None else (None, None)
+    return {"first": (first, jax_first), "device": (device_io, jax_device),
+            "numpy": (numpy_io, jax_numpy), "floor": (floor, None)}
 
-    report("first call (trace + compile)", first, jax_first, "ms")
-    report("warm call, device arrays in/out", device_io, jax_device)
-    report("warm call, NumPy in/out", numpy_io, jax_numpy)
+
+def rows(results=None):
+    """Summary rows for run_all: (name, secant s, anchor name, anchor s, target ratio)."""
+    r = results or measure()
+    us = 1e-6
+
+    def anchor(v, scale):
+        return None if v is None else v * scale
+    return [("warm jit call, tiny, device arrays in/out", r["device"][0] * us, "jax.jit",
+             anchor(r["device"][1], us), 1.0),
+            ("warm jit call, tiny, NumPy in / np.asarray out", r["numpy"][0] * us, "jax.jit",
+             anchor(r["numpy"][1], us), 1.0),
+            ("warm jit call, device arrays, vs PJRT execute alone", r["device"][0] * us,
+             "secant execute", r["floor"][0] * us, None)]
+
+
+def main():
+    print("dispatch: a * b + a on f32[8] (medians of interleaved rounds)")
+    r = measure()
+    report("first call (trace + compile)", *r["first"], "ms")
+    report("warm call, device arrays in/out", *r["device"])
+    report("warm call, NumPy in/out", *r["numpy"])
+    device_io, floor = r["device"][0], r["floor"][0]
     print(f"  {'PJRT execute alone (the floor)':<42} secant {floor:10.2f} µs"
           f"   warm device call / floor {device_io / floor:5.2f}x")
+    return r
 
 
 if __name__ == "__main__":

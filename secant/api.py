@@ -165,7 +165,11 @@ class _Compiled:
             if type(x) is not np.ndarray or x.dtype != aval.dtype:
                 x = np.asarray(x, dtype=aval.dtype)
             bufs.append(put(x))
-        outs = self._execute(bufs).consume_with_handlers(self._handlers)
+        try:
+            outs = self._execute(bufs).consume_with_handlers(self._handlers)
+        except TypeError:
+            _check_not_donated(bufs)
+            raise
         if self._single_out:
             return Array._from_buffer(outs[0], self.out_avals[0], committed)
         return self.out_tree.unflatten(
@@ -545,14 +549,24 @@ def _runner(entry, kinds, args):
         out_aval, weak, new = out_avals[0], out_avals[0].weak_type, object.__new__
 
         def run(args):
-            buf = execute(inputs(args)).consume_with_handlers(handlers)[0]
+            bufs = inputs(args)
+            try:
+                buf = execute(bufs).consume_with_handlers(handlers)[0]
+            except TypeError:
+                _check_not_donated(bufs)
+                raise
             out = new(Array)        # (Array._from_buffer, inlined)
             out._npy, out._buf, out._aval, out.weak_type = None, buf, out_aval, weak
             out._committed, out._sharded = False, None
             return out
     else:
         def run(args):
-            outs = execute(inputs(args)).consume_with_handlers(handlers)
+            bufs = inputs(args)
+            try:
+                outs = execute(bufs).consume_with_handlers(handlers)
+            except TypeError:
+                _check_not_donated(bufs)
+                raise
             return out_tree.unflatten([from_buffer(b, a) for b, a in zip(outs, out_avals)])
     return run
 
@@ -590,10 +604,23 @@ def _mark_donated(args, donate):
                     leaf._buf = _DELETED
 
 
+_DONATED_MESSAGE = ("an array donated to a jitted function (donate_argnums) was used again; "
+                    "after the call it is deleted: use the function's result instead, or do "
+                    "not donate it")
+
+
 class _Deleted:
+    """The buffer of a donated array: any use of it raises (jit, np.asarray, eager ops)."""
+
     def __getattr__(self, name):
-        raise SecantError("this array was donated to a jitted function (donate_argnums) and "
-                          "can no longer be used")
+        raise SecantError(_DONATED_MESSAGE + where())
+
+
+def _check_not_donated(bufs):
+    """After jaxlib refused the buffers (TypeError): a donated array's is the reason, said so."""
+    for i, b in enumerate(bufs):
+        if b is _DELETED:
+            raise SecantError(f"argument leaf {i}: " + _DONATED_MESSAGE + where()) from None
 
 
 _DELETED = _Deleted()

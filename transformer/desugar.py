@@ -85,12 +85,12 @@ def _desugar(fn, only_choices=False, bind=None):
         src = function_source(fn)
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
-    node = copy.deepcopy(src.node)
-    if only_choices and not _has(node.body, (gast.IfExp, gast.Break, gast.Continue)) and not any(
-            isinstance(n, (gast.Assign, gast.AugAssign)) and isinstance(
+    if only_choices and not _has(src.node.body, (gast.IfExp, gast.Break, gast.Continue)) and \
+            not any(isinstance(n, (gast.Assign, gast.AugAssign)) and isinstance(
                 n.targets[0] if isinstance(n, gast.Assign) else n.target, gast.Subscript)
-            for n in _walk_scope(node.body)):
-        return fn
+                    for n in _walk_scope(src.node.body)):
+        return fn       # (nothing to rewrite: checked before the copy, the common case)
+    node = copy.deepcopy(src.node)
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
     if bind:

@@ -328,18 +328,39 @@ def _code_key(code, prefix=""):
             code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
 
 
-def compiles_to(fn, node):
+def _same_code(a, b):
+    """Whether code objects `a` and `b` are byte for byte the same program, with the same names
+    and constants (the common case of compiles_to, without walking the instructions)."""
+    if (a.co_code != b.co_code or a.co_names != b.co_names or a.co_varnames != b.co_varnames
+            or a.co_freevars != b.co_freevars or a.co_cellvars != b.co_cellvars
+            or a.co_argcount != b.co_argcount or a.co_posonlyargcount != b.co_posonlyargcount
+            or a.co_kwonlyargcount != b.co_kwonlyargcount
+            or len(a.co_consts) != len(b.co_consts)):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if inspect.iscode(x):
+            if not (inspect.iscode(y) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or repr(x) != repr(y):
+            return False
+    return True
+
+
+def compiles_to(fn, node, source=None):
     """Whether `node` (the gast FunctionDef or Lambda read for `fn`) is the source of fn's live
     code: compiled with fn's free variables as the enclosing function's locals and fn's future
     flags, it must give the same bytecode, names and constants. A file edited after import
-    (or any source that does not belong to the code object) fails this."""
+    (or any source that does not belong to the code object) fails this. `source`: the text
+    whose first statement `node` is, when there is one (parsed again with `ast`, it is much
+    cheaper than converting a copy of the gast tree)."""
     code = fn.__code__
-    text = gast.dump(node)
+    text = ("source", source) if source is not None else gast.dump(node)
     hit = _verified.get((code, text))
     if hit is not None:
         return hit
     try:
-        inner = gast.gast_to_ast(copy.deepcopy(node))
+        inner = (ast.parse(source).body[0] if source is not None
+                 else gast.gast_to_ast(copy.deepcopy(node)))
         if isinstance(inner, ast.FunctionDef):
             inner.decorator_list = []
             stmt = inner
@@ -364,8 +385,10 @@ def compiles_to(fn, node):
             compiled = next(c for c in compiled.co_consts if inspect.iscode(c))
         candidates = [c for c in compiled.co_consts
                       if inspect.iscode(c) and c.co_name == code.co_name]
-        key = _code_key(code, f"{fn.__qualname__}.<locals>.")
-        same = any(_code_key(c, mine) == key for c in candidates)
+        same = any(_same_code(c, code) for c in candidates)
+        if not same:    # (the same computation in other bytes: compared instruction by instruction)
+            key = _code_key(code, f"{fn.__qualname__}.<locals>.")
+            same = any(_code_key(c, mine) == key for c in candidates)
     except (SyntaxError, ValueError, TypeError, StopIteration):
         same = False
     _verified[(code, text)] = same
@@ -448,7 +471,7 @@ def function_source(fn):
     else:
         tree = gast.parse(text)
         node = tree.body[0]
-        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node) or not isinstance(
+        if isinstance(node, gast.FunctionDef) and not compiles_to(fn, node, text) or not isinstance(
                 node, (gast.FunctionDef, gast.AsyncFunctionDef)):     # (not even a def there)
             raise StaleSourceError(fn)
         if not isinstance(node, gast.FunctionDef):

@@ -1,0 +1,212 @@
+"""First call of a jitted function (issue 19: <= 1.0x jax's): `jit(grad(mlp_loss))` and a
+200-op function, from `jit(...)` to the result, in a fresh process whose library already ran one
+tiny jitted function (so imports and the PJRT client are not counted, for either library).
+Secant's time is split into its phases (time spent in each, nested phases subtracted):
+
+    transform   grad's source rewrite, desugaring and functionalizing (transforms, transformer/)
+    trace       running the (generated) Python on tracers (the rest of jit's trace)
+    emission    writing the StableHLO text (Trace.module)
+    parse       MLIR parse + verify (runtime.verify)
+    compile     XLA compile (runtime.Executable, less the parse)
+    other       the call's remainder (argument handling, transfers, the run itself)
+
+Each figure is the median of REPEATS fresh processes, the libraries interleaved.
+
+    PYTHONPATH=/tmp/benchpkgs .venv/bin/python bench/first_call.py
+"""
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPEATS = 5
+PHASES = ("transform", "trace", "emission", "parse", "compile", "other")
+CASES = ("jit(grad(mlp_loss))", "jit(200-op function)")
+SIZES = (784, 512, 512, 10)
+BATCH = 128
+
+
+def _ops200_source():
+    """f(x): 40 lines of 5 elementwise ops each, written out (no loop for jit to roll)."""
+    lines = ["def f(x):"]
+    for i in range(40):
+        lines.append(f"    x = np_like.tanh(x * {1 + i / 1000:.3f} + 0.01) - x * 0.001")
+    lines.append("    return x")
+    return "\n".join(lines) + "\n"
+
+
+def _load(source, name, np_like):
+    """`source` as module `name`, from one fixed path (the StableHLO text names its file: the
+    same program in each process, as a user's script)."""
+    folder = os.path.join(tempfile.gettempdir(), "secant_bench_first_call")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
+    tmp = path + f".{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(source)
+    os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.np_like = np_like
+    return mod
+
+
+MLP_SOURCE = """
+def mlp_loss(params, x, y):
+    for w, b in params[:-1]:
+        x = np_like.tanh(x @ w + b)
+    w, b = params[-1]
+    return np_like.mean((x @ w + b - y) ** 2)
+"""
+
+
+def _inputs():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    params = [(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m),
+               np.zeros(n, np.float32)) for m, n in zip(SIZES[:-1], SIZES[1:])]
+    x = rng.normal(size=(BATCH, SIZES[0])).astype(np.float32)
+    y = rng.normal(size=(BATCH, SIZES[-1])).astype(np.float32)
+    return params, x, y
+
+
+class _Phases:
+    """Exclusive time per phase: a wrapped function's time, less that of wrapped callees."""
+
+    def __init__(self):
+        self.acc = dict.fromkeys(PHASES, 0.0)
+        self.stack = []
+
+    def wrap(self, owner, attr, phase):
+        fn = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            now = time.perf_counter()
+            if self.stack:
+                self.acc[self.stack[-1][0]] += now - self.stack[-1][1]
+            self.stack.append([phase, now])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                end = time.perf_counter()
+                name, start = self.stack.pop()
+                self.acc[name] += end - start
+                if self.stack:
+                    self.stack[-1][1] = end
+        setattr(owner, attr, timed)
+
+
+def _child_secant(case):
+    import numpy as np
+    import secant
+    import secant.numpy as snp
+    from secant import api, transforms
+    from secant.backends import runtime, tracer
+    from secant.transformer import functionalize
+    secant.jit(lambda a: a + 1)(np.ones(3, np.float32)).block_until_ready()
+    phases = _Phases()
+    phases.wrap(api.JitFunction, "_trace", "trace")
+    for owner, attr in ((transforms, "generate"), (transforms, "desugar"),
+                        (functionalize, "functionalize")):
+        phases.wrap(owner, attr, "transform")
+    phases.wrap(tracer.Trace, "module", "emission")
+    phases.wrap(runtime, "verify", "parse")
+    phases.wrap(runtime, "Executable", "compile")
+    if case == CASES[0]:
+        mod = _load(MLP_SOURCE, "mlp_loss_secant", snp)
+        args = _inputs()
+        start = time.perf_counter()
+        out = secant.jit(secant.grad(mod.mlp_loss))(*args)
+    else:
+        mod = _load(_ops200_source(), "ops200_secant", snp)
+        args = (np.linspace(-1, 1, 1000, dtype=np.float32),)
+        start = time.perf_counter()
+        out = secant.jit(mod.f)(*args)
+    secant.block_until_ready(out)
+    total = time.perf_counter() - start
+    split = dict(phases.acc)
+    split["other"] = total - sum(split.values())
+    return {"total": total, **split}
+
+
+def _child_jax(case):
+    import numpy as np
+    import jax
+    import jax.numpy as jnp
+    jax.jit(lambda a: a + 1)(np.ones(3, np.float32)).block_until_ready()
+    if case == CASES[0]:
+        mod = _load(MLP_SOURCE, "mlp_loss_jax", jnp)
+        args = _inputs()
+        start = time.perf_counter()
+        out = jax.jit(jax.grad(mod.mlp_loss))(*args)
+    else:
+        mod = _load(_ops200_source(), "ops200_jax", jnp)
+        args = (np.linspace(-1, 1, 1000, dtype=np.float32),)
+        start = time.perf_counter()
+        out = jax.jit(mod.f)(*args)
+    jax.block_until_ready(out)
+    return {"total": time.perf_counter() - start}
+
+
+def _have_jax():
+    return importlib.util.find_spec("jax") is not None
+
+
+def _run_child(lib, case):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("SECANT_COMPILATION_CACHE_DIR", None)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, __file__, "--child", lib, case], env=env,
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{lib} {case}: {out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(repeats=REPEATS):
+    """{case: {"secant": {phase: median s}, "jax": median s or None}}"""
+    libs = ["secant"] + (["jax"] if _have_jax() else [])
+    results = {}
+    for case in CASES:
+        runs = {lib: [] for lib in libs}
+        for _ in range(repeats):
+            for lib in libs:
+                runs[lib].append(_run_child(lib, case))
+        sec = {k: statistics.median(r[k] for r in runs["secant"]) for k in ("total",) + PHASES}
+        jax_total = statistics.median(r["total"] for r in runs["jax"]) if "jax" in runs else None
+        results[case] = {"secant": sec, "jax": jax_total}
+    return results
+
+
+def rows(results=None):
+    """Summary rows for run_all: (name, secant s, anchor name, anchor s, target ratio)."""
+    results = results or measure()
+    return [(f"first call, {case}", r["secant"]["total"], "jax.jit",
+             r["jax"], 1.0) for case, r in results.items()]
+
+
+def main():
+    print(f"first call: jit(...) to the result, fresh processes (medians of {REPEATS})")
+    results = measure()
+    for case, r in results.items():
+        s = r["secant"]
+        split = "  ".join(f"{p} {s[p] * 1e3:.1f}" for p in PHASES)
+        line = f"  {case:<24} secant {s['total'] * 1e3:8.1f} ms  ({split})"
+        if r["jax"] is not None:
+            line += f"\n  {'':<24} jax    {r['jax'] * 1e3:8.1f} ms   secant/jax " \
+                    f"{s['total'] / r['jax']:5.2f}x"
+        print(line)
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        child = _child_secant if sys.argv[2] == "secant" else _child_jax
+        print(json.dumps(child(sys.argv[3])))
+    else:
+        main()
