@@ -10,6 +10,7 @@ from secant.backends.errors import (ConcretizationError, SecantError, SecantType
 from secant.backends import errors as _errors
 from secant import errors
 from secant import tree_util
+from secant import tree
 from secant import numpy
 from secant import lax
 from secant import random
@@ -47,7 +48,7 @@ _errors.register_internal_dir(__file__)
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
-           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
+           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util", "tree",
            "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",

@@ -1453,11 +1453,11 @@ class Normaliser(ContainerMixin):
                 or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
                 and not getattr(self._resolve(func.func), "__secant_dispatcher__", False):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
+        fn = self.operand(func)     # (first: `C(a)(x)` with `a` tracked is no constant)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
-        if not any(_has_var(o) for o in operands.values()):
+        if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
             return self._inactive(node)
-        fn = self.operand(func)
         if _has_var(fn):
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
@@ -1493,6 +1493,13 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
                                  "function with a rule, nor a Python function with source")
+        if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
+                and not _is_library(obj):       # C(a): an object holding tracked values
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} through the object "
+                                 f"{gast.unparse(func).strip()}(...) built from {self.what} "
+                                 "values: pass them to its method as arguments, or use a "
+                                 "function (or tree_util.Partial) instead of the object")
         if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
