@@ -25,6 +25,7 @@ from secant.parallel import pmap
 from secant.codegen.save import save_source
 from secant.side_by_side import show
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
+from secant.custom_gradient import custom_gradient
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices, process_count, process_index)
@@ -55,4 +56,4 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "process_index", "process_count", "distributed",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]
+           "custom_gradient", "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]
