@@ -20,7 +20,7 @@ def _parse(signature):
     if not _SIGNATURE.match(text):
         raise SecantValueError(f"vectorize: not a valid gufunc signature: {signature!r}{where()}")
     ins, outs = text.split("->")
-    dims = lambda part: [tuple(re.findall(_DIM, core)) for core in re.findall(_CORE, part)]  # noqa: E731
+    dims = lambda part: [tuple(re.findall(_DIM, c)) for c in re.findall(_CORE, part)]  # noqa: E731
     return dims(ins), dims(outs)
 
 
