@@ -56,12 +56,21 @@ def test_float32_default():
 
 def test_adjoint_gradients_against_differences(x64):
     a, b = 1.1, 0.4
-    ga, gb, gy0, gt = secant.grad(loss, argnums=(0, 1, 2, 3))(a, b, Y0, T)
+    ga, gb, gy0, gt = secant.jit(secant.grad(loss, argnums=(0, 1, 2, 3)))(a, b, Y0, T)
     fast = secant.jit(loss)             # (the differences: one compile, many solves)
     np.testing.assert_allclose(ga, _fd(lambda v: fast(v, b, Y0, T), a), rtol=1e-6)
     np.testing.assert_allclose(gb, _fd(lambda v: fast(a, v, Y0, T), b), rtol=1e-6)
     np.testing.assert_allclose(gy0, _fd(lambda v: fast(a, b, v, T), Y0), rtol=1e-6)
     np.testing.assert_allclose(gt, _fd(lambda v: fast(a, b, Y0, v), T), rtol=1e-5, atol=1e-6)
+
+
+def test_eager_grad_is_the_jitted_one(x64):
+    def coarse(a, y0):
+        return snp.sum(odeint(lotka, y0, snp.array([0.0, 0.5, 1.0]), a, 0.4, rtol=1e-6) ** 2)
+    eager = secant.grad(coarse, argnums=(0, 1))(1.1, Y0)
+    jitted = secant.jit(secant.grad(coarse, argnums=(0, 1)))(1.1, Y0)
+    for e, j in zip(eager, jitted):
+        np.testing.assert_allclose(e, j, rtol=1e-10)
 
 
 def test_jit_and_jit_of_grad(x64):
