@@ -818,6 +818,10 @@ def new_pytree_registry():
 
 
 PyTreeDef = _jax.pytree.PyTreeDef
+# the entries of a key path (tree_util.tree_flatten_with_path)
+DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey = (
+    _jax.pytree.DictKey, _jax.pytree.SequenceKey, _jax.pytree.GetAttrKey,
+    _jax.pytree.FlattenedIndexKey)
 
 
 # --- LAPACK kernels for custom calls ---------------------------------------------------------------

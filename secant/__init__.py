@@ -10,6 +10,7 @@ from secant.backends.errors import (ConcretizationError, SecantError, SecantType
 from secant.backends import errors as _errors
 from secant import errors
 from secant import tree_util
+from secant import tree
 from secant import numpy
 from secant import lax
 from secant import random
@@ -24,6 +25,7 @@ from secant.parallel import pmap
 from secant.codegen.save import save_source
 from secant.side_by_side import show
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
+from secant.custom_gradient import custom_gradient
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices, process_count, process_index)
@@ -47,11 +49,11 @@ _errors.register_internal_dir(__file__)
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
-           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util",
+           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util", "tree",
            "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "process_index", "process_count", "distributed",
            "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
            "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]
+           "custom_gradient", "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]

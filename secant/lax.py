@@ -568,5 +568,5 @@ class Precision(enum.Enum):
         return self.name
 
 
-from secant.lax_extras import associative_scan, reduce  # noqa: E402,F401
+from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401
 from secant.lax_implicit import custom_linear_solve, custom_root  # noqa: E402,F401

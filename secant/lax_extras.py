@@ -15,7 +15,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
-from secant.backends.errors import SecantValueError
+from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -120,3 +120,25 @@ def reduce(operands, init_values, computation, dimensions):
     else:
         out = snp.logical_or(snp.any(x, axis=dims), init)
     return out
+
+
+def top_k(operand, k, *, axis=-1):
+    """The k largest entries along `axis` and their int32 indices, largest first (of equal
+    entries the lower index first), as jax.lax.top_k: a stable descending argsort, cut."""
+    ndim = snp.ndim(operand)
+    if ndim == 0:
+        raise SecantValueError(f"lax.top_k needs an array of at least one axis, got a "
+                               f"scalar{where()}")
+    if not -ndim <= axis < ndim:
+        raise SecantValueError(f"lax.top_k: axis {axis} is out of range for an array of "
+                               f"{ndim} axes{where()}")
+    n = snp.shape(operand)[axis]
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= n:
+        raise SecantValueError(f"lax.top_k: k must be an integer from 0 to the size {n} of the "
+                               f"axis, got {k!r}{where()}")
+    if snp.issubdtype(snp.result_type(operand), snp.complexfloating):
+        raise SecantTypeError(f"lax.top_k of complex values: they have no order{where()}")
+    x = snp.moveaxis(operand, axis, -1)
+    order = snp.argsort(x, axis=-1, stable=True, descending=True)[..., :k]
+    values = snp.take_along_axis(x, order, axis=-1)
+    return snp.moveaxis(values, -1, axis), snp.moveaxis(order.astype(snp.int32), -1, axis)

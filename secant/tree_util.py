@@ -9,6 +9,8 @@ from secant.backends.errors import SecantTypeError, SecantValueError, defined_at
 
 _registry = runtime.new_pytree_registry()
 PyTreeDef = runtime.PyTreeDef
+DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey = (
+    runtime.DictKey, runtime.SequenceKey, runtime.GetAttrKey, runtime.FlattenedIndexKey)
 
 
 def registry():
@@ -132,5 +134,42 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     return inner_treedef.unflatten(outer_treedef.unflatten(c) for c in columns)
 
 
-def keystr(path):
-    return "".join(str(k) for k in path)
+def keystr(path, *, simple=False, separator=""):
+    """A key path as text: `['a'][0]`; simple=True writes the bare keys (`a/0` with
+    separator "/")."""
+    if not simple:
+        return separator.join(str(k) for k in path)
+    return separator.join(str(_bare_key(k)) for k in path)
+
+
+def _bare_key(k):
+    for attr in ("key", "idx", "name"):     # DictKey, SequenceKey / FlattenedIndexKey, GetAttrKey
+        if hasattr(k, attr):
+            return getattr(k, attr)
+    return k
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    """[(key path, leaf), ...] in tree_leaves' order."""
+    return _registry.flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_all(tree, *, is_leaf=None):
+    """Whether every leaf is truthy (as Python's all over tree_leaves)."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+class Partial(functools.partial):
+    """functools.partial as a pytree, as jax.tree_util.Partial: its arguments are the leaves and
+    the function the static part, so a Partial passes through jit, vmap and grad as a value
+    (`jit(apply)(Partial(f, w), x)`)."""
+
+    def __new__(cls, func, *args, **kwargs):
+        if isinstance(func, functools.partial) and not isinstance(func, Partial):
+            args, kwargs = func.args + args, {**func.keywords, **kwargs}
+            func = func.func        # (a plain partial unwrapped: its function stays static)
+        return super().__new__(cls, func, *args, **kwargs)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))

@@ -171,7 +171,7 @@ def test_jax_modules_resolve_to_secant(tmp_path):
 @pytest.mark.parametrize("line, missing", [
     ("y = jax.numpy.not_a_function(1.0)", "jax.numpy.not_a_function"),
     ("from jax import not_a_name", "jax.not_a_name"),
-    ("import jax.experimental.ode", "jax.experimental"),
+    ("import jax.experimental.sparse", "jax.experimental.sparse"),
     ("from jax.numpy import not_a_function", "jax.numpy.not_a_function"),
     ("y = jax.lax.not_a_primitive", "jax.lax.not_a_primitive"),
     ('jax.config.update("jax_platform_name", "gpu")',

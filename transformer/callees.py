@@ -144,7 +144,7 @@ def _rewrite_once(src, local, node):
             and resolve(src, local, func) is dynamic_call:
         return _call(node, node.args[0], node.args[1:], node.keywords)   # generated code's
     # functools.partial(f, a, k=v)(x) written in place
-    if isinstance(func, gast.Call) and resolve(src, local, func.func) is functools.partial \
+    if isinstance(func, gast.Call) and _is_partial_type(resolve(src, local, func.func)) \
             and func.args and not any(isinstance(a, gast.Starred) for a in func.args):
         return _call(node, func.args[0], func.args[1:] + node.args,
                      func.keywords + node.keywords)
@@ -174,6 +174,12 @@ def _rewrite_once(src, local, node):
         f = _class_attr(src, local, obj, "__call__", type(obj).__call__, func, func)
         return _call(node, f, [func] + node.args, node.keywords)
     return node
+
+
+def _is_partial_type(obj):
+    """functools.partial, or tree_util.Partial (which calls as it)."""
+    from secant.tree_util import Partial
+    return obj is functools.partial or obj is Partial
 
 
 def _class_attr(src, local, owner, attr, fn, self_node, where):

@@ -1498,6 +1498,13 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
                                  "function with a rule, nor a Python function with source")
+        if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
+                and not _is_library(obj):       # C(a): an object holding tracked values
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(node, f"secant cannot {verb} through the object "
+                                 f"{gast.unparse(func).strip()}(...) built from {self.what} "
+                                 "values: pass them to its method as arguments, or use a "
+                                 "function (or tree_util.Partial) instead of the object")
         if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "

@@ -58,3 +58,4 @@ from secant.numpy import fft  # noqa: E402,F401  (secant.numpy.fft, read as sour
 from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as source)
 from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)
 from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
+from secant.numpy.vectorize import vectorize  # noqa: E402,F401

@@ -1,0 +1,2 @@
+"""secant.experimental, as jax.experimental: ode (odeint)."""
+from secant.experimental import ode  # noqa: F401

@@ -1,0 +1,213 @@
+"""secant.experimental.ode.odeint, as jax.experimental.ode.odeint: the adaptive Dormand-Prince
+(dopri5) solver of `dy/dt = func(y, t, *args)` returning y at each time of `t` (t[0] is the
+time of y0; ys[0] is y0). Steps are chosen by the error estimate against rtol/atol (at most
+mxstep per interval, none longer than hmax); outputs between steps come from the 4th-order
+interpolant, as JAX's. y0 may be a pytree of arrays.
+
+Reverse mode is JAX's adjoint method (a custom_vjp): the cotangent runs backwards in time with
+the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so grad costs one
+backward solve, not a derivative of every solver step. Forward mode (jvp) is an error, as for
+any custom_vjp function in JAX."""
+import secant.numpy as snp
+from secant import lax, tree_util
+from secant.backends.errors import SecantTypeError, where
+from secant.custom import custom_vjp
+
+__secant_by_source__ = True      # transforms read odeint like user code (its call of _odeint:
+                                 # a custom_vjp, differentiated by its rules)
+
+
+def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=snp.inf):
+    if not callable(func):
+        raise SecantTypeError(f"odeint expects a function func(y, t, *args), got {func!r}"
+                              f"{where()}")
+    for arg in tree_util.tree_leaves(args):
+        if callable(arg) or isinstance(arg, str):
+            raise SecantTypeError(f"The contents of odeint *args must be arrays or scalars, but "
+                                  f"got {arg!r}{where()}")
+    return _odeint(func, rtol, atol, mxstep, hmax, y0, snp.asarray(t), args)
+
+
+def _ravel(tree):
+    """A pytree of arrays as one flat array, and the function that rebuilds the tree."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    leaves = [snp.asarray(v) for v in leaves]
+    dtype = snp.result_type(*leaves) if leaves else snp.float32
+    shapes = [v.shape for v in leaves]
+    sizes = [v.size for v in leaves]
+
+    def unravel(flat):
+        parts, start = [], 0
+        for shape, size, leaf in zip(shapes, sizes, leaves):
+            parts.append(snp.reshape(flat[start:start + size], shape).astype(leaf.dtype))
+            start += size
+        return tree_util.tree_unflatten(treedef, parts)
+    flat = snp.concatenate([snp.ravel(v).astype(dtype) for v in leaves]) if leaves else \
+        snp.zeros(0, dtype)
+    return flat, unravel
+
+
+def _solve(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    flat0, unravel = _ravel(y0)
+
+    def flat_func(y, t):
+        return _ravel(func(unravel(y), t, *args))[0]
+    ys = _solve_flat(flat_func, rtol, atol, mxstep, hmax, flat0, ts)
+    return lax.map(unravel, ys) if not _is_leaf(y0) else snp.reshape(ys, (ts.shape[0],)
+                                                                        + snp.shape(y0))
+
+
+def _is_leaf(tree):
+    return tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _solve_flat(func, rtol, atol, mxstep, hmax, y0, ts):
+    ts = ts.astype(y0.dtype) if snp.issubdtype(y0.dtype, snp.floating) else ts
+
+    def interval(carry, target_t):
+        def going(state):
+            i, _, _, t, dt, _, _ = state
+            return (t < target_t) & (i < mxstep) & (dt > 0)
+
+        def step(state):
+            i, y, f, t, dt, last_t, coeffs = state
+            next_y, next_f, next_y_error, k = _dopri5_step(func, y, f, t, dt)
+            next_t = t + dt
+            ratio = _error_ratio(next_y_error, rtol, atol, y, next_y)
+            new_coeffs = _interpolant(y, next_y, k, dt)
+            dt = snp.clip(_optimal_step(dt, ratio), 0.0, hmax)
+            accept = ratio <= 1.0
+            return (i + 1, snp.where(accept, next_y, y), snp.where(accept, next_f, f),
+                    snp.where(accept, next_t, t), dt, snp.where(accept, t, last_t),
+                    snp.where(accept, new_coeffs, coeffs))
+        y, f, t, dt, last_t, coeffs = carry
+        _, y, f, t, dt, last_t, coeffs = lax.while_loop(
+            going, step, (0, y, f, t, dt, last_t, coeffs))
+        relative = (target_t - last_t) / (t - last_t)
+        y_target = _horner(coeffs, relative.astype(coeffs.dtype))
+        return (y, f, t, dt, last_t, coeffs), y_target
+
+    f0 = func(y0, ts[0])
+    dt = snp.clip(_initial_step(func, ts[0], y0, 4, rtol, atol, f0), 0.0, hmax)
+    coeffs = snp.stack([y0] * 5)
+    _, ys = lax.scan(interval, (y0, f0, ts[0], dt, ts[0], coeffs), ts[1:])
+    return snp.concatenate([y0[None], ys])
+
+
+# the Dormand-Prince tableau: nodes, stages, 5th-order weights, error weights
+_ALPHA = [1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0]
+_BETA = [[1 / 5],
+         [3 / 40, 9 / 40],
+         [44 / 45, -56 / 15, 32 / 9],
+         [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+         [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+         [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]]
+_C_SOL = [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0]
+_C_ERROR = [35 / 384 - 1951 / 21600, 0.0, 500 / 1113 - 22642 / 50085, 125 / 192 - 451 / 720,
+            -2187 / 6784 + 12231 / 42400, 11 / 84 - 649 / 6300, -1.0 / 60.0]
+_C_MID = [6025192743 / 30085553152 / 2, 0.0, 51252292925 / 65400821598 / 2,
+          -2691868925 / 45128329728 / 2, 187940372067 / 1594534317056 / 2,
+          -1776094331 / 19743644256 / 2, 11237099 / 235043384 / 2]
+
+
+def _dopri5_step(func, y0, f0, t0, dt):
+    h = dt.astype(f0.dtype)
+    k = [f0]
+    for alpha, beta in zip(_ALPHA, _BETA):
+        yi = y0 + h * sum(b * ki for b, ki in zip(beta, k))
+        k.append(func(yi, t0 + dt * alpha))
+    k = snp.stack(k)
+    y1 = h * snp.dot(snp.asarray(_C_SOL, f0.dtype), k) + y0
+    y1_error = h * snp.dot(snp.asarray(_C_ERROR, f0.dtype), k)
+    return y1, k[-1], y1_error, k
+
+
+def _interpolant(y0, y1, k, dt):
+    """The coefficients of the 4th-order polynomial through the step (for snp.polyval)."""
+    h = dt.astype(y0.dtype)
+    y_mid = y0 + h * snp.dot(snp.asarray(_C_MID, y0.dtype), k)
+    dy0, dy1 = k[0], k[-1]
+    a = -2.0 * h * dy0 + 2.0 * h * dy1 - 8.0 * y0 - 8.0 * y1 + 16.0 * y_mid
+    b = 5.0 * h * dy0 - 3.0 * h * dy1 + 18.0 * y0 + 14.0 * y1 - 32.0 * y_mid
+    c = -4.0 * h * dy0 + h * dy1 - 11.0 * y0 - 5.0 * y1 + 16.0 * y_mid
+    return snp.stack([a, b, c, h * dy0, y0])
+
+
+def _horner(coeffs, x):
+    """The polynomial with coefficients coeffs[0] (highest power) .. coeffs[-1] at x."""
+    out = coeffs[0]
+    for i in range(1, coeffs.shape[0]):
+        out = out * x + coeffs[i]
+    return out
+
+
+def _initial_step(func, t0, y0, order, rtol, atol, f0):
+    """Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (as JAX's)."""
+    scale = atol + snp.abs(y0) * rtol
+    d0 = snp.linalg.norm(y0 / scale)
+    d1 = snp.linalg.norm(f0 / scale)
+    h0 = snp.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / d1)
+    f1 = func(y0 + h0.astype(y0.dtype) * f0, t0 + h0)
+    d2 = snp.linalg.norm((f1 - f0) / scale) / h0
+    h1 = snp.where((d1 <= 1e-15) & (d2 <= 1e-15), snp.maximum(1e-6, h0 * 1e-3),
+                   (0.01 / snp.maximum(d1, d2)) ** (1.0 / (order + 1.0)))
+    return snp.minimum(100.0 * h0, h1)
+
+
+def _error_ratio(error, rtol, atol, y0, y1):
+    tolerance = atol + rtol * snp.maximum(snp.abs(y0), snp.abs(y1))
+    return snp.sqrt(snp.mean((error / tolerance) ** 2))
+
+
+def _optimal_step(last_step, ratio, safety=0.9, ifactor=10.0, dfactor=0.2, order=5.0):
+    dfactor = snp.where(ratio < 1, 1.0, dfactor)
+    factor = snp.minimum(ifactor, snp.maximum(ratio ** (-1.0 / order) * safety, dfactor))
+    return snp.where(ratio == 0, last_step * ifactor, last_step * factor)
+
+
+# --- reverse mode: the adjoint method ------------------------------------------------------------
+_odeint = custom_vjp(_solve, nondiff_argnums=(0, 1, 2, 3, 4))
+
+
+def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    ys = _solve(func, rtol, atol, mxstep, hmax, y0, ts, args)
+    return ys, (ys, ts, args)
+
+
+def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
+    from secant.transforms import vjp
+    ys, ts, args = res
+
+    def augmented(state, minus_t, *args):
+        """The system with its adjoint: time runs backwards (the solver's t is -t)."""
+        y, y_bar = state[0], state[1]
+        y_dot, vjp_fn = vjp(lambda y, t, *a: func(y, t, *a), y, -minus_t, *args)
+        return (tree_util.tree_map(lambda v: -v, y_dot), *vjp_fn(y_bar))
+
+    def back(carry, i):
+        y_bar, t0_bar, args_bar = carry
+        y_i = tree_util.tree_map(lambda v: v[i], ys)
+        g_i = tree_util.tree_map(lambda v: v[i], g)
+        t_bar = _tree_dot(func(y_i, ts[i], *args), g_i)
+        t0_bar = t0_bar - t_bar
+        _, y_bar, t0_bar, args_bar = odeint(
+            augmented, (y_i, y_bar, t0_bar, args_bar), snp.stack([-ts[i], -ts[i - 1]]),
+            *args, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
+        y_bar, t0_bar, args_bar = tree_util.tree_map(lambda v: v[1], (y_bar, t0_bar, args_bar))
+        y_bar = tree_util.tree_map(lambda u, v: u + v[i - 1], y_bar, g)
+        return (y_bar, t0_bar, args_bar), t_bar
+
+    g_last = tree_util.tree_map(lambda v: v[-1], g)
+    start = (g_last, snp.zeros((), ts.dtype), tree_util.tree_map(snp.zeros_like, args))
+    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
+        back, start, snp.arange(ts.shape[0] - 1, 0, -1))
+    ts_bar = snp.concatenate([snp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]])
+    return y_bar, ts_bar, args_bar
+
+
+def _tree_dot(a, b):
+    return sum(snp.sum(u * v) for u, v in zip(tree_util.tree_leaves(a),
+                                               tree_util.tree_leaves(b)))
+
+
+_odeint.defvjp(_odeint_fwd, _odeint_bwd)
