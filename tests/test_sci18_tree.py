@@ -142,7 +142,7 @@ def _local_partial(a):
 def test_partial_of_differentiated_values_held_in_a_variable_is_an_error(x64):
     with pytest.raises(secant.SecantError, match="Partial"):
         secant.grad(_local_partial)(A)
-    with pytest.raises(secant.SecantError, match="computed from differentiated values"):
+    with pytest.raises(secant.SecantError, match="Partial"):   # (no __call__ with source)
         secant.grad(_apply)(Partial(_f, A), X)
 
 
