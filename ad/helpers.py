@@ -340,7 +340,15 @@ def fields_at(tree_bar, fields):
 
 
 def _zeros_tree(x):
-    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
+    return tree_util.tree_map(_zeros_leaf, x)
+
+
+def _zeros_leaf(leaf):
+    """Zeros like `leaf`; a float0 leaf (an integer primal's cotangent, as vjp returns it) is
+    its own zero."""
+    if getattr(leaf, "dtype", None) is not None and leaf.dtype.names == ("float0",):
+        return leaf
+    return snp.zeros_like(leaf)
 
 
 def add_at(tree_bar, idx, g):

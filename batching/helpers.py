@@ -43,6 +43,8 @@ def broadcast_batch(tree, n):
 def _broadcast_leaf(leaf, n):
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
         return leaf
+    if getattr(leaf, "dtype", None) is not None and leaf.dtype.names == ("float0",):
+        return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 
