@@ -346,9 +346,17 @@ def _zeros_tree(x):
 def _zeros_leaf(leaf):
     """Zeros like `leaf`; a float0 leaf (an integer primal's cotangent, as vjp returns it) is
     its own zero."""
-    if getattr(leaf, "dtype", None) is not None and leaf.dtype.names == ("float0",):
+    if is_float0(leaf):
         return leaf
     return snp.zeros_like(leaf)
+
+
+def is_float0(leaf):
+    """Whether `leaf` is a float0 array (an integer value's tangent or cotangent)."""
+    return isinstance(leaf, np.ndarray) and leaf.dtype.names == ("float0",)
+
+
+is_float0.__secant_static_query__ = True       # (a constant for every transform)
 
 
 def add_at(tree_bar, idx, g):

@@ -1145,7 +1145,9 @@ def _functionalized(fun):
 
 
 # `grad(f)(x)` written in code a transform reads is read as the call of the generated function
-grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
+# (read in code a transform reads: transformer/normalize.py _made_by_factory; "argnums": the
+# positions it differentiates are given, so a lifted function's extra parameters are not)
+grad.__secant_factory__ = value_and_grad.__secant_factory__ = "argnums"
 
 
 def vjp(fun, *primals, has_aux=False, reduce_axes=()):
@@ -1885,3 +1887,6 @@ def hessian(fun, argnums=0):
     """The Hessian of scalar `fun`: jacfwd(jacrev(fun)) (forward over reverse), of shape
     out.shape + in.shape + in.shape for each pair of inputs, as JAX's."""
     return jacfwd(jacrev(fun, argnums), argnums)
+
+
+jacfwd.__secant_factory__ = jacrev.__secant_factory__ = hessian.__secant_factory__ = "argnums"
