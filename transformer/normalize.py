@@ -1584,6 +1584,10 @@ class Normaliser(ContainerMixin):
                 return self.stop_gradient_tree(tree)
             operands["x"] = self.as_array(tree, node)
         for pname, value in bound.arguments.items():
+            if opname == "tree_structure" and isinstance(value, gast.Call) and \
+                    objects.node_class(self._resolve(value.func)) is not None:
+                operands[pname] = self._inactive(value)     # P(a, b) built for its structure
+                continue                                    # (transformer/desugar.py)
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
                 operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
