@@ -282,7 +282,8 @@ def vjp_cotangent(ct, spec, depth=0):
             f"output ({spec!r}), as in JAX, but got {_tree_short(ct)}{where()}")
     fixed = []
     for c, expected in zip(leaves, spec.leaves):
-        if expected is None or not _is_array(c):
+        if expected is None or not _is_array(c) or getattr(c, "dtype", None) is not None \
+                and c.dtype.names == ("float0",):       # (an integer output's cotangent)
             fixed.append(c)
             continue
         shape, odt = expected

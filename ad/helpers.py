@@ -340,7 +340,23 @@ def fields_at(tree_bar, fields):
 
 
 def _zeros_tree(x):
-    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), x)
+    return tree_util.tree_map(_zeros_leaf, x)
+
+
+def _zeros_leaf(leaf):
+    """Zeros like `leaf`; a float0 leaf (an integer primal's cotangent, as vjp returns it) is
+    its own zero."""
+    if is_float0(leaf):
+        return leaf
+    return snp.zeros_like(leaf)
+
+
+def is_float0(leaf):
+    """Whether `leaf` is a float0 array (an integer value's tangent or cotangent)."""
+    return isinstance(leaf, np.ndarray) and leaf.dtype.names == ("float0",)
+
+
+is_float0.__secant_static_query__ = True       # (a constant for every transform)
 
 
 def add_at(tree_bar, idx, g):

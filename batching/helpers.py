@@ -12,7 +12,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, grad_of_fields, grad_seed
+from secant.ad.helpers import add_at, grad_of_fields, grad_seed, is_float0
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
@@ -43,6 +43,8 @@ def broadcast_batch(tree, n):
 def _broadcast_leaf(leaf, n):
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
         return leaf
+    if is_float0(leaf):
+        return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 

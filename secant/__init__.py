@@ -11,6 +11,7 @@ from secant.backends import errors as _errors
 from secant import errors
 from secant import tree_util
 from secant import tree
+from secant import dtypes  # noqa: E402  (jax.dtypes: float0)
 from secant import numpy
 from secant import lax
 from secant import random

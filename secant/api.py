@@ -191,6 +191,21 @@ class Lowered:
                                   self.in_avals, self.out_avals, self.out_tree))
 
 
+class _WithFloat0:
+    """A jitted function's output structure some of whose leaves are float0 (the gradients of
+    integer arguments, which hold no numbers): the compiled program returns the other leaves."""
+
+    def __init__(self, tree, float0):
+        self.tree, self.float0 = tree, float0
+        self.num_leaves = tree.num_leaves - len(float0)
+        self.num_nodes = tree.num_nodes + 1          # (never read as one bare output)
+
+    def unflatten(self, leaves):
+        it = iter(leaves)
+        return self.tree.unflatten([self.float0[i] if i in self.float0 else next(it)
+                                    for i in range(self.tree.num_leaves)])
+
+
 class Compiled:
     """`jit(f).lower(*args).compile()`: an executable for exactly the lowered signature."""
 
@@ -411,10 +426,11 @@ class JitFunction:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):
                 raise SecantTypeError(f"{name} returned a {type(o).__name__}, which is not an "
                                       "array; jitted functions return arrays or pytrees of arrays")
-            if getattr(o, "dtype", None) is not None and o.dtype.names == ("float0",):
-                raise SecantTypeError(f"{name} returned a float0 array (the gradient of an "
-                                      "integer argument, grad(..., allow_int=True)): jit cannot "
-                                      "return float0 yet; take that gradient outside jit")
+        float0 = {i: o for i, o in enumerate(out_leaves)
+                  if getattr(o, "dtype", None) is not None and o.dtype.names == ("float0",)}
+        if float0:      # an integer argument's gradient: a constant, returned as it is
+            out_leaves = [o for i, o in enumerate(out_leaves) if i not in float0]
+            out_tree = _WithFloat0(out_tree, float0)
         text, out_avals = trace.module(out_leaves)
         return text, in_avals, out_avals, out_tree
 

@@ -308,5 +308,5 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     return show_source(batched)
 
 
-vmap.__secant_factory__ = True      # `vmap(f, ...)(x)` in code a transform reads is read as the
+vmap.__secant_factory__ = "in_axes"      # `vmap(f, ...)(x)` in code a transform reads is read as the
                                     # call of the generated batched function

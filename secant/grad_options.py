@@ -27,6 +27,15 @@ def _is_int(leaf):
     return not dtypes.is_inexact(dtypes.canonicalize_dtype(_result_type(leaf)))
 
 
+def all_int(tree):
+    """Whether every leaf of `tree` is an integer or boolean value (and there is one)."""
+    leaves = tree_util.tree_leaves(tree)
+    try:
+        return bool(leaves) and not any(_is_int(leaf) is False for leaf in leaves)
+    except (TypeError, ValueError):
+        return False
+
+
 def float0_zeros(tree):
     """float0 zeros shaped like every leaf of `tree` (the gradient of an integer argument)."""
     return tree_util.tree_map(lambda leaf: np.zeros(np.shape(leaf), FLOAT0), tree)

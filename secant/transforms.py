@@ -1175,7 +1175,9 @@ def _functionalized(fun):
 
 
 # `grad(f)(x)` written in code a transform reads is read as the call of the generated function
-grad.__secant_factory__ = value_and_grad.__secant_factory__ = True
+# (read in code a transform reads: transformer/normalize.py _made_by_factory; "argnums": the
+# positions it differentiates are given, so a lifted function's extra parameters are not)
+grad.__secant_factory__ = value_and_grad.__secant_factory__ = "argnums"
 
 
 def vjp(fun, *primals, has_aux=False, reduce_axes=()):
@@ -1187,9 +1189,10 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     elif _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})
     base = _op_function(staged(fun) if tracing else fun)
-    positions = tuple(range(len(primals)))
-    primals = _as_arrays(primals, positions)
-    gen = generate(base, positions, "vjp", has_aux=False, staged=tracing)
+    ints = tuple(i for i, p in enumerate(primals) if _options.all_int(p))  # (float0 cotangents)
+    positions = tuple(i for i in range(len(primals)) if i not in ints)
+    primals = _as_arrays(primals, range(len(primals)))     # (as JAX: all of them arrays)
+    gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions else None
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)
@@ -1201,24 +1204,27 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     if has_aux:
         out, aux = out
 
-    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX, out)
+    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX, out, ints)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
 _NO_AUX = object()
 
 
-def _vjp_closure(gen, primals, aux, out):
+def _vjp_closure(gen, primals, aux, out, ints=()):
     """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
     `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name, the
-    cotangent checked against the output's structure, shapes and dtypes (as JAX checks it)."""
+    cotangent checked against the output's structure, shapes and dtypes (as JAX checks it).
+    An integer or boolean primal (positions `ints`, which gen does not differentiate) gets
+    float0 zeros as its cotangent, as in JAX."""
     from secant.ad.custom_checks import output_spec, vjp_cotangent
-    params = list(inspect.signature(gen).parameters)[1:1 + len(primals)]
-    names = Names(set(params) | {gen.__name__, "vjp_cotangent"})
-    name = names.fresh(f"{gen.__name__}_fun")
+    params = list(inspect.signature(gen).parameters)[1:1 + len(primals)] if gen else \
+        [f"primal{i}" for i in range(len(primals))]
+    names = Names(set(params) | {getattr(gen, "__name__", "vjp"), "vjp_cotangent"})
+    name = names.fresh(f"{getattr(gen, '__name__', 'vjp')}_fun")
     ct = names.fresh("cotangent")
     spec = names.fresh("out_spec")
-    free = {gen.__name__: gen, **dict(zip(params, primals)), "vjp_cotangent": vjp_cotangent,
+    free = {getattr(gen, "__name__", name): gen, **dict(zip(params, primals)), "vjp_cotangent": vjp_cotangent,
             spec: output_spec(out)}
     check = f"    {ct} = vjp_cotangent({ct}, {spec})\n"
     seed = ct
@@ -1226,9 +1232,20 @@ def _vjp_closure(gen, primals, aux, out):
         zeros = names.fresh("aux_bar")
         free[zeros] = _zeros_tree(aux)
         seed = f"({ct}, {zeros})"
-    call = f"{gen.__name__}({', '.join([seed] + params)})"
-    source = (f"def {name}({ct}):\n{check}    return {call}\n" if len(primals) > 1 else
-              f"def {name}({ct}):\n{check}    return ({call},)\n")
+    if ints:
+        zeros = [names.fresh(f"{params[i]}_float0") for i in ints]
+        free.update({z: _options.float0_zeros(primals[i]) for z, i in zip(zeros, ints)})
+        bars = [names.fresh(f"{p}_bar") for i, p in enumerate(params) if i not in ints]
+        cts = iter(bars)
+        result = ", ".join(zeros[ints.index(i)] if i in ints else next(cts)
+                           for i in range(len(params)))
+        unpack = f"    {', '.join(bars)} = {gen.__name__}({', '.join([seed] + params)})\n" \
+            if bars else ""         # (gen returns a tuple for two or more positions)
+        source = f"def {name}({ct}):\n{check}{unpack}    return ({result},)\n"
+    else:
+        call = f"{gen.__name__}({', '.join([seed] + params)})"
+        source = (f"def {name}({ct}):\n{check}    return {call}\n" if len(primals) > 1 else
+                  f"def {name}({ct}):\n{check}    return ({call},)\n")
     fun = load_generated(source, name, {}, free)
     register_internal_file(fun.__code__.co_filename)    # errors name the caller's line
     fun.__secant_saves__ = gen      # secant.save writes the vjp (its primals are arguments)
@@ -1900,3 +1917,6 @@ def hessian(fun, argnums=0):
     """The Hessian of scalar `fun`: jacfwd(jacrev(fun)) (forward over reverse), of shape
     out.shape + in.shape + in.shape for each pair of inputs, as JAX's."""
     return jacfwd(jacrev(fun, argnums), argnums)
+
+
+jacfwd.__secant_factory__ = jacrev.__secant_factory__ = hessian.__secant_factory__ = "argnums"

@@ -11,6 +11,7 @@ _registry = runtime.new_pytree_registry()
 PyTreeDef = runtime.PyTreeDef
 DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey = (
     runtime.DictKey, runtime.SequenceKey, runtime.GetAttrKey, runtime.FlattenedIndexKey)
+_node_types = set()         # the classes registered below (transformer/objects.py reads them)
 
 
 def registry():
@@ -19,6 +20,7 @@ def registry():
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
+    _node_types.add(nodetype)
     _registry.register_node(nodetype, _checked_flatten(nodetype, flatten_func, flatten_func),
                             unflatten_func)
     return nodetype
@@ -45,6 +47,7 @@ def _short_repr(x, n=80):
 
 def register_pytree_node_class(cls):
     """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
+    _node_types.add(cls)
     _registry.register_node(cls, _checked_flatten(cls, lambda x: x.tree_flatten(),
                                                   getattr(cls, "tree_flatten", cls)),
                             cls.tree_unflatten)
@@ -58,7 +61,14 @@ def register_dataclass(cls, data_fields=None, meta_fields=None):
         meta_fields = tuple(meta_fields or ())
         data_fields = tuple(f.name for f in dataclasses.fields(cls) if f.name not in meta_fields)
     _registry.register_dataclass_node(cls, list(data_fields), list(meta_fields or ()))
+    _node_types.add(cls)
     return cls
+
+
+def is_node_type(cls):
+    """Whether instances of class `cls` are pytree nodes: a namedtuple or a registered class."""
+    return cls in _node_types or isinstance(cls, type) and issubclass(cls, tuple) \
+        and hasattr(cls, "_fields")
 
 
 def tree_flatten(tree, is_leaf=None):

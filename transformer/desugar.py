@@ -37,7 +37,7 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, nonlocals, star_calls
+from secant.transformer import depth, nonlocals, objects, star_calls
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -1059,14 +1059,14 @@ class _TreeCalls(gast.NodeTransformer):
     visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
         visit_IfExp = visit_BoolOp = _lazily
 
-    def _named(self, tree, like):
+    def _named(self, tree, like, hint="tree"):
         """`tree` itself when a name, else a fresh name bound to it just before the statement
         (where the statement evaluates it exactly once), else a copy."""
         if isinstance(tree, gast.Name):
             return tree, lambda: copy.deepcopy(tree)
         if self.lazy:
             return tree, lambda: copy.deepcopy(tree)
-        name = self.d.names.fresh("tree")
+        name = self.d.names.fresh(hint)
         self.pre.append(_assign(name, tree, like))
         return _name(name), lambda: _name(name)
 
@@ -1102,11 +1102,66 @@ class _TreeCalls(gast.NodeTransformer):
     def _call(self, name, *args):
         return gast.Call(_name(self._fn(name)), list(args), [])
 
+    def _node_class(self, func):
+        """The pytree class (namedtuple, registered class) a callee names, else None."""
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.d.params or \
+                func.id in hygiene_bound(self.d.node):
+            return None
+        kind, obj = self.d.src.resolve_name(func.id)
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return objects.node_class(obj)
+
+    def _constructor(self, node):
+        """`P(a, b)` of a pytree class P, as the transforms read a tree rebuilt from its leaves:
+        `tree_unflatten(tree_structure(P(a, b)), tree_leaves([a, b]))` (the leaves in the
+        order P flattens them; transformer/objects.py), so each field carries its derivative
+        and batch axis and a field read gets a cotangent of class P. None where P's arguments
+        are not its children as given."""
+        if getattr(node, "secant_structure", False) or any(
+                isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords) or self._node_class(node.func) is None:
+            return None
+        if not any(isinstance(n, gast.Name) for n in gast.walk(node)
+                   if n is not node.func and not isinstance(n, gast.Attribute)):
+            return None             # (built from constants)
+        order = objects.constructor_children(self._node_class(node.func), len(node.args),
+                                             [k.arg for k in node.keywords])
+        if not order:
+            return None
+        given = {}
+        args = []
+        params = objects.parameter_names(self._node_class(node.func))
+        for i, a in enumerate(node.args):
+            a, again = self._named(a, node, params[i] if i < len(params) else "arg")
+            args.append(a)
+            given[i] = again
+        keywords = []
+        for k in node.keywords:
+            v, again = self._named(k.value, node, k.arg)
+            keywords.append(gast.keyword(k.arg, v))
+            given[k.arg] = again
+        built = gast.Call(node.func, args, keywords)
+        built.secant_structure = True          # (read as it is, here and when read again)
+        leaves = self._call("tree_leaves", gast.List([given[k]() for k in order], gast.Load()))
+        self.d.changed = True
+        return gast.copy_location(
+            self._call("tree_unflatten", self._call("tree_structure", built), leaves), node)
+
     def visit_Call(self, node):
+        if self._callee(node.func) == "tree_structure":     # P(a, b) read for its structure
+            for a in node.args:
+                if isinstance(a, gast.Call):
+                    a.secant_structure = True
         self.generic_visit(node)
         name = self._callee(node.func)
         if name is None:
-            return node
+            built = self._constructor(node)
+            return node if built is None else built
         kw = {k.arg: k.value for k in node.keywords}
         if any(k not in ("is_leaf", "initializer") for k in kw) or any(
                 isinstance(a, gast.Starred) for a in node.args):

@@ -1213,7 +1213,18 @@ class Normaliser(ContainerMixin):
         func = node.func
         obj = self._resolve(func)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
-            obj = self._made_by_factory(func)
+            obj, extra = self._made_by_factory(func)
+            if extra:                   # grad(lambda y: y * w)(x): the lambda's free locals
+                if node.keywords:       # passed after x (the lifted function's last ones)
+                    raise self.src.error(node, f"{gast.unparse(func).strip()}(...) of a "
+                                         "function closing over local values is transformed "
+                                         "for positional arguments; pass them so")
+                name = self.names.fresh(callees.short_name(obj) if obj is not _UNRESOLVED
+                                        else "fn")
+                self.bindings[name] = obj       # (by name: the written call takes fewer)
+                func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+                node = gast.copy_location(gast.Call(func=func, args=list(node.args) + [
+                    gast.Name(n, gast.Load(), None, None) for n in extra], keywords=[]), node)
         if obj is _UNRESOLVED and isinstance(func, gast.Call) \
                 and self._resolve(func.func) is builtins.type:
             built = self.same_type_call(node, func)      # type(c)(items)
@@ -1416,17 +1427,29 @@ class Normaliser(ContainerMixin):
                           callee_name=gast.unparse(node.func).strip())
 
     def _made_by_factory(self, call):
-        """The function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
-        place (its arguments: functions by name, everything else literals), else _UNRESOLVED."""
+        """(the function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
+        place (its arguments: functions by name, everything else literals), else _UNRESOLVED;
+        the free locals its function closes over). A lambda or nested def closing over locals
+        of the function being transformed (`grad(lambda y: y * w)`) is lifted to a function
+        taking them as its last parameters, held fixed (argnums as written; in_axes None), so
+        the transform of the caller reads them as arguments: `grad(lifted)(x, w)`."""
         factory = self._resolve(call.func)
+        extra = []
         if not getattr(factory, "__secant_factory__", False):
-            return _UNRESOLVED
+            return _UNRESOLVED, extra
 
-        def value(node):
-            if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg):
+        def value(node, first=False):
+            local_def = isinstance(node, gast.Name) and node.id in self.local_defs
+            if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
+                    or local_def and first:
                 fn_arg = self._function_arg(node, "", None)
                 if not fn_arg[2]:       # a lambda with no free locals: a function of its own
                     return self._lift(fn_arg, self.names.fresh("lambda_"), [])
+                if first and getattr(factory, "__secant_factory__", None) in ("argnums",
+                                                                                "in_axes"):
+                    extra[:] = fn_arg[2]
+                    name = node.id if local_def else "lambda_"
+                    return self._lift(fn_arg, self.names.fresh(name), fn_arg[2])
             if isinstance(node, (gast.Name, gast.Attribute)):
                 v = self._resolve(node)
                 if v is not _UNRESOLVED:
@@ -1438,11 +1461,17 @@ class Normaliser(ContainerMixin):
                                      "written in place when its function is named and its "
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
-        made = factory(*[value(a) for a in call.args],
-                       **{k.arg: value(k.value) for k in call.keywords})
+        args = [value(a, k == 0) for k, a in enumerate(call.args)]
+        kwargs = {k.arg: value(k.value) for k in call.keywords}
+        if extra and factory.__secant_factory__ == "in_axes":     # vmap: the free ones unmapped
+            axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
+            own = len(inspect.signature(args[0]).parameters) - len(extra)
+            axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
+            kwargs["in_axes"] = axes + (None,) * len(extra)
+        made = factory(*args, **kwargs)
         if getattr(made, "__secant_call_gen__", None):
-            return made                 # vmap(f): batched for what the call passes
-        return getattr(made, "__secant_generated__", None) or _UNRESOLVED
+            return made, extra          # vmap(f): batched for what the call passes
+        return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
 
     def dynamic_call(self, node, func):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
@@ -1567,6 +1596,10 @@ class Normaliser(ContainerMixin):
                 return self.stop_gradient_tree(tree)
             operands["x"] = self.as_array(tree, node)
         for pname, value in bound.arguments.items():
+            if opname == "tree_structure" and isinstance(value, gast.Call) and \
+                    objects.node_class(self._resolve(value.func)) is not None:
+                operands[pname] = self._inactive(value)     # P(a, b) built for its structure
+                continue                                    # (transformer/desugar.py)
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
                 operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
@@ -1751,7 +1784,7 @@ class Normaliser(ContainerMixin):
         secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
         name, make = form
         args = node.args
-        if (node.keywords or len(args) != 3 or not isinstance(func, gast.Attribute)
+        if (node.keywords or len(args) != 3
                 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in args[1:])):
             raise self.src.error(node, "secant transforms a jvp call written as "
                                  "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
@@ -1763,8 +1796,13 @@ class Normaliser(ContainerMixin):
         if fn is _UNRESOLVED:
             raise self.src.error(args[0], f"secant cannot see which function "
                                  f"{gast.unparse(args[0]).strip()} is here")
-        callee = gast.parse(f"{gast.unparse(func.value).strip()}.{name}"
-                            f"({gast.unparse(args[0]).strip()})").body[0].value
+        if isinstance(func, gast.Attribute):        # secant.jvp_fn(f), as the user spells secant
+            callee = gast.parse(f"{gast.unparse(func.value).strip()}.{name}"
+                                f"({gast.unparse(args[0]).strip()})").body[0].value
+        else:                                       # (jvp imported by name: bound by name)
+            made = self.names.fresh(f"{callees.short_name(fn)}_{name}")
+            self.bindings[made] = make(fn)
+            callee = gast.Name(made, gast.Load(), None, None)
         call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
         gast.copy_location(call, node)
         return self.user_call(call, make(fn))

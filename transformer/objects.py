@@ -80,3 +80,42 @@ def field_read(ops, node, base_name):
     for n in gast.walk(new):
         gast.copy_location(n, node)
     return new
+
+
+def node_class(obj):
+    """`obj` when it is a class whose instances are pytree nodes (a namedtuple, a registered
+    class), else None."""
+    from secant import tree_util
+    return obj if isinstance(obj, type) and tree_util.is_node_type(obj) else None
+
+
+def parameter_names(cls):
+    """The names of the parameters `cls(...)` takes positionally (for readable names)."""
+    try:
+        return [p.name for p in inspect.signature(cls).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def constructor_children(cls, n_args, keywords):
+    """For `C(a0, a1, ..., k=v)` building a pytree node (a namedtuple, a class registered with
+    register_pytree_node, register_pytree_node_class or register_dataclass): which argument
+    each of the instance's leaves is, in tree_flatten's order (positions and keyword names),
+    when every argument is one child held as given; None otherwise (then the call is read as
+    any other). Found by building one instance of C from placeholders, now."""
+    from secant import tree_util
+    if not tree_util.is_node_type(cls):
+        return None
+    marks = [object() for _ in range(n_args)]
+    named = {k: object() for k in keywords}
+    which = {id(m): i for i, m in enumerate(marks)}
+    which.update({id(m): k for k, m in named.items()})
+    try:
+        leaves = tree_util.tree_leaves(cls(*marks, **named), is_leaf=lambda v: id(v) in which)
+    except Exception:       # noqa: BLE001  (a constructor that computes with its arguments)
+        return None
+    order = [which.get(id(leaf)) for leaf in leaves]
+    if None in order or sorted(order, key=str) != sorted(which.values(), key=str):
+        return None
+    return order

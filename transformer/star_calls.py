@@ -49,6 +49,7 @@ class _CallSites(gast.NodeTransformer):
                 stores.add(n.id)
         self.other_locals = stores - set(self.local_defs)
         self.chosen = set()         # parameter names already bound by an unpacking
+        self.displays = _fixed_displays(d.node)
 
     def _outside(self, func):
         """Names read or bound outside the callee's own definition(s): the callee's parameter
@@ -100,6 +101,7 @@ class _CallSites(gast.NodeTransformer):
             self.generic_visit(node)
         if self.lazy:
             return node
+        self._spell_out_displays(node)
         starred = [k for k, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         if len(starred) == 1 and not isinstance(node.args[starred[0]].value,
                                                 (gast.Tuple, gast.List)):
@@ -121,6 +123,35 @@ class _CallSites(gast.NodeTransformer):
             node.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
             self.d.changed = True
         return node
+
+    def _spell_out_displays(self, node):
+        """`f(*args)` / `f(**kw)` where `args` is bound once to a tuple or list display (never
+        changed after) and `kw` to a dict display with string keys: `f(args[0], args[1])`,
+        `f(scale=kw['scale'])`, as Python unpacks them (their lengths and keys are static)."""
+        args = []
+        for a in node.args:
+            shown = self.displays.get(getattr(a.value, "id", None)) \
+                if isinstance(a, gast.Starred) else None
+            if isinstance(shown, (gast.Tuple, gast.List)) and not any(
+                    isinstance(e, gast.Starred) for e in shown.elts):
+                args += [_item(a.value, gast.Constant(i, None)) for i in range(len(shown.elts))]
+                self.d.changed = True
+            else:
+                args.append(a)
+        node.args = args
+        keywords = []
+        for k in node.keywords:
+            shown = self.displays.get(getattr(k.value, "id", None)) if k.arg is None else None
+            keys = [getattr(key, "value", None) for key in getattr(shown, "keys", [])]
+            if isinstance(shown, gast.Dict) and keys and all(isinstance(key, str) for key in keys) \
+                    and len(set(keys)) == len(keys) and not set(keys) & {
+                        x.arg for x in node.keywords}:
+                keywords += [gast.keyword(key, _item(k.value, gast.Constant(key, None)))
+                             for key in keys]
+                self.d.changed = True
+            else:
+                keywords.append(k)
+        node.keywords = keywords
 
     def _positional(self, call):
         """The names of the parameters a call's one starred argument fills, when the callee's
@@ -174,6 +205,36 @@ class _CallSites(gast.NodeTransformer):
         defaults = {p.name for p in sig.parameters.values() if p.default is not P.empty}
         varargs = any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values())
         return names, defaults, varargs
+
+
+def _item(name, key):
+    item = gast.Subscript(value=gast.Name(name.id, gast.Load(), None, None), slice=key,
+                          ctx=gast.Load())
+    for n in gast.walk(item):
+        gast.copy_location(n, name)
+    return item
+
+
+def _fixed_displays(fnode):
+    """Locals of `fnode` bound exactly once, by `name = (...)`, `[...]` or `{...}`, and never
+    changed in place (no method call on them, no item or slice assignment, no augmented
+    assignment): name -> the display."""
+    stores, displays = {}, {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name) and \
+                isinstance(n.value, (gast.Tuple, gast.List, gast.Dict)):
+            displays[n.targets[0].id] = n.value
+    changed = {n.value.id for n in gast.walk(fnode)
+               if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name)
+               and (isinstance(n, gast.Attribute) or not isinstance(n.ctx, gast.Load))}
+    changed |= {n.target.id for n in gast.walk(fnode)
+                if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+    params = {a.id for a in gast.walk(fnode.args) if isinstance(a, gast.Name)}
+    return {k: v for k, v in displays.items()
+            if stores.get(k) == 1 and k not in changed and k not in params}
 
 
 def _names(names):
