@@ -20,6 +20,8 @@ generated jvp and vjp of `f` itself. vmap of any of them runs one call per examp
 loop: under jit, one staged call each). A derivative of a rule (second order) is refused."""
 import functools
 
+import numpy as np
+
 from secant import tree_util
 from secant.custom import _Custom
 
@@ -122,9 +124,42 @@ def _apply(solve, g, r):
 
 
 def _transpose(solve, g, r_like, r_bar):
-    """The transpose of the linear map r -> solve(g, r), applied to r_bar."""
+    """The transpose of the linear map r -> solve(g, r), applied to r_bar: the vjp of the
+    user's solve where secant can write it, else (a solve that, say, takes a Jacobian of g)
+    r_bar's products with the map's columns, one solve per entry of r."""
+    from secant.backends.errors import SecantError
     from secant.transforms import generate
-    return generate(_apply, [2], "vjp")(r_bar, solve, g, r_like)
+    try:
+        transposed = generate(_apply, [2], "vjp")
+        return transposed(r_bar, solve, g, r_like)
+    except SecantError:
+        pass
+    import secant.numpy as snp
+    leaves, tree = tree_util.tree_flatten(r_like)
+    sizes = [int(np.size(leaf)) for leaf in leaves]
+    flat_bar = _flat(r_bar)
+    entries = []
+    for k in range(sum(sizes)):
+        basis = snp.zeros(sum(sizes), dtype=flat_bar.dtype).at[k].set(1)
+        column = _flat(solve(g, _unflat(basis, leaves, tree)))
+        entries.append(snp.sum(flat_bar * column))
+    return _unflat(snp.stack(entries), leaves, tree)
+
+
+def _flat(tree):
+    import secant.numpy as snp
+    return snp.concatenate([snp.ravel(leaf) for leaf in tree_util.tree_leaves(tree)])
+
+
+def _unflat(vector, leaves, tree):
+    import secant.numpy as snp
+    out, start = [], 0
+    for leaf in leaves:
+        n = int(np.size(leaf))
+        out.append(snp.reshape(vector[start:start + n], np.shape(leaf)).astype(
+            snp.result_type(leaf)))
+        start += n
+    return tree.unflatten(out)
 
 
 def _neg(tree):

@@ -170,3 +170,36 @@ def test_custom_linear_solve_symmetric_and_missing_transpose_solve():
     close(t, gs, rtol=1e-6)
     with pytest.raises(secant.SecantError, match="transpose_solve required"):
         secant.grad(lambda s: f(s, B))(2.0)
+
+
+def jacobian_solve(g, y):      # the documentation's tangent_solve for a vector root
+    return snp.linalg.solve(secant.jacfwd(g)(y), y)
+
+
+def vector_newton(f, x0):
+    def body(i, x):
+        return x - snp.linalg.solve(secant.jacfwd(f)(x), f(x))
+    return lax.fori_loop(0, 30, body, x0)
+
+
+def vector_root(p):
+    def f(y):
+        return snp.array([y[0] ** 2 + y[1] - p[0], y[1] ** 3 - p[1]])
+    return lax.custom_root(f, snp.ones(2), vector_newton, jacobian_solve)
+
+
+def ref_vector_root(p):
+    y1 = np.cbrt(p[1])
+    return np.array([np.sqrt(p[0] - y1), y1])
+
+
+def test_custom_root_vector_jacobians_with_a_jacobian_tangent_solve():
+    p = np.array([5.0, 8.0])
+    close(vector_root(p), ref_vector_root(p))
+    expected = np.stack([fd(lambda t: ref_vector_root(p + t * e), 0.0) for e in np.eye(2)], 1)
+    close(secant.jacrev(vector_root)(p), expected, rtol=1e-6)
+    close(secant.jacfwd(vector_root)(p), expected, rtol=1e-6)
+    close(secant.jit(secant.jacrev(vector_root))(p), expected, rtol=1e-6)
+    ps = np.stack([p, p + 1.0])
+    close(secant.vmap(secant.grad(lambda q: snp.sum(vector_root(q))))(ps),
+          [np.sum(secant.jacrev(vector_root)(q), 0) for q in ps], rtol=1e-9)
