@@ -1457,10 +1457,10 @@ class Normaliser(ContainerMixin):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
-        if not any(_has_var(o) for o in operands.values()):
-            return self._inactive(node)
         fn = self.operand(func)
-        if _has_var(fn):
+        if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
+            return self._inactive(node)
+        if _has_var(fn):        # (a closure over followed values too: its derivative is lost)
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
