@@ -288,8 +288,8 @@ def grad_of_fields(tree, fields=None, **attrs):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
         values = {**{tree._fields[k]: v for k, v in fields.items() if isinstance(k, int)}, **named}
-        return type(tree)(*[values[f] if f in values else _zeros_tree(getattr(tree, f))
-                            for f in tree._fields])
+        # (its zeros as a pytree: a registered namedtuple keeps its static fields as they are)
+        return _zeros_tree(tree)._replace(**values)
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)

@@ -1,41 +1,350 @@
-"""lax.custom_root and lax.custom_linear_solve: their values, eagerly and under jit.
+"""lax.custom_root and lax.custom_linear_solve, with JAX's implicit derivatives.
 
-The value is what the user's `solve` returns (JAX's). Their derivatives in JAX are implicit
-(the solve is differentiated through the implicit function theorem, calling tangent_solve /
-transpose_solve, never through solve's iterations); secant's transforms have no rule for them
-yet, so grad, jvp and vmap of code that calls them raise a clear error (secant never
-differentiates the iterations instead)."""
+Their value is what the user's `solve` returns. Their derivatives never follow solve's
+iterations: as in JAX they come from the implicit function theorem, calling the user's
+tangent_solve / solve / transpose_solve.
+
+The transforms see a call `lax.custom_root(f, guess, solve, tangent_solve)` whose `f` closes
+over followed values (`lambda y: y ** 2 - x`) as a call of `root_of(f_lifted, (x,), consts,
+guess, solve, tangent_solve, has_aux)` (transformer/normalize.py `implicit_call`): f lifted to
+take its free locals as parameters, the followed ones passed as the tuple `closed`, the others
+as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of their own:
+
+    custom_root:   y* = solve(f, guess);   y*_dot = -tangent_solve(df/dy at y*, df/dclosed . dot)
+                   closed_bar = -(df/dclosed)^T lam,  lam the transpose of tangent_solve at y*_bar
+    linear_solve:  x = solve(A, b);        x_dot = solve(A, b_dot - A_dot x)
+                   b_bar = lam = transpose_solve(A^T, x_bar),   closed_bar = -(dA/dclosed x)^T lam
+
+The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
+generated jvp and vjp of `f` itself. vmap of any of them runs one call per example (a Python
+loop: under jit, one staged call each). A derivative of a rule (second order) is refused."""
+import functools
+
+import numpy as np
+
 from secant import tree_util
+from secant.custom import _Custom
+
+__secant_by_source__ = True      # the adapters below are read by the transforms like user code
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """A root of f: solve(f, initial_guess) (with has_aux, solve returns (root, aux))."""
-    del tangent_solve       # used by the implicit derivative (not available in secant yet)
-    out = solve(f, initial_guess)
-    if has_aux:
-        root, aux = out
-        _check_like(root, initial_guess, "custom_root", "initial_guess")
-        return root, aux
-    _check_like(out, initial_guess, "custom_root", "initial_guess")
-    return out
+    return root_of(f, (), (), initial_guess, solve, tangent_solve, has_aux)
 
 
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
                         has_aux=False):
     """The solution x of matvec(x) = b: solve(matvec, b) (with has_aux, (x, aux))."""
-    del transpose_solve, symmetric      # for the implicit derivative
-    out = solve(matvec, b)
-    if has_aux:
-        x, aux = out
-        _check_like(x, b, "custom_linear_solve", "b")
-        return x, aux
-    _check_like(out, b, "custom_linear_solve", "b")
+    return linear_solve_of(matvec, (), (), b, solve, transpose_solve, symmetric, has_aux)
+
+
+custom_root.__secant_implicit__ = ("f", "initial_guess")
+custom_linear_solve.__secant_implicit__ = ("matvec", "b")
+
+
+# --- the values ---------------------------------------------------------------------------------
+def custom_root_value(f, closed, consts, initial_guess, solve, tangent_solve, has_aux):
+    out = solve(_bound(f, closed, consts), initial_guess)
+    _check_like(out[0] if has_aux and _pair(out) else out, initial_guess, has_aux,
+                "custom_root", "initial_guess")
     return out
 
 
-def _check_like(out, ref, what, name):
+def custom_linear_solve_value(matvec, closed, consts, b, solve, transpose_solve, symmetric, has_aux):
+    out = solve(_bound(matvec, closed, consts), b)
+    _check_like(out[0] if has_aux and _pair(out) else out, b, has_aux, "custom_linear_solve",
+                "b")
+    return out
+
+
+def _pair(out):
+    return isinstance(out, (tuple, list)) and len(out) == 2
+
+
+def _check_like(out, ref, has_aux, what, name):
     from secant.backends.errors import SecantTypeError, where
     if tree_util.tree_structure(out) != tree_util.tree_structure(ref):
-        raise SecantTypeError(f"{what}: solve must return a value with the structure of {name}, "
-                              f"got {tree_util.tree_structure(out)} for "
+        aux = " (with has_aux: (solution, aux))" if has_aux else ""
+        raise SecantTypeError(f"{what}: solve must return a value with the structure of {name}"
+                              f"{aux}, got {tree_util.tree_structure(out)} for "
                               f"{tree_util.tree_structure(ref)}{where()}")
+
+
+# --- f with its closure: adapters the transforms read -------------------------------------------
+def _bound(f, closed, consts):
+    """f as the user wrote it: a function of its first argument alone."""
+    if not closed and not consts:
+        return f
+    at = _at(f, len(closed), len(consts))
+    return functools.partial(at, closed=closed, consts=consts)
+
+
+@functools.lru_cache(maxsize=None)
+def _at(f, n_closed, n_consts):
+    """`def f_at(y, closed, consts): return f(y, closed[0], ..., consts[0], ...)`: generated
+    source, so the transforms differentiate it in y or in closed."""
+    from secant.transforms import load_generated
+    name = f"{getattr(f, '__name__', 'f')}_at"
+    if not name.isidentifier() or name.startswith("<"):
+        name = "f_at"
+    args = ["y"] + [f"closed[{i}]" for i in range(n_closed)] + \
+        [f"consts[{i}]" for i in range(n_consts)]
+    source = f"def {name}(y, closed, consts):\n    return fn_({', '.join(args)})\n"
+    return load_generated(source, name, globals(), {"fn_": f})
+
+
+def _derivative(f, closed, consts, wrt, mode):
+    """The generated jvp or vjp of f_at with respect to its parameters `wrt` (0: y, 1: closed,
+    2: consts)."""
+    from secant.transforms import generate
+    return generate(_at(f, len(closed), len(consts)), list(wrt), mode)
+
+
+def _closure_tangent(f, y, closed, consts, closed_dot, consts_dot):
+    """d f_at(y, closed, consts) along the closure's tangents (None: no tangent)."""
+    dots = [(i, d) for i, d in ((1, closed_dot), (2, consts_dot)) if d is not None]
+    if not dots:
+        return None
+    return _derivative(f, closed, consts, [i for i, _ in dots], "jvp")(
+        y, closed, consts, *[d for _, d in dots])[1]
+
+
+def _closure_cotangents(f, y, closed, consts, y_bar, wrt):
+    """{1: closed_bar, 2: consts_bar} for the positions in wrt: the vjp of f_at at y_bar."""
+    wrt = [i for i in wrt if i in (1, 2)]
+    if not wrt:
+        return {}
+    bars = _derivative(f, closed, consts, wrt, "vjp")(y_bar, y, closed, consts)
+    return dict(zip(wrt, bars if len(wrt) > 1 else (bars,)))
+
+
+def _apply(solve, g, r):
+    return solve(g, r)
+
+
+def _transpose(solve, g, r_like, r_bar):
+    """The transpose of the linear map r -> solve(g, r), applied to r_bar: the vjp of the
+    user's solve where secant can write it, else (a solve that, say, takes a Jacobian of g)
+    r_bar's products with the map's columns, one solve per entry of r."""
+    from secant.backends.errors import SecantError
+    from secant.transforms import generate
+    try:
+        transposed = generate(_apply, [2], "vjp")
+        return transposed(r_bar, solve, g, r_like)
+    except SecantError:
+        pass
+    import secant.numpy as snp
+    leaves, tree = tree_util.tree_flatten(r_like)
+    sizes = [int(np.size(leaf)) for leaf in leaves]
+    flat_bar = _flat(r_bar)
+    entries = []
+    for k in range(sum(sizes)):
+        basis = snp.zeros(sum(sizes), dtype=flat_bar.dtype).at[k].set(1)
+        column = _flat(solve(g, _unflat(basis, leaves, tree)))
+        entries.append(snp.sum(flat_bar * column))
+    return _unflat(snp.stack(entries), leaves, tree)
+
+
+def _flat(tree):
+    import secant.numpy as snp
+    return snp.concatenate([snp.ravel(leaf) for leaf in tree_util.tree_leaves(tree)])
+
+
+def _unflat(vector, leaves, tree):
+    import secant.numpy as snp
+    out, start = [], 0
+    for leaf in leaves:
+        n = int(np.size(leaf))
+        out.append(snp.reshape(vector[start:start + n], np.shape(leaf)).astype(
+            snp.result_type(leaf)))
+        start += n
+    return tree.unflatten(out)
+
+
+def _neg(tree):
+    return tree_util.tree_map(lambda t: -t, tree)
+
+
+def _zeros(tree):
+    import secant.numpy as snp
+    return tree_util.tree_map(snp.zeros_like, tree)
+
+
+def _sub(a, b):
+    return tree_util.tree_map(lambda x, y: x - y, a, b)
+
+
+# --- the rules ----------------------------------------------------------------------------------
+def _root_jvp(f, closed, consts, initial_guess, solve, tangent_solve, has_aux, closed_dot,
+              consts_dot, initial_guess_dot):
+    """(out, out_dot): y*_dot = -tangent_solve(df/dy at y*, df/dclosure . closure_dot); the
+    guess has no effect on the root."""
+    out = custom_root_value(f, closed, consts, initial_guess, solve, tangent_solve, has_aux)
+    root = out[0] if has_aux else out
+    rhs = _closure_tangent(f, root, closed, consts, closed_dot, consts_dot)
+    root_dot = _zeros(root) if rhs is None else \
+        _neg(tangent_solve(_linearised(f, root, closed, consts), rhs))
+    return out, ((root_dot, _zeros(out[1])) if has_aux else root_dot)
+
+
+def _linearised(f, root, closed, consts):
+    jvp_y = _derivative(f, closed, consts, [0], "jvp")
+    return lambda t: jvp_y(root, closed, consts, t)[1]
+
+
+def _root_vjp(out_bar, f, closed, consts, initial_guess, solve, tangent_solve, has_aux, wrt):
+    """The cotangents of the arguments at positions wrt: the closure's -(df/dclosure)^T lam,
+    lam the transposed tangent_solve applied to the root's cotangent; the guess's zeros."""
+    out = custom_root_value(f, closed, consts, initial_guess, solve, tangent_solve, has_aux)
+    root = out[0] if has_aux else out
+    root_bar = out_bar[0] if has_aux else out_bar
+    bars = {3: _zeros(initial_guess)}
+    if 1 in wrt or 2 in wrt:
+        lam = _transpose(tangent_solve, _linearised(f, root, closed, consts), root, root_bar)
+        bars.update(_closure_cotangents(f, root, closed, consts, _neg(lam), wrt))
+    return tuple(bars[i] for i in wrt)
+
+
+def _linear_solve_jvp(matvec, closed, consts, b, solve, transpose_solve, symmetric, has_aux,
+                      closed_dot, consts_dot, b_dot):
+    """(out, out_dot): x_dot = solve(A, b_dot - A_dot x)."""
+    out = custom_linear_solve_value(matvec, closed, consts, b, solve, transpose_solve,
+                                    symmetric, has_aux)
+    x = out[0] if has_aux else out
+    rhs = _zeros(b) if b_dot is None else b_dot
+    a_dot_x = _closure_tangent(matvec, x, closed, consts, closed_dot, consts_dot)
+    if a_dot_x is not None:
+        rhs = _sub(rhs, a_dot_x)
+    x_dot = solve(_bound(matvec, closed, consts), rhs)
+    if has_aux:
+        return out, (x_dot[0], _zeros(out[1]))
+    return out, x_dot
+
+
+def _linear_solve_vjp(out_bar, matvec, closed, consts, b, solve, transpose_solve, symmetric,
+                      has_aux, wrt):
+    """The cotangents of the arguments at positions wrt: b's lam = transpose_solve(A^T,
+    x_bar), the closure's -(d(A x)/dclosure)^T lam."""
+    from secant.backends.errors import SecantTypeError, where
+    if transpose_solve is None and not symmetric:
+        raise SecantTypeError("transpose_solve required for backwards mode automatic "
+                              "differentiation of custom_linear_solve" + where())
+    out = custom_linear_solve_value(matvec, closed, consts, b, solve, transpose_solve,
+                                    symmetric, has_aux)
+    x = out[0] if has_aux else out
+    x_bar = out_bar[0] if has_aux else out_bar
+    if symmetric:
+        lam = solve(_bound(matvec, closed, consts), x_bar)
+    else:
+        vjp_y = _derivative(matvec, closed, consts, [0], "vjp")
+        lam = transpose_solve(lambda u: vjp_y(u, x, closed, consts), x_bar)
+    if has_aux:
+        lam = lam[0]
+    bars = {3: lam, **_closure_cotangents(matvec, x, closed, consts, _neg(lam), wrt)}
+    return tuple(bars[i] for i in wrt)
+
+
+# --- the custom functions the transforms call ---------------------------------------------------
+class Implicit(_Custom):
+    """A function with derivative rules that run as Python (`jvp_rule(*args, *dots)` -> (out,
+    out_dot), a dot None where an argument has none; `vjp_rule(out_bar, *args)` -> the
+    cotangents of the differentiable arguments) and a batching rule that loops over the
+    examples. A rule is itself an Implicit function without rules: vmap of a derivative loops
+    too, a derivative of a derivative is refused."""
+
+    def __init__(self, fun, nondiff_argnums=(), jvp_rule=None, vjp_rule=None, what=""):
+        super().__init__(fun, nondiff_argnums)
+        self.what = what or fun.__name__
+        self.jvp_rule = jvp_rule and Implicit(jvp_rule, what=f"the derivative of {self.what}")
+        self.vjp_rule = vjp_rule and Implicit(vjp_rule, what=f"the derivative of {self.what}")
+
+    def batched(self, params, wrt, batch):
+        """vmap of this function: an Implicit function that runs this one (and its rules) once
+        per example, the batched arguments at their in_axes; every output batched at 0, the
+        cotangent of an unbatched argument summed over the examples."""
+        import inspect
+
+        import secant.numpy as snp
+        in_axes = dict(batch.in_axes)
+        axes = [in_axes.get(i, 0) if i in wrt else None for i in range(len(params))]
+        diff = [i for i in range(len(params)) if i not in self.nondiff_argnums]
+
+        def size_of(args):
+            for a, axis in zip(args, axes):
+                for leaf in () if axis is None else tree_util.tree_leaves(a):
+                    return snp.shape(leaf)[axis]
+            return int(batch.axis_size)
+
+        def example(args, k, arg_axes):
+            return [a if axis is None else
+                    tree_util.tree_map(lambda leaf: snp.take(leaf, k, axis=axis), a)
+                    for a, axis in zip(args, arg_axes)]
+
+        def stack(outs):
+            return tree_util.tree_map(lambda *xs: snp.stack(xs), *outs)
+
+        def value(*args):
+            return stack([self.fun(*example(args, k, axes)) for k in range(size_of(args))])
+
+        def jvp_rule(*args):
+            primals, dots = args[:len(params)], args[len(params):]
+            dot_axes = [axes[i] for i in diff]
+            outs = [self.jvp_rule.fun(*example(primals, k, axes), *example(dots, k, dot_axes))
+                    for k in range(size_of(primals))]
+            return stack([o for o, _ in outs]), stack([d for _, d in outs])
+
+        def vjp_rule(out_bar, *args):
+            args, wrt_ = args[:-1], args[-1]
+            bars = [self.vjp_rule.fun(tree_util.tree_map(lambda b: b[k], out_bar),
+                                      *example(args, k, axes), wrt_)
+                    for k in range(size_of(args))]
+            return tuple(stack([b[j] for b in bars]) if axes[i] is not None else
+                         tree_util.tree_map(lambda *xs: sum(xs[1:], xs[0]),
+                                            *[b[j] for b in bars])
+                         for j, i in enumerate(wrt_))
+
+        value.__name__ = f"{self.fun.__name__}_vmap"
+        for fn, of in ((value, self), (jvp_rule, self.jvp_rule), (vjp_rule, self.vjp_rule)):
+            if of is not None:
+                fn.__signature__ = inspect.signature(of.fun)
+        out = Implicit(value, self.nondiff_argnums, self.jvp_rule and jvp_rule,
+                       self.vjp_rule and vjp_rule, self.what)
+        out.__secant_out_batched__ = True       # (every output batched, the rules' too)
+        return out
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        """The generated function transforms call for this function (secant/transforms.py)."""
+        from secant.backends.errors import UnsupportedError, where
+        from secant.transforms import load_generated
+        if mode == "vmap":
+            return self.batched(params, wrt, batch)
+        rule = self.jvp_rule if mode == "jvp" else self.vjp_rule if mode == "vjp" else None
+        if rule is None:
+            raise UnsupportedError(f"secant has no {mode} of {self.what} (a derivative of "
+                                   "lax.custom_root / lax.custom_linear_solve's derivative)"
+                                   + where())
+        base = self.what.replace("lax.", "")
+        diff = [i for i in range(len(params)) if i not in self.nondiff_argnums]
+        args = ", ".join(params)
+        if mode == "jvp":
+            dots = {i: f"{params[i]}_dot" for i in wrt}
+            name = f"{base}_jvp"
+            passed = ", ".join(dots.get(i, "None") for i in diff)
+            source = (f"def {name}({', '.join(params + list(dots.values()))}):\n"
+                      f"    # {self.what}: its derivative by the implicit function theorem\n"
+                      f"    return {base}_jvp_rule({args}, {passed})\n")
+        else:
+            name = f"{base}_vjp"
+            bars = [f"{params[i]}_bar" for i in wrt]
+            source = (f"def {name}(out_bar, {args}):\n"
+                      f"    # {self.what}: its derivative by the implicit function theorem\n"
+                      f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = "
+                      f"{base}_vjp_rule(out_bar, {args}, {tuple(wrt)!r})\n"
+                      f"    return {', '.join(bars)}\n")
+        return load_generated(source, name, self.fun.__globals__, {f"{base}_{mode}_rule": rule})
+
+
+root_of = Implicit(custom_root_value, (0, 4, 5, 6), _root_jvp, _root_vjp, "custom_root")
+linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7), _linear_solve_jvp,
+                           _linear_solve_vjp, "custom_linear_solve")

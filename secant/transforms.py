@@ -703,6 +703,8 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
     from secant.ad import custom_rules
     from secant.custom import checkpoint, custom_jvp, custom_vmap
     params = custom.params()
+    if getattr(custom, "generate_rule", None) is not None:    # rules of its own (lax_implicit)
+        return custom.generate_rule(mode, params, wrt, staged, batch)
     if isinstance(custom, checkpoint):
         if mode != "vjp":       # only reverse mode sees the checkpoint
             return generate(custom.fun, wrt, mode, staged=staged, batch=batch)

@@ -1,6 +1,6 @@
 """Issue 18's lax extras and transform options that JAX programs use: lax.associative_scan,
 lax.reduce, lax.Precision / precision=, lax.stop_gradient of pytrees, lax.custom_root and
-lax.custom_linear_solve (values), grad's allow_int / reduce_axes / holomorphic, vmap's in_axes
+lax.custom_linear_solve (values; derivatives in tests/test_api18_implicit.py), grad's allow_int / reduce_axes / holomorphic, vmap's in_axes
 as a list, and secant.random's samplers passed to vmap directly."""
 import numpy as np
 import pytest
@@ -183,17 +183,6 @@ def test_custom_root_and_linear_solve_values():
     assert aux == 7
     with pytest.raises(secant.SecantTypeError, match="structure of b"):
         lax.custom_linear_solve(matvec, b, lambda mv, r: (r, r))
-
-
-def test_custom_root_derivative_is_a_clear_error_not_the_iterations():
-    # JAX differentiates custom_root implicitly; secant has no rule for it yet and must never
-    # differentiate solve's iterations in its place
-    def sqrt_cubed(x):
-        def f(y):
-            return y ** 2 - x ** 3
-        return lax.custom_root(f, 1.0, _newton, _scalar_solve)
-    with pytest.raises(secant.SecantError):
-        secant.grad(sqrt_cubed)(2.0)
 
 
 # --- grad options -------------------------------------------------------------------------

@@ -1264,6 +1264,8 @@ class Normaliser(ContainerMixin):
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
+        if getattr(obj, "__secant_implicit__", None) is not None:
+            return self.implicit_call(node, obj)
         built = self.container_call(node, obj)      # list(c), tuple(...), np.array([x, y])
         if built is not None:
             return built
@@ -1910,6 +1912,45 @@ class Normaliser(ContainerMixin):
         self.tracked.add(name)
         return ir.Var(name)
 
+    def implicit_call(self, node, fn):
+        """lax.custom_root(f, guess, ...) / lax.custom_linear_solve(matvec, b, ...): a call of
+        the custom function that has their implicit derivatives (secant/lax_implicit.py), f
+        lifted to take its free locals as parameters, the followed ones passed as a tuple."""
+        from secant import lax_implicit
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            raise self.src.error(node, f"lax.{fn.__name__} with *args or **kwargs cannot be "
+                                 "transformed yet; pass the arguments explicitly")
+        try:
+            bound = inspect.signature(fn).bind(*node.args,
+                                               **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for lax.{fn.__name__}: {e}") from None
+        bound.apply_defaults()
+        param, operand = fn.__secant_implicit__
+        fn_arg = self._function_arg(bound.arguments[param], fn.__name__, 1)
+        free = list(fn_arg[2])
+        closed = [n for n in free if self.current[n] in self.tracked]
+        consts = [n for n in free if self.current[n] not in self.tracked]
+        lifted_name = self.names.fresh(f"{param}_lifted")
+        lifted = self._lift(fn_arg, lifted_name, closed + consts)
+        self.bindings[lifted_name] = lifted
+        operands = {"arg0": ir.Expr(lifted_name),
+                    "arg1": ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
+                    if closed else ir.Expr("()"),
+                    "arg2": ir.Expr(_tuple_source([self.current[n] for n in consts]))}
+        rest = [p for p in bound.arguments if p != param]
+        for i, p in enumerate(rest):
+            value = bound.arguments[p]
+            operands[f"arg{i + 3}"] = self.operand(value) if isinstance(value, gast.AST) \
+                else ir.Expr(repr(value))
+        custom = lax_implicit.root_of if fn.__name__ == "custom_root" \
+            else lax_implicit.linear_solve_of
+        callee_name = self.names.fresh(f"{fn.__name__}_of")
+        self.bindings[callee_name] = custom
+        return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=custom,
+                          callee_name=callee_name)
+
     def _function_arg(self, fnode, kind, arity):
         """(lambda node or None, function or None, its free local names) for a function passed
         to lax.<kind>."""
@@ -2163,6 +2204,10 @@ def _is_truth_value(node, resolve):
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
         return any(resolve(node.func) is b for b in (isinstance, hasattr, callable))
     return isinstance(node, (gast.Compare, gast.Constant))
+
+
+def _tuple_source(names):
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
 def _has_var(o):

@@ -96,6 +96,10 @@ class _Recording:
             return ":".join(parts[:2] if value.step is None else parts)
         if isinstance(value, (complex, np.generic)):
             return repr(value.item() if isinstance(value, np.generic) else value)
+        if isinstance(value, types.FunctionType) and any(
+                isinstance(_cell_contents(c), _Value) for c in value.__closure__ or ()):
+            self.refuse(f"passes the function {value.__name__}, which closes over a traced "
+                        "value, as an argument (its derivative would be lost)")
         return self.const(value, getattr(value, "__name__", None) or type(value).__name__
                           .lower() + "_const")
 
@@ -115,6 +119,13 @@ class _Recording:
             f"traces it once; but it {what}{at}, which a trace would fix to one case for every "
             "input. Define the function in a file (or reload its module), or write the choice "
             "with snp.where / lax.cond")
+
+
+def _cell_contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:          # an empty cell
+        return None
 
 
 def _user_line(fn):

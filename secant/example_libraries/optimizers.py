@@ -35,9 +35,43 @@ tree_util.register_pytree_node(
 Optimizer = namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
 
 
+def _structure(opt_state):
+    """(tree_def, subtree_defs) of a state: static, whatever its leaves depend on (grad
+    through an update step reads them as constants)."""
+    return opt_state.tree_def, opt_state.subtree_defs
+
+
+def _state_def(states_flat, tree, subtrees):
+    """The structure of OptimizerState(states_flat, tree, subtrees): static."""
+    return tree_util.tree_structure(OptimizerState(states_flat, tree, subtrees))
+
+
+def _state(states_flat, tree, subtrees):
+    """OptimizerState(states_flat, tree, subtrees), built through tree_unflatten so that the
+    transforms follow its leaves."""
+    return tree_util.tree_unflatten(_state_def(states_flat, tree, subtrees),
+                                    tree_util.tree_leaves(states_flat))
+
+
+_structure.__secant_structure__ = _state_def.__secant_structure__ = True
+
+
 def _flatten_states(states):
-    flat = [tree_util.tree_flatten(s) for s in states]
-    return [leaves for leaves, _ in flat], [treedef for _, treedef in flat]
+    return [tree_util.tree_leaves(s) for s in states], _subtrees(states)
+
+
+def _tree_def(tree):
+    """tree_util.tree_structure(tree), static for the transforms (a batched tree has its
+    examples' structure)."""
+    return tree_util.tree_structure(tree)
+
+
+def _subtrees(states):
+    """The structure of each state: static."""
+    return [tree_util.tree_structure(s) for s in states]
+
+
+_subtrees.__secant_structure__ = _tree_def.__secant_structure__ = True
 
 
 def optimizer(opt_maker):
@@ -49,14 +83,19 @@ def optimizer(opt_maker):
 
         @functools.wraps(init)
         def tree_init(x0_tree):
-            x0_flat, tree = tree_util.tree_flatten(x0_tree)
-            states_flat, subtrees = _flatten_states([init(x0) for x0 in x0_flat])
-            return OptimizerState(states_flat, tree, subtrees)
+            x0_flat = tree_util.tree_leaves(x0_tree)
+            tree = _tree_def(x0_tree)
+            states = [init(x0) for x0 in x0_flat]
+            states_flat = [tree_util.tree_leaves(s) for s in states]
+            subtrees = _subtrees(states)
+            return _state(states_flat, tree, subtrees)
 
         @functools.wraps(update)
         def tree_update(i, grad_tree, opt_state):
-            states_flat, tree, subtrees = opt_state
-            grad_flat, tree2 = tree_util.tree_flatten(grad_tree)
+            states_flat = opt_state[0]
+            tree, subtrees = _structure(opt_state)
+            grad_flat = tree_util.tree_leaves(grad_tree)
+            tree2 = _tree_def(grad_tree)
             if tree2 != tree:
                 raise TypeError("optimizer update function was passed a gradient tree that did "
                                 "not match the parameter tree structure with which it was "
@@ -64,17 +103,19 @@ def optimizer(opt_maker):
             states = [tree_util.tree_unflatten(s, leaves)
                       for s, leaves in zip(subtrees, states_flat)]
             new_states = [update(i, g, state) for g, state in zip(grad_flat, states)]
-            new_states_flat, subtrees2 = _flatten_states(new_states)
+            new_states_flat = [tree_util.tree_leaves(s) for s in new_states]
+            subtrees2 = _subtrees(new_states)
             for subtree, subtree2 in zip(subtrees, subtrees2):
                 if subtree2 != subtree:
                     raise TypeError("optimizer update function produced an output structure "
                                     "that did not match its input structure: input "
                                     f"{subtree} and output {subtree2}.")
-            return OptimizerState(new_states_flat, tree, subtrees)
+            return _state(new_states_flat, tree, subtrees)
 
         @functools.wraps(get_params)
         def tree_get_params(opt_state):
-            states_flat, tree, subtrees = opt_state
+            states_flat = opt_state[0]
+            tree, subtrees = _structure(opt_state)
             states = [tree_util.tree_unflatten(s, leaves)
                       for s, leaves in zip(subtrees, states_flat)]
             return tree_util.tree_unflatten(tree, [get_params(s) for s in states])
