@@ -49,6 +49,9 @@ def python_loop(x, n):
     return g
 
 
+fori_loop = scan_loop = python_loop     # the same sum written with lax.fori_loop and lax.scan
+
+
 def while_loop(x, n):
     xs = []
     for _ in range(n):

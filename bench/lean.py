@@ -80,7 +80,7 @@ def jax_version(jax, jnp, name):
 
 
 def static_argnums(name):
-    return (1,) if name in ("python_loop", "while_loop") else ()
+    return (1,) if name in funcs.LOOPS + ("while_loop",) else ()
 
 
 def main():

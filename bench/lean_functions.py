@@ -45,6 +45,19 @@ def python_loop(x, n):
     return snp.sum(acc)
 
 
+def fori_loop(x, n):
+    """The same sum as python_loop with lax.fori_loop."""
+    return snp.sum(lax.fori_loop(0, n, lambda i, acc: acc + snp.sin(x * i), snp.zeros_like(x)))
+
+
+def scan_loop(x, n):
+    """The same sum as python_loop with lax.scan over the step numbers."""
+    def step(acc, i):
+        return acc + snp.sin(x * i), None
+    acc, _ = lax.scan(step, snp.zeros_like(x), snp.arange(n, dtype=x.dtype))
+    return snp.sum(acc)
+
+
 def while_loop(x, n):
     """A Python while loop with a counter: x <- 0.9 x + 0.1 sin(x), n times."""
     i = 0
@@ -106,6 +119,7 @@ def helpers(w, b, x, target):
 
 NAMES = ("mlp_loss", "softmax_xent", "rnn_loss", "python_loop", "while_loop", "leapfrog_energy",
          "attention", "gaussian_loglik", "polynomial", "helpers")
+LOOPS = ("python_loop", "fori_loop", "scan_loop")     # one sum, three loops (bench/memory.py)
 
 
 def inputs(name, rng, dtype=np.float32, small=False):
@@ -129,7 +143,7 @@ def inputs(name, rng, dtype=np.float32, small=False):
     if name == "rnn_loss":
         t, d, h = (4, 3, 5) if small else (50, 32, 64)
         return normal(h, h, scale=0.5 / np.sqrt(h)), normal(d, h, scale=1 / np.sqrt(d)), normal(t, d)
-    if name in ("python_loop", "while_loop"):
+    if name in LOOPS + ("while_loop",):
         return normal(3 if small else 1000, scale=0.5), 5 if small else LOOP_STEPS
     if name == "leapfrog_energy":
         n = 4 if small else 1000

@@ -19,7 +19,7 @@ def _tree_vdot(a, b):
                for x, y in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b)))
 
 
-@pytest.mark.parametrize("name", funcs.NAMES)
+@pytest.mark.parametrize("name", funcs.NAMES + funcs.LOOPS[1:])
 def test_handwritten_gradient_matches_secant_and_finite_differences(name, x64):
     rng = np.random.default_rng(1)
     args = funcs.inputs(name, rng, np.float64, small=True)
@@ -39,7 +39,7 @@ def test_handwritten_gradient_matches_secant_and_finite_differences(name, x64):
         np.testing.assert_allclose(_tree_vdot(want, v), fd, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", funcs.NAMES)
+@pytest.mark.parametrize("name", funcs.NAMES + funcs.LOOPS[1:])
 def test_float32_inputs_give_the_same_gradient(name):
     """The figures run in float32: the hand-written gradient stays float32 and close to secant's."""
     args = funcs.inputs(name, np.random.default_rng(2), np.float32, small=True)
