@@ -11,6 +11,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
+from secant.backends.array import Array
 from secant.backends.tracer import active_trace
 from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
                                unbroadcast, unreduce)
@@ -477,7 +478,18 @@ def _loop_helper(fn):
 def zeros_like_tree(tree):
     """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads): a
     constant of a derivative."""
-    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
+    return tree_util.tree_map(_zeros_like, tree)
+
+
+def _zeros_like(leaf):
+    """snp.zeros_like(leaf); eagerly one zero broadcast read-only to the leaf's shape, so that
+    the cotangent of an unread output (a scan's stacked ys) or a loop's cotangent accumulator
+    before its first step costs no memory per element (arrays are immutable)."""
+    zero = snp.zeros_like(leaf, shape=())
+    if active_trace() is not None or type(zero) is not Array or zero._npy is None:
+        return snp.zeros_like(leaf)
+    view = np.broadcast_to(zero._npy, np.shape(leaf))
+    return Array._wrap_ndarray(view, zero.weak_type)
 
 
 def _add_trees(a, b):

@@ -62,6 +62,24 @@ def test_eager_loop_gradient_holds_the_saved_carries_once(name):
     assert _peak_bytes(lambda: g(x, steps)) < 1.25 * carries     # (a second copy: 2x)
 
 
+def _scan_ys_unread(x, n):
+    def step(acc, i):
+        acc = acc + snp.sin(x * i)
+        return acc, acc
+    acc, ys = lax.scan(step, snp.zeros_like(x), snp.arange(n, dtype=x.dtype))
+    return snp.sum(acc)
+
+
+def test_cotangent_of_unread_scan_outputs_costs_no_memory():
+    """The zero cotangent of the stacked ys nobody reads is one broadcast zero, not n rows."""
+    steps, x = 2000, np.linspace(0, 1, 1000, dtype=np.float32)
+    g = secant.grad(_scan_ys_unread)
+    np.testing.assert_allclose(np.asarray(g(x, steps)), hand.python_loop(x, steps), rtol=1e-3,
+                               atol=1e-2)
+    stack = steps * x.nbytes        # the carries saved and the ys the program itself stacks
+    assert _peak_bytes(lambda: g(x, steps)) < 2.25 * stack       # (a zero ys cotangent: 3x)
+
+
 def test_eager_scan_ys_are_what_stacking_gives():
     """ys go into preallocated rows; a y that does not fit the first falls back to stacking."""
     def f(c, x):
