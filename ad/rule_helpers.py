@@ -11,6 +11,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
+from secant.backends.array import Array
 from secant.backends.tracer import active_trace
 from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
                                unbroadcast, unreduce)
@@ -477,7 +478,18 @@ def _loop_helper(fn):
 def zeros_like_tree(tree):
     """Zeros shaped like every leaf of a pytree (the cotangent of an output nobody reads): a
     constant of a derivative."""
-    return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
+    return tree_util.tree_map(_zeros_like, tree)
+
+
+def _zeros_like(leaf):
+    """snp.zeros_like(leaf); eagerly one zero broadcast read-only to the leaf's shape, so that
+    the cotangent of an unread output (a scan's stacked ys) or a loop's cotangent accumulator
+    before its first step costs no memory per element (arrays are immutable)."""
+    zero = snp.zeros_like(leaf, shape=())
+    if active_trace() is not None or type(zero) is not Array or zero._npy is None:
+        return snp.zeros_like(leaf)
+    view = np.broadcast_to(zero._npy, np.shape(leaf))
+    return Array._wrap_ndarray(view, zero.weak_type)
 
 
 def _add_trees(a, b):
@@ -519,22 +531,21 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
     body's vjp takes it rather than recomputing it. Under vmap (batching/vectorize.py),
     `batch_size` says the cotangents carry a batch axis in front, and `body_vjp` is batched."""
     def step(bars, step_in):
-        carry_bar, closed_bars = bars
-        i, carry, carry_out = step_in
+        carry_bar, closed_bars, carry_out = bars
+        i, carry = step_in
         grads = body_vjp(carry_bar, carry_out, i, carry, *closed, *consts)
         if closed:
             closed_bars = _add_trees(closed_bars, tuple(grads[1:]))
             grads = grads[0]
-        return (_cast_like(grads, carry_bar), closed_bars), None
+        return (_cast_like(grads, carry_bar), closed_bars, carry), None
 
     steps = _steps(lower, upper)
     if np.shape(steps)[0] == 0:
         carry_bar, closed_bars = carry_bar, _zero_bars(closed, batch_size, closed_batched)
     else:
         zeros = _zero_bars(closed, batch_size, closed_batched)
-        (carry_bar, closed_bars), _ = lax.scan(step, (carry_bar, zeros),
-                                               (steps, carries, _next(carries, out)),
-                                               reverse=True)
+        (carry_bar, closed_bars, _), _ = lax.scan(
+            step, (carry_bar, zeros, _like_rows(out, carries)), (steps, carries), reverse=True)
     return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
 
 
@@ -608,17 +619,17 @@ def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=Fal
     final, ys = out
 
     def step(bars, step_in):
-        carry_bar, closed_bars = bars
-        carry, x, y_bar, carry_out, y = step_in
+        carry_bar, closed_bars, carry_out = bars
+        carry, x, y_bar, y = step_in
         grads = f_vjp((carry_bar, y_bar), (carry_out, y), carry, x, *closed, *consts)
         grads = grads if wrt_xs or closed else (grads,)
         x_bar = grads[1] if wrt_xs else None
         closed_bars = _add_trees(closed_bars, tuple(grads[1 + int(wrt_xs):]))
-        return (_cast_like(grads[0], carry_bar), closed_bars), x_bar
+        return (_cast_like(grads[0], carry_bar), closed_bars, carry), x_bar
 
-    (carry_bar, closed_bars), xs_bar = lax.scan(
-        step, (carry_bar, _zero_bars(closed, batch_size, closed_batched)),
-        (carries, xs, ys_bar, _next(carries, final, reverse), ys), reverse=not reverse)
+    (carry_bar, closed_bars, _), xs_bar = lax.scan(
+        step, (carry_bar, _zero_bars(closed, batch_size, closed_batched),
+               _like_rows(final, carries)), (carries, xs, ys_bar, ys), reverse=not reverse)
     outs = (carry_bar,) + ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
     return outs if len(outs) > 1 else outs[0]
 
@@ -641,15 +652,12 @@ def where_examples(took, a, b):
                                u, v), a, b)
 
 
-def _next(carries, final, reverse=False):
-    """The carry each step ended with: the next step's saved carry, `final` for the last."""
-
-    def shift(stack, last):
-        if np.shape(stack)[0] == 0:
-            return stack
-        last = snp.expand_dims(snp.asarray(last, dtype=stack.dtype), 0)
-        return snp.concatenate([last, stack[:-1]] if reverse else [stack[1:], last], axis=0)
-    return tree_util.tree_map(shift, carries, final)
+def _like_rows(final, carries):
+    """The loop's result as a row of the stack of saved carries (its dtype): the carry the last
+    step ended with. The reverse pass carries "the carry this step ended with" along (each step's
+    is the next step's saved carry) rather than a shifted copy of the whole stack."""
+    return tree_util.tree_map(lambda stack, last: snp.asarray(last, dtype=stack.dtype),
+                              carries, final)
 
 
 @_loop_helper

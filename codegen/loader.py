@@ -14,6 +14,7 @@ import threading
 import types
 
 from secant.backends import errors
+from secant.codegen.release import release_dead_names
 
 _counts = {}
 _counts_lock = threading.Lock()     # two threads must never get the same file name
@@ -35,7 +36,8 @@ def load(source, name, fn_globals, free, origins=None, tree=None, cells=None):
     tree = tree if tree is not None else ast.parse(source, filename)
     factory = ast.parse(f"def __secant_factory__({', '.join(sorted(free))}):\n    pass\n")
     fdef = factory.body[0]
-    fdef.body = tree.body + [ast.Return(ast.Name(name, ast.Load()))]
+    fdef.body = [release_dead_names(s) if isinstance(s, ast.FunctionDef) and s.name == name
+                 else s for s in tree.body] + [ast.Return(ast.Name(name, ast.Load()))]
     for node in ast.walk(factory):       # the factory line is invisible: keep user-facing lines
         if hasattr(node, "lineno") and node is fdef:
             node.lineno = node.end_lineno = 1

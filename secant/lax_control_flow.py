@@ -12,6 +12,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import tree_util
 from secant.backends import control_flow, dtypes
+from secant.backends.array import Array
 from secant.backends.core import Tracer, aval_of
 from secant.backends.errors import (SecantTypeError, SecantValueError, ShapeError, defined_at,
                                     where)
@@ -256,17 +257,18 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     trace = active_trace()
     order = range(n - 1, -1, -1) if reverse else range(n)
     if trace is None:
-        carry, ys, xs = _arrays(init), [None] * n, _arrays(xs)
+        carry, ys, xs = _arrays(init), _Rows(order), _arrays(xs)
         if n == 0:      # ys still has the shapes f gives: call it once on zeros, as a placeholder
             _, y = f(carry, _placeholder(xs))
             return carry, tree_util.tree_map(lambda v: snp.zeros((0,) + np.shape(v),
                                                                  _dtype_weak(v)[0]), y)
         for i in order:
             x = tree_util.tree_map(lambda a: a[i], xs)
-            new, ys[i] = f(carry, x)
+            new, y = f(carry, x)
+            ys.put(y)
             _check_carry(carry, new, "scan's f")
             carry = new
-        return carry, _stack(ys)
+        return carry, ys.stacked()
     return _staged_scan(trace, f, init, xs, n, reverse)
 
 
@@ -291,10 +293,58 @@ def _promote_weak_carry(init, carry):
     return i_tree.unflatten(out) if changed else None
 
 
-def _stack(ys):
-    if not ys:
+class _Rows:
+    """The ys of an eager scan, stacked as the steps give them: each leaf goes straight into a
+    row of one preallocated array (a list of n values and then their stack would hold the ys
+    twice, and n Python objects). Exactly what stacking a list gives: should a y not fit the
+    first one's structure, dtypes, weak types and shapes (or not be an eager secant array), the
+    rows written so far become a list and the rest is stacked as a list would be."""
+
+    def __init__(self, order):
+        self.order, self.written = order, 0
+        self.tree = self.bufs = self.kinds = self.ys = None
+
+    def put(self, y):
+        i = self.order[self.written]
+        if self.ys is None:
+            leaves, tree = tree_util.tree_flatten(y)
+            kinds = [_eager_kind(leaf) for leaf in leaves]
+            if self.bufs is None and None not in kinds:
+                self.tree, self.kinds = tree, kinds
+                self.bufs = [np.empty((len(self.order),) + shape, dtype)
+                             for shape, dtype, _ in kinds]
+            if self.bufs is not None and tree == self.tree and kinds == self.kinds:
+                for buf, leaf in zip(self.bufs, leaves):
+                    buf[i] = leaf._npy
+                self.written += 1
+                return
+            self._to_list()
+        self.ys[i] = y
+        self.written += 1
+
+    def _to_list(self):
+        self.ys = [None] * len(self.order)
+        for i in self.order[:self.written]:
+            self.ys[i] = self._row(i)
+        self.bufs = None
+
+    def _row(self, i):
+        return self.tree.unflatten([Array._wrap_ndarray(buf[i], weak)
+                                    for buf, (_, _, weak) in zip(self.bufs, self.kinds)])
+
+    def stacked(self):
+        if self.ys is None:
+            return self.tree.unflatten([Array._wrap_ndarray(buf, weak)
+                                        for buf, (_, _, weak) in zip(self.bufs, self.kinds)])
+        ys = self.ys
+        return tree_util.tree_map(lambda *leaves: snp.stack(leaves), ys[0], *ys[1:])
+
+
+def _eager_kind(leaf):
+    """(shape, dtype, weak type) of an eager secant array held in NumPy, else None."""
+    if type(leaf) is not Array or leaf._npy is None:
         return None
-    return tree_util.tree_map(lambda *leaves: snp.stack(leaves), ys[0], *ys[1:])
+    return leaf._npy.shape, leaf._npy.dtype, leaf.weak_type
 
 
 def _staged_scan(trace, f, init, xs, n, reverse):

@@ -1,0 +1,57 @@
+"""Peak memory of secant's eager gradients against hand-written NumPy ones (issues 19 and 20):
+tracemalloc's peak above the memory held before the call (NumPy reports its buffers to
+tracemalloc), the gradient it returns included.
+
+- the MLP loss of bench/lean_functions.py, 784-512-512-10, batch 128, float32;
+- a 10,000-step loop (acc = acc + sin(x * i) on 1,000 float32s) written as a Python for loop,
+  lax.fori_loop and lax.scan.
+
+    .venv/bin/python bench/memory.py
+
+Not a test: it prints numbers."""
+import gc
+import tracemalloc
+
+import numpy as np
+
+import secant
+import handwritten_grads as hand
+import lean_functions as funcs
+
+STEPS = 10_000
+
+
+def peak_kib(fn):
+    """KiB that fn() allocates at its peak, above what was held before it ran."""
+    fn()                     # warm: transformation caches, first-call allocations
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    out = fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    del out
+    return (peak - before) / 1024
+
+
+def row(label, ours, theirs):
+    print(f"  {label:<38} secant {ours:10.0f} KiB   hand-written {theirs:10.0f} KiB"
+          f"   {ours / theirs:6.2f}x")
+
+
+def main():
+    tracemalloc.start()
+    rng = np.random.default_rng(0)
+    print("memory: tracemalloc peak of one eager gradient call (result included)")
+    args = funcs.inputs("mlp_loss", rng)
+    g = secant.grad(funcs.mlp_loss)
+    row("MLP loss 784-512-512-10, batch 128", peak_kib(lambda: g(*args)),
+        peak_kib(lambda: hand.mlp_loss(*args)))
+    x, _ = funcs.inputs("python_loop", rng)
+    for name in funcs.LOOPS:
+        g = secant.grad(getattr(funcs, name))
+        row(f"{STEPS}-step {name} ({x.size} floats)", peak_kib(lambda: g(x, STEPS)),
+            peak_kib(lambda: hand.python_loop(x, STEPS)))
+
+
+if __name__ == "__main__":
+    main()
