@@ -17,7 +17,7 @@ from secant.transformer import ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
-from secant.transformer.shapes import ELEMENTWISE, Shapes
+from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 
 
 class Line:
@@ -648,10 +648,7 @@ class ReverseBuilder(StackReverse):
         name = op.operands[param].name
         if op.op not in ELEMENTWISE:
             return not self.shapes.is_python_number(name)
-        operands = list(op.operands.values())
-        if op.op == "where" and "condition" in op.statics:
-            operands.append(ir.Expr(op.statics["condition"]))
-        return self.shapes.needs_unbroadcast(operands, name)
+        return self.shapes.needs_unbroadcast(operands_of(op), name)
 
     def reverse_einsum(self, op, gs):
         """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""

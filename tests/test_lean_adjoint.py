@@ -105,6 +105,14 @@ def where_broadcast(c, x):
     return snp.sum(snp.where(c > 0, x * c, x + 1.0) ** 2)
 
 
+MASK = np.array([[True], [False], [True]])
+
+
+def where_global_mask(x):
+    """The condition is a global the transform keeps as text: it broadcasts x up too."""
+    return snp.sum(snp.where(MASK, x, 0.0) * 2.0 * snp.sin(x))
+
+
 def keepdims_max(x, w):
     return snp.sum(x * snp.max(x * w, axis=0, keepdims=True) + w)
 
@@ -127,6 +135,7 @@ def complex_scale(x):
     (keepdims_max, [(3, 4), (4,)]),
     (keepdims_max, [(3, 4), (3, 1)]),
     (complex_scale, [(3,)]),
+    (where_global_mask, [(4,)]),
 ], ids=lambda v: getattr(v, "__name__", str(v)))
 def test_broadcasting_gradients(x64, f, shapes):
     args = [RNG.normal(size=s) for s in shapes]
@@ -243,3 +252,20 @@ def test_analysis_is_conservative_for_unknown_values():
     assert not s.needs_unbroadcast([v("w"), v("z")], "z")
     assert s.needs_unbroadcast([v("z"), ir.Expr("1j")], "z")        # a complex number
     assert s.needs_unbroadcast([v("z"), ir.Expr("q")], "z")         # an unknown name
+
+
+def test_vmap_aligns_only_where_ranks_may_differ(x64):
+    """batching/vectorize.py asks the same analysis: no align of a loop counter, none between
+    values of one shape; kept for a carried value that starts as a scalar."""
+    src = secant.source(secant.vmap(loop_sum))
+    assert "align(x, i)" not in src, src
+    xs, a = RNG.normal(size=(4, 3)), np.asarray(0.3)
+    for f, args, axes in [(loop_sum, (xs,), 0), (loop_from_scalar, (xs, a), (0, None)),
+                          (loop_growing, (RNG.normal(size=(2, 3, 1)), RNG.normal(size=(1, 4))),
+                           (0, None)),
+                          (scalar_and_array, (xs, a), (0, None))]:
+        got = secant.vmap(f, in_axes=axes)(*args)
+        want = [f(*[x[k] if ax == 0 else x for x, ax in
+                    zip(args, axes if isinstance(axes, tuple) else (axes,))])
+                for k in range(args[0].shape[0])]
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)

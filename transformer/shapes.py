@@ -32,6 +32,7 @@ ELEMENTWISE = {
     "identity",
     "add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum", "arctan2",
     "hypot", "logaddexp", "remainder", "where", "clip", "rem", "clamp", "lax_div",
+    "zeros_like", "ones_like", "empty_like",
 }
 # ops that, on Python numbers only, give a Python number (written as Python operators)
 _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative", "positive",
@@ -51,6 +52,13 @@ def is_python_number(src):
     except ValueError:
         return False
     return True
+
+
+def operands_of(op):
+    """An elementwise op's operands, with what it keeps as source text (where's condition,
+    clip's bounds), which broadcast too."""
+    return list(op.operands.values()) + [ir.Expr(v) for v in op.statics.values()
+                                         if isinstance(v, str)]
 
 
 def _copied(plain):
@@ -111,13 +119,29 @@ class Shapes:
             rhs = _copied(d[1])
             return rhs is not None and (is_python_number(rhs) or rhs in static)
         if d[0] == "for":       # `for i in i_range` where every i_range is a range(...)
-            its = self.defs.get(d[1].iterable, [])
-            return bool(its) and all(
-                x[0] == "plain" and re.fullmatch(r"\s*\w+\s*=\s*range\(.*\)\s*", x[1].code)
-                for x, _ in its)
+            return self._is_range(d[1].iterable, set())
         op, _ = d
         return op.op in _ARITHMETIC and len(op.targets) == 1 and all(
             self._static_operand(o, static) for o in op.operands.values())
+
+    def _is_range(self, name, seen):
+        """Whether every assignment of `name` is a range(...), or list(...) or reversed(...)
+        of such a name (a derivative's `items = list(reversed(i_range))`)."""
+        its = self.defs.get(name, [])
+        if not its or name in seen:
+            return False
+        seen.add(name)
+        for d, _ in its:
+            if d == "param" or d[0] != "plain":
+                return False
+            m = re.fullmatch(r"\s*\w+\s*=\s*(range\(.*\)|list\((?:reversed\()?(\w+)\)?\)|"
+                             r"reversed\((\w+)\))\s*", d[1].code)
+            if not m:
+                return False
+            inner = m.group(2) or m.group(3)
+            if inner and not self._is_range(inner, seen):
+                return False
+        return True
 
     @staticmethod
     def _static_operand(o, static):
@@ -172,7 +196,7 @@ class Shapes:
         op, k = d
         if op.op not in ELEMENTWISE or len(op.targets) != 1:
             return self._symbol(f"{name}@{id(op)}", depth)
-        parts = [self.of(o, id(op)) for o in op.operands.values()]
+        parts = [self.of(o, id(op)) for o in operands_of(op)]
         if any(p is UNKNOWN for p in parts):
             return self._symbol(f"{name}@{id(op)}", depth)
         return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
@@ -193,20 +217,26 @@ class Shapes:
             return frozenset({frozenset()})
         return frozenset({frozenset({f"expr@{site}@{id(o)}"})})
 
+    def _is_number(self, o):
+        return self.of(o) == frozenset({frozenset()})
+
     # --- queries -----------------------------------------------------------------------------
     def is_python_number(self, name):
         return name in self.static
 
-    def needs_unbroadcast(self, operands, name):
+    def needs_unbroadcast(self, operands, name, cotangent=True):
         """Whether the cotangent of an elementwise op of `operands` (ir operands, the
-        conditions included) may differ in shape or kind from its operand variable `name`."""
+        conditions included) may differ in shape or kind from its operand variable `name`.
+        cotangent=False: whether the value `name` itself may have a smaller shape than the
+        result (the alternatives from Python numbers count: a carried `acc = 0.0`)."""
         if name in self.static:
-            return False        # a Python number's cotangent is discarded
+            return not cotangent and any(not self._is_number(o) for o in operands)
         others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
         parts = [self.of(o) for o in others]
         if all(p == frozenset({frozenset()}) for p in parts):
             return False        # only Python numbers (or the operand itself) besides it
-        mine = self.active.get(name, frozenset()) if name in self.defs else \
+        table = self.active if cotangent else self.alts
+        mine = table.get(name, frozenset()) if name in self.defs else \
             frozenset({frozenset({name})})
         if mine is UNKNOWN or any(p is UNKNOWN for p in parts) or not mine:
             return True
