@@ -10,13 +10,14 @@ import ast
 import inspect
 import re
 
-from secant.ad import einsum_rules, index_modes
+from secant.ad import copies, einsum_rules, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
 from secant.transformer import ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
+from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 
 
 class Line:
@@ -112,6 +113,7 @@ class ReverseBuilder(StackReverse):
         self.containers = _containers(fn.body) | getattr(fn, "trees", set()) | getattr(
             fn, "containers", set())                # variables read item by item (pytrees)
         self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
+        self.shapes = Shapes(fn)                    # which shapes provably agree
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
@@ -641,11 +643,12 @@ class ReverseBuilder(StackReverse):
         return None
 
     def _may_broadcast(self, op, param):
-        """Only another operand can broadcast this one up; Python numbers never do."""
-        others = [o for k, o in op.operands.items() if k != param]
-        if op.op == "where":
-            others.append(ir.Expr(op.statics.get("condition", "0")))
-        return any(not _is_literal_number(o) for o in others)
+        """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
+        (transformer/shapes.py); ops it does not follow always unbroadcast."""
+        name = op.operands[param].name
+        if op.op not in ELEMENTWISE:
+            return not self.shapes.is_python_number(name)
+        return self.shapes.needs_unbroadcast(operands_of(op), name)
 
     def reverse_einsum(self, op, gs):
         """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""
@@ -766,9 +769,12 @@ class ReverseBuilder(StackReverse):
             b = op.operands["arrays"].name
             self.accumulate(b, f"add_n_grad({gs[0]}, {b})")
             return
-        for item in op.operands["arrays"].items:
+        items = op.operands["arrays"].items
+        for item in items:
             if isinstance(item, ir.Var):
-                self.accumulate(item.name, f"unbroadcast({gs[0]}, {item.name})")
+                g = f"unbroadcast({gs[0]}, {item.name})" if self.shapes.needs_unbroadcast(
+                    items, item.name) else gs[0]
+                self.accumulate(item.name, g)
 
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""
@@ -873,6 +879,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
     lines = _dead_code_eliminated(b.lines)
+    primal = _defined_in(fn.body) | set(fn.params)
+    bars = {n for ln in lines for n in ln.uses | ln.defines
+            if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
+    lines = _dead_code_eliminated(copies.without_copies(lines, bars))
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param

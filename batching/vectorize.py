@@ -23,6 +23,7 @@ from secant.ad.reverse import _src as _plain_src
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
                                    NEW_AXIS, NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
 from secant.transformer import ir
+from secant.transformer.shapes import Shapes
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 
@@ -50,6 +51,7 @@ class BatchBuilder:
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
         self.ranks = {}
+        self.shapes = Shapes(fn)                # shapes known equal: no alignment
         self.lines = []
         self.indent = 1
         self.origin = None
@@ -179,6 +181,12 @@ class BatchBuilder:
             rank = self.out_rank(op, batched)
             if len(op.targets) == 1:    # unknown: the result is its own base, so what is
                 self.ranks[op.targets[0]] = rank or (op.targets[0], 0)  # derived from it aligns
+
+    def covers(self, operand, other):
+        """Whether operand's shape per example provably includes other's (transformer/shapes.py):
+        no alignment against it."""
+        return isinstance(operand, ir.Var) and not self.shapes.needs_unbroadcast(
+            [other], operand.name, cotangent=False)
 
     def rank_of(self, operand):
         if isinstance(operand, ir.Var):
@@ -348,8 +356,8 @@ class BatchBuilder:
             src = _src(op.operands[p])
             mine = self.rank_of(op.operands[p])
             for q, o in others.items():
-                if q == p or o == op.operands[p]:      # x * x: one rank
-                    continue
+                if q == p or o == op.operands[p] or self.covers(op.operands[p], o):
+                    continue                            # x * x, x * 2 * x: one rank
                 if self.is_batched(o):
                     if _at_least(mine, self.rank_of(o)):   # as many axes as o: as written
                         continue
@@ -384,7 +392,8 @@ class BatchBuilder:
                 src = _src(item)
                 if self.is_batched(item):
                     for j, other in enumerate(items):
-                        if j != i and not _is_literal_number(other):
+                        if j != i and not _is_literal_number(other) \
+                                and not self.covers(item, other):
                             helper = "align_batched" if self.is_batched(other) else "align"
                             src = f"{helper}({src}, {_src(other)})"
                 parts.append(src)

@@ -1,0 +1,244 @@
+"""Static shape relations on the canonical form: which names are Python numbers, and which
+values provably have the same shape (and the same real-or-complex kind) as which.
+
+Each value's shape is described as the broadcast of a set of *symbols*: a parameter, or the
+result of an op whose shape the analysis does not follow (a matmul, a reduction), each stands
+for one shape and one real-or-complex kind. An elementwise op's result is the union of its
+operands' sets; a Python real number (a literal, a shape query, a `range` counter) is the
+empty set. So `acc + snp.sin(x * i)` has the set {x}, and its operand `snp.sin(x * i)` too.
+
+The question the analysis answers is `needs_unbroadcast(operands, name)`: whether the
+cotangent of an elementwise op's result may differ in shape (or be complex for a real operand)
+from the operand `name`; that is, whether some other operand's set is not included in
+`name`'s. When unsure it answers yes: a missing unbroadcast is a wrong gradient.
+
+A name assigned in several places (a loop's carried name, both branches of an if) has several
+alternative sets. Symbols minted inside a loop stand for one iteration's value; a name assigned
+in several places that holds one of them is unknown (two iterations' values would otherwise
+pass for one). A Python number's own cotangent is discarded, so the alternatives a name takes
+from Python-number assignments (`acc = 0.0` before `acc = acc + ...`) do not count when asking
+about its own cotangent, only when it is another operand.
+"""
+import itertools
+import re
+
+from secant.transformer import ir
+
+# the result has the operands' broadcast shape and is complex if one of them is
+ELEMENTWISE = {
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+    "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "cbrt", "square", "reciprocal", "logistic", "rsqrt", "erf", "conj", "negative", "positive",
+    "identity",
+    "add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum", "arctan2",
+    "hypot", "logaddexp", "remainder", "where", "clip", "rem", "clamp", "lax_div",
+    "zeros_like", "ones_like", "empty_like",
+}
+# ops that, on Python numbers only, give a Python number (written as Python operators)
+_ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative", "positive",
+               "identity", "floor_divide", "remainder"}
+_SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
+_MAX_ALTERNATIVES = 8
+UNKNOWN = None          # a name whose shape the analysis does not know
+
+
+def is_python_number(src):
+    """A real Python number written as source: a literal or a shape query (x.shape[0])."""
+    s = src.replace(" ", "")
+    if _SHAPE_QUERY.match(s):
+        return True
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def operands_of(op):
+    """An elementwise op's operands, with what it keeps as source text (where's condition,
+    clip's bounds), which broadcast too."""
+    return list(op.operands.values()) + [ir.Expr(v) for v in op.statics.values()
+                                         if isinstance(v, str)]
+
+
+def _copied(plain):
+    """The right-hand side of a Plain statement `name = <one operand>` (else None)."""
+    m = re.fullmatch(r"\s*\w+\s*=\s*([\w.\[\]\-+ ]+?)\s*", plain.code)
+    return m.group(1) if m else None
+
+
+class Shapes:
+    """The analysis of one ir.Function (see the module docstring)."""
+
+    def __init__(self, fn):
+        self.defs = {}          # name -> [(definition, loop depth)]
+        self.local = {}         # symbol minted inside a loop -> True
+        for p in fn.params:
+            self.defs.setdefault(p, []).append(("param", 0))
+        self._collect(fn.body, 0)
+        self.static = self._python_numbers()
+        self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
+        self.active = {}        # the same, without the Python-number assignments
+        self._solve()
+
+    # --- definitions ---------------------------------------------------------------------------
+    def _collect(self, stmts, depth):
+        for s in stmts:
+            if isinstance(s, ir.Op):
+                for k, t in enumerate(s.targets):
+                    self.defs.setdefault(t, []).append(((s, k), depth))
+            elif isinstance(s, ir.Plain):
+                for t in s.defines:
+                    self.defs.setdefault(t, []).append((("plain", s), depth))
+            elif isinstance(s, ir.If):
+                self._collect(s.body, depth)
+                self._collect(s.orelse, depth)
+            elif isinstance(s, ir.For):
+                self.defs.setdefault(s.target, []).append((("for", s), depth + 1))
+                self._collect(s.body, depth + 1)
+            elif isinstance(s, ir.While):
+                self._collect(s.body, depth + 1)
+
+    def _python_numbers(self):
+        """Names every assignment of which gives a real Python number (greatest fixpoint:
+        `n_1 = n_2` in a loop whose other assignments are numbers)."""
+        static = set(self.defs)
+        changed = True
+        while changed:
+            changed = False
+            for name in list(static):
+                if not all(self._static_def(d, static) for d, _ in self.defs[name]):
+                    static.discard(name)
+                    changed = True
+        return static
+
+    def _static_def(self, d, static):
+        if d == "param":
+            return False
+        if d[0] == "plain":
+            rhs = _copied(d[1])
+            return rhs is not None and (is_python_number(rhs) or rhs in static)
+        if d[0] == "for":       # `for i in i_range` where every i_range is a range(...)
+            return self._is_range(d[1].iterable, set())
+        op, _ = d
+        return op.op in _ARITHMETIC and len(op.targets) == 1 and all(
+            self._static_operand(o, static) for o in op.operands.values())
+
+    def _is_range(self, name, seen):
+        """Whether every assignment of `name` is a range(...), or list(...) or reversed(...)
+        of such a name (a derivative's `items = list(reversed(i_range))`)."""
+        its = self.defs.get(name, [])
+        if not its or name in seen:
+            return False
+        seen.add(name)
+        for d, _ in its:
+            if d == "param" or d[0] != "plain":
+                return False
+            m = re.fullmatch(r"\s*\w+\s*=\s*(range\(.*\)|list\((?:reversed\()?(\w+)\)?\)|"
+                             r"reversed\((\w+)\))\s*", d[1].code)
+            if not m:
+                return False
+            inner = m.group(2) or m.group(3)
+            if inner and not self._is_range(inner, seen):
+                return False
+        return True
+
+    @staticmethod
+    def _static_operand(o, static):
+        if isinstance(o, ir.Var):
+            return o.name in static
+        return isinstance(o, ir.Expr) and is_python_number(o.src)
+
+    # --- sets --------------------------------------------------------------------------------
+    def _solve(self):
+        for _ in range(20):
+            changed = False
+            for name, defs in self.defs.items():
+                if name in self.static:
+                    continue
+                alts, active = set(), set()
+                unknown = False
+                for d, depth in defs:
+                    got = self._def_alts(name, d, depth)
+                    if got is UNKNOWN:
+                        unknown = True
+                        break
+                    alts |= got
+                    if not self._static_def(d, self.static):
+                        active |= got
+                if not unknown and len(defs) > 1 and any(
+                        self.local.get(sym) for a in alts for sym in a):
+                    unknown = True      # one iteration's value, assigned in several places
+                if unknown or len(alts) > _MAX_ALTERNATIVES:
+                    new = (UNKNOWN, UNKNOWN)
+                else:
+                    new = (frozenset(alts), frozenset(active))
+                if (self.alts.get(name, frozenset()), self.active.get(name, frozenset())) != new:
+                    self.alts[name], self.active[name] = new
+                    changed = True
+            if not changed:
+                return
+        for name in self.alts:          # no fixpoint: nothing is known
+            self.alts[name] = self.active[name] = UNKNOWN
+
+    def _symbol(self, key, depth):
+        if depth:
+            self.local[key] = True
+        return frozenset({frozenset({key})})
+
+    def _def_alts(self, name, d, depth):
+        if d == "param":
+            return self._symbol(name, 0)
+        if d[0] == "plain" and _copied(d[1]) is not None:     # `acc_1 = acc`
+            return self.of(ir.Expr(_copied(d[1])), id(d[1]))
+        if d[0] in ("plain", "for"):
+            return self._symbol(f"{name}@{id(d[1])}", depth)
+        op, k = d
+        if op.op not in ELEMENTWISE or len(op.targets) != 1:
+            return self._symbol(f"{name}@{id(op)}", depth)
+        parts = [self.of(o, id(op)) for o in operands_of(op)]
+        if any(p is UNKNOWN for p in parts):
+            return self._symbol(f"{name}@{id(op)}", depth)
+        return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+
+    def of(self, o, site=0):
+        """The alternatives of an operand (UNKNOWN, or a frozenset of symbol sets; empty while
+        a loop's fixpoint has not reached it)."""
+        if isinstance(o, ir.Expr) and o.src.strip().isidentifier() and o.src.strip() not in (
+                "None", "True", "False"):
+            o = ir.Var(o.src.strip())       # a name the transform does not track (`i`)
+        if isinstance(o, ir.Var):
+            if o.name in self.static:
+                return frozenset({frozenset()})
+            if o.name not in self.defs:         # a global or a closure's value: one shape
+                return frozenset({frozenset({o.name})})
+            return self.alts.get(o.name, frozenset())
+        if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
+            return frozenset({frozenset()})
+        return frozenset({frozenset({f"expr@{site}@{id(o)}"})})
+
+    def _is_number(self, o):
+        return self.of(o) == frozenset({frozenset()})
+
+    # --- queries -----------------------------------------------------------------------------
+    def is_python_number(self, name):
+        return name in self.static
+
+    def needs_unbroadcast(self, operands, name, cotangent=True):
+        """Whether the cotangent of an elementwise op of `operands` (ir operands, the
+        conditions included) may differ in shape or kind from its operand variable `name`.
+        cotangent=False: whether the value `name` itself may have a smaller shape than the
+        result (the alternatives from Python numbers count: a carried `acc = 0.0`)."""
+        if name in self.static:
+            return not cotangent and any(not self._is_number(o) for o in operands)
+        others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
+        parts = [self.of(o) for o in others]
+        if all(p == frozenset({frozenset()}) for p in parts):
+            return False        # only Python numbers (or the operand itself) besides it
+        table = self.active if cotangent else self.alts
+        mine = table.get(name, frozenset()) if name in self.defs else \
+            frozenset({frozenset({name})})
+        if mine is UNKNOWN or any(p is UNKNOWN for p in parts) or not mine:
+            return True
+        return any(not frozenset().union(*combo) <= m
+                   for m in mine for combo in itertools.product(*parts))
