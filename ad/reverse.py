@@ -818,25 +818,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     if mode == "vjp":
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
-            repeats = []
-
-            def target(item):           # the unpacking pattern of one output's cotangent
-                if isinstance(item, ir.Seq):
-                    inner = [target(i) for i in item.items]
-                    return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
-                if not isinstance(item, ir.Var):
-                    return b.discard
-                if item.name in b.bars:     # `return h, h`: the second cotangent adds to the first
-                    repeats.append((b.bars[item.name], names.fresh(f"{item.name}_bar")))
-                    return repeats[-1][1]
-                b.bars[item.name] = b.bar_name(item.name)
-                return b.bars[item.name]
-
-            items = [target(i) for i in result.items]
-            b.emit(f"{', '.join(items)}, = {out_bar_param}" if len(items) == 1 else
-                   f"{', '.join(items)} = {out_bar_param}")
-            for bar, extra in repeats:
-                b.emit(f"{bar} = {bar} + {extra}")
+            _unpack_output_bar(b, result, out_bar_param)
         elif isinstance(result, ir.Var):
             out_bar_param = b.bar_name(result.name)
             b.bars[result.name] = out_bar_param
@@ -878,6 +860,43 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     return lines, out_bar_param, out_param
 
 
+def _unpack_output_bar(b, result, source):
+    """Bind the cotangents of a tuple of outputs from `source`: a tuple pattern for tuples and
+    lists; a dict display's items read by key (unpacking a dict would bind its keys); an output
+    repeated (`return h, h`, `{'a': h, 'b': h}`) adds its later cotangents to the first."""
+    repeats, dicts = [], []
+
+    def target(item):
+        if isinstance(item, ir.Seq) and item.kind == "dict":
+            dicts.append((b.names.fresh("d_bar"), item))
+            return dicts[-1][0]
+        if isinstance(item, ir.Seq):
+            inner = [target(i) for i in item.items]
+            return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+        if not isinstance(item, ir.Var):
+            return b.discard
+        if item.name in b.bars:
+            repeats.append((item.name, b.names.fresh(f"{item.name}_bar")))
+            return repeats[-1][1]
+        b.bars[item.name] = b.bar_name(item.name)
+        return b.bars[item.name]
+
+    items = [target(i) for i in result.items]
+    b.emit(f"{', '.join(items)}, = {source}" if len(items) == 1 else
+           f"{', '.join(items)} = {source}")
+    for var, extra in repeats:
+        b.emit(b._add(var, b.bars[var], extra))
+    for name, seq in dicts:
+        for key, item in zip(seq.keys, seq.items):
+            if isinstance(item, ir.Var) and item.name in b.bars:
+                b.emit(b._add(item.name, b.bars[item.name], f"{name}[{key}]"))
+            elif isinstance(item, ir.Var):
+                b.bars[item.name] = b.bar_name(item.name)
+                b.emit(f"{b.bars[item.name]} = {name}[{key}]")
+            elif isinstance(item, ir.Seq) and _has_var(item):
+                _unpack_output_bar(b, ir.Seq((item,), "tuple"), f"({name}[{key}],)")
+
+
 def _take_given_output(b, fn, result, names):
     """Bind the output's variables from a parameter instead of the top-level statements that
     computed them (dead code elimination then drops what only they needed)."""
@@ -885,6 +904,8 @@ def _take_given_output(b, fn, result, names):
     bound = set()
 
     def pattern(item):
+        if isinstance(item, ir.Seq) and item.kind == "dict":
+            return b.discard        # (unpacking a dict would bind its keys)
         if isinstance(item, ir.Seq):
             inner = [pattern(i) for i in item.items]
             return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
