@@ -13,7 +13,7 @@ import re
 from secant.ad import einsum_rules, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
-from secant.transformer import ir
+from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -116,6 +116,11 @@ class ReverseBuilder(StackReverse):
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
         self.replaying = False                  # writing a loop iteration's replay
+        # read for its shape only, a value may be read from another (transformer/dataflow.py)
+        self.witnesses = dataflow.shape_witnesses(fn)
+        self.unreduced = {}             # loop carries only added to: {name: start value}
+        self.unreduced_now = set()      # those of the loops being reversed
+        self.replayed = set()           # what the reverse loop being written replays
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
@@ -204,8 +209,11 @@ class ReverseBuilder(StackReverse):
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
-        for s in reversed(stmts):
+        for k in range(len(stmts) - 1, -1, -1):
+            s = stmts[k]
             self.origin = s.origin
+            if isinstance(s, (ir.For, ir.While)):
+                self.unreduced.update(dataflow.unreduced_carries(s, stmts[:k]))
             if isinstance(s, ir.Op):
                 self.reverse_op(s)
             elif isinstance(s, ir.Plain) and s.stack:
@@ -320,7 +328,11 @@ class ReverseBuilder(StackReverse):
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
         pending = {v: len(e) for v, e in self.fields.items()}
+        outer = self.unreduced_now, self.replayed
+        self.unreduced_now = {loop for loop, _ in s.carried if loop in self.unreduced}
+        self.replayed = self.replayed | defined
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.unreduced_now, self.replayed = outer
         for var in list(self.fields):   # fields read in an iteration: their cotangents are
             k = pending.get(var, 0)     # this iteration's, so the container's is built here
             if len(self.fields[var]) > k:
@@ -335,47 +347,19 @@ class ReverseBuilder(StackReverse):
                 self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({last})")
         self.indent -= 1
         self.last_comment = saved_comment
-        # replay only what this iteration's derivative reads (liveness within the iteration)
-        # (to a fixpoint: a nested loop reads names its body assigns further down; what a
-        # nested while's test reads is live throughout)
-        live = set().union(*(ln.uses for ln in self.lines[replay_end:]),
-                           *(ln.uses for ln in self.lines[start:replay_end]
-                             if ln.kind == "block"))
-        dropped = set()
-        while True:
-            grown = set(live)
-            for k in range(replay_end - 1, start - 1, -1):
-                ln = self.lines[k]
-                if ln.kind == "stmt" and ln.defines and not ln.defines & grown:
-                    dropped.add(k)
-                else:
-                    grown |= ln.uses
-            if grown == live:
-                break
-            live = grown
-            dropped = set()
-        for k in dropped:
-            self.lines[k].kind = "slot"             # dropped when the lines are assembled
-        # stack the loop values the replay reads before assigning them
+        # replay only what this iteration's derivative reads (adjoint liveness), and stack
+        # the loop values the replay reads before assigning them (transformer/dataflow.py)
+        live_out = set().union(*(ln.uses for ln in self.lines[replay_end:]))
+        for k in dataflow.live(self.lines[start:replay_end], live_out):
+            self.lines[start + k].kind = "slot"     # dropped when the lines are assembled
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
-        read = set().union(*(ln.uses for ln in replay)) if replay else set()
-        needed = [loop for loop, _ in s.carried
-                  if loop in read and not self._assigned_before_read(loop, replay)]
+        needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
         _fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
         _fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
         _fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
-
-    @staticmethod
-    def _assigned_before_read(name, lines):
-        for ln in lines:
-            if ln.kind in ("stmt", "block") and name in ln.uses:
-                return False
-            if ln.kind == "stmt" and name in ln.defines:
-                return True
-        return False
 
     def reverse_op(self, op):
         gs = [self.bars.get(t) for t in op.targets]
@@ -444,8 +428,11 @@ class ReverseBuilder(StackReverse):
             if not isinstance(operand, ir.Var):
                 continue
             expr = render(template)
-            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p):
-                expr = f"unbroadcast({expr}, {operand.name})"
+            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p) and \
+                    operand.name not in self.unreduced_now:     # (summed where it starts)
+                expr = f"unbroadcast({expr}, {self._shape_of(operand.name)})"
+            elif op.op == "identity" and self.unreduced.get(op.targets[0]) == operand:
+                expr = f"unbroadcast({expr}, {operand.name})"   # a loop's start value
             self.accumulate(operand.name, expr)
 
     # --- secant.lax control flow -------------------------------------------------------------
@@ -639,6 +626,13 @@ class ReverseBuilder(StackReverse):
             m = int(n - 1) if n.is_integer() else n - 1
             return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
         return None
+
+    def _shape_of(self, var):
+        """What an unbroadcast reads var's shape from: in a reverse loop, a value of the same
+        shape that the iteration's replay computes anyway rather than var itself."""
+        if var in self.replayed:
+            return self.witnesses.get(var, var)
+        return var
 
     def _may_broadcast(self, op, param):
         """Only another operand can broadcast this one up; Python numbers never do."""

@@ -188,3 +188,45 @@ def test_loop_gradient_matches_finite_differences(x64, f):
 def test_jit_of_loop_gradient_matches_eager(x64, f):
     x = np.array([0.3, -0.7])
     np.testing.assert_allclose(secant.jit(secant.grad(f))(x), secant.grad(f)(x), rtol=1e-10)
+
+
+def loop(x, n):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + snp.sin(x * i)
+    return acc
+
+
+def _reverse_loop(src):
+    """The lines of the generated reverse loop (after `for ... in reversed(...)`)."""
+    lines = src.splitlines()
+    start = next(k for k, ln in enumerate(lines) if "in reversed(" in ln)
+    return lines[start + 1:]
+
+
+def test_accumulator_loop_pushes_nothing_for_acc_and_replays_no_sin():
+    src = secant.source(secant.grad(loop))
+    assert "_stack" not in src and ".append(" not in src and ".pop()" not in src, src
+    assert not any(ln.strip().startswith("sin_x_times_i =") for ln in _reverse_loop(src)), src
+    assert float(secant.grad(loop)(0.3, 5)) == pytest.approx(
+        sum(i * np.cos(0.3 * i) for i in range(5)), rel=1e-6)
+
+
+def test_a_carry_read_by_the_derivative_is_still_saved(x64):
+    src = secant.source(secant.grad(python_accumulator_also_read))
+    assert ".append(acc_1)" in src, src
+
+
+def test_a_carry_whose_shape_grows_gets_its_cotangent_summed_where_it_starts(x64):
+    def f(x, y):
+        acc = y                         # (3, 1), broadcast up to (3, 2) by the loop
+        for i in range(3):
+            acc = acc - snp.sin(x * i)
+        return snp.sum(acc * snp.arange(6.0).reshape(3, 2))
+    x, y = np.array([0.3, -0.7]), np.array([[1.0], [2.0], [0.5]])
+    src = secant.source(secant.grad(f, argnums=(0, 1)))
+    assert "_stack" not in src and "unbroadcast(acc_1_bar, acc)" in src, src
+    gx, gy = secant.grad(f, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, _fd(lambda v: f(v, y), x), rtol=1e-6)
+    np.testing.assert_allclose(gy, _fd(lambda v: f(x, v), y), rtol=1e-6)
+    np.testing.assert_allclose(gy, [[1.0], [5.0], [9.0]], rtol=1e-8)
