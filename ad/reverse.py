@@ -13,7 +13,7 @@ import re
 from secant.ad import copies, einsum_rules, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
-from secant.transformer import ir
+from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -118,6 +118,11 @@ class ReverseBuilder(StackReverse):
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.loops = []                         # the loops being written, innermost last
         self.replaying = False                  # writing a loop iteration's replay
+        # read for its shape only, a value may be read from another (transformer/dataflow.py)
+        self.witnesses = dataflow.shape_witnesses(fn)
+        self.unreduced = {}             # loop carries only added to: {name: start value}
+        self.unreduced_now = set()      # those of the loops being reversed
+        self.replayed = set()           # what the reverse loop being written replays
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
@@ -206,8 +211,11 @@ class ReverseBuilder(StackReverse):
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
-        for s in reversed(stmts):
+        for k in range(len(stmts) - 1, -1, -1):
+            s = stmts[k]
             self.origin = s.origin
+            if isinstance(s, (ir.For, ir.While)):
+                self.unreduced.update(dataflow.unreduced_carries(s, stmts[:k]))
             if isinstance(s, ir.Op):
                 self.reverse_op(s)
             elif isinstance(s, ir.Plain) and s.stack:
@@ -322,7 +330,11 @@ class ReverseBuilder(StackReverse):
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
         pending = {v: len(e) for v, e in self.fields.items()}
+        outer = self.unreduced_now, self.replayed
+        self.unreduced_now = {loop for loop, _ in s.carried if loop in self.unreduced}
+        self.replayed = self.replayed | defined
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.unreduced_now, self.replayed = outer
         for var in list(self.fields):   # fields read in an iteration: their cotangents are
             k = pending.get(var, 0)     # this iteration's, so the container's is built here
             if len(self.fields[var]) > k:
@@ -337,47 +349,19 @@ class ReverseBuilder(StackReverse):
                 self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({last})")
         self.indent -= 1
         self.last_comment = saved_comment
-        # replay only what this iteration's derivative reads (liveness within the iteration)
-        # (to a fixpoint: a nested loop reads names its body assigns further down; what a
-        # nested while's test reads is live throughout)
-        live = set().union(*(ln.uses for ln in self.lines[replay_end:]),
-                           *(ln.uses for ln in self.lines[start:replay_end]
-                             if ln.kind == "block"))
-        dropped = set()
-        while True:
-            grown = set(live)
-            for k in range(replay_end - 1, start - 1, -1):
-                ln = self.lines[k]
-                if ln.kind == "stmt" and ln.defines and not ln.defines & grown:
-                    dropped.add(k)
-                else:
-                    grown |= ln.uses
-            if grown == live:
-                break
-            live = grown
-            dropped = set()
-        for k in dropped:
-            self.lines[k].kind = "slot"             # dropped when the lines are assembled
-        # stack the loop values the replay reads before assigning them
+        # replay only what this iteration's derivative reads (adjoint liveness), and stack
+        # the loop values the replay reads before assigning them (transformer/dataflow.py)
+        live_out = set().union(*(ln.uses for ln in self.lines[replay_end:]))
+        for k in dataflow.live(self.lines[start:replay_end], live_out):
+            self.lines[start + k].kind = "slot"     # dropped when the lines are assembled
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
-        read = set().union(*(ln.uses for ln in replay)) if replay else set()
-        needed = [loop for loop, _ in s.carried
-                  if loop in read and not self._assigned_before_read(loop, replay)]
+        needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
         _fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
         _fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
         _fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
-
-    @staticmethod
-    def _assigned_before_read(name, lines):
-        for ln in lines:
-            if ln.kind in ("stmt", "block") and name in ln.uses:
-                return False
-            if ln.kind == "stmt" and name in ln.defines:
-                return True
-        return False
 
     def reverse_op(self, op):
         gs = [self.bars.get(t) for t in op.targets]
@@ -446,8 +430,11 @@ class ReverseBuilder(StackReverse):
             if not isinstance(operand, ir.Var):
                 continue
             expr = render(template)
-            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p):
-                expr = f"unbroadcast({expr}, {operand.name})"
+            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p) and \
+                    operand.name not in self.unreduced_now:     # (summed where it starts)
+                expr = f"unbroadcast({expr}, {self._shape_of(operand.name)})"
+            elif op.op == "identity" and self.unreduced.get(op.targets[0]) == operand:
+                expr = f"unbroadcast({expr}, {operand.name})"   # a loop's start value
             self.accumulate(operand.name, expr)
 
     # --- secant.lax control flow -------------------------------------------------------------
@@ -642,6 +629,13 @@ class ReverseBuilder(StackReverse):
             return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
         return None
 
+    def _shape_of(self, var):
+        """What an unbroadcast reads var's shape from: in a reverse loop, a value of the same
+        shape that the iteration's replay computes anyway rather than var itself."""
+        if var in self.replayed:
+            return self.witnesses.get(var, var)
+        return var
+
     def _may_broadcast(self, op, param):
         """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
         (transformer/shapes.py); ops it does not follow always unbroadcast."""
@@ -824,25 +818,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     if mode == "vjp":
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
-            repeats = []
-
-            def target(item):           # the unpacking pattern of one output's cotangent
-                if isinstance(item, ir.Seq):
-                    inner = [target(i) for i in item.items]
-                    return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
-                if not isinstance(item, ir.Var):
-                    return b.discard
-                if item.name in b.bars:     # `return h, h`: the second cotangent adds to the first
-                    repeats.append((b.bars[item.name], names.fresh(f"{item.name}_bar")))
-                    return repeats[-1][1]
-                b.bars[item.name] = b.bar_name(item.name)
-                return b.bars[item.name]
-
-            items = [target(i) for i in result.items]
-            b.emit(f"{', '.join(items)}, = {out_bar_param}" if len(items) == 1 else
-                   f"{', '.join(items)} = {out_bar_param}")
-            for bar, extra in repeats:
-                b.emit(f"{bar} = {bar} + {extra}")
+            _unpack_output_bar(b, result, out_bar_param)
         elif isinstance(result, ir.Var):
             out_bar_param = b.bar_name(result.name)
             b.bars[result.name] = out_bar_param
@@ -888,6 +864,43 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     return lines, out_bar_param, out_param
 
 
+def _unpack_output_bar(b, result, source):
+    """Bind the cotangents of a tuple of outputs from `source`: a tuple pattern for tuples and
+    lists; a dict display's items read by key (unpacking a dict would bind its keys); an output
+    repeated (`return h, h`, `{'a': h, 'b': h}`) adds its later cotangents to the first."""
+    repeats, dicts = [], []
+
+    def target(item):
+        if isinstance(item, ir.Seq) and item.kind == "dict":
+            dicts.append((b.names.fresh("d_bar"), item))
+            return dicts[-1][0]
+        if isinstance(item, ir.Seq):
+            inner = [target(i) for i in item.items]
+            return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+        if not isinstance(item, ir.Var):
+            return b.discard
+        if item.name in b.bars:
+            repeats.append((item.name, b.names.fresh(f"{item.name}_bar")))
+            return repeats[-1][1]
+        b.bars[item.name] = b.bar_name(item.name)
+        return b.bars[item.name]
+
+    items = [target(i) for i in result.items]
+    b.emit(f"{', '.join(items)}, = {source}" if len(items) == 1 else
+           f"{', '.join(items)} = {source}")
+    for var, extra in repeats:
+        b.emit(b._add(var, b.bars[var], extra))
+    for name, seq in dicts:
+        for key, item in zip(seq.keys, seq.items):
+            if isinstance(item, ir.Var) and item.name in b.bars:
+                b.emit(b._add(item.name, b.bars[item.name], f"{name}[{key}]"))
+            elif isinstance(item, ir.Var):
+                b.bars[item.name] = b.bar_name(item.name)
+                b.emit(f"{b.bars[item.name]} = {name}[{key}]")
+            elif isinstance(item, ir.Seq) and _has_var(item):
+                _unpack_output_bar(b, ir.Seq((item,), "tuple"), f"({name}[{key}],)")
+
+
 def _take_given_output(b, fn, result, names):
     """Bind the output's variables from a parameter instead of the top-level statements that
     computed them (dead code elimination then drops what only they needed)."""
@@ -895,6 +908,8 @@ def _take_given_output(b, fn, result, names):
     bound = set()
 
     def pattern(item):
+        if isinstance(item, ir.Seq) and item.kind == "dict":
+            return b.discard        # (unpacking a dict would bind its keys)
         if isinstance(item, ir.Seq):
             inner = [pattern(i) for i in item.items]
             return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"

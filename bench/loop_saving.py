@@ -1,0 +1,69 @@
+"""Issue 20, loops: what the reverse pass of a 10,000-step accumulator loop keeps. For a Python
+`for`, lax.fori_loop and lax.scan: the tracemalloc peak of the eager gradient (the values saved
+for the reverse pass dominate it) and the StableHLO op count of jit(grad) (`jit(f).lower(x)
+.as_text()`, counting lines that define or run an op).
+
+    .venv/bin/python bench/loop_saving.py
+"""
+import gc
+import re
+import tracemalloc
+
+import numpy as np
+
+import secant
+import secant.numpy as snp
+from secant import lax
+
+N = 10_000
+
+
+def python_for(x):
+    acc = 0.0
+    for i in range(N):
+        acc = acc + snp.sin(x * i)
+    return acc
+
+
+def fori(x):
+    return lax.fori_loop(0, N, lambda i, acc: acc + snp.sin(x * i), 0.0 * x)
+
+
+def scan(x):
+    acc, _ = lax.scan(lambda acc, i: (acc + snp.sin(x * i), None), 0.0 * x,
+                      snp.arange(N, dtype=snp.float32))
+    return acc
+
+
+def eager_peak_kib(f, x):
+    g = secant.grad(f)
+    g(x)                        # generated and warmed up outside the measurement
+    gc.collect()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    g(x)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return (peak - base) / 1024
+
+
+_OP = re.compile(r"^\s*(%\S+(, %\S+)* = )?\"?[a-z_]+\.[a-z_.]+\"?[ (]")
+
+
+def stablehlo_ops(f, x):
+    text = secant.jit(secant.grad(f)).lower(x).as_text()
+    return sum(1 for line in text.splitlines() if _OP.match(line)
+               and not line.strip().startswith(("func.func", "module")))
+
+
+def main():
+    x = np.float32(0.3)
+    print(f"{N}-step accumulator loop: acc = acc + sin(x * i)")
+    print(f"{'loop':<12}{'eager grad peak (KiB)':>24}{'jit(grad) StableHLO ops':>26}")
+    for name, f in (("python for", python_for), ("fori_loop", fori), ("scan", scan)):
+        print(f"{name:<12}{eager_peak_kib(f, x):>24.1f}{stablehlo_ops(f, x):>26}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Data-flow analyses for reverse mode: record and replay only what the reverse pass reads.
+
+Over the canonical form (transformer/ir.py):
+- `shape_witnesses(fn)`: a value read only for its shape (the second argument of
+  `unbroadcast(g, v)`) may be read from another with provably the same shape and kind (real or
+  complex): `sin(u)` has u's, `u * 2.0` has u's. The reverse pass then need not replay v.
+- `unreduced_carries(loop, before)`: a loop carry only added to (`acc = acc + t`, read nowhere
+  else) may keep its cotangent unsummed across iterations: every rule it reaches sums down to its
+  own operand's shape (unbroadcast of add and subtract), and summing in two steps is summing in
+  one. Its start value is then not saved for the reverse pass; the cotangent is summed to the
+  carry's shape once, where the loop's start value was copied in (`acc_1 = acc`).
+Over generated lines (ad/reverse.py's Line: code, kind, uses, defines):
+- `live(lines, live_out)`: adjoint liveness: the replayed statements whose results something
+  after them reads (to a fixpoint: a loop reads names assigned further down).
+- `to_record(carried, lines)`: the loop values a reverse iteration reads before it assigns
+  them: what the forward loop saves on a stack, each iteration.
+"""
+import ast
+
+from secant.transformer import ir
+
+# one array operand, same shape out, complex exactly when the operand is
+_SHAPE_KEEPING = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                  "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
+                  "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "logistic", "rsqrt",
+                  "erf", "negative", "positive", "identity", "conj"}
+_SCALED = {"add", "subtract", "multiply", "true_divide"}    # by a real Python number
+_ADDS = {"add", "subtract"}
+
+
+def _real_number(o):
+    if not isinstance(o, ir.Expr):
+        return False
+    try:
+        float(o.src)
+    except ValueError:
+        return False
+    return True
+
+
+def _names(src):
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None             # unknown: reads anything
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def reads(stmt):
+    """{name: how many times} a statement (not its nested blocks) reads; None: unknown."""
+    out = {}
+
+    def add(names):
+        for n in names:
+            out[n] = out.get(n, 0) + 1
+    if isinstance(stmt, ir.Op):
+        for o in stmt.operands.values():
+            add(v.name for v in _flat(o))
+            if isinstance(o, ir.Expr):
+                names = _names(o.src)
+                if names is None:
+                    return None
+                add(names)
+        for src in stmt.statics.values():
+            names = _names(src) if isinstance(src, str) else set()
+            if names is None:
+                return None
+            add(names)
+    elif isinstance(stmt, ir.Plain):
+        names = _names(stmt.code)
+        if names is None:
+            return None
+        add(names - stmt.defines)
+    elif isinstance(stmt, ir.Return):
+        add(v.name for v in _flat(stmt.value))
+    elif isinstance(stmt, ir.If):
+        add([stmt.test])
+    elif isinstance(stmt, ir.While):
+        names = _names(stmt.test)
+        if names is None:
+            return None
+        add(names)
+    elif isinstance(stmt, ir.For):
+        add([stmt.iterable])
+    return out
+
+
+def _flat(o):
+    if isinstance(o, ir.Var):
+        yield o
+    elif isinstance(o, ir.Seq):
+        for i in o.items:
+            yield from _flat(i)
+
+
+def _definitions(fn):
+    count = {}
+    for s in ir.nested(fn.body):
+        targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(s, ir.Plain) \
+            else [s.target] if isinstance(s, ir.For) else []
+        for t in targets:
+            count[t] = count.get(t, 0) + 1
+    return count
+
+
+def shape_witnesses(fn):
+    """{v: u}: v is assigned once, from u (a parameter, or assigned once) by an op that keeps
+    its operand's shape and kind; u is itself followed to its own witness."""
+    count = _definitions(fn)
+    params = set(fn.params)
+    step = {}
+    for s in ir.nested(fn.body):
+        if not isinstance(s, ir.Op) or len(s.targets) != 1 or count.get(s.targets[0]) != 1:
+            continue
+        ops = s.operands
+        if s.op in _SHAPE_KEEPING and set(ops) == {"x"}:
+            u = ops["x"]
+        elif s.op in _SCALED and set(ops) == {"x", "y"} and not s.statics and \
+                (_real_number(ops["x"]) or _real_number(ops["y"])):
+            u = ops["y"] if _real_number(ops["x"]) else ops["x"]
+        else:
+            continue
+        if isinstance(u, ir.Var) and (count.get(u.name) == 1 or
+                                      (u.name in params and u.name not in count)):
+            step[s.targets[0]] = u.name
+    out = {}
+    for v in step:
+        u, seen = step[v], {v}
+        while u in step and u not in seen:
+            seen.add(u)
+            u = step[u]
+        out[v] = u
+    return out
+
+
+def unreduced_carries(loop, before):
+    """The loop names of `loop` (ir.For / ir.While) only added to: read once in the body, as an
+    operand of the + or - at its top level that assigns their last version, which nothing but
+    the copy back to the loop name reads; `before` (the statements before the loop, in its
+    block) copies their start value in (`acc_1 = acc`), where the cotangent is summed to the
+    carry's shape. (A second reader would add a cotangent of the carry's own shape to the
+    unsummed one: broadcasting would count it more than once.) {loop name: the copy's operand
+    (a Var, or an Expr for a constant start)}."""
+    starts = {}
+    for s in before:
+        if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
+            starts[s.targets[0]] = s.operands.get("x")
+        elif isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
+                s.code.strip().startswith(f"{next(iter(s.defines))} = "):
+            starts[next(iter(s.defines))] = ir.Expr(s.code.split("=", 1)[1].strip())
+        else:   # (kept as written: no derivative flows to the start value)
+            for t in (s.targets if isinstance(s, ir.Op) else
+                      s.defines if isinstance(s, ir.Plain) else ()):
+                starts.pop(t, None)
+    test = _names(loop.test) if isinstance(loop, ir.While) else set()
+    if test is None:
+        return {}
+    counts = {}
+    for s in ir.nested(loop.body):
+        r = reads(s)
+        if r is None:
+            return {}
+        for n, k in r.items():
+            counts[n] = counts.get(n, 0) + k
+    out = {}
+    for name, last in loop.carried:
+        if name == last or starts.get(name) is None or {name, last} & test:
+            continue
+        defining = [s for s in loop.body if isinstance(s, ir.Op) and last in s.targets]
+        if len(defining) != 1:
+            continue
+        add = defining[0]
+        if add.op not in _ADDS or add.statics or add.targets != [last] or \
+                [o for o in add.operands.values() if o == ir.Var(name)] != [ir.Var(name)] or \
+                not all(isinstance(o, (ir.Var, ir.Expr)) for o in add.operands.values()):
+            continue
+        if counts.get(name) == 1 and counts.get(last) == 1 and \
+                any(_is_copy(s, name, last) for s in loop.body):
+            out[name] = starts[name]
+    return out
+
+
+def _is_copy(s, name, last):
+    if isinstance(s, ir.Op):
+        return s.op == "identity" and s.targets == [name] and s.operands.get("x") == ir.Var(last)
+    return isinstance(s, ir.Plain) and s.code.strip() == f"{name} = {last}"
+
+
+def live(lines, live_out):
+    """Indices of the statements among `lines` that nothing after them reads, given the names
+    read after them (`live_out`) and those read by every block header among them."""
+    live_set = set(live_out).union(*(ln.uses for ln in lines if ln.kind == "block"))
+    while True:
+        grown, dropped = set(live_set), set()
+        for k in range(len(lines) - 1, -1, -1):
+            ln = lines[k]
+            if ln.kind == "stmt" and ln.defines and not ln.defines & grown:
+                dropped.add(k)
+            else:
+                grown |= ln.uses
+        if grown == live_set:
+            return dropped
+        live_set = grown
+
+
+def to_record(carried, lines):
+    """The loop names (of `carried`) the lines read before assigning them: the values each
+    iteration starts from that its reverse replay needs, saved by the forward loop."""
+    read = set().union(*(ln.uses for ln in lines)) if lines else set()
+    return [name for name, _ in carried if name in read and not _assigned_before_read(name, lines)]
+
+
+def _assigned_before_read(name, lines):
+    for ln in lines:
+        if ln.kind in ("stmt", "block") and name in ln.uses:
+            return False
+        if ln.kind == "stmt" and name in ln.defines:
+            return True
+    return False
