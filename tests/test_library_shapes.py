@@ -173,9 +173,14 @@ def _check(case, shapes, dtype, seed):
         secant.config.update("enable_x64", False)
 
 
+# a standard deviation over one element (or equal elements) is sqrt at 0: no derivative there
+# (NaN, as in JAX), while its finite difference is 0
+_SQRT_OF_ZERO_SPREAD = ("numpy.std", "numpy.nanstd")
+
+
 def _check_grad(case, xs, rng, rtol, atol):
     out = np.asarray(case.fn(*xs))
-    if not np.all(np.isfinite(out)):
+    if not np.all(np.isfinite(out)) or case.name in _SQRT_OF_ZERO_SPREAD and np.any(out == 0):
         return
     weights = rng.uniform(-1, 1, out.shape)
     if out.dtype.kind == "c":
