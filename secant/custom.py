@@ -137,3 +137,6 @@ def make_checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=(
         return functools.partial(make_checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
     return checkpoint(fun, prevent_cse, policy)
+
+
+make_checkpoint.__secant_factory__ = "checkpoint"   # `checkpoint(f)(x)` written in place

@@ -68,8 +68,9 @@ def _op_function(fun):
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
-            source = f"def {fun.__name__}({params}):\n    return {fun.__name__}_({params})\n"
-            hit = load_generated(source, fun.__name__, {}, {f"{fun.__name__}_": fun})
+            name = fun.__name__ if fun.__name__.isidentifier() else "fn"    # (of a lambda)
+            source = f"def {name}({params}):\n    return {name}_({params})\n"
+            hit = load_generated(source, name, {}, {f"{name}_": fun})
             _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
             return hit
         return once.build(_op_functions, fun, caller)

@@ -150,3 +150,35 @@ def test_lax_optimization_barrier_is_the_identity():
     np.testing.assert_array_equal(np.asarray(pair[1]), 2 * x)
     text = secant.jit(lambda v: lax.optimization_barrier(v) + v).lower(x).as_text()
     assert "stablehlo.optimization_barrier" in text
+
+
+# --- checkpoint written in place, of a lambda -----------------------------------------------
+def _sin_times(y):
+    return snp.sin(y) * y
+
+
+def _in_place_named(x):
+    return secant.checkpoint(_sin_times)(x)
+
+
+def _in_place_lambda(x):
+    return secant.checkpoint(lambda y: snp.sin(y) * y)(x)
+
+
+def _assigned_lambda(x):
+    g = secant.remat(lambda y: snp.sin(y) * y)
+    return g(x) * 2.0
+
+
+@pytest.mark.parametrize("f, scale", [(_in_place_named, 1.0), (_in_place_lambda, 1.0),
+                                      (_assigned_lambda, 2.0)])
+def test_checkpoint_in_place_and_of_a_lambda(f, scale):
+    x = 0.7
+    d1 = scale * (np.cos(x) * x + np.sin(x))
+    d2 = scale * (2 * np.cos(x) - np.sin(x) * x)
+    assert float(secant.grad(f)(x)) == pytest.approx(d1, rel=1e-5)
+    assert float(secant.jit(secant.grad(f))(x)) == pytest.approx(d1, rel=1e-5)
+    assert float(secant.grad(secant.grad(f))(x)) == pytest.approx(d2, rel=1e-4)
+    xs = np.array([0.1, 0.7, 1.3], np.float32)
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs),
+                               scale * (np.cos(xs) * xs + np.sin(xs)), rtol=1e-5)

@@ -1471,8 +1471,8 @@ class Normaliser(ContainerMixin):
             axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
             kwargs["in_axes"] = axes + (None,) * len(extra)
         made = factory(*args, **kwargs)
-        if getattr(made, "__secant_call_gen__", None):
-            return made, extra          # vmap(f): batched for what the call passes
+        if getattr(made, "__secant_call_gen__", None) or getattr(made, "__secant_custom__", 0):
+            return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
 
     def dynamic_call(self, node, func):
