@@ -11,7 +11,7 @@ from secant.backends import errors as _errors
 from secant import errors
 from secant import tree_util
 from secant import tree
-from secant import dtypes  # noqa: E402  (jax.dtypes: float0)
+from secant import dtypes     # jax.dtypes: float0
 from secant import numpy
 from secant import lax
 from secant import random
@@ -50,11 +50,12 @@ _errors.register_internal_dir(__file__)
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueError",
-           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors", "tree_util", "tree",
-           "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
+           "ConcretizationError", "UnexpectedTracerError", "UnsupportedError", "errors",
+           "tree_util", "tree", "dtypes", "numpy", "lax", "random", "debug", "pure_callback", "ShapeDtypeStruct", "eval_shape",
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "process_index", "process_count", "distributed",
-           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source", "save_source", "show", "jvp", "jvp_fn", "linearize",
-           "jacfwd", "jacrev", "hessian", "vmap", "pmap", "custom_jvp", "custom_vjp",
-           "custom_gradient", "custom_vmap", "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]
+           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source",
+           "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
+           "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
+           "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]

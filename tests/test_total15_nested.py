@@ -3,7 +3,6 @@ grad/vmap/jvp written in the function, through a helper, and with lambdas closin
 differentiated value; checked against closed forms and float64 finite differences."""
 import numpy as np
 
-import secant
 import secant.numpy as snp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, vmap
 

@@ -41,7 +41,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         names = [k for k in kwargs if k not in excluded]
         arrays = [snp.asarray(a) for i, a in enumerate(args) if i not in excluded] + \
             [snp.asarray(kwargs[k]) for k in names]
-        n_pos = len(arrays) - len(names)
         cores = parsed[0] if parsed else [()] * len(arrays)
         if len(cores) != len(arrays):
             raise SecantTypeError(f"vectorize: the signature {signature!r} has {len(cores)} "
