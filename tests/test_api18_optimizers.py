@@ -91,9 +91,9 @@ def test_a_hyperparameter_from_a_differentiated_value_is_a_clear_error():
         state = opt_init(snp.ones(2))
         state = opt_update(0, snp.ones(2), state)
         return snp.sum(get_params(state))
-    with pytest.raises(secant.SecantError, match="computed from differentiated values"):
+    with pytest.raises(secant.SecantError, match="differentiate"):
         secant.grad(meta)(0.1)
-    with pytest.raises(secant.SecantError, match="computed from batched values"):
+    with pytest.raises(secant.SecantError, match="batch"):
         secant.vmap(meta)(np.array([0.1, 0.2]))
 
 
