@@ -207,4 +207,4 @@ def test_second_order_source_keeps_the_lists_readable(x64):
     assert "out_1_1 + [x_pow_k]" in text    # the append, as a concatenation
     assert ".append(x_pow_k)" not in text   # (never a side effect the transform cannot follow)
     assert "split_at(out_1_bar_1, len(out_1_3))" in text      # the list's cotangent, item by item
-    assert "_bar_bar[0] + split_at_out_1_bar_1_bar[1]" in text   # and its transpose: joined again
+    assert "split_at_out_1_bar_1_bar[0] + split_at_out_1_bar_1_bar[1]" in text   # its transpose
