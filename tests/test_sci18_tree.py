@@ -1,6 +1,7 @@
 """secant.tree (jax.tree), the tree_util additions, tree_util.Partial, and objects built from
 differentiated values (`grad(lambda a: C(a)(x))`: right, or a clear error; never zeros)."""
 import collections
+import dataclasses
 import functools
 
 import numpy as np
@@ -223,3 +224,41 @@ def test_other_objects_of_differentiated_values_are_clear_errors(x64):
     with pytest.raises(secant.SecantError, match="held as a value"):
         secant.grad(_held)(W)
     assert isinstance(Model(W, 0.3), Model)         # (eager: the class itself)
+
+
+@tree_util.register_pytree_node_class
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+    def __call__(self, x):
+        return snp.sum(snp.sin(self.w * x))
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass
+class Affine:
+    w: object
+    b: object = 1.0
+
+    def apply(self, x):
+        return snp.sum((self.w * x + self.b) ** 2)
+
+
+def test_pytree_class_and_dataclass_built_in_place(x64):
+    np.testing.assert_allclose(secant.grad(lambda w: Layer(w)(XS))(W), np.cos(W * XS) * XS,
+                               rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(lambda w: Affine(w).apply(XS))(W),
+                               2 * (W * XS + 1.0) * XS, rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(lambda b: Affine(W, b).apply(XS))(0.5),
+                               np.sum(2 * (W * XS + 0.5)), rtol=1e-12)
+    ws = np.stack([W, 2 * W])
+    np.testing.assert_allclose(secant.vmap(lambda w: Affine(w).apply(XS))(ws),
+                               [np.sum((r * XS + 1.0) ** 2) for r in ws], rtol=1e-12)

@@ -16,6 +16,7 @@ instance held in a variable) keeps the normaliser's clear error: never a constan
 derivative would be a silent zero.
 """
 import copy
+import dataclasses
 import inspect
 import types
 
@@ -57,21 +58,54 @@ def functional_form(cls):
 
 def _build(cls):
     members = vars(cls)
-    if any(k in members for k in _FORBIDDEN) or not inspect.isfunction(members.get("__init__")):
+    if any(k in members for k in _FORBIDDEN):
         raise NotEligible(cls.__name__)
-    methods = {k: v for k, v in members.items() if inspect.isfunction(v)}
-    if any(isinstance(v, (staticmethod, classmethod, property)) for v in members.values()):
-        raise NotEligible("decorated members")
-    constants = {k for k, v in members.items()
-                 if not k.startswith("__") and k not in methods}
-    init_src = function_source(methods["__init__"])
-    fields = _fields(init_src.node)
+    sources = {}
+    for k, v in members.items():        # its methods and __call__ (not the other dunders:
+        if inspect.isfunction(v) and (k == "__call__" or not k.startswith("__")):  # operators)
+            try:
+                sources[k] = function_source(v)
+            except (SourceError, OSError, TypeError):
+                continue
+    constants = {k for k, v in members.items() if not k.startswith("__") and k not in sources
+                 and not isinstance(v, property) and not inspect.isfunction(v)}
     ns = types.SimpleNamespace()
-    for name, fn in methods.items():
-        src = init_src if name == "__init__" else function_source(fn)
-        setattr(ns, name, _rewrite(cls, src, fn, name, fields, set(methods) - {"__init__"},
+    if dataclasses.is_dataclass(cls) and "__post_init__" not in members:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        ns.__init__ = _dataclass_init(cls)
+    elif inspect.isfunction(members.get("__init__")):
+        init_src = function_source(members["__init__"])
+        fields = _fields(init_src.node)
+        ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
+                               set(sources), constants, ns)
+    else:
+        raise NotEligible("no __init__ of its own")
+    for name, src in sources.items():
+        setattr(ns, name, _rewrite(cls, src, members[name], name, fields, set(sources),
                                    constants, ns))
     return ns
+
+
+def _dataclass_init(cls):
+    """A dataclass's fields as its generated __init__ takes them (defaults kept)."""
+    params, free = [], {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.default_factory is not dataclasses.MISSING or f.kw_only:
+            raise NotEligible(f"dataclass field {f.name}")
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            free[f"default_{f.name}"] = f.default
+            params.append(f"{f.name}=default_{f.name}")
+    name = f"{cls.__name__.lower()}_fields"
+    body = ", ".join(f"{f.name!r}: {f.name}" for f in dataclasses.fields(cls))
+    source = f"def {name}({', '.join(params)}):\n    return {{{body}}}\n"
+    fn = loader.load(source, name, {}, free)
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    fn.__secant_source__ = FunctionSource(fn, gast.parse(source).body[0],
+                                          fn.__code__.co_filename, 1, source.splitlines(), {},
+                                          free)
+    return fn
 
 
 def _fields(node):
