@@ -1,6 +1,7 @@
 """secant.tree (jax.tree), the tree_util additions, tree_util.Partial, and objects built from
 differentiated values (`grad(lambda a: C(a)(x))`: right, or a clear error; never zeros)."""
 import collections
+import dataclasses
 import functools
 
 import numpy as np
@@ -148,19 +149,116 @@ def test_partial_of_differentiated_values_held_in_a_variable_is_an_error(x64):
 
 # --- an object built from differentiated values -------------------------------------------------
 class Model:
-    def __init__(self, a):
-        self.a = a
+    scale = 2.0
+
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b * self.scale
+
+    def features(self, x):
+        return snp.tanh(self.w * x + self.b)
 
     def __call__(self, x):
-        return snp.sum(snp.sin(self.a * x))
+        return snp.sum(self.features(x) ** 2)
+
+    def predict(self, x):
+        return self.features(x) * self.scale
 
 
-def test_object_of_differentiated_values_never_gives_zeros(x64):
-    np.testing.assert_allclose(secant.grad(lambda x: Model(A)(x))(X), np.cos(A * X) * A,
+class SubModel(Model):
+    pass
+
+
+XS = np.array([0.3, 0.7, -1.0])
+W = np.array([1.5, -0.4, 0.2])
+
+
+def _model_loss(w, b):
+    return np.sum(np.tanh(w * XS + 2 * b) ** 2)
+
+
+def _fd_array(f, v, eps=1e-6):
+    v = np.array(v, float)
+    g = np.zeros_like(v)
+    for j in np.ndindex(v.shape):
+        e = np.zeros_like(v)
+        e[j] = eps
+        g[j] = (f(v + e) - f(v - e)) / (2 * eps)
+    return g
+
+
+def test_object_built_in_place_from_differentiated_values(x64):
+    np.testing.assert_allclose(secant.grad(lambda w: Model(w, 0.3)(XS))(W),
+                               _fd_array(lambda w: _model_loss(w, 0.3), W), rtol=1e-7)
+    np.testing.assert_allclose(secant.grad(lambda b: Model(W, b)(XS))(0.3),
+                               _fd_array(lambda b: _model_loss(W, b), 0.3), rtol=1e-7)
+    np.testing.assert_allclose(secant.grad(lambda x: Model(W, 0.3)(x))(XS),
+                               _fd_array(lambda x: np.sum(np.tanh(W * x + 0.6) ** 2), XS),
+                               rtol=1e-7)
+    np.testing.assert_allclose(
+        secant.grad(lambda w: snp.sum(Model(w, 0.3).predict(XS)))(W),
+        _fd_array(lambda w: np.sum(2 * np.tanh(w * XS + 0.6)), W), rtol=1e-7)
+    np.testing.assert_allclose(secant.jit(secant.grad(lambda w: Model(w, 0.3)(XS)))(W),
+                               _fd_array(lambda w: _model_loss(w, 0.3), W), rtol=1e-7)
+    hess = secant.hessian(lambda w: Model(w, 0.3)(XS))(W)
+    col = _fd_array(lambda w: np.asarray(secant.grad(lambda v: Model(v, 0.3)(XS))(w))[0], W)
+    np.testing.assert_allclose(hess[0], col, rtol=1e-6, atol=1e-9)
+
+
+def test_object_built_in_place_under_vmap(x64):
+    ws = np.stack([W, 2 * W, -W])
+    np.testing.assert_allclose(secant.vmap(lambda w: Model(w, 0.3)(XS))(ws),
+                               [_model_loss(r, 0.3) for r in ws], rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(secant.grad(lambda w: Model(w, 0.3)(XS)))(ws),
+                               [_fd_array(lambda w: _model_loss(w, 0.3), r) for r in ws], rtol=1e-7)
+
+
+def _held(w):
+    m = Model(w, 0.3)
+    return m(XS)
+
+
+def test_other_objects_of_differentiated_values_are_clear_errors(x64):
+    with pytest.raises(secant.SecantError, match="SubModel"):
+        secant.grad(lambda w: SubModel(w, 0.3)(XS))(W)
+    with pytest.raises(secant.SecantError, match="held as a value"):
+        secant.grad(_held)(W)
+    assert isinstance(Model(W, 0.3), Model)         # (eager: the class itself)
+
+
+@tree_util.register_pytree_node_class
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+    def __call__(self, x):
+        return snp.sum(snp.sin(self.w * x))
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass
+class Affine:
+    w: object
+    b: object = 1.0
+
+    def apply(self, x):
+        return snp.sum((self.w * x + self.b) ** 2)
+
+
+def test_pytree_class_and_dataclass_built_in_place(x64):
+    np.testing.assert_allclose(secant.grad(lambda w: Layer(w)(XS))(W), np.cos(W * XS) * XS,
                                rtol=1e-12)
-    try:
-        g = secant.grad(lambda a: Model(a)(X))(A)
-    except secant.SecantError as e:
-        assert "Model" in str(e) and "test_sci18_tree.py" in str(e)
-    else:
-        np.testing.assert_allclose(g, np.cos(A * X) * X, rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(lambda w: Affine(w).apply(XS))(W),
+                               2 * (W * XS + 1.0) * XS, rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(lambda b: Affine(W, b).apply(XS))(0.5),
+                               np.sum(2 * (W * XS + 0.5)), rtol=1e-12)
+    ws = np.stack([W, 2 * W])
+    np.testing.assert_allclose(secant.vmap(lambda w: Affine(w).apply(XS))(ws),
+                               [np.sum((r * XS + 1.0) ** 2) for r in ws], rtol=1e-12)

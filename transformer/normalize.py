@@ -28,7 +28,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, defaults, hygiene, ir, loop_lowering, nonlocals
-from secant.transformer import objects
+from secant.transformer import objects, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -1191,6 +1191,9 @@ class Normaliser(ContainerMixin):
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
+        built = user_objects.in_place_call(self._resolve, self._tracked_names_in, node)
+        if built is not None:       # C(a)(x), C(a).m(x): the object as its fields
+            return self.call(built)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
             method = objects.method_call(self.out, node, base.name) \
@@ -1534,8 +1537,10 @@ class Normaliser(ContainerMixin):
             verb = "batch" if self.batching else "differentiate"
             raise self.src.error(node, f"secant cannot {verb} through the object "
                                  f"{gast.unparse(func).strip()}(...) built from {self.what} "
-                                 "values: pass them to its method as arguments, or use a "
-                                 "function (or tree_util.Partial) instead of the object")
+                                 "values and held as a value: secant reads one built in place "
+                                 "(C(a)(x), C(a).method(x)) of a simple class (no base class, "
+                                 "methods reading self's fields); else pass the values to its "
+                                 "method as arguments, or use tree_util.Partial")
         if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "

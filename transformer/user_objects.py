@@ -1,0 +1,250 @@
+"""Objects of the user's own classes built in place from tracked values: `C(a)(x)` and
+`C(a).m(x)` with `a` differentiated or batched (a model object called under a transform).
+
+Such an object never escapes the expression, so it can be carried as the dict of its fields,
+as transformer/objects.py carries library objects: for a simple class (no base class but
+object, methods that only read `self.field`, call `self.method(...)` and read class
+constants; an `__init__` that only sets `self.field = ...`) this module writes
+
+    def __init__(a):                      def __call__(self, x):
+        self_a = a                            return snp.sum(snp.sin(self["a"] * x))
+        return {"a": self_a}
+
+and the call is read as `C._secant_fields_form.__call__(C._secant_fields_form.
+__init__(a), x)`, so derivatives and batching flow through the fields. Any other class (or an
+instance held in a variable) keeps the normaliser's clear error: never a constant object, whose
+derivative would be a silent zero.
+"""
+import copy
+import dataclasses
+import inspect
+import types
+
+import gast
+
+from secant.codegen import loader
+from secant.transformer.parse import FunctionSource, SourceError, function_source
+
+AUTO = "_secant_fields_form"    # (not "__secant...": that marks secant's own objects)
+_FORBIDDEN = ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__",
+              "__class_getitem__", "__slots__")
+_cache = {}
+
+
+class NotEligible(Exception):
+    pass
+
+
+def functional_form(cls):
+    """The namespace of functional methods of `cls` (set on it as AUTO), or None when the class
+    is not simple enough to be read so."""
+    if not inspect.isclass(cls) or type(cls) is not type or cls.__bases__ != (object,):
+        return None
+    if (cls.__module__ or "").split(".")[0] in ("secant", "numpy", "builtins"):
+        return None
+    hit = vars(cls).get(AUTO)
+    if hit is not None:
+        return hit
+    if cls in _cache:
+        return None
+    try:
+        ns = _build(cls)
+        setattr(cls, AUTO, ns)
+    except (NotEligible, SourceError, OSError, TypeError, AttributeError):
+        _cache[cls] = None
+        return None
+    return ns
+
+
+def _build(cls):
+    members = vars(cls)
+    if any(k in members for k in _FORBIDDEN):
+        raise NotEligible(cls.__name__)
+    sources = {}
+    for k, v in members.items():        # its methods and __call__ (not the other dunders:
+        if inspect.isfunction(v) and (k == "__call__" or not k.startswith("__")):  # operators)
+            try:
+                sources[k] = function_source(v)
+            except (SourceError, OSError, TypeError):
+                continue
+    constants = {k for k, v in members.items() if not k.startswith("__") and k not in sources
+                 and not isinstance(v, property) and not inspect.isfunction(v)}
+    ns = types.SimpleNamespace()
+    if dataclasses.is_dataclass(cls) and "__post_init__" not in members:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        ns.__init__ = _dataclass_init(cls)
+    elif inspect.isfunction(members.get("__init__")):
+        init_src = function_source(members["__init__"])
+        fields = _fields(init_src.node)
+        ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
+                               set(sources), constants, ns)
+    else:
+        raise NotEligible("no __init__ of its own")
+    for name, src in sources.items():
+        setattr(ns, name, _rewrite(cls, src, members[name], name, fields, set(sources),
+                                   constants, ns))
+    return ns
+
+
+def _dataclass_init(cls):
+    """A dataclass's fields as its generated __init__ takes them (defaults kept)."""
+    params, free = [], {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.default_factory is not dataclasses.MISSING or f.kw_only:
+            raise NotEligible(f"dataclass field {f.name}")
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            free[f"default_{f.name}"] = f.default
+            params.append(f"{f.name}=default_{f.name}")
+    name = f"{cls.__name__.lower()}_fields"
+    body = ", ".join(f"{f.name!r}: {f.name}" for f in dataclasses.fields(cls))
+    source = f"def {name}({', '.join(params)}):\n    return {{{body}}}\n"
+    fn = loader.load(source, name, {}, free)
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    fn.__secant_source__ = FunctionSource(fn, gast.parse(source).body[0],
+                                          fn.__code__.co_filename, 1, source.splitlines(), {},
+                                          free)
+    return fn
+
+
+def _fields(node):
+    """The fields `__init__` sets (`self.x = ...`), in order."""
+    me = _self_name(node)
+    out = []
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Store) \
+                and isinstance(n.value, gast.Name) and n.value.id == me and n.attr not in out:
+            out.append(n.attr)
+    return out
+
+
+def _self_name(node):
+    a = node.args
+    if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs or not a.args or node.decorator_list:
+        raise NotEligible("parameters")
+    return a.args[0].id
+
+
+def _rewrite(cls, src, fn, name, fields, methods, constants, ns):
+    if fn.__code__.co_freevars:
+        raise NotEligible("closure")
+    node = copy.deepcopy(src.node)
+    me = _self_name(node)
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+    def fresh(base):
+        while base in taken:
+            base += "_"
+        taken.add(base)
+        return base
+    names = {"functional": fresh("functional"), "cls": fresh(cls.__name__)}
+    is_init = name == "__init__"
+    locals_ = {f: fresh(f"{me}_{f}") for f in fields} if is_init else {}
+    if is_init:
+        node.args.args = node.args.args[1:]
+        if any(isinstance(n, gast.Return) for n in gast.walk(node)):
+            raise NotEligible("return in __init__")
+    _Fields(me, fields, methods, constants, names, locals_, is_init).visit(node)
+    if is_init:
+        ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
+                         + "}").body[0]
+        node.body.append(ret)
+    # (generated code names values after it: `model_fields_out = ...__init__(a)`)
+    node.name = f"{cls.__name__.lower()}_fields" if is_init else name
+    node.decorator_list, node.returns = [], None
+    for m in gast.walk(node):
+        if isinstance(m, gast.Name):
+            m.annotation = None
+        if isinstance(m, (gast.expr, gast.stmt)) and getattr(m, "lineno", None) is None:
+            gast.copy_location(m, node.body[0])
+    from secant.transformer.functionalize import _Printer
+    printer = _Printer(src, {})
+    printer.stmt(node, 0)
+    source = "\n".join(printer.lines) + "\n"
+    free = {names["functional"]: ns, names["cls"]: cls}
+    out = loader.load(source, node.name, src.globals, free, printer.origins)
+    out.__qualname__ = f"{cls.__qualname__}.{name}"
+    out.__module__ = fn.__module__
+    out.__secant_source__ = FunctionSource(out, gast.parse(source).body[0],
+                                           out.__code__.co_filename, 1, source.splitlines(),
+                                           src.globals, free, generated=src.generated)
+    return out
+
+
+class _Fields(gast.NodeTransformer):
+    """`self.f` -> `self["f"]` (in __init__: its local `self_f`); `self.m(...)` ->
+    `functional.m(self, ...)`; `self.CONST` -> `Cls.CONST`; anything else with self: not
+    eligible."""
+
+    def __init__(self, me, fields, methods, constants, names, locals_, is_init):
+        self.me, self.fields, self.methods, self.constants = me, fields, methods, constants
+        self.names, self.locals, self.is_init = names, locals_, is_init
+
+    def _is_self(self, node):
+        return isinstance(node, gast.Name) and node.id == self.me
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, gast.Attribute) and self._is_self(f.value) and f.attr in self.methods:
+            if self.is_init:
+                raise NotEligible("__init__ calls a method")
+            node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
+                [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.func = gast.Attribute(gast.Name(self.names["functional"], gast.Load(), None,
+                                                 None), f.attr, gast.Load())
+            return node
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if not self._is_self(node.value):
+            return self.generic_visit(node)
+        if self.is_init and node.attr in self.locals:
+            return gast.copy_location(gast.Name(self.locals[node.attr], node.ctx, None, None),
+                                      node)
+        if not isinstance(node.ctx, gast.Load):
+            raise NotEligible("a method sets a field")
+        if node.attr in self.fields:
+            return gast.copy_location(gast.Subscript(
+                gast.Name(self.me, gast.Load(), None, None),
+                gast.Constant(node.attr, None), gast.Load()), node)
+        if node.attr in self.constants:
+            return gast.copy_location(gast.Attribute(
+                gast.Name(self.names["cls"], gast.Load(), None, None), node.attr, gast.Load()),
+                node)
+        raise NotEligible(f"self.{node.attr}")
+
+    def visit_Name(self, node):
+        # (a method's self: the dict of fields, read only through the forms above)
+        if node.id == self.me and not isinstance(node.ctx, gast.Param):
+            raise NotEligible("self used as a value")
+        return node
+
+
+def in_place_call(src_resolve, tracked, node):
+    """`C(a)(x)` -> `C.AUTO.__call__(C.AUTO.__init__(a), x)` and `C(a).m(x)` ->
+    `C.AUTO.m(C.AUTO.__init__(a), x)` when C is a simple user class and `a` holds tracked
+    values (`tracked(expr)`); None otherwise."""
+    func = node.func
+    if isinstance(func, gast.Call):
+        build, method = func, "__call__"
+    elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call):
+        build, method = func.value, func.attr
+    else:
+        return None
+    if not any(tracked(a) for a in build.args + [k.value for k in build.keywords]):
+        return None
+    cls = src_resolve(build.func)
+    ns = functional_form(cls) if inspect.isclass(cls) else None
+    if ns is None or not hasattr(ns, method) or not hasattr(ns, "__init__"):
+        return None
+    base = gast.unparse(build.func).strip()
+    init = gast.parse(f"({base}).{AUTO}.__init__").body[0].value
+    target = gast.parse(f"({base}).{AUTO}.{method}").body[0].value
+    made = gast.Call(func=init, args=build.args, keywords=build.keywords)
+    new = gast.Call(func=target, args=[made] + list(node.args), keywords=node.keywords)
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr,)):
+            gast.copy_location(n, node)
+    return new
