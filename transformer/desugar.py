@@ -1153,6 +1153,9 @@ class _TreeCalls(gast.NodeTransformer):
             self._call("tree_unflatten", self._call("tree_structure", built), leaves), node)
 
     def visit_Call(self, node):
+        inner = node.func.value if isinstance(node.func, gast.Attribute) else node.func
+        if isinstance(inner, gast.Call):    # C(a)(x), C(a).m(x): an object used where it is
+            inner.secant_structure = True   # built (transformer/user_objects.py reads it)
         if self._callee(node.func) == "tree_structure":     # P(a, b) read for its structure
             for a in node.args:
                 if isinstance(a, gast.Call):

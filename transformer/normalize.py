@@ -1385,11 +1385,11 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if objects.functional_class(obj):         # C(args): its fields (transformer/objects.py)
             return self.call(objects.constructor_call(node))
+        if source_of(obj) is not None:         # a function read through another source
+            return self.user_call(node, source_of(obj))
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
-        if source_of(obj) is not None:         # a library function read through its source
-            return self.user_call(node, source_of(obj))
         return self._inactive_call(node, func, obj)
 
     def fields_literal(self, node):
@@ -1482,10 +1482,11 @@ class Normaliser(ContainerMixin):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
+        made_by_library = isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
+            and not getattr(self._resolve(func.func), "__secant_dispatcher__", False)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
-                or isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
-                and not getattr(self._resolve(func.func), "__secant_dispatcher__", False):
+                or made_by_library and not self._tracked_names_in(func):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
@@ -1496,8 +1497,8 @@ class Normaliser(ContainerMixin):
         if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
             return self._inactive(node)
         fn = self.operand(func) if fn is None else fn
-        if _has_var(fn) and not (isinstance(fn, ir.Var) and isinstance(
-                func, (gast.Name, gast.Attribute, gast.Subscript))):
+        if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
+                func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library)):
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
