@@ -1087,7 +1087,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     _options.check_reduce_axes(reduce_axes, "grad")
     if allow_int and not holomorphic:
         return _options.allow_int(fun, argnums, has_aux, False,
-                                  lambda nums: grad(fun, nums, has_aux),
+                                  lambda nums, fn=fun: grad(fn, nums, has_aux),
                                   lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=False)
@@ -1099,7 +1099,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     _options.check_reduce_axes(reduce_axes, "grad")
     if allow_int and not holomorphic:
         return _options.allow_int(fun, argnums, has_aux, True,
-                                  lambda nums: value_and_grad(fun, nums, has_aux),
+                                  lambda nums, fn=fun: value_and_grad(fn, nums, has_aux),
                                   lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=True)
