@@ -26,19 +26,41 @@ def _column(frame):
     return col + 1
 
 
+_scopes = threading.local()       # names of the enclosing named_scope / named_call blocks
+
+
+@contextlib.contextmanager
+def named(name):
+    """Ops traced inside carry `name` (joined with the enclosing names by "/") in their
+    location: `loc("encoder/dense"("file.py":12:5))`, as JAX's named_scope."""
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    stack.append(name)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 def current_loc():
     f = user_frame()
     if f is None:
         return ""
     fn, line = origin(f.f_code.co_filename, f.f_lineno)
     fn = fn.replace("\\", "\\\\").replace('"', '\\"')
-    return f' loc("{fn}":{line}:{_column(f)})'
+    site = f'("{fn}":{line}:{_column(f)})'
+    stack = getattr(_scopes, "stack", None)
+    if stack:
+        scope = "/".join(stack).replace("\\", "\\\\").replace('"', '\\"')
+        return f' loc("{scope}"{site})'
+    return f" loc{site}"
 
 
 LeakedTracerError = UnexpectedTracerError     # the name this module used before
 
 
-_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)')
+_LOC = re.compile(r'\("((?:[^"\\]|\\.)*)":(\d+):\d+\)')     # (inside a named loc too)
 
 
 def _site(loc):

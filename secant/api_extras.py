@@ -1,6 +1,7 @@
 """JAX's small top-level helpers around tracing: ShapeDtypeStruct, eval_shape, named_call,
 named_scope and ensure_compile_time_eval."""
 import contextlib
+import functools
 
 import numpy as np
 
@@ -83,20 +84,35 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def named_call(fun, *, name=None):
-    """fun, called under `name` (jax.named_call): a name for profiles in JAX; here it computes
-    exactly what fun computes (the transforms read fun itself)."""
+    """fun, its ops named `name` (default: fun's name) in jit's StableHLO locations, as
+    jax.named_call: `loc("name"("file.py":line:col))`. It computes exactly what fun computes;
+    the transforms read fun itself."""
     if not callable(fun):
         raise SecantTypeError(f"named_call expects a callable, got {type(fun).__name__}"
                               + where())
-    return fun
+    from secant.backends.tracer import named
+    scope = name if name is not None else getattr(fun, "__name__", "named_call")
+
+    @functools.wraps(fun)
+    def named_fun(*args, **kwargs):
+        with named(scope):
+            return fun(*args, **kwargs)
+    named_fun.__secant_generated__ = fun        # what grad, vmap and jvp read
+    return named_fun
+
+
+named_call.__secant_factory__ = True    # named_call(f, name=...)(x) in transformed code: f
 
 
 @contextlib.contextmanager
 def named_scope(name):
-    """A name for the ops traced inside the block (jax.named_scope); the ops compute the same."""
+    """The ops traced inside the block carry `name` in jit's StableHLO locations (nested scopes
+    joined by "/"), as jax.named_scope; they compute the same."""
     if not isinstance(name, str):
         raise SecantTypeError("named_scope name argument must be a string." + where())
-    yield
+    from secant.backends.tracer import named
+    with named(name):
+        yield
 
 
 @contextlib.contextmanager

@@ -149,7 +149,8 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     return out_tree.unflatten(outs)
 
 
+pure_callback.__secant_callback__ = True     # transforms: secant/callback_transforms.py
 pure_callback.__secant_opaque__ = (
-    "pure_callback calls a Python function secant cannot read: it has no derivative (as in "
-    "JAX: give it one with secant.custom_jvp or custom_vjp) and vmap of it is not supported yet "
-    "(call it on the whole batch instead)")
+    "pure_callback is transformed where your function calls it (vmap by its vmap_method; it has "
+    "no derivative, as in JAX: give it one with secant.custom_jvp or custom_vjp), not passed "
+    "as a value")

@@ -49,27 +49,27 @@ def allow_int(fun, argnums, has_aux, with_value, transform, positions_of):
     set of inexact positions."""
     made = {}
 
-    def plain(positions):
-        if positions not in made:
-            made[positions] = transform(positions)
-        return made[positions]
+    def plain(positions, fn=fun):
+        if (positions, fn) not in made:
+            made[positions, fn] = transform(positions, fn)
+        return made[positions, fn]
 
     @functools.wraps(fun)
     def grad_allow_int(*args, **kwargs):
         positions = positions_of(fun)
-        ints = []
+        ints, mixed = [], {}
         for i in positions:
             if i >= len(args):
                 break           # the plain transform says what is wrong
-            leaves = tree_util.tree_leaves(args[i])
-            kinds = set(map(_is_int, leaves))
-            if kinds == {True, False}:
-                raise SecantTypeError(
-                    f"grad with allow_int=True: argument {i} mixes integer and floating-point "
-                    f"leaves; secant differentiates an argument as a whole (pass the integer "
-                    f"leaves as an argument of their own){where()}")
-            if kinds == {True}:
+            leaves, treedef = tree_util.tree_flatten(args[i])
+            kinds = tuple(map(_is_int, leaves))
+            if set(kinds) == {True, False}:
+                mixed[i] = (treedef, kinds)
+            elif kinds and all(kinds):
                 ints.append(i)
+        if mixed:
+            return _with_float_leaves(fun, args, kwargs, mixed, ints, positions, argnums,
+                                      has_aux, with_value, plain)
         if not ints:
             return plain(argnums)(*args, **kwargs)
         rest = tuple(p for p in positions if p not in ints)
@@ -101,3 +101,86 @@ def allow_int(fun, argnums, has_aux, with_value, transform, positions_of):
         return (out, aux) if has_aux else out
     return opaque(grad_allow_int, "grad(..., allow_int=True) cannot be transformed again (it "
                   "looks at its arguments' dtypes when called); apply the other transform inside")
+
+
+def _with_float_leaves(fun, args, kwargs, mixed, ints, positions, argnums, has_aux,
+                       with_value, plain):
+    """allow_int for arguments that mix integer and floating-point leaves (a dict of
+    parameters with an integer count): the gradient of fun in the floating-point leaves, the
+    integer ones held fixed (generated: `fun_float_leaves(a0, a1, ints_1)` rebuilds argument
+    1 from its float leaves a1 and its integer leaves ints_1); float0 zeros for the integer
+    leaves, as JAX gives."""
+    if kwargs:
+        raise SecantTypeError("grad with allow_int=True: an argument mixing integer and "
+                              "floating-point leaves needs positional arguments only" + where())
+    spec = tuple(sorted((i, treedef, kinds) for i, (treedef, kinds) in mixed.items()))
+    g = _float_leaves_function(fun, len(args), spec, has_aux)
+    new_args = list(args)
+    extra = []
+    for i, (treedef, kinds) in mixed.items():
+        leaves = tree_util.tree_leaves(args[i])
+        new_args[i] = [x for x, k in zip(leaves, kinds) if not k]
+        extra.append([x for x, k in zip(leaves, kinds) if k])
+    rest = tuple(p for p in positions if p not in ints)
+    res = plain(rest, g)(*new_args, *extra)
+    if with_value:
+        value, grads = res
+    elif has_aux:
+        grads, aux = res
+    else:
+        grads = res
+    by_position = dict(zip(rest, grads))
+    out = []
+    for p in positions:
+        if p in mixed:
+            treedef, kinds = mixed[p]
+            floats = iter(by_position[p])
+            int_leaves = iter(x for x, k in zip(tree_util.tree_leaves(args[p]), kinds) if k)
+            out.append(treedef.unflatten([float0_zeros(next(int_leaves)) if k else next(floats)
+                                          for k in kinds]))
+        elif p in by_position:
+            out.append(by_position[p])
+        else:
+            out.append(float0_zeros(args[p]))
+    out = tuple(out)
+    if isinstance(argnums, int):
+        out = out[0]
+    if with_value:
+        return value, out
+    return (out, aux) if has_aux else out
+
+
+_float_leaf_fns = {}
+
+
+def _float_leaves_function(fun, n_args, spec, has_aux):
+    key = (fun, n_args, spec, has_aux)
+    if key not in _float_leaf_fns:
+        from secant.transforms import load_generated
+        params = [f"a{k}" for k in range(n_args)]
+        extras = [f"ints_{i}" for i, _, _ in spec]
+        passed = list(params)
+        free = {"fun_": fun, "tree_unflatten": tree_util.tree_unflatten}
+        for i, treedef, kinds in spec:
+            f_k = i_k = 0
+            items = []
+            for k in kinds:
+                if k:
+                    items.append(f"ints_{i}[{i_k}]")
+                    i_k += 1
+                else:
+                    items.append(f"a{i}[{f_k}]")
+                    f_k += 1
+            free[f"treedef_{i}"] = treedef
+            passed[i] = f"tree_unflatten(treedef_{i}, [{', '.join(items)}])"
+        name = f"{getattr(fun, '__name__', 'f')}_float_leaves"
+        if not name.isidentifier():
+            name = "f_float_leaves"
+        source = (f"def {name}({', '.join(params + extras)}):\n"
+                  f"    # {getattr(fun, '__name__', 'f')} with the integer leaves held fixed "
+                  f"(grad's allow_int)\n"
+                  + (f"    out, aux = fun_({', '.join(passed)})\n    return out, aux\n"
+                     if has_aux else f"    return fun_({', '.join(passed)})\n"))
+        _float_leaf_fns[key] = load_generated(source, name, getattr(fun, "__globals__", {}),
+                                              free)
+    return _float_leaf_fns[key]

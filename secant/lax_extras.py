@@ -6,15 +6,17 @@ each element with the one 2**k before it by one call of `fn` on whole slices (fn
 associative and work on slices along `axis`, as JAX requires). reverse=True scans the flipped
 elements and flips back: result[i] = fn(result[i + 1], elems[i]), as jax.lax's gives.
 
-reduce takes a monoid computation (lax.add, lax.mul, lax.max, lax.min, their secant.numpy or
-NumPy spellings, or the logical/bitwise and/or): the reduction over `dimensions`, combined once
-with init_values (JAX's value for these)."""
+reduce with a monoid computation (lax.add, lax.mul, lax.max, lax.min, their secant.numpy or
+NumPy spellings, or the logical/bitwise and/or) is the matching secant.numpy reduction over
+`dimensions`, combined once with init_values (JAX's value for these); any other computation
+(and several operands, the computation then taking and returning tuples) reduces by pairs in
+order, log2(n) rounds of one call on whole arrays each, then combines once with init_values."""
 import operator
 
 import numpy as np
 
 import secant.numpy as snp
-from secant import lax
+from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -42,7 +44,7 @@ def _scan_tuple(fn, xs, n, axis):
     while shift < n:
         earlier = tuple(snp.moveaxis(a[:n - shift], 0, axis) for a in front)
         later = tuple(snp.moveaxis(b[shift:], 0, axis) for b in front)
-        combined = fn(earlier, later)
+        combined = tree_util.tree_leaves(fn(earlier, later))    # (a list, whatever fn returns)
         front = tuple(snp.concatenate([front[k][:shift], snp.moveaxis(combined[k], axis, 0)],
                                       0) for k in range(len(front)))
         shift = shift * 2
@@ -72,7 +74,7 @@ def _scan_single(fn, elems, reverse, axis):
 def _scan_sequence(fn, elems, reverse, axis):
     n = snp.shape(elems[0])[axis]
     xs = tuple(snp.flip(e, axis) if reverse else e for e in elems)
-    scanned = _scan_tuple(fn, xs, n, axis)
+    scanned = tree_util.tree_leaves(_scan_tuple(fn, xs, n, axis))     # (a list, read as one)
     out = tuple(snp.flip(r, axis) if reverse else r for r in scanned)
     if isinstance(elems, list):
         out = [o for o in out]
@@ -80,6 +82,7 @@ def _scan_sequence(fn, elems, reverse, axis):
 
 
 def _monoid(computation):
+    """The kind of a known monoid computation, or None (any other function)."""
     for kind, fns in (("sum", (lax.add, snp.add, np.add, operator.add)),
                       ("prod", (lax.mul, snp.multiply, np.multiply, operator.mul)),
                       ("max", (lax.max, snp.maximum, np.maximum)),
@@ -88,21 +91,51 @@ def _monoid(computation):
                       ("or", (lax.bitwise_or, snp.logical_or, snp.bitwise_or, operator.or_))):
         if any(computation is f for f in fns):
             return kind
-    raise SecantValueError(
-        "lax.reduce: secant reduces with a monoid computation (lax.add, lax.mul, lax.max, "
-        f"lax.min, lax.bitwise_and, lax.bitwise_or), got {computation!r}; write the reduction "
-        "with secant.numpy (snp.sum, snp.max, ...) or lax.scan")
+    return None
+
+
+def _reduce_with(computation, operands, init_values, dims):
+    """The reduction of the operands (a tuple) over dims with any associative `computation`
+    (called on whole arrays, as on scalars): adjacent pairs combined round by round, in
+    order, then combined once with init_values, as XLA's reduce may."""
+    xs = []
+    for x in operands:
+        rest = [d for d in range(snp.ndim(x)) if d not in dims]
+        x = snp.transpose(x, tuple(dims) + tuple(rest))
+        xs.append(snp.reshape(x, (-1,) + snp.shape(x)[len(dims):]))
+    n = snp.shape(xs[0])[0]
+    while n > 1:
+        half = n // 2
+        left = tuple(x[0:2 * half:2] for x in xs)
+        right = tuple(x[1:2 * half:2] for x in xs)
+        pairs = _as_tuple(computation(_one_or_all(left), _one_or_all(right)))
+        xs = [snp.concatenate([p, x[2 * half:]], 0) for p, x in zip(pairs, xs)]
+        n = half + n % 2
+    inits = tuple(snp.broadcast_to(snp.asarray(i, dtype=snp.result_type(x)), snp.shape(x)[1:])
+                  for i, x in zip(init_values, xs))
+    if n == 0:
+        return inits
+    return _as_tuple(computation(_one_or_all(inits), _one_or_all(tuple(x[0] for x in xs))))
+
+
+def _one_or_all(items):
+    return items[0] if len(items) == 1 else items
+
+
+def _as_tuple(value):
+    return value if isinstance(value, (tuple, list)) else (value,)
 
 
 def reduce(operands, init_values, computation, dimensions):
     """Reduces `operands` over `dimensions` with a monoid `computation`, starting from
     init_values (JAX's lax.reduce for those computations)."""
     kind = _monoid(computation)
-    if isinstance(operands, (tuple, list)):
-        raise SecantValueError(
-            "lax.reduce of several operands with one computation is not supported by secant "
-            "yet; reduce each operand on its own")
     dims = tuple(dimensions)
+    if isinstance(operands, (tuple, list)):
+        out = _reduce_with(computation, operands, init_values, dims)
+        return [o for o in out] if isinstance(operands, list) else tuple(o for o in out)
+    if kind is None:
+        return _reduce_with(computation, (operands,), (init_values,), dims)[0]
     x = snp.asarray(operands)
     init = snp.asarray(init_values, dtype=x.dtype)
     if kind in ("and", "or") and x.dtype != snp.bool_:

@@ -1118,7 +1118,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     _options.check_reduce_axes(reduce_axes, "grad")
     if allow_int and not holomorphic:
         return _options.allow_int(fun, argnums, has_aux, False,
-                                  lambda nums: grad(fun, nums, has_aux),
+                                  lambda nums, fn=fun: grad(fn, nums, has_aux),
                                   lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=False)
@@ -1130,7 +1130,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     _options.check_reduce_axes(reduce_axes, "grad")
     if allow_int and not holomorphic:
         return _options.allow_int(fun, argnums, has_aux, True,
-                                  lambda nums: value_and_grad(fun, nums, has_aux),
+                                  lambda nums, fn=fun: value_and_grad(fn, nums, has_aux),
                                   lambda f: _positions(argnums, _op_function(f)))
     if holomorphic:
         return _holomorphic(fun, argnums, has_aux, with_value=True)
@@ -1167,9 +1167,44 @@ def _holomorphic(fun, argnums, has_aux, with_value):
             grads = (grads,)
         result = (grads, aux) if has_aux else grads
         return ((out, aux) if has_aux else out, grads) if with_value else result
-    return opaque(holomorphic_grad, "grad(..., holomorphic=True) cannot be transformed again "
-                  "yet (its seed is applied at run time); differentiate a real-valued "
-                  "function, or apply the other transform inside")
+    source = None if has_aux or with_value else _holomorphic_source(base, positions, argnums)
+    if source is None:
+        return opaque(holomorphic_grad, "grad(..., holomorphic=True) with has_aux or a value "
+                      "cannot be transformed again yet (its seed is applied at run time); "
+                      "apply the other transform inside")
+    holomorphic_grad.__secant_generated__ = source
+    return holomorphic_grad
+
+
+def _holomorphic_source(base, positions, argnums):
+    """What the transforms read for grad(f, holomorphic=True) (jit, vmap, grad of it):
+
+        def f_holomorphic_grad(z):
+            # grad(f, holomorphic=True): f'(z), the vjp of f seeded with one
+            out = f(z)
+            return f_vjp(snp.ones_like(out), z)
+
+    None where f's parameters are not plain positional ones."""
+    try:
+        params = list(inspect.signature(base).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    names = Names([p.name for p in params])
+    args = ", ".join(p.name for p in params)
+    fn = names.fresh(base.__name__ if base.__name__.isidentifier() else "f")
+    vjp, out = names.fresh(f"{fn}_vjp"), names.fresh("out")
+    name = names.fresh(f"{fn}_holomorphic_grad")
+    call = f"{vjp}(snp.ones_like({out}), {args})"
+    if not isinstance(argnums, int) and len(positions) == 1:
+        call = f"({call},)"
+    source = (f"def {name}({args}):\n"
+              f"    # grad({fn}, holomorphic=True): {fn}'(z), the vjp of {fn} seeded with one\n"
+              f"    {out} = {fn}({args})\n"
+              f"    return {call}\n")
+    return load_generated(source, name, getattr(base, "__globals__", {}),
+                          {fn: base, vjp: generate(base, positions, "vjp"), "snp": snp})
 
 
 def _functionalized(fun):

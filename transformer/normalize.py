@@ -1269,6 +1269,8 @@ class Normaliser(ContainerMixin):
             return self.control_flow(node, kind, obj)
         if getattr(obj, "__secant_implicit__", None) is not None:
             return self.implicit_call(node, obj)
+        if getattr(obj, "__secant_callback__", False):
+            return self.callback_call(node)
         built = self.container_call(node, obj)      # list(c), tuple(...), np.array([x, y])
         if built is not None:
             return built
@@ -1955,6 +1957,33 @@ class Normaliser(ContainerMixin):
         callee_name = self.names.fresh(f"{fn.__name__}_of")
         self.bindings[callee_name] = custom
         return self._emit("call", operands, {}, f"{fn.__name__}_out", callee=custom,
+                          callee_name=callee_name)
+
+    def callback_call(self, node):
+        """pure_callback(cb, shapes, *args, vmap_method=..., **kwargs): a call of the custom
+        function with one parameter per array argument (secant/callback_transforms.py)."""
+        from secant.callback_transforms import callback_function
+        if any(isinstance(a, gast.Starred) for a in node.args) or len(node.args) < 2 or any(
+                k.arg is None for k in node.keywords):
+            raise self.src.error(node, "pure_callback is transformed when its callback, "
+                                 "result_shape_dtypes and arguments are written out (no *args "
+                                 "or **kwargs)")
+        keywords = {k.arg: k.value for k in node.keywords if k.arg != "sharding"}
+        method = keywords.pop("vmap_method", None)
+        extra = {k: self.operand(v) for k, v in keywords.items()}
+        if any(_has_var(v) for v in extra.values()):
+            raise self.src.error(node, "pure_callback's keyword arguments must not depend on "
+                                 f"{self.what} values here; pass them positionally")
+        args = [self.operand(a) for a in node.args[2:]]
+        operands = {"arg0": self.operand(node.args[0]), "arg1": self.operand(node.args[1]),
+                    "arg2": ir.Expr("None") if method is None else self.operand(method),
+                    "arg3": ir.Expr("{" + ", ".join(f"{k!r}: {self._operand_src(v)}"
+                                                    for k, v in extra.items()) + "}")}
+        operands.update({f"arg{i + 4}": a for i, a in enumerate(args)})
+        custom = callback_function(len(args))
+        callee_name = self.names.fresh(custom.__name__)
+        self.bindings[callee_name] = custom
+        return self._emit("call", operands, {}, "callback_out", callee=custom,
                           callee_name=callee_name)
 
     def _function_arg(self, fnode, kind, arity):

@@ -21,7 +21,8 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus",
            "soft_sign", "elu", "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid",
            "hard_silu", "hard_swish", "mish", "squareplus", "sparse_plus", "glu", "softmax",
-           "log_softmax", "logsumexp", "one_hot", "standardize", "initializers", "avg_pool", "max_pool", "sum_pool"]
+           "log_softmax", "logsumexp", "one_hot", "standardize", "initializers", "avg_pool", "max_pool", "sum_pool",
+           "identity", "tanh", "sparse_sigmoid", "log1mexp", "logmeanexp"]
 
 
 def relu(x):
@@ -215,3 +216,34 @@ def avg_pool(x, window_shape, strides=None, padding="VALID"):
 
 
 from secant.nn import initializers  # noqa: E402
+
+
+def identity(x):
+    """x itself (jax.nn.identity)."""
+    return x
+
+
+def tanh(x):
+    return snp.tanh(x)
+
+
+def sparse_sigmoid(x):
+    """0 below -1, 1 above 1, (x + 1) / 2 between (jax.nn.sparse_sigmoid)."""
+    return 0.5 * snp.clip(x + 1.0, 0.0, 2.0)
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x > 0, stable on both sides of log 2 (jax.nn.log1mexp)."""
+    return snp.where(x > 0.6931471805599453, snp.log1p(-snp.exp(-x)),
+                     snp.log(-snp.expm1(-x)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) over axis: logsumexp less the log of the count (jax.nn.logmeanexp)."""
+    x = snp.asarray(x)
+    if where is None:
+        count = snp.size(x) if axis is None else \
+            int(np.prod([snp.shape(x)[a] for a in np.atleast_1d(axis)]))
+    else:
+        count = snp.sum(snp.broadcast_to(where, snp.shape(x)), axis=axis, keepdims=keepdims)
+    return logsumexp(x, axis=axis, where=where, keepdims=keepdims) - snp.log(count)

@@ -59,3 +59,8 @@ from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as
 from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)
 from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
 from secant.numpy.vectorize import vectorize  # noqa: E402,F401
+from secant.numpy import more as _more  # noqa: E402  (more of jax.numpy, read as source)
+
+for _name in _more.__all__:
+    globals()[_name] = getattr(_more, _name)
+__all__ += [n for n in _more.__all__ if n not in __all__]
