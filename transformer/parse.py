@@ -339,7 +339,7 @@ def compiles_to(fn, node):
     if hit is not None:
         return hit
     try:
-        inner = gast.gast_to_ast(copy.deepcopy(node))
+        inner = gast.gast_to_ast(node)      # (a new tree: node itself is left as it is)
         if isinstance(inner, ast.FunctionDef):
             inner.decorator_list = []
             stmt = inner
