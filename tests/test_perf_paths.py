@@ -280,3 +280,23 @@ def test_structural_rule_cache_key_tells_equal_values_of_other_types_apart(x64):
         assert _rule_key((x,), params) is None               # not plain: checked every time
     assert _rule_key((1.0,), {}) is None and _rule_key((x[0, 0],), {}) is None
     assert _rule_key((x,), {"t": np.dtype("float32")}) != _rule_key((x,), {"t": "float32"})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eager_zero_d_scalar_arithmetic_is_the_ufunc_and_quiet(dtype, x64):
+    big = np.finfo(dtype).max
+    values = [0.1, -2.5, big, -big, np.finfo(dtype).tiny, np.nan, np.inf, -np.inf, 0.0, -0.0]
+    for p in values:
+        for q in values:
+            a, b = snp.asarray(np.asarray(p, dtype)), snp.asarray(np.asarray(q, dtype))
+            for name in ("add", "subtract", "multiply"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")      # overflow, inf - inf: quiet
+                    got = getattr(snp, name)(a, b)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    want = getattr(np, name)(np.asarray(p, dtype), np.asarray(q, dtype))
+                assert got.dtype == np.dtype(dtype) and got.shape == ()
+                assert type(got._npy) is np.ndarray
+                np.testing.assert_array_equal(np.asarray(got), want)
+                assert np.signbit(np.asarray(got)) == np.signbit(want)    # -0.0 kept
