@@ -11,6 +11,7 @@ ratio <= target reads the same for every row). autograd is a benchmark-only depe
 it those rows are left out."""
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -21,9 +22,36 @@ import secant.numpy as snp                      # noqa: E402
 import grad_programs as progs                   # noqa: E402
 from grad import compare_us, import_autograd, mlp_data   # noqa: E402
 
+# wall clock by default; SECANT_BENCH_CPU=1: this process's CPU time (a loaded machine)
+TIMER = compare_us
+
+
+def compare_cpu_us(fns, rounds=15, min_round_s=0.02):
+    """bench/grad.py's compare_us (interleaved rounds, best round) on this process's CPU time:
+    on a machine shared by many, wall-clock rounds measure the others' load as much as the
+    code (BLAS threads count their CPU time too: run with OPENBLAS_NUM_THREADS=1)."""
+    numbers = []
+    for fn in fns:
+        number = 1
+        while _cpu_round_s(fn, number) < min_round_s:
+            number *= 2
+        numbers.append(number)
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (fn, number) in enumerate(zip(fns, numbers)):
+            best[i] = min(best[i], _cpu_round_s(fn, number) / number)
+    return [b * 1e6 for b in best]
+
+
+def _cpu_round_s(fn, number):
+    start = time.process_time()
+    for _ in range(number):
+        fn()
+    return time.process_time() - start
+
 
 def _pair(name, secant_fn, anchor_name, anchor_fn, target, rounds=15):
-    s_us, a_us = compare_us([secant_fn, anchor_fn], rounds=rounds)
+    s_us, a_us = TIMER([secant_fn, anchor_fn], rounds=rounds)
     return (name, s_us * 1e-6, anchor_name, a_us * 1e-6, target)
 
 
@@ -38,7 +66,7 @@ def _sin_rows():
 
 def _chain_rows():
     g = secant.grad(progs.sin_chain)
-    gv = secant.grad(lambda v: snp.sum(progs.sin_chain(v)))
+    gv = secant.grad(progs.sin_chain_sum)
     autograd, anp = import_autograd()
     out = []
     # float32 throughout: what secant computes without enable_x64 (anchors at the same precision)
@@ -78,7 +106,11 @@ def rows():
 
 
 def main():
-    print("eager summary (issue 19): secant / anchor, best of interleaved rounds; "
+    global TIMER
+    if os.environ.get("SECANT_BENCH_CPU"):
+        TIMER = compare_cpu_us
+    clock = "CPU time" if TIMER is compare_cpu_us else "wall clock"
+    print(f"eager summary (issue 19): secant / anchor, best of interleaved rounds ({clock}); "
           "met when ratio <= target")
     print(f"  {'name':<34} {'secant':>10} {'anchor':<20} {'anchor':>10} {'ratio':>7} "
           f"{'target':>7}")
