@@ -281,7 +281,7 @@ def eager_unary(prim, slow):
     value, dtype, weak type and quiet floating-point errors); anything else calls `slow(x)`."""
     ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
     keep_weak = prim.weak == "inputs"
-    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+    new, enter, leave, ndarray, asarray = object.__new__, _quiet_enter, _quiet_exit, \
         np.ndarray, np.asarray
     if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
         return slow
@@ -295,8 +295,11 @@ def eager_unary(prim, slow):
                     out = ufunc(v) if v.shape else ufunc(v[()])
                 finally:
                     leave(token)
-                return wrap(out if type(out) is ndarray else asarray(out),
-                            keep_weak and x.weak_type)
+                self = new(Array)           # (Array._wrap_ndarray, written out: no call)
+                self._npy = out if type(out) is ndarray else asarray(out)
+                self._buf = self._aval = None
+                self.weak_type = keep_weak and x.weak_type
+                return self
         return slow(x)
     return f
 
