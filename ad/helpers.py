@@ -89,6 +89,9 @@ def unbroadcast(t, x):
 
 def _promoted_to_complex(t, x):
     """Whether cotangent t is complex for a real (or integer) x (reads dtypes only)."""
+    dt = getattr(t, "dtype", None)
+    if isinstance(dt, np.dtype) and dt.kind != "c":
+        return False                # (a real array's cotangent: the common case, read cheaply)
     return dtypes.is_complex(snp.result_type(t)) and not dtypes.is_complex(snp.result_type(x))
 
 

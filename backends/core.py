@@ -3,7 +3,9 @@
 `bind(prim, *args, **params)` runs the primitive's NumPy implementation when every argument is
 concrete (eager mode), and hands it to the active trace when any argument is a Tracer (jit).
 """
+import functools
 import math
+import operator
 
 import numpy as np
 
@@ -204,7 +206,7 @@ def _quiet_numpy():
         var = umath._extobj_contextvar
         with np.errstate(all="ignore"):
             quiet = var.get()
-        return lambda: var.set(quiet), var.reset
+        return functools.partial(var.set, quiet), var.reset     # (no Python frame per call)
     except (ImportError, AttributeError):
 
         def enter():
@@ -279,7 +281,7 @@ def eager_unary(prim, slow):
     value, dtype, weak type and quiet floating-point errors); anything else calls `slow(x)`."""
     ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
     keep_weak = prim.weak == "inputs"
-    wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
+    new, enter, leave, ndarray, asarray = object.__new__, _quiet_enter, _quiet_exit, \
         np.ndarray, np.asarray
     if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
         return slow
@@ -293,8 +295,11 @@ def eager_unary(prim, slow):
                     out = ufunc(v) if v.shape else ufunc(v[()])
                 finally:
                     leave(token)
-                return wrap(out if type(out) is ndarray else asarray(out),
-                            keep_weak and x.weak_type)
+                self = new(Array)           # (Array._wrap_ndarray, written out: no call)
+                self._npy = out if type(out) is ndarray else asarray(out)
+                self._buf = self._aval = None
+                self.weak_type = keep_weak and x.weak_type
+                return self
         return slow(x)
     return f
 
@@ -309,6 +314,11 @@ def eager_binary(prim, slow):
         return slow
     wrap, enter, leave, ndarray, asarray = Array._wrap_ndarray, _quiet_enter, _quiet_exit, \
         np.ndarray, np.asarray
+    # two 0-d real floats: NumPy's scalar arithmetic (the same IEEE operation in the same type,
+    # the same error state) costs a fraction of a ufunc call on scalars
+    scalar_op = {np.add: operator.add, np.subtract: operator.sub,
+                 np.multiply: operator.mul}.get(ufunc, ufunc)
+    real = frozenset([np.dtype("float32"), np.dtype("float64")])
 
     def f(x1, x2, /):
         if type(x1) is Array and type(x2) is Array:
@@ -318,7 +328,8 @@ def eager_binary(prim, slow):
                 if dt == w.dtype and dt in ok:
                     token = enter()
                     try:
-                        out = ufunc(v, w) if v.shape or w.shape else ufunc(v[()], w[()])
+                        out = ufunc(v, w) if v.shape or w.shape else \
+                            (scalar_op if dt in real else ufunc)(v[()], w[()])
                     except ValueError:
                         out = None
                     finally:

@@ -15,6 +15,13 @@ def sin_chain(x):
     return x
 
 
+def sin_chain_sum(x):
+    """The chain of a vector, summed (grad needs a scalar): the 1000-element form."""
+    for _ in range(50):
+        x = snp.sin(x)
+    return snp.sum(x)
+
+
 def sin_chain_grad_numpy(x):
     """The hand-written derivative: keep each input, multiply the cosines on the way back."""
     xs = []

@@ -278,3 +278,49 @@ def test_structural_rule_cache_key_tells_equal_values_of_other_types_apart(x64):
         assert _rule_key((x,), params) is None               # not plain: checked every time
     assert _rule_key((1.0,), {}) is None and _rule_key((x[0, 0],), {}) is None
     assert _rule_key((x,), {"t": np.dtype("float32")}) != _rule_key((x,), {"t": "float32"})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eager_zero_d_scalar_arithmetic_is_the_ufunc_and_quiet(dtype, x64):
+    big = np.finfo(dtype).max
+    values = [0.1, -2.5, big, -big, np.finfo(dtype).tiny, np.nan, np.inf, -np.inf, 0.0, -0.0]
+    for p in values:
+        for q in values:
+            a, b = snp.asarray(np.asarray(p, dtype)), snp.asarray(np.asarray(q, dtype))
+            for name in ("add", "subtract", "multiply"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")      # overflow, inf - inf: quiet
+                    got = getattr(snp, name)(a, b)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    want = getattr(np, name)(np.asarray(p, dtype), np.asarray(q, dtype))
+                assert got.dtype == np.dtype(dtype) and got.shape == ()
+                assert type(got._npy) is np.ndarray
+                np.testing.assert_array_equal(np.asarray(got), want)
+                assert np.signbit(np.asarray(got)) == np.signbit(want)    # -0.0 kept
+
+
+# --- transformation: each pass reads the function a bounded number of times (no timings) -------
+def test_desugaring_reads_the_functions_bound_names_once_not_once_per_call(tmp_path, monkeypatch):
+    import importlib.util
+    from secant.transformer import desugar
+    lines = ["import secant.numpy as snp", "", "", "def f(v0):"]
+    lines += [f"    v{i} = snp.sin(v{i - 1}) * 2.0" for i in range(1, 61)]
+    lines += ["    return snp.sum(v60)", ""]
+    path = tmp_path / "many_calls.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location("secant_test_many_calls", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+    real = desugar.hygiene_bound
+    monkeypatch.setattr(desugar, "hygiene_bound", lambda node: calls.append(1) or real(node))
+    x = np.linspace(-1, 1, 3).astype(np.float32)
+    g = np.asarray(secant.grad(module.f)(x))
+    want = np.ones(3)
+    v = x.astype(np.float64)
+    for _ in range(60):
+        want = want * 2.0 * np.cos(v)
+        v = np.sin(v) * 2.0
+    np.testing.assert_allclose(g, want, rtol=1e-4)
+    assert len(calls) <= 2, len(calls)      # was one per call expression (quadratic)

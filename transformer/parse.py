@@ -360,7 +360,7 @@ def compiles_to(fn, node, source=None):
         return hit
     try:
         inner = (ast.parse(source).body[0] if source is not None
-                 else gast.gast_to_ast(copy.deepcopy(node)))
+                 else gast.gast_to_ast(node))   # (a new tree: node itself is left as it is)
         if isinstance(inner, ast.FunctionDef):
             inner.decorator_list = []
             stmt = inner
