@@ -11,10 +11,10 @@ Only what is surely safe is released: names bound solely by plain top-level assi
 they are bound wherever the `del` runs), never parameters, names a nested function, lambda,
 class or comprehension reads (closures), names bound any other way (loop targets, `with`,
 `except`, imports, walrus, nested defs, an existing `del`), `global`/`nonlocal` names, or any
-name of a function that calls locals(), vars(), dir(), eval() or exec()."""
+name of a function that calls locals(), vars(), dir(), eval(), exec() or breakpoint()."""
 import ast
 
-_OPAQUE = frozenset(("locals", "vars", "dir", "eval", "exec"))
+_OPAQUE = frozenset(("locals", "vars", "dir", "eval", "exec", "breakpoint"))
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp,
            ast.ListComp, ast.SetComp, ast.DictComp)
 _PLAIN = (ast.Assign, ast.AnnAssign, ast.AugAssign)
