@@ -67,15 +67,12 @@ def count_ops(text):
     return ops
 
 
-def jax_version(jax, jnp, name):
-    """The function written against jax.numpy and jax.lax: the same source, other modules."""
-    fn = getattr(funcs, name)
-    env = dict(fn.__globals__, snp=jnp, lax=jax.lax)
-    code = compile(textwrap.dedent(inspect.getsource(fn)), funcs.__file__, "exec")
-    for helper in ("_affine", "_layer", "_mse"):
-        exec(compile(textwrap.dedent(inspect.getsource(getattr(funcs, helper))),
-                     funcs.__file__, "exec"), env)
-    exec(code, env)
+def written_with(np_like, lax_like, name):
+    """The function `name` written against another NumPy and lax (jax.numpy and jax.lax,
+    autograd.numpy): the same source, executed with those modules as snp and lax."""
+    env = dict(funcs.__dict__, snp=np_like, lax=lax_like)
+    for fn in (funcs._affine, funcs._layer, funcs._mse, getattr(funcs, name)):
+        exec(compile(textwrap.dedent(inspect.getsource(fn)), funcs.__file__, "exec"), env)
     return env[name]
 
 
@@ -104,7 +101,7 @@ def main():
         ops = count_ops(secant.jit(g, static_argnums=static).lower(*args).as_text())
         line = f"  {name:<17}{ours:7d}{theirs:6d}{ours / theirs:6.2f}x   {ops:10d}"
         if jax:
-            jf = jax.jit(jax.grad(jax_version(jax, jnp, name)), static_argnums=static)
+            jf = jax.jit(jax.grad(written_with(jnp, jax.lax, name)), static_argnums=static)
             jops = count_ops(jf.lower(*args).as_text())
             line += f"{jops:9d}{ops / jops:6.2f}x"
         print(line)

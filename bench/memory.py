@@ -17,6 +17,7 @@ import numpy as np
 import secant
 import handwritten_grads as hand
 import lean_functions as funcs
+from lean import written_with
 
 STEPS = 10_000
 
@@ -33,24 +34,41 @@ def peak_kib(fn):
     return (peak - before) / 1024
 
 
-def row(label, ours, theirs):
-    print(f"  {label:<38} secant {ours:10.0f} KiB   hand-written {theirs:10.0f} KiB"
-          f"   {ours / theirs:6.2f}x")
+def import_autograd():
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        return None, None
+    return autograd, anp
+
+
+def row(label, ours, theirs, autograd_kib=None):
+    line = (f"  {label:<38} secant {ours:8.0f} KiB   hand-written {theirs:8.0f} KiB"
+            f"   {ours / theirs:7.2f}x")
+    if autograd_kib:
+        line += f"   autograd {autograd_kib:8.0f} KiB"
+    print(line)
 
 
 def main():
     tracemalloc.start()
+    autograd, anp = import_autograd()
     rng = np.random.default_rng(0)
-    print("memory: tracemalloc peak of one eager gradient call (result included)")
+    print("memory: tracemalloc peak of one eager gradient call (result included)" +
+          ("" if autograd else "; autograd not importable: its column left out"))
     args = funcs.inputs("mlp_loss", rng)
     g = secant.grad(funcs.mlp_loss)
+    ag = autograd and autograd.grad(written_with(anp, None, "mlp_loss"))
     row("MLP loss 784-512-512-10, batch 128", peak_kib(lambda: g(*args)),
-        peak_kib(lambda: hand.mlp_loss(*args)))
+        peak_kib(lambda: hand.mlp_loss(*args)), ag and peak_kib(lambda: ag(*args)))
     x, _ = funcs.inputs("python_loop", rng)
     for name in funcs.LOOPS:
         g = secant.grad(getattr(funcs, name))
+        ag = autograd and name == "python_loop" and autograd.grad(
+            written_with(anp, None, name))
         row(f"{STEPS}-step {name} ({x.size} floats)", peak_kib(lambda: g(x, STEPS)),
-            peak_kib(lambda: hand.python_loop(x, STEPS)))
+            peak_kib(lambda: hand.python_loop(x, STEPS)), ag and peak_kib(lambda: ag(x, STEPS)))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ Only what is surely safe is released: names bound solely by plain top-level assi
 they are bound wherever the `del` runs), never parameters, names a nested function, lambda,
 class or comprehension reads (closures), names bound any other way (loop targets, `with`,
 `except`, imports, walrus, nested defs, an existing `del`), `global`/`nonlocal` names, or any
-name of a function that calls locals(), vars(), dir(), eval() or exec()."""
+name of a function that calls locals(), vars(), dir(), eval(), exec() or breakpoint()."""
 import ast
 
-_OPAQUE = frozenset(("locals", "vars", "dir", "eval", "exec"))
+_OPAQUE = frozenset(("locals", "vars", "dir", "eval", "exec", "breakpoint"))
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp,
            ast.ListComp, ast.SetComp, ast.DictComp)
 _PLAIN = (ast.Assign, ast.AnnAssign, ast.AugAssign)
@@ -87,29 +87,39 @@ def _mentions(stmt):
     is not a plain top-level assignment or for a name read inside a nested scope, "opaque" for
     a call of locals() and the like, else "plain"."""
     top_plain = isinstance(stmt, _PLAIN)
-    todo = [(stmt, False)]
-    while todo:
-        node, nested = todo.pop()
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                yield name, "unsafe"
-        elif isinstance(node, ast.Name):
-            if node.id in _OPAQUE and isinstance(node.ctx, ast.Load):
-                yield node.id, "opaque"
-            elif nested or (not isinstance(node.ctx, ast.Load) and not top_plain):
+    Name, Load = ast.Name, ast.Load
+    nested_names = set()
+    for node in ast.walk(stmt):
+        kind = type(node)
+        if kind is Name:
+            if id(node) in nested_names:
                 yield node.id, "unsafe"
-            else:
+            elif node.id in _OPAQUE and type(node.ctx) is Load:
+                yield node.id, "opaque"
+            elif top_plain or type(node.ctx) is Load:
                 yield node.id, "plain"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield node.name, "unsafe"
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                yield (alias.asname or alias.name).split(".")[0], "unsafe"
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            yield node.name, "unsafe"
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            yield node.name, "unsafe"
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            yield node.rest, "unsafe"
-        inner = nested or isinstance(node, _SCOPES)
-        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+            else:
+                yield node.id, "unsafe"
+        elif kind in _SPECIAL:
+            if kind in _SCOPES:     # everything it mentions is a closure's (or its own)
+                nested_names.update(id(n) for n in ast.walk(node) if type(n) is Name)
+            for name in _bound_by(node):
+                yield name, "unsafe"
+
+
+def _bound_by(node):
+    """The names a statement or clause other than an assignment binds (or declares)."""
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return node.names
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    name = getattr(node, "name", None)      # except ... as name, case ... as name / *name
+    return [name] if name else []
+
+
+_SPECIAL = frozenset(_SCOPES + (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom,
+                                ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping))

@@ -122,13 +122,15 @@ def test_release_deletes_plain_locals_after_their_last_use():
 
 
 @pytest.mark.parametrize("source, kept, released", [
-    # bound in one branch only, a loop target, a closure, a walrus, an annotation, locals()
+    # bound in one branch only, a loop target, a closure, a walrus, an annotation, locals(),
+    # breakpoint() (pdb sees every local)
     ("def f(x):\n    if x > 0:\n        a = 1\n    b = x\n    return x\n", "a", "b"),
     ("def f(x):\n    for i in range(3):\n        x = x + i\n    j = i\n    return x\n", "i", "j"),
     ("def f(x):\n    a = x\n    g = lambda: a\n    y = 1\n    return g()\n", "a", "y"),
     ("def f(x):\n    a = (w := x)\n    y = w\n    return x\n", "w", "a"),
     ("def f(x):\n    a: int\n    y = 1\n    return x\n", "a", "y"),
     ("def f(x):\n    a = x\n    y = locals()\n    return y\n", "a", None),
+    ("def f(x):\n    a = x\n    y = breakpoint if x is None else a\n    return x\n", "a", None),
 ])
 def test_release_leaves_names_that_may_be_unbound_or_captured(source, kept, released):
     out = _released(source)
