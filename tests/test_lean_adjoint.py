@@ -232,7 +232,7 @@ def test_first_contribution_assigns():
     assert "zeros_like" not in src and not COPY.search(src), src
 
 
-# --- the analysis itself ----------------------------------------------------------------------------
+# --- the analysis itself ------------------------------------------------------------------------
 def _fn(body, params):
     return ir.Function("f", ", ".join(params), params, body, None)
 
@@ -269,3 +269,11 @@ def test_vmap_aligns_only_where_ranks_may_differ(x64):
                     zip(args, axes if isinstance(axes, tuple) else (axes,))])
                 for k in range(args[0].shape[0])]
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+
+
+def test_analysis_reaches_its_fixpoint_through_loops():
+    """A loop's copies and list appends settle (an analysis that did not would know nothing,
+    and keep every unbroadcast)."""
+    from test_containers_values import append_loop
+    src = secant.source(secant.grad(append_loop))
+    assert "unbroadcast(" not in src, src
