@@ -277,3 +277,33 @@ def test_analysis_reaches_its_fixpoint_through_loops():
     from test_containers_values import append_loop
     src = secant.source(secant.grad(append_loop))
     assert "unbroadcast(" not in src, src
+
+
+def branchy(x):
+    y = x
+    for i in range(4):
+        if i % 2 == 0:
+            y = y * 2.0 + x
+        else:
+            y = snp.sin(y)
+    return snp.sum(y * y)
+
+
+def branchy_traced(x):
+    y = x
+    for _ in range(3):
+        if snp.sum(y) > 0.0:
+            y = y * y
+        if snp.sum(y) < 5.0:
+            continue
+        y = snp.cos(y) + x
+    return snp.sum(y)
+
+
+def test_copies_through_branches_in_loops(x64):
+    """The carried cotangent renamed through an if that reassigns it in one branch only."""
+    check(branchy, RNG.normal(size=(3,)))
+    for x in (np.array([0.3, 0.5, 0.2]), np.array([-0.4, 0.1, -0.2]), np.array([1.5, 1.2, 0.9])):
+        got = secant.grad(branchy_traced)(x)
+        np.testing.assert_allclose(got, fd_grad(branchy_traced, [x], 0), rtol=1e-6)
+    assert not COPY.search(secant.source(secant.grad(branchy))), secant.source(secant.grad(branchy))
