@@ -85,6 +85,10 @@ def _renamed(ln, old, new):
 def _drop_repeated(lines, names):
     """`b = a` ... `a = b` with neither reassigned between: the second does nothing."""
     for i, ln in enumerate(lines):
+        same = re.fullmatch(r"(\w+) = \1", _code(ln) or "")
+        if same and same.group(1) in names:         # `a = a`
+            del lines[i]
+            return True
         c = _copy(ln, names)
         if not c:
             continue
@@ -115,17 +119,59 @@ def _forward(lines, names):
         if any(not i < k < end for k in reads):
             continue
         stop = _statement_end(lines, reads[-1], ln.indent) if reads else i + 1
-        last = lines[reads[-1]] if reads else None
-        simple = last is not None and last.kind == "stmt" and "\n" not in last.code \
-            and last.indent == ln.indent        # `b = f(a)` reads a before assigning b
-        if any(b in lines[k].defines for k in range(i + 1, stop)
-               if not (simple and k == reads[-1])):
+        if not _unchanged_at_reads(lines, i, stop, reads, b):
             continue
         for k in reads:
             lines[k] = _renamed(lines[k], a, b)
         del lines[i]
         return True
     return False
+
+
+def _unchanged_at_reads(lines, i, stop, reads, b):
+    """Whether b holds, at each of `reads` (of a, copied from b at line i), the value it had at
+    line i: no assignment of b on a path between them. Within ifs, an assignment in one branch
+    is on no path to a read in the other; `b = f(a)` reads before it assigns. A loop between
+    them (its next iteration) counts every assignment of b up to the statement's end."""
+    context = _contexts(lines)
+    base = len(context[i])
+    defs = [d for d in range(i + 1, stop) if b in lines[d].defines]
+    if any(loop for k in reads + defs for _, _, loop in context[k][base:]):
+        return not any(b in lines[k].defines for k in range(i + 1, stop)
+                       if not (k == reads[-1] and _simple(lines[k], lines[i].indent)))
+
+    def exclusive(d, k):
+        branches = {h: br for h, br, _ in context[d][base:]}
+        return any(h in branches and branches[h] != br for h, br, _ in context[k][base:])
+    return all(exclusive(d, k) for d in defs for k in reads
+               if k > d or k == d and not _simple(lines[d], None))
+
+
+def _simple(ln, indent):
+    """A one-line statement (it reads everything before it assigns), at `indent` if given."""
+    return ln.kind == "stmt" and "\n" not in ln.code and indent in (None, ln.indent)
+
+
+def _contexts(lines):
+    """For each line, the blocks around it, outermost first: (if line, branch, False) for a
+    branch of an if, (header line, 0, True) for a loop (or any other block)."""
+    out, stack, ifs = [], [], {}
+    for k, ln in enumerate(lines):
+        if ln.kind not in ("stmt", "block"):
+            out.append(tuple(e for _, e in stack))
+            continue
+        while stack and stack[-1][0] >= ln.indent:
+            stack.pop()
+        out.append(tuple(e for _, e in stack))
+        if ln.kind == "block":
+            if ln.code.startswith("if "):
+                ifs[ln.indent] = k
+                stack.append((ln.indent, (k, 0, False)))
+            elif ln.code == "else:" and ln.indent in ifs:
+                stack.append((ln.indent, (ifs[ln.indent], 1, False)))
+            else:
+                stack.append((ln.indent, (k, 0, True)))
+    return out
 
 
 def _backward(lines, names):

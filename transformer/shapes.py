@@ -178,7 +178,7 @@ class Shapes:
                     changed = True
             if not changed:
                 return
-        for name in self.alts:          # no fixpoint: nothing is known
+        for name in self.defs:          # no fixpoint: nothing is known
             self.alts[name] = self.active[name] = UNKNOWN
 
     def _symbol(self, key, depth):
@@ -190,20 +190,21 @@ class Shapes:
         if d == "param":
             return self._symbol(name, 0)
         if d[0] == "plain" and _copied(d[1]) is not None:     # `acc_1 = acc`
-            return self.of(ir.Expr(_copied(d[1])), id(d[1]))
+            return self.of(ir.Expr(_copied(d[1])), f"expr@{id(d[1])}", depth)
         if d[0] in ("plain", "for"):
             return self._symbol(f"{name}@{id(d[1])}", depth)
         op, k = d
         if op.op not in ELEMENTWISE or len(op.targets) != 1:
             return self._symbol(f"{name}@{id(op)}", depth)
-        parts = [self.of(o, id(op)) for o in operands_of(op)]
+        parts = [self.of(o, f"expr@{id(op)}.{k}", depth) for k, o in enumerate(operands_of(op))]
         if any(p is UNKNOWN for p in parts):
             return self._symbol(f"{name}@{id(op)}", depth)
         return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
 
-    def of(self, o, site=0):
+    def of(self, o, key=None, depth=0):
         """The alternatives of an operand (UNKNOWN, or a frozenset of symbol sets; empty while
-        a loop's fixpoint has not reached it)."""
+        a loop's fixpoint has not reached it). An expression the analysis does not follow is
+        the symbol `key` (of its place in the function), or UNKNOWN without one."""
         if isinstance(o, ir.Expr) and o.src.strip().isidentifier() and o.src.strip() not in (
                 "None", "True", "False"):
             o = ir.Var(o.src.strip())       # a name the transform does not track (`i`)
@@ -215,7 +216,7 @@ class Shapes:
             return self.alts.get(o.name, frozenset())
         if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
             return frozenset({frozenset()})
-        return frozenset({frozenset({f"expr@{site}@{id(o)}"})})
+        return UNKNOWN if key is None else self._symbol(key, depth)
 
     def _is_number(self, o):
         return self.of(o) == frozenset({frozenset()})
@@ -238,7 +239,7 @@ class Shapes:
         table = self.active if cotangent else self.alts
         mine = table.get(name, frozenset()) if name in self.defs else \
             frozenset({frozenset({name})})
-        if mine is UNKNOWN or any(p is UNKNOWN for p in parts) or not mine:
+        if mine is UNKNOWN or any(p is UNKNOWN or not p for p in parts) or not mine:
             return True
         return any(not frozenset().union(*combo) <= m
                    for m in mine for combo in itertools.product(*parts))
