@@ -644,6 +644,9 @@ def where_examples(took, a, b):
 def _next(carries, final, reverse=False):
     """The carry each step ended with: the next step's saved carry, `final` for the last."""
 
+    if carries is None:         # (a body's vjp that reads neither: nothing was saved)
+        return None
+
     def shift(stack, last):
         if np.shape(stack)[0] == 0:
             return stack

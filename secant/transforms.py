@@ -412,8 +412,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
+        vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
         return name
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
+    vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
 
     # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
     every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
@@ -495,6 +497,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if arrays is None:
         arrays = reverse.arrays_read(fn_ir.body)
     gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
+    if mode == "vjp_given_out":     # what a loop's reverse pass need not save for it
+        read = set().union(*(ln.uses for ln in lines))
+        gen.__secant_unread__ = frozenset(i for i, p in enumerate(every) if p not in read) | (
+            frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that

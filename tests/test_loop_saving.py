@@ -230,3 +230,34 @@ def test_a_carry_whose_shape_grows_gets_its_cotangent_summed_where_it_starts(x64
     np.testing.assert_allclose(gx, _fd(lambda v: f(v, y), x), rtol=1e-6)
     np.testing.assert_allclose(gy, _fd(lambda v: f(x, v), y), rtol=1e-6)
     np.testing.assert_allclose(gy, [[1.0], [5.0], [9.0]], rtol=1e-8)
+
+
+def _sum_of_sines(x):
+    return sum(snp.sum(snp.sin(x * i)) for i in range(5))
+
+
+@pytest.mark.parametrize("f", [fori_accumulator, scan_accumulator], ids=lambda f: f.__name__)
+def test_lax_accumulator_saves_no_carries(f):
+    src = secant.source(secant.grad(f))
+    assert "_with_carries" not in src and "_carries" not in src, src
+
+
+@pytest.mark.parametrize("f", [fori_accumulator, scan_accumulator, scan_two_carries],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("transform", ["hessian", "jacfwd_grad", "jacrev_grad", "vmap_grad"])
+def test_lax_loop_derivatives_compose(x64, f, transform):
+    x = np.array([0.3, -0.7])
+    make = {"hessian": secant.hessian,
+            "jacfwd_grad": lambda g: secant.jacfwd(secant.grad(g)),
+            "jacrev_grad": lambda g: secant.jacrev(secant.grad(g)),
+            "vmap_grad": lambda g: secant.vmap(secant.grad(g))}[transform]
+    arg = np.stack([x, 2 * x]) if transform == "vmap_grad" else x
+    ref = _sum_of_sines if f is not scan_two_carries else None
+    got = np.asarray(make(f)(arg))
+    if ref is not None:
+        want = np.asarray(make(ref)(arg))
+    elif transform == "vmap_grad":
+        want = np.stack([_fd(f, a) for a in arg])
+    else:
+        want = np.stack([_fd(lambda v, k=k: secant.grad(f)(v)[k], x) for k in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
