@@ -171,7 +171,30 @@ def scan_two_carries(x):
     return snp.sum(acc * h)
 
 
-CASES = [fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
+def python_two_accumulators(x):
+    a, b = 0.0, x
+    for i in range(4):
+        a, b = a + snp.sin(x * i), b - snp.cos(x) * i
+    return snp.sum(a * b)
+
+
+def scan_dict_accumulator(x):
+    def body(c, xi):
+        return {'s': c['s'] + snp.sin(x * xi), 'p': c['p'] * snp.cos(x + xi)}, None
+    s0, p0 = snp.zeros_like(x), snp.ones_like(x)
+    c, _ = lax.scan(body, {'s': s0, 'p': p0}, snp.arange(4.0))
+    return snp.sum(c['s'] * c['p'])
+
+
+def fori_same_leaf_twice(x):
+    def body(i, c):
+        s = c[0] + snp.sin(x * i)
+        return (s, s)
+    c = lax.fori_loop(0, 4, body, (snp.zeros_like(x), snp.zeros_like(x)))
+    return snp.sum(c[0] * c[1])
+
+
+CASES = [python_two_accumulators, scan_dict_accumulator, fori_same_leaf_twice, fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
          scan_dict_in_tuple, scan_dict_two_keys, scan_tuple_same, while_dict, python_dict,
          python_dict_same, python_tuple, python_list, python_accumulator,
          python_accumulator_broadcast, python_accumulator_also_read, fori_accumulator,
