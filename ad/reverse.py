@@ -122,6 +122,7 @@ class ReverseBuilder(StackReverse):
         self.unreduced_now = set()      # those of the loops being reversed
         self.replayed = set()           # what the reverse loop being written replays
         self.same_shape = set()         # a lax loop body's (carry out, carry in) leaves
+        self.structure = {}     # a container -> another of its structure (a carry: its cotangent)
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
@@ -786,7 +787,7 @@ class ReverseBuilder(StackReverse):
             keys[key] = g if key not in keys else f"add_grads({keys[key]}, {g})" \
                 if self._may_be_container(read) else f"{keys[key]} + {g}"  # (read twice)
         fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
-        expr = f"grad_of_fields({var}, {fields})"
+        expr = f"grad_of_fields({self.structure.get(var, var)}, {fields})"
         if var in self.bars:
             b = self.bars[var]
             self.emit(f"{b} = add_grads({b}, {expr})")
@@ -811,12 +812,15 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     result = fn.result.value
+    carry_bar = None
     if given_out and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
         scan = wrt[0] == fn.params[0]       # (a scan's body returns (carry, y))
         out = result.items[0] if scan and isinstance(result, ir.Seq) and \
             len(result.items) == 2 else None if scan else result
         if out is not None:
             b.same_shape = dataflow.carry_pairs(fn, wrt[0], out)
+        if isinstance(result, ir.Seq) and (out is not None or not scan):
+            carry_bar = "{}[0]" if scan else "{}"   # (its cotangent: the carry's structure)
     b.forward(fn.body)
     out_param = _take_given_output(b, fn, result, names) if given_out else None
     aux = None
@@ -833,6 +837,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
             _unpack_output_bar(b, result, out_bar_param)
+            if carry_bar:                   # fields read from the carry: its cotangent built
+                b.structure[wrt[0]] = carry_bar.format(out_bar_param)   # on the output's
         elif isinstance(result, ir.Var):
             out_bar_param = b.bar_name(result.name)
             b.bars[result.name] = out_bar_param
