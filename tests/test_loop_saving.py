@@ -194,7 +194,22 @@ def fori_same_leaf_twice(x):
     return snp.sum(c[0] * c[1])
 
 
-CASES = [python_two_accumulators, scan_dict_accumulator, fori_same_leaf_twice, fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
+def scan_dict_with_counter(x):
+    def body(c, xi):
+        return {'n': c['n'] + 1, 's': c['s'] + snp.sin(x * xi)}, None
+    s0 = x * 0.0
+    c, _ = lax.scan(body, {'n': 0, 's': s0}, snp.arange(4.0))
+    return snp.sum(c['s']) * c['n']
+
+
+def scan_carry_leaf_as_output(x):
+    def body(c, xi):
+        return (c[0] + snp.sin(x * xi), c[1]), c[0]
+    c, ys = lax.scan(body, (x * 0.0, x * 2.0), snp.arange(4.0))
+    return snp.sum(c[0] * c[1]) + snp.sum(ys)
+
+
+CASES = [scan_dict_with_counter, scan_carry_leaf_as_output, python_two_accumulators, scan_dict_accumulator, fori_same_leaf_twice, fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
          scan_dict_in_tuple, scan_dict_two_keys, scan_tuple_same, while_dict, python_dict,
          python_dict_same, python_tuple, python_list, python_accumulator,
          python_accumulator_broadcast, python_accumulator_also_read, fori_accumulator,
