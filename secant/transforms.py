@@ -497,8 +497,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if arrays is None:
         arrays = reverse.arrays_read(fn_ir.body)
     gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
-    if mode == "vjp_given_out":     # what a loop's reverse pass need not save for it
-        read = set().union(*(ln.uses for ln in lines))
+    if mode in ("vjp", "vjp_given_out"):    # what a loop's reverse pass need not save for it
+        read = set().union(*(ln.uses for ln in lines))      # (or a checkpoint put behind a barrier)
         gen.__secant_unread__ = frozenset(i for i, p in enumerate(every) if p not in read) | (
             frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
@@ -683,7 +683,9 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         if mode != "vjp":       # only reverse mode sees the checkpoint
             return generate(custom.fun, wrt, mode, staged=staged, batch=batch)
         inner = generate(custom.fun, wrt, "vjp", staged=staged)
-        source, name = custom_rules.vjp_of_checkpoint(custom, params, wrt, inner.__name__)
+        unread = getattr(inner, "__secant_unread__", frozenset())
+        source, name = custom_rules.vjp_of_checkpoint(custom, params, wrt, inner.__name__,
+                                                      unread)
         return load_generated(source, name, custom.fun.__globals__,
                               {inner.__name__: inner, "lax": lax})
     if mode == "vmap" and isinstance(custom, custom_vmap):

@@ -299,3 +299,20 @@ def test_lax_loop_derivatives_compose(x64, f, transform):
     else:
         want = np.stack([_fd(lambda v, k=k: secant.grad(f)(v)[k], x) for k in range(2)])
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+@secant.checkpoint
+def _scaled_exp(h, w):
+    return snp.exp(h) * 2.0, -w             # (its vjp reads h, not w)
+
+
+def test_checkpoint_barrier_only_for_what_its_vjp_reads(x64):
+    def f(h, w):
+        a, b = _scaled_exp(h, w)
+        return snp.sum((a + b) ** 2)
+    h, w = np.array([0.1, -0.4]), np.array([0.3, 0.2])
+    g = secant.jit(secant.grad(f, argnums=(0, 1)))
+    assert g.lower(h, w).as_text().count("optimization_barrier") == 1   # h's, not w's
+    gh, gw = g(h, w)
+    np.testing.assert_allclose(gh, _fd(lambda v: f(v, w), h), rtol=1e-6)
+    np.testing.assert_allclose(gw, _fd(lambda v: f(h, v), w), rtol=1e-6)
