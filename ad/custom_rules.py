@@ -134,10 +134,11 @@ def jvp_rule_from_parts(custom, params, jvps):
     return "\n".join(lines) + "\n", fn_name, free
 
 
-def vjp_of_checkpoint(custom, params, wrt, inner):
+def vjp_of_checkpoint(custom, params, wrt, inner, unread=frozenset()):
     """`f_checkpoint_vjp(out_bar, *params)`: the generated vjp of f (`inner`, which recomputes
-    f's forward pass), its differentiated arguments first passed through an optimization
-    barrier so that XLA recomputes instead of reusing the forward pass's values."""
+    f's forward pass), its differentiated arguments that it reads (not the positions in
+    `unread`) first passed through an optimization barrier so that XLA recomputes instead of
+    reusing the forward pass's values."""
     names = Names(params + [inner])
     fn_name = names.fresh(f"{custom.__name__}_checkpoint_vjp")
     out_bar = names.fresh("out_bar")
@@ -147,6 +148,7 @@ def vjp_of_checkpoint(custom, params, wrt, inner):
     if custom.prevent_cse:
         lines.append("    # (behind an optimization barrier, so that XLA cannot reuse the forward "
                      "pass's values)")
-        lines += [f"    {params[i]} = lax.optimization_barrier({params[i]})" for i in wrt]
+        lines += [f"    {params[i]} = lax.optimization_barrier({params[i]})" for i in wrt
+                  if i not in unread]
     lines.append(f"    return {inner}({out_bar}, {', '.join(params)})")
     return "\n".join(lines) + "\n", fn_name

@@ -123,6 +123,8 @@ class ReverseBuilder(StackReverse):
         self.unreduced = {}             # loop carries only added to: {name: start value}
         self.unreduced_now = set()      # those of the loops being reversed
         self.replayed = set()           # what the reverse loop being written replays
+        self.same_shape = set()         # a lax loop body's (carry out, carry in) leaves
+        self.structure = {}     # a container -> another of its structure (a carry: its cotangent)
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
@@ -431,7 +433,8 @@ class ReverseBuilder(StackReverse):
                 continue
             expr = render(template)
             if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p) and \
-                    operand.name not in self.unreduced_now:     # (summed where it starts)
+                    operand.name not in self.unreduced_now and \
+                    (op.targets[0], operand.name) not in self.same_shape:
                 expr = f"unbroadcast({expr}, {self._shape_of(operand.name)})"
             elif op.op == "identity" and self.unreduced.get(op.targets[0]) == operand:
                 expr = f"unbroadcast({expr}, {operand.name})"   # a loop's start value
@@ -558,7 +561,8 @@ class ReverseBuilder(StackReverse):
             [self._bar_pattern(c, pending) for c in closed]
         st = op.statics
         call = (f"fori_loop_vjp({st['lower']}, {st['upper']}, {vjp}, "
-                f"{self._output_cotangent(op, gs)}, {op.carries}{self._closed_args(op, True)}, "
+                f"{self._output_cotangent(op, gs)}, {self._saved_carries(op, vjp, 1)}"
+                f"{self._closed_args(op, True)}, "
                 f"out={self._output_value(op)})")
         self._assign_bars(patterns, pending, call)
 
@@ -573,6 +577,16 @@ class ReverseBuilder(StackReverse):
                 f"{self._output_cotangent(op, gs)}, {_src(op.operands['init'])}, {op.carries}"
                 f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)
+
+    def _saved_carries(self, op, vjp, carry):
+        """The carries the forward pass stacked, or None when the body's vjp reads neither the
+        carry each step started from (parameter `carry`) nor the step's output: the forward
+        pass is then the loop as written."""
+        unread = getattr(self.vjp_of_callee, "unread", {}).get(vjp, frozenset())
+        if {carry, "out"} <= unread:
+            self._plain_forward(op)
+            return "None"
+        return op.carries
 
     @staticmethod
     def _output_value(op):
@@ -600,7 +614,8 @@ class ReverseBuilder(StackReverse):
         if wrt_xs:
             extra += ", wrt_xs=True"
         extra += f", out={self._output_value(op)}"
-        call = f"scan_vjp({vjp}, {ct}, {op.carries}, {_src(xs)}{extra})"
+        saved = op.carries if _src(xs) == "None" else self._saved_carries(op, vjp, 0)
+        call = f"scan_vjp({vjp}, {ct}, {saved}, {_src(xs)}{extra})"   # (the stack: its length)
         self._assign_bars(patterns, pending, call)
 
     def reverse_map(self, op, gs):
@@ -778,7 +793,7 @@ class ReverseBuilder(StackReverse):
             keys[key] = g if key not in keys else f"add_grads({keys[key]}, {g})" \
                 if self._may_be_container(read) else f"{keys[key]} + {g}"  # (read twice)
         fields = "{" + ", ".join(f"{k}: {g}" for k, g in keys.items()) + "}"
-        expr = f"grad_of_fields({var}, {fields})"
+        expr = f"grad_of_fields({self.structure.get(var, var)}, {fields})"
         if var in self.bars:
             b = self.bars[var]
             self.emit(f"{b} = add_grads({b}, {expr})")
@@ -802,8 +817,17 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     Returns (lines, the output cotangent's parameter name, the given output's name or None).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
-    b.forward(fn.body)
     result = fn.result.value
+    carry_bar = None
+    if given_out and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
+        scan = wrt[0] == fn.params[0]       # (a scan's body returns (carry, y))
+        out = result.items[0] if scan and isinstance(result, ir.Seq) and \
+            len(result.items) == 2 else None if scan else result
+        if out is not None:
+            b.same_shape = dataflow.carry_pairs(fn, wrt[0], out)
+        if isinstance(result, ir.Seq) and (out is not None or not scan):
+            carry_bar = "{}[0]" if scan else "{}"   # (its cotangent: the carry's structure)
+    b.forward(fn.body)
     out_param = _take_given_output(b, fn, result, names) if given_out else None
     aux = None
     if has_aux:
@@ -819,6 +843,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
             _unpack_output_bar(b, result, out_bar_param)
+            if carry_bar:                   # fields read from the carry: its cotangent built
+                b.structure[wrt[0]] = carry_bar.format(out_bar_param)   # on the output's
         elif isinstance(result, ir.Var):
             out_bar_param = b.bar_name(result.name)
             b.bars[result.name] = out_bar_param

@@ -434,8 +434,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
+        vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
         return name
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
+    vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
 
     # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
     every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
@@ -517,6 +519,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if arrays is None:
         arrays = reverse.arrays_read(fn_ir.body)
     gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
+    if mode in ("vjp", "vjp_given_out"):    # what a loop's reverse pass need not save for it
+        read = set().union(*(ln.uses for ln in lines))      # (or a checkpoint put behind a barrier)
+        gen.__secant_unread__ = frozenset(i for i, p in enumerate(every) if p not in read) | (
+            frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
@@ -710,7 +716,9 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         if mode != "vjp":       # only reverse mode sees the checkpoint
             return generate(custom.fun, wrt, mode, staged=staged, batch=batch)
         inner = generate(custom.fun, wrt, "vjp", staged=staged)
-        source, name = custom_rules.vjp_of_checkpoint(custom, params, wrt, inner.__name__)
+        unread = getattr(inner, "__secant_unread__", frozenset())
+        source, name = custom_rules.vjp_of_checkpoint(custom, params, wrt, inner.__name__,
+                                                      unread)
         return load_generated(source, name, custom.fun.__globals__,
                               {inner.__name__: inner, "lax": lax})
     if mode == "vmap" and isinstance(custom, custom_vmap):

@@ -171,7 +171,45 @@ def scan_two_carries(x):
     return snp.sum(acc * h)
 
 
-CASES = [fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
+def python_two_accumulators(x):
+    a, b = 0.0, x
+    for i in range(4):
+        a, b = a + snp.sin(x * i), b - snp.cos(x) * i
+    return snp.sum(a * b)
+
+
+def scan_dict_accumulator(x):
+    def body(c, xi):
+        return {'s': c['s'] + snp.sin(x * xi), 'p': c['p'] * snp.cos(x + xi)}, None
+    s0, p0 = snp.zeros_like(x), snp.ones_like(x)
+    c, _ = lax.scan(body, {'s': s0, 'p': p0}, snp.arange(4.0))
+    return snp.sum(c['s'] * c['p'])
+
+
+def fori_same_leaf_twice(x):
+    def body(i, c):
+        s = c[0] + snp.sin(x * i)
+        return (s, s)
+    c = lax.fori_loop(0, 4, body, (snp.zeros_like(x), snp.zeros_like(x)))
+    return snp.sum(c[0] * c[1])
+
+
+def scan_dict_with_counter(x):
+    def body(c, xi):
+        return {'n': c['n'] + 1, 's': c['s'] + snp.sin(x * xi)}, None
+    s0 = x * 0.0
+    c, _ = lax.scan(body, {'n': 0, 's': s0}, snp.arange(4.0))
+    return snp.sum(c['s']) * c['n']
+
+
+def scan_carry_leaf_as_output(x):
+    def body(c, xi):
+        return (c[0] + snp.sin(x * xi), c[1]), c[0]
+    c, ys = lax.scan(body, (x * 0.0, x * 2.0), snp.arange(4.0))
+    return snp.sum(c[0] * c[1]) + snp.sum(ys)
+
+
+CASES = [scan_dict_with_counter, scan_carry_leaf_as_output, python_two_accumulators, scan_dict_accumulator, fori_same_leaf_twice, fori_dict, fori_dict_display, fori_dict_two_keys, fori_list, fori_tuple_nested_dict,
          scan_dict_in_tuple, scan_dict_two_keys, scan_tuple_same, while_dict, python_dict,
          python_dict_same, python_tuple, python_list, python_accumulator,
          python_accumulator_broadcast, python_accumulator_also_read, fori_accumulator,
@@ -230,3 +268,51 @@ def test_a_carry_whose_shape_grows_gets_its_cotangent_summed_where_it_starts(x64
     np.testing.assert_allclose(gx, _fd(lambda v: f(v, y), x), rtol=1e-6)
     np.testing.assert_allclose(gy, _fd(lambda v: f(x, v), y), rtol=1e-6)
     np.testing.assert_allclose(gy, [[1.0], [5.0], [9.0]], rtol=1e-8)
+
+
+def _sum_of_sines(x):
+    return sum(snp.sum(snp.sin(x * i)) for i in range(5))
+
+
+@pytest.mark.parametrize("f", [fori_accumulator, scan_accumulator], ids=lambda f: f.__name__)
+def test_lax_accumulator_saves_no_carries(f):
+    src = secant.source(secant.grad(f))
+    assert "_with_carries" not in src and "_carries" not in src, src
+
+
+@pytest.mark.parametrize("f", [fori_accumulator, scan_accumulator, scan_two_carries],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("transform", ["hessian", "jacfwd_grad", "jacrev_grad", "vmap_grad"])
+def test_lax_loop_derivatives_compose(x64, f, transform):
+    x = np.array([0.3, -0.7])
+    make = {"hessian": secant.hessian,
+            "jacfwd_grad": lambda g: secant.jacfwd(secant.grad(g)),
+            "jacrev_grad": lambda g: secant.jacrev(secant.grad(g)),
+            "vmap_grad": lambda g: secant.vmap(secant.grad(g))}[transform]
+    arg = np.stack([x, 2 * x]) if transform == "vmap_grad" else x
+    ref = _sum_of_sines if f is not scan_two_carries else None
+    got = np.asarray(make(f)(arg))
+    if ref is not None:
+        want = np.asarray(make(ref)(arg))
+    elif transform == "vmap_grad":
+        want = np.stack([_fd(f, a) for a in arg])
+    else:
+        want = np.stack([_fd(lambda v, k=k: secant.grad(f)(v)[k], x) for k in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+@secant.checkpoint
+def _scaled_exp(h, w):
+    return snp.exp(h) * 2.0, -w             # (its vjp reads h, not w)
+
+
+def test_checkpoint_barrier_only_for_what_its_vjp_reads(x64):
+    def f(h, w):
+        a, b = _scaled_exp(h, w)
+        return snp.sum((a + b) ** 2)
+    h, w = np.array([0.1, -0.4]), np.array([0.3, 0.2])
+    g = secant.jit(secant.grad(f, argnums=(0, 1)))
+    assert g.lower(h, w).as_text().count("optimization_barrier") == 1   # h's, not w's
+    gh, gw = g(h, w)
+    np.testing.assert_allclose(gh, _fd(lambda v: f(v, w), h), rtol=1e-6)
+    np.testing.assert_allclose(gw, _fd(lambda v: f(h, v), w), rtol=1e-6)

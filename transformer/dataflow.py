@@ -217,3 +217,27 @@ def _assigned_before_read(name, lines):
         if ln.kind == "stmt" and name in ln.defines:
             return True
     return False
+
+
+def carry_pairs(fn, carry, out):
+    """A lax loop body's (fn) carry keeps its shapes and dtypes: {(v, u)}: v, what the body
+    returns as a leaf of the carry (`out`, the returned carry: a Var or a Seq), has the shape of
+    u, the same leaf of the carry parameter `carry` (the parameter itself, or a variable read
+    from it by key: `acc, h = c`, `c['a']`)."""
+    count = _definitions(fn)
+    leaves = {(): carry} if carry not in count else {}
+    for s in fn.body:                   # (top level: read once, before any loop)
+        if isinstance(s, ir.Op) and s.op == "field" and len(s.targets) == 1 and \
+                s.operands.get("tree") == ir.Var(carry) and count.get(s.targets[0]) == 1:
+            leaves[(s.statics["key"].strip(),)] = s.targets[0]
+    pairs = set()
+
+    def walk(o, path):
+        if isinstance(o, ir.Var) and path in leaves:
+            pairs.add((o.name, leaves[path]))
+        elif isinstance(o, ir.Seq) and len(path) == 0:
+            keys = o.keys if o.kind == "dict" else [str(i) for i in range(len(o.items))]
+            for k, item in zip(keys, o.items):
+                walk(item, (k.strip(),))
+    walk(out, ())
+    return pairs

@@ -207,7 +207,10 @@ class _Writer:
     def _after(self, carries, final, reverse):
         """(a line, a name): the carry each step ended with, the next step's saved carry (the
         previous one's for a reverse scan), `final` for the last step: a scan that shifts the
-        saved carries by one, which every order differentiates as any scan."""
+        saved carries by one, which every order differentiates as any scan. (None, None) when
+        nothing was saved (the body's vjp reads neither: `carries` is None)."""
+        if carries == "None":
+            return None, "None"
         after = self.fresh(f"{carries}_after" if carries.isidentifier() else "carries_after")
         line = (f"{self.fresh('first')}, {after} = lax.scan(lambda later, carry: (carry, later), "
                 f"{final}, {carries}{'' if reverse else ', reverse=True'})")
@@ -243,7 +246,7 @@ class _Writer:
         xs = f"(snp.arange({b['lower']}, {b['upper']}), {b['carries']}, {after})"
         outs = [self.fresh("carry_bar")] + [self.fresh(f"{c}_bar") for c in cbs]
         call = f"lax.scan({step}, {init}, {xs}, reverse=True)"
-        return [shift] + body + [
+        return [shift] * bool(shift) + body + [
             f"{_tuple(outs) if k else outs[0]}, {self.fresh('done')} = {call}",
             f"{self._target()} = {_tuple(outs) if k else outs[0]}"]
 
@@ -276,7 +279,8 @@ class _Writer:
         xs_bar = self.fresh("xs_bar") if wrt_xs else self.fresh("done")
         call = f"lax.scan({step}, {init}, {xs}, reverse={reverse != 'True'})"
         result = outs[:1] + ([xs_bar] if wrt_xs else []) + outs[1:]
-        return [f"{ct}, {ys_bar} = {b['out_bar']}", f"{final}, {ys} = {b['out']}", shift] + body + [
+        return [f"{ct}, {ys_bar} = {b['out_bar']}", f"{final}, {ys} = {b['out']}"] + \
+            [shift] * bool(shift) + body + [
             f"{_tuple(outs) if k else outs[0]}, {xs_bar} = {call}",
             f"{self._target()} = {_tuple(result) if len(result) > 1 else result[0]}"]
 
