@@ -1484,9 +1484,10 @@ class Normaliser(ContainerMixin):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
-        if not any(_has_var(o) for o in operands.values()):
-            return self._inactive(node)
-        fn = self.operand(func)
+        fn = self.operand(func) if self._tracked_names_in(func) else None
+        if not any(_has_var(o) for o in operands.values()) and not _has_var(fn):
+            return self._inactive(node)     # (a callee built from tracked values: not this)
+        fn = self.operand(func) if fn is None else fn
         if _has_var(fn):
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "

