@@ -367,8 +367,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
         if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
+    owner = [p for p in fn.__qualname__.split(".")[:-1] if p.isidentifier()]
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
-        fn.__qualname__.split(".")[-2].lower() + "_call"   # Layer.__call__: layer_call_grad
+        (owner[-1].lower() if owner else "") + "_call"     # Layer.__call__: layer_call_grad
     gen_name = _generated_name(base_name, mode)
     while gen_name in helpers.by_name() or gen_name in batch_helpers.by_name():
         gen_name += "_"         # grad(snp.mean) is not the helper mean_grad its code calls
@@ -1484,6 +1485,21 @@ def _basis(leaves):
     return basis, n
 
 
+def _tangents_positional(gen, n):
+    """`gen` (a jvp, whose tangents are keyword-only after primals with defaults) taking its
+    first n parameters and then its keyword-only ones positionally, as vmap passes them: a
+    generated adapter (vmap reads its source), or gen itself when it has none."""
+    params = list(inspect.signature(gen).parameters.values())
+    kw = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    if not kw:
+        return gen
+    head = [p.name for p in params[:n]]
+    name = f"{gen.__name__}_positional"
+    call = ", ".join(head + [f"{k}={k}" for k in kw])
+    source = f"def {name}({', '.join(head + kw)}):\n    return {gen.__name__}({call})\n"
+    return load_generated(source, name, {}, {gen.__name__: gen})
+
+
 def _vmapped(gen, in_axes, *args, outer_axes=None):
     """gen mapped over the batched arguments (in_axes) by its generated batched function: one
     call for the whole basis of a Jacobian (and, with outer_axes, for every basis vector of an
@@ -1665,7 +1681,9 @@ class _Jacobian:
             grads = _vmapped(gen, (ct_axes,) + (None,) * len(args), ct, *args)
             stacked = tree_util.tree_leaves((grads,) if single else grads)
         else:
-            gen2 = generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging())
+            gen2 = _tangents_positional(
+                generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging()),
+                1 + len(args))
             n_o = len(outer[1])
             grads, grads_dot = _vmapped(
                 gen2, (ct_axes,) + (None,) * (len(args) + n_o), ct, *args, *outer[1],
