@@ -1569,11 +1569,22 @@ class _Jacobian:
     def _positions(self):
         return _positions(self.argnums, self._inner)
 
+    def _shaped(self, args):
+        """This Jacobian of `def f(*xs)` (through Jacobians of it) for this call's shape."""
+        if isinstance(self.fun, _Jacobian):
+            inner = self.fun._shaped(args)
+        elif _variadic(_read_form(self.fun)):
+            inner = _shaped(_read_form(self.fun), args, {})
+        else:
+            return self
+        if inner is self.fun:
+            return self
+        return _Jacobian(inner, self.argnums, self.has_aux, self.kind, self.holomorphic)
+
     def __call__(self, *args):
-        if not isinstance(self.fun, _Jacobian) and _variadic(_read_form(self.fun)):
-            shaped = _shaped(_read_form(self.fun), args, {})     # def f(*xs): for this call
-            return _Jacobian(shaped, self.argnums, self.has_aux, self.kind,
-                             self.holomorphic)(*args)
+        shaped = self._shaped(args)             # def f(*xs): for this call
+        if shaped is not self:
+            return shaped(*args)
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)

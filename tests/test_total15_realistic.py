@@ -135,3 +135,27 @@ def test_a_callee_built_from_a_differentiated_value_is_not_a_constant(x64):
         return Model(w)(x)
     with pytest.raises(secant.SecantError, match="derivative of Model"):
         grad(loss)(0.8, X[0])
+
+
+def _scaled(s):
+    def deco(f):
+        @functools.wraps(f)
+        def inner(*a):
+            return s * f(*a)
+        return inner
+    return deco
+
+
+@_scaled(3.0)
+def cube(x):
+    return snp.sum(x ** 3)
+
+
+def test_decorated_variadic_wrapper_under_compositions(x64):
+    """A decorator whose wrapper takes *a: grad of it inside a function, and jacfwd∘jacrev of
+    it, were refused (the wrapper read before it was shaped for the call)."""
+    x = X[0]
+    np.testing.assert_allclose(grad(lambda y: snp.sum(grad(cube)(y)))(x), 18 * x, rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(jacrev(cube))(x), np.diag(18 * x), rtol=1e-12)
+    np.testing.assert_allclose(vmap(grad(cube))(X), 9 * X ** 2, rtol=1e-12)
+    np.testing.assert_allclose(jit(vmap(cube))(X), 3 * np.sum(X ** 3, 1), rtol=1e-12)
