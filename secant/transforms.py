@@ -1182,6 +1182,32 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 _NO_AUX = object()
 
 
+def vjp_pullback(fun, n):
+    """The pullback `vjp(fun, *primals)` returns, as a function of the primals too:
+    `f_pullback(x, y, cotangent, *rest)` -> the cotangents of fun's first n parameters (a
+    tuple); `rest`, fun's further parameters, held fixed (a lambda's free locals, lifted). Its
+    source is generated, so a transform of the code calling vjp reads it as any function
+    (transformer/vjp_calls.py writes `pb(ct)` as a call of it)."""
+    gen = generate(_op_function(fun), tuple(range(n)), "vjp")
+    params = list(inspect.signature(gen).parameters)[1:]
+    names = Names(set(params) | {gen.__name__})
+    ct = names.fresh("cotangent")
+    base = gen.__name__[:-len("_vjp")] if gen.__name__.endswith("_vjp") else gen.__name__
+    name = names.fresh(f"{base}_pullback")
+    call = f"{gen.__name__}({', '.join([ct] + params)})"
+    source = f"def {name}({', '.join(params[:n] + [ct] + params[n:])}):\n" \
+             f"    return {call if n > 1 else f'({call},)'}\n"
+    pullback = load_generated(source, name, {}, {gen.__name__: gen})
+
+    def made(*args):
+        return pullback(*args)
+    made.__secant_generated__ = pullback            # (what transforms read)
+    return made
+
+
+vjp_pullback.__secant_factory__ = "argnums"
+
+
 def _vjp_closure(gen, primals, aux, out, ints=()):
     """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
     `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name, the
