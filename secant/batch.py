@@ -156,6 +156,29 @@ def _move_out(out, out_axes):
          for leaf, ax in zip(leaves, axes)])
 
 
+def _bound(fun, args, fixed, names):
+    """`fun` with the functions at positions `fixed` bound (static values, as the functions a
+    lax.cond takes): a generated function of the other arguments, which vmap reads."""
+    from secant.transforms import load_generated
+    params = [names[i] if i < len(names) and names[i].isidentifier() else f"arg{i}"
+              for i in range(len(args))]
+    callee = getattr(fun, "__name__", "")
+    callee = callee if callee.isidentifier() and callee not in params else "mapped"
+    taken = set(params) | {callee}
+    free = {callee: fun}
+    for i in fixed:
+        name = f"{params[i]}_"
+        free[name] = args[i]
+        taken.add(name)
+        params[i] = (params[i], name)
+    own = [p for p in params if isinstance(p, str)]
+    call = ", ".join(p if isinstance(p, str) else p[1] for p in params)
+    name = f"{getattr(fun, '__name__', 'f')}_of" if getattr(fun, "__name__", "").isidentifier() \
+        else "f_of"
+    source = f"def {name}({', '.join(own)}):\n    return {callee}({call})\n"
+    return load_generated(source, name, {}, free)
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     """A function mapping `fun` over an axis of its arguments (JAX's vmap): in_axes says which
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
@@ -217,6 +240,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
+        fixed = [i for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")
+                 and isinstance(in_axes, tuple) and i < len(in_axes) and in_axes[i] is None]
+        if fixed and not kwargs:    # vmap(lax.cond, (0, None, None, 0))(p, f, g, x): functions
+            bound = _bound(fun, args, fixed, names)           # unmapped are static values
+            return vmap(bound, tuple(ax for i, ax in enumerate(in_axes) if i not in fixed),
+                        out_axes, axis_name, axis_size)(
+                *[a for i, a in enumerate(args) if i not in fixed])
         if _variadic(_unwrap(base)) or _per_call(fun):
             # def f(*xs), vmap(g) (g's defaults unmapped): the function for this call's shape
             shaped = _shaped(fun if _per_call(fun) else _unwrap(base), args, kwargs)

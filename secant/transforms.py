@@ -389,8 +389,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
         if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
+    owner = [p for p in fn.__qualname__.split(".")[:-1] if p.isidentifier()]
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
-        fn.__qualname__.split(".")[-2].lower() + "_call"   # Layer.__call__: layer_call_grad
+        (owner[-1].lower() if owner else "") + "_call"     # Layer.__call__: layer_call_grad
     gen_name = _generated_name(base_name, mode)
     while gen_name in helpers.by_name() or gen_name in batch_helpers.by_name():
         gen_name += "_"         # grad(snp.mean) is not the helper mean_grad its code calls
@@ -1257,6 +1258,32 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 _NO_AUX = object()
 
 
+def vjp_pullback(fun, n):
+    """The pullback `vjp(fun, *primals)` returns, as a function of the primals too:
+    `f_pullback(x, y, cotangent, *rest)` -> the cotangents of fun's first n parameters (a
+    tuple); `rest`, fun's further parameters, held fixed (a lambda's free locals, lifted). Its
+    source is generated, so a transform of the code calling vjp reads it as any function
+    (transformer/vjp_calls.py writes `pb(ct)` as a call of it)."""
+    gen = generate(_op_function(fun), tuple(range(n)), "vjp")
+    params = list(inspect.signature(gen).parameters)[1:]
+    names = Names(set(params) | {gen.__name__})
+    ct = names.fresh("cotangent")
+    base = gen.__name__[:-len("_vjp")] if gen.__name__.endswith("_vjp") else gen.__name__
+    name = names.fresh(f"{base}_pullback")
+    call = f"{gen.__name__}({', '.join([ct] + params)})"
+    source = f"def {name}({', '.join(params[:n] + [ct] + params[n:])}):\n" \
+             f"    return {call if n > 1 else f'({call},)'}\n"
+    pullback = load_generated(source, name, {}, {gen.__name__: gen})
+
+    def made(*args):
+        return pullback(*args)
+    made.__secant_generated__ = pullback            # (what transforms read)
+    return made
+
+
+vjp_pullback.__secant_factory__ = "argnums"
+
+
 def _vjp_closure(gen, primals, aux, out, ints=()):
     """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
     `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name, the
@@ -1560,6 +1587,21 @@ def _basis(leaves):
     return basis, n
 
 
+def _tangents_positional(gen, n):
+    """`gen` (a jvp, whose tangents are keyword-only after primals with defaults) taking its
+    first n parameters and then its keyword-only ones positionally, as vmap passes them: a
+    generated adapter (vmap reads its source), or gen itself when it has none."""
+    params = list(inspect.signature(gen).parameters.values())
+    kw = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    if not kw:
+        return gen
+    head = [p.name for p in params[:n]]
+    name = f"{gen.__name__}_positional"
+    call = ", ".join(head + [f"{k}={k}" for k in kw])
+    source = f"def {name}({', '.join(head + kw)}):\n    return {gen.__name__}({call})\n"
+    return load_generated(source, name, {}, {gen.__name__: gen})
+
+
 def _vmapped(gen, in_axes, *args, outer_axes=None):
     """gen mapped over the batched arguments (in_axes) by its generated batched function: one
     call for the whole basis of a Jacobian (and, with outer_axes, for every basis vector of an
@@ -1629,11 +1671,22 @@ class _Jacobian:
     def _positions(self):
         return _positions(self.argnums, self._inner)
 
+    def _shaped(self, args):
+        """This Jacobian of `def f(*xs)` (through Jacobians of it) for this call's shape."""
+        if isinstance(self.fun, _Jacobian):
+            inner = self.fun._shaped(args)
+        elif _variadic(_read_form(self.fun)):
+            inner = _shaped(_read_form(self.fun), args, {})
+        else:
+            return self
+        if inner is self.fun:
+            return self
+        return _Jacobian(inner, self.argnums, self.has_aux, self.kind, self.holomorphic)
+
     def __call__(self, *args):
-        if not isinstance(self.fun, _Jacobian) and _variadic(_read_form(self.fun)):
-            shaped = _shaped(_read_form(self.fun), args, {})     # def f(*xs): for this call
-            return _Jacobian(shaped, self.argnums, self.has_aux, self.kind,
-                             self.holomorphic)(*args)
+        shaped = self._shaped(args)             # def f(*xs): for this call
+        if shaped is not self:
+            return shaped(*args)
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)
@@ -1741,7 +1794,9 @@ class _Jacobian:
             grads = _vmapped(gen, (ct_axes,) + (None,) * len(args), ct, *args)
             stacked = tree_util.tree_leaves((grads,) if single else grads)
         else:
-            gen2 = generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging())
+            gen2 = _tangents_positional(
+                generate(gen, tuple(1 + p for p in outer[0]), "jvp", staged=_staging()),
+                1 + len(args))
             n_o = len(outer[1])
             grads, grads_dot = _vmapped(
                 gen2, (ct_axes,) + (None,) * (len(args) + n_o), ct, *args, *outer[1],

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import secant
-import secant.numpy as snp
 from secant import nn
 
 

@@ -37,7 +37,7 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, nonlocals, objects, star_calls
+from secant.transformer import depth, nonlocals, objects, star_calls, vjp_calls
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -198,6 +198,7 @@ class _Desugarer:
         if self.only_choices:
             return self.block(node.body)
         body = _TreeCalls(self).visit_body(node.body)
+        body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = self.lift_local_functions(body)
         body = self.block(body)

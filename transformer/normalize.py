@@ -1216,7 +1216,7 @@ class Normaliser(ContainerMixin):
         func = node.func
         obj = self._resolve(func)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
-            obj, extra = self._made_by_factory(func)
+            obj, extra = self._made_by_factory(func, node)
             if extra:                   # grad(lambda y: y * w)(x): the lambda's free locals
                 if node.keywords:       # passed after x (the lifted function's last ones)
                     raise self.src.error(node, f"{gast.unparse(func).strip()}(...) of a "
@@ -1433,7 +1433,7 @@ class Normaliser(ContainerMixin):
         return self._emit("call", operands, {}, fn.__name__, callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
-    def _made_by_factory(self, call):
+    def _made_by_factory(self, call, outer):
         """(the function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
         place (its arguments: functions by name, everything else literals), else _UNRESOLVED;
         the free locals its function closes over). A lambda or nested def closing over locals
@@ -1470,6 +1470,11 @@ class Normaliser(ContainerMixin):
                                      "function instead") from None
         args = [value(a, k == 0) for k, a in enumerate(call.args)]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
+        if args and inspect.isfunction(args[0]) and callees.is_variadic(args[0]) and not any(
+                isinstance(a, gast.Starred) for a in outer.args) and None not in (
+                k.arg for k in outer.keywords):     # def f(*xs): for the call's shape
+            args[0] = callees.specialise(args[0], len(outer.args) + len(extra),
+                                         tuple(k.arg for k in outer.keywords))
         if extra and factory.__secant_factory__ == "in_axes":     # vmap: the free ones unmapped
             axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
             own = len(inspect.signature(args[0]).parameters) - len(extra)

@@ -1,0 +1,107 @@
+"""`vjp` called inside a function a transform reads (a desugaring step, desugar.py):
+
+    y, pb = vjp(f, a, b)            y = f(pb_a, pb_b)    (pb_a = a, pb_b = b just before)
+    ... pb(ct) ...          ->      ... vjp_pullback(f, 2)(pb_a, pb_b, ct) ...
+
+`vjp_pullback(f, n)` (secant/transforms.py) is a transform the normaliser reads like grad: its
+generated source takes the primals and the cotangent and returns the n cotangents, so the
+transform of the caller differentiates or batches through it (a lambda closing over locals is
+lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called."""
+import gast
+
+from secant.transformer.parse import located
+
+
+def rewrite(d, body):
+    """`body` with its vjp pullbacks spelled out; d: the desugarer."""
+    stores, calls, loads = {}, {}, {}
+    for n in gast.walk(d.node):
+        if isinstance(n, gast.Name):
+            kind = stores if isinstance(n.ctx, (gast.Store, gast.Del)) else loads
+            kind[n.id] = kind.get(n.id, 0) + 1
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+            calls[n.func.id] = calls.get(n.func.id, 0) + 1
+    return _Rewriter(d, stores, calls, loads).block(body)
+
+
+class _Rewriter(gast.NodeTransformer):
+    def __init__(self, d, stores, calls, loads):
+        self.d, self.stores, self.calls, self.loads = d, stores, calls, loads
+        self.pullbacks = {}         # pb -> (the function node, its primal names, n)
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(
+                        s, (gast.FunctionDef, gast.ClassDef)):
+                    setattr(s, field, self.block(getattr(s, field)))
+            spelled = self._vjp_statement(s)
+            if spelled is not None:
+                out += spelled
+                continue
+            out.append(self.visit(s) if self.pullbacks and not isinstance(
+                s, (gast.FunctionDef, gast.ClassDef)) else s)
+        return out
+
+    def _is_vjp(self, func):
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            return False
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.d.params or \
+                self.stores.get(func.id):
+            return False
+        kind, obj = self.d.src.resolve_name(func.id)
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        import secant
+        return obj is secant.vjp
+
+    def _vjp_statement(self, s):
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Tuple) and len(s.targets[0].elts) == 2
+                and isinstance(s.targets[0].elts[1], gast.Name)
+                and isinstance(s.value, gast.Call) and self._is_vjp(s.value.func)
+                and not s.value.keywords and len(s.value.args) >= 2
+                and not any(isinstance(a, gast.Starred) for a in s.value.args)):
+            return None
+        pb = s.targets[0].elts[1].id
+        if self.stores.get(pb) != 1 or self.calls.get(pb, 0) != self.loads.get(pb, 0):
+            return None             # (pb passed on or bound again: read as written)
+        fn, primals = s.value.args[0], s.value.args[1:]
+        names = [self.d.names.fresh(f"{pb}_primal") for _ in primals]
+        pre = [located(gast.Assign(targets=[gast.Name(n, gast.Store(), None, None)], value=p,
+                                   type_comment=None), s) for n, p in zip(names, primals)]
+        call = gast.Call(func=fn, args=[gast.Name(n, gast.Load(), None, None) for n in names],
+                         keywords=[])
+        first = located(gast.Assign(targets=[s.targets[0].elts[0]], value=call,
+                                    type_comment=None), s)
+        self.pullbacks[pb] = (fn, names)
+        self.d.changed = True
+        return pre + [first]
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.pullbacks:
+            fn, names = self.pullbacks[node.func.id]
+            import copy
+            factory = gast.Call(func=gast.Name(self._factory_name(), gast.Load(), None, None),
+                                args=[copy.deepcopy(fn), gast.Constant(len(names), None)],
+                                keywords=[])
+            new = gast.Call(func=factory, args=[gast.Name(n, gast.Load(), None, None)
+                                                for n in names] + list(node.args),
+                            keywords=list(node.keywords))
+            return located(new, node)
+        return node
+
+    def _factory_name(self):
+        from secant.transforms import vjp_pullback
+        for k, v in self.d.tree_names.items():
+            if v is vjp_pullback:
+                return k
+        k = self.d.names.fresh("vjp_pullback")
+        self.d.tree_names[k] = vjp_pullback
+        return k
