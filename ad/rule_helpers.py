@@ -662,7 +662,10 @@ def where_examples(took, a, b):
 def _like_rows(final, carries):
     """The loop's result as a row of the stack of saved carries (its dtype): the carry the last
     step ended with. The reverse pass carries "the carry this step ended with" along (each step's
-    is the next step's saved carry) rather than a shifted copy of the whole stack."""
+    is the next step's saved carry) rather than a shifted copy of the whole stack; None when
+    nothing was saved (a body's vjp that reads no carry)."""
+    if carries is None:
+        return None
     return tree_util.tree_map(lambda stack, last: snp.asarray(last, dtype=stack.dtype),
                               carries, final)
 

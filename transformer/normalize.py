@@ -1489,11 +1489,13 @@ class Normaliser(ContainerMixin):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
-        made_by_library = isinstance(func, gast.Call) and _is_library(self._resolve(func.func)) \
-            and not getattr(self._resolve(func.func), "__secant_dispatcher__", False)
+        maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
+        made_by_library = maker is not None and _is_library(maker) \
+            and not getattr(maker, "__secant_dispatcher__", False)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
-                or made_by_library and not self._tracked_names_in(func):
+                or made_by_library and (maker is builtins.type    # type(c)(...): as it is
+                                        or not self._tracked_names_in(func)):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
