@@ -7,7 +7,6 @@ import functools
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as snp
 from secant import grad, jacfwd, jacrev, jit, vmap
 
