@@ -1854,20 +1854,23 @@ class Normaliser(ContainerMixin):
     _LIFTED_NAMES = {"true_fun": "true_fun", "false_fun": "false_fun", "body_fun": "body_fun",
                      "cond_fun": "cond_fun"}
 
+    def _bound_lax_call(self, node, fn, name):
+        """The arguments of a call of lax.`name` as written, bound to fn's signature."""
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            raise self.src.error(node, f"lax.{name} with *args or **kwargs cannot be "
+                                 "transformed yet; pass the operands explicitly")
+        try:
+            return inspect.signature(fn).bind(*node.args,
+                                              **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise self.src.error(node, f"bad arguments for lax.{name}: {e}") from None
+
     def control_flow(self, node, kind, lax_fn, carries=None):
         """A lax loop or branch; `carries`: under vmap of a derivative, the rule helper (e.g.
         fori_loop_with_carries) that runs the loop of this kind and also returns the carry each
         step started from (batching/vectorize.py batches it as it batches the loop)."""
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
-                                                                      for k in node.keywords):
-            raise self.src.error(node, f"lax.{kind} with *args or **kwargs cannot be "
-                                 "differentiated yet; pass the operands explicitly")
-        try:
-            bound = inspect.signature(lax_fn).bind(*node.args,
-                                                   **{k.arg: k.value for k in node.keywords})
-        except TypeError as e:
-            raise self.src.error(node, f"bad arguments for lax.{kind}: {e}") from None
-        args = dict(bound.arguments)
+        args = dict(self._bound_lax_call(node, lax_fn, kind).arguments)
         if kind == "switch":
             branches = args["branches"]
             if not isinstance(branches, (gast.List, gast.Tuple)):
@@ -1932,15 +1935,7 @@ class Normaliser(ContainerMixin):
         the custom function that has their implicit derivatives (secant/lax_implicit.py), f
         lifted to take its free locals as parameters, the followed ones passed as a tuple."""
         from secant import lax_implicit
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
-                                                                      for k in node.keywords):
-            raise self.src.error(node, f"lax.{fn.__name__} with *args or **kwargs cannot be "
-                                 "transformed yet; pass the arguments explicitly")
-        try:
-            bound = inspect.signature(fn).bind(*node.args,
-                                               **{k.arg: k.value for k in node.keywords})
-        except TypeError as e:
-            raise self.src.error(node, f"bad arguments for lax.{fn.__name__}: {e}") from None
+        bound = self._bound_lax_call(node, fn, fn.__name__)
         bound.apply_defaults()
         param, operand = fn.__secant_implicit__
         fn_arg = self._function_arg(bound.arguments[param], fn.__name__, 1)
