@@ -365,6 +365,12 @@ class Normaliser(ContainerMixin):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
             self.assign_tuple(target, value, stmt)
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
+            raise self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
+                                 f"{self.what} values is not changed in place (in Python another "
+                                 "name for it would see the change); build a new one, e.g. "
+                                 "l = l[:i] + [v] + l[i + 1:] or d = d | {k: v}")
         elif isinstance(target, (gast.Subscript, gast.Attribute)):
             raise self._mutation_error(stmt)
         else:
