@@ -1076,11 +1076,7 @@ class _TreeCalls(gast.NodeTransformer):
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params:
-            return None
-        if self._bound is None:
-            self._bound = hygiene_bound(self.d.node)
-        if func.id in self._bound:
+        if not isinstance(func, gast.Name) or func.id in self.d.params or self._binds(func.id):
             return None
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):
@@ -1090,6 +1086,12 @@ class _TreeCalls(gast.NodeTransformer):
             if obj is getattr(tree_util, name):
                 return name
         return None
+
+    def _binds(self, name):
+        """Whether d's function binds `name` (its bound names read once, not once per call)."""
+        if self._bound is None:
+            self._bound = hygiene_bound(self.d.node)
+        return name in self._bound
 
     def _fn(self, name):
         from secant import tree_util
@@ -1109,8 +1111,7 @@ class _TreeCalls(gast.NodeTransformer):
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params or \
-                func.id in hygiene_bound(self.d.node):
+        if not isinstance(func, gast.Name) or func.id in self.d.params or self._binds(func.id):
             return None
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):
