@@ -177,8 +177,8 @@ class _Desugarer:
         self.src = src
         self.only_choices = only_choices
         self.node = node
-        taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-        taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
+        taken = {n.id if isinstance(n, gast.Name) else n.name for n in gast.walk(node)
+                 if isinstance(n, (gast.Name, gast.FunctionDef))}
         self.names = Names(taken | set(src.closure))
         self.changed = False
         self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
