@@ -38,7 +38,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth, nonlocals, objects, star_calls, vjp_calls
-from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
+from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
 _cache = {}
@@ -177,7 +177,7 @@ class _Desugarer:
         self.src = src
         self.only_choices = only_choices
         self.node = node
-        taken = {n.id if isinstance(n, gast.Name) else n.name for n in gast.walk(node)
+        taken = {n.id if isinstance(n, gast.Name) else n.name for n in _walk(node)
                  if isinstance(n, (gast.Name, gast.FunctionDef))}
         self.names = Names(taken | set(src.closure))
         self.changed = False

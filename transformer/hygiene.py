@@ -23,6 +23,7 @@ structure of the code is unchanged: the result means what the collision-free cod
 """
 import ast
 import copy
+from collections import deque
 
 import gast
 
@@ -33,6 +34,21 @@ _NOT_SECANTS = object()     # a reserved name whose every user use clashes (the 
 # the nodes that open a scope of their own (a walk of one scope stops at them)
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.ListComp,
           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def walk(node):
+    """The nodes of `node`'s tree in ast.walk's order (breadth first), at about half its cost:
+    a transform walks a whole function many times (issue 19: transformation time)."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend([v for v in value if isinstance(v, ast.AST)])
+        yield node
 
 
 def walk_scope(nodes):
@@ -48,7 +64,7 @@ def walk_scope(nodes):
 
 def _names(node):
     out = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name):
             out.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
@@ -61,7 +77,7 @@ def _names(node):
 def bound(node):
     """Names the function binds anywhere in its tree (parameters, assignments, defs)."""
     out = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
             out.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not node:

@@ -41,6 +41,7 @@ from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSou
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
 from secant.transformer.runnable import runnable
+from secant.transformer.hygiene import walk
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -52,7 +53,7 @@ _UNSUPPORTED = {
 
 
 def _names_in(node):
-    return {n.id if isinstance(n, gast.Name) else n.name for n in gast.walk(node)
+    return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
@@ -2134,7 +2135,7 @@ def _list_like_params(fdef, params):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
-    nodes = [n for n in gast.walk(fdef) if isinstance(n, (  # (one walk, read six times)
+    nodes = [n for n in walk(fdef) if isinstance(n, (  # (one walk, read six times)
         gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
     for _ in range(2):          # (an alias bound in a loop body before the one it copies)
         for n in nodes:
