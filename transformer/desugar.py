@@ -90,7 +90,9 @@ def _desugar(fn, only_choices=False, bind=None):
                 n.targets[0] if isinstance(n, gast.Assign) else n.target, gast.Subscript)
                     for n in _walk_scope(src.node.body)):
         return fn       # (nothing to rewrite: checked before the copy, the common case)
-    node = copy.deepcopy(src.node)
+    # a function's own source is parsed anew by each function_source call: its tree is ours to
+    # change (a functionalized function's attached tree is shared: copied)
+    node = src.node if getattr(fn, "__secant_source__", None) is None else copy.deepcopy(src.node)
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
     if bind:
