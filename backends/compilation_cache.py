@@ -4,11 +4,12 @@ SECANT_COMPILATION_CACHE_DIR).
 
 An entry's file name is a hash of everything the executable depends on: the StableHLO text, the
 serialized compile options (device assignment included), the platform, its version and device
-kind, and jaxlib's version. Its content is the serialized executable behind a checksum of it.
-The checksum matters: jaxlib deserializes a damaged executable without complaint when the damage
-misses its metadata (a flipped byte in the machine code loads, then runs wrongly or crashes the
-interpreter), so a file whose checksum does not match is never handed to jaxlib; it is counted
-in `stats["corrupt"]`, and the program is compiled again and stored afresh.
+kind, jaxlib's version and XLA_FLAGS. Its content is the serialized executable behind a
+checksum of it. The checksum matters: jaxlib deserializes a damaged executable without
+complaint when the damage misses its metadata (seen: one flipped byte in the middle of an
+entry loaded; what such code then does is anyone's guess), so a file whose checksum does not
+match is never handed to jaxlib; it is counted in `stats["corrupt"]`, and the program is
+compiled again and stored afresh.
 
 This module only reads and writes bytes; backends/runtime.py serializes and deserializes.
 """

@@ -791,8 +791,10 @@ def _disk_cache_key(text, opts, device):
     if compilation_cache.directory() is None:
         return None
     c = client()
+    # (XLA_FLAGS too, as JAX's key: flags such as --xla_cpu_enable_fast_math change the code)
     return compilation_cache.key(text, opts.SerializeAsString(), c.platform, c.platform_version,
-                                 device.device_kind, JAXLIB_VERSION, _jaxlib_version())
+                                 device.device_kind, JAXLIB_VERSION, _jaxlib_version(),
+                                 os.environ.get("XLA_FLAGS", ""))
 
 
 def _load_cached(name, devices, opts):

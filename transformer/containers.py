@@ -316,6 +316,15 @@ class ContainerMixin:
         or None when neither side is a container."""
         add = isinstance(node.op, gast.Add)
         merge = isinstance(node.op, gast.BitOr)
+        if merge and (not self.batching or any(
+                self.container_kind(o) == "dict" or isinstance(o, ir.Expr)
+                and o.src.strip().startswith("{") for o in (x, y))):
+            # `{} | p`, `e | p`: Python merges dicts, so p is one (a differentiated value is
+            # never an integer array, the only other `|` NumPy has; under vmap it may be)
+            for o in (x, y):
+                if isinstance(o, ir.Var) and not self.is_container(o):
+                    self.containers[o.name] = "dict"
+                    self.read_as_dict.add(o.name)
         if isinstance(node.op, gast.Mult):
             repeated = self.repeated_seq(node, x, y)
             if repeated is not None:

@@ -1,5 +1,6 @@
-"""`[a] + ns`: Python concatenates lists, NumPy adds arrays. secant must know which, or say it
-cannot (it once added: grad of `[a] + ns` came out as a sum over a wrong-length array)."""
+"""`[a] + ns` and `{} | p`: Python concatenates lists and merges dicts, NumPy adds and ors
+arrays. secant must know which, or say it cannot (it once added: grad of `[a] + ns` came out as
+a sum over a wrong-length array; `{} | p` was a bitwise or, its gradient zero)."""
 import numpy as np
 import pytest
 
@@ -55,3 +56,26 @@ def test_tracked_list_parameter_concatenates():
 def test_unknown_kind_is_a_clear_error():
     with pytest.raises(SecantError, match=r"cannot tell whether ns is a list"):
         secant.grad(concat_param)(1.0, [2.0, 3.0])
+
+
+# --- `|` of dicts: `{} | p`, `e | p` merge (they were NumPy's bitwise_or: zero gradients) ----
+def merge_display(p):
+    q = {} | p | {"b": p["a"] * 2}
+    return q["a"] * q["b"]
+
+
+def merge_local(p):
+    e = {}
+    q = e | p
+    return q["a"] * 2
+
+
+def test_dict_merge_with_a_display_is_differentiated():
+    g = secant.grad(merge_display)({"a": 3.0})
+    assert float(g["a"]) == pytest.approx(12.0)     # d(2 a^2)/da
+    np.testing.assert_allclose(secant.vmap(merge_display)({"a": np.arange(3.0)}),
+                               [0.0, 2.0, 8.0])
+
+
+def test_dict_merge_with_a_local_dict_is_differentiated():
+    assert float(secant.grad(merge_local)({"a": 3.0})["a"]) == pytest.approx(2.0)
