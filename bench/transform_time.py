@@ -4,7 +4,8 @@ statements (bench/grad.py's generator), each run on a freshly loaded function, s
 step (desugaring included, which caches per function) is timed: the median of a few runs; the
 growth ratio compares seconds per statement at 1000 and at 100 (1.0: linear).
 
-    .venv/bin/python bench/transform_time.py"""
+    .venv/bin/python bench/transform_time.py
+    SECANT_BENCH_CPU=1 .venv/bin/python bench/transform_time.py   # CPU time (a loaded host)"""
 import os
 import statistics
 import sys
@@ -17,6 +18,8 @@ from grad import load_source, straight_line_source   # noqa: E402
 from secant import transforms                         # noqa: E402
 
 SIZES = ((100, 5), (300, 3), (1000, 3))
+# wall clock by default; SECANT_BENCH_CPU=1: this process's CPU time (a machine shared by many)
+CLOCK = time.process_time if os.environ.get("SECANT_BENCH_CPU") else time.perf_counter
 
 
 def first_transform_s(n, repeat, tmpdir):
@@ -24,9 +27,9 @@ def first_transform_s(n, repeat, tmpdir):
     source, times = straight_line_source(n), []
     for r in range(repeat):
         fn = load_source(source, "f", tmpdir, f"straight_{n}_{r}")
-        start = time.perf_counter()
+        start = CLOCK()
         transforms.generate(fn, (0, 1), "grad")
-        times.append(time.perf_counter() - start)
+        times.append(CLOCK() - start)
         transforms._generated.clear()
     return statistics.median(times)
 
@@ -38,7 +41,8 @@ def measure(sizes=SIZES):
 
 
 def main():
-    print("transform time: grad of new straight-line functions (generate(), median)")
+    clock = "CPU time" if CLOCK is time.process_time else "wall clock"
+    print(f"transform time: grad of new straight-line functions (generate(), median, {clock})")
     rows = measure()
     for n, s in rows:
         print(f"  {n:5d} statements  {s:8.3f} s   {s / n * 1e6:8.1f} µs/statement")

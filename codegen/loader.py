@@ -38,9 +38,7 @@ def load(source, name, fn_globals, free, origins=None, tree=None, cells=None):
     fdef = factory.body[0]
     fdef.body = [release_dead_names(s) if isinstance(s, ast.FunctionDef) and s.name == name
                  else s for s in tree.body] + [ast.Return(ast.Name(name, ast.Load()))]
-    for node in ast.walk(factory):       # the factory line is invisible: keep user-facing lines
-        if hasattr(node, "lineno") and node is fdef:
-            node.lineno = node.end_lineno = 1
+    fdef.lineno = fdef.end_lineno = 1    # the factory line is invisible: keep user-facing lines
     ast.fix_missing_locations(factory)
     code = compile(factory, filename, "exec")
     scope = {}

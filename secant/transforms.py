@@ -692,7 +692,7 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     uses; the names in `cells` to the user's own cells), with its canonical AST attached so a
     later transform reads it without re-parsing."""
     tree = ast.parse(source)            # parsed once: names, compilation, attached AST
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = {n.id for n in hygiene.walk(tree) if isinstance(n, ast.Name)}
     free = {k: v for k, v in free.items() if k in used}
     gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     def node():                         # gast, built when a later transform reads it

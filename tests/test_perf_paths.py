@@ -324,3 +324,14 @@ def test_desugaring_reads_the_functions_bound_names_once_not_once_per_call(tmp_p
         v = np.sin(v) * 2.0
     np.testing.assert_allclose(g, want, rtol=1e-4)
     assert len(calls) <= 2, len(calls)      # was one per call expression (quadratic)
+
+
+def test_hygiene_walk_yields_ast_walks_nodes_in_its_order():
+    import ast
+    import inspect
+    import gast
+    from secant.transformer import hygiene, normalize
+    text = inspect.getsource(normalize)         # a large module: every kind of node
+    for tree in (ast.parse(text), gast.parse(text)):
+        want = [id(n) for n in ast.walk(tree)]
+        assert [id(n) for n in hygiene.walk(tree)] == want and len(want) > 10000

@@ -38,7 +38,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth, nonlocals, objects, star_calls, vjp_calls
-from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
+from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
 _cache = {}
@@ -90,7 +90,9 @@ def _desugar(fn, only_choices=False, bind=None):
                 n.targets[0] if isinstance(n, gast.Assign) else n.target, gast.Subscript)
                     for n in _walk_scope(src.node.body)):
         return fn       # (nothing to rewrite: checked before the copy, the common case)
-    node = copy.deepcopy(src.node)
+    # a function's own source is parsed anew by each function_source call: its tree is ours to
+    # change (a functionalized function's attached tree is shared: copied)
+    node = src.node if getattr(fn, "__secant_source__", None) is None else copy.deepcopy(src.node)
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
     if bind:
@@ -177,8 +179,8 @@ class _Desugarer:
         self.src = src
         self.only_choices = only_choices
         self.node = node
-        taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-        taken |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)}
+        taken = {n.id if isinstance(n, gast.Name) else n.name for n in _walk(node)
+                 if isinstance(n, (gast.Name, gast.FunctionDef))}
         self.names = Names(taken | set(src.closure))
         self.changed = False
         self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
@@ -1076,11 +1078,7 @@ class _TreeCalls(gast.NodeTransformer):
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params:
-            return None
-        if self._bound is None:
-            self._bound = hygiene_bound(self.d.node)
-        if func.id in self._bound:
+        if not isinstance(func, gast.Name) or func.id in self.d.params or self._binds(func.id):
             return None
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):
@@ -1090,6 +1088,12 @@ class _TreeCalls(gast.NodeTransformer):
             if obj is getattr(tree_util, name):
                 return name
         return None
+
+    def _binds(self, name):
+        """Whether d's function binds `name` (its bound names read once, not once per call)."""
+        if self._bound is None:
+            self._bound = hygiene_bound(self.d.node)
+        return name in self._bound
 
     def _fn(self, name):
         from secant import tree_util
@@ -1109,8 +1113,7 @@ class _TreeCalls(gast.NodeTransformer):
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params or \
-                func.id in hygiene_bound(self.d.node):
+        if not isinstance(func, gast.Name) or func.id in self.d.params or self._binds(func.id):
             return None
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):

@@ -23,6 +23,7 @@ structure of the code is unchanged: the result means what the collision-free cod
 """
 import ast
 import copy
+from collections import deque
 
 import gast
 
@@ -35,6 +36,28 @@ SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, g
           gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
+def children(node):
+    """list(ast.iter_child_nodes(node)), at a fraction of its cost."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([v for v in value if isinstance(v, ast.AST)])
+    return out
+
+
+def walk(node):
+    """The nodes of `node`'s tree in ast.walk's order (breadth first), at about half its cost:
+    a transform walks a whole function many times (issue 19: transformation time)."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(children(node))
+        yield node
+
+
 def walk_scope(nodes):
     """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
     themselves)."""
@@ -43,12 +66,12 @@ def walk_scope(nodes):
         n = stack.pop()
         yield n
         if not isinstance(n, SCOPES):
-            stack.extend(reversed(list(gast.iter_child_nodes(n))))
+            stack.extend(reversed(children(n)))
 
 
 def _names(node):
     out = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name):
             out.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
@@ -61,7 +84,7 @@ def _names(node):
 def bound(node):
     """Names the function binds anywhere in its tree (parameters, assignments, defs)."""
     out = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
             out.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not node:

@@ -41,6 +41,7 @@ from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSou
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
 from secant.transformer.runnable import runnable
+from secant.transformer.hygiene import walk
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -52,7 +53,7 @@ _UNSUPPORTED = {
 
 
 def _names_in(node):
-    return {n.id if isinstance(n, gast.Name) else n.name for n in gast.walk(node)
+    return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
@@ -2140,8 +2141,10 @@ def _list_like_params(fdef, params):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
+    nodes = [n for n in walk(fdef) if isinstance(n, (  # (one walk, read six times)
+        gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
     for _ in range(2):          # (an alias bound in a loop body before the one it copies)
-        for n in gast.walk(fdef):
+        for n in nodes:
             pairs = []
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 t, v = n.targets[0], n.value
@@ -2155,12 +2158,12 @@ def _list_like_params(fdef, params):
                     aliases.setdefault(target.id, root(value))
     ranges = {}             # names bound to range(len(x)) (or list(...), reversed(...) of one)
     for _ in range(3):
-        ranges.update({n.targets[0].id: n.value for n in gast.walk(fdef)
+        ranges.update({n.targets[0].id: n.value for n in nodes
                        if isinstance(n, gast.Assign) and len(n.targets) == 1
                        and isinstance(n.targets[0], gast.Name)
                        and _range_of_len(n.value, ranges) is not None})
     out = set()
-    for n in gast.walk(fdef):
+    for n in nodes:
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
             n.value if isinstance(n, gast.Assign) and isinstance(
                 n.targets[0], (gast.Tuple, gast.List)) else \

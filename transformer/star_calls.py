@@ -15,6 +15,8 @@ import inspect
 
 import gast
 
+from secant.transformer.hygiene import walk
+
 _LAZY = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
          gast.IfExp, gast.BoolOp)
 
@@ -39,7 +41,7 @@ class _CallSites(gast.NodeTransformer):
         self.d = d
         self.local_defs = {}        # name -> [FunctionDef or Lambda] defined in the function
         stores = set(d.params)
-        for n in gast.walk(d.node):
+        for n in walk(d.node):
             if isinstance(n, gast.FunctionDef) and n is not d.node:
                 self.local_defs.setdefault(n.name, []).append(n)
             elif isinstance(n, gast.Assign) and len(n.targets) == 1 and \
@@ -219,19 +221,19 @@ def _fixed_displays(fnode):
     """Locals of `fnode` bound exactly once, by `name = (...)`, `[...]` or `{...}`, and never
     changed in place (no method call on them, no item or slice assignment, no augmented
     assignment): name -> the display."""
-    stores, displays = {}, {}
-    for n in gast.walk(fnode):
+    stores, displays, changed = {}, {}, set()
+    for n in walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name) and \
                 isinstance(n.value, (gast.Tuple, gast.List, gast.Dict)):
             displays[n.targets[0].id] = n.value
-    changed = {n.value.id for n in gast.walk(fnode)
-               if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name)
-               and (isinstance(n, gast.Attribute) or not isinstance(n.ctx, gast.Load))}
-    changed |= {n.target.id for n in gast.walk(fnode)
-                if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+        if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name) \
+                and (isinstance(n, gast.Attribute) or not isinstance(n.ctx, gast.Load)):
+            changed.add(n.value.id)
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            changed.add(n.target.id)
     params = {a.id for a in gast.walk(fnode.args) if isinstance(a, gast.Name)}
     return {k: v for k, v in displays.items()
             if stores.get(k) == 1 and k not in changed and k not in params}

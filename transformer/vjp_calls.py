@@ -9,13 +9,14 @@ transform of the caller differentiates or batches through it (a lambda closing o
 lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called."""
 import gast
 
+from secant.transformer.hygiene import walk
 from secant.transformer.parse import located
 
 
 def rewrite(d, body):
     """`body` with its vjp pullbacks spelled out; d: the desugarer."""
     stores, calls, loads = {}, {}, {}
-    for n in gast.walk(d.node):
+    for n in walk(d.node):
         if isinstance(n, gast.Name):
             kind = stores if isinstance(n.ctx, (gast.Store, gast.Del)) else loads
             kind[n.id] = kind.get(n.id, 0) + 1
