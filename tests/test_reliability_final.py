@@ -321,9 +321,9 @@ def test_broadcast_arrays_and_meshgrid_directly():
 
 
 def test_errors_of_library_functions_passed_directly_name_the_users_line():
-    for run in (lambda: secant.vmap(lax.cond, in_axes=(0, None, None, 0))(
-                    V > 0.4, snp.sin, snp.cos, V),
-                lambda: secant.grad(lax.switch, argnums=2)(1, [snp.sin, snp.cos], 1.0),
+    batched = secant.vmap(lax.cond, in_axes=(0, None, None, 0))(V > 0.4, snp.sin, snp.cos, V)
+    np.testing.assert_allclose(batched, np.where(V > 0.4, np.sin(V), np.cos(V)), rtol=1e-6)
+    for run in (lambda: secant.grad(lax.switch, argnums=2)(1, [snp.sin, snp.cos], 1.0),
                 lambda: secant.grad(snp.einsum, argnums=1)("i,i->", V, V)):
         with pytest.raises(SecantError) as info:
             run()
