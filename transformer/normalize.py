@@ -1495,7 +1495,9 @@ class Normaliser(ContainerMixin):
     def dynamic_call(self, node, func):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
-        dispatcher finds on first use (transformer/callees.py, secant/transforms.py)."""
+        dispatcher finds on first use (transformer/callees.py, secant/transforms.py). A callee
+        holding tracked values itself (a model object, a pytree a library call rebuilds) is an
+        active operand: the dispatcher transforms its class's __call__ with it as `self`."""
         maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
         made_by_library = maker is not None and _is_library(maker) \
             and not getattr(maker, "__secant_dispatcher__", False)
