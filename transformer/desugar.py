@@ -1073,7 +1073,9 @@ class _TreeCalls(gast.NodeTransformer):
         self.pre.append(_assign(name, tree, like))
         return _name(name), lambda: _name(name)
 
-    def _callee(self, func):
+    def _resolved(self, func):
+        """The object a callee `a.b.c` names in the function's environment, or None (a name the
+        function binds itself)."""
         chain = []
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
@@ -1083,6 +1085,10 @@ class _TreeCalls(gast.NodeTransformer):
         kind, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
+        return obj
+
+    def _callee(self, func):
+        obj = self._resolved(func)
         from secant import tree_util
         for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce"):
             if obj is getattr(tree_util, name):
@@ -1109,16 +1115,8 @@ class _TreeCalls(gast.NodeTransformer):
 
     def _node_class(self, func):
         """The pytree class (namedtuple, registered class) a callee names, else None."""
-        chain = []
-        while isinstance(func, gast.Attribute):
-            chain.append(func.attr)
-            func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.d.params or self._binds(func.id):
-            return None
-        kind, obj = self.d.src.resolve_name(func.id)
-        for attr in reversed(chain):
-            obj = getattr(obj, attr, None)
-        return objects.node_class(obj)
+        obj = self._resolved(func)
+        return None if obj is None else objects.node_class(obj)
 
     def _constructor(self, node):
         """`P(a, b)` of a pytree class P, as the transforms read a tree rebuilt from its leaves:
@@ -1128,18 +1126,18 @@ class _TreeCalls(gast.NodeTransformer):
         are not its children as given."""
         if getattr(node, "secant_structure", False) or any(
                 isinstance(a, gast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords) or self._node_class(node.func) is None:
+                k.arg is None for k in node.keywords):
             return None
-        if not any(isinstance(n, gast.Name) for n in gast.walk(node)
-                   if n is not node.func and not isinstance(n, gast.Attribute)):
-            return None             # (built from constants)
-        order = objects.constructor_children(self._node_class(node.func), len(node.args),
-                                             [k.arg for k in node.keywords])
+        cls = self._node_class(node.func)
+        if cls is None or not any(isinstance(n, gast.Name) for n in gast.walk(node)
+                                  if n is not node.func and not isinstance(n, gast.Attribute)):
+            return None             # (not a pytree class; or built from constants)
+        order = objects.constructor_children(cls, len(node.args), [k.arg for k in node.keywords])
         if not order:
             return None
         given = {}
         args = []
-        params = objects.parameter_names(self._node_class(node.func))
+        params = objects.parameter_names(cls)
         for i, a in enumerate(node.args):
             a, again = self._named(a, node, params[i] if i < len(params) else "arg")
             args.append(a)
