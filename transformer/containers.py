@@ -19,7 +19,7 @@ import re
 
 import gast
 
-from secant.transformer import callees, ir
+from secant.transformer import ir
 from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
@@ -248,11 +248,10 @@ class ContainerMixin:
         """The value of an untracked operand naming a global or closure variable (read at
         transform time: `[a] + NS` concatenates a list, `[a] + W` adds an array), else None."""
         if not isinstance(operand, ir.Expr) or not operand.src.isidentifier() \
-                or operand.src in self.current:
-            return None
-        value = self._resolve(gast.Name(id=operand.src, ctx=gast.Load(), annotation=None,
-                                        type_comment=None))
-        return None if value is callees.UNRESOLVED else value
+                or operand.src in self.current or operand.src in self.current.values():
+            return None         # (a local: its value is the running program's)
+        kind, value = self.src.resolve_name(operand.src)    # (recorded: a guard of the cache)
+        return value if kind in ("global", "closure") else None
 
     def is_plain_list(self, operand):
         if not isinstance(operand, ir.Expr):
