@@ -117,18 +117,7 @@ def _child_secant(case):
     phases.wrap(tracer.Trace, "module", "emission")
     phases.wrap(runtime, "verify", "parse")
     phases.wrap(runtime, "Executable", "compile")
-    if case == CASES[0]:
-        mod = _load(MLP_SOURCE, "mlp_loss_secant", snp)
-        args = _inputs()
-        start = time.perf_counter()
-        out = secant.jit(secant.grad(mod.mlp_loss))(*args)
-    else:
-        mod = _load(_ops200_source(), "ops200_secant", snp)
-        args = (np.linspace(-1, 1, 1000, dtype=np.float32),)
-        start = time.perf_counter()
-        out = secant.jit(mod.f)(*args)
-    secant.block_until_ready(out)
-    total = time.perf_counter() - start
+    total = _first_call(case, "secant", snp, secant.jit, secant.grad, secant.block_until_ready)
     split = dict(phases.acc)
     split["other"] = total - sum(split.values())
     return {"total": total, **split}
@@ -139,18 +128,23 @@ def _child_jax(case):
     import jax
     import jax.numpy as jnp
     jax.jit(lambda a: a + 1)(np.ones(3, np.float32)).block_until_ready()
+    return {"total": _first_call(case, "jax", jnp, jax.jit, jax.grad, jax.block_until_ready)}
+
+
+def _first_call(case, tag, numpy_module, jit, grad, block):
+    """Seconds from building the jitted function of `case` to its first result."""
+    import numpy as np
     if case == CASES[0]:
-        mod = _load(MLP_SOURCE, "mlp_loss_jax", jnp)
+        mod = _load(MLP_SOURCE, f"mlp_loss_{tag}", numpy_module)
         args = _inputs()
         start = time.perf_counter()
-        out = jax.jit(jax.grad(mod.mlp_loss))(*args)
+        block(jit(grad(mod.mlp_loss))(*args))
     else:
-        mod = _load(_ops200_source(), "ops200_jax", jnp)
+        mod = _load(_ops200_source(), f"ops200_{tag}", numpy_module)
         args = (np.linspace(-1, 1, 1000, dtype=np.float32),)
         start = time.perf_counter()
-        out = jax.jit(mod.f)(*args)
-    jax.block_until_ready(out)
-    return {"total": time.perf_counter() - start}
+        block(jit(mod.f)(*args))
+    return time.perf_counter() - start
 
 
 def _have_jax():
