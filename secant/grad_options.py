@@ -74,15 +74,9 @@ def allow_int(fun, argnums, has_aux, with_value, transform, positions_of):
             return plain(argnums)(*args, **kwargs)
         rest = tuple(p for p in positions if p not in ints)
         if rest:
-            res = plain(rest)(*args, **kwargs)
-            if with_value:
-                value, grads = res
-            elif has_aux:
-                grads, aux = res
-            else:
-                grads = res
+            value, grads, aux = _parts(plain(rest)(*args, **kwargs), with_value, has_aux)
         else:       # nothing to differentiate: the value (and aux) of fun itself
-            value, grads = fun(*args, **kwargs), ()
+            value, grads, aux = fun(*args, **kwargs), (), None
             out = value[0] if has_aux else value
             if not dtypes.is_inexact(dtypes.canonicalize_dtype(_result_type(out))):
                 raise SecantTypeError(
@@ -94,11 +88,7 @@ def allow_int(fun, argnums, has_aux, with_value, transform, positions_of):
         by_position = dict(zip(rest, grads))
         out = tuple(by_position[p] if p in by_position else float0_zeros(args[p])
                     for p in positions)
-        if isinstance(argnums, int):
-            out = out[0]
-        if with_value:
-            return value, out
-        return (out, aux) if has_aux else out
+        return _assembled(out, value, aux, argnums, with_value, has_aux)
     return opaque(grad_allow_int, "grad(..., allow_int=True) cannot be transformed again (it "
                   "looks at its arguments' dtypes when called); apply the other transform inside")
 
@@ -122,13 +112,7 @@ def _with_float_leaves(fun, args, kwargs, mixed, ints, positions, argnums, has_a
         new_args[i] = [x for x, k in zip(leaves, kinds) if not k]
         extra.append([x for x, k in zip(leaves, kinds) if k])
     rest = tuple(p for p in positions if p not in ints)
-    res = plain(rest, g)(*new_args, *extra)
-    if with_value:
-        value, grads = res
-    elif has_aux:
-        grads, aux = res
-    else:
-        grads = res
+    value, grads, aux = _parts(plain(rest, g)(*new_args, *extra), with_value, has_aux)
     by_position = dict(zip(rest, grads))
     out = []
     for p in positions:
@@ -142,9 +126,22 @@ def _with_float_leaves(fun, args, kwargs, mixed, ints, positions, argnums, has_a
             out.append(by_position[p])
         else:
             out.append(float0_zeros(args[p]))
-    out = tuple(out)
-    if isinstance(argnums, int):
-        out = out[0]
+    return _assembled(tuple(out), value, aux, argnums, with_value, has_aux)
+
+
+def _parts(res, with_value, has_aux):
+    """(value, grads, aux) of what grad / value_and_grad returned (None where absent)."""
+    if with_value:
+        value, grads = res
+        return value, grads, None
+    if has_aux:
+        return None, res[0], res[1]
+    return None, res, None
+
+
+def _assembled(out, value, aux, argnums, with_value, has_aux):
+    """The gradients per position, returned in the shape grad / value_and_grad return."""
+    out = out[0] if isinstance(argnums, int) else out
     if with_value:
         return value, out
     return (out, aux) if has_aux else out
