@@ -57,6 +57,24 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _sum_start(node, src):
+    """The `start` of a call sum(items, start) (or start=...), None when there is none."""
+    starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
+    if len(node.args) > 2 or len(starts) > 1 or any(k.arg != "start" for k in node.keywords):
+        raise src.error(node, "bad arguments for sum(): sum(items) or sum(items, start)")
+    return starts[0] if starts else None
+
+
+def _sum_chain(node, items, start):
+    """sum([a, b], s) as Python adds it: (s + a) + b."""
+    total = start
+    for item in items.elts:
+        total = gast.BinOp(left=total, op=gast.Add(), right=item)
+        gast.copy_location(total, node)
+        total.end_lineno, total.end_col_offset = node.end_lineno, node.end_col_offset
+    return total
+
+
 def _value_names(node):
     """Names whose values `node` reads, leaving out those only queried for static facts
     (`x.shape[0]`, `x.ndim`, `len(x)`)."""
@@ -627,23 +645,23 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.For(target, steps, body, carried, self.origin))
 
     def comprehension_sum(self, node, comp):
-        """sum(f(w) for w, b in params) (or of a list comprehension): a loop adding into a
-        running total, as a Python sum does."""
-        if len(node.args) == 1 and not node.keywords and (
-                len(comp.generators) != 1 or comp.generators[0].ifs):
+        """sum(f(w) for w, b in params) (or of a list comprehension; `sum(..., start)`): a
+        loop adding into a running total that starts at `start` (0), as a Python sum does."""
+        start = _sum_start(node, self.src)
+        if start is None and (len(comp.generators) != 1 or comp.generators[0].ifs):
             items = self.comprehension(comp)    # the list first (containers.py), then its sum
             return self._emit("add_n", {"arrays": items}, {}) if isinstance(items, ir.Var) \
                 else ir.Expr(f"sum({items.src})")
         if len(comp.generators) != 1 or comp.generators[0].ifs or comp.generators[0].is_async:
             raise self.src.error(comp, "sum() of a comprehension is differentiated for one "
                                  "`for` without `if`; write the loop out")
-        if len(node.args) != 1 or node.keywords:
-            raise self.src.error(node, "sum() of a comprehension is differentiated without a "
-                                 "start value; add it afterwards")
         gen = comp.generators[0]
         total = self.names.fresh("total")
-        self.out.append(ir.Plain(f"{total} = 0", {total}, self.origin))
-        self.current[total] = total
+        if start is None:
+            self.out.append(ir.Plain(f"{total} = 0", {total}, self.origin))
+            self.current[total] = total
+        else:
+            self.bind_name(total, self.operand(start))
         scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
         add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
@@ -1588,21 +1606,9 @@ class Normaliser(ContainerMixin):
                                                                 for k in node.keywords):
             raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "
                                  "supported; pass arguments explicitly")
-        if opname == "add_n" and args and isinstance(args[0], (gast.GeneratorExp, gast.ListComp)):
-            if not _names_in(args[0]) & {k for k, v in self.current.items() if v in self.tracked}:
-                return self._inactive(node)
-            return self.comprehension_sum(node, args[0])
-        if opname == "add_n" and len(args) == 1 and not isinstance(args[0], (gast.List,
-                                                                             gast.Tuple)):
-            arg = self.operand(args[0])             # sum(b) of a tracked list
-            if isinstance(arg, ir.Var) and self.is_container(arg):
-                return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
-            if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
-                return self._inactive(node)
-        if opname == "add_n":
-            if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
-                raise self.src.error(node, "sum() of arrays is differentiated for a list "
-                                     "literal, e.g. sum([a, b, c]); use snp.sum for an array")
+        if opname == "add_n" and (len(args) != 1 or node.keywords
+                                  or not isinstance(args[0], (gast.List, gast.Tuple))):
+            return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) != 2:
@@ -1647,6 +1653,36 @@ class Normaliser(ContainerMixin):
                 and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
         return out
+
+    def builtin_sum(self, node, args):
+        """Python's sum(items) / sum(items, start) of differentiated values: a comprehension
+        is a loop adding into a total (comprehension_sum), a list literal a chain of +
+        ((start + a) + b), a tracked list an add_n; with a start, otherwise start + sum(items)."""
+        start = _sum_start(node, self.src)
+        if not args:
+            raise self.src.error(node, "sum() takes the items to add")
+        items = args[0]
+        if isinstance(items, (gast.GeneratorExp, gast.ListComp)):
+            if not _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+                return self._inactive(node)
+            if start is None or (len(items.generators) == 1 and not items.generators[0].ifs):
+                return self.comprehension_sum(node, items)
+        if isinstance(items, (gast.List, gast.Tuple)):
+            return self.operand(_sum_chain(node, items, start))
+        if start is not None:           # start + sum(items)
+            plain = gast.copy_location(gast.Call(func=node.func, args=[items], keywords=[]),
+                                       node)
+            total = gast.copy_location(gast.BinOp(left=start, op=gast.Add(), right=plain), node)
+            for n in (plain, total):
+                n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            return self.operand(total)
+        arg = self.operand(items)               # sum(b) of a tracked list
+        if isinstance(arg, ir.Var) and self.is_container(arg):
+            return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
+        if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
+            return self._inactive(node)
+        raise self.src.error(node, "sum() of arrays is differentiated for a list or a "
+                             "comprehension, e.g. sum([a, b, c]); use snp.sum for an array")
 
     def at_update(self, node, base_node, index_node, method):
         if method == "get" and not node.keywords and not node.args:       # x.at[i].get(): x[i]

