@@ -132,3 +132,112 @@ def test_sorted_items_of_a_parameter_dict(x64):
     np.testing.assert_allclose(np.asarray(batched),
                                [float(sorted_params(params, np.float64(v))) for v in XS],
                                rtol=1e-10)
+
+
+# --- 3. item assignment on a local list or dict -------------------------------------------------
+def list_set_item(x):
+    l = [x, 2.0 * x, 3.0]
+    l[1] = snp.sin(x)
+    return l[0] * l[1] + l[2]
+
+
+def list_add_to_item(x):
+    l = [x, 2.0 * x]
+    l[0] += x * x
+    l[-1] *= snp.exp(x)
+    return l[0] * l[1]
+
+
+def list_set_last_item(x):
+    l = [x, 2.0 * x, 3.0 * x]
+    i = -1
+    l[i] = x * x            # an index known when it runs, negative
+    l[-2] = snp.cos(x)
+    return l[0] + 2.0 * l[1] + 3.0 * l[2]
+
+
+def list_items_in_a_loop(x):
+    l = [x, x * x, snp.sin(x)]
+    for i in range(len(l)):
+        l[i] = l[i] * (i + 1.0)
+    return l[0] * l[1] + l[2]
+
+
+def list_of_placeholders(x):
+    out = [0.0] * 3
+    for i in range(3):
+        out[i] = x ** (i + 1)
+    return sum(out) + snp.stack(out)[2]
+
+
+def list_item_in_a_branch(x):
+    l = [x, 2.0 * x]
+    if len(l) > 1:
+        l[1] = x * x
+    else:
+        l[0] = x
+    return l[0] * l[1]
+
+
+def dict_set_item(x):
+    d = {"a": x, "b": 2.0 * x}
+    d["b"] = x * x
+    d["c"] = snp.cos(x)         # a new key goes last
+    t = 0.0
+    for v in d.values():
+        t = 2.0 * t + v         # order-sensitive: a, b, c
+    return t
+
+
+def dict_add_to_item(x):
+    d = {"w": x}
+    d["w"] += snp.sin(x)
+    d["w"] *= x
+    return d["w"]
+
+
+def dict_items_in_a_loop(x):
+    d = {}
+    for k in ("a", "b", "c"):
+        d[k] = x * len(k + "!!")
+    d["b"] -= x * x
+    return d["a"] * d["b"] + d["c"]
+
+
+@pytest.mark.parametrize("f", [list_set_item, list_add_to_item, list_set_last_item,
+                               list_items_in_a_loop, list_of_placeholders, list_item_in_a_branch,
+                               dict_set_item, dict_add_to_item, dict_items_in_a_loop])
+def test_item_assignment_on_a_local_container(x64, f):
+    check(f)
+
+
+def aliased_list(x):
+    l = [x, x]
+    m = l
+    l[0] = x * x
+    return m[0]
+
+
+def list_read_by_a_nested_function(x):
+    l = [x, x]
+    h = lambda: l[0]
+    l[0] = x * x
+    return h()
+
+
+def parameter_list(l, x):
+    l[0] = x * x
+    return l[0] + l[1]
+
+
+@pytest.mark.parametrize("f, line", [(aliased_list, "l[0] = x * x"),
+                                     (list_read_by_a_nested_function, "l[0] = x * x")])
+def test_item_assignment_another_name_sees_is_refused(f, line):
+    with pytest.raises(secant.SecantError) as info:
+        secant.grad(f)(0.7)
+    assert "test_refuse15_idioms.py" in str(info.value) and line in str(info.value)
+
+
+def test_item_assignment_on_a_parameter_list_is_refused():
+    with pytest.raises(secant.SecantError):
+        secant.grad(parameter_list, argnums=1)([1.0, 2.0], 0.7)

@@ -238,6 +238,11 @@ class ContainerMixin:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and node.func.id == "split_at" and self.src.generated:
             self.item_kinds[name] = None        # an unbatched split_at's (head, tail): lists
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and \
+                isinstance(node.left, gast.List):
+            node = node.left                    # [0.0] * n
+        while isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+            node = node.value                   # out[i:]: a slice of a list is a list
         if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
                 isinstance(node, gast.Name) and node.id in self.list_names) or (
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
@@ -257,6 +262,9 @@ class ContainerMixin:
         if not isinstance(operand, ir.Expr):
             return False
         src = operand.src.strip()
+        sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
+        if sliced and sliced.group(1) in self.list_names:
+            return True                         # out[:i], out[i:][1:]: slices of a list
         return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
             and not src.startswith("((") and _is_display(src) \
             or src.startswith(("list(", "tuple(", "sorted(")) and src.endswith(")")

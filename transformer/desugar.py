@@ -5,7 +5,8 @@
 - `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise; one
   inside a larger expression is first assigned to `chosen`);
 - `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`
-  (for jit too);
+  (for jit too); on a local list or dict no other name sees -> `l = l[:i] + [v] + l[i + 1:]` /
+  `d = d | {k: v}` (transformer/container_updates.py);
 - an early `return` -> the rest of the function moved into the branch that does not return
   (a short rest after a statement that only sometimes returns is copied into each path that
   goes on), and one `return result` at the end when the function returns in several places;
@@ -37,7 +38,8 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, nonlocals, objects, star_calls, vjp_calls
+from secant.transformer import (container_updates, depth, nonlocals, objects, star_calls,
+                                vjp_calls)
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -187,6 +189,8 @@ class _Desugarer:
                                     # run on secant arrays or tracers (transformer/runnable.py)
         self.lifted = {}            # name -> lifted function (a nested def only ever called)
         self.containers = set()     # locals bound to a list/dict/set (not arrays)
+        self.updatable = {}         # local -> "list" | "dict" | None: whether its item
+                                    # assignments rebuild it (transformer/container_updates.py)
         self.flag_uses = set()      # exit flags something reads
         self.tree_names = {}        # name -> secant.tree_util function the rewrites call
 
@@ -273,6 +277,10 @@ class _Desugarer:
                                                                value=v, type_comment=None))
         if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
             return self.if_expression(s, lambda v: gast.Return(value=v))
+        if not self.only_choices and isinstance(s, (gast.Assign, gast.AugAssign)):
+            rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
+            if rebuilt is not None:
+                return rebuilt
         if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):   # (jit too:
             # a traced array takes no item assignment)
             return self.item_update(s)
