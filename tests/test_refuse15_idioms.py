@@ -241,3 +241,55 @@ def test_item_assignment_another_name_sees_is_refused(f, line):
 def test_item_assignment_on_a_parameter_list_is_refused():
     with pytest.raises(secant.SecantError):
         secant.grad(parameter_list, argnums=1)([1.0, 2.0], 0.7)
+
+
+# --- 5. nested defs with *args, keyword-only parameters, **kwargs -----------------------------
+def nested_varargs_keyword_only(x):
+    def g(*zs, scale=2.0):
+        return scale * sum(zs)
+    return g(x, x * x, scale=3.0) + g(snp.sin(x))
+
+
+def nested_varargs_loop_over_them(x):
+    w = snp.cos(x)
+
+    def g(*zs, scale=2.0):
+        t = 0.0
+        for z in zs:
+            t = t + z * z * w
+        return scale * t
+    return g(x, snp.sin(x))
+
+
+def nested_keyword_only_without_default(x):
+    w = snp.cos(x)
+
+    def g(a, *, scale, shift=1.0):
+        return scale * a * w + shift
+    return g(x, scale=2.0) + g(x * x, scale=0.5, shift=x)
+
+
+def nested_kwargs(x):
+    w = snp.exp(0.5 * x)
+
+    def g(a, **options):
+        return options["scale"] * a * w
+    return g(x, scale=2.0) * g(snp.sin(x), scale=0.5)
+
+
+def module_varargs(*zs, scale=2.0):
+    t = 0.0
+    for z in zs:
+        t = t + z * z
+    return scale * t
+
+
+def calls_module_varargs(x):
+    return module_varargs(x, snp.sin(x), scale=1.5)
+
+
+@pytest.mark.parametrize("f", [nested_varargs_keyword_only, nested_varargs_loop_over_them,
+                               nested_keyword_only_without_default, nested_kwargs,
+                               calls_module_varargs])
+def test_nested_def_with_varargs_and_keyword_only_parameters(x64, f):
+    check(f)

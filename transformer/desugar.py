@@ -724,7 +724,7 @@ class _Desugarer:
                 out.append(s)
                 continue
             a = fdef.args
-            if fdef.decorator_list or a.vararg or a.kwarg or a.posonlyargs \
+            if fdef.decorator_list or a.posonlyargs \
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
                 out.append(s)
                 continue
@@ -743,12 +743,11 @@ class _Desugarer:
                 continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
+            # (after *args or keyword-only parameters: keyword-only, h(*zs, scale=2.0, y))
             by_keyword = bool(a.defaults) or any(
                 isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
-                and m.func.id == fdef.name for b in body for m in gast.walk(b))
-            if a.kwonlyargs:
-                out.append(s)
-                continue
+                and m.func.id == fdef.name for b in body for m in gast.walk(b)) \
+                or bool(a.vararg or a.kwonlyargs or a.kwarg)
             lifted = self._lift(fdef, free, by_keyword)
             if free and passing and not self._specialise_helpers(passing, lifted, free,
                                                                  by_keyword):
@@ -965,8 +964,13 @@ class _Desugarer:
     def _lift(self, fdef, free, by_keyword=False):
         fdef = copy.deepcopy(fdef)
         params = [gast.Name(v, gast.Param(), None, None) for v in free]
+        a = fdef.args
+        if a.vararg or a.kwonlyargs or a.kwarg:     # keyword-only, always passed
+            a.kwonlyargs = list(a.kwonlyargs) + params
+            a.kw_defaults = list(a.kw_defaults) + [None for _ in params]
+            params = []
         fdef.args.args = list(fdef.args.args) + params
-        if by_keyword:          # after parameters with defaults: `x=None`, always passed
+        if by_keyword and params:   # after parameters with defaults: `x=None`, always passed
             fdef.args.defaults = list(fdef.args.defaults) + [gast.Constant(None, None)
                                                              for _ in params]
         from secant.transformer.functionalize import _Printer
