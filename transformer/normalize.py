@@ -121,6 +121,8 @@ class Normaliser(ContainerMixin):
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
+        self.held = {}              # m = C(a): user name -> (version, C's source), the object
+                                    # read as its dict of fields (transformer/user_objects.py)
         self.trees = set()          # versions that may be pytrees (a lowered loop's carries)
         self.lowered = False        # a derivative's lax loop read as a scan (loop_lowering.py)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
@@ -380,6 +382,11 @@ class Normaliser(ContainerMixin):
             result = self.comprehension(value, name=target.id)      # built in the user's name
             if self.current.get(target.id) != getattr(result, "name", None):
                 self.bind_name(target.id, result)
+        elif isinstance(target, gast.Name) and (held := user_objects.held_object(
+                self._resolve, self._tracked_names_in, self.node, target, value)):
+            made, base = held
+            self.bind_name(target.id, self.operand(made))       # m = C(a): its fields
+            self.held[target.id] = (self.current[target.id], base)
         elif isinstance(target, gast.Name):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
@@ -1056,6 +1063,11 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        if isinstance(node.value, gast.Name) and node.value.id in self.held and \
+                self.current.get(node.value.id) == self.held[node.value.id][0]:
+            field = gast.Subscript(value=node.value, slice=gast.Constant(node.attr, None),
+                                   ctx=gast.Load())         # m.w of a held object: m["w"]
+            return self.operand(gast.copy_location(field, node))
         base = self.operand(node.value)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
@@ -1217,6 +1229,8 @@ class Normaliser(ContainerMixin):
         if at is not None:
             return self.at_update(node, *at)
         built = user_objects.in_place_call(self._resolve, self._tracked_names_in, node)
+        if built is None:
+            built = user_objects.held_call(node, self.held, self.current)  # m(x), m.apply(x)
         if built is not None:       # C(a)(x), C(a).m(x): the object as its fields
             return self.call(built)
         if isinstance(func, gast.Attribute):
