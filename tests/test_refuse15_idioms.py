@@ -399,3 +399,20 @@ def test_object_held_and_escaping_is_refused(f):
     with pytest.raises(secant.SecantError) as info:
         secant.grad(lambda x: f(x)[0] if f is held_model_returned else f(x))(0.7)
     assert "test_refuse15_idioms.py" in str(info.value)
+
+
+# --- found on the way: vmap of a value first assigned inside a loop that breaks ------------------
+def first_assigned_in_a_breaking_loop(x):
+    for a in [1.0, 2.0, 3.0]:
+        y = a * x
+        if a > 1.5:
+            break
+    return y
+
+
+def test_vmap_of_a_value_first_assigned_in_a_breaking_loop(x64):
+    # the iterations after the break copy the batched value on: it was broadcast again there,
+    # each one adding a batch axis (a (3, 3) result for three examples)
+    out = secant.vmap(first_assigned_in_a_breaking_loop)(XS)
+    np.testing.assert_allclose(np.asarray(out), 2.0 * XS, rtol=1e-12)
+    assert np.asarray(out).shape == XS.shape
