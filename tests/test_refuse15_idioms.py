@@ -27,6 +27,8 @@ def check(f, batch_grad=True):
         assert float(secant.jit(g)(x)) == pytest.approx(float(g(x)), rel=1e-10)
     np.testing.assert_allclose(np.asarray(secant.vmap(f)(XS)),
                                [float(f(np.float64(x))) for x in XS], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(f))(XS)),
+                               [float(f(np.float64(x))) for x in XS], rtol=1e-10)
     if not batch_grad:
         return
     np.testing.assert_allclose(np.asarray(secant.vmap(g)(XS)),
@@ -416,3 +418,72 @@ def test_vmap_of_a_value_first_assigned_in_a_breaking_loop(x64):
     out = secant.vmap(first_assigned_in_a_breaking_loop)(XS)
     np.testing.assert_allclose(np.asarray(out), 2.0 * XS, rtol=1e-12)
     assert np.asarray(out).shape == XS.shape
+
+
+# --- 4. return of the loop variable from inside a for loop ---------------------------------------
+SCALES = (0.5, 1.5, 2.5)
+
+
+def return_loop_variable(x):
+    for a in [1.0, 2.0, 3.0]:
+        if a > 1.5:
+            return a * x
+    return x
+
+
+def return_from_pairs(x):
+    for name, w in [("a", 1.0), ("b", 2.0), ("c", 3.0)]:
+        if name == "b":
+            return snp.sin(w * x) + len(name)
+    return x
+
+
+def return_from_enumerate(x):
+    t = x
+    for k, c in enumerate([0.5, 1.0, 2.0, 4.0]):
+        t = snp.sin(t) + c * x
+        if k * c > 1.5:
+            return t * k + c
+    return t
+
+
+def return_from_a_global_tuple(x):
+    for s in SCALES:
+        if s > 1.0:
+            return snp.exp(s * x)
+    return x
+
+
+def falls_through(x):
+    for a in [1.0, 2.0]:
+        if a > 5.0:
+            return a * x
+    return x * x
+
+
+@pytest.mark.parametrize("f", [return_loop_variable, return_from_pairs, return_from_enumerate,
+                               return_from_a_global_tuple, falls_through])
+def test_return_of_the_loop_variable(x64, f):
+    check(f)
+
+
+def return_differentiated_loop_variable(x):
+    for w in [x, x * x]:
+        if True:
+            return w * x
+    return x
+
+
+def return_range_index(x):
+    for k in range(1, 6):
+        if k * k > 8:
+            return x * k
+    return x
+
+
+@pytest.mark.parametrize("f, line", [(return_differentiated_loop_variable, "return w * x"),
+                                     (return_range_index, "return x * k")])
+def test_return_of_a_loop_variable_it_cannot_hold_is_refused(f, line):
+    with pytest.raises(secant.SecantError) as info:
+        secant.grad(f)(0.7)
+    assert line in str(info.value) and "before the loop" in str(info.value)

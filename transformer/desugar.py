@@ -10,7 +10,8 @@
 - an early `return` -> the rest of the function moved into the branch that does not return
   (a short rest after a statement that only sometimes returns is copied into each path that
   goes on), and one `return result` at the end when the function returns in several places;
-  `return v` inside a loop -> a break, and `v` returned after the loop;
+  `return v` inside a loop -> a break, and `v` returned after the loop (a loop variable v
+  it reads copied from a fresh `item` first, over Python constants);
 - `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
   on, and a flag (`looping`) that skips the remaining iterations after a break (flags
   `iterating` / `running` guard what follows a statement where only some paths continue or
@@ -577,7 +578,7 @@ class _Desugarer:
         # the function moves into the branch where it ran to the end)
         ret = gast.copy_location(gast.Return(value=returned), returned)
         after = _at(returned, gast.If(test=_name(broke), body=[], orelse=[ret]))
-        return [init, s, gast.copy_location(after, returned)]
+        return getattr(s, "secant_before", []) + [init, s, gast.copy_location(after, returned)]
 
     def return_from_loop(self, s):
         """`return v` inside a loop -> `break` (the value is returned after the loop: every
@@ -599,13 +600,69 @@ class _Desugarer:
         targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
             if isinstance(s, gast.For) else set()
         read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
-        if targets & read:
+        first = self._first_item(s.iter) if targets & read else None
+        if targets & read and first is None:
             raise self.error(returns[0], f"a return of the loop variable "
-                             f"{sorted(targets & read)[0]} from inside the loop cannot be "
-                             "transformed yet; copy it into another variable first")
+                             f"{sorted(targets & read)[0]} from inside a loop over values that "
+                             "may be differentiated or batched cannot be transformed yet; "
+                             "give the result a value before the loop (result = 0.0 * x), "
+                             "assign it and break inside, and return it after the loop")
+        if targets & read:
+            s.secant_before = self.stable_loop_target(s, first)
         for r in returns:               # (in place: the statement lists of the loop body)
             _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
         return _at(returns[0], copy.deepcopy(value))
+
+    def _first_item(self, it):
+        """Source of the first item of a loop over Python constants that has one, run in
+        Python under every transform: a display of constants, enumerate/zip of such, a global
+        list or tuple of numbers and strings, a local bound once to a display; else None (not
+        range(...): jit stages a loop over it, and the returned index would become an int carry
+        of a lax.cond whose derivative does not match the float branch yet)."""
+        if isinstance(it, (gast.List, gast.Tuple)):
+            if it.elts and all(_constant(e) for e in it.elts):
+                return gast.unparse(it.elts[0]).strip()
+            return None
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
+                and it.func.id in ("enumerate", "zip") and it.args \
+                and self.src.resolve_name(it.func.id)[0] == "builtin" \
+                and not any(isinstance(m, gast.Name) and m.id == it.func.id
+                            and isinstance(m.ctx, gast.Store)
+                            for m in _walk_scope(self.node.body)):
+            firsts = [self._first_item(a) for a in it.args]
+            if None in firsts or (it.func.id == "enumerate" and len(firsts) != 1):
+                return None
+            return f"(0, {firsts[0]})" if it.func.id == "enumerate" else \
+                f"({', '.join(firsts)}{',' if len(firsts) == 1 else ''})"
+        if not isinstance(it, gast.Name) or it.id in self.params:
+            return None
+        stores = [n for n in _walk_scope(self.node.body) if isinstance(n, gast.Name)
+                  and n.id == it.id and isinstance(n.ctx, gast.Store)]
+        if not stores:
+            kind, value = self.src.resolve_name(it.id)
+            if kind in ("global", "closure") and isinstance(value, (list, tuple)) and value \
+                    and all(type(v) in (int, float, str, bool) for v in value):
+                return f"{it.id}[0]"
+            return None
+        values = [n.value for n in _walk_scope(self.node.body) if isinstance(n, gast.Assign)
+                  and len(n.targets) == 1 and any(t is m for t in n.targets for m in stores)]
+        if len(stores) == 1 and len(values) == 1 and self._first_item(values[0]) is not None:
+            return f"{it.id}[0]"
+        return None
+
+    def stable_loop_target(self, s, first):
+        """`for a in xs: ... return a * x` -> `a = xs[0]` / `for item in xs: a = item; ...`:
+        the iterations a break skips leave `a` as the returning one left it (a loop variable
+        would take the next items); a loop read after it needs a value before it (the first
+        item: xs is known not empty, so the first iteration assigns it anyway)."""
+        item = self.names.fresh("item")
+        before = _at(s, gast.Assign(targets=[copy.deepcopy(s.target)],
+                                    value=gast.parse(first, mode="eval").body,
+                                    type_comment=None))
+        copy_in = _at(s, gast.Assign(targets=[s.target], value=_name(item), type_comment=None))
+        s.target = _at(s, _name(item, True))
+        s.body = [copy_in] + s.body
+        return [before]
 
     def _read_after(self, s):
         end = getattr(s, "end_lineno", None) or 1 << 30
@@ -1302,6 +1359,15 @@ def hygiene_bound(node):
 _INVERSE = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Lt: gast.GtE, gast.GtE: gast.Lt,
             gast.Gt: gast.LtE, gast.LtE: gast.Gt, gast.Is: gast.IsNot, gast.IsNot: gast.Is,
             gast.In: gast.NotIn, gast.NotIn: gast.In}
+
+
+def _constant(node):
+    """A number, string, bool or None written out, or a tuple of such."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    if isinstance(node, gast.Tuple):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, gast.Constant)
 
 
 def _negate(test):
