@@ -487,3 +487,16 @@ def test_return_of_a_loop_variable_it_cannot_hold_is_refused(f, line):
     with pytest.raises(secant.SecantError) as info:
         secant.grad(f)(0.7)
     assert line in str(info.value) and "before the loop" in str(info.value)
+
+
+def appended_then_set(x):
+    out = []
+    for k in range(3):
+        out.append(x * k)
+    out[0] = snp.cos(x)
+    out[2] += x * x
+    return out[0] * out[1] + out[2]
+
+
+def test_item_assignment_after_appends(x64):
+    check(appended_then_set)

@@ -4,17 +4,22 @@
 `d[k] = v` -> `d = d | {k: v}` (a new key goes last, an old one keeps its place, as Python's
 item assignment does). The rebuilt container is a new value, so the rewrite means what Python
 means only where no other name can see the old one: `l` is a local bound only to fresh lists
-(a display, a comprehension, list(...), a concatenation, [0.0] * n) or fresh dicts, read by no nested
-function, and until its last item assignment read only through `l[...]`, `len(l)` and calls
-that cannot keep it (sum(l), snp.stack(l), print(l)); a loop that assigns its items does not
-hand it out either. Anything else is left as written, and the normaliser refuses it.
+(a display, a comprehension, list(...), a concatenation, [0.0] * n) or fresh dicts, read by
+no nested function, and until its last item assignment read only through `l[...]`, `len(l)`,
+methods such as l.append(v), and calls that cannot keep it (sum(l), snp.stack(l), print(l));
+a loop that assigns its items does not hand it out either. Anything else is left as written,
+and the normaliser refuses it.
 """
 import gast
 
 from secant.transformer.hygiene import SCOPES, walk, walk_scope
+from secant.transformer.parse import located
 
 _FRESH_LIST_CALLS = {"list", "sorted"}
 _FRESH_DICT_CALLS = {"dict"}
+# methods that change or read a list or dict without handing it (or a view of it) out
+_IN_PLACE_METHODS = {"append", "extend", "insert", "pop", "index", "count", "get", "copy",
+                     "update", "setdefault"}
 # builtins that read a list without keeping it (lazy ones, enumerate/zip/iter/reversed, keep it)
 _READING_BUILTINS = {"len", "sum", "max", "min", "print", "sorted", "list", "tuple", "any", "all",
                      "str", "repr"}
@@ -46,7 +51,7 @@ def rewrite(d, s):
         text = f"{name} = {name} | {{{key}: {item}}}"
     else:
         text = f"{name} = {_rebuilt_list(name, target.slice, key, item)}"
-    new = gast.parse(text).body[0]
+    new = located(gast.parse(text).body[0], s)     # (at the user's line; v keeps its own)
     for n in walk(new.value):
         for field in ("elts", "values"):
             items = getattr(n, field, None) or []
@@ -55,7 +60,7 @@ def rewrite(d, s):
                     items[k] = value
     d.names.taken.discard(item)
     d.changed = True
-    return d.statement(_located(new, s))
+    return d.statement(new)
 
 
 def _rebuilt_list(name, index, key, item):
@@ -68,15 +73,6 @@ def _rebuilt_list(name, index, key, item):
         return f"{name}[:{k}] + [{item}] + {name}[{k + 1}:]"
     # an index only known when it runs may be negative: l[i:][1:] is right for i == -1 too
     return f"{name}[:{key}] + [{item}] + {name}[{key}:][1:]"
-
-
-def _located(node, like):
-    for m in walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
 
 
 def _has_effects(node):
@@ -156,6 +152,9 @@ def _unaliased(d, name):
             continue                    # l[i]: an item read (or the assignment's own target)
         if _read_by_call(d, n, parent):
             continue
+        if isinstance(parent, gast.Attribute) and parent.attr in _IN_PLACE_METHODS and \
+                isinstance(parents.get(parent), gast.Call) and parents[parent].func is parent:
+            continue                    # l.append(v): changes l itself, hands nothing out
         if n.lineno <= last or any(n in set(walk(loop)) for loop in loops):
             return False
     return True
