@@ -20,7 +20,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
-from secant.backends import compilation_cache  # noqa: E402
+from secant.backends import compilation_cache, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
@@ -163,8 +163,11 @@ def process_count():
 
 def initialize_distributed(address, num_processes, process_id, *, init_timeout=60,
                            heartbeat_timeout=10, shutdown_timeout=10):
-    """Join a run of `num_processes` processes (jaxlib's distributed runtime): process 0 starts
-    the coordination service at `address` ("host:port"), every process connects its client and
+    """Join a run of `num_processes` processes (jaxlib's distributed runtime). First every
+    process claims its id with process 0 at `address` ("host:port"; backends/rendezvous.py): a
+    duplicate id, a count that disagrees or an unreachable coordinator is a SecantError there,
+    where jaxlib would abort the processes. Then process 0 starts the coordination service at
+    `address`, every process connects its client and
     waits (at most init_timeout seconds) for all the others; the CPU client made afterwards
     shares one global device list and runs collectives over gloo/TCP. A process that stops
     answering for heartbeat_timeout seconds is reported to all the others (jaxlib then ends
@@ -184,7 +187,7 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
     d.shutdown_timeout = shutdown_timeout
     d.service = None
     if process_id == 0:
-        _check_port_free(address)
+        rendezvous.serve(address, num_processes, init_timeout)
         try:
             d.service = _jax.get_distributed_runtime_service(
                 address, num_processes, heartbeat_timeout=heartbeat_timeout,
@@ -192,6 +195,8 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"secant.distributed: process 0 could not start the coordination "
                               f"service at {address}: {e}") from None
+    else:
+        rendezvous.join(address, process_id, num_processes, init_timeout)
     d.client = _jax.get_distributed_runtime_client(
         address, process_id, init_timeout=init_timeout, heartbeat_timeout=heartbeat_timeout,
         shutdown_timeout=shutdown_timeout, shutdown_on_destruction=False)
@@ -206,50 +211,9 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
             f"run coordinated at {address} within {init_timeout} s: {e}\n(every process must "
             "give the same coordinator address and num_processes, each its own process_id in "
             f"0..{num_processes - 1}, and all must start)") from None
-    _check_same_run(d, init_timeout)
     host = address.rsplit(":", 1)[0].strip("[]")
     d.collectives = _jax.make_gloo_tcp_collectives(d.client, hostname=host)
     _distributed = d
-
-
-def _check_port_free(address):
-    """gRPC binds with SO_REUSEPORT: a second process 0 at the same address would start a
-    second service there, and the run would fail later, obscurely. Ask the OS first."""
-    import socket
-    host, port = address.rsplit(":", 1)
-    try:
-        with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET,
-                           socket.SOCK_STREAM) as s:
-            s.bind((host.strip("[]") if host not in ("", "0.0.0.0") else "", int(port)))
-    except OSError as e:
-        raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
-                          f"{address}: {e.strerror} (another run, or another process started "
-                          "with process_id=0, is using it)") from None
-
-
-def _check_same_run(d, timeout_s):
-    """Every process must agree on num_processes: each publishes its own, reads process 0's,
-    and process 0 reads everyone's (a process counting more processes than the others would
-    otherwise see the wrong device list, silently)."""
-    c, ms = d.client, int(timeout_s * 1000)
-    try:
-        c.key_value_set(f"secant/num_processes/{d.process_id}", str(d.num_processes))
-        theirs = int(c.blocking_key_value_get("secant/num_processes/0", ms))
-        if theirs != d.num_processes:
-            raise SecantError(f"secant.distributed: process {d.process_id} was started with "
-                              f"num_processes={d.num_processes}, but process 0 with "
-                              f"num_processes={theirs}; give every process the same count")
-        if d.process_id == 0:
-            for k in range(1, d.num_processes):
-                n = int(c.blocking_key_value_get(f"secant/num_processes/{k}", ms))
-                if n != d.num_processes:
-                    raise SecantError(f"secant.distributed: process {k} was started with "
-                                      f"num_processes={n}, but process 0 with "
-                                      f"num_processes={d.num_processes}; give every process "
-                                      "the same count")
-    except _jax.JaxRuntimeError as e:
-        raise SecantError(f"secant.distributed: process {d.process_id} could not check the run's "
-                          f"size with the others: {str(e).splitlines()[0]}") from None
 
 
 def shutdown_distributed():
