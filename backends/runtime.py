@@ -297,9 +297,26 @@ def _preload_cuda_libraries():
                     pass
 
 
+# A machine without them has no NVIDIA GPU a process can open (as jax's hardware_utils): the
+# CUDA plugin is then not even loaded, since starting it there can end the process, not raise
+# (jax-ml/jax#22703, and #37668 for CUDA_VISIBLE_DEVICES="").
+_NVIDIA_DEVICE_FILES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg")
+
+
+def _why_no_gpu():
+    """Why this process cannot see an NVIDIA GPU, or None when it may."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden is not None and hidden.split(",")[0].strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU"
+    if not any(os.path.exists(f) for f in _NVIDIA_DEVICE_FILES):
+        return f"this machine has no NVIDIA GPU (none of {', '.join(_NVIDIA_DEVICE_FILES)})"
+    return None
+
+
 def _gpu_client():
-    """A client on the CUDA PJRT plugin, or None when no plugin is installed. With "gpu"/"cuda"
-    requested explicitly, a plugin that fails to load is an error; otherwise CPU is used."""
+    """A client on the CUDA PJRT plugin, or None (the CPU is used) when no plugin is installed,
+    or, with a warning, when no GPU is visible or the plugin fails to start. With "gpu"/"cuda"
+    requested explicitly, each of these is an error instead."""
     so = gpu_plugin_path()
     explicit = requested_platforms() is not None
     if so is None:
@@ -307,25 +324,32 @@ def _gpu_client():
             raise SecantError("platforms asks for the GPU, but no CUDA PJRT plugin is installed "
                               "(pip install -e '.[cuda12]')")
         return None
-    try:
-        _preload_cuda_libraries()
-        if not xc.pjrt_plugin_loaded("cuda"):
-            xc.load_pjrt_plugin_dynamically("cuda", so)
-        if not xc.pjrt_plugin_initialized("cuda"):
-            xc.initialize_pjrt_plugin("cuda")
-        options = xc.generate_pjrt_gpu_plugin_options()
-        d = _distributed
-        if d is not None:       # (as jax's xla_bridge: the node's place in the run)
-            options["node_id"] = d.process_id
-            options["num_nodes"] = d.num_processes
-        return xc.make_c_api_client("cuda", options, None if d is None else d.client)
-    except Exception as e:     # (no GPU, driver too old, ...): jaxlib's error, explained
-        if explicit:
-            raise SecantError(f"the CUDA PJRT plugin ({so}) failed to start: {e}") from None
-        import warnings
-        warnings.warn(f"secant: the CUDA PJRT plugin is installed but failed to start ({e}); "
-                      "using the CPU (set SECANT_PLATFORMS=cpu to silence this)")
-        return None
+    problem = _why_no_gpu()
+    if problem is None:
+        try:
+            _preload_cuda_libraries()
+            if not xc.pjrt_plugin_loaded("cuda"):
+                xc.load_pjrt_plugin_dynamically("cuda", so)
+            if not xc.pjrt_plugin_initialized("cuda"):
+                xc.initialize_pjrt_plugin("cuda")
+            options = xc.generate_pjrt_gpu_plugin_options()
+            d = _distributed
+            if d is not None:       # (as jax's xla_bridge: the node's place in the run)
+                options["node_id"] = d.process_id
+                options["num_nodes"] = d.num_processes
+            return xc.make_c_api_client("cuda", options, None if d is None else d.client)
+        except Exception as e:     # (driver too old, libraries missing, ...): jaxlib's error
+            problem = f"it failed to start: {str(e).strip()}"
+    if explicit:
+        raise SecantError(f"platforms asks for the GPU, but the CUDA PJRT plugin ({so}) cannot "
+                          f"be used: {problem}")
+    import warnings
+    from secant.backends.errors import user_location
+    file, line = user_location()        # (the user's line that made secant create its devices)
+    warnings.warn_explicit(f"secant: the CUDA PJRT plugin is installed ({so}), but {problem}; "
+                           "secant uses the CPU (set SECANT_PLATFORMS=cpu to skip the GPU and "
+                           "this warning)", RuntimeWarning, file or "secant", line or 0)
+    return None
 
 
 def sharding(device):
