@@ -31,6 +31,11 @@ def _split(address):
     return host.strip("[]"), int(port)
 
 
+def bind_address(address):
+    """Where process 0 serves the run: every interface, at the port of `address` (as jax)."""
+    return f"[::]:{_split(address)[1]}"
+
+
 def _ids(ids):
     return ", ".join(str(k) for k in sorted(ids)) or "none"
 
@@ -47,17 +52,19 @@ def _send(sock, message):
 def serve(address, num_processes, timeout_s):
     """Process 0: return once each of processes 1..num_processes-1 has claimed its id (at most
     timeout_s seconds), the address then being free for jaxlib's coordination service."""
-    host, port = _split(address)
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
-                             socket.SOCK_STREAM)
-    # (the address stays bindable through the TIME_WAIT of this handshake's connections and of
-    # an earlier run's; a socket still listening there, another run's service, still blocks it)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # on every interface of this machine, as the coordination service after it (bind_address):
+    # the name in `address` may resolve to a loopback address here (Debian's 127.0.1.1), which
+    # the other machines cannot reach. (SO_REUSEADDR, which create_server sets, keeps the port
+    # bindable through the TIME_WAIT of this handshake's connections and of an earlier run's; a
+    # socket still listening there, another run's service, still blocks it.)
+    port = _split(address)[1]
     try:
-        listener.bind((host if host not in ("", "0.0.0.0") else "", port))
-        listener.listen(max(16, num_processes))
+        if socket.has_dualstack_ipv6():
+            listener = socket.create_server(("", port), family=socket.AF_INET6,
+                                            backlog=max(16, num_processes), dualstack_ipv6=True)
+        else:
+            listener = socket.create_server(("", port), backlog=max(16, num_processes))
     except OSError as e:
-        listener.close()
         raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
                           f"{address}: {e.strerror} (another run, or another process started "
                           "with process_id=0, is using it)") from None
@@ -198,7 +205,9 @@ def join(address, process_id, num_processes, timeout_s):
         raise SecantError(answer["error"])
     if not reply:
         raise SecantError(f"{prefix}: process 0 at {address} closed the connection without "
-                          "answering (it stopped: see its own error)")
+                          "answering: it stopped (see its own error), or its run started just "
+                          f"now without this process (is process_id {process_id} taken by "
+                          "another process?)")
     raise SecantError(
         f"{prefix}: the coordinator at {address} answered, but not as a secant process 0 "
         f"waiting for its run: that run has already started, so process_id {process_id} is "

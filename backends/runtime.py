@@ -190,8 +190,9 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
         rendezvous.serve(address, num_processes, init_timeout)
         try:
             d.service = _jax.get_distributed_runtime_service(
-                address, num_processes, heartbeat_timeout=heartbeat_timeout,
-                cluster_register_timeout=init_timeout, shutdown_timeout=shutdown_timeout)
+                rendezvous.bind_address(address), num_processes,
+                heartbeat_timeout=heartbeat_timeout, cluster_register_timeout=init_timeout,
+                shutdown_timeout=shutdown_timeout)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"secant.distributed: process 0 could not start the coordination "
                               f"service at {address}: {e}") from None
