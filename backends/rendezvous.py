@@ -81,7 +81,14 @@ def serve(address, num_processes, timeout_s):
         conn.close()
 
     try:
-        while len(claims) < num_processes - 1:
+        while True:
+            if len(claims) == num_processes - 1:
+                for k, conn in list(claims.items()):    # (one may have died since its claim)
+                    if _closed(conn):
+                        del claims[k]
+                        drop(conn)
+                if len(claims) == num_processes - 1:
+                    break
             left = deadline - time.monotonic()
             if left <= 0:
                 missing = set(range(1, num_processes)) - set(claims)
@@ -145,6 +152,16 @@ def serve(address, num_processes, timeout_s):
         for key in list(sel.get_map().values()):
             key.fileobj.close()
         sel.close()
+
+
+def _closed(conn):
+    """Has the process at the other end of this (non-blocking) connection closed it?"""
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _parse(line):
