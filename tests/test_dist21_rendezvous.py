@@ -137,7 +137,7 @@ def test_junk_on_the_coordinator_port_is_ignored():
 
 def test_a_process_gone_during_the_handshake_frees_its_id():
     addr = _address()
-    server = _Run(rendezvous.serve, addr, 2, 60)
+    server = _Run(rendezvous.serve, addr, 3, 60)
     host, port = addr.rsplit(":", 1)
     deadline = time.monotonic() + LIMIT
     while True:
@@ -147,16 +147,18 @@ def test_a_process_gone_during_the_handshake_frees_its_id():
         except OSError:
             assert time.monotonic() < deadline
             time.sleep(0.05)
-    gone.sendall(b'{"process_id": 1, "num_processes": 2}\n')
+    gone.sendall(b'{"process_id": 1, "num_processes": 3}\n')
     gone.close()                     # (a process 1 that died while waiting)
+    two = _Run(rendezvous.join, addr, 2, 3, 60)    # (comes after: process 0 must not finish)
     while True:       # a new process 1 is refused only until process 0 has seen the first go
         try:
-            rendezvous.join(addr, 1, 2, 30)
+            rendezvous.join(addr, 1, 3, 30)
             break
         except secant.SecantError as e:
             assert "process_id 1 is already taken" in str(e)
             assert time.monotonic() < deadline
     assert server.result() is None and server.returned
+    assert two.result() is None and two.returned
 
 
 def test_process_0_giving_up_is_reported_to_the_waiting_processes():
