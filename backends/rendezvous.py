@@ -71,6 +71,7 @@ def serve(address, num_processes, timeout_s):
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ)
     claims = {}          # process_id -> its connection
+    holders = {}         # process_id -> "host pid N" of the process that claimed it
     unread = {}          # connection -> the part of its line received so far
     refused = []         # what was refused, for the error if the run never completes
     deadline = time.monotonic() + timeout_s
@@ -136,8 +137,8 @@ def serve(address, num_processes, timeout_s):
                         _send(c, {"error": error})
                     raise SecantError(error)
                 if not 1 <= k < num_processes or k in claims:
-                    why = ("is already taken by another process of the run" if k in claims
-                           else f"is not in 1..{num_processes - 1}")
+                    why = (f"is already taken by another process of the run ({holders[k]})"
+                           if k in claims else f"is not in 1..{num_processes - 1}")
                     refused.append(f"a second process_id {k} ({who}) was refused")
                     _send(conn, {"error": (
                         f"secant.distributed: process_id {k} {why} (process 0 at {address} "
@@ -145,7 +146,7 @@ def serve(address, num_processes, timeout_s):
                         f"0..{num_processes - 1}")})
                     drop(conn)
                     continue
-                claims[k] = conn
+                claims[k], holders[k] = conn, who
         for conn in claims.values():
             _send(conn, {"ok": True})
     finally:

@@ -57,6 +57,7 @@ def test_a_duplicate_id_is_refused_and_the_run_goes_on():
     err = refused[0].result()
     assert isinstance(err, secant.SecantError)
     assert "process_id 1 is already taken by another process of the run" in str(err)
+    assert f"({socket.gethostname()} pid {os.getpid()})" in str(err)      # which one has it
     assert "0..2" in str(err)
     waiting = [t for t in ones if t is not refused[0]][0]
     assert waiting.is_alive() and server.is_alive()
