@@ -31,6 +31,11 @@ def _split(address):
     return host.strip("[]"), int(port)
 
 
+def bind_address(address):
+    """Where process 0 serves the run: every interface, at the port of `address` (as jax)."""
+    return f"[::]:{_split(address)[1]}"
+
+
 def _ids(ids):
     return ", ".join(str(k) for k in sorted(ids)) or "none"
 
@@ -47,23 +52,26 @@ def _send(sock, message):
 def serve(address, num_processes, timeout_s):
     """Process 0: return once each of processes 1..num_processes-1 has claimed its id (at most
     timeout_s seconds), the address then being free for jaxlib's coordination service."""
-    host, port = _split(address)
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
-                             socket.SOCK_STREAM)
-    # (the address stays bindable through the TIME_WAIT of this handshake's connections and of
-    # an earlier run's; a socket still listening there, another run's service, still blocks it)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # on every interface of this machine, as the coordination service after it (bind_address):
+    # the name in `address` may resolve to a loopback address here (Debian's 127.0.1.1), which
+    # the other machines cannot reach. (SO_REUSEADDR, which create_server sets, keeps the port
+    # bindable through the TIME_WAIT of this handshake's connections and of an earlier run's; a
+    # socket still listening there, another run's service, still blocks it.)
+    port = _split(address)[1]
     try:
-        listener.bind((host if host not in ("", "0.0.0.0") else "", port))
-        listener.listen(max(16, num_processes))
+        if socket.has_dualstack_ipv6():
+            listener = socket.create_server(("", port), family=socket.AF_INET6,
+                                            backlog=max(16, num_processes), dualstack_ipv6=True)
+        else:
+            listener = socket.create_server(("", port), backlog=max(16, num_processes))
     except OSError as e:
-        listener.close()
         raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
                           f"{address}: {e.strerror} (another run, or another process started "
                           "with process_id=0, is using it)") from None
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ)
     claims = {}          # process_id -> its connection
+    holders = {}         # process_id -> "host pid N" of the process that claimed it
     unread = {}          # connection -> the part of its line received so far
     refused = []         # what was refused, for the error if the run never completes
     deadline = time.monotonic() + timeout_s
@@ -74,7 +82,14 @@ def serve(address, num_processes, timeout_s):
         conn.close()
 
     try:
-        while len(claims) < num_processes - 1:
+        while True:
+            if len(claims) == num_processes - 1:
+                for k, conn in list(claims.items()):    # (one may have died since its claim)
+                    if _closed(conn):
+                        del claims[k]
+                        drop(conn)
+                if len(claims) == num_processes - 1:
+                    break
             left = deadline - time.monotonic()
             if left <= 0:
                 missing = set(range(1, num_processes)) - set(claims)
@@ -122,8 +137,8 @@ def serve(address, num_processes, timeout_s):
                         _send(c, {"error": error})
                     raise SecantError(error)
                 if not 1 <= k < num_processes or k in claims:
-                    why = ("is already taken by another process of the run" if k in claims
-                           else f"is not in 1..{num_processes - 1}")
+                    why = (f"is already taken by another process of the run ({holders[k]})"
+                           if k in claims else f"is not in 1..{num_processes - 1}")
                     refused.append(f"a second process_id {k} ({who}) was refused")
                     _send(conn, {"error": (
                         f"secant.distributed: process_id {k} {why} (process 0 at {address} "
@@ -131,13 +146,23 @@ def serve(address, num_processes, timeout_s):
                         f"0..{num_processes - 1}")})
                     drop(conn)
                     continue
-                claims[k] = conn
+                claims[k], holders[k] = conn, who
         for conn in claims.values():
             _send(conn, {"ok": True})
     finally:
         for key in list(sel.get_map().values()):
             key.fileobj.close()
         sel.close()
+
+
+def _closed(conn):
+    """Has the process at the other end of this (non-blocking) connection closed it?"""
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _parse(line):
@@ -198,7 +223,9 @@ def join(address, process_id, num_processes, timeout_s):
         raise SecantError(answer["error"])
     if not reply:
         raise SecantError(f"{prefix}: process 0 at {address} closed the connection without "
-                          "answering (it stopped: see its own error)")
+                          "answering: it stopped (see its own error), or its run started just "
+                          f"now without this process (is process_id {process_id} taken by "
+                          "another process?)")
     raise SecantError(
         f"{prefix}: the coordinator at {address} answered, but not as a secant process 0 "
         f"waiting for its run: that run has already started, so process_id {process_id} is "

@@ -143,7 +143,7 @@ def default_backend():
 # --- several processes: XLA's distributed runtime (coordination service + gloo collectives) ------
 class _Distributed:
     __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address",
-                 "shutdown_timeout")
+                 "shutdown_timeout", "lost")
 
 
 _distributed = None
@@ -185,13 +185,14 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
     d = _Distributed()
     d.address, d.num_processes, d.process_id = address, num_processes, process_id
     d.shutdown_timeout = shutdown_timeout
-    d.service = None
+    d.service, d.lost = None, False
     if process_id == 0:
         rendezvous.serve(address, num_processes, init_timeout)
         try:
             d.service = _jax.get_distributed_runtime_service(
-                address, num_processes, heartbeat_timeout=heartbeat_timeout,
-                cluster_register_timeout=init_timeout, shutdown_timeout=shutdown_timeout)
+                rendezvous.bind_address(address), num_processes,
+                heartbeat_timeout=heartbeat_timeout, cluster_register_timeout=init_timeout,
+                shutdown_timeout=shutdown_timeout)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"secant.distributed: process 0 could not start the coordination "
                               f"service at {address}: {e}") from None
@@ -224,9 +225,12 @@ def shutdown_distributed():
         return
     errors = []
     # every process reaches this barrier before any leaves: process 0 must not stop the
-    # service while another still talks to it (it would die of a lost coordinator)
+    # service while another still talks to it (it would die of a lost coordinator). A run that
+    # lost a process has no barrier to wait at: waiting would only give jaxlib's heartbeat
+    # check the time to abort this process, after its clear error.
     try:
-        d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
+        if not d.lost:
+            d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
     except _jax.JaxRuntimeError as e:
         errors.append(f"not every process reached the end of the run within "
                       f"{d.shutdown_timeout} s (one failed or is still running): {e}")
@@ -614,6 +618,8 @@ class ReplicatedExecutable:
             for o in outs:
                 o.block_until_ready()
         except _jax.JaxRuntimeError as e:
+            if _distributed is not None:
+                _distributed.lost = True
             raise SecantError(
                 f"pmap over the {len(self.all_devices)} devices of {process_count()} processes "
                 f"failed in process {process_index()}: another process of the run has probably "

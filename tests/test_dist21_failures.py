@@ -31,29 +31,47 @@ def _gone(pid):
     return False
 
 
-def test_the_coordinator_killed_mid_run_stops_the_other_process():
+def _killed_run(victim):
+    """killed.py as 2 processes (no launcher): `victim` kills itself at step 3."""
     env = _env(SECANT_COORDINATOR_ADDRESS=f"127.0.0.1:{free_port()}", SECANT_NUM_PROCESSES=2,
-               SECANT_LOCAL_DEVICE_COUNT=2, VICTIM=0, HEARTBEAT=5)
+               SECANT_LOCAL_DEVICE_COUNT=2, VICTIM=victim, HEARTBEAT=5)
     script = os.path.join(HERE, "distributed_scripts", "killed.py")
     procs = [subprocess.Popen([sys.executable, script], env=dict(env, SECANT_PROCESS_ID=str(k)),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               cwd=ROOT)
              for k in (0, 1)]
     try:
-        out0, _ = procs[0].communicate(timeout=LIMIT)
-        out1, _ = procs[1].communicate(timeout=LIMIT)      # (a hang fails here)
+        outs = [p.communicate(timeout=LIMIT)[0] for p in procs]      # (a hang fails here)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    assert procs[0].returncode == -9 and "process 0: killing itself" in out0, out0
-    if procs[1].returncode == 3:          # the collective failed first
-        assert "FAILED at step 3" in out1
-        assert "another process of the run has probably stopped" in out1
-    else:       # or jaxlib's heartbeat noticed the lost coordinator: it ends the process, saying so
-        assert procs[1].returncode == -6, out1
-        assert "JAX distributed service detected fatal errors" in out1, out1
-        assert "leader task was preempted/died" in out1, out1
+    assert procs[victim].returncode == -9, outs[victim]
+    assert f"process {victim}: killing itself" in outs[victim]
+    return procs[1 - victim].returncode, outs[1 - victim]
+
+
+def test_the_process_that_reports_a_lost_process_exits_with_its_own_status():
+    # process 0's psum fails at once (gloo: connection reset); its script exits with status 3.
+    # At that exit secant must not wait for the lost process (shutdown barrier): jaxlib's
+    # heartbeat check would abort process 0 meanwhile (it did: status -6, after the clear error)
+    code, out = _killed_run(victim=1)
+    assert code == 3, out
+    assert "FAILED at step 3" in out and "another process of the run has probably stopped" in out
+    assert "killed.py:" in out                         # the user's line
+    assert "Terminating process" not in out, out
+
+
+def test_the_coordinator_killed_mid_run_stops_the_other_process():
+    code, out = _killed_run(victim=0)
+    if code == 3:          # the collective failed first
+        assert "FAILED at step 3" in out
+        assert "another process of the run has probably stopped" in out
+    else:   # or (as seen every time) jaxlib's poll of the lost coordinator ends the process at
+        # once, saying so: it aborts from its own thread, where secant cannot raise instead
+        assert code == -6, out
+        assert "JAX distributed service detected fatal errors" in out, out
+        assert "leader task was preempted/died" in out, out
 
 
 def test_no_coordinator_is_a_secant_error_not_an_abort():

@@ -57,6 +57,7 @@ def test_a_duplicate_id_is_refused_and_the_run_goes_on():
     err = refused[0].result()
     assert isinstance(err, secant.SecantError)
     assert "process_id 1 is already taken by another process of the run" in str(err)
+    assert f"({socket.gethostname()} pid {os.getpid()})" in str(err)      # which one has it
     assert "0..2" in str(err)
     waiting = [t for t in ones if t is not refused[0]][0]
     assert waiting.is_alive() and server.is_alive()
@@ -133,6 +134,41 @@ def test_junk_on_the_coordinator_port_is_ignored():
         junk.sendall(b"GET / HTTP/1.0\r\n\r\n")
         one = _Run(rendezvous.join, addr, 1, 2, 30)
         assert one.result() is None and server.result() is None
+
+
+def test_a_process_gone_during_the_handshake_frees_its_id():
+    addr = _address()
+    server = _Run(rendezvous.serve, addr, 3, 60)
+    host, port = addr.rsplit(":", 1)
+    deadline = time.monotonic() + LIMIT
+    while True:
+        try:
+            gone = socket.create_connection((host, int(port)), timeout=5)
+            break
+        except OSError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    gone.sendall(b'{"process_id": 1, "num_processes": 3}\n')
+    gone.close()                     # (a process 1 that died while waiting)
+    two = _Run(rendezvous.join, addr, 2, 3, 60)    # (comes after: process 0 must not finish)
+    while True:       # a new process 1 is refused only until process 0 has seen the first go
+        try:
+            rendezvous.join(addr, 1, 3, 30)
+            break
+        except secant.SecantError as e:
+            assert "process_id 1 is already taken" in str(e)
+            assert time.monotonic() < deadline
+    assert server.result() is None and server.returned
+    assert two.result() is None and two.returned
+
+
+def test_process_0_giving_up_is_reported_to_the_waiting_processes():
+    addr = _address()
+    server = _Run(rendezvous.serve, addr, 3, 3)
+    one = _Run(rendezvous.join, addr, 1, 3, 60)
+    assert "process(es) 2 did not come" in str(server.result())
+    assert "process 1 of 3: process 0 at 127.0.0.1" in str(one.result())
+    assert "closed the connection without answering: it stopped" in str(one.result())
 
 
 # --- end to end: jaxlib would abort all three processes here ------------------------------------
