@@ -300,7 +300,6 @@ class ForwardBuilder(Walker):
     def call(self, op):
         """A user function: its own generated jvp, on the tangents of the arguments that have
         one."""
-        from secant.transforms import generate
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
@@ -311,7 +310,7 @@ class ForwardBuilder(Walker):
             return
         positions = tuple(position[k] for k in keys)
         name = self.jvp_of_callee(op.callee, positions, "jvp")
-        tangent_params, keyword, n_primal = _tangent_params(generate(op.callee, positions, "jvp"),
+        tangent_params, keyword, n_primal = _tangent_params(self.jvp_of_callee.generated[name],
                                                             len(keys))
         args = call_args({k: src(v) for k, v in op.operands.items()})
         if not keyword and all(k.startswith("arg") for k in op.operands) \

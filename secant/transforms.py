@@ -430,13 +430,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
             self_calls.append(sub)
+            vjp_of_callee.generated[gen_name] = sub
             return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        vjp_of_callee.generated[name] = sub
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
         return name
+    vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
     vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
 
