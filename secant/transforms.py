@@ -154,7 +154,7 @@ def _make_callable_function(fun):
         if spec is not None:        # partial(snp.var, axis=0): what the op's rule takes
             def takes():
                 pass
-            takes.__signature__ = spec.signature
+            takes.__signature__ = _operands_trimmed(op_for(target), spec.signature, fun)
             signature = inspect.signature(functools.partial(takes, *fun.args, **fun.keywords))
         else:
             signature = inspect.signature(fun)
@@ -173,8 +173,21 @@ def _make_callable_function(fun):
         if this in (name, cls.__name__):        # class gaussian_kde: its object is another name
             this = f"{this}_"
         callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
-    return _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
-                             lead)
+    # (an op's caller is secant's, not its library module's: a transform reads it as source)
+    fn_globals = {} if spec is not None else getattr(target, "__globals__", {})
+    return _calling_function(signature, name, callee, free, fn_globals, lead)
+
+
+def _operands_trimmed(name, signature, partial):
+    """einsum's signature with only the operand slots its subscripts use, when the partial
+    fixes them (`partial(snp.einsum, "i,i->")` takes two operands, not eight)."""
+    subscripts = partial.args[0] if partial.args else partial.keywords.get("subscripts")
+    if name != "einsum" or not isinstance(subscripts, str):
+        return signature
+    n = subscripts.partition("->")[0].count(",") + 1
+    return signature.replace(parameters=[
+        p for p in signature.parameters.values()
+        if not (p.name.startswith("x") and p.name[1:].isdigit() and int(p.name[1:]) >= n)])
 
 
 def _calling_function(signature, name, callee, free, fn_globals, lead=()):
