@@ -65,6 +65,8 @@ def _op_function(fun):
     fun = _unwrap(fun)
     if getattr(fun, "__secant_composite__", None) is not None:   # a composition of ops
         return fun.__secant_composite__                          # (secant/numpy/composite.py)
+    if _per_call(fun):      # vmap(f), vectorize(f): read per call shape (_shaped)
+        return fun
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
