@@ -147,7 +147,7 @@ def _callable_function(fun):
 
 
 def _make_callable_function(fun):
-    from secant.transformer.ops import OPS, op_for
+    from secant.transformer.ops import KEYWORD_ALIASES, OPS, op_for
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
     name = name if name.isidentifier() else "fn"
@@ -157,7 +157,9 @@ def _make_callable_function(fun):
             def takes():
                 pass
             takes.__signature__ = _operands_trimmed(op_for(target), spec.signature, fun)
-            signature = inspect.signature(functools.partial(takes, *fun.args, **fun.keywords))
+            renamed = KEYWORD_ALIASES.get(op_for(target), {})
+            signature = inspect.signature(functools.partial(
+                takes, *fun.args, **{renamed.get(k, k): v for k, v in fun.keywords.items()}))
         else:
             signature = inspect.signature(fun)
     except (TypeError, ValueError):

@@ -57,6 +57,39 @@ def test_partial_with_keywords(x64):
                                rtol=1e-12)
 
 
+def _jacobian_fd(f, x, eps=1e-6):
+    x = np.asarray(x, float)
+    cols = []
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        cols.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+@pytest.mark.parametrize("fn, x", [
+    (functools.partial(snp.reshape, shape=(3, 4)), A),
+    (functools.partial(snp.reshape, newshape=(2, 6)), A),
+    (functools.partial(snp.tensordot, A, axes=1), V),
+    (functools.partial(snp.einsum, "ij->j", optimize=True), A),
+    (functools.partial(functools.partial(snp.einsum, "i,i->"), V), V),
+    (functools.partial(snp.linalg.norm, ord=2), V),
+    (functools.partial(snp.transpose, axes=(1, 0)), A),
+    (functools.partial(snp.power, 2.0), V),
+])
+def test_partials_under_jacobians_and_vmap(x64, fn, x):
+    want = _jacobian_fd(fn, x)
+    np.testing.assert_allclose(secant.jacfwd(fn)(x), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(secant.jacrev(fn)(x), want, rtol=1e-6, atol=1e-9)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(secant.vmap(fn)(xs), [fn(x), fn(2 * x)], rtol=1e-12)
+
+
+def test_reshape_with_shape_keyword_in_user_code(x64):
+    g = secant.grad(lambda a: snp.sum(snp.reshape(a, shape=(3, 4)) ** 2))(A)
+    np.testing.assert_allclose(g, 2 * A, rtol=1e-12)
+
+
 # --- custom_jvp / custom_vjp in compositions -------------------------------------------------------
 @secant.custom_jvp
 def soft(x):
