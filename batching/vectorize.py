@@ -542,7 +542,8 @@ class BatchBuilder(Walker):
             self.batched, self.bound = set(before), set(bound)
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_b - before):
-                if loop not in bound:       # first assigned in the loop: nothing before
+                if loop not in bound:       # first assigned in the loop: nothing before, so
+                    self.batched.add(loop)  # a read of it sees an earlier iteration's value
                     continue
                 self.emit_batched(f"{loop} = broadcast_batch({loop}, {self.size})")
                 self.batched.add(loop)

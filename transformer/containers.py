@@ -238,6 +238,11 @@ class ContainerMixin:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and node.func.id == "split_at" and self.src.generated:
             self.item_kinds[name] = None        # an unbatched split_at's (head, tail): lists
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and \
+                isinstance(node.left, gast.List):
+            node = node.left                    # [0.0] * n
+        while isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+            node = node.value                   # out[i:]: a slice of a list is a list
         if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
                 isinstance(node, gast.Name) and node.id in self.list_names) or (
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
@@ -257,6 +262,9 @@ class ContainerMixin:
         if not isinstance(operand, ir.Expr):
             return False
         src = operand.src.strip()
+        sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
+        if sliced and sliced.group(1) in self.list_names:
+            return True                         # out[:i], out[i:][1:]: slices of a list
         return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
             and not src.startswith("((") and _is_display(src) \
             or src.startswith(("list(", "tuple(", "sorted(")) and src.endswith(")")
@@ -661,7 +669,11 @@ class ContainerMixin:
         indices (or keys), reading each item; None for any other loop."""
         it = stmt.iter
         what = None
-        if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) \
+        if _sorted_view(it, self.current):    # sorted(d.items()): over d's keys, sorted (a
+            base = self.operand(it.args[0].func.value)  # dict's keys are static and distinct)
+            if isinstance(base, ir.Var) and base.name in self.tracked:
+                what = "sorted_" + it.args[0].func.attr
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) \
                 and it.func.attr in ("items", "values", "keys") and not it.args:
             base = self.operand(it.func.value)
             if isinstance(base, ir.Var) and base.name in self.tracked:
@@ -749,6 +761,8 @@ class ContainerMixin:
         """The loop over a container's keys or indices (see container_iteration)."""
         if what == "by_index":
             return self.loop_by_index(stmt, body, *base)
+        ordered = what.startswith("sorted_")
+        what = what.removeprefix("sorted_")
         def item(container, i, hint=None):
             if isinstance(container, ir.Seq):
                 container = self.pack(container)
@@ -769,7 +783,8 @@ class ContainerMixin:
         if what in ("items", "values", "keys"):
             index = own or self.names.fresh("k")
             steps = self.names.fresh("keys")
-            self.out.append(ir.Plain(f"{steps} = list({base.name}.keys())", {steps},
+            order = "sorted" if ordered else "list"
+            self.out.append(ir.Plain(f"{steps} = {order}({base.name}.keys())", {steps},
                                      self.origin))
         else:
             index = own or self.names.fresh("i")
@@ -936,6 +951,16 @@ class ContainerMixin:
         version = self._new_version(user_name)
         self.current[user_name] = version
         return version
+
+
+def _sorted_view(it, local):
+    """Whether `it` is sorted(d.items()) or sorted(d.keys()) (Python's sorted, no key=): the
+    order of the distinct, static keys, never a comparison of d's values."""
+    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+        and it.func.id == "sorted" and "sorted" not in local and len(it.args) == 1 \
+        and not it.keywords and isinstance(it.args[0], gast.Call) \
+        and isinstance(it.args[0].func, gast.Attribute) \
+        and it.args[0].func.attr in ("items", "keys") and not it.args[0].args
 
 
 def _is_display(src):

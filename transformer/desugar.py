@@ -5,11 +5,13 @@
 - `y = a if c else b` -> `if c: y = a` / `else: y = b` (`return a if c else b` likewise; one
   inside a larger expression is first assigned to `chosen`);
 - `y[i] = v`, `y[i] += v` (-=, *=, /=) on a local array -> `y = y.at[i].set(v)` / `.add(v)`
-  (for jit too);
+  (for jit too); on a local list or dict no other name sees -> `l = l[:i] + [v] + l[i + 1:]` /
+  `d = d | {k: v}` (transformer/container_updates.py);
 - an early `return` -> the rest of the function moved into the branch that does not return
   (a short rest after a statement that only sometimes returns is copied into each path that
   goes on), and one `return result` at the end when the function returns in several places;
-  `return v` inside a loop -> a break, and `v` returned after the loop;
+  `return v` inside a loop -> a break, and `v` returned after the loop (a loop variable v
+  it reads copied from a fresh `item` first, over Python constants);
 - `break` / `continue` in a loop -> the rest of the iteration moved into the branch that goes
   on, and a flag (`looping`) that skips the remaining iterations after a break (flags
   `iterating` / `running` guard what follows a statement where only some paths continue or
@@ -30,6 +32,7 @@ conditional expressions into `if`s it can stage, and otherwise traces the user's
 """
 import ast
 import copy
+import inspect
 import types
 
 import gast
@@ -37,7 +40,8 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, nonlocals, objects, star_calls, vjp_calls
+from secant.transformer import (container_updates, depth, nonlocals, objects, star_calls,
+                                vjp_calls)
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -187,6 +191,8 @@ class _Desugarer:
                                     # run on secant arrays or tracers (transformer/runnable.py)
         self.lifted = {}            # name -> lifted function (a nested def only ever called)
         self.containers = set()     # locals bound to a list/dict/set (not arrays)
+        self.updatable = {}         # local -> "list" | "dict" | None: whether its item
+                                    # assignments rebuild it (transformer/container_updates.py)
         self.flag_uses = set()      # exit flags something reads
         self.tree_names = {}        # name -> secant.tree_util function the rewrites call
 
@@ -273,6 +279,10 @@ class _Desugarer:
                                                                value=v, type_comment=None))
         if isinstance(s, gast.Return) and isinstance(s.value, gast.IfExp):
             return self.if_expression(s, lambda v: gast.Return(value=v))
+        if not self.only_choices and isinstance(s, (gast.Assign, gast.AugAssign)):
+            rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
+            if rebuilt is not None:
+                return rebuilt
         if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):   # (jit too:
             # a traced array takes no item assignment)
             return self.item_update(s)
@@ -569,7 +579,7 @@ class _Desugarer:
         # the function moves into the branch where it ran to the end)
         ret = gast.copy_location(gast.Return(value=returned), returned)
         after = _at(returned, gast.If(test=_name(broke), body=[], orelse=[ret]))
-        return [init, s, gast.copy_location(after, returned)]
+        return getattr(s, "secant_before", []) + [init, s, gast.copy_location(after, returned)]
 
     def return_from_loop(self, s):
         """`return v` inside a loop -> `break` (the value is returned after the loop: every
@@ -591,13 +601,69 @@ class _Desugarer:
         targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
             if isinstance(s, gast.For) else set()
         read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
-        if targets & read:
+        first = self._first_item(s.iter) if targets & read else None
+        if targets & read and first is None:
             raise self.error(returns[0], f"a return of the loop variable "
-                             f"{sorted(targets & read)[0]} from inside the loop cannot be "
-                             "transformed yet; copy it into another variable first")
+                             f"{sorted(targets & read)[0]} from inside a loop over values that "
+                             "may be differentiated or batched cannot be transformed yet; "
+                             "give the result a value before the loop (result = 0.0 * x), "
+                             "assign it and break inside, and return it after the loop")
+        if targets & read:
+            s.secant_before = self.stable_loop_target(s, first)
         for r in returns:               # (in place: the statement lists of the loop body)
             _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
         return _at(returns[0], copy.deepcopy(value))
+
+    def _first_item(self, it):
+        """Source of the first item of a loop over Python constants that has one, run in
+        Python under every transform: a display of constants, enumerate/zip of such, a global
+        list or tuple of numbers and strings, a local bound once to a display; else None (not
+        range(...): jit stages a loop over it, and the returned index would become an int carry
+        of a lax.cond whose derivative does not match the float branch yet)."""
+        if isinstance(it, (gast.List, gast.Tuple)):
+            if it.elts and all(_constant(e) for e in it.elts):
+                return gast.unparse(it.elts[0]).strip()
+            return None
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
+                and it.func.id in ("enumerate", "zip") and it.args \
+                and self.src.resolve_name(it.func.id)[0] == "builtin" \
+                and not any(isinstance(m, gast.Name) and m.id == it.func.id
+                            and isinstance(m.ctx, gast.Store)
+                            for m in _walk_scope(self.node.body)):
+            firsts = [self._first_item(a) for a in it.args]
+            if None in firsts or (it.func.id == "enumerate" and len(firsts) != 1):
+                return None
+            return f"(0, {firsts[0]})" if it.func.id == "enumerate" else \
+                f"({', '.join(firsts)}{',' if len(firsts) == 1 else ''})"
+        if not isinstance(it, gast.Name) or it.id in self.params:
+            return None
+        stores = [n for n in _walk_scope(self.node.body) if isinstance(n, gast.Name)
+                  and n.id == it.id and isinstance(n.ctx, gast.Store)]
+        if not stores:
+            kind, value = self.src.resolve_name(it.id)
+            if kind in ("global", "closure") and isinstance(value, (list, tuple)) and value \
+                    and all(type(v) in (int, float, str, bool) for v in value):
+                return f"{it.id}[0]"
+            return None
+        values = [n.value for n in _walk_scope(self.node.body) if isinstance(n, gast.Assign)
+                  and len(n.targets) == 1 and any(t is m for t in n.targets for m in stores)]
+        if len(stores) == 1 and len(values) == 1 and self._first_item(values[0]) is not None:
+            return f"{it.id}[0]"
+        return None
+
+    def stable_loop_target(self, s, first):
+        """`for a in xs: ... return a * x` -> `a = xs[0]` / `for item in xs: a = item; ...`:
+        the iterations a break skips leave `a` as the returning one left it (a loop variable
+        would take the next items); a loop read after it needs a value before it (the first
+        item: xs is known not empty, so the first iteration assigns it anyway)."""
+        item = self.names.fresh("item")
+        before = _at(s, gast.Assign(targets=[copy.deepcopy(s.target)],
+                                    value=gast.parse(first, mode="eval").body,
+                                    type_comment=None))
+        copy_in = _at(s, gast.Assign(targets=[s.target], value=_name(item), type_comment=None))
+        s.target = _at(s, _name(item, True))
+        s.body = [copy_in] + s.body
+        return [before]
 
     def _read_after(self, s):
         end = getattr(s, "end_lineno", None) or 1 << 30
@@ -716,7 +782,7 @@ class _Desugarer:
                 out.append(s)
                 continue
             a = fdef.args
-            if fdef.decorator_list or a.vararg or a.kwarg or a.posonlyargs \
+            if fdef.decorator_list or a.posonlyargs \
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
                 out.append(s)
                 continue
@@ -735,12 +801,11 @@ class _Desugarer:
                 continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
+            # (after *args or keyword-only parameters: keyword-only, h(*zs, scale=2.0, y))
             by_keyword = bool(a.defaults) or any(
                 isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
-                and m.func.id == fdef.name for b in body for m in gast.walk(b))
-            if a.kwonlyargs:
-                out.append(s)
-                continue
+                and m.func.id == fdef.name for b in body for m in gast.walk(b)) \
+                or bool(a.vararg or a.kwonlyargs or a.kwarg)
             lifted = self._lift(fdef, free, by_keyword)
             if free and passing and not self._specialise_helpers(passing, lifted, free,
                                                                  by_keyword):
@@ -824,14 +889,16 @@ class _Desugarer:
                         m.func.id in local:
                     continue
                 kind, helper = self.src.resolve_name(m.func.id)
-                if kind == "unbound" or not higher_order.is_helper(helper):
+                converts = _converted_position(helper, m) if kind != "unbound" else None
+                if kind == "unbound" or not higher_order.is_helper(helper) and converts is None:
                     continue
                 slots = [(i, None, x) for i, x in enumerate(m.args)] + \
                     [(None, k.arg, k.value) for k in m.keywords]
                 for i, kw, x in slots:
                     if not isinstance(x, gast.Lambda) or not (_free_names(x) & local):
                         continue
-                    param = higher_order.param_of(helper, m, i, kw)
+                    param = higher_order.param_of(helper, m, i, kw) if converts is None else \
+                        _param_name(helper, i) if i == converts else None
                     if param is None:
                         continue
                     name = self.names.fresh(param)
@@ -880,6 +947,10 @@ class _Desugarer:
             if isinstance(call.func, gast.Name) and call.func.id not in local:
                 kind, obj = self.src.resolve_name(call.func.id)
                 helper = obj if kind != "unbound" else None
+            if _converted_position(helper, call) == index is not None and \
+                    sum(1 for c, _, _, _ in out if c is call) == 1:
+                sites.append((call, arg, _CLOSURE_ARGS, helper))
+                continue
             if not higher_order.is_helper(helper) or \
                     sum(1 for c, _, _, _ in out if c is call) != 1 or \
                     any(isinstance(x, gast.Starred) for x in call.args):
@@ -897,6 +968,11 @@ class _Desugarer:
         from secant.transformer import higher_order
         rewrites = []
         for call, arg, param, helper in passing:
+            if param is _CLOSURE_ARGS:      # odeint(f, y0, t, a): odeint(f, y0, t, a, theta)
+                if by_keyword:
+                    return False
+                rewrites.append((call, arg, None, None))
+                continue
             name = self.names.fresh(f"{helper.__name__}_{target.__name__}")
             try:
                 spec = higher_order.specialise(helper, param, target, free, by_keyword, name)
@@ -904,6 +980,9 @@ class _Desugarer:
                 return False
             rewrites.append((call, arg, spec, name))
         for call, arg, spec, name in rewrites:
+            if spec is None:
+                call.args = list(call.args) + [gast.copy_location(_name(v), call) for v in free]
+                continue
             self.lifted[name] = spec
             call.func = gast.copy_location(_name(name), call.func)
             call.args = [x for x in call.args if x is not arg]
@@ -957,8 +1036,13 @@ class _Desugarer:
     def _lift(self, fdef, free, by_keyword=False):
         fdef = copy.deepcopy(fdef)
         params = [gast.Name(v, gast.Param(), None, None) for v in free]
+        a = fdef.args
+        if a.vararg or a.kwonlyargs or a.kwarg:     # keyword-only, always passed
+            a.kwonlyargs = list(a.kwonlyargs) + params
+            a.kw_defaults = list(a.kw_defaults) + [None for _ in params]
+            params = []
         fdef.args.args = list(fdef.args.args) + params
-        if by_keyword:          # after parameters with defaults: `x=None`, always passed
+        if by_keyword and params:   # after parameters with defaults: `x=None`, always passed
             fdef.args.defaults = list(fdef.args.defaults) + [gast.Constant(None, None)
                                                              for _ in params]
         from secant.transformer.functionalize import _Printer
@@ -1292,6 +1376,15 @@ _INVERSE = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Lt: gast.GtE, gast.Gt
             gast.In: gast.NotIn, gast.NotIn: gast.In}
 
 
+def _constant(node):
+    """A number, string, bool or None written out, or a tuple of such."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    if isinstance(node, gast.Tuple):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, gast.Constant)
+
+
 def _negate(test):
     """`not test`, written as the opposite comparison where that is exact (i == 3 -> i != 3;
     not for < and friends: NaN makes `not a < b` differ from `a >= b`)."""
@@ -1367,3 +1460,27 @@ def _binds(fn):
     inner = list(fn.body) if isinstance(fn, gast.FunctionDef) else [fn.body]
     return {m.id for m in [*gast.walk(fn.args), *_walk_scope(inner)]
             if isinstance(m, gast.Name) and isinstance(m.ctx, (gast.Store, gast.Param))}
+
+
+# a library function that calls its function argument with the call's trailing positional
+# arguments after its own (odeint(func, y0, t, *args) calls func(y, t, *args)) says which
+# argument that is: `__secant_closure_args__ = 0`. A local function passed there that reads the
+# caller's locals is lifted and its free locals passed as more trailing arguments (JAX's
+# closure_convert), so their derivatives flow through the library's own rules for *args.
+_CLOSURE_ARGS = object()
+
+
+def _converted_position(helper, call):
+    position = getattr(helper, "__secant_closure_args__", None)
+    if position is None or any(isinstance(a, gast.Starred) for a in call.args) or \
+            len(call.args) <= position:
+        return None
+    return position
+
+
+def _param_name(helper, index):
+    try:
+        params = list(inspect.signature(helper, follow_wrapped=False).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[index] if index < len(params) else None

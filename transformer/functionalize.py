@@ -556,7 +556,7 @@ class _Rewriter:
     def rewrite_for(self, s, defined, later, guarded=()):
         it = s.iter
         if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and self.range_ok \
-                and not s.orelse and s.target.id not in later:
+                and not s.orelse and s.target.id not in later and not self._varargs(it.id):
             return self.rewrite_for_rows(s, defined, later)
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id == "range" and self.range_ok and not it.keywords
@@ -611,6 +611,13 @@ class _Rewriter:
         branch = gast.If(test=_parse_stmt(test, s).value, body=out, orelse=[s])
         return [gast.copy_location(branch, s)]
 
+
+    def _varargs(self, name):
+        """Whether `name` is the function's `*args` tuple (never a traced array), not rebound."""
+        vararg = getattr(self.src.node.args, "vararg", None)
+        return vararg is not None and vararg.id == name and not any(
+            isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+            for n in gast.walk(self.src.node))
 
     def rewrite_for_rows(self, s, defined, later):
         """`for row in xs` over a traced array: `for i in range(xs.shape[0]): row = xs[i]`, a

@@ -33,7 +33,7 @@ from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, COLLECTIVES,
-                                    COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
+                                    COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
 from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSourceError,
@@ -55,6 +55,24 @@ _UNSUPPORTED = {
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
+
+
+def _sum_start(node, src):
+    """The `start` of a call sum(items, start) (or start=...), None when there is none."""
+    starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
+    if len(node.args) > 2 or len(starts) > 1 or any(k.arg != "start" for k in node.keywords):
+        raise src.error(node, "bad arguments for sum(): sum(items) or sum(items, start)")
+    return starts[0] if starts else None
+
+
+def _sum_chain(node, items, start):
+    """sum([a, b], s) as Python adds it: (s + a) + b."""
+    total = start
+    for item in items.elts:
+        total = gast.BinOp(left=total, op=gast.Add(), right=item)
+        gast.copy_location(total, node)
+        total.end_lineno, total.end_col_offset = node.end_lineno, node.end_col_offset
+    return total
 
 
 def _value_names(node):
@@ -103,6 +121,8 @@ class Normaliser(ContainerMixin):
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
+        self.held = {}              # m = C(a): user name -> (version, C's source), the object
+                                    # read as its dict of fields (transformer/user_objects.py)
         self.trees = set()          # versions that may be pytrees (a lowered loop's carries)
         self.lowered = False        # a derivative's lax loop read as a scan (loop_lowering.py)
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
@@ -362,6 +382,11 @@ class Normaliser(ContainerMixin):
             result = self.comprehension(value, name=target.id)      # built in the user's name
             if self.current.get(target.id) != getattr(result, "name", None):
                 self.bind_name(target.id, result)
+        elif isinstance(target, gast.Name) and (held := user_objects.held_object(
+                self._resolve, self._tracked_names_in, self.node, target, value)):
+            made, base = held
+            self.bind_name(target.id, self.operand(made))       # m = C(a): its fields
+            self.held[target.id] = (self.current[target.id], base)
         elif isinstance(target, gast.Name):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
@@ -627,23 +652,23 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.For(target, steps, body, carried, self.origin))
 
     def comprehension_sum(self, node, comp):
-        """sum(f(w) for w, b in params) (or of a list comprehension): a loop adding into a
-        running total, as a Python sum does."""
-        if len(node.args) == 1 and not node.keywords and (
-                len(comp.generators) != 1 or comp.generators[0].ifs):
+        """sum(f(w) for w, b in params) (or of a list comprehension; `sum(..., start)`): a
+        loop adding into a running total that starts at `start` (0), as a Python sum does."""
+        start = _sum_start(node, self.src)
+        if start is None and (len(comp.generators) != 1 or comp.generators[0].ifs):
             items = self.comprehension(comp)    # the list first (containers.py), then its sum
             return self._emit("add_n", {"arrays": items}, {}) if isinstance(items, ir.Var) \
                 else ir.Expr(f"sum({items.src})")
         if len(comp.generators) != 1 or comp.generators[0].ifs or comp.generators[0].is_async:
             raise self.src.error(comp, "sum() of a comprehension is differentiated for one "
                                  "`for` without `if`; write the loop out")
-        if len(node.args) != 1 or node.keywords:
-            raise self.src.error(node, "sum() of a comprehension is differentiated without a "
-                                 "start value; add it afterwards")
         gen = comp.generators[0]
         total = self.names.fresh("total")
-        self.out.append(ir.Plain(f"{total} = 0", {total}, self.origin))
-        self.current[total] = total
+        if start is None:
+            self.out.append(ir.Plain(f"{total} = 0", {total}, self.origin))
+            self.current[total] = total
+        else:
+            self.bind_name(total, self.operand(start))
         scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
         add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
@@ -1038,6 +1063,11 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        if isinstance(node.value, gast.Name) and node.value.id in self.held and \
+                self.current.get(node.value.id) == self.held[node.value.id][0]:
+            field = gast.Subscript(value=node.value, slice=gast.Constant(node.attr, None),
+                                   ctx=gast.Load())         # m.w of a held object: m["w"]
+            return self.operand(gast.copy_location(field, node))
         base = self.operand(node.value)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
@@ -1199,6 +1229,8 @@ class Normaliser(ContainerMixin):
         if at is not None:
             return self.at_update(node, *at)
         built = user_objects.in_place_call(self._resolve, self._tracked_names_in, node)
+        if built is None:
+            built = user_objects.held_call(node, self.held, self.current)  # m(x), m.apply(x)
         if built is not None:       # C(a)(x), C(a).m(x): the object as its fields
             return self.call(built)
         if isinstance(func, gast.Attribute):
@@ -1588,21 +1620,9 @@ class Normaliser(ContainerMixin):
                                                                 for k in node.keywords):
             raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "
                                  "supported; pass arguments explicitly")
-        if opname == "add_n" and args and isinstance(args[0], (gast.GeneratorExp, gast.ListComp)):
-            if not _names_in(args[0]) & {k for k, v in self.current.items() if v in self.tracked}:
-                return self._inactive(node)
-            return self.comprehension_sum(node, args[0])
-        if opname == "add_n" and len(args) == 1 and not isinstance(args[0], (gast.List,
-                                                                             gast.Tuple)):
-            arg = self.operand(args[0])             # sum(b) of a tracked list
-            if isinstance(arg, ir.Var) and self.is_container(arg):
-                return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
-            if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
-                return self._inactive(node)
-        if opname == "add_n":
-            if len(args) != 1 or not isinstance(args[0], (gast.List, gast.Tuple)):
-                raise self.src.error(node, "sum() of arrays is differentiated for a list "
-                                     "literal, e.g. sum([a, b, c]); use snp.sum for an array")
+        if opname == "add_n" and (len(args) != 1 or node.keywords
+                                  or not isinstance(args[0], (gast.List, gast.Tuple))):
+            return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) != 2:
@@ -1611,8 +1631,10 @@ class Normaliser(ContainerMixin):
         # precision= (jax's dot/matmul/einsum/conv): accepted and ignored, as on CPU XLA
         keywords = [k for k in node.keywords
                     if k.arg != "precision" or "precision" in spec.signature.parameters]
+        renamed = KEYWORD_ALIASES.get(opname, {})
         try:
-            bound = spec.signature.bind(*args, **{k.arg: k.value for k in keywords})
+            bound = spec.signature.bind(*args, **{renamed.get(k.arg, k.arg): k.value
+                                                  for k in keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}
@@ -1647,6 +1669,36 @@ class Normaliser(ContainerMixin):
                 and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
         return out
+
+    def builtin_sum(self, node, args):
+        """Python's sum(items) / sum(items, start) of differentiated values: a comprehension
+        is a loop adding into a total (comprehension_sum), a list literal a chain of +
+        ((start + a) + b), a tracked list an add_n; with a start, otherwise start + sum(items)."""
+        start = _sum_start(node, self.src)
+        if not args:
+            raise self.src.error(node, "sum() takes the items to add")
+        items = args[0]
+        if isinstance(items, (gast.GeneratorExp, gast.ListComp)):
+            if not _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+                return self._inactive(node)
+            if start is None or (len(items.generators) == 1 and not items.generators[0].ifs):
+                return self.comprehension_sum(node, items)
+        if isinstance(items, (gast.List, gast.Tuple)):
+            return self.operand(_sum_chain(node, items, start))
+        if start is not None:           # start + sum(items)
+            plain = gast.copy_location(gast.Call(func=node.func, args=[items], keywords=[]),
+                                       node)
+            total = gast.copy_location(gast.BinOp(left=start, op=gast.Add(), right=plain), node)
+            for n in (plain, total):
+                n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            return self.operand(total)
+        arg = self.operand(items)               # sum(b) of a tracked list
+        if isinstance(arg, ir.Var) and self.is_container(arg):
+            return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
+        if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
+            return self._inactive(node)
+        raise self.src.error(node, "sum() of arrays is differentiated for a list or a "
+                             "comprehension, e.g. sum([a, b, c]); use snp.sum for an array")
 
     def at_update(self, node, base_node, index_node, method):
         if method == "get" and not node.keywords and not node.args:       # x.at[i].get(): x[i]

@@ -11,9 +11,11 @@ constants; an `__init__` that only sets `self.field = ...`) this module writes
         return {"a": self_a}
 
 and the call is read as `C._secant_fields_form.__call__(C._secant_fields_form.
-__init__(a), x)`, so derivatives and batching flow through the fields. Any other class (or an
-instance held in a variable) keeps the normaliser's clear error: never a constant object, whose
-derivative would be a silent zero.
+__init__(a), x)`, so derivatives and batching flow through the fields. An object held in a
+local (`m = C(a)`, then `m(x)`, `m.apply(x)`, `m.w`) is read the same way, as its dict of
+fields, when that local is bound once and used only in those forms (`held_object`): it never
+escapes either. Any other class or use keeps the normaliser's clear error: never a constant
+object, whose derivative would be a silent zero.
 """
 import copy
 import dataclasses
@@ -83,6 +85,7 @@ def _build(cls):
     for name, src in sources.items():
         setattr(ns, name, _rewrite(cls, src, members[name], name, fields, set(sources),
                                    constants, ns))
+    ns.__fields__ = tuple(fields)
     return ns
 
 
@@ -94,6 +97,9 @@ def _dataclass_init(cls):
             raise NotEligible(f"dataclass field {f.name}")
         if f.default is dataclasses.MISSING:
             params.append(f.name)
+        elif type(f.default) in (int, float, bool, str, type(None)) and \
+                repr(f.default) not in ("nan", "inf", "-inf"):
+            params.append(f"{f.name}={f.default!r}")    # written out (no closure to carry)
         else:
             free[f"default_{f.name}"] = f.default
             params.append(f"{f.name}=default_{f.name}")
@@ -246,5 +252,78 @@ def in_place_call(src_resolve, tracked, node):
     new = gast.Call(func=target, args=[made] + list(node.args), keywords=node.keywords)
     for n in gast.walk(new):
         if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr,)):
+            gast.copy_location(n, node)
+    return new
+
+
+def held_object(src_resolve, tracked, fnode, target, value):
+    """For `m = C(a)` (`target` = value) in the function `fnode`, with C a simple user class and
+    `a` holding tracked values: (the call building m's dict of fields, `C`'s source), when `m`
+    is bound only there and read only as `m(...)`, `m.method(...)` and `m.field` (so the dict
+    never escapes as a value); else None."""
+    if not (isinstance(target, gast.Name) and isinstance(value, gast.Call)) or \
+            not any(tracked(a) for a in value.args + [k.value for k in value.keywords]):
+        return None
+    cls = src_resolve(value.func)
+    ns = functional_form(cls) if inspect.isclass(cls) else None
+    if ns is None or not hasattr(ns, "__init__") or not _used_as_object(fnode, target, ns):
+        return None
+    base = gast.unparse(value.func).strip()
+    init = gast.parse(f"({base}).{AUTO}.__init__").body[0].value
+    made = gast.Call(func=init, args=value.args, keywords=value.keywords)
+    for n in gast.walk(made):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, value)
+    return made, base
+
+
+def _used_as_object(fnode, target, ns):
+    name = target.id
+    parents = {}
+    for n in gast.walk(fnode):
+        for c in gast.iter_child_nodes(n):
+            parents[c] = n
+    for n in gast.walk(fnode):
+        if not (isinstance(n, gast.Name) and n.id == name) or n is target:
+            continue
+        if not isinstance(n.ctx, gast.Load):
+            return False                # bound again
+        p = parents.get(n)
+        scope = p
+        while scope is not None and scope is not fnode:
+            if isinstance(scope, (gast.FunctionDef, gast.Lambda, gast.GeneratorExp)):
+                return False            # read later by a nested function or generator
+            scope = parents.get(scope)
+        if isinstance(p, gast.Call) and p.func is n and hasattr(ns, "__call__"):
+            continue                    # m(x)
+        if isinstance(p, gast.Attribute) and p.value is n and isinstance(p.ctx, gast.Load):
+            q = parents.get(p)
+            if isinstance(q, gast.Call) and q.func is p and p.attr in vars(ns) \
+                    and not p.attr.startswith("__"):
+                continue                # m.apply(x)
+            if p.attr in ns.__fields__ and not (isinstance(q, gast.Call) and q.func is p):
+                continue                # m.w
+        return False
+    return True
+
+
+def held_call(node, held, current):
+    """`m(x)` -> `C.AUTO.__call__(m, x)`, `m.apply(x)` -> `C.AUTO.apply(m, x)` for a local m
+    in `held` (user name -> (version, C's source)) still bound to that object; else None."""
+    func = node.func
+    if isinstance(func, gast.Name):
+        me, method = func, "__call__"
+    elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        me, method = func.value, func.attr
+    else:
+        return None
+    hit = held.get(me.id)
+    if hit is None or current.get(me.id) != hit[0]:
+        return None
+    target = gast.parse(f"({hit[1]}).{AUTO}.{method}").body[0].value
+    new = gast.Call(func=target, args=[gast.Name(me.id, gast.Load(), None, None)] +
+                    list(node.args), keywords=node.keywords)
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)
     return new

@@ -1,0 +1,200 @@
+"""Item assignment on a local list or dict, rewritten to rebuild the container (desugar).
+
+`l[i] = v` -> `l = l[:i] + [v] + l[i + 1:]`, `l[i] += v` -> `l = l[:i] + [l[i] + v] + ...`,
+`d[k] = v` -> `d = d | {k: v}` (a new key goes last, an old one keeps its place, as Python's
+item assignment does). The rebuilt container is a new value, so the rewrite means what Python
+means only where no other name can see the old one: `l` is a local bound only to fresh lists
+(a display, a comprehension, list(...), a concatenation, [0.0] * n) or fresh dicts, read by no nested
+function, and until its last item assignment read only through `l[...]`, `len(l)` and calls
+that cannot keep it (sum(l), snp.stack(l), print(l)); a loop that assigns its items does not
+hand it out either. Anything else is left as written, and the normaliser refuses it.
+"""
+import gast
+
+from secant.transformer.hygiene import SCOPES, walk, walk_scope
+
+_FRESH_LIST_CALLS = {"list", "sorted"}
+_FRESH_DICT_CALLS = {"dict"}
+# builtins that read a list without keeping it (lazy ones, enumerate/zip/iter/reversed, keep it)
+_READING_BUILTINS = {"len", "sum", "max", "min", "print", "sorted", "list", "tuple", "any", "all",
+                     "str", "repr"}
+
+
+def rewrite(d, s):
+    """The statements that replace `s`, an item assignment `name[key] = v` (or `+=`, ...) on a
+    local list or dict (d: the desugarer), or None to leave it as written."""
+    target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+    if isinstance(s, gast.Assign) and len(s.targets) != 1:
+        return None
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)) or \
+            isinstance(target.slice, gast.Slice) or _has_effects(target.slice):
+        return None
+    name = target.value.id
+    if name not in d.updatable:     # read before the first rewrite changes the body
+        d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+    kind = d.updatable[name]
+    if kind is None:
+        return None
+    value = s.value
+    if isinstance(s, gast.AugAssign):       # l[i] += v: the item read, then rebound
+        value = gast.BinOp(left=gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
+                                               slice=target.slice, ctx=gast.Load()),
+                           op=s.op, right=value)
+    key = gast.unparse(target.slice).strip()
+    item = d.names.fresh("item")        # a placeholder for the user's own node (and lines)
+    if kind == "dict":
+        text = f"{name} = {name} | {{{key}: {item}}}"
+    else:
+        text = f"{name} = {_rebuilt_list(name, target.slice, key, item)}"
+    new = gast.parse(text).body[0]
+    for n in walk(new.value):
+        for field in ("elts", "values"):
+            items = getattr(n, field, None) or []
+            for k, e in enumerate(items):
+                if isinstance(e, gast.Name) and e.id == item:
+                    items[k] = value
+    d.names.taken.discard(item)
+    d.changed = True
+    return d.statement(_located(new, s))
+
+
+def _rebuilt_list(name, index, key, item):
+    if isinstance(index, gast.Constant) and type(index.value) is int:
+        k = index.value
+        if k == 0:
+            return f"[{item}] + {name}[1:]"
+        if k == -1:
+            return f"{name}[:-1] + [{item}]"
+        return f"{name}[:{k}] + [{item}] + {name}[{k + 1}:]"
+    # an index only known when it runs may be negative: l[i:][1:] is right for i == -1 too
+    return f"{name}[:{key}] + [{item}] + {name}[{key}:][1:]"
+
+
+def _located(node, like):
+    for m in walk(node):
+        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
+            gast.copy_location(m, like)
+            m.end_lineno = getattr(like, "end_lineno", m.lineno)
+            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
+    return node
+
+
+def _has_effects(node):
+    """Whether evaluating `node` twice could differ from once (a call, a walrus, a yield)."""
+    return any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await))
+               for n in walk(node))
+
+
+def _kind(d, name):
+    """"list" or "dict" when every binding of the local `name` is a fresh one of that kind."""
+    if name in d.params or name in d.src.closure:
+        return None
+    kinds = set()
+    for n in walk_scope(d.node.body):
+        if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+            return None
+        if isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
+                                              for t in n.targets):
+            if len(n.targets) != 1:
+                return None
+            kinds.add(_fresh_kind(n.value))
+        elif isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store,
+                                                                             gast.Del)):
+            if not _bound_by_plain_assign(d.node.body, n):
+                return None
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
+def _bound_by_plain_assign(body, name_node):
+    return any(isinstance(n, gast.Assign) and any(t is name_node for t in n.targets)
+               for n in walk_scope(body))
+
+
+def _fresh_kind(value):
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return "list"
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return "dict"
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        if value.func.id in _FRESH_LIST_CALLS:
+            return "list"
+        if value.func.id in _FRESH_DICT_CALLS:
+            return "dict"
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and \
+            "list" in (_fresh_kind(value.left), _fresh_kind(value.right)):
+        return "list"
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and \
+            "list" in (_fresh_kind(value.left), _fresh_kind(value.right)):
+        return "list"                   # [0.0] * n
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.BitOr) and \
+            "dict" in (_fresh_kind(value.left), _fresh_kind(value.right)):
+        return "dict"
+    return None
+
+
+def _unaliased(d, name):
+    """Whether no other name can see `name`'s container when an item assignment changes it."""
+    body = d.node.body
+    parents = {}
+    for n in walk(gast.Module(body=body, type_ignores=[])):
+        for c in gast.iter_child_nodes(n):
+            parents[c] = n
+    updates = [s for s in walk_scope(body) if isinstance(s, (gast.Assign, gast.AugAssign))
+               and _updates(s, name)]
+    if not updates:
+        return False
+    last = max(s.end_lineno for s in updates)
+    loops = [s for s in walk_scope(body) if isinstance(s, (gast.For, gast.While))
+             and any(u in set(walk_scope(s.body)) for u in updates)]
+    for n in walk(gast.Module(body=body, type_ignores=[])):
+        if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
+            continue
+        if _in_nested_function(n, parents):
+            return False
+        parent = parents.get(n)
+        if isinstance(parent, gast.Subscript) and parent.value is n:
+            continue                    # l[i]: an item read (or the assignment's own target)
+        if _read_by_call(d, n, parent):
+            continue
+        if n.lineno <= last or any(n in set(walk(loop)) for loop in loops):
+            return False
+    return True
+
+
+def _updates(s, name):
+    target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
+        target.value.id == name
+
+
+def _in_nested_function(n, parents):
+    p = parents.get(n)
+    while p is not None:
+        if isinstance(p, SCOPES) and not isinstance(p, (gast.ListComp, gast.SetComp,
+                                                        gast.DictComp)):
+            return True                 # a def, lambda or generator may read it later
+        p = parents.get(p)
+    return False
+
+
+def _read_by_call(d, n, call):
+    """Whether `n` is an argument of a call that reads it without keeping it: len(l),
+    sum(l), a NumPy or secant.numpy function (snp.stack(l))."""
+    if not (isinstance(call, gast.Call) and n in call.args):
+        return False
+    func = call.func
+    if isinstance(func, gast.Name):
+        return func.id in _READING_BUILTINS and not _is_local(d, func.id) and \
+            d.src.resolve_name(func.id)[0] == "builtin"
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    if not isinstance(func, gast.Name) or _is_local(d, func.id):
+        return False
+    module = getattr(d.src.resolve_name(func.id)[1], "__name__", "") or ""
+    return module.split(".")[0] == "numpy" or module.startswith("secant.numpy")
+
+
+def _is_local(d, name):
+    return name in d.params or any(isinstance(n, gast.Name) and n.id == name
+                                   and isinstance(n.ctx, gast.Store)
+                                   for n in walk_scope(d.node.body))
