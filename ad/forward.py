@@ -15,56 +15,38 @@ import re
 
 from secant.ad import einsum_rules, index_modes
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
-from secant.ad.reverse import Line, _dead_code_eliminated, _defined_in, _is_literal_number, _src
 from secant.ad.stacks import stacks_of
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
+from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
+                                       is_literal_number, src)
 
 # generate() modes: "jvp" returns (out, out_dot); "jvp_scan" is the layout of a lax.scan body,
 # ((carry, carry_dot), (y, y_dot)), so the scan carries the pair directly
 MODES = ("jvp", "jvp_scan")
 
 
-class ForwardBuilder:
+class ForwardBuilder(Walker):
+    label = "Jvp of"
+
     def __init__(self, fn, names, jvp_of_callee):
-        self.fn = fn
-        self.names = names
+        super().__init__(fn, names)
         self.jvp_of_callee = jvp_of_callee  # (callee, positions, mode) -> its name in the code
-        self.lines = []
         self.dots = {}                      # variable -> name of its tangent
         self.dot_names = {}
-        self.indent = 1
-        self.origin = None
-        self.slot = None                    # where the current user line's comment goes
-        self.last_comment = None
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
         self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
 
     # --- emission ---------------------------------------------------------------------------
-    def emit(self, code):
-        self.lines.append(Line(code, self.indent, origin=self.origin))
-
-    def start(self, origin):
-        """A new user line: a slot for its `# Jvp of:` comment, filled once it has tangent code."""
-        if origin is not None and origin.text != self.last_comment:
-            self.slot = Line("", self.indent, "slot")
-            self.slot.text = origin.text
-            self.lines.append(self.slot)
-            self.last_comment = origin.text
-
     def emit_dot(self, code):
-        if self.slot is not None and self.slot.kind == "slot":
-            self.slot.kind, self.slot.code = "comment", f"# Jvp of: {self.slot.text}"
+        """A tangent line: the user line it comes from goes above it."""
+        self.mark()
         self.emit(code)
 
     def emit_call(self, code):
-        """A tangent line holding a (long) call: arguments on a continuation line when it
-        would pass 100 columns."""
-        head, sep, args = code.partition("(")
-        if sep and len(code) + 4 * self.indent > 100 and " = " in head:
-            code = f"{head}(\n    {args}"
-        self.emit_dot(code)
+        """A tangent line holding a (long) call."""
+        self.emit_dot(self.wrapped(code))
 
     def dot_name(self, var):
         """`x_dot` for x (or the next free `x_dot_N` when the function already uses x_dot)."""
@@ -100,25 +82,10 @@ class ForwardBuilder:
         return None
 
     # --- statements ---------------------------------------------------------------------------
-    def block(self, stmts):
-        for s in stmts:
-            self.origin = s.origin
-            self.start(s.origin)
-            if isinstance(s, ir.Plain) and s.stack:
-                self.stack(s)
-            elif isinstance(s, ir.Plain):
-                self.emit(s.code)
-                self.new_stack(s)
-            elif isinstance(s, ir.Op):
-                self.op(s)
-            elif isinstance(s, ir.If):
-                self.if_(s)
-            elif isinstance(s, (ir.For, ir.While)):
-                self.loop(s)
-
-    def new_stack(self, s):
-        """`x_stack = []` of a derivative whose loop saves differentiated values: a stack of
-        their tangents beside it."""
+    def plain(self, s):
+        """A plain line as is; `x_stack = []` of a derivative whose loop saves differentiated
+        values gets a stack of their tangents beside it."""
+        self.emit(s.code)
         head, _, rest = s.code.partition(" = ")
         if rest == "[]" and head in self.stacks:
             self.emit_dot(f"{self.stack_dot(head)} = []")
@@ -146,7 +113,7 @@ class ForwardBuilder:
 
     def render(self, op, operands=None):
         spec = OPS[op.op]
-        rendered = {k: _src(v) for k, v in op.operands.items()}
+        rendered = {k: src(v) for k, v in op.operands.items()}
         rendered.update(operands or {})
         if op.op == "call":
             return f"{op.callee_name}({call_args(rendered)})"
@@ -181,7 +148,7 @@ class ForwardBuilder:
                 return f"({inner},)" if len(items) == 1 else f"({inner})"
             return f"[{inner}]"
         t = self.tangent(o)
-        return t if t is not None else f"zeros_like_tree({_src(o)})"
+        return t if t is not None else f"zeros_like_tree({src(o)})"
 
     def op_pack(self, op):
         self.set_dot(op.targets[0], self.container_tangent(op.operands["items"]))
@@ -193,7 +160,7 @@ class ForwardBuilder:
         present = [p for p in params if dots[p] is not None]
         if present:
             fill = {"subscripts": op.statics["subscripts"],
-                    **{p: _src(op.operands[p]) for p in params},
+                    **{p: src(op.operands[p]) for p in params},
                     **{f"{p}_dot": dots[p] for p in present}}
             rules = einsum_rules.jvp_templates(params)
             self.set_dot(op.targets[0], " + ".join(rules[p].format(**fill) for p in present))
@@ -233,7 +200,7 @@ class ForwardBuilder:
         fill = {"ans": op.targets[0]}
         for p in spec.params:
             if p in op.operands:
-                fill[p] = _src(op.operands[p])
+                fill[p] = src(op.operands[p])
             elif p in op.statics:
                 fill[p] = op.statics[p]
             else:
@@ -275,7 +242,7 @@ class ForwardBuilder:
         x, y = op.operands.get("x"), op.operands.get("y")
         if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
             return {"x": "2 * {x} * {x_dot}", "y": None}
-        if op.op == "power" and _is_literal_number(y) and y.src != "None":
+        if op.op == "power" and is_literal_number(y) and y.src != "None":
             try:
                 n = float(y.src)
             except ValueError:
@@ -293,7 +260,7 @@ class ForwardBuilder:
         for key in ("condition", "pred"):
             if key in op.statics:
                 others.append(ir.Expr(op.statics[key]))
-        return any(not _is_literal_number(o) for o in others)
+        return any(not is_literal_number(o) for o in others)
 
     # --- structure ------------------------------------------------------------------------------
     def op_field(self, op):
@@ -333,7 +300,6 @@ class ForwardBuilder:
     def call(self, op):
         """A user function: its own generated jvp, on the tangents of the arguments that have
         one."""
-        from secant.transforms import generate
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
@@ -344,9 +310,9 @@ class ForwardBuilder:
             return
         positions = tuple(position[k] for k in keys)
         name = self.jvp_of_callee(op.callee, positions, "jvp")
-        tangent_params, keyword, n_primal = _tangent_params(generate(op.callee, positions, "jvp"),
+        tangent_params, keyword, n_primal = _tangent_params(self.jvp_of_callee.generated[name],
                                                             len(keys))
-        args = call_args({k: _src(v) for k, v in op.operands.items()})
+        args = call_args({k: src(v) for k, v in op.operands.items()})
         if not keyword and all(k.startswith("arg") for k in op.operands) \
                 and len(op.operands) == n_primal:
             tangents = ", ".join(self.tangent(op.operands[k]) for k in keys)
@@ -359,18 +325,12 @@ class ForwardBuilder:
     def if_(self, s):
         before = dict(self.dots)
         results = []
-        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
-        for k, body in enumerate((s.body, s.orelse)):
-            if k == 1:
-                self.lines.append(Line("else:", self.indent, "block"))
+        for _, body in self.branches(s):
             self.dots = dict(before)
-            self.indent += 1
-            self.last_comment = None
             self.block(body)
             results.append((len(self.lines), dict(self.dots)))
-            self.indent -= 1
         # a variable both branches define, with a tangent in one only: zeros in the other
-        defined = [_defined_in(s.body), _defined_in(s.orelse)]
+        defined = [defined_in(s.body), defined_in(s.orelse)]
         new = {}
         for k, (_, dots) in enumerate(results):
             for v, n in dots.items():
@@ -386,7 +346,6 @@ class ForwardBuilder:
         self.lines[end_else:end_else] = inserts[1]
         self.lines[end_body:end_body] = inserts[0]
         self.dots = {**before, **new}
-        self.last_comment = None
 
     def loop(self, s):
         """A Python for/while loop: the tangents of the loop variables are carried like the
@@ -402,12 +361,7 @@ class ForwardBuilder:
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_dot - before.keys()):
                 self.set_dot(loop, f"zeros_like_tree({loop})")
-            if isinstance(s, ir.For):
-                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
-            else:
-                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
-            self.indent += 1
-            self.last_comment = None
+            self.loop_header(s)
             self.assigned.append(set())
             self.block(s.body)
             assigned = self.assigned.pop()
@@ -443,7 +397,7 @@ class ForwardBuilder:
         if not positions:
             return False
         jvps = [self.jvp_of_callee(fn, tuple(positions), "jvp") for fn in op.callee]
-        call_args_ = ", ".join([_src(a) for a in args] + [self.tangent(args[p]) for p in positions])
+        call_args_ = ", ".join([src(a) for a in args] + [self.tangent(args[p]) for p in positions])
         if op.op == "cond":
             call = f"lax.cond({op.statics['pred']}, {jvps[0]}, {jvps[1]}, {call_args_})"
         else:
@@ -457,13 +411,13 @@ class ForwardBuilder:
         """(closed sources, consts sources, positions of closed values with tangents, their
         tangents) for a loop body whose own parameters come first (`first` of them)."""
         closed, consts = self._closed(op)
-        extra = [_src(c) for c in closed] + [_src(c) for c in consts]
+        extra = [src(c) for c in closed] + [src(c) for c in consts]
         active = [j for j, c in enumerate(closed) if self.tangent(c) is not None]
         return extra, [first + j for j in active], [self.tangent(closed[j]) for j in active]
 
     def _carry_pair(self, init):
         t = self.tangent(init)
-        return f"({_src(init)}, {t if t is not None else zeros(init)})"
+        return f"({src(init)}, {t if t is not None else zeros(init)})"
 
     def cf_fori_loop(self, op):
         init = op.operands["init"]
@@ -506,7 +460,7 @@ class ForwardBuilder:
         own = [f"{c}[0]", f"{x}[0]" if xs_dot is not None else x]
         dots = [f"{c}[1]"] + ([f"{x}[1]"] if xs_dot is not None else [])
         inner = ", ".join(own + extra + dots + closed_dots)
-        xs_src = f"({_src(xs)}, {xs_dot})" if xs_dot is not None else _src(xs)
+        xs_src = f"({src(xs)}, {xs_dot})" if xs_dot is not None else src(xs)
         extra_kw = "".join(f", {k}={op.statics[k]}" for k in ("length", "reverse", "unroll")
                            if k in op.statics)
         call = (f"lax.scan(lambda {c}, {x}: {body}({inner}), {self._carry_pair(init)}, "
@@ -533,10 +487,10 @@ class ForwardBuilder:
         x = self.names.fresh("x")
         if xs_dot is not None:
             inner = ", ".join([f"{x}[0]"] + extra + [f"{x}[1]"] + closed_dots)
-            xs_src = f"({_src(xs)}, {xs_dot})"
+            xs_src = f"({src(xs)}, {xs_dot})"
         else:
             inner = ", ".join([x] + extra + closed_dots)
-            xs_src = _src(xs)
+            xs_src = src(xs)
         self.assign_pair(op, f"lax.map(lambda {x}: {body}({inner}), {xs_src})", "map_out")
         return True
 
@@ -556,13 +510,13 @@ def zeros(operand):
     if isinstance(operand, ir.Seq):
         inner = ", ".join(zeros(i) for i in operand.items)
         return f"({inner},)" if len(operand.items) == 1 else f"({inner})"
-    return f"zeros_like_tree({_src(operand)})"
+    return f"zeros_like_tree({src(operand)})"
 
 
 def _output(b, value):
     """(primal source, tangent source) of a returned value (zeros where it has no tangent)."""
     t = b.tangent(value)
-    return _src(value), t if t is not None else zeros(value)
+    return src(value), t if t is not None else zeros(value)
 
 
 def _signature(fn, wrt, b):
@@ -618,6 +572,6 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
         out, out_dot = _output(b, result)
         ret = f"return {out}, {out_dot}"
         if has_aux:
-            ret += f", {_src(aux)}"
+            ret += f", {src(aux)}"
     b.lines.append(Line(ret, 1))
-    return _dead_code_eliminated(b.lines), args_src
+    return dead_code_eliminated(b.lines), args_src

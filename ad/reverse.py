@@ -18,97 +18,19 @@ from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
+from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
+                                       fill_slot, is_literal_number, src)
 
 
-class Line:
-    """One generated statement (or comment / block opener) and the names it reads and writes."""
+class ReverseBuilder(Walker, StackReverse):
+    label = "Grad of"
 
-    def __init__(self, code, indent=0, kind="stmt", origin=None):
-        self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
-        self.uses, self.defines = set(), set()
-        if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-            for n in ast.walk(ast.parse(code + "\n    pass")):
-                if isinstance(n, ast.Name):
-                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
-        if kind == "stmt":
-            tree = ast.parse(code)
-            if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
-                self.defines.add(tree.body[0].name)
-                self.uses = _free_names(tree.body[0])     # (its own locals are not read)
-                return
-            for n in ast.walk(tree):
-                if isinstance(n, ast.Name):
-                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
-
-
-def _free_names(fdef):
-    """The names a nested def reads from the enclosing scope (lambdas' and nested defs' too)."""
-    def scope_nodes(node):
-        stack = list(ast.iter_child_nodes(node))
-        while stack:
-            n = stack.pop()
-            yield n
-            if not isinstance(n, (ast.FunctionDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(n))
-    own, loads, inner = set(), set(), set()
-    for a in ast.walk(fdef.args):
-        if isinstance(a, ast.arg):
-            own.add(a.arg)
-    defaults = fdef.args.defaults + [d for d in fdef.args.kw_defaults if d is not None]
-    body = fdef.body if isinstance(fdef.body, list) else [fdef.body]
-    for stmt in body:
-        for n in [stmt, *scope_nodes(stmt)]:
-            if isinstance(n, ast.Name):
-                (own if isinstance(n.ctx, (ast.Store, ast.Del)) else loads).add(n.id)
-            elif isinstance(n, (ast.FunctionDef, ast.Lambda)):
-                if isinstance(n, ast.FunctionDef):
-                    own.add(n.name)
-                inner |= _free_names(n)
-    outer = {n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name)}
-    return ((loads | inner) - own) | outer
-
-
-def _src(o):
-    if isinstance(o, ir.Var):
-        return o.name
-    if isinstance(o, ir.Seq) and o.kind == "dict":
-        return "{" + ", ".join(f"{k}: {_src(i)}" for k, i in zip(o.keys, o.items)) + "}"
-    if isinstance(o, ir.Seq):
-        inner = ", ".join(_src(i) for i in o.items)
-        if o.kind == "tuple":
-            return f"({inner},)" if len(o.items) == 1 else f"({inner})"
-        return f"[{inner}]"
-    return o.as_operand()
-
-
-_SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
-
-
-def _is_literal_number(o):
-    """A Python number: a literal, or a shape query such as x.shape[0] (never broadcasts)."""
-    if not isinstance(o, ir.Expr):
-        return False
-    if o.src == "None":
-        return True
-    try:
-        float(o.src)
-        return True
-    except ValueError:
-        return bool(_SHAPE_QUERY.match(o.src.replace(" ", "")))
-
-
-class ReverseBuilder(StackReverse):
     def __init__(self, fn, wrt, names, vjp_of_callee):
-        self.fn = fn
+        super().__init__(fn, names)
         self.wrt = wrt                      # parameter names to differentiate
-        self.names = names
         self.vjp_of_callee = vjp_of_callee  # (callee, active positions) -> generated vjp name
-        self.lines = []
         self.bars = {}                      # variable -> name of its cotangent
         self.fields = {}            # container variable -> [(key, kind, cotangent, field read)]
-        self.indent = 1
-        self.last_comment = None
-        self.origin = None                  # the user line being transformed
         self.bar_names = {}
         self.containers = _containers(fn.body) | getattr(fn, "trees", set()) | getattr(
             fn, "containers", set())                # variables read item by item (pytrees)
@@ -130,12 +52,10 @@ class ReverseBuilder(StackReverse):
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
 
     # --- emission ---------------------------------------------------------------------------
-    def emit(self, code):
-        self.lines.append(Line(code, self.indent, origin=self.origin))
-
     def comment(self, origin):
+        """Reverse mode writes a user line's comment above its (reverse) rule at once."""
         if origin is not None and origin.text != self.last_comment:
-            self.lines.append(Line(f"# Grad of: {origin.text}", self.indent, "comment"))
+            self.lines.append(Line(f"# {self.label}: {origin.text}", self.indent, "comment"))
             self.last_comment = origin.text
 
     def bar_name(self, var):
@@ -192,7 +112,7 @@ class ReverseBuilder(StackReverse):
                 self.loops.pop()
                 self.indent -= 1
                 if s.replay_inits:
-                    _fill_slot(s.saves, s.replay_inits)
+                    fill_slot(s.saves, s.replay_inits)
             elif isinstance(s, ir.If):
                 self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
                 self.indent += 1
@@ -207,8 +127,8 @@ class ReverseBuilder(StackReverse):
     def render(self, op):
         spec = OPS[op.op]
         if op.op == "call":
-            return f"{op.callee_name}({call_args({k: _src(v) for k, v in op.operands.items()})})"
-        return spec.render({k: _src(v) for k, v in op.operands.items()}, op.statics,
+            return f"{op.callee_name}({call_args({k: src(v) for k, v in op.operands.items()})})"
+        return spec.render({k: src(v) for k, v in op.operands.items()}, op.statics,
                            op.spelling)
 
     # --- reverse -------------------------------------------------------------------------------
@@ -228,7 +148,7 @@ class ReverseBuilder(StackReverse):
                 self.reverse_for(s)
 
     def reverse_if(self, s):
-        for var in sorted(_defined_in(s.body) | _defined_in(s.orelse)):
+        for var in sorted(defined_in(s.body) | defined_in(s.orelse)):
             if self.fields.get(var):    # fields read after the if from a container it assigns
                 self.flush_fields(var, self.fields.pop(var))    # (in both branches): here
         before = dict(self.bars)
@@ -252,7 +172,7 @@ class ReverseBuilder(StackReverse):
             self.indent -= 1
             results.append((self.lines[mark:], dict(self.bars)))
             del self.lines[mark:]
-        local = _defined_in(s.body) | _defined_in(s.orelse)   # their cotangents stay inside
+        local = defined_in(s.body) | defined_in(s.orelse)   # their cotangents stay inside
         new = (results[0][1].keys() | results[1][1].keys()) - before.keys() - local
         if not new and not any(r[0] for r in results):
             self.bars = before
@@ -287,7 +207,7 @@ class ReverseBuilder(StackReverse):
         (saved on a stack by the forward loop), recompute the iteration, then its derivative.
         A while loop (ir.While) also counts its iterations; the reverse loop runs that many."""
         loops = {loop for loop, _ in s.carried}
-        defined = _defined_in(s.body)
+        defined = defined_in(s.body)
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
                        - defined - loops)
         for loop, _ in s.carried:       # fields read from a loop's result after it (q["w"])
@@ -359,10 +279,10 @@ class ReverseBuilder(StackReverse):
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
-        _fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
-        _fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
+        fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
+        fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
-        _fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
+        fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
 
     def reverse_op(self, op):
@@ -384,7 +304,7 @@ class ReverseBuilder(StackReverse):
         fill = {"g": g, "ans": op.targets[0]}
         for p in spec.params:
             if p in op.operands:
-                fill[p] = _src(op.operands[p])
+                fill[p] = src(op.operands[p])
             elif p in op.statics:
                 fill[p] = op.statics[p]
             else:
@@ -400,7 +320,7 @@ class ReverseBuilder(StackReverse):
             return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
-            pieces = [self.names.fresh(f"{_src(i)}_bar" if isinstance(i, ir.Var) else self.discard)
+            pieces = [self.names.fresh(f"{src(i)}_bar" if isinstance(i, ir.Var) else self.discard)
                       for i in seq.items]
             expr = render(SEQUENCE_VJP[op.op])
             self.emit(f"{', '.join(pieces)}, = {expr}" if len(pieces) == 1 else
@@ -453,14 +373,14 @@ class ReverseBuilder(StackReverse):
             st, d = op.statics, op.operands
             if op.op == "fori_loop":
                 call = (f"fori_loop_with_carries({st['lower']}, {st['upper']}, "
-                        f"{st['functions'][0]}, {_src(d['init'])})")
+                        f"{st['functions'][0]}, {src(d['init'])})")
             elif op.op == "while_loop":
                 call = (f"while_loop_with_carries({st['functions'][0]}, {st['functions'][1]}, "
-                        f"{_src(d['init'])})")
+                        f"{src(d['init'])})")
             else:
                 extra = "".join(f", {k}={st[k]}" for k in ("length", "reverse") if k in st)
-                call = f"scan_with_carries({st['functions'][0]}, {_src(d['init'])}, " \
-                       f"{_src(d['xs'])}{extra})"
+                call = f"scan_with_carries({st['functions'][0]}, {src(d['init'])}, " \
+                       f"{src(d['xs'])}{extra})"
             self.emit(f"{pattern}, {op.carries} = {call}")
             op.forward_lines.append(self.lines[-1])
         else:
@@ -519,8 +439,8 @@ class ReverseBuilder(StackReverse):
 
     @staticmethod
     def _closed_args(op, keyword):
-        closed = [_src(c) for c in op.operands["closed"].items]
-        consts = [_src(c) for c in op.operands["consts"].items]
+        closed = [src(c) for c in op.operands["closed"].items]
+        consts = [src(c) for c in op.operands["consts"].items]
         if not keyword:
             return closed + consts
         out = ""
@@ -542,7 +462,7 @@ class ReverseBuilder(StackReverse):
         pending = []
         patterns = [self._bar_pattern(operands[p], pending) if p < n
                     else self._bar_pattern(closed[p - n], pending) for p in positions]
-        args = ", ".join([self._output_cotangent(op, gs)] + [_src(o) for o in operands]
+        args = ", ".join([self._output_cotangent(op, gs)] + [src(o) for o in operands]
                          + self._closed_args(op, False))
         if op.op == "cond":
             call = f"lax.cond({op.statics['pred']}, {vjps[0]}, {vjps[1]}, {args})"
@@ -574,7 +494,7 @@ class ReverseBuilder(StackReverse):
         patterns = [self._bar_pattern(op.operands["init"], pending)] + \
             [self._bar_pattern(c, pending) for c in closed]
         call = (f"while_loop_vjp({op.statics['functions'][1]}, {vjp}, "
-                f"{self._output_cotangent(op, gs)}, {_src(op.operands['init'])}, {op.carries}"
+                f"{self._output_cotangent(op, gs)}, {src(op.operands['init'])}, {op.carries}"
                 f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)
 
@@ -614,8 +534,8 @@ class ReverseBuilder(StackReverse):
         if wrt_xs:
             extra += ", wrt_xs=True"
         extra += f", out={self._output_value(op)}"
-        saved = op.carries if _src(xs) == "None" else self._saved_carries(op, vjp, 0)
-        call = f"scan_vjp({vjp}, {ct}, {saved}, {_src(xs)}{extra})"   # (the stack: its length)
+        saved = op.carries if src(xs) == "None" else self._saved_carries(op, vjp, 0)
+        call = f"scan_vjp({vjp}, {ct}, {saved}, {src(xs)}{extra})"   # (the stack: its length)
         self._assign_bars(patterns, pending, call)
 
     def reverse_map(self, op, gs):
@@ -628,7 +548,7 @@ class ReverseBuilder(StackReverse):
         patterns = ([self._bar_pattern(xs, pending)] if wrt_xs else []) + \
             [self._bar_pattern(c, pending) for c in closed]
         extra = self._closed_args(op, True) + ("" if wrt_xs else ", wrt_xs=False")
-        call = f"map_vjp({vjp}, {gs[0]}, {_src(xs)}{extra})"
+        call = f"map_vjp({vjp}, {gs[0]}, {src(xs)}{extra})"
         self._assign_bars(patterns, pending, call)
 
     def _special_case(self, op):
@@ -636,7 +556,7 @@ class ReverseBuilder(StackReverse):
         x, y = op.operands.get("x"), op.operands.get("y")
         if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
             return {"x": "2 * {x} * {g}"}
-        if op.op == "power" and _is_literal_number(y):
+        if op.op == "power" and is_literal_number(y):
             n = float(y.src)
             if n == 2:
                 return {"x": "2 * {x} * {g}"}
@@ -662,7 +582,7 @@ class ReverseBuilder(StackReverse):
     def reverse_einsum(self, op, gs):
         """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""
         params = [p for p in OPS["einsum"].arrays if p in op.operands]
-        fill = {"g": gs[0], **{p: _src(op.operands[p]) for p in params}}
+        fill = {"g": gs[0], **{p: src(op.operands[p]) for p in params}}
         for p, template in einsum_rules.vjp_templates(op.statics["subscripts"], params).items():
             if isinstance(op.operands[p], ir.Var):
                 self.accumulate(op.operands[p].name, template.format(**fill))
@@ -678,7 +598,7 @@ class ReverseBuilder(StackReverse):
         else:
             ct = "(" + ", ".join(g if g else f"{self._zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
-        args = call_args({k: _src(v) for k, v in op.operands.items()})
+        args = call_args({k: src(v) for k, v in op.operands.items()})
         fresh, adds = {}, []
 
         def target(o):          # a tuple argument h((x, y)) gets its cotangent unpacked
@@ -753,7 +673,7 @@ class ReverseBuilder(StackReverse):
         x, y = op.operands["x"], op.operands["y"]
         pending = []
         patterns = [self._bar_pattern(o, pending) if _has_var(o) else self.discard for o in (x, y)]
-        self._assign_bars(patterns, pending, f"split_at({gs[0]}, len({_src(x)}))")
+        self._assign_bars(patterns, pending, f"split_at({gs[0]}, len({src(x)}))")
 
     def reverse_dict_merge(self, op, gs):
         """d_1 = d | {k: v}: k's cotangent goes to v, the other keys' to d."""
@@ -764,7 +684,7 @@ class ReverseBuilder(StackReverse):
                 if isinstance(item, ir.Var):
                     self.accumulate(item.name, f"{gs[0]}[{key}]")
         else:
-            keys = _src(y)
+            keys = src(y)
             if isinstance(y, ir.Var):
                 self.accumulate(y.name, f"pick({gs[0]}, {y.name})")
         if isinstance(x, ir.Var):
@@ -857,7 +777,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         raise ValueError("grad needs a scalar output; the function returns a tuple "
                          "(use has_aux=True to return (output, aux))")
     else:
-        b.emit(f"grad_seed({_src(result)})")
+        b.emit(f"grad_seed({src(result)})")
     b.last_comment = fn.result.origin.text
     b.reverse(fn.body)
     b.flush_all_fields()
@@ -869,22 +789,22 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","
-    value_src = _src(result)
+    value_src = src(result)
     if mode == "value_and_grad":
-        value_src = f"({value_src}, {_src(aux)})" if has_aux else value_src
+        value_src = f"({value_src}, {src(aux)})" if has_aux else value_src
         grouped = grads_src if len(grads) == 1 and not tuple_out else f"({grads_src})"
         ret = f"return {value_src}, {grouped}"
     elif has_aux:
         grouped = grads_src if len(grads) == 1 and not tuple_out else f"({grads_src})"
-        ret = f"return {grouped}, {_src(aux)}"
+        ret = f"return {grouped}, {src(aux)}"
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
-    lines = _dead_code_eliminated(b.lines)
-    primal = _defined_in(fn.body) | set(fn.params)
+    lines = dead_code_eliminated(b.lines)
+    primal = defined_in(fn.body) | set(fn.params)
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
-    lines = _dead_code_eliminated(copies.without_copies(lines, bars))
+    lines = dead_code_eliminated(copies.without_copies(lines, bars))
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param
@@ -957,19 +877,6 @@ def _take_given_output(b, fn, result, names):
         unpack = ", ".join(items) + ("," if isinstance(result, ir.Seq) and len(items) == 1 else "")
         b.lines.insert(0, Line(f"{unpack} = {param}", 1))
     return param
-
-
-def _defined_in(stmts):
-    out = set()
-    for s in stmts:
-        if isinstance(s, ir.Op):
-            out.update(s.targets)
-        elif isinstance(s, ir.Plain):
-            out.update(s.defines)
-        elif isinstance(s, (ir.If, ir.For, ir.While)):
-            for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
-                out |= _defined_in(block)
-    return out
 
 
 def _guards(stmts):
@@ -1175,70 +1082,3 @@ def _operands_in(stmts):
             yield from _operands_in(s.orelse)
         elif isinstance(s, (ir.For, ir.While)):
             yield from _operands_in(s.body)
-
-
-def _fill_slot(slot, codes):
-    """A placeholder line becomes the statements decided later (or stays empty)."""
-    if codes:
-        slot.kind = "stmt"
-        slot.code = "\n".join(codes)
-        fresh = Line(slot.code, slot.indent)
-        slot.uses, slot.defines = fresh.uses, fresh.defines
-
-
-def _dead_code_eliminated(lines):
-    """Drop assignments nobody reads (to a fixpoint: loops read names defined below them);
-    keep statements with effects (calls, asserts) and the return."""
-    lines = [ln for ln in lines if ln.kind != "slot"]
-    keep = [True] * len(lines)
-    changed = True
-    while changed:
-        used = set().union(*(ln.uses for ln, k in zip(lines, keep) if k))
-        changed = False
-        for i, ln in enumerate(lines):
-            if (keep[i] and ln.kind == "stmt" and ln.defines and not ln.defines & used
-                    and not ln.code.startswith("return")):
-                keep[i] = False
-                changed = True
-    out = [ln for ln, k in zip(lines, keep) if k]
-    # drop comments left with nothing under them
-    cleaned = []
-    for i, ln in enumerate(out):
-        if ln.kind == "comment":
-            nxt = next((m for m in out[i + 1:] if m.kind != "blank"), None)
-            if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
-                continue
-        cleaned.append(ln)
-    filled = _fill_empty_blocks(cleaned)
-    while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
-        cleaned, filled = filled, _fill_empty_blocks(filled)    # added elsewhere: same length)
-    return filled
-
-
-def _fill_empty_blocks(lines):
-    """Drop an `else:` with nothing under it and an `if` left empty; else fill with `pass`."""
-    def body_empty(i):
-        nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
-        return nxt is None or nxt.indent <= lines[i].indent
-
-    out = []
-    skip_if_else = set()
-    for i, ln in enumerate(lines):
-        if i in skip_if_else:
-            continue
-        if ln.kind == "block" and body_empty(i):
-            if ln.code == "else:":
-                continue
-            j = next((k for k in range(i + 1, len(lines)) if lines[k].kind != "blank"), None)
-            has_else = (j is not None and lines[j].code == "else:"
-                        and lines[j].indent == ln.indent)
-            if not has_else:
-                continue
-            if body_empty(j):
-                skip_if_else.add(j)
-                continue
-            out.append(ln)
-            out.append(Line("pass", ln.indent + 1))
-            continue
-        out.append(ln)
-    return out

@@ -20,7 +20,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
-from secant.backends import compilation_cache  # noqa: E402
+from secant.backends import compilation_cache, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
@@ -143,7 +143,7 @@ def default_backend():
 # --- several processes: XLA's distributed runtime (coordination service + gloo collectives) ------
 class _Distributed:
     __slots__ = ("service", "client", "collectives", "process_id", "num_processes", "address",
-                 "shutdown_timeout")
+                 "shutdown_timeout", "lost")
 
 
 _distributed = None
@@ -163,8 +163,11 @@ def process_count():
 
 def initialize_distributed(address, num_processes, process_id, *, init_timeout=60,
                            heartbeat_timeout=10, shutdown_timeout=10):
-    """Join a run of `num_processes` processes (jaxlib's distributed runtime): process 0 starts
-    the coordination service at `address` ("host:port"), every process connects its client and
+    """Join a run of `num_processes` processes (jaxlib's distributed runtime). First every
+    process claims its id with process 0 at `address` ("host:port"; backends/rendezvous.py): a
+    duplicate id, a count that disagrees or an unreachable coordinator is a SecantError there,
+    where jaxlib would abort the processes. Then process 0 starts the coordination service at
+    `address`, every process connects its client and
     waits (at most init_timeout seconds) for all the others; the CPU client made afterwards
     shares one global device list and runs collectives over gloo/TCP. A process that stops
     answering for heartbeat_timeout seconds is reported to all the others (jaxlib then ends
@@ -182,16 +185,19 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
     d = _Distributed()
     d.address, d.num_processes, d.process_id = address, num_processes, process_id
     d.shutdown_timeout = shutdown_timeout
-    d.service = None
+    d.service, d.lost = None, False
     if process_id == 0:
-        _check_port_free(address)
+        rendezvous.serve(address, num_processes, init_timeout)
         try:
             d.service = _jax.get_distributed_runtime_service(
-                address, num_processes, heartbeat_timeout=heartbeat_timeout,
-                cluster_register_timeout=init_timeout, shutdown_timeout=shutdown_timeout)
+                rendezvous.bind_address(address), num_processes,
+                heartbeat_timeout=heartbeat_timeout, cluster_register_timeout=init_timeout,
+                shutdown_timeout=shutdown_timeout)
         except _jax.JaxRuntimeError as e:
             raise SecantError(f"secant.distributed: process 0 could not start the coordination "
                               f"service at {address}: {e}") from None
+    else:
+        rendezvous.join(address, process_id, num_processes, init_timeout)
     d.client = _jax.get_distributed_runtime_client(
         address, process_id, init_timeout=init_timeout, heartbeat_timeout=heartbeat_timeout,
         shutdown_timeout=shutdown_timeout, shutdown_on_destruction=False)
@@ -206,50 +212,9 @@ def initialize_distributed(address, num_processes, process_id, *, init_timeout=6
             f"run coordinated at {address} within {init_timeout} s: {e}\n(every process must "
             "give the same coordinator address and num_processes, each its own process_id in "
             f"0..{num_processes - 1}, and all must start)") from None
-    _check_same_run(d, init_timeout)
     host = address.rsplit(":", 1)[0].strip("[]")
     d.collectives = _jax.make_gloo_tcp_collectives(d.client, hostname=host)
     _distributed = d
-
-
-def _check_port_free(address):
-    """gRPC binds with SO_REUSEPORT: a second process 0 at the same address would start a
-    second service there, and the run would fail later, obscurely. Ask the OS first."""
-    import socket
-    host, port = address.rsplit(":", 1)
-    try:
-        with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET,
-                           socket.SOCK_STREAM) as s:
-            s.bind((host.strip("[]") if host not in ("", "0.0.0.0") else "", int(port)))
-    except OSError as e:
-        raise SecantError(f"secant.distributed: process 0 cannot serve the coordinator at "
-                          f"{address}: {e.strerror} (another run, or another process started "
-                          "with process_id=0, is using it)") from None
-
-
-def _check_same_run(d, timeout_s):
-    """Every process must agree on num_processes: each publishes its own, reads process 0's,
-    and process 0 reads everyone's (a process counting more processes than the others would
-    otherwise see the wrong device list, silently)."""
-    c, ms = d.client, int(timeout_s * 1000)
-    try:
-        c.key_value_set(f"secant/num_processes/{d.process_id}", str(d.num_processes))
-        theirs = int(c.blocking_key_value_get("secant/num_processes/0", ms))
-        if theirs != d.num_processes:
-            raise SecantError(f"secant.distributed: process {d.process_id} was started with "
-                              f"num_processes={d.num_processes}, but process 0 with "
-                              f"num_processes={theirs}; give every process the same count")
-        if d.process_id == 0:
-            for k in range(1, d.num_processes):
-                n = int(c.blocking_key_value_get(f"secant/num_processes/{k}", ms))
-                if n != d.num_processes:
-                    raise SecantError(f"secant.distributed: process {k} was started with "
-                                      f"num_processes={n}, but process 0 with "
-                                      f"num_processes={d.num_processes}; give every process "
-                                      "the same count")
-    except _jax.JaxRuntimeError as e:
-        raise SecantError(f"secant.distributed: process {d.process_id} could not check the run's "
-                          f"size with the others: {str(e).splitlines()[0]}") from None
 
 
 def shutdown_distributed():
@@ -260,9 +225,12 @@ def shutdown_distributed():
         return
     errors = []
     # every process reaches this barrier before any leaves: process 0 must not stop the
-    # service while another still talks to it (it would die of a lost coordinator)
+    # service while another still talks to it (it would die of a lost coordinator). A run that
+    # lost a process has no barrier to wait at: waiting would only give jaxlib's heartbeat
+    # check the time to abort this process, after its clear error.
     try:
-        d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
+        if not d.lost:
+            d.client.wait_at_barrier("secant_shutdown", int(d.shutdown_timeout * 1000))
     except _jax.JaxRuntimeError as e:
         errors.append(f"not every process reached the end of the run within "
                       f"{d.shutdown_timeout} s (one failed or is still running): {e}")
@@ -333,9 +301,26 @@ def _preload_cuda_libraries():
                     pass
 
 
+# A machine without them has no NVIDIA GPU a process can open (as jax's hardware_utils): the
+# CUDA plugin is then not even loaded, since starting it there can end the process, not raise
+# (jax-ml/jax#22703, and #37668 for CUDA_VISIBLE_DEVICES="").
+_NVIDIA_DEVICE_FILES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg")
+
+
+def _why_no_gpu():
+    """Why this process cannot see an NVIDIA GPU, or None when it may."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden is not None and hidden.split(",")[0].strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU"
+    if not any(os.path.exists(f) for f in _NVIDIA_DEVICE_FILES):
+        return f"this machine has no NVIDIA GPU (none of {', '.join(_NVIDIA_DEVICE_FILES)})"
+    return None
+
+
 def _gpu_client():
-    """A client on the CUDA PJRT plugin, or None when no plugin is installed. With "gpu"/"cuda"
-    requested explicitly, a plugin that fails to load is an error; otherwise CPU is used."""
+    """A client on the CUDA PJRT plugin, or None (the CPU is used) when no plugin is installed,
+    or, with a warning, when no GPU is visible or the plugin fails to start. With "gpu"/"cuda"
+    requested explicitly, each of these is an error instead."""
     so = gpu_plugin_path()
     explicit = requested_platforms() is not None
     if so is None:
@@ -343,25 +328,32 @@ def _gpu_client():
             raise SecantError("platforms asks for the GPU, but no CUDA PJRT plugin is installed "
                               "(pip install -e '.[cuda12]')")
         return None
-    try:
-        _preload_cuda_libraries()
-        if not xc.pjrt_plugin_loaded("cuda"):
-            xc.load_pjrt_plugin_dynamically("cuda", so)
-        if not xc.pjrt_plugin_initialized("cuda"):
-            xc.initialize_pjrt_plugin("cuda")
-        options = xc.generate_pjrt_gpu_plugin_options()
-        d = _distributed
-        if d is not None:       # (as jax's xla_bridge: the node's place in the run)
-            options["node_id"] = d.process_id
-            options["num_nodes"] = d.num_processes
-        return xc.make_c_api_client("cuda", options, None if d is None else d.client)
-    except Exception as e:     # (no GPU, driver too old, ...): jaxlib's error, explained
-        if explicit:
-            raise SecantError(f"the CUDA PJRT plugin ({so}) failed to start: {e}") from None
-        import warnings
-        warnings.warn(f"secant: the CUDA PJRT plugin is installed but failed to start ({e}); "
-                      "using the CPU (set SECANT_PLATFORMS=cpu to silence this)")
-        return None
+    problem = _why_no_gpu()
+    if problem is None:
+        try:
+            _preload_cuda_libraries()
+            if not xc.pjrt_plugin_loaded("cuda"):
+                xc.load_pjrt_plugin_dynamically("cuda", so)
+            if not xc.pjrt_plugin_initialized("cuda"):
+                xc.initialize_pjrt_plugin("cuda")
+            options = xc.generate_pjrt_gpu_plugin_options()
+            d = _distributed
+            if d is not None:       # (as jax's xla_bridge: the node's place in the run)
+                options["node_id"] = d.process_id
+                options["num_nodes"] = d.num_processes
+            return xc.make_c_api_client("cuda", options, None if d is None else d.client)
+        except Exception as e:     # (driver too old, libraries missing, ...): jaxlib's error
+            problem = f"it failed to start: {str(e).strip()}"
+    if explicit:
+        raise SecantError(f"platforms asks for the GPU, but the CUDA PJRT plugin ({so}) cannot "
+                          f"be used: {problem}")
+    import warnings
+    from secant.backends.errors import user_location
+    file, line = user_location()        # (the user's line that made secant create its devices)
+    warnings.warn_explicit(f"secant: the CUDA PJRT plugin is installed ({so}), but {problem}; "
+                           "secant uses the CPU (set SECANT_PLATFORMS=cpu to skip the GPU and "
+                           "this warning)", RuntimeWarning, file or "secant", line or 0)
+    return None
 
 
 def sharding(device):
@@ -626,6 +618,8 @@ class ReplicatedExecutable:
             for o in outs:
                 o.block_until_ready()
         except _jax.JaxRuntimeError as e:
+            if _distributed is not None:
+                _distributed.lost = True
             raise SecantError(
                 f"pmap over the {len(self.all_devices)} devices of {process_count()} processes "
                 f"failed in process {process_index()}: another process of the run has probably "

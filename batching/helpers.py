@@ -45,6 +45,8 @@ def _broadcast_leaf(leaf, n):
         return leaf
     if is_float0(leaf):
         return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
+    if callable(leaf) and not hasattr(leaf, "shape"):   # a function passed as a static
+        return leaf                                     # argument (odeint's func): one for all
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 

@@ -17,15 +17,14 @@ import re
 
 from secant.ad import einsum_rules, index_modes
 from secant.ad.index_modes import UPDATES as UPDATE_OPS
-from secant.ad.reverse import Line, _dead_code_eliminated
-from secant.ad.reverse import _is_literal_number as _is_number_literal
-from secant.ad.reverse import _src as _plain_src
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
                                    NEW_AXIS, NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
 from secant.transformer import ir
 from secant.transformer.shapes import Shapes
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
+from secant.transformer.walker import Line, Walker, dead_code_eliminated, defined_in
+from secant.transformer.walker import is_literal_number, src as _src
 
 
 class BatchingError(ValueError):
@@ -36,10 +35,11 @@ class BatchingError(ValueError):
         self.origin = origin
 
 
-class BatchBuilder:
+class BatchBuilder(Walker):
+    label = "Batched"
+
     def __init__(self, fn, names, batched_callee, axis_name, size):
-        self.fn = fn
-        self.names = names
+        super().__init__(fn, names)
         self.batched_callee = batched_callee    # (callee, positions, out_axes) -> (name, flags)
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
@@ -52,11 +52,6 @@ class BatchBuilder:
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
         self.ranks = {}
         self.shapes = Shapes(fn)                # shapes known equal: no alignment
-        self.lines = []
-        self.indent = 1
-        self.origin = None
-        self.slot = None
-        self.last_comment = None
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -82,21 +77,11 @@ class BatchBuilder:
                 code = _one_outer_axis_fewer(code, name)
         return code
 
-    def start(self, origin):
-        if origin is not None and origin.text != self.last_comment:
-            self.slot = Line("", self.indent, "slot")
-            self.slot.text = origin.text
-            self.lines.append(self.slot)
-            self.last_comment = origin.text
-
     def emit_batched(self, code, plain=None):
         """A line the batching changed: the user line it comes from goes above it."""
-        if code != plain and self.slot is not None and self.slot.kind == "slot":
-            self.slot.kind, self.slot.code = "comment", f"# Batched: {self.slot.text}"
-        head, sep, args = code.partition("(")
-        if sep and len(code) + 4 * self.indent > 100 and " = " in head:
-            code = f"{head}(\n    {args}"       # arguments on a continuation line
-        self.emit(code)
+        if code != plain:
+            self.mark()
+        self.emit(self.wrapped(code))
 
     def error(self, message):
         return BatchingError(message, self.origin)
@@ -125,19 +110,8 @@ class BatchBuilder:
     # --- statements ---------------------------------------------------------------------------
     def block(self, stmts):
         for s in stmts:
-            self.origin = s.origin
-            self.start(s.origin)
-            if isinstance(s, ir.Plain) and s.stack:
-                self.stack(s)
-            elif isinstance(s, ir.Plain):
-                self.emit(s.code)
-            elif isinstance(s, ir.Op):
-                self.op(s)
-            elif isinstance(s, ir.If):
-                self.if_(s)
-            elif isinstance(s, (ir.For, ir.While)):
-                self.loop(s)
-            self.bound |= _defined_in([s])
+            super().block([s])
+            self.bound |= defined_in([s])
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -542,18 +516,12 @@ class BatchBuilder:
     def if_(self, s):
         before = set(self.batched)
         ends = []
-        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
-        for k, body in enumerate((s.body, s.orelse)):
-            if k == 1:
-                self.lines.append(Line("else:", self.indent, "block"))
+        for _, body in self.branches(s):
             self.batched = set(before)
-            self.indent += 1
-            self.last_comment = None
             self.block(body) if body else self.emit("pass")
             ends.append((len(self.lines), set(self.batched)))
-            self.indent -= 1
         joined = ends[0][1] | ends[1][1]
-        defined = [_defined_in(s.body), _defined_in(s.orelse)]
+        defined = [defined_in(s.body), defined_in(s.orelse)]
         for k in (1, 0):        # a value batched by one branch only: broadcast in the other
             missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
             missing = [v for v in missing if v not in _none_placeholders((s.body, s.orelse)[k])]
@@ -561,7 +529,6 @@ class BatchBuilder:
             self.lines[at:at] = [Line(f"{v} = broadcast_batch({v}, {self.size})",
                                       self.indent + 1) for v in missing]
         self.batched = joined
-        self.last_comment = None
 
     def loop(self, s):
         """A Python for/while loop: a loop variable is batched if it enters batched or an
@@ -580,12 +547,7 @@ class BatchBuilder:
                     continue
                 self.emit_batched(f"{loop} = broadcast_batch({loop}, {self.size})")
                 self.batched.add(loop)
-            if isinstance(s, ir.For):
-                self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
-            else:
-                self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
-            self.indent += 1
-            self.last_comment = None
+            self.loop_header(s)
             self.block(s.body)
             grow = {loop for loop, last in s.carried if loop not in with_b
                     and (last in self.batched or loop in self.batched)}
@@ -944,7 +906,7 @@ _PER_EXAMPLE_QUERY = re.compile(r"^(\w+\.shape\[1:\]\[[^\]]*\]|\(\w+\.ndim - 1\)
 
 def _is_literal_number(o):
     """A Python number: a literal, or a shape query (x.shape[0], per example or not)."""
-    return _is_number_literal(o) or isinstance(o, ir.Expr) and bool(
+    return is_literal_number(o) or isinstance(o, ir.Expr) and bool(
         _PER_EXAMPLE_QUERY.match(o.src.replace(" ", "").replace("-1", " - 1")))
 
 
@@ -1015,22 +977,11 @@ def _one_outer_axis_fewer(code, name):
     return "".join(out) + code[pos:]
 
 
-def _src(o):
-    if isinstance(o, ir.Seq) and o.kind == "dict":
-        return "{" + ", ".join(f"{k}: {_src(v)}" for k, v in zip(o.keys, o.items)) + "}"
-    return _plain_src(o)
-
-
 def _none_placeholders(stmts):
     """Names a branch sets to None only to keep them bound (the normaliser's if-join of a name
     the other branch defines): nothing to batch, and no cotangent when differentiated again."""
     return {s.code.partition(" = ")[0] for s in stmts
             if isinstance(s, ir.Plain) and re.fullmatch(r"\w+ = None", s.code.strip())}
-
-
-def _defined_in(stmts):
-    from secant.ad.reverse import _defined_in as defined
-    return defined(stmts)
 
 
 def _is_literal(src):
@@ -1139,7 +1090,7 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     for ln in b.lines:
         if ln.kind == "stmt" and ln.defines and ln.defines <= effects and " = " in ln.code:
             ln.code, ln.defines = ln.code.split(" = ", 1)[1], set()
-    return _dead_code_eliminated(b.lines), flags
+    return dead_code_eliminated(b.lines), flags
 
 
 def _output(b, value, axis):

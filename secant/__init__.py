@@ -27,6 +27,7 @@ from secant.codegen.save import save_source
 from secant.side_by_side import show
 from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.custom_gradient import custom_gradient
+from secant import vectorize_rules as _vectorize_rules  # noqa: F401  (vectorize under the transforms)
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
 from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
                         jit, local_device_count, local_devices, process_count, process_index)

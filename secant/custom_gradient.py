@@ -1,21 +1,74 @@
 """secant.custom_gradient, as jax.custom_gradient: `fun(*args)` returns `(value, vjp)`, where
 `vjp(out_cotangent)` gives the cotangents of the arguments (a tuple, one per argument; a lone
-value for a function of one argument). Built on secant.custom_vjp with the vjp function as the
+value for a function of one argument). A secant.custom_vjp with the vjp function as the
 residual, in three short functions named after fun's parameters:
 
     def f(x, y):                    def f_fwd(x, y):                def f_bwd(vjp, out_bar):
         value, _ = fun(x, y)            value, vjp = fun(x, y)          return as_tuple(vjp(out_bar))
         return value                    return value, vjp
 
-Eager calls, jit, grad / vjp / value_and_grad (of fun and of code calling it, jitted or not)
-follow custom_vjp's rules; jvp is an error, as in JAX (a custom_vjp function has no forward-mode
-derivative). vmap and second derivatives would batch or differentiate the vjp function, a
-closure over the arguments handed on as a value, which secant's transforms do not follow: they
-are clear errors naming the vjp function (write the rule with secant.custom_vjp for those)."""
+Called directly (eagerly or under jit) these run. The transforms cannot follow the vjp
+function, a closure over the arguments handed on as a value; so, as JAX does (it traces fun
+and closure-converts the vjp into a jaxpr), the transforms read fun *traced* once into straight
+lines (transformer/trace_source.py), its vjp called on a recorded cotangent, the values the
+vjp reads from fun becoming explicit residuals:
+
+    def f(x):                   def f_fwd(x):                   def f_bwd(res, out_bar):
+        # traced from f ...         sin_x = snp.sin(x)              x, = res
+        sin_x = snp.sin(x)          return sin_x, (x,)              cos_x = snp.cos(x)
+        return sin_x                                                mul = out_bar * cos_x
+                                                                    return (mul,)
+
+so vmap, grad of grad (differentiating the vjp), vmap of grad and jit of them all work. A fun
+that a trace cannot fix to one path (a Python branch on a traced value) keeps the first form:
+grad works, and vmap / second derivatives are clear errors saying why. jvp is an error, as in
+JAX (a custom_vjp function has no forward-mode derivative)."""
+import ast
 import inspect
 
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantError, SecantTypeError, UnsupportedError, where
 from secant.custom import custom_vjp
+
+
+class _CustomGradient(custom_vjp):
+    """The custom_vjp of custom_gradient(fun): the transforms read its traced form."""
+
+    def __init__(self, made, user_fun):
+        super().__init__(made[""])
+        self.defvjp(made["_fwd"], made["_bwd"])
+        self.user_fun = user_fun
+        self._converted = None      # (custom_vjp of the traced form, its guard) or the reason
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        from secant.transforms import generate
+        converted = self.converted()
+        if isinstance(converted, tuple):
+            custom, guard = converted
+            out = generate(custom, wrt, mode, staged=staged, batch=batch)
+            out.__secant_guards__ = tuple(getattr(out, "__secant_guards__", ())) + (guard,)
+            return out
+        why = (f"secant.custom_gradient could not trace {self.__name__} to follow its vjp "
+               f"function ({converted})")
+        if mode == "vmap":      # (batching fun's body would meet the vjp function as a value)
+            raise UnsupportedError(f"vmap of {self.__name__}: {why}; write its rule with "
+                                   f"secant.custom_vjp instead{where()}")
+        plain = custom_vjp(self.fun).defvjp(self.fwd, self.bwd)
+        try:
+            return generate(plain, wrt, mode, staged=staged, batch=batch)
+        except SecantError as e:
+            e.args = (f"{e.args[0] if e.args else e}\n({why})",) + e.args[1:]
+            raise
+
+    def converted(self):
+        from secant.transformer.trace_source import TraceSourceError
+        hit = self._converted
+        if isinstance(hit, tuple) and hit[1].holds() or isinstance(hit, str):
+            return hit
+        try:
+            self._converted = _closure_converted(self.user_fun, self.__name__)
+        except (TraceSourceError, TypeError, NameError, AttributeError, ValueError) as e:
+            self._converted = str(e).splitlines()[0]
+        return self._converted
 
 
 def custom_gradient(fun):
@@ -29,7 +82,7 @@ def custom_gradient(fun):
         raise SecantTypeError(f"custom_gradient: {fun.__name__}{sig} must take positional "
                               f"parameters without defaults, as secant.custom_vjp does{where()}")
     params = ", ".join(sig.parameters)
-    name = fun.__name__ if fun.__name__.isidentifier() else "custom_gradient_fn"
+    name = _name(fun)
     made = {}
     for kind, source in (
             ("", f"def {name}({params}):\n    value, _ = fun({params})\n    return value\n"),
@@ -39,9 +92,60 @@ def custom_gradient(fun):
         made[kind] = load_generated(source, name + kind, fun.__globals__,
                                     {"fun": fun, "as_tuple": as_tuple})
     made[""].__doc__, made[""].__qualname__ = fun.__doc__, fun.__qualname__
-    return custom_vjp(made[""]).defvjp(made["_fwd"], made["_bwd"])
+    return _CustomGradient(made, fun)
+
+
+def _name(fun):
+    return fun.__name__ if fun.__name__.isidentifier() else "custom_gradient_fn"
 
 
 def as_tuple(cotangents):
     """A vjp function's result as custom_vjp's bwd returns it: one entry per argument."""
     return cotangents if isinstance(cotangents, tuple) else (cotangents,)
+
+
+# (read by a transform only in the rule of a fun no trace could follow: _CustomGradient)
+as_tuple.__secant_opaque__ = (
+    "secant.custom_gradient could not trace this function once (a Python branch on a traced "
+    "value, say), so its vjp function, a closure handed on as a value, cannot be "
+    "differentiated or batched again; write its rule with secant.custom_vjp instead")
+
+
+def _closure_converted(fun, name):
+    """A custom_vjp equivalent to custom_gradient(fun), written from one trace of fun and of
+    its vjp function (module docstring), and the guard of that trace."""
+    from secant.transformer.trace_source import TraceSourceError, record
+    from secant.transforms import load_generated
+    context = (f"secant.custom_gradient traces {fun.__qualname__} once so that the transforms "
+               "can follow its vjp function")
+    run = record(fun, context)
+    result = run.result
+    if not isinstance(result, (tuple, list)) or len(result) != 2 or not callable(result[1]):
+        raise TraceSourceError(f"{context}; but it does not return (value, vjp function)")
+    value, vjp = result
+    forward = list(run.rec.lines)
+    value_src = run.source(value)
+    out_bar = run.value("out_bar")
+    cotangents = run.source(as_tuple(vjp(out_bar)))
+    backward = run.rec.lines[len(forward):]
+    params = list(run.sig.parameters)
+    defined = params + [line.split(" = ", 1)[0] for line in forward]
+    used = {n.id for line in backward + [cotangents] for n in ast.walk(ast.parse(line))
+            if isinstance(n, ast.Name)}
+    residuals = [n for n in defined if n in used]
+    res = run.rec.names.fresh("res")
+    comma = "," if len(residuals) == 1 else ""
+    header = f"    # traced from {fun.__qualname__} by secant.custom_gradient"
+    body = ["    " + line for line in forward]
+    unpack = f"    {', '.join(residuals)}{comma} = {res}\n" if residuals else ""
+    sources = {
+        "": f"def {name}({run.params()}):\n{header}\n" + "".join(b + "\n" for b in body)
+            + f"    return {value_src}\n",
+        "_fwd": f"def {name}_fwd({run.params()}):\n{header}\n" + "".join(b + "\n" for b in body)
+                + f"    return {value_src}, ({', '.join(residuals)}{comma})\n",
+        "_bwd": f"def {name}_bwd({res}, {out_bar.name}):\n{header}\n{unpack}"
+                + "".join(f"    {line}\n" for line in backward) + f"    return {cotangents}\n"}
+    free, cells = run.free()
+    made = {kind: load_generated(source, name + kind, fun.__globals__, free, cells=cells)
+            for kind, source in sources.items()}
+    return custom_vjp(made[""]).defvjp(made["_fwd"], made["_bwd"]), run.guard

@@ -40,7 +40,10 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     """Join a multi-process run (jax.distributed.initialize). Arguments left out are read from
     the environment secant.launch sets (SECANT_COORDINATOR_ADDRESS, SECANT_NUM_PROCESSES,
     SECANT_PROCESS_ID). Process 0 serves the coordinator at `coordinator_address`
-    ("host:port"); all processes must start within `initialization_timeout` seconds. On the CPU,
+    ("host:port"); all processes must start within `initialization_timeout` seconds. A process
+    whose process_id another has taken, whose num_processes disagrees with process 0's, or that
+    cannot reach the coordinator raises a SecantError here (the others of the run go on waiting
+    for the right process; a disagreeing count stops them all). On the CPU,
     `local_device_ids` gives this process len(local_device_ids) devices (as
     config.update("num_cpu_devices", n))."""
     if coordinator_address is None:

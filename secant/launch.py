@@ -8,7 +8,7 @@ SECANT_PROCESS_ID, and SECANT_LOCAL_DEVICE_COUNT with --devices-per-process) whe
 calls `secant.distributed.initialize()`. Each line a process prints is forwarded with a
 `[pK]` prefix (the runtime's INFO lines are dropped unless --verbose). If one process fails,
 the others are stopped and the launcher exits with its status; after --timeout seconds all are
-stopped and the exit status is 124.
+stopped and the exit status is 124; a launcher stopped by SIGTERM or SIGHUP stops them too.
 """
 import argparse
 import os
@@ -112,6 +112,10 @@ def launch(argv, n, devices_per_process=None, timeout=600.0, verbose=False, out=
     return status
 
 
+def _exit_on_signal(signum, frame):
+    raise SystemExit(128 + signum)      # (unwinds through launch(), which stops the processes)
+
+
 def main(args=None):
     ap = argparse.ArgumentParser(prog="python -m secant.launch", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,6 +132,9 @@ def main(args=None):
         ap.error("-n must be at least 1")
     if a.devices_per_process is not None and a.devices_per_process < 1:
         ap.error("--devices-per-process must be at least 1")
+    # the launcher stopped (kill, a closed terminal) stops its processes too, as a failed one
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     return launch([a.script, *a.script_args], a.num_processes, a.devices_per_process,
                   a.timeout, a.verbose)
 

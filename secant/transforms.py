@@ -65,6 +65,8 @@ def _op_function(fun):
     fun = _unwrap(fun)
     if getattr(fun, "__secant_composite__", None) is not None:   # a composition of ops
         return fun.__secant_composite__                          # (secant/numpy/composite.py)
+    if _per_call(fun):      # vmap(f), vectorize(f): read per call shape (_shaped)
+        return fun
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
@@ -145,7 +147,7 @@ def _callable_function(fun):
 
 
 def _make_callable_function(fun):
-    from secant.transformer.ops import OPS, op_for
+    from secant.transformer.ops import KEYWORD_ALIASES, OPS, op_for
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
     name = name if name.isidentifier() else "fn"
@@ -154,8 +156,10 @@ def _make_callable_function(fun):
         if spec is not None:        # partial(snp.var, axis=0): what the op's rule takes
             def takes():
                 pass
-            takes.__signature__ = spec.signature
-            signature = inspect.signature(functools.partial(takes, *fun.args, **fun.keywords))
+            takes.__signature__ = _operands_trimmed(op_for(target), spec.signature, fun)
+            renamed = KEYWORD_ALIASES.get(op_for(target), {})
+            signature = inspect.signature(functools.partial(
+                takes, *fun.args, **{renamed.get(k, k): v for k, v in fun.keywords.items()}))
         else:
             signature = inspect.signature(fun)
     except (TypeError, ValueError):
@@ -173,8 +177,21 @@ def _make_callable_function(fun):
         if this in (name, cls.__name__):        # class gaussian_kde: its object is another name
             this = f"{this}_"
         callee, free, lead = f"{cls.__name__}.{attr}", {cls.__name__: cls, this: owner}, (this,)
-    return _calling_function(signature, name, callee, free, getattr(target, "__globals__", {}),
-                             lead)
+    # (an op's caller is secant's, not its library module's: a transform reads it as source)
+    fn_globals = {} if spec is not None else getattr(target, "__globals__", {})
+    return _calling_function(signature, name, callee, free, fn_globals, lead)
+
+
+def _operands_trimmed(name, signature, partial):
+    """einsum's signature with only the operand slots its subscripts use, when the partial
+    fixes them (`partial(snp.einsum, "i,i->")` takes two operands, not eight)."""
+    subscripts = partial.args[0] if partial.args else partial.keywords.get("subscripts")
+    if name != "einsum" or not isinstance(subscripts, str):
+        return signature
+    n = subscripts.partition("->")[0].count(",") + 1
+    return signature.replace(parameters=[
+        p for p in signature.parameters.values()
+        if not (p.name.startswith("x") and p.name[1:].isdigit() and int(p.name[1:]) >= n)])
 
 
 def _calling_function(signature, name, callee, free, fn_globals, lead=()):
@@ -430,13 +447,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
             self_calls.append(sub)
+            vjp_of_callee.generated[gen_name] = sub
             return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
             name = callees[sub] = names.fresh(f"{sub.__name__}")
+        vjp_of_callee.generated[name] = sub
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
         return name
+    vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
     vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
 
@@ -729,6 +749,8 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
     if isinstance(custom, custom_vmap):
         if mode == "jvp":   # forward mode differentiates the function's body, as JAX does
             return generate(custom.fun, wrt, mode, staged=staged)
+        if getattr(custom, "no_reverse", None):      # (a library's own reason)
+            raise UnsupportedError(custom.no_reverse + where())
         raise SecantTypeError(f"can't apply reverse-mode autodiff (grad/vjp) to a custom_vmap "
                               f"function ({custom.__name__}), as in JAX; to give it a gradient "
                               "too, stack it under custom_vjp: custom_vjp(custom_vmap(f)) with "

@@ -221,9 +221,13 @@ def _held(w):
 def test_other_objects_of_differentiated_values_are_clear_errors(x64):
     with pytest.raises(secant.SecantError, match="SubModel"):
         secant.grad(lambda w: SubModel(w, 0.3)(XS))(W)
-    with pytest.raises(secant.SecantError, match="held as a value"):
-        secant.grad(_held)(W)
     assert isinstance(Model(W, 0.3), Model)         # (eager: the class itself)
+
+
+def test_an_object_held_in_a_local_then_called(x64):
+    """`m = Model(w); m(x)` is read as Model(w)(x) (it was a clear refusal)."""
+    np.testing.assert_allclose(secant.grad(_held)(W), _fd_array(lambda w: _model_loss(w, 0.3), W),
+                               rtol=1e-6)
 
 
 @tree_util.register_pytree_node_class

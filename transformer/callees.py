@@ -17,6 +17,7 @@ A callee that only the running program knows (a parameter's method `self.layer(x
 picked from a container by data) is not resolved here: the normaliser writes it as a call of
 `dynamic_call(fn, ...)`, whose derivative or batched form a dispatcher finds on first use.
 """
+import ast
 import builtins
 import copy
 import functools
@@ -153,9 +154,11 @@ def _rewrite_once(src, local, node):
         return node
     if isinstance(obj, functools.partial):
         f = _expr(f"({_src(func)}).func", func)
-        args = [_expr(f"({_src(func)}).args[{i}]", func) for i in range(len(obj.args))]
-        kws = [gast.keyword(arg=k, value=_expr(f"({_src(func)}).keywords[{k!r}]", func))
-               for k in obj.keywords]
+        args = [_partial_arg(v, f"({_src(func)}).args[{i}]", func)
+                for i, v in enumerate(obj.args)]
+        kws = [gast.keyword(arg=k, value=_partial_arg(v, f"({_src(func)}).keywords[{k!r}]",
+                                                      func))
+               for k, v in obj.keywords.items()]
         return _call(node, f, args + node.args, kws + node.keywords)
     if isinstance(obj, types.MethodType) and inspect.isfunction(obj.__func__) \
             and not _is_library(obj.__func__):
@@ -174,6 +177,28 @@ def _rewrite_once(src, local, node):
         f = _class_attr(src, local, obj, "__call__", type(obj).__call__, func, func)
         return _call(node, f, [func] + node.args, node.keywords)
     return node
+
+
+def _partial_arg(value, text, where):
+    """A partial's stored argument: a literal (a string, number, bool, None, or a tuple of
+    them) written in place, so a static argument reads as one (`partial(snp.einsum, "i,i->")`:
+    einsum's rules need its subscripts); anything else read from the partial by `text`. (A
+    partial's arguments cannot change, and the partial itself was resolved through a guarded
+    name.)"""
+    if _is_literal(value):
+        return _expr(repr(value), where)
+    return _expr(text, where)
+
+
+def _is_literal(value):
+    if isinstance(value, tuple) and type(value) is tuple:
+        return all(_is_literal(v) for v in value)
+    if type(value) not in (str, int, bool, float, type(None)):
+        return False
+    try:
+        return ast.literal_eval(repr(value)) == value
+    except (ValueError, SyntaxError):
+        return False
 
 
 def _is_partial_type(obj):

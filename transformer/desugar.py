@@ -32,6 +32,7 @@ conditional expressions into `if`s it can stage, and otherwise traces the user's
 """
 import ast
 import copy
+import inspect
 import types
 
 import gast
@@ -888,14 +889,16 @@ class _Desugarer:
                         m.func.id in local:
                     continue
                 kind, helper = self.src.resolve_name(m.func.id)
-                if kind == "unbound" or not higher_order.is_helper(helper):
+                converts = _converted_position(helper, m) if kind != "unbound" else None
+                if kind == "unbound" or not higher_order.is_helper(helper) and converts is None:
                     continue
                 slots = [(i, None, x) for i, x in enumerate(m.args)] + \
                     [(None, k.arg, k.value) for k in m.keywords]
                 for i, kw, x in slots:
                     if not isinstance(x, gast.Lambda) or not (_free_names(x) & local):
                         continue
-                    param = higher_order.param_of(helper, m, i, kw)
+                    param = higher_order.param_of(helper, m, i, kw) if converts is None else \
+                        _param_name(helper, i) if i == converts else None
                     if param is None:
                         continue
                     name = self.names.fresh(param)
@@ -944,6 +947,10 @@ class _Desugarer:
             if isinstance(call.func, gast.Name) and call.func.id not in local:
                 kind, obj = self.src.resolve_name(call.func.id)
                 helper = obj if kind != "unbound" else None
+            if _converted_position(helper, call) == index is not None and \
+                    sum(1 for c, _, _, _ in out if c is call) == 1:
+                sites.append((call, arg, _CLOSURE_ARGS, helper))
+                continue
             if not higher_order.is_helper(helper) or \
                     sum(1 for c, _, _, _ in out if c is call) != 1 or \
                     any(isinstance(x, gast.Starred) for x in call.args):
@@ -961,6 +968,11 @@ class _Desugarer:
         from secant.transformer import higher_order
         rewrites = []
         for call, arg, param, helper in passing:
+            if param is _CLOSURE_ARGS:      # odeint(f, y0, t, a): odeint(f, y0, t, a, theta)
+                if by_keyword:
+                    return False
+                rewrites.append((call, arg, None, None))
+                continue
             name = self.names.fresh(f"{helper.__name__}_{target.__name__}")
             try:
                 spec = higher_order.specialise(helper, param, target, free, by_keyword, name)
@@ -968,6 +980,9 @@ class _Desugarer:
                 return False
             rewrites.append((call, arg, spec, name))
         for call, arg, spec, name in rewrites:
+            if spec is None:
+                call.args = list(call.args) + [gast.copy_location(_name(v), call) for v in free]
+                continue
             self.lifted[name] = spec
             call.func = gast.copy_location(_name(name), call.func)
             call.args = [x for x in call.args if x is not arg]
@@ -1445,3 +1460,27 @@ def _binds(fn):
     inner = list(fn.body) if isinstance(fn, gast.FunctionDef) else [fn.body]
     return {m.id for m in [*gast.walk(fn.args), *_walk_scope(inner)]
             if isinstance(m, gast.Name) and isinstance(m.ctx, (gast.Store, gast.Param))}
+
+
+# a library function that calls its function argument with the call's trailing positional
+# arguments after its own (odeint(func, y0, t, *args) calls func(y, t, *args)) says which
+# argument that is: `__secant_closure_args__ = 0`. A local function passed there that reads the
+# caller's locals is lifted and its free locals passed as more trailing arguments (JAX's
+# closure_convert), so their derivatives flow through the library's own rules for *args.
+_CLOSURE_ARGS = object()
+
+
+def _converted_position(helper, call):
+    position = getattr(helper, "__secant_closure_args__", None)
+    if position is None or any(isinstance(a, gast.Starred) for a in call.args) or \
+            len(call.args) <= position:
+        return None
+    return position
+
+
+def _param_name(helper, index):
+    try:
+        params = list(inspect.signature(helper, follow_wrapped=False).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[index] if index < len(params) else None

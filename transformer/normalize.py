@@ -33,7 +33,7 @@ from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, COLLECTIVES,
-                                    COMPARE_OPERATORS, CONTROL_FLOW, METHODS, OPS,
+                                    COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
 from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSourceError,
@@ -1631,8 +1631,10 @@ class Normaliser(ContainerMixin):
         # precision= (jax's dot/matmul/einsum/conv): accepted and ignored, as on CPU XLA
         keywords = [k for k in node.keywords
                     if k.arg != "precision" or "precision" in spec.signature.parameters]
+        renamed = KEYWORD_ALIASES.get(opname, {})
         try:
-            bound = spec.signature.bind(*args, **{k.arg: k.value for k in keywords})
+            bound = spec.signature.bind(*args, **{renamed.get(k.arg, k.arg): k.value
+                                                  for k in keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
         operands, statics = {}, {}

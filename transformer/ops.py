@@ -356,6 +356,10 @@ PRIMITIVE_OPS = {
 for _n in ("left_shift", "right_shift", "nextafter"):
     op(_n, "x, y", ("x", "y"), differentiable=False)
 
+# keywords an op's functions accept under another name than its rule's parameter
+# (snp.reshape(a, shape=...), JAX's newer spelling of newshape)
+KEYWORD_ALIASES = {"reshape": {"shape": "newshape"}}
+
 # --- resolution: which Python objects mean which op ---------------------------------------------
 NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_divide", "divide"),
                  "max": ("max", "amax"), "min": ("min", "amin"), "arcsin": ("arcsin", "asin"),

@@ -52,8 +52,9 @@ _PRECEDENCE = {"**": 7, "@": 6, "*": 6, "/": 6, "//": 6, "%": 6, "+": 5, "-": 5,
 class _Recording:
     """The lines written so far, the names taken, and the constants the lines refer to."""
 
-    def __init__(self, fn, taken):
+    def __init__(self, fn, taken, context=None):
         self.fn = fn
+        self.context = context      # why it is traced, for refusals (default: no source)
         self.lines = []
         self.names = Names(taken)
         self.consts = {}        # name in the source -> object (bound in the traced closure)
@@ -113,6 +114,8 @@ class _Recording:
     def refuse(self, what):
         line = _user_line(self.fn)
         at = f" at {self.fn.__code__.co_filename}:{line}" if line else ""
+        if self.context is not None:
+            raise TraceSourceError(f"{self.context}; but it {what}{at}")
         raise TraceSourceError(
             f"{self.fn.__qualname__} has no source secant can read (defined in exec, at the "
             f"interactive prompt, with python -c, or its file changed since import), so secant "
@@ -306,19 +309,46 @@ def traced(fn):
                       valid=lambda hit: hit.__secant_guards__[0].holds())
 
 
-def _trace(fn):
-    from secant.codegen import loader
-    from secant.transformer.parse import FunctionSource
-    import gast
+class Recorded:
+    """One run of a function on recording values: `rec.lines` so far, `result` (what it
+    returned, recording values inside), and what the source written from it needs."""
+
+    def __init__(self, rec, result, sig, cells, frozen):
+        self.rec, self.result, self.sig, self.cells = rec, result, sig, cells
+        self.guard = _Frozen(frozen)
+
+    def value(self, hint):
+        """A fresh recording value (a parameter of a later piece of source)."""
+        return _Value(self.rec, self.rec.names.fresh(hint))
+
+    def source(self, value):
+        return self.rec.source(value)
+
+    def params(self):
+        return _params_source(self.sig, self.rec)
+
+    def free(self):
+        """The objects the recorded lines name (the user's filled closure cells, constants)."""
+        user_cells = {k: c for k, c in self.cells.items() if _filled(c)}
+        return {**{k: c.cell_contents for k, c in user_cells.items()}, **self.rec.consts}, \
+            user_cells
+
+
+def record(fn, context=None):
+    """Runs `fn` once with recording values in place of its parameters (its modules and
+    functions replaced by recorders of the same name): a Recorded. `context`: why it is traced,
+    for the message of a refusal."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         raise TraceSourceError(f"{fn.__qualname__} has no source secant can read and takes "
-                               "*args or **kwargs; define it in a file")
+                               "*args or **kwargs; define it in a file" if context is None else
+                               f"{context}; but it takes *args or **kwargs")
     sig = inspect.signature(fn, follow_wrapped=False)
     params = list(sig.parameters)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     names = _names_of_code(code)
-    rec = _Recording(fn, set(params) | set(code.co_freevars) | names | set(dir(builtins)))
+    rec = _Recording(fn, set(params) | set(code.co_freevars) | names | set(dir(builtins)),
+                     context)
     frozen = []                 # (cell or None, globals, name, value) the trace fixed
 
     def stand_in(name, value, cell):
@@ -342,16 +372,25 @@ def _trace(fn):
                        if _filled(cell) else types.CellType())
     runner = types.FunctionType(code, glob, fn.__name__, None, tuple(closure) or None)
     result = runner(**{p: _Value(rec, p) for p in params})
-    out = rec.source(result)
+    return Recorded(rec, result, sig, cells, frozen)
+
+
+def _trace(fn):
+    from secant.codegen import loader
+    from secant.transformer.parse import FunctionSource
+    import gast
+    code = fn.__code__
+    run = record(fn)
+    rec, sig = run.rec, run.sig
+    out = rec.source(run.result)
     name = code.co_name if code.co_name.isidentifier() and not keyword.iskeyword(code.co_name) \
         else "lambda_"
     why = "its file changed since import" if _has_file(fn) else "no source: exec, prompt or -c"
-    header = f"def {name}({_params_source(sig, rec)}):"
+    header = f"def {name}({run.params()}):"
     body = [f"# traced from {fn.__qualname__} ({why})"]
     body += rec.lines + [f"return {out}"]
     source = "\n".join([header] + ["    " + ln for ln in body]) + "\n"
-    user_cells = {k: c for k, c in cells.items() if _filled(c)}
-    free = {**{k: c.cell_contents for k, c in user_cells.items()}, **rec.consts}
+    free, user_cells = run.free()
     gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
     gen.__qualname__ = fn.__qualname__
     gen.__module__ = fn.__module__
@@ -360,7 +399,7 @@ def _trace(fn):
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            fn.__globals__, free, generated=False)
     gen.__secant_traced__ = fn
-    gen.__secant_guards__ = (_Frozen(frozen),)
+    gen.__secant_guards__ = (run.guard,)
     return gen
 
 

@@ -10,8 +10,8 @@ backward solve, not a derivative of every solver step. Forward mode (jvp) is an 
 any custom_vjp function in JAX."""
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.backends.errors import SecantTypeError, where
-from secant.custom import custom_vjp
+from secant.backends.errors import SecantTypeError, UnsupportedError, where
+from secant.custom import custom_vjp, custom_vmap
 
 __secant_by_source__ = True      # transforms read odeint like user code (its call of _odeint:
                                  # a custom_vjp, differentiated by its rules)
@@ -26,6 +26,11 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=sn
             raise SecantTypeError(f"The contents of odeint *args must be arrays or scalars, but "
                                   f"got {arg!r}{where()}")
     return _odeint(func, rtol, atol, mxstep, hmax, y0, snp.asarray(t), args)
+
+
+# a function passed as func that reads the caller's locals is called with them as trailing
+# arguments (transformer/desugar.py, JAX's closure_convert): grad flows through *args' rule
+odeint.__secant_closure_args__ = 0
 
 
 def _ravel(tree):
@@ -165,8 +170,37 @@ def _optimal_step(last_step, ratio, safety=0.9, ifactor=10.0, dfactor=0.2, order
     return snp.where(ratio == 0, last_step * ifactor, last_step * factor)
 
 
+# --- vmap: one solve per example -------------------------------------------------------------------
+def _per_example(fn):
+    """`fn` (the solve, its forward pass or its adjoint pass) as a custom_vmap function whose
+    batching rule solves each example on its own, with its own adaptive steps (lax.map: a loop
+    eagerly, one scan under jit), as JAX's batched while loops do; so vmap of odeint, and vmap of
+    its gradient, equal a Python loop over the examples. The solver settings (func, rtol, atol,
+    mxstep, hmax) are never batched."""
+    batched_fn = custom_vmap(fn)
+
+    @batched_fn.def_vmap
+    def rule(axis_size, in_batched, *args):
+        if any(in_batched[:5]):
+            raise UnsupportedError("vmap over odeint's func, rtol, atol, mxstep or hmax is not "
+                                   "supported; map over y0, t or the extra arguments" + where())
+        settings, arrays = args[:5], args[5:]
+
+        def one(i):
+            return fn(*settings, *[tree_util.tree_map(lambda v: v[i], a) if b else a
+                                   for a, b in zip(arrays, in_batched[5:])])
+        return lax.map(one, snp.arange(axis_size)), True
+    rule.__name__ = f"{fn.__name__.lstrip('_')}_vmap_rule"
+    rule.__secant_opaque__ = ("vmap of vmap of odeint is not supported yet (its batching rule "
+                              "batched again); vmap once over the examples flattened into one "
+                              "axis (reshape) instead")
+    batched_fn.no_reverse = ("a second derivative of odeint (reverse mode through its adjoint "
+                             "solve) is not supported yet")
+    return batched_fn
+
+
 # --- reverse mode: the adjoint method ------------------------------------------------------------
-_odeint = custom_vjp(_solve, nondiff_argnums=(0, 1, 2, 3, 4))
+_odeint = custom_vjp(_per_example(_solve), nondiff_argnums=(0, 1, 2, 3, 4))
 
 
 def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
@@ -210,4 +244,4 @@ def _tree_dot(a, b):
                                                tree_util.tree_leaves(b)))
 
 
-_odeint.defvjp(_odeint_fwd, _odeint_bwd)
+_odeint.defvjp(_per_example(_odeint_fwd), _per_example(_odeint_bwd))

@@ -1,5 +1,5 @@
-"""Run under secant.launch -n 2: process 1 kills itself (SIGKILL) in the middle of a loop of
-psums; process 0 must fail with a clear SecantError, not hang."""
+"""Run under secant.launch -n 2: process 1 (or $VICTIM) kills itself (SIGKILL) in the middle of a
+loop of psums; the other must fail with a clear error, not hang."""
 import os
 import signal
 import sys
@@ -16,8 +16,8 @@ me = secant.process_index()
 f = secant.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
 x = np.ones((secant.local_device_count(), 3), np.float32)
 for step in range(1000):
-    if me == 1 and step == 3:
-        print("process 1: killing itself", flush=True)
+    if me == int(os.environ.get("VICTIM", "1")) and step == 3:
+        print(f"process {me}: killing itself", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     t = time.monotonic()
     try:

@@ -1,0 +1,162 @@
+"""secant.numpy.vectorize under the transforms: each rule is a vectorize again, so every
+composition (grad of grad, vmap of grad, jit of them) goes through the same three rules.
+
+A call `vf(x, y)` of `vf = snp.vectorize(f, signature=...)` is read as the call of a custom
+function with one parameter per argument (`VectorizedCall`, one per number of arguments; the
+excluded positions are its nondiff arguments), whose rules are:
+
+- vmap: the same vectorize with one more level (secant/numpy/vectorize.py `Vectorized`): each
+  batched argument's batch axis becomes the outermost loop axis, as a size-1 axis for the
+  unbatched ones, so it broadcasts like the other loop axes;
+- jvp: `vectorize(f_jvp_call)(x, y, x_dot)`, f's generated jvp vectorized with the tangents'
+  core dimensions those of their primals (its outputs: the outputs and their tangents);
+- vjp: `vectorize(f_vjp)(out_bar, x, y)`, f's generated vjp vectorized, each cotangent then
+  summed back to its argument's shape over the loop axes the argument was broadcast along:
+
+      def f_vjp(out_bar, x0, x1):
+          x0_bar, x1_bar = f_vjp_vectorized(out_bar, x0, x1)
+          return unbroadcast(x0_bar, x0), unbroadcast(x1_bar, x1)
+
+Calls with keyword arguments are refused under the transforms (pass them positionally), and so
+is reverse mode of a vectorize inside a vmap (vmap the gradient instead).
+"""
+from secant.backends.errors import UnsupportedError, where
+from secant.custom import _Custom
+from secant.numpy.vectorize import Vectorized
+
+
+class VectorizedCall(_Custom):
+    """A vectorized function called with n positional arguments, as the transforms see it."""
+
+    def __init__(self, vec, n):
+        from secant.transforms import load_generated
+        params = ", ".join(f"x{i}" for i in range(n))
+        fun = load_generated(f"def vectorized({params}):\n    return vectorized_({params})\n",
+                             "vectorized", {}, {"vectorized_": vec})
+        fun.__name__ = fun.__qualname__ = _name(vec)
+        super().__init__(fun, tuple(i for i in vec.excluded if isinstance(i, int) and i < n))
+        self.vec, self.n = vec, n
+        self.caller = None
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        bad = [params[i] for i in wrt if i in self.nondiff_argnums]
+        if bad:
+            raise UnsupportedError(f"{self.vec.__name__}: cannot {_verb(mode)} its excluded "
+                                   f"argument {bad[0]} (excluded arguments are passed as they "
+                                   f"are){where()}")
+        if mode == "vmap":
+            return self.batched(params, wrt, batch)
+        if mode == "jvp":
+            return self.jvp(wrt, staged)
+        if mode == "vjp":
+            return self.vjp(wrt, staged)
+        raise UnsupportedError(f"{mode} of {self.vec.__name__}{where()}")
+
+    def batched(self, params, wrt, batch):
+        if batch.out_axes not in (0, "free"):
+            raise UnsupportedError(f"vmap of {self.vec.__name__} here needs its outputs at "
+                                   f"out_axes={batch.out_axes!r}; call it from a function "
+                                   f"instead{where()}")
+        axes = dict(batch.in_axes)
+        level = tuple(axes.get(i, 0) if i in wrt else None for i in range(len(params)))
+        vec = self.vec
+        out = call_of(Vectorized(vec.pyfunc, vec.excluded, vec.signature,
+                                 (level,) + vec.levels), self.n)
+        out.__secant_out_batched__ = True
+        return out
+
+    def jvp(self, wrt, staged):
+        from secant.transforms import _make_jvp_call, _op_function, generate
+        vec = self.vec
+        gen = generate(_op_function(vec.pyfunc), wrt, "jvp", staged=staged)
+        core = _make_jvp_call(gen, len(wrt), self.n, ())
+        signature = None
+        if vec.parsed is not None:
+            ins, outs = _mapped_cores(vec, self.n)
+            signature = _signature(ins + [ins[_mapped_index(vec, i)] for i in wrt],
+                                   outs + outs)
+        levels = tuple(level + tuple(level[i] for i in wrt) for level in vec.levels)
+        return call_of(Vectorized(core, vec.excluded, signature, levels), self.n + len(wrt))
+
+    def vjp(self, wrt, staged):
+        from secant.ad.helpers import unbroadcast
+        from secant.transforms import _op_function, generate, load_generated
+        vec = self.vec
+        if vec.levels:
+            raise UnsupportedError(f"reverse mode of {vec.__name__} inside a vmap is not "
+                                   "supported yet: vmap the gradient instead (secant.vmap("
+                                   f"secant.grad(...))){where()}")
+        signature = None
+        if vec.parsed is not None:
+            ins, outs = _mapped_cores(vec, self.n)
+            if len(outs) != 1:
+                raise UnsupportedError(f"reverse mode of {vec.__name__}, whose signature "
+                                       f"{vec.signature!r} has {len(outs)} outputs, is not "
+                                       f"supported yet{where()}")
+            signature = _signature(outs + ins, [ins[_mapped_index(vec, i)] for i in wrt])
+        gen = generate(_op_function(vec.pyfunc), wrt, "vjp", staged=staged)
+        excluded = {i + 1 for i in vec.excluded if isinstance(i, int)}
+        inner = call_of(Vectorized(gen, excluded, signature), self.n + 1)
+        name = _name(vec)
+        params = [f"x{i}" for i in range(self.n)]
+        bars = [f"{params[i]}_bar" for i in wrt]
+        source = (f"def {name}_vjp(out_bar, {', '.join(params)}):\n"
+                  f"    {', '.join(bars)} = {name}_vjp_vectorized(out_bar, "
+                  f"{', '.join(params)})\n"
+                  f"    return {', '.join(f'unbroadcast({b}, {params[i]})' for b, i in zip(bars, wrt))}\n")
+        return load_generated(source, f"{name}_vjp", {},
+                              {f"{name}_vjp_vectorized": inner, "unbroadcast": unbroadcast})
+
+
+def call_of(vec, n):
+    """The VectorizedCall of `vec` with n positional arguments (one per pair, so a transform's
+    cache finds it again)."""
+    hit = vec.calls.get(n)
+    if hit is None:
+        hit = vec.calls[n] = VectorizedCall(vec, n)
+    return hit
+
+
+def _call_gen(vec, n_args, kw_names):
+    """How a transform reads a call of a vectorized function (secant/transforms.py,
+    transformer/normalize.py: `__secant_call_gen__`)."""
+    if kw_names:
+        raise UnsupportedError(f"{vec.__name__} is transformed for calls with positional "
+                               f"arguments; pass {', '.join(kw_names)} by position{where()}")
+    custom = call_of(vec, n_args)
+    if custom.caller is None:       # (a function calling it: what grad(vf) itself reads)
+        from secant.transforms import load_generated
+        name, params = _name(vec), ", ".join(f"x{i}" for i in range(n_args))
+        custom.caller = load_generated(f"def {name}({params}):\n    return {name}_({params})\n",
+                                       name, {}, {f"{name}_": custom})
+    return custom.caller
+
+
+Vectorized.__secant_call_gen__ = _call_gen
+
+
+def _name(vec):
+    name = getattr(vec.pyfunc, "__name__", "")
+    return f"{name}_vectorized" if name.isidentifier() else "vectorized"
+
+
+def _verb(mode):
+    return {"vmap": "batch", "jvp": "differentiate", "vjp": "differentiate"}.get(mode, mode)
+
+
+def _mapped_cores(vec, n):
+    """The signature's core dimensions of the mapped (not excluded) positional arguments."""
+    ins, outs = vec.parsed
+    if len(ins) != n - sum(1 for i in range(n) if i in vec.excluded):
+        raise UnsupportedError(f"vectorize: the signature {vec.signature!r} has {len(ins)} "
+                               f"inputs, the call passes a different number of arrays{where()}")
+    return list(ins), list(outs)
+
+
+def _mapped_index(vec, i):
+    return i - sum(1 for j in range(i) if j in vec.excluded)
+
+
+def _signature(ins, outs):
+    core = lambda dims: "(" + ",".join(dims) + ")"      # noqa: E731
+    return ",".join(map(core, ins)) + "->" + ",".join(map(core, outs))

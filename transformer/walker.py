@@ -1,0 +1,249 @@
+"""The walk over the canonical form that every source transform shares, and the lines it writes.
+
+forward mode (ad/forward.py), batching (batching/vectorize.py) and reverse mode (ad/reverse.py)
+each subclass Walker with their own rules; the walk itself (statement dispatch, a comment slot
+above each user line the transform changes, if/else and loop headers) and the clean-up of what
+they wrote (dead assignments, empty blocks) are written once here.
+"""
+import ast
+import re
+
+from secant.transformer import ir
+
+
+class Line:
+    """One generated statement (or comment / block opener) and the names it reads and writes."""
+
+    def __init__(self, code, indent=0, kind="stmt", origin=None):
+        self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
+        self.uses, self.defines = set(), set()
+        if kind == "block" and code != "else:":      # if/for headers read (and bind) names
+            for n in ast.walk(ast.parse(code + "\n    pass")):
+                if isinstance(n, ast.Name):
+                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
+        if kind == "stmt":
+            tree = ast.parse(code)
+            if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
+                self.defines.add(tree.body[0].name)
+                self.uses = free_names(tree.body[0])     # (its own locals are not read)
+                return
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Name):
+                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
+
+
+def free_names(fdef):
+    """The names a nested def reads from the enclosing scope (lambdas' and nested defs' too)."""
+    def scope_nodes(node):
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            n = stack.pop()
+            yield n
+            if not isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(n))
+    own, loads, inner = set(), set(), set()
+    for a in ast.walk(fdef.args):
+        if isinstance(a, ast.arg):
+            own.add(a.arg)
+    defaults = fdef.args.defaults + [d for d in fdef.args.kw_defaults if d is not None]
+    body = fdef.body if isinstance(fdef.body, list) else [fdef.body]
+    for stmt in body:
+        for n in [stmt, *scope_nodes(stmt)]:
+            if isinstance(n, ast.Name):
+                (own if isinstance(n.ctx, (ast.Store, ast.Del)) else loads).add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                if isinstance(n, ast.FunctionDef):
+                    own.add(n.name)
+                inner |= free_names(n)
+    outer = {n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name)}
+    return ((loads | inner) - own) | outer
+
+
+class Walker:
+    """Writes a transform of a canonical function line by line. Subclasses set `label` (the
+    comment above a user line the transform changed: `# <label>: <line>`) and handle each
+    statement kind: op, if_, loop, stack (a derivative's loop stack), plain."""
+    label = ""
+
+    def __init__(self, fn, names):
+        self.fn = fn
+        self.names = names
+        self.lines = []
+        self.indent = 1
+        self.origin = None                  # the user line being transformed
+        self.slot = None                    # where the current user line's comment goes
+        self.last_comment = None
+
+    # --- emission ---------------------------------------------------------------------------
+    def emit(self, code):
+        self.lines.append(Line(code, self.indent, origin=self.origin))
+
+    def start(self, origin):
+        """A new user line: a slot for its comment, filled once the transform changes it."""
+        if origin is not None and origin.text != self.last_comment:
+            self.slot = Line("", self.indent, "slot")
+            self.slot.text = origin.text
+            self.lines.append(self.slot)
+            self.last_comment = origin.text
+
+    def mark(self):
+        """The current user line was changed: its comment goes above it."""
+        if self.slot is not None and self.slot.kind == "slot":
+            self.slot.kind, self.slot.code = "comment", f"# {self.label}: {self.slot.text}"
+
+    def wrapped(self, code):
+        """A long call's arguments on a continuation line (past 100 columns)."""
+        head, sep, args = code.partition("(")
+        if sep and len(code) + 4 * self.indent > 100 and " = " in head:
+            return f"{head}(\n    {args}"
+        return code
+
+    # --- statements ---------------------------------------------------------------------------
+    def block(self, stmts):
+        for s in stmts:
+            self.origin = s.origin
+            self.start(s.origin)
+            if isinstance(s, ir.Plain) and s.stack:
+                self.stack(s)
+            elif isinstance(s, ir.Plain):
+                self.plain(s)
+            elif isinstance(s, ir.Op):
+                self.op(s)
+            elif isinstance(s, ir.If):
+                self.if_(s)
+            elif isinstance(s, (ir.For, ir.While)):
+                self.loop(s)
+
+    def plain(self, s):
+        self.emit(s.code)
+
+    def branches(self, s):
+        """Writes `if test:` and `else:` around each branch, yielding (k, body) with the
+        indentation set for the caller to write branch k."""
+        self.lines.append(Line(f"if {s.test}:", self.indent, "block", s.origin))
+        for k, body in enumerate((s.body, s.orelse)):
+            if k == 1:
+                self.lines.append(Line("else:", self.indent, "block"))
+            self.indent += 1
+            self.last_comment = None
+            yield k, body
+            self.indent -= 1
+        self.last_comment = None
+
+    def loop_header(self, s):
+        """`for target in iterable:` or `while test:`, indenting what follows."""
+        if isinstance(s, ir.For):
+            self.lines.append(Line(f"for {s.target} in {s.iterable}:", self.indent, "block"))
+        else:
+            self.lines.append(Line(f"while {s.test}:", self.indent, "block", s.origin))
+        self.indent += 1
+        self.last_comment = None
+
+
+def src(o):
+    if isinstance(o, ir.Var):
+        return o.name
+    if isinstance(o, ir.Seq) and o.kind == "dict":
+        return "{" + ", ".join(f"{k}: {src(i)}" for k, i in zip(o.keys, o.items)) + "}"
+    if isinstance(o, ir.Seq):
+        inner = ", ".join(src(i) for i in o.items)
+        if o.kind == "tuple":
+            return f"({inner},)" if len(o.items) == 1 else f"({inner})"
+        return f"[{inner}]"
+    return o.as_operand()
+
+
+_SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
+
+
+def is_literal_number(o):
+    """A Python number: a literal, or a shape query such as x.shape[0] (never broadcasts)."""
+    if not isinstance(o, ir.Expr):
+        return False
+    if o.src == "None":
+        return True
+    try:
+        float(o.src)
+        return True
+    except ValueError:
+        return bool(_SHAPE_QUERY.match(o.src.replace(" ", "")))
+
+
+def defined_in(stmts):
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.Op):
+            out.update(s.targets)
+        elif isinstance(s, ir.Plain):
+            out.update(s.defines)
+        elif isinstance(s, (ir.If, ir.For, ir.While)):
+            for block in ((s.body, s.orelse) if isinstance(s, ir.If) else (s.body,)):
+                out |= defined_in(block)
+    return out
+
+
+def fill_slot(slot, codes):
+    """A placeholder line becomes the statements decided later (or stays empty)."""
+    if codes:
+        slot.kind = "stmt"
+        slot.code = "\n".join(codes)
+        fresh = Line(slot.code, slot.indent)
+        slot.uses, slot.defines = fresh.uses, fresh.defines
+
+
+def dead_code_eliminated(lines):
+    """Drop assignments nobody reads (to a fixpoint: loops read names defined below them);
+    keep statements with effects (calls, asserts) and the return."""
+    lines = [ln for ln in lines if ln.kind != "slot"]
+    keep = [True] * len(lines)
+    changed = True
+    while changed:
+        used = set().union(*(ln.uses for ln, k in zip(lines, keep) if k))
+        changed = False
+        for i, ln in enumerate(lines):
+            if (keep[i] and ln.kind == "stmt" and ln.defines and not ln.defines & used
+                    and not ln.code.startswith("return")):
+                keep[i] = False
+                changed = True
+    out = [ln for ln, k in zip(lines, keep) if k]
+    # drop comments left with nothing under them
+    cleaned = []
+    for i, ln in enumerate(out):
+        if ln.kind == "comment":
+            nxt = next((m for m in out[i + 1:] if m.kind != "blank"), None)
+            if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
+                continue
+        cleaned.append(ln)
+    filled = _fill_empty_blocks(cleaned)
+    while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
+        cleaned, filled = filled, _fill_empty_blocks(filled)    # added elsewhere: same length)
+    return filled
+
+
+def _fill_empty_blocks(lines):
+    """Drop an `else:` with nothing under it and an `if` left empty; else fill with `pass`."""
+    def body_empty(i):
+        nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
+        return nxt is None or nxt.indent <= lines[i].indent
+
+    out = []
+    skip_if_else = set()
+    for i, ln in enumerate(lines):
+        if i in skip_if_else:
+            continue
+        if ln.kind == "block" and body_empty(i):
+            if ln.code == "else:":
+                continue
+            j = next((k for k in range(i + 1, len(lines)) if lines[k].kind != "blank"), None)
+            has_else = (j is not None and lines[j].code == "else:"
+                        and lines[j].indent == ln.indent)
+            if not has_else:
+                continue
+            if body_empty(j):
+                skip_if_else.add(j)
+                continue
+            out.append(ln)
+            out.append(Line("pass", ln.indent + 1))
+            continue
+        out.append(ln)
+    return out
