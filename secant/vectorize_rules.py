@@ -17,8 +17,8 @@ excluded positions are its nondiff arguments), whose rules are:
           x0_bar, x1_bar = f_vjp_vectorized(out_bar, x0, x1)
           return unbroadcast(x0_bar, x0), unbroadcast(x1_bar, x1)
 
-Calls with keyword arguments are refused under the transforms (pass them positionally), and so
-is reverse mode of a vectorize inside a vmap (vmap the gradient instead).
+Reverse mode of a vectorize inside a vmap is the vjp one level in, vmapped. Calls with keyword
+arguments are refused under the transforms (pass them positionally).
 """
 from secant.backends.errors import UnsupportedError, where
 from secant.custom import _Custom
@@ -83,9 +83,7 @@ class VectorizedCall(_Custom):
         from secant.transforms import _op_function, generate, load_generated
         vec = self.vec
         if vec.levels:
-            raise UnsupportedError(f"reverse mode of {vec.__name__} inside a vmap is not "
-                                   "supported yet: vmap the gradient instead (secant.vmap("
-                                   f"secant.grad(...))){where()}")
+            return self.vjp_of_batched(wrt, staged)
         signature = None
         if vec.parsed is not None:
             ins, outs = _mapped_cores(vec, self.n)
@@ -106,6 +104,31 @@ class VectorizedCall(_Custom):
                   f"    return {', '.join(f'unbroadcast({b}, {params[i]})' for b, i in zip(bars, wrt))}\n")
         return load_generated(source, f"{name}_vjp", {},
                               {f"{name}_vjp_vectorized": inner, "unbroadcast": unbroadcast})
+
+
+    def vjp_of_batched(self, wrt, staged):
+        """Reverse mode of a vectorize inside a vmap: the vjp of the call one level in, vmapped
+        over the outermost level (out_bar's batch axis in front, each cotangent at its
+        argument's batch axis; an unbatched argument's summed over the batch)."""
+        import secant.numpy as snp
+        from secant.batch import vmap
+        from secant.transforms import generate, load_generated
+        vec = self.vec
+        level = vec.levels[0]
+        inner = call_of(Vectorized(vec.pyfunc, vec.excluded, vec.signature, vec.levels[1:]),
+                        self.n)
+        axes = [0 if level[i] is None else level[i] for i in wrt]
+        batched = vmap(generate(inner, wrt, "vjp", staged=staged), in_axes=(0,) + level,
+                       out_axes=axes[0] if len(wrt) == 1 else tuple(axes))
+        name = f"{_name(vec)}_vmap"
+        params = [f"x{i}" for i in range(self.n)]
+        bars = [f"{params[i]}_bar" for i in wrt]
+        results = [b if level[i] is not None else f"snp.sum({b}, 0)" for b, i in zip(bars, wrt)]
+        source = (f"def {name}_vjp(out_bar, {', '.join(params)}):\n"
+                  f"    {', '.join(bars)} = {name}_vjp_batched(out_bar, {', '.join(params)})\n"
+                  f"    return {', '.join(results)}\n")
+        return load_generated(source, f"{name}_vjp", {},
+                              {f"{name}_vjp_batched": batched, "snp": snp})
 
 
 def call_of(vec, n):
