@@ -17,8 +17,9 @@ excluded positions are its nondiff arguments), whose rules are:
           x0_bar, x1_bar = f_vjp_vectorized(out_bar, x0, x1)
           return unbroadcast(x0_bar, x0), unbroadcast(x1_bar, x1)
 
-Reverse mode of a vectorize inside a vmap is the vjp one level in, vmapped. Calls with keyword
-arguments are refused under the transforms (pass them positionally).
+Reverse mode of a vectorize inside a vmap is the vjp one level in, vmapped. A call's keyword
+arguments are read by position when they name the function's next parameters in order (others
+are refused: pass them positionally).
 """
 from secant.backends.errors import UnsupportedError, where
 from secant.custom import _Custom
@@ -142,17 +143,43 @@ def call_of(vec, n):
 
 def _call_gen(vec, n_args, kw_names):
     """How a transform reads a call of a vectorized function (secant/transforms.py,
-    transformer/normalize.py: `__secant_call_gen__`)."""
+    transformer/normalize.py: `__secant_call_gen__`): a function calling its VectorizedCall.
+    Keyword arguments that name the function's next positional parameters, in order, are
+    passed by position (an excluded name becomes that position)."""
+    kw_names = tuple(kw_names)
     if kw_names:
-        raise UnsupportedError(f"{vec.__name__} is transformed for calls with positional "
-                               f"arguments; pass {', '.join(kw_names)} by position{where()}")
-    custom = call_of(vec, n_args)
-    if custom.caller is None:       # (a function calling it: what grad(vf) itself reads)
+        vec = _keywords_by_position(vec, n_args, kw_names)
+    key = ("caller", n_args, kw_names)
+    hit = vec.calls.get(key)
+    if hit is None:         # (a function calling it: what grad(vf) itself reads)
         from secant.transforms import load_generated
-        name, params = _name(vec), ", ".join(f"x{i}" for i in range(n_args))
-        custom.caller = load_generated(f"def {name}({params}):\n    return {name}_({params})\n",
-                                       name, {}, {f"{name}_": custom})
-    return custom.caller
+        custom = call_of(vec, n_args + len(kw_names))
+        name = _name(vec)
+        params = ", ".join([f"x{i}" for i in range(n_args)] + list(kw_names))
+        hit = vec.calls[key] = load_generated(
+            f"def {name}({params}):\n    return {name}_({params})\n", name, {},
+            {f"{name}_": custom})
+    return hit
+
+
+def _keywords_by_position(vec, n_args, kw_names):
+    import inspect
+    try:
+        params = list(inspect.signature(vec.pyfunc).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[n_args:n_args + len(kw_names)]]
+    if names != list(kw_names) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                      for p in params[:n_args + len(kw_names)]):
+        raise UnsupportedError(f"{vec.__name__} is transformed for calls whose keyword "
+                               f"arguments name its next positional parameters in order; pass "
+                               f"{', '.join(kw_names)} by position{where()}")
+    key = ("by_position", n_args, kw_names)
+    hit = vec.calls.get(key)
+    if hit is None:
+        excluded = {n_args + kw_names.index(e) if e in kw_names else e for e in vec.excluded}
+        hit = vec.calls[key] = Vectorized(vec.pyfunc, excluded, vec.signature, vec.levels)
+    return hit
 
 
 Vectorized.__secant_call_gen__ = _call_gen

@@ -130,5 +130,19 @@ def test_grad_of_vmap(x64):
 
 
 def test_refused_compositions_are_clear():
+    skip = snp.vectorize(lambda a, b=1.0, c=2.0: a * b * c)
     with pytest.raises(secant.SecantError, match="by position"):
-        secant.grad(lambda x: snp.sum(scaled(x, b=Y)))(X)
+        secant.grad(lambda x: snp.sum(skip(x, c=3.0)))(X)
+
+
+def test_keyword_arguments(x64):
+    g = secant.grad(lambda x, y: snp.sum(scaled(x, b=y) ** 2), argnums=(0, 1))(X, Y)
+    np.testing.assert_allclose(g[0], 2 * X * np.sin(Y) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(g[1], (2 * X ** 2 * np.sin(Y) * np.cos(Y)).sum(0), rtol=1e-12)
+    named = snp.vectorize(_power, excluded={"n"})
+    xs = np.array([0.5, 1.5, 2.5])
+    np.testing.assert_allclose(secant.grad(lambda x: snp.sum(named(x, n=3)))(xs), 3 * xs ** 2,
+                               rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(lambda x: named(x, n=2))(xs), xs ** 2, rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(lambda x, y: DOT(x, v=y))(X, X),
+                               [DOT(a, a) for a in X], rtol=1e-12)
