@@ -146,6 +146,42 @@ def test_eager_unary_matches_bind(name, dtype, x64):
             got[()] = 1
 
 
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_or_not(request):
+    secant.config.update("enable_x64", request.param)
+    try:
+        yield
+    finally:
+        secant.config.update("enable_x64", False)
+
+
+@pytest.mark.parametrize("name", ["sin", "exp", "log", "sqrt", "negative", "arctanh"])
+def test_eager_unary_of_python_and_numpy_values_matches_conversion_then_bind(name, x64_or_not):
+    # Python floats, NumPy scalars and arrays skip conversion + bind: same value, dtype, weak
+    # type, quiet floating-point errors, and 64-bit inputs narrowed without enable_x64
+    from secant.numpy.conversion import ensure_array, to_inexact
+    fn = getattr(snp, name)
+    from secant.backends.primitives import elementwise as ew
+    prim = getattr(ew, {"negative": "neg", "arctanh": "atanh"}.get(name, name) + "_p").bind
+    convert = ensure_array if name == "negative" else to_inexact
+    values = [0.5, -2.0, float("inf"), np.float32(0.5), np.float64(-0.7), np.complex64(1 + 2j),
+              np.complex128(1 - 1j), np.float16(0.5), np.array([0.5, -1.0, np.inf], np.float32),
+              np.array(-3.0), np.array([[1.0, -2.0]]).T, np.array([1, 2], np.int32), 3, True]
+    for x in values:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                want = prim(convert(x))
+            except secant.SecantError as e:     # (negative of a bool): the same error
+                with pytest.raises(type(e)):
+                    fn(x)
+                continue
+            got = fn(x)
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert type(got._npy) is np.ndarray
+
+
 def test_eager_unary_under_transforms():
     x = np.linspace(-1, 1, 4).astype(np.float32)
     g = secant.grad(lambda v: snp.sum(snp.sin(snp.tanh(v))))(x)
