@@ -371,3 +371,58 @@ def test_hygiene_walk_yields_ast_walks_nodes_in_its_order():
     for tree in (ast.parse(text), gast.parse(text)):
         want = [id(n) for n in ast.walk(tree)]
         assert [id(n) for n in hygiene.walk(tree)] == want and len(want) > 10000
+
+
+# --- jit(grad(f)): the staged derivative is the eager one when jit has nothing to stage ---------
+def _generations(fn_name):
+    from secant import transforms
+    seen = []
+
+    def hook(fn, mode, wrt, staged, gen):
+        if fn.__name__ == fn_name:
+            seen.append(staged)
+    transforms.GENERATE_HOOKS.append(hook)
+    return seen, lambda: transforms.GENERATE_HOOKS.remove(hook)
+
+
+def test_jit_of_grad_reuses_the_eager_derivative_of_straight_line_code():
+    def tanh_loss(w, x):
+        return snp.sum(snp.tanh(x @ w) ** 2)
+    w, x = np.full((3, 2), 0.3, np.float32), np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    seen, done = _generations("tanh_loss")
+    try:
+        g = secant.grad(tanh_loss)
+        eager = np.asarray(g(w, x))
+        jitted = np.asarray(secant.jit(g)(w, x))
+    finally:
+        done()
+    assert seen == [False]          # generated once: jit's trace ran the eager derivative
+    t = np.tanh(x.astype(np.float64) @ w)
+    np.testing.assert_allclose(jitted, x.T @ (2 * t * (1 - t * t)), rtol=1e-5)
+    np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+
+
+def test_jit_of_grad_stages_control_flow_in_the_function_or_its_callees():
+    def clipped(v):
+        if snp.sum(v) > 0:          # on a traced value: jit needs the staged (lax.cond) form
+            return v * 2.0
+        return -v
+
+    def outer_loss(v):              # a callee by name: jit rewrites outer_loss itself
+        return snp.sum(snp.sin(clipped(v)))
+
+    def loss_with_if(v):
+        return snp.sum(snp.sin(v * 2.0 if snp.sum(v) > 0 else -v))
+    for loss in (outer_loss, loss_with_if):
+        seen, done = _generations(loss.__name__)
+        try:
+            g = secant.grad(loss)
+            for v in (np.array([0.5, 1.0], np.float32), np.array([-0.5, -1.0], np.float32)):
+                eager = np.asarray(g(v))
+                jitted = np.asarray(secant.jit(g)(v))
+                scale = 2.0 if v.sum() > 0 else -1.0
+                np.testing.assert_allclose(jitted, scale * np.cos(scale * v), rtol=1e-6)
+                np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+        finally:
+            done()
+        assert sorted(seen) == [False, True]    # the eager derivative and jit's staged one
