@@ -935,10 +935,17 @@ def _to_array(leaf, differentiated):
 
 
 def _as_arrays(args, positions):
-    return tuple(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a)
-                 if isinstance(a, (np.ndarray, np.generic, int, float, list, tuple, dict))
-                 or i in positions else a
-                 for i, a in enumerate(args))
+    out = []
+    for i, a in enumerate(args):
+        if type(a) is Array:                # (leaves: converted without a tree walk)
+            out.append(a)
+        elif isinstance(a, (np.ndarray, np.generic, int, float)):
+            out.append(_to_array(a, i in positions))
+        elif isinstance(a, (list, tuple, dict)) or i in positions:
+            out.append(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a))
+        else:
+            out.append(a)
+    return tuple(out)
 
 
 def _check_differentiable(args, positions, what):
@@ -946,9 +953,10 @@ def _check_differentiable(args, positions, what):
         if i >= len(args):
             raise SecantTypeError(f"{what}: argument {i} was requested by argnums but only "
                                   f"{len(args)} positional arguments were given{where()}")
-        for leaf in tree_util.tree_leaves(args[i]):
+        a = args[i]
+        for leaf in ((a,) if type(a) is Array else tree_util.tree_leaves(a)):
             try:
-                dt = snp.result_type(leaf)
+                dt = leaf.dtype if type(leaf) is Array else snp.result_type(leaf)
             except (TypeError, ValueError):
                 raise SecantTypeError(f"{what}: argument {i} holds a {type(leaf).__name__}, which "
                                       f"is not an array type{where()}") from None
