@@ -12,6 +12,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import tree_util
 from secant.backends import dtypes
+from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, where
 from secant.backends.placeholder import Undefined
 
@@ -29,7 +30,7 @@ def grad_seed(out):
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
                               f"the output had shape {shape}{where()}")
-    dt = snp.result_type(out)
+    dt = out.dtype if type(out) is Array else snp.result_type(out)
     if not dtypes.is_inexact(dt):
         raise SecantTypeError(f"grad requires a floating-point output, got {dt.name}{where()}")
     if dtypes.is_complex(dt):

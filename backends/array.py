@@ -9,6 +9,15 @@ from secant.backends.errors import SecantTypeError, SecantValueError, where
 _new = object.__new__
 
 
+def _to_numpy(buf, dtype):
+    """runtime.to_numpy, which replaces this function on first use (runtime loads jaxlib, which
+    eager-only programs never import; np.asarray of a jit result then costs no import)."""
+    global _to_numpy
+    from secant.backends.runtime import to_numpy
+    _to_numpy = to_numpy
+    return to_numpy(buf, dtype)
+
+
 class Array:
     """An immutable n-dimensional array.
 
@@ -75,15 +84,14 @@ class Array:
     def _value(self):
         v = self._npy
         if v is None:
-            from secant.backends import runtime
             if self._buf is None:     # split over devices: assembled from its shards, once
                 dt = self._aval.dtype
-                v = np.stack([runtime.to_numpy(b, dt) for b in self._sharded.shards],
+                v = np.stack([_to_numpy(b, dt) for b in self._sharded.shards],
                              axis=self._shard_axis)
                 v.flags.writeable = False
                 self._npy = v
             else:
-                v = self._npy = runtime.to_numpy(self._buf, self._aval.dtype)
+                v = self._npy = _to_numpy(self._buf, self._aval.dtype)
         return v
 
     @property

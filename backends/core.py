@@ -276,31 +276,53 @@ Primitive.bind = Primitive.__call__ = bind      # prim.bind(...) costs no extra 
 
 
 def eager_unary(prim, slow):
-    """`f(x)` for a one-argument primitive with a ufunc: an eager Array of a dtype the ufunc
-    computes exactly runs the ufunc directly (what bind would do, less its generic work: same
-    value, dtype, weak type and quiet floating-point errors); anything else calls `slow(x)`."""
+    """`f(x)` for a one-argument primitive with a ufunc: an eager Array, a NumPy array or scalar
+    of a canonical dtype the ufunc computes exactly, or a Python float, runs the ufunc directly
+    (what conversion + bind would do, less their generic work: same value, dtype, weak type and
+    quiet floating-point errors); anything else calls `slow(x)`."""
     ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
     keep_weak = prim.weak == "inputs"
     new, enter, leave, ndarray, asarray = object.__new__, _quiet_enter, _quiet_exit, \
         np.ndarray, np.asarray
     if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
         return slow
+    x64 = dtypes.X64
+    wide = frozenset([dtypes.float64, dtypes.complex128])     # narrowed without enable_x64
+    numpy_types = frozenset([ndarray, np.float32, np.float64, np.complex64, np.complex128])
+    # a Python float is weakly typed, of the default float dtype (computed by the ufunc only
+    # when that dtype is one it computes exactly)
+    floats = {flag: t for flag, t in {False: np.float32, True: np.float64}.items()
+              if np.dtype(t) in ok}
 
     def f(x, /):
-        if type(x) is Array:
+        t = type(x)
+        if t is Array:
             v = x._npy
-            if v is not None and v.dtype in ok:
-                token = enter()
-                try:    # (a 0-d array: its scalar, which NumPy computes in a third less time)
-                    out = ufunc(v) if v.shape else ufunc(v[()])
-                finally:
-                    leave(token)
-                self = new(Array)           # (Array._wrap_ndarray, written out: no call)
-                self._npy = out if type(out) is ndarray else asarray(out)
-                self._buf = self._aval = None
-                self.weak_type = keep_weak and x.weak_type
-                return self
-        return slow(x)
+            if v is None or v.dtype not in ok:
+                return slow(x)
+            weak = keep_weak and x.weak_type
+        elif t is float:
+            make = floats.get(x64[0])
+            if make is None:
+                return slow(x)
+            v, weak = make(x), keep_weak
+        elif t in numpy_types:      # (not copied: the ufunc's result is a new array)
+            dt = x.dtype
+            if dt not in ok or (dt in wide and not x64[0]):
+                return slow(x)
+            v, weak = x, False
+        else:
+            return slow(x)
+        token = enter()
+        try:    # (a 0-d array: its scalar, which NumPy computes in a third less time)
+            out = ufunc(v) if type(v) is not ndarray or v.shape else ufunc(v[()])
+        finally:
+            leave(token)
+        self = new(Array)           # (Array._wrap_ndarray, written out: no call)
+        self._npy = out if type(out) is ndarray else asarray(out)
+        self._buf = self._aval = None
+        self.weak_type = weak
+        return self
     return f
 
 

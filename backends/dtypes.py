@@ -24,6 +24,12 @@ def x64_enabled():
     return config.read("enable_x64")
 
 
+# [enable_x64], kept current: read on eager hot paths, where a config look-up is a cost
+X64 = [x64_enabled()]
+config.on_change(lambda name, value: X64.__setitem__(0, bool(value)) if name == "enable_x64"
+                 else None)
+
+
 def canonicalize_dtype(dtype):
     try:
         dt = np.dtype(dtype)

@@ -327,20 +327,17 @@ class JitFunction:
         if self._fast_ok and not kwargs:
             # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
             # per-signature runner found by a key of just what that signature needs
-            try:
-                fkey = (_X64[0], *[_FAST_KEY[type(x)](x) for x in args])
-            except KeyError:        # (a Tracer, a pytree: the full path)
-                fkey = None
+            fkey = _fast_key(args)     # (None for a Tracer, a pytree: the full path)
             if fkey is not None:
-                hit = self._cache.fast.get(fkey)
+                cache = self._cache
+                hit = cache.fast.get(fkey)
                 if hit is not None:
-                    key, run = hit
                     try:
-                        self._cache.move_to_end(key)    # (LRU order kept exactly)
+                        cache.move_to_end(hit[0])       # (LRU order kept exactly)
                     except KeyError:                    # dropped meanwhile: the full path
                         pass
                     else:
-                        return run(args)
+                        return hit[1](args)
         if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
             static = ()
@@ -505,29 +502,32 @@ class _Key:
         return type(other) is _Key and self.h == other.h and self.t == other.t
 
 
-def _array_fast_key(x):
-    a = x._aval
-    return a if a is not None else x.aval
-
-
-# type of a flat argument -> its part of the warm path's key (what its conversion depends on)
-_FAST_KEY = {Array: _array_fast_key, np.ndarray: lambda x: (x.shape, x.dtype)}
-for _t in _SCALARS:
-    _FAST_KEY[_t] = type
+def _fast_key(args):
+    """The warm path's key of flat positional arguments: what each one's conversion depends on
+    (an array's aval, a NumPy array's shape and dtype, a Python scalar's type), or None when an
+    argument is of another kind."""
+    key = [_X64[0]]
+    for x in args:
+        t = type(x)
+        if t is Array:
+            a = x._aval
+            key.append(a if a is not None else x.aval)
+        elif t is np.ndarray:
+            key.append((x.shape, x.dtype))
+        elif t in _SCALARS:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
 
 
 def _add_fast(cache, args, key, entry):
     """Give this signature a warm-path runner (one device, flat positional arguments)."""
     if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
         return
-    kinds = []
-    for x in args:
-        t = type(x)
-        if t not in _FAST_KEY:
-            return
-        kinds.append(t)
-    fkey = (_X64[0], *[_FAST_KEY[type(x)](x) for x in args])
-    cache.fast[fkey] = (key, _runner(entry, kinds, args))
+    fkey = _fast_key(args)
+    if fkey is not None:
+        cache.fast[fkey] = (key, _runner(entry, [type(x) for x in args], args))
 
 
 def _runner(entry, kinds, args):

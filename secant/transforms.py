@@ -296,6 +296,10 @@ def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
+    if staged:      # jit(grad(f)) after grad(f), f without control flow to stage: the same code
+        plain = _generated.get(key[:-2] + (False, batch))
+        if plain is not None and _current(plain) and _same_staged(plain):
+            return plain
     while True:     # (threads: one builds each key, the others wait for it: backends/once.py)
         hit = _generated.get(key)
         if hit is not None and _current(hit):
@@ -334,6 +338,16 @@ GENERATE_HOOKS = []
 
 _assumed_batched = set()    # keys of functions in progress whose recursive calls were batched
                             # assuming every output batched (generate checks it)
+
+
+def _same_staged(gen):
+    """Whether `gen`, generated for jit's eager (unstaged) use, is also what its staged
+    generation would write: jit's functionalisation leaves the function it derives as it is, and
+    the same holds for each derivative it calls (which the staged form would take staged)."""
+    from secant.transformer.functionalize import unchanged
+    staging = getattr(gen, "__secant_staging__", None)     # (fn, derivatives it calls)
+    return staging is not None and unchanged(staging[0]) and all(
+        _same_staged(sub) for sub in staging[1])
 
 
 def _current(gen):
@@ -424,12 +438,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     callees = {}
     self_calls = []
     flags = None
+    derived = []    # the derivatives it calls (None: a recursive one, not generated yet)
 
     def batched_callee(callee, positions, out_axes):
         """(name in the code, which outputs are batched) of a callee's batched function."""
         from secant.batch import BatchOptions
         sub = generate(callee, positions, "vmap", staged=staged,
                        batch=BatchOptions((), out_axes, batch.axis_name, None))
+        derived.append(None if isinstance(sub, _Recursive) else sub)
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
             self_calls.append(sub)      # recursion: assumed batched, checked when generated
@@ -444,6 +460,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
+        if mode:
+            derived.append(None if isinstance(sub, _Recursive) else sub)
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
             self_calls.append(sub)
@@ -546,6 +564,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
+    if not staged and not self_calls and None not in derived:
+        gen.__secant_staging__ = (fn, tuple(derived))      # (read by _same_staged)
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
@@ -937,10 +957,17 @@ def _to_array(leaf, differentiated):
 
 
 def _as_arrays(args, positions):
-    return tuple(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a)
-                 if isinstance(a, (np.ndarray, np.generic, int, float, list, tuple, dict))
-                 or i in positions else a
-                 for i, a in enumerate(args))
+    out = []
+    for i, a in enumerate(args):
+        if type(a) is Array:                # (leaves: converted without a tree walk)
+            out.append(a)
+        elif isinstance(a, (np.ndarray, np.generic, int, float)):
+            out.append(_to_array(a, i in positions))
+        elif isinstance(a, (list, tuple, dict)) or i in positions:
+            out.append(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a))
+        else:
+            out.append(a)
+    return tuple(out)
 
 
 def _check_differentiable(args, positions, what):
@@ -948,9 +975,10 @@ def _check_differentiable(args, positions, what):
         if i >= len(args):
             raise SecantTypeError(f"{what}: argument {i} was requested by argnums but only "
                                   f"{len(args)} positional arguments were given{where()}")
-        for leaf in tree_util.tree_leaves(args[i]):
+        a = args[i]
+        for leaf in ((a,) if type(a) is Array else tree_util.tree_leaves(a)):
             try:
-                dt = snp.result_type(leaf)
+                dt = leaf.dtype if type(leaf) is Array else snp.result_type(leaf)
             except (TypeError, ValueError):
                 raise SecantTypeError(f"{what}: argument {i} holds a {type(leaf).__name__}, which "
                                       f"is not an array type{where()}") from None

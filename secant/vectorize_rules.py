@@ -17,8 +17,9 @@ excluded positions are its nondiff arguments), whose rules are:
           x0_bar, x1_bar = f_vjp_vectorized(out_bar, x0, x1)
           return unbroadcast(x0_bar, x0), unbroadcast(x1_bar, x1)
 
-Calls with keyword arguments are refused under the transforms (pass them positionally), and so
-is reverse mode of a vectorize inside a vmap (vmap the gradient instead).
+Reverse mode of a vectorize inside a vmap is the vjp one level in, vmapped. A call's keyword
+arguments are read by position when they name the function's next parameters in order (others
+are refused: pass them positionally).
 """
 from secant.backends.errors import UnsupportedError, where
 from secant.custom import _Custom
@@ -83,9 +84,7 @@ class VectorizedCall(_Custom):
         from secant.transforms import _op_function, generate, load_generated
         vec = self.vec
         if vec.levels:
-            raise UnsupportedError(f"reverse mode of {vec.__name__} inside a vmap is not "
-                                   "supported yet: vmap the gradient instead (secant.vmap("
-                                   f"secant.grad(...))){where()}")
+            return self.vjp_of_batched(wrt, staged)
         signature = None
         if vec.parsed is not None:
             ins, outs = _mapped_cores(vec, self.n)
@@ -108,6 +107,31 @@ class VectorizedCall(_Custom):
                               {f"{name}_vjp_vectorized": inner, "unbroadcast": unbroadcast})
 
 
+    def vjp_of_batched(self, wrt, staged):
+        """Reverse mode of a vectorize inside a vmap: the vjp of the call one level in, vmapped
+        over the outermost level (out_bar's batch axis in front, each cotangent at its
+        argument's batch axis; an unbatched argument's summed over the batch)."""
+        import secant.numpy as snp
+        from secant.batch import vmap
+        from secant.transforms import generate, load_generated
+        vec = self.vec
+        level = vec.levels[0]
+        inner = call_of(Vectorized(vec.pyfunc, vec.excluded, vec.signature, vec.levels[1:]),
+                        self.n)
+        axes = [0 if level[i] is None else level[i] for i in wrt]
+        batched = vmap(generate(inner, wrt, "vjp", staged=staged), in_axes=(0,) + level,
+                       out_axes=axes[0] if len(wrt) == 1 else tuple(axes))
+        name = f"{_name(vec)}_vmap"
+        params = [f"x{i}" for i in range(self.n)]
+        bars = [f"{params[i]}_bar" for i in wrt]
+        results = [b if level[i] is not None else f"snp.sum({b}, 0)" for b, i in zip(bars, wrt)]
+        source = (f"def {name}_vjp(out_bar, {', '.join(params)}):\n"
+                  f"    {', '.join(bars)} = {name}_vjp_batched(out_bar, {', '.join(params)})\n"
+                  f"    return {', '.join(results)}\n")
+        return load_generated(source, f"{name}_vjp", {},
+                              {f"{name}_vjp_batched": batched, "snp": snp})
+
+
 def call_of(vec, n):
     """The VectorizedCall of `vec` with n positional arguments (one per pair, so a transform's
     cache finds it again)."""
@@ -119,17 +143,43 @@ def call_of(vec, n):
 
 def _call_gen(vec, n_args, kw_names):
     """How a transform reads a call of a vectorized function (secant/transforms.py,
-    transformer/normalize.py: `__secant_call_gen__`)."""
+    transformer/normalize.py: `__secant_call_gen__`): a function calling its VectorizedCall.
+    Keyword arguments that name the function's next positional parameters, in order, are
+    passed by position (an excluded name becomes that position)."""
+    kw_names = tuple(kw_names)
     if kw_names:
-        raise UnsupportedError(f"{vec.__name__} is transformed for calls with positional "
-                               f"arguments; pass {', '.join(kw_names)} by position{where()}")
-    custom = call_of(vec, n_args)
-    if custom.caller is None:       # (a function calling it: what grad(vf) itself reads)
+        vec = _keywords_by_position(vec, n_args, kw_names)
+    key = ("caller", n_args, kw_names)
+    hit = vec.calls.get(key)
+    if hit is None:         # (a function calling it: what grad(vf) itself reads)
         from secant.transforms import load_generated
-        name, params = _name(vec), ", ".join(f"x{i}" for i in range(n_args))
-        custom.caller = load_generated(f"def {name}({params}):\n    return {name}_({params})\n",
-                                       name, {}, {f"{name}_": custom})
-    return custom.caller
+        custom = call_of(vec, n_args + len(kw_names))
+        name = _name(vec)
+        params = ", ".join([f"x{i}" for i in range(n_args)] + list(kw_names))
+        hit = vec.calls[key] = load_generated(
+            f"def {name}({params}):\n    return {name}_({params})\n", name, {},
+            {f"{name}_": custom})
+    return hit
+
+
+def _keywords_by_position(vec, n_args, kw_names):
+    import inspect
+    try:
+        params = list(inspect.signature(vec.pyfunc).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[n_args:n_args + len(kw_names)]]
+    if names != list(kw_names) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                      for p in params[:n_args + len(kw_names)]):
+        raise UnsupportedError(f"{vec.__name__} is transformed for calls whose keyword "
+                               f"arguments name its next positional parameters in order; pass "
+                               f"{', '.join(kw_names)} by position{where()}")
+    key = ("by_position", n_args, kw_names)
+    hit = vec.calls.get(key)
+    if hit is None:
+        excluded = {n_args + kw_names.index(e) if e in kw_names else e for e in vec.excluded}
+        hit = vec.calls[key] = Vectorized(vec.pyfunc, excluded, vec.signature, vec.levels)
+    return hit
 
 
 Vectorized.__secant_call_gen__ = _call_gen

@@ -146,6 +146,42 @@ def test_eager_unary_matches_bind(name, dtype, x64):
             got[()] = 1
 
 
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_or_not(request):
+    secant.config.update("enable_x64", request.param)
+    try:
+        yield
+    finally:
+        secant.config.update("enable_x64", False)
+
+
+@pytest.mark.parametrize("name", ["sin", "exp", "log", "sqrt", "negative", "arctanh"])
+def test_eager_unary_of_python_and_numpy_values_matches_conversion_then_bind(name, x64_or_not):
+    # Python floats, NumPy scalars and arrays skip conversion + bind: same value, dtype, weak
+    # type, quiet floating-point errors, and 64-bit inputs narrowed without enable_x64
+    from secant.numpy.conversion import ensure_array, to_inexact
+    fn = getattr(snp, name)
+    from secant.backends.primitives import elementwise as ew
+    prim = getattr(ew, {"negative": "neg", "arctanh": "atanh"}.get(name, name) + "_p").bind
+    convert = ensure_array if name == "negative" else to_inexact
+    values = [0.5, -2.0, float("inf"), np.float32(0.5), np.float64(-0.7), np.complex64(1 + 2j),
+              np.complex128(1 - 1j), np.float16(0.5), np.array([0.5, -1.0, np.inf], np.float32),
+              np.array(-3.0), np.array([[1.0, -2.0]]).T, np.array([1, 2], np.int32), 3, True]
+    for x in values:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                want = prim(convert(x))
+            except secant.SecantError as e:     # (negative of a bool): the same error
+                with pytest.raises(type(e)):
+                    fn(x)
+                continue
+            got = fn(x)
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert type(got._npy) is np.ndarray
+
+
 def test_eager_unary_under_transforms():
     x = np.linspace(-1, 1, 4).astype(np.float32)
     g = secant.grad(lambda v: snp.sum(snp.sin(snp.tanh(v))))(x)
@@ -335,3 +371,58 @@ def test_hygiene_walk_yields_ast_walks_nodes_in_its_order():
     for tree in (ast.parse(text), gast.parse(text)):
         want = [id(n) for n in ast.walk(tree)]
         assert [id(n) for n in hygiene.walk(tree)] == want and len(want) > 10000
+
+
+# --- jit(grad(f)): the staged derivative is the eager one when jit has nothing to stage ---------
+def _generations(fn_name):
+    from secant import transforms
+    seen = []
+
+    def hook(fn, mode, wrt, staged, gen):
+        if fn.__name__ == fn_name:
+            seen.append(staged)
+    transforms.GENERATE_HOOKS.append(hook)
+    return seen, lambda: transforms.GENERATE_HOOKS.remove(hook)
+
+
+def test_jit_of_grad_reuses_the_eager_derivative_of_straight_line_code():
+    def tanh_loss(w, x):
+        return snp.sum(snp.tanh(x @ w) ** 2)
+    w, x = np.full((3, 2), 0.3, np.float32), np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    seen, done = _generations("tanh_loss")
+    try:
+        g = secant.grad(tanh_loss)
+        eager = np.asarray(g(w, x))
+        jitted = np.asarray(secant.jit(g)(w, x))
+    finally:
+        done()
+    assert seen == [False]          # generated once: jit's trace ran the eager derivative
+    t = np.tanh(x.astype(np.float64) @ w)
+    np.testing.assert_allclose(jitted, x.T @ (2 * t * (1 - t * t)), rtol=1e-5)
+    np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+
+
+def test_jit_of_grad_stages_control_flow_in_the_function_or_its_callees():
+    def clipped(v):
+        if snp.sum(v) > 0:          # on a traced value: jit needs the staged (lax.cond) form
+            return v * 2.0
+        return -v
+
+    def outer_loss(v):              # a callee by name: jit rewrites outer_loss itself
+        return snp.sum(snp.sin(clipped(v)))
+
+    def loss_with_if(v):
+        return snp.sum(snp.sin(v * 2.0 if snp.sum(v) > 0 else -v))
+    for loss in (outer_loss, loss_with_if):
+        seen, done = _generations(loss.__name__)
+        try:
+            g = secant.grad(loss)
+            for v in (np.array([0.5, 1.0], np.float32), np.array([-0.5, -1.0], np.float32)):
+                eager = np.asarray(g(v))
+                jitted = np.asarray(secant.jit(g)(v))
+                scale = 2.0 if v.sum() > 0 else -1.0
+                np.testing.assert_allclose(jitted, scale * np.cos(scale * v), rtol=1e-6)
+                np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+        finally:
+            done()
+        assert sorted(seen) == [False, True]    # the eager derivative and jit's staged one

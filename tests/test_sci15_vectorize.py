@@ -112,8 +112,37 @@ def test_excluded_argument(x64):
         secant.vmap(POWER, in_axes=(0, 0))(xs, np.array([1, 2, 3]))
 
 
+def test_grad_of_vmap(x64):
+    loss = lambda x, y: snp.sum(secant.vmap(scaled, (0, None))(x, y) ** 2)    # noqa: E731
+    gx, gy = secant.grad(loss, argnums=(0, 1))(X, Y)
+    np.testing.assert_allclose(gx, 2 * X * np.sin(Y) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(gy, (2 * X ** 2 * np.sin(Y) * np.cos(Y)).sum(0), rtol=1e-12)
+    m = RNG.normal(size=(5, 2, 3))
+    inner = lambda a, y: snp.sum(secant.vmap(DOT, (1, None))(a, y) ** 2)     # noqa: E731
+    ga = secant.grad(inner)(m, Y)
+    f = lambda a: np.sum(np.moveaxis((a * Y * Y).sum(-1), 1, 0) ** 2)         # noqa: E731
+    np.testing.assert_allclose(ga, _fd(f, m), rtol=1e-7)
+    both = secant.vmap(secant.vmap(scaled))
+    twice = lambda x: snp.sum(both(x, X) ** 2)      # noqa: E731
+    np.testing.assert_allclose(secant.grad(twice)(X), 2 * X * np.sin(X) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(twice))(X), 2 * X * np.sin(X) ** 2,
+                               rtol=1e-12)
+
+
 def test_refused_compositions_are_clear():
-    with pytest.raises(secant.SecantError, match="inside a vmap"):
-        secant.grad(lambda x: snp.sum(secant.vmap(scaled, (0, None))(x, Y)))(X)
+    skip = snp.vectorize(lambda a, b=1.0, c=2.0: a * b * c)
     with pytest.raises(secant.SecantError, match="by position"):
-        secant.grad(lambda x: snp.sum(scaled(x, b=Y)))(X)
+        secant.grad(lambda x: snp.sum(skip(x, c=3.0)))(X)
+
+
+def test_keyword_arguments(x64):
+    g = secant.grad(lambda x, y: snp.sum(scaled(x, b=y) ** 2), argnums=(0, 1))(X, Y)
+    np.testing.assert_allclose(g[0], 2 * X * np.sin(Y) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(g[1], (2 * X ** 2 * np.sin(Y) * np.cos(Y)).sum(0), rtol=1e-12)
+    named = snp.vectorize(_power, excluded={"n"})
+    xs = np.array([0.5, 1.5, 2.5])
+    np.testing.assert_allclose(secant.grad(lambda x: snp.sum(named(x, n=3)))(xs), 3 * xs ** 2,
+                               rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(lambda x: named(x, n=2))(xs), xs ** 2, rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(lambda x, y: DOT(x, v=y))(X, X),
+                               [DOT(a, a) for a in X], rtol=1e-12)

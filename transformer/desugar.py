@@ -947,7 +947,7 @@ class _Desugarer:
             if isinstance(call.func, gast.Name) and call.func.id not in local:
                 kind, obj = self.src.resolve_name(call.func.id)
                 helper = obj if kind != "unbound" else None
-            if _converted_position(helper, call) == index is not None and \
+            if index is not None and _converted_position(helper, call) == index and \
                     sum(1 for c, _, _, _ in out if c is call) == 1:
                 sites.append((call, arg, _CLOSURE_ARGS, helper))
                 continue

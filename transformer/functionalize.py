@@ -755,6 +755,12 @@ def functionalize(fn):
     return once.build(_cache, fn, build, recursive=lambda: fn)
 
 
+def unchanged(fn):
+    """Whether jit traces `fn` as written: functionalize has no control flow of it to rewrite
+    (False also while rewriting is off, in `unrolled()`: the answer is not known there)."""
+    return not _UNROLLED.get() and functionalize(fn) is fn
+
+
 def _rewritten_helpers(src):
     """{name: functionalised function} for the user functions `src` calls by a free name whose
     own control flow (or their callees') needs rewriting: jit stages helpers' loops too."""
