@@ -19,6 +19,7 @@ pass for one). A Python number's own cotangent is discarded, so the alternatives
 from Python-number assignments (`acc = 0.0` before `acc = acc + ...`) do not count when asking
 about its own cotangent, only when it is another operand.
 """
+import ast
 import itertools
 import re
 
@@ -39,6 +40,8 @@ _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative"
                "identity", "floor_divide", "remainder"}
 _SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
 _MAX_ALTERNATIVES = 8
+_MODULES = ("snp", "np", "numpy", "math", "lax")     # as the canonical form spells them
+_MODULE_NUMBERS = ("pi", "e", "inf", "nan", "euler_gamma")
 UNKNOWN = None          # a name whose shape the analysis does not know
 
 
@@ -65,6 +68,41 @@ def _copied(plain):
     """The right-hand side of a Plain statement `name = <one operand>` (else None)."""
     m = re.fullmatch(r"\s*\w+\s*=\s*([\w.\[\]\-+ ]+?)\s*", plain.code)
     return m.group(1) if m else None
+
+
+def _assigned(plain):
+    """The right-hand side (an ast expression) of a Plain statement `name = <expr>` (else
+    None)."""
+    try:
+        tree = ast.parse(plain.code.strip())
+    except SyntaxError:
+        return None
+    st = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        return st.value
+    return None
+
+
+_NUMBER_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+
+
+def _number_arithmetic(node, static):
+    """Whether an ast expression is a real Python number for every value of the names of
+    `static` (real Python numbers): literals, shape queries and those names under + - * / //
+    % and unary signs (not ** : a negative number to a fractional power is complex)."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Name):
+        return node.id in static
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and _number_arithmetic(node.operand,
+                                                                               static)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _NUMBER_BINOPS) and _number_arithmetic(node.left, static) \
+            and _number_arithmetic(node.right, static)
+    return bool(_SHAPE_QUERY.match(ast.unparse(node).replace(" ", "")))
 
 
 class Shapes:
@@ -115,9 +153,8 @@ class Shapes:
     def _static_def(self, d, static):
         if d == "param":
             return False
-        if d[0] == "plain":
-            rhs = _copied(d[1])
-            return rhs is not None and (is_python_number(rhs) or rhs in static)
+        if d[0] == "plain":     # `i_1 = i`, `i_2 = i_1 + 1` (a counter the normaliser keeps)
+            return _number_arithmetic(_assigned(d[1]), static)
         if d[0] == "for":       # `for i in i_range` where every i_range is a range(...)
             return self._is_range(d[1].iterable, set())
         op, _ = d
@@ -216,7 +253,51 @@ class Shapes:
             return self.alts.get(o.name, frozenset())
         if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
             return frozenset({frozenset()})
+        if isinstance(o, ir.Expr):          # an expression kept inline: `(0.5 * dt * k)`
+            try:
+                got = self._expr(ast.parse(o.src.strip(), mode="eval").body)
+            except SyntaxError:
+                got = UNKNOWN
+            if got is not UNKNOWN:
+                return got
         return UNKNOWN if key is None else self._symbol(key, depth)
+
+    def _expr(self, node):
+        """The alternatives of an expression of names, real numbers, arithmetic and NumPy's
+        elementwise functions (UNKNOWN for anything else): the broadcast of its parts, as an
+        op's. A real number's elementwise function (`snp.log(2 * snp.pi)`) is a real scalar:
+        it neither widens a shape nor makes a result complex, as a Python number."""
+        number = frozenset({frozenset()})
+        if isinstance(node, ast.Constant):
+            return number if isinstance(node.value, (int, float)) else UNKNOWN
+        if isinstance(node, ast.Name):
+            return self.of(ir.Var(node.id))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in _MODULES and node.value.id not in self.defs and \
+                node.attr in _MODULE_NUMBERS:
+            return number                   # snp.pi
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self._expr(node.operand)
+        parts = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _NUMBER_BINOPS + (ast.Pow,)):
+            parts = [self._expr(node.left), self._expr(node.right)]
+            if isinstance(node.op, ast.Pow) and parts == [number, number]:
+                return UNKNOWN              # (-1) ** 0.5 is complex
+        elif isinstance(node, ast.Call) and not node.keywords and \
+                not any(isinstance(a, ast.Starred) for a in node.args):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("float", "int") and f.id not in self.defs:
+                return number               # float(q.shape[-1]): a Python number, whatever
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in _MODULES and f.value.id not in self.defs and \
+                    f.attr in ELEMENTWISE - {"identity", "lax_div"} and node.args:
+                parts = [self._expr(a) for a in node.args]
+        if parts is None:
+            return number if is_python_number(ast.unparse(node)) else UNKNOWN
+        if any(p is UNKNOWN or not p for p in parts):
+            return UNKNOWN
+        out = frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return out if len(out) <= _MAX_ALTERNATIVES else UNKNOWN
 
     def _is_number(self, o):
         return self.of(o) == frozenset({frozenset()})
