@@ -40,6 +40,8 @@ _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative"
                "identity", "floor_divide", "remainder"}
 _SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
 _MAX_ALTERNATIVES = 8
+# reductions: with keepdims=True (or no axis) the result broadcasts to the operand's shape
+_REDUCTIONS = {"sum", "mean", "max", "min", "prod", "var", "std"}
 _MODULES = ("snp", "np", "numpy", "math", "lax")     # as the canonical form spells them
 _MODULE_NUMBERS = ("pi", "e", "inf", "nan", "euler_gamma")
 UNKNOWN = None          # a name whose shape the analysis does not know
@@ -117,6 +119,7 @@ class Shapes:
         self.static = self._python_numbers()
         self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
         self.active = {}        # the same, without the Python-number assignments
+        self._bounds = {}       # name -> alternatives bounding its shape (see `bound`)
         self._solve()
 
     # --- definitions ---------------------------------------------------------------------------
@@ -299,6 +302,43 @@ class Shapes:
         out = frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
         return out if len(out) <= _MAX_ALTERNATIVES else UNKNOWN
 
+    def bound(self, o):
+        """Alternatives that bound an operand's shape from above (its shape broadcasts to
+        theirs), as `of` for most; tighter for a reduction that keeps its operand's rank
+        (keepdims=True) or leaves a scalar (no axis), and for elementwise ops of those:
+        `snp.log(snp.sum(e, axis=1, keepdims=True))` is bounded by e's. (Its own shape is
+        still its own symbol: a cotangent reaching it is summed down.)"""
+        if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+            o = ir.Var(o.src.strip())
+        if not isinstance(o, ir.Var):
+            return self.of(o)
+        if o.name not in self._bounds:
+            self._bounds[o.name] = self.of(o)       # (while it is worked out: a cycle)
+            self._bounds[o.name] = self._bound_of_name(o)
+        return self._bounds[o.name]
+
+    def _bound_of_name(self, var):
+        defs = self.defs.get(var.name, [])
+        if var.name in self.static or len(defs) != 1 or defs[0][0] == "param" or \
+                isinstance(defs[0][0][0], str):
+            return self.of(var)
+        op = defs[0][0][0]
+        if len(op.targets) != 1:
+            return self.of(var)
+        st = {k: v.strip() if isinstance(v, str) else v for k, v in op.statics.items()}
+        if op.op in _REDUCTIONS and set(op.operands) == {"a"} and \
+                set(st) <= {"axis", "keepdims", "ddof"} and \
+                (st.get("keepdims") == "True" or st.get("axis", "None") == "None"):
+            got = self.bound(op.operands["a"])
+            return self.of(var) if got is UNKNOWN or not got else got
+        if op.op not in ELEMENTWISE:
+            return self.of(var)
+        parts = [self.bound(x) for x in operands_of(op)]
+        if any(p is UNKNOWN or not p for p in parts):
+            return self.of(var)
+        out = frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return out if len(out) <= _MAX_ALTERNATIVES else self.of(var)
+
     def _is_number(self, o):
         return self.of(o) == frozenset({frozenset()})
 
@@ -314,7 +354,7 @@ class Shapes:
         if name in self.static:
             return not cotangent and any(not self._is_number(o) for o in operands)
         others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
-        parts = [self.of(o) for o in others]
+        parts = [self.bound(o) for o in others]
         if all(p == frozenset({frozenset()}) for p in parts):
             return False        # only Python numbers (or the operand itself) besides it
         table = self.active if cotangent else self.alts
