@@ -20,6 +20,7 @@ from secant.ad.stacks import stacks_of
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
+from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 
 # generate() modes: "jvp" returns (out, out_dot); "jvp_scan" is the layout of a lax.scan body,
 # ((carry, carry_dot), (y, y_dot)), so the scan carries the pair directly
@@ -40,6 +41,7 @@ class ForwardBuilder:
         self.last_comment = None
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
         self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
+        self.shapes = None                  # which shapes provably agree (when first asked)
 
     # --- emission ---------------------------------------------------------------------------
     def emit(self, code):
@@ -287,8 +289,13 @@ class ForwardBuilder:
         return None
 
     def _may_broadcast(self, op, param):
-        """Only another operand can make the result larger than this one; Python numbers
-        never do."""
+        """Only another operand can make the result larger than this one: Python numbers never
+        do, nor values whose shapes the analysis bounds by this one's (transformer/shapes.py)."""
+        operand = op.operands.get(param)
+        if op.op in ELEMENTWISE and isinstance(operand, ir.Var):
+            if self.shapes is None:
+                self.shapes = Shapes(self.fn)
+            return self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False)
         others = [o for k, o in op.operands.items() if k != param]
         for key in ("condition", "pred"):
             if key in op.statics:

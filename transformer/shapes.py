@@ -231,6 +231,10 @@ class Shapes:
             return self._symbol(name, 0)
         if d[0] == "plain" and _copied(d[1]) is not None:     # `acc_1 = acc`
             return self.of(ir.Expr(_copied(d[1])), f"expr@{id(d[1])}", depth)
+        if d[0] == "plain" and _assigned(d[1]) is not None:   # `m = snp.ones_like(x) * 3.0`
+            got = self._expr(_assigned(d[1]))
+            if got is not UNKNOWN and got:
+                return got
         if d[0] in ("plain", "for"):
             return self._symbol(f"{name}@{id(d[1])}", depth)
         op, k = d
@@ -293,7 +297,8 @@ class Shapes:
                 return number               # float(q.shape[-1]): a Python number, whatever
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
                     f.value.id in _MODULES and f.value.id not in self.defs and \
-                    f.attr in ELEMENTWISE - {"identity", "lax_div"} and node.args:
+                    f.attr in ELEMENTWISE - {"identity", "lax_div"} and node.args and \
+                    (f.attr != "where" or len(node.args) == 3):     # (where(c): indices)
                 parts = [self._expr(a) for a in node.args]
         if parts is None:
             return number if is_python_number(ast.unparse(node)) else UNKNOWN
