@@ -4,13 +4,23 @@ values provably have the same shape (and the same real-or-complex kind) as which
 Each value's shape is described as the broadcast of a set of *symbols*: a parameter, or the
 result of an op whose shape the analysis does not follow (a matmul, a reduction), each stands
 for one shape and one real-or-complex kind. An elementwise op's result is the union of its
-operands' sets; a Python real number (a literal, a shape query, a `range` counter) is the
-empty set. So `acc + snp.sin(x * i)` has the set {x}, and its operand `snp.sin(x * i)` too.
+operands' sets; a Python real number (a literal, a shape query, a `range` counter, a counter
+`i_2 = i_1 + 1` of those) is the empty set. So `acc + snp.sin(x * i)` has the set {x}, and its
+operand `snp.sin(x * i)` too. An expression the canonical form keeps as text (an inline
+`0.5 * dt * k`, an inactive `m = snp.ones_like(x) * 3.0`) is read the same way: names,
+real numbers, arithmetic and NumPy's elementwise functions (`snp.log(2 * snp.pi)` is a real
+scalar, which widens nothing).
+
+A reduction's result is its own symbol, but when it keeps its operand's rank (keepdims=True)
+or is a scalar, its shape broadcasts to its operand's: `bound` gives, for another operand,
+the sets that bound its shape from above, so `z - snp.log(snp.sum(e, axis=1, keepdims=True))`
+needs no unbroadcast of z's cotangent when z's set holds e's.
 
 The question the analysis answers is `needs_unbroadcast(operands, name)`: whether the
 cotangent of an elementwise op's result may differ in shape (or be complex for a real operand)
 from the operand `name`; that is, whether some other operand's set is not included in
-`name`'s. When unsure it answers yes: a missing unbroadcast is a wrong gradient.
+`name`'s (or, for another operand, the sets bounding it). When unsure it answers yes: a
+missing unbroadcast is a wrong gradient.
 
 A name assigned in several places (a loop's carried name, both branches of an if) has several
 alternative sets. Symbols minted inside a loop stand for one iteration's value; a name assigned
