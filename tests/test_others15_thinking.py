@@ -152,12 +152,21 @@ def cube_root_inline(a):
     return x
 
 
+def cube_root_local_lambda(a):
+    """The same with the function a lambda assigned to a name, called and passed to grad."""
+    f = lambda x: x ** 3 - a
+    x = 1.0 + a / 3
+    for _ in range(8):
+        x = x - f(x) / grad(f)(x)       # (was refused: 'Lambda expression', then 'used as a value')
+    return x
+
+
 @pytest.mark.parametrize("fn", [
-    cube_root_inline,
+    cube_root_inline, cube_root_local_lambda,
     pytest.param(cube_root, marks=pytest.mark.xfail(strict=True, reason=(
         "a lambda closing over a differentiated value, passed to a Python function that calls "
         "grad(f) on it, is refused (normalize.py: 'cannot differentiate through a Lambda')")))],
-    ids=["inline", "solver_function"])
+    ids=["inline", "local_lambda", "solver_function"])
 def test_python_newton_solver(x64, fn):
     a = 5.0
     np.testing.assert_allclose(fn(to_snp(a)), a ** (1 / 3), rtol=1e-12)

@@ -1235,6 +1235,17 @@ class Normaliser(ContainerMixin):
                 func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
                 node = gast.copy_location(gast.Call(func=func, args=list(node.args) + [
                     gast.Name(n, gast.Load(), None, None) for n in extra], keywords=[]), node)
+        if obj is _UNRESOLVED and isinstance(func, gast.Name) and func.id in self.local_defs \
+                and func.id not in self.current and not node.keywords:
+            # h(x) of a nested def kept as written (it is also passed on: grad(h)): the call
+            # of h lifted to a function of its own, its free locals passed after x
+            fn_arg = self._function_arg(func, "call", None)
+            obj = self._lift(fn_arg, self.names.fresh(func.id), fn_arg[2])
+            name = self.names.fresh(func.id)
+            self.bindings[name] = obj
+            func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+            node = gast.copy_location(gast.Call(func=func, args=list(node.args) + [
+                gast.Name(n, gast.Load(), None, None) for n in fn_arg[2]], keywords=[]), node)
         if obj is _UNRESOLVED and isinstance(func, gast.Call) \
                 and self._resolve(func.func) is builtins.type:
             built = self.same_type_call(node, func)      # type(c)(items)
