@@ -108,13 +108,14 @@ def hvp_global_rev_fwd(x, v):
     return grad(g)(x)
 
 
-NO_PARAM_F = "vmap refuses grad(f)/jvp(f, primals, ...) when f is a parameter or primals a name"
+NO_PARAM_F = ("jvp(f, primals, tangents) with primals a name, not a tuple literal, is refused "
+              "(normalize.py call_form)")
 
 
 @pytest.mark.parametrize("hvp", [
     hvp_global_rev_rev, hvp_global_fwd_rev, lambda x, v: jnp.dot(hessian(f_scalar)(x), v),
     hvp_global_rev_fwd,     # (a lambda assigned to a name: was refused under vmap; fixed)
-    pytest.param(HVPS["rev_rev"], marks=pytest.mark.xfail(strict=True, reason=NO_PARAM_F)),
+    HVPS["rev_rev"],        # (grad(f) with f a parameter: was refused; a dynamic call now)
     pytest.param(HVPS["fwd_rev"], marks=pytest.mark.xfail(strict=True, reason=NO_PARAM_F)),
 ], ids=["rev_rev", "fwd_rev", "hessian", "rev_fwd", "rev_rev_f_argument", "fwd_rev_f_argument"])
 def test_batched_hessian_vector_products(x64, hvp):
@@ -267,3 +268,19 @@ def test_custom_vjp_clip_gradient(x64):
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(jit(vmap(grad(lambda x: clip_gradient(-0.75, 0.75, jnp.sin(x) * 3))))(t),
                                want, rtol=1e-12)
+
+
+def sum_of_grad(f, x):
+    return jnp.sum(grad(f)(x) * jnp.arange(1.0, 5.0))
+
+
+def test_grad_of_a_function_passed_as_argument(x64):
+    """grad(f)(x) with f a parameter: a dynamic call, transformed again on first use."""
+    x = RNG.normal(size=4)
+    g = check_grad(lambda x: sum_of_grad(f_scalar, x), x, rtol=1e-5)
+    np.testing.assert_allclose(g, np.asarray(hessian(f_scalar)(to_snp(x))) @ np.arange(1.0, 5.0),
+                               rtol=1e-10)
+    check_vmap(lambda x: sum_of_grad(f_scalar, x), (RNG.normal(size=(3, 4)),))
+    check_vmap(grad(lambda x: sum_of_grad(f_scalar, x)), (RNG.normal(size=(3, 4)),))
+    _, t = jvp(lambda x: sum_of_grad(f_scalar, x), (to_snp(x),), (jnp.ones(4),))
+    np.testing.assert_allclose(t, np.sum(g), rtol=1e-10)

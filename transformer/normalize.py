@@ -1486,6 +1486,12 @@ class Normaliser(ContainerMixin):
                                      "written in place when its function is named and its "
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
+        first = call.args[0] if call.args else None
+        if isinstance(first, gast.Name) and first.id in self.current \
+                and self.current[first.id] not in self.tracked:
+            # grad(f)(x) with f a parameter holding a function: only the running program knows
+            # f; the call is a dynamic one (its dispatcher transforms grad(f) on first use)
+            return _UNRESOLVED, extra
         args = [value(a, k == 0) for k, a in enumerate(call.args)]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
         if args and inspect.isfunction(args[0]) and callees.is_variadic(args[0]) and not any(
@@ -1511,7 +1517,8 @@ class Normaliser(ContainerMixin):
         active operand: the dispatcher transforms its class's __call__ with it as `self`."""
         maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
         made_by_library = maker is not None and _is_library(maker) \
-            and not getattr(maker, "__secant_dispatcher__", False)
+            and not getattr(maker, "__secant_dispatcher__", False) \
+            and not getattr(maker, "__secant_factory__", False)     # grad(f): f a parameter
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
                 or made_by_library and (maker is builtins.type    # type(c)(...): as it is
