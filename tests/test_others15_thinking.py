@@ -163,9 +163,7 @@ def cube_root_local_lambda(a):
 
 @pytest.mark.parametrize("fn", [
     cube_root_inline, cube_root_local_lambda,
-    pytest.param(cube_root, marks=pytest.mark.xfail(strict=True, reason=(
-        "a lambda closing over a differentiated value, passed to a Python function that calls "
-        "grad(f) on it, is refused (normalize.py: 'cannot differentiate through a Lambda')")))],
+    cube_root],     # (a closure passed to a helper calling grad(f) on it: was refused)
     ids=["inline", "local_lambda", "solver_function"])
 def test_python_newton_solver(x64, fn):
     a = 5.0
