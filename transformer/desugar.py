@@ -777,14 +777,19 @@ class _Desugarer:
                 fdef = lambda_function_node(copy.deepcopy(s.value), s.targets[0].id)
                 gast.copy_location(fdef, s)
             passing = [] if fdef is None else self._passed_to_helpers(fdef.name, body, s, local)
+            # (`h = lambda ...` kept: as the def it is, which every transform follows as a
+            # nested function, grad(h) and lax.fori_loop(0, n, h, x) included)
+            kept = s if fdef is None or isinstance(s, gast.FunctionDef) else fdef
+            if kept is not s:
+                self.changed = True
             if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
                                                                         passing):
-                out.append(s)
+                out.append(kept)
                 continue
             a = fdef.args
             if fdef.decorator_list or a.posonlyargs \
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
-                out.append(s)
+                out.append(kept)
                 continue
             own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
                    and isinstance(m.ctx, (gast.Store, gast.Param))} | \
@@ -797,7 +802,7 @@ class _Desugarer:
                         and m.id not in self.lifted:    # (a lifted function is global now)
                     free.append(m.id)
             if fdef.name in free:       # a recursive nested function: leave it alone
-                out.append(s)
+                out.append(kept)
                 continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
@@ -809,7 +814,7 @@ class _Desugarer:
             lifted = self._lift(fdef, free, by_keyword)
             if free and passing and not self._specialise_helpers(passing, lifted, free,
                                                                  by_keyword):
-                out.append(s)
+                out.append(kept)
                 continue
             self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)

@@ -144,6 +144,23 @@ class _Rewrite(gast.NodeTransformer):
                   if isinstance(x, gast.Name) and x.id == self.param]
         passes_kw = [kw for kw in node.keywords
                      if isinstance(kw.value, gast.Name) and kw.value.id == self.param]
+        if passes == [0] and not passes_kw and self.new and getattr(
+                _resolve(self.src, node.func), "__secant_factory__", False):
+            # grad(f): grad(lambda x: f(x)), whose call of f passes the closure's values (the
+            # transforms lift a lambda's free locals in turn)
+            own = list(inspect.signature(self.target).parameters.values())
+            own = own[:len(own) - len(self.extras)]
+            if any(p.default is not p.empty or p.kind != p.POSITIONAL_OR_KEYWORD
+                   or p.name in self.new for p in own):
+                raise NotSpecialisable(f"{self.param} is passed to a transform with parameters "
+                                       "other than plain positional ones")
+            params = ", ".join(p.name for p in own)
+            lam = gast.parse(f"lambda {params}: {self.param}({params})").body[0].value
+            gast.copy_location(lam, node.args[0])
+            node.args = [_located_in(lam, node)] + [self.visit(x) for x in node.args[1:]]
+            node.args[0] = self.visit(node.args[0])
+            node.keywords = [self.visit(x) for x in node.keywords]
+            return _located(node)
         if (passes or passes_kw) and self.new:      # f passed on to another helper
             helper = _resolve(self.src, node.func)
             if not is_helper(helper) or len(passes) + len(passes_kw) != 1:
@@ -174,6 +191,16 @@ class _Rewrite(gast.NodeTransformer):
         if node.id == self.param and (self.new or not isinstance(node.ctx, gast.Load)):
             raise NotSpecialisable(f"{self.param} is used other than called")
         return node
+
+
+def _located_in(new, node):
+    """`new` (built from text) at `node`'s position, every sub-node included."""
+    for m in gast.walk(new):
+        if isinstance(m, (gast.expr, gast.keyword, gast.arguments)):
+            gast.copy_location(m, node)
+            m.end_lineno = getattr(node, "end_lineno", None)
+            m.end_col_offset = getattr(node, "end_col_offset", None)
+    return new
 
 
 def _located(node):

@@ -1267,6 +1267,17 @@ class Normaliser(ContainerMixin):
                 func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
                 node = gast.copy_location(gast.Call(func=func, args=list(node.args) + [
                     gast.Name(n, gast.Load(), None, None) for n in extra], keywords=[]), node)
+        if obj is _UNRESOLVED and isinstance(func, gast.Name) and func.id in self.local_defs \
+                and func.id not in self.current and not node.keywords:
+            # h(x) of a nested def kept as written (it is also passed on: grad(h)): the call
+            # of h lifted to a function of its own, its free locals passed after x
+            fn_arg = self._function_arg(func, "call", None)
+            obj = self._lift(fn_arg, self.names.fresh(func.id), fn_arg[2])
+            name = self.names.fresh(func.id)
+            self.bindings[name] = obj
+            func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+            node = gast.copy_location(gast.Call(func=func, args=list(node.args) + [
+                gast.Name(n, gast.Load(), None, None) for n in fn_arg[2]], keywords=[]), node)
         if obj is _UNRESOLVED and isinstance(func, gast.Call) \
                 and self._resolve(func.func) is builtins.type:
             built = self.same_type_call(node, func)      # type(c)(items)
@@ -1507,6 +1518,12 @@ class Normaliser(ContainerMixin):
                                      "written in place when its function is named and its "
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
+        first = call.args[0] if call.args else None
+        if isinstance(first, gast.Name) and first.id in self.current \
+                and self.current[first.id] not in self.tracked:
+            # grad(f)(x) with f a parameter holding a function: only the running program knows
+            # f; the call is a dynamic one (its dispatcher transforms grad(f) on first use)
+            return _UNRESOLVED, extra
         args = [value(a, k == 0) for k, a in enumerate(call.args)]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
         if args and inspect.isfunction(args[0]) and callees.is_variadic(args[0]) and not any(
@@ -1532,7 +1549,8 @@ class Normaliser(ContainerMixin):
         active operand: the dispatcher transforms its class's __call__ with it as `self`."""
         maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
         made_by_library = maker is not None and _is_library(maker) \
-            and not getattr(maker, "__secant_dispatcher__", False)
+            and not getattr(maker, "__secant_dispatcher__", False) \
+            and not getattr(maker, "__secant_factory__", False)     # grad(f): f a parameter
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
                 or made_by_library and (maker is builtins.type    # type(c)(...): as it is
@@ -1867,14 +1885,24 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, "secant transforms a jvp call written as "
                                  "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
                                  f"keywords; or call secant.{name}(f)(x, ..., v, ...)")
+        made_here = isinstance(args[0], gast.Call)      # jvp(grad(f), ...): grad(f) now
         if isinstance(args[0], gast.Lambda):
             args, fn = self._closed_lambda_form(args)
+        elif made_here:
+            fn, extra = self._made_by_factory(args[0], node)
+            if extra:       # (its lifted function's free locals: held fixed, zero tangents)
+                args = [args[0], _with_items(args[1], [gast.Name(p, gast.Load(), None, None)
+                                                       for p in extra]),
+                        _with_items(args[2], [gast.parse(f"zeros_like_tree({p})").body[0].value
+                                              for p in extra])]
+                for a in args[2].elts[-len(extra):]:
+                    _place(a, node)
         else:
             fn = self._resolve(args[0])
         if fn is _UNRESOLVED:
             raise self.src.error(args[0], f"secant cannot see which function "
                                  f"{gast.unparse(args[0]).strip()} is here")
-        if isinstance(func, gast.Attribute):        # secant.jvp_fn(f), as the user spells secant
+        if isinstance(func, gast.Attribute) and not made_here:   # secant.jvp_fn(f), as spelled
             callee = gast.parse(f"{gast.unparse(func.value).strip()}.{name}"
                                 f"({gast.unparse(args[0]).strip()})").body[0].value
         else:                                       # (jvp imported by name: bound by name)
@@ -2110,11 +2138,11 @@ class Normaliser(ContainerMixin):
         return fdef, versions
 
     def _local_calls(self, fnode, own):
-        """Names of nested defs `fnode` calls (a derivative's loop step calling the loop's body:
-        transformer/loop_lowering.py)."""
-        return sorted({n.func.id for n in gast.walk(fnode) if isinstance(n, gast.Call)
-                       and isinstance(n.func, gast.Name) and n.func.id in self.local_defs
-                       and n.func.id not in own and n.func.id != getattr(fnode, "name", None)})
+        """Names of nested defs `fnode` calls or passes on (a derivative's loop step calling the
+        loop's body: transformer/loop_lowering.py; `grad(potential)(q)` in a loop's body)."""
+        return sorted({n.id for n in gast.walk(fnode) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, gast.Load) and n.id in self.local_defs
+                       and n.id not in own and n.id != getattr(fnode, "name", None)})
 
     def _lift_local_calls(self, fnode, free, own, where_node):
         """(fnode, None, its free locals, where_node, closure) with each nested def it calls lifted to a
@@ -2133,13 +2161,43 @@ class Normaliser(ContainerMixin):
             for v in extra:
                 if v in own and v not in outer:
                     outer[v] = self.names.fresh(f"outer_{v}")
+            called = set()
             for n in gast.walk(fnode):
                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
                         and n.func.id == name:
                     n.args = list(n.args) + [gast.Name(outer.get(v, v), gast.Load(), None, None)
                                              for v in extra]
+                    called.add(id(n.func))
+            if extra:       # passed on as a value (grad(potential)): a lambda passing them
+                self._pass_free_of(fnode, name, extra, outer, called)
         fnode.secant_outer_names = outer
         return fnode, None, free, where_node, closure
+
+    def _pass_free_of(self, fnode, name, extra, outer, called):
+        """Each use of the nested def `name` in `fnode` other than a call (`grad(potential)(q)`)
+        as `lambda q: potential(q, k)`: the lifted def with its free locals `extra` passed, so
+        a transform of the lambda sees them (a lambda's free locals are lifted in turn)."""
+        fdef = self.local_defs[name][0]
+        a = fdef.args
+        params = [p.id for p in a.args]
+        uses = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name
+                and isinstance(n.ctx, gast.Load) and id(n) not in called]
+        if not uses:
+            return
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+            raise self.src.error(uses[0], f"the nested function {name} closes over "
+                                 f"{extra[0]} and is passed on as a value here; secant follows "
+                                 "such a function when its parameters are plain positional ones")
+        text = f"lambda {', '.join(params)}: {name}({', '.join(params + [outer.get(v, v) for v in extra])})"
+
+        class Replace(gast.NodeTransformer):
+            def visit_Name(self, n):
+                if any(n is u for u in uses):
+                    lam = gast.parse(text).body[0].value
+                    _place(lam, n)
+                    return lam
+                return n
+        Replace().visit(fnode)
 
     def _lift(self, fn_arg, name, extra):
         """The function the derivative differentiates: `fn` itself, or a function taking the
@@ -2253,6 +2311,11 @@ def _range_of_len(node, ranges):
         if lens:
             return lens[0]
     return None
+
+
+def _with_items(seq, extra):
+    """A tuple or list literal with `extra` nodes appended."""
+    return type(seq)(list(seq.elts) + list(extra), gast.Load())
 
 
 def _place(node, where):
