@@ -11,12 +11,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,examples]'
 	touch $(STAMP)
 
-# one worker per core (pytest-xdist): the suite is CPU-bound Python
+# one worker per core (pytest-xdist), each taking whole files: the suite is CPU-bound Python,
+# and tests drawing from a module-level RNG see the same draws as in one process
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --durations=15 tests
+	$(PY) -m pytest -q -n auto --dist loadfile --durations=15 tests
 
 test-thorough: $(STAMP)
-	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -n auto tests
+	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -n auto --dist loadfile tests
 
 demo: $(STAMP)
 	$(PY) examples/quickstart.py

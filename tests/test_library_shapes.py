@@ -136,6 +136,12 @@ def _examples_per_function():
     return max(PER_FUNCTION_DEFAULT, math.ceil(total / max(1, coverage()[0])))
 
 
+# counts of values in bins whose edges are computed in the input's dtype (as NumPy's and JAX's
+# are): a float64 reference moves a value lying on an edge (a constant input's middle, always)
+# into the next bin, so the reference runs in the input's dtype too
+_REF_IN_INPUT_DTYPE = ("numpy.histogram",)
+
+
 def _check(case, shapes, dtype, seed):
     x64 = dtype.itemsize == 8 and dtype.kind == "f" or dtype.itemsize == 16
     rtol, atol = _tolerances(case, dtype)
@@ -145,8 +151,8 @@ def _check(case, shapes, dtype, seed):
     try:
         try:
             want = _quiet(case.ref, *[x.astype(np.complex128 if x.dtype.kind == "c" else
-                                                np.float64) if x.dtype.kind in "fc" else x
-                                      for x in xs])
+                                                np.float64) if x.dtype.kind in "fc" and
+                                      case.name not in _REF_IN_INPUT_DTYPE else x for x in xs])
         except Exception:
             reject()            # shapes the reference refuses (cross of 1-vectors) are not
         #                         in the family: the draw is discarded

@@ -136,11 +136,13 @@ def train_with_schedule(w, schedule, steps=4):
 
 
 def test_schedule_function_argument(x64):
-    w = RNG.normal(size=3)
+    # (fixed points near the minimum: from a random draw far from it, four steps of
+    # (w - 1) ** 4 blow up to gradients of 1e12, beyond what a finite difference resolves)
+    w = np.array([0.3, 1.4, -0.2])
     f = lambda w: train_with_schedule(w, exponential_decay)
     check_grad(f, w)
-    check_vmap(f, (RNG.normal(size=(2, 3)),))
-    check_vmap(grad(f), (RNG.normal(size=(2, 3)),))
+    check_vmap(f, (np.array([[0.5, 1.2, 0.0], [1.1, -0.3, 0.8]]),))
+    check_vmap(grad(f), (np.array([[0.5, 1.2, 0.0], [1.1, -0.3, 0.8]]),))
 
 
 def make_loss(weight_decay):
