@@ -1040,6 +1040,7 @@ def _tested_as_containers(stmts):
 
 # ops whose operands may be containers (pytrees) rather than arrays
 _TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "getattr", "call", "add_grads",
+                  "add_at", "add_at_grad",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                   "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
                   "fields_of_batched", "split_at", *CONTROL_FLOW}

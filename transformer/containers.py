@@ -266,7 +266,8 @@ class ContainerMixin:
         is stacked first, as NumPy converts it: never read as a constant."""
         from secant.transformer.ops import OPS
         spec = OPS[op]
-        if op in CONTAINER_OPS or op in ("add_grads", "call") or op == "grad_of_fields":
+        if op in CONTAINER_OPS or op in ("add_grads", "add_at", "add_at_grad", "call") \
+                or op == "grad_of_fields":
             return operands
         if not any(isinstance(o, ir.Seq) and _has_var(o) for p, o in operands.items()
                    if p in spec.arrays):
@@ -1002,7 +1003,7 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
 _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
-                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad")
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "add_at")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 

@@ -1338,6 +1338,10 @@ class Normaliser(ContainerMixin):
             out = self._emit("add_grads", {"x": x, "y": y}, {})
             self.mark_container(getattr(out, "name", None), x if self.is_container(x) else y)
             return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") in ("add_at", "add_at_grad") \
+                and len(node.args) == 3 and not node.keywords:
+            return self.add_at_call(node, obj.__name__)
         if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
                 in (("secant.ad.helpers", "grad_of_fields"),
                     ("secant.batching.helpers", "grad_of_fields_batched")):
@@ -1400,6 +1404,20 @@ class Normaliser(ContainerMixin):
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func, obj)
+
+    def add_at_call(self, node, name):
+        """add_at(tree, idx, item) (a cotangent added into a container's or an array's item) and
+        its transpose add_at_grad(t, idx, item), in a derivative differentiated again: ops with
+        rules of their own (linear), never read as source (their bodies branch on the kind of
+        container, which a derivative of them cannot follow)."""
+        first, item = (self.operand(node.args[k]) for k in (0, 2))
+        first, item = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
+                       for o in (first, item))
+        operands = {"tree" if name == "add_at" else "t": first, "item": item}
+        out = self._emit(name, operands, {"idx": self._source(node.args[1])})
+        like = first if name == "add_at" else item
+        self.mark_container(getattr(out, "name", None), like)
+        return out
 
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the
