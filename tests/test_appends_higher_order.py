@@ -94,7 +94,6 @@ X = 0.7
 KNOWN = {
     ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "
                         "whose branches do not know `out` is a list",
-    ("jit", "list_of_dicts"): "jit: the functionalised loop over a list of dicts closes over it",
 }
 _RAISES = (secant.SecantError, TypeError, ValueError, NameError, AttributeError)
 
