@@ -464,6 +464,15 @@ def has_nested_lists(arrays):
     return nested
 
 
+@structural
+def kind_of(x):
+    """What turns the cotangents of x's items back into x's cotangent: list or tuple for a list
+    or tuple, snp.stack for an array (tuple(x) of an array is its rows)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)
+    return snp.stack
+
+
 def add_n_grad(t, arrays):
     """The cotangent of the items of `sum(arrays)`, a list or tuple: t summed to each one's
     shape."""
@@ -508,7 +517,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "add_at_grad",
-         "split_at",
+         "kind_of", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

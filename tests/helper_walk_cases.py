@@ -52,6 +52,7 @@ CASES = {
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
     "add_at_grad": ("add_at_grad(t, 1, x) + add_at_grad([t, x], 0, t)[0]",
                     {"t": r(3, 2), "x": r(1)}),
+    "kind_of": ("kind_of(t)([t * x, x])", {"t": r(3), "x": r(3)}),
     "split_at": ("split_at([t, x, y], 1)", {"t": r(3), "x": r(3), "y": r(2)}),
     "unmerge": ("unmerge({'a': t, 'b': x}, {'a': y, 'b': t}, ['b'])", {"t": r(3), "x": r(3),
                                                                       "y": r(3)}),

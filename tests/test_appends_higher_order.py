@@ -91,10 +91,7 @@ X = 0.7
 
 # Known gaps, strict: each raises (never a wrong value: an AssertionError is not among the
 # accepted exceptions) until fixed, then its entry must go.
-KNOWN = {
-    ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "
-                        "whose branches do not know `out` is a list",
-}
+KNOWN = {}
 _RAISES = (secant.SecantError, TypeError, ValueError, NameError, AttributeError)
 
 

@@ -91,3 +91,21 @@ def test_jvp_vjp_and_vmap_of_add_at_against_references(x64):
     gi = secant.grad(f, argnums=1)
     close(secant.vmap(gi, (0, None))(ts, item),
           np.array([np.asarray(gi(snp.asarray(s), item)) for s in ts]))
+
+
+def chosen_kind(x):
+    out = []
+    for k in range(3):
+        out.append(snp.exp(x * k * 0.5))
+    chosen = tuple(out) if snp.ndim(x) == 0 else out        # staged as a cond under jit
+    return snp.mean(snp.stack(chosen)) + chosen[1] * chosen[2]
+
+
+def test_tuple_of_a_staged_branch_parameter_under_jit_of_grad_of_grad(x64):
+    """Under jit the `x if c else y` is a cond whose branch reads `tuple(out)` of a parameter
+    of unknown kind: its cotangent goes back through kind_of(out), at every order."""
+    g2 = secant.grad(secant.grad(chosen_kind))
+    for x in (-0.2, 0.6):
+        close(secant.jit(g2)(x), float(g2(x)), rtol=1e-12)
+        close(g2(x), fd(secant.grad(chosen_kind), x), rtol=1e-6, atol=1e-6)
+    close(secant.jit(secant.grad(g2))(0.6), fd(g2, 0.6), rtol=1e-6, atol=1e-6)

@@ -470,6 +470,15 @@ class ContainerMixin:
             if isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o):
                 return ir.Seq(o.items, obj.__name__)        # tuple([x, y]) is (x, y)
             generated = self.src.generated
+            if isinstance(o, ir.Var) and not self.is_container(o) and not generated \
+                    and not self.batching and o.name in self.tracked:
+                # a tracked value of a kind known only when the code runs (a staged branch's
+                # parameter): its cotangent goes back as that kind (kind_of: list, tuple, or
+                # an array's rows stacked)
+                out = self._emit("seq_as", {"x": o}, {"kind": obj.__name__,
+                                                      "back": f"kind_of({o.name})"}, o.name)
+                self.containers[out.name] = obj.__name__
+                return out
             if isinstance(o, ir.Var) and (self.is_container(o) or generated):
                 kind, want = self.container_kind(o), obj.__name__
                 if kind not in ("list", "tuple") and generated:
