@@ -109,3 +109,26 @@ def test_tuple_of_a_staged_branch_parameter_under_jit_of_grad_of_grad(x64):
         close(secant.jit(g2)(x), float(g2(x)), rtol=1e-12)
         close(g2(x), fd(secant.grad(chosen_kind), x), rtol=1e-6, atol=1e-6)
     close(secant.jit(secant.grad(g2))(0.6), fd(g2, 0.6), rtol=1e-6, atol=1e-6)
+
+
+
+def reversed_layers(x, w):
+    ws = [w, w * 2.0, snp.sin(w)]
+    for v in reversed(ws):
+        x = snp.tanh(x * v + 0.1)
+    return x
+
+
+def test_reversed_of_a_tracked_list_is_its_reversed_slice(x64):
+    """reversed(ws) of a differentiated list (a jacrev's vjp of a loop over a list, read by
+    jvp and grad again, did this): read as ws[::-1], against finite differences and a loop."""
+    import composition_sweep_cases as cases
+    x, w = 0.3, 0.7
+    g = secant.grad(reversed_layers, argnums=1)
+    close(g(x, w), fd(lambda v: reversed_layers(x, v), w), rtol=1e-6, atol=1e-8)
+    close(secant.grad(g, argnums=1)(x, w), fd(lambda v: g(x, v), w), rtol=1e-6, atol=1e-6)
+    ws = np.array([0.2, 0.7, 1.3])
+    close(secant.vmap(g, (None, 0))(x, ws), np.array([float(g(x, v)) for v in ws]),
+          rtol=1e-10)
+    cases.check("list_params", ["jacrev", "jvp", "grad"])
+    cases.check("list_params", ["jacrev", "jvp", "vmap"])

@@ -493,6 +493,13 @@ class ContainerMixin:
                 self.containers[out.name] = want
                 return out
             return None
+        if obj is reversed and len(node.args) == 1 and not node.keywords:
+            o = self.operand(node.args[0])      # reversed(c) of a tracked list: c[::-1]
+            if isinstance(o, ir.Var) and self.container_kind(o) in ("list", "tuple"):
+                return self.operand(gast.Subscript(
+                    value=node.args[0], ctx=gast.Load(),
+                    slice=gast.Slice(None, None, gast.Constant(-1, None))))
+            return None
         if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
             if not self._tracked_names_in(node):
                 return None
