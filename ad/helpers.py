@@ -387,6 +387,23 @@ def add_at(tree_bar, idx, g):
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
+def add_at_grad(t, idx, item):
+    """The cotangent of `item` in add_at(tree, idx, item) (its transpose): t's item at idx (the
+    items a slice picks, as item's kind of container or stacked), summed to item's shape."""
+    if isinstance(idx, tuple) and len(idx) == 1:
+        idx = idx[0]
+    if isinstance(t, dict):
+        return t[idx]
+    if not isinstance(t, (list, tuple)):        # (a read clamped idx: where it read)
+        return unbroadcast(t.at[idx].get(mode="clip"), item)
+    if not isinstance(idx, slice):
+        return t[idx % len(t)]
+    picked = list(t[idx])
+    if isinstance(item, (list, tuple)):
+        return type(item)(picked)
+    return snp.stack(picked)
+
+
 def split_at(g, n):
     """The cotangents of `a` and `b` in `a + b` of lists or tuples: g's first n items, the rest."""
     return g[:n], g[n:]
@@ -448,6 +465,15 @@ def has_nested_lists(arrays):
     return nested
 
 
+@structural
+def kind_of(x):
+    """What turns the cotangents of x's items back into x's cotangent: list or tuple for a list
+    or tuple, snp.stack for an array (tuple(x) of an array is its rows)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)
+    return snp.stack
+
+
 def add_n_grad(t, arrays):
     """The cotangent of the items of `sum(arrays)`, a list or tuple: t summed to each one's
     shape."""
@@ -491,7 +517,8 @@ from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "split_at",
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "add_at_grad",
+         "kind_of", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

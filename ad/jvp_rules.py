@@ -24,6 +24,8 @@ LINEAR = "linear"
 
 JVP = {
     "add_grads": {"x": "{x_dot}", "y": "{y_dot}"},
+    "add_at": {"tree": "{tree_dot}", "item": "add_at(zeros_like_tree({tree}), {idx}, {item_dot})"},
+    "add_at_grad": {"t": LINEAR},      # (item: a structure only)
     # elementwise, one operand
     "sin": {"x": "{x_dot} * snp.cos({x})"},
     "cos": {"x": "-{x_dot} * snp.sin({x})"},
@@ -179,6 +181,7 @@ JVP = {
 # the tangent when every array operand has one (where it reads better than the sum)
 JOINT = {
     "add_grads": "add_grads({x_dot}, {y_dot})",
+    "add_at": LINEAR,
     "true_divide": "({x_dot} - {ans} * {y_dot}) / {y}",
     "lax_div": "({x_dot} - {ans} * {y_dot}) / {y}",
     "where": "snp.where({condition}, {x_dot}, {y_dot})",

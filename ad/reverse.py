@@ -35,6 +35,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.containers = _containers(fn.body) | getattr(fn, "trees", set()) | getattr(
             fn, "containers", set())                # variables read item by item (pytrees)
         self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
+        self.fielded = _fields_read(fn.body)        # read by name (r["a"], p.w): containers
         self.shapes = Shapes(fn)                    # which shapes provably agree
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
@@ -694,7 +695,8 @@ class ReverseBuilder(Walker, StackReverse):
             self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
 
     def _zeros(self, var):
-        return "zeros_like_tree" if var in self.containers else "snp.zeros_like"
+        return "zeros_like_tree" if var in self.containers or var in self.fielded \
+            else "snp.zeros_like"
 
     def reverse_add_n(self, op, gs):
         if isinstance(op.operands["arrays"], ir.Var):       # sum(b) of a tracked list
@@ -950,6 +952,7 @@ def _tested_as_containers(stmts):
 
 # ops whose operands may be containers (pytrees) rather than arrays
 _TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "getattr", "call", "add_grads",
+                  "add_at", "add_at_grad",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                   "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
                   "fields_of_batched", "split_at", *CONTROL_FLOW}
@@ -1048,6 +1051,18 @@ def _plain_text(stmts):
         elif isinstance(s, ir.If):
             out += [_plain_text(s.body), _plain_text(s.orelse)]
     return "\n".join(out)
+
+
+def _fields_read(stmts):
+    """Variables read field by field (`r["a"]`, `p.w`, getattr(p, k)): containers (a loop's
+    dict item, say), whose zero is zeros_like_tree."""
+    out = {op.operands["tree"].name for op in _ops_in(stmts)
+           if op.op in ("field", "attribute", "getattr")
+           and isinstance(op.operands.get("tree"), ir.Var)}
+    for s in ir.nested(stmts):      # a loop's name for such a value (`for r in rows`)
+        if isinstance(s, (ir.For, ir.While)):
+            out |= {loop for loop, last in s.carried if last in out}
+    return out
 
 
 def _ops_in(stmts):

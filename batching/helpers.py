@@ -12,7 +12,8 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import add_at, grad_of_fields, grad_seed, is_float0
+from secant.ad.helpers import (add_at, add_at_grad, grad_of_fields, grad_seed, is_float0,
+                               unbroadcast)
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
 
@@ -547,7 +548,8 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
         if isinstance(out, dict):
             out = {k: v if k in given else broadcast_batch(v, n) for k, v in out.items()}
         elif isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
-            out = type(out)(v if i in given else broadcast_batch(v, n) for i, v in enumerate(out))
+            items = [v if i in given else broadcast_batch(v, n) for i, v in enumerate(out)]
+            out = tuple(items) if isinstance(out, tuple) else items
     return out
 
 
@@ -591,8 +593,27 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
     return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
 
 
+def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
+    """ad/helpers.py's add_at_grad with a batched cotangent: an array's item read past the batch
+    axis and summed to one example's item shape; a container's item as written."""
+    if not t_batched:
+        t = broadcast_batch(t, n)
+    if isinstance(t, (list, tuple, dict)):
+        out = add_at_grad(t, idx, item)
+        if isinstance(idx, slice) and not isinstance(item, (list, tuple)):
+            out = snp.moveaxis(out, 0, 1)       # (stacked past the batch axis)
+        return out
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    got = t.at[(slice(None),) + idx].get(mode="clip")
+    example = tuple(np.shape(item)[1:] if item_batched else np.shape(item))
+    lead = np.ndim(got) - 1 - len(example)      # (item broadcast: summed, past the batch axis)
+    if lead > 0:
+        got = snp.sum(got, axis=tuple(range(1, 1 + lead)))
+    return unbroadcast(got, snp.zeros((n,) + example, snp.result_type(got)))
+
+
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
-                 "add_at_batched")
+                 "add_at_batched", "add_at_grad_batched")
 
 
 def item_of(x, i, depth=1):

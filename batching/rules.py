@@ -200,6 +200,8 @@ HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1_b}, {size}, {arg0_batched})",
     "add_grads": "add_grads({arg0_b}, {arg1_b})",     # (a transpose sums an unbatched one)
     "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
+    "add_at_grad": "add_at_grad_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
+                   "{arg2_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front

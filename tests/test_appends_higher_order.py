@@ -91,15 +91,7 @@ X = 0.7
 
 # Known gaps, strict: each raises (never a wrong value: an AssertionError is not among the
 # accepted exceptions) until fixed, then its entry must go.
-_THIRD = "third order and up through a list's cotangent helpers (add_at, add_n_grad, fields_of)"
-KNOWN = {
-    ("fourth", "list_of_dicts"): _THIRD + ": a list of dicts stacked (`for r in rows`)",
-    ("fourth", "sliced"): _THIRD + ": a list whose length changes per iteration, read in one "
-                          "branch (its cotangent's zeros are shaped by another iteration)",
-    ("jit", "aliased"): "jit: `tuple(out) if snp.ndim(x) == 0 else out` is staged as lax.cond, "
-                        "whose branches do not know `out` is a list",
-    ("jit", "list_of_dicts"): "jit: the functionalised loop over a list of dicts closes over it",
-}
+KNOWN = {}
 _RAISES = (secant.SecantError, TypeError, ValueError, NameError, AttributeError)
 
 

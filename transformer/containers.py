@@ -274,7 +274,8 @@ class ContainerMixin:
         is stacked first, as NumPy converts it: never read as a constant."""
         from secant.transformer.ops import OPS
         spec = OPS[op]
-        if op in CONTAINER_OPS or op in ("add_grads", "call") or op == "grad_of_fields":
+        if op in CONTAINER_OPS or op in ("add_grads", "add_at", "add_at_grad", "call") \
+                or op == "grad_of_fields":
             return operands
         if not any(isinstance(o, ir.Seq) and _has_var(o) for p, o in operands.items()
                    if p in spec.arrays):
@@ -477,6 +478,15 @@ class ContainerMixin:
             if isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o):
                 return ir.Seq(o.items, obj.__name__)        # tuple([x, y]) is (x, y)
             generated = self.src.generated
+            if isinstance(o, ir.Var) and not self.is_container(o) and not generated \
+                    and not self.batching and o.name in self.tracked:
+                # a tracked value of a kind known only when the code runs (a staged branch's
+                # parameter): its cotangent goes back as that kind (kind_of: list, tuple, or
+                # an array's rows stacked)
+                out = self._emit("seq_as", {"x": o}, {"kind": obj.__name__,
+                                                      "back": f"kind_of({o.name})"}, o.name)
+                self.containers[out.name] = obj.__name__
+                return out
             if isinstance(o, ir.Var) and (self.is_container(o) or generated):
                 kind, want = self.container_kind(o), obj.__name__
                 if kind not in ("list", "tuple") and generated:
@@ -490,6 +500,13 @@ class ContainerMixin:
                 out = self._emit("seq_as", {"x": o}, {"kind": want, "back": kind}, o.name)
                 self.containers[out.name] = want
                 return out
+            return None
+        if obj is reversed and len(node.args) == 1 and not node.keywords:
+            o = self.operand(node.args[0])      # reversed(c) of a tracked list: c[::-1]
+            if isinstance(o, ir.Var) and self.container_kind(o) in ("list", "tuple"):
+                return self.operand(gast.Subscript(
+                    value=node.args[0], ctx=gast.Load(),
+                    slice=gast.Slice(None, None, gast.Constant(-1, None))))
             return None
         if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
             if not self._tracked_names_in(node):
@@ -1027,7 +1044,7 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
 _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
-                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad")
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "add_at")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 

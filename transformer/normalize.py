@@ -1253,6 +1253,9 @@ class Normaliser(ContainerMixin):
                 return self.op_call(node, opname, [func.value] + args)
         node = callees.canonical_call(self.src, self._is_local, node)
         func = node.func
+        kind = self._kind_of_call(node)
+        if kind is not None:
+            return kind
         obj = self._resolve(func)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj, extra = self._made_by_factory(func, node)
@@ -1381,6 +1384,10 @@ class Normaliser(ContainerMixin):
             out = self._emit("add_grads", {"x": x, "y": y}, {})
             self.mark_container(getattr(out, "name", None), x if self.is_container(x) else y)
             return out
+        if not self.batching and getattr(obj, "__module__", "") == "secant.ad.helpers" \
+                and getattr(obj, "__name__", "") in ("add_at", "add_at_grad") \
+                and len(node.args) == 3 and not node.keywords:
+            return self.add_at_call(node, obj.__name__)
         if not self.batching and (getattr(obj, "__module__", ""), getattr(obj, "__name__", "")) \
                 in (("secant.ad.helpers", "grad_of_fields"),
                     ("secant.batching.helpers", "grad_of_fields_batched")):
@@ -1443,6 +1450,40 @@ class Normaliser(ContainerMixin):
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func, obj)
+
+    def _kind_of_call(self, node):
+        """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
+        of a `tuple(x)` whose x's kind is known only when the code runs), in a derivative
+        differentiated again: a seq_as whose transpose is kind_of(y); None for other calls."""
+        func = node.func
+        if self.batching or not isinstance(func, gast.Call) or len(func.args) != 1 \
+                or len(node.args) != 1 or node.keywords or func.keywords:
+            return None
+        helper = self._resolve(func.func)
+        if getattr(helper, "__module__", "") != "secant.ad.helpers" \
+                or getattr(helper, "__name__", "") != "kind_of":
+            return None
+        y = self.operand(node.args[0])
+        if not isinstance(y, ir.Var):
+            return None
+        out = self._emit("seq_as", {"x": y}, {"kind": f"kind_of({self._source(func.args[0])})",
+                                              "back": f"kind_of({y.name})"}, y.name)
+        self.containers[out.name] = None
+        return out
+
+    def add_at_call(self, node, name):
+        """add_at(tree, idx, item) (a cotangent added into a container's or an array's item) and
+        its transpose add_at_grad(t, idx, item), in a derivative differentiated again: ops with
+        rules of their own (linear), never read as source (their bodies branch on the kind of
+        container, which a derivative of them cannot follow)."""
+        first, item = (self.operand(node.args[k]) for k in (0, 2))
+        first, item = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
+                       for o in (first, item))
+        operands = {"tree" if name == "add_at" else "t": first, "item": item}
+        out = self._emit(name, operands, {"idx": self._source(node.args[1])})
+        like = first if name == "add_at" else item
+        self.mark_container(getattr(out, "name", None), like)
+        return out
 
     def fields_literal(self, node):
         """grad_of_fields(tree, {0: a_bar, ...}) in a derivative differentiated again: the

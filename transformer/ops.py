@@ -180,6 +180,11 @@ op("dict_merge", "x, y", ("x", "y"), code="{x} | {y}")
 # tuple(c) / list(c) of a tracked list / tuple: the other kind of container (`back`: the
 # kind it was, for its cotangent)
 op("seq_as", "x, kind, back", ("x",), code="{kind}({x})")
+# a cotangent added into a container's item (ad/helpers.py add_at: `tree.at[idx].add(item)` for
+# an array), in a derivative differentiated again: linear in tree and item; its transpose in
+# item (add_at_grad: the item at idx of a cotangent, shaped as item) is linear in t
+op("add_at", "tree, idx, item", ("tree", "item"), code="add_at({tree}, {idx}, {item})")
+op("add_at_grad", "t, idx, item", ("t", "item"), code="add_at_grad({t}, {idx}, {item})")
 # the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
 # differentiated again: linear in both
 op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
@@ -423,7 +428,8 @@ def lax_spelling(obj):
 _NOT_NUMPY = {"identity", "field", "attribute", "getattr", "call", "add_n", "select", "invert",
               "pack",
               "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
-              "concat_seq", "dict_merge", "add_grads", "seq_as", "tree_leaves",
+              "concat_seq", "dict_merge", "add_grads", "add_at", "add_at_grad", "seq_as",
+              "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
           "Pow": "power", "MatMult": "matmul", "FloorDiv": "floor_divide", "Mod": "remainder"}
