@@ -158,3 +158,31 @@ def test_generated_code_reads_well():
     assert "y_1 = unbound_before_loop('y')" in text
     assert "y_1_stack" not in text
     assert "check_bound(y_1)" in text
+
+
+def traced_break(x, xs=(0.5, 1.0, 2.0, 3.0)):
+    for a in xs:
+        y = a * snp.sin(x)
+        if a * x > 1.0:
+            break
+    return y
+
+
+def test_traced_break_never_wrong(x64):
+    """A break on a traced (jit) or batched (vmap) test: JAX refuses both; secant may refuse
+    too (an error), but never returns a wrong value (vmap(grad) gave 0.0 for x = 0.8)."""
+    xs = np.array([0.3, 0.8])
+    want = np.array([_fd(traced_break, x) for x in xs])
+    np.testing.assert_allclose([float(secant.grad(traced_break)(x)) for x in xs], want,
+                               rtol=1e-6)
+    runs = {"vmap_grad": lambda: secant.vmap(secant.grad(traced_break))(xs),
+            "jit_grad": lambda: np.array([secant.jit(secant.grad(traced_break))(x)
+                                          for x in xs])}
+    for name, run in runs.items():
+        try:
+            got = np.asarray(run())
+        except Exception as e:      # noqa: BLE001 (a refusal, as JAX's)
+            assert "traced_break" in str(e) or "test_breakloop" in str(e) or \
+                isinstance(e, secant.SecantError), (name, e)
+            continue
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
