@@ -109,7 +109,9 @@ def test_first_derivative(f, x64):
                         ("jacrev", secant.jacrev(f))]:
             got = float(g(np.float64(x)))
             assert abs(got - want) < 1e-6 * max(1.0, abs(want)), (name, x, got, want)
-        _, tangent = secant.jvp(f, (np.float64(x),), (np.float64(1.0),))
+        value, tangent = secant.jvp(f, (np.float64(x),), (np.float64(1.0),))
+        for got in (value, secant.jit(f)(np.float64(x))):
+            assert abs(float(got) - float(f(np.float64(x)))) < 1e-12, (x, got)
         assert abs(float(tangent) - want) < 1e-6 * max(1.0, abs(want)), (x, tangent, want)
 
 
