@@ -1,6 +1,7 @@
 """The placeholder for a variable a branch of a staged `if` does not assign
 (transformer/functionalize.py writes it; backends/control_flow.py, secant.numpy and the batching
-helpers know it): an error wherever the program reads it."""
+helpers know it): an error wherever the program reads it. Also the value, before a loop, of a
+variable the loop assigns first and an iteration may skip (Unbound, transformer/normalize.py)."""
 from secant.backends.errors import SecantError
 
 
