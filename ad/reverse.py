@@ -39,6 +39,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.shapes = Shapes(fn)                    # which shapes provably agree
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
+        self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
+                        and "= unbound_before_loop(" in s.code for v in s.defines}
         self.loops = []                         # the loops being written, innermost last
         self.replaying = False                  # writing a loop iteration's replay
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
@@ -194,7 +196,8 @@ class ReverseBuilder(Walker, StackReverse):
             for var in sorted(new - bars.keys() - stack_bars.keys()):   # in the other branch
                 if (s.test, 1 - i) in self.guards.get(var, ()):
                     continue        # var itself exists only when this branch is not taken
-                self.lines.append(Line(f"{self.bar_name(var)} = {self._zeros(var)}({var})",
+                shaped = self._shaped_like(var, s.orelse if i == 0 else s.body, before)
+                self.lines.append(Line(f"{self.bar_name(var)} = {self._zeros(var)}({shaped})",
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))
@@ -202,6 +205,18 @@ class ReverseBuilder(Walker, StackReverse):
         for block_lines, bars in results:    # outer cotangents added to in a branch
             for v in bars.keys() & before.keys():
                 self.bars[v] = bars[v]
+
+    def _shaped_like(self, var, other, before):
+        """What zeros for var's cotangent are shaped like: var itself, or for a loop name unbound
+        before the loop's first iteration (normalize.py: unbound_before_loop), the cotangent of
+        the value the other branch copies it into (a later iteration's value of the variable):
+        var is then never read, so the forward loop need not save it."""
+        if var in self.unbound:
+            for st in ir.nested(other):
+                target = _copy_of(st, var)
+                if target in before:
+                    return before[target]
+        return var
 
     def reverse_for(self, s):
         """Replay the iterations backwards: restore the values each iteration started from
@@ -981,6 +996,18 @@ def _is_carry_copy(st, carried):
         return st.op == "identity" and st.targets[0] in {loop for loop, _ in carried}
     return isinstance(st, ir.Plain) and st.code.strip() in {f"{loop} = {last}"
                                                              for loop, last in carried}
+
+
+def _copy_of(st, var):
+    """The variable `st` copies var into (`y_2 = y_1`), or None."""
+    if isinstance(st, ir.Op):
+        if st.op == "identity" and len(st.targets) == 1 and st.operands.get("x") == ir.Var(var):
+            return st.targets[0]
+    elif isinstance(st, ir.Plain) and len(st.defines) == 1:
+        target = next(iter(st.defines))
+        if st.code.strip() == f"{target} = {var}":
+            return target
+    return None
 
 
 def _indexed_by_counters(stmts):

@@ -1,7 +1,12 @@
 """The placeholder for a variable a branch of a staged `if` does not assign
 (transformer/functionalize.py writes it; backends/control_flow.py, secant.numpy and the batching
-helpers know it): an error wherever the program reads it."""
+helpers know it): an error wherever the program reads it. Also the value, before a loop, of a
+variable the loop assigns first and an iteration may skip (Unbound, transformer/normalize.py)."""
 from secant.backends.errors import SecantError
+
+
+class SecantUnboundLocalError(SecantError, UnboundLocalError):
+    """A variable read after a loop that never assigned it (Python raises UnboundLocalError)."""
 
 
 class Undefined:
@@ -73,3 +78,40 @@ def unset_in_branch(name):
 
 
 unset_in_branch.__secant_placeholder__ = True
+
+
+class Unbound(Unset):
+    """The value, before a loop's first iteration, of a variable the loop assigns that has none
+    before it (unbound_before_loop): an iteration that does not assign it copies the previous
+    one's; reading it (the loop never assigned it) raises as Python would."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<unbound {self.name}>"
+
+    def _fail(self, *args, **kwargs):
+        raise SecantUnboundLocalError(f"cannot access local variable {self.name!r} where it is "
+                                      "not associated with a value (no iteration of the loop "
+                                      "assigned it)")
+
+    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+
+def unbound_before_loop(name):
+    """`y_1 = unbound_before_loop('y')`: the loop name of a variable that has no value before
+    the loop and that an iteration may leave unassigned (transformer/normalize.py)."""
+    return Unbound(name)
+
+
+def check_bound(*values):
+    """Raise where Python would: a value returned after a loop is its Unbound placeholder."""
+    for v in values:
+        if isinstance(v, Unbound):
+            v._fail()
+
+
+unbound_before_loop.__secant_placeholder__ = True
+check_bound.__secant_placeholder__ = check_bound.__secant_check__ = True

@@ -15,7 +15,8 @@ from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, grad_of_fields, grad_seed, is_float0,
                                unbroadcast)
 from secant.backends.errors import SecantTypeError, SecantValueError, where
-from secant.backends.placeholder import Undefined, unset_in_branch  # noqa: F401 (NAMES)
+from secant.backends.placeholder import (Undefined, check_bound, unbound_before_loop,  # noqa: F401
+                                        unset_in_branch)  # (NAMES)
 
 
 def shape_only(fn):
@@ -772,7 +773,8 @@ def custom_vmap_outputs(out, out_batched, size, rule, depth=1):
 
 
 random_batched.__secant_random__ = "batched"     # vmap of vmap: read as a random call again
-NAMES = NAMES + ("random_batched", "custom_vmap_outputs", "unset_in_branch")
+NAMES = NAMES + ("random_batched", "custom_vmap_outputs", "unset_in_branch", "unbound_before_loop",
+                 "check_bound")
 
 # windowed operations (issue 17): lax.conv_general_dilated of each example
 from secant.batching.conv_helpers import NAMES as _CONV_NAMES, conv_batched  # noqa: E402,F401

@@ -55,7 +55,7 @@ def reads(stmt):
             out[n] = out.get(n, 0) + 1
     if isinstance(stmt, ir.Op):
         for o in stmt.operands.values():
-            add(v.name for v in _flat(o))
+            add(v.name for v in flat(o))
             if isinstance(o, ir.Expr):
                 names = _names(o.src)
                 if names is None:
@@ -72,7 +72,7 @@ def reads(stmt):
             return None
         add(names - stmt.defines)
     elif isinstance(stmt, ir.Return):
-        add(v.name for v in _flat(stmt.value))
+        add(v.name for v in flat(stmt.value))
     elif isinstance(stmt, ir.If):
         add([stmt.test])
     elif isinstance(stmt, ir.While):
@@ -85,12 +85,12 @@ def reads(stmt):
     return out
 
 
-def _flat(o):
+def flat(o):
     if isinstance(o, ir.Var):
         yield o
     elif isinstance(o, ir.Seq):
         for i in o.items:
-            yield from _flat(i)
+            yield from flat(i)
 
 
 def _definitions(fn):

@@ -330,6 +330,7 @@ class _Rewriter:
         self.planned = {}         # (id(statement), base) -> name
         self._keep = []           # the statements `comments` keys refer to
         self.changed = False
+        self.loop_only = set()    # assigned in an enclosing loop's body, unbound before it
 
     def name(self, s, base):
         """A fresh name for a function or variable the rewrite of `s` introduces; reserved before
@@ -403,7 +404,12 @@ class _Rewriter:
             index = set(assigned([s.target])) if isinstance(s, gast.For) else set()
             inner_later = set(later) | set(reads(head)) | set(exposed(s.body, index)[0])
             inner_defined = set(defined) | index
-            s.body = self.block(s.body, inner_defined, inner_later)
+            outer_only = self.loop_only
+            self.loop_only = outer_only | (set(assigned(s.body)) - inner_defined)
+            try:
+                s.body = self.block(s.body, inner_defined, inner_later)
+            finally:
+                self.loop_only = outer_only
             if isinstance(s, gast.While):
                 return self.rewrite_while(s, defined, later)
             return self.rewrite_for(s, defined, later)
@@ -444,6 +450,13 @@ class _Rewriter:
                 self.changed = True
                 return []
             if not outs:
+                return [s]
+            kept = [v for v in outs if v not in defined and v in self.loop_only]
+            if kept and not self.src.generated:     # (a derivative's residual: unset above)
+                # an earlier iteration's value, or none: no value to pass in
+                self.comment(s, f"secant: a Python if ({kept[0]}, first assigned in the loop, "
+                                "may keep an earlier iteration's value); under jit its "
+                                "condition must be concrete")
                 return [s]
         out = []
         if isinstance(s.test, gast.Name):

@@ -27,7 +27,7 @@ import re
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, defaults, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import callees, dataflow, defaults, hygiene, ir, loop_lowering, nonlocals
 from secant.transformer import objects, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
@@ -120,6 +120,7 @@ class Normaliser(ContainerMixin):
         self.queried = set()        # names whose shape queries are written per example (vmap)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
+        self.unbound = set()        # loop names given a placeholder before the loop (_loop)
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
         self.held = {}              # m = C(a): user name -> (version, C's source), the object
                                     # read as its dict of fields (transformer/user_objects.py)
@@ -153,6 +154,10 @@ class Normaliser(ContainerMixin):
                     raise self.src.error(stmt, "a return before the end of the function cannot "
                                          "be transformed yet; return once, at the end")
                 value = self.operand(stmt.value) if stmt.value is not None else ir.Expr("None")
+                unbound = [v.name for v in dataflow.flat(value) if v.name in self.unbound]
+                if unbound:     # (a loop that never assigned it: Python raises here)
+                    self.out.append(ir.Plain(f"check_bound({', '.join(unbound)})", set(),
+                                             self.origin))
                 if isinstance(value, ir.Seq) and value.kind == "dict" and _has_var(value) \
                         and not self.batching:      # a dict's cotangent is a dict
                     value = self.pack(value, "out")
@@ -805,6 +810,16 @@ class Normaliser(ContainerMixin):
             grow |= newly
             grown_lists |= lists            # a loop name found to hold a list: read it again
         body = self.out
+        self._origin(stmt)
+        for name, loop in loop_names.items():
+            if name not in before and not self.src.generated and \
+                    any(loop in (dataflow.reads(st) or {loop}) for st in ir.nested(body)):
+                # unbound before the loop, and an iteration that does not assign it (a break,
+                # a continue, an if) copies the previous iteration's value: a placeholder
+                # (backends/placeholder.py) the first iteration copies, an error if read
+                header.append(ir.Plain(f"{loop} = unbound_before_loop({name!r})", {loop},
+                                       self.origin))
+                self.unbound.add(loop)
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
