@@ -1,0 +1,117 @@
+"""Issue 15: a helper with an `if` on a traced value, called other than by a plain name (an
+attribute of a module, namespace or class, getattr(mod, name), a functools.partial, a method
+through self), is staged by jit as a helper called by name is (transformer/functionalize.py):
+jit and jit(grad) equal eager on both branches, grad equals float64 central differences."""
+import functools
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+
+
+def clipped(v):
+    if snp.sum(v) > 0:
+        return v * v
+    return snp.sin(v)
+
+
+mod = sys.modules[__name__]
+ns = types.SimpleNamespace(clipped=clipped)
+scaled = functools.partial(clipped)
+
+
+class Holder:
+    plain = clipped
+    static = staticmethod(clipped)
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def helper(self, v):
+        if snp.sum(v) > 0:
+            return self.w * v * v
+        return snp.cos(v)
+
+    def apply(self, x):
+        return snp.sum(self.helper(x))
+
+
+class Override(Model):
+    def helper(self, v):
+        if snp.sum(v) < 0:
+            return v * v * v
+        return snp.tanh(v)
+
+
+def via_module(x):
+    return snp.sum(mod.clipped(x))
+
+
+def via_namespace(x):
+    return snp.sum(ns.clipped(x))
+
+
+def via_class(x):
+    return snp.sum(Holder.plain(x) + Holder.static(x))
+
+
+def via_getattr(x):
+    return snp.sum(getattr(mod, "clipped")(x))
+
+
+def via_partial(x):
+    return snp.sum(scaled(x))
+
+
+def via_self(x):
+    return Model(2.0).apply(x)
+
+
+CASES = [via_module, via_namespace, via_class, via_getattr, via_partial, via_self,
+         Model(3.0).apply, Override(1.0).apply]
+POINTS = [np.array([0.3, -0.1, 1.2]), np.array([-0.8, 0.2, -0.5])]     # both branches
+
+
+def exact(f, x, eps=1e-6):
+    """Central differences of scalar f at the float64 array x."""
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
+    return g
+
+
+def name(f):
+    return getattr(f, "__qualname__", "f")
+
+
+@pytest.mark.parametrize("x", POINTS, ids=["positive", "negative"])
+@pytest.mark.parametrize("f", CASES, ids=name)
+def test_jit_and_jit_grad_equal_eager(f, x):
+    x = x.astype(np.float32)
+    np.testing.assert_allclose(float(secant.jit(f)(x)), float(f(x)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(x)),
+                               np.asarray(secant.grad(f)(x)), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("x", POINTS, ids=["positive", "negative"])
+@pytest.mark.parametrize("f", CASES, ids=name)
+def test_grad_matches_finite_differences(f, x, x64):
+    want = exact(f, x)
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(x)), want, rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_the_helper_is_staged_not_unrolled():
+    """jit's rewrite of via_namespace calls the helper's staged form by a name of its own."""
+    from secant.transformer.functionalize import functionalized_source
+    src = functionalized_source(via_namespace)
+    assert "ns.clipped" not in src and "clipped(x)" in src, src
