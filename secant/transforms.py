@@ -415,6 +415,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_custom(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
+    if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
+        return _generate_batched_dispatch(fn, wrt, staged, batch)
     fn = _faithful(fn)
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
@@ -619,7 +621,57 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
                               f"supported yet{where()}")
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
+    if mode in ("vjp", "jvp"):      # vmap of it: the batched form of what it dispatches to
+        passed = (["out_bar"] if mode == "vjp" else []) + call_args + \
+            ([f"{params[i]}_dot" for i in wrt] if mode == "jvp" else [])
+        gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords))
     return gen
+
+
+def _generate_batched_dispatch(disp, wrt, staged, batch):
+    """vmap of a derivative dispatcher (`dynamic_call_vjp`: vmap(grad(f)) where f calls a
+    function known only at run time): a dispatcher that, on first use, batches the derivative
+    the original one finds."""
+    source, passed, keywords = disp.__secant_dispatched__
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a derivative of a call "
+                              f"of a function known only at run time is not supported yet"
+                              f"{where()}")
+    params = list(inspect.signature(disp).parameters)
+    batched = tuple(params[i] for i in wrt)
+    header, body = source.split("\n", 1)
+    name = disp.__name__ + "_vmap"
+    inner = body.strip().splitlines()[-1].strip()       # return dispatch(...)(args)
+    call, _, args = inner[len("return "):].rpartition(")(")
+    text = (header.replace(disp.__name__, name, 1) + "\n"
+            + "    # fn is known only at run time: its batched derivative is generated on first "
+              "use\n"
+            + f"    return batch_dispatch({call}), {batched!r}, {passed!r}, {keywords!r}, "
+              f"{batch.axis_name!r}, {staged})({args}\n")
+    gen = load_generated(text, name, {}, {"dispatch": _dispatch,
+                                          "batch_dispatch": _batch_dispatched})
+    gen.__secant_out_batched__ = True
+    return gen
+
+
+def _batch_dispatched(derivative, batched, passed, keywords, axis_name, staged):
+    """The batched form of `derivative` (a dispatched vjp or jvp), its arguments batched where
+    the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
+    `keywords`: by name)."""
+    from secant.batch import BatchOptions
+    params = list(inspect.signature(derivative).parameters)
+    positions = []
+    for p in batched:
+        if p in passed:
+            positions.append(passed.index(p))
+        elif p in keywords:
+            positions.append(params.index(p))
+        else:       # fn itself batched, yet not an operand of its derivative (not active)
+            raise SecantTypeError("secant cannot batch the derivative of a call of a function "
+                                  "known only at run time that holds batched values it does "
+                                  f"not differentiate{where()}")
+    return generate(derivative, tuple(positions), "vmap", staged=staged,
+                    batch=BatchOptions((), 0, axis_name, None))
 
 
 def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):

@@ -115,3 +115,72 @@ def test_the_helper_is_staged_not_unrolled():
     from secant.transformer.functionalize import functionalized_source
     src = functionalized_source(via_namespace)
     assert "ns.clipped" not in src and "clipped(x)" in src, src
+
+
+# --- vmap of a derivative of a dispatched call (a pytree object held in a local, then called) --
+from secant import tree_util  # noqa: E402
+
+
+@tree_util.register_pytree_node_class
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return snp.tanh(self.w * x) + snp.sin(self.w) * x
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+W = np.array([0.5, -1.5, 2.0], np.float32)
+
+
+def layer_of_x(x):
+    m = Layer(x * 0.5)
+    return snp.sum(m(x))
+
+
+def layer_of_constant(x):
+    m = Layer(W)
+    return snp.sum(m(x) * x)
+
+
+def two_layers(x):
+    a, b = Layer(x), Layer(W)
+    return snp.sum(b(a(x)))
+
+
+OBJECT_CASES = [layer_of_x, layer_of_constant, two_layers]
+XS = np.array([[0.3, -0.1, 1.2], [-0.8, 0.2, -0.5], [1.0, 0.4, -0.2], [-0.3, -0.9, 0.1]],
+              np.float32)
+
+
+@pytest.mark.parametrize("f", OBJECT_CASES, ids=name)
+def test_vmap_grad_of_a_dispatched_call_matches_a_loop(f):
+    want = np.stack([np.asarray(secant.grad(f)(x)) for x in XS])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(XS)), want, rtol=1e-5,
+                               atol=1e-7)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(secant.grad(f)))(XS)), want,
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", OBJECT_CASES, ids=name)
+def test_vmap_jvp_of_a_dispatched_call_matches_a_loop(f):
+    v = np.array([0.5, -1.0, 2.0], np.float32)
+
+    def tangent(x):
+        return secant.jvp(f, (x,), (v,))[1]
+    want = np.array([float(tangent(x)) for x in XS])
+    np.testing.assert_allclose(np.asarray(secant.vmap(tangent)(XS)), want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", OBJECT_CASES, ids=name)
+def test_grad_of_a_dispatched_call_matches_finite_differences(f, x64):
+    for x in XS.astype(np.float64):
+        np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), exact(f, x), rtol=1e-6,
+                                   atol=1e-8)
