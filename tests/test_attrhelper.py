@@ -184,3 +184,36 @@ def test_grad_of_a_dispatched_call_matches_finite_differences(f, x64):
     for x in XS.astype(np.float64):
         np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), exact(f, x), rtol=1e-6,
                                    atol=1e-8)
+
+
+def doubled(v):
+    if snp.sum(v) > 0:
+        return 2.0 * v
+    return v
+
+
+def tripled(v):
+    if snp.sum(v) > 0:
+        return 3.0 * v
+    return v
+
+
+swappable = types.SimpleNamespace(helper=doubled)
+
+
+def via_swappable(x):
+    return snp.sum(swappable.helper(x))
+
+
+def test_rebinding_the_attribute_rewrites_again():
+    """The rewritten function calls the helper the attribute names when jit reads it: after
+    `swappable.helper = tripled`, the staged form is rewritten again (never the old helper)."""
+    from secant.transformer.functionalize import functionalize
+    x = np.ones(3, np.float32)
+    try:
+        assert float(functionalize(via_swappable)(x)) == 6.0
+        swappable.helper = tripled
+        assert float(functionalize(via_swappable)(x)) == 9.0
+        assert float(secant.jit(secant.grad(via_swappable))(x)[0]) == 3.0
+    finally:
+        swappable.helper = doubled

@@ -745,7 +745,7 @@ def functionalize(fn):
         hit = _cache.get(fn)
     except TypeError:
         return fn
-    if hit is not None:
+    if hit is not None and _still_valid(hit):
         return hit
     def build():
         try:
@@ -755,7 +755,16 @@ def functionalize(fn):
                         # on a traced value is then a ConcretizationError naming its line)
     # built once (threads wait for the one building it); a recursive call of fn while it is
     # rewritten stays as it is
-    return once.build(_cache, fn, build, recursive=lambda: fn)
+    return once.build(_cache, fn, build, recursive=lambda: fn, valid=_still_valid)
+
+
+def _still_valid(gen):
+    """Whether the rewritten `gen` still calls what its source names: each look-up it resolved
+    (a helper's global, `ns.clipped`) names the same object, for its helpers too."""
+    guard = getattr(gen, "__secant_functionalize_guard__", None)
+    if guard is None:
+        return True
+    return guard[0].holds() and all(_still_valid(h) for h in guard[1])
 
 
 def unchanged(fn):
@@ -807,6 +816,8 @@ def _rewritten_helpers(src, node):
         new = functionalize(obj)
         if new is obj:
             continue
+        for look_up in (n.func, canon.func):    # guarded: rebinding ns.clipped rewrites again
+            _note(src, look_up, lambda k: k in stored)
         name = by_fn.get(obj)
         if name is None:
             name = by_fn[obj] = names.fresh(obj.__name__ if obj.__name__.isidentifier()
@@ -815,6 +826,27 @@ def _rewritten_helpers(src, node):
         n.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), n.func)
         n.args, n.keywords = canon.args, canon.keywords
     return out
+
+
+def _note(src, func, local):
+    """Records in `src` the attribute chain `func` reads from a free name (`ns.clipped`,
+    `getattr(mod, "f")`), so the guard over the rewritten function (parse.Guard) re-reads it."""
+    from secant.transformer.callees import UNRESOLVED, resolve
+    obj = resolve(src, local, func)
+    chain = []
+    while True:
+        if isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        elif isinstance(func, gast.Call) and len(func.args) == 2 and isinstance(
+                func.args[1], gast.Constant) and isinstance(func.args[1].value, str) \
+                and resolve(src, local, func.func) is builtins.getattr:
+            chain.append(func.args[1].value)
+            func = func.args[0]
+        else:
+            break
+    if obj is not UNRESOLVED and chain and isinstance(func, gast.Name) and not local(func.id):
+        src.note(func.id, reversed(chain), obj)
 
 
 def _method_needs_staging(src, call):
@@ -889,7 +921,10 @@ def _functionalize(fn):
     if not helpers and not _contains(src.node.body, (gast.If, gast.While, gast.For)):
         return fn
     try:
-        return _rewrite(fn, src, node, helpers)
+        gen = _rewrite(fn, src, node, helpers)
+        if gen is not fn:   # valid while what it resolved names the same (and its helpers')
+            gen.__secant_functionalize_guard__ = (src.guards(), tuple(helpers.values()))
+        return gen
     except SecantError:
         raise
     except Exception as e:      # a bug here must not break code that ran before: trace fn as is
