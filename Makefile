@@ -11,11 +11,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,examples]'
 	touch $(STAMP)
 
+# one worker per core (pytest-xdist): the suite is CPU-bound Python
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n auto --durations=15 tests
 
 test-thorough: $(STAMP)
-	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q tests
+	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -n auto tests
 
 demo: $(STAMP)
 	$(PY) examples/quickstart.py

@@ -55,7 +55,7 @@ class _Copies:
         self.context = _contexts(self.lines)
         self.block_start, self.block_end = _block_bounds(self.lines)
 
-    STEPS = ("_drop_repeated", "_forward", "_backward", "_first_contribution")
+    STEPS = ("_drop_repeated", "_forward", "_backward", "_first_contribution", "_join")
 
     def run(self):
         steps = [getattr(self, s) for s in self.STEPS]
@@ -216,6 +216,55 @@ class _Copies:
         self.replace(nxt, type(ln)(f"{a} = {add.group(1)}", later.indent, "stmt", later.origin))
         self.delete(i)
         return True
+
+    def _join(self, i):
+        """`a = b` in a branch of an if (no loop around it) where a's other assignments are in
+        the if's branches: a and b become one name, b, when b is assigned only before the if,
+        read nowhere after it, and in each branch read only up to a's first assignment
+        there (a one-line statement, which reads before it assigns; the copy itself in its
+        branch)."""
+        c = self.copies[i]
+        ctx = self.context[i]
+        if not c or not ctx or any(loop for _, _, loop in ctx):
+            return False
+        a, b = c
+        h = ctx[-1][0]
+        level = self.lines[h].indent
+        if self.lines[i].indent != level + 1:
+            return False
+        end = _statement_end(self.lines, h, level)
+        outer = ctx[:-1]
+
+        def branch(k):          # which branch of the if line k is directly in (else None)
+            c = self.context[k]
+            if len(c) == len(ctx) and c[:-1] == outer and c[-1][0] == h and \
+                    self.lines[k].indent == level + 1:
+                return c[-1][1]
+            return None
+        if any(branch(k) is None for k in self.defines[a]) or \
+                any(k <= h for k in self.uses[a]) or \
+                any(k >= h for k in self.defines[b]) or any(k >= end for k in self.uses[b]):
+            return False
+        for br in (0, 1):
+            defs = sorted(k for k in self.defines[a] if branch(k) == br)
+            if not defs:
+                continue
+            if br == ctx[-1][1] and defs[0] != i or not _simple(self.lines[defs[0]], level + 1):
+                return False
+            first = defs[1] if defs[0] == i and len(defs) > 1 else None if defs[0] == i \
+                else defs[0]
+            if first is not None and any(first < k < end and branch_of(self.context[k], h) == br
+                                         for k in self.uses[b]):
+                return False        # b read after a's assignment overwrote it
+        for k in sorted(self._mentions(a)):
+            self.replace(k, _renamed(self.lines[k], a, b))
+        self.delete(i)
+        return True
+
+
+def branch_of(context, h):
+    """The branch of the if at line h that a line with `context` lies in (else None)."""
+    return next((br for k, br, _ in context if k == h), None)
 
 
 def _code(ln):

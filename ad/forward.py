@@ -19,6 +19,7 @@ from secant.ad.stacks import stacks_of
 from secant.transformer import ir
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
+from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
                                        is_literal_number, src)
 
@@ -37,6 +38,7 @@ class ForwardBuilder(Walker):
         self.dot_names = {}
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
         self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
+        self.shapes = None                  # which shapes provably agree (when first asked)
 
     # --- emission ---------------------------------------------------------------------------
     def emit_dot(self, code):
@@ -254,8 +256,13 @@ class ForwardBuilder(Walker):
         return None
 
     def _may_broadcast(self, op, param):
-        """Only another operand can make the result larger than this one; Python numbers
-        never do."""
+        """Only another operand can make the result larger than this one: Python numbers never
+        do, nor values whose shapes the analysis bounds by this one's (transformer/shapes.py)."""
+        operand = op.operands.get(param)
+        if op.op in ELEMENTWISE and isinstance(operand, ir.Var):
+            if self.shapes is None:
+                self.shapes = Shapes(self.fn)
+            return self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False)
         others = [o for k, o in op.operands.items() if k != param]
         for key in ("condition", "pred"):
             if key in op.statics:

@@ -213,7 +213,10 @@ class ReverseBuilder(Walker, StackReverse):
         for loop, _ in s.carried:       # fields read from a loop's result after it (q["w"])
             if self.fields.get(loop):
                 self.flush_fields(loop, self.fields.pop(loop))
-        contributes = [c for c in s.carried if c[0] in self.bars or c[1] in self.bars]
+        # a carry every assignment of which is a Python number (a counter) has no cotangent:
+        # what it is computed from is Python numbers too (transformer/shapes.py)
+        active = [c for c in s.carried if not self.shapes.is_python_number(c[0])]
+        contributes = [c for c in active if c[0] in self.bars or c[1] in self.bars]
         if not contributes and not outer and not self.feeds_stack(s):
             return
         self.comment(s.origin)
@@ -222,7 +225,7 @@ class ReverseBuilder(Walker, StackReverse):
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
                 self.emit(f"{self.bars[v]} = {self._zeros(v)}({v})")
-        for loop, last in s.carried:
+        for loop, last in active:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
                 self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({loop})")
@@ -245,7 +248,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.loops.pop()
         self.replaying = replaying
         replay_end = len(self.lines)
-        for loop, last in s.carried:                # the copy back to the loop name, reversed
+        for loop, last in active:                   # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:
                 self.bars[last] = self.bar_name(last)
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
@@ -265,7 +268,7 @@ class ReverseBuilder(Walker, StackReverse):
                 if not self.fields[var]:
                     del self.fields[var]
                 self.flush_fields(var, entries)
-        for loop, last in s.carried:                # a loop name not read in the body
+        for loop, last in active:                   # a loop name not read in the body
             if loop not in self.bars:               # (zeros shaped by the replayed value: the
                 self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
                 self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({last})")

@@ -3,6 +3,9 @@
 - statements of secant.source(secant.grad(f)) (with the generated derivatives of the helpers it
   calls) against the hand-written NumPy gradient in bench/handwritten_grads.py, and their ratio
   (the issue's target is <= 1.3x); statements are counted with ast, not lines;
+- operations of both (calls, binary, unary and comparison operators, augmented assignments):
+  the generated code names one operation per line where a person nests expressions, so the
+  statement ratio also counts how the work is spelled; the operation ratio counts the work;
 - StableHLO ops of secant.jit(secant.grad(f)) against jax.jit(jax.grad(f)) when jax is
   importable (both texts counted by the same function).
 
@@ -24,17 +27,35 @@ from timing import import_jax
 
 
 def count_statements(source):
-    """Statements of every function in `source`, its nested statements included, the `def`
-    lines and docstrings not."""
-    count = 0
+    """Statements of every function in `source`, its nested statements included (a nested
+    def's once), the `def` lines and docstrings not."""
+    return sum(1 for n in _nodes(source) if isinstance(n, ast.stmt))
+
+
+def _nodes(source):
+    """The nodes of every function's body in `source`, each function's once (a nested def's
+    under its own def, not its enclosing one's), the `def` lines and docstrings not."""
     for node in ast.walk(ast.parse(textwrap.dedent(source))):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 body = body[1:]
-            count += sum(1 for stmt in body for n in ast.walk(stmt)
-                         if isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef))
-    return count
+            stack = list(body)
+            while stack:
+                n = stack.pop()
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield n
+                    stack.extend(ast.iter_child_nodes(n))
+
+
+_OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign)
+
+
+def count_operations(source):
+    """Operations in every function of `source`: calls, binary, unary and comparison operators,
+    augmented assignments (`g += t`), wherever nested in an expression; the `def` lines and
+    docstrings not counted. Subscripts, attributes and literals are not operations."""
+    return sum(1 for n in _nodes(source) if isinstance(n, _OPERATIONS))
 
 
 def generated_sources(fn, seen=None):
@@ -87,19 +108,28 @@ def main():
           "the hand-written one;")
     print("      StableHLO ops of jit(grad(f)), secant vs jax" +
           ("" if jax else " (jax not importable: left out)"))
-    head = f"  {'function':<17}{'secant':>7}{'hand':>6}{'ratio':>7}   {'hlo secant':>10}"
+    print("      operations (calls and operators, ast) of the same two")
+    head = (f"  {'':<17}{'statements':^20}  {'operations':^20}\n"
+            f"  {'function':<17}{'secant':>7}{'hand':>6}{'ratio':>7}  {'secant':>7}{'hand':>6}"
+            f"{'ratio':>7}   {'hlo secant':>10}")
     print(head + (f"{'hlo jax':>9}{'ratio':>7}" if jax else ""))
-    ratios = []
+    ratios, op_ratios = [], []
     for name in funcs.NAMES:
         f = getattr(funcs, name)
         g = secant.grad(f)
-        ours = sum(count_statements(s) for s in generated_sources(g))
-        theirs = count_statements(inspect.getsource(getattr(hand, name)))
+        sources = generated_sources(g)
+        hand_source = inspect.getsource(getattr(hand, name))
+        ours = sum(count_statements(s) for s in sources)
+        theirs = count_statements(hand_source)
+        ops_ours = sum(count_operations(s) for s in sources)
+        ops_theirs = count_operations(hand_source)
         ratios.append(ours / theirs)
+        op_ratios.append(ops_ours / ops_theirs)
         args = funcs.inputs(name, rng)
         static = static_argnums(name)
         ops = count_ops(secant.jit(g, static_argnums=static).lower(*args).as_text())
-        line = f"  {name:<17}{ours:7d}{theirs:6d}{ours / theirs:6.2f}x   {ops:10d}"
+        line = (f"  {name:<17}{ours:7d}{theirs:6d}{ours / theirs:6.2f}x  {ops_ours:7d}"
+                f"{ops_theirs:6d}{ops_ours / ops_theirs:6.2f}x   {ops:10d}")
         if jax:
             jf = jax.jit(jax.grad(written_with(jnp, jax.lax, name)), static_argnums=static)
             jops = count_ops(jf.lower(*args).as_text())
@@ -109,6 +139,8 @@ def main():
         print(f"  (jax traces the Python loops {funcs.LOOP_STEPS} times: its HLO is unrolled)")
     print(f"  geometric mean statement ratio {np.exp(np.mean(np.log(ratios))):.2f}x "
           f"(issue target <= 1.3x), worst {max(ratios):.2f}x")
+    print(f"  geometric mean operation ratio {np.exp(np.mean(np.log(op_ratios))):.2f}x, "
+          f"worst {max(op_ratios):.2f}x")
 
 
 if __name__ == "__main__":

@@ -343,10 +343,11 @@ _assumed_batched = set()    # keys of functions in progress whose recursive call
 def _same_staged(gen):
     """Whether `gen`, generated for jit's eager (unstaged) use, is also what its staged
     generation would write: jit's functionalisation leaves the function it derives as it is, and
-    the same holds for each derivative it calls (which the staged form would take staged)."""
+    `gen` itself (a derivative's own loops and branches, as grad of a filtered comprehension
+    writes, would be staged), and the same holds for each derivative it calls."""
     from secant.transformer.functionalize import unchanged
     staging = getattr(gen, "__secant_staging__", None)     # (fn, derivatives it calls)
-    return staging is not None and unchanged(staging[0]) and all(
+    return staging is not None and unchanged(staging[0]) and unchanged(gen) and all(
         _same_staged(sub) for sub in staging[1])
 
 

@@ -101,6 +101,25 @@ def loop_of_slices(x):
     return snp.sum(acc * acc)
 
 
+def leapfrog(q, p, k, dt):
+    """Scalars kept inline (`0.5 * dt * k`) broadcast like any operand: where dt or k is an
+    array wider than q, each unbroadcast the analysis keeps is needed."""
+    p_half = p - 0.5 * dt * k * q
+    q_new = q + dt * p_half
+    return snp.sum(q_new * q_new * snp.exp(-snp.log(2 * snp.pi))) + snp.sum(p_half / snp.sqrt(
+        float(q.shape[-1])))
+
+
+def minus_row_sums(x):
+    """(3, 1) - (3,) is (3, 3): a reduction without keepdims can be wider than its operand."""
+    return snp.sum(snp.sin(x - snp.sum(x, axis=1)) * x)
+
+
+def log_softmax(x):
+    z = x - snp.max(x, axis=-1, keepdims=True)
+    return snp.sum((z - snp.log(snp.sum(snp.exp(z), axis=-1, keepdims=True))) * x)
+
+
 def where_broadcast(c, x):
     return snp.sum(snp.where(c > 0, x * c, x + 1.0) ** 2)
 
@@ -136,6 +155,12 @@ def complex_scale(x):
     (keepdims_max, [(3, 4), (3, 1)]),
     (complex_scale, [(3,)]),
     (where_global_mask, [(4,)]),
+    (minus_row_sums, [(3, 1)]),
+    (minus_row_sums, [(3, 3)]),
+    (log_softmax, [(3, 4)]),
+    (leapfrog, [(3,), (3,), (), ()]),
+    (leapfrog, [(3, 1), (3, 1), (), (1, 4)]),
+    (leapfrog, [(3,), (3, 1), (4, 1, 1), ()]),
 ], ids=lambda v: getattr(v, "__name__", str(v)))
 def test_broadcasting_gradients(x64, f, shapes):
     args = [RNG.normal(size=s) for s in shapes]
@@ -224,6 +249,76 @@ def test_unbroadcast_kept_where_shapes_may_differ():
     assert "unbroadcast(" in src, src      # a real x meets a complex number
 
 
+def counted(x, n):
+    i = 0
+    while i < n:
+        x = 0.9 * x + 0.1 * snp.sin(x) * (i + 1.0)
+        i = i + 1
+    return snp.sum(x * x)
+
+
+def counted_only(x, n):
+    i = 0
+    while i < n:
+        x = 0.9 * x + 0.1 * snp.sin(x)
+        i = i + 1
+    return snp.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [counted, counted_only], ids=lambda f: f.__name__)
+def test_counter_carry_has_no_cotangent(x64, f):
+    """A while loop's counter (every assignment a Python number) gets no cotangent; where no
+    derivative reads it, the reverse loop neither pops nor replays it."""
+    src = secant.source(secant.grad(f))
+    assert "x_1_stack" in src and not re.search(r"\bi_\w*_bar\b", src), src
+    assert ("i_1_stack" in src) == (f is counted), src     # (i + 1.0) scales x's cotangent
+    x = RNG.normal(size=(3,))
+    np.testing.assert_allclose(secant.grad(f)(x, 4), fd_grad(lambda x: f(x, 4), [x], 0),
+                               rtol=1e-6)
+
+
+def test_inline_scalars_need_no_unbroadcast():
+    """`q_new = q + dt * p_half`: p_half's set holds dt's (transformer/shapes.py reads the
+    inline `0.5 * dt * k`), so its cotangent from q_new is not unbroadcast; q's is."""
+    src = secant.source(secant.grad(leapfrog))
+    assert "unbroadcast(p_half_bar" not in src and "unbroadcast(dt * " not in src, src
+    assert re.search(r"q_bar = unbroadcast\(", src), src
+
+
+def joined(x, flag):
+    y = snp.sin(x) * 2.0
+    if flag:
+        y = snp.exp(y)
+    return snp.sum(y * y * x)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_no_copy_at_a_branch_join(x64, flag):
+    """`y_1_bar = y_2_bar` in the else of an if: one name for both (ad/copies.py)."""
+    src = secant.source(secant.grad(joined))
+    assert not COPY.search(src), src
+    x = RNG.normal(size=(3,))
+    np.testing.assert_allclose(secant.grad(joined)(x, flag),
+                               fd_grad(lambda x: joined(x, flag), [x], 0), rtol=1e-6)
+
+
+def _join_lines(branch_reads_after):
+    from secant.ad import copies
+    from secant.ad.reverse import Line
+    code = [(1, "stmt", "b_bar = f(x)"), (1, "block", "if c:"), (2, "stmt", "a_bar = g(b_bar)")]
+    code += [(2, "stmt", "t_bar = h(b_bar)")] if branch_reads_after else []
+    code += [(1, "block", "else:"), (2, "stmt", "a_bar = b_bar"), (1, "stmt", "return a_bar")]
+    lines = [Line(c, indent, kind) for indent, kind, c in code]
+    return [ln.code for ln in copies.without_copies(lines, {"a_bar", "b_bar", "t_bar"})]
+
+
+def test_join_only_where_the_copied_value_is_not_read_after():
+    assert _join_lines(False) == ["b_bar = f(x)", "if c:", "b_bar = g(b_bar)", "else:",
+                                  "return b_bar"]
+    # b_bar is read in the if's branch after a_bar is assigned there: one name would clobber it
+    assert "a_bar = b_bar" in _join_lines(True)
+
+
 def test_first_contribution_assigns():
     def straight(x):
         y = snp.sin(x)
@@ -252,6 +347,45 @@ def test_analysis_is_conservative_for_unknown_values():
     assert not s.needs_unbroadcast([v("w"), v("z")], "z")
     assert s.needs_unbroadcast([v("z"), ir.Expr("1j")], "z")        # a complex number
     assert s.needs_unbroadcast([v("z"), ir.Expr("q")], "z")         # an unknown name
+
+
+def test_analysis_bounds_reductions_that_keep_the_rank():
+    """snp.log(snp.sum(e, axis=1, keepdims=True)) broadcasts to e's shape: e's cotangent from
+    `e - l` needs no unbroadcast; l's does, and so does e's against a reduction without
+    keepdims ((3, 1) - (3,) is (3, 3))."""
+    o = ir.Origin(1, "")
+    v = ir.Var
+    body = [ir.Op(["r"], "sum", {"a": v("e")}, {"axis": "1", "keepdims": "True"}, o),
+            ir.Op(["l"], "log", {"x": v("r")}, {}, o),
+            ir.Op(["t"], "sum", {"a": v("e")}, {"axis": "1"}, o),
+            ir.Op(["u"], "sum", {"a": v("e")}, {}, o)]
+    s = Shapes(_fn(body, ["e"]))
+    assert not s.needs_unbroadcast([v("e"), v("l")], "e")
+    assert s.needs_unbroadcast([v("e"), v("l")], "l")
+    assert s.needs_unbroadcast([v("e"), v("t")], "e")
+    assert not s.needs_unbroadcast([v("e"), v("u")], "e")      # a scalar
+    assert s.needs_unbroadcast([v("e"), v("u")], "u")
+
+
+def test_analysis_reads_inline_expressions():
+    """An inline expression is the broadcast of its names, numbers and elementwise calls;
+    anything else is unknown (and so unbroadcast)."""
+    o = ir.Origin(1, "")
+    v = ir.Var
+    body = [ir.Op(["t"], "multiply", {"x": ir.Expr("(0.5 * dt * k)"), "y": v("q")}, {}, o),
+            ir.Op(["u"], "subtract", {"x": v("p"), "y": v("t")}, {}, o)]
+    s = Shapes(_fn(body, ["q", "p", "k", "dt"]))
+    assert s.needs_unbroadcast([v("p"), v("t")], "p")           # t holds dt, k and q
+    assert not s.needs_unbroadcast([v("u"), ir.Expr("dt * u")], "u")
+    assert s.needs_unbroadcast([v("q"), ir.Expr("dt * u")], "q")
+    assert not s.needs_unbroadcast([v("u"), ir.Expr("snp.log(2 * snp.pi)")], "u")
+    assert not s.needs_unbroadcast([v("u"), ir.Expr("snp.exp(-k) / float(q.shape[0])")], "u")
+    assert s.needs_unbroadcast([v("q"), ir.Expr("snp.exp(k)")], "q")
+    assert s.needs_unbroadcast([v("u"), ir.Expr("snp.identity(3)")], "u")   # a matrix
+    assert s.needs_unbroadcast([v("u"), ir.Expr("2.0 ** 0.5j")], "u")
+    assert s.needs_unbroadcast([v("u"), ir.Expr("(-2.0) ** 0.5")], "u")     # complex
+    assert s.needs_unbroadcast([v("u"), ir.Expr("snp.exp(k, dtype=c)")], "u")
+    assert s.needs_unbroadcast([v("u"), ir.Expr("snp.sum(k)")], "u")
 
 
 def test_vmap_aligns_only_where_ranks_may_differ(x64):

@@ -4,13 +4,23 @@ values provably have the same shape (and the same real-or-complex kind) as which
 Each value's shape is described as the broadcast of a set of *symbols*: a parameter, or the
 result of an op whose shape the analysis does not follow (a matmul, a reduction), each stands
 for one shape and one real-or-complex kind. An elementwise op's result is the union of its
-operands' sets; a Python real number (a literal, a shape query, a `range` counter) is the
-empty set. So `acc + snp.sin(x * i)` has the set {x}, and its operand `snp.sin(x * i)` too.
+operands' sets; a Python real number (a literal, a shape query, a `range` counter, a counter
+`i_2 = i_1 + 1` of those) is the empty set. So `acc + snp.sin(x * i)` has the set {x}, and its
+operand `snp.sin(x * i)` too. An expression the canonical form keeps as text (an inline
+`0.5 * dt * k`, an inactive `m = snp.ones_like(x) * 3.0`) is read the same way: names,
+real numbers, arithmetic and NumPy's elementwise functions (`snp.log(2 * snp.pi)` is a real
+scalar, which widens nothing).
+
+A reduction's result is its own symbol, but when it keeps its operand's rank (keepdims=True)
+or is a scalar, its shape broadcasts to its operand's: `bound` gives, for another operand,
+the sets that bound its shape from above, so `z - snp.log(snp.sum(e, axis=1, keepdims=True))`
+needs no unbroadcast of z's cotangent when z's set holds e's.
 
 The question the analysis answers is `needs_unbroadcast(operands, name)`: whether the
 cotangent of an elementwise op's result may differ in shape (or be complex for a real operand)
 from the operand `name`; that is, whether some other operand's set is not included in
-`name`'s. When unsure it answers yes: a missing unbroadcast is a wrong gradient.
+`name`'s (or, for another operand, the sets bounding it). When unsure it answers yes: a
+missing unbroadcast is a wrong gradient.
 
 A name assigned in several places (a loop's carried name, both branches of an if) has several
 alternative sets. Symbols minted inside a loop stand for one iteration's value; a name assigned
@@ -19,6 +29,7 @@ pass for one). A Python number's own cotangent is discarded, so the alternatives
 from Python-number assignments (`acc = 0.0` before `acc = acc + ...`) do not count when asking
 about its own cotangent, only when it is another operand.
 """
+import ast
 import itertools
 import re
 
@@ -39,6 +50,10 @@ _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative"
                "identity", "floor_divide", "remainder"}
 _SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
 _MAX_ALTERNATIVES = 8
+# reductions: with keepdims=True (or no axis) the result broadcasts to the operand's shape
+_REDUCTIONS = {"sum", "mean", "max", "min", "prod", "var", "std"}
+_MODULES = ("snp", "np", "numpy", "math", "lax")     # as the canonical form spells them
+_MODULE_NUMBERS = ("pi", "e", "inf", "nan", "euler_gamma")
 UNKNOWN = None          # a name whose shape the analysis does not know
 
 
@@ -67,6 +82,41 @@ def _copied(plain):
     return m.group(1) if m else None
 
 
+def _assigned(plain):
+    """The right-hand side (an ast expression) of a Plain statement `name = <expr>` (else
+    None)."""
+    try:
+        tree = ast.parse(plain.code.strip())
+    except SyntaxError:
+        return None
+    st = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        return st.value
+    return None
+
+
+_NUMBER_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+
+
+def _number_arithmetic(node, static):
+    """Whether an ast expression is a real Python number for every value of the names of
+    `static` (real Python numbers): literals, shape queries and those names under + - * / //
+    % and unary signs (not ** : a negative number to a fractional power is complex)."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Name):
+        return node.id in static
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and _number_arithmetic(node.operand,
+                                                                               static)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _NUMBER_BINOPS) and _number_arithmetic(node.left, static) \
+            and _number_arithmetic(node.right, static)
+    return bool(_SHAPE_QUERY.match(ast.unparse(node).replace(" ", "")))
+
+
 class Shapes:
     """The analysis of one ir.Function (see the module docstring)."""
 
@@ -79,6 +129,7 @@ class Shapes:
         self.static = self._python_numbers()
         self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
         self.active = {}        # the same, without the Python-number assignments
+        self._bounds = {}       # name -> alternatives bounding its shape (see `bound`)
         self._solve()
 
     # --- definitions ---------------------------------------------------------------------------
@@ -115,9 +166,8 @@ class Shapes:
     def _static_def(self, d, static):
         if d == "param":
             return False
-        if d[0] == "plain":
-            rhs = _copied(d[1])
-            return rhs is not None and (is_python_number(rhs) or rhs in static)
+        if d[0] == "plain":     # `i_1 = i`, `i_2 = i_1 + 1` (a counter the normaliser keeps)
+            return _number_arithmetic(_assigned(d[1]), static)
         if d[0] == "for":       # `for i in i_range` where every i_range is a range(...)
             return self._is_range(d[1].iterable, set())
         op, _ = d
@@ -191,6 +241,10 @@ class Shapes:
             return self._symbol(name, 0)
         if d[0] == "plain" and _copied(d[1]) is not None:     # `acc_1 = acc`
             return self.of(ir.Expr(_copied(d[1])), f"expr@{id(d[1])}", depth)
+        if d[0] == "plain" and _assigned(d[1]) is not None:   # `m = snp.ones_like(x) * 3.0`
+            got = self._expr(_assigned(d[1]))
+            if got is not UNKNOWN and got:
+                return got
         if d[0] in ("plain", "for"):
             return self._symbol(f"{name}@{id(d[1])}", depth)
         op, k = d
@@ -216,7 +270,89 @@ class Shapes:
             return self.alts.get(o.name, frozenset())
         if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
             return frozenset({frozenset()})
+        if isinstance(o, ir.Expr):          # an expression kept inline: `(0.5 * dt * k)`
+            try:
+                got = self._expr(ast.parse(o.src.strip(), mode="eval").body)
+            except SyntaxError:
+                got = UNKNOWN
+            if got is not UNKNOWN:
+                return got
         return UNKNOWN if key is None else self._symbol(key, depth)
+
+    def _expr(self, node):
+        """The alternatives of an expression of names, real numbers, arithmetic and NumPy's
+        elementwise functions (UNKNOWN for anything else): the broadcast of its parts, as an
+        op's. A real number's elementwise function (`snp.log(2 * snp.pi)`) is a real scalar:
+        it neither widens a shape nor makes a result complex, as a Python number."""
+        number = frozenset({frozenset()})
+        if isinstance(node, ast.Constant):
+            return number if isinstance(node.value, (int, float)) else UNKNOWN
+        if isinstance(node, ast.Name):
+            return self.of(ir.Var(node.id))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in _MODULES and node.value.id not in self.defs and \
+                node.attr in _MODULE_NUMBERS:
+            return number                   # snp.pi
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self._expr(node.operand)
+        parts = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _NUMBER_BINOPS + (ast.Pow,)):
+            parts = [self._expr(node.left), self._expr(node.right)]
+            if isinstance(node.op, ast.Pow) and parts == [number, number]:
+                return UNKNOWN              # (-1) ** 0.5 is complex
+        elif isinstance(node, ast.Call) and not node.keywords and \
+                not any(isinstance(a, ast.Starred) for a in node.args):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("float", "int") and f.id not in self.defs:
+                return number               # float(q.shape[-1]): a Python number, whatever
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in _MODULES and f.value.id not in self.defs and \
+                    f.attr in ELEMENTWISE - {"identity", "lax_div"} and node.args and \
+                    (f.attr != "where" or len(node.args) == 3):     # (where(c): indices)
+                parts = [self._expr(a) for a in node.args]
+        if parts is None:
+            return number if is_python_number(ast.unparse(node)) else UNKNOWN
+        if any(p is UNKNOWN or not p for p in parts):
+            return UNKNOWN
+        out = frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return out if len(out) <= _MAX_ALTERNATIVES else UNKNOWN
+
+    def bound(self, o):
+        """Alternatives that bound an operand's shape from above (its shape broadcasts to
+        theirs), as `of` for most; tighter for a reduction that keeps its operand's rank
+        (keepdims=True) or leaves a scalar (no axis), and for elementwise ops of those:
+        `snp.log(snp.sum(e, axis=1, keepdims=True))` is bounded by e's. (Its own shape is
+        still its own symbol: a cotangent reaching it is summed down.)"""
+        if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+            o = ir.Var(o.src.strip())
+        if not isinstance(o, ir.Var):
+            return self.of(o)
+        if o.name not in self._bounds:
+            self._bounds[o.name] = self.of(o)       # (while it is worked out: a cycle)
+            self._bounds[o.name] = self._bound_of_name(o)
+        return self._bounds[o.name]
+
+    def _bound_of_name(self, var):
+        defs = self.defs.get(var.name, [])
+        if var.name in self.static or len(defs) != 1 or defs[0][0] == "param" or \
+                isinstance(defs[0][0][0], str):
+            return self.of(var)
+        op = defs[0][0][0]
+        if len(op.targets) != 1:
+            return self.of(var)
+        st = {k: v.strip() if isinstance(v, str) else v for k, v in op.statics.items()}
+        if op.op in _REDUCTIONS and set(op.operands) == {"a"} and \
+                set(st) <= {"axis", "keepdims", "ddof"} and \
+                (st.get("keepdims") == "True" or st.get("axis", "None") == "None"):
+            got = self.bound(op.operands["a"])
+            return self.of(var) if got is UNKNOWN or not got else got
+        if op.op not in ELEMENTWISE:
+            return self.of(var)
+        parts = [self.bound(x) for x in operands_of(op)]
+        if any(p is UNKNOWN or not p for p in parts):
+            return self.of(var)
+        out = frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return out if len(out) <= _MAX_ALTERNATIVES else self.of(var)
 
     def _is_number(self, o):
         return self.of(o) == frozenset({frozenset()})
@@ -233,7 +369,7 @@ class Shapes:
         if name in self.static:
             return not cotangent and any(not self._is_number(o) for o in operands)
         others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
-        parts = [self.of(o) for o in others]
+        parts = [self.bound(o) for o in others]
         if all(p == frozenset({frozenset()}) for p in parts):
             return False        # only Python numbers (or the operand itself) besides it
         table = self.active if cotangent else self.alts

@@ -381,7 +381,7 @@ def _trace(fn):
     import gast
     code = fn.__code__
     run = record(fn)
-    rec, sig = run.rec, run.sig
+    rec = run.rec
     out = rec.source(run.result)
     name = code.co_name if code.co_name.isidentifier() and not keyword.iskeyword(code.co_name) \
         else "lambda_"
