@@ -217,3 +217,29 @@ def test_rebinding_the_attribute_rewrites_again():
         assert float(secant.jit(secant.grad(via_swappable))(x)[0]) == 3.0
     finally:
         swappable.helper = doubled
+
+
+def layer_of_argument(x, w):
+    m = Layer(w)
+    return snp.sum(m(x) * x)
+
+
+def test_vmap_grad_of_an_object_holding_batched_values_it_does_not_differentiate():
+    """grad in x, vmap over x and the layer's weights too: the dispatched vjp takes the layer
+    as an operand (its cotangent dropped)."""
+    ws = XS[::-1] * 2.0
+    want = np.stack([np.asarray(secant.grad(layer_of_argument)(x, w)) for x, w in zip(XS, ws)])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(layer_of_argument))(XS, ws)),
+                               want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(layer_of_argument),
+                                                      in_axes=(0, None))(XS, W)),
+                               np.stack([np.asarray(secant.grad(layer_of_argument)(x, W))
+                                         for x in XS]), rtol=1e-5, atol=1e-7)
+
+
+def test_grad_of_an_object_holding_values_against_finite_differences(x64):
+    w = np.array([0.5, -1.5, 2.0])
+    for x in XS.astype(np.float64):
+        np.testing.assert_allclose(np.asarray(secant.grad(layer_of_argument)(x, w)),
+                                   exact(lambda y: layer_of_argument(y, w), x), rtol=1e-6,
+                                   atol=1e-8)
