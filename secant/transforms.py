@@ -416,6 +416,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_custom(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
+    if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
+        return _generate_batched_dispatch(fn, wrt, staged, batch)
     fn = _faithful(fn)
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
@@ -620,7 +622,75 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
                               f"supported yet{where()}")
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
+    if mode in ("vjp", "jvp"):      # vmap of it: the batched form of what it dispatches to
+        passed = (["out_bar"] if mode == "vjp" else []) + call_args + \
+            ([f"{params[i]}_dot" for i in wrt] if mode == "jvp" else [])
+        dispatch_args = (mode, active, staged) + (
+            (None, (n, tuple(keywords))) if mode == "jvp" else (None, None, shape))
+        gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
+
+
+def _generate_batched_dispatch(disp, wrt, staged, batch):
+    """vmap of a derivative dispatcher (`dynamic_call_vjp`: vmap(grad(f)) where f calls a
+    function known only at run time): a dispatcher that, on first use, batches the derivative
+    the original one finds. A callee holding batched values it does not differentiate
+    (`Layer(w)(x)`, grad in x, vmap over w) is differentiated as `self` too (vjp), its
+    cotangent dropped."""
+    source, passed, keywords, dispatch_args = disp.__secant_dispatched__
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a derivative of a call "
+                              f"of a function known only at run time is not supported yet"
+                              f"{where()}")
+    params = list(inspect.signature(disp).parameters)
+    batched = tuple(params[i] for i in wrt)
+    mode, active = dispatch_args[0], dispatch_args[1]
+    as_self = "fn" in batched and "fn" not in passed
+    if as_self:
+        if mode != "vjp":
+            raise SecantTypeError("secant cannot batch the jvp of a call of a function known "
+                                  "only at run time that holds batched values it does not "
+                                  "differentiate; batch the function's values as arguments"
+                                  f"{where()}")
+        passed = passed[:1] + ("fn",) + passed[1:]
+        dispatch_args = (mode, ("self",) + tuple(active)) + tuple(dispatch_args[2:])
+    header = source.split("\n", 1)[0]
+    name = disp.__name__ + "_vmap"
+    args = ", ".join(list(passed) + [f"{k}={k}" for k in keywords])
+    options = ", ".join(f"{k}={v!r}" for k, v in (
+        ("batched", batched), ("passed", passed), ("keywords", keywords),
+        ("axis_name", batch.axis_name), ("drop_self", as_self)))
+    text = (header.replace(disp.__name__, name, 1) + "\n"
+            + "    # fn is known only at run time: its batched derivative is generated on first "
+              "use\n"
+            + f"    return batch_dispatch(fn, {', '.join(map(repr, dispatch_args))}, "
+              f"{options})({args})\n")
+    gen = load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched})
+    gen.__secant_out_batched__ = True
+    return gen
+
+
+def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed, keywords,
+                      axis_name, drop_self):
+    """The batched form of the derivative _dispatch finds for fn, its arguments batched where
+    the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
+    `keywords`: by name); with drop_self, without the cotangent of fn itself."""
+    from secant.batch import BatchOptions
+    derivative = _dispatch(fn, active, mode, staged, *dispatch_args)
+    params = list(inspect.signature(derivative).parameters)
+    positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
+    gen = generate(derivative, positions, "vmap", staged=staged,
+                   batch=BatchOptions((), 0, axis_name, None))
+    if not drop_self:
+        return gen
+    return _without_self_cotangent(gen, len(active) == 2)
+
+
+def _without_self_cotangent(gen, single):
+    def batched_vjp(*args, **kwargs):
+        out = gen(*args, **kwargs)
+        return out[1] if single else tuple(out[1:])
+    return batched_vjp
 
 
 def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):

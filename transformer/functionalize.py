@@ -34,6 +34,7 @@ import builtins
 import contextlib
 import contextvars
 import copy
+import inspect
 import linecache
 import types
 import warnings
@@ -751,11 +752,13 @@ def functionalize(fn):
     `fn` itself when there is none to rewrite or its source cannot be read."""
     if _UNROLLED.get():
         return fn
+    if isinstance(fn, types.MethodType):    # jit(model.apply): the method's function, bound
+        return staged_method(fn)
     try:
         hit = _cache.get(fn)
     except TypeError:
         return fn
-    if hit is not None:
+    if hit is not None and _still_valid(hit):
         return hit
     def build():
         try:
@@ -765,7 +768,16 @@ def functionalize(fn):
                         # on a traced value is then a ConcretizationError naming its line)
     # built once (threads wait for the one building it); a recursive call of fn while it is
     # rewritten stays as it is
-    return once.build(_cache, fn, build, recursive=lambda: fn)
+    return once.build(_cache, fn, build, recursive=lambda: fn, valid=_still_valid)
+
+
+def _still_valid(gen):
+    """Whether the rewritten `gen` still calls what its source names: each look-up it resolved
+    (a helper's global, `ns.clipped`) names the same object, for its helpers too."""
+    guard = getattr(gen, "__secant_functionalize_guard__", None)
+    if guard is None:
+        return True
+    return guard[0].holds() and all(_still_valid(h) for h in guard[1])
 
 
 def unchanged(fn):
@@ -774,19 +786,131 @@ def unchanged(fn):
     return not _UNROLLED.get() and functionalize(fn) is fn
 
 
-def _rewritten_helpers(src):
-    """{name: functionalised function} for the user functions `src` calls by a free name whose
-    own control flow (or their callees') needs rewriting: jit stages helpers' loops too."""
+def _rewritten_helpers(src, node):
+    """{name: functionalised function} for the user functions `node` (a copy of `src`'s tree)
+    calls whose own control flow (or their callees') needs rewriting: jit stages helpers' loops
+    too. A callee called by a free name keeps it; one reached otherwise (`ns.clipped(v)`,
+    `mod.f(v)`, `getattr(mod, "f")(v)`, a partial, a bound method: whatever
+    transformer/callees.py resolves) is called by a name of its own, in the canonical form."""
+    from secant.transformer.callees import UNRESOLVED, canonical_call, resolve
     out = {}
-    for n in gast.walk(src.node):
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id not in out:
+    stored = {m.id for m in gast.walk(node) if isinstance(m, gast.Name)
+              and not isinstance(m.ctx, gast.Load)}
+    taken = _all_names(node) | set(src.closure)
+    names = Names(taken)
+    by_fn, staged_name = {}, None
+    for n in gast.walk(node):
+        if not isinstance(n, gast.Call):
+            continue
+        if isinstance(n.func, gast.Name):
+            if n.func.id in out:
+                continue
             kind, obj = src.resolve_name(n.func.id)
-            if kind in ("global", "closure") and isinstance(obj, types.FunctionType) \
-                    and (obj.__module__ or "").split(".")[0] not in ("secant", "numpy"):
+            if kind in ("global", "closure") and _is_user_function(obj):
                 new = functionalize(obj)
                 if new is not obj:
                     out[n.func.id] = new
+                continue
+        if _method_needs_staging(src, n):     # self.helper(v): looked up when it runs
+            if staged_name is None:
+                staged_name = names.fresh("staged_method")
+                out[staged_name] = staged_method
+            n.func = gast.copy_location(gast.Call(
+                func=gast.Name(staged_name, gast.Load(), None, None), args=[n.func],
+                keywords=[]), n.func)
+            continue
+        try:
+            canon = canonical_call(src, lambda k: k in stored, n)
+        except Exception:       # noqa: BLE001 - a look-up that fails is not a resolution
+            continue
+        obj = resolve(src, lambda k: k in stored, canon.func)
+        if obj is UNRESOLVED or not _is_user_function(obj):
+            continue
+        new = functionalize(obj)
+        if new is obj:
+            continue
+        for look_up in (n.func, canon.func):    # guarded: rebinding ns.clipped rewrites again
+            _note(src, look_up, lambda k: k in stored)
+        name = by_fn.get(obj)
+        if name is None:
+            name = by_fn[obj] = names.fresh(obj.__name__ if obj.__name__.isidentifier()
+                                            else "fn")
+            out[name] = new
+        n.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), n.func)
+        n.args, n.keywords = canon.args, canon.keywords
     return out
+
+
+def _note(src, func, local):
+    """Records in `src` the attribute chain `func` reads from a free name (`ns.clipped`,
+    `getattr(mod, "f")`), so the guard over the rewritten function (parse.Guard) re-reads it."""
+    from secant.transformer.callees import UNRESOLVED, resolve
+    obj = resolve(src, local, func)
+    chain = []
+    while True:
+        if isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        elif isinstance(func, gast.Call) and len(func.args) == 2 and isinstance(
+                func.args[1], gast.Constant) and isinstance(func.args[1].value, str) \
+                and resolve(src, local, func.func) is builtins.getattr:
+            chain.append(func.args[1].value)
+            func = func.args[0]
+        else:
+            break
+    if obj is not UNRESOLVED and chain and isinstance(func, gast.Name) and not local(func.id):
+        src.note(func.id, reversed(chain), obj)
+
+
+def _method_needs_staging(src, call):
+    """Whether `call` is `self.name(...)` in a method (self its first parameter) or
+    `Cls(...).name(...)`, whose class's own `name` is a method with control flow to rewrite: the
+    method called is known only when the call runs (a subclass may override it), so
+    staged_method looks it up then."""
+    func = call.func
+    if not isinstance(func, gast.Attribute):
+        return False
+    owner = _receiver_class(src, func.value)
+    if not isinstance(owner, type):
+        return False
+    member = inspect.getattr_static(owner, func.attr, None)
+    return _is_user_function(member) and functionalize(member) is not member
+
+
+def _receiver_class(src, receiver):
+    """The class whose instance `receiver` is when that is plain from the code: a method's first
+    parameter (its class by the method's qualified name), or `Cls(...)`."""
+    from secant.transformer.callees import resolve
+    if isinstance(receiver, gast.Call):
+        return resolve(src, lambda k: False, receiver.func) if isinstance(
+            receiver.func, (gast.Name, gast.Attribute)) else None
+    params = src.node.args.posonlyargs + src.node.args.args
+    fn = src.fn
+    if not (isinstance(receiver, gast.Name) and params and receiver.id == params[0].id
+            and isinstance(fn, types.FunctionType)):
+        return None
+    owner_name = fn.__qualname__.rpartition(".")[0]
+    if not owner_name or "<" in owner_name:
+        return None
+    owner = fn.__globals__.get(owner_name.split(".")[0])
+    for part in owner_name.split(".")[1:]:
+        owner = getattr(owner, part, None)
+    return owner
+
+
+def staged_method(bound):
+    """`self.helper` as jit traces it: a method with its control flow rewritten into secant.lax
+    calls (transformer/functionalize.py), bound to the same object; anything else as it is."""
+    if isinstance(bound, types.MethodType) and _is_user_function(bound.__func__):
+        new = functionalize(bound.__func__)
+        if new is not bound.__func__:
+            return types.MethodType(new, bound.__self__)
+    return bound
+
+
+def _is_user_function(obj):
+    return isinstance(obj, types.FunctionType) and \
+        (obj.__module__ or "").split(".")[0] not in ("secant", "numpy")
 
 
 def _functionalize(fn):
@@ -805,11 +929,15 @@ def _functionalize(fn):
     if _contains(src.node.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom,
                                  gast.Await)):
         return fn
-    helpers = _rewritten_helpers(src)
+    node = copy.deepcopy(src.node)
+    helpers = _rewritten_helpers(src, node)
     if not helpers and not _contains(src.node.body, (gast.If, gast.While, gast.For)):
         return fn
     try:
-        return _rewrite(fn, src, helpers)
+        gen = _rewrite(fn, src, node, helpers)
+        if gen is not fn:   # valid while what it resolved names the same (and its helpers')
+            gen.__secant_functionalize_guard__ = (src.guards(), tuple(helpers.values()))
+        return gen
     except SecantError:
         raise
     except Exception as e:      # a bug here must not break code that ran before: trace fn as is
@@ -828,9 +956,8 @@ def _all_names(node):
     return out
 
 
-def _rewrite(fn, src, helpers):
+def _rewrite(fn, src, node, helpers):
     from secant import lax
-    node = copy.deepcopy(src.node)
     taken = _all_names(node) | set(src.closure)
     names = Names(taken)
     local = set(assigned(node.body)) | {a.id for a in gast.walk(node.args)
@@ -885,3 +1012,7 @@ def functionalized_source(fn):
     import inspect
     make = getattr(fn, "__secant_staged__", None)
     return inspect.getsource(make() if make is not None else functionalize(fn))
+
+
+staged_method.__secant_dispatcher__ = True  # staged_method(self.helper)(x): a callee known at
+                                            # run time (transformer/normalize.py dynamic_call)
