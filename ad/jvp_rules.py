@@ -24,7 +24,7 @@ LINEAR = "linear"
 
 JVP = {
     "add_grads": {"x": "{x_dot}", "y": "{y_dot}"},
-    "add_at": {"tree": "{tree_dot}", "item": "add_at(zeros_like_tree({tree}), {idx}, {item_dot})"},
+    "add_at": {"tree": "{tree_dot}", "item": "add_at(zeros_like_tree({tree}), {key}, {item_dot})"},
     "add_at_grad": {"t": LINEAR},      # (item: a structure only)
     # elementwise, one operand
     "sin": {"x": "{x_dot} * snp.cos({x})"},

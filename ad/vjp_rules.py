@@ -13,8 +13,8 @@ VJP = {
     # a sum of cotangents that may be containers (linear, no broadcasting)
     "add_grads": {"x": "{g}", "y": "{g}"},
     # a cotangent added into a container's item, and its transpose (each the other's)
-    "add_at": {"tree": "{g}", "item": "add_at_grad({g}, {idx}, {item})"},
-    "add_at_grad": {"t": "add_at(zeros_like_tree({t}), {idx}, {g})"},
+    "add_at": {"tree": "{g}", "item": "add_at_grad({g}, {key}, {item})"},
+    "add_at_grad": {"t": "add_at(zeros_like_tree({t}), {key}, {g})"},
     # tuple(c) of a list c (list(c) of a tuple): the cotangent as c's kind
     "seq_as": {"x": "{back}({g})"},
     # the dict merge's cotangent helpers, each the other's transpose (x, grads: structure only)

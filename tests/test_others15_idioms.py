@@ -7,14 +7,13 @@ eager."""
 import functools
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
 from secant import grad, jit, tree_util, vmap
 from secant.example_libraries import optimizers
 
-from others15_check import (assert_trees_close, check_grad, check_jit, check_vmap, fd_grad,
+from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad,
                             to_snp)
 
 RNG = np.random.default_rng(150150)

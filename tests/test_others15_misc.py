@@ -5,7 +5,6 @@ stop_gradient for a target network, lax.map, dynamic_slice in a loop, einsum, so
 under grad, vmap, jit and their compositions; checked against float64 finite differences, a
 Python loop and eager."""
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

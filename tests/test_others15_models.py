@@ -4,15 +4,13 @@ with cholesky/solve_triangular, logistic regression with Adam written by hand, a
 leapfrog simulation), under grad, vmap, jit and their compositions; checked against float64
 finite differences, a Python loop and eager."""
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
 from secant import grad, jit, lax, nn, vmap
 from secant.scipy.linalg import cho_solve, solve_triangular
 
-from others15_check import (assert_trees_close, check_grad, check_jit, check_vmap, fd_grad,
-                            fd_jvp, to_snp)
+from others15_check import (assert_trees_close, check_grad, check_jit, check_vmap, fd_jvp, to_snp)
 
 RNG = np.random.default_rng(15000)
 

@@ -6,14 +6,11 @@ checked against float64 finite differences, a Python loop and eager."""
 import collections
 
 import numpy as np
-import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, jit, random, tree_util, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, to_np,
-                            to_snp)
+from others15_check import (assert_trees_close, check_grad, check_vmap, to_snp)
 
 RNG = np.random.default_rng(1500)
 XS = RNG.normal(size=(8, 3))

@@ -11,7 +11,7 @@ import secant
 import secant.numpy as jnp
 from secant import grad, jit, jvp, lax, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_jit, check_vmap, fd_grad,
+from others15_check import (check_grad, check_jit, check_vmap, fd_grad,
                             fd_jvp, to_snp)
 
 RNG = np.random.default_rng(150)

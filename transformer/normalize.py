@@ -1495,7 +1495,7 @@ class Normaliser(ContainerMixin):
         first, item = (self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
                        for o in (first, item))
         operands = {"tree" if name == "add_at" else "t": first, "item": item}
-        out = self._emit(name, operands, {"idx": self._source(node.args[1])})
+        out = self._emit(name, operands, {"key": self._source(node.args[1])})
         like = first if name == "add_at" else item
         self.mark_container(getattr(out, "name", None), like)
         return out

@@ -183,8 +183,8 @@ op("seq_as", "x, kind, back", ("x",), code="{kind}({x})")
 # a cotangent added into a container's item (ad/helpers.py add_at: `tree.at[idx].add(item)` for
 # an array), in a derivative differentiated again: linear in tree and item; its transpose in
 # item (add_at_grad: the item at idx of a cotangent, shaped as item) is linear in t
-op("add_at", "tree, idx, item", ("tree", "item"), code="add_at({tree}, {idx}, {item})")
-op("add_at_grad", "t, idx, item", ("t", "item"), code="add_at_grad({t}, {idx}, {item})")
+op("add_at", "tree, key, item", ("tree", "item"), code="add_at({tree}, {key}, {item})")
+op("add_at_grad", "t, key, item", ("t", "item"), code="add_at_grad({t}, {key}, {item})")
 # the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
 # differentiated again: linear in both
 op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
