@@ -500,3 +500,18 @@ def appended_then_set(x):
 
 def test_item_assignment_after_appends(x64):
     check(appended_then_set)
+
+
+def out_of_range_item(x):
+    l = [x, 2 * x]
+    l[2] = snp.sin(x)       # Python: IndexError (a rebuilt list would grow by one instead)
+    return l[0] + l[-1]
+
+
+@pytest.mark.parametrize("transform", [secant.grad, lambda f: secant.jit(secant.grad(f)),
+                                       secant.vmap, secant.jit])
+def test_item_assignment_out_of_range_is_an_index_error(transform):
+    with pytest.raises(IndexError):
+        out_of_range_item(0.7)
+    with pytest.raises(IndexError, match="assignment index out of range"):
+        transform(out_of_range_item)(np.array([0.7, 0.2]) if transform is secant.vmap else 0.7)

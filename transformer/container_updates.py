@@ -60,7 +60,13 @@ def rewrite(d, s):
                     items[k] = value
     d.names.taken.discard(item)
     d.changed = True
-    return d.statement(new)
+    if kind == "dict" or isinstance(s, gast.AugAssign):     # (l[i] += v reads l[i] first)
+        return d.statement(new)
+    # a rebuilt list would grow where Python's l[i] = v raises: the same IndexError first
+    check = located(gast.parse(
+        f"if not -len({name}) <= {key} < len({name}):\n"
+        f"    raise IndexError('list assignment index out of range')").body[0], s)
+    return d.statement(check) + d.statement(new)
 
 
 def _rebuilt_list(name, index, key, item):
