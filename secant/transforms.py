@@ -878,6 +878,17 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
                           _rule_lines(source, free))
 
 
+def example_axes(batch, n, wrt, what):
+    """Each of n arguments' batch axis (None: unbatched) for the batched rule of a function
+    called from batched code, whose outputs go at axis 0 (or where they fall)."""
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap of {what} here needs its outputs at "
+                              f"out_axes={batch.out_axes!r}; call it from a function "
+                              f"instead{where()}")
+    moved = dict(batch.in_axes)
+    return tuple(moved.get(i, 0) if i in wrt else None for i in range(n))
+
+
 def _batched_custom(custom, params, wrt, staged, batch):
     """vmap of a custom_vjp / custom_jvp function, as JAX's: the batched function, itself a
     custom function whose rules are the user's rules vmapped (so a derivative of the batched code
@@ -888,12 +899,7 @@ def _batched_custom(custom, params, wrt, staged, batch):
         custom.fwd is not None
     if not has_rule:
         return generate(custom.fun, wrt, "vmap", staged=staged, batch=batch)
-    if batch.out_axes not in (0, "free"):
-        raise SecantTypeError(f"vmap of the custom function {custom.__name__} here needs its "
-                              f"outputs at out_axes={batch.out_axes!r}; call it from a function "
-                              f"instead{where()}")
-    moved = dict(batch.in_axes)
-    axes = tuple(moved.get(i, 0) if i in wrt else None for i in range(len(params)))
+    axes = example_axes(batch, len(params), wrt, f"the custom function {custom.__name__}")
     fun = generate(custom.fun, wrt, "vmap", staged=staged, batch=batch._replace(out_axes=0))
     nondiff = custom.nondiff_argnums
     nd_axes = tuple(axes[i] for i in nondiff)

@@ -54,12 +54,8 @@ class VectorizedCall(_Custom):
         raise UnsupportedError(f"{mode} of {self.vec.__name__}{where()}")
 
     def batched(self, params, wrt, batch):
-        if batch.out_axes not in (0, "free"):
-            raise UnsupportedError(f"vmap of {self.vec.__name__} here needs its outputs at "
-                                   f"out_axes={batch.out_axes!r}; call it from a function "
-                                   f"instead{where()}")
-        axes = dict(batch.in_axes)
-        level = tuple(axes.get(i, 0) if i in wrt else None for i in range(len(params)))
+        from secant.transforms import example_axes
+        level = example_axes(batch, len(params), wrt, self.vec.__name__)
         vec = self.vec
         out = call_of(Vectorized(vec.pyfunc, vec.excluded, vec.signature,
                                  (level,) + vec.levels), self.n)
