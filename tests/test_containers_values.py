@@ -370,31 +370,11 @@ def fd_hessian(f, x, eps=1e-5):
     return np.stack(cols, axis=1)
 
 
-# Known gaps (they raise; none answers wrongly): a derivative helper read as source a third
-# time (add_at's early returns, zeros_like_tree's import, split_at/unstack under vmap of their
-# own derivatives) and reverse mode through a derivative's Python loop (d.values()).
-_KNOWN = {("list_in_variable", "jacrev"): "add_at read as source (early returns)",
-          ("list_in_variable", "jacfwd"): "zeros_like_tree read as source (import)",
-          ("dict_literal", "jacrev"): "reverse mode through a derivative's Python loop",
-          ("dict_literal", "jacfwd"): "reverse mode through a derivative's Python loop",
-          ("concatenated_lists", "jacrev"): "split_at read as source under vmap",
-          ("concatenated_lists", "jacfwd"): "split_at read as source under vmap",
-          ("concatenated_lists", "hessian"): "split_at read as source under vmap"}
-
-
+# Strict: every construct under every second-order composition (the former known gaps, a
+# derivative helper read as source a third time, all pass now).
 @pytest.mark.parametrize("how", ["jacrev", "jacfwd", "hessian"])
 @pytest.mark.parametrize("f", SECOND_ORDER, ids=lambda f: f.__name__)
 def test_second_order_matches_finite_differences_of_grad(f, how, x64):
-    reason = _KNOWN.get((f.__name__, how))
-    if reason:              # an error, or the right value: never a wrong one
-        try:
-            got = {"jacrev": lambda: secant.jacrev(secant.grad(f))(X),
-                   "jacfwd": lambda: secant.jacfwd(secant.grad(f))(X),
-                   "hessian": lambda: secant.hessian(f)(X)}[how]()
-        except (secant.SecantError, TypeError):
-            pytest.xfail(reason)
-        close(got, fd_hessian(f, X), rtol=1e-5, atol=1e-6)
-        return
     transform = {"jacrev": lambda f: secant.jacrev(secant.grad(f)),
                  "jacfwd": lambda f: secant.jacfwd(secant.grad(f)),
                  "hessian": secant.hessian}[how]
