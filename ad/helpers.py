@@ -45,6 +45,17 @@ def grad_seed(out):
 grad_seed.__secant_check__ = True
 
 
+@constant
+def grad_seed_like(x):
+    """grad_seed for an output the transform proved to be a scalar of x's dtype (a sum of
+    x * x, say: transformer/dataflow.py scalar_like): the same checks and seed, read from x's
+    dtype, so the statements computing the output need not run."""
+    return grad_seed(snp.zeros((), snp.result_type(x)))
+
+
+grad_seed_like.__secant_check__ = True
+
+
 def cast_grad(t, x, dtype):
     """Cotangent of x in x.astype(dtype): t in x's dtype, none through a cast to integers or
     bools (as JAX: an integer result has no derivative)."""
@@ -514,7 +525,7 @@ from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "add_at_grad",

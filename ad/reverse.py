@@ -12,7 +12,8 @@ import re
 
 from secant.ad import copies, einsum_rules, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.vjp_rules import CONTAINER_VJP, SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP
+from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, UNBROADCAST,
+                                 VJP)
 from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
@@ -322,7 +323,9 @@ class ReverseBuilder(Walker, StackReverse):
         spec = OPS[op.op]
         fill = {"g": g, "ans": op.targets[0]}
         for p in spec.params:
-            if p in op.operands:
+            if p in SHAPE_ONLY.get(op.op, ()) and isinstance(op.operands.get(p), ir.Var):
+                fill[p] = self._shape_of(op.operands[p].name)   # (read for its shape only)
+            elif p in op.operands:
                 fill[p] = src(op.operands[p])
             elif p in op.statics:
                 fill[p] = op.statics[p]
@@ -584,11 +587,13 @@ class ReverseBuilder(Walker, StackReverse):
         return None
 
     def _shape_of(self, var):
-        """What an unbroadcast reads var's shape from: in a reverse loop, a value of the same
-        shape that the iteration's replay computes anyway rather than var itself."""
+        """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
+        it from: in a reverse loop, a value of the same shape that the iteration's replay
+        computes anyway; elsewhere a parameter of provably the same shape and kind
+        (transformer/shapes.py), so the forward statements computing var need not run for it."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
-        return var
+        return self.shapes.parameter_like(var) or var
 
     def _may_broadcast(self, op, param):
         """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
@@ -792,7 +797,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
             out_bar_param = names.fresh("out_bar")
     elif isinstance(result, ir.Var):
         b.bars[result.name] = b.bar_name(result.name)
-        b.emit(f"{b.bars[result.name]} = grad_seed({result.name})")
+        # grad's seed from a parameter whose dtype the output provably has (a sum of it, say):
+        # the forward statements then run only for what the reverse pass reads
+        like = dataflow.scalar_like(fn, result.name, b.shapes, [
+            p for p in wrt if p not in b.containers and p not in b.fielded]) \
+            if mode == "grad" else None
+        b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
+               f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
         raise ValueError("grad needs a scalar output; the function returns a tuple "
                          "(use has_aux=True to return (output, aux))")

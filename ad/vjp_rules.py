@@ -192,6 +192,12 @@ VJP = {
 }
 
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)
+# rules that read these operands for their shape (and real-or-complex kind) only: another value
+# of provably the same shape may stand in for them (ad/reverse.py _shape_of), so the forward
+# value itself need not be kept for the reverse pass
+SHAPE_ONLY = {"sum": {"a"}, "mean": {"a"}, "reshape": {"a"}, "ravel": {"a"},
+              "expand_dims": {"a"}, "reduce_sum": {"operand"}}
+
 SEQUENCE_VJP = {
     "concatenate": "unconcatenate({g}, {arrays}{static})",
     "stack": "unstack({g}{static})",

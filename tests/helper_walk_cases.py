@@ -62,6 +62,7 @@ CASES = {
     "unstack_as": ("unstack_as(t, (x, y))", {"t": r(2, 3), "x": r(3), "y": r(3)}),
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
+    "grad_seed_like": ("grad_seed_like(x) * x", {"x": r(3)}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "cast_grad": ("cast_grad(t, x, snp.float64) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),

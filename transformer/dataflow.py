@@ -18,6 +18,7 @@ Over generated lines (ad/reverse.py's Line: code, kind, uses, defines):
 import ast
 
 from secant.transformer import ir
+from secant.transformer.shapes import ELEMENTWISE, operands_of
 
 # one array operand, same shape out, complex exactly when the operand is
 _SHAPE_KEEPING = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -131,6 +132,49 @@ def shape_witnesses(fn):
             u = step[u]
         out[v] = u
     return out
+
+
+_SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
+
+
+def scalar_like(fn, name, shapes, params):
+    """A parameter of `params` (inexact arrays: grad's differentiated ones) whose dtype `name`
+    provably has, as a scalar (transformer/shapes.py gives the shapes): `name` is a reduction
+    over every axis of a value whose shape is that parameter's alone (elementwise ops of it and
+    real Python numbers, which keep an inexact dtype: numbers are weakly typed), or an
+    elementwise op of such scalars and real Python numbers; each name assigned once, at the top
+    level. grad's seed then needs only that parameter's dtype, not the output. Else None."""
+    count = _definitions(fn)
+    ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+           and count.get(s.targets[0]) == 1}
+    number = frozenset({frozenset()})
+
+    def like(n, seen):
+        op = ops.get(n)
+        if op is None or n in seen:
+            return None
+        seen.add(n)
+        if op.op in _SCALAR_REDUCTIONS:
+            a = op.operands.get("a")
+            if set(op.operands) != {"a"} or not isinstance(a, ir.Var) or any(
+                    (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
+                    for k, v in op.statics.items()):
+                return None
+            p = shapes.parameter_like(a.name)
+            return p if p in params else None
+        if op.op not in ELEMENTWISE:
+            return None
+        found = set()
+        for o in operands_of(op):
+            if shapes.of(o) == number and (isinstance(o, ir.Var) or
+                                           _real_number(o) or _names(o.src) == set()):
+                continue            # (a literal, a shape query, a Python-number name)
+            p = like(o.name, seen) if isinstance(o, ir.Var) else None
+            if p is None:
+                return None
+            found.add(p)
+        return found.pop() if len(found) == 1 else None
+    return like(name, set())
 
 
 def unreduced_carries(loop, before):

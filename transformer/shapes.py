@@ -361,6 +361,19 @@ class Shapes:
     def is_python_number(self, name):
         return name in self.static
 
+    def parameter_like(self, name):
+        """A parameter (assigned nowhere in the function) of provably the same shape and kind
+        as `name`: the one symbol of its one alternative (`acc_1` of `acc = zeros_like(x)`,
+        `acc = acc + sin(x * i)` has x's); else None."""
+        alts = self.alts.get(name) if name in self.defs else None
+        if not alts or len(alts) != 1:
+            return None
+        symbols, = alts
+        if len(symbols) != 1:
+            return None
+        p, = symbols
+        return p if self.defs.get(p) == [("param", 0)] else None
+
     def needs_unbroadcast(self, operands, name, cotangent=True):
         """Whether the cotangent of an elementwise op of `operands` (ir operands, the
         conditions included) may differ in shape or kind from its operand variable `name`.

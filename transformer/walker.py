@@ -192,20 +192,19 @@ def fill_slot(slot, codes):
 
 
 def dead_code_eliminated(lines):
-    """Drop assignments nobody reads (to a fixpoint: loops read names defined below them);
-    keep statements with effects (calls, asserts) and the return."""
+    """Keep what the result needs (liveness, backwards from the end): statements with effects
+    (calls, asserts, a stack's append, the return), assignments of names read later (in a loop,
+    by a later iteration too), and the loops and ifs holding a kept statement, whose headers
+    then read their names. A loop whose values nothing after it reads goes whole, the values it
+    carries from one iteration to the next included. Comments and blank lines stay."""
     lines = [ln for ln in lines if ln.kind != "slot"]
-    keep = [True] * len(lines)
-    changed = True
-    while changed:
-        used = set().union(*(ln.uses for ln, k in zip(lines, keep) if k))
-        changed = False
-        for i, ln in enumerate(lines):
-            if (keep[i] and ln.kind == "stmt" and ln.defines and not ln.defines & used
-                    and not ln.code.startswith("return")):
-                keep[i] = False
-                changed = True
-    out = [ln for ln, k in zip(lines, keep) if k]
+    tree = _block_tree(lines, 0, len(lines), None)
+    if tree is None:                # (a structure not read here: every line kept)
+        keep = [True] * len(lines)
+    else:
+        keep = [False] * len(lines)
+        _live_before(lines, tree, set(), keep)
+    out = [ln for ln, k in zip(lines, keep) if k or ln.kind in ("comment", "blank")]
     # drop comments left with nothing under them
     cleaned = []
     for i, ln in enumerate(out):
@@ -218,6 +217,93 @@ def dead_code_eliminated(lines):
     while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
         cleaned, filled = filled, _fill_empty_blocks(filled)    # added elsewhere: same length)
     return filled
+
+
+_MUTATES = re.compile(r"\.(pop|append|extend|insert|remove|clear|update|popitem)\(")
+_AUGMENTED = re.compile(r"\s*\w+\s*(\*\*|//|>>|<<|[-+*/@%&|^])=")
+
+
+def _block_tree(lines, i, stop, _):
+    """lines[i:stop] as a list of nodes: a statement's index; (header index, body nodes,
+    else index or None, else nodes) for a block. None for a structure it does not read (an
+    `else:` of a loop)."""
+    nodes = []
+    while i < stop:
+        ln = lines[i]
+        if ln.kind != "block":
+            if ln.kind == "stmt":
+                nodes.append(i)
+            i += 1
+            continue
+        if ln.code == "else:":
+            return None
+        end = i + 1
+        while end < stop and (lines[end].kind in ("comment", "blank") or
+                              lines[end].indent > ln.indent):
+            end += 1
+        body = _block_tree(lines, i + 1, end, None)
+        els, orelse = None, []
+        if end < stop and lines[end].kind == "block" and lines[end].code == "else:" and \
+                lines[end].indent == ln.indent:
+            if not ln.code.startswith("if "):
+                return None
+            els, end2 = end, end + 1
+            while end2 < stop and (lines[end2].kind in ("comment", "blank") or
+                                   lines[end2].indent > ln.indent):
+                end2 += 1
+            orelse = _block_tree(lines, end + 1, end2, None)
+            end = end2
+        if body is None or orelse is None:
+            return None
+        nodes.append((i, body, els, orelse))
+        i = end
+    return nodes
+
+
+def _live_before(lines, nodes, live, keep):
+    """The names live before `nodes` given those `live` after them; marks in `keep` the lines
+    kept."""
+    live = set(live)
+    for node in reversed(nodes):
+        if isinstance(node, int):
+            ln = lines[node]
+            if not ln.defines or ln.code.startswith("return") or ln.defines & live or \
+                    _MUTATES.search(ln.code):
+                keep[node] = True
+                augmented = _AUGMENTED.match(ln.code) or "\n" in ln.code
+                live = (live if augmented else live - ln.defines) | ln.uses
+            continue
+        head, body, els, orelse = node
+        header = lines[head]
+        if header.code.startswith("if "):
+            inner = _live_before(lines, body, live, keep) | _live_before(lines, orelse, live,
+                                                                         keep)
+            if any(keep[k] for k in _statements(body) + _statements(orelse)):
+                keep[head] = True
+                if els is not None:
+                    keep[els] = True
+                live = inner | header.uses
+            continue
+        top = live | header.uses            # a loop: to a fixpoint over its iterations
+        while True:
+            got = _live_before(lines, body, top, keep) | live | header.uses
+            if got <= top:
+                break
+            top |= got
+        if any(keep[k] for k in _statements(body)):
+            keep[head] = True
+            live = top
+    return live
+
+
+def _statements(nodes):
+    out = []
+    for node in nodes:
+        if isinstance(node, int):
+            out.append(node)
+        else:
+            out += _statements(node[1]) + _statements(node[3])
+    return out
 
 
 def _fill_empty_blocks(lines):

@@ -1,0 +1,116 @@
+"""Lean reverse passes (issue 20): grad's seed read from a parameter's dtype when the output is
+provably a scalar of it (transformer/dataflow.py scalar_like), values read for their shape only
+read from a parameter of provably the same shape (transformer/shapes.py parameter_like), and
+dead-code elimination by liveness (transformer/walker.py), which drops a forward loop whose
+values nothing reads.
+
+Every source check has a numerical twin: float64 central differences under grad, jit(grad),
+vmap(grad) against a Python loop, and second order."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+
+RNG = np.random.default_rng(2020)
+
+
+def fd_grad(f, x, eps=1e-6):
+    x = np.array(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        out[idx] = (float(f(up)) - float(f(down))) / (2 * eps)
+    return out
+
+
+def polynomial(x):
+    return snp.sum(3 * x ** 4 - 2 * x ** 3 + x ** 2 - 5 * x + 7)
+
+
+def negative_mean(x):
+    return -snp.mean(snp.sin(x) * 2.0) + 1.5
+
+
+def loop(x, n):
+    acc = snp.zeros_like(x)
+    for i in range(n):
+        acc = acc + snp.sin(x * i)
+    return snp.sum(acc)
+
+
+def scaled(x, k):
+    return snp.sum(x * x) * k           # k's shape is unknown: the output may not be a scalar
+
+
+def halving(x, n):
+    i = 0
+    while i < n:
+        x = 0.9 * x + 0.1 * snp.sin(x)
+        i = i + 1
+    return snp.sum(x * x)
+
+
+def code(source):
+    """The statements of a generated function, its comments and `def` line left out."""
+    return "\n".join(ln for ln in source.splitlines()[1:] if not ln.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("f", [polynomial, negative_mean])
+def test_seed_from_the_parameter_runs_no_forward(x64, f):
+    src = code(secant.source(secant.grad(f)))
+    assert "grad_seed_like(x)" in src and "grad_seed(" not in src
+    assert "snp.sum(" not in src and "snp.mean(" not in src      # the output is not computed
+    x = RNG.normal(size=(2, 3))
+    g = secant.grad(f)
+    want = fd_grad(f, x)
+    np.testing.assert_allclose(g(x), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(secant.jit(g)(x), want, rtol=1e-6, atol=1e-8)
+    xs = RNG.normal(size=(3, 2, 3))
+    np.testing.assert_allclose(secant.vmap(g)(xs), np.stack([g(r) for r in xs]), rtol=1e-12)
+    hess = secant.hessian(f)(x[0])
+    h_fd = np.stack([fd_grad(lambda v: g(v)[k], x[0]) for k in range(3)])
+    np.testing.assert_allclose(hess, h_fd, rtol=1e-5, atol=1e-6)
+
+
+def test_seed_keeps_the_outputs_dtype_and_checks():
+    x = RNG.normal(size=4).astype(np.float32)
+    assert secant.grad(polynomial)(x).dtype == np.float32
+    assert secant.jit(secant.grad(polynomial))(x).dtype == np.float32
+    with pytest.raises(secant.SecantError, match="real-valued outputs"):
+        secant.grad(polynomial)(x.astype(np.complex64))
+
+
+def test_seed_kept_where_the_output_may_not_be_a_scalar(x64):
+    src = secant.source(secant.grad(scaled))
+    assert "grad_seed(" in src and "grad_seed_like" not in src
+    x = RNG.normal(size=3)
+    np.testing.assert_allclose(secant.grad(scaled)(x, 2.5), fd_grad(lambda v: scaled(v, 2.5), x),
+                               rtol=1e-6)
+    with pytest.raises(secant.SecantError, match="scalar output"):
+        secant.grad(scaled)(x, np.ones(2))
+
+
+def test_dead_forward_loop_is_dropped(x64):
+    src = secant.source(secant.grad(loop))
+    forward = src.split("# Grad of")[0].split("\n", 1)[1]
+    assert "for " not in forward and "acc" not in forward, src
+    x = RNG.normal(size=3)
+    for n in (0, 1, 4):
+        want = fd_grad(lambda v: loop(v, n), x)
+        np.testing.assert_allclose(secant.grad(loop)(x, n), want, rtol=1e-6, atol=1e-8)
+    xs = RNG.normal(size=(2, 3))
+    g = secant.grad(loop)
+    np.testing.assert_allclose(secant.vmap(g, in_axes=(0, None))(xs, 3),
+                               np.stack([g(r, 3) for r in xs]), rtol=1e-12)
+
+
+def test_live_forward_loop_and_its_counters_are_kept(x64):
+    src = secant.source(secant.grad(halving))
+    assert "while " in src and "n_iterations += 1" in src
+    x = RNG.normal(size=3)
+    for n in (0, 1, 5):
+        want = fd_grad(lambda v: halving(v, n), x)
+        np.testing.assert_allclose(secant.grad(halving)(x, n), want, rtol=1e-6, atol=1e-8)
