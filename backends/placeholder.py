@@ -100,6 +100,24 @@ class Unbound(Unset):
     __lt__ = __le__ = __gt__ = __ge__ = _fail
 
 
+class BatchedUnbound(Unbound):
+    """An Unbound placeholder broadcast over a vmap's batch (broadcast_batch): it has the
+    batch's shape, so a batched helper that takes it first reads its batch size from it."""
+    __slots__ = ("shape",)
+
+    def __init__(self, name, shape):
+        super().__init__(name)
+        self.shape = shape
+
+
+def batched_unbound(leaf, n):
+    """broadcast_batch of an Unbound placeholder (a constant to the transforms)."""
+    return BatchedUnbound(leaf.name, (n,) + getattr(leaf, "shape", ()))
+
+
+batched_unbound.__secant_placeholder__ = True
+
+
 def unbound_before_loop(name):
     """`y_1 = unbound_before_loop('y')`: the loop name of a variable that has no value before
     the loop and that an iteration may leave unassigned (transformer/normalize.py)."""

@@ -15,7 +15,8 @@ from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, grad_of_fields, grad_seed, is_float0,
                                unbroadcast)
 from secant.backends.errors import SecantTypeError, SecantValueError, where
-from secant.backends.placeholder import (Undefined, check_bound, unbound_before_loop,  # noqa: F401
+from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
+                                        check_bound, unbound_before_loop,
                                         unset_in_branch)  # (NAMES)
 
 
@@ -43,6 +44,8 @@ def broadcast_batch(tree, n):
 
 
 def _broadcast_leaf(leaf, n):
+    if isinstance(leaf, Unbound):       # a loop's placeholder: shaped as the batch
+        return batched_unbound(leaf, n)
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
         return leaf
     if is_float0(leaf):

@@ -7,6 +7,7 @@ import gc
 import inspect
 import re
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -677,13 +678,27 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     `keywords`: by name); with drop_self, without the cotangent of fn itself."""
     from secant.batch import BatchOptions
     derivative = _dispatch(fn, active, mode, staged, *dispatch_args)
-    params = list(inspect.signature(derivative).parameters)
+    params = _parameter_names(derivative)
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
     if not drop_self:
         return gen
     return _without_self_cotangent(gen, len(active) == 2)
+
+
+_parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
+
+
+def _parameter_names(fn):
+    """fn's parameter names, read once (a dispatcher asks at every call)."""
+    try:
+        names = _parameter_names_of.get(fn)
+    except TypeError:       # (not weakly referable)
+        return list(inspect.signature(fn).parameters)
+    if names is None:
+        names = _parameter_names_of[fn] = list(inspect.signature(fn).parameters)
+    return names
 
 
 def _without_self_cotangent(gen, single):
@@ -720,7 +735,7 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
             and not getattr(target, "__secant_custom__", False):
         target = specialise(target, *shape)     # def apply(params, x, **kwargs): the function
                                                 # for this call's shape
-    params = list(inspect.signature(target).parameters)
+    params = _parameter_names(target)
     try:
         positions = tuple(a if isinstance(a, int) else params.index(a) for a in active)
     except ValueError:

@@ -205,6 +205,9 @@ class ContainerMixin:
             return      # unpacked into its items: arrays, one per item stacked or added
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
+        elif fn in ("grad_of_fields", "grad_of_fields_batched") and len(names) > 1 and \
+                _name_of(first) not in self.item_kinds:
+            return      # `x_bar, y_bar = grad_of_fields(pair, ...)`: its items, arrays
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
                     "broadcast_batch") \
                 and (self.is_container(first) or self.is_plain_list(first)

@@ -153,11 +153,8 @@ class Normaliser(ContainerMixin):
                 if i != len(body) - 1:
                     raise self.src.error(stmt, "a return before the end of the function cannot "
                                          "be transformed yet; return once, at the end")
+                self.check_bound_reads(stmt)
                 value = self.operand(stmt.value) if stmt.value is not None else ir.Expr("None")
-                unbound = [v.name for v in dataflow.flat(value) if v.name in self.unbound]
-                if unbound:     # (a loop that never assigned it: Python raises here)
-                    self.out.append(ir.Plain(f"check_bound({', '.join(unbound)})", set(),
-                                             self.origin))
                 if isinstance(value, ir.Seq) and value.kind == "dict" and _has_var(value) \
                         and not self.batching:      # a dict's cotangent is a dict
                     value = self.pack(value, "out")
@@ -175,6 +172,7 @@ class Normaliser(ContainerMixin):
     # --- statements -----------------------------------------------------------------------------
     def statement(self, stmt):
         self._origin(stmt)
+        self.check_bound_reads(stmt)
         if isinstance(stmt, gast.Assign):
             if len(stmt.targets) != 1:
                 raise self.src.error(stmt, "chained assignment (a = b = ...) is not supported; "
@@ -242,6 +240,24 @@ class Normaliser(ContainerMixin):
             what = next((v for k, v in _UNSUPPORTED.items() if isinstance(stmt, k)),
                         type(stmt).__name__)
             raise self.src.error(stmt, f"secant cannot transform {what}")
+
+    def check_bound_reads(self, stmt):
+        """Python raises UnboundLocalError at any read of a variable no iteration of a loop
+        assigned (its placeholder, _loop): `check_bound(y_1)` before each statement that reads
+        it (for an if, a while or a for: before its test or iterable), whatever it does with
+        the value (returns it, puts it in a container, copies it)."""
+        if not self.unbound:
+            return
+        own = {gast.If: "test", gast.While: "test", gast.For: "iter"}.get(type(stmt))
+        if isinstance(stmt, gast.FunctionDef):
+            return      # a closure reads the variable when called
+        node = getattr(stmt, own) if own else stmt
+        reads = sorted({self.current[n.id] for n in gast.walk(node)
+                        if isinstance(n, gast.Name) and self.current.get(n.id) in self.unbound
+                        and (isinstance(n.ctx, gast.Load) or n is getattr(stmt, "target", None)
+                             and isinstance(stmt, gast.AugAssign))})     # (y += 1 reads y)
+        if reads:
+            self.out.append(ir.Plain(f"check_bound({', '.join(reads)})", set(), self.origin))
 
     def lower_loop_helper(self, stmt):
         """A derivative's lax loop differentiated again: `x = fori_loop_vjp(...)` and the other
