@@ -715,7 +715,7 @@ class ReverseBuilder(Walker, StackReverse):
             self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
 
     def _zeros(self, var):
-        return "zeros_like_tree" if var in self.containers or var in self.fielded \
+        return "zeros_like_tree" if self._may_be_container(var) or var in self.fielded \
             else "snp.zeros_like"
 
     def reverse_add_n(self, op, gs):

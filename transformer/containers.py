@@ -55,7 +55,8 @@ def _local_names(fnode):
             out.add(n.id)
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
             aliases.append((n.value.id, n))
-        if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
+        if (isinstance(n, (gast.List, gast.Tuple, gast.Set))     # (not a target: a, b = [], [])
+                and not isinstance(getattr(n, "ctx", None), gast.Store)):
             aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
         if isinstance(n, gast.Dict):
             aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]

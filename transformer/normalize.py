@@ -1171,6 +1171,8 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
             return self._emit("field", {"tree": base}, {"key": index.src}, node.slice.value)
+        if isinstance(node.slice, gast.JoinedStr):     # p[f"layer{i}"]: a dict's item too
+            return self._emit("field", {"tree": base}, {"key": index.src}, f"{base.name}_item")
         if isinstance(node.slice, gast.Constant) and type(node.slice.value) is int:
             # c[0] reads a field of a tuple (a loop carry) as often as an element of an array:
             # its cotangent is built by grad_of_fields, which handles both
