@@ -44,7 +44,8 @@ class Array:
 
     @staticmethod
     def _wrap_ndarray(value, weak):
-        """_wrap for a value known to be a canonical-dtype ndarray (eager fast paths)."""
+        """_wrap for a value known to be a canonical-dtype ndarray, or the NumPy scalar of a 0-d
+        one (eager fast paths: see _value)."""
         self = _new(Array)
         self._npy = value
         self._buf = None
@@ -82,16 +83,21 @@ class Array:
 
     # --- data -----------------------------------------------------------------------------------
     def _value(self):
+        """The value as a NumPy array. `_npy` holds it on the host: an ndarray, or for a 0-d array
+        made by an eager fast path the NumPy scalar NumPy computed (kept as is: converting it
+        costs as much as the operation; this gives a fresh 0-d array of it)."""
         v = self._npy
-        if v is None:
-            if self._buf is None:     # split over devices: assembled from its shards, once
-                dt = self._aval.dtype
-                v = np.stack([_to_numpy(b, dt) for b in self._sharded.shards],
-                             axis=self._shard_axis)
-                v.flags.writeable = False
-                self._npy = v
-            else:
-                v = self._npy = _to_numpy(self._buf, self._aval.dtype)
+        if type(v) is np.ndarray:
+            return v
+        if v is not None:
+            return np.asarray(v)
+        if self._buf is None:     # split over devices: assembled from its shards, once
+            dt = self._aval.dtype
+            v = np.stack([_to_numpy(b, dt) for b in self._sharded.shards], axis=self._shard_axis)
+            v.flags.writeable = False
+            self._npy = v
+        else:
+            v = self._npy = _to_numpy(self._buf, self._aval.dtype)
         return v
 
     @property
@@ -117,7 +123,7 @@ class Array:
 
     def __array__(self, dtype=None, copy=None):
         v = self._npy
-        if v is None:
+        if type(v) is not np.ndarray:
             v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)

@@ -19,6 +19,7 @@ from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
 from secant.backends import dtypes, once
+from secant.backends.core import quiet_enter, quiet_exit
 from secant.backends import errors as _errors
 from secant.backends.errors import (SecantError, def_line, SecantTypeError, SecantValueError,
                                     UnsupportedError, register_internal_file, where)
@@ -1133,7 +1134,13 @@ def _transform(fun, argnums, mode, has_aux):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
         try:
-            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
+            if active_trace() is not None:
+                return staged_gen()(*args, **kwargs)
+            token = quiet_enter()       # once for the call, not once per operation
+            try:
+                return current()(*args, **kwargs)
+            finally:
+                quiet_exit(token)
         except Exception as e:
             _bad_call(e, base)
             _note_user_lines(e)
