@@ -141,14 +141,20 @@ def _outer_aliases(sources, fresh):
     """(lines, rename): a value the call passes that is named like a step function's own local
     (`zeros_like_tree(_)` in init_val, a closed-over `carry`) would be shadowed inside the step:
     it gets another name first (`outer_unused = _`), and `rename` writes a source with it."""
-    import re
-    ident = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
-    clash = sorted({m for src in sources for m in ident.findall(src)} & _STEP_LOCALS)
+    def names_in(src):
+        return {n.id for n in ast.walk(ast.parse(src, mode="eval")) if isinstance(n, ast.Name)}
+    clash = sorted(set().union(*map(names_in, sources)) & _STEP_LOCALS)
     if not clash:
         return [], lambda src: src
     new = {c: fresh(f"outer_{c.strip('_') or 'unused'}") for c in clash}
-    return ([f"{new[c]} = {c}" for c in clash],
-            lambda src: ident.sub(lambda m: new.get(m.group(1), m.group(1)), src))
+
+    def rename(src):        # (names only: not a dict's string keys, attributes or keywords)
+        tree = ast.parse(src, mode="eval")
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                n.id = new.get(n.id, n.id)
+        return ast.unparse(tree)
+    return [f"{new[c]} = {c}" for c in clash], rename
 
 
 def _items(call, keyword):

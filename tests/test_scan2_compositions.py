@@ -1,0 +1,44 @@
+"""Second-order and composed derivatives through lax.scan / fori_loop / while_loop / map
+(issue 15 section 4), each value against float64 central differences (of the function for a
+hessian, of secant's first derivative for a jacobian of a gradient), vmap against a Python
+loop, jit against eager (tests/scan2_cases.py)."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import lax
+
+import scan2_cases as cases
+
+
+@pytest.mark.parametrize("cname", ["hessian", "grad_grad_sum", "jacrev_grad", "jacfwd_jacrev",
+                                   "jacrev_jacrev", "vmap_hessian"])
+def test_dict_carry_second_order(x64, cname):
+    """Was a KeyError: the lowered scan of the derivative renamed the carry's dict key 's'
+    (a name its step binds) along with the variable."""
+    cases.check("scan_dict_carry", cname)
+
+
+@pytest.mark.parametrize("fname", ["scan_closure", "scan_length", "scan_tuple_carry",
+                                   "scan_reverse", "fori_lambda", "fori_tuple", "while_count",
+                                   "map_closure"])
+def test_vmap_of_hessian(x64, fname):
+    """Was a refusal: vmap read grad_of_fields_batched's `type(out)(generator)`."""
+    cases.check(fname, "vmap_hessian")
+
+
+def test_keys_and_keywords_named_like_step_locals_are_kept(x64):
+    """A carry whose dict keys and a call's keywords are spelled like the lowered step's own
+    locals (`x`, `carry`, `s`): only variables are renamed."""
+    def f(w):
+        def step(c, x):
+            return {"x": c["x"] * snp.sin(x * w), "carry": c["carry"] + x}, c["x"]
+        c, ys = lax.scan(step, {"x": w, "carry": 0.0 * w}, snp.array([0.3, 1.2, -0.4]))
+        return c["x"] * c["carry"] + snp.sum(ys ** 2)
+
+    def central(g, x, h=1e-5):
+        return (g(x + h) - g(x - h)) / (2 * h)
+    d2 = secant.grad(secant.grad(f))(0.7)
+    np.testing.assert_allclose(d2, central(lambda w: float(secant.grad(f)(w)), 0.7), rtol=1e-6)
+    np.testing.assert_allclose(secant.hessian(f)(0.7), d2, rtol=1e-9)
