@@ -549,7 +549,8 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
         if isinstance(out, dict):
             out = {k: v if k in given else broadcast_batch(v, n) for k, v in out.items()}
         elif isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
-            out = type(out)(v if i in given else broadcast_batch(v, n) for i, v in enumerate(out))
+            items = [v if i in given else broadcast_batch(v, n) for i, v in enumerate(out)]
+            out = tuple(items) if isinstance(out, tuple) else items
     return out
 
 

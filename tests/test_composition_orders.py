@@ -379,11 +379,7 @@ def _eager(fn, values):
 
 # Known gaps, each a strict xfail: the walk fails as soon as one starts working (then drop it
 # here). Every one fails with a clear SecantError naming the helper's line, never a wrong value.
-KNOWN = {
-    ("grad_of_fields_batched", "vmap"):
-        "`type(out)(...)` of a value vmap does not know to be a list or tuple (accepting it "
-        "lets hessian take a plan that hits vmap of vmap of add_at's jvp, which fails)",
-}
+KNOWN = {}
 # Known gaps that still fail with an internal error (each one a bug to fix, listed so the walk
 # stays strict).
 INTERNAL = {}

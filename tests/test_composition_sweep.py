@@ -124,6 +124,4 @@ def test_grad_of_jacrev(x64):
 
 
 # (function, chain innermost first) -> why it fails (strict: a pass must remove the entry)
-XFAIL = {
-    ('at_set', 'hessian/jvp'): 'type(out)(...) in grad_of_fields_batched, read by vmap',
-}
+XFAIL = {}

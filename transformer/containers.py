@@ -206,7 +206,7 @@ class ContainerMixin:
         elif fn in ("split_at", "unstack_as", "add_n_grad", "unconcatenate"):
             kind = None
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
-                    "broadcast_batch") \
+                    "grad_of_fields_batched", "broadcast_batch") \
                 and (self.is_container(first) or self.is_plain_list(first)
                      or _name_of(first) in self.item_kinds):
             kind = self.container_kind(first) or None
