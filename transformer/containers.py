@@ -210,7 +210,7 @@ class ContainerMixin:
                 _name_of(first) not in self.item_kinds:
             return      # `x_bar, y_bar = grad_of_fields(pair, ...)`: its items, arrays
         elif fn in ("zeros_like_tree", "add_at", "add_grads", "grad_of_fields",
-                    "broadcast_batch") \
+                    "grad_of_fields_batched", "broadcast_batch") \
                 and (self.is_container(first) or self.is_plain_list(first)
                      or _name_of(first) in self.item_kinds):
             kind = self.container_kind(first) or None
