@@ -588,18 +588,23 @@ class BatchBuilder(Walker):
         if not positions and not steered:
             self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
             return
-        fns = [self.batched_callee(fn, positions, 0)[0] for fn in op.callee]
         args = ", ".join([self.batched_src(o) if i in positions else _src(o)
                           for i, o in enumerate(operands)] + extra)
+        if positions:
+            fns = [self.batched_callee(fn, positions, 0)[0] for fn in op.callee]
+            outs = [f"{f}({args})" for f in fns]
+        else:       # only the predicate is batched: each branch once, broadcast to the batch
+            outs = [f"broadcast_batch({self.batched_callee(fn, (), 'free')[0]}({args}), "
+                    f"{self.size})" for fn in op.callee]
         if not steered:
             if op.op == "cond":
                 call = f"lax.cond({steer}, {fns[0]}, {fns[1]}, {args})"
             else:
                 call = f"lax.switch({steer}, [{', '.join(fns)}], {args})"
         elif op.op == "cond":       # a predicate per example: both branches, then a select
-            call = f"select_batched({steer}, {fns[0]}({args}), {fns[1]}({args}))"
+            call = f"select_batched({steer}, {outs[0]}, {outs[1]})"
         else:
-            call = f"choose_batched({steer}, [{', '.join(f'{f}({args})' for f in fns)}])"
+            call = f"choose_batched({steer}, [{', '.join(outs)}])"
         self._assign(op, call)
 
     cf_switch = cf_cond

@@ -413,6 +413,26 @@ def _generated_name(name, mode):
         f"{name}_vjp" if mode == "vjp_given_out" else f"{name}_{mode}"
 
 
+def _split_aux(fn_ir, names):
+    """has_aux with a returned call's value, a pair only when it runs (`return f(x)`): read
+    as `value, aux = f(x)`; `return value, aux`, as if written so (Python checks the pair)."""
+    result = fn_ir.result
+    if not isinstance(result.value, ir.Var):
+        return
+    pair = result.value.name
+    made = [s for s in ir.nested(fn_ir.body) if pair in getattr(s, "targets", ())]
+    if not (made and all(s.op == "call" for s in made)):
+        return      # (an array op's value is never a pair: the error says so when generating)
+    items = [names.fresh("value"), names.fresh("aux")]
+    result.value = ir.Seq(tuple(ir.Var(i) for i in items), "tuple")
+    if fn_ir.body and fn_ir.body[-1] is made[0]:    # `value, aux = f(x)` (Python checks it)
+        made[0].targets = items
+        return
+    fn_ir.body.extend(ir.Op([item], "field", {"tree": ir.Var(pair)}, {"key": str(k)},
+                            result.origin) for k, item in enumerate(items))
+    fn_ir.containers.add(pair)
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
@@ -487,6 +507,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
         fn, follow_wrapped=bool(getattr(fn, "__secant_vmap__", 0))).parameters]
     wrt_names = [every[i] for i in wrt]
+    if has_aux and mode != "vmap":
+        _split_aux(fn_ir, names)
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}

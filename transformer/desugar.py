@@ -760,7 +760,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._name_passed_lambdas(self._inline_partials(body))
+        body = self._name_passed_lambdas(self._inline_partials(self._inline_transforms(body)))
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -820,6 +820,54 @@ class _Desugarer:
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
         return out
+
+    def _inline_transforms(self, body):
+        """`df = grad(f)` (any function transform: value_and_grad, jacfwd, hessian, vmap, ...)
+        at the top level, df only ever called and bound once, and the transform's arguments
+        names bound at most once, constants or lambdas: each call `df(x)` reads
+        `grad(f)(x)`, which the normaliser transforms as written (a lambda closing over
+        locals is lifted); the same values, as the names never change and a lambda reads its
+        free names when it runs."""
+        import secant
+        transforms = {getattr(secant, t) for t in (
+            "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}
+        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, (gast.Store, gast.Del))] + list(self.params)
+        bound = {}
+        for s in body:
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                    and s.value.args and stores.count(s.targets[0].id) == 1):
+                continue
+            func, chain = s.value.func, []
+            while isinstance(func, gast.Attribute):
+                chain.append(func.attr)
+                func = func.value
+            if not isinstance(func, gast.Name) or func.id in stores:
+                continue
+            obj = self.src.resolve_name(func.id)[1]
+            for attr in reversed(chain):
+                obj = getattr(obj, attr, None)
+            args = s.value.args + [k.value for k in s.value.keywords]
+            if any(obj is t for t in transforms) and all(
+                    isinstance(a, (gast.Constant, gast.Lambda)) or isinstance(a, gast.Name)
+                    and stores.count(a.id) <= 1 for a in args) and not any(
+                    k.arg is None for k in s.value.keywords):
+                bound[s.targets[0].id] = s
+        if not bound:
+            return body
+        for name, s in bound.items():
+            uses = [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                    and m.id == name and isinstance(m.ctx, gast.Load)]
+            calls = [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+                     and isinstance(m.func, gast.Name) and m.func.id == name]
+            if not uses or len(uses) != len(calls):
+                continue
+            for c in calls:
+                c.func = gast.copy_location(copy.deepcopy(s.value), c.func)
+            body = [b for b in body if b is not s]
+            self.changed = True
+        return body
 
     def _inline_partials(self, body):
         """`g = functools.partial(h, a, k=b)` of a nested function h, g only ever called and

@@ -67,8 +67,9 @@ def specialise(helper, param, target, extras, by_keyword, name):
 
 
 def _build(helper, param, target, extras, by_keyword, name):
-    try:
-        src = function_source(helper)
+    from secant.transformer.desugar import desugar
+    try:        # (desugared first: the result is generated code, which is not desugared again)
+        src = function_source(desugar(helper))
     except (SourceError, OSError, TypeError):
         raise NotSpecialisable(f"{helper.__name__} has no source") from None
     node = copy.deepcopy(src.node)

@@ -2035,12 +2035,7 @@ class Normaliser(ContainerMixin):
         step started from (batching/vectorize.py batches it as it batches the loop)."""
         args = dict(self._bound_lax_call(node, lax_fn, kind).arguments)
         if kind == "switch":
-            branches = args["branches"]
-            if not isinstance(branches, (gast.List, gast.Tuple)):
-                raise self.src.error(node, "lax.switch is differentiated when its branches are "
-                                     "a list or tuple written in the call, e.g. "
-                                     "lax.switch(i, [f, g, lambda x: x], x)")
-            fn_nodes = list(branches.elts)
+            fn_nodes = self._switch_branches(node, args["branches"])
             names = [f"branch_{k}" for k in range(len(fn_nodes))]
         else:
             fn_nodes = [args[p] for p in self._FUNCTION_PARAMS[kind]]
@@ -2092,6 +2087,34 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
         self.tracked.add(name)
         return ir.Var(name)
+
+    def _switch_branches(self, node, branches):
+        """The branch functions of lax.switch: a list or tuple written in the call, one bound
+        once to a local name (`branches = (f, lambda x: x)`; its lambdas read the locals they
+        would when called here), or a global list or tuple (read as FNS[0], FNS[1], ...)."""
+        if isinstance(branches, gast.Name) and branches.id in self.current:
+            stores = [n for n in gast.walk(self.node) if isinstance(n, gast.Name)
+                      and n.id == branches.id and not isinstance(n.ctx, gast.Load)]
+            bound = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+                     and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
+                     and a.targets[0].id == branches.id]
+            if len(stores) == 1 and len(bound) == 1:
+                branches = bound[0]
+        if isinstance(branches, (gast.List, gast.Tuple)):
+            return list(branches.elts)
+        table = self._resolve(branches) if isinstance(branches, (gast.Name, gast.Attribute)) \
+            else _UNRESOLVED
+        if isinstance(table, (list, tuple)) and table:
+            items = [gast.Subscript(value=copy.deepcopy(branches),
+                                    slice=gast.Constant(value=k, kind=None), ctx=gast.Load())
+                     for k in range(len(table))]
+            for item in items:
+                gast.copy_location(item, branches)
+                _place(item, branches)
+            return items
+        raise self.src.error(node, "lax.switch is differentiated when its branches are a list "
+                             "or tuple written in the call, bound once to a local name, or a "
+                             "global list or tuple, e.g. lax.switch(i, [f, g, lambda x: x], x)")
 
     def implicit_call(self, node, fn):
         """lax.custom_root(f, guess, ...) / lax.custom_linear_solve(matvec, b, ...): a call of
