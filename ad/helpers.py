@@ -23,9 +23,15 @@ def constant(fn):
     return fn
 
 
+_REAL_SCALARS = frozenset([np.float16, np.float32, np.float64])
+
+
 @constant
 def grad_seed(out):
     """The cotangent that starts reverse mode for grad: one, for a real scalar output."""
+    v = out._npy if type(out) is Array else None
+    if type(v) in _REAL_SCALARS:        # (eager: a fast path's 0-d result, its NumPy scalar)
+        return Array._wrap_ndarray(type(v)(1), out.weak_type)
     shape = np.shape(out)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "

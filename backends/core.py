@@ -301,11 +301,19 @@ def eager_unary(prim, slow):
     floats = {flag: t for flag, t in {False: np.float32, True: np.float64}.items()
               if np.dtype(t) in ok}
 
+    scalar_types = frozenset(dt.type for dt in ok)     # (a 0-d value held as its scalar)
+
     def f(x, /):
         t = type(x)
         if t is Array:
             v = x._npy
-            if v is None or v.dtype not in ok:
+            tv = type(v)
+            if tv is ndarray:
+                if v.dtype not in ok:
+                    return slow(x)
+                if not v.shape:
+                    v = v[()]       # (0-d: its scalar, which NumPy computes in a third less time)
+            elif tv not in scalar_types:        # (None: a device buffer)
                 return slow(x)
             weak = keep_weak and x.weak_type
         elif t is float:
@@ -317,11 +325,9 @@ def eager_unary(prim, slow):
             dt = x.dtype
             if dt not in ok or (dt in wide and not x64[0]):
                 return slow(x)
-            v, weak = x, False
+            v, weak = (x[()] if t is ndarray and not x.shape else x), False
         else:
             return slow(x)
-        if type(v) is ndarray and not v.shape:
-            v = v[()]               # (0-d: its scalar, which NumPy computes in a third less time)
         if state() is quiet:
             out = ufunc(v)
         else:
@@ -347,37 +353,50 @@ def eager_binary(prim, slow):
     ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
     if ufunc is None or prim.weak != "inputs" or prim.multiple_results:
         return slow
-    wrap, enter, leave, state, quiet, ndarray = Array._wrap_ndarray, quiet_enter, quiet_exit, \
+    new, enter, leave, state, quiet, ndarray = object.__new__, quiet_enter, quiet_exit, \
         _quiet_state, _QUIET, np.ndarray
-    # two 0-d real floats: NumPy's scalar arithmetic (the same IEEE operation in the same type,
-    # the same error state) costs a fraction of a ufunc call on scalars
-    scalar_op = {np.add: operator.add, np.subtract: operator.sub,
-                 np.multiply: operator.mul}.get(ufunc, ufunc)
+    # two 0-d operands of one dtype, computed on their NumPy scalars, by type: for real floats
+    # NumPy's scalar arithmetic (the same IEEE operation in the same type, the same error state,
+    # a fraction of a ufunc call on scalars)
+    arith = {np.add: operator.add, np.subtract: operator.sub,
+             np.multiply: operator.mul}.get(ufunc, ufunc)
     real = frozenset([np.dtype("float32"), np.dtype("float64")])
+    scalar_ops = {dt.type: arith if dt in real else ufunc for dt in ok}
 
     def f(x1, x2, /):
-        if type(x1) is Array and type(x2) is Array:
-            v, w = x1._npy, x2._npy
-            if v is not None and w is not None:
-                dt = v.dtype
-                if dt == w.dtype and dt in ok:
-                    if v.shape or w.shape:
-                        op = ufunc
-                    else:
-                        op = scalar_op if dt in real else ufunc
-                        if type(v) is ndarray:
-                            v = v[()]
-                        if type(w) is ndarray:
-                            w = w[()]
-                    token = enter() if state() is not quiet else None
-                    try:
-                        out = op(v, w)
-                    except ValueError:
-                        out = None
-                    finally:
-                        if token is not None:
-                            leave(token)
-                    if out is not None:
-                        return wrap(out, x1.weak_type and x2.weak_type)
-        return slow(x1, x2)
+        if type(x1) is not Array or type(x2) is not Array:
+            return slow(x1, x2)
+        v, w = x1._npy, x2._npy
+        t = type(v)
+        op = scalar_ops.get(t) if t is type(w) else None
+        if op is None:              # (not two scalars of one type: arrays, or no host value)
+            if v is None or w is None:
+                return slow(x1, x2)
+            dt = v.dtype
+            if dt not in ok or not (w.dtype is dt or w.dtype == dt):
+                return slow(x1, x2)
+            if v.shape or w.shape:
+                op = ufunc
+            else:
+                op = scalar_ops[dt.type]
+                v = v[()] if type(v) is ndarray else v
+                w = w[()] if type(w) is ndarray else w
+        if state() is quiet:
+            try:
+                out = op(v, w)
+            except ValueError:      # (shapes that do not broadcast: slow names the caller)
+                return slow(x1, x2)
+        else:
+            token = enter()
+            try:
+                out = op(v, w)
+            except ValueError:
+                return slow(x1, x2)
+            finally:
+                leave(token)
+        self = new(Array)           # (Array._wrap_ndarray, written out: no call)
+        self._npy = out             # (an array, or the NumPy scalar of two 0-d operands)
+        self._buf = self._aval = None
+        self.weak_type = x1.weak_type and x2.weak_type
+        return self
     return f

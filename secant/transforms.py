@@ -357,8 +357,10 @@ def _current(gen):
     """Whether every callee `gen` (or a derivative it calls) resolved at transform time through
     a closure cell or a global still names the same object: if not, Python would call another
     function now, and the derivative is generated again."""
-    guards = getattr(gen, "__secant_guards__", ())
-    return all(g.holds() for g in guards)
+    for guard in getattr(gen, "__secant_guards__", ()):
+        if not guard.holds():
+            return False
+    return True
 
 
 class _Recursive:
@@ -1057,6 +1059,9 @@ def _positions(argnums, fn):
     return tuple(out)
 
 
+_FLOAT_SCALARS = frozenset([np.float32, np.float64])
+
+
 def _to_array(leaf, differentiated):
     """NumPy arrays become secant arrays (as jax.grad's inputs become jax arrays); Python numbers
     stay numbers unless they are differentiated."""
@@ -1064,7 +1069,9 @@ def _to_array(leaf, differentiated):
         view = leaf.view()          # no copy: the call reads it and returns new arrays
         view.flags.writeable = False
         return Array._wrap(view)
-    if isinstance(leaf, (np.ndarray, np.generic)):
+    if type(leaf) in _FLOAT_SCALARS and leaf.dtype == dtypes.canonicalize_dtype(leaf.dtype):
+        return Array._wrap_ndarray(leaf, False)     # (immutable: held as the eager paths hold
+    if isinstance(leaf, (np.ndarray, np.generic)):  # a 0-d result, backends/array.py _value)
         return snp.asarray(leaf)
     if differentiated and isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
         return snp.asarray(leaf)

@@ -435,3 +435,59 @@ def test_jit_of_grad_stages_control_flow_in_the_function_or_its_callees():
         finally:
             done()
         assert sorted(seen) == [False, True]    # the eager derivative and jit's staged one
+
+
+# --- eager derivatives: one quiet error state per call, 0-d values held as NumPy scalars --------
+def test_eager_grad_is_quiet_inside_and_restores_the_callers_error_state():
+    g = secant.grad(lambda x: snp.sum(snp.log(x) * 0.0 + snp.sin(x)))
+    x = np.array([0.0, 1.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = np.asarray(g(x))                  # log(0) and its derivative 1/0: quiet
+    np.testing.assert_allclose(out[1], np.cos(1.0), rtol=1e-6)
+    with np.errstate(divide="raise"):
+        before = np.geterr()
+        g(x)
+        assert np.geterr() == before            # the caller's state is back
+        with pytest.raises(FloatingPointError):
+            np.log(np.zeros(1))
+    with pytest.raises(secant.SecantError):
+        secant.grad(lambda x: snp.ones(2) * x)(np.float32(1.0))    # (not a scalar output)
+    assert np.geterr()["divide"] == "warn"      # ... also after a failing call
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_grad_seed_of_a_zero_d_fast_path_result_is_ones_like(dtype, x64):
+    from secant.ad.helpers import grad_seed
+    for a in (snp.asarray(np.asarray(0.5, dtype)), snp.asarray(0.5)):
+        out = snp.sin(a)
+        got, want = grad_seed(out), snp.ones_like(out)
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+        assert _host_value_ok(got) and float(got) == 1.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grad_of_numpy_scalars_matches_the_closed_form(dtype, x64_or_not):
+    def chain(x):
+        for _ in range(5):
+            x = snp.sin(x) * x
+        return x
+    x = np.dtype(dtype).type(0.7)
+    got = secant.grad(chain)(x)
+    want_dtype = snp.asarray(x).dtype
+    assert got.dtype == want_dtype and got.shape == () and not got.weak_type
+    v, d = 0.7, 1.0
+    for _ in range(5):
+        v, d = np.sin(v) * v, d * (np.cos(v) * v + np.sin(v))
+    np.testing.assert_allclose(float(got), d, rtol=1e-5)
+
+
+def test_zero_d_value_held_as_a_scalar_hands_out_fresh_arrays():
+    a = snp.sin(snp.asarray(np.float32(0.5)))
+    v = np.asarray(a)
+    assert type(v) is np.ndarray and v.shape == () and v.dtype == np.float32
+    v[()] = 7.0                                 # a copy: the array stays what it was
+    assert float(a) == np.sin(np.float32(0.5))
+    b = snp.asarray(a) + snp.zeros((2,), np.float32)      # through bind: the impl sees arrays
+    np.testing.assert_array_equal(np.asarray(b), [np.sin(np.float32(0.5))] * 2)
+    assert a.tolist() == float(np.sin(np.float32(0.5))) and a.item() == a.tolist()

@@ -182,7 +182,11 @@ class Guard:
                 self.checks.append(check)       # time, a property, cannot be guarded)
 
     def holds(self):
-        return all(_same(_read(check), check[-1]) for check in self.checks)
+        for check in self.checks:       # (a loop: every eager call of a derivative asks)
+            now = _read(check)
+            if now is not check[-1] and not _same(now, check[-1]):
+                return False
+        return True
 
 
 def _read(check):
