@@ -46,6 +46,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.replaying = False                  # writing a loop iteration's replay
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
+        self.top_level = dataflow.assigned_once_at_top(fn)
+        self.assigned_once = dataflow.definitions(fn)   # name -> how many assignments
         self.unreduced = {}             # loop carries only added to: {name: start value}
         self.unreduced_now = set()      # those of the loops being reversed
         self.replayed = set()           # what the reverse loop being written replays
@@ -590,10 +592,18 @@ class ReverseBuilder(Walker, StackReverse):
         """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
         it from: in a reverse loop, a value of the same shape that the iteration's replay
         computes anyway; elsewhere a parameter of provably the same shape and kind
-        (transformer/shapes.py), so the forward statements computing var need not run for it."""
+        (transformer/shapes.py), else the first value of the function's top level that has
+        (both assigned once there: computed by the time any rule runs), so the forward
+        statements computing var need not run for it."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
-        return self.shapes.parameter_like(var) or var
+        p = self.shapes.parameter_like(var)
+        if p is not None:
+            return p
+        alts = self.shapes.alts.get(var)
+        if var in self.top_level and alts and len(alts) == 1:
+            return next(n for n in self.top_level if self.shapes.alts.get(n) == alts)
+        return var
 
     def _may_broadcast(self, op, param):
         """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
@@ -616,7 +626,17 @@ class ReverseBuilder(Walker, StackReverse):
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if _has_var(o)), key=position.get)
-        vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys))
+        # a plain Python callee's vjp takes the output the forward pass computed (each target
+        # assigned only here: still that value), so it need not run again the statements that
+        # computed it (what its rules read stays)
+        given = all(self.assigned_once.get(t) == 1 for t in op.targets) and \
+            inspect.isfunction(op.callee) and not any(
+            getattr(op.callee, a, None) for a in ("__secant_custom__", "__secant_dispatch__",
+                                                  "__secant_dispatched__")) and \
+            hasattr(self.vjp_of_callee, "reads_given_out") and \
+            self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
+        vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys),
+                                      "vjp_out" if given else "vjp")
         if len(gs) == 1:
             ct = gs[0]
         else:
@@ -643,7 +663,8 @@ class ReverseBuilder(Walker, StackReverse):
         targets = [target(op.operands[k]) for k in keys]
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
-        self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {args})")
+        out = f"{self._output_value(op)}, " if given else ""
+        self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {out}{args})")
         self.bars.update(fresh)
         for var, t in adds:
             self.emit(self._add(var, self.bars[var], t))
@@ -752,19 +773,20 @@ class ReverseBuilder(Walker, StackReverse):
 
 
 def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
-          given_out=False):
+          given_out=False, loop_body=False):
     """Source lines of the derivative of `fn` (ir.Function).
 
     mode: 'grad' (returns the wrt cotangents), 'value_and_grad' (returns (value, cotangents)),
     or 'vjp' (takes the output cotangent as its first parameter; returns the wrt cotangents).
     given_out (vjp): the function's output is its second parameter, as a loop's reverse pass
-    has it saved, so the statements that computed it are not repeated.
+    has it saved or a caller computed it, so the statements that computed it are not repeated;
+    loop_body: the function is a lax loop's body, whose carry keeps its shapes.
     Returns (lines, the output cotangent's parameter name, the given output's name or None).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     result = fn.result.value
     carry_bar = None
-    if given_out and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
+    if loop_body and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
         scan = wrt[0] == fn.params[0]       # (a scan's body returns (carry, y))
         out = result.items[0] if scan and isinstance(result, ir.Seq) and \
             len(result.items) == 2 else None if scan else result
@@ -835,7 +857,11 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     primal = defined_in(fn.body) | set(fn.params)
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
-    lines = dead_code_eliminated(copies.without_copies(lines, bars))
+    # the forward's copies too (a loop's `x_1 = x_2`): the names of its own statements, not
+    # the parameters nor what a nested def binds
+    local = {n for ln in lines if ln.kind == "stmt" and not ln.code.startswith("def ")
+             for n in ln.defines} - set(fn.params)
+    lines = dead_code_eliminated(copies.without_copies(lines, bars | local, bars))
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param
@@ -881,8 +907,15 @@ def _unpack_output_bar(b, result, source):
 def _take_given_output(b, fn, result, names):
     """Bind the output's variables from a parameter instead of the top-level statements that
     computed them (dead code elimination then drops what only they needed)."""
-    param = names.fresh("out")
     bound = set()
+    if isinstance(result, ir.Var) and result.name not in fn.params:   # the parameter takes
+        defining = [k for k, ln in enumerate(b.lines) if result.name in ln.defines]  # its name
+        if len(defining) == 1 and b.lines[defining[0]].indent == 1 and \
+                b.lines[defining[0]].kind == "stmt" and \
+                b.lines[defining[0]].code.startswith(f"{result.name} = "):
+            del b.lines[defining[0]]
+            return result.name
+    param = names.fresh("out")
 
     def pattern(item):
         if isinstance(item, ir.Seq) and item.kind == "dict":

@@ -13,7 +13,7 @@ import re
 from secant.backends.errors import _is_internal, def_line, origin
 
 _MODES = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp (reverse mode)",
-          "vjp_given_out": "vjp (reverse mode)", "vmap": "vmap"}
+          "vjp_given_out": "vjp (reverse mode)", "vjp_out": "vjp (reverse mode)", "vmap": "vmap"}
 
 
 class SourceLog:

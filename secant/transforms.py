@@ -410,9 +410,14 @@ class _Recursive:
         return _generated.get(self.key)
 
 
+# reverse modes whose vjp takes the function's output as its second parameter: a lax loop body's
+# (vjp_given_out: the step's saved outputs) and a called function's (vjp_out: the caller's value)
+_GIVEN_OUT = ("vjp_given_out", "vjp_out")
+
+
 def _generated_name(name, mode):
     return f"{name}_jvp" if mode in forward.MODES else \
-        f"{name}_vjp" if mode == "vjp_given_out" else f"{name}_{mode}"
+        f"{name}_vjp" if mode in _GIVEN_OUT else f"{name}_{mode}"
 
 
 def _split_aux(fn_ir, names):
@@ -501,6 +506,13 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
         return name
+    def reads_given_out(callee, active):
+        """Whether the vjp of `callee` given its output (vjp_out) reads that output: a
+        caller that has it passes it only then (else the plain vjp computes what it needs)."""
+        sub = generate(callee, active, "vjp_out", staged=staged)
+        return not isinstance(sub, _Recursive) and \
+            "out" not in getattr(sub, "__secant_unread__", {"out"})
+    vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
     vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
@@ -523,8 +535,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         else:
             # vjp_given_out: a loop body's vjp that takes the step's saved outputs
             lines, out_bar, given = reverse.build(
-                fn_ir, wrt_names, "vjp" if mode == "vjp_given_out" else mode, names,
-                vjp_of_callee, has_aux, tuple_out, given_out=mode == "vjp_given_out")
+                fn_ir, wrt_names, "vjp" if mode in _GIVEN_OUT else mode, names,
+                vjp_of_callee, has_aux, tuple_out, given_out=mode in _GIVEN_OUT,
+                loop_body=mode == "vjp_given_out")
     except SecantError as e:
         if fn_ir.lowered:       # a derivative's lax loop read again (loop_lowering.py): under
             e.lax_loop_derivative = True    # jit, the derivative's Python loop as written
@@ -538,7 +551,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
-    if mode in ("vjp", "vjp_given_out"):
+    if mode in ("vjp",) + _GIVEN_OUT:
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
                                                                       else []))
     text = [f"def {gen_name}({args_src}):"]
@@ -580,14 +593,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
-    if mode in ("vjp", "vjp_given_out"):    # an output and its cotangent may be pytrees
+    if mode in ("vjp",) + _GIVEN_OUT:    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
     # the parameters it reads as arrays (a caller adds their cotangents with +)
     arrays = getattr(fn_ir, "arrays", None)     # (an empty set: it reads no array as one)
     if arrays is None:
         arrays = reverse.arrays_read(fn_ir.body)
     gen.__secant_array_params__ = frozenset(i for i, p in enumerate(every) if p in arrays)
-    if mode in ("vjp", "vjp_given_out"):    # what a loop's reverse pass need not save for it
+    if mode in ("vjp",) + _GIVEN_OUT:    # what a loop's reverse pass need not save for it
         read = set().union(*(ln.uses for ln in lines))      # (or a checkpoint put behind a barrier)
         gen.__secant_unread__ = frozenset(i for i, p in enumerate(every) if p not in read) | (
             frozenset() if given in read else frozenset({"out"}))

@@ -114,3 +114,70 @@ def test_live_forward_loop_and_its_counters_are_kept(x64):
     for n in (0, 1, 5):
         want = fd_grad(lambda v: halving(v, n), x)
         np.testing.assert_allclose(secant.grad(halving)(x, n), want, rtol=1e-6, atol=1e-8)
+
+
+# --- a callee's vjp takes the output its caller computed -----------------------------------------
+def _layer(x, w, b):
+    return snp.tanh(x @ w + b)
+
+
+def _pair(x, w):
+    s = snp.sin(x * w)
+    return s * w, snp.exp(s)
+
+
+def layered(w, b, x):
+    h = _layer(x, w, b)
+    return snp.sum(_layer(h, w, b) ** 2)
+
+
+def paired(w, x):
+    a, e = _pair(x, w)
+    c, d = _pair(a, w)
+    return snp.sum(a * e + c * d)
+
+
+def gaussian(mu, log_sigma, x):
+    z = (x - mu) / snp.exp(log_sigma)
+    return snp.sum(-0.5 * z * z - log_sigma - 0.5 * snp.log(2 * snp.pi))
+
+
+def test_callee_vjp_reads_the_callers_output(x64):
+    g = secant.grad(layered)
+    src = secant.source(g)
+    assert "_layer_vjp(_layer_out_bar, _layer_out, h, w, b)" in src   # the output passed
+    w, b, x = RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=3) * 0.1, RNG.normal(size=(4, 3))
+    f = lambda v: layered(v, b, x)      # noqa: E731
+    want = fd_grad(f, w)
+    np.testing.assert_allclose(g(w, b, x), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(secant.jit(g)(w, b, x), want, rtol=1e-6, atol=1e-8)
+    ws = RNG.normal(size=(2, 3, 3)) * 0.5
+    np.testing.assert_allclose(secant.vmap(g, in_axes=(0, None, None))(ws, b, x),
+                               np.stack([g(v, b, x) for v in ws]), rtol=1e-12)
+    hess = secant.hessian(lambda v: layered(v, b, x))(w)
+    h_fd = fd_grad(lambda v: g(v, b, x)[0, 1], w)
+    np.testing.assert_allclose(hess[0, 1], h_fd, rtol=1e-5, atol=1e-6)
+
+
+def test_callee_returning_a_tuple(x64):
+    g = secant.grad(paired)
+    x = RNG.normal(size=4)
+    w = 0.7
+    np.testing.assert_allclose(g(w, x), fd_grad(lambda v: paired(v, x), np.array(w)), rtol=1e-6)
+    np.testing.assert_allclose(secant.jacrev(g)(w, x),
+                               fd_grad(lambda v: g(v, x), np.array(w)), rtol=1e-5)
+
+
+def test_seed_from_a_value_sharing_the_outputs_symbols(x64):
+    g = secant.grad(gaussian)
+    src = code(secant.source(g))
+    assert "grad_seed_like(z)" in src and "snp.sum(" not in src
+    mu, ls, x = RNG.normal(size=3), RNG.normal(size=3) * 0.3, RNG.normal(size=(5, 3))
+    np.testing.assert_allclose(g(mu, ls, x), fd_grad(lambda v: gaussian(v, ls, x), mu),
+                               rtol=1e-6)
+    assert secant.grad(gaussian)(*(a.astype(np.float32) for a in (mu, ls, x))).dtype == \
+        np.float32
+    # x an integer array: the output is still float (mu's dtype): the seed is read from z
+    xi = np.arange(15).reshape(5, 3)
+    np.testing.assert_allclose(g(mu, ls, xi), fd_grad(lambda v: gaussian(v, ls, xi), mu),
+                               rtol=1e-6)

@@ -94,7 +94,8 @@ def flat(o):
             yield from flat(i)
 
 
-def _definitions(fn):
+def definitions(fn):
+    """{name: how many statements of `fn` (ir.Function) assign it}."""
     count = {}
     for s in ir.nested(fn.body):
         targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(s, ir.Plain) \
@@ -104,10 +105,17 @@ def _definitions(fn):
     return count
 
 
+def assigned_once_at_top(fn):
+    """The names (in order) that one top-level op of `fn` assigns, assigned nowhere else."""
+    count = definitions(fn)
+    return [s.targets[0] for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+            and count.get(s.targets[0]) == 1]
+
+
 def shape_witnesses(fn):
     """{v: u}: v is assigned once, from u (a parameter, or assigned once) by an op that keeps
     its operand's shape and kind; u is itself followed to its own witness."""
-    count = _definitions(fn)
+    count = definitions(fn)
     params = set(fn.params)
     step = {}
     for s in ir.nested(fn.body):
@@ -138,13 +146,16 @@ _SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 
 
 def scalar_like(fn, name, shapes, params):
-    """A parameter of `params` (inexact arrays: grad's differentiated ones) whose dtype `name`
-    provably has, as a scalar (transformer/shapes.py gives the shapes): `name` is a reduction
-    over every axis of a value whose shape is that parameter's alone (elementwise ops of it and
-    real Python numbers, which keep an inexact dtype: numbers are weakly typed), or an
-    elementwise op of such scalars and real Python numbers; each name assigned once, at the top
-    level. grad's seed then needs only that parameter's dtype, not the output. Else None."""
-    count = _definitions(fn)
+    """A name whose dtype `name` provably has, as a scalar (transformer/shapes.py gives the
+    shapes): `name` is a reduction over every axis of a value `a`, or an elementwise op of such
+    scalars and real Python numbers; each name assigned once, at the top level. `a` is the
+    broadcast of one set of symbols among which is one of `params` (inexact arrays: grad's
+    differentiated ones); the name is a parameter of that set alone, else the first value
+    assigned once at the top level with that same set. Elementwise ops of values and real
+    Python numbers (weakly typed) give the values' promoted dtype, inexact when one of them is,
+    whatever the ops: so both have the same dtype. grad's seed then needs only that name's
+    dtype, not the output. Else None."""
+    count = definitions(fn)
     ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
            and count.get(s.targets[0]) == 1}
     number = frozenset({frozenset()})
@@ -160,8 +171,12 @@ def scalar_like(fn, name, shapes, params):
                     (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
                     for k, v in op.statics.items()):
                 return None
+            alts = shapes.of(a)
+            if not alts or len(alts) != 1 or not next(iter(alts)) & set(params):
+                return None
             p = shapes.parameter_like(a.name)
-            return p if p in params else None
+            return p if p is not None else next(
+                (n for n in assigned_once_at_top(fn) if shapes.alts.get(n) == alts), None)
         if op.op not in ELEMENTWISE:
             return None
         found = set()
@@ -268,7 +283,7 @@ def carry_pairs(fn, carry, out):
     returns as a leaf of the carry (`out`, the returned carry: a Var or a Seq), has the shape of
     u, the same leaf of the carry parameter `carry` (the parameter itself, or a variable read
     from it by key: `acc, h = c`, `c['a']`)."""
-    count = _definitions(fn)
+    count = definitions(fn)
     leaves = {(): carry} if carry not in count else {}
     for s in fn.body:                   # (top level: read once, before any loop)
         if isinstance(s, ir.Op) and s.op == "field" and len(s.targets) == 1 and \
