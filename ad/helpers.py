@@ -97,11 +97,14 @@ def _sum_axes(g_shape, shape):
 def unbroadcast(t, x):
     """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting. A real x that
     met complex values was promoted first: its cotangent is the real part (as JAX's
-    convert_element_type transposes)."""
+    convert_element_type transposes). An integer x (a loop index a staged loop carries) has
+    a zero cotangent of its own dtype (JAX's float0), as a branch that does not read it gives."""
     if np.shape(t) != np.shape(x):
         t = snp.sum(t, axis=_sum_axes(np.shape(t), np.shape(x))).reshape(np.shape(x))
     if _promoted_to_complex(t, x):
         t = snp.real(t)
+    if _integer(x):
+        t = (t * 0).astype(x.dtype)
     return t
 
 
@@ -114,6 +117,15 @@ def _promoted_to_complex(t, x):
 
 
 _promoted_to_complex.__secant_static_query__ = True
+
+
+def _integer(x):
+    """Whether array x holds integers or bools (reads its dtype only)."""
+    dt = getattr(x, "dtype", None)
+    return isinstance(dt, np.dtype) and dt.kind in "iub"
+
+
+_integer.__secant_static_query__ = True
 
 
 def _axes(ndim, axis):

@@ -21,7 +21,9 @@ vjp reads from fun becoming explicit residuals:
 
 so vmap, grad of grad (differentiating the vjp), vmap of grad and jit of them all work. A fun
 that a trace cannot fix to one path (a Python branch on a traced value) keeps the first form:
-grad works, and vmap / second derivatives are clear errors saying why. jvp is an error, as in
+grad works, vmap of it and of its derivatives runs it once per example (per_example: a Python
+loop, as vmap's definition; under jit the branch on a traced value is an error, as in JAX), and
+second derivatives are clear errors saying why. jvp is an error, as in
 JAX (a custom_vjp function has no forward-mode derivative)."""
 import ast
 import inspect
@@ -50,14 +52,15 @@ class _CustomGradient(custom_vjp):
         why = (f"secant.custom_gradient could not trace {self.__name__} to follow its vjp "
                f"function ({converted})")
         if mode == "vmap":      # (batching fun's body would meet the vjp function as a value)
-            raise UnsupportedError(f"vmap of {self.__name__}: {why}; write its rule with "
-                                   f"secant.custom_vjp instead{where()}")
+            return per_example(self, wrt, batch, why)
         plain = custom_vjp(self.fun).defvjp(self.fwd, self.bwd)
         try:
-            return generate(plain, wrt, mode, staged=staged, batch=batch)
+            out = generate(plain, wrt, mode, staged=staged, batch=batch)
         except SecantError as e:
             e.args = (f"{e.args[0] if e.args else e}\n({why})",) + e.args[1:]
             raise
+        out.__secant_per_example__ = why    # vmap of its derivative: per example too
+        return out
 
     def converted(self):
         from secant.transformer.trace_source import TraceSourceError
@@ -149,3 +152,29 @@ def _closure_converted(fun, name):
     made = {kind: load_generated(source, name + kind, fun.__globals__, free, cells=cells)
             for kind, source in sources.items()}
     return custom_vjp(made[""]).defvjp(made["_fwd"], made["_bwd"]), run.guard
+
+
+def per_example(fn, wrt, batch, why):
+    """vmap of fn (a custom_gradient function no trace could follow, or its derivative) as a
+    Python loop over the examples of the arguments in `wrt`, the results stacked."""
+    from secant import tree_util
+    import secant.numpy as snp
+    if batch.out_axes not in (0, "free") or batch.axis_name is not None:
+        raise UnsupportedError(f"vmap of {fn.__name__} with out_axes={batch.out_axes!r} or an "
+                               f"axis_name: {why}; write its rule with secant.custom_vjp "
+                               f"instead{where()}")
+    moved = dict(batch.in_axes)
+
+    def batched(*args):
+        args = [tree_util.tree_map(lambda leaf: snp.moveaxis(leaf, moved[i], 0), a)
+                if i in moved else a for i, a in enumerate(args)]
+        size = len(tree_util.tree_leaves(args[wrt[0]])[0])
+        outs = [fn(*[tree_util.tree_map(lambda leaf: leaf[k], a) if i in wrt else a
+                     for i, a in enumerate(args)]) for k in range(size)]
+        return tree_util.tree_map(lambda *leaves: snp.stack(leaves), *outs)
+    batched.__name__ = f"{fn.__name__}_vmap"
+    batched.__secant_out_batched__ = True
+    batched.__secant_opaque__ = (f"{why}: vmap runs it once per example, which the transforms "
+                                 "cannot read again (jacrev, grad of vmap, vmap of vmap); write "
+                                 "its rule with secant.custom_vjp instead")
+    return batched

@@ -447,6 +447,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
     if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
         return _generate_batched_dispatch(fn, wrt, staged, batch)
+    if mode == "vmap" and getattr(fn, "__secant_per_example__", None):
+        from secant.custom_gradient import per_example      # (an untraceable custom_gradient)
+        return per_example(fn, wrt, batch, fn.__secant_per_example__)
     fn = _faithful(fn)
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(

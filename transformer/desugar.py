@@ -617,9 +617,9 @@ class _Desugarer:
     def _first_item(self, it):
         """Source of the first item of a loop over Python constants that has one, run in
         Python under every transform: a display of constants, enumerate/zip of such, a global
-        list or tuple of numbers and strings, a local bound once to a display; else None (not
-        range(...): jit stages a loop over it, and the returned index would become an int carry
-        of a lax.cond whose derivative does not match the float branch yet)."""
+        list or tuple of numbers and strings, a local bound once to a display, range(...) of
+        constants (jit stages a loop over it: the returned index is an int carry, its
+        cotangent a zero, ad/helpers.unbroadcast); else None."""
         if isinstance(it, (gast.List, gast.Tuple)):
             if it.elts and all(_constant(e) for e in it.elts):
                 return gast.unparse(it.elts[0]).strip()
@@ -635,6 +635,15 @@ class _Desugarer:
                 return None
             return f"(0, {firsts[0]})" if it.func.id == "enumerate" else \
                 f"({', '.join(firsts)}{',' if len(firsts) == 1 else ''})"
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \
+                and not it.keywords and 1 <= len(it.args) <= 3 \
+                and self.src.resolve_name("range")[0] == "builtin" \
+                and all(_constant(a) for a in it.args):
+            try:        # range(1, 6): its first item, when it has one (an int: jit carries it)
+                items = range(*(ast.literal_eval(gast.unparse(a)) for a in it.args))
+            except (TypeError, ValueError):
+                return None
+            return repr(items[0]) if items else None
         if not isinstance(it, gast.Name) or it.id in self.params:
             return None
         stores = [n for n in _walk_scope(self.node.body) if isinstance(n, gast.Name)

@@ -1671,19 +1671,23 @@ class Normaliser(ContainerMixin):
         if any(not isinstance(a, ir.Expr) for a in args) and isinstance(
                 getattr(obj, "__secant_opaque__", None), str):     # (its own explanation)
             raise self.src.error(node, obj.__secant_opaque__)
+        if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
+                and not _is_library(obj):       # C(a): an object holding tracked values
+            verb = "batch" if self.batching else "differentiate"
+            name = gast.unparse(func).strip()
+            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
+                                 f"built from {self.what} values and used as a value "
+                                 "(returned, passed on, stored): secant reads one held in a "
+                                 "local and only called or read (m(x), m.method(x), m.w) or "
+                                 "built in place (C(a)(x)) of a simple class (no base class, "
+                                 "methods reading self's fields); to return it or pass it on, "
+                                 f"register {name} as a pytree (tree_util."
+                                 "register_pytree_node_class or register_dataclass, or make it a "
+                                 "namedtuple), as JAX needs too")
         if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
                                  "function with a rule, nor a Python function with source")
-        if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
-                and not _is_library(obj):       # C(a): an object holding tracked values
-            verb = "batch" if self.batching else "differentiate"
-            raise self.src.error(node, f"secant cannot {verb} through the object "
-                                 f"{gast.unparse(func).strip()}(...) built from {self.what} "
-                                 "values and held as a value: secant reads one built in place "
-                                 "(C(a)(x), C(a).method(x)) of a simple class (no base class, "
-                                 "methods reading self's fields); else pass the values to its "
-                                 "method as arguments, or use tree_util.Partial")
         if any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"secant does not know the derivative of "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
