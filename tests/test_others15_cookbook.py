@@ -138,12 +138,7 @@ def test_jacobians(x64, jac):
     np.testing.assert_allclose(jit(jac(vec_fun))(x), J)
 
 
-@pytest.mark.parametrize("jac", [
-    jacfwd, pytest.param(jacrev, marks=pytest.mark.xfail(strict=True, reason=(
-        "vmap(vmap(grad(f))) with f indexing x[0]: vmap reads grad_of_fields_batched's source "
-        "('no batching rule for type(out)'); a template for it (batching/rules.py HELPERS) "
-        "then sends hessian's first plan into vmap∘vmap of add_at's jvp, which crashes")))],
-    ids=["jacfwd", "jacrev"])
+@pytest.mark.parametrize("jac", [jacfwd, jacrev], ids=["jacfwd", "jacrev"])
 def test_batched_jacobians(x64, jac):
     xs = to_snp(RNG.normal(size=(2, 3)))
     check_vmap(jac(vec_fun), (xs,))
