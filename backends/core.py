@@ -225,6 +225,22 @@ def _quiet_numpy():
 quiet_enter, quiet_exit, _quiet_state, _QUIET = _quiet_numpy()
 
 
+def run_quiet(fn, *args, **kwargs):
+    """fn(*args, **kwargs) in the quiet state (an eager fast path's NumPy call)."""
+    if _quiet_state() is _QUIET:
+        return fn(*args, **kwargs)
+    token = quiet_enter()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        quiet_exit(token)
+
+
+# the dtypes eager fast paths of structural operations (secant.numpy's matmul, sum) compute on
+# directly: NumPy's kernels on them are bind's implementations called with the same arguments
+FAST_FLOATS = frozenset([np.dtype("float32"), np.dtype("float64")])
+
+
 def bind(prim, *args, **params):
     """Run `prim` on `args`: eagerly on NumPy, or recorded into the active trace."""
     Array = _Array
