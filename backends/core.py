@@ -330,13 +330,11 @@ def eager_unary(prim, slow):
         if t is Array:
             v = x._npy
             tv = type(v)
-            if tv is ndarray:
-                if v.dtype not in ok:
+            if tv not in scalar_types:
+                if tv is not ndarray or v.dtype not in ok:     # (None: a device buffer)
                     return slow(x)
                 if not v.shape:
                     v = v[()]       # (0-d: its scalar, which NumPy computes in a third less time)
-            elif tv not in scalar_types:        # (None: a device buffer)
-                return slow(x)
             weak = keep_weak and x.weak_type
         elif t is float:
             make = floats.get(x64[0])
@@ -375,8 +373,8 @@ def eager_binary(prim, slow):
     ufunc, ok, Array = prim.ufunc, _by_use(prim.ufunc_dtypes), _Array
     if ufunc is None or prim.weak != "inputs" or prim.multiple_results:
         return slow
-    new, enter, leave, state, quiet, ndarray = object.__new__, quiet_enter, quiet_exit, \
-        _quiet_state, _QUIET, np.ndarray
+    new, enter, leave, state, quiet = object.__new__, quiet_enter, quiet_exit, _quiet_state, \
+        _QUIET
     # two 0-d operands of one dtype, computed on their NumPy scalars, by type: for real floats
     # NumPy's scalar arithmetic (the same IEEE operation in the same type, the same error state,
     # a fraction of a ufunc call on scalars)
@@ -396,12 +394,7 @@ def eager_binary(prim, slow):
             dt = v.dtype
             if dt not in ok or not (w.dtype is dt or w.dtype == dt):
                 return slow(x1, x2)
-            if v.shape or w.shape:
-                op = ufunc
-            else:
-                op = scalar_ops[dt.type]
-                v = v[()] if type(v) is ndarray else v
-                w = w[()] if type(w) is ndarray else w
+            op = ufunc              # (two 0-d arrays: NumPy gives their result as a scalar)
         if state() is quiet:
             try:
                 out = op(v, w)
