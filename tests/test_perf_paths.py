@@ -529,3 +529,27 @@ def test_eager_matmul_and_sum_fast_paths_match_bind(dtype, x64):
     for bad in (2, (0, 0), 1.0):
         with pytest.raises(secant.SecantError):
             snp.sum(m, axis=bad)
+
+
+def test_eager_expand_dims_and_broadcast_to_match_bind():
+    from secant.backends.primitives import structural as st
+    for a in (snp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3)), snp.asarray(2.0),
+              snp.sum(snp.asarray(np.ones(3, np.float32))), snp.asarray(np.arange(3))):
+        for axis in ((0,), (-1,), (0, -1)):
+            got = snp.expand_dims(a, axis)
+            dims = tuple(sorted(d % (a.ndim + len(axis)) for d in axis))
+            want = st.expand_dims_p.bind(a, dimensions=dims)
+            assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        shape = (4,) + a.shape
+        got = snp.broadcast_to(a, shape)
+        want = st.broadcast_in_dim_p.bind(a, shape=shape,
+                                          broadcast_dimensions=tuple(range(1, len(shape))))
+        assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        with pytest.raises(secant.SecantError, match="immutable"):
+            got[0] = 1
+        with pytest.raises(secant.SecantError):
+            snp.expand_dims(a, (0, 0))
+    with pytest.raises(secant.SecantError, match="broadcast"):
+        snp.broadcast_to(snp.asarray(np.ones(3, np.float32)), (2, 4))
