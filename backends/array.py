@@ -1,4 +1,6 @@
 """secant.Array: an immutable array holding either a NumPy value (eager) or a device buffer (jit)."""
+import math
+
 import numpy as np
 
 from secant.backends import core, dtypes
@@ -117,7 +119,7 @@ class Array:
         return self._npy.dtype if self._npy is not None else self._aval.dtype
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
     itemsize = property(lambda self: self.dtype.itemsize)
 

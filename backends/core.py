@@ -225,6 +225,28 @@ def _quiet_numpy():
 quiet_enter, quiet_exit, _quiet_state, _QUIET = _quiet_numpy()
 
 
+def run_quiet(fn, *args, **kwargs):
+    """fn(*args, **kwargs) in the quiet state (an eager fast path's NumPy call)."""
+    if _quiet_state() is _QUIET:
+        return fn(*args, **kwargs)
+    token = quiet_enter()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        quiet_exit(token)
+
+
+# the dtypes eager fast paths of structural operations (secant.numpy's matmul, sum) compute on
+# directly: NumPy's kernels on them are bind's implementations called with the same arguments.
+# (A tuple: `dt in` it compares identities first, where a set hashes the dtype, ~100 ns.)
+FAST_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _by_use(dtypes_):
+    """A set of dtypes as a tuple for `in` tests on hot paths, the common floats first."""
+    return tuple(sorted(dtypes_, key=lambda dt: (dt not in FAST_FLOATS, dt.str)))
+
+
 def bind(prim, *args, **params):
     """Run `prim` on `args`: eagerly on NumPy, or recorded into the active trace."""
     Array = _Array
@@ -287,14 +309,14 @@ def eager_unary(prim, slow):
     (what conversion + bind would do, less their generic work: same value, dtype, weak type and
     quiet floating-point errors); anything else calls `slow(x)`. A 0-d result is kept as the
     NumPy scalar the ufunc returns (Array._npy; a third of a 0-d ufunc call, no conversion)."""
-    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    ufunc, ok, Array = prim.ufunc, _by_use(prim.ufunc_dtypes), _Array
     keep_weak = prim.weak == "inputs"
     new, enter, leave, state, quiet, ndarray = object.__new__, quiet_enter, quiet_exit, \
         _quiet_state, _QUIET, np.ndarray
     if ufunc is None or prim.weak not in ("inputs", "never") or prim.multiple_results:
         return slow
     x64 = dtypes.X64
-    wide = frozenset([dtypes.float64, dtypes.complex128])     # narrowed without enable_x64
+    wide = (dtypes.float64, dtypes.complex128)     # narrowed without enable_x64
     numpy_types = frozenset([ndarray, np.float32, np.float64, np.complex64, np.complex128])
     # a Python float is weakly typed, of the default float dtype (computed by the ufunc only
     # when that dtype is one it computes exactly)
@@ -308,13 +330,11 @@ def eager_unary(prim, slow):
         if t is Array:
             v = x._npy
             tv = type(v)
-            if tv is ndarray:
-                if v.dtype not in ok:
+            if tv not in scalar_types:
+                if tv is not ndarray or v.dtype not in ok:     # (None: a device buffer)
                     return slow(x)
                 if not v.shape:
                     v = v[()]       # (0-d: its scalar, which NumPy computes in a third less time)
-            elif tv not in scalar_types:        # (None: a device buffer)
-                return slow(x)
             weak = keep_weak and x.weak_type
         elif t is float:
             make = floats.get(x64[0])
@@ -350,18 +370,17 @@ def eager_binary(prim, slow):
     weak type, quiet floating-point errors; a failure, such as shapes that do not broadcast, is
     left to `slow` to report); anything else calls `slow(x1, x2)`. Two 0-d operands give a
     NumPy scalar (Array._npy), as eager_unary."""
-    ufunc, ok, Array = prim.ufunc, prim.ufunc_dtypes, _Array
+    ufunc, ok, Array = prim.ufunc, _by_use(prim.ufunc_dtypes), _Array
     if ufunc is None or prim.weak != "inputs" or prim.multiple_results:
         return slow
-    new, enter, leave, state, quiet, ndarray = object.__new__, quiet_enter, quiet_exit, \
-        _quiet_state, _QUIET, np.ndarray
+    new, enter, leave, state, quiet = object.__new__, quiet_enter, quiet_exit, _quiet_state, \
+        _QUIET
     # two 0-d operands of one dtype, computed on their NumPy scalars, by type: for real floats
     # NumPy's scalar arithmetic (the same IEEE operation in the same type, the same error state,
     # a fraction of a ufunc call on scalars)
     arith = {np.add: operator.add, np.subtract: operator.sub,
              np.multiply: operator.mul}.get(ufunc, ufunc)
-    real = frozenset([np.dtype("float32"), np.dtype("float64")])
-    scalar_ops = {dt.type: arith if dt in real else ufunc for dt in ok}
+    scalar_ops = {dt.type: arith if dt in FAST_FLOATS else ufunc for dt in ok}
 
     def f(x1, x2, /):
         if type(x1) is not Array or type(x2) is not Array:
@@ -375,12 +394,7 @@ def eager_binary(prim, slow):
             dt = v.dtype
             if dt not in ok or not (w.dtype is dt or w.dtype == dt):
                 return slow(x1, x2)
-            if v.shape or w.shape:
-                op = ufunc
-            else:
-                op = scalar_ops[dt.type]
-                v = v[()] if type(v) is ndarray else v
-                w = w[()] if type(w) is ndarray else w
+            op = ufunc              # (two 0-d arrays: NumPy gives their result as a scalar)
         if state() is quiet:
             try:
                 out = op(v, w)

@@ -1076,6 +1076,7 @@ def _positions(argnums, fn):
 
 
 _FLOAT_SCALARS = frozenset([np.float32, np.float64])
+_FAST_INEXACT = (np.dtype("float32"), np.dtype("float64"))
 
 
 def _to_array(leaf, differentiated):
@@ -1097,8 +1098,11 @@ def _to_array(leaf, differentiated):
 def _as_arrays(args, positions):
     out = []
     for i, a in enumerate(args):
-        if type(a) is Array:                # (leaves: converted without a tree walk)
+        t = type(a)
+        if t is Array:                      # (leaves: converted without a tree walk)
             out.append(a)
+        elif t is np.float32 or t is np.float64 and dtypes.X64[0]:     # (canonical: _to_array)
+            out.append(Array._wrap_ndarray(a, False))
         elif isinstance(a, (np.ndarray, np.generic, int, float)):
             out.append(_to_array(a, i in positions))
         elif isinstance(a, (list, tuple, dict)) or i in positions:
@@ -1114,6 +1118,8 @@ def _check_differentiable(args, positions, what):
             raise SecantTypeError(f"{what}: argument {i} was requested by argnums but only "
                                   f"{len(args)} positional arguments were given{where()}")
         a = args[i]
+        if type(a) is Array and a.dtype in _FAST_INEXACT:
+            continue                        # (the common case, without a tree walk)
         for leaf in ((a,) if type(a) is Array else tree_util.tree_leaves(a)):
             try:
                 dt = leaf.dtype if type(leaf) is Array else snp.result_type(leaf)

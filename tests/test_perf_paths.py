@@ -491,3 +491,65 @@ def test_zero_d_value_held_as_a_scalar_hands_out_fresh_arrays():
     b = snp.asarray(a) + snp.zeros((2,), np.float32)      # through bind: the impl sees arrays
     np.testing.assert_array_equal(np.asarray(b), [np.sin(np.float32(0.5))] * 2)
     assert a.tolist() == float(np.sin(np.float32(0.5))) and a.item() == a.tolist()
+
+
+# --- eager matmul and sum of float arrays: NumPy's kernel directly, as bind would run it --------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_eager_matmul_and_sum_fast_paths_match_bind(dtype, x64):
+    from secant.backends.primitives import structural as st
+    rng = np.random.default_rng(0)
+    m = snp.asarray((rng.normal(size=(5, 3)) * 4).astype(dtype))
+    n = snp.asarray((rng.normal(size=(3, 4)) * 4).astype(dtype))
+    weak = snp.broadcast_to(snp.asarray(2.0), (3, 4))         # (a weak operand)
+    for a, b in ((m, n), (m, snp.swapaxes(snp.asarray(np.asarray(n).T.copy()), 0, 1)),
+                 (snp.asarray(np.asarray(m)[:, :2]), snp.asarray(np.asarray(n)[:2]))):
+        got = a @ b
+        want = st.dot_general_p.bind(a, b, dimension_numbers=(((1,), (0,)), ((), ())))
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert (m @ weak).dtype == snp.result_type(m, weak)
+    with pytest.raises(secant.SecantError, match="contracting"):
+        m @ m
+    for axis, keepdims in ((0, False), (1, True), (None, False), (None, True), ((0, 1), True),
+                           (-1, False), ((), False)):
+        got = snp.sum(m, axis=axis, keepdims=keepdims)
+        axes = tuple(range(2)) if axis is None else (axis,) if isinstance(axis, int) else axis
+        axes = tuple(sorted(a % 2 for a in axes))
+        want = snp.asarray(np.sum(np.asarray(m), axis=axes, keepdims=keepdims,
+                                  dtype=snp.sum(m[:1, :1]).dtype))
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, m.weak_type)
+        assert _host_value_ok(got)
+        if dtype in ("float32", "float64"):
+            red = st.reduce_sum_p.bind(m, axes=axes) if axes else m
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(red).reshape(got.shape))
+        else:
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-2)
+    assert weak.weak_type and snp.sum(weak).weak_type and snp.sum(weak, axis=0).weak_type
+    assert (weak @ snp.swapaxes(weak, 0, 1)).weak_type
+    for bad in (2, (0, 0), 1.0):
+        with pytest.raises(secant.SecantError):
+            snp.sum(m, axis=bad)
+
+
+def test_eager_expand_dims_and_broadcast_to_match_bind():
+    from secant.backends.primitives import structural as st
+    for a in (snp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3)), snp.asarray(2.0),
+              snp.sum(snp.asarray(np.ones(3, np.float32))), snp.asarray(np.arange(3))):
+        for axis in ((0,), (-1,), (0, -1)):
+            got = snp.expand_dims(a, axis)
+            dims = tuple(sorted(d % (a.ndim + len(axis)) for d in axis))
+            want = st.expand_dims_p.bind(a, dimensions=dims)
+            assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        shape = (4,) + a.shape
+        got = snp.broadcast_to(a, shape)
+        want = st.broadcast_in_dim_p.bind(a, shape=shape,
+                                          broadcast_dimensions=tuple(range(1, len(shape))))
+        assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        with pytest.raises(secant.SecantError, match="immutable"):
+            got[0] = 1
+        with pytest.raises(secant.SecantError):
+            snp.expand_dims(a, (0, 0))
+    with pytest.raises(secant.SecantError, match="broadcast"):
+        snp.broadcast_to(snp.asarray(np.ones(3, np.float32)), (2, 4))

@@ -58,7 +58,7 @@ def _rule_key(args, params):
     parameters, as a hashable key; None when something in them is not plain (no caching).
     The rules only validate here, so a key seen once is known to pass (issue 19: the rule's
     checks cost more than many of the NumPy kernels they guard)."""
-    key = [dtypes.x64_enabled()]
+    key = [dtypes.X64[0]]          # (x64_enabled(), kept current without a config look-up)
     for a in args:
         if type(a) is not np.ndarray:
             return None

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from secant.backends import dtypes
-from secant.backends.core import Tracer
+from secant.backends.array import Array
+from secant.backends.core import FAST_FLOATS, Tracer, run_quiet
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError
 from secant.backends.errors import where as _where
 from secant.backends.primitives import elementwise as ew
@@ -100,6 +101,14 @@ def _sum_like(name, prim, neutral, combine, a, axis, dtype, out, keepdims, initi
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
+    if type(a) is Array and dtype is None and out is None and initial is None and where is None:
+        v = a._npy      # an eager float array: reduce_sum's impl (np.sum's ufunc.reduce) directly
+        if type(v) is np.ndarray and v.dtype in FAST_FLOATS:
+            axes = _canonical_axes(axis, v.ndim)
+            if not axes:
+                return a
+            return Array._wrap_ndarray(run_quiet(np.add.reduce, v, axis=axes, dtype=v.dtype,
+                                                 keepdims=bool(keepdims)), a.weak_type)
     return _sum_like("sum", st.reduce_sum_p, 0, ew.add_p.bind, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 

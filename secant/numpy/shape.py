@@ -200,6 +200,8 @@ def expand_dims(a, axis):
     a = ensure_array(a)
     n = len(axis) if isinstance(axis, (tuple, list)) else 1
     dims = _canonical_axes(axis, a.ndim + n)
+    if type(a) is Array and a._npy is not None:     # eager: the impl on the checked axes
+        return Array._wrap_ndarray(np.expand_dims(a._npy, dims), a.weak_type)
     return st.expand_dims_p.bind(a, dimensions=dims)
 
 
@@ -230,8 +232,11 @@ def broadcast_to(array, shape):
     if x.shape == shape:
         return x
     trace = active_trace()
-    if trace is not None and type(x) is Array:
-        x = trace.lift(x)       # under jit a broadcast op, never a host array of `shape`
+    if type(x) is Array:
+        if trace is not None:
+            x = trace.lift(x)   # under jit a broadcast op, never a host array of `shape`
+        elif x._npy is not None:    # eager, the shapes checked: a read-only view (the impl's)
+            return Array._wrap_ndarray(np.broadcast_to(x._npy, shape), x.weak_type)
     return st.broadcast_in_dim_p.bind(x, shape=shape,
                                       broadcast_dimensions=tuple(range(lead, len(shape))))
 
