@@ -42,3 +42,15 @@ def test_keys_and_keywords_named_like_step_locals_are_kept(x64):
     d2 = secant.grad(secant.grad(f))(0.7)
     np.testing.assert_allclose(d2, central(lambda w: float(secant.grad(f)(w)), 0.7), rtol=1e-6)
     np.testing.assert_allclose(secant.hessian(f)(0.7), d2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("fname", ["fori", "scan"])
+@pytest.mark.parametrize("chain", ["jacrev/vmap", "jacrev/vmap0", "jacrev/vmap/vmap",
+                                   "jacrev/jacrev/vmap"])
+def test_vmap_of_a_vmapped_loop_vjp(x64, fname, chain):
+    """A loop's reverse pass batched twice: the closed-over values' zero cotangents take every
+    vmap's batch axis (was a shape error), and the batched reverse scan's outputs are a tuple
+    display another vmap reads (was a tuple `+` read as an array sum). Each against a Python
+    loop over the inner function (tests/composition_sweep_cases.py)."""
+    import composition_sweep_cases
+    composition_sweep_cases.check(fname, chain.split("/"))
