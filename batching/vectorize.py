@@ -767,7 +767,10 @@ class BatchBuilder(Walker):
         "fori_loop_vjp": ("body_vjp", 4), "scan_vjp": ("f_vjp", 4), "map_vjp": ("f_vjp", 2)}
 
     def _stacked(self, operand):
-        """An operand stacked over the loop's steps, as the helper scans it: steps first."""
+        """An operand stacked over the loop's steps, as the helper scans it: steps first (None,
+        for carries nothing saved, stays None)."""
+        if _src(operand) == "None":
+            return "None"
         return f"batch_second({self.batched_src(operand)})"
 
     def _pair(self, operand, second):
