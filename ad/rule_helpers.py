@@ -643,13 +643,29 @@ def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=Fal
 
 def _zero_bars(closed, batch_size=None, closed_batched=()):
     """The cotangents of the closed-over values before the first step: zeros, with a batch
-    axis in front under vmap (each example's cotangents are summed over the steps): the
-    batched values' own shape, `batch_size` more in front of the unbatched ones."""
+    axis in front under vmap (each example's cotangents are summed over the steps)."""
     if batch_size is None:
         return zeros_like_tree(tuple(closed))
-    return tuple(zeros_like_tree(c) if b else tree_util.tree_map(
-        lambda leaf: snp.zeros((batch_size,) + np.shape(leaf), snp.result_type(leaf)), c)
-        for c, b in zip(closed, closed_batched))
+    return tuple(zeros_batched(c, batch_size, b) for c, b in zip(closed, closed_batched))
+
+
+@constant
+def zeros_batched(tree, batch_size, batched):
+    """Zeros like a value of one example with the batch axes of the enclosing vmaps in front:
+    `batch_size` their sizes (outermost first; an int under one vmap), `batched` whether the
+    value already carries each of those axes (a bool under one vmap)."""
+    sizes, flags = _flat(batch_size), _flat(batched)
+    if all(flags):
+        return zeros_like_tree(tree)
+    return tree_util.tree_map(lambda leaf: snp.zeros(
+        sizes + np.shape(leaf)[sum(flags):], snp.result_type(leaf)), tree)
+
+
+def _flat(nested):
+    """(1, (2, 3)) -> (1, 2, 3); 1 -> (1,)."""
+    if not isinstance(nested, tuple):
+        return (nested,)
+    return tuple(v for item in nested for v in _flat(item))
 
 
 def where_examples(took, a, b):
@@ -694,7 +710,7 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "cl
          "at_share_operand", "at_share_values", "read_back_mode", "pick_mode", "unpad",
          "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
-         "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree",
+         "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
          "while_loop_with_carries", "while_loop_vjp", "where_examples")
 

@@ -14,7 +14,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, grad_of_fields, grad_seed, is_float0,
                                unbroadcast)
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
                                         check_bound, unbound_before_loop,
                                         unset_in_branch)  # (NAMES)
@@ -32,7 +32,17 @@ def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
     leaves = tree_util.tree_leaves(tree)
+    if leaves and np.ndim(leaves[0]) <= axis:
+        raise _unsupported(leaves[0])
     return np.shape(leaves[0])[axis] if leaves else None     # (None: a scan's empty ys)
+
+
+def _unsupported(value):
+    """An index mixing slices and arrays, batched again, read as one batched value: a clear
+    refusal (a Jacobian then tries its other orders)."""
+    return UnsupportedError(f"vmap of this composition is not supported yet: it reads a "
+                            f"{type(value).__name__} as batched (an index mixing slices and "
+                            f"arrays, batched again){where()}")
 
 
 batch_size_of.__secant_batch_size__ = True       # an enclosing vmap reads the next axis
@@ -84,6 +94,8 @@ example_len.__secant_batch_depth__ = "size"
 
 def _at_rank(x, rank):
     """Batched x with size-1 axes after the batch axis, up to `rank` axes per example."""
+    if isinstance(x, tuple):    # (an index of a batch, `(slice(None),) + idx`, batched again)
+        raise _unsupported(x)
     missing = rank - (np.ndim(x) - 1)
     if missing > 0:
         x = snp.reshape(x, np.shape(x)[:1] + (1,) * missing + np.shape(x)[1:])

@@ -772,7 +772,10 @@ class BatchBuilder(Walker):
         "fori_loop_vjp": ("body_vjp", 4), "scan_vjp": ("f_vjp", 4), "map_vjp": ("f_vjp", 2)}
 
     def _stacked(self, operand):
-        """An operand stacked over the loop's steps, as the helper scans it: steps first."""
+        """An operand stacked over the loop's steps, as the helper scans it: steps first (None,
+        for carries nothing saved, stays None)."""
+        if _src(operand) == "None":
+            return "None"
         return f"batch_second({self.batched_src(operand)})"
 
     def _pair(self, operand, second):
@@ -840,10 +843,7 @@ class BatchBuilder(Walker):
         for key in ("closed", "consts"):
             if items[key]:
                 keywords[key] = _src(ir.Seq(tuple(items[key]), "tuple"))
-        keywords["batch_size"] = self.size
-        if items["closed"]:
-            flags = tuple(self.is_batched(c) for c in items["closed"])
-            keywords["closed_batched"] = repr(flags)
+        keywords.update(self._batch_keywords(ops, items["closed"]))
         call = f"{op.callee_name}({', '.join(args + [f'{k}={v}' for k, v in keywords.items()])})"
         self.batched.update(op.targets)
         if xs_at is None:       # every output a cotangent per example, batch axis in front
@@ -857,12 +857,30 @@ class BatchBuilder(Walker):
             outs[xs_at] = xs_bar_t
             self.emit_batched(f"{', '.join(outs)} = {call}")
             self.emit(f"{xs_bar} = batch_first({xs_bar_t})")
-        else:
-            t = self.names.fresh(f"{op.targets[0]}_t")
-            self.emit_batched(f"{t} = {call}")
-            self.emit(f"{targets} = {t}[:{xs_at}] + (batch_first({t}[{xs_at}]),) + "
-                      f"{t}[{xs_at + 1}:]")
+        else:           # (unpacked and packed again: a tuple display, which a vmap reads)
+            outs = [self.names.fresh(f"{op.targets[0]}_{k}") for k in range(n_out)]
+            xs_bar_t = self.names.fresh(f"{outs[xs_at]}_t")
+            self.emit_batched(f"{', '.join(outs[:xs_at] + [xs_bar_t] + outs[xs_at + 1:])} = "
+                              f"{call}")
+            self.emit(f"{outs[xs_at]} = batch_first({xs_bar_t})")
+            self.emit(f"{targets} = ({', '.join(outs)})")
 
+
+    def _batch_keywords(self, ops, closed):
+        """batch_size= and closed_batched= of a loop's reverse pass batched here: the batch
+        size, and whether each closed-over value is batched. Batched again (a vmap of a vmap:
+        the call has them already), this vmap's axis comes first: sizes and flags become
+        tuples, outermost first (nested under more vmaps: ad/rule_helpers.py zeros_batched)."""
+        flags = tuple(self.is_batched(c) for c in closed)
+        inner = ops.get("batch_size")
+        if inner is None:
+            return {"batch_size": str(self.size), **({"closed_batched": repr(flags)}
+                                                     if closed else {})}
+        out = {"batch_size": f"({self.size}, {_src(inner)})"}
+        if closed:
+            before = ast.literal_eval(_src(ops["closed_batched"]))
+            out["closed_batched"] = repr(tuple((b, f) for b, f in zip(flags, before)))
+        return out
 
     def while_loop_vjp(self, op, items):
         """while_loop_vjp called again with the batched body, its batched vjp and, where the
@@ -895,9 +913,7 @@ class BatchBuilder(Walker):
         for key in ("closed", "consts"):
             if items[key]:
                 args.append(f"{key}={_src(ir.Seq(tuple(items[key]), 'tuple'))}")
-        args.append(f"batch_size={self.size}")
-        if items["closed"]:
-            args.append(f"closed_batched={tuple(self.is_batched(o) for o in items['closed'])!r}")
+        args += [f"{k}={v}" for k, v in self._batch_keywords(ops, items["closed"]).items()]
         if pred_b:
             args.append(f"active=lambda {c}: {cond_call}")
         self.emit_batched(f"{', '.join(op.targets)} = {op.callee_name}({', '.join(args)})")

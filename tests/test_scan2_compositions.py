@@ -42,3 +42,32 @@ def test_keys_and_keywords_named_like_step_locals_are_kept(x64):
     d2 = secant.grad(secant.grad(f))(0.7)
     np.testing.assert_allclose(d2, central(lambda w: float(secant.grad(f)(w)), 0.7), rtol=1e-6)
     np.testing.assert_allclose(secant.hessian(f)(0.7), d2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("fname", ["fori", "scan"])
+@pytest.mark.parametrize("chain", ["jacrev/vmap", "jacrev/vmap0", "jacrev/vmap/vmap",
+                                   "jacrev/jacrev/vmap"])
+def test_vmap_of_a_vmapped_loop_vjp(x64, fname, chain):
+    """A loop's reverse pass batched twice: the closed-over values' zero cotangents take every
+    vmap's batch axis (was a shape error), and the batched reverse scan's outputs are a tuple
+    display another vmap reads (was a tuple `+` read as an array sum). Each against a Python
+    loop over the inner function (tests/composition_sweep_cases.py)."""
+    import composition_sweep_cases
+    composition_sweep_cases.check(fname, chain.split("/"))
+
+
+@pytest.mark.parametrize("fname", ["fori", "scan"])
+def test_grad_of_jacrev_of_grad(x64, fname):
+    """Third order: the batched reverse pass of a loop whose body's vjp reads no saved carry
+    passed `batch_second(broadcast_batch(None, n))` for the carries (was 'scan needs xs or
+    length' once lowered)."""
+    import composition_sweep_cases
+    composition_sweep_cases.check(fname, ["grad", "jacrev", "grad"])
+
+
+@pytest.mark.parametrize("cname", ["hessian", "jit_hessian", "jacfwd_jacrev"])
+def test_loop_counter_index_hessian(x64, cname):
+    """A body indexing a closed-over array with the loop counter: the forward-over-reverse
+    order meets an index mixing slices and arrays batched again, a clear refusal, and the
+    Jacobian takes its other order (was an IndexError / a tracer conversion error)."""
+    cases.check("fori_index", cname)

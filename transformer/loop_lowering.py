@@ -128,7 +128,8 @@ def names():
     from secant.batching import helpers as batch_helpers
     ours = helpers.by_name()
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
-            **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "where_examples")}}
+            **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "zeros_batched",
+                                    "where_examples")}}
 
 
 _FUNCTION_PARAMS = ("body_fun", "cond_fun", "f", "f_vjp", "body_vjp", "active")
@@ -225,13 +226,13 @@ class _Writer:
     def _zeros(self):
         """The closed-over values' cotangents before the first step; under vmap (`batch_size`)
         with a batch axis in front, which the unbatched values (closed_batched) lack."""
-        zeros = [f"zeros_like_tree({c})" for c in self.closed]
         if "batch_size" not in self.bound:
-            return zeros
+            return [f"zeros_like_tree({c})" for c in self.closed]
         flags = ast.literal_eval(self.bound.get("closed_batched", "()")) or \
-            (False,) * len(zeros)
-        return [z if b else f"broadcast_batch({z}, {self.bound['batch_size']})"
-                for z, b in zip(zeros, flags)]
+            (False,) * len(self.closed)
+        return [f"zeros_like_tree({c})" if b is True else
+                f"zeros_batched({c}, {self.bound['batch_size']}, {b!r})"
+                for c, b in zip(self.closed, flags)]
 
     def fori_loop_vjp(self):
         b, fn = self.bound, self.fn
