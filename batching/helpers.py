@@ -618,9 +618,9 @@ NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batch
 
 
 def item_of(x, i, depth=1):
-    """x[i] of one example: a field of a batched tuple or list (each leaf batched), or element
-    i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
-    if isinstance(x, (tuple, list)):
+    """x[i] of one example: a field of a batched tuple, list or dict (each leaf batched), or
+    element i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
+    if isinstance(x, (tuple, list, dict)):
         out = x[i]
     elif depth == 1:
         out = x[:, i]
