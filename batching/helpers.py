@@ -573,20 +573,21 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
     """ad/helpers.py's fields_of for a batched cotangent: an array's items at integer keys are
     read past the batch axis (each example's own item), a container's as written; an unbatched
     cotangent gets a batch axis first (the keys' values are not read)."""
-    if not tree_bar_batched:
-        tree_bar = broadcast_batch(tree_bar, n)
+    batched = tree_bar if tree_bar_batched else broadcast_batch(tree_bar, n)
     out = []
     for k in fields:
-        if isinstance(tree_bar, dict):
-            item = tree_bar[k]
-        elif isinstance(k, str):
-            item = getattr(tree_bar, k)
-        elif isinstance(tree_bar, (list, tuple)):
-            item = tree_bar[k]
-        else:
-            item = tree_bar[batch_index(k)]
-        out.append(item)
+        out.append(_field_of_batched(batched, k))
     return tuple(out)
+
+
+def _field_of_batched(tree_bar, k):
+    # (tree_bar a parameter, k a name: vmap reads `tree_bar[k]` as an item of a container or
+    # of each example, as it turns out when it runs)
+    if isinstance(tree_bar, (dict, list, tuple)):
+        return tree_bar[k]
+    if isinstance(k, str):
+        return getattr(tree_bar, k)
+    return tree_bar[batch_index(k)]
 
 
 @shape_only
@@ -633,9 +634,9 @@ NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batch
 
 
 def item_of(x, i, depth=1):
-    """x[i] of one example: a field of a batched tuple or list (each leaf batched), or element
-    i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
-    if isinstance(x, (tuple, list)):
+    """x[i] of one example: a field of a batched tuple, list or dict (each leaf batched), or
+    element i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
+    if isinstance(x, (tuple, list, dict)):
         out = x[i]
     elif depth == 1:
         out = x[:, i]

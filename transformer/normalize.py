@@ -502,6 +502,8 @@ class Normaliser(ContainerMixin):
             return
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
+            if self.batching and self.is_container(operand):
+                self.out[-1].container = True   # a field of a tuple (a helper's): as written
             if operand.name in self.item_kinds:     # split_at's (head, tail): lists
                 self.containers[item.name] = self.item_kinds[operand.name]
             self._bind_target(e, item, stmt)
