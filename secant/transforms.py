@@ -371,19 +371,21 @@ class _Recursive:
     def __init__(self, key, fn, mode):
         self.key = key
         self.__name__ = _generated_name(fn.__name__, mode)
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        every = list(inspect.signature(fn).parameters.values())   # (what wrt indexes)
+        params = [p for p in every if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if mode in forward.MODES:       # (primals, tangents): what forward.py reads
             wrt = key[2]
-            taken = Names(p.name for p in params)   # (fresh: a jvp's own x_dot is a param)
+            taken = Names(p.name for p in every)    # (fresh: a jvp's own x_dot is a param)
             # as forward._signature: after a parameter with a default, the tangents are
-            # keyword-only (r_jvp(a, shift, axis=None, *, a_dot))
+            # keyword-only (r_jvp(a, shift, axis=None, *, a_dot)), before the function's own
+            # keyword-only ones (a jvp's tangents, differentiated again)
             keyword = any(p.default is not p.empty for p in params)
             kind = inspect.Parameter.KEYWORD_ONLY if keyword else \
                 inspect.Parameter.POSITIONAL_OR_KEYWORD
-            dots = [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"), kind) for i in wrt]
+            dots = [inspect.Parameter(taken.fresh(f"{every[i].name}_dot"), kind) for i in wrt]
             if keyword:
-                self.__signature__ = inspect.Signature(params + dots)
+                self.__signature__ = inspect.Signature(
+                    params + dots + [p for p in every if p.kind == p.KEYWORD_ONLY])
                 return
             params += dots
         self.__signature__ = inspect.Signature(
@@ -1735,11 +1737,26 @@ def jvp_fn(fun, argnums=None, has_aux=False):
     current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "jvp")
+    transformed.__signature__ = inspect.signature(gen)  # (a call's keyword tangents, read as is)
     return show_source(transformed)
 
 
+def _jvp_call_form(fun, n):
+    """(jvp_fn of `fun` differentiating its first n parameters, the argnums it needs (None: all
+    positional ones, its default), the names its tangents take by keyword (None: positional,
+    after the primals: `fun` has no parameter with a default)) for `secant.jvp(fun, ps, ts)` with
+    n primals, in code a transform reads."""
+    made = jvp_fn(fun)
+    argnums = None
+    if len(made.__secant_reads__[1]) != n:
+        argnums = tuple(range(n))
+        made = jvp_fn(fun, argnums=argnums)
+    names, keyword, _ = forward._tangent_params(made.__secant_generated__, n)
+    return made, argnums, names if keyword else None
+
+
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
-jvp.__secant_call_form__ = ("jvp_fn", jvp_fn)
+jvp.__secant_call_form__ = ("jvp_fn", _jvp_call_form)
 jvp_fn.__secant_factory__ = True
 
 

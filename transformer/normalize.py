@@ -1982,16 +1982,23 @@ class Normaliser(ContainerMixin):
         if fn is _UNRESOLVED:
             raise self.src.error(args[0], f"secant cannot see which function "
                                  f"{gast.unparse(args[0]).strip()} is here")
+        # (the primals given: the first ones of fn's; tangents by keyword after a default)
+        made_fn, argnums, keywords = make(fn, len(args[1].elts))
         if isinstance(func, gast.Attribute) and not made_here:   # secant.jvp_fn(f), as spelled
+            more = f", argnums={argnums}" if argnums is not None else ""
             callee = gast.parse(f"{gast.unparse(func.value).strip()}.{name}"
-                                f"({gast.unparse(args[0]).strip()})").body[0].value
+                                f"({gast.unparse(args[0]).strip()}{more})").body[0].value
         else:                                       # (jvp imported by name: bound by name)
             made = self.names.fresh(f"{callees.short_name(fn)}_{name}")
-            self.bindings[made] = make(fn)
+            self.bindings[made] = made_fn
             callee = gast.Name(made, gast.Load(), None, None)
-        call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
+        tangents = list(args[2].elts)
+        call = gast.Call(func=callee, args=list(args[1].elts) + (tangents if keywords is None
+                                                                  else []),
+                         keywords=[] if keywords is None else
+                         [gast.keyword(k, t) for k, t in zip(keywords, tangents)])
         gast.copy_location(call, node)
-        return self.user_call(call, make(fn))
+        return self.user_call(call, made_fn)
 
     def _closed_lambda_form(self, args):
         """`jvp(lambda y: g(y, w), (x,), (v,))` with `w` a local: the lambda takes its free
