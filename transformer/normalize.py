@@ -1577,6 +1577,22 @@ class Normaliser(ContainerMixin):
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
         first = call.args[0] if call.args else None
+        if isinstance(first, gast.Name) and self.current.get(first.id) in self.tracked \
+                and not outer.keywords and not any(isinstance(a, gast.Starred)
+                                                   for a in outer.args):
+            # vmap(model)(x) of a callable holding tracked values (a module pytree): read as
+            # vmap(lambda a: model(a))(x), model closed over (unmapped, as JAX holds it)
+            params = [self.names.fresh("arg") for _ in outer.args]
+            lam = gast.parse(f"lambda {', '.join(params)}: {first.id}({', '.join(params)})"
+                             ).body[0].value
+            gast.copy_location(lam, first)
+            for n in gast.walk(lam):
+                if isinstance(n, (gast.expr, gast.arguments)) and hasattr(n, "lineno"):
+                    gast.copy_location(n, first)
+            _place(lam, first)
+            call = gast.copy_location(gast.Call(func=call.func, args=[lam] + call.args[1:],
+                                                keywords=call.keywords), call)
+            first = lam
         if isinstance(first, gast.Name) and first.id in self.current \
                 and self.current[first.id] not in self.tracked:
             # grad(f)(x) with f a parameter holding a function: only the running program knows
@@ -1608,7 +1624,8 @@ class Normaliser(ContainerMixin):
         maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
         made_by_library = maker is not None and _is_library(maker) \
             and not getattr(maker, "__secant_dispatcher__", False) \
-            and not getattr(maker, "__secant_factory__", False)     # grad(f): f a parameter
+            and not getattr(maker, "__secant_factory__", False) \
+            and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
                 or made_by_library and (maker is builtins.type    # type(c)(...): as it is
@@ -1617,7 +1634,11 @@ class Normaliser(ContainerMixin):
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
                                                      and isinstance(func.value, gast.Call))
-        fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
+        if maker is builtins.getattr and func.args and not self._tracked_names_in(func.args[0]):
+            built, fn = False, ir.Expr(self._source(func))  # getattr(snp, self.act): picked
+                                                            # by a name (no derivative)
+        else:
+            fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
