@@ -1959,6 +1959,9 @@ class Normaliser(ContainerMixin):
         secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
         name, make = form
         args = node.args
+        if not node.keywords and len(args) == 3 and any(isinstance(a, gast.Name)
+                                                        for a in args[1:]):
+            args = self._spelled_tuples(node, args)
         if (node.keywords or len(args) != 3
                 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in args[1:])):
             raise self.src.error(node, "secant transforms a jvp call written as "
@@ -1991,6 +1994,31 @@ class Normaliser(ContainerMixin):
         call = gast.Call(func=callee, args=list(args[1].elts) + list(args[2].elts), keywords=[])
         gast.copy_location(call, node)
         return self.user_call(call, make(fn))
+
+    def _spelled_tuples(self, node, args):
+        """jvp(f, primals, tangents) with the tuples in variables: unpacked first into as many
+        names as f takes positional parameters (`primals_0, = primals`), then read as written
+        with tuple literals."""
+        fn = args[0]
+        if isinstance(fn, gast.Call):
+            fn = self._made_by_factory(fn, node)[0]
+        elif isinstance(fn, (gast.Name, gast.Attribute)):
+            fn = self._resolve(fn)
+        try:
+            n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return args
+        out = list(args)
+        for k in (1, 2):
+            if isinstance(args[k], gast.Name):
+                names = [self.names.fresh(f"{args[k].id}_{i}") for i in range(n)]
+                target = gast.Tuple([gast.Name(m, gast.Store(), None, None) for m in names],
+                                    gast.Store())
+                self.assign_tuple(target, args[k], node)
+                out[k] = gast.copy_location(gast.Tuple(
+                    [gast.Name(m, gast.Load(), None, None) for m in names], gast.Load()), args[k])
+        return out
 
     def _closed_lambda_form(self, args):
         """`jvp(lambda y: g(y, w), (x,), (v,))` with `w` a local: the lambda takes its free
