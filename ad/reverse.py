@@ -37,6 +37,8 @@ class ReverseBuilder(Walker, StackReverse):
             fn, "containers", set())                # variables read item by item (pytrees)
         self.arrays = arrays_read(fn.body)          # variables an array op reads: arrays
         self.fielded = _fields_read(fn.body)        # read by name (r["a"], p.w): containers
+        self.subscripted = {op.operands["a"].name for op in _ops_in(fn.body)   # x[i]
+                            if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
         self.shapes = Shapes(fn)                    # which shapes provably agree
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
@@ -247,7 +249,7 @@ class ReverseBuilder(Walker, StackReverse):
         for loop, last in active:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
-                self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({loop})")
+                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({loop})")
         count = None
         if isinstance(s, ir.While):
             count = self.names.fresh("n_iterations")
@@ -290,7 +292,7 @@ class ReverseBuilder(Walker, StackReverse):
         for loop, last in active:                   # a loop name not read in the body
             if loop not in self.bars:               # (zeros shaped by the replayed value: the
                 self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
-                self.emit(f"{self.bars[loop]} = {self._zeros(loop)}({last})")
+                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({last})")
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (adjoint liveness), and stack
@@ -640,7 +642,7 @@ class ReverseBuilder(Walker, StackReverse):
         if len(gs) == 1:
             ct = gs[0]
         else:
-            ct = "(" + ", ".join(g if g else f"{self._zeros(t)}({t})"
+            ct = "(" + ", ".join(g if g else f"{self._tree_zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: src(v) for k, v in op.operands.items()})
         fresh, adds = {}, []
@@ -736,8 +738,16 @@ class ReverseBuilder(Walker, StackReverse):
             self.accumulate(x.name, f"unmerge({gs[0]}, {x.name}, {keys})")
 
     def _zeros(self, var):
-        return "zeros_like_tree" if self._may_be_container(var) or var in self.fielded \
+        return "zeros_like_tree" if var in self.containers or var in self.fielded \
             else "snp.zeros_like"
+
+    def _tree_zeros(self, var):
+        """The zero of a loop carry or of a call's output nobody differentiates: a tree's when
+        no array op reads it, nor an index (a pytree a helper updates each step, `params, state
+        = step(params, state)`; the aux of `value, aux = f(x)`)."""
+        if self._may_be_container(var) and var not in self.subscripted:
+            return "zeros_like_tree"
+        return self._zeros(var)
 
     def reverse_add_n(self, op, gs):
         if isinstance(op.operands["arrays"], ir.Var):       # sum(b) of a tracked list

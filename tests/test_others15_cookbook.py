@@ -108,8 +108,10 @@ def hvp_global_rev_fwd(x, v):
     return grad(g)(x)
 
 
-NO_PARAM_F = ("jvp(f, primals, tangents) with primals a name, not a tuple literal, is refused "
-              "(normalize.py call_form)")
+NO_PARAM_F = ("jvp(grad(f), primals, tangents) with f a parameter (a function only the running "
+              "program knows) and primals a name: how many primals there are is known only at "
+              "run time, refused (normalize.py call_form; with f a name it resolves, the tuples "
+              "are unpacked: tests/test_others2_api.py test_jvp_with_primals_in_variables)")
 
 
 @pytest.mark.parametrize("hvp", [

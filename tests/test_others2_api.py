@@ -303,3 +303,27 @@ def test_nn_losses(x64):
                in_axes=(0, 0, None))
     check_vmap(grad(lambda l, y, x: nn_losses(l[None], y[None], x)), (logits, labels, x),
                in_axes=(0, 0, None))
+
+
+# --- jvp(f, primals, tangents) with the tuples in variables -------------------------------------
+def hvp_f(x):
+    return jnp.sum(jnp.sin(x) * x ** 2) + jnp.prod(jnp.cos(x))
+
+
+def hvp_tuples(primals, tangents):
+    return secant.jvp(grad(hvp_f), primals, tangents)[1]
+
+
+def hvp_named(x, v):
+    primals, tangents = (x,), (v,)
+    return hvp_tuples(primals, tangents) + secant.jvp(hvp_f, primals, tangents)[1]
+
+
+def test_jvp_with_primals_in_variables(x64):
+    x, vs = RNG.normal(size=4), RNG.normal(size=(3, 4))
+    H = np.asarray(secant.hessian(hvp_f)(to_snp(x)))
+    g = np.asarray(grad(hvp_f)(to_snp(x)))
+    got = check_vmap(hvp_named, (x, vs), in_axes=(None, 0))
+    np.testing.assert_allclose(got, vs @ H + (vs @ g)[:, None], rtol=1e-10)
+    check_grad(lambda x: jnp.sum(hvp_named(x, to_snp(vs[0])) ** 2), x, rtol=1e-5)
+    check_vmap(lambda x, v: hvp_tuples((x,), (v,)), (x, vs), in_axes=(None, 0))

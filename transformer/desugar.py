@@ -1111,7 +1111,8 @@ class _Desugarer:
         printer = _Printer(self.src, {})
         printer.stmt(fdef, 0)
         source = "\n".join(printer.lines) + "\n"
-        closure = {**self.src.closure, **self.lifted}     # (a lifted function calls another)
+        # (a lifted function calls another; the rewrites' helpers: vjp_pullback, tree_map)
+        closure = {**self.src.closure, **self.lifted, **self.tree_names}
         fn = loader.load(source, fdef.name, self.src.globals,
                          {k: v for k, v in closure.items()
                           if k in _names_of_source(source)}, printer.origins)

@@ -1595,6 +1595,22 @@ class Normaliser(ContainerMixin):
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
         first = call.args[0] if call.args else None
+        if isinstance(first, gast.Name) and self.current.get(first.id) in self.tracked \
+                and not outer.keywords and not any(isinstance(a, gast.Starred)
+                                                   for a in outer.args):
+            # vmap(model)(x) of a callable holding tracked values (a module pytree): read as
+            # vmap(lambda a: model(a))(x), model closed over (unmapped, as JAX holds it)
+            params = [self.names.fresh("arg") for _ in outer.args]
+            lam = gast.parse(f"lambda {', '.join(params)}: {first.id}({', '.join(params)})"
+                             ).body[0].value
+            gast.copy_location(lam, first)
+            for n in gast.walk(lam):
+                if isinstance(n, (gast.expr, gast.arguments)) and hasattr(n, "lineno"):
+                    gast.copy_location(n, first)
+            _place(lam, first)
+            call = gast.copy_location(gast.Call(func=call.func, args=[lam] + call.args[1:],
+                                                keywords=call.keywords), call)
+            first = lam
         if isinstance(first, gast.Name) and first.id in self.current \
                 and self.current[first.id] not in self.tracked:
             # grad(f)(x) with f a parameter holding a function: only the running program knows
@@ -1626,7 +1642,8 @@ class Normaliser(ContainerMixin):
         maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
         made_by_library = maker is not None and _is_library(maker) \
             and not getattr(maker, "__secant_dispatcher__", False) \
-            and not getattr(maker, "__secant_factory__", False)     # grad(f): f a parameter
+            and not getattr(maker, "__secant_factory__", False) \
+            and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords) \
                 or made_by_library and (maker is builtins.type    # type(c)(...): as it is
@@ -1635,7 +1652,11 @@ class Normaliser(ContainerMixin):
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
                                                      and isinstance(func.value, gast.Call))
-        fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
+        if maker is builtins.getattr and func.args and not self._tracked_names_in(func.args[0]):
+            built, fn = False, ir.Expr(self._source(func))  # getattr(snp, self.act): picked
+                                                            # by a name (no derivative)
+        else:
+            fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self.operand(k.value) for k in node.keywords})
         if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
@@ -1960,6 +1981,9 @@ class Normaliser(ContainerMixin):
         secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
         name, make = form
         args = node.args
+        if not node.keywords and len(args) == 3 and any(isinstance(a, gast.Name)
+                                                        for a in args[1:]):
+            args = self._spelled_tuples(node, args)
         if (node.keywords or len(args) != 3
                 or not all(isinstance(a, (gast.Tuple, gast.List)) for a in args[1:])):
             raise self.src.error(node, "secant transforms a jvp call written as "
@@ -1999,6 +2023,31 @@ class Normaliser(ContainerMixin):
                          [gast.keyword(k, t) for k, t in zip(keywords, tangents)])
         gast.copy_location(call, node)
         return self.user_call(call, made_fn)
+
+    def _spelled_tuples(self, node, args):
+        """jvp(f, primals, tangents) with the tuples in variables: unpacked first into as many
+        names as f takes positional parameters (`primals_0, = primals`), then read as written
+        with tuple literals."""
+        fn = args[0]
+        if isinstance(fn, gast.Call):
+            fn = self._made_by_factory(fn, node)[0]
+        elif isinstance(fn, (gast.Name, gast.Attribute)):
+            fn = self._resolve(fn)
+        try:
+            n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return args
+        out = list(args)
+        for k in (1, 2):
+            if isinstance(args[k], gast.Name):
+                names = [self.names.fresh(f"{args[k].id}_{i}") for i in range(n)]
+                target = gast.Tuple([gast.Name(m, gast.Store(), None, None) for m in names],
+                                    gast.Store())
+                self.assign_tuple(target, args[k], node)
+                out[k] = gast.copy_location(gast.Tuple(
+                    [gast.Name(m, gast.Load(), None, None) for m in names], gast.Load()), args[k])
+        return out
 
     def _closed_lambda_form(self, args):
         """`jvp(lambda y: g(y, w), (x,), (v,))` with `w` a local: the lambda takes its free
