@@ -21,10 +21,8 @@ _COPY = re.compile(r"(\w+) = (\w+)")
 _ZEROS = re.compile(r"(\w+) = (?:snp\.zeros_like|zeros_like_tree)\(\w+\)")
 
 
-def without_copies(lines, names, accumulators=None):
-    """`lines` (ad/reverse.py's Line) with the copies between `names` removed; zero
-    accumulators only for `accumulators` (cotangents, all of `names` unless given: a primal
-    `acc = zeros_like(x)` gives the sum x's shape and dtype, which its first addend may lack).
+def without_copies(lines, names):
+    """`lines` (ad/reverse.py's Line) with the copies between the cotangent `names` removed.
 
     The rewrites apply one at a time, each time the first that applies in the order of the
     steps (_Copies.STEPS), then of the lines. A rewrite at line i depends only on the lines
@@ -32,7 +30,7 @@ def without_copies(lines, names, accumulators=None):
     a line found not to apply is tried again only after a rewrite changes a line mentioning
     one of its names: the same result as retrying every line after every rewrite, in time
     linear in the lines rather than quadratic."""
-    return _Copies(lines, names, names if accumulators is None else accumulators).run()
+    return _Copies(lines, names).run()
 
 
 class _Removed:
@@ -45,8 +43,8 @@ _REMOVED = _Removed()
 
 
 class _Copies:
-    def __init__(self, lines, names, accumulators):
-        self.lines, self.names, self.accumulators = list(lines), names, accumulators
+    def __init__(self, lines, names):
+        self.lines, self.names = list(lines), names
         self.uses, self.defines = defaultdict(set), defaultdict(set)    # name -> positions
         n = len(self.lines)
         self.copies, self.zeros, self.keys = [None] * n, [None] * n, [()] * n
@@ -91,7 +89,7 @@ class _Copies:
         same = re.fullmatch(r"(\w+) = \1", code)
         zeros = _ZEROS.fullmatch(code)
         self.copies[k] = _copy(ln, self.names)
-        self.zeros[k] = zeros.group(1) if zeros and zeros.group(1) in self.accumulators else None
+        self.zeros[k] = zeros.group(1) if zeros and zeros.group(1) in self.names else None
         self.keys[k] = (self.copies[k] or ()) + tuple(
             m.group(1) for m in (same, zeros) if m and m.group(1) in self.names)
 
@@ -312,14 +310,7 @@ def _statement_end(lines, k, level):
 
 
 def _renamed(ln, old, new):
-    """The line with the name `old` read or assigned as `new` (not an attribute, not a keyword
-    argument's name: `f(x, axis=axis)`)."""
-    def swap(m):
-        before = ln.code[:m.start()]
-        keyword = re.match(r"\s*=(?!=)", ln.code[m.end():]) and \
-            re.search(r"[(,]\s*$", before) and before.count("(") > before.count(")")
-        return m.group(0) if keyword else new
-    code = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", swap, ln.code)
+    code = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, ln.code)
     return type(ln)(code, ln.indent, ln.kind, ln.origin)
 
 

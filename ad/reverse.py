@@ -867,11 +867,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     primal = defined_in(fn.body) | set(fn.params)
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
-    # the forward's copies too (a loop's `x_1 = x_2`): the names of its own statements, not
-    # the parameters nor what a nested def binds
-    local = {n for ln in lines if ln.kind == "stmt" and not ln.code.startswith("def ")
-             for n in ln.defines} - set(fn.params)
-    lines = dead_code_eliminated(copies.without_copies(lines, bars | local, bars))
+    lines = dead_code_eliminated(copies.without_copies(lines, bars))
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param

@@ -6,6 +6,7 @@ import functools
 import gc
 import inspect
 import re
+import weakref
 import types
 import weakref
 
@@ -412,6 +413,7 @@ class _Recursive:
         return _generated.get(self.key)
 
 
+_recursive_callees = weakref.WeakSet()     # functions whose vjp_out met itself (see above)
 # reverse modes whose vjp takes the function's output as its second parameter: a lax loop body's
 # (vjp_given_out: the step's saved outputs) and a called function's (vjp_out: the caller's value)
 _GIVEN_OUT = ("vjp_given_out", "vjp_out")
@@ -514,8 +516,12 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     def reads_given_out(callee, active):
         """Whether the vjp of `callee` given its output (vjp_out) reads that output: a
         caller that has it passes it only then (else the plain vjp computes what it needs)."""
+        if staged:
+            return False
         sub = generate(callee, active, "vjp_out", staged=staged)
-        return not isinstance(sub, _Recursive) and \
+        if isinstance(sub, _Recursive):     # (a recursive callee keeps its plain vjp: one
+            _recursive_callees.add(callee)  # derivative calling itself, as staging expects)
+        return callee not in _recursive_callees and \
             "out" not in getattr(sub, "__secant_unread__", {"out"})
     vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.generated = {}        # name -> the generated callee it names
