@@ -287,13 +287,12 @@ def _check(f, name):
 
 TRANSFORMS = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 WORKING = [chained_compare_static, chained_compare_value, assert_static, fstring_error_branch,
-           global_read, del_temp, isinstance_arg, math_static, tuple_swap, star_unpack,
+           global_read, del_temp, isinstance_arg, math_static, tuple_swap, star_unpack, zip_star,
            any_all_static, min_max_static, max_of_values, min_of_values_two, dict_setdefault,
            dict_update, dict_update_kwargs, nested_comprehension_flat, enumerate_start,
            enumerate_start_kw_values, range_negative_step, range_negative_step_two, while_else,
            for_else, match_static, match_int, match_tuple]
 NOT_YET = {
-    zip_star: "zip(*pairs): a starred argument of a builtin",
     dict_pop: "d.pop(k) of a dict of differentiated values",
     nested_comprehension: "sum(row) of a row of a list of lists (sum over a loop variable)",
     aug_attr_local: "an attribute set on a local object (b.v += ...): a mutation",

@@ -10,7 +10,8 @@ has, in the user's names and lines:
   `case "a" | "b"`) compare with ==, `None/True/False` with `is`, a capture or `_` always
   matches, a sequence pattern (`case (k, "b")`) checks the type, the length and each item; a
   guard joins the test with `and`. Mapping, class and star patterns keep a clear error;
-- `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`.
+- `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`;
+- `a, b = zip(*pairs)` of a display of pairs -> `a = (pairs[0][0], pairs[1][0], ...)`, ...
 """
 import gast
 
@@ -37,7 +38,47 @@ def rewrite(d, s):
         return match_statement(d, s)
     if isinstance(s, gast.For) and _enumerate_from(d, s.iter) is not None:
         return enumerate_from(d, s)
+    if isinstance(s, gast.Assign):
+        return unzip(d, s)
     return None
+
+
+def unzip(d, s):
+    """`a, b = zip(p0, p1, p2)` (star_calls.py spells out `zip(*pairs)` of a display) where
+    each argument's length is static -> `a = (p0[0], p1[0], p2[0])`, `b = (p0[1], ...)`; None
+    for anything else."""
+    from secant.transformer.star_calls import _fixed_displays
+    target, call = s.targets[0], s.value
+    if not (len(s.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+            and all(isinstance(e, gast.Name) for e in target.elts)
+            and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == "zip" and d.src.resolve_name("zip")[0] == "builtin"
+            and not _stores(d.node, "zip") and call.args and not call.keywords):
+        return None
+    displays = _fixed_displays(d.node)
+
+    def length(a):
+        shown = a
+        if isinstance(a, gast.Subscript) and isinstance(a.value, gast.Name) and \
+                isinstance(a.slice, gast.Constant) and type(a.slice.value) is int:
+            outer = displays.get(a.value.id)
+            items = getattr(outer, "elts", None)
+            shown = items[a.slice.value] if items and -len(items) <= a.slice.value < len(
+                items) else None
+        if isinstance(shown, (gast.Tuple, gast.List)) and \
+                not any(isinstance(e, gast.Starred) for e in shown.elts):
+            return len(shown.elts)
+        return None
+    lengths = [length(a) for a in call.args]
+    if None in lengths or min(lengths) != len(target.elts) or any(
+            isinstance(n, (gast.Call, gast.NamedExpr)) for a in call.args for n in gast.walk(a)):
+        return None
+    sources = [gast.unparse(a).strip() for a in call.args]
+    out = []
+    for j, e in enumerate(target.elts):
+        items = ", ".join(f"{src}[{j}]" for src in sources)
+        out.append(located(gast.parse(f"{e.id} = ({items},)").body[0], s))
+    return out
 
 
 def _enumerate_from(d, it):
