@@ -289,11 +289,10 @@ TRANSFORMS = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 WORKING = [chained_compare_static, chained_compare_value, assert_static, fstring_error_branch,
            global_read, del_temp, isinstance_arg, math_static, tuple_swap, star_unpack, zip_star,
            any_all_static, min_max_static, max_of_values, min_of_values_two, dict_setdefault,
-           dict_update, dict_update_kwargs, nested_comprehension_flat, enumerate_start,
+           dict_update, dict_update_kwargs, dict_pop, nested_comprehension_flat, enumerate_start,
            enumerate_start_kw_values, range_negative_step, range_negative_step_two, while_else,
            for_else, match_static, match_int, match_tuple]
 NOT_YET = {
-    dict_pop: "d.pop(k) of a dict of differentiated values",
     nested_comprehension: "sum(row) of a row of a list of lists (sum over a loop variable)",
     aug_attr_local: "an attribute set on a local object (b.v += ...): a mutation",
     aug_attr_user_object: "an attribute set on a local object of a user class: a mutation",
@@ -357,3 +356,19 @@ def deleted_then_tested(x):
 def test_del_then_a_possible_read_keeps_the_error():
     with pytest.raises(secant.SecantError, match="del"):
         secant.grad(deleted_then_tested)(0.5)
+
+
+def pops_a_missing_key(x):
+    d = {"a": x, "b": snp.sin(x)}
+    d.pop("b")
+    c = d.pop("c")
+    return c * x
+
+
+@pytest.mark.parametrize("transform", [secant.grad, lambda f: secant.jit(secant.grad(f)),
+                                       secant.vmap])
+def test_pop_of_a_missing_key_is_a_key_error(transform):
+    with pytest.raises(KeyError):
+        pops_a_missing_key(0.5)
+    with pytest.raises(KeyError):
+        transform(pops_a_missing_key)(np.array([0.5, 0.2]) if transform is secant.vmap else 0.5)

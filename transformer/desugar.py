@@ -288,7 +288,7 @@ class _Desugarer:
             rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
             if rebuilt is not None:
                 return rebuilt
-        if not self.only_choices and isinstance(s, gast.Expr):
+        if not self.only_choices and isinstance(s, (gast.Expr, gast.Assign)):
             rebuilt = container_updates.rewrite_method(self, s)     # d.update(...)
             if rebuilt is not None:
                 return self.block(rebuilt)
