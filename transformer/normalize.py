@@ -180,10 +180,13 @@ class Normaliser(ContainerMixin):
             if not self.lower_loop_helper(stmt):
                 self.assign(stmt.targets[0], stmt.value, stmt)
         elif isinstance(stmt, gast.AugAssign):
-            if not isinstance(stmt.target, gast.Name):
+            if not isinstance(stmt.target, gast.Name) and not self._held_field(stmt.target):
                 raise self._mutation_error(stmt)
-            value = gast.BinOp(left=gast.Name(stmt.target.id, gast.Load(), None, None),
-                               op=stmt.op, right=stmt.value)
+            read = copy.deepcopy(stmt.target)
+            for n in gast.walk(read):
+                if hasattr(n, "ctx"):
+                    n.ctx = gast.Load()
+            value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
             gast.copy_location(value, stmt)
             self.assign(stmt.target, value, stmt)
         elif isinstance(stmt, gast.AnnAssign):
@@ -412,6 +415,17 @@ class Normaliser(ContainerMixin):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
             self.assign_tuple(target, value, stmt)
+        elif self._held_field(target):      # m.w = v: m's dict of fields rebuilt
+            me = target.value.id
+            merged = gast.copy_location(gast.BinOp(
+                left=gast.Name(me, gast.Load(), None, None), op=gast.BitOr(),
+                right=gast.Dict(keys=[gast.Constant(target.attr, None)], values=[value])),
+                target)
+            for n in gast.walk(merged):
+                if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+                    gast.copy_location(n, target)
+            self.bind_name(me, self.operand(merged))
+            self.held[me] = (self.current[me], self.held[me][1])
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
             raise self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
@@ -422,6 +436,12 @@ class Normaliser(ContainerMixin):
             raise self._mutation_error(stmt)
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
+
+    def _held_field(self, target):
+        """Whether `target` is `m.w` of an object held in a local (user_objects.py)."""
+        return isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
+            and target.value.id in self.held \
+            and self.current.get(target.value.id) == self.held[target.value.id][0]
 
     def bind_name(self, user_name, operand):
         """user_name = operand: the last op's temporary takes the user's own name."""
@@ -1675,10 +1695,12 @@ class Normaliser(ContainerMixin):
             name = gast.unparse(func).strip()
             raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
                                  f"built from {self.what} values and used as a value "
-                                 "(returned, passed on, stored): secant reads one held in a "
-                                 "local and only called or read (m(x), m.method(x), m.w) or "
-                                 "built in place (C(a)(x)) of a simple class (no base class, "
-                                 "methods reading self's fields); to return it or pass it on, "
+                                 "(returned, passed on, stored) or with fields set in a loop "
+                                 "or branch: secant reads one held in a local and only called "
+                                 "or read (m(x), m.method(x), m.w; m.w = v in the function's "
+                                 "own body) or built in place (C(a)(x)) of a simple class (no "
+                                 "base class, methods reading self's fields); to return it or "
+                                 "pass it on, "
                                  f"register {name} as a pytree (tree_util."
                                  "register_pytree_node_class or register_dataclass, or make it a "
                                  "namedtuple), as JAX needs too")
