@@ -768,11 +768,15 @@ class Normaliser(ContainerMixin):
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
+        # (one first assigned in the loop and read before that in an iteration, `prev`
+        # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
+        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
         assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
                                       and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if (n in self.current and (_reads_first(body, n) or n in tested))
-                          or n in used_after)
+                          if (n in self.current or n in own) and _reads_first(body, n)
+                          or (n in self.current and n in tested) or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
@@ -780,7 +784,10 @@ class Normaliser(ContainerMixin):
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
         grown_lists = {n for n in self.containers}
+        premarked = set()       # loop names with no value before the loop (this pass's)
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
+            self.unbound -= premarked
+            premarked.clear()
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
             self.names.taken = set(taken_before)
@@ -809,6 +816,9 @@ class Normaliser(ContainerMixin):
                     self.out.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
                                              self.origin))
                 self.current[name] = loop
+                if name not in before and not self.src.generated:
+                    premarked.add(loop)         # (its reads in the body checked: Python raises
+                    self.unbound.add(loop)      # on the first iteration that reads it unbound)
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
             target = test = None
@@ -856,6 +866,8 @@ class Normaliser(ContainerMixin):
                 header.append(ir.Plain(f"{loop} = unbound_before_loop({name!r})", {loop},
                                        self.origin))
                 self.unbound.add(loop)
+            else:
+                self.unbound.discard(loop)
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
