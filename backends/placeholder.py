@@ -102,12 +102,20 @@ class Unbound(Unset):
 
 class BatchedUnbound(Unbound):
     """An Unbound placeholder broadcast over a vmap's batch (broadcast_batch): it has the
-    batch's shape, so a batched helper that takes it first reads its batch size from it."""
+    batch's shape, so a batched helper that takes it first reads its batch size from it, and
+    the default float dtype, so the zero cotangent vmap writes for it (snp.zeros(v.shape[1:],
+    v.dtype): its value is never read) broadcasts against the other branch's."""
     __slots__ = ("shape",)
 
     def __init__(self, name, shape):
         super().__init__(name)
         self.shape = shape
+
+    @property
+    def dtype(self):
+        import numpy as np
+        from secant.backends import dtypes
+        return dtypes.canonicalize_dtype(np.float64)
 
 
 def batched_unbound(leaf, n):

@@ -152,3 +152,67 @@ def test_assigned_values_unchanged(f, x64):
 def test_check_sits_before_the_read():
     text = str(secant.show(secant.grad(in_list)))
     assert text.index("check_bound(y_1)") < text.index("out = [x, y_1]")
+
+
+# --- a variable first assigned in a loop and read earlier in the next iteration ---------------
+# (`prev`: the previous iteration's value) - grad, jvp and vmap(grad) gave wrong values (the
+# read was taken for a global), jit(grad) a NameError
+def previous_item(x):
+    xs = [x, snp.sin(x), x * x, 2.0 * x]
+    out = 0.0
+    for i in range(4):
+        v = xs[i]
+        if i > 0:
+            out = out + (v - prev) ** 2
+        prev = v
+    return out
+
+
+def previous_value(x, ws=(1.0, 2.0, 3.0)):
+    out = 0.0
+    for w in ws:
+        v = snp.sin(w * x)
+        if w > 1.5:
+            out = out + v * prev
+        prev = v
+    return out
+
+
+def previous_read_too_early(x, ws=(2.0, 3.0)):
+    out = 0.0
+    for w in ws:
+        v = snp.sin(w * x)
+        if w > 1.5:
+            out = out + v * prev        # Python: UnboundLocalError on the first iteration
+        prev = v
+    return out
+
+
+PREVIOUS = [previous_item, previous_value]
+
+
+@pytest.mark.parametrize("f", PREVIOUS, ids=_ids(PREVIOUS))
+def test_previous_iteration_value(f, x64):
+    xs = np.array([0.3, -0.7, 1.1])
+    fd = lambda v: (float(f(v + 1e-6)) - float(f(v - 1e-6))) / 2e-6     # noqa: E731
+    for x in xs:
+        want = fd(x)
+        for name, g in [("grad", secant.grad(f)), ("jit_grad", secant.jit(secant.grad(f)))]:
+            got = float(g(np.float64(x)))
+            assert abs(got - want) < 1e-6 * max(1.0, abs(want)), (name, x, got, want)
+        _, tangent = secant.jvp(f, (np.float64(x),), (np.float64(1.0),))
+        assert abs(float(tangent) - want) < 1e-6 * max(1.0, abs(want))
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(xs)),
+                               [fd(x) for x in xs], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xs)), [float(f(x)) for x in xs],
+                               rtol=1e-12)
+
+
+def test_previous_read_before_any_iteration_assigned_raises():
+    with pytest.raises(UnboundLocalError):
+        previous_read_too_early(0.3)
+    for run in (secant.grad(previous_read_too_early), secant.jit(previous_read_too_early),
+                lambda v: secant.vmap(secant.grad(previous_read_too_early))(snp.stack([v, v])),
+                lambda v: secant.jvp(previous_read_too_early, (v,), (1.0,))):
+        with pytest.raises(NameError, match="'prev'"):     # (UnboundLocalError is one; jit's
+            run(np.float32(0.3))                            # staged branch reads a closure)

@@ -8,7 +8,8 @@ means only where no other name can see the old one: `l` is a local bound only to
 no nested function, and until its last item assignment read only through `l[...]`, `len(l)`,
 methods such as l.append(v), and calls that cannot keep it (sum(l), snp.stack(l), print(l));
 a loop that assigns its items does not hand it out either. Anything else is left as written,
-and the normaliser refuses it.
+and the normaliser refuses it. `d.update(...)`, `d.setdefault(k, v)` and `v = d.pop(k)` as
+statements rebuild a dict the same way (rewrite_method).
 """
 import gast
 
@@ -67,6 +68,62 @@ def rewrite(d, s):
         f"if not -len({name}) <= {key} < len({name}):\n"
         f"    raise IndexError('list assignment index out of range')").body[0], s)
     return d.statement(check) + d.statement(new)
+
+
+def rewrite_method(d, s):
+    """The statements that replace `d.update(...)` / `d.setdefault(k, v)` / `[v =] d.pop(k[,
+    default])` written as a statement on a local dict no other name sees: `d = d | {...}` /
+    `if k not in d: d = d | {k: v}` / `v = d[k]` and `d = {i: d[i] for i in d if i != k}` (the
+    arguments evaluated first, once, as the call would; a missing key raises KeyError as pop
+    does), or None to leave it as written."""
+    call = s.value if isinstance(s, gast.Expr) else None
+    popped = None       # v = d.pop(k): the name v
+    if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], gast.Name):
+        call, popped = s.value, s.targets[0].id
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)
+            and call.func.attr in (("pop",) if popped else ("update", "setdefault", "pop"))):
+        return None
+    name = call.func.value.id
+    if name not in d.updatable:
+        d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+    if d.updatable[name] != "dict" or any(k.arg is None for k in call.keywords) or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    if call.func.attr == "setdefault" and (len(call.args) != 2 or call.keywords):
+        return None
+    if call.func.attr == "update" and len(call.args) > 1 or call.func.attr == "pop" and (
+            call.keywords or len(call.args) not in (1, 2)):
+        return None
+    values = []             # (fresh name, the user's node): evaluated first, in order
+    for a in call.args + [k.value for k in call.keywords]:
+        values.append((d.names.fresh("key" if call.func.attr in ("setdefault", "pop")
+                                     and not values else "value"), a))
+    names = [v for v, _ in values]
+    if call.func.attr == "pop":
+        item = d.names.fresh("k")
+        kept = f"{name} = {{{item}: {name}[{item}] for {item} in {name} if {item} != {names[0]}}}"
+        take = f"{popped} = {name}[{names[0]}]\n    " if popped else ""
+        text = f"if {names[0]} in {name}:\n    {take}{kept}\nelse:\n    " + (
+            f"{popped} = {names[1]}" if popped and len(names) == 2 else "pass" if len(names) == 2
+            else f"raise KeyError({names[0]})")
+    elif call.func.attr == "setdefault":
+        text = f"if {names[0]} not in {name}:\n    {name} = {name} | {{{names[0]}: {names[1]}}}"
+    else:
+        given = dict(zip([k.arg for k in call.keywords], names[len(call.args):]))
+        parts = [f"dict({names[0]})"] if call.args else []
+        if given:
+            parts.append("{" + ", ".join(f"{k!r}: {v}" for k, v in given.items()) + "}")
+        text = f"{name} = {' | '.join([name] + parts)}"
+    out = []
+    for v, a in values:     # (the user's argument keeps its own position)
+        out.append(gast.copy_location(gast.Assign(
+            targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=a,
+            type_comment=None), s))
+        out[-1].end_lineno, out[-1].end_col_offset = s.end_lineno, s.end_col_offset
+    d.changed = True
+    return out + [located(gast.parse(text).body[0], s)]
 
 
 def _rebuilt_list(name, index, key, item):
@@ -141,8 +198,10 @@ def _unaliased(d, name):
     for n in walk(gast.Module(body=body, type_ignores=[])):
         for c in gast.iter_child_nodes(n):
             parents[c] = n
+    methods = ("update", "setdefault", "pop") if _kind(d, name) == "dict" else \
+        ("update", "setdefault")
     updates = [s for s in walk_scope(body) if isinstance(s, (gast.Assign, gast.AugAssign))
-               and _updates(s, name)]
+               and _updates(s, name) or _method_update(s, name, methods)]
     if not updates:
         return False
     last = max(s.end_lineno for s in updates)
@@ -170,6 +229,15 @@ def _updates(s, name):
     target = s.targets[0] if isinstance(s, gast.Assign) else s.target
     return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
         target.value.id == name
+
+
+def _method_update(s, name, methods):
+    """`name.update(...)` / `name.setdefault(...)` written as a statement (`v = name.pop(k)`
+    too, `methods` saying which)."""
+    call = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+    return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+        isinstance(call.func.value, gast.Name) and call.func.value.id == name and \
+        call.func.attr in methods
 
 
 def _in_nested_function(n, parents):

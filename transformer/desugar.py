@@ -22,6 +22,7 @@
   (`rk4(f, y, dt)`, `apply(lambda y: theta * y, x)`) is lifted too and each such call reads
   `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
 - `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
+- `global`, `del`, a loop's `else:` and `match` (transformer/statements.py);
 - `try:` body with handlers -> its body inline (an exception raised under a transform
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm as v:`
   -> `context = cm`, `v = context.__enter__()`, its body, `context.__exit__(None, None, None)`.
@@ -41,7 +42,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (container_updates, depth, nonlocals, objects, star_calls,
-                                vjp_calls)
+                                statements, vjp_calls)
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -247,6 +248,10 @@ class _Desugarer:
         return out
 
     def statement(self, s):
+        rewritten = None if self.only_choices else statements.rewrite(self, s)
+        if rewritten is not None:       # global, del, loop else:, match (statements.py)
+            self.changed = True
+            return self.block(rewritten)
         if isinstance(s, gast.If):
             pre = self.hoist(s, "test")
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
@@ -283,6 +288,10 @@ class _Desugarer:
             rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
             if rebuilt is not None:
                 return rebuilt
+        if not self.only_choices and isinstance(s, (gast.Expr, gast.Assign)):
+            rebuilt = container_updates.rewrite_method(self, s)     # d.update(...)
+            if rebuilt is not None:
+                return self.block(rebuilt)
         if isinstance(s, (gast.Assign, gast.AugAssign)) and self._item_update(s):   # (jit too:
             # a traced array takes no item assignment)
             return self.item_update(s)

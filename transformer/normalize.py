@@ -180,10 +180,13 @@ class Normaliser(ContainerMixin):
             if not self.lower_loop_helper(stmt):
                 self.assign(stmt.targets[0], stmt.value, stmt)
         elif isinstance(stmt, gast.AugAssign):
-            if not isinstance(stmt.target, gast.Name):
+            if not isinstance(stmt.target, gast.Name) and not self._held_field(stmt.target):
                 raise self._mutation_error(stmt)
-            value = gast.BinOp(left=gast.Name(stmt.target.id, gast.Load(), None, None),
-                               op=stmt.op, right=stmt.value)
+            read = copy.deepcopy(stmt.target)
+            for n in gast.walk(read):
+                if hasattr(n, "ctx"):
+                    n.ctx = gast.Load()
+            value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
             gast.copy_location(value, stmt)
             self.assign(stmt.target, value, stmt)
         elif isinstance(stmt, gast.AnnAssign):
@@ -412,6 +415,17 @@ class Normaliser(ContainerMixin):
             self.bind_name(target.id, self.operand(value))
         elif isinstance(target, (gast.Tuple, gast.List)):
             self.assign_tuple(target, value, stmt)
+        elif self._held_field(target):      # m.w = v: m's dict of fields rebuilt
+            me = target.value.id
+            merged = gast.copy_location(gast.BinOp(
+                left=gast.Name(me, gast.Load(), None, None), op=gast.BitOr(),
+                right=gast.Dict(keys=[gast.Constant(target.attr, None)], values=[value])),
+                target)
+            for n in gast.walk(merged):
+                if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+                    gast.copy_location(n, target)
+            self.bind_name(me, self.operand(merged))
+            self.held[me] = (self.current[me], self.held[me][1])
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
             raise self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
@@ -422,6 +436,12 @@ class Normaliser(ContainerMixin):
             raise self._mutation_error(stmt)
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
+
+    def _held_field(self, target):
+        """Whether `target` is `m.w` of an object held in a local (user_objects.py)."""
+        return isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
+            and target.value.id in self.held \
+            and self.current.get(target.value.id) == self.held[target.value.id][0]
 
     def bind_name(self, user_name, operand):
         """user_name = operand: the last op's temporary takes the user's own name."""
@@ -750,11 +770,15 @@ class Normaliser(ContainerMixin):
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
+        # (one first assigned in the loop and read before that in an iteration, `prev`
+        # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
+        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
         assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
                                       if isinstance(n, gast.Name)
                                       and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if (n in self.current and (_reads_first(body, n) or n in tested))
-                          or n in used_after)
+                          if (n in self.current or n in own) and _reads_first(body, n)
+                          or (n in self.current and n in tested) or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
@@ -762,7 +786,10 @@ class Normaliser(ContainerMixin):
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
         grown_lists = {n for n in self.containers}
+        premarked = set()       # loop names with no value before the loop (this pass's)
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
+            self.unbound -= premarked
+            premarked.clear()
             self._origin(stmt)
             self.current, self.tracked = dict(before), set(tracked_before)
             self.names.taken = set(taken_before)
@@ -791,6 +818,9 @@ class Normaliser(ContainerMixin):
                     self.out.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
                                              self.origin))
                 self.current[name] = loop
+                if name not in before and not self.src.generated:
+                    premarked.add(loop)         # (its reads in the body checked: Python raises
+                    self.unbound.add(loop)      # on the first iteration that reads it unbound)
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
             target = test = None
@@ -838,6 +868,8 @@ class Normaliser(ContainerMixin):
                 header.append(ir.Plain(f"{loop} = unbound_before_loop({name!r})", {loop},
                                        self.origin))
                 self.unbound.add(loop)
+            else:
+                self.unbound.discard(loop)
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
@@ -1700,10 +1732,12 @@ class Normaliser(ContainerMixin):
             name = gast.unparse(func).strip()
             raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
                                  f"built from {self.what} values and used as a value "
-                                 "(returned, passed on, stored): secant reads one held in a "
-                                 "local and only called or read (m(x), m.method(x), m.w) or "
-                                 "built in place (C(a)(x)) of a simple class (no base class, "
-                                 "methods reading self's fields); to return it or pass it on, "
+                                 "(returned, passed on, stored) or with fields set in a loop "
+                                 "or branch: secant reads one held in a local and only called "
+                                 "or read (m(x), m.method(x), m.w; m.w = v in the function's "
+                                 "own body) or built in place (C(a)(x)) of a simple class (no "
+                                 "base class, methods reading self's fields); to return it or "
+                                 "pass it on, "
                                  f"register {name} as a pytree (tree_util."
                                  "register_pytree_node_class or register_dataclass, or make it a "
                                  "namedtuple), as JAX needs too")

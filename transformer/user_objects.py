@@ -13,8 +13,9 @@ constants; an `__init__` that only sets `self.field = ...`) this module writes
 and the call is read as `C._secant_fields_form.__call__(C._secant_fields_form.
 __init__(a), x)`, so derivatives and batching flow through the fields. An object held in a
 local (`m = C(a)`, then `m(x)`, `m.apply(x)`, `m.w`) is read the same way, as its dict of
-fields, when that local is bound once and used only in those forms (`held_object`): it never
-escapes either. Any other class or use keeps the normaliser's clear error: never a constant
+fields, when that local is bound once and used only in those forms (`held_object`) or has
+its fields set in the function's own body (`m.w = v`, `m.w += v`: the dict rebuilt,
+`m = m | {"w": v}`; not in a loop or branch): it never escapes either. Any other class or use keeps the normaliser's clear error: never a constant
 object, whose derivative would be a silent zero.
 """
 import copy
@@ -303,6 +304,12 @@ def _used_as_object(fnode, target, ns):
                 continue                # m.apply(x)
             if p.attr in ns.__fields__ and not (isinstance(q, gast.Call) and q.func is p):
                 continue                # m.w
+        if isinstance(p, gast.Attribute) and p.value is n and p.attr in ns.__fields__ and \
+                isinstance(parents.get(p), (gast.Assign, gast.AugAssign)) and \
+                p in getattr(parents[p], "targets", [getattr(parents[p], "target", None)]) \
+                and parents.get(parents[p]) is fnode:
+            continue                    # m.w = v, m.w += v in the function's own body (not in
+            #                             a loop or a branch): a new dict of fields
         return False
     return True
 

@@ -1,0 +1,226 @@
+"""Statements the canonical form does not have, rewritten by transformer/desugar.py into ones it
+has, in the user's names and lines:
+
+- `global G` of a global the function only reads -> dropped (a declaration; reads of G read the
+  global either way); one the function assigns keeps the normaliser's error;
+- `del t` of local names no later line reads before binding them again -> dropped;
+- `for ... else:` / `while ... else:` with no break and no return in the loop -> the loop, then
+  the else block (it always runs);
+- `match subject:` -> `subject_1 = subject` and an if/elif chain: value patterns (`case 1`,
+  `case "a" | "b"`) compare with ==, `None/True/False` with `is`, a capture or `_` always
+  matches, a sequence pattern (`case (k, "b")`) checks the type, the length and each item; a
+  guard joins the test with `and`. Mapping, class and star patterns keep a clear error;
+- `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`;
+- `a, b = zip(*pairs)` of a display of pairs -> `a = (pairs[0][0], pairs[1][0], ...)`, ...
+"""
+import gast
+
+from secant.transformer.parse import located
+
+
+def rewrite(d, s):
+    """The statements `s` becomes, or None when it is not one of the above (d: the
+    desugarer, for its names and errors)."""
+    if isinstance(s, gast.Global):
+        assigned = [n for n in s.names if _stores(d.node, n)]
+        if assigned:
+            raise d.error(s, f"the global {assigned[0]} is assigned in the function: secant "
+                             "cannot transform a function that sets a global; return the "
+                             "value instead")
+        return []
+    if isinstance(s, gast.Delete) and all(isinstance(t, gast.Name) for t in s.targets) \
+            and all(_unread_after(d.node, s, t.id) for t in s.targets):
+        return []
+    if isinstance(s, (gast.For, gast.While)) and s.orelse and not _exits(s.body):
+        orelse, s.orelse = s.orelse, []
+        return [s] + orelse
+    if isinstance(s, gast.Match):
+        return match_statement(d, s)
+    if isinstance(s, gast.For) and _enumerate_from(d, s.iter) is not None:
+        return enumerate_from(d, s)
+    if isinstance(s, gast.Assign):
+        return unzip(d, s)
+    return None
+
+
+def unzip(d, s):
+    """`a, b = zip(p0, p1, p2)` (star_calls.py spells out `zip(*pairs)` of a display) where
+    each argument's length is static -> `a = (p0[0], p1[0], p2[0])`, `b = (p0[1], ...)`; None
+    for anything else."""
+    from secant.transformer.star_calls import _fixed_displays
+    target, call = s.targets[0], s.value
+    if not (len(s.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+            and all(isinstance(e, gast.Name) for e in target.elts)
+            and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == "zip" and d.src.resolve_name("zip")[0] == "builtin"
+            and not _stores(d.node, "zip") and call.args and not call.keywords):
+        return None
+    displays = _fixed_displays(d.node)
+
+    def length(a):
+        shown = a
+        if isinstance(a, gast.Subscript) and isinstance(a.value, gast.Name) and \
+                isinstance(a.slice, gast.Constant) and type(a.slice.value) is int:
+            outer = displays.get(a.value.id)
+            items = getattr(outer, "elts", None)
+            shown = items[a.slice.value] if items and -len(items) <= a.slice.value < len(
+                items) else None
+        if isinstance(shown, (gast.Tuple, gast.List)) and \
+                not any(isinstance(e, gast.Starred) for e in shown.elts):
+            return len(shown.elts)
+        return None
+    lengths = [length(a) for a in call.args]
+    if None in lengths or min(lengths) != len(target.elts) or any(
+            isinstance(n, (gast.Call, gast.NamedExpr)) for a in call.args for n in gast.walk(a)):
+        return None
+    sources = [gast.unparse(a).strip() for a in call.args]
+    out = []
+    for j, e in enumerate(target.elts):
+        items = ", ".join(f"{src}[{j}]" for src in sources)
+        out.append(located(gast.parse(f"{e.id} = ({items},)").body[0], s))
+    return out
+
+
+def _enumerate_from(d, it):
+    """The start of `enumerate(a, start)` / `enumerate(a, start=start)` (builtin), else None."""
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+            and it.func.id == "enumerate" and d.src.resolve_name("enumerate")[0] == "builtin"
+            and not _stores(d.node, "enumerate")):
+        return None
+    if len(it.args) == 2 and not it.keywords:
+        return it.args[1]
+    if len(it.args) == 1 and len(it.keywords) == 1 and it.keywords[0].arg == "start":
+        return it.keywords[0].value
+    return None
+
+
+def enumerate_from(d, s):
+    """`for k, v in enumerate(a, 1):` -> `for k_0, v in enumerate(a):` with `k = k_0 + 1`
+    first in the body (the start evaluated once, before the loop, as Python does)."""
+    start = _enumerate_from(d, s.iter)
+    first = d.names.fresh("start")
+    before = gast.Assign(targets=[gast.Name(first, gast.Store(), None, None)], value=start,
+                         type_comment=None)
+    s.iter.args, s.iter.keywords = s.iter.args[:1], []
+    index = d.names.fresh("i")
+    if isinstance(s.target, (gast.Tuple, gast.List)) and len(s.target.elts) == 2:
+        own, s.target.elts[0] = s.target.elts[0], gast.Name(index, gast.Store(), None, None)
+        value = gast.parse(f"{index} + {first}").body[0].value
+    else:
+        own, s.target = s.target, gast.Name(index, gast.Store(), None, None)
+        value = gast.parse(f"({index}[0] + {first}, {index}[1])").body[0].value
+    s.body = [located(gast.Assign(targets=[own], value=value, type_comment=None), s)] + s.body
+    s.target = located(s.target, s)
+    before = gast.copy_location(before, s)
+    before.end_lineno, before.end_col_offset = s.end_lineno, s.end_col_offset
+    before.targets[0] = located(before.targets[0], s)
+    return [before, s]
+
+
+def _unread_after(fnode, s, name):
+    """Whether no line after `del name` reads the deleted value: the first later mention of
+    name is a plain `name = value` in the del's own block that does not read it (or there is
+    none), and no loop holds the del (the next iteration could read it)."""
+    parents = {c: n for n in gast.walk(fnode) for c in gast.iter_child_nodes(n)}
+    p = parents.get(s)
+    while p is not None and p is not fnode:
+        if isinstance(p, (gast.For, gast.While)):
+            return False
+        p = parents.get(p)
+    later = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name
+             and n.lineno > s.end_lineno]
+    if not later:
+        return True
+    first = min(later, key=lambda n: (n.lineno, n.col_offset))
+    stmt = parents.get(first)
+    while stmt is not None and not isinstance(stmt, gast.stmt):
+        stmt = parents.get(stmt)
+    block = next((b for f in ("body", "orelse", "finalbody", "cases")
+                  for b in [getattr(parents.get(s), f, None) or []] if any(x is s for x in b)),
+                 [])
+    return isinstance(stmt, gast.Assign) and any(x is stmt for x in block) and \
+        any(t is first for t in stmt.targets) and \
+        not any(isinstance(m, gast.Name) and m.id == name for m in gast.walk(stmt.value))
+
+
+def _stores(node, name):
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for n in gast.walk(node))
+
+
+def _exits(stmts):
+    """Whether a loop body breaks out of its loop or returns (not counting nested loops'
+    breaks nor nested functions)."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Return)):
+            return True
+        if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+            continue
+        if isinstance(s, (gast.For, gast.While)):
+            if any(isinstance(n, gast.Return) for n in gast.walk(s)):
+                return True
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(s, field, None) or []
+            inner = [b for h in inner for b in getattr(h, "body", [h])] \
+                if field in ("handlers", "cases") else inner
+            if _exits(inner):
+                return True
+    return False
+
+
+def match_statement(d, s):
+    subject = d.names.fresh("subject")
+    first = gast.Assign(targets=[gast.Name(subject, gast.Store(), None, None)],
+                        value=s.subject, type_comment=None)
+    chain = chain_after = []
+    for case in reversed(s.cases):
+        test, binds = _pattern(d, case.pattern, subject)
+        if case.guard is not None:
+            if binds:
+                raise d.error(case.guard, "a match case with both captured names and a guard "
+                                          "cannot be transformed yet; test inside the case")
+            guard = gast.unparse(case.guard).strip()
+            test = f"({test}) and ({guard})" if test else guard
+        body = [located(gast.parse(f"{name} = {value}").body[0], case.pattern)
+                for name, value in binds] + case.body
+        if test is None:
+            chain = body
+        else:
+            chain = [located(gast.If(test=gast.parse(test).body[0].value, body=[], orelse=[]),
+                             case.pattern)]
+            chain[0].body, chain[0].orelse = body, chain_after
+        chain_after = chain
+    first = gast.copy_location(first, s)
+    first.end_lineno, first.end_col_offset = s.end_lineno, s.end_col_offset
+    first.targets[0] = located(first.targets[0], s)
+    return [first] + chain
+
+
+def _pattern(d, p, value):
+    """(the test's source, or None when it always matches; [(name, value source)] it binds)."""
+    if isinstance(p, gast.MatchValue):
+        return f"{value} == {gast.unparse(p.value).strip()}", []
+    if isinstance(p, gast.MatchSingleton):
+        return f"{value} is {p.value!r}", []
+    if isinstance(p, gast.MatchAs):
+        test, binds = (None, []) if p.pattern is None else _pattern(d, p.pattern, value)
+        return test, binds + ([(p.name, value)] if p.name else [])
+    if isinstance(p, gast.MatchOr):
+        parts = [_pattern(d, q, value) for q in p.patterns]
+        if any(b for _, b in parts):
+            raise d.error(p, "a match or-pattern that captures names cannot be transformed yet")
+        if any(t is None for t, _ in parts):
+            return None, []
+        return " or ".join(f"({t})" for t, _ in parts), []
+    if isinstance(p, gast.MatchSequence) and not any(isinstance(q, gast.MatchStar)
+                                                     for q in p.patterns):
+        tests = [f"isinstance({value}, (list, tuple))", f"len({value}) == {len(p.patterns)}"]
+        binds = []
+        for i, q in enumerate(p.patterns):
+            t, b = _pattern(d, q, f"{value}[{i}]")
+            tests += [f"({t})"] if t else []
+            binds += b
+        return " and ".join(tests), binds
+    raise d.error(p, f"secant cannot transform this match pattern ({type(p).__name__}) yet; "
+                     "use value, capture, or and sequence patterns, or if/elif")
