@@ -574,14 +574,10 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
         tree_bar = broadcast_batch(tree_bar, n)
     out = []
     for k in fields:
-        if isinstance(tree_bar, dict):
-            item = tree_bar[k]
-        elif isinstance(k, str):
+        if isinstance(k, str) and not isinstance(tree_bar, dict):
             item = getattr(tree_bar, k)
-        elif isinstance(tree_bar, (list, tuple)):
-            item = tree_bar[k]
-        else:
-            item = tree_bar[batch_index(k)]
+        else:               # (item_of: which a vmap of this reads past its own batch axis too)
+            item = item_of(tree_bar, k)
         out.append(item)
     return tuple(out)
 
@@ -630,9 +626,9 @@ NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batch
 
 
 def item_of(x, i, depth=1):
-    """x[i] of one example: a field of a batched tuple or list (each leaf batched), or element
-    i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
-    if isinstance(x, (tuple, list)):
+    """x[i] of one example: a field of a batched tuple, list or dict (each leaf batched), or
+    element i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
+    if isinstance(x, (tuple, list, dict)):
         out = x[i]
     elif depth == 1:
         out = x[:, i]
