@@ -583,11 +583,9 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
 def _field_of_batched(tree_bar, k):
     # (tree_bar a parameter, k a name: vmap reads `tree_bar[k]` as an item of a container or
     # of each example, as it turns out when it runs)
-    if isinstance(tree_bar, (dict, list, tuple)):
-        return tree_bar[k]
-    if isinstance(k, str):
+    if isinstance(k, str) and not isinstance(tree_bar, dict):
         return getattr(tree_bar, k)
-    return tree_bar[batch_index(k)]
+    return item_of(tree_bar, k)     # (which a vmap of this reads past its own batch axis too)
 
 
 @shape_only

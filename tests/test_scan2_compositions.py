@@ -71,3 +71,12 @@ def test_loop_counter_index_hessian(x64, cname):
     order meets an index mixing slices and arrays batched again, a clear refusal, and the
     Jacobian takes its other order (was an IndexError / a tracer conversion error)."""
     cases.check("fori_index", cname)
+
+
+@pytest.mark.parametrize("fname", ["fori", "scan"])
+def test_hessian_of_grad_of_grad(x64, fname):
+    """Fourth order: vmap of fields_of_batched read a dict's or tuple's item as an array's
+    (`tree_bar[batch_index(k)]`); it reads items with item_of, which each vmap reads past
+    its own batch axis."""
+    import composition_sweep_cases
+    composition_sweep_cases.check(fname, ["grad", "grad", "hessian"])
