@@ -223,6 +223,16 @@ class ReverseBuilder(Walker, StackReverse):
                     return before[target]
         return var
 
+    def _bound_before(self, name, loop):
+        """Whether `name` has a value before the loop statement `loop` starts (a definition
+        outside its body)."""
+        inside = {id(st) for st in ir.nested(loop.body)}
+        for d, _ in self.shapes.defs.get(name, []):
+            st = d if d == "param" else d[1] if d[0] in ("plain", "for") else d[0]
+            if st == "param" or id(st) not in inside:
+                return True
+        return False
+
     def reverse_for(self, s):
         """Replay the iterations backwards: restore the values each iteration started from
         (saved on a stack by the forward loop), recompute the iteration, then its derivative.
@@ -289,10 +299,14 @@ class ReverseBuilder(Walker, StackReverse):
                 if not self.fields[var]:
                     del self.fields[var]
                 self.flush_fields(var, entries)
-        for loop, last in active:                   # a loop name not read in the body
-            if loop not in self.bars:               # (zeros shaped by the replayed value: the
-                self.bars[loop] = self.bar_name(loop)   # iteration's start value is not saved)
-                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({last})")
+        unbound = []                                # (the first iteration's start value)
+        for loop, last in active:                   # a loop name not read in the body: zeros
+            if loop not in self.bars:               # shaped by the value the iteration started
+                self.bars[loop] = self.bar_name(loop)   # from (saved), or by the replayed one
+                shaped = last if self.shapes.parameter_like(last) else loop   # when provably
+                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({shaped})")  # alike
+                if shaped == loop and not self._bound_before(loop, s):
+                    unbound.append(f"{loop} = unbound_before_loop({re.sub(r'_[0-9]+$', '', loop)!r})")
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (adjoint liveness), and stack
@@ -306,7 +320,8 @@ class ReverseBuilder(Walker, StackReverse):
         fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
         fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
-        fill_slot(s.saves, getattr(s, "replay_inits", []) + [f"{stack[v]} = []" for v in needed]
+        fill_slot(s.saves, getattr(s, "replay_inits", []) + unbound
+                  + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
 
     def reverse_op(self, op):

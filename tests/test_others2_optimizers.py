@@ -107,25 +107,16 @@ def test_rmsprop_flatten_unflatten(x64):
     assert_trees_close(got[0], want, rtol=1e-10)
 
 
-LOOP_TARGET_REBOUND = (
-    "SILENT WRONG VALUE (pre-existing in ad/reverse.py, loop reverse): a loop target rebound in "
-    "the body (`for g, s in zip(gl, sl): s = decay * s + ...`) over leaves of different shapes: "
-    "the carried `s`'s cotangent is reset at the end of each reverse iteration to zeros shaped "
-    "like THAT iteration's value (`s_1_bar = zeros_like(s_3)`, the 'loop name not read in the "
-    "body' branch), then added in the previous iteration, whose s has another shape: it "
-    "broadcasts, and the leaf cotangents come out wrong (no error)")
-
-
-@pytest.mark.xfail(strict=True, reason=LOOP_TARGET_REBOUND)
 def test_rmsprop_meta_gradient(x64):
     """meta-gradient through three RMSProp steps, in the data and the initial parameters"""
     check_grad(rmsprop_train, P0, X, Y, argnum=1, rtol=1e-4, atol=1e-6)
     check_grad(lambda p: rmsprop_train(p, to_snp(X), to_snp(Y)), P0, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=LOOP_TARGET_REBOUND)
 def test_loop_target_rebound_over_leaves_of_different_shapes(x64):
-    """The smallest form of the case above (no second order needed)."""
+    """The smallest form of the case above (no second order needed). Was silently wrong: the
+    zero cotangent of the carried `s` was shaped like the next (reversed) iteration's value and
+    broadcast into the previous one's."""
     leaves = [np.ones(4), np.ones((3, 4))]
 
     def f(a, b):
@@ -138,6 +129,26 @@ def test_loop_target_rebound_over_leaves_of_different_shapes(x64):
     a, b = RNG.normal(size=4), RNG.normal(size=(3, 4))
     np.testing.assert_allclose(grad(f)(*to_snp((a, b))), 2 * a, rtol=1e-12)
     np.testing.assert_allclose(grad(f, argnums=1)(*to_snp((a, b))), 4 * b, rtol=1e-12)
+
+
+def test_loop_target_rebound_and_read_after_the_loop(x64):
+    """The same loop with the last `s` read after it: its cotangent reaches only the last
+    iteration's value, eagerly and under jit (closed form)."""
+    leaves = [np.ones(4), np.ones((3, 4))]
+
+    def f(a, b):
+        out = []
+        for g, s in zip([a, b], leaves):
+            s = 0.5 * s + g ** 2
+            out.append(s)
+        return jnp.sum(out[0]) + 2.0 * jnp.sum(out[1]) + jnp.sum(s * s)
+
+    a, b = RNG.normal(size=4), RNG.normal(size=(3, 4))
+    want = (2 * a, 4 * b + 4 * b * (0.5 + b ** 2))
+    for g in (grad(f, argnums=(0, 1)), jit(grad(f, argnums=(0, 1)))):
+        got = g(*to_snp((a, b)))
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
 
 
 # --- Adam as a class holding hyperparameters, state as a tuple of pytrees ----------------------
