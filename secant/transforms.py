@@ -371,15 +371,19 @@ class _Recursive:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if mode in forward.MODES:       # (primals, tangents): what forward.py reads
             wrt = key[2]
-            taken = Names(p.name for p in params)   # (fresh: a jvp's own x_dot is a param)
+            # (wrt counts keyword-only parameters too: a jvp's own tangents, f_jvp's x_dot)
+            named = [p for p in inspect.signature(fn).parameters.values()
+                     if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            kwonly = [p for p in named if p.kind == p.KEYWORD_ONLY]
+            taken = Names(p.name for p in named)    # (fresh: a jvp's own x_dot is a param)
             # as forward._signature: after a parameter with a default, the tangents are
-            # keyword-only (r_jvp(a, shift, axis=None, *, a_dot))
+            # keyword-only (r_jvp(a, shift, axis=None, *, a_dot)), before the others
             keyword = any(p.default is not p.empty for p in params)
             kind = inspect.Parameter.KEYWORD_ONLY if keyword else \
                 inspect.Parameter.POSITIONAL_OR_KEYWORD
-            dots = [inspect.Parameter(taken.fresh(f"{params[i].name}_dot"), kind) for i in wrt]
-            if keyword:
-                self.__signature__ = inspect.Signature(params + dots)
+            dots = [inspect.Parameter(taken.fresh(f"{named[i].name}_dot"), kind) for i in wrt]
+            if keyword or kwonly:
+                self.__signature__ = inspect.Signature(params + dots + kwonly)
                 return
             params += dots
         self.__signature__ = inspect.Signature(
