@@ -384,9 +384,9 @@ class _Recursive:
             kind = inspect.Parameter.KEYWORD_ONLY if keyword else \
                 inspect.Parameter.POSITIONAL_OR_KEYWORD
             dots = [inspect.Parameter(taken.fresh(f"{every[i].name}_dot"), kind) for i in wrt]
-            if keyword:
-                self.__signature__ = inspect.Signature(
-                    params + dots + [p for p in every if p.kind == p.KEYWORD_ONLY])
+            kwonly = [p for p in every if p.kind == p.KEYWORD_ONLY]
+            if keyword or kwonly:
+                self.__signature__ = inspect.Signature(params + dots + kwonly)
                 return
             params += dots
         self.__signature__ = inspect.Signature(
