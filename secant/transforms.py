@@ -604,6 +604,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     gen.__secant_out_batched__ = flags
+    if mode == "vmap" and getattr(fn, "__secant_constant__", False):
+        gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
     if mode in ("vjp",) + _GIVEN_OUT:    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
     # the parameters it reads as arrays (a caller adds their cotangents with +)

@@ -205,18 +205,25 @@ def dead_code_eliminated(lines):
         keep = [False] * len(lines)
         _live_before(lines, tree, set(), keep)
     out = [ln for ln, k in zip(lines, keep) if k or ln.kind in ("comment", "blank")]
-    # drop comments left with nothing under them
+    cleaned = _without_bare_comments(out)
+    filled = _fill_empty_blocks(cleaned)
+    while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
+        # added elsewhere: same length); a loop whose body was that if and its comment
+        cleaned = _without_bare_comments(filled)
+        filled = _fill_empty_blocks(cleaned)
+    return filled
+
+
+def _without_bare_comments(lines):
+    """Drop comments left with nothing under them."""
     cleaned = []
-    for i, ln in enumerate(out):
+    for i, ln in enumerate(lines):
         if ln.kind == "comment":
-            nxt = next((m for m in out[i + 1:] if m.kind != "blank"), None)
+            nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
             if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
                 continue
         cleaned.append(ln)
-    filled = _fill_empty_blocks(cleaned)
-    while filled != cleaned:    # an else left empty by dropping an empty if in it (a `pass`
-        cleaned, filled = filled, _fill_empty_blocks(filled)    # added elsewhere: same length)
-    return filled
+    return cleaned
 
 
 _MUTATES = re.compile(r"\.(pop|append|extend|insert|remove|clear|update|popitem)\(")
