@@ -111,6 +111,7 @@ CASES = {
     "tensordot_grad_b": ("tensordot_grad_b(t, a, b, 1)", {"t": r(2, 4), "a": r(2, 3),
                                                           "b": r(3, 4)}),
     "zeros_like_tree": ("zeros_like_tree((t, x)) ", {"t": r(3), "x": r(2)}),
+    "zeros_batched": ("zeros_batched((t, x), 2, False)[0] + t", {"t": r(3), "x": r(2)}),
     # secant.tree_util's functions (ops with rules: transformer/ops.py)
     "tree_leaves": ("tree_leaves({'a': t, 'b': x})[1] * tree_leaves((t, x))[0]",
                     {"t": r(3), "x": r(3)}),
