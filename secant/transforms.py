@@ -8,7 +8,6 @@ import inspect
 import re
 import weakref
 import types
-import weakref
 
 import gast
 import numpy as np

@@ -173,8 +173,8 @@ def previous_item(x):
     for i in range(4):
         v = xs[i]
         if i > 0:
-            out = out + (v - prev) ** 2
-        prev = v
+            out = out + (v - prev) ** 2  # noqa: F821 (the previous iteration's)
+        prev = v  # noqa: F841
     return out
 
 
@@ -183,8 +183,8 @@ def previous_value(x, ws=(1.0, 2.0, 3.0)):
     for w in ws:
         v = snp.sin(w * x)
         if w > 1.5:
-            out = out + v * prev
-        prev = v
+            out = out + v * prev  # noqa: F821 (the previous iteration's)
+        prev = v  # noqa: F841
     return out
 
 
@@ -193,8 +193,8 @@ def previous_read_too_early(x, ws=(2.0, 3.0)):
     for w in ws:
         v = snp.sin(w * x)
         if w > 1.5:
-            out = out + v * prev        # Python: UnboundLocalError on the first iteration
-        prev = v
+            out = out + v * prev  # noqa: F821 (Python: UnboundLocalError on the first iteration)
+        prev = v  # noqa: F841
     return out
 
 

@@ -7,7 +7,6 @@ finite differences, closed forms, a Python loop and eager."""
 import functools
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

@@ -8,11 +8,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-import secant
 import secant.numpy as jnp
-from secant import grad, jit, tree_util, value_and_grad, vmap
+from secant import grad, jit, tree_util, value_and_grad
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_np, to_snp
+from others15_check import assert_trees_close, check_grad, check_vmap, to_np, to_snp
 
 RNG = np.random.default_rng(2626)
 X = RNG.normal(size=(6, 3))

@@ -9,9 +9,9 @@ import numpy as np
 
 import secant
 import secant.numpy as jnp
-from secant import grad, jacfwd, jit, jvp, lax, vmap
+from secant import grad, jacfwd, jit, jvp, lax
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(2121)
 

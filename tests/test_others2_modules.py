@@ -11,7 +11,7 @@ import pytest
 
 import secant
 import secant.numpy as jnp
-from secant import grad, jit, nn, tree_util, value_and_grad, vmap
+from secant import grad, jit, nn, tree_util, value_and_grad
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 

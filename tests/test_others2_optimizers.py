@@ -3,9 +3,7 @@ parameters with tree_util.tree_map / tree_leaves / tree_flatten / tree_unflatten
 momentum, RMSProp, Adam), a jitted training step with donate_argnums, gradient clipping by global
 norm; each checked against float64 finite differences, a Python loop for vmap and eager for jit."""
 import numpy as np
-import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, jit, tree_util, value_and_grad, vmap
 

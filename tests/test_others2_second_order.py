@@ -10,7 +10,7 @@ import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, lax, tree_util, vmap
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_jvp, to_snp
 
 RNG = np.random.default_rng(2727)
 

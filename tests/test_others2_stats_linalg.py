@@ -6,11 +6,11 @@ import numpy as np
 
 import secant
 import secant.numpy as jnp
-from secant import grad, jit, vmap
+from secant import grad
 from secant.scipy import special, stats
 from secant.scipy.special import gammaln, logsumexp
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
+from others15_check import check_grad, check_vmap, to_snp
 
 RNG = np.random.default_rng(2323)
 
