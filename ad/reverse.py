@@ -279,10 +279,12 @@ class ReverseBuilder(Walker, StackReverse):
         self.loops.pop()
         self.replaying = replaying
         replay_end = len(self.lines)
+        copied = {}
         for loop, last in active:                   # the copy back to the loop name, reversed
             if last != loop and loop in self.bars:
-                self.bars[last] = self.bar_name(last)
+                self.bars[last] = copied[loop] = self.bar_name(last)
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
+        body_start = len(self.lines)
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
         pending = {v: len(e) for v, e in self.fields.items()}
@@ -300,13 +302,17 @@ class ReverseBuilder(Walker, StackReverse):
                     del self.fields[var]
                 self.flush_fields(var, entries)
         unbound = []                                # (the first iteration's start value)
+        read = set().union(*(ln.uses for ln in self.lines[body_start:]))
         for loop, last in active:                   # a loop name not read in the body: zeros
             if loop not in self.bars:               # shaped by the value the iteration started
                 self.bars[loop] = self.bar_name(loop)   # from (saved), or by the replayed one
-                shaped = last if self.shapes.parameter_like(last) else loop   # when provably
-                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({shaped})")  # alike
+                shaped = loop       # when provably alike, or when the derivative reads no copy
+                if self.shapes.parameter_like(last) or copied.get(loop) not in read:
+                    shaped = last
+                self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({shaped})")
                 if shaped == loop and not self._bound_before(loop, s):
-                    unbound.append(f"{loop} = unbound_before_loop({re.sub(r'_[0-9]+$', '', loop)!r})")
+                    name = re.sub(r"_[0-9]+$", "", loop)
+                    unbound.append(f"{loop} = unbound_before_loop({name!r})")
         self.indent -= 1
         self.last_comment = saved_comment
         # replay only what this iteration's derivative reads (adjoint liveness), and stack

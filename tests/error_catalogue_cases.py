@@ -969,39 +969,6 @@ def defines_class(x):
 
 
 @_construct
-def uses_del(x):
-    y = x * 2.0
-    del y  # !
-    return x
-
-
-@_construct
-def uses_match(x):
-    match 1:  # !
-        case 1:
-            return x * 2.0
-    return x
-
-
-@_construct
-def while_else(x):
-    while x < 5.0:  # !
-        x = x * 2.0
-    else:
-        x = x + 1.0
-    return x
-
-
-@_construct
-def for_else(x):
-    for i in range(3):  # !
-        x = x * 2.0
-    else:
-        x = x + 1.0
-    return x
-
-
-@_construct
 def generator_function(x):
     yield x * 2.0  # !
 

@@ -2624,9 +2624,13 @@ def _reads_first(stmts, name):
     """Whether running `stmts` may read `name` before assigning it (a loop or branch body may
     not run: what it assigns does not count after it, except under a later `if` on the same
     test name: a derivative splits one `if` into several on one saved test)."""
-    def reads(node):
-        return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-                   for n in gast.walk(node))
+    def reads(node):        # (not a nested function's own parameter of that name)
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and any(
+                a.id == name for a in gast.walk(node.args) if isinstance(a, gast.Name)):
+            return False
+        if isinstance(node, gast.Name):
+            return node.id == name and isinstance(node.ctx, gast.Load)
+        return any(reads(n) for n in gast.iter_child_nodes(node))
 
     def assigns(s, target):
         return isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)) and any(
@@ -2647,7 +2651,10 @@ def _reads_first(stmts, name):
             continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
-            if reads(head) or _reads_first(s.body, name) or _reads_first(s.orelse, name):
+            bound = isinstance(s, gast.For) and any(     # (the loop's own target: assigned
+                isinstance(n, gast.Name) and n.id == name for n in gast.walk(s.target))  # first)
+            if reads(head) or not bound and _reads_first(s.body, name) or \
+                    _reads_first(s.orelse, name):
                 return True
             continue
         if reads(s):
