@@ -228,8 +228,7 @@ class ReverseBuilder(Walker, StackReverse):
         outside its body)."""
         inside = {id(st) for st in ir.nested(loop.body)}
         for d, _ in self.shapes.defs.get(name, []):
-            st = d if d == "param" else d[1] if d[0] in ("plain", "for") else d[0]
-            if st == "param" or id(st) not in inside:
+            if d == "param" or id(d[1] if d[0] in ("plain", "for") else d[0]) not in inside:
                 return True
         return False
 

@@ -857,15 +857,7 @@ class _Desugarer:
                     and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
                     and s.value.args and stores.count(s.targets[0].id) == 1):
                 continue
-            func, chain = s.value.func, []
-            while isinstance(func, gast.Attribute):
-                chain.append(func.attr)
-                func = func.value
-            if not isinstance(func, gast.Name) or func.id in stores:
-                continue
-            obj = self.src.resolve_name(func.id)[1]
-            for attr in reversed(chain):
-                obj = getattr(obj, attr, None)
+            obj = self._callee_object(s.value.func, stores)
             args = s.value.args + [k.value for k in s.value.keywords]
             if any(obj is t for t in transforms) and all(
                     isinstance(a, (gast.Constant, gast.Lambda)) or isinstance(a, gast.Name)
@@ -875,17 +867,36 @@ class _Desugarer:
         if not bound:
             return body
         for name, s in bound.items():
-            uses = [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
-                    and m.id == name and isinstance(m.ctx, gast.Load)]
-            calls = [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
-                     and isinstance(m.func, gast.Name) and m.func.id == name]
-            if not uses or len(uses) != len(calls):
+            calls = self._calls_of(name)
+            if not calls:
                 continue
             for c in calls:
                 c.func = gast.copy_location(copy.deepcopy(s.value), c.func)
             body = [b for b in body if b is not s]
             self.changed = True
         return body
+
+    def _callee_object(self, func, stores):
+        """The object a callee expression `a.b.c` names in the function's environment, or None
+        when its root is a local name (`stores`)."""
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in stores:
+            return None
+        obj = self.src.resolve_name(func.id)[1]
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return obj
+
+    def _calls_of(self, name):
+        """The calls `name(...)` in the function when every read of `name` is one; else None."""
+        uses = [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                and m.id == name and isinstance(m.ctx, gast.Load)]
+        calls = [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+                 and isinstance(m.func, gast.Name) and m.func.id == name]
+        return calls if len(uses) == len(calls) else None
 
     def _inline_partials(self, body):
         """`g = functools.partial(h, a, k=b)` of a nested function h, g only ever called and
@@ -905,16 +916,7 @@ class _Desugarer:
                     and s.value.args[0].id in functions):
                 continue
             call, name = s.value, s.targets[0].id
-            func = call.func
-            chain = []
-            while isinstance(func, gast.Attribute):
-                chain.append(func.attr)
-                func = func.value
-            if not isinstance(func, gast.Name) or func.id in stores:
-                continue
-            obj = self.src.resolve_name(func.id)[1]
-            for attr in reversed(chain):
-                obj = getattr(obj, attr, None)
+            obj = self._callee_object(call.func, stores)
             bound = call.args[1:] + [k.value for k in call.keywords]
             if obj is not functools.partial or stores.count(name) != 1 or any(
                     k.arg is None for k in call.keywords) or not all(
@@ -924,16 +926,12 @@ class _Desugarer:
             partials[name] = (s, call)
         if not partials:
             return body
-        uses = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
-                    and m.id == n and isinstance(m.ctx, gast.Load)] for n in partials}
-        calls = {n: [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
-                     and isinstance(m.func, gast.Name) and m.func.id == n] for n in partials}
         for name, (s, call) in partials.items():
-            if len(uses[name]) != len(calls[name]) or any(
-                    isinstance(a, gast.Starred) or k.arg is None for c in calls[name]
-                    for a, k in zip(c.args, c.keywords)):
+            calls = self._calls_of(name)
+            if calls is None or any(isinstance(a, gast.Starred) or k.arg is None
+                                    for c in calls for a, k in zip(c.args, c.keywords)):
                 continue
-            for c in calls[name]:
+            for c in calls:
                 given = {k.arg for k in c.keywords}
                 c.func = copy.deepcopy(call.args[0])
                 c.args = [copy.deepcopy(a) for a in call.args[1:]] + c.args
