@@ -163,12 +163,7 @@ def _name(id_, store=False):
 
 
 def _at(like, node):
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
+    return located(node, like, only_new=True)
 
 
 def _parse(text, like):

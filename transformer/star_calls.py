@@ -17,6 +17,7 @@ import gast
 
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import walk
+from secant.transformer.parse import located
 
 
 def rewrite(d, body):
@@ -25,13 +26,8 @@ def rewrite(d, body):
 
 
 def _assign(target, value, like):
-    node = gast.Assign(targets=[target], value=value, type_comment=None)
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
+    return located(gast.Assign(targets=[target], value=value, type_comment=None), like,
+                   only_new=True)
 
 
 class _CallSites(Hoister):
