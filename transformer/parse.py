@@ -404,7 +404,8 @@ def located(node, like, only_new=False):
     yet) at the source position of the user's `like` (so errors in code secant wrote name the
     user's line)."""
     for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and not (only_new and getattr(m, "lineno", None) is not None):
+        placed = getattr(m, "lineno", None) is not None
+        if isinstance(m, (gast.stmt, gast.expr)) and not (only_new and placed):
             gast.copy_location(m, like)
             m.end_lineno = getattr(like, "end_lineno", m.lineno)
             m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
