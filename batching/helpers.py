@@ -332,11 +332,11 @@ def take_per_example(a, i, mode=None, fill_value=None):
     n = np.shape(a)[0]
     if isinstance(i, tuple):
         rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(i) - 1))
-        out = a.at[(rows,) + i].get(mode=mode, fill_value=fill_value)
+        index = (rows,) + i
     else:
         rows = snp.reshape(snp.arange(n), (n,) + (1,) * (np.ndim(i) - 1))
-        out = a.at[rows, i].get(mode=mode, fill_value=fill_value)
-    return out
+        index = (rows, i)       # (named: vmap reads a batched index as one value)
+    return a.at[index].get(mode=mode, fill_value=fill_value)
 
 
 def _at_method(a, index, values, method, mode=None):

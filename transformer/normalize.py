@@ -1864,7 +1864,8 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f".at[...].{method}() takes "
                                  f"{'no' if method == 'get' else 'one'} value")
         values = self.operand(node.args[0]) if node.args else ir.Expr("None")
-        if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
+        if self.batching and any(isinstance(n, gast.Name) and self.current.get(n.id) in
+                                 self.tracked for n in gast.walk(index_node)):   # (a tuple too)
             parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
             index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
             index = index[0] if not isinstance(index_node, gast.Tuple) else \
