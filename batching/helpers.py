@@ -597,13 +597,16 @@ def grad_seed_batched(out):
     return snp.ones_like(out)
 
 
-def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
+def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_batched=True):
     """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
-    axis; a container's items add leaf by leaf (an unbatched container gets a batch axis)."""
+    axis (a batched index: each example adds at its own); a container's items add leaf by leaf
+    (an unbatched container gets a batch axis)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
         return add_at(tree_bar, idx, g)
+    if idx_batched:
+        return update_per_example(tree_bar, idx, g, "add", n, True, g_batched, mode="clip")
     idx = idx if isinstance(idx, tuple) else (idx,)     # (a read clamped idx: add where it read)
     return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
 

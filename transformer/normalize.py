@@ -1234,6 +1234,14 @@ class Normaliser(ContainerMixin):
             elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
+        elif (base.name in self.params or self._made_by_call(base.name)) and \
+                self._from_outside(node.slice):
+            # params[key] with key a closure, a global, a parameter or their attribute: a dict's
+            # key or a list's index as often as an array's, as it turns out when it runs
+            if self.batching:
+                self.out[-1].rows = True        # (index_examples)
+            else:
+                self.out[-1].container = True   # (add_at)
         return item
 
     def _check_batched_index(self, node, base, index):
@@ -1283,6 +1291,20 @@ class Normaliser(ContainerMixin):
                 return op.op == "call" or any(k.startswith("return_") and v != "False"
                                               for k, v in op.statics.items())
         return False
+
+    def _from_outside(self, node):
+        """Whether expression `node` is a name (or its attribute) the function reads from outside
+        its body: a closure, a global, or a parameter it has not rebound."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and \
+            self.current.get(node.id, self.params[0] if self.params else None) in self.params
+
+    def _made_by_call(self, name):
+        """Whether SSA `name` is the result of a call of a user function (a dict or list as
+        often as an array)."""
+        return any(isinstance(op, ir.Op) and name in op.targets and op.op == "call"
+                   for op in self.out)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
