@@ -1023,7 +1023,10 @@ class Normaliser(ContainerMixin):
             for v in node.values:
                 self._test(v)
             return self._inactive(node)
-        return self.operand(node)
+        test = self.operand(node)
+        if isinstance(test, ir.Var) and self.container_kind(test) in ("list", "tuple", "dict"):
+            return ir.Expr(f"len({test.name}) > 0")     # `if history:` asks for its length
+        return test
 
     def _inactive(self, node):
         return ir.Expr(self._source(node))
