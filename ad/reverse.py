@@ -862,8 +862,11 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     else:
         b.emit(f"grad_seed({src(result)})")
     b.last_comment = fn.result.origin.text
+    start = len(b.lines)
     b.reverse(fn.body)
     b.flush_all_fields()
+    if mode == "value_and_grad" or has_aux:
+        result, aux = _kept_from_reverse(b, start, names, result, aux)
     # the arrays it reads, its callees' array parameters included; not what may also be a
     # container (item_of(x, i) reads x[:, i] of an array or x[i] of a tuple)
     fn.arrays = b.arrays - b.containers
@@ -891,6 +894,25 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param
+
+
+def _kept_from_reverse(b, start, names, *outs):
+    """The outputs returned after the reverse pass (value_and_grad's value, an aux), with each
+    name the reverse pass binds again (a loop's pass restores its saved forward values: the
+    first iteration's, not the last) copied before it, as `y_value = y`."""
+    rebound = {n for ln in b.lines[start:] for n in ln.defines}
+    copies_ = {}
+
+    def kept(o):
+        if isinstance(o, ir.Seq):
+            return ir.Seq(tuple(kept(i) for i in o.items), o.kind, o.keys)
+        if isinstance(o, ir.Var) and o.name in rebound:
+            if o.name not in copies_:
+                copies_[o.name] = names.fresh(f"{o.name}_value")
+                b.lines.insert(start, Line(f"{copies_[o.name]} = {o.name}", 1))
+            return ir.Var(copies_[o.name])
+        return o
+    return tuple(kept(o) if o is not None else None for o in outs)
 
 
 def _unpack_output_bar(b, result, source):

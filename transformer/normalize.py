@@ -1023,7 +1023,10 @@ class Normaliser(ContainerMixin):
             for v in node.values:
                 self._test(v)
             return self._inactive(node)
-        return self.operand(node)
+        test = self.operand(node)
+        if isinstance(test, ir.Var) and self.container_kind(test) in ("list", "tuple", "dict"):
+            return ir.Expr(f"len({test.name}) > 0")     # `if history:` asks for its length
+        return test
 
     def _inactive(self, node):
         return ir.Expr(self._source(node))
@@ -1613,6 +1616,35 @@ class Normaliser(ContainerMixin):
         return self._emit("call", operands, {}, fn.__name__, callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
+    def _partial_as_lambda(self, node):
+        """functools.partial(f, a, ...) of a named function with positional parameters, given
+        to a transform written in place (`vmap(partial(net, p))(xs)`): the lambda it stands for,
+        `lambda x: f(a, ..., x)`, whose free locals the transform holds fixed; else `node`."""
+        import functools
+        import inspect
+        if not (isinstance(node, gast.Call) and self._resolve(node.func) is functools.partial
+                and len(node.args) >= 2 and not node.keywords
+                and not any(isinstance(a, gast.Starred) for a in node.args)):
+            return node
+        fn = self._resolve(node.args[0])
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return node
+        rest = params[len(node.args) - 1:]
+        if len(params) < len(node.args) - 1 or any(
+                p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or
+                p.default is not p.empty for p in rest):
+            return node
+        names = [self.names.fresh(p.name) for p in rest]
+        text = (f"lambda {', '.join(names)}: {gast.unparse(node.args[0]).strip()}("
+                + ", ".join([gast.unparse(a).strip() for a in node.args[1:]] + names) + ")")
+        lam = gast.parse(text).body[0].value
+        for n in gast.walk(lam):
+            if isinstance(n, (gast.expr, gast.stmt)):
+                gast.copy_location(n, node)
+        return lam
+
     def _made_by_factory(self, call, outer):
         """(the function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
         place (its arguments: functions by name, everything else literals), else _UNRESOLVED;
@@ -1626,6 +1658,8 @@ class Normaliser(ContainerMixin):
             return _UNRESOLVED, extra
 
         def value(node, first=False):
+            if first:
+                node = self._partial_as_lambda(node)
             local_def = isinstance(node, gast.Name) and node.id in self.local_defs
             if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
                     or local_def and first:
