@@ -9,12 +9,13 @@ the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so gr
 backward solve, not a derivative of every solver step. Forward mode (jvp) is an error, as for
 any custom_vjp function in JAX."""
 import functools
+import inspect
 import math
 
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, UnsupportedError, where
-from secant.custom import custom_vjp, custom_vmap
+from secant.custom import _Custom, custom_vjp, custom_vmap
 import secant
 from secant.transforms import load_generated
 
@@ -195,25 +196,56 @@ def _per_example(fn):
     mxstep, hmax) are never batched."""
     batched_fn = custom_vmap(fn)
 
-    @batched_fn.def_vmap
     def rule(axis_size, in_batched, *args):
         if any(in_batched[:5]):
             raise UnsupportedError("vmap over odeint's func, rtol, atol, mxstep or hmax is not "
                                    "supported; map over y0, t or the extra arguments" + where())
-        settings, arrays = args[:5], args[5:]
-
-        def one(i):
-            return fn(*settings, *[tree_util.tree_map(lambda v: v[i], a) if b else a
-                                   for a, b in zip(arrays, in_batched[5:])])
-        return lax.map(one, snp.arange(axis_size)), True
+        return _map_examples(fn, args[:5], args[5:], in_batched[5:], axis_size), True
     rule.__name__ = f"{fn.__name__.lstrip('_')}_vmap_rule"
-    rule.__secant_opaque__ = ("vmap of vmap of odeint is not supported yet (its batching rule "
-                              "batched again); vmap once over the examples flattened into one "
-                              "axis (reshape) instead")
+    rule.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for p in ("axis_size", "in_batched", *inspect.signature(fn).parameters)])
+    batched_fn.def_vmap(_BatchedAgain(rule))
     batched_fn.no_reverse = ("a second derivative of odeint with a pytree state is not "
                              "supported yet (only with an array state); ravel the state into "
                              "one array")
     return batched_fn
+
+
+def _map_examples(fn, settings, arrays, batched, size):
+    """fn(*settings, *arrays) once per example of the arrays batched (lax.map), stacked."""
+    def one(i):
+        return fn(*settings, *[tree_util.tree_map(lambda v: v[i], a) if b else a
+                               for a, b in zip(arrays, batched)])
+    return lax.map(one, snp.arange(size))
+
+
+class _BatchedAgain(_Custom):
+    """A per-example batching rule that another vmap batches (vmap of vmap of odeint): it runs
+    once per example of the outer batch too, so each solve keeps its own steps."""
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        from secant.transforms import example_axes
+        if mode != "vmap":
+            raise UnsupportedError(f"{mode} of odeint's batching rule is not supported; "
+                                   "differentiate before vmap (vmap(grad(f)))" + where())
+        axes = example_axes(batch, len(params), wrt, "odeint's batching rule")
+        rule = self.fun
+
+        def batched(*args):
+            args = [a if ax in (None, 0) else
+                    tree_util.tree_map(lambda v, ax=ax: snp.moveaxis(v, ax, 0), a)
+                    for a, ax in zip(args, axes)]
+            size = snp.shape(tree_util.tree_leaves(
+                [a for a, ax in zip(args, axes) if ax is not None])[0])[0]
+            out = _map_examples(lambda *a: rule(*a)[0], (), args,
+                                [ax is not None for ax in axes], size)
+            return out, True
+        batched.__name__ = f"{rule.__name__}_vmap"
+        batched.__signature__ = inspect.signature(rule)
+        out = _BatchedAgain(batched)
+        out.__secant_out_batched__ = True       # (every output batched)
+        return out
 
 
 def _differentiable_per_example(fn):
