@@ -12,10 +12,13 @@ import gast
 
 class Hoister(gast.NodeTransformer):
     pre, lazy, stmt = (), 0, None
+    nested_defs = False     # whether the bodies of nested defs are rewritten too
 
     def visit_body(self, stmts):
         out = []
         for s in stmts:
+            if isinstance(s, gast.FunctionDef) and self.nested_defs:
+                s.body = self.visit_body(s.body)
             if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
                 out.append(s)
                 continue
