@@ -192,9 +192,32 @@ def dict_pop(x):
     return b * d["a"] + c + len(d)
 
 
+def dict_pop_in_expression(x):
+    d = {"a": x, "b": snp.sin(x)}
+    return d.pop("b") * d["a"] + len(d)
+
+
+def dict_pop_in_a_call(x):
+    d = {"a": x, "b": 2.0 * x}
+    return snp.sin(d.pop("c", x) + d.pop("a")) * d["b"]
+
+
 def nested_comprehension(x):
     grid = [[w * v * x for w in WS] for v in (1.0, 2.0)]
     return sum(sum(row) for row in grid)
+
+
+def nested_display_rows(x):
+    grid = [[x, 2.0 * x], [snp.sin(x), x * x]]
+    return sum(sum(row) for row in grid)
+
+
+def rows_summed_in_a_loop(x):
+    grid = [[w * snp.sin(v * x) for w in WS] for v in (1.0, 3.0)]
+    t = 0.0
+    for row in grid:
+        t = t * 0.5 + sum(row)
+    return t
 
 
 def nested_comprehension_flat(x):
@@ -316,12 +339,13 @@ TRANSFORMS = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 WORKING = [chained_compare_static, chained_compare_value, assert_static, fstring_error_branch,
            global_read, del_temp, isinstance_arg, math_static, tuple_swap, star_unpack, zip_star,
            any_all_static, min_max_static, max_of_values, min_of_values_two, dict_setdefault,
-           dict_update, dict_update_kwargs, dict_pop, nested_comprehension_flat, enumerate_start,
+           dict_update, dict_update_kwargs, dict_pop, dict_pop_in_expression, dict_pop_in_a_call,
+           nested_comprehension, nested_display_rows, rows_summed_in_a_loop,
+           nested_comprehension_flat, enumerate_start,
            enumerate_start_kw_values, range_negative_step, range_negative_step_two, while_else,
            for_else, match_static, match_int, match_tuple, aug_attr_user_object,
            held_then_called]
 NOT_YET = {
-    nested_comprehension: "sum(row) of a row of a list of lists (sum over a loop variable)",
     aug_attr_local: "an attribute set on a types.SimpleNamespace (not a user class): a mutation",
 }
 
@@ -364,6 +388,17 @@ def deleted_then_read_again(x):
     del t
     t = x * 2.0
     return t * t
+
+
+def pop_after_a_read(x):
+    d = {"a": x, "b": snp.sin(x)}
+    return d["b"] + d.pop("b") * d["a"]
+
+
+def test_pop_after_a_read_of_the_dict_is_refused():
+    """(d read before the pop in the same expression: not moved ahead of that read)"""
+    with pytest.raises(secant.SecantError, match="pop"):
+        secant.grad(pop_after_a_read)(0.5)
 
 
 def test_del_then_rebound(x64):

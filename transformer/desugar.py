@@ -288,6 +288,11 @@ class _Desugarer:
             rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
             if rebuilt is not None:
                 return rebuilt
+        if not self.only_choices:
+            pre = container_updates.hoist_pops(self, s)     # f(d.pop(k)): v = d.pop(k) first
+            if pre:
+                self.changed = True
+                return self.block(pre + [s])
         if not self.only_choices and isinstance(s, (gast.Expr, gast.Assign)):
             rebuilt = container_updates.rewrite_method(self, s)     # d.update(...)
             if rebuilt is not None:
