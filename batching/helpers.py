@@ -32,9 +32,13 @@ def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
     leaves = tree_util.tree_leaves(tree)
-    if leaves and np.ndim(leaves[0]) <= axis:
+    if not leaves:
+        return None                                 # (a scan's empty ys)
+    shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)
+    shape = np.shape(leaves[0]) if shape is None else tuple(shape)
+    if len(shape) <= axis:
         raise _unsupported(leaves[0])
-    return np.shape(leaves[0])[axis] if leaves else None     # (None: a scan's empty ys)
+    return shape[axis]
 
 
 def _unsupported(value):

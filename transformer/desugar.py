@@ -41,8 +41,8 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, nonlocals, objects, star_calls,
-                                statements, vjp_calls)
+from secant.transformer import (container_updates, depth, namespaces, nonlocals, objects,
+                                star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
@@ -204,6 +204,7 @@ class _Desugarer:
             return self.block(node.body)
         body = _TreeCalls(self).visit_body(node.body)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
+        body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = self.lift_local_functions(body)
         body = self.block(body)
@@ -284,6 +285,11 @@ class _Desugarer:
             rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
             if rebuilt is not None:
                 return rebuilt
+        if not self.only_choices:
+            pre = container_updates.hoist_pops(self, s)     # f(d.pop(k)): v = d.pop(k) first
+            if pre:
+                self.changed = True
+                return self.block(pre + [s])
         if not self.only_choices and isinstance(s, (gast.Expr, gast.Assign)):
             rebuilt = container_updates.rewrite_method(self, s)     # d.update(...)
             if rebuilt is not None:

@@ -465,6 +465,8 @@ class Normaliser(ContainerMixin):
             self.out[-1].targets = [name]
             self.tracked.add(name)
             self.containers[name] = self.containers.pop(packed.name)
+            if packed.name in self.item_kinds:      # (a list of lists)
+                self.item_kinds[name] = self.item_kinds.pop(packed.name)
             self.names.taken.discard(packed.name)
             self.tracked.discard(packed.name)
         else:
@@ -690,6 +692,7 @@ class Normaliser(ContainerMixin):
         def unpack(i):
             item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
             self.out[-1].container = True       # its cotangent is built item by item
+            self.item_kind(iterable, item)
             self._bind_target(stmt.target, item, stmt)
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
@@ -1217,8 +1220,7 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
             if self.batching and self.is_container(base):
                 self.out[-1].container = True   # an item of a list built here: as written
-            if base.name in self.item_kinds and isinstance(item, ir.Var):   # split_at(g, n)[0]
-                self.containers[item.name] = self.item_kinds[base.name]     # (a list itself)
+            self.item_kind(base, item)      # split_at(g, n)[0]: a list itself
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
@@ -1901,8 +1903,8 @@ class Normaliser(ContainerMixin):
             for n in (plain, total):
                 n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
             return self.operand(total)
-        arg = self.operand(items)               # sum(b) of a tracked list
-        if isinstance(arg, ir.Var) and self.is_container(arg):
+        arg = self.operand(items)               # sum(b) of a tracked list (in generated code,
+        if isinstance(arg, ir.Var) and (self.is_container(arg) or self.src.generated):  # one
             return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
             return self._inactive(node)
