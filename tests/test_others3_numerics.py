@@ -462,3 +462,28 @@ def test_list_pop_truth_and_zip_under_transforms(x64):
         return acc + sum(a) + len(b)
     check_grad(f, 0.7)
     check_vmap(f, (np.array([0.3, 0.7, -0.4]),))
+
+
+def test_sourceless_function_passing_a_lambda_to_jvp(x64):
+    """A function defined in exec whose lambda (closing over nothing traced) goes to jvp: the
+    lambda the trace made read the trace's recorders as its globals (NameError under vmap)."""
+    ns = {"jvp": jvp, "jnp": jnp}
+    exec("def h(xd):\n    return jvp(lambda x: jnp.sin(x) * 2.0, (jnp.ones(2),), (xd,))[1]\n",
+         ns)
+    xd = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 1.0]])
+    np.testing.assert_allclose(vmap(ns["h"])(to_snp(xd)), 2 * np.cos(1.0) * xd, rtol=1e-12)
+    np.testing.assert_allclose(jit(ns["h"])(to_snp(xd[2])), 2 * np.cos(1.0) * xd[2], rtol=1e-12)
+
+
+def test_vmap_of_partial_written_in_place(x64):
+    """vmap(functools.partial(net, p))(xs) inside a differentiated function (refused before)."""
+    import functools
+
+    def net(p, x):
+        return jnp.tanh(p * x).sum()
+
+    def loss(p, xs):
+        return jnp.mean(vmap(functools.partial(net, p))(xs) ** 2)
+    xs = RNG.normal(size=(4, 3))
+    check_grad(loss, np.array([0.5, -0.3, 0.8]), xs)
+    check_vmap(lambda p: loss(p, to_snp(xs)), (RNG.normal(size=(2, 3)),))
