@@ -903,20 +903,16 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
     if mode == "vmap":      # custom_vjp / custom_jvp: vmap batches the function and its rules
         return _batched_custom(custom, params, wrt, staged, batch)
     if isinstance(custom, custom_vmap):
-        if mode == "jvp":   # forward mode differentiates the function's body, as JAX does
-            return generate(custom.fun, wrt, mode, staged=staged)
-        if getattr(custom, "reverse_by_body", False):   # (a library's per-example wrapper)
-            return generate(custom.fun, wrt, mode, staged=staged)
-        if getattr(custom, "no_reverse", None):      # (a library's own reason, said when
-            name = f"{custom.__name__.lstrip('_')}_vjp_refused"  # called: a branch not taken
-            source = (f"def {name}(*args, **kwargs):\n"         # is no error)
-                      f"    raise UnsupportedError({custom.no_reverse!r} + where())\n")
-            return load_generated(source, name, {}, {"UnsupportedError": UnsupportedError,
-                                                     "where": where})
+        if getattr(custom, "no_derivative", None):      # (a library's own reason)
+            return _refused(custom, mode, UnsupportedError, custom.no_derivative)
+        if mode == "jvp" or getattr(custom, "reverse_by_body", False):
+            return generate(custom.fun, wrt, mode, staged=staged)   # (forward mode: as JAX)
         raise SecantTypeError(f"can't apply reverse-mode autodiff (grad/vjp) to a custom_vmap "
                               f"function ({custom.__name__}), as in JAX; to give it a gradient "
                               "too, stack it under custom_vjp: custom_vjp(custom_vmap(f)) with "
                               f"defvjp(fwd, bwd){where()}")
+    if mode == "jvp" and getattr(custom, "jvp_twin", None) is not None:   # (a library's own
+        return _generate_custom(custom.jvp_twin, wrt, mode, staged, batch)  # forward rule)
     bad = [params[i] for i in wrt if i in custom.nondiff_argnums]
     if bad:
         raise SecantTypeError(f"{custom.__name__}: cannot differentiate with respect to "
@@ -929,9 +925,10 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
                               f"rule yet: call {custom.__name__}."
                               f"{'defjvp' if is_jvp else 'defvjp'}(...) before differentiating it")
     if mode == "jvp" and not is_jvp:
-        raise SecantTypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp "
-                              f"function ({custom.__name__}); use custom_jvp for a rule that "
-                              "works in both modes")
+        return _refused(custom, "jvp", SecantTypeError,
+                        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                        f"({custom.__name__}); use custom_jvp for a rule that works in both "
+                        "modes")
     if mode == "jvp":
         source, name, free = custom_rules.jvp_of_custom_jvp(custom, params, wrt)
     elif mode == "vjp" and not is_jvp:
@@ -947,6 +944,14 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
     return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
                           _rule_lines(source, free))
+
+
+def _refused(custom, mode, error, message):
+    """The `mode` function of a custom function that has none: it raises `error` when called
+    (as JAX, which refuses when it traces the call: a branch not taken is no error)."""
+    name = f"{custom.__name__.lstrip('_')}_{mode}_refused"
+    source = f"def {name}(*args, **kwargs):\n    raise error({message!r} + where())\n"
+    return load_generated(source, name, {}, {"error": error, "where": where})
 
 
 def example_axes(batch, n, wrt, what):

@@ -2,7 +2,9 @@
 reverse differentiates odeint's own adjoint rules (the forward rule calls the custom_vjp
 function itself; the backward rule, for an array state, is code the transforms read, whose
 solve is odeint again). Against closed forms: for dy/dt = -k y cos(t), y(t) = y0 exp(-k sin t).
-Forward mode (jvp, hence hessian = jacfwd(jacrev)) stays an error, as in JAX."""
+Forward mode goes beyond JAX (whose odeint refuses jvp): the sensitivity equations, solved by
+odeint; so jvp, hessian (jacfwd of jacrev) and jacfwd of grad work too. A pytree state keeps
+first-order reverse mode only."""
 import numpy as np
 import pytest
 
@@ -74,6 +76,34 @@ def test_first_derivative_of_a_pytree_state_still_works_and_its_second_is_refuse
         secant.grad(secant.grad(tree_loss))(0.7)
 
 
-def test_forward_mode_is_refused_as_in_jax(x64):
+def test_jvp_against_the_closed_form(x64):
+    """Tangents of y0, k, and of the output and initial times."""
+    y0, k = 0.8, 0.7
+    e = np.exp(-k * S2)
+
+    def f(y0, k, ts):
+        return odeint(rhs, y0, ts, k)[-1]
+    ts = snp.asarray(TS)
+    for dots, want in [((1.0, 0.0, 0 * TS), e), ((0.0, 1.0, 0 * TS), -y0 * S2 * e),
+                       ((0.0, 0.0, np.array([0.0, 0.0, 1.0])), -k * np.cos(TS[2]) * y0 * e),
+                       ((0.0, 0.0, np.array([1.0, 0.0, 0.0])), k * y0 * e)]:
+        out, out_dot = secant.jvp(f, (y0, k, ts), tuple(snp.asarray(d) for d in dots))
+        np.testing.assert_allclose(out, y0 * e, rtol=1e-7)
+        np.testing.assert_allclose(out_dot, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["hessian", "jacfwd_jacrev", "jacfwd_grad", "jit_hessian"])
+def test_forward_over_reverse_against_the_closed_form(x64, how):
+    def f(x):
+        return loss(x[0], x[1])
+    build = {"hessian": secant.hessian,
+             "jacfwd_jacrev": lambda f: secant.jacfwd(secant.jacrev(f)),
+             "jacfwd_grad": lambda f: secant.jacfwd(secant.grad(f)),
+             "jit_hessian": lambda f: secant.jit(secant.hessian(f))}[how]
+    np.testing.assert_allclose(build(f)(np.array([0.8, 0.7])), loss_hessian(0.8, 0.7),
+                               rtol=1e-6)
+
+
+def test_forward_mode_of_a_pytree_state_is_refused(x64):
     with pytest.raises(secant.SecantError, match="forward-mode"):
-        secant.hessian(lambda k: loss(0.8, k))(0.7)
+        secant.jvp(lambda k: odeint(_tree_rhs, {"a": 1.0}, TS, k)["a"], (0.7,), (1.0,))

@@ -15,7 +15,7 @@ import math
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, UnsupportedError, where
-from secant.custom import _Custom, custom_vjp, custom_vmap
+from secant.custom import _Custom, custom_jvp, custom_vjp, custom_vmap
 import secant
 from secant.transforms import load_generated
 
@@ -206,9 +206,9 @@ def _per_example(fn):
         [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for p in ("axis_size", "in_batched", *inspect.signature(fn).parameters)])
     batched_fn.def_vmap(_BatchedAgain(rule))
-    batched_fn.no_reverse = ("a second derivative of odeint with a pytree state is not "
-                             "supported yet (only with an array state); ravel the state into "
-                             "one array")
+    batched_fn.no_derivative = ("a second derivative of odeint with a pytree state is not "
+                                "supported yet (only with an array state); ravel the state "
+                                "into one array")
     return batched_fn
 
 
@@ -253,7 +253,7 @@ def _differentiable_per_example(fn):
     for an array state, written in code the transforms read)."""
     batched_fn = _per_example(fn)
     batched_fn.reverse_by_body = True
-    del batched_fn.no_reverse
+    del batched_fn.no_derivative
     return batched_fn
 
 
@@ -409,3 +409,48 @@ def _unflat(flat, like):
 
 _odeint_array.defvjp(_differentiable_per_example(_odeint_array_fwd),
                      _differentiable_per_example(_odeint_array_bwd))
+
+
+# --- forward mode (beyond JAX, whose odeint refuses jvp): the sensitivity equations ---------------
+def _sensitivity(func, shape, state, t, args):
+    """The system with its tangent, as one flat state (y, y_dot): d y_dot/dt = J_y f y_dot +
+    J_args f args_dot (args: the pair (args, args_dot))."""
+    n = math.prod(shape)
+    y = snp.reshape(state[:n], shape)
+    y_dot = snp.reshape(state[n:], shape)
+    args, args_dot = args
+    f, f_dot = secant.jvp(func, (y, t, args), (y_dot, snp.zeros_like(t), args_dot))
+    return _flat([f, f_dot], state.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _sensitivity_of(func, shape):
+    """_sensitivity for func (_packed) and the state's shape, as odeint's func."""
+    source = "def sensitivity(state, t, args):\n" \
+             "    return _sensitivity(func, shape, state, t, args)\n"
+    return load_generated(source, "sensitivity", {}, {"_sensitivity": _sensitivity,
+                                                      "func": func, "shape": shape})
+
+
+_sensitivity_of.__secant_constant__ = True
+
+
+def _odeint_array_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
+    """ys and their tangent: y_dot(t) solves the sensitivity equations from y0_dot (less f at
+    t0 times t0's tangent), and each output moves with its time's tangent."""
+    y0, ts, args = primals
+    y0_dot, ts_dot, args_dot = tangents
+    y0 = snp.asarray(y0)
+    ys = _odeint_array(func, rtol, atol, mxstep, hmax, y0, ts, args)
+    args_dot = _unflat(_flat([args_dot], y0.dtype), args)
+    start = _flat([y0, y0_dot - func(y0, ts[0], args) * ts_dot[0]], y0.dtype)
+    states = odeint(_sensitivity_of(func, y0.shape), start, ts, (args, args_dot), rtol=rtol,
+                    atol=atol, mxstep=mxstep, hmax=hmax)
+    n = snp.size(y0)
+    moved = lax.map(lambda i: func(ys[i], ts[i], args) * ts_dot[i], snp.arange(ts.shape[0]))
+    ys_dot = snp.reshape(states[:, n:], ys.shape) + moved
+    return ys, ys_dot
+
+
+_odeint_array.jvp_twin = custom_jvp(_odeint_array.fun, nondiff_argnums=(0, 1, 2, 3, 4))
+_odeint_array.jvp_twin.defjvp(_odeint_array_jvp)
