@@ -1734,6 +1734,11 @@ class Normaliser(ContainerMixin):
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        if obj is getattr and len(args) == 2 and isinstance(args[0], ir.Expr) and \
+                not self.batching:
+            # getattr(jnp, self.act) of a differentiated self: a look-up in a constant by a
+            # name (a string field, never differentiated)
+            return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
