@@ -1831,6 +1831,29 @@ def _jvp_call_form(fun, n):
     return made, argnums, names if keyword else None
 
 
+_jvp_closed = weakref.WeakKeyDictionary()       # generated function -> its jvp_closed
+
+
+def jvp_closed(fun):
+    """`def jvp_of(primals, tangents): return jvp(fun, primals, tangents)`, generated once per
+    function (code a transform reads calls it for `jvp(f, primals, tangents)` with f known
+    only at run time; the transform of that call reads this source, f resolved)."""
+    base = _unwrap(fun)
+    try:
+        hit = _jvp_closed.get(base)
+    except TypeError:
+        hit, base = None, None
+    if hit is None:
+        name = getattr(base or fun, "__name__", "fn")
+        name = f"{name}_jvp_of" if name.isidentifier() else "jvp_of"
+        hit = load_generated(f"def {name}(primals, tangents):\n"
+                             f"    return jvp(fn, primals, tangents)\n", name, {},
+                             {"jvp": jvp, "fn": fun})
+        if base is not None:
+            _jvp_closed[base] = hit
+    return hit
+
+
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
 jvp.__secant_call_form__ = ("jvp_fn", _jvp_call_form)
 jvp_fn.__secant_factory__ = True
