@@ -658,7 +658,8 @@ class ReverseBuilder(Walker, StackReverse):
         given = all(self.assigned_once.get(t) == 1 for t in op.targets) and \
             inspect.isfunction(op.callee) and not any(
             getattr(op.callee, a, None) for a in ("__secant_custom__", "__secant_dispatch__",
-                                                  "__secant_dispatched__")) and \
+                                                  "__secant_dispatched__",
+                                                  "__secant_batched_dispatch__")) and \
             hasattr(self.vjp_of_callee, "reads_given_out") and \
             self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
         vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys),

@@ -55,6 +55,9 @@ def _fields_only(module, parents, s):
     """The constructor's fields when every other use of s's name reads or sets one of them."""
     name = s.targets[0].id
     fields = [k.arg for k in s.value.keywords]
+    if any(isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names
+           for n in gast.walk(module)):
+        return None                 # (another scope sees it)
     for n in gast.walk(module):
         if not (isinstance(n, gast.Name) and n.id == name) or n is s.targets[0]:
             continue

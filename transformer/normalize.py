@@ -1768,6 +1768,11 @@ class Normaliser(ContainerMixin):
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        if obj is getattr and len(args) == 2 and isinstance(args[0], ir.Expr) and \
+                not self.batching:
+            # getattr(jnp, self.act) of a differentiated self: a look-up in a constant by a
+            # name (a string field, never differentiated)
+            return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
@@ -2074,6 +2079,20 @@ class Normaliser(ContainerMixin):
         secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
         name, make = form
         args = node.args
+        if name == "jvp_fn" and not node.keywords and len(args) == 3 and \
+                self._known_at_run_time(args[0]):
+            # jvp(grad(f), primals, tangents) with f a parameter: how many primals f takes is
+            # known when it runs: jvp_closed(grad(f))(primals, tangents), a call of a function
+            # known at run time (generated on first use, cached by the function)
+            from secant.transforms import jvp_closed
+            made = self.names.fresh("jvp_closed")
+            self.bindings[made] = jvp_closed
+            call = gast.Call(func=gast.Call(func=gast.Name(made, gast.Load(), None, None),
+                                            args=[args[0]], keywords=[]),
+                             args=list(args[1:]), keywords=[])
+            for n in (call, call.func, call.func.func):
+                _place(n, node)
+            return self.call(call)
         if not node.keywords and len(args) == 3 and any(isinstance(a, gast.Name)
                                                         for a in args[1:]):
             args = self._spelled_tuples(node, args)
@@ -2116,6 +2135,16 @@ class Normaliser(ContainerMixin):
                          [gast.keyword(k, t) for k, t in zip(keywords, tangents)])
         gast.copy_location(call, node)
         return self.user_call(call, made_fn)
+
+    def _known_at_run_time(self, fn):
+        """Whether function expression `fn` names a function only the running program knows:
+        a parameter (or a factory's call of one: grad(f)), not a local def or lambda."""
+        if isinstance(fn, gast.Call):
+            factory = self._resolve(fn.func)
+            return getattr(factory, "__secant_factory__", False) and bool(fn.args) and \
+                self._known_at_run_time(fn.args[0])
+        return isinstance(fn, gast.Name) and fn.id not in self.local_defs and \
+            self._resolve(fn) is _UNRESOLVED
 
     def _spelled_tuples(self, node, args):
         """jvp(f, primals, tangents) with the tuples in variables: unpacked first into as many
