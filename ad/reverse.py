@@ -366,6 +366,10 @@ class ReverseBuilder(Walker, StackReverse):
             return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
+            if seq.kind == "dict":      # grad_of_fields' {k: v}: fields_of reads the keys
+                # alone, written alone, so that a transform reading this derivative again never
+                # takes the values (batched, differentiated) for the keys it loops over
+                fill[spec.sequence] = "[" + ", ".join(seq.keys) + "]"
             pieces = [self.names.fresh(f"{src(i)}_bar" if isinstance(i, ir.Var) else self.discard)
                       for i in seq.items]
             expr = render(SEQUENCE_VJP[op.op])

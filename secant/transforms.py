@@ -905,8 +905,14 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
     if isinstance(custom, custom_vmap):
         if mode == "jvp":   # forward mode differentiates the function's body, as JAX does
             return generate(custom.fun, wrt, mode, staged=staged)
-        if getattr(custom, "no_reverse", None):      # (a library's own reason)
-            raise UnsupportedError(custom.no_reverse + where())
+        if getattr(custom, "reverse_by_body", False):   # (a library's per-example wrapper)
+            return generate(custom.fun, wrt, mode, staged=staged)
+        if getattr(custom, "no_reverse", None):      # (a library's own reason, said when
+            name = f"{custom.__name__.lstrip('_')}_vjp_refused"  # called: a branch not taken
+            source = (f"def {name}(*args, **kwargs):\n"         # is no error)
+                      f"    raise UnsupportedError({custom.no_reverse!r} + where())\n")
+            return load_generated(source, name, {}, {"UnsupportedError": UnsupportedError,
+                                                     "where": where})
         raise SecantTypeError(f"can't apply reverse-mode autodiff (grad/vjp) to a custom_vmap "
                               f"function ({custom.__name__}), as in JAX; to give it a gradient "
                               "too, stack it under custom_vjp: custom_vjp(custom_vmap(f)) with "

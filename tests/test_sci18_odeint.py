@@ -103,6 +103,4 @@ def test_errors():
         secant.jvp(lambda k: odeint(decay, Y0, T, k), (0.7,), (1.0,))
     with pytest.raises(secant.SecantError, match="must be arrays"):
         odeint(decay, Y0, T, "fast")
-    # (vmap of odeint works since issue 15: tests/test_sci15_odeint.py; vmap of vmap does not)
-    with pytest.raises(secant.SecantError, match="vmap of vmap of odeint"):
-        secant.vmap(secant.vmap(lambda k: odeint(decay, Y0, T, k)))(snp.ones((2, 2)))
+    # (vmap of odeint, and vmap of vmap, work since issue 15: tests/test_sci15_odeint.py)

@@ -117,3 +117,29 @@ def test_fields_of_batched_reads_each_examples_item(x64):
     d = fields_of_batched({"w": t, "b": t[:, 0]}, ("b", "w"), 2, True)
     np.testing.assert_array_equal(d[0], t[:, 0])
     np.testing.assert_array_equal(d[1], t)
+
+
+def _read_at_named_tuple(a, i):
+    index = (snp.arange(3), i)          # a tuple index in a variable: tracked when i is batched
+    return a.at[index].get(mode="clip")
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0), (0, 0), (0, None)])
+def test_at_get_with_a_named_tuple_index(x64, in_axes):
+    """vmap read `a.at[index].get(mode=...)` with a batched tuple index in a variable and an
+    unbatched a as unbatched: every example's read was broadcast over the batch (a (2, 2, 3)
+    result instead of (2, 3)). Also batching/helpers.take_per_example, vmapped with batched
+    indices (vmap of hessian of a loop indexing x by its counter)."""
+    from secant.batching.helpers import take_per_example
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(2, 3, 4) if in_axes[0] == 0 else (3, 4))
+    i = rng.integers(0, 4, size=(2, 3) if in_axes[1] == 0 else (3,))
+
+    def one(k, fn):
+        return np.asarray(fn(snp.asarray(a[k] if in_axes[0] == 0 else a),
+                             snp.asarray(i[k] if in_axes[1] == 0 else i)))
+    for fn in (_read_at_named_tuple, take_per_example):
+        got = secant.vmap(fn, in_axes=in_axes)(snp.asarray(a), snp.asarray(i))
+        want = np.stack([one(k, fn) for k in range(2)])
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -149,6 +149,64 @@ def _rewrite_list_pop(d, s, call, name, popped):
     return out + [located(stmt, s) for stmt in gast.parse(text).body]
 
 
+def hoist_pops(d, s):
+    """`return d.pop(k) * d["a"]` -> `a = d.pop(k)` before the statement (rewritten by
+    rewrite_method), then `return a * d["a"]`: a d.pop(...) inside a larger expression on a local
+    dict no other name sees, evaluated where nothing before it reads d, and not in a part
+    evaluated only sometimes (and/or, x if c else y, a lambda, a comprehension). Returns the
+    statements before s (s's expression changed in place), or []."""
+    pre = []
+
+    class Hoist(gast.NodeTransformer):
+        def __init__(self, root, seen):
+            self.root, self.seen = root, seen       # seen: names read so far, in order
+
+        def visit_Call(self, n):
+            f = n.func
+            if n is not self.root and isinstance(f, gast.Attribute) and f.attr == "pop" and \
+                    isinstance(f.value, gast.Name) and f.value.id not in self.seen:
+                name = f.value.id
+                if name not in d.updatable:
+                    d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+                if d.updatable[name] == "dict" and not any(
+                        isinstance(m, gast.Name) and m.id == name for a in n.args + n.keywords
+                        for m in walk(a)):
+                    key = n.args[0] if n.args else None
+                    v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
+                        key.value, str) and key.value.isidentifier() else "popped")
+                    pre.append(gast.copy_location(gast.Assign(
+                        targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=n,
+                        type_comment=None), s))
+                    pre[-1].end_lineno, pre[-1].end_col_offset = s.end_lineno, s.end_col_offset
+                    return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
+            return self.generic_visit(n)
+
+        def visit_Name(self, n):
+            self.seen.add(n.id)
+            return n
+
+        def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
+            self.seen.update(m.id for m in walk(n) if isinstance(m, gast.Name))
+            return n
+
+        visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+        visit_SetComp = visit_GeneratorExp = _keep
+
+    if not isinstance(s, (gast.Return, gast.Assign, gast.AugAssign, gast.Expr, gast.If)):
+        return pre
+    expr = s.test if isinstance(s, gast.If) else s.value
+    if expr is not None:        # (an augmented target is read first)
+        seen = {m.id for m in walk(s.target) if isinstance(m, gast.Name)} \
+            if isinstance(s, gast.AugAssign) else set()
+        root = expr if isinstance(s, (gast.Expr, gast.Assign)) else None    # (rewrite_method)
+        new = Hoist(root, seen).visit(expr)
+        if isinstance(s, gast.If):
+            s.test = new
+        else:
+            s.value = new
+    return pre
+
+
 def _rebuilt_list(name, index, key, item):
     if isinstance(index, gast.Constant) and type(index.value) is int:
         k = index.value
@@ -238,7 +296,8 @@ def _unaliased(d, name):
             parents[c] = n
     methods = ("update", "setdefault", "pop")
     updates = [s for s in walk_scope(body) if isinstance(s, (gast.Assign, gast.AugAssign))
-               and _updates(s, name) or _method_update(s, name, methods)]
+               and _updates(s, name) or _method_update(s, name, methods)
+               or "pop" in methods and _method_update(gast.Expr(value=s), name, ("pop",))]
     if not updates:
         return False
     last = max(s.end_lineno for s in updates)

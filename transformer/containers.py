@@ -25,6 +25,11 @@ from secant.transformer.ops import TREE_OPS
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
 
+# displays and comprehensions whose value is a container of that kind
+_DISPLAYS = {gast.List: "list", gast.ListComp: "list", gast.Tuple: "tuple", gast.Dict: "dict",
+             gast.DictComp: "dict"}
+
+
 def _set_location(nodes, where, force=False):
     """Give synthesised nodes the position of the user's node they stand for (the user's own
     sub-expressions keep theirs, unless `force`)."""
@@ -145,6 +150,12 @@ class ContainerMixin:
             return self.containers[operand.name]
         return False
 
+    def item_kind(self, base, item):
+        """`item`, read from container `base`, is a container itself when base's items are
+        (a list of lists: item_kinds)."""
+        if base.name in self.item_kinds and isinstance(item, ir.Var):
+            self.containers[item.name] = self.item_kinds[base.name]
+
     def is_container(self, operand):
         return self.container_kind(operand) is not False
 
@@ -157,6 +168,9 @@ class ContainerMixin:
         self.out.append(ir.Op([name], "pack", {"items": seq}, {}, self.origin))
         self.tracked.add(name)
         self.containers[name] = seq.kind
+        kinds = {self.container_kind(i) for i in items}
+        if len(kinds) == 1 and False not in kinds:     # [[a, b], [c, d]]: items are lists
+            self.item_kinds[name] = kinds.pop()
         return ir.Var(name)
 
     def as_array(self, operand, node):
@@ -815,6 +829,7 @@ class ContainerMixin:
                 got = self._emit("getitem", {"a": container}, {"idx": i},
                                  hint or f"{container.name}_{i}")
                 self.out[-1].container = True
+                self.item_kind(container, got)
                 return got
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
@@ -990,6 +1005,8 @@ class ContainerMixin:
         if result not in self.tracked:
             return ir.Expr(result)
         self.containers[result] = "dict" if is_dict else (kind or "list")
+        if isinstance(value, tuple(_DISPLAYS)):  # [[w * x for w in ws] for ...]: lists of lists
+            self.item_kinds[result] = _DISPLAYS[type(value)]
         return ir.Var(result)
 
     def _new_version_for(self, user_name):

@@ -624,7 +624,8 @@ class _Rewriter:
     def rewrite_for(self, s, defined, later, guarded=()):
         it = s.iter
         if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and self.range_ok \
-                and not s.orelse and s.target.id not in later and not self._varargs(it.id):
+                and not s.orelse and s.target.id not in later and not self._varargs(it.id) \
+                and not self._python_list(it.id):
             return self.rewrite_for_rows(s, defined, later)
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id == "range" and self.range_ok and not it.keywords
@@ -686,6 +687,17 @@ class _Rewriter:
         return vararg is not None and vararg.id == name and not any(
             isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
             for n in gast.walk(self.src.node))
+
+    def _python_list(self, name):
+        """Whether every binding of `name` in the function is a list or tuple display or a list
+        comprehension (a Python sequence, never a traced array)."""
+        stores = [n for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+                  and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))]
+        displays = [a for a in gast.walk(self.src.node) if isinstance(a, gast.Assign)
+                    and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
+                    and a.targets[0].id == name
+                    and isinstance(a.value, (gast.List, gast.Tuple, gast.ListComp))]
+        return bool(stores) and len(stores) == len(displays)
 
     def rewrite_for_rows(self, s, defined, later):
         """`for row in xs` over a traced array: `for i in range(xs.shape[0]): row = xs[i]`, a

@@ -465,6 +465,8 @@ class Normaliser(ContainerMixin):
             self.out[-1].targets = [name]
             self.tracked.add(name)
             self.containers[name] = self.containers.pop(packed.name)
+            if packed.name in self.item_kinds:      # (a list of lists)
+                self.item_kinds[name] = self.item_kinds.pop(packed.name)
             self.names.taken.discard(packed.name)
             self.tracked.discard(packed.name)
         else:
@@ -690,6 +692,7 @@ class Normaliser(ContainerMixin):
         def unpack(i):
             item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
             self.out[-1].container = True       # its cotangent is built item by item
+            self.item_kind(iterable, item)
             self._bind_target(stmt.target, item, stmt)
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
@@ -1217,8 +1220,7 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
             if self.batching and self.is_container(base):
                 self.out[-1].container = True   # an item of a list built here: as written
-            if base.name in self.item_kinds and isinstance(item, ir.Var):   # split_at(g, n)[0]
-                self.containers[item.name] = self.item_kinds[base.name]     # (a list itself)
+            self.item_kind(base, item)      # split_at(g, n)[0]: a list itself
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
@@ -1237,6 +1239,14 @@ class Normaliser(ContainerMixin):
             elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
+        elif (base.name in self.params or self._made_by_call(base.name)) and \
+                self._from_outside(node.slice):
+            # params[key] with key a closure, a global, a parameter or their attribute: a dict's
+            # key or a list's index as often as an array's, as it turns out when it runs
+            if self.batching:
+                self.out[-1].rows = True        # (index_examples)
+            else:
+                self.out[-1].container = True   # (add_at)
         return item
 
     def _check_batched_index(self, node, base, index):
@@ -1286,6 +1296,20 @@ class Normaliser(ContainerMixin):
                 return op.op == "call" or any(k.startswith("return_") and v != "False"
                                               for k, v in op.statics.items())
         return False
+
+    def _from_outside(self, node):
+        """Whether expression `node` is a name (or its attribute) the function reads from outside
+        its body: a closure, a global, or a parameter it has not rebound."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and \
+            self.current.get(node.id, self.params[0] if self.params else None) in self.params
+
+    def _made_by_call(self, name):
+        """Whether SSA `name` is the result of a call of a user function (a dict or list as
+        often as an array)."""
+        return any(isinstance(op, ir.Op) and name in op.targets and op.op == "call"
+                   for op in self.out)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1887,8 +1911,8 @@ class Normaliser(ContainerMixin):
             for n in (plain, total):
                 n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
             return self.operand(total)
-        arg = self.operand(items)               # sum(b) of a tracked list
-        if isinstance(arg, ir.Var) and self.is_container(arg):
+        arg = self.operand(items)               # sum(b) of a tracked list (in generated code,
+        if isinstance(arg, ir.Var) and (self.is_container(arg) or self.src.generated):  # one
             return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
             return self._inactive(node)
@@ -1906,7 +1930,8 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, f".at[...].{method}() takes "
                                  f"{'no' if method == 'get' else 'one'} value")
         values = self.operand(node.args[0]) if node.args else ir.Expr("None")
-        if self.batching and any(self._is_batched_name(n) for n in gast.walk(index_node)):
+        if self.batching and any(isinstance(n, gast.Name) and self.current.get(n.id) in
+                                 self.tracked for n in gast.walk(index_node)):   # (a tuple too)
             parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
             index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
             index = index[0] if not isinstance(index_node, gast.Tuple) else \

@@ -8,10 +8,16 @@ Reverse mode is JAX's adjoint method (a custom_vjp): the cotangent runs backward
 the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so grad costs one
 backward solve, not a derivative of every solver step. Forward mode (jvp) is an error, as for
 any custom_vjp function in JAX."""
+import functools
+import inspect
+import math
+
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, UnsupportedError, where
-from secant.custom import custom_vjp, custom_vmap
+from secant.custom import _Custom, custom_vjp, custom_vmap
+import secant
+from secant.transforms import load_generated
 
 __secant_by_source__ = True      # transforms read odeint like user code (its call of _odeint:
                                  # a custom_vjp, differentiated by its rules)
@@ -25,6 +31,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=sn
         if callable(arg) or isinstance(arg, str):
             raise SecantTypeError(f"The contents of odeint *args must be arrays or scalars, but "
                                   f"got {arg!r}{where()}")
+    if _is_array(y0):       # (an array state: the rules the transforms differentiate again)
+        return _odeint_array(_packed(func, len(args)), rtol, atol, mxstep, hmax, y0,
+                             snp.asarray(t), args)
     return _odeint(func, rtol, atol, mxstep, hmax, y0, snp.asarray(t), args)
 
 
@@ -64,6 +73,14 @@ def _solve(func, rtol, atol, mxstep, hmax, y0, ts, args):
 
 def _is_leaf(tree):
     return tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _is_array(tree):
+    """Whether an odeint state is one array (or a Python number), not a pytree of them."""
+    return hasattr(tree, "shape") or isinstance(tree, (int, float, complex))
+
+
+_is_array.__secant_constant__ = True    # (a Python bool: no derivative)
 
 
 def _solve_flat(func, rtol, atol, mxstep, hmax, y0, ts):
@@ -179,23 +196,64 @@ def _per_example(fn):
     mxstep, hmax) are never batched."""
     batched_fn = custom_vmap(fn)
 
-    @batched_fn.def_vmap
     def rule(axis_size, in_batched, *args):
         if any(in_batched[:5]):
             raise UnsupportedError("vmap over odeint's func, rtol, atol, mxstep or hmax is not "
                                    "supported; map over y0, t or the extra arguments" + where())
-        settings, arrays = args[:5], args[5:]
-
-        def one(i):
-            return fn(*settings, *[tree_util.tree_map(lambda v: v[i], a) if b else a
-                                   for a, b in zip(arrays, in_batched[5:])])
-        return lax.map(one, snp.arange(axis_size)), True
+        return _map_examples(fn, args[:5], args[5:], in_batched[5:], axis_size), True
     rule.__name__ = f"{fn.__name__.lstrip('_')}_vmap_rule"
-    rule.__secant_opaque__ = ("vmap of vmap of odeint is not supported yet (its batching rule "
-                              "batched again); vmap once over the examples flattened into one "
-                              "axis (reshape) instead")
-    batched_fn.no_reverse = ("a second derivative of odeint (reverse mode through its adjoint "
-                             "solve) is not supported yet")
+    rule.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for p in ("axis_size", "in_batched", *inspect.signature(fn).parameters)])
+    batched_fn.def_vmap(_BatchedAgain(rule))
+    batched_fn.no_reverse = ("a second derivative of odeint with a pytree state is not "
+                             "supported yet (only with an array state); ravel the state into "
+                             "one array")
+    return batched_fn
+
+
+def _map_examples(fn, settings, arrays, batched, size):
+    """fn(*settings, *arrays) once per example of the arrays batched (lax.map), stacked."""
+    def one(i):
+        return fn(*settings, *[tree_util.tree_map(lambda v: v[i], a) if b else a
+                               for a, b in zip(arrays, batched)])
+    return lax.map(one, snp.arange(size))
+
+
+class _BatchedAgain(_Custom):
+    """A per-example batching rule that another vmap batches (vmap of vmap of odeint): it runs
+    once per example of the outer batch too, so each solve keeps its own steps."""
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        from secant.transforms import example_axes
+        if mode != "vmap":
+            raise UnsupportedError(f"{mode} of odeint's batching rule is not supported; "
+                                   "differentiate before vmap (vmap(grad(f)))" + where())
+        axes = example_axes(batch, len(params), wrt, "odeint's batching rule")
+        rule = self.fun
+
+        def batched(*args):
+            args = [a if ax in (None, 0) else
+                    tree_util.tree_map(lambda v, ax=ax: snp.moveaxis(v, ax, 0), a)
+                    for a, ax in zip(args, axes)]
+            size = snp.shape(tree_util.tree_leaves(
+                [a for a, ax in zip(args, axes) if ax is not None])[0])[0]
+            out = _map_examples(lambda *a: rule(*a)[0], (), args,
+                                [ax is not None for ax in axes], size)
+            return out, True
+        batched.__name__ = f"{rule.__name__}_vmap"
+        batched.__signature__ = inspect.signature(rule)
+        out = _BatchedAgain(batched)
+        out.__secant_out_batched__ = True       # (every output batched)
+        return out
+
+
+def _differentiable_per_example(fn):
+    """_per_example(fn), whose derivatives are those of fn's body (fn: a rule of the custom_vjp
+    for an array state, written in code the transforms read)."""
+    batched_fn = _per_example(fn)
+    batched_fn.reverse_by_body = True
+    del batched_fn.no_reverse
     return batched_fn
 
 
@@ -209,7 +267,7 @@ def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
 
 
 def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
-    from secant.transforms import vjp
+    from secant.transforms import load_generated, vjp
     ys, ts, args = res
 
     def augmented(state, minus_t, *args):
@@ -245,3 +303,109 @@ def _tree_dot(a, b):
 
 
 _odeint.defvjp(_per_example(_odeint_fwd), _per_example(_odeint_bwd))
+
+
+# --- an array state: the adjoint method in code the transforms read ------------------------------
+# (so that a derivative of the gradient differentiates the rules, as JAX does: the forward rule
+# calls the custom_vjp function itself, and the backward rule's solve is odeint of an array)
+def _solve_array(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    """_solve of an array state, func(y, t, args) (_packed)."""
+    y0 = snp.asarray(y0)
+
+    def flat_func(y, t):
+        return snp.ravel(func(snp.reshape(y, y0.shape), t, args))
+    ys = _solve_flat(flat_func, rtol, atol, mxstep, hmax, snp.ravel(y0), ts)
+    return snp.reshape(ys, (ts.shape[0],) + y0.shape)
+
+
+_odeint_array = custom_vjp(_per_example(_solve_array), nondiff_argnums=(0, 1, 2, 3, 4))
+
+
+def _odeint_array_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    ys = _odeint_array(func, rtol, atol, mxstep, hmax, y0, ts, args)
+    return ys, (ys, ts, args)
+
+
+@functools.lru_cache(maxsize=256)
+def _packed(func, k):
+    """func(y, t, *args) as func(y, t, args) for k arguments, written out (the transforms read
+    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`."""
+    call = ", ".join(["y", "t"] + [f"args[{j}]" for j in range(k)])
+    source = f"def packed(y, t, args):\n    return func({call})\n"
+    return load_generated(source, "packed", {}, {"func": func})
+
+
+_packed.__secant_constant__ = True      # (a function: no derivative)
+
+
+def _augmented(func, shape, state, minus_t, args):
+    """The system with its adjoint, as one flat state (y, y_bar, t0_bar, args_bar): time runs
+    backwards (the solver's t is -t)."""
+    n = math.prod(shape)
+    y = snp.reshape(state[:n], shape)
+    y_bar = snp.reshape(state[n:2 * n], shape)
+    y_dot, vjp_fn = secant.vjp(func, y, -minus_t, args)
+    y_bar_dot, t_bar_dot, args_bar_dot = vjp_fn(y_bar)
+    return _flat([-y_dot, y_bar_dot, t_bar_dot, args_bar_dot], state.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _augmented_of(func, shape):
+    """_augmented for func (_packed) and the state's shape, as a function of (state, minus_t,
+    args) that reads no local of the caller (written out: odeint's func)."""
+    source = "def augmented(state, minus_t, args):\n" \
+             "    return _augmented(func, shape, state, minus_t, args)\n"
+    return load_generated(source, "augmented", {}, {"_augmented": _augmented, "func": func,
+                                                    "shape": shape})
+
+
+_augmented_of.__secant_constant__ = True
+
+
+def _odeint_array_bwd(func, rtol, atol, mxstep, hmax, res, g):
+    """_odeint_bwd with the augmented state (y, y_bar, t0_bar, args_bar) as one flat array."""
+    ys, ts, args = res
+    shape = snp.shape(ys)[1:]
+    n = snp.size(ys[0])
+    augmented = _augmented_of(func, shape)
+
+    def back(carry, i):
+        y_bar, t0_bar, args_bar = carry
+        t_bar = snp.sum(func(ys[i], ts[i], args) * g[i])
+        t0_bar = t0_bar - t_bar
+        state = _flat([ys[i], y_bar, t0_bar, args_bar], ys.dtype)
+        state = odeint(augmented, state, snp.stack([-ts[i], -ts[i - 1]]), args, rtol=rtol,
+                       atol=atol, mxstep=mxstep, hmax=hmax)[1]
+        y_bar = snp.reshape(state[n:2 * n], shape) + g[i - 1]
+        return (y_bar, state[2 * n], state[2 * n + 1:]), t_bar
+
+    start = (g[-1], snp.zeros((), ys.dtype), _flat(_zeros_like_tree(args), ys.dtype))
+    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
+        back, start, snp.arange(ts.shape[0] - 1, 0, -1))
+    ts_bar = snp.concatenate([snp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]]).astype(ts.dtype)
+    return y_bar, ts_bar, _unflat(args_bar, args)
+
+
+def _flat(parts, dtype):
+    """The leaves of `parts` (arrays and pytrees) raveled into one array of dtype."""
+    return snp.concatenate([snp.ravel(v).astype(dtype) for v in tree_util.tree_leaves(parts)])
+
+
+def _zeros_like_tree(tree):
+    return [snp.zeros_like(v) for v in tree_util.tree_leaves(tree)]
+
+
+def _unflat(flat, like):
+    """`like`'s pytree with its leaves read from flat in order (the inverse of _flat)."""
+    leaves = tree_util.tree_leaves(like)
+    parts = []
+    start = 0
+    for leaf in leaves:
+        size = snp.size(leaf)
+        parts.append(snp.reshape(flat[start:start + size], snp.shape(leaf)))
+        start = start + size
+    return tree_util.tree_unflatten(tree_util.tree_structure(like), parts)
+
+
+_odeint_array.defvjp(_differentiable_per_example(_odeint_array_fwd),
+                     _differentiable_per_example(_odeint_array_bwd))
