@@ -1651,7 +1651,8 @@ def source(fn, stage="generated"):
     error = getattr(fn, "__secant_source_error__", None)
     if error is not None:
         raise error
-    target = _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn
+    target = getattr(fn, "__secant_shows__", None) or (
+        _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
     if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
         target = _faithful(target)      # its trace, when its own text is absent or stale
         if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
@@ -1894,7 +1895,17 @@ def linearize(fun, *primals):
                     f"for primal {_dtype_of(p)}{list(np.shape(p))}{where()}")
         return gen(*primals, *_as_arrays(tangents, positions))[1]
 
-    f_jvp.__secant_generated__ = gen
+    # what transforms of f_jvp read (vmap(f_jvp)): a function of the tangents alone, the
+    # primals held in it, as f_jvp runs
+    names = Names()
+    held = [names.fresh(f"primal_{i}") for i in range(len(primals))]
+    params = [names.fresh(f"tangent_{i}") for i in range(len(primals))]
+    name = names.fresh(f"{gen.__name__}_at")
+    source = f"def {name}({', '.join(params)}):\n" \
+             f"    return {gen.__name__}({', '.join(held + params)})[1]\n"
+    f_jvp.__secant_generated__ = load_generated(source, name, {}, {
+        gen.__name__: gen, **dict(zip(held, primals))})
+    f_jvp.__secant_shows__ = gen            # (secant.source: the jvp it runs)
     f_jvp.__name__ = f_jvp.__qualname__ = gen.__name__
     return out, f_jvp
 
@@ -2314,7 +2325,12 @@ def _jacobian_source(jac):
         body = [f"{basis} = basis_like({x})",
                 f"_, {columns} = {each}({args}, {basis})",
                 f"return from_columns({columns}, {x})"]
-        free = {each: vmap(jvp_fn(jac.fun, argnums=a), in_axes=(None,) * n + (0,))}
+        plain = jac.fun
+        if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
+            plain = load_generated(                             # by keyword: all positional)
+                f"def {fn_name}_plain({args}):\n    return {fun}({args})\n",
+                f"{fn_name}_plain", {}, {fun: jac.fun})
+        free = {each: vmap(jvp_fn(plain, argnums=a), in_axes=(None,) * n + (0,))}
     else:
         out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
         body = [f"{out} = {fun}({args})",
@@ -2323,7 +2339,16 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
                            in_axes=(0,) + (None,) * n)}
-    source = f"def {fn_name}({args}):\n" + "".join(f"    {line}\n" for line in body)
+    header = []                 # (the parameters' defaults as the function's own)
+    for p, name in zip(params, taken):
+        if p.default is p.empty:
+            header.append(name)
+        elif p.default is None or type(p.default) in (bool, int, float, str):
+            header.append(f"{name}={p.default!r}")
+        else:
+            return None
+    source = f"def {fn_name}({', '.join(header)}):\n" + "".join(f"    {line}\n"
+                                                                for line in body)
     free.update({fun: jac.fun, "basis_like": helpers.basis_like,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     return load_generated(source, fn_name, {}, free)

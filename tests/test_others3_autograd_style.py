@@ -123,3 +123,42 @@ def test_autograd_style(x64, name):
     # forward over reverse: a Hessian-vector product against differences of the gradient
     hvp = jvp(grad(loss), (x,), (t,))[1]
     assert_trees_close(hvp, fd_jvp(grad(loss), (x,), (t,)), rtol=1e-4, atol=1e-5)
+
+
+# --- test_systematic-style binary functions with broadcasting: the gradient of each argument
+# is summed back to its own shape (unbroadcast), under grad, vmap and jit --------------------
+BINARY = {
+    "add": jnp.add, "subtract": jnp.subtract, "multiply": jnp.multiply,
+    "true_divide": jnp.true_divide, "power": lambda a, b: jnp.power(jnp.abs(a) + 0.5, b),
+    "maximum": jnp.maximum, "minimum": jnp.minimum, "arctan2": jnp.arctan2,
+    "hypot": jnp.hypot, "logaddexp": jnp.logaddexp, "logaddexp2": jnp.logaddexp2,
+    "where_gt": lambda a, b: jnp.where(a > b, a * b, a - b),
+    "mean_product": lambda a, b: jnp.mean(a * b, axis=-1, keepdims=True) * jnp.sin(b),
+}
+SHAPES = [((3, 1), (1, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (4, 1)), ((3, 4), ())]
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_broadcasting(x64, name, shapes):
+    f = BINARY[name]
+    a = RNG.normal(size=shapes[0]) + 0.1
+    b = RNG.normal(size=shapes[1]) + 0.1
+    if name == "true_divide":
+        b = np.sign(b) * (np.abs(b) + 0.5)
+    out = np.asarray(f(*to_snp((a, b))))
+    w = to_snp(RNG.normal(size=out.shape))
+    loss = lambda a, b: jnp.sum(f(a, b) * w)
+    for argnum in (0, 1):
+        g = grad(loss, argnums=argnum)(*to_snp((a, b)))
+        assert np.shape(g) == np.shape((a, b)[argnum])
+        assert_trees_close(g, fd_grad(loss, to_snp((a, b)), argnum), rtol=1e-5, atol=1e-6)
+    ga, gb = jit(grad(loss, argnums=(0, 1)))(*to_snp((a, b)))
+    assert_trees_close((ga, gb), (fd_grad(loss, to_snp((a, b)), 0),
+                                  fd_grad(loss, to_snp((a, b)), 1)), rtol=1e-5, atol=1e-6)
+    # vmap over a leading axis of b (a shared), against a loop
+    bs = to_snp(np.stack([b, 2 * b, b - 0.3]))
+    want = np.stack([np.asarray(f(to_snp(a), bs[i])) for i in range(3)])
+    assert_trees_close(vmap(f, in_axes=(None, 0))(to_snp(a), bs), want, rtol=1e-12)
+    gw = np.stack([np.asarray(grad(loss)(to_snp(a), bs[i])) for i in range(3)])
+    assert_trees_close(vmap(grad(loss), in_axes=(None, 0))(to_snp(a), bs), gw, rtol=1e-10)

@@ -1662,6 +1662,14 @@ class Normaliser(ContainerMixin):
         def value(node, first=False):
             if first:
                 node = self._partial_as_lambda(node)
+            inner = self._resolve(node.func) if first and isinstance(node, gast.Call) and \
+                node.args and not any(isinstance(a, gast.Starred) for a in node.args) and \
+                all(k.arg for k in node.keywords) else None
+            if getattr(inner, "__secant_factory__", None) in ("argnums", "in_axes"):
+                made = value(node.args[0], first=True)     # jacfwd(grad(f, 1), 0): grad(f, 1)
+                if not extra:                              # made as the code would make it
+                    return inner(made, *[value(a) for a in node.args[1:]],
+                                 **{k.arg: value(k.value) for k in node.keywords})
             local_def = isinstance(node, gast.Name) and node.id in self.local_defs
             if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
                     or local_def and first:
