@@ -57,7 +57,17 @@ def broadcast_batch(tree, n):
     return tree_util.tree_map(lambda leaf: _broadcast_leaf(leaf, n), tree)
 
 
+def _no_batch_size():
+    """n None: batch_size_of of a batched value with no arrays in it (a loop's empty outputs,
+    or their cotangents) was all a batched helper had to size its batch by."""
+    return UnsupportedError("vmap of this composition is not supported yet: the batch size of "
+                            "a value with no arrays in it (a loop's empty outputs) is unknown"
+                            + where())
+
+
 def _broadcast_leaf(leaf, n):
+    if n is None:
+        raise _no_batch_size()
     if isinstance(leaf, Unbound):       # a loop's placeholder: shaped as the batch
         return batched_unbound(leaf, n)
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)

@@ -61,6 +61,9 @@ KNOWN = {
     "batching rule for list": "list(x) of a batched value in a helper (add_at), read by vmap",
     "only Python functions defined with def or lambda": "vmap of a Jacobian of containers",
     "derivative of g:": "grad / jvp of a Jacobian whose argument or output is a container",
+    "a value with no arrays in it": "a batched helper sizes its batch by a value with no "
+    "arrays in it (the cotangent of a fori_loop's empty ys, read by vmap in a Jacobian of "
+    "second-order reverse mode)",
 }
 
 
