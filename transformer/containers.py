@@ -737,6 +737,9 @@ class ContainerMixin:
             base = self.operand(it.func.value)
             if isinstance(base, ir.Var) and base.name in self.tracked:
                 what = it.func.attr
+                if not self.is_container(base):     # a parameter read as a dict
+                    self.containers[base.name] = "dict"
+                    self.read_as_dict.add(base.name)
         elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
                 and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
                 and not it.keywords and it.args:
@@ -774,6 +777,12 @@ class ContainerMixin:
             what = "reversed"
         elif isinstance(it, gast.Name):
             base = self.operand(it)
+            if isinstance(base, ir.Var) and not self.is_container(base) \
+                    and _indexed_by_target(stmt, it.id):
+                # `for k in p: ... p[k]`: p is read as a dict (a list indexed by its own items
+                # is not what Python users write), its keys Python values (as JAX's params)
+                self.containers[base.name] = "dict"
+                self.read_as_dict.add(base.name)
             if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
                 what = "keys"
             elif isinstance(base, ir.Var) and self.is_container(base):
@@ -1185,3 +1194,14 @@ def container_names(stmts):
                 out.add(name)
         grown = len(out) > before
     return out
+
+
+def _indexed_by_target(loop, name):
+    """Whether the body of `for k in name` reads name[k]."""
+    target = loop.target
+    if not isinstance(target, gast.Name):
+        return False
+    return any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+               and n.value.id == name and isinstance(n.slice, gast.Name)
+               and n.slice.id == target.id
+               for stmt in loop.body for n in gast.walk(stmt))
