@@ -227,8 +227,11 @@ class _BatchedAgain(_Custom):
     def generate_rule(self, mode, params, wrt, staged, batch):
         from secant.transforms import example_axes
         if mode != "vmap":
-            raise UnsupportedError(f"{mode} of odeint's batching rule is not supported; "
-                                   "differentiate before vmap (vmap(grad(f)))" + where())
+            raise UnsupportedError(f"a derivative ({mode}) of odeint's batched solve is not "
+                                   "supported yet: here a vmap (jacrev's or jacfwd's rows, or "
+                                   "vmap itself) comes inside another derivative; "
+                                   "vmap(grad(grad(f))), hessian(f) and jacrev(grad(f)) work"
+                                   + where())
         axes = example_axes(batch, len(params), wrt, "odeint's batching rule")
         rule = self.fun
 
