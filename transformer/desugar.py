@@ -1188,8 +1188,6 @@ class _TreeCalls(gast.NodeTransformer):
         out = []
         for s in stmts:
             self.pre, self.lazy = [], 0
-            if isinstance(s, gast.FunctionDef):     # (a nested def: a lax loop's body)
-                s.body = self.visit_body(s.body)
             if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
                 out.append(s)
                 continue
