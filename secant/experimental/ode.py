@@ -329,10 +329,23 @@ def _odeint_array_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
     return ys, (ys, ts, args)
 
 
-@functools.lru_cache(maxsize=256)
 def _packed(func, k):
     """func(y, t, *args) as func(y, t, args) for k arguments, written out (the transforms read
-    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`."""
+    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`;
+    one per func and k (an unhashable callable object: one per call)."""
+    return _packed_source(func, k) if _hashable(func) else _packed_source.__wrapped__(func, k)
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _packed_source(func, k):
     call = ", ".join(["y", "t"] + [f"args[{j}]" for j in range(k)])
     source = f"def packed(y, t, args):\n    return func({call})\n"
     return load_generated(source, "packed", {}, {"func": func})
