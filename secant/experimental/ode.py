@@ -6,8 +6,10 @@ interpolant, as JAX's. y0 may be a pytree of arrays.
 
 Reverse mode is JAX's adjoint method (a custom_vjp): the cotangent runs backwards in time with
 the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so grad costs one
-backward solve, not a derivative of every solver step. Forward mode (jvp) is an error, as for
-any custom_vjp function in JAX."""
+backward solve, not a derivative of every solver step. For an array state (the common case) the
+rules are code the transforms read, so derivatives of the gradient differentiate them, as JAX
+does (grad of grad); forward mode, which JAX's odeint refuses, solves the sensitivity equations
+(jvp, hessian, jacfwd of grad). A pytree state has first-order reverse mode only."""
 import functools
 import inspect
 import math
