@@ -366,6 +366,10 @@ class ReverseBuilder(Walker, StackReverse):
             return
         if op.op in SEQUENCE_VJP:
             seq = op.operands[spec.sequence]
+            if seq.kind == "dict":      # grad_of_fields' {k: v}: fields_of reads the keys
+                # alone, written alone, so that a transform reading this derivative again never
+                # takes the values (batched, differentiated) for the keys it loops over
+                fill[spec.sequence] = "[" + ", ".join(seq.keys) + "]"
             pieces = [self.names.fresh(f"{src(i)}_bar" if isinstance(i, ir.Var) else self.discard)
                       for i in seq.items]
             expr = render(SEQUENCE_VJP[op.op])
@@ -654,7 +658,8 @@ class ReverseBuilder(Walker, StackReverse):
         given = all(self.assigned_once.get(t) == 1 for t in op.targets) and \
             inspect.isfunction(op.callee) and not any(
             getattr(op.callee, a, None) for a in ("__secant_custom__", "__secant_dispatch__",
-                                                  "__secant_dispatched__")) and \
+                                                  "__secant_dispatched__",
+                                                  "__secant_batched_dispatch__")) and \
             hasattr(self.vjp_of_callee, "reads_given_out") and \
             self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
         vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys),
@@ -862,8 +867,11 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     else:
         b.emit(f"grad_seed({src(result)})")
     b.last_comment = fn.result.origin.text
+    start = len(b.lines)
     b.reverse(fn.body)
     b.flush_all_fields()
+    if mode == "value_and_grad" or has_aux:
+        result, aux = _kept_from_reverse(b, start, names, result, aux)
     # the arrays it reads, its callees' array parameters included; not what may also be a
     # container (item_of(x, i) reads x[:, i] of an array or x[i] of a tuple)
     fn.arrays = b.arrays - b.containers
@@ -891,6 +899,25 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param
+
+
+def _kept_from_reverse(b, start, names, *outs):
+    """The outputs returned after the reverse pass (value_and_grad's value, an aux), with each
+    name the reverse pass binds again (a loop's pass restores its saved forward values: the
+    first iteration's, not the last) copied before it, as `y_value = y`."""
+    rebound = {n for ln in b.lines[start:] for n in ln.defines}
+    copies_ = {}
+
+    def kept(o):
+        if isinstance(o, ir.Seq):
+            return ir.Seq(tuple(kept(i) for i in o.items), o.kind, o.keys)
+        if isinstance(o, ir.Var) and o.name in rebound:
+            if o.name not in copies_:
+                copies_[o.name] = names.fresh(f"{o.name}_value")
+                b.lines.insert(start, Line(f"{copies_[o.name]} = {o.name}", 1))
+            return ir.Var(copies_[o.name])
+        return o
+    return tuple(kept(o) if o is not None else None for o in outs)
 
 
 def _unpack_output_bar(b, result, source):

@@ -32,9 +32,13 @@ def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
     leaves = tree_util.tree_leaves(tree)
-    if leaves and np.ndim(leaves[0]) <= axis:
+    if not leaves:
+        return None                                 # (a scan's empty ys)
+    shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)
+    shape = np.shape(leaves[0]) if shape is None else tuple(shape)
+    if len(shape) <= axis:
         raise _unsupported(leaves[0])
-    return np.shape(leaves[0])[axis] if leaves else None     # (None: a scan's empty ys)
+    return shape[axis]
 
 
 def _unsupported(value):
@@ -597,13 +601,16 @@ def grad_seed_batched(out):
     return snp.ones_like(out)
 
 
-def add_at_batched(tree_bar, idx, g, n, tree_bar_batched):
+def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_batched=True):
     """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
-    axis; a container's items add leaf by leaf (an unbatched container gets a batch axis)."""
+    axis (a batched index: each example adds at its own); a container's items add leaf by leaf
+    (an unbatched container gets a batch axis)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
         return add_at(tree_bar, idx, g)
+    if idx_batched:
+        return update_per_example(tree_bar, idx, g, "add", n, True, g_batched, mode="clip")
     idx = idx if isinstance(idx, tuple) else (idx,)     # (a read clamped idx: add where it read)
     return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
 

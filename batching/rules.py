@@ -200,7 +200,8 @@ NO_RULE = {
 HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1_b}, {size}, {arg0_batched})",
     "add_grads": "add_grads({arg0_b}, {arg1_b})",     # (a transpose sums an unbatched one)
-    "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched})",
+    "add_at": "add_at_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, {arg1_batched}, "
+              "{arg2_batched})",
     "add_at_grad": "add_at_grad_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                    "{arg2_batched})",
     "zeros_like_tree": "zeros_like_tree({arg0})",

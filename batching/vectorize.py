@@ -60,8 +60,9 @@ class BatchBuilder(Walker):
     def whole_shapes(self, code):
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
-        not) has no batch axis to leave out, so its queries are written back whole."""
-        if not any(m in code for m in ("[1:]", " - 1)", "example_size(", "example_len(",
+        not) has no batch axis to leave out, so its queries are written back whole (`(x.ndim -
+        1) == 1` unparses without its parentheses)."""
+        if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
                                        "batch_axis(", "batch_new_axis(")):
             return code
         for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):

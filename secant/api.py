@@ -2,6 +2,7 @@
 import collections
 import functools
 import inspect
+import operator
 import threading
 import weakref
 
@@ -324,11 +325,28 @@ class JitFunction:
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
     def __call__(self, *args, **kwargs):
+        fkey = None
         if self._fast_ok and not kwargs:
             # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
-            # per-signature runner found by a key of just what that signature needs
-            fkey = _fast_key(args)     # (None for a Tracer, a pytree: the full path)
-            if fkey is not None:
+            # per-signature runner found by a key of just what that signature needs, what each
+            # argument's conversion depends on (an array's aval, a NumPy array's shape and
+            # dtype, a Python scalar's type); an argument of another kind (a Tracer, a pytree)
+            # takes the full path
+            fkey = [_X64[0]]
+            for x in args:
+                t = type(x)
+                if t is Array:
+                    a = x._aval
+                    fkey.append(a if a is not None else x.aval)
+                elif t is np.ndarray:
+                    fkey.append((x.shape, x.dtype))
+                elif t in _SCALARS:
+                    fkey.append(t)
+                else:
+                    fkey = None
+                    break
+            else:
+                fkey = tuple(fkey)
                 cache = self._cache
                 hit = cache.fast.get(fkey)
                 if hit is not None:
@@ -358,8 +376,8 @@ class JitFunction:
                                                                    static, key))
         else:
             _touch(self._cache, key)
-        if self._fast_ok and not kwargs and entry.key is not None:
-            _add_fast(self._cache, args, entry.key, entry)
+        if fkey is not None and entry.key is not None:
+            _add_fast(self._cache, fkey, args, entry.key, entry)
         out = entry.run(leaves)
         if self._donate:
             _mark_donated(args, self._donate)
@@ -502,32 +520,15 @@ class _Key:
         return type(other) is _Key and self.h == other.h and self.t == other.t
 
 
-def _fast_key(args):
-    """The warm path's key of flat positional arguments: what each one's conversion depends on
-    (an array's aval, a NumPy array's shape and dtype, a Python scalar's type), or None when an
-    argument is of another kind."""
-    key = [_X64[0]]
-    for x in args:
-        t = type(x)
-        if t is Array:
-            a = x._aval
-            key.append(a if a is not None else x.aval)
-        elif t is np.ndarray:
-            key.append((x.shape, x.dtype))
-        elif t in _SCALARS:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
-
-
-def _add_fast(cache, args, key, entry):
-    """Give this signature a warm-path runner (one device, flat positional arguments)."""
+def _add_fast(cache, fkey, args, key, entry):
+    """Give this signature a warm-path runner (one device, flat positional arguments), found
+    by `fkey` (JitFunction.__call__'s key of `args`)."""
     if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
         return
-    fkey = _fast_key(args)
-    if fkey is not None:
-        cache.fast[fkey] = (key, _runner(entry, [type(x) for x in args], args))
+    cache.fast[fkey] = (key, _runner(entry, [type(x) for x in args], args))
+
+
+_buffer_of = operator.attrgetter("_buf")
 
 
 def _runner(entry, kinds, args):
@@ -553,7 +554,7 @@ def _runner(entry, kinds, args):
         convs.append(conv)
     if all(t is Array for t in kinds):
         def inputs(args):
-            bufs = [x._buf for x in args]
+            bufs = list(map(_buffer_of, args))     # (no Python frame per argument)
             for b in bufs:
                 if b is None:
                     return [c(x) for c, x in zip(convs, args)]

@@ -151,6 +151,9 @@ def _branches_agree(out, taken, branches, operands, names):
 
 def cond(pred, true_fun, false_fun, *operands):
     """true_fun(*operands) if pred else false_fun(*operands)."""
+    if not _called_by_user() and not isinstance(pred, Tracer) and _abstract(pred) is None:
+        # a Python `if` on a Python object (`if history:` of a list): its truth, as Python's
+        return true_fun(*operands) if pred else false_fun(*operands)
     _scalar(pred, "cond's predicate")
     if isinstance(pred, Tracer):
         pred = pred if pred.dtype == dtypes.bool_ else pred != 0

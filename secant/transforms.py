@@ -450,6 +450,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
     if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
         return _generate_batched_dispatch(fn, wrt, staged, batch)
+    if mode == "vjp" and getattr(fn, "__secant_batched_dispatch__", None):
+        return _generate_batched_dispatch_vjp(fn, wrt, staged)
     if mode == "vmap" and getattr(fn, "__secant_per_example__", None):
         from secant.custom_gradient import per_example      # (an untraceable custom_gradient)
         return per_example(fn, wrt, batch, fn.__secant_per_example__)
@@ -673,6 +675,8 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
                               f"supported yet{where()}")
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
+    if mode == "vmap":      # grad of it: the vjp of the batched form it finds
+        gen.__secant_batched_dispatch__ = (active, staged, batch.axis_name, shape)
     if mode in ("vjp", "jvp"):      # vmap of it: the batched form of what it dispatches to
         passed = (["out_bar"] if mode == "vjp" else []) + call_args + \
             ([f"{params[i]}_dot" for i in wrt] if mode == "jvp" else [])
@@ -727,14 +731,58 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
     `keywords`: by name); with drop_self, without the cotangent of fn itself."""
     from secant.batch import BatchOptions
-    derivative = _dispatch(fn, active, mode, staged, *dispatch_args)
+    derivative, bound = _dispatch_target(fn, active, mode, staged, *dispatch_args)
+    if bound:           # (the derivative of fn's class's __call__: fn passed as self)
+        passed = passed[:1] + ("fn",) + passed[1:]
     params = _parameter_names(derivative)
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
+    if bound:
+        gen = _bind_object(gen, fn, mode)
     if not drop_self:
         return gen
     return _without_self_cotangent(gen, len(active) == 2)
+
+
+def _generate_batched_dispatch_vjp(disp, wrt, staged):
+    """Reverse mode of a batched dispatcher (`dynamic_call_vmap`: grad of a function calling
+    vmap(model)(x), model known only at run time): a dispatcher that, on first use, generates
+    the vjp of the batched form the original one finds (the model differentiated as self)."""
+    params = list(inspect.signature(disp).parameters)
+    wrt_names = tuple(params[i] for i in wrt)
+    keywords = [p.name for p in inspect.signature(disp).parameters.values()
+                if p.kind == p.KEYWORD_ONLY]
+    positional = [p for p in params if p not in keywords]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    args = ", ".join(positional + [f"{k}={k}" for k in keywords])
+    name = disp.__name__ + "_vjp"
+    text = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n"
+            "    # fn is known only at run time: the vjp of its batched form is generated on "
+            "first use\n"
+            f"    return batched_vjp({', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
+            f"{wrt_names!r}, {tuple(positional)!r})(out_bar, {args})\n")
+    return load_generated(text, name, {}, {"batched_vjp": _batched_vjp})
+
+
+def _batched_vjp(active, staged, axis_name, shape, wrt, positional):
+    """The vjp, in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of the
+    batched form _dispatch finds for the callee; called with (out_bar, fn, x1, ..., kw=...)."""
+    def call(out_bar, fn, *args, **kwargs):
+        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape)
+        through_class = bound or "self" in active       # (fn passed as self)
+        if "fn" in wrt and not through_class:
+            raise SecantTypeError(f"secant differentiates a function known only at run time "
+                                  f"in itself only when it is an object with a __call__; "
+                                  f"{fn!r} is not{where()}")
+        first = 0 if through_class else 1           # x1 is the callee's first (or second)
+        positions = tuple(0 if w == "fn" else positional.index(w) - first
+                          if w in positional else _parameter_names(batched).index(w)
+                          for w in wrt)
+        gen = generate(batched, positions, "vjp", staged=staged)
+        return gen(out_bar, fn, *args, **kwargs) if through_class else \
+            gen(out_bar, *args, **kwargs)
+    return call
 
 
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
@@ -763,12 +811,32 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
     or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
     (n positional arguments, keywords) shapes it to take the tangents after the positional
     arguments (_jvp_call)."""
+    gen, bound = _dispatch_target(fn, active, mode, staged, axis_name, call, shape)
+    return _bind_object(gen, fn, mode) if bound else gen
+
+
+def _bind_object(gen, fn, mode):
+    """`gen`, generated for fn's class's __call__, called with fn as its self (after a vjp's
+    cotangent)."""
+    if mode == "vjp":
+        return lambda out_bar, *args, **kwargs: gen(out_bar, fn, *args, **kwargs)
+    return lambda *args, **kwargs: gen(fn, *args, **kwargs)
+
+
+def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None):
+    """_dispatch's generated function, and whether it is that of fn's class's __call__ for an
+    object fn that does not hold active values: generated once for the class, not once per
+    object (a model object built at each call), the caller passing fn as self."""
     if mode == "jvp" and call is not None:
-        return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active), *call)
+        return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active),
+                         *call), False
+    from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
-    if "self" in active:                # a callable object holding active values: its
-        target = _unwrap(getattr(type(fn), "__call__", None))   # __call__, fn as `self`
+    bound = mode in ("vjp", "vmap") and "self" not in active and is_user_callable_object(fn) \
+        and not inspect.ismethod(fn)
+    if "self" in active or bound:       # a callable object (holding active values: fn as an
+        target = _unwrap(getattr(type(fn), "__call__", None))   # active `self`)
         active = tuple(0 if a == "self" else a + 1 if isinstance(a, int) else a for a in active)
         if not inspect.isfunction(target) or inspect.ismethod(fn):
             raise SecantTypeError(f"secant transforms a call of a differentiated or batched "
@@ -783,8 +851,9 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
     from secant.transformer.callees import is_variadic, specialise
     if shape is not None and inspect.isfunction(target) and is_variadic(target) \
             and not getattr(target, "__secant_custom__", False):
-        target = specialise(target, *shape)     # def apply(params, x, **kwargs): the function
-                                                # for this call's shape
+        n = shape[0] + 1 if bound else shape[0]      # (self passed too)
+        target = specialise(target, n, shape[1])    # def apply(params, x, **kwargs): the
+                                                    # function for this call's shape
     params = _parameter_names(target)
     try:
         positions = tuple(a if isinstance(a, int) else params.index(a) for a in active)
@@ -794,8 +863,8 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
     if mode == "vmap":
         from secant.batch import BatchOptions
         return generate(target, positions, "vmap", staged=staged,
-                        batch=BatchOptions((), 0, axis_name, None))
-    return generate(target, positions, mode, staged=staged)
+                        batch=BatchOptions((), 0, axis_name, None)), bound
+    return generate(target, positions, mode, staged=staged), bound
 
 
 _dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time
@@ -1582,7 +1651,8 @@ def source(fn, stage="generated"):
     error = getattr(fn, "__secant_source_error__", None)
     if error is not None:
         raise error
-    target = _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn
+    target = getattr(fn, "__secant_shows__", None) or (
+        _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
     if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
         target = _faithful(target)      # its trace, when its own text is absent or stale
         if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
@@ -1773,6 +1843,29 @@ def _jvp_call_form(fun, n):
     return made, argnums, names if keyword else None
 
 
+_jvp_closed = weakref.WeakKeyDictionary()       # generated function -> its jvp_closed
+
+
+def jvp_closed(fun):
+    """`def jvp_of(primals, tangents): return jvp(fun, primals, tangents)`, generated once per
+    function (code a transform reads calls it for `jvp(f, primals, tangents)` with f known
+    only at run time; the transform of that call reads this source, f resolved)."""
+    base = _unwrap(fun)
+    try:
+        hit = _jvp_closed.get(base)
+    except TypeError:
+        hit, base = None, None
+    if hit is None:
+        name = getattr(base or fun, "__name__", "fn")
+        name = f"{name}_jvp_of" if name.isidentifier() else "jvp_of"
+        hit = load_generated(f"def {name}(primals, tangents):\n"
+                             f"    return jvp(fn, primals, tangents)\n", name, {},
+                             {"jvp": jvp, "fn": fun})
+        if base is not None:
+            _jvp_closed[base] = hit
+    return hit
+
+
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
 jvp.__secant_call_form__ = ("jvp_fn", _jvp_call_form)
 jvp_fn.__secant_factory__ = True
@@ -1802,7 +1895,17 @@ def linearize(fun, *primals):
                     f"for primal {_dtype_of(p)}{list(np.shape(p))}{where()}")
         return gen(*primals, *_as_arrays(tangents, positions))[1]
 
-    f_jvp.__secant_generated__ = gen
+    # what transforms of f_jvp read (vmap(f_jvp)): a function of the tangents alone, the
+    # primals held in it, as f_jvp runs
+    names = Names()
+    held = [names.fresh(f"primal_{i}") for i in range(len(primals))]
+    params = [names.fresh(f"tangent_{i}") for i in range(len(primals))]
+    name = names.fresh(f"{gen.__name__}_at")
+    source = f"def {name}({', '.join(params)}):\n" \
+             f"    return {gen.__name__}({', '.join(held + params)})[1]\n"
+    f_jvp.__secant_generated__ = load_generated(source, name, {}, {
+        gen.__name__: gen, **dict(zip(held, primals))})
+    f_jvp.__secant_shows__ = gen            # (secant.source: the jvp it runs)
     f_jvp.__name__ = f_jvp.__qualname__ = gen.__name__
     return out, f_jvp
 
@@ -2222,7 +2325,12 @@ def _jacobian_source(jac):
         body = [f"{basis} = basis_like({x})",
                 f"_, {columns} = {each}({args}, {basis})",
                 f"return from_columns({columns}, {x})"]
-        free = {each: vmap(jvp_fn(jac.fun, argnums=a), in_axes=(None,) * n + (0,))}
+        plain = jac.fun
+        if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
+            plain = load_generated(                             # by keyword: all positional)
+                f"def {fn_name}_plain({args}):\n    return {fun}({args})\n",
+                f"{fn_name}_plain", {}, {fun: jac.fun})
+        free = {each: vmap(jvp_fn(plain, argnums=a), in_axes=(None,) * n + (0,))}
     else:
         out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
         body = [f"{out} = {fun}({args})",
@@ -2231,7 +2339,16 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
                            in_axes=(0,) + (None,) * n)}
-    source = f"def {fn_name}({args}):\n" + "".join(f"    {line}\n" for line in body)
+    header = []                 # (the parameters' defaults as the function's own)
+    for p, name in zip(params, taken):
+        if p.default is p.empty:
+            header.append(name)
+        elif p.default is None or type(p.default) in (bool, int, float, str):
+            header.append(f"{name}={p.default!r}")
+        else:
+            return None
+    source = f"def {fn_name}({', '.join(header)}):\n" + "".join(f"    {line}\n"
+                                                                for line in body)
     free.update({fun: jac.fun, "basis_like": helpers.basis_like,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     return load_generated(source, fn_name, {}, free)

@@ -5,9 +5,9 @@ dict.setdefault/update/pop, nested comprehensions, enumerate(start=...), range w
 steps, loops with else, match statements on static values.
 
 Each runs under grad, jit(grad), vmap, vmap(grad) and jvp, against float64 central finite
-differences (derivatives), a Python loop (vmap) and eager values (jvp's primal). What secant
-cannot do yet is a strict xfail naming the cause. The functions live at module level: the
-transforms read their source. PYTEST_DONT_REWRITE: pytest's assert rewriting would change
+differences (derivatives), a Python loop (vmap) and eager values (jvp's primal); what secant
+cannot do is a clear error. The functions live at module level: the transforms read their
+source. PYTEST_DONT_REWRITE: pytest's assert rewriting would change
 assert_static's code object, so that its source no longer matches it."""
 import math
 import types
@@ -75,6 +75,27 @@ def aug_attr_local(x):
     b.v += snp.sin(x)
     b.v *= 2.0
     return b.v
+
+
+def namespaces_in_a_loop_and_a_branch(x):
+    a = types.SimpleNamespace(v=x)
+    b = types.SimpleNamespace(w=a.v * 2.0, z=snp.sin(a.v))
+    for _ in range(2):
+        b.w = b.w * b.z
+    if len(WS) == 3:
+        a.v = a.v + b.w
+    return a.v
+
+
+def namespace_escapes(x):
+    b = types.SimpleNamespace(v=x)
+    b.v = b.v * 2.0
+    return b
+
+
+def test_a_namespace_that_escapes_keeps_the_error():
+    with pytest.raises(secant.SecantError, match="SimpleNamespace"):
+        secant.grad(lambda x: namespace_escapes(x).v)(0.5)
 
 
 def aug_attr_user_object(x):
@@ -192,9 +213,32 @@ def dict_pop(x):
     return b * d["a"] + c + len(d)
 
 
+def dict_pop_in_expression(x):
+    d = {"a": x, "b": snp.sin(x)}
+    return d.pop("b") * d["a"] + len(d)
+
+
+def dict_pop_in_a_call(x):
+    d = {"a": x, "b": 2.0 * x}
+    return snp.sin(d.pop("c", x) + d.pop("a")) * d["b"]
+
+
 def nested_comprehension(x):
     grid = [[w * v * x for w in WS] for v in (1.0, 2.0)]
     return sum(sum(row) for row in grid)
+
+
+def nested_display_rows(x):
+    grid = [[x, 2.0 * x], [snp.sin(x), x * x]]
+    return sum(sum(row) for row in grid)
+
+
+def rows_summed_in_a_loop(x):
+    grid = [[w * snp.sin(v * x) for w in WS] for v in (1.0, 3.0)]
+    t = 0.0
+    for row in grid:
+        t = t * 0.5 + sum(row)
+    return t
 
 
 def nested_comprehension_flat(x):
@@ -316,27 +360,17 @@ TRANSFORMS = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 WORKING = [chained_compare_static, chained_compare_value, assert_static, fstring_error_branch,
            global_read, del_temp, isinstance_arg, math_static, tuple_swap, star_unpack, zip_star,
            any_all_static, min_max_static, max_of_values, min_of_values_two, dict_setdefault,
-           dict_update, dict_update_kwargs, dict_pop, nested_comprehension_flat, enumerate_start,
+           dict_update, dict_update_kwargs, dict_pop, dict_pop_in_expression, dict_pop_in_a_call,
+           nested_comprehension, nested_display_rows, rows_summed_in_a_loop,
+           nested_comprehension_flat, enumerate_start,
            enumerate_start_kw_values, range_negative_step, range_negative_step_two, while_else,
            for_else, match_static, match_int, match_tuple, aug_attr_user_object,
-           held_then_called]
-NOT_YET = {
-    nested_comprehension: "sum(row) of a row of a list of lists (sum over a loop variable)",
-    aug_attr_local: "an attribute set on a types.SimpleNamespace (not a user class): a mutation",
-}
+           held_then_called, aug_attr_local, namespaces_in_a_loop_and_a_branch]
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)
 @pytest.mark.parametrize("f", WORKING, ids=lambda f: f.__name__)
 def test_idiom(f, name, x64):
-    _check(f, name)
-
-
-@pytest.mark.parametrize("name", TRANSFORMS)
-@pytest.mark.parametrize("f", list(NOT_YET), ids=lambda f: f.__name__)
-def test_idiom_not_yet(f, name, x64, request):
-    request.applymarker(pytest.mark.xfail(raises=secant.SecantError, strict=True,
-                                          reason=NOT_YET[f]))
     _check(f, name)
 
 
@@ -364,6 +398,17 @@ def deleted_then_read_again(x):
     del t
     t = x * 2.0
     return t * t
+
+
+def pop_after_a_read(x):
+    d = {"a": x, "b": snp.sin(x)}
+    return d["b"] + d.pop("b") * d["a"]
+
+
+def test_pop_after_a_read_of_the_dict_is_refused():
+    """(d read before the pop in the same expression: not moved ahead of that read)"""
+    with pytest.raises(secant.SecantError, match="pop"):
+        secant.grad(pop_after_a_read)(0.5)
 
 
 def test_del_then_rebound(x64):

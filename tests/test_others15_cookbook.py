@@ -108,17 +108,11 @@ def hvp_global_rev_fwd(x, v):
     return grad(g)(x)
 
 
-NO_PARAM_F = ("jvp(grad(f), primals, tangents) with f a parameter (a function only the running "
-              "program knows) and primals a name: how many primals there are is known only at "
-              "run time, refused (normalize.py call_form; with f a name it resolves, the tuples "
-              "are unpacked: tests/test_others2_api.py test_jvp_with_primals_in_variables)")
-
-
 @pytest.mark.parametrize("hvp", [
     hvp_global_rev_rev, hvp_global_fwd_rev, lambda x, v: jnp.dot(hessian(f_scalar)(x), v),
     hvp_global_rev_fwd,     # (a lambda assigned to a name: was refused under vmap; fixed)
     HVPS["rev_rev"],        # (grad(f) with f a parameter: was refused; a dynamic call now)
-    pytest.param(HVPS["fwd_rev"], marks=pytest.mark.xfail(strict=True, reason=NO_PARAM_F)),
+    HVPS["fwd_rev"],        # (f a parameter, primals a name: jvp_closed, a run-time call)
 ], ids=["rev_rev", "fwd_rev", "hessian", "rev_fwd", "rev_rev_f_argument", "fwd_rev_f_argument"])
 def test_batched_hessian_vector_products(x64, hvp):
     """vmap over the vectors, as the cookbook batches hvps; against a loop and the hessian."""
@@ -281,3 +275,14 @@ def test_grad_of_a_function_passed_as_argument(x64):
     check_vmap(grad(lambda x: sum_of_grad(f_scalar, x)), (RNG.normal(size=(3, 4)),))
     _, t = jvp(lambda x: sum_of_grad(f_scalar, x), (to_snp(x),), (jnp.ones(4),))
     np.testing.assert_allclose(t, np.sum(g), rtol=1e-10)
+
+
+def test_jvp_of_a_parameter_function_under_grad_and_jit(x64):
+    """jvp(grad(f), primals, tangents) with f a parameter, differentiated again and jitted:
+    against the reverse-over-reverse product (checked above against finite differences)."""
+    x, v = to_snp((RNG.normal(size=4), RNG.normal(size=4)))
+    fwd = lambda x: jnp.sum(jnp.sin(HVPS["fwd_rev"](x, v)))     # noqa: E731
+    rev = lambda x: jnp.sum(jnp.sin(HVPS["rev_rev"](x, v)))     # noqa: E731
+    np.testing.assert_allclose(grad(fwd)(x), grad(rev)(x), rtol=1e-10)
+    np.testing.assert_allclose(jit(grad(fwd))(x), grad(rev)(x), rtol=1e-10)
+    np.testing.assert_allclose(jit(HVPS["fwd_rev"])(x, v), HVPS["rev_rev"](x, v), rtol=1e-10)

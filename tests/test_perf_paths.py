@@ -553,3 +553,44 @@ def test_eager_expand_dims_and_broadcast_to_match_bind():
             snp.expand_dims(a, (0, 0))
     with pytest.raises(secant.SecantError, match="broadcast"):
         snp.broadcast_to(snp.asarray(np.ones(3, np.float32)), (2, 4))
+
+
+# --- eager ufunc calls in a quiet context of their own; 0-d floats held as scalars by asarray --
+def test_eager_fast_paths_stay_quiet_when_their_quiet_context_is_in_use():
+    # the context is entered once at a time (another thread's long ufunc holds it): the fast
+    # paths then enter the quiet state the other way, same values, no warnings
+    from secant.backends import core
+    x = snp.asarray(np.array([0.0, 1.0, -1.0], np.float32))
+    s = snp.asarray(np.float32(0.0))
+
+    def inside():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return (snp.log(x), snp.log(s), x / s, s * s,
+                    core.quiet_call(np.log, np.zeros(2, np.float32)))
+    log_x, log_s, ratio, square, direct = core._quiet_context_call(inside)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(np.asarray(log_x), np.log(np.asarray(x)))
+        np.testing.assert_array_equal(np.asarray(ratio), np.asarray(x) / np.float32(0.0))
+    assert float(log_s) == -np.inf and float(square) == 0.0 and list(direct) == [-np.inf] * 2
+    assert log_x.dtype == ratio.dtype == log_s.dtype == np.float32
+    with np.errstate(divide="raise"):               # the caller's state is untouched
+        assert float(snp.log(s)) == -np.inf
+        with pytest.raises(FloatingPointError):
+            np.log(np.zeros(1))
+
+
+@pytest.mark.parametrize("value", [np.float32(0.5), np.float64(0.5), np.array(0.25, np.float32),
+                                   0.5, np.float16(0.5), np.array(3, np.int32), True])
+def test_asarray_of_a_zero_d_value_matches_the_array_path(value, x64_or_not):
+    a, b = snp.asarray(value), snp.array(value)
+    want = np.asarray(value).astype(secant.dtypes.canonicalize_dtype(np.asarray(value).dtype))
+    for got in (a, b, snp.asarray(value, dtype=np.float32)):
+        assert got.shape == () and _host_value_ok(got)
+        assert float(got) == float(want)
+    assert a.dtype == b.dtype == want.dtype
+    assert a.weak_type == b.weak_type == (type(value) is float)
+    if isinstance(value, np.ndarray):
+        value[()] = 9                               # a copy: the array stays what it was
+        assert float(a) == float(want) and float(b) == float(want)

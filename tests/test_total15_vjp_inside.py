@@ -1,5 +1,5 @@
 """vjp called inside a function that grad, vmap or jit transforms (issue 15): `y, pb =
-vjp(f, x)` then `pb(ct)`, with f a library function, a function of the user's, or a lambda
+vjp(f, x)` then `pb(ct)` (or `vjp(f, x)[1](ct)`, `vjp(f, x)[0]`, in a lambda too), with f a library function, a function of the user's, or a lambda
 closing over the differentiated value; checked against float64 finite differences and a loop."""
 import numpy as np
 import pytest
@@ -31,7 +31,16 @@ def closing_over(x):
     return snp.sum(g)
 
 
+def indexed_pullback(x):
+    return snp.sum(vjp(snp.sin, x)[1](x)[0] * vjp(snp.sin, x)[0])     # sum(x cos x sin x)
+
+
+indexed_lambda = lambda x: snp.sum(vjp(lambda a: _user(a, x * x), x)[1](snp.ones_like(x))[0])  # noqa: E731
+
+
 REFS = {sin_pullback: lambda x: np.sum(x * np.cos(x) * np.sin(x)),
+        indexed_pullback: lambda x: np.sum(x * np.cos(x) * np.sin(x)),
+        indexed_lambda: lambda x: np.sum(np.exp(x * x)),
         two_primals: lambda x: np.sum(x * np.exp(2 * x * x)),
         closing_over: lambda x: np.sum(np.sin(x * x[0]) * np.cos(x * x[0]) * x[0])}
 

@@ -21,6 +21,7 @@ _FRESH_DICT_CALLS = {"dict"}
 # methods that change or read a list or dict without handing it (or a view of it) out
 _IN_PLACE_METHODS = {"append", "extend", "insert", "pop", "index", "count", "get", "copy",
                      "update", "setdefault"}
+_LAZY_BUILTINS = {"zip", "enumerate", "reversed", "iter"}
 # builtins that read a list without keeping it (lazy ones, enumerate/zip/iter/reversed, keep it)
 _READING_BUILTINS = {"len", "sum", "max", "min", "print", "sorted", "list", "tuple", "any", "all",
                      "str", "repr"}
@@ -75,7 +76,7 @@ def rewrite_method(d, s):
     default])` written as a statement on a local dict no other name sees: `d = d | {...}` /
     `if k not in d: d = d | {k: v}` / `v = d[k]` and `d = {i: d[i] for i in d if i != k}` (the
     arguments evaluated first, once, as the call would; a missing key raises KeyError as pop
-    does), or None to leave it as written."""
+    does), or None to leave it as written. `[v =] l.pop([i])` on a local list likewise."""
     call = s.value if isinstance(s, gast.Expr) else None
     popped = None       # v = d.pop(k): the name v
     if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
@@ -88,6 +89,8 @@ def rewrite_method(d, s):
     name = call.func.value.id
     if name not in d.updatable:
         d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+    if d.updatable[name] == "list" and call.func.attr == "pop":
+        return _rewrite_list_pop(d, s, call, name, popped)
     if d.updatable[name] != "dict" or any(k.arg is None for k in call.keywords) or \
             any(isinstance(a, gast.Starred) for a in call.args):
         return None
@@ -126,6 +129,84 @@ def rewrite_method(d, s):
     return out + [located(gast.parse(text).body[0], s)]
 
 
+def _rewrite_list_pop(d, s, call, name, popped):
+    """`[v =] l.pop([i])` on a local list: `v = l[i]` and `l = l[:i] + l[i:][1:]` (the index
+    evaluated once, first; an empty list or a bad index raises IndexError as pop does)."""
+    if call.keywords or len(call.args) > 1 or any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    out = []
+    if call.args:
+        key = d.names.fresh("index")
+        out.append(gast.copy_location(gast.Assign(
+            targets=[located(gast.Name(key, gast.Store(), None, None), s)], value=call.args[0],
+            type_comment=None), s))
+        out[-1].end_lineno, out[-1].end_col_offset = s.end_lineno, s.end_col_offset
+        kept = f"{name}[:{key}] + {name}[{key}:][1:]"
+    else:
+        key, kept = "-1", f"{name}[:-1]"
+    text = f"{popped or d.names.fresh('popped')} = {name}[{key}]\n{name} = {kept}"
+    d.changed = True
+    return out + [located(stmt, s) for stmt in gast.parse(text).body]
+
+
+def hoist_pops(d, s):
+    """`return d.pop(k) * d["a"]` -> `a = d.pop(k)` before the statement (rewritten by
+    rewrite_method), then `return a * d["a"]`: a d.pop(...) inside a larger expression on a local
+    dict no other name sees, evaluated where nothing before it reads d, and not in a part
+    evaluated only sometimes (and/or, x if c else y, a lambda, a comprehension). Returns the
+    statements before s (s's expression changed in place), or []."""
+    pre = []
+
+    class Hoist(gast.NodeTransformer):
+        def __init__(self, root, seen):
+            self.root, self.seen = root, seen       # seen: names read so far, in order
+
+        def visit_Call(self, n):
+            f = n.func
+            if n is not self.root and isinstance(f, gast.Attribute) and f.attr == "pop" and \
+                    isinstance(f.value, gast.Name) and f.value.id not in self.seen:
+                name = f.value.id
+                if name not in d.updatable:
+                    d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+                if d.updatable[name] == "dict" and not any(
+                        isinstance(m, gast.Name) and m.id == name for a in n.args + n.keywords
+                        for m in walk(a)):
+                    key = n.args[0] if n.args else None
+                    v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
+                        key.value, str) and key.value.isidentifier() else "popped")
+                    pre.append(gast.copy_location(gast.Assign(
+                        targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=n,
+                        type_comment=None), s))
+                    pre[-1].end_lineno, pre[-1].end_col_offset = s.end_lineno, s.end_col_offset
+                    return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
+            return self.generic_visit(n)
+
+        def visit_Name(self, n):
+            self.seen.add(n.id)
+            return n
+
+        def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
+            self.seen.update(m.id for m in walk(n) if isinstance(m, gast.Name))
+            return n
+
+        visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+        visit_SetComp = visit_GeneratorExp = _keep
+
+    if not isinstance(s, (gast.Return, gast.Assign, gast.AugAssign, gast.Expr, gast.If)):
+        return pre
+    expr = s.test if isinstance(s, gast.If) else s.value
+    if expr is not None:        # (an augmented target is read first)
+        seen = {m.id for m in walk(s.target) if isinstance(m, gast.Name)} \
+            if isinstance(s, gast.AugAssign) else set()
+        root = expr if isinstance(s, (gast.Expr, gast.Assign)) else None    # (rewrite_method)
+        new = Hoist(root, seen).visit(expr)
+        if isinstance(s, gast.If):
+            s.test = new
+        else:
+            s.value = new
+    return pre
+
+
 def _rebuilt_list(name, index, key, item):
     if isinstance(index, gast.Constant) and type(index.value) is int:
         k = index.value
@@ -148,7 +229,7 @@ def _kind(d, name):
     """"list" or "dict" when every binding of the local `name` is a fresh one of that kind."""
     if name in d.params or name in d.src.closure:
         return None
-    kinds = set()
+    kinds, paired = set(), set()
     for n in walk_scope(d.node.body):
         if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
             return None
@@ -157,11 +238,26 @@ def _kind(d, name):
             if len(n.targets) != 1:
                 return None
             kinds.add(_fresh_kind(n.value))
+        elif isinstance(n, gast.Assign) and len(n.targets) == 1 and _pairs(n):
+            for t, v in _pairs(n):          # a, b = [], []: each name its own display
+                if isinstance(t, gast.Name) and t.id == name:
+                    kinds.add(_fresh_kind(v))
+                    paired.add(t)
         elif isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store,
                                                                              gast.Del)):
-            if not _bound_by_plain_assign(d.node.body, n):
+            if n not in paired and not _bound_by_plain_assign(d.node.body, n):
                 return None
     return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
+def _pairs(assign):
+    """(target, value) pairs of `a, b = x, y` (displays of one length, nothing starred)."""
+    t, v = assign.targets[0], assign.value
+    if isinstance(t, (gast.Tuple, gast.List)) and isinstance(v, (gast.Tuple, gast.List)) and \
+            len(t.elts) == len(v.elts) and not any(isinstance(e, gast.Starred)
+                                                  for e in t.elts + v.elts):
+        return list(zip(t.elts, v.elts))
+    return []
 
 
 def _bound_by_plain_assign(body, name_node):
@@ -198,10 +294,10 @@ def _unaliased(d, name):
     for n in walk(gast.Module(body=body, type_ignores=[])):
         for c in gast.iter_child_nodes(n):
             parents[c] = n
-    methods = ("update", "setdefault", "pop") if _kind(d, name) == "dict" else \
-        ("update", "setdefault")
+    methods = ("update", "setdefault", "pop")
     updates = [s for s in walk_scope(body) if isinstance(s, (gast.Assign, gast.AugAssign))
-               and _updates(s, name) or _method_update(s, name, methods)]
+               and _updates(s, name) or _method_update(s, name, methods)
+               or "pop" in methods and _method_update(gast.Expr(value=s), name, ("pop",))]
     if not updates:
         return False
     last = max(s.end_lineno for s in updates)
@@ -210,13 +306,15 @@ def _unaliased(d, name):
     for n in walk(gast.Module(body=body, type_ignores=[])):
         if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
             continue
-        if _in_nested_function(n, parents):
-            return False
+        if _in_nested_function(n, parents, generators=n.lineno <= last):
+            return False                # (a generator made after the last change sees it)
         parent = parents.get(n)
         if isinstance(parent, gast.Subscript) and parent.value is n:
             continue                    # l[i]: an item read (or the assignment's own target)
-        if _read_by_call(d, n, parent):
-            continue
+        if _read_by_call(d, n, parent) or _iterated(d, n, parents, updates) or \
+                isinstance(parent, (gast.If, gast.While, gast.IfExp)) and parent.test is n or \
+                isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not):
+            continue                    # (`if l:` reads its truth only)
         if isinstance(parent, gast.Attribute) and parent.attr in _IN_PLACE_METHODS and \
                 isinstance(parents.get(parent), gast.Call) and parents[parent].func is parent:
             continue                    # l.append(v): changes l itself, hands nothing out
@@ -240,14 +338,32 @@ def _method_update(s, name, methods):
         call.func.attr in methods
 
 
-def _in_nested_function(n, parents):
+def _in_nested_function(n, parents, generators=True):
+    eager = (gast.ListComp, gast.SetComp, gast.DictComp) + (() if generators else
+                                                             (gast.GeneratorExp,))
     p = parents.get(n)
     while p is not None:
-        if isinstance(p, SCOPES) and not isinstance(p, (gast.ListComp, gast.SetComp,
-                                                        gast.DictComp)):
+        if isinstance(p, SCOPES) and not isinstance(p, eager):
             return True                 # a def, lambda or generator may read it later
         p = parents.get(p)
     return False
+
+
+def _iterated(d, n, parents, updates):
+    """Whether `n` is read through zip/enumerate/reversed/iter (any nesting) by a reading call
+    (`list(zip(a, b))`) or by a for loop whose body changes no container (`for u, v in zip(a,
+    b):`): the lazy iterator is used up before any change."""
+    node, parent = n, parents.get(n)
+    while isinstance(parent, gast.Call) and node in parent.args and \
+            isinstance(parent.func, gast.Name) and parent.func.id in _LAZY_BUILTINS and \
+            not _is_local(d, parent.func.id) and d.src.resolve_name(parent.func.id)[0] == "builtin":
+        node, parent = parent, parents.get(parent)
+    if node is n:
+        return False
+    if isinstance(parent, gast.For) and parent.iter is node:
+        inside = set(walk_scope(parent.body))
+        return not any(u in inside for u in updates)
+    return _read_by_call(d, node, parent)
 
 
 def _read_by_call(d, n, call):

@@ -25,6 +25,11 @@ from secant.transformer.ops import TREE_OPS
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
 
+# displays and comprehensions whose value is a container of that kind
+_DISPLAYS = {gast.List: "list", gast.ListComp: "list", gast.Tuple: "tuple", gast.Dict: "dict",
+             gast.DictComp: "dict"}
+
+
 def _set_location(nodes, where, force=False):
     """Give synthesised nodes the position of the user's node they stand for (the user's own
     sub-expressions keep theirs, unless `force`)."""
@@ -145,6 +150,12 @@ class ContainerMixin:
             return self.containers[operand.name]
         return False
 
+    def item_kind(self, base, item):
+        """`item`, read from container `base`, is a container itself when base's items are
+        (a list of lists: item_kinds)."""
+        if base.name in self.item_kinds and isinstance(item, ir.Var):
+            self.containers[item.name] = self.item_kinds[base.name]
+
     def is_container(self, operand):
         return self.container_kind(operand) is not False
 
@@ -157,6 +168,9 @@ class ContainerMixin:
         self.out.append(ir.Op([name], "pack", {"items": seq}, {}, self.origin))
         self.tracked.add(name)
         self.containers[name] = seq.kind
+        kinds = {self.container_kind(i) for i in items}
+        if len(kinds) == 1 and False not in kinds:     # [[a, b], [c, d]]: items are lists
+            self.item_kinds[name] = kinds.pop()
         return ir.Var(name)
 
     def as_array(self, operand, node):
@@ -465,13 +479,37 @@ class ContainerMixin:
             self.containers[result] = "list"
         return out
 
+    def _lazy_as_comprehension(self, arg):
+        """list(zip(a, b)) is list((v, w) for v, w in zip(a, b)) (enumerate and reversed
+        alike): the loop the comprehension reads, which follows tracked containers."""
+        if not (isinstance(arg, gast.Call) and isinstance(arg.func, gast.Name)
+                and arg.func.id in ("zip", "enumerate", "reversed") and not arg.keywords
+                and arg.args and not any(isinstance(a, gast.Starred) for a in arg.args)
+                and arg.func.id not in self.current and self._tracked_names_in(arg)):
+            return arg
+        n = len(arg.args) if arg.func.id == "zip" else 2 if arg.func.id == "enumerate" else 1
+        names = [self.names.fresh(f"{arg.func.id}_item") for _ in range(n)]
+        items = [_name(v) for v in names]
+        target = gast.Tuple(elts=[_name(v, store=True) for v in names], ctx=gast.Store()) \
+            if n > 1 else _name(names[0], store=True)
+        elt = gast.Tuple(elts=items, ctx=gast.Load()) if n > 1 else items[0]
+        comp = gast.GeneratorExp(elt=elt, generators=[gast.comprehension(
+            target=target, iter=arg, ifs=[], is_async=0)])
+        return gast.copy_location(comp, arg)
+
+    def _iterated_operand(self, arg):
+        """An argument of the zip/enumerate a for loop iterates: a zip/enumerate/reversed of
+        tracked containers in it (used up by this loop alone) is read as the list it yields."""
+        comp = self._lazy_as_comprehension(arg)
+        return self.operand(arg) if comp is arg else self.comprehension(comp, kind="list")
+
     def container_call(self, node, obj):
         """list(c), tuple(c), dict(d), len-free builtins over tracked containers, and
         snp.array/np.asarray of a list: a value, or None when this is not such a call."""
         import numpy as np
         import secant.numpy as snp
         if obj in (list, tuple) and len(node.args) == 1 and not node.keywords:
-            arg = node.args[0]
+            arg = self._lazy_as_comprehension(node.args[0])
             if isinstance(arg, _COMPREHENSIONS):
                 if not self._tracked_names_in(arg):
                     return None
@@ -710,7 +748,7 @@ class ContainerMixin:
                 if not any(_has_var(a) for a in args):
                     return None
                 return "by_index", (True, args)
-            args = [self.operand(a) for a in it.args]
+            args = [self._iterated_operand(a) for a in it.args]
             if any(isinstance(a, ir.Var) and not self.is_container(a) for a in args):
                 # an array among them: its len() and rows are per example (any transform)
                 if it.func.id == "zip":
@@ -791,6 +829,7 @@ class ContainerMixin:
                 got = self._emit("getitem", {"a": container}, {"idx": i},
                                  hint or f"{container.name}_{i}")
                 self.out[-1].container = True
+                self.item_kind(container, got)
                 return got
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
@@ -966,6 +1005,8 @@ class ContainerMixin:
         if result not in self.tracked:
             return ir.Expr(result)
         self.containers[result] = "dict" if is_dict else (kind or "list")
+        if isinstance(value, tuple(_DISPLAYS)):  # [[w * x for w in ws] for ...]: lists of lists
+            self.item_kinds[result] = _DISPLAYS[type(value)]
         return ir.Var(result)
 
     def _new_version_for(self, user_name):

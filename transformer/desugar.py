@@ -41,8 +41,9 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, nonlocals, objects, star_calls,
-                                statements, vjp_calls)
+from secant.transformer import (container_updates, depth, namespaces, nonlocals, objects,
+                                star_calls, statements, vjp_calls)
+from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, located
 
@@ -162,12 +163,7 @@ def _name(id_, store=False):
 
 
 def _at(like, node):
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
+    return located(node, like, only_new=True)
 
 
 def _parse(text, like):
@@ -208,6 +204,7 @@ class _Desugarer:
             return self.block(node.body)
         body = _TreeCalls(self).visit_body(node.body)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
+        body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = self.lift_local_functions(body)
         body = self.block(body)
@@ -288,6 +285,11 @@ class _Desugarer:
             rebuilt = container_updates.rewrite(self, s)    # l[i] = v on a local list or dict
             if rebuilt is not None:
                 return rebuilt
+        if not self.only_choices:
+            pre = container_updates.hoist_pops(self, s)     # f(d.pop(k)): v = d.pop(k) first
+            if pre:
+                self.changed = True
+                return self.block(pre + [s])
         if not self.only_choices and isinstance(s, (gast.Expr, gast.Assign)):
             rebuilt = container_updates.rewrite_method(self, s)     # d.update(...)
             if rebuilt is not None:
@@ -1170,7 +1172,7 @@ class _Desugarer:
         return gen
 
 
-class _TreeCalls(gast.NodeTransformer):
+class _TreeCalls(Hoister):
     """secant.tree_util calls whose structure is a run-time value, in the ops the transforms
     have rules for (tree_leaves, tree_unflatten, tree_structure; transformer/ops.py):
     `tree_map(lambda p, g: p - 0.1 * g, params, grads)` ->
@@ -1183,38 +1185,6 @@ class _TreeCalls(gast.NodeTransformer):
     def __init__(self, d):
         self.d = d
         self._bound = None      # the names d's function binds, read once (not once per call)
-
-    def visit_body(self, stmts):
-        out = []
-        for s in stmts:
-            self.pre, self.lazy = [], 0
-            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-                out.append(s)
-                continue
-            for field in ("body", "orelse", "finalbody"):      # blocks of if/for/while/with/try
-                if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, self.visit_body(getattr(s, field)))
-            self.pre, self.lazy = [], 0
-            for field, value in gast.iter_fields(s):
-                if field in ("body", "orelse", "finalbody", "handlers"):
-                    continue
-                if isinstance(value, gast.AST):
-                    setattr(s, field, self.visit(value))
-                elif isinstance(value, list):
-                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
-                                       for v in value])
-            out.extend(self.pre + [s])
-        return out
-
-    def _lazily(self, node):        # parts evaluated only sometimes, or in a scope of their own
-        self.lazy += 1
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.lazy -= 1
-
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-        visit_IfExp = visit_BoolOp = _lazily
 
     def _named(self, tree, like, hint="tree"):
         """`tree` itself when a name, else a fresh name bound to it just before the statement

@@ -250,7 +250,7 @@ def _static_names(fnode):
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name):
             single.setdefault(n.targets[0].id, []).append(n.value)
-    static, grown = set(), True
+    static, grown = set(_container_names(fnode, stores)), True
     while grown:
         grown = False
         for name, values in single.items():
@@ -259,6 +259,57 @@ def _static_names(fnode):
                 static.add(name)
                 grown = True
     return frozenset(static)
+
+
+_DISPLAYS = (gast.List, gast.Tuple, gast.Dict, gast.Set, gast.ListComp, gast.DictComp,
+             gast.SetComp)
+
+
+def _container_names(fnode, stores):
+    """Names bound only to list, tuple, dict or set displays (`history = []`, `a, b = [], []`)
+    or to slices and concatenations of such names (`history = history[1:] + [x]`): their
+    truth (`if history:`) is their length, a Python bool."""
+    values = {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1:
+            t, v = n.targets[0], n.value
+            pairs = [(t, v)] if isinstance(t, gast.Name) else list(zip(t.elts, v.elts)) if (
+                isinstance(t, (gast.Tuple, gast.List)) and isinstance(v, (gast.Tuple, gast.List))
+                and len(t.elts) == len(v.elts)) else []
+            for target, value in pairs:
+                if isinstance(target, gast.Name):
+                    values.setdefault(target.id, []).append(value)
+    names = {name for name, vs in values.items() if len(vs) == stores.get(name)}
+
+    def container(v):
+        if isinstance(v, _DISPLAYS):
+            return True
+        if isinstance(v, gast.Name):
+            return v.id in names
+        if isinstance(v, gast.Subscript):
+            return isinstance(v.slice, gast.Slice) and container(v.value)
+        return isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and \
+            container(v.left) and container(v.right)
+    shrunk = True
+    while shrunk:                   # (the largest set whose values are all containers)
+        kept = {name for name in names if all(container(v) for v in values[name])}
+        shrunk, names = kept != names, kept
+    return {name: values[name] for name in names}
+
+
+def _resized_containers(fnode):
+    """The names of _container_names that some assignment rebinds to a slice or concatenation
+    (`history = history[1:]`): a length that may differ between an if's branches."""
+    return {name for name, values in _container_names(fnode, _stores(fnode)).items()
+            if not all(isinstance(v, _DISPLAYS) for v in values)}
+
+
+def _stores(fnode):
+    stores = {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return stores
 
 
 def _mentions(node, name):
@@ -327,6 +378,7 @@ class _Rewriter:
         self.src, self.names, self.lax, self.undef = src, names, lax_name, undef_name
         self.range_ok = range_ok
         self.static = frozenset()  # names bound once to a static test (_static_names)
+        self.resized = set()       # lists whose length changes (_resized_containers)
         self.comments = {}        # id(statement) -> comment lines above it
         self.planned = {}         # (id(statement), base) -> name
         self._keep = []           # the statements `comments` keys refer to
@@ -421,9 +473,11 @@ class _Rewriter:
         if _is_static(s.test, self.static):
             return [s]
         why = _side_effect(s.body + s.orelse)
+        resized = [v for v in assigned(s.body) + assigned(s.orelse) if v in self.resized]
         why = f"its body {why}" if why else (
             "it contains break/continue"
-            if _contains(s.body + s.orelse, (gast.Break, gast.Continue), False) else None)
+            if _contains(s.body + s.orelse, (gast.Break, gast.Continue), False) else
+            f"it may change the length of the list {resized[0]}" if resized else None)
         if why:
             self.comment(s, f"secant: a Python if ({why}); under jit its condition must be "
                             "concrete")
@@ -570,7 +624,8 @@ class _Rewriter:
     def rewrite_for(self, s, defined, later, guarded=()):
         it = s.iter
         if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and self.range_ok \
-                and not s.orelse and s.target.id not in later and not self._varargs(it.id):
+                and not s.orelse and s.target.id not in later and not self._varargs(it.id) \
+                and not self._python_list(it.id):
             return self.rewrite_for_rows(s, defined, later)
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id == "range" and self.range_ok and not it.keywords
@@ -632,6 +687,17 @@ class _Rewriter:
         return vararg is not None and vararg.id == name and not any(
             isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
             for n in gast.walk(self.src.node))
+
+    def _python_list(self, name):
+        """Whether every binding of `name` in the function is a list or tuple display or a list
+        comprehension (a Python sequence, never a traced array)."""
+        stores = [n for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+                  and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))]
+        displays = [a for a in gast.walk(self.src.node) if isinstance(a, gast.Assign)
+                    and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
+                    and a.targets[0].id == name
+                    and isinstance(a.value, (gast.List, gast.Tuple, gast.ListComp))]
+        return bool(stores) and len(stores) == len(displays)
 
     def rewrite_for_rows(self, s, defined, later):
         """`for row in xs` over a traced array: `for i in range(xs.shape[0]): row = xs[i]`, a
@@ -970,9 +1036,9 @@ def _rewrite(fn, src, node, helpers):
     rw = _Rewriter(src, names, lax_name, undef_name, range_ok)
     rw.tracer = tracer_name = names.fresh("Tracer")
     rw.unset = unset_name
-    rw.static = _static_names(node)
     rw.root = list(node.body)
     rw.static = _static_names(node)
+    rw.resized = _resized_containers(node)
     params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
     if not rw.changed and not rw.comments and not helpers:

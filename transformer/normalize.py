@@ -465,6 +465,8 @@ class Normaliser(ContainerMixin):
             self.out[-1].targets = [name]
             self.tracked.add(name)
             self.containers[name] = self.containers.pop(packed.name)
+            if packed.name in self.item_kinds:      # (a list of lists)
+                self.item_kinds[name] = self.item_kinds.pop(packed.name)
             self.names.taken.discard(packed.name)
             self.tracked.discard(packed.name)
         else:
@@ -690,6 +692,7 @@ class Normaliser(ContainerMixin):
         def unpack(i):
             item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
             self.out[-1].container = True       # its cotangent is built item by item
+            self.item_kind(iterable, item)
             self._bind_target(stmt.target, item, stmt)
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
@@ -1023,7 +1026,10 @@ class Normaliser(ContainerMixin):
             for v in node.values:
                 self._test(v)
             return self._inactive(node)
-        return self.operand(node)
+        test = self.operand(node)
+        if isinstance(test, ir.Var) and self.container_kind(test) in ("list", "tuple", "dict"):
+            return ir.Expr(f"len({test.name}) > 0")     # `if history:` asks for its length
+        return test
 
     def _inactive(self, node):
         return ir.Expr(self._source(node))
@@ -1214,8 +1220,7 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
             if self.batching and self.is_container(base):
                 self.out[-1].container = True   # an item of a list built here: as written
-            if base.name in self.item_kinds and isinstance(item, ir.Var):   # split_at(g, n)[0]
-                self.containers[item.name] = self.item_kinds[base.name]     # (a list itself)
+            self.item_kind(base, item)      # split_at(g, n)[0]: a list itself
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
@@ -1234,6 +1239,14 @@ class Normaliser(ContainerMixin):
             elif isinstance(node.slice, (gast.Slice, gast.Name)) or \
                     _is_negative_int(node.slice):
                 self.out[-1].rows = True        # (vmap: index_examples)
+        elif (base.name in self.params or self._made_by_call(base.name)) and \
+                self._from_outside(node.slice):
+            # params[key] with key a closure, a global, a parameter or their attribute: a dict's
+            # key or a list's index as often as an array's, as it turns out when it runs
+            if self.batching:
+                self.out[-1].rows = True        # (index_examples)
+            else:
+                self.out[-1].container = True   # (add_at)
         return item
 
     def _check_batched_index(self, node, base, index):
@@ -1283,6 +1296,20 @@ class Normaliser(ContainerMixin):
                 return op.op == "call" or any(k.startswith("return_") and v != "False"
                                               for k, v in op.statics.items())
         return False
+
+    def _from_outside(self, node):
+        """Whether expression `node` is a name (or its attribute) the function reads from outside
+        its body: a closure, a global, or a parameter it has not rebound."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and \
+            self.current.get(node.id, self.params[0] if self.params else None) in self.params
+
+    def _made_by_call(self, name):
+        """Whether SSA `name` is the result of a call of a user function (a dict or list as
+        often as an array)."""
+        return any(isinstance(op, ir.Op) and name in op.targets and op.op == "call"
+                   for op in self.out)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1591,6 +1618,35 @@ class Normaliser(ContainerMixin):
         return self._emit("call", operands, {}, fn.__name__, callee=fn,
                           callee_name=gast.unparse(node.func).strip())
 
+    def _partial_as_lambda(self, node):
+        """functools.partial(f, a, ...) of a named function with positional parameters, given
+        to a transform written in place (`vmap(partial(net, p))(xs)`): the lambda it stands for,
+        `lambda x: f(a, ..., x)`, whose free locals the transform holds fixed; else `node`."""
+        import functools
+        import inspect
+        if not (isinstance(node, gast.Call) and self._resolve(node.func) is functools.partial
+                and len(node.args) >= 2 and not node.keywords
+                and not any(isinstance(a, gast.Starred) for a in node.args)):
+            return node
+        fn = self._resolve(node.args[0])
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return node
+        rest = params[len(node.args) - 1:]
+        if len(params) < len(node.args) - 1 or any(
+                p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or
+                p.default is not p.empty for p in rest):
+            return node
+        names = [self.names.fresh(p.name) for p in rest]
+        text = (f"lambda {', '.join(names)}: {gast.unparse(node.args[0]).strip()}("
+                + ", ".join([gast.unparse(a).strip() for a in node.args[1:]] + names) + ")")
+        lam = gast.parse(text).body[0].value
+        for n in gast.walk(lam):
+            if isinstance(n, (gast.expr, gast.stmt)):
+                gast.copy_location(n, node)
+        return lam
+
     def _made_by_factory(self, call, outer):
         """(the function `secant.vmap(f, in_axes=(0, None))` makes, for a call of it written in
         place (its arguments: functions by name, everything else literals), else _UNRESOLVED;
@@ -1604,6 +1660,16 @@ class Normaliser(ContainerMixin):
             return _UNRESOLVED, extra
 
         def value(node, first=False):
+            if first:
+                node = self._partial_as_lambda(node)
+            inner = self._resolve(node.func) if first and isinstance(node, gast.Call) and \
+                node.args and not any(isinstance(a, gast.Starred) for a in node.args) and \
+                all(k.arg for k in node.keywords) else None
+            if getattr(inner, "__secant_factory__", None) in ("argnums", "in_axes"):
+                made = value(node.args[0], first=True)     # jacfwd(grad(f, 1), 0): grad(f, 1)
+                if not extra:                              # made as the code would make it
+                    return inner(made, *[value(a) for a in node.args[1:]],
+                                 **{k.arg: value(k.value) for k in node.keywords})
             local_def = isinstance(node, gast.Name) and node.id in self.local_defs
             if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
                     or local_def and first:
@@ -1710,6 +1776,11 @@ class Normaliser(ContainerMixin):
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
+        if obj is getattr and len(args) == 2 and isinstance(args[0], ir.Expr) and \
+                not self.batching:
+            # getattr(jnp, self.act) of a differentiated self: a look-up in a constant by a
+            # name (a string field, never differentiated)
+            return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
             raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
@@ -1845,8 +1916,8 @@ class Normaliser(ContainerMixin):
             for n in (plain, total):
                 n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
             return self.operand(total)
-        arg = self.operand(items)               # sum(b) of a tracked list
-        if isinstance(arg, ir.Var) and self.is_container(arg):
+        arg = self.operand(items)               # sum(b) of a tracked list (in generated code,
+        if isinstance(arg, ir.Var) and (self.is_container(arg) or self.src.generated):  # one
             return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
             return self._inactive(node)
@@ -2016,6 +2087,20 @@ class Normaliser(ContainerMixin):
         secant.jvp_fn(f)(x, v), so a transform of the caller goes through the generated jvp."""
         name, make = form
         args = node.args
+        if name == "jvp_fn" and not node.keywords and len(args) == 3 and \
+                self._known_at_run_time(args[0]):
+            # jvp(grad(f), primals, tangents) with f a parameter: how many primals f takes is
+            # known when it runs: jvp_closed(grad(f))(primals, tangents), a call of a function
+            # known at run time (generated on first use, cached by the function)
+            from secant.transforms import jvp_closed
+            made = self.names.fresh("jvp_closed")
+            self.bindings[made] = jvp_closed
+            call = gast.Call(func=gast.Call(func=gast.Name(made, gast.Load(), None, None),
+                                            args=[args[0]], keywords=[]),
+                             args=list(args[1:]), keywords=[])
+            for n in (call, call.func, call.func.func):
+                _place(n, node)
+            return self.call(call)
         if not node.keywords and len(args) == 3 and any(isinstance(a, gast.Name)
                                                         for a in args[1:]):
             args = self._spelled_tuples(node, args)
@@ -2058,6 +2143,16 @@ class Normaliser(ContainerMixin):
                          [gast.keyword(k, t) for k, t in zip(keywords, tangents)])
         gast.copy_location(call, node)
         return self.user_call(call, made_fn)
+
+    def _known_at_run_time(self, fn):
+        """Whether function expression `fn` names a function only the running program knows:
+        a parameter (or a factory's call of one: grad(f)), not a local def or lambda."""
+        if isinstance(fn, gast.Call):
+            factory = self._resolve(fn.func)
+            return getattr(factory, "__secant_factory__", False) and bool(fn.args) and \
+                self._known_at_run_time(fn.args[0])
+        return isinstance(fn, gast.Name) and fn.id not in self.local_defs and \
+            self._resolve(fn) is _UNRESOLVED
 
     def _spelled_tuples(self, node, args):
         """jvp(f, primals, tangents) with the tuples in variables: unpacked first into as many

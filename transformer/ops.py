@@ -229,8 +229,9 @@ op("sort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False"
 op("argsort", "a, axis=-1, kind=None, order=None, *, stable=True, descending=False", ("a",),
    differentiable=False)
 op("pad", "array, pad_width, mode='constant', constant_values=0", ("array", "constant_values"))
-op("take", "a, indices, axis=None, mode=None, fill_value=None", ("a",))
-op("take_along_axis", "arr, indices, axis, mode=None, fill_value=None", ("arr",))
+op("take", "a, indices, axis=None, mode=None, fill_value=None", ("a",), conditions=("indices",))
+op("take_along_axis", "arr, indices, axis, mode=None, fill_value=None", ("arr",),
+   conditions=("indices",))
 op("moveaxis", "a, source, destination", ("a",))
 op("tensordot", "a, b, axes=2", ("a", "b"))
 # einsum's operands in slots x0, x1, ... (written back as snp.einsum('ij,jk->ik', a, b)); its

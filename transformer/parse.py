@@ -399,11 +399,13 @@ def compiles_to(fn, node, source=None):
     return same
 
 
-def located(node, like):
-    """`node` with every statement and expression in it at the source position of the user's
-    `like` (so errors in code secant wrote name the user's line)."""
+def located(node, like, only_new=False):
+    """`node` with every statement and expression in it (only_new: those without a position
+    yet) at the source position of the user's `like` (so errors in code secant wrote name the
+    user's line)."""
     for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)):
+        placed = getattr(m, "lineno", None) is not None
+        if isinstance(m, (gast.stmt, gast.expr)) and not (only_new and placed):
             gast.copy_location(m, like)
             m.end_lineno = getattr(like, "end_lineno", m.lineno)
             m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)

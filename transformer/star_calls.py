@@ -15,10 +15,9 @@ import inspect
 
 import gast
 
+from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import walk
-
-_LAZY = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
-         gast.IfExp, gast.BoolOp)
+from secant.transformer.parse import located
 
 
 def rewrite(d, body):
@@ -27,16 +26,11 @@ def rewrite(d, body):
 
 
 def _assign(target, value, like):
-    node = gast.Assign(targets=[target], value=value, type_comment=None)
-    for m in gast.walk(node):
-        if isinstance(m, (gast.stmt, gast.expr)) and getattr(m, "lineno", None) is None:
-            gast.copy_location(m, like)
-            m.end_lineno = getattr(like, "end_lineno", m.lineno)
-            m.end_col_offset = getattr(like, "end_col_offset", m.col_offset)
-    return node
+    return located(gast.Assign(targets=[target], value=value, type_comment=None), like,
+                   only_new=True)
 
 
-class _CallSites(gast.NodeTransformer):
+class _CallSites(Hoister):
     def __init__(self, d):
         self.d = d
         self.local_defs = {}        # name -> [FunctionDef or Lambda] defined in the function
@@ -63,37 +57,6 @@ class _CallSites(gast.NodeTransformer):
         inside = {id(n) for f in defs for n in gast.walk(f)}
         return {n.id for n in gast.walk(self.d.node) if isinstance(n, gast.Name)
                 and id(n) not in inside} | set(self.d.params)
-
-    def visit_body(self, stmts):
-        out = []
-        for s in stmts:
-            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-                out.append(s)
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, self.visit_body(getattr(s, field)))
-            self.pre, self.lazy, self.stmt = [], 0, s
-            for field, value in gast.iter_fields(s):
-                if field in ("body", "orelse", "finalbody", "handlers"):
-                    continue
-                if isinstance(value, gast.AST):
-                    setattr(s, field, self.visit(value))
-                elif isinstance(value, list):
-                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
-                                       for v in value])
-            out.extend(self.pre + [s])
-        return out
-
-    def _lazily(self, node):
-        self.lazy += 1
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.lazy -= 1
-
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-        visit_IfExp = visit_BoolOp = _lazily
 
     def visit_Call(self, node):
         if isinstance(node.func, gast.Lambda):     # (its body is a scope of its own)

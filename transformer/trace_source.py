@@ -58,6 +58,8 @@ class _Recording:
         self.lines = []
         self.names = Names(taken)
         self.consts = {}        # name in the source -> object (bound in the traced closure)
+        self.patched = None     # the globals the run reads (recorders in place)
+        self.cells = {}         # id(the run's closure cell) -> the user's cell
         self._const_ids = {}
 
     def emit(self, name_hint, expr):
@@ -70,8 +72,21 @@ class _Recording:
         if key not in self._const_ids:
             name = self.names.fresh(hint)
             self._const_ids[key] = name
-            self.consts[name] = obj
+            self.consts[name] = self._unpatched(obj)
         return self._const_ids[key]
+
+    def _unpatched(self, obj):
+        """A function the traced run defined (`jvp(lambda x: snp.sin(x), ...)`) reads the
+        run's recorders as its globals and closure cells: the same function reading the
+        user's own, as it will when the traced source runs."""
+        if not (isinstance(obj, types.FunctionType) and obj.__globals__ is self.patched):
+            return obj
+        cells = tuple(self.cells.get(id(c), c) for c in obj.__closure__ or ())
+        out = types.FunctionType(obj.__code__, self.fn.__globals__, obj.__name__,
+                                 obj.__defaults__, cells or None)
+        out.__kwdefaults__ = obj.__kwdefaults__
+        out.__qualname__ = obj.__qualname__
+        return out
 
     def source(self, value):
         """Python source for `value` (a recorded value, a recorder, a literal or container)."""
@@ -370,6 +385,8 @@ def record(fn, context=None):
     for name, cell in cells.items():
         closure.append(types.CellType(stand_in(name, cell.cell_contents, cell))
                        if _filled(cell) else types.CellType())
+        rec.cells[id(closure[-1])] = cell
+    rec.patched = glob
     runner = types.FunctionType(code, glob, fn.__name__, None, tuple(closure) or None)
     result = runner(**{p: _Value(rec, p) for p in params})
     return Recorded(rec, result, sig, cells, frozen)

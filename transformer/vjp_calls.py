@@ -6,7 +6,9 @@
 `vjp_pullback(f, n)` (secant/transforms.py) is a transform the normaliser reads like grad: its
 generated source takes the primals and the cotangent and returns the n cotangents, so the
 transform of the caller differentiates or batches through it (a lambda closing over locals is
-lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called."""
+lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called.
+Written in one expression, `vjp(f, a)[1](ct)` -> `vjp_pullback(f, 1)(a, ct)` and `vjp(f, a)[0]`
+-> `f(a)`."""
 import gast
 
 from secant.transformer.hygiene import walk
@@ -41,7 +43,7 @@ class _Rewriter(gast.NodeTransformer):
             if spelled is not None:
                 out += spelled
                 continue
-            out.append(self.visit(s) if self.pullbacks and not isinstance(
+            out.append(self.visit(s) if (self.pullbacks or _indexed_call(s)) and not isinstance(
                 s, (gast.FunctionDef, gast.ClassDef)) else s)
         return out
 
@@ -88,15 +90,39 @@ class _Rewriter(gast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, gast.Name) and node.func.id in self.pullbacks:
             fn, names = self.pullbacks[node.func.id]
-            import copy
-            factory = gast.Call(func=gast.Name(self._factory_name(), gast.Load(), None, None),
-                                args=[copy.deepcopy(fn), gast.Constant(len(names), None)],
-                                keywords=[])
-            new = gast.Call(func=factory, args=[gast.Name(n, gast.Load(), None, None)
-                                                for n in names] + list(node.args),
-                            keywords=list(node.keywords))
-            return located(new, node)
+            return self._pullback_call(node, fn, [gast.Name(n, gast.Load(), None, None)
+                                                  for n in names])
+        inner = node.func.value if isinstance(node.func, gast.Subscript) else None
+        if self._plain_vjp(inner) and isinstance(node.func.slice, gast.Constant) and \
+                node.func.slice.value == 1:
+            # vjp(f, x)[1](ct) -> vjp_pullback(f, 1)(x, ct)
+            self.d.changed = True
+            return self._pullback_call(node, inner.args[0], inner.args[1:])
         return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if self._plain_vjp(node.value) and isinstance(node.slice, gast.Constant) and \
+                node.slice.value == 0 and isinstance(node.ctx, gast.Load):
+            self.d.changed = True       # vjp(f, x)[0] -> f(x)
+            return located(gast.Call(func=node.value.args[0], args=node.value.args[1:],
+                                      keywords=[]), node)
+        return node
+
+    def _plain_vjp(self, node):
+        """Whether `node` is vjp(f, *primals) with primals written out."""
+        return isinstance(node, gast.Call) and self._is_vjp(node.func) and \
+            not node.keywords and len(node.args) >= 2 and \
+            not any(isinstance(a, gast.Starred) for a in node.args)
+
+    def _pullback_call(self, node, fn, primals):
+        import copy
+        factory = gast.Call(func=gast.Name(self._factory_name(), gast.Load(), None, None),
+                            args=[copy.deepcopy(fn), gast.Constant(len(primals), None)],
+                            keywords=[])
+        new = gast.Call(func=factory, args=list(primals) + list(node.args),
+                        keywords=list(node.keywords))
+        return located(new, node)
 
     def _factory_name(self):
         from secant.transforms import vjp_pullback
@@ -106,3 +132,9 @@ class _Rewriter(gast.NodeTransformer):
         k = self.d.names.fresh("vjp_pullback")
         self.d.tree_names[k] = vjp_pullback
         return k
+
+
+def _indexed_call(s):
+    """Whether statement `s` reads an item of a call's result (`vjp(f, x)[1](ct)`)."""
+    return any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Call)
+               for n in walk(s))

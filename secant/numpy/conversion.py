@@ -3,7 +3,7 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.core import Tracer
+from secant.backends.core import FAST_FLOATS, Tracer
 from secant.backends.errors import SecantTypeError, where
 from secant.backends.primitives import elementwise as ew
 
@@ -48,7 +48,7 @@ def asarray(a, dtype=None, copy=None):
         return a if dtype is None or a.dtype == dtype else convert(a, dtype)
     if t in _SCALARS:
         dt = dtype or dtypes.python_scalar_dtype(a)
-        return Array._wrap(np.asarray(a, dtype=dt), dtype is None and t is not bool)
+        return _held(np.asarray(a, dtype=dt), dtype is None and t is not bool)
     if isinstance(a, (list, tuple)):
         if any(is_array(e) or isinstance(e, (list, tuple)) for e in a):
             from secant.numpy.shape import stack
@@ -62,7 +62,16 @@ def asarray(a, dtype=None, copy=None):
     if v.dtype == object:
         raise SecantTypeError(f"cannot convert {type(a).__name__} (object dtype) to an array{where()}")
     dt = dtype or dtypes.canonicalize_dtype(v.dtype)
-    return Array._wrap(np.array(v, dtype=dt, copy=True))
+    return _held(np.array(v, dtype=dt, copy=True), False)
+
+
+def _held(v, weak):
+    """An eager Array of the new ndarray `v`; a 0-d float one is held as its NumPy scalar, as
+    the eager fast paths hold their 0-d results (Array._npy: operations on it skip the
+    conversion to a scalar that NumPy's 0-d arithmetic costs)."""
+    if not v.ndim and v.dtype in FAST_FLOATS:
+        return Array._wrap_ndarray(v[()], weak)
+    return Array._wrap(v, weak)
 
 
 def array(object, dtype=None, copy=True, ndmin=0):

@@ -9,7 +9,7 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.core import FAST_FLOATS, run_quiet
+from secant.backends.core import FAST_FLOATS, quiet_call
 from secant.backends.errors import SecantTypeError, SecantValueError, ShapeError, where
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import structural as st
@@ -58,7 +58,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         v, w = a._npy, b._npy      # two eager float matrices of one dtype: NumPy's matmul, as
         if type(v) is np.ndarray and type(w) is np.ndarray and v.ndim == 2 == w.ndim \
                 and v.dtype in FAST_FLOATS and w.dtype == v.dtype and v.shape[1] == w.shape[0]:
-            return Array._wrap_ndarray(run_quiet(np.matmul, v, w),     # dot_general's impl
+            return Array._wrap_ndarray(quiet_call(np.matmul, v, w),     # dot_general's impl
                                        a.weak_type and b.weak_type)    # computes them
     a, b = _operands(a, b)
     if a.ndim == 0 or b.ndim == 0:

@@ -11,7 +11,7 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.core import FAST_FLOATS, Tracer, run_quiet
+from secant.backends.core import FAST_FLOATS, Tracer, quiet_call
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError
 from secant.backends.errors import where as _where
 from secant.backends.primitives import elementwise as ew
@@ -107,8 +107,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
             axes = _canonical_axes(axis, v.ndim)
             if not axes:
                 return a
-            return Array._wrap_ndarray(run_quiet(np.add.reduce, v, axis=axes, dtype=v.dtype,
-                                                 keepdims=bool(keepdims)), a.weak_type)
+            return Array._wrap_ndarray(quiet_call(np.add.reduce, v, axis=axes, dtype=v.dtype,
+                                                  keepdims=bool(keepdims)), a.weak_type)
     return _sum_like("sum", st.reduce_sum_p, 0, ew.add_p.bind, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 
