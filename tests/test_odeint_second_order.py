@@ -107,3 +107,23 @@ def test_forward_over_reverse_against_the_closed_form(x64, how):
 def test_forward_mode_of_a_pytree_state_is_refused(x64):
     with pytest.raises(secant.SecantError, match="forward-mode"):
         secant.jvp(lambda k: odeint(_tree_rhs, {"a": 1.0}, TS, k)["a"], (0.7,), (1.0,))
+
+
+class _UnhashableRhs:
+    __hash__ = None         # (an equality-comparing callable object, as dataclasses are)
+
+    def __eq__(self, other):
+        return isinstance(other, _UnhashableRhs)
+
+    def __call__(self, y, t, k):
+        return -k * y
+
+
+def test_an_unhashable_callable_as_func(x64):
+    """func is wrapped once per function (a cache); an unhashable one is wrapped per call."""
+    ts = np.array([0.0, 1.0])
+    np.testing.assert_allclose(odeint(_UnhashableRhs(), 1.0, ts, 0.5)[-1], np.exp(-0.5),
+                               rtol=1e-7)
+    np.testing.assert_allclose(
+        secant.grad(lambda k: odeint(_UnhashableRhs(), 1.0, ts, k)[-1])(0.5), -np.exp(-0.5),
+        rtol=1e-7)

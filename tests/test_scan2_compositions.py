@@ -80,3 +80,17 @@ def test_hessian_of_grad_of_grad(x64, fname):
     its own batch axis."""
     import composition_sweep_cases
     composition_sweep_cases.check(fname, ["grad", "grad", "hessian"])
+
+
+@pytest.mark.parametrize("cname", ["hessian", "grad_grad_sum", "jacfwd_grad", "jacrev_jacrev",
+                                   "vmap_vmap"])
+def test_odeint_compositions(x64, cname):
+    """Were refusals: reverse over reverse differentiates odeint's adjoint rules, forward mode
+    solves the sensitivity equations, and vmap of vmap runs the per-example rule once per outer
+    example (the hessian against the closed form: scan2_cases._ode_hessian)."""
+    cases.check("ode", cname)
+
+
+def test_odeint_vmap_of_hessian_is_refused_clearly(x64):
+    with pytest.raises(secant.SecantError, match="odeint's batched solve"):
+        cases.check("ode", "vmap_hessian")

@@ -1186,8 +1186,6 @@ class _TreeCalls(Hoister):
         self.d = d
         self._bound = None      # the names d's function binds, read once (not once per call)
 
-    nested_defs = True      # (a nested def: a lax loop's body)
-
     def _named(self, tree, like, hint="tree"):
         """`tree` itself when a name, else a fresh name bound to it just before the statement
         (where the statement evaluates it exactly once), else a copy."""

@@ -6,8 +6,10 @@ interpolant, as JAX's. y0 may be a pytree of arrays.
 
 Reverse mode is JAX's adjoint method (a custom_vjp): the cotangent runs backwards in time with
 the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so grad costs one
-backward solve, not a derivative of every solver step. Forward mode (jvp) is an error, as for
-any custom_vjp function in JAX."""
+backward solve, not a derivative of every solver step. For an array state (the common case) the
+rules are code the transforms read, so derivatives of the gradient differentiate them, as JAX
+does (grad of grad); forward mode, which JAX's odeint refuses, solves the sensitivity equations
+(jvp, hessian, jacfwd of grad). A pytree state has first-order reverse mode only."""
 import functools
 import inspect
 import math
@@ -227,8 +229,11 @@ class _BatchedAgain(_Custom):
     def generate_rule(self, mode, params, wrt, staged, batch):
         from secant.transforms import example_axes
         if mode != "vmap":
-            raise UnsupportedError(f"{mode} of odeint's batching rule is not supported; "
-                                   "differentiate before vmap (vmap(grad(f)))" + where())
+            raise UnsupportedError(f"a derivative ({mode}) of odeint's batched solve is not "
+                                   "supported yet: here a vmap (jacrev's or jacfwd's rows, or "
+                                   "vmap itself) comes inside another derivative; "
+                                   "vmap(grad(grad(f))), hessian(f) and jacrev(grad(f)) work"
+                                   + where())
         axes = example_axes(batch, len(params), wrt, "odeint's batching rule")
         rule = self.fun
 
@@ -326,10 +331,23 @@ def _odeint_array_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
     return ys, (ys, ts, args)
 
 
-@functools.lru_cache(maxsize=256)
 def _packed(func, k):
     """func(y, t, *args) as func(y, t, args) for k arguments, written out (the transforms read
-    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`."""
+    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`;
+    one per func and k (an unhashable callable object: one per call)."""
+    return _packed_source(func, k) if _hashable(func) else _packed_source.__wrapped__(func, k)
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _packed_source(func, k):
     call = ", ".join(["y", "t"] + [f"args[{j}]" for j in range(k)])
     source = f"def packed(y, t, args):\n    return func({call})\n"
     return load_generated(source, "packed", {}, {"func": func})
