@@ -794,6 +794,7 @@ def _batched_derivative(active, staged, axis_name, shape, wrt, positional, mode)
     return call
 
 
+_bound_sources = weakref.WeakKeyDictionary()       # _bind_object function -> _bound_source's
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
 
 
@@ -826,10 +827,31 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
 
 def _bind_object(gen, fn, mode):
     """`gen`, generated for fn's class's __call__, called with fn as its self (after a vjp's
-    cotangent)."""
+    cotangent); a transform of it (a derivative of the dispatcher) reads _bound_source."""
     if mode == "vjp":
-        return lambda out_bar, *args, **kwargs: gen(out_bar, fn, *args, **kwargs)
-    return lambda *args, **kwargs: gen(fn, *args, **kwargs)
+        def bound(out_bar, *args, **kwargs):
+            return gen(out_bar, fn, *args, **kwargs)
+    else:
+        def bound(*args, **kwargs):
+            return gen(fn, *args, **kwargs)
+    bound.__secant_bound__ = (gen, fn, mode)
+    return bound
+
+
+def _bound_source(bound):
+    """A _bind_object function as generated code: `def f_vjp_bound(out_bar, x): return
+    f_vjp(out_bar, obj, x)`, the object a free name (a constant of its transforms)."""
+    gen, obj, mode = bound.__secant_bound__
+    params = list(inspect.signature(gen).parameters.values())
+    k = 1 if mode == "vjp" else 0           # (self: after a vjp's cotangent)
+    args = [("obj_" if i == k else f"*{p.name}" if p.kind == p.VAR_POSITIONAL else
+             f"**{p.name}" if p.kind == p.VAR_KEYWORD else
+             f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+            for i, p in enumerate(params)]
+    sig = inspect.Signature([p for i, p in enumerate(params) if i != k])
+    name = f"{gen.__name__}_bound"
+    return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})\n",
+                          name, {}, {gen.__name__: gen, "obj_": obj})
 
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None):
@@ -842,6 +864,9 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
+    if getattr(target, "__secant_bound__", None):     # a dispatcher's bound derivative,
+        wrapper = target                                # transformed itself
+        target = once.build(_bound_sources, wrapper, lambda: _bound_source(wrapper))
     bound = mode in ("vjp", "vmap") and "self" not in active and is_user_callable_object(fn) \
         and not inspect.ismethod(fn)
     if "self" in active or bound:       # a callable object (holding active values: fn as an
