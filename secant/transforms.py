@@ -450,8 +450,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
     if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
         return _generate_batched_dispatch(fn, wrt, staged, batch)
-    if mode == "vjp" and getattr(fn, "__secant_batched_dispatch__", None):
-        return _generate_batched_dispatch_vjp(fn, wrt, staged)
+    if mode in ("vjp", "jvp") and getattr(fn, "__secant_batched_dispatch__", None):
+        return _generate_batched_dispatch_derivative(fn, wrt, mode, staged)
     if mode == "vmap" and getattr(fn, "__secant_per_example__", None):
         from secant.custom_gradient import per_example      # (an untraceable custom_gradient)
         return per_example(fn, wrt, batch, fn.__secant_per_example__)
@@ -745,30 +745,35 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     return _without_self_cotangent(gen, len(active) == 2)
 
 
-def _generate_batched_dispatch_vjp(disp, wrt, staged):
-    """Reverse mode of a batched dispatcher (`dynamic_call_vmap`: grad of a function calling
-    vmap(model)(x), model known only at run time): a dispatcher that, on first use, generates
-    the vjp of the batched form the original one finds (the model differentiated as self)."""
+def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
+    """Reverse or forward mode of a batched dispatcher (`dynamic_call_vmap`: grad or jvp of a
+    function calling vmap(model)(x), model known only at run time): a dispatcher that, on first
+    use, generates the vjp (jvp) of the batched form the original one finds (the model
+    differentiated as self)."""
     params = list(inspect.signature(disp).parameters)
     wrt_names = tuple(params[i] for i in wrt)
     keywords = [p.name for p in inspect.signature(disp).parameters.values()
                 if p.kind == p.KEYWORD_ONLY]
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    args = ", ".join(positional + [f"{k}={k}" for k in keywords])
-    name = disp.__name__ + "_vjp"
-    text = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n"
-            "    # fn is known only at run time: the vjp of its batched form is generated on "
-            "first use\n"
-            f"    return batched_vjp({', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
-            f"{wrt_names!r}, {tuple(positional)!r})(out_bar, {args})\n")
-    return load_generated(text, name, {}, {"batched_vjp": _batched_vjp})
+    dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
+    lead = ["out_bar"] if mode == "vjp" else []
+    args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
+    name = f"{disp.__name__}_{mode}"
+    text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
+            f"    # fn is known only at run time: the {mode} of its batched form is generated "
+            "on first use\n"
+            f"    return batched_derivative({', '.join(map(repr, disp.__secant_batched_dispatch__))}"
+            f", {wrt_names!r}, {tuple(positional)!r}, {mode!r})({args})\n")
+    return load_generated(text, name, {}, {"batched_derivative": _batched_derivative})
 
 
-def _batched_vjp(active, staged, axis_name, shape, wrt, positional):
-    """The vjp, in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of the
-    batched form _dispatch finds for the callee; called with (out_bar, fn, x1, ..., kw=...)."""
-    def call(out_bar, fn, *args, **kwargs):
+def _batched_derivative(active, staged, axis_name, shape, wrt, positional, mode):
+    """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
+    the batched form _dispatch finds for the callee; called as the dispatcher's derivative
+    ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents))."""
+    def call(*args, **kwargs):
+        fn = args[1] if mode == "vjp" else args[0]
         batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape)
         through_class = bound or "self" in active       # (fn passed as self)
         if "fn" in wrt and not through_class:
@@ -779,12 +784,17 @@ def _batched_vjp(active, staged, axis_name, shape, wrt, positional):
         positions = tuple(0 if w == "fn" else positional.index(w) - first
                           if w in positional else _parameter_names(batched).index(w)
                           for w in wrt)
-        gen = generate(batched, positions, "vjp", staged=staged)
-        return gen(out_bar, fn, *args, **kwargs) if through_class else \
-            gen(out_bar, *args, **kwargs)
+        gen = generate(batched, positions, mode, staged=staged)
+        if not through_class:       # (fn itself not passed)
+            args = args[:1] + args[2:] if mode == "vjp" else args[1:]
+        if mode == "vjp":
+            return gen(*args, **kwargs)
+        n = len(positional) - (0 if through_class else 1)
+        return _jvp_call(gen, len(positions), n, tuple(kwargs))(*args, **kwargs)
     return call
 
 
+_bound_sources = weakref.WeakKeyDictionary()       # _bind_object function -> _bound_source's
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
 
 
@@ -817,10 +827,31 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
 
 def _bind_object(gen, fn, mode):
     """`gen`, generated for fn's class's __call__, called with fn as its self (after a vjp's
-    cotangent)."""
+    cotangent); a transform of it (a derivative of the dispatcher) reads _bound_source."""
     if mode == "vjp":
-        return lambda out_bar, *args, **kwargs: gen(out_bar, fn, *args, **kwargs)
-    return lambda *args, **kwargs: gen(fn, *args, **kwargs)
+        def bound(out_bar, *args, **kwargs):
+            return gen(out_bar, fn, *args, **kwargs)
+    else:
+        def bound(*args, **kwargs):
+            return gen(fn, *args, **kwargs)
+    bound.__secant_bound__ = (gen, fn, mode)
+    return bound
+
+
+def _bound_source(bound):
+    """A _bind_object function as generated code: `def f_vjp_bound(out_bar, x): return
+    f_vjp(out_bar, obj, x)`, the object a free name (a constant of its transforms)."""
+    gen, obj, mode = bound.__secant_bound__
+    params = list(inspect.signature(gen).parameters.values())
+    k = 1 if mode == "vjp" else 0           # (self: after a vjp's cotangent)
+    args = [("obj_" if i == k else f"*{p.name}" if p.kind == p.VAR_POSITIONAL else
+             f"**{p.name}" if p.kind == p.VAR_KEYWORD else
+             f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+            for i, p in enumerate(params)]
+    sig = inspect.Signature([p for i, p in enumerate(params) if i != k])
+    name = f"{gen.__name__}_bound"
+    return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})\n",
+                          name, {}, {gen.__name__: gen, "obj_": obj})
 
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None):
@@ -833,6 +864,9 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
     target = _unwrap(fn)
+    if getattr(target, "__secant_bound__", None):     # a dispatcher's bound derivative,
+        wrapper = target                                # transformed itself
+        target = once.build(_bound_sources, wrapper, lambda: _bound_source(wrapper))
     bound = mode in ("vjp", "vmap") and "self" not in active and is_user_callable_object(fn) \
         and not inspect.ismethod(fn)
     if "self" in active or bound:       # a callable object (holding active values: fn as an

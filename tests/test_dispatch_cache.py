@@ -97,3 +97,15 @@ def test_generated_once(f, monkeypatch):
         t(x * 0.5)
         assert count[0] == 0, f"{f.__name__}: generated code loaded again on a later call"
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("f", [constant_object, plain_object], ids=lambda f: f.__name__)
+def test_second_order(f, x64):
+    """The hessian reads the bound derivative as generated code (transforms._bound_source).
+    (object_of_x, an object holding differentiated values, has no second order yet: the
+    derivative of its dispatcher is refused with a SourceError, as before.)"""
+    g = secant.grad(f)
+    for x in XS[:2]:
+        want = np.stack([_fd(lambda v, i=i: g(v)[i], x) for i in range(x.size)])
+        np.testing.assert_allclose(secant.hessian(f)(x), want, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(secant.jacfwd(g)(x), want, rtol=1e-5, atol=1e-7)

@@ -79,7 +79,19 @@ def test_grad_in_the_module_of_vmap_model(x64):
     (secant/transforms.py _generate_batched_dispatch_vjp), the model as self."""
     check_grad(vmapped_module_loss, MODULE, X, Y)
     check_grad(vmapped_module_loss, MODULE, X, Y, argnum=1)
-    # (vmap of this derivative is not supported yet: the vjp dispatcher has no batched form)
+    # (vmap of this derivative and grad of grad are not supported yet: the derivative of the
+    # batched dispatcher is itself a dispatcher with no batched form or derivative)
+
+
+def test_jvp_in_the_module_of_vmap_model(x64):
+    m, x, y = to_snp((MODULE, X, Y))
+    t = tree_util.tree_map(lambda a: 0.5 * np.ones(np.shape(a)) - 0.1 * a, m)
+    value, tangent = secant.jvp(lambda mm: vmapped_module_loss(mm, x, y), (m,), (t,))
+    np.testing.assert_allclose(value, module_loss(m, x, y), rtol=1e-12)
+    h = 1e-6
+    up = vmapped_module_loss(tree_util.tree_map(lambda a, b: a + h * b, m, t), x, y)
+    down = vmapped_module_loss(tree_util.tree_map(lambda a, b: a - h * b, m, t), x, y)
+    np.testing.assert_allclose(tangent, (up - down) / (2 * h), rtol=1e-6)
 
 
 # --- a training loop as lax.scan, the optimizer state in the carry ------------------------------
