@@ -8,7 +8,6 @@ Python loop), jit (against eager) and forward-over-reverse second order."""
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, jit, jvp, vmap
 from secant.scipy import special, stats

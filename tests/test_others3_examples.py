@@ -8,16 +8,14 @@ use, checked against float64 finite differences, closed forms, a Python loop and
 import functools
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
 from secant import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, lax,
-                    random, value_and_grad, vjp, vmap)
+                    random, vjp, vmap)
 from secant.scipy.linalg import cho_factor, cho_solve
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_np,
-                            to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, to_snp
 
 RNG = np.random.default_rng(33033)
 
@@ -344,11 +342,6 @@ def test_implicit_fixed_point(x64):
     check_vmap(newton_sqrt, (a,))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vmap of the grad of a custom_vjp whose bwd passes a lambda holding a nested lambda "
-    "(`lambda u: vjp(lambda x: f(a, x), x_star)[1](u)[0] + x_star_bar`) to a solver: the "
-    "batching normaliser refuses 'cannot batch through a Lambda expression yet' "
-    "(transformer/normalize.py); jit(grad) and grad of it work"))
 def test_implicit_fixed_point_vmap_of_grad(x64):
     a = np.array([1.0, 4.0, 9.0])
     np.testing.assert_allclose(vmap(grad(newton_sqrt))(jnp.asarray(a)), 0.5 / np.sqrt(a),

@@ -8,13 +8,11 @@ Python loop and eager."""
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, jacfwd, jit, jvp, lax, nn, random, vmap
 from secant.scipy.linalg import expm
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp,
-                            to_snp)
+from others15_check import check_grad, check_vmap, fd_grad, fd_jvp, to_snp
 
 RNG = np.random.default_rng(3030303)
 

@@ -6,7 +6,6 @@ iteration, Kepler's equation, a shooting method; each run under the transforms i
 use and checked against float64 finite differences, closed forms, a Python loop and eager."""
 import numpy as np
 
-import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jit, jvp, lax, value_and_grad, vmap
 

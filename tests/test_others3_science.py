@@ -8,15 +8,13 @@ eager."""
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
-from secant import (grad, hessian, jacfwd, jacrev, jit, jvp, lax, linearize, random,
-                    value_and_grad, vjp, vmap)
+from secant import (grad, hessian, jacfwd, jacrev, jit, jvp, lax, linearize, random, vjp,
+                    vmap)
 from secant.scipy.special import logsumexp
 from secant.scipy.stats import norm
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp,
-                            to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_jvp, to_snp
 
 RNG = np.random.default_rng(330330)
 
