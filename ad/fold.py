@@ -154,30 +154,36 @@ def _substituted(definition, use):
     t, = definition.defines
     value = ast.parse(definition.code).body[0].value
     tree = ast.parse(use.code)
-    hits = []
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Name) and child.id == t:
-                hits.append((node, child))
-    if len(hits) != 1:
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == t]
+    if len(hits) != 1 or _under_breaker(tree, hits[0]):
         return None
-    if _under_breaker(tree, hits[0][1]):
+    if _operations(tree) + _operations(value) > MAX_OPERATIONS:
         return None
-    start, end = _span(use.code, hits[0][1])
+    start, end = _span(use.code, hits[0])
     text = ast.get_source_segment(definition.code, value)
-    expected = ast.dump(_replace(ast.parse(use.code), t, value))
+    if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
+        code = use.code[:start] + text + use.code[end:]
+        return None if len(code) > MAX_LENGTH else type(use)(code, use.indent, use.kind,
+                                                             use.origin)
+    expected = ast.dump(_replace(tree, t, value))
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
+        if len(code) > MAX_LENGTH:
+            return None
         try:
             if ast.dump(ast.parse(code)) != expected:
                 continue
         except SyntaxError:
             continue
-        if len(code) > MAX_LENGTH or sum(isinstance(n, _OPERATIONS)
-                                          for n in ast.walk(ast.parse(code))) > MAX_OPERATIONS:
-            return None
         return type(use)(code, use.indent, use.kind, use.origin)
     return None
+
+
+_ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
+
+
+def _operations(tree):
+    return sum(isinstance(n, _OPERATIONS) for n in ast.walk(tree))
 
 
 def _under_breaker(tree, target):
