@@ -95,9 +95,16 @@ _PURE = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscr
          ast.expr_context)
 
 
+# secant.numpy / lax functions that call functions they are given (the user's, maybe printing)
+_CALLERS = {"cond", "switch", "scan", "fori_loop", "while_loop", "map", "associative_scan",
+            "custom_root", "custom_linear_solve", "reduce", "reduce_window", "apply_along_axis",
+            "apply_over_axes", "piecewise", "vectorize", "frompyfunc"}
+
+
 def _pure(expr):
     """Whether a forward expression has no effect: operators, indexing and calls of secant's
-    NumPy and lax (`snp.sin(x)`), never a call of the user's functions or methods."""
+    NumPy and lax (`snp.sin(x)`), never a call of the user's functions or methods, nor of one
+    that calls functions it is given (lax.cond's branches)."""
     for n in ast.walk(expr):
         if not isinstance(n, _PURE):
             return False
@@ -106,7 +113,7 @@ def _pure(expr):
             while isinstance(f, ast.Attribute):
                 f = f.value
             if not (isinstance(n.func, ast.Attribute) and isinstance(f, ast.Name)
-                    and f.id in ("snp", "lax")):
+                    and f.id in ("snp", "lax") and n.func.attr not in _CALLERS):
                 return False
     return True
 
@@ -117,8 +124,9 @@ _MUTATED = re.compile(r"(\w+)(?:\.(?:pop|append|extend|insert|remove|clear|updat
 
 def _mutates(ln, names):
     """Whether line ln may change one of `names` in place (a method that mutates, an item or
-    attribute assignment)."""
-    return bool(names & ln.uses) and any(m.group(1) in names for m in _MUTATED.finditer(ln.code))
+    attribute assignment) or unbind it (`del`)."""
+    return bool(names & ln.uses) and (ln.code.lstrip().startswith("del ") or any(
+        m.group(1) in names for m in _MUTATED.finditer(ln.code)))
 
 
 def _use_to_fold(lines, i, names, temporaries, groups, mentions):

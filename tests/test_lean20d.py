@@ -54,6 +54,7 @@ def test_fold_into_the_one_use_with_parentheses_only_where_needed():
     ("g = g * 2", "an input of the value reassigned before its use"),
     ("g.append(1)", "an input changed in place"),
     ("g[0] = 1", "an input's item assigned"),
+    ("del g", "an input unbound"),
 ])
 def test_no_fold_past_a_change_of_an_input(between, why):
     lines = _lines((1, "t_bar = g + 1"), (1, between), (1, "x_bar = t_bar * 2"),
@@ -88,6 +89,12 @@ def test_forward_temporaries_fold_only_when_pure():
     out = _code(folded(lines, set(), {"a", "b", "c"}))
     assert out == [(1, "b = f(x)"), (1, "c = xs.pop()"), (1, "y = snp.sin(x) * 2 + b + c"),
                    (1, "return y")]
+
+
+def test_a_loop_or_branch_call_is_not_moved():
+    lines = _lines((1, "c = lax.cond(p, f, g, x)"), (1, "print(1)"), (1, "y = c + 1"),
+                   (1, "return y"))
+    assert _code(folded(lines, set(), {"c"})) == _code(lines)     # f may print too
 
 
 def test_a_stack_pop_stays_a_statement_of_its_own():
