@@ -614,15 +614,16 @@ class ReverseBuilder(Walker, StackReverse):
     def _shape_of(self, var):
         """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
         it from: in a reverse loop, a value of the same shape that the iteration's replay
-        computes anyway; elsewhere var itself where the derivative computes it anyway, else a
-        stand-in (`_stand_in`), so the forward statements computing var need not run for it.
+        computes anyway; elsewhere var itself where the derivative computes it anyway (var
+        assigned once, at the function's top level), else a stand-in (`_stand_in`), so the
+        forward statements computing var need not run for it.
         Which of the two is known once every line is written: a placeholder until then
         (`_shape_reads_resolved`)."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
         stand_in = self._stand_in(var)
-        if stand_in == var:
-            return var
+        if stand_in == var or var not in self.top_level:
+            return stand_in     # (var itself only where surely bound: assigned once, at the top)
         token = f"__shape_{len(self.shape_reads)}__"
         self.shape_reads[token] = (var, stand_in)
         return token
