@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import copies, einsum_rules, index_modes
+from secant.ad import copies, einsum_rules, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, UNBROADCAST,
                                  VJP)
@@ -55,6 +55,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.replayed = set()           # what the reverse loop being written replays
         self.same_shape = set()         # a lax loop body's (carry out, carry in) leaves
         self.structure = {}     # a container -> another of its structure (a carry: its cotangent)
+        self.shape_reads = {}   # placeholder -> (value read for its shape, its stand-in)
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
         self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
@@ -617,12 +618,24 @@ class ReverseBuilder(Walker, StackReverse):
     def _shape_of(self, var):
         """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
         it from: in a reverse loop, a value of the same shape that the iteration's replay
-        computes anyway; elsewhere a parameter of provably the same shape and kind
-        (transformer/shapes.py), else the first value of the function's top level that has
-        (both assigned once there: computed by the time any rule runs), so the forward
-        statements computing var need not run for it."""
+        computes anyway; elsewhere var itself where the derivative computes it anyway (var
+        assigned once, at the function's top level), else a stand-in (`_stand_in`), so the
+        forward statements computing var need not run for it.
+        Which of the two is known once every line is written: a placeholder until then
+        (`_shape_reads_resolved`)."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
+        stand_in = self._stand_in(var)
+        if stand_in == var or var not in self.top_level:
+            return stand_in     # (var itself only where surely bound: assigned once, at the top)
+        token = f"__shape_{len(self.shape_reads)}__"
+        self.shape_reads[token] = (var, stand_in)
+        return token
+
+    def _stand_in(self, var):
+        """A parameter of provably the same shape and kind as var (transformer/shapes.py), else
+        the first value of the function's top level that has (both assigned once there:
+        computed by the time any rule runs), else var."""
         p = self.shapes.parameter_like(var)
         if p is not None:
             return p
@@ -891,11 +904,15 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
-    lines = dead_code_eliminated(b.lines)
-    primal = defined_in(fn.body) | set(fn.params)
+    lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads))
+    primal_params = set(fn.params)
+    primal = defined_in(fn.body) | primal_params
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     lines = dead_code_eliminated(copies.without_copies(lines, bars))
+    # (the parameters' cotangents keep their names: what the derivative returns reads as such)
+    lines = fold.folded(lines, bars - {b.bars.get(p) for p in fn.params},
+                        getattr(fn, "temporaries", set()) - primal_params)
     while lines and lines[0].kind == "blank":       # no forward statement was needed
         lines.pop(0)
     return lines, out_bar_param, out_param
@@ -918,6 +935,25 @@ def _kept_from_reverse(b, start, names, *outs):
             return ir.Var(copies_[o.name])
         return o
     return tuple(kept(o) if o is not None else None for o in outs)
+
+
+def _shape_reads_resolved(lines, reads):
+    """`lines` with each placeholder of a value read for its shape only (ReverseBuilder.
+    _shape_of) replaced by that value where the derivative computes it anyway (liveness with
+    every placeholder read as its stand-in keeps its assignment), else by the stand-in."""
+    if not reads:
+        return lines
+    kept = {n for ln in dead_code_eliminated(_with_names(lines, {
+        t: stand_in for t, (_, stand_in) in reads.items()})) for n in ln.defines}
+    return _with_names(lines, {t: var if var in kept else stand_in
+                               for t, (var, stand_in) in reads.items()})
+
+
+def _with_names(lines, names):
+    """`lines` with the placeholders `names` maps replaced by the names it maps them to."""
+    pattern = re.compile("|".join(re.escape(t) for t in names))
+    return [Line(pattern.sub(lambda m: names[m.group(0)], ln.code), ln.indent, ln.kind, ln.origin)
+            if ln.uses & names.keys() else ln for ln in lines]
 
 
 def _unpack_output_bar(b, result, source):

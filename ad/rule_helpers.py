@@ -546,6 +546,14 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
             grads = grads[0]
         return (_cast_like(grads, carry_bar), closed_bars, carry), None
 
+    if carries is None and active_trace() is None:
+        # eagerly with nothing saved: the indices as the forward loop gave them (Python ints),
+        # not a scan over an array of them (its rows sliced out step by step)
+        bars = (carry_bar, _zero_bars(closed, batch_size, closed_batched), None)
+        for i in range(int(upper) - 1, int(lower) - 1, -1):
+            bars, _ = step(bars, (i, None))
+        carry_bar, closed_bars, _ = bars
+        return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
     steps = _steps(lower, upper)
     if np.shape(steps)[0] == 0:
         carry_bar, closed_bars = carry_bar, _zero_bars(closed, batch_size, closed_batched)

@@ -147,8 +147,9 @@ _SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 
 def scalar_like(fn, name, shapes, params):
     """A name whose dtype `name` provably has, as a scalar (transformer/shapes.py gives the
-    shapes): `name` is a reduction over every axis of a value `a`, or an elementwise op of such
-    scalars and real Python numbers; each name assigned once, at the top level. `a` is the
+    shapes): `name` is a reduction over every axis of a value `a` (or of reductions of `a` over
+    some axes), or an elementwise op of such scalars and real Python numbers; each name
+    assigned once, at the top level. `a` is the
     broadcast of one set of symbols among which is one of `params` (inexact arrays: grad's
     differentiated ones); the name is a parameter of that set alone, else the first value
     assigned once at the top level with that same set. Elementwise ops of values and real
@@ -159,6 +160,17 @@ def scalar_like(fn, name, shapes, params):
     ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
            and count.get(s.targets[0]) == 1}
     number = frozenset({frozenset()})
+
+    def reduced(a):
+        """What a reduction over some axes (`snp.sum(a, axis=1)`, its dtype a's: a is inexact)
+        reduces, followed down: a full reduction of it reduces that value over every axis."""
+        op = ops.get(a.name)
+        while op is not None and op.op in _SCALAR_REDUCTIONS and set(op.operands) == {"a"} \
+                and isinstance(op.operands["a"], ir.Var) and set(op.statics) <= {"axis",
+                                                                                "keepdims"}:
+            a = op.operands["a"]
+            op = ops.get(a.name)
+        return a
 
     def like(n, seen):
         op = ops.get(n)
@@ -171,6 +183,7 @@ def scalar_like(fn, name, shapes, params):
                     (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
                     for k, v in op.statics.items()):
                 return None
+            a = reduced(a)
             alts = shapes.of(a)
             if not alts or len(alts) != 1 or not next(iter(alts)) & set(params):
                 return None

@@ -134,6 +134,7 @@ class Normaliser(ContainerMixin):
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
         self.bindings = {}          # name -> a callee's runnable form generated code calls
+        self.temporaries = set()    # names of an op's result given no user name (x_times_i)
         self.origin = None
         self.out = None
 
@@ -480,8 +481,11 @@ class Normaliser(ContainerMixin):
             # given out once: a later first assignment (the other branch of an if) is a new
             # version, which the join renames; two versions named alike would alias
             self.retired.add(user_name)
+            self.temporaries.discard(user_name)
             return user_name
-        return self.names.fresh(user_name)
+        name = self.names.fresh(user_name)
+        self.temporaries.discard(name)
+        return name
 
     def assign_tuple(self, target, value, stmt, operand=None):
         """a, b = value (or `operand`, already normalised); nested patterns ((w1, b1), (w2, b2)
@@ -801,6 +805,7 @@ class Normaliser(ContainerMixin):
             loop_names = {}
             for name in assigned:
                 loop = loop_names[name] = self.names.fresh(name)
+                self.temporaries.discard(loop)
                 if name in before:     # copy the value entering the loop to the loop name
                     pre = before[name]
                     if pre in self.tracked:
@@ -831,6 +836,7 @@ class Normaliser(ContainerMixin):
                 self.current[target_id] = self.names.fresh(target_id) \
                     if target_id in before else target_id
                 self.names.reserve(self.current[target_id])
+                self.temporaries.discard(self.current[target_id])
                 target = self.current[target_id]
             else:
                 test = self._while_test(stmt)
@@ -1071,6 +1077,7 @@ class Normaliser(ContainerMixin):
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
             return ir.Expr(spec.render(rendered, statics, spelling))
         name = self.names.fresh(hint or suggest(op, flat))
+        self.temporaries.add(name)
         self.out.append(ir.Op([name], op, operands, statics, self.origin, callee, callee_name,
                               spelling))
         self.tracked.add(name)
@@ -2907,6 +2914,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.lowered = norm.lowered
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
     fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
+    fn_ir.temporaries = norm.temporaries - norm.current.keys()
     fn_ir.user_names = _names_in(norm.node)
     fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
     return fn_ir

@@ -14,15 +14,18 @@ from secant.backends.primitives.common import (_check_kind, _low_precision, _sam
                                                shape_error, type_error)
 
 
-def define(name, rule, impl, **options):
+def define(name, rule, impl, cached=True, **options):
     """Register a primitive whose eager implementation checks the shape rule first.
 
     Eager bind runs only the implementation, and NumPy would quietly accept much that the rule
-    rejects (negative axes, mixed dtypes, -1 in a shape), so eager and jit would disagree."""
+    rejects (negative axes, mixed dtypes, -1 in a shape), so eager and jit would disagree.
+    cached=False: the rule runs every time (a cheap rule whose parameters are positions, as
+    slice's: a loop reading row i would fill the cache with one key per row, up to
+    _RULE_CACHE_SIZE of them held, issue 20's loop memory, and never hit it)."""
     passed = set()          # keys of argument signatures the rule accepted (_rule_key)
 
     def checked_impl(*args, **params):
-        key = _rule_key(args, params)
+        key = _rule_key(args, params) if cached else None
         if key is None or key not in passed:
             rule(*[aval_of(a) for a in args], **params)
             if key is not None:
@@ -356,7 +359,7 @@ def _slice(x, start_indices, limit_indices, strides=None):
     return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
 
 
-slice_p = define("slice", _slice_rule, _slice)
+slice_p = define("slice", _slice_rule, _slice, cached=False)
 
 
 def _dynamic_slice_rule(x, *start_indices, slice_sizes):

@@ -1,0 +1,229 @@
+"""Single-use temporaries folded into their one use (issue 20: as lean as hand-written).
+
+A person writes `x_bar = x_bar + g * snp.cos(x * i) * i`, not `x_times_i = x * i`,
+`t_bar = g * snp.cos(x_times_i)`, `x_bar = x_bar + t_bar * i`. On a derivative's generated
+lines (ad/reverse.py's Line), an assignment `t = E` is folded into the one later line that
+reads t when
+
+- t is a cotangent (E: a rule's expression, which has no effect; not a stack's `.pop()`, a
+  statement of its own that the next order reads), or a temporary of the canonical form (a
+  value the user gave no name: normalize.py's `temporaries`) whose E only applies operators,
+  indexing and secant.numpy / lax functions, never a user's function or method;
+- t is assigned by that line only, read by one other line only, once there;
+- both are one-line statements of one block (nothing indented less between them), so E runs
+  as often as it did (never moved into a loop or a branch); a cotangent's use also under the
+  same `# Grad of:` comment, so each user line's rule stays under it;
+- no name E reads is assigned, or changed in place, between them (E computes the same value
+  where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
+  `and`/`or` or `x if c else y`);
+- the folded line stays short: at most `MAX_OPERATIONS` calls and operators and
+  `MAX_LENGTH` characters.
+
+The folded text is checked to parse to the substituted tree (parentheses added only where
+precedence needs them). The parameters' cotangents are not folded (ad/reverse.py leaves them
+out of the names): what the derivative returns keeps their names.
+"""
+import ast
+import re
+
+MAX_OPERATIONS = 5
+MAX_LENGTH = 90
+
+_ONCE_BREAKERS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                  ast.BoolOp, ast.IfExp)
+_OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
+
+
+def folded(lines, names, temporaries=frozenset()):
+    """`lines` with each single-use assignment of a cotangent in `names`, or of a forward
+    temporary in `temporaries` by a pure expression, folded into its use, first to last (a
+    fold's result may itself be folded further down, within the limits)."""
+    lines = list(lines)
+    groups = _groups(lines)
+    mentions = {}
+    for ln in lines:
+        for n in ln.uses | ln.defines:
+            mentions[n] = mentions.get(n, 0) + 1
+    i = 0
+    while i < len(lines):
+        k = _use_to_fold(lines, i, names, temporaries, groups, mentions)
+        if k is not None:
+            new = _substituted(lines[i], lines[k])
+            if new is not None:
+                for old, sign in ((lines[i], -1), (lines[k], -1), (new, 1)):
+                    for n in old.uses | old.defines:
+                        mentions[n] = mentions.get(n, 0) + sign
+                lines[k] = new
+                del lines[i]
+                del groups[i]
+                continue
+        i += 1
+    return lines
+
+
+def _groups(lines):
+    """For each line, the position of the comment it stands under (-1 before any), reset by a
+    line indented less than that comment (the end of its block)."""
+    out, current = [], None
+    for k, ln in enumerate(lines):
+        if ln.kind == "comment":
+            current = (k, ln.indent)
+        elif current is not None and ln.kind in ("stmt", "block") and ln.indent < current[1]:
+            current = None
+        out.append(-1 if current is None else current[0])
+    return out
+
+
+def _target(ln, names, temporaries):
+    """(t, whether a cotangent) for a line `t = E` that may fold, else (None, None)."""
+    if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1:
+        return None, None
+    t, = ln.defines
+    if t not in names and t not in temporaries:
+        return None, None
+    tree = ast.parse(ln.code).body[0]
+    if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
+            and isinstance(tree.targets[0], ast.Name)):
+        return None, None
+    if t in names:          # a rule's expression; not a stack's pop (a statement of its own)
+        return (None, None) if _MUTATED.search(ln.code) else (t, True)
+    return (t, False) if _pure(tree.value) else (None, None)
+
+
+_PURE = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Slice,
+         ast.Tuple, ast.Attribute, ast.keyword, ast.Call, ast.operator, ast.unaryop, ast.cmpop,
+         ast.expr_context)
+
+
+# secant.numpy / lax functions that call functions they are given (the user's, maybe printing)
+_CALLERS = {"cond", "switch", "scan", "fori_loop", "while_loop", "map", "associative_scan",
+            "custom_root", "custom_linear_solve", "reduce", "reduce_window", "apply_along_axis",
+            "apply_over_axes", "piecewise", "vectorize", "frompyfunc"}
+
+
+def _pure(expr):
+    """Whether a forward expression has no effect: operators, indexing and calls of secant's
+    NumPy and lax (`snp.sin(x)`), never a call of the user's functions or methods, nor of one
+    that calls functions it is given (lax.cond's branches)."""
+    for n in ast.walk(expr):
+        if not isinstance(n, _PURE):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            while isinstance(f, ast.Attribute):
+                f = f.value
+            if not (isinstance(n.func, ast.Attribute) and isinstance(f, ast.Name)
+                    and f.id in ("snp", "lax") and n.func.attr not in _CALLERS):
+                return False
+    return True
+
+
+_MUTATED = re.compile(r"(\w+)(?:\.(?:pop|append|extend|insert|remove|clear|update|popitem|"
+                      r"setdefault|sort|reverse)\(|\[[^\]]*\]\s*\S?=[^=]|\.\w+\s*\S?=[^=])")
+
+
+def _mutates(ln, names):
+    """Whether line ln may change one of `names` in place (a method that mutates, an item or
+    attribute assignment) or unbind it (`del`)."""
+    return bool(names & ln.uses) and (ln.code.lstrip().startswith("del ") or any(
+        m.group(1) in names for m in _MUTATED.finditer(ln.code)))
+
+
+def _use_to_fold(lines, i, names, temporaries, groups, mentions):
+    """The position of the one line into which lines[i] may fold, else None."""
+    t, cotangent = _target(lines[i], names, temporaries)
+    if t is None or mentions.get(t) != 2:       # its assignment and one read, in all the lines
+        return None
+    reads = lines[i].uses
+    if t in reads:
+        return None
+    k = None
+    for j in range(i + 1, len(lines)):      # (t is mentioned by one other line: its use)
+        ln = lines[j]
+        if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines:
+            return None                             # the end of the block before the use
+        if t in ln.uses:
+            k = j
+            break
+        if ln.defines & reads or _mutates(ln, reads):
+            return None                             # an input of E changed before the use
+    if k is None:
+        return None
+    use = lines[k]
+    if use.kind != "stmt" or "\n" in use.code or use.indent != lines[i].indent or \
+            cotangent and groups[k] != groups[i]:
+        return None
+    return k
+
+
+def _substituted(definition, use):
+    """`use` with its one read of definition's target replaced by definition's value, or None
+    where the read is not evaluated exactly once or the result is too long."""
+    t, = definition.defines
+    value = ast.parse(definition.code).body[0].value
+    tree = ast.parse(use.code)
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == t]
+    if len(hits) != 1 or _under_breaker(tree, hits[0]):
+        return None
+    if _operations(tree) + _operations(value) > MAX_OPERATIONS:
+        return None
+    start, end = _span(use.code, hits[0])
+    text = ast.get_source_segment(definition.code, value)
+    if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
+        code = use.code[:start] + text + use.code[end:]
+        return None if len(code) > MAX_LENGTH else type(use)(code, use.indent, use.kind,
+                                                             use.origin)
+    expected = ast.dump(_replace(tree, t, value))
+    for candidate in (text, f"({text})"):
+        code = use.code[:start] + candidate + use.code[end:]
+        if len(code) > MAX_LENGTH:
+            return None
+        try:
+            if ast.dump(ast.parse(code)) != expected:
+                continue
+        except SyntaxError:
+            continue
+        return type(use)(code, use.indent, use.kind, use.origin)
+    return None
+
+
+_ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
+
+
+def _operations(tree):
+    return sum(isinstance(n, _OPERATIONS) for n in ast.walk(tree))
+
+
+def _under_breaker(tree, target):
+    """Whether `target` lies in a part of `tree` evaluated other than exactly once."""
+    def visit(node, inside):
+        if node is target:
+            return inside
+        for child in ast.iter_child_nodes(node):
+            found = visit(child, inside or isinstance(node, _ONCE_BREAKERS) and
+                          not (isinstance(node, ast.BoolOp) and child is node.values[0]) and
+                          not (isinstance(node, ast.IfExp) and child is node.test))
+            if found is not None:
+                return found
+        return None
+    return bool(visit(tree, False))
+
+
+def _span(code, node):
+    """The character offsets of `node` in the one-line `code`."""
+    data = code.encode()
+    start = len(data[:node.col_offset].decode())
+    end = len(data[:node.end_col_offset].decode())
+    return start, end
+
+
+class _Replacer(ast.NodeTransformer):
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node):
+        return self.value if node.id == self.name else node
+
+
+def _replace(tree, name, value):
+    return _Replacer(name, value).visit(tree)
