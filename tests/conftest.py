@@ -30,10 +30,11 @@ def x64():
 # CPU seconds of one run of each file alone (the slowest; Dec 2026); any other file is taken to
 # cost PER_TEST seconds a test. A stale figure changes only the order, never what runs.
 CPU_SECONDS = {
-    "test_corpus.py": 154, "test_library_cases.py": 147, "test_composition_sweep.py": 65,
-    "test_composition_orders.py": 37, "test_run_jax_programs.py": 33,
-    "test_distributed.py": 33, "test_appends_higher_order.py": 31,
-    "test_scipy_special.py": 25, "test_compilation_cache.py": 24, "test_examples.py": 21,
+    "test_library_cases.py": 190, "test_corpus.py": 154, "test_composition_sweep.py": 65,
+    "test_library_shapes.py": 57, "test_composition_orders.py": 37,
+    "test_run_jax_programs.py": 33, "test_distributed.py": 33,
+    "test_appends_higher_order.py": 31, "test_scipy_special.py": 23,
+    "test_compilation_cache.py": 21, "test_examples.py": 21, "test_linalg_lu.py": 19,
     "test_grad_rules.py": 18, "test_error_catalogue.py": 15,
     "test_structural_primitives.py": 14, "test_catalogue_fixes.py": 11,
 }
