@@ -12,12 +12,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # one worker per core (pytest-xdist), each taking whole files: the suite is CPU-bound Python,
-# and tests drawing from a module-level RNG see the same draws as in one process
+# and tests drawing from a module-level RNG see the same draws as in one process. Files are
+# queued heaviest first (tests/conftest.py), not by test count.
+# Bytecode goes to one cache in the venv even where PYTHONDONTWRITEBYTECODE is set: the tests
+# start dozens of Python subprocesses (examples, launchers), each otherwise compiling secant afresh.
+PYTEST := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache \
+	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
+
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile --durations=15 tests
+	$(PYTEST) --durations=15 tests
 
 test-thorough: $(STAMP)
-	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -n auto --dist loadfile tests
+	HYPOTHESIS_PROFILE=thorough $(PYTEST) tests
 
 demo: $(STAMP)
 	$(PY) examples/quickstart.py

@@ -1,4 +1,5 @@
-"""Shared test setup: hypothesis profiles and the x64 fixture."""
+"""Shared test setup: hypothesis profiles, the x64 fixture, and the order in which `make test`
+hands files to its workers."""
 import os
 
 import pytest
@@ -20,3 +21,36 @@ def x64():
         yield
     finally:
         secant.config.update("enable_x64", False)
+
+
+# `make test` gives whole files to its workers (pytest-xdist --dist loadfile, queued in collection
+# order: --no-loadscope-reorder). Queued by test count, as xdist does by default, a file of a few
+# slow tests (subprocesses: the examples, the distributed launches) starts last and keeps one
+# worker busy while the other idles; queued heaviest first, the last files are the short ones.
+# CPU seconds of one run of each file alone (the slowest; Dec 2026); any other file is taken to
+# cost PER_TEST seconds a test. A stale figure changes only the order, never what runs.
+CPU_SECONDS = {
+    "test_library_cases.py": 190, "test_corpus.py": 154, "test_composition_sweep.py": 65,
+    "test_library_shapes.py": 57, "test_composition_orders.py": 37,
+    "test_run_jax_programs.py": 33, "test_distributed.py": 33,
+    "test_appends_higher_order.py": 31, "test_scipy_special.py": 23,
+    "test_compilation_cache.py": 21, "test_examples.py": 21, "test_linalg_lu.py": 19,
+    "test_grad_rules.py": 18, "test_error_catalogue.py": 15,
+    "test_structural_primitives.py": 14, "test_catalogue_fixes.py": 11,
+}
+PER_TEST = 0.05
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return          # (one process: files in their usual order)
+    first, count = {}, {}
+    for i, item in enumerate(items):
+        first.setdefault(item.path, i)
+        count[item.path] = count.get(item.path, 0) + 1
+
+    def cost(path):
+        return CPU_SECONDS.get(path.name, PER_TEST * count[path])
+
+    # (stable: each file's tests keep their order, so module-level random draws are unchanged)
+    items.sort(key=lambda item: (-cost(item.path), first[item.path]))

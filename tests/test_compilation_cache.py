@@ -65,12 +65,20 @@ def test_second_process_reads_the_cache(script, tmp_path, uncached):
     assert first["grads"] == uncached["grads"] == second["grads"]
 
 
+@pytest.fixture(scope="module")
+def stored(script, tmp_path_factory):
+    """The one entry a first run stores: (its name, its bytes), copied by each damage test."""
+    d = tmp_path_factory.mktemp("stored")
+    _run(script, d)
+    (name,) = _entries(d)
+    return name, (d / name).read_bytes()
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "empty"])
-def test_damaged_entry_is_recompiled(script, tmp_path, uncached, damage):
-    _run(script, tmp_path)
-    (name,) = _entries(tmp_path)
+def test_damaged_entry_is_recompiled(script, tmp_path, uncached, stored, damage):
+    name, data = stored
     path = tmp_path / name
-    data = bytearray(path.read_bytes())
+    data = bytearray(data)
     if damage == "flip":        # inside the machine code: jaxlib itself would load this
         data[len(data) // 2] ^= 0xFF
     elif damage == "truncate":

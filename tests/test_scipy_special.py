@@ -12,7 +12,7 @@ import secant
 import secant.numpy as snp
 from secant.scipy import special
 
-SETTINGS = settings(max_examples=30, deadline=None,
+SETTINGS = settings(deadline=None,      # (examples: the profile's, tests/conftest.py)
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 

@@ -12,7 +12,7 @@ import secant
 import secant.numpy as snp
 from secant.scipy import stats
 
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(deadline=None,      # (examples: the profile's, tests/conftest.py)
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
