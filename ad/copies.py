@@ -14,10 +14,13 @@ indentation gives the block structure), for cotangent names only:
   (an accumulator in a loop the zeros stand before keeps them: each iteration adds), and a
   copy `a = b` whose next mention reassigns it, `a = a + e`, becomes `a = b + e`.
 """
+import heapq
 import re
 from collections import defaultdict
 
 _COPY = re.compile(r"(\w+) = (\w+)")
+_WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
+_ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
 _ZEROS = re.compile(r"(\w+) = (?:snp\.zeros_like|zeros_like_tree)\(\w+\)")
 
 
@@ -42,6 +45,31 @@ class _Removed:
 _REMOVED = _Removed()
 
 
+class _Todo:
+    """The lines a step is still to try, in increasing order (a heap: not sorted again after
+    every rewrite)."""
+
+    def __init__(self, lines):
+        self.members = set(lines)
+        self.heap = sorted(self.members)
+
+    def add(self, lines):
+        for k in lines:
+            if k not in self.members:
+                self.members.add(k)
+                heapq.heappush(self.heap, k)
+
+    def first(self, step):
+        """Whether `step` rewrote at one of the lines (tried in order; those found not to
+        apply leave)."""
+        while self.heap:
+            i = heapq.heappop(self.heap)
+            self.members.discard(i)
+            if step(i):
+                return True
+        return False
+
+
 class _Copies:
     def __init__(self, lines, names):
         self.lines, self.names = list(lines), names
@@ -59,24 +87,15 @@ class _Copies:
 
     def run(self):
         steps = [getattr(self, s) for s in self.STEPS]
-        todo = [{k for k, key in enumerate(self.keys) if key} for _ in steps]
+        start = [k for k, key in enumerate(self.keys) if key]
+        todo = [_Todo(start) for _ in steps]
         while True:
-            if not any(self._first(step, t) for step, t in zip(steps, todo)):
+            if not any(t.first(step) for step, t in zip(steps, todo)):
                 return [ln for ln in self.lines if ln is not _REMOVED]
             touched, self.touched = self.touched & self.names, set()
             again = {k for n in touched for k in self._mentions(n) if n in self.keys[k]}
             for t in todo:
-                t |= again
-
-    @staticmethod
-    def _first(step, todo):
-        """Whether `step` rewrote at one of the lines `todo` (tried in order; those found not
-        to apply leave `todo`)."""
-        for i in sorted(todo):
-            todo.discard(i)
-            if step(i):
-                return True
-        return False
+                t.add(again)
 
     # --- the lines and what names they read and write ---------------------------------------
     def _index(self, k, ln):
@@ -205,15 +224,16 @@ class _Copies:
             if not assign or "\n" in later.code or a not in later.defines or any(
                     i < k < nxt for k in self.defines[b]):
                 return False
-            rhs = re.sub(rf"(?<![\w.]){re.escape(a)}(?!\w)", b, assign.group(2))
+            rhs = _rename(assign.group(2), a, b)
             self.replace(nxt, type(ln)(f"{assign.group(1)} = {rhs}", later.indent, "stmt",
                                        later.origin))
             self.delete(i)
             return True
-        add = re.fullmatch(rf"{re.escape(a)} = {re.escape(a)} \+ (.+)", _code(later) or "")
-        if not add or re.search(rf"(?<![\w.]){re.escape(a)}(?!\w)", add.group(1)):
+        add = _ADD.fullmatch(_code(later) or "")
+        if not add or add.group(1) != a or add.group(2) != a or any(
+                m.group() == a for m in _WORD.finditer(add.group(3))):
             return False
-        self.replace(nxt, type(ln)(f"{a} = {add.group(1)}", later.indent, "stmt", later.origin))
+        self.replace(nxt, type(ln)(f"{a} = {add.group(3)}", later.indent, "stmt", later.origin))
         self.delete(i)
         return True
 
@@ -310,8 +330,16 @@ def _statement_end(lines, k, level):
 
 
 def _renamed(ln, old, new):
-    code = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, ln.code)
-    return type(ln)(code, ln.indent, ln.kind, ln.origin)
+    return type(ln)(_rename(ln.code, old, new), ln.indent, ln.kind, ln.origin)
+
+
+def _rename(code, old, new):
+    """`code` with the name `old` (a whole word, not an attribute) read as `new`. (One
+    pattern for every name: a pattern per name overflowed re's cache, and compiling them took
+    most of this module's time on a long function.)"""
+    if old not in code:
+        return code
+    return _WORD.sub(lambda m: new if m.group() == old else m.group(), code)
 
 
 def _simple(ln, indent):

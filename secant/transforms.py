@@ -253,6 +253,7 @@ def _names_of(fn_ir):
             elif isinstance(s, ir.While):
                 visit(s.body)
     visit(fn_ir.body)
+    del visit   # (it names itself: freed now, not by the cyclic collector)
     return taken
 
 
@@ -936,9 +937,11 @@ _jvp_calls = {}
 def _faithful(fn):
     """`fn`, or its trace (transformer/trace_source.py) when it has no source to read or the
     text in its file is not its running code."""
-    from secant.transformer.parse import NoSourceError, StaleSourceError, function_source
+    from secant.transformer.parse import (NoSourceError, StaleSourceError, function_source,
+                                          source_verified)
     from secant.transformer.trace_source import traced
-    if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None:
+    if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None \
+            or source_verified(fn):
         return fn
     try:
         function_source(fn)

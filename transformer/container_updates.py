@@ -149,6 +149,47 @@ def _rewrite_list_pop(d, s, call, name, popped):
     return out + [located(stmt, s) for stmt in gast.parse(text).body]
 
 
+class _Hoist(gast.NodeTransformer):
+    """hoist_pops' walk over one statement's expression: each hoisted `d.pop(k)` appended to
+    `pre` as `v = d.pop(k)`, read as `v` where it was."""
+
+    def __init__(self, d, s, pre, root, seen):
+        self.d, self.s, self.pre = d, s, pre
+        self.root, self.seen = root, seen       # seen: names read so far, in order
+
+    def visit_Call(self, n):
+        d, s, pre = self.d, self.s, self.pre
+        f = n.func
+        if n is not self.root and isinstance(f, gast.Attribute) and f.attr == "pop" and \
+                isinstance(f.value, gast.Name) and f.value.id not in self.seen:
+            name = f.value.id
+            if name not in d.updatable:
+                d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
+            if d.updatable[name] == "dict" and not any(
+                    isinstance(m, gast.Name) and m.id == name for a in n.args + n.keywords
+                    for m in walk(a)):
+                key = n.args[0] if n.args else None
+                v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
+                    key.value, str) and key.value.isidentifier() else "popped")
+                pre.append(gast.copy_location(gast.Assign(
+                    targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=n,
+                    type_comment=None), s))
+                pre[-1].end_lineno, pre[-1].end_col_offset = s.end_lineno, s.end_col_offset
+                return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
+        return self.generic_visit(n)
+
+    def visit_Name(self, n):
+        self.seen.add(n.id)
+        return n
+
+    def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
+        self.seen.update(m.id for m in walk(n) if isinstance(m, gast.Name))
+        return n
+
+    visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+    visit_SetComp = visit_GeneratorExp = _keep
+
+
 def hoist_pops(d, s):
     """`return d.pop(k) * d["a"]` -> `a = d.pop(k)` before the statement (rewritten by
     rewrite_method), then `return a * d["a"]`: a d.pop(...) inside a larger expression on a local
@@ -156,42 +197,6 @@ def hoist_pops(d, s):
     evaluated only sometimes (and/or, x if c else y, a lambda, a comprehension). Returns the
     statements before s (s's expression changed in place), or []."""
     pre = []
-
-    class Hoist(gast.NodeTransformer):
-        def __init__(self, root, seen):
-            self.root, self.seen = root, seen       # seen: names read so far, in order
-
-        def visit_Call(self, n):
-            f = n.func
-            if n is not self.root and isinstance(f, gast.Attribute) and f.attr == "pop" and \
-                    isinstance(f.value, gast.Name) and f.value.id not in self.seen:
-                name = f.value.id
-                if name not in d.updatable:
-                    d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
-                if d.updatable[name] == "dict" and not any(
-                        isinstance(m, gast.Name) and m.id == name for a in n.args + n.keywords
-                        for m in walk(a)):
-                    key = n.args[0] if n.args else None
-                    v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
-                        key.value, str) and key.value.isidentifier() else "popped")
-                    pre.append(gast.copy_location(gast.Assign(
-                        targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=n,
-                        type_comment=None), s))
-                    pre[-1].end_lineno, pre[-1].end_col_offset = s.end_lineno, s.end_col_offset
-                    return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
-            return self.generic_visit(n)
-
-        def visit_Name(self, n):
-            self.seen.add(n.id)
-            return n
-
-        def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
-            self.seen.update(m.id for m in walk(n) if isinstance(m, gast.Name))
-            return n
-
-        visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
-        visit_SetComp = visit_GeneratorExp = _keep
-
     if not isinstance(s, (gast.Return, gast.Assign, gast.AugAssign, gast.Expr, gast.If)):
         return pre
     expr = s.test if isinstance(s, gast.If) else s.value
@@ -199,7 +204,9 @@ def hoist_pops(d, s):
         seen = {m.id for m in walk(s.target) if isinstance(m, gast.Name)} \
             if isinstance(s, gast.AugAssign) else set()
         root = expr if isinstance(s, (gast.Expr, gast.Assign)) else None    # (rewrite_method)
-        new = Hoist(root, seen).visit(expr)
+        if not any(isinstance(m, gast.Attribute) and m.attr == "pop" for m in walk(expr)):
+            return pre      # (no `.pop` to hoist: the common case, without the rewrite's walk)
+        new = _Hoist(d, s, pre, root, seen).visit(expr)
         if isinstance(s, gast.If):
             s.test = new
         else:

@@ -202,7 +202,9 @@ def scalar_like(fn, name, shapes, params):
                 return None
             found.add(p)
         return found.pop() if len(found) == 1 else None
-    return like(name, set())
+    out = like(name, set())
+    del like    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
+    return out
 
 
 def unreduced_carries(loop, before):

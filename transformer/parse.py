@@ -15,6 +15,8 @@ import inspect
 import linecache
 import os
 import textwrap
+import types
+import weakref
 
 import gast
 
@@ -350,6 +352,17 @@ def _same_code(a, b):
     return True
 
 
+def _imported_modules(fn):
+    """The global names `fn`'s code (nested code too) reads that name modules."""
+    names, todo = set(), [fn.__code__]
+    while todo:
+        code = todo.pop()
+        names.update(code.co_names)
+        todo.extend(c for c in code.co_consts if inspect.iscode(c))
+    glob = getattr(fn, "__globals__", {})
+    return sorted(n for n in names if isinstance(glob.get(n), types.ModuleType))
+
+
 def compiles_to(fn, node, source=None):
     """Whether `node` (the gast FunctionDef or Lambda read for `fn`) is the source of fn's live
     code: compiled with fn's free variables as the enclosing function's locals and fn's future
@@ -382,6 +395,10 @@ def compiles_to(fn, node, source=None):
             body = [stmt if stmt is inner and isinstance(inner, ast.FunctionDef)
                     else ast.Expr(value=inner)]
             mine = f"{code.co_name}.<locals>."
+        # the module's imports, as the compiler saw them: `snp.sin(x)` on an imported name
+        # compiles to other bytes (LOAD_ATTR, not LOAD_METHOD) than on any other name; so the
+        # common case needs no instruction by instruction comparison (never run, only compiled)
+        body += [ast.Import(names=[ast.alias(name=n)]) for n in _imported_modules(fn)]
         module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
         compiled = compile(module, code.co_filename, "exec",
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
@@ -437,6 +454,18 @@ def opaque(wrapper, why):
     return wrapper
 
 
+# code object -> (its file, lines, first line): the source text verified to compile to it, read
+# once (inspect's block finding tokenizes the whole function each time)
+_source_lines = weakref.WeakKeyDictionary()
+
+
+def source_verified(fn):
+    """Whether function_source already read `fn`'s source and found it to be its code's."""
+    code = getattr(fn, "__code__", None)
+    known = _source_lines.get(code) if code is not None else None
+    return known is not None and known[0] == code.co_filename
+
+
 def function_source(fn):
     """Read, dedent and parse `fn` (generated functions carry their source already)."""
     attached = getattr(fn, "__secant_source__", None)
@@ -449,8 +478,10 @@ def function_source(fn):
         raise SourceError(f"cannot transform {fn!r}: only Python functions defined with def or "
                           "lambda have source to transform (builtins and C functions do not)"
                           + _errors.where())
+    known = _source_lines.get(fn.__code__)     # (equal code objects of two files: the file's)
+    known = known[1:] if known is not None and known[0] == fn.__code__.co_filename else None
     try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
-        lines, first_line = inspect.getsourcelines(fn.__code__)
+        lines, first_line = known or inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
         raise NoSourceError(f"cannot transform {fn.__qualname__}: its source is not available "
                             f"({e}); define it in a file, not in an interactive prompt") from None
@@ -482,6 +513,8 @@ def function_source(fn):
         if isinstance(node, gast.FunctionDef) and not ours and not compiles_to(fn, node, text) \
                 or not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             raise StaleSourceError(fn)
+        if known is None and isinstance(node, gast.FunctionDef):
+            _source_lines[fn.__code__] = (fn.__code__.co_filename, lines, first_line)
         if not isinstance(node, gast.FunctionDef):
             what = "async def" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
             raise SourceError(f"cannot transform {fn.__qualname__}: {what} is not supported\n"

@@ -214,12 +214,20 @@ def dead_code_eliminated(lines):
     return filled
 
 
+def _next_nonblank(lines, i):
+    """The first line after lines[i] that is not blank, or None."""
+    for k in range(i + 1, len(lines)):
+        if lines[k].kind != "blank":
+            return lines[k]
+    return None
+
+
 def _without_bare_comments(lines):
     """Drop comments left with nothing under them."""
     cleaned = []
     for i, ln in enumerate(lines):
         if ln.kind == "comment":
-            nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
+            nxt = _next_nonblank(lines, i)
             if nxt is None or nxt.kind == "comment" or nxt.indent < ln.indent:
                 continue
         cleaned.append(ln)
@@ -277,8 +285,9 @@ def _live_before(lines, nodes, live, keep):
             if not ln.defines or ln.code.startswith("return") or ln.defines & live or \
                     _MUTATES.search(ln.code):
                 keep[node] = True
-                augmented = _AUGMENTED.match(ln.code) or "\n" in ln.code
-                live = (live if augmented else live - ln.defines) | ln.uses
+                if not (_AUGMENTED.match(ln.code) or "\n" in ln.code):
+                    live -= ln.defines      # (in place: `live` is this call's own set)
+                live |= ln.uses
             continue
         head, body, els, orelse = node
         header = lines[head]
@@ -316,7 +325,7 @@ def _statements(nodes):
 def _fill_empty_blocks(lines):
     """Drop an `else:` with nothing under it and an `if` left empty; else fill with `pass`."""
     def body_empty(i):
-        nxt = next((m for m in lines[i + 1:] if m.kind != "blank"), None)
+        nxt = _next_nonblank(lines, i)
         return nxt is None or nxt.indent <= lines[i].indent
 
     out = []
