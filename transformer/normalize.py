@@ -2565,11 +2565,14 @@ def _list_like_params(fdef, params):
                         gast.Subscript, gast.Name)) and root(value) is not None:
                     aliases.setdefault(target.id, root(value))
     ranges = {}             # names bound to range(len(x)) (or list(...), reversed(...) of one)
-    for _ in range(3):
-        ranges.update({n.targets[0].id: n.value for n in nodes
-                       if isinstance(n, gast.Assign) and len(n.targets) == 1
-                       and isinstance(n.targets[0], gast.Name)
-                       and _range_of_len(n.value, ranges) is not None})
+    while True:             # (to a fixpoint: a derivative's items_7 = list(items_5) = ... of
+        found = {n.targets[0].id: n.value for n in nodes      # each transform's i_range)
+                 if isinstance(n, gast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], gast.Name)
+                 and _range_of_len(n.value, ranges) is not None}
+        if found.keys() <= ranges.keys():
+            break
+        ranges.update(found)
     out = set()
     for n in nodes:
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
