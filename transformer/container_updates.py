@@ -132,8 +132,9 @@ def rewrite_method(d, s):
 def _rewrite_list_pop(d, s, call, name, popped):
     """`[v =] l.pop([i])` on a local list: `v = l[i]` and `l = l[:i] + l[i:][1:]` (the index
     evaluated once, first; an empty list or a bad index raises IndexError as pop does)."""
-    if call.keywords or len(call.args) > 1 or any(isinstance(a, gast.Starred) for a in call.args):
-        return None
+    if call.keywords or len(call.args) > 1 or any(isinstance(a, gast.Starred) for a in call.args) \
+            or d.src.generated:     # (a derivative's stacks pop as written: read again, they
+        return None                 # stay the lists the reverse pass consumes)
     out = []
     if call.args:
         key = d.names.fresh("index")
