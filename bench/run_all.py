@@ -18,6 +18,7 @@ import jacobians
 import mlp
 import pmap
 import prng
+import transform_time
 import vmap
 
 
@@ -34,8 +35,8 @@ def eager_rows():
 
 def summary_rows(dispatch_results=None):
     """(name, secant s, anchor name, anchor s, target ratio) for every issue-19 figure."""
-    return (first_call.rows() + compile_cache.rows() + dispatch.rows(dispatch_results)
-            + eager_rows())
+    return (first_call.rows() + transform_time.rows() + compile_cache.rows()
+            + dispatch.rows(dispatch_results) + eager_rows())
 
 
 def _fmt(seconds):

@@ -40,6 +40,16 @@ def measure(sizes=SIZES):
         return [(n, first_transform_s(n, repeat, tmpdir)) for n, repeat in sizes]
 
 
+def rows(results=None):
+    """Summary rows for run_all: the 1,000-statement grad against its 1 s budget, and the
+    seconds per statement at 1000 against those at 100 (linear: 1.0; the target allows 1.2)."""
+    results = results or measure(((100, 3), (1000, 3)))
+    (n0, s0), (n1, s1) = results[0], results[-1]
+    return [(f"transform, grad of {n1} statements", s1, "budget", 1.0, 1.0),
+            (f"transform per statement, {n1} vs {n0}", s1 / n1, f"{n0} statements", s0 / n0,
+             1.2)]
+
+
 def main():
     clock = "CPU time" if CLOCK is time.process_time else "wall clock"
     print(f"transform time: grad of new straight-line functions (generate(), median, {clock})")

@@ -5,6 +5,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import keyword
 import re
 import weakref
 import types
@@ -969,13 +970,18 @@ def _cells(fn):
     return dict(zip(code.co_freevars, fn.__closure__ or ())) if code is not None else {}
 
 
+_NOT_PARAMETERS = frozenset(keyword.kwlist) | {"__debug__"}
+
+
 def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     """The function `name` that `source` defines, its free names bound from `free` (those it
     uses; the names in `cells` to the user's own cells), with its canonical AST attached so a
     later transform reads it without re-parsing."""
-    tree = ast.parse(source)            # parsed once: names, compilation, attached AST
-    used = {n.id for n in hygiene.walk(tree) if isinstance(n, ast.Name)}
-    free = {k: v for k, v in free.items() if k in used}
+    tree = ast.parse(source)            # parsed once: compilation, attached AST
+    # the names it uses and more (cheaper than a walk; one it does not read is a parameter of
+    # loader's factory only), less what no parameter can be named (None, True, ...)
+    words = set(re.findall(r"\w+", source)) - _NOT_PARAMETERS
+    free = {k: v for k, v in free.items() if k in words}
     gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     def node():                         # gast, built when a later transform reads it
         return gast.ast_to_gast(tree).body[0]
