@@ -621,8 +621,11 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
         return add_at(tree_bar, idx, g)
     if idx_batched:
         return update_per_example(tree_bar, idx, g, "add", n, True, g_batched, mode="clip")
-    idx = idx if isinstance(idx, tuple) else (idx,)     # (a read clamped idx: add where it read)
-    return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
+    # the batch axis moved last, so that the index is the example's own (no slice in front: a
+    # further vmap reads a batched idx as one value); a read clamped idx: add where it read
+    g = snp.moveaxis(g, 0, -1) if g_batched else snp.expand_dims(g, -1)
+    out = snp.moveaxis(tree_bar, 0, -1).at[idx].add(g, mode="clip")
+    return snp.moveaxis(out, -1, 0)
 
 
 def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):

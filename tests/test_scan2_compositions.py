@@ -22,7 +22,7 @@ def test_dict_carry_second_order(x64, cname):
 
 @pytest.mark.parametrize("fname", ["scan_closure", "scan_length", "scan_tuple_carry",
                                    "scan_reverse", "fori_lambda", "fori_tuple", "while_count",
-                                   "map_closure"])
+                                   "map_closure", "fori_index"])
 def test_vmap_of_hessian(x64, fname):
     """Was a refusal: vmap read grad_of_fields_batched's `type(out)(generator)`."""
     cases.check(fname, "vmap_hessian")
