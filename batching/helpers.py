@@ -66,16 +66,16 @@ def _no_batch_size():
 
 
 def _broadcast_leaf(leaf, n):
-    if n is None:
-        raise _no_batch_size()
     if isinstance(leaf, Unbound):       # a loop's placeholder: shaped as the batch
         return batched_unbound(leaf, n)
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
         return leaf
-    if is_float0(leaf):
-        return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
     if callable(leaf) and not hasattr(leaf, "shape"):   # a function passed as a static
         return leaf                                     # argument (odeint's func): one for all
+    if n is None:
+        raise _no_batch_size()
+    if is_float0(leaf):
+        return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 
