@@ -1052,7 +1052,7 @@ def _guards(stmts):
             elif isinstance(s, (ir.For, ir.While)):
                 visit(s.body, enclosing)
     visit(stmts, frozenset())
-    del visit   # (it names itself: freed now, not by the cyclic collector)
+    visit = None   # (it names itself: freed now, not by the cyclic collector)
     return {v: frozenset.intersection(*where) for v, where in sites.items()}
 
 

@@ -254,7 +254,7 @@ def _names_of(fn_ir):
             elif isinstance(s, ir.While):
                 visit(s.body)
     visit(fn_ir.body)
-    del visit   # (it names itself: freed now, not by the cyclic collector)
+    visit = None   # (it names itself: freed now, not by the cyclic collector)
     return taken
 
 

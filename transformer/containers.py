@@ -1156,7 +1156,7 @@ def container_names(stmts):
                 walk(s.body)
                 copies.extend(s.carried)
     walk(stmts)
-    del walk    # (it names itself: freed now, not by the cyclic collector)
+    walk = None    # (it names itself: freed now, not by the cyclic collector)
     out = set()
     for op in ops:
         if op.op in CONTAINER_OPS or op.op in _CONTAINER_RESULTS or op.op == "call" and (

@@ -203,7 +203,7 @@ def scalar_like(fn, name, shapes, params):
             found.add(p)
         return found.pop() if len(found) == 1 else None
     out = like(name, set())
-    del like    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
+    like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
 

@@ -272,7 +272,7 @@ def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
 
 
 def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
-    from secant.transforms import load_generated, vjp
+    from secant.transforms import vjp
     ys, ts, args = res
 
     def augmented(state, minus_t, *args):
