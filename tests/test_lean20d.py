@@ -13,19 +13,9 @@ import secant.lax as lax
 import secant.numpy as snp
 from secant.ad.fold import folded
 from secant.transformer.walker import Line
+from test_lean20c import fd_grad
 
 RNG = np.random.default_rng(2020)
-
-
-def fd_grad(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    out = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        out[idx] = (float(f(up)) - float(f(down))) / (2 * eps)
-    return out
 
 
 # --- the fold pass on lines ------------------------------------------------------------------

@@ -121,12 +121,15 @@ def rewrite_method(d, s):
         text = f"{name} = {' | '.join([name] + parts)}"
     out = []
     for v, a in values:     # (the user's argument keeps its own position)
-        out.append(gast.copy_location(gast.Assign(
-            targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=a,
-            type_comment=None), s))
-        out[-1].end_lineno, out[-1].end_col_offset = s.end_lineno, s.end_col_offset
+        out.append(_assign(v, a, s))
     d.changed = True
     return out + [located(gast.parse(text).body[0], s)]
+
+
+def _assign(name, value, s):
+    """`name = value` at the user's statement s (value keeps its own position)."""
+    return located(gast.Assign(targets=[gast.Name(name, gast.Store(), None, None)], value=value,
+                               type_comment=None), s, only_new=True)
 
 
 def _rewrite_list_pop(d, s, call, name, popped):
@@ -138,10 +141,7 @@ def _rewrite_list_pop(d, s, call, name, popped):
     out = []
     if call.args:
         key = d.names.fresh("index")
-        out.append(gast.copy_location(gast.Assign(
-            targets=[located(gast.Name(key, gast.Store(), None, None), s)], value=call.args[0],
-            type_comment=None), s))
-        out[-1].end_lineno, out[-1].end_col_offset = s.end_lineno, s.end_col_offset
+        out.append(_assign(key, call.args[0], s))
         kept = f"{name}[:{key}] + {name}[{key}:][1:]"
     else:
         key, kept = "-1", f"{name}[:-1]"
@@ -172,10 +172,7 @@ class _Hoist(gast.NodeTransformer):
                 key = n.args[0] if n.args else None
                 v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
                     key.value, str) and key.value.isidentifier() else "popped")
-                pre.append(gast.copy_location(gast.Assign(
-                    targets=[located(gast.Name(v, gast.Store(), None, None), s)], value=n,
-                    type_comment=None), s))
-                pre[-1].end_lineno, pre[-1].end_col_offset = s.end_lineno, s.end_col_offset
+                pre.append(_assign(v, n, s))
                 return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
         return self.generic_visit(n)
 
