@@ -14,7 +14,7 @@ statements rebuild a dict the same way (rewrite_method).
 import gast
 
 from secant.transformer.hygiene import SCOPES, walk, walk_scope
-from secant.transformer.parse import located
+from secant.transformer.parse import assign, located
 
 _FRESH_LIST_CALLS = {"list", "sorted"}
 _FRESH_DICT_CALLS = {"dict"}
@@ -121,15 +121,9 @@ def rewrite_method(d, s):
         text = f"{name} = {' | '.join([name] + parts)}"
     out = []
     for v, a in values:     # (the user's argument keeps its own position)
-        out.append(_assign(v, a, s))
+        out.append(assign(v, a, s))
     d.changed = True
     return out + [located(gast.parse(text).body[0], s)]
-
-
-def _assign(name, value, s):
-    """`name = value` at the user's statement s (value keeps its own position)."""
-    return located(gast.Assign(targets=[gast.Name(name, gast.Store(), None, None)], value=value,
-                               type_comment=None), s, only_new=True)
 
 
 def _rewrite_list_pop(d, s, call, name, popped):
@@ -141,7 +135,7 @@ def _rewrite_list_pop(d, s, call, name, popped):
     out = []
     if call.args:
         key = d.names.fresh("index")
-        out.append(_assign(key, call.args[0], s))
+        out.append(assign(key, call.args[0], s))
         kept = f"{name}[:{key}] + {name}[{key}:][1:]"
     else:
         key, kept = "-1", f"{name}[:-1]"
@@ -172,7 +166,7 @@ class _Hoist(gast.NodeTransformer):
                 key = n.args[0] if n.args else None
                 v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
                     key.value, str) and key.value.isidentifier() else "popped")
-                pre.append(_assign(v, n, s))
+                pre.append(assign(v, n, s))
                 return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
         return self.generic_visit(n)
 

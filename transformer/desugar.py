@@ -45,7 +45,7 @@ from secant.transformer import (container_updates, depth, namespaces, nonlocals,
                                 star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
-from secant.transformer.parse import FunctionSource, SourceError, function_source, located
+from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
 
 _cache = {}
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
@@ -169,10 +169,6 @@ def _at(like, node):
 def _parse(text, like):
     """A statement parsed from `text`, every node at the position of the user's `like`."""
     return located(gast.parse(text).body[0], like)
-
-
-def _assign(target, value, like):
-    return _at(like, gast.Assign(targets=[_name(target, True)], value=value, type_comment=None))
 
 
 class _Desugarer:
@@ -317,7 +313,7 @@ class _Desugarer:
             seq = s.value.id
         else:
             seq = self.names.fresh("unpacked")
-            pre.append(_assign(seq, s.value, s))
+            pre.append(assign(seq, s.value, s))
         out = []
         for j, e in enumerate(elts):
             if j < k:
@@ -346,7 +342,7 @@ class _Desugarer:
                     return n
                 n.test = self.visit(n.test)
                 name = outer.names.fresh("chosen")
-                pre.extend(outer.statement(_assign(name, n, stmt)))
+                pre.extend(outer.statement(assign(name, n, stmt)))
                 return gast.copy_location(_name(name), n)
 
             def _keep(self, n):         # evaluated only sometimes, or in a scope of its own
@@ -380,7 +376,7 @@ class _Desugarer:
                     raise outer.error(n, f"{target} is read before the walrus (:=) that "
                                       "assigns it in the same expression; split it into two "
                                       "statements")
-                pre.append(_assign(target, n.value, stmt))
+                pre.append(assign(target, n.value, stmt))
                 return gast.copy_location(_name(target), n)
 
             def _short(self, n):        # parts evaluated only sometimes: leave them alone
@@ -444,7 +440,7 @@ class _Desugarer:
         call = gast.Call(func=gast.Attribute(value=at, attr=method, ctx=gast.Load()),
                          args=[value], keywords=[])
         self.changed = self.item_updates = True
-        return pre + [_assign(name, call, s)]
+        return pre + [assign(name, call, s)]
 
     # --- try / with -------------------------------------------------------------------------------
     def try_block(self, s):
@@ -461,7 +457,7 @@ class _Desugarer:
         enter, leave = [], []
         for item in s.items:
             context = self.names.fresh("context")
-            enter.append(_assign(context, item.context_expr, s))
+            enter.append(assign(context, item.context_expr, s))
             call = _parse(f"{context}.__enter__()", s).value
             enter.append(_at(s, gast.Assign(targets=[item.optional_vars], value=call,
                                             type_comment=None)) if item.optional_vars is not None
@@ -745,7 +741,7 @@ class _Desugarer:
         out = []
         if isinstance(s, gast.Return):
             value = s.value if s.value is not None else gast.Constant(None, None)
-            out.append(_assign(self.result, value, s))
+            out.append(assign(self.result, value, s))
         flag = flags.get(type(s))
         if flag is not None:
             out.append(_parse(f"{flag} = False", s))
@@ -770,7 +766,7 @@ class _Desugarer:
             new = _strip(new, returned)
             self.names.taken.discard(returned)
         if how != "must":
-            new = [_assign(self.result, gast.Constant(None, None), body[0])] + new
+            new = [assign(self.result, gast.Constant(None, None), body[0])] + new
         last = body[-1]
         new.append(_parse(f"return {self.result}", last))
         self.changed = True
@@ -973,7 +969,7 @@ class _Desugarer:
                     if param is None:
                         continue
                     name = self.names.fresh(param)
-                    out.append(_assign(name, x, s))
+                    out.append(assign(name, x, s))
                     ref = gast.copy_location(_name(name), x)
                     if kw is None:
                         m.args[i] = ref
@@ -1194,7 +1190,7 @@ class _TreeCalls(Hoister):
         if self.lazy:
             return tree, lambda: copy.deepcopy(tree)
         name = self.d.names.fresh(hint)
-        self.pre.append(_assign(name, tree, like))
+        self.pre.append(assign(name, tree, like))
         return _name(name), lambda: _name(name)
 
     def _resolved(self, func):
@@ -1384,13 +1380,13 @@ class _TreeCalls(Hoister):
             leaves = self._call("tree_leaves_as", tree, structure)
         if initializer is None:
             listed = self.d.names.fresh("leaves")
-            self.pre.append(_assign(listed, leaves, node))
-            self.pre.append(_assign(acc, _parse(f"{listed}[0]", node).value, node))
+            self.pre.append(assign(listed, leaves, node))
+            self.pre.append(assign(acc, _parse(f"{listed}[0]", node).value, node))
             leaves = _parse(f"{listed}[1:]", node).value
         else:
-            self.pre.append(_assign(acc, initializer, node))
+            self.pre.append(assign(acc, initializer, node))
         loop = gast.For(target=_name(leaf, True), iter=leaves,
-                        body=[_assign(acc, body, node)], orelse=[], type_comment=None)
+                        body=[assign(acc, body, node)], orelse=[], type_comment=None)
         self.pre.append(_at(node, loop))
         self.d.changed = True
         return gast.copy_location(_name(acc), node)

@@ -13,7 +13,7 @@ import types
 import gast
 
 from secant.transformer.hygiene import SCOPES, walk
-from secant.transformer.parse import located
+from secant.transformer.parse import assign, located
 
 
 def rewrite(d, body):
@@ -86,12 +86,7 @@ def _spell_out(d, module, parents, s, fields):
                     setattr(holder, field, new)
                 elif isinstance(value, list):
                     value[:] = [new if v is n else v for v in value]
-    assigns = []
-    for k in s.value.keywords:      # (the user's value keeps its own position)
-        target = located(gast.Name(locals_[k.arg], gast.Store(), None, None), s)
-        assigns.append(gast.copy_location(gast.Assign(targets=[target], value=k.value,
-                                                      type_comment=None), s))
-        assigns[-1].end_lineno, assigns[-1].end_col_offset = s.end_lineno, s.end_col_offset
+    assigns = [assign(locals_[k.arg], k.value, s) for k in s.value.keywords]
     holder = parents[s]
     for field, value in gast.iter_fields(holder):
         if isinstance(value, list) and any(v is s for v in value):

@@ -429,6 +429,15 @@ def located(node, like, only_new=False):
     return node
 
 
+def assign(target, value, like):
+    """`target = value` at the position of the user's statement `like` (`value` keeps its own
+    position); target: a name or a Store node."""
+    if isinstance(target, str):
+        target = gast.Name(target, gast.Store(), None, None)
+    return located(gast.Assign(targets=[target], value=value, type_comment=None), like,
+                   only_new=True)
+
+
 def lambda_function_node(lam, name="lambda_", extra_params=()):
     """A FunctionDef `def name(<lambda's params>, *extra_params): return <lambda's body>` with
     the lambda's source positions (its lines are the user's)."""

@@ -17,17 +17,12 @@ import gast
 
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import walk
-from secant.transformer.parse import located
+from secant.transformer.parse import assign
 
 
 def rewrite(d, body):
     """`body` (a function's statements) with its call sites spelled out; d: the desugarer."""
     return _CallSites(d).visit_body(body)
-
-
-def _assign(target, value, like):
-    return located(gast.Assign(targets=[target], value=value, type_comment=None), like,
-                   only_new=True)
 
 
 class _CallSites(Hoister):
@@ -77,13 +72,13 @@ class _CallSites(Hoister):
                          and p not in self._outside(node.func) and p not in self.chosen
                          else self.d.names.fresh(p) for p in params]
                 self.chosen.update(names)
-                self.pre.append(_assign(_names(names), node.args[k].value, self.stmt))
+                self.pre.append(assign(_names(names), node.args[k].value, self.stmt))
                 node.args[k:k + 1] = [gast.copy_location(
                     gast.Name(n, gast.Load(), None, None), node.args[k]) for n in names]
                 self.d.changed = True
         if isinstance(node.func, gast.Lambda) and not _has_scope(node.func.body):
             name = self.d.names.fresh("fn")
-            self.pre.append(_assign(gast.Name(name, gast.Store(), None, None), node.func,
+            self.pre.append(assign(gast.Name(name, gast.Store(), None, None), node.func,
                                     self.stmt))
             node.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
             self.d.changed = True
