@@ -9,22 +9,8 @@ Each takes the operand's tangent `t` first, then the op's own arguments.
 import numpy as np
 
 import secant.numpy as snp
-from secant import lax
 from secant.ad.helpers import _count, extremum_share
 from secant.ad.rule_helpers import (_cumprod_masks, _running_source, _sort_index, product_grad)
-
-
-def integer_pow_jvp(t, x, y):
-    """Tangent of lax.integer_pow(x, y) (y a static int)."""
-    if y == 0:
-        out = snp.zeros_like(t)
-    elif y == 1:
-        out = t
-    elif y == 2:
-        out = 2 * x * t
-    else:
-        out = t * y * lax.integer_pow(x, y - 1)
-    return out
 
 
 def extremum_jvp(t, a, ans, axis=None, keepdims=False):
@@ -109,7 +95,7 @@ def cast_jvp(t, dtype):
     return out
 
 
-NAMES = ("cast_jvp", "integer_pow_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
+NAMES = ("cast_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
          "sort_jvp", "transpose_pairs")
 
 

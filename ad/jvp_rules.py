@@ -57,7 +57,7 @@ JVP = {
     "erf_inv": {"x": "{x_dot} * 0.886226925452758 * snp.exp({ans} ** 2)"},
     "lgamma": {"x": "{x_dot} * lax.digamma({x})"},
     "digamma": {"x": "{x_dot} * trigamma({x})"},
-    "integer_pow": {"x": "integer_pow_jvp({x_dot}, {x}, {y})"},
+    "integer_pow": {"x": "integer_pow_scale({x_dot}, {x}, {y})"},
     "negative": {"x": "-{x_dot}"},
     "real": {"x": LINEAR},
     "imag": {"x": LINEAR},

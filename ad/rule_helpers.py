@@ -42,8 +42,9 @@ def trigamma(x):
     return snp.where(reflect, reflected, direct)
 
 
-def integer_pow_grad(t, x, y):
-    """Cotangent of x in lax.integer_pow(x, y) (y a static int)."""
+def integer_pow_scale(t, x, y):
+    """t * d/dx x**y for lax.integer_pow(x, y) (y a static int): the tangent of a tangent t and
+    the cotangent of x of a cotangent t alike."""
     if y == 0:
         gx = snp.zeros_like(t)
     elif y == 1:
@@ -712,7 +713,7 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
     return outs if len(outs) > 1 else outs[0]
 
 
-NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_grad", "clip_share", "clip_share_min",
+NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
          "at_share_operand", "at_share_values", "read_back_mode", "pick_mode", "unpad",

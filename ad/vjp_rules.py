@@ -130,7 +130,7 @@ VJP = {
     "erf_inv": {"x": "{g} * 0.886226925452758 * snp.exp({ans} ** 2)"},
     "lgamma": {"x": "{g} * lax.digamma({x})"},
     "digamma": {"x": "{g} * trigamma({x})"},
-    "integer_pow": {"x": "integer_pow_grad({g}, {x}, {y})"},
+    "integer_pow": {"x": "integer_pow_scale({g}, {x}, {y})"},
     "rem": {"x": "{g}", "y": "-{g} * snp.trunc({x} / {y})"},
     "lax_div": {"x": "{g} / {y}", "y": "-{g} * {ans} / {y}"},
     "clamp": {"min": "snp.where(({min} > {x}) & ({min} < {max}), {g}, 0.0)",

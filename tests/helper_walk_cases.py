@@ -77,7 +77,7 @@ CASES = {
                       {"t": r(3), "x": r(3), "y": r(2)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
-    "integer_pow_grad": ("integer_pow_grad(t, x, 3)", {"t": r(3), "x": r(3)}),
+    "integer_pow_scale": ("integer_pow_scale(t, x, 3)", {"t": r(3), "x": r(3)}),
     "clip_share": ("clip_share(a, 0.6, 1.2) * a", {"a": A3}),
     "clip_share_min": ("clip_share_min(a, 0.6, 1.2) * a", {"a": A3}),
     "clip_share_max": ("clip_share_max(a, 0.6, 1.2) * a", {"a": A3}),
@@ -122,7 +122,6 @@ CASES = {
                        {"t": r(3), "x": r(3)}),
     "inverse_permutation": ("t.transpose(inverse_permutation((1, 0)))", {"t": r(2, 3)}),
     # ad/jvp_helpers.py
-    "integer_pow_jvp": ("integer_pow_jvp(t, x, 3)", {"t": r(3), "x": r(3)}),
     "cast_jvp": ("cast_jvp(t, snp.float64) * x + cast_jvp(t, snp.int32)", {"t": r(3), "x": r(3)}),
     "extremum_jvp": ("extremum_jvp(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2, 3), "a": A23}),
     "prod_jvp": ("prod_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
