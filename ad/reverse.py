@@ -829,7 +829,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     given_out (vjp): the function's output is its second parameter, as a loop's reverse pass
     has it saved or a caller computed it, so the statements that computed it are not repeated;
     loop_body: the function is a lax loop's body, whose carry keeps its shapes.
-    Returns (lines, the output cotangent's parameter name, the given output's name or None).
+    Returns (lines, the output cotangent's parameter name, the given output's name or None,
+    the lines before folding: every value under its canonical name, what a transform of the
+    derivative reads, so that its names come from the user's as at first order).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     result = fn.result.value
@@ -909,13 +911,20 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     primal = defined_in(fn.body) | primal_params
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
-    lines = dead_code_eliminated(copies.without_copies(lines, bars))
+    canonical = _without_leading_blanks(dead_code_eliminated(copies.without_copies(lines, bars)))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
-    lines = fold.folded(lines, bars - {b.bars.get(p) for p in fn.params},
-                        getattr(fn, "temporaries", set()) - primal_params)
-    while lines and lines[0].kind == "blank":       # no forward statement was needed
-        lines.pop(0)
-    return lines, out_bar_param, out_param
+    lines = _without_leading_blanks(fold.folded(
+        canonical, bars - {b.bars.get(p) for p in fn.params},
+        getattr(fn, "temporaries", set()) - primal_params))
+    return lines, out_bar_param, out_param, canonical
+
+
+def _without_leading_blanks(lines):
+    """`lines` less the blank lines it starts with (no forward statement was needed)."""
+    k = 0
+    while k < len(lines) and lines[k].kind == "blank":
+        k += 1
+    return lines[k:]
 
 
 def _kept_from_reverse(b, start, names, *outs):

@@ -27,12 +27,20 @@ def _filename(name):
     return f"<secant: {name}>" if n == 0 else f"<secant: {name} #{n + 1}>"
 
 
+def register(name, source, origins=None):
+    """The file name under which `source` is registered (linecache, and its origin map)."""
+    filename = _filename(name)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    if origins:
+        errors.register_origins(filename, origins)
+    return filename
+
+
 def load(source, name, fn_globals, free, origins=None, tree=None, cells=None):
     """Compile `source` (one `def name(...)`; `tree`, its ast if already parsed) with `free`
     (name -> value) as closure values; the names in `cells` (name -> a cell object, the user's
     own) are bound to those very cells instead."""
-    filename = _filename(name)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    filename = register(name, source)
     tree = tree if tree is not None else ast.parse(source, filename)
     factory = ast.parse(f"def __secant_factory__({', '.join(sorted(free))}):\n    pass\n")
     fdef = factory.body[0]

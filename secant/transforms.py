@@ -537,6 +537,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     wrt_names = [every[i] for i in wrt]
     if has_aux and mode != "vmap":
         _split_aux(fn_ir, names)
+    canonical = None    # the lines before folding (ad/fold.py), where they differ
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}
@@ -548,7 +549,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
                                             has_aux)
         else:
             # vjp_given_out: a loop body's vjp that takes the step's saved outputs
-            lines, out_bar, given = reverse.build(
+            lines, out_bar, given, canonical = reverse.build(
                 fn_ir, wrt_names, "vjp" if mode in _GIVEN_OUT else mode, names,
                 vjp_of_callee, has_aux, tuple_out, given_out=mode in _GIVEN_OUT,
                 loop_body=mode == "vjp_given_out")
@@ -568,25 +569,22 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if mode in ("vjp",) + _GIVEN_OUT:
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
                                                                       else []))
-    text = [f"def {gen_name}({args_src}):"]
-    if getattr(fn, "__secant_traced__", None) is not None:     # say so, first
-        text.append(fn.__secant_source__.lines[1])
-    origins = {}
-    for ln in lines:
-        for code in ln.code.split("\n"):
-            if _DYNAMIC.search(code) and "#" not in code:
-                code += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
-            text.append("    " * ln.indent + code if code else "")
-            if ln.origin is not None:
-                origins[len(text)] = (ln.origin.filename, ln.origin.line)
-    source = "\n".join(text) + "\n"
+    source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
             **helpers.by_name(),
             **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
             **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
     # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
-    source, moved = hygiene.swap(source, fn_ir.renamed)
+    # (alike in the canonical lines, whose names include the folded text's)
+    if canonical is not None and canonical != lines:
+        canonical, canonical_origins = _text(canonical, f"def {gen_name}({args_src}):", fn,
+                                             mode)
+        canonical, moved = hygiene.swap(canonical, fn_ir.renamed)
+        source, _ = hygiene.swap(source, fn_ir.renamed, moved)
+    else:
+        canonical = None
+        source, moved = hygiene.swap(source, fn_ir.renamed)
     for name, new in moved.items():
         ours[new] = ours.pop(name) if name in ours else reserved[name]
         ours.pop(name, None)
@@ -606,6 +604,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # the user's closure variables: the user's own cells, read when the derivative runs
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
+    if canonical is not None:       # a transform of it reads every value under its name
+        gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins)
     gen.__secant_out_batched__ = flags
     if mode == "vmap" and getattr(fn, "__secant_constant__", False):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
@@ -628,6 +628,36 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
     return gen
+
+
+def _text(lines, header, fn, mode):
+    """(source, origins: its line -> the user's (file, line)) of a generated function."""
+    text = [header]
+    if getattr(fn, "__secant_traced__", None) is not None:     # say so, first
+        text.append(fn.__secant_source__.lines[1])
+    origins = {}
+    for ln in lines:
+        for code in ln.code.split("\n"):
+            if _DYNAMIC.search(code) and "#" not in code:
+                code += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
+            text.append("    " * ln.indent + code if code else "")
+            if ln.origin is not None:
+                origins[len(text)] = (ln.origin.filename, ln.origin.line)
+    return "\n".join(text) + "\n", origins
+
+
+def _canonical_source(gen, source, origins):
+    """What a transform of the derivative `gen` reads: its lines before folding (ad/fold.py),
+    every value under its canonical name, so that the next order's names come from the user's
+    as the first order's do (`om_sq_bar`, never a call's `unbroadcast_out`). The text is
+    registered as a file of its own (errors and comments of the next order quote its lines)."""
+    filename = loader.register(f"{gen.__name__} (unfolded)", source, origins)
+    tree = ast.parse(source)
+
+    def node():
+        return gast.ast_to_gast(tree).body[0]
+    return FunctionSource(gen, node, filename, 1, source.splitlines(), gen.__globals__,
+                          gen.__secant_source__.closure)
 
 
 # --- callees known only at run time ---------------------------------------------------------

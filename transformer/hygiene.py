@@ -139,9 +139,11 @@ def restore(node, mapping):
     return node
 
 
-def swap(source, mapping):
+def swap(source, mapping, ours=None):
     """(source, {reserved name: the name secant's object now has}): the generated `source`
-    with each placeholder back to the user's name and each clashing reserved name renamed.
+    with each placeholder back to the user's name and each clashing reserved name renamed
+    (to the names `ours` gives, where given: a text whose names are among those of another
+    that was swapped first, renamed alike).
     Names are replaced where the syntax tree puts them (never in attributes, keywords, strings
     or comments), so the text keeps its lines, comments and layout."""
     if not mapping:
@@ -158,8 +160,9 @@ def swap(source, mapping):
         elif isinstance(n, ast.FunctionDef):
             everything.add(n.name)
             spots.append((n.lineno, n.col_offset + len("def "), n.name))
-    names = Names(everything | set(mapping) | set(mapping.values()))
-    ours = {n: names.fresh(n) for n in sorted(mapping)}
+    if ours is None:
+        names = Names(everything | set(mapping) | set(mapping.values()))
+        ours = {n: names.fresh(n) for n in sorted(mapping)}
     table = {**ours, **{p: n for n, p in mapping.items()}}
     lines = [ln.encode() for ln in source.splitlines(True)]
     for line, col, name in sorted(spots, reverse=True):
