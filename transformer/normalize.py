@@ -1346,8 +1346,7 @@ class Normaliser(ContainerMixin):
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None:
-                    raise self.src.error(node, f"secant cannot differentiate the method "
-                                         f".{func.attr}() yet")
+                    return self.call(self.array_method_call(node))
                 args = list(node.args)
                 if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
@@ -1828,6 +1827,20 @@ class Normaliser(ContainerMixin):
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
                                  "function with a rule, nor a Python function with source")
         return self._inactive(node)
+
+    def array_method_call(self, node):
+        """`x.repeat(2, axis=0)` of a tracked array (a method with no op of its own) as the call
+        Python makes, `repeat(x, 2, axis=0)` of the secant.numpy function the method is."""
+        from secant.numpy.methods import function_of
+        fn = function_of(node.func.attr)
+        if fn is None:
+            raise self.src.error(node, f"secant arrays have no method .{node.func.attr}() "
+                                 f"(called on a {self.what} array)")
+        name = self.names.fresh(fn.__name__)
+        self.src.imports[name] = self.bindings[name] = fn      # (secant's: no guard)
+        func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
+        return gast.copy_location(gast.Call(func=func, args=[node.func.value] + list(node.args),
+                                            keywords=node.keywords), node)
 
     def _resolve(self, func):
         """The object a callee expression names when it is a pure look-up (transformer/
