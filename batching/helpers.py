@@ -353,6 +353,66 @@ def take_per_example(a, i, mode=None, fill_value=None):
     return a.at[index].get(mode=mode, fill_value=fill_value)
 
 
+@shape_only
+def parts_index(parts, batched, shape, a_batched=True):
+    """The index that reads one example's index tuple `parts` for every example at once, where
+    `parts` mixes integer arrays that are batched (flags in `batched`) with slices, ints, None,
+    Ellipsis and unbatched integer arrays (`a[:, o]` with o per example): every part becomes
+    an integer array whose axes sit where NumPy puts them in one example's result (the indexed
+    parts broadcast together, in place when adjacent, else first), behind the batch axis.
+    `shape`: the indexed array's (its batch axis first when a_batched)."""
+    rank = len(shape) - int(a_batched)
+    given = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if given > rank:
+        raise SecantValueError(f"too many indices: {given} for an example of rank {rank}"
+                               f"{where()}")
+    full, flags = [], []
+    for p, b in zip(parts, batched):
+        if p is Ellipsis:
+            full += [slice(None)] * (rank - given)
+            flags += [False] * (rank - given)
+        else:
+            full.append(p)
+            flags.append(b)
+    if not any(p is Ellipsis for p in parts):
+        full += [slice(None)] * (rank - given)
+        flags += [False] * (rank - given)
+    taken = [k for k, p in enumerate(full) if p is not None and not isinstance(p, slice)]
+    for k in taken:
+        if np.issubdtype(np.result_type(full[k]), np.bool_):
+            raise UnsupportedError("a boolean mask in an index with a batched integer array "
+                                   f"is not supported under vmap{where()}")
+    dims = [np.shape(full[k])[1:] if flags[k] else np.shape(full[k]) for k in taken]
+    block = np.broadcast_shapes(*dims)
+    adjacent = taken == list(range(taken[0], taken[-1] + 1))
+    start = sum(1 for p in full[:taken[0]] if p is None or isinstance(p, slice)) \
+        if adjacent else 0
+    out_rank = len(block) + sum(1 for p in full if p is None or isinstance(p, slice))
+    index = []
+    if a_batched:
+        index.append(snp.reshape(snp.arange(shape[0]), (shape[0],) + (1,) * out_rank))
+    pos = 0 if adjacent else len(block)     # the next slice's (or None's) axis in the result
+    axis = int(a_batched)                   # the next axis of the indexed array
+    for k, p in enumerate(full):
+        if k == taken[0] and adjacent:
+            pos += len(block)
+        if p is None:
+            pos += 1
+        elif isinstance(p, slice):
+            items = np.arange(shape[axis])[p]
+            index.append(np.reshape(items, (1,) * (1 + pos) + (len(items),)
+                                    + (1,) * (out_rank - pos - 1)))
+            pos += 1
+            axis += 1
+        else:
+            d = dims[taken.index(k)]
+            lead = (np.shape(p)[0],) if flags[k] else (1,)
+            index.append(snp.reshape(p, lead + (1,) * (start + len(block) - len(d)) + d
+                                     + (1,) * (out_rank - start - len(block))))
+            axis += 1
+    return tuple(index)
+
+
 def _at_method(a, index, values, method, mode=None):
     """a.at[index].<method>(values, mode=mode), the method named by a string."""
     if method == "set":
@@ -376,6 +436,17 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
     index = _per_example_index(i, size)
     if values_batched:      # per example: the indexed shape, then a's axes not indexed
         values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
+    return _at_method(a, index, values, method, mode=mode)
+
+
+def update_parts_per_example(a, parts, batched, values, method, size, a_batched=True,
+                             values_batched=True, mode=None):
+    """a.at[parts].<method>(values, mode=...) for each example, `parts` an index tuple mixing
+    batched integer arrays (flags in `batched`) with slices, ints and None (parts_index)."""
+    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
+    index = parts_index(parts, batched, np.shape(a))
+    if values_batched:      # per example: right-aligned against the indexed shape
+        values = _at_rank(values, np.ndim(index[0]) - 1)
     return _at_method(a, index, values, method, mode=mode)
 
 
@@ -501,6 +572,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
+         "parts_index", "update_parts_per_example",
          "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 

@@ -28,7 +28,7 @@ ELEMENTWISE = {
     "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
     "cbrt", "square", "reciprocal", "absolute", "logistic", "rsqrt", "erf", "erf_inv", "lgamma",
     "real", "imag", "conj",
-    "digamma", "negative", "positive", "identity", "sign", "floor", "ceil", "rint", "trunc",
+    "digamma", "negative", "positive", "identity", "sign", "floor", "ceil", "rint", "round", "trunc",
     "isnan", "isfinite", "isinf", "signbit", "stop_gradient", "invert", "astype",
     "optimization_barrier",
     "convert_element_type", "integer_pow",

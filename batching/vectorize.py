@@ -267,6 +267,8 @@ class BatchBuilder(Walker):
             if op.rows == "item" or idx.lstrip("-").isdigit():
                 return f"item_of({_src(op.operands['a'])}, {idx})", True
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
+        if isinstance(op.operands.get("idx"), ir.Seq):
+            return self.index_parts(op), True
         if name in UPDATE_OPS and "idx" in batched:     # x.at[i] with i per example
             a, values = op.operands["a"], op.operands["values"]
             flags = ", ".join([f"{k}_batched={self.is_batched(o)}" for k, o in
@@ -315,6 +317,26 @@ class BatchBuilder(Walker):
         fill["strides"] = (f", (1,) + tuple({op.statics['strides']})"
                            if op.statics.get("strides", "None") != "None" else "")
         return table[key].format(**fill), True
+
+    def index_parts(self, op):
+        """a[:, o], a.at[:, o].get() / .add(v) ... with o per example: the index parts_index
+        builds from the parts (batching/helpers.py), one gather or scatter for the batch."""
+        a, parts = op.operands["a"], op.operands["idx"].items
+        flags = tuple(self.is_batched(p) for p in parts)
+        parts = f"({', '.join(_src(p) for p in parts)}{',' if len(parts) == 1 else ''})"
+        if op.op in ("getitem", "at_get"):
+            array = _src(a) if self.is_batched(a) else f"snp.asarray({_src(a)})"
+            index = f"parts_index({parts}, {flags}, snp.shape({_src(a)}), {self.is_batched(a)})"
+            if op.op == "getitem":
+                return f"{array}[{index}]"
+            keywords = ", ".join(f"{k}={v}" for k, v in op.statics.items())
+            return f"{array}.at[{index}].get({keywords})"
+        values = op.operands["values"]
+        flag_kw = "".join(f", {k}_batched=False" for k, o in (("a", a), ("values", values))
+                          if not self.is_batched(o))
+        mode = f", mode={op.statics['mode']}" if "mode" in op.statics else ""
+        return (f"update_parts_per_example({_src(a)}, {parts}, {flags}, {_src(values)}, "
+                f"'{op.op[3:]}', {self.size}{flag_kw}{mode})")
 
     def elementwise(self, op, batched):
         """The op as written, each batched operand aligned against the other operands that are

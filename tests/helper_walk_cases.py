@@ -148,6 +148,10 @@ CASES = {
     "dot_general_batched": ("dot_general_batched(x, y, (((1,), (0,)), ((), ())))",
                             {"x": r(2, 2, 3), "y": r(2, 3, 4)}),
     "take_per_example": ("take_per_example(a, np.array([1, 0]))", {"a": r(2, 3)}),
+    "parts_index": ("a[parts_index((slice(None), np.array([[2, 0], [1, 1]])), (False, True), "
+                    "np.shape(a))]", {"a": r(2, 4, 3)}),
+    "update_parts_per_example": ("update_parts_per_example(a, (slice(1, None), np.array([2, 0])),"
+                                 " (False, True), v, 'add', 2)", {"a": r(2, 3, 3), "v": r(2, 2)}),
     "update_batched": ("update_batched(a, 1, v, 'set')", {"a": r(2, 3), "v": r(2)}),
     "select_batched": ("select_batched(np.array([True, False]), x, y)", {"x": r(2, 3),
                                                                          "y": r(2, 3)}),

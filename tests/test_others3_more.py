@@ -267,10 +267,6 @@ def test_cumulative_logsumexp_and_masked_mean(x64):
     check_vmap(masked_mean, (RNG.normal(size=(4, 6)), masks))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "array methods outside transformer/ops.py METHODS (x.repeat, x.round, x.trace, "
-    "x.diagonal, ...) on a differentiated array: 'secant cannot differentiate the method "
-    ".repeat() yet' (transformer/normalize.py call), where snp.repeat(x, ...) works"))
 def test_repeat_method_of_a_differentiated_array(x64):
     check_grad(lambda x: jnp.sum(x.repeat(2, axis=0) ** 2 * jnp.arange(6.0)[:, None]),
                RNG.normal(size=(3, 2)))

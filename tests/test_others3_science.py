@@ -6,7 +6,6 @@ Levenberg-Marquardt, soft dynamic time warping, and Autodidax-style compositions
 jit and grad; checked against float64 finite differences, closed forms, a Python loop and
 eager."""
 import numpy as np
-import pytest
 
 import secant.numpy as jnp
 from secant import (grad, hessian, jacfwd, jacrev, jit, jvp, lax, linearize, random, vjp,
@@ -174,10 +173,6 @@ def test_hmm_forward_algorithm(x64):
                                np_hmm(trans, emit, init, obs), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vmap over observation sequences: `log_emit[:, o]` indexes with a slice and a batched "
-    "integer; the batching normaliser refuses an index mixing a batched array with other "
-    "indices (transformer/normalize.py subscript), where JAX gathers per example"))
 def test_hmm_forward_algorithm_vmap_over_sequences(x64):
     trans = RNG.dirichlet(np.ones(3), size=3)
     emit = RNG.dirichlet(np.ones(4), size=3)

@@ -109,6 +109,55 @@ def _desugar(fn, only_choices=False, bind=None):
     return d.load(fn, node)
 
 
+# statements holding blocks of statements (a def or lambda assigned in one may be hoisted)
+_BLOCKS = (gast.For, gast.While, gast.If, gast.With, gast.Try)
+
+
+def _defined_function(s):
+    """The name a statement binds to a function it defines (`def h` or `h = lambda ...`) when
+    the function has no defaults or decorators; else None."""
+    if isinstance(s, gast.FunctionDef) and not s.decorator_list:
+        args = s.args
+    elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda):
+        args = s.value.args
+    else:
+        return None
+    if args.defaults or any(d is not None for d in args.kw_defaults):
+        return None
+    return s.name if isinstance(s, gast.FunctionDef) else s.targets[0].id
+
+
+def _plain_lambda_assignments(body):
+    """`f: T = lambda ...` and `f, g = lambda ..., lambda ...` (no defaults: evaluating them
+    reads nothing) as the plain `f = lambda ...` statements they mean (a local's annotation is
+    never evaluated), in `body` and the blocks it holds."""
+    out = []
+    for s in body:
+        if isinstance(s, gast.AnnAssign) and isinstance(s.target, gast.Name) \
+                and isinstance(s.value, gast.Lambda):
+            s = gast.copy_location(gast.Assign(targets=[s.target], value=s.value,
+                                               type_comment=None), s)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], (gast.Tuple, gast.List)) \
+                and isinstance(s.value, (gast.Tuple, gast.List)) \
+                and len(s.targets[0].elts) == len(s.value.elts) \
+                and all(isinstance(t, gast.Name) for t in s.targets[0].elts) \
+                and all(isinstance(v, gast.Lambda) and not v.args.defaults
+                        and not any(v.args.kw_defaults) for v in s.value.elts):
+            out.extend(gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None),
+                                          s) for t, v in zip(s.targets[0].elts, s.value.elts))
+            continue
+        if isinstance(s, _BLOCKS):
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, _plain_lambda_assignments(getattr(s, field)))
+            for h in getattr(s, "handlers", ()):
+                h.body = _plain_lambda_assignments(h.body)
+        out.append(s)
+    return out
+
+
 def _has(stmts, kinds):
     for n in _walk_scope(stmts):
         if isinstance(n, kinds):
@@ -777,6 +826,7 @@ class _Desugarer:
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
         body = self._name_passed_lambdas(self._inline_partials(self._inline_transforms(body)))
+        body = self._hoist_block_functions(_plain_lambda_assignments(body))
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -835,6 +885,59 @@ class _Desugarer:
             self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
+        return out
+
+    def _hoist_block_functions(self, body):
+        """A def (or `h = lambda ...`) inside a loop's or a branch's body, its name bound
+        nowhere else and read only by the statements after it in that block: moved to the top
+        level, just before the statement holding it, where it is lifted as any other. The same
+        values: a closure reads its free names when it is called (the closures a loop makes
+        all share the function's cells), and only one without defaults or decorators (which
+        are evaluated where it stood) moves."""
+        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                  and not isinstance(m.ctx, gast.Load)] + \
+            [m.name for m in gast.walk(self.node) if isinstance(m, gast.FunctionDef)]
+        declared = {n for m in gast.walk(self.node) if isinstance(m, (gast.Global, gast.Nonlocal))
+                    for n in m.names}
+        reads = {}
+        for m in gast.walk(self.node):
+            if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
+                reads[m.id] = reads.get(m.id, 0) + 1
+
+        def movable(s, after):
+            name = _defined_function(s)
+            if name is None or stores.count(name) != 1 or name in declared \
+                    or name in self.params:
+                return False
+            later = sum(1 for t in after for m in gast.walk(t)
+                        if isinstance(m, gast.Name) and m.id == name)
+            return reads.get(name, 0) == later > 0
+
+        def hoist(stmt, moved):
+            blocks = [(stmt, f) for f in ("body", "orelse", "finalbody")
+                      if isinstance(getattr(stmt, f, None), list)]
+            blocks += [(h, "body") for h in getattr(stmt, "handlers", ())]
+            for owner, field in blocks:
+                kept = []
+                block = getattr(owner, field)
+                for k, s in enumerate(block):
+                    if movable(s, block[k + 1:]):
+                        moved.append(s)
+                        continue
+                    if isinstance(s, _BLOCKS):
+                        hoist(s, moved)
+                    kept.append(s)
+                if len(kept) != len(block):
+                    setattr(owner, field, kept or [gast.copy_location(gast.Pass(), block[0])])
+
+        out = []
+        for s in body:
+            if isinstance(s, _BLOCKS):
+                moved = []
+                hoist(s, moved)
+                out.extend(moved)
+                self.changed = self.changed or bool(moved)
+            out.append(s)
         return out
 
     def _inline_transforms(self, body):

@@ -1197,14 +1197,17 @@ class Normaliser(ContainerMixin):
         index = self.operand(node.slice)
         if self.batching and not isinstance(index, ir.Expr):
             self._check_batched_index(node, base, index)
-            if not isinstance(index, ir.Var):
+            if isinstance(index, ir.Seq) and isinstance(node.slice, gast.Tuple):
+                index = self.index_parts(node.slice)    # a[:, o]: parts_index (batching/)
+            elif not isinstance(index, ir.Var):
                 raise self.src.error(node, "an index mixing a batched array with other indices "
                                      "cannot be batched yet; index with one batched array, or "
                                      "use snp.take_along_axis")
             if isinstance(base, ir.Expr):
                 base = ir.Expr(base.as_operand())
-            return self._emit("getitem", {"a": base, "idx": index}, {},
-                              f"{getattr(base, 'name', 'a')}_item")
+            named = base.name if isinstance(base, ir.Var) else \
+                base.src if base.src.isidentifier() else "a"
+            return self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
         if isinstance(index, ir.Var):
             raise self.src.error(node, "an index computed from differentiated values has no "
                                  "derivative; compute it with a non-differentiable op "
@@ -1255,6 +1258,23 @@ class Normaliser(ContainerMixin):
             else:
                 self.out[-1].container = True   # (add_at)
         return item
+
+    def index_parts(self, index):
+        """vmap: the parts of an index tuple mixing batched arrays with slices, ints, None and
+        Ellipsis, each an operand (a slice written as a call: `slice(1, None, None)`)."""
+        parts = []
+        for e in index.elts:
+            if isinstance(e, gast.Slice):
+                bounds = [self.operand(b) if b is not None else ir.Expr("None")
+                          for b in (e.lower, e.upper, e.step)]
+                if any(isinstance(b, ir.Var) for b in bounds):
+                    raise self.src.error(e, "a slice bound that is batched differs per example,"
+                                         " so the result has no one shape; use "
+                                         "lax.dynamic_slice")
+                parts.append(ir.Expr(f"slice({', '.join(b.src for b in bounds)})"))
+            else:
+                parts.append(self.operand(e))
+        return ir.Seq(tuple(parts), "tuple")
 
     def _check_batched_index(self, node, base, index):
         """vmap: a Python list indexed by a batched value needs one int per example
@@ -1346,8 +1366,7 @@ class Normaliser(ContainerMixin):
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None:
-                    raise self.src.error(node, f"secant cannot differentiate the method "
-                                         f".{func.attr}() yet")
+                    return self.call(self.array_method_call(node))
                 args = list(node.args)
                 if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
@@ -1829,6 +1848,20 @@ class Normaliser(ContainerMixin):
                                  "function with a rule, nor a Python function with source")
         return self._inactive(node)
 
+    def array_method_call(self, node):
+        """`x.repeat(2, axis=0)` of a tracked array (a method with no op of its own) as the call
+        Python makes, `repeat(x, 2, axis=0)` of the secant.numpy function the method is."""
+        from secant.numpy.methods import function_of
+        fn = function_of(node.func.attr)
+        if fn is None:
+            raise self.src.error(node, f"secant arrays have no method .{node.func.attr}() "
+                                 f"(called on a {self.what} array)")
+        name = self.names.fresh(fn.__name__)
+        self.src.imports[name] = self.bindings[name] = fn      # (secant's: no guard)
+        func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
+        return gast.copy_location(gast.Call(func=func, args=[node.func.value] + list(node.args),
+                                            keywords=node.keywords), node)
+
     def _resolve(self, func):
         """The object a callee expression names when it is a pure look-up (transformer/
         callees.py), else _UNRESOLVED; a chain of attributes of a free name is recorded as a
@@ -1947,9 +1980,10 @@ class Normaliser(ContainerMixin):
             parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
             index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
             index = index[0] if not isinstance(index_node, gast.Tuple) else \
-                None if all(not isinstance(i, ir.Var) for i in index) else ir.Seq(())
+                None if all(not isinstance(i, ir.Var) for i in index) else \
+                self.index_parts(index_node)            # x.at[:, o]: parts_index (batching/)
         if self.batching and isinstance(index, (ir.Var, ir.Seq)):   # (shape queries are not)
-            if not isinstance(index, ir.Var) or opname is None:
+            if opname is None:
                 raise self.src.error(node, "a batched index in .at[...] is batched when it is "
                                      "one value (an integer array, or a tuple of them); name "
                                      "it first (i = ...; x.at[i]), or build a mask and use "

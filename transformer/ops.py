@@ -89,6 +89,7 @@ op("positive", code="{x}")
 op("identity", code="{x}")
 for _n in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isfinite", "isinf", "signbit"):
     op(_n, differentiable=False)
+op("round", "x, decimals=0", ("x",), differentiable=False)     # (rint, to decimals places)
 
 # --- elementwise, two array operands (operators keep operator syntax) --------------------------
 BINARY_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/",
@@ -372,7 +373,7 @@ NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_
                  "arccos": ("arccos", "acos"), "arctan": ("arctan", "atan"),
                  "arctan2": ("arctan2", "atan2"), "arcsinh": ("arcsinh", "asinh"),
                  "arccosh": ("arccosh", "acosh"), "arctanh": ("arctanh", "atanh"),
-                 "rint": ("rint", "round", "around"), "conj": ("conj", "conjugate")}
+                 "round": ("round", "around"), "conj": ("conj", "conjugate")}
 MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
               "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
               "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
@@ -390,7 +391,9 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "pr
            "cumsum": "cumsum", "dot": "dot", "reshape": "reshape", "ravel": "ravel",
            "flatten": "ravel", "transpose": "transpose", "swapaxes": "swapaxes",
            "squeeze": "squeeze", "astype": "astype", "clip": "clip", "cumprod": "cumprod",
-           "sort": "sort", "argsort": "argsort", "take": "take"}
+           "sort": "sort", "argsort": "argsort", "take": "take",
+           "copy": "identity"}         # (arrays are immutable: a copy is the value)
+# (other methods: the secant.numpy function the array's method is, secant/numpy/methods.py)
 STATIC_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"}
 # secant.lax functions -> op (lax names meaning what the numpy op means map to that op)
 LAX_NAMES = {

@@ -60,8 +60,17 @@ _METHODS = {
     "dot": "dot", "clip": "clip", "round": "round", "conj": "conjugate",
     "conjugate": "conjugate", "sort": "sort", "argsort": "argsort", "astype": None,
     "nonzero": "nonzero", "repeat": "repeat", "take": "take", "trace": "trace",
-    "diagonal": "diagonal", "ptp": "ptp",
+    "diagonal": "diagonal", "ptp": "ptp", "argpartition": "argpartition",
+    "searchsorted": "searchsorted",
 }
+
+
+def function_of(name):
+    """The secant.numpy function an array's method `name` calls with the array first (what the
+    transforms read `x.name(args)` as), or None (no such method, or one of its own)."""
+    from secant import numpy as snp
+    target = _METHODS.get(name)
+    return getattr(snp, target, None) if target is not None else None
 
 
 def install():
@@ -83,6 +92,7 @@ def install():
              "at": property(lambda self: snp.indexing.AtIndexer(self)),
              "real": property(lambda self: snp.real(self)),
              "imag": property(lambda self: snp.imag(self))}
+    Tracer.copy = lambda self: self         # (immutable: Array.copy copies its buffer)
     for cls in (Array, Tracer):
         for name, fn in {**ops, **methods}.items():
             setattr(cls, name, fn)

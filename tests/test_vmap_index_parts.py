@@ -1,0 +1,76 @@
+"""Issue 15: an index mixing integer arrays batched by vmap with slices, ints, None, Ellipsis
+and unbatched arrays (`log_emit[:, o]` with o per example, as JAX gathers it): one gather (or
+scatter, for x.at[...]) at the index batching/helpers.py parts_index builds, where NumPy puts
+each example's axes. Each form against a Python loop, under vmap, vmap of grad, grad of vmap
+(against float64 finite differences) and vmap of vmap."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+from secant import grad, vmap
+
+from others15_check import check_grad, check_vmap
+
+RNG = np.random.default_rng(1515)
+T = RNG.normal(size=(3, 4, 5))
+TS = RNG.normal(size=(4, 3, 4, 5))
+O = np.array([0, 3, 2, 1])
+O2 = np.array([[0, -1], [3, 2], [2, 2], [-4, 1]])       # (negative indices wrap, as NumPy)
+
+FORMS = {
+    "slice_then_int": lambda t, o: jnp.sum(jnp.sin(t[:, o]) * t[0, o]),
+    "strided_slices": lambda t, o: jnp.sum(t[1:, o, ::-1] ** 2),
+    "ellipsis_and_none": lambda t, o: jnp.sum(t[..., o] * t[None, :, :, o])
+    + jnp.sum(t[None, 1, 2:, o] ** 2),
+    "int_apart": lambda t, o: jnp.sum(jnp.tanh(t[o, :, -1]) * t[-1, 2, o]),
+    "with_unbatched_array": lambda t, o: jnp.sum(t[:, np.array([1, 0, 3]), o] ** 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_index_mixing_a_batched_integer(x64, name):
+    f = FORMS[name]
+    check_vmap(f, (TS, O))                                   # both batched
+    check_vmap(f, (T, O), in_axes=(None, 0))                 # only the index
+    check_vmap(grad(f), (TS, O))
+    check_vmap(grad(f), (T, O), in_axes=(None, 0))
+    check_grad(lambda t: jnp.sum(vmap(f, in_axes=(None, 0))(t, O) ** 2), T)
+    got = vmap(vmap(f, in_axes=(None, 0)), in_axes=(0, None))(jnp.asarray(TS), O)
+    want = [[float(f(jnp.asarray(t), o)) for o in O] for t in TS]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_an_index_of_batched_rows(x64):
+    """o with a shape per example: its axes where NumPy puts them (adjacent: in place)."""
+    f = lambda t, o: jnp.sum(t[:, o] * jnp.arange(1.0, 3.0)[:, None])
+    check_vmap(f, (T[:, :, :1].repeat(1, 0), O2[:, :, None].repeat(1, 2)), in_axes=(None, 0))
+    check_vmap(lambda t, o: t[1, o, 1:3], (TS, O2))
+
+
+UPDATES = {
+    "add": lambda t, o, v: jnp.sum(t.at[:, o].add(v) ** 2),
+    "set_sliced": lambda t, o, v: jnp.sum(jnp.sin(t.at[1:, o].set(v))),
+    "get_clip": lambda t, o, v: jnp.sum(t.at[:, o].get(mode="clip") * v),
+    "mul_rows": lambda t, o, v: jnp.sum(t.at[o % 3, 1:].mul(v) ** 2),
+}
+
+
+@pytest.mark.parametrize("axes", [(0, 0, 0), (None, 0, None), (None, 0, 0), (0, 0, None)])
+@pytest.mark.parametrize("name", sorted(UPDATES))
+def test_at_update_mixing_a_batched_integer(x64, name, axes):
+    f = UPDATES[name]
+    ts, vs = RNG.normal(size=(4, 3, 5)), RNG.normal(size=(4,))
+    args = tuple(a if ax == 0 else a[0] for a, ax in zip((ts, O, vs), axes))
+    check_vmap(f, args, in_axes=axes)
+    check_vmap(grad(f), args, in_axes=axes)
+
+
+def test_batched_boolean_or_slice_bound_is_refused(x64):
+    with pytest.raises(secant.SecantError, match="slice bound"):
+        vmap(lambda t, k: t[1:k, 0], in_axes=(None, 0))(jnp.asarray(T), jnp.asarray(O))
+    with pytest.raises(secant.SecantError, match="slice bound that is batched"):
+        vmap(lambda t, k: t[1:k, k], in_axes=(None, 0))(jnp.asarray(T), jnp.asarray(O))
+    mask = np.array([True, False, True])
+    with pytest.raises(secant.SecantError, match="boolean mask"):
+        vmap(lambda t, o: t[mask, o], in_axes=(None, 0))(jnp.asarray(T), jnp.asarray(O))
