@@ -2,9 +2,10 @@
 `C(a).m(x)` with `a` differentiated or batched (a model object called under a transform).
 
 Such an object never escapes the expression, so it can be carried as the dict of its fields,
-as transformer/objects.py carries library objects: for a simple class (no base class but
-object, methods that only read `self.field`, call `self.method(...)` and read class
-constants; an `__init__` that only sets `self.field = ...`) this module writes
+as transformer/objects.py carries library objects: for a simple class (its bases plain user
+classes too, methods and read-only properties that only read `self.field`, call
+`self.method(...)` and read class constants; an `__init__` that only sets
+`self.field = ...`) this module writes
 
     def __init__(a):                      def __call__(self, x):
         self_a = a                            return snp.sum(snp.sin(self["a"] * x))
@@ -41,10 +42,10 @@ class NotEligible(Exception):
 def functional_form(cls):
     """The namespace of functional methods of `cls` (set on it as AUTO), or None when the class
     is not simple enough to be read so."""
-    if not inspect.isclass(cls) or type(cls) is not type or cls.__bases__ != (object,):
-        return None
-    if (cls.__module__ or "").split(".")[0] in ("secant", "numpy", "builtins"):
-        return None
+    if not inspect.isclass(cls) or any(
+            type(c) is not type or (c.__module__ or "").split(".")[0] in (
+                "secant", "numpy", "builtins") for c in cls.__mro__[:-1]):
+        return None     # (plain user classes: their bases too, but object)
     hit = vars(cls).get(AUTO)
     if hit is not None:
         return hit
@@ -59,8 +60,16 @@ def functional_form(cls):
     return ns
 
 
+def _members(cls):
+    """The class's attributes with those it inherits, as attribute lookup finds them."""
+    members = {}
+    for c in reversed(cls.__mro__[:-1]):
+        members.update({k: v for k, v in vars(c).items() if k != AUTO})
+    return members
+
+
 def _build(cls):
-    members = vars(cls)
+    members = _members(cls)
     if any(k in members for k in _FORBIDDEN):
         raise NotEligible(cls.__name__)
     sources = {}
@@ -185,6 +194,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties):
     out.__secant_source__ = FunctionSource(out, gast.parse(source).body[0],
                                            out.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)
+    out.__secant_user_method__ = True       # the user's code: desugared as any (desugar.py)
     return out
 
 
