@@ -39,6 +39,13 @@ class ReverseBuilder(Walker, StackReverse):
         self.fielded = _fields_read(fn.body)        # read by name (r["a"], p.w): containers
         self.subscripted = {op.operands["a"].name for op in _ops_in(fn.body)   # x[i]
                             if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
+        # an object's field never read as an array (self.layers of a module) and the items
+        # of it called (layers[-1](x)): pytrees, whose items' cotangents add with add_at
+        self.object_fields = {t for op in _ops_in(fn.body)
+                              if op.op in ("field", "attribute", "getattr") for t in op.targets}
+        self.called = {op.operands["arg0"].name for op in _ops_in(fn.body)
+                       if op.op == "call" and isinstance(op.operands.get("arg0"), ir.Var)
+                       and (getattr(op, "callee_name", None) or "").startswith("dynamic_call")}
         self.shapes = Shapes(fn)                    # which shapes provably agree
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
@@ -255,7 +262,7 @@ class ReverseBuilder(Walker, StackReverse):
         for v in outer:               # cotangents that sum over iterations start at zero
             if v not in self.bars:
                 self.bars[v] = self.bar_name(v)
-                self.emit(f"{self.bars[v]} = {self._zeros(v)}({v})")
+                self.emit(f"{self.bars[v]} = {self._tree_zeros(v)}({v})")
         for loop, last in active:
             if loop not in self.bars:
                 self.bars[loop] = self.bar_name(loop)
@@ -381,7 +388,10 @@ class ReverseBuilder(Walker, StackReverse):
                     self.accumulate(item.name, piece)
             return
         if op.op == "getitem" and isinstance(op.operands["a"], ir.Var) \
-                and op.operands["a"].name in self.containers:   # a list's item, or an array's
+                and (op.operands["a"].name in self.containers   # a list's item, or an array's
+                     or op.operands["a"].name not in self.arrays and (
+                         op.targets[0] in self.called or op.targets[0] in self.containers
+                         or op.operands["a"].name in self.object_fields)):
             a, idx = op.operands["a"].name, _index_value(op.statics["idx"])
             if a in self.bars:
                 self.emit(f"{self.bars[a]} = add_at({self.bars[a]}, {idx}, {g})")

@@ -744,6 +744,9 @@ class ContainerMixin:
                 and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
                 and not it.keywords and it.args:
             inner = it.args[0]
+            if it.func.id == "enumerate" and len(it.args) == 1 \
+                    and (view := self._enumerated_dict(inner, stmt)) is not None:
+                return view                     # enumerate(d.items()), enumerate(d), ...
             if it.func.id == "enumerate" and len(it.args) == 1 and isinstance(inner, gast.Call) \
                     and isinstance(inner.func, gast.Name) and inner.func.id == "zip" \
                     and "zip" not in self.current and not inner.keywords and inner.args:
@@ -801,6 +804,33 @@ class ContainerMixin:
             return None
         return what, base
 
+    def _enumerated_dict(self, it, stmt):
+        """For `enumerate(it)` with `it` a view of a tracked dict (d.items(), d.values(),
+        d.keys(), sorted(d.items()), sorted(d.keys()) or d itself): the loop over d's keys
+        that also counts them ("enumerate_" + the view, base); None otherwise."""
+        ordered = _sorted_view(it, self.current)
+        view = it.args[0] if ordered else it
+        if isinstance(view, gast.Call) and isinstance(view.func, gast.Attribute) \
+                and view.func.attr in ("items", "values", "keys") and not view.args \
+                and not view.keywords:
+            base, kind = self.operand(view.func.value), view.func.attr
+        elif isinstance(view, gast.Name):
+            base, kind = self.operand(view), "keys"
+        else:
+            return None
+        if not (isinstance(base, ir.Var) and base.name in self.tracked):
+            return None
+        target = stmt.target
+        if isinstance(view, gast.Name) and not (
+                isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
+                and _indexed_by_target(stmt, view.id, target.elts[1])):
+            return None                 # enumerate(xs) of a list or an array: its items (a
+            #                             dict only when the body reads d[k] of its keys k)
+        if not self.is_container(base):     # a parameter read as a dict
+            self.containers[base.name] = "dict"
+            self.read_as_dict.add(base.name)
+        return ("sorted_" if ordered else "") + "enumerate_" + kind, base
+
     def _python_items_loop(self, stmt, body, iterable):
         """`for k, v in d.items()` of a dict no transform tracks (a derivative's own loop over
         `tree_bar.items()`): a loop over its keys reading `v = d[k]`, as for a tracked dict,
@@ -843,6 +873,9 @@ class ContainerMixin:
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
         target = stmt.target
+        if what.startswith("enumerate_"):
+            return self._enumerated_dict_loop(stmt, body, what.removeprefix("enumerate_"),
+                                              base, "sorted" if ordered else "list", item)
         own = None                  # the user's name for the key or index, when it has one
         if what == "keys" and isinstance(target, gast.Name):
             own = target.id
@@ -890,6 +923,44 @@ class ContainerMixin:
 
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def _enumerated_dict_loop(self, stmt, body, view, base, order, item):
+        """`for i, (k, v) in enumerate(d.items())` (and .values(), .keys(), sorted(...)):
+        `for i in range(len(keys))` with `k = keys[i]`, `v = d[k]`; i and k stay Python
+        values."""
+        target = stmt.target
+        pair = isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
+        if not pair or (view == "items" and not (
+                isinstance(target.elts[1], (gast.Tuple, gast.List))
+                and len(target.elts[1].elts) == 2)):
+            shape = "i, (k, v)" if view == "items" else "i, v"
+            raise self.src.error(stmt, f"unpack each item of enumerate(...) of a dict's "
+                                 f"{view}: `for {shape} in ...`")
+        own = target.elts[0].id if isinstance(target.elts[0], gast.Name) else None
+        keys = self.names.fresh("keys")
+        self.out.append(ir.Plain(f"{keys} = {order}({base.name}.keys())", {keys}, self.origin))
+        index = own or self.names.fresh("i")
+        steps = self.names.fresh(f"{index}_range")
+        self.out.append(ir.Plain(f"{steps} = range(len({keys}))", {steps}, self.origin))
+
+        def unpack(i):
+            if own is None:
+                self._bind_target(target.elts[0], ir.Expr(i), stmt)
+            second = target.elts[1]
+            key = second if view == "keys" else second.elts[0] if view == "items" else None
+            if isinstance(key, gast.Name):      # the user's name for the key
+                self._bind_target(key, ir.Expr(f"{keys}[{i}]"), stmt)
+                k = self.current[key.id]
+            else:
+                k = self.names.fresh("k")
+                self.out.append(ir.Plain(f"{k} = {keys}[{i}]", {k}, self.origin))
+                if key is not None:
+                    self._bind_target(key, ir.Expr(k), stmt)
+            if view != "keys":
+                self._bind_target(second if view == "values" else second.elts[1],
+                                  item(base, k), stmt)
+        loop_target, body, carried, _ = self._loop(stmt, index, body, unpack)
+        self.out.append(ir.For(loop_target, steps, body, carried, self.origin))
 
     def loop_by_index(self, stmt, body, enumerated, seqs):
         """`for t in zip(a, b)` / `enumerate(a)` / `enumerate(zip(a, b))` with a traced array
@@ -1197,9 +1268,9 @@ def container_names(stmts):
     return out
 
 
-def _indexed_by_target(loop, name):
-    """Whether the body of `for k in name` reads name[k]."""
-    target = loop.target
+def _indexed_by_target(loop, name, target=None):
+    """Whether the body of `for k in name` (`target` k) reads name[k]."""
+    target = target or loop.target
     if not isinstance(target, gast.Name):
         return False
     return any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)

@@ -79,9 +79,11 @@ def desugar_binding(fn, bind):
 def _desugar(fn, only_choices=False, bind=None):
     if not isinstance(fn, types.FunctionType) or (
             getattr(fn, "__secant_source__", None) is not None
-            and not getattr(fn, "__secant_functionalized__", False)):
+            and not getattr(fn, "__secant_functionalized__", False)
+            and not getattr(fn, "__secant_user_method__", False)):
         return fn       # generated code is in the canonical subset (a staged user function is
-                        # the user's code, with what jit could not stage left as written)
+                        # the user's code, with what jit could not stage left as written; so is
+                        # a user method read as a function of its fields, user_objects.py)
     module = getattr(fn, "__module__", None) or ""
     if (module.split(".")[0] == "numpy" or module.startswith("secant.numpy")) and \
             not getattr(fn, "__globals__", {}).get("__secant_by_source__"):

@@ -181,7 +181,8 @@ class Normaliser(ContainerMixin):
             if not self.lower_loop_helper(stmt):
                 self.assign(stmt.targets[0], stmt.value, stmt)
         elif isinstance(stmt, gast.AugAssign):
-            if not isinstance(stmt.target, gast.Name) and not self._held_field(stmt.target):
+            if not isinstance(stmt.target, gast.Name) and not self._held_field(stmt.target) \
+                    and not self._python_attribute_update(stmt):
                 raise self._mutation_error(stmt)
             read = copy.deepcopy(stmt.target)
             for n in gast.walk(read):
@@ -394,6 +395,14 @@ class Normaliser(ContainerMixin):
         self.current.pop(fdef.name, None)
         self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
 
+    def _python_attribute_update(self, stmt):
+        """Whether `stmt` sets (or updates) an attribute of a Python object that no transform
+        tracks from Python values (`wrapper.calls += 1`): a side effect run as written, as
+        JAX runs it when it traces."""
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+        return isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
+            and target.value.id not in self.held and not self._tracked_names_in(stmt)
+
     def _mutation_error(self, stmt):
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
                               "or x[i] += v are not supported; write x = x.at[i].set(v) "
@@ -427,6 +436,9 @@ class Normaliser(ContainerMixin):
                     gast.copy_location(n, target)
             self.bind_name(me, self.operand(merged))
             self.held[me] = (self.current[me], self.held[me][1])
+        elif self._python_attribute_update(stmt):    # wrapper.calls = ...: run for its effect
+            code = f"{self._source(target)} = {self._source(value)}"
+            self.out.append(ir.Plain(code, set(), self.origin, effect=True))
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
             raise self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
@@ -966,8 +978,12 @@ class Normaliser(ContainerMixin):
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)) \
                 and self._tracked_names_in(node):
             return self.comprehension(node)     # the loop that builds it
+        if isinstance(node, (gast.SetComp, gast.Set)):
+            # a set never holds a differentiated or batched value (arrays are unhashable, as
+            # in JAX): {k.split("_")[0] for k in params} is a set of Python values
+            return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
-                             gast.SetComp, gast.IfExp, gast.Dict, gast.Set, gast.JoinedStr)):
+                             gast.IfExp, gast.Dict, gast.JoinedStr)):
             if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
                 verb = "batch" if self.batching else "differentiate"
                 if self.src.generated and not self.batching:
@@ -1143,6 +1159,8 @@ class Normaliser(ContainerMixin):
     def attribute(self, node):
         if isinstance(node.value, gast.Name) and node.value.id in self.held and \
                 self.current.get(node.value.id) == self.held[node.value.id][0]:
+            if (read := user_objects.held_property(node, self.held, self._resolve)) is not None:
+                return self.operand(read)                   # m.p of a property: m.p()
             field = gast.Subscript(value=node.value, slice=gast.Constant(node.attr, None),
                                    ctx=gast.Load())         # m.w of a held object: m["w"]
             return self.operand(gast.copy_location(field, node))
@@ -1832,8 +1850,8 @@ class Normaliser(ContainerMixin):
                                  "(returned, passed on, stored) or with fields set in a loop "
                                  "or branch: secant reads one held in a local and only called "
                                  "or read (m(x), m.method(x), m.w; m.w = v in the function's "
-                                 "own body) or built in place (C(a)(x)) of a simple class (no "
-                                 "base class, methods reading self's fields); to return it or "
+                                 "own body) or built in place (C(a)(x)) of a simple class (plain "
+                                 "user classes, methods reading self's fields); to return it or "
                                  "pass it on, "
                                  f"register {name} as a pytree (tree_util."
                                  "register_pytree_node_class or register_dataclass, or make it a "

@@ -2,9 +2,10 @@
 `C(a).m(x)` with `a` differentiated or batched (a model object called under a transform).
 
 Such an object never escapes the expression, so it can be carried as the dict of its fields,
-as transformer/objects.py carries library objects: for a simple class (no base class but
-object, methods that only read `self.field`, call `self.method(...)` and read class
-constants; an `__init__` that only sets `self.field = ...`) this module writes
+as transformer/objects.py carries library objects: for a simple class (its bases plain user
+classes too, methods and read-only properties that only read `self.field`, call
+`self.method(...)` and read class constants; an `__init__` that only sets
+`self.field = ...`) this module writes
 
     def __init__(a):                      def __call__(self, x):
         self_a = a                            return snp.sum(snp.sin(self["a"] * x))
@@ -41,10 +42,10 @@ class NotEligible(Exception):
 def functional_form(cls):
     """The namespace of functional methods of `cls` (set on it as AUTO), or None when the class
     is not simple enough to be read so."""
-    if not inspect.isclass(cls) or type(cls) is not type or cls.__bases__ != (object,):
-        return None
-    if (cls.__module__ or "").split(".")[0] in ("secant", "numpy", "builtins"):
-        return None
+    if not inspect.isclass(cls) or any(
+            type(c) is not type or (c.__module__ or "").split(".")[0] in (
+                "secant", "numpy", "builtins") for c in cls.__mro__[:-1]):
+        return None     # (plain user classes: their bases too, but object)
     hit = vars(cls).get(AUTO)
     if hit is not None:
         return hit
@@ -59,8 +60,16 @@ def functional_form(cls):
     return ns
 
 
+def _members(cls):
+    """The class's attributes with those it inherits, as attribute lookup finds them."""
+    members = {}
+    for c in reversed(cls.__mro__[:-1]):
+        members.update({k: v for k, v in vars(c).items() if k != AUTO})
+    return members
+
+
 def _build(cls):
-    members = vars(cls)
+    members = _members(cls)
     if any(k in members for k in _FORBIDDEN):
         raise NotEligible(cls.__name__)
     sources = {}
@@ -70,6 +79,13 @@ def _build(cls):
                 sources[k] = function_source(v)
             except (SourceError, OSError, TypeError):
                 continue
+    properties = set()
+    for k, v in members.items():        # @property: read-only, a method of no arguments
+        if isinstance(v, property):
+            if v.fset is not None or v.fdel is not None or not inspect.isfunction(v.fget):
+                raise NotEligible(f"property {k}")
+            sources[k] = function_source(v.fget)
+            properties.add(k)
     constants = {k for k, v in members.items() if not k.startswith("__") and k not in sources
                  and not isinstance(v, property) and not inspect.isfunction(v)}
     ns = types.SimpleNamespace()
@@ -80,13 +96,15 @@ def _build(cls):
         init_src = function_source(members["__init__"])
         fields = _fields(init_src.node)
         ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
-                               set(sources), constants, ns)
+                               set(sources), constants, ns, properties)
     else:
         raise NotEligible("no __init__ of its own")
     for name, src in sources.items():
-        setattr(ns, name, _rewrite(cls, src, members[name], name, fields, set(sources),
-                                   constants, ns))
+        fn = members[name].fget if name in properties else members[name]
+        setattr(ns, name, _rewrite(cls, src, fn, name, fields, set(sources), constants, ns,
+                                   properties))
     ns.__fields__ = tuple(fields)
+    ns.__properties__ = frozenset(properties)
     return ns
 
 
@@ -133,7 +151,7 @@ def _self_name(node):
     return a.args[0].id
 
 
-def _rewrite(cls, src, fn, name, fields, methods, constants, ns):
+def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties):
     if fn.__code__.co_freevars:
         raise NotEligible("closure")
     node = copy.deepcopy(src.node)
@@ -152,7 +170,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns):
         node.args.args = node.args.args[1:]
         if any(isinstance(n, gast.Return) for n in gast.walk(node)):
             raise NotEligible("return in __init__")
-    _Fields(me, fields, methods, constants, names, locals_, is_init).visit(node)
+    _Fields(me, fields, methods, constants, names, locals_, is_init, properties).visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
                          + "}").body[0]
@@ -176,24 +194,27 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns):
     out.__secant_source__ = FunctionSource(out, gast.parse(source).body[0],
                                            out.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)
+    out.__secant_user_method__ = True       # the user's code: desugared as any (desugar.py)
     return out
 
 
 class _Fields(gast.NodeTransformer):
     """`self.f` -> `self["f"]` (in __init__: its local `self_f`); `self.m(...)` ->
-    `functional.m(self, ...)`; `self.CONST` -> `Cls.CONST`; anything else with self: not
-    eligible."""
+    `functional.m(self, ...)`; `self.p` of a property -> `functional.p(self)`; `self.CONST`
+    -> `Cls.CONST`; anything else with self: not eligible."""
 
-    def __init__(self, me, fields, methods, constants, names, locals_, is_init):
+    def __init__(self, me, fields, methods, constants, names, locals_, is_init, properties):
         self.me, self.fields, self.methods, self.constants = me, fields, methods, constants
         self.names, self.locals, self.is_init = names, locals_, is_init
+        self.properties = properties
 
     def _is_self(self, node):
         return isinstance(node, gast.Name) and node.id == self.me
 
     def visit_Call(self, node):
         f = node.func
-        if isinstance(f, gast.Attribute) and self._is_self(f.value) and f.attr in self.methods:
+        if isinstance(f, gast.Attribute) and self._is_self(f.value) and f.attr in self.methods \
+                and f.attr not in self.properties:
             if self.is_init:
                 raise NotEligible("__init__ calls a method")
             node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
@@ -212,6 +233,11 @@ class _Fields(gast.NodeTransformer):
                                       node)
         if not isinstance(node.ctx, gast.Load):
             raise NotEligible("a method sets a field")
+        if node.attr in self.properties and not self.is_init:
+            call = gast.Call(gast.Attribute(gast.Name(self.names["functional"], gast.Load(),
+                                                      None, None), node.attr, gast.Load()),
+                             [gast.Name(self.me, gast.Load(), None, None)], [])
+            return gast.copy_location(call, node)
         if node.attr in self.fields:
             return gast.copy_location(gast.Subscript(
                 gast.Name(self.me, gast.Load(), None, None),
@@ -300,10 +326,11 @@ def _used_as_object(fnode, target, ns):
         if isinstance(p, gast.Attribute) and p.value is n and isinstance(p.ctx, gast.Load):
             q = parents.get(p)
             if isinstance(q, gast.Call) and q.func is p and p.attr in vars(ns) \
-                    and not p.attr.startswith("__"):
+                    and not p.attr.startswith("__") and p.attr not in ns.__properties__:
                 continue                # m.apply(x)
-            if p.attr in ns.__fields__ and not (isinstance(q, gast.Call) and q.func is p):
-                continue                # m.w
+            if (p.attr in ns.__fields__ or p.attr in ns.__properties__) \
+                    and not (isinstance(q, gast.Call) and q.func is p):
+                continue                # m.w, m.prop
         if isinstance(p, gast.Attribute) and p.value is n and p.attr in ns.__fields__ and \
                 isinstance(parents.get(p), (gast.Assign, gast.AugAssign)) and \
                 p in getattr(parents[p], "targets", [getattr(parents[p], "target", None)]) \
@@ -312,6 +339,16 @@ def _used_as_object(fnode, target, ns):
             #                             a loop or a branch): a new dict of fields
         return False
     return True
+
+
+def held_property(node, held, resolve):
+    """`m.p` -> `m.p()` for a property p of the class of the object held in `m` (to be read
+    by held_call); None for a field."""
+    cls = resolve(gast.parse(held[node.value.id][1]).body[0].value)
+    ns = vars(cls).get(AUTO) if inspect.isclass(cls) else None
+    if ns is None or node.attr not in ns.__properties__:
+        return None
+    return gast.copy_location(gast.Call(func=node, args=[], keywords=[]), node)
 
 
 def held_call(node, held, current):
