@@ -24,6 +24,7 @@ def constant(fn):
 
 
 _REAL_SCALARS = frozenset([np.float16, np.float32, np.float64])
+_F32, _F64 = np.dtype("float32"), np.dtype("float64")
 
 
 @constant
@@ -32,6 +33,8 @@ def grad_seed(out):
     v = out._npy if type(out) is Array else None
     if type(v) in _REAL_SCALARS:        # (eager: a fast path's 0-d result, its NumPy scalar)
         return Array._wrap_ndarray(type(v)(1), out.weak_type)
+    if type(v) is np.ndarray and not v.ndim and type(v[()]) in _REAL_SCALARS:   # (a 0-d array)
+        return Array._wrap_ndarray(v.dtype.type(1), out.weak_type)
     shape = np.shape(out)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
@@ -56,6 +59,11 @@ def grad_seed_like(x):
     """grad_seed for an output the transform proved to be a scalar of x's dtype (a sum of
     x * x, say: transformer/dataflow.py scalar_like): the same checks and seed, read from x's
     dtype, so the statements computing the output need not run."""
+    v = x._npy if type(x) is Array and not x.weak_type else None
+    if v is not None:   # eager, a canonical float, strong: the seed grad_seed gives, at once
+        dt = v.dtype
+        if dt == _F32 or dt == _F64 and dtypes.X64[0]:
+            return Array._wrap_ndarray(dt.type(1), False)
     return grad_seed(snp.zeros((), snp.result_type(x)))
 
 
