@@ -368,6 +368,8 @@ def parts_index(parts, batched, shape, a_batched=True):
                                f"{where()}")
     full, flags = [], []
     for p, b in zip(parts, batched):
+        if isinstance(p, (list, tuple, int, np.integer)):
+            p = np.asarray(p)           # ([0, 2], o): an index array of Python ints
         if p is Ellipsis:
             full += [slice(None)] * (rank - given)
             flags += [False] * (rank - given)
@@ -379,7 +381,7 @@ def parts_index(parts, batched, shape, a_batched=True):
         flags += [False] * (rank - given)
     taken = [k for k, p in enumerate(full) if p is not None and not isinstance(p, slice)]
     for k in taken:
-        if np.issubdtype(np.result_type(full[k]), np.bool_):
+        if np.issubdtype(full[k].dtype, np.bool_):
             raise UnsupportedError("a boolean mask in an index with a batched integer array "
                                    f"is not supported under vmap{where()}")
     dims = [np.shape(full[k])[1:] if flags[k] else np.shape(full[k]) for k in taken]

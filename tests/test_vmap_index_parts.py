@@ -25,6 +25,9 @@ FORMS = {
     + jnp.sum(t[None, 1, 2:, o] ** 2),
     "int_apart": lambda t, o: jnp.sum(jnp.tanh(t[o, :, -1]) * t[-1, 2, o]),
     "with_unbatched_array": lambda t, o: jnp.sum(t[:, np.array([1, 0, 3]), o] ** 3),
+    "with_a_python_list": lambda t, o: jnp.sum(t[[0, 2], :, o] ** 2),
+    "negated_batched": lambda t, o: jnp.sum(t[:, -o - 1] ** 2),
+    "at_get_pair": lambda t, o: jnp.sum(t.at[1, :, o].get() * t[0, :, o]),
 }
 
 
