@@ -441,6 +441,33 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
     return _at_method(a, index, values, method, mode=mode)
 
 
+def take_per_example_at(a, indices, axis=None, mode=None, fill_value=None, a_batched=True):
+    """snp.take(a, indices, axis, mode, fill_value) for each example, the indices batched (a
+    too, when a_batched): the mode's indices (wrap: modulo the axis; clip: clamped into it)
+    read at parts_index's index, out-of-range ones filled (mode 'fill', take's default)."""
+    mode = "fill" if mode is None else mode
+    if mode == "raise":
+        raise UnsupportedError("take(mode='raise') with batched indices cannot check each "
+                               f"example's indices; use mode='fill', 'clip' or 'wrap'{where()}")
+    a = snp.asarray(a)
+    if axis is None:            # the flattened examples
+        a = snp.reshape(a, np.shape(a)[:1] + (-1,)) if a_batched else snp.ravel(a)
+        axis = 0
+    axis = axis % (np.ndim(a) - int(a_batched))
+    n = np.shape(a)[axis + int(a_batched)]
+    if mode == "wrap":
+        indices = snp.remainder(indices, n)
+    elif mode == "clip":
+        indices = snp.clip(indices, 0, n - 1)
+    index = parts_index((slice(None),) * axis + (indices,), (False,) * axis + (True,),
+                        np.shape(a), a_batched)
+    if mode == "fill":
+        out = a.at[index].get(mode="fill", fill_value=fill_value)
+    else:
+        out = a[index]
+    return out
+
+
 def update_parts_per_example(a, parts, batched, values, method, size, a_batched=True,
                              values_batched=True, mode=None):
     """a.at[parts].<method>(values, mode=...) for each example, `parts` an index tuple mixing
@@ -574,7 +601,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "parts_index", "update_parts_per_example",
+         "parts_index", "update_parts_per_example", "take_per_example_at",
          "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 
