@@ -240,10 +240,13 @@ def take_grad(t, a, indices, axis=None, mode=None, fill_value=None):
     if axis is None:
         ga = (snp.zeros(np.size(a), snp.result_type(a))
               .at[_take_index(indices, np.size(a), mode)].add(t).reshape(np.shape(a)))
-    else:
+    else:       # (the axis moved first: one index, which vmap reads batched too)
         axis = axis % np.ndim(a)
-        index = (slice(None),) * axis + (_take_index(indices, np.shape(a)[axis], mode),)
-        ga = snp.zeros(np.shape(a), snp.result_type(a)).at[index].add(t)
+        ind = _take_index(indices, np.shape(a)[axis], mode)
+        taken = tuple(range(axis, axis + np.ndim(ind)))
+        front = snp.moveaxis(snp.zeros(np.shape(a), snp.result_type(a)), axis, 0)
+        ga = snp.moveaxis(front.at[ind].add(snp.moveaxis(t, taken, tuple(range(len(taken))))),
+                          0, axis)
     return ga
 
 

@@ -368,6 +368,8 @@ def parts_index(parts, batched, shape, a_batched=True):
                                f"{where()}")
     full, flags = [], []
     for p, b in zip(parts, batched):
+        if isinstance(p, (list, tuple, int, np.integer)):
+            p = np.asarray(p)           # ([0, 2], o): an index array of Python ints
         if p is Ellipsis:
             full += [slice(None)] * (rank - given)
             flags += [False] * (rank - given)
@@ -379,7 +381,7 @@ def parts_index(parts, batched, shape, a_batched=True):
         flags += [False] * (rank - given)
     taken = [k for k, p in enumerate(full) if p is not None and not isinstance(p, slice)]
     for k in taken:
-        if np.issubdtype(np.result_type(full[k]), np.bool_):
+        if np.issubdtype(full[k].dtype, np.bool_):
             raise UnsupportedError("a boolean mask in an index with a batched integer array "
                                    f"is not supported under vmap{where()}")
     dims = [np.shape(full[k])[1:] if flags[k] else np.shape(full[k]) for k in taken]
@@ -437,6 +439,33 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
     if values_batched:      # per example: the indexed shape, then a's axes not indexed
         values = _at_rank(values, np.ndim(index[0]) - 1 + np.ndim(a) - len(index))
     return _at_method(a, index, values, method, mode=mode)
+
+
+def take_per_example_at(a, indices, axis=None, mode=None, fill_value=None, a_batched=True):
+    """snp.take(a, indices, axis, mode, fill_value) for each example, the indices batched (a
+    too, when a_batched): the mode's indices (wrap: modulo the axis; clip: clamped into it)
+    read at parts_index's index, out-of-range ones filled (mode 'fill', take's default)."""
+    mode = "fill" if mode is None else mode
+    if mode == "raise":
+        raise UnsupportedError("take(mode='raise') with batched indices cannot check each "
+                               f"example's indices; use mode='fill', 'clip' or 'wrap'{where()}")
+    a = snp.asarray(a)
+    if axis is None:            # the flattened examples
+        a = snp.reshape(a, np.shape(a)[:1] + (-1,)) if a_batched else snp.ravel(a)
+        axis = 0
+    axis = axis % (np.ndim(a) - int(a_batched))
+    n = np.shape(a)[axis + int(a_batched)]
+    if mode == "wrap":
+        indices = snp.remainder(indices, n)
+    elif mode == "clip":
+        indices = snp.clip(indices, 0, n - 1)
+    index = parts_index((slice(None),) * axis + (indices,), (False,) * axis + (True,),
+                        np.shape(a), a_batched)
+    if mode == "fill":
+        out = a.at[index].get(mode="fill", fill_value=fill_value)
+    else:
+        out = a[index]
+    return out
 
 
 def update_parts_per_example(a, parts, batched, values, method, size, a_batched=True,
@@ -572,7 +601,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
-         "parts_index", "update_parts_per_example",
+         "parts_index", "update_parts_per_example", "take_per_example_at",
          "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 

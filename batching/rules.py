@@ -190,7 +190,6 @@ DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched", "fields_
 NO_RULE = {
     "pad": (("constant_values",), "a batched constant_values of snp.pad"),
     "lax_pad": (("padding_value",), "a batched padding_value of lax.pad"),
-    "take": (("indices",), "batched indices of snp.take (use snp.take_along_axis or x[i])"),
 }
 
 # helpers of generated code that build or read containers (ad/helpers.py, item_of above):

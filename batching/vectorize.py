@@ -269,6 +269,11 @@ class BatchBuilder(Walker):
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
         if isinstance(op.operands.get("idx"), ir.Seq):
             return self.index_parts(op), True
+        if name == "take" and "indices" in batched:    # snp.take(a, i) with i per example
+            fill = self.fill(op, batched)
+            flag = "" if "a" in batched else ", a_batched=False"
+            return (f"take_per_example_at({fill['a']}, {fill['indices']}, {fill['axis']}, "
+                    f"{fill['mode']}, {fill['fill_value']}{flag})"), True
         if name in UPDATE_OPS and "idx" in batched:     # x.at[i] with i per example
             a, values = op.operands["a"], op.operands["values"]
             flags = ", ".join([f"{k}_batched={self.is_batched(o)}" for k, o in

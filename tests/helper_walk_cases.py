@@ -152,6 +152,8 @@ CASES = {
                     "np.shape(a))]", {"a": r(2, 4, 3)}),
     "update_parts_per_example": ("update_parts_per_example(a, (slice(1, None), np.array([2, 0])),"
                                  " (False, True), v, 'add', 2)", {"a": r(2, 3, 3), "v": r(2, 2)}),
+    "take_per_example_at": ("take_per_example_at(a, np.array([[1, -1], [0, 2]]), 1)",
+                            {"a": r(2, 3, 3)}),
     "update_batched": ("update_batched(a, 1, v, 'set')", {"a": r(2, 3), "v": r(2)}),
     "select_batched": ("select_batched(np.array([True, False]), x, y)", {"x": r(2, 3),
                                                                          "y": r(2, 3)}),

@@ -250,11 +250,25 @@ def test_haiku_like_transform_jit(x64):
 
 @pytest.mark.xfail(strict=True, reason=(
     "parameters passed through a global frame stack (_FRAMES.append(_Frame(params=params)), read "
-    "back by get_parameter): a source transform cannot follow a value through a side effect on "
-    "a global; refused with a SourceError (normalize.py _check_no_side_effect_on_tracked)"))
+    "back by get_parameter in another function): a source transform follows values through "
+    "arguments and returns only; following them through a global needs a tracing path (every "
+    "function run on recording values down to secant's ops) that secant does not have yet. "
+    "Refused with a SecantError naming the line and the global "
+    "(test_haiku_like_frame_stack_refusal_is_clear)"))
 def test_haiku_like_transform_grad(x64):
     check_grad(hk_loss, HK_PARAMS, X, Y)
     check_vmap(lambda p, x: APPLY(p, x), (HK_PARAMS, X), in_axes=(None, 0))
+
+
+def test_haiku_like_frame_stack_refusal_is_clear(x64):
+    """Never a zero or stale gradient: the refusal names the user's line, the global the value
+    is stored in, and what to do instead; vmap over the inputs alone (params unbatched)
+    works."""
+    with pytest.raises(secant.SecantError, match=r"stores the differentiated value params in "
+                       r"_FRAMES, a global[\s\S]*pass params as an argument[\s\S]*"
+                       r"test_others2_modules.py:\d+[\s\S]*_FRAMES.append"):
+        secant.grad(hk_loss)(*to_snp((HK_PARAMS, X, Y)))
+    check_vmap(lambda x: APPLY(to_snp(HK_PARAMS), x), (X,))
 
 
 # --- a haiku-like closure over hyperparameters: a net factory -----------------------------------

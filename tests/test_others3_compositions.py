@@ -87,22 +87,11 @@ PROGRAMS = {"kepler": (kepler, 1.1), "rk4_decay": (rk4_decay, 0.8), "bs_call": (
             "where_piecewise": (where_piecewise, 0.9)}
 
 
-_STAGED_LIST_POP = pytest.mark.xfail(strict=True, reason=(
-    "jit of a 4th-order grad / of vmap(grad(grad)) of a function trimming a list with .pop(0) "
-    "in a loop: the staged (functionalised) derivative fails (tree_map structure mismatch "
-    "'Expected list, got Traced'; 'list indices must be integers or slices, not tuple'); "
-    "eager grad to the 4th order, jvp(grad), jacfwd(jacrev) and vmap(jit(grad)) work"))
-
-
-def _params(marks):
-    return [pytest.param(n, marks=marks[n]) if n in marks else n for n in sorted(PROGRAMS)]
-
-
 def fd(f, x, h=EPS):
     return (float(f(x + h)) - float(f(x - h))) / (2 * h)
 
 
-@pytest.mark.parametrize("name", _params({"list_history": _STAGED_LIST_POP}))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_fourth_order(x64, name):
     f, x = PROGRAMS[name]
     g1, g2, g3, g4 = grad(f), grad(grad(f)), grad(grad(grad(f))), grad(grad(grad(grad(f))))
@@ -112,7 +101,7 @@ def test_fourth_order(x64, name):
     np.testing.assert_allclose(jit(g4)(x), g4(x), rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", _params({"list_history": _STAGED_LIST_POP}))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_mixed_compositions(x64, name):
     f, x = PROGRAMS[name]
     g2 = grad(grad(f))(x)

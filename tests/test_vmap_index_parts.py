@@ -1,7 +1,7 @@
 """Issue 15: an index mixing integer arrays batched by vmap with slices, ints, None, Ellipsis
 and unbatched arrays (`log_emit[:, o]` with o per example, as JAX gathers it): one gather (or
 scatter, for x.at[...]) at the index batching/helpers.py parts_index builds, where NumPy puts
-each example's axes. Each form against a Python loop, under vmap, vmap of grad, grad of vmap
+each example's axes; snp.take with batched indices likewise, in each of its modes. Each form against a Python loop, under vmap, vmap of grad, grad of vmap
 (against float64 finite differences) and vmap of vmap."""
 import numpy as np
 import pytest
@@ -25,6 +25,9 @@ FORMS = {
     + jnp.sum(t[None, 1, 2:, o] ** 2),
     "int_apart": lambda t, o: jnp.sum(jnp.tanh(t[o, :, -1]) * t[-1, 2, o]),
     "with_unbatched_array": lambda t, o: jnp.sum(t[:, np.array([1, 0, 3]), o] ** 3),
+    "with_a_python_list": lambda t, o: jnp.sum(t[[0, 2], :, o] ** 2),
+    "negated_batched": lambda t, o: jnp.sum(t[:, -o - 1] ** 2),
+    "at_get_pair": lambda t, o: jnp.sum(t.at[1, :, o].get() * t[0, :, o]),
 }
 
 
@@ -74,3 +77,29 @@ def test_batched_boolean_or_slice_bound_is_refused(x64):
     mask = np.array([True, False, True])
     with pytest.raises(secant.SecantError, match="boolean mask"):
         vmap(lambda t, o: t[mask, o], in_axes=(None, 0))(jnp.asarray(T), jnp.asarray(O))
+
+
+def _take(axis, mode):
+    fill = -7.0 if mode in (None, "fill") else None
+    f = lambda t, o: jnp.take(t, o, axis=axis, mode=mode, fill_value=fill)
+    return f, lambda t, o: jnp.sum(f(t, o) ** 2)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("mode", [None, "clip", "wrap", "fill"])
+def test_take_with_batched_indices(x64, mode, axis):
+    """snp.take(t, o, axis) with o per example (negative and out-of-range ones too, each mode
+    as take reads them): one gather; its derivative's scatter (take_grad) batched as well."""
+    t, ts = RNG.normal(size=(3, 5)), RNG.normal(size=(4, 3, 5))
+    o = np.array([[0, 4], [-1, 2], [7, -6], [3, 1]])
+    f, g = _take(axis, mode)
+    check_vmap(f, (ts, o))
+    check_vmap(f, (t, o), in_axes=(None, 0))
+    check_vmap(grad(g), (ts, o))
+    check_vmap(grad(g), (t, o), in_axes=(None, 0))
+    check_grad(lambda t: jnp.sum(vmap(g, in_axes=(None, 0))(t, o)), t)
+
+
+def test_take_raise_with_batched_indices_is_refused(x64):
+    with pytest.raises(secant.SecantError, match="mode='raise'"):
+        vmap(lambda o: jnp.take(jnp.arange(4.0), o, mode="raise"))(jnp.asarray([1, 2]))

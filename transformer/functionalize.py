@@ -241,8 +241,10 @@ def _is_static(expr, static=frozenset()):
 
 
 def _static_names(fnode):
-    """Names the function binds once, to a static test (`cond_6 = isinstance(tree_bar, tuple)`)
-    and nowhere else (no other assignment, loop target, parameter, nested scope's name)."""
+    """Names the function binds to one static test (`cond_6 = isinstance(tree_bar, tuple)`;
+    written again: a derivative's reverse pass binds its forward pass's `cond = len(hist) > 2`
+    again) and nowhere else (no other assignment, loop target, parameter, nested scope's
+    name). (`done = False` ... `done = True` is no such name: which one ran may be traced.)"""
     stores, single = {}, {}
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -254,8 +256,8 @@ def _static_names(fnode):
     while grown:
         grown = False
         for name, values in single.items():
-            if name not in static and stores.get(name) == 1 and len(values) == 1 and \
-                    _is_static(values[0], static):
+            if name not in static and stores.get(name) == len(values) and \
+                    len({gast.dump(v) for v in values}) == 1 and _is_static(values[0], static):
                 static.add(name)
                 grown = True
     return frozenset(static)

@@ -367,6 +367,18 @@ class Normaliser(ContainerMixin):
             raise self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, but "
                                  "its result is dropped: vmap cannot follow a batch axis "
                                  "through side effects; build the value instead (xs = xs + [x])")
+        root = getattr(stmt.value, "func", None)
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(root, gast.Name) and not self._is_local(root.id) \
+                and root is not getattr(stmt.value, "func", None):
+            kind = self.src.resolve_name(root.id)[0]        # _FRAMES.append(Frame(params))
+            message = (f"{what} stores the differentiated value {tracked[0]} in {root.id}, "
+                       f"a {'global' if kind == 'global' else 'free'} object of the function "
+                       "(not a local): code that reads it back from there (another function, "
+                       "a later call) receives it outside the arguments and return values a "
+                       "source transform follows, so its derivative would be lost; pass "
+                       f"{tracked[0]} as an argument to the functions that use it")
         if self.src.generated:     # a derivative's loop stack (2nd order)
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
