@@ -95,10 +95,11 @@ VJP = {
     "std": {"a": "std_grad({g}, {a}, {ans}{static})"},
     "cumsum": {"a": "cumsum_grad({g}, {a}{static})"},
     # shapes
-    "reshape": {"a": "{g}.reshape({a}.shape)"},
-    "ravel": {"a": "{g}.reshape({a}.shape)"},
-    "expand_dims": {"a": "{g}.reshape({a}.shape)"},
-    "squeeze": {"a": "{g}.reshape({a}.shape)"},
+    # (snp.shape: `a` may be a Python number, under grad of grad)
+    "reshape": {"a": "{g}.reshape(snp.shape({a}))"},
+    "ravel": {"a": "{g}.reshape(snp.shape({a}))"},
+    "expand_dims": {"a": "{g}.reshape(snp.shape({a}))"},
+    "squeeze": {"a": "{g}.reshape(snp.shape({a}))"},
     "transpose": {"a": "untranspose({g}{static})"},
     "swapaxes": {"a": "snp.swapaxes({g}, {axis1}, {axis2})"},
     "broadcast_to": {"array": "unbroadcast({g}, {array})"},

@@ -31,7 +31,8 @@ def shape_only(fn):
 def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
-    leaves = tree_util.tree_leaves(tree)
+    leaves = [v for v in tree_util.tree_leaves(tree)      # (a function passed as a static
+              if hasattr(v, "shape") or not callable(v)]   # argument: one for all, no axis)
     if not leaves:
         return None                                 # (a scan's empty ys)
     shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)

@@ -777,6 +777,11 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     return _without_self_cotangent(gen, len(active) == 2)
 
 
+_batch_dispatched.__secant_dispatcher__ = True  # batch_dispatch(fn, ...)(x): what it returns is
+                                                # generated code, which a further transform reads
+                                                # as any function known at run time
+
+
 def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     """Reverse or forward mode of a batched dispatcher (`dynamic_call_vmap`: grad or jvp of a
     function calling vmap(model)(x), model known only at run time): a dispatcher that, on first

@@ -83,14 +83,10 @@ def test_hessian_of_grad_of_grad(x64, fname):
 
 
 @pytest.mark.parametrize("cname", ["hessian", "grad_grad_sum", "jacfwd_grad", "jacrev_jacrev",
-                                   "vmap_vmap"])
+                                   "vmap_vmap", "vmap_hessian"])
 def test_odeint_compositions(x64, cname):
     """Were refusals: reverse over reverse differentiates odeint's adjoint rules, forward mode
-    solves the sensitivity equations, and vmap of vmap runs the per-example rule once per outer
-    example (the hessian against the closed form: scan2_cases._ode_hessian)."""
+    solves the sensitivity equations, vmap of vmap runs the per-example rule once per outer
+    example, and a derivative of that rule is its body's (vmap of hessian) (the hessian against
+    the closed form: scan2_cases._ode_hessian)."""
     cases.check("ode", cname)
-
-
-def test_odeint_vmap_of_hessian_is_refused_clearly(x64):
-    with pytest.raises(secant.SecantError, match="odeint's batched solve"):
-        cases.check("ode", "vmap_hessian")

@@ -99,9 +99,8 @@ def test_pytree_state(x64):
 
 
 def test_errors():
-    # (jvp of an array state works since odeint2, beyond JAX: tests/test_odeint_second_order.py)
-    with pytest.raises(secant.SecantError, match="forward-mode"):
-        secant.jvp(lambda a0: odeint(_tree_rhs, {"a": a0, "b": Y0}, T, Y0)["a"], (0.7,), (1.0,))
+    # (jvp works since odeint2, beyond JAX, for a pytree state since odeint3:
+    # tests/test_odeint_second_order.py, tests/test_odeint_compositions.py)
     with pytest.raises(secant.SecantError, match="must be arrays"):
         odeint(decay, Y0, T, "fast")
     # (vmap of odeint, and vmap of vmap, work since issue 15: tests/test_sci15_odeint.py)

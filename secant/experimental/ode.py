@@ -2,14 +2,14 @@
 (dopri5) solver of `dy/dt = func(y, t, *args)` returning y at each time of `t` (t[0] is the
 time of y0; ys[0] is y0). Steps are chosen by the error estimate against rtol/atol (at most
 mxstep per interval, none longer than hmax); outputs between steps come from the 4th-order
-interpolant, as JAX's. y0 may be a pytree of arrays.
+interpolant, as JAX's. y0 may be a pytree of arrays, raveled into one array as JAX does.
 
 Reverse mode is JAX's adjoint method (a custom_vjp): the cotangent runs backwards in time with
 the augmented system (y, y_bar, t_bar, args_bar), itself solved by odeint; so grad costs one
-backward solve, not a derivative of every solver step. For an array state (the common case) the
-rules are code the transforms read, so derivatives of the gradient differentiate them, as JAX
-does (grad of grad); forward mode, which JAX's odeint refuses, solves the sensitivity equations
-(jvp, hessian, jacfwd of grad). A pytree state has first-order reverse mode only."""
+backward solve, not a derivative of every solver step. The rules are code the transforms read,
+so derivatives of the gradient differentiate them, as JAX does (grad of grad); forward mode,
+which JAX's odeint refuses, solves the sensitivity equations (jvp, hessian, jacfwd of grad).
+Under vmap each example is solved with its own steps, in every composition."""
 import functools
 import inspect
 import math
@@ -33,10 +33,15 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=sn
         if callable(arg) or isinstance(arg, str):
             raise SecantTypeError(f"The contents of odeint *args must be arrays or scalars, but "
                                   f"got {arg!r}{where()}")
-    if _is_array(y0):       # (an array state: the rules the transforms differentiate again)
-        return _odeint_array(_packed(func, len(args)), rtol, atol, mxstep, hmax, y0,
-                             snp.asarray(t), args)
-    return _odeint(func, rtol, atol, mxstep, hmax, y0, snp.asarray(t), args)
+    # the state (an array or a pytree of them) raveled into one array, as JAX's odeint does: its
+    # structure, its leaves' shapes and dtypes, and the raveled dtype (static queries)
+    leaves = tree_util.tree_leaves(y0)
+    shapes = [snp.shape(v) for v in leaves]
+    dtypes = [snp.result_type(v) for v in leaves]
+    spec = _state_spec(tree_util.tree_structure(y0), shapes, dtypes)
+    ys = _odeint(_packed(func, len(args), spec), rtol, atol, mxstep, hmax, _flat([y0], spec[-1]),
+                 snp.asarray(t), args)
+    return _unravel(ys, spec)
 
 
 # a function passed as func that reads the caller's locals is called with them as trailing
@@ -44,45 +49,28 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=sn
 odeint.__secant_closure_args__ = 0
 
 
-def _ravel(tree):
-    """A pytree of arrays as one flat array, and the function that rebuilds the tree."""
-    leaves, treedef = tree_util.tree_flatten(tree)
-    leaves = [snp.asarray(v) for v in leaves]
-    dtype = snp.result_type(*leaves) if leaves else snp.float32
-    shapes = [v.shape for v in leaves]
-    sizes = [v.size for v in leaves]
-
-    def unravel(flat):
-        parts, start = [], 0
-        for shape, size, leaf in zip(shapes, sizes, leaves):
-            parts.append(snp.reshape(flat[start:start + size], shape).astype(leaf.dtype))
-            start += size
-        return tree_util.tree_unflatten(treedef, parts)
-    flat = snp.concatenate([snp.ravel(v).astype(dtype) for v in leaves]) if leaves else \
-        snp.zeros(0, dtype)
-    return flat, unravel
+def _state_spec(treedef, shapes, dtypes):
+    """A state's structure, its leaves' shapes and dtypes, and the dtype of the state raveled
+    into one array (their result type), as one hashable value."""
+    dtype = snp.result_type(*dtypes) if dtypes else snp.float32
+    return treedef, tuple(tuple(s) for s in shapes), tuple(dtypes), dtype
 
 
-def _solve(func, rtol, atol, mxstep, hmax, y0, ts, args):
-    flat0, unravel = _ravel(y0)
-
-    def flat_func(y, t):
-        return _ravel(func(unravel(y), t, *args))[0]
-    ys = _solve_flat(flat_func, rtol, atol, mxstep, hmax, flat0, ts)
-    return lax.map(unravel, ys) if not _is_leaf(y0) else snp.reshape(ys, (ts.shape[0],)
-                                                                        + snp.shape(y0))
+_state_spec.__secant_static_query__ = True      # (of Python values: a constant)
 
 
-def _is_leaf(tree):
-    return tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
-
-
-def _is_array(tree):
-    """Whether an odeint state is one array (or a Python number), not a pytree of them."""
-    return hasattr(tree, "shape") or isinstance(tree, (int, float, complex))
-
-
-_is_array.__secant_constant__ = True    # (a Python bool: no derivative)
+def _unravel(flat, spec):
+    """The raveled state `flat` (its last axis: the leaves one after the other) as the pytree
+    `spec` describes (odeint's), any leading axes (the times) kept on every leaf."""
+    treedef, shapes, dtypes, _ = spec
+    lead = snp.shape(flat)[:-1]
+    parts = []
+    start = 0
+    for shape, dtype in zip(shapes, dtypes):
+        size = math.prod(shape)
+        parts.append(snp.reshape(flat[..., start:start + size], lead + shape).astype(dtype))
+        start = start + size
+    return tree_util.tree_unflatten(treedef, parts)
 
 
 def _solve_flat(func, rtol, atol, mxstep, hmax, y0, ts):
@@ -189,29 +177,60 @@ def _optimal_step(last_step, ratio, safety=0.9, ifactor=10.0, dfactor=0.2, order
     return snp.where(ratio == 0, last_step * ifactor, last_step * factor)
 
 
-# --- vmap: one solve per example -------------------------------------------------------------------
-def _per_example(fn):
+# --- vmap: one solve per example ----------------------------------------------------------------
+def _per_example(fn, each=None):
     """`fn` (the solve, its forward pass or its adjoint pass) as a custom_vmap function whose
     batching rule solves each example on its own, with its own adaptive steps (lax.map: a loop
     eagerly, one scan under jit), as JAX's batched while loops do; so vmap of odeint, and vmap of
     its gradient, equal a Python loop over the examples. The solver settings (func, rtol, atol,
-    mxstep, hmax) are never batched."""
+    mxstep, hmax) are never batched. `each` (a name in this module, default fn's): what the rule
+    calls per example, whose derivative a derivative of the rule (vmap inside a derivative:
+    vmap(hessian)) is; for the solve, the custom_vjp function whose rules differentiate it."""
     batched_fn = custom_vmap(fn)
-
-    def rule(axis_size, in_batched, *args):
-        if any(in_batched[:5]):
-            raise UnsupportedError("vmap over odeint's func, rtol, atol, mxstep or hmax is not "
-                                   "supported; map over y0, t or the extra arguments" + where())
-        return _map_examples(fn, args[:5], args[5:], in_batched[5:], axis_size), True
-    rule.__name__ = f"{fn.__name__.lstrip('_')}_vmap_rule"
-    rule.__signature__ = inspect.Signature(
-        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-         for p in ("axis_size", "in_batched", *inspect.signature(fn).parameters)])
-    batched_fn.def_vmap(_BatchedAgain(rule))
-    batched_fn.no_derivative = ("a second derivative of odeint with a pytree state is not "
-                                "supported yet (only with an array state); ravel the state "
-                                "into one array")
+    rule = _BatchedAgain(_per_example_rule(fn, each or fn.__name__))
+    rule.__secant_out_batched__ = True      # (every output batched: its caller reads no flags)
+    batched_fn.def_vmap(rule)
     return batched_fn
+
+
+def _per_example_rule(fn, each):
+    """The batching rule of fn, as code the transforms read (a derivative of it differentiates
+    its body: one call of `each` per example):
+
+        def solve_vmap_rule(axis_size, in_batched, func, rtol, atol, mxstep, hmax, y0, ts,
+                            args):
+            settings_unbatched(in_batched)
+            def one(i):
+                return _odeint(func, rtol, atol, mxstep, hmax, example_of(y0, i, in_batched[5]),
+                               example_of(ts, i, in_batched[6]), example_of(args, i, in_batched[7]))
+            return lax.map(one, snp.arange(axis_size)), True
+    """
+    params = list(inspect.signature(fn).parameters)
+    name = f"{fn.__name__.lstrip('_')}_vmap_rule"
+    call = ", ".join(params[:5] + [f"example_of({p}, i, in_batched[{k}])"
+                                   for k, p in enumerate(params[5:], 5)])
+    source = (f"def {name}(axis_size, in_batched, {', '.join(params)}):\n"
+              f"    settings_unbatched(in_batched)\n"
+              f"    def one(i):\n"
+              f"        return {each}({call})\n"
+              f"    return lax.map(one, snp.arange(axis_size)), True\n")
+    return load_generated(source, name, globals(), {})
+
+
+def settings_unbatched(in_batched):
+    if any(in_batched[:5]):
+        raise UnsupportedError("vmap over odeint's func, rtol, atol, mxstep or hmax is not "
+                               "supported; map over y0, t or the extra arguments" + where())
+
+
+settings_unbatched.__secant_constant__ = True       # (a check of static flags: no derivative)
+
+
+def example_of(tree, i, batched):
+    """Example i of a batched argument of the solve (an unbatched one: itself)."""
+    if batched:
+        tree = tree_util.tree_map(lambda v: v[i], tree)
+    return tree
 
 
 def _map_examples(fn, settings, arrays, batched, size):
@@ -224,16 +243,14 @@ def _map_examples(fn, settings, arrays, batched, size):
 
 class _BatchedAgain(_Custom):
     """A per-example batching rule that another vmap batches (vmap of vmap of odeint): it runs
-    once per example of the outer batch too, so each solve keeps its own steps."""
+    once per example of the outer batch too, so each solve keeps its own steps. A derivative of
+    it is that of its body, one call per example of the function whose rules differentiate the
+    solve."""
 
     def generate_rule(self, mode, params, wrt, staged, batch):
-        from secant.transforms import example_axes
+        from secant.transforms import example_axes, generate
         if mode != "vmap":
-            raise UnsupportedError(f"a derivative ({mode}) of odeint's batched solve is not "
-                                   "supported yet: here a vmap (jacrev's or jacfwd's rows, or "
-                                   "vmap itself) comes inside another derivative; "
-                                   "vmap(grad(grad(f))), hessian(f) and jacrev(grad(f)) work"
-                                   + where())
+            return generate(self.fun, wrt, mode, staged=staged)
         axes = example_axes(batch, len(params), wrt, "odeint's batching rule")
         rule = self.fun
 
@@ -254,67 +271,18 @@ class _BatchedAgain(_Custom):
 
 
 def _differentiable_per_example(fn):
-    """_per_example(fn), whose derivatives are those of fn's body (fn: a rule of the custom_vjp
-    for an array state, written in code the transforms read)."""
+    """_per_example(fn), whose derivatives are those of fn's body (fn: a rule of the custom_vjp,
+    written in code the transforms read)."""
     batched_fn = _per_example(fn)
     batched_fn.reverse_by_body = True
-    del batched_fn.no_derivative
     return batched_fn
 
 
-# --- reverse mode: the adjoint method ------------------------------------------------------------
-_odeint = custom_vjp(_per_example(_solve), nondiff_argnums=(0, 1, 2, 3, 4))
-
-
-def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
-    ys = _solve(func, rtol, atol, mxstep, hmax, y0, ts, args)
-    return ys, (ys, ts, args)
-
-
-def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
-    from secant.transforms import vjp
-    ys, ts, args = res
-
-    def augmented(state, minus_t, *args):
-        """The system with its adjoint: time runs backwards (the solver's t is -t)."""
-        y, y_bar = state[0], state[1]
-        y_dot, vjp_fn = vjp(lambda y, t, *a: func(y, t, *a), y, -minus_t, *args)
-        return (tree_util.tree_map(lambda v: -v, y_dot), *vjp_fn(y_bar))
-
-    def back(carry, i):
-        y_bar, t0_bar, args_bar = carry
-        y_i = tree_util.tree_map(lambda v: v[i], ys)
-        g_i = tree_util.tree_map(lambda v: v[i], g)
-        t_bar = _tree_dot(func(y_i, ts[i], *args), g_i)
-        t0_bar = t0_bar - t_bar
-        _, y_bar, t0_bar, args_bar = odeint(
-            augmented, (y_i, y_bar, t0_bar, args_bar), snp.stack([-ts[i], -ts[i - 1]]),
-            *args, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
-        y_bar, t0_bar, args_bar = tree_util.tree_map(lambda v: v[1], (y_bar, t0_bar, args_bar))
-        y_bar = tree_util.tree_map(lambda u, v: u + v[i - 1], y_bar, g)
-        return (y_bar, t0_bar, args_bar), t_bar
-
-    g_last = tree_util.tree_map(lambda v: v[-1], g)
-    start = (g_last, snp.zeros((), ts.dtype), tree_util.tree_map(snp.zeros_like, args))
-    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
-        back, start, snp.arange(ts.shape[0] - 1, 0, -1))
-    ts_bar = snp.concatenate([snp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]])
-    return y_bar, ts_bar, args_bar
-
-
-def _tree_dot(a, b):
-    return sum(snp.sum(u * v) for u, v in zip(tree_util.tree_leaves(a),
-                                               tree_util.tree_leaves(b)))
-
-
-_odeint.defvjp(_per_example(_odeint_fwd), _per_example(_odeint_bwd))
-
-
-# --- an array state: the adjoint method in code the transforms read ------------------------------
+# --- reverse mode: the adjoint method, in code the transforms read -------------------------------
 # (so that a derivative of the gradient differentiates the rules, as JAX does: the forward rule
-# calls the custom_vjp function itself, and the backward rule's solve is odeint of an array)
-def _solve_array(func, rtol, atol, mxstep, hmax, y0, ts, args):
-    """_solve of an array state, func(y, t, args) (_packed)."""
+# calls the custom_vjp function itself, and the backward rule's solve is odeint again)
+def _solve(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    """The solve of the raveled state, func(y, t, args) (_packed)."""
     y0 = snp.asarray(y0)
 
     def flat_func(y, t):
@@ -323,19 +291,25 @@ def _solve_array(func, rtol, atol, mxstep, hmax, y0, ts, args):
     return snp.reshape(ys, (ts.shape[0],) + y0.shape)
 
 
-_odeint_array = custom_vjp(_per_example(_solve_array), nondiff_argnums=(0, 1, 2, 3, 4))
+_odeint = custom_vjp(_per_example(_solve, "_odeint"), nondiff_argnums=(0, 1, 2, 3, 4))
 
 
-def _odeint_array_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
-    ys = _odeint_array(func, rtol, atol, mxstep, hmax, y0, ts, args)
+def _odeint_fwd(func, rtol, atol, mxstep, hmax, y0, ts, args):
+    ys = _odeint(func, rtol, atol, mxstep, hmax, y0, ts, args)
     return ys, (ys, ts, args)
 
 
-def _packed(func, k):
-    """func(y, t, *args) as func(y, t, args) for k arguments, written out (the transforms read
-    a call of it where the number of arguments is not known): `func(y, t, args[0], args[1])`;
-    one per func and k (an unhashable callable object: one per call)."""
-    return _packed_source(func, k) if _hashable(func) else _packed_source.__wrapped__(func, k)
+def _packed(func, k, spec):
+    """func(y, t, *args) for k arguments, of the state raveled into one array as odeint solves it
+    (`spec`: the state's structure), as a function of (y, t, args) written out (the transforms
+    read a call of it where the number of arguments is not known):
+
+        def packed(y, t, args):
+            return _flat([func(_unravel(y, spec), t, args[0], args[1])], spec[-1])
+
+    One per func, k and spec (an unhashable callable object: one per call)."""
+    return _packed_source(func, k, spec) if _hashable(func) else \
+        _packed_source.__wrapped__(func, k, spec)
 
 
 def _hashable(obj):
@@ -347,10 +321,11 @@ def _hashable(obj):
 
 
 @functools.lru_cache(maxsize=256)
-def _packed_source(func, k):
-    call = ", ".join(["y", "t"] + [f"args[{j}]" for j in range(k)])
-    source = f"def packed(y, t, args):\n    return func({call})\n"
-    return load_generated(source, "packed", {}, {"func": func})
+def _packed_source(func, k, spec):
+    call = f"func({', '.join(['_unravel(y, spec)', 't'] + [f'args[{j}]' for j in range(k)])})"
+    source = f"def packed(y, t, args):\n    return _flat([{call}], spec[-1])\n"
+    return load_generated(source, "packed", {}, {"func": func, "spec": spec,
+                                                 "_unravel": _unravel, "_flat": _flat})
 
 
 _packed.__secant_constant__ = True      # (a function: no derivative)
@@ -380,7 +355,7 @@ def _augmented_of(func, shape):
 _augmented_of.__secant_constant__ = True
 
 
-def _odeint_array_bwd(func, rtol, atol, mxstep, hmax, res, g):
+def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
     """_odeint_bwd with the augmented state (y, y_bar, t0_bar, args_bar) as one flat array."""
     ys, ts, args = res
     shape = snp.shape(ys)[1:]
@@ -425,8 +400,8 @@ def _unflat(flat, like):
     return tree_util.tree_unflatten(tree_util.tree_structure(like), parts)
 
 
-_odeint_array.defvjp(_differentiable_per_example(_odeint_array_fwd),
-                     _differentiable_per_example(_odeint_array_bwd))
+_odeint.defvjp(_differentiable_per_example(_odeint_fwd),
+                     _differentiable_per_example(_odeint_bwd))
 
 
 # --- forward mode (beyond JAX, whose odeint refuses jvp): the sensitivity equations ---------------
@@ -453,13 +428,13 @@ def _sensitivity_of(func, shape):
 _sensitivity_of.__secant_constant__ = True
 
 
-def _odeint_array_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
+def _odeint_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
     """ys and their tangent: y_dot(t) solves the sensitivity equations from y0_dot (less f at
     t0 times t0's tangent), and each output moves with its time's tangent."""
     y0, ts, args = primals
     y0_dot, ts_dot, args_dot = tangents
     y0 = snp.asarray(y0)
-    ys = _odeint_array(func, rtol, atol, mxstep, hmax, y0, ts, args)
+    ys = _odeint(func, rtol, atol, mxstep, hmax, y0, ts, args)
     args_dot = _unflat(_flat([args_dot], y0.dtype), args)
     start = _flat([y0, y0_dot - func(y0, ts[0], args) * ts_dot[0]], y0.dtype)
     states = odeint(_sensitivity_of(func, y0.shape), start, ts, (args, args_dot), rtol=rtol,
@@ -470,5 +445,5 @@ def _odeint_array_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
     return ys, ys_dot
 
 
-_odeint_array.jvp_twin = custom_jvp(_odeint_array.fun, nondiff_argnums=(0, 1, 2, 3, 4))
-_odeint_array.jvp_twin.defjvp(_odeint_array_jvp)
+_odeint.jvp_twin = custom_jvp(_odeint.fun, nondiff_argnums=(0, 1, 2, 3, 4))
+_odeint.jvp_twin.defjvp(_odeint_jvp)

@@ -102,7 +102,7 @@ def result_type(*args):
     pairs = []
     for a in args:
         if isinstance(a, (np.dtype, type, str)) and not isinstance(a, _SCALARS):
-            if a in _SCALARS:
+            if any(a is s for s in _SCALARS):     # (not `in`: dtype('float64') == float)
                 pairs.append((dtypes.python_scalar_dtype(a(0)), a is not bool))
             else:
                 pairs.append((dtypes.canonicalize_dtype(a), False))
