@@ -531,6 +531,14 @@ class ContainerMixin:
                 return out
             if isinstance(o, ir.Var) and (self.is_container(o) or generated):
                 kind, want = self.container_kind(o), obj.__name__
+                if kind not in ("list", "tuple") and generated and not self.batching \
+                        and o.name in self.tracked and not self.is_container(o):
+                    # generated code's list(x) of a value of a kind known only when it runs
+                    # (vmap's list(params['blocks'])): its cotangent goes back as x's kind
+                    out = self._emit("seq_as", {"x": o}, {"kind": want,
+                                                          "back": f"kind_of({o.name})"}, o.name)
+                    self.containers[out.name] = want
+                    return out
                 if kind not in ("list", "tuple") and generated:
                     # a derivative's tuple(items_bar) of a cotangent passed in or built by a
                     # helper (second order): generated code converts only the other kind
