@@ -213,6 +213,14 @@ def test_q_learning_targets_under_stop_gradient(x64):
     g_same = grad(lambda p: double_dqn_loss(p, p, s, a, r, s_next, done))(to_snp(params))
     fd_same = fd_grad(lambda p: _frozen(double_dqn_loss, p, params, batch), (to_snp(params),))
     assert_trees_close(g_same, fd_same, rtol=1e-5, atol=1e-7)
+    # the batch starred after the parameters (gamma left at its default)
+    g_star = grad(lambda p: double_dqn_loss(p, p, *to_snp(batch)))(to_snp(params))
+    assert_trees_close(g_star, g_same, rtol=1e-12, atol=1e-14)
+    g_gamma = grad(lambda p: td_loss(p, to_snp(params), *to_snp(batch + (0.5,))))(
+        to_snp(params))
+    fd_gamma = fd_grad(lambda p: td_loss(p, to_snp(params), *to_snp(batch), gamma=0.5),
+                       (to_snp(params),))
+    assert_trees_close(g_gamma, fd_gamma, rtol=1e-5, atol=1e-7)
 
 
 def _frozen(loss, p, target_params, batch):
@@ -293,18 +301,14 @@ def test_ppo_clipped_objective(x64):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "a starred batch of constants passed after the differentiated argument (`loss(p, tp, "
-    "*batch)`): a resolved callee refuses 'calls of double_dqn_loss with *args or **kwargs "
-    "cannot be transformed yet' (transformer/normalize.py user_call) and a callee known only "
-    "at run time (a lambda's default `loss=loss`) is read as a call with no rule, 'secant does "
-    "not know the derivative of loss' (dynamic_call)"))
+    "a callee known only at run time (a lambda's default `loss=loss`) called with a starred "
+    "batch (`loss(p, tp, *batch)`): its parameters are unknown when the call is spelled out "
+    "(transformer/star_calls.py), and dynamic_call reads a starred call as one with no rule, "
+    "'secant does not know the derivative of loss' (transformer/normalize.py)"))
 def test_runtime_callee_with_starred_batch(x64):
     params = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4) * 0.1,
               "w2": RNG.normal(size=(4, 2))}
     batch = _dqn_batch()
-    g_same = grad(lambda p: double_dqn_loss(p, p, *to_snp(batch)))(to_snp(params))
-    assert_trees_close(g_same, fd_grad(lambda p: _frozen(double_dqn_loss, p, params, batch),
-                                       (to_snp(params),)), rtol=1e-5, atol=1e-7)
     for loss in (td_loss, double_dqn_loss):
         f = lambda p, loss=loss: loss(p, to_snp(params), *to_snp(batch))
         assert_trees_close(grad(f)(to_snp(params)),

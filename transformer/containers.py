@@ -531,6 +531,14 @@ class ContainerMixin:
                 return out
             if isinstance(o, ir.Var) and (self.is_container(o) or generated):
                 kind, want = self.container_kind(o), obj.__name__
+                if kind not in ("list", "tuple") and generated and not self.batching \
+                        and o.name in self.tracked and not self.is_container(o):
+                    # generated code's list(x) of a value of a kind known only when it runs
+                    # (vmap's list(params['blocks'])): its cotangent goes back as x's kind
+                    out = self._emit("seq_as", {"x": o}, {"kind": want,
+                                                          "back": f"kind_of({o.name})"}, o.name)
+                    self.containers[out.name] = want
+                    return out
                 if kind not in ("list", "tuple") and generated:
                     # a derivative's tuple(items_bar) of a cotangent passed in or built by a
                     # helper (second order): generated code converts only the other kind
@@ -732,6 +740,8 @@ class ContainerMixin:
             base = self.operand(it.args[0].func.value)  # dict's keys are static and distinct)
             if isinstance(base, ir.Var) and base.name in self.tracked:
                 what = "sorted_" + it.args[0].func.attr
+        elif (keyed := self._sorted_keys_by(stmt)) is not None:
+            what, base = keyed
         elif isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) \
                 and it.func.attr in ("items", "values", "keys") and not it.args:
             base = self.operand(it.func.value)
@@ -803,6 +813,35 @@ class ContainerMixin:
         if what is None:            # d.items() of a dict of constants: a Python loop
             return None
         return what, base
+
+    def _sorted_keys_by(self, stmt):
+        """For `for k in sorted(d, key=..., reverse=...)` (or d.keys()) of a tracked dict d
+        whose body reads d[k]: ("sorted_keys", d), the order kept on the loop (the key
+        function sees d's keys, static Python values); None otherwise."""
+        it = stmt.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id == "sorted" and "sorted" not in self.current
+                and len(it.args) == 1 and it.keywords
+                and all(k.arg in ("key", "reverse") for k in it.keywords)
+                and isinstance(stmt.target, gast.Name)):
+            return None
+        arg = it.args[0]
+        if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute) \
+                and arg.func.attr == "keys" and not arg.args:
+            arg = arg.func.value
+        if not isinstance(arg, gast.Name) or self._tracked_names_in(
+                gast.Tuple(elts=[k.value for k in it.keywords], ctx=gast.Load())):
+            return None
+        base = self.operand(arg)
+        if not (isinstance(base, ir.Var) and base.name in self.tracked) or not (
+                self.container_kind(base) == "dict" or _indexed_by_target(stmt, arg.id)):
+            return None
+        if not self.is_container(base):
+            self.containers[base.name] = "dict"
+            self.read_as_dict.add(base.name)
+        stmt.secant_sort_keywords = "".join(f", {k.arg}={self._source(k.value)}"
+                                            for k in it.keywords)
+        return "sorted_keys", base
 
     def _enumerated_dict(self, it, stmt):
         """For `enumerate(it)` with `it` a view of a tracked dict (d.items(), d.values(),
@@ -886,7 +925,8 @@ class ContainerMixin:
             index = own or self.names.fresh("k")
             steps = self.names.fresh("keys")
             order = "sorted" if ordered else "list"
-            self.out.append(ir.Plain(f"{steps} = {order}({base.name}.keys())", {steps},
+            by = getattr(stmt, "secant_sort_keywords", "")     # sorted(d, key=...)
+            self.out.append(ir.Plain(f"{steps} = {order}({base.name}.keys(){by})", {steps},
                                      self.origin))
         else:
             index = own or self.names.fresh("i")

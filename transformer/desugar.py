@@ -292,6 +292,8 @@ class _Desugarer:
         return out
 
     def statement(self, s):
+        if not self.only_choices:
+            self.builtin_maps(s)
         rewritten = None if self.only_choices else statements.rewrite(self, s)
         if rewritten is not None:       # global, del, loop else:, match (statements.py)
             self.changed = True
@@ -350,6 +352,43 @@ class _Desugarer:
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
+
+    def builtin_maps(self, s):
+        """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
+        `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
+        if self.src.resolve_name("map")[0] != "builtin" or statements._stores(self.node, "map"):
+            return
+        outer = self
+
+        class Maps(gast.NodeTransformer):
+            def visit_Call(self, n):
+                self.generic_visit(n)
+                if not (isinstance(n.func, gast.Name) and n.func.id == "map" and len(n.args) >= 2
+                        and not n.keywords
+                        and not any(isinstance(a, gast.Starred) for a in n.args)):
+                    return n
+                f, iters = n.args[0], n.args[1:]
+                a = f.args if isinstance(f, gast.Lambda) else None
+                if a is not None and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults
+                                          or a.posonlyargs) and len(a.args) == len(iters):
+                    names, elt = [p.id for p in a.args], f.body
+                else:
+                    names = [outer.names.fresh("item") for _ in iters]
+                    elt = gast.Call(func=f, args=[_name(v) for v in names], keywords=[])
+                target = _name(names[0], store=True) if len(names) == 1 else gast.Tuple(
+                    elts=[_name(v, store=True) for v in names], ctx=gast.Store())
+                it = iters[0] if len(iters) == 1 else gast.Call(
+                    func=_name("zip"), args=list(iters), keywords=[])
+                comp = gast.GeneratorExp(elt=elt, generators=[gast.comprehension(
+                    target=target, iter=it, ifs=[], is_async=0)])
+                for m in gast.walk(comp):
+                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                        gast.copy_location(m, n)
+                outer.changed = True
+                return gast.copy_location(comp, n)
+        for field in ("value", "test", "iter"):
+            if getattr(s, field, None) is not None:
+                setattr(s, field, Maps().visit(getattr(s, field)))
 
     def star_unpack(self, s):
         """`*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]` (the

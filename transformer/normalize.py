@@ -2074,6 +2074,7 @@ class Normaliser(ContainerMixin):
                 error.lax_loop_derivative = True    # jit falls back to the Python loop
                 raise error
             return self._inactive(node)
+        node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
             raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
@@ -2094,6 +2095,65 @@ class Normaliser(ContainerMixin):
             operands = self.structure_only(fn, operands)
         return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                           callee_name=self.runnable_name(node.func, fn))
+
+    def _double_star_expanded(self, node, fn):
+        """`f(x, **d)` with d a name or an item of one (a dict of parameters, `**p["ln"]`) and f
+        a plain function: each parameter f has left read from d by name, `d["gamma"]`, or
+        `d.get("eps", 1e-05)` for one with a constant default (a key d lacks takes the
+        default, as Python; d's other keys are not read). Else `node` as it is."""
+        stars = [k for k in node.keywords if k.arg is None]
+        if len(stars) != 1 or any(isinstance(a, gast.Starred) for a in node.args) \
+                or not inspect.isfunction(fn) or callees.is_variadic(fn):
+            return node
+        d = stars[0].value
+        base = d
+        while isinstance(base, gast.Subscript) and isinstance(base.slice, gast.Constant):
+            base = base.value
+        if not isinstance(base, gast.Name):
+            return node
+        try:
+            params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+        except (TypeError, ValueError):
+            return node
+        given = {k.arg for k in node.keywords if k.arg is not None}
+        P = inspect.Parameter
+        keywords = [k for k in node.keywords if k.arg is not None]
+        dsrc = gast.unparse(d).strip()
+        for i, p in enumerate(params):
+            if p.kind in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL, P.VAR_KEYWORD) or p.name in given \
+                    or (p.kind == P.POSITIONAL_OR_KEYWORD and i < len(node.args)):
+                continue
+            if p.default is P.empty:
+                value = f"{dsrc}[{p.name!r}]"
+            elif type(p.default) in (int, float, bool, str, type(None)) and \
+                    repr(p.default) not in ("nan", "inf", "-inf"):
+                value = f"{dsrc}.get({p.name!r}, {p.default!r})"
+            else:
+                return node
+            expr = gast.parse(value, mode="eval").body
+            for n in gast.walk(expr):
+                gast.copy_location(n, node)
+            keywords.append(gast.keyword(arg=p.name, value=expr))
+        if not isinstance(d, gast.Name) and len(keywords) > len(given) + 1:     # read once
+            key = d.slice.value
+            held = self.names.fresh(f"{key}_kwargs" if isinstance(key, str) and
+                                    key.isidentifier() else "kwargs")
+            self.bind_name(held, self.operand(d))
+            for k in keywords[len(given):]:
+                for n in gast.walk(k.value):
+                    if isinstance(n, (gast.Call, gast.Subscript)) and n is not None:
+                        inner = n.func.value if isinstance(n, gast.Call) else n.value
+                        if gast.unparse(inner).strip() == dsrc:
+                            if isinstance(n, gast.Call):
+                                n.func.value = gast.Name(held, gast.Load(), None, None)
+                            else:
+                                n.value = gast.Name(held, gast.Load(), None, None)
+                            break
+        new = gast.Call(func=node.func, args=node.args, keywords=keywords)
+        for n in gast.walk(new):
+            if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+                gast.copy_location(n, node)
+        return gast.copy_location(new, node)
 
     def runnable_name(self, func, fn):
         """How generated code names the callee `fn` for its value: as written, unless fn cannot

@@ -67,12 +67,24 @@ class _CallSites(Hoister):
                                                 (gast.Tuple, gast.List)):
             params = self._positional(node)
             if params is not None:
+                params, optional = params
                 k = starred[0]
                 names = [p if self._outside(node.func) is not None
                          and p not in self._outside(node.func) and p not in self.chosen
-                         else self.d.names.fresh(p) for p in params]
+                         else self.d.names.fresh(p) for p in params + list(optional)]
                 self.chosen.update(names)
-                self.pre.append(assign(_names(names), node.args[k].value, self.stmt))
+                required = names[:len(params)]
+                if not optional:
+                    self.pre.append(assign(_names(required), node.args[k].value, self.stmt))
+                else:           # f(p, *batch) of def f(p, s, a, gamma=0.99): the items past
+                    rest = self.d.names.fresh("rest")   # the required ones fill the defaults
+                    target = _names(required)
+                    target.elts.append(gast.Starred(gast.Name(rest, gast.Store(), None, None),
+                                                    gast.Store()))
+                    self.pre.append(assign(target, node.args[k].value, self.stmt))
+                    filled = gast.parse(f"(*{rest}, *({', '.join(optional.values())},)"
+                                        f"[len({rest}):])", mode="eval").body
+                    self.pre.append(assign(_names(names[len(params):]), filled, self.stmt))
                 node.args[k:k + 1] = [gast.copy_location(
                     gast.Name(n, gast.Load(), None, None), node.args[k]) for n in names]
                 self.d.changed = True
@@ -115,7 +127,8 @@ class _CallSites(Hoister):
 
     def _positional(self, call):
         """The names of the parameters a call's one starred argument fills, when the callee's
-        signature says how many (no *args, no defaults among them), else None."""
+        signature says how many (no *args), and those with constant defaults it may fill
+        after them (name -> the default's source), else None."""
         params = self._signature(call.func)
         if params is None:
             return None
@@ -128,9 +141,14 @@ class _CallSites(Hoister):
         rest = names[len(call.args) - 1:]
         while rest and rest[-1] in given:       # h(*t, z=1): the keyword fills the last
             rest = rest[:-1]
-        if not rest or any(p in given or p in defaults for p in rest):
+        if not rest or any(p in given for p in rest):
             return None
-        return rest
+        required = [p for p in rest if p not in defaults]
+        optional = {p: defaults[p] for p in rest if p in defaults}
+        if not required or rest[:len(required)] != required \
+                or any(v is None for v in optional.values()):
+            return None                 # (a default before a required one, or not a constant)
+        return required, optional
 
     def _signature(self, func):
         """(positional parameter names, those with defaults, takes *args) of a callee."""
@@ -162,7 +180,8 @@ class _CallSites(Hoister):
         P = inspect.Parameter
         names = [p.name for p in sig.parameters.values()
                  if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
-        defaults = {p.name for p in sig.parameters.values() if p.default is not P.empty}
+        defaults = {p.name: _constant(p.default) for p in sig.parameters.values()
+                    if p.default is not P.empty}
         varargs = any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values())
         return names, defaults, varargs
 
@@ -204,8 +223,18 @@ def _names(names):
 def _of_args(a):
     params = list(getattr(a, "posonlyargs", None) or []) + list(a.args)
     names = [p.id for p in params]
-    defaults = set(names[len(names) - len(a.defaults):]) if a.defaults else set()
+    with_defaults = names[len(names) - len(a.defaults):] if a.defaults else []
+    defaults = {n: _constant(d.value) if isinstance(d, gast.Constant) else None
+                for n, d in zip(with_defaults, a.defaults)}
     return names, defaults, a.vararg is not None
+
+
+def _constant(value):
+    """The source of a default that is a plain constant, else None."""
+    if type(value) in (int, float, bool, str, type(None)) and \
+            repr(value) not in ("nan", "inf", "-inf"):
+        return repr(value)
+    return None
 
 
 def _has_scope(node):

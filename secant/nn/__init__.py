@@ -174,8 +174,9 @@ logsumexp = special.logsumexp
 def one_hot(x, num_classes, dtype=None, axis=-1):
     """x's integers as one-hot vectors of length num_classes along `axis` (out-of-range
     values give all zeros); no derivative."""
-    if dtype is None:
-        dtype = snp.float32
+    if dtype is None:               # JAX's float_: float64 when x64 is enabled
+        from secant.backends.dtypes import canonicalize_dtype
+        dtype = canonicalize_dtype(np.float64)
     position = axis % (np.ndim(x) + 1)
     shape = [1] * np.ndim(x)
     shape.insert(position, num_classes)
