@@ -58,6 +58,8 @@ def cached(cache, key, make):
         fast = getattr(cache, "fast", None)
         if fast:                # (a trace cache: its fast keys may name the dropped entry)
             fast.clear()
+        for jitted in list(getattr(cache, "cpp", ())):     # (C++ dispatchers' signatures too)
+            jitted._cpp._clear_cache()
     return value
 
 
@@ -499,11 +501,13 @@ def _trace_cache(fun, params):
 
 class _TraceCache(collections.OrderedDict):
     """signature key -> _Compiled (LRU, jit_cache_size), and `fast`: the warm path's table,
-    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped."""
+    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped, as are
+    the C++ dispatchers' tables (`cpp`)."""
 
     def __init__(self):
         super().__init__()
         self.fast = {}
+        self.cpp = weakref.WeakSet()    # the _CppJitFunctions reading it (SECANT_CPP_DISPATCH)
 
 
 class _Key:
@@ -531,11 +535,15 @@ class _CppJitFunction(JitFunction):
     """jit with jaxlib's C++ dispatcher in front of the Python path: strong device arrays and
     NumPy arrays go to C++, which runs the executable of their signature itself (and puts NumPy
     arguments); an unseen signature comes back through _cpp_miss to JitFunction.__call__, and
-    so does any other call (keywords, other arguments, enable_x64 on)."""
+    so does any other call (keywords, other arguments, enable_x64 on). The cache bound holds
+    (an entry dropped clears the C++ tables), but C++ hits do not refresh an entry's place in
+    the least-recently-used order: eviction follows the Python path's calls."""
 
     def __init__(self, *a):
         super().__init__(*a)
         self._cpp = _cpp_dispatcher(self) if self._fast_ok else None
+        if self._cpp is not None:
+            self._cache.cpp.add(self)
 
     def __call__(self, *args, **kwargs):
         cpp = self._cpp

@@ -148,3 +148,25 @@ def test_cpp_dispatch_after_x64_was_on_and_off(monkeypatch):
         secant.config.update("enable_x64", False)
     _agree(with_cpp(a), plain(a))
     assert with_cpp(a).dtype == np.float32
+
+
+def test_cpp_dispatch_keeps_the_cache_bound(monkeypatch):
+    traces = []
+
+    def h(x):
+        traces.append(x.shape)
+        return x + 1
+    with_cpp, _ = _jits(h, monkeypatch)
+    old = secant.config.read("jit_cache_size")
+    secant.config.update("jit_cache_size", 1)
+    try:
+        a1, a2 = np.zeros(1, np.float32), np.zeros(2, np.float32)
+        for _ in range(2):
+            with_cpp(a1)
+        assert traces == [(1,)] and with_cpp._cpp._cache_size() == 1
+        with_cpp(a2)                # drops a1's entry: C++ forgets its signatures too
+        assert with_cpp._cpp._cache_size() <= 1
+        np.testing.assert_array_equal(np.asarray(with_cpp(a1)), [1])
+        assert traces == [(1,), (2,), (1,)] and with_cpp._cache_size() == 1
+    finally:
+        secant.config.update("jit_cache_size", old)
