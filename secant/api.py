@@ -549,6 +549,7 @@ class _CppJitFunction(JitFunction):
         cpp = self._cpp
         if cpp is not None and not kwargs and not _X64[0]:
             ins = []
+            host = False
             for x in args:
                 if type(x) is Array:
                     b = x._buf
@@ -557,12 +558,16 @@ class _CppJitFunction(JitFunction):
                     ins.append(b)
                 elif type(x) is np.ndarray:
                     ins.append(x)
+                    host = True
                 else:
                     break
             else:
                 out = cpp(*ins)
                 if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
                     return out
+                if host:    # C++ reads NumPy memory in place, while the program runs: done
+                    out.block_until_ready()     # before the caller may change it (jax.jit
+                    #                             does not wait, and reads what was written)
                 res = _new(Array)           # (Array._from_buffer, inlined)
                 res._npy, res._buf, res._aval = None, out, out.aval
                 res.weak_type, res._committed, res._sharded = res._aval.weak_type, False, None

@@ -170,3 +170,17 @@ def test_cpp_dispatch_keeps_the_cache_bound(monkeypatch):
         assert traces == [(1,), (2,), (1,)] and with_cpp._cache_size() == 1
     finally:
         secant.config.update("jit_cache_size", old)
+
+
+def test_cpp_dispatch_results_do_not_see_numpy_inputs_changed_after_the_call(monkeypatch):
+    def f(a, b):
+        return (a * b + a) * 2.0 - b
+    with_cpp, _ = _jits(f, monkeypatch)
+    a, b = np.ones(2_000_000, np.float32), np.ones(2_000_000, np.float32)
+    with_cpp(a, b), with_cpp(a, b)
+    assert with_cpp._cpp._cache_size() == 1        # what follows runs in C++
+    for _ in range(10):     # (C++ reads NumPy memory in place: without waiting, most differ)
+        a[:] = 1.0
+        out = with_cpp(a, b)
+        a[:] = 100.0
+        assert np.all(np.asarray(out) == 3.0)
