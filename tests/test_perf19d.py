@@ -184,3 +184,25 @@ def test_cpp_dispatch_results_do_not_see_numpy_inputs_changed_after_the_call(mon
         out = with_cpp(a, b)
         a[:] = 100.0
         assert np.all(np.asarray(out) == 3.0)
+
+
+# --- hygiene.copy_tree: copy.deepcopy of a syntax tree, faster -----------------------------------
+@pytest.mark.parametrize("kind", ["ast", "gast"])
+def test_copy_tree_is_deepcopy_of_a_syntax_tree(kind):
+    import ast
+    import copy
+    import gast
+    from secant.transformer import hygiene, normalize
+    mod = ast if kind == "ast" else gast
+    with open(normalize.__file__) as f:
+        tree = mod.parse(f.read())
+    shared = tree.body[0]
+    tree.body.append(shared)            # a subtree reached twice: copied once, as deepcopy does
+    tree.body[0].extra = {"a": [1]}     # an attribute of another kind: deep-copied
+    got, want = hygiene.copy_tree(tree), copy.deepcopy(tree)
+    assert mod.dump(got, include_attributes=True) == mod.dump(want, include_attributes=True)
+    originals = {id(n) for n in ast.walk(tree)}
+    assert not any(id(n) in originals for n in ast.walk(got))
+    assert got.body[0] is got.body[-1] and got.body[0] is not shared
+    assert got.body[0].extra == {"a": [1]} and got.body[0].extra is not shared.extra
+    assert [type(n) for n in ast.walk(got)] == [type(n) for n in ast.walk(tree)]
