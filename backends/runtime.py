@@ -385,14 +385,76 @@ def putter(shape, dtype, device):
     return put_one
 
 
+# --- jaxlib's C++ dispatcher (opt-in: SECANT_CPP_DISPATCH=1; notes/pjrt.md section 5) --------
+_CppFastPath = None
+_cpp_states_set = False
+ArrayImpl = xc.ArrayImpl        # the type of a device buffer (jit's C++ path takes only these)
+
+
+def cpp_dispatcher(name, cache_miss):
+    """jaxlib's C++ jit dispatcher (`_jax.pjit`) for a function of flat positional array
+    arguments: `d(*bufs_or_ndarrays)` runs the executable cached for their signature (dtype,
+    shape, weak type, sharding) in C++, putting NumPy arguments itself; an unseen signature
+    calls `cache_miss(*same)`, which returns (result, cpp_fast_path(...) or None, False).
+    None when this jaxlib lacks it. It reads three process-wide states that jax owns once
+    imported: set here (x64 off, jit on, no hook) only when jax is not, so callers use it only
+    while secant's enable_x64 is off (what jax's default state canonicalises to)."""
+    global _CppFastPath, _cpp_states_set
+    import collections
+    import sys
+    try:
+        pjit, registry = _jax.pjit, _jax.pytree.default_registry()
+        if not _cpp_states_set and "jax" not in sys.modules:
+            jj, Config = _jax.jax_jit, _jax.config.Config
+            jj.set_enable_x64_state(Config("jax_enable_x64", False, include_in_jit_key=True))
+            jj.set_disable_jit_state(Config("jax_disable_jit", False, include_in_jit_key=True))
+            jj.set_post_hook_state(Config("jax_jit_post_hook", None))
+        _cpp_states_set = True
+        if _CppFastPath is None:    # (the attribute names jaxlib/pjit.cc reads)
+            _CppFastPath = collections.namedtuple("CppFastPath", (
+                "xla_executable out_pytree_def in_shardings out_shardings out_avals "
+                "out_committed kept_var_bitvec in_device_local_layouts const_args"))
+        return pjit(name, None, cache_miss, [], [], object(), registry, _no_fallback,
+                    _jax.PjitFunctionCache(64))
+    except (AttributeError, TypeError, RuntimeError):
+        return None
+
+
+def _no_fallback(*args):
+    raise SecantError("secant's C++ dispatch received an argument it cannot place")
+
+
+_leaf_treedef = None
+
+
+def cpp_fast_path(exe, n_in, out_aval):
+    """What the C++ dispatcher caches for one signature of `exe` (an Executable of one device,
+    no host callbacks): n_in array inputs, one output of `out_aval` (its buffers carry it as
+    their aval: shape, dtype, weak type)."""
+    global _leaf_treedef
+    if _leaf_treedef is None:
+        _leaf_treedef = _jax.pytree.default_registry().flatten(0)[1]
+    s = sharding(exe.device)
+    return _CppFastPath(exe.exe, _leaf_treedef, [s] * n_in, [s], [out_aval], [False],
+                        [True] * n_in, [None] * n_in, [])
+
+
 def single_device():
     """True when there is one device: jit may then skip per-argument placement checks."""
     return len(client().devices()) == 1 and len(client().local_devices()) == 1
 
 
+# dtypes np.asarray of a buffer reads right (the buffer protocol; ml_dtypes' kind "V" it does
+# not): tested first on the hot path, a set look-up
+_BUFFER_PROTOCOL_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
+    np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128))
+
+
 def to_numpy(buf, dtype):
     """A read-only host view of a single-device buffer."""
-    if (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "V":
+    if dtype not in _BUFFER_PROTOCOL_DTYPES and \
+            (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "V":
         # ml_dtypes (bfloat16): the buffer protocol gives object arrays
         return buf._single_device_array_to_np_array_did_copy()[0]
     return np.asarray(buf)

@@ -3,6 +3,7 @@ import collections
 import functools
 import inspect
 import operator
+import os
 import threading
 import weakref
 
@@ -57,6 +58,8 @@ def cached(cache, key, make):
         fast = getattr(cache, "fast", None)
         if fast:                # (a trace cache: its fast keys may name the dropped entry)
             fast.clear()
+        for jitted in list(getattr(cache, "cpp", ())):     # (C++ dispatchers' signatures too)
+            jitted._cpp._clear_cache()
     return value
 
 
@@ -498,11 +501,13 @@ def _trace_cache(fun, params):
 
 class _TraceCache(collections.OrderedDict):
     """signature key -> _Compiled (LRU, jit_cache_size), and `fast`: the warm path's table,
-    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped."""
+    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped, as are
+    the C++ dispatchers' tables (`cpp`)."""
 
     def __init__(self):
         super().__init__()
         self.fast = {}
+        self.cpp = weakref.WeakSet()    # the _CppJitFunctions reading it (SECANT_CPP_DISPATCH)
 
 
 class _Key:
@@ -518,6 +523,95 @@ class _Key:
 
     def __eq__(self, other):
         return type(other) is _Key and self.h == other.h and self.t == other.t
+
+
+# --- opt-in: jaxlib's C++ dispatcher in front of the warm path (SECANT_CPP_DISPATCH=1) ----------
+_CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") not in ("", "0")
+_ArrayImpl = runtime.ArrayImpl
+_new = object.__new__
+
+
+class _CppJitFunction(JitFunction):
+    """jit with jaxlib's C++ dispatcher in front of the Python path: strong device arrays and
+    NumPy arrays go to C++, which runs the executable of their signature itself (and puts NumPy
+    arguments); an unseen signature comes back through _cpp_miss to JitFunction.__call__, and
+    so does any other call (keywords, other arguments, enable_x64 on). The cache bound holds
+    (an entry dropped clears the C++ tables), but C++ hits do not refresh an entry's place in
+    the least-recently-used order: eviction follows the Python path's calls."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self._cpp = _cpp_dispatcher(self) if self._fast_ok else None
+        if self._cpp is not None:
+            self._cache.cpp.add(self)
+
+    def __call__(self, *args, **kwargs):
+        cpp = self._cpp
+        if cpp is not None and not kwargs and not _X64[0]:
+            ins = []
+            host = False
+            for x in args:
+                if type(x) is Array:
+                    b = x._buf
+                    if type(b) is not _ArrayImpl or x.weak_type:
+                        break
+                    ins.append(b)
+                elif type(x) is np.ndarray:
+                    ins.append(x)
+                    host = True
+                else:
+                    break
+            else:
+                out = cpp(*ins)
+                if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
+                    return out
+                if host:    # C++ reads NumPy memory in place, while the program runs: done
+                    out.block_until_ready()     # before the caller may change it (jax.jit
+                    #                             does not wait, and reads what was written)
+                res = _new(Array)           # (Array._from_buffer, inlined)
+                res._npy, res._buf, res._aval = None, out, out.aval
+                res.weak_type, res._committed, res._sharded = res._aval.weak_type, False, None
+                return res
+        return JitFunction.__call__(self, *args, **kwargs)
+
+
+def _cpp_dispatcher(jitted):
+    """The C++ dispatcher of `jitted` (one device only), or None."""
+    if not runtime.single_device():
+        return None
+    return runtime.cpp_dispatcher(getattr(jitted._fun, "__name__", "f"),
+                                  lambda *ins: _cpp_miss(jitted, ins))
+
+
+def _cpp_miss(jitted, ins):
+    """A signature the C++ dispatcher has not seen: run by the Python path (on the arguments
+    __call__ handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
+    to C++ only when C++'s view of each argument (dtype, shape, strong) is exactly the traced
+    signature's (so no argument C++ would canonicalise otherwise than secant reaches that
+    executable), the output is one array and the program has no host callbacks."""
+    args = tuple(x if type(x) is np.ndarray else Array._from_buffer(x, ShapedArray(*_cpp_sees(x)))
+                 for x in ins)
+    out = JitFunction.__call__(jitted, *args)
+    data = None
+    if type(out) is Array and out._buf is not None and not _X64[0]:
+        leaves, treedef = _flatten(args)
+        entry = jitted._cache.get(_Key((treedef, (), False, *[_leaf_key(x) for x in leaves])))
+        if entry is not None and entry._single_out and not entry._check_device \
+                and not entry.exe._callbacks and type(entry.out_tree) is type(treedef) \
+                and len(entry.in_avals) == len(ins) and all(
+                    _cpp_sees(x) == (a.shape, a.dtype, a.weak_type)
+                    for a, x in zip(entry.in_avals, ins)):
+            data = runtime.cpp_fast_path(entry.exe, len(ins), entry.out_avals[0])
+    return out, data, False
+
+
+def _cpp_sees(x):
+    """(shape, dtype, weak type) of an argument as the C++ dispatcher reads it (a NumPy array
+    by its own dtype: one that C++ would canonicalise never matches a traced signature)."""
+    if type(x) is np.ndarray:
+        return x.shape, x.dtype, False
+    a = x.aval
+    return tuple(a.shape), np.dtype(a.dtype), bool(a.weak_type)
 
 
 def _add_fast(cache, fkey, args, key, entry):
@@ -648,6 +742,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums)
+    if _CPP_DISPATCH:
+        return _CppJitFunction(fun, static_argnums, static_argnames, donate_argnums)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 
 

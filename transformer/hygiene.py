@@ -58,6 +58,38 @@ def walk(node):
         yield node
 
 
+_ATOMIC = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])
+
+
+def copy_tree(node):
+    """copy.deepcopy(node) of a syntax tree (ast or gast), at a fraction of its cost: each node
+    a new node of its type with each attribute copied (a subtree reached twice is copied once,
+    as deepcopy does); values of other types than nodes, lists and immutable atoms are left to
+    deepcopy (issue 19: jit's functionalisation copies each function it reads)."""
+    return _copy_tree(node, {})
+
+
+def _copy_tree(x, memo):
+    t = type(x)
+    if t in _ATOMIC:
+        return x
+    new = memo.get(id(x))
+    if new is not None:
+        return new
+    if isinstance(x, ast.AST):
+        new = memo[id(x)] = t.__new__(t)
+        d = new.__dict__
+        for k, v in x.__dict__.items():
+            d[k] = v if type(v) in _ATOMIC else _copy_tree(v, memo)
+        return new
+    if t is list:
+        new = memo[id(x)] = []
+        for v in x:
+            new.append(v if type(v) in _ATOMIC else _copy_tree(v, memo))
+        return new
+    return copy.deepcopy(x, memo)
+
+
 def walk_scope(nodes):
     """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
     themselves)."""
