@@ -6,9 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test test-thorough demo bench clean
 
+# --no-compile: pip would byte-compile every installed module (~16 CPU s, mostly packages the
+# tests never import), into __pycache__ folders `make test` never reads (PYTHONPYCACHEPREFIX).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[test,examples]'
+	$(PY) -m pip install --quiet --no-compile -e '.[test,examples]'
 	touch $(STAMP)
 
 # one worker per core (pytest-xdist), each taking whole files: the suite is CPU-bound Python,

@@ -48,14 +48,16 @@ def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
 
-def _local_names(fnode):
-    """Lists the function builds itself and never aliases: names it assigns (not parameters:
-    their lists belong to the caller) that are never the whole value of an assignment nor an
-    item of a display (`a = out`, `[out]`), where an in-place append would show through."""
+def _local_names(fnode, grown):
+    """Of the names in `grown` (those the function appends to or extends), the lists the
+    function builds itself and never aliases: names it assigns (not parameters: their lists
+    belong to the caller) that are never the whole value of an assignment nor an item of a
+    display (`a = out`, `[out]`), where an in-place append would show through."""
     params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
     out = set()
     aliases = []                                # (name, the node that aliases it)
-    for n in gast.walk(fnode):
+    nodes = list(gast.walk(fnode))
+    for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(n.value, gast.Name):
@@ -65,10 +67,13 @@ def _local_names(fnode):
             aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
         if isinstance(n, gast.Dict):
             aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]
-    return out - params - {name for name, at in aliases if _grows_after(fnode, name, at)}
+    out = (out & grown) - params
+    loops = [n for n in nodes if isinstance(n, (gast.For, gast.While))]
+    return out - {name for name, at in aliases if name in out and _grows_after(fnode, loops,
+                                                                                 name, at)}
 
 
-def _grows_after(fnode, name, at):
+def _grows_after(fnode, loops, name, at):
     """Whether `name.append/extend(...)` may run after `at` aliases it (`a = out`, `[out]`):
     one later in the source, or in a loop around both. An alias made after the list's last
     append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
@@ -81,8 +86,7 @@ def _grows_after(fnode, name, at):
         return True
     if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
         return True
-    return any(grows(loop) and any(n is at for n in gast.walk(loop))
-               for loop in gast.walk(fnode) if isinstance(loop, (gast.For, gast.While)))
+    return any(grows(loop) and any(n is at for n in gast.walk(loop)) for loop in loops)
 
 
 class _AppendRewriter(gast.NodeTransformer):
@@ -129,10 +133,12 @@ class ContainerMixin:
 
     def rewrite_appends(self):
         generated = self.src.generated
-        local = _local_names(self.node)
-        if not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                   and n.func.attr in ("append", "extend") for n in gast.walk(self.node)):
+        grown = {n.func.value.id for n in gast.walk(self.node)
+                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                 and n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name)}
+        if not grown:
             return
+        local = _local_names(self.node, grown)
         # rewritten on a copy: the tree may be a function's attached source (desugared,
         # generated), which functionalize and later transforms read again as written
         self.node = copy.deepcopy(self.node)

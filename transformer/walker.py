@@ -6,6 +6,7 @@ above each user line the transform changes, if/else and loop headers) and the cl
 they wrote (dead assignments, empty blocks) are written once here.
 """
 import ast
+import functools
 import re
 
 from secant.transformer import ir
@@ -16,20 +17,29 @@ class Line:
 
     def __init__(self, code, indent=0, kind="stmt", origin=None):
         self.code, self.indent, self.kind, self.origin = code, indent, kind, origin
-        self.uses, self.defines = set(), set()
-        if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-            for n in ast.walk(ast.parse(code + "\n    pass")):
-                if isinstance(n, ast.Name):
-                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
-        if kind == "stmt":
-            tree = ast.parse(code)
-            if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
-                self.defines.add(tree.body[0].name)
-                self.uses = free_names(tree.body[0])     # (its own locals are not read)
-                return
+        uses, defines = _names(code, kind)
+        self.uses, self.defines = set(uses), set(defines)
+
+
+@functools.lru_cache(maxsize=8192)
+def _names(code, kind):
+    """(names read, names bound) by one generated line of `kind` (frozensets: transforms write
+    the same lines again and again, parsed once)."""
+    uses, defines = set(), set()
+    if kind == "block" and code != "else:":      # if/for headers read (and bind) names
+        for n in ast.walk(ast.parse(code + "\n    pass")):
+            if isinstance(n, ast.Name):
+                (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+    if kind == "stmt":
+        tree = ast.parse(code)
+        if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
+            defines.add(tree.body[0].name)
+            uses = free_names(tree.body[0])     # (its own locals are not read)
+        else:
             for n in ast.walk(tree):
                 if isinstance(n, ast.Name):
-                    (self.defines if isinstance(n.ctx, ast.Store) else self.uses).add(n.id)
+                    (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+    return frozenset(uses), frozenset(defines)
 
 
 def free_names(fdef):
