@@ -384,8 +384,9 @@ class Shapes:
         out, todo = set(), [result]
         while todo:
             n = todo.pop()
-            if n in out or len(self.defs.get(n, ())) != 1:
-                continue
+            defs = self.defs.get(n, ())
+            if n in out or len(defs) != 1 or defs[0][0] != "param" and n not in top:
+                continue        # (assigned twice, or in a loop or branch: not one value)
             out.add(n)
             op = top.get(n)
             if op is not None and op.op in ELEMENTWISE:
