@@ -9,7 +9,11 @@ reads t when
   statement of its own that the next order reads), or a temporary of the canonical form (a
   value the user gave no name: normalize.py's `temporaries`) whose E only applies operators,
   indexing and secant.numpy / lax functions, never a user's function or method;
-- t is assigned by that line only, read by one other line only, once there;
+- the value that line gives t is read by one later line only, once there: t is assigned by
+  that line only and read by one other line only, or the next line that mentions t reads it
+  and assigns it again (`x_bar = a`, then `x_bar = x_bar + b`: the first value reaches that
+  line only, and the two become `x_bar = a + b`, as a person accumulates), where the merge
+  keeps no value alive longer (the two adjacent, or the values E reads still read later);
 - both are one-line statements of one block (nothing indented less between them), so E runs
   as often as it did (never moved into a loop or a branch); a cotangent's use also under the
   same `# Grad of:` comment, so each user line's rule stays under it;
@@ -20,25 +24,47 @@ reads t when
   `MAX_LENGTH` characters.
 
 The folded text is checked to parse to the substituted tree (parentheses added only where
-precedence needs them). The parameters' cotangents are not folded (ad/reverse.py leaves them
-out of the names): what the derivative returns keeps their names.
+precedence needs them). The parameters' cotangents (`kept`) fold only into a line that assigns
+them again: what the derivative returns keeps their names.
+
+The first pass folds single reads only; the next ones merge accumulations too, and run again
+while they fold (a copy `t_bar = x_bar` whose input x_bar was assigned again before its use
+folds once the two assignments are one), `MAX_PASSES` passes in all at most.
 """
 import ast
 import re
 
 MAX_OPERATIONS = 5
 MAX_LENGTH = 90
+MAX_PASSES = 3
 
 _ONCE_BREAKERS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
                   ast.BoolOp, ast.IfExp)
 _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
-def folded(lines, names, temporaries=frozenset()):
-    """`lines` with each single-use assignment of a cotangent in `names`, or of a forward
-    temporary in `temporaries` by a pure expression, folded into its use, first to last (a
-    fold's result may itself be folded further down, within the limits)."""
+def folded(lines, names, temporaries=frozenset(), kept=frozenset()):
+    """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
+    line that assigns it again), or of a forward temporary in `temporaries` by a pure
+    expression, folded into its use, first to last (a fold's result may itself be folded
+    further down, within the limits), again while a pass folds."""
+    targets = {}                    # line -> _target's answer (each line parsed once)
+    blocked = None                  # after the first pass: the single reads an input's change
+    for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
+        before = len(lines)         # reads first: a value computed for one use is written in
+        retry, blocked = blocked, set()     # it before an accumulation is merged)
+        lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked)
+        if n and len(lines) == before:
+            break
+    return lines
+
+
+def _folded_once(lines, names, temporaries, kept, targets, retry, blocked):
+    """One pass, first line to last. retry None: the first pass, single reads only; else
+    accumulations merged too, and only the single reads in `retry` tried again. The single
+    reads an input's change kept from folding are added to `blocked`."""
     lines = list(lines)
+    foldable = names | kept
     groups = _groups(lines)
     mentions = {}
     for ln in lines:
@@ -46,7 +72,8 @@ def folded(lines, names, temporaries=frozenset()):
             mentions[n] = mentions.get(n, 0) + 1
     i = 0
     while i < len(lines):
-        k = _use_to_fold(lines, i, names, temporaries, groups, mentions)
+        k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
+                         retry, blocked)
         if k is not None:
             new = _substituted(lines[i], lines[k])
             if new is not None:
@@ -75,7 +102,8 @@ def _groups(lines):
 
 
 def _target(ln, names, temporaries):
-    """(t, whether a cotangent) for a line `t = E` that may fold, else (None, None)."""
+    """(t, whether a cotangent: in `names`) for a line `t = E` that may fold, else
+    (None, None)."""
     if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1:
         return None, None
     t, = ln.defines
@@ -129,31 +157,59 @@ def _mutates(ln, names):
         m.group(1) in names for m in _MUTATED.finditer(ln.code)))
 
 
-def _use_to_fold(lines, i, names, temporaries, groups, mentions):
-    """The position of the one line into which lines[i] may fold, else None."""
-    t, cotangent = _target(lines[i], names, temporaries)
-    if t is None or mentions.get(t) != 2:       # its assignment and one read, in all the lines
+def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, retry,
+                 blocked):
+    """The position of the one line into which lines[i] may fold, else None (`names`: the
+    cotangents, `kept` among them; the rest as _folded_once's)."""
+    got = targets.get(lines[i])
+    if got is None:
+        got = targets[lines[i]] = _target(lines[i], names, temporaries)
+    t, cotangent = got
+    if t is None:
         return None
     reads = lines[i].uses
-    if t in reads:
+    single = mentions.get(t) == 2 and t not in reads and t not in kept
+    redefining = retry is not None and mentions.get(t, 0) > 2
+    if not (redefining or single and (retry is None or lines[i] in retry)):
         return None
     k = None
-    for j in range(i + 1, len(lines)):      # (t is mentioned by one other line: its use)
+    for j in range(i + 1, len(lines)):      # the next line that mentions t: its use
         ln = lines[j]
-        if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines:
-            return None                             # the end of the block before the use
+        if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines \
+                and t not in ln.uses or cotangent and groups[j] != groups[i]:
+            return None             # the end of the block (a cotangent's: of its user line's
+            #                         rule) before the use
         if t in ln.uses:
             k = j
             break
         if ln.defines & reads or _mutates(ln, reads):
-            return None                             # an input of E changed before the use
+            if single:                              # an input of E changed before the use
+                blocked.add(lines[i])
+            return None
     if k is None:
         return None
     use = lines[k]
     if use.kind != "stmt" or "\n" in use.code or use.indent != lines[i].indent or \
             cotangent and groups[k] != groups[i]:
         return None
-    return k
+    # the value reaches that line only: t's one read in all the lines (its assignment and
+    # that read), or the line assigns t again (one straight-line block: nothing between them
+    # mentions t)
+    if t in use.defines:
+        return k if redefining and not _kept_alive(lines, i, k, reads - {t}) else None
+    return k if single else None
+
+
+def _kept_alive(lines, i, k, reads):
+    """Whether merging lines[i] into lines[k] would keep a value alive longer: lines other
+    than comments lie between them and a value the first reads (one the lines bind) is read
+    no more from lines[k] on (it would otherwise be dropped before: `t = t + a` merged past
+    the line binding b holds a and b at once, where accumulating in place holds one)."""
+    if all(ln.kind == "comment" for ln in lines[i + 1:k]):
+        return False
+    bound = {n for ln in lines for n in ln.defines}
+    later = {n for ln in lines[k:] for n in ln.uses}
+    return any(n in bound and n not in later for n in reads)
 
 
 def _substituted(definition, use):
@@ -162,7 +218,8 @@ def _substituted(definition, use):
     t, = definition.defines
     value = ast.parse(definition.code).body[0].value
     tree = ast.parse(use.code)
-    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == t]
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == t and
+            isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
     if len(hits) != 1 or _under_breaker(tree, hits[0]):
         return None
     if _operations(tree) + _operations(value) > MAX_OPERATIONS:
@@ -222,7 +279,7 @@ class _Replacer(ast.NodeTransformer):
         self.name, self.value = name, value
 
     def visit_Name(self, node):
-        return self.value if node.id == self.name else node
+        return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node
 
 
 def _replace(tree, name, value):

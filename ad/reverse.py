@@ -47,6 +47,7 @@ class ReverseBuilder(Walker, StackReverse):
                        if op.op == "call" and isinstance(op.operands.get("arg0"), ir.Var)
                        and (getattr(op, "callee_name", None) or "").startswith("dynamic_call")}
         self.shapes = Shapes(fn)                    # which shapes provably agree
+        self.real_scalars = frozenset()     # grad's output and what it provably makes so
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
@@ -660,6 +661,8 @@ class ReverseBuilder(Walker, StackReverse):
         name = op.operands[param].name
         if op.op not in ELEMENTWISE:
             return not self.shapes.is_python_number(name)
+        if name in self.real_scalars and op.targets[0] in self.real_scalars:
+            return False            # a real scalar's cotangent, to a real scalar operand
         return self.shapes.needs_unbroadcast(operands_of(op), name)
 
     def reverse_einsum(self, op, gs):
@@ -879,6 +882,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
             out_bar_param = names.fresh("out_bar")
     elif isinstance(result, ir.Var):
         b.bars[result.name] = b.bar_name(result.name)
+        b.real_scalars = b.shapes.real_scalars(fn, result.name)     # (grad_seed checks it)
         # grad's seed from a parameter whose dtype the output provably has (a sum of it, say):
         # the forward statements then run only for what the reverse pass reads
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
@@ -923,9 +927,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(dead_code_eliminated(copies.without_copies(lines, bars)))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
+    kept = {b.bars.get(p) for p in fn.params}
     lines = _without_leading_blanks(fold.folded(
-        canonical, bars - {b.bars.get(p) for p in fn.params},
-        getattr(fn, "temporaries", set()) - primal_params))
+        canonical, bars - kept, getattr(fn, "temporaries", set()) - primal_params,
+        bars & kept))
     return lines, out_bar_param, out_param, canonical
 
 

@@ -5,6 +5,8 @@ without an array of them, and slice's shape rule run without a cache keyed by po
 
 Every source check has a numerical twin: float64 central differences under grad and jit(grad),
 vmap(grad) against a Python loop, and second order."""
+import re
+
 import numpy as np
 import pytest
 
@@ -137,7 +139,7 @@ def test_shape_read_from_the_value_itself_when_computed_anyway(x64):
     g = secant.grad(leapfrog)
     src = secant.source(g)
     assert "p_half)" not in src.split("# Grad of")[1]   # not a same-shaped stand-in
-    assert "unreduce(sum_q_new_sq_bar, q_new_sq)" in src
+    assert re.search(r"unreduce\(.*, q_new_sq\)", src), src   # the value itself
     q, p = RNG.normal(size=4), RNG.normal(size=4)
     want = fd_grad(lambda v: leapfrog(v, p, 1.7, 0.1), q)
     np.testing.assert_allclose(g(q, p, 1.7, 0.1), want, rtol=1e-6, atol=1e-8)

@@ -374,6 +374,25 @@ class Shapes:
         p, = symbols
         return p if self.defs.get(p) == [("param", 0)] else None
 
+    def real_scalars(self, fn, result):
+        """Names that provably hold real scalars when `result` does (grad's output: grad_seed
+        checks it is a real scalar before the reverse pass runs): the operands of an
+        elementwise op whose result is one (broadcasting never shrinks a shape, and a complex
+        operand makes the result complex), followed through names assigned once, each op at
+        the top level (one value; in a loop, an iteration's shape may differ)."""
+        top = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1}
+        out, todo = set(), [result]
+        while todo:
+            n = todo.pop()
+            defs = self.defs.get(n, ())
+            if n in out or len(defs) != 1 or defs[0][0] != "param" and n not in top:
+                continue        # (assigned twice, or in a loop or branch: not one value)
+            out.add(n)
+            op = top.get(n)
+            if op is not None and op.op in ELEMENTWISE:
+                todo.extend(o.name for o in operands_of(op) if isinstance(o, ir.Var))
+        return frozenset(out)
+
     def needs_unbroadcast(self, operands, name, cotangent=True):
         """Whether the cotangent of an elementwise op of `operands` (ir operands, the
         conditions included) may differ in shape or kind from its operand variable `name`.
