@@ -2,8 +2,9 @@
 and unbatched arrays (`log_emit[:, o]` with o per example, as JAX gathers it): one gather (or
 scatter, for x.at[...]) at the index batching/helpers.py parts_index builds, where NumPy puts
 each example's axes; snp.take with batched indices likewise, in each of its modes, and
-lax.dynamic_slice / dynamic_update_slice with starts per example. Each form against a Python loop, under vmap, vmap of grad, grad of vmap
-(against float64 finite differences) and vmap of vmap."""
+lax.dynamic_slice / dynamic_update_slice with starts per example. Each form against a Python
+loop, under vmap, vmap of grad, grad of vmap (against float64 finite differences) and vmap of
+vmap."""
 import numpy as np
 import pytest
 
