@@ -469,6 +469,37 @@ def take_per_example_at(a, indices, axis=None, mode=None, fill_value=None, a_bat
     return out
 
 
+def _window_parts(a, starts, sizes, a_batched):
+    """lax.dynamic_slice's window for each example as index parts (parts_index): per axis the
+    example's start, clamped into range as lax does, plus arange(size) on that axis."""
+    shape = np.shape(a)[int(a_batched):]
+    if not isinstance(starts, (tuple, list)):       # one batched array of starts: its columns
+        starts = [starts[:, d] for d in range(len(shape))]
+    parts = []
+    for d in range(len(shape)):
+        start = snp.clip(broadcast_batch(starts[d], 1) if np.ndim(starts[d]) == 0
+                         else starts[d], 0, shape[d] - sizes[d])
+        along = (1,) * d + (sizes[d],) + (1,) * (len(shape) - d - 1)
+        parts.append(snp.reshape(start, (-1,) + (1,) * len(shape))
+                     + snp.reshape(snp.arange(sizes[d]), (1,) + along))
+    return tuple(parts)
+
+
+def dynamic_slice_per_example(a, starts, sizes, a_batched=True):
+    """lax.dynamic_slice(a, starts, sizes) for each example, the starts batched: one gather."""
+    parts = _window_parts(a, starts, sizes, a_batched)
+    return snp.asarray(a)[parts_index(parts, (True,) * len(parts), np.shape(a), a_batched)]
+
+
+def dynamic_update_slice_per_example(a, update, starts, size, a_batched=True,
+                                     update_batched=True):
+    """lax.dynamic_update_slice(a, update, starts) for each example, the starts batched."""
+    sizes = np.shape(update)[int(update_batched):]
+    a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
+    parts = _window_parts(a, starts, sizes, True)
+    return a.at[parts_index(parts, (True,) * len(parts), np.shape(a))].set(update)
+
+
 def update_parts_per_example(a, parts, batched, values, method, size, a_batched=True,
                              values_batched=True, mode=None):
     """a.at[parts].<method>(values, mode=...) for each example, `parts` an index tuple mixing
@@ -603,6 +634,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
          "parts_index", "update_parts_per_example", "take_per_example_at",
+         "dynamic_slice_per_example", "dynamic_update_slice_per_example",
          "pad_batched", "update_batched",
          "select_batched", "choose_batched", "any_example")
 

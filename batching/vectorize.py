@@ -269,6 +269,18 @@ class BatchBuilder(Walker):
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
         if isinstance(op.operands.get("idx"), ir.Seq):
             return self.index_parts(op), True
+        if name == "dynamic_slice" and "start_indices" in batched:     # starts per example
+            fill = self.fill(op, batched)
+            flag = "" if "operand" in batched else ", a_batched=False"
+            return (f"dynamic_slice_per_example({fill['operand']}, {fill['start_indices']}, "
+                    f"{fill['slice_sizes']}{flag})"), True
+        if name == "dynamic_update_slice" and "start_indices" in batched:
+            fill = self.fill(op, batched)
+            flags = "".join(f", {k}_batched=False" for k, p in (("a", "operand"),
+                                                                 ("update", "update"))
+                            if p not in batched)
+            return (f"dynamic_update_slice_per_example({fill['operand']}, {fill['update']}, "
+                    f"{fill['start_indices']}, {self.size}{flags})"), True
         if name == "take" and "indices" in batched:    # snp.take(a, i) with i per example
             fill = self.fill(op, batched)
             flag = "" if "a" in batched else ", a_batched=False"

@@ -154,6 +154,11 @@ CASES = {
                                  " (False, True), v, 'add', 2)", {"a": r(2, 3, 3), "v": r(2, 2)}),
     "take_per_example_at": ("take_per_example_at(a, np.array([[1, -1], [0, 2]]), 1)",
                             {"a": r(2, 3, 3)}),
+    "dynamic_slice_per_example": ("dynamic_slice_per_example(a, (np.array([0, 1]), "
+                                  "np.array([2, 5])), (2, 2))", {"a": r(2, 3, 4)}),
+    "dynamic_update_slice_per_example": ("dynamic_update_slice_per_example(a, u, "
+                                         "(np.array([0, 1]), np.array([2, 0])), 2)",
+                                         {"a": r(2, 3, 4), "u": r(2, 2, 2)}),
     "update_batched": ("update_batched(a, 1, v, 'set')", {"a": r(2, 3), "v": r(2)}),
     "select_batched": ("select_batched(np.array([True, False]), x, y)", {"x": r(2, 3),
                                                                          "y": r(2, 3)}),

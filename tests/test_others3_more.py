@@ -6,7 +6,6 @@ trick for safe square roots, cumulative logsumexp, and a masked mean; each under
 transforms its author would use, checked against float64 finite differences, closed forms, a
 Python loop and eager."""
 import numpy as np
-import pytest
 
 import secant.numpy as jnp
 from secant import grad, jacfwd, jit, jvp, lax, nn, random, vmap

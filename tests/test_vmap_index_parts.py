@@ -1,14 +1,16 @@
 """Issue 15: an index mixing integer arrays batched by vmap with slices, ints, None, Ellipsis
 and unbatched arrays (`log_emit[:, o]` with o per example, as JAX gathers it): one gather (or
 scatter, for x.at[...]) at the index batching/helpers.py parts_index builds, where NumPy puts
-each example's axes; snp.take with batched indices likewise, in each of its modes. Each form against a Python loop, under vmap, vmap of grad, grad of vmap
-(against float64 finite differences) and vmap of vmap."""
+each example's axes; snp.take with batched indices likewise, in each of its modes, and
+lax.dynamic_slice / dynamic_update_slice with starts per example. Each form against a Python
+loop, under vmap, vmap of grad, grad of vmap (against float64 finite differences) and vmap of
+vmap."""
 import numpy as np
 import pytest
 
 import secant
 import secant.numpy as jnp
-from secant import grad, vmap
+from secant import grad, lax, vmap
 
 from others15_check import check_grad, check_vmap
 
@@ -103,3 +105,25 @@ def test_take_with_batched_indices(x64, mode, axis):
 def test_take_raise_with_batched_indices_is_refused(x64):
     with pytest.raises(secant.SecantError, match="mode='raise'"):
         vmap(lambda o: jnp.take(jnp.arange(4.0), o, mode="raise"))(jnp.asarray([1, 2]))
+
+
+DYNAMIC = {
+    "slice": lambda t, o: jnp.sum(jnp.sin(lax.dynamic_slice(t, (0, o), (3, 2))) ** 2),
+    "slice_by_array": lambda t, o: jnp.sum(lax.dynamic_slice(t, jnp.stack([o % 2, o]), (2, 3))
+                                           ** 3),
+    "update": lambda t, o: jnp.sum(lax.dynamic_update_slice(t, jnp.cos(t[:, :1]), (0, o)) ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+def test_dynamic_slices_with_batched_starts(x64, name):
+    """lax.dynamic_slice / dynamic_update_slice with a start per example (out-of-range ones
+    clamped, as lax does): one gather or scatter."""
+    f = DYNAMIC[name]
+    t, ts = RNG.normal(size=(3, 5)), RNG.normal(size=(4, 3, 5))
+    o = np.array([0, 4, 2, 9])
+    check_vmap(f, (ts, o))
+    check_vmap(f, (t, o), in_axes=(None, 0))
+    check_vmap(grad(f), (ts, o))
+    check_vmap(grad(f), (t, o), in_axes=(None, 0))
+    check_grad(lambda t: jnp.sum(vmap(f, in_axes=(None, 0))(t, o)), t)

@@ -867,7 +867,9 @@ class _Desugarer:
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
         body = self._name_passed_lambdas(self._inline_partials(self._inline_transforms(body)))
-        body = self._hoist_block_functions(_plain_lambda_assignments(body))
+        body, blocks = self._hoist_block_functions(_plain_lambda_assignments(body))
+        hoisted = {id(h) for _, _, original in blocks for h in original} - \
+            {id(h) for b in blocks for h in getattr(b[0], b[1])}
         out = []
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
@@ -891,12 +893,12 @@ class _Desugarer:
                 self.changed = True
             if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
                                                                         passing):
-                out.append(kept)
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
             a = fdef.args
             if fdef.decorator_list or a.posonlyargs \
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
-                out.append(kept)
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
             own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
                    and isinstance(m.ctx, (gast.Store, gast.Param))} | \
@@ -909,7 +911,7 @@ class _Desugarer:
                         and m.id not in self.lifted:    # (a lifted function is global now)
                     free.append(m.id)
             if fdef.name in free:       # a recursive nested function: leave it alone
-                out.append(kept)
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
@@ -921,11 +923,16 @@ class _Desugarer:
             lifted = self._lift(fdef, free, by_keyword)
             if free and passing and not self._specialise_helpers(passing, lifted, free,
                                                                  by_keyword):
-                out.append(kept)
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
             self.lifted[fdef.name] = lifted
             self._add_call_arguments(body, fdef.name, free, by_keyword)
             self.changed = True
+            hoisted.discard(id(s))
+        for owner, field, original in blocks:   # (those not lifted: back where they stood)
+            stays = hoisted | {id(t) for t in getattr(owner, field)}
+            block = [t for t in original if id(t) in stays]
+            setattr(owner, field, block or [gast.copy_location(gast.Pass(), original[0])])
         return out
 
     def _hoist_block_functions(self, body):
@@ -954,11 +961,13 @@ class _Desugarer:
                         if isinstance(m, gast.Name) and m.id == name)
             return reads.get(name, 0) == later > 0
 
-        def hoist(stmt, moved):
-            blocks = [(stmt, f) for f in ("body", "orelse", "finalbody")
+        def hoist(stmt, moved, blocks):
+            """Moves stmt's movable defs to `moved`; `blocks`: (owner, field, its statements
+            before) for each block changed."""
+            fields = [(stmt, f) for f in ("body", "orelse", "finalbody")
                       if isinstance(getattr(stmt, f, None), list)]
-            blocks += [(h, "body") for h in getattr(stmt, "handlers", ())]
-            for owner, field in blocks:
+            fields += [(h, "body") for h in getattr(stmt, "handlers", ())]
+            for owner, field in fields:
                 kept = []
                 block = getattr(owner, field)
                 for k, s in enumerate(block):
@@ -966,20 +975,21 @@ class _Desugarer:
                         moved.append(s)
                         continue
                     if isinstance(s, _BLOCKS):
-                        hoist(s, moved)
+                        hoist(s, moved, blocks)
                     kept.append(s)
                 if len(kept) != len(block):
+                    blocks.append((owner, field, block))
                     setattr(owner, field, kept or [gast.copy_location(gast.Pass(), block[0])])
 
-        out = []
+        out, blocks = [], []
         for s in body:
             if isinstance(s, _BLOCKS):
                 moved = []
-                hoist(s, moved)
+                hoist(s, moved, blocks)
                 out.extend(moved)
                 self.changed = self.changed or bool(moved)
             out.append(s)
-        return out
+        return out, blocks
 
     def _inline_transforms(self, body):
         """`df = grad(f)` (any function transform: value_and_grad, jacfwd, hessian, vmap, ...)

@@ -98,6 +98,10 @@ def _def_locals(fdef):
     return out
 
 
+# ops whose start indices vmap reads per example (batching/vectorize.py: a gather, a scatter)
+_PER_EXAMPLE_STARTS = ("dynamic_slice", "dynamic_update_slice")
+
+
 class Normaliser(ContainerMixin):
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
@@ -1953,6 +1957,10 @@ class Normaliser(ContainerMixin):
                 o = self.operand(value)
                 if isinstance(o, ir.Var) and (self.batching or pname in spec.conditions):
                     operands[pname] = o     # a batched condition, or a traced one (no derivative)
+                    continue
+                if isinstance(o, ir.Seq) and _has_var(o) and self.batching \
+                        and pname == "start_indices" and opname in _PER_EXAMPLE_STARTS:
+                    operands[pname] = self.pack(o)      # (0, i): starts per example
                     continue
                 if isinstance(o, ir.Var) or _has_var(o):    # (a shape tuple holding one, too)
                     raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
