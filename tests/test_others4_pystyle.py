@@ -7,16 +7,15 @@ grad, jit, vmap and jvp as its author would use them, checked against float64 fi
 differences, a Python loop and eager."""
 import functools
 import operator
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
-from secant import grad, hessian, jit, jvp, named_scope, nn, vmap
+from secant import grad, hessian, jit, named_scope, nn, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp,
-                            to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(90909)
 
@@ -273,9 +272,6 @@ def test_soft_decision_tree_recursion(x64):
 
 
 # --- a mixture density network returning a namedtuple ----------------------------------------
-from typing import NamedTuple
-
-
 class MixtureParams(NamedTuple):
     logits: object
     means: object
