@@ -97,8 +97,9 @@ def test_dict_zip_and_f_string_keys(x64):
 
 @pytest.mark.xfail(strict=True, reason=(
     "a generator function (`def layers_of(params): ... yield w, b`) iterated in a "
-    "differentiated function: secant cannot transform a function containing yield (the "
-    "callee has no derivative: transformer/normalize.py), where JAX runs the Python generator"))
+    "differentiated function: 'generators and coroutines cannot be transformed: return a "
+    "value instead of yielding it' (transformer/normalize.py), where JAX runs the Python "
+    "generator"))
 def test_generator_of_layers(x64):
     params = _f_params()
     xs = RNG.normal(size=3)
