@@ -6,11 +6,10 @@ against eager; each checked against float64 finite differences, a Python loop or
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, vmap
 
-from others15_check import assert_trees_close, fd_grad, fd_jvp, to_snp
+from others15_check import fd_grad, fd_jvp, to_snp
 from test_others4_graphs_rl import gae
 from test_others4_idioms import collatz_like, comprehension_loss, gaussian_nll, power_by_squaring
 from test_others4_libraries import flow_log_prob_classes, make_flow, model_log_density

@@ -8,12 +8,10 @@ differences, closed forms, a Python loop and eager."""
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, jit, lax, nn, value_and_grad, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, to_np,
-                            to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(4242)
 

@@ -10,12 +10,10 @@ import math
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jit, jvp, tree_util, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp,
-                            to_np, to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(404040)
 

@@ -12,12 +12,10 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jit, jvp, nn, tree_util, value_and_grad, vmap
 
-from others15_check import (assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp,
-                            to_np, to_snp)
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
 
 RNG = np.random.default_rng(41414)
 

@@ -209,6 +209,21 @@ def _replace_node(stmts, old, new):
     return False
 
 
+def _key_lookup(s, src):
+    """For `try: v = d[k]` with one handler `except KeyError:` (no `as`): the subscript d[k]
+    (d a name, k a name or a constant), else None."""
+    if len(s.body) != 1 or len(s.handlers) != 1 or not isinstance(s.body[0], gast.Assign):
+        return None
+    h, value = s.handlers[0], s.body[0].value
+    if h.name is not None or not isinstance(h.type, gast.Name) or h.type.id != "KeyError" \
+            or src.resolve_name("KeyError")[0] != "builtin":
+        return None
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
+            and isinstance(value.slice, (gast.Name, gast.Constant)):
+        return copy.deepcopy(value)
+    return None
+
+
 def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
@@ -535,8 +550,18 @@ class _Desugarer:
     # --- try / with -------------------------------------------------------------------------------
     def try_block(self, s):
         """The try body inline, then its else: and finally: blocks (what runs when nothing is
-        raised); an exception raised under a transform propagates."""
+        raised); an exception raised under a transform propagates. A look-up with a fallback,
+        `try: v = d[k]` / `except KeyError: v = default`, is the test Python makes:
+        `if k in d: v = d[k]` / `else: v = default`."""
         self.changed = True
+        lookup = _key_lookup(s, self.src)
+        if lookup is not None:
+            test = gast.Compare(left=lookup.slice, ops=[gast.In()], comparators=[lookup.value])
+            branch = gast.If(test=test, body=s.body + s.orelse, orelse=s.handlers[0].body)
+            for n in gast.walk(branch):
+                if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
+                    gast.copy_location(n, s)
+            return self.block([gast.copy_location(branch, s)] + s.finalbody)
         return self.block(s.body + s.orelse + s.finalbody)
 
     def with_block(self, s):
