@@ -59,7 +59,9 @@ def cached(cache, key, make):
         if fast:                # (a trace cache: its fast keys may name the dropped entry)
             fast.clear()
         for jitted in list(getattr(cache, "cpp", ())):     # (C++ dispatchers' signatures too)
-            jitted._cpp._clear_cache()
+            cpp = jitted._cpp
+            if cpp is not None:
+                cpp._clear_cache()
     return value
 
 
@@ -542,6 +544,7 @@ class _CppJitFunction(JitFunction):
     def __init__(self, *a):
         super().__init__(*a)
         self._cpp = _cpp_dispatcher(self) if self._fast_ok else None
+        self._cpp_refused = 0       # misses C++ could not take (see _cpp_miss)
         if self._cpp is not None:
             self._cache.cpp.add(self)
 
@@ -602,7 +605,14 @@ def _cpp_miss(jitted, ins):
                     _cpp_sees(x) == (a.shape, a.dtype, a.weak_type)
                     for a, x in zip(entry.in_avals, ins)):
             data = runtime.cpp_fast_path(entry.exe, len(ins), entry.out_avals[0])
+    if data is None:    # (several outputs, say: each call would miss again, at a cost)
+        jitted._cpp_refused += 1
+        if jitted._cpp_refused >= _CPP_REFUSALS:
+            jitted._cpp = None      # the Python path from now on
     return out, data, False
+
+
+_CPP_REFUSALS = 8
 
 
 def _cpp_sees(x):

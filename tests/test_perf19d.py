@@ -206,3 +206,15 @@ def test_copy_tree_is_deepcopy_of_a_syntax_tree(kind):
     assert got.body[0] is got.body[-1] and got.body[0] is not shared
     assert got.body[0].extra == {"a": [1]} and got.body[0].extra is not shared.extra
     assert [type(n) for n in ast.walk(got)] == [type(n) for n in ast.walk(tree)]
+
+
+def test_cpp_dispatch_gives_way_to_the_python_path_for_calls_it_cannot_take(monkeypatch):
+    def two(a, b):
+        return a + b, a * b         # two outputs: C++ cannot take the signature
+    with_cpp, plain = _jits(two, monkeypatch)
+    a = np.arange(3, dtype=np.float32)
+    for i in range(12):
+        got, want = with_cpp(a, a + i), plain(a, a + i)
+        for g, w in zip(got, want):
+            _agree(g, w)
+    assert with_cpp._cpp is None        # after a few refusals: the Python path only

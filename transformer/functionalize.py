@@ -48,7 +48,7 @@ from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth
-from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree
+from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 _cache = {}
@@ -90,21 +90,15 @@ undefined_in_branch.__secant_placeholder__ = True
 
 
 # --- name analyses (one scope, nested functions count by their free names) ---------------------
-def _scope_nodes(stmts):
-    """Pre-order nodes of `stmts`, not descending into nested scopes (which are yielded)."""
-    stack = list(stmts)[::-1]
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, _SCOPES):
-            continue
-        stack.extend(reversed(list(gast.iter_child_nodes(n))))
+# pre-order nodes of statements, not descending into nested scopes (which are yielded); the
+# tree walks below are hygiene.walk (ast.walk's nodes in its order, at about half its cost)
+_scope_nodes = walk_scope
 
 
 def _free_names(scope):
     loads, bound = {}, set()
     for n in [scope]:
-        for m in gast.walk(n):
+        for m in _walk(n):
             if isinstance(m, gast.Name):
                 if isinstance(m.ctx, gast.Load):
                     loads.setdefault(m.id)
@@ -196,7 +190,7 @@ def _side_effect(stmts):
         elif isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = n.targets if isinstance(n, gast.Assign) else [n.target]
             for t in targets:
-                for m in gast.walk(t):
+                for m in _walk(t):
                     if isinstance(m, (gast.Subscript, gast.Attribute)) and \
                             isinstance(m.ctx, gast.Store):
                         return "assigns to an item or attribute of a Python object"
@@ -246,7 +240,7 @@ def _static_names(fnode):
     again) and nowhere else (no other assignment, loop target, parameter, nested scope's
     name). (`done = False` ... `done = True` is no such name: which one ran may be traced.)"""
     stores, single = {}, {}
-    for n in gast.walk(fnode):
+    for n in _walk(fnode):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
@@ -272,7 +266,7 @@ def _container_names(fnode, stores):
     or to slices and concatenations of such names (`history = history[1:] + [x]`): their
     truth (`if history:`) is their length, a Python bool."""
     values = {}
-    for n in gast.walk(fnode):
+    for n in _walk(fnode):
         if isinstance(n, gast.Assign) and len(n.targets) == 1:
             t, v = n.targets[0], n.value
             pairs = [(t, v)] if isinstance(t, gast.Name) else list(zip(t.elts, v.elts)) if (
@@ -308,19 +302,19 @@ def _resized_containers(fnode):
 
 def _stores(fnode):
     stores = {}
-    for n in gast.walk(fnode):
+    for n in _walk(fnode):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
     return stores
 
 
 def _mentions(node, name):
-    return any(isinstance(m, gast.Name) and m.id == name for m in gast.walk(node))
+    return any(isinstance(m, gast.Name) and m.id == name for m in _walk(node))
 
 
 def _index_needs_int(body, i):
     """Why the body needs the loop index `i` as a Python int (so the loop must unroll), or None."""
-    for n in (m for s in body for m in gast.walk(s)):    # nested functions included
+    for n in (m for s in body for m in _walk(s)):    # nested functions included
         if isinstance(n, gast.Slice) and _mentions(n, i):
             return f"it slices with {i}"
         if isinstance(n, gast.Call):
@@ -343,7 +337,7 @@ def _index_needs_int(body, i):
 
 def _indexed_by(body, i):
     """Names the body subscripts with the loop index i (`ws[i]`, `ws[i, 0]`)."""
-    return {n.value.id for st in body for n in gast.walk(st)
+    return {n.value.id for st in body for n in _walk(st)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
             and isinstance(n.ctx, gast.Load) and _mentions(n.slice, i)}
 
@@ -364,7 +358,7 @@ def _count(stmts, kinds):
 
 def _parse_stmt(text, like):
     node = gast.parse(text).body[0]
-    for m in gast.walk(node):
+    for m in _walk(node):
         if hasattr(m, "lineno") or isinstance(m, (gast.stmt, gast.expr)):
             gast.copy_location(m, like)
     return node
@@ -643,7 +637,7 @@ class _Rewriter:
             why = "its step is not 1"
         why = why or self._loop_problem(s)
         if not why and any(isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
-                           and m.func.id == "len" for a in it.args for m in gast.walk(a)):
+                           and m.func.id == "len" for a in it.args for m in _walk(a)):
             why = "it counts over len() of a Python container"
         if not why:
             why = _index_needs_int(s.body, i)
@@ -688,14 +682,14 @@ class _Rewriter:
         vararg = getattr(self.src.node.args, "vararg", None)
         return vararg is not None and vararg.id == name and not any(
             isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-            for n in gast.walk(self.src.node))
+            for n in _walk(self.src.node))
 
     def _python_list(self, name):
         """Whether every binding of `name` in the function is a list or tuple display or a list
         comprehension (a Python sequence, never a traced array)."""
-        stores = [n for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+        stores = [n for n in _walk(self.src.node) if isinstance(n, gast.Name)
                   and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))]
-        displays = [a for a in gast.walk(self.src.node) if isinstance(a, gast.Assign)
+        displays = [a for a in _walk(self.src.node) if isinstance(a, gast.Assign)
                     and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
                     and a.targets[0].id == name
                     and isinstance(a.value, (gast.List, gast.Tuple, gast.ListComp))]
@@ -862,12 +856,12 @@ def _rewritten_helpers(src, node):
     transformer/callees.py resolves) is called by a name of its own, in the canonical form."""
     from secant.transformer.callees import UNRESOLVED, canonical_call, resolve
     out = {}
-    stored = {m.id for m in gast.walk(node) if isinstance(m, gast.Name)
+    stored = {m.id for m in _walk(node) if isinstance(m, gast.Name)
               and not isinstance(m.ctx, gast.Load)}
     taken = _all_names(node) | set(src.closure)
     names = Names(taken)
     by_fn, staged_name = {}, None
-    for n in gast.walk(node):
+    for n in _walk(node):
         if not isinstance(n, gast.Call):
             continue
         if isinstance(n.func, gast.Name):
@@ -1016,7 +1010,7 @@ def _functionalize(fn):
 
 def _all_names(node):
     out = set()
-    for m in gast.walk(node):
+    for m in _walk(node):
         if isinstance(m, gast.Name):
             out.add(m.id)
         elif isinstance(m, (gast.FunctionDef, gast.ClassDef)):
@@ -1028,7 +1022,7 @@ def _rewrite(fn, src, node, helpers):
     from secant import lax
     taken = _all_names(node) | set(src.closure)
     names = Names(taken)
-    local = set(assigned(node.body)) | {a.id for a in gast.walk(node.args)
+    local = set(assigned(node.body)) | {a.id for a in _walk(node.args)
                                         if isinstance(a, gast.Name)}
     _, value = src.resolve_name("lax")
     lax_name = "lax" if value is lax and "lax" not in local else names.fresh("lax")
@@ -1041,11 +1035,11 @@ def _rewrite(fn, src, node, helpers):
     rw.root = list(node.body)
     rw.static = _static_names(node)
     rw.resized = _resized_containers(node)
-    params = set(m.id for m in gast.walk(node.args) if isinstance(m, gast.Name))
+    params = set(m.id for m in _walk(node.args) if isinstance(m, gast.Name))
     node.body = rw.block(node.body, params, set())
     if not rw.changed and not rw.comments and not helpers:
         return fn
-    for a in gast.walk(node.args):      # annotations may name things the generated module lacks
+    for a in _walk(node.args):      # annotations may name things the generated module lacks
         if isinstance(a, gast.Name):
             a.annotation = None
     printer = _Printer(src, rw.comments)
