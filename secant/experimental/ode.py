@@ -362,30 +362,33 @@ def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
     n = snp.size(ys[0])
     augmented = _augmented_of(func, shape)
 
-    def back(carry, i):
+    def back(carry, step):      # (from time i to time i - 1)
         y_bar, t0_bar, args_bar = carry
-        t_bar = snp.sum(func(ys[i], ts[i], args) * g[i])
+        y_i, t_i, t_before, g_i, g_before = step
+        t_bar = snp.sum(func(y_i, t_i, args) * g_i)
         t0_bar = t0_bar - t_bar
-        state = _flat([ys[i], y_bar, t0_bar, args_bar], ys.dtype)
-        state = odeint(augmented, state, snp.stack([-ts[i], -ts[i - 1]]), args, rtol=rtol,
+        state = _flat([y_i, y_bar, t0_bar, args_bar], ys.dtype)
+        state = odeint(augmented, state, snp.stack([-t_i, -t_before]), args, rtol=rtol,
                        atol=atol, mxstep=mxstep, hmax=hmax)[1]
-        y_bar = snp.reshape(state[n:2 * n], shape) + g[i - 1]
+        y_bar = snp.reshape(state[n:2 * n], shape) + g_before
         return (y_bar, state[2 * n], state[2 * n + 1:]), t_bar
 
-    start = (g[-1], snp.zeros((), ys.dtype), _flat(_zeros_like_tree(args), ys.dtype))
-    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
-        back, start, snp.arange(ts.shape[0] - 1, 0, -1))
+    start = (g[-1], snp.zeros((), ys.dtype), snp.zeros_like(_flat(args, ys.dtype)))
+    # the times from the last to the second, each with the one before (slices, not an index:
+    # a derivative of the scan reads no differentiated index, at any order)
+    steps = (ys[:0:-1], ts[:0:-1], ts[-2::-1], g[:0:-1], g[-2::-1])
+    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(back, start, steps)
     ts_bar = snp.concatenate([snp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]]).astype(ts.dtype)
     return y_bar, ts_bar, _unflat(args_bar, args)
 
 
 def _flat(parts, dtype):
-    """The leaves of `parts` (arrays and pytrees) raveled into one array of dtype."""
-    return snp.concatenate([snp.ravel(v).astype(dtype) for v in tree_util.tree_leaves(parts)])
-
-
-def _zeros_like_tree(tree):
-    return [snp.zeros_like(v) for v in tree_util.tree_leaves(tree)]
+    """The leaves of `parts` (arrays and pytrees) raveled into one array of dtype (empty for no
+    leaves: odeint with no extra arguments)."""
+    leaves = tree_util.tree_leaves(parts)
+    if len(leaves) == 0:
+        return snp.zeros(0, dtype)
+    return snp.concatenate([snp.ravel(v).astype(dtype) for v in leaves])
 
 
 def _unflat(flat, like):
