@@ -1147,6 +1147,9 @@ def _batched_custom(custom, params, wrt, staged, batch):
         fwd = vmap(custom.fwd, in_axes=axes, out_axes=0)
         fwd.__secant_rule_of__ = custom.fwd
         out.defvjp(fwd, bwd)
+        twin = getattr(custom, "jvp_twin", None)
+        if twin is not None:    # (a library's forward rule for its custom_vjp: batched too)
+            out.jvp_twin = _batched_custom(twin, params, wrt, staged, batch)
     out.__secant_out_batched__ = True       # (every output batched, the rules' too)
     return out
 

@@ -183,3 +183,32 @@ def test_hessian_with_respect_to_a_dict_of_args(x64):
     np.testing.assert_allclose(got["k"]["c"][0], fd(0, 1), rtol=1e-5)
     np.testing.assert_allclose(got["c"]["k"][0], fd(1, 0), rtol=1e-5)
     np.testing.assert_allclose(got["c"]["c"][0, 0], 0.0, atol=1e-8)    # (linear in c)
+
+
+def test_no_extra_arguments_and_a_dict_state(x64):
+    """a' = -a b, b' = 0: a(T) = a0 exp(-b0 T); odeint(func, y0, t) with no *args."""
+    def rhs2(s, t):
+        return {"a": -s["a"] * s["b"], "b": 0.0 * s["b"]}
+
+    def last(y):
+        return odeint(rhs2, y, TS)["a"][-1]
+    y = {"a": 0.8, "b": 0.7}
+    e = np.exp(-0.7 * TS[-1])
+    g = secant.grad(last)(y)
+    np.testing.assert_allclose([g["a"], g["b"]], [e, -0.8 * TS[-1] * e], rtol=1e-6)
+    h = secant.hessian(last)(y)
+    np.testing.assert_allclose([[h["a"]["a"], h["a"]["b"]], [h["b"]["a"], h["b"]["b"]]],
+                               [[0.0, -TS[-1] * e], [-TS[-1] * e, 0.8 * TS[-1] ** 2 * e]],
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_forward_over_forward_and_jvp_of_vmap(x64):
+    """jacfwd(jacfwd): the sensitivity equations' own tangent; jvp(vmap(f)): the batched
+    custom_vjp keeps odeint's forward rule (jvp_twin)."""
+    def final(k):
+        return odeint(rhs, 0.8, TS, k)[-1]       # 0.8 exp(-k S2)
+    np.testing.assert_allclose(secant.jacfwd(secant.jacfwd(final))(0.7),
+                               0.8 * S2 ** 2 * np.exp(-0.7 * S2), rtol=1e-6)
+    ks = np.array([0.3, 0.9])
+    _, dot = secant.jvp(secant.vmap(final), (ks,), (np.ones(2),))
+    np.testing.assert_allclose(dot, -0.8 * S2 * np.exp(-ks * S2), rtol=1e-6)

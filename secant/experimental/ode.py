@@ -39,7 +39,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=snp.inf, hmax=sn
     shapes = [snp.shape(v) for v in leaves]
     dtypes = [snp.result_type(v) for v in leaves]
     spec = _state_spec(tree_util.tree_structure(y0), shapes, dtypes)
-    ys = _odeint(_packed(func, len(args), spec), rtol, atol, mxstep, hmax, _flat([y0], spec[-1]),
+    ys = _odeint(_packed(func, len(args), spec), rtol, atol, mxstep, hmax, _flat((y0,), spec[-1]),
                  snp.asarray(t), args)
     return _unravel(ys, spec)
 
@@ -305,7 +305,7 @@ def _packed(func, k, spec):
     read a call of it where the number of arguments is not known):
 
         def packed(y, t, args):
-            return _flat([func(_unravel(y, spec), t, args[0], args[1])], spec[-1])
+            return _flat((func(_unravel(y, spec), t, args[0], args[1]),), spec[-1])
 
     One per func, k and spec (an unhashable callable object: one per call)."""
     return _packed_source(func, k, spec) if _hashable(func) else \
@@ -323,7 +323,7 @@ def _hashable(obj):
 @functools.lru_cache(maxsize=256)
 def _packed_source(func, k, spec):
     call = f"func({', '.join(['_unravel(y, spec)', 't'] + [f'args[{j}]' for j in range(k)])})"
-    source = f"def packed(y, t, args):\n    return _flat([{call}], spec[-1])\n"
+    source = f"def packed(y, t, args):\n    return _flat(({call},), spec[-1])\n"
     return load_generated(source, "packed", {}, {"func": func, "spec": spec,
                                                  "_unravel": _unravel, "_flat": _flat})
 
@@ -339,7 +339,7 @@ def _augmented(func, shape, state, minus_t, args):
     y_bar = snp.reshape(state[n:2 * n], shape)
     y_dot, vjp_fn = secant.vjp(func, y, -minus_t, args)
     y_bar_dot, t_bar_dot, args_bar_dot = vjp_fn(y_bar)
-    return _flat([-y_dot, y_bar_dot, t_bar_dot, args_bar_dot], state.dtype)
+    return _flat((-y_dot, y_bar_dot, t_bar_dot, args_bar_dot), state.dtype)
 
 
 @functools.lru_cache(maxsize=256)
@@ -362,30 +362,34 @@ def _odeint_bwd(func, rtol, atol, mxstep, hmax, res, g):
     n = snp.size(ys[0])
     augmented = _augmented_of(func, shape)
 
-    def back(carry, i):
+    def back(carry, step):      # (from time i to time i - 1)
         y_bar, t0_bar, args_bar = carry
-        t_bar = snp.sum(func(ys[i], ts[i], args) * g[i])
+        y_i, t_i, t_before, g_i, g_before = step
+        t_bar = snp.sum(func(y_i, t_i, args) * g_i)
         t0_bar = t0_bar - t_bar
-        state = _flat([ys[i], y_bar, t0_bar, args_bar], ys.dtype)
-        state = odeint(augmented, state, snp.stack([-ts[i], -ts[i - 1]]), args, rtol=rtol,
+        state = _flat((y_i, y_bar, t0_bar, args_bar), ys.dtype)
+        state = odeint(augmented, state, snp.stack([-t_i, -t_before]), args, rtol=rtol,
                        atol=atol, mxstep=mxstep, hmax=hmax)[1]
-        y_bar = snp.reshape(state[n:2 * n], shape) + g[i - 1]
+        y_bar = snp.reshape(state[n:2 * n], shape) + g_before
         return (y_bar, state[2 * n], state[2 * n + 1:]), t_bar
 
-    start = (g[-1], snp.zeros((), ys.dtype), _flat(_zeros_like_tree(args), ys.dtype))
-    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
-        back, start, snp.arange(ts.shape[0] - 1, 0, -1))
+    start = (g[-1], snp.zeros((), ys.dtype), snp.zeros_like(_flat(args, ys.dtype)))
+    # the times from the last to the second, each with the one before (slices, not an index:
+    # a derivative of the scan reads no differentiated index, at any order)
+    steps = (ys[:0:-1], ts[:0:-1], ts[-2::-1], g[:0:-1], g[-2::-1])
+    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(back, start, steps)
     ts_bar = snp.concatenate([snp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]]).astype(ts.dtype)
     return y_bar, ts_bar, _unflat(args_bar, args)
 
 
 def _flat(parts, dtype):
-    """The leaves of `parts` (arrays and pytrees) raveled into one array of dtype."""
-    return snp.concatenate([snp.ravel(v).astype(dtype) for v in tree_util.tree_leaves(parts)])
-
-
-def _zeros_like_tree(tree):
-    return [snp.zeros_like(v) for v in tree_util.tree_leaves(tree)]
+    """The leaves of `parts` (a tuple of arrays and pytrees: a list's cotangent comes back a
+    tuple in a third derivative) raveled into one array of dtype (empty for no leaves: odeint
+    with no extra arguments)."""
+    leaves = tree_util.tree_leaves(parts)
+    if len(leaves) == 0:
+        return snp.zeros(0, dtype)
+    return snp.concatenate([snp.ravel(v).astype(dtype) for v in leaves])
 
 
 def _unflat(flat, like):
@@ -413,7 +417,7 @@ def _sensitivity(func, shape, state, t, args):
     y_dot = snp.reshape(state[n:], shape)
     args, args_dot = args
     f, f_dot = secant.jvp(func, (y, t, args), (y_dot, snp.zeros_like(t), args_dot))
-    return _flat([f, f_dot], state.dtype)
+    return _flat((f, f_dot), state.dtype)
 
 
 @functools.lru_cache(maxsize=256)
@@ -435,8 +439,8 @@ def _odeint_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
     y0_dot, ts_dot, args_dot = tangents
     y0 = snp.asarray(y0)
     ys = _odeint(func, rtol, atol, mxstep, hmax, y0, ts, args)
-    args_dot = _unflat(_flat([args_dot], y0.dtype), args)
-    start = _flat([y0, y0_dot - func(y0, ts[0], args) * ts_dot[0]], y0.dtype)
+    args_dot = _unflat(_flat((args_dot,), y0.dtype), args)
+    start = _flat((y0, y0_dot - func(y0, ts[0], args) * ts_dot[0]), y0.dtype)
     states = odeint(_sensitivity_of(func, y0.shape), start, ts, (args, args_dot), rtol=rtol,
                     atol=atol, mxstep=mxstep, hmax=hmax)
     n = snp.size(y0)
