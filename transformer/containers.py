@@ -65,7 +65,17 @@ def _local_names(fnode):
             aliases += [(e.id, n) for e in n.elts if isinstance(e, gast.Name)]
         if isinstance(n, gast.Dict):
             aliases += [(e.id, n) for e in n.values if isinstance(e, gast.Name)]
-    return out - params - {name for name, at in aliases if _grows_after(fnode, name, at)}
+    # (only names that are appended to matter; the others' aliases cost a walk each)
+    grown = {c.func.value.id for c in _growths(fnode)}
+    return out - params - {name for name, at in aliases
+                           if name in grown and _grows_after(fnode, name, at)}
+
+
+def _growths(node):
+    """The `name.append(...)` / `name.extend(...)` calls in `node`."""
+    return [n for n in gast.walk(node) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
+            and isinstance(n.func.value, gast.Name)]
 
 
 def _grows_after(fnode, name, at):
@@ -73,9 +83,7 @@ def _grows_after(fnode, name, at):
     one later in the source, or in a loop around both. An alias made after the list's last
     append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
     def grows(node):
-        return [n for n in gast.walk(node) if isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
-                and isinstance(n.func.value, gast.Name) and n.func.value.id == name]
+        return [n for n in _growths(node) if n.func.value.id == name]
     line = getattr(at, "lineno", None)
     if line is None:
         return True
@@ -129,10 +137,10 @@ class ContainerMixin:
 
     def rewrite_appends(self):
         generated = self.src.generated
-        local = _local_names(self.node)
         if not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
                    and n.func.attr in ("append", "extend") for n in gast.walk(self.node)):
             return
+        local = _local_names(self.node)
         # rewritten on a copy: the tree may be a function's attached source (desugared,
         # generated), which functionalize and later transforms read again as written
         self.node = copy.deepcopy(self.node)
