@@ -78,9 +78,7 @@ def _grows_after(fnode, loops, name, at):
     one later in the source, or in a loop around both. An alias made after the list's last
     append (`return tuple(out) if c else out`, desugared to `chosen = out`) sees no change."""
     def grows(node):
-        return [n for n in gast.walk(node) if isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
-                and isinstance(n.func.value, gast.Name) and n.func.value.id == name]
+        return [n for n in _growths(node) if n.func.value.id == name]
     line = getattr(at, "lineno", None)
     if line is None:
         return True
