@@ -87,6 +87,13 @@ def _grows_after(fnode, loops, name, at):
     return any(grows(loop) and any(n is at for n in gast.walk(loop)) for loop in loops)
 
 
+def _growths(node):
+    """The `name.append(...)` / `name.extend(...)` calls in `node`."""
+    return [n for n in gast.walk(node) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
+            and isinstance(n.func.value, gast.Name)]
+
+
 class _AppendRewriter(gast.NodeTransformer):
     """`out.append(v)` -> `out = out + [v]`, `out.extend(vs)` -> `out = out + list(vs)` for a
     list the function binds itself (lists are values: no one else holds this one)."""
@@ -131,9 +138,7 @@ class ContainerMixin:
 
     def rewrite_appends(self):
         generated = self.src.generated
-        grown = {n.func.value.id for n in gast.walk(self.node)
-                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                 and n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name)}
+        grown = {c.func.value.id for c in _growths(self.node)}
         if not grown:
             return
         local = _local_names(self.node, grown)
