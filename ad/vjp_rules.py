@@ -83,8 +83,8 @@ VJP = {
              "a_max": "{g} * clip_share_max({a}, {a_min}, {a_max})"},
     "matmul": {"x": "matmul_grad_x({g}, {x}, {y})", "y": "matmul_grad_y({g}, {x}, {y})"},
     "dot": {"a": "dot_grad_a({g}, {a}, {b})", "b": "dot_grad_b({g}, {a}, {b})"},
-    "outer": {"a": "snp.dot({g}, snp.ravel({b})).reshape({a}.shape)",
-              "b": "snp.dot(snp.ravel({a}), {g}).reshape({b}.shape)"},
+    "outer": {"a": "snp.dot({g}, snp.ravel({b})).reshape(snp.shape({a}))",
+              "b": "snp.dot(snp.ravel({a}), {g}).reshape(snp.shape({b}))"},
     # reductions
     "sum": {"a": "unreduce({g}, {a}{static})"},
     "mean": {"a": "mean_grad({g}, {a}{static})"},
@@ -172,12 +172,12 @@ VJP = {
                                  "{start_indices})"},
     "dynamic_update_slice": {
         "operand": "lax.dynamic_update_slice({g}, snp.zeros_like({update}), {start_indices})",
-        "update": "lax.dynamic_slice({g}, {start_indices}, {update}.shape)"},
+        "update": "lax.dynamic_slice({g}, {start_indices}, snp.shape({update}))"},
     "broadcast_in_dim": {"operand": "unbroadcast_in_dim({g}, {operand}, {broadcast_dimensions})"},
     "lax_reshape": {"operand": "lax_reshape_grad({g}, {operand}, {dimensions})"},
     "lax_transpose": {"operand": "lax.transpose({g}, inverse_permutation({permutation}))"},
-    "lax_squeeze": {"array": "{g}.reshape({array}.shape)"},
-    "lax_expand_dims": {"array": "{g}.reshape({array}.shape)"},
+    "lax_squeeze": {"array": "{g}.reshape(snp.shape({array}))"},
+    "lax_expand_dims": {"array": "{g}.reshape(snp.shape({array}))"},
     # --- windowed operations (issue 17; ad/conv_helpers.py: the transposes are convolutions) ---
     "conv_general_dilated": {
         "lhs": "conv_grad_lhs({g}, {lhs}, {rhs}, {window_strides}, {padding}{static})",
