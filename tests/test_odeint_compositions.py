@@ -212,3 +212,12 @@ def test_forward_over_forward_and_jvp_of_vmap(x64):
     ks = np.array([0.3, 0.9])
     _, dot = secant.jvp(secant.vmap(final), (ks,), (np.ones(2),))
     np.testing.assert_allclose(dot, -0.8 * S2 * np.exp(-ks * S2), rtol=1e-6)
+
+
+def test_third_derivative(x64):
+    """grad(grad(grad)): the adjoint's derivatives differentiated again (the augmented state
+    raveled from a tuple, whose cotangent a third derivative gives back as one)."""
+    def final(k):
+        return odeint(rhs, 0.8, TS, k)[-1]       # 0.8 exp(-k S2)
+    np.testing.assert_allclose(secant.grad(secant.grad(secant.grad(final)))(0.7),
+                               -0.8 * S2 ** 3 * np.exp(-0.7 * S2), rtol=1e-6)
