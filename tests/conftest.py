@@ -23,6 +23,16 @@ def x64():
         secant.config.update("enable_x64", False)
 
 
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_or_not(request):
+    """Runs the test twice: with 32-bit and with 64-bit types."""
+    secant.config.update("enable_x64", request.param)
+    try:
+        yield
+    finally:
+        secant.config.update("enable_x64", False)
+
+
 # `make test` gives whole files to its workers (pytest-xdist --dist loadfile, queued in collection
 # order: --no-loadscope-reorder). Queued by test count, as xdist does by default, a file of a few
 # slow tests (subprocesses: the examples, the distributed launches) starts last and keeps one

@@ -14,8 +14,8 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant.ad.fold import folded
-from secant.transformer.walker import Line
 from test_lean20c import fd_grad
+from test_lean20d import _code, _lines
 
 RNG = np.random.default_rng(2021)
 # a name made after a derivative helper's call, not after the user's variable
@@ -82,18 +82,6 @@ def test_jvp_of_grad_reads_the_unfolded_lines(x64):
 
 
 # --- accumulations merged (ad/fold.py: a value that reaches one line, which assigns it again) --
-def _lines(*specs):
-    out = []
-    for indent, code in specs:
-        kind = "comment" if code.startswith("#") else "block" if code.endswith(":") else "stmt"
-        out.append(Line(code, indent, kind))
-    return out
-
-
-def _code(lines):
-    return [(ln.indent, ln.code) for ln in lines]
-
-
 def test_an_accumulation_is_merged_and_a_parameters_cotangent_keeps_its_name():
     lines = _lines((1, "# Grad of: y = a * x + snp.sin(x)"), (1, "x_bar = a * y_bar"),
                    (1, "x_bar = x_bar + y_bar * snp.cos(x)"), (1, "return x_bar"))

@@ -10,15 +10,6 @@ from secant.ad.helpers import grad_seed, grad_seed_like
 from secant.backends.array import Array
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_or_not(request):
-    secant.config.update("enable_x64", request.param)
-    try:
-        yield
-    finally:
-        secant.config.update("enable_x64", False)
-
-
 def _zero_d_arrays(dtype):
     """0-d Arrays of `dtype` held as 0-d ndarrays (not as NumPy scalars), strong and weak."""
     strong = Array._wrap(np.asarray(0.5, dtype))

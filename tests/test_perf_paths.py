@@ -155,15 +155,6 @@ def test_eager_unary_matches_bind(name, dtype, x64):
             got[()] = 1
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_or_not(request):
-    secant.config.update("enable_x64", request.param)
-    try:
-        yield
-    finally:
-        secant.config.update("enable_x64", False)
-
-
 @pytest.mark.parametrize("name", ["sin", "exp", "log", "sqrt", "negative", "arctanh"])
 def test_eager_unary_of_python_and_numpy_values_matches_conversion_then_bind(name, x64_or_not):
     # Python floats, NumPy scalars and arrays skip conversion + bind: same value, dtype, weak
