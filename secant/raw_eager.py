@@ -209,23 +209,47 @@ def _function(gen, values, replace):
     return types.FunctionType(code, globals_, gen.__name__, gen.__defaults__, closure)
 
 
+def run(gen, args):
+    """gen(*args), on NumPy's values where it can be (see the module's text). A run on them that
+    fails where the run as written does not (a Python number through a ufunc, say) is not tried
+    again for this gen: it would cost a second run on every call."""
+    raw = raw_version(gen)
+    vals = None if raw is None else _unwrapped(args)
+    if vals is None:
+        return gen(*args)
+    out = _run(raw, vals)
+    if out is NOT_RAW:
+        out = gen(*args)
+        gen.__secant_numpy_version__ = None
+    return out
+
+
 def call_raw(raw, args):
     """raw(*args) on the NumPy values of `args` (secant Arrays after grad's conversion), its
     result wrapped; NOT_RAW when an argument is not a strong float Array or a Python int or
     float, when the run fails, or when its result is not float arrays (then the caller runs
     the derivative as usual, which gives secant's own result or error)."""
+    vals = _unwrapped(args)
+    return NOT_RAW if vals is None else _run(raw, vals)
+
+
+def _unwrapped(args):
     vals = []
     for a in args:
         t = type(a)
         if t is Array:
             v = a._npy
             if a.weak_type or not _float_value(v):
-                return NOT_RAW
+                return None
             vals.append(v)
         elif t is float or t is int:
             vals.append(a)
         else:
-            return NOT_RAW
+            return None
+    return vals
+
+
+def _run(raw, vals):
     try:
         out = raw[dtypes.X64[0]](*vals)
     except Exception:
