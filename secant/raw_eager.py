@@ -144,7 +144,7 @@ _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(range): range, id(reversed): reversed, id(len): len}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}
 _OPS = frozenset(["RESUME", "NOP", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "LOAD_FAST",
-                  "STORE_FAST", "DELETE_FAST", "LOAD_CONST", "PUSH_NULL", "PRECALL", "CALL",
+                  "STORE_FAST", "DELETE_FAST", "PUSH_NULL", "PRECALL", "CALL",
                   "KW_NAMES", "UNARY_NEGATIVE", "GET_ITER", "FOR_ITER", "JUMP_BACKWARD",
                   "JUMP_FORWARD", "POP_TOP", "RETURN_VALUE", "BUILD_LIST", "BUILD_TUPLE"])
 _BINARY = frozenset(["+", "-", "*", "/"])       # (not in place: x += y would write to an input)
@@ -192,10 +192,17 @@ def _read(gen):
         elif op == "BINARY_OP":
             if ins.argrepr not in _BINARY:
                 return None
+        elif op == "LOAD_CONST":
+            if _has_bool(ins.argval):   # (NumPy's sin(True) is a float16: not secant's)
+                return None
         elif op not in _OPS:
             return None
         previous = ins
     return tuple(_function(gen, values, replace) for replace in (_REPLACE_X32, _REPLACE))
+
+
+def _has_bool(value):
+    return type(value) is bool or type(value) in (tuple, frozenset) and any(map(_has_bool, value))
 
 
 def _function(gen, values, replace):

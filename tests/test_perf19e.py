@@ -220,7 +220,8 @@ def test_the_bytecode_reading_refuses_what_numpy_would_do_otherwise():
     for written in ("y = x * 2\n    y += x",           # in place: would write to an input
                     "y = x[0]", "y = x ** 2", "y = x > 0", "y = x.T",
                     "y = x if x else x", "y = print(x)", "y = snp.where(x, x, x)",
-                    "y = [v for v in x]", "y = x\n    y.sort()"):
+                    "y = [v for v in x]", "y = x\n    y.sort()",
+                    "y = x * snp.sin(True)", "y = x * snp.sin((True, 1.0))"):
         namespace = {"snp": snp}
         exec(f"def f(x):\n    {written}\n    return y", namespace)
         assert raw_version(namespace["f"]) is None, written
