@@ -1,7 +1,8 @@
 """Eager derivatives run on NumPy's own values where that changes nothing (issue 19).
 
 An eager call of a generated derivative pays secant's wrapper (an Array, type checks, the
-quiet error state) on every operation: ~0.3 us each, more than NumPy's own sin of a scalar. When a derivative is plain elementwise arithmetic (autograd's chain of sines, say) and its
+quiet error state) on every operation: ~0.3 us each, more than NumPy's own sin of a scalar.
+When a derivative is plain elementwise arithmetic (autograd's chain of sines, say) and its
 inputs are strong float arrays, each of its operations is exactly the NumPy call secant's eager
 fast path would make (backends/core.py eager_unary/eager_binary: the same ufunc on the same
 values, in the quiet state): then its code runs once on the unwrapped values, and only the
@@ -9,12 +10,13 @@ results are wrapped.
 
 `raw_version(gen)` reads the derivative's bytecode once and answers functions with the same
 code object (so the same lines, the same names) whose free variables and globals name the
-NumPy versions below (one without x64, one with), or None when the code does anything else: subscripts, attributes other
-than `snp.<ufunc>` and a list's append/pop, in-place operators, powers, comparisons, branches,
-calls of anything not listed. `call_raw` runs it on unwrapped arguments; any exception, or a
-result that is not a tuple of float arrays, and the caller runs the derivative as usual (the
-listed functions have no side effects, so running it again is the same computation: its error
-messages, weak types and dtype rules are secant's own)."""
+NumPy versions below (one without x64, one with), or None when the code does anything else:
+subscripts, attributes other than `snp.<ufunc>` and a list's append/pop, in-place operators,
+powers, comparisons, branches, bool constants, calls of anything not listed. `run` runs it on
+unwrapped arguments; on any exception, or a result that is not a tuple of float arrays, it
+runs the derivative as written instead (the listed functions have no side effects, so running
+it again is the same computation: its error messages, weak types and dtype rules are
+secant's own). Weakly typed arguments (a Python float grad converted) run as written."""
 import builtins
 import dis
 import types
@@ -155,17 +157,19 @@ _LIST_METHODS = frozenset(["append", "pop"])    # (an ndarray has neither: a run
 def raw_version(gen):
     """The NumPy-value versions of `gen` (see the module's text) without and with x64, or None;
     read once per gen."""
-    try:
-        return gen.__secant_numpy_version__
-    except AttributeError:
-        pass
-    raw = gen.__secant_numpy_version__ = _read(gen)
+    code = getattr(gen, "__code__", None)
+    if code is None:
+        return None
+    read, raw = getattr(gen, "__secant_numpy_version__", (None, None))
+    if read is not code:            # (a wrapper may have copied gen's attributes)
+        raw = _read(gen)
+        gen.__secant_numpy_version__ = (code, raw)
     return raw
 
 
 def _read(gen):
-    code = getattr(gen, "__code__", None)
-    if code is None or code.co_cellvars or gen.__kwdefaults__ or any(
+    code = gen.__code__
+    if code.co_cellvars or gen.__kwdefaults__ or any(
             isinstance(c, types.CodeType) for c in code.co_consts) or any(
             type(d) not in (int, float) for d in gen.__defaults__ or ()):
         return None         # (a default is passed as it is: only Python numbers, as call_raw)
@@ -227,7 +231,7 @@ def run(gen, args):
     out = _run(raw, vals)
     if out is NOT_RAW:
         out = gen(*args)
-        gen.__secant_numpy_version__ = None
+        gen.__secant_numpy_version__ = (gen.__code__, None)
     return out
 
 

@@ -233,3 +233,15 @@ def test_the_inplace_function_runs_on_numpy_values_as_written():
     before = x.copy()
     _identical(g(x), _as_written(g, x))
     np.testing.assert_array_equal(x, before)
+
+
+def test_a_wrapper_that_copies_attributes_is_read_for_itself():
+    import functools
+    g = secant.grad(_chain)
+    gen = g.__secant_current__()
+    assert raw_version(gen) is not None
+
+    @functools.wraps(gen)
+    def wrapper(x):
+        return gen(x)[0]        # (a subscript: its own code is not run on NumPy's values)
+    assert raw_version(wrapper) is None
