@@ -987,6 +987,8 @@ class Normaliser(ContainerMixin):
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
         if self.batching and isinstance(node, gast.Compare):
             return self.compare(node)
+        if isinstance(node, gast.Dict) and None in node.keys and self._tracked_names_in(node):
+            return self.operand(_merged_dict(node))     # {**base, "b": m}: base | {"b": m}
         if isinstance(node, gast.Dict) and None not in node.keys:
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
@@ -2798,6 +2800,31 @@ def _is_truth_value(node, resolve):
 
 def _tuple_source(names):
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _merged_dict(node):
+    """{**a, "k": v, **b} as (a | {"k": v}) | b: the same keys in the same order, each later
+    one winning, which the dict operations read (a dict's ** operands must be dicts)."""
+    groups, literal = [], None
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            groups.append(v)
+            literal = None
+        else:
+            if literal is None:
+                literal = gast.Dict(keys=[], values=[])
+                groups.append(literal)
+            literal.keys.append(k)
+            literal.values.append(v)
+    if len(groups) == 1:        # {**a}: a copy
+        groups.append(gast.Dict(keys=[], values=[]))
+    merged = groups[0]
+    for g in groups[1:]:
+        merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
+    for n in gast.walk(merged):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, node)
+    return merged
 
 
 def _with_free(factory, args, kwargs, n_free):
