@@ -2385,17 +2385,32 @@ def _forward_derivative(fun, args, directions, lead):
 def _jacobian_source(jac):
     """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__."""
     from secant.batch import vmap
-    if not isinstance(jac.argnums, int) or jac.has_aux or jac.holomorphic:
+    several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
+        isinstance(a, int) for a in jac.argnums)
+    if not (isinstance(jac.argnums, int) or several) or jac.has_aux or jac.holomorphic:
         return None
     try:
         params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return None
+    argnums = jac.argnums if several else (jac.argnums,)
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
-            not -len(params) <= jac.argnums < len(params):
+            not all(-len(params) <= a < len(params) for a in argnums):
         return None
     names = Names()
     taken = [names.fresh(p.name) for p in params]
+    if several:
+        # argnums=(1, 2): the tuple of the Jacobians in each argument, as JAX's for the array
+        # output these source forms take (jacfwd(u, argnums=(1, 2))(p, t, x) in a PINN)
+        parts = [_Jacobian(jac.fun, a, False, jac.kind).__secant_generated__ for a in argnums]
+        if any(part is None for part in parts):
+            return None
+        fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
+        each = [names.fresh(f"{jac.kind}_{taken[a % len(taken)]}") for a in argnums]
+        call = ", ".join(taken)
+        body = [f"return ({', '.join(f'{e}({call})' for e in each)},)" if len(each) == 1 else
+                f"return ({', '.join(f'{e}({call})' for e in each)})"]
+        return _jacobian_function(fn_name, params, taken, body, dict(zip(each, parts)))
     a = jac.argnums % len(params)
     x, n = taken[a], len(taken)
     fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
@@ -2420,6 +2435,14 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
                            in_axes=(0,) + (None,) * n)}
+    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
+                 "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
+    return _jacobian_function(fn_name, params, taken, body, free)
+
+
+def _jacobian_function(fn_name, params, taken, body, free):
+    """def fn_name(<params as taken, with their defaults>): body; None where a default is not
+    a literal."""
     header = []                 # (the parameters' defaults as the function's own)
     for p, name in zip(params, taken):
         if p.default is p.empty:
@@ -2430,8 +2453,6 @@ def _jacobian_source(jac):
             return None
     source = f"def {fn_name}({', '.join(header)}):\n" + "".join(f"    {line}\n"
                                                                 for line in body)
-    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
-                 "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     return load_generated(source, fn_name, {}, free)
 
 

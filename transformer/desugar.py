@@ -254,6 +254,7 @@ class _Desugarer:
                                     # assignments rebuild it (transformer/container_updates.py)
         self.flag_uses = set()      # exit flags something reads
         self.tree_names = {}        # name -> secant.tree_util function the rewrites call
+        self._rebound = {}          # builtin name -> whether the function rebinds it
 
     def error(self, node, message):
         return self.src.error(node, message)
@@ -371,7 +372,7 @@ class _Desugarer:
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
-        if self.src.resolve_name("map")[0] != "builtin" or statements._stores(self.node, "map"):
+        if self.rebound("map"):
             return
         outer = self
 
@@ -404,6 +405,15 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def rebound(self, builtin):
+        """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
+        or an assignment in the function, rebinds it (walked once per function and name)."""
+        hit = self._rebound.get(builtin)
+        if hit is None:
+            hit = self._rebound[builtin] = self.src.resolve_name(builtin)[0] != "builtin" or \
+                statements._stores(self.node, builtin)
+        return hit
 
     def star_unpack(self, s):
         """`*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]` (the

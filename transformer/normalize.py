@@ -987,6 +987,8 @@ class Normaliser(ContainerMixin):
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
         if self.batching and isinstance(node, gast.Compare):
             return self.compare(node)
+        if isinstance(node, gast.Dict) and None in node.keys and self._tracked_names_in(node):
+            return self.operand(_merged_dict(node))     # {**base, "b": m}: base | {"b": m}
         if isinstance(node, gast.Dict) and None not in node.keys:
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
@@ -1727,9 +1729,10 @@ class Normaliser(ContainerMixin):
                 all(k.arg for k in node.keywords) else None
             if getattr(inner, "__secant_factory__", None) in ("argnums", "in_axes"):
                 made = value(node.args[0], first=True)     # jacfwd(grad(f, 1), 0): grad(f, 1)
-                if not extra:                              # made as the code would make it
-                    return inner(made, *[value(a) for a in node.args[1:]],
-                                 **{k.arg: value(k.value) for k in node.keywords})
+                # made as the code would make it; a lifted function's free locals (trailing
+                # parameters) are held fixed: vmap(grad(u))(xs) with u closing over params
+                return _with_free(inner, [made] + [value(a) for a in node.args[1:]],
+                                  {k.arg: value(k.value) for k in node.keywords}, len(extra))
             local_def = isinstance(node, gast.Name) and node.id in self.local_defs
             if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
                     or local_def and first:
@@ -1781,12 +1784,7 @@ class Normaliser(ContainerMixin):
                 k.arg for k in outer.keywords):     # def f(*xs): for the call's shape
             args[0] = callees.specialise(args[0], len(outer.args) + len(extra),
                                          tuple(k.arg for k in outer.keywords))
-        if extra and factory.__secant_factory__ == "in_axes":     # vmap: the free ones unmapped
-            axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
-            own = len(inspect.signature(args[0]).parameters) - len(extra)
-            axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
-            kwargs["in_axes"] = axes + (None,) * len(extra)
-        made = factory(*args, **kwargs)
+        made = _with_free(factory, args, kwargs, len(extra))
         if getattr(made, "__secant_call_gen__", None) or getattr(made, "__secant_custom__", 0):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
@@ -2802,6 +2800,45 @@ def _is_truth_value(node, resolve):
 
 def _tuple_source(names):
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _merged_dict(node):
+    """{**a, "k": v, **b} as (a | {"k": v}) | b: the same keys in the same order, each later
+    one winning, which the dict operations read (a dict's ** operands must be dicts)."""
+    groups, literal = [], None
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            groups.append(v)
+            literal = None
+        else:
+            if literal is None:
+                literal = gast.Dict(keys=[], values=[])
+                groups.append(literal)
+            literal.keys.append(k)
+            literal.values.append(v)
+    if len(groups) == 1:        # {**a}: a copy
+        groups.append(gast.Dict(keys=[], values=[]))
+    merged = groups[0]
+    for g in groups[1:]:
+        merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
+    for n in gast.walk(merged):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, node)
+    return merged
+
+
+def _with_free(factory, args, kwargs, n_free):
+    """factory(*args, **kwargs) for a function whose last n_free parameters are free locals
+    lifted out of a lambda or nested def: held fixed (grad's argnums count only the parameters
+    before them; vmap maps them with in_axes None)."""
+    import inspect
+    if n_free and factory.__secant_factory__ == "in_axes":
+        args, kwargs = list(args), dict(kwargs)
+        axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
+        own = len(inspect.signature(args[0]).parameters) - n_free
+        axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
+        kwargs["in_axes"] = axes + (None,) * n_free
+    return factory(*args, **kwargs)
 
 
 def _has_var(o):

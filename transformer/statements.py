@@ -52,8 +52,8 @@ def unzip(d, s):
     if not (len(s.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
             and all(isinstance(e, gast.Name) for e in target.elts)
             and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-            and call.func.id == "zip" and d.src.resolve_name("zip")[0] == "builtin"
-            and not _stores(d.node, "zip") and call.args and not call.keywords):
+            and call.func.id == "zip" and not d.rebound("zip") and call.args
+            and not call.keywords):
         return None
     displays = _fixed_displays(d.node)
 
@@ -84,8 +84,7 @@ def unzip(d, s):
 def _enumerate_from(d, it):
     """The start of `enumerate(a, start)` / `enumerate(a, start=start)` (builtin), else None."""
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
-            and it.func.id == "enumerate" and d.src.resolve_name("enumerate")[0] == "builtin"
-            and not _stores(d.node, "enumerate")):
+            and it.func.id == "enumerate" and not d.rebound("enumerate")):
         return None
     if len(it.args) == 2 and not it.keywords:
         return it.args[1]
