@@ -95,17 +95,65 @@ def test_dict_zip_and_f_string_keys(x64):
     check_vmap(f_string_params, (params, RNG.normal(size=(4, 3))), in_axes=(None, 0))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a generator function (`def layers_of(params): ... yield w, b`) iterated in a "
-    "differentiated function: 'generators and coroutines cannot be transformed: return a "
-    "value instead of yielding it' (transformer/normalize.py), where JAX runs the Python "
-    "generator"))
 def test_generator_of_layers(x64):
     params = _f_params()
     xs = RNG.normal(size=3)
     np.testing.assert_allclose(generator_net(to_snp(params), to_snp(xs)),
                                f_string_params(to_snp(params), to_snp(xs)), rtol=1e-12)
     check_grad(generator_net, params, xs)
+
+
+
+# the same kind, other shapes: `yield from`, a return that ends a generator early, a generator
+# def inside the differentiated function, a generator read by zip and a comprehension
+def neighbours(xs):
+    for i in range(len(xs) - 1):
+        yield xs[i], xs[i + 1]
+
+
+def differences(xs):
+    for a, b in neighbours(xs):
+        yield b - a
+
+
+def first_scaled(xs, limit):
+    for k, v in enumerate(xs):
+        if k >= limit:
+            return
+        yield v * (k + 1)
+    yield from differences(xs)
+
+
+def chain_energy(xs, x):
+    total = 0.0
+    for a, b in neighbours(xs):
+        total = total + jnp.sum((a - b) ** 2 * x)
+    for v, w in zip(first_scaled(xs, 2), xs):
+        total = total + jnp.sum(jnp.sin(v * w * x))
+    return total + sum([jnp.sum(v * x) for v in first_scaled(xs, 9)])
+
+
+def local_generator(x, n=4):
+    def powers(m):
+        p = x
+        for _ in range(m):
+            yield p
+            p = jnp.sin(p) * x
+    total = 0.0
+    for p in powers(n):
+        total = total + p
+    return total
+
+
+def test_generators_of_other_shapes(x64):
+    xs = [RNG.normal(size=2) for _ in range(4)]
+    x = RNG.normal(size=2)
+    check_grad(chain_energy, xs, x)
+    check_grad(chain_energy, xs, x, argnum=1)
+    check_vmap(chain_energy, (xs, RNG.normal(size=(3, 2))), in_axes=(None, 0))
+    g = check_grad(local_generator, 0.7)
+    np.testing.assert_allclose(g, fd_grad(local_generator, (jnp.asarray(0.7),)), rtol=1e-6)
+    check_vmap(local_generator, (RNG.normal(size=5),))
 
 
 # --- getattr(self, f"layer{i}") on a model class ----------------------------------------------
