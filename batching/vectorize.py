@@ -630,6 +630,17 @@ class BatchBuilder(Walker):
             return
         args = ", ".join([self.batched_src(o) if i in positions else _src(o)
                           for i, o in enumerate(operands)] + extra)
+        kept = self._unbatched_outputs(op, positions) if positions and not steered else None
+        if kept is not None:
+            # a branch output no branch batches stays unbatched (a staged `if n < 0: a = 1 / a;
+            # n = -n` with n a Python int: n is no example's value, so a later bin(n) reads it)
+            axes, flags = kept
+            fns = [self.batched_callee(fn, positions, axes)[0] for fn in op.callee]
+            call = f"lax.cond({steer}, {fns[0]}, {fns[1]}, {args})" if op.op == "cond" else \
+                f"lax.switch({steer}, [{', '.join(fns)}], {args})"
+            self.emit_batched(f"{', '.join(op.targets)} = {call}")
+            self.batched.update(t for t, b in zip(op.targets, flags) if b)
+            return
         if positions:
             fns = [self.batched_callee(fn, positions, 0)[0] for fn in op.callee]
             outs = [f"{f}({args})" for f in fns]
@@ -648,6 +659,21 @@ class BatchBuilder(Walker):
         self._assign(op, call)
 
     cf_switch = cf_cond
+
+    def _unbatched_outputs(self, op, positions):
+        """(out_axes, a flag per target) for a cond's branches when some output is batched by
+        no branch (None when every output is batched, or the flags cannot be read)."""
+        per_branch = [self.batched_callee(fn, positions, "free")[1] for fn in op.callee]
+        n = len(op.targets)
+        if all(isinstance(f, tuple) and len(f) == n for f in per_branch):
+            flags = tuple(any(f[i] for f in per_branch) for i in range(n))
+            axes = tuple(0 if b else None for b in flags)
+        elif n == 1 and all(isinstance(f, bool) for f in per_branch):
+            flags = (any(per_branch),)
+            axes = 0 if flags[0] else None
+        else:
+            return None
+        return None if all(flags) else (axes, flags)
 
     def _carry(self, op, body, positions_of, out_item=None):
         """Whether a loop's carry is batched: if it enters batched or the body (batched in the
