@@ -650,9 +650,9 @@ class BatchBuilder(Walker):
             call = f"select_batched({steer}, {outs[0]}, {outs[1]})"
         else:
             call = f"choose_batched({steer}, [{', '.join(outs)}])"
-        if isinstance(axes, tuple):
+        if axes is None or isinstance(axes, tuple):
             self._assign(op, call, False)
-            self.batched.update(t for t, axis in zip(op.targets, axes) if axis == 0)
+            self.batched.update(t for t, axis in zip(op.targets, axes or ()) if axis == 0)
             return
         self._assign(op, call)
 
@@ -662,9 +662,12 @@ class BatchBuilder(Walker):
         """The out_axes of the branches of a cond/switch steered by an unbatched value: 0 for
         an output some branch makes batched, None for one no branch does (a flag or counter
         the branches set stays a Python value, as a loop's `looping` after a return inside
-        it: a batched flag would select between the loop's differently shaped returns)."""
+        it: a batched flag would select between the loop's differently shaped returns; a staged
+        `if n < 0: a = 1 / a; n = -n` with n a Python int, read later by bin(n))."""
         n = len(op.targets)
         flags = [self.batched_callee(fn, positions, "free")[1] for fn in op.callee]
+        if n == 1 and all(isinstance(f, bool) for f in flags):
+            return 0 if any(flags) else None
         if n < 2 or not all(isinstance(f, tuple) and len(f) == n for f in flags):
             return 0
         axes = tuple(0 if any(f[k] for f in flags) else None for k in range(n))

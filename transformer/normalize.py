@@ -993,6 +993,8 @@ class Normaliser(ContainerMixin):
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
                 return ir.Seq(values, "dict", tuple(self._source(k) for k in node.keys))
+            if all(isinstance(v, ir.Expr) for v in values):
+                return self._inactive(node)     # {"correct": jnp.sum(argmax(logits) == y)}
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)) \
                 and self._tracked_names_in(node):
             return self.comprehension(node)     # the loop that builds it
