@@ -10,7 +10,6 @@ import re
 import weakref
 import types
 
-import gast
 import numpy as np
 
 import secant.numpy as snp
@@ -28,7 +27,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import depth, hygiene, ir
+from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
@@ -652,10 +651,9 @@ def _canonical_source(gen, source, origins):
     as the first order's do (`om_sq_bar`, never a call's `unbroadcast_out`). The text is
     registered as a file of its own (errors and comments of the next order quote its lines)."""
     filename = loader.register(f"{gen.__name__} (unfolded)", source, origins)
-    tree = ast.parse(source)
 
-    def node():
-        return gast.ast_to_gast(tree).body[0]
+    def node():                         # (parsed only if a later transform reads it)
+        return gast_parse.parse(source).body[0]
     return FunctionSource(gen, node, filename, 1, source.splitlines(), gen.__globals__,
                           gen.__secant_source__.closure)
 
@@ -1019,7 +1017,7 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     free = {k: v for k, v in free.items() if k in words}
     gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     def node():                         # gast, built when a later transform reads it
-        return gast.ast_to_gast(tree).body[0]
+        return gast_parse.to_gast(tree).body[0]
 
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
                                            source.splitlines(), fn_globals,

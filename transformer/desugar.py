@@ -41,8 +41,8 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, generators, namespaces, nonlocals,
-                                objects, star_calls, statements, vjp_calls)
+from secant.transformer import (container_updates, depth, gast_parse, generators, namespaces,
+                                 nonlocals, objects, star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
@@ -1006,13 +1006,15 @@ class _Desugarer:
         values: a closure reads its free names when it is called (the closures a loop makes
         all share the function's cells), and only one without defaults or decorators (which
         are evaluated where it stood) moves."""
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        if not any(isinstance(s, _BLOCKS) for s in body):
+            return body, []         # (no block to hoist from: the walks below are skipped)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and not isinstance(m.ctx, gast.Load)] + \
-            [m.name for m in gast.walk(self.node) if isinstance(m, gast.FunctionDef)]
-        declared = {n for m in gast.walk(self.node) if isinstance(m, (gast.Global, gast.Nonlocal))
+            [m.name for m in _walk(self.node) if isinstance(m, gast.FunctionDef)]
+        declared = {n for m in _walk(self.node) if isinstance(m, (gast.Global, gast.Nonlocal))
                     for n in m.names}
         reads = {}
-        for m in gast.walk(self.node):
+        for m in _walk(self.node):
             if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
                 reads[m.id] = reads.get(m.id, 0) + 1
 
@@ -1065,7 +1067,7 @@ class _Desugarer:
         import secant
         transforms = {getattr(secant, t) for t in (
             "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, (gast.Store, gast.Del))] + list(self.params)
         bound = {}
         for s in body:
@@ -1108,9 +1110,9 @@ class _Desugarer:
 
     def _calls_of(self, name):
         """The calls `name(...)` in the function when every read of `name` is one; else None."""
-        uses = [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        uses = [m for m in _walk(self.node) if isinstance(m, gast.Name)
                 and m.id == name and isinstance(m.ctx, gast.Load)]
-        calls = [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+        calls = [m for m in _walk(self.node) if isinstance(m, gast.Call)
                  and isinstance(m.func, gast.Name) and m.func.id == name]
         return calls if len(uses) == len(calls) else None
 
@@ -1122,7 +1124,7 @@ class _Desugarer:
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         partials = {}
         for s in body:
@@ -1339,9 +1341,10 @@ class _Desugarer:
         fn = loader.load(source, fdef.name, self.src.globals,
                          {k: v for k, v in closure.items()
                           if k in _names_of_source(source)}, printer.origins)
-        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        tree = ast.parse(source)
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         fn.__secant_source__ = FunctionSource(
-            fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
+            fn, gast_parse.to_gast(tree).body[0], fn.__code__.co_filename, 1, source.splitlines(),
             self.src.globals, {k: v for k, v in closure.items() if k in used},
             generated=self.src.generated)
         fn.__secant_desugared__ = True
@@ -1368,22 +1371,23 @@ class _Desugarer:
         printer = _Printer(self.src, {})
         printer.stmt(node, 0)
         source = "\n".join(printer.lines) + "\n"
-        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        tree = ast.parse(source)        # parsed once: its names, its gast form, compilation
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        fdef = gast_parse.to_gast(tree).body[0]     # (before loader.load changes tree)
         free = {k: v for k, v in {**self.src.closure, **self.lifted, **self.tree_names}.items()
                 if k in used}
         # the user's closure variables stay the user's own cells (read when the code runs)
         cells = {k: c for k, c in self.src.cells.items()
                  if k in free and free[k] is self.src.closure.get(k)}
         gen = loader.load(source, node.name, self.src.globals, free, printer.origins,
-                          cells=cells)
+                          tree=tree, cells=cells)
         gen.__defaults__ = fn.__defaults__
         gen.__kwdefaults__ = fn.__kwdefaults__
         gen.__qualname__ = fn.__qualname__
         gen.__doc__ = fn.__doc__
         gen.__module__ = fn.__module__
-        gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
-                                               gen.__code__.co_filename, 1, source.splitlines(),
-                                               self.src.globals, free,
+        gen.__secant_source__ = FunctionSource(gen, fdef, gen.__code__.co_filename, 1,
+                                               source.splitlines(), self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
         gen.__secant_item_updates__ = self.item_updates

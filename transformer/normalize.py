@@ -144,7 +144,7 @@ class Normaliser(ContainerMixin):
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
-        for n in gast.walk(self.node):
+        for n in walk(self.node):
             if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
                 raise self.src.error(n, "generators and coroutines cannot be transformed: "
                                      "return a value instead of yielding it")
@@ -796,7 +796,7 @@ class Normaliser(ContainerMixin):
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
         body = body_stmts = stmt.body if body is None else body
-        used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
+        used_after = {n.id for n in walk(self.node) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)
                       and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
         if stmt in self.node.body:      # at the top level: read after it before assigned
@@ -1338,7 +1338,7 @@ class Normaliser(ContainerMixin):
             return True
         if not isinstance(node, gast.Name):
             return False
-        values = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+        values = [a.value for a in walk(self.node) if isinstance(a, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == node.id for t in a.targets)]
         if values:
             return all(isinstance(v, (gast.List, gast.Tuple)) for v in values)
@@ -2424,9 +2424,9 @@ class Normaliser(ContainerMixin):
         once to a local name (`branches = (f, lambda x: x)`; its lambdas read the locals they
         would when called here), or a global list or tuple (read as FNS[0], FNS[1], ...)."""
         if isinstance(branches, gast.Name) and branches.id in self.current:
-            stores = [n for n in gast.walk(self.node) if isinstance(n, gast.Name)
+            stores = [n for n in walk(self.node) if isinstance(n, gast.Name)
                       and n.id == branches.id and not isinstance(n.ctx, gast.Load)]
-            bound = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+            bound = [a.value for a in walk(self.node) if isinstance(a, gast.Assign)
                      and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
                      and a.targets[0].id == branches.id]
             if len(stores) == 1 and len(bound) == 1:
@@ -2568,7 +2568,7 @@ class Normaliser(ContainerMixin):
     def _local_calls(self, fnode, own):
         """Names of nested defs `fnode` calls or passes on (a derivative's loop step calling the
         loop's body: transformer/loop_lowering.py; `grad(potential)(q)` in a loop's body)."""
-        return sorted({n.id for n in gast.walk(fnode) if isinstance(n, gast.Name)
+        return sorted({n.id for n in walk(fnode) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Load) and n.id in self.local_defs
                        and n.id not in own and n.id != getattr(fnode, "name", None)})
 
@@ -2590,7 +2590,7 @@ class Normaliser(ContainerMixin):
                 if v in own and v not in outer:
                     outer[v] = self.names.fresh(f"outer_{v}")
             called = set()
-            for n in gast.walk(fnode):
+            for n in walk(fnode):
                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
                         and n.func.id == name:
                     n.args = list(n.args) + [gast.Name(outer.get(v, v), gast.Load(), None, None)
@@ -2608,7 +2608,7 @@ class Normaliser(ContainerMixin):
         fdef = self.local_defs[name][0]
         a = fdef.args
         params = [p.id for p in a.args]
-        uses = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name
+        uses = [n for n in walk(fnode) if isinstance(n, gast.Name) and n.id == name
                 and isinstance(n.ctx, gast.Load) and id(n) not in called]
         if not uses:
             return
