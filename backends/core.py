@@ -380,6 +380,8 @@ def eager_unary(prim, slow):
         self._buf = self._aval = None
         self.weak_type = weak
         return self
+    if keep_weak and all(dt in ok for dt in FAST_FLOATS):
+        f.__secant_raw__ = (ufunc, None)    # (what secant/raw_eager.py calls on NumPy values)
     return f
 
 
@@ -427,4 +429,6 @@ def eager_binary(prim, slow):
         self._buf = self._aval = None
         self.weak_type = x1.weak_type and x2.weak_type
         return self
+    if all(dt in ok for dt in FAST_FLOATS):
+        f.__secant_raw__ = (ufunc, arith)   # (what secant/raw_eager.py calls on NumPy values)
     return f

@@ -33,6 +33,7 @@ from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
 from secant.transformer.runnable import runnable
+from secant.raw_eager import NOT_RAW, call_raw, raw_version
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 
@@ -1348,6 +1349,8 @@ def _transform(fun, argnums, mode, has_aux):
                                                               mode, has_aux, tuple_out)
         return gen
 
+    raw_ok = not has_aux        # (secant/raw_eager.py: its results are only float arrays)
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
@@ -1357,7 +1360,13 @@ def _transform(fun, argnums, mode, has_aux):
                 return staged_gen()(*args, **kwargs)
             token = quiet_enter()       # once for the call, not once per operation
             try:
-                return current()(*args, **kwargs)
+                fn = current()
+                if raw_ok and not kwargs:   # plain arithmetic on floats: on NumPy's values
+                    raw = raw_version(fn)
+                    out = NOT_RAW if raw is None else call_raw(raw, args)
+                    if out is not NOT_RAW:
+                        return out
+                return fn(*args, **kwargs)
             finally:
                 quiet_exit(token)
         except Exception as e:

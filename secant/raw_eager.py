@@ -1,0 +1,242 @@
+"""Eager derivatives run on NumPy's own values where that changes nothing (issue 19).
+
+An eager call of a generated derivative pays secant's wrapper (an Array, type checks, the
+quiet error state) on every operation: ~0.3 us each, more than NumPy's own sin of a scalar. When a derivative is plain elementwise arithmetic (autograd's chain of sines, say) and its
+inputs are strong float arrays, each of its operations is exactly the NumPy call secant's eager
+fast path would make (backends/core.py eager_unary/eager_binary: the same ufunc on the same
+values, in the quiet state): then its code runs once on the unwrapped values, and only the
+results are wrapped.
+
+`raw_version(gen)` reads the derivative's bytecode once and answers functions with the same
+code object (so the same lines, the same names) whose free variables and globals name the
+NumPy versions below (one without x64, one with), or None when the code does anything else: subscripts, attributes other
+than `snp.<ufunc>` and a list's append/pop, in-place operators, powers, comparisons, branches,
+calls of anything not listed. `call_raw` runs it on unwrapped arguments; any exception, or a
+result that is not a tuple of float arrays, and the caller runs the derivative as usual (the
+listed functions have no side effects, so running it again is the same computation: its error
+messages, weak types and dtype rules are secant's own)."""
+import builtins
+import dis
+import types
+
+import numpy as np
+
+import secant.numpy as snp
+from secant.ad import helpers
+from secant.backends import dtypes
+from secant.backends.array import Array
+from secant.numpy.shape import _broadcast_view, _canonical_axes
+
+_F32, _F64 = np.dtype("float32"), np.dtype("float64")
+_ndarray = np.ndarray
+NOT_RAW = object()      # call_raw's answer when the derivative must run as usual
+
+
+class _NotRaw(Exception):
+    """Raised by a NumPy version below on a value it does not take (the caller reruns)."""
+
+
+def _float_value(x):
+    """Whether x is a value the NumPy versions take: a float32 (float64 under x64) ndarray or
+    NumPy scalar (the dtypes of the eager fast paths; NumPy computes them as secant does)."""
+    t = type(x)
+    if t is _ndarray:
+        dt = x.dtype
+        return dt is _F32 or dt == _F32 or (dt == _F64 and dtypes.X64[0])
+    return t is np.float32 or (t is np.float64 and dtypes.X64[0])
+
+
+# the types of the values a run computes with: its float arguments and what NumPy makes of them
+# (a float ufunc of a float array, a float array times a Python number), which are the float
+# dtypes call_raw takes (a float64 only under x64: a float32 times a Python float stays float32)
+_TYPES = frozenset([_ndarray, np.float32, np.float64])
+
+
+def _unary(ufunc):
+    def f(x, /):
+        if type(x) not in _TYPES:   # (a Python number: secant makes it a weak array)
+            raise _NotRaw
+        return ufunc(x)
+    return f
+
+
+def _binary(ufunc, arith):
+    def f(x1, x2, /):
+        if not (_float_value(x1) and _float_value(x2)) or x1.dtype != x2.dtype:
+            raise _NotRaw
+        t = type(x1)
+        if t is type(x2) and t is not _ndarray and arith is not None:
+            return arith(x1, x2)        # (two NumPy scalars: as eager_binary computes them)
+        return ufunc(x1, x2)
+    return f
+
+
+def _sum(a, axis=None, keepdims=False):
+    """secant.numpy.sum's eager fast path (np.add.reduce in the array's dtype)."""
+    if type(a) is not _ndarray or not _float_value(a):
+        raise _NotRaw
+    axes = _canonical_axes(axis, a.ndim)
+    if not axes:
+        return a
+    return np.add.reduce(a, axis=axes, dtype=a.dtype, keepdims=bool(keepdims))
+
+
+def _namespace(x64):
+    """secant.numpy's eager fast-path functions, as NumPy versions. Without x64 a one-argument
+    ufunc is called as it is: a Python number it meets gives a 64-bit NumPy value (where secant
+    gives a weak float32 array), which every operation a run can make keeps 64-bit, so a result
+    it reaches is refused by _wrap (float32 only) and the derivative runs as usual; under x64,
+    where float64 results are taken, each call checks its argument's type instead."""
+    ns = types.SimpleNamespace(sum=_sum, zeros_like=_zeros_like)
+    for name in dir(snp):
+        raw = getattr(getattr(snp, name), "__secant_raw__", None)
+        if raw is not None:
+            ufunc, arith = raw
+            if arith is None and ufunc.nin == 1:
+                setattr(ns, name, _unary(ufunc) if x64 else ufunc)
+            else:
+                setattr(ns, name, _binary(ufunc, arith))
+    return ns
+
+
+def _grad_seed(out):
+    """helpers.grad_seed of a float scalar: one of its type."""
+    if type(out) is _ndarray and not out.ndim and _float_value(out):
+        return out.dtype.type(1)
+    if type(out) is not _ndarray and _float_value(out):
+        return type(out)(1)
+    raise _NotRaw
+
+
+def _grad_seed_like(x):
+    if not _float_value(x):
+        raise _NotRaw
+    return x.dtype.type(1)
+
+
+def _unreduce(t, a, axis=None, keepdims=False):
+    """helpers.unreduce of a full reduction's (0-d) cotangent: its view over a's shape."""
+    if axis is not None or keepdims or not _float_value(t) or np.ndim(t) or not _float_value(a):
+        raise _NotRaw
+    shape = np.shape(a)
+    return _broadcast_view(t, shape) if shape else t
+
+
+def _zeros_like(a, dtype=None, shape=None):
+    if dtype is not None or shape is not None or not _float_value(a):
+        raise _NotRaw
+    return np.zeros_like(a)
+
+
+def _unbroadcast(t, x):
+    """helpers.unbroadcast where there is nothing to sum: t as it is."""
+    if not (_float_value(t) and _float_value(x)) or t.shape != x.shape:
+        raise _NotRaw
+    return t
+
+
+_SNP = _namespace(x64=True)
+# what a derivative's free variables and globals may name -> the NumPy version its run uses
+# (without and with x64: the two differ in secant.numpy's)
+_REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
+            id(helpers.grad_seed_like): _grad_seed_like, id(helpers.unreduce): _unreduce,
+            id(helpers.unbroadcast): _unbroadcast,
+            id(range): range, id(reversed): reversed, id(len): len}
+_REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}
+_OPS = frozenset(["RESUME", "NOP", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "LOAD_FAST",
+                  "STORE_FAST", "DELETE_FAST", "LOAD_CONST", "PUSH_NULL", "PRECALL", "CALL",
+                  "KW_NAMES", "UNARY_NEGATIVE", "GET_ITER", "FOR_ITER", "JUMP_BACKWARD",
+                  "JUMP_FORWARD", "POP_TOP", "RETURN_VALUE", "BUILD_LIST", "BUILD_TUPLE"])
+_BINARY = frozenset(["+", "-", "*", "/"])       # (not in place: x += y would write to an input)
+_LIST_METHODS = frozenset(["append", "pop"])    # (an ndarray has neither: a run that tries fails)
+
+
+
+def raw_version(gen):
+    """The NumPy-value versions of `gen` (see the module's text) without and with x64, or None;
+    read once per gen."""
+    try:
+        return gen.__secant_numpy_version__
+    except AttributeError:
+        pass
+    raw = gen.__secant_numpy_version__ = _read(gen)
+    return raw
+
+
+def _read(gen):
+    code = getattr(gen, "__code__", None)
+    if code is None or code.co_cellvars or gen.__kwdefaults__ or any(
+            isinstance(c, types.CodeType) for c in code.co_consts) or any(
+            type(d) not in (int, float) for d in gen.__defaults__ or ()):
+        return None         # (a default is passed as it is: only Python numbers, as call_raw)
+    values = {}             # a free variable's or global's name -> the value it names now
+    for name, cell in zip(code.co_freevars, gen.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            return None
+    previous = None
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("LOAD_DEREF", "LOAD_GLOBAL"):
+            if op == "LOAD_GLOBAL":
+                value = gen.__globals__.get(ins.argval, getattr(builtins, ins.argval, None))
+                values.setdefault(ins.argval, value)
+            if id(values.get(ins.argval)) not in _REPLACE:
+                return None
+        elif op in ("LOAD_METHOD", "LOAD_ATTR"):
+            on_snp = previous is not None and previous.opname in ("LOAD_DEREF", "LOAD_GLOBAL") \
+                and values.get(previous.argval) is snp
+            if not (on_snp and hasattr(_SNP, ins.argval)) and ins.argval not in _LIST_METHODS:
+                return None
+        elif op == "BINARY_OP":
+            if ins.argrepr not in _BINARY:
+                return None
+        elif op not in _OPS:
+            return None
+        previous = ins
+    return tuple(_function(gen, values, replace) for replace in (_REPLACE_X32, _REPLACE))
+
+
+def _function(gen, values, replace):
+    """gen's code with its free variables and globals naming their NumPy versions."""
+    code = gen.__code__
+    closure = tuple(types.CellType(replace[id(values[name])]) for name in code.co_freevars)
+    globals_ = {"__builtins__": builtins}
+    for name in code.co_names:
+        if name in values and id(values[name]) in replace:
+            globals_[name] = replace[id(values[name])]
+    return types.FunctionType(code, globals_, gen.__name__, gen.__defaults__, closure)
+
+
+def call_raw(raw, args):
+    """raw(*args) on the NumPy values of `args` (secant Arrays after grad's conversion), its
+    result wrapped; NOT_RAW when an argument is not a strong float Array or a Python int or
+    float, when the run fails, or when its result is not float arrays (then the caller runs
+    the derivative as usual, which gives secant's own result or error)."""
+    vals = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            v = a._npy
+            if a.weak_type or not _float_value(v):
+                return NOT_RAW
+            vals.append(v)
+        elif t is float or t is int:
+            vals.append(a)
+        else:
+            return NOT_RAW
+    try:
+        out = raw[dtypes.X64[0]](*vals)
+    except Exception:
+        return NOT_RAW
+    return _wrap(out)
+
+
+def _wrap(out):
+    if type(out) is tuple:
+        leaves = tuple(_wrap(o) for o in out)
+        return NOT_RAW if any(o is NOT_RAW for o in leaves) else leaves
+    if not _float_value(out):
+        return NOT_RAW
+    return Array._wrap_ndarray(out, False)
