@@ -36,8 +36,9 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
-from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSourceError,
-                                      ConcretizationSourceError, FunctionSource,
+from secant.transformer.parse import (ArgumentSourceError, BoolConversionSourceError,
+                                      BooleanIndexSourceError, ConcretizationSourceError,
+                                      FunctionSource,
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
 from secant.transformer.runnable import runnable
@@ -586,9 +587,10 @@ class Normaliser(ContainerMixin):
                     stmt, "if on a batched value: it has one truth value per example, not a "
                     "single Python bool; use snp.where(cond, a, b) or lax.cond",
                     BoolConversionSourceError))
-            raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
-                                 "single Python bool; use snp.where(cond, a, b)",
-                                 BoolConversionSourceError)
+            # the truth value of the value it holds when it runs, as JAX's grad reads its
+            # concrete primal (a Python bool a differentiated object's field holds: `if
+            # self.flip`); a traced one under jit is Python's error (TracerBoolConversionError)
+            test = ir.Expr(f"bool({test.name})")
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
             cond = test.src
         else:
@@ -1403,6 +1405,9 @@ class Normaliser(ContainerMixin):
                 return self.container_method(node, base)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
+                if opname is None and not _array_method(func.attr):
+                    return self.dynamic_call(node, func)    # m.activation(x): a function
+                                                            # held by a pytree (a field)
                 if opname is None:
                     return self.call(self.array_method_call(node))
                 args = list(node.args)
@@ -1802,11 +1807,12 @@ class Normaliser(ContainerMixin):
             and not getattr(maker, "__secant_dispatcher__", False) \
             and not getattr(maker, "__secant_factory__", False) \
             and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
-                                                                      for k in node.keywords) \
-                or made_by_library and (maker is builtins.type    # type(c)(...): as it is
-                                        or not self._tracked_names_in(func)):
+        if made_by_library and (maker is builtins.type    # type(c)(...): as it is
+                                or not self._tracked_names_in(func)):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            return self.starred_call(node, func)
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
                                                      and isinstance(func.value, gast.Call))
@@ -1832,6 +1838,44 @@ class Normaliser(ContainerMixin):
             inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
+
+    def starred_call(self, node, func):
+        """`f(x, *rest, k=v, **kw)` whose rest's length or kw's keys are known only when it
+        runs (f's parameters unknown here: a function passed in, or kw a value passed in):
+        `call_starred(f, x, rest, kw, k=v)`, which the transforms write as a dispatcher that
+        spells the call out on first use of each shape (transformer/callees.py)."""
+        stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
+        double = [k for k in node.keywords if k.arg is None]
+        if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
+            raise self.src.error(node, f"secant transforms a call with *args or **kwargs it "
+                                 f"cannot spell out when *args comes last and once, and "
+                                 f"**kwargs once; pass the other arguments explicitly")
+        positional = node.args[:-1] if stars else node.args
+        rest = [self.operand(node.args[-1].value)] if stars else []
+        kw = [self.operand(double[0].value)] if double else []
+        for o, k in zip(rest + kw, [a.value for a in node.args[-1:] if stars] +
+                        [k.value for k in double]):
+            if _has_var(o):
+                raise self.src.error(node, f"{gast.unparse(k).strip()} holds {self.what} "
+                                     f"values, unpacked into a call of a function whose "
+                                     f"parameters secant does not know when it transforms the "
+                                     f"code; pass them as arguments one by one")
+        fn = self.operand(func)
+        named = [k for k in node.keywords if k.arg is not None]
+        operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(positional)}
+        operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})
+        operands.update({k.arg: self.operand(k.value) for k in named})
+        if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
+            return self._inactive(node)
+        caller = callees.starred_caller(len(positional), bool(stars),
+                                        tuple(k.arg for k in named), bool(double))
+        name = self.names.fresh("call_starred")
+        self.bindings[name] = caller
+        inner = func.value if isinstance(func, gast.Subscript) else func
+        hint = inner.attr if isinstance(inner, gast.Attribute) else \
+            inner.id.lower() if isinstance(inner, gast.Name) else "call"
+        return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
+                          callee_name=name)
 
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
@@ -2085,8 +2129,7 @@ class Normaliser(ContainerMixin):
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
-            raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
-                                 "transformed yet; pass arguments explicitly")
+            return self.starred_call(node, node.func)
         if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
@@ -2142,11 +2185,23 @@ class Normaliser(ContainerMixin):
             for n in gast.walk(expr):
                 gast.copy_location(n, node)
             keywords.append(gast.keyword(arg=p.name, value=expr))
-        if not isinstance(d, gast.Name) and len(keywords) > len(given) + 1:     # read once
-            key = d.slice.value
+        allowed = tuple(k.arg for k in keywords[len(given):])
+        keys = self._known_keys(d)
+        extra = [k for k in keys or () if k not in allowed]
+        if extra:           # Python's TypeError (the spelled-out call would ignore the key)
+            raise self.src.error(node, f"{fn.__name__}() got an unexpected keyword argument "
+                                 f"{extra[0]!r}", ArgumentSourceError)
+        checked = d
+        if not isinstance(d, gast.Name) and (len(keywords) > len(given) + 1 or keys is None):
+            key = d.slice.value                                 # read once
             held = self.names.fresh(f"{key}_kwargs" if isinstance(key, str) and
                                     key.isidentifier() else "kwargs")
             self.bind_name(held, self.operand(d))
+            checked = gast.Name(held, gast.Load(), None, None)
+        if keys is None:    # ... or when the code runs
+            self.out.append(ir.Plain(f"check_keywords({self._source(checked)}, {allowed!r}, "
+                                     f"{fn.__name__!r})", set(), self.origin))
+        if checked is not d:
             for k in keywords[len(given):]:
                 for n in gast.walk(k.value):
                     if isinstance(n, (gast.Call, gast.Subscript)) and n is not None:
@@ -2162,6 +2217,20 @@ class Normaliser(ContainerMixin):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, node)
         return gast.copy_location(new, node)
+
+    def _known_keys(self, d):
+        """The keys of the dict `d` names when they are known here (a constant dict, a dict
+        display), else None."""
+        known = callees.resolve(self.src, self._is_local, d)
+        if type(known) is dict:
+            return list(known)
+        held = self.operand(d) if isinstance(d, gast.Name) else None
+        if isinstance(held, ir.Seq) and held.kind == "dict":
+            try:
+                return [ast.literal_eval(k) for k in held.keys]
+            except ValueError:
+                return None
+        return None
 
     def runnable_name(self, func, fn):
         """How generated code names the callee `fn` for its value: as written, unless fn cannot
@@ -2972,6 +3041,14 @@ def _index_src(node, norm):
     if isinstance(node, gast.Tuple) and node.elts:
         return ", ".join(norm._source(e) for e in node.elts)
     return norm._source(node)
+
+
+def _array_method(name):
+    """Whether arrays have a method `name` (x.name(...) of a tracked value reads as the array's;
+    any other name as a callee the value holds: a function field of a pytree object)."""
+    from secant.backends.array import Array
+    from secant.numpy.methods import function_of
+    return function_of(name) is not None or callable(getattr(Array, name, None))
 
 
 def _is_static_query(obj):

@@ -32,6 +32,11 @@ class SourceError(SecantError):
     """A function secant cannot read or cannot transform, with the user's file and line."""
 
 
+class ArgumentSourceError(SourceError, TypeError):
+    """A call with arguments its callee does not take (Python's TypeError), found in the
+    source."""
+
+
 class BoolConversionSourceError(SourceError, TracerBoolConversionError):
     """bool() of a differentiated or batched value, found in the source."""
 
