@@ -144,7 +144,7 @@ _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(range): range, id(reversed): reversed, id(len): len}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}
 _OPS = frozenset(["RESUME", "NOP", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "LOAD_FAST",
-                  "STORE_FAST", "DELETE_FAST", "LOAD_CONST", "PUSH_NULL", "PRECALL", "CALL",
+                  "STORE_FAST", "DELETE_FAST", "PUSH_NULL", "PRECALL", "CALL",
                   "KW_NAMES", "UNARY_NEGATIVE", "GET_ITER", "FOR_ITER", "JUMP_BACKWARD",
                   "JUMP_FORWARD", "POP_TOP", "RETURN_VALUE", "BUILD_LIST", "BUILD_TUPLE"])
 _BINARY = frozenset(["+", "-", "*", "/"])       # (not in place: x += y would write to an input)
@@ -192,10 +192,17 @@ def _read(gen):
         elif op == "BINARY_OP":
             if ins.argrepr not in _BINARY:
                 return None
+        elif op == "LOAD_CONST":
+            if _has_bool(ins.argval):   # (NumPy's sin(True) is a float16: not secant's)
+                return None
         elif op not in _OPS:
             return None
         previous = ins
     return tuple(_function(gen, values, replace) for replace in (_REPLACE_X32, _REPLACE))
+
+
+def _has_bool(value):
+    return type(value) is bool or type(value) in (tuple, frozenset) and any(map(_has_bool, value))
 
 
 def _function(gen, values, replace):
@@ -209,23 +216,47 @@ def _function(gen, values, replace):
     return types.FunctionType(code, globals_, gen.__name__, gen.__defaults__, closure)
 
 
+def run(gen, args):
+    """gen(*args), on NumPy's values where it can be (see the module's text). A run on them that
+    fails where the run as written does not (a Python number through a ufunc, say) is not tried
+    again for this gen: it would cost a second run on every call."""
+    raw = raw_version(gen)
+    vals = None if raw is None else _unwrapped(args)
+    if vals is None:
+        return gen(*args)
+    out = _run(raw, vals)
+    if out is NOT_RAW:
+        out = gen(*args)
+        gen.__secant_numpy_version__ = None
+    return out
+
+
 def call_raw(raw, args):
     """raw(*args) on the NumPy values of `args` (secant Arrays after grad's conversion), its
     result wrapped; NOT_RAW when an argument is not a strong float Array or a Python int or
     float, when the run fails, or when its result is not float arrays (then the caller runs
     the derivative as usual, which gives secant's own result or error)."""
+    vals = _unwrapped(args)
+    return NOT_RAW if vals is None else _run(raw, vals)
+
+
+def _unwrapped(args):
     vals = []
     for a in args:
         t = type(a)
         if t is Array:
             v = a._npy
             if a.weak_type or not _float_value(v):
-                return NOT_RAW
+                return None
             vals.append(v)
         elif t is float or t is int:
             vals.append(a)
         else:
-            return NOT_RAW
+            return None
+    return vals
+
+
+def _run(raw, vals):
     try:
         out = raw[dtypes.X64[0]](*vals)
     except Exception:

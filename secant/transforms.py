@@ -33,7 +33,7 @@ from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
 from secant.transformer.runnable import runnable
-from secant.raw_eager import NOT_RAW, call_raw, raw_version
+from secant import raw_eager
 
 _generated = {}      # (function, mode, wrt, has_aux) -> generated function
 
@@ -1473,10 +1473,7 @@ def _transform(fun, argnums, mode, has_aux):
             try:
                 fn = current()
                 if raw_ok and not kwargs:   # plain arithmetic on floats: on NumPy's values
-                    raw = raw_version(fn)
-                    out = NOT_RAW if raw is None else call_raw(raw, args)
-                    if out is not NOT_RAW:
-                        return out
+                    return raw_eager.run(fn, args)
                 return fn(*args, **kwargs)
             finally:
                 quiet_exit(token)
