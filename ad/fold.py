@@ -34,6 +34,8 @@ folds once the two assignments are one), `MAX_PASSES` passes in all at most.
 import ast
 import re
 
+from secant.transformer.hygiene import walk as _walk
+
 MAX_OPERATIONS = 5
 MAX_LENGTH = 90
 MAX_PASSES = 3
@@ -133,7 +135,7 @@ def _pure(expr):
     """Whether a forward expression has no effect: operators, indexing and calls of secant's
     NumPy and lax (`snp.sin(x)`), never a call of the user's functions or methods, nor of one
     that calls functions it is given (lax.cond's branches)."""
-    for n in ast.walk(expr):
+    for n in _walk(expr):
         if not isinstance(n, _PURE):
             return False
         if isinstance(n, ast.Call):
@@ -218,7 +220,7 @@ def _substituted(definition, use):
     t, = definition.defines
     value = ast.parse(definition.code).body[0].value
     tree = ast.parse(use.code)
-    hits = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == t and
+    hits = [n for n in _walk(tree) if isinstance(n, ast.Name) and n.id == t and
             isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
     if len(hits) != 1 or _under_breaker(tree, hits[0]):
         return None
@@ -248,7 +250,7 @@ _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
 
 
 def _operations(tree):
-    return sum(isinstance(n, _OPERATIONS) for n in ast.walk(tree))
+    return sum(isinstance(n, _OPERATIONS) for n in _walk(tree))
 
 
 def _under_breaker(tree, target):

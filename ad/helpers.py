@@ -389,6 +389,8 @@ def _zeros_leaf(leaf):
     its own zero."""
     if is_float0(leaf):
         return leaf
+    if rule_helpers.is_static_leaf(leaf):
+        return leaf
     return snp.zeros_like(leaf)
 
 
@@ -542,6 +544,8 @@ def _add_leaves(u, v):
     if isinstance(u, Undefined):
         return v
     if isinstance(v, Undefined):
+        return u
+    if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and u == v:
         return u
     return u + v
 

@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import copies, einsum_rules, fold, index_modes
+from secant.ad import copies, cse, einsum_rules, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, UNBROADCAST,
                                  VJP)
@@ -925,7 +925,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     primal = defined_in(fn.body) | primal_params
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
-    canonical = _without_leading_blanks(dead_code_eliminated(copies.without_copies(lines, bars)))
+    canonical = _without_leading_blanks(cse.computed_once(
+        dead_code_eliminated(copies.without_copies(lines, bars)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
     lines = _without_leading_blanks(fold.folded(

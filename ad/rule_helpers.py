@@ -489,11 +489,20 @@ def _zeros_like(leaf):
     """snp.zeros_like(leaf); eagerly one zero broadcast read-only to the leaf's shape, so that
     the cotangent of an unread output (a scan's stacked ys) or a loop's cotangent accumulator
     before its first step costs no memory per element (arrays are immutable)."""
+    if is_static_leaf(leaf):
+        return leaf
     zero = snp.zeros_like(leaf, shape=())
     if active_trace() is not None or type(zero) is not Array or zero._npy is None:
         return snp.zeros_like(leaf)
     view = np.broadcast_to(zero._npy, np.shape(leaf))
     return Array._wrap_ndarray(view, zero.weak_type)
+
+
+def is_static_leaf(leaf):
+    """A function or a string as a leaf of a cotangent: a field of an object the code read
+    (equinox's activation=jnp.tanh, secant/transforms.py _held_caller; kind="tanh" of an object
+    carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself."""
+    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape")
 
 
 def _plain_zeros_like(leaf):

@@ -328,6 +328,10 @@ class BatchBuilder(Walker):
                  and k != "idx"}        # (written as {batched_idx})
         fill["static"] = "".join(f", {k}={v}" for k, v in extra.items())
         fill["lax"] = ", lax=True" if op.spelling else ""     # a lax call's checks (ir.Op)
+        if name == "getitem" and key == "a" and op.operands["a"].name in self.call_results:
+            # out[i] of a callee's output, maybe a list of batched values (a generator's items
+            # read by a derivative's loop): an item of the list, or of each example's array
+            return f"index_examples({fill['a']}, index_exp[{fill['idx']}])", True
         if "idx" in fill:
             fill["batched_idx"] = _batched_index(fill["idx"])
         fill.update(index_modes.fill_keys(name, op.statics))    # (out-of-range indices)
@@ -630,8 +634,9 @@ class BatchBuilder(Walker):
             return
         args = ", ".join([self.batched_src(o) if i in positions else _src(o)
                           for i, o in enumerate(operands)] + extra)
+        axes = 0 if steered or not positions else self._branch_out_axes(op, positions)
         if positions:
-            fns = [self.batched_callee(fn, positions, 0)[0] for fn in op.callee]
+            fns = [self.batched_callee(fn, positions, axes)[0] for fn in op.callee]
             outs = [f"{f}({args})" for f in fns]
         else:       # only the predicate is batched: each branch once, broadcast to the batch
             outs = [f"broadcast_batch({self.batched_callee(fn, (), 'free')[0]}({args}), "
@@ -645,9 +650,28 @@ class BatchBuilder(Walker):
             call = f"select_batched({steer}, {outs[0]}, {outs[1]})"
         else:
             call = f"choose_batched({steer}, [{', '.join(outs)}])"
+        if axes is None or isinstance(axes, tuple):
+            self._assign(op, call, False)
+            self.batched.update(t for t, axis in zip(op.targets, axes or ()) if axis == 0)
+            return
         self._assign(op, call)
 
     cf_switch = cf_cond
+
+    def _branch_out_axes(self, op, positions):
+        """The out_axes of the branches of a cond/switch steered by an unbatched value: 0 for
+        an output some branch makes batched, None for one no branch does (a flag or counter
+        the branches set stays a Python value, as a loop's `looping` after a return inside
+        it: a batched flag would select between the loop's differently shaped returns; a staged
+        `if n < 0: a = 1 / a; n = -n` with n a Python int, read later by bin(n))."""
+        n = len(op.targets)
+        flags = [self.batched_callee(fn, positions, "free")[1] for fn in op.callee]
+        if n == 1 and all(isinstance(f, bool) for f in flags):
+            return 0 if any(flags) else None
+        if n < 2 or not all(isinstance(f, tuple) and len(f) == n for f in flags):
+            return 0
+        axes = tuple(0 if any(f[k] for f in flags) else None for k in range(n))
+        return 0 if None not in axes else axes
 
     def _carry(self, op, body, positions_of, out_item=None):
         """Whether a loop's carry is batched: if it enters batched or the body (batched in the

@@ -44,10 +44,12 @@ def load(source, name, fn_globals, free, origins=None, tree=None, cells=None):
     tree = tree if tree is not None else ast.parse(source, filename)
     factory = ast.parse(f"def __secant_factory__({', '.join(sorted(free))}):\n    pass\n")
     fdef = factory.body[0]
-    fdef.body = [release_dead_names(s) if isinstance(s, ast.FunctionDef) and s.name == name
-                 else s for s in tree.body] + [ast.Return(ast.Name(name, ast.Load()))]
     fdef.lineno = fdef.end_lineno = 1    # the factory line is invisible: keep user-facing lines
-    ast.fix_missing_locations(factory)
+    # (every node placed: `tree` is parsed, release_dead_names places its dels; the return is
+    # placed as fix_missing_locations would place it, without walking the whole tree)
+    at = {a: getattr(fdef, a) for a in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+    fdef.body = [release_dead_names(s) if isinstance(s, ast.FunctionDef) and s.name == name
+                 else s for s in tree.body] + [ast.Return(ast.Name(name, ast.Load(), **at), **at)]
     code = compile(factory, filename, "exec")
     scope = {}
     exec(code, fn_globals, scope)

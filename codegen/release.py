@@ -14,6 +14,8 @@ class or comprehension reads (closures), names bound any other way (loop targets
 name of a function that calls locals(), vars(), dir(), eval(), exec() or breakpoint()."""
 import ast
 
+from secant.transformer.hygiene import walk as _walk
+
 _OPAQUE = frozenset(("locals", "vars", "dir", "eval", "exec", "breakpoint"))
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp,
            ast.ListComp, ast.SetComp, ast.DictComp)
@@ -39,7 +41,7 @@ def release_dead_names(fdef):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = _target_names(targets)
             if names is None or isinstance(stmt, ast.AnnAssign) and stmt.value is None:
-                unsafe.update(n.id for t in targets for n in ast.walk(t)
+                unsafe.update(n.id for t in targets for n in _walk(t)
                               if isinstance(n, ast.Name))
             else:
                 plain.update(names)
@@ -54,10 +56,10 @@ def release_dead_names(fdef):
     for k, stmt in enumerate(body):
         new_body.append(stmt)
         if k in after:
+            at = dict(lineno=stmt.lineno, col_offset=stmt.col_offset,
+                      end_lineno=stmt.lineno, end_col_offset=stmt.col_offset)
             new_body.append(ast.Delete(
-                targets=[ast.Name(n, ast.Del()) for n in sorted(after[k])],
-                lineno=stmt.lineno, col_offset=stmt.col_offset,
-                end_lineno=stmt.lineno, end_col_offset=stmt.col_offset))
+                targets=[ast.Name(n, ast.Del(), **at) for n in sorted(after[k])], **at))
     out = type(fdef)(**{f: getattr(fdef, f) for f in fdef._fields})
     out.body = new_body
     ast.copy_location(out, fdef)
@@ -89,7 +91,7 @@ def _mentions(stmt):
     top_plain = isinstance(stmt, _PLAIN)
     Name, Load = ast.Name, ast.Load
     nested_names = set()
-    for node in ast.walk(stmt):
+    for node in _walk(stmt):
         kind = type(node)
         if kind is Name:
             if id(node) in nested_names:
@@ -102,7 +104,7 @@ def _mentions(stmt):
                 yield node.id, "unsafe"
         elif kind in _SPECIAL:
             if kind in _SCOPES:     # everything it mentions is a closure's (or its own)
-                nested_names.update(id(n) for n in ast.walk(node) if type(n) is Name)
+                nested_names.update(id(n) for n in _walk(node) if type(n) is Name)
             for name in _bound_by(node):
                 yield name, "unsafe"
 

@@ -10,7 +10,6 @@ import re
 import weakref
 import types
 
-import gast
 import numpy as np
 
 import secant.numpy as snp
@@ -28,8 +27,8 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
-from secant.transformer import depth, hygiene, ir
-from secant.transformer.callees import dynamic_call
+from secant.transformer import depth, gast_parse, hygiene, ir
+from secant.transformer.callees import check_keywords, dynamic_call
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -573,6 +572,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
+            "check_keywords": check_keywords,
             **helpers.by_name(),
             **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
             **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
@@ -653,10 +653,9 @@ def _canonical_source(gen, source, origins):
     as the first order's do (`om_sq_bar`, never a call's `unbroadcast_out`). The text is
     registered as a file of its own (errors and comments of the next order quote its lines)."""
     filename = loader.register(f"{gen.__name__} (unfolded)", source, origins)
-    tree = ast.parse(source)
 
-    def node():
-        return gast.ast_to_gast(tree).body[0]
+    def node():                         # (parsed only if a later transform reads it)
+        return gast_parse.parse(source).body[0]
     return FunctionSource(gen, node, filename, 1, source.splitlines(), gen.__globals__,
                           gen.__secant_source__.closure)
 
@@ -672,6 +671,8 @@ _DYNAMIC_NOTE = {m: f"  # callee known only at run time: its {what} is made on f
 
 
 def _generate_dispatch(caller, wrt, mode, staged, batch):
+    if getattr(caller, "__secant_starred__", None):
+        return _generate_starred_dispatch(caller, wrt, mode, staged, batch)
     n, keywords = caller.__secant_dispatch__
     params = list(inspect.signature(caller).parameters)
     # each active operand: its position in the call, or its keyword; "self" when the callee
@@ -716,6 +717,56 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         dispatch_args = (mode, active, staged) + (
             (None, (n, tuple(keywords))) if mode == "jvp" else (None, None, shape))
         gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
+    return gen
+
+
+def _generate_starred_dispatch(caller, wrt, mode, staged, batch):
+    """The derivative or batched form of `call_starred(fn, x1, ..., xn, rest, kw, *, k)`
+    (transformer/callees.py starred_caller): a dispatcher that spells the call out when it runs
+    (n + len(rest) positional arguments; k and kw's keys) and calls what _dispatch finds for
+    that call's shape. rest and kw hold no differentiated or batched values (the normaliser
+    refuses a call where they do)."""
+    n, keywords = caller.__secant_dispatch__
+    star, double_star = caller.__secant_starred__
+    params = list(inspect.signature(caller).parameters)
+    if any(params[i] in ("rest", "kw") for i in wrt):
+        raise SecantTypeError(f"secant cannot {'batch' if mode == 'vmap' else 'differentiate'} "
+                              f"through the *args or **kwargs of a call whose callee's "
+                              f"parameters are known only at run time; pass those arguments "
+                              f"explicitly{where()}")
+    active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
+    positional = params[:1 + n + star + double_star]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]
+    spread = ["*rest"] * star
+    by_name = [f"{k}={k}" for k in keywords] + ["**kw"] * double_star
+    count = f"{len(call_args)}" + " + len(rest)" * star
+    names = f"{tuple(keywords)!r}" + " + tuple(kw)" * double_star
+    shape = f"({count}, {names})"
+    note = ("    # fn and its arguments' number and names are known only at run time: its {} "
+            "is generated on first use of each\n")
+    head = f"({', '.join(positional)}{kw_sig})"
+    if mode == "vjp":
+        name = "dynamic_call_vjp"
+        source = (f"def {name}(out_bar, {head[1:]}:\n" + note.format("vjp")
+                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape})"
+                  f"({', '.join(['out_bar'] + call_args + spread + by_name)})\n")
+    elif mode == "jvp":
+        name = "dynamic_call_jvp"
+        dots = [f"{params[i]}_dot" for i in wrt]
+        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
+                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape})"
+                  f"({', '.join(call_args + spread + dots + by_name)})\n")
+    elif mode == "vmap" and batch.out_axes in (0, "free"):
+        name = "dynamic_call_vmap"
+        source = (f"def {name}{head}:\n" + note.format("batched form")
+                  + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
+                  f"{batch.axis_name!r}, shape={shape})({', '.join(call_args + spread + by_name)})\n")
+    else:
+        raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
+                              f"supported yet{where()}")
+    gen = load_generated(source, name, {}, {"dispatch": _dispatch})
+    gen.__secant_out_batched__ = True
     return gen
 
 
@@ -812,8 +863,10 @@ def _batched_derivative(active, staged, axis_name, shape, wrt, positional, mode)
     ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents))."""
     def call(*args, **kwargs):
         fn = args[1] if mode == "vjp" else args[0]
-        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape)
-        through_class = bound or "self" in active       # (fn passed as self)
+        held = "fn" in wrt and "self" not in active and _is_held_function(fn)
+        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
+                                          held=held)
+        through_class = bound or held or "self" in active       # (fn passed as self)
         if "fn" in wrt and not through_class:
             raise SecantTypeError(f"secant differentiates a function known only at run time "
                                   f"in itself only when it is an object with a __call__; "
@@ -892,15 +945,19 @@ def _bound_source(bound):
                           name, {}, {gen.__name__: gen, "obj_": obj})
 
 
-def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None):
+def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None,
+                     held=False):
     """_dispatch's generated function, and whether it is that of fn's class's __call__ for an
     object fn that does not hold active values: generated once for the class, not once per
-    object (a model object built at each call), the caller passing fn as self."""
+    object (a model object built at each call), the caller passing fn as self. With `held`
+    (or fn a plain function active as `self`), that of _held_caller: fn passed first."""
     if mode == "jvp" and call is not None:
         return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active),
                          *call), False
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
+    if held or "self" in active and _is_held_function(fn):
+        return _held_target(fn, active, mode, staged, axis_name, shape), False
     target = _unwrap(fn)
     if getattr(target, "__secant_bound__", None):     # a dispatcher's bound derivative,
         wrapper = target                                # transformed itself
@@ -940,6 +997,58 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
 
 
 _dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time
+
+
+def _is_held_function(fn):
+    """A function read from a differentiated or batched object, holding no arrays of its own
+    (a static field: equinox's activation=jnp.tanh, a lambda, a functools.partial of
+    constants): the transforms read its call as `_held_caller`'s. Not an object with a
+    __call__, a pytree (tree_util.Partial) or a partial of arrays: those may hold active
+    values (an error or their class's __call__, never a silent zero)."""
+    import numpy as np
+    from secant import tree_util
+    if isinstance(fn, functools.partial):
+        leaves = tree_util.tree_leaves(fn)
+        return len(leaves) == 1 and leaves[0] is fn and _is_held_function(fn.func) and not any(
+            hasattr(leaf, "shape") for leaf in tree_util.tree_leaves((fn.args, fn.keywords)))
+    return isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
+        and not getattr(fn, "__secant_bound__", None)
+
+
+def _held_target(fn, active, mode, staged, axis_name, shape):
+    """The `mode` function of _held_caller(fn) for a call of `shape` (n positional arguments,
+    fn first among them, and keywords): active in fn ("self") and the call's other operands."""
+    if shape is None:
+        raise SecantTypeError(f"secant cannot transform this call of {fn!r}, a function held by "
+                              f"a differentiated or batched value{where()}")
+    n = shape[0] - 1 if "self" in active else shape[0]
+    target = _held_caller(fn, n, tuple(shape[1]))
+    params = _parameter_names(target)
+    positions = tuple(0 if a == "self" else a + 1 if isinstance(a, int) else params.index(a)
+                      for a in active)
+    if mode == "vmap":
+        from secant.batch import BatchOptions
+        return generate(target, positions, "vmap", staged=staged,
+                        batch=BatchOptions((), 0, axis_name, None))
+    return generate(target, positions, mode, staged=staged)
+
+
+def _held_caller(fn, n, keywords):
+    """`def tanh_held(fn, x1, ..., *, k): return tanh_(x1, ..., k=k)`, tanh_ the function fn:
+    its call known when the transforms read it (and fn's own cotangent fn itself, as a value
+    with no arrays: ad/helpers.py _zeros_leaf)."""
+    def make():
+        name = getattr(fn, "__name__", "fn")
+        name = name if name.isidentifier() and name != "fn" else "callee"
+        params = ["fn"] + [f"x{i + 1}" for i in range(n)]
+        sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+        args = ", ".join(params[1:] + [f"{k}={k}" for k in keywords])
+        source = f"def {name}_held({sig}):\n    return {name}_({args})\n"
+        hit = load_generated(source, f"{name}_held", {}, {f"{name}_": fn})
+        _errors.register_internal_file(hit.__code__.co_filename)
+        return fn, hit
+    return once.build(_op_functions, ("held", id(fn), n, keywords), make,
+                      valid=lambda hit: hit[0] is fn)[1]
 
 
 def _jvp_call(gen, m, n, keywords):
@@ -994,7 +1103,7 @@ def _reserved():
         import builtins
         _RESERVED = {**{n: getattr(builtins, n) for n in dir(builtins) if not n.startswith("__")},
                      **batch_helpers.by_name(), **helpers.by_name(), "snp": snp, "lax": lax,
-                     "dynamic_call": dynamic_call}
+                     "dynamic_call": dynamic_call, "check_keywords": check_keywords}
     return _RESERVED
 
 
@@ -1020,7 +1129,7 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     free = {k: v for k, v in free.items() if k in words}
     gen = loader.load(source, name, fn_globals, free, origins, tree, cells)
     def node():                         # gast, built when a later transform reads it
-        return gast.ast_to_gast(tree).body[0]
+        return gast_parse.to_gast(tree).body[0]
 
     gen.__secant_source__ = FunctionSource(gen, node, gen.__code__.co_filename, 1,
                                            source.splitlines(), fn_globals,
@@ -2391,17 +2500,32 @@ def _forward_derivative(fun, args, directions, lead):
 def _jacobian_source(jac):
     """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__."""
     from secant.batch import vmap
-    if not isinstance(jac.argnums, int) or jac.has_aux or jac.holomorphic:
+    several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
+        isinstance(a, int) for a in jac.argnums)
+    if not (isinstance(jac.argnums, int) or several) or jac.has_aux or jac.holomorphic:
         return None
     try:
         params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return None
+    argnums = jac.argnums if several else (jac.argnums,)
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
-            not -len(params) <= jac.argnums < len(params):
+            not all(-len(params) <= a < len(params) for a in argnums):
         return None
     names = Names()
     taken = [names.fresh(p.name) for p in params]
+    if several:
+        # argnums=(1, 2): the tuple of the Jacobians in each argument, as JAX's for the array
+        # output these source forms take (jacfwd(u, argnums=(1, 2))(p, t, x) in a PINN)
+        parts = [_Jacobian(jac.fun, a, False, jac.kind).__secant_generated__ for a in argnums]
+        if any(part is None for part in parts):
+            return None
+        fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
+        each = [names.fresh(f"{jac.kind}_{taken[a % len(taken)]}") for a in argnums]
+        call = ", ".join(taken)
+        body = [f"return ({', '.join(f'{e}({call})' for e in each)},)" if len(each) == 1 else
+                f"return ({', '.join(f'{e}({call})' for e in each)})"]
+        return _jacobian_function(fn_name, params, taken, body, dict(zip(each, parts)))
     a = jac.argnums % len(params)
     x, n = taken[a], len(taken)
     fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
@@ -2426,6 +2550,14 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
                            in_axes=(0,) + (None,) * n)}
+    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
+                 "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
+    return _jacobian_function(fn_name, params, taken, body, free)
+
+
+def _jacobian_function(fn_name, params, taken, body, free):
+    """def fn_name(<params as taken, with their defaults>): body; None where a default is not
+    a literal."""
     header = []                 # (the parameters' defaults as the function's own)
     for p, name in zip(params, taken):
         if p.default is p.empty:
@@ -2436,8 +2568,6 @@ def _jacobian_source(jac):
             return None
     source = f"def {fn_name}({', '.join(header)}):\n" + "".join(f"    {line}\n"
                                                                 for line in body)
-    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
-                 "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     return load_generated(source, fn_name, {}, free)
 
 

@@ -11,6 +11,7 @@ right value or one of the known refusals (KNOWN), never with a wrong value or an
 """
 import itertools
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -42,6 +43,26 @@ def _all_cases():
 
 
 CASES = _all_cases() if THOROUGH else _default_cases()
+# SECANT_CASE_TIMEOUT=150: a case running longer fails with TimeoutError (long sweeps only;
+# pytest-timeout is not a dependency).
+CASE_TIMEOUT = int(os.environ.get("SECANT_CASE_TIMEOUT", "0"))
+
+
+@pytest.fixture(autouse=True)
+def _case_time_limit():
+    if not CASE_TIMEOUT:
+        yield
+        return
+
+    def over(*_):
+        raise TimeoutError(f"case took over {CASE_TIMEOUT} s")
+    old = signal.signal(signal.SIGALRM, over)
+    signal.alarm(CASE_TIMEOUT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 # Known refusals (clear errors, never a value): the message they raise -> why.
 KNOWN = {

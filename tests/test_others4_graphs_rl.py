@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import secant.numpy as jnp
-from secant import grad, jit, lax, nn, value_and_grad, vmap
+from secant import grad, jit, jvp, lax, nn, value_and_grad, vmap
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
@@ -298,11 +298,6 @@ def test_ppo_clipped_objective(x64):
     assert_trees_close(jg, g)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a callee known only at run time (a lambda's default `loss=loss`) called with a starred "
-    "batch (`loss(p, tp, *batch)`): its parameters are unknown when the call is spelled out "
-    "(transformer/star_calls.py), and dynamic_call reads a starred call as one with no rule, "
-    "'secant does not know the derivative of loss' (transformer/normalize.py)"))
 def test_runtime_callee_with_starred_batch(x64):
     params = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4) * 0.1,
               "w2": RNG.normal(size=(4, 2))}
@@ -312,3 +307,29 @@ def test_runtime_callee_with_starred_batch(x64):
         assert_trees_close(grad(f)(to_snp(params)),
                            fd_grad(lambda p: _frozen(loss, p, params, batch), (to_snp(params),)),
                            rtol=1e-5, atol=1e-7)
+
+
+def _apply_loss(loss_fn, p, batch, **options):
+    return loss_fn(p, *batch, **options)
+
+
+def _pair_loss(p, x, y, scale=1.0):
+    return scale * jnp.mean((jnp.tanh(x @ p["w"]) - y) ** 2)
+
+
+def test_callee_passed_in_with_starred_batch_and_kwargs(x64):
+    """The same kind, another shape: the loss function an argument of a helper that unpacks
+    the batch and forwards **options (a callee and a call shape known only when it runs);
+    grad, jit(grad) and jvp, against finite differences and eager."""
+    p = {"w": RNG.normal(size=3)}
+    batch = to_snp((RNG.normal(size=(5, 3)), RNG.normal(size=5)))
+    for options in ({}, {"scale": 2.5}):
+        f = lambda p, options=options: _apply_loss(_pair_loss, p, batch, **options)
+        g = grad(f)(to_snp(p))
+        assert_trees_close(g, fd_grad(f, (to_snp(p),)), rtol=1e-6, atol=1e-8)
+        assert_trees_close(jit(grad(f))(to_snp(p)), g, rtol=1e-12)
+        t = {"w": RNG.normal(size=3)}
+        _, tan = jvp(f, (to_snp(p),), (to_snp(t),))
+        np.testing.assert_allclose(tan, np.dot(g["w"], t["w"]), rtol=1e-8)
+    with pytest.raises(TypeError, match="bias"):        # a keyword it does not take: Python's
+        grad(lambda p: _apply_loss(_pair_loss, p, batch, bias=1.0))(to_snp(p))

@@ -126,11 +126,6 @@ def zipped(ws, bs, x):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an early return inside `if x < k` inside a for loop over a static tuple (JAX's grad "
-    "evaluates the test on the concrete x): 'a return of the loop variable i from inside a loop "
-    "over values that may be differentiated or batched cannot be transformed yet' "
-    "(transformer/normalize.py)"))
 def test_early_return_in_a_loop_over_knots(x64):
     for x0 in (-2.0, -0.5, 0.7, 2.0):
         g = grad(piecewise)(x0)
@@ -143,10 +138,6 @@ def test_early_return_in_a_loop_over_knots(x64):
     check_vmap(grad(piecewise), (xs,))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a return inside `if i == len(ws) - 1` in a for loop over zip(ws, bs) of differentiated "
-    "lists: 'a return of the loop variable b from inside a loop over values that may be "
-    "differentiated or batched cannot be transformed yet' (transformer/normalize.py)"))
 def test_enumerate_zip_with_a_return_in_the_last_step(x64):
     ws = [RNG.normal(size=3) for _ in range(3)]
     bs = [RNG.normal(size=3) for _ in range(3)]
@@ -154,6 +145,58 @@ def test_enumerate_zip_with_a_return_in_the_last_step(x64):
     check_grad(zipped, ws, bs, x)
     check_grad(zipped, ws, bs, x, argnum=1)
     check_vmap(zipped, (ws, bs, RNG.normal(size=(5, 3))), in_axes=(None, None, 0))
+
+
+
+# the same kind (a return reading the loop variable of a loop over a parameter), other shapes:
+# a differentiated list iterated directly, a return two loops deep, an iterable from a call
+def first_active(ws, x):
+    for w in ws:
+        if jnp.sum(w * x) > 0.2:
+            return jnp.sum(jnp.tanh(w * x)) * w[0]
+    return jnp.sum(x)
+
+
+def two_loops_deep(x, rows=((0.5, 1.0), (1.5, 2.5))):
+    acc = 0.0
+    for j, row in enumerate(rows):
+        for k in row:
+            acc = acc + jnp.sin(k * x)
+            if acc > k:
+                return acc * k + j
+    return acc
+
+
+def pairs_of(x):
+    return [(1.0, x), (2.0, x * x), (3.0, jnp.sin(x))]
+
+
+def from_a_call(x):
+    for i, (c, v) in enumerate(pairs_of(x)):
+        if c * v > 0.6:
+            return c * v + i
+    return x
+
+
+def test_return_of_the_loop_variable_of_a_parameter_or_call(x64):
+    ws = [RNG.normal(size=3) for _ in range(3)]
+    for x in (RNG.normal(size=3), -np.ones(3), np.zeros(3)):    # returns at some w, or at none
+        check_grad(first_active, ws, x)
+        check_grad(first_active, ws, x, argnum=1)
+    check_vmap(first_active, (ws, RNG.normal(size=(6, 3))), in_axes=(None, 0))
+    check_vmap(first_active, ([RNG.normal(size=(6, 3)) for _ in range(3)], RNG.normal(size=3)),
+               in_axes=(0, None))
+    for x0 in (0.1, 0.4, 1.0, 3.0):     # returns in the first row, in the second, or not at all
+        x0 = jnp.asarray(x0)
+        np.testing.assert_allclose(grad(two_loops_deep)(x0), fd_grad(two_loops_deep, (x0,)),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(hessian(two_loops_deep)(x0),     # (grad(grad) of nested
+                                   fd_grad(grad(two_loops_deep), (x0,)), rtol=1e-5)  # loops: no)
+        check_grad(from_a_call, x0)
+    xs = np.array([0.1, 0.5, 0.9, 1.4])
+    check_vmap(from_a_call, (xs,))
+    with pytest.raises(IndexError):     # (read before the loop: an empty one cannot skip it)
+        grad(first_active)([], jnp.ones(3))
 
 
 # --- while loops over Python ints -------------------------------------------------------------

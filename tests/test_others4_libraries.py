@@ -6,6 +6,7 @@ a tiny normalising-flow library (affine coupling layers, log-determinants), and 
 integrated by a hand-written RK4 solver; each under the transforms its author would use,
 checked against float64 finite differences, a Python loop for vmap and eager for jit."""
 import dataclasses
+import functools
 import math
 from typing import Any, Callable, NamedTuple
 
@@ -105,17 +106,41 @@ def test_equinox_like_module_tree(x64):
         assert_trees_close(tree_util.tree_map(lambda v: v[i], per_ex), gi)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a static field holding a function (equinox's activation=jnp.tanh, aux data of the pytree) "
-    "called as self.activation(x) on a differentiated module: read as a method of a tracked "
-    "array, 'secant cannot differentiate the method .activation() yet' "
-    "(transformer/normalize.py call); the dispatcher (dynamic_call) would find jnp.tanh at run "
-    "time"))
 def test_equinox_like_static_function_field(x64):
     model = make_mlp([3, 5, 1], RNG, cls=MLPModule)
     x, y = RNG.normal(size=(6, 3)), RNG.normal(size=6)
     g = check_grad(module_loss, model, x, y)
     assert isinstance(g, MLPModule) and g.activation is jnp.tanh
+
+
+def _scaled_tanh(v, scale):
+    return scale * jnp.tanh(v / scale)
+
+
+def test_static_field_holding_a_lambda_or_a_partial(x64):
+    """The same field holding a lambda and a functools.partial of a user function: grad of the
+    model called directly (no vmap), jit of it, vmap over examples of grad in the input, jvp."""
+    sizes = [3, 4, 2]
+    layers = make_mlp(sizes, RNG).layers
+    x = RNG.normal(size=3)
+    for act, np_act in ((lambda v: v * jnp.tanh(v), lambda v: v * np.tanh(v)),
+                        (functools.partial(_scaled_tanh, scale=1.5),
+                         lambda v: 1.5 * np.tanh(v / 1.5))):
+        model = MLPModule(to_snp(layers), act)
+        loss = lambda m, x: jnp.sum(jnp.sin(m(x)))
+        h = np_act(np.asarray(layers[0].weight) @ x + np.asarray(layers[0].bias))
+        want = np.sum(np.sin(np.asarray(layers[1].weight) @ h + np.asarray(layers[1].bias)))
+        np.testing.assert_allclose(loss(model, to_snp(x)), want, rtol=1e-12)
+        g = grad(loss)(model, to_snp(x))
+        assert isinstance(g, MLPModule) and g.activation is act
+        assert_trees_close(g, fd_grad(loss, (model, to_snp(x))))
+        assert_trees_close(jit(grad(loss))(model, to_snp(x)), g)
+        xs = RNG.normal(size=(4, 3))
+        check_vmap(grad(loss, argnums=1), (model, xs), in_axes=(None, 0))
+        t = RNG.normal(size=3)
+        _, tan = jvp(lambda x: loss(model, x), (to_snp(x),), (to_snp(t),))
+        np.testing.assert_allclose(tan, fd_jvp(lambda x: loss(model, x), (to_snp(x),),
+                                               (to_snp(t),)), rtol=1e-6)
 
 
 # --- an optax-like GradientTransformation chain -----------------------------------------------
@@ -330,11 +355,6 @@ def make_flow(rng, dim=4, hidden=5, n=3):
              "v": rng.normal(size=(hidden, dim)) * 0.3} for _ in range(n)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a Python bool field (flip) of an object built in place from differentiated values "
-    "(AffineCoupling(params, flip=...).forward(z)): the object is carried as its dict of "
-    "fields, one tracked value, so `... if self.flip else ...` reads a differentiated value "
-    "('if on a differentiated array', transformer/user_objects.py); JAX reads the Python bool"))
 def test_normalising_flow_with_a_flag_field(x64):
     flow = make_flow(RNG)
     x = RNG.normal(size=4)
@@ -356,6 +376,39 @@ def test_normalising_flow_with_a_flag_field(x64):
     check_vmap(flow_log_prob, (flow, xs), in_axes=(None, 0))
     # the score (grad of log p in x) by vmap(grad) against a loop
     check_vmap(grad(flow_log_prob, argnums=1), (flow, xs), in_axes=(None, 0))
+
+
+class Dense:
+    def __init__(self, w, use_bias, kind):
+        self.w, self.use_bias, self.kind = w, use_bias, kind
+
+    def __call__(self, x):
+        y = x @ self.w["k"]
+        if self.use_bias:
+            y = y + self.w["b"]
+        if self.kind == "tanh":
+            y = jnp.tanh(y)
+        return y
+
+
+def dense_loss(w, x):
+    m = Dense(w, use_bias=True, kind="tanh")
+    return jnp.sum(m(x)) + jnp.sum(Dense(w, False, "linear")(x) ** 2)
+
+
+def test_flag_and_string_fields_of_a_held_object(x64):
+    """The same kind, another shape: a bool and a str field of an object held in a local and
+    one built in place (called, not a method), read by ifs and a comparison; grad against
+    finite differences, jit(grad) against eager, vmap over examples against a loop."""
+    w = {"k": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    x = RNG.normal(size=(4, 3))
+    want = np.sum(np.tanh(x @ w["k"] + w["b"])) + np.sum((x @ w["k"]) ** 2)
+    np.testing.assert_allclose(dense_loss(to_snp(w), to_snp(x)), want, rtol=1e-12)
+    g = check_grad(dense_loss, w, x)
+    np.testing.assert_allclose(g["b"], np.sum(1 - np.tanh(x @ w["k"] + w["b"]) ** 2, axis=0),
+                               rtol=1e-10)
+    check_grad(dense_loss, w, x, argnum=1)
+    check_vmap(dense_loss, (w, RNG.normal(size=(5, 4, 3))), in_axes=(None, 0))
 
 
 class Coupling:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import secant.numpy as jnp
-from secant import grad, jit, lax, nn, tree_util, vmap
+from secant import grad, jit, jvp, lax, nn, tree_util, vmap
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
@@ -160,16 +160,31 @@ def test_mixup_per_example(x64):
     check_grad(lambda lam: jnp.sum(per_example(to_snp(w), a1, b1, a2, b2, lam)), lam)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a vmapped function called with the batch starred after the differentiated argument "
-    "(`vmap(f, in_axes=...)(w, *batch)`): 'calls of mixup_loss_vmap with *args or **kwargs "
-    "cannot be transformed yet' (transformer/normalize.py user_call)"))
 def test_mixup_with_a_starred_batch(x64):
     w = RNG.normal(size=3)
     batch = to_snp((RNG.normal(size=(6, 3)), RNG.normal(size=6), RNG.normal(size=(6, 3)),
                     RNG.normal(size=6), RNG.beta(0.4, 0.4, size=6)))
     check_grad(lambda w: jnp.mean(vmap(mixup_loss, in_axes=(None, 0, 0, 0, 0, 0))(w, *batch)),
                w)
+
+
+def _pair_error(w, x, y):
+    return (jnp.tanh(x @ w) - y) ** 2
+
+
+def test_jitted_vmapped_loss_with_a_starred_pair(x64):
+    """The same kind, another shape: jit(vmap(f)) called with its data pair starred after the
+    differentiated weights, and vmap(f) with a tuple computed in place starred, under grad and jvp,
+    against finite differences."""
+    w = RNG.normal(size=3)
+    pair = to_snp((RNG.normal(size=(5, 3)), RNG.normal(size=5)))
+    per_example = jit(vmap(_pair_error, in_axes=(None, 0, 0)))
+    for f in (lambda w: jnp.sum(per_example(w, *pair)),
+              lambda w: jnp.mean(vmap(_pair_error, in_axes=(None, 0, 0))(w, *pair[::-1][::-1]))):
+        g = check_grad(f, w)
+        t = RNG.normal(size=3)
+        _, tan = jvp(f, (to_snp(w),), (to_snp(t),))
+        np.testing.assert_allclose(tan, np.dot(g, t), rtol=1e-8)
 
 
 def ema_update(ema, params, decay=0.9):

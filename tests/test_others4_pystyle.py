@@ -95,17 +95,65 @@ def test_dict_zip_and_f_string_keys(x64):
     check_vmap(f_string_params, (params, RNG.normal(size=(4, 3))), in_axes=(None, 0))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a generator function (`def layers_of(params): ... yield w, b`) iterated in a "
-    "differentiated function: 'generators and coroutines cannot be transformed: return a "
-    "value instead of yielding it' (transformer/normalize.py), where JAX runs the Python "
-    "generator"))
 def test_generator_of_layers(x64):
     params = _f_params()
     xs = RNG.normal(size=3)
     np.testing.assert_allclose(generator_net(to_snp(params), to_snp(xs)),
                                f_string_params(to_snp(params), to_snp(xs)), rtol=1e-12)
     check_grad(generator_net, params, xs)
+
+
+
+# the same kind, other shapes: `yield from`, a return that ends a generator early, a generator
+# def inside the differentiated function, a generator read by zip and a comprehension
+def neighbours(xs):
+    for i in range(len(xs) - 1):
+        yield xs[i], xs[i + 1]
+
+
+def differences(xs):
+    for a, b in neighbours(xs):
+        yield b - a
+
+
+def first_scaled(xs, limit):
+    for k, v in enumerate(xs):
+        if k >= limit:
+            return
+        yield v * (k + 1)
+    yield from differences(xs)
+
+
+def chain_energy(xs, x):
+    total = 0.0
+    for a, b in neighbours(xs):
+        total = total + jnp.sum((a - b) ** 2 * x)
+    for v, w in zip(first_scaled(xs, 2), xs):
+        total = total + jnp.sum(jnp.sin(v * w * x))
+    return total + sum([jnp.sum(v * x) for v in first_scaled(xs, 9)])
+
+
+def local_generator(x, n=4):
+    def powers(m):
+        p = x
+        for _ in range(m):
+            yield p
+            p = jnp.sin(p) * x
+    total = 0.0
+    for p in powers(n):
+        total = total + p
+    return total
+
+
+def test_generators_of_other_shapes(x64):
+    xs = [RNG.normal(size=2) for _ in range(4)]
+    x = RNG.normal(size=2)
+    check_grad(chain_energy, xs, x)
+    check_grad(chain_energy, xs, x, argnum=1)
+    check_vmap(chain_energy, (xs, RNG.normal(size=(3, 2))), in_axes=(None, 0))
+    g = check_grad(local_generator, 0.7)
+    np.testing.assert_allclose(g, fd_grad(local_generator, (jnp.asarray(0.7),)), rtol=1e-6)
+    check_vmap(local_generator, (RNG.normal(size=5),))
 
 
 # --- getattr(self, f"layer{i}") on a model class ----------------------------------------------
@@ -192,11 +240,6 @@ def test_config_as_keywords(x64):
         assert_trees_close(jit(grad(f))(to_snp(params)), g)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a config dict of Python values forwarded as **config to a function taking **config "
-    "(`train_loss(p, batch, **config)`): 'calls of train_loss with *args or **kwargs cannot be "
-    "transformed yet' (transformer/normalize.py user_call; the keys are known only when it "
-    "runs, and a variadic callee is specialised per call shape)"))
 def test_config_forwarded_by_kwargs(x64):
     params = {"w": RNG.normal(size=3)}
     batch = (RNG.normal(size=(6, 3)), RNG.normal(size=6))
@@ -205,6 +248,31 @@ def test_config_forwarded_by_kwargs(x64):
         g = grad(f)(to_snp(params))
         assert_trees_close(g, fd_grad(f, (to_snp(params),)))
         assert_trees_close(jit(grad(f))(to_snp(params)), g)
+
+
+class Trainer:
+    def __init__(self, **config):
+        self.config = config
+
+    def loss(self, params, batch):
+        return train_loss(params, batch, **self.config)
+
+
+def test_config_held_by_an_object_forwarded_by_kwargs(x64):
+    """The same kind, another shape: the config an object's field (`**self.config`), the
+    trainer's loss a bound method; grad and jit(grad) against finite differences and eager,
+    vmap over the data against a loop, and an unknown key Python's TypeError."""
+    params = {"w": RNG.normal(size=3)}
+    batch = (RNG.normal(size=(6, 3)), RNG.normal(size=6))
+    for trainer in (Trainer(), Trainer(l2=0.3, reduction="sum")):
+        f = lambda p: trainer.loss(p, to_snp(batch))
+        g = grad(f)(to_snp(params))
+        assert_trees_close(g, fd_grad(f, (to_snp(params),)))
+        assert_trees_close(jit(grad(f))(to_snp(params)), g)
+        check_vmap(lambda x, y: trainer.loss(to_snp(params), (x, y)),
+                   (RNG.normal(size=(2, 6, 3)), RNG.normal(size=(2, 6))))
+    with pytest.raises(TypeError, match="momentum"):
+        grad(lambda p: Trainer(momentum=0.9).loss(p, to_snp(batch)))(to_snp(params))
 
 
 # --- sorted with a key, max over a static range with a key ----------------------------------------

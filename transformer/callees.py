@@ -268,6 +268,17 @@ def dynamic_call(fn, *args, **kwargs):
 _CALLERS = {}
 
 
+def check_keywords(kwargs, allowed, name):
+    """`f(x, **kwargs)` spelled out as the keywords f takes (normalize.py): Python's TypeError
+    for a key f does not take, which the spelled-out call would ignore."""
+    for key in kwargs:
+        if key not in allowed:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+
+
+check_keywords.__secant_placeholder__ = check_keywords.__secant_check__ = True   # (reads keys)
+
+
 def dynamic_caller(n, keywords):
     """The callee the canonical form names for `fn(x1, ..., xn, k=...)` with fn known only at
     run time: `def dynamic_call(fn, x1, ..., xn, *, k)` (its parameters place each operand);
@@ -286,6 +297,33 @@ def _make_caller(n, keywords):
     exec(f"def dynamic_call({sig}):\n    return fn({', '.join(args)})\n", namespace)  # noqa: S102
     caller = namespace["dynamic_call"]
     caller.__secant_dispatch__ = (n, keywords)
+    return caller
+
+
+def starred_caller(n, star, keywords, double_star):
+    """The callee the canonical form names for `fn(x1, ..., xn, *rest, k=..., **kw)` whose
+    rest's length or kw's keys only the running program knows (fn's parameters unknown when it
+    is transformed, or kw a value passed in): `def call_starred(fn, x1, ..., xn, rest, kw, *,
+    k)`; the transforms write its derivative as a dispatcher that spells the call out when it
+    runs (secant/transforms.py)."""
+    key = (n, star, keywords, double_star)
+    hit = _CALLERS.get(key)
+    if hit is None:
+        hit = once.build(_CALLERS, key, lambda: _make_starred_caller(*key))
+    return hit
+
+
+def _make_starred_caller(n, star, keywords, double_star):
+    params = ["fn"] + [f"x{i + 1}" for i in range(n)] + ["rest"] * star + ["kw"] * double_star
+    args = params[1:1 + n] + ["*rest"] * star + [f"{k}={k}" for k in keywords] + \
+        ["**kw"] * double_star
+    sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+    namespace = {}
+    exec(f"def call_starred({sig}):\n    return fn({', '.join(args)})\n",  # noqa: S102
+         namespace)
+    caller = namespace["call_starred"]
+    caller.__secant_dispatch__ = (n, keywords)
+    caller.__secant_starred__ = (star, double_star)
     return caller
 
 

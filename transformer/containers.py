@@ -20,6 +20,7 @@ import re
 import gast
 
 from secant.transformer import ir
+from secant.transformer.hygiene import walk as _walk
 from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
@@ -34,7 +35,7 @@ def _set_location(nodes, where, force=False):
     """Give synthesised nodes the position of the user's node they stand for (the user's own
     sub-expressions keep theirs, unless `force`)."""
     for root in nodes:
-        for n in gast.walk(root):
+        for n in _walk(root):
             if not isinstance(n, (gast.expr, gast.stmt)):
                 continue
             if force or getattr(n, "lineno", None) is None:
@@ -53,10 +54,10 @@ def _local_names(fnode, grown):
     function builds itself and never aliases: names it assigns (not parameters: their lists
     belong to the caller) that are never the whole value of an assignment nor an item of a
     display (`a = out`, `[out]`), where an in-place append would show through."""
-    params = {n.id for n in gast.walk(fnode.args) if isinstance(n, gast.Name)}
+    params = {n.id for n in _walk(fnode.args) if isinstance(n, gast.Name)}
     out = set()
     aliases = []                                # (name, the node that aliases it)
-    nodes = list(gast.walk(fnode))
+    nodes = list(_walk(fnode))
     for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             out.add(n.id)
@@ -84,12 +85,12 @@ def _grows_after(fnode, loops, name, at):
         return True
     if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
         return True
-    return any(grows(loop) and any(n is at for n in gast.walk(loop)) for loop in loops)
+    return any(grows(loop) and any(n is at for n in _walk(loop)) for loop in loops)
 
 
 def _growths(node):
     """The `name.append(...)` / `name.extend(...)` calls in `node`."""
-    return [n for n in gast.walk(node) if isinstance(n, gast.Call)
+    return [n for n in _walk(node) if isinstance(n, gast.Call)
             and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
             and isinstance(n.func.value, gast.Name)]
 
@@ -736,7 +737,8 @@ class ContainerMixin:
 
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in
-        return _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+        return {k for k in _names_in(node) if k in self.current and
+                self.current[k] in self.tracked}
 
     # --- loops over containers ------------------------------------------------------------------
     def container_iteration(self, stmt):
@@ -1108,7 +1110,7 @@ class ContainerMixin:
                               type_comment=None)]
         loop = inner[0]
         _set_location([loop], node)
-        scoped = {n.id for gen in node.generators for n in gast.walk(gen.target)
+        scoped = {n.id for gen in node.generators for n in _walk(gen.target)
                   if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}
         acc_before = self.current.get(acc)
@@ -1175,7 +1177,7 @@ def _inlinable_lambda(fn):
     if len(a.args) != 2 or a.defaults or a.kwonlyargs or a.vararg or a.kwarg or \
             getattr(a, "posonlyargs", None) or \
             any(isinstance(n, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
-                               gast.SetComp, gast.NamedExpr)) for n in gast.walk(fn.body)):
+                               gast.SetComp, gast.NamedExpr)) for n in _walk(fn.body)):
         return None
     return [p.id for p in a.args]
 
@@ -1183,7 +1185,7 @@ def _inlinable_lambda(fn):
 def _substitute(expr, names):
     """A copy of expr with the names read renamed (parameters to arguments)."""
     out = copy.deepcopy(expr)
-    for n in gast.walk(out):
+    for n in _walk(out):
         if isinstance(n, gast.Name) and n.id in names:
             n.id = names[n.id]
     return out
@@ -1325,4 +1327,4 @@ def _indexed_by_target(loop, name, target=None):
     return any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
                and n.value.id == name and isinstance(n.slice, gast.Name)
                and n.slice.id == target.id
-               for stmt in loop.body for n in gast.walk(stmt))
+               for stmt in loop.body for n in _walk(stmt))

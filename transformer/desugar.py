@@ -41,8 +41,8 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, namespaces, nonlocals, objects,
-                                star_calls, statements, vjp_calls)
+from secant.transformer import (container_updates, depth, gast_parse, generators, namespaces,
+                                 nonlocals, objects, star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
@@ -253,7 +253,10 @@ class _Desugarer:
         self.updatable = {}         # local -> "list" | "dict" | None: whether its item
                                     # assignments rebuild it (transformer/container_updates.py)
         self.flag_uses = set()      # exit flags something reads
+        self.break_flags = set()    # `looping` of each loop that breaks (a bool per example)
+        self.held = set()           # names holding a loop's iterable read twice (_iterable_first)
         self.tree_names = {}        # name -> secant.tree_util function the rewrites call
+        self._rebound = {}          # builtin name -> whether the function rebinds it
 
     def error(self, node, message):
         return self.src.error(node, message)
@@ -264,7 +267,8 @@ class _Desugarer:
         self._find_containers(node.body)
         if self.only_choices:
             return self.block(node.body)
-        body = _TreeCalls(self).visit_body(node.body)
+        body = generators.rewrite(self, node.body)  # for w in layers(p): a generator's list
+        body = _TreeCalls(self).visit_body(body)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
         body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
@@ -371,7 +375,7 @@ class _Desugarer:
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
-        if self.src.resolve_name("map")[0] != "builtin" or statements._stores(self.node, "map"):
+        if self.rebound("map"):
             return
         outer = self
 
@@ -404,6 +408,15 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def rebound(self, builtin):
+        """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
+        or an assignment in the function, rebinds it (walked once per function and name)."""
+        hit = self._rebound.get(builtin)
+        if hit is None:
+            hit = self._rebound[builtin] = self.src.resolve_name(builtin)[0] != "builtin" or \
+                statements._stores(self.node, builtin)
+        return hit
 
     def star_unpack(self, s):
         """`*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]` (the
@@ -671,6 +684,7 @@ class _Desugarer:
         flags = {gast.Continue: self.names.fresh("iterating")}
         if has_break:
             flags[gast.Break] = self.names.fresh("looping")
+            self.break_flags.add(flags[gast.Break])
         body, _ = self.exits(s.body, kinds, flags)
         skip = flags[gast.Continue]
         body = _drop_final(body, skip)
@@ -723,27 +737,55 @@ class _Desugarer:
         targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
             if isinstance(s, gast.For) else set()
         read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
-        first = self._first_item(s.iter) if targets & read else None
-        if targets & read and first is None:
-            raise self.error(returns[0], f"a return of the loop variable "
-                             f"{sorted(targets & read)[0]} from inside a loop over values that "
-                             "may be differentiated or batched cannot be transformed yet; "
-                             "give the result a value before the loop (result = 0.0 * x), "
-                             "assign it and break inside, and return it after the loop")
         if targets & read:
-            s.secant_before = self.stable_loop_target(s, first)
+            s.secant_before = self.stable_loop_target(s, self._iterable_first(s, returns[0]))
         for r in returns:               # (in place: the statement lists of the loop body)
             _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
         return _at(returns[0], copy.deepcopy(value))
 
+    def _iterable_first(self, s, ret):
+        """The first item of loop `s`'s iterable (its source); a part of it not to read twice
+        (a call: `for i, (c, v) in enumerate(pairs(x))`) is first held in a variable
+        (`pairs_x = pairs(x)`, before the loop), read by the loop and indexed before it."""
+        first = self._first_item(s.iter)
+        if first is not None:
+            return first
+        held = []
+
+        def hold(node):
+            name = self.names.fresh("held")
+            held.append(_at(s, gast.Assign(targets=[_name(name, True)], value=node,
+                                           type_comment=None)))
+            self.held.add(name)
+            return _at(node, _name(name))
+        it = s.iter
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
+                and it.func.id in ("enumerate", "zip") \
+                and self.src.resolve_name(it.func.id)[0] == "builtin":
+            it.args = [a if self._first_item(a) is not None else hold(a) for a in it.args]
+        else:
+            s.iter = hold(it)
+        first = self._first_item(s.iter)
+        if first is None:
+            raise self.error(ret, "a return of the loop variable from inside this loop cannot "
+                             "be transformed yet; give the result a value before the loop, "
+                             "assign it and break inside, and return it after the loop")
+        s.secant_held = held
+        return first
+
     def _first_item(self, it):
-        """Source of the first item of a loop over Python constants that has one, run in
-        Python under every transform: a display of constants, enumerate/zip of such, a global
-        list or tuple of numbers and strings, a local bound once to a display, range(...) of
-        constants (jit stages a loop over it: the returned index is an int carry, its
-        cotangent a zero, ad/helpers.unbroadcast); else None."""
+        """Source of an expression that is the first item of the loop's iterable `it`, read
+        again before the loop (it only gives the loop variable a value the transforms can
+        carry: the first iteration assigns it anyway): a display's first element (one with no
+        call in it), enumerate/zip of such, range(...) of constants (jit stages a loop over it:
+        the returned index is an int carry, its cotangent a zero, ad/helpers.unbroadcast),
+        `xs[0]` of a name or attribute (a parameter, a local, a global list or tuple), as
+        JAX's unrolled Python loop would read it; else None (a call: read once only).
+        Over an empty `xs` the read raises an IndexError where Python skips the loop."""
         if isinstance(it, (gast.List, gast.Tuple)):
-            if it.elts and all(_constant(e) for e in it.elts):
+            if it.elts and not isinstance(it.elts[0], gast.Starred) and not any(
+                    isinstance(m, (gast.Call, gast.NamedExpr, gast.Await, gast.Yield))
+                    for m in gast.walk(it.elts[0])):
                 return gast.unparse(it.elts[0]).strip()
             return None
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
@@ -766,27 +808,24 @@ class _Desugarer:
             except (TypeError, ValueError):
                 return None
             return repr(items[0]) if items else None
-        if not isinstance(it, gast.Name) or it.id in self.params:
+        if isinstance(it, gast.Attribute) and isinstance(it.value, gast.Name):
+            return f"{gast.unparse(it).strip()}[0]"
+        if not isinstance(it, gast.Name):
             return None
-        stores = [n for n in _walk_scope(self.node.body) if isinstance(n, gast.Name)
-                  and n.id == it.id and isinstance(n.ctx, gast.Store)]
-        if not stores:
+        stores = any(isinstance(n, gast.Name) and n.id == it.id and isinstance(n.ctx, gast.Store)
+                     for n in _walk_scope(self.node.body))
+        if not stores and it.id not in self.params and it.id not in self.held:
             kind, value = self.src.resolve_name(it.id)
-            if kind in ("global", "closure") and isinstance(value, (list, tuple)) and value \
-                    and all(type(v) in (int, float, str, bool) for v in value):
-                return f"{it.id}[0]"
-            return None
-        values = [n.value for n in _walk_scope(self.node.body) if isinstance(n, gast.Assign)
-                  and len(n.targets) == 1 and any(t is m for t in n.targets for m in stores)]
-        if len(stores) == 1 and len(values) == 1 and self._first_item(values[0]) is not None:
-            return f"{it.id}[0]"
-        return None
+            if kind not in ("global", "closure") or not isinstance(value, (list, tuple)) \
+                    or not value:
+                return None
+        return f"{it.id}[0]"
 
     def stable_loop_target(self, s, first):
         """`for a in xs: ... return a * x` -> `a = xs[0]` / `for item in xs: a = item; ...`:
         the iterations a break skips leave `a` as the returning one left it (a loop variable
         would take the next items); a loop read after it needs a value before it (the first
-        item: xs is known not empty, so the first iteration assigns it anyway)."""
+        item, which the first iteration assigns anyway; over an empty xs reading it raises)."""
         item = self.names.fresh("item")
         before = _at(s, gast.Assign(targets=[copy.deepcopy(s.target)],
                                     value=gast.parse(first, mode="eval").body,
@@ -794,7 +833,7 @@ class _Desugarer:
         copy_in = _at(s, gast.Assign(targets=[s.target], value=_name(item), type_comment=None))
         s.target = _at(s, _name(item, True))
         s.body = [copy_in] + s.body
-        return [before]
+        return getattr(s, "secant_held", []) + [before]
 
     def _read_after(self, s):
         end = getattr(s, "end_lineno", None) or 1 << 30
@@ -967,13 +1006,15 @@ class _Desugarer:
         values: a closure reads its free names when it is called (the closures a loop makes
         all share the function's cells), and only one without defaults or decorators (which
         are evaluated where it stood) moves."""
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        if not any(isinstance(s, _BLOCKS) for s in body):
+            return body, []         # (no block to hoist from: the walks below are skipped)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and not isinstance(m.ctx, gast.Load)] + \
-            [m.name for m in gast.walk(self.node) if isinstance(m, gast.FunctionDef)]
-        declared = {n for m in gast.walk(self.node) if isinstance(m, (gast.Global, gast.Nonlocal))
+            [m.name for m in _walk(self.node) if isinstance(m, gast.FunctionDef)]
+        declared = {n for m in _walk(self.node) if isinstance(m, (gast.Global, gast.Nonlocal))
                     for n in m.names}
         reads = {}
-        for m in gast.walk(self.node):
+        for m in _walk(self.node):
             if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
                 reads[m.id] = reads.get(m.id, 0) + 1
 
@@ -1026,7 +1067,7 @@ class _Desugarer:
         import secant
         transforms = {getattr(secant, t) for t in (
             "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, (gast.Store, gast.Del))] + list(self.params)
         bound = {}
         for s in body:
@@ -1069,9 +1110,9 @@ class _Desugarer:
 
     def _calls_of(self, name):
         """The calls `name(...)` in the function when every read of `name` is one; else None."""
-        uses = [m for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        uses = [m for m in _walk(self.node) if isinstance(m, gast.Name)
                 and m.id == name and isinstance(m.ctx, gast.Load)]
-        calls = [m for m in gast.walk(self.node) if isinstance(m, gast.Call)
+        calls = [m for m in _walk(self.node) if isinstance(m, gast.Call)
                  and isinstance(m.func, gast.Name) and m.func.id == name]
         return calls if len(uses) == len(calls) else None
 
@@ -1083,7 +1124,7 @@ class _Desugarer:
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
-        stores = [m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         partials = {}
         for s in body:
@@ -1300,9 +1341,10 @@ class _Desugarer:
         fn = loader.load(source, fdef.name, self.src.globals,
                          {k: v for k, v in closure.items()
                           if k in _names_of_source(source)}, printer.origins)
-        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        tree = ast.parse(source)
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         fn.__secant_source__ = FunctionSource(
-            fn, gast.parse(source).body[0], fn.__code__.co_filename, 1, source.splitlines(),
+            fn, gast_parse.to_gast(tree).body[0], fn.__code__.co_filename, 1, source.splitlines(),
             self.src.globals, {k: v for k, v in closure.items() if k in used},
             generated=self.src.generated)
         fn.__secant_desugared__ = True
@@ -1311,7 +1353,11 @@ class _Desugarer:
     # --- loading ----------------------------------------------------------------------------------
     def _if(self, s, body, orelse):
         new = copy.copy(s)
-        if not body and orelse:         # `if c: continue` + rest: `if not c: rest`
+        if not body and orelse and not (isinstance(s.test, gast.Name)
+                                         and s.test.id in self.break_flags):
+            # `if c: continue` + rest: `if not c: rest` (not a loop's own flag, which a
+            # return inside a nested loop leaves in `if looping: pass` / `else: ...`: a
+            # batched or traced flag has no Python `not`)
             new.test, body, orelse = _negate(s.test), orelse, []
         new.body, new.orelse = body or [_at(s, gast.Pass())], orelse
         return new
@@ -1325,22 +1371,23 @@ class _Desugarer:
         printer = _Printer(self.src, {})
         printer.stmt(node, 0)
         source = "\n".join(printer.lines) + "\n"
-        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        tree = ast.parse(source)        # parsed once: its names, its gast form, compilation
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        fdef = gast_parse.to_gast(tree).body[0]     # (before loader.load changes tree)
         free = {k: v for k, v in {**self.src.closure, **self.lifted, **self.tree_names}.items()
                 if k in used}
         # the user's closure variables stay the user's own cells (read when the code runs)
         cells = {k: c for k, c in self.src.cells.items()
                  if k in free and free[k] is self.src.closure.get(k)}
         gen = loader.load(source, node.name, self.src.globals, free, printer.origins,
-                          cells=cells)
+                          tree=tree, cells=cells)
         gen.__defaults__ = fn.__defaults__
         gen.__kwdefaults__ = fn.__kwdefaults__
         gen.__qualname__ = fn.__qualname__
         gen.__doc__ = fn.__doc__
         gen.__module__ = fn.__module__
-        gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
-                                               gen.__code__.co_filename, 1, source.splitlines(),
-                                               self.src.globals, free,
+        gen.__secant_source__ = FunctionSource(gen, fdef, gen.__code__.co_filename, 1,
+                                               source.splitlines(), self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
         gen.__secant_item_updates__ = self.item_updates

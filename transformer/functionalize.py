@@ -47,7 +47,7 @@ from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth
+from secant.transformer import depth, gast_parse
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
@@ -1062,7 +1062,7 @@ def _rewrite(fn, src, node, helpers):
     gen.__qualname__ = fn.__qualname__
     gen.__doc__ = fn.__doc__
     gen.__module__ = fn.__module__
-    gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
+    gen.__secant_source__ = FunctionSource(gen, gast_parse.parse(source).body[0],
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)
     gen.__secant_functionalized__ = True

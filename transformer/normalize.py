@@ -36,8 +36,9 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
-from secant.transformer.parse import (BoolConversionSourceError, BooleanIndexSourceError,
-                                      ConcretizationSourceError, FunctionSource,
+from secant.transformer.parse import (ArgumentSourceError, BoolConversionSourceError,
+                                      BooleanIndexSourceError, ConcretizationSourceError,
+                                      FunctionSource,
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
 from secant.transformer.runnable import runnable
@@ -144,7 +145,7 @@ class Normaliser(ContainerMixin):
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
-        for n in gast.walk(self.node):
+        for n in walk(self.node):
             if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
                 raise self.src.error(n, "generators and coroutines cannot be transformed: "
                                      "return a value instead of yielding it")
@@ -586,9 +587,10 @@ class Normaliser(ContainerMixin):
                     stmt, "if on a batched value: it has one truth value per example, not a "
                     "single Python bool; use snp.where(cond, a, b) or lax.cond",
                     BoolConversionSourceError))
-            raise self.src.error(stmt, "if on a differentiated array: its truth value is not a "
-                                 "single Python bool; use snp.where(cond, a, b)",
-                                 BoolConversionSourceError)
+            # the truth value of the value it holds when it runs, as JAX's grad reads its
+            # concrete primal (a Python bool a differentiated object's field holds: `if
+            # self.flip`); a traced one under jit is Python's error (TracerBoolConversionError)
+            test = ir.Expr(f"bool({test.name})")
         if test.src.isidentifier():     # SSA keeps the name's value: test it directly
             cond = test.src
         else:
@@ -796,7 +798,7 @@ class Normaliser(ContainerMixin):
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
         body = body_stmts = stmt.body if body is None else body
-        used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
+        used_after = {n.id for n in walk(self.node) if isinstance(n, gast.Name)
                       and isinstance(n.ctx, gast.Load)
                       and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
         if stmt in self.node.body:      # at the top level: read after it before assigned
@@ -987,10 +989,14 @@ class Normaliser(ContainerMixin):
             return ir.Seq(tuple(items), "tuple" if isinstance(node, gast.Tuple) else "list")
         if self.batching and isinstance(node, gast.Compare):
             return self.compare(node)
+        if isinstance(node, gast.Dict) and None in node.keys and self._tracked_names_in(node):
+            return self.operand(_merged_dict(node))     # {**base, "b": m}: base | {"b": m}
         if isinstance(node, gast.Dict) and None not in node.keys:
             values = tuple(self.operand(v) for v in node.values)
             if any(_has_var(v) for v in values):    # {"a": x}: returned or passed on
                 return ir.Seq(values, "dict", tuple(self._source(k) for k in node.keys))
+            if all(isinstance(v, ir.Expr) for v in values):
+                return self._inactive(node)     # {"correct": jnp.sum(argmax(logits) == y)}
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)) \
                 and self._tracked_names_in(node):
             return self.comprehension(node)     # the loop that builds it
@@ -1334,7 +1340,7 @@ class Normaliser(ContainerMixin):
             return True
         if not isinstance(node, gast.Name):
             return False
-        values = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+        values = [a.value for a in walk(self.node) if isinstance(a, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == node.id for t in a.targets)]
         if values:
             return all(isinstance(v, (gast.List, gast.Tuple)) for v in values)
@@ -1399,6 +1405,9 @@ class Normaliser(ContainerMixin):
                 return self.container_method(node, base)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
+                if opname is None and not _array_method(func.attr):
+                    return self.dynamic_call(node, func)    # m.activation(x): a function
+                                                            # held by a pytree (a field)
                 if opname is None:
                     return self.call(self.array_method_call(node))
                 args = list(node.args)
@@ -1727,9 +1736,10 @@ class Normaliser(ContainerMixin):
                 all(k.arg for k in node.keywords) else None
             if getattr(inner, "__secant_factory__", None) in ("argnums", "in_axes"):
                 made = value(node.args[0], first=True)     # jacfwd(grad(f, 1), 0): grad(f, 1)
-                if not extra:                              # made as the code would make it
-                    return inner(made, *[value(a) for a in node.args[1:]],
-                                 **{k.arg: value(k.value) for k in node.keywords})
+                # made as the code would make it; a lifted function's free locals (trailing
+                # parameters) are held fixed: vmap(grad(u))(xs) with u closing over params
+                return _with_free(inner, [made] + [value(a) for a in node.args[1:]],
+                                  {k.arg: value(k.value) for k in node.keywords}, len(extra))
             local_def = isinstance(node, gast.Name) and node.id in self.local_defs
             if isinstance(node, gast.Lambda) and not (node.args.vararg or node.args.kwarg) \
                     or local_def and first:
@@ -1781,12 +1791,7 @@ class Normaliser(ContainerMixin):
                 k.arg for k in outer.keywords):     # def f(*xs): for the call's shape
             args[0] = callees.specialise(args[0], len(outer.args) + len(extra),
                                          tuple(k.arg for k in outer.keywords))
-        if extra and factory.__secant_factory__ == "in_axes":     # vmap: the free ones unmapped
-            axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
-            own = len(inspect.signature(args[0]).parameters) - len(extra)
-            axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
-            kwargs["in_axes"] = axes + (None,) * len(extra)
-        made = factory(*args, **kwargs)
+        made = _with_free(factory, args, kwargs, len(extra))
         if getattr(made, "__secant_call_gen__", None) or getattr(made, "__secant_custom__", 0):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
@@ -1802,11 +1807,12 @@ class Normaliser(ContainerMixin):
             and not getattr(maker, "__secant_dispatcher__", False) \
             and not getattr(maker, "__secant_factory__", False) \
             and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
-                                                                      for k in node.keywords) \
-                or made_by_library and (maker is builtins.type    # type(c)(...): as it is
-                                        or not self._tracked_names_in(func)):
+        if made_by_library and (maker is builtins.type    # type(c)(...): as it is
+                                or not self._tracked_names_in(func)):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
+                                                                      for k in node.keywords):
+            return self.starred_call(node, func)
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
                                                      and isinstance(func.value, gast.Call))
@@ -1832,6 +1838,44 @@ class Normaliser(ContainerMixin):
             inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
+
+    def starred_call(self, node, func):
+        """`f(x, *rest, k=v, **kw)` whose rest's length or kw's keys are known only when it
+        runs (f's parameters unknown here: a function passed in, or kw a value passed in):
+        `call_starred(f, x, rest, kw, k=v)`, which the transforms write as a dispatcher that
+        spells the call out on first use of each shape (transformer/callees.py)."""
+        stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
+        double = [k for k in node.keywords if k.arg is None]
+        if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
+            raise self.src.error(node, f"secant transforms a call with *args or **kwargs it "
+                                 f"cannot spell out when *args comes last and once, and "
+                                 f"**kwargs once; pass the other arguments explicitly")
+        positional = node.args[:-1] if stars else node.args
+        rest = [self.operand(node.args[-1].value)] if stars else []
+        kw = [self.operand(double[0].value)] if double else []
+        for o, k in zip(rest + kw, [a.value for a in node.args[-1:] if stars] +
+                        [k.value for k in double]):
+            if _has_var(o):
+                raise self.src.error(node, f"{gast.unparse(k).strip()} holds {self.what} "
+                                     f"values, unpacked into a call of a function whose "
+                                     f"parameters secant does not know when it transforms the "
+                                     f"code; pass them as arguments one by one")
+        fn = self.operand(func)
+        named = [k for k in node.keywords if k.arg is not None]
+        operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(positional)}
+        operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})
+        operands.update({k.arg: self.operand(k.value) for k in named})
+        if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
+            return self._inactive(node)
+        caller = callees.starred_caller(len(positional), bool(stars),
+                                        tuple(k.arg for k in named), bool(double))
+        name = self.names.fresh("call_starred")
+        self.bindings[name] = caller
+        inner = func.value if isinstance(func, gast.Subscript) else func
+        hint = inner.attr if isinstance(inner, gast.Attribute) else \
+            inner.id.lower() if isinstance(inner, gast.Name) else "call"
+        return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
+                          callee_name=name)
 
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
@@ -2085,8 +2129,7 @@ class Normaliser(ContainerMixin):
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
-            raise self.src.error(node, f"calls of {fn.__name__} with *args or **kwargs cannot be "
-                                 "transformed yet; pass arguments explicitly")
+            return self.starred_call(node, node.func)
         if callees.is_variadic(fn) and inspect.isfunction(fn):    # def f(*xs): one per call shape
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
@@ -2142,11 +2185,23 @@ class Normaliser(ContainerMixin):
             for n in gast.walk(expr):
                 gast.copy_location(n, node)
             keywords.append(gast.keyword(arg=p.name, value=expr))
-        if not isinstance(d, gast.Name) and len(keywords) > len(given) + 1:     # read once
-            key = d.slice.value
+        allowed = tuple(k.arg for k in keywords[len(given):])
+        keys = self._known_keys(d)
+        extra = [k for k in keys or () if k not in allowed]
+        if extra:           # Python's TypeError (the spelled-out call would ignore the key)
+            raise self.src.error(node, f"{fn.__name__}() got an unexpected keyword argument "
+                                 f"{extra[0]!r}", ArgumentSourceError)
+        checked = d
+        if not isinstance(d, gast.Name) and (len(keywords) > len(given) + 1 or keys is None):
+            key = d.slice.value                                 # read once
             held = self.names.fresh(f"{key}_kwargs" if isinstance(key, str) and
                                     key.isidentifier() else "kwargs")
             self.bind_name(held, self.operand(d))
+            checked = gast.Name(held, gast.Load(), None, None)
+        if keys is None:    # ... or when the code runs
+            self.out.append(ir.Plain(f"check_keywords({self._source(checked)}, {allowed!r}, "
+                                     f"{fn.__name__!r})", set(), self.origin))
+        if checked is not d:
             for k in keywords[len(given):]:
                 for n in gast.walk(k.value):
                     if isinstance(n, (gast.Call, gast.Subscript)) and n is not None:
@@ -2162,6 +2217,20 @@ class Normaliser(ContainerMixin):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, node)
         return gast.copy_location(new, node)
+
+    def _known_keys(self, d):
+        """The keys of the dict `d` names when they are known here (a constant dict, a dict
+        display), else None."""
+        known = callees.resolve(self.src, self._is_local, d)
+        if type(known) is dict:
+            return list(known)
+        held = self.operand(d) if isinstance(d, gast.Name) else None
+        if isinstance(held, ir.Seq) and held.kind == "dict":
+            try:
+                return [ast.literal_eval(k) for k in held.keys]
+            except ValueError:
+                return None
+        return None
 
     def runnable_name(self, func, fn):
         """How generated code names the callee `fn` for its value: as written, unless fn cannot
@@ -2424,9 +2493,9 @@ class Normaliser(ContainerMixin):
         once to a local name (`branches = (f, lambda x: x)`; its lambdas read the locals they
         would when called here), or a global list or tuple (read as FNS[0], FNS[1], ...)."""
         if isinstance(branches, gast.Name) and branches.id in self.current:
-            stores = [n for n in gast.walk(self.node) if isinstance(n, gast.Name)
+            stores = [n for n in walk(self.node) if isinstance(n, gast.Name)
                       and n.id == branches.id and not isinstance(n.ctx, gast.Load)]
-            bound = [a.value for a in gast.walk(self.node) if isinstance(a, gast.Assign)
+            bound = [a.value for a in walk(self.node) if isinstance(a, gast.Assign)
                      and len(a.targets) == 1 and isinstance(a.targets[0], gast.Name)
                      and a.targets[0].id == branches.id]
             if len(stores) == 1 and len(bound) == 1:
@@ -2568,7 +2637,7 @@ class Normaliser(ContainerMixin):
     def _local_calls(self, fnode, own):
         """Names of nested defs `fnode` calls or passes on (a derivative's loop step calling the
         loop's body: transformer/loop_lowering.py; `grad(potential)(q)` in a loop's body)."""
-        return sorted({n.id for n in gast.walk(fnode) if isinstance(n, gast.Name)
+        return sorted({n.id for n in walk(fnode) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Load) and n.id in self.local_defs
                        and n.id not in own and n.id != getattr(fnode, "name", None)})
 
@@ -2590,7 +2659,7 @@ class Normaliser(ContainerMixin):
                 if v in own and v not in outer:
                     outer[v] = self.names.fresh(f"outer_{v}")
             called = set()
-            for n in gast.walk(fnode):
+            for n in walk(fnode):
                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
                         and n.func.id == name:
                     n.args = list(n.args) + [gast.Name(outer.get(v, v), gast.Load(), None, None)
@@ -2608,7 +2677,7 @@ class Normaliser(ContainerMixin):
         fdef = self.local_defs[name][0]
         a = fdef.args
         params = [p.id for p in a.args]
-        uses = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name
+        uses = [n for n in walk(fnode) if isinstance(n, gast.Name) and n.id == name
                 and isinstance(n.ctx, gast.Load) and id(n) not in called]
         if not uses:
             return
@@ -2804,6 +2873,45 @@ def _tuple_source(names):
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
+def _merged_dict(node):
+    """{**a, "k": v, **b} as (a | {"k": v}) | b: the same keys in the same order, each later
+    one winning, which the dict operations read (a dict's ** operands must be dicts)."""
+    groups, literal = [], None
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            groups.append(v)
+            literal = None
+        else:
+            if literal is None:
+                literal = gast.Dict(keys=[], values=[])
+                groups.append(literal)
+            literal.keys.append(k)
+            literal.values.append(v)
+    if len(groups) == 1:        # {**a}: a copy
+        groups.append(gast.Dict(keys=[], values=[]))
+    merged = groups[0]
+    for g in groups[1:]:
+        merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
+    for n in gast.walk(merged):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, node)
+    return merged
+
+
+def _with_free(factory, args, kwargs, n_free):
+    """factory(*args, **kwargs) for a function whose last n_free parameters are free locals
+    lifted out of a lambda or nested def: held fixed (grad's argnums count only the parameters
+    before them; vmap maps them with in_axes None)."""
+    import inspect
+    if n_free and factory.__secant_factory__ == "in_axes":
+        args, kwargs = list(args), dict(kwargs)
+        axes = kwargs.pop("in_axes", args.pop(1) if len(args) > 1 else 0)
+        own = len(inspect.signature(args[0]).parameters) - n_free
+        axes = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * own
+        kwargs["in_axes"] = axes + (None,) * n_free
+    return factory(*args, **kwargs)
+
+
 def _has_var(o):
     if isinstance(o, ir.Var):
         return True
@@ -2933,6 +3041,14 @@ def _index_src(node, norm):
     if isinstance(node, gast.Tuple) and node.elts:
         return ", ".join(norm._source(e) for e in node.elts)
     return norm._source(node)
+
+
+def _array_method(name):
+    """Whether arrays have a method `name` (x.name(...) of a tracked value reads as the array's;
+    any other name as a callee the value holds: a function field of a pytree object)."""
+    from secant.backends.array import Array
+    from secant.numpy.methods import function_of
+    return function_of(name) is not None or callable(getattr(Array, name, None))
 
 
 def _is_static_query(obj):

@@ -21,6 +21,7 @@ import weakref
 import gast
 
 from secant.backends import errors as _errors
+from secant.transformer import gast_parse
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                     SecantError, TracerBoolConversionError,
@@ -29,6 +30,11 @@ from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanI
 
 class SourceError(SecantError):
     """A function secant cannot read or cannot transform, with the user's file and line."""
+
+
+class ArgumentSourceError(SourceError, TypeError):
+    """A call with arguments its callee does not take (Python's TypeError), found in the
+    source."""
 
 
 class BoolConversionSourceError(SourceError, TracerBoolConversionError):
@@ -499,23 +505,23 @@ def function_source(fn):
     if fn.__code__.co_name == "<lambda>":
         common = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
         try:
-            tree, shift = gast.parse(text), 0
+            tree, shift = gast_parse.parse(text), 0
         except SyntaxError:     # a lambda inside a call that spans lines: parse it alone
             try:
                 stripped = text.strip().rstrip(",")
-                tree = gast.parse("(" + stripped + ")")
+                tree = gast_parse.parse("(" + stripped + ")")
                 shift = 1 - (len(text) - len(text.lstrip()))   # columns added on line 1
             except SyntaxError:     # a lambda inside a longer statement: read the whole file
                 lines = linecache.getlines(filename)
                 try:
-                    tree = gast.parse("".join(lines))
+                    tree = gast_parse.parse("".join(lines))
                 except SyntaxError:
                     raise SourceError(f"cannot parse the source of lambda at {filename}:"
                                       f"{first_line}; use a def instead") from None
                 text, first_line, common, shift = "".join(lines), 1, 0, 0
         node = _lambda_node(fn, tree, first_line, common, shift)
     else:
-        tree = gast.parse(text)
+        tree = gast_parse.parse(text)
         node = tree.body[0]
         ours = filename.startswith("<secant")   # generated text secant registered: never stale
         #                                         (and compiled with releases: codegen/release.py)

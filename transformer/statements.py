@@ -15,6 +15,7 @@ has, in the user's names and lines:
 """
 import gast
 
+from secant.transformer.hygiene import walk as _walk
 from secant.transformer.parse import located
 
 
@@ -52,8 +53,8 @@ def unzip(d, s):
     if not (len(s.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
             and all(isinstance(e, gast.Name) for e in target.elts)
             and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-            and call.func.id == "zip" and d.src.resolve_name("zip")[0] == "builtin"
-            and not _stores(d.node, "zip") and call.args and not call.keywords):
+            and call.func.id == "zip" and not d.rebound("zip") and call.args
+            and not call.keywords):
         return None
     displays = _fixed_displays(d.node)
 
@@ -71,7 +72,7 @@ def unzip(d, s):
         return None
     lengths = [length(a) for a in call.args]
     if None in lengths or min(lengths) != len(target.elts) or any(
-            isinstance(n, (gast.Call, gast.NamedExpr)) for a in call.args for n in gast.walk(a)):
+            isinstance(n, (gast.Call, gast.NamedExpr)) for a in call.args for n in _walk(a)):
         return None
     sources = [gast.unparse(a).strip() for a in call.args]
     out = []
@@ -84,8 +85,7 @@ def unzip(d, s):
 def _enumerate_from(d, it):
     """The start of `enumerate(a, start)` / `enumerate(a, start=start)` (builtin), else None."""
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
-            and it.func.id == "enumerate" and d.src.resolve_name("enumerate")[0] == "builtin"
-            and not _stores(d.node, "enumerate")):
+            and it.func.id == "enumerate" and not d.rebound("enumerate")):
         return None
     if len(it.args) == 2 and not it.keywords:
         return it.args[1]
@@ -121,13 +121,13 @@ def _unread_after(fnode, s, name):
     """Whether no line after `del name` reads the deleted value: the first later mention of
     name is a plain `name = value` in the del's own block that does not read it (or there is
     none), and no loop holds the del (the next iteration could read it)."""
-    parents = {c: n for n in gast.walk(fnode) for c in gast.iter_child_nodes(n)}
+    parents = {c: n for n in _walk(fnode) for c in gast.iter_child_nodes(n)}
     p = parents.get(s)
     while p is not None and p is not fnode:
         if isinstance(p, (gast.For, gast.While)):
             return False
         p = parents.get(p)
-    later = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name
+    later = [n for n in _walk(fnode) if isinstance(n, gast.Name) and n.id == name
              and n.lineno > s.end_lineno]
     if not later:
         return True
@@ -140,12 +140,12 @@ def _unread_after(fnode, s, name):
                  [])
     return isinstance(stmt, gast.Assign) and any(x is stmt for x in block) and \
         any(t is first for t in stmt.targets) and \
-        not any(isinstance(m, gast.Name) and m.id == name for m in gast.walk(stmt.value))
+        not any(isinstance(m, gast.Name) and m.id == name for m in _walk(stmt.value))
 
 
 def _stores(node, name):
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-               for n in gast.walk(node))
+               for n in _walk(node))
 
 
 def _exits(stmts):
@@ -157,7 +157,7 @@ def _exits(stmts):
         if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
             continue
         if isinstance(s, (gast.For, gast.While)):
-            if any(isinstance(n, gast.Return) for n in gast.walk(s)):
+            if any(isinstance(n, gast.Return) for n in _walk(s)):
                 return True
             continue
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):

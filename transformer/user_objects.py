@@ -260,6 +260,12 @@ def in_place_call(src_resolve, tracked, node):
     `C.AUTO.m(C.AUTO.__init__(a), x)` when C is a simple user class and `a` holds tracked
     values (`tracked(expr)`); None otherwise."""
     func = node.func
+    if isinstance(func, gast.Call) and len(func.args) == 1 and not func.keywords \
+            and isinstance(func.args[0], gast.Attribute) \
+            and isinstance(func.args[0].value, gast.Call):
+        from secant.transformer.functionalize import staged_method
+        if src_resolve(func.func) is staged_method:     # jit's form of C(a).m(x) (its method's
+            func = func.args[0]         # control flow staged): the object as its fields too
     if isinstance(func, gast.Call):
         build, method = func, "__call__"
     elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call):

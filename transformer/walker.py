@@ -10,6 +10,7 @@ import functools
 import re
 
 from secant.transformer import ir
+from secant.transformer.hygiene import walk as _walk
 
 
 class Line:
@@ -27,7 +28,7 @@ def _names(code, kind):
     the same lines again and again, parsed once)."""
     uses, defines = set(), set()
     if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-        for n in ast.walk(ast.parse(code + "\n    pass")):
+        for n in _walk(ast.parse(code + "\n    pass")):
             if isinstance(n, ast.Name):
                 (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
     if kind == "stmt":
@@ -36,7 +37,7 @@ def _names(code, kind):
             defines.add(tree.body[0].name)
             uses = free_names(tree.body[0])     # (its own locals are not read)
         else:
-            for n in ast.walk(tree):
+            for n in _walk(tree):
                 if isinstance(n, ast.Name):
                     (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
     return frozenset(uses), frozenset(defines)
@@ -52,7 +53,7 @@ def free_names(fdef):
             if not isinstance(n, (ast.FunctionDef, ast.Lambda)):
                 stack.extend(ast.iter_child_nodes(n))
     own, loads, inner = set(), set(), set()
-    for a in ast.walk(fdef.args):
+    for a in _walk(fdef.args):
         if isinstance(a, ast.arg):
             own.add(a.arg)
     defaults = fdef.args.defaults + [d for d in fdef.args.kw_defaults if d is not None]
@@ -65,7 +66,7 @@ def free_names(fdef):
                 if isinstance(n, ast.FunctionDef):
                     own.add(n.name)
                 inner |= free_names(n)
-    outer = {n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name)}
+    outer = {n.id for d in defaults for n in _walk(d) if isinstance(n, ast.Name)}
     return ((loads | inner) - own) | outer
 
 
