@@ -118,9 +118,9 @@ def _grad_seed_like(x):
 
 def _unreduce(t, a, axis=None, keepdims=False):
     """helpers.unreduce of a full reduction's (0-d) cotangent: its view over a's shape."""
-    if axis is not None or keepdims or not _float_value(t) or np.ndim(t) or not _float_value(a):
+    if axis is not None or keepdims or not (_float_value(t) and _float_value(a)) or t.ndim:
         raise _NotRaw
-    shape = np.shape(a)
+    shape = a.shape
     return _broadcast_view(t, shape) if shape else t
 
 
