@@ -2,7 +2,10 @@
 accumulator that its first contribution could simply assign.
 
 Works on the lines ad/reverse.py assembles (each knows the names it reads and writes, and its
-indentation gives the block structure), for cotangent names only:
+indentation gives the block structure), for cotangent names and, but for the zeros rewrite,
+the forward values' (a loop's `x_2 = f(x_1)`, `x_1 = x_2` is `x_1 = f(x_1)`, as written; a
+value is renamed only in lines holding no scope of their own, def, lambda or comprehension,
+and not joined at a branch, where it would lose the user's name):
 
 - a copy `a = b` that repeats an earlier `b = a` with neither reassigned since is dropped;
 - a copy `a = b` whose `a` is assigned nowhere else and read only further down its block is
@@ -10,9 +13,10 @@ indentation gives the block structure), for cotangent names only:
   (through the end of the loop or branch holding it; `b = f(a)` itself may reassign it);
 - a copy `a = b` of a `b` assigned once, just above in the same block and read nowhere else,
   becomes that assignment, to `a`;
-- `a = zeros_like(v)` whose next mention is `a = a + e` in the same block becomes `a = e`
-  (an accumulator in a loop the zeros stand before keeps them: each iteration adds), and a
-  copy `a = b` whose next mention reassigns it, `a = a + e`, becomes `a = b + e`.
+- `a = zeros_like(v)` (a cotangent) whose next mention is `a = a + e` in the same block
+  becomes `a = e` (an accumulator in a loop the zeros stand before keeps them: each
+  iteration adds), and a copy `a = b` whose next mention reassigns it, `a = a + e`, becomes
+  `a = b + e`.
 """
 import heapq
 import re
@@ -21,11 +25,14 @@ from collections import defaultdict
 _COPY = re.compile(r"(\w+) = (\w+)")
 _WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
 _ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
+_SCOPES = re.compile(r"\b(?:def|lambda|for)\b")
 _ZEROS = re.compile(r"(\w+) = (?:snp\.zeros_like|zeros_like_tree)\(\w+\)")
 
 
-def without_copies(lines, names):
-    """`lines` (ad/reverse.py's Line) with the copies between the cotangent `names` removed.
+def without_copies(lines, names, values=frozenset()):
+    """`lines` (ad/reverse.py's Line) with the copies between the cotangent `names` removed,
+    and those between forward `values` (the user's variables: the renaming rewrites only,
+    never the zeros one, since `v = zeros_like(x)`, `v = v + e` broadcasts e to x's shape).
 
     The rewrites apply one at a time, each time the first that applies in the order of the
     steps (_Copies.STEPS), then of the lines. A rewrite at line i depends only on the lines
@@ -33,7 +40,7 @@ def without_copies(lines, names):
     a line found not to apply is tried again only after a rewrite changes a line mentioning
     one of its names: the same result as retrying every line after every rewrite, in time
     linear in the lines rather than quadratic."""
-    return _Copies(lines, names).run()
+    return _Copies(lines, names, values).run()
 
 
 class _Removed:
@@ -71,8 +78,9 @@ class _Todo:
 
 
 class _Copies:
-    def __init__(self, lines, names):
-        self.lines, self.names = list(lines), names
+    def __init__(self, lines, names, values=frozenset()):
+        self.lines, self.names = list(lines), names | values
+        self.cotangents = names
         self.uses, self.defines = defaultdict(set), defaultdict(set)    # name -> positions
         n = len(self.lines)
         self.copies, self.zeros, self.keys = [None] * n, [None] * n, [()] * n
@@ -108,7 +116,7 @@ class _Copies:
         same = re.fullmatch(r"(\w+) = \1", code)
         zeros = _ZEROS.fullmatch(code)
         self.copies[k] = _copy(ln, self.names)
-        self.zeros[k] = zeros.group(1) if zeros and zeros.group(1) in self.names else None
+        self.zeros[k] = zeros.group(1) if zeros and zeros.group(1) in self.cotangents else None
         self.keys[k] = (self.copies[k] or ()) + tuple(
             m.group(1) for m in (same, zeros) if m and m.group(1) in self.names)
 
@@ -133,6 +141,13 @@ class _Copies:
 
     def _mentions(self, name):
         return self.uses[name] | self.defines[name]
+
+    def _renamable(self, name, lines):
+        """Whether `name` may be renamed word by word in `lines`: a cotangent (ours) always; a
+        forward value where no line holds a scope of its own (a def, lambda or comprehension,
+        which may bind a name of its own spelled alike)."""
+        return name in self.cotangents or not any(
+            _SCOPES.search(self.lines[k].code) for k in lines)
 
     def _same_block(self, j, i):
         """Lines j < i at one indentation with nothing between them indented less."""
@@ -169,7 +184,7 @@ class _Copies:
         if any(not i < k < self.block_end[i] for k in reads):
             return False
         stop = _statement_end(self.lines, reads[-1], self.lines[i].indent) if reads else i + 1
-        if not self._unchanged_at_reads(i, stop, reads, b):
+        if not self._unchanged_at_reads(i, stop, reads, b) or not self._renamable(a, reads):
             return False
         for k in reads:
             self.replace(k, _renamed(self.lines[k], a, b))
@@ -203,7 +218,7 @@ class _Copies:
             return False
         j, = self.defines[b]
         if not j < i or self.lines[j].kind != "stmt" or not self._same_block(j, i) or any(
-                j < k < i for k in self._mentions(a)):
+                j < k < i for k in self._mentions(a)) or not self._renamable(b, [j]):
             return False
         self.replace(j, _renamed(self.lines[j], b, a))
         self.delete(i)
@@ -276,6 +291,8 @@ class _Copies:
             if first is not None and any(first < k < end and branch_of(self.context[k], h) == br
                                          for k in self.uses[b]):
                 return False        # b read after a's assignment overwrote it
+        if a not in self.cotangents:    # (a value keeps the user's name: `result = -x_1`)
+            return False
         for k in sorted(self._mentions(a)):
             self.replace(k, _renamed(self.lines[k], a, b))
         self.delete(i)

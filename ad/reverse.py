@@ -926,7 +926,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     bars = {n for ln in lines for n in ln.uses | ln.defines
             if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
-        dead_code_eliminated(copies.without_copies(lines, bars)), names))
+        dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
     lines = _without_leading_blanks(fold.folded(

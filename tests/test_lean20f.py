@@ -141,3 +141,45 @@ def test_gaussian_exponential_computed_once(x64):
     np.testing.assert_allclose(secant.grad(gaussian_loglik)(mu, log_sigma, x), want, rtol=1e-6)
     np.testing.assert_allclose(secant.jit(secant.grad(gaussian_loglik))(mu, log_sigma, x), want,
                                rtol=1e-6)
+
+
+# --- forward copies (ad/copies.py on the user's values): a loop's `x_2 = f(x_1)`, `x_1 = x_2`
+def while_loop(x, n):
+    i = 0
+    while i < n:
+        x = 0.9 * x + 0.1 * snp.sin(x)
+        i = i + 1
+    return snp.sum(x * x)
+
+
+def test_a_loop_variable_is_updated_in_place_as_written(x64):
+    src = secant.source(secant.grad(while_loop))
+    assert "x_1 = 0.9 * x_1 + 0.1 * snp.sin(x_1)" in src and "i_1 = i_1 + 1" in src, src
+    assert "x_2" not in src and "i_2" not in src and "i_1 = i\n" not in src, src
+    x = RNG.normal(size=3)
+    want = fd_grad(lambda x: while_loop(x, 5), x)
+    np.testing.assert_allclose(secant.grad(while_loop)(x, 5), want, rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(while_loop), static_argnums=1)(x, 5),
+                               want, rtol=1e-6)
+
+
+def test_a_value_copy_is_no_zero_accumulator_and_keeps_nested_scopes():
+    from secant.ad.copies import without_copies
+
+    def run(specs, values):
+        return _code(without_copies(_lines(*specs), set(), set(values)))
+    # zeros_like(x) + e broadcasts e to x's shape: a value keeps its zeros
+    zeros = ((1, "acc = snp.zeros_like(x)"), (1, "acc = acc + e"), (1, "return acc"))
+    assert run(zeros, {"acc", "x", "e"}) == list(zeros)
+    # a lambda may bind a name of its own spelled alike: no word-by-word rename into it
+    # (h read as x there would read the lambda's x)
+    scoped = ((1, "h = x"), (1, "f = lambda x: x * h"), (1, "y = f(2.0) + h"), (1, "return y"))
+    assert run(scoped, {"h", "x", "f", "y"}) == list(scoped)
+    # joined at a branch, a value would lose the user's name
+    joined = ((1, "if c:"), (2, "result = -x_1"), (1, "else:"), (2, "result = x_1"),
+              (1, "return result"))
+    assert run(joined, {"result", "x_1", "c"}) == list(joined)
+    # the loop's copy at its back edge: one name, as written
+    assert run(((1, "x_1 = x"), (1, "for i in r:"), (2, "x_2 = x_1 * i"), (2, "x_1 = x_2"),
+                (1, "return x_1")), {"x", "x_1", "x_2", "i"}) == [
+        (1, "x_1 = x"), (1, "for i in r:"), (2, "x_1 = x_1 * i"), (1, "return x_1")]
