@@ -32,6 +32,7 @@ from secant.numpy.shape import _broadcast_view, _canonical_axes
 _F32, _F64 = np.dtype("float32"), np.dtype("float64")
 _ndarray = np.ndarray
 NOT_RAW = object()      # call_raw's answer when the derivative must run as usual
+FAILED = object()       # run's answer when a run on NumPy's values failed
 
 
 class _NotRaw(Exception):
@@ -221,18 +222,22 @@ def _function(gen, values, replace):
 
 
 def run(gen, args):
-    """gen(*args), on NumPy's values where it can be (see the module's text). A run on them that
-    fails where the run as written does not (a Python number through a ufunc, say) is not tried
-    again for this gen: it would cost a second run on every call."""
+    """gen(*args) on NumPy's values where it can be (see the module's text): its result, NOT_RAW
+    when gen does not run on them, or FAILED when a run on them failed. The caller then runs gen
+    as written (in its own frame: a call whose arguments do not fit is the user's TypeError), and
+    calls `stop(gen)` after FAILED if that succeeds: a run on NumPy's values that fails where the
+    run as written does not (a Python number through a ufunc, say) is not tried again for this
+    gen, as it would cost a second run on every call."""
     raw = raw_version(gen)
     vals = None if raw is None else _unwrapped(args)
     if vals is None:
-        return gen(*args)
+        return NOT_RAW
     out = _run(raw, vals)
-    if out is NOT_RAW:
-        out = gen(*args)
-        gen.__secant_numpy_version__ = (gen.__code__, None)
-    return out
+    return FAILED if out is NOT_RAW else out
+
+
+def stop(gen):
+    gen.__secant_numpy_version__ = (gen.__code__, None)
 
 
 def call_raw(raw, args):

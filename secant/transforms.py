@@ -1472,9 +1472,13 @@ def _transform(fun, argnums, mode, has_aux):
             token = quiet_enter()       # once for the call, not once per operation
             try:
                 fn = current()
-                if raw_ok and not kwargs:   # plain arithmetic on floats: on NumPy's values
-                    return raw_eager.run(fn, args)
-                return fn(*args, **kwargs)
+                # plain arithmetic on floats runs on NumPy's values (secant/raw_eager.py)
+                out = raw_eager.run(fn, args) if raw_ok and not kwargs else raw_eager.NOT_RAW
+                if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
+                    failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
+                    if failed:
+                        raw_eager.stop(fn)
+                return out
             finally:
                 quiet_exit(token)
         except Exception as e:
