@@ -19,6 +19,7 @@ constant are read as source, and shape queries on a batched value (`x.shape`, `n
 meaning with the batch axis in front.
 """
 import ast
+import bisect
 import builtins
 import copy
 import inspect
@@ -776,6 +777,16 @@ class Normaliser(ContainerMixin):
         _, body, carried, test = self._loop(stmt, None)
         self.out.append(ir.While(test, body, carried, self.origin))
 
+    def _read_after(self, line):
+        """The names the function reads on lines after `line` (its reads sorted by line once
+        per tree, not a walk of the whole function per loop)."""
+        if getattr(self, "_reads_by_line", (None,))[0] is not self.node:
+            reads = sorted((getattr(n, "lineno", 0), n.id) for n in gast.walk(self.node)
+                           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+            self._reads_by_line = (self.node, [r[0] for r in reads], [r[1] for r in reads])
+        _, lines, names = self._reads_by_line
+        return set(names[bisect.bisect_right(lines, line):])
+
     def _while_test(self, stmt):
         """The test of a while loop as source over the loop names (it must be inactive)."""
         out, self.out = self.out, []
@@ -796,9 +807,7 @@ class Normaliser(ContainerMixin):
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
         body = body_stmts = stmt.body if body is None else body
-        used_after = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)
-                      and isinstance(n.ctx, gast.Load)
-                      and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
+        used_after = self._read_after(getattr(stmt, "end_lineno", 1 << 30))
         if stmt in self.node.body:      # at the top level: read after it before assigned
             after = self.node.body[self.node.body.index(stmt) + 1:]
             used_after = _first_reads(after, used_after)
