@@ -55,6 +55,7 @@ def _case_time_limit():
         return
 
     def over(*_):
+        signal.alarm(5)         # again, should a broad `except` in secant swallow this one
         raise TimeoutError(f"case took over {CASE_TIMEOUT} s")
     old = signal.signal(signal.SIGALRM, over)
     signal.alarm(CASE_TIMEOUT)

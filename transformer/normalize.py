@@ -19,6 +19,7 @@ constant are read as source, and shape queries on a batched value (`x.shape`, `n
 meaning with the batch axis in front.
 """
 import ast
+import bisect
 import builtins
 import copy
 import inspect
@@ -778,6 +779,16 @@ class Normaliser(ContainerMixin):
         _, body, carried, test = self._loop(stmt, None)
         self.out.append(ir.While(test, body, carried, self.origin))
 
+    def _read_after(self, line):
+        """The names the function reads on lines after `line` (its reads sorted by line once
+        per tree, not a walk of the whole function per loop)."""
+        if getattr(self, "_reads_by_line", (None,))[0] is not self.node:
+            reads = sorted((getattr(n, "lineno", 0), n.id) for n in gast.walk(self.node)
+                           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+            self._reads_by_line = (self.node, [r[0] for r in reads], [r[1] for r in reads])
+        _, lines, names = self._reads_by_line
+        return set(names[bisect.bisect_right(lines, line):])
+
     def _while_test(self, stmt):
         """The test of a while loop as source over the loop names (it must be inactive)."""
         out, self.out = self.out, []
@@ -798,12 +809,10 @@ class Normaliser(ContainerMixin):
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
         body = body_stmts = stmt.body if body is None else body
-        used_after = {n.id for n in walk(self.node) if isinstance(n, gast.Name)
-                      and isinstance(n.ctx, gast.Load)
-                      and getattr(n, "lineno", 0) > getattr(stmt, "end_lineno", 1 << 30)}
+        used_after = self._read_after(getattr(stmt, "end_lineno", 1 << 30))
         if stmt in self.node.body:      # at the top level: read after it before assigned
             after = self.node.body[self.node.body.index(stmt) + 1:]
-            used_after = {n for n in used_after if _reads_first(after, n)}
+            used_after = _first_reads(after, used_after)
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
@@ -811,10 +820,10 @@ class Normaliser(ContainerMixin):
         # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
         own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        assigned = sorted(n for n in {n.id for s in body for n in gast.walk(s)
-                                      if isinstance(n, gast.Name)
-                                      and isinstance(n.ctx, gast.Store)} - {target_id}
-                          if (n in self.current or n in own) and _reads_first(body, n)
+        stored = {n.id for s in body for n in gast.walk(s)
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {target_id}
+        read_first = _first_reads(body, stored & (set(self.current) | own))
+        assigned = sorted(n for n in stored if n in read_first
                           or (n in self.current and n in tested) or n in used_after)
         before = dict(self.current)
         tracked_before = set(self.tracked)
@@ -2966,52 +2975,73 @@ def call_args(rendered):
                      for k, v in rendered.items())
 
 
-def _reads_first(stmts, name):
-    """Whether running `stmts` may read `name` before assigning it (a loop or branch body may
-    not run: what it assigns does not count after it, except under a later `if` on the same
-    test name: a derivative splits one `if` into several on one saved test)."""
-    def reads(node):        # (not a nested function's own parameter of that name)
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and any(
-                a.id == name for a in gast.walk(node.args) if isinstance(a, gast.Name)):
-            return False
-        if isinstance(node, gast.Name):
-            return node.id == name and isinstance(node.ctx, gast.Load)
-        return any(reads(n) for n in gast.iter_child_nodes(node))
+def _first_reads(stmts, names, _loads=None):
+    """The names of `names` that running `stmts` may read before assigning them (a loop or
+    branch body may not run: what it assigns does not count after it, except under a later
+    `if` on the same test name: a derivative splits one `if` into several on one saved test).
+    One walk for all the names (a loop's names read after it are many in a derivative: a walk
+    per name was quadratic in the function's length)."""
+    loads = {} if _loads is None else _loads       # id(node) -> the names it reads
 
-    def assigns(s, target):
-        return isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)) and any(
-            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
-            for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
-            for n in gast.walk(t))
-    covered = set()     # (test name, branch) under which `name` is assigned already
+    def reads(node):        # (not a nested function's own parameter of that name)
+        key = id(node)
+        if key not in loads:
+            if isinstance(node, gast.Name):
+                loads[key] = {node.id} if isinstance(node.ctx, gast.Load) else set()
+            else:
+                loads[key] = set().union(*map(reads, gast.iter_child_nodes(node)))
+                if isinstance(node, (gast.FunctionDef, gast.Lambda)):   # (its defaults are
+                    a = node.args                                       # read where it is)
+                    params = {p.id for p in [*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                             a.vararg, a.kwarg] if isinstance(p, gast.Name)}
+                    loads[key] = loads[key] - params | set().union(
+                        *[reads(d) for d in [*a.defaults, *a.kw_defaults] if d is not None])
+        return loads[key]
+
+    def assigned(s):
+        if not isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
+            return set()
+        return {n.id for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
+                for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    pending, found = set(names), set()
+    covered = {}        # (test name, branch) -> the names assigned already under it
     for s in stmts:
+        if not pending:
+            break
         if isinstance(s, gast.If) and isinstance(s.test, gast.Name):
-            if reads(s.test):
-                return True
+            hit = pending & {s.test.id}
+            found |= hit
+            pending -= hit
             for k, block in enumerate((s.body, s.orelse)):
-                if (s.test.id, k) not in covered:
-                    if _reads_first(block, name):
-                        return True
-                    if any(assigns(b, name) for b in block):
-                        covered.add((s.test.id, k))
+                key = (s.test.id, k)
+                open_ = pending - covered.get(key, set())
+                hit = _first_reads(block, open_, loads)
+                found |= hit
+                pending -= hit
+                set_here = (open_ - hit) & set().union(*map(assigned, block))
+                if set_here:
+                    covered[key] = covered.get(key, set()) | set_here
             continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
-            bound = isinstance(s, gast.For) and any(     # (the loop's own target: assigned
-                isinstance(n, gast.Name) and n.id == name for n in gast.walk(s.target))  # first)
-            if reads(head) or not bound and _reads_first(s.body, name) or \
-                    _reads_first(s.orelse, name):
-                return True
+            bound = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)} \
+                if isinstance(s, gast.For) else set()       # (the loop's own target: assigned
+            hit = pending & reads(head)                     # first)
+            hit |= _first_reads(s.body, pending - hit - bound, loads)
+            hit |= _first_reads(s.orelse, pending - hit, loads)
+            found |= hit
+            pending -= hit
             continue
-        if reads(s):
-            return True
-        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) \
-                and s.target.id == name:
-            return True
-        covered = {c for c in covered if not assigns(s, c[0])}   # a test name reassigned
-        if isinstance(s, (gast.Assign, gast.AnnAssign)) and assigns(s, name):
-            return False
-    return False
+        hit = pending & reads(s)
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+            hit |= pending & {s.target.id}
+        found |= hit
+        pending -= hit
+        stored = assigned(s)
+        covered = {c: v for c, v in covered.items() if c[0] not in stored}  # a test reassigned
+        if isinstance(s, (gast.Assign, gast.AnnAssign)):
+            pending -= stored
+    return found
 
 
 def _is_stack_call(node, method):
