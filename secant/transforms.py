@@ -766,7 +766,8 @@ def _generate_starred_dispatch(caller, wrt, mode, staged, batch):
         name = "dynamic_call_vmap"
         source = (f"def {name}{head}:\n" + note.format("batched form")
                   + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape})({', '.join(call_args + spread + by_name)})\n")
+                  f"{batch.axis_name!r}, shape={shape})"
+                  f"({', '.join(call_args + spread + by_name)})\n")
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
