@@ -694,6 +694,8 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     elif mode == "jvp":
         name = "dynamic_call_jvp"
         dots = [f"{params[i]}_dot" for i in wrt]
+        # (by name, after *rest: _jvp_call's t0, t1, ...; a further transform reads *rest last)
+        tangents = [f"t{j}={d}" for j, d in enumerate(dots)]
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
                   + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
                   f"{(n, tuple(keywords))!r})"
@@ -754,14 +756,17 @@ def _generate_starred_dispatch(caller, wrt, mode, staged, batch):
     elif mode == "jvp":
         name = "dynamic_call_jvp"
         dots = [f"{params[i]}_dot" for i in wrt]
+        # (by name, after *rest: _jvp_call's t0, t1, ...; a further transform reads *rest last)
+        tangents = [f"t{j}={d}" for j, d in enumerate(dots)]
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
                   + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape})"
-                  f"({', '.join(call_args + spread + dots + by_name)})\n")
+                  f"({', '.join(call_args + spread + tangents + by_name)})\n")
     elif mode == "vmap" and batch.out_axes in (0, "free"):
         name = "dynamic_call_vmap"
         source = (f"def {name}{head}:\n" + note.format("batched form")
                   + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape})({', '.join(call_args + spread + by_name)})\n")
+                  f"{batch.axis_name!r}, shape={shape})"
+                  f"({', '.join(call_args + spread + by_name)})\n")
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import secant.numpy as jnp
-from secant import grad, jit, jvp, lax, nn, value_and_grad, vmap
+from secant import grad, hessian, jacfwd, jacrev, jit, jvp, lax, nn, value_and_grad, vmap
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
@@ -333,3 +333,13 @@ def test_callee_passed_in_with_starred_batch_and_kwargs(x64):
         np.testing.assert_allclose(tan, np.dot(g["w"], t["w"]), rtol=1e-8)
     with pytest.raises(TypeError, match="bias"):        # a keyword it does not take: Python's
         grad(lambda p: _apply_loss(_pair_loss, p, batch, bias=1.0))(to_snp(p))
+    # second order (the dispatcher's own derivatives): against the Hessian of the call written
+    # out, and vmap over directions against a loop
+    w = to_snp(RNG.normal(size=3))
+    f = lambda w: _apply_loss(_pair_loss, {"w": w}, batch, scale=2.0)
+    h = hessian(lambda w: _pair_loss({"w": w}, *batch, scale=2.0))(w)
+    for second in (hessian(f), jacfwd(grad(f)), jacrev(grad(f))):
+        np.testing.assert_allclose(second(w), h, rtol=1e-10, atol=1e-12)
+    ts = RNG.normal(size=(3, 3))
+    np.testing.assert_allclose(vmap(lambda t: jvp(f, (w,), (t,))[1])(to_snp(ts)),
+                               [jvp(f, (w,), (to_snp(t),))[1] for t in ts], rtol=1e-12)

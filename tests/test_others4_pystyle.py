@@ -275,6 +275,41 @@ def test_config_held_by_an_object_forwarded_by_kwargs(x64):
         grad(lambda p: Trainer(momentum=0.9).loss(p, to_snp(batch)))(to_snp(params))
 
 
+def _norm_layer(x, gamma, beta, eps=1e-5):
+    return gamma * x / jnp.sqrt(jnp.mean(x ** 2) + eps) + beta
+
+
+LN_CONFIG = {"gamma": 2.0, "beta": 0.5}
+LN_WRONG = {"gamma": 2.0, "beta": 0.5, "momentum": 0.9}
+
+
+def test_double_star_keys_the_callee_does_not_take_are_pythons_type_error(x64):
+    """`f(x, **d)` is spelled out as the keywords f takes; a key of d that f does not take is
+    Python's TypeError (never silently ignored): at transform time when d is a constant, when
+    the code runs when d is a value passed in (a parameter dict too, differentiated), under
+    grad and jit(grad). The keys f takes still give the gradient finite differences give."""
+    x = RNG.normal(size=3)
+    static = lambda x, d=None: jnp.sum(_norm_layer(x, **LN_CONFIG))
+    passed = lambda x, d: jnp.sum(_norm_layer(x, **d))
+    tracked = lambda p, x: jnp.sum(_norm_layer(x, **p["ln"]))
+    p = {"ln": {"gamma": 2.0, "beta": 0.5}}
+    assert_trees_close(grad(static)(to_snp(x)), fd_grad(static, (to_snp(x),)))
+    assert_trees_close(grad(passed)(to_snp(x), LN_CONFIG), grad(static)(to_snp(x)), rtol=1e-12)
+    g = grad(tracked)(to_snp(p), to_snp(x))
+    assert_trees_close(g, fd_grad(tracked, (to_snp(p), to_snp(x))))
+    assert_trees_close(jit(grad(tracked))(to_snp(p), to_snp(x)), g)
+    wrong = {"ln": {**p["ln"], "momentum": 0.9}}
+    for run in (lambda: grad(lambda x: jnp.sum(_norm_layer(x, **LN_WRONG)))(to_snp(x)),
+                lambda: grad(passed)(to_snp(x), LN_WRONG),
+                lambda: jit(grad(passed))(to_snp(x), LN_WRONG),
+                lambda: grad(tracked)(to_snp(wrong), to_snp(x)),
+                lambda: jit(grad(tracked))(to_snp(wrong), to_snp(x))):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'momentum'"):
+            run()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'momentum'"):
+        _norm_layer(to_snp(x), **LN_WRONG)          # (as Python itself)
+
+
 # --- sorted with a key, max over a static range with a key ----------------------------------------
 def ordered_layers(params, x):
     for name in sorted(params, key=lambda k: int(k.split("_")[1])):
