@@ -54,6 +54,10 @@ class ReverseBuilder(Walker, StackReverse):
                         and "= unbound_before_loop(" in s.code for v in s.defines}
         self.loops = []                         # the loops being written, innermost last
         self.replaying = False                  # writing a loop iteration's replay
+        # a vjp recomputes its function's forward pass, which its caller ran already (the
+        # primal call): the Python side effects there (print, wrapper.calls += 1, log.append)
+        # ran then, once per call as in the user's program, and are not run again
+        self.recomputing = False
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
         self.top_level = dataflow.assigned_once_at_top(fn)
@@ -108,7 +112,7 @@ class ReverseBuilder(Walker, StackReverse):
             if isinstance(s, ir.Plain) and s.stack:
                 self.forward_stack(s)
             elif isinstance(s, ir.Plain):
-                if not (s.effect and self.replaying):   # print once
+                if not (s.effect and (self.replaying or self.recomputing)):  # print once
                     self.emit(s.code)
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
@@ -847,6 +851,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     derivative reads, so that its names come from the user's as at first order).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    b.recomputing = mode == "vjp"
     result = fn.result.value
     carry_bar = None
     if loop_body and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
@@ -1170,14 +1175,21 @@ def _copy_of(st, var):
 
 
 def _indexed_by_counters(stmts):
-    """Variables a Python loop indexes with its counter (`ws[i]`): a list or tuple of weights
-    as often as an array, so their cotangents are built item by item (add_at handles both)."""
+    """Variables a Python loop indexes with its counter (`ws[i]`; in a while loop, an index
+    reading a name its test reads: `while i + 1 < len(ws): ... ws[i + 1]`): a list or tuple of
+    weights as often as an array, so their cotangents are built item by item (add_at handles
+    both)."""
     out = set()
     for s in stmts:
         if isinstance(s, ir.For):
             out |= {op.operands["a"].name for op in _ops_in(s.body)
                     if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)
                     and op.statics["idx"].strip() == s.target}
+        if isinstance(s, ir.While):
+            tested = set(re.findall(r"\w+", s.test))
+            out |= {op.operands["a"].name for op in _ops_in(s.body)
+                    if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)
+                    and set(re.findall(r"\w+", op.statics["idx"])) & tested}
         if isinstance(s, (ir.For, ir.While)):
             out |= _indexed_by_counters(s.body)
         elif isinstance(s, ir.If):

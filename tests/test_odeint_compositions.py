@@ -215,9 +215,15 @@ def test_forward_over_forward_and_jvp_of_vmap(x64):
 
 
 def test_third_derivative(x64):
-    """grad(grad(grad)): the adjoint's derivatives differentiated again (the augmented state
-    raveled from a tuple, whose cotangent a third derivative gives back as one)."""
+    """grad(grad(grad)) and its vmap: the adjoint's derivatives differentiated again (the
+    augmented state raveled from a tuple, whose cotangent a third derivative gives back as
+    one)."""
     def final(k):
         return odeint(rhs, 0.8, TS, k)[-1]       # 0.8 exp(-k S2)
-    np.testing.assert_allclose(secant.grad(secant.grad(secant.grad(final)))(0.7),
-                               -0.8 * S2 ** 3 * np.exp(-0.7 * S2), rtol=1e-6)
+    g3 = secant.grad(secant.grad(secant.grad(final)))
+    np.testing.assert_allclose(g3(0.7), -0.8 * S2 ** 3 * np.exp(-0.7 * S2), rtol=1e-6)
+    # vmap of it: the third derivative of _unravel's `flat[..., a:b]` adds its cotangent at an
+    # index counted from the end, past the batch axis (batching/helpers.add_at_batched)
+    ks = np.array([0.3, 0.9])
+    np.testing.assert_allclose(secant.vmap(g3)(ks), -0.8 * S2 ** 3 * np.exp(-ks * S2),
+                               rtol=1e-6)

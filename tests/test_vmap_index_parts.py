@@ -127,3 +127,22 @@ def test_dynamic_slices_with_batched_starts(x64, name):
     check_vmap(grad(f), (ts, o))
     check_vmap(grad(f), (t, o), in_axes=(None, 0))
     check_grad(lambda t: jnp.sum(vmap(f, in_axes=(None, 0))(t, o)), t)
+
+
+@pytest.mark.parametrize("idx", [(Ellipsis, slice(1, 3)), (Ellipsis, 0), Ellipsis,
+                                 (0, Ellipsis, slice(0, 2))])
+@pytest.mark.parametrize("g_batched", [True, False])
+def test_add_at_batched_with_an_ellipsis_index(x64, idx, g_batched):
+    """A derivative's add_at(t_bar, (..., a:b), g) under vmap (the third derivative of odeint's
+    `flat[..., start:start + size]`): the index counts its axes from the end, so the batch axis
+    stays in front; against add_at example by example."""
+    from secant.ad.helpers import add_at
+    from secant.batching.helpers import add_at_batched
+    t = RNG.normal(size=(4, 2, 3))
+    g_one = np.zeros((2, 3))[idx]
+    g = RNG.normal(size=(4,) + g_one.shape) if g_batched else RNG.normal(size=g_one.shape)
+    got = add_at_batched(jnp.asarray(t), idx, jnp.asarray(g), 4, True, False, g_batched)
+    want = [add_at(jnp.asarray(t[b]), idx, jnp.asarray(g[b] if g_batched else g))
+            for b in range(4)]
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(w) for w in want]),
+                               rtol=1e-12)

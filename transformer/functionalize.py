@@ -599,6 +599,10 @@ class _Rewriter:
     def rewrite_while(self, s, defined, later):
         if _is_static(s.test, self.static):
             return [s]
+        indexing = self._indexing_counters(s)
+        if indexing:
+            self.comment(s, f"secant: a Python while loop ({indexing}); under jit it unrolls")
+            return [s]
         why = self._loop_problem(s)
         carries, missing = (None, None) if why else self._carries(s, reads([s.test]), defined,
                                                                    later)
@@ -616,6 +620,47 @@ class _Rewriter:
         out.append(_parse_stmt(f"{_tuple_src(carries)} = {call}", s))
         self.changed = True
         return out
+
+    def _indexing_counters(self, s):
+        """Why while loop `s` stays a Python loop because its test reads only Python int
+        counters (`i = len(xs) - 1` ... `i -= 1`: every binding static given the counters
+        themselves) and one of them indexes a name (`coeffs[i]`, a list JAX's Python loop
+        reads at a Python int), or None. (A staged loop would make the counter a traced
+        scalar: no index into a list.)"""
+        tested = set(reads([s.test]))
+        counters = {v for v in tested if self._counter(v, tested)}
+        if not counters or not _is_static(s.test, self.static | counters):
+            return None
+        for v in sorted(counters):
+            names = sorted(_indexed_by(s.body, v) - set(assigned(s.body)))
+            if names:
+                return f"its counter {v} indexes {names[0]}: a Python int"
+        return None
+
+    def _counter(self, v, counters):
+        """Whether every binding of `v` in the function is `v = e` or `v op= e` with `e` static
+        given `counters` (no parameter, loop target or unpacking binds it)."""
+        static = self.static | counters
+        if _mentions(self.src.node.args, v):
+            return False
+        seen = False
+        for n in (m for st in self.root for m in _walk(st)):
+            if isinstance(n, (gast.For, gast.comprehension)) and _mentions(n.target, v):
+                return False
+            if isinstance(n, gast.Assign) and any(_mentions(t, v) for t in n.targets):
+                if not (len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                        and _is_static(n.value, static)):
+                    return False
+                seen = True
+            if isinstance(n, gast.AugAssign) and _mentions(n.target, v):
+                if not (isinstance(n.target, gast.Name) and _is_static(n.value, static)):
+                    return False
+                seen = True
+            if isinstance(n, (gast.AnnAssign, gast.NamedExpr)) and _mentions(n.target, v) or \
+                    isinstance(n, gast.withitem) and n.optional_vars is not None and \
+                    _mentions(n.optional_vars, v):
+                return False
+        return seen
 
     def rewrite_for(self, s, defined, later, guarded=()):
         it = s.iter

@@ -227,7 +227,9 @@ class Normaliser(ContainerMixin):
             code = self._source(stmt.value)
             if printing and self.batching:
                 code = self._per_example(stmt.value, code)
-            self.out.append(ir.Plain(code, set(), self.origin, effect=printing))
+            # a call for its effect (print, log.append(...), counter.bump()): run once per call
+            self.out.append(ir.Plain(code, set(), self.origin,
+                                     effect=isinstance(stmt.value, gast.Call)))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             if isinstance(stmt, gast.Assert) and self.batching:
                 self._batched_truth_value(stmt.test, "assert")
