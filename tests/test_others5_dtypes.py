@@ -4,8 +4,8 @@ int argument as JAX refuses it, float16 and bfloat16 models under grad, jit and 
 images normalised inside the model, value_and_grad with has_aux returning integer accuracy
 counts, integer and bool outputs under vmap (argmax, argsort, counts, searchsorted, digitize),
 a straight-through rounding estimator with astype, and Python idioms found on the way (a dict
-rebuilt with ** unpacking, a staged if that also flips a Python int); each checked against
-float64 finite differences, a Python loop and eager."""
+rebuilt with ** unpacking or dict(base, k=v), a staged if that also flips a Python int); each
+checked against float64 finite differences, a Python loop and eager."""
 import numpy as np
 import pytest
 
@@ -207,14 +207,15 @@ def affine(cfg, x):
 def override_loss(s, x):
     cfg = {**BASE, "scale": s}                      # a config dict rebuilt with one override
     first = {"shift": s * 0.0, **BASE}              # a later ** entry wins: shift from BASE
-    return jnp.sum(affine(cfg, x) ** 2) + jnp.sum(affine(first, x))
+    shifted = dict(BASE, shift=s)                   # dict(mapping, **overrides)
+    return jnp.sum(affine(cfg, x) ** 2) + jnp.sum(affine(first, x)) + jnp.sum(affine(shifted, x))
 
 
 def test_dict_rebuilt_with_star_star_unpacking(x64):
     x = RNG.normal(size=4)
     check_grad(override_loss, np.array(0.7), x)
     np.testing.assert_allclose(grad(override_loss)(0.7, to_snp(x)),
-                               np.sum(2 * (0.7 * x + 0.2) * x), rtol=1e-12)
+                               np.sum(2 * (0.7 * x + 0.2) * x) + 4, rtol=1e-12)
     check_vmap(override_loss, (np.array([0.3, 0.7, 1.1]), x), in_axes=(0, None))
 
 

@@ -579,6 +579,14 @@ class ContainerMixin:
                 rev = "".join(f", reverse={self._source(k.value)}" for k in node.keywords)
                 return ir.Expr(f"sorted({o.name}.keys(){rev})")
             return None
+        if obj is dict and len(node.args) == 1 and node.keywords and \
+                all(k.arg is not None for k in node.keywords) and \
+                isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Subscript)) and \
+                self._tracked_names_in(node):       # dict(base, b=m): {**base, "b": m}
+            display = gast.Dict(keys=[None] + [gast.Constant(k.arg, None) for k in node.keywords],
+                                values=[node.args[0]] + [k.value for k in node.keywords])
+            _set_location([display], node)
+            return self.operand(display)
         if obj is dict and not node.args and node.keywords and \
                 all(k.arg is not None for k in node.keywords):       # dict(a=x, b=y)
             display = gast.Dict(keys=[gast.Constant(k.arg, None) for k in node.keywords],
