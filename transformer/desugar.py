@@ -372,8 +372,10 @@ class _Desugarer:
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
-        if self.rebound("map"):
-            return
+        parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
+        if not any(isinstance(n, gast.Name) and n.id == "map"
+                   for p in parts if p is not None for n in _walk(p)) or self.rebound("map"):
+            return          # (no map read here: the function's stores unwalked)
         outer = self
 
         class Maps(gast.NodeTransformer):
@@ -1038,13 +1040,18 @@ class _Desugarer:
         import secant
         transforms = {getattr(secant, t) for t in (
             "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and s.value.args
+                      and any(self._callee_object(s.value.func, (), record=False) is t
+                              for t in transforms)]
+        if not candidates:      # (no `df = grad(f)` at all: the function's stores unwalked)
+            return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, (gast.Store, gast.Del))] + list(self.params)
         bound = {}
-        for s in body:
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
-                    and s.value.args and stores.count(s.targets[0].id) == 1):
+        for s in candidates:
+            if stores.count(s.targets[0].id) != 1:
                 continue
             obj = self._callee_object(s.value.func, stores)
             args = s.value.args + [k.value for k in s.value.keywords]
@@ -1065,16 +1072,17 @@ class _Desugarer:
             self.changed = True
         return body
 
-    def _callee_object(self, func, stores):
+    def _callee_object(self, func, stores, record=True):
         """The object a callee expression `a.b.c` names in the function's environment, or None
-        when its root is a local name (`stores`)."""
+        when its root is a local name (`stores`); record=False: a look-up only (no resolution
+        recorded for the derivative's guard)."""
         chain = []
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
         if not isinstance(func, gast.Name) or func.id in stores:
             return None
-        obj = self.src.resolve_name(func.id)[1]
+        obj = (self.src.resolve_name if record else self.src._lookup)(func.id)[1]
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
         return obj
@@ -1095,15 +1103,16 @@ class _Desugarer:
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and s.value.args and isinstance(s.value.args[0], gast.Name)
+                      and s.value.args[0].id in functions]
+        if not candidates:      # (no `g = partial(h, ...)` of a nested h: stores unwalked)
+            return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         partials = {}
-        for s in body:
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
-                    and s.value.args and isinstance(s.value.args[0], gast.Name)
-                    and s.value.args[0].id in functions):
-                continue
+        for s in candidates:
             call, name = s.value, s.targets[0].id
             obj = self._callee_object(call.func, stores)
             bound = call.args[1:] + [k.value for k in call.keywords]

@@ -107,23 +107,38 @@ def walk_scope(nodes):
     """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
     themselves)."""
     stack = list(nodes)[::-1]
+    push = stack.append
     while stack:
         n = stack.pop()
         yield n
-        if not isinstance(n, SCOPES):
-            stack.extend(reversed(children(n)))
+        if not isinstance(n, SCOPES):       # (its children, last first: popped in order)
+            d = n.__dict__
+            for field in reversed(n._fields):
+                value = d.get(field)
+                if isinstance(value, list):
+                    for v in reversed(value):
+                        if isinstance(v, ast.AST):
+                            push(v)
+                elif isinstance(value, ast.AST):
+                    push(value)
 
 
-def _names(node):
-    out = set()
+def _names(node, bound_too=False):
+    """The names in `node`'s tree; bound_too: (those, `bound(node)`), in one walk."""
+    out, bound_ = set(), set()
     for n in walk(node):
         if isinstance(n, gast.Name):
             out.add(n.id)
+            if isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+                bound_.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
             out.add(n.name)
+            if n is not node:
+                bound_.add(n.name)
         elif isinstance(n, gast.alias):
             out.add((n.asname or n.name).split(".")[0])
-    return out
+            bound_.add((n.asname or n.name).split(".")[0])
+    return (out, bound_) if bound_too else out
 
 
 def bound(node):
@@ -144,8 +159,7 @@ def apart(src, reserved):
     (name -> secant's object of that name), else a copy whose tree is renamed."""
     if not reserved:
         return src, {}
-    used = _names(src.node)
-    bound_ = bound(src.node)
+    used, bound_ = _names(src.node, bound_too=True)
     clash = set()
     for name in used & set(reserved):
         if name not in bound_:
