@@ -185,6 +185,24 @@ def _has_exit(stmts, kinds):
     return False
 
 
+def _statements(stmts):
+    """The statements of `stmts` and of the blocks they hold (not those of nested defs and
+    classes): what _walk_scope finds of them, without walking their expressions."""
+    stack = list(stmts)[::-1]
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        inner = []
+        for field in ("body", "orelse", "finalbody"):
+            inner += getattr(s, field, None) or []
+        for part in (getattr(s, "handlers", None) or []) + (getattr(s, "cases", None) or []):
+            inner += part.body
+        inner.reverse()
+        stack += inner
+
+
 def _walk_loop_body(stmts):
     """Nodes of a loop body, not descending into nested loops or scopes."""
     stack = list(stmts)
@@ -274,7 +292,7 @@ class _Desugarer:
         return self.returns(body)
 
     def _find_containers(self, body):
-        for n in _walk_scope(body):
+        for n in _statements(body):
             if isinstance(n, gast.Assign):
                 v = n.value
                 is_container = isinstance(v, (gast.List, gast.Dict, gast.Set, gast.ListComp,
@@ -365,6 +383,9 @@ class _Desugarer:
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
                           gast.Assert)):
             field = "value" if not isinstance(s, gast.Assert) else "test"
+            expr = getattr(s, field, None)
+            if expr is None or not _has([expr], (gast.NamedExpr, gast.IfExp)):
+                return [s]      # (neither a walrus nor a choice: one walk, not two)
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
@@ -878,7 +899,7 @@ class _Desugarer:
     def returns(self, body):
         """Early returns: the rest of the function moves into the branch that does not return;
         several returns assign one `result` returned at the end."""
-        if not any(isinstance(n, gast.Return) for n in _walk_scope(body[:-1])) and not (
+        if not any(isinstance(n, gast.Return) for n in _statements(body[:-1])) and not (
                 body and not isinstance(body[-1], gast.Return)
                 and _has_exit([body[-1]], (gast.Return,))):
             return body
@@ -903,7 +924,10 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._name_passed_lambdas(self._inline_partials(self._inline_transforms(body)))
+        body = self._inline_partials(self._inline_transforms(body))
+        if not _has(body, (gast.FunctionDef, gast.Lambda)):
+            return body         # (no def nor lambda: nothing to name, hoist or lift)
+        body = self._name_passed_lambdas(body)
         body, blocks = self._hoist_block_functions(_plain_lambda_assignments(body))
         hoisted = {id(h) for _, _, original in blocks for h in original} - \
             {id(h) for b in blocks for h in getattr(b[0], b[1])}
