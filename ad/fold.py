@@ -232,13 +232,13 @@ def _substituted(definition, use):
         code = use.code[:start] + text + use.code[end:]
         return None if len(code) > MAX_LENGTH else type(use)(code, use.indent, use.kind,
                                                              use.origin)
-    expected = ast.dump(_replace(tree, t, value))
+    expected = _replaced(tree, hits[0], value)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
         if len(code) > MAX_LENGTH:
             return None
         try:
-            if ast.dump(ast.parse(code)) != expected:
+            if not _same(ast.parse(code), expected):
                 continue
         except SyntaxError:
             continue
@@ -276,13 +276,39 @@ def _span(code, node):
     return start, end
 
 
-class _Replacer(ast.NodeTransformer):
-    def __init__(self, name, value):
-        self.name, self.value = name, value
+def _replaced(tree, old, new):
+    """`tree` with its node `old` replaced by `new` (in place)."""
+    for node in _walk(tree):
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value is old:
+                setattr(node, field, new)
+                return tree
+            if isinstance(value, list) and any(v is old for v in value):
+                value[:] = [new if v is old else v for v in value]
+                return tree
+    return tree
 
-    def visit_Name(self, node):
-        return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node
+
+def _same(a, b):
+    """ast.dump(a) == ast.dump(b), without writing either out: the same node types, fields
+    (one left out, or None where its class's default is None, on both sides or neither) and
+    values (their reprs, as dump compares them)."""
+    if isinstance(a, ast.AST):
+        if not isinstance(b, ast.AST) or type(a).__name__ != type(b).__name__:
+            return False
+        for field in a._fields:
+            x, y = getattr(a, field, _SKIPPED), getattr(b, field, _SKIPPED)
+            if x is None and getattr(type(a), field, ...) is None:
+                x = _SKIPPED
+            if y is None and getattr(type(b), field, ...) is None:
+                y = _SKIPPED
+            if (x is _SKIPPED) != (y is _SKIPPED) or x is not _SKIPPED and not _same(x, y):
+                return False
+        return True
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+    return not isinstance(b, (ast.AST, list)) and repr(a) == repr(b)
 
 
-def _replace(tree, name, value):
-    return _Replacer(name, value).visit(tree)
+_SKIPPED = object()

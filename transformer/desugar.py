@@ -185,6 +185,24 @@ def _has_exit(stmts, kinds):
     return False
 
 
+def _statements(stmts):
+    """The statements of `stmts` and of the blocks they hold (not those of nested defs and
+    classes): what _walk_scope finds of them, without walking their expressions."""
+    stack = list(stmts)[::-1]
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        inner = []
+        for field in ("body", "orelse", "finalbody"):
+            inner += getattr(s, field, None) or []
+        for part in (getattr(s, "handlers", None) or []) + (getattr(s, "cases", None) or []):
+            inner += part.body
+        inner.reverse()
+        stack += inner
+
+
 def _walk_loop_body(stmts):
     """Nodes of a loop body, not descending into nested loops or scopes."""
     stack = list(stmts)
@@ -277,7 +295,7 @@ class _Desugarer:
         return self.returns(body)
 
     def _find_containers(self, body):
-        for n in _walk_scope(body):
+        for n in _statements(body):
             if isinstance(n, gast.Assign):
                 v = n.value
                 is_container = isinstance(v, (gast.List, gast.Dict, gast.Set, gast.ListComp,
@@ -368,6 +386,9 @@ class _Desugarer:
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
                           gast.Assert)):
             field = "value" if not isinstance(s, gast.Assert) else "test"
+            expr = getattr(s, field, None)
+            if expr is None or not _has([expr], (gast.NamedExpr, gast.IfExp)):
+                return [s]      # (neither a walrus nor a choice: one walk, not two)
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
@@ -375,8 +396,10 @@ class _Desugarer:
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
-        if self.rebound("map"):
-            return
+        parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
+        if not any(isinstance(n, gast.Name) and n.id == "map"
+                   for p in parts if p is not None for n in _walk(p)) or self.rebound("map"):
+            return          # (no map read here: the function's stores unwalked)
         outer = self
 
         class Maps(gast.NodeTransformer):
@@ -905,7 +928,7 @@ class _Desugarer:
     def returns(self, body):
         """Early returns: the rest of the function moves into the branch that does not return;
         several returns assign one `result` returned at the end."""
-        if not any(isinstance(n, gast.Return) for n in _walk_scope(body[:-1])) and not (
+        if not any(isinstance(n, gast.Return) for n in _statements(body[:-1])) and not (
                 body and not isinstance(body[-1], gast.Return)
                 and _has_exit([body[-1]], (gast.Return,))):
             return body
@@ -930,7 +953,10 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._name_passed_lambdas(self._inline_partials(self._inline_transforms(body)))
+        body = self._inline_partials(self._inline_transforms(body))
+        if not _has(body, (gast.FunctionDef, gast.Lambda)):
+            return body         # (no def nor lambda: nothing to name, hoist or lift)
+        body = self._name_passed_lambdas(body)
         body, blocks = self._hoist_block_functions(_plain_lambda_assignments(body))
         hoisted = {id(h) for _, _, original in blocks for h in original} - \
             {id(h) for b in blocks for h in getattr(b[0], b[1])}
@@ -1067,13 +1093,18 @@ class _Desugarer:
         import secant
         transforms = {getattr(secant, t) for t in (
             "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and s.value.args
+                      and any(self._callee_object(s.value.func, (), record=False) is t
+                              for t in transforms)]
+        if not candidates:      # (no `df = grad(f)` at all: the function's stores unwalked)
+            return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, (gast.Store, gast.Del))] + list(self.params)
         bound = {}
-        for s in body:
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
-                    and s.value.args and stores.count(s.targets[0].id) == 1):
+        for s in candidates:
+            if stores.count(s.targets[0].id) != 1:
                 continue
             obj = self._callee_object(s.value.func, stores)
             args = s.value.args + [k.value for k in s.value.keywords]
@@ -1094,16 +1125,17 @@ class _Desugarer:
             self.changed = True
         return body
 
-    def _callee_object(self, func, stores):
+    def _callee_object(self, func, stores, record=True):
         """The object a callee expression `a.b.c` names in the function's environment, or None
-        when its root is a local name (`stores`)."""
+        when its root is a local name (`stores`); record=False: a look-up only (no resolution
+        recorded for the derivative's guard)."""
         chain = []
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
         if not isinstance(func, gast.Name) or func.id in stores:
             return None
-        obj = self.src.resolve_name(func.id)[1]
+        obj = (self.src.resolve_name if record else self.src._lookup)(func.id)[1]
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
         return obj
@@ -1124,15 +1156,16 @@ class _Desugarer:
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and s.value.args and isinstance(s.value.args[0], gast.Name)
+                      and s.value.args[0].id in functions]
+        if not candidates:      # (no `g = partial(h, ...)` of a nested h: stores unwalked)
+            return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         partials = {}
-        for s in body:
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
-                    and s.value.args and isinstance(s.value.args[0], gast.Name)
-                    and s.value.args[0].id in functions):
-                continue
+        for s in candidates:
             call, name = s.value, s.targets[0].id
             obj = self._callee_object(call.func, stores)
             bound = call.args[1:] + [k.value for k in call.keywords]

@@ -36,25 +36,11 @@ SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, g
           gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
-def children(node):
-    """list(ast.iter_child_nodes(node)), at a fraction of its cost (a node's fields are in its
-    __dict__, for ast's nodes as for gast's; a field never set reads as None)."""
-    out = []
-    d = node.__dict__
-    for field in node._fields:
-        value = d.get(field)
-        if isinstance(value, list):
-            for v in value:
-                if isinstance(v, ast.AST):
-                    out.append(v)
-        elif isinstance(value, ast.AST):
-            out.append(value)
-    return out
-
-
 def walk(node):
-    """The nodes of `node`'s tree in ast.walk's order (breadth first), at about two thirds of
-    its cost: a transform walks a whole function many times (issue 19: transformation time)."""
+    """The nodes of `node`'s tree in ast.walk's order (breadth first), at about half its cost:
+    a transform walks a whole function many times (issue 19: transformation time). A node's
+    fields are read from its __dict__ (so for ast's nodes as for gast's; one never set, or a
+    class default, reads as None)."""
     todo = deque([node])
     pop, push = todo.popleft, todo.append
     while todo:
@@ -107,23 +93,38 @@ def walk_scope(nodes):
     """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
     themselves)."""
     stack = list(nodes)[::-1]
+    push = stack.append
     while stack:
         n = stack.pop()
         yield n
-        if not isinstance(n, SCOPES):
-            stack.extend(reversed(children(n)))
+        if not isinstance(n, SCOPES):       # (its children, last first: popped in order)
+            d = n.__dict__
+            for field in reversed(n._fields):
+                value = d.get(field)
+                if isinstance(value, list):
+                    for v in reversed(value):
+                        if isinstance(v, ast.AST):
+                            push(v)
+                elif isinstance(value, ast.AST):
+                    push(value)
 
 
-def _names(node):
-    out = set()
+def _names(node, bound_too=False):
+    """The names in `node`'s tree; bound_too: (those, `bound(node)`), in one walk."""
+    out, bound_ = set(), set()
     for n in walk(node):
         if isinstance(n, gast.Name):
             out.add(n.id)
+            if isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+                bound_.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
             out.add(n.name)
+            if n is not node:
+                bound_.add(n.name)
         elif isinstance(n, gast.alias):
             out.add((n.asname or n.name).split(".")[0])
-    return out
+            bound_.add((n.asname or n.name).split(".")[0])
+    return (out, bound_) if bound_too else out
 
 
 def bound(node):
@@ -144,8 +145,7 @@ def apart(src, reserved):
     (name -> secant's object of that name), else a copy whose tree is renamed."""
     if not reserved:
         return src, {}
-    used = _names(src.node)
-    bound_ = bound(src.node)
+    used, bound_ = _names(src.node, bound_too=True)
     clash = set()
     for name in used & set(reserved):
         if name not in bound_:
