@@ -1,5 +1,6 @@
 """Random small programs, written as Python source and imported from a file (so secant reads
-real source), checked: grad against float64 central finite differences, jit against eager.
+real source), checked: grad, jvp and grad(grad) against float64 central finite differences,
+jit against eager, vmap and vmap(grad) against a Python loop over a batch.
 
 The grammar (`STATEMENTS`) draws a mix of the constructs of issue 15: elementwise ops, a helper
 call, an `if` on a static flag, a loop over a concrete range, and, behind `ENABLED`, the
@@ -195,3 +196,53 @@ def test_flagged_constructs_still_fail(x64, feature):
     ok = np.allclose(got, fd_grad(ref, X), rtol=1e-5, atol=1e-6) \
         and np.allclose(jitted, np.asarray(ref(X)))
     assert not ok, f"{feature} works now: switch it on in ENABLED"
+
+
+# --- the other transforms, over the same programs -------------------------------------------
+
+XB = np.array([[0.3, -0.7, 1.1], [-1.2, 0.4, 0.9], [0.05, 1.3, -0.6], [0.8, -0.2, -1.4]])
+T = np.array([0.7, -0.4, 0.25])
+_FUZZ = dict(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_vmap_matches_loop(x64, source):
+    f = load(source)
+    want = np.stack([np.asarray(f(x)) for x in XB])
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(XB)), want, rtol=1e-10, atol=1e-12,
+                               err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_jvp_matches_finite_differences(x64, source):
+    f = load(source)
+    primal, tangent = secant.jvp(f, (X,), (T,))
+    np.testing.assert_allclose(np.asarray(primal), np.asarray(f(X)), rtol=1e-10, atol=1e-12,
+                               err_msg=source)
+    directional = fd_grad(lambda s: f(X + s[0] * T), np.zeros(1))[0]
+    np.testing.assert_allclose(np.asarray(tangent), directional, rtol=1e-5, atol=1e-6,
+                               err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_grad_of_grad_matches_finite_differences(x64, source):
+    """On a scalar input (every construct of the grammar takes one): the second derivative
+    against finite differences of secant's first (itself checked against FD above)."""
+    f = load(source)
+    x = np.float64(0.4)
+    got = np.asarray(secant.grad(secant.grad(f))(x))
+    first = secant.grad(f)
+    want = fd_grad(lambda s: first(s[0]), np.array([x]))[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_vmap_of_grad_matches_loop(x64, source):
+    f = load(source)
+    want = np.stack([np.asarray(secant.grad(f)(x)) for x in XB])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(XB)), want, rtol=1e-10,
+                               atol=1e-12, err_msg=source)
