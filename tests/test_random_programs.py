@@ -40,6 +40,12 @@ ENABLED = {
                              # item assignment (as JAX does), so no reference exists
     "nested_def": True,
     "early_return": True,
+    "vector": True,          # a (3,) vector built from a value, reduced by snp.dot / snp.sum
+    "tuple_unpack": True,    # a tuple (or a helper's tuple result) of two values unpacked
+    "dict_pair": True,       # a dict of two values read back by key
+    "where": True,           # snp.where on a value comparison
+    "lax_cond": True,        # lax.cond on a value comparison (a scalar predicate), lambdas
+    "while_counter": True,   # a while loop on a Python int counter
 }
 if os.environ.get("SECANT_GRAMMAR") == "all":
     ENABLED = dict.fromkeys(ENABLED, True)
@@ -51,12 +57,17 @@ _BINARY = ["{a} * {b}", "{a} + {b}", "{a} - 0.3 * {b}", "snp.tanh({a} + {b})",
 
 _HEADER = '''import numpy as np
 import secant.numpy as snp
+from secant import lax
 
 FLAG = {flag}
 
 
 def _helper(a, b):
     return snp.sin(a) * b + 0.5 * a
+
+
+def _pair(a, b):
+    return a * b, snp.cos(a) + b
 
 
 '''
@@ -96,6 +107,25 @@ def statement(draw, k, features):
     if kind == "nested_def":
         return [f"def inner{k}(t):", f"    return {_UNARY[0].format(a='t')} * t",
                 f"{v} = inner{k}({a})"]
+    if kind == "vector":
+        reduce = draw(st.sampled_from([f"snp.dot(vec{k}, snp.sin(vec{k}))",
+                                       f"snp.sum(vec{k} * vec{k}) * 0.5"]))
+        return [f"vec{k} = {a} * snp.array([1.0, -0.5, 2.0]) + 0.1 * {b}",
+                f"{v} = 0.2 * {reduce} + {a}"]
+    if kind == "tuple_unpack":
+        pair = draw(st.sampled_from([f"({u}, {bi})", f"_pair({a}, {b})"]))
+        return [f"p{k}, q{k} = {pair}", f"{v} = p{k} * q{k} + 0.5 * p{k}"]
+    if kind == "dict_pair":
+        return [f"d{k} = {{'p': {u}, 'q': {bi}}}", f"{v} = d{k}['p'] - 0.5 * d{k}['q']"]
+    if kind == "where":
+        return [f"{v} = snp.where({a} > 0.3 * {b}, {u}, {bi})"]
+    if kind == "lax_cond":
+        return [f"{v} = lax.cond(snp.sum({a}) > snp.sum(0.3 * {b}), lambda t: {u.replace(a, 't')},",
+                f"             lambda t: t * {b}, {a})"]
+    if kind == "while_counter":
+        n = draw(st.integers(0, 3))
+        return [f"{v} = {a}", f"j{k} = 0", f"while j{k} < {n}:",
+                f"    {v} = 0.7 * {v} + 0.3 * snp.cos({b})", f"    j{k} += 1"]
     raise AssertionError(kind)
 
 
