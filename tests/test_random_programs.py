@@ -118,9 +118,11 @@ def statement(draw, k, features):
     if kind == "dict_pair":
         return [f"d{k} = {{'p': {u}, 'q': {bi}}}", f"{v} = d{k}['p'] - 0.5 * d{k}['q']"]
     if kind == "where":
-        return [f"{v} = snp.where({a} > 0.3 * {b}, {u}, {bi})"]
+        # (thresholds off the round numbers of X and the grammar: a switch exactly at the
+        # input, v0 * v0 > 0.3 * v0 at v0 = 0.3, would make finite differences meaningless)
+        return [f"{v} = snp.where({a} > 0.31 * {b} + 0.0123, {u}, {bi})"]
     if kind == "lax_cond":
-        return [f"{v} = lax.cond(snp.sum({a}) > snp.sum(0.3 * {b}), lambda t: {u.replace(a, 't')},",
+        return [f"{v} = lax.cond(snp.sum({a}) > snp.sum(0.31 * {b}) + 0.0123, lambda t: {u.replace(a, 't')},",
                 f"             lambda t: t * {b}, {a})"]
     if kind == "while_counter":
         n = draw(st.integers(0, 3))
