@@ -1,5 +1,6 @@
 """Random small programs, written as Python source and imported from a file (so secant reads
-real source), checked: grad against float64 central finite differences, jit against eager.
+real source), checked: grad, jvp and grad(grad) against float64 central finite differences,
+jit against eager, vmap and vmap(grad) against a Python loop over a batch.
 
 The grammar (`STATEMENTS`) draws a mix of the constructs of issue 15: elementwise ops, a helper
 call, an `if` on a static flag, a loop over a concrete range, and, behind `ENABLED`, the
@@ -39,6 +40,12 @@ ENABLED = {
                              # item assignment (as JAX does), so no reference exists
     "nested_def": True,
     "early_return": True,
+    "vector": True,          # a (3,) vector built from a value, reduced by snp.dot / snp.sum
+    "tuple_unpack": True,    # a tuple (or a helper's tuple result) of two values unpacked
+    "dict_pair": True,       # a dict of two values read back by key
+    "where": True,           # snp.where on a value comparison
+    "lax_cond": True,        # lax.cond on a value comparison (a scalar predicate), lambdas
+    "while_counter": True,   # a while loop on a Python int counter
 }
 if os.environ.get("SECANT_GRAMMAR") == "all":
     ENABLED = dict.fromkeys(ENABLED, True)
@@ -50,12 +57,17 @@ _BINARY = ["{a} * {b}", "{a} + {b}", "{a} - 0.3 * {b}", "snp.tanh({a} + {b})",
 
 _HEADER = '''import numpy as np
 import secant.numpy as snp
+from secant import lax
 
 FLAG = {flag}
 
 
 def _helper(a, b):
     return snp.sin(a) * b + 0.5 * a
+
+
+def _pair(a, b):
+    return a * b, snp.cos(a) + b
 
 
 '''
@@ -95,6 +107,27 @@ def statement(draw, k, features):
     if kind == "nested_def":
         return [f"def inner{k}(t):", f"    return {_UNARY[0].format(a='t')} * t",
                 f"{v} = inner{k}({a})"]
+    if kind == "vector":
+        reduce = draw(st.sampled_from([f"snp.dot(vec{k}, snp.sin(vec{k}))",
+                                       f"snp.sum(vec{k} * vec{k}) * 0.5"]))
+        return [f"vec{k} = {a} * snp.array([1.0, -0.5, 2.0]) + 0.1 * {b}",
+                f"{v} = 0.2 * {reduce} + {a}"]
+    if kind == "tuple_unpack":
+        pair = draw(st.sampled_from([f"({u}, {bi})", f"_pair({a}, {b})"]))
+        return [f"p{k}, q{k} = {pair}", f"{v} = p{k} * q{k} + 0.5 * p{k}"]
+    if kind == "dict_pair":
+        return [f"d{k} = {{'p': {u}, 'q': {bi}}}", f"{v} = d{k}['p'] - 0.5 * d{k}['q']"]
+    if kind == "where":
+        # (thresholds off the round numbers of X and the grammar: a switch exactly at the
+        # input, v0 * v0 > 0.3 * v0 at v0 = 0.3, would make finite differences meaningless)
+        return [f"{v} = snp.where({a} > 0.31 * {b} + 0.0123, {u}, {bi})"]
+    if kind == "lax_cond":
+        return [f"{v} = lax.cond(snp.sum({a}) > snp.sum(0.31 * {b}) + 0.0123, lambda t: {u.replace(a, 't')},",
+                f"             lambda t: t * {b}, {a})"]
+    if kind == "while_counter":
+        n = draw(st.integers(0, 3))
+        return [f"{v} = {a}", f"j{k} = 0", f"while j{k} < {n}:",
+                f"    {v} = 0.7 * {v} + 0.3 * snp.cos({b})", f"    j{k} += 1"]
     raise AssertionError(kind)
 
 
@@ -195,3 +228,53 @@ def test_flagged_constructs_still_fail(x64, feature):
     ok = np.allclose(got, fd_grad(ref, X), rtol=1e-5, atol=1e-6) \
         and np.allclose(jitted, np.asarray(ref(X)))
     assert not ok, f"{feature} works now: switch it on in ENABLED"
+
+
+# --- the other transforms, over the same programs -------------------------------------------
+
+XB = np.array([[0.3, -0.7, 1.1], [-1.2, 0.4, 0.9], [0.05, 1.3, -0.6], [0.8, -0.2, -1.4]])
+T = np.array([0.7, -0.4, 0.25])
+_FUZZ = dict(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_vmap_matches_loop(x64, source):
+    f = load(source)
+    want = np.stack([np.asarray(f(x)) for x in XB])
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(XB)), want, rtol=1e-10, atol=1e-12,
+                               err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_jvp_matches_finite_differences(x64, source):
+    f = load(source)
+    primal, tangent = secant.jvp(f, (X,), (T,))
+    np.testing.assert_allclose(np.asarray(primal), np.asarray(f(X)), rtol=1e-10, atol=1e-12,
+                               err_msg=source)
+    directional = fd_grad(lambda s: f(X + s[0] * T), np.zeros(1))[0]
+    np.testing.assert_allclose(np.asarray(tangent), directional, rtol=1e-5, atol=1e-6,
+                               err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_grad_of_grad_matches_finite_differences(x64, source):
+    """On a scalar input (every construct of the grammar takes one): the second derivative
+    against finite differences of secant's first (itself checked against FD above)."""
+    f = load(source)
+    x = np.float64(0.4)
+    got = np.asarray(secant.grad(secant.grad(f))(x))
+    first = secant.grad(f)
+    want = fd_grad(lambda s: first(s[0]), np.array([x]))[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_vmap_of_grad_matches_loop(x64, source):
+    f = load(source)
+    want = np.stack([np.asarray(secant.grad(f)(x)) for x in XB])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(XB)), want, rtol=1e-10,
+                               atol=1e-12, err_msg=source)
