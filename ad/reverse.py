@@ -58,6 +58,7 @@ class ReverseBuilder(Walker, StackReverse):
         # primal call): the Python side effects there (print, wrapper.calls += 1, log.append)
         # ran then, once per call as in the user's program, and are not run again
         self.recomputing = False
+        self.effects = False        # Python side effects left out (or a callee's replay called)
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
         self.top_level = dataflow.assigned_once_at_top(fn)
@@ -114,6 +115,8 @@ class ReverseBuilder(Walker, StackReverse):
             elif isinstance(s, ir.Plain):
                 if not (s.effect and (self.replaying or self.recomputing)):  # print once
                     self.emit(s.code)
+                else:
+                    self.effects = True
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
             elif isinstance(s, ir.Op):
@@ -148,9 +151,34 @@ class ReverseBuilder(Walker, StackReverse):
     def render(self, op):
         spec = OPS[op.op]
         if op.op == "call":
-            return f"{op.callee_name}({call_args({k: src(v) for k, v in op.operands.items()})})"
+            name = self._replay(op) if self.replaying or self.recomputing else None
+            return f"{name or op.callee_name}(" \
+                   f"{call_args({k: src(v) for k, v in op.operands.items()})})"
         return spec.render({k: src(v) for k, v in op.operands.items()}, op.statics,
                            op.spelling)
+
+    def _replay(self, op):
+        """A user callee recomputed here (its caller's primal call ran it): its replay form,
+        without its Python side effects, where it has some (transforms.py replay_of)."""
+        callee = op.callee
+        replay_of = getattr(self.vjp_of_callee, "replay_of", None)
+        if replay_of is None or not inspect.isfunction(callee) or any(
+                getattr(callee, a, None) for a in (
+                    "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
+                    "__secant_batched_dispatch__", "__secant_per_example__")) or \
+                getattr(getattr(callee, "__secant_source__", None), "generated", False):
+            return None
+        try:
+            params = list(inspect.signature(callee, follow_wrapped=False).parameters)
+            active = tuple(sorted(int(k[3:]) if k.startswith("arg") and k[3:].isdigit()
+                                  else params.index(k) for k, o in op.operands.items()
+                                  if _has_var(o)))
+        except (TypeError, ValueError):
+            return None
+        name = replay_of(callee, active)
+        if name is not None:
+            self.effects = True
+        return name
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
@@ -851,8 +879,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     derivative reads, so that its names come from the user's as at first order).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
-    b.recomputing = mode == "vjp"
+    b.recomputing = mode in ("vjp", "replay")
     result = fn.result.value
+    if mode == "replay":        # the forward pass alone, without its Python side effects
+        b.forward(fn.body)
+        b.lines.append(Line(f"return {src(result)}", 1, origin=fn.result.origin))
+        fn.effects = b.effects
+        return dead_code_eliminated(b.lines), None, None, None
     carry_bar = None
     if loop_body and wrt and fn.params:     # a lax loop's body: its carry keeps its shapes
         scan = wrt[0] == fn.params[0]       # (a scan's body returns (carry, y))

@@ -526,7 +526,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             _recursive_callees.add(callee)  # derivative calling itself, as staging expects)
         return callee not in _recursive_callees and \
             "out" not in getattr(sub, "__secant_unread__", {"out"})
+    def replay_of(callee, active):
+        """The name of `callee`'s replay form (its forward pass without its Python side
+        effects, ad/reverse.py build), which a derivative's recompute calls instead of the
+        callee: the caller's primal call ran them; None where it has none to leave out."""
+        sub = generate(callee, active, "replay", staged=staged)
+        if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
+            return None
+        return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
+    vjp_of_callee.replay_of = replay_of
     vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
     vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
@@ -608,6 +617,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins)
     gen.__secant_out_batched__ = flags
+    gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
     if mode == "vmap" and getattr(fn, "__secant_constant__", False):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
     if mode in ("vjp",) + _GIVEN_OUT:    # an output and its cotangent may be pytrees

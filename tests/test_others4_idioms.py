@@ -480,7 +480,9 @@ def test_a_callees_side_effect_runs_once_under_grad(x64):
 # the same kind, other shapes: a callee that appends to a module list and bumps an object's
 # counter, called twice by its caller, under each transform. Semantics: as JAX traces a
 # function once, each call the user's program makes runs its Python side effects once: the
-# caller's primal call runs them; the vjp that recomputes the callee's forward pass does not
+# caller's primal call runs them; what a derivative recomputes (a vjp's forward pass, a
+# reverse loop's replayed iteration, vjp's pullback) calls the callee's replay form instead,
+# its forward pass without them (ad/reverse.py, logged_step_replay)
 EFFECTS = []
 
 
@@ -526,15 +528,10 @@ def logged_loop(x):
     return jnp.sum(x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a callee's side effects run again where a derivative recomputes a call whose output its "
-    "reverse pass reads: the reverse pass of a Python loop replays each iteration's calls "
-    "(logged_loop: 6 instead of 3), vjp's pullback recomputes two_logged_steps's forward pass "
-    "(4 instead of 2), and grad of grad's vjp of the inner derivative calls the callee again; "
-    "needs a replay form of each callee without its effects (ad/reverse.py forward: "
-    "replaying / recomputing skip only the function's own effect statements)"))
 def test_side_effects_of_a_callee_in_a_loop_or_at_second_order_run_once(x64):
     x = jnp.asarray(RNG.normal(size=3))
-    assert _effects(grad(logged_loop), x)[:2] == (3, 3)
+    n, calls, g = _effects(grad(logged_loop), x)
+    assert (n, calls) == (3, 3)
+    np.testing.assert_allclose(g, fd_grad(logged_loop, (x,)), rtol=1e-6)    # replay: same values
     assert _effects(lambda x: vjp(two_logged_steps, x)[1](1.0), x)[:2] == (2, 2)
     assert _effects(grad(lambda x: jnp.sum(grad(two_logged_steps)(x))), x)[:2] == (2, 2)
