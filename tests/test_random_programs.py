@@ -2,11 +2,13 @@
 real source), checked: grad, jvp and grad(grad) against float64 central finite differences,
 jit against eager, vmap and vmap(grad) against a Python loop over a batch.
 
-The grammar (`STATEMENTS`) draws a mix of the constructs of issue 15: elementwise ops, a helper
-call, an `if` on a static flag, a loop over a concrete range, and, behind `ENABLED`, the
-constructs that fail today (a list stored and summed, a walrus, an IfExp, a comprehension,
-.append in a loop, an in-place update, a nested def, an early return). A helper fixing one of
-them switches it on in `ENABLED` (or runs with SECANT_GRAMMAR=all to see them all).
+The grammar (`statement`) draws a mix of the constructs of issue 15: elementwise ops, a helper
+call, an `if` on a static flag, a loop over a concrete range, a list stored and summed, a
+walrus, an IfExp, a comprehension, .append in a loop, a nested def, an early return, a (3,)
+vector reduced by snp.dot / snp.sum, a tuple or dict of two values unpacked, snp.where and
+lax.cond on a value comparison, a `while` on a Python int counter. A construct that fails is
+switched off in `ENABLED` (the in-place update today; SECANT_GRAMMAR=all switches all on).
+Every construct also runs on a scalar v0 (grad(grad) calls f on one).
 
 The default hypothesis profile draws 25 programs per property; HYPOTHESIS_PROFILE=thorough
 draws 10,000.
@@ -122,7 +124,8 @@ def statement(draw, k, features):
         # input, v0 * v0 > 0.3 * v0 at v0 = 0.3, would make finite differences meaningless)
         return [f"{v} = snp.where({a} > 0.31 * {b} + 0.0123, {u}, {bi})"]
     if kind == "lax_cond":
-        return [f"{v} = lax.cond(snp.sum({a}) > snp.sum(0.31 * {b}) + 0.0123, lambda t: {u.replace(a, 't')},",
+        pred = f"snp.sum({a}) > snp.sum(0.31 * {b}) + 0.0123"
+        return [f"{v} = lax.cond({pred}, lambda t: {u.replace(a, 't')},",
                 f"             lambda t: t * {b}, {a})"]
     if kind == "while_counter":
         n = draw(st.integers(0, 3))
