@@ -63,14 +63,14 @@ def test_1500_term_expression_under_grad_vmap_jit(tmp_path):
 
 
 def test_expression_deeper_than_the_bound_is_an_error_naming_the_line(tmp_path):
-    path = _chain_module(tmp_path, 5000, "chain5000")
+    path = _chain_module(tmp_path, 12000, "chain12000")
     proc = _run("""
         import sys
-        sys.setrecursionlimit(2000)         # so that Python itself compiles 5,000 terms
+        sys.setrecursionlimit(4500)         # so that Python itself compiles 12,000 terms
         sys.path.insert(0, sys.argv[1])
         import numpy as np, secant
         from secant.transformer.depth import NestingError
-        from chain5000 import f
+        from chain12000 import f
         for name, t in [("grad", secant.grad), ("vmap", secant.vmap)]:
             try:
                 t(f)(np.ones(2, np.float32) if name == "vmap" else np.float32(1))
@@ -83,8 +83,8 @@ def test_expression_deeper_than_the_bound_is_an_error_naming_the_line(tmp_path):
     lines = proc.stdout.splitlines()
     for line in lines[:2]:
         assert "NestingError" in line, line
-        assert f"{path}:3" in line and "nested 5001 levels" in line, line
-    assert lines[2] == "jit 2500.0"
+        assert f"{path}:3" in line and "nested 12001 levels" in line, line
+    assert lines[2] == "jit 6000.0"
 
 
 # --- recursion on a traced or batched value --------------------------------------------------
