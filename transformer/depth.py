@@ -7,8 +7,9 @@ frames per level: `x + x + ... + x` with 1,500 terms needs a recursion limit of 
 than Python's default 1,000, while Python itself compiles ~3 levels per unit of the limit (a
 file of 2,987 terms imports at the default limit). `room()` raises the limit to `LIMIT` while a
 transform runs, so every expression a file can hold at the default limit (up to ~3,800 terms)
-is transformed (measured: 5,000 terms transform, 12,000 do not); `guard(fn, build)` turns what remains into a `NestingError` naming the user's
-line. A pass whose depth comes from the user's code must raise that, never RecursionError.
+is transformed (measured: 5,000 terms transform, 12,000 do not); `guard(fn, build)` turns
+what remains into a `NestingError` naming the user's line. A pass whose depth comes from the
+user's code must raise that, never RecursionError.
 """
 import ast
 import contextlib
