@@ -142,6 +142,12 @@ def test_vmap_of_vmap_through_flat_examples(x64):
     cases.check("reshape_transpose", ["vmap0", "vmap"])
 
 
+def test_hessian_of_jvp_of_hessian_of_matmul(x64):
+    """Was an internal error (sweep4's thorough run): the batched `[..., 0]` update in
+    matmul_grad_x's vmap moved the batch axis last, where `...` counts axes from the end."""
+    cases.check("matmul_tanh", ["hessian", "jvp", "hessian"])
+
+
 def test_grad_of_jacrev(x64):
     """A Jacobian has a source form, which grad reads."""
     cases.check("chain", ["jacrev", "grad"])
