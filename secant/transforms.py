@@ -704,8 +704,6 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     elif mode == "jvp":
         name = "dynamic_call_jvp"
         dots = [f"{params[i]}_dot" for i in wrt]
-        # (by name, after *rest: _jvp_call's t0, t1, ...; a further transform reads *rest last)
-        tangents = [f"t{j}={d}" for j, d in enumerate(dots)]
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
                   + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
                   f"{(n, tuple(keywords))!r})"

@@ -11,7 +11,6 @@ import math
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-import pytest
 
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jit, jvp, nn, tree_util, value_and_grad, vmap

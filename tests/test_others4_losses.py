@@ -5,7 +5,6 @@ with a temperature, spectral normalisation by power iteration under stop_gradien
 per-example mixing weight, and an EMA of parameters with tree_map; each under grad, jit and
 vmap, checked against float64 finite differences, NumPy written out, a Python loop and eager."""
 import numpy as np
-import pytest
 
 import secant.numpy as jnp
 from secant import grad, jit, jvp, lax, nn, tree_util, vmap

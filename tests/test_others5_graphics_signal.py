@@ -10,9 +10,9 @@ eager."""
 import numpy as np
 
 import secant.numpy as jnp
-from secant import grad, jacfwd, jacrev, jit, jvp, lax, nn, vmap
+from secant import jacfwd, jacrev, jvp, lax, nn, vmap
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_jvp, to_snp
+from others15_check import check_grad, check_vmap, fd_jvp, to_snp
 
 RNG = np.random.default_rng(5555)
 

@@ -9,10 +9,10 @@ forms, a Python loop and eager."""
 import numpy as np
 
 import secant.numpy as jnp
-from secant import grad, hessian, jacfwd, jacrev, jit, jvp, vmap
+from secant import grad, hessian, jit, jvp, vmap
 from secant.scipy.linalg import expm
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import check_grad, check_vmap, fd_jvp, to_snp
 
 RNG = np.random.default_rng(5656)
 

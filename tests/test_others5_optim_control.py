@@ -8,14 +8,13 @@ jacfwd-linearised dynamics, one iLQR iteration on a pendulum, an MPC rollout wit
 optimised under jit, and a linear policy trained through a differentiable simulation; each
 under the transforms its author would use, checked against float64 finite differences, closed
 forms, a Python loop and eager."""
-import functools
 
 import numpy as np
 
 import secant.numpy as jnp
 from secant import custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, lax, vmap
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import check_grad, check_vmap, fd_grad, fd_jvp, to_snp
 
 RNG = np.random.default_rng(5353)
 

@@ -17,7 +17,7 @@ import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jit, jvp, lax, random, vmap
 from secant.scipy.stats import norm
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(5454)
 

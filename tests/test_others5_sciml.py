@@ -11,7 +11,7 @@ import numpy as np
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, lax, vmap
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp, to_snp
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_jvp, to_snp
 
 RNG = np.random.default_rng(5151)
 

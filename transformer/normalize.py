@@ -1858,9 +1858,9 @@ class Normaliser(ContainerMixin):
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
         if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
-            raise self.src.error(node, f"secant transforms a call with *args or **kwargs it "
-                                 f"cannot spell out when *args comes last and once, and "
-                                 f"**kwargs once; pass the other arguments explicitly")
+            raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
+                                 "cannot spell out when *args comes last and once, and "
+                                 "**kwargs once; pass the other arguments explicitly")
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
