@@ -755,10 +755,10 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
         return add_at(tree_bar, idx, g)
     if idx_batched:
         return update_per_example(tree_bar, idx, g, "add", n, True, g_batched, mode="clip")
-    if idx is Ellipsis or isinstance(idx, tuple) and any(i is Ellipsis for i in idx):
+    parts = idx if isinstance(idx, tuple) else (idx,)     # (no `a and b`: the transforms
+    if any(i is Ellipsis for i in parts):                  # read this helper, vmap of it too)
         # flat[..., a:b] counts its axes from the end: the batch axis stays in front
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        return tree_bar.at[(slice(None),) + idx].add(g, mode="clip")
+        return tree_bar.at[(slice(None),) + parts].add(g, mode="clip")
     # the batch axis moved last, so that the index is the example's own (no slice in front: a
     # further vmap reads a batched idx as one value); a read clamped idx: add where it read
     g = snp.moveaxis(g, 0, -1) if g_batched else snp.expand_dims(g, -1)

@@ -50,6 +50,9 @@ def test_round_is_not_rint(x64):
 def test_method_arrays_do_not_have(x64):
     def f(x):
         return jnp.sum(x.fill(0.0))
-    with pytest.raises(secant.SecantError, match=r"no method \.fill\(\)[\s\S]*line|"
-                       r"no method \.fill\(\)[\s\S]*test_array_methods_transforms"):
+    # (a method no array has may be a function held by a pytree, known when it runs: as in
+    # JAX, Python's AttributeError then, with the user's line in its notes)
+    with pytest.raises(AttributeError, match="fill") as info:
         grad(f)(jnp.ones(3))
+    notes = "\n".join(getattr(info.value, "__notes__", [])) + str(info.value)
+    assert "test_array_methods_transforms.py, line" in notes

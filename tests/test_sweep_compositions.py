@@ -92,11 +92,16 @@ def test_and_of_isinstance_and_hasattr_under_vmap_and_grad(x64):
 
 def test_a_shadowed_isinstance_is_not_a_truth_value(x64):
     """Only the builtins are: a function of the user's called isinstance returns a value that
-    `and` may return, which is still refused rather than read as a constant."""
+    `and` may return, never read as a constant. Eager grad reads its truth when it runs (as
+    for an `if` on a value); jit and vmap, where it is not known, refuse."""
     def isinstance(a, b):       # noqa: A001
         return a * 2.0
 
     def f(x):
         return isinstance(x, 1) and x
+    assert float(secant.grad(f)(1.0)) == 1.0        # 2.0 is true: `and` returns x
+    assert float(secant.grad(f)(0.0)) == 2.0        # 0.0 is false: it returns 2 * x
     with pytest.raises(secant.SecantError):
-        secant.grad(f)(1.0)
+        secant.jit(secant.grad(f))(1.0)
+    with pytest.raises(secant.SecantError):
+        secant.vmap(f)(np.array([0.0, 1.0]))
