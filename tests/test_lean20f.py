@@ -14,6 +14,7 @@ from secant.ad.cse import computed_once
 from secant.codegen.naming import Names
 from test_lean20c import fd_grad
 from test_lean20d import _code, _lines
+from test_lean20e import while_loop
 
 RNG = np.random.default_rng(2020)
 
@@ -144,14 +145,6 @@ def test_gaussian_exponential_computed_once(x64):
 
 
 # --- forward copies (ad/copies.py on the user's values): a loop's `x_2 = f(x_1)`, `x_1 = x_2`
-def while_loop(x, n):
-    i = 0
-    while i < n:
-        x = 0.9 * x + 0.1 * snp.sin(x)
-        i = i + 1
-    return snp.sum(x * x)
-
-
 def test_a_loop_variable_is_updated_in_place_as_written(x64):
     src = secant.source(secant.grad(while_loop))
     assert "x_1 = 0.9 * x_1 + 0.1 * snp.sin(x_1)" in src and "i_1 = i_1 + 1" in src, src

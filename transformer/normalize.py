@@ -785,7 +785,7 @@ class Normaliser(ContainerMixin):
         """The names the function reads on lines after `line` (its reads sorted by line once
         per tree, not a walk of the whole function per loop)."""
         if getattr(self, "_reads_by_line", (None,))[0] is not self.node:
-            reads = sorted((getattr(n, "lineno", 0), n.id) for n in gast.walk(self.node)
+            reads = sorted((getattr(n, "lineno", 0), n.id) for n in walk(self.node)
                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
             self._reads_by_line = (self.node, [r[0] for r in reads], [r[1] for r in reads])
         _, lines, names = self._reads_by_line
