@@ -1125,7 +1125,7 @@ def _containers(stmts):
     whose items are read field by field (`w, b = params[i]`)."""
     ops = list(_ops_in(stmts))
     sources = {op.targets[0]: op.operands["a" if op.op == "getitem" else "x"].name for op in ops
-               if op.op in ("getitem", "identity")
+               if op.op in ("getitem", "identity", "seq_as")    # (seq_as: items = list(hidden))
                and isinstance(op.operands["a" if op.op == "getitem" else "x"], ir.Var)}
     out = {op.operands["a"].name for op in ops
            if op.op == "getitem" and getattr(op, "container", False)}
