@@ -12,7 +12,7 @@ import secant.numpy as jnp
 from secant import grad, jacfwd, jacrev, jit, jvp, lax, random, vmap, value_and_grad
 from secant.scipy.special import logsumexp
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_jvp, to_snp
+from others15_check import assert_trees_close, check_grad, check_vmap, to_snp
 
 RNG = np.random.default_rng(6060)
 

@@ -1254,15 +1254,18 @@ class Normaliser(ContainerMixin):
                 raise self.src.error(node, "an index mixing a batched array with other indices "
                                      "cannot be batched yet; index with one batched array, or "
                                      "use snp.take_along_axis")
+        if (self.batching and not isinstance(index, ir.Expr)) or isinstance(index, ir.Var):
+            # a batched index (an operand); or, differentiating, an index the transform tracks
+            # (a callee's int output, lax.top_k's indices; an int leaf of a parameter): an
+            # index is integer or bool, so it has no derivative (a float one fails when it
+            # runs, as NumPy's does), and it is read by name as a loop counter is
             if isinstance(base, ir.Expr):
                 base = ir.Expr(base.as_operand())
             named = base.name if isinstance(base, ir.Var) else \
                 base.src if base.src.isidentifier() else "a"
-            return self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
-        if isinstance(index, ir.Var):
-            raise self.src.error(node, "an index computed from differentiated values has no "
-                                 "derivative; compute it with a non-differentiable op "
-                                 "(argmax, astype(int)) or under lax.stop_gradient")
+            if self.batching:
+                return self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
+            return self._emit("getitem", {"a": base}, {"idx": index.name}, f"{named}_item")
         if isinstance(base, ir.Expr) and _has_var(index):     # np.r_[x, y], table[x, i]
             raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
                                  "[...] with differentiated values in the index: it is not an "
