@@ -102,13 +102,19 @@ def _sum_axes(g_shape, shape):
                                       if d == 1 and g_shape[i + lead] != 1)
 
 
+def _summed_to(t, shape):
+    """`t` summed down to `shape`, which it broadcasts from."""
+    if np.shape(t) != shape:
+        t = snp.sum(t, axis=_sum_axes(np.shape(t), shape)).reshape(shape)
+    return t
+
+
 def unbroadcast(t, x):
     """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting. A real x that
     met complex values was promoted first: its cotangent is the real part (as JAX's
     convert_element_type transposes). An integer x (a loop index a staged loop carries) has
     a zero cotangent of its own dtype (JAX's float0), as a branch that does not read it gives."""
-    if np.shape(t) != np.shape(x):
-        t = snp.sum(t, axis=_sum_axes(np.shape(t), np.shape(x))).reshape(np.shape(x))
+    t = _summed_to(t, np.shape(x))
     if _promoted_to_complex(t, x):
         t = snp.real(t)
     if _integer(x):
@@ -225,8 +231,26 @@ def clip_mask(a, a_min=None, a_max=None):
     return inside
 
 
+@constant
+def _matmul_shape(x, y):
+    """The shape of x @ y (NumPy's matmul), from the operands' shapes."""
+    if np.ndim(x) == 1 and np.ndim(y) == 1:
+        shape = ()
+    elif np.ndim(x) == 1:
+        shape = np.shape(y)[:-2] + np.shape(y)[-1:]
+    elif np.ndim(y) == 1:
+        shape = np.shape(x)[:-1]
+    else:
+        shape = np.broadcast_shapes(np.shape(x)[:-2], np.shape(y)[:-2]) + \
+            (np.shape(x)[-2], np.shape(y)[-1])
+    return shape
+
+
 def matmul_grad_x(t, x, y):
-    """Cotangent of x in x @ y, for every rank NumPy's matmul accepts."""
+    """Cotangent of x in x @ y, for every rank NumPy's matmul accepts. `t` may have any shape
+    x @ y broadcasts to (an elementwise op's cotangent): it is summed down to x @ y's first, so
+    the reverse pass needs no unbroadcast, nor the value x @ y, for it (ad/reverse.py)."""
+    t = _summed_to(t, _matmul_shape(x, y))
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         gx = unbroadcast(t * y, x)
     elif np.ndim(x) == 1:                     # (n,) @ (..., n, m) -> (..., m)
@@ -239,7 +263,8 @@ def matmul_grad_x(t, x, y):
 
 
 def matmul_grad_y(t, x, y):
-    """Cotangent of y in x @ y."""
+    """Cotangent of y in x @ y (`t` as for matmul_grad_x)."""
+    t = _summed_to(t, _matmul_shape(x, y))
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         gy = unbroadcast(t * x, y)
     elif np.ndim(x) == 1:

@@ -12,8 +12,8 @@ import re
 
 from secant.ad import copies, cse, einsum_rules, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, UNBROADCAST,
-                                 VJP)
+from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
+                                 UNBROADCAST, VJP)
 from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
@@ -63,6 +63,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.witnesses = dataflow.shape_witnesses(fn)
         self.top_level = dataflow.assigned_once_at_top(fn)
         self.assigned_once = dataflow.definitions(fn)   # name -> how many assignments
+        # values whose own rule sums their cotangent to their shape (a matmul's result)
+        self.summed = dataflow.summed_by_own_rule(fn, SUMS_COTANGENT)
         self.unreduced = {}             # loop carries only added to: {name: start value}
         self.unreduced_now = set()      # those of the loops being reversed
         self.replayed = set()           # what the reverse loop being written replays
@@ -448,6 +450,7 @@ class ReverseBuilder(Walker, StackReverse):
             expr = render(template)
             if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p) and \
                     operand.name not in self.unreduced_now and \
+                    operand.name not in self.summed and \
                     (op.targets[0], operand.name) not in self.same_shape:
                 expr = f"unbroadcast({expr}, {self._shape_of(operand.name)})"
             elif op.op == "identity" and self.unreduced.get(op.targets[0]) == operand:

@@ -8,6 +8,10 @@ the op's parameters appears by name; {static} stands for the keyword arguments t
 UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
                "arctan2", "hypot", "logaddexp", "remainder", "where", "clip", "rem", "clamp",
                "lax_div"}
+# ops whose rules sum the cotangent they are given down to their result's shape themselves
+# (ad/helpers.py matmul_grad_x): an elementwise op's operand computed by one needs no
+# unbroadcast of its own (transformer/dataflow.py summed_by_own_rule)
+SUMS_COTANGENT = {"matmul"}
 
 VJP = {
     # a sum of cotangents that may be containers (linear, no broadcasting)

@@ -112,6 +112,37 @@ def assigned_once_at_top(fn):
             and count.get(s.targets[0]) == 1]
 
 
+def summed_by_own_rule(fn, summing):
+    """Names v assigned once, by a top-level op of `fn` whose rule sums the cotangent it is
+    given down to its result's shape (an op in `summing`: a matmul), not parameters, and read
+    by top-level statements only: v's cotangent is the sum of what those statements' rules
+    give it, read by v's own rule only, which sums it down to v's shape. Those rules need not
+    sum their contributions to v's shape first (the sum of them broadcasts, and sums down
+    once). Read anywhere in a loop or branch, v's cotangent would take a shape there that
+    depends on the iteration or the branch (a staged loop's carry, a cond's output), so not."""
+    count = definitions(fn)
+    nested_reads = set()
+    for s in fn.body:
+        for inner in ir.nested(_blocks(s)):
+            got = reads(inner)
+            if got is None:
+                return frozenset()
+            nested_reads |= set(got)
+    return frozenset(s.targets[0] for s in fn.body if isinstance(s, ir.Op)
+                     and s.op in summing and len(s.targets) == 1
+                     and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params
+                     and s.targets[0] not in nested_reads)
+
+
+def _blocks(stmt):
+    """The statements nested in a top-level statement's blocks."""
+    if isinstance(stmt, ir.If):
+        return stmt.body + stmt.orelse
+    if isinstance(stmt, (ir.For, ir.While)):
+        return stmt.body
+    return []
+
+
 def shape_witnesses(fn):
     """{v: u}: v is assigned once, from u (a parameter, or assigned once) by an op that keeps
     its operand's shape and kind; u is itself followed to its own witness."""

@@ -1,0 +1,139 @@
+"""Lean derivatives (issue 20), this step: a matmul's result that an elementwise op reads (the
+`x @ w` of `x @ w + b`) needs neither an unbroadcast of its cotangent nor its value kept for
+that unbroadcast's shape: matmul_grad_x / matmul_grad_y sum the cotangent they are given down
+to x @ w's shape themselves (ad/helpers.py), and transformer/dataflow.py's summed_by_own_rule
+says where the cotangent reaches that rule only (the value assigned once at the top level, read
+by top-level statements only).
+
+Each derivative is checked against float64 central differences, where the matmul's result is
+broadcast up by the other operand in every way NumPy allows (leading axes, a size-1 row or
+column, a 1-D by 1-D product), and jit, vmap and second order against eager, loops and
+differences."""
+import numpy as np
+
+import secant
+import secant.numpy as snp
+from secant.transformer import dataflow, ir
+from test_lean20c import fd_grad
+
+RNG = np.random.default_rng(2007)
+
+
+def affine(x, w, b):
+    return snp.sum(snp.sin(x @ w + b))
+
+
+def affine_times(x, w, b):
+    return snp.sum(snp.cos(b * (x @ w)))
+
+
+# (x, w, b): x @ w broadcast up by b, each way
+SHAPES = {
+    "same": ((2, 3), (3, 4), (4,)),
+    "leading axes": ((2, 3), (3, 4), (5, 2, 4)),
+    "size-1 column": ((2, 3), (3, 1), (2, 4)),
+    "size-1 row": ((1, 3), (3, 4), (2, 4)),
+    "vector by vector": ((3,), (3,), (5,)),
+    "vector by matrix": ((3,), (3, 4), (2, 4)),
+    "matrix by vector": ((2, 3), (3,), (5, 2)),
+    "stacked by matrix": ((2, 1, 3), (3, 4), (2, 5, 4)),
+}
+
+
+def _args(shapes):
+    return [RNG.uniform(-1.0, 1.0, size=s) for s in shapes]
+
+
+def _fd(f, args, k):
+    return fd_grad(lambda v: f(*[v if i == k else a for i, a in enumerate(args)]), args[k])
+
+
+def test_broadcast_matmul_results_differentiate_right(x64):
+    for label, shapes in SHAPES.items():
+        args = _args(shapes)
+        for f in (affine, affine_times):
+            got = secant.grad(f, argnums=(0, 1, 2))(*args)
+            for k in range(3):
+                np.testing.assert_allclose(np.asarray(got[k]), _fd(f, args, k), rtol=1e-6,
+                                           atol=1e-8, err_msg=f"{f.__name__} {label} arg {k}")
+            jitted = secant.jit(secant.grad(f, argnums=(0, 1, 2)))(*args)
+            for a, b in zip(jitted, got):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+def test_the_generated_gradient_has_no_unbroadcast_nor_value_for_the_matmul():
+    src = secant.source(secant.grad(affine, argnums=(0, 1, 2)))
+    assert "unbroadcast(" not in src.split("b_bar")[0]        # (b's own cotangent sums)
+    assert "x_matmul_w =" not in src and "x_matmul_w_bar" not in src
+    assert "x_bar = matmul_grad_x(" in src and "w_bar = matmul_grad_y(" in src
+
+
+def test_second_order_and_vmap_read_the_summing_helpers(x64):
+    x, w, b = _args(SHAPES["leading axes"])
+    g = secant.grad(affine)
+    hess = np.asarray(secant.hessian(affine)(x, w, b))
+    for idx in np.ndindex(x.shape):
+        col = fd_grad(lambda v: np.asarray(g(v, w, b))[idx], x)
+        np.testing.assert_allclose(hess[idx], col, rtol=1e-5, atol=1e-7)
+    xs = RNG.uniform(-1.0, 1.0, size=(3,) + x.shape)
+    batched = np.asarray(secant.vmap(secant.grad(affine, argnums=1), in_axes=(0, None, None))(
+        xs, w, b))
+    for i in range(3):
+        np.testing.assert_allclose(batched[i], np.asarray(secant.grad(affine, argnums=1)(
+            xs[i], w, b)), rtol=1e-12)
+
+
+def read_in_loop(x, w, b, n):
+    v = x @ w
+    acc = 0.0
+    for i in range(n):
+        acc = acc + snp.sum(snp.sin(v + b * i))
+    return acc
+
+
+def read_in_branch(x, w, b, flag):
+    v = x @ w
+    if flag:
+        out = snp.sum(snp.sin(v + b))
+    else:
+        out = snp.sum(v * v)
+    return out
+
+
+def test_a_matmul_read_in_a_loop_or_branch_keeps_its_unbroadcast(x64):
+    x, w, b = _args(SHAPES["leading axes"])
+    for f, extra in ((read_in_loop, 3), (read_in_branch, True), (read_in_branch, False)):
+        args = [x, w, b]
+        got = secant.grad(f, argnums=(0, 1))(x, w, b, extra)
+        for k in range(2):
+            want = _fd(lambda *a: f(*a, extra), args, k)
+            np.testing.assert_allclose(np.asarray(got[k]), want, rtol=1e-6, atol=1e-8)
+    assert "unbroadcast(" in secant.source(secant.grad(read_in_loop))
+
+
+def _summed(body, params=("x", "w", "b")):
+    fn = ir.Function("f", ", ".join(params), list(params), body, None)
+    return dataflow.summed_by_own_rule(fn, {"matmul"})
+
+
+O, V = ir.Origin(1, ""), ir.Var
+
+
+def _op(target, op, x, y):
+    return ir.Op([target], op, {"x": V(x), "y": V(y)}, {}, O)
+
+
+def test_summed_by_own_rule_reads_where_the_value_is_read():
+    mm = _op("v", "matmul", "x", "w")
+    add = _op("z", "add", "v", "b")
+    assert _summed([mm, add]) == {"v"}
+    assert _summed([mm, add, _op("u", "multiply", "v", "z")]) == {"v"}    # read twice
+    # read in a loop, or a branch: not
+    assert _summed([mm, ir.For("i", "r", [add], [], O)]) == frozenset()
+    assert _summed([mm, ir.If("c", [], [add], O)]) == frozenset()
+    # assigned twice, a parameter, a matmul's result read by... (not a matmul: an add)
+    assert _summed([mm, _op("v", "matmul", "v", "w"), add]) == frozenset()
+    assert _summed([_op("x", "matmul", "x", "w"), _op("z", "add", "x", "b")]) == frozenset()
+    assert _summed([_op("v", "add", "x", "w"), add]) == frozenset()
+    # a nested statement the analysis cannot read: nothing
+    assert _summed([mm, ir.If("c", [ir.Plain("q = (", {"q"}, O)], [], O), add]) == frozenset()
