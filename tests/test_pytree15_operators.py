@@ -137,7 +137,7 @@ def test_arrays_keep_plain_operators_and_objects_ask_at_run_time():
     assert "binary_method" not in secant.source(grad(plain))
     text = secant.source(grad(pair_energy))
     assert "binary_method(" in text and "unary_method(" in text
-    path = GOLDEN / "operators_pair_energy_grad.py.txt"
+    path = GOLDEN / "operators" / "pair_energy_grad.py.txt"
     if os.environ.get("SECANT_UPDATE_GOLDEN") == "1" or not path.exists():
         path.write_text(text)       # (then review the diff, as tests/test_golden.py says)
     assert text == path.read_text()
