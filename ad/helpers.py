@@ -6,6 +6,9 @@ the transform reads these functions like any user helper. Those marked `constant
 whose derivative is zero (masks, seeds) and are treated as constants.
 """
 import copy
+import functools
+import inspect
+import types
 
 import numpy as np
 
@@ -364,11 +367,27 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
         return out
+    if isinstance(tree, types.MethodType) and set(named) == {"__self__"} and not fields:
+        return types.MethodType(tree.__func__, named["__self__"])    # (transforms.py
+                                                                    # _method_caller's read)
+    methods = [k for k in named if _is_method_of(tree, k, named[k])]
+    if methods:                 # m.predict: a method's cotangent is that of its object
+        rest = grad_of_fields(tree, fields, **{k: v for k, v in named.items() if k not in methods}) \
+            if len(methods) < len(named) or fields else _zeros_tree(tree)
+        return functools.reduce(add_grads, [named[k].__self__ for k in methods], rest)
     if named and not fields and _is_registered(tree):
         return _registered_with(tree, named)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
                           f"field; use dicts, lists, tuples, namedtuples or registered pytree "
                           f"classes of arrays{where()}")
+
+
+def _is_method_of(tree, name, g):
+    """Whether attribute `name` of `tree` is a method of its class, its cotangent `g` that
+    method bound to a cotangent of `tree` (transforms.py _method_caller)."""
+    return isinstance(g, types.MethodType) and \
+        inspect.isfunction(inspect.getattr_static(type(tree), name, None)) and \
+        name not in getattr(tree, "__dict__", {})
 
 
 def _is_registered(tree):

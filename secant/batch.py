@@ -186,8 +186,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
-    from secant.transforms import (_as_arrays, _note_user_lines, _op_function, _per_call,
-                                   _shaped, _unwrap, _variadic, generate, staged)
+    from secant.transforms import (_as_arrays, _note_user_lines, _objects_form, _op_function,
+                                   _per_call, _shaped, _unwrap, _variadic, generate, staged)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -198,7 +198,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     op_caller = base is not _unwrap(fun)    # a library op's (or a callable's) calling function
     names = [p.name for p in params]
 
-    def gen_for(plan, kw_names, tracing):
+    def gen_for(plan, kw_names, tracing, args=()):
+        # (v - w of user objects v, w: Vec.__sub__, transformer/operators.py)
+        fn = _objects_form(base, args) or fun
+        plain = fn if fn is not fun else base
         positions, moved = [], []
         for i, ax in enumerate(plan.axes):
             if ax is None:
@@ -213,29 +216,29 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             positions.append(names.index(k))
         options = BatchOptions(tuple(moved), _out_spec(out_axes), axis_name,
                                plan.size if not positions else None)
-        target = _op_function(staged(fun)) if tracing else base
+        target = _op_function(staged(fn)) if tracing else plain
         if isinstance(_unwrap(fun), custom_vmap) and options.out_axes == 0:
             target = _unwrap(fun)       # its batched function calls the user's rule itself
         try:
             return generate(target, tuple(sorted(positions)), "vmap", staged=tracing,
                             batch=options)
         except Exception as e:
-            if tracing and target is not base and (getattr(e, "lax_loop_derivative", False)
-                                                    or _staged_derivative(base, e)):
+            if tracing and target is not plain and (getattr(e, "lax_loop_derivative", False)
+                                                     or _staged_derivative(plain, e)):
                 # jit rolls a derivative's Python loop into a lax loop (preferred: one XLA
                 # while loop); where vmap cannot batch that form (a lax.while_loop's
                 # derivative, or the unrolled branch kept for a list of weights, which jit
                 # functionalises again) batch the derivative as written instead (its loop
                 # unrolls while jit traces, as a Python loop does under jax.jit)
                 try:
-                    return generate(base, tuple(sorted(positions)), "vmap", batch=options)
+                    return generate(plain, tuple(sorted(positions)), "vmap", batch=options)
                 except Exception:
                     raise e from None
             if tracing or not getattr(e, "batched_test", False):
                 raise
         # Python `if`/`while` on a batched value, eagerly: batch the functionalised form, where
         # it is a lax.cond (both branches and a select) or a while_loop (run while any continues)
-        return generate(_op_function(staged(fun)), tuple(sorted(positions)), "vmap",
+        return generate(_op_function(staged(fn)), tuple(sorted(positions)), "vmap",
                         staged=True, batch=options)
 
     @functools.wraps(fun)
@@ -258,7 +261,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                      for a, ax, la in zip(args, plan.axes, plan.leaf_axes))
         plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
         try:
-            gen = gen_for(plan, sorted(kwargs), active_trace() is not None)
+            gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
             out = gen(*args, **kwargs)
         except RecursionError as e:
             err = recursion_error(e, "vmap")

@@ -971,6 +971,8 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
     from secant.transformer.normalize import _is_library, source_of
     if held or "self" in active and _is_held_function(fn):
         return _held_target(fn, active, mode, staged, axis_name, shape), False
+    if "self" in active and _is_object_method(fn):
+        return _held_target(fn, active, mode, staged, axis_name, shape, _method_caller), False
     target = _unwrap(fn)
     if getattr(target, "__secant_bound__", None):     # a dispatcher's bound derivative,
         wrapper = target                                # transformed itself
@@ -1028,14 +1030,27 @@ def _is_held_function(fn):
         and not getattr(fn, "__secant_bound__", None)
 
 
-def _held_target(fn, active, mode, staged, axis_name, shape):
-    """The `mode` function of _held_caller(fn) for a call of `shape` (n positional arguments,
-    fn first among them, and keywords): active in fn ("self") and the call's other operands."""
+def _is_object_method(fn):
+    """A method bound to an object (`m.predict` of a differentiated or batched model m): its
+    class's function with source, the object its `self`."""
+    return inspect.ismethod(fn) and inspect.isfunction(fn.__func__) \
+        and not isinstance(fn.__self__, type) and not _is_library(fn.__func__)
+
+
+def _is_library(fn):
+    from secant.transformer.normalize import _is_library
+    return _is_library(fn)
+
+
+def _held_target(fn, active, mode, staged, axis_name, shape, caller=None):
+    """The `mode` function of _held_caller(fn) (or `caller`'s) for a call of `shape` (n
+    positional arguments, fn first among them, and keywords): active in fn ("self") and the
+    call's other operands."""
     if shape is None:
         raise SecantTypeError(f"secant cannot transform this call of {fn!r}, a function held by "
                               f"a differentiated or batched value{where()}")
     n = shape[0] - 1 if "self" in active else shape[0]
-    target = _held_caller(fn, n, tuple(shape[1]))
+    target = (caller or _held_caller)(fn, n, tuple(shape[1]))
     params = _parameter_names(target)
     positions = tuple(0 if a == "self" else a + 1 if isinstance(a, int) else params.index(a)
                       for a in active)
@@ -1062,6 +1077,26 @@ def _held_caller(fn, n, keywords):
         return fn, hit
     return once.build(_op_functions, ("held", id(fn), n, keywords), make,
                       valid=lambda hit: hit[0] is fn)[1]
+
+
+def _method_caller(fn, n, keywords):
+    """`def predict_method(fn, x1, ..., *, k): return predict_(fn.__self__, x1, ..., k=k)` for
+    a bound method fn (predict_ its class's function): the object read from the method as a
+    field, so that its cotangent is the method bound to the object's cotangent
+    (ad/helpers.py grad_of_fields), its tangent the method of the object's tangent."""
+    func = fn.__func__
+    def make():
+        name = func.__name__ if func.__name__.isidentifier() and func.__name__ != "fn" \
+            else "method"
+        params = ["fn"] + [f"x{i + 1}" for i in range(n)]
+        sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+        args = ", ".join(["fn.__self__"] + params[1:] + [f"{k}={k}" for k in keywords])
+        source = f"def {name}_method({sig}):\n    return {name}_({args})\n"
+        hit = load_generated(source, f"{name}_method", {}, {f"{name}_": func})
+        _errors.register_internal_file(hit.__code__.co_filename)
+        return func, hit
+    return once.build(_op_functions, ("method", func, n, keywords), make,
+                      valid=lambda hit: hit[0] is func)[1]
 
 
 def _jvp_call(gen, m, n, keywords):
@@ -1443,6 +1478,17 @@ def staged(fun):
     return make() if make is not None else functionalize(desugar(fun))
 
 
+def _objects_form(fn, args):
+    """fn's form that knows which of `args` are user objects with operators
+    (transformer/operators.py), or None where none is (arrays: the common case, checked
+    first)."""
+    if all(type(a) is Array for a in args):
+        return None
+    from secant.transformer.operators import objects_in
+    form = objects_in(fn, args)
+    return None if form is fn else form
+
+
 def _transform(fun, argnums, mode, has_aux):
     """The wrapper of grad/value_and_grad: eager calls run the derivative of `fun` as written;
     calls while jit traces run the derivative of its staged form."""
@@ -1479,12 +1525,16 @@ def _transform(fun, argnums, mode, has_aux):
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
+        form = _objects_form(base, args)        # (v - w of user objects: Vec.__sub__)
         try:
             if active_trace() is not None:
-                return staged_gen()(*args, **kwargs)
+                return (staged_gen() if form is None else generate(
+                    _op_function(staged(form)), positions, mode, has_aux, tuple_out,
+                    staged=True))(*args, **kwargs)
             token = quiet_enter()       # once for the call, not once per operation
             try:
-                fn = current()
+                fn = current() if form is None else \
+                    generate(form, positions, mode, has_aux, tuple_out)
                 # plain arithmetic on floats runs on NumPy's values (secant/raw_eager.py)
                 out = raw_eager.run(fn, args) if raw_ok and not kwargs else raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
@@ -1983,6 +2033,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         fun = _shaped(fun, primals, {})
     elif _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})
+    fun = _objects_form(fun, primals) or fun
     gen = _jvp_generated(fun, active, has_aux)
     names, keyword, _ = forward._tangent_params(gen, len(active))
     try:

@@ -396,14 +396,6 @@ def vec_loss(v, w):
     return abs(2.0 * v + w - Vec(jnp.ones(3)))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "operators on instances of a user pytree class (Vec(a) - Vec(b), abs(v), v @ w, 2.0 * v) "
-    "are read as array ops instead of the class's __sub__/__abs__/__matmul__/__rmul__: the "
-    "generated derivative fails 'cannot convert Vec (object dtype) to an array' "
-    "(transformer/normalize.py binop; the user's dunder methods are never transformed). The "
-    "operands' types are known only when the code runs (v, w are parameters; d = Vec(a) - "
-    "Vec(b) is whatever __sub__ returns), and a function is generated once for all argument "
-    "types: the cause is that binop never dispatches on type at run time"))
 def test_operator_overloading_user_class(x64):
     pos, anchor = RNG.normal(size=3), RNG.normal(size=3)
     check_grad(spring_energy, pos, anchor)

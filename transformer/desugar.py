@@ -80,10 +80,12 @@ def _desugar(fn, only_choices=False, bind=None):
     if not isinstance(fn, types.FunctionType) or (
             getattr(fn, "__secant_source__", None) is not None
             and not getattr(fn, "__secant_functionalized__", False)
+            and not getattr(fn, "__secant_only_choices__", False)
             and not getattr(fn, "__secant_user_method__", False)):
         return fn       # generated code is in the canonical subset (a staged user function is
                         # the user's code, with what jit could not stage left as written; so is
-                        # a user method read as a function of its fields, user_objects.py)
+                        # a user method read as a function of its fields, user_objects.py, and
+                        # one whose `a if c else b` only was rewritten, for jit)
     module = getattr(fn, "__module__", None) or ""
     if (module.split(".")[0] == "numpy" or module.startswith("secant.numpy")) and \
             not getattr(fn, "__globals__", {}).get("__secant_by_source__"):
@@ -1423,6 +1425,9 @@ class _Desugarer:
                                                source.splitlines(), self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
+        gen.__secant_only_choices__ = self.only_choices
+        if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
+            gen.__secant_objects__ = fn.__secant_objects__
         gen.__secant_item_updates__ = self.item_updates
         return gen
 

@@ -1107,6 +1107,8 @@ def _rewrite(fn, src, node, helpers):
     gen.__qualname__ = fn.__qualname__
     gen.__doc__ = fn.__doc__
     gen.__module__ = fn.__module__
+    if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
+        gen.__secant_objects__ = fn.__secant_objects__
     gen.__secant_source__ = FunctionSource(gen, gast_parse.parse(source).body[0],
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)

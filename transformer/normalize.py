@@ -29,7 +29,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, dataflow, defaults, hygiene, ir, loop_lowering, nonlocals
-from secant.transformer import objects, user_objects
+from secant.transformer import objects, operators, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -124,6 +124,12 @@ class Normaliser(ContainerMixin):
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
         self.queried = set()        # names whose shape queries are written per example (vmap)
+        self.fields = []            # ops reading attributes of tracked values or their items
+        # values that may be user objects with operators (transformer/operators.py): the
+        # parameters a call passed them in, and the ops that build or return them
+        self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
+        self.object_ops = []
+        # (vmap: a list of layers as often as an array, index_examples asks when it runs)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
@@ -970,6 +976,10 @@ class Normaliser(ContainerMixin):
             if isinstance(node.op, gast.Not) and not self.batching:
                 return self._inactive(node)     # a bool, whatever its operand
             x = self.operand(node.operand)
+            if isinstance(x, ir.Var) and self._may_be_object(x) and \
+                    type(node.op).__name__ in operators.UNARY:
+                return self.operator_call("unary_method", [x],
+                                          operators.UNARY[type(node.op).__name__])
             if isinstance(x, ir.Var) and isinstance(node.op, (gast.USub, gast.UAdd)):
                 if isinstance(node.op, gast.UAdd):
                     return x
@@ -981,7 +991,16 @@ class Normaliser(ContainerMixin):
                                      "use ~(...) or snp.logical_not")
             return self._inactive(node)
         if isinstance(node, gast.Call):
-            return self.call(node)
+            out = self.call(node)
+            last = self.out[-1] if self.out and (self.objects or self.object_ops) else None
+            if isinstance(out, ir.Var) and isinstance(last, ir.Op) and last.op == "absolute" \
+                    and out.name in last.targets and self._may_be_object(last.operands["x"]):
+                self.out.pop()          # abs(v) of a user object: v.__abs__()
+                return self.operator_call("unary_method", [last.operands["x"]], "abs")
+            if isinstance(out, ir.Var) and self._builds_operator_object(node):
+                self.object_ops.extend(op for op in self.out if isinstance(op, ir.Op)
+                                       and out.name in op.targets)
+            return out
         if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
             verb = "batch" if self.batching else "differentiate"
             raise self.src.error(node, f"secant cannot {verb} a call with a starred argument "
@@ -1139,12 +1158,41 @@ class Normaliser(ContainerMixin):
         joined = self.container_binop(node, x, y)     # [a] + [b], d | {k: v}
         if joined is not None:
             return joined
+        method = operators.BINARY.get(type(node.op).__name__)
+        if method and (self._may_be_object(x) or self._may_be_object(y)) and (
+                _has_var(x) or _has_var(y)):
+            return self.operator_call("binary_method", [x, y], method)
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
         if opname is None or (isinstance(x, ir.Expr) and isinstance(y, ir.Expr)):
             return self._inactive(node)
         return self._emit(opname, {"x": x, "y": y}, {})
+
+    def _may_be_object(self, o):
+        """Whether operand `o` may be a user object with operators (transformer/operators.py)."""
+        if isinstance(o, ir.Expr):
+            return o.src in self.objects
+        return isinstance(o, ir.Var) and (o.name in self.objects or any(
+            o.name in op.targets for op in self.object_ops))
+
+    def operator_call(self, look_up, operands, method):
+        """`x - y` (`-x`, `abs(x)`) where an operand may be a user object: `dynamic_call(
+        binary_method(x, y, 'sub'), x, y)`, the method Python calls found when it runs; what it
+        returns may be such an object too."""
+        name = next((k for k, v in self.bindings.items()
+                     if v is getattr(operators, look_up)), None)
+        if name is None:
+            name = self.names.fresh(look_up)
+            self.bindings[name] = getattr(operators, look_up)
+        srcs = [self._operand_src(o) for o in operands]
+        fn = ir.Expr(f"{name}({', '.join(srcs)}, {method!r})")
+        caller = callees.dynamic_caller(len(operands), ())
+        out = self._emit("call", {"arg0": fn, **{f"arg{i + 1}": o for i, o in enumerate(
+            operands)}}, {}, f"{method}_out", callee=caller, callee_name="dynamic_call")
+        if isinstance(out, ir.Var):
+            self.object_ops.append(self.out[-1])
+        return out
 
     def compare(self, node):
         """x < y on a batched value is an op (vmap only: for grad a comparison is a constant)."""
@@ -1216,7 +1264,10 @@ class Normaliser(ContainerMixin):
         if node.attr in ("at", "mT"):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
-        return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+        read = self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+        if isinstance(read, ir.Var):
+            self.fields.append(self.out[-1])
+        return read
 
     def getattr_read(self, node):
         """getattr(tree, name) of a tracked tree: tree.name for a constant name; a name known
@@ -1294,6 +1345,10 @@ class Normaliser(ContainerMixin):
         elif self.batching and isinstance(node.slice, gast.Slice) and \
                 self._returns_tuple(base.name):
             self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
+        elif self.batching and any(base.name in op.targets for op in self.fields) and (
+                isinstance(node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # self.layers[:-1]: a list of layers or an array field,
+            self.fields.append(self.out[-1])    # as it turns out when it runs (index_examples)
         elif (base.name in self.params or base.name in {
                 a.id for a in self.node.args.kwonlyargs}) \
                 and self._own_code():   # a helper's x[i], g[:n] (x_dot too): a list's
@@ -1389,8 +1444,13 @@ class Normaliser(ContainerMixin):
     def _made_by_call(self, name):
         """Whether SSA `name` is the result of a call of a user function (a dict or list as
         often as an array)."""
-        return any(isinstance(op, ir.Op) and name in op.targets and op.op == "call"
+        return self._made_by(name, "call")
+
+    def _made_by(self, name, opname):
+        """Whether SSA `name` is the result of an `opname` op (`call`, `attribute`)."""
+        return any(isinstance(op, ir.Op) and name in op.targets and op.op == opname
                    for op in self.out)
+
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -1833,6 +1893,10 @@ class Normaliser(ContainerMixin):
         if maker is builtins.getattr and func.args and not self._tracked_names_in(func.args[0]):
             built, fn = False, ir.Expr(self._source(func))  # getattr(snp, self.act): picked
                                                             # by a name (no derivative)
+        elif getattr(maker, "__secant_dispatcher__", False) and self._passed_again(node, func):
+            # dispatch(fn, ...)(out_bar, fn, x) in a dispatcher (a derivative of it: hessian
+            # of model(x)): the look-up reads fn's type, the call passes fn itself
+            built, fn = False, ir.Expr(self._source(func))
         else:
             fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
@@ -1852,6 +1916,25 @@ class Normaliser(ContainerMixin):
             inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
+
+    def _builds_operator_object(self, node):
+        """`tree_unflatten(tree_structure(Vec(a)), leaves)`, as transformer/desugar.py reads
+        `Vec(a)`, of a class Vec with operators (transformer/operators.py)."""
+        inner = node.args[0] if len(node.args) == 2 else None
+        if not (isinstance(inner, gast.Call) and inner.args and isinstance(inner.args[0],
+                                                                           gast.Call)):
+            return False
+        cls = self._resolve(inner.args[0].func)
+        return operators.has_operators(cls)
+
+    def _passed_again(self, node, func):
+        """Whether every tracked name the dispatcher call `func` reads is also an argument of
+        the call `node` of what it returns: the function it finds then takes those values as
+        arguments (an object as its `self`), it does not close over them (transforms.py
+        _dispatch; one that binds the object, bound, is called without it)."""
+        passed = {a.id for a in list(node.args) + [k.value for k in node.keywords]
+                  if isinstance(a, gast.Name)}
+        return self._tracked_names_in(func) <= passed
 
     def starred_call(self, node, func):
         """`f(x, *rest, k=v, **kw)` whose rest's length or kw's keys are known only when it
@@ -2158,8 +2241,15 @@ class Normaliser(ContainerMixin):
             operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
                         and _has_var(o) else o for k, o in operands.items()}
             operands = self.structure_only(fn, operands)
-        return self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
-                          callee_name=self.runnable_name(node.func, fn))
+        name = self.runnable_name(node.func, fn)
+        objects = [self._may_be_object(operands.get(f"arg{i}")) for i in range(len(node.args))]
+        if any(objects) and inspect.isfunction(fn):     # helper(v) of a user object v: its
+            fn = operators.objects_form(fn, objects)    # operators read as v's class's
+        out = self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
+                         callee_name=name)
+        if any(objects) and isinstance(out, ir.Var):
+            self.object_ops.append(self.out[-1])        # (what it returns may be one too)
+        return out
 
     def _double_star_expanded(self, node, fn):
         """`f(x, **d)` with d a name or an item of one (a dict of parameters, `**p["ln"]`) and f

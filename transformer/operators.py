@@ -1,0 +1,122 @@
+"""Operators on objects of the user's own classes (`Vec(a) - Vec(b)`, `2.0 * v`, `abs(v)`,
+`v @ w`): Python calls the class's __sub__, __rmul__, __abs__, __matmul__, so the transforms
+must too.
+
+Which function an operator calls depends on its operands' types, known only when the code runs,
+and one function is generated for all argument types. So where an operand may be such an
+object (a parameter given one, an object the code builds from a class that overloads operators,
+what an overloaded operator returned), the normaliser writes the operator as a call of a
+function known only at run time,
+
+    d = dynamic_call(binary_method(a, b, 'sub'), a, b)
+
+and `binary_method` answers as Python does: the left operand's __sub__, else the right one's
+__rsub__ (first, for a right operand of a subclass that overrides it), else operator.sub for
+arrays and numbers (an op with its rule). The function it returns is read like any other
+callee (secant/transforms.py _dispatch), in the form of it that knows which of its parameters
+are such objects (`objects_form`), so that its own operators dispatch in turn. Operands that
+are arrays keep their plain operators and rules: only a value that may be an object gets this
+call.
+"""
+import inspect
+import operator
+import types
+
+from secant.backends import once
+
+# Python operator (gast node name) -> the name of its method (`__sub__`, `__rsub__`)
+BINARY = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "truediv", "Pow": "pow",
+          "MatMult": "matmul", "FloorDiv": "floordiv", "Mod": "mod"}
+UNARY = {"USub": "neg", "UAdd": "pos"}
+
+_LIBRARIES = ("secant", "numpy", "builtins", "jax", "jaxlib")
+_forms = {}
+
+
+def has_operators(cls):
+    """Whether `cls` is a user class (not secant's, NumPy's, a builtin) that defines an
+    arithmetic operator in Python."""
+    if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in _LIBRARIES:
+        return False
+    return any(inspect.isfunction(getattr(cls, f"__{n}__", None))
+               for n in (*BINARY.values(), *UNARY.values(), "abs"))
+
+
+def is_operator_object(x):
+    return has_operators(type(x))
+
+
+def _method(cls, name):
+    f = getattr(cls, name, None) if has_operators(cls) else None
+    return f if inspect.isfunction(f) else None
+
+
+def binary_method(x, y, name):
+    """The function Python calls for `x <op> y` (op's method `name`: "sub"), called as
+    f(x, y): x's __sub__, else y's __rsub__ (swapped); operator.sub where neither operand's
+    class overloads it in Python."""
+    tx, ty = type(x), type(y)
+    left, right = _method(tx, f"__{name}__"), _method(ty, f"__r{name}__")
+    if right is not None and ty is not tx and issubclass(ty, tx) and \
+            right is not _method(tx, f"__r{name}__"):
+        left = None                     # a subclass's reflected method goes first
+    if left is not None:
+        return objects_form(left, (is_operator_object(x), is_operator_object(y)))
+    if right is not None:
+        return _swapped(objects_form(right, (is_operator_object(y), is_operator_object(x))))
+    return getattr(operator, name)
+
+
+def unary_method(x, name):
+    """The function Python calls for `-x` (`name` "neg"), `+x` ("pos") or `abs(x)` ("abs")."""
+    f = _method(type(x), f"__{name}__")
+    return objects_form(f, (True,)) if f is not None else getattr(operator, name)
+
+
+# binary_method(a, b, 'sub')(a, b): its operands passed again (transformer/normalize.py), and
+# what it returns depends on their types only: a constant for every transform
+for _f in (binary_method, unary_method):
+    _f.__secant_dispatcher__ = _f.__secant_static_query__ = True
+
+
+def objects_form(fn, objects):
+    """`fn` (a copy of it) whose parameters at the positions where `objects` is true hold user
+    objects with operators: the normaliser reads their operators as binary_method calls."""
+    params = list(inspect.signature(fn).parameters)
+    names = frozenset(p for p, o in zip(params, objects) if o)
+    if not names:
+        return fn
+    def make():
+        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        copy.__qualname__, copy.__module__, copy.__doc__ = \
+            fn.__qualname__, fn.__module__, fn.__doc__
+        copy.__secant_objects__ = names
+        return fn, copy
+    return once.build(_forms, ("objects", fn, names), make, valid=lambda hit: hit[0] is fn)[1]
+
+
+def _swapped(fn):
+    """`def rsub_swapped(x, y): return rsub_(y, x)`: a reflected method called as f(x, y)."""
+    def make():
+        from secant.codegen import loader
+        from secant.transformer.parse import FunctionSource
+        from secant.transformer import gast_parse
+        name = fn.__name__.strip("_") + "_swapped"
+        source = f"def {name}(x, y):\n    return {name}_(y, x)\n"
+        gen = loader.load(source, name, {}, {f"{name}_": fn})
+        gen.__secant_source__ = FunctionSource(
+            gen, gast_parse.parse(source).body[0], gen.__code__.co_filename, 1,
+            source.splitlines(), {}, {f"{name}_": fn})
+        return fn, gen
+    return once.build(_forms, ("swapped", fn), make, valid=lambda hit: hit[0] is fn)[1]
+
+
+def objects_in(fn, args):
+    """`fn` in the form that knows which of `args` (its positional arguments) are user
+    objects with operators; `fn` itself where none is."""
+    if not isinstance(fn, types.FunctionType) or any(k.startswith("__secant") for k in vars(
+            fn)) or not any(map(is_operator_object, args)):
+        return fn       # (not a user function: a transform's wrapper reads its own form)
+    return objects_form(fn, [is_operator_object(a) for a in args])
