@@ -76,6 +76,9 @@ class StackReverse:
             bars = self.bars.get(stack)
             if bars is None:
                 return
+            fields = self.fields.pop(name, None)    # (p = p_stack.pop(); p["x"] read after:
+            if fields:                              # the cotangent those reads gathered)
+                self.flush_fields(name, fields)
             g = self.bars.pop(name, None) or f"{self._zeros(name)}({name})"    # (a list too)
             self.emit(f"{bars}.append({g})")
         elif stack in self.bars:

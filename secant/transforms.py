@@ -2204,6 +2204,18 @@ def _tangents_positional(gen, n):
     return load_generated(source, name, {}, {gen.__name__: gen})
 
 
+def _without_effects(fn, positions):
+    """`fn`'s replay form (ad/reverse.py: its forward pass without its Python side effects)
+    where it has some (a callee appending to a list, bumping a counter), else `fn`: a Jacobian
+    reads its output's layout from it where the derivative it runs then makes the user's one
+    call, so each side effect runs once, as JAX's jacfwd/jacrev/hessian trace f once."""
+    try:
+        replay = generate(fn, tuple(positions), "replay", staged=_staging())
+    except SecantError:     # (the derivative, generated next, says why)
+        return fn
+    return replay if getattr(replay, "__secant_effects__", False) else fn
+
+
 def _vmapped(gen, in_axes, *args, outer_axes=None):
     """gen mapped over the batched arguments (in_axes) by its generated batched function: one
     call for the whole basis of a Jacobian (and, with outer_axes, for every basis vector of an
@@ -2307,16 +2319,19 @@ class _Jacobian:
         jac, jac_dot, _ = self._run(primals, self._positions(), (active, tangents))
         return jac, jac_dot
 
-    def _out(self, args):
-        """(fun's output, aux) at args (the Jacobian's rows and columns are laid out by it)."""
+    def _out(self, args, quiet=False):
+        """(fun's output, aux) at args (the Jacobian's rows and columns are laid out by it);
+        quiet: where the derivative run next makes the user's call (a jvp), computed without
+        fun's Python side effects, which that call runs (_without_effects)."""
         if isinstance(self.fun, _Jacobian):
             return self.fun._shape(args), None
-        res = _base(self.fun, args)(*args)
+        base = _base(self.fun, args)
+        res = (_without_effects(base, self._positions()) if quiet else base)(*args)
         return res if self.has_aux else (res, None)
 
     def _shape(self, args):
         """Zeros shaped like this Jacobian's value at args (its layout, not its value)."""
-        out, _ = self._out(args)
+        out, _ = self._out(args, quiet=True)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in self._positions()))
         blocks = []
         for o in tree_util.tree_leaves(out):
@@ -2351,7 +2366,8 @@ class _Jacobian:
         if isinstance(self.fun, _Jacobian):
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
         base = _base(self.fun, args)
-        out, aux = self._out(args)
+        # (jacfwd's jvp runs fun's side effects; jacrev's vjp recomputes fun without them)
+        out, aux = self._out(args, quiet=self.kind == "jacfwd")
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
@@ -2530,7 +2546,7 @@ def _derivative(fun, args, directions):
     _check_differentiable(args, positions, fun.kind)
     in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
     if fun.kind == "jacrev":
-        for leaf in tree_util.tree_leaves(fun._out(args)[0]):
+        for leaf in tree_util.tree_leaves(fun._out(args, quiet=True)[0]):
             if not dtypes.is_float(_dtype_of(leaf)):
                 raise SecantTypeError("jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {_dtype_of(leaf).name}{where()}")

@@ -242,12 +242,6 @@ def test_staged_if_flipping_a_python_int_under_jit_of_vmap(x64):
         np.testing.assert_allclose(vmap(grad(f))(to_snp(a)), n * a ** (n - 1.0), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "jit(grad(f)) stages `if n < 0: a = 1.0 / a; n = -n` into one lax.cond whose outputs "
-    "(a, n) are all marked differentiated (normalize.control_flow tracks the cond's single "
-    "output), so the Python int n reaches bin() as a differentiated value: 'secant does not "
-    "know the derivative of bin'. jit(vmap) keeps such an output unbatched "
-    "(vectorize._unbatched_outputs); the AD side has no per-output activity for a cond yet."))
 def test_staged_if_flipping_a_python_int_under_jit_of_grad(x64):
     a = np.array([0.5, 1.5, 2.0])
     f = lambda a: power_by_bits(a, -3)

@@ -252,6 +252,13 @@ def _at(like, node):
     return located(node, like, only_new=True)
 
 
+def _nones(target):
+    """A loop target with each name -> None (`i, (c, v)` -> `(None, (None, None))`)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return gast.Tuple(elts=[_nones(e) for e in target.elts], ctx=gast.Load())
+    return gast.Constant(None, None)
+
+
 def _parse(text, like):
     """A statement parsed from `text`, every node at the position of the user's `like`."""
     return located(gast.parse(text).body[0], like)
@@ -763,7 +770,7 @@ class _Desugarer:
             if isinstance(s, gast.For) else set()
         read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
         if targets & read:
-            s.secant_before = self.stable_loop_target(s, self._iterable_first(s, returns[0]))
+            s.secant_before = self.stable_loop_target(s, *self._iterable_first(s, returns[0]))
         for r in returns:               # (in place: the statement lists of the loop body)
             _replace_node(s.body, r, _at(r, gast.copy_location(gast.Break(), r)))
         return _at(returns[0], copy.deepcopy(value))
@@ -805,13 +812,13 @@ class _Desugarer:
         call in it), enumerate/zip of such, range(...) of constants (jit stages a loop over it:
         the returned index is an int carry, its cotangent a zero, ad/helpers.unbroadcast),
         `xs[0]` of a name or attribute (a parameter, a local, a global list or tuple), as
-        JAX's unrolled Python loop would read it; else None (a call: read once only).
-        Over an empty `xs` the read raises an IndexError where Python skips the loop."""
+        JAX's unrolled Python loop would read it; else None (a call: read once only). With it,
+        the iterables whose emptiness skips the loop (stable_loop_target guards the read)."""
         if isinstance(it, (gast.List, gast.Tuple)):
             if it.elts and not isinstance(it.elts[0], gast.Starred) and not any(
                     isinstance(m, (gast.Call, gast.NamedExpr, gast.Await, gast.Yield))
                     for m in gast.walk(it.elts[0])):
-                return gast.unparse(it.elts[0]).strip()
+                return gast.unparse(it.elts[0]).strip(), []
             return None
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
                 and it.func.id in ("enumerate", "zip") and it.args \
@@ -822,8 +829,10 @@ class _Desugarer:
             firsts = [self._first_item(a) for a in it.args]
             if None in firsts or (it.func.id == "enumerate" and len(firsts) != 1):
                 return None
-            return f"(0, {firsts[0]})" if it.func.id == "enumerate" else \
-                f"({', '.join(firsts)}{',' if len(firsts) == 1 else ''})"
+            sized = [e for _, each in firsts for e in each]
+            firsts = [f for f, _ in firsts]
+            return (f"(0, {firsts[0]})" if it.func.id == "enumerate" else
+                    f"({', '.join(firsts)}{',' if len(firsts) == 1 else ''})"), sized
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \
                 and not it.keywords and 1 <= len(it.args) <= 3 \
                 and self.src.resolve_name("range")[0] == "builtin" \
@@ -832,9 +841,10 @@ class _Desugarer:
                 items = range(*(ast.literal_eval(gast.unparse(a)) for a in it.args))
             except (TypeError, ValueError):
                 return None
-            return repr(items[0]) if items else None
+            return (repr(items[0]), []) if items else None
         if isinstance(it, gast.Attribute) and isinstance(it.value, gast.Name):
-            return f"{gast.unparse(it).strip()}[0]"
+            text = gast.unparse(it).strip()
+            return f"{text}[0]", [text]
         if not isinstance(it, gast.Name):
             return None
         stores = any(isinstance(n, gast.Name) and n.id == it.id and isinstance(n.ctx, gast.Store)
@@ -844,17 +854,28 @@ class _Desugarer:
             if kind not in ("global", "closure") or not isinstance(value, (list, tuple)) \
                     or not value:
                 return None
-        return f"{it.id}[0]"
+        return f"{it.id}[0]", [it.id]
 
-    def stable_loop_target(self, s, first):
+    def stable_loop_target(self, s, first, sized):
         """`for a in xs: ... return a * x` -> `a = xs[0]` / `for item in xs: a = item; ...`:
         the iterations a break skips leave `a` as the returning one left it (a loop variable
         would take the next items); a loop read after it needs a value before it (the first
-        item, which the first iteration assigns anyway; over an empty xs reading it raises)."""
+        item, which the first iteration assigns anyway). Over an empty `xs` (`sized`: the
+        iterables whose emptiness skips the loop) Python never runs the loop nor its return:
+        `if len(xs): a = xs[0]` / `else: a = None` (the flag keeps the read of `a` from running).
+        """
         item = self.names.fresh("item")
-        before = _at(s, gast.Assign(targets=[copy.deepcopy(s.target)],
-                                    value=gast.parse(first, mode="eval").body,
-                                    type_comment=None))
+
+        def assign(value):
+            return _at(s, gast.Assign(targets=[copy.deepcopy(s.target)], value=value,
+                                      type_comment=None))
+        before = assign(located(gast.parse(first, mode="eval").body, s))
+        if sized:
+            lengths = [f"len({e})" for e in sized]
+            test = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+            test = located(gast.parse(test, mode="eval").body, s)
+            before = _at(s, gast.If(test=test, body=[before],
+                                    orelse=[assign(_nones(s.target))]))
         copy_in = _at(s, gast.Assign(targets=[s.target], value=_name(item), type_comment=None))
         s.target = _at(s, _name(item, True))
         s.body = [copy_in] + s.body

@@ -87,7 +87,15 @@ def _as_list(fn):
 
 def to_list(src, node):
     """Generator function `node` (a gast.FunctionDef) rewritten in place to return the list of
-    what it yields."""
+    what it yields (a generator that never ends: a SourceError at its endless loop, as running
+    it to the end would hang)."""
+    endless = _endless_loop(src, node)
+    if endless is not None:
+        raise src.error(endless, f"generator {node.name} never ends (nothing leaves this loop: "
+                        "no break, return or raise): secant runs a generator that a transformed "
+                        "function calls to its end before using its items, so a consumer that "
+                        "stops early (zip, break, next) does not help; bound the loop (e.g. "
+                        "`for i in range(n)`) or pass the items as a list")
     names = Names(m.id for m in _walk(node) if isinstance(m, gast.Name))
     out = names.fresh("yielded")
 
@@ -134,6 +142,55 @@ def to_list(src, node):
     if not isinstance(node.body[-1], gast.Return):
         last = node.body[-1]
         node.body.append(_at(last, gast.Return(value=gast.Name(out, gast.Load(), None, None))))
+
+
+def _endless_loop(src, node):
+    """A loop of generator `node` that never ends: `while True:` (a constant true test) or `for
+    ... in itertools.count()` (or cycle, or repeat of one argument), with no break of its own,
+    no return and no raise in its body; else None."""
+    for n in walk_scope(node.body):
+        if isinstance(n, gast.While):
+            if not (isinstance(n.test, gast.Constant) and n.test.value):
+                continue
+        elif not (isinstance(n, gast.For) and _endless_iterable(src, n.iter)):
+            continue
+        if any(isinstance(m, (gast.Return, gast.Raise)) for m in walk_scope(n.body)):
+            continue
+        if any(isinstance(m, gast.Break) for m in _own_loop_body(n.body)):
+            continue
+        return n
+    return None
+
+
+def _endless_iterable(src, it):
+    if not isinstance(it, gast.Call):
+        return False
+    func, path = it.func, []
+    while isinstance(func, gast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return False
+    try:
+        obj = src.resolve_name(func.id)[1]
+        for attr in reversed(path):
+            obj = getattr(obj, attr)
+    except Exception:           # (an unknown name: not one known to be endless)
+        return False
+    import itertools
+    return obj in (itertools.count, itertools.cycle) or \
+        (obj is itertools.repeat and len(it.args) == 1 and not it.keywords)
+
+
+def _own_loop_body(stmts):
+    """Nodes of a loop body, not descending into nested loops or scopes (its own breaks)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (gast.For, gast.While, gast.AsyncFor, gast.FunctionDef,
+                              gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)):
+            stack.extend(gast.iter_child_nodes(n))
 
 
 def _at(like, node):

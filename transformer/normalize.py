@@ -42,6 +42,7 @@ from secant.transformer.parse import (ArgumentSourceError, BoolConversionSourceE
                                       FunctionSource,
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
+from secant.backends.errors import SecantError
 from secant.transformer.runnable import runnable
 from secant.transformer.hygiene import walk
 
@@ -111,6 +112,7 @@ class Normaliser(ContainerMixin):
         self.what = "batched" if self.batching else "differentiated"
         # user names that clash with names generated code uses for itself: renamed apart
         self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
+        self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
         self.list_params = _list_like_params(self.node, self.params)
@@ -560,9 +562,11 @@ class Normaliser(ContainerMixin):
             last.targets = names
             if last.op == "call":
                 self.mark_helper_result(last.callee, last.operands, names)
-            for e, n in zip(elts, names):
+            active = self._branch_outputs_active(last, len(names))
+            for e, n, on in zip(elts, names, active):
                 self.current[e.id] = n
-                self.tracked.add(n)
+                if on:
+                    self.tracked.add(n)
             return
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
@@ -2591,6 +2595,30 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
         self.tracked.add(name)
         return ir.Var(name)
+
+    def _branch_outputs_active(self, op, n):
+        """Whether each of the n outputs of `op` is differentiated (batched, for vmap): for a
+        cond/switch, those some branch computes from a differentiated value; one no branch
+        does stays a constant (a Python int the branches flip, `if n < 0: a = 1.0 / a; n = -n`
+        staged by jit, read later by bin(n) or range(n)), as vectorize._branch_out_axes keeps
+        it unbatched. Any other op, or branches whose form is not read here: every output."""
+        every = [True] * n
+        if op.op not in ("cond", "switch"):
+            return every
+        operands = op.operands["operands"].items
+        positions = [i for i, o in enumerate(operands) if _has_var(o)] + \
+            [len(operands) + j for j in range(len(op.operands["closed"].items))]
+        active = [False] * n
+        for fn in op.callee:
+            try:
+                result = normalise(fn, positions, "vmap" if self.batching else "grad",
+                                   self.opaque, self.reserved).result.value
+            except SecantError:     # (the derivative of the branch says why, when it is made)
+                return every
+            if not isinstance(result, ir.Seq) or len(result.items) != n:
+                return every
+            active = [a or _has_var(item) for a, item in zip(active, result.items)]
+        return active
 
     def _switch_branches(self, node, branches):
         """The branch functions of lax.switch: a list or tuple written in the call, one bound
