@@ -54,6 +54,12 @@ _UNSUPPORTED = {
 }
 
 
+# secant.random functions whose results are integers (keys, draws of an index or a bool): no
+# derivative in any argument
+_INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli", "categorical",
+                             "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32"})
+
+
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
@@ -1613,7 +1619,10 @@ class Normaliser(ContainerMixin):
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
-            args = node.args + [k.value for k in node.keywords]
+            # the key (integers, no derivative) may be tracked, a differentiated carry's item;
+            # so may any argument of a call whose result is integers (split, categorical)
+            args = [] if obj.__name__ in _INTEGER_RANDOM else \
+                node.args[1:] + [k.value for k in node.keywords if k.arg != "key"]
             if any(_has_var(self.operand(a)) for a in args):
                 raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
                                      "secant: random numbers are constants for grad; compute "
