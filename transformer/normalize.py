@@ -1196,6 +1196,9 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        getter = self._property_getter_call(node)
+        if getter is not None:
+            return self.operand(getter)
         if isinstance(node.value, gast.Name) and node.value.id in self.held and \
                 self.current.get(node.value.id) == self.held[node.value.id][0]:
             if (read := user_objects.held_property(node, self.held, self._resolve)) is not None:
@@ -1207,6 +1210,34 @@ class Normaliser(ContainerMixin):
         if isinstance(base, ir.Expr):
             return self._inactive(node)
         return self.attribute_of(base, node)
+
+    def _property_getter_call(self, node):
+        """`self.p` in a method whose class has a property p (a cached_property too): the
+        getter called, `type(self).p.fget(self)`, which every transform follows as user code.
+        (Read as a field, the tangent's or cotangent's `.p` would run the getter on it: a wrong
+        jvp, a cotangent set through the property.) None for anything else."""
+        import functools
+        from secant.transformer import statements
+        from secant.transformer.functionalize import _receiver_class
+        if not isinstance(node.value, gast.Name) or self.src.generated or \
+                node.value.id not in self.current or \
+                statements._stores(self.node, node.value.id):
+            return None
+        cls = _receiver_class(self.src, node.value)
+        if not inspect.isclass(cls):
+            return None
+        static = inspect.getattr_static(cls, node.attr, None)
+        if isinstance(static, property) and static.fget is not None:
+            getter = "fget"
+        elif isinstance(static, functools.cached_property):
+            getter = "func"
+        else:
+            return None
+        call = gast.parse(f"type({node.value.id}).{node.attr}.{getter}({node.value.id})").body[0]
+        call = call.value
+        for n in gast.walk(call):
+            gast.copy_location(n, node)
+        return call
 
     def attribute_of(self, base, node):
         """node.attr of the tracked value `base` (the operand node.value stands for)."""
