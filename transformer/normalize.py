@@ -1241,6 +1241,8 @@ class Normaliser(ContainerMixin):
 
     def attribute_of(self, base, node):
         """node.attr of the tracked value `base` (the operand node.value stands for)."""
+        if node.attr == "__class__":    # (functools.singledispatch's dispatch(x.__class__))
+            return ir.Expr(f"{base.name}.__class__")
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
                 self.queried.add(base.name)
