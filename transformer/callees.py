@@ -148,7 +148,7 @@ def _rewrite_once(src, local, node):
     if isinstance(func, gast.Call) and _is_partial_type(resolve(src, local, func.func)) \
             and func.args and not any(isinstance(a, gast.Starred) for a in func.args):
         return _call(node, func.args[0], func.args[1:] + node.args,
-                     func.keywords + node.keywords)
+                     _overridden(func.keywords, node.keywords))
     obj = resolve(src, local, func)
     if obj is UNRESOLVED:
         return node
@@ -159,7 +159,7 @@ def _rewrite_once(src, local, node):
         kws = [gast.keyword(arg=k, value=_partial_arg(v, f"({_src(func)}).keywords[{k!r}]",
                                                       func))
                for k, v in obj.keywords.items()]
-        return _call(node, f, args + node.args, kws + node.keywords)
+        return _call(node, f, args + node.args, _overridden(kws, node.keywords))
     if isinstance(obj, types.MethodType) and inspect.isfunction(obj.__func__) \
             and not _is_library(obj.__func__):
         owner = obj.__self__
@@ -218,6 +218,13 @@ def _class_attr(src, local, owner, attr, fn, self_node, where):
     if src.resolve_name("type") == ("builtin", builtins.type):
         return _expr(f"type({_src(self_node)}).{attr}", where)
     return _expr(f"({_src(self_node)}).{attr}.__func__", where)
+
+
+def _overridden(bound, given):
+    """A partial's keywords and the call's: a keyword the call gives replaces the partial's (as
+    functools.partial does), each named once."""
+    named = {k.arg for k in given if k.arg is not None}
+    return [k for k in bound if k.arg not in named] + list(given)
 
 
 def _call(node, func, args, keywords):

@@ -989,6 +989,7 @@ class _Desugarer:
         local |= {s.name for s in body if isinstance(s, gast.FunctionDef)}
         if nonlocals.return_rebound(body, local):       # `nonlocal z` -> z = double(z)
             self.changed = True
+        as_def = {}
         for s in body:
             fdef = None
             if isinstance(s, gast.FunctionDef):
@@ -1004,6 +1005,7 @@ class _Desugarer:
             kept = s if fdef is None or isinstance(s, gast.FunctionDef) else fdef
             if kept is not s:
                 self.changed = True
+                as_def[id(s)] = kept    # (a hoisted lambda put back: put back as this def)
             if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
                                                                         passing):
                 out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
@@ -1044,7 +1046,7 @@ class _Desugarer:
             hoisted.discard(id(s))
         for owner, field, original in blocks:   # (those not lifted: back where they stood)
             stays = hoisted | {id(t) for t in getattr(owner, field)}
-            block = [t for t in original if id(t) in stays]
+            block = [as_def.get(id(t), t) for t in original if id(t) in stays]
             setattr(owner, field, block or [gast.copy_location(gast.Pass(), original[0])])
         return out
 

@@ -55,6 +55,12 @@ _UNSUPPORTED = {
 }
 
 
+# secant.random functions whose results are integers (keys, draws of an index or a bool): no
+# derivative in any argument
+_INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli", "categorical",
+                             "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32"})
+
+
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
@@ -1242,6 +1248,9 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        getter = self._property_getter_call(node)
+        if getter is not None:
+            return self.operand(getter)
         if isinstance(node.value, gast.Name) and node.value.id in self.held and \
                 self.current.get(node.value.id) == self.held[node.value.id][0]:
             if (read := user_objects.held_property(node, self.held, self._resolve)) is not None:
@@ -1254,8 +1263,38 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         return self.attribute_of(base, node)
 
+    def _property_getter_call(self, node):
+        """`self.p` in a method whose class has a property p (a cached_property too): the
+        getter called, `type(self).p.fget(self)`, which every transform follows as user code.
+        (Read as a field, the tangent's or cotangent's `.p` would run the getter on it: a wrong
+        jvp, a cotangent set through the property.) None for anything else."""
+        import functools
+        from secant.transformer import statements
+        from secant.transformer.functionalize import _receiver_class
+        if not isinstance(node.value, gast.Name) or self.src.generated or \
+                node.value.id not in self.current or \
+                statements._stores(self.node, node.value.id):
+            return None
+        cls = _receiver_class(self.src, node.value)
+        if not inspect.isclass(cls):
+            return None
+        static = inspect.getattr_static(cls, node.attr, None)
+        if isinstance(static, property) and static.fget is not None:
+            getter = "fget"
+        elif isinstance(static, functools.cached_property):
+            getter = "func"
+        else:
+            return None
+        call = gast.parse(f"type({node.value.id}).{node.attr}.{getter}({node.value.id})").body[0]
+        call = call.value
+        for n in gast.walk(call):
+            gast.copy_location(n, node)
+        return call
+
     def attribute_of(self, base, node):
         """node.attr of the tracked value `base` (the operand node.value stands for)."""
+        if node.attr == "__class__":    # (functools.singledispatch's dispatch(x.__class__))
+            return ir.Expr(f"{base.name}.__class__")
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
                 self.queried.add(base.name)
@@ -1677,7 +1716,10 @@ class Normaliser(ContainerMixin):
         if getattr(obj, "__secant_random__", None):    # secant.random: vmap writes it by a
             if self.batching:                          # rule of its own; grad reads constants
                 return self.random_call(node, obj)
-            args = node.args + [k.value for k in node.keywords]
+            # the key (integers, no derivative) may be tracked, a differentiated carry's item;
+            # so may any argument of a call whose result is integers (split, categorical)
+            args = [] if obj.__name__ in _INTEGER_RANDOM else \
+                node.args[1:] + [k.value for k in node.keywords if k.arg != "key"]
             if any(_has_var(self.operand(a)) for a in args):
                 raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
                                      "secant: random numbers are constants for grad; compute "
