@@ -1,0 +1,163 @@
+"""Issue 19 (perf19f): jit's functionalisation answers "nothing to rewrite" from a function's
+bytecode when it is straight-line code calling only library functions
+(transformer/straight_line.py), without reading its source. Checked here: which functions are
+plain, that functionalisation by the source (the fast path switched off) leaves every plain
+function as it is too, and that a function that is not plain is still rewritten. No timings."""
+import functools
+import types
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import secant
+import secant.numpy as snp
+from secant.transformer import functionalize as fz, straight_line
+
+PI = np.float32(3.0)
+
+
+def helper_with_if(x):
+    if x.sum() > 0:
+        return x * 2
+    return -x
+
+
+def library_only(x, y):
+    a = snp.tanh(x * 1.5 + 0.01) - y * PI
+    b = snp.linalg.norm(a) + np.float32(2) * np.pi
+    return snp.where(a > b, a, b)[1:] @ snp.ones((a.shape[0] - 1,), snp.float32), -a
+
+
+def star_and_keywords(x):
+    parts = (x, x)
+    return snp.concatenate([*parts], axis=0).reshape(2, -1).sum(axis=1, keepdims=True)
+
+
+def calls_user_helper(x):
+    return helper_with_if(x) + 1
+
+
+def stores_item(x):
+    x[0] = 1.0
+    return x
+
+
+def choice(x):
+    return x if x.sum() > 0 else -x
+
+
+def boolean(x, y):
+    return x and y
+
+
+def has_assert(x):
+    assert x.ndim == 1
+    return x
+
+
+def has_loop(x):
+    for _ in range(3):
+        x = x * 2
+    return x
+
+
+def has_lambda(x):
+    return (lambda y: y * 2)(x)
+
+
+def via_getattr(x):
+    return getattr(snp, "sin")(x)
+
+
+class Model:
+    def apply(self, x):
+        return self.act(x)
+
+    def act(self, x):
+        return x * 2
+
+
+def makes_object(x):
+    return Model().act(x)
+
+
+partial_helper = functools.partial(helper_with_if)
+
+
+def via_partial(x):
+    return partial_helper(x)
+
+
+jitted_helper = secant.jit(helper_with_if)
+
+
+def via_jitted(x):
+    return jitted_helper(x)
+
+
+ns = types.SimpleNamespace(f=helper_with_if)
+
+
+def via_namespace(x):
+    return ns.f(x)
+
+
+def _closure_of(fn):
+    def inner(x):
+        return fn(x) * 2
+    return inner
+
+
+def shadows_helper(helper_with_if):
+    return helper_with_if * 2
+
+
+PLAIN = [library_only, star_and_keywords, _closure_of(snp.sin)]
+NOT_PLAIN = [calls_user_helper, stores_item, choice, boolean, has_assert, has_loop, has_lambda,
+             via_getattr, Model.apply, makes_object, via_partial, via_jitted, via_namespace,
+             _closure_of(helper_with_if), shadows_helper]
+
+
+@pytest.mark.parametrize("fn", PLAIN, ids=lambda f: f.__qualname__)
+def test_plain(fn):
+    assert straight_line.plain(fn)
+
+
+@pytest.mark.parametrize("fn", NOT_PLAIN, ids=lambda f: f.__qualname__)
+def test_not_plain(fn):
+    assert not straight_line.plain(fn)
+
+
+@pytest.mark.parametrize("fn", PLAIN, ids=lambda f: f.__qualname__)
+def test_the_source_path_leaves_plain_functions_as_they_are(fn, monkeypatch):
+    """What the fast answer skips: functionalisation by the source returns each plain function
+    itself too."""
+    monkeypatch.setattr(straight_line, "plain", lambda f: False)
+    assert fz._functionalize(fn) is fn
+
+
+@pytest.mark.parametrize("fn", [calls_user_helper, choice],
+                         ids=lambda f: f.__qualname__)
+def test_the_source_path_rewrites_these(fn):
+    """(So the fast path's False above matters: these are rewritten.)"""
+    assert fz._functionalize(fn) is not fn
+
+
+def test_rewritten_function_is_still_rewritten():
+    """Not plain (a user helper with an `if` on a traced value): jit stages the helper's branch,
+    so the traced call runs for positive and negative sums alike, as the eager one."""
+    f = secant.jit(calls_user_helper)
+    for x in (np.arange(3.0, dtype=np.float32), -np.arange(3.0, dtype=np.float32)):
+        assert_allclose(f(x), calls_user_helper(x), rtol=1e-6)
+    assert fz.functionalize(calls_user_helper) is not calls_user_helper
+
+
+def test_jit_of_plain_function_matches_eager():
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    y = np.linspace(2, 3, 6, dtype=np.float32)
+    assert fz.functionalize(library_only) is library_only
+    got = secant.jit(library_only)(x, y)
+    want = library_only(x, y)
+    for g, w in zip(got, want):
+        assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
