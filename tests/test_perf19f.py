@@ -4,6 +4,7 @@ bytecode when it is straight-line code calling only library functions
 plain, that functionalisation by the source (the fast path switched off) leaves every plain
 function as it is too, and that a function that is not plain is still rewritten. No timings."""
 import functools
+import inspect
 import types
 
 import numpy as np
@@ -12,7 +13,7 @@ from numpy.testing import assert_allclose
 
 import secant
 import secant.numpy as snp
-from secant.transformer import functionalize as fz, straight_line
+from secant.transformer import functionalize as fz, parse, straight_line
 
 PI = np.float32(3.0)
 
@@ -161,3 +162,25 @@ def test_jit_of_plain_function_matches_eager():
     want = library_only(x, y)
     for g, w in zip(got, want):
         assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def _decorated(fn):
+    return fn
+
+
+@_decorated
+def decorated(x,
+              y=2):
+    """A docstring."""
+    z = (x +
+         y)  # a comment
+    return z
+
+# a comment after the function
+
+
+def test_source_of_is_inspects():
+    """parse._source_of reads what inspect.getsourcelines reads (without its module search)."""
+    lam = lambda v: v * 2      # noqa: E731
+    for fn in PLAIN + NOT_PLAIN + [decorated, lam, _closure_of(snp.sin)]:
+        assert parse._source_of(fn) == inspect.getsourcelines(fn.__code__), fn
