@@ -184,3 +184,21 @@ def test_source_of_is_inspects():
     lam = lambda v: v * 2      # noqa: E731
     for fn in PLAIN + NOT_PLAIN + [decorated, lam, _closure_of(snp.sin)]:
         assert parse._source_of(fn) == inspect.getsourcelines(fn.__code__), fn
+
+
+def test_user_frame_follows_newly_registered_internal_files():
+    """errors.user_frame remembers per file name whether its frames are the user's; registering
+    a file as secant's own afterwards is seen at once."""
+    import sys
+    from secant.backends import errors
+    name = "<perf19f generated helper>"
+    ns = {"errors": errors}
+    exec(compile("def probe():\n    return errors.user_frame()\n", name, "exec"), ns)
+    here = sys._getframe().f_code
+    assert ns["probe"]().f_code.co_filename == name          # (a user's frame: its own)
+    errors.register_internal_file(name)
+    try:
+        assert ns["probe"]().f_code is here                  # now passed over, to the caller
+    finally:
+        errors._INTERNAL_FILES.discard(errors.os.path.abspath(name))
+        errors._not_user_files.clear()
