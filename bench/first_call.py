@@ -6,8 +6,9 @@ Secant's time is split into its phases (time spent in each, nested phases subtra
     transform   grad's source rewrite, desugaring and functionalizing (transforms, transformer/)
     trace       running the (generated) Python on tracers (the rest of jit's trace)
     emission    writing the StableHLO text (Trace.module)
-    parse       MLIR parse + verify (runtime.verify)
-    compile     XLA compile (runtime.Executable, less the parse)
+    parse       secant's own MLIR parse + verify (runtime.verify: for programs with host
+                callbacks, or to explain a module XLA refused)
+    compile     XLA compile, its parse of the text included (runtime.Executable, less the above)
     other       the call's remainder (argument handling, transfers, the run itself)
 
 jax's is split into its XLA compile (compiler.backend_compile_and_load) and the rest.

@@ -202,3 +202,21 @@ def test_user_frame_follows_newly_registered_internal_files():
     finally:
         errors._INTERNAL_FILES.discard(errors.os.path.abspath(name))
         errors._not_user_files.clear()
+
+
+def test_a_module_that_does_not_verify_is_a_stablehlo_error():
+    """The text goes to XLA unverified (XLA verifies it); when XLA refuses it, secant's own
+    verification names the bad line."""
+    from secant.backends import runtime
+    bad = """module @m {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = stablehlo.add %x, %x : tensor<4xf32>
+    return %0 : tensor<3xf32>
+  }
+}"""
+    with pytest.raises(runtime.StableHLOError, match="stablehlo.add"):
+        runtime.Executable(bad, [runtime.Aval((3,), np.float32)])
+    good = bad.replace("tensor<4xf32>", "tensor<3xf32>")
+    exe = runtime.Executable(good, [runtime.Aval((3,), np.float32)])
+    out = exe([runtime.put(np.arange(3, dtype=np.float32))])
+    assert_allclose(np.asarray(out[0]), [0, 2, 4])
