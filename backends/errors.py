@@ -5,11 +5,15 @@ import os
 import sys
 
 _INTERNAL_DIRS = set()
+# code file name -> whether its frames are not the user's (user_frame's test, once per name: it
+# runs for every traced op; issue 19); cleared when the internal files or folders change
+_not_user_files = {}
 
 
 def register_internal_dir(module_file):
     """Frames from files under this module's directory are secant's own, not the user's."""
     _INTERNAL_DIRS.add(os.path.dirname(os.path.abspath(module_file)) + os.sep)
+    _not_user_files.clear()
 
 
 register_internal_dir(__file__)
@@ -103,6 +107,7 @@ def register_internal_file(filename):
     """Generated code made from one of secant's own functions (vmap of secant.numpy.sin): its
     frames are secant's, not the user's."""
     _INTERNAL_FILES.add(os.path.abspath(filename))
+    _not_user_files.clear()
 
 
 def _is_internal(filename):
@@ -112,10 +117,16 @@ def _is_internal(filename):
 def user_frame():
     """The innermost frame that belongs to user code (not secant, not importlib)."""
     f = sys._getframe(1)
+    known = _not_user_files
     while f is not None:
         fn = f.f_code.co_filename
-        if not _is_internal(os.path.abspath(fn)) and not fn.startswith("<frozen") \
-                and fn != _CONTEXTLIB:
+        not_user = known.get(fn)
+        if not_user is None:
+            not_user = _is_internal(os.path.abspath(fn)) or fn.startswith("<frozen") \
+                or fn == _CONTEXTLIB
+            if fn.startswith("<") or os.path.isabs(fn):    # (a relative name: the working folder)
+                known[fn] = not_user
+        if not not_user:
             return f
         f = f.f_back
     return None

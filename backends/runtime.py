@@ -815,15 +815,16 @@ class Executable:
         cache_key = None if callbacks else _disk_cache_key(text, opts, self.device)
         self.exe = None if cache_key is None else _load_cached(cache_key, devices, opts)
         if self.exe is None:
-            module = verify(text)
             try:    # (without callbacks XLA gets the text, not the module of the shared MLIR
                 if callbacks:   # context: compiled while another thread parsed in that
                     self.exe = client().compile_and_load(   # context, it crashed the process)
-                        module, executable_devices=devices, compile_options=opts,
+                        verify(text), executable_devices=devices, compile_options=opts,
                         host_callbacks=callbacks)
-                else:
+                else:   # (XLA parses and verifies the text itself: verified here only when
+                    #      it fails, for diagnostics that name the module's lines; issue 19)
                     self.exe = client().compile_and_load(text, devices, opts)
             except _jax.JaxRuntimeError as e:
+                verify(text)
                 raise SecantError(f"XLA failed to compile the program: {e}") from None
             if cache_key is not None:
                 compilation_cache.store(cache_key, client().serialize_executable(self.exe))

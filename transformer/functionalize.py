@@ -47,7 +47,7 @@ from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, gast_parse
+from secant.transformer import depth, gast_parse, straight_line
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
@@ -1026,6 +1026,8 @@ def _functionalize(fn):
     if getattr(fn, "__secant_staged__", None) is not None:
         return fn                       # grad & co. switch to their staged form themselves
     if not isinstance(fn, types.FunctionType):
+        return fn
+    if straight_line.plain(fn):     # nothing to rewrite, as its bytecode shows (no source read)
         return fn
     from secant.transformer.desugar import desugar
     fn = desugar(fn, only_choices=True)     # `a if c else b` -> an if, which can be staged

@@ -14,6 +14,7 @@ import dis
 import inspect
 import linecache
 import os
+import re
 import textwrap
 import types
 import weakref
@@ -481,6 +482,35 @@ def source_verified(fn):
     return known is not None and known[0] == code.co_filename
 
 
+_DEF_LINE = re.compile(r'^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)')
+
+
+def _source_of(fn):
+    """inspect.getsourcelines(fn.__code__): (the lines of fn's def or lambda, its first line),
+    with fn's globals as the module linecache may ask for the text. (inspect searches
+    sys.modules for the module of a code object: 10 ms and more in a fresh process, then about
+    0.5 ms each time; issue 19.)"""
+    code = fn.__code__
+    file = inspect.getsourcefile(code)
+    if file:
+        linecache.checkcache(file)
+    else:
+        file = inspect.getfile(code)
+        if not (file.startswith("<") and file.endswith(">")):
+            raise OSError("source code not available")
+    lines = linecache.getlines(file, fn.__globals__)
+    if not lines:
+        raise OSError("could not get source code")
+    lnum = code.co_firstlineno - 1
+    while lnum > 0:         # (as inspect.findsource: up to the def, lambda or decorator line)
+        if lnum >= len(lines):
+            raise OSError("lineno is out of bounds")
+        if _DEF_LINE.match(lines[lnum]):
+            break
+        lnum -= 1
+    return inspect.getblock(lines[lnum:]), lnum + 1
+
+
 def function_source(fn):
     """Read, dedent and parse `fn` (generated functions carry their source already)."""
     attached = getattr(fn, "__secant_source__", None)
@@ -496,7 +526,7 @@ def function_source(fn):
     known = _source_lines.get(fn.__code__)     # (equal code objects of two files: the file's)
     known = known[1:] if known is not None and known[0] == fn.__code__.co_filename else None
     try:        # the function's own code, never what `__wrapped__` points to (a decorator's)
-        lines, first_line = known or inspect.getsourcelines(fn.__code__)
+        lines, first_line = known or _source_of(fn)
     except (OSError, TypeError) as e:
         raise NoSourceError(f"cannot transform {fn.__qualname__}: its source is not available "
                             f"({e}); define it in a file, not in an interactive prompt") from None
