@@ -37,8 +37,8 @@ def scan(x):
 
 def eager_peak_kib(f, x):
     g = secant.grad(f)
-    g(x)                        # generated and warmed up outside the measurement
-    gc.collect()
+    gc.collect()                # (before the warm call: it empties the free lists that call
+    g(x)                        # fills again; bench/memory.py) generated and warmed up outside
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
