@@ -53,13 +53,16 @@ def test_eager_mlp_gradient_peaks_no_higher_than_the_hand_written_one():
 
 
 @pytest.mark.parametrize("name", ["fori_loop", "scan_loop"])
-def test_eager_loop_gradient_holds_the_saved_carries_once(name):
+def test_eager_loop_gradient_saves_no_carry_the_reverse_pass_does_not_read(name):
+    """acc = acc + sin(x * i): no derivative reads acc, so no carry is saved (issue 20's
+    to-be-recorded analysis); a few rows of x's size are live at once (measured 0.003x of the
+    2,000 carries for fori, 0.018x for scan; saving them once would be 1x, twice 2x)."""
     steps, x = 2000, np.linspace(0, 1, 1000, dtype=np.float32)
     g = secant.grad(getattr(funcs, name))
     np.testing.assert_allclose(np.asarray(g(x, steps)), hand.python_loop(x, steps), rtol=1e-3,
                                atol=1e-2)
     carries = steps * x.nbytes
-    assert _peak_bytes(lambda: g(x, steps)) < 1.25 * carries     # (a second copy: 2x)
+    assert _peak_bytes(lambda: g(x, steps)) < 0.06 * carries
 
 
 def _scan_ys_unread(x, n):
