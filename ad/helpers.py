@@ -353,6 +353,14 @@ def grad_of_fields(tree, fields=None, **attrs):
     if not isinstance(tree, dict):
         named = {**{k: v for k, v in fields.items() if isinstance(k, str)}, **attrs}
         fields = {k: v for k, v in fields.items() if not isinstance(k, str)}
+    if isinstance(tree, types.MethodType) and set(named) == {"__self__"} and not fields:
+        return types.MethodType(tree.__func__, named["__self__"])    # (transforms.py
+                                                                    # _method_caller's read)
+    methods = [k for k in named if _is_method_of(tree, k, named[k])]
+    if methods:                 # m.predict: a method's cotangent is that of its object
+        others = {k: v for k, v in named.items() if k not in methods}
+        rest = grad_of_fields(tree, fields, **others) if others or fields else _zeros_tree(tree)
+        return functools.reduce(add_grads, [named[k].__self__ for k in methods], rest)
     if isinstance(tree, dict):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
@@ -367,14 +375,6 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
         return out
-    if isinstance(tree, types.MethodType) and set(named) == {"__self__"} and not fields:
-        return types.MethodType(tree.__func__, named["__self__"])    # (transforms.py
-                                                                    # _method_caller's read)
-    methods = [k for k in named if _is_method_of(tree, k, named[k])]
-    if methods:                 # m.predict: a method's cotangent is that of its object
-        rest = grad_of_fields(tree, fields, **{k: v for k, v in named.items() if k not in methods}) \
-            if len(methods) < len(named) or fields else _zeros_tree(tree)
-        return functools.reduce(add_grads, [named[k].__self__ for k in methods], rest)
     if named and not fields and _is_registered(tree):
         return _registered_with(tree, named)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "

@@ -200,7 +200,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     def gen_for(plan, kw_names, tracing, args=()):
         # (v - w of user objects v, w: Vec.__sub__, transformer/operators.py)
-        fn = _objects_form(base, args) or fun
+        fn = _objects_form(fun, args) or _objects_form(base, args) or fun
         plain = fn if fn is not fun else base
         positions, moved = [], []
         for i, ax in enumerate(plan.axes):

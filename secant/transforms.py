@@ -681,105 +681,71 @@ _DYNAMIC_NOTE = {m: f"  # callee known only at run time: its {what} is made on f
 
 
 def _generate_dispatch(caller, wrt, mode, staged, batch):
-    if getattr(caller, "__secant_starred__", None):
-        return _generate_starred_dispatch(caller, wrt, mode, staged, batch)
+    """The derivative or batched form of `dynamic_call(fn, x1, ..., xn, *, k)` (or of
+    `call_starred(fn, x1, ..., xn, rest, kw, *, k)`, transformer/callees.py): a dispatcher that
+    calls what _dispatch finds for fn and the call's shape (n positional arguments and the
+    keywords; a starred call spells them out when it runs: n + len(rest), k and kw's keys).
+    rest and kw hold no differentiated or batched values (the normaliser refuses a call where
+    they do)."""
     n, keywords = caller.__secant_dispatch__
+    star, double_star = getattr(caller, "__secant_starred__", None) or (0, 0)
+    starred = star or double_star
     params = list(inspect.signature(caller).parameters)
-    # each active operand: its position in the call, or its keyword; "self" when the callee
-    # itself holds differentiated or batched values (a model object: `model(x)`)
-    active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
-    positional = params[:1 + n]
-    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]   # (fn: its __call__'s self)
-    args = ", ".join(call_args + [f"{k}={k}" for k in keywords])
-    n = len(call_args)
-    note = "    # fn is known only at run time: its {} is generated on first use\n"
-    shape = (n, tuple(keywords))    # the call's shape: a callee with *args / **kwargs is
-                                    # generated for it (callees.specialise)
-    if mode == "vjp":
-        name = "dynamic_call_vjp"
-        source = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n" + note.format("vjp")
-                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape!r})"
-                  f"(out_bar, {args})\n")
-    elif mode == "jvp":
-        name = "dynamic_call_jvp"
-        dots = [f"{params[i]}_dot" for i in wrt]
-        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, "
-                  f"{(n, tuple(keywords))!r})"
-                  f"({', '.join(call_args + dots + [f'{k}={k}' for k in keywords])})\n")
-    elif mode == "vmap" and batch.out_axes in (0, "free"):
-        name = "dynamic_call_vmap"
-        source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
-                  + note.format("batched form")
-                  + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape!r})({args})\n")
-    else:
-        raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
-                              f"supported yet{where()}")
-    gen = load_generated(source, name, {}, {"dispatch": _dispatch})
-    gen.__secant_out_batched__ = True
-    if mode == "vmap":      # grad of it: the vjp of the batched form it finds
-        gen.__secant_batched_dispatch__ = (active, staged, batch.axis_name, shape)
-    if mode in ("vjp", "jvp"):      # vmap of it: the batched form of what it dispatches to
-        passed = (["out_bar"] if mode == "vjp" else []) + call_args + \
-            ([f"{params[i]}_dot" for i in wrt] if mode == "jvp" else [])
-        dispatch_args = (mode, active, staged) + (
-            (None, (n, tuple(keywords))) if mode == "jvp" else (None, None, shape))
-        gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
-    return gen
-
-
-def _generate_starred_dispatch(caller, wrt, mode, staged, batch):
-    """The derivative or batched form of `call_starred(fn, x1, ..., xn, rest, kw, *, k)`
-    (transformer/callees.py starred_caller): a dispatcher that spells the call out when it runs
-    (n + len(rest) positional arguments; k and kw's keys) and calls what _dispatch finds for
-    that call's shape. rest and kw hold no differentiated or batched values (the normaliser
-    refuses a call where they do)."""
-    n, keywords = caller.__secant_dispatch__
-    star, double_star = caller.__secant_starred__
-    params = list(inspect.signature(caller).parameters)
-    if any(params[i] in ("rest", "kw") for i in wrt):
+    if starred and any(params[i] in ("rest", "kw") for i in wrt):
         raise SecantTypeError(f"secant cannot {'batch' if mode == 'vmap' else 'differentiate'} "
                               f"through the *args or **kwargs of a call whose callee's "
                               f"parameters are known only at run time; pass those arguments "
                               f"explicitly{where()}")
+    # each active operand: its position in the call, or its keyword; "self" when the callee
+    # itself holds differentiated or batched values (a model object: `model(x)`)
     active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
     positional = params[:1 + n + star + double_star]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]
-    spread = ["*rest"] * star
-    by_name = [f"{k}={k}" for k in keywords] + ["**kw"] * double_star
-    count = f"{len(call_args)}" + " + len(rest)" * star
-    names = f"{tuple(keywords)!r}" + " + tuple(kw)" * double_star
-    shape = f"({count}, {names})"
+    call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]   # (fn: its __call__'s self)
+    args = call_args + ["*rest"] * star + [f"{k}={k}" for k in keywords] + ["**kw"] * double_star
+    # the call's shape: a callee with *args / **kwargs is generated for it (callees.specialise)
+    shape = (len(call_args), tuple(keywords))
+    shape_src = f"({len(call_args)}{' + len(rest)' * star}, {tuple(keywords)!r}" \
+        f"{' + tuple(kw)' * double_star})" if starred else repr(shape)
     note = ("    # fn and its arguments' number and names are known only at run time: its {} "
-            "is generated on first use of each\n")
-    head = f"({', '.join(positional)}{kw_sig})"
+            "is generated on first use of each\n") if starred else \
+        "    # fn is known only at run time: its {} is generated on first use\n"
+    head = f"{', '.join(positional)}{kw_sig}"
+    dots = [f"{params[i]}_dot" for i in wrt]
     if mode == "vjp":
         name = "dynamic_call_vjp"
-        source = (f"def {name}(out_bar, {head[1:]}:\n" + note.format("vjp")
-                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape})"
-                  f"({', '.join(['out_bar'] + call_args + spread + by_name)})\n")
+        source = (f"def {name}(out_bar, {head}):\n" + note.format("vjp")
+                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape_src})"
+                  f"({', '.join(['out_bar'] + args)})\n")
     elif mode == "jvp":
         name = "dynamic_call_jvp"
-        dots = [f"{params[i]}_dot" for i in wrt]
-        # (by name, after *rest: _jvp_call's t0, t1, ...; a further transform reads *rest last)
-        tangents = [f"t{j}={d}" for j, d in enumerate(dots)]
+        # (a starred call's by name, after *rest: _jvp_call's t0, t1, ...; a further transform
+        # reads *rest last)
+        tangents = [f"t{j}={d}" for j, d in enumerate(dots)] if starred else dots
+        spread = len(call_args) + star
         source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape})"
-                  f"({', '.join(call_args + spread + tangents + by_name)})\n")
+                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})"
+                  f"({', '.join(args[:spread] + tangents + args[spread:])})\n")
     elif mode == "vmap" and batch.out_axes in (0, "free"):
         name = "dynamic_call_vmap"
-        source = (f"def {name}{head}:\n" + note.format("batched form")
+        source = (f"def {name}({head}):\n" + note.format("batched form")
                   + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape})"
-                  f"({', '.join(call_args + spread + by_name)})\n")
+                  f"{batch.axis_name!r}, shape={shape_src})({', '.join(args)})\n")
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
+    if starred:
+        return gen
+    if mode == "vmap":      # grad of it: the vjp of the batched form it finds
+        gen.__secant_batched_dispatch__ = (active, staged, batch.axis_name, shape)
+    if mode in ("vjp", "jvp"):      # vmap of it: the batched form of what it dispatches to
+        passed = (["out_bar"] if mode == "vjp" else []) + call_args + \
+            (dots if mode == "jvp" else [])
+        dispatch_args = (mode, active, staged) + (
+            (None, shape) if mode == "jvp" else (None, None, shape))
+        gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
 
 
@@ -1481,12 +1447,20 @@ def staged(fun):
 def _objects_form(fn, args):
     """fn's form that knows which of `args` are user objects with operators
     (transformer/operators.py), or None where none is (arrays: the common case, checked
-    first)."""
+    first); for a transform of a function (grad(f)), that transform of f's form."""
     if all(type(a) is Array for a in args):
         return None
+    objects_of = getattr(fn, "__secant_objects_of__", None)
+    if objects_of is not None:
+        return objects_of(args)
     from secant.transformer.operators import objects_in
     form = objects_in(fn, args)
     return None if form is fn else form
+
+
+def _objects_generated(base, args, positions, mode, has_aux, tuple_out):
+    form = _objects_form(base, args)
+    return None if form is None else generate(form, positions, mode, has_aux, tuple_out)
 
 
 def _transform(fun, argnums, mode, has_aux):
@@ -1553,6 +1527,8 @@ def _transform(fun, argnums, mode, has_aux):
     current.owner = transformed                     # whose it is)
     transformed.__secant_staged__ = staged_gen
     transformed.__secant_reads__ = (base, positions, "grad")
+    transformed.__secant_objects_of__ = lambda args: _objects_generated(
+        base, args, positions, mode, has_aux, tuple_out)      # (vmap of it, given objects)
     transformed.__name__ = transformed.__qualname__ = gen.__name__
     return show_source(transformed)
 

@@ -4,6 +4,7 @@ parameters with methods, an MLP holding a list of layers that it slices with `se
 passed as the differentiated or batched argument; under grad, jit(grad), jvp, vmap, vmap(grad)
 and hessian, checked against float64 finite differences, a Python loop and eager."""
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,6 +65,14 @@ class Affine:
 
     def energy(self, x):
         return jnp.sum(self.apply(x) ** 2) + 0.5 * jnp.sum(self.scale ** 2)
+
+
+class Params(NamedTuple):
+    w: object
+    b: object
+
+    def predict(self, x):
+        return jnp.tanh(x @ self.w + self.b)
 
 
 def linear(n_in, n_out):
@@ -131,6 +140,14 @@ def test_method_of_differentiated_model(x64):
     np.testing.assert_allclose(tan, fd_jvp(predict_loss, (m, x), (t, np.zeros(3))), rtol=1e-6)
     check_vmap(predict_loss, (m, RNG.normal(size=(4, 3))), in_axes=(None, 0))
     check_vmap(grad(predict_loss), (m, RNG.normal(size=(4, 3))), in_axes=(None, 0))
+
+
+def test_namedtuple_methods(x64):
+    m, x = linear(3, 2), RNG.normal(size=3)
+    p = Params(m.w, m.b)
+    g = check_grad(predict_loss, p, x)
+    assert isinstance(g, Params)
+    check_vmap(grad(predict_loss), (p, RNG.normal(size=(4, 3))), in_axes=(None, 0))
 
 
 def test_dataclass_methods(x64):
