@@ -229,3 +229,20 @@ def test_grad_of_grad_through_a_loop_carrying_a_dict(x64):
     np.testing.assert_allclose(grad(lambda k: jnp.sum(grad(pair_carry)(w, k)))(k),
                                fd_grad(lambda k: jnp.sum(grad(pair_carry)(w, k)), (k,)),
                                rtol=1e-5, atol=1e-7)
+
+
+# --- a staged `if` inside a Python loop under jit(hessian) (was test_jit_of_hessian_of_roll) ---
+def shifted(x, shifts=(1, 0, 2)):
+    for s in shifts:
+        n = x.shape[0]
+        if s % n:       # staged by jit: a cond whose outputs all read as batched made the
+            x = jnp.concatenate([x[n - s:], x[:n - s]]) * 1.1   # loop's stack read per example
+    return jnp.sum(jnp.sin(x) * x ** 2)
+
+
+def test_jit_of_hessian_through_a_staged_if_in_a_loop(x64):
+    x = to_snp(RNG.normal(size=4))
+    want = np.stack([fd_grad(lambda x: grad(shifted)(x)[i], (x,)) for i in range(4)])
+    np.testing.assert_allclose(hessian(shifted)(x), want, rtol=1e-5, atol=1e-7)
+    for t in (jit(hessian(shifted)), jit(jacfwd(grad(shifted))), jit(jacrev(grad(shifted)))):
+        np.testing.assert_allclose(t(x), hessian(shifted)(x), rtol=1e-10)
