@@ -194,6 +194,14 @@ def test_jacobians_of_a_callee_with_side_effects_run_them_once_per_call(x64):
     calls, j = _runs(jacfwd(relaxed), x, k)
     assert calls == 3
     np.testing.assert_allclose(j, grad(relaxed)(x, k), rtol=1e-10)
+    v = to_snp(RNG.normal(size=3))
+    calls, (h, h_dot) = _runs(lambda x: jvp(lambda x: hessian(relaxed)(x, k), (x,), (v,)), x)
+    assert calls == 3
+    np.testing.assert_allclose(h, h_fd, rtol=1e-5, atol=1e-7)
+    step = 1e-5 * np.asarray(v)
+    h_fd_dot = (np.asarray(hessian(relaxed)(x + step, k))
+                - np.asarray(hessian(relaxed)(x - step, k))) / 2e-5
+    np.testing.assert_allclose(h_dot, h_fd_dot, rtol=1e-4, atol=1e-7)
 
 
 # --- reverse over reverse through a Python loop carrying a dict (was silently wrong) ----------
