@@ -2419,11 +2419,11 @@ class _Jacobian:
         if outer is not None or isinstance(self.fun.fun, _Jacobian):
             # nested three deep, or the derivative of a nested one: forward mode all the way
             # down, as JAX's jacfwd (jacrev(f) and jacfwd(f) are the same function)
-            jac = _derivative(self, args, [])
             if outer is None:
-                return jac, None, None
+                return _derivative(self, args, []), None, None
             tangents = tree_util.tree_map(lambda t: snp.expand_dims(t, 0), tuple(outer[1]))
-            jac_dot = _derivative(self, args, [(tuple(outer[0]), tangents)])
+            # (one run: the Jacobian is the primal half of its jvp's, as jvp runs f once)
+            jac, jac_dot = _derivative(self, args, [(tuple(outer[0]), tangents)], True)
             return jac, tree_util.tree_map(lambda t: t[0], jac_dot), None
         from secant.transformer.parse import SourceError
         inner = self.fun
@@ -2500,7 +2500,7 @@ class _Jacobian:
         return _over_basis(fn, tree_util.tree_leaves(value))
 
 
-def _derivative(fun, args, directions):
+def _derivative(fun, args, directions, split_first=False):
     """The derivative of `fun` (a function, or a Jacobian of Jacobians of one) at args along
     each of `directions`, [(positions, tangents)] with tangents a tuple like args[positions]
     whose leaves all hold a leading axis of several (m_1, ..., m_k): D^k fun(args)[t_1, ...,
@@ -2510,10 +2510,13 @@ def _derivative(fun, args, directions):
     standard basis of its arguments, so its k-th derivative is g's (k+1)-th with that basis as
     one more direction: the recursion ends at the plain function, differentiated by its
     generated jvp taken k times (the jvp of the jvp ...), vmapped once over every combination
-    of tangents. This is jacfwd(f) = vmap(jvp(f)) of JAX, which nests to any depth."""
+    of tangents. This is jacfwd(f) = vmap(jvp(f)) of JAX, which nests to any depth.
+
+    split_first: (the derivative along all directions but the first, the derivative along all)
+    from the one run, the first without its leading axis."""
     lead = tuple(int(np.shape(tree_util.tree_leaves(ts)[0])[0]) for _, ts in directions)
     if not isinstance(fun, _Jacobian):
-        return _forward_derivative(fun, args, directions, lead)
+        return _forward_derivative(fun, args, directions, lead, split_first)
     if fun.has_aux or fun.holomorphic:
         raise SecantError(f"{fun.kind}(..., {'has_aux' if fun.has_aux else 'holomorphic'}=True)"
                           " inside a Jacobian of a Jacobian, or under jvp of one, is not "
@@ -2527,15 +2530,21 @@ def _derivative(fun, args, directions):
                 raise SecantTypeError("jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {_dtype_of(leaf).name}{where()}")
     basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
-    inner = _derivative(fun.fun, args, list(directions) + [(positions, basis)])
+    inner = _derivative(fun.fun, args, list(directions) + [(positions, basis)], split_first)
     # the layout of fun.fun's output, read off the derivative (leading axes: lead + inputs)
-    out = tree_util.tree_map(lambda leaf: np.zeros(np.shape(leaf)[len(lead) + 1:]), inner)
-    return fun._assemble(tree_util.tree_leaves(inner), out, in_leaves, in_tree, True, lead)
+    full = inner[1] if split_first else inner
+    out = tree_util.tree_map(lambda leaf: np.zeros(np.shape(leaf)[len(lead) + 1:]), full)
+    jac = fun._assemble(tree_util.tree_leaves(full), out, in_leaves, in_tree, True, lead)
+    if not split_first:
+        return jac
+    return fun._assemble(tree_util.tree_leaves(inner[0]), out, in_leaves, in_tree, True,
+                         lead[1:]), jac
 
 
-def _forward_derivative(fun, args, directions, lead):
+def _forward_derivative(fun, args, directions, lead, split_first=False):
     """D^k fun(args)[t_1, ..., t_k] for a plain function (see _derivative): its generated jvp
-    taken k times, called once, vmapped over the product of the tangents' leading axes."""
+    taken k times, called once, vmapped over the product of the tangents' leading axes
+    (split_first: with D^(k-1) along all but t_1, the primal half of the innermost jvp)."""
     base = _base(fun, args)
     if not directions:
         return base(*args)
@@ -2552,9 +2561,14 @@ def _forward_derivative(fun, args, directions, lead):
             snp.reshape(t, where_j + np.shape(t)[1:]), lead + np.shape(t)[1:]),
             (total,) + np.shape(t)[1:]), tree) for tree in ts]
     res = _vmapped(gen, (None,) * len(args) + (0,) * len(tangents), *args, *tangents)
-    for _ in directions:
+    for _ in directions[1:]:
         res = res[1]                # (out, out_dot) at every level: the last derivative
-    return tree_util.tree_map(lambda leaf: snp.reshape(leaf, lead + np.shape(leaf)[1:]), res)
+    shaped = lambda leaf: snp.reshape(leaf, lead + np.shape(leaf)[1:])   # noqa: E731
+    if not split_first:
+        return tree_util.tree_map(shaped, res[1])
+    # (the innermost jvp's primal half: alike along t_1's axis, read at its first tangent)
+    return (tree_util.tree_map(lambda leaf: shaped(leaf)[0], res[0]),
+            tree_util.tree_map(shaped, res[1]))
 
 
 def _jacobian_source(jac):

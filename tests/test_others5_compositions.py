@@ -120,13 +120,6 @@ def test_hessian_of_roll_eagerly(x64):
 VECTOR_WAVE = lambda x: jnp.sum(wave_leapfrog(jnp.tile(x, 5), dx=0.5, steps=6) ** 2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "jit(hessian(f)) of a function calling jnp.roll(x, 1): in the generated "
-    "_roll_axes_vjp_jvp_vmap_vmap the forward loop pushes the unbatched primal `a` (shape (4,)) "
-    "on a_1_stack and the reverse loop pops it as a batched value (`a_1_3.shape[1:][ax_1]`): "
-    "IndexError. The batching of a stack pushed in one Python loop and popped in another "
-    "reads every item as batched when the pushed variable becomes batched in a later "
-    "iteration. Eager hessian, jacrev(jacrev) and jvp(grad) are right"))
 def test_jit_of_hessian_of_roll(x64):
     x = RNG.normal(size=4)
     np.testing.assert_allclose(jit(hessian(roll_energy))(to_snp(x)),

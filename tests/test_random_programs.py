@@ -199,22 +199,42 @@ def test_jit_matches_eager(x64, source):
 
 FLAGGED = [f for f, on in ENABLED.items() if not on and f != "inplace"]
 
+# a program body per construct, for test_flagged_constructs_still_fail (a construct switched
+# off in ENABLED must have one: test_every_construct_has_a_flagged_body)
+FLAGGED_BODIES = {
+    "op": ["v1 = snp.sin(v0) * v0"],
+    "helper": ["v1 = _helper(v0, v0)"],
+    "static_if": ["if FLAG:", "    v1 = snp.sin(v0)", "else:", "    v1 = v0 * v0"],
+    "range_loop": ["v1 = v0", "for i in range(2):", "    v1 = 0.8 * v1 + 0.2 * snp.sin(v0)"],
+    "list_var": ["parts = [v0, snp.sin(v0)]", "v1 = sum(parts)"],
+    "walrus": ["v1 = (w := snp.sin(v0)) * w"],
+    "ifexp": ["v1 = snp.sin(v0) if FLAG else v0"],
+    "listcomp": ["v1 = snp.sum(snp.stack([v0 * c for c in (0.5, 2.0)]), axis=0)"],
+    "append": ["acc = []", "for i in range(2):", "    acc.append(v0 * (i + 1.0))",
+               "v1 = snp.stack(acc).sum(axis=0)"],
+    "inplace": ["v1 = snp.zeros_like(v0)", "v1[0] = snp.sin(v0)[0]"],
+    "nested_def": ["def inner(t):", "    return snp.sin(t) * t", "v1 = inner(v0)"],
+    "early_return": ["v1 = v0", "if FLAG:", "    return snp.sum(snp.sin(v1))"],
+    "vector": ["vec = v0 * snp.array([1.0, -0.5, 2.0]) + 0.1 * v0",
+               "v1 = 0.2 * snp.dot(vec, snp.sin(vec)) + v0"],
+    "tuple_unpack": ["p, q = _pair(v0, snp.sin(v0))", "v1 = p * q + 0.5 * p"],
+    "dict_pair": ["d = {'p': snp.sin(v0), 'q': v0 * v0}", "v1 = d['p'] - 0.5 * d['q']"],
+    "where": ["v1 = snp.where(v0 > 0.31 * v0 + 0.0123, snp.sin(v0), v0 * v0)"],
+    "lax_cond": ["v1 = lax.cond(snp.sum(v0) > 0.0123, lambda t: snp.sin(t) * t,",
+                 "             lambda t: t * v0, v0)"],
+    "while_counter": ["v1 = v0", "j = 0", "while j < 2:", "    v1 = 0.7 * v1 + 0.3 * snp.cos(v0)",
+                      "    j += 1"],
+}
 
-@pytest.mark.parametrize("feature", FLAGGED)
-def test_flagged_constructs_still_fail(x64, feature):
-    """Each construct switched off in ENABLED fails today on a program that uses it; when a
-    fix makes it pass, this test fails until ENABLED[feature] is switched on."""
-    body = {
-        "list_var": ["parts = [v0, snp.sin(v0)]", "v1 = sum(parts)"],
-        "walrus": ["v1 = (w := snp.sin(v0)) * w"],
-        "ifexp": ["v1 = snp.sin(v0) if FLAG else v0"],
-        "listcomp": ["v1 = snp.sum(snp.stack([v0 * c for c in (0.5, 2.0)]), axis=0)"],
-        "append": ["acc = []", "for i in range(2):", "    acc.append(v0 * (i + 1.0))",
-                   "v1 = snp.stack(acc).sum(axis=0)"],
-        "inplace": ["v1 = snp.zeros_like(v0)", "v1[0] = snp.sin(v0)[0]"],
-        "nested_def": ["def inner(t):", "    return snp.sin(t) * t", "v1 = inner(v0)"],
-        "early_return": ["v1 = v0", "if FLAG:", "    return snp.sum(snp.sin(v1))"],
-    }[feature]
+
+def test_every_construct_has_a_flagged_body():
+    assert FLAGGED_BODIES.keys() == ENABLED.keys()
+
+
+def _construct_works(feature):
+    """Whether grad and jit of a program using `feature` (FLAGGED_BODIES) are right: grad
+    against finite differences, jit against eager; False where a transform refuses it."""
+    body = FLAGGED_BODIES[feature]
     # in-place updates do not run eagerly on immutable arrays: their reference uses .at
     ref_body = ["v1 = snp.zeros_like(v0)", "v1 = v1.at[0].set(snp.sin(v0)[0])"] \
         if feature == "inplace" else body
@@ -227,10 +247,23 @@ def test_flagged_constructs_still_fail(x64, feature):
         got = np.asarray(secant.grad(f)(X))
         jitted = np.asarray(secant.jit(f)(X))
     except Exception:
-        return                                  # still refused: stays flagged
-    ok = np.allclose(got, fd_grad(ref, X), rtol=1e-5, atol=1e-6) \
+        return False                            # still refused
+    return np.allclose(got, fd_grad(ref, X), rtol=1e-5, atol=1e-6) \
         and np.allclose(jitted, np.asarray(ref(X)))
-    assert not ok, f"{feature} works now: switch it on in ENABLED"
+
+
+@pytest.mark.parametrize("feature", FLAGGED)
+def test_flagged_constructs_still_fail(x64, feature):
+    """Each construct switched off in ENABLED fails today on a program that uses it; when a
+    fix makes it pass, this test fails until ENABLED[feature] is switched on."""
+    assert not _construct_works(feature), f"{feature} works now: switch it on in ENABLED"
+
+
+@pytest.mark.parametrize("feature", [f for f, on in ENABLED.items() if on])
+def test_enabled_constructs_work_on_their_flagged_body(x64, feature):
+    """The body test_flagged_constructs_still_fail would use for each construct switched on
+    works today (so switching one off, that test says whether it still fails)."""
+    assert _construct_works(feature)
 
 
 # --- the other transforms, over the same programs -------------------------------------------

@@ -194,6 +194,14 @@ def test_jacobians_of_a_callee_with_side_effects_run_them_once_per_call(x64):
     calls, j = _runs(jacfwd(relaxed), x, k)
     assert calls == 3
     np.testing.assert_allclose(j, grad(relaxed)(x, k), rtol=1e-10)
+    v = to_snp(RNG.normal(size=3))
+    calls, (h, h_dot) = _runs(lambda x: jvp(lambda x: hessian(relaxed)(x, k), (x,), (v,)), x)
+    assert calls == 3
+    np.testing.assert_allclose(h, h_fd, rtol=1e-5, atol=1e-7)
+    step = 1e-5 * np.asarray(v)
+    h_fd_dot = (np.asarray(hessian(relaxed)(x + step, k))
+                - np.asarray(hessian(relaxed)(x - step, k))) / 2e-5
+    np.testing.assert_allclose(h_dot, h_fd_dot, rtol=1e-4, atol=1e-7)
 
 
 # --- reverse over reverse through a Python loop carrying a dict (was silently wrong) ----------
@@ -229,3 +237,20 @@ def test_grad_of_grad_through_a_loop_carrying_a_dict(x64):
     np.testing.assert_allclose(grad(lambda k: jnp.sum(grad(pair_carry)(w, k)))(k),
                                fd_grad(lambda k: jnp.sum(grad(pair_carry)(w, k)), (k,)),
                                rtol=1e-5, atol=1e-7)
+
+
+# --- a staged `if` inside a Python loop under jit(hessian) (was test_jit_of_hessian_of_roll) ---
+def shifted(x, shifts=(1, 0, 2)):
+    for s in shifts:
+        n = x.shape[0]
+        if s % n:       # staged by jit: a cond whose outputs all read as batched made the
+            x = jnp.concatenate([x[n - s:], x[:n - s]]) * 1.1   # loop's stack read per example
+    return jnp.sum(jnp.sin(x) * x ** 2)
+
+
+def test_jit_of_hessian_through_a_staged_if_in_a_loop(x64):
+    x = to_snp(RNG.normal(size=4))
+    want = np.stack([fd_grad(lambda x: grad(shifted)(x)[i], (x,)) for i in range(4)])
+    np.testing.assert_allclose(hessian(shifted)(x), want, rtol=1e-5, atol=1e-7)
+    for t in (jit(hessian(shifted)), jit(jacfwd(grad(shifted))), jit(jacrev(grad(shifted)))):
+        np.testing.assert_allclose(t(x), hessian(shifted)(x), rtol=1e-10)
