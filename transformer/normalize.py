@@ -60,13 +60,6 @@ _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli",
                              "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32"})
 
 
-def _is_name_chain(node):
-    """`m`, `m.a.b`: a value read without running anything but attribute look-ups."""
-    while isinstance(node, gast.Attribute):
-        node = node.value
-    return isinstance(node, gast.Name)
-
-
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
@@ -1224,38 +1217,25 @@ class Normaliser(ContainerMixin):
         (Read as a field, the tangent's or cotangent's `.p` would run the getter on it: a wrong
         jvp, a cotangent set through the property.) None for anything else."""
         import functools
-        from secant import tree_util
         from secant.transformer import statements
         from secant.transformer.functionalize import _receiver_class
-        if self.src.generated or not _is_name_chain(node.value) or \
-                not self._tracked_names_in(node.value):
+        value = node.value
+        if self.src.generated or not isinstance(value, gast.Name) or value.id in self.held \
+                or not self._tracked_names_in(value) or statements._stores(self.node, value.id):
+            return None         # (a held simple class's object: held_property reads it)
+        cls = _receiver_class(self.src, value)      # a method's self: its class
+        if not inspect.isclass(cls):
+            # (any other object's class is known only when the code runs: a property read off
+            # it is read as a field, test_others6_classes' strict xfail)
             return None
-        value = root = node.value
-        while isinstance(root, gast.Attribute):
-            root = root.value
-        if root.id in self.held:        # (a simple class's object: held_property reads it)
-            return None
-        if isinstance(value, gast.Name) and not statements._stores(self.node, value.id):
-            classes = [_receiver_class(self.src, value)]    # a method's self: its class
+        static = inspect.getattr_static(cls, node.attr, None)
+        if isinstance(static, property) and static.fget is not None:
+            getter = "fget"
+        elif isinstance(static, functools.cached_property):
+            getter = "func"
         else:
-            classes = []
-        if not inspect.isclass(classes[0] if classes else None):
-            # any other object: one of a registered pytree class with such a property (a
-            # class whose field has that name fails loudly: type(m).p has no getter)
-            classes = list(tree_util._node_types)
-        getter = None
-        for cls in classes:
-            static = inspect.getattr_static(cls, node.attr, None)
-            if isinstance(static, property) and static.fget is not None:
-                getter = "fget"
-            elif isinstance(static, functools.cached_property):
-                getter = "func"
-            if getter:
-                break
-        if getter is None:
             return None
-        base = gast.unparse(value).strip()
-        call = gast.parse(f"type({base}).{node.attr}.{getter}({base})").body[0].value
+        call = gast.parse(f"type({value.id}).{node.attr}.{getter}({value.id})").body[0].value
         for n in gast.walk(call):
             gast.copy_location(n, node)
         return call
