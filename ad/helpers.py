@@ -401,12 +401,13 @@ def _registered_with(tree, attrs):
     for name, g in attrs.items():
         if isinstance(inspect.getattr_static(type(tree), name, None),
                       (property, functools.cached_property)):
-            # a computed attribute read as a field (not through a method's self): its getter
-            # is not differentiated here, and setting it would not give the fields' cotangent
+            # a computed attribute read as a field (outside the class's methods, whose
+            # self.p normalize reads by its getter): its cotangent set through the property
+            # would not be the fields' cotangent
             raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                                  f"{name}, a property, outside the class's own methods; read "
-                                  f"it in a method (self.{name}) or call the computation "
-                                  f"directly{where()}")
+                                  f"{name}, a property, as a field: read it in one of the "
+                                  f"class's methods (self.{name}, read by its getter) or call "
+                                  f"the computation directly{where()}")
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
     if tree_util.tree_structure(out) != tree_util.tree_structure(tree):
         raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} from the "

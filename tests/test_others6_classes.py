@@ -206,16 +206,23 @@ def test_property_read_in_a_method_under_jvp(x64):
     assert_trees_close(t, want, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="SILENT WRONG VALUE: a property read outside the class's "
-                   "methods (`m.weight` of a parameter m) is an attribute op whose tangent is "
-                   "`m_dot.weight`, the getter run on the tangent object; the class is not known "
-                   "when the transform reads the code (grad now raises a clear error for it)")
+@pytest.mark.xfail(strict=True, reason="SILENT WRONG VALUE (jvp): a property read outside the "
+                   "class's methods (`m.weight`, m a parameter) is an attribute op whose tangent "
+                   "is `m_dot.weight`, the getter run on the tangent object: m's class is known "
+                   "only when the code runs (grad raises a clear error for it)")
 def test_property_read_outside_methods_under_jvp(x64):
     model = PositiveLinear(jnp.asarray(RNG.normal(size=(3, 2))), jnp.asarray(RNG.normal(size=2)))
     tangent = PositiveLinear(jnp.asarray(RNG.normal(size=(3, 2))), jnp.asarray(RNG.normal(size=2)))
     f = lambda m: jnp.sum(m.weight)
+    with pytest.raises(TypeError, match="a property, as a field"):
+        grad(f)(model)
     _, t = jvp(f, (model,), (tangent,))
     assert_trees_close(t, fd_jvp(f, (model,), (tangent,)), rtol=1e-6)
+    g = grad(f)(model)
+    assert_trees_close(g, fd_grad(f, (model,)), rtol=1e-6)
+    assert_trees_close(hessian(lambda r: f(PositiveLinear(r, model.bias)))(model.raw).reshape(6, 6),
+                       np.diag(np.asarray(jnp.exp(model.raw) / (1 + jnp.exp(model.raw)) ** 2).ravel()),
+                       rtol=1e-8, atol=1e-12)
 
 
 # --- decorators with arguments ------------------------------------------------------------------------
