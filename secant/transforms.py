@@ -1098,7 +1098,6 @@ def _faithful(fn):
     text in its file is not its running code."""
     from secant.transformer.parse import (NoSourceError, StaleSourceError, function_source,
                                           source_verified)
-    from secant.transformer.trace_source import traced
     if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None \
             or source_verified(fn):
         return fn
@@ -1106,6 +1105,7 @@ def _faithful(fn):
         function_source(fn)
         return fn
     except (NoSourceError, StaleSourceError):
+        from secant.transformer.trace_source import traced     # (imported only when needed)
         return traced(fn)
 
 
