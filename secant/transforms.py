@@ -1099,7 +1099,6 @@ def _faithful(fn):
     text in its file is not its running code."""
     from secant.transformer.parse import (NoSourceError, StaleSourceError, function_source,
                                           source_verified)
-    from secant.transformer.trace_source import traced
     if not inspect.isfunction(fn) or getattr(fn, "__secant_source__", None) is not None \
             or source_verified(fn):
         return fn
@@ -1107,6 +1106,7 @@ def _faithful(fn):
         function_source(fn)
         return fn
     except (NoSourceError, StaleSourceError):
+        from secant.transformer.trace_source import traced     # (imported only when needed)
         return traced(fn)
 
 

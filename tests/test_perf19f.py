@@ -220,3 +220,18 @@ def test_a_module_that_does_not_verify_is_a_stablehlo_error():
     exe = runtime.Executable(good, [runtime.Aval((3,), np.float32)])
     out = exe([runtime.put(np.arange(3, dtype=np.float32))])
     assert_allclose(np.asarray(out[0]), [0, 2, 4])
+
+
+def test_counterparts_of_a_numpy_module_imported_later():
+    """secant.numpy's table of NumPy counterparts leaves out NumPy modules not imported yet
+    (numpy.fft), and takes them in once they are."""
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, secant.numpy as snp\n"
+            "from secant.numpy import counterparts as c\n"
+            "assert c.counterpart(np.sin)[1] == 'snp.sin'\n"
+            "assert 'numpy.fft' in c._ABSENT or 'numpy.fft' in sys.modules\n"
+            "import numpy.fft\n"
+            "assert c.counterpart(np.fft.fft)[1] == 'snp.fft.fft', c.counterpart(np.fft.fft)\n"
+            "assert c._ABSENT == ()\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

@@ -2,19 +2,26 @@
 as `snp.linalg.det(a)` (DESIGN: name resolution maps the callee object to secant's). The
 transforms read, and generated code names, secant's function (`snp.linalg.det`), so the code
 they write runs under jit; traced arrays route NumPy calls the same way (backends/core.py)."""
+import sys
+
 import numpy as np
 
 # (NumPy's module, secant.numpy's module as generated code spells it)
 _MODULES = (("numpy", "snp"), ("numpy.linalg", "snp.linalg"), ("numpy.fft", "snp.fft"))
 _TABLE = None
+_ABSENT = ()    # NumPy modules not imported when the table was built (none of their functions
+#                 can be called before they are: the table is built again once one is)
 
 
 def _build():
-    import importlib
+    global _ABSENT
     import secant.numpy as snp
     table = {}
+    _ABSENT = tuple(np_name for np_name, _ in _MODULES if np_name not in sys.modules)
     for np_name, spelled in _MODULES:
-        np_mod = importlib.import_module(np_name)
+        np_mod = sys.modules.get(np_name)
+        if np_mod is None:      # (numpy.fft is imported on first use: not for this table)
+            continue
         ours = snp if spelled == "snp" else getattr(snp, spelled.split(".")[1])
         # (the module's own dict: getattr on every name of dir(numpy) would import numpy's lazy
         # submodules, f2py and testing among them, 0.1 s in a jitted function's first call)
@@ -33,7 +40,7 @@ def counterpart(obj):
     """(secant.numpy's function, how generated code names it) for a NumPy function of numpy,
     numpy.linalg or numpy.fft that secant.numpy has under the same name; else None."""
     global _TABLE
-    if _TABLE is None:
+    if _TABLE is None or _ABSENT and any(m in sys.modules for m in _ABSENT):
         _TABLE = _build()
     try:
         hit = _TABLE.get(id(obj))
