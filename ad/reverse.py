@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import copies, cse, einsum_rules, fold, index_modes
+from secant.ad import copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
                                  UNBROADCAST, VJP)
@@ -970,8 +970,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
+    temporaries = getattr(fn, "temporaries", set()) - primal_params
     lines = _without_leading_blanks(fold.folded(
-        canonical, bars - kept, getattr(fn, "temporaries", set()) - primal_params,
+        fields.read_in_place(canonical, temporaries, primal_params), bars - kept, temporaries,
         bars & kept))
     return lines, out_bar_param, out_param, canonical
 

@@ -13,8 +13,10 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
+from secant.ad import fields
 from secant.transformer import dataflow, ir
 from test_lean20c import fd_grad
+from test_lean20d import _code, _lines
 
 RNG = np.random.default_rng(2007)
 
@@ -137,3 +139,52 @@ def test_summed_by_own_rule_reads_where_the_value_is_read():
     assert _summed([_op("v", "add", "x", "w"), add]) == frozenset()
     # a nested statement the analysis cannot read: nothing
     assert _summed([mm, ir.If("c", [ir.Plain("q = (", {"q"}, O)], [], O), add]) == frozenset()
+
+
+# --- a dict parameter's fields read where used (ad/fields.py) -----------------------------------
+def mlp(params, x):
+    h = snp.tanh(x @ params["w1"] + params["b1"])
+    return snp.sum((h @ params["w2"]) ** 2)
+
+
+def test_a_dict_parameters_fields_are_read_where_used(x64):
+    params = {"w1": RNG.uniform(-1, 1, (3, 4)), "b1": RNG.uniform(-1, 1, (4,)),
+              "w2": RNG.uniform(-1, 1, (4, 2))}
+    x = RNG.uniform(-1, 1, (5, 3))
+    src = secant.source(secant.grad(mlp))
+    assert "w1 = params" not in src and "x @ params['w1'] + params['b1']" in src
+    assert "matmul_grad_y(" in src and "params['w2'])" in src
+    got = secant.grad(mlp)(params, x)
+    for k, v in params.items():
+        def f(u, k=k):
+            return mlp({**params, k: u}, x)
+        np.testing.assert_allclose(np.asarray(got[k]), fd_grad(f, v), rtol=1e-6, atol=1e-8)
+    jitted = secant.jit(secant.grad(mlp))(params, x)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(got[k]), rtol=1e-12)
+
+
+def _read_in_place(*specs, temporaries=("w", "b"), params=("p", "x")):
+    return _code(fields.read_in_place(_lines(*specs), set(temporaries), set(params)))
+
+
+def test_field_reads_move_only_where_nothing_can_change_the_dict():
+    moved = _read_in_place((1, "w = p['w']"), (1, "y = x @ w"), (1, "w_bar = g * w"),
+                           (1, "p_bar = grad_of_fields(p, {'w': w_bar})"), (1, "return p_bar"))
+    assert moved == [(1, "y = x @ p['w']"), (1, "w_bar = g * p['w']"),
+                     (1, "p_bar = grad_of_fields(p, {'w': w_bar})"), (1, "return p_bar")]
+    kept = [
+        # the dict changed in place, reassigned, or handed to a function that could change it
+        ((1, "w = p['w']"), (1, "p['w'] = 2 * w"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "p.update(q)"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "p = q"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "f(p)"), (1, "y = x @ w"), (1, "return y")),
+        # an integer index (an array's row: an op at each read), a name the user gave
+        ((1, "w = x[0]"), (1, "y = w * w"), (1, "return y")),
+        ((1, "v = p['w']"), (1, "y = v * v"), (1, "return y")),
+        # a read inside a lambda (which may name its own parameter w), assigned twice
+        ((1, "w = p['w']"), (1, "y = f(lambda w: w + 1)"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "w = w * 2"), (1, "return w")),
+    ]
+    for specs in kept:
+        assert _read_in_place(*specs) == _code(_lines(*specs)), specs
