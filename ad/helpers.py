@@ -61,7 +61,11 @@ grad_seed.__secant_check__ = True
 def grad_seed_like(x):
     """grad_seed for an output the transform proved to be a scalar of x's dtype (a sum of
     x * x, say: transformer/dataflow.py scalar_like): the same checks and seed, read from x's
-    dtype, so the statements computing the output need not run."""
+    dtype, so the statements computing the output need not run. For a list or tuple (the
+    reduction reads it as an array: transformer/dataflow.py _same_dtype_source) the seed of its
+    sum, which stacks it as the output did (its dtype, a ragged one refused)."""
+    if isinstance(x, (list, tuple)):
+        return grad_seed(snp.sum(x))
     v = x._npy if type(x) is Array and not x.weak_type else None
     if v is not None:   # eager, a canonical float, strong: the seed grad_seed gives, at once
         dt = v.dtype

@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import copies, cse, einsum_rules, fold, index_modes
+from secant.ad import copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
                                  UNBROADCAST, VJP)
@@ -927,8 +927,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         # grad's seed from a parameter whose dtype the output provably has (a sum of it, say):
         # the forward statements then run only for what the reverse pass reads
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
-            p for p in wrt if p not in b.containers and p not in b.fielded]) \
-            if mode == "grad" else None
+            p for p in wrt if p not in b.containers and p not in b.fielded],
+            b.containers | b.fielded) if mode == "grad" else None
         b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
@@ -961,7 +961,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
-    lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads))
+    lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params))
     primal_params = set(fn.params)
     primal = defined_in(fn.body) | primal_params
     bars = {n for ln in lines for n in ln.uses | ln.defines
@@ -970,8 +970,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
+    temporaries = getattr(fn, "temporaries", set()) - primal_params
     lines = _without_leading_blanks(fold.folded(
-        canonical, bars - kept, getattr(fn, "temporaries", set()) - primal_params,
+        fields.read_in_place(canonical, temporaries, primal_params), bars - kept, temporaries,
         bars & kept))
     return lines, out_bar_param, out_param, canonical
 
@@ -1003,16 +1004,27 @@ def _kept_from_reverse(b, start, names, *outs):
     return tuple(kept(o) if o is not None else None for o in outs)
 
 
-def _shape_reads_resolved(lines, reads):
+def _shape_reads_resolved(lines, reads, params=()):
     """`lines` with each placeholder of a value read for its shape only (ReverseBuilder.
     _shape_of) replaced by that value where the derivative computes it anyway (liveness with
-    every placeholder read as its stand-in keeps its assignment), else by the stand-in."""
+    every placeholder read as its stand-in keeps its assignment), else by the stand-in; but by
+    the stand-in where that is held there anyway (a parameter, or read from that line on) and
+    the value is not: the value then has one reader fewer (a temporary read once more folds
+    into it: softmax's `logp = z - snp.log(sum_exp_z)`), and nothing is kept alive longer."""
     if not reads:
         return lines
     kept = {n for ln in dead_code_eliminated(_with_names(lines, {
         t: stand_in for t, (_, stand_in) in reads.items()})) for n in ln.defines}
-    return _with_names(lines, {t: var if var in kept else stand_in
-                               for t, (var, stand_in) in reads.items()})
+    later, read_from = set(), {}            # names read from each placeholder's line on
+    for ln in reversed(lines):
+        later |= ln.uses
+        for t in ln.uses & reads.keys():
+            read_from[t] = set(later)
+    def held(name, t):
+        return name in params or name in read_from.get(t, ())
+    return _with_names(lines, {
+        t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
+        for t, (var, stand_in) in reads.items()})
 
 
 def _with_names(lines, names):

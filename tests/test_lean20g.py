@@ -13,8 +13,12 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
+from secant import lax
+from secant.ad import fields
 from secant.transformer import dataflow, ir
+from secant.transformer.shapes import Shapes
 from test_lean20c import fd_grad
+from test_lean20d import _code, _lines
 
 RNG = np.random.default_rng(2007)
 
@@ -137,3 +141,113 @@ def test_summed_by_own_rule_reads_where_the_value_is_read():
     assert _summed([_op("v", "add", "x", "w"), add]) == frozenset()
     # a nested statement the analysis cannot read: nothing
     assert _summed([mm, ir.If("c", [ir.Plain("q = (", {"q"}, O)], [], O), add]) == frozenset()
+
+
+# --- a dict parameter's fields read where used (ad/fields.py) -----------------------------------
+def mlp(params, x):
+    h = snp.tanh(x @ params["w1"] + params["b1"])
+    return snp.sum((h @ params["w2"]) ** 2)
+
+
+def test_a_dict_parameters_fields_are_read_where_used(x64):
+    params = {"w1": RNG.uniform(-1, 1, (3, 4)), "b1": RNG.uniform(-1, 1, (4,)),
+              "w2": RNG.uniform(-1, 1, (4, 2))}
+    x = RNG.uniform(-1, 1, (5, 3))
+    src = secant.source(secant.grad(mlp))
+    assert "w1 = params" not in src and "x @ params['w1'] + params['b1']" in src
+    assert "matmul_grad_y(" in src and "params['w2'])" in src
+    got = secant.grad(mlp)(params, x)
+    for k, v in params.items():
+        def f(u, k=k):
+            return mlp({**params, k: u}, x)
+        np.testing.assert_allclose(np.asarray(got[k]), fd_grad(f, v), rtol=1e-6, atol=1e-8)
+    jitted = secant.jit(secant.grad(mlp))(params, x)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(got[k]), rtol=1e-12)
+
+
+def _read_in_place(*specs, temporaries=("w", "b"), params=("p", "x")):
+    return _code(fields.read_in_place(_lines(*specs), set(temporaries), set(params)))
+
+
+def test_field_reads_move_only_where_nothing_can_change_the_dict():
+    moved = _read_in_place((1, "w = p['w']"), (1, "y = x @ w"), (1, "w_bar = g * w"),
+                           (1, "p_bar = grad_of_fields(p, {'w': w_bar})"), (1, "return p_bar"))
+    assert moved == [(1, "y = x @ p['w']"), (1, "w_bar = g * p['w']"),
+                     (1, "p_bar = grad_of_fields(p, {'w': w_bar})"), (1, "return p_bar")]
+    kept = [
+        # the dict changed in place, reassigned, or handed to a function that could change it
+        ((1, "w = p['w']"), (1, "p['w'] = 2 * w"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "p.update(q)"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "p = q"), (1, "y = x @ w"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "f(p)"), (1, "y = x @ w"), (1, "return y")),
+        # an integer index (an array's row: an op at each read), a name the user gave
+        ((1, "w = x[0]"), (1, "y = w * w"), (1, "return y")),
+        ((1, "v = p['w']"), (1, "y = v * v"), (1, "return y")),
+        # a read inside a lambda (which may name its own parameter w), assigned twice
+        ((1, "w = p['w']"), (1, "y = f(lambda w: w + 1)"), (1, "return y")),
+        ((1, "w = p['w']"), (1, "w = w * 2"), (1, "return w")),
+    ]
+    for specs in kept:
+        assert _read_in_place(*specs) == _code(_lines(*specs)), specs
+
+
+# --- grad's seed from a reduced value's dtype; a shape read from a value held anyway -----------
+def rnn(w, xs):
+    def step(h, x):
+        h = snp.tanh(h @ w + x)
+        return h, h
+    _, hs = lax.scan(step, snp.zeros(w.shape[0]), xs)
+    return snp.sum(hs * hs)
+
+
+def softmax_xent(logits, labels):
+    z = logits - snp.max(logits, axis=-1, keepdims=True)
+    logp = z - snp.log(snp.sum(snp.exp(z), axis=-1, keepdims=True))
+    return -snp.mean(snp.sum(labels * logp, axis=-1))
+
+
+def test_seed_from_the_reduced_values_dtype_and_shapes_read_from_values_held_anyway(x64):
+    w, xs = RNG.uniform(-0.5, 0.5, (3, 3)), RNG.uniform(-1, 1, (4, 3))
+    src = secant.source(secant.grad(rnn))
+    assert "grad_seed_like(hs)" in src and "hs_sq" not in src     # no sum run for the seed
+    np.testing.assert_allclose(np.asarray(secant.grad(rnn)(w, xs)),
+                               fd_grad(lambda v: rnn(v, xs), w), rtol=1e-6, atol=1e-8)
+    logits, labels = RNG.uniform(-1, 1, (4, 5)), np.eye(5)[[0, 3, 1, 4]]
+    src = secant.source(secant.grad(softmax_xent))
+    assert "logp = z - snp.log(sum_exp_z)" in src       # log's result read for its shape no more
+    np.testing.assert_allclose(np.asarray(secant.grad(softmax_xent)(logits, labels)),
+                               fd_grad(lambda v: softmax_xent(v, labels), logits), rtol=1e-6,
+                               atol=1e-8)
+
+
+def _seed_source(body, name):
+    fn = ir.Function("f", "x", ["x"], body, None)
+    return dataflow.scalar_like(fn, name, Shapes(fn), [])
+
+
+def test_seed_source_follows_only_what_keeps_the_dtype():
+    sq = _op("s", "multiply", "x", "x")
+    red = ir.Op(["o"], "sum", {"a": V("s")}, {}, O)
+    assert _seed_source([sq, red], "o") == "x"
+    # mean of integers is a float; an op of two values promotes; a partial sum is no scalar
+    assert _seed_source([sq, ir.Op(["o"], "mean", {"a": V("s")}, {}, O)], "o") is None
+    assert _seed_source([_op("s", "multiply", "x", "y"), red], "o") is None
+    assert _seed_source([sq, ir.Op(["o"], "sum", {"a": V("s")}, {"axis": "0"}, O)], "o") is None
+    # the value reduced through a sum over an axis, then over the rest
+    part = ir.Op(["p"], "sum", {"a": V("s")}, {"axis": "1"}, O)
+    assert _seed_source([sq, part, ir.Op(["o"], "max", {"a": V("p")}, {}, O)], "o") == "x"
+
+
+def _pair(x):
+    return [snp.sin(x), snp.cos(x) * 2.0]
+
+
+def list_sum(x):
+    return snp.sum(_pair(x))
+
+
+def test_seed_from_a_callees_list_output(x64):
+    x = RNG.uniform(-1, 1, (3,))
+    np.testing.assert_allclose(np.asarray(secant.grad(list_sum)(x)), fd_grad(list_sum, x),
+                               rtol=1e-6, atol=1e-8)

@@ -176,7 +176,7 @@ def shape_witnesses(fn):
 _SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 
 
-def scalar_like(fn, name, shapes, params):
+def scalar_like(fn, name, shapes, params, containers=frozenset()):
     """A name whose dtype `name` provably has, as a scalar (transformer/shapes.py gives the
     shapes): `name` is a reduction over every axis of a value `a` (or of reductions of `a` over
     some axes), or an elementwise op of such scalars and real Python numbers; each name
@@ -186,10 +186,15 @@ def scalar_like(fn, name, shapes, params):
     assigned once at the top level with that same set. Elementwise ops of values and real
     Python numbers (weakly typed) give the values' promoted dtype, inexact when one of them is,
     whatever the ops: so both have the same dtype. grad's seed then needs only that name's
-    dtype, not the output. Else None."""
+    dtype, not the output. Or, for a reduction of one value through ops that keep its dtype
+    (`snp.sum(hs * hs)`), that value (_same_dtype_source), not one of `containers` (names
+    that may hold lists or dicts). Else None."""
     count = definitions(fn)
     ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
            and count.get(s.targets[0]) == 1}
+    top = ({t for s in fn.body if isinstance(s, ir.Op) for t in s.targets
+            if count.get(t) == 1} | (set(fn.params) - set(count))) - set(containers)
+    #       (arrays bound once, at the top level)
     number = frozenset({frozenset()})
 
     def reduced(a):
@@ -233,9 +238,43 @@ def scalar_like(fn, name, shapes, params):
                 return None
             found.add(p)
         return found.pop() if len(found) == 1 else None
-    out = like(name, set())
+    out = _same_dtype_source(ops.get(name), ops, top) or like(name, set())
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
+
+
+# reductions whose result has their operand's dtype where grad's seed accepts it (an inexact
+# one; an integer or bool operand gives an integer, which grad_seed refuses as it refuses the
+# operand itself), and ops of one value that keep its dtype whatever it is (x * x, x + x, -x)
+_DTYPE_REDUCTIONS = {"sum", "max", "min", "prod"}
+_DTYPE_KEEPING = {"multiply", "add", "subtract", "negative", "positive", "conj"}
+
+
+def _same_dtype_source(op, ops, top):
+    """For grad's output computed by `op`, a reduction of _DTYPE_REDUCTIONS over every axis:
+    the value u it reduces through such reductions and ops of one value that keep its dtype
+    (`snp.sum(hs * hs)`: hs), u bound once at the top level. grad's seed from u's dtype
+    (grad_seed_like) is then the seed from the output's, its checks included, whatever u's
+    dtype; else None. (Not for an op of such a reduction and a number: `snp.sum(n) / 2.0` of
+    integers n is a float.)"""
+    if op is None or op.op not in _DTYPE_REDUCTIONS or any(
+            (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
+            for k, v in op.statics.items()):
+        return None
+    while op is not None and op.op in _DTYPE_REDUCTIONS | _DTYPE_KEEPING:
+        if op.op in _DTYPE_REDUCTIONS:
+            if set(op.operands) != {"a"} or not set(op.statics) <= {"axis", "keepdims"}:
+                return None
+            u = op.operands["a"]
+        else:
+            vals = set(op.operands.values())
+            if len(vals) != 1 or op.statics:
+                return None
+            u, = vals
+        if not isinstance(u, ir.Var):
+            return None
+        op = ops.get(u.name)
+    return u.name if u.name in top else None
 
 
 def unreduced_carries(loop, before):
