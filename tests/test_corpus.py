@@ -7,13 +7,9 @@ tests/corpus/known_failures.py and marked xfail(strict=True): a fix that makes o
 its test until the entry is removed. A known refusal that starts returning a wrong value fails
 too, and so does a known wrong value that starts raising.
 
-Profiles: the default runs every case through each transform, REPRESENTATIVE cases through
-every composition (pairs, triples, fourth order), and each other case through a rotating half of
-the pairs that do not start with jit: the pair at position k of PAIRS runs on the case at
-position i of ALL when (k + i) % PAIR_SHARE == 0. So every pair runs on the representative cases
-and on a fixed half of the others, and every case meets half the pairs besides every transform
-alone. The jit-outermost pairs (jit compiles cost most), triples and fourth order run on the
-representative cases only. HYPOTHESIS_PROFILE=thorough runs everything on every case.
+Profiles: the default runs every case through each transform and each pair, and the triples and
+fourth-order compositions on REPRESENTATIVE cases, plus the jit-outermost pairs on them (jit
+compiles cost most); HYPOTHESIS_PROFILE=thorough runs everything on every case.
 `bench/corpus_report.py` prints the pass counts per composition.
 """
 import contextlib
@@ -41,24 +37,19 @@ REPRESENTATIVE = {
 }
 
 
-PAIRS = [name for name, (order, _, _) in harness.COMPOSITIONS.items()
-         if order == 2 and not name.startswith("jit∘")]
-PAIR_SHARE = 2
-
-
-def _in_default_profile(case, i, name):
-    """Whether (case, composition) runs in the default profile, `i` the case's position in ALL
-    (the selection of the module docstring)."""
+def _in_default_profile(case, name):
     order = harness.COMPOSITIONS[name][0]
-    if order == 1 or case.name in REPRESENTATIVE:
+    if order == 1:
         return True
-    return name in PAIRS and (PAIRS.index(name) + i) % PAIR_SHARE == 0
+    if order == 2 and not name.startswith("jit∘"):
+        return True
+    return case.name in REPRESENTATIVE
 
 
 def _params():
-    for i, case in enumerate(ALL):
+    for case in ALL:
         for name in harness.applicable(case):
-            if not (THOROUGH or _in_default_profile(case, i, name)):
+            if not (THOROUGH or _in_default_profile(case, name)):
                 continue
             test_id = f"{case.name}-{name}"
             reason = KNOWN_FAILURES.get(test_id)
