@@ -37,16 +37,25 @@ def x64_or_not(request):
 # order: --no-loadscope-reorder). Queued by test count, as xdist does by default, a file of a few
 # slow tests (subprocesses: the examples, the distributed launches) starts last and keeps one
 # worker busy while the other idles; queued heaviest first, the last files are the short ones.
-# CPU seconds of one run of each file alone (the slowest; Dec 2026); any other file is taken to
-# cost PER_TEST seconds a test. A stale figure changes only the order, never what runs.
+# CPU seconds of each file (user + sys, its subprocesses included) in one process running the
+# suite in collection order (Dec 2026, bench/pytest_cpu.py); test_run_jax_programs,
+# test_scipy_special, test_linalg_lu and test_structural_primitives (after the files that run
+# measured) from a run of each file alone. Any other file is taken to cost PER_TEST
+# seconds a test. A stale figure changes only the order, never what runs.
 CPU_SECONDS = {
-    "test_library_cases.py": 190, "test_corpus.py": 154, "test_composition_sweep.py": 65,
-    "test_library_shapes.py": 57, "test_composition_orders.py": 37,
-    "test_run_jax_programs.py": 33, "test_distributed.py": 33,
-    "test_appends_higher_order.py": 31, "test_scipy_special.py": 23,
-    "test_compilation_cache.py": 21, "test_examples.py": 21, "test_linalg_lu.py": 19,
-    "test_grad_rules.py": 18, "test_error_catalogue.py": 15,
-    "test_structural_primitives.py": 14, "test_catalogue_fixes.py": 11,
+    "test_library_cases.py": 215, "test_corpus.py": 107, "test_composition_sweep.py": 68,
+    "test_library_shapes.py": 48, "test_run_jax_programs.py": 33,
+    "test_deep_compositions.py": 30, "test_eager_memory.py": 23,
+    "test_scipy_special.py": 23, "test_composition_orders.py": 20,
+    "test_distributed.py": 20, "test_linalg_lu.py": 19, "test_limits.py": 18,
+    "test_examples.py": 16, "test_indexing.py": 15, "test_grad_rules.py": 14,
+    "test_structural_primitives.py": 14, "test_compilation_cache.py": 13,
+    "test_elementwise.py": 12, "test_fields15_compositions.py": 11,
+    "test_error_catalogue.py": 10, "test_linalg_final.py": 9, "test_lax.py": 9,
+    "test_catalogue_fixes.py": 9, "test_grad_api.py": 8,
+    "test_control_flow_compositions.py": 8, "test_dist21_failures.py": 8,
+    "test_containers_values.py": 7, "test_dist21_gpu_fallback.py": 7,
+    "test_appends_higher_order.py": 6, "test_lax_loops_second_order.py": 5,
 }
 PER_TEST = 0.05
 
