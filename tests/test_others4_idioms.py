@@ -8,7 +8,6 @@ import functools
 import math
 
 import numpy as np
-import pytest
 
 import secant.numpy as jnp
 from secant import grad, hessian, jit, jvp, tree_util, value_and_grad, vjp, vmap
