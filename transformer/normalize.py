@@ -29,7 +29,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, dataflow, defaults, hygiene, ir, loop_lowering, nonlocals
-from secant.transformer import objects, user_objects
+from secant.transformer import objects, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -1256,6 +1256,11 @@ class Normaliser(ContainerMixin):
         if node.attr in ("at", "mT"):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
+        if not self.src.generated and properties.may_be_computed(node.attr):
+            # a getter or a class constant of some pytree class: chosen when it runs
+            reader = ir.Expr(f"attribute_reader({base.name}, {node.attr!r})")
+            return self._emit("call", {"arg0": reader, "arg1": base}, {}, node.attr,
+                              callee=callees.dynamic_caller(1, ()), callee_name="dynamic_call")
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
 
     def getattr_read(self, node):

@@ -1,0 +1,75 @@
+"""`m.p` of an object whose class is known only when the code runs (m a parameter), where p may
+be computed (a property or cached_property of a pytree class) or a class-level constant rather
+than a field. Read as a field, the transforms would run the getter on the tangent or batched
+object, or read the class's constant as the tangent (a wrong value). The canonical form then
+writes the read as `dynamic_call(attribute_reader(m, 'p'), m)`: attribute_reader picks, when it
+runs, the getter (user code, differentiated and batched as any callee known only at run time),
+a function returning the class's constant, or a field read."""
+import functools
+import inspect
+
+from secant import tree_util
+
+
+def _classes():
+    """The pytree classes with attributes of their own: registered ones and namedtuples."""
+    seen, todo = set(tree_util._node_types), list(tuple.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        if cls not in seen and hasattr(cls, "_fields"):
+            seen.add(cls)
+        todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _computed(cls, name):
+    """Whether cls.name is a getter or a class-level constant, not a field."""
+    static = inspect.getattr_static(cls, name, None)
+    if static is None:
+        return False
+    if isinstance(static, (property, functools.cached_property)):
+        return True
+    # a namedtuple's fields are descriptors; methods, classmethods are called, not read
+    return not (hasattr(static, "__get__") or callable(static))
+
+
+def may_be_computed(name):
+    """Whether `m.name` may read a getter or a class constant of some pytree class (checked at
+    transform time; attribute_reader decides for the object when the code runs)."""
+    if name.startswith("__"):
+        return False
+    return any(_computed(cls, name) for cls in _classes())
+
+
+@functools.lru_cache(maxsize=None)
+def _field_reader(name):
+    from secant.transforms import load_generated
+    return load_generated(f"def read_{name}(obj):\n    return obj.{name}\n", f"read_{name}",
+                          {}, {})
+
+
+@functools.lru_cache(maxsize=None)
+def _constant_reader(name):
+    from secant.transforms import load_generated
+    return load_generated(f"def class_{name}(obj):\n    return type(obj).{name}\n",
+                          f"class_{name}", {}, {})
+
+
+def attribute_reader(obj, name):
+    """The function `obj.name` is read by: the property's getter, the cached_property's
+    function, a read of the class's constant, or a field read."""
+    static = inspect.getattr_static(type(obj), name, None)
+    if isinstance(static, property):
+        if static.fget is None:
+            raise AttributeError(f"property {name!r} of {type(obj).__name__} has no getter")
+        return static.fget
+    if isinstance(static, functools.cached_property):
+        return static.func
+    if static is not None and not hasattr(static, "__get__") and not callable(static) and \
+            name not in getattr(obj, "__dict__", {}):
+        return _constant_reader(name)
+    return _field_reader(name)
+
+
+
+attribute_reader.__secant_static_query__ = True     # (it picks a function: a constant)
