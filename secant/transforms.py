@@ -29,7 +29,7 @@ from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_keywords, dynamic_call
-from secant.transformer.properties import attribute_reader
+from secant.transformer.properties import PlainReads, attribute_reader
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -634,6 +634,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
+    if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
+        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
     if not staged and not self_calls and None not in derived:
         gen.__secant_staging__ = (fn, tuple(derived))      # (read by _same_staged)
     if self_calls:      # a recursive derivative names itself: a transform of it reads that

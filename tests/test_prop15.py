@@ -168,3 +168,33 @@ def test_field_named_like_another_class_property(x64):
 def test_jit_matches_eager(x64):
     m = softplus_model()
     assert_trees_close(jit(weighted)(m), weighted(m), rtol=1e-12)
+
+
+def test_class_registered_after_the_transform(x64):
+    """f reads m.late_gamma as a field when transformed (no pytree class computes it); a class
+    registered later with a property of that name makes the derivative be generated again."""
+    Holder = namedtuple("Holder", "late_gamma")
+    f = lambda m: jnp.sum(jnp.sin(m.late_gamma))
+    h, ht = Holder(jnp.asarray(RNG.normal(size=3))), Holder(jnp.asarray(RNG.normal(size=3)))
+    assert_trees_close(jvp(f, (h,), (ht,))[1], fd_jvp(f, (h,), (ht,)), rtol=1e-6)
+
+    @tree_util.register_pytree_node_class
+    class Late:
+        def __init__(self, raw):
+            self.raw = raw
+
+        @property
+        def late_gamma(self):
+            return jnp.exp(self.raw)
+
+        def tree_flatten(self):
+            return (self.raw,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    m, t = Late(jnp.asarray(RNG.normal(size=3))), Late(jnp.asarray(RNG.normal(size=3)))
+    assert_trees_close(jvp(f, (m,), (t,))[1], fd_jvp(f, (m,), (t,)), rtol=1e-6)
+    check_grad(f, m)
+    assert_trees_close(jvp(f, (h,), (ht,))[1], fd_jvp(f, (h,), (ht,)), rtol=1e-6)

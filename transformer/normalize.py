@@ -130,6 +130,7 @@ class Normaliser(ContainerMixin):
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
         self.queried = set()        # names whose shape queries are written per example (vmap)
+        self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
@@ -1261,6 +1262,7 @@ class Normaliser(ContainerMixin):
             reader = ir.Expr(f"attribute_reader({base.name}, {node.attr!r})")
             return self._emit("call", {"arg0": reader, "arg1": base}, {}, node.attr,
                               callee=callees.dynamic_caller(1, ()), callee_name="dynamic_call")
+        self.plain_attributes.add(node.attr)    # (a class registered later may compute it)
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
 
     def getattr_read(self, node):
@@ -3243,6 +3245,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir = norm.run()
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.plain_attributes = norm.plain_attributes
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered

@@ -41,6 +41,28 @@ def may_be_computed(name):
     return any(_computed(cls, name) for cls in _classes())
 
 
+def _stamp():
+    """Changes when a pytree class may have been added (registered, or a namedtuple made)."""
+    return len(tree_util._node_types), len(tuple.__subclasses__())
+
+
+class PlainReads:
+    """The guard of generated code that reads `m.p` as a field (p a getter or constant of no
+    pytree class when it was transformed): it no longer holds once a class registered since
+    computes p, and the code is generated again (secant/transforms.py _current)."""
+
+    def __init__(self, names):
+        self.names, self.stamp = frozenset(names), _stamp()
+
+    def holds(self):
+        now = _stamp()
+        if now != self.stamp:
+            if any(may_be_computed(n) for n in self.names):
+                return False
+            self.stamp = now
+        return True
+
+
 @functools.lru_cache(maxsize=None)
 def _field_reader(name):
     from secant.transforms import load_generated
