@@ -198,3 +198,18 @@ def test_class_registered_after_the_transform(x64):
     assert_trees_close(jvp(f, (m,), (t,))[1], fd_jvp(f, (m,), (t,)), rtol=1e-6)
     check_grad(f, m)
     assert_trees_close(jvp(f, (h,), (ht,))[1], fd_jvp(f, (h,), (ht,)), rtol=1e-6)
+
+
+def squares_by_name(m):
+    total = 0.0
+    for k in ("weight", "bias"):        # names known only when the loop runs
+        total = total + jnp.sum(getattr(m, k) ** 2)
+    return total
+
+
+def test_getattr_of_a_property_by_a_name_known_when_it_runs(x64):
+    m, t = softplus_model(), softplus_model()
+    _, got = jvp(squares_by_name, (m,), (t,))
+    assert_trees_close(got, fd_jvp(squares_by_name, (m,), (t,)), rtol=1e-6)
+    check_grad(squares_by_name, m)
+    check_vmap(squares_by_name, (Softplus(RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 2))),))

@@ -1259,11 +1259,16 @@ class Normaliser(ContainerMixin):
                                  "the transform")
         if not self.src.generated and properties.may_be_computed(node.attr):
             # a getter or a class constant of some pytree class: chosen when it runs
-            reader = ir.Expr(f"attribute_reader({base.name}, {node.attr!r})")
-            return self._emit("call", {"arg0": reader, "arg1": base}, {}, node.attr,
-                              callee=callees.dynamic_caller(1, ()), callee_name="dynamic_call")
+            return self._read_by_class(base, repr(node.attr), node.attr)
         self.plain_attributes.add(node.attr)    # (a class registered later may compute it)
         return self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
+
+    def _read_by_class(self, base, name, hint):
+        """base.<name> read by the function attribute_reader picks when it runs, by base's
+        class: a getter, a class constant or a field (transformer/properties.py)."""
+        reader = ir.Expr(f"attribute_reader({base.name}, {name})")
+        return self._emit("call", {"arg0": reader, "arg1": base}, {}, hint,
+                          callee=callees.dynamic_caller(1, ()), callee_name="dynamic_call")
 
     def getattr_read(self, node):
         """getattr(tree, name) of a tracked tree: tree.name for a constant name; a name known
@@ -1279,6 +1284,8 @@ class Normaliser(ContainerMixin):
         key = self.operand(name)
         if not isinstance(key, ir.Expr):
             raise self.src.error(node, "getattr with a traced attribute name")
+        if not self.src.generated:      # (the name may be a getter's: picked when it runs)
+            return self._read_by_class(base, key.src, f"{base.name}_attr")
         return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
     def subscript(self, node):

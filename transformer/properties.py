@@ -9,6 +9,7 @@ import functools
 import inspect
 
 from secant import tree_util
+from secant.backends.errors import SecantTypeError, where
 
 
 def _classes():
@@ -90,6 +91,9 @@ def attribute_reader(obj, name):
     if static is not None and not hasattr(static, "__get__") and not callable(static) and \
             name not in getattr(obj, "__dict__", {}):
         return _constant_reader(name)
+    if not name.isidentifier():
+        raise SecantTypeError(f"cannot differentiate or batch getattr(m, {name!r}) of a "
+                              f"{type(obj).__name__}: not an attribute name{where()}")
     return _field_reader(name)
 
 
