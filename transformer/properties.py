@@ -36,10 +36,21 @@ def _computed(cls, name):
 
 def may_be_computed(name):
     """Whether `m.name` may read a getter or a class constant of some pytree class (checked at
-    transform time; attribute_reader decides for the object when the code runs)."""
-    if name.startswith("__"):
-        return False
-    return any(_computed(cls, name) for cls in _classes())
+    transform time; attribute_reader decides for the object when it runs)."""
+    return name in _computed_names()
+
+
+_computed_cache = [None, frozenset()]       # (the classes' stamp, the names they compute)
+
+
+def _computed_names():
+    stamp = _stamp()
+    if _computed_cache[0] != stamp:
+        names = {name for cls in _classes() for klass in cls.__mro__
+                 if klass not in (object, tuple) for name in vars(klass)
+                 if not name.startswith("__") and _computed(cls, name)}
+        _computed_cache[:] = [stamp, frozenset(names)]
+    return _computed_cache[1]
 
 
 def _stamp():
