@@ -213,3 +213,32 @@ def test_getattr_of_a_property_by_a_name_known_when_it_runs(x64):
     assert_trees_close(got, fd_jvp(squares_by_name, (m,), (t,)), rtol=1e-6)
     check_grad(squares_by_name, m)
     check_vmap(squares_by_name, (Softplus(RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 2))),))
+
+
+@tree_util.register_pytree_node_class
+class Sized:
+    """A property named like an array's static attribute."""
+
+    def __init__(self, w):
+        self.w = w
+
+    @property
+    def size(self):
+        return self.w.shape[0]
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def test_property_named_size_under_vmap_is_refused(x64):
+    """m.size of a batched pytree object was read as an array's per-example size (np.shape of
+    the object is (): 1, a wrong value); it is refused clearly. grad and jvp read the getter."""
+    f = lambda m: jnp.sum(m.w) * m.size
+    m = Sized(jnp.asarray(RNG.normal(size=3)))
+    check_grad(f, m)
+    with pytest.raises(TypeError, match="size of a batched Sized"):
+        vmap(f)(Sized(jnp.asarray(RNG.normal(size=(4, 3)))))
