@@ -84,6 +84,10 @@ def _broadcast_leaf(leaf, n):
 def example_size(x, outer=0):
     """The number of elements of one example of batched x (`outer`: enclosing vmaps' batch
     axes in front of x's, which an enclosing vmap writes when it reads this call)."""
+    if tree_util.is_node_type(type(x)):     # m.size of a pytree object: its class's own
+        raise SecantTypeError(f"vmap cannot read .size of a batched {type(x).__name__} object "
+                              f"as an array's (np.shape of it is ()); compute it from an array "
+                              f"field (m.w.size){where()}")
     size = 1
     for d in np.shape(x)[1 + outer:]:
         size = size * d

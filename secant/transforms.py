@@ -29,6 +29,7 @@ from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_keywords, dynamic_call
+from secant.transformer.properties import PlainReads, attribute_reader
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -581,7 +582,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
-            "check_keywords": check_keywords,
+            "check_keywords": check_keywords, "attribute_reader": attribute_reader,
             **helpers.by_name(),
             **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
             **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
@@ -633,6 +634,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             frozenset() if given in read else frozenset({"out"}))
     gen.__secant_guards__ = (fn_ir.guard,) + tuple(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
+    if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
+        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
     if not staged and not self_calls and None not in derived:
         gen.__secant_staging__ = (fn, tuple(derived))      # (read by _same_staged)
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
@@ -1117,7 +1120,8 @@ def _reserved():
         import builtins
         _RESERVED = {**{n: getattr(builtins, n) for n in dir(builtins) if not n.startswith("__")},
                      **batch_helpers.by_name(), **helpers.by_name(), "snp": snp, "lax": lax,
-                     "dynamic_call": dynamic_call, "check_keywords": check_keywords}
+                     "dynamic_call": dynamic_call, "check_keywords": check_keywords,
+                     "attribute_reader": attribute_reader}
     return _RESERVED
 
 

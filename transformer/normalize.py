@@ -29,7 +29,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, dataflow, defaults, hygiene, ir, loop_lowering, nonlocals
-from secant.transformer import objects, operators, user_objects
+from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
@@ -138,6 +138,7 @@ class Normaliser(ContainerMixin):
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
         self.object_ops = []
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
+        self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
@@ -1308,10 +1309,21 @@ class Normaliser(ContainerMixin):
         if node.attr in ("at", "mT"):
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
+        if not self.src.generated and properties.may_be_computed(node.attr):
+            # a getter or a class constant of some pytree class: chosen when it runs
+            return self._read_by_class(base, repr(node.attr), node.attr)
+        self.plain_attributes.add(node.attr)    # (a class registered later may compute it)
         read = self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
         if isinstance(read, ir.Var):
             self.fields.append(self.out[-1])
         return read
+
+    def _read_by_class(self, base, name, hint):
+        """base.<name> read by the function attribute_reader picks when it runs, by base's
+        class: a getter, a class constant or a field (transformer/properties.py)."""
+        reader = ir.Expr(f"attribute_reader({base.name}, {name})")
+        return self._emit("call", {"arg0": reader, "arg1": base}, {}, hint,
+                          callee=callees.dynamic_caller(1, ()), callee_name="dynamic_call")
 
     def getattr_read(self, node):
         """getattr(tree, name) of a tracked tree: tree.name for a constant name; a name known
@@ -1327,6 +1339,8 @@ class Normaliser(ContainerMixin):
         key = self.operand(name)
         if not isinstance(key, ir.Expr):
             raise self.src.error(node, "getattr with a traced attribute name")
+        if not self.src.generated:      # (the name may be a getter's: picked when it runs)
+            return self._read_by_class(base, key.src, f"{base.name}_attr")
         return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
     def subscript(self, node):
@@ -3356,6 +3370,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir = norm.run()
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
+    fn_ir.plain_attributes = norm.plain_attributes
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered

@@ -1,0 +1,112 @@
+"""`m.p` of an object whose class is known only when the code runs (m a parameter), where p may
+be computed (a property or cached_property of a pytree class) or a class-level constant rather
+than a field. Read as a field, the transforms would run the getter on the tangent or batched
+object, or read the class's constant as the tangent (a wrong value). The canonical form then
+writes the read as `dynamic_call(attribute_reader(m, 'p'), m)`: attribute_reader picks, when it
+runs, the getter (user code, differentiated and batched as any callee known only at run time),
+a function returning the class's constant, or a field read."""
+import functools
+import inspect
+
+from secant import tree_util
+from secant.backends.errors import SecantTypeError, where
+
+
+def _classes():
+    """The pytree classes with attributes of their own: registered ones and namedtuples."""
+    seen, todo = set(tree_util._node_types), list(tuple.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        if cls not in seen and hasattr(cls, "_fields"):
+            seen.add(cls)
+        todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _computed(cls, name):
+    """Whether cls.name is a getter or a class-level constant, not a field."""
+    static = inspect.getattr_static(cls, name, None)
+    if static is None:
+        return False
+    if isinstance(static, (property, functools.cached_property)):
+        return True
+    # a namedtuple's fields are descriptors; methods, classmethods are called, not read
+    return not (hasattr(static, "__get__") or callable(static))
+
+
+def may_be_computed(name):
+    """Whether `m.name` may read a getter or a class constant of some pytree class (checked at
+    transform time; attribute_reader decides for the object when it runs)."""
+    return name in _computed_names()
+
+
+_computed_cache = [None, frozenset()]       # (the classes' stamp, the names they compute)
+
+
+def _computed_names():
+    stamp = _stamp()
+    if _computed_cache[0] != stamp:
+        names = {name for cls in _classes() for klass in cls.__mro__
+                 if klass not in (object, tuple) for name in vars(klass)
+                 if not name.startswith("__") and _computed(cls, name)}
+        _computed_cache[:] = [stamp, frozenset(names)]
+    return _computed_cache[1]
+
+
+def _stamp():
+    """Changes when a pytree class may have been added (registered, or a namedtuple made)."""
+    return len(tree_util._node_types), len(tuple.__subclasses__())
+
+
+class PlainReads:
+    """The guard of generated code that reads `m.p` as a field (p a getter or constant of no
+    pytree class when it was transformed): it no longer holds once a class registered since
+    computes p, and the code is generated again (secant/transforms.py _current)."""
+
+    def __init__(self, names):
+        self.names, self.stamp = frozenset(names), _stamp()
+
+    def holds(self):
+        now = _stamp()
+        if now != self.stamp:
+            if any(may_be_computed(n) for n in self.names):
+                return False
+            self.stamp = now
+        return True
+
+
+@functools.lru_cache(maxsize=None)
+def _field_reader(name):
+    from secant.transforms import load_generated
+    return load_generated(f"def read_{name}(obj):\n    return obj.{name}\n", f"read_{name}",
+                          {}, {})
+
+
+@functools.lru_cache(maxsize=None)
+def _constant_reader(name):
+    from secant.transforms import load_generated
+    return load_generated(f"def class_{name}(obj):\n    return type(obj).{name}\n",
+                          f"class_{name}", {}, {})
+
+
+def attribute_reader(obj, name):
+    """The function `obj.name` is read by: the property's getter, the cached_property's
+    function, a read of the class's constant, or a field read."""
+    static = inspect.getattr_static(type(obj), name, None)
+    if isinstance(static, property):
+        if static.fget is None:
+            raise AttributeError(f"property {name!r} of {type(obj).__name__} has no getter")
+        return static.fget
+    if isinstance(static, functools.cached_property):
+        return static.func
+    if static is not None and not hasattr(static, "__get__") and not callable(static) and \
+            name not in getattr(obj, "__dict__", {}):
+        return _constant_reader(name)
+    if not name.isidentifier():
+        raise SecantTypeError(f"cannot differentiate or batch getattr(m, {name!r}) of a "
+                              f"{type(obj).__name__}: not an attribute name{where()}")
+    return _field_reader(name)
+
+
+
+attribute_reader.__secant_static_query__ = True     # (it picks a function: a constant)
