@@ -242,9 +242,10 @@ class Normaliser(ContainerMixin):
             code = self._source(stmt.value)
             if printing and self.batching:
                 code = self._per_example(stmt.value, code)
-            # a call for its effect (print, log.append(...), counter.bump()): run once per call
+            # a call for its effect (print, log.append(...), counter.bump()): run once per call;
+            # a check (check_bound, grad_seed) raises where the user's code would: kept in replays
             self.out.append(ir.Plain(code, set(), self.origin,
-                                     effect=isinstance(stmt.value, gast.Call)))
+                                     effect=isinstance(stmt.value, gast.Call) and not checking))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             if isinstance(stmt, gast.Assert) and self.batching:
                 self._batched_truth_value(stmt.test, "assert")
