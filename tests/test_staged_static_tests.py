@@ -53,3 +53,19 @@ def test_a_flag_bound_to_different_constants_stays_traced(x64):
         np.testing.assert_allclose(jit(grad(f))(x), fd(f, x), rtol=1e-6)
     xs = jnp.asarray([0.2, 0.9])
     np.testing.assert_allclose(jit(vmap(f))(xs), [float(f(v)) for v in xs], rtol=1e-12)
+
+
+def int_flag_under_a_traced_test(x):
+    k = 0
+    if x > 0.5:
+        k = 3
+    return x * k
+
+
+def test_a_python_int_chosen_by_a_batched_test_is_batched(x64):
+    """Each branch binds k to a constant, but vmap's examples take different branches: k is one
+    value per example (a per-output activity that marked it unbatched returned one row each)."""
+    xs = jnp.asarray([0.2, 0.9, 1.5])
+    want = [int_flag_under_a_traced_test(float(v)) for v in xs]
+    np.testing.assert_allclose(jit(vmap(int_flag_under_a_traced_test))(xs), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(vmap(grad(int_flag_under_a_traced_test)))(xs), [0.0, 3.0, 3.0])

@@ -2659,10 +2659,12 @@ class Normaliser(ContainerMixin):
         cond/switch, those some branch computes from a differentiated value; one no branch
         does stays a constant (a Python int the branches flip, `if n < 0: a = 1.0 / a; n = -n`
         staged by jit, read later by bin(n) or range(n)), as vectorize._branch_out_axes keeps
-        it unbatched. Any other op, or branches whose form is not read here: every output."""
+        it unbatched; under vmap only while the choice is unbatched. Any other op, or branches whose form is not read here: every output."""
         every = [True] * n
         if op.op not in ("cond", "switch"):
             return every
+        if self.batching and any(op.statics.get(p) in self.tracked for p in ("pred", "index")):
+            return every    # a batched choice: each example may take another branch's constant
         operands = op.operands["operands"].items
         positions = [i for i, o in enumerate(operands) if _has_var(o)] + \
             [len(operands) + j for j in range(len(op.operands["closed"].items))]
