@@ -251,3 +251,18 @@ def test_seed_from_a_callees_list_output(x64):
     x = RNG.uniform(-1, 1, (3,))
     np.testing.assert_allclose(np.asarray(secant.grad(list_sum)(x)), fd_grad(list_sum, x),
                                rtol=1e-6, atol=1e-8)
+
+
+def squared_tanh(x):
+    return snp.sum(snp.tanh(x) ** 2)
+
+
+def test_seed_reads_a_parameter_before_a_reduced_value(x64):
+    """A seed from a parameter of the same dtype (dataflow's `like`) costs nothing; one from the
+    reduced value (`tanh_x ** 2`, not in the dtype-keeping ops) would compute the square only to
+    read its dtype: the parameter is tried first."""
+    src = secant.source(secant.grad(squared_tanh))
+    assert "grad_seed_like(x)" in src and "tanh_x ** 2\n" not in src, src
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(secant.grad(squared_tanh)(x),
+                               2 * np.tanh(x) * (1 - np.tanh(x) ** 2), rtol=1e-12)

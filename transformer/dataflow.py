@@ -238,7 +238,7 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
                 return None
             found.add(p)
         return found.pop() if len(found) == 1 else None
-    out = _same_dtype_source(ops.get(name), ops, top) or like(name, set())
+    out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top)
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
