@@ -80,14 +80,20 @@ def _broadcast_leaf(leaf, n):
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
 
 
+def _not_an_object(x, attr):
+    """m.size / m.shape / m.ndim of a batched pytree object is its class's own (a property
+    reading batched fields): not the per-example array query, refused."""
+    if tree_util.is_node_type(type(x)):
+        raise SecantTypeError(f"vmap cannot read .{attr} of a batched {type(x).__name__} object "
+                              f"as an array's (np.shape of it is ()); compute it from an array "
+                              f"field (m.w.{attr}){where()}")
+
+
 @shape_only
 def example_size(x, outer=0):
     """The number of elements of one example of batched x (`outer`: enclosing vmaps' batch
     axes in front of x's, which an enclosing vmap writes when it reads this call)."""
-    if tree_util.is_node_type(type(x)):     # m.size of a pytree object: its class's own
-        raise SecantTypeError(f"vmap cannot read .size of a batched {type(x).__name__} object "
-                              f"as an array's (np.shape of it is ()); compute it from an array "
-                              f"field (m.w.size){where()}")
+    _not_an_object(x, "size")
     size = 1
     for d in np.shape(x)[1 + outer:]:
         size = size * d
@@ -95,6 +101,24 @@ def example_size(x, outer=0):
 
 
 example_size.__secant_batch_depth__ = "size"     # read by a vmap: one more outer axis
+
+
+@shape_only
+def example_shape(x, outer=0):
+    """x.shape[1:] where some pytree class computes `shape` (a property): written only then
+    (transformer/normalize.py), so a batched object of such a class is refused, not read."""
+    _not_an_object(x, "shape")
+    return np.shape(x)[1 + outer:]
+
+
+@shape_only
+def example_ndim(x, outer=0):
+    """x.ndim - 1 where some pytree class computes `ndim` (see example_shape)."""
+    _not_an_object(x, "ndim")
+    return np.ndim(x) - 1 - outer
+
+
+example_shape.__secant_batch_depth__ = example_ndim.__secant_batch_depth__ = "size"
 
 
 def example_len(x, outer=0):
@@ -633,6 +657,7 @@ def unbound_axis(name, bound):
 
 
 NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
+         "example_shape", "example_ndim",
          "batch_axis", "batch_new_axis", "batch_shape", "flat_examples", "transpose_batched",
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",

@@ -63,6 +63,7 @@ class BatchBuilder(Walker):
         not) has no batch axis to leave out, so its queries are written back whole (`(x.ndim -
         1) == 1` unparses without its parentheses)."""
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
+                                       "example_shape(", "example_ndim(",
                                        "batch_axis(", "batch_new_axis(")):
             return code
         for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
@@ -73,8 +74,9 @@ class BatchBuilder(Walker):
                         query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
                     code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
-                code = re.sub(rf"(?<![\w.])(example_size|example_len)\({name}, (\d+)\)",  # one
-                              lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)  # outer axis fewer
+                # (a helper's query read by an enclosing vmap: one outer axis fewer)
+                code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim))\({name}, (\d+)\)",
+                              lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)
                 code = _one_outer_axis_fewer(code, name)
         return code
 
@@ -1120,6 +1122,7 @@ def _flags(b, value):
 
 _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
                  ("example_size({x})", "{x}.size"), ("example_len({x})", "len({x})"),
+                 ("example_shape({x})", "{x}.shape"), ("example_ndim({x})", "{x}.ndim"),
                  ("snp.shape({x})[1:]", "snp.shape({x})"),
                  ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
 

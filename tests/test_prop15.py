@@ -14,6 +14,7 @@ import pytest
 
 import secant.numpy as jnp
 from secant import grad, hessian, jit, jvp, tree_util, vmap
+from secant.backends.errors import SecantTypeError
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, fd_jvp
 
@@ -242,3 +243,76 @@ def test_property_named_size_under_vmap_is_refused(x64):
     check_grad(f, m)
     with pytest.raises(TypeError, match="size of a batched Sized"):
         vmap(f)(Sized(jnp.asarray(RNG.normal(size=(4, 3)))))
+
+
+# --- vmap: m.shape / m.ndim computed by a pytree class -----------------------------------------
+@pytest.fixture
+def grid_class():
+    """A pytree class whose shape and ndim are properties (not its array's): registered for the
+    test only, so the rest of the process keeps the plain `x.shape[1:]` form."""
+    class Grid:
+        def __init__(self, w, rows, cols):
+            self.w, self.rows, self.cols = w, rows, cols
+
+        @property
+        def shape(self):
+            return (self.rows, self.cols)
+
+        @property
+        def ndim(self):
+            return 2
+
+    tree_util.register_pytree_node(Grid, lambda g: ((g.w,), (g.rows, g.cols)),
+                                   lambda aux, ch: Grid(ch[0], *aux))
+    yield Grid
+    tree_util._node_types.discard(Grid)
+
+
+def test_batched_object_shape_property_is_refused_not_misread(x64, grid_class):
+    """vmap would read m.shape[1:] / m.ndim - 1 off the batched object: (3,) and 1 where the
+    getter gives (2, 3) and 2 -- a wrong value; it is refused with the user's line."""
+    def energy(g):
+        return jnp.sum(g.w) * g.shape[0] + g.ndim
+    g = grid_class(jnp.asarray(RNG.normal(size=(4, 6))), 2, 3)
+    with pytest.raises(SecantTypeError, match=r"\.shape|\.ndim"):
+        vmap(energy)(g)
+
+
+def test_array_shape_queries_unchanged_while_such_a_class_exists(x64, grid_class):
+    def f(x):
+        return x * x.shape[0] + x.ndim + x.shape[-1]
+    xs = RNG.normal(size=(3, 4))
+    want = [f(np.asarray(x)) for x in xs]
+    np.testing.assert_allclose(vmap(f)(jnp.asarray(xs)), want, rtol=1e-12)
+    np.testing.assert_allclose(vmap(vmap(f))(jnp.asarray(xs[:, None, :] * np.ones((1, 2, 1)))),
+                               [[f(np.asarray(x))] * 2 for x in xs], rtol=1e-12)
+
+
+def test_vmap_made_before_the_class_is_made_again(x64):
+    """A batched function generated while no class computed `shape` is generated again once one
+    does (properties.PlainReads), so it refuses the new class's objects."""
+    def energy(g):
+        return jnp.sum(g.w) * g.shape[0]
+    fn = vmap(energy)
+
+    class Early:            # shape: a plain attribute, the array's
+        def __init__(self, w):
+            self.w, self.shape = w, np.shape(w)
+
+    class Late:             # shape: a property, not the array's
+        def __init__(self, w):
+            self.w = w
+
+        @property
+        def shape(self):
+            return (7,)
+
+    tree_util.register_pytree_node(Early, lambda g: ((g.w,), None), lambda aux, ch: Early(*ch))
+    try:
+        np.testing.assert_allclose(fn(Early(jnp.ones((2, 3, 5)))), [45.0, 45.0])
+        tree_util.register_pytree_node(Late, lambda g: ((g.w,), None), lambda aux, ch: Late(*ch))
+        with pytest.raises(SecantTypeError, match=r"\.shape"):
+            fn(Late(jnp.ones((2, 3, 5))))
+    finally:
+        tree_util._node_types.discard(Early)
+        tree_util._node_types.discard(Late)

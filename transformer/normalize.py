@@ -1301,6 +1301,7 @@ class Normaliser(ContainerMixin):
         if node.attr in STATIC_ATTRIBUTES:
             if self.batching:
                 self.queried.add(base.name)
+                _guard_query(self, node.attr)
                 return ir.Expr(_per_example(base.name, node.attr))
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
@@ -3392,8 +3393,24 @@ _PER_EXAMPLE_CALLS = {"shape": "snp.shape({x})[1:]", "ndim": "(snp.ndim({x}) - 1
                       "size": "example_size({x})", "len": "example_len({x})"}
 
 
+def _per_example_form(attr):
+    """The per-example template of x.<attr>; where some pytree class computes shape or ndim (a
+    property), a helper that refuses a batched object of it (batching/helpers.example_shape):
+    its getter would read the batched fields, and x.shape[1:] of that is no example's shape."""
+    if attr in ("shape", "ndim") and properties.may_be_computed(attr):
+        return f"example_{attr}({{x}})"
+    return _PER_EXAMPLE[attr]
+
+
+def _guard_query(norm, attr):
+    """x.shape / x.ndim written as the array query: generated again if a pytree class
+    registered later computes the name (properties.PlainReads), which example_shape refuses."""
+    if attr in ("shape", "ndim") and not properties.may_be_computed(attr):
+        norm.plain_attributes.add(attr)
+
+
 def _per_example(name, attr):
-    return _PER_EXAMPLE[attr].format(x=name) if attr in _PER_EXAMPLE else f"{name}.{attr}"
+    return _per_example_form(attr).format(x=name) if attr in _PER_EXAMPLE else f"{name}.{attr}"
 
 
 class _PerExampleQueries(gast.NodeTransformer):
@@ -3459,6 +3476,10 @@ class _PerExampleQueries(gast.NodeTransformer):
         if isinstance(v, gast.Attribute) and v.attr == "shape" and isinstance(k, gast.Constant) \
                 and type(k.value) is int:
             x = self._queried(v.value)
+            if x is not None:
+                _guard_query(self.norm, "shape")
+            if x is not None and properties.may_be_computed("shape"):
+                return self._replace(f"example_shape({{x}})[{k.value}]", v.value, x)
             if x is not None and k.value < 0:
                 return node if x == getattr(v.value, "id", None) else \
                     self._replace(f"{{x}}.shape[{k.value}]", v.value, x)
@@ -3469,7 +3490,8 @@ class _PerExampleQueries(gast.NodeTransformer):
     def visit_Attribute(self, node):
         x = self._queried(node.value) if node.attr in _PER_EXAMPLE else None
         if x is not None:
-            return self._replace(_PER_EXAMPLE[node.attr], node.value, x)
+            _guard_query(self.norm, node.attr)
+            return self._replace(_per_example_form(node.attr), node.value, x)
         return self.generic_visit(node)
 
     def visit_Call(self, node):
