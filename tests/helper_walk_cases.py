@@ -185,6 +185,8 @@ CASES = {
     "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
+    "example_shape": ("snp.reshape(x, (2,) + example_shape(x))", {"x": r(2, 3)}),
+    "example_ndim": ("x * example_ndim(x)", {"x": r(2, 3)}),
     "batch_shape": ("snp.reshape(x, batch_shape(x, (3,)))", {"x": r(2, 3)}),
     "batch_axis": ("snp.sum(x, axis=batch_axis(0, x))", {"x": r(2, 3)}),
     "batch_flat_axis": ("snp.cumsum(flat_examples_if(x, None), axis=batch_flat_axis(None, x))[:, :3]"
