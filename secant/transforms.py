@@ -1933,9 +1933,13 @@ _FLOAT0 = np.dtype([("float0", np.void, 0)])      # jax.dtypes.float0: tangents 
 
 def _base(fun, args=None):
     """What the transforms read for `fun`: its staged form while jit traces; vmap(f) for the
-    parameters a call with `args` passes."""
+    parameters a call with `args` passes; the form of it that knows which of `args` are user
+    objects with operators (transformer/operators.py), as grad's, jvp's and vmap's wrappers
+    pick it."""
     if args is not None and _per_call(fun) and active_trace() is None:
         return _shaped(fun, args, {})
+    if args is not None:        # user objects with operators among args: fun's form for them
+        fun = _objects_form(fun, args) or _objects_form(_op_function(fun), args) or fun
     return _op_function(staged(fun) if active_trace() is not None else fun)
 
 

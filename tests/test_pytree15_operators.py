@@ -3,17 +3,15 @@ unary minus and abs() (registered as a pytree), used as JAX users write physics 
 calls the class's methods (a subclass's reflected one first), so the transforms must: the
 generated code asks at run time (transformer/operators.py) where an operand may be such an
 object, and keeps plain operators on arrays. Checked under grad, jit(grad), jvp, vmap,
-vmap(grad) and hessian against float64 finite differences, a Python loop and eager (hessian
-with objects passed in: a strict xfail, its cause below)."""
+vmap(grad) and hessian against float64 finite differences, a Python loop and eager."""
 import os
 import pathlib
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
-from secant import grad, hessian, jit, jvp, tree_util
+from secant import grad, hessian, jacfwd, jacrev, jit, jvp, tree_util
 
 from others15_check import check_grad, check_vmap, fd_grad, fd_jvp, to_snp
 
@@ -147,13 +145,40 @@ def test_arrays_keep_plain_operators_and_objects_ask_at_run_time():
     assert text == path.read_text()
 
 
-@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, secant.SecantError), reason=(
-    "hessian(f) with user objects with operators as arguments: grad's, jvp's and vmap's "
-    "wrappers pick f's objects form when they see the arguments (transformer/operators.py "
-    "objects_in, transforms.py _objects_form), but hessian's Jacobian (transforms.py "
-    "_Jacobian._run) generates the jvp and vjp of f itself, its form for arrays, so Vector's "
-    "operators are read as array ops there ('Vector' object has no attribute 'shape')"))
 def test_hessian_with_objects_passed_in(x64):
-    v, w = vec(), vec()
-    h = hessian(vector_loss)(to_snp(v), to_snp(w))
-    assert isinstance(h, Vector)
+    """Regression: hessian's Jacobians generated the jvp and vjp of f's form for arrays (its
+    operators read as array ops: 'Vector' object has no attribute 'shape'); they now read the
+    objects form grad's, jvp's and vmap's wrappers pick (transforms.py _base). JAX's layout: a
+    Vector of Vectors, a tuple of tuples for argnums=(0, 1)."""
+    v, w = to_snp((vec(), vec()))
+    h = hessian(vector_loss)(v, w)
+    assert isinstance(h, Vector) and isinstance(h.xyz, Vector)
+    np.testing.assert_allclose(h.xyz.xyz, -0.5 * np.eye(3), atol=1e-12)     # |u|^2 + v.u
+    for loss in (cubic_loss, lambda v, w: cubic_loss(w, v)):
+        on_arrays = lambda a, b: loss(Vector(a), Vector(b))
+        for k in (0, 1):
+            want = np.stack([fd_grad(lambda *p: grad(on_arrays, argnums=k)(*p)[i],
+                                     (v.xyz, w.xyz), argnum=k) for i in range(3)])
+            h = hessian(loss, argnums=k)(v, w)
+            np.testing.assert_allclose(h.xyz.xyz, want, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(jit(hessian(loss, argnums=k))(v, w).xyz.xyz, h.xyz.xyz,
+                                       rtol=1e-10)
+        both = hessian(loss, argnums=(0, 1))(v, w)
+        want = hessian(on_arrays, argnums=(0, 1))(v.xyz, w.xyz)
+        for i in (0, 1):
+            assert isinstance(both[i], Vector)
+            for j in (0, 1):
+                np.testing.assert_allclose(both[i].xyz[j].xyz, want[i][j], rtol=1e-10)
+    # the Jacobians one at a time, and of grad
+    np.testing.assert_allclose(jacrev(cubic_loss)(v, w).xyz, grad(cubic_loss)(v, w).xyz,
+                               rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(cubic_loss)(v, w).xyz, grad(cubic_loss)(v, w).xyz,
+                               rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(grad(cubic_loss))(v, w).xyz.xyz,
+                               hessian(cubic_loss)(v, w).xyz.xyz, rtol=1e-10)
+
+
+def cubic_loss(v, w):
+    """A Hessian that varies: 3|d| I + 3 d d^T / |d| of |d|^3, d = v - 2w, plus v.w."""
+    d = v - 2.0 * w
+    return abs(d) ** 3 + v @ w
