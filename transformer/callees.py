@@ -12,6 +12,8 @@ plain function, an op or a secant function:
 - `functools.partial(f, a)(x)`, `p(x)` -> `f(a, x)`, `p.func(p.args[0], x)`
 - `f(*(a, b))`, `f(**{"k": v})`        -> `f(a, b)`, `f(k=v)`
 (staticmethods are plain functions already; operator.add & co. are ops: transformer/ops.py.)
+- `super().m(x)` in a method of C    -> `super_method(C, self, 'm')(self, x)` (normalize.py
+                                        super_call), the method found when it runs
 
 A callee that only the running program knows (a parameter's method `self.layer(x)`, a function
 picked from a container by data) is not resolved here: the normaliser writes it as a call of
@@ -265,6 +267,26 @@ def short_name(fn):
     if name == "__call__":
         return (getattr(fn, "__qualname__", "fn").split(".")[-2] or "fn").lower()
     return name
+
+
+def super_method(cls, obj, name):
+    """The function `super().name` finds in a method of `cls` called on `obj`: name's
+    definition in the next class after cls in type(obj)'s MRO (mixins chained by super()),
+    called with obj passed first; known only when the code runs (obj's class)."""
+    mro = type(obj).__mro__
+    after = mro[mro.index(cls) + 1:] if cls in mro else ()
+    found = next((vars(c)[name] for c in after if name in vars(c)), None)
+    if not inspect.isfunction(found):
+        from secant.backends.errors import SecantError
+        raise SecantError(f"super().{name} in a method of {cls.__qualname__} called on a "
+                          f"{type(obj).__qualname__} finds {found!r}: secant transforms a "
+                          "super() call of a plain method defined in Python")
+    return found
+
+
+# super_method(C, self, 'm')(self, x): self passed again, and what it returns depends on self's
+# class only: a constant for every transform (as operators.binary_method)
+super_method.__secant_dispatcher__ = super_method.__secant_static_query__ = True
 
 
 def dynamic_call(fn, *args, **kwargs):

@@ -1520,6 +1520,8 @@ class Normaliser(ContainerMixin):
     # --- calls -----------------------------------------------------------------------------------
     def call(self, node):
         func = node.func
+        if _is_super_call(func):
+            return self.call(self.super_call(node))
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
@@ -1750,6 +1752,36 @@ class Normaliser(ContainerMixin):
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func, obj)
+
+    def super_call(self, node):
+        """`super().m(x)` in a method of C (its `__class__` cell) taking `self` first:
+        `super_method(C, self, 'm')(self, x)`, the function Python finds in self's class's MRO
+        when the code runs (transformer/callees.py), called as any callee known only then."""
+        cls = self.src.cells.get("__class__")
+        params = self.src.node.args.posonlyargs + self.src.node.args.args
+        try:
+            cls = cls.cell_contents
+        except (AttributeError, ValueError):
+            cls = None
+        if not inspect.isclass(cls) or not params:
+            raise self.src.error(node, "super() outside a method of a class: Python needs the "
+                                 "class and self it is called in")
+        look_up = next((k for k, v in self.bindings.items() if v is callees.super_method),
+                       None) or self.names.fresh("super_method")
+        self.src.imports[look_up] = self.bindings[look_up] = callees.super_method
+        owner = next((k for k, v in self.bindings.items() if v is cls), None) \
+            or self.names.fresh(cls.__name__)
+        self.src.imports[owner] = self.bindings[owner] = cls     # (resolved: the dispatcher)
+        me = params[0].id
+        text = f"{look_up}({owner}, {me}, {node.func.attr!r})"
+        func = gast.copy_location(gast.parse(text).body[0].value, node.func)
+        for n in gast.walk(func):
+            if isinstance(n, gast.expr):
+                gast.copy_location(n, node.func)
+        return gast.copy_location(gast.Call(
+            func=func, args=[gast.copy_location(gast.Name(me, gast.Load(), None, None),
+                                                node.func)] + list(node.args),
+            keywords=node.keywords), node)
 
     def _kind_of_call(self, node):
         """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
@@ -3263,6 +3295,13 @@ def _array_method(name):
     from secant.backends.array import Array
     from secant.numpy.methods import function_of
     return function_of(name) is not None or callable(getattr(Array, name, None))
+
+
+def _is_super_call(func):
+    """`super().m` (the zero-argument super of a method)."""
+    return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call) and \
+        isinstance(func.value.func, gast.Name) and func.value.func.id == "super" and \
+        not func.value.args and not func.value.keywords
 
 
 def _is_static_query(obj):

@@ -88,7 +88,7 @@ def _build(cls):
             properties.add(k)
     constants = {k for k, v in members.items() if not k.startswith("__") and k not in sources
                  and not isinstance(v, property) and not inspect.isfunction(v)}
-    ns = types.SimpleNamespace()
+    ns, supers = types.SimpleNamespace(), _Supers(cls, members)
     if dataclasses.is_dataclass(cls) and "__post_init__" not in members:
         fields = [f.name for f in dataclasses.fields(cls)]
         ns.__init__ = _dataclass_init(cls)
@@ -96,16 +96,58 @@ def _build(cls):
         init_src = function_source(members["__init__"])
         fields = _fields(init_src.node)
         ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
-                               set(sources), constants, ns, properties)
+                               set(sources), constants, ns, properties, supers)
     else:
         raise NotEligible("no __init__ of its own")
     for name, src in sources.items():
         fn = members[name].fget if name in properties else members[name]
         setattr(ns, name, _rewrite(cls, src, fn, name, fields, set(sources), constants, ns,
-                                   properties))
+                                   properties, supers))
+    for owner, name in supers.pending():    # super().m(x) -> functional.Base.m(self, x)
+        fn = vars(owner)[name]
+        setattr(supers.namespace(ns, owner), name, _rewrite(
+            cls, function_source(fn), fn, name, fields, set(sources), constants, ns,
+            properties, supers, owner))
     ns.__fields__ = tuple(fields)
     ns.__properties__ = frozenset(properties)
     return ns
+
+
+class _Supers:
+    """`super().m(...)` in a method of the class `owner`: the definition of m in the next
+    class after `owner` in cls's MRO that defines it (mixins chained by super()), read as
+    `functional.Next.m(self, ...)`, each such method made functional once."""
+
+    def __init__(self, cls, members):
+        self.cls, self.members, self.wanted, self.done = cls, members, [], set()
+        names = [c.__name__ for c in cls.__mro__[:-1]]
+        self.clash = {n for n in names if names.count(n) > 1 or n in members}
+
+    def __call__(self, owner, name):
+        mro = self.cls.__mro__[:-1]
+        after = mro[mro.index(owner) + 1:] if owner in mro else ()
+        nxt = next((c for c in after if name in vars(c)), None)
+        if nxt is None or not inspect.isfunction(vars(nxt)[name]) or nxt.__name__ in self.clash:
+            raise NotEligible(f"super().{name}")
+        if (nxt, name) not in self.done:
+            self.done.add((nxt, name))
+            self.wanted.append((nxt, name))
+        return nxt.__name__
+
+    def pending(self):
+        while self.wanted:
+            yield self.wanted.pop(0)
+
+    @staticmethod
+    def namespace(ns, owner):
+        if not hasattr(ns, owner.__name__):
+            setattr(ns, owner.__name__, types.SimpleNamespace())
+        return getattr(ns, owner.__name__)
+
+
+def _owner(cls, name):
+    """The class of cls's MRO whose `name` attribute lookup finds."""
+    return next(c for c in cls.__mro__ if name in vars(c))
 
 
 def _dataclass_init(cls):
@@ -151,9 +193,11 @@ def _self_name(node):
     return a.args[0].id
 
 
-def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties):
-    if fn.__code__.co_freevars:
+def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, supers,
+             owner=None):
+    if set(fn.__code__.co_freevars) - {"__class__"}:   # (__class__: the cell super() reads)
         raise NotEligible("closure")
+    owner = owner or _owner(cls, name)
     node = copy.deepcopy(src.node)
     me = _self_name(node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
@@ -170,7 +214,8 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties):
         node.args.args = node.args.args[1:]
         if any(isinstance(n, gast.Return) for n in gast.walk(node)):
             raise NotEligible("return in __init__")
-    _Fields(me, fields, methods, constants, names, locals_, is_init, properties).visit(node)
+    _Fields(me, fields, methods, constants, names, locals_, is_init, properties,
+            lambda method: supers(owner, method)).visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
                          + "}").body[0]
@@ -189,7 +234,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties):
     source = "\n".join(printer.lines) + "\n"
     free = {names["functional"]: ns, names["cls"]: cls}
     out = loader.load(source, node.name, src.globals, free, printer.origins)
-    out.__qualname__ = f"{cls.__qualname__}.{name}"
+    out.__qualname__ = f"{owner.__qualname__}.{name}"
     out.__module__ = fn.__module__
     out.__secant_source__ = FunctionSource(out, gast.parse(source).body[0],
                                            out.__code__.co_filename, 1, source.splitlines(),
@@ -203,16 +248,28 @@ class _Fields(gast.NodeTransformer):
     `functional.m(self, ...)`; `self.p` of a property -> `functional.p(self)`; `self.CONST`
     -> `Cls.CONST`; anything else with self: not eligible."""
 
-    def __init__(self, me, fields, methods, constants, names, locals_, is_init, properties):
+    def __init__(self, me, fields, methods, constants, names, locals_, is_init, properties,
+                 super_of):
         self.me, self.fields, self.methods, self.constants = me, fields, methods, constants
         self.names, self.locals, self.is_init = names, locals_, is_init
-        self.properties = properties
+        self.properties, self.super_of = properties, super_of
 
     def _is_self(self, node):
         return isinstance(node, gast.Name) and node.id == self.me
 
     def visit_Call(self, node):
         f = node.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Call) \
+                and isinstance(f.value.func, gast.Name) and f.value.func.id == "super" \
+                and not f.value.args and not f.value.keywords and not self.is_init:
+            base = self.super_of(f.attr)    # super().m(x) -> functional.Base.m(self, x)
+            node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
+                [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.func = gast.copy_location(gast.Attribute(gast.Attribute(
+                gast.Name(self.names["functional"], gast.Load(), None, None), base,
+                gast.Load()), f.attr, gast.Load()), f)
+            return node
         if isinstance(f, gast.Attribute) and self._is_self(f.value) and f.attr in self.methods \
                 and f.attr not in self.properties:
             if self.is_init:
@@ -252,6 +309,8 @@ class _Fields(gast.NodeTransformer):
         # (a method's self: the dict of fields, read only through the forms above)
         if node.id == self.me and not isinstance(node.ctx, gast.Param):
             raise NotEligible("self used as a value")
+        if node.id in ("super", "__class__"):
+            raise NotEligible(node.id)      # (other than super().m(...) in a method)
         return node
 
 
