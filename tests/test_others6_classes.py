@@ -244,6 +244,11 @@ class Diamond(Doubling, Left, Right):
     """MRO Diamond, Doubling, Left, Right, Base: Left's super() is Right, not Base."""
 
 
+class Tripled(Diamond):
+    def features(self, x, k):
+        return 3.0 * super(Tripled, self).features(x, k)     # the two-argument spelling
+
+
 def test_super_in_a_diamond(x64):
     w, x = RNG.normal(size=(3, 2)), RNG.normal(size=(5, 3))
     closed = lambda w, x: jnp.sum(2.0 * (jnp.sin(0.5 * x @ w) ** 2 + 1.0))
@@ -260,6 +265,14 @@ def test_super_in_a_diamond(x64):
     h = hessian(lambda x: d(x))(to_snp(x[:1]))
     assert_trees_close(h, hessian(lambda x: closed(jnp.asarray(w), x))(to_snp(x[:1])),
                        rtol=1e-10)
+    tripled = lambda w, x: Tripled(w)(x)
+    t = Tripled(jnp.asarray(w))
+    for f in (tripled, lambda w, x: t(x)):
+        for argnum in (0, 1):
+            g = check_grad(f, w, x, argnum=argnum)
+            if f is tripled or argnum == 1:
+                assert_trees_close(g, 3.0 * grad(closed, argnums=argnum)(*to_snp((w, x))),
+                                   rtol=1e-10)
 
 
 # --- a pytree class with a property ------------------------------------------------------------------

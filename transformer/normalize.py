@@ -1754,25 +1754,30 @@ class Normaliser(ContainerMixin):
         return self._inactive_call(node, func, obj)
 
     def super_call(self, node):
-        """`super().m(x)` in a method of C (its `__class__` cell) taking `self` first:
-        `super_method(C, self, 'm')(self, x)`, the function Python finds in self's class's MRO
-        when the code runs (transformer/callees.py), called as any callee known only then."""
-        cls = self.src.cells.get("__class__")
-        params = self.src.node.args.posonlyargs + self.src.node.args.args
-        try:
-            cls = cls.cell_contents
-        except (AttributeError, ValueError):
-            cls = None
-        if not inspect.isclass(cls) or not params:
-            raise self.src.error(node, "super() outside a method of a class: Python needs the "
-                                 "class and self it is called in")
+        """`super().m(x)` in a method of C (its `__class__` cell) taking `self` first, or
+        `super(C, self).m(x)`: `super_method(C, self, 'm')(self, x)`, the function Python
+        finds in self's class's MRO when the code runs (transformer/callees.py), called as any
+        callee known only then."""
         look_up = next((k for k, v in self.bindings.items() if v is callees.super_method),
                        None) or self.names.fresh("super_method")
         self.src.imports[look_up] = self.bindings[look_up] = callees.super_method
-        owner = next((k for k, v in self.bindings.items() if v is cls), None) \
-            or self.names.fresh(cls.__name__)
-        self.src.imports[owner] = self.bindings[owner] = cls     # (resolved: the dispatcher)
-        me = params[0].id
+        given = node.func.value.args
+        if given:                               # super(C, self)
+            owner, me = self._source(given[0]), given[1].id
+        else:
+            cls = self.src.cells.get("__class__")
+            params = self.src.node.args.posonlyargs + self.src.node.args.args
+            try:
+                cls = cls.cell_contents
+            except (AttributeError, ValueError):
+                cls = None
+            if not inspect.isclass(cls) or not params:
+                raise self.src.error(node, "super() outside a method of a class: Python needs "
+                                     "the class and self it is called in")
+            owner = next((k for k, v in self.bindings.items() if v is cls), None) \
+                or self.names.fresh(cls.__name__)
+            self.src.imports[owner] = self.bindings[owner] = cls     # (resolved: the dispatcher)
+            me = params[0].id
         text = f"{look_up}({owner}, {me}, {node.func.attr!r})"
         func = gast.copy_location(gast.parse(text).body[0].value, node.func)
         for n in gast.walk(func):
@@ -2008,7 +2013,8 @@ class Normaliser(ContainerMixin):
         caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
         inner = func.value if isinstance(func, gast.Subscript) else func
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
-            inner.id.lower() if isinstance(inner, gast.Name) else "call"
+            inner.id.lower() if isinstance(inner, gast.Name) else \
+            inner.args[-1].value.strip("_") if maker is callees.super_method else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name="dynamic_call")
 
@@ -3298,10 +3304,11 @@ def _array_method(name):
 
 
 def _is_super_call(func):
-    """`super().m` (the zero-argument super of a method)."""
+    """`super().m` (the zero-argument super of a method) or `super(C, self).m`."""
     return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call) and \
         isinstance(func.value.func, gast.Name) and func.value.func.id == "super" and \
-        not func.value.args and not func.value.keywords
+        not func.value.keywords and (not func.value.args or len(func.value.args) == 2 and
+                                     isinstance(func.value.args[1], gast.Name))
 
 
 def _is_static_query(obj):

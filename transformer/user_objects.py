@@ -21,6 +21,7 @@ object, whose derivative would be a silent zero.
 """
 import copy
 import dataclasses
+import functools
 import inspect
 import types
 
@@ -214,8 +215,10 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
         node.args.args = node.args.args[1:]
         if any(isinstance(n, gast.Return) for n in gast.walk(node)):
             raise NotEligible("return in __init__")
+    super_of = functools.partial(supers, owner)
+    super_of.owner = owner.__name__
     _Fields(me, fields, methods, constants, names, locals_, is_init, properties,
-            lambda method: supers(owner, method)).visit(node)
+            super_of).visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
                          + "}").body[0]
@@ -253,6 +256,7 @@ class _Fields(gast.NodeTransformer):
         self.me, self.fields, self.methods, self.constants = me, fields, methods, constants
         self.names, self.locals, self.is_init = names, locals_, is_init
         self.properties, self.super_of = properties, super_of
+        self.owner = getattr(super_of, "owner", None)   # (super(Owner, self): as super())
 
     def _is_self(self, node):
         return isinstance(node, gast.Name) and node.id == self.me
@@ -261,7 +265,8 @@ class _Fields(gast.NodeTransformer):
         f = node.func
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Call) \
                 and isinstance(f.value.func, gast.Name) and f.value.func.id == "super" \
-                and not f.value.args and not f.value.keywords and not self.is_init:
+                and not f.value.keywords and not self.is_init and (not f.value.args or [
+                    gast.unparse(a).strip() for a in f.value.args] == [self.owner, self.me]):
             base = self.super_of(f.attr)    # super().m(x) -> functional.Base.m(self, x)
             node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
                 [self.visit(a) for a in node.args]
