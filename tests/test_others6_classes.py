@@ -275,6 +275,60 @@ def test_super_in_a_diamond(x64):
                                    rtol=1e-10)
 
 
+class Affine:
+    def __init__(self, w, b):
+        super().__init__()                  # object's: nothing
+        self.w, self.b = w, b
+
+    def __call__(self, x):
+        return x @ self.w + self.b
+
+
+class Gated(Affine):
+    def __init__(self, w, b, s):
+        super().__init__(w, 2.0 * b)
+        self.s = s * self.b                 # a field super().__init__ set, read after it
+
+    def __call__(self, x):
+        return self.s * jnp.tanh(super().__call__(x))
+
+
+class Shifted(Gated):
+    def __init__(self, w, b, s, c):
+        super(Shifted, self).__init__(w, b, s)
+        self.c = c
+
+    def __call__(self, x):
+        return super().__call__(x) - self.c
+
+
+def gated_loss(w, b, s, x):
+    return jnp.sum(Shifted(w, b, s, 0.5 * s)(x) ** 2) + jnp.sum(Gated(w, b, s)(x))
+
+
+def test_super_init_chain(x64):
+    """Regression: an __init__ calling super().__init__(...) was refused (an object built
+    from differentiated values not read as its fields); now the base's __init__ is read as a
+    function of its fields too: `affine_fields = functional.Affine.__init__(w, 2.0 * b)`."""
+    w, b, s, x = (RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=2),
+                  RNG.normal(size=(4, 3)))
+
+    def closed(w, b, s, x):
+        gated = 2.0 * s * b * jnp.tanh(x @ w + 2.0 * b)
+        return jnp.sum((gated - 0.5 * s) ** 2) + jnp.sum(gated)
+    args = to_snp((w, b, s, x))
+    np.testing.assert_allclose(gated_loss(*args), closed(*args), rtol=1e-12)
+    for k in range(4):
+        g = check_grad(gated_loss, w, b, s, x, argnum=k)
+        assert_trees_close(g, grad(closed, argnums=k)(*args), rtol=1e-10)
+    check_vmap(lambda x: gated_loss(w, b, s, x), (RNG.normal(size=(3, 4, 3)),))
+    check_vmap(lambda s: gated_loss(w, b, s, x), (RNG.normal(size=(3, 2)),))
+    assert_trees_close(hessian(gated_loss, argnums=2)(*args),
+                       hessian(closed, argnums=2)(*args), rtol=1e-10)
+    assert "affine_fields = functional.Affine.__init__(w, 2.0 * b)" in "\n".join(
+        functional_form(Shifted).Gated.__init__.__secant_source__.lines)
+
+
 # --- a pytree class with a property ------------------------------------------------------------------
 @tree_util.register_pytree_node_class
 class PositiveLinear:

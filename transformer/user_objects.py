@@ -16,7 +16,10 @@ __init__(a), x)`, so derivatives and batching flow through the fields. An object
 local (`m = C(a)`, then `m(x)`, `m.apply(x)`, `m.w`) is read the same way, as its dict of
 fields, when that local is bound once and used only in those forms (`held_object`) or has
 its fields set in the function's own body (`m.w = v`, `m.w += v`: the dict rebuilt,
-`m = m | {"w": v}`; not in a loop or branch): it never escapes either. Any other class or use keeps the normaliser's clear error: never a constant
+`m = m | {"w": v}`; not in a loop or branch): it never escapes either. `super().m(x)` in a
+method of class K reads the next class after K in C's MRO that defines m, made functional too:
+`functional.Base.m(self, x)`; `super().__init__(a)` in an __init__, `base_fields =
+functional.Base.__init__(a)` and the fields it sets read from it. Any other class or use keeps the normaliser's clear error: never a constant
 object, whose derivative would be a silent zero.
 """
 import copy
@@ -95,7 +98,7 @@ def _build(cls):
         ns.__init__ = _dataclass_init(cls)
     elif inspect.isfunction(members.get("__init__")):
         init_src = function_source(members["__init__"])
-        fields = _fields(init_src.node)
+        fields = _init_fields(cls, _owner(cls, "__init__"))
         ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
                                set(sources), constants, ns, properties, supers)
     else:
@@ -106,8 +109,9 @@ def _build(cls):
                                    properties, supers))
     for owner, name in supers.pending():    # super().m(x) -> functional.Base.m(self, x)
         fn = vars(owner)[name]
+        own = _init_fields(cls, owner) if name == "__init__" else fields
         setattr(supers.namespace(ns, owner), name, _rewrite(
-            cls, function_source(fn), fn, name, fields, set(sources), constants, ns,
+            cls, function_source(fn), fn, name, own, set(sources), constants, ns,
             properties, supers, owner))
     ns.__fields__ = tuple(fields)
     ns.__properties__ = frozenset(properties)
@@ -176,6 +180,38 @@ def _dataclass_init(cls):
     return fn
 
 
+def _init_fields(cls, owner):
+    """The fields the __init__ of `owner` (a class of cls's MRO) sets, with those its
+    `super().__init__(...)` sets (first), in order."""
+    node = function_source(vars(owner)["__init__"]).node
+    out = []
+    if _super_init(node.body, node) is not None:
+        nxt = _next_init(cls, owner)
+        out = _init_fields(cls, nxt) if nxt is not None else []
+    return out + [f for f in _fields(node) if f not in out]
+
+
+def _super_init(body, node):
+    """The statement `super().__init__(...)` (or `super(C, self).__init__(...)`) of an
+    __init__'s body, or None; one elsewhere (in a branch, in an expression): not eligible."""
+    found = None
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                and n.func.attr == "__init__" and isinstance(n.func.value, gast.Call) \
+                and isinstance(n.func.value.func, gast.Name) and n.func.value.func.id == "super":
+            top = [s for s in body if isinstance(s, gast.Expr) and s.value is n]
+            if found is not None or not top or n.func.value.keywords:
+                raise NotEligible("super().__init__")
+            found = top[0]
+    return found
+
+
+def _next_init(cls, owner):
+    """The class after `owner` in cls's MRO whose __init__ super().__init__ runs (None: object's)."""
+    mro = cls.__mro__[:-1]
+    return next((c for c in mro[mro.index(owner) + 1:] if "__init__" in vars(c)), None)
+
+
 def _fields(node):
     """The fields `__init__` sets (`self.x = ...`), in order."""
     me = _self_name(node)
@@ -198,6 +234,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
              owner=None):
     if set(fn.__code__.co_freevars) - {"__class__"}:   # (__class__: the cell super() reads)
         raise NotEligible("closure")
+    named = (owner or cls).__name__.lower()     # (a super().__init__ one: after its class)
     owner = owner or _owner(cls, name)
     node = copy.deepcopy(src.node)
     me = _self_name(node)
@@ -215,6 +252,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
         node.args.args = node.args.args[1:]
         if any(isinstance(n, gast.Return) for n in gast.walk(node)):
             raise NotEligible("return in __init__")
+        _inline_super_init(node, cls, owner, me, supers, names, locals_, fresh)
     super_of = functools.partial(supers, owner)
     super_of.owner = owner.__name__
     _Fields(me, fields, methods, constants, names, locals_, is_init, properties,
@@ -224,7 +262,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
                          + "}").body[0]
         node.body.append(ret)
     # (generated code names values after it: `model_fields_out = ...__init__(a)`)
-    node.name = f"{cls.__name__.lower()}_fields" if is_init else name
+    node.name = f"{named}_fields" if is_init else name
     node.decorator_list, node.returns = [], None
     for m in gast.walk(node):
         if isinstance(m, gast.Name):
@@ -244,6 +282,39 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
                                            src.globals, free, generated=src.generated)
     out.__secant_user_method__ = True       # the user's code: desugared as any (desugar.py)
     return out
+
+
+def _inline_super_init(node, cls, owner, me, supers, names, locals_, fresh):
+    """`super().__init__(a)` in an __init__ -> `base_fields = functional.Base.__init__(a)` and
+    `self_w = base_fields['w']` for each field Base's __init__ sets (nothing for object's)."""
+    stmt = _super_init(node.body, node)
+    if stmt is None:
+        return
+    call = stmt.value
+    given = call.func.value.args
+    if given and [gast.unparse(a).strip() for a in given] != [owner.__name__, me]:
+        raise NotEligible("super(...) of another class")
+    nxt = _next_init(cls, owner)
+    at = node.body.index(stmt)
+    if nxt is None:                 # object.__init__()
+        if call.args or call.keywords:
+            raise NotEligible("object.__init__ with arguments")
+        node.body[at:at + 1] = []
+        return
+    supers(owner, "__init__")       # (made functional too: functional.Base.__init__)
+    parent = fresh(f"{nxt.__name__.lower()}_fields")
+    made = gast.Call(gast.Attribute(gast.Attribute(
+        gast.Name(names["functional"], gast.Load(), None, None), nxt.__name__, gast.Load()),
+        "__init__", gast.Load()), call.args, call.keywords)
+    new = [gast.Assign([gast.Name(parent, gast.Store(), None, None)], made)]
+    for f in _init_fields(cls, nxt):
+        new.append(gast.Assign([gast.Name(locals_[f], gast.Store(), None, None)], gast.Subscript(
+            gast.Name(parent, gast.Load(), None, None), gast.Constant(f, None), gast.Load())))
+    for s in new:
+        for n in gast.walk(s):
+            if isinstance(n, (gast.expr, gast.stmt)):
+                gast.copy_location(n, stmt)
+    node.body[at:at + 1] = new
 
 
 class _Fields(gast.NodeTransformer):
