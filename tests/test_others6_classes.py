@@ -532,10 +532,73 @@ def masked_mixing(w, b, x):
     return jnp.sum((attn @ x) * layer.b)
 
 
-@pytest.mark.xfail(strict=True, reason="refused: an object holding another object built from differentiated values (Frozen(Linear(w, b))) is not a simple user class secant reads")
 def test_getattr_delegation_and_cached_mask(x64):
+    """Regression: refused (an object holding another object built from differentiated
+    values, read through __getattr__). An argument that builds an object of a simple class is
+    now read as its fields too, and the outer class's form knows which of its fields holds
+    one: `self._module(x)` -> `linear_functional.__call__(self['_module'], x)`; `layer.b`
+    through a __getattr__ delegating to that field -> layer['_module']['b']."""
     w, b, x = 0.3 * RNG.normal(size=(3, 3)), RNG.normal(size=3), RNG.normal(size=(5, 3))
     check_grad(masked_mixing, w, b, x)
+    check_grad(masked_mixing, w, b, x, argnum=1)
     check_grad(masked_mixing, w, b, x, argnum=2)
     check_vmap(lambda x: masked_mixing(w, b, x), (RNG.normal(size=(2, 5, 3)),))
+    check_vmap(lambda w: masked_mixing(w, b, x), (0.3 * RNG.normal(size=(2, 3, 3)),))
     assert causal_mask.cache_info().hits > 0
+    text = secant.source(grad(masked_mixing))
+    assert "Frozen(Linear(w, b))" in text and "linear_functional" not in text
+
+
+class Positive:
+    """A layer whose weight is a property (softplus of a raw field)."""
+
+    def __init__(self, raw, b):
+        self.raw, self.b = raw, b
+
+    @property
+    def weight(self):
+        return jnp.logaddexp(self.raw, 0.0)
+
+    def apply(self, x):
+        return x @ self.weight + self.b
+
+
+class Block:
+    """Two sub-layers (one of them given by keyword), called, their methods, properties and
+    fields read."""
+
+    def __init__(self, first, second, scale):
+        self.first = first
+        self.second = second
+        self.scale = scale
+
+    def __call__(self, x):
+        h = jnp.tanh(self.first(x)) * self.scale
+        return self.second.apply(h) + jnp.sum(self.second.weight) + self.first.b
+
+
+def block_loss(w1, b1, raw, b2, x):
+    block = Block(Linear(w1, b1), scale=2.0, second=Positive(raw, b2))
+    return jnp.sum(block(x) ** 2) + jnp.sum(Frozen(Linear(w1, b1))(x))
+
+
+def test_objects_holding_objects(x64):
+    """Neighbours: two sub-objects (of two classes, one by keyword) in one object; a method,
+    a property and a field of a sub-object read in the outer method; built in place
+    (Frozen(Linear(w, b))(x)); under grad in every argument, jit, vmap and hessian."""
+    w1, b1, raw, b2, x = (0.5 * RNG.normal(size=(3, 2)), RNG.normal(size=2),
+                          RNG.normal(size=(2, 2)), RNG.normal(size=2), RNG.normal(size=(4, 3)))
+
+    def closed(w1, b1, raw, b2, x):
+        h = jnp.tanh(x @ w1 + b1) * 2.0
+        wp = jnp.logaddexp(raw, 0.0)
+        return jnp.sum((h @ wp + b2 + jnp.sum(wp) + b1) ** 2) + jnp.sum(x @ w1 + b1)
+    args = (w1, b1, raw, b2, x)
+    np.testing.assert_allclose(block_loss(*to_snp(args)), closed(*to_snp(args)), rtol=1e-12)
+    for k in range(5):
+        g = check_grad(block_loss, *args, argnum=k)
+        assert_trees_close(g, grad(closed, argnums=k)(*to_snp(args)), rtol=1e-10)
+    check_vmap(lambda x: block_loss(w1, b1, raw, b2, x), (RNG.normal(size=(3, 4, 3)),))
+    check_vmap(lambda raw: block_loss(w1, b1, raw, b2, x), (RNG.normal(size=(3, 2, 2)),))
+    assert_trees_close(hessian(block_loss, argnums=3)(*to_snp(args)),
+                       hessian(closed, argnums=3)(*to_snp(args)), rtol=1e-10)

@@ -19,7 +19,12 @@ its fields set in the function's own body (`m.w = v`, `m.w += v`: the dict rebui
 `m = m | {"w": v}`; not in a loop or branch): it never escapes either. `super().m(x)` in a
 method of class K reads the next class after K in C's MRO that defines m, made functional too:
 `functional.Base.m(self, x)`; `super().__init__(a)` in an __init__, `base_fields =
-functional.Base.__init__(a)` and the fields it sets read from it. Any other class or use keeps the normaliser's clear error: never a constant
+functional.Base.__init__(a)` and the fields it sets read from it. An argument that builds an
+object of a simple class (`Frozen(Linear(w, b))`) is read as its fields too, and the outer
+class's form for it (form_name: `Frozen._secant_fields_form_module_Linear`) knows which field
+holds it: `self._module(x)` -> `linear_functional.__call__(self['_module'], x)`, its methods,
+properties and fields likewise, and attributes read through a `__getattr__` that delegates to
+that field (`return getattr(self._module, name)`). Any other class or use keeps the normaliser's clear error: never a constant
 object, whose derivative would be a silent zero.
 """
 import copy
@@ -43,38 +48,97 @@ class NotEligible(Exception):
     pass
 
 
-def functional_form(cls):
+def functional_form(cls, kinds=()):
     """The namespace of functional methods of `cls` (set on it as AUTO), or None when the class
-    is not simple enough to be read so."""
+    is not simple enough to be read so. `kinds`: ((parameter of __init__, class), ...) for
+    arguments that are objects of simple classes themselves, held as their fields (a module
+    wrapping a module: `Frozen(Linear(w, b))`); that form is set on cls as form_name(kinds)."""
     if not inspect.isclass(cls) or any(
             type(c) is not type or (c.__module__ or "").split(".")[0] in (
                 "secant", "numpy", "builtins") for c in cls.__mro__[:-1]):
         return None     # (plain user classes: their bases too, but object)
-    hit = vars(cls).get(AUTO)
+    attr = form_name(kinds)
+    hit = vars(cls).get(attr)
     if hit is not None:
-        return hit
-    if cls in _cache:
+        return hit if getattr(hit, "__kinds__", ()) == tuple(kinds) else None
+    if (cls, tuple(kinds)) in _cache:
         return None
     try:
-        ns = _build(cls)
-        setattr(cls, AUTO, ns)
+        ns = _build(cls, dict(kinds))
+        ns.__kinds__ = tuple(kinds)
+        setattr(cls, attr, ns)
     except (NotEligible, SourceError, OSError, TypeError, AttributeError):
-        _cache[cls] = None
+        _cache[cls, tuple(kinds)] = None
         return None
     return ns
+
+
+def form_name(kinds):
+    """The class attribute holding the functional form for `kinds` (AUTO for none)."""
+    return AUTO + "".join(f"_{p}_{k.__name__}" for p, k in kinds)
+
+
+def _kinded(src_resolve, build):
+    """For `C(a, K(b))` building an object: its arguments with each one that builds an object
+    of a simple class K from tracked values read as K's fields (`K.AUTO.__init__(b)`), and
+    the kinds ((C's parameter, K), ...) C's form is read for."""
+    params = _init_params(src_resolve(build.func))
+    args, keywords, kinds = [], [], []
+    for i, a in enumerate(build.args + [k.value for k in build.keywords]):
+        name = params[i] if i < len(build.args) and i < len(params) else \
+            build.keywords[i - len(build.args)].arg if i >= len(build.args) else None
+        inner = _simple_build(src_resolve, a) if name else None   # (held as fields though
+        #   built from constants: its methods' derivatives then need no cotangent of its class)
+        if inner is not None:
+            a = _fields_call(f"({gast.unparse(a.func).strip()}).{AUTO}.__init__", a, a)
+            kinds.append((name, inner))
+        if i < len(build.args):
+            args.append(a)
+        else:
+            keywords.append(gast.keyword(name, a))
+    return args, keywords, tuple(sorted(kinds, key=lambda k: k[0]))
+
+
+def _init_params(cls):
+    try:
+        return [p.name for p in list(inspect.signature(cls).parameters.values())
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _simple_build(src_resolve, node):
+    """K when `node` is `K(b)` of a simple class K, else None."""
+    if not isinstance(node, gast.Call) or any(
+            isinstance(a, gast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords):
+        return None
+    cls = src_resolve(node.func)
+    ns = functional_form(cls) if inspect.isclass(cls) else None
+    return cls if ns is not None and hasattr(ns, "__init__") else None
+
+
+def _fields_call(text, build, like):
+    made = gast.Call(func=gast.parse(text).body[0].value, args=build.args,
+                     keywords=build.keywords)
+    for n in gast.walk(made):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, like)
+    return made
 
 
 def _members(cls):
     """The class's attributes with those it inherits, as attribute lookup finds them."""
     members = {}
     for c in reversed(cls.__mro__[:-1]):
-        members.update({k: v for k, v in vars(c).items() if k != AUTO})
+        members.update({k: v for k, v in vars(c).items() if not k.startswith(AUTO)})
     return members
 
 
-def _build(cls):
+def _build(cls, kinds=None):
     members = _members(cls)
-    if any(k in members for k in _FORBIDDEN):
+    delegate = _delegate(members.get("__getattr__"))
+    if any(k in members for k in _FORBIDDEN if k != "__getattr__" or delegate is None):
         raise NotEligible(cls.__name__)
     sources = {}
     for k, v in members.items():        # its methods and __call__ (not the other dunders:
@@ -93,16 +157,21 @@ def _build(cls):
     constants = {k for k, v in members.items() if not k.startswith("__") and k not in sources
                  and not isinstance(v, property) and not inspect.isfunction(v)}
     ns, supers = types.SimpleNamespace(), _Supers(cls, members)
-    if dataclasses.is_dataclass(cls) and "__post_init__" not in members:
+    supers.kinds = {}
+    if dataclasses.is_dataclass(cls) and "__post_init__" not in members and not kinds:
         fields = [f.name for f in dataclasses.fields(cls)]
         ns.__init__ = _dataclass_init(cls)
     elif inspect.isfunction(members.get("__init__")):
         init_src = function_source(members["__init__"])
         fields = _init_fields(cls, _owner(cls, "__init__"))
+        supers.kinds = _field_kinds(init_src.node, kinds or {})
         ns.__init__ = _rewrite(cls, init_src, members["__init__"], "__init__", fields,
                                set(sources), constants, ns, properties, supers)
     else:
         raise NotEligible("no __init__ of its own")
+    if delegate is not None and delegate not in supers.kinds:
+        raise NotEligible("__getattr__")
+    supers.delegate = delegate
     for name, src in sources.items():
         fn = members[name].fget if name in properties else members[name]
         setattr(ns, name, _rewrite(cls, src, fn, name, fields, set(sources), constants, ns,
@@ -115,7 +184,49 @@ def _build(cls):
             properties, supers, owner))
     ns.__fields__ = tuple(fields)
     ns.__properties__ = frozenset(properties)
+    ns.__field_kinds__ = supers.kinds           # field -> the simple class of its object
+    ns.__delegate__ = delegate                  # __getattr__ reads this field's attributes
     return ns
+
+
+def _delegate(fn):
+    """F for `def __getattr__(self, name): return getattr(self.F, name)` (delegation to a
+    field), else None."""
+    if not inspect.isfunction(fn):
+        return None
+    try:
+        node = function_source(fn).node
+    except (SourceError, OSError, TypeError):
+        return None
+    a = node.args
+    if len(a.args) != 2 or a.vararg or a.kwarg or a.kwonlyargs or len(node.body) != 1 or \
+            not isinstance(node.body[0], gast.Return):
+        return None
+    me, name = (p.id for p in a.args)
+    text = gast.unparse(node.body[0].value).strip()
+    for prefix in (f"getattr({me}.", ):
+        if text.startswith(prefix) and text.endswith(f", {name})"):
+            field = text[len(prefix):-len(f", {name})")]
+            return field if field.isidentifier() else None
+    return None
+
+
+def _field_kinds(node, kinds):
+    """field -> K for `self.f = p` in __init__ where the parameter p holds an object of the
+    simple class K (its fields); p read any other way: not eligible."""
+    if not kinds:
+        return {}
+    me = _self_name(node)
+    out = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in kinds and isinstance(n.ctx, gast.Load):
+            hit = [s for s in node.body if isinstance(s, gast.Assign) and s.value is n
+                   and len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute)
+                   and isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == me]
+            if not hit:
+                raise NotEligible(f"{n.id} read as an object in __init__")
+            out[hit[0].targets[0].attr] = kinds[n.id]
+    return out
 
 
 class _Supers:
@@ -255,8 +366,13 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
         _inline_super_init(node, cls, owner, me, supers, names, locals_, fresh)
     super_of = functools.partial(supers, owner)
     super_of.owner = owner.__name__
-    _Fields(me, fields, methods, constants, names, locals_, is_init, properties,
-            super_of).visit(node)
+    kinds = {} if is_init else getattr(supers, "kinds", {})
+    kind_names = {k: fresh(f"{k.__name__.lower()}_functional") for k in set(kinds.values())}
+    visitor = _Fields(me, fields, methods, constants, names, locals_, is_init, properties,
+                      super_of)
+    visitor.kinds = {f: (k, kind_names[k]) for f, k in kinds.items()}
+    visitor.delegate = getattr(supers, "delegate", None)
+    visitor.visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
                          + "}").body[0]
@@ -273,7 +389,8 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
     printer = _Printer(src, {})
     printer.stmt(node, 0)
     source = "\n".join(printer.lines) + "\n"
-    free = {names["functional"]: ns, names["cls"]: cls}
+    free = {names["functional"]: ns, names["cls"]: cls,
+            **{v: functional_form(k) for k, v in kind_names.items()}}
     out = loader.load(source, node.name, src.globals, free, printer.origins)
     out.__qualname__ = f"{owner.__qualname__}.{name}"
     out.__module__ = fn.__module__
@@ -332,8 +449,46 @@ class _Fields(gast.NodeTransformer):
     def _is_self(self, node):
         return isinstance(node, gast.Name) and node.id == self.me
 
+    kinds, delegate = {}, None
+
+    def _kinded(self, node):
+        """(field, its class's form name) for `self.f` of a field holding an object."""
+        if isinstance(node, gast.Attribute) and self._is_self(node.value) \
+                and node.attr in self.kinds and isinstance(node.ctx, gast.Load):
+            return node.attr, self.kinds[node.attr][1]
+        return None
+
+    def _field(self, name, node):
+        return gast.copy_location(gast.Subscript(gast.Name(self.me, gast.Load(), None, None),
+                                                 gast.Constant(name, None), gast.Load()), node)
+
+    def _object_call(self, node, field, form, method):
+        node.args = [self._field(field, node)] + [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.func = gast.copy_location(gast.Attribute(
+            gast.Name(form, gast.Load(), None, None), method, gast.Load()), node.func)
+        return node
+
+    def _object_read(self, node, field, form, attr):
+        """`self.f.a` of the object in field f: its field f["a"], or its property a called."""
+        ns = functional_form(self.kinds[field][0])
+        inner = self._field(field, node)
+        if attr in ns.__properties__:
+            return gast.copy_location(gast.Call(gast.Attribute(
+                gast.Name(form, gast.Load(), None, None), attr, gast.Load()), [inner], []), node)
+        if attr in ns.__fields__:
+            return gast.copy_location(gast.Subscript(inner, gast.Constant(attr, None),
+                                                     gast.Load()), node)
+        raise NotEligible(f"self.{field}.{attr}")
+
     def visit_Call(self, node):
         f = node.func
+        if (kinded := self._kinded(f)) is not None:         # self.f(x): f's __call__
+            return self._object_call(node, *kinded, "__call__")
+        if isinstance(f, gast.Attribute) and (kinded := self._kinded(f.value)) is not None \
+                and f.attr in vars(functional_form(self.kinds[kinded[0]][0])) \
+                and not f.attr.startswith("__"):           # self.f.m(x)
+            return self._object_call(node, *kinded, f.attr)
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Call) \
                 and isinstance(f.value.func, gast.Name) and f.value.func.id == "super" \
                 and not f.value.keywords and not self.is_init and (not f.value.args or [
@@ -359,8 +514,17 @@ class _Fields(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Attribute(self, node):
+        if isinstance(node.ctx, gast.Load) and (kinded := self._kinded(node.value)) is not None:
+            return self._object_read(node, *kinded, node.attr)     # self.f.a
         if not self._is_self(node.value):
             return self.generic_visit(node)
+        if node.attr in self.kinds:
+            raise NotEligible(f"the object self.{node.attr} used as a value")
+        if self.delegate is not None and isinstance(node.ctx, gast.Load) and not self.is_init \
+                and node.attr not in self.fields and node.attr not in self.constants \
+                and node.attr not in self.properties and node.attr not in self.methods:
+            field, form = self.delegate, self.kinds[self.delegate][1]
+            return self._object_read(node, field, form, node.attr)  # self.a by __getattr__
         if self.is_init and node.attr in self.locals:
             return gast.copy_location(gast.Name(self.locals[node.attr], node.ctx, None, None),
                                       node)
@@ -410,13 +574,15 @@ def in_place_call(src_resolve, tracked, node):
     if not any(tracked(a) for a in build.args + [k.value for k in build.keywords]):
         return None
     cls = src_resolve(build.func)
-    ns = functional_form(cls) if inspect.isclass(cls) else None
+    args, keywords, kinds = _kinded(src_resolve, build) if inspect.isclass(cls) \
+        else (build.args, build.keywords, ())
+    ns = functional_form(cls, kinds) if inspect.isclass(cls) else None
     if ns is None or not hasattr(ns, method) or not hasattr(ns, "__init__"):
         return None
-    base = gast.unparse(build.func).strip()
-    init = gast.parse(f"({base}).{AUTO}.__init__").body[0].value
-    target = gast.parse(f"({base}).{AUTO}.{method}").body[0].value
-    made = gast.Call(func=init, args=build.args, keywords=build.keywords)
+    form = f"({gast.unparse(build.func).strip()}).{form_name(kinds)}"
+    init = gast.parse(f"{form}.__init__").body[0].value
+    target = gast.parse(f"{form}.{method}").body[0].value
+    made = gast.Call(func=init, args=args, keywords=keywords)
     new = gast.Call(func=target, args=[made] + list(node.args), keywords=node.keywords)
     for n in gast.walk(new):
         if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr,)):
@@ -426,23 +592,26 @@ def in_place_call(src_resolve, tracked, node):
 
 def held_object(src_resolve, tracked, fnode, target, value):
     """For `m = C(a)` (`target` = value) in the function `fnode`, with C a simple user class and
-    `a` holding tracked values: (the call building m's dict of fields, `C`'s source), when `m`
+    `a` holding tracked values: (the call building m's dict of fields, the source of C's
+    functional form, `(C).AUTO`), when `m`
     is bound only there and read only as `m(...)`, `m.method(...)` and `m.field` (so the dict
     never escapes as a value); else None."""
     if not (isinstance(target, gast.Name) and isinstance(value, gast.Call)) or \
             not any(tracked(a) for a in value.args + [k.value for k in value.keywords]):
         return None
     cls = src_resolve(value.func)
-    ns = functional_form(cls) if inspect.isclass(cls) else None
+    args, keywords, kinds = _kinded(src_resolve, value) if inspect.isclass(cls) \
+        else (value.args, value.keywords, ())
+    ns = functional_form(cls, kinds) if inspect.isclass(cls) else None
     if ns is None or not hasattr(ns, "__init__") or not _used_as_object(fnode, target, ns):
         return None
-    base = gast.unparse(value.func).strip()
-    init = gast.parse(f"({base}).{AUTO}.__init__").body[0].value
-    made = gast.Call(func=init, args=value.args, keywords=value.keywords)
+    form = f"({gast.unparse(value.func).strip()}).{form_name(kinds)}"
+    made = gast.Call(func=gast.parse(f"{form}.__init__").body[0].value, args=args,
+                     keywords=keywords)
     for n in gast.walk(made):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, value)
-    return made, base
+    return made, form
 
 
 def _used_as_object(fnode, target, ns):
@@ -469,10 +638,12 @@ def _used_as_object(fnode, target, ns):
             if isinstance(q, gast.Call) and q.func is p and p.attr in vars(ns) \
                     and not p.attr.startswith("__") and p.attr not in ns.__properties__:
                 continue                # m.apply(x)
-            if (p.attr in ns.__fields__ or p.attr in ns.__properties__) \
+            if (p.attr in ns.__fields__ and p.attr not in ns.__field_kinds__
+                    or p.attr in ns.__properties__ or _delegated(ns, p.attr)) \
                     and not (isinstance(q, gast.Call) and q.func is p):
-                continue                # m.w, m.prop
+                continue                # m.w, m.prop, m.a read through __getattr__
         if isinstance(p, gast.Attribute) and p.value is n and p.attr in ns.__fields__ and \
+                p.attr not in ns.__field_kinds__ and \
                 isinstance(parents.get(p), (gast.Assign, gast.AugAssign)) and \
                 p in getattr(parents[p], "targets", [getattr(parents[p], "target", None)]) \
                 and parents.get(parents[p]) is fnode:
@@ -482,19 +653,37 @@ def _used_as_object(fnode, target, ns):
     return True
 
 
+def _delegated(ns, attr):
+    """Whether `m.attr` reads a field of the object in the field ns.__delegate__ (its class's
+    __getattr__ delegating to it)."""
+    if ns.__delegate__ is None or attr in ns.__fields__ or attr in vars(ns):
+        return False
+    inner = functional_form(ns.__field_kinds__[ns.__delegate__])
+    return attr in inner.__fields__
+
+
 def held_property(node, held, resolve):
     """`m.p` -> `m.p()` for a property p of the class of the object held in `m` (to be read
-    by held_call); None for a field."""
-    cls = resolve(gast.parse(held[node.value.id][1]).body[0].value)
-    ns = vars(cls).get(AUTO) if inspect.isclass(cls) else None
-    if ns is None or node.attr not in ns.__properties__:
+    by held_call), `m.a` -> `m["f"]["a"]` for a field a of the object in field f read through
+    its class's __getattr__; None for a field."""
+    ns = resolve(gast.parse(held[node.value.id][1]).body[0].value)
+    if not isinstance(ns, types.SimpleNamespace):
+        return None
+    if _delegated(ns, node.attr):
+        inner = gast.Subscript(node.value, gast.Constant(ns.__delegate__, None), gast.Load())
+        read = gast.Subscript(inner, gast.Constant(node.attr, None), gast.Load())
+        for n in gast.walk(read):
+            gast.copy_location(n, node)
+        return read
+    if node.attr not in ns.__properties__:
         return None
     return gast.copy_location(gast.Call(func=node, args=[], keywords=[]), node)
 
 
 def held_call(node, held, current):
     """`m(x)` -> `C.AUTO.__call__(m, x)`, `m.apply(x)` -> `C.AUTO.apply(m, x)` for a local m
-    in `held` (user name -> (version, C's source)) still bound to that object; else None."""
+    in `held` (user name -> (version, the source of C's functional form)) still bound to that
+    object; else None."""
     func = node.func
     if isinstance(func, gast.Name):
         me, method = func, "__call__"
@@ -505,7 +694,7 @@ def held_call(node, held, current):
     hit = held.get(me.id)
     if hit is None or current.get(me.id) != hit[0]:
         return None
-    target = gast.parse(f"({hit[1]}).{AUTO}.{method}").body[0].value
+    target = gast.parse(f"{hit[1]}.{method}").body[0].value
     new = gast.Call(func=target, args=[gast.Name(me.id, gast.Load(), None, None)] +
                     list(node.args), keywords=node.keywords)
     for n in gast.walk(new):
