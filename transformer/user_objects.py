@@ -27,6 +27,7 @@ properties and fields likewise, and attributes read through a `__getattr__` that
 that field (`return getattr(self._module, name)`). Any other class or use keeps the normaliser's clear error: never a constant
 object, whose derivative would be a silent zero.
 """
+import abc
 import copy
 import dataclasses
 import functools
@@ -39,7 +40,7 @@ from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
 AUTO = "_secant_fields_form"    # (not "__secant...": that marks secant's own objects)
-_FORBIDDEN = ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__",
+_FORBIDDEN = ("__new__", "__getattr__", "__getattribute__", "__setattr__",
               "__class_getitem__", "__slots__")
 _cache = {}
 
@@ -54,9 +55,9 @@ def functional_form(cls, kinds=()):
     arguments that are objects of simple classes themselves, held as their fields (a module
     wrapping a module: `Frozen(Linear(w, b))`); that form is set on cls as form_name(kinds)."""
     if not inspect.isclass(cls) or any(
-            type(c) is not type or (c.__module__ or "").split(".")[0] in (
-                "secant", "numpy", "builtins") for c in cls.__mro__[:-1]):
-        return None     # (plain user classes: their bases too, but object)
+            type(c) not in (type, abc.ABCMeta) or (c.__module__ or "").split(".")[0] in (
+                "secant", "numpy", "builtins") for c in _user_bases(cls)):
+        return None     # (plain user classes: their bases too, but object; abstract ones)
     attr = form_name(kinds)
     hit = vars(cls).get(attr)
     if hit is not None:
@@ -127,10 +128,16 @@ def _fields_call(text, build, like):
     return made
 
 
+def _user_bases(cls):
+    """cls's MRO but object and abc.ABC (whose members, `__slots__ = ()`, are no user's)."""
+    return [c for c in cls.__mro__[:-1] if c is not abc.ABC]
+
+
 def _members(cls):
-    """The class's attributes with those it inherits, as attribute lookup finds them."""
+    """The class's attributes with those it inherits, as attribute lookup finds them (an
+    __init_subclass__ among them runs when a subclass is made, never on an object)."""
     members = {}
-    for c in reversed(cls.__mro__[:-1]):
+    for c in reversed(_user_bases(cls)):
         members.update({k: v for k, v in vars(c).items() if not k.startswith(AUTO)})
     return members
 
