@@ -40,10 +40,11 @@ def x64_or_not(request):
 # CPU seconds of each file (user + sys, its subprocesses included) in one process running the
 # suite in collection order (Dec 2026, bench/pytest_cpu.py); test_run_jax_programs,
 # test_scipy_special, test_linalg_lu and test_structural_primitives (after the files that run
-# measured) from a run of each file alone. Any other file is taken to cost PER_TEST
-# seconds a test. A stale figure changes only the order, never what runs.
+# measured) and the first four (test_library_cases with one jit compile a case) from a run of each
+# file alone. Any other file is taken to cost PER_TEST seconds a test. A stale figure changes
+# only the order, never what runs.
 CPU_SECONDS = {
-    "test_library_cases.py": 215, "test_corpus.py": 107, "test_composition_sweep.py": 68,
+    "test_library_cases.py": 176, "test_corpus.py": 111, "test_composition_sweep.py": 66,
     "test_library_shapes.py": 48, "test_run_jax_programs.py": 33,
     "test_deep_compositions.py": 30, "test_eager_memory.py": 23,
     "test_scipy_special.py": 23, "test_composition_orders.py": 20,

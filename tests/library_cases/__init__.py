@@ -3,7 +3,8 @@
 Each module here (one per area: numpy_shape.py, linalg.py, fft.py, nn.py, ...) defines
 `CASES`, a list of `Case`s. tests/test_library_cases.py runs every case through:
 - value: the secant function eagerly against its NumPy/SciPy reference (float64);
-- jit: `secant.jit(fn)` against the eager value;
+- jit: `secant.jit(fn)` against the eager value (for a differentiable case, jit of fn's value
+  and its gradients together: one compile);
 - vmap: `secant.vmap(fn)` over a batch of 2 against a Python loop;
 - grad (differentiable cases): `secant.grad` of `sum(real(fn(*xs) * w))` with respect to each
   argument against central finite differences in float64, eagerly and under jit;
