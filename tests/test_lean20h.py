@@ -1,0 +1,133 @@
+"""Lean derivatives (issue 20), this step: algebra on a cotangent's expression (ad/algebra.py):
+Python-number coefficients multiplied into one, like terms added, a factor common to every
+term written once, and a full reduction's `unreduce(t, a)` read as the scalar t where the
+product's other factors (or the sum's other terms) provably have a shape a's broadcasts to.
+
+Each derivative is checked against float64 central differences, jit and vmap against eager
+and a loop, second order against differences of the first; the dtype and weak type of the
+gradient against the input's (float32, float64 under x64, Python floats), and the generated
+text for what the rewrite promises."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from test_lean20c import fd_grad
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import lean_functions as funcs  # noqa: E402
+
+RNG = np.random.default_rng(2008)
+
+
+def polynomial(x):
+    return snp.sum(3 * x ** 4 - 2 * x ** 3 + x ** 2 - 5 * x + 7)
+
+
+def gaussian(mu, x):
+    z = x - mu
+    return snp.sum(-0.5 * z * z)
+
+
+def broadcast_product(x, y):
+    return snp.sum(x * y * 3 * 2)           # x (3,), y (2, 3): unreduce to x * y's shape
+
+
+def scalar_times(x, k):
+    return snp.sum(k * 2 * x * x * 0.5)     # k a scalar array
+
+
+def int_constants(x):
+    return snp.sum(2 * (3 * x) * 4 + x * 1)
+
+
+def repeated(x):
+    return snp.sum(x * x * x) + snp.sum(2 * x * x)
+
+
+CASES = {
+    "polynomial": (polynomial, lambda: [RNG.uniform(-1, 1, 4)]),
+    "gaussian": (gaussian, lambda: [RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, (5, 3))]),
+    "broadcast_product": (broadcast_product,
+                          lambda: [RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, (2, 3))]),
+    "scalar_times": (scalar_times, lambda: [RNG.uniform(-1, 1, 4), np.float64(1.7)]),
+    "int_constants": (int_constants, lambda: [RNG.uniform(-1, 1, 4)]),
+    "repeated": (repeated, lambda: [RNG.uniform(-1, 1, 4)]),
+}
+
+
+def _fd(f, args, k=0):
+    return fd_grad(lambda v: f(*[v if i == k else a for i, a in enumerate(args)]), args[k])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_simplified_gradients_match_differences(name, x64):
+    f, make = CASES[name]
+    args = make()
+    g = secant.grad(f)
+    np.testing.assert_allclose(np.asarray(g(*args)), _fd(f, args), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(secant.jit(g)(*args)), np.asarray(g(*args)),
+                               rtol=1e-12)
+    # second order: the gradient of a sum of the gradient, against differences of it
+    gg = secant.grad(lambda *a: snp.sum(g(*a)))
+    np.testing.assert_allclose(np.asarray(gg(*args)),
+                               _fd(lambda *a: np.sum(np.asarray(g(*a))), args),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_simplified_gradients_under_vmap(name, x64):
+    f, make = CASES[name]
+    batch = [make() for _ in range(3)]
+    stacked = [np.stack(col) for col in zip(*batch)]
+    got = secant.vmap(secant.grad(f))(*stacked)
+    want = [np.asarray(secant.grad(f)(*args)) for args in batch]
+    np.testing.assert_allclose(np.asarray(got), np.stack(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["polynomial", "int_constants", "repeated"])
+def test_dtype_and_weak_type_kept(name, dtype, x64_or_not):
+    f, make = CASES[name]
+    x = make()[0].astype(dtype)
+    got = secant.grad(f)(x)
+    want = snp.asarray(x).dtype          # (float64 narrowed to float32 without x64)
+    assert got.dtype == want and not got.weak_type
+    # a Python float: the same dtype and weak type as the seed times the closed form gives
+    scalar = secant.grad(f)(0.3)
+    assert scalar.dtype == snp.asarray(0.3).dtype
+    np.testing.assert_allclose(float(scalar), float(secant.grad(f)(np.array([0.3]))[0]),
+                               rtol=1e-6)
+
+
+def test_bench_functions_match_differences(x64):
+    for name in funcs.NAMES:
+        f = getattr(funcs, name)
+        args = list(funcs.inputs(name, np.random.default_rng(5), dtype=np.float64, small=True))
+        g = secant.grad(f)
+        got = g(*args)
+        if isinstance(got, dict):
+            for key, v in got.items():
+                want = fd_grad(lambda w: f(dict(args[0], **{key: w}), *args[1:]), args[0][key])
+                np.testing.assert_allclose(np.asarray(v), want, rtol=1e-5, atol=1e-7)
+            continue
+        np.testing.assert_allclose(np.asarray(got), _fd(f, args), rtol=1e-5, atol=1e-7,
+                                   err_msg=name)
+        static = (1,) if name in ("python_loop", "while_loop") else ()
+        np.testing.assert_allclose(np.asarray(secant.jit(g, static_argnums=static)(*args)),
+                                   np.asarray(got), rtol=1e-10, err_msg=name)
+
+
+def test_written_as_a_person_would():
+    src = secant.source(secant.grad(polynomial))
+    assert "(-5 + 2 * x - 6 * x ** 2 + 12 * x ** 3) * grad_seed_like(x)" in src
+    assert "unreduce" not in src
+    # the unreduce stays where the other factor's shape may be smaller (y is x * y's)
+    src = secant.source(secant.grad(broadcast_product))
+    assert "unreduce(" in src and "6 * " in src
+    # like terms: -0.5 * z * g + -0.5 * (g * z) is -z * g
+    src = secant.source(secant.grad(gaussian))
+    assert "-z * grad_seed_like(" in src, src
