@@ -71,7 +71,7 @@ def simplified_line(ln, cotangents, shapes, facts=None):
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
             isinstance(tree.targets[0], ast.Name)):
         return ln
-    rewriter = _Rewriter(shapes, facts or {})
+    rewriter = _Rewriter(shapes, facts or {}, cotangents)
     value = rewriter.expr(tree.value)
     if not rewriter.changed:
         return ln
@@ -137,7 +137,18 @@ def _number_node(c):
 
 
 def _short(c):
-    return isinstance(c, int) or len(repr(c)) <= _MAX_COEFFICIENT_CHARS
+    """Whether coefficient c may be written: an int that a weakly typed int32 holds, a float
+    of a short repr."""
+    return abs(c) < 2 ** 31 if isinstance(c, int) else len(repr(c)) <= _MAX_COEFFICIENT_CHARS
+
+
+# a factor or term that may be a sequence (whose + concatenates, in order): never rewritten
+_SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.Set, ast.Dict)
+
+
+def _sequence(node):
+    return isinstance(node, _SEQUENCES) or isinstance(node, ast.Constant) and \
+        isinstance(node.value, (str, bytes))
 
 
 _SEEDS = ("grad_seed", "grad_seed_like")
@@ -161,12 +172,19 @@ _SEEDED = object()      # facts' key: the names bound once, at the top level, to
 
 
 class _Rewriter:
-    def __init__(self, shapes, facts):
+    def __init__(self, shapes, facts, cotangents=frozenset()):
         self.shapes, self.facts, self.changed = shapes, facts, False
+        self.cotangents = cotangents
 
     def expr(self, node):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            return self.sum(node)
+            for _ in range(3):      # (again: a term made smaller lets another be)
+                new = self.sum(node)
+                if new is node or not (isinstance(new, ast.BinOp) and
+                                       isinstance(new.op, (ast.Add, ast.Sub))):
+                    return new
+                node = new
+            return node
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) or \
                 isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             coef, factors, changed = self.product(node)
@@ -197,6 +215,8 @@ class _Rewriter:
         """(coefficient, factors, whether anything changed) of a product (a lone factor too);
         `context`: the other terms of the sum it is a term of, whose shapes the sum has."""
         flat = self._flat(node, [])
+        if any(isinstance(f, ast.AST) and _sequence(f) for f in flat):
+            return 1, None, False
         numbers = [f for f in flat if not isinstance(f, ast.AST)]
         factors = [self.expr(f) for f in flat if isinstance(f, ast.AST)]
         coef = 1
@@ -207,18 +227,21 @@ class _Rewriter:
         changed = len(numbers) > 1      # (two numbers or signs made one)
         for k, f in enumerate(factors):
             got = _unreduce_call(f)
-            if got is None and isinstance(f, ast.Name):
+            named = got is None and isinstance(f, ast.Name)
+            if named:
                 got = self.facts.get(f.id)
             if got is not None and self._covers(factors[:k] + factors[k + 1:] + list(context),
-                                                got[1]):
+                                                got[1], named):
                 factors[k] = got[0]
                 changed = True
         return coef, factors, changed
 
-    def _covers(self, others, a):
-        """Whether the product of `others` provably has a shape a's broadcasts to."""
+    def _covers(self, others, a, named=False):
+        """Whether the product of `others` provably has a shape a's broadcasts to. named: a
+        read where it was not bound (a name's unreduce): none of a's symbols may stand for a
+        loop iteration's value (another iteration's may be read there)."""
         mine = self._alts(a)
-        if not mine:
+        if not mine or named and any(self.shapes.local.get(sym) for m in mine for sym in m):
             return False
         parts = [p for p in (self._alts(f) for f in others) if p]
         if not parts:
@@ -260,6 +283,8 @@ class _Rewriter:
     def sum(self, node):
         merged, index, changed = [], {}, False
         terms = self._terms(node, 1, [])
+        if any(_sequence(t) for _, t in terms):
+            return node
         for k, (sign, t) in enumerate(terms):
             # (the terms before as rewritten: a term made smaller does not cover another)
             context = [self.written(m[0], m[1]) for m in merged] + [u for _, u in terms[k + 1:]]
@@ -270,13 +295,14 @@ class _Rewriter:
             term = [sign * coef, factors, ch, sign, t]
             key = tuple(sorted(ast.dump(f) for f in factors))
             j = index.get(key)
-            if j is not None:
+            if j is not None and j == len(merged) - 1:      # (the term before: a + b + a
+                #                                              concatenates lists in order)
                 total = merged[j][0] + term[0]
                 if total != 0 and _short(total):
                     merged[j][0] = total
                     merged[j][2] = changed = True
                     continue
-            index.setdefault(key, len(merged))
+            index[key] = len(merged)
             merged.append(term)
         common = self._common(merged) if len(merged) > 1 else None
         if not changed and common is None:
@@ -292,12 +318,15 @@ class _Rewriter:
             return ast.BinOp(self._summed(merged), ast.Mult(), f)
         return self._summed(merged)
 
-    @staticmethod
-    def _common(merged):
+    def _common(self, merged):
         """(k, the factor) of the last factor of the first term that every term has (else
-        None)."""
+        None), a cotangent or grad's seed: never a Python int, which would repeat a list
+        `(xs + ys) * n` other than `xs * n + ys * n`."""
         first = merged[0][1]
         for k in range(len(first) - 1, -1, -1):
+            if not (isinstance(first[k], ast.Name) and first[k].id in self.cotangents or
+                    _inexact(first[k], self.facts)):
+                continue
             key = ast.dump(first[k])
             if all(any(ast.dump(g) == key for g in m[1]) for m in merged[1:]):
                 return k, first[k]

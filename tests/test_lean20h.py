@@ -131,3 +131,70 @@ def test_written_as_a_person_would():
     # like terms: -0.5 * z * g + -0.5 * (g * z) is -z * g
     src = secant.source(secant.grad(gaussian))
     assert "-z * grad_seed_like(" in src, src
+
+
+# --- the rewrite on lines (ad/algebra.py), with a stand-in for the shape analysis -----------
+class _Shapes:
+    """transformer/shapes.py's `of` for the names of these lines: x and y of their own
+    shapes, v one loop iteration's value."""
+    local = {"v@loop": True}
+    table = {"x": {"x"}, "y": {"y"}, "v": {"v@loop"}}
+
+    def of(self, expr):
+        import ast
+        tree = ast.parse(expr.src, mode="eval")
+        if any(isinstance(n, ast.Call) for n in ast.walk(tree)):
+            return None                 # (an unreduce: a shape the analysis does not follow)
+        names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+        return frozenset({frozenset().union(*(self.table.get(n, {n}) for n in names))})
+
+
+def _simplified(*codes, cotangents=frozenset({"t_bar", "g", "s"})):
+    from secant.ad import algebra
+    from secant.transformer.walker import Line
+    lines = [Line(c, 1) for c in codes]
+    return [ln.code for ln in algebra.simplified_lines(lines, cotangents, _Shapes())]
+
+
+@pytest.mark.parametrize("code, want", [
+    ("t_bar = 3 * g * 4 * x ** 3", "t_bar = 12 * g * x ** 3"),
+    ("t_bar = 5 * -g", "t_bar = -5 * g"),
+    ("t_bar = -2 * -g", "t_bar = 2 * g"),
+    ("t_bar = a * g + a * (g * b) - a * g", "t_bar = (a + a * b - a) * g"),
+    ("t_bar = a + a + b", "t_bar = 2 * a + b"),
+    ("t_bar = 2 * x * unreduce(s, x)", "t_bar = 2 * x * s"),
+    ("t_bar = -5 * unreduce(s, x) + 2 * x * unreduce(s, x)", "t_bar = (-5 + 2 * x) * s"),
+    ("t_bar = unreduce(s, x) * x + unreduce(s, x) * 3", "t_bar = (x + 3) * s"),
+    # the terms of x's shape alone: the sum keeps it (a term made smaller covers none)
+    ("t_bar = unreduce(s, x) * 3 + unreduce(s, x) * 2", "t_bar = 5 * unreduce(s, x)"),
+    ("t_bar = 0.5 * g * x + 0.5 * g * x", "t_bar = 1.0 * g * x"),
+    ("t_bar = 0.5 * grad_seed(o) * x + 0.5 * grad_seed(o) * x", "t_bar = grad_seed(o) * x"),
+])
+def test_rewrites(code, want):
+    assert _simplified(code) == [want]
+
+
+@pytest.mark.parametrize("code, why", [
+    ("t_bar = 0.1 * g * 0.9", "0.09000000000000001: not a coefficient a person writes"),
+    ("t_bar = g * 65536 * 65536", "2 ** 32: more than a weak int32 holds"),
+    ("t_bar = a + b + a", "a + b + a concatenates lists in order"),
+    ("t_bar = xs * n + ys * n", "n may be an int repeating lists"),
+    ("t_bar = [g] * 2 * 3", "a list"),
+    ("t_bar = 2 * y * unreduce(s, x)", "y's shape may be smaller than x's"),
+    ("t_bar = 2 * unreduce(s, x)", "nothing else has x's shape"),
+    ("u = 3 * x * 4", "a forward value: the user's"),
+])
+def test_no_rewrite(code, why):
+    assert _simplified(code) == [code], why
+
+
+def test_a_named_unreduce_is_read_as_its_scalar_where_bound_once_at_the_top():
+    got = _simplified("s = grad_seed_like(x)", "g = unreduce(s, x)", "t_bar = 2 * x * g")
+    assert got[2] == "t_bar = 2 * x * s"
+    # not where a's symbols stand for a loop iteration's value
+    got = _simplified("s = grad_seed_like(v)", "g = unreduce(s, v)", "t_bar = 2 * v * g")
+    assert got[2] == "t_bar = 2 * v * g"
+    # not where what t reads is bound again
+    got = _simplified("s = grad_seed_like(x)", "g = unreduce(s, x)", "s = s * 2",
+                      "t_bar = 2 * x * g")
+    assert got[3] == "t_bar = 2 * x * g"
