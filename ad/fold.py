@@ -14,8 +14,9 @@ reads t when
   and assigns it again (`x_bar = a`, then `x_bar = x_bar + b`: the first value reaches that
   line only, and the two become `x_bar = a + b`, as a person accumulates), where the merge
   keeps no value alive longer (the two adjacent, or the values E reads still read later);
-- both are one-line statements of one block (nothing indented less between them), so E runs
-  as often as it did (never moved into a loop or a branch); a cotangent's use also under the
+- both are one-line statements of one block (nothing indented less between them), or the use
+  is a `for` loop's header (its iterable evaluated once), so E runs as often as it did (never
+  moved into a loop or a branch); a cotangent's use also under the
   same `# Grad of:` comment, so each user line's rule stays under it;
 - no name E reads is assigned, or changed in place, between them (E computes the same value
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
@@ -128,7 +129,14 @@ def _target(ln, names, temporaries):
         return None, None
     if t in names:          # a rule's expression; not a stack's pop (a statement of its own)
         return (None, None) if _MUTATED.search(ln.code) else (t, True)
-    return (t, False) if _pure(tree.value) else (None, None)
+    return (t, False) if _pure(tree.value) or _range(tree.value) else (None, None)
+
+
+def _range(expr):
+    """Whether a forward expression is `range(...)` of pure arguments (the builtin: generated
+    code's names are its own), what a loop over it reads once."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+        expr.func.id == "range" and not expr.keywords and all(_pure(a) for a in expr.args)
 
 
 _PURE = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Slice,
@@ -202,9 +210,10 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     if k is None:
         return None
     use = lines[k]
-    if use.kind != "stmt" or "\n" in use.code or use.indent != lines[i].indent or \
+    if use.kind != "stmt" and not (use.kind == "block" and use.code.startswith("for ")) or \
+            "\n" in use.code or use.indent != lines[i].indent or \
             cotangent and groups[k] != groups[i]:
-        return None
+        return None         # (a for loop's header evaluates its iterable once: it may take E)
     # the value reaches that line only: t's one read in all the lines (its assignment and
     # that read), or the line assigns t again (one straight-line block: nothing between them
     # mentions t)
@@ -231,7 +240,7 @@ def _substituted(definition, use, simplify=None):
     long."""
     t, = definition.defines
     value = ast.parse(definition.code).body[0].value
-    tree = ast.parse(use.code)
+    tree = _parsed(use)
     hits = [n for n in _walk(tree) if isinstance(n, ast.Name) and n.id == t and
             isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
     if len(hits) != 1 or _under_breaker(tree, hits[0]):
@@ -249,7 +258,7 @@ def _substituted(definition, use, simplify=None):
         if simplify is None and len(code) > MAX_LENGTH:
             return None
         try:
-            if not _same(ast.parse(code), expected):
+            if not _same(_parsed(type(use)(code, use.indent, use.kind)), expected):
                 continue
         except SyntaxError:
             continue
@@ -261,7 +270,7 @@ def _within_limits(line, simplify):
     """`line` (simplified) if short enough, else None: a cotangent's sum of products of names
     and numbers (a polynomial, as a person writes it) may have up to MAX_ARITHMETIC
     operators, and one call beside them."""
-    if simplify is not None:
+    if simplify is not None and line.kind == "stmt":
         new = simplify(line)
         tree = ast.parse(new.code)
         limit = MAX_ARITHMETIC if new.defines <= simplify.cotangents and \
@@ -269,7 +278,14 @@ def _within_limits(line, simplify):
         if _operations(tree) > limit:
             return None
         line = new
+    elif _operations(_parsed(line)) > MAX_OPERATIONS:
+        return None
     return None if len(line.code) > MAX_LENGTH else line
+
+
+def _parsed(line):
+    """The tree of a one-line statement, or of a block's header (with an empty body)."""
+    return ast.parse(line.code + "\n    pass" if line.kind == "block" else line.code)
 
 
 def _arithmetic(node, calls=1):

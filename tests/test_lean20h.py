@@ -198,3 +198,32 @@ def test_a_named_unreduce_is_read_as_its_scalar_where_bound_once_at_the_top():
     got = _simplified("s = grad_seed_like(x)", "g = unreduce(s, x)", "s = s * 2",
                       "t_bar = 2 * x * g")
     assert got[3] == "t_bar = 2 * x * g"
+
+
+def range_loop(x, n):
+    acc = snp.zeros_like(x)
+    for i in range(n):
+        acc = acc + snp.sin(x * i)
+    return snp.sum(acc)
+
+
+def range_loop_kept(x, n):
+    acc = snp.zeros_like(x)
+    for i in range(n):
+        acc = acc * snp.sin(x * i) + 1.0
+    return snp.sum(acc)
+
+
+def test_a_range_read_once_is_written_in_the_loop_header(x64):
+    g = secant.grad(range_loop)
+    src = secant.source(g)
+    assert "for i in reversed(range(n)):" in src and "i_range" not in src, src
+    x = RNG.uniform(-1, 1, 4)
+    np.testing.assert_allclose(g(x, 5), fd_grad(lambda v: range_loop(v, 5), x), rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(g, static_argnums=1)(x, 5), g(x, 5), rtol=1e-12)
+    # the forward loop runs too (its values are read back): the range is bound once, for both
+    g = secant.grad(range_loop_kept)
+    src = secant.source(g)
+    assert "i_range = range(n)" in src and "reversed(i_range)" in src, src
+    np.testing.assert_allclose(g(x, 4), fd_grad(lambda v: range_loop_kept(v, 4), x),
+                               rtol=1e-6)
