@@ -12,8 +12,9 @@ right-hand side's sums and products are rewritten, only where one of these appli
   has the same shape and dtype. A float coefficient whose product is not short (0.1 * 0.9 is
   0.09000000000000001) is not formed; a float 1.0 is left out only beside a factor known
   inexact (grad's seed), where it cannot turn integers into floats;
-- terms of a sum with the same factors (as multisets: a product of arrays commutes) add their
-  coefficients: `a * z * g + a * (g * z)` is `2 * a * z * g` (not where they cancel: 0 * t
+- a term after the first whose coefficient is negative is subtracted (`a + b * -c` is
+  `a - b * c`, `a - b * -c` is `a + b * c`: exactly); terms of a sum with the same factors (as multisets: a product of
+  arrays commutes), one after the other, add their coefficients: `a * z * g + a * (g * z)` is `2 * a * z * g` (not where they cancel: 0 * t
   keeps t's shape, which dropping the term would not);
 - a factor `unreduce(t, a)` with no axis (a full reduction's cotangent: t is a scalar, made
   the shape of a), or a name bound once to one at the top level, is t where the product's
@@ -291,6 +292,8 @@ class _Rewriter:
             coef, factors, ch = self.product(t, context)
             if factors is None:             # (a coefficient not formed: the term as written)
                 coef, factors, ch = 1, [t], False
+            elif k and coef < 0:        # a + b * -c is a - b * c, a - b * -c a + b * c
+                ch = True
             changed |= ch
             term = [sign * coef, factors, ch, sign, t]
             key = tuple(sorted(ast.dump(f) for f in factors))
