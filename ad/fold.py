@@ -14,8 +14,9 @@ reads t when
   and assigns it again (`x_bar = a`, then `x_bar = x_bar + b`: the first value reaches that
   line only, and the two become `x_bar = a + b`, as a person accumulates), where the merge
   keeps no value alive longer (the two adjacent, or the values E reads still read later);
-- both are one-line statements of one block (nothing indented less between them), so E runs
-  as often as it did (never moved into a loop or a branch); a cotangent's use also under the
+- both are one-line statements of one block (nothing indented less between them), or the use
+  is a `for` loop's header (its iterable evaluated once), so E runs as often as it did (never
+  moved into a loop or a branch); a cotangent's use also under the
   same `# Grad of:` comment, so each user line's rule stays under it;
 - no name E reads is assigned, or changed in place, between them (E computes the same value
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
@@ -37,6 +38,7 @@ import re
 from secant.transformer.hygiene import walk as _walk
 
 MAX_OPERATIONS = 5
+MAX_ARITHMETIC = 12
 MAX_LENGTH = 90
 MAX_PASSES = 3
 
@@ -45,23 +47,28 @@ _ONCE_BREAKERS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.Gener
 _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
-def folded(lines, names, temporaries=frozenset(), kept=frozenset()):
+def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=None,
+           unfed=frozenset()):
     """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
     line that assigns it again), or of a forward temporary in `temporaries` by a pure
     expression, folded into its use, first to last (a fold's result may itself be folded
-    further down, within the limits), again while a pass folds."""
+    further down, within the limits), again while a pass folds. `simplify` (a Line -> Line,
+    ad/algebra.py's) rewrites each folded line before its limits are checked; nothing folds
+    into the line assigning a name of `unfed` (what simplify reads it as stays bound)."""
     targets = {}                    # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
     for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
         before = len(lines)         # reads first: a value computed for one use is written in
         retry, blocked = blocked, set()     # it before an accumulation is merged)
-        lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked)
+        lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked,
+                             simplify, unfed)
         if n and len(lines) == before:
             break
     return lines
 
 
-def _folded_once(lines, names, temporaries, kept, targets, retry, blocked):
+def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simplify=None,
+                 unfed=frozenset()):
     """One pass, first line to last. retry None: the first pass, single reads only; else
     accumulations merged too, and only the single reads in `retry` tried again. The single
     reads an input's change kept from folding are added to `blocked`."""
@@ -76,12 +83,17 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked):
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
                          retry, blocked)
-        if k is not None:
-            new = _substituted(lines[i], lines[k])
+        if k is not None and not lines[k].defines & unfed:
+            new = _substituted(lines[i], lines[k], simplify)
             if new is not None:
                 for old, sign in ((lines[i], -1), (lines[k], -1), (new, 1)):
                     for n in old.uses | old.defines:
                         mentions[n] = mentions.get(n, 0) + sign
+                # a value read once now (terms the simplification made one): tried again
+                once = {n for n in (lines[i].uses | lines[k].uses) - new.defines
+                        if mentions.get(n) == 2 and n in foldable | temporaries}
+                if once:
+                    blocked.update(ln for ln in lines if ln.defines & once)
                 lines[k] = new
                 del lines[i]
                 del groups[i]
@@ -117,7 +129,14 @@ def _target(ln, names, temporaries):
         return None, None
     if t in names:          # a rule's expression; not a stack's pop (a statement of its own)
         return (None, None) if _MUTATED.search(ln.code) else (t, True)
-    return (t, False) if _pure(tree.value) else (None, None)
+    return (t, False) if _pure(tree.value) or _range(tree.value) else (None, None)
+
+
+def _range(expr):
+    """Whether a forward expression is `range(...)` of pure arguments (the builtin: generated
+    code's names are its own), what a loop over it reads once."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+        expr.func.id == "range" and not expr.keywords and all(_pure(a) for a in expr.args)
 
 
 _PURE = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Slice,
@@ -191,9 +210,10 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     if k is None:
         return None
     use = lines[k]
-    if use.kind != "stmt" or "\n" in use.code or use.indent != lines[i].indent or \
+    if use.kind != "stmt" and not (use.kind == "block" and use.code.startswith("for ")) or \
+            "\n" in use.code or use.indent != lines[i].indent or \
             cotangent and groups[k] != groups[i]:
-        return None
+        return None         # (a for loop's header evaluates its iterable once: it may take E)
     # the value reaches that line only: t's one read in all the lines (its assignment and
     # that read), or the line assigns t again (one straight-line block: nothing between them
     # mentions t)
@@ -214,36 +234,77 @@ def _kept_alive(lines, i, k, reads):
     return any(n in bound and n not in later for n in reads)
 
 
-def _substituted(definition, use):
-    """`use` with its one read of definition's target replaced by definition's value, or None
-    where the read is not evaluated exactly once or the result is too long."""
+def _substituted(definition, use, simplify=None):
+    """`use` with its one read of definition's target replaced by definition's value (then
+    simplified), or None where the read is not evaluated exactly once or the result is too
+    long."""
     t, = definition.defines
     value = ast.parse(definition.code).body[0].value
-    tree = ast.parse(use.code)
+    tree = _parsed(use)
     hits = [n for n in _walk(tree) if isinstance(n, ast.Name) and n.id == t and
             isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
     if len(hits) != 1 or _under_breaker(tree, hits[0]):
         return None
-    if _operations(tree) + _operations(value) > MAX_OPERATIONS:
+    if simplify is None and _operations(tree) + _operations(value) > MAX_OPERATIONS:
         return None
     start, end = _span(use.code, hits[0])
     text = ast.get_source_segment(definition.code, value)
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
-        return None if len(code) > MAX_LENGTH else type(use)(code, use.indent, use.kind,
-                                                             use.origin)
+        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify)
     expected = _replaced(tree, hits[0], value)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
-        if len(code) > MAX_LENGTH:
+        if simplify is None and len(code) > MAX_LENGTH:
             return None
         try:
-            if not _same(ast.parse(code), expected):
+            if not _same(_parsed(type(use)(code, use.indent, use.kind)), expected):
                 continue
         except SyntaxError:
             continue
-        return type(use)(code, use.indent, use.kind, use.origin)
+        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify)
     return None
+
+
+def _within_limits(line, simplify):
+    """`line` (simplified) if short enough, else None: a cotangent's sum of products of names
+    and numbers (a polynomial, as a person writes it) may have up to MAX_ARITHMETIC
+    operators, and one call beside them."""
+    if simplify is not None and line.kind == "stmt":
+        new = simplify(line)
+        tree = ast.parse(new.code)
+        limit = MAX_ARITHMETIC if new.defines <= simplify.cotangents and \
+            _arithmetic(tree.body[0].value) else MAX_OPERATIONS
+        if _operations(tree) > limit:
+            return None
+        line = new
+    elif _operations(_parsed(line)) > MAX_OPERATIONS:
+        return None
+    return None if len(line.code) > MAX_LENGTH else line
+
+
+def _parsed(line):
+    """The tree of a one-line statement, or of a block's header (with an empty body)."""
+    return ast.parse(line.code + "\n    pass" if line.kind == "block" else line.code)
+
+
+def _arithmetic(node, calls=1):
+    """Whether an expression is +, -, * and ** of names and numbers, with at most `calls`
+    calls (of names and numbers) among them."""
+    stack, seen = [node], 0
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.Pow)):
+            stack += [n.left, n.right]
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            stack.append(n.operand)
+        elif isinstance(n, ast.Call) and not n.keywords and seen < calls:
+            seen += 1
+            if not all(isinstance(a, (ast.Name, ast.Constant)) for a in n.args):
+                return False
+        elif not isinstance(n, (ast.Name, ast.Constant)):
+            return False
+    return True
 
 
 _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)

@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import copies, cse, einsum_rules, fields, fold, index_modes
+from secant.ad import algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
                                  UNBROADCAST, VJP)
@@ -971,9 +971,19 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
     temporaries = getattr(fn, "temporaries", set()) - primal_params
-    lines = _without_leading_blanks(fold.folded(
-        fields.read_in_place(canonical, temporaries, primal_params), bars - kept, temporaries,
-        bars & kept))
+    # sums and products of the cotangents as a person writes them (ad/algebra.py), before
+    # and as they fold
+    lines = fields.read_in_place(canonical, temporaries, primal_params)
+    simple = algebra.simplified_lines(lines, bars, b.shapes)
+    if simple is not lines:
+        lines = dead_code_eliminated(simple)
+    simplify, unfed = algebra.simplifier(lines, bars, b.shapes)
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept, simplify, unfed)
+    if unfed:       # (an unreduce read as its scalar everywhere: gone, what it read folds)
+        lines = dead_code_eliminated(lines)
+        lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0])
+    lines = _without_leading_blanks(lines)
     return lines, out_bar_param, out_param, canonical
 
 

@@ -616,7 +616,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
     gen = load_generated(source, gen_name, fn.__globals__, free, origins, cells)
     if canonical is not None:       # a transform of it reads every value under its name
-        gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins)
+        gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
     if mode == "vmap" and getattr(fn, "__secant_constant__", False):
@@ -660,17 +660,21 @@ def _text(lines, header, fn, mode):
     return "\n".join(text) + "\n", origins
 
 
-def _canonical_source(gen, source, origins):
+def _canonical_source(gen, source, origins, free):
     """What a transform of the derivative `gen` reads: its lines before folding (ad/fold.py),
     every value under its canonical name, so that the next order's names come from the user's
     as the first order's do (`om_sq_bar`, never a call's `unbroadcast_out`). The text is
-    registered as a file of its own (errors and comments of the next order quote its lines)."""
+    registered as a file of its own (errors and comments of the next order quote its lines).
+    Its free names are gen's and those of `free` it reads besides (a helper the folded text
+    no longer calls: ad/algebra.py reads `unreduce(t, a) * u` as `t * u`)."""
     filename = loader.register(f"{gen.__name__} (unfolded)", source, origins)
 
     def node():                         # (parsed only if a later transform reads it)
         return gast_parse.parse(source).body[0]
+    closure = gen.__secant_source__.closure
+    extra = {k: free[k] for k in set(re.findall(r"\w+", source)) - closure.keys() if k in free}
     return FunctionSource(gen, node, filename, 1, source.splitlines(), gen.__globals__,
-                          gen.__secant_source__.closure)
+                          {**closure, **extra} if extra else closure)
 
 
 # --- callees known only at run time ---------------------------------------------------------

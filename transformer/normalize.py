@@ -733,6 +733,8 @@ class Normaliser(ContainerMixin):
             def unpack(item):
                 self.assign_tuple(stmt.target, None, stmt, ir.Expr(item))
         steps = self.names.fresh(f"{target_id}_range" if is_range else "items")
+        if is_range:                    # (a derivative may write range(n) in its one use)
+            self.temporaries.add(steps)
         self.out.append(ir.Plain(f"{steps} = {iterable.src}" if is_range
                                  else f"{steps} = list({iterable.src})", {steps}, self.origin))
         target, body, carried, _ = self._loop(stmt, target_id, body, unpack)

@@ -1,0 +1,350 @@
+"""Algebra on a cotangent's expression (issue 20: what a person does by hand).
+
+A derivative's rules multiply and add: `3 * g * 4 * x ** 3`, `a * z * g + a * (g * z)`,
+`2 * x * unreduce(s, x)`. On each line that assigns a cotangent (ad/reverse.py's Line), the
+right-hand side's sums and products are rewritten, only where one of these applies:
+
+- the Python numbers of a product (literals, a sign `-t` of a factor) multiply into one
+  coefficient written first (`12 * x ** 3 * g`, `5 * -g` is `-5 * g`); a coefficient of 1 is
+  left out (of -1, written as a sign). Python numbers are weakly typed: their product (an int
+  for ints, a float where one is) promotes with the arrays as the factors did, whatever the
+  order (promotion is a lattice's join: associative), and broadcasting is too, so the result
+  has the same shape and dtype. A float coefficient whose product is not short (0.1 * 0.9 is
+  0.09000000000000001) is not formed; a float 1.0 is left out only beside a factor known
+  inexact (grad's seed), where it cannot turn integers into floats;
+- a term after the first whose coefficient is negative is subtracted (`a + b * -c` is
+  `a - b * c`, `a - b * -c` is `a + b * c`: exactly); terms of a sum with the same factors (as multisets: a product of
+  arrays commutes), one after the other, add their coefficients: `a * z * g + a * (g * z)` is `2 * a * z * g` (not where they cancel: 0 * t
+  keeps t's shape, which dropping the term would not);
+- a factor `unreduce(t, a)` with no axis (a full reduction's cotangent: t is a scalar, made
+  the shape of a), or a name bound once to one at the top level, is t where the product's
+  other factors provably have a shape that a's broadcasts to (transformer/shapes.py: a's
+  symbols among theirs): `2 * x * unreduce(s, x)` is `2 * x * s`. t has the dtype the
+  broadcast has, so nothing but the shape was in question; the array of ones is not made.
+
+Products are `*` chains (either side parenthesised); a factor is any other expression, left as
+written. Values are those of the written expression up to the rounding of a reassociated
+product or sum. Only cotangent lines are rewritten: the forward values are the user's.
+"""
+import ast
+import itertools
+
+from secant.transformer import ir
+from secant.transformer.hygiene import walk as _walk
+
+_MAX_COEFFICIENT_CHARS = 8      # a float coefficient longer than this is not formed
+
+
+def simplified_lines(lines, cotangents, shapes):
+    """`lines` with each assignment of a cotangent (a name of `cotangents`) simplified, the
+    names bound once at the top level to a full reduction's `unreduce(t, a)` or to grad's seed
+    read as such; the same list when nothing changes."""
+    facts = _unreduced_names(lines)
+    out, changed = [], False
+    for ln in lines:
+        new = simplified_line(ln, cotangents, shapes, facts)
+        changed |= new is not ln
+        out.append(new)
+    return out if changed else lines
+
+
+def simplifier(lines, cotangents, shapes, unreduced=True):
+    """(a function simplifying one line as `lines` fold (ad/fold.py), the names bound to an
+    `unreduce(t, a)` that the function reads as such, into whose line nothing may fold: t
+    keeps its names there; none with unreduced=False: the names bound to grad's seed only.)"""
+    facts = _unreduced_names(lines)
+    if not unreduced:
+        facts = {_SEEDED: facts.get(_SEEDED, set())}
+
+    def simplify(ln):
+        return simplified_line(ln, cotangents, shapes, facts)
+    simplify.cotangents = cotangents
+    return simplify, {g for g in facts if g is not _SEEDED}
+
+
+def simplified_line(ln, cotangents, shapes, facts=None):
+    """Line `ln` with its right-hand side simplified when it assigns one of `cotangents`
+    (else ln itself)."""
+    if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1 or \
+            not ln.defines <= cotangents:
+        return ln
+    tree = ast.parse(ln.code).body[0]
+    if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
+            isinstance(tree.targets[0], ast.Name)):
+        return ln
+    rewriter = _Rewriter(shapes, facts or {}, cotangents)
+    value = rewriter.expr(tree.value)
+    if not rewriter.changed:
+        return ln
+    code = f"{tree.targets[0].id} = {ast.unparse(value)}"
+    return type(ln)(code, ln.indent, ln.kind, ln.origin)
+
+
+def _unreduced_names(lines):
+    """{g: (t, a)} for each name g bound once, at the top level, to `unreduce(t, a)` (no
+    axis), where the names t reads are bound at most once, at the top level, before it (so t
+    holds the same value wherever g is read)."""
+    bound = {}
+    for k, ln in enumerate(lines):
+        for n in ln.defines:
+            bound.setdefault(n, []).append((k, ln))
+    out = {}
+    for g, defs in bound.items():
+        if len(defs) != 1:
+            continue
+        k, ln = defs[0]
+        if ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
+            continue
+        tree = ast.parse(ln.code).body[0]
+        call = tree.value if isinstance(tree, ast.Assign) and len(tree.targets) == 1 else None
+        got = _unreduce_call(call)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
+                call.func.id in _SEEDS:
+            out.setdefault(_SEEDED, set()).add(g)
+        if got is None:
+            continue
+        t, _ = got
+        if all(all(j < k and d.indent == 1 for j, d in bound.get(n.id, ())) and
+               len(bound.get(n.id, ())) <= 1
+               for n in _walk(t) if isinstance(n, ast.Name)):
+            out[g] = got
+    return out
+
+
+def _unreduce_call(node):
+    """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "unreduce" and len(node.args) == 2 and not node.keywords and \
+            not any(isinstance(a, ast.Starred) for a in node.args):
+        return node.args[0], node.args[1]
+    return None
+
+
+def _number(node):
+    """The value of a real Python number literal (`3`, `-0.5`, `(-0.5)`), else None."""
+    sign = 1
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(node.op, ast.USub) else sign
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return sign * node.value
+    return None
+
+
+def _number_node(c):
+    node = ast.Constant(abs(c))
+    return ast.UnaryOp(ast.USub(), node) if c < 0 or (c == 0 and str(c).startswith("-")) \
+        else node
+
+
+def _short(c):
+    """Whether coefficient c may be written: an int that a weakly typed int32 holds, a float
+    of a short repr."""
+    return abs(c) < 2 ** 31 if isinstance(c, int) else len(repr(c)) <= _MAX_COEFFICIENT_CHARS
+
+
+# a factor or term that may be a sequence (whose + concatenates, in order): never rewritten
+_SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.Set, ast.Dict)
+
+
+def _sequence(node):
+    return isinstance(node, _SEQUENCES) or isinstance(node, ast.Constant) and \
+        isinstance(node.value, (str, bytes))
+
+
+_SEEDS = ("grad_seed", "grad_seed_like")
+
+
+def _inexact(node, facts):
+    """Whether a factor is known to hold floats: grad's seed (a real floating scalar), a name
+    bound once at the top level to it, or a product or unreduce of one."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in _SEEDS:
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in facts.get(_SEEDED, ())
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _inexact(node.left, facts) or _inexact(node.right, facts)
+    got = _unreduce_call(node)
+    return got is not None and _inexact(got[0], facts)
+
+
+_SEEDED = object()      # facts' key: the names bound once, at the top level, to grad's seed
+
+
+class _Rewriter:
+    def __init__(self, shapes, facts, cotangents=frozenset()):
+        self.shapes, self.facts, self.changed = shapes, facts, False
+        self.cotangents = cotangents
+
+    def expr(self, node):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            for _ in range(3):      # (again: a term made smaller lets another be)
+                new = self.sum(node)
+                if new is node or not (isinstance(new, ast.BinOp) and
+                                       isinstance(new.op, (ast.Add, ast.Sub))):
+                    return new
+                node = new
+            return node
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) or \
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            coef, factors, changed = self.product(node)
+            if factors is not None and changed:
+                self.changed = True
+                return self.written(coef, factors)
+            return node
+        return node
+
+    # --- products ------------------------------------------------------------------------------
+    def _flat(self, node, out):
+        """The factors of a `*` chain (signs of factors as -1): [node or number]."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            self._flat(node.left, out)
+            self._flat(node.right, out)
+            return out
+        c = _number(node)
+        if c is not None:
+            out.append(c)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            out.append(-1)
+            self._flat(node.operand, out)
+        else:
+            out.append(node)
+        return out
+
+    def product(self, node, context=()):
+        """(coefficient, factors, whether anything changed) of a product (a lone factor too);
+        `context`: the other terms of the sum it is a term of, whose shapes the sum has."""
+        flat = self._flat(node, [])
+        if any(isinstance(f, ast.AST) and _sequence(f) for f in flat):
+            return 1, None, False
+        numbers = [f for f in flat if not isinstance(f, ast.AST)]
+        factors = [self.expr(f) for f in flat if isinstance(f, ast.AST)]
+        coef = 1
+        for c in numbers:
+            coef = coef * c
+        if not _short(coef):
+            return 1, None, False
+        changed = len(numbers) > 1      # (two numbers or signs made one)
+        for k, f in enumerate(factors):
+            got = _unreduce_call(f)
+            named = got is None and isinstance(f, ast.Name)
+            if named:
+                got = self.facts.get(f.id)
+            if got is not None and self._covers(factors[:k] + factors[k + 1:] + list(context),
+                                                got[1], named):
+                factors[k] = got[0]
+                changed = True
+        return coef, factors, changed
+
+    def _covers(self, others, a, named=False):
+        """Whether the product of `others` provably has a shape a's broadcasts to. named: a
+        read where it was not bound (a name's unreduce): none of a's symbols may stand for a
+        loop iteration's value (another iteration's may be read there)."""
+        mine = self._alts(a)
+        if not mine or named and any(self.shapes.local.get(sym) for m in mine for sym in m):
+            return False
+        parts = [p for p in (self._alts(f) for f in others) if p]
+        if not parts:
+            return False
+        if len(list(itertools.islice(itertools.product(*parts), 65))) > 64:
+            return False
+        return all(m <= frozenset().union(*combo)
+                   for m in mine for combo in itertools.product(*parts))
+
+    def _alts(self, node):
+        try:
+            got = self.shapes.of(ir.Expr(ast.unparse(node)))
+        except Exception:       # (an expression the analysis does not read: unknown)
+            return None
+        return got or None
+
+    def written(self, coef, factors):
+        """The product coef * factors[0] * ... as a tree."""
+        if coef in (1, -1) and factors and (isinstance(coef, int) or any(
+                _inexact(f, self.facts) for f in factors)):
+            out = ast.UnaryOp(ast.USub(), factors[0]) if coef == -1 else factors[0]
+            for f in factors[1:]:                       # (-a * b: the sign on the first)
+                out = ast.BinOp(out, ast.Mult(), f)
+            return out
+        out = _number_node(coef)
+        for f in factors:
+            out = ast.BinOp(out, ast.Mult(), f)
+        return out
+
+    # --- sums ----------------------------------------------------------------------------------
+    def _terms(self, node, sign, out):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            self._terms(node.left, sign, out)
+            self._terms(node.right, -sign if isinstance(node.op, ast.Sub) else sign, out)
+        else:
+            out.append((sign, node))
+        return out
+
+    def sum(self, node):
+        merged, index, changed = [], {}, False
+        terms = self._terms(node, 1, [])
+        if any(_sequence(t) for _, t in terms):
+            return node
+        for k, (sign, t) in enumerate(terms):
+            # (the terms before as rewritten: a term made smaller does not cover another)
+            context = [self.written(m[0], m[1]) for m in merged] + [u for _, u in terms[k + 1:]]
+            coef, factors, ch = self.product(t, context)
+            if factors is None:             # (a coefficient not formed: the term as written)
+                coef, factors, ch = 1, [t], False
+            elif k and coef < 0:        # a + b * -c is a - b * c, a - b * -c a + b * c
+                ch = True
+            changed |= ch
+            term = [sign * coef, factors, ch, sign, t]
+            key = tuple(sorted(ast.dump(f) for f in factors))
+            j = index.get(key)
+            if j is not None and j == len(merged) - 1:      # (the term before: a + b + a
+                #                                              concatenates lists in order)
+                total = merged[j][0] + term[0]
+                if total != 0 and _short(total):
+                    merged[j][0] = total
+                    merged[j][2] = changed = True
+                    continue
+            index[key] = len(merged)
+            merged.append(term)
+        common = self._common(merged) if len(merged) > 1 else None
+        if not changed and common is None:
+            return node
+        self.changed = True
+        if common is not None:          # a factor of every term: written once, after the sum
+            k, f = common
+            key = ast.dump(f)
+            for m in merged:                # (one of it: x * x * g less x is x * g)
+                j = next(j for j, g in enumerate(m[1]) if ast.dump(g) == key)
+                m[1] = m[1][:j] + m[1][j + 1:]
+                m[2] = True
+            return ast.BinOp(self._summed(merged), ast.Mult(), f)
+        return self._summed(merged)
+
+    def _common(self, merged):
+        """(k, the factor) of the last factor of the first term that every term has (else
+        None), a cotangent or grad's seed: never a Python int, which would repeat a list
+        `(xs + ys) * n` other than `xs * n + ys * n`."""
+        first = merged[0][1]
+        for k in range(len(first) - 1, -1, -1):
+            if not (isinstance(first[k], ast.Name) and first[k].id in self.cotangents or
+                    _inexact(first[k], self.facts)):
+                continue
+            key = ast.dump(first[k])
+            if all(any(ast.dump(g) == key for g in m[1]) for m in merged[1:]):
+                return k, first[k]
+        return None
+
+    def _summed(self, merged):
+        out = None
+        for coef, factors, ch, sign, t in merged:
+            if not ch:                      # (a term unchanged: as written, with its sign)
+                term, negative = t, sign < 0
+            else:
+                negative = coef < 0 and out is not None
+                term = self.written(-coef if negative else coef, factors)
+            if out is None:
+                out = ast.UnaryOp(ast.USub(), term) if negative else term
+            else:
+                out = ast.BinOp(out, ast.Sub() if negative else ast.Add(), term)
+        return out
