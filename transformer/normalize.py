@@ -2927,6 +2927,10 @@ class Normaliser(ContainerMixin):
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent, generated=self.src.generated)
+        # a nested def is the user's code (kept as written in a derivative too): desugared as
+        # any (a registered class built in a lax.cond branch or a loop body, `return State(x *
+        # s.m, s.v)`)
+        lifted.__secant_user_code__ = True
         return lifted
 
 
