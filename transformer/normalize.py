@@ -1024,6 +1024,9 @@ class Normaliser(ContainerMixin):
             return self.attribute(node) if field is None else self.subscript(field)
         if isinstance(node, gast.Subscript):
             return self.subscript(node)
+        if isinstance(node, (gast.Tuple, gast.List)) and any(
+                isinstance(e, gast.Starred) for e in node.elts) and self._tracked_names_in(node):
+            return self.operand(_starred_display(node))    # (*a, b): tuple(a) + (b,)
         if isinstance(node, (gast.Tuple, gast.List)):
             items = [self.operand(e) for e in node.elts]
             if all(isinstance(i, ir.Expr) for i in items):
@@ -2932,6 +2935,35 @@ class Normaliser(ContainerMixin):
         # s.m, s.v)`)
         lifted.__secant_user_code__ = True
         return lifted
+
+
+def _starred_display(node):
+    """`(*a, b, *c)` as `tuple(a) + (b,) + tuple(c)` (a list display with lists): each piece a
+    container whose length the running program knows, so the concatenation's cotangent is
+    split where the items really are (an item after a starred one is not at its written
+    position)."""
+    kind = "tuple" if isinstance(node, gast.Tuple) else "list"
+    pieces, run = [], []
+
+    def flush():
+        if run:
+            pieces.append((gast.Tuple if kind == "tuple" else gast.List)(list(run), gast.Load()))
+            run.clear()
+    for e in node.elts:
+        if isinstance(e, gast.Starred):
+            flush()
+            pieces.append(gast.Call(gast.Name(kind, gast.Load(), None, None), [e.value], []))
+        else:
+            run.append(e)
+    flush()
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = gast.BinOp(out, gast.Add(), p)
+        out.secant_concat = True
+    for n in gast.walk(out):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, node)
+    return out
 
 
 def _list_like_params(fdef, params):
