@@ -20,6 +20,7 @@ picked from a container by data) is not resolved here: the normaliser writes it 
 import ast
 import builtins
 import copy
+import dataclasses
 import functools
 import inspect
 import types
@@ -29,6 +30,23 @@ import gast
 from secant.backends import once
 
 UNRESOLVED = object()
+
+# Standard-library functions whose source secant cannot transform (they mutate what they
+# build), refused where the user calls them with a transformed value: what to write instead.
+UNSUPPORTED = {
+    dataclasses.replace: "dataclasses.replace of a {what} object is not supported yet (its "
+                         "source updates a dict of fields in place); build the object with its "
+                         "constructor, C(field=new_value, other=obj.other, ...)",
+}
+
+
+def unsupported(fn, what):
+    """The explanation for a callee in UNSUPPORTED (`what`: the kind of value passed), else None."""
+    try:
+        message = UNSUPPORTED.get(fn)
+    except TypeError:       # (not hashable)
+        return None
+    return None if message is None else message.format(what=what)
 
 # containers whose items a look-up may read at transform time (exactly these types: no user
 # __getitem__ or defaultdict __missing__ runs)

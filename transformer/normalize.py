@@ -2289,6 +2289,9 @@ class Normaliser(ContainerMixin):
                 error.lax_loop_derivative = True    # jit falls back to the Python loop
                 raise error
             return self._inactive(node)
+        refused = callees.unsupported(fn, self.what)
+        if refused and self._tracked_names_in(node):
+            raise self.src.error(node, refused)
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
