@@ -126,3 +126,29 @@ def test_dataclasses_replace_of_a_differentiated_object_is_refused_at_the_users_
         grad(f)(jnp.asarray(1.0), S0)
     assert "s = dataclasses.replace(s, mean=b)" in str(info.value)
     assert "test_others7_fixes.py" in str(info.value)
+
+
+def logged_layer(w, x, log):
+    h = jnp.tanh(x @ w)
+    log.append(f"h: {h.shape} {h.dtype}")
+    return jnp.sum(h)
+
+
+def test_an_f_string_of_a_differentiated_values_shape_logged_into_a_list(x64):
+    """log.append(f"h: {h.shape}") reads only what a trace knows: run as written under grad
+    (was: 'receives the differentiated value h, but its result is dropped') and vmap (was:
+    'cannot batch through a JoinedStr'), the per-example shape under vmap as JAX traces it."""
+    w, x = jnp.asarray([[1.0, 2.0], [0.5, -1.0]]), jnp.asarray([0.3, -0.2])
+    log = []
+    g = grad(lambda w: logged_layer(w, x, log))(w)
+    np.testing.assert_allclose(g, np.outer(x, 1 - np.tanh(np.asarray(x) @ np.asarray(w)) ** 2),
+                               rtol=1e-12)
+    assert log == ["h: (2,) float64"]
+    log.clear()
+    xs = jnp.asarray([[0.3, -0.2], [1.0, 2.0], [0.0, 0.5]])
+    out = vmap(lambda x: logged_layer(w, x, log))(xs)
+    np.testing.assert_allclose(out, np.tanh(np.asarray(xs) @ np.asarray(w)).sum(1), rtol=1e-12)
+    assert log == ["h: (2,) float64"]
+    # a value itself (not its shape) in the message is still refused under grad
+    with pytest.raises(secant.SecantError, match="JoinedStr|dropped"):
+        grad(lambda x: (log.append(f"{x}"), jnp.sum(x ** 2))[1])(x)

@@ -377,7 +377,8 @@ class Normaliser(ContainerMixin):
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
-        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
+        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked
+                         and not _static_reads_only(stmt, n))
         if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
         what = self._source(stmt.value)
@@ -1051,7 +1052,10 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.IfExp, gast.Dict, gast.JoinedStr)):
-            if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+            tracked = _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+            if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
+                tracked = {n for n in tracked if not _static_reads_only(node, n)}
+            if tracked:
                 verb = "batch" if self.batching else "differentiate"
                 if self.src.generated and not self.batching:
                     raise self.src.error(node, "differentiating this part of a derivative "
@@ -2938,6 +2942,19 @@ class Normaliser(ContainerMixin):
         # s.m, s.v)`)
         lifted.__secant_user_code__ = True
         return lifted
+
+
+_STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "size")
+
+
+def _static_reads_only(stmt, name):
+    """Whether `stmt` reads `name` only for what a trace knows (x.shape, x.ndim, x.dtype,
+    x.size): `log.append(f"layer {i}: {x.shape}")` carries no derivative anywhere."""
+    parents = {id(c): n for n in gast.walk(stmt) for c in gast.iter_child_nodes(n)}
+    uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+    return bool(uses) and all(
+        isinstance(parents.get(id(n)), gast.Attribute) and parents[id(n)].value is n
+        and parents[id(n)].attr in _STATIC_ATTRIBUTES for n in uses)
 
 
 def _starred_display(node):
