@@ -1,6 +1,7 @@
 """Issue 15, seventh round of code written by others: one regression test per fix the batch
 tests/test_others7_*.py needed (each fails without its fix)."""
 import dataclasses
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -152,3 +153,28 @@ def test_an_f_string_of_a_differentiated_values_shape_logged_into_a_list(x64):
     # a value itself (not its shape) in the message is still refused under grad
     with pytest.raises(secant.SecantError, match="JoinedStr|dropped"):
         grad(lambda x: (log.append(f"{x}"), jnp.sum(x ** 2))[1])(x)
+
+
+first = operator.itemgetter(0)
+w_and_b = operator.itemgetter("w", "b")
+mean_of = operator.attrgetter("mean")
+
+
+def getter_loss(params, s):
+    w, b = w_and_b(params)
+    return jnp.sum(first(w) ** 2) + b * mean_of(s)
+
+
+def test_operator_itemgetter_and_attrgetter_as_callees(x64):
+    """get(p) of get = operator.itemgetter(k) / attrgetter(name) read as p[k] / p.name (was:
+    'secant does not know the derivative of first')."""
+    params = {"w": jnp.asarray([[1.0, 2.0], [3.0, 4.0]]), "b": jnp.asarray(0.5)}
+    g = grad(getter_loss, argnums=(0, 1))(params, S0)
+    np.testing.assert_allclose(g[0]["w"], [[2.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_allclose(g[0]["b"], 2.0)
+    assert isinstance(g[1], State)
+    np.testing.assert_allclose(g[1].mean, 0.5)
+    np.testing.assert_allclose(jit(grad(getter_loss))(params, S0)["w"], g[0]["w"])
+    bs = jnp.asarray([0.5, 1.0, -1.0])
+    np.testing.assert_allclose(vmap(lambda b: getter_loss({"w": params["w"], "b": b}, S0))(bs),
+                               5.0 + 2.0 * np.asarray(bs))

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import operator
 import types
 
 import gast
@@ -141,6 +142,26 @@ def _is_library(fn):
     if getattr(fn, "__globals__", {}).get("__secant_by_source__"):   # read like user code
         return False                                                  # (numpy/composite.py)
     return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
+
+
+def getter_read(src, local, node):
+    """`get(x)` of `get = operator.itemgetter(k)` (or attrgetter("a.b")) with one argument:
+    the read it makes, `x[k]` (`(x[k1], x[k2])`, `x.a.b`), as a gast expression; else None."""
+    if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
+        return None
+    obj = resolve(src, local, node.func)
+    if not isinstance(obj, (operator.itemgetter, operator.attrgetter)):
+        return None
+    keys = obj.__reduce__()[1]
+    if isinstance(obj, operator.itemgetter) and not all(type(k) in (int, str) for k in keys):
+        return None                     # (slices, tuples: left to the call as it is)
+    arg = _src(node.args[0])
+    if isinstance(obj, operator.itemgetter):
+        reads = [f"({arg})[{k!r}]" for k in keys]
+    else:
+        reads = [f"({arg}).{k}" for k in keys]
+    text = reads[0] if len(reads) == 1 else f"({', '.join(reads)})"
+    return _expr(text, node)
 
 
 def canonical_call(src, local, node):

@@ -1555,6 +1555,9 @@ class Normaliser(ContainerMixin):
                 if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
                 return self.op_call(node, opname, [func.value] + args)
+        read = callees.getter_read(self.src, self._is_local, node)
+        if read is not None:            # get(p) of get = operator.itemgetter(0): p[0]
+            return self.operand(read)
         node = callees.canonical_call(self.src, self._is_local, node)
         func = node.func
         kind = self._kind_of_call(node)
