@@ -245,8 +245,8 @@ def test_tuple_field_concatenated_with_a_display(x64):
     model = make_model([3, 4, 2])
 
     def head_loss(model, new_bias, xs, ys):
-        last = dataclasses.replace(model.layers[-1], bias=new_bias)
-        return loss(dataclasses.replace(model, layers=model.layers[:-1] + (last,)), xs, ys)
+        last = Linear(model.layers[-1].weight, new_bias)
+        return loss(Sequential(model.layers[:-1] + (last,)), xs, ys)
 
     check_grad(head_loss, model, jnp.asarray([0.5, -0.5]), XS, YS, argnum=1)
 
@@ -274,14 +274,11 @@ def test_ensemble_of_stacked_modules(x64):
     check_vmap(lambda x: f(ens, x), (XS,))
 
 
-def test_tree_leaves_and_structure_to_rebuild(x64):
-    """Flatten a module to a vector of leaves and back (ravel_pytree by hand): the gradient of
-    the flat function is the module's gradient raveled."""
-    model = make_model([2, 2, 1])
+def ravel_module(model):
+    """(the leaves as one vector, the function rebuilding a module from such a vector)."""
     leaves, treedef = tree_util.tree_flatten(model)
-    shapes = [l.shape for l in leaves]
+    shapes = [leaf.shape for leaf in leaves]
     sizes = [int(np.prod(s)) for s in shapes]
-    xs, ys = jnp.asarray(XS[:, :2]), jnp.asarray(YS[:, :1])
 
     def unravel(v):
         out, start = [], 0
@@ -289,14 +286,21 @@ def test_tree_leaves_and_structure_to_rebuild(x64):
             out.append(v[start:start + size].reshape(shape))
             start += size
         return tree_util.tree_unflatten(treedef, out)
+    return jnp.concatenate([jnp.ravel(leaf) for leaf in leaves]), unravel
 
-    flat = jnp.concatenate([jnp.ravel(l) for l in leaves])
+
+def test_tree_leaves_and_structure_to_rebuild(x64):
+    """Flatten a module to a vector of leaves and back (ravel_pytree by hand): the gradient of
+    the flat function is the module's gradient raveled."""
+    model = make_model([2, 2, 1])
+    xs, ys = jnp.asarray(XS[:, :2]), jnp.asarray(YS[:, :1])
+    flat, unravel = ravel_module(model)
     flat_loss = lambda v: loss(unravel(v), xs, ys)
     g = grad(flat_loss)(flat)
     g_fd = fd_grad(flat_loss, (flat,))
     np.testing.assert_allclose(g, g_fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(jit(grad(flat_loss))(flat), g, rtol=1e-12)
-    assert tree_util.tree_structure(unravel(flat)) == treedef
+    assert tree_util.tree_structure(unravel(flat)) == tree_util.tree_structure(model)
     g_tree = grad(loss)(model, xs, ys)
     np.testing.assert_allclose(unravel(g).layers[0].weight, g_tree.layers[0].weight, rtol=1e-12)
 
@@ -306,18 +310,8 @@ def test_tree_leaves_and_structure_to_rebuild(x64):
     "of the batched dispatcher's derivative, batched_derivative(...), has no rule ('secant "
     "does not know the derivative of batched_derivative')"))
 def test_flat_hessian_through_vmap_of_a_module(x64):
-    model = make_model([2, 2, 1])
-    leaves, treedef = tree_util.tree_flatten(model)
     xs, ys = jnp.asarray(XS[:, :2]), jnp.asarray(YS[:, :1])
-    flat = jnp.concatenate([jnp.ravel(l) for l in leaves])
-
-    def unravel(v):
-        out, start = [], 0
-        for leaf in leaves:
-            out.append(v[start:start + leaf.size].reshape(leaf.shape))
-            start += leaf.size
-        return tree_util.tree_unflatten(treedef, out)
-
+    flat, unravel = ravel_module(make_model([2, 2, 1]))
     flat_loss = lambda v: loss(unravel(v), xs, ys)
     H = secant.hessian(flat_loss)(flat)
     np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12)
