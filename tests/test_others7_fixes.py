@@ -178,3 +178,23 @@ def test_operator_itemgetter_and_attrgetter_as_callees(x64):
     bs = jnp.asarray([0.5, 1.0, -1.0])
     np.testing.assert_allclose(vmap(lambda b: getter_loss({"w": params["w"], "b": b}, S0))(bs),
                                5.0 + 2.0 * np.asarray(bs))
+
+
+def appends_to(x, log):
+    log.append(f"called with {x.shape}")
+    return jnp.sum(x ** 2)
+
+
+def test_a_log_list_passed_as_an_argument_to_grad_is_the_callers_own(x64):
+    """grad(f)(x, log): a container of no arrays passed as a non-differentiated
+    argument is passed itself, as JAX passes it, so what f appends is seen by the caller (was:
+    a copy, silently dropping the log); one holding NumPy arrays is still converted."""
+    log = []
+    g = grad(appends_to)(jnp.asarray([1.0, 2.0]), log)
+    np.testing.assert_allclose(g, [2.0, 4.0])
+    assert log == ["called with (2,)"]
+    secant.value_and_grad(appends_to)(jnp.asarray([1.0, 2.0]), log)
+    assert len(log) == 2
+    consts = [np.array([1.0, 2.0])]
+    np.testing.assert_allclose(grad(lambda x, c: jnp.sum(x * c[0]))(jnp.asarray([3.0, 4.0]), consts),
+                               [1.0, 2.0])
