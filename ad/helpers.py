@@ -395,7 +395,10 @@ def _is_method_of(tree, name, g):
 
 
 def _is_registered(tree):
-    return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+    """A registered pytree object (one with no data fields too: a module holding only its
+    activation function is a node with no children, which flattens like a leaf)."""
+    return tree_util.is_node_type(type(tree)) \
+        or not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
 
 
 def _registered_with(tree, attrs):

@@ -1407,8 +1407,16 @@ def _as_arrays(args, positions):
             out.append(Array._wrap_ndarray(a, False))
         elif isinstance(a, (np.ndarray, np.generic, int, float)):
             out.append(_to_array(a, i in positions))
-        elif isinstance(a, (list, tuple, dict)) or i in positions:
-            out.append(tree_util.tree_map(lambda leaf: _to_array(leaf, i in positions), a))
+        elif i in positions:
+            out.append(tree_util.tree_map(lambda leaf: _to_array(leaf, True), a))
+        elif isinstance(a, (list, tuple, dict)):
+            # a container of constants: its NumPy leaves as arrays, in a copy; one with none to
+            # convert (a log list, a config dict) is passed itself, as JAX passes it, so what
+            # the function appends or sets there is seen by the caller
+            leaves, treedef = tree_util.tree_flatten(a)
+            converted = [_to_array(leaf, False) for leaf in leaves]
+            same = all(c is leaf for c, leaf in zip(converted, leaves))
+            out.append(a if same else tree_util.tree_unflatten(treedef, converted))
         else:
             out.append(a)
     return tuple(out)

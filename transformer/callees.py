@@ -22,8 +22,10 @@ picked from a container by data) is not resolved here: the normaliser writes it 
 import ast
 import builtins
 import copy
+import dataclasses
 import functools
 import inspect
+import operator
 import types
 
 import gast
@@ -31,6 +33,23 @@ import gast
 from secant.backends import once
 
 UNRESOLVED = object()
+
+# Standard-library functions whose source secant cannot transform (they mutate what they
+# build), refused where the user calls them with a transformed value: what to write instead.
+UNSUPPORTED = {
+    dataclasses.replace: "dataclasses.replace of a {what} object is not supported yet (its "
+                         "source updates a dict of fields in place); build the object with its "
+                         "constructor, C(field=new_value, other=obj.other, ...)",
+}
+
+
+def unsupported(fn, what):
+    """The explanation for a callee in UNSUPPORTED (`what`: the kind of value passed), else None."""
+    try:
+        message = UNSUPPORTED.get(fn)
+    except TypeError:       # (not hashable)
+        return None
+    return None if message is None else message.format(what=what)
 
 # containers whose items a look-up may read at transform time (exactly these types: no user
 # __getitem__ or defaultdict __missing__ runs)
@@ -125,6 +144,26 @@ def _is_library(fn):
     if getattr(fn, "__globals__", {}).get("__secant_by_source__"):   # read like user code
         return False                                                  # (numpy/composite.py)
     return (getattr(fn, "__module__", "") or "").split(".")[0] in ("secant", "numpy")
+
+
+def getter_read(src, local, node):
+    """`get(x)` of `get = operator.itemgetter(k)` (or attrgetter("a.b")) with one argument:
+    the read it makes, `x[k]` (`(x[k1], x[k2])`, `x.a.b`), as a gast expression; else None."""
+    if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
+        return None
+    obj = resolve(src, local, node.func)
+    if not isinstance(obj, (operator.itemgetter, operator.attrgetter)):
+        return None
+    keys = obj.__reduce__()[1]
+    if isinstance(obj, operator.itemgetter) and not all(type(k) in (int, str) for k in keys):
+        return None                     # (slices, tuples: left to the call as it is)
+    arg = _src(node.args[0])
+    if isinstance(obj, operator.itemgetter):
+        reads = [f"({arg})[{k!r}]" for k in keys]
+    else:
+        reads = [f"({arg}).{k}" for k in keys]
+    text = reads[0] if len(reads) == 1 else f"({', '.join(reads)})"
+    return _expr(text, node)
 
 
 def canonical_call(src, local, node):

@@ -81,10 +81,12 @@ def _desugar(fn, only_choices=False, bind=None):
             getattr(fn, "__secant_source__", None) is not None
             and not getattr(fn, "__secant_functionalized__", False)
             and not getattr(fn, "__secant_only_choices__", False)
-            and not getattr(fn, "__secant_user_method__", False)):
+            and not getattr(fn, "__secant_user_method__", False)
+            and not getattr(fn, "__secant_user_code__", False)):
         return fn       # generated code is in the canonical subset (a staged user function is
                         # the user's code, with what jit could not stage left as written; so is
-                        # a user method read as a function of its fields, user_objects.py, and
+                        # a user method read as a function of its fields, user_objects.py, a
+                        # nested def lifted to a function of its own, normalize.py, and
                         # one whose `a if c else b` only was rewritten, for jit)
     module = getattr(fn, "__module__", None) or ""
     if (module.split(".")[0] == "numpy" or module.startswith("secant.numpy")) and \

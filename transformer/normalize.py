@@ -377,7 +377,8 @@ class Normaliser(ContainerMixin):
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
-        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked)
+        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked
+                         and not _static_reads_only(stmt, n))
         if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
         what = self._source(stmt.value)
@@ -1026,6 +1027,9 @@ class Normaliser(ContainerMixin):
             return self.attribute(node) if field is None else self.subscript(field)
         if isinstance(node, gast.Subscript):
             return self.subscript(node)
+        if isinstance(node, (gast.Tuple, gast.List)) and any(
+                isinstance(e, gast.Starred) for e in node.elts) and self._tracked_names_in(node):
+            return self.operand(_starred_display(node))    # (*a, b): tuple(a) + (b,)
         if isinstance(node, (gast.Tuple, gast.List)):
             items = [self.operand(e) for e in node.elts]
             if all(isinstance(i, ir.Expr) for i in items):
@@ -1050,7 +1054,10 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.IfExp, gast.Dict, gast.JoinedStr)):
-            if _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}:
+            tracked = _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+            if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
+                tracked = {n for n in tracked if not _static_reads_only(node, n)}
+            if tracked:
                 verb = "batch" if self.batching else "differentiate"
                 if self.src.generated and not self.batching:
                     raise self.src.error(node, "differentiating this part of a derivative "
@@ -1552,6 +1559,9 @@ class Normaliser(ContainerMixin):
                 if opname in ("reshape", "transpose") and len(args) > 1:   # x.reshape(2, 3)
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
                 return self.op_call(node, opname, [func.value] + args)
+        read = callees.getter_read(self.src, self._is_local, node)
+        if read is not None:            # get(p) of get = operator.itemgetter(0): p[0]
+            return self.operand(read)
         node = callees.canonical_call(self.src, self._is_local, node)
         func = node.func
         kind = self._kind_of_call(node)
@@ -2326,6 +2336,9 @@ class Normaliser(ContainerMixin):
                 error.lax_loop_derivative = True    # jit falls back to the Python loop
                 raise error
             return self._inactive(node)
+        refused = callees.unsupported(fn, self.what)
+        if refused and self._tracked_names_in(node):
+            raise self.src.error(node, refused)
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
@@ -2967,7 +2980,53 @@ class Normaliser(ContainerMixin):
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
             self.src.globals, closure, self.src.indent, generated=self.src.generated)
+        # a nested def is the user's code (kept as written in a derivative too): desugared as
+        # any (a registered class built in a lax.cond branch or a loop body, `return State(x *
+        # s.m, s.v)`)
+        lifted.__secant_user_code__ = True
         return lifted
+
+
+_STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "size")
+
+
+def _static_reads_only(stmt, name):
+    """Whether `stmt` reads `name` only for what a trace knows (x.shape, x.ndim, x.dtype,
+    x.size): `log.append(f"layer {i}: {x.shape}")` carries no derivative anywhere."""
+    parents = {id(c): n for n in gast.walk(stmt) for c in gast.iter_child_nodes(n)}
+    uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+    return bool(uses) and all(
+        isinstance(parents.get(id(n)), gast.Attribute) and parents[id(n)].value is n
+        and parents[id(n)].attr in _STATIC_ATTRIBUTES for n in uses)
+
+
+def _starred_display(node):
+    """`(*a, b, *c)` as `tuple(a) + (b,) + tuple(c)` (a list display with lists): each piece a
+    container whose length the running program knows, so the concatenation's cotangent is
+    split where the items really are (an item after a starred one is not at its written
+    position)."""
+    kind = "tuple" if isinstance(node, gast.Tuple) else "list"
+    pieces, run = [], []
+
+    def flush():
+        if run:
+            pieces.append((gast.Tuple if kind == "tuple" else gast.List)(list(run), gast.Load()))
+            run.clear()
+    for e in node.elts:
+        if isinstance(e, gast.Starred):
+            flush()
+            pieces.append(gast.Call(gast.Name(kind, gast.Load(), None, None), [e.value], []))
+        else:
+            run.append(e)
+    flush()
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = gast.BinOp(out, gast.Add(), p)
+        out.secant_concat = True
+    for n in gast.walk(out):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+            gast.copy_location(n, node)
+    return out
 
 
 def _list_like_params(fdef, params):
