@@ -119,14 +119,28 @@ def _summed_to(t, shape):
 def unbroadcast(t, x):
     """Sum `t` down to the shape of `x`: the derivative of NumPy broadcasting. A real x that
     met complex values was promoted first: its cotangent is the real part (as JAX's
-    convert_element_type transposes). An integer x (a loop index a staged loop carries) has
-    a zero cotangent of its own dtype (JAX's float0), as a branch that does not read it gives."""
+    convert_element_type transposes), and so is a float x that met a wider float: its cotangent
+    goes back to x's dtype. An integer x (a loop index a staged loop carries) has a zero
+    cotangent of its own dtype (JAX's float0), as a branch that does not read it gives."""
     t = _summed_to(t, np.shape(x))
     if _promoted_to_complex(t, x):
         t = snp.real(t)
     if _integer(x):
         t = (t * 0).astype(x.dtype)
+    elif _promoted_float(t, x):
+        t = t.astype(x.dtype)
     return t
+
+
+def _promoted_float(t, x):
+    """Whether real x met a wider float (float16 x + float32 y is float32): its cotangent goes
+    back to x's dtype, as JAX's convert_element_type transposes (reads dtypes only)."""
+    dt, dx = getattr(t, "dtype", None), getattr(x, "dtype", None)
+    return isinstance(dt, np.dtype) and isinstance(dx, np.dtype) and dt != dx and \
+        dt.kind == "f" and dx.kind == "f"
+
+
+_promoted_float.__secant_static_query__ = True
 
 
 def _promoted_to_complex(t, x):

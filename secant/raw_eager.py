@@ -133,7 +133,7 @@ def _zeros_like(a, dtype=None, shape=None):
 
 def _unbroadcast(t, x):
     """helpers.unbroadcast where there is nothing to sum: t as it is."""
-    if not (_float_value(t) and _float_value(x)) or t.shape != x.shape:
+    if not (_float_value(t) and _float_value(x)) or t.shape != x.shape or t.dtype != x.dtype:
         raise _NotRaw
     return t
 
