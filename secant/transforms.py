@@ -296,8 +296,7 @@ def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
                           "the function again" + where())
     if not getattr(fn, "__secant_custom__", False):
         fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
-    if staged and not getattr(fn, "__secant_custom__", False) \
-            and not getattr(fn, "__secant_dispatch__", None) and not _own_helper(fn):
+    if staged and not _staged_as_written(fn):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
@@ -352,8 +351,18 @@ def _same_staged(gen):
     writes, would be staged), and the same holds for each derivative it calls."""
     from secant.transformer.functionalize import unchanged
     staging = getattr(gen, "__secant_staging__", None)     # (fn, derivatives it calls)
-    return staging is not None and unchanged(staging[0]) and unchanged(gen) and all(
+    return staging is not None and (_staged_as_written(staging[0]) or unchanged(staging[0])
+                                    and unchanged(gen)) and all(
         _same_staged(sub) for sub in staging[1])
+
+
+def _staged_as_written(fn):
+    """Whether jit derives `fn` as written, never its functionalised form: a custom rule, a
+    dispatcher, or a helper of generated code, whose branches test shapes and flags only, and
+    so do its derivatives' (which jit then reuses when made eagerly before, not generated
+    again after functionalising copies of them it would not use: issue 19)."""
+    return getattr(fn, "__secant_custom__", False) or \
+        getattr(fn, "__secant_dispatch__", None) is not None or _own_helper(fn)
 
 
 def _current(gen):

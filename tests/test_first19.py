@@ -1,0 +1,75 @@
+"""Issue 19 (first19): first calls of Jacobians under jit. Checked here: jit reuses the batched
+derivatives (and the batched helpers they call) made by an eager call before, rather than
+functionalising helpers it never stages; jacfwd, jacrev and hessian under jit against closed
+forms and float64 finite differences. No timings."""
+import numpy as np
+from numpy.testing import assert_allclose
+
+import secant
+import secant.numpy as snp
+from secant import transforms
+
+N = 12
+
+
+def tanh_map(w, x):
+    return snp.tanh(w @ x)
+
+
+def energy(x):
+    return snp.sum(x ** 4) - snp.sum(snp.sin(x[:-1] * x[1:])) + snp.sum(snp.tanh(x)) ** 2
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    w = (rng.normal(size=(N, N)) / np.sqrt(N)).astype(np.float32)
+    x = rng.normal(size=N).astype(np.float32)
+    return w, x
+
+
+def _tanh_map_jacobian(w, x):       # d tanh(W x) / dx = diag(1 - tanh(W x)^2) W
+    return (1 - np.tanh(w.astype(np.float64) @ x) ** 2)[:, None] * w
+
+
+def _energy_hessian(x):     # central differences of the float64 gradient, written out
+    x = x.astype(np.float64)
+
+    def grad(v):
+        g = 4 * v ** 3 + 2 * np.sum(np.tanh(v)) * (1 - np.tanh(v) ** 2)
+        c = np.cos(v[:-1] * v[1:])
+        g[:-1] -= c * v[1:]
+        g[1:] -= c * v[:-1]
+        return g
+    eps = 1e-6
+    return np.stack([(grad(x + eps * e) - grad(x - eps * e)) / (2 * eps)
+                     for e in np.eye(x.size)], axis=1)
+
+
+def test_jit_reuses_the_batched_vjp_made_eagerly():
+    """jit of a vmapped vjp after the eager call: the plain batched function is jit's too (its
+    helpers branch on shapes only), not generated again from functionalised helpers."""
+    def local_map(w, x):
+        return snp.tanh(w @ x)
+    w, x = _inputs()
+    vjp = transforms.generate(local_map, (1,), "vjp")
+    batched = secant.vmap(vjp, in_axes=(0, None, None))
+    want = batched(np.eye(N, dtype=np.float32), w, x)
+    assert transforms._same_staged(batched.__secant_generated__)
+    assert_allclose(secant.jit(batched)(np.eye(N, dtype=np.float32), w, x), want, rtol=1e-5,
+                    atol=1e-6)
+    assert_allclose(want, _tanh_map_jacobian(w, x), rtol=1e-4, atol=1e-5)
+
+
+def test_jacobians_under_jit_after_eager():
+    w, x = _inputs()
+    want = _tanh_map_jacobian(w, x)
+    for make in (secant.jacfwd, secant.jacrev):
+        f = make(tanh_map, argnums=1)
+        eager = f(w, x)
+        jitted = secant.jit(make(tanh_map, argnums=1))(w, x)
+        assert_allclose(eager, want, rtol=1e-4, atol=1e-5)
+        assert_allclose(jitted, want, rtol=1e-4, atol=1e-5)
+    h = secant.hessian(energy)
+    want = _energy_hessian(x)
+    assert_allclose(h(x), want, rtol=1e-3, atol=1e-3)
+    assert_allclose(secant.jit(secant.hessian(energy))(x), want, rtol=1e-3, atol=1e-3)
