@@ -97,3 +97,29 @@ def test_jacrev_rows_of_a_matrix_vector_product_are_one_matrix_product():
     assert_allclose(f(v, w), want, rtol=1e-4, atol=1e-5)
     dots = [line for line in f.lower(v, w).as_text().splitlines() if "dot_general" in line]
     assert dots and not any(_rank3.search(line.split("->")[-1]) for line in dots), dots
+
+
+def test_a_basis_of_one_vector_is_not_batched():
+    """jacrev of a scalar function (and the Hessian's inner Jacobian) runs the vjp on its one
+    basis vector: no batched function of the vjp is generated, for one example."""
+    def scalar_energy(x):
+        return snp.sum(x ** 4) - snp.sum(snp.sin(x[:-1] * x[1:])) + snp.sum(snp.tanh(x)) ** 2
+
+    def made():
+        return {k[0].__name__: k[1] for k in transforms._generated
+                if getattr(k[0], "__name__", "").startswith("scalar_energy")}
+    _, x = _inputs()
+    hess = _energy_hessian(x)
+    grad = secant.grad(scalar_energy)(x)
+    assert_allclose(secant.jacrev(scalar_energy)(x), grad, rtol=1e-6)
+    assert_allclose(secant.jit(secant.jacrev(scalar_energy))(x), grad, rtol=1e-5, atol=1e-6)
+    assert "vmap" not in made().values(), made()
+    assert_allclose(secant.hessian(scalar_energy)(x), hess, rtol=1e-3, atol=1e-3)
+    assert_allclose(secant.jit(secant.hessian(scalar_energy))(x), hess, rtol=1e-3, atol=1e-3)
+    # one vmap: the jvp of the vjp over the outer basis, none of the vmapped function again
+    assert [name for name, mode in made().items() if mode == "vmap"] == ["scalar_energy_vjp_jvp"]
+    # a Jacobian of a function of one scalar input, by forward mode: the jvp run once
+    assert_allclose(secant.jacfwd(lambda t: snp.sin(t) * snp.arange(3.0))(np.float32(0.5)),
+                    np.cos(0.5) * np.arange(3.0), rtol=1e-6)
+    assert_allclose(secant.jit(secant.hessian(lambda t: snp.sin(t) ** 3))(np.float32(0.5)),
+                    6 * np.sin(0.5) * np.cos(0.5) ** 2 - 3 * np.sin(0.5) ** 3, rtol=1e-5)
