@@ -99,6 +99,35 @@ def test_jacrev_rows_of_a_matrix_vector_product_are_one_matrix_product():
     assert dots and not any(_rank3.search(line.split("->")[-1]) for line in dots), dots
 
 
+def test_static_slice_add_under_jit_matches_eager():
+    """x.at[static ints and forward slices].add(v) while jit traces: v padded and added (no
+    scatter in the module), the same values as eagerly for every such index."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(5, 7)).astype(np.float32)
+    indices = [np.s_[1:], np.s_[:-1], np.s_[::2], np.s_[1:6:3, 2], np.s_[-1], np.s_[2, 3],
+               np.s_[..., 1:], np.s_[None, 1:4, ::3], np.s_[3:3], np.s_[:, 6:1], np.s_[10:],
+               np.s_[1:, -2:]]
+    for idx in indices:
+        shape = np.empty((5, 7))[idx].shape
+        v = rng.normal(size=shape).astype(np.float32)
+        f = lambda a, b: a.at[idx].add(b)       # noqa: E731
+        want = x.copy()
+        want[idx] += v          # (basic indices: each element once)
+        assert_allclose(f(snp.asarray(x), v), want, rtol=1e-6, err_msg=str(idx))
+        jitted = secant.jit(f)
+        assert_allclose(jitted(x, v), want, rtol=1e-6, err_msg=str(idx))
+        assert "scatter" not in jitted.lower(x, v).as_text(), idx
+    # a broadcast update, an integer array, and a reverse slice (still a scatter) agree too
+    for idx, v in ((np.s_[1:3], np.float32(2.0)), (np.s_[::-1], np.ones(7, np.float32))):
+        f = lambda a, b: a.at[idx].add(b)       # noqa: E731
+        assert_allclose(secant.jit(f)(x, v), f(snp.asarray(x), v), rtol=1e-6)
+    xi = np.arange(12, dtype=np.int32).reshape(3, 4)
+    g = secant.jit(lambda a: a.at[1:, ::2].add(5))
+    want = xi.copy()
+    want[1:, ::2] += 5
+    np.testing.assert_array_equal(g(xi), want)
+
+
 def test_a_basis_of_one_vector_is_not_batched():
     """jacrev of a scalar function (and the Hessian's inner Jacobian) runs the vjp on its one
     basis vector: no batched function of the vjp is generated, for one example."""
