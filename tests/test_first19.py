@@ -100,8 +100,9 @@ def test_jacrev_rows_of_a_matrix_vector_product_are_one_matrix_product():
 
 
 def test_static_slice_add_under_jit_matches_eager():
-    """x.at[static ints and forward slices].add(v) while jit traces: v padded and added (no
-    scatter in the module), the same values as eagerly for every such index."""
+    """x.at[static ints and slices].add(v) under jit, the same values as eagerly for every such
+    index (a reverse pass's x_bar.at[1:].add: a scatter, which XLA runs faster than JAX's pad
+    and add, though it compiles slower)."""
     rng = np.random.default_rng(1)
     x = rng.normal(size=(5, 7)).astype(np.float32)
     indices = [np.s_[1:], np.s_[:-1], np.s_[::2], np.s_[1:6:3, 2], np.s_[-1], np.s_[2, 3],
@@ -116,7 +117,6 @@ def test_static_slice_add_under_jit_matches_eager():
         assert_allclose(f(snp.asarray(x), v), want, rtol=1e-6, err_msg=str(idx))
         jitted = secant.jit(f)
         assert_allclose(jitted(x, v), want, rtol=1e-6, err_msg=str(idx))
-        assert "scatter" not in jitted.lower(x, v).as_text(), idx
     # a broadcast update, an integer array, and a reverse slice (still a scatter) agree too
     for idx, v in ((np.s_[1:3], np.float32(2.0)), (np.s_[::-1], np.ones(7, np.float32))):
         f = lambda a, b: a.at[idx].add(b)       # noqa: E731

@@ -199,31 +199,6 @@ def _basic(x, entries):
     return out
 
 
-def _padded_add(operand, updates, entries):
-    """operand.at[entries].add(updates) for static ints and forward slices, while jit traces: the
-    updates padded with zeros to operand's shape and added (as JAX transposes a slice), which
-    XLA compiles faster than a scatter and fuses; None for other indices, or a bool operand."""
-    if dtypes.is_bool(operand.dtype) or not all(
-            isinstance(e, int) or isinstance(e, slice) and (e.step or 1) > 0 for e in entries):
-        return None
-    config, kept = [], []
-    for d, (e, n) in enumerate(zip(entries, operand.shape)):
-        if isinstance(e, int):
-            i = _static_int(e, n, d)
-            config.append((i, n - i - 1, 0))
-            kept.append(1)
-            continue
-        start, step, length = _slice_params(e, n)
-        if length == 0:
-            return operand          # (nothing lands: x itself, as the scatter gives)
-        config.append((start, n - start - (length - 1) * step - 1, step - 1))
-        kept.append(length)
-    if tuple(updates.shape) != tuple(kept):
-        updates = st.reshape_p.bind(updates, new_sizes=tuple(kept))
-    zero = np.zeros((), operand.dtype)
-    return ew.add_p.bind(operand, st.pad_p.bind(updates, zero, padding_config=tuple(config)))
-
-
 # --- advanced indexing: the plan of one gather or scatter -----------------------------------------
 class _Plan:
     """How NumPy's result of x[idx] maps onto one gather/scatter over x.
@@ -486,10 +461,6 @@ class _AtRef:
         operand = st.expand_dims_p.bind(x, dimensions=new_axes) if new_axes else x
         plan = _Plan(shape, entries)
         updates = _broadcast_values(values, plan.out_shape, x.dtype)
-        if prim is scatter_add_p and (isinstance(operand, Tracer) or isinstance(updates, Tracer)):
-            padded = _padded_add(operand, updates, entries)   # (a reverse pass's x_bar.at[1:])
-            if padded is not None:
-                return st.squeeze_p.bind(padded, dimensions=new_axes) if new_axes else padded
         columns = plan.columns_clipped() if mode == "clip" else None
         out = plan.scatter(prim, operand, updates, columns, indices_are_sorted, unique_indices)
         return st.squeeze_p.bind(out, dimensions=new_axes) if new_axes else out
