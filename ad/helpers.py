@@ -274,6 +274,8 @@ def matmul_grad_x(t, x, y):
     t = _summed_to(t, _matmul_shape(x, y))
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         gx = unbroadcast(t * y, x)
+    elif np.ndim(x) == 1 and np.ndim(y) == 2:     # y @ t: one matrix product under vmap
+        gx = unbroadcast(snp.matmul(y, t), x)
     elif np.ndim(x) == 1:                     # (n,) @ (..., n, m) -> (..., m)
         gx = unbroadcast(snp.matmul(y, snp.expand_dims(t, -1))[..., 0], x)
     elif np.ndim(y) == 1:                     # (..., n, k) @ (k,) -> (..., n)
@@ -290,6 +292,8 @@ def matmul_grad_y(t, x, y):
         gy = unbroadcast(t * x, y)
     elif np.ndim(x) == 1:
         gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
+    elif np.ndim(x) == 2 and np.ndim(y) == 1:     # t @ x: one matrix product under vmap
+        gy = unbroadcast(snp.matmul(t, x), y)
     elif np.ndim(y) == 1:
         gy = unbroadcast(snp.matmul(snp.swapaxes(x, -1, -2), snp.expand_dims(t, -1))[..., 0], y)
     else:

@@ -296,8 +296,7 @@ def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
                           "the function again" + where())
     if not getattr(fn, "__secant_custom__", False):
         fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
-    if staged and not getattr(fn, "__secant_custom__", False) \
-            and not getattr(fn, "__secant_dispatch__", None) and not _own_helper(fn):
+    if staged and not _staged_as_written(fn):
         from secant.transformer.functionalize import functionalize
         fn = functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
@@ -352,8 +351,18 @@ def _same_staged(gen):
     writes, would be staged), and the same holds for each derivative it calls."""
     from secant.transformer.functionalize import unchanged
     staging = getattr(gen, "__secant_staging__", None)     # (fn, derivatives it calls)
-    return staging is not None and unchanged(staging[0]) and unchanged(gen) and all(
+    return staging is not None and (_staged_as_written(staging[0]) or unchanged(staging[0])
+                                    and unchanged(gen)) and all(
         _same_staged(sub) for sub in staging[1])
+
+
+def _staged_as_written(fn):
+    """Whether jit derives `fn` as written, never its functionalised form: a custom rule, a
+    dispatcher, or a helper of generated code, whose branches test shapes and flags only, and
+    so do its derivatives' (which jit then reuses when made eagerly before, not generated
+    again after functionalising copies of them it would not use: issue 19)."""
+    return getattr(fn, "__secant_custom__", False) or \
+        getattr(fn, "__secant_dispatch__", None) is not None or _own_helper(fn)
 
 
 def _current(gen):
@@ -2212,16 +2221,35 @@ def _without_effects(fn, positions):
     return replay if getattr(replay, "__secant_effects__", False) else fn
 
 
-def _vmapped(gen, in_axes, *args, outer_axes=None):
+def _vmapped(gen, in_axes, *args, outer_axes=None, size=None):
     """gen mapped over the batched arguments (in_axes) by its generated batched function: one
     call for the whole basis of a Jacobian (and, with outer_axes, for every basis vector of an
-    outer Jacobian too: a vmap of the vmap)."""
+    outer Jacobian too: a vmap of the vmap). size: the basis's size; a basis of one vector (the
+    jacrev of a scalar function, as the Hessian's inner one) is gen's one call on it, its
+    outputs given the axis, not gen batched over one example (code generated, traced and
+    compiled for nothing: a vmap of the vmap for a Hessian)."""
     from secant.batch import vmap
+    if size == 1:
+        args = [_first(a, ax) for a, ax in zip(args, in_axes)]
+        if outer_axes is None:
+            return tree_util.tree_map(lambda leaf: snp.expand_dims(leaf, 0), gen(*args))
+        return tree_util.tree_map(lambda leaf: snp.expand_dims(leaf, 1),
+                                  vmap(gen, in_axes=tuple(outer_axes))(*args))
     fn = vmap(gen, in_axes=tuple(in_axes))
     if outer_axes is not None:
         fn = vmap(fn, in_axes=tuple(outer_axes))
     return fn(*args)
 
+
+
+def _first(arg, axes):
+    """`arg` (a pytree mapped by `axes`: 0, None, or a tuple of those for a tuple) with each
+    mapped leaf's first example."""
+    if axes is None:
+        return arg
+    if axes == 0:
+        return tree_util.tree_map(lambda leaf: leaf[0], arg)
+    return tuple(_first(a, ax) for a, ax in zip(arg, axes))
 
 
 def _over_basis(fn, leaves):
@@ -2367,11 +2395,12 @@ class _Jacobian:
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
-            tangents = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
+            basis, size = _basis(in_leaves)
+            tangents = tree_util.tree_unflatten(in_tree, basis)
             n_args, n_t = len(args), len(tangents)
             gen = _tangents_last(gen, n_t, n_args)
             if outer is None:
-                res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents)
+                res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents, size=size)
                 stacked = tree_util.tree_leaves(res[1])
             else:
                 gen2 = generate(gen, tuple(outer[0]), "jvp", staged=_staging())
@@ -2379,7 +2408,7 @@ class _Jacobian:
                 res, res_dot = _vmapped(
                     gen2, (None,) * n_args + (0,) * n_t + (None,) * n_o, *args, *tangents,
                     *outer[1], outer_axes=(None,) * (n_args + n_t) + (0,) * n_o
-                    if outer_batched else None)
+                    if outer_batched else None, size=size)
                 if outer_batched:
                     rows = tree_util.tree_leaves(res_dot[1])
                     jac_dot = self._assemble(rows, out, in_leaves, in_tree, True,
@@ -2402,10 +2431,11 @@ class _Jacobian:
         gen = generate(base, positions, "vjp", staged=_staging())
         single = len(positions) == 1
         # the generated vjp, vmapped over the output basis (aux's cotangent: zeros, unbatched)
-        ct = tree_util.tree_unflatten(out_tree, _basis(out_leaves)[0])
+        basis, size = _basis(out_leaves)
+        ct = tree_util.tree_unflatten(out_tree, basis)
         ct, ct_axes = ((ct, _zeros_tree(aux)), (0, None)) if self.has_aux else (ct, 0)
         if outer is None:
-            grads = _vmapped(gen, (ct_axes,) + (None,) * len(args), ct, *args)
+            grads = _vmapped(gen, (ct_axes,) + (None,) * len(args), ct, *args, size=size)
             stacked = tree_util.tree_leaves((grads,) if single else grads)
         else:
             gen2 = _tangents_positional(
@@ -2414,7 +2444,8 @@ class _Jacobian:
             n_o = len(outer[1])
             grads, grads_dot = _vmapped(
                 gen2, (ct_axes,) + (None,) * (len(args) + n_o), ct, *args, *outer[1],
-                outer_axes=(None,) * (1 + len(args)) + (0,) * n_o if outer_batched else None)
+                outer_axes=(None,) * (1 + len(args)) + (0,) * n_o if outer_batched else None,
+                size=size)
             if outer_batched:
                 rows = tree_util.tree_leaves((grads_dot,) if single else grads_dot)
                 jac_dot = self._assemble(rows, out, in_leaves, in_tree, False,
@@ -2580,7 +2611,8 @@ def _forward_derivative(fun, args, directions, lead, split_first=False):
         tangents += [tree_util.tree_map(lambda t: snp.reshape(snp.broadcast_to(
             snp.reshape(t, where_j + np.shape(t)[1:]), lead + np.shape(t)[1:]),
             (total,) + np.shape(t)[1:]), tree) for tree in ts]
-    res = _vmapped(gen, (None,) * len(args) + (0,) * len(tangents), *args, *tangents)
+    res = _vmapped(gen, (None,) * len(args) + (0,) * len(tangents), *args, *tangents,
+                   size=total)
     for _ in directions[1:]:
         res = res[1]                # (out, out_dot) at every level: the last derivative
     shaped = lambda leaf: snp.reshape(leaf, lead + np.shape(leaf)[1:])   # noqa: E731
