@@ -798,24 +798,38 @@ def geometric(key, p, shape=None, dtype=None):
     return lax.convert_element_type(g, dtype)
 
 
-def _loop_any(cond, body, state):
-    """lax.while_loop over a batch of independent loops: runs while any still goes on;
-    `body` sees every element and the caller keeps only the running ones (select)."""
-    return lax.while_loop(lambda s: snp.any(cond(s)), body, state)
+def _while_per_key(key, going, body, state):
+    """lax.while_loop(any(going), body, state) for each key of a batch (key: batch + (2,);
+    `going` elementwise, batch + shape): a key's loop runs while any of its elements goes on,
+    and a key whose loop has stopped keeps its state, as vmap of the one-key loop does (these
+    loops' bodies also update elements already done, so when a loop stops matters)."""
+    b = _batch_ndim(key)
+    if not b:
+        return lax.while_loop(lambda s: snp.any(going(s)), body, state)
+
+    def running(s):
+        g = going(s)
+        return snp.any(g, axis=tuple(range(b, g.ndim)))
+
+    def step(s):
+        run = running(s)
+        new = body(s)
+        return tuple(snp.where(lax.reshape(run, run.shape + (1,) * (x.ndim - b)), n, x)
+                     for n, x in zip(new, s))
+    return lax.while_loop(lambda s: snp.any(running(s)), step, state)
 
 
 def _poisson_knuth(key, lam, shape):
     def body(carry):
-        i, k, rng, log_prod = carry
+        k, rng, log_prod = carry
         rng, sub = _two(rng)
         k = lax.select(lax.gt(log_prod, lax.neg(lam)), lax.add(k, 1), k)
         u = _uniform(sub, shape, dtypes.float32, 0.0, 1.0)
-        return i + 1, k, rng, lax.add(log_prod, lax.log(u))
+        return k, rng, lax.add(log_prod, lax.log(u))
 
-    k0 = snp.zeros(lam.shape, dtypes.int32)
-    state = (snp.asarray(0, dtypes.int32), k0, key, snp.zeros(lam.shape, dtypes.float32))
-    out = lax.while_loop(lambda c: snp.any(lax.gt(c[3], lax.neg(lam))), body, state)
-    return lax.sub(out[1], 1)
+    state = (snp.zeros(lam.shape, dtypes.int32), key, snp.zeros(lam.shape, dtypes.float32))
+    out = _while_per_key(key, lambda c: lax.gt(c[2], lax.neg(lam)), body, state)
+    return lax.sub(out[0], 1)
 
 
 def _poisson_rejection(key, lam, shape):
@@ -826,7 +840,7 @@ def _poisson_rejection(key, lam, shape):
     v_r = lax.sub(0.9277, lax.div(3.6224, lax.sub(b, 2.0)))
 
     def body(carry):
-        i, k_out, accepted, rng = carry
+        k_out, accepted, rng = carry
         keys = _split(rng, (3,))
         rng, k0, k1 = (_nth_key(keys, j) for j in range(3))
         u = lax.sub(_uniform(k0, shape, lam.dtype, 0.0, 1.0), 0.5)
@@ -841,12 +855,11 @@ def _poisson_rejection(key, lam, shape):
                                 lax.bitwise_and(lax.lt(us, 0.013), lax.gt(v, us)))
         accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject),
                                                          lax.le(s, t)))
-        return i + 1, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
+        return lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
 
-    state = (snp.asarray(0, dtypes.int32), snp.full(lam.shape, -1.0, lam.dtype),
-             snp.zeros(lam.shape, dtypes.bool_), key)
-    out = lax.while_loop(lambda c: snp.any(lax.bitwise_not(c[2])), body, state)
-    return out[1]
+    state = (snp.full(lam.shape, -1.0, lam.dtype), snp.zeros(lam.shape, dtypes.bool_), key)
+    out = _while_per_key(key, lambda c: lax.bitwise_not(c[1]), body, state)
+    return out[0]
 
 
 def _nth_key(keys, j):
@@ -892,18 +905,17 @@ def _binomial_inversion(key, count, prob, shape):
     log1mp = lax.log1p(lax.neg(prob))
 
     def body(carry):
-        i, num_geom, geom_sum, rng = carry
+        num_geom, geom_sum, rng = carry
         keys = _split(rng, (2,))
         sub, rng = _nth_key(keys, 0), _nth_key(keys, 1)
         num_geom = lax.select(lax.le(geom_sum, count), lax.add(num_geom, 1.0), num_geom)
         u = _uniform(sub, shape, prob.dtype, 0.0, 1.0)
         geom_sum = lax.add(geom_sum, lax.ceil(lax.div(lax.log(u), log1mp)))
-        return i + 1, num_geom, geom_sum, rng
+        return num_geom, geom_sum, rng
 
     zeros = snp.zeros(prob.shape, prob.dtype)
-    state = (snp.asarray(0, dtypes.int32), zeros, zeros, key)
-    out = lax.while_loop(lambda c: snp.any(lax.le(c[2], count)), body, state)
-    return lax.sub(out[1], 1.0)
+    out = _while_per_key(key, lambda c: lax.le(c[1], count), body, (zeros, zeros, key))
+    return lax.sub(out[0], 1.0)
 
 
 def _btrs(key, count, prob, shape):
@@ -917,7 +929,7 @@ def _btrs(key, count, prob, shape):
     m = lax.floor(lax.mul(lax.add(count, 1.0), prob))
 
     def body(carry):
-        i, k_out, accepted, rng = carry
+        k_out, accepted, rng = carry
         keys = _split(rng, (3,))
         rng, k0, k1 = (_nth_key(keys, j) for j in range(3))
         u = _uniform(k0, shape, prob.dtype, 0.0, 1.0)
@@ -942,12 +954,11 @@ def _btrs(key, count, prob, shape):
         ub = lax.sub(ub, _stirling_approx_tail(k))
         ub = lax.sub(ub, _stirling_approx_tail(lax.sub(count, k)))
         accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, ub)))
-        return i + 1, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
+        return lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
 
-    state = (snp.asarray(0, dtypes.int32), snp.full(prob.shape, -1.0, prob.dtype),
-             snp.zeros(prob.shape, dtypes.bool_), key)
-    out = lax.while_loop(lambda c_: snp.any(lax.bitwise_not(c_[2])), body, state)
-    return out[1]
+    state = (snp.full(prob.shape, -1.0, prob.dtype), snp.zeros(prob.shape, dtypes.bool_), key)
+    out = _while_per_key(key, lambda c: lax.bitwise_not(c[1]), body, state)
+    return out[0]
 
 
 def binomial(key, n, p, shape=None, dtype=None):
@@ -1100,3 +1111,7 @@ for _name in __all__:
         "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32", "multinomial") \
         else "keys"
 _gamma_sample.__secant_random__ = "keys"
+
+# The samplers whose parameters have a derivative (gamma, beta, t, pareto, ...) are in
+# secant/random_dists.py, read by the transforms as source; it adds them to this module once
+# secant.custom_jvp and secant.nn exist (secant/__init__.py imports it last).
