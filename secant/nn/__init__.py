@@ -248,3 +248,9 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     else:
         count = snp.sum(snp.broadcast_to(where, snp.shape(x)), axis=axis, keepdims=keepdims)
     return logsumexp(x, axis=axis, where=where, keepdims=keepdims) - snp.log(count)
+
+
+# jax.scipy.special.softmax and log_softmax are jax.nn's (secant.scipy.special is imported
+# first, so it gets them here)
+special.softmax = softmax
+special.log_softmax = log_softmax
