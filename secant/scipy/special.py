@@ -860,3 +860,8 @@ def betainc(a, b, x):
     Differentiable in x (d/dx is the beta density x^(a-1) (1-x)^(b-1) / B(a, b)); as in JAX,
     not in a or b (transforming with respect to them is an error naming the argument)."""
     return _betainc(a * 1.0, b * 1.0, x * 1.0)
+
+
+snp.i0 = i0     # jax.numpy.i0 is jax.scipy.special.i0 (secant.numpy is imported first)
+if "i0" not in snp.__all__:
+    snp.__all__.append("i0")
