@@ -221,8 +221,8 @@ def _close(got, want, rtol):
 
 # compiled once each (the rest share their code: beta, f, ball, ... are gamma and ops)
 JIT = {"cauchy", "laplace", "logistic", "rademacher", "maxwell", "orthogonal_wide", "geometric",
-       "poisson", "binomial", "gamma", "loggamma", "pareto", "lognormal", "weibull_min",
-       "rayleigh", "triangular", "wald", "t", "multivariate_normal", "dirichlet"}
+       "poisson", "binomial", "gamma", "pareto", "lognormal", "weibull_min", "rayleigh",
+       "triangular", "wald", "multivariate_normal"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -251,7 +251,7 @@ def test_vmap_over_keys_equals_a_python_loop(name):
     np.testing.assert_allclose(np.asarray(secant.vmap(fn)(keys)), loop, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", ["gamma", "poisson"])
+@pytest.mark.parametrize("name", ["gamma"])
 def test_jit_of_vmap_over_keys_equals_a_python_loop(name):
     fn = CASES[name]
     keys = R.split(K(4), 3)
@@ -280,7 +280,7 @@ def test_gradients_are_jax(name):
                                rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["gamma", "wald"])
+@pytest.mark.parametrize("name", ["gamma"])
 def test_gradients_under_jit_are_jax(name):
     fn, x = GRAD_CASES[name]
     got = secant.jit(secant.grad(fn))(np.array(x, np.float32))
