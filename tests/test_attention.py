@@ -6,6 +6,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from tests.central_differences import weighted_fd
 from secant import nn
 
 rng = np.random.default_rng(3)
@@ -43,16 +44,6 @@ CASES = {
 }
 
 
-def _fd(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    w = np.arange(1, f(x).size + 1).reshape(f(x).shape)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = np.sum((f(x + e) - f(x - e)) * w) / (2 * h)
-    return g, w
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_gradients_and_vmap(name, x64):
     ours, theirs = CASES[name]
@@ -62,7 +53,7 @@ def test_values_gradients_and_vmap(name, x64):
         return nn.dot_product_attention(q, KEY, V, **ours)
     np.testing.assert_allclose(np.asarray(f(Q)), want, rtol=2e-5, atol=1e-7)
     np.testing.assert_allclose(np.asarray(secant.jit(f)(Q)), want, rtol=2e-5, atol=1e-7)
-    g0, w = _fd(lambda q: reference(q, KEY, V, exact=True, **theirs), Q)
+    g0, w = weighted_fd(lambda q: reference(q, KEY, V, exact=True, **theirs), Q)
     g = secant.grad(lambda q: snp.sum(f(q) * w))(Q)
     np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-4, atol=1e-5)
     per_example = secant.vmap(lambda q, k, v: nn.dot_product_attention(q, k, v))(Q, KEY, V)

@@ -7,6 +7,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from tests.central_differences import weighted_fd
 
 rng = np.random.default_rng(1)
 X = rng.normal(size=(4, 5))
@@ -72,18 +73,6 @@ CASES = {  # f(x), x, numpy reference: values, jit, grad (central differences), 
 }
 
 
-def _fd(f, x, h=1e-6):
-    x = np.asarray(x, float)
-    g = np.zeros_like(x)
-    base = f(x)
-    w = np.arange(1, np.size(base) + 1).reshape(np.shape(base))
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = np.nansum((f(x + e) - f(x - e)) * w) / (2 * h)
-    return g, w
-
-
 @pytest.mark.filterwarnings("ignore:All-NaN slice")
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_gradients_and_vmap(name, x64):
@@ -93,7 +82,7 @@ def test_values_gradients_and_vmap(name, x64):
     if name == "trim_zeros":  # needs concrete values, as JAX's
         return
     np.testing.assert_allclose(np.asarray(secant.jit(f)(x)), want, rtol=1e-9, atol=1e-12)
-    g0, w = _fd(ref, x)
+    g0, w = weighted_fd(ref, x)
     g = secant.grad(lambda a: snp.nansum(f(a) * w))(x)
     np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
     xb = np.stack([np.asarray(x, float), np.asarray(x, float) * 1.5])

@@ -7,6 +7,7 @@ import scipy.linalg as sl
 
 import secant
 import secant.numpy as snp
+from tests.central_differences import weighted_fd
 from secant.scipy import linalg as L
 
 rng = np.random.default_rng(5)
@@ -37,22 +38,12 @@ CASES = {
 }
 
 
-def _fd(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    w = np.arange(1, np.size(f(x)) + 1).reshape(np.shape(f(x)))
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = np.sum((f(x + e) - f(x - e)) * w) / (2 * h)
-    return g, w
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_gradients_and_vmap(name, x64):
     f, x, ref = CASES[name]
     np.testing.assert_allclose(np.asarray(f(x)), ref(x), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.asarray(secant.jit(f)(x)), ref(x), rtol=1e-9, atol=1e-12)
-    g0, w = _fd(ref, x)
+    g0, w = weighted_fd(ref, x)
     g = secant.grad(lambda a: snp.sum(f(a) * w))(x)
     np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
     xb = np.stack([x, x * 1.5])

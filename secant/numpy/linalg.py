@@ -166,24 +166,6 @@ def _abs_squared(x):
     return out
 
 
-def _vector_norm(x, ord, axis, keepdims):
-    if isinstance(ord, str):
-        raise ValueError(f"norm: invalid order {ord!r} for a vector")
-    if ord is None or ord == 2:
-        out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
-    elif ord == np.inf:
-        out = snp.max(snp.abs(x), axis=axis, keepdims=keepdims)
-    elif ord == -np.inf:
-        out = snp.min(snp.abs(x), axis=axis, keepdims=keepdims)
-    elif ord == 0:
-        out = snp.sum(x != 0, axis=axis, keepdims=keepdims).astype(snp.abs(x).dtype)
-    elif ord == 1:
-        out = snp.sum(snp.abs(x), axis=axis, keepdims=keepdims)
-    else:
-        out = snp.sum(snp.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
-    return out
-
-
 def _matrix_norm(x, ord, axis, keepdims):
     rows, cols = axis
     if ord is None or ord == "fro":
@@ -232,7 +214,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
             axis = (int(axis),)
         axis = tuple(int(a) % nd for a in axis)
         if len(axis) == 1:
-            out = _vector_norm(x, ord, axis[0], keepdims)
+            out = vector_norm(x, axis=axis[0], keepdims=keepdims, ord=ord)
         elif len(axis) == 2:
             if axis[0] == axis[1]:
                 raise ValueError("norm: duplicate axes")
