@@ -171,3 +171,11 @@ def test_choose_of_a_list_differentiates_each_choice():
     eq(g, np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1]], float))
     with pytest.raises(ValueError, match="invalid entry"):
         snp.choose(np.array([3]), [x[0], x[1]])
+
+
+def test_vmap_of_choose_over_a_list_of_batched_choices():
+    # regression: the list's shapes were read per item inside the batched source, giving one
+    # row per choice (a silent wrong shape)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    got = secant.vmap(lambda a: snp.choose(np.array([0, 2, 1, 2]), [a[0], a[1], a[2]]))(x)
+    eq(got, np.stack([np.choose([0, 2, 1, 2], list(e)) for e in x]))

@@ -185,13 +185,12 @@ def _first_index(arr, values):
 
 
 def choose(a, choices, mode="raise"):
-    """choices[a[i]][i] for every i (choices: a sequence of arrays or one array whose first
-    axis holds them), broadcast together; mode 'wrap' or 'clip' out-of-range a ('raise' checks
+    """choices[a[i]][i] for every i (choices: a sequence of arrays of one shape, or one array
+    whose first axis holds them), broadcast against a; mode 'wrap' or 'clip' out-of-range a ('raise' checks
     a concrete a)."""
     a = snp.asarray(a)
     if isinstance(choices, (list, tuple)):
-        common = np.broadcast_shapes(*[snp.shape(c) for c in choices])
-        choices = snp.stack([snp.broadcast_to(c, common) for c in choices])
+        choices = snp.stack(choices)    # one shape (broadcast them first), as under vmap
     n = choices.shape[0]
     if mode == "raise":
         _check_in_range([a], [n])
