@@ -31,7 +31,9 @@ from secant.numpy.conversion import dtype_weak
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "threefry_2x32",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
-           "permutation", "truncated_normal", "gumbel", "exponential"]
+           "permutation", "truncated_normal", "gumbel", "exponential", "cauchy", "laplace",
+           "logistic", "rademacher", "maxwell", "orthogonal", "geometric", "poisson",
+           "binomial", "multinomial", "clone"]
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -697,8 +699,419 @@ def fold_in(key, data):
     return _make_key(y0, y1)
 
 
+# --- more distributions (jax.random's recipes, so the numbers are jax's) -------------------------
+# The samplers with parameters that have a derivative (gamma, beta, pareto, t, ...) live in
+# secant/random_dists.py, read by the transforms as source; the ones below only transform
+# noise, or give integers, and are constants for grad as every sampler above.
+def _float_sampler(name, key, shape, dtype):
+    return (_check_key(name, key), _shape(name, shape),
+            _dtype(name, dtype, "float", dtypes.default_float))
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy floats, tan(pi * (u - 1/2)) with u uniform in [eps, 1)."""
+    key, shape, dtype = _float_sampler("cauchy", key, shape, dtype)
+    u = _uniform(key, shape, dtype, float(dtypes.finfo(dtype).eps), 1.0)
+    return lax.tan(lax.mul(lax.sub(u, 0.5), float(np.pi)))
+
+
+def laplace(key, shape=(), dtype=None):
+    """Standard Laplace floats, sign(u) * log1p(-|u|) with u uniform in (-1, 1)."""
+    key, shape, dtype = _float_sampler("laplace", key, shape, dtype)
+    u = _uniform(key, shape, dtype, _minus_one_up(dtype), 1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Standard logistic floats, log(u) - log1p(-u) with u uniform in [tiny, 1)."""
+    key, shape, dtype = _float_sampler("logistic", key, shape, dtype)
+    u = _uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or 1 with equal probability (default int32): 2 * bernoulli(0.5) - 1."""
+    key = _check_key("rademacher", key)
+    shape = _shape("rademacher", shape)
+    dtype = dtypes.canonicalize_dtype(dtypes.default_int() if dtype is None else dtype)
+    b = lax.convert_element_type(
+        lax.lt(_uniform(key, shape, dtypes.default_float(), 0.0, 1.0), 0.5), dtype)
+    return lax.convert_element_type(lax.sub(lax.mul(b, 2), 1), dtype)
+
+
+def maxwell(key, shape=(), dtype=None):
+    """Maxwell floats: the length of a standard normal 3-vector."""
+    key, shape, dtype = _float_sampler("maxwell", key, shape, dtype)
+    z = _normal_real(key, shape + (3,), dtype)
+    return lax.sqrt(snp.sum(lax.mul(z, z), axis=-1))
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Random (n, m) matrices (m defaults to n) with orthonormal columns (rows when n < m),
+    Haar distributed: the Q of a normal matrix's QR, its columns' signs set by R's diagonal."""
+    key, shape, dtype = _float_sampler("orthogonal", key, shape, dtype)
+    n = _concrete_int("orthogonal", n)
+    m = n if m is None else _concrete_int("orthogonal", m)
+    z = _normal_real(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = snp.linalg.qr(z)
+    d = snp.diagonal(r, axis1=-2, axis2=-1)
+    x = lax.mul(q, lax.expand_dims(lax.sign(d), (d.ndim - 1,)))
+    return snp.swapaxes(x, -1, -2) if n < m else x
+
+
+def _param_shape(name, shape, *param_shapes):
+    """`shape` (a static tuple), or the parameters' broadcast shape when it is None."""
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*param_shapes))
+        except ValueError:
+            raise SecantValueError(f"{name}: parameter shapes "
+                                   f"{', '.join(str(tuple(s)) for s in param_shapes)} do not "
+                                   f"broadcast together{where()}") from None
+    shape = _shape(name, shape)
+    _check_shape(name, shape, *param_shapes)
+    return shape
+
+
+def _batched(key, x):
+    """x (a parameter of the sample's shape) with the keys' batch axes in front."""
+    batch = tuple(key.shape[:-1])
+    return snp.broadcast_to(x, batch + tuple(np.shape(x))) if batch else x
+
+
+def _int_dtype(name, dtype):
+    return _dtype(name, dtype, "int", dtypes.default_int)
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...; default int32):
+    floor(log(u) / log1p(-p)) + 1."""
+    key = _check_key("geometric", key)
+    dtype = _int_dtype("geometric", dtype)
+    shape = _param_shape("geometric", shape, np.shape(p))
+    p = snp.asarray(p)
+    if not dtypes.is_inexact(p.dtype):
+        p = p.astype(dtypes.default_float())
+    u = _uniform(key, shape, p.dtype, 0.0, 1.0)
+    log_u = lax.log(snp.where(lax.eq(u, 0.0), 1.0, u).astype(p.dtype))
+    g = lax.add(lax.floor(lax.div(log_u, lax.log1p(lax.neg(p)))), 1.0)
+    return lax.convert_element_type(g, dtype)
+
+
+def _while_per_key(key, going, body, state):
+    """lax.while_loop(any(going), body, state) for each key of a batch (key: batch + (2,);
+    `going` elementwise, batch + shape): a key's loop runs while any of its elements goes on,
+    and a key whose loop has stopped keeps its state, as vmap of the one-key loop does (these
+    loops' bodies also update elements already done, so when a loop stops matters)."""
+    b = _batch_ndim(key)
+    if not b:
+        return lax.while_loop(lambda s: snp.any(going(s)), body, state)
+
+    def running(s):
+        g = going(s)
+        return snp.any(g, axis=tuple(range(b, g.ndim)))
+
+    def step(s):
+        run = running(s)
+        new = body(s)
+        return tuple(snp.where(lax.reshape(run, run.shape + (1,) * (x.ndim - b)), n, x)
+                     for n, x in zip(new, s))
+    return lax.while_loop(lambda s: snp.any(running(s)), step, state)
+
+
+def _poisson_knuth(key, lam, shape):
+    def body(carry):
+        k, rng, log_prod = carry
+        rng, sub = _two(rng)
+        k = lax.select(lax.gt(log_prod, lax.neg(lam)), lax.add(k, 1), k)
+        u = _uniform(sub, shape, dtypes.float32, 0.0, 1.0)
+        return k, rng, lax.add(log_prod, lax.log(u))
+
+    state = (snp.zeros(lam.shape, dtypes.int32), key, snp.zeros(lam.shape, dtypes.float32))
+    out = _while_per_key(key, lambda c: lax.gt(c[2], lax.neg(lam)), body, state)
+    return lax.sub(out[0], 1)
+
+
+def _poisson_rejection(key, lam, shape):
+    log_lam = lax.log(lam)
+    b = lax.add(lax.mul(lax.sqrt(lam), 2.53), 0.931)
+    a = lax.add(lax.mul(b, 0.02483), -0.059)
+    inv_alpha = lax.add(lax.div(1.1328, lax.sub(b, 3.4)), 1.1239)
+    v_r = lax.sub(0.9277, lax.div(3.6224, lax.sub(b, 2.0)))
+
+    def body(carry):
+        k_out, accepted, rng = carry
+        keys = _split(rng, (3,))
+        rng, k0, k1 = (_nth_key(keys, j) for j in range(3))
+        u = lax.sub(_uniform(k0, shape, lam.dtype, 0.0, 1.0), 0.5)
+        v = _uniform(k1, shape, lam.dtype, 0.0, 1.0)
+        us = lax.sub(0.5, lax.abs(u))
+        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(2.0, a), us), b), u),
+                                      lam), 0.43))
+        s = lax.log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        t = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, 1.0)))
+        accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
+        reject = lax.bitwise_or(lax.lt(k, 0.0),
+                                lax.bitwise_and(lax.lt(us, 0.013), lax.gt(v, us)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject),
+                                                         lax.le(s, t)))
+        return lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
+
+    state = (snp.full(lam.shape, -1.0, lam.dtype), snp.zeros(lam.shape, dtypes.bool_), key)
+    out = _while_per_key(key, lambda c: lax.bitwise_not(c[1]), body, state)
+    return out[0]
+
+
+def _nth_key(keys, j):
+    """Key j of keys split along the second-to-last axis."""
+    batch = tuple(keys.shape[:-2])
+    return lax.reshape(lax.slice_in_dim(keys, j, j + 1, axis=-2), batch + (2,))
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson counts with rate lam (default int32): Knuth's product of uniforms below 10,
+    Hormann's transformed rejection from 10 on (as jax, TensorFlow and NumPy)."""
+    key = _check_key("poisson", key)
+    dtype = _int_dtype("poisson", dtype)
+    shape = _param_shape("poisson", shape, np.shape(lam))
+    lam = lax.convert_element_type(snp.broadcast_to(lam, shape), dtypes.float32)
+    lam = _batched(key, lam)
+    use_knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, 10.0))
+    knuth = _poisson_knuth(key, lax.select(use_knuth, lam, lax.full_like(lam, 0.0)), shape)
+    rejection = _poisson_rejection(key, lax.select(use_knuth, lax.full_like(lam, 1e5), lam),
+                                   shape)
+    out = lax.select(use_knuth, lax.convert_element_type(knuth, dtype),
+                     lax.convert_element_type(rejection, dtype))
+    return lax.select(lax.eq(lam, 0.0), lax.full_like(out, 0), out)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_approx_tail(k):
+    table = snp.asarray(np.array(_STIRLING_TAIL), dtype=k.dtype)
+    k9 = lax.clamp(0.0, k, 9.0)
+    kp1sq = lax.mul(lax.add(k9, 1.0), lax.add(k9, 1.0))
+    approx = lax.div(lax.sub(1.0 / 12, lax.div(lax.sub(1.0 / 360, lax.div(1.0 / 1260, kp1sq)),
+                                              kp1sq)), lax.add(k9, 1.0))
+    tail = snp.take(table, lax.convert_element_type(lax.floor(k9), dtypes.int32))
+    return lax.select(lax.le(k, 9.0), tail, approx)
+
+
+def _binomial_inversion(key, count, prob, shape):
+    log1mp = lax.log1p(lax.neg(prob))
+
+    def body(carry):
+        num_geom, geom_sum, rng = carry
+        keys = _split(rng, (2,))
+        sub, rng = _nth_key(keys, 0), _nth_key(keys, 1)
+        num_geom = lax.select(lax.le(geom_sum, count), lax.add(num_geom, 1.0), num_geom)
+        u = _uniform(sub, shape, prob.dtype, 0.0, 1.0)
+        geom_sum = lax.add(geom_sum, lax.ceil(lax.div(lax.log(u), log1mp)))
+        return num_geom, geom_sum, rng
+
+    zeros = snp.zeros(prob.shape, prob.dtype)
+    out = _while_per_key(key, lambda c: lax.le(c[1], count), body, (zeros, zeros, key))
+    return lax.sub(out[0], 1.0)
+
+
+def _btrs(key, count, prob, shape):
+    stddev = lax.sqrt(lax.mul(lax.mul(count, prob), lax.sub(1.0, prob)))
+    b = lax.add(lax.mul(stddev, 2.53), 1.15)
+    a = lax.add(lax.add(lax.mul(b, 0.0248), -0.0873), lax.mul(prob, 0.01))
+    c = lax.add(lax.mul(count, prob), 0.5)
+    v_r = lax.sub(0.92, lax.div(4.2, b))
+    r = lax.div(prob, lax.sub(1.0, prob))
+    alpha = lax.mul(lax.add(lax.div(5.1, b), 2.83), stddev)
+    m = lax.floor(lax.mul(lax.add(count, 1.0), prob))
+
+    def body(carry):
+        k_out, accepted, rng = carry
+        keys = _split(rng, (3,))
+        rng, k0, k1 = (_nth_key(keys, j) for j in range(3))
+        u = _uniform(k0, shape, prob.dtype, 0.0, 1.0)
+        v = _uniform(k1, shape, prob.dtype, 0.0, 1.0)
+        u = lax.sub(u, 0.5)
+        us = lax.sub(0.5, lax.abs(u))
+        accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
+        k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(2.0, a), us), b), u), c))
+        reject = lax.bitwise_or(lax.lt(k, 0.0), lax.gt(k, count))
+        v = lax.log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        ub = lax.mul(lax.add(m, 0.5),
+                     lax.log(lax.div(lax.add(m, 1.0),
+                                     lax.mul(r, lax.add(lax.sub(count, m), 1.0)))))
+        ub = lax.add(ub, lax.mul(lax.add(count, 1.0),
+                                 lax.log(lax.div(lax.add(lax.sub(count, m), 1.0),
+                                                 lax.add(lax.sub(count, k), 1.0)))))
+        ub = lax.add(ub, lax.mul(lax.add(k, 0.5),
+                                 lax.log(lax.div(lax.mul(r, lax.add(lax.sub(count, k), 1.0)),
+                                                 lax.add(k, 1.0)))))
+        ub = lax.add(ub, _stirling_approx_tail(m))
+        ub = lax.add(ub, _stirling_approx_tail(lax.sub(count, m)))
+        ub = lax.sub(ub, _stirling_approx_tail(k))
+        ub = lax.sub(ub, _stirling_approx_tail(lax.sub(count, k)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, ub)))
+        return lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept), rng
+
+    state = (snp.full(prob.shape, -1.0, prob.dtype), snp.zeros(prob.shape, dtypes.bool_), key)
+    out = _while_per_key(key, lambda c: lax.bitwise_not(c[1]), body, state)
+    return out[0]
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial counts (as floats, default float32) of n trials with success probability p:
+    geometric inversion where n * min(p, 1 - p) <= 10, BTRS rejection above (as jax and
+    TensorFlow Probability); nan for p outside [0, 1] or n < 0, inf for n = inf."""
+    key = _check_key("binomial", key)
+    dtype = _dtype("binomial", dtype, "float", dtypes.default_float)
+    shape = _param_shape("binomial", shape, np.shape(n), np.shape(p))
+    prob = snp.asarray(p)
+    if not dtypes.is_inexact(prob.dtype):
+        prob = prob.astype(dtypes.default_float())
+    count = _batched(key, snp.broadcast_to(lax.convert_element_type(n, prob.dtype), shape))
+    prob = _batched(key, snp.broadcast_to(prob, shape))
+    p_lt_half = lax.lt(prob, 0.5)
+    q = lax.select(p_lt_half, prob, lax.sub(1.0, prob))
+    count_nan_or_neg = lax.bitwise_or(lax.ne(count, count), lax.lt(count, 0.0))
+    count_inf = snp.isinf(count)
+    q_is_nan = lax.ne(q, q)
+    q_l_0 = lax.lt(q, 0.0)
+    q = lax.select(lax.bitwise_or(q_is_nan, q_l_0), lax.full_like(q, 0.01), q)
+    use_inversion = lax.bitwise_or(count_nan_or_neg, lax.le(lax.mul(count, q), 10.0))
+    count = lax.floor(count)
+    count_inv = lax.select(use_inversion, count, lax.full_like(count, 0.0))
+    count_btrs = lax.select(use_inversion, lax.full_like(count, 1e4), count)
+    q_btrs = lax.select(use_inversion, lax.full_like(q, 0.5), q)
+    samples = lax.select(use_inversion,
+                         lax.convert_element_type(_binomial_inversion(key, count_inv, q, shape),
+                                                  dtype),
+                         lax.convert_element_type(_btrs(key, count_btrs, q_btrs, shape), dtype))
+    invalid = lax.bitwise_or(lax.bitwise_or(q_l_0, q_is_nan), count_nan_or_neg)
+    samples = lax.select(invalid, lax.full_like(samples, np.nan), samples)
+    samples = lax.select(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)),
+                         lax.full_like(samples, np.inf), samples)
+    keep = lax.bitwise_or(lax.bitwise_or(p_lt_half, count_nan_or_neg),
+                          lax.bitwise_or(q_is_nan, count_inf))
+    return lax.select(keep, samples, lax.sub(lax.convert_element_type(count, dtype), samples))
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of n draws over the categories of p (last axis; floats, default float32): one
+    binomial per category, of the draws left, with its probability among those left."""
+    key = _check_key("multinomial", key)
+    dtype = _dtype("multinomial", dtype, "float", dtypes.default_float)
+    n, p = snp.asarray(n), snp.asarray(p)
+    ft = np.result_type(*(dt if dtypes.is_inexact(dt) else dtypes.default_float()
+                          for dt in (n.dtype, p.dtype)))
+    n, p = n.astype(ft), p.astype(ft)
+    shape = p.shape if shape is None else _shape("multinomial", shape)
+    n = snp.broadcast_to(n, shape[:-1])
+    p = snp.moveaxis(snp.broadcast_to(p, shape), -1, 0)
+    remaining = snp.flip(snp.cumsum(snp.flip(p, 0), axis=0), 0)
+    ratios = lax.div(p, snp.where(lax.eq(remaining, 0.0), 1.0, remaining).astype(p.dtype))
+    keys = _split(key, (ratios.shape[0],))
+    remainder = n
+    counts = []
+    for i in range(ratios.shape[0]):
+        count = binomial(keys[i], remainder, snp.clip(ratios[i], 0, 1), shape[:-1],
+                         remainder.dtype)
+        remainder = lax.sub(remainder, count)
+        counts.append(count)
+    return lax.convert_element_type(snp.stack(counts, axis=-1), dtype)
+
+
+def clone(key):
+    """A copy of the key (secant's keys are immutable arrays: the same key)."""
+    return _check_key("clone", key) if not isinstance(key, KeyBatch) else key.keys
+
+
+# --- gamma: Marsaglia and Tsang's rejection sampler, one loop per element, all at once -----------
+def _gamma_flat(keys, alpha, log_space):
+    """A gamma sample per key (keys: (N, 2), alpha: (N,)), as jax's _gamma_one for each pair;
+    the rejection loops run side by side and stop when every element is done."""
+    dtype = alpha.dtype
+    boost_mask = lax.ge(alpha, 1.0)
+    alpha_orig = alpha
+    alpha = lax.select(boost_mask, alpha, lax.add(alpha, 1.0))
+    d = lax.sub(alpha, 1.0 / 3.0)
+    c = lax.div(snp.asarray(1.0 / 3.0, dtype), lax.sqrt(d))
+    pair = _split(keys, (2,))
+    keys, subkey = _nth_key(pair, 0), _nth_key(pair, 1)
+
+    def going(state):
+        _, X, V, U = state
+        return lax.bitwise_and(
+            lax.ge(U, lax.sub(1.0, lax.mul(0.0331, lax.mul(X, X)))),
+            lax.ge(lax.log(U), lax.add(lax.mul(X, 0.5),
+                                       lax.mul(d, lax.add(lax.sub(1.0, V), lax.log(V))))))
+
+    def body(state):
+        run = going(state)
+        three = _split(state[0], (3,))
+        key, x_key, u_key = (_nth_key(three, j) for j in range(3))
+
+        def next_x(kxv):
+            pair = _split(kxv[0], (2,))
+            x = _normal_real(_nth_key(pair, 1), (), dtype)
+            v = lax.add(1.0, lax.mul(x, c))
+            again = lax.le(kxv[2], 0.0)
+            return (lax.select(_key_mask(again), _nth_key(pair, 0), kxv[0]),
+                    lax.select(again, x, kxv[1]), lax.select(again, v, kxv[2]))
+
+        start_v = lax.select(run, lax.full_like(d, -1.0), lax.full_like(d, 1.0))
+        _, x, v = lax.while_loop(lambda kxv: snp.any(lax.le(kxv[2], 0.0)), next_x,
+                                 (x_key, lax.full_like(d, 0.0), start_v))
+        X = lax.mul(x, x)
+        V = lax.mul(lax.mul(v, v), v)
+        U = _uniform(u_key, (), dtype, 0.0, 1.0)
+        return (lax.select(_key_mask(run), key, state[0]), lax.select(run, X, state[1]),
+                lax.select(run, V, state[2]), lax.select(run, U, state[3]))
+
+    start = (keys, lax.full_like(d, 0.0), lax.full_like(d, 1.0), lax.full_like(d, 2.0))
+    _, _, V, _ = lax.while_loop(lambda s: snp.any(going(s)), body, start)
+    if log_space:
+        log_samples = lax.neg(lax.log1p(lax.neg(_uniform(subkey, (), dtype, 0.0, 1.0))))
+        log_samples = lax.neg(log_samples)
+        log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, 0.0)),
+                               lax.full_like(d, 0.0),
+                               lax.mul(log_samples, lax.div(1.0, alpha_orig)))
+        return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
+    samples = lax.sub(1.0, _uniform(subkey, (), dtype, 0.0, 1.0))
+    boost = lax.select(boost_mask, lax.full_like(d, 1.0),
+                       lax.pow(samples, lax.div(1.0, alpha_orig)))
+    return lax.mul(lax.mul(d, V), boost)
+
+
+def _key_mask(mask):
+    """A per-element mask broadcast over the two key words."""
+    return snp.broadcast_to(lax.expand_dims(mask, (mask.ndim,)), tuple(mask.shape) + (2,))
+
+
+def _gamma_sample(key, a, log_space=False):
+    """Gamma(a) samples (log samples when `log_space`) of a's shape and dtype, as jax's
+    random_gamma_p: the key is split into one key per element, each drawn by its own
+    rejection loop."""
+    key = _check_key("gamma", key)
+    a = snp.asarray(a)
+    shape = tuple(a.shape)
+    a = snp.broadcast_to(a, tuple(key.shape[:-1]) + shape)
+    n = math.prod(a.shape)
+    keys = lax.reshape(_split(key, (math.prod(shape),)), (n, 2))
+    out = _gamma_flat(keys, lax.reshape(a, (n,)), log_space)
+    return lax.reshape(out, tuple(a.shape))
+
+
 # How vmap batches a call with a batched key (batching/helpers.py random_batched): "keys" hash
 # the whole batch of keys at once (KeyBatch); "map" calls the function once per example.
 for _name in __all__:
     globals()[_name].__secant_random__ = "map" if _name in (
-        "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32") else "keys"
+        "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32", "multinomial") \
+        else "keys"
+_gamma_sample.__secant_random__ = "keys"
+
+# The samplers whose parameters have a derivative (gamma, beta, t, pareto, ...) are in
+# secant/random_dists.py, read by the transforms as source; it adds them to this module once
+# secant.custom_jvp and secant.nn exist (secant/__init__.py imports it last).

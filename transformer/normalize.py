@@ -58,7 +58,8 @@ _UNSUPPORTED = {
 # secant.random functions whose results are integers (keys, draws of an index or a bool): no
 # derivative in any argument
 _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli", "categorical",
-                             "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32"})
+                             "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32",
+                             "poisson", "geometric", "rademacher", "clone"})
 
 
 def _names_in(node):

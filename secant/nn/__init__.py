@@ -22,7 +22,8 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
            "soft_sign", "elu", "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid",
            "hard_silu", "hard_swish", "mish", "squareplus", "sparse_plus", "glu", "softmax",
            "log_softmax", "logsumexp", "one_hot", "standardize", "initializers", "avg_pool", "max_pool", "sum_pool",
-           "identity", "tanh", "sparse_sigmoid", "log1mexp", "logmeanexp"]
+           "identity", "tanh", "sparse_sigmoid", "log1mexp", "logmeanexp",
+           "dot_product_attention"]
 
 
 def relu(x):
@@ -248,3 +249,75 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     else:
         count = snp.sum(snp.broadcast_to(where, snp.shape(x)), axis=axis, keepdims=keepdims)
     return logsumexp(x, axis=axis, where=where, keepdims=keepdims) - snp.log(count)
+
+
+# --- attention -------------------------------------------------------------------------------
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
+                          local_window_size=None, implementation=None):
+    """softmax(scale * q k^T + bias, masked) v over arrays (B, T, N, H) for query and
+    (B, S, K, H) for key and value (the batch axis may be left out), as jax.nn's XLA
+    implementation: N query heads share each of the K key/value heads (grouped-query
+    attention), bias and a boolean mask (B or 1, N or 1, T, S) apply to the logits, is_causal
+    masks keys after each query, masked logits become a large negative number (-0.7 * the
+    dtype's max), scale defaults to 1 / sqrt(H)."""
+    _attention_options(query_seq_lengths, key_value_seq_lengths, local_window_size,
+                       implementation)
+    out_shape = snp.shape(query)
+    q = _at_least_4d(snp.asarray(query))
+    k = _at_least_4d(snp.asarray(key))
+    v = _at_least_4d(snp.asarray(value))
+    b, t, n, h = snp.shape(q)
+    s, kv_heads = snp.shape(k)[1], snp.shape(k)[2]
+    groups = _attention_groups(n, kv_heads)
+    if scale is None:
+        scale = 1.0 / np.sqrt(h)
+    grouped = snp.reshape(q, (b, t, kv_heads, groups, h))
+    logits = snp.einsum("btkgh,bskh->bkgts", grouped, k) * scale
+    logits = snp.reshape(logits, (b, n, t, s))
+    if bias is not None:
+        logits = (logits + _at_least_4d(snp.asarray(bias))).astype(logits.dtype)
+    if mask is not None or is_causal:
+        keep = snp.ones((b, n, t, s), bool)
+        if mask is not None:
+            keep = keep & _at_least_4d(snp.asarray(mask))
+        if is_causal:
+            keep = keep & snp.tril(snp.ones((t, s), bool))
+        logits = snp.where(keep, logits, _large_negative(logits.dtype))
+    probs = softmax(logits.astype(np.float32), axis=-1).astype(k.dtype)
+    probs = snp.reshape(probs, (b, kv_heads, groups, t, s))
+    encoded = snp.einsum("bkgts,bskh->btkgh", probs, v)
+    return snp.reshape(encoded, out_shape)
+
+
+def _at_least_4d(x):
+    return snp.reshape(x, (1,) * (4 - snp.ndim(x)) + snp.shape(x)) if snp.ndim(x) < 4 else x
+
+
+def _attention_groups(n, kv_heads):
+    if n % kv_heads:
+        raise SecantValueError(f"dot_product_attention: the number of query heads ({n}) must "
+                               f"be a multiple of the key/value heads ({kv_heads})")
+    return n // kv_heads
+
+
+def _attention_options(query_seq_lengths, key_value_seq_lengths, local_window_size,
+                       implementation):
+    if query_seq_lengths is not None or key_value_seq_lengths is not None or \
+            local_window_size is not None:
+        raise SecantValueError("dot_product_attention: query_seq_lengths, "
+                               "key_value_seq_lengths and local_window_size are not supported "
+                               "by secant yet; pass a boolean mask instead")
+    if implementation not in (None, "xla"):
+        raise SecantValueError(f"dot_product_attention: implementation {implementation!r} is "
+                               f"not available (secant runs the XLA implementation)")
+
+
+def _large_negative(dtype):
+    return -0.7 * min(float(snp.finfo(dtype).max), float(np.finfo(np.float32).max))
+
+
+# jax.scipy.special.softmax and log_softmax are jax.nn's (secant.scipy.special is imported
+# first, so it gets them here)
+special.softmax = softmax
+special.log_softmax = log_softmax

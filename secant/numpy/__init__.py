@@ -64,3 +64,8 @@ from secant.numpy import more as _more  # noqa: E402  (more of jax.numpy, read a
 for _name in _more.__all__:
     globals()[_name] = getattr(_more, _name)
 __all__ += [n for n in _more.__all__ if n not in __all__]
+from secant.numpy import more_api as _more_api  # noqa: E402  (issue 15's list, read as source)
+
+for _name in _more_api.__all__:
+    globals()[_name] = getattr(_more_api, _name)
+__all__ += [n for n in _more_api.__all__ if n not in __all__]

@@ -166,24 +166,6 @@ def _abs_squared(x):
     return out
 
 
-def _vector_norm(x, ord, axis, keepdims):
-    if isinstance(ord, str):
-        raise ValueError(f"norm: invalid order {ord!r} for a vector")
-    if ord is None or ord == 2:
-        out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
-    elif ord == np.inf:
-        out = snp.max(snp.abs(x), axis=axis, keepdims=keepdims)
-    elif ord == -np.inf:
-        out = snp.min(snp.abs(x), axis=axis, keepdims=keepdims)
-    elif ord == 0:
-        out = snp.sum(x != 0, axis=axis, keepdims=keepdims).astype(snp.abs(x).dtype)
-    elif ord == 1:
-        out = snp.sum(snp.abs(x), axis=axis, keepdims=keepdims)
-    else:
-        out = snp.sum(snp.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
-    return out
-
-
 def _matrix_norm(x, ord, axis, keepdims):
     rows, cols = axis
     if ord is None or ord == "fro":
@@ -232,7 +214,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
             axis = (int(axis),)
         axis = tuple(int(a) % nd for a in axis)
         if len(axis) == 1:
-            out = _vector_norm(x, ord, axis[0], keepdims)
+            out = vector_norm(x, axis=axis[0], keepdims=keepdims, ord=ord)
         elif len(axis) == 2:
             if axis[0] == axis[1]:
                 raise ValueError("norm: duplicate axes")
@@ -242,5 +224,116 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return out
 
 
+
+# --- the Array API spellings jax.numpy.linalg adds (matrix_norm, vector_norm, ...) --------------
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The p-norm of x over `axis` (an int, a tuple, or None: every axis), as a vector's:
+    ord 2 (None), inf, -inf, 0, 1 or any p."""
+    x = _inexact(x)
+    if ord is None or ord == 2:
+        out = snp.sqrt(snp.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
+    elif ord == np.inf:
+        out = snp.max(snp.abs(x), axis=axis, keepdims=keepdims)
+    elif ord == -np.inf:
+        out = snp.min(snp.abs(x), axis=axis, keepdims=keepdims)
+    elif ord == 0:
+        out = snp.sum(x != 0, axis=axis, keepdims=keepdims).astype(snp.abs(x).dtype)
+    elif ord == 1:
+        out = snp.sum(snp.abs(x), axis=axis, keepdims=keepdims)
+    elif isinstance(ord, str):
+        raise ValueError(f"vector_norm: invalid order {ord!r} for a vector norm")
+    else:
+        out = snp.sum(snp.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    return out
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """norm over the last two axes (a stack of matrices)."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along `axis`."""
+    if np.shape(x1)[axis] != 3 or np.shape(x2)[axis] != 3:
+        raise ValueError(f"cross: both arrays must be (arrays of) 3-vectors along axis {axis}, "
+                         f"got shapes {np.shape(x1)} and {np.shape(x2)}")
+    return snp.cross(x1, x2, axis=axis)
+
+
+def outer(x1, x2, /):
+    """The outer product of two 1-D arrays."""
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError(f"outer: the arrays must be one-dimensional, got {np.ndim(x1)}-D and "
+                         f"{np.ndim(x2)}-D")
+    return snp.outer(x1, x2)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sums of the diagonals of a stack of matrices (last two axes)."""
+    return snp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of a stack of matrices (last two axes)."""
+    return snp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def matmul(x1, x2, /):
+    return snp.matmul(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    return snp.tensordot(x1, x2, axes=axes)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The dot product of vectors along `axis` (x1 conjugated)."""
+    return snp.vecdot(x1, x2, axis=axis)
+
+
+def matrix_transpose(x, /):
+    return snp.matrix_transpose(x)
+
+
+def cond(x, p=None):
+    """The condition number of a stack of matrices in the norm `p` (None and 2: the ratio of
+    extreme singular values; -2 its inverse; else norm(x) * norm(inv(x))). inf where x is
+    singular (the nan of inv's norm), nan where x holds a nan."""
+    x = _inexact(x)
+    if np.ndim(x) < 2:
+        raise ValueError(f"cond: x must be at least 2-dimensional, got shape {np.shape(x)}")
+    if p is None or p == 2:
+        s = svdvals(x)
+        r = s[..., 0] / s[..., -1]
+    elif p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return snp.where(snp.isnan(r) & ~snp.any(snp.isnan(x), axis=(-2, -1)), snp.inf, r)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a tensor read as a matrix: the first `ind` axes against the rest."""
+    rows, cols = np.shape(a)[:ind], np.shape(a)[ind:]
+    if ind <= 0 or int(np.prod(rows)) != int(np.prod(cols)):
+        raise ValueError(f"tensorinv: the product of the first ind={ind} axes must equal that of "
+                         f"the others, got shape {np.shape(a)}")
+    flat = snp.reshape(a, (int(np.prod(rows)), int(np.prod(cols))))
+    return snp.reshape(inv(flat), tuple(cols) + tuple(rows))
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b."""
+    if axes is not None:
+        a = snp.moveaxis(a, axes, (np.ndim(a) - 1,) * len(axes))
+    out_shape = tuple(np.shape(a)[np.ndim(b):])
+    if tuple(np.shape(a)[:np.ndim(b)]) != tuple(np.shape(b)) or \
+            int(np.prod(np.shape(b))) != int(np.prod(out_shape)):
+        raise ValueError(f"tensorsolve: a's leading shape must be b's {np.shape(b)} and hold as "
+                         f"many elements as the rest, got a of shape {np.shape(a)}")
+    flat = snp.reshape(a, (int(np.prod(np.shape(b))), int(np.prod(out_shape))))
+    return snp.reshape(solve(flat, snp.ravel(b)), out_shape)
+
 from secant.numpy.linalg_spectral import *  # noqa: F401,F403,E402
-from secant.numpy.linalg_spectral import matrix_norm_spectral  # noqa: E402
+from secant.numpy.linalg_spectral import matrix_norm_spectral, svdvals  # noqa: E402

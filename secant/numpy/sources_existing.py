@@ -149,7 +149,7 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 @source_for(ufuncs.copysign)
 def copysign(x1, x2):
     magnitude = snp.abs(_inexact(x1))
-    return snp.where(x2 < 0, -magnitude, magnitude)
+    return snp.where(snp.signbit(x2), -magnitude, magnitude)
 
 
 @source_for(ufuncs.fmax)

@@ -401,9 +401,19 @@ def logaddexp(x1, x2, /):
     return ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
 
 
+_SAME_WIDTH_INT = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
+
+
+def _sign_bit(x):
+    """x's sign bit (floats): True for -0.0 and a nan with its sign bit set too, which
+    `x < 0` misses."""
+    bits = ew.bitcast_convert_type_p.bind(x, new_dtype=_SAME_WIDTH_INT[x.dtype.itemsize])
+    return ew.lt_p.bind(bits, convert(0, bits.dtype))
+
+
 def copysign(x1, x2, /):
     x1, x2 = promote_inexact(x1, x2)
-    neg = ew.lt_p.bind(x2, convert(0, x2.dtype))
+    neg = _sign_bit(x2)
     a = ew.abs_p.bind(x1)
     return ew.select_p.bind(neg, ew.neg_p.bind(a), a)
 
@@ -465,7 +475,7 @@ def signbit(x, /):
         return full_like_bool(x, False)
     if dtypes.is_int(x.dtype):
         return ew.lt_p.bind(x, convert(0, x.dtype))
-    return ew.lt_p.bind(copysign(convert(1, x.dtype), x), convert(0, x.dtype))
+    return _sign_bit(x)
 
 
 def sinc(x, /):

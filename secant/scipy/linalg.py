@@ -175,3 +175,65 @@ def expm(A, *, upper_triangular=False, max_squarings=_MAX_SQUARINGS):
     for i in range(max_squarings):
         r = snp.where(i < steps, r @ r, r)
     return snp.where(steps > max_squarings, np.nan, r)
+
+
+# --- spectral factorizations with SciPy's signatures, and structured matrices -------------------
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         turbo=True, eigvals=None, type=1, check_finite=True):
+    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, from the `lower` (or
+    upper) triangle; the generalized problem (b) is not supported, as in JAX."""
+    if b is not None or type != 1 or eigvals is not None:
+        raise NotImplementedError("eigh: only b=None, type=1 and eigvals=None are supported")
+    w, v = _np_linalg.eigh(_inexact(a), UPLO="L" if lower else "U")
+    if eigvals_only:
+        return w
+    return w, v
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """QR factorization: mode 'full' (square Q), 'economic' (reduced) or 'r' (a tuple (r,));
+    pivoting is not supported."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported")
+    if mode not in ("full", "economic", "r"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    q, r = _np_linalg.qr(_inexact(a), "reduced" if mode == "economic" else "complete")
+    if mode == "r":
+        return (r,)
+    return q, r
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """Singular value decomposition (u, s, vh), or s alone without compute_uv."""
+    return _np_linalg.svd(_inexact(a), full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of the given matrices (scalars and vectors count as 1-row
+    matrices)."""
+    if not arrs:
+        return snp.zeros((1, 0))
+    blocks = [snp.atleast_2d(snp.asarray(x)) for x in arrs]
+    dtype = snp.result_type(*blocks)
+    widths = [b.shape[1] for b in blocks]
+    total = sum(widths)
+    rows = []
+    before = 0
+    for b, w in zip(blocks, widths):
+        rows.append(snp.concatenate([snp.zeros((b.shape[0], before), dtype), b.astype(dtype),
+                                     snp.zeros((b.shape[0], total - before - w), dtype)],
+                                    axis=1))
+        before = before + w
+    return snp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column c and first row r (conj(c) when None; r[0] is
+    ignored)."""
+    c = snp.ravel(snp.asarray(c))
+    r = snp.conj(c) if r is None else snp.ravel(snp.asarray(r))
+    n, m = c.shape[0], r.shape[0]
+    values = snp.concatenate([snp.flip(r[1:]), c])      # r[m-1], ..., r[1], c[0], ..., c[n-1]
+    index = np.arange(n)[:, None] - np.arange(m)[None, :] + (m - 1)
+    return snp.take(values, index)

@@ -189,6 +189,81 @@ def betaln(a, b):
     return lax.lgamma(a * 1.0) + lax.lgamma(b * 1.0) - lax.lgamma(a + b * 1.0)
 
 
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0 (and +0), alternating between the poles below 0,
+    -1 at -0, nan at the poles (0 > x == floor(x)) and at nan."""
+    x = snp.asarray(x) * 1.0
+    floor_x = snp.floor(x)
+    negative = x < 0
+    out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -1.0, 1.0)
+    return snp.where((negative & (x == floor_x)) | snp.isnan(x), snp.nan, out)
+
+
+def gamma(x):
+    """Gamma(x) = gammasgn(x) exp(log |Gamma(x)|) for real x."""
+    x = snp.asarray(x) * 1.0
+    return gammasgn(x) * snp.exp(lax.lgamma(x))
+
+
+def loggamma(x):
+    """log Gamma(x) for real x > 0 (nan elsewhere, as the principal branch is complex)."""
+    x = snp.asarray(x) * 1.0
+    return snp.where(x > 0, lax.lgamma(x), snp.nan)
+
+
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), with its sign."""
+    a, b = _broadcast(snp.asarray(a) * 1.0, snp.asarray(b) * 1.0)
+    return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * snp.exp(betaln(a, b))
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) (0 for n < 0), as floats; exact=True is not supported (as JAX)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    n = snp.asarray(n) * 1.0
+    return snp.where(n < 0, 0.0, snp.exp(lax.lgamma(n + 1)))
+
+
+def comb(N, k, *, repetition=False):
+    """The binomial coefficient N choose k through log-gamma (0 outside 0 <= k <= N);
+    with repetition, N + k - 1 choose k."""
+    N, k = _broadcast(snp.asarray(N) * 1.0, snp.asarray(k) * 1.0)
+    if repetition:
+        out = snp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    else:
+        inside = (k <= N) & (N >= 0) & (k >= 0)
+        safe_n = snp.where(inside, N, 0.0)
+        safe_k = snp.where(inside, k, 0.0)
+        out = snp.exp(lax.lgamma(safe_n + 1) - lax.lgamma(safe_k + 1)
+                      - lax.lgamma(safe_n + 1 - safe_k))
+        out = snp.where(inside, out, 0.0)
+    return out
+
+
+def poch(z, m):
+    """The rising factorial (z)_m = Gamma(z + m) / Gamma(z) (1 where m == 0)."""
+    z, m = _broadcast(snp.asarray(z) * 1.0, snp.asarray(m) * 1.0)
+    return snp.where(m == 0.0, 1.0, gamma(z + m) / gamma(z))
+
+
+def rel_entr(p, q):
+    """p log(p / q) for p, q > 0; 0 where p == 0 <= q; inf elsewhere. d/dp = log(p / q) + 1,
+    d/dq = -p / q (as JAX's)."""
+    p, q = _broadcast(snp.asarray(p) * 1.0, snp.asarray(q) * 1.0)
+    both = (p > 0) & (q > 0)
+    safe_p = snp.where(both, p, 1.0)
+    safe_q = snp.where(both, q, 1.0)
+    value = safe_p * snp.log(safe_p) - _xlogy(safe_p, safe_q)
+    return snp.where(both, value, snp.where((p == 0) & (q >= 0), 0.0, snp.inf))
+
+
+def kl_div(p, q):
+    """rel_entr(p, q) - p + q."""
+    p, q = _broadcast(snp.asarray(p) * 1.0, snp.asarray(q) * 1.0)
+    return rel_entr(p, q) - p + q
+
+
 def multigammaln(a, d):
     """The log of the multivariate gamma function of dimension d (a static int):
     d (d - 1) / 4 log(pi) + sum_j log Gamma(a - j / 2), j = 0 .. d-1."""
@@ -785,3 +860,8 @@ def betainc(a, b, x):
     Differentiable in x (d/dx is the beta density x^(a-1) (1-x)^(b-1) / B(a, b)); as in JAX,
     not in a or b (transforming with respect to them is an error naming the argument)."""
     return _betainc(a * 1.0, b * 1.0, x * 1.0)
+
+
+snp.i0 = i0     # jax.numpy.i0 is jax.scipy.special.i0 (secant.numpy is imported first)
+if "i0" not in snp.__all__:
+    snp.__all__.append("i0")

@@ -1,0 +1,65 @@
+"""jax.scipy.linalg's eigh, qr, svd (SciPy's signatures), block_diag and toeplitz: values
+against SciPy in float64, eagerly and under jit, gradients against central differences, vmap
+against a loop."""
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import secant
+import secant.numpy as snp
+from tests.central_differences import weighted_fd
+from secant.scipy import linalg as L
+
+rng = np.random.default_rng(5)
+M = rng.normal(size=(4, 4))
+SYM = M + M.T
+TALL = rng.normal(size=(5, 3))
+C = rng.normal(size=4)
+
+
+CASES = {
+    # f(x), x, SciPy's f
+    # (as JAX's, eigh symmetrizes its input: the gradient is symmetric)
+    "eigh_values": (lambda a: L.eigh(a, eigvals_only=True), SYM,
+                    lambda a: sl.eigh((a + a.T) / 2, eigvals_only=True)),
+    "eigh_upper": (lambda a: L.eigh(a, lower=False)[0], SYM,
+                   lambda a: sl.eigh((a + a.T) / 2, lower=False)[0]),
+    "qr_full_product": (lambda a: snp.abs(L.qr(a)[1]), TALL, lambda a: np.abs(sl.qr(a)[1])),
+    "qr_economic": (lambda a: snp.abs(L.qr(a, mode="economic")[1]), TALL,
+                    lambda a: np.abs(sl.qr(a, mode="economic")[1])),
+    "qr_r": (lambda a: snp.abs(L.qr(a, mode="r")[0]), TALL,
+             lambda a: np.abs(sl.qr(a, mode="r")[0])),
+    "svd_values": (lambda a: L.svd(a, compute_uv=False), TALL,
+                   lambda a: sl.svd(a, compute_uv=False)),
+    "block_diag": (lambda a: L.block_diag(a[:2, :2], a[2], 3.0), M,
+                   lambda a: sl.block_diag(a[:2, :2], a[2], 3.0)),
+    "toeplitz": (lambda a: L.toeplitz(a), C, lambda a: sl.toeplitz(a)),
+    "toeplitz_r": (lambda a: L.toeplitz(a, a[:3] * 2), C, lambda a: sl.toeplitz(a, a[:3] * 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_gradients_and_vmap(name, x64):
+    f, x, ref = CASES[name]
+    np.testing.assert_allclose(np.asarray(f(x)), ref(x), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.jit(f)(x)), ref(x), rtol=1e-9, atol=1e-12)
+    g0, w = weighted_fd(ref, x)
+    g = secant.grad(lambda a: snp.sum(f(a) * w))(x)
+    np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
+    xb = np.stack([x, x * 1.5])
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xb)), np.stack([ref(x), ref(x * 1.5)]),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_factors_reconstruct_and_errors(x64):
+    w, v = L.eigh(SYM)
+    np.testing.assert_allclose(np.asarray(v * w) @ np.asarray(v).T, SYM, atol=1e-12)
+    q, r = L.qr(TALL)
+    assert q.shape == (5, 5) and r.shape == (5, 3)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), TALL, atol=1e-12)
+    u, s, vh = L.svd(TALL, full_matrices=False)
+    np.testing.assert_allclose((np.asarray(u) * np.asarray(s)) @ np.asarray(vh), TALL, atol=1e-12)
+    with pytest.raises(NotImplementedError):
+        L.eigh(SYM, SYM)
+    with pytest.raises(NotImplementedError):
+        L.qr(TALL, pivoting=True)
