@@ -1128,7 +1128,7 @@ class Normaliser(ContainerMixin):
         return test
 
     def _inactive(self, node):
-        return ir.Expr(self._source(node))
+        return ir.Expr(self._source(self._starred_comprehensions_built(node)))
 
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
@@ -2087,6 +2087,37 @@ class Normaliser(ContainerMixin):
             inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name=name)
+
+    def _starred_comprehensions_built(self, node):
+        """`f(*[snp.shape(c) for c in xs])` of tracked xs, anywhere in `node` Python evaluates
+        once: the unpacking reads the list the comprehension's loop builds (its items' queries per
+        example under vmap), not the comprehension as written (a copy of node; node if none)."""
+        norm = self
+
+        def built(a):
+            if isinstance(a, gast.Starred) and isinstance(
+                    a.value, (gast.ListComp, gast.GeneratorExp)) and \
+                    norm._tracked_names_in(a.value):
+                out = norm.operand(a.value)
+                if isinstance(out, ir.Expr):
+                    name = gast.Name(id=out.src, ctx=gast.Load(), annotation=None,
+                                     type_comment=None)
+                    return gast.copy_location(gast.Starred(value=gast.copy_location(
+                        name, a.value), ctx=gast.Load()), a)
+            return a
+
+        class Built(gast.NodeTransformer):
+            def visit_Starred(self, n):
+                return built(n)
+
+            def _scope(self, n):        # (evaluated sometimes, or in a scope of its own)
+                return n
+            visit_Lambda = visit_ListComp = visit_GeneratorExp = visit_DictComp = _scope
+            visit_SetComp = visit_IfExp = visit_BoolOp = _scope
+
+        if not any(isinstance(n, gast.Starred) for n in gast.walk(node)):
+            return node
+        return Built().visit(hygiene.copy_tree(node))
 
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
@@ -3530,6 +3561,8 @@ class _PerExampleQueries(gast.NodeTransformer):
 
     def __init__(self, norm):
         self.norm = norm
+        self.items = set()      # comprehension targets over a batched list or tuple's items
+        self.unsure = set()     # ... over a batched value that may be an array
 
     def _replace(self, template, name_node, text=None):
         for n in gast.walk(name_node):      # (the names whose queries are per example)
@@ -3574,9 +3607,37 @@ class _PerExampleQueries(gast.NodeTransformer):
 
     def _queried(self, node):
         """Source of the batched value a query reads, or None."""
-        if self.norm._is_batched_name(node):
+        if self.norm._is_batched_name(node) or isinstance(node, gast.Name) and \
+                node.id in self.items:
             return node.id
+        if isinstance(node, gast.Name) and node.id in self.unsure:
+            raise self.norm.src.error(node, (
+                f"a shape query of {node.id}, an item of a batched value, in a comprehension "
+                "written inside an expression: secant cannot tell here whether it loops over a "
+                "list or over an array's rows; name the comprehension on a line of its own "
+                f"(`items = [... for {node.id} in ...]`)"))
         return None if isinstance(node, gast.Name) else self._item(node)
+
+    def _comprehension(self, node):
+        """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
+        over a batched list or tuple: each item is batched, so its queries are per example."""
+        outer, unsure = set(self.items), set(self.unsure)
+        for gen in node.generators:
+            gen.iter = self.visit(gen.iter)
+            v = self.norm.current.get(gen.iter.id) if isinstance(gen.iter, gast.Name) else None
+            bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+            self.items -= bound     # (a name bound again here is no batched item)
+            self.unsure -= bound
+            if v in self.norm.tracked and isinstance(gen.target, gast.Name):
+                (self.items if v in self.norm.containers else self.unsure).add(gen.target.id)
+            gen.ifs = [self.visit(i) for i in gen.ifs]
+        for field in ("elt", "key", "value"):
+            if hasattr(node, field):
+                setattr(node, field, self.visit(getattr(node, field)))
+        self.items, self.unsure = outer, unsure
+        return node
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_Subscript(self, node):
         """x.shape[k] is x.shape[k + 1] for k >= 0, and x.shape[k] itself for k < 0."""
