@@ -337,3 +337,19 @@ def test_vmap_of_grad_matches_loop(x64, source):
     want = np.stack([np.asarray(secant.grad(f)(x)) for x in XB])
     np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(XB)), want, rtol=1e-10,
                                atol=1e-12, err_msg=source)
+
+
+# --- programs the properties drew, shrunk -----------------------------------------------------
+
+def test_an_if_on_a_value_whose_result_nothing_reads(x64):
+    """random15's data_if drew `if snp.sum(v0) > ...: v1 = ... else: v1 = ...` with v1 unused
+    afterwards: functionalize kept the dead if as a Python if, so jit raised
+    TracerBoolConversionError and vmap 'if on a batched value' (a live one is staged). A dead
+    if without side effects is dropped, as it is in a derivative's replay."""
+    f = load(_HEADER.format(flag=False) + "def f(v0):\n" + "".join("    " + ln + "\n" for ln in [
+        "if snp.sum(v0) > snp.sum(0.31 * v0) + 0.0123:", "    v1 = snp.sin(v0)", "else:",
+        "    v1 = v0 * v0", "return snp.sum(v0 * v0)"]))
+    np.testing.assert_allclose(secant.jit(f)(X), f(X), rtol=1e-12)
+    want = [f(x) for x in XB]
+    np.testing.assert_allclose(secant.vmap(f)(XB), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.vmap(f))(XB), want, rtol=1e-12)
