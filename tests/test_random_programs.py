@@ -183,7 +183,9 @@ def statement(draw, k, features):
                 f"{v} = lst{k}[0] + lst{k}[1] + d{k}['r']"]
     if kind == "nested_container":
         read = draw(st.sampled_from([f"t{k}[0][1] * t{k}[1] + t{k}[0][0]",
-                                     f"_stats({a}, {b})['m'] * _stats({u}, {b})['p']"]))
+                                     f"_stats({a}, {b})['m'] * _stats({u}, {b})['p']",
+                                     f"sum(e * c for e, c in zip(t{k}[0], (1.0, -2.0))) * t{k}[1]"
+                                     ]))
         return [f"t{k} = ([{a}, {u}], {bi})", f"{v} = {read}"]
     if kind == "genexp":
         return draw(st.sampled_from([
@@ -462,3 +464,19 @@ def test_an_if_on_a_value_whose_result_nothing_reads(x64):
     want = [f(x) for x in XB]
     np.testing.assert_allclose(secant.vmap(f)(XB), want, rtol=1e-12)
     np.testing.assert_allclose(secant.jit(secant.vmap(f))(XB), want, rtol=1e-12)
+
+
+def test_a_list_held_in_a_tuple_is_indexed_as_a_list_under_vmap(x64):
+    """`t = (v0, [a, b])` then a loop over t[1]: vmap read t[1] as an array (t_1[batch_index(i)]
+    of a Python list: TypeError 'list indices must be integers or slices, not tuple'), since
+    only a container whose items are all containers marked its items; each field's kind is
+    kept now (field_kinds). vmap(grad) drew it (its reverse loop indexes t[1] by i)."""
+    f = load(_HEADER.format(flag=False) + "def f(v0):\n" + "".join("    " + ln + "\n" for ln in [
+        "t = (v0, [snp.sin(v0), v0 * 2.0])", "s = sum(x * y for x, y in zip(t[1], (1.0, 2.0)))",
+        "u = t[1]", "r = 0.0", "for i in range(2):", "    r = r + u[i] * u[i]",
+        "return snp.sum(s * t[0] + r)"]))
+    np.testing.assert_allclose(secant.vmap(f)(XB), [f(x) for x in XB], rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(XB), [fd_grad(f, x) for x in XB],
+                               rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.vmap(secant.grad(f)))(XB),
+                               [secant.grad(f)(x) for x in XB], rtol=1e-12)
