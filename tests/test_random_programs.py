@@ -1,13 +1,17 @@
 """Random small programs, written as Python source and imported from a file (so secant reads
 real source), checked: grad, jvp and grad(grad) against float64 central finite differences,
-jit against eager, vmap and vmap(grad) against a Python loop over a batch.
+jit against eager, vmap, vmap(grad) and jit(vmap) against a Python loop over a batch,
+jit(grad) against grad.
 
 The grammar (`statement`) draws a mix of the constructs of issue 15: elementwise ops, a helper
-call, an `if` on a static flag, a loop over a concrete range, a list stored and summed, a
-walrus, an IfExp, a comprehension, .append in a loop, a nested def, an early return, a (3,)
-vector reduced by snp.dot / snp.sum, a tuple or dict of two values unpacked, snp.where and
-lax.cond on a value comparison, a `while` on a Python int counter. A construct that fails is
-switched off in `ENABLED` (the in-place update today; SECANT_GRAMMAR=all switches all on).
+call (with keyword and defaulted arguments), an `if` on a static flag or on a value, a loop
+over a concrete range, a list stored and summed, a walrus, an IfExp, comprehensions and
+generator expressions, .append in a loop, a nested def, an early return (on the flag or on a
+value), a (3,) vector reduced by snp.dot / snp.sum, a tuple or dict of two values unpacked,
+nested containers, a list item or dict key assigned, snp.where and lax.cond on a value
+comparison, lax.fori_loop, a `while` on a Python int counter or on a value, x.at[i].set/add
+and x[i] = v / x[i] += v (whose eager reference runs the .at form: eager_form). A construct
+that fails is switched off in `ENABLED` (none today; SECANT_GRAMMAR=all switches all on).
 Every construct also runs on a scalar v0 (grad(grad) calls f on one).
 
 The default hypothesis profile draws 25 programs per property; HYPOTHESIS_PROFILE=thorough
@@ -16,6 +20,7 @@ draws 10,000.
 import importlib.util
 import itertools
 import os
+import re
 import sys
 import tempfile
 
@@ -37,17 +42,25 @@ ENABLED = {
     "ifexp": True,
     "listcomp": True,
     "append": True,
-    "inplace": False,        # y[i] = v: transforms and jit rewrite it (test_flagged_... shows
-                             # it), but the generated programs' eager reference call refuses
-                             # item assignment (as JAX does), so no reference exists
+    "inplace": True,         # y[i] = v / y[i] += v (the eager reference runs y.at[i]: eager
+                             # arrays refuse item assignment, as JAX's do; see eager_form)
     "nested_def": True,
     "early_return": True,
+    "data_return": True,     # an early return inside an if on a value comparison
     "vector": True,          # a (3,) vector built from a value, reduced by snp.dot / snp.sum
     "tuple_unpack": True,    # a tuple (or a helper's tuple result) of two values unpacked
     "dict_pair": True,       # a dict of two values read back by key
     "where": True,           # snp.where on a value comparison
     "lax_cond": True,        # lax.cond on a value comparison (a scalar predicate), lambdas
     "while_counter": True,   # a while loop on a Python int counter
+    "data_if": True,         # an if on a value comparison (jit and vmap stage it)
+    "data_while": True,      # a while whose test reads a value (and a counter bounding it)
+    "fori": True,            # lax.fori_loop with a lambda body closing over a value
+    "at_set": True,          # x.at[i].set / .add on a stacked array, read back by index
+    "list_setitem": True,    # a list item assigned, a dict key added, then read back
+    "nested_container": True,  # a tuple holding a list, a helper returning a dict
+    "genexp": True,          # a generator expression in sum(), a dict comprehension
+    "helper_kw": True,       # a helper called with a keyword argument (another defaulted)
 }
 if os.environ.get("SECANT_GRAMMAR") == "all":
     ENABLED = dict.fromkeys(ENABLED, True)
@@ -70,6 +83,16 @@ def _helper(a, b):
 
 def _pair(a, b):
     return a * b, snp.cos(a) + b
+
+
+def _scaled(a, b, scale=0.3, steps=2):
+    for _ in range(steps):
+        a = snp.tanh(a) + scale * b
+    return a
+
+
+def _stats(a, b):
+    return {{"m": 0.5 * (a + b), "p": a * b}}
 
 
 '''
@@ -105,7 +128,11 @@ def statement(draw, k, features):
         return [f"acc{k} = []", "for i in range(3):", f"    acc{k}.append({a} * (i + 1.0))",
                 f"{v} = snp.stack(acc{k}).sum(axis=0)"]
     if kind == "inplace":
-        return [f"{v} = snp.zeros_like({a})", f"{v}[0] = {u}[0]", f"{v}[1:] = {b}[1:]"]
+        op, method = draw(st.sampled_from([("=", "set"), ("+=", "add")]))
+        value = f"arr{k}[0] * {b}"
+        return [f"arr{k} = snp.stack([{a}, {u}, {bi}])",
+                f"arr{k}[1] {op} {value}  # eager: arr{k} = arr{k}.at[1].{method}({value})",
+                f"{v} = arr{k}[1] - 0.5 * arr{k}[2] + snp.sum(arr{k}, axis=0)"]
     if kind == "nested_def":
         return [f"def inner{k}(t):", f"    return {_UNARY[0].format(a='t')} * t",
                 f"{v} = inner{k}({a})"]
@@ -131,20 +158,65 @@ def statement(draw, k, features):
         n = draw(st.integers(0, 3))
         return [f"{v} = {a}", f"j{k} = 0", f"while j{k} < {n}:",
                 f"    {v} = 0.7 * {v} + 0.3 * snp.cos({b})", f"    j{k} += 1"]
+    if kind == "data_if":
+        return [f"if snp.sum({a}) > snp.sum(0.31 * {b}) + 0.0123:", f"    {v} = {u}", "else:",
+                f"    {v} = {bi}"]
+    if kind == "data_while":
+        # the counter in the test bounds the loop: sum(v * v) >= 0 (`and` with a traced test
+        # is refused under jit and vmap, as JAX does)
+        n = draw(st.integers(1, 4))
+        return [f"{v} = {a}", f"j{k} = 0",
+                f"while snp.sum({v} * {v}) + j{k} < {n}.0123:",
+                f"    {v} = 1.3 * {v} + 0.2 * snp.cos({b})", f"    j{k} += 1"]
+    if kind == "fori":
+        n = draw(st.integers(0, 3))
+        return [f"{v} = lax.fori_loop(0, {n}, lambda i, t: 0.8 * t + 0.2 * snp.sin({b} * t), "
+                f"{a})"]
+    if kind == "at_set":
+        op = draw(st.sampled_from(["set", "add"]))
+        return [f"arr{k} = snp.stack([{a}, {u}, {bi}])",
+                f"arr{k} = arr{k}.at[1].{op}(arr{k}[0] * {b})",
+                f"{v} = arr{k}[1] - 0.5 * arr{k}[2] + snp.sum(arr{k}, axis=0)"]
+    if kind == "list_setitem":
+        return [f"lst{k} = [{a}, {u}]", f"lst{k}[1] = lst{k}[1] * {b}",
+                f"d{k} = {{}}", f"d{k}['r'] = {bi}",
+                f"{v} = lst{k}[0] + lst{k}[1] + d{k}['r']"]
+    if kind == "nested_container":
+        read = draw(st.sampled_from([f"t{k}[0][1] * t{k}[1] + t{k}[0][0]",
+                                     f"_stats({a}, {b})['m'] * _stats({u}, {b})['p']",
+                                     f"sum(e * c for e, c in zip(t{k}[0], (1.0, -2.0))) * t{k}[1]"
+                                     ]))
+        return [f"t{k} = ([{a}, {u}], {bi})", f"{v} = {read}"]
+    if kind == "genexp":
+        return draw(st.sampled_from([
+            [f"{v} = sum({a} * c for c in (0.5, 1.0, -2.0)) + {b}"],
+            [f"d{k} = {{n: {a} * c for n, c in (('x', 0.5), ('y', 2.0))}}",
+             f"{v} = d{k}['x'] * d{k}['y'] + {b}"]]))
+    if kind == "helper_kw":
+        call = draw(st.sampled_from([f"_scaled({a}, {b}, scale=0.7)",
+                                     f"_scaled({a}, b={b})", f"_scaled({a}, {b}, steps=1)"]))
+        return [f"{v} = {call}"]
     raise AssertionError(kind)
 
 
+RETURNS = ("early_return", "data_return")   # how the program ends, not statements
+
+
 @st.composite
-def program(draw):
-    features = [f for f, on in ENABLED.items() if on and f != "early_return"]
+def program(draw, features=None):
+    """A program's source; `features`: the statement kinds to draw from (all enabled ones)."""
+    features = features or [f for f, on in ENABLED.items() if on and f not in RETURNS]
     n = draw(st.integers(1, 6))
     body = []
     for k in range(1, n + 1):
         body += draw(statement(k, features))
     last = f"v{n}"
     ret = [f"return snp.sum({last} * v0 + {last})"]
-    if ENABLED["early_return"] and draw(st.booleans()):
-        ret = ["if FLAG:", f"    return snp.sum({last} * {last})", f"return snp.sum({last})"]
+    returns = [r for r in ("early_return", "data_return") if ENABLED[r]]
+    early = draw(st.sampled_from([None] + returns))
+    if early is not None:
+        test = "FLAG" if early == "early_return" else f"snp.sum({last}) > 0.0123"
+        ret = [f"if {test}:", f"    return snp.sum({last} * {last})", f"return snp.sum({last})"]
     flag = draw(st.booleans())
     lines = ["def f(v0):"] + ["    " + ln for ln in body + ret]
     return _HEADER.format(flag=flag) + "\n".join(lines) + "\n"
@@ -165,6 +237,19 @@ def load(source):
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod.f
+
+
+def eager_form(source):
+    """The source an eager reference call runs: a line marked `  # eager: stmt` (an in-place
+    update, which eager arrays refuse, as JAX's do) replaced by stmt (its .at form)."""
+    return re.sub(r"^( *)\S.*  # eager: (.*)$", r"\1\2", source, flags=re.M)
+
+
+def load_with_reference(source):
+    """f of `source`, and the function its eager reference calls run (f itself unless `source`
+    updates an array in place)."""
+    f, eager = load(source), eager_form(source)
+    return f, (f if eager == source else load(eager))
 
 
 X = np.array([0.3, -0.7, 1.1])
@@ -191,17 +276,17 @@ def fd_atol(value, h=1e-6):
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(program())
 def test_grad_matches_finite_differences(x64, source):
-    f = load(source)
+    f, ref = load_with_reference(source)
     got = np.asarray(secant.grad(f)(X))
-    np.testing.assert_allclose(got, fd_grad(f, X), rtol=1e-5, atol=fd_atol(f(X)),
+    np.testing.assert_allclose(got, fd_grad(ref, X), rtol=1e-5, atol=fd_atol(ref(X)),
                                err_msg=source)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(program())
 def test_jit_matches_eager(x64, source):
-    f = load(source)
-    np.testing.assert_allclose(np.asarray(secant.jit(f)(X)), np.asarray(f(X)), rtol=1e-10,
+    f, ref = load_with_reference(source)
+    np.testing.assert_allclose(np.asarray(secant.jit(f)(X)), np.asarray(ref(X)), rtol=1e-10,
                                atol=1e-12, err_msg=source)
 
 
@@ -220,7 +305,7 @@ def test_grad_of_a_steep_sum_is_checked_within_round_off(x64):
     assert abs(1.01 * got[0] - want[0]) > atol + 1e-5 * abs(want[0])
 
 
-FLAGGED = [f for f, on in ENABLED.items() if not on and f != "inplace"]
+FLAGGED = [f for f, on in ENABLED.items() if not on]
 
 # a program body per construct, for test_flagged_constructs_still_fail (a construct switched
 # off in ENABLED must have one: test_every_construct_has_a_flagged_body)
@@ -235,7 +320,9 @@ FLAGGED_BODIES = {
     "listcomp": ["v1 = snp.sum(snp.stack([v0 * c for c in (0.5, 2.0)]), axis=0)"],
     "append": ["acc = []", "for i in range(2):", "    acc.append(v0 * (i + 1.0))",
                "v1 = snp.stack(acc).sum(axis=0)"],
-    "inplace": ["v1 = snp.zeros_like(v0)", "v1[0] = snp.sin(v0)[0]"],
+    "inplace": ["arr = snp.stack([v0, snp.sin(v0)])",
+                "arr[1] = arr[0] * v0  # eager: arr = arr.at[1].set(arr[0] * v0)",
+                "v1 = arr[1] + snp.sum(arr, axis=0)"],
     "nested_def": ["def inner(t):", "    return snp.sin(t) * t", "v1 = inner(v0)"],
     "early_return": ["v1 = v0", "if FLAG:", "    return snp.sum(snp.sin(v1))"],
     "vector": ["vec = v0 * snp.array([1.0, -0.5, 2.0]) + 0.1 * v0",
@@ -247,6 +334,18 @@ FLAGGED_BODIES = {
                  "             lambda t: t * v0, v0)"],
     "while_counter": ["v1 = v0", "j = 0", "while j < 2:", "    v1 = 0.7 * v1 + 0.3 * snp.cos(v0)",
                       "    j += 1"],
+    "data_return": ["v1 = snp.sin(v0)", "if snp.sum(v1) > 0.0123:", "    return snp.sum(v1 * v0)"],
+    "data_if": ["if snp.sum(v0) > 0.0123:", "    v1 = snp.sin(v0)", "else:", "    v1 = v0 * v0"],
+    "data_while": ["v1 = v0", "j = 0", "while snp.sum(v1 * v1) + j < 3.0123:",
+                   "    v1 = 1.3 * v1 + 0.2 * snp.cos(v0)", "    j += 1"],
+    "fori": ["v1 = lax.fori_loop(0, 2, lambda i, t: 0.8 * t + 0.2 * snp.sin(v0 * t), v0)"],
+    "at_set": ["arr = snp.stack([v0, snp.sin(v0)])", "arr = arr.at[1].set(arr[0] * v0)",
+               "v1 = arr[1] + snp.sum(arr, axis=0)"],
+    "list_setitem": ["lst = [v0, snp.sin(v0)]", "lst[1] = lst[1] * v0", "d = {}",
+                     "d['r'] = v0 * v0", "v1 = lst[0] + lst[1] + d['r']"],
+    "nested_container": ["t = ([v0, snp.sin(v0)], v0 * v0)", "v1 = t[0][1] * t[1] + t[0][0]"],
+    "genexp": ["v1 = sum(snp.sin(v0) * c for c in (0.5, -2.0)) + v0"],
+    "helper_kw": ["v1 = _scaled(v0, v0, scale=0.7)"],
 }
 
 
@@ -257,15 +356,8 @@ def test_every_construct_has_a_flagged_body():
 def _construct_works(feature):
     """Whether grad and jit of a program using `feature` (FLAGGED_BODIES) are right: grad
     against finite differences, jit against eager; False where a transform refuses it."""
-    body = FLAGGED_BODIES[feature]
-    # in-place updates do not run eagerly on immutable arrays: their reference uses .at
-    ref_body = ["v1 = snp.zeros_like(v0)", "v1 = v1.at[0].set(snp.sin(v0)[0])"] \
-        if feature == "inplace" else body
-
-    def source_of(lines):
-        return _HEADER.format(flag=True) + "def f(v0):\n" + "".join(
-            "    " + ln + "\n" for ln in lines + ["return snp.sum(v1 * v1)"])
-    f, ref = load(source_of(body)), load(source_of(ref_body))
+    f, ref = load_with_reference(_HEADER.format(flag=True) + "def f(v0):\n" + "".join(
+        "    " + ln + "\n" for ln in FLAGGED_BODIES[feature] + ["return snp.sum(v1 * v1)"]))
     try:
         got = np.asarray(secant.grad(f)(X))
         jitted = np.asarray(secant.jit(f)(X))
@@ -299,8 +391,8 @@ _FUZZ = dict(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_s
 @settings(**_FUZZ)
 @given(program())
 def test_vmap_matches_loop(x64, source):
-    f = load(source)
-    want = np.stack([np.asarray(f(x)) for x in XB])
+    f, ref = load_with_reference(source)
+    want = np.stack([np.asarray(ref(x)) for x in XB])
     np.testing.assert_allclose(np.asarray(secant.vmap(f)(XB)), want, rtol=1e-10, atol=1e-12,
                                err_msg=source)
 
@@ -308,11 +400,11 @@ def test_vmap_matches_loop(x64, source):
 @settings(**_FUZZ)
 @given(program())
 def test_jvp_matches_finite_differences(x64, source):
-    f = load(source)
+    f, ref = load_with_reference(source)
     primal, tangent = secant.jvp(f, (X,), (T,))
-    np.testing.assert_allclose(np.asarray(primal), np.asarray(f(X)), rtol=1e-10, atol=1e-12,
+    np.testing.assert_allclose(np.asarray(primal), np.asarray(ref(X)), rtol=1e-10, atol=1e-12,
                                err_msg=source)
-    directional = fd_grad(lambda s: f(X + s[0] * T), np.zeros(1))[0]
+    directional = fd_grad(lambda s: ref(X + s[0] * T), np.zeros(1))[0]
     np.testing.assert_allclose(np.asarray(tangent), directional, rtol=1e-5,
                                atol=fd_atol(primal), err_msg=source)
 
@@ -337,3 +429,54 @@ def test_vmap_of_grad_matches_loop(x64, source):
     want = np.stack([np.asarray(secant.grad(f)(x)) for x in XB])
     np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(XB)), want, rtol=1e-10,
                                atol=1e-12, err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_jit_of_grad_matches_grad(x64, source):
+    """jit(grad f) against grad f (itself checked against finite differences above)."""
+    f = load(source)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(X)),
+                               np.asarray(secant.grad(f)(X)), rtol=1e-10, atol=1e-12,
+                               err_msg=source)
+
+
+@settings(**_FUZZ)
+@given(program())
+def test_jit_of_vmap_matches_loop(x64, source):
+    f, ref = load_with_reference(source)
+    want = np.stack([np.asarray(ref(x)) for x in XB])
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(f))(XB)), want, rtol=1e-10,
+                               atol=1e-12, err_msg=source)
+
+
+# --- programs the properties drew, shrunk -----------------------------------------------------
+
+def test_an_if_on_a_value_whose_result_nothing_reads(x64):
+    """random15's data_if drew `if snp.sum(v0) > ...: v1 = ... else: v1 = ...` with v1 unused
+    afterwards: functionalize kept the dead if as a Python if, so jit raised
+    TracerBoolConversionError and vmap 'if on a batched value' (a live one is staged). A dead
+    if without side effects is dropped, as it is in a derivative's replay."""
+    f = load(_HEADER.format(flag=False) + "def f(v0):\n" + "".join("    " + ln + "\n" for ln in [
+        "if snp.sum(v0) > snp.sum(0.31 * v0) + 0.0123:", "    v1 = snp.sin(v0)", "else:",
+        "    v1 = v0 * v0", "return snp.sum(v0 * v0)"]))
+    np.testing.assert_allclose(secant.jit(f)(X), f(X), rtol=1e-12)
+    want = [f(x) for x in XB]
+    np.testing.assert_allclose(secant.vmap(f)(XB), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.vmap(f))(XB), want, rtol=1e-12)
+
+
+def test_a_list_held_in_a_tuple_is_indexed_as_a_list_under_vmap(x64):
+    """`t = (v0, [a, b])` then a loop over t[1]: vmap read t[1] as an array (t_1[batch_index(i)]
+    of a Python list: TypeError 'list indices must be integers or slices, not tuple'), since
+    only a container whose items are all containers marked its items; each field's kind is
+    kept now (field_kinds). vmap(grad) drew it (its reverse loop indexes t[1] by i)."""
+    f = load(_HEADER.format(flag=False) + "def f(v0):\n" + "".join("    " + ln + "\n" for ln in [
+        "t = (v0, [snp.sin(v0), v0 * 2.0])", "s = sum(x * y for x, y in zip(t[1], (1.0, 2.0)))",
+        "u = t[1]", "r = 0.0", "for i in range(2):", "    r = r + u[i] * u[i]",
+        "return snp.sum(s * t[0] + r)"]))
+    np.testing.assert_allclose(secant.vmap(f)(XB), [f(x) for x in XB], rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(XB), [fd_grad(f, x) for x in XB],
+                               rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.vmap(secant.grad(f)))(XB),
+                               [secant.grad(f)(x) for x in XB], rtol=1e-12)

@@ -160,11 +160,16 @@ class ContainerMixin:
             return self.containers[operand.name]
         return False
 
-    def item_kind(self, base, item):
-        """`item`, read from container `base`, is a container itself when base's items are
-        (a list of lists: item_kinds)."""
-        if base.name in self.item_kinds and isinstance(item, ir.Var):
+    def item_kind(self, base, item, key=None):
+        """`item`, read from container `base` (at int `key`, where known), is a container
+        itself when base's items are (a list of lists: item_kinds) or that one is (t[1] of
+        t = (x, [a, b]): field_kinds)."""
+        if not isinstance(item, ir.Var):
+            return
+        if base.name in self.item_kinds:
             self.containers[item.name] = self.item_kinds[base.name]
+        elif self.field_kinds.get(base.name, {}).get(key, False) is not False:
+            self.containers[item.name] = self.field_kinds[base.name][key]
 
     def is_container(self, operand):
         return self.container_kind(operand) is not False
@@ -181,6 +186,8 @@ class ContainerMixin:
         kinds = {self.container_kind(i) for i in items}
         if len(kinds) == 1 and False not in kinds:     # [[a, b], [c, d]]: items are lists
             self.item_kinds[name] = kinds.pop()
+        elif seq.kind != "dict" and kinds != {False}:  # (x, [a, b]): t[1] is a list
+            self.field_kinds[name] = dict(enumerate(map(self.container_kind, items)))
         return ir.Var(name)
 
     def as_array(self, operand, node):
@@ -317,6 +324,8 @@ class ContainerMixin:
             self.containers[name] = kind
             if isinstance(operand, ir.Var) and operand.name in self.item_kinds:
                 self.item_kinds[name] = self.item_kinds[operand.name]   # its cotangent's too
+            if isinstance(operand, ir.Var) and operand.name in self.field_kinds:
+                self.field_kinds[name] = self.field_kinds[operand.name]
 
     # --- expressions ------------------------------------------------------------------------
     def repeated_seq(self, node, x, y):

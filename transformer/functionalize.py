@@ -495,13 +495,12 @@ class _Rewriter:
         else:
             outs = [v for v in changed if v in defined or v in later]
             params = [v for v in outs if v in defined]
-            if not outs and self.src.generated:
-                # a derivative's replay of an if whose values nothing reads (side effects were
-                # ruled out above): dead, and as a Python if it would need a concrete test
+            if not outs:
+                # an if whose values nothing reads (a derivative's replay, or user code whose
+                # result is unused; side effects were ruled out above): dead, and as a Python
+                # if it would need a concrete test under jit and one truth value under vmap
                 self.changed = True
                 return []
-            if not outs:
-                return [s]
             kept = [v for v in outs if v not in defined and v in self.loop_only]
             if kept and not self.src.generated:     # (a derivative's residual: unset above)
                 # an earlier iteration's value, or none: no value to pass in

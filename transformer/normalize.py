@@ -151,6 +151,7 @@ class Normaliser(ContainerMixin):
         self.while_conds = {}       # vmap of a derivative: while body source -> its cond node
         self.containers = {}        # names holding tracked containers -> kind (containers.py)
         self.item_kinds = {}        # containers whose items are containers too -> their kind
+        self.field_kinds = {}       # a tuple or list mixing containers and values -> {i: kind}
         self.read_as_dict = set()   # values known as dicts only by a read (d.keys()): a branch
         #                             that tests isinstance(d, dict) may hold an array instead
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
@@ -518,6 +519,8 @@ class Normaliser(ContainerMixin):
             self.containers[name] = self.containers.pop(packed.name)
             if packed.name in self.item_kinds:      # (a list of lists)
                 self.item_kinds[name] = self.item_kinds.pop(packed.name)
+            if packed.name in self.field_kinds:     # (x, [a, b])
+                self.field_kinds[name] = self.field_kinds.pop(packed.name)
             self.names.taken.discard(packed.name)
             self.tracked.discard(packed.name)
         else:
@@ -584,6 +587,7 @@ class Normaliser(ContainerMixin):
                 self.out[-1].container = True   # a field of a tuple (a helper's): as written
             if operand.name in self.item_kinds:     # split_at's (head, tail): lists
                 self.containers[item.name] = self.item_kinds[operand.name]
+            self.item_kind(operand, item, i)
             self._bind_target(e, item, stmt)
 
     def _bind_target(self, target, operand, stmt):
@@ -1405,7 +1409,7 @@ class Normaliser(ContainerMixin):
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
             if self.batching and self.is_container(base):
                 self.out[-1].container = True   # an item of a list built here: as written
-            self.item_kind(base, item)      # split_at(g, n)[0]: a list itself
+            self.item_kind(base, item, node.slice.value)   # split_at(g, n)[0]: a list itself
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
