@@ -641,8 +641,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         read = set().union(*(ln.uses for ln in lines))      # (or a checkpoint put behind a barrier)
         gen.__secant_unread__ = frozenset(i for i, p in enumerate(every) if p not in read) | (
             frozenset() if given in read else frozenset({"out"}))
-    gen.__secant_guards__ = (fn_ir.guard,) + tuple(
-        g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ()))
+    # each guard once: a callee's guards are its own callees' too, and a deep composition
+    # reaches the same ones along many paths (hessian(jvp(hessian(f))): 116,352 for 319)
+    gen.__secant_guards__ = tuple({id(g): g for g in (fn_ir.guard, *(
+        g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ())))}.values())
     if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
         gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
     if not staged and not self_calls and None not in derived:

@@ -1136,7 +1136,7 @@ class Normaliser(ContainerMixin):
 
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
-        node = copy.deepcopy(node)
+        node = hygiene.copy_tree(node)
         if self.batching:
             node = _PerExampleQueries(self).visit(node)
         for n in gast.walk(node):

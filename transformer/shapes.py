@@ -30,6 +30,7 @@ from Python-number assignments (`acc = 0.0` before `acc = acc + ...`) do not cou
 about its own cotangent, only when it is another operand.
 """
 import ast
+import functools
 import itertools
 import re
 
@@ -85,14 +86,30 @@ def _copied(plain):
 def _assigned(plain):
     """The right-hand side (an ast expression) of a Plain statement `name = <expr>` (else
     None)."""
+    return _assigned_in(plain.code)
+
+
+# (each statement's text parsed once: the fixpoint reads every definition on each round, and
+# deep compositions write the same lines again; the trees are only read, never changed)
+@functools.lru_cache(maxsize=4096)
+def _assigned_in(code):
     try:
-        tree = ast.parse(plain.code.strip())
+        tree = ast.parse(code.strip())
     except SyntaxError:
         return None
     st = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
         return st.value
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(src):
+    """The ast expression of an operand's source text (None: not one); read only."""
+    try:
+        return ast.parse(src.strip(), mode="eval").body
+    except SyntaxError:
+        return None
 
 
 _NUMBER_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
@@ -271,10 +288,8 @@ class Shapes:
         if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
             return frozenset({frozenset()})
         if isinstance(o, ir.Expr):          # an expression kept inline: `(0.5 * dt * k)`
-            try:
-                got = self._expr(ast.parse(o.src.strip(), mode="eval").body)
-            except SyntaxError:
-                got = UNKNOWN
+            node = _expression(o.src)
+            got = UNKNOWN if node is None else self._expr(node)
             if got is not UNKNOWN:
                 return got
         return UNKNOWN if key is None else self._symbol(key, depth)
