@@ -938,6 +938,13 @@ class Normaliser(ContainerMixin):
                 self.unbound.add(loop)
             else:
                 self.unbound.discard(loop)
+                if name not in before and self.src.generated and not self.batching and \
+                        name not in used_after and \
+                        any(loop in (dataflow.reads(st) or {loop}) for st in ir.nested(body)):
+                    # a derivative's loop inside the loop (its reverse pass's cotangent
+                    # assigned under an if): the first iteration may copy it before assigning
+                    header.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
+                                           self.origin))
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
