@@ -93,6 +93,23 @@ def test_fourth_order(x64):
     _check(for_in_while, 4)
 
 
+def sum_over_list(x):
+    s = 0.0
+    for w in [0.5, 1.5]:
+        h = x
+        for k in range(2):
+            h = snp.tanh(h * w + x)
+        s = s + h
+    return s
+
+
+def test_fourth_order_under_jit_of_a_loop_in_a_loop(x64):
+    """jit stages the inner loop (a scan); from the 3rd order a scan's derivative holds nested
+    defs in the outer loop that assign their own `x` (`carry, x, ... = step`): read as the outer
+    loop's carry, the 4th order under jit was 0.0 (eager -23.07)."""
+    _check(sum_over_list, 4)
+
+
 def rows(w):
     """A vector function of nested loops: jacrev of jacrev is its Hessian."""
     s = 0.0
