@@ -288,7 +288,10 @@ class ReverseBuilder(Walker, StackReverse):
                 self.flush_fields(loop, self.fields.pop(loop))
         # a carry every assignment of which is a Python number (a counter) has no cotangent:
         # what it is computed from is Python numbers too (transformer/shapes.py)
-        active = [c for c in s.carried if not self.shapes.is_python_number(c[0])]
+        # (nor a derivative's loop stack made in the body: its cotangents are a stack of their
+        # own, ad/stacks.py)
+        active = [c for c in s.carried if not self.shapes.is_python_number(c[0])
+                  and not self.stacks & set(c)]
         contributes = [c for c in active if c[0] in self.bars or c[1] in self.bars]
         if not contributes and not outer and not self.feeds_stack(s):
             return

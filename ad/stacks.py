@@ -20,6 +20,7 @@ import re
 
 from secant.backends.errors import UnsupportedError
 from secant.transformer import ir
+from secant.transformer.walker import defined_in
 
 
 def _marked(stmts, kind):
@@ -45,27 +46,34 @@ class StackReverse:
     """ReverseBuilder's handling of marked stack statements (mixed into it)."""
 
     def forward_stack(self, s):
+        """A push or pop written once per pass that runs it: the forward pass (self.loops: the
+        loops around it) and each reverse loop's replay of an iteration (self.loops[0]: the
+        loop replayed, then the loops inside it around the statement). A stack made inside the
+        loop replayed (`s_2_stack = []` in its body: an inner loop's) is made again by the
+        replay, so its pushes and pops run as written; one made outside it was pushed by the
+        forward pass already, so the replay pops what the pass before it saw. What a pop gives
+        is saved for the next loop out that replays it and cannot make the stack again."""
         kind, stack, name = s.stack          # (kinds push_const / pop_const: untracked values)
+        remade = bool(self.loops) and self.replaying and stack in defined_in(self.loops[0].body)
         if kind.startswith("push"):
-            if not self.replaying:      # a replayed iteration has its values already
+            if not self.replaying or remade:    # (a replayed iteration has its values)
                 self.emit(s.code)
             return
-        if self.replaying:              # the value this pop gave in the forward pass
+        if self.replaying and not remade:   # the value this pop gave in the pass before
             replay = getattr(s, "replay", None)
             self.emit(f"{name} = {replay}.pop()" if replay else s.code)
-            return
-        if len(self.loops) != 1:
-            if kind == "pop" and stack in self.stacks:
-                raise UnsupportedError(
-                    "reverse mode through nested Python loops of a derivative (second order "
-                    "and up) is not supported yet; use secant.hessian or "
-                    "secant.jacfwd(secant.grad(f)) (forward over reverse), or lax.fori_loop / "
-                    "lax.scan for the inner loop")
+        else:
             self.emit(s.code)
-            return
+        later = self.loops[1:] if self.replaying else self.loops
+        if not later or stack in defined_in(later[0].body):
+            return                  # (no loop replays it, or the next one makes it again)
+        if len(later) != 1:
+            raise UnsupportedError(
+                "reverse mode through a derivative's loop stack popped two loops inside the "
+                "loop that replays it is not supported; use secant.hessian or "
+                "secant.jacfwd(secant.grad(f)) (forward over reverse)")
         s.replay = self.names.fresh(f"{name}_stack")
-        self.loops[-1].replay_inits.append(f"{s.replay} = []")
-        self.emit(s.code)
+        later[0].replay_inits.append(f"{s.replay} = []")
         self.emit(f"{s.replay}.append({name})")
 
     def reverse_stack(self, s):
@@ -91,10 +99,12 @@ class StackReverse:
                 self.accumulate(name, popped)
 
     def stack_bars_before(self, loop):
-        """Before the reverse of a loop that pops stacks: their cotangent stacks, empty."""
+        """Before the reverse of a loop that pops stacks made outside it: their cotangent
+        stacks, empty (an inner loop's stack, made in the body, gets its own in the body)."""
+        made = defined_in(loop.body)
         for s in pops_in(loop.body):
             stack = s.stack[1]
-            if stack in self.stacks and stack not in self.bars:
+            if stack in self.stacks and stack not in self.bars and stack not in made:
                 base = re.sub(r"_stack(_\d+)*$", "", stack)
                 self.bars[stack] = self.names.fresh(f"{base}_bar_stack")
                 self.emit(f"{self.bars[stack]} = []")

@@ -172,11 +172,10 @@ def nested_loops(x):
     return x
 
 
-def test_reverse_over_reverse_through_nested_python_loops_says_what_works(x64):
-    with pytest.raises(secant.SecantError, match="nested Python loops") as info:
-        secant.grad(secant.grad(nested_loops))(0.7)
-    assert "jacfwd(secant.grad(f))" in str(info.value)
+def test_reverse_over_reverse_through_nested_python_loops(x64):
+    """(refused until loops15: 'reverse mode through nested Python loops of a derivative')"""
     want = fd(lambda v: float(secant.grad(nested_loops)(v)), 0.7)
+    close(secant.grad(secant.grad(nested_loops))(0.7), want, rtol=1e-6)
     close(secant.jacfwd(secant.grad(nested_loops))(0.7), want, rtol=1e-6)
     close(secant.hessian(nested_loops)(0.7), want, rtol=1e-6)
 

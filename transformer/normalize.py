@@ -850,6 +850,9 @@ class Normaliser(ContainerMixin):
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
         stored = {n.id for s in body for n in gast.walk(s)
                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {target_id}
+        if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
+            stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
+        
         read_first = _first_reads(body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
                           or (n in self.current and n in tested) or n in used_after)
@@ -946,6 +949,13 @@ class Normaliser(ContainerMixin):
                 self.unbound.add(loop)
             else:
                 self.unbound.discard(loop)
+                if name not in before and self.src.generated and not self.batching and \
+                        name not in used_after and \
+                        any(loop in (dataflow.reads(st) or {loop}) for st in ir.nested(body)):
+                    # a derivative's loop inside the loop (its reverse pass's cotangent
+                    # assigned under an if): the first iteration may copy it before assigning
+                    header.append(ir.Plain(f"{loop} = unset_in_branch({name!r})", {loop},
+                                           self.origin))
         out_before[:] = header          # the enclosing block's list object stays the same
         self.out = out_before
         self._origin(stmt)
@@ -3361,6 +3371,20 @@ def _first_reads(stmts, names, _loads=None):
         if isinstance(s, (gast.Assign, gast.AnnAssign)):
             pending -= stored
     return found
+
+
+def _nested_def_locals(body):
+    """The names stored only inside the nested defs and lambdas of `body` (their own scope)."""
+    inner, outer = set(), set()
+    for n in hygiene.walk_scope(body):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            outer.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            inner |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name)
+                      and isinstance(m.ctx, gast.Store)}
+            inner -= {name for m in gast.walk(n) if isinstance(m, gast.Nonlocal)
+                      for name in m.names}
+    return inner - outer
 
 
 def _is_stack_call(node, method):
