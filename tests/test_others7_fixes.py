@@ -10,8 +10,6 @@ import pytest
 import secant
 import secant.numpy as jnp
 from secant import grad, jit, lax, tree_util, vmap
-
-
 from test_others7_modules import Activation  # (a registered dataclass with no data fields)
 
 
