@@ -130,9 +130,13 @@ def test_starred_call_that_cannot_be_spelled_out_is_refused_not_constant():
 
     for f in (in_comprehension, with_default):
         with pytest.raises(SourceError):
-            secant.grad(f)(np.ones(3))
-        with pytest.raises(SourceError):
             secant.vmap(f)(np.ones((2, 3)))
+    with pytest.raises(SourceError):
+        secant.grad(in_comprehension)(np.ones(3))
+    # grad now spells h3(*pair(a)) out when it runs (call_starred): d/da sum(sin(a) * 2a)
+    a = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(secant.grad(with_default)(a), 2 * np.cos(a) * a + 2 * np.sin(a),
+                               rtol=1e-5)
 
 
 # --- 2. vmap(vmap(g)) where g's defaulted parameter steers an `if` -------------------------------

@@ -1624,6 +1624,9 @@ class Normaliser(ContainerMixin):
                 self._tracked_names_in(node.args[0]):       # snp.float32(x) of a tracked x
             return self.op_call(node, "astype", [node.args[0], node.func])
         ours = numpy_counterpart(obj) if op_for(obj) is None else None
+        if ours is not None and _sized_by_values(ours[0]) and not self._tracked_names_in(node):
+            ours = None     # np.setdiff1d(np.arange(n), fixed): NumPy's, on constants (jit
+            #                 would trace secant's, whose shape needs size= there)
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
             func = node.func
@@ -3523,6 +3526,15 @@ def numpy_counterpart(obj):
                         and not getattr(mine, "__secant_custom__", False)):
         return None
     return ours
+
+
+def _sized_by_values(fn):
+    """Whether secant.numpy's `fn` takes size= (unique, nonzero, setdiff1d, ...): its result's
+    shape depends on the values."""
+    try:
+        return "size" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _renamed_call(node, name):
