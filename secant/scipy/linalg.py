@@ -7,7 +7,7 @@ stacked over leading axes.
 import numpy as np
 
 import secant.numpy as snp
-from secant.backends.errors import where
+from secant.backends.errors import where as _where
 from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
@@ -185,7 +185,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     upper) triangle; the generalized problem (b) is not supported, as in JAX."""
     if b is not None or type != 1 or eigvals is not None:
         raise NotImplementedError("eigh: only b=None, type=1 and eigvals=None are supported (as "
-                                  "JAX's)" + where())
+                                  "JAX's)" + _where())
     w, v = _np_linalg.eigh(_inexact(a), UPLO="L" if lower else "U")
     if eigvals_only:
         return w
@@ -196,7 +196,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     """QR factorization: mode 'full' (square Q), 'economic' (reduced) or 'r' (a tuple (r,));
     pivoting is not supported."""
     if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not supported yet" + where())
+        raise NotImplementedError("qr: pivoting=True is not supported yet" + _where())
     if mode not in ("full", "economic", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = _np_linalg.qr(_inexact(a), "reduced" if mode == "economic" else "complete")

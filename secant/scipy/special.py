@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import secant
 import secant.numpy as snp
-from secant.backends.errors import where
+from secant.backends.errors import where as _where
 from secant import lax
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -221,7 +221,7 @@ def beta(a, b):
 def factorial(n, exact=False):
     """n! = Gamma(n + 1) (0 for n < 0), as floats; exact=True is not supported (as JAX)."""
     if exact:
-        raise NotImplementedError("factorial with exact=True is not supported (as in JAX)" + where())
+        raise NotImplementedError("factorial with exact=True is not supported (as in JAX)" + _where())
     n = snp.asarray(n) * 1.0
     return snp.where(n < 0, 0.0, snp.exp(lax.lgamma(n + 1)))
 
