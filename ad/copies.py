@@ -165,7 +165,8 @@ class _Copies:
             return False
         a, b = self.copies[i]
         start = self.block_start[i]
-        for j in sorted((k for k in self._mentions(a) | self._mentions(b) if start < k < i),
+        # (only a line defining a or b decides: `b = a` is one of them)
+        for j in sorted((k for k in self.defines[a] | self.defines[b] if start < k < i),
                         reverse=True):
             if self.copies[j] == (b, a) and self.lines[j].indent == ln.indent:
                 self.delete(i)
