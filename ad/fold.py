@@ -75,10 +75,12 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     lines = list(lines)
     foldable = names | kept
     groups = _groups(lines)
-    mentions = {}
+    mentions, defining = {}, {}     # name -> times mentioned; -> {id: line} assigning it
     for ln in lines:
         for n in ln.uses | ln.defines:
             mentions[n] = mentions.get(n, 0) + 1
+        for n in ln.defines:
+            defining.setdefault(n, {})[id(ln)] = ln
     i = 0
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
@@ -92,8 +94,12 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
                 # a value read once now (terms the simplification made one): tried again
                 once = {n for n in (lines[i].uses | lines[k].uses) - new.defines
                         if mentions.get(n) == 2 and n in foldable | temporaries}
-                if once:
-                    blocked.update(ln for ln in lines if ln.defines & once)
+                blocked.update(ln for n in once for ln in defining.get(n, {}).values())
+                for old in (lines[i], lines[k]):
+                    for n in old.defines:
+                        defining[n].pop(id(old), None)
+                for n in new.defines:
+                    defining.setdefault(n, {})[id(new)] = new
                 lines[k] = new
                 del lines[i]
                 del groups[i]
