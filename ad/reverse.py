@@ -167,8 +167,7 @@ class ReverseBuilder(Walker, StackReverse):
         if replay_of is None or not inspect.isfunction(callee) or any(
                 getattr(callee, a, None) for a in (
                     "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
-                    "__secant_batched_dispatch__", "__secant_per_example__")) or \
-                getattr(getattr(callee, "__secant_source__", None), "generated", False):
+                    "__secant_batched_dispatch__", "__secant_per_example__")):
             return None
         try:
             params = list(inspect.signature(callee, follow_wrapped=False).parameters)
