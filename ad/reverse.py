@@ -160,15 +160,16 @@ class ReverseBuilder(Walker, StackReverse):
                            op.spelling)
 
     def _replay(self, op):
-        """A user callee recomputed here (its caller's primal call ran it): its replay form,
-        without its Python side effects, where it has some (transforms.py replay_of)."""
+        """A callee recomputed here (its caller's primal call ran it): its replay form,
+        without its Python side effects, where it has some (transforms.py replay_of). A
+        generated callee too: the jvp, batched function or Jacobian of a user function runs
+        that function's effects (grad(jvp(f)), jacrev(vmap(f)): f's once, not twice)."""
         callee = op.callee
         replay_of = getattr(self.vjp_of_callee, "replay_of", None)
         if replay_of is None or not inspect.isfunction(callee) or any(
                 getattr(callee, a, None) for a in (
                     "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
-                    "__secant_batched_dispatch__", "__secant_per_example__")) or \
-                getattr(getattr(callee, "__secant_source__", None), "generated", False):
+                    "__secant_batched_dispatch__", "__secant_per_example__")):
             return None
         try:
             params = list(inspect.signature(callee, follow_wrapped=False).parameters)
