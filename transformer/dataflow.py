@@ -112,26 +112,36 @@ def assigned_once_at_top(fn):
             and count.get(s.targets[0]) == 1]
 
 
-def summed_by_own_rule(fn, summing):
-    """Names v assigned once, by a top-level op of `fn` whose rule sums the cotangent it is
-    given down to its result's shape (an op in `summing`: a matmul), not parameters, and read
-    by top-level statements only: v's cotangent is the sum of what those statements' rules
-    give it, read by v's own rule only, which sums it down to v's shape. Those rules need not
-    sum their contributions to v's shape first (the sum of them broadcasts, and sums down
-    once). Read anywhere in a loop or branch, v's cotangent would take a shape there that
-    depends on the iteration or the branch (a staged loop's carry, a cond's output), so not."""
+def read_once_at_top(fn):
+    """{v: (the op assigning it, the op reading it)}: v assigned once, by a top-level op of `fn`, not a parameter,
+    and read once in all of `fn` (its result included), by a top-level op. v's cotangent is
+    then the one contribution that op's rule gives it, read by v's own rule only: a rule may
+    give it unsummed (of a shape v broadcasts to), and v's own rule sum it down. (Two readers
+    could give contributions of two shapes that v broadcasts to, whose sum broadcasts to a
+    third: summed down once, each would count as often as the other's extra rows. Read in a
+    loop or branch, its cotangent's shape would depend on the iteration or the branch.)"""
     count = definitions(fn)
-    nested_reads = set()
-    for s in fn.body:
-        for inner in ir.nested(_blocks(s)):
-            got = reads(inner)
-            if got is None:
-                return frozenset()
-            nested_reads |= set(got)
-    return frozenset(s.targets[0] for s in fn.body if isinstance(s, ir.Op)
-                     and s.op in summing and len(s.targets) == 1
-                     and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params
-                     and s.targets[0] not in nested_reads)
+    total, reader = {}, {}
+    for s in list(ir.nested(fn.body)) + ([fn.result] if fn.result is not None else []):
+        got = reads(s)
+        if got is None:
+            return {}
+        for n, k in got.items():
+            total[n] = total.get(n, 0) + k
+            reader[n] = s
+    top = {id(s) for s in fn.body}
+    return {s.targets[0]: (s, reader[s.targets[0]]) for s in fn.body
+            if isinstance(s, ir.Op) and len(s.targets) == 1
+            and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params
+            and total.get(s.targets[0]) == 1 and isinstance(reader[s.targets[0]], ir.Op)
+            and id(reader[s.targets[0]]) in top}
+
+
+def summed_by_own_rule(fn, summing):
+    """Names v read once by a top-level op (read_once_at_top), computed by an op whose rule
+    sums the cotangent it is given down to its result's shape (an op in `summing`: a
+    matmul): the rule reading v need not sum its contribution to v's shape first."""
+    return frozenset(v for v, (op, _) in read_once_at_top(fn).items() if op.op in summing)
 
 
 def _blocks(stmt):
