@@ -1,11 +1,16 @@
 """Lean derivatives (issue 20), lean20i's steps.
 
+- A value one elementwise op computes and one op reads (transformer/dataflow.py
+  read_once_at_top) takes its cotangent unsummed where its own rule (ad/vjp_rules.py
+  TAKES_UNSUMMED) sums each operand's contribution down anyway: unbroadcast(unbroadcast(t, a), b)
+  is unbroadcast(t, b), and a is not kept for its shape (gaussian's `z = (x - mu) / ...`).
 - A matmul's result read twice keeps the unbroadcast of each contribution: the two could have
   two shapes that x @ w broadcasts to, whose sum broadcasts to a third (transformer/dataflow.py
   read_once_at_top: matmul_grad summed that sum down once, counting each contribution as often
   as the other's extra rows: a silently wrong gradient).
 
-Each derivative is checked against float64 central differences."""
+Each derivative is checked against float64 central differences, jit and vmap against eager
+and a loop, second order against differences of the first."""
 import numpy as np
 
 import secant
@@ -35,3 +40,102 @@ def test_a_matmul_read_twice_sums_each_contribution_to_its_shape(x64):
     # (3, 5, 4), which summed down to (1, 4) counted the first 3 times and the second 5 times
     args = [RNG.normal(size=s) for s in ((3, 4), (1, 3), (5, 4), (3, 1, 4))]
     _check(matmul_read_twice, args, (0, 1))
+
+
+# --- unbroadcast(unbroadcast(t, a), b) is unbroadcast(t, b) -------------------------------------
+
+
+def gaussian(mu, log_sigma, x):
+    z = (x - mu) / snp.exp(log_sigma)
+    return snp.sum(-0.5 * z * z - log_sigma)
+
+
+def chain(x, y, c):
+    # x * y and sin of it each read once: the cotangent comes unsummed through both
+    return snp.sum(snp.sin(x * y) * c)
+
+
+def chain_divided(x, y, c, d):
+    return snp.sum(snp.tanh(snp.exp(x - y) / d + c))
+
+
+def complex_reader(x, y, c):
+    # x * y is real: the reader's complex contribution has its real part taken at x
+    return snp.sum(snp.real(c * (x * y)) ** 2)
+
+
+# every way the operands broadcast: the first is differentiated, the reader broadcasts more
+CHAIN_SHAPES = {
+    "same": ((3,), (3,), (3,), (3,)),
+    "reader broadcasts up": ((3,), (3,), (4, 3), (3,)),
+    "operand and reader": ((1, 3), (2, 1), (4, 2, 3), (2, 3)),
+    "size-1 axes": ((2, 1), (1, 3), (2, 3), (5, 1, 1)),
+    "scalar operand": ((), (3,), (2, 3), ()),
+}
+
+
+def test_values_summed_once_differentiate_right(x64):
+    for label, shapes in CHAIN_SHAPES.items():
+        for f, n in ((chain, 3), (chain_divided, 4), (complex_reader, 3)):
+            args = [RNG.uniform(0.5, 1.5, size=s) for s in shapes[:n]]
+            if f is complex_reader:
+                args[2] = args[2] + 1j * RNG.uniform(0.5, 1.5, size=shapes[2])
+            nums = tuple(range(2 if f is complex_reader else n))
+            _check(f, args, nums)
+            got = secant.jit(secant.grad(f, argnums=nums))(*args)
+            want = secant.grad(f, argnums=nums)(*args)
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
+    mu, log_sigma, x = RNG.normal(size=3), 0.3 * RNG.normal(size=3), RNG.normal(size=(6, 3))
+    _check(gaussian, [mu, log_sigma, x], (0, 1, 2))
+
+
+def test_values_summed_once_vmap_and_second_order(x64):
+    x, y, c = RNG.uniform(0.5, 1.5, size=(2, 3)), RNG.uniform(0.5, 1.5, size=(3,)), \
+        RNG.uniform(0.5, 1.5, size=(4, 2, 3))
+    dx = secant.grad(chain)
+    batched = secant.vmap(dx, in_axes=(0, None, None))(x, y, c)
+    for k in range(2):
+        np.testing.assert_allclose(np.asarray(batched[k]), np.asarray(dx(x[k], y, c)),
+                                   rtol=1e-12)
+    hess = np.asarray(secant.hessian(chain)(x[0], y, c))
+    for i in range(3):
+        want = fd_grad(lambda v: np.asarray(dx(v, y, c))[i], x[0])
+        np.testing.assert_allclose(hess[i], want, rtol=1e-5, atol=1e-7)
+    mu, log_sigma, xs = RNG.normal(size=3), 0.3 * RNG.normal(size=3), RNG.normal(size=(6, 3))
+    hess = np.asarray(secant.hessian(gaussian)(mu, log_sigma, xs))
+    dmu = secant.grad(gaussian)
+    for i in range(3):
+        want = fd_grad(lambda v: np.asarray(dmu(v, log_sigma, xs))[i], mu)
+        np.testing.assert_allclose(hess[i], want, rtol=1e-5, atol=1e-7)
+
+
+def test_float16_and_float32_cotangents_keep_their_dtype():
+    for dt in (np.float16, np.float32):
+        x, y = np.ones(3, dt), np.full(3, 2.0, dt)
+        got = secant.grad(chain, argnums=(0, 1))(x, y, np.ones((4, 3), np.float32))
+        assert [np.asarray(g).dtype for g in got] == [dt, dt]
+        np.testing.assert_allclose(np.asarray(got[0], np.float64), 4 * 2 * np.cos(2.0),
+                                   rtol=1e-2 if dt is np.float16 else 1e-6)
+
+
+def test_the_value_is_not_kept_for_its_shape():
+    code = secant.source(secant.grad(gaussian))
+    assert "z = (x - mu) / exp_log_sigma" in code         # x - mu folded: read nowhere else
+    assert code.count("unbroadcast(") == 1                 # summed once, down to mu
+    code = secant.source(secant.grad(chain))
+    assert code.count("unbroadcast(") == 1 and "sin_x_times_y" not in code
+
+
+def softmax_xent(logits, labels):
+    z = logits - snp.max(logits, axis=-1, keepdims=True)
+    logp = z - snp.log(snp.sum(snp.exp(z), axis=-1, keepdims=True))
+    return -snp.mean(snp.sum(labels * logp, axis=-1))
+
+
+def test_no_unbroadcast_more_where_the_rule_would_not_sum():
+    # logp's rule gives z its cotangent as it is (z has logp's shape): summing logp's there
+    # instead would add an unbroadcast, so logp's reader sums it
+    code = secant.source(secant.grad(softmax_xent))
+    assert "unbroadcast(logp_bar, z)" not in code
+    assert "logp_bar = unbroadcast(" in code

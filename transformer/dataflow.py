@@ -137,6 +137,24 @@ def read_once_at_top(fn):
             and id(reader[s.targets[0]]) in top}
 
 
+def varied(fn, wrt):
+    """The names of `fn` that may depend on the parameters `wrt` (assigned by a statement that
+    reads one of them, to a fixpoint: a loop reads what its body assigns further down); all
+    of fn's names where a statement cannot be read."""
+    out, stmts = set(wrt), list(ir.nested(fn.body))
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            got = reads(s)
+            targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(
+                s, ir.Plain) else [s.target] if isinstance(s, ir.For) else []
+            if (got is None or got.keys() & out) and not set(targets) <= out:
+                out |= set(targets)
+                changed = True
+    return out
+
+
 def summed_by_own_rule(fn, summing):
     """Names v read once by a top-level op (read_once_at_top), computed by an op whose rule
     sums the cotangent it is given down to its result's shape (an op in `summing`: a
