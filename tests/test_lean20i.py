@@ -4,6 +4,9 @@
   read_once_at_top) takes its cotangent unsummed where its own rule (ad/vjp_rules.py
   TAKES_UNSUMMED) sums each operand's contribution down anyway: unbroadcast(unbroadcast(t, a), b)
   is unbroadcast(t, b), and a is not kept for its shape (gaussian's `z = (x - mu) / ...`).
+- grad's seed from the value a mean reduces where that is provably inexact (a log's, a float
+  literal's product: transformer/dataflow.py _inexact), through a sign: `-snp.mean(...)` is not
+  computed for the seed.
 - A matmul's result read twice keeps the unbroadcast of each contribution: the two could have
   two shapes that x @ w broadcasts to, whose sum broadcasts to a third (transformer/dataflow.py
   read_once_at_top: matmul_grad summed that sum down once, counting each contribution as often
@@ -15,7 +18,9 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
+from secant.transformer import ir
 from test_lean20c import fd_grad
+from test_lean20g import O, V, _op, _seed_source
 
 RNG = np.random.default_rng(2020)
 
@@ -139,3 +144,49 @@ def test_no_unbroadcast_more_where_the_rule_would_not_sum():
     code = secant.source(secant.grad(softmax_xent))
     assert "unbroadcast(logp_bar, z)" not in code
     assert "logp_bar = unbroadcast(" in code
+
+
+# --- grad's seed without the mean computed for it -----------------------------------------------
+
+
+def nll(w, x, y):
+    logp = snp.log(snp.exp(x @ w) + 1.0)
+    return -snp.mean(snp.sum(logp * y, axis=1))
+
+
+def counted(w, x):
+    # a mean of integers is a float: its seed is the float output's (zeros for w)
+    return snp.mean(snp.sum((x @ w > 0).astype(snp.int32), axis=1)) + 0.0 * snp.sum(w)
+
+
+def test_seed_of_a_mean_of_an_inexact_value_reads_its_dtype(x64):
+    w, x, y = RNG.normal(size=(3, 4)), RNG.normal(size=(5, 3)), RNG.uniform(size=(5, 4))
+    code = secant.source(secant.grad(nll))
+    assert "grad_seed_like(" in code and "grad_seed(" not in code, code
+    _check(nll, [w, x, y], (0,))
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(nll))(w, x, y)),
+                               np.asarray(secant.grad(nll)(w, x, y)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.grad(counted)(w, x)), 0.0)
+
+
+def test_seed_dtype_follows_the_output():
+    w, x, y = (RNG.normal(size=s).astype(np.float16) for s in ((3, 4), (5, 3), (5, 4)))
+    assert np.asarray(secant.grad(nll)(w, x, y)).dtype == np.float16
+
+
+def test_seed_source_reads_through_signs_and_means_of_inexact_values():
+    sq = _op("s", "multiply", "x", "x")
+    red = ir.Op(["o"], "sum", {"a": V("s")}, {}, O)
+    neg = ir.Op(["n"], "negative", {"x": V("o")}, {}, O)
+    assert _seed_source([sq, red, neg], "n") == "x"
+    # a mean of an inexact value (a log's) keeps its dtype; of a parameter's square, unknown
+    log = ir.Op(["l"], "log", {"x": V("x")}, {}, O)
+    mean = ir.Op(["m"], "mean", {"a": V("p")}, {}, O)
+    part = ir.Op(["p"], "sum", {"a": V("l")}, {"axis": "1"}, O)
+    assert _seed_source([log, part, mean, ir.Op(["n"], "negative", {"x": V("m")}, {}, O)],
+                        "n") == "l"
+    assert _seed_source([sq, ir.Op(["m"], "mean", {"a": V("s")}, {}, O)], "m") is None
+    # a float literal makes integers floats; an int literal does not
+    for lit, want in (("0.5", "t"), ("2", None)):
+        t = ir.Op(["t"], "multiply", {"x": V("x"), "y": ir.Expr(lit)}, {}, O)
+        assert _seed_source([t, ir.Op(["m"], "mean", {"a": V("t")}, {}, O)], "m") == want

@@ -276,29 +276,65 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
 # operand itself), and ops of one value that keep its dtype whatever it is (x * x, x + x, -x)
 _DTYPE_REDUCTIONS = {"sum", "max", "min", "prod"}
 _DTYPE_KEEPING = {"multiply", "add", "subtract", "negative", "positive", "conj"}
+# ops whose result is inexact whatever their operands (integers and bools give floats), and
+# ops whose result is inexact where one operand is (JAX's promotion: a float or complex operand
+# makes the result one, a weakly typed float number too); mean keeps an inexact operand's dtype
+_INEXACT_RESULT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                   "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
+                   "log10", "log1p", "sqrt", "cbrt", "logistic", "true_divide", "mean"}
+_INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "conj", "maximum",
+                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod"}
+
+
+def _inexact(name, ops, seen=None):
+    """Whether the value `name` is provably inexact (float or complex): computed by an op of
+    _INEXACT_RESULT, or of _INEXACT_IF_ONE_IS with an inexact operand (a float literal
+    included). Each name bound once, at the top level (`ops`)."""
+    seen = set() if seen is None else seen
+    op = ops.get(name)
+    if op is None or name in seen:
+        return False
+    seen.add(name)
+    if op.op in _INEXACT_RESULT:
+        return True
+    return op.op in _INEXACT_IF_ONE_IS and any(
+        _inexact(o.name, ops, seen) if isinstance(o, ir.Var) else _float_literal(o)
+        for o in op.operands.values())
+
+
+def _float_literal(o):
+    return _real_number(o) and not o.src.strip().lstrip("+-").isdigit()
 
 
 def _same_dtype_source(op, ops, top):
-    """For grad's output computed by `op`, a reduction of _DTYPE_REDUCTIONS over every axis:
-    the value u it reduces through such reductions and ops of one value that keep its dtype
-    (`snp.sum(hs * hs)`: hs), u bound once at the top level. grad's seed from u's dtype
-    (grad_seed_like) is then the seed from the output's, its checks included, whatever u's
-    dtype; else None. (Not for an op of such a reduction and a number: `snp.sum(n) / 2.0` of
-    integers n is a float.)"""
-    if op is None or op.op not in _DTYPE_REDUCTIONS or any(
-            (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
-            for k, v in op.statics.items()):
+    """For grad's output computed by `op` (through ops of one value that keep its dtype, of a
+    scalar a scalar: `-snp.sum(...)`), a reduction of _DTYPE_REDUCTIONS over every axis, or a
+    mean of a provably inexact value (_inexact): the value u it reduces through such reductions
+    and ops of one value that keep its dtype (`snp.sum(hs * hs)`: hs), u bound once at the top
+    level. grad's seed from u's dtype (grad_seed_like) is then the seed from the output's, its
+    checks included, whatever u's dtype; else None. (Not for an op of such a reduction and a
+    number: `snp.sum(n) / 2.0` of integers n is a float.)"""
+    while op is not None and op.op in _DTYPE_KEEPING and not op.statics and \
+            len(set(op.operands.values())) == 1:
+        u, = set(op.operands.values())
+        op = ops.get(u.name) if isinstance(u, ir.Var) else None
+
+    def reduces(op):
+        return op is not None and (op.op in _DTYPE_REDUCTIONS or op.op == "mean" and isinstance(
+            op.operands.get("a"), ir.Var) and _inexact(op.operands["a"].name, ops))
+    if not reduces(op) or any((k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
+                              for k, v in op.statics.items()):
         return None
-    while op is not None and op.op in _DTYPE_REDUCTIONS | _DTYPE_KEEPING:
-        if op.op in _DTYPE_REDUCTIONS:
+    while reduces(op) or op is not None and op.op in _DTYPE_KEEPING:
+        if op.op in _DTYPE_KEEPING:
+            vals = set(op.operands.values())
+            if len(vals) != 1 or op.statics:
+                break           # (an op of two values: its result is the value reduced)
+            u, = vals
+        else:
             if set(op.operands) != {"a"} or not set(op.statics) <= {"axis", "keepdims"}:
                 return None
             u = op.operands["a"]
-        else:
-            vals = set(op.operands.values())
-            if len(vals) != 1 or op.statics:
-                return None
-            u, = vals
         if not isinstance(u, ir.Var):
             return None
         op = ops.get(u.name)
