@@ -7,6 +7,9 @@
 - grad's seed from the value a mean reduces where that is provably inexact (a log's, a float
   literal's product: transformer/dataflow.py _inexact), through a sign: `-snp.mean(...)` is not
   computed for the seed.
+- An accumulation `x_bar = E`, `x_bar = x_bar + b` merged into `x_bar = E + b` past a line
+  that reads E's inputs last (ad/fold.py: nothing lives longer, a local lives until bound
+  again; attention's e_bar).
 - A matmul's result read twice keeps the unbroadcast of each contribution: the two could have
   two shapes that x @ w broadcasts to, whose sum broadcasts to a third (transformer/dataflow.py
   read_once_at_top: matmul_grad summed that sum down once, counting each contribution as often
@@ -18,8 +21,10 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
+from secant.ad.fold import folded
 from secant.transformer import ir
 from test_lean20c import fd_grad
+from test_lean20d import _code, _lines
 from test_lean20g import O, V, _op, _seed_source
 
 RNG = np.random.default_rng(2020)
@@ -190,3 +195,38 @@ def test_seed_source_reads_through_signs_and_means_of_inexact_values():
     for lit, want in (("0.5", "t"), ("2", None)):
         t = ir.Op(["t"], "multiply", {"x": V("x"), "y": ir.Expr(lit)}, {}, O)
         assert _seed_source([t, ir.Op(["m"], "mean", {"a": V("t")}, {}, O)], "m") == want
+
+
+# --- an accumulation merged past a line that reads its inputs last ------------------------------
+
+
+def test_an_accumulation_merges_past_the_last_read_of_its_inputs():
+    # a_bar's last read was the middle line: merged, a_bar / sum_e is computed at the second
+    # assignment, where a_bar is still bound (a local lives until bound again or the return),
+    # and e_bar's first value no longer lives between the two
+    lines = _lines((1, "sum_e = snp.sum(e, axis=-1, keepdims=True)"),
+                   (1, "a_bar = matmul_grad_x(out_bar, a, v)"),
+                   (1, "# Grad of: a = e / snp.sum(e, axis=-1, keepdims=True)"),
+                   (1, "e_bar = a_bar / sum_e"),
+                   (1, "sum_e_bar = unbroadcast(-a_bar * a / sum_e, sum_e)"),
+                   (1, "e_bar = e_bar + unreduce(sum_e_bar, e, axis=-1, keepdims=True)"),
+                   (1, "return e_bar"))
+    assert _code(folded(lines, set(), kept={"e_bar"}))[3:5] == [
+        (1, "sum_e_bar = unbroadcast(-a_bar * a / sum_e, sum_e)"),
+        (1, "e_bar = a_bar / sum_e + unreduce(sum_e_bar, e, axis=-1, keepdims=True)")]
+
+
+def attention(x, wq, wk, wv):
+    q, k, v = x @ wq, x @ wk, x @ wv
+    s = q @ k.T / snp.sqrt(float(q.shape[-1]))
+    e = snp.exp(s - snp.max(s, axis=-1, keepdims=True))
+    a = e / snp.sum(e, axis=-1, keepdims=True)
+    out = a @ v
+    return snp.sum(out * out)
+
+
+def test_attention_accumulates_in_one_line(x64):
+    args = [RNG.normal(size=(4, 3))] + [RNG.normal(size=(3, 3)) / 2 for _ in range(3)]
+    code = secant.source(secant.grad(attention))
+    assert "e_bar = a_bar / sum_e + unreduce(" in code, code
+    _check(attention, args, (0, 1, 2, 3))
