@@ -12,8 +12,10 @@ reads t when
 - the value that line gives t is read by one later line only, once there: t is assigned by
   that line only and read by one other line only, or the next line that mentions t reads it
   and assigns it again (`x_bar = a`, then `x_bar = x_bar + b`: the first value reaches that
-  line only, and the two become `x_bar = a + b`, as a person accumulates), where the merge
-  keeps no value alive longer (the two adjacent, or the values E reads still read later);
+  line only, and the two become `x_bar = a + b`, as a person accumulates). The merge keeps
+  no value alive longer: a name's value lives until the name is bound again or the function
+  returns (CPython frees no local at its last read), E's inputs are not bound again between
+  the two (below), and t's first value no longer lives between them;
 - both are one-line statements of one block (nothing indented less between them), or the use
   is a `for` loop's header (its iterable evaluated once), so E runs as often as it did (never
   moved into a loop or a branch); a cotangent's use also under the
@@ -224,20 +226,8 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     # that read), or the line assigns t again (one straight-line block: nothing between them
     # mentions t)
     if t in use.defines:
-        return k if redefining and not _kept_alive(lines, i, k, reads - {t}) else None
+        return k if redefining else None
     return k if single else None
-
-
-def _kept_alive(lines, i, k, reads):
-    """Whether merging lines[i] into lines[k] would keep a value alive longer: lines other
-    than comments lie between them and a value the first reads (one the lines bind) is read
-    no more from lines[k] on (it would otherwise be dropped before: `t = t + a` merged past
-    the line binding b holds a and b at once, where accumulating in place holds one)."""
-    if all(ln.kind == "comment" for ln in lines[i + 1:k]):
-        return False
-    bound = {n for ln in lines for n in ln.defines}
-    later = {n for ln in lines[k:] for n in ln.uses}
-    return any(n in bound and n not in later for n in reads)
 
 
 def _substituted(definition, use, simplify=None):

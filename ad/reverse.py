@@ -13,7 +13,7 @@ import re
 from secant.ad import algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
-                                 UNBROADCAST, VJP)
+                                 TAKES_UNSUMMED, UNBROADCAST, VJP)
 from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
@@ -65,6 +65,13 @@ class ReverseBuilder(Walker, StackReverse):
         self.assigned_once = dataflow.definitions(fn)   # name -> how many assignments
         # values whose own rule sums their cotangent to their shape (a matmul's result)
         self.summed = dataflow.summed_by_own_rule(fn, SUMS_COTANGENT)
+        # values whose own rule may take their cotangent unsummed (vjp_rules.TAKES_UNSUMMED),
+        # and those of them whose cotangent its one reader gave so
+        self.sums_later = {v: op for v, (op, _) in dataflow.read_once_at_top(fn).items()
+                           if op.op in TAKES_UNSUMMED and v not in self.containers}
+        self.varied = dataflow.varied(fn, wrt)
+        self.defers = {}            # those of them whose cotangent comes unsummed (_defers)
+        self.unsummed = set()       # those given so
         self.unreduced = {}             # loop carries only added to: {name: start value}
         self.unreduced_now = set()      # those of the loops being reversed
         self.replayed = set()           # what the reverse loop being written replays
@@ -452,10 +459,12 @@ class ReverseBuilder(Walker, StackReverse):
             if not isinstance(operand, ir.Var):
                 continue
             expr = render(template)
-            if op.op in UNBROADCAST and special is None and self._may_broadcast(op, p) and \
-                    operand.name not in self.unreduced_now and \
-                    operand.name not in self.summed and \
-                    (op.targets[0], operand.name) not in self.same_shape:
+            sums = operand.name not in self.summed and (
+                op.targets[0] in self.unsummed or   # (its cotangent came unsummed: summed here)
+                self._sums(op, p, special))
+            if sums and self._defers(operand.name):
+                self.unsummed.add(operand.name)     # (summed down by its own rule)
+            elif sums:
                 expr = f"unbroadcast({expr}, {self._shape_of(operand.name)})"
             elif op.op == "identity" and self.unreduced.get(op.targets[0]) == operand:
                 expr = f"unbroadcast({expr}, {operand.name})"   # a loop's start value
@@ -651,6 +660,30 @@ class ReverseBuilder(Walker, StackReverse):
         extra = self._closed_args(op, True) + ("" if wrt_xs else ", wrt_xs=False")
         call = f"map_vjp({vjp}, {gs[0]}, {src(xs)}{extra})"
         self._assign_bars(patterns, pending, call)
+
+    def _sums(self, op, param, special):
+        """Whether op's rule sums operand `param`'s contribution down to its shape (it may
+        differ: an unbroadcast), given the result's cotangent of the result's shape."""
+        return op.op in UNBROADCAST and special is None and self._may_broadcast(op, param) and \
+            op.operands[param].name not in self.unreduced_now and \
+            (op.targets[0], op.operands[param].name) not in self.same_shape
+
+    def _defers(self, name):
+        """Whether name's one reader gives its cotangent unsummed, for name's own rule
+        (vjp_rules.TAKES_UNSUMMED) to sum down what it gives each operand: only where that
+        costs no unbroadcast more, each varied operand's contribution summed there anyway (or
+        passed on unsummed in turn), so the reader's unbroadcast is one fewer and name is not
+        kept for its shape."""
+        got = self.defers.get(name)
+        if got is None and name in self.sums_later:
+            op = self.sums_later[name]
+            special = self._special_case(op)
+            self.defers[name] = False       # (while deciding)
+            got = self.defers[name] = all(
+                o.name in self.summed or self._sums(op, p, special) or self._defers(o.name)
+                for p, o in op.operands.items()
+                if isinstance(o, ir.Var) and o.name in self.varied and p in VJP[op.op])
+        return bool(got)
 
     def _special_case(self, op):
         """Rules that read better for a common special case: z = x * x, z = x ** 3."""

@@ -12,6 +12,16 @@ UNBROADCAST = {"add", "subtract", "multiply", "true_divide", "power", "maximum",
 # (ad/helpers.py matmul_grad_x): an elementwise op's operand computed by one needs no
 # unbroadcast of its own (transformer/dataflow.py summed_by_own_rule)
 SUMS_COTANGENT = {"matmul"}
+# elementwise ops whose rules may take their result's cotangent unsummed (of a shape the result
+# broadcasts to) and sum each operand's contribution down to the operand's shape instead: each
+# contribution is the cotangent times factors of the result's shape at most (constant along the
+# summed axes: summing before or after the product is the same sum), and the result is complex
+# exactly when an operand is (a real part taken at the operand is the one taken at the result).
+# A value one of them computes, read once, has no unbroadcast of its own: its reader's
+# contribution is summed where this rule sums (unbroadcast(unbroadcast(t, a), b) is
+# unbroadcast(t, b)), and the value is not kept for the shape (ad/reverse.py)
+TAKES_UNSUMMED = {"add", "subtract", "multiply", "true_divide", "negative", "positive", "sin",
+                  "cos", "tanh", "exp", "log", "sqrt"}
 
 VJP = {
     # a sum of cotangents that may be containers (linear, no broadcasting)

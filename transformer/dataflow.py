@@ -112,26 +112,54 @@ def assigned_once_at_top(fn):
             and count.get(s.targets[0]) == 1]
 
 
-def summed_by_own_rule(fn, summing):
-    """Names v assigned once, by a top-level op of `fn` whose rule sums the cotangent it is
-    given down to its result's shape (an op in `summing`: a matmul), not parameters, and read
-    by top-level statements only: v's cotangent is the sum of what those statements' rules
-    give it, read by v's own rule only, which sums it down to v's shape. Those rules need not
-    sum their contributions to v's shape first (the sum of them broadcasts, and sums down
-    once). Read anywhere in a loop or branch, v's cotangent would take a shape there that
-    depends on the iteration or the branch (a staged loop's carry, a cond's output), so not."""
+def read_once_at_top(fn):
+    """{v: (the op assigning it, the op reading it)}: v assigned once, by a top-level op of `fn`, not a parameter,
+    and read once in all of `fn` (its result included), by a top-level op. v's cotangent is
+    then the one contribution that op's rule gives it, read by v's own rule only: a rule may
+    give it unsummed (of a shape v broadcasts to), and v's own rule sum it down. (Two readers
+    could give contributions of two shapes that v broadcasts to, whose sum broadcasts to a
+    third: summed down once, each would count as often as the other's extra rows. Read in a
+    loop or branch, its cotangent's shape would depend on the iteration or the branch.)"""
     count = definitions(fn)
-    nested_reads = set()
-    for s in fn.body:
-        for inner in ir.nested(_blocks(s)):
-            got = reads(inner)
-            if got is None:
-                return frozenset()
-            nested_reads |= set(got)
-    return frozenset(s.targets[0] for s in fn.body if isinstance(s, ir.Op)
-                     and s.op in summing and len(s.targets) == 1
-                     and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params
-                     and s.targets[0] not in nested_reads)
+    total, reader = {}, {}
+    for s in list(ir.nested(fn.body)) + ([fn.result] if fn.result is not None else []):
+        got = reads(s)
+        if got is None:
+            return {}
+        for n, k in got.items():
+            total[n] = total.get(n, 0) + k
+            reader[n] = s
+    top = {id(s) for s in fn.body}
+    return {s.targets[0]: (s, reader[s.targets[0]]) for s in fn.body
+            if isinstance(s, ir.Op) and len(s.targets) == 1
+            and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params
+            and total.get(s.targets[0]) == 1 and isinstance(reader[s.targets[0]], ir.Op)
+            and id(reader[s.targets[0]]) in top}
+
+
+def varied(fn, wrt):
+    """The names of `fn` that may depend on the parameters `wrt` (assigned by a statement that
+    reads one of them, to a fixpoint: a loop reads what its body assigns further down); all
+    of fn's names where a statement cannot be read."""
+    out, stmts = set(wrt), list(ir.nested(fn.body))
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            got = reads(s)
+            targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(
+                s, ir.Plain) else [s.target] if isinstance(s, ir.For) else []
+            if (got is None or got.keys() & out) and not set(targets) <= out:
+                out |= set(targets)
+                changed = True
+    return out
+
+
+def summed_by_own_rule(fn, summing):
+    """Names v read once by a top-level op (read_once_at_top), computed by an op whose rule
+    sums the cotangent it is given down to its result's shape (an op in `summing`: a
+    matmul): the rule reading v need not sum its contribution to v's shape first."""
+    return frozenset(v for v, (op, _) in read_once_at_top(fn).items() if op.op in summing)
 
 
 def _blocks(stmt):
@@ -248,29 +276,65 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
 # operand itself), and ops of one value that keep its dtype whatever it is (x * x, x + x, -x)
 _DTYPE_REDUCTIONS = {"sum", "max", "min", "prod"}
 _DTYPE_KEEPING = {"multiply", "add", "subtract", "negative", "positive", "conj"}
+# ops whose result is inexact whatever their operands (integers and bools give floats), and
+# ops whose result is inexact where one operand is (JAX's promotion: a float or complex operand
+# makes the result one, a weakly typed float number too); mean keeps an inexact operand's dtype
+_INEXACT_RESULT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                   "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
+                   "log10", "log1p", "sqrt", "cbrt", "logistic", "true_divide", "mean"}
+_INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "conj", "maximum",
+                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod"}
+
+
+def _inexact(name, ops, seen=None):
+    """Whether the value `name` is provably inexact (float or complex): computed by an op of
+    _INEXACT_RESULT, or of _INEXACT_IF_ONE_IS with an inexact operand (a float literal
+    included). Each name bound once, at the top level (`ops`)."""
+    seen = set() if seen is None else seen
+    op = ops.get(name)
+    if op is None or name in seen:
+        return False
+    seen.add(name)
+    if op.op in _INEXACT_RESULT:
+        return True
+    return op.op in _INEXACT_IF_ONE_IS and any(
+        _inexact(o.name, ops, seen) if isinstance(o, ir.Var) else _float_literal(o)
+        for o in op.operands.values())
+
+
+def _float_literal(o):
+    return _real_number(o) and not o.src.strip().lstrip("+-").isdigit()
 
 
 def _same_dtype_source(op, ops, top):
-    """For grad's output computed by `op`, a reduction of _DTYPE_REDUCTIONS over every axis:
-    the value u it reduces through such reductions and ops of one value that keep its dtype
-    (`snp.sum(hs * hs)`: hs), u bound once at the top level. grad's seed from u's dtype
-    (grad_seed_like) is then the seed from the output's, its checks included, whatever u's
-    dtype; else None. (Not for an op of such a reduction and a number: `snp.sum(n) / 2.0` of
-    integers n is a float.)"""
-    if op is None or op.op not in _DTYPE_REDUCTIONS or any(
-            (k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
-            for k, v in op.statics.items()):
+    """For grad's output computed by `op` (through ops of one value that keep its dtype, of a
+    scalar a scalar: `-snp.sum(...)`), a reduction of _DTYPE_REDUCTIONS over every axis, or a
+    mean of a provably inexact value (_inexact): the value u it reduces through such reductions
+    and ops of one value that keep its dtype (`snp.sum(hs * hs)`: hs), u bound once at the top
+    level. grad's seed from u's dtype (grad_seed_like) is then the seed from the output's, its
+    checks included, whatever u's dtype; else None. (Not for an op of such a reduction and a
+    number: `snp.sum(n) / 2.0` of integers n is a float.)"""
+    while op is not None and op.op in _DTYPE_KEEPING and not op.statics and \
+            len(set(op.operands.values())) == 1:
+        u, = set(op.operands.values())
+        op = ops.get(u.name) if isinstance(u, ir.Var) else None
+
+    def reduces(op):
+        return op is not None and (op.op in _DTYPE_REDUCTIONS or op.op == "mean" and isinstance(
+            op.operands.get("a"), ir.Var) and _inexact(op.operands["a"].name, ops))
+    if not reduces(op) or any((k, str(v).strip()) not in (("axis", "None"), ("keepdims", "False"))
+                              for k, v in op.statics.items()):
         return None
-    while op is not None and op.op in _DTYPE_REDUCTIONS | _DTYPE_KEEPING:
-        if op.op in _DTYPE_REDUCTIONS:
+    while reduces(op) or op is not None and op.op in _DTYPE_KEEPING:
+        if op.op in _DTYPE_KEEPING:
+            vals = set(op.operands.values())
+            if len(vals) != 1 or op.statics:
+                break           # (an op of two values: its result is the value reduced)
+            u, = vals
+        else:
             if set(op.operands) != {"a"} or not set(op.statics) <= {"axis", "keepdims"}:
                 return None
             u = op.operands["a"]
-        else:
-            vals = set(op.operands.values())
-            if len(vals) != 1 or op.statics:
-                return None
-            u, = vals
         if not isinstance(u, ir.Var):
             return None
         op = ops.get(u.name)
