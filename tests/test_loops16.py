@@ -122,9 +122,10 @@ def test_fori_loop_of_mixed_dtypes_as_jax(x64):
 
 
 @pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "the eager 3rd order of a fori_loop whose float64 carry reads a float16 one cast to "
-    "float32: a cotangent carry of the 2nd order's reverse scan comes back float32 "
-    "(CarryChanged; under jit it is right)"))
+    "the eager 3rd order of a fori_loop whose carry starts from x and meets float32: x is "
+    "weakly typed there (float64), so the loop runs in float32, as JAX's does, but the 2nd "
+    "order's reverse scan is handed a strong float64 cotangent for that carry, which its body "
+    "returns as float32 (CarryChanged; jit promotes it and is right)"))
 def test_eager_third_order_of_a_fori_loop_of_mixed_dtypes(x64):
     d3 = secant.grad(secant.grad(secant.grad(fori_of_mixed_dtypes)))
     np.testing.assert_allclose(float(d3(snp.asarray(0.6))), -0.4958179213950209, rtol=1e-6)
