@@ -6,7 +6,6 @@ eager; each checked against float64 finite differences, a Python loop or eager."
 import numpy as np
 import pytest
 
-import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, vmap
 
