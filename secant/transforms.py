@@ -1454,6 +1454,34 @@ def _check_differentiable(args, positions, what):
                     f"leave it out of argnums{where()}")
 
 
+def _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out):
+    """grad's result with each float cotangent in its parameter's float dtype, as JAX's (the
+    transpose of a promotion casts back): the generated code reads a real scalar's cotangent
+    from its operands' without a cast (ad/reverse.py real_scalars: float16 x * float32 y gives
+    x's in float32); every other cotangent already has it (ad/helpers.unbroadcast)."""
+    value = mode == "value_and_grad"
+    grads = out[1] if value else out[0] if has_aux else out
+    one = len(positions) == 1 and not tuple_out
+    kept = _cast_floats(grads, args[positions[0]]) if one else \
+        tuple(_cast_floats(g, args[p]) for g, p in zip(grads, positions))
+    if kept is grads or not one and all(k is g for k, g in zip(kept, grads)):
+        return out
+    return (out[0], kept) if value else (kept, out[1]) if has_aux else kept
+
+
+def _cast_floats(g, a):
+    dg, da = getattr(g, "dtype", None), getattr(a, "dtype", None)
+    if isinstance(dg, np.dtype) and isinstance(da, np.dtype):       # (the common case)
+        return g.astype(da) if dg != da and dg.kind == da.kind == "f" else g
+    leaves = tree_util.tree_leaves(g)
+    if len(leaves) == 1 and leaves[0] is g:
+        return g
+    try:
+        return tree_util.tree_map(_cast_floats, g, a)
+    except (TypeError, ValueError):
+        return g            # (a cotangent of another structure: as the derivative gave it)
+
+
 def staged(fun):
     """What a transform reads for `fun` while jit traces: its Python control flow rewritten into
     secant.lax calls (transformer/functionalize.py), so a loop or `if` on traced values stages
@@ -1522,6 +1550,18 @@ def _transform(fun, argnums, mode, has_aux):
 
     raw_ok = not has_aux        # (secant/raw_eager.py: its results are only float arrays)
 
+    one = mode == "grad" and not has_aux and len(positions) == 1 and not tuple_out
+
+    def keep(out, args=None):
+        if args is None:            # (a generated function: called, then its result kept)
+            return lambda *a, **k: keep(out(*a, **k), a)
+        if one and type(out) is Array:      # (the common case, at once)
+            a = args[positions[0]]
+            if type(a) is Array and (out._npy if out._npy is not None else out._aval).dtype \
+                    is (a._npy if a._npy is not None else a._aval).dtype:
+                return out
+        return _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out)
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         args = _as_arrays(args, positions)
@@ -1529,7 +1569,7 @@ def _transform(fun, argnums, mode, has_aux):
         form = _objects_form(base, args)        # (v - w of user objects: Vec.__sub__)
         try:
             if active_trace() is not None:
-                return (staged_gen() if form is None else generate(
+                return keep(staged_gen() if form is None else generate(
                     _op_function(staged(form)), positions, mode, has_aux, tuple_out,
                     staged=True))(*args, **kwargs)
             token = quiet_enter()       # once for the call, not once per operation
@@ -1542,7 +1582,7 @@ def _transform(fun, argnums, mode, has_aux):
                     failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
                     if failed:
                         raw_eager.stop(fn)
-                return out
+                return keep(out, args)
             finally:
                 quiet_exit(token)
         except Exception as e:
@@ -1627,7 +1667,8 @@ def _transform_variadic(fun, base, positions, mode, has_aux, tuple_out):
                 gen = generate(shaped, positions, mode, has_aux, tuple_out)
             else:
                 gen = generate(staged(shaped), positions, mode, has_aux, tuple_out, staged=True)
-            return gen(*args, **kwargs)
+            return _in_parameter_dtypes(gen(*args, **kwargs), args, positions, mode, has_aux,
+                                        tuple_out)
         except Exception as e:
             _note_user_lines(e)
             raise

@@ -94,7 +94,29 @@ def _value_names(node):
             static.add(id(n.value))
         elif isinstance(n, gast.Call) and getattr(n.func, "id", None) == "len" and n.args:
             static.add(id(n.args[0]))
+    for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
+        if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+            static |= _queried_iterables(n, static)
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static}
+
+
+def _queried_iterables(comp, static):
+    """The ids of the names a comprehension iterates (`xs` of `[c.ndim for c in xs]`, of
+    `[a, b]`) whose items it reads only for static facts: its length
+    and those facts are all it reads of them."""
+    parts = [comp.key, comp.value] if isinstance(comp, gast.DictComp) else [comp.elt]
+    parts += [c for g in comp.generators for c in g.ifs]
+    read = {n.id for p in parts for n in gast.walk(p)
+            if isinstance(n, gast.Name) and id(n) not in static}
+    out = set()
+    for g in comp.generators:
+        targets = {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        it = g.iter
+        items = it.elts if isinstance(it, (gast.List, gast.Tuple)) else [it]
+        if targets & read or not all(isinstance(i, gast.Name) for i in items):
+            return set()
+        out |= {id(i) for i in items}
+    return out
 
 
 def _def_locals(fdef):
@@ -3670,6 +3692,11 @@ class _PerExampleQueries(gast.NodeTransformer):
             self.unsure -= bound
             if v in self.norm.tracked and isinstance(gen.target, gast.Name):
                 (self.items if v in self.norm.containers else self.unsure).add(gen.target.id)
+            elif isinstance(gen.iter, (gast.List, gast.Tuple)) and isinstance(
+                    gen.target, gast.Name) and self._mentions_tracked(gen.iter):
+                batched = all(isinstance(e, gast.Name) and self._queried(e) is not None
+                              for e in gen.iter.elts)       # (`for e in [c, c]`)
+                (self.items if batched else self.unsure).add(gen.target.id)
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):
