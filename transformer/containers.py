@@ -15,6 +15,7 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
 """
 import copy
 import functools
+import itertools
 import re
 
 import gast
@@ -581,6 +582,11 @@ class ContainerMixin:
             if not self._tracked_names_in(node):
                 return None
             return self.reduce_call(node)
+        if obj is itertools.accumulate and len(node.args) in (1, 2) and \
+                all(k.arg in ("func", "initial") for k in node.keywords):
+            if not self._tracked_names_in(node):
+                return None
+            return self.accumulate_call(node)
         if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
                                                           for k in node.keywords):
             o = self.operand(node.args[0])      # sorted(d): a dict's keys, not its values
@@ -708,6 +714,38 @@ class ContainerMixin:
             for s in steps:
                 self.statement(s)
             return self.operand(_name(name))
+        return self._fold_loop(seq, init, call, node)
+
+    def accumulate_call(self, node):
+        """itertools.accumulate(xs, fn, initial=init): the loop reduce runs, each partial
+        result collected in a list (`acc = fn(acc, item)`, `acc_list = acc_list + [acc]`), which
+        every transform reads as any list built in a loop; fn is operator.add when not given."""
+        kw = {k.arg: k.value for k in node.keywords}
+        fn = node.args[1] if len(node.args) == 2 else kw.get("func")
+        init = kw.get("initial")
+        if isinstance(init, gast.Constant) and init.value is None:
+            init = None
+        if fn is None or isinstance(fn, gast.Constant) and fn.value is None:
+            inline = None
+            call = lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b)  # noqa: E731
+        else:
+            inline = _inlinable_lambda(fn)
+
+            def call(a, b):
+                if inline is not None:      # the lambda's body on the loop's names
+                    return _substitute(fn.body, dict(zip(inline, (a.id, b.id))))
+                return gast.Call(func=copy.deepcopy(fn), args=[a, b], keywords=[])
+        return self._fold_loop(node.args[0], init, call, node, collect=True)
+
+    def _fold_loop(self, seq, init, call, node, collect=False):
+        """`acc = init` (or seq[0]), `for item in rest: acc = call(acc, item)`: acc read after
+        the loop (functools.reduce), or with `collect` the list of each acc (accumulate)."""
+        if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Name) and \
+                seq.func.id == "reversed" and "reversed" not in self.current and \
+                len(seq.args) == 1 and not seq.keywords:    # (only iterated: xs[::-1])
+            seq = gast.copy_location(gast.Subscript(
+                value=seq.args[0], ctx=gast.Load(),
+                slice=gast.Slice(None, None, gast.Constant(-1, None))), seq)
         o = self.operand(seq)
         if isinstance(o, ir.Seq):
             o = self.pack(o)
@@ -715,7 +753,8 @@ class ContainerMixin:
             name = o.name
         else:
             name = self.names.fresh("seq")
-            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+            # (an iterator, reversed(xs), read as the list it yields: indexed below)
+            self.out.append(ir.Plain(f"{name} = list({o.as_operand()})", {name}, self.origin))
         self.current[name] = name
         self.names.reserve(name)
         acc, item = self.names.fresh("acc"), self.names.fresh("item")
@@ -728,13 +767,24 @@ class ContainerMixin:
         rest = _name(name) if init is not None else gast.Subscript(
             value=_name(name), slice=gast.Slice(lower=gast.Constant(1, None), upper=None,
                                                 step=None), ctx=gast.Load())
-        loop = gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
-                        body=[gast.Assign(targets=[_name(acc, True)], type_comment=None,
-                                          value=call(_name(acc), _name(item)))])
-        _set_location([start, loop], node)
-        self.statement(start)
-        self.statement(loop)
-        return self.operand(_name(acc))
+        body = [gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                            value=call(_name(acc), _name(item)))]
+        steps = [start]
+        if collect:
+            listed = self.names.fresh(f"{acc}_list")
+            self.names.reserve(listed)
+            steps.append(gast.Assign(targets=[_name(listed, True)], type_comment=None,
+                                     value=gast.List(elts=[_name(acc)], ctx=gast.Load())))
+            body.append(gast.Assign(targets=[_name(listed, True)], type_comment=None,
+                                    value=gast.BinOp(left=_name(listed), op=gast.Add(),
+                                                     right=gast.List(elts=[_name(acc)],
+                                                                     ctx=gast.Load()))))
+        steps.append(gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
+                              body=body))
+        _set_location(steps, node)
+        for s in steps:
+            self.statement(s)
+        return self.operand(_name(listed if collect else acc))
 
     def fold_extremum(self, node, args):
         """max(a, b, c) / min(...) of traced values as two-argument calls, as Python compares
@@ -939,6 +989,8 @@ class ContainerMixin:
                 return got
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
+        if what in ("items", "enumerate", "zip") and isinstance(stmt.target, gast.Name):
+            stmt, body = self._unpacked_items(stmt, body, len(base) if what == "zip" else 2)
         target = stmt.target
         if what.startswith("enumerate_"):
             return self._enumerated_dict_loop(stmt, body, what.removeprefix("enumerate_"),
@@ -991,6 +1043,35 @@ class ContainerMixin:
 
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def _unpacked_items(self, stmt, body, n):
+        """`for kv in d.items()` (enumerate, zip; `map(lambda kv: ..., d.items())`) read as
+        `for kv_0, kv_1 in ...`: `kv[0]` is kv_0, any other read of kv the tuple (kv_0, kv_1),
+        as each item is that tuple; so a key stays a Python value and each value is followed."""
+        pair = stmt.target.id
+        names = [self.names.fresh(f"{pair}_{i}") for i in range(n)]
+
+        class Items(gast.NodeTransformer):
+            def visit_Subscript(self, node):
+                if isinstance(node.value, gast.Name) and node.value.id == pair and \
+                        isinstance(node.ctx, gast.Load) and \
+                        isinstance(node.slice, gast.Constant) and \
+                        type(node.slice.value) is int and -n <= node.slice.value < n:
+                    return gast.copy_location(_name(names[node.slice.value]), node)
+                return self.generic_visit(node)
+
+            def visit_Name(self, node):
+                if node.id == pair and isinstance(node.ctx, gast.Load):
+                    return gast.copy_location(gast.Tuple(
+                        elts=[gast.copy_location(_name(v), node) for v in names],
+                        ctx=gast.Load()), node)
+                return node
+        body = [Items().visit(copy.deepcopy(b)) for b in body]
+        stmt = copy.copy(stmt)
+        stmt.target = gast.copy_location(gast.Tuple(
+            elts=[gast.copy_location(_name(v, True), stmt.target) for v in names],
+            ctx=gast.Store()), stmt.target)
+        return stmt, body
 
     def _enumerated_dict_loop(self, stmt, body, view, base, order, item):
         """`for i, (k, v) in enumerate(d.items())` (and .values(), .keys(), sorted(...)):

@@ -1408,6 +1408,7 @@ class _Desugarer:
             self.src.globals, {k: v for k, v in closure.items() if k in used},
             generated=self.src.generated)
         fn.__secant_desugared__ = True
+        fn.__secant_user_code__ = True      # (its own body desugared in turn: an early return)
         return fn
 
     # --- loading ----------------------------------------------------------------------------------
