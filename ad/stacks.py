@@ -87,7 +87,7 @@ class StackReverse:
             fields = self.fields.pop(name, None)    # (p = p_stack.pop(); p["x"] read after:
             if fields:                              # the cotangent those reads gathered)
                 self.flush_fields(name, fields)
-            g = self.bars.pop(name, None) or f"{self._zeros(name)}({name})"    # (a list too)
+            g = self.bars.pop(name, None) or f"{self._tree_zeros(name)}({name})"    # (a list too)
             self.emit(f"{bars}.append({g})")
         elif stack in self.bars:
             popped = self.names.fresh(f"{name}_bar")     # a statement of its own, as the

@@ -496,6 +496,15 @@ class _Substitute(gast.NodeTransformer):
         self.splatted = False       # whether a call's `*xs` was spelled out as its items
 
     def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr == "get" and isinstance(f.value, gast.Name) \
+                and self.subs.get(f.value.id, ("",))[0] == "dict" and not node.keywords \
+                and len(node.args) in (1, 2) and isinstance(node.args[0], gast.Constant):
+            key, names = node.args[0].value, self.subs[f.value.id][1]   # kw.get("b", 0.0)
+            if key in names:
+                return gast.copy_location(gast.Name(key, gast.Load(), None, None), node)
+            return self.visit(node.args[1]) if len(node.args) == 2 else \
+                gast.copy_location(gast.Constant(None, None), node)
         node = self.generic_visit(node)
         args = []
         for a in node.args:         # f(*(xs_0, xs_1)) -> f(xs_0, xs_1)

@@ -406,17 +406,29 @@ class _Desugarer:
 
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
-        `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
+        `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow;
+        `filter(f, a)` -> `(v for v in a if f(v))` (`filter(None, a)`: `if v`)."""
         parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
-        if not any(isinstance(n, gast.Name) and n.id == "map"
-                   for p in parts if p is not None for n in _walk(p)) or self.rebound("map"):
+        read = {n.id for p in parts if p is not None for n in _walk(p)
+                if isinstance(n, gast.Name) and n.id in ("map", "filter", "sorted")}
+        read = {b for b in read if not self.rebound(b)}
+        if not read:
             return          # (no map read here: the function's stores unwalked)
         outer = self
 
         class Maps(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
-                if not (isinstance(n.func, gast.Name) and n.func.id == "map" and len(n.args) >= 2
+                if _sorted_items_by_key(n) and not outer.rebound("sorted"):
+                    n.keywords = []             # sorted(d.items(), key=lambda kv: kv[0]): the
+                    outer.changed = True        # keys are distinct, the pairs' own order
+                    return n
+                if isinstance(n.func, gast.Name) and n.func.id == "filter" and "filter" in read \
+                        and len(n.args) == 2 and not n.keywords \
+                        and not any(isinstance(a, gast.Starred) for a in n.args):
+                    return outer.builtin_filter(n)
+                if not (isinstance(n.func, gast.Name) and n.func.id == "map" and "map" in read
+                        and len(n.args) >= 2
                         and not n.keywords
                         and not any(isinstance(a, gast.Starred) for a in n.args)):
                     return n
@@ -442,6 +454,26 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def builtin_filter(self, n):
+        """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own
+        parameter name; `filter(None, a)` tests `v` itself)."""
+        f, it = n.args
+        a = f.args if isinstance(f, gast.Lambda) else None
+        if a is not None and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults
+                                  or a.posonlyargs) and len(a.args) == 1:
+            name, test = a.args[0].id, f.body
+        else:
+            name = self.names.fresh("item")
+            test = _name(name) if isinstance(f, gast.Constant) and f.value is None else \
+                gast.Call(func=f, args=[_name(name)], keywords=[])
+        comp = gast.GeneratorExp(elt=_name(name), generators=[gast.comprehension(
+            target=_name(name, store=True), iter=it, ifs=[test], is_async=0)])
+        for m in gast.walk(comp):
+            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                gast.copy_location(m, n)
+        self.changed = True
+        return gast.copy_location(comp, n)
 
     def rebound(self, builtin):
         """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
@@ -1456,6 +1488,24 @@ class _Desugarer:
             gen.__secant_objects__ = fn.__secant_objects__
         gen.__secant_item_updates__ = self.item_updates
         return gen
+
+
+def _sorted_items_by_key(n):
+    """Whether `n` is `sorted(d.items(), key=lambda kv: kv[0])`: the order sorted(d.items())
+    gives too (a dict's keys are distinct, so pairs compare by their keys)."""
+    if not (isinstance(n.func, gast.Name) and n.func.id == "sorted" and len(n.args) == 1
+            and len(n.keywords) == 1 and n.keywords[0].arg == "key"):
+        return False
+    it, key = n.args[0], n.keywords[0].value
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
+            and it.func.attr == "items" and not it.args and not it.keywords):
+        return False
+    a = key.args if isinstance(key, gast.Lambda) else None
+    return a is not None and len(a.args) == 1 and not (a.vararg or a.kwarg or a.kwonlyargs
+                                                      or a.defaults or a.posonlyargs) \
+        and isinstance(key.body, gast.Subscript) and isinstance(key.body.value, gast.Name) \
+        and key.body.value.id == a.args[0].id and isinstance(key.body.slice, gast.Constant) \
+        and key.body.slice.value == 0 and type(key.body.slice.value) is int
 
 
 class _TreeCalls(Hoister):
