@@ -158,6 +158,27 @@ def test_every_transform_against_finite_differences(f, x64):
     np.testing.assert_allclose(jit(f)(x), f(x), rtol=1e-12)
 
 
+def sort_by_value(x):
+    vals = [x, 2.0 - x, x * x]
+    s = sorted(vals, key=lambda v: -v, reverse=True)     # ascending: [x * x, x, 2 - x] at 0.7
+    return s[0] + 2.0 * s[-1]
+
+
+def test_sorted_by_a_key_on_differentiated_values(x64):
+    # the order is found on the values when the code runs (as JAX's grad reads concrete values);
+    # each sorted item carries its own derivative
+    f = sort_by_value
+    for x in (0.7, 1.5, -0.5):
+        np.testing.assert_allclose(grad(f)(x), _fd(f, x), rtol=1e-7)
+        np.testing.assert_allclose(grad(grad(f))(x), _fd(grad(f), x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(secant.SecantError, match="sorted\\(\\) of batched values"):
+        vmap(f)(XS)
+    with pytest.raises(secant.SecantError, match="sorted\\(\\) of batched values"):
+        vmap(grad(f))(XS)
+    with pytest.raises(secant.SecantError):         # as JAX: a comparison of traced values
+        jit(grad(f))(0.7)
+
+
 # --- decorated nested defs ---------------------------------------------------------------------
 def _babylon(a, x):
     return 0.5 * (x + a / x)

@@ -9,7 +9,9 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
   `enumerate`, `zip`, `d.items()`, `d.values()`), passed to helpers and returned;
 - built in a loop: `out.append(v)` is rewritten (before anything else) to `out = out + [v]`, a
   `concat_seq` op with a known derivative, and a comprehension to the loop that builds it
-  (`squares = []; for i in ...: squares = squares + [x * i]`), so every transform gets them.
+  (`squares = []; for i in ...: squares = squares + [x * i]`), so every transform gets them;
+- folded: functools.reduce and itertools.accumulate as the loops they run; sorted(xs, key=f)
+  as `[xs[i] for i in order]`, the order found on the values when the code runs.
 `self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
 "dict", or None when unknown).
 """
@@ -593,7 +595,9 @@ class ContainerMixin:
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
                 rev = "".join(f", reverse={self._source(k.value)}" for k in node.keywords)
                 return ir.Expr(f"sorted({o.name}.keys(){rev})")
-            return None
+        if obj is sorted and len(node.args) == 1 and all(k.arg in ("key", "reverse")
+                                                          for k in node.keywords):
+            return self.sorted_items(node)
         if obj is dict and len(node.args) == 1 and node.keywords and \
                 all(k.arg is not None for k in node.keywords) and \
                 isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Subscript)) and \
@@ -715,6 +719,46 @@ class ContainerMixin:
                 self.statement(s)
             return self.operand(_name(name))
         return self._fold_loop(seq, init, call, node)
+
+    def sorted_items(self, node):
+        """sorted(xs, key=f, reverse=r) of a list or tuple of followed values: the order
+        found on their values when the code runs (`order = sort_order(xs, key=f)`, Python ints,
+        no derivative), then `[xs[i] for i in order]`, whose items carry their derivatives.
+        None for any other sorted(); refused under vmap (each example has an order of its own)."""
+        o = self.operand(node.args[0])
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if not isinstance(o, ir.Var) or self.container_kind(o) not in ("list", "tuple"):
+            return None
+        if self.batching:
+            raise self.src.error(node, sort_order.__secant_opaque__)
+        keywords = []
+        for k in node.keywords:
+            value = k.value
+            if isinstance(value, gast.Lambda):      # its parameters named apart from locals
+                value = copy.deepcopy(value)
+                renames = {a.id: self.names.fresh(a.id) for a in value.args.args}
+                for n in gast.walk(value):
+                    if isinstance(n, gast.Name) and n.id in renames:
+                        n.id = renames[n.id]
+            keywords.append(f", {k.arg}={self._source(value)}")
+        helper = next((b for b, v in self.bindings.items() if v is sort_order), None) or \
+            self.names.fresh("sort_order")
+        self.src.imports[helper] = self.bindings[helper] = sort_order
+        order = self.names.fresh("order")
+        self.names.reserve(order)
+        self.out.append(ir.Plain(f"{order} = {helper}({o.name}{''.join(keywords)})", {order},
+                                 self.origin))
+        self.current[order] = order
+        i = self.names.fresh("i")
+        comp = gast.ListComp(elt=gast.Subscript(value=_name(o.name), slice=_name(i),
+                                                ctx=gast.Load()),
+                             generators=[gast.comprehension(target=_name(i, True),
+                                                            iter=_name(order), ifs=[],
+                                                            is_async=0)])
+        _set_location([comp], node)
+        self.current.setdefault(o.name, o.name)
+        return self.comprehension(comp)
 
     def accumulate_call(self, node):
         """itertools.accumulate(xs, fn, initial=init): the loop reduce runs, each partial
@@ -1264,6 +1308,18 @@ def _is_display(src):
 def _key_hint(base, key_src):
     key = key_src.strip("'\"")
     return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def sort_order(xs, key=None, reverse=False):
+    """The indices of xs in sorted(xs, key=key, reverse=reverse)'s order (Python's stable sort
+    on the values): what generated code sorts by, no derivative of its own."""
+    return sorted(range(len(xs)), key=(lambda i: xs[i]) if key is None else
+                  (lambda i: key(xs[i])), reverse=reverse)
+
+
+sort_order.__secant_constant__ = True
+sort_order.__secant_opaque__ = ("sorted() of batched values: the order differs per example; sort "
+                                "an array with snp.sort / snp.argsort instead")
 
 
 def _inlinable_lambda(fn):

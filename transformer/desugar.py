@@ -22,6 +22,8 @@
   (`rk4(f, y, dt)`, `apply(lambda y: theta * y, x)`) is lifted too and each such call reads
   `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
 - `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
+- `map(f, a)` / `filter(f, a)` -> the generators `(f(v) for v in a)` / `(v for v in a if
+  f(v))`; `sorted(d.items(), key=lambda kv: kv[0])` -> `sorted(d.items())` (the same order);
 - `global`, `del`, a loop's `else:` and `match` (transformer/statements.py);
 - `try:` body with handlers -> its body inline (an exception raised under a transform
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm as v:`
