@@ -95,6 +95,11 @@ def list_of_nested_defs(x):
     return sum(f(x) for f in [a, b])
 
 
+def lambda_default_reading_a_differentiated_local(x):
+    g = lambda v, s=x * x, *, t=jnp.sin(x): v * s + t      # noqa: E731
+    return g(3.0) + g(1.0, 2.0) + g(2.0, t=1.0)
+
+
 def lambda_keyword_only(x):
     g = lambda v, *, p=2.0: v ** p      # noqa: E731
     return g(x) + g(x, p=3.0)
@@ -135,7 +140,8 @@ def _make_scale(w):
 CASES = [reduce_lambda, reduce_with_initial, map_lambda, map_nested_def, map_two_lists,
          filter_lambda, accumulate_products, accumulate_sums, sorted_items_by_key,
          map_over_items_pairs, loop_over_zip_tuples, lambdas_in_a_comprehension,
-         lambdas_with_default_capture_in_a_loop, list_of_nested_defs, lambda_keyword_only,
+         lambdas_with_default_capture_in_a_loop, list_of_nested_defs,
+         lambda_default_reading_a_differentiated_local, lambda_keyword_only,
          nested_defaults_varargs_kwonly, nested_kwargs_get, nested_varargs_picker,
          closure_from_a_helper]
 XS = np.array([0.3, 0.7, 1.1])
@@ -287,6 +293,19 @@ def test_a_decorated_nested_def_closing_over_a_differentiated_value_is_refused(x
     np.testing.assert_allclose(grad(f)(0.7, 2.0), 2.0 * math.cos(0.7), rtol=1e-12)
     with pytest.raises(secant.SecantError, match="block closes over w"):
         grad(f, 1)(0.7, 2.0)
+
+
+def _apply(fn, v):
+    return fn(v)
+
+
+def test_a_default_reading_a_differentiated_value_of_a_def_passed_on_is_refused(x64):
+    # (before: a NameError at transform time; read as a constant it would have been 0.0)
+    def f(x):
+        g = lambda v, s=x: v * s        # noqa: E731
+        return _apply(g, 3.0)
+    with pytest.raises(secant.SecantError, match="a default of the nested function g reads x"):
+        grad(f)(0.7)
 
 
 def test_a_closure_over_a_differentiated_value_returned_by_a_helper_is_refused(x64):

@@ -1064,6 +1064,9 @@ class _Desugarer:
             if fdef.name in free:       # a recursive nested function: leave it alone
                 out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
+            if not self._fill_local_defaults(fdef, body, s, local, passing, out):
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
+                continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
             # (after *args or keyword-only parameters: keyword-only, h(*zs, scale=2.0, y))
@@ -1292,6 +1295,47 @@ class _Desugarer:
                     self.changed = True
             out.append(s)
         return out
+
+    def _fill_local_defaults(self, fdef, body, definition, local, passing, out):
+        """`g = lambda v, s=x: v * s` (a default reading a local, evaluated where the def
+        stands): `g_s = x` there, and each call that leaves s out passes it (`g(3.0, s=g_s)`),
+        so the lifted g reads no local of its caller. False (nothing changed) when a call's
+        arguments cannot be counted (*args, **kwargs) or g is passed to a helper."""
+        a = fdef.args
+        positional = a.posonlyargs + a.args
+        reads = lambda d: d is not None and any(    # noqa: E731
+            isinstance(m, gast.Name) and m.id in local for m in gast.walk(d))
+        first = len(positional) - len(a.defaults)
+        pending = [(positional[first + i].id, d, i, False) for i, d in enumerate(a.defaults)
+                   if reads(d)]
+        pending += [(p.id, d, i, True) for i, (p, d) in enumerate(zip(a.kwonlyargs,
+                                                                      a.kw_defaults))
+                    if reads(d)]
+        if not pending:
+            return True
+        calls = [m for b in body if b is not definition for m in gast.walk(b)
+                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
+                 and m.func.id == fdef.name]
+        if passing or any(isinstance(x, gast.Starred) for c in calls for x in c.args) or \
+                any(k.arg is None for c in calls for k in c.keywords) or \
+                any(p in {q.id for q in a.posonlyargs} for p, _, _, _ in pending):
+            return False
+        for p, default, i, kwonly in pending:
+            name = self.names.fresh(f"{fdef.name}_{p}")
+            out.append(assign(name, default, definition))
+            for c in calls:
+                given = {k.arg for k in c.keywords}
+                if p not in given and (kwonly or positional.index(
+                        next(q for q in positional if q.id == p)) >= len(c.args)):
+                    c.keywords = list(c.keywords) + [gast.keyword(
+                        arg=p, value=gast.copy_location(_name(name), c))]
+            none = gast.copy_location(gast.Constant(None, None), default)
+            if kwonly:
+                a.kw_defaults[i] = none
+            else:
+                a.defaults[i] = none
+        self.changed = True
+        return True
 
     def _only_called(self, name, body, definition, passing=()):
         """Whether every use of `name` calls it (or passes it to a helper: `passing`)."""

@@ -432,6 +432,15 @@ class Normaliser(ContainerMixin):
         lambda there (its free locals become parameters of its derivative)."""
         if fdef.decorator_list:
             return self.decorated_local_def(fdef)
+        a = fdef.args
+        held = sorted(n for d in a.defaults + [k for k in a.kw_defaults if k is not None]
+                      for n in _names_in(d) if self.current.get(n) in self.tracked)
+        if held:        # (desugar.py passes such a default at each call when it only calls it)
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(fdef, f"a default of the nested function {fdef.name} reads "
+                                 f"{held[0]}, which secant must {verb}, and the function is "
+                                 f"used here other than by calls it can spell out: pass "
+                                 f"{held[0]} as an argument instead")
         rebound, stmts = nonlocals.nonlocal_names(fdef)
         rebound = [n for n in rebound if n in self.current]
         if rebound:     # (the plain shape was rewritten to return them: transformer/nonlocals.py)
