@@ -28,6 +28,18 @@ def reduce_with_initial(x):
     return functools.reduce(lambda a, b: a + b ** 2, [x, x * 3.0], 1.0)
 
 
+def reduce_nested_def_closing_over_x(x):
+    def step(acc, v):
+        return acc * x + v
+    return functools.reduce(step, [1.0, 2.0, jnp.cos(x)], 0.5)
+
+
+def accumulate_nested_def_closing_over_x(x):
+    def step(acc, v):
+        return acc * jnp.sin(x) + v
+    return jnp.sum(jnp.stack(list(itertools.accumulate([1.0, x, 3.0], step))) ** 2)
+
+
 def map_lambda(x):
     return sum(map(lambda v: v ** 2, [x, jnp.cos(x)]))
 
@@ -137,7 +149,8 @@ def _make_scale(w):
     return scale
 
 
-CASES = [reduce_lambda, reduce_with_initial, map_lambda, map_nested_def, map_two_lists,
+CASES = [reduce_lambda, reduce_with_initial, reduce_nested_def_closing_over_x,
+         accumulate_nested_def_closing_over_x, map_lambda, map_nested_def, map_two_lists,
          filter_lambda, accumulate_products, accumulate_sums, sorted_items_by_key,
          map_over_items_pairs, loop_over_zip_tuples, lambdas_in_a_comprehension,
          lambdas_with_default_capture_in_a_loop, list_of_nested_defs,

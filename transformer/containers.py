@@ -581,12 +581,12 @@ class ContainerMixin:
                     slice=gast.Slice(None, None, gast.Constant(-1, None))))
             return None
         if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
-            if not self._tracked_names_in(node):
+            if not self._follows(node):
                 return None
             return self.reduce_call(node)
         if obj is itertools.accumulate and len(node.args) in (1, 2) and \
                 all(k.arg in ("func", "initial") for k in node.keywords):
-            if not self._tracked_names_in(node):
+            if not self._follows(node):
                 return None
             return self.accumulate_call(node)
         if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
@@ -845,6 +845,14 @@ class ContainerMixin:
             acc = gast.Call(func=copy.deepcopy(node.func), args=[acc, a], keywords=[])
         _set_location([acc], node)
         return self.operand(acc)
+
+    def _follows(self, node):
+        """Whether `node` reads a followed value, itself or through a nested def it names that
+        closes over one (functools.reduce(step, xs) with step reading x)."""
+        defs = getattr(self, "local_defs", {})
+        return bool(self._tracked_names_in(node)) or any(
+            isinstance(n, gast.Name) and n.id in defs and n.id not in self.current
+            and any(v in self.tracked for v in defs[n.id][1].values()) for n in _walk(node))
 
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in
