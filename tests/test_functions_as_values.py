@@ -91,6 +91,11 @@ def lambdas_in_a_comprehension(x):
     return sum(f(x) for f in fs)
 
 
+def lambdas_whose_parameter_shadows_x(x):
+    fs = [lambda x: x * 2.0, lambda x: jnp.sin(x)]     # (they close over nothing)
+    return sum(g(x) for g in fs)
+
+
 def lambdas_with_default_capture_in_a_loop(x):
     fs = []
     for k in range(1, 4):
@@ -149,7 +154,7 @@ def _make_scale(w):
     return scale
 
 
-CASES = [reduce_lambda, reduce_with_initial, reduce_nested_def_closing_over_x,
+CASES = [lambdas_whose_parameter_shadows_x, reduce_lambda, reduce_with_initial, reduce_nested_def_closing_over_x,
          accumulate_nested_def_closing_over_x, map_lambda, map_nested_def, map_two_lists,
          filter_lambda, accumulate_products, accumulate_sums, sorted_items_by_key,
          map_over_items_pairs, loop_over_zip_tuples, lambdas_in_a_comprehension,
@@ -318,6 +323,14 @@ def test_a_default_reading_a_differentiated_value_of_a_def_passed_on_is_refused(
         g = lambda v, s=x: v * s        # noqa: E731
         return _apply(g, 3.0)
     with pytest.raises(secant.SecantError, match="a default of the nested function g reads x"):
+        grad(f)(0.7)
+
+
+def test_a_list_of_lambdas_closing_over_a_differentiated_value_is_refused(x64):
+    def f(x):
+        fs = [lambda v: v * x, lambda v: v + 1.0]
+        return sum(g(2.0) for g in fs)
+    with pytest.raises(secant.SecantError, match="this lambda closes over x"):
         grad(f)(0.7)
 
 

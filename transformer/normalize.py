@@ -1112,7 +1112,9 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.IfExp, gast.Dict, gast.JoinedStr)):
-            tracked = _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+            tracked = (_free_names_in(node) if isinstance(node, gast.Lambda)   # (its own
+                       else _names_in(node)) & {                               # names apart)
+                k for k, v in self.current.items() if v in self.tracked}
             if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
                 tracked = {n for n in tracked if not _static_reads_only(node, n)}
             if tracked:
@@ -1122,6 +1124,13 @@ class Normaliser(ContainerMixin):
                                          f"(a {type(node).__name__} in generated code: second "
                                          "order) is not supported yet; use secant.hessian (it "
                                          "picks an order that works) or jacfwd(jacfwd(f))")
+                if isinstance(node, gast.Lambda):
+                    held = sorted(tracked)[0]
+                    raise self.src.error(node, f"this lambda closes over {held}, which secant "
+                                         f"must {verb}, and is used here as a value (stored, "
+                                         "returned, passed on): secant follows a lambda when it "
+                                         "is called, or passed directly to a Python function; "
+                                         f"pass {held} as an argument instead")
                 raise self.src.error(node, f"secant cannot {verb} through a "
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
