@@ -1101,6 +1101,9 @@ class ContainerMixin:
         `for kv_0, kv_1 in ...`: `kv[0]` is kv_0, any other read of kv the tuple (kv_0, kv_1),
         as each item is that tuple; so a key stays a Python value and each value is followed."""
         pair = stmt.target.id
+        if any(isinstance(m, gast.Name) and m.id == pair and not isinstance(m.ctx, gast.Load)
+               for b in body for m in gast.walk(b)):
+            return stmt, body       # (kv bound again in the body: left as written)
         names = [self.names.fresh(f"{pair}_{i}") for i in range(n)]
 
         class Items(gast.NodeTransformer):
