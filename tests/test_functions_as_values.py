@@ -188,6 +188,26 @@ def sort_by_value(x):
     return s[0] + 2.0 * s[-1]
 
 
+def max_by_key(x):
+    vals = [x, 2.0 - x, x * x]
+    return max(vals, key=lambda v: v) * 2.0 + min(vals, key=lambda v: -v)
+
+
+def min_pair_by_a_constant_key(x):
+    pairs = [(1.0, x), (0.5, 2.0 * x), (0.5, x * x)]
+    return min(pairs, key=lambda p: p[0])[1] ** 2     # the first of the two minima
+
+
+def test_max_and_min_by_a_key(x64):
+    for f in (max_by_key, min_pair_by_a_constant_key):
+        for x in (0.7, 1.5, -0.5):
+            np.testing.assert_allclose(grad(f)(x), _fd(f, x), rtol=1e-7)
+            np.testing.assert_allclose(grad(grad(f))(x), _fd(grad(f), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(min_pair_by_a_constant_key))(0.7), 8 * 0.7, rtol=1e-12)
+    with pytest.raises(secant.SecantError, match="max/min with a key"):
+        vmap(max_by_key)(XS)
+
+
 def test_sorted_by_a_key_on_differentiated_values(x64):
     # the order is found on the values when the code runs (as JAX's grad reads concrete values);
     # each sorted item carries its own derivative

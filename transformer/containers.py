@@ -725,15 +725,47 @@ class ContainerMixin:
         found on their values when the code runs (`order = sort_order(xs, key=f)`, Python ints,
         no derivative), then `[xs[i] for i in order]`, whose items carry their derivatives.
         None for any other sorted(); refused under vmap (each example has an order of its own)."""
-        o = self.operand(node.args[0])
+        found = self._sort_order(node, node.args[0], node.keywords)
+        if found is None:
+            return None
+        seq, order = found
+        i = self.names.fresh("i")
+        comp = gast.ListComp(elt=gast.Subscript(value=_name(seq), slice=_name(i),
+                                                ctx=gast.Load()),
+                             generators=[gast.comprehension(target=_name(i, True),
+                                                            iter=_name(order), ifs=[],
+                                                            is_async=0)])
+        _set_location([comp], node)
+        return self.comprehension(comp)
+
+    def extremum_by_key(self, node, largest):
+        """max(xs, key=f) / min(xs, key=f) of a list or tuple of followed values: the item at
+        the first index of the order found when the code runs (Python's max and min return
+        the first extremal item, as a stable sort puts it first), its derivative its own."""
+        keywords = list(node.keywords)
+        if largest:
+            keywords.append(gast.keyword(arg="reverse", value=gast.Constant(True, None)))
+        found = self._sort_order(node, node.args[0], keywords, "best")
+        if found is None:
+            return None
+        seq, order = found
+        pick = gast.Subscript(value=_name(seq), ctx=gast.Load(), slice=gast.Subscript(
+            value=_name(order), slice=gast.Constant(0, None), ctx=gast.Load()))
+        _set_location([pick], node)
+        return self.operand(pick)
+
+    def _sort_order(self, node, seq, keywords, hint="order"):
+        """(xs's name, the name of `sort_order(xs, key=..., reverse=...)` written before the
+        statement) for a followed list or tuple `seq`, else None."""
+        o = self.operand(seq)
         if isinstance(o, ir.Seq):
             o = self.pack(o)
         if not isinstance(o, ir.Var) or self.container_kind(o) not in ("list", "tuple"):
             return None
         if self.batching:
             raise self.src.error(node, sort_order.__secant_opaque__)
-        keywords = []
-        for k in node.keywords:
+        text = []
+        for k in keywords:
             value = k.value
             if isinstance(value, gast.Lambda):      # its parameters named apart from locals
                 value = copy.deepcopy(value)
@@ -741,24 +773,17 @@ class ContainerMixin:
                 for n in gast.walk(value):
                     if isinstance(n, gast.Name) and n.id in renames:
                         n.id = renames[n.id]
-            keywords.append(f", {k.arg}={self._source(value)}")
+            text.append(f", {k.arg}={self._source(value)}")
         helper = next((b for b, v in self.bindings.items() if v is sort_order), None) or \
             self.names.fresh("sort_order")
         self.src.imports[helper] = self.bindings[helper] = sort_order
-        order = self.names.fresh("order")
+        order = self.names.fresh(hint)
         self.names.reserve(order)
-        self.out.append(ir.Plain(f"{order} = {helper}({o.name}{''.join(keywords)})", {order},
+        self.out.append(ir.Plain(f"{order} = {helper}({o.name}{''.join(text)})", {order},
                                  self.origin))
         self.current[order] = order
-        i = self.names.fresh("i")
-        comp = gast.ListComp(elt=gast.Subscript(value=_name(o.name), slice=_name(i),
-                                                ctx=gast.Load()),
-                             generators=[gast.comprehension(target=_name(i, True),
-                                                            iter=_name(order), ifs=[],
-                                                            is_async=0)])
-        _set_location([comp], node)
         self.current.setdefault(o.name, o.name)
-        return self.comprehension(comp)
+        return o.name, order
 
     def accumulate_call(self, node):
         """itertools.accumulate(xs, fn, initial=init): the loop reduce runs, each partial
@@ -1329,8 +1354,9 @@ def sort_order(xs, key=None, reverse=False):
 
 
 sort_order.__secant_constant__ = True
-sort_order.__secant_opaque__ = ("sorted() of batched values: the order differs per example; sort "
-                                "an array with snp.sort / snp.argsort instead")
+sort_order.__secant_opaque__ = ("sorted() of batched values (or max/min with a key): the order "
+                                "differs per example; sort an array with snp.sort / snp.argsort "
+                                "instead")
 
 
 def _inlinable_lambda(fn):

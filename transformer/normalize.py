@@ -2278,6 +2278,11 @@ class Normaliser(ContainerMixin):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
+        if opname in ("maximum", "minimum") and len(args) == 1 and \
+                [k.arg for k in node.keywords] == ["key"]:       # max(xs, key=f)
+            picked = self.extremum_by_key(node, opname == "maximum")
+            if picked is not None:
+                return picked
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
