@@ -17,6 +17,8 @@ import secant
 import secant.numpy as jnp
 from secant import checkpoint, custom_jvp, custom_vjp, grad, jit, vmap
 
+from test_block_functions import fd as _fd      # float64 central differences
+
 
 # --- the cases -----------------------------------------------------------------------------------
 def reduce_lambda(x):
@@ -163,10 +165,6 @@ CASES = [lambdas_whose_parameter_shadows_x, reduce_lambda, reduce_with_initial, 
          nested_defaults_varargs_kwonly, nested_kwargs_get, nested_varargs_picker,
          closure_from_a_helper]
 XS = np.array([0.3, 0.7, 1.1])
-
-
-def _fd(f, x, h=1e-5):
-    return (float(f(x + h)) - float(f(x - h))) / (2 * h)
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
