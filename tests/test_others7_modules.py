@@ -129,10 +129,6 @@ def combine(*trees):
     return tree_util.tree_map(_pick, *trees, is_leaf=lambda x: x is None)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "eqx.combine's tree_map(_pick, *trees, is_leaf=...) with starred trees has no rule (the "
-    "tree_map rewrite takes trees written one by one); written combine(a, b) the derivative "
-    "of _pick's loop over a tuple holding None builds snp.zeros_like(None)"))
 def test_partition_and_combine_trainable_only(x64):
     model = make_model([3, 4, 2])
     # freeze the biases: trainable = weights (2-d arrays)
@@ -219,9 +215,6 @@ def test_dataclasses_replace_inside_the_loss(x64):
     check_grad(head_loss, model, jnp.asarray([0.5, -0.5]), XS, YS, argnum=1)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "a nested def with *args (combine's pick) is refused: the lifting of nested defs passes "
-    "their free locals after plain positional parameters"))
 def test_combine_with_a_nested_varargs_picker(x64):
     def combine_nested(*trees):
         def pick(*xs):

@@ -9,7 +9,6 @@ import functools
 import math
 
 import numpy as np
-import pytest
 import scipy.special
 
 import secant
@@ -336,9 +335,6 @@ def test_implicit_fixed_point_sqrt(x64):
     np.testing.assert_allclose(vmap(sqrt)(a), [1.0, 2.0, 3.0], rtol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "a decorated nested def (@custom_vjp inside the function that uses it) is refused: nested "
-    "defs are lifted only without decorators"))
 def test_custom_vjp_defined_inside_the_function(x64):
     def sqrt(a):
         @custom_vjp
@@ -347,6 +343,13 @@ def test_custom_vjp_defined_inside_the_function(x64):
         solve.defvjp(lambda a: (solve(a), solve(a)), lambda r, g: (g / (2 * r),))
         return solve(a)
     np.testing.assert_allclose(grad(sqrt)(jnp.asarray(2.0)), 0.5 / math.sqrt(2.0), rtol=1e-10)
+    np.testing.assert_allclose(jit(grad(sqrt))(jnp.asarray(2.0)), 0.5 / math.sqrt(2.0),
+                               rtol=1e-10)
+    a = jnp.asarray([1.0, 4.0, 9.0])
+    np.testing.assert_allclose(vmap(grad(sqrt))(a), [0.5, 0.25, 1 / 6], rtol=1e-10)
+    # the second derivative differentiates the rule's backward pass: -1/4 a^(-3/2)
+    np.testing.assert_allclose(grad(grad(sqrt))(jnp.asarray(2.0)), -0.25 * 2.0 ** -1.5,
+                               rtol=1e-8)
 
 
 def test_custom_vjp_log_with_safe_backward_inside_a_loss(x64):

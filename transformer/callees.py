@@ -468,7 +468,8 @@ def _specialise(fn, n_positional, keywords):
         kwonly += [inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY) for w in extra_kw]
         subs[k] = ("dict", extra_kw)
         a.kwarg = None
-    _Substitute(subs, src, fn).visit(node)
+    substitute = _Substitute(subs, src, fn)
+    substitute.visit(node)
     make = (lambda orig: lambda *args, **kwargs: orig(*args, **kwargs))(fn)
     spec = types.FunctionType(make.__code__, fn.__globals__, fn.__name__, None, make.__closure__)
     spec.__qualname__ = fn.__qualname__
@@ -477,6 +478,8 @@ def _specialise(fn, n_positional, keywords):
                                             src.globals, src.closure, src.indent,
                                             generated=src.generated)
     spec.__secant_specialises__ = fn
+    if substitute.splatted:     # f(*xs) spelled out: desugared again (tree_map(pick, *trees))
+        spec.__secant_user_code__ = True
     return spec
 
 
@@ -490,6 +493,28 @@ def _fresh(name, taken):
 class _Substitute(gast.NodeTransformer):
     def __init__(self, subs, src, fn):
         self.subs, self.src, self.fn = subs, src, fn
+        self.splatted = False       # whether a call's `*xs` was spelled out as its items
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr == "get" and isinstance(f.value, gast.Name) \
+                and self.subs.get(f.value.id, ("",))[0] == "dict" and not node.keywords \
+                and len(node.args) in (1, 2) and isinstance(node.args[0], gast.Constant):
+            key, names = node.args[0].value, self.subs[f.value.id][1]   # kw.get("b", 0.0)
+            if key in names:
+                return gast.copy_location(gast.Name(key, gast.Load(), None, None), node)
+            return self.visit(node.args[1]) if len(node.args) == 2 else \
+                gast.copy_location(gast.Constant(None, None), node)
+        node = self.generic_visit(node)
+        args = []
+        for a in node.args:         # f(*(xs_0, xs_1)) -> f(xs_0, xs_1)
+            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple):
+                args.extend(a.value.elts)
+                self.splatted = True
+            else:
+                args.append(a)
+        node.args = args
+        return node
 
     def _literal(self, kind, names, where):
         if kind == "tuple":

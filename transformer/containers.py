@@ -9,12 +9,15 @@ A list, tuple or dict built from differentiated (or batched) values is tracked l
   `enumerate`, `zip`, `d.items()`, `d.values()`), passed to helpers and returned;
 - built in a loop: `out.append(v)` is rewritten (before anything else) to `out = out + [v]`, a
   `concat_seq` op with a known derivative, and a comprehension to the loop that builds it
-  (`squares = []; for i in ...: squares = squares + [x * i]`), so every transform gets them.
+  (`squares = []; for i in ...: squares = squares + [x * i]`), so every transform gets them;
+- folded: functools.reduce and itertools.accumulate as the loops they run; sorted(xs, key=f)
+  as `[xs[i] for i in order]`, the order found on the values when the code runs.
 `self.containers` maps the SSA names that hold containers to their kind ("list", "tuple",
 "dict", or None when unknown).
 """
 import copy
 import functools
+import itertools
 import re
 
 import gast
@@ -578,16 +581,23 @@ class ContainerMixin:
                     slice=gast.Slice(None, None, gast.Constant(-1, None))))
             return None
         if obj is functools.reduce and len(node.args) in (2, 3) and not node.keywords:
-            if not self._tracked_names_in(node):
+            if not self._follows(node):
                 return None
             return self.reduce_call(node)
+        if obj is itertools.accumulate and len(node.args) in (1, 2) and \
+                all(k.arg in ("func", "initial") for k in node.keywords):
+            if not self._follows(node):
+                return None
+            return self.accumulate_call(node)
         if obj is sorted and len(node.args) == 1 and all(k.arg == "reverse"
                                                           for k in node.keywords):
             o = self.operand(node.args[0])      # sorted(d): a dict's keys, not its values
             if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
                 rev = "".join(f", reverse={self._source(k.value)}" for k in node.keywords)
                 return ir.Expr(f"sorted({o.name}.keys(){rev})")
-            return None
+        if obj is sorted and len(node.args) == 1 and all(k.arg in ("key", "reverse")
+                                                          for k in node.keywords):
+            return self.sorted_items(node)
         if obj is dict and len(node.args) == 1 and node.keywords and \
                 all(k.arg is not None for k in node.keywords) and \
                 isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Subscript)) and \
@@ -708,6 +718,103 @@ class ContainerMixin:
             for s in steps:
                 self.statement(s)
             return self.operand(_name(name))
+        return self._fold_loop(seq, init, call, node)
+
+    def sorted_items(self, node):
+        """sorted(xs, key=f, reverse=r) of a list or tuple of followed values: the order
+        found on their values when the code runs (`order = sort_order(xs, key=f)`, Python ints,
+        no derivative), then `[xs[i] for i in order]`, whose items carry their derivatives.
+        None for any other sorted(); refused under vmap (each example has an order of its own)."""
+        found = self._sort_order(node, node.args[0], node.keywords)
+        if found is None:
+            return None
+        seq, order = found
+        i = self.names.fresh("i")
+        comp = gast.ListComp(elt=gast.Subscript(value=_name(seq), slice=_name(i),
+                                                ctx=gast.Load()),
+                             generators=[gast.comprehension(target=_name(i, True),
+                                                            iter=_name(order), ifs=[],
+                                                            is_async=0)])
+        _set_location([comp], node)
+        return self.comprehension(comp)
+
+    def extremum_by_key(self, node, largest):
+        """max(xs, key=f) / min(xs, key=f) of a list or tuple of followed values: the item at
+        the first index of the order found when the code runs (Python's max and min return
+        the first extremal item, as a stable sort puts it first), its derivative its own."""
+        keywords = list(node.keywords)
+        if largest:
+            keywords.append(gast.keyword(arg="reverse", value=gast.Constant(True, None)))
+        found = self._sort_order(node, node.args[0], keywords, "best")
+        if found is None:
+            return None
+        seq, order = found
+        pick = gast.Subscript(value=_name(seq), ctx=gast.Load(), slice=gast.Subscript(
+            value=_name(order), slice=gast.Constant(0, None), ctx=gast.Load()))
+        _set_location([pick], node)
+        return self.operand(pick)
+
+    def _sort_order(self, node, seq, keywords, hint="order"):
+        """(xs's name, the name of `sort_order(xs, key=..., reverse=...)` written before the
+        statement) for a followed list or tuple `seq`, else None."""
+        o = self.operand(seq)
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if not isinstance(o, ir.Var) or self.container_kind(o) not in ("list", "tuple"):
+            return None
+        if self.batching:
+            raise self.src.error(node, sort_order.__secant_opaque__)
+        text = []
+        for k in keywords:
+            value = k.value
+            if isinstance(value, gast.Lambda):      # its parameters named apart from locals
+                value = copy.deepcopy(value)
+                renames = {a.id: self.names.fresh(a.id) for a in value.args.args}
+                for n in gast.walk(value):
+                    if isinstance(n, gast.Name) and n.id in renames:
+                        n.id = renames[n.id]
+            text.append(f", {k.arg}={self._source(value)}")
+        helper = next((b for b, v in self.bindings.items() if v is sort_order), None) or \
+            self.names.fresh("sort_order")
+        self.src.imports[helper] = self.bindings[helper] = sort_order
+        order = self.names.fresh(hint)
+        self.names.reserve(order)
+        self.out.append(ir.Plain(f"{order} = {helper}({o.name}{''.join(text)})", {order},
+                                 self.origin))
+        self.current[order] = order
+        self.current.setdefault(o.name, o.name)
+        return o.name, order
+
+    def accumulate_call(self, node):
+        """itertools.accumulate(xs, fn, initial=init): the loop reduce runs, each partial
+        result collected in a list (`acc = fn(acc, item)`, `acc_list = acc_list + [acc]`), which
+        every transform reads as any list built in a loop; fn is operator.add when not given."""
+        kw = {k.arg: k.value for k in node.keywords}
+        fn = node.args[1] if len(node.args) == 2 else kw.get("func")
+        init = kw.get("initial")
+        if isinstance(init, gast.Constant) and init.value is None:
+            init = None
+        if fn is None or isinstance(fn, gast.Constant) and fn.value is None:
+            inline = None
+            call = lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b)  # noqa: E731
+        else:
+            inline = _inlinable_lambda(fn)
+
+            def call(a, b):
+                if inline is not None:      # the lambda's body on the loop's names
+                    return _substitute(fn.body, dict(zip(inline, (a.id, b.id))))
+                return gast.Call(func=copy.deepcopy(fn), args=[a, b], keywords=[])
+        return self._fold_loop(node.args[0], init, call, node, collect=True)
+
+    def _fold_loop(self, seq, init, call, node, collect=False):
+        """`acc = init` (or seq[0]), `for item in rest: acc = call(acc, item)`: acc read after
+        the loop (functools.reduce), or with `collect` the list of each acc (accumulate)."""
+        if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Name) and \
+                seq.func.id == "reversed" and "reversed" not in self.current and \
+                len(seq.args) == 1 and not seq.keywords:    # (only iterated: xs[::-1])
+            seq = gast.copy_location(gast.Subscript(
+                value=seq.args[0], ctx=gast.Load(),
+                slice=gast.Slice(None, None, gast.Constant(-1, None))), seq)
         o = self.operand(seq)
         if isinstance(o, ir.Seq):
             o = self.pack(o)
@@ -715,7 +822,8 @@ class ContainerMixin:
             name = o.name
         else:
             name = self.names.fresh("seq")
-            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+            # (an iterator, reversed(xs), read as the list it yields: indexed below)
+            self.out.append(ir.Plain(f"{name} = list({o.as_operand()})", {name}, self.origin))
         self.current[name] = name
         self.names.reserve(name)
         acc, item = self.names.fresh("acc"), self.names.fresh("item")
@@ -728,13 +836,24 @@ class ContainerMixin:
         rest = _name(name) if init is not None else gast.Subscript(
             value=_name(name), slice=gast.Slice(lower=gast.Constant(1, None), upper=None,
                                                 step=None), ctx=gast.Load())
-        loop = gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
-                        body=[gast.Assign(targets=[_name(acc, True)], type_comment=None,
-                                          value=call(_name(acc), _name(item)))])
-        _set_location([start, loop], node)
-        self.statement(start)
-        self.statement(loop)
-        return self.operand(_name(acc))
+        body = [gast.Assign(targets=[_name(acc, True)], type_comment=None,
+                            value=call(_name(acc), _name(item)))]
+        steps = [start]
+        if collect:
+            listed = self.names.fresh(f"{acc}_list")
+            self.names.reserve(listed)
+            steps.append(gast.Assign(targets=[_name(listed, True)], type_comment=None,
+                                     value=gast.List(elts=[_name(acc)], ctx=gast.Load())))
+            body.append(gast.Assign(targets=[_name(listed, True)], type_comment=None,
+                                    value=gast.BinOp(left=_name(listed), op=gast.Add(),
+                                                     right=gast.List(elts=[_name(acc)],
+                                                                     ctx=gast.Load()))))
+        steps.append(gast.For(target=_name(item, True), iter=rest, orelse=[], type_comment=None,
+                              body=body))
+        _set_location(steps, node)
+        for s in steps:
+            self.statement(s)
+        return self.operand(_name(listed if collect else acc))
 
     def fold_extremum(self, node, args):
         """max(a, b, c) / min(...) of traced values as two-argument calls, as Python compares
@@ -751,6 +870,14 @@ class ContainerMixin:
             acc = gast.Call(func=copy.deepcopy(node.func), args=[acc, a], keywords=[])
         _set_location([acc], node)
         return self.operand(acc)
+
+    def _follows(self, node):
+        """Whether `node` reads a followed value, itself or through a nested def it names that
+        closes over one (functools.reduce(step, xs) with step reading x)."""
+        defs = getattr(self, "local_defs", {})
+        return bool(self._tracked_names_in(node)) or any(
+            isinstance(n, gast.Name) and n.id in defs and n.id not in self.current
+            and any(v in self.tracked for v in defs[n.id][1].values()) for n in _walk(node))
 
     def _tracked_names_in(self, node):
         from secant.transformer.normalize import _names_in
@@ -939,6 +1066,8 @@ class ContainerMixin:
                 return got
             return ir.Expr(f"{container.as_operand()}[{i}]")
 
+        if what in ("items", "enumerate", "zip") and isinstance(stmt.target, gast.Name):
+            stmt, body = self._unpacked_items(stmt, body, len(base) if what == "zip" else 2)
         target = stmt.target
         if what.startswith("enumerate_"):
             return self._enumerated_dict_loop(stmt, body, what.removeprefix("enumerate_"),
@@ -991,6 +1120,38 @@ class ContainerMixin:
 
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
+
+    def _unpacked_items(self, stmt, body, n):
+        """`for kv in d.items()` (enumerate, zip; `map(lambda kv: ..., d.items())`) read as
+        `for kv_0, kv_1 in ...`: `kv[0]` is kv_0, any other read of kv the tuple (kv_0, kv_1),
+        as each item is that tuple; so a key stays a Python value and each value is followed."""
+        pair = stmt.target.id
+        if any(isinstance(m, gast.Name) and m.id == pair and not isinstance(m.ctx, gast.Load)
+               for b in body for m in gast.walk(b)):
+            return stmt, body       # (kv bound again in the body: left as written)
+        names = [self.names.fresh(f"{pair}_{i}") for i in range(n)]
+
+        class Items(gast.NodeTransformer):
+            def visit_Subscript(self, node):
+                if isinstance(node.value, gast.Name) and node.value.id == pair and \
+                        isinstance(node.ctx, gast.Load) and \
+                        isinstance(node.slice, gast.Constant) and \
+                        type(node.slice.value) is int and -n <= node.slice.value < n:
+                    return gast.copy_location(_name(names[node.slice.value]), node)
+                return self.generic_visit(node)
+
+            def visit_Name(self, node):
+                if node.id == pair and isinstance(node.ctx, gast.Load):
+                    return gast.copy_location(gast.Tuple(
+                        elts=[gast.copy_location(_name(v), node) for v in names],
+                        ctx=gast.Load()), node)
+                return node
+        body = [Items().visit(copy.deepcopy(b)) for b in body]
+        stmt = copy.copy(stmt)
+        stmt.target = gast.copy_location(gast.Tuple(
+            elts=[gast.copy_location(_name(v, True), stmt.target) for v in names],
+            ctx=gast.Store()), stmt.target)
+        return stmt, body
 
     def _enumerated_dict_loop(self, stmt, body, view, base, order, item):
         """`for i, (k, v) in enumerate(d.items())` (and .values(), .keys(), sorted(...)):
@@ -1183,6 +1344,19 @@ def _is_display(src):
 def _key_hint(base, key_src):
     key = key_src.strip("'\"")
     return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def sort_order(xs, key=None, reverse=False):
+    """The indices of xs in sorted(xs, key=key, reverse=reverse)'s order (Python's stable sort
+    on the values): what generated code sorts by, no derivative of its own."""
+    return sorted(range(len(xs)), key=(lambda i: xs[i]) if key is None else
+                  (lambda i: key(xs[i])), reverse=reverse)
+
+
+sort_order.__secant_constant__ = True
+sort_order.__secant_opaque__ = ("sorted() of batched values (or max/min with a key): the order "
+                                "differs per example; sort an array with snp.sort / snp.argsort "
+                                "instead")
 
 
 def _inlinable_lambda(fn):

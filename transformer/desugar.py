@@ -22,6 +22,8 @@
   (`rk4(f, y, dt)`, `apply(lambda y: theta * y, x)`) is lifted too and each such call reads
   `rk4_f(y, dt, theta)`: the helper specialised to it (transformer/higher_order.py);
 - `*hidden, last = params` -> `hidden = params[:-1]` / `last = params[-1]`;
+- `map(f, a)` / `filter(f, a)` -> the generators `(f(v) for v in a)` / `(v for v in a if
+  f(v))`; `sorted(d.items(), key=lambda kv: kv[0])` -> `sorted(d.items())` (the same order);
 - `global`, `del`, a loop's `else:` and `match` (transformer/statements.py);
 - `try:` body with handlers -> its body inline (an exception raised under a transform
   propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm as v:`
@@ -406,17 +408,29 @@ class _Desugarer:
 
     def builtin_maps(self, s):
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
-        `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow."""
+        `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow;
+        `filter(f, a)` -> `(v for v in a if f(v))` (`filter(None, a)`: `if v`)."""
         parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
-        if not any(isinstance(n, gast.Name) and n.id == "map"
-                   for p in parts if p is not None for n in _walk(p)) or self.rebound("map"):
+        read = {n.id for p in parts if p is not None for n in _walk(p)
+                if isinstance(n, gast.Name) and n.id in ("map", "filter", "sorted")}
+        read = {b for b in read if not self.rebound(b)}
+        if not read:
             return          # (no map read here: the function's stores unwalked)
         outer = self
 
         class Maps(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
-                if not (isinstance(n.func, gast.Name) and n.func.id == "map" and len(n.args) >= 2
+                if _sorted_items_by_key(n) and not outer.rebound("sorted"):
+                    n.keywords = []             # sorted(d.items(), key=lambda kv: kv[0]): the
+                    outer.changed = True        # keys are distinct, the pairs' own order
+                    return n
+                if isinstance(n.func, gast.Name) and n.func.id == "filter" and "filter" in read \
+                        and len(n.args) == 2 and not n.keywords \
+                        and not any(isinstance(a, gast.Starred) for a in n.args):
+                    return outer.builtin_filter(n)
+                if not (isinstance(n.func, gast.Name) and n.func.id == "map" and "map" in read
+                        and len(n.args) >= 2
                         and not n.keywords
                         and not any(isinstance(a, gast.Starred) for a in n.args)):
                     return n
@@ -442,6 +456,26 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def builtin_filter(self, n):
+        """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own
+        parameter name; `filter(None, a)` tests `v` itself)."""
+        f, it = n.args
+        a = f.args if isinstance(f, gast.Lambda) else None
+        if a is not None and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults
+                                  or a.posonlyargs) and len(a.args) == 1:
+            name, test = a.args[0].id, f.body
+        else:
+            name = self.names.fresh("item")
+            test = _name(name) if isinstance(f, gast.Constant) and f.value is None else \
+                gast.Call(func=f, args=[_name(name)], keywords=[])
+        comp = gast.GeneratorExp(elt=_name(name), generators=[gast.comprehension(
+            target=_name(name, store=True), iter=it, ifs=[test], is_async=0)])
+        for m in gast.walk(comp):
+            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                gast.copy_location(m, n)
+        self.changed = True
+        return gast.copy_location(comp, n)
 
     def rebound(self, builtin):
         """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
@@ -1030,6 +1064,9 @@ class _Desugarer:
             if fdef.name in free:       # a recursive nested function: leave it alone
                 out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
+            if not self._fill_local_defaults(fdef, body, s, local, passing, out):
+                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
+                continue
             # after parameters with defaults, or in calls that name arguments, the free locals
             # are passed by keyword: h(y, x=x)
             # (after *args or keyword-only parameters: keyword-only, h(*zs, scale=2.0, y))
@@ -1259,6 +1296,47 @@ class _Desugarer:
             out.append(s)
         return out
 
+    def _fill_local_defaults(self, fdef, body, definition, local, passing, out):
+        """`g = lambda v, s=x: v * s` (a default reading a local, evaluated where the def
+        stands): `g_s = x` there, and each call that leaves s out passes it (`g(3.0, s=g_s)`),
+        so the lifted g reads no local of its caller. False (nothing changed) when a call's
+        arguments cannot be counted (*args, **kwargs) or g is passed to a helper."""
+        a = fdef.args
+        positional = a.posonlyargs + a.args
+        reads = lambda d: d is not None and any(    # noqa: E731
+            isinstance(m, gast.Name) and m.id in local for m in gast.walk(d))
+        first = len(positional) - len(a.defaults)
+        pending = [(positional[first + i].id, d, i, False) for i, d in enumerate(a.defaults)
+                   if reads(d)]
+        pending += [(p.id, d, i, True) for i, (p, d) in enumerate(zip(a.kwonlyargs,
+                                                                      a.kw_defaults))
+                    if reads(d)]
+        if not pending:
+            return True
+        calls = [m for b in body if b is not definition for m in gast.walk(b)
+                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
+                 and m.func.id == fdef.name]
+        if passing or any(isinstance(x, gast.Starred) for c in calls for x in c.args) or \
+                any(k.arg is None for c in calls for k in c.keywords) or \
+                any(p in {q.id for q in a.posonlyargs} for p, _, _, _ in pending):
+            return False
+        for p, default, i, kwonly in pending:
+            name = self.names.fresh(f"{fdef.name}_{p}")
+            out.append(assign(name, default, definition))
+            for c in calls:
+                given = {k.arg for k in c.keywords}
+                if p not in given and (kwonly or positional.index(
+                        next(q for q in positional if q.id == p)) >= len(c.args)):
+                    c.keywords = list(c.keywords) + [gast.keyword(
+                        arg=p, value=gast.copy_location(_name(name), c))]
+            none = gast.copy_location(gast.Constant(None, None), default)
+            if kwonly:
+                a.kw_defaults[i] = none
+            else:
+                a.defaults[i] = none
+        self.changed = True
+        return True
+
     def _only_called(self, name, body, definition, passing=()):
         """Whether every use of `name` calls it (or passes it to a helper: `passing`)."""
         uses = [m for s in body if s is not definition for m in gast.walk(s)
@@ -1408,6 +1486,7 @@ class _Desugarer:
             self.src.globals, {k: v for k, v in closure.items() if k in used},
             generated=self.src.generated)
         fn.__secant_desugared__ = True
+        fn.__secant_user_code__ = True      # (its own body desugared in turn: an early return)
         return fn
 
     # --- loading ----------------------------------------------------------------------------------
@@ -1455,6 +1534,24 @@ class _Desugarer:
             gen.__secant_objects__ = fn.__secant_objects__
         gen.__secant_item_updates__ = self.item_updates
         return gen
+
+
+def _sorted_items_by_key(n):
+    """Whether `n` is `sorted(d.items(), key=lambda kv: kv[0])`: the order sorted(d.items())
+    gives too (a dict's keys are distinct, so pairs compare by their keys)."""
+    if not (isinstance(n.func, gast.Name) and n.func.id == "sorted" and len(n.args) == 1
+            and len(n.keywords) == 1 and n.keywords[0].arg == "key"):
+        return False
+    it, key = n.args[0], n.keywords[0].value
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
+            and it.func.attr == "items" and not it.args and not it.keywords):
+        return False
+    a = key.args if isinstance(key, gast.Lambda) else None
+    return a is not None and len(a.args) == 1 and not (a.vararg or a.kwarg or a.kwonlyargs
+                                                      or a.defaults or a.posonlyargs) \
+        and isinstance(key.body, gast.Subscript) and isinstance(key.body.value, gast.Name) \
+        and key.body.value.id == a.args[0].id and isinstance(key.body.slice, gast.Constant) \
+        and key.body.slice.value == 0 and type(key.body.slice.value) is int
 
 
 class _TreeCalls(Hoister):

@@ -814,6 +814,9 @@ class _Printer:
     def stmt(self, s, indent, keyword="if"):
         ex = lambda e: ast.unparse(gast.gast_to_ast(e))    # noqa: E731
         if isinstance(s, gast.FunctionDef):
+            if indent:      # a nested def's decorators run as written (the function's own not)
+                for d in s.decorator_list:
+                    self.add(f"@{ex(d)}", d, indent)
             self.header(s, indent)
             self.block(s.body, indent + 1)
         elif isinstance(s, gast.If):

@@ -67,6 +67,21 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _free_names_in(node):
+    """_names_in(node) less the names a lambda in it binds as its own parameters, where only
+    that lambda reads them (`solve.defvjp(lambda a: ..., ...)` reads no enclosing a)."""
+    if isinstance(node, gast.Lambda):
+        own = {a.id for a in walk(node.args) if isinstance(a, gast.Name)}
+        return (_free_names_in(node.body) - own) | {
+            n for d in node.args.defaults + [k for k in node.args.kw_defaults if k]
+            for n in _free_names_in(d)}
+    if isinstance(node, gast.Name):
+        return {node.id}
+    if isinstance(node, gast.FunctionDef):
+        return _names_in(node)
+    return set().union(*(_free_names_in(c) for c in gast.iter_child_nodes(node)))
+
+
 def _sum_start(node, src):
     """The `start` of a call sum(items, start) (or start=...), None when there is none."""
     starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
@@ -251,8 +266,8 @@ class Normaliser(ContainerMixin):
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
                 self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
-            if self.batching and not printing and isinstance(stmt.value, gast.Call) and \
-                    self._tracked_names_in(stmt.value):
+            if self.batching and not printing and isinstance(stmt.value, gast.Call) and any(
+                    self.current.get(n) in self.tracked for n in _free_names_in(stmt.value)):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar
                 # per example) or does: vmap calls its batched form, kept though unread
                 out = self.operand(stmt.value)
@@ -401,7 +416,7 @@ class Normaliser(ContainerMixin):
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
-        tracked = sorted(n for n in _names_in(stmt) if self.current.get(n) in self.tracked
+        tracked = sorted(n for n in _free_names_in(stmt) if self.current.get(n) in self.tracked
                          and not _static_reads_only(stmt, n))
         if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
@@ -437,11 +452,17 @@ class Normaliser(ContainerMixin):
     def local_def(self, fdef):
         """A nested def is kept as written; passed to lax control flow, it is read like a
         lambda there (its free locals become parameters of its derivative)."""
+        if fdef.decorator_list:
+            return self.decorated_local_def(fdef)
         a = fdef.args
-        if fdef.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.defaults:
-            raise self.src.error(fdef, f"the nested function {fdef.name} cannot be transformed: "
-                                 "use plain positional parameters and no decorators, or define "
-                                 "it at module level")
+        held = sorted(n for d in a.defaults + [k for k in a.kw_defaults if k is not None]
+                      for n in _names_in(d) if self.current.get(n) in self.tracked)
+        if held:        # (desugar.py passes such a default at each call when it only calls it)
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(fdef, f"a default of the nested function {fdef.name} reads "
+                                 f"{held[0]}, which secant must {verb}, and the function is "
+                                 f"used here other than by calls it can spell out: pass "
+                                 f"{held[0]} as an argument instead")
         rebound, stmts = nonlocals.nonlocal_names(fdef)
         rebound = [n for n in rebound if n in self.current]
         if rebound:     # (the plain shape was rewritten to return them: transformer/nonlocals.py)
@@ -455,6 +476,28 @@ class Normaliser(ContainerMixin):
         self.local_defs[fdef.name] = (fdef, {n: self.current[n] for n in free})
         self.current.pop(fdef.name, None)
         self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
+
+    def decorated_local_def(self, fdef):
+        """A nested def with decorators (@custom_vjp, @functools.wraps(f), @checkpoint): run as
+        written, so the decorated object is the one Python makes; its calls are dynamic ones,
+        whose derivative a dispatcher finds when it runs (a custom rule's own, or the wrapper's
+        source). Refused when it closes over values the transform follows (they would be
+        constants there)."""
+        own = _def_locals(fdef)
+        held = sorted(n for n in _names_in(fdef) if n in self.current and n not in own
+                      and n != fdef.name and self.current[n] in self.tracked)
+        if held:
+            verb = "batch" if self.batching else "differentiate"
+            raise self.src.error(fdef, f"the decorated nested function {fdef.name} closes over "
+                                 f"{held[0]}, which secant must {verb}: pass {held[0]} as an "
+                                 "argument instead, or define the function at module level")
+        user_name = fdef.name
+        name = self._new_version(user_name)
+        if name != user_name:
+            fdef = copy.copy(fdef)
+            fdef.name = name
+        self.current[user_name] = name
+        self.out.append(ir.Plain(self._source(fdef), {name}, self.origin))
 
     def _python_attribute_update(self, stmt):
         """Whether `stmt` sets (or updates) an attribute of a Python object that no transform
@@ -1091,7 +1134,9 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.IfExp, gast.Dict, gast.JoinedStr)):
-            tracked = _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+            tracked = (_free_names_in(node) if isinstance(node, gast.Lambda)   # (its own
+                       else _names_in(node)) & {                               # names apart)
+                k for k, v in self.current.items() if v in self.tracked}
             if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
                 tracked = {n for n in tracked if not _static_reads_only(node, n)}
             if tracked:
@@ -1101,6 +1146,13 @@ class Normaliser(ContainerMixin):
                                          f"(a {type(node).__name__} in generated code: second "
                                          "order) is not supported yet; use secant.hessian (it "
                                          "picks an order that works) or jacfwd(jacfwd(f))")
+                if isinstance(node, gast.Lambda):
+                    held = sorted(tracked)[0]
+                    raise self.src.error(node, f"this lambda closes over {held}, which secant "
+                                         f"must {verb}, and is used here as a value (stored, "
+                                         "returned, passed on): secant follows a lambda when it "
+                                         "is called, or passed directly to a Python function; "
+                                         f"pass {held} as an argument instead")
                 raise self.src.error(node, f"secant cannot {verb} through a "
                                      f"{type(node).__name__} expression yet; write it as "
                                      "separate statements (or snp.where for a conditional)")
@@ -2248,6 +2300,11 @@ class Normaliser(ContainerMixin):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
+        if opname in ("maximum", "minimum") and len(args) == 1 and \
+                [k.arg for k in node.keywords] == ["key"]:       # max(xs, key=f)
+            picked = self.extremum_by_key(node, opname == "maximum")
+            if picked is not None:
+                return picked
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")

@@ -293,8 +293,8 @@ def _live_before(lines, nodes, live, keep):
     for node in reversed(nodes):
         if isinstance(node, int):
             ln = lines[node]
-            if not ln.defines or ln.code.startswith("return") or ln.defines & live or \
-                    _MUTATES.search(ln.code):
+            if not ln.defines or ln.code.startswith(("return", "@")) or ln.defines & live or \
+                    _MUTATES.search(ln.code):   # (a decorated def: @f.defjvp registers a rule)
                 keep[node] = True
                 if not (_AUGMENTED.match(ln.code) or "\n" in ln.code):
                     live -= ln.defines      # (in place: `live` is this call's own set)
