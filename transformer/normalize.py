@@ -67,6 +67,16 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _free_names_in(node):
+    """_names_in, less a lambda's own parameters (`lambda x, a: a * x` reads no outer `a`)."""
+    if not isinstance(node, gast.Lambda):
+        return _names_in(node)
+    a = node.args
+    own = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p}
+    return (_names_in(node.body) - own).union(
+        *(_names_in(d) for d in a.defaults + a.kw_defaults if d is not None))
+
+
 def _sum_start(node, src):
     """The `start` of a call sum(items, start) (or start=...), None when there is none."""
     starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
@@ -1069,7 +1079,8 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                              gast.IfExp, gast.Dict, gast.JoinedStr)):
-            tracked = _names_in(node) & {k for k, v in self.current.items() if v in self.tracked}
+            tracked = _free_names_in(node) & {k for k, v in self.current.items()
+                                              if v in self.tracked}
             if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
                 tracked = {n for n in tracked if not _static_reads_only(node, n)}
             if tracked:
