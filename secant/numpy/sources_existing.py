@@ -517,18 +517,32 @@ def _repeat_uniform(a, axis, r):
     return spread.reshape(dims[:axis] + (dims[axis] * r,) + dims[axis + 1:])
 
 
-@source_for(shapes.repeat)
-def repeat(a, repeats, axis=None, total_repeat_length=None):
-    if axis is None:
-        a = snp.ravel(a)
-        axis = 0
-    axis = _axis(axis, snp.ndim(a))
+def _repeat_counts(a, repeats, axis):
     counts = np.asarray(repeats)
     if counts.ndim == 0 or counts.size == 1:
         out = _repeat_uniform(a, axis, int(counts.reshape(())))
     else:
         # element i of the axis, counts[i] times: one gather
         out = snp.take(a, np.repeat(np.arange(counts.size), counts), axis=axis)
+    return out
+
+
+def _repeat_to_length(a, repeats, axis, total):
+    # counts known only when it runs (a graph's n_node): each place's element by a search
+    index = snp.searchsorted(snp.cumsum(repeats), snp.arange(total), side="right")
+    return snp.take(a, snp.minimum(index, snp.shape(a)[axis] - 1), axis=axis)
+
+
+@source_for(shapes.repeat)
+def repeat(a, repeats, axis=None, total_repeat_length=None):
+    if axis is None:
+        a = snp.ravel(a)
+        axis = 0
+    axis = _axis(axis, snp.ndim(a))
+    if total_repeat_length is not None and snp.ndim(repeats) == 1:
+        out = _repeat_to_length(a, repeats, axis, total_repeat_length)
+    else:
+        out = _repeat_counts(a, repeats, axis)
     return out
 
 
