@@ -88,7 +88,24 @@ def _grows_after(fnode, loops, name, at):
         return True
     if any(getattr(c, "lineno", line) >= line for c in grows(fnode)):
         return True
-    return any(grows(loop) and any(n is at for n in _walk(loop)) for loop in loops)
+    return any(grows(loop) and any(n is at for n in _walk(loop))
+               and not _fresh_each_iteration(loop, name, at, grows) for loop in loops)
+
+
+def _fresh_each_iteration(loop, name, at, grows):
+    """Whether each iteration of `loop` binds `name` to a new list (`new = []`, a statement of
+    its body) before it appends to it or aliases it: an alias (`basis = new`) then holds the
+    list of its iteration, which no later append reaches."""
+    for k, s in enumerate(loop.body):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name \
+                and isinstance(s.value, (gast.List, gast.ListComp)):
+            rest = [n for t in loop.body[k + 1:] for n in _walk(t)]
+            return any(n is at for n in rest) and all(
+                any(c is n for n in rest) for c in grows(loop))
+        if grows(s) or any(n is at for n in _walk(s)):
+            return False
+    return False
 
 
 def _growths(node):

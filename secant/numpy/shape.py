@@ -486,9 +486,12 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if axis is None:
         a, axis = ravel(a), 0
     axis = _normalize_axis(axis, a.ndim)
+    if total_repeat_length is not None and np.ndim(repeats) == 1:
+        return _repeat_to_length(a, repeats, axis, _static_int(total_repeat_length,
+                                                               "total_repeat_length"))
     if isinstance(repeats, Tracer):
         raise ConcretizationError("repeat needs static repeats (the output shape depends on them)"
-                                  + where())
+                                  " or a total_repeat_length" + where())
     counts = np.asarray(repeats)
     if counts.ndim == 0 or counts.size == 1:
         r = _static_int(counts.reshape(()).item(), "repeats")
@@ -506,6 +509,19 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         raise SecantValueError(f"repeat produced {out.shape[axis]} elements along axis {axis}, "
                                f"not total_repeat_length={total_repeat_length}{where()}")
     return out
+
+
+def _repeat_to_length(a, repeats, axis, total):
+    """Element i of the axis repeats[i] times, in `total` places (as JAX: the last element
+    fills any places left over, elements beyond them are dropped); repeats may be traced."""
+    from secant import numpy as snp
+    n = a.shape[axis]
+    if np.shape(repeats) != (n,):
+        raise SecantValueError(f"repeat: {np.shape(repeats)[0]} repeat counts for an axis of size "
+                               f"{n}{where()}")
+    ends = snp.cumsum(ensure_array(repeats))
+    index = snp.searchsorted(ends, snp.arange(total), side="right")
+    return snp.take(a, snp.minimum(index, n - 1), axis=axis)
 
 
 def _repeat_uniform(a, axis, r):

@@ -364,18 +364,25 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return snp.take(flat, _diagonal_positions(n, m, offset), axis=-1)
 
 
+@_static
+def _spread_shape(n, k):
+    return (n, 1) if k >= 0 else (1, n)     # row i holds v[i] / column j holds v[j]
+
+
+def _diag_of_vector(v, k):
+    n = snp.shape(v)[0] + abs(k)
+    spread = snp.pad(v, (0, abs(k))).reshape(_spread_shape(n, k))
+    return snp.where(snp.eye(n, n, k, dtype=bool), spread, 0)
+
+
 @source_for(creation.diag)
 def diag(v, k=0):
+    # (each branch one call: no shape-derived name crosses the if, which jit's staged form of
+    # a derivative makes a cond whose operands it would then differentiate: snp.eye(n, ...))
     if snp.ndim(v) == 2:
         out = diagonal(v, k)
     else:
-        n = snp.shape(v)[0] + abs(k)
-        padded = snp.pad(v, (0, abs(k)))
-        if k >= 0:
-            spread = padded.reshape((n, 1))     # row i holds v[i]
-        else:
-            spread = padded.reshape((1, n))     # column j holds v[j]
-        out = snp.where(snp.eye(n, n, k, dtype=bool), spread, 0)
+        out = _diag_of_vector(v, k)
     return out
 
 
@@ -510,18 +517,32 @@ def _repeat_uniform(a, axis, r):
     return spread.reshape(dims[:axis] + (dims[axis] * r,) + dims[axis + 1:])
 
 
-@source_for(shapes.repeat)
-def repeat(a, repeats, axis=None, total_repeat_length=None):
-    if axis is None:
-        a = snp.ravel(a)
-        axis = 0
-    axis = _axis(axis, snp.ndim(a))
+def _repeat_counts(a, repeats, axis):
     counts = np.asarray(repeats)
     if counts.ndim == 0 or counts.size == 1:
         out = _repeat_uniform(a, axis, int(counts.reshape(())))
     else:
         # element i of the axis, counts[i] times: one gather
         out = snp.take(a, np.repeat(np.arange(counts.size), counts), axis=axis)
+    return out
+
+
+def _repeat_to_length(a, repeats, axis, total):
+    # counts known only when it runs (a graph's n_node): each place's element by a search
+    index = snp.searchsorted(snp.cumsum(repeats), snp.arange(total), side="right")
+    return snp.take(a, snp.minimum(index, snp.shape(a)[axis] - 1), axis=axis)
+
+
+@source_for(shapes.repeat)
+def repeat(a, repeats, axis=None, total_repeat_length=None):
+    if axis is None:
+        a = snp.ravel(a)
+        axis = 0
+    axis = _axis(axis, snp.ndim(a))
+    if total_repeat_length is not None and snp.ndim(repeats) == 1:
+        out = _repeat_to_length(a, repeats, axis, total_repeat_length)
+    else:
+        out = _repeat_counts(a, repeats, axis)
     return out
 
 
