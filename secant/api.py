@@ -58,6 +58,7 @@ def cached(cache, key, make):
         fast = getattr(cache, "fast", None)
         if fast:                # (a trace cache: its fast keys may name the dropped entry)
             fast.clear()
+            cache.last = None
         for jitted in list(getattr(cache, "cpp", ())):     # (C++ dispatchers' signatures too)
             cpp = jitted._cpp
             if cpp is not None:
@@ -330,6 +331,31 @@ class JitFunction:
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
     def __call__(self, *args, **kwargs):
+        cache = self._cache
+        last = cache.last
+        if last is not None and not kwargs:
+            # the last warm signature of device arrays, recognised by its avals' identity (an
+            # array made by this program, or the same array again, carries the very aval
+            # object): no key to build or hash
+            x64, avals, key, run = last
+            if x64 is _X64[0] and len(args) == len(avals):
+                bufs = []
+                i = 0
+                for x in args:
+                    if type(x) is not Array or x._aval is not avals[i]:
+                        break
+                    b = x._buf
+                    if b is None:
+                        break
+                    bufs.append(b)
+                    i += 1
+                else:
+                    try:
+                        cache.move_to_end(key)          # (LRU order kept exactly)
+                    except KeyError:                    # dropped meanwhile: the full path
+                        pass
+                    else:
+                        return run(bufs)
         fkey = None
         if self._fast_ok and not kwargs:
             # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
@@ -352,7 +378,6 @@ class JitFunction:
                     break
             else:
                 fkey = tuple(fkey)
-                cache = self._cache
                 hit = cache.fast.get(fkey)
                 if hit is not None:
                     try:
@@ -360,6 +385,8 @@ class JitFunction:
                     except KeyError:                    # dropped meanwhile: the full path
                         pass
                     else:
+                        if hit[2] is not None:          # device arrays: the next call's guess
+                            cache.last = (fkey[0], fkey[1:], hit[0], hit[2])
                         return hit[1](args)
         if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
@@ -503,13 +530,16 @@ def _trace_cache(fun, params):
 
 class _TraceCache(collections.OrderedDict):
     """signature key -> _Compiled (LRU, jit_cache_size), and `fast`: the warm path's table,
-    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped, as are
-    the C++ dispatchers' tables (`cpp`)."""
+    flat-argument key -> (signature key, runner, run on buffers or None); cleared whenever an
+    entry is dropped, as are `last` and the C++ dispatchers' tables (`cpp`)."""
 
     def __init__(self):
         super().__init__()
         self.fast = {}
         self.cpp = weakref.WeakSet()    # the _CppJitFunctions reading it (SECANT_CPP_DISPATCH)
+        # (enable_x64, avals, signature key, run(buffers)) of the last warm call of device
+        # arrays (single device, one output), or None
+        self.last = None
 
 
 class _Key:
@@ -629,14 +659,20 @@ def _add_fast(cache, fkey, args, key, entry):
     by `fkey` (JitFunction.__call__'s key of `args`)."""
     if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
         return
-    cache.fast[fkey] = (key, _runner(entry, [type(x) for x in args], args))
+    kinds = [type(x) for x in args]
+    run, run_bufs = _runner(entry, kinds, args)
+    cache.fast[fkey] = (key, run, run_bufs)
+    if run_bufs is not None:
+        cache.last = (fkey[0], fkey[1:], key, run_bufs)
 
 
 _buffer_of = operator.attrgetter("_buf")
 
 
 def _runner(entry, kinds, args):
-    """run(args) for one signature: each argument converted only as its kind needs."""
+    """(run(args), run_bufs(buffers)) for one signature: run converts each argument only as
+    its kind needs; run_bufs, for a signature of device arrays only (else None), takes their
+    buffers as they are."""
     execute, handlers = entry._execute, entry._handlers
     out_avals, out_tree, single = entry.out_avals, entry.out_tree, entry._single_out
     from_buffer = Array._from_buffer
@@ -669,8 +705,7 @@ def _runner(entry, kinds, args):
     if single:
         out_aval, weak, new = out_avals[0], out_avals[0].weak_type, object.__new__
 
-        def run(args):
-            bufs = inputs(args)
+        def run_bufs(bufs):
             try:
                 buf = execute(bufs).consume_with_handlers(handlers)[0]
             except TypeError:
@@ -681,15 +716,17 @@ def _runner(entry, kinds, args):
             out._committed, out._sharded = False, None
             return out
     else:
-        def run(args):
-            bufs = inputs(args)
+        def run_bufs(bufs):
             try:
                 outs = execute(bufs).consume_with_handlers(handlers)
             except TypeError:
                 _check_not_donated(bufs)
                 raise
             return out_tree.unflatten([from_buffer(b, a) for b, a in zip(outs, out_avals)])
-    return run
+
+    def run(args):
+        return run_bufs(inputs(args))
+    return run, (run_bufs if all(t is Array for t in kinds) else None)
 
 
 def _functionalized(fun):
