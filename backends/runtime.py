@@ -385,7 +385,7 @@ def putter(shape, dtype, device):
     return put_one
 
 
-# --- jaxlib's C++ dispatcher (opt-in: SECANT_CPP_DISPATCH=1; notes/pjrt.md section 5) --------
+# --- jaxlib's C++ dispatcher (jit calls with NumPy arguments; notes/pjrt.md section 5) --------
 _CppFastPath = None
 _cpp_states_set = False
 ArrayImpl = xc.ArrayImpl        # the type of a device buffer (jit's C++ path takes only these)

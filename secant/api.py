@@ -309,6 +309,10 @@ class JitFunction:
         # signature -> _Compiled, LRU (jit_cache_size)
         self._cache = _trace_cache(fun, (self._static_nums, self._static_names, self._donate))
         self._fast_ok = self._simple and not self._donate and hasattr(self._cache, "fast")
+        # calls with NumPy arguments go through jaxlib's C++ dispatcher (made at the first)
+        self._cpp_ok = self._fast_ok and _CPP_DISPATCH
+        self._cpp = None
+        self._cpp_refused = 0       # misses C++ could not take (see _cpp_miss)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -356,6 +360,66 @@ class JitFunction:
                         pass
                     else:
                         return run(bufs)
+        if self._cpp_ok and not kwargs and not _X64[0]:
+            out = self._call_cpp(args)
+            if out is not _NOT_TAKEN:
+                return out
+        return self._call(args, kwargs)
+
+    def _call_cpp(self, args):
+        """jitted(*args) through jaxlib's C++ dispatcher when some argument is a NumPy array and
+        every other one a strong device array (enable_x64 off, flat positional arguments): C++
+        puts the NumPy arrays and runs the executable of their signature; an unseen signature comes
+        back through _cpp_miss to the Python path. _NOT_TAKEN for any other call."""
+        ins = []
+        host = False
+        for x in args:
+            t = type(x)
+            if t is np.ndarray:
+                dt = x.dtype
+                if dt not in _CPP_DTYPES:
+                    narrow = _NARROW.get(dt)
+                    if narrow is None:
+                        return _NOT_TAKEN
+                    x = x.astype(narrow)
+                host = True
+            elif t is Array:
+                if x.weak_type:     # (its buffer reads as strong to C++)
+                    return _NOT_TAKEN
+                x = x._buf
+                if type(x) is not _ArrayImpl:
+                    return _NOT_TAKEN
+            else:
+                return _NOT_TAKEN
+            ins.append(x)
+        if not host:
+            return _NOT_TAKEN
+        cpp = self._cpp
+        if cpp is None:
+            cpp = self._cpp = _cpp_dispatcher(self)
+            if cpp is None:
+                self._cpp_ok = False
+                return _NOT_TAKEN
+            self._cache.cpp.add(self)
+        out = cpp(*ins)
+        if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
+            return out
+        # C++ reads NumPy memory in place, while the program runs: done before the caller may
+        # change it (jax.jit does not wait, and reads what was written)
+        out.block_until_ready()
+        tag = out.aval                      # (_CppOut: which signature ran)
+        try:
+            self._cache.move_to_end(tag.key)    # (LRU order kept exactly)
+        except KeyError:                        # (dropped meanwhile)
+            pass
+        res = _new(Array)                   # (Array._from_buffer, inlined)
+        res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, tag.weak_type
+        res._committed, res._sharded = False, None
+        return res
+
+    def _call(self, args, kwargs):
+        """The Python path: the warm table of flat signatures, else the full path."""
+        cache = self._cache
         fkey = None
         if self._fast_ok and not kwargs:
             # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
@@ -536,7 +600,7 @@ class _TraceCache(collections.OrderedDict):
     def __init__(self):
         super().__init__()
         self.fast = {}
-        self.cpp = weakref.WeakSet()    # the _CppJitFunctions reading it (SECANT_CPP_DISPATCH)
+        self.cpp = weakref.WeakSet()    # the jit functions whose C++ dispatchers read it
         # (enable_x64, avals, signature key, run(buffers)) of the last warm call of device
         # arrays (single device, one output), or None
         self.last = None
@@ -557,55 +621,30 @@ class _Key:
         return type(other) is _Key and self.h == other.h and self.t == other.t
 
 
-# --- opt-in: jaxlib's C++ dispatcher in front of the warm path (SECANT_CPP_DISPATCH=1) ----------
-_CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") not in ("", "0")
+# --- jaxlib's C++ dispatcher for calls with NumPy arguments (SECANT_CPP_DISPATCH=0: off) ---------
+_CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") != "0"
 _ArrayImpl = runtime.ArrayImpl
 _new = object.__new__
+_NOT_TAKEN = object()
+# NumPy dtypes C++ puts as they are, whatever its enable_x64 state (it narrows 64-bit ones when
+# that is off, and that state is jax's once jax is imported): the others go to C++ only
+# narrowed here first, as secant narrows them (enable_x64 off)
+_CPP_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16,
+    np.float32, np.complex64))
+_NARROW = {np.dtype(w): np.dtype(n) for w, n in (
+    (np.float64, np.float32), (np.int64, np.int32), (np.uint64, np.uint32),
+    (np.complex128, np.complex64))}
 
 
-class _CppJitFunction(JitFunction):
-    """jit with jaxlib's C++ dispatcher in front of the Python path: strong device arrays and
-    NumPy arrays go to C++, which runs the executable of their signature itself (and puts NumPy
-    arguments); an unseen signature comes back through _cpp_miss to JitFunction.__call__, and
-    so does any other call (keywords, other arguments, enable_x64 on). The cache bound holds
-    (an entry dropped clears the C++ tables), but C++ hits do not refresh an entry's place in
-    the least-recently-used order: eviction follows the Python path's calls."""
+class _CppOut:
+    """The output aval handed to C++ for one signature: C++ reads shape, dtype and weak_type,
+    and gives it back as its result buffers' aval, so a hit names its trace cache entry."""
+    __slots__ = ("shape", "dtype", "weak_type", "aval", "key")
 
-    def __init__(self, *a):
-        super().__init__(*a)
-        self._cpp = _cpp_dispatcher(self) if self._fast_ok else None
-        self._cpp_refused = 0       # misses C++ could not take (see _cpp_miss)
-        if self._cpp is not None:
-            self._cache.cpp.add(self)
-
-    def __call__(self, *args, **kwargs):
-        cpp = self._cpp
-        if cpp is not None and not kwargs and not _X64[0]:
-            ins = []
-            host = False
-            for x in args:
-                if type(x) is Array:
-                    b = x._buf
-                    if type(b) is not _ArrayImpl or x.weak_type:
-                        break
-                    ins.append(b)
-                elif type(x) is np.ndarray:
-                    ins.append(x)
-                    host = True
-                else:
-                    break
-            else:
-                out = cpp(*ins)
-                if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
-                    return out
-                if host:    # C++ reads NumPy memory in place, while the program runs: done
-                    out.block_until_ready()     # before the caller may change it (jax.jit
-                    #                             does not wait, and reads what was written)
-                res = _new(Array)           # (Array._from_buffer, inlined)
-                res._npy, res._buf, res._aval = None, out, out.aval
-                res.weak_type, res._committed, res._sharded = res._aval.weak_type, False, None
-                return res
-        return JitFunction.__call__(self, *args, **kwargs)
+    def __init__(self, aval, key):
+        self.shape, self.dtype, self.weak_type = aval.shape, aval.dtype, aval.weak_type
+        self.aval, self.key = aval, key
 
 
 def _cpp_dispatcher(jitted):
@@ -618,27 +657,29 @@ def _cpp_dispatcher(jitted):
 
 def _cpp_miss(jitted, ins):
     """A signature the C++ dispatcher has not seen: run by the Python path (on the arguments
-    __call__ handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
+    _call_cpp handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
     to C++ only when C++'s view of each argument (dtype, shape, strong) is exactly the traced
     signature's (so no argument C++ would canonicalise otherwise than secant reaches that
     executable), the output is one array and the program has no host callbacks."""
     args = tuple(x if type(x) is np.ndarray else Array._from_buffer(x, ShapedArray(*_cpp_sees(x)))
                  for x in ins)
-    out = JitFunction.__call__(jitted, *args)
+    out = jitted._call(args, {})
     data = None
     if type(out) is Array and out._buf is not None and not _X64[0]:
         leaves, treedef = _flatten(args)
         entry = jitted._cache.get(_Key((treedef, (), False, *[_leaf_key(x) for x in leaves])))
-        if entry is not None and entry._single_out and not entry._check_device \
+        if entry is not None and entry.key is not None and entry._single_out \
+                and not entry._check_device \
                 and not entry.exe._callbacks and type(entry.out_tree) is type(treedef) \
                 and len(entry.in_avals) == len(ins) and all(
                     _cpp_sees(x) == (a.shape, a.dtype, a.weak_type)
                     for a, x in zip(entry.in_avals, ins)):
-            data = runtime.cpp_fast_path(entry.exe, len(ins), entry.out_avals[0])
+            data = runtime.cpp_fast_path(entry.exe, len(ins), _CppOut(entry.out_avals[0],
+                                                                      entry.key))
     if data is None:    # (several outputs, say: each call would miss again, at a cost)
         jitted._cpp_refused += 1
         if jitted._cpp_refused >= _CPP_REFUSALS:
-            jitted._cpp = None      # the Python path from now on
+            jitted._cpp_ok = False      # the Python path from now on
     return out, data, False
 
 
@@ -789,8 +830,6 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums)
-    if _CPP_DISPATCH:
-        return _CppJitFunction(fun, static_argnums, static_argnames, donate_argnums)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 
 
