@@ -20,7 +20,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
-from secant.backends import compilation_cache, rendezvous  # noqa: E402
+from secant.backends import compilation_cache, dtypes, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
@@ -444,16 +444,9 @@ def single_device():
     return len(client().devices()) == 1 and len(client().local_devices()) == 1
 
 
-# dtypes np.asarray of a buffer reads right (the buffer protocol; ml_dtypes' kind "V" it does
-# not): tested first on the hot path, a set look-up
-_BUFFER_PROTOCOL_DTYPES = frozenset(np.dtype(t) for t in (
-    np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
-    np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128))
-
-
 def to_numpy(buf, dtype):
     """A read-only host view of a single-device buffer."""
-    if dtype not in _BUFFER_PROTOCOL_DTYPES and \
+    if dtype not in dtypes.BUFFER_PROTOCOL and \
             (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "V":
         # ml_dtypes (bfloat16): the buffer protocol gives object arrays
         return buf._single_device_array_to_np_array_did_copy()[0]

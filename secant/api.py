@@ -628,13 +628,9 @@ _new = object.__new__
 _NOT_TAKEN = object()
 # NumPy dtypes C++ puts as they are, whatever its enable_x64 state (it narrows 64-bit ones when
 # that is off, and that state is jax's once jax is imported): the others go to C++ only
-# narrowed here first, as secant narrows them (enable_x64 off)
-_CPP_DTYPES = frozenset(np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16,
-    np.float32, np.complex64))
-_NARROW = {np.dtype(w): np.dtype(n) for w, n in (
-    (np.float64, np.float32), (np.int64, np.int32), (np.uint64, np.uint32),
-    (np.complex128, np.complex64))}
+# narrowed here first, as secant narrows them (enable_x64 off); bfloat16 not at all
+_NARROW = dtypes._NARROW
+_CPP_DTYPES = dtypes._SUPPORTED_SET - _NARROW.keys() - {dtypes.bfloat16}
 
 
 class _CppOut:

@@ -112,3 +112,30 @@ def test_a_hit_on_the_last_signature_refreshes_its_lru_place():
         assert len(traces) == 3
     finally:
         secant.config.update("jit_cache_size", old)
+
+
+def test_np_asarray_of_jit_outputs_of_each_dtype():
+    import ml_dtypes
+    for dt in (np.float32, np.int32, np.bool_, np.complex64, np.float16, ml_dtypes.bfloat16):
+        g = secant.jit(lambda x: x + x)
+        x = np.asarray([1, 0, 3], dt)
+        for _ in range(2):          # (the second call: C++'s)
+            got = np.asarray(g(x))
+            assert got.dtype == np.dtype(dt)
+            np.testing.assert_array_equal(got.astype(np.complex128), (x + x).astype(np.complex128))
+    donating = secant.jit(lambda x: x + 1, donate_argnums=0)
+    (a,) = _dev(np.ones(3))
+    donating(a)
+    with pytest.raises(secant.SecantError, match="donated"):
+        np.asarray(a)
+
+
+def test_numpy_arguments_c_plus_plus_narrows_as_secant_does():
+    g = secant.jit(lambda x, y: x * y)
+    for x in (np.linspace(0, 1, 4), np.arange(4), np.arange(4, dtype=np.uint64),
+              np.linspace(0, 1, 4) + 1j):
+        for _ in range(3):
+            got = g(x, x)
+            want = snp.asarray(x) * snp.asarray(x)
+            assert got.dtype == want.dtype and got.dtype.itemsize <= 8
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
