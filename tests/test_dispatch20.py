@@ -139,3 +139,17 @@ def test_numpy_arguments_c_plus_plus_narrows_as_secant_does():
             want = snp.asarray(x) * snp.asarray(x)
             assert got.dtype == want.dtype and got.dtype.itemsize <= 8
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    if g._cpp is not None:      # (one device: the calls after the first ran in C++)
+        assert g._cpp._cache_size() == 4
+
+
+def test_outputs_do_not_alias_numpy_inputs_put_by_c_plus_plus():
+    # C++ puts NumPy arguments without a copy: an output that is an input (or a view of one)
+    # must still be its own memory, unchanged when the caller writes the input afterwards
+    for fn in (lambda x: x, lambda x: x.reshape(2, 2), lambda x: x[1:]):
+        g = secant.jit(fn)
+        for _ in range(3):
+            a = np.arange(4, dtype=np.float32)
+            out = g(a)
+            a[:] = 100
+            np.testing.assert_array_equal(np.asarray(out).ravel(), np.arange(4)[4 - out.size:])
