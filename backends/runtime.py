@@ -424,18 +424,14 @@ def _no_fallback(*args):
     raise SecantError("secant's C++ dispatch received an argument it cannot place")
 
 
-_leaf_treedef = None
-
-
-def cpp_fast_path(exe, n_in, out_aval):
+def cpp_fast_path(exe, n_in, out_avals, bare):
     """What the C++ dispatcher caches for one signature of `exe` (an Executable of one device,
-    no host callbacks): n_in array inputs, one output of `out_aval` (its buffers carry it as
-    their aval: shape, dtype, weak type)."""
-    global _leaf_treedef
-    if _leaf_treedef is None:
-        _leaf_treedef = _jax.pytree.default_registry().flatten(0)[1]
+    no host callbacks): n_in array inputs; `out_avals` (its buffers carry them as their avals:
+    shape, dtype, weak type), returned as a flat tuple, or `bare`: the one output as it is."""
     s = sharding(exe.device)
-    return _CppFastPath(exe.exe, _leaf_treedef, [s] * n_in, [s], [out_aval], [False],
+    n = len(out_avals)
+    tree = _jax.pytree.default_registry().flatten(0 if bare else (0,) * n)[1]
+    return _CppFastPath(exe.exe, tree, [s] * n_in, [s] * n, list(out_avals), [False] * n,
                         [True] * n_in, [None] * n_in, [])
 
 

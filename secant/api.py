@@ -402,8 +402,10 @@ class JitFunction:
                 return _NOT_TAKEN
             self._cache.cpp.add(self)
         out = cpp(*ins)
-        if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
-            return out
+        if type(out) is not _ArrayImpl:
+            if type(out) is tuple and out and type(out[0]) is _ArrayImpl:
+                return self._cpp_outputs(out)   # (several outputs)
+            return out                      # (a miss: the Python path ran it)
         # C++ reads NumPy memory in place, while the program runs: done before the caller may
         # change it (jax.jit does not wait, and reads what was written)
         out.block_until_ready()
@@ -416,6 +418,17 @@ class JitFunction:
         res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, tag.weak_type
         res._committed, res._sharded = False, None
         return res
+
+    def _cpp_outputs(self, bufs):
+        """The result of a C++ hit of several outputs (its flat tuple of buffers)."""
+        for b in bufs:
+            b.block_until_ready()           # (as for one output)
+        tag = bufs[0].aval
+        try:
+            self._cache.move_to_end(tag.key)
+        except KeyError:
+            pass
+        return tag.tree.unflatten([Array._from_buffer(b, b.aval.aval) for b in bufs])
 
     def _call(self, args, kwargs):
         """The Python path: the warm table of flat signatures, else the full path."""
@@ -634,13 +647,14 @@ _CPP_DTYPES = dtypes._SUPPORTED_SET - _NARROW.keys() - {dtypes.bfloat16}
 
 
 class _CppOut:
-    """The output aval handed to C++ for one signature: C++ reads shape, dtype and weak_type,
-    and gives it back as its result buffers' aval, so a hit names its trace cache entry."""
-    __slots__ = ("shape", "dtype", "weak_type", "aval", "key")
+    """An output aval handed to C++ for one signature: C++ reads shape, dtype and weak_type,
+    and gives it back as its result buffers' aval, so a hit names its trace cache entry (and
+    the output tree, for several outputs, which C++ returns as a flat tuple)."""
+    __slots__ = ("shape", "dtype", "weak_type", "aval", "key", "tree")
 
-    def __init__(self, aval, key):
+    def __init__(self, aval, key, tree):
         self.shape, self.dtype, self.weak_type = aval.shape, aval.dtype, aval.weak_type
-        self.aval, self.key = aval, key
+        self.aval, self.key, self.tree = aval, key, tree
 
 
 def _cpp_dispatcher(jitted):
@@ -656,23 +670,24 @@ def _cpp_miss(jitted, ins):
     _call_cpp handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
     to C++ only when C++'s view of each argument (dtype, shape, strong) is exactly the traced
     signature's (so no argument C++ would canonicalise otherwise than secant reaches that
-    executable), the output is one array and the program has no host callbacks."""
+    executable), the outputs are arrays (no float0) and the program has no host callbacks."""
     args = tuple(x if type(x) is np.ndarray else Array._from_buffer(x, ShapedArray(*_cpp_sees(x)))
                  for x in ins)
     out = jitted._call(args, {})
     data = None
-    if type(out) is Array and out._buf is not None and not _X64[0]:
+    if not _X64[0]:
         leaves, treedef = _flatten(args)
         entry = jitted._cache.get(_Key((treedef, (), False, *[_leaf_key(x) for x in leaves])))
-        if entry is not None and entry.key is not None and entry._single_out \
+        if entry is not None and entry.key is not None and entry.out_tree.num_leaves \
                 and not entry._check_device \
                 and not entry.exe._callbacks and type(entry.out_tree) is type(treedef) \
                 and len(entry.in_avals) == len(ins) and all(
                     _cpp_sees(x) == (a.shape, a.dtype, a.weak_type)
                     for a, x in zip(entry.in_avals, ins)):
-            data = runtime.cpp_fast_path(entry.exe, len(ins), _CppOut(entry.out_avals[0],
-                                                                      entry.key))
-    if data is None:    # (several outputs, say: each call would miss again, at a cost)
+            tree = None if entry._single_out else entry.out_tree
+            data = runtime.cpp_fast_path(entry.exe, len(ins), [
+                _CppOut(a, entry.key, tree) for a in entry.out_avals], tree is None)
+    if data is None:    # (host callbacks, say: each call would miss again, at a cost)
         jitted._cpp_refused += 1
         if jitted._cpp_refused >= _CPP_REFUSALS:
             jitted._cpp_ok = False      # the Python path from now on

@@ -153,3 +153,27 @@ def test_outputs_do_not_alias_numpy_inputs_put_by_c_plus_plus():
             out = g(a)
             a[:] = 100
             np.testing.assert_array_equal(np.asarray(out).ravel(), np.arange(4)[4 - out.size:])
+
+
+def test_several_outputs_through_c_plus_plus_keep_their_structure():
+    from secant import api
+    x = np.arange(3, dtype=np.float32)
+    for fn in (lambda x, y: (x + y,), lambda x, y: [x * y], lambda x, y: {"a": x, "b": (y, x)},
+               lambda x, y: (x - y, {"p": [x * y]}), lambda x, y: x + y):
+        g = secant.jit(fn)
+        old = api._CPP_DISPATCH
+        api._CPP_DISPATCH = False
+        try:
+            plain = secant.jit(fn)
+        finally:
+            api._CPP_DISPATCH = old
+        for _ in range(3):
+            got, want = g(x, x + 1), plain(x, x + 1)
+            gl, gt = secant.tree_util.tree_flatten(got)
+            wl, wt = secant.tree_util.tree_flatten(want)
+            assert gt == wt and all(type(v) is Array for v in gl)
+            for a, b in zip(gl, wl):
+                assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type)
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        if g._cpp is not None:
+            assert g._cpp._cache_size() == 1

@@ -201,8 +201,11 @@ def test_copy_tree_is_deepcopy_of_a_syntax_tree(kind):
 
 
 def test_cpp_dispatch_gives_way_to_the_python_path_for_calls_it_cannot_take(monkeypatch):
-    def two(a, b):
-        return a + b, a * b         # two outputs: C++ cannot take the signature
+    seen = []
+
+    def two(a, b):      # a host callback: C++ cannot take the signature
+        secant.debug.callback(lambda v: seen.append(float(v)), snp.sum(b))
+        return a + b, a * b
     with_cpp, plain = _jits(two, monkeypatch)
     a = np.arange(3, dtype=np.float32)
     for i in range(12):
@@ -210,3 +213,4 @@ def test_cpp_dispatch_gives_way_to_the_python_path_for_calls_it_cannot_take(monk
         for g, w in zip(got, want):
             _agree(g, w)
     assert not with_cpp._cpp_ok         # after a few refusals: the Python path only
+    assert seen == [3.0 + 3 * i for i in range(12) for _ in range(2)]   # each call ran it
