@@ -13,6 +13,21 @@ def _dev(*xs):
     return secant.device_put(tuple(np.asarray(x, np.float32) for x in xs))
 
 
+@pytest.fixture
+def two_entries():
+    """(jit of x + 1 that records each trace's shape, that record, device arrays of 1, 2 and 3
+    zeros) under jit_cache_size 2."""
+    old = secant.config.read("jit_cache_size")
+    secant.config.update("jit_cache_size", 2)
+    traces = []
+
+    def h(x):
+        traces.append(x.shape)
+        return x + 1
+    yield secant.jit(h), traces, _dev(np.zeros(1), np.zeros(2), np.zeros(3))
+    secant.config.update("jit_cache_size", old)
+
+
 def test_the_last_signature_fed_back_gives_the_loops_values():
     step = secant.jit(lambda x, y: x * 0.5 + y)
     x, y = _dev(np.arange(4.0), np.ones(4))
@@ -40,29 +55,18 @@ def test_the_last_signature_follows_enable_x64():
     assert g(a).dtype == np.float32
 
 
-def test_the_last_signature_keeps_the_lru_order_and_bound():
-    old = secant.config.read("jit_cache_size")
-    secant.config.update("jit_cache_size", 2)
-    try:
-        traces = []
-
-        def h(x):
-            traces.append(x.shape)
-            return x + 1
-        g = secant.jit(h)
-        a1, a2, a3 = _dev(np.zeros(1), np.zeros(2), np.zeros(3))
-        g(a1), g(a2), g(a1), g(a1), g(a1)      # hits on a1 keep it the most recent
-        g(a3)                                   # evicts a2
-        assert traces == [(1,), (2,), (3,)]
-        g(a1), g(a1)
-        assert len(traces) == 3
-        np.testing.assert_array_equal(np.asarray(g(a2)), [1, 1])
-        assert len(traces) == 4 and g._cache_size() == 2
-        g(a2), g(a2)
-        np.testing.assert_array_equal(np.asarray(g(a3)), [1, 1, 1])     # a1 was dropped
-        assert len(traces) == 5
-    finally:
-        secant.config.update("jit_cache_size", old)
+def test_the_last_signature_keeps_the_lru_order_and_bound(two_entries):
+    g, traces, (a1, a2, a3) = two_entries
+    g(a1), g(a2), g(a1), g(a1), g(a1)      # hits on a1 keep it the most recent
+    g(a3)                                   # evicts a2
+    assert traces == [(1,), (2,), (3,)]
+    g(a1), g(a1)
+    assert len(traces) == 3
+    np.testing.assert_array_equal(np.asarray(g(a2)), [1, 1])
+    assert len(traces) == 4 and g._cache_size() == 2
+    g(a2), g(a2)
+    np.testing.assert_array_equal(np.asarray(g(a3)), [1, 1, 1])     # a1 was dropped
+    assert len(traces) == 5
 
 
 def test_a_donated_array_is_refused_on_the_warm_path():
@@ -92,26 +96,15 @@ def test_the_last_signature_with_several_outputs_and_eager_arrays():
     np.testing.assert_array_equal(np.asarray(p), [0, 3, 6])
 
 
-def test_a_hit_on_the_last_signature_refreshes_its_lru_place():
-    old = secant.config.read("jit_cache_size")
-    secant.config.update("jit_cache_size", 2)
-    try:
-        traces = []
-
-        def h(x):
-            traces.append(x.shape)
-            return x + 1
-        g = secant.jit(h)
-        a1, a2, a3 = _dev(np.zeros(1), np.zeros(2), np.zeros(3))
-        g(a1), g(a1)            # a1: the last signature
-        g(x=a2)                 # (a keyword: the full path) a2 the most recent
-        g(a1)                   # the last signature's hit: a1 the most recent again
-        g(x=a3)                 # evicts a2, not a1
-        assert len(traces) == 3
-        g(a1)
-        assert len(traces) == 3
-    finally:
-        secant.config.update("jit_cache_size", old)
+def test_a_hit_on_the_last_signature_refreshes_its_lru_place(two_entries):
+    g, traces, (a1, a2, a3) = two_entries
+    g(a1), g(a1)            # a1: the last signature
+    g(x=a2)                 # (a keyword: the full path) a2 the most recent
+    g(a1)                   # the last signature's hit: a1 the most recent again
+    g(x=a3)                 # evicts a2, not a1
+    assert len(traces) == 3
+    g(a1)
+    assert len(traces) == 3
 
 
 def test_np_asarray_of_jit_outputs_of_each_dtype():
