@@ -9,6 +9,7 @@ from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 
 _new = object.__new__
+_BUFFER_PROTOCOL = dtypes.BUFFER_PROTOCOL
 
 
 def _to_numpy(buf, dtype):
@@ -126,7 +127,11 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         v = self._npy
         if type(v) is not np.ndarray:
-            v = self._value()
+            b = self._buf
+            if v is None and b is not None and self._aval.dtype in _BUFFER_PROTOCOL:
+                v = self._npy = np.asarray(b)   # (_value and runtime.to_numpy, written out)
+            else:
+                v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         if copy:

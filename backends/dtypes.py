@@ -15,6 +15,9 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
              bfloat16, float16, float32, float64, complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
+# dtypes np.asarray of a device buffer reads right (the buffer protocol; ml_dtypes' kind "V" it
+# does not): tested first on the hot path, a set look-up
+BUFFER_PROTOCOL = _SUPPORTED_SET - {bfloat16}
 
 # --- canonicalisation: without enable_x64 every 64-bit type becomes its 32-bit sibling --------------
 _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}

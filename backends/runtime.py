@@ -20,7 +20,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
-from secant.backends import compilation_cache, rendezvous  # noqa: E402
+from secant.backends import compilation_cache, dtypes, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
 JAXLIB_VERSION = xc._version
@@ -385,7 +385,7 @@ def putter(shape, dtype, device):
     return put_one
 
 
-# --- jaxlib's C++ dispatcher (opt-in: SECANT_CPP_DISPATCH=1; notes/pjrt.md section 5) --------
+# --- jaxlib's C++ dispatcher (jit calls with NumPy arguments; notes/pjrt.md section 5) --------
 _CppFastPath = None
 _cpp_states_set = False
 ArrayImpl = xc.ArrayImpl        # the type of a device buffer (jit's C++ path takes only these)
@@ -424,18 +424,14 @@ def _no_fallback(*args):
     raise SecantError("secant's C++ dispatch received an argument it cannot place")
 
 
-_leaf_treedef = None
-
-
-def cpp_fast_path(exe, n_in, out_aval):
+def cpp_fast_path(exe, n_in, out_avals, bare):
     """What the C++ dispatcher caches for one signature of `exe` (an Executable of one device,
-    no host callbacks): n_in array inputs, one output of `out_aval` (its buffers carry it as
-    their aval: shape, dtype, weak type)."""
-    global _leaf_treedef
-    if _leaf_treedef is None:
-        _leaf_treedef = _jax.pytree.default_registry().flatten(0)[1]
+    no host callbacks): n_in array inputs; `out_avals` (its buffers carry them as their avals:
+    shape, dtype, weak type), returned as a flat tuple, or `bare`: the one output as it is."""
     s = sharding(exe.device)
-    return _CppFastPath(exe.exe, _leaf_treedef, [s] * n_in, [s], [out_aval], [False],
+    n = len(out_avals)
+    tree = _jax.pytree.default_registry().flatten(0 if bare else (0,) * n)[1]
+    return _CppFastPath(exe.exe, tree, [s] * n_in, [s] * n, list(out_avals), [False] * n,
                         [True] * n_in, [None] * n_in, [])
 
 
@@ -444,16 +440,9 @@ def single_device():
     return len(client().devices()) == 1 and len(client().local_devices()) == 1
 
 
-# dtypes np.asarray of a buffer reads right (the buffer protocol; ml_dtypes' kind "V" it does
-# not): tested first on the hot path, a set look-up
-_BUFFER_PROTOCOL_DTYPES = frozenset(np.dtype(t) for t in (
-    np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
-    np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128))
-
-
 def to_numpy(buf, dtype):
     """A read-only host view of a single-device buffer."""
-    if dtype not in _BUFFER_PROTOCOL_DTYPES and \
+    if dtype not in dtypes.BUFFER_PROTOCOL and \
             (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "V":
         # ml_dtypes (bfloat16): the buffer protocol gives object arrays
         return buf._single_device_array_to_np_array_did_copy()[0]

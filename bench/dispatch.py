@@ -29,14 +29,12 @@ def measure():
     cands = [lambda: fast(a_dev, b_dev).block_until_ready(),
              lambda: np.asarray(fast(a_np, b_np)),
              lambda: execute(bufs).consume_with_handlers(handlers)[0].block_until_ready()]
-    # the opt-in C++ dispatcher (SECANT_CPP_DISPATCH=1: jit returns this class)
-    from secant import api
-    cpp = api._CppJitFunction(f)
-    if cpp._cpp is not None:
-        cpp(a_dev, b_dev), cpp(a_np, b_np)
-        cands += [lambda: cpp(a_dev, b_dev).block_until_ready(),
-                  lambda: np.asarray(cpp(a_np, b_np))]
-    n_cpp = len(cands) - 3
+    # the Python path alone for NumPy in (what SECANT_CPP_DISPATCH=0 gives): what jaxlib's C++
+    # dispatcher, which jit calls with NumPy arguments go through, saves
+    python_only = secant.jit(f)
+    python_only._cpp_ok = False
+    cands.append(lambda: np.asarray(python_only(a_np, b_np)))
+    n_cpp = 1
     jax_first = None
     if jax is not None:
         jfast = jax.jit(f)
@@ -46,11 +44,11 @@ def measure():
                   lambda: np.asarray(jfast(a_np, b_np))]
     times = interleaved_us(cands)
     device_io, numpy_io, floor = times[:3]
-    cpp_device, cpp_numpy = times[3:3 + n_cpp] if n_cpp else (None, None)
+    (python_numpy,) = times[3:3 + n_cpp]
     jax_device, jax_numpy = times[3 + n_cpp:] if jax is not None else (None, None)
     return {"first": (first, jax_first), "device": (device_io, jax_device),
             "numpy": (numpy_io, jax_numpy), "floor": (floor, None),
-            "cpp device": (cpp_device, jax_device), "cpp numpy": (cpp_numpy, jax_numpy)}
+            "python numpy": (python_numpy, jax_numpy)}
 
 
 def rows(results=None):
@@ -65,11 +63,9 @@ def rows(results=None):
             ("warm jit call, tiny, NumPy in / np.asarray out", r["numpy"][0] * us, "jax.jit",
              anchor(r["numpy"][1], us), 1.0),
             ("warm jit call, device arrays, vs PJRT execute alone", r["device"][0] * us,
-             "secant execute", r["floor"][0] * us, None)] + [
-        (f"warm jit call, tiny, {label}, SECANT_CPP_DISPATCH=1", r[k][0] * us, "jax.jit",
-         anchor(r[k][1], us), 1.0)
-        for k, label in (("cpp device", "device arrays in/out"),
-                         ("cpp numpy", "NumPy in / np.asarray out")) if r[k][0] is not None]
+             "secant execute", r["floor"][0] * us, None),
+            ("warm jit call, tiny, NumPy in/out, Python path (SECANT_CPP_DISPATCH=0)",
+             r["python numpy"][0] * us, "jax.jit", anchor(r["python numpy"][1], us), None)]
 
 
 def main():
@@ -78,9 +74,7 @@ def main():
     report("first call (trace + compile)", *r["first"], "ms")
     report("warm call, device arrays in/out", *r["device"])
     report("warm call, NumPy in/out", *r["numpy"])
-    if r["cpp device"][0] is not None:
-        report("warm call, device, SECANT_CPP_DISPATCH=1", *r["cpp device"])
-        report("warm call, NumPy, SECANT_CPP_DISPATCH=1", *r["cpp numpy"])
+    report("warm call, NumPy, Python path (CPP_DISPATCH=0)", *r["python numpy"])
     device_io, floor = r["device"][0], r["floor"][0]
     print(f"  {'PJRT execute alone (the floor)':<42} secant {floor:10.2f} µs"
           f"   warm device call / floor {device_io / floor:5.2f}x")

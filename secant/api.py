@@ -58,6 +58,7 @@ def cached(cache, key, make):
         fast = getattr(cache, "fast", None)
         if fast:                # (a trace cache: its fast keys may name the dropped entry)
             fast.clear()
+            cache.last = None
         for jitted in list(getattr(cache, "cpp", ())):     # (C++ dispatchers' signatures too)
             cpp = jitted._cpp
             if cpp is not None:
@@ -308,6 +309,10 @@ class JitFunction:
         # signature -> _Compiled, LRU (jit_cache_size)
         self._cache = _trace_cache(fun, (self._static_nums, self._static_names, self._donate))
         self._fast_ok = self._simple and not self._donate and hasattr(self._cache, "fast")
+        # calls with NumPy arguments go through jaxlib's C++ dispatcher (made at the first)
+        self._cpp_ok = self._fast_ok and _CPP_DISPATCH
+        self._cpp = None
+        self._cpp_refused = 0       # misses C++ could not take (see _cpp_miss)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -330,6 +335,104 @@ class JitFunction:
         return tuple(dyn_args), dyn_kwargs, tuple(static)
 
     def __call__(self, *args, **kwargs):
+        cache = self._cache
+        last = cache.last
+        if last is not None and not kwargs:
+            # the last warm signature of device arrays, recognised by its avals' identity (an
+            # array made by this program, or the same array again, carries the very aval
+            # object): no key to build or hash
+            x64, avals, key, run = last
+            if x64 is _X64[0] and len(args) == len(avals):
+                bufs = []
+                i = 0
+                for x in args:
+                    if type(x) is not Array or x._aval is not avals[i]:
+                        break
+                    b = x._buf
+                    if b is None:
+                        break
+                    bufs.append(b)
+                    i += 1
+                else:
+                    try:
+                        cache.move_to_end(key)          # (LRU order kept exactly)
+                    except KeyError:                    # dropped meanwhile: the full path
+                        pass
+                    else:
+                        return run(bufs)
+        if self._cpp_ok and not kwargs and not _X64[0]:
+            out = self._call_cpp(args)
+            if out is not _NOT_TAKEN:
+                return out
+        return self._call(args, kwargs)
+
+    def _call_cpp(self, args):
+        """jitted(*args) through jaxlib's C++ dispatcher when some argument is a NumPy array and
+        every other one a strong device array (enable_x64 off, flat positional arguments): C++
+        puts the NumPy arrays and runs the executable of their signature; an unseen signature comes
+        back through _cpp_miss to the Python path. _NOT_TAKEN for any other call."""
+        ins = []
+        host = False
+        for x in args:
+            t = type(x)
+            if t is np.ndarray:
+                dt = x.dtype
+                if dt not in _CPP_DTYPES:
+                    narrow = _NARROW.get(dt)
+                    if narrow is None:
+                        return _NOT_TAKEN
+                    x = x.astype(narrow)
+                host = True
+            elif t is Array:
+                if x.weak_type:     # (its buffer reads as strong to C++)
+                    return _NOT_TAKEN
+                x = x._buf
+                if type(x) is not _ArrayImpl:
+                    return _NOT_TAKEN
+            else:
+                return _NOT_TAKEN
+            ins.append(x)
+        if not host:
+            return _NOT_TAKEN
+        cpp = self._cpp
+        if cpp is None:
+            cpp = self._cpp = _cpp_dispatcher(self)
+            if cpp is None:
+                self._cpp_ok = False
+                return _NOT_TAKEN
+            self._cache.cpp.add(self)
+        out = cpp(*ins)
+        if type(out) is not _ArrayImpl:
+            if type(out) is tuple and out and type(out[0]) is _ArrayImpl:
+                return self._cpp_outputs(out)   # (several outputs)
+            return out                      # (a miss: the Python path ran it)
+        # C++ reads NumPy memory in place, while the program runs: done before the caller may
+        # change it (jax.jit does not wait, and reads what was written)
+        out.block_until_ready()
+        tag = out.aval                      # (_CppOut: which signature ran)
+        try:
+            self._cache.move_to_end(tag.key)    # (LRU order kept exactly)
+        except KeyError:                        # (dropped meanwhile)
+            pass
+        res = _new(Array)                   # (Array._from_buffer, inlined)
+        res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, tag.weak_type
+        res._committed, res._sharded = False, None
+        return res
+
+    def _cpp_outputs(self, bufs):
+        """The result of a C++ hit of several outputs (its flat tuple of buffers)."""
+        for b in bufs:
+            b.block_until_ready()           # (as for one output)
+        tag = bufs[0].aval
+        try:
+            self._cache.move_to_end(tag.key)
+        except KeyError:
+            pass
+        return tag.tree.unflatten([Array._from_buffer(b, b.aval.aval) for b in bufs])
+
+    def _call(self, args, kwargs):
+        """The Python path: the warm table of flat signatures, else the full path."""
+        cache = self._cache
         fkey = None
         if self._fast_ok and not kwargs:
             # the warm path for flat positional arguments (arrays, NumPy arrays, scalars): a
@@ -352,7 +455,6 @@ class JitFunction:
                     break
             else:
                 fkey = tuple(fkey)
-                cache = self._cache
                 hit = cache.fast.get(fkey)
                 if hit is not None:
                     try:
@@ -360,6 +462,8 @@ class JitFunction:
                     except KeyError:                    # dropped meanwhile: the full path
                         pass
                     else:
+                        if hit[2] is not None:          # device arrays: the next call's guess
+                            cache.last = (fkey[0], fkey[1:], hit[0], hit[2])
                         return hit[1](args)
         if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
@@ -503,13 +607,16 @@ def _trace_cache(fun, params):
 
 class _TraceCache(collections.OrderedDict):
     """signature key -> _Compiled (LRU, jit_cache_size), and `fast`: the warm path's table,
-    flat-argument key -> (signature key, runner); cleared whenever an entry is dropped, as are
-    the C++ dispatchers' tables (`cpp`)."""
+    flat-argument key -> (signature key, runner, run on buffers or None); cleared whenever an
+    entry is dropped, as are `last` and the C++ dispatchers' tables (`cpp`)."""
 
     def __init__(self):
         super().__init__()
         self.fast = {}
-        self.cpp = weakref.WeakSet()    # the _CppJitFunctions reading it (SECANT_CPP_DISPATCH)
+        self.cpp = weakref.WeakSet()    # the jit functions whose C++ dispatchers read it
+        # (enable_x64, avals, signature key, run(buffers)) of the last warm call of device
+        # arrays (single device, one output), or None
+        self.last = None
 
 
 class _Key:
@@ -527,55 +634,27 @@ class _Key:
         return type(other) is _Key and self.h == other.h and self.t == other.t
 
 
-# --- opt-in: jaxlib's C++ dispatcher in front of the warm path (SECANT_CPP_DISPATCH=1) ----------
-_CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") not in ("", "0")
+# --- jaxlib's C++ dispatcher for calls with NumPy arguments (SECANT_CPP_DISPATCH=0: off) ---------
+_CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") != "0"
 _ArrayImpl = runtime.ArrayImpl
 _new = object.__new__
+_NOT_TAKEN = object()
+# NumPy dtypes C++ puts as they are, whatever its enable_x64 state (it narrows 64-bit ones when
+# that is off, and that state is jax's once jax is imported): the others go to C++ only
+# narrowed here first, as secant narrows them (enable_x64 off); bfloat16 not at all
+_NARROW = dtypes._NARROW
+_CPP_DTYPES = dtypes._SUPPORTED_SET - _NARROW.keys() - {dtypes.bfloat16}
 
 
-class _CppJitFunction(JitFunction):
-    """jit with jaxlib's C++ dispatcher in front of the Python path: strong device arrays and
-    NumPy arrays go to C++, which runs the executable of their signature itself (and puts NumPy
-    arguments); an unseen signature comes back through _cpp_miss to JitFunction.__call__, and
-    so does any other call (keywords, other arguments, enable_x64 on). The cache bound holds
-    (an entry dropped clears the C++ tables), but C++ hits do not refresh an entry's place in
-    the least-recently-used order: eviction follows the Python path's calls."""
+class _CppOut:
+    """An output aval handed to C++ for one signature: C++ reads shape, dtype and weak_type,
+    and gives it back as its result buffers' aval, so a hit names its trace cache entry (and
+    the output tree, for several outputs, which C++ returns as a flat tuple)."""
+    __slots__ = ("shape", "dtype", "weak_type", "aval", "key", "tree")
 
-    def __init__(self, *a):
-        super().__init__(*a)
-        self._cpp = _cpp_dispatcher(self) if self._fast_ok else None
-        self._cpp_refused = 0       # misses C++ could not take (see _cpp_miss)
-        if self._cpp is not None:
-            self._cache.cpp.add(self)
-
-    def __call__(self, *args, **kwargs):
-        cpp = self._cpp
-        if cpp is not None and not kwargs and not _X64[0]:
-            ins = []
-            host = False
-            for x in args:
-                if type(x) is Array:
-                    b = x._buf
-                    if type(b) is not _ArrayImpl or x.weak_type:
-                        break
-                    ins.append(b)
-                elif type(x) is np.ndarray:
-                    ins.append(x)
-                    host = True
-                else:
-                    break
-            else:
-                out = cpp(*ins)
-                if type(out) is not _ArrayImpl:     # (a miss: the Python path ran it)
-                    return out
-                if host:    # C++ reads NumPy memory in place, while the program runs: done
-                    out.block_until_ready()     # before the caller may change it (jax.jit
-                    #                             does not wait, and reads what was written)
-                res = _new(Array)           # (Array._from_buffer, inlined)
-                res._npy, res._buf, res._aval = None, out, out.aval
-                res.weak_type, res._committed, res._sharded = res._aval.weak_type, False, None
-                return res
-        return JitFunction.__call__(self, *args, **kwargs)
+    def __init__(self, aval, key, tree):
+        self.shape, self.dtype, self.weak_type = aval.shape, aval.dtype, aval.weak_type
+        self.aval, self.key, self.tree = aval, key, tree
 
 
 def _cpp_dispatcher(jitted):
@@ -588,27 +667,30 @@ def _cpp_dispatcher(jitted):
 
 def _cpp_miss(jitted, ins):
     """A signature the C++ dispatcher has not seen: run by the Python path (on the arguments
-    __call__ handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
+    _call_cpp handed C++: NumPy arrays, and strong arrays' device buffers, wrapped again); handed
     to C++ only when C++'s view of each argument (dtype, shape, strong) is exactly the traced
     signature's (so no argument C++ would canonicalise otherwise than secant reaches that
-    executable), the output is one array and the program has no host callbacks."""
+    executable), the outputs are arrays (no float0) and the program has no host callbacks."""
     args = tuple(x if type(x) is np.ndarray else Array._from_buffer(x, ShapedArray(*_cpp_sees(x)))
                  for x in ins)
-    out = JitFunction.__call__(jitted, *args)
+    out = jitted._call(args, {})
     data = None
-    if type(out) is Array and out._buf is not None and not _X64[0]:
+    if not _X64[0]:
         leaves, treedef = _flatten(args)
         entry = jitted._cache.get(_Key((treedef, (), False, *[_leaf_key(x) for x in leaves])))
-        if entry is not None and entry._single_out and not entry._check_device \
+        if entry is not None and entry.key is not None and entry.out_tree.num_leaves \
+                and not entry._check_device \
                 and not entry.exe._callbacks and type(entry.out_tree) is type(treedef) \
                 and len(entry.in_avals) == len(ins) and all(
                     _cpp_sees(x) == (a.shape, a.dtype, a.weak_type)
                     for a, x in zip(entry.in_avals, ins)):
-            data = runtime.cpp_fast_path(entry.exe, len(ins), entry.out_avals[0])
-    if data is None:    # (several outputs, say: each call would miss again, at a cost)
+            tree = None if entry._single_out else entry.out_tree
+            data = runtime.cpp_fast_path(entry.exe, len(ins), [
+                _CppOut(a, entry.key, tree) for a in entry.out_avals], tree is None)
+    if data is None:    # (host callbacks, say: each call would miss again, at a cost)
         jitted._cpp_refused += 1
         if jitted._cpp_refused >= _CPP_REFUSALS:
-            jitted._cpp = None      # the Python path from now on
+            jitted._cpp_ok = False      # the Python path from now on
     return out, data, False
 
 
@@ -629,14 +711,20 @@ def _add_fast(cache, fkey, args, key, entry):
     by `fkey` (JitFunction.__call__'s key of `args`)."""
     if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
         return
-    cache.fast[fkey] = (key, _runner(entry, [type(x) for x in args], args))
+    kinds = [type(x) for x in args]
+    run, run_bufs = _runner(entry, kinds, args)
+    cache.fast[fkey] = (key, run, run_bufs)
+    if run_bufs is not None:
+        cache.last = (fkey[0], fkey[1:], key, run_bufs)
 
 
 _buffer_of = operator.attrgetter("_buf")
 
 
 def _runner(entry, kinds, args):
-    """run(args) for one signature: each argument converted only as its kind needs."""
+    """(run(args), run_bufs(buffers)) for one signature: run converts each argument only as
+    its kind needs; run_bufs, for a signature of device arrays only (else None), takes their
+    buffers as they are."""
     execute, handlers = entry._execute, entry._handlers
     out_avals, out_tree, single = entry.out_avals, entry.out_tree, entry._single_out
     from_buffer = Array._from_buffer
@@ -669,8 +757,7 @@ def _runner(entry, kinds, args):
     if single:
         out_aval, weak, new = out_avals[0], out_avals[0].weak_type, object.__new__
 
-        def run(args):
-            bufs = inputs(args)
+        def run_bufs(bufs):
             try:
                 buf = execute(bufs).consume_with_handlers(handlers)[0]
             except TypeError:
@@ -681,15 +768,17 @@ def _runner(entry, kinds, args):
             out._committed, out._sharded = False, None
             return out
     else:
-        def run(args):
-            bufs = inputs(args)
+        def run_bufs(bufs):
             try:
                 outs = execute(bufs).consume_with_handlers(handlers)
             except TypeError:
                 _check_not_donated(bufs)
                 raise
             return out_tree.unflatten([from_buffer(b, a) for b, a in zip(outs, out_avals)])
-    return run
+
+    def run(args):
+        return run_bufs(inputs(args))
+    return run, (run_bufs if all(t is Array for t in kinds) else None)
 
 
 def _functionalized(fun):
@@ -752,8 +841,6 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums)
-    if _CPP_DISPATCH:
-        return _CppJitFunction(fun, static_argnums, static_argnames, donate_argnums)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
 
 

@@ -65,7 +65,8 @@ def test_grad_of_a_summed_chain_matches_the_closed_form(dtype, x64_or_not):
     np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(chain))(x)), d, rtol=1e-5)
 
 
-# --- opt-in C++ dispatch (SECANT_CPP_DISPATCH=1): the same results as the Python warm path ------
+# --- C++ dispatch of calls with NumPy arguments (SECANT_CPP_DISPATCH=0: off): the same results
+# as the Python warm path --------------------------------------------------------------------------
 def _jits(fn, monkeypatch):
     """(jit through jaxlib's C++ dispatcher, jit through the Python path) of `fn`."""
     from secant import api
@@ -73,7 +74,7 @@ def _jits(fn, monkeypatch):
     with_cpp = secant.jit(fn)
     monkeypatch.setattr(api, "_CPP_DISPATCH", False)
     plain = secant.jit(fn)
-    if with_cpp._cpp is None:
+    if api._cpp_dispatcher(with_cpp) is None:
         pytest.skip("this jaxlib has no C++ dispatcher, or several devices")
     return with_cpp, plain
 
@@ -200,12 +201,16 @@ def test_copy_tree_is_deepcopy_of_a_syntax_tree(kind):
 
 
 def test_cpp_dispatch_gives_way_to_the_python_path_for_calls_it_cannot_take(monkeypatch):
-    def two(a, b):
-        return a + b, a * b         # two outputs: C++ cannot take the signature
+    seen = []
+
+    def two(a, b):      # a host callback: C++ cannot take the signature
+        secant.debug.callback(lambda v: seen.append(float(v)), snp.sum(b))
+        return a + b, a * b
     with_cpp, plain = _jits(two, monkeypatch)
     a = np.arange(3, dtype=np.float32)
     for i in range(12):
         got, want = with_cpp(a, a + i), plain(a, a + i)
         for g, w in zip(got, want):
             _agree(g, w)
-    assert with_cpp._cpp is None        # after a few refusals: the Python path only
+    assert not with_cpp._cpp_ok         # after a few refusals: the Python path only
+    assert seen == [3.0 + 3 * i for i in range(12) for _ in range(2)]   # each call ran it
