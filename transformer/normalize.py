@@ -1770,6 +1770,8 @@ class Normaliser(ContainerMixin):
             args = [] if obj.__name__ in _INTEGER_RANDOM else \
                 node.args[1:] + [k.value for k in node.keywords if k.arg != "key"]
             if any(_has_var(self.operand(a)) for a in args):
+                if source_of(obj) is not None:      # uniform's bounds: secant/random_bounds.py
+                    return self.user_call(node, source_of(obj))
                 raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
                                      "secant: random numbers are constants for grad; compute "
                                      "its arguments from non-differentiated values")

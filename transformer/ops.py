@@ -403,7 +403,7 @@ LAX_NAMES = {
                       "dot_general", "dynamic_slice", "dynamic_update_slice", "broadcast_in_dim",
                       "rev", "select", "convert_element_type", "reduce_sum", "reduce_max",
                       "reduce_min", "reduce_prod", "stop_gradient", "dot",
-                      "optimization_barrier")},
+                      "optimization_barrier", "nextafter")},
     "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
     "acosh": "arccosh", "atanh": "arctanh", "abs": "absolute", "neg": "negative",
     "sub": "subtract", "mul": "multiply", "div": "lax_div", "pow": "power", "max": "maximum",
