@@ -24,6 +24,7 @@ import secant
 import secant.numpy as snp
 from secant.backends.errors import where as _where
 from secant import lax
+from secant.scipy.special_expint import exp1, expi, expn  # noqa: F401  (jax.scipy.special's)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
