@@ -69,3 +69,8 @@ from secant.numpy import more_api as _more_api  # noqa: E402  (issue 15's list, 
 for _name in _more_api.__all__:
     globals()[_name] = getattr(_more_api, _name)
 __all__ += [n for n in _more_api.__all__ if n not in __all__]
+from secant.numpy import apply as _apply  # noqa: E402  (apply_along_axis, apply_over_axes)
+
+for _name in _apply.__all__:
+    globals()[_name] = getattr(_apply, _name)
+__all__ += [n for n in _apply.__all__ if n not in __all__]
