@@ -11,6 +11,7 @@ from secant.backends.errors import where as _where
 from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
+from secant.scipy.linalg_sqrtm import sqrtm  # noqa: F401  (jax.scipy.linalg's)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
