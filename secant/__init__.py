@@ -35,6 +35,9 @@ from secant import distributed  # noqa: E402  (secant.distributed.initialize, as
 
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
 from secant import random_dists as _random_dists  # noqa: E402,F401  (secant.random.gamma, beta, ...)
+from secant import lax_more as _lax_more  # noqa: E402  (more of jax.lax, read as source)
+for _name in _lax_more.__all__:
+    setattr(lax, _name, getattr(_lax_more, _name))
 from secant import random_bounds as _random_bounds  # noqa: E402,F401  (grad of uniform's bounds)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402
