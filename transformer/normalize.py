@@ -33,7 +33,7 @@ from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
-                                    BIT_OPERATORS, COLLECTIVES,
+                                    BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
@@ -1201,6 +1201,8 @@ class Normaliser(ContainerMixin):
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
+        if opname is None and self.batching:
+            opname = SHIFT_OPERATORS.get(type(node.op).__name__)
         if opname is None or (isinstance(x, ir.Expr) and isinstance(y, ir.Expr)):
             return self._inactive(node)
         return self._emit(opname, {"x": x, "y": y}, {})

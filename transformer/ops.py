@@ -362,6 +362,9 @@ PRIMITIVE_OPS = {
 # --- secant.numpy's existing functions (issue 17): integer-only elementwise ops, no derivative
 for _n in ("left_shift", "right_shift", "nextafter"):
     op(_n, "x, y", ("x", "y"), differentiable=False)
+# `x << n` / `x >> n`: those ops under vmap, as the bit operators (a batched shift was read as
+# an unbatched value and broadcast: every example got the whole batch)
+SHIFT_OPERATORS = {"LShift": "left_shift", "RShift": "right_shift"}
 
 # keywords an op's functions accept under another name than its rule's parameter
 # (snp.reshape(a, shape=...), JAX's newer spelling of newshape)
