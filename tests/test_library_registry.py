@@ -73,7 +73,10 @@ EXEMPT = {
         {"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.arange", "numpy.eye",
          "numpy.identity", "numpy.tri", "numpy.indices", "numpy.broadcast_shapes"},
     "static queries of shapes and dtypes: never a traced value, constants under every "
-    "transform": {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type",
+    "transform (einsum_path reads shapes, mask_indices a static pattern; checked against "
+    "NumPy in tests/test_numpy_more_names.py)": {"numpy.einsum_path", "numpy.isdtype",
+                                                 "numpy.mask_indices",
+                  "numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type",
                   "numpy.iscomplexobj", "numpy.isrealobj", "numpy.dtype_weak",
                   "numpy.is_array"},
     "the library's own conversion helpers, exported by secant.numpy's re-export of every "

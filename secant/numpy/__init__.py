@@ -74,3 +74,18 @@ from secant.numpy import apply as _apply  # noqa: E402  (apply_along_axis, apply
 for _name in _apply.__all__:
     globals()[_name] = getattr(_apply, _name)
 __all__ += [n for n in _apply.__all__ if n not in __all__]
+from secant.numpy import more_names as _more_names  # noqa: E402  (more of jax.numpy, as source)
+
+for _name in _more_names.__all__:
+    globals()[_name] = getattr(_more_names, _name)
+__all__ += [n for n in _more_names.__all__ if n not in __all__]
+# jax.numpy's other dtype names: the scalar types above, and NumPy's abstract ones
+bool = bool_    # noqa: A001  (jax.numpy.bool, NumPy 2's name)
+single, double, csingle, cdouble, complex_ = float32, float64, complex64, complex128, complex128
+uint = uint32
+generic, character, flexible, object_ = _np.generic, _np.character, _np.flexible, _np.object_
+ComplexWarning = _np.exceptions.ComplexWarning
+array_repr = _np.array_repr
+array_str = _np.array_str
+get_printoptions, set_printoptions, printoptions = (_np.get_printoptions, _np.set_printoptions,
+                                                   _np.printoptions)
