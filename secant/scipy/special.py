@@ -587,6 +587,42 @@ def erfc(x):
     return _erfc(snp.asarray(x) * 1.0)
 
 
+@secant.custom_jvp
+def _erfcx(x):
+    z = snp.abs(x)
+    ratio = snp.where(z > 1e8, 0.5641895835477563 / snp.maximum(z, 1.0),   # 1 / (z sqrt(pi))
+                      snp.exp(_log_erfc_ratio(z)))
+    small = snp.exp(x * x) * (1 - lax.erf(snp.where(z < 1, x, 0.0)))
+    negative = 2 * snp.exp(x * x) - ratio
+    return snp.where(z < 1, small, snp.where(x < 0, negative, ratio))
+
+
+@_erfcx.defjvp
+def _erfcx_jvp(primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    out = _erfcx(x)
+    return out, (2 * x * out - 1.1283791670955126) * x_dot
+
+
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), accurate for large x (where
+    it is about 1 / (x sqrt(pi))); d/dx = 2 x erfcx(x) - 2 / sqrt(pi)."""
+    return _erfcx(snp.asarray(x) * 1.0)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
+    nonzero = snp.where(lmbda == 0, 1.0, lmbda)
+    return snp.where(lmbda == 0, snp.log(x), snp.expm1(nonzero * snp.log(x)) / nonzero)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of 1 + x: ((1 + x)^lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
+    nonzero = snp.where(lmbda == 0, 1.0, lmbda)
+    return snp.where(lmbda == 0, snp.log1p(x), snp.expm1(nonzero * snp.log1p(x)) / nonzero)
+
+
 def erfinv(x):
     return lax.erf_inv(snp.asarray(x) * 1.0)
 
