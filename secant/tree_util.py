@@ -232,22 +232,21 @@ def is_tree_node(tree, is_leaf=None):
     return _registry.flatten_one_level(tree) is not None
 
 
-def flatten_one_level(tree):
-    """(children, node_data) of a node's top level; a leaf is a ValueError, as in JAX."""
-    out = _registry.flatten_one_level(tree)
+def _one_level(out, tree):
     if out is None:
         raise SecantValueError(f"can't tree-flatten type: {type(tree)}{where()}")
-    children, data = out
-    return list(children), data
+    items, data = out
+    return list(items), data
+
+
+def flatten_one_level(tree):
+    """(children, node_data) of a node's top level; a leaf is a ValueError, as in JAX."""
+    return _one_level(_registry.flatten_one_level(tree), tree)
 
 
 def flatten_one_level_with_keys(tree):
     """([(key, child), ...], node_data) of a node's top level."""
-    out = _registry.flatten_one_level_with_keys(tree)
-    if out is None:
-        raise SecantValueError(f"can't tree-flatten type: {type(tree)}{where()}")
-    pairs, data = out
-    return list(pairs), data
+    return _one_level(_registry.flatten_one_level_with_keys(tree), tree)
 
 
 def treedef_children(treedef):
