@@ -64,3 +64,12 @@ def test_expn_derivative_is_minus_the_next_lower_order(x64):
 def test_expn_order_is_not_differentiable():
     with pytest.raises(secant.SecantError, match="n"):
         secant.grad(lambda n: special.expn(n, 1.5))(2.0)
+
+
+def test_bernoulli_numbers(x64):
+    got = np.asarray(special.bernoulli(12))
+    np.testing.assert_allclose(got, ss.bernoulli(12), rtol=1e-11)     # (SciPy's: to 2e-12)
+    assert got[4] == -1 / 30 and got[12] == -691 / 2730 and got[1] == -0.5    # exact
+    assert np.asarray(special.bernoulli(0)).tolist() == [1.0]
+    with pytest.raises(ValueError, match="non-negative"):
+        special.bernoulli(-1)

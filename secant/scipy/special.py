@@ -283,6 +283,18 @@ _BERNOULLI = (Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30
 _ZETA_A = tuple(float(math.factorial(2 * k + 2) / b) for k, b in enumerate(_BERNOULLI))
 
 
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2, as SciPy), exact fractions rounded once
+    (a static table: n is a Python int)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer" + _where())
+    numbers = [Fraction(1)]
+    for m in range(1, n + 1):        # sum_k C(m + 1, k) B_k = 0
+        numbers.append(-sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return snp.asarray([float(b) for b in numbers])
+
+
 @functools.partial(secant.custom_jvp, nondiff_argnums=(0,))
 def _zeta(x, q):
     # Euler-Maclaurin: sum_{k<N} (q + k)^-x, then the tail from w = q + N: its integral, half
