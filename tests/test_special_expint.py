@@ -1,6 +1,6 @@
 """scipy.special exp1 / expi / expn (secant/scipy/special_expint.py) and bernoulli against
-SciPy to 1e-13 across both methods' ranges and at the edges (0, inf, negative, nan); first and second
-derivatives against closed forms and float64 finite differences. (Values at random points,
+SciPy to 1e-13 across both methods' ranges and at the edges (0, inf, negative, nan); first and
+second derivatives against closed forms and float64 finite differences. (Values at random points,
 jit, vmap, grad and jvp: tests/library_cases/scipy_special.py.)"""
 import numpy as np
 import pytest
