@@ -29,12 +29,17 @@ from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.custom_gradient import custom_gradient
 from secant import vectorize_rules as _vectorize_rules  # noqa: F401  (vectorize under the transforms)
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
-from secant.api import (block_until_ready, default_backend, device_count, device_put, devices,
-                        jit, local_device_count, local_devices, process_count, process_index)
+from secant.api import (block_until_ready, default_backend, device_count, device_get,
+                        device_put, devices, jit, local_device_count, local_devices,
+                        process_count, process_index)
 from secant import distributed  # noqa: E402  (secant.distributed.initialize, as jax.distributed)
 
 from secant import nn, scipy  # noqa: E402  (jax.nn and jax.scipy, reachable after `import secant`)
 from secant import random_dists as _random_dists  # noqa: E402,F401  (secant.random.gamma, beta, ...)
+from secant import lax_more as _lax_more  # noqa: E402  (more of jax.lax, read as source)
+for _name in _lax_more.__all__:
+    setattr(lax, _name, getattr(_lax_more, _name))
+from secant import random_bounds as _random_bounds  # noqa: E402,F401  (grad of uniform's bounds)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402
 from secant import example_libraries  # noqa: E402  (jax.example_libraries)
@@ -57,7 +62,7 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "process_index", "process_count", "distributed",
-           "device_put", "block_until_ready", "grad", "value_and_grad", "vjp", "source",
+           "device_put", "device_get", "block_until_ready", "grad", "value_and_grad", "vjp", "source",
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
            "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]

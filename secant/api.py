@@ -14,7 +14,8 @@ from secant.backends import dtypes, once, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
 from secant.backends.core import ShapedArray, Tracer
-from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
+from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
+                                    SecantValueError, where)
 from secant.backends.recursion import recursion_error
 from secant.backends.tracer import Trace, canonical_aval
 
@@ -902,6 +903,19 @@ def device_put(x, device=None):
         return Array._from_buffer(buf, aval, committed)
 
     return tree_util.tree_map(put, x)
+
+
+def device_get(x):
+    """Each array leaf of `x` (any pytree) copied to the host as a NumPy array, the other
+    leaves as they are (jax.device_get). A traced value has no host value: a
+    ConcretizationError, as JAX's."""
+    def get(leaf):
+        if isinstance(leaf, Tracer):
+            raise ConcretizationError("device_get of a traced value: it has no value until "
+                                      "the traced function runs" + where())
+        return leaf._value() if type(leaf) is Array else leaf
+
+    return tree_util.tree_map(get, x)
 
 
 def _check_device(device):

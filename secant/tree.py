@@ -5,7 +5,11 @@ from secant.tree_util import (tree_all as all, tree_flatten as flatten,  # noqa:
                               tree_leaves as leaves, tree_leaves_with_path as leaves_with_path,
                               tree_map as map, tree_map_with_path as map_with_path,
                               tree_reduce as reduce, tree_structure as structure,
-                              tree_transpose as transpose, tree_unflatten as unflatten)
+                              tree_transpose as transpose, tree_unflatten as unflatten,
+                              tree_broadcast as broadcast,
+                              tree_reduce_associative as reduce_associative,
+                              register_static as static)
 
 __all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+           "map_with_path", "reduce", "structure", "transpose", "unflatten", "broadcast",
+           "reduce_associative", "static"]

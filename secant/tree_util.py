@@ -183,3 +183,101 @@ class Partial(functools.partial):
 
 register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
                      lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+# --- the rest of jax.tree_util's names ----------------------------------------------------------
+KeyEntry = object       # (typing aliases in JAX: a key path is a tuple of these)
+KeyPath = tuple
+
+
+def default_registry():
+    """The registry secant's pytree functions use (jaxlib's C++ one, a private instance)."""
+    return _registry
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """As register_pytree_node, with flatten_with_keys(x) -> ([(key, child), ...], aux_data)
+    giving the key paths (tree_flatten_with_path, keystr) of its children."""
+    def flatten(x):
+        if flatten_func is not None:
+            return flatten_func(x)
+        pairs, aux = flatten_with_keys(x)
+        return [child for _, child in pairs], aux
+    _node_types.add(nodetype)
+    _registry.register_node(nodetype, _checked_flatten(nodetype, flatten, flatten_with_keys),
+                            unflatten_func, flatten_with_keys)
+    return nodetype
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: cls.tree_flatten_with_keys(self) and the classmethod tree_unflatten
+    (cls.tree_flatten too, when it defines one)."""
+    return register_pytree_with_keys(
+        cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+        (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None)
+
+
+def register_static(cls):
+    """Class decorator: instances of cls are pytree nodes with no children (the whole value is
+    static: passed through jit's cache key and unchanged by tree_map)."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+def is_tree_node(tree, is_leaf=None):
+    """Whether `tree` is an internal node of a pytree (a container or registered class), not a
+    leaf."""
+    if is_leaf is not None and is_leaf(tree):
+        return False
+    return _registry.flatten_one_level(tree) is not None
+
+
+def _one_level(out, tree):
+    if out is None:
+        raise SecantValueError(f"can't tree-flatten type: {type(tree)}{where()}")
+    items, data = out
+    return list(items), data
+
+
+def flatten_one_level(tree):
+    """(children, node_data) of a node's top level; a leaf is a ValueError, as in JAX."""
+    return _one_level(_registry.flatten_one_level(tree), tree)
+
+
+def flatten_one_level_with_keys(tree):
+    """([(key, child), ...], node_data) of a node's top level."""
+    return _one_level(_registry.flatten_one_level_with_keys(tree), tree)
+
+
+def treedef_children(treedef):
+    """The treedefs of a treedef's top-level children."""
+    return treedef.children()
+
+
+def treedef_tuple(treedefs):
+    """The treedef of a tuple whose children have the given treedefs."""
+    return tree_structure(tuple(td.unflatten([0] * td.num_leaves) for td in treedefs))
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """prefix_tree with each of its leaves repeated over the subtree of full_tree it stands
+    for (so the result has full_tree's structure)."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(prefix_def, full_tree, 2)
+    return prefix_def.unflatten(tree_map(lambda _, leaf=leaf: leaf, sub, is_leaf=is_leaf)
+                                for leaf, sub in zip(prefix_leaves, subtrees))
+
+
+def tree_reduce_associative(operation, tree, *, identity=None, is_leaf=None):
+    """The leaves combined by an associative `operation` (identity for no leaves; without one,
+    an error)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is None:
+            raise SecantValueError("tree_reduce_associative: the tree has no leaves and no "
+                                   "identity was given" + where())
+        return identity
+    while len(leaves) > 1:     # pairwise, in rounds (the order of JAX's balanced reduction)
+        pairs = [operation(leaves[i], leaves[i + 1]) for i in range(0, len(leaves) - 1, 2)]
+        leaves = pairs + leaves[len(leaves) - len(leaves) % 2:]
+    return leaves[0]

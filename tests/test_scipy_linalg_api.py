@@ -29,6 +29,13 @@ CASES = {
                     lambda a: np.abs(sl.qr(a, mode="economic")[1])),
     "qr_r": (lambda a: snp.abs(L.qr(a, mode="r")[0]), TALL,
              lambda a: np.abs(sl.qr(a, mode="r")[0])),
+    # geqp3's column order; the factors are those of the permuted matrix, differentiable
+    "qr_pivoting_r": (lambda a: L.qr(a, mode="economic", pivoting=True)[1], TALL,
+                      lambda a: sl.qr(a, mode="economic", pivoting=True)[1]),
+    "qr_pivoting_q_wide": (lambda a: L.qr(a, pivoting=True)[0], TALL.T[:, ::-1],
+                           lambda a: sl.qr(a, pivoting=True)[0]),
+    "qr_pivoting_r_square": (lambda a: L.qr(a, mode="r", pivoting=True)[0], M,
+                             lambda a: sl.qr(a, mode="r", pivoting=True)[0]),
     "svd_values": (lambda a: L.svd(a, compute_uv=False), TALL,
                    lambda a: sl.svd(a, compute_uv=False)),
     "block_diag": (lambda a: L.block_diag(a[:2, :2], a[2], 3.0), M,
@@ -61,5 +68,14 @@ def test_factors_reconstruct_and_errors(x64):
     np.testing.assert_allclose((np.asarray(u) * np.asarray(s)) @ np.asarray(vh), TALL, atol=1e-12)
     with pytest.raises(NotImplementedError):
         L.eigh(SYM, SYM)
-    with pytest.raises(NotImplementedError):
-        L.qr(TALL, pivoting=True)
+    for a in (TALL, TALL.T, M):           # the permutation: geqp3's, eagerly and under jit
+        np.testing.assert_array_equal(np.asarray(L.qr(a, pivoting=True)[2]),
+                                      sl.qr(a, pivoting=True)[2])
+        np.testing.assert_array_equal(np.asarray(secant.jit(L.qr, static_argnames="pivoting")(
+            a, pivoting=True)[2]), sl.qr(a, pivoting=True)[2])
+    q, r, p = L.qr(TALL.T, pivoting=True)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), TALL.T[:, np.asarray(p)],
+                               atol=1e-12)
+    stack = np.random.default_rng(7).normal(size=(3, 4, 5))
+    np.testing.assert_array_equal(np.asarray(L.qr(stack, pivoting=True)[2]),
+                                  [sl.qr(a, pivoting=True)[2] for a in stack])

@@ -33,7 +33,7 @@ from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
-                                    BIT_OPERATORS, COLLECTIVES,
+                                    BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
@@ -1275,6 +1275,8 @@ class Normaliser(ContainerMixin):
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
+        if opname is None and self.batching:
+            opname = SHIFT_OPERATORS.get(type(node.op).__name__)
         if opname is None or (isinstance(x, ir.Expr) and isinstance(y, ir.Expr)):
             return self._inactive(node)
         return self._emit(opname, {"x": x, "y": y}, {})
@@ -1844,6 +1846,8 @@ class Normaliser(ContainerMixin):
             args = [] if obj.__name__ in _INTEGER_RANDOM else \
                 node.args[1:] + [k.value for k in node.keywords if k.arg != "key"]
             if any(_has_var(self.operand(a)) for a in args):
+                if source_of(obj) is not None:      # uniform's bounds: secant/random_bounds.py
+                    return self.user_call(node, source_of(obj))
                 raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
                                      "secant: random numbers are constants for grad; compute "
                                      "its arguments from non-differentiated values")

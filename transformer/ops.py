@@ -362,6 +362,9 @@ PRIMITIVE_OPS = {
 # --- secant.numpy's existing functions (issue 17): integer-only elementwise ops, no derivative
 for _n in ("left_shift", "right_shift", "nextafter"):
     op(_n, "x, y", ("x", "y"), differentiable=False)
+# `x << n` / `x >> n`: those ops under vmap, as the bit operators (a batched shift was read as
+# an unbatched value and broadcast: every example got the whole batch)
+SHIFT_OPERATORS = {"LShift": "left_shift", "RShift": "right_shift"}
 
 # keywords an op's functions accept under another name than its rule's parameter
 # (snp.reshape(a, shape=...), JAX's newer spelling of newshape)
@@ -403,7 +406,7 @@ LAX_NAMES = {
                       "dot_general", "dynamic_slice", "dynamic_update_slice", "broadcast_in_dim",
                       "rev", "select", "convert_element_type", "reduce_sum", "reduce_max",
                       "reduce_min", "reduce_prod", "stop_gradient", "dot",
-                      "optimization_barrier")},
+                      "optimization_barrier", "nextafter")},
     "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
     "acosh": "arccosh", "atanh": "arctanh", "abs": "absolute", "neg": "negative",
     "sub": "subtract", "mul": "multiply", "div": "lax_div", "pow": "power", "max": "maximum",

@@ -3,6 +3,8 @@ defaults, weakly typed Python scalars, `x.at[i].set(v)` instead of in-place upda
 
 Each family lives in its own module; this package re-exports every public function they define.
 """
+import importlib as _importlib
+
 import numpy as _np
 
 from secant.backends import dtypes as _dtypes
@@ -59,13 +61,20 @@ from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as
 from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)
 from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
 from secant.numpy.vectorize import vectorize  # noqa: E402,F401
-from secant.numpy import more as _more  # noqa: E402  (more of jax.numpy, read as source)
-
-for _name in _more.__all__:
-    globals()[_name] = getattr(_more, _name)
-__all__ += [n for n in _more.__all__ if n not in __all__]
-from secant.numpy import more_api as _more_api  # noqa: E402  (issue 15's list, read as source)
-
-for _name in _more_api.__all__:
-    globals()[_name] = getattr(_more_api, _name)
-__all__ += [n for n in _more_api.__all__ if n not in __all__]
+# more of jax.numpy, read as source: more.py, more_api.py (issue 15's list), apply.py
+# (apply_along_axis, apply_over_axes), more_names.py; each re-exported once imported, in order
+for _module in ("more", "more_api", "apply", "more_names"):
+    _module = _importlib.import_module("secant.numpy." + _module)
+    for _name in _module.__all__:
+        globals()[_name] = getattr(_module, _name)
+    __all__ += [n for n in _module.__all__ if n not in __all__]
+# jax.numpy's other dtype names: the scalar types above, and NumPy's abstract ones
+bool = bool_    # noqa: A001  (jax.numpy.bool, NumPy 2's name)
+single, double, csingle, cdouble, complex_ = float32, float64, complex64, complex128, complex128
+uint = uint32
+generic, character, flexible, object_ = _np.generic, _np.character, _np.flexible, _np.object_
+ComplexWarning = _np.exceptions.ComplexWarning
+array_repr = _np.array_repr
+array_str = _np.array_str
+get_printoptions, set_printoptions, printoptions = (_np.get_printoptions, _np.set_printoptions,
+                                                   _np.printoptions)

@@ -11,6 +11,7 @@ from secant.backends.errors import where as _where
 from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
+from secant.scipy.linalg_sqrtm import sqrtm  # noqa: F401  (jax.scipy.linalg's)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -192,17 +193,40 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     return w, v
 
 
+def _qr_pivots(a):
+    """The column permutation of LAPACK's geqp3 (QR with column pivoting): step j swaps into
+    place j the column (of those from j on) whose part orthogonal to the columns before it is
+    longest, the first of equals. Integers: no derivative."""
+    residual = lax.stop_gradient(a)
+    m, n = np.shape(a)[-2:]
+    columns = snp.arange(n)
+    perm = snp.broadcast_to(columns, np.shape(a)[:-2] + (n,))
+    for j in range(min(m, n)):
+        norms = snp.sum(snp.real(residual * snp.conj(residual)), axis=-2)
+        pick = snp.argmax(snp.where(columns < j, -1.0, norms), axis=-1)[..., None]
+        swap = snp.where(columns == j, pick, snp.where(columns == pick, j, columns))
+        residual = snp.take_along_axis(residual, swap[..., None, :], axis=-1)
+        perm = snp.take_along_axis(perm, swap, axis=-1)
+        col = residual[..., :, j:j + 1]
+        length = snp.sqrt(snp.sum(snp.real(col * snp.conj(col)), axis=-2, keepdims=True))
+        unit = col / snp.where(length == 0, 1.0, length)
+        residual = residual - unit * snp.sum(snp.conj(unit) * residual, axis=-2, keepdims=True)
+    return perm
+
+
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
     """QR factorization: mode 'full' (square Q), 'economic' (reduced) or 'r' (a tuple (r,));
-    pivoting is not supported."""
-    if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not supported yet" + _where())
+    with `pivoting`, also the column permutation p (geqp3's order) with a[..., p] = q r, the
+    factors differentiable as those of a[..., p]."""
     if mode not in ("full", "economic", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    q, r = _np_linalg.qr(_inexact(a), "reduced" if mode == "economic" else "complete")
-    if mode == "r":
-        return (r,)
-    return q, r
+    a = _inexact(a)
+    if pivoting:
+        p = _qr_pivots(a)
+        a = snp.take_along_axis(a, p[..., None, :], axis=-1)
+    q, r = _np_linalg.qr(a, "reduced" if mode == "economic" else "complete")
+    out = (r,) if mode == "r" else (q, r)
+    return out + (p,) if pivoting else out
 
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,

@@ -24,6 +24,7 @@ import secant
 import secant.numpy as snp
 from secant.backends.errors import where as _where
 from secant import lax
+from secant.scipy.special_expint import exp1, expi, expn  # noqa: F401  (jax.scipy.special's)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -280,6 +281,18 @@ _BERNOULLI = (Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30
               Fraction(43867, 798), Fraction(-174611, 330), Fraction(854513, 138),
               Fraction(-236364091, 2730))
 _ZETA_A = tuple(float(math.factorial(2 * k + 2) / b) for k, b in enumerate(_BERNOULLI))
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2, as SciPy), exact fractions rounded once
+    (a static table: n is a Python int)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer" + _where())
+    numbers = [Fraction(1)]
+    for m in range(1, n + 1):        # sum_k C(m + 1, k) B_k = 0
+        numbers.append(-sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return snp.asarray([float(b) for b in numbers])
 
 
 @functools.partial(secant.custom_jvp, nondiff_argnums=(0,))
@@ -584,6 +597,42 @@ def erf(x):
 def erfc(x):
     """1 - erf(x), accurate where it is tiny (x up to about 26 in float64)."""
     return _erfc(snp.asarray(x) * 1.0)
+
+
+@secant.custom_jvp
+def _erfcx(x):
+    z = snp.abs(x)
+    ratio = snp.where(z > 1e8, 0.5641895835477563 / snp.maximum(z, 1.0),   # 1 / (z sqrt(pi))
+                      snp.exp(_log_erfc_ratio(z)))
+    small = snp.exp(x * x) * (1 - lax.erf(snp.where(z < 1, x, 0.0)))
+    negative = 2 * snp.exp(x * x) - ratio
+    return snp.where(z < 1, small, snp.where(x < 0, negative, ratio))
+
+
+@_erfcx.defjvp
+def _erfcx_jvp(primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    out = _erfcx(x)
+    return out, (2 * x * out - 1.1283791670955126) * x_dot
+
+
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), accurate for large x (where
+    it is about 1 / (x sqrt(pi))); d/dx = 2 x erfcx(x) - 2 / sqrt(pi)."""
+    return _erfcx(snp.asarray(x) * 1.0)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
+    nonzero = snp.where(lmbda == 0, 1.0, lmbda)
+    return snp.where(lmbda == 0, snp.log(x), snp.expm1(nonzero * snp.log(x)) / nonzero)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of 1 + x: ((1 + x)^lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
+    nonzero = snp.where(lmbda == 0, 1.0, lmbda)
+    return snp.where(lmbda == 0, snp.log1p(x), snp.expm1(nonzero * snp.log1p(x)) / nonzero)
 
 
 def erfinv(x):

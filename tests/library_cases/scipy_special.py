@@ -24,6 +24,11 @@ def spread(rng, shape, dtype):
     return rng.uniform(0.2, 12.0, shape).astype(dtype)
 
 
+def signed_away_from_zero(rng, shape, dtype):
+    """Both signs, |x| in (0.3, 8): expi's log singularity at 0 stays out of the differences."""
+    return (rng.uniform(0.3, 8.0, shape) * rng.choice([-1.0, 1.0], shape)).astype(dtype)
+
+
 A3 = np.array([0.3, 2.5, 9.0])            # gammainc's shape parameters (not differentiated)
 N3 = np.array([0, 1, 3])                  # polygamma's orders
 
@@ -76,4 +81,23 @@ CASES = [
          [(3,)], spread),
     Case("scipy.special.zeta", lambda x: special.zeta(x), lambda x: ss.zeta(x), [(3,)],
          above_one, differentiable=False, id="riemann"),
+    Case("scipy.special.erfcx", lambda x: special.erfcx(2 * x), lambda x: ss.erfcx(2 * x),
+         [(2, 3)]),
+    Case("scipy.special.erfcx", lambda x: special.erfcx(30 * x), lambda x: ss.erfcx(30 * x),
+         [(3,)], spread, id="large"),
+    Case("scipy.special.boxcox", lambda x, lm: special.boxcox(x, lm - 1),
+         lambda x, lm: ss.boxcox(x, lm - 1), [(3,), (3,)], positive),
+    Case("scipy.special.boxcox", lambda x: special.boxcox(x, np.array([0.0, 0.5, -1.0])),
+         lambda x: ss.boxcox(x, np.array([0.0, 0.5, -1.0])), [(3,)], spread, id="lmbda_0"),
+    Case("scipy.special.boxcox1p", lambda x, lm: special.boxcox1p(x, lm - 1),
+         lambda x, lm: ss.boxcox1p(x, lm - 1), [(3,), (3,)], positive),
+    Case("scipy.special.boxcox1p", lambda x: special.boxcox1p(x, np.array([0.0, 2.0, -0.5])),
+         lambda x: ss.boxcox1p(x, np.array([0.0, 2.0, -0.5])), [(3,)], spread, id="lmbda_0"),
+    Case("scipy.special.exp1", special.exp1, ss.exp1, [(2, 3)], spread),
+    Case("scipy.special.expi", special.expi, ss.expi, [(2, 3)], signed_away_from_zero),
+    Case("scipy.special.expn", lambda x: special.expn(N3, x), lambda x: ss.expn(N3, x),
+         [(2, 3)], spread),
+    Case("scipy.special.expn", lambda x: special.expn(5, x), lambda x: ss.expn(5, x),
+         [(4,)], lambda rng, shape, dtype: rng.uniform(0.05, 3.0, shape).astype(dtype),
+         id="static_n"),
 ]

@@ -111,3 +111,39 @@ CASES = (
             lambda lo: KDE_1D.integrate_box_1d(lo[0] - 1, lo[0] + 0.5),
             lambda lo: ST_KDE_1D.integrate_box_1d(lo[0] - 1, lo[0] + 0.5), [(1,)])]
 )
+
+# jax.scipy.stats' other distributions (secant/scipy/stats/gumbel_r.py, ...)
+_ALL6 = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+CASES += (
+    [_location_scale(n, d, d) for d in ("gumbel_r", "gumbel_l") for n in _ALL6]
+    + [_location_scale("ppf", d, d, probability) for d in ("gumbel_r", "gumbel_l")]
+    + [_family("pareto", n, lambda f: lambda x, b, s: f(0.3 + s * (1.1 + x), b + 1, 0.3, s),
+               [(3,), (3,), (3,)]) for n in _ALL6]
+    + [_family("pareto", "ppf", lambda f: lambda q, b, s: f(q, b + 1, 0.3, s),
+               [(3,), (3,), (3,)], probability)]
+    # bounds on both sides of 0, in one tail, in the other (the masses' three branches)
+    + [_family("truncnorm", n, lambda f, lo=lo, hi=hi: lambda x, loc, s: f(
+        loc + s * (lo + (hi - lo) * (0.1 + 0.8 * x)), lo, hi, loc, s),
+        [(3,), (3,), (3,)], probability, id=f"{lo}_{hi}")
+       for n in _ALL6 for lo, hi in ((-1.0, 2.0), (1.5, 4.0), (-6.0, -4.5))]
+    + [Case("scipy.stats.truncnorm.logpdf", lambda x, a, b: stats.truncnorm.logpdf(
+        0.5 * x - a, -a - 1, b + 0.5), lambda x, a, b: st.truncnorm.logpdf(0.5 * x - a, -a - 1,
+                                                                          b + 0.5),
+        [(3,), (3,), (3,)], probability, id="bounds")]
+    + [_family("geom", n, lambda f: lambda p: f(K3 + 1, p), [(3,)], probability)
+       for n in ("logpmf", "pmf")]
+    + [_family("nbinom", n, lambda f: lambda n, p: f(K3, n + 1, p), [(3,), (3,)], probability)
+       for n in ("logpmf", "pmf")]
+    + [_family("betabinom", n, lambda f: lambda a, b: f(K3, N3, a, b), [(3,), (3,)])
+       for n in ("logpmf", "pmf")]
+    + [_family("multinomial", n, lambda f: lambda p: f(np.array([[1.0, 2.0, 3.0],
+                                                                   [0.0, 0.0, 6.0]]), 6.0,
+                                                         p / np.sum(p)), [(3,)])
+       for n in ("logpmf", "pmf")]
+    + [_family("vonmises", n, lambda f: lambda x, k: f(3 * x, 3 * k), [(3,), (3,)])
+       for n in ("logpdf", "pdf")]
+    + [_family("wrapcauchy", n, lambda f: lambda x, c: f(6 * x, c), [(3,), (3,)], probability)
+       for n in ("logpdf", "pdf")]
+    + [_family("gennorm", n, lambda f: lambda x, beta: f(2 * x - 2.1, 2 * beta), [(3,), (3,)])
+       for n in ("logpdf", "pdf", "cdf")]
+)

@@ -1,0 +1,57 @@
+"""secant.scipy.signal (convolve, correlate, convolve2d, correlate2d, fftconvolve) and
+secant.scipy.integrate.trapezoid against SciPy: values in float64, grad against central
+differences, vmap against a loop, jit against SciPy."""
+import numpy as np
+import pytest
+import scipy.integrate as si
+import scipy.signal as ss
+
+import secant
+import secant.numpy as snp
+from secant.scipy import integrate, signal
+from tests.central_differences import weighted_fd
+
+rng = np.random.default_rng(11)
+SHAPES = [((7,), (3,)), ((3,), (7,)), ((5, 6), (2, 3)), ((3, 6), (2, 2))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("name", ["convolve", "correlate", "fftconvolve"])
+def test_values(x64, name, mode, shapes):
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    if name == "correlate" and mode == "valid" and shapes[0][0] < shapes[1][0]:
+        pytest.skip("SciPy swaps the inputs there")
+    np.testing.assert_allclose(np.asarray(getattr(signal, name)(a, b, mode)),
+                               getattr(ss, name)(a, b, mode), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["convolve2d", "correlate2d"])
+def test_2d_grad_vmap_jit(x64, name):
+    a, b = rng.normal(size=(5, 6)), rng.normal(size=(2, 3))
+    fn, ref = getattr(signal, name), getattr(ss, name)
+    np.testing.assert_allclose(np.asarray(secant.jit(lambda x: fn(x, b, "same"))(a)),
+                               ref(a, b, "same"), rtol=1e-10, atol=1e-12)
+    for k, x in enumerate((a, b)):
+        def f(v, k=k):
+            return fn(v, b, "same") if k == 0 else fn(a, v, "same")
+
+        def f_ref(v, k=k):
+            return ref(v, b, "same") if k == 0 else ref(a, v, "same")
+        g0, w = weighted_fd(f_ref, x)
+        g = secant.grad(lambda v: snp.sum(f(v) * w))(x)
+        np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
+    stack = rng.normal(size=(3, 5, 6))
+    np.testing.assert_allclose(np.asarray(secant.vmap(lambda x: fn(x, b, "valid"))(stack)),
+                               np.stack([ref(x, b, "valid") for x in stack]), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_errors_and_trapezoid(x64):
+    with pytest.raises(secant.SecantError, match="mode"):
+        signal.convolve(np.ones(3), np.ones(2), "circular")
+    with pytest.raises(NotImplementedError, match="boundary"):
+        signal.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="wrap")
+    y, x = rng.normal(size=(2, 5)), np.sort(rng.normal(size=5))
+    np.testing.assert_allclose(np.asarray(integrate.trapezoid(y, x, axis=-1)),
+                               si.trapezoid(y, x, axis=-1), rtol=1e-12)
