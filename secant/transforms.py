@@ -71,6 +71,13 @@ def _op_function(fun):
         return fun.__secant_composite__                          # (secant/numpy/composite.py)
     if _per_call(fun):      # vmap(f), vectorize(f): read per call shape (_shaped)
         return fun
+    if fun is list or fun is tuple:     # kind_of(c)(items), type(c)(items): a function calling
+        def kind_caller():              # it, whose call the normaliser reads (a container)
+            source = f"def {fun.__name__}_of(items):\n    return {fun.__name__}(items)\n"
+            hit = load_generated(source, f"{fun.__name__}_of", {}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("kind", fun), kind_caller)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
@@ -136,7 +143,7 @@ def _is_op_or_callable(fun):
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.ops import op_for
     return op_for(fun) is not None or isinstance(fun, (functools.partial, types.MethodType)) \
-        or is_user_callable_object(fun)
+        or is_user_callable_object(fun) or fun is list or fun is tuple
 
 
 def _callable_function(fun):
@@ -849,39 +856,58 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
             f"    # fn is known only at run time: the {mode} of its batched form is generated "
             "on first use\n"
-            f"    return batched_derivative({', '.join(map(repr, disp.__secant_batched_dispatch__))}"
-            f", {wrt_names!r}, {tuple(positional)!r}, {mode!r})({args})\n")
+            f"    return batched_derivative(fn, "
+            f"{', '.join(map(repr, disp.__secant_batched_dispatch__))}"
+            f", {wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})({args})\n")
     return load_generated(text, name, {}, {"batched_derivative": _batched_derivative})
 
 
-def _batched_derivative(active, staged, axis_name, shape, wrt, positional, mode):
+def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):
     """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
-    the batched form _dispatch finds for the callee; called as the dispatcher's derivative
-    ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents))."""
-    def call(*args, **kwargs):
-        fn = args[1] if mode == "vjp" else args[0]
-        held = "fn" in wrt and "self" not in active and _is_held_function(fn)
-        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
-                                          held=held)
-        through_class = bound or held or "self" in active       # (fn passed as self)
-        if "fn" in wrt and not through_class:
-            raise SecantTypeError(f"secant differentiates a function known only at run time "
-                                  f"in itself only when it is an object with a __call__; "
-                                  f"{fn!r} is not{where()}")
-        first = 0 if through_class else 1           # x1 is the callee's first (or second)
-        positions = tuple(0 if w == "fn" else positional.index(w) - first
-                          if w in positional else _parameter_names(batched).index(w)
-                          for w in wrt)
-        gen = generate(batched, positions, mode, staged=staged)
-        if not through_class:       # (fn itself not passed)
-            args = args[:1] + args[2:] if mode == "vjp" else args[1:]
-        if mode == "vjp":
-            return gen(*args, **kwargs)
-        n = len(positional) - (0 if through_class else 1)
-        return _jvp_call(gen, len(positions), n, tuple(kwargs))(*args, **kwargs)
-    return call
+    the batched form _dispatch finds for the callee fn, as generated code called as the
+    dispatcher's derivative ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents)): a further
+    transform (hessian of vmap(model)) reads it as any function known at run time."""
+    held = "fn" in wrt and "self" not in active and _is_held_function(fn)
+    batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
+                                      held=held)
+    through_class = bound or held or "self" in active       # (fn passed as self)
+    if "fn" in wrt and not through_class:
+        raise SecantTypeError(f"secant differentiates a function known only at run time "
+                              f"in itself only when it is an object with a __call__; "
+                              f"{fn!r} is not{where()}")
+    first = 0 if through_class else 1           # x1 is the callee's first (or second)
+    positions = tuple(0 if w == "fn" else positional.index(w) - first
+                      if w in positional else _parameter_names(batched).index(w)
+                      for w in wrt)
+    gen = generate(batched, positions, mode, staged=staged)
+    if mode == "jvp":
+        gen = _jvp_call(gen, len(positions), len(positional) - first, keywords)
+    return gen if through_class else _without_callee(gen, mode)
 
 
+_batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
+                                                    # x): generated code, read by a further
+                                                    # transform as any function known at run time
+
+
+def _without_callee(gen, mode):
+    """`def g_fn(out_bar, fn, *args): return g(out_bar, *args)` (jvp: without out_bar), gen's
+    parameters spelled out: generated code that takes the callee fn it does not read."""
+    def make():
+        params = list(inspect.signature(gen).parameters.values())
+        k = 1 if mode == "vjp" else 0
+        sig = inspect.Signature(params[:k] + [inspect.Parameter(
+            "fn_", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
+        args = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
+                if p.kind == p.VAR_KEYWORD else f"{p.name}={p.name}"
+                if p.kind == p.KEYWORD_ONLY else p.name for p in params]
+        name = f"{gen.__name__}_fn"
+        return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})"
+                              f"\n", name, {}, {gen.__name__: gen})
+    return once.build(_without_callees, (gen, mode), make)
+
+
+_without_callees = {}
 _bound_sources = weakref.WeakKeyDictionary()       # _bind_object function -> _bound_source's
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
 

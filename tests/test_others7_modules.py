@@ -305,16 +305,19 @@ def test_tree_leaves_and_structure_to_rebuild(x64):
     np.testing.assert_allclose(unravel(g).layers[0].weight, g_tree.layers[0].weight, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "second order through vmap(model) of a callable object (a dynamic call): the derivative "
-    "of the batched dispatcher's derivative, batched_derivative(...), has no rule ('secant "
-    "does not know the derivative of batched_derivative')"))
 def test_flat_hessian_through_vmap_of_a_module(x64):
+    """Regression: second order through vmap(model) of a callable object (a dynamic call): the
+    derivative of the batched dispatcher's derivative had no rule ("secant does not know the
+    derivative of batched_derivative"), and vmap of its kind_of(layers)(items) dispatched on
+    the class tuple."""
     xs, ys = jnp.asarray(XS[:, :2]), jnp.asarray(YS[:, :1])
     flat, unravel = ravel_module(make_model([2, 2, 1]))
     flat_loss = lambda v: loss(unravel(v), xs, ys)
     H = secant.hessian(flat_loss)(flat)
     np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12)
+    for i in (0, 3, flat.size - 1):
+        np.testing.assert_allclose(H[i], fd_grad(lambda v: grad(flat_loss)(v)[i], (flat,)),
+                                   rtol=1e-6, atol=1e-8)
     col = jvp(grad(flat_loss), (flat,), (jnp.eye(flat.size)[3],))[1]
     np.testing.assert_allclose(col, H[:, 3], rtol=1e-10, atol=1e-12)
 
