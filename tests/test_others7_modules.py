@@ -237,11 +237,9 @@ def test_combine_with_a_nested_varargs_picker(x64):
                                rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "`model.layers[:-1] + (last,)` with model not differentiated: the left side is an "
-    "undifferentiated value of unknown kind (tuple or array), refused by containers.py; "
-    "the generated code does not yet ask at run time"))
 def test_tuple_field_concatenated_with_a_display(x64):
+    """Regression: `model.layers[:-1] + (last,)` with model not differentiated: the left side,
+    of a kind known only at run time (tuple or array), was refused; it is checked then."""
     model = make_model([3, 4, 2])
 
     def head_loss(model, new_bias, xs, ys):
