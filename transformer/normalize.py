@@ -22,6 +22,7 @@ import ast
 import bisect
 import builtins
 import copy
+import dataclasses
 import inspect
 import re
 
@@ -1546,6 +1547,8 @@ class Normaliser(ContainerMixin):
         func = node.func
         if _is_super_call(func):
             return self.call(self.super_call(node))
+        if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
+            return self.call(self.replace_call(node))
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
@@ -1817,6 +1820,30 @@ class Normaliser(ContainerMixin):
             func=func, args=[gast.copy_location(gast.Name(me, gast.Load(), None, None),
                                                 node.func)] + list(node.args),
             keywords=node.keywords), node)
+
+    def replace_call(self, node):
+        """`dataclasses.replace(obj, k=v)` of a tracked value: `replacer(obj, ('k',))(obj, k=v)`,
+        the function that builds obj's class from its fields and the changes (transformer/
+        callees.py), known when the code runs (obj's class) and called as any callee known only
+        then; its source updates no dict in place (dataclasses.replace's own does)."""
+        if len(node.args) != 1 or any(k.arg is None for k in node.keywords):
+            raise self.src.error(node, "secant transforms dataclasses.replace(obj, field=value, "
+                                 "...) with the changes given by name")
+        look_up = next((k for k, v in self.bindings.items() if v is callees.replacer),
+                       None) or self.names.fresh("replacer")
+        self.src.imports[look_up] = self.bindings[look_up] = callees.replacer
+        obj = node.args[0]
+        if not isinstance(obj, gast.Name):      # (passed again by name: the call's self)
+            held = self.names.fresh("replaced")
+            self.bind_name(held, self.operand(obj))
+            obj = gast.copy_location(gast.Name(held, gast.Load(), None, None), obj)
+        names = tuple(k.arg for k in node.keywords)
+        func = gast.parse(f"{look_up}({obj.id}, {names!r})").body[0].value
+        for n in gast.walk(func):
+            if isinstance(n, gast.expr):
+                gast.copy_location(n, node.func)
+        return gast.copy_location(gast.Call(func=func, args=[obj], keywords=node.keywords),
+                                  node)
 
     def _kind_of_call(self, node):
         """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
