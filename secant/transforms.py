@@ -717,10 +717,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     starred = star or double_star
     params = list(inspect.signature(caller).parameters)
     if starred and any(params[i] in ("rest", "kw") for i in wrt):
-        raise SecantTypeError(f"secant cannot {'batch' if mode == 'vmap' else 'differentiate'} "
-                              f"through the *args or **kwargs of a call whose callee's "
-                              f"parameters are known only at run time; pass those arguments "
-                              f"explicitly{where()}")
+        return _generate_spelled_dispatch(caller, wrt, mode, staged, batch)
     # each active operand: its position in the call, or its keyword; "self" when the callee
     # itself holds differentiated or batched values (a model object: `model(x)`)
     active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
@@ -772,6 +769,82 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
             (None, shape) if mode == "jvp" else (None, None, shape))
         gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
+
+
+def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
+    """The derivative or batched form of `call_starred(fn, x1, ..., xn, rest, kw, *, k)` whose
+    rest or kw holds differentiated or batched values (`Registry[name](*params)`): a dispatcher
+    that, when it runs (rest's length and kw's keys known), transforms _spelled_call's function
+    for that shape, which unpacks them into a call transformed as any other."""
+    if mode == "vmap" and batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a call of a function "
+                              f"known only at run time is not supported yet{where()}")
+    n, keywords = caller.__secant_dispatch__
+    star, double_star = caller.__secant_starred__
+    params = list(inspect.signature(caller).parameters)
+    positional = params[:1 + n + star + double_star]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    shape = f"spelled({n}, {'len(rest)' if star else None}, {'tuple(kw)' if double_star else None}," \
+        f" {tuple(keywords)!r})"
+    args = positional + [f"{k}={k}" for k in keywords]
+    dots = [f"{params[i]}_dot" for i in wrt]
+    note = "    # fn and its arguments' number and names are known only at run time: its {} " \
+        "is generated on first use of each\n"
+    wrt = tuple(wrt)
+    if mode == "vjp":
+        name = "dynamic_call_vjp"
+        source = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n" + note.format("vjp")
+                  + f"    return dispatch({shape}, {wrt!r}, 'vjp', {staged})"
+                  f"({', '.join(['out_bar'] + args)})\n")
+    elif mode == "jvp":
+        name = "dynamic_call_jvp"
+        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
+                  + f"    return dispatch({shape}, {wrt!r}, 'jvp', {staged}, None, "
+                  f"({len(positional)}, {tuple(keywords)!r}))"
+                  f"({', '.join(positional + dots + args[len(positional):])})\n")
+    else:
+        name = "dynamic_call_vmap"
+        source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
+                  + note.format("batched form")
+                  + f"    return dispatch({shape}, {wrt!r}, 'vmap', {staged}, "
+                  f"{batch.axis_name!r})({', '.join(args)})\n")
+    gen = load_generated(source, name, {}, {"dispatch": _dispatch, "spelled": _spelled_call})
+    gen.__secant_out_batched__ = True
+    return gen
+
+
+def _spelled_call(n, m, kw_keys, keywords):
+    """`def call_starred_2(fn, x1, rest, kw, *, k): rest_0, rest_1 = rest; kw_a = kw['a'];
+    return fn(x1, rest_0, rest_1, k=k, a=kw_a)`: call_starred (transformer/callees.py) for a
+    rest of m items and a kw of keys kw_keys, as generated code the transforms read (rest and
+    kw containers unpacked, so their cotangents and batch axes are theirs)."""
+    return once.build(_spelled_calls, (n, m, kw_keys, keywords),
+                      lambda: _make_spelled_call(n, m, kw_keys, keywords))
+
+
+def _make_spelled_call(n, m, kw_keys, keywords):
+    if any(not isinstance(k, str) or not k.isidentifier() or keyword.iskeyword(k)
+           for k in kw_keys or ()):
+        raise SecantTypeError(f"secant spells **kwargs out by their keys, which must be names; "
+                              f"got {kw_keys!r}{where()}")
+    xs = [f"x{i + 1}" for i in range(n)]
+    items = [f"rest_{j}" for j in range(m or 0)]
+    params = ["fn"] + xs + (["rest"] if m is not None else []) + (["kw"] if kw_keys is not None
+                                                                   else [])
+    sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+    body = []
+    if m:
+        body.append(f"    {', '.join(items)}{',' if m == 1 else ''} = rest\n")
+    body += [f"    kw_{k} = kw[{k!r}]\n" for k in kw_keys or ()]
+    call = xs + items + [f"{k}={k}" for k in keywords] + [f"{k}=kw_{k}" for k in kw_keys or ()]
+    name = f"call_starred_{m or 0}" + (f"_{len(kw_keys)}" if kw_keys else "")
+    source = f"def {name}({sig}):\n" + "".join(body) + f"    return fn({', '.join(call)})\n"
+    made = load_generated(source, name, {}, {})
+    _errors.register_internal_file(made.__code__.co_filename)
+    return made
+
+
+_spelled_calls = {}
 
 
 def _generate_batched_dispatch(disp, wrt, staged, batch):

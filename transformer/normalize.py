@@ -2090,7 +2090,8 @@ class Normaliser(ContainerMixin):
         the call `node` of what it returns: the function it finds then takes those values as
         arguments (an object as its `self`), it does not close over them (transforms.py
         _dispatch; one that binds the object, bound, is called without it)."""
-        passed = {a.id for a in list(node.args) + [k.value for k in node.keywords]
+        passed = {a.id for a in [a.value if isinstance(a, gast.Starred) else a
+                                 for a in node.args] + [k.value for k in node.keywords]
                   if isinstance(a, gast.Name)}
         return self._tracked_names_in(func) <= passed
 
@@ -2108,14 +2109,14 @@ class Normaliser(ContainerMixin):
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
-        for o, k in zip(rest + kw, [a.value for a in node.args[-1:] if stars] +
-                        [k.value for k in double]):
-            if _has_var(o):
-                raise self.src.error(node, f"{gast.unparse(k).strip()} holds {self.what} "
-                                     f"values, unpacked into a call of a function whose "
-                                     f"parameters secant does not know when it transforms the "
-                                     f"code; pass them as arguments one by one")
-        fn = self.operand(func)
+        # (tracked ones are spelled out when the code runs: secant/transforms.py)
+        rest, kw = ([self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in part]
+                    for part in (rest, kw))
+        maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
+        if getattr(maker, "__secant_dispatcher__", False) and self._passed_again(node, func):
+            fn = ir.Expr(self._source(func))    # dispatch(fn, ...)(out_bar, x1, **kw): a
+        else:                                   # derivative's, differentiated again
+            fn = self.operand(func)
         named = [k for k in node.keywords if k.arg is not None]
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(positional)}
         operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})

@@ -1,0 +1,79 @@
+"""Issue 15, values whose kind only the running program knows (runtime16): a callee picked by
+data called with *params or **kw of differentiated values, spelled out when the code runs. Each
+checked against float64 finite differences or closed forms, vmap against a Python loop, jit
+against eager."""
+import numpy as np
+import pytest
+
+import secant.numpy as jnp
+from secant import grad, hessian, jit, jvp
+
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
+
+
+def mul(a, b, scale=1.0):
+    return a * jnp.sin(b) * scale
+
+
+def power(a, b):
+    return a ** 3 * b
+
+
+REG = {"mul": mul, "power": power, "add": lambda a, b: a + b * b}
+
+
+def by_name(params, name):
+    return REG[name](*params)
+
+
+def by_name_kw(x, kw, name):
+    return REG[name](x, **kw)
+
+
+def by_name_list(x, rest, name):
+    return REG[name](x, *rest)
+
+
+P = (1.5, 0.3)
+
+
+@pytest.mark.parametrize("name", sorted(REG))
+def test_a_callee_by_name_with_starred_params(x64, name):
+    """Regression: `REG[name](*params)`, params differentiated, was refused ("params holds
+    differentiated values, unpacked into a call of a function whose parameters secant does not
+    know"): the call is spelled out for params' length when it runs."""
+    f = lambda p: by_name(p, name)
+    g = check_grad(f, P)
+    assert type(g) is tuple
+    h = hessian(f)(to_snp(P))
+    for i in range(2):
+        want = fd_grad(lambda p: grad(f)(p)[i], (to_snp(P),))
+        assert_trees_close(h[i], want, rtol=1e-5, atol=1e-7)
+        assert_trees_close(grad(lambda p: grad(f)(p)[i])(to_snp(P)), want, rtol=1e-5, atol=1e-7)
+    batch = (np.array([0.5, 1.0, 2.0]), np.array([0.3, -0.4, 0.1]))
+    check_vmap(lambda a, b: f((a, b)), batch)
+    check_vmap(lambda a, b: grad(f)((a, b))[1], batch)
+    t = jvp(f, (to_snp(P),), ((jnp.asarray(1.0), jnp.asarray(0.5)),))[1]
+    g = grad(f)(to_snp(P))
+    np.testing.assert_allclose(t, g[0] + 0.5 * g[1], rtol=1e-12)
+
+
+def test_starred_list_and_double_starred_dict(x64):
+    x, kw = 2.0, {"b": 0.3, "scale": 2.0}
+    f_kw = lambda x, kw: by_name_kw(x, kw, "mul")
+    g = check_grad(f_kw, x, kw, argnum=1)
+    assert set(g) == {"b", "scale"}
+    np.testing.assert_allclose([g["b"], g["scale"]], [2 * np.cos(0.3) * 2, 2 * np.sin(0.3)])
+    check_grad(f_kw, x, kw, argnum=0)
+    g = check_grad(lambda x, rest: by_name_list(x, rest, "mul"), x, [0.3, 2.0], argnum=1)
+    assert type(g) is list
+    check_vmap(lambda b: f_kw(x, {"b": b, "scale": 2.0}), (np.array([0.1, 0.2]),))
+    # d/db of d/dx of x sin(b) scale: cos(b) scale
+    np.testing.assert_allclose(grad(grad(f_kw), argnums=1)(jnp.asarray(x), to_snp(kw))["b"],
+                               np.cos(0.3) * 2.0)
+
+
+def test_jit_of_the_starred_call(x64):
+    f = jit(grad(by_name), static_argnums=1)
+    assert_trees_close(f(to_snp(P), "power"), grad(by_name)(to_snp(P), "power"), rtol=1e-12)
+    np.testing.assert_allclose(f(to_snp(P), "power"), (3 * 1.5 ** 2 * 0.3, 1.5 ** 3))
