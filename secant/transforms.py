@@ -78,6 +78,15 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)
             return hit
         return once.build(_op_functions, ("kind", fun), kind_caller)
+    if _is_user_class(fun):     # Registry[name](a, b): a constructor known only at run time,
+        def class_caller():     # read as user code's call of the class is (a pytree class:
+            name = fun.__name__.lower() if fun.__name__.isidentifier() else "construct"
+            hit = _calling_function(inspect.signature(fun), name, f"{name}_",  # its fields)
+                                    {f"{name}_": fun}, {})
+            hit.__secant_user_code__ = True     # (desugared: transformer/desugar.py)
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("class", fun), class_caller)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
@@ -132,6 +141,11 @@ def _op_function(fun):
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
+
+
+def _is_user_class(fun):
+    return inspect.isclass(fun) and (getattr(fun, "__module__", "") or "").split(".")[0] not in (
+        "secant", "numpy", "builtins")
 
 
 def _is_array_constructor(fun):
@@ -1070,7 +1084,8 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
                                   f"object through its class's __call__; {fn!r} has none with "
                                   f"source{where()}")
     target = source_of(target) or target
-    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
+    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False) \
+            or _is_user_class(target):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):
         raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "

@@ -2,11 +2,15 @@
 data called with *params or **kw of differentiated values, spelled out when the code runs. Each
 checked against float64 finite differences or closed forms, vmap against a Python loop, jit
 against eager."""
+import dataclasses
+import functools
+from typing import Any
+
 import numpy as np
 import pytest
 
 import secant.numpy as jnp
-from secant import grad, hessian, jit, jvp
+from secant import grad, hessian, jit, jvp, tree_util
 
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
 
@@ -77,3 +81,64 @@ def test_jit_of_the_starred_call(x64):
     f = jit(grad(by_name), static_argnums=1)
     assert_trees_close(f(to_snp(P), "power"), grad(by_name)(to_snp(P), "power"), rtol=1e-12)
     np.testing.assert_allclose(f(to_snp(P), "power"), (3 * 1.5 ** 2 * 0.3, 1.5 ** 3))
+
+
+# --- a registered pytree class picked from a registry by name, built from *params ------------
+FAMILIES = {}
+
+
+@dataclasses.dataclass
+class Normal:
+    loc: Any
+    log_scale: Any
+
+    def log_prob(self, x):
+        z = (x - self.loc) / jnp.exp(self.log_scale)
+        return -0.5 * z ** 2 - self.log_scale - 0.5 * jnp.log(2 * jnp.pi)
+
+    def nll(self, xs):
+        return -jnp.sum(self.log_prob(xs))
+
+
+@dataclasses.dataclass
+class Laplace:
+    loc: Any
+    log_scale: Any
+
+    def nll(self, xs):
+        return jnp.sum(jnp.abs(xs - self.loc) / jnp.exp(self.log_scale) + self.log_scale
+                       + jnp.log(2.0))
+
+
+for _cls in (Normal, Laplace):
+    tree_util.register_dataclass(_cls, data_fields=["loc", "log_scale"], meta_fields=[])
+    FAMILIES[_cls.__name__.lower()] = _cls
+
+
+def family_nll(params, xs, family):
+    dist = FAMILIES[family](*params)
+    return dist.nll(xs)
+
+
+XS = np.random.default_rng(16).normal(size=7)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_registered_class_known_only_at_run_time(x64, family):
+    """Regression: `FAMILIES[family](*params)`: a class known only when the code runs (its
+    constructor called through a dispatcher, read as user code's call of the class is), with
+    *params of differentiated values; hessian adds the cotangents of two bound methods."""
+    from scipy import stats
+    f = functools.partial(family_nll, family=family)
+    p = (0.3, -0.2)
+    want = -(stats.norm if family == "normal" else stats.laplace).logpdf(
+        XS, 0.3, np.exp(-0.2)).sum()
+    np.testing.assert_allclose(f(to_snp(p), XS), want, rtol=1e-10)
+    check_grad(f, p, XS)
+    h = hessian(f)(to_snp(p), jnp.asarray(XS))
+    for i in range(2):
+        assert_trees_close(h[i], fd_grad(lambda q: grad(f)(q, XS)[i], (to_snp(p),)),
+                           rtol=1e-5, atol=1e-6)
+    check_vmap(lambda a, b: f((a, b), XS), (np.array([0.1, -0.3]), np.array([0.2, 0.5])))
+    check_vmap(lambda a, b: grad(f)((a, b), XS)[1], (np.array([0.1, -0.3]),
+                                                     np.array([0.2, 0.5])))
