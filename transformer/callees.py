@@ -500,7 +500,8 @@ def _specialise(fn, n_positional, keywords):
         kwonly += [inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY) for w in extra_kw]
         subs[k] = ("dict", extra_kw)
         a.kwarg = None
-    _Substitute(subs, src, fn).visit(node)
+    substitute = _Substitute(subs, src, fn)
+    substitute.visit(node)
     make = (lambda orig: lambda *args, **kwargs: orig(*args, **kwargs))(fn)
     spec = types.FunctionType(make.__code__, fn.__globals__, fn.__name__, None, make.__closure__)
     spec.__qualname__ = fn.__qualname__
@@ -509,6 +510,8 @@ def _specialise(fn, n_positional, keywords):
                                             src.globals, src.closure, src.indent,
                                             generated=src.generated)
     spec.__secant_specialises__ = fn
+    if substitute.spread:       # tree_map(f, *(trees_0, trees_1)): desugared again, its trees
+        spec.__secant_user_code__ = True    # now written one by one (transformer/desugar.py)
     return spec
 
 
@@ -522,6 +525,21 @@ def _fresh(name, taken):
 class _Substitute(gast.NodeTransformer):
     def __init__(self, subs, src, fn):
         self.subs, self.src, self.fn = subs, src, fn
+        self.spread = False     # whether a call's *args was spelled out
+
+    def visit_Call(self, node):
+        """`g(*xs)` -> `g(xs_0, xs_1)`: the call's arguments one by one, as Python passes them."""
+        self.generic_visit(node)
+        args = []
+        for a in node.args:
+            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple) \
+                    and getattr(a.value, "secant_spread", False):
+                args.extend(a.value.elts)
+                self.spread = True
+            else:
+                args.append(a)
+        node.args = args
+        return node
 
     def _literal(self, kind, names, where):
         if kind == "tuple":
@@ -552,5 +570,7 @@ class _Substitute(gast.NodeTransformer):
             if not isinstance(node.ctx, gast.Load):
                 raise self.src.error(node, f"{self.fn.__name__} assigns to its parameter "
                                      f"{node.id}: secant reads *args/**kwargs that are only read")
-            return self._literal(*self.subs[node.id], node)
+            new = self._literal(*self.subs[node.id], node)
+            new.secant_spread = True        # (*xs: spelled out by visit_Call)
+            return new
         return node
