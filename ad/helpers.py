@@ -468,7 +468,8 @@ def _zeros_leaf(leaf):
     if is_float0(leaf):
         return leaf
     if rule_helpers.is_static_leaf(leaf):
-        return leaf
+        method = rule_helpers.zero_method(leaf)
+        return leaf if method is None else method
     return snp.zeros_like(leaf)
 
 
