@@ -2,6 +2,7 @@
 data called with *params or **kw of differentiated values, spelled out when the code runs. Each
 checked against float64 finite differences or closed forms, vmap against a Python loop, jit
 against eager."""
+import collections
 import dataclasses
 import functools
 from typing import Any
@@ -182,3 +183,80 @@ def test_a_table_of_bound_methods(x64):
         np.testing.assert_allclose(grad(grad(f))(jnp.asarray(x)), want2, rtol=1e-6)
         check_vmap(f, (np.array([0.3, -0.7, 1.1]),))
         check_vmap(grad(f), (np.array([0.3, -0.7, 1.1]),))
+
+
+# --- the neighbourhood, as users write it: each case under grad, jit, grad(grad), vmap and
+# vmap(grad), against finite differences, eager and a Python loop -----------------------------
+Pair = collections.namedtuple("Pair", "u v")
+KINDS = {"poly": Poly}
+
+
+def getattr_by_parameter(x, name="cube"):
+    m = Poly(x, 2.0 * x)
+    return getattr(m, name)(x)
+
+
+def getattr_with_default(x, name="missing"):
+    m = Poly(x, 2.0)
+    return getattr(m, name, 3.0) * x + getattr(m, "a", 0.0) * x
+
+
+def methods_by_name_in_a_loop(x):
+    m = Poly(x, jnp.cos(x))
+    return sum(getattr(m, n)(x) for n in ("sq", "cube"))
+
+
+def type_of_a_pytree_rebuilt(x):
+    m = Poly(x, x * x)
+    n = type(m)(m.a * 2.0, m.b + 1.0)
+    return n.cube(x) + n.sq(x)
+
+
+def class_by_name_from_fields(x, kind="poly"):
+    fields = {"a": jnp.sin(x), "b": x * 3.0}
+    return KINDS[kind](**fields).cube(x)
+
+
+def namedtuple_replace(x):
+    p = Pair(x, 2.0 * x)
+    q = p._replace(v=jnp.sin(x))
+    return q.u * q.v + p.v
+
+
+def tree_map_over_trees_with_none(x):
+    a = {"p": x, "q": None, "r": 2.0 * x}
+    b = {"p": jnp.sin(x), "q": None, "r": x}
+    s = tree_util.tree_map(lambda u, v: u * v, a, b)
+    return s["p"] + s["r"]
+
+
+def tree_map_is_leaf_none(x):
+    a = {"p": x, "q": None}
+    b = {"p": None, "q": x * x}
+    s = tree_util.tree_map(lambda u, v: u if v is None else v, a, b,
+                           is_leaf=lambda leaf: leaf is None)
+    return s["p"] * s["q"]
+
+
+NEIGHBOURHOOD = [getattr_by_parameter, getattr_with_default, methods_by_name_in_a_loop,
+                 type_of_a_pytree_rebuilt, class_by_name_from_fields, namedtuple_replace,
+                 tree_map_over_trees_with_none, tree_map_is_leaf_none]
+
+
+def _fd(f, x, eps=1e-6):
+    return (float(f(jnp.asarray(x + eps))) - float(f(jnp.asarray(x - eps)))) / (2 * eps)
+
+
+@pytest.mark.parametrize("f", NEIGHBOURHOOD, ids=lambda f: f.__name__)
+def test_values_known_at_run_time_under_every_transform(x64, f):
+    """Regressions: getattr(m, name)(x) with name a parameter, type(m)(...), KINDS[k](**f)(x)
+    were refused ("computed from differentiated values", "no derivative of type(m)"), as were
+    getattr(m, name, default) and a namedtuple's _replace."""
+    x = jnp.asarray(0.4)
+    np.testing.assert_allclose(grad(f)(x), _fd(f, 0.4), rtol=1e-6)
+    np.testing.assert_allclose(jit(f)(x), f(x), rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(f))(x), grad(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(grad(grad(f))(x), _fd(grad(f), 0.4), rtol=1e-5)
+    xs = np.array([0.3, -0.7, 1.1])
+    check_vmap(f, (xs,))
+    check_vmap(grad(f), (xs,))

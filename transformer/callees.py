@@ -325,24 +325,31 @@ super_method.__secant_dispatcher__ = super_method.__secant_static_query__ = True
 
 
 def replacer(obj, names):
-    """`dataclasses.replace(obj, **changes)` for obj's class and the names changed, as generated
-    code the transforms read: `def replace_linear(obj, *, bias): return Linear_(weight=
-    obj.weight, bias=bias)` (every field its __init__ takes, from obj unless changed); known
-    only when the code runs (obj's class), the same function for every object of the class."""
+    """`dataclasses.replace(obj, **changes)` (a namedtuple's `obj._replace(**changes)`) for
+    obj's class and the names changed, as generated code the transforms read: `def
+    replace_linear(obj, *, bias): return Linear_(weight=obj.weight, bias=bias)` (every field
+    its __init__ takes, from obj unless changed); known only when the code runs (obj's class),
+    the same function for every object of the class."""
     cls = type(obj)
-    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):     # a namedtuple's _replace
+        unknown = [k for k in names if k not in obj._fields]
+        if unknown:
+            raise ValueError(f"Got unexpected field names: {unknown!r}")
+    elif not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         raise TypeError("replace() should be called on dataclass instances")
-    for f in dataclasses.fields(cls):
-        if not f.init and f.name in names:
-            raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
-                             "specified with replace()")
+    else:
+        for f in dataclasses.fields(cls):
+            if not f.init and f.name in names:
+                raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
+                                 "specified with replace()")
     return once.build(_REPLACERS, (cls, names), lambda: _make_replacer(cls, names))
 
 
 def _make_replacer(cls, names):
     from secant.transforms import load_generated
     from secant.backends.errors import register_internal_file
-    fields = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in names]
+    fields = [f for f in cls._fields if f not in names] if issubclass(cls, tuple) else \
+        [f.name for f in dataclasses.fields(cls) if f.init and f.name not in names]
     name = f"replace_{cls.__name__.lower()}" if cls.__name__.isidentifier() else "replace"
     sig = ", ".join(["obj"] + (["*"] + list(names) if names else []))
     args = ", ".join([f"{k}=obj.{k}" for k in fields] + [f"{k}={k}" for k in names])

@@ -1370,6 +1370,27 @@ class Normaliser(ContainerMixin):
             return self._read_by_class(base, key.src, f"{base.name}_attr")
         return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
+    def getattr_default(self, node):
+        """getattr(tree, name, default) of a tracked tree: `tree.name` if hasattr(tree, name)
+        when the code runs, else default (an if on a Python bool, as Python decides)."""
+        obj, name, default = node.args
+        got = self.names.fresh("attr")
+        test = gast.Call(func=gast.Name("hasattr", gast.Load(), None, None), args=[obj, name],
+                         keywords=[])
+        read = gast.Call(func=gast.Name("getattr", gast.Load(), None, None), args=[obj, name],
+                         keywords=[])
+        pick = gast.If(test=test, body=[gast.Assign(targets=[gast.Name(got, gast.Store(), None,
+                                                                       None)],
+                                                    value=read, type_comment=None)],
+                       orelse=[gast.Assign(targets=[gast.Name(got, gast.Store(), None, None)],
+                                           value=default, type_comment=None)])
+        for n in gast.walk(pick):
+            if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        self.names.reserve(got)
+        self.statement(pick)
+        return self.operand(gast.copy_location(gast.Name(got, gast.Load(), None, None), node))
+
     def subscript(self, node):
         call = index_call(node, self._resolve)
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
@@ -1649,6 +1670,10 @@ class Normaliser(ContainerMixin):
             read = self.getattr_read(node)
             if read is not None:
                 return read
+        if obj is builtins.getattr and len(node.args) == 3 and not node.keywords \
+                and isinstance(node.args[0], (gast.Name, gast.Attribute)) \
+                and self._tracked_names_in(node.args[0]):
+            return self.getattr_default(node)
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
@@ -1829,10 +1854,14 @@ class Normaliser(ContainerMixin):
         if len(node.args) != 1 or any(k.arg is None for k in node.keywords):
             raise self.src.error(node, "secant transforms dataclasses.replace(obj, field=value, "
                                  "...) with the changes given by name")
+        return self.replaced(node, node.args[0])
+
+    def replaced(self, node, obj):
+        """`replacer(obj, ('k',))(obj, k=v)` for `dataclasses.replace(obj, k=v)` or a
+        namedtuple's `obj._replace(k=v)` (node), obj a gast expression."""
         look_up = next((k for k, v in self.bindings.items() if v is callees.replacer),
                        None) or self.names.fresh("replacer")
         self.src.imports[look_up] = self.bindings[look_up] = callees.replacer
-        obj = node.args[0]
         if not isinstance(obj, gast.Name):      # (passed again by name: the call's self)
             held = self.names.fresh("replaced")
             self.bind_name(held, self.operand(obj))
@@ -2038,8 +2067,11 @@ class Normaliser(ContainerMixin):
             and not getattr(maker, "__secant_dispatcher__", False) \
             and not getattr(maker, "__secant_factory__", False) \
             and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
-        if made_by_library and (maker is builtins.type    # type(c)(...): as it is
-                                or not self._tracked_names_in(func)):
+        given = [a.value if isinstance(a, gast.Starred) else a for a in node.args] + \
+            [k.value for k in node.keywords]
+        if made_by_library and (maker is builtins.type and not any(   # type(c)(...) of
+                self._tracked_names_in(a) for a in given)       # constants: as it is
+                                or maker is not builtins.type and not self._tracked_names_in(func)):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
@@ -2062,7 +2094,10 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         fn = self.operand(func) if fn is None else fn
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
-                func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library)):
+                func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
+                or maker is builtins.getattr or maker is _UNRESOLVED)):
+            # (getattr(m, name)(x): a method of m picked by a name; Registry[k](a)(x): an
+            # object built when it runs, called through its class's __call__)
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
