@@ -257,6 +257,32 @@ def test_values_known_at_run_time_under_every_transform(x64, f):
     np.testing.assert_allclose(jit(f)(x), f(x), rtol=1e-12)
     np.testing.assert_allclose(jit(grad(f))(x), grad(f)(x), rtol=1e-12)
     np.testing.assert_allclose(grad(grad(f))(x), _fd(grad(f), 0.4), rtol=1e-5)
+    np.testing.assert_allclose(grad(grad(grad(f)))(x), _fd(grad(grad(f)), 0.4), rtol=1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(jvp(grad(f), (x,), (jnp.asarray(1.0),))[1],
+                               grad(grad(f))(x), rtol=1e-12)
     xs = np.array([0.3, -0.7, 1.1])
     check_vmap(f, (xs,))
     check_vmap(grad(f), (xs,))
+
+
+def cubic_model(x):
+    m = Poly(x, 2.0 * x)
+    return m.cube(x) + m.sq(x)      # 2 x**4 + x**4
+
+
+def test_third_order_through_a_model_object(x64):
+    """Regressions: `m.cube(x)` of a registered pytree object built in place was refused ("the
+    method .cube() of a container ... is not supported"), and grad(grad(grad(f))) through a
+    call of an object built from differentiated values failed ('secant does not know the
+    derivative of dispatch'): the second order passes `dispatch(fn, ...)` to the derivative's
+    dispatcher, read now as the constant it is (the call passes fn too)."""
+    xs = np.array([0.3, -0.7, 1.1])
+    check_vmap(cubic_model, (xs,))
+    check_vmap(grad(cubic_model), (xs,))
+    np.testing.assert_allclose(jit(grad(cubic_model))(jnp.asarray(0.4)), 12 * 0.4 ** 3)
+    for x in (0.4, -1.3):
+        np.testing.assert_allclose(grad(grad(grad(cubic_model)))(jnp.asarray(x)), 72 * x,
+                                   rtol=1e-10)
+        np.testing.assert_allclose(grad(grad(grad(grad(cubic_model))))(jnp.asarray(x)), 72.0,
+                                   rtol=1e-10)

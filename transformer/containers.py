@@ -495,6 +495,11 @@ class ContainerMixin:
         if func.attr == "get":
             raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
                                  "is not supported; test `key in d` and read d[key]")
+        if self.container_kind(base) not in ("list", "tuple", "dict") \
+                and not hasattr(dict, func.attr) and not hasattr(list, func.attr):
+            # m.cube(x) of a pytree object built in place (tree_unflatten of its fields): the
+            # method found when it runs, called through the dispatcher as m.cube is
+            return self.dynamic_call(node, func)
         raise self.src.error(node, f"the method .{func.attr}() of a container of "
                              f"{self.what} values is not supported")
 

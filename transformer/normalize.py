@@ -2130,6 +2130,16 @@ class Normaliser(ContainerMixin):
                   if isinstance(a, gast.Name)}
         return self._tracked_names_in(func) <= passed
 
+    def _argument(self, node, a):
+        """An argument of the call `node`: `dispatch(fn, ...)` passed to a dispatcher's own
+        derivative (`dynamic_call_vjp_1(t, dispatch(fn, ...), out_bar, fn, x1)`, a derivative
+        of a dynamic call differentiated again) is the function found for fn, which the call
+        passes too: a constant of this transform, as a dispatcher's callee is."""
+        if isinstance(a, gast.Call) and getattr(self._resolve(a.func), "__secant_dispatcher__",
+                                                False) and self._passed_again(node, a):
+            return ir.Expr(self._source(a))
+        return self.operand(a)
+
     def starred_call(self, node, func):
         """`f(x, *rest, k=v, **kw)` whose rest's length or kw's keys are known only when it
         runs (f's parameters unknown here: a function passed in, or kw a value passed in):
@@ -2463,8 +2473,8 @@ class Normaliser(ContainerMixin):
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
-        operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
-        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        operands = {f"arg{i}": self._argument(node, a) for i, a in enumerate(node.args)}
+        operands.update({k.arg: self._argument(node, k.value) for k in node.keywords})
         if not self.batching:           # a dict argument is one value (its cotangent a dict)
             operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
                         and _has_var(o) else o for k, o in operands.items()}
