@@ -746,30 +746,24 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     note = ("    # fn and its arguments' number and names are known only at run time: its {} "
             "is generated on first use of each\n") if starred else \
         "    # fn is known only at run time: its {} is generated on first use\n"
-    head = f"{', '.join(positional)}{kw_sig}"
     dots = [f"{params[i]}_dot" for i in wrt]
     if mode == "vjp":
-        name = "dynamic_call_vjp"
-        source = (f"def {name}(out_bar, {head}):\n" + note.format("vjp")
-                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape_src})"
-                  f"({', '.join(['out_bar'] + args)})\n")
+        call = f"dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape_src})" \
+            f"({', '.join(['out_bar'] + args)})"
     elif mode == "jvp":
-        name = "dynamic_call_jvp"
         # (a starred call's by name, after *rest: _jvp_call's t0, t1, ...; a further transform
         # reads *rest last)
         tangents = [f"t{j}={d}" for j, d in enumerate(dots)] if starred else dots
         spread = len(call_args) + star
-        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})"
-                  f"({', '.join(args[:spread] + tangents + args[spread:])})\n")
+        call = f"dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})" \
+            f"({', '.join(args[:spread] + tangents + args[spread:])})"
     elif mode == "vmap" and batch.out_axes in (0, "free"):
-        name = "dynamic_call_vmap"
-        source = (f"def {name}({head}):\n" + note.format("batched form")
-                  + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape_src})({', '.join(args)})\n")
+        call = f"dispatch(fn, {active!r}, 'vmap', {staged}, {batch.axis_name!r}, " \
+            f"shape={shape_src})({', '.join(args)})"
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
+    name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
     if starred:
@@ -783,6 +777,18 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
             (None, shape) if mode == "jvp" else (None, None, shape))
         gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
+
+
+def _dispatcher_source(mode, params, dots, kw_sig, note, call):
+    """(name, text) of a dispatcher `def dynamic_call_<mode>(...): return <call>`: a vjp takes
+    the cotangent first, a jvp the tangents `dots` after `params`; `note` says what is made
+    on first use."""
+    name = f"dynamic_call_{mode}"
+    head = (["out_bar"] if mode == "vjp" else []) + list(params) + \
+        (list(dots) if mode == "jvp" else [])
+    what = "batched form" if mode == "vmap" else mode
+    return name, (f"def {name}({', '.join(head)}{kw_sig}):\n" + note.format(what)
+                  + f"    return {call}\n")
 
 
 def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
@@ -806,22 +812,14 @@ def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
         "is generated on first use of each\n"
     wrt = tuple(wrt)
     if mode == "vjp":
-        name = "dynamic_call_vjp"
-        source = (f"def {name}(out_bar, {', '.join(positional)}{kw_sig}):\n" + note.format("vjp")
-                  + f"    return dispatch({shape}, {wrt!r}, 'vjp', {staged})"
-                  f"({', '.join(['out_bar'] + args)})\n")
+        call = f"dispatch({shape}, {wrt!r}, 'vjp', {staged})({', '.join(['out_bar'] + args)})"
     elif mode == "jvp":
-        name = "dynamic_call_jvp"
-        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return dispatch({shape}, {wrt!r}, 'jvp', {staged}, None, "
-                  f"({len(positional)}, {tuple(keywords)!r}))"
-                  f"({', '.join(positional + dots + args[len(positional):])})\n")
+        call = f"dispatch({shape}, {wrt!r}, 'jvp', {staged}, None, ({len(positional)}, " \
+            f"{tuple(keywords)!r}))({', '.join(positional + dots + args[len(positional):])})"
     else:
-        name = "dynamic_call_vmap"
-        source = (f"def {name}({', '.join(positional)}{kw_sig}):\n"
-                  + note.format("batched form")
-                  + f"    return dispatch({shape}, {wrt!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r})({', '.join(args)})\n")
+        call = f"dispatch({shape}, {wrt!r}, 'vmap', {staged}, {batch.axis_name!r})" \
+            f"({', '.join(args)})"
+    name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
     gen = load_generated(source, name, {}, {"dispatch": _dispatch, "spelled": _spelled_call})
     gen.__secant_out_batched__ = True
     return gen
