@@ -245,7 +245,8 @@ class ReverseBuilder(Walker, StackReverse):
                 if (s.test, 1 - i) in self.guards.get(var, ()):
                     continue        # var itself exists only when this branch is not taken
                 shaped = self._shaped_like(var, s.orelse if i == 0 else s.body, before)
-                self.lines.append(Line(f"{self.bar_name(var)} = {self._tree_zeros(var)}({shaped})",
+                zeros = self._tree_zeros(var)       # (a list's: a list of zeros)
+                self.lines.append(Line(f"{self.bar_name(var)} = {zeros}({shaped})",
                                        self.indent + 1))
             if not block_lines and not (new - bars.keys()):
                 self.lines.append(Line("pass", self.indent + 1))

@@ -517,8 +517,8 @@ def _specialise(fn, n_positional, keywords):
                                             src.globals, src.closure, src.indent,
                                             generated=src.generated)
     spec.__secant_specialises__ = fn
-    if substitute.spread:       # tree_map(f, *(trees_0, trees_1)): desugared again, its trees
-        spec.__secant_user_code__ = True    # now written one by one (transformer/desugar.py)
+    if substitute.splatted:     # f(*xs) spelled out: desugared again (tree_map(pick, *trees))
+        spec.__secant_user_code__ = True
     return spec
 
 
@@ -532,17 +532,24 @@ def _fresh(name, taken):
 class _Substitute(gast.NodeTransformer):
     def __init__(self, subs, src, fn):
         self.subs, self.src, self.fn = subs, src, fn
-        self.spread = False     # whether a call's *args was spelled out
+        self.splatted = False       # whether a call's `*xs` was spelled out as its items
 
     def visit_Call(self, node):
-        """`g(*xs)` -> `g(xs_0, xs_1)`: the call's arguments one by one, as Python passes them."""
-        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr == "get" and isinstance(f.value, gast.Name) \
+                and self.subs.get(f.value.id, ("",))[0] == "dict" and not node.keywords \
+                and len(node.args) in (1, 2) and isinstance(node.args[0], gast.Constant):
+            key, names = node.args[0].value, self.subs[f.value.id][1]   # kw.get("b", 0.0)
+            if key in names:
+                return gast.copy_location(gast.Name(key, gast.Load(), None, None), node)
+            return self.visit(node.args[1]) if len(node.args) == 2 else \
+                gast.copy_location(gast.Constant(None, None), node)
+        node = self.generic_visit(node)
         args = []
-        for a in node.args:
-            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple) \
-                    and getattr(a.value, "secant_spread", False):
+        for a in node.args:         # f(*(xs_0, xs_1)) -> f(xs_0, xs_1)
+            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple):
                 args.extend(a.value.elts)
-                self.spread = True
+                self.splatted = True
             else:
                 args.append(a)
         node.args = args
@@ -577,7 +584,5 @@ class _Substitute(gast.NodeTransformer):
             if not isinstance(node.ctx, gast.Load):
                 raise self.src.error(node, f"{self.fn.__name__} assigns to its parameter "
                                      f"{node.id}: secant reads *args/**kwargs that are only read")
-            new = self._literal(*self.subs[node.id], node)
-            new.secant_spread = True        # (*xs: spelled out by visit_Call)
-            return new
+            return self._literal(*self.subs[node.id], node)
         return node
