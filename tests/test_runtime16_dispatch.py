@@ -286,3 +286,41 @@ def test_third_order_through_a_model_object(x64):
                                    rtol=1e-10)
         np.testing.assert_allclose(grad(grad(grad(grad(cubic_model))))(jnp.asarray(x)), 72.0,
                                    rtol=1e-10)
+
+
+Graph = collections.namedtuple("Graph", "nodes edges n_node")
+GRAPH = Graph(jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.5, -0.5]), np.array([3]))
+
+
+def update_graph(w, graph):
+    nodes = jnp.tanh(graph.nodes * w[0])
+    edges = graph.edges * w[1]
+    return graph._replace(nodes=nodes, edges=edges)
+
+
+@dataclasses.dataclass
+class Versioned:
+    level: Any
+
+    def _replace(self, level):             # its own _replace, not a namedtuple's
+        return Versioned(level * 2.0)
+
+
+tree_util.register_dataclass(Versioned, data_fields=["level"], meta_fields=[])
+
+
+def test_replace_of_a_namedtuple_not_differentiated(x64):
+    """jraph's graph._replace(nodes=..., edges=...) of a graph closed over or passed, not
+    differentiated, with differentiated fields (the dispatcher read collections' own _replace
+    and refused); a class's own _replace method is called as written."""
+    f = lambda w: jnp.sum(update_graph(w, GRAPH).nodes ** 2) + jnp.sum(update_graph(w, GRAPH).edges)
+    g = check_grad(f, np.array([0.7, 1.3]))
+    np.testing.assert_allclose(g[1], 0.0, atol=1e-12)       # sum(edges * w1) = 0
+    check_vmap(lambda w0: f(jnp.stack([w0, 1.0])), (np.array([0.1, 0.5, 0.9]),))
+    np.testing.assert_allclose(grad(versioned)(jnp.asarray(0.4)), 2 * np.cos(0.4), rtol=1e-12)
+    np.testing.assert_allclose(versioned(jnp.asarray(0.4)), 2 * np.sin(0.4), rtol=1e-12)
+
+
+def versioned(x):
+    v = Versioned(x * x)
+    return v._replace(level=jnp.sin(x)).level

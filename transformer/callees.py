@@ -324,13 +324,18 @@ def super_method(cls, obj, name):
 super_method.__secant_dispatcher__ = super_method.__secant_static_query__ = True
 
 
-def replacer(obj, names):
+def replacer(obj, names, method=False):
     """`dataclasses.replace(obj, **changes)` (a namedtuple's `obj._replace(**changes)`) for
     obj's class and the names changed, as generated code the transforms read: `def
     replace_linear(obj, *, bias): return Linear_(weight=obj.weight, bias=bias)` (every field
     its __init__ takes, from obj unless changed); known only when the code runs (obj's class),
-    the same function for every object of the class."""
+    the same function for every object of the class. With `method` (`obj._replace(...)`), a
+    class's own _replace that is not a namedtuple's is that function itself, called with obj
+    as its self."""
     cls = type(obj)
+    if method and not (isinstance(obj, tuple) and hasattr(obj, "_fields") and getattr(
+            getattr(cls, "_replace", None), "__module__", None) == "collections"):
+        return getattr(cls, "_replace")
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):     # a namedtuple's _replace
         unknown = [k for k in names if k not in obj._fields]
         if unknown:

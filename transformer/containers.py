@@ -488,10 +488,6 @@ class ContainerMixin:
             self.names.reserve(got)
             self.statement(pick)
             return self.operand(_name(got))
-        if func.attr == "_replace" and not node.args and all(k.arg for k in node.keywords):
-            self.current[base.name] = base.name     # p._replace(v=x) of a namedtuple: its
-            self.names.reserve(base.name)           # class built when it runs (callees.py)
-            return self.call(self.replaced(node, gast.copy_location(_name(base.name), node)))
         if func.attr == "get":
             raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
                                  "is not supported; test `key in d` and read d[key]")

@@ -1570,6 +1570,10 @@ class Normaliser(ContainerMixin):
             return self.call(self.super_call(node))
         if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
             return self.call(self.replace_call(node))
+        if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args \
+                and not isinstance(func.value, gast.Call) \
+                and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
+            return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
@@ -1856,9 +1860,10 @@ class Normaliser(ContainerMixin):
                                  "...) with the changes given by name")
         return self.replaced(node, node.args[0])
 
-    def replaced(self, node, obj):
-        """`replacer(obj, ('k',))(obj, k=v)` for `dataclasses.replace(obj, k=v)` or a
-        namedtuple's `obj._replace(k=v)` (node), obj a gast expression."""
+    def replaced(self, node, obj, method=False):
+        """`replacer(obj, ('k',))(obj, k=v)` for `dataclasses.replace(obj, k=v)`, or
+        `replacer(obj, ('k',), True)(obj, k=v)` for `obj._replace(k=v)` (node; a namedtuple's,
+        or any other class's own method), obj a gast expression."""
         look_up = next((k for k, v in self.bindings.items() if v is callees.replacer),
                        None) or self.names.fresh("replacer")
         self.src.imports[look_up] = self.bindings[look_up] = callees.replacer
@@ -1867,7 +1872,7 @@ class Normaliser(ContainerMixin):
             self.bind_name(held, self.operand(obj))
             obj = gast.copy_location(gast.Name(held, gast.Load(), None, None), obj)
         names = tuple(k.arg for k in node.keywords)
-        func = gast.parse(f"{look_up}({obj.id}, {names!r})").body[0].value
+        func = gast.parse(f"{look_up}({obj.id}, {names!r}{', True' * method})").body[0].value
         for n in gast.walk(func):
             if isinstance(n, gast.expr):
                 gast.copy_location(n, node.func)
