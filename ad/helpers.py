@@ -468,7 +468,8 @@ def _zeros_leaf(leaf):
     if is_float0(leaf):
         return leaf
     if rule_helpers.is_static_leaf(leaf):
-        return leaf
+        method = rule_helpers.zero_method(leaf)
+        return leaf if method is None else method
     return snp.zeros_like(leaf)
 
 
@@ -625,6 +626,9 @@ def _add_leaves(u, v):
         return u
     if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and u == v:
         return u
+    if isinstance(u, types.MethodType) and isinstance(v, types.MethodType) \
+            and u.__func__ is v.__func__:   # a method's cotangent: bound to its object's
+        return types.MethodType(u.__func__, add_grads(u.__self__, v.__self__))
     return u + v
 
 

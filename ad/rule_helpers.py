@@ -7,6 +7,8 @@ transform reads (static `if`s on shapes and parameters, one return, no loops), s
 that calls them can be differentiated again; those marked `constant` compute masks or indices
 (no derivative) and are treated as constants.
 """
+import types
+
 import numpy as np
 
 import secant.numpy as snp
@@ -490,7 +492,8 @@ def _zeros_like(leaf):
     the cotangent of an unread output (a scan's stacked ys) or a loop's cotangent accumulator
     before its first step costs no memory per element (arrays are immutable)."""
     if is_static_leaf(leaf):
-        return leaf
+        method = zero_method(leaf)
+        return leaf if method is None else method
     zero = snp.zeros_like(leaf, shape=())
     if active_trace() is not None or type(zero) is not Array or zero._npy is None:
         return snp.zeros_like(leaf)
@@ -503,6 +506,27 @@ def is_static_leaf(leaf):
     (equinox's activation=jnp.tanh, secant/transforms.py _held_caller; kind="tanh" of an object
     carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself."""
     return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape")
+
+
+def zero_method(leaf):
+    """The zero cotangent of a method bound to an object holding arrays (a table of methods
+    `{"sq": m.sq}` read by key): the method bound to the object's zeros, as a method's
+    cotangent is that of its object (ad/helpers.py grad_of_fields, add_grads); None for any
+    other leaf (a function holding no arrays is its own zero)."""
+    if not isinstance(leaf, types.MethodType) or isinstance(leaf.__self__, type):
+        return None
+    obj = leaf.__self__
+    leaves = tree_util.tree_leaves(obj)
+    if len(leaves) == 1 and leaves[0] is obj:        # (not a pytree: its fields unknown)
+        if any(hasattr(v, "shape") for v in getattr(obj, "__dict__", {}).values()):
+            from secant.backends.errors import SecantTypeError, where
+            raise SecantTypeError(f"cannot build the cotangent of the method "
+                                  f"{leaf.__func__.__name__} of a {type(obj).__name__} object "
+                                  f"holding arrays; register {type(obj).__name__} as a pytree "
+                                  f"(tree_util.register_dataclass or register_pytree_node)"
+                                  f"{where()}")
+        return None
+    return types.MethodType(leaf.__func__, zeros_like_tree(obj)) if leaves else None
 
 
 def _plain_zeros_like(leaf):

@@ -71,6 +71,22 @@ def _op_function(fun):
         return fun.__secant_composite__                          # (secant/numpy/composite.py)
     if _per_call(fun):      # vmap(f), vectorize(f): read per call shape (_shaped)
         return fun
+    if fun is list or fun is tuple:     # kind_of(c)(items), type(c)(items): a function calling
+        def kind_caller():              # it, whose call the normaliser reads (a container)
+            source = f"def {fun.__name__}_of(items):\n    return {fun.__name__}(items)\n"
+            hit = load_generated(source, f"{fun.__name__}_of", {}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("kind", fun), kind_caller)
+    if _is_user_class(fun):     # Registry[name](a, b): a constructor known only at run time,
+        def class_caller():     # read as user code's call of the class is (a pytree class:
+            name = fun.__name__.lower() if fun.__name__.isidentifier() else "construct"
+            hit = _calling_function(inspect.signature(fun), name, f"{name}_",  # its fields)
+                                    {f"{name}_": fun}, {})
+            hit.__secant_user_code__ = True     # (desugared: transformer/desugar.py)
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("class", fun), class_caller)
     if getattr(fun, "__secant_custom__", False):     # grad(f) of a custom_vjp f: a caller
         def caller():
             params = ", ".join(fun.params())
@@ -127,6 +143,11 @@ def _op_function(fun):
     return once.build(_op_functions, name, op_caller)
 
 
+def _is_user_class(fun):
+    return inspect.isclass(fun) and (getattr(fun, "__module__", "") or "").split(".")[0] not in (
+        "secant", "numpy", "builtins")
+
+
 def _is_array_constructor(fun):
     import secant.numpy as snp
     return any(fun is f for f in (np.array, np.asarray, snp.array, snp.asarray))
@@ -136,7 +157,7 @@ def _is_op_or_callable(fun):
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.ops import op_for
     return op_for(fun) is not None or isinstance(fun, (functools.partial, types.MethodType)) \
-        or is_user_callable_object(fun)
+        or is_user_callable_object(fun) or fun is list or fun is tuple
 
 
 def _callable_function(fun):
@@ -710,10 +731,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     starred = star or double_star
     params = list(inspect.signature(caller).parameters)
     if starred and any(params[i] in ("rest", "kw") for i in wrt):
-        raise SecantTypeError(f"secant cannot {'batch' if mode == 'vmap' else 'differentiate'} "
-                              f"through the *args or **kwargs of a call whose callee's "
-                              f"parameters are known only at run time; pass those arguments "
-                              f"explicitly{where()}")
+        return _generate_spelled_dispatch(caller, wrt, mode, staged, batch)
     # each active operand: its position in the call, or its keyword; "self" when the callee
     # itself holds differentiated or batched values (a model object: `model(x)`)
     active = tuple("self" if i == 0 else i - 1 if i <= n else params[i] for i in wrt)
@@ -728,30 +746,24 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     note = ("    # fn and its arguments' number and names are known only at run time: its {} "
             "is generated on first use of each\n") if starred else \
         "    # fn is known only at run time: its {} is generated on first use\n"
-    head = f"{', '.join(positional)}{kw_sig}"
     dots = [f"{params[i]}_dot" for i in wrt]
     if mode == "vjp":
-        name = "dynamic_call_vjp"
-        source = (f"def {name}(out_bar, {head}):\n" + note.format("vjp")
-                  + f"    return dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape_src})"
-                  f"({', '.join(['out_bar'] + args)})\n")
+        call = f"dispatch(fn, {active!r}, 'vjp', {staged}, shape={shape_src})" \
+            f"({', '.join(['out_bar'] + args)})"
     elif mode == "jvp":
-        name = "dynamic_call_jvp"
         # (a starred call's by name, after *rest: _jvp_call's t0, t1, ...; a further transform
         # reads *rest last)
         tangents = [f"t{j}={d}" for j, d in enumerate(dots)] if starred else dots
         spread = len(call_args) + star
-        source = (f"def {name}({', '.join(positional + dots)}{kw_sig}):\n" + note.format("jvp")
-                  + f"    return dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})"
-                  f"({', '.join(args[:spread] + tangents + args[spread:])})\n")
+        call = f"dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})" \
+            f"({', '.join(args[:spread] + tangents + args[spread:])})"
     elif mode == "vmap" and batch.out_axes in (0, "free"):
-        name = "dynamic_call_vmap"
-        source = (f"def {name}({head}):\n" + note.format("batched form")
-                  + f"    return dispatch(fn, {active!r}, 'vmap', {staged}, "
-                  f"{batch.axis_name!r}, shape={shape_src})({', '.join(args)})\n")
+        call = f"dispatch(fn, {active!r}, 'vmap', {staged}, {batch.axis_name!r}, " \
+            f"shape={shape_src})({', '.join(args)})"
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
+    name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
     gen = load_generated(source, name, {}, {"dispatch": _dispatch})
     gen.__secant_out_batched__ = True
     if starred:
@@ -765,6 +777,86 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
             (None, shape) if mode == "jvp" else (None, None, shape))
         gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
+
+
+def _dispatcher_source(mode, params, dots, kw_sig, note, call):
+    """(name, text) of a dispatcher `def dynamic_call_<mode>(...): return <call>`: a vjp takes
+    the cotangent first, a jvp the tangents `dots` after `params`; `note` says what is made
+    on first use."""
+    name = f"dynamic_call_{mode}"
+    head = (["out_bar"] if mode == "vjp" else []) + list(params) + \
+        (list(dots) if mode == "jvp" else [])
+    what = "batched form" if mode == "vmap" else mode
+    return name, (f"def {name}({', '.join(head)}{kw_sig}):\n" + note.format(what)
+                  + f"    return {call}\n")
+
+
+def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
+    """The derivative or batched form of `call_starred(fn, x1, ..., xn, rest, kw, *, k)` whose
+    rest or kw holds differentiated or batched values (`Registry[name](*params)`): a dispatcher
+    that, when it runs (rest's length and kw's keys known), transforms _spelled_call's function
+    for that shape, which unpacks them into a call transformed as any other."""
+    if mode == "vmap" and batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a call of a function "
+                              f"known only at run time is not supported yet{where()}")
+    n, keywords = caller.__secant_dispatch__
+    star, double_star = caller.__secant_starred__
+    params = list(inspect.signature(caller).parameters)
+    positional = params[:1 + n + star + double_star]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    shape = f"spelled({n}, {'len(rest)' if star else None}, {'tuple(kw)' if double_star else None}," \
+        f" {tuple(keywords)!r})"
+    args = positional + [f"{k}={k}" for k in keywords]
+    dots = [f"{params[i]}_dot" for i in wrt]
+    note = "    # fn and its arguments' number and names are known only at run time: its {} " \
+        "is generated on first use of each\n"
+    wrt = tuple(wrt)
+    if mode == "vjp":
+        call = f"dispatch({shape}, {wrt!r}, 'vjp', {staged})({', '.join(['out_bar'] + args)})"
+    elif mode == "jvp":
+        call = f"dispatch({shape}, {wrt!r}, 'jvp', {staged}, None, ({len(positional)}, " \
+            f"{tuple(keywords)!r}))({', '.join(positional + dots + args[len(positional):])})"
+    else:
+        call = f"dispatch({shape}, {wrt!r}, 'vmap', {staged}, {batch.axis_name!r})" \
+            f"({', '.join(args)})"
+    name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
+    gen = load_generated(source, name, {}, {"dispatch": _dispatch, "spelled": _spelled_call})
+    gen.__secant_out_batched__ = True
+    return gen
+
+
+def _spelled_call(n, m, kw_keys, keywords):
+    """`def call_starred_2(fn, x1, rest, kw, *, k): rest_0, rest_1 = rest; kw_a = kw['a'];
+    return fn(x1, rest_0, rest_1, k=k, a=kw_a)`: call_starred (transformer/callees.py) for a
+    rest of m items and a kw of keys kw_keys, as generated code the transforms read (rest and
+    kw containers unpacked, so their cotangents and batch axes are theirs)."""
+    return once.build(_spelled_calls, (n, m, kw_keys, keywords),
+                      lambda: _make_spelled_call(n, m, kw_keys, keywords))
+
+
+def _make_spelled_call(n, m, kw_keys, keywords):
+    if any(not isinstance(k, str) or not k.isidentifier() or keyword.iskeyword(k)
+           for k in kw_keys or ()):
+        raise SecantTypeError(f"secant spells **kwargs out by their keys, which must be names; "
+                              f"got {kw_keys!r}{where()}")
+    xs = [f"x{i + 1}" for i in range(n)]
+    items = [f"rest_{j}" for j in range(m or 0)]
+    params = ["fn"] + xs + (["rest"] if m is not None else []) + (["kw"] if kw_keys is not None
+                                                                   else [])
+    sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
+    body = []
+    if m:
+        body.append(f"    {', '.join(items)}{',' if m == 1 else ''} = rest\n")
+    body += [f"    kw_{k} = kw[{k!r}]\n" for k in kw_keys or ()]
+    call = xs + items + [f"{k}={k}" for k in keywords] + [f"{k}=kw_{k}" for k in kw_keys or ()]
+    name = f"call_starred_{m or 0}" + (f"_{len(kw_keys)}" if kw_keys else "")
+    source = f"def {name}({sig}):\n" + "".join(body) + f"    return fn({', '.join(call)})\n"
+    made = load_generated(source, name, {}, {})
+    _errors.register_internal_file(made.__code__.co_filename)
+    return made
+
+
+_spelled_calls = {}
 
 
 def _generate_batched_dispatch(disp, wrt, staged, batch):
@@ -849,39 +941,58 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
             f"    # fn is known only at run time: the {mode} of its batched form is generated "
             "on first use\n"
-            f"    return batched_derivative({', '.join(map(repr, disp.__secant_batched_dispatch__))}"
-            f", {wrt_names!r}, {tuple(positional)!r}, {mode!r})({args})\n")
+            f"    return batched_derivative(fn, "
+            f"{', '.join(map(repr, disp.__secant_batched_dispatch__))}"
+            f", {wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})({args})\n")
     return load_generated(text, name, {}, {"batched_derivative": _batched_derivative})
 
 
-def _batched_derivative(active, staged, axis_name, shape, wrt, positional, mode):
+def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):
     """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
-    the batched form _dispatch finds for the callee; called as the dispatcher's derivative
-    ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents))."""
-    def call(*args, **kwargs):
-        fn = args[1] if mode == "vjp" else args[0]
-        held = "fn" in wrt and "self" not in active and _is_held_function(fn)
-        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
-                                          held=held)
-        through_class = bound or held or "self" in active       # (fn passed as self)
-        if "fn" in wrt and not through_class:
-            raise SecantTypeError(f"secant differentiates a function known only at run time "
-                                  f"in itself only when it is an object with a __call__; "
-                                  f"{fn!r} is not{where()}")
-        first = 0 if through_class else 1           # x1 is the callee's first (or second)
-        positions = tuple(0 if w == "fn" else positional.index(w) - first
-                          if w in positional else _parameter_names(batched).index(w)
-                          for w in wrt)
-        gen = generate(batched, positions, mode, staged=staged)
-        if not through_class:       # (fn itself not passed)
-            args = args[:1] + args[2:] if mode == "vjp" else args[1:]
-        if mode == "vjp":
-            return gen(*args, **kwargs)
-        n = len(positional) - (0 if through_class else 1)
-        return _jvp_call(gen, len(positions), n, tuple(kwargs))(*args, **kwargs)
-    return call
+    the batched form _dispatch finds for the callee fn, as generated code called as the
+    dispatcher's derivative ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents)): a further
+    transform (hessian of vmap(model)) reads it as any function known at run time."""
+    held = "fn" in wrt and "self" not in active and _is_held_function(fn)
+    batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
+                                      held=held)
+    through_class = bound or held or "self" in active       # (fn passed as self)
+    if "fn" in wrt and not through_class:
+        raise SecantTypeError(f"secant differentiates a function known only at run time "
+                              f"in itself only when it is an object with a __call__; "
+                              f"{fn!r} is not{where()}")
+    first = 0 if through_class else 1           # x1 is the callee's first (or second)
+    positions = tuple(0 if w == "fn" else positional.index(w) - first
+                      if w in positional else _parameter_names(batched).index(w)
+                      for w in wrt)
+    gen = generate(batched, positions, mode, staged=staged)
+    if mode == "jvp":
+        gen = _jvp_call(gen, len(positions), len(positional) - first, keywords)
+    return gen if through_class else _without_callee(gen, mode)
 
 
+_batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
+                                                    # x): generated code, read by a further
+                                                    # transform as any function known at run time
+
+
+def _without_callee(gen, mode):
+    """`def g_fn(out_bar, fn, *args): return g(out_bar, *args)` (jvp: without out_bar), gen's
+    parameters spelled out: generated code that takes the callee fn it does not read."""
+    def make():
+        params = list(inspect.signature(gen).parameters.values())
+        k = 1 if mode == "vjp" else 0
+        sig = inspect.Signature(params[:k] + [inspect.Parameter(
+            "fn_", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
+        args = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
+                if p.kind == p.VAR_KEYWORD else f"{p.name}={p.name}"
+                if p.kind == p.KEYWORD_ONLY else p.name for p in params]
+        name = f"{gen.__name__}_fn"
+        return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})"
+                              f"\n", name, {}, {gen.__name__: gen})
+    return once.build(_without_callees, (gen, mode), make)
+
+
+_without_callees = {}
 _bound_sources = weakref.WeakKeyDictionary()       # _bind_object function -> _bound_source's
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
 
@@ -971,7 +1082,8 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
                                   f"object through its class's __call__; {fn!r} has none with "
                                   f"source{where()}")
     target = source_of(target) or target
-    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False):
+    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False) \
+            or _is_user_class(target):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):
         raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "

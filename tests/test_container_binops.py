@@ -53,9 +53,24 @@ def test_tracked_list_parameter_concatenates():
     np.testing.assert_allclose([ga, *gns], [1.0, 2.0, 3.0])
 
 
-def test_unknown_kind_is_a_clear_error():
-    with pytest.raises(SecantError, match=r"cannot tell whether ns is a list"):
-        secant.grad(concat_param)(1.0, [2.0, 3.0])
+def concat_param_add(a, ns):
+    return snp.sum(snp.stack([a, 2 * a] + ns) * WEIGHTS[:2])
+
+
+def test_unknown_kind_is_asked_when_it_runs():
+    """`[a] + ns`, ns not differentiated and of a kind known only at run time: concatenated
+    when ns is a list or tuple (checked then); an array (NumPy adds) is a clear error there,
+    never a wrong derivative (it was refused when transformed)."""
+    ns = [2.0, 3.0]
+    assert float(secant.grad(concat_param)(1.0, ns)) == pytest.approx(1.0)
+    assert float(secant.jit(secant.grad(concat_param))(1.0, ns)) == pytest.approx(1.0)
+    # d2/da2 of a * (a + 2 * 2 + 3 * 3) = 2
+    assert float(secant.grad(secant.grad(lambda a: concat_param(a, ns) * a))(1.0)) == \
+        pytest.approx(2.0)
+    np.testing.assert_allclose(secant.vmap(secant.grad(concat_param), in_axes=(0, None))(
+        np.arange(3.0), [2.0, 3.0]), [1.0, 1.0, 1.0])
+    with pytest.raises(SecantError, match=r"NumPy adds them"):
+        secant.grad(concat_param_add)(1.0, np.array([2.0, 3.0]))
 
 
 # --- `|` of dicts: `{} | p`, `e | p` merge (they were NumPy's bitwise_or: zero gradients) ----

@@ -36,11 +36,7 @@ UNRESOLVED = object()
 
 # Standard-library functions whose source secant cannot transform (they mutate what they
 # build), refused where the user calls them with a transformed value: what to write instead.
-UNSUPPORTED = {
-    dataclasses.replace: "dataclasses.replace of a {what} object is not supported yet (its "
-                         "source updates a dict of fields in place); build the object with its "
-                         "constructor, C(field=new_value, other=obj.other, ...)",
-}
+UNSUPPORTED = {}
 
 
 def unsupported(fn, what):
@@ -326,6 +322,54 @@ def super_method(cls, obj, name):
 # super_method(C, self, 'm')(self, x): self passed again, and what it returns depends on self's
 # class only: a constant for every transform (as operators.binary_method)
 super_method.__secant_dispatcher__ = super_method.__secant_static_query__ = True
+
+
+def replacer(obj, names, method=False):
+    """`dataclasses.replace(obj, **changes)` (a namedtuple's `obj._replace(**changes)`) for
+    obj's class and the names changed, as generated code the transforms read: `def
+    replace_linear(obj, *, bias): return Linear_(weight=obj.weight, bias=bias)` (every field
+    its __init__ takes, from obj unless changed); known only when the code runs (obj's class),
+    the same function for every object of the class. With `method` (`obj._replace(...)`), a
+    class's own _replace that is not a namedtuple's is that function itself, called with obj
+    as its self."""
+    cls = type(obj)
+    if method and not (isinstance(obj, tuple) and hasattr(obj, "_fields") and getattr(
+            getattr(cls, "_replace", None), "__module__", None) == "collections"):
+        return getattr(cls, "_replace")
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):     # a namedtuple's _replace
+        unknown = [k for k in names if k not in obj._fields]
+        if unknown:
+            raise ValueError(f"Got unexpected field names: {unknown!r}")
+    elif not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        raise TypeError("replace() should be called on dataclass instances")
+    else:
+        for f in dataclasses.fields(cls):
+            if not f.init and f.name in names:
+                raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
+                                 "specified with replace()")
+    return once.build(_REPLACERS, (cls, names), lambda: _make_replacer(cls, names))
+
+
+def _make_replacer(cls, names):
+    from secant.transforms import load_generated
+    from secant.backends.errors import register_internal_file
+    fields = [f for f in cls._fields if f not in names] if issubclass(cls, tuple) else \
+        [f.name for f in dataclasses.fields(cls) if f.init and f.name not in names]
+    name = f"replace_{cls.__name__.lower()}" if cls.__name__.isidentifier() else "replace"
+    sig = ", ".join(["obj"] + (["*"] + list(names) if names else []))
+    args = ", ".join([f"{k}=obj.{k}" for k in fields] + [f"{k}={k}" for k in names])
+    made = load_generated(f"def {name}({sig}):\n    return {name}_({args})\n", name, {},
+                          {f"{name}_": cls})
+    register_internal_file(made.__code__.co_filename)
+    made.__secant_user_code__ = True    # (desugared as user code: the class's constructor)
+    return made
+
+
+_REPLACERS = {}
+
+# replacer(obj, ('k',))(obj, k=v): obj passed again, and what it returns depends on obj's class
+# only: a constant for every transform (as super_method)
+replacer.__secant_dispatcher__ = replacer.__secant_static_query__ = True
 
 
 def dynamic_call(fn, *args, **kwargs):

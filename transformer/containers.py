@@ -34,6 +34,21 @@ _DISPLAYS = {gast.List: "list", gast.ListComp: "list", gast.Tuple: "tuple", gast
              gast.DictComp: "dict"}
 
 
+def as_sequence(value):
+    """`model.layers[:-1] + (last,)` with model not differentiated: generated code reads it as
+    a concatenation, which it is when model.layers[:-1] is a list or tuple, checked when the
+    code runs (an array would be NumPy's addition: an error, never a wrong derivative)."""
+    if not isinstance(value, (list, tuple)):
+        from secant.backends.errors import SecantTypeError, where
+        raise SecantTypeError(f"secant reads `+` of this {type(value).__name__} and a list or "
+                              f"tuple display as Python's concatenation, but NumPy adds them; "
+                              f"write snp.asarray(...) around the display to add{where()}")
+    return value
+
+
+as_sequence.__secant_placeholder__ = True     # (a constant: no derivative, no batching)
+
+
 def _set_location(nodes, where, force=False):
     """Give synthesised nodes the position of the user's node they stand for (the user's own
     sub-expressions keep theirs, unless `force`)."""
@@ -320,6 +335,11 @@ class ContainerMixin:
         sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
         if sliced and sliced.group(1) in self.list_names:
             return True                         # out[:i], out[i:][1:]: slices of a list
+        checked = re.match(r"(\w+)\(", src)      # as_sequence(c): a list or tuple, checked
+        if checked and src.endswith(")") and (self.bindings.get(checked.group(1)) is as_sequence
+                                              or self._global_value(ir.Expr(checked.group(1)))
+                                              is as_sequence):
+            return True
         return src in self.list_names or src.startswith(("[", "(")) and src.endswith(("]", ")"))\
             and not src.startswith("((") and _is_display(src) \
             or src.startswith(("list(", "tuple(", "sorted(")) and src.endswith(")")
@@ -407,16 +427,18 @@ class ContainerMixin:
             if not all(sides) and not getattr(node, "secant_concat", False):
                 unknown = [o for o, side in zip((x, y), sides)
                            if not side and self._global_value(o) is None]
-                if unknown and not (self.src.generated or self._own_code()) \
+                if not (unknown and not (self.src.generated or self._own_code())
                         and all(isinstance(o, ir.Expr) for o in unknown) and any(
                         isinstance(o, ir.Seq) and o.kind in ("list", "tuple") and _has_var(o)
-                        for o in (x, y)):
-                    raise self.src.error(node, f"`{gast.unparse(node).strip()}`: secant cannot "
-                                         f"tell whether {unknown[0].src} is a list (Python "
-                                         "concatenates) or an array (NumPy adds); write "
-                                         f"list({unknown[0].src}) or snp.asarray("
-                                         f"{unknown[0].src})")
-                return None
+                        for o in (x, y))):
+                    return None
+                # `model.layers[:-1] + (last,)`, model not differentiated: a concatenation,
+                # the untracked side's kind checked when the code runs (an array: an error)
+                look_up = next((k for k, v in self.bindings.items() if v is as_sequence),
+                               None) or self.names.fresh("as_sequence")
+                self.src.imports[look_up] = self.bindings[look_up] = as_sequence
+                x, y = (ir.Expr(f"{look_up}({o.src})") if any(o is u for u in unknown) else o
+                        for o in (x, y))
         if add and "dict" in (self.container_kind(x), self.container_kind(y)):
             return None
         op = "concat_seq" if add else "dict_merge"
@@ -489,6 +511,11 @@ class ContainerMixin:
         if func.attr == "get":
             raise self.src.error(node, f"d.get(key, default) of a dict of {self.what} values "
                                  "is not supported; test `key in d` and read d[key]")
+        if self.container_kind(base) not in ("list", "tuple", "dict") \
+                and not hasattr(dict, func.attr) and not hasattr(list, func.attr):
+            # m.cube(x) of a pytree object built in place (tree_unflatten of its fields): the
+            # method found when it runs, called through the dispatcher as m.cube is
+            return self.dynamic_call(node, func)
         raise self.src.error(node, f"the method .{func.attr}() of a container of "
                              f"{self.what} values is not supported")
 

@@ -34,6 +34,7 @@ import builtins
 import contextlib
 import contextvars
 import copy
+import dataclasses
 import inspect
 import linecache
 import types
@@ -1018,8 +1019,9 @@ def staged_method(bound):
 
 
 def _is_user_function(obj):
-    return isinstance(obj, types.FunctionType) and \
-        (obj.__module__ or "").split(".")[0] not in ("secant", "numpy")
+    return isinstance(obj, types.FunctionType) and obj is not dataclasses.replace and \
+        (obj.__module__ or "").split(".")[0] not in ("secant", "numpy")   # (replace: the
+                                                            # normaliser's replace_call reads it)
 
 
 def _functionalize(fn):

@@ -22,6 +22,7 @@ import ast
 import bisect
 import builtins
 import copy
+import dataclasses
 import inspect
 import re
 
@@ -1445,6 +1446,27 @@ class Normaliser(ContainerMixin):
             return self._read_by_class(base, key.src, f"{base.name}_attr")
         return self._emit("getattr", {"tree": base}, {"name": key.src}, f"{base.name}_attr")
 
+    def getattr_default(self, node):
+        """getattr(tree, name, default) of a tracked tree: `tree.name` if hasattr(tree, name)
+        when the code runs, else default (an if on a Python bool, as Python decides)."""
+        obj, name, default = node.args
+        got = self.names.fresh("attr")
+        test = gast.Call(func=gast.Name("hasattr", gast.Load(), None, None), args=[obj, name],
+                         keywords=[])
+        read = gast.Call(func=gast.Name("getattr", gast.Load(), None, None), args=[obj, name],
+                         keywords=[])
+        pick = gast.If(test=test, body=[gast.Assign(targets=[gast.Name(got, gast.Store(), None,
+                                                                       None)],
+                                                    value=read, type_comment=None)],
+                       orelse=[gast.Assign(targets=[gast.Name(got, gast.Store(), None, None)],
+                                           value=default, type_comment=None)])
+        for n in gast.walk(pick):
+            if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        self.names.reserve(got)
+        self.statement(pick)
+        return self.operand(gast.copy_location(gast.Name(got, gast.Load(), None, None), node))
+
     def subscript(self, node):
         call = index_call(node, self._resolve)
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
@@ -1622,6 +1644,12 @@ class Normaliser(ContainerMixin):
         func = node.func
         if _is_super_call(func):
             return self.call(self.super_call(node))
+        if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
+            return self.call(self.replace_call(node))
+        if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args \
+                and not isinstance(func.value, gast.Call) \
+                and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
+            return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
@@ -1722,6 +1750,10 @@ class Normaliser(ContainerMixin):
             read = self.getattr_read(node)
             if read is not None:
                 return read
+        if obj is builtins.getattr and len(node.args) == 3 and not node.keywords \
+                and isinstance(node.args[0], (gast.Name, gast.Attribute)) \
+                and self._tracked_names_in(node.args[0]):
+            return self.getattr_default(node)
         kind = control_flow_for(obj)
         if kind is not None:
             return self.control_flow(node, kind, obj)
@@ -1895,6 +1927,35 @@ class Normaliser(ContainerMixin):
             func=func, args=[gast.copy_location(gast.Name(me, gast.Load(), None, None),
                                                 node.func)] + list(node.args),
             keywords=node.keywords), node)
+
+    def replace_call(self, node):
+        """`dataclasses.replace(obj, k=v)` of a tracked value: `replacer(obj, ('k',))(obj, k=v)`,
+        the function that builds obj's class from its fields and the changes (transformer/
+        callees.py), known when the code runs (obj's class) and called as any callee known only
+        then; its source updates no dict in place (dataclasses.replace's own does)."""
+        if len(node.args) != 1 or any(k.arg is None for k in node.keywords):
+            raise self.src.error(node, "secant transforms dataclasses.replace(obj, field=value, "
+                                 "...) with the changes given by name")
+        return self.replaced(node, node.args[0])
+
+    def replaced(self, node, obj, method=False):
+        """`replacer(obj, ('k',))(obj, k=v)` for `dataclasses.replace(obj, k=v)`, or
+        `replacer(obj, ('k',), True)(obj, k=v)` for `obj._replace(k=v)` (node; a namedtuple's,
+        or any other class's own method), obj a gast expression."""
+        look_up = next((k for k, v in self.bindings.items() if v is callees.replacer),
+                       None) or self.names.fresh("replacer")
+        self.src.imports[look_up] = self.bindings[look_up] = callees.replacer
+        if not isinstance(obj, gast.Name):      # (passed again by name: the call's self)
+            held = self.names.fresh("replaced")
+            self.bind_name(held, self.operand(obj))
+            obj = gast.copy_location(gast.Name(held, gast.Load(), None, None), obj)
+        names = tuple(k.arg for k in node.keywords)
+        func = gast.parse(f"{look_up}({obj.id}, {names!r}{', True' * method})").body[0].value
+        for n in gast.walk(func):
+            if isinstance(n, gast.expr):
+                gast.copy_location(n, node.func)
+        return gast.copy_location(gast.Call(func=func, args=[obj], keywords=node.keywords),
+                                  node)
 
     def _kind_of_call(self, node):
         """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
@@ -2089,8 +2150,11 @@ class Normaliser(ContainerMixin):
             and not getattr(maker, "__secant_dispatcher__", False) \
             and not getattr(maker, "__secant_factory__", False) \
             and maker is not builtins.getattr   # grad(f): f a parameter; getattr(snp, name)
-        if made_by_library and (maker is builtins.type    # type(c)(...): as it is
-                                or not self._tracked_names_in(func)):
+        given = [a.value if isinstance(a, gast.Starred) else a for a in node.args] + \
+            [k.value for k in node.keywords]
+        if made_by_library and (maker is builtins.type and not any(   # type(c)(...) of
+                self._tracked_names_in(a) for a in given)       # constants: as it is
+                                or maker is not builtins.type and not self._tracked_names_in(func)):
             return self._inactive_call(node, func)   # np.frompyfunc(...)(x): no rule, ever
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
@@ -2113,7 +2177,10 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         fn = self.operand(func) if fn is None else fn
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
-                func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library)):
+                func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
+                or maker is builtins.getattr or maker is _UNRESOLVED)):
+            # (getattr(m, name)(x): a method of m picked by a name; Registry[k](a)(x): an
+            # object built when it runs, called through its class's __call__)
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
@@ -2141,9 +2208,20 @@ class Normaliser(ContainerMixin):
         the call `node` of what it returns: the function it finds then takes those values as
         arguments (an object as its `self`), it does not close over them (transforms.py
         _dispatch; one that binds the object, bound, is called without it)."""
-        passed = {a.id for a in list(node.args) + [k.value for k in node.keywords]
+        passed = {a.id for a in [a.value if isinstance(a, gast.Starred) else a
+                                 for a in node.args] + [k.value for k in node.keywords]
                   if isinstance(a, gast.Name)}
         return self._tracked_names_in(func) <= passed
+
+    def _argument(self, node, a):
+        """An argument of the call `node`: `dispatch(fn, ...)` passed to a dispatcher's own
+        derivative (`dynamic_call_vjp_1(t, dispatch(fn, ...), out_bar, fn, x1)`, a derivative
+        of a dynamic call differentiated again) is the function found for fn, which the call
+        passes too: a constant of this transform, as a dispatcher's callee is."""
+        if isinstance(a, gast.Call) and getattr(self._resolve(a.func), "__secant_dispatcher__",
+                                                False) and self._passed_again(node, a):
+            return ir.Expr(self._source(a))
+        return self.operand(a)
 
     def starred_call(self, node, func):
         """`f(x, *rest, k=v, **kw)` whose rest's length or kw's keys are known only when it
@@ -2159,14 +2237,14 @@ class Normaliser(ContainerMixin):
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
-        for o, k in zip(rest + kw, [a.value for a in node.args[-1:] if stars] +
-                        [k.value for k in double]):
-            if _has_var(o):
-                raise self.src.error(node, f"{gast.unparse(k).strip()} holds {self.what} "
-                                     f"values, unpacked into a call of a function whose "
-                                     f"parameters secant does not know when it transforms the "
-                                     f"code; pass them as arguments one by one")
-        fn = self.operand(func)
+        # (tracked ones are spelled out when the code runs: secant/transforms.py)
+        rest, kw = ([self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in part]
+                    for part in (rest, kw))
+        maker = self._resolve(func.func) if isinstance(func, gast.Call) else None
+        if getattr(maker, "__secant_dispatcher__", False) and self._passed_again(node, func):
+            fn = ir.Expr(self._source(func))    # dispatch(fn, ...)(out_bar, x1, **kw): a
+        else:                                   # derivative's, differentiated again
+            fn = self.operand(func)
         named = [k for k in node.keywords if k.arg is not None]
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(positional)}
         operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})
@@ -2483,8 +2561,8 @@ class Normaliser(ContainerMixin):
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
-        operands = {f"arg{i}": self.operand(a) for i, a in enumerate(node.args)}
-        operands.update({k.arg: self.operand(k.value) for k in node.keywords})
+        operands = {f"arg{i}": self._argument(node, a) for i, a in enumerate(node.args)}
+        operands.update({k.arg: self._argument(node, k.value) for k in node.keywords})
         if not self.batching:           # a dict argument is one value (its cotangent a dict)
             operands = {k: self.pack(o) if isinstance(o, ir.Seq) and o.kind == "dict"
                         and _has_var(o) else o for k, o in operands.items()}
