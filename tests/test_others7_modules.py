@@ -8,7 +8,6 @@ import dataclasses
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

@@ -124,12 +124,6 @@ def test_graph_network_on_a_graphs_tuple(x64):
     assert nodes_in is graph.nodes
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "graph._replace(nodes=..., edges=...) on a namedtuple parameter holding differentiated "
-    "values: the dispatcher reads collections' own _replace (`self._make(_map(kwds.pop, "
-    "field_names, self))`) and refuses ('a dict of differentiated values cannot be used as an "
-    "array'), as it does for graph._replace(nodes=x) of a closed-over graph; a namedtuple "
-    "built by its class's constructor is accepted"))
 def test_graph_network_replace(x64):
     graph = a_graph(jnp.asarray(RNG.normal(size=(4, 3))))
     np.testing.assert_allclose(graph_network_replace(to_snp(GN_PARAMS), graph).globals,

@@ -88,11 +88,6 @@ def euler_while_with_args(f, y0, t1, args):
     return lax.while_loop(lambda s: s[0] < t1, step, (0.0, y0))[1]
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "f(y, t, *args) where args is a tuple parameter holding differentiated values and f a "
-    "function passed in (in a loop body or not, under jvp or grad): 'args holds differentiated "
-    "values, unpacked into a call of a function whose parameters secant does not know'; with "
-    "*args in the solver's own signature (rk4_with_args) the call is spelled out and accepted"))
 def test_odeint_style_args_as_a_tuple_parameter(x64):
     _, y_dot = jvp(lambda k: euler_while_with_args(lambda y, t, k: -k * y, 1.0, 1.0, (k,)), (1.3,), (1.0,))
     t, steps = 0.0, 0
