@@ -37,26 +37,28 @@ def x64_or_not(request):
 # order: --no-loadscope-reorder). Queued by test count, as xdist does by default, a file of a few
 # slow tests (subprocesses: the examples, the distributed launches) starts last and keeps one
 # worker busy while the other idles; queued heaviest first, the last files are the short ones.
-# CPU seconds of each file (user + sys, its subprocesses included) in one process running the
-# suite in collection order (Dec 2026, bench/pytest_cpu.py); test_run_jax_programs,
-# test_scipy_special, test_linalg_lu and test_structural_primitives (after the files that run
-# measured) and the first four (test_library_cases with one jit compile a case) from a run of each
-# file alone. Any other file is taken to cost PER_TEST seconds a test. A stale figure changes
-# only the order, never what runs.
+# Seconds of each file: its tests' durations in a full `-n 2` run (`--durations=0`, Dec 2026,
+# summed per file), scaled by 0.4 (that run shared its 2 cores with other work). Any other file
+# is taken to cost PER_TEST seconds a test. A stale figure changes only the order (the costliest
+# files first, so that no long file starts last), never what runs.
 CPU_SECONDS = {
-    "test_library_cases.py": 176, "test_corpus.py": 111, "test_composition_sweep.py": 66,
-    "test_library_shapes.py": 48, "test_run_jax_programs.py": 33,
-    "test_deep_compositions.py": 30, "test_eager_memory.py": 23,
-    "test_scipy_special.py": 23, "test_composition_orders.py": 20,
-    "test_distributed.py": 20, "test_linalg_lu.py": 19, "test_limits.py": 18,
-    "test_examples.py": 16, "test_indexing.py": 15, "test_grad_rules.py": 14,
-    "test_structural_primitives.py": 14, "test_compilation_cache.py": 13,
-    "test_elementwise.py": 12, "test_fields15_compositions.py": 11,
-    "test_error_catalogue.py": 10, "test_linalg_final.py": 9, "test_lax.py": 9,
-    "test_catalogue_fixes.py": 9, "test_grad_api.py": 8,
-    "test_control_flow_compositions.py": 8, "test_dist21_failures.py": 8,
-    "test_containers_values.py": 7, "test_dist21_gpu_fallback.py": 7,
-    "test_appends_higher_order.py": 6, "test_lax_loops_second_order.py": 5,
+    "test_library_cases.py": 396, "test_composition_sweep.py": 195, "test_corpus.py": 158,
+    "test_library_shapes.py": 150, "test_deep_compositions.py": 84, "test_run_jax_programs.py": 67,
+    "test_odeint_compositions.py": 63, "test_composition_orders.py": 53,
+    "test_eager_memory.py": 42, "test_distributed.py": 42, "test_scipy_special.py": 34,
+    "test_others3_compositions.py": 32, "test_linalg_final.py": 31, "test_limits.py": 29,
+    "test_others3_autograd_style.py": 24, "test_grad_rules.py": 24, "test_examples.py": 21,
+    "test_indexing.py": 21, "test_linalg_lu.py": 21, "test_others4_compositions.py": 19,
+    "test_control_flow_compositions.py": 18, "test_effects16_compositions.py": 18,
+    "test_odeint_second_order.py": 16, "test_scan2_compositions.py": 15,
+    "test_vmap_index_parts.py": 14, "test_structural_primitives.py": 14,
+    "test_nested_loop_orders.py": 13, "test_random_dists.py": 13, "test_random_programs.py": 12,
+    "test_compilation_cache.py": 12, "test_jvp.py": 12, "test_random.py": 12,
+    "test_fields15_compositions.py": 11, "test_dist21_failures.py": 10,
+    "test_others5_sciml.py": 10, "test_numpy_reductions.py": 9, "test_vmap.py": 8,
+    "test_sci15_odeint.py": 8, "test_others6_compositions.py": 8, "test_others15_models.py": 8,
+    "test_others5_optim_control.py": 8, "test_error_catalogue.py": 8, "test_others3_science.py": 8,
+    "test_others8_solvers.py": 8, "test_elementwise.py": 7,
 }
 PER_TEST = 0.05
 
