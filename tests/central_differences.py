@@ -13,3 +13,18 @@ def weighted_fd(f, x, h=1e-6):
         e[i] = h
         g[i] = np.nansum((f(x + e) - f(x - e)) * w) / (2 * h)
     return g, w
+
+
+def check_unary(f, x, ref, scale=1.1):
+    """f (secant's) against ref (NumPy/SciPy's) at x: its value eager and under jit, its
+    weighted gradient against central differences of ref, and vmap over x and x * scale."""
+    import secant
+    import secant.numpy as snp
+    np.testing.assert_allclose(np.asarray(f(x)), ref(x), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.jit(f)(x)), ref(x), rtol=1e-9, atol=1e-12)
+    g0, w = weighted_fd(ref, x)
+    g = secant.grad(lambda a: snp.sum(f(a) * w))(x)
+    np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
+    xs = np.stack([x, x * scale])
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xs)), np.stack([ref(v) for v in xs]),
+                               rtol=1e-9, atol=1e-12)

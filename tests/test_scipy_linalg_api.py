@@ -7,7 +7,7 @@ import scipy.linalg as sl
 
 import secant
 import secant.numpy as snp
-from tests.central_differences import weighted_fd
+from tests.central_differences import check_unary
 from secant.scipy import linalg as L
 
 rng = np.random.default_rng(5)
@@ -47,15 +47,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_gradients_and_vmap(name, x64):
-    f, x, ref = CASES[name]
-    np.testing.assert_allclose(np.asarray(f(x)), ref(x), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(secant.jit(f)(x)), ref(x), rtol=1e-9, atol=1e-12)
-    g0, w = weighted_fd(ref, x)
-    g = secant.grad(lambda a: snp.sum(f(a) * w))(x)
-    np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
-    xb = np.stack([x, x * 1.5])
-    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xb)), np.stack([ref(x), ref(x * 1.5)]),
-                               rtol=1e-9, atol=1e-12)
+    check_unary(*CASES[name], scale=1.5)
 
 
 def test_factors_reconstruct_and_errors(x64):
