@@ -512,6 +512,7 @@ class BatchBuilder(Walker):
                     f"batch_axis({v}, None)"
             self.emit_batched(f"{targets} = {rule.format(**fill)}")
             self.batched.update(op.targets)
+            self.call_results.update(op.targets)    # (grad_of_fields & co.: maybe containers)
             return
         positions = tuple(position[k] for k in keys)
         name, flags = self.batched_callee(op.callee, positions, "free")

@@ -119,6 +119,61 @@ def test_user_custom_jvp_to_the_fourth_order(x64, x):
     close(secant.jacfwd(nth_grad(softplus, 3))(x), want[3], rtol=1e-10, atol=1e-12)
 
 
+@secant.custom_jvp
+def doubled_sin(x):
+    return snp.sin(x)
+
+
+@doubled_sin.defjvp
+def _doubled_sin_jvp(primals, tangents):       # twice the true derivative: a rule dropped at
+    (x,), (t,) = primals, tangents             # some order shows in the value
+    return doubled_sin(x), 2.0 * snp.cos(x) * t
+
+
+@secant.custom_jvp
+def ruled_sin(x):
+    return snp.sin(x)
+
+
+@ruled_sin.defjvp
+def _ruled_sin_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return ruled_sin(x), snp.cos(x) * t
+
+
+def _hessian_of_hessian_sum(g):
+    """hessian(lambda x: sum(hessian(f)(x))) for f = sum(g(x) * g(2x)): its diagonal is the
+    fourth derivative of g(x) g(2x) at each x (before the fix: vmap of the jvp of
+    grad_of_fields_batched read the tuple of tangents' cotangents as an array, a TypeError)."""
+    def f(x):
+        return snp.sum(g(x) * g(x * 2.0))
+    h = secant.hessian(f)
+    return secant.hessian(lambda x: snp.sum(h(x)))
+
+
+def test_hessian_of_a_hessian_through_a_custom_jvp(x64):
+    x = np.array([0.3, -0.5, 0.7])
+    # the rule's derivatives (JAX's meaning: the rule differentiated again at higher order):
+    # doubled_sin^(k) = 2 sin^(k) for k >= 1; d^4 [g(x) g(2x)] by Leibniz's rule
+    sin_k = [np.sin, np.cos, lambda v: -np.sin(v), lambda v: -np.cos(v), np.sin]
+    for g, c in ((doubled_sin, 2.0), (ruled_sin, 1.0)):
+        d = [lambda v, k=k: (c if k else 1.0) * sin_k[k](v) for k in range(5)]
+        d4 = sum(math.comb(4, k) * d[k](x) * 2.0 ** (4 - k) * d[4 - k](2 * x) for k in range(5))
+        hh = _hessian_of_hessian_sum(g)
+        got = hh(x)
+        close(got, np.diag(d4), rtol=1e-10, atol=1e-12)
+        close(secant.jit(hh)(x), got, rtol=1e-10, atol=1e-12)
+    # the true derivative's: against float64 central differences of sum(hessian(f)) written
+    # out (d^2 [sin x sin 2x] = (9 cos 3x - cos x) / 2, each x on its own)
+    def s(v):
+        return np.sum((9.0 * np.cos(3.0 * v) - np.cos(v)) / 2.0)
+    h, eye = 1e-3, np.eye(3)
+    want = np.array([[(s(x + h * (eye[i] + eye[j])) - s(x + h * (eye[i] - eye[j]))
+                       - s(x - h * (eye[i] - eye[j])) + s(x - h * (eye[i] + eye[j]))) / (4 * h * h)
+                      for j in range(3)] for i in range(3)])
+    close(got, want, rtol=1e-5, atol=1e-6)
+
+
 def python_while(x):
     n = 0
     while n < 3:
