@@ -272,12 +272,45 @@ def ruled(x):
     return jnp.sum(logged_sin_rule(x) * logged_sin_rule(x * 2.0))
 
 
+RULE_RUNS = []
+
+
+@custom_jvp
+def counted_rule(x):
+    return jnp.sin(x)
+
+
+@counted_rule.defjvp
+def _counted_rule_jvp(primals, tangents):
+    RULE_RUNS.append("jvp")
+    (x,), (t,) = primals, tangents
+    return counted_rule(x), jnp.cos(x) * t
+
+
+def counted_ruled(x):
+    return jnp.sum(counted_rule(x) * counted_rule(x * 2.0))
+
+
+@pytest.mark.parametrize("name", ["grad", "jacrev", "jvp"])
+def test_a_custom_jvp_rule_runs_once_per_call(x64, name):
+    """As in JAX, once per call of the custom_jvp function (reverse mode ran it twice: once for
+    its output checks, once more in the transpose's recompute)."""
+    g = _apply(name, counted_ruled, True)
+    g(jnp.asarray(X))
+    RULE_RUNS.clear()
+    got = g(jnp.asarray(X))
+    assert len(RULE_RUNS) == 2
+    d = np.cos(X) * np.sin(2 * X) + 2 * np.sin(X) * np.cos(2 * X)
+    np.testing.assert_allclose(np.asarray(got), np.sum(d) if name == "jvp" else d, rtol=1e-12)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "JAX runs a custom_jvp function's body once per call under grad/vjp/jacrev/hessian (inside "
-    "its rule); secant's vjp of it (ad/custom_rules.vjp_of_custom_jvp) runs the rule once for "
-    "its output checks and again in the transpose's recompute, whose replay keeps custom "
-    "callees as written (their rule must survive a higher-order derivative): grad 6, vjp 8, "
-    "hessian 10 where JAX gives 2"))
+    "its rule); secant runs it in the caller's forward pass, in the rule that "
+    "ad/custom_rules.vjp_of_custom_jvp runs for its output checks (which is what runs the "
+    "rule's own effects once, as JAX: test_a_custom_jvp_rule_runs_once_per_call), and in the "
+    "transpose's recompute of the rule, whose replay keeps custom callees as written (their "
+    "rule must survive a higher-order derivative): grad 6, vjp 8, hessian 10 where JAX gives 2"))
 @pytest.mark.parametrize("name", ["grad", "jacrev", "hessian"])
 def test_a_custom_jvp_functions_effects_run_once_per_call(x64, capsys, name):
     g = _apply(name, ruled, True)
