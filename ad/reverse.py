@@ -173,9 +173,10 @@ class ReverseBuilder(Walker, StackReverse):
         that function's effects (grad(jvp(f)), jacrev(vmap(f)): f's once, not twice)."""
         callee = op.callee
         replay_of = getattr(self.vjp_of_callee, "replay_of", None)
-        if replay_of is None or not inspect.isfunction(callee) or any(
+        custom = getattr(callee, "__secant_custom__", False)    # (replay_of keeps its rule)
+        if replay_of is None or not (inspect.isfunction(callee) or custom) or any(
                 getattr(callee, a, None) for a in (
-                    "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
+                    "__secant_dispatch__", "__secant_dispatched__",
                     "__secant_batched_dispatch__", "__secant_per_example__")):
             return None
         try:

@@ -396,6 +396,19 @@ def _current(gen):
     return True
 
 
+_CUSTOM_REPLAYS = weakref.WeakKeyDictionary()     # a custom_jvp body's replay -> its custom_jvp
+
+
+def _custom_replay(custom, replay):
+    """custom_jvp(replay) with custom's rule (one per replay, so that its derivatives are
+    generated once)."""
+    out = _CUSTOM_REPLAYS.get(replay)
+    if out is None:
+        out = _CUSTOM_REPLAYS[replay] = type(custom)(replay, custom.nondiff_argnums)
+        out.defjvp(custom.jvp)
+    return out
+
+
 class _Recursive:
     """A function's own derivative, asked for while it is being generated (recursion on static
     values, `p(x, n - 1)`): the generated code calls itself by name; called from elsewhere
@@ -560,10 +573,23 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     def replay_of(callee, active):
         """The name of `callee`'s replay form (its forward pass without its Python side
         effects, ad/reverse.py build), which a derivative's recompute calls instead of the
-        callee: the caller's primal call ran them; None where it has none to leave out."""
-        sub = generate(callee, active, "replay", staged=staged)
+        callee: the caller's primal call ran them; None where it has none to leave out. A
+        custom_jvp function's replay is a custom_jvp function too, with the same rule (so
+        that a higher-order derivative of the recompute still uses the user's rule)."""
+        custom = callee if getattr(callee, "__secant_custom__", False) else None
+        if custom is not None:
+            if type(custom).__name__ != "custom_jvp" or custom.jvp is None:
+                return None     # (custom_vjp, custom_vmap: called as written)
+            try:
+                sub = generate(custom.fun, active, "replay", staged=staged)
+            except SecantError:     # a body no transform reads (its rule stands for it)
+                return None
+        else:
+            sub = generate(callee, active, "replay", staged=staged)
         if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
             return None
+        if custom is not None:
+            sub = _custom_replay(custom, sub)
         return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.replay_of = replay_of

@@ -304,6 +304,43 @@ def test_a_custom_jvp_rule_runs_once_per_call(x64, name):
     np.testing.assert_allclose(np.asarray(got), np.sum(d) if name == "jvp" else d, rtol=1e-12)
 
 
+@custom_jvp
+def logged_doubled(x):
+    LOG.append("body")
+    return jnp.sin(x)
+
+
+@logged_doubled.defjvp
+def _logged_doubled_jvp(primals, tangents):     # twice the true derivative: a recompute
+    (x,), (t,) = primals, tangents              # that lost the rule shows in the value
+    return logged_doubled(x), 2.0 * jnp.cos(x) * t
+
+
+def doubled(x):
+    return jnp.sum(logged_doubled(x) * logged_doubled(x * 2.0))
+
+
+@pytest.mark.parametrize("name", ["grad", "jacrev", "jacfwd", "hessian", "jit-hessian"])
+def test_a_recompute_without_the_bodys_effects_keeps_the_rule(x64, capsys, name):
+    """A derivative's recompute calls a custom_jvp function with effects in its body through
+    its replay (ad/reverse.py _replay), a custom_jvp function with the same rule: the rule's
+    value at every order (the rule is twice the true derivative), and under jacfwd the body
+    runs once per call, as in JAX (it ran 4 times, in jacfwd's replay too)."""
+    g = _apply(name.removeprefix("jit-"), doubled, True)
+    g = jit(g) if name.startswith("jit-") else g
+    _reset(capsys)
+    got = g(jnp.asarray(X))
+    d = [np.sin, lambda v: 2.0 * np.cos(v), lambda v: -2.0 * np.sin(v)]   # the rule's
+    if name.endswith("hessian"):
+        want = np.diag(d[2](X) * d[0](2 * X) + 4 * d[1](X) * d[1](2 * X)
+                       + 4 * d[0](X) * d[2](2 * X))
+    else:
+        want = d[1](X) * d[0](2 * X) + 2 * d[0](X) * d[1](2 * X)    # (jacfwd of a scalar too)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+    if name == "jacfwd":
+        assert len(LOG) == 2
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "JAX runs a custom_jvp function's body once per call under grad/vjp/jacrev/hessian (inside "
     "its rule); secant runs it in the caller's forward pass, in the rule that "
