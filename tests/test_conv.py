@@ -30,6 +30,30 @@ def test_single_channel_conv_is_scipy_correlate(x64):
                                rtol=1e-12)
 
 
+
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((2, 4, 7), (6, 2, 3), dict(strides=(2,), padding="SAME", feature_group_count=2)),
+    ((1, 2, 5, 6), (3, 2, 2, 3), dict(strides=(1, 2), padding=((1, 0), (0, 2)),
+                                      rhs_dilation=(2, 1))),
+    ((1, 2, 4, 5, 3), (1, 2, 2, 2, 2), dict(strides=(1, 1, 1), padding=[(1, 1)] * 3)),
+    ((2, 4, 5, 4, 4), (4, 2, 2, 3, 2), dict(strides=(1, 2, 1), padding=((0, 1), (1, 0), (0, 0)),
+                                            rhs_dilation=(2, 1, 1), lhs_dilation=(1, 1, 2),
+                                            feature_group_count=2)),
+    ((1, 5, 4, 3, 2), (3, 2, 2, 2, 3), dict(strides=(1, 1, 1), padding="SAME",
+                                            dimension_numbers=("NDHWC", "DHWIO", "NCDHW"))),
+], ids=["1d-groups", "2d-dilated", "3d", "3d-groups-dilated", "3d-ndhwc"])
+def test_eager_and_jit_agree_with_a_loop_in_1_2_and_3_spatial_dimensions(x64, xs, ws, kw):
+    """Eager 3-d convolutions failed (the einsum's spatial letters took 'c', the channel's),
+    while jit's stablehlo.convolution gave the answer."""
+    x, w = normal(*xs), normal(*ws)
+    strides, padding = kw.pop("strides"), kw.pop("padding")
+    want = ref_conv(x, w, strides, padding, **kw)
+    got = lax.conv_general_dilated(x, w, strides, padding, **kw)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-12)
+    jitted = secant.jit(lambda x, w: lax.conv_general_dilated(x, w, strides, padding, **kw))
+    np.testing.assert_allclose(np.asarray(jitted(x, w)), want, rtol=1e-10, atol=1e-12)
+
+
 def test_lowers_to_stablehlo_convolution_and_reduce_window():
     x, w = normal(2, 5, 5, 3, dtype=np.float32), normal(3, 3, 3, 4, dtype=np.float32)
 

@@ -211,7 +211,7 @@ def _conv(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimensi
     out = np.zeros((n_out, w.shape[0]) + tuple(out_sizes), compute)
     if out.size and x.shape[1] and all(w.shape[2:]):
         wins = _windows(x, spatial, w.shape[2:], window_strides, rhs_dilation) if n_sp else x
-        letters = "abcdefghij"[:n_sp]
+        letters = "defghijklm"[:n_sp]   # not n, c or o
         spec = f"nc{letters.upper()}{letters},oc{letters}->no{letters.upper()}"
         groups = max(g, b)
         og = w.shape[0] // groups

@@ -1,4 +1,4 @@
-"""jax.scipy.signal's convolutions: convolve, correlate (1-d and 2-d), convolve2d, correlate2d and
+"""jax.scipy.signal's convolutions: convolve, correlate (n-d), convolve2d, correlate2d and
 fftconvolve, through lax.conv_general_dilated (its rules give grad, jvp and vmap; this module is
 read as source). As JAX's: boundary='fill' with fillvalue 0 only; fftconvolve computes the same
 values directly (no `axes`)."""
@@ -34,13 +34,7 @@ def _full(in1, in2):
     lhs = snp.asarray(in1, dtype=dtype)[None, None]
     rhs = snp.flip(snp.asarray(in2, dtype=dtype))[None, None]
     pads = [(k - 1, k - 1) for k in snp.shape(in2)]
-    if len(pads) > 2:       # (secant's eager 3-d conv_general_dilated fails: not yet)
-        raise NotImplementedError(f"convolve: inputs of more than 2 dimensions are not "
-                                  f"supported yet, got {len(pads)}{where()}")
-    spatial = "HW"[2 - len(pads):]
-    numbers = ("NC" + spatial, "OI" + spatial, "NC" + spatial)
-    return lax.conv_general_dilated(lhs, rhs, (1,) * len(pads), pads,
-                                    dimension_numbers=numbers)[0, 0]
+    return lax.conv_general_dilated(lhs, rhs, (1,) * len(pads), pads)[0, 0]
 
 
 def _crop(full, shape):
