@@ -563,6 +563,16 @@ class ContainerMixin:
             target=target, iter=arg, ifs=[], is_async=0)])
         return gast.copy_location(comp, arg)
 
+    def _items_of_unknown(self, o, where):
+        """(v for v in o), o an SSA name read as itself."""
+        self.current[o.name] = o.name
+        self.names.reserve(o.name)
+        item = self.names.fresh("item")
+        comp = gast.GeneratorExp(elt=_name(item), generators=[gast.comprehension(
+            target=_name(item, store=True), iter=_name(o.name), ifs=[], is_async=0)])
+        _set_location([comp], where, force=True)
+        return comp
+
     def _iterated_operand(self, arg):
         """An argument of the zip/enumerate a for loop iterates: a zip/enumerate/reversed of
         tracked containers in it (used up by this loop alone) is read as the list it yields."""
@@ -616,6 +626,11 @@ class ContainerMixin:
                 out = self._emit("seq_as", {"x": o}, {"kind": want, "back": kind}, o.name)
                 self.containers[out.name] = want
                 return out
+            if isinstance(o, ir.Var) and self.batching and o.name in self.tracked:
+                # vmap's tuple(f(x)) of a value of a kind known only when it runs (a source
+                # function's tuple, or an array's rows): its items one by one, as
+                # tuple(v for v in ...) (the loop's item_of asks which when the code runs)
+                return self.comprehension(self._items_of_unknown(o, arg), kind=obj.__name__)
             return None
         if obj is reversed and len(node.args) == 1 and not node.keywords:
             o = self.operand(node.args[0])      # reversed(c) of a tracked list: c[::-1]

@@ -1082,6 +1082,8 @@ class Normaliser(ContainerMixin):
                 return self._emit("negative", {"x": x}, {}, f"neg_{x.name}")
             if isinstance(x, ir.Var) and self.batching and isinstance(node.op, gast.Invert):
                 return self._emit("invert", {"x": x}, {}, f"not_{x.name}")
+            if isinstance(x, ir.Var) and self.container_kind(x) in ("list", "tuple", "dict"):
+                return ir.Expr(f"len({x.name}) == 0")   # `not keys` asks for its length
             if isinstance(x, ir.Var) and self.batching:
                 raise self.src.error(node, "`not` of a batched value needs one Python bool; "
                                      "use ~(...) or snp.logical_not")
@@ -2373,6 +2375,9 @@ class Normaliser(ContainerMixin):
 
     def op_call(self, node, opname, args, spelling=""):
         spec = OPS[opname]
+        if opname == "tree_structure" and self.batching and len(args) == 1 \
+                and not node.keywords and isinstance(args[0], gast.Name):
+            return self._inactive(node)     # one structure for every example: a static value
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
             raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "

@@ -2,13 +2,14 @@
 secant.numpy's ops and read by the transforms as source (`__secant_by_source__`): copy,
 astype, unique_values / unique_counts / unique_inverse, setxor1d, put,
 put_along_axis, place, poly, polydiv, sort_complex, spacing, bitwise_count, fromfunction,
-kaiser, einsum_path, mask_indices, isdtype. As in JAX, the in-place NumPy functions (put,
+kaiser, einsum_path, mask_indices, isdtype, block. As in JAX, the in-place NumPy functions (put,
 put_along_axis, place) need inplace=False and return the updated array."""
 import collections
 
 import numpy as np
 
 import secant.numpy as snp
+from secant import tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -16,7 +17,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["copy", "astype", "unique_values", "unique_counts", "unique_inverse",
            "setxor1d", "put", "put_along_axis", "place", "poly", "polydiv",
            "sort_complex", "spacing", "bitwise_count", "fromfunction", "kaiser", "einsum_path",
-           "mask_indices", "isdtype"]
+           "mask_indices", "isdtype", "block"]
 
 UniqueCountsResult = collections.namedtuple("UniqueCountsResult", "values counts")
 UniqueInverseResult = collections.namedtuple("UniqueInverseResult", "values inverse_indices")
@@ -230,3 +231,48 @@ def isdtype(dtype, kind):
     """Whether dtype is of `kind` (a dtype, a kind name such as 'real floating', or a tuple of
     them), as the array API's isdtype."""
     return np.isdtype(np.dtype(dtype), kind)
+
+
+# --- assembling ----------------------------------------------------------------------------------
+def block(arrays):
+    """NumPy's block: nested lists of arrays, the innermost concatenated along the last axis,
+    the next along the one before, ..., each promoted to the nesting depth's rank. The nesting
+    is planned from the structure alone (static), then the leaves concatenated level by level."""
+    leaves = tree_util.tree_leaves(arrays)
+    depth, levels = _block_plan(tree_util.tree_structure(arrays))
+    rank = max([depth] + [snp.ndim(leaves[i]) for i in range(len(leaves))])
+    items = [snp.expand_dims(x, tuple(range(rank - snp.ndim(x)))) for x in leaves]
+    for axis, groups in levels:
+        items = [snp.concatenate([items[i] for i in group], axis=axis) for group in groups]
+    return items[0]
+
+
+def _list_depth(node):
+    """How deep a nest of lists is (a leaf: 0), checked as NumPy's block checks it."""
+    if isinstance(node, tuple) or node is None:
+        raise SecantTypeError(f"block: {type(node).__name__} found where a list or an array was "
+                              "expected; only lists can be used to arrange blocks" + where())
+    if not isinstance(node, list):
+        return 0
+    if not node:
+        raise SecantValueError("block: arrays cannot be empty lists" + where())
+    depths = [_list_depth(child) for child in node]
+    if any(d != depths[0] for d in depths):
+        raise SecantValueError(f"block: mismatched list depths {depths}" + where())
+    return depths[0] + 1
+
+
+def _block_plan(treedef):
+    """(depth, levels) of nested lists of this structure: each level, innermost first, the axis
+    it concatenates along and the groups of positions in the level below that it joins."""
+    top = tree_util.tree_unflatten(treedef, list(range(treedef.num_leaves)))
+    depth = _list_depth(top)
+    layers, layer = [], [top]
+    while layer and isinstance(layer[0], list):     # the lists at each height, top first
+        layers.append(layer)
+        layer = [child for node in layer for child in node]
+    levels = []
+    for height, layer in enumerate(reversed(layers), start=1):
+        starts = np.cumsum([0] + [len(node) for node in layer])
+        levels.append((-height, [list(range(a, b)) for a, b in zip(starts[:-1], starts[1:])]))
+    return depth, levels

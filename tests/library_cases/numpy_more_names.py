@@ -103,4 +103,10 @@ CASES = [
          lambda a, b: np.pad(xor := np.setxor1d(a, b + 1, assume_unique=True),
                              (0, 8 - len(xor)), constant_values=9.0), [(4,), (4,)], _distinct,
          differentiable=False),
+    Case("numpy.block", lambda a, b: snp.block([[a, b], [b, a]]),
+         lambda a, b: np.block([[a, b], [b, a]]), [(2, 3), (2, 2)]),
+    Case("numpy.block", lambda a, b: snp.block([[a, b], [b, a]]),
+         lambda a, b: np.block([[a, b], [b, a]]), [(3,), (2,)], id="promoted"),
+    Case("numpy.block", lambda a, b: snp.block([[[a]], [[b]]]),
+         lambda a, b: np.block([[[a]], [[b]]]), [(2, 3), (2, 3)], id="depth-3"),
 ]
