@@ -67,6 +67,29 @@ def test_3d_values_grad_vmap_jit(x64, name):
                                atol=1e-12)
 
 
+
+@pytest.mark.parametrize("shapes, axes", [(((3, 7), (3, 4)), 1), (((1, 7), (3, 4)), (-1,)),
+                                          (((5, 2, 6), (2, 1, 3)), (0, 2))], ids=str)
+def test_fftconvolve_over_axes(x64, shapes, axes):
+    """Over `axes`, the other axes broadcast (one kernel each): values, jit, grad, vmap."""
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    for mode in ("full", "same", "valid"):
+        np.testing.assert_allclose(np.asarray(signal.fftconvolve(a, b, mode, axes=axes)),
+                                   ss.fftconvolve(a, b, mode, axes=axes), rtol=1e-9,
+                                   atol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(secant.jit(lambda x, y: signal.fftconvolve(x, y, "same", axes=axes))(a, b)),
+        ss.fftconvolve(a, b, "same", axes=axes), rtol=1e-9, atol=1e-10)
+    g0, w = weighted_fd(lambda v: ss.fftconvolve(a, v, "full", axes=axes), b)
+    g = secant.grad(lambda v: snp.sum(signal.fftconvolve(a, v, "full", axes=axes) * w))(b)
+    np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-5, atol=1e-7)
+    stack = rng.normal(size=(2,) + shapes[0])
+    np.testing.assert_allclose(
+        np.asarray(secant.vmap(lambda x: signal.fftconvolve(x, b, "full", axes=axes))(stack)),
+        np.stack([ss.fftconvolve(x, b, "full", axes=axes) for x in stack]), rtol=1e-9,
+        atol=1e-10)
+
+
 def test_errors_and_trapezoid(x64):
     with pytest.raises(secant.SecantError, match="mode"):
         signal.convolve(np.ones(3), np.ones(2), "circular")

@@ -1,7 +1,9 @@
 """jax.scipy.signal's convolutions: convolve, correlate (n-d), convolve2d, correlate2d and
 fftconvolve, through lax.conv_general_dilated (its rules give grad, jvp and vmap; this module is
 read as source). As JAX's: boundary='fill' with fillvalue 0 only; fftconvolve computes the same
-values directly (no `axes`)."""
+values directly (over `axes`: one kernel per position of the other axes, broadcast)."""
+import math
+
 import numpy as np
 
 import secant.numpy as snp
@@ -89,6 +91,30 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
-    if axes is not None:
-        raise NotImplementedError("fftconvolve: axes is not supported" + where())
-    return convolve(in1, in2, mode)
+    """The convolution (computed directly, the same values); with `axes`, over those axes
+    only, the others broadcast against each other (SciPy's)."""
+    if axes is None:
+        return convolve(in1, in2, mode)
+    s1, s2 = snp.shape(in1), snp.shape(in2)
+    _check("fftconvolve", s1, s2, "full")
+    nd = len(s1)
+    axes = sorted(set(a % nd for a in ([axes] if isinstance(axes, int) else axes)))
+    rest = [a for a in range(nd) if a not in axes]
+    batch = np.broadcast_shapes(tuple(s1[a] for a in rest), tuple(s2[a] for a in rest))
+    k1, k2 = tuple(s1[a] for a in axes), tuple(s2[a] for a in axes)
+    _check("fftconvolve", k1, k2, mode)
+    dtype = snp.result_type(in1, in2, 1.0)
+    x = snp.broadcast_to(snp.transpose(snp.asarray(in1, dtype=dtype), rest + axes), batch + k1)
+    w = snp.broadcast_to(snp.transpose(snp.asarray(in2, dtype=dtype), rest + axes), batch + k2)
+    groups = math.prod(batch)       # one group per broadcast position, each its own kernel
+    spatial = tuple(range(len(batch), nd))
+    lhs = snp.reshape(x, (1, groups) + k1)
+    rhs = snp.reshape(snp.flip(w, axis=spatial), (groups, 1) + k2)
+    full = lax.conv_general_dilated(lhs, rhs, (1,) * len(axes), [(k - 1, k - 1) for k in k2],
+                                    feature_group_count=groups)
+    full = snp.reshape(full, batch + snp.shape(full)[2:])
+    if mode == "same":
+        full = _crop(full, tuple(s1[a] for a in rest) + k1)    # (in1's shape: SciPy's)
+    elif mode == "valid":
+        full = _crop(full, batch + tuple(max(a, b) - min(a, b) + 1 for a, b in zip(k1, k2)))
+    return snp.transpose(full, tuple(np.argsort(rest + axes)))
