@@ -5,7 +5,6 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant.transformer.parse import SourceError
 
 
 def _fd(f, x, e=1e-6):
@@ -121,16 +120,18 @@ def test_starred_call_source_unpacks_into_the_lambdas_names():
     assert "x, y = _pair(a)" in src, src
 
 
-def test_starred_call_that_cannot_be_spelled_out_is_refused_not_constant():
-    """(in_comprehension's is spelled out when it runs now: runtime16.)"""
+def test_starred_call_whose_length_is_known_when_it_runs():
+    """(Both were refused; runtime16 spells in_comprehension's out when it runs, and vmap
+    reads with_default's tuple(rest) item by item.)"""
     def in_comprehension(a):
         return snp.sum(snp.stack([(lambda x, y: x * y)(*_pair(b)) for b in [a, 2 * a]]))
 
     def with_default(a):                # how many items fill h3 is only known at run time
         return snp.sum(_h3(*_pair(a)))
 
-    with pytest.raises(SourceError):
-        secant.vmap(with_default)(np.ones((2, 3)))
+    xs = np.random.default_rng(4).normal(size=(2, 3))
+    np.testing.assert_allclose(secant.vmap(with_default)(xs),
+                               [2 * np.sum(np.sin(r) * r) for r in xs], rtol=1e-5)
     # the starred tuple of differentiated (batched) values is spelled out when it runs too
     # (runtime16): sum(a * 2a + 2a * 4a) = 10 sum(a ** 2)
     x = np.random.default_rng(3).normal(size=(2, 3))
@@ -279,3 +280,17 @@ def test_hessian_of_gaussian_kde_built_from_the_input(x64):
     fd = np.stack([_fd(lambda z: np.asarray(g(z))[0, i], d0)[0] for i in range(4)])
     np.testing.assert_allclose(H, fd, atol=1e-6)
     np.testing.assert_allclose(secant.jacfwd(f)(d0), g(d0), atol=1e-12)
+
+
+def test_a_tuple_comprehension_is_a_tuple():
+    """tuple(x * i for i in ...) + (x,): the loop that builds it makes a list, converted to the
+    tuple it is (list + tuple raised a TypeError in the generated code)."""
+    def f(x):
+        t = tuple(x * i for i in range(1, 3)) + (x,)
+        return snp.sum(snp.stack(t) ** 2)
+
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(secant.grad(f)(x), 12 * x, rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(f))(x), 12 * x, rtol=1e-6)
+    xs = np.stack([x, 3 * x])
+    np.testing.assert_allclose(secant.vmap(f)(xs), [f(r) for r in xs], rtol=1e-6)

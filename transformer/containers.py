@@ -1372,10 +1372,18 @@ class ContainerMixin:
                 self.current[n] = version
         if result not in self.tracked:
             return ir.Expr(result)
-        self.containers[result] = "dict" if is_dict else (kind or "list")
+        self.containers[result] = "dict" if is_dict else "list"
         if isinstance(value, tuple(_DISPLAYS)):  # [[w * x for w in ws] for ...]: lists of lists
             self.item_kinds[result] = _DISPLAYS[type(value)]
-        return ir.Var(result)
+        if kind != "tuple":
+            return ir.Var(result)
+        # the loop builds a list: tuple(v * 2 for v in vs) is a tuple (`+ (x,)` concatenates)
+        out = self._emit("seq_as", {"x": ir.Var(result)}, {"kind": "tuple", "back": "list"},
+                         name or "items")
+        self.containers[out.name] = "tuple"
+        if result in self.item_kinds:
+            self.item_kinds[out.name] = self.item_kinds[result]
+        return out
 
     def _new_version_for(self, user_name):
         version = self._new_version(user_name)
