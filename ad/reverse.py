@@ -39,6 +39,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.fielded = _fields_read(fn.body)        # read by name (r["a"], p.w): containers
         self.subscripted = {op.operands["a"].name for op in _ops_in(fn.body)   # x[i]
                             if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
+        self.containers |= _subscripted_items(fn.body, self.containers, self.arrays)
         # an object's field never read as an array (self.layers of a module) and the items
         # of it called (layers[-1](x)): pytrees, whose items' cotangents add with add_at
         self.object_fields = {t for op in _ops_in(fn.body)
@@ -1212,6 +1213,22 @@ def _containers(stmts):
     stacks = [s.stack for s in ir.nested(stmts) if isinstance(s, ir.Plain) and s.stack]
     pushed = {stack for kind, stack, name in stacks if kind == "push" and name in out}
     out |= {name for kind, stack, name in stacks if kind == "pop" and stack in pushed}
+    return out
+
+
+def _subscripted_items(stmts, containers, arrays):
+    """Items of containers that are read item by item and that no array op reads (a row of a
+    list of lists, `table[i - 1][j - 1]`): containers too, whose cotangents add_at builds (an
+    array's or a list's, as the item turns out when it runs)."""
+    items = {}
+    for op in _ops_in(stmts):
+        if op.op == "getitem" and isinstance(op.operands["a"], ir.Var):
+            items.setdefault(op.operands["a"].name, []).append(op.targets[0])
+    out, grown = set(), set(containers)
+    while grown:
+        grown = {t for c in grown for t in items.get(c, ()) if t in items and t not in arrays
+                 and t not in containers} - out
+        out |= grown
     return out
 
 

@@ -18,7 +18,7 @@ import secant.numpy as jnp
 from secant import grad, jacfwd, jit, jvp, lax, vmap
 from secant.scipy.optimize import minimize
 
-from others15_check import check_grad, check_vmap
+from others15_check import check_grad, check_vmap, fd_grad
 
 RNG = np.random.default_rng(8080)
 
@@ -396,13 +396,41 @@ def test_gauss_legendre_and_romberg(x64):
     np.testing.assert_allclose(jit(lambda hi: romberg(jnp.cos, 0.0, hi))(1.0), np.sin(1.0), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "a list of lists (Romberg's table) read as table[i - 1][j - 1] under grad: the item "
-    "table[i - 1] is taken for an array (its cotangent snp.zeros_like(item).at[j].add(...)), "
-    "and tree_map then refuses the list's cotangent: 'tree 2 does not match'"))
 def test_romberg_table_differentiated(x64):
     g = check_grad(lambda hi: romberg(jnp.sin, 0.0, hi), 1.0)
     np.testing.assert_allclose(g, np.sin(1.0), rtol=1e-9)
+
+
+def nested_tables(x):
+    rows = [x * 1.0, x * 2.0]                   # a list of arrays
+    r = rows[1]
+    t = [[x, x * 2.0], [x * 3.0, [x * 4.0, x * 5.0]]]      # lists of lists, three deep
+    a = t[1]
+    b = a[1]
+    return r[0] + rows[0][1] * 3.0 + jnp.sum(b[1] * t[0][1]) + t[1][0][0]
+
+
+def pair_products(x):
+    t = []
+    for i in range(3):
+        t.append([x[i] * k for k in range(1, 3)])
+    s = 0.0
+    for i in range(3):
+        for j in range(2):
+            s = s + t[i][j] * t[2 - i][1 - j]
+    return s
+
+
+def test_items_of_a_list_of_lists_differentiated(x64):
+    # an item of a list read by index (a list of lists' row, a list of arrays' array): its
+    # cotangent built by add_at, a list's or an array's as the item turns out
+    g = check_grad(nested_tables, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, [2.0 + 20.0 * 1.0 + 3.0, 3.0 + 20.0 * 2.0, 20.0 * 3.0])
+    # s = 4 sum_i x_i x_(2-i): ds/dx_k = 8 x_(2-k)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(grad(pair_products)(jnp.asarray(x)), 8 * x[::-1], rtol=1e-12)
+    np.testing.assert_allclose(grad(pair_products)(jnp.asarray(x)), fd_grad(pair_products, (x,), 0),
+                               rtol=1e-6)
 
 
 # --- Clenshaw's recurrence for Chebyshev series ---------------------------------------------------
