@@ -13,11 +13,9 @@ brute force, SciPy, a Python loop and eager."""
 import itertools
 
 import numpy as np
-import pytest
 import scipy.integrate
 import scipy.interpolate
 
-import secant
 import secant as jax
 import secant.numpy as jnp
 from secant import grad, hessian, jit, jvp, lax, vmap
@@ -126,17 +124,29 @@ def test_checkpointed_scan_body(x64):
     np.testing.assert_allclose(grad(pol)(to_snp(params))[0], g[0], rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "jax.checkpoint of a nested function closing over differentiated values, passed to "
-    "lax.scan (`body = jax.checkpoint(cell) if remat else cell`): 'the nested function cell "
-    "closes over u ... and is used here as a value'; written in the call, "
-    "lax.scan(jax.checkpoint(cell), ...) is refused too ('pass a lambda written in the call or "
-    "a Python function defined with def')"))
 def test_checkpointed_scan_body_chosen_by_a_flag(x64):
     params = to_snp((RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=(2, 3)) * 0.5))
     xs = jnp.asarray(RNG.normal(size=(5, 2)))
-    assert_trees_close(grad(rnn_loss_chosen_body)(params, xs, True), grad(rnn_loss)(params, xs, False),
-                       rtol=1e-12)
+    want = grad(rnn_loss)(params, xs, False)
+    for remat in (True, False):
+        assert_trees_close(grad(rnn_loss_chosen_body)(params, xs, remat), want, rtol=1e-12)
+    assert_trees_close(grad(rnn_loss_checkpoint_in_the_call)(params, xs), want, rtol=1e-12)
+    # forward mode and vmap read the same rewrite
+    t = to_snp((RNG.normal(size=(3, 3)), RNG.normal(size=(2, 3))))
+    _, dot = jvp(lambda p: rnn_loss_chosen_body(p, xs, True), (params,), (t,))
+    want_dot = sum(float(jnp.sum(g * v)) for g, v in zip(want, t))
+    np.testing.assert_allclose(dot, want_dot, rtol=1e-10)
+    check_vmap(lambda xs: rnn_loss_chosen_body(params, xs, True), (RNG.normal(size=(2, 5, 2)),))
+
+
+def rnn_loss_checkpoint_in_the_call(params, xs):
+    w, u = params
+
+    def cell(h, x):
+        h = jnp.tanh(h @ w + x @ u)
+        return h, jnp.sum(h ** 2)
+    _, losses = lax.scan(jax.checkpoint(cell, prevent_cse=False), jnp.zeros(w.shape[0]), xs)
+    return jnp.sum(losses)
 
 
 # --- Hessian-vector products of a pytree MLP -----------------------------------------------------------

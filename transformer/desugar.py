@@ -44,7 +44,8 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (container_updates, depth, gast_parse, generators, namespaces,
-                                 nonlocals, objects, star_calls, statements, vjp_calls)
+                                 nonlocals, objects, remat_calls, star_calls, statements,
+                                 vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
@@ -296,13 +297,14 @@ class _Desugarer:
     def function(self, node):
         self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
         self._find_containers(node.body)
-        if self.only_choices:
-            return self.block(node.body)
+        if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
+            return self.block(remat_calls.rewrite(self, node.body))
         body = generators.rewrite(self, node.body)  # for w in layers(p): a generator's list
         body = _TreeCalls(self).visit_body(body)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
         body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
+        body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = self.lift_local_functions(body)
         body = self.block(body)
         return self.returns(body)
