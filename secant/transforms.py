@@ -677,6 +677,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
     if mode == "vmap" and getattr(fn, "__secant_constant__", False):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
+    if mode == "vmap" and getattr(fn, "__secant_batched_only__", False):
+        gen.__secant_batched_only__ = True  # (minimize's batched form: no derivative either)
     if mode in ("vjp",) + _GIVEN_OUT:    # an output and its cotangent may be pytrees
         gen.__secant_tree_params__ = {out_bar} | ({given} if given else set())
     # the parameters it reads as arrays (a caller adds their cotangents with +)

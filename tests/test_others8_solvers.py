@@ -315,14 +315,30 @@ def weighted_quadratic(x, c):
     return jnp.sum((x - c) ** 2 * jnp.arange(1.0, 4.0))
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "vmap of secant.scipy.optimize.minimize: 'no batching rule for minimize' (JAX's BFGS is a "
-    "while_loop and batches)"))
 def test_minimize_under_vmap(x64):
     cs = RNG.normal(size=(2, 3))
     xs = vmap(lambda c: minimize(weighted_quadratic, jnp.zeros(3), args=(c,), method="BFGS").x)(
         jnp.asarray(cs))
     np.testing.assert_allclose(xs, cs, atol=1e-6)
+    # a batched while_loop: each example's result, iterations and evaluations as its own run's
+    x0s = jnp.asarray([[-1.2, 1.0, 0.5], [0.3, 0.2, 0.1], [2.0, 2.0, 2.0]])
+    a_s = jnp.asarray([1.0, 0.8, 1.2])
+    solve = lambda x0, a: minimize(rosenbrock, x0, args=(a,), method="BFGS")
+    out = vmap(solve)(x0s, a_s)
+    for k in range(3):
+        one = solve(x0s[k], a_s[k])
+        for field in ("x", "fun", "jac", "nit", "nfev", "status", "success"):
+            np.testing.assert_allclose(getattr(out, field)[k], getattr(one, field), rtol=1e-10,
+                                       atol=1e-10)     # (jac: ~1e-7, rounding apart)
+    np.testing.assert_allclose(jit(vmap(solve))(x0s, a_s).x, out.x, rtol=1e-10)
+    # its derivative through the iterations would be the iterates', not the optimum's: refused
+    # (its batched form too), never a wrong value
+    for transform in (lambda: jvp(lambda a: vmap(solve)(x0s, a).x, (a_s,), (a_s,)),
+                      lambda: grad(lambda a: jnp.sum(vmap(solve)(x0s, a).x))(a_s),
+                      lambda: jvp(lambda a: solve(x0s[0], a).x, (1.0,), (1.0,)),
+                      lambda: vmap(grad(lambda a: jnp.sum(solve(x0s[0], a).x)))(a_s)):
+        with pytest.raises(secant.SecantError, match="derivative of minimize"):
+            transform()
 
 
 # --- value iteration to its fixed point ----------------------------------------------------------

@@ -1890,6 +1890,9 @@ class Normaliser(ContainerMixin):
             return self.call(objects.constructor_call(node))
         if source_of(obj) is not None:         # a function read through another source
             return self.user_call(node, source_of(obj))
+        if getattr(obj, "__secant_batched_only__", False) and not self.batching:
+            return self._inactive_call(node, func, obj)     # (its source: batched, not
+                                                            # differentiated: minimize's BFGS)
         if inspect.isfunction(obj) and not _is_library(obj) or \
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)

@@ -10,6 +10,7 @@ from secant import lax
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 _C1, _C2 = 1e-4, 0.9        # the Armijo and curvature constants (SciPy's and JAX's)
+__secant_by_source__ = True     # vmap reads minimize like user code (a batched while_loop)
 
 
 class OptimizeResults(NamedTuple):
@@ -49,6 +50,11 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
     return _bfgs(fun, x0, args, **options)
 
 
+# its derivative through the iterations would be the iterates', not the optimum's (implicit):
+# grad and jvp refuse it, as before (transformer/normalize.py)
+minimize.__secant_batched_only__ = True
+
+
 def _bfgs(fun, x0, args, maxiter=None, norm=snp.inf, gtol=1e-5, line_search_maxiter=10):
     from secant.transforms import value_and_grad
     value_and_gradient = value_and_grad(fun)
@@ -67,8 +73,10 @@ def _bfgs(fun, x0, args, maxiter=None, norm=snp.inf, gtol=1e-5, line_search_maxi
         rho = 1.0 / snp.dot(y, s)
         w = eye - rho * snp.outer(s, y)
         h1 = snp.where(snp.isfinite(rho), w @ h @ w.T + rho * snp.outer(s, s), h)
-        x1, f1, g1, h1 = (snp.where(ok, new, old) for new, old in
-                          ((x + s, x), (f1, f), (g1, g), (h1, h)))
+        x1 = snp.where(ok, x + s, x)
+        f1 = snp.where(ok, f1, f)
+        g1 = snp.where(ok, g1, g)
+        h1 = snp.where(ok, h1, h)
         converged = snp.linalg.norm(g1, ord=norm) < gtol
         return x1, f1, g1, h1, f, k + 1, nfev + evals, converged, ~ok, ok
 
