@@ -612,6 +612,23 @@ def add_grads(a, b):
     return tree_util.tree_map(_add_leaves, a, b)
 
 
+def grads_as(t, x):
+    """The cotangent `t` of `x` in add_grads(x, y), a sum of two cotangents (pytrees) of one
+    value: each float leaf in x's leaf's float dtype, as JAX's convert_element_type transposes
+    (a float32 x met a float64 y: their sum is float64, x's part of its cotangent float32).
+    grad's wrapper casts a parameter's cotangent with it too."""
+    dt, dx = getattr(t, "dtype", None), getattr(x, "dtype", None)
+    if isinstance(dt, np.dtype) and isinstance(dx, np.dtype):       # (the common case)
+        return t.astype(dx) if dt != dx and dt.kind == dx.kind == "f" else t
+    leaves = tree_util.tree_leaves(t)
+    if len(leaves) == 1 and leaves[0] is t:
+        return t
+    try:
+        return tree_util.tree_map(grads_as, t, x)
+    except (TypeError, ValueError):
+        return t            # (a cotangent of another structure: as it came)
+
+
 def _list_and_tuple(a, b):
     kinds = (type(a), type(b))
     return kinds in ((list, tuple), (tuple, list)) and len(a) == len(b)
@@ -640,7 +657,7 @@ from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "add_at", "add_at_grad",
+         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")

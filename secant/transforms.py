@@ -1602,24 +1602,11 @@ def _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out):
     value = mode == "value_and_grad"
     grads = out[1] if value else out[0] if has_aux else out
     one = len(positions) == 1 and not tuple_out
-    kept = _cast_floats(grads, args[positions[0]]) if one else \
-        tuple(_cast_floats(g, args[p]) for g, p in zip(grads, positions))
+    kept = helpers.grads_as(grads, args[positions[0]]) if one else \
+        tuple(helpers.grads_as(g, args[p]) for g, p in zip(grads, positions))
     if kept is grads or not one and all(k is g for k, g in zip(kept, grads)):
         return out
     return (out[0], kept) if value else (kept, out[1]) if has_aux else kept
-
-
-def _cast_floats(g, a):
-    dg, da = getattr(g, "dtype", None), getattr(a, "dtype", None)
-    if isinstance(dg, np.dtype) and isinstance(da, np.dtype):       # (the common case)
-        return g.astype(da) if dg != da and dg.kind == da.kind == "f" else g
-    leaves = tree_util.tree_leaves(g)
-    if len(leaves) == 1 and leaves[0] is g:
-        return g
-    try:
-        return tree_util.tree_map(_cast_floats, g, a)
-    except (TypeError, ValueError):
-        return g            # (a cotangent of another structure: as the derivative gave it)
 
 
 def staged(fun):

@@ -49,6 +49,8 @@ CASES = {
     "fields_at": ("fields_at({'a': t, 'b': x}, {'b': y, 'a': t})", {"t": r(3), "x": r(2),
                                                                    "y": r(2)}),
     "add_grads": ("add_grads([t, x], [x, t])", {"t": r(3), "x": r(3)}),
+    "grads_as": ("grads_as([t, t * x], [x, x])[1] * x",
+                 {"t": r(3), "x": r(3)}),
     "add_at": ("add_at(t, 1, x)", {"t": r(3, 2), "x": r(2)}),
     "add_at_grad": ("add_at_grad(t, 1, x) + add_at_grad([t, x], 0, t)[0]",
                     {"t": r(3, 2), "x": r(1)}),

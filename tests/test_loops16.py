@@ -121,11 +121,29 @@ def test_fori_loop_of_mixed_dtypes_as_jax(x64):
     np.testing.assert_allclose(float(d3), -0.4958179213950209, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "the eager 3rd order of a fori_loop whose carry starts from x and meets float32: x is "
-    "weakly typed there (float64), so the loop runs in float32, as JAX's does, but the 2nd "
-    "order's reverse scan is handed a strong float64 cotangent for that carry, which its body "
-    "returns as float32 (CarryChanged; jit promotes it and is right)"))
 def test_eager_third_order_of_a_fori_loop_of_mixed_dtypes(x64):
+    # x is weakly typed at the 3rd order, so the loop runs in float32, as JAX's does: the 2nd
+    # order's add_grads(float32 cotangent, float64 one) gives each operand its cotangent in its
+    # own dtype (ad/helpers.py grads_as), or the reverse scan's carry changed dtype
     d3 = secant.grad(secant.grad(secant.grad(fori_of_mixed_dtypes)))
     np.testing.assert_allclose(float(d3(snp.asarray(0.6))), -0.4958179213950209, rtol=1e-6)
+
+
+def fori_of_float32_weight(x):
+    def body(j, c):
+        a, w = c
+        return a * w + snp.tanh(a) * x, w
+    return secant.lax.fori_loop(0, 3, body, (x, snp.asarray(0.9, snp.float32)))[0]
+
+
+def test_eager_third_order_of_a_fori_loop_of_a_float32_weight(x64):
+    # JAX's (jax 0.4, x64): -24.251145362854004, float64; the loop runs in float32 (x weak)
+    d2 = secant.grad(secant.grad(fori_of_float32_weight))
+    d3 = secant.grad(d2)
+    got = d3(snp.asarray(0.4))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(float(got), -24.251145362854004, rtol=1e-6)
+    np.testing.assert_allclose(float(secant.jit(d3)(snp.asarray(0.4))), float(got), rtol=1e-6)
+    h = 1e-3        # (the 2nd order, in float32 steps: a wide step)
+    fd = (float(d2(snp.asarray(0.4 + h))) - float(d2(snp.asarray(0.4 - h)))) / (2 * h)
+    np.testing.assert_allclose(float(got), fd, rtol=1e-3)
