@@ -49,6 +49,10 @@ class ReverseBuilder(Walker, StackReverse):
                        and (getattr(op, "callee_name", None) or "").startswith("dynamic_call")}
         self.shapes = Shapes(fn)                    # which shapes provably agree
         self.real_scalars = frozenset()     # grad's output and what it provably makes so
+        # whether a real scalar's cotangent was read from operands that may have another float
+        # dtype (float16 x * float32 y gives x's in float32): grad's parameters' cotangents are
+        # then cast back to their own dtypes where it returns them
+        self.mixed_scalars = False
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
@@ -736,9 +740,11 @@ class ReverseBuilder(Walker, StackReverse):
         name = op.operands[param].name
         if op.op not in ELEMENTWISE:
             return not self.shapes.is_python_number(name)
+        needs = self.shapes.needs_unbroadcast(operands_of(op), name)
         if name in self.real_scalars and op.targets[0] in self.real_scalars:
+            self.mixed_scalars = self.mixed_scalars or needs
             return False            # a real scalar's cotangent, to a real scalar operand
-        return self.shapes.needs_unbroadcast(operands_of(op), name)
+        return needs
 
     def reverse_einsum(self, op, gs):
         """Each operand's cotangent is an einsum too (ad/einsum_rules.py)."""
@@ -987,6 +993,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     fn.arrays = b.arrays - b.containers
     # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
     grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
+    if b.mixed_scalars:     # (each in its parameter's float dtype, as JAX's)
+        grads = [f"grads_as({g}, {p})" if p in b.bars else g for g, p in zip(grads, wrt)]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","

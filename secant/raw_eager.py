@@ -138,12 +138,19 @@ def _unbroadcast(t, x):
     return t
 
 
+def _grads_as(t, x):
+    """helpers.grads_as where the dtypes agree: t as it is."""
+    if not (_float_value(t) and _float_value(x)) or t.dtype != x.dtype:
+        raise _NotRaw
+    return t
+
+
 _SNP = _namespace(x64=True)
 # what a derivative's free variables and globals may name -> the NumPy version its run uses
 # (without and with x64: the two differ in secant.numpy's)
 _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(helpers.grad_seed_like): _grad_seed_like, id(helpers.unreduce): _unreduce,
-            id(helpers.unbroadcast): _unbroadcast,
+            id(helpers.unbroadcast): _unbroadcast, id(helpers.grads_as): _grads_as,
             id(range): range, id(reversed): reversed, id(len): len}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}
 _OPS = frozenset(["RESUME", "NOP", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "LOAD_FAST",

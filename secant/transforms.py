@@ -1596,9 +1596,10 @@ def _check_differentiable(args, positions, what):
 
 def _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out):
     """grad's result with each float cotangent in its parameter's float dtype, as JAX's (the
-    transpose of a promotion casts back): the generated code reads a real scalar's cotangent
-    from its operands' without a cast (ad/reverse.py real_scalars: float16 x * float32 y gives
-    x's in float32); every other cotangent already has it (ad/helpers.unbroadcast)."""
+    transpose of a promotion casts back): the generated code casts them already
+    (ad/helpers.unbroadcast; grads_as where it returns a real scalar's cotangent read from its
+    operands', ad/reverse.py mixed_scalars); a derivative generated per call shape, or of
+    objects, is cast here too."""
     value = mode == "value_and_grad"
     grads = out[1] if value else out[0] if has_aux else out
     one = len(positions) == 1 and not tuple_out
