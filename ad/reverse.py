@@ -993,8 +993,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     fn.arrays = b.arrays - b.containers
     # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
     grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
-    if b.mixed_scalars:     # (each in its parameter's float dtype, as JAX's)
-        grads = [f"grads_as({g}, {p})" if p in b.bars else g for g, p in zip(grads, wrt)]
+    if b.mixed_scalars:     # (each array's in its parameter's float dtype, as JAX's)
+        grads = [f"grads_as({g}, {p})" if p in b.bars and not b._may_be_container(p) else g
+                 for g, p in zip(grads, wrt)]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
     if len(grads) == 1 and tuple_out:
         grads_src += ","
