@@ -51,7 +51,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.real_scalars = frozenset()     # grad's output and what it provably makes so
         # whether a real scalar's cotangent was read from operands that may have another float
         # dtype (float16 x * float32 y gives x's in float32): grad's parameters' cotangents are
-        # then cast back to their own dtypes where it returns them
+        # then cast back to their own dtypes where it returns them (one of several parameters)
         self.mixed_scalars = False
         self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
@@ -993,7 +993,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     fn.arrays = b.arrays - b.containers
     # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
     grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
-    if b.mixed_scalars:     # (each array's in its parameter's float dtype, as JAX's)
+    # (each array's in its parameter's float dtype, as JAX's; a function of one parameter mixes
+    # dtypes only with a constant's: grad's wrapper casts those, secant/transforms.py)
+    if b.mixed_scalars and len(fn.params) > 1:
         grads = [f"grads_as({g}, {p})" if p in b.bars and not b._may_be_container(p) else g
                  for g, p in zip(grads, wrt)]
     grads_src = grads[0] if len(grads) == 1 and not tuple_out else ", ".join(grads)
