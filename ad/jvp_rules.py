@@ -26,7 +26,6 @@ JVP = {
     "add_grads": {"x": "{x_dot}", "y": "{y_dot}"},
     "add_at": {"tree": "{tree_dot}", "item": "add_at(zeros_like_tree({tree}), {key}, {item_dot})"},
     "add_at_grad": {"t": LINEAR},      # (item: a structure only)
-    "grads_as": {"t": LINEAR},         # (x: its dtypes only)
     # elementwise, one operand
     "sin": {"x": "{x_dot} * snp.cos({x})"},
     "cos": {"x": "-{x_dot} * snp.sin({x})"},

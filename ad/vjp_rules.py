@@ -27,7 +27,6 @@ VJP = {
     # a sum of cotangents that may be containers (linear, no broadcasting): each operand's in
     # its own float dtype (a float32 cotangent met a float64 one), as a cast transposes
     "add_grads": {"x": "grads_as({g}, {x})", "y": "grads_as({g}, {y})"},
-    "grads_as": {"t": "grads_as({g}, {t})"},
     # a cotangent added into a container's item, and its transpose (each the other's)
     "add_at": {"tree": "{g}", "item": "add_at_grad({g}, {key}, {item})"},
     "add_at_grad": {"t": "add_at(zeros_like_tree({t}), {key}, {g})"},

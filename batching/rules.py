@@ -184,7 +184,7 @@ SPECIAL = {"field", "attribute", "getattr", "call", "cond", "switch", "fori_loop
 # ops only the derivative transforms read (their helpers' calls in a derivative differentiated
 # again); under vmap these calls stay helper calls, written by HELPERS below
 DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched", "fields_of_batched",
-                   "add_at", "add_at_grad", "grads_as"}
+                   "add_at", "add_at_grad"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error
 NO_RULE = {
@@ -203,7 +203,7 @@ HELPERS = {
               "{arg2_batched})",
     "add_at_grad": "add_at_grad_batched({arg0}, {arg1}, {arg2}, {size}, {arg0_batched}, "
                    "{arg2_batched})",
-    "grads_as": "grads_as({arg0}, {arg1})",       # (x's dtypes only: batched or not)
+    "grads_as": "grads_as({arg0_b}, {arg1})",     # (x's dtypes only; t batched as the result)
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front

@@ -189,8 +189,6 @@ op("add_at_grad", "t, key, item", ("t", "item"), code="add_at_grad({t}, {key}, {
 # the sum of two cotangents that may be containers (ad/helpers.py add_grads), in a derivative
 # differentiated again: linear in both
 op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
-# ... and its transpose (ad/helpers.py grads_as: t's floats in x's dtypes), linear in t
-op("grads_as", "t, x", ("t",), code="grads_as({t}, {x})")
 # secant.tree_util inside a transformed function: the pytree's leaves as a list and a tree
 # rebuilt from a list (the structure is a run-time value; ad/helpers.py names them). tree_map
 # and tree_reduce are written with these by transformer/desugar.py
@@ -437,7 +435,7 @@ def lax_spelling(obj):
 _NOT_NUMPY = {"identity", "field", "attribute", "getattr", "call", "add_n", "select", "invert",
               "pack",
               "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
-              "concat_seq", "dict_merge", "add_grads", "grads_as", "add_at", "add_at_grad", "seq_as",
+              "concat_seq", "dict_merge", "add_grads", "add_at", "add_at_grad", "seq_as",
               "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}
 BINOPS = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "true_divide",
