@@ -20,7 +20,7 @@ import textwrap
 import numpy as np
 
 import secant
-from secant import transforms
+from secant.codegen.program import program
 import handwritten_grads as hand
 import lean_functions as funcs
 from timing import import_jax
@@ -58,20 +58,11 @@ def count_operations(source):
     return sum(1 for n in _nodes(source) if isinstance(n, _OPERATIONS))
 
 
-def generated_sources(fn, seen=None):
+def generated_sources(fn):
     """The source of a generated function and of the generated functions it reaches through its
-    closure (a helper's derivative, a loop body's), each once."""
-    seen = set() if seen is None else seen
-    target = transforms._unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn
-    if id(target) in seen:
-        return []
-    seen.add(id(target))
-    out = [secant.source(fn)]
-    if inspect.isfunction(target):
-        for value in inspect.getclosurevars(target).nonlocals.values():
-            if inspect.isfunction(value) and getattr(value, "__secant_source__", None):
-                out += generated_sources(value, seen)
-    return out
+    closure (a helper's derivative, a loop body's), each once, under the name its caller uses
+    (secant/codegen/program.py)."""
+    return [text for _, text in program(fn)]
 
 
 _OP = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([a-z_]+\.[a-z_]+)')

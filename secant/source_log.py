@@ -13,7 +13,8 @@ import re
 from secant.backends.errors import _is_internal, def_line, origin
 
 _MODES = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp (reverse mode)",
-          "vjp_given_out": "vjp (reverse mode)", "vjp_out": "vjp (reverse mode)", "vmap": "vmap"}
+          "vjp_given_out": "vjp (reverse mode)",
+          "vjp_out": "vjp (reverse mode) given its output", "vmap": "vmap"}
 
 
 class SourceLog:
@@ -25,6 +26,7 @@ class SourceLog:
         self.entries = []
         self._seen = set()
         self._files = set()
+        self._names = {}    # id(generated function) -> (name written under, it, its own text)
         self._index = os.path.join(self.folder, "index.txt")
         with open(self._index, "w") as fh:
             fh.write("# function | transform | defined at | generated source\n")
@@ -44,7 +46,33 @@ class SourceLog:
             text = inspect.getsource(gen)
         except (OSError, TypeError):
             return
-        self._write(getattr(fn, "__name__", "f"), transform, user, gen.__name__, text)
+        gen_name, text = self._named(gen, text)
+        self._write(getattr(fn, "__name__", "f"), transform, user, gen_name, text)
+
+    def _named(self, gen, text):
+        """(the name `gen` is written under, its text calling the functions written before under
+        theirs): a second derivative of one function, for other arguments, is named by what it
+        differentiates or batches (`_layer_vjp_w`, as its caller binds it), never a second
+        `def _layer_vjp` its caller calls by another name."""
+        from secant.codegen.save import _rename
+        name = gen.__name__
+        same = [n for n, g, t in self._names.values() if g.__name__ == name and t == text]
+        if same:            # (its text written already, by another transform: one name)
+            name = same[0]
+        else:
+            wrt = getattr(gen, "__secant_wrt_names__", ())
+            written = {n for n, _, _ in self._names.values()}
+            if name in written and wrt:
+                name = f"{name}_{'_'.join(wrt)}"
+            base, k = name, 1
+            while name in written:
+                k += 1
+                name = f"{base}_{k}"
+        self._names[id(gen)] = (name, gen, text)      # (held: ids stay unique)
+        info = getattr(gen, "__secant_source__", None)
+        calls = {n: self._names[id(v)][0] for n, v in (info.closure if info else {}).items()
+                 if id(v) in self._names and self._names[id(v)][1] is v}
+        return name, _rename(text, {**calls, gen.__name__: name})
 
     def on_jit(self, jitted):
         fun = jitted._fun

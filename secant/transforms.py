@@ -469,6 +469,18 @@ def _generated_name(name, mode):
         f"{name}_vjp" if mode in _GIVEN_OUT else f"{name}_{mode}"
 
 
+def _callee_name(sub, callees):
+    """The name a generated function binds a derivative it calls to: its own, or, where that
+    names other derivatives of the same function it calls (for other arguments), the
+    derivative's with what it differentiates or batches (`_layer_vjp_w`)."""
+    name = sub.__name__
+    wrt = getattr(sub, "__secant_wrt_names__", ())
+    others = [getattr(o, "__secant_wrt_names__", ()) for o in callees if o.__name__ == name]
+    if wrt and others and wrt not in others:
+        return f"{name}_{'_'.join(wrt)}"
+    return name
+
+
 def _split_aux(fn_ir, names):
     """has_aux with a returned call's value, a pair only when it runs (`return f(x)`): read
     as `value, aux = f(x)`; `return value, aux`, as if written so (Python checks the pair)."""
@@ -538,7 +550,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             return gen_name, True
         name = callees.get(sub)
         if name is None:
-            name = callees[sub] = names.fresh(f"{sub.__name__}")
+            name = callees[sub] = names.fresh(_callee_name(sub, callees))
         if isinstance(sub, _Recursive):   # mutual recursion (a staged branch calls fn back):
             _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
             return name, True
@@ -555,7 +567,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             return gen_name             # recursion: the generated function calls itself
         name = callees.get(sub)
         if name is None:
-            name = callees[sub] = names.fresh(f"{sub.__name__}")
+            name = callees[sub] = names.fresh(_callee_name(sub, callees))
         vjp_of_callee.generated[name] = sub
         vjp_of_callee.array_params[name] = getattr(sub, "__secant_array_params__", frozenset())
         vjp_of_callee.unread[name] = getattr(sub, "__secant_unread__", frozenset())
@@ -674,6 +686,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
+    gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
     if mode == "vmap" and getattr(fn, "__secant_constant__", False):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative

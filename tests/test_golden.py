@@ -74,20 +74,11 @@ NUMERIC = ["polynomial", "mlp_loss", "softmax_cross_entropy", "with_helper",
 
 def generated_program(g):
     """The gradient's source, then the source of each generated function it calls, each under
-    the name its caller uses (two vjps of one helper, for different arguments, are both
-    written `def helper_vjp` but called `helper_vjp` and `helper_vjp_1`)."""
-    from secant.codegen.save import _is_generated, _rename, _unwrap
-    main = _unwrap(g)
-    order, seen = [(main, main.__name__)], {id(main)}
-    for fn, _ in order:                        # breadth first, in the order of first call
-        text = secant.source(fn)
-        closure = fn.__secant_source__.closure
-        for name in sorted(closure, key=lambda n: (text.find(n), n)):
-            value = closure[name]
-            if _is_generated(value) and id(value) not in seen:
-                seen.add(id(value))
-                order.append((value, name))
-    return "\n\n".join(_rename(secant.source(fn), {fn.__name__: name}) for fn, name in order)
+    the name its caller uses; two different functions a reader would see under one name (two
+    vjps of one helper for different arguments, called from different callers) each named by
+    what they differentiate (secant/codegen/program.py)."""
+    from secant.codegen.program import program_source
+    return program_source(g)
 
 
 @pytest.mark.parametrize("case", sorted(CASES) + [f"{c}_jit" for c in sorted(JIT_CASES)])
