@@ -119,3 +119,58 @@ def test_show_source_writes_each_function_under_the_name_its_callers_call(tmp_pa
     grad_text = files["helpers2_grad.py"]
     assert "_layer2_vjp_w(h_bar" in grad_text, grad_text
     assert "_affine2_vjp_w" in files["_layer2_vjp_w.py"]
+
+
+# --- grad's seed from the operands' dtype, not from a value computed only for it -----------------
+def sin_times(x, y, c):
+    return snp.sum(snp.sin(x * y) * c)
+
+
+def test_the_seed_reads_the_operands_dtype_not_a_value_computed_for_it():
+    src = secant.source(secant.grad(sin_times))
+    assert "grad_seed_like(snp.result_type(x_times_y, c))" in src, src
+    code = [ln for ln in src.splitlines() if not ln.strip().startswith("#")]
+    assert not any("snp.sin(" in ln for ln in code), src   # (eager ran sin and a * for it)
+
+
+def test_the_seed_from_result_type_keeps_values_and_dtypes():
+    from secant.ad.helpers import grad_seed
+    xs = [np.array([0.3, -0.2, 0.5], d) for d in ("float16", "float32", "float64")]
+    cs = [np.full(3, 1.5, "float16"), np.full(3, 1.5, "float32"), np.full(3, 1.5), 1.5, 2,
+          np.full(3, 3, "int32")]
+    ys = [np.arange(3.0, dtype="float32"), 2.0, np.arange(3)]
+    for x64 in (False, True):
+        secant.config.update("enable_x64", x64)
+        try:
+            for x in xs + [0.3]:
+                for c in cs:
+                    for y in ys:
+                        g = secant.grad(sin_times)(x, y, c)
+                        xa = snp.asarray(x)
+                        want_seed = grad_seed(sin_times(xa, y, c))   # the output's own seed
+                        assert g.dtype == xa.dtype, (g.dtype, xa.dtype, x64)
+                        xf, yf = np.asarray(x, float), np.asarray(y, float)
+                        want = np.cos(xf * yf) * yf * np.asarray(c, float)
+                        want = np.sum(want) if np.ndim(x) == 0 else np.broadcast_to(want, (3,))
+                        half = np.float16 in (xa.dtype, getattr(c, "dtype", None))
+                        tol = 2e-2 if half else 1e-5
+                        np.testing.assert_allclose(np.asarray(g, float), want, rtol=tol,
+                                                   atol=tol)
+                        gj = secant.jit(secant.grad(sin_times))(x, y, c)
+                        assert gj.dtype == g.dtype
+                        np.testing.assert_allclose(np.asarray(gj, float), np.asarray(g, float),
+                                                   rtol=tol, atol=tol)
+                        from secant.ad.helpers import grad_seed_like
+                        seed = grad_seed_like(snp.result_type(xa * y, c))
+                        assert seed.dtype == want_seed.dtype and float(seed) == 1.0
+        finally:
+            secant.config.update("enable_x64", False)
+
+
+def test_the_seed_from_result_type_under_hessian_and_vmap(x64):
+    x, y, c = np.array([0.3, -0.2, 0.5]), np.arange(3.0), np.full(3, 1.5)
+    np.testing.assert_allclose(secant.hessian(sin_times)(x, y, c),
+                               np.diag(-np.sin(x * y) * y * y * c), rtol=1e-10)
+    got = secant.vmap(secant.grad(sin_times), in_axes=(0, None, None))(np.stack([x, 2 * x]), y, c)
+    np.testing.assert_allclose(got, np.stack([np.cos(x * y) * y * c, np.cos(2 * x * y) * y * c]),
+                               rtol=1e-10)

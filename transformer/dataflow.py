@@ -267,6 +267,8 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
             found.add(p)
         return found.pop() if len(found) == 1 else None
     out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top)
+    if out is not None:     # an op of values computed only for it: their result_type
+        out = _promoted_from(out, ops, top, set(params)) or out
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
@@ -286,11 +288,13 @@ _INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "co
                       "minimum", "power", "square", "identity", "sum", "max", "min", "prod"}
 
 
-def _inexact(name, ops, seen=None):
+def _inexact(name, ops, seen=None, known=frozenset()):
     """Whether the value `name` is provably inexact (float or complex): computed by an op of
     _INEXACT_RESULT, or of _INEXACT_IF_ONE_IS with an inexact operand (a float literal
     included). Each name bound once, at the top level (`ops`)."""
     seen = set() if seen is None else seen
+    if name in known:       # (grad's differentiated parameters)
+        return True
     op = ops.get(name)
     if op is None or name in seen:
         return False
@@ -298,7 +302,7 @@ def _inexact(name, ops, seen=None):
     if op.op in _INEXACT_RESULT:
         return True
     return op.op in _INEXACT_IF_ONE_IS and any(
-        _inexact(o.name, ops, seen) if isinstance(o, ir.Var) else _float_literal(o)
+        _inexact(o.name, ops, seen, known) if isinstance(o, ir.Var) else _float_literal(o)
         for o in op.operands.values())
 
 
@@ -339,6 +343,47 @@ def _same_dtype_source(op, ops, top):
             return None
         op = ops.get(u.name)
     return u.name if u.name in top else None
+
+
+_PROMOTING = {"multiply", "add", "subtract", "true_divide"}
+
+
+def _promoted_from(name, ops, top, inexact):
+    """Source whose dtype is provably that of the value `name`, an op of _PROMOTING of two
+    operands one of which is an op of _INEXACT_RESULT of a provably inexact value v (snp.sin(v):
+    v's dtype), without computing that op: the operands' result_type (JAX's promotion, as the op
+    promotes), v for it, the other a name bound at the top level (a real Python number, weakly
+    typed, left out: it changes no inexact dtype). `inexact`: names known inexact (grad's
+    differentiated parameters). Else None."""
+    op = ops.get(name)
+    if op is None or op.op not in _PROMOTING or op.statics or len(op.operands) != 2:
+        return None
+
+    def known_inexact(n):
+        return _inexact(n, ops, known=inexact)
+    parts, saved = [], False
+    for o in op.operands.values():
+        if not isinstance(o, ir.Var):
+            if _real_number(o):
+                continue
+            if not (o.src.strip().isidentifier() and o.src.strip() in top):
+                return None
+            o = ir.Var(o.src.strip())       # (a name not differentiated: the user's value)
+        src = ops.get(o.name)
+        if src is not None and src.op in _INEXACT_RESULT and src.op != "true_divide" and \
+                len(src.operands) == 1 and not src.statics:
+            v, = src.operands.values()
+            if isinstance(v, ir.Var) and v.name in top and known_inexact(v.name):
+                parts.append(v.name)
+                saved = True
+                continue
+        if o.name not in top:
+            return None
+        parts.append(o.name)
+    if not saved:
+        return None
+    parts = list(dict.fromkeys(parts))
+    return parts[0] if len(parts) == 1 else f"snp.result_type({', '.join(parts)})"
 
 
 def unreduced_carries(loop, before):
