@@ -29,7 +29,7 @@ from secant.custom import custom_jvp, custom_vjp, custom_vmap
 from secant.custom_gradient import custom_gradient
 from secant import vectorize_rules as _vectorize_rules  # noqa: F401  (vectorize under the transforms)
 from secant.custom import make_checkpoint as checkpoint, make_checkpoint as remat
-from secant.api import (block_until_ready, default_backend, device_count, device_get,
+from secant.api import (block_until_ready, clear_caches, default_backend, device_count, device_get,
                         device_put, devices, jit, local_device_count, local_devices,
                         process_count, process_index)
 from secant import distributed  # noqa: E402  (secant.distributed.initialize, as jax.distributed)
@@ -62,7 +62,7 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "named_call", "named_scope", "ensure_compile_time_eval", "nn", "scipy", "jit",
            "devices", "local_devices", "device_count", "local_device_count", "default_backend",
            "process_index", "process_count", "distributed",
-           "device_put", "device_get", "block_until_ready", "grad", "value_and_grad", "vjp", "source",
+           "device_put", "device_get", "block_until_ready", "clear_caches", "grad", "value_and_grad", "vjp", "source",
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
            "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]

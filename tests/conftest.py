@@ -13,6 +13,15 @@ settings.register_profile("thorough", max_examples=10000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _compiled_programs_per_file():
+    """Each test file's compiled programs dropped when it ends (secant.clear_caches), so a
+    worker's memory and live XLA executables stay those of one file: a worker of a full run
+    grew to ~5 GB, and XLA's compiler crashed there twice near the end of a run."""
+    yield
+    secant.clear_caches()
+
+
 @pytest.fixture
 def x64():
     """Runs the test with 64-bit types enabled, restoring 32-bit defaults afterwards."""
