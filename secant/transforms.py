@@ -15,6 +15,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant import grad_options as _options
+from secant.backends.function_cache import FunctionCache
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
@@ -36,7 +37,8 @@ from secant.transformer.parse import FunctionSource, closure_values, opaque
 from secant.transformer.runnable import runnable
 from secant import raw_eager
 
-_generated = {}      # (function, mode, wrt, has_aux) -> generated function
+# (function, mode, wrt, has_aux, ...) -> generated function, kept as long as the function
+_generated = FunctionCache("generated")
 
 
 def _unwrap(fn):
@@ -1034,7 +1036,7 @@ def _without_callee(gen, mode):
     return once.build(_without_callees, (gen, mode), make)
 
 
-_without_callees = {}
+_without_callees = FunctionCache("without_callees")
 _bound_sources = weakref.WeakKeyDictionary()       # _bind_object function -> _bound_source's
 _parameter_names_of = weakref.WeakKeyDictionary()     # function -> its parameter names
 
@@ -1263,7 +1265,7 @@ def _make_jvp_call(gen, m, n, keywords):
     return load_generated(source, name, {}, {gen.__name__: gen})
 
 
-_jvp_calls = {}
+_jvp_calls = FunctionCache("jvp_calls")
 
 
 def _faithful(fn):

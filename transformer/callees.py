@@ -28,6 +28,7 @@ import inspect
 import operator
 import types
 
+from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
@@ -440,7 +441,7 @@ def _make_starred_caller(n, star, keywords, double_star):
 
 
 # --- *args and **kwargs: one specialised function per call shape --------------------------------
-_SPECIALISED = {}
+_SPECIALISED = FunctionCache("specialised_call")
 
 
 def _own_signature(fn):

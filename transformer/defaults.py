@@ -17,6 +17,7 @@ import inspect
 import types
 import warnings
 
+from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
@@ -25,7 +26,7 @@ _CONSTANTS = (type(None), bool, int, float, str)
 _STATIC_NODES = (gast.Constant, gast.Name, gast.Load, gast.Compare, gast.BoolOp, gast.UnaryOp,
                  gast.Not, gast.And, gast.Or, gast.Is, gast.IsNot, gast.Eq, gast.NotEq,
                  gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.USub)
-_SPECIALISED = {}
+_SPECIALISED = FunctionCache("specialised_defaults")
 
 
 def for_call(fn, n_positional, keywords):

@@ -40,6 +40,7 @@ import types
 
 import gast
 
+from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
@@ -50,7 +51,7 @@ from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
 
-_cache = {}
+_cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
 _COPY_LIMIT = 20        # statements of a block copied into each path rather than flag-guarded
 _CONTAINER_CALLS = {"list", "dict", "set", "tuple", "sorted", "zip", "enumerate", "range"}

@@ -40,6 +40,7 @@ import linecache
 import types
 import warnings
 
+from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
@@ -52,7 +53,7 @@ from secant.transformer import depth, gast_parse, straight_line
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
-_cache = {}
+_cache = FunctionCache("functionalized")
 
 _SIDE_EFFECT_CALLS = {"print", "input", "open", "setattr", "delattr", "exec", "eval", "next",
                       "breakpoint"}

@@ -11,6 +11,7 @@ ends or one whose side effects interleave with the loop's (rewrite(): the call s
 """
 import inspect
 
+from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
@@ -18,7 +19,7 @@ from secant.codegen.naming import Names
 from secant.transformer.hygiene import walk as _walk, walk_scope
 from secant.transformer.parse import SourceError, function_source
 
-_cache = {}
+_cache = FunctionCache("generators")
 
 
 def rewrite(d, body):

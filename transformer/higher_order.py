@@ -18,13 +18,14 @@ import copy
 import inspect
 import types
 
+from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
 from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
-_cache = {}
+_cache = FunctionCache("higher_order")
 
 
 class NotSpecialisable(Exception):

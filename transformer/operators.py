@@ -22,6 +22,7 @@ import inspect
 import operator
 import types
 
+from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 
 # Python operator (gast node name) -> the name of its method (`__sub__`, `__rsub__`)
@@ -30,7 +31,7 @@ BINARY = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "truediv", "Pow": "p
 UNARY = {"USub": "neg", "UAdd": "pos"}
 
 _LIBRARIES = ("secant", "numpy", "builtins", "jax", "jaxlib")
-_forms = {}
+_forms = FunctionCache("operator_forms")
 
 
 def has_operators(cls):

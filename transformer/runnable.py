@@ -19,12 +19,13 @@ import types
 
 import gast
 
+from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.backends.errors import SecantError
 from secant.transformer import hygiene
 from secant.transformer.parse import Guard, SourceError, function_source
 
-_cache = {}     # fn -> (its runnable form, the guards that form assumed)
+_cache = FunctionCache("runnable")     # fn -> (its runnable form, the guards that form assumed)
 _MAX_DEPTH = 32       # callees followed through at most this many calls
 
 

@@ -23,11 +23,12 @@ import types
 
 import numpy as np
 
+from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.backends.errors import SecantError
 from secant.codegen.naming import Names, suggest
 
-_traced = {}        # function -> its traced form
+_traced = FunctionCache("traced")        # function -> its traced form
 
 
 class TraceSourceError(SecantError):

@@ -1,0 +1,103 @@
+"""A cache keyed by Python functions that lives as long as they do.
+
+The transforms cache what they build for a user function (its desugared form, its derivative,
+its staged form) by the function object. In a plain dict those entries kept every function
+ever transformed alive, and with it everything it closes over: `grad(lambda p: loss(p, batch))`
+written in a training loop kept every batch (measured: 20 closures over 8 MB arrays, +150 MB a
+round, never freed). A WeakKeyDictionary does not help, since what is cached refers back to the
+function (a derivative names its source). So an entry is stored on the function it belongs to,
+in its `__dict__`: it becomes garbage with the function, cycles included.
+
+`FunctionCache` reads like a dict (get, [], in, pop, clear, keys/values/items, len). A key is
+a function, or a tuple whose first function item owns it; any other key is kept in a plain dict
+of its own, as before. The stored key is the whole key (owner included), so a wrapper that
+copied the function's `__dict__` (functools.wraps) never reads the wrapped function's entries.
+"""
+import types
+import weakref
+
+_ATTR = "__secant_cache__"
+
+
+def _owner(key):
+    if type(key) is types.FunctionType:
+        return key
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is types.FunctionType:
+                return k
+    return None
+
+
+class FunctionCache:
+    def __init__(self, name):
+        self._name = name
+        self._owners = weakref.WeakSet()     # the functions holding entries of this cache
+        self._plain = {}                    # keys with no function in them
+
+    def _table(self, key, create=False):
+        owner = _owner(key)
+        if owner is None:
+            return self._plain
+        tables = owner.__dict__.get(_ATTR)
+        if tables is None:
+            if not create:
+                return None
+            tables = owner.__dict__[_ATTR] = {}
+        table = tables.get(self._name)
+        if table is None and create:
+            table = tables[self._name] = {}
+            self._owners.add(owner)
+        return table
+
+    def get(self, key, default=None):
+        table = self._table(key)
+        return default if table is None else table.get(key, default)
+
+    def __getitem__(self, key):
+        table = self._table(key)
+        if table is None:
+            raise KeyError(key)
+        return table[key]
+
+    def __setitem__(self, key, value):
+        self._table(key, create=True)[key] = value
+
+    def __contains__(self, key):
+        table = self._table(key)
+        return table is not None and key in table
+
+    def pop(self, key, *default):
+        table = self._table(key)
+        if table is None:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        return table.pop(key, *default)
+
+    def _tables(self):
+        tables = [self._plain]
+        for owner in list(self._owners):
+            table = owner.__dict__.get(_ATTR, {}).get(self._name)
+            if table is not None:
+                tables.append(table)
+        return tables
+
+    def items(self):
+        return [kv for table in self._tables() for kv in list(table.items())]
+
+    def keys(self):
+        return [k for k, _ in self.items()]
+
+    def values(self):
+        return [v for _, v in self.items()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return sum(len(t) for t in self._tables())
+
+    def clear(self):
+        for table in self._tables():
+            table.clear()
