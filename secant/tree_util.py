@@ -3,6 +3,7 @@ everything else is a leaf. Flattening runs in jaxlib's C++ registry (a private i
 imported jax never clashes), which keeps jit dispatch fast."""
 import dataclasses
 import functools
+import threading
 
 from secant.backends import runtime
 from secant.backends.errors import SecantTypeError, SecantValueError, defined_at, where
@@ -63,6 +64,69 @@ def register_dataclass(cls, data_fields=None, meta_fields=None):
     _registry.register_dataclass_node(cls, list(data_fields), list(meta_fields or ()))
     _node_types.add(cls)
     return cls
+
+
+def plain_object(x):
+    """Whether `x` is an object of a plain user class (not registered, its fields in its
+    __dict__: a model or distribution built from a class known only at run time) that secant
+    reads as a pytree of its fields, registering its class (as equinox and JAX's
+    register_dataclass do: the fields its children, in sorted order, their names its aux data;
+    an object rebuilt without running __init__). False for anything else."""
+    cls = type(x)
+    if cls in _node_types:
+        return cls in _plain_types
+    if not _plain_class(cls) or not isinstance(getattr(x, "__dict__", None), dict):
+        return False
+    with _plain_lock:
+        if cls not in _node_types:
+            _registry.register_node(cls, _plain_flatten, functools.partial(_plain_unflatten, cls))
+            _plain_types.add(cls)
+            _node_types.add(cls)
+    return True
+
+
+_plain_types = set()
+_plain_lock = threading.Lock()
+
+
+def _plain_class(cls):
+    import types
+    if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in (
+            "secant", "numpy", "builtins", "jaxlib", "functools", "abc"):
+        return False
+    if issubclass(cls, (tuple, list, dict, type, types.FunctionType, types.MethodType,
+                        functools.partial, BaseException)) or hasattr(cls, "__array__") \
+            or hasattr(cls, "shape"):
+        return False
+    if any("__slots__" in vars(c) and "__dict__" not in vars(c)["__slots__"]
+           and c.__dict__.get("__slots__") != () for c in cls.__mro__[:-1]):
+        return False        # (fields in slots: not readable as its __dict__)
+    return not hasattr(cls, "__getattr__") and cls.__setattr__ is object.__setattr__ \
+        and cls.__getattribute__ is object.__getattribute__
+
+
+def _plain_flatten(x):
+    keys = tuple(sorted(vars(x)))
+    return [vars(x)[k] for k in keys], keys
+
+
+def _plain_unflatten(cls, keys, children):
+    out = object.__new__(cls)
+    out.__dict__.update(zip(keys, children))
+    return out
+
+
+def plain_structure(cls, fields):
+    """The structure of an object of plain class `cls` whose fields are the dict `fields`."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    if not plain_object(obj):
+        raise SecantTypeError(f"secant cannot read an object of {cls.__name__} as its fields"
+                              f"{where()}")
+    return tree_structure(obj)
+
+
+plain_structure.__secant_static_query__ = True    # (reads the fields' structure: a constant)
 
 
 def is_node_type(cls):
