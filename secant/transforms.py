@@ -146,6 +146,16 @@ def _op_function(fun):
     return once.build(_op_functions, name, op_caller)
 
 
+def plain_constructor(cls):
+    """_plain_constructor's function for class cls (built once), or None: the normaliser reads
+    `C(a)` of a plain class C building an object that escapes (returned, stored in a list or
+    dict, passed on) as its call."""
+    def build():
+        name = cls.__name__.lower() if cls.__name__.isidentifier() else "construct"
+        return (_plain_constructor(cls, name),)
+    return once.build(_op_functions, ("plain", cls), build)[0]
+
+
 def _plain_constructor(cls, name):
     """For a plain class (not registered: secant/tree_util.py plain_object) of a simple form
     (transformer/user_objects.py): `def normal(loc, scale): return object_of(normal_,

@@ -1672,7 +1672,7 @@ class Normaliser(ContainerMixin):
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None and not _array_method(func.attr):
-                    return self.dynamic_call(node, func)    # m.activation(x): a function
+                    return self.dynamic_call(node, func, base)  # m.activation(x): a function
                                                             # held by a pytree (a field)
                 if opname is None:
                     return self.call(self.array_method_call(node))
@@ -2144,7 +2144,7 @@ class Normaliser(ContainerMixin):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
 
-    def dynamic_call(self, node, func):
+    def dynamic_call(self, node, func, base=None):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py). A callee
@@ -2174,6 +2174,10 @@ class Normaliser(ContainerMixin):
             # dispatch(fn, ...)(out_bar, fn, x) in a dispatcher (a derivative of it: hessian
             # of model(x)): the look-up reads fn's type, the call passes fn itself
             built, fn = False, ir.Expr(self._source(func))
+        elif isinstance(base, ir.Var) and isinstance(func, gast.Attribute):
+            # make(a).m(x): a method of the tracked object the call returned (read once; never
+            # a constant, which once read a silent zero)
+            built, fn = True, self.attribute_of(base, func)
         else:
             fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
@@ -2323,6 +2327,10 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, obj.__secant_opaque__)
         if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
                 and not _is_library(obj):       # C(a): an object holding tracked values
+            from secant.transforms import plain_constructor
+            built = plain_constructor(obj)     # (a plain class: its fields, as a pytree)
+            if built is not None:
+                return self.user_call(node, built)
             verb = "batch" if self.batching else "differentiate"
             name = gast.unparse(func).strip()
             raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
