@@ -398,6 +398,10 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
         return out
+    if "__dict__" in named and tree_util.plain_object(tree):     # vars(m), m.__dict__: the
+        named = dict(named)                                     # fields' cotangents, a dict
+        for k, g in named.pop("__dict__").items():
+            named[k] = add_grads(named[k], g) if k in named else g
     if named and not fields and (_is_registered(tree) or tree_util.plain_object(tree)):
         return _registered_with(tree, named)
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "

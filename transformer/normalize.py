@@ -1421,6 +1421,9 @@ class Normaliser(ContainerMixin):
         read = self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
         if isinstance(read, ir.Var):
             self.fields.append(self.out[-1])
+            if node.attr == "__dict__":     # vars(m): a dict of m's fields (a loop over it
+                self.containers[read.name] = "dict"     # reads its keys, names)
+                self.item_kinds[read.name] = None
         return read
 
     def _read_by_class(self, base, name, hint):
@@ -1748,6 +1751,10 @@ class Normaliser(ContainerMixin):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
             raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
+        if obj is builtins.vars and len(node.args) == 1 and not node.keywords \
+                and self._tracked_names_in(node.args[0]):   # vars(m): m.__dict__, its fields
+            fields = gast.Attribute(value=node.args[0], attr="__dict__", ctx=gast.Load())
+            return self.operand(gast.copy_location(fields, node))
         if obj is builtins.getattr and len(node.args) == 2 and not node.keywords:
             read = self.getattr_read(node)
             if read is not None:
