@@ -404,9 +404,11 @@ def grad_of_fields(tree, fields=None, **attrs):
             named[k] = add_grads(named[k], g) if k in named else g
     if named and not fields and (_is_registered(tree) or tree_util.plain_object(tree)):
         return _registered_with(tree, named)
+    why = tree_util.plain_refusal(type(tree)) if named and not fields else None
+    why = f" ({type(tree).__name__}: {why})" if why else ""
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
-                          f"field; use dicts, lists, tuples, namedtuples or registered pytree "
-                          f"classes of arrays{where()}")
+                          f"field{why}; use dicts, lists, tuples, namedtuples, registered pytree "
+                          f"classes or plain classes of arrays{where()}")
 
 
 def _is_method_of(tree, name, g):

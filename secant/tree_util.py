@@ -90,19 +90,28 @@ _plain_lock = threading.Lock()
 
 
 def _plain_class(cls):
+    return plain_refusal(cls) is None
+
+
+def plain_refusal(cls):
+    """Why objects of class `cls` cannot be read as their fields (None when they can): its
+    fields not in an instance __dict__ (__slots__, a C extension type), or attribute access of
+    its own (__getattr__, __setattr__, __getattribute__), or not a user's class at all."""
     import types
     if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in (
             "secant", "numpy", "builtins", "jaxlib", "functools", "abc"):
-        return False
+        return "it is not a user's class"
     if issubclass(cls, (tuple, list, dict, type, types.FunctionType, types.MethodType,
                         functools.partial, BaseException)) or hasattr(cls, "__array__") \
             or hasattr(cls, "shape"):
-        return False
-    if any("__slots__" in vars(c) and "__dict__" not in vars(c)["__slots__"]
-           and c.__dict__.get("__slots__") != () for c in cls.__mro__[:-1]):
-        return False        # (fields in slots: not readable as its __dict__)
-    return not hasattr(cls, "__getattr__") and cls.__setattr__ is object.__setattr__ \
-        and cls.__getattribute__ is object.__getattribute__
+        return "it is a container, array or function type"
+    if not getattr(cls, "__dictoffset__", 0):
+        return "its objects keep no __dict__ (__slots__, or a type written in C)"
+    if hasattr(cls, "__getattr__") or cls.__setattr__ is not object.__setattr__ \
+            or cls.__getattribute__ is not object.__getattribute__:
+        return "it defines its own attribute access (__getattr__, __setattr__ or " \
+            "__getattribute__)"
+    return None
 
 
 def _plain_flatten(x):

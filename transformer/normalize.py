@@ -2340,7 +2340,11 @@ class Normaliser(ContainerMixin):
                 return self.user_call(node, built)
             verb = "batch" if self.batching else "differentiate"
             name = gast.unparse(func).strip()
-            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
+            from secant.tree_util import plain_refusal
+            why = plain_refusal(obj)
+            why = f" ({obj.__name__}: {why})" if why else ""
+            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...)"
+                                 f"{why} "
                                  f"built from {self.what} values and used as a value "
                                  "(returned, passed on, stored) or with fields set in a loop "
                                  "or branch: secant reads one held in a local and only called "
