@@ -75,7 +75,10 @@ def plain_object(x):
     cls = type(x)
     if cls in _node_types:
         return cls in _plain_types
+    if cls in _not_plain:
+        return False
     if not _plain_class(cls) or not isinstance(getattr(x, "__dict__", None), dict):
+        _not_plain.add(cls)
         return False
     with _plain_lock:
         if cls not in _node_types:
@@ -86,6 +89,7 @@ def plain_object(x):
 
 
 _plain_types = set()
+_not_plain = set()          # (classes asked about once: an array's on every zero)
 _plain_lock = threading.Lock()
 
 

@@ -14,7 +14,6 @@ import pathlib
 from abc import ABC, abstractmethod
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

@@ -15,7 +15,7 @@ import secant
 import secant.numpy as jnp
 from secant import grad, hessian, jit
 
-from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
+from others15_check import check_grad, check_vmap, fd_grad, to_snp
 
 RNG = np.random.default_rng(1515)
 

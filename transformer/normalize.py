@@ -1383,7 +1383,7 @@ class Normaliser(ContainerMixin):
         cls = _receiver_class(self.src, value)      # a method's self: its class
         if not inspect.isclass(cls):
             # (any other object's class is known only when the code runs: a property read off
-            # it is read as a field, test_others6_classes' strict xfail)
+            # it is read as a field, which grad_of_fields refuses: ad/helpers.py _registered_with)
             return None
         static = inspect.getattr_static(cls, node.attr, None)
         if isinstance(static, property) and static.fget is not None:
