@@ -19,8 +19,18 @@ def registry():
     return _registry
 
 
+def _not_read_plain(cls):
+    """A class secant already reads as a plain class (plain_object) cannot be registered
+    again (jaxlib's registry takes each class once): a clear error, not jaxlib's."""
+    if cls in _plain_types:
+        raise SecantValueError(f"{cls.__name__} was read by secant as a plain class (a pytree "
+                               f"of its __dict__) before this registration; register it before "
+                               f"its objects meet a transform{where()}")
+
+
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
+    _not_read_plain(nodetype)
     _node_types.add(nodetype)
     _registry.register_node(nodetype, _checked_flatten(nodetype, flatten_func, flatten_func),
                             unflatten_func)
@@ -48,6 +58,7 @@ def _short_repr(x, n=80):
 
 def register_pytree_node_class(cls):
     """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
+    _not_read_plain(cls)
     _node_types.add(cls)
     _registry.register_node(cls, _checked_flatten(cls, lambda x: x.tree_flatten(),
                                                   getattr(cls, "tree_flatten", cls)),
@@ -56,6 +67,7 @@ def register_pytree_node_class(cls):
 
 
 def register_dataclass(cls, data_fields=None, meta_fields=None):
+    _not_read_plain(cls)
     if data_fields is None:
         if not dataclasses.is_dataclass(cls):
             raise SecantTypeError(f"{cls.__name__} is not a dataclass; give data_fields and meta_fields")
@@ -280,6 +292,7 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
             return flatten_func(x)
         pairs, aux = flatten_with_keys(x)
         return [child for _, child in pairs], aux
+    _not_read_plain(nodetype)
     _node_types.add(nodetype)
     _registry.register_node(nodetype, _checked_flatten(nodetype, flatten, flatten_with_keys),
                             unflatten_func, flatten_with_keys)

@@ -305,3 +305,19 @@ def test_unreadable_class_is_a_clear_error(f, why):
             run()
         text = str(info.value)
         assert why in text and "test_plain_objects15.py" in text, text
+
+
+def test_registering_a_class_already_read_plain():
+    class Late:
+        def __init__(self, w):
+            self.w = w
+
+        def __call__(self, x):
+            return jnp.sin(self.w * x)
+
+    def loss(w):
+        return [Late(w)][0](2.0)
+
+    assert float(grad(loss)(0.5)) == pytest.approx(2.0 * np.cos(1.0), rel=1e-6)
+    with pytest.raises(secant.SecantError, match="read by secant as a plain class"):
+        secant.tree_util.register_dataclass(Late, ["w"], [])
