@@ -14,6 +14,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import tree_util
+from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, where
@@ -397,11 +398,17 @@ def grad_of_fields(tree, fields=None, **attrs):
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
         return out
-    if named and not fields and _is_registered(tree):
+    if "__dict__" in named and tree_util.plain_object(tree):     # vars(m), m.__dict__: the
+        named = dict(named)                                     # fields' cotangents, a dict
+        for k, g in named.pop("__dict__").items():
+            named[k] = add_grads(named[k], g) if k in named else g
+    if named and not fields and (_is_registered(tree) or tree_util.plain_object(tree)):
         return _registered_with(tree, named)
+    why = tree_util.plain_refusal(type(tree)) if named and not fields else None
+    why = f" ({type(tree).__name__}: {why})" if why else ""
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
-                          f"field; use dicts, lists, tuples, namedtuples or registered pytree "
-                          f"classes of arrays{where()}")
+                          f"field{why}; use dicts, lists, tuples, namedtuples, registered pytree "
+                          f"classes or plain classes of arrays{where()}")
 
 
 def _is_method_of(tree, name, g):
@@ -441,6 +448,13 @@ def _registered_with(tree, attrs):
     return out
 
 
+def object_of(cls, fields):
+    """An object of plain class `cls` (secant/tree_util.py plain_object) whose fields are the
+    dict `fields` (a class's fields form, transformer/user_objects.py), built without running
+    __init__: a constructor known only at run time, its cotangent an object of cls too."""
+    return tree_unflatten(plain_structure(cls, fields), tree_leaves(fields))
+
+
 def fields_of(tree_bar, fields):
     """The cotangents of the fields grad_of_fields(tree, fields) placed: tree_bar's items at
     fields' keys (attributes for string keys of anything but a dict), in their order."""
@@ -467,6 +481,8 @@ def _zeros_leaf(leaf):
     its own zero."""
     if is_float0(leaf):
         return leaf
+    if tree_util.plain_object(leaf):    # (a plain class's object: read as its fields now)
+        return _zeros_tree(leaf)
     if rule_helpers.is_static_leaf(leaf):
         method = rule_helpers.zero_method(leaf)
         return leaf if method is None else method
@@ -641,6 +657,8 @@ def _add_leaves(u, v):
         return v
     if isinstance(v, Undefined):
         return u
+    if type(u) is type(v) and tree_util.plain_object(u):   # (read as its fields now)
+        return add_grads(u, v)
     if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and u == v:
         return u
     if isinstance(u, types.MethodType) and isinstance(v, types.MethodType) \
@@ -657,7 +675,7 @@ from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "add_grads", "grads_as", "add_at", "add_at_grad",
+         "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")

@@ -491,6 +491,8 @@ def _zeros_like(leaf):
     """snp.zeros_like(leaf); eagerly one zero broadcast read-only to the leaf's shape, so that
     the cotangent of an unread output (a scan's stacked ys) or a loop's cotangent accumulator
     before its first step costs no memory per element (arrays are immutable)."""
+    if tree_util.plain_object(leaf):    # (a plain class's object, a model with a __call__:
+        return tree_util.tree_map(_zeros_like, leaf)     # its fields' zeros, never itself)
     if is_static_leaf(leaf):
         method = zero_method(leaf)
         return leaf if method is None else method
@@ -516,6 +518,7 @@ def zero_method(leaf):
     if not isinstance(leaf, types.MethodType) or isinstance(leaf.__self__, type):
         return None
     obj = leaf.__self__
+    tree_util.plain_object(obj)         # (a plain class's object: read as its fields)
     leaves = tree_util.tree_leaves(obj)
     if len(leaves) == 1 and leaves[0] is obj:        # (not a pytree: its fields unknown)
         if any(hasattr(v, "shape") for v in getattr(obj, "__dict__", {}).values()):

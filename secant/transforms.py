@@ -83,6 +83,9 @@ def _op_function(fun):
     if _is_user_class(fun):     # Registry[name](a, b): a constructor known only at run time,
         def class_caller():     # read as user code's call of the class is (a pytree class:
             name = fun.__name__.lower() if fun.__name__.isidentifier() else "construct"
+            plain = _plain_constructor(fun, name)
+            if plain is not None:
+                return plain
             hit = _calling_function(inspect.signature(fun), name, f"{name}_",  # its fields)
                                     {f"{name}_": fun}, {})
             hit.__secant_user_code__ = True     # (desugared: transformer/desugar.py)
@@ -143,6 +146,40 @@ def _op_function(fun):
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
+
+
+def plain_constructor(cls):
+    """_plain_constructor's function for class cls (built once), or None: the normaliser reads
+    `C(a)` of a plain class C building an object that escapes (returned, stored in a list or
+    dict, passed on) as its call."""
+    def build():
+        name = cls.__name__.lower() if cls.__name__.isidentifier() else "construct"
+        return (_plain_constructor(cls, name),)
+    return once.build(_op_functions, ("plain", cls), build)[0]
+
+
+def _plain_constructor(cls, name):
+    """For a plain class (not registered: secant/tree_util.py plain_object) of a simple form
+    (transformer/user_objects.py): `def normal(loc, scale): return object_of(normal_,
+    normal_fields(loc, scale))`, its __init__ read as the fields it sets and the object built
+    from them without running it, so each field carries its derivative and batch axis and the
+    object's cotangent is an object of its class. None for any other class."""
+    from secant import tree_util
+    from secant.ad.helpers import object_of
+    from secant.transformer.user_objects import functional_form
+    if cls not in tree_util._plain_types and (tree_util.is_node_type(cls)
+                                              or not tree_util._plain_class(cls)):
+        return None
+    ns = functional_form(cls)
+    init = getattr(ns, "__init__", None) if ns is not None else None
+    if not inspect.isfunction(init):
+        return None
+    hit = _calling_function(inspect.signature(cls), name, f"{name}_fields",
+                            {f"{name}_fields": init, f"{name}_": cls, "object_of": object_of},
+                            {}, wrap=f"object_of({name}_, {{}})")
+    hit.__secant_user_code__ = True         # (desugared: transformer/desugar.py)
+    _errors.register_internal_file(hit.__code__.co_filename)
+    return hit
 
 
 def _is_user_class(fun):
@@ -221,7 +258,7 @@ def _operands_trimmed(name, signature, partial):
         if not (p.name.startswith("x") and p.name[1:].isdigit() and int(p.name[1:]) >= n)])
 
 
-def _calling_function(signature, name, callee, free, fn_globals, lead=()):
+def _calling_function(signature, name, callee, free, fn_globals, lead=(), wrap="{}"):
     """`def name(<signature>): return callee(*lead, <its parameters>)`, its free names bound
     from `free`; defaults that are not literals are bound as names of their own."""
     free = dict(free)
@@ -240,7 +277,8 @@ def _calling_function(signature, name, callee, free, fn_globals, lead=()):
                     f"**{p.name}" if p.kind == p.VAR_KEYWORD else
                     f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
     sig = str(inspect.Signature(params))
-    source = f"def {name}{sig}:\n    return {callee}({', '.join(args)})\n"
+    call = wrap.format(f"{callee}({', '.join(args)})")
+    source = f"def {name}{sig}:\n    return {call}\n"
     return load_generated(source, name, fn_globals, free)
 
 

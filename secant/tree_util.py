@@ -3,6 +3,7 @@ everything else is a leaf. Flattening runs in jaxlib's C++ registry (a private i
 imported jax never clashes), which keeps jit dispatch fast."""
 import dataclasses
 import functools
+import threading
 
 from secant.backends import runtime
 from secant.backends.errors import SecantTypeError, SecantValueError, defined_at, where
@@ -18,8 +19,18 @@ def registry():
     return _registry
 
 
+def _not_read_plain(cls):
+    """A class secant already reads as a plain class (plain_object) cannot be registered
+    again (jaxlib's registry takes each class once): a clear error, not jaxlib's."""
+    if cls in _plain_types:
+        raise SecantValueError(f"{cls.__name__} was read by secant as a plain class (a pytree "
+                               f"of its __dict__) before this registration; register it before "
+                               f"its objects meet a transform{where()}")
+
+
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
+    _not_read_plain(nodetype)
     _node_types.add(nodetype)
     _registry.register_node(nodetype, _checked_flatten(nodetype, flatten_func, flatten_func),
                             unflatten_func)
@@ -47,6 +58,7 @@ def _short_repr(x, n=80):
 
 def register_pytree_node_class(cls):
     """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
+    _not_read_plain(cls)
     _node_types.add(cls)
     _registry.register_node(cls, _checked_flatten(cls, lambda x: x.tree_flatten(),
                                                   getattr(cls, "tree_flatten", cls)),
@@ -55,6 +67,7 @@ def register_pytree_node_class(cls):
 
 
 def register_dataclass(cls, data_fields=None, meta_fields=None):
+    _not_read_plain(cls)
     if data_fields is None:
         if not dataclasses.is_dataclass(cls):
             raise SecantTypeError(f"{cls.__name__} is not a dataclass; give data_fields and meta_fields")
@@ -63,6 +76,82 @@ def register_dataclass(cls, data_fields=None, meta_fields=None):
     _registry.register_dataclass_node(cls, list(data_fields), list(meta_fields or ()))
     _node_types.add(cls)
     return cls
+
+
+def plain_object(x):
+    """Whether `x` is an object of a plain user class (not registered, its fields in its
+    __dict__: a model or distribution built from a class known only at run time) that secant
+    reads as a pytree of its fields, registering its class (as equinox and JAX's
+    register_dataclass do: the fields its children, in sorted order, their names its aux data;
+    an object rebuilt without running __init__). False for anything else."""
+    cls = type(x)
+    if cls in _node_types:
+        return cls in _plain_types
+    if cls in _not_plain:
+        return False
+    if not _plain_class(cls) or not isinstance(getattr(x, "__dict__", None), dict):
+        _not_plain.add(cls)
+        return False
+    with _plain_lock:
+        if cls not in _node_types:
+            _registry.register_node(cls, _plain_flatten, functools.partial(_plain_unflatten, cls))
+            _plain_types.add(cls)
+            _node_types.add(cls)
+    return True
+
+
+_plain_types = set()
+_not_plain = set()          # (classes asked about once: an array's on every zero)
+_plain_lock = threading.Lock()
+
+
+def _plain_class(cls):
+    return plain_refusal(cls) is None
+
+
+def plain_refusal(cls):
+    """Why objects of class `cls` cannot be read as their fields (None when they can): its
+    fields not in an instance __dict__ (__slots__, a C extension type), or attribute access of
+    its own (__getattr__, __setattr__, __getattribute__), or not a user's class at all."""
+    import types
+    if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in (
+            "secant", "numpy", "builtins", "jaxlib", "functools", "abc"):
+        return "it is not a user's class"
+    if issubclass(cls, (tuple, list, dict, type, types.FunctionType, types.MethodType,
+                        functools.partial, BaseException)) or hasattr(cls, "__array__") \
+            or hasattr(cls, "shape"):
+        return "it is a container, array or function type"
+    if not getattr(cls, "__dictoffset__", 0):
+        return "its objects keep no __dict__ (__slots__, or a type written in C)"
+    if hasattr(cls, "__getattr__") or cls.__setattr__ is not object.__setattr__ \
+            or cls.__getattribute__ is not object.__getattribute__:
+        return "it defines its own attribute access (__getattr__, __setattr__ or " \
+            "__getattribute__)"
+    return None
+
+
+def _plain_flatten(x):
+    keys = tuple(sorted(vars(x)))
+    return [vars(x)[k] for k in keys], keys
+
+
+def _plain_unflatten(cls, keys, children):
+    out = object.__new__(cls)
+    out.__dict__.update(zip(keys, children))
+    return out
+
+
+def plain_structure(cls, fields):
+    """The structure of an object of plain class `cls` whose fields are the dict `fields`."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    if not plain_object(obj):
+        raise SecantTypeError(f"secant cannot read an object of {cls.__name__} as its fields"
+                              f"{where()}")
+    return tree_structure(obj)
+
+
+plain_structure.__secant_static_query__ = True    # (reads the fields' structure: a constant)
 
 
 def is_node_type(cls):
@@ -203,6 +292,7 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
             return flatten_func(x)
         pairs, aux = flatten_with_keys(x)
         return [child for _, child in pairs], aux
+    _not_read_plain(nodetype)
     _node_types.add(nodetype)
     _registry.register_node(nodetype, _checked_flatten(nodetype, flatten, flatten_with_keys),
                             unflatten_func, flatten_with_keys)

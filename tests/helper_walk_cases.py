@@ -45,6 +45,8 @@ CASES = {
     "unstack": ("unstack(t)", {"t": r(2, 3)}),
     "grad_of_fields": ("grad_of_fields({'a': x, 'b': y}, {'a': t})", {"t": r(3), "x": r(3),
                                                                      "y": r(2)}),
+    "object_of": ("object_of(WalkPair, {'a': t * x, 'b': snp.sin(x)}).b * t",
+                  {"t": r(3), "x": r(3)}),       # (WalkPair: a plain class, the walk's module)
     "fields_of": ("fields_of({'a': t, 'b': x}, ('b', 'a'))", {"t": r(3), "x": r(2)}),
     "fields_at": ("fields_at({'a': t, 'b': x}, {'b': y, 'a': t})", {"t": r(3), "x": r(2),
                                                                    "y": r(2)}),

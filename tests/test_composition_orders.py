@@ -345,7 +345,8 @@ def _helper_module(tmp_path_factory):
     lines = ["import numpy as np", "import secant.numpy as snp", "from secant import lax",
              "from secant.ad.helpers import by_name as _ad",
              "from secant.batching.helpers import by_name as _batch",
-             "globals().update(_ad())", "globals().update(_batch())", ""]
+             "globals().update(_ad())", "globals().update(_batch())", "",
+             "class WalkPair:", "    pass", ""]     # (a plain class: object_of's case)
     for name, (call, params) in CASES.items():
         lines += [f"def w_{name}({', '.join(params)}):", f"    return {call}", ""]
     path = tmp_path_factory.mktemp("helper_walk") / "helper_walk_wrappers.py"

@@ -14,7 +14,6 @@ import pathlib
 from abc import ABC, abstractmethod
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
@@ -98,7 +97,6 @@ def fit_objective(params, xs, family):
     return dist.nll(xs)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="a plain (unregistered) class looked up at run time (Distribution.registry[family]): its constructor and *params are dispatched when the code runs (tests/test_runtime16_dispatch.py, registered classes), but the cotangent of an object of a plain class read field by field has no representation (grad_of_fields: 'cannot build the cotangent of a Normal'); secant reads such objects as their fields only when the class is known where it transforms the code")
 def test_registered_distributions_by_name(x64):
     xs = RNG.gamma(2.0, 0.5, size=10)
     from scipy import stats

@@ -950,6 +950,19 @@ class ContainerMixin:
         indices (or keys), reading each item; None for any other loop."""
         it = stmt.iter
         what = None
+        fields = it.args[0] if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+            and it.func.id == "vars" and "vars" not in self.current and len(it.args) == 1 \
+            and not it.keywords else it.value if isinstance(it, gast.Attribute) \
+            and it.attr == "__dict__" else None
+        if fields is not None and self._tracked_names_in(fields):
+            # `for name in vars(m)`: over the names of m's fields (getattr(m, name) reads one)
+            keys = gast.Attribute(value=gast.Attribute(value=fields, attr="__dict__",
+                                                       ctx=gast.Load()), attr="keys",
+                                  ctx=gast.Load())
+            it = stmt.iter = gast.copy_location(gast.Call(func=keys, args=[], keywords=[]), it)
+            for n in gast.walk(it):
+                if getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, stmt.iter)
         if _sorted_view(it, self.current):    # sorted(d.items()): over d's keys, sorted (a
             base = self.operand(it.args[0].func.value)  # dict's keys are static and distinct)
             if isinstance(base, ir.Var) and base.name in self.tracked:

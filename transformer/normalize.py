@@ -1383,7 +1383,7 @@ class Normaliser(ContainerMixin):
         cls = _receiver_class(self.src, value)      # a method's self: its class
         if not inspect.isclass(cls):
             # (any other object's class is known only when the code runs: a property read off
-            # it is read as a field, test_others6_classes' strict xfail)
+            # it is read as a field, which grad_of_fields refuses: ad/helpers.py _registered_with)
             return None
         static = inspect.getattr_static(cls, node.attr, None)
         if isinstance(static, property) and static.fget is not None:
@@ -1421,6 +1421,9 @@ class Normaliser(ContainerMixin):
         read = self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
         if isinstance(read, ir.Var):
             self.fields.append(self.out[-1])
+            if node.attr == "__dict__":     # vars(m): a dict of m's fields (a loop over it
+                self.containers[read.name] = "dict"     # reads its keys, names)
+                self.item_kinds[read.name] = None
         return read
 
     def _read_by_class(self, base, name, hint):
@@ -1672,7 +1675,7 @@ class Normaliser(ContainerMixin):
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None and not _array_method(func.attr):
-                    return self.dynamic_call(node, func)    # m.activation(x): a function
+                    return self.dynamic_call(node, func, base)  # m.activation(x): a function
                                                             # held by a pytree (a field)
                 if opname is None:
                     return self.call(self.array_method_call(node))
@@ -1748,6 +1751,10 @@ class Normaliser(ContainerMixin):
             obj = obj.__secant_generated__      # a vmapped function, a Jacobian: their source
         elif getattr(obj, "__secant_source_error__", None) is not None:
             raise obj.__secant_source_error__   # why it has none (not vmap's own wrapper)
+        if obj is builtins.vars and len(node.args) == 1 and not node.keywords \
+                and self._tracked_names_in(node.args[0]):   # vars(m): m.__dict__, its fields
+            fields = gast.Attribute(value=node.args[0], attr="__dict__", ctx=gast.Load())
+            return self.operand(gast.copy_location(fields, node))
         if obj is builtins.getattr and len(node.args) == 2 and not node.keywords:
             read = self.getattr_read(node)
             if read is not None:
@@ -2144,7 +2151,7 @@ class Normaliser(ContainerMixin):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
 
-    def dynamic_call(self, node, func):
+    def dynamic_call(self, node, func, base=None):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
         `fns[k](x)` with k data): `dynamic_call(fn, ...)`, whose derivative or batched form a
         dispatcher finds on first use (transformer/callees.py, secant/transforms.py). A callee
@@ -2174,6 +2181,10 @@ class Normaliser(ContainerMixin):
             # dispatch(fn, ...)(out_bar, fn, x) in a dispatcher (a derivative of it: hessian
             # of model(x)): the look-up reads fn's type, the call passes fn itself
             built, fn = False, ir.Expr(self._source(func))
+        elif isinstance(base, ir.Var) and isinstance(func, gast.Attribute):
+            # make(a).m(x): a method of the tracked object the call returned (read once; never
+            # a constant, which once read a silent zero)
+            built, fn = True, self.attribute_of(base, func)
         else:
             fn = self.operand(func) if built else None      # model(x), fns[k](x), C(a)(x)
         operands = {f"arg{i + 1}": self.operand(a) for i, a in enumerate(node.args)}
@@ -2323,9 +2334,17 @@ class Normaliser(ContainerMixin):
             raise self.src.error(node, obj.__secant_opaque__)
         if any(not isinstance(a, ir.Expr) for a in args) and inspect.isclass(obj) \
                 and not _is_library(obj):       # C(a): an object holding tracked values
+            from secant.transforms import plain_constructor
+            built = plain_constructor(obj)     # (a plain class: its fields, as a pytree)
+            if built is not None:
+                return self.user_call(node, built)
             verb = "batch" if self.batching else "differentiate"
             name = gast.unparse(func).strip()
-            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...) "
+            from secant.tree_util import plain_refusal
+            why = plain_refusal(obj)
+            why = f" ({obj.__name__}: {why})" if why else ""
+            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...)"
+                                 f"{why} "
                                  f"built from {self.what} values and used as a value "
                                  "(returned, passed on, stored) or with fields set in a loop "
                                  "or branch: secant reads one held in a local and only called "
