@@ -100,3 +100,32 @@ def test_tree_map_with_path_under_grad_vmap_and_jit(x64):
     out = vmap(l2_of_weights)(batch)
     np.testing.assert_allclose(out, [float(l2_of_weights(params)), 4 * float(l2_of_weights(params))],
                                rtol=1e-12)
+
+
+def test_matrix_transpose_attribute_mT(x64):
+    """x.mT (JAX's array attribute: the last two axes swapped) was refused by the transforms
+    ('the attribute .mT is not supported here')."""
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=(2, 3, 3))
+
+    def gram_trace(a):
+        return jnp.sum(jnp.sin(a @ a.mT))
+
+    b = jnp.asarray(a)
+    np.testing.assert_allclose(gram_trace(b), np.sum(np.sin(a @ np.swapaxes(a, -1, -2))),
+                               rtol=1e-12)
+    g = grad(gram_trace)(b)
+    fd = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[idx] = 1e-6
+        fd[idx] = (float(gram_trace(jnp.asarray(a + e))) - float(gram_trace(jnp.asarray(a - e)))) \
+            / 2e-6
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(gram_trace))(b), g, rtol=1e-12)
+    # per example (the batch axis first, then last): the example's own last two axes swap
+    np.testing.assert_allclose(vmap(lambda m: m.mT)(b), np.swapaxes(a, -1, -2))
+    np.testing.assert_allclose(vmap(lambda m: m.mT, in_axes=2, out_axes=2)(b),
+                               np.swapaxes(a, 0, 1))
+    np.testing.assert_allclose(vmap(grad(gram_trace))(jnp.stack([b, 2 * b])),
+                               np.stack([g, grad(gram_trace)(2 * b)]), rtol=1e-12)

@@ -1430,7 +1430,10 @@ class Normaliser(ContainerMixin):
             return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
         if node.attr in ("real", "imag"):         # z.real: snp.real(z)
             return self._emit(node.attr, {"x": base}, {}, f"{base.name}_{node.attr}")
-        if node.attr in ("at", "mT"):
+        if node.attr == "mT":                     # x.mT: its last two axes swapped
+            return self._emit("swapaxes", {"a": base}, {"axis1": "-2", "axis2": "-1"},
+                              f"{base.name}_mT")
+        if node.attr == "at":
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
         if not self.src.generated and properties.may_be_computed(node.attr):
