@@ -129,3 +129,24 @@ def test_matrix_transpose_attribute_mT(x64):
                                np.swapaxes(a, 0, 1))
     np.testing.assert_allclose(vmap(grad(gram_trace))(jnp.stack([b, 2 * b])),
                                np.stack([g, grad(gram_trace)(2 * b)]), rtol=1e-12)
+
+
+def test_at_update_in_a_function_with_no_source(x64):
+    """A function defined in exec (a notebook cell run by a tool, python -c) is traced into
+    source: `x.at[i].multiply(v)` raised an internal TypeError ('_Named' object is not
+    subscriptable) there."""
+    ns = {"jnp": jnp}
+    exec("def bump(x, i):\n    return x.at[-1].multiply(3.0).at[i].add(x[0] ** 2)\n", ns)
+    bump = ns["bump"]
+    x = jnp.asarray([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(bump(x, 1), [1.0, 3.0, 1.5])
+    loss = lambda x: jnp.sum(jnp.sin(bump(x, 1)))
+    g = grad(loss)(x)
+    c = np.cos(np.asarray(bump(x, 1)))
+    np.testing.assert_allclose(g, [c[0] + c[1] * 2 * 1.0, c[1], 3 * c[2]], rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(loss))(x), g, rtol=1e-12)
+    xs = jnp.asarray([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
+    np.testing.assert_allclose(vmap(bump, in_axes=(0, None))(xs, 1),
+                               np.stack([bump(xs[0], 1), bump(xs[1], 1)]))
+    _, t = secant.jvp(lambda x: bump(x, 1), (x,), (jnp.ones(3),))
+    np.testing.assert_allclose(t, [1.0, 1.0 + 2.0, 3.0])
