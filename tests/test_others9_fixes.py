@@ -150,3 +150,23 @@ def test_at_update_in_a_function_with_no_source(x64):
                                np.stack([bump(xs[0], 1), bump(xs[1], 1)]))
     _, t = secant.jvp(lambda x: bump(x, 1), (x,), (jnp.ones(3),))
     np.testing.assert_allclose(t, [1.0, 1.0 + 2.0, 3.0])
+
+
+IN_AXIS = 1
+
+
+def test_vmap_in_axes_tuple_naming_a_constant_inside_grad(x64):
+    """vmap(f, in_axes=(IN_AXIS, None))(...) written in a function grad reads: a tuple holding
+    a named constant was refused ('its other arguments are literals')."""
+    def f(x, w):
+        return jnp.sin(x * w)
+
+    def loss(w, xs):
+        return jnp.sum(vmap(f, in_axes=(IN_AXIS, None))(xs, w))
+
+    xs = np.arange(6.0).reshape(2, 3) / 5
+    want = np.sum(xs * np.cos(xs * 0.7))
+    np.testing.assert_allclose(grad(loss)(0.7, xs), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(loss))(0.7, xs), want, rtol=1e-12)
+    np.testing.assert_allclose(vmap(lambda w: loss(w, xs))(jnp.asarray([0.7, 0.3])),
+                               [loss(0.7, xs), loss(0.3, xs)], rtol=1e-12)

@@ -2121,9 +2121,9 @@ class Normaliser(ContainerMixin):
                     extra[:] = fn_arg[2]
                     name = node.id if local_def else "lambda_"
                     return self._lift(fn_arg, self.names.fresh(name), fn_arg[2])
-            if isinstance(node, (gast.Name, gast.Attribute)):
-                v = self._resolve(node)
-                if v is not _UNRESOLVED:
+            if isinstance(node, (gast.Name, gast.Attribute, gast.Tuple)):
+                v = self._resolve(node)     # (a tuple of them: in_axes=(axes, None) with axes
+                if v is not _UNRESOLVED:    # a dict the function closes over)
                     return v
             try:
                 return ast.literal_eval(gast.unparse(node).strip())
