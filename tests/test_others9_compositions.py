@@ -264,3 +264,15 @@ def test_maml_step_size_and_hessian(x64):
         np.testing.assert_allclose(per[k], grad(adapted_loss)(jnp.asarray(w), -1.0,
                                                               *[jnp.asarray(t[k]) for t in tasks]),
                                    rtol=1e-10)
+
+
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
+    "jvp of a registered class's __call__ reading its numeric aux data (self.shift): the same "
+    "cause as the jacfwd xfail above (ad/forward.py op_attribute: the tangent of self.shift is "
+    "read as p_dot.shift, the primal's aux float); here generated code then asks that float "
+    "for .shape: an internal AttributeError instead of the tangent"))
+def test_jvp_of_a_call_reading_aux_data_of_a_pytree(x64):
+    p = Polynomial(jnp.asarray([1.0, 2.0, 3.0]), 0.5)
+    t = Polynomial(jnp.asarray([0.0, 1.0, 0.0]), 0.5)
+    _, tangent = secant.jvp(lambda p: p(2.0), (p,), (t,))
+    np.testing.assert_allclose(tangent, 1.5, rtol=1e-12)        # d/dc1 of c . (2 - 0.5)^k
