@@ -220,6 +220,19 @@ def tree_flatten_with_path(tree, is_leaf=None):
     return _registry.flatten_with_path(tree, is_leaf)
 
 
+class _PathLeaf:
+    """A stand-in leaf: treedef_paths flattens a structure filled with these."""
+    __slots__ = ()
+
+
+def treedef_paths(treedef):
+    """The key paths of a structure's leaves, in flatten order (tree_map_with_path as the
+    transforms read it: transformer/desugar.py)."""
+    path_leaves, _ = _registry.flatten_with_path(
+        treedef.unflatten([_PathLeaf() for _ in range(treedef.num_leaves)]))
+    return [p for p, _ in path_leaves]
+
+
 def tree_map_with_path(f, tree, *rest, is_leaf=None):
     path_leaves, treedef = _registry.flatten_with_path(tree, is_leaf)
     others = [_flatten_up_to(treedef, r, i + 2) for i, r in enumerate(rest)]

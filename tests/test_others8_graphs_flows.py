@@ -159,13 +159,9 @@ def test_padded_graph_batch_readout(x64):
                                np.stack([values[0], values[1], values[2:].mean(0)]), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "vmap over the graph sizes (repeats batched, total_repeat_length static): repeat's source "
-    "is transformed in both branches of its static `if`, and the static-counts branch calls "
-    "int() of the batched counts ('int() of a batched value')"))
 def test_padded_graph_batch_readout_sizes_batched(x64):
-    check_vmap(graph_mean_readout, (RNG.normal(size=(2, 6, 2)), np.array([[3, 2, 1], [1, 1, 4]])),
-               jit=False)
+    # repeat's static-counts branch (int() of the counts) is never taken: it raises only if run
+    check_vmap(graph_mean_readout, (RNG.normal(size=(2, 6, 2)), np.array([[3, 2, 1], [1, 1, 4]])))
 
 
 # --- GraphSAGE with max aggregation --------------------------------------------------------------

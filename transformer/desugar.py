@@ -1599,7 +1599,8 @@ class _TreeCalls(Hoister):
     def _callee(self, func):
         obj = self._resolved(func)
         from secant import tree_util
-        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce"):
+        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
+                     "tree_map_with_path"):
             if obj is getattr(tree_util, name):
                 return name
         return None
@@ -1702,15 +1703,18 @@ class _TreeCalls(Hoister):
             tree, again = self._named(args[0], node)
             out = gast.Tuple([self._call("tree_leaves", tree),
                               self._call("tree_structure", again())], gast.Load())
-        elif name == "tree_map" and len(args) >= 2:
+        elif name in ("tree_map", "tree_map_with_path") and len(args) >= 2:
             f, trees = args[0], args[1:]
             n = len(trees)
+            with_path = name == "tree_map_with_path"    # f(path, leaf, ...): the paths zipped
+            if with_path:                               # in first, a static list
+                n += 1
             if isinstance(f, gast.Lambda) and len(f.args.args) == n and not (
                     f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.defaults
                     or f.args.posonlyargs):
                 targets, body = [a.id for a in f.args.args], f.body
             elif isinstance(f, (gast.Name, gast.Attribute)):
-                targets = [self.d.names.fresh("leaf") for _ in trees]
+                targets = [self.d.names.fresh("leaf") for _ in range(n)]
                 body = gast.Call(f, [_name(t) for t in targets], [])
             else:
                 return node
@@ -1725,6 +1729,8 @@ class _TreeCalls(Hoister):
             else:
                 leaves = [self._call("tree_leaves", first)] + [
                     self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
+            if with_path:
+                leaves.insert(0, self._call("treedef_paths", copy.deepcopy(structure)))
             if n == 1:
                 target, it = _name(targets[0], store=True), leaves[0]
             else:

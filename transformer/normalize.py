@@ -227,6 +227,12 @@ class Normaliser(ContainerMixin):
             fn.result = ir.Return(ir.Expr("None"), self.origin)
         return fn
 
+    def _raise_when_run(self, error):
+        """A statement that raises `error` (found at transform time) when it runs."""
+        name = self.names.fresh("concretization_error")
+        self.src.imports[name] = self.bindings[name] = _Raiser(error)
+        return ir.Plain(f"{name}()", set(), self.origin, effect=True)
+
     def _origin(self, node):
         filename, line = self.src.user_position(node)
         self.origin = ir.Origin(line, self.src.line_text(node), filename)
@@ -696,11 +702,24 @@ class Normaliser(ContainerMixin):
         for block in (stmt.body, stmt.orelse):
             self.current = dict(before)
             self.out = []
-            for s in block:
-                if isinstance(s, gast.Return):
-                    raise self.src.error(s, "a return inside a branch cannot be transformed yet; "
-                                         "assign the result and return once, at the end")
-                self.statement(s)
+            try:
+                for s in block:
+                    if isinstance(s, gast.Return):
+                        raise self.src.error(s, "a return inside a branch cannot be transformed "
+                                             "yet; assign the result and return once, at the end")
+                    self.statement(s)
+            except _CONCRETIZATION_ERRORS as error:
+                if not self.batching or getattr(error, "batched_test", False) or \
+                        getattr(error, "lax_loop_derivative", False):
+                    raise
+                # int()/bool()/float() of a batched value in a branch a static test may never
+                # take (repeat's static-counts branch beside the one for counts known when it
+                # runs): as JAX, the error when that branch runs. (Not for a derivative: grad
+                # runs the function itself first, where int() of the value succeeds, and only
+                # its derivative would meet the error, which must not be skipped as a replayed
+                # effect is)
+                self.current = dict(before)
+                self.out = [self._raise_when_run(error)]
             branches.append((self.out, dict(self.current)))
         self.out = outer
         self._origin(stmt)              # the copies that join the branches belong to the if
@@ -1411,7 +1430,10 @@ class Normaliser(ContainerMixin):
             return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
         if node.attr in ("real", "imag"):         # z.real: snp.real(z)
             return self._emit(node.attr, {"x": base}, {}, f"{base.name}_{node.attr}")
-        if node.attr in ("at", "mT"):
+        if node.attr == "mT":                     # x.mT: its last two axes swapped
+            return self._emit("swapaxes", {"a": base}, {"axis1": "-2", "axis2": "-1"},
+                              f"{base.name}_mT")
+        if node.attr == "at":
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
         if not self.src.generated and properties.may_be_computed(node.attr):
@@ -2106,9 +2128,9 @@ class Normaliser(ContainerMixin):
                     extra[:] = fn_arg[2]
                     name = node.id if local_def else "lambda_"
                     return self._lift(fn_arg, self.names.fresh(name), fn_arg[2])
-            if isinstance(node, (gast.Name, gast.Attribute)):
-                v = self._resolve(node)
-                if v is not _UNRESOLVED:
+            if isinstance(node, (gast.Name, gast.Attribute, gast.Tuple)):
+                v = self._resolve(node)     # (a tuple of them: in_axes=(axes, None) with axes
+                if v is not _UNRESOLVED:    # a dict the function closes over)
                     return v
             try:
                 return ast.literal_eval(gast.unparse(node).strip())
@@ -3664,6 +3686,24 @@ def _loop_helper_kind(obj):
 def _is_negative_int(node):
     return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
         isinstance(node.operand, gast.Constant) and type(node.operand.value) is int
+
+
+_CONCRETIZATION_ERRORS = (BoolConversionSourceError, IntegerConversionSourceError,
+                          ConcretizationSourceError)
+
+
+class _Raiser:
+    """Raises, when called, an error the transform found in a branch (normalise's
+    _raise_when_run): generated code calls it where that branch would have run."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self):
+        raise self.error
+
+    def __repr__(self):
+        return f"<raises {type(self.error).__name__}>"
 
 
 def _batched_test(error):

@@ -54,6 +54,11 @@ class _CallSites(Hoister):
                 and id(n) not in inside} | set(self.d.params)
 
     def visit_Call(self, node):
+        if self._is_jit_of_a_function(node.func):
+            # jit(f)(x), jit(lambda y: ...)(x) written in place: a transform reads f itself,
+            # as it reads a jitted callee (jit's options change how it runs, not its values)
+            node.func = node.func.args[0]
+            self.d.changed = True
         if isinstance(node.func, gast.Lambda):     # (its body is a scope of its own)
             node.args = [self.visit(a) for a in node.args]
             node.keywords = [self.visit(k) for k in node.keywords]
@@ -149,6 +154,26 @@ class _CallSites(Hoister):
                 or any(v is None for v in optional.values()):
             return None                 # (a default before a required one, or not a constant)
         return required, optional
+
+    def _is_jit_of_a_function(self, func):
+        if not isinstance(func, gast.Call) or not func.args or \
+                isinstance(func.args[0], gast.Starred):
+            return False
+        chain, func = [], func.func
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.other_locals or \
+                func.id in self.local_defs or func.id in self.d.params:
+            return False
+        kind, obj = self.d.src.resolve_name(func.id)
+        if kind == "unbound":
+            return False
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        import secant
+        return obj is not None and (obj is secant.jit or
+                                    obj is getattr(secant.jit, "__wrapped__", None))
 
     def _signature(self, func):
         """(positional parameter names, those with defaults, takes *args) of a callee."""

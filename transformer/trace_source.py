@@ -279,6 +279,9 @@ class _Named:
             return obj              # a constant of a module (snp.pi, snp.float32 stays named)
         return _Named(self._rec, f"{self._expr}.{attr}", attr, obj)
 
+    def __getitem__(self, idx):     # x.at[i] (then .set(v), .multiply(v), ...): one chain
+        return _Named(self._rec, f"{self._expr}[{self._rec.index_source(idx)}]", self._leaf)
+
     def __call__(self, *args, **kwargs):
         parts = [self._rec.source(a) for a in args]
         parts += [f"{k}={self._rec.source(v)}" for k, v in kwargs.items()]
