@@ -375,12 +375,15 @@ def dump_key(x, memo=None):
         got = memo.get(x) if memo is not None else None
         if got is None:
             cls = type(x)
+            d = x.__dict__
             fields = []
             for name in x._fields:
-                value = getattr(x, name, _SKIPPED)
+                value = d[name] if name in d else getattr(x, name, _SKIPPED)
                 if value is _SKIPPED or value is None and getattr(cls, name, ...) is None:
                     continue
-                fields.append((name, dump_key(value, memo)))
+                t = type(value)
+                fields.append((name, repr(value) if t in _ATOMS_TYPES else
+                               dump_key(value, memo)))
             got = (cls.__name__, tuple(fields))
             if memo is not None:
                 memo[x] = got
@@ -388,3 +391,6 @@ def dump_key(x, memo=None):
     if isinstance(x, list):
         return ("[]", tuple(dump_key(v, memo) for v in x))
     return repr(x)
+
+
+_ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])
