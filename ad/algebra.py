@@ -29,8 +29,10 @@ product or sum. Only cotangent lines are rewritten: the forward values are the u
 import ast
 import itertools
 
+from secant.ad import fold
 from secant.transformer import ir
 from secant.transformer.hygiene import walk as _walk
+from secant.transformer.walker import parsed
 
 _MAX_COEFFICIENT_CHARS = 8      # a float coefficient longer than this is not formed
 
@@ -68,7 +70,7 @@ def simplified_line(ln, cotangents, shapes, facts=None):
     if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1 or \
             not ln.defines <= cotangents:
         return ln
-    tree = ast.parse(ln.code).body[0]
+    tree = parsed(ln.code).body[0]
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
             isinstance(tree.targets[0], ast.Name)):
         return ln
@@ -95,7 +97,7 @@ def _unreduced_names(lines):
         k, ln = defs[0]
         if ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
             continue
-        tree = ast.parse(ln.code).body[0]
+        tree = parsed(ln.code).body[0]
         call = tree.value if isinstance(tree, ast.Assign) and len(tree.targets) == 1 else None
         got = _unreduce_call(call)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
@@ -167,6 +169,14 @@ def _inexact(node, facts):
         return _inexact(node.left, facts) or _inexact(node.right, facts)
     got = _unreduce_call(node)
     return got is not None and _inexact(got[0], facts)
+
+
+def _multiset(keys):
+    """The multiset of `keys` (a dict's key: equal where the sorted lists are)."""
+    counts = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    return frozenset(counts.items())
 
 
 _SEEDED = object()      # facts' key: the names bound once, at the top level, to grad's seed
@@ -296,7 +306,7 @@ class _Rewriter:
                 ch = True
             changed |= ch
             term = [sign * coef, factors, ch, sign, t]
-            key = tuple(sorted(ast.dump(f) for f in factors))
+            key = _multiset(fold.dump_key(f) for f in factors)
             j = index.get(key)
             if j is not None and j == len(merged) - 1:      # (the term before: a + b + a
                 #                                              concatenates lists in order)
@@ -313,9 +323,8 @@ class _Rewriter:
         self.changed = True
         if common is not None:          # a factor of every term: written once, after the sum
             k, f = common
-            key = ast.dump(f)
             for m in merged:                # (one of it: x * x * g less x is x * g)
-                j = next(j for j, g in enumerate(m[1]) if ast.dump(g) == key)
+                j = next(j for j, g in enumerate(m[1]) if fold._same(g, f))
                 m[1] = m[1][:j] + m[1][j + 1:]
                 m[2] = True
             return ast.BinOp(self._summed(merged), ast.Mult(), f)
@@ -330,8 +339,7 @@ class _Rewriter:
             if not (isinstance(first[k], ast.Name) and first[k].id in self.cotangents or
                     _inexact(first[k], self.facts)):
                 continue
-            key = ast.dump(first[k])
-            if all(any(ast.dump(g) == key for g in m[1]) for m in merged[1:]):
+            if all(any(fold._same(g, first[k]) for g in m[1]) for m in merged[1:]):
                 return k, first[k]
         return None
 

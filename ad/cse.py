@@ -29,7 +29,8 @@ import types
 
 from secant.ad import fold
 from secant.codegen import naming
-from secant.transformer.walker import Line
+from secant.transformer.hygiene import copy_tree, walk as _walk
+from secant.transformer.walker import Line, parsed
 
 MIN_SAVED = 2
 # queries of a shape or dtype: calls, but no array work (computed again rather than named)
@@ -46,18 +47,20 @@ def computed_once(lines, names):
     the module's docstring); `names` (codegen/naming.Names) gives the new names."""
     top = [k for k, ln in enumerate(lines) if ln.kind == "stmt" and ln.indent == 1
            and "\n" not in ln.code]
-    trees = {k: ast.parse(lines[k].code).body[0] for k in top}
-    occurrences = {}                # ast.dump(E) -> [(line, node)], in line order
+    trees, seen = {}, set()         # (a line's own tree: nodes stand for their places, so a
+    for k in top:                   # line written twice has a copy of the shared tree)
+        code = lines[k].code
+        tree = parsed(code).body[0]
+        trees[k] = copy_tree(tree) if code in seen else tree
+        seen.add(code)
+    occurrences = {}                # ast.dump(E) (fold.dump_key) -> [(line, node)], in order
+    parents, keys = {}, {}
     for k in top:
-        for node in _candidates(trees[k]):
-            occurrences.setdefault(ast.dump(node), []).append((k, node))
-    parents = {}
-    for k in top:
-        for p in ast.walk(trees[k]):
-            for c in ast.iter_child_nodes(p):
-                parents[c] = p
+        for node in _candidates(trees[k], parents):
+            occurrences.setdefault(fold.dump_key(node, keys), []).append((k, node))
     replaced = {}                   # node -> the name read instead
     inserted = {}                   # line -> the new lines above it
+    changed = set()                 # the lines with a node in replaced
     groups = [(key, occ) for key, occ in occurrences.items()
               if len({k for k, _ in occ}) > 1]
     groups.sort(key=lambda g: (-_size(g[1][0][1]), g[1][0][0]))
@@ -85,26 +88,63 @@ def computed_once(lines, names):
             inserted.setdefault(first, []).append(
                 Line(f"{target} = {text}", 1, "stmt", lines[first].origin))
             replaced[node] = target
-        for _, n in later:
+            changed.add(first)
+        for j, n in later:
             replaced[n] = target
+            changed.add(j)
     if not replaced:
         return lines
     out = []
     for k, ln in enumerate(lines):
         out += inserted.get(k, [])
-        hits = [n for n in ast.walk(trees[k]) if n in replaced] if k in trees else []
+        hits = [n for n in _walk(trees[k]) if n in replaced] if k in changed else []
         out.append(_rewritten(ln, trees[k], hits, replaced) if hits else ln)
     return out
 
 
-def _candidates(tree):
+def _candidates(tree, parents):
     """The pure expressions of a statement that compute something (a call, or an operator over
-    a name), each evaluated exactly once where it stands."""
-    for node in ast.walk(tree):
-        if isinstance(node, _CANDIDATES) and fold._pure(node) and any(
-                isinstance(n, ast.Call) or isinstance(n, ast.Name) and n.id not in ("snp", "lax")
-                for n in ast.walk(node)) and not fold._under_breaker(tree, node):
-            yield node
+    a name), each evaluated exactly once where it stands, in ast.walk's order; `parents` gets
+    each node's parent. (One walk: whether a node is pure, reads something, or lies under a
+    part evaluated other than once, from its children's or its parent's answer: fold._pure,
+    ast.walk and fold._under_breaker per node read each subtree again, issue 19.)"""
+    order = list(_walk(tree))       # (breadth first: a node before its children)
+    children, inside = {}, {tree: False}
+    for p in order:
+        kids = children[p] = _children(p)
+        if kids:
+            under = inside[p]
+            breaker = isinstance(p, fold._ONCE_BREAKERS)
+            for c in kids:
+                parents[c] = p
+                inside[c] = under or breaker and \
+                    not (isinstance(p, ast.BoolOp) and c is p.values[0]) and \
+                    not (isinstance(p, ast.IfExp) and c is p.test)
+    pure, reads = {}, {}
+    pure_node = fold._pure_node
+    for n in reversed(order):       # (children first)
+        is_pure = pure_node(n)
+        is_read = isinstance(n, ast.Call) or isinstance(n, ast.Name) and \
+            n.id not in ("snp", "lax")
+        for c in children[n]:
+            is_pure = is_pure and pure[c]
+            is_read = is_read or reads[c]
+        pure[n], reads[n] = is_pure, is_read
+    return [n for n in order if isinstance(n, _CANDIDATES) and pure[n] and reads[n]
+            and not inside[n]]
+
+
+def _children(node):
+    """A node's children, as ast.iter_child_nodes gives them."""
+    out = []
+    d = node.__dict__
+    for field in node._fields:
+        value = d.get(field)
+        if isinstance(value, list):
+            out += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def _inside(node, replaced, parents):
@@ -140,7 +180,7 @@ def _passed(ln, reads):
     if ln.kind not in ("stmt", "block") or not reads & ln.uses:
         return False
     try:
-        tree = ast.parse(ln.code if ln.kind == "stmt" else ln.code + "\n    pass")
+        tree = parsed(ln.code, ln.kind)
     except SyntaxError:
         return True
     for n in ast.walk(tree):

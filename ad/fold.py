@@ -38,6 +38,7 @@ import ast
 import re
 
 from secant.transformer.hygiene import walk as _walk
+from secant.transformer.walker import parsed
 
 MAX_OPERATIONS = 5
 MAX_ARITHMETIC = 12
@@ -76,6 +77,7 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     reads an input's change kept from folding are added to `blocked`."""
     lines = list(lines)
     foldable = names | kept
+    retried = foldable | temporaries    # (formed once: not per name read)
     groups = _groups(lines)
     mentions, defining = {}, {}     # name -> times mentioned; -> {id: line} assigning it
     for ln in lines:
@@ -95,7 +97,7 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
                         mentions[n] = mentions.get(n, 0) + sign
                 # a value read once now (terms the simplification made one): tried again
                 once = {n for n in (lines[i].uses | lines[k].uses) - new.defines
-                        if mentions.get(n) == 2 and n in foldable | temporaries}
+                        if mentions.get(n) == 2 and n in retried}
                 blocked.update(ln for n in once for ln in defining.get(n, {}).values())
                 for old in (lines[i], lines[k]):
                     for n in old.defines:
@@ -131,7 +133,7 @@ def _target(ln, names, temporaries):
     t, = ln.defines
     if t not in names and t not in temporaries:
         return None, None
-    tree = ast.parse(ln.code).body[0]
+    tree = parsed(ln.code).body[0]
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name)):
         return None, None
@@ -162,16 +164,20 @@ def _pure(expr):
     """Whether a forward expression has no effect: operators, indexing and calls of secant's
     NumPy and lax (`snp.sin(x)`), never a call of the user's functions or methods, nor of one
     that calls functions it is given (lax.cond's branches)."""
-    for n in _walk(expr):
-        if not isinstance(n, _PURE):
+    return all(_pure_node(n) for n in _walk(expr))
+
+
+def _pure_node(n):
+    """Whether node n itself (its children aside) has no effect (see _pure)."""
+    if not isinstance(n, _PURE):
+        return False
+    if isinstance(n, ast.Call):
+        f = n.func
+        while isinstance(f, ast.Attribute):
+            f = f.value
+        if not (isinstance(n.func, ast.Attribute) and isinstance(f, ast.Name)
+                and f.id in ("snp", "lax") and n.func.attr not in _CALLERS):
             return False
-        if isinstance(n, ast.Call):
-            f = n.func
-            while isinstance(f, ast.Attribute):
-                f = f.value
-            if not (isinstance(n.func, ast.Attribute) and isinstance(f, ast.Name)
-                    and f.id in ("snp", "lax") and n.func.attr not in _CALLERS):
-                return False
     return True
 
 
@@ -235,7 +241,7 @@ def _substituted(definition, use, simplify=None):
     simplified), or None where the read is not evaluated exactly once or the result is too
     long."""
     t, = definition.defines
-    value = ast.parse(definition.code).body[0].value
+    value = parsed(definition.code).body[0].value
     tree = _parsed(use)
     hits = [n for n in _walk(tree) if isinstance(n, ast.Name) and n.id == t and
             isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
@@ -248,13 +254,13 @@ def _substituted(definition, use, simplify=None):
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify)
-    expected = _replaced(tree, hits[0], value)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
         if simplify is None and len(code) > MAX_LENGTH:
             return None
         try:
-            if not _same(_parsed(type(use)(code, use.indent, use.kind)), expected):
+            if not _same(_parsed(type(use)(code, use.indent, use.kind)), tree,
+                         (hits[0], value)):     # (the use's tree, value for the read)
                 continue
         except SyntaxError:
             continue
@@ -268,7 +274,7 @@ def _within_limits(line, simplify):
     operators, and one call beside them."""
     if simplify is not None and line.kind == "stmt":
         new = simplify(line)
-        tree = ast.parse(new.code)
+        tree = parsed(new.code)
         limit = MAX_ARITHMETIC if new.defines <= simplify.cotangents and \
             _arithmetic(tree.body[0].value) else MAX_OPERATIONS
         if _operations(tree) > limit:
@@ -281,7 +287,7 @@ def _within_limits(line, simplify):
 
 def _parsed(line):
     """The tree of a one-line statement, or of a block's header (with an empty body)."""
-    return ast.parse(line.code + "\n    pass" if line.kind == "block" else line.code)
+    return parsed(line.code, line.kind)
 
 
 def _arithmetic(node, calls=1):
@@ -333,24 +339,13 @@ def _span(code, node):
     return start, end
 
 
-def _replaced(tree, old, new):
-    """`tree` with its node `old` replaced by `new` (in place)."""
-    for node in _walk(tree):
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if value is old:
-                setattr(node, field, new)
-                return tree
-            if isinstance(value, list) and any(v is old for v in value):
-                value[:] = [new if v is old else v for v in value]
-                return tree
-    return tree
-
-
-def _same(a, b):
+def _same(a, b, replaced=None):
     """ast.dump(a) == ast.dump(b), without writing either out: the same node types, fields
     (one left out, or None where its class's default is None, on both sides or neither) and
-    values (their reprs, as dump compares them)."""
+    values (their reprs, as dump compares them). replaced: (old, new), b read with its node
+    old as new (b itself is not changed: a shared tree, walker.parsed)."""
+    if replaced is not None and b is replaced[0]:
+        b = replaced[1]
     if isinstance(a, ast.AST):
         if not isinstance(b, ast.AST) or type(a).__name__ != type(b).__name__:
             return False
@@ -360,12 +355,42 @@ def _same(a, b):
                 x = _SKIPPED
             if y is None and getattr(type(b), field, ...) is None:
                 y = _SKIPPED
-            if (x is _SKIPPED) != (y is _SKIPPED) or x is not _SKIPPED and not _same(x, y):
+            if (x is _SKIPPED) != (y is _SKIPPED) or \
+                    x is not _SKIPPED and not _same(x, y, replaced):
                 return False
         return True
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+        return isinstance(b, list) and len(a) == len(b) and \
+            all(_same(x, y, replaced) for x, y in zip(a, b))
     return not isinstance(b, (ast.AST, list)) and repr(a) == repr(b)
 
 
 _SKIPPED = object()
+
+
+def dump_key(x, memo=None):
+    """ast.dump(x) as a tuple: equal where the dumps are (as _same compares), a dict's key,
+    without writing text out (`memo`: each node's, so that a subtree's is formed once)."""
+    if isinstance(x, ast.AST):
+        got = memo.get(x) if memo is not None else None
+        if got is None:
+            cls = type(x)
+            d = x.__dict__
+            fields = []
+            for name in x._fields:
+                value = d[name] if name in d else getattr(x, name, _SKIPPED)
+                if value is _SKIPPED or value is None and getattr(cls, name, ...) is None:
+                    continue
+                t = type(value)
+                fields.append((name, repr(value) if t in _ATOMS_TYPES else
+                               dump_key(value, memo)))
+            got = (cls.__name__, tuple(fields))
+            if memo is not None:
+                memo[x] = got
+        return got
+    if isinstance(x, list):
+        return ("[]", tuple(dump_key(v, memo) for v in x))
+    return repr(x)
+
+
+_ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])

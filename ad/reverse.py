@@ -1015,8 +1015,11 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params))
     primal_params = set(fn.params)
     primal = defined_in(fn.body) | primal_params
-    bars = {n for ln in lines for n in ln.uses | ln.defines
-            if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
+    mentioned = set()       # (each name matched once, not once per line mentioning it)
+    for ln in lines:
+        mentioned |= ln.uses
+        mentioned |= ln.defines
+    bars = {n for n in mentioned if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)

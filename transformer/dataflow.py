@@ -16,8 +16,10 @@ Over generated lines (ad/reverse.py's Line: code, kind, uses, defines):
   them: what the forward loop saves on a stack, each iteration.
 """
 import ast
+import functools
 
 from secant.transformer import ir
+from secant.transformer.hygiene import walk as _walk
 from secant.transformer.shapes import ELEMENTWISE, operands_of
 
 # one array operand, same shape out, complex exactly when the operand is
@@ -39,12 +41,15 @@ def _real_number(o):
     return True
 
 
+@functools.lru_cache(maxsize=65536)
 def _names(src):
+    """The names source text mentions (a frozenset: each text parsed once, issue 19), None
+    where it does not parse (unknown: reads anything)."""
     try:
         tree = ast.parse(src)
     except SyntaxError:
-        return None             # unknown: reads anything
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        return None
+    return frozenset(n.id for n in _walk(tree) if isinstance(n, ast.Name))
 
 
 def reads(stmt):

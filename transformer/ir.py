@@ -5,6 +5,7 @@ Operands are `Var` (an array value the transform tracks: it may carry a derivati
 comparisons). Every statement remembers the user's line it came from.
 """
 import ast
+import functools
 from dataclasses import dataclass, field
 
 
@@ -19,16 +20,22 @@ class Expr:
 
     def as_operand(self):
         """Source safe to splice into a larger expression (parenthesised only if it needs it)."""
-        s = self.src
-        try:
-            node = ast.parse(s, mode="eval").body
-        except SyntaxError:
-            return f"({s})"
-        atomic = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple,
-                  ast.Dict)
-        if isinstance(node, atomic) or (isinstance(node, ast.Constant) and not s.startswith("-")):
-            return s
+        return _as_operand(self.src)
+
+
+_ATOMIC = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple, ast.Dict)
+
+
+@functools.lru_cache(maxsize=65536)
+def _as_operand(s):
+    """Expr(s).as_operand() (each text parsed once: issue 19, transformation time)."""
+    try:
+        node = ast.parse(s, mode="eval").body
+    except SyntaxError:
         return f"({s})"
+    if isinstance(node, _ATOMIC) or (isinstance(node, ast.Constant) and not s.startswith("-")):
+        return s
+    return f"({s})"
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,25 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _names_and_bound(fdef):
+    """(_names_in(fdef), hygiene.bound(fdef)) in one walk (issue 19: transformation time)."""
+    names, bound = set(), set()
+    binding = (gast.Store, gast.Param, gast.Del)
+    for n in walk(fdef):
+        if isinstance(n, gast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, binding):
+                bound.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
+            if isinstance(n, gast.FunctionDef):
+                names.add(n.name)
+            if n is not fdef:
+                bound.add(n.name)
+        elif isinstance(n, gast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+    return names, bound
+
+
 def _free_names_in(node):
     """_names_in(node) less the names a lambda in it binds as its own parameters, where only
     that lambda reads them (`solve.defvjp(lambda a: ..., ...)` reads no enclosing a)."""
@@ -3788,8 +3807,8 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
     fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
     fn_ir.temporaries = norm.temporaries - norm.current.keys()
-    fn_ir.user_names = _names_in(norm.node)
-    fn_ir.free_names = fn_ir.user_names - hygiene.bound(norm.node)     # globals, cells, builtins
+    fn_ir.user_names, bound = _names_and_bound(norm.node)
+    fn_ir.free_names = fn_ir.user_names - bound     # globals, cells, builtins
     return fn_ir
 
 

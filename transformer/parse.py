@@ -383,6 +383,14 @@ def compiles_to(fn, node, source=None):
     if hit is not None:
         return hit
     try:
+        if source is not None and not code.co_freevars and isinstance(node, gast.FunctionDef):
+            # (the common case, a def at module level: its text and the imports compiled as
+            # they are, not parsed into a tree first, issue 19; decorators are compiled into
+            # the module's code, never the function's)
+            imports = "".join(f"import {n}\n" for n in _imported_modules(fn))
+            compiled = compile(source.rstrip("\n") + "\n" + imports, code.co_filename, "exec",
+                               flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+            return _compiled_to(compiled, fn, f"{code.co_name}.<locals>.", (code, text))
         inner = (ast.parse(source).body[0] if source is not None
                  else gast.gast_to_ast(node))   # (a new tree: node itself is left as it is)
         if isinstance(inner, ast.FunctionDef):
@@ -411,15 +419,26 @@ def compiles_to(fn, node, source=None):
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
         if code.co_freevars:
             compiled = next(c for c in compiled.co_consts if inspect.iscode(c))
+    except (SyntaxError, ValueError, TypeError, StopIteration):
+        _verified[(code, text)] = False
+        return False
+    return _compiled_to(compiled, fn, mine, (code, text))
+
+
+def _compiled_to(compiled, fn, mine, key):
+    """Whether the module (or enclosing function) code `compiled` defines fn's code (recorded
+    in _verified under `key`)."""
+    code = fn.__code__
+    try:
         candidates = [c for c in compiled.co_consts
                       if inspect.iscode(c) and c.co_name == code.co_name]
         same = any(_same_code(c, code) for c in candidates)
         if not same:    # (the same computation in other bytes: compared instruction by instruction)
-            key = _code_key(code, f"{fn.__qualname__}.<locals>.")
-            same = any(_code_key(c, mine) == key for c in candidates)
+            want = _code_key(code, f"{fn.__qualname__}.<locals>.")
+            same = any(_code_key(c, mine) == want for c in candidates)
     except (SyntaxError, ValueError, TypeError, StopIteration):
         same = False
-    _verified[(code, text)] = same
+    _verified[key] = same
     return same
 
 

@@ -22,17 +22,26 @@ class Line:
         self.uses, self.defines = set(uses), set(defines)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=65536)
+def parsed(code, kind="stmt"):
+    """The module tree of one generated line (a block's header parsed with an empty body),
+    parsed once: the passes over a derivative's lines (ad/cse.py, ad/algebra.py, ad/fold.py)
+    read each line many times (issue 19: transformation time). The tree is shared: a caller
+    only reads it (one that changes a tree copies it: hygiene.copy_tree)."""
+    return ast.parse(code + "\n    pass" if kind == "block" else code)
+
+
+@functools.lru_cache(maxsize=65536)
 def _names(code, kind):
     """(names read, names bound) by one generated line of `kind` (frozensets: transforms write
     the same lines again and again, parsed once)."""
     uses, defines = set(), set()
     if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-        for n in _walk(ast.parse(code + "\n    pass")):
+        for n in _walk(parsed(code, "block")):
             if isinstance(n, ast.Name):
                 (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
     if kind == "stmt":
-        tree = ast.parse(code)
+        tree = parsed(code)
         if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
             defines.add(tree.body[0].name)
             uses = free_names(tree.body[0])     # (its own locals are not read)
