@@ -90,7 +90,7 @@ def _namespace(x64):
     gives a weak float32 array), which every operation a run can make keeps 64-bit, so a result
     it reaches is refused by _wrap (float32 only) and the derivative runs as usual; under x64,
     where float64 results are taken, each call checks its argument's type instead."""
-    ns = types.SimpleNamespace(sum=_sum, zeros_like=_zeros_like)
+    ns = types.SimpleNamespace(sum=_sum, zeros_like=_zeros_like, result_type=_result_type)
     for name in dir(snp):
         raw = getattr(getattr(snp, name), "__secant_raw__", None)
         if raw is not None:
@@ -112,9 +112,21 @@ def _grad_seed(out):
 
 
 def _grad_seed_like(x):
+    if type(x) is np.dtype or isinstance(x, np.dtype):     # (grad_seed_like(result_type(...)))
+        if x == _F32 or x == _F64 and dtypes.X64[0]:
+            return x.type(1)
+        raise _NotRaw
     if not _float_value(x):
         raise _NotRaw
     return x.dtype.type(1)
+
+
+def _result_type(*xs):
+    """snp.result_type of float values the NumPy versions take: NumPy's promotion, the same
+    for these (a float32 and a float64 give float64 in both); anything else is not raw."""
+    if not all(_float_value(x) for x in xs):
+        raise _NotRaw
+    return np.result_type(*xs)
 
 
 def _unreduce(t, a, axis=None, keepdims=False):
