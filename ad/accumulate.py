@@ -101,7 +101,7 @@ def _merged(lines, i, cotangents, prefix, kept=frozenset(), simplify=None, reads
         total = _sum(first, lines[k])
     elif reads_once and v not in kept and v not in lines[k].defines and \
             sum(v in ln.uses or v in ln.defines for ln in lines) == 2:
-        total = fold._substituted(first, lines[k], simplify)    # (its one read: fold's limits)
+        total = fold._substituted(first, lines[k], _with_signs_cancelled(simplify))
     else:
         return None
     if total is None:
@@ -124,6 +124,57 @@ def _merged(lines, i, cotangents, prefix, kept=frozenset(), simplify=None, reads
         else:
             out.append(total if j == k else ln)
     return out
+
+
+def _with_signs_cancelled(simplify):
+    """`simplify` (ad/fold.py's, or None) followed by _signs_cancelled, for fold's limits."""
+    if simplify is None:
+        return None
+
+    def both(ln):
+        return _signs_cancelled(simplify(ln), simplify.cotangents)
+    both.cotangents = simplify.cotangents
+    return both
+
+
+def _signs_cancelled(ln, cotangents):
+    """Line ln (`t = E`, t a cotangent) with each `-(-a * b / c)` in E written `a * b / c`: a
+    negation of a product or quotient whose first factor is a negation. Exact in floating
+    point (negation is, and a product's or a quotient's rounding is symmetric in sign), as a
+    person cancels the two signs; what a fold leaves (`-(z_bar / e)` with z_bar = `-z * g`)."""
+    if ln.kind != "stmt" or "\n" in ln.code or not ln.defines or not ln.defines <= cotangents \
+            or ln.code.count("-") < 2:
+        return ln
+    tree = ast.parse(ln.code)
+    changed = False
+    for node in ast.walk(tree):
+        for field, value in ast.iter_fields(node):
+            values = value if isinstance(value, list) else [value]
+            for n, v in enumerate(values):
+                new = _cancelled(v)
+                if new is not v:
+                    changed = True
+                    if isinstance(value, list):
+                        value[n] = new
+                    else:
+                        setattr(node, field, new)
+    if not changed:
+        return ln
+    return type(ln)(ast.unparse(tree), ln.indent, ln.kind, ln.origin)
+
+
+def _cancelled(node):
+    """`a * b / c` for a node `-(-a * b / c)`, else the node itself."""
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)):
+        return node
+    chain = node.operand
+    parent, first = None, chain
+    while isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Mult, ast.Div)):
+        parent, first = first, first.left
+    if parent is None or not (isinstance(first, ast.UnaryOp) and isinstance(first.op, ast.USub)):
+        return node
+    parent.left = first.operand
+    return chain
 
 
 def _comment(prefix, texts, first):

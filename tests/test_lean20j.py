@@ -180,3 +180,27 @@ def test_leapfrog_energy_against_differences(x64):
     for b in range(3):
         np.testing.assert_allclose(got[b], _fd(energy, [qs[b], *args[1:]], 0), rtol=1e-6,
                                    atol=1e-8)
+
+
+def gaussian(mu, log_sigma, x):
+    z = (x - mu) / snp.exp(log_sigma)
+    return snp.sum(-0.5 * z * z - log_sigma)
+
+
+def test_two_signs_cancelled_where_a_read_once_folds(x64):
+    from secant.ad.accumulate import _signs_cancelled
+    ln = _signs_cancelled(Line("t_bar = unbroadcast(-(-z * g / e), mu) - -(a * b)"), {"t_bar"})
+    assert ln.code == "t_bar = unbroadcast(z * g / e, mu) - -(a * b)"
+    same = Line("t_bar = -(a / -b) + -(-a)")     # (only a first factor's sign cancels)
+    assert _signs_cancelled(same, {"t_bar"}) is same
+    src = secant.source(secant.grad(gaussian))
+    assert "mu_bar = unbroadcast(z * grad_seed_like(z) / exp_log_sigma, mu)" in src, src
+    args = [RNG.normal(size=3), RNG.normal(size=3) / 3, RNG.normal(size=(6, 3))]
+    for k in (0, 1):
+        np.testing.assert_allclose(secant.grad(gaussian, argnums=k)(*args),
+                                   _fd(gaussian, args, k), rtol=1e-6, atol=1e-8)
+    for dtype in (np.float32, np.float64):
+        a32 = [a.astype(dtype) for a in args]
+        got = secant.grad(gaussian)(*a32)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(secant.jit(secant.grad(gaussian))(*a32), got, rtol=1e-6)
