@@ -58,28 +58,59 @@ def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None):
     docstring); `simplify` as ad/fold.py's."""
     lines = list(lines)
     prefix = f"# {label}: "
+    firsts = {}         # line -> _first_assignment's answer (each line parsed once)
     # the sums first, each read once folded after them: a fold may make a contribution too
     # long to be summed (attention's k_bar into x_bar's), a sum does not
     for reads_once in (False, True, False):
-        i = 0
+        i, mentions = 0, _mentions(lines)
         while i < len(lines):
-            merged = _merged(lines, i, cotangents, prefix, kept, simplify, reads_once)
+            merged = _merged(lines, i, cotangents, prefix, kept, simplify, reads_once,
+                             mentions, firsts)
             if merged is None:
                 i += 1
                 continue
-            lines = merged      # (the line now at i tried in turn; the new line, later)
+            lines, gone, new = merged   # (the line now at i tried in turn; the new one, later)
+            for lns, sign in ((gone, -1), (new, 1)):
+                for ln in lns:
+                    for n in ln.uses | ln.defines:
+                        mentions[n] = mentions.get(n, 0) + sign
     return lines
 
 
-def _merged(lines, i, cotangents, prefix, kept=frozenset(), simplify=None, reads_once=False):
-    """The lines with lines[i] merged into the accumulation that follows it, or folded into
-    its one read, or None."""
+def _mentions(lines):
+    """name -> how many of `lines` mention it."""
+    out = {}
+    for ln in lines:
+        for n in ln.uses | ln.defines:
+            out[n] = out.get(n, 0) + 1
+    return out
+
+
+def _group(lines, i):
+    """The position of the comment lines[i] stands under (-1 before any, or past the end of
+    its block): fold._groups' answer for one line."""
+    lowest = lines[i].indent
+    for j in range(i - 1, -1, -1):
+        ln = lines[j]
+        if ln.kind == "comment":
+            return j if ln.indent <= lowest else -1
+        if ln.kind in ("stmt", "block"):
+            lowest = min(lowest, ln.indent)
+    return -1
+
+
+def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, firsts):
+    """(the lines with lines[i] merged into the accumulation that follows it, or folded into
+    its one read; the lines gone; the lines new), or None. `mentions`: _mentions(lines);
+    `firsts`: line -> _first_assignment's answer, filled here."""
     first = lines[i]
-    v = _first_assignment(first, cotangents)
+    if first not in firsts:
+        firsts[first] = _first_assignment(first, cotangents)
+    v = firsts[first]
     if v is None:
         return None
-    groups = fold._groups(lines)
-    if groups[i] < 0:
+    group = _group(lines, i)
+    if group < 0:
         return None
     reads = first.uses
     k = None
@@ -95,18 +126,18 @@ def _merged(lines, i, cotangents, prefix, kept=frozenset(), simplify=None, reads
             break
         if ln.defines & reads or fold._mutates(ln, reads):
             return None
-    if k is None or groups[k] == groups[i]:
-        return None
+    if k is None or not any(lines[j].kind == "comment" for j in range(i + 1, k)):
+        return None             # (one section: ad/fold.py's)
     if not reads_once and _accumulates(lines[k], v):
         total = _sum(first, lines[k])
     elif reads_once and v not in kept and v not in lines[k].defines and \
-            sum(v in ln.uses or v in ln.defines for ln in lines) == 2:
+            mentions.get(v) == 2:
         total = fold._substituted(first, lines[k], _with_signs_cancelled(simplify))
     else:
         return None
     if total is None:
         return None
-    comments = [c for c in range(groups[i], groups[k] + 1) if lines[c].kind == "comment"]
+    comments = [c for c in range(group, k) if lines[c].kind == "comment"]
     if not all(lines[c].code.startswith(prefix) and lines[c].indent == first.indent and
                (hasattr(lines[c], "texts") or "\n" not in lines[c].code) for c in comments):
         return None
@@ -115,15 +146,15 @@ def _merged(lines, i, cotangents, prefix, kept=frozenset(), simplify=None, reads
     if len(texts) > MAX_SECTIONS:
         return None
     comment = _comment(prefix, texts, first)
-    out = []
+    out, dropped = [], set(comments) | {i}
     for j, ln in enumerate(lines):
         if j == comments[0]:
             out.append(comment)
-        elif j in comments or j == i:
+        elif j in dropped:
             continue
         else:
             out.append(total if j == k else ln)
-    return out
+    return out, [first, lines[k]], [total]
 
 
 def _with_signs_cancelled(simplify):
