@@ -16,8 +16,9 @@ stays under its user line's). Here, across the comments:
   when that line is `v = v + B` (`v = B + v`, `v = v - B`): `v = A + B`, first through the
   whole function (a sum is never made too long by a fold below);
 - then a cotangent `t = A` that one later line reads once, and no other line mentions (not a
-  name the derivative returns), is folded into that read, within ad/fold.py's limits and with
-  its simplification (ad/algebra.py);
+  name the derivative returns, nor an item of a tuple or list: a structure's cotangent reads
+  as its named parts), is folded into that read, within ad/fold.py's limits and with its
+  simplification (ad/algebra.py);
 
 and the comments of the sections from A's to the use's are joined into one, above the first of
 them, naming their user lines in the order the user wrote them (a line of the comment at most
@@ -131,7 +132,7 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
     if not reads_once and _accumulates(lines[k], v):
         total = _sum(first, lines[k])
     elif reads_once and v not in kept and v not in lines[k].defines and \
-            mentions.get(v) == 2:
+            mentions.get(v) == 2 and not _in_display(lines[k], v):
         total = fold._substituted(first, lines[k], _with_signs_cancelled(simplify))
     else:
         return None
@@ -155,6 +156,16 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
         else:
             out.append(total if j == k else ln)
     return out, [first, lines[k]], [total]
+
+
+def _in_display(ln, v):
+    """Whether line ln reads v as an item of a tuple or list display (`f((w_bar, v_bar), a)`:
+    a structure's cotangent, read as its named parts, as eigh_vjp's pair)."""
+    for node in ast.walk(fold._parsed(ln)):
+        if isinstance(node, (ast.Tuple, ast.List)) and any(
+                isinstance(e, ast.Name) and e.id == v for e in node.elts):
+            return True
+    return False
 
 
 def _with_signs_cancelled(simplify):

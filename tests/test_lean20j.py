@@ -204,3 +204,12 @@ def test_two_signs_cancelled_where_a_read_once_folds(x64):
         got = secant.grad(gaussian)(*a32)
         assert got.dtype == dtype
         np.testing.assert_allclose(secant.jit(secant.grad(gaussian))(*a32), got, rtol=1e-6)
+
+
+def test_not_folded_into_an_item_of_a_tuple():
+    rows = [(1, "comment", "# Grad of: return snp.sum(w ** 3) + snp.sum(v[:, 0] ** 2)"),
+            (1, "stmt", "w_bar = 3 * g * w ** 2"),
+            (1, "comment", "# Grad of: w, v = snp.linalg.eigh(a)"),
+            (1, "stmt", "a_bar = eigh_vjp((w_bar, v_bar), a)")]
+    assert [ln.code for ln in summed(_lines(*rows), {"w_bar", "v_bar", "a_bar"})] == \
+        [c for _, _, c in rows]
