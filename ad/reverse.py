@@ -10,7 +10,7 @@ import ast
 import inspect
 import re
 
-from secant.ad import algebra, copies, cse, einsum_rules, fields, fold, index_modes
+from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
                                  TAKES_UNSUMMED, UNBROADCAST, VJP)
@@ -1037,7 +1037,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         lines = dead_code_eliminated(lines)
         lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                             algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0])
-    lines = _without_leading_blanks(lines)
+    # a cotangent's contributions from consecutive user lines in one sum (ad/accumulate.py)
+    lines = _without_leading_blanks(accumulate.summed(
+        lines, bars, b.label, bars & kept,
+        algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]))
     return lines, out_bar_param, out_param, canonical
 
 

@@ -130,7 +130,8 @@ def test_written_as_a_person_would():
     assert "unreduce(" in src and "6 * " in src
     # like terms: -0.5 * z * g + -0.5 * (g * z) is -z * g
     src = secant.source(secant.grad(gaussian))
-    assert "-z * grad_seed_like(" in src, src
+    # (then read once: folded into mu_bar's -(...), the two signs cancelled: accumulate.py)
+    assert "mu_bar = unbroadcast(z * grad_seed_like(z), mu)" in src, src
 
 
 # --- the rewrite on lines (ad/algebra.py), with a stand-in for the shape analysis -----------
