@@ -1531,6 +1531,7 @@ class _Desugarer:
                                                source.splitlines(), self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
+        gen.__secant_rewritten_from__ = fn      # (a function traced instead: the user's own)
         gen.__secant_only_choices__ = self.only_choices
         if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
             gen.__secant_objects__ = fn.__secant_objects__

@@ -1,0 +1,255 @@
+"""Issue 15: values passed through a global (haiku's frame stack, a module-level cache).
+
+A source transform follows values through arguments and returns only; where a differentiated
+value is stored in a global (`_FRAMES.append(Frame(params))`) or handed to a function called
+for its side effect (`cache(x)`) and read back elsewhere, secant traces the function instead,
+following its calls into user functions, classes and objects (transformer/trace_source.py
+retraced), and differentiates the trace. The trace is taken again on every call (what it reads
+is Python state no identity guard watches), so a global that changes between calls changes the
+answer. Checked against float64 central differences, a Python loop for vmap and eager for jit.
+"""
+import inspect
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+from secant import grad, jit, vmap
+
+from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_snp
+from test_others2_modules import APPLY, HK_PARAMS, X, Y, hk_loss
+
+RNG = np.random.default_rng(15)
+
+
+# --- 1. the frame-stack program of test_others2_modules (functions, closures) ------------------
+def test_haiku_like_transform_grad(x64):
+    check_grad(hk_loss, HK_PARAMS, X, Y)
+    check_vmap(lambda p, x: APPLY(p, x), (HK_PARAMS, X), in_axes=(None, 0))
+
+
+def test_haiku_like_grad_source_says_traced(x64):
+    """The derivative is of the trace, whose first line says it was traced and why."""
+    from secant.transformer.trace_source import retraced
+    from secant.transforms import _TRACED_PER_CALL
+    grad(hk_loss)(*to_snp((HK_PARAMS, X, Y)))
+    src = inspect.getsource(retraced(hk_loss, _TRACED_PER_CALL[hk_loss]))
+    assert "# traced from hk_loss on each call: the differentiated value params passes " \
+           "through _FRAMES" in src
+    assert "params['l1/w']" in src and "_FRAMES" not in src.split("\n", 2)[2]
+
+
+def test_haiku_like_vmap_of_grad_and_grad_of_grad(x64):
+    xs = RNG.normal(size=(3, 5, 3))
+    g = vmap(grad(hk_loss), in_axes=(None, 0, None))(*to_snp((HK_PARAMS, xs, Y)))
+    for i in range(3):
+        assert_trees_close(tree_index(g, i), grad(hk_loss)(*to_snp((HK_PARAMS, xs[i], Y))),
+                           rtol=1e-10)
+
+    def through_frames(s, x):       # a scalar through the frame stack: d2/ds2
+        p = {"l1/w": s * W1, "l1/b": B1, "l2/w": W2, "l2/b": B2}
+        return hk_loss(p, x, Y)
+
+    s = 0.7
+    d2 = grad(grad(through_frames))(s, to_snp(X))
+    g1 = grad(through_frames)
+    want = (float(g1(s + 1e-5, to_snp(X))) - float(g1(s - 1e-5, to_snp(X)))) / 2e-5
+    np.testing.assert_allclose(float(d2), want, rtol=1e-6)
+    np.testing.assert_allclose(float(g1(s, to_snp(X))),
+                               float(fd_grad(through_frames, (s, to_snp(X)))), rtol=1e-6)
+    np.testing.assert_allclose(float(jit(grad(grad(through_frames)))(s, to_snp(X))),
+                               float(d2), rtol=1e-10)
+
+
+W1, B1, W2, B2 = (HK_PARAMS[k] for k in ("l1/w", "l1/b", "l2/w", "l2/b"))
+
+
+def tree_index(tree, i):
+    return {k: np.asarray(v)[i] for k, v in tree.items()}
+
+
+# --- 2. haiku-like modules as classes: two modules, nested transparent calls ---------------------
+class _Ctx:
+    def __init__(self, params):
+        self.params = params
+        self.path = []
+
+
+_STACK = []
+
+
+class Module:
+    def __init__(self, name):
+        self.name = name
+
+    def param(self, pname, shape):
+        ctx = _STACK[-1]
+        return ctx.params["/".join(ctx.path + [self.name, pname])]
+
+    def scope(self, fn, *args):     # nested names, as hk.Module's name scope
+        _STACK[-1].path.append(self.name)
+        try:
+            return fn(*args)
+        finally:
+            _STACK[-1].path.pop()
+
+
+def affine(x, w, b):
+    return x @ w + b
+
+
+class Linear(Module):
+    def __init__(self, size, name):
+        super().__init__(name)
+        self.size = size
+
+    def __call__(self, x):
+        return affine(x, self.param("w", (x.shape[-1], self.size)), self.param("b", (self.size,)))
+
+
+class Block(Module):
+    def __init__(self, width, name, act=jnp.tanh):
+        super().__init__(name)
+        self.width = width
+        self.act = act
+
+    def __call__(self, x):
+        return self.scope(self.body, x)
+
+    def body(self, x):
+        h = self.act(Linear(self.width, "inner")(x))
+        return x + Linear(x.shape[-1], "outer")(h)      # residual
+
+
+def model(x):
+    h = Block(4, "block1")(x)
+    h = Block(2, "block2", act=jnp.sin)(h)
+    return Linear(1, "head")(h)[:, 0]
+
+
+def apply_model(params, x):
+    _STACK.append(_Ctx(params))
+    try:
+        return model(x)
+    finally:
+        _STACK.pop()
+
+
+def model_loss(params, x, y):
+    return jnp.sum((apply_model(params, x) - y) ** 2) / x.shape[0]
+
+
+def _model_params():
+    shapes = {"block1/inner/w": (3, 4), "block1/inner/b": (4,), "block1/outer/w": (4, 3),
+              "block1/outer/b": (3,), "block2/inner/w": (3, 2), "block2/inner/b": (2,),
+              "block2/outer/w": (2, 3), "block2/outer/b": (3,), "head/w": (3, 1), "head/b": (1,)}
+    return {k: 0.5 * RNG.normal(size=s) for k, s in shapes.items()}
+
+
+MODEL_PARAMS = _model_params()
+
+
+def numpy_model(p, x):
+    def block(x, n, act):
+        h = act(x @ p[f"{n}/inner/w"] + p[f"{n}/inner/b"])
+        return x + h @ p[f"{n}/outer/w"] + p[f"{n}/outer/b"]
+    h = block(block(x, "block1", np.tanh), "block2", np.sin)
+    return (h @ p["head/w"] + p["head/b"])[:, 0]
+
+
+def test_modules_as_classes_eager_and_grad(x64):
+    np.testing.assert_allclose(apply_model(*to_snp((MODEL_PARAMS, X))),
+                               numpy_model(MODEL_PARAMS, X), rtol=1e-12)
+    check_grad(model_loss, MODEL_PARAMS, X, Y)
+    assert not _STACK
+
+
+def test_modules_as_classes_vmap_of_grad(x64):
+    xs = RNG.normal(size=(2, 5, 3))
+    check_vmap(lambda x: grad(model_loss)(to_snp(MODEL_PARAMS), x, to_snp(Y)), (xs,))
+
+
+# --- 3. a module-level dict cache, written by one function and read back by another --------------
+_CACHE = {}
+
+
+def encode(x, w):
+    _CACHE["h"] = jnp.tanh(x @ w)
+
+
+def decode(v):
+    return jnp.sum(_CACHE["h"] * v)
+
+
+def cached_loss(w, x, v):
+    encode(x, w)
+    return decode(v)
+
+
+def test_module_level_cache(x64):
+    w, x, v = RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3)), RNG.normal(size=(4, 2))
+    g = check_grad(cached_loss, w, x, v)
+    h = np.tanh(x @ w)
+    np.testing.assert_allclose(g, x.T @ ((1 - h ** 2) * v), rtol=1e-10)
+    check_vmap(grad(cached_loss), (w, RNG.normal(size=(3, 4, 3)), v), in_axes=(None, 0, None))
+    hess = jit(secant.hessian(lambda s: cached_loss(s * w, x, v)))(0.3)
+    gs = grad(lambda s: cached_loss(s * w, x, v))
+    np.testing.assert_allclose(float(hess), (float(gs(0.3 + 1e-5)) - float(gs(0.3 - 1e-5)))
+                               / 2e-5, rtol=1e-6)
+
+
+# --- 4. the global changes between calls: the answer follows it --------------------------------
+_SETTINGS = {"act": "tanh", "gain": 1.0}
+
+
+def act_layer(x):
+    h = _STACK[-1].params["w"] * x
+    if _SETTINGS["act"] == "tanh":
+        return _SETTINGS["gain"] * jnp.tanh(h)
+    return _SETTINGS["gain"] * jnp.sin(h)
+
+
+def settings_loss(params, x):
+    _STACK.append(_Ctx(params))
+    try:
+        return jnp.sum(act_layer(x))
+    finally:
+        _STACK.pop()
+
+
+def test_global_changes_between_calls(x64):
+    w, x = RNG.normal(size=3), RNG.normal(size=3)
+    g = grad(settings_loss)
+    try:
+        for act, gain, d in (("tanh", 1.0, lambda h: 1 - np.tanh(h) ** 2),
+                             ("sin", 1.0, np.cos), ("sin", 2.5, np.cos),
+                             ("tanh", 0.5, lambda h: 1 - np.tanh(h) ** 2)):
+            _SETTINGS.update(act=act, gain=gain)
+            got = g(*to_snp(({"w": w}, x)))["w"]
+            np.testing.assert_allclose(got, gain * d(w * x) * x, rtol=1e-12)
+            assert_trees_close(got, fd_grad(settings_loss, to_snp(({"w": w}, x)))["w"])
+    finally:
+        _SETTINGS.update(act="tanh", gain=1.0)
+
+
+# --- what a trace cannot follow is refused, naming the line ----------------------------------------
+def branchy_layer(x):
+    h = _STACK[-1].params["w"] * x
+    if jnp.sum(h) > 0:          # a Python branch on a traced value
+        return h
+    return -h
+
+
+def branchy_loss(params, x):
+    _STACK.append(_Ctx(params))
+    try:
+        return jnp.sum(branchy_layer(x))
+    finally:
+        _STACK.pop()
+
+
+def test_untraceable_refused(x64):
+    with pytest.raises(secant.SecantError, match=r"Python branch[\s\S]*test_traced_globals15"):
+        grad(branchy_loss)(*to_snp(({"w": np.ones(3)}, np.ones(3))))
+    assert not _STACK
