@@ -253,3 +253,25 @@ def test_untraceable_refused(x64):
     with pytest.raises(secant.SecantError, match=r"Python branch[\s\S]*test_traced_globals15"):
         grad(branchy_loss)(*to_snp(({"w": np.ones(3)}, np.ones(3))))
     assert not _STACK
+
+
+def doubled_settings_loss(params, x):       # a plain caller of the traced function
+    return 2.0 * settings_loss(params, x)
+
+
+def test_global_changes_between_calls_under_a_caller_and_vmap(x64):
+    """The caller's derivative calls the trace's derivative: the trace's guard is the caller's
+    too, so the change is seen there as well; and by vmap of it."""
+    w, xs = RNG.normal(size=3), RNG.normal(size=(4, 3))
+    g = grad(doubled_settings_loss)
+    gv = vmap(grad(doubled_settings_loss), in_axes=(None, 0))
+    try:
+        for act, d in (("tanh", lambda h: 1 - np.tanh(h) ** 2), ("sin", np.cos),
+                       ("tanh", lambda h: 1 - np.tanh(h) ** 2)):
+            _SETTINGS["act"] = act
+            got = g(*to_snp(({"w": w}, xs[0])))["w"]
+            np.testing.assert_allclose(got, 2 * d(w * xs[0]) * xs[0], rtol=1e-12)
+            np.testing.assert_allclose(gv(*to_snp(({"w": w}, xs)))["w"],
+                                       2 * d(w * xs) * xs, rtol=1e-12)
+    finally:
+        _SETTINGS.update(act="tanh", gain=1.0)

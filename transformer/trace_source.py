@@ -105,9 +105,10 @@ class _Recording:
         """Python source for `value` (a recorded value, a recorder, a literal or container)."""
         if isinstance(value, (_Value, _Named)):
             return value._expr
+        if value is Ellipsis:
+            return "..."
         if value is None or isinstance(value, (bool, int, str, bytes)) \
-                or type(value) is float and math.isfinite(value) \
-                or value is Ellipsis:
+                or type(value) is float and math.isfinite(value):
             return repr(value)
         if type(value) is float:
             return f"float({str(value)!r})"
@@ -208,6 +209,9 @@ class _Value:
         return self._rec.emit(f"not_{self.name}", f"~{self._expr}")
 
     def __getitem__(self, idx):
+        if isinstance(idx, str) and idx.replace("/", "_").replace("-", "_").isidentifier():
+            return self._rec.emit(f"{self.name}_{idx}",     # params['l1/w']: params_l1_w
+                                  f"{self._expr}[{idx!r}]")
         return self._rec.emit(f"{self.name}_item",
                               f"{self._expr}[{self._rec.index_source(idx)}]")
 
