@@ -7,7 +7,6 @@ import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

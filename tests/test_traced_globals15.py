@@ -275,3 +275,55 @@ def test_global_changes_between_calls_under_a_caller_and_vmap(x64):
                                        2 * d(w * xs) * xs, rtol=1e-12)
     finally:
         _SETTINGS.update(act="tanh", gain=1.0)
+
+
+def read_z():
+    return _CACHE["z"]
+
+
+def store_and_read(w, x):       # the store in the function itself, the read in a callee
+    _CACHE["z"] = x @ w
+    return jnp.sum(jnp.sin(read_z()) ** 2)
+
+
+def test_store_in_a_global_dict_then_read_by_a_callee(x64):
+    w, x = RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3))
+    g = check_grad(store_and_read, w, x)
+    z = x @ w
+    np.testing.assert_allclose(g, x.T @ (2 * np.sin(z) * np.cos(z)), rtol=1e-10)
+
+
+# --- a value kept across calls is never read back as this call's --------------------------------
+_MEMO = {}
+
+
+def memo_features(x, w):
+    if "f" not in _MEMO:            # memoised across calls: the second trace would read the
+        _MEMO["f"] = jnp.tanh(x @ w)    # first one's value
+    return _MEMO["f"]
+
+
+def memo_loss(w, x):
+    return jnp.sum(memo_features(x, w))
+
+
+def test_a_value_memoised_across_calls_is_refused(x64):
+    w, x = RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3))
+    try:
+        with pytest.raises(secant.SecantError, match=r"reads a value traced by an earlier "
+                           r"trace of memo_features \(kept in a global"):
+            grad(memo_loss)(*to_snp((w, x)))
+    finally:
+        _MEMO.clear()
+
+
+def test_a_traced_value_left_in_a_global_is_dead_after_the_trace(x64):
+    """As JAX's leaked tracer: the cache holds the trace's value, which eager code must not
+    read as an array (never a silently wrong value)."""
+    w, x, v = RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3)), RNG.normal(size=(4, 2))
+    grad(cached_loss)(*to_snp((w, x, v)))
+    with pytest.raises(secant.SecantError, match=r"used after that trace ended at .*"
+                       r"test_traced_globals15.py:\d+"):
+        decode(to_snp(v))
+    encode(*to_snp((x, w)))         # written again eagerly: an array again
+    np.testing.assert_allclose(decode(to_snp(v)), np.sum(np.tanh(x @ w) * v), rtol=1e-12)

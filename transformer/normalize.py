@@ -526,6 +526,25 @@ class Normaliser(ContainerMixin):
             and target.value.id not in self.held and not self._tracked_names_in(stmt)
 
     def _mutation_error(self, stmt):
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else \
+            getattr(stmt, "target", None)
+        root = target
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        if isinstance(target, (gast.Subscript, gast.Attribute)) and isinstance(root, gast.Name) \
+                and not self._is_local(root.id) and self._tracked_names_in(stmt):
+            # _CACHE["h"] = tanh(x @ w): a value stored in a global's item, read back elsewhere
+            what = "batched" if self.batching else "differentiated"
+            error = self.src.error(stmt, f"{gast.unparse(target).strip()} = ... stores a {what} "
+                                   f"value in {root.id}, a "
+                                   f"{'global' if self.src.resolve_name(root.id)[0] == 'global' else 'free'}"
+                                   " object of the function (not a local): code that reads it "
+                                   "back from there receives it outside the arguments and return "
+                                   "values a source transform follows; pass it as an argument "
+                                   "or return it")
+            error.global_flow = (f"a {what} value is stored in {root.id}, a global a source "
+                                 "transform cannot follow")
+            return error
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
                               "or x[i] += v are not supported; write x = x.at[i].set(v) "
                               "(or .add(v))")

@@ -62,6 +62,7 @@ class _Recording:
         self.patched = None     # the globals the run reads (recorders in place)
         self.cells = {}         # id(the run's closure cell) -> the user's cell
         self._const_ids = {}
+        self.done = False       # the run ended: its values are dead
         self.follow = False     # run user functions through (their lines recorded), not called
         self.modules = {}       # id(a followed function's globals) -> its patched copy
         self.run_cells = {}     # id(a followed function's cell) -> the run's cell
@@ -76,6 +77,12 @@ class _Recording:
         return view
 
     def emit(self, name_hint, expr):
+        if self.done:       # (JAX: an UnexpectedTracerError)
+            raise TraceSourceError(
+                f"a value traced while secant traced {self.fn.__qualname__} was used after "
+                f"that trace ended{_caller_line()}: it was kept outside the function's "
+                "arguments and return value (a global, a cache, an object) and read again; "
+                "compute it again instead of reading it back")
         name = self.names.fresh(name_hint)
         self.lines.append(f"{name} = {expr}")
         return _Value(self, name)
@@ -104,6 +111,10 @@ class _Recording:
     def source(self, value):
         """Python source for `value` (a recorded value, a recorder, a literal or container)."""
         if isinstance(value, (_Value, _Named)):
+            if value._rec is not self:      # (an earlier trace's, read back from a cache)
+                self.refuse(f"reads a value traced by an earlier trace of "
+                            f"{value._rec.fn.__qualname__} (kept in a global, a cache or an "
+                            "object across calls), which is not this call's value")
             return value._expr
         if value is Ellipsis:
             return "..."
@@ -164,6 +175,17 @@ def _cell_contents(cell):
         return cell.cell_contents
     except ValueError:          # an empty cell
         return None
+
+
+def _caller_line():
+    """ at file:line of the user's code that runs now (not secant's)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    return f" at {frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
+
+
+_HERE = __file__.rsplit("/", 1)[0]
 
 
 def _user_line(fn):
@@ -432,8 +454,16 @@ def record(fn, context=None, follow=False):
         rec.cells[id(closure[-1])] = cell
     rec.patched = glob
     runner = types.FunctionType(code, glob, fn.__name__, None, tuple(closure) or None)
-    result = runner(**{p: _Value(rec, p) for p in params})
-    return Recorded(rec, result, sig, cells, frozen)
+    if not follow:
+        result = runner(**{p: _Value(rec, p) for p in params})
+        return Recorded(rec, result, sig, cells, frozen)
+    try:
+        result = runner(**{p: _Value(rec, p) for p in params})
+        out = Recorded(rec, result, sig, cells, frozen)
+        rec.source(result)          # (refused here: a value of an earlier trace returned)
+    finally:
+        rec.done = True     # (values it left in a global are dead: used again, refused)
+    return out
 
 
 def _trace(fn):
@@ -782,7 +812,4 @@ class SameTrace:
         self.traced = weakref.ref(traced)
 
     def holds(self):
-        try:
-            return retraced(self.fn, self.why) is self.traced()
-        except SecantError:
-            return False
+        return retraced(self.fn, self.why) is self.traced()   # (a trace refused now: raised)
