@@ -430,18 +430,9 @@ def record(fn, context=None, follow=False):
         return value
 
     glob = dict(fn.__globals__)
-    if follow:          # (the functions it calls read the same patched module)
-        rec.modules[id(fn.__globals__)] = glob
-        for name in set(fn.__globals__) - names:
-            value = fn.__globals__[name]
-            if name.startswith("__"):
-                continue
-            if isinstance(value, type) or _user_class(type(value)) \
-                    or _followed(value) is not None:
-                glob[name] = _follow_stand_in(rec, value, name)
-            elif _replaceable(value):
-                glob[name] = _Named(rec, name, name, value)
-                rec.names.reserve(name)
+    if follow:      # (the functions it calls read the same patched module: its names are taken)
+        rec.modules[id(fn.__globals__)] = (glob, set(names), True)
+        rec.names.taken |= set(fn.__globals__)
     for name in names:
         if name in fn.__globals__:
             glob[name] = stand_in(name, fn.__globals__[name], None)
@@ -583,8 +574,9 @@ class _Follow:
         rec = self._rec
         defaults = fn.__defaults__ and tuple(_follow_stand_in(rec, d, "default")
                                              for d in fn.__defaults__)
-        runner = types.FunctionType(fn.__code__, _patched_module(rec, fn.__globals__),
-                                    fn.__name__, defaults, _patched_cells(rec, fn))
+        glob = _patched_module(rec, fn.__globals__, fn.__code__)
+        runner = types.FunctionType(fn.__code__, glob, fn.__name__, defaults,
+                                    _patched_cells(rec, fn))
         runner.__kwdefaults__ = fn.__kwdefaults__ and {
             k: _follow_stand_in(rec, d, k) for k, d in fn.__kwdefaults__.items()}
         if self._self is not None:
@@ -637,14 +629,36 @@ class _ConstNamed(_Named):
         return self._rec.const(self._obj, self._leaf)
 
 
-def _patched_module(rec, globals_):
-    glob = rec.modules.get(id(globals_))
-    if glob is None:
-        glob = rec.modules[id(globals_)] = dict(globals_)
-        for name, value in globals_.items():
-            if not name.startswith("__"):
-                glob[name] = _follow_stand_in(rec, value, name)
+def _patched_module(rec, globals_, code):
+    """The globals a followed function with `code` runs with: one copy of its module's per
+    recording, the names it reads replaced (patched as functions that read them are met)."""
+    hit = rec.modules.get(id(globals_))
+    if hit is None:
+        hit = rec.modules[id(globals_)] = (dict(globals_), set(), False)
+    glob, done, top = hit
+    for name in _code_names(code) - done:
+        done.add(name)
+        if name not in globals_ or name.startswith("__"):
+            continue
+        value = globals_[name]
+        if top and not (isinstance(value, type) or _user_class(type(value))
+                        or _followed(value) is not None) and _replaceable(value):
+            glob[name] = _Named(rec, name, name, value)     # (the traced function's own module)
+        else:
+            glob[name] = _follow_stand_in(rec, value, name)
     return glob
+
+
+_code_names_cache = {}     # code -> the names it reads (bounded)
+
+
+def _code_names(code):
+    hit = _code_names_cache.get(code)
+    if hit is None:
+        if len(_code_names_cache) > 4096:
+            _code_names_cache.clear()
+        hit = _code_names_cache[code] = frozenset(_names_of_code(code))
+    return hit
 
 
 def _patched_cells(rec, fn):
