@@ -327,3 +327,26 @@ def test_a_traced_value_left_in_a_global_is_dead_after_the_trace(x64):
         decode(to_snp(v))
     encode(*to_snp((x, w)))         # written again eagerly: an array again
     np.testing.assert_allclose(decode(to_snp(v)), np.sum(np.tanh(x @ w) * v), rtol=1e-12)
+
+
+def test_other_transforms_of_the_frame_stack(x64):
+    """value_and_grad, jvp, vjp, jacrev and jacfwd of a function whose parameters pass through
+    the frame stack: against float64 central differences."""
+    from others15_check import fd_jvp
+    p, x, y = to_snp((HK_PARAMS, X, Y))
+    value, g = secant.value_and_grad(hk_loss)(p, x, y)
+    np.testing.assert_allclose(float(value), float(hk_loss(p, x, y)), rtol=1e-14)
+    assert_trees_close(g, fd_grad(hk_loss, (p, x, y)))
+    t = {k: RNG.normal(size=np.shape(a)) for k, a in HK_PARAMS.items()}
+    want = fd_jvp(lambda q: APPLY(q, x), (p,), (t,))
+    out, tangent = secant.jvp(lambda q: APPLY(q, x), (p,), (to_snp(t),))
+    np.testing.assert_allclose(out, APPLY(p, x), rtol=1e-14)
+    np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-8)
+    ct = RNG.normal(size=5)
+    _, pullback = secant.vjp(lambda q: APPLY(q, x), p)
+    assert_trees_close(pullback(to_snp(ct))[0],
+                       fd_grad(lambda q: jnp.sum(APPLY(q, x) * ct), (p,)))
+    for jac in (secant.jacrev, secant.jacfwd):
+        J = jac(lambda q: APPLY(q, x))(p)
+        np.testing.assert_allclose(sum(np.tensordot(np.asarray(J[k]), t[k], axes=np.ndim(t[k]))
+                                       for k in J), want, rtol=1e-6, atol=1e-8)
