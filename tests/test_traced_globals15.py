@@ -219,8 +219,11 @@ def settings_loss(params, x):
 
 
 def test_global_changes_between_calls(x64):
+    """Eagerly and under jit: jit's compiled program asks the trace's guard before each call
+    (a changed trace: traced and compiled again), never a stale program."""
     w, x = RNG.normal(size=3), RNG.normal(size=3)
     g = grad(settings_loss)
+    jg = jit(grad(settings_loss))
     try:
         for act, gain, d in (("tanh", 1.0, lambda h: 1 - np.tanh(h) ** 2),
                              ("sin", 1.0, np.cos), ("sin", 2.5, np.cos),
@@ -229,6 +232,8 @@ def test_global_changes_between_calls(x64):
             got = g(*to_snp(({"w": w}, x)))["w"]
             np.testing.assert_allclose(got, gain * d(w * x) * x, rtol=1e-12)
             assert_trees_close(got, fd_grad(settings_loss, to_snp(({"w": w}, x)))["w"])
+            for _ in range(2):      # (the second call: jit's warm path)
+                np.testing.assert_allclose(jg(*to_snp(({"w": w}, x)))["w"], got, rtol=1e-12)
     finally:
         _SETTINGS.update(act="tanh", gain=1.0)
 
@@ -272,6 +277,8 @@ def test_global_changes_between_calls_under_a_caller_and_vmap(x64):
             got = g(*to_snp(({"w": w}, xs[0])))["w"]
             np.testing.assert_allclose(got, 2 * d(w * xs[0]) * xs[0], rtol=1e-12)
             np.testing.assert_allclose(gv(*to_snp(({"w": w}, xs)))["w"],
+                                       2 * d(w * xs) * xs, rtol=1e-12)
+            np.testing.assert_allclose(jit(gv)(*to_snp(({"w": w}, xs)))["w"],
                                        2 * d(w * xs) * xs, rtol=1e-12)
     finally:
         _SETTINGS.update(act="tanh", gain=1.0)

@@ -15,10 +15,12 @@ or index taken from a traced value would fix one path for every input (jax.jit w
 ConcretizationTypeError there too), so it raises TraceSourceError naming the user's line.
 """
 import builtins
+import contextlib
 import inspect
 import keyword
 import math
 import sys
+import threading
 import types
 import weakref
 
@@ -711,6 +713,7 @@ def retraced(fn, why):
     hit = kept.get(key)
     if hit is not None:
         kept.move_to_end(key)
+        _collect(fn, why, hit[0])
         return hit[0]
     gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
     gen.__qualname__ = fn.__qualname__
@@ -724,7 +727,29 @@ def retraced(fn, why):
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
         kept.popitem(last=False)
+    _collect(fn, why, gen)
     return gen
+
+
+_collecting = threading.local()     # .stack: the guard lists of the jit traces running
+
+
+@contextlib.contextmanager
+def guards_collected():
+    """A list that receives the guard of every function traced on each call (retraced) while
+    a jit trace runs (secant/api.py): the compiled program asks them before each call."""
+    stack = _collecting.__dict__.setdefault("stack", [])
+    guards = []
+    stack.append(guards)
+    try:
+        yield guards
+    finally:
+        stack.pop()
+
+
+def _collect(fn, why, traced):
+    for guards in getattr(_collecting, "stack", ()):
+        guards.append(SameTrace(fn, why, traced))
 
 
 class _Class:
