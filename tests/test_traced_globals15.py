@@ -165,6 +165,21 @@ def test_modules_as_classes_eager_and_grad(x64):
     assert not _STACK
 
 
+def test_modules_as_classes_trace_reads_as_the_model(x64):
+    """The trace names the parameters by their keys and the activations as the user's module
+    spells them (an activation passed as a default argument too)."""
+    from secant.transformer.trace_source import retraced
+    from secant.transforms import _TRACED_PER_CALL
+    grad(model_loss)(*to_snp((MODEL_PARAMS, X, Y)))
+    src = inspect.getsource(retraced(apply_model, _TRACED_PER_CALL[apply_model]))
+    assert "# traced from apply_model on each call: the differentiated value params passes " \
+           "through _STACK" in src
+    for line in ("params_block1_inner_w = params['block1/inner/w']",
+                 "tanh_plus_matmul_x = jnp.tanh(plus_matmul_x)", "jnp.sin(", "[:, 0]"):
+        assert line in src, (line, src)
+    assert "_STACK" not in src.split("\n", 2)[2] and "Block" not in src
+
+
 def test_modules_as_classes_vmap_of_grad(x64):
     xs = RNG.normal(size=(2, 5, 3))
     check_vmap(lambda x: grad(model_loss)(to_snp(MODEL_PARAMS), x, to_snp(Y)), (xs,))

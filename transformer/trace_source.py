@@ -624,11 +624,31 @@ class _ConstNamed(_Named):
     the traced source (bound to that object), named when first written."""
 
     def __init__(self, rec, leaf, obj):
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str) and name.isidentifier():
+            leaf = name         # (an activation passed as a default: tanh_x, not default_x)
         self._rec, self._leaf, self._obj = rec, leaf, obj
 
     @property
     def _expr(self):
-        return self._rec.const(self._obj, self._leaf)
+        return _spelled(self._rec, self._obj) or self._rec.const(self._obj, self._leaf)
+
+
+def _spelled(rec, obj):
+    """`jnp.tanh` for an object the traced function's own module names (`jnp` itself, or a
+    function of a module it names), else None (then a constant of the traced source)."""
+    glob = rec.fn.__globals__
+    for name, value in glob.items():
+        if value is obj and not name.startswith("_") and not isinstance(value, (int, float)):
+            return name if name.isidentifier() else None
+    leaf = getattr(obj, "__name__", None)
+    if not isinstance(leaf, str) or not leaf.isidentifier():
+        return None
+    for name, value in glob.items():
+        if isinstance(value, types.ModuleType) and not name.startswith("_") \
+                and getattr(value, leaf, None) is obj:
+            return f"{name}.{leaf}"
+    return None
 
 
 def _patched_module(rec, globals_, code):
