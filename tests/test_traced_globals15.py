@@ -30,14 +30,22 @@ def test_haiku_like_transform_grad(x64):
 
 
 def test_haiku_like_grad_source_says_traced(x64):
-    """The derivative is of the trace, whose first line says it was traced and why."""
+    """The innermost function the source transform refuses (apply, for this call's arguments)
+    is traced: the derivative of hk_loss calls its trace's, whose first line says it was traced
+    and why."""
     from secant.transformer.trace_source import retraced
     from secant.transforms import _TRACED_PER_CALL
     grad(hk_loss)(*to_snp((HK_PARAMS, X, Y)))
-    src = inspect.getsource(retraced(hk_loss, _TRACED_PER_CALL[hk_loss]))
-    assert "# traced from hk_loss on each call: the differentiated value params passes " \
-           "through _FRAMES" in src
-    assert "params['l1/w']" in src and "_FRAMES" not in src.split("\n", 2)[2]
+    apply, why = next((f, w) for f, w in _TRACED_PER_CALL.items()
+                      if getattr(f, "__secant_specialises__", None) is APPLY)
+    src = inspect.getsource(retraced(apply, why))
+    assert src.startswith("def apply(params, args_0):\n    # traced from transform.<locals>."
+                          "apply on each call: the differentiated value params passes through "
+                          "_FRAMES"), src
+    for line in ("params_l1_w = params['l1/w']", "matmul_args_0 = args_0 @ params_l1_w",
+                 "jnp.tanh(", "[..., 0]"):
+        assert line in src, (line, src)
+    assert "_FRAMES" not in src.split("\n", 2)[2] and "hk_loss" not in _TRACED_PER_CALL
 
 
 def test_haiku_like_vmap_of_grad_and_grad_of_grad(x64):
@@ -372,3 +380,17 @@ def test_other_transforms_of_the_frame_stack(x64):
         J = jac(lambda q: APPLY(q, x))(p)
         np.testing.assert_allclose(sum(np.tensordot(np.asarray(J[k]), t[k], axes=np.ndim(t[k]))
                                        for k in J), want, rtol=1e-6, atol=1e-8)
+
+
+def test_apply_with_star_args_transformed_directly(x64):
+    """haiku's apply(params, *args) itself, as users pass it: vmap(apply, in_axes=(0, None))
+    and jacrev(apply) (the trace of apply specialised to the call's arguments)."""
+    from others15_check import fd_jvp
+    stacked = {k: np.stack([v, -0.5 * v, 2 * v]) for k, v in HK_PARAMS.items()}
+    check_vmap(APPLY, (stacked, X), in_axes=(0, None))
+    p, x = to_snp((HK_PARAMS, X))
+    t = {k: RNG.normal(size=np.shape(a)) for k, a in HK_PARAMS.items()}
+    want = fd_jvp(lambda q: APPLY(q, x), (p,), (t,))
+    J = secant.jacrev(APPLY)(p, x)
+    np.testing.assert_allclose(sum(np.tensordot(np.asarray(J[k]), t[k], axes=np.ndim(t[k]))
+                                   for k in J), want, rtol=1e-6, atol=1e-8)

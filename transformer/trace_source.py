@@ -405,7 +405,8 @@ def record(fn, context=None, follow=False):
     through on the recording values, their operations recorded, instead of recorded as calls
     (values that pass through a global between them are then followed too)."""
     code = fn.__code__
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+    fixed = follow and getattr(fn, "__secant_specialises__", None) is not None  # (f(*xs) for
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) and not fixed:   # a call)
         raise TraceSourceError(f"{fn.__qualname__} has no source secant can read and takes "
                                "*args or **kwargs; define it in a file" if context is None else
                                f"{context}; but it takes *args or **kwargs")
@@ -451,7 +452,12 @@ def record(fn, context=None, follow=False):
         result = runner(**{p: _Value(rec, p) for p in params})
         return Recorded(rec, result, sig, cells, frozen)
     try:
-        result = runner(**{p: _Value(rec, p) for p in params})
+        if fixed:       # (transformer/callees.py specialise: calls fn(*args, **kwargs))
+            keyword_only = [p for p, v in sig.parameters.items() if v.kind == v.KEYWORD_ONLY]
+            result = runner(*[_Value(rec, p) for p in params if p not in keyword_only],
+                            **{p: _Value(rec, p) for p in keyword_only})
+        else:
+            result = runner(**{p: _Value(rec, p) for p in params})
         out = Recorded(rec, result, sig, cells, frozen)
         rec.source(result)          # (refused here: a value of an earlier trace returned)
     finally:
@@ -716,8 +722,7 @@ def retraced(fn, why):
     from secant.transformer.parse import FunctionSource
     import gast
     import collections
-    code = fn.__code__
-    name = code.co_name if code.co_name.isidentifier() and not keyword.iskeyword(code.co_name) \
+    name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
         else "lambda_"
     run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True)
     rec = run.rec
