@@ -348,13 +348,14 @@ def _traced_instead(fn, error):
             or (fn.__module__ or "").split(".")[0] == "secant" \
             or getattr(getattr(fn, "__secant_source__", None), "generated", False):
         return None
-    from secant.transformer.trace_source import TraceSourceError, retraced
+    from secant.transformer.trace_source import retraced
     try:
         traced = retraced(fn, why)
-    except TraceSourceError as t:
+    except Exception as t:      # (the user's code failing on recording values: not traceable)
         if not getattr(error, "trace_noted", False):
+            reason = str(t) if isinstance(t, SecantError) else f"{type(t).__name__}: {t}"
             error.args = (f"{error.args[0]}\n  (secant traces such a function instead, but "
-                          f"{fn.__qualname__}'s trace cannot be taken either: {t})",) \
+                          f"{fn.__qualname__}'s trace cannot be taken either: {reason})",) \
                 + error.args[1:]
             error.trace_noted = True
         return None

@@ -223,6 +223,9 @@ class _Value:
     def __neg__(self):
         return self._rec.emit(f"neg_{self.name}", f"-{self._expr}")
 
+    def __repr__(self):         # (print(x) while tracing, as JAX prints a tracer)
+        return f"Traced<{self._expr}>"
+
     def __pos__(self):
         return self
 
