@@ -421,3 +421,20 @@ def test_user_code_failing_on_a_traced_value_keeps_the_refusal(x64):
         grad(logging_loss)(*to_snp(({"w": np.ones(3)}, np.ones(3))))
     assert len(_STACK) == depth
     _LOG.clear()
+
+
+def test_jit_and_vmap_keep_the_frame_stack_balanced(x64):
+    """try: return f(*args) / finally: _FRAMES.pop() under jit and vmap (which read the
+    desugared source): the finally block runs before the return (it was dropped: each call left
+    a frame holding its params on the stack), and the answers agree with eager."""
+    from test_others2_modules import _FRAMES
+    p, x = to_snp((HK_PARAMS, X))
+    depth, depth2 = len(_FRAMES), len(_STACK)
+    want = APPLY(p, x)
+    np.testing.assert_allclose(jit(APPLY)(p, x), want, rtol=1e-12)
+    np.testing.assert_allclose(vmap(APPLY, in_axes=(None, 0))(p, x), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(vmap(APPLY, in_axes=(None, 0)))(p, x), want, rtol=1e-12)
+    w, xs = RNG.normal(size=3), RNG.normal(size=(4, 3))
+    np.testing.assert_allclose(vmap(settings_loss, in_axes=(None, 0))(*to_snp(({"w": w}, xs))),
+                               np.tanh(w * xs).sum(axis=1), rtol=1e-12)
+    assert (len(_FRAMES), len(_STACK)) == (depth, depth2)
