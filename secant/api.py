@@ -337,6 +337,8 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         cache = self._cache
+        if cache.guards:
+            self._check_guards()
         last = cache.last
         if last is not None and not kwargs:
             # the last warm signature of device arrays, recognised by its avals' identity (an
@@ -493,6 +495,27 @@ class JitFunction:
             _mark_donated(args, self._donate)
         return out
 
+    def _check_guards(self):
+        """What its compiled programs took from Python state (a global frame stack's contents,
+        read by a function traced on each call) still holds; if not, they are dropped and the
+        call traces again, as the eager derivative does (never a stale program)."""
+        cache = self._cache
+        if all(g.holds() for g in cache.guards):
+            return
+        cache.guards = ()
+        cache.clear()
+        cache.fast.clear()
+        cache.last = None
+        for jitted in list(cache.cpp):
+            if jitted._cpp is not None:
+                jitted._cpp._clear_cache()
+
+    def _add_guards(self, guards):
+        cache = self._cache
+        ids = {id(g.fn) for g in cache.guards}
+        cache.guards += tuple(g for g in guards if id(g.fn) not in ids)
+        self._cpp_ok = False        # (every call comes through __call__, which asks them)
+
     def _check_call(self, args, kwargs):
         """Arguments that do not fit the signature: Python's TypeError, at the caller's line
         (once per signature, before tracing)."""
@@ -538,7 +561,8 @@ class JitFunction:
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
         fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
-        with trace.activate():
+        from secant.transformer.trace_source import guards_collected
+        with trace.activate(), guards_collected() as guards:
             try:
                 out = fun(*call_args, **call_kwargs)
             except RecursionError as e:
@@ -546,6 +570,8 @@ class JitFunction:
                 if err is None:
                     raise
                 raise err from None
+        if guards:
+            self._add_guards(guards)
         out_leaves, out_tree = _flatten(out)
         for o in out_leaves:
             if not (isinstance(o, (Tracer, Array, np.ndarray, np.generic)) or type(o) in _SCALARS):
@@ -635,6 +661,9 @@ class _TraceCache(collections.OrderedDict):
         super().__init__()
         self.fast = {}
         self.cpp = weakref.WeakSet()    # the jit functions whose C++ dispatchers read it
+        # guards of functions its traces transformed as traced on each call (a value passing
+        # through a global: transformer/trace_source.py SameTrace), asked before each call
+        self.guards = ()
         # (enable_x64, avals, signature key, run(buffers)) of the last warm call of device
         # arrays (single device, one output), or None
         self.last = None

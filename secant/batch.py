@@ -186,8 +186,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
-    from secant.transforms import (_as_arrays, _note_user_lines, _objects_form, _op_function,
-                                   _per_call, _shaped, _unwrap, _variadic, generate, staged)
+    from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
+                                   _op_function, _per_call, _shaped, _unwrap, _variadic,
+                                   generate, staged)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -199,6 +200,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     names = [p.name for p in params]
 
     def gen_for(plan, kw_names, tracing, args=()):
+        nonlocal base
+        if base is not fun and not _current(base):   # vmap(grad(f)), what f calls changed
+            base = _op_function(fun)            # since (a global traced on each call): again
         # (v - w of user objects v, w: Vec.__sub__, transformer/operators.py)
         fn = _objects_form(fun, args) or _objects_form(base, args) or fun
         plain = fn if fn is not fun else base

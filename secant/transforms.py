@@ -351,6 +351,59 @@ def _gc_paused():
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
+    why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
+    if why is not None:         # values pass through a global: the derivative of its trace now
+        from secant.transformer.trace_source import retraced
+        fn = retraced(fn, why)
+    try:
+        return _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    except SecantError as e:
+        traced = _traced_instead(fn, e)
+        if traced is None:
+            raise
+    return _generate_cached_source(traced, wrt, mode, has_aux, tuple_out, staged, batch)
+
+
+_TRACED_PER_CALL = weakref.WeakKeyDictionary()     # function -> why its trace is transformed
+
+
+def _traced_instead(fn, error):
+    """The trace of `fn` (transformer/trace_source.py retraced: its calls followed into user
+    functions, classes and objects), where its source transform raised `error` because a
+    differentiated value passes through a global (haiku's frame stack: `_FRAMES.append(
+    Frame(params))` in one function, `_FRAMES[-1].params[name]` read in another) or a function
+    called for its side effect (a module-level cache), which a source transform cannot follow;
+    None otherwise, or where the trace cannot follow it either (its reason then added to the
+    error, which a caller's trace may still answer).
+
+    The trace reads Python state (what the global holds now) that no identity guard watches,
+    so it is taken again whenever a derivative of it is about to run: its guard
+    (trace_source.SameTrace) traces again and holds while the trace is the same text with the
+    same objects bound to its free names, which is the same function."""
+    why = getattr(error, "global_flow", None)
+    while getattr(fn, "__secant_rewritten_from__", None) is not None:
+        fn = fn.__secant_rewritten_from__       # (desugared, functionalised: the user's own)
+    if why is None or not isinstance(fn, types.FunctionType) \
+            or getattr(fn, "__secant_traced__", None) is not None \
+            or (fn.__module__ or "").split(".")[0] == "secant" \
+            or getattr(getattr(fn, "__secant_source__", None), "generated", False):
+        return None
+    from secant.transformer.trace_source import retraced
+    try:
+        traced = retraced(fn, why)
+    except Exception as t:      # (the user's code failing on recording values: not traceable)
+        if not getattr(error, "trace_noted", False):
+            reason = str(t) if isinstance(t, SecantError) else f"{type(t).__name__}: {t}"
+            error.args = (f"{error.args[0]}\n  (secant traces such a function instead, but "
+                          f"{fn.__qualname__}'s trace cannot be taken either: {reason})",) \
+                + error.args[1:]
+            error.trace_noted = True
+        return None
+    _TRACED_PER_CALL[fn] = why
+    return traced
+
+
+def _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     if not _current(fn):
         raise SecantError(f"{fn.__name__} was generated for callees that have changed since "
                           "(a closure cell or global now names another function); transform "

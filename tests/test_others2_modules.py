@@ -7,7 +7,6 @@ import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
@@ -248,27 +247,21 @@ def test_haiku_like_transform_jit(x64):
     np.testing.assert_allclose(jit(hk_loss)(p, x, y), want, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "parameters passed through a global frame stack (_FRAMES.append(_Frame(params=params)), read "
-    "back by get_parameter in another function): a source transform follows values through "
-    "arguments and returns only; following them through a global needs a tracing path (every "
-    "function run on recording values down to secant's ops) that secant does not have yet. "
-    "Refused with a SecantError naming the line and the global "
-    "(test_haiku_like_frame_stack_refusal_is_clear)"))
 def test_haiku_like_transform_grad(x64):
+    """Parameters passed through a global frame stack (_FRAMES.append(_Frame(params=params)),
+    read back by get_parameter in another function): secant differentiates the trace of apply
+    (its calls followed into forward, linear, get_parameter), taken again on each call
+    (tests/test_traced_globals15.py)."""
     check_grad(hk_loss, HK_PARAMS, X, Y)
     check_vmap(lambda p, x: APPLY(p, x), (HK_PARAMS, X), in_axes=(None, 0))
 
 
-def test_haiku_like_frame_stack_refusal_is_clear(x64):
-    """Never a zero or stale gradient: the refusal names the user's line, the global the value
-    is stored in, and what to do instead; vmap over the inputs alone (params unbatched)
-    works."""
-    with pytest.raises(secant.SecantError, match=r"stores the differentiated value params in "
-                       r"_FRAMES, a global[\s\S]*pass params as an argument[\s\S]*"
-                       r"test_others2_modules.py:\d+[\s\S]*_FRAMES.append"):
-        secant.grad(hk_loss)(*to_snp((HK_PARAMS, X, Y)))
+def test_haiku_like_frame_stack_vmap(x64):
+    """vmap over the inputs alone (params unbatched) and over the parameters (stored in the
+    frame stack: the trace is batched) agree with a Python loop."""
     check_vmap(lambda x: APPLY(to_snp(HK_PARAMS), x), (X,))
+    stacked = {k: np.stack([v, 2 * v, -v]) for k, v in HK_PARAMS.items()}
+    check_vmap(lambda p, x: APPLY(p, x), (stacked, X), in_axes=(0, None))
 
 
 # --- a haiku-like closure over hyperparameters: a net factory -----------------------------------

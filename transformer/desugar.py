@@ -250,6 +250,19 @@ def _key_lookup(s, src):
     return None
 
 
+def _returns_in(stmts):
+    """Whether a return statement is among `stmts` (not inside a nested function)."""
+    for st in stmts:
+        if isinstance(st, gast.Return):
+            return True
+        if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        if any(_returns_in(getattr(st, f, None) or []) for f in ("body", "orelse", "finalbody")) \
+                or any(_returns_in(h.body) for h in getattr(st, "handlers", ())):
+            return True
+    return False
+
+
 def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
@@ -646,7 +659,33 @@ class _Desugarer:
                 if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
                     gast.copy_location(n, s)
             return self.block([gast.copy_location(branch, s)] + s.finalbody)
+        if s.finalbody and _returns_in(s.body):
+            # try: return f(x) / finally: FRAMES.pop(): the finally block runs before each
+            # return (inline after it, it was dead code: haiku's frame stack kept growing)
+            return self.block(self._finally_before_returns(s.body, s.finalbody)
+                              + s.orelse + s.finalbody)
         return self.block(s.body + s.orelse + s.finalbody)
+
+    def _finally_before_returns(self, stmts, finalbody):
+        out = []
+        for st in stmts:
+            if isinstance(st, gast.Return):
+                if st.value is None:
+                    out += copy.deepcopy(finalbody) + [st]
+                    continue
+                name = self.names.fresh("result")
+                out += [assign(name, st.value, st)] + copy.deepcopy(finalbody) + [
+                    located(gast.Return(value=_name(name)), st, only_new=True)]
+                continue
+            if not isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                for field in ("body", "orelse", "finalbody"):
+                    if getattr(st, field, None):
+                        setattr(st, field, self._finally_before_returns(getattr(st, field),
+                                                                        finalbody))
+                for h in getattr(st, "handlers", ()):
+                    h.body = self._finally_before_returns(h.body, finalbody)
+            out.append(st)
+        return out
 
     def with_block(self, s):
         """`with cm as v:` spelled out: `context = cm`, `v = context.__enter__()`, the body,
@@ -1532,6 +1571,7 @@ class _Desugarer:
                                                source.splitlines(), self.src.globals, free,
                                                generated=self.src.generated)
         gen.__secant_desugared__ = True
+        gen.__secant_rewritten_from__ = fn      # (a function traced instead: the user's own)
         gen.__secant_only_choices__ = self.only_choices
         if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
             gen.__secant_objects__ = fn.__secant_objects__

@@ -1120,6 +1120,7 @@ def _rewrite(fn, src, node, helpers):
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)
     gen.__secant_functionalized__ = True
+    gen.__secant_rewritten_from__ = fn      # (a function traced instead: the user's own)
     return gen
 
 

@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import inspect
 import re
+import types
 
 import gast
 
@@ -460,9 +461,21 @@ class Normaliser(ContainerMixin):
         root = getattr(stmt.value, "func", None)
         while isinstance(root, gast.Attribute):
             root = root.value
+        flow = None         # (why a trace of the function would follow it, for the transforms)
+        if isinstance(root, gast.Name) and not self._is_local(root.id) \
+                and root is getattr(stmt.value, "func", None):
+            kind, callee = self.src.resolve_name(root.id)     # cache(x): a user function run
+            if kind in ("global", "closure") and isinstance(callee, types.FunctionType) \
+                    and (callee.__module__ or "").split(".")[0] != "secant":   # for its effect
+                flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result "
+                        "is dropped: it acts through a side effect a source transform cannot "
+                        "follow")
         if isinstance(root, gast.Name) and not self._is_local(root.id) \
                 and root is not getattr(stmt.value, "func", None):
             kind = self.src.resolve_name(root.id)[0]        # _FRAMES.append(Frame(params))
+            flow = (f"the differentiated value {tracked[0]} passes through {root.id}, a "
+                    f"{'global' if kind == 'global' else 'free'} object a source transform "
+                    "cannot follow")
             message = (f"{what} stores the differentiated value {tracked[0]} in {root.id}, "
                        f"a {'global' if kind == 'global' else 'free'} object of the function "
                        "(not a local): code that reads it back from there (another function, "
@@ -473,7 +486,11 @@ class Normaliser(ContainerMixin):
             message = ("reverse mode through the Python loop of a derivative (second order) is "
                        "not supported yet: use secant.hessian or secant.jacfwd(secant.grad(f)) "
                        "(forward over reverse), or a lax.cond/where instead of the loop")
-        raise self.src.error(stmt, message)
+            flow = None
+        error = self.src.error(stmt, message)
+        if flow is not None:        # (the transforms trace the function instead, on each call:
+            error.global_flow = flow        # secant/transforms.py _traced_per_call)
+        raise error
 
     def local_def(self, fdef):
         """A nested def is kept as written; passed to lax control flow, it is read like a
@@ -534,6 +551,25 @@ class Normaliser(ContainerMixin):
             and target.value.id not in self.held and not self._tracked_names_in(stmt)
 
     def _mutation_error(self, stmt):
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else \
+            getattr(stmt, "target", None)
+        root = target
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        if isinstance(target, (gast.Subscript, gast.Attribute)) and isinstance(root, gast.Name) \
+                and not self._is_local(root.id) and self._tracked_names_in(stmt):
+            # _CACHE["h"] = tanh(x @ w): a value stored in a global's item, read back elsewhere
+            what = "batched" if self.batching else "differentiated"
+            error = self.src.error(stmt, f"{gast.unparse(target).strip()} = ... stores a {what} "
+                                   f"value in {root.id}, a "
+                                   f"{'global' if self.src.resolve_name(root.id)[0] == 'global' else 'free'}"
+                                   " object of the function (not a local): code that reads it "
+                                   "back from there receives it outside the arguments and return "
+                                   "values a source transform follows; pass it as an argument "
+                                   "or return it")
+            error.global_flow = (f"a {what} value is stored in {root.id}, a global a source "
+                                 "transform cannot follow")
+            return error
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
                               "or x[i] += v are not supported; write x = x.at[i].set(v) "
                               "(or .add(v))")
@@ -2384,7 +2420,7 @@ class Normaliser(ContainerMixin):
             from secant.tree_util import plain_refusal
             why = plain_refusal(obj)
             why = f" ({obj.__name__}: {why})" if why else ""
-            raise self.src.error(node, f"secant cannot {verb} through the object {name}(...)"
+            error = self.src.error(node, f"secant cannot {verb} through the object {name}(...)"
                                  f"{why} "
                                  f"built from {self.what} values and used as a value "
                                  "(returned, passed on, stored) or with fields set in a loop "
@@ -2396,6 +2432,10 @@ class Normaliser(ContainerMixin):
                                  f"register {name} as a pytree (tree_util."
                                  "register_pytree_node_class or register_dataclass, or make it a "
                                  "namedtuple), as JAX needs too")
+            if self.batching:       # vmap of the function's trace follows the object
+                error.global_flow = (f"a batched value goes into the object {name}(...), "
+                                     "which a source transform cannot follow")
+            raise error
         if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
             raise self.src.error(node, f"secant has no batching rule for "
                                  f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "

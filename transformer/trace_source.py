@@ -15,11 +15,14 @@ or index taken from a traced value would fix one path for every input (jax.jit w
 ConcretizationTypeError there too), so it raises TraceSourceError naming the user's line.
 """
 import builtins
+import contextlib
 import inspect
 import keyword
 import math
 import sys
+import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -62,8 +65,27 @@ class _Recording:
         self.patched = None     # the globals the run reads (recorders in place)
         self.cells = {}         # id(the run's closure cell) -> the user's cell
         self._const_ids = {}
+        self.done = False       # the run ended: its values are dead
+        self.follow = False     # run user functions through (their lines recorded), not called
+        self.modules = {}       # id(a followed function's globals) -> its patched copy
+        self.run_cells = {}     # id(a followed function's cell) -> the run's cell
+        self.pinned = []        # (the objects whose ids those keys are, kept alive)
+        self.objects = {}       # id(a user object met while following) -> its view (_Object)
+
+    def object(self, obj):
+        view = self.objects.get(id(obj))
+        if view is None:
+            view = self.objects[id(obj)] = _Object(self, obj)
+            self.pinned.append(obj)
+        return view
 
     def emit(self, name_hint, expr):
+        if self.done:       # (JAX: an UnexpectedTracerError)
+            raise TraceSourceError(
+                f"a value traced while secant traced {self.fn.__qualname__} was used after "
+                f"that trace ended{_caller_line()}: it was kept outside the function's "
+                "arguments and return value (a global, a cache, an object) and read again; "
+                "compute it again instead of reading it back")
         name = self.names.fresh(name_hint)
         self.lines.append(f"{name} = {expr}")
         return _Value(self, name)
@@ -92,10 +114,15 @@ class _Recording:
     def source(self, value):
         """Python source for `value` (a recorded value, a recorder, a literal or container)."""
         if isinstance(value, (_Value, _Named)):
+            if value._rec is not self:      # (an earlier trace's, read back from a cache)
+                self.refuse(f"reads a value traced by an earlier trace of "
+                            f"{value._rec.fn.__qualname__} (kept in a global, a cache or an "
+                            "object across calls), which is not this call's value")
             return value._expr
+        if value is Ellipsis:
+            return "..."
         if value is None or isinstance(value, (bool, int, str, bytes)) \
-                or type(value) is float and math.isfinite(value) \
-                or value is Ellipsis:
+                or type(value) is float and math.isfinite(value):
             return repr(value)
         if type(value) is float:
             return f"float({str(value)!r})"
@@ -113,6 +140,12 @@ class _Recording:
             return ":".join(parts[:2] if value.step is None else parts)
         if isinstance(value, (complex, np.generic)):
             return repr(value.item() if isinstance(value, np.generic) else value)
+        if isinstance(value, (_Object, _Class, _Follow)):
+            what = f"an object of class {value.__class__.__name__}" \
+                if isinstance(value, _Object) else "a user class or function"
+            self.refuse(f"passes {what}, which the trace follows, where "
+                        "secant records a call: only arrays, numbers and containers of them can "
+                        "be written into the trace")
         if isinstance(value, types.FunctionType) and any(
                 isinstance(_cell_contents(c), _Value) for c in value.__closure__ or ()):
             self.refuse(f"passes the function {value.__name__}, which closes over a traced "
@@ -145,6 +178,17 @@ def _cell_contents(cell):
         return cell.cell_contents
     except ValueError:          # an empty cell
         return None
+
+
+def _caller_line():
+    """ at file:line of the user's code that runs now (not secant's)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    return f" at {frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
+
+
+_HERE = __file__.rsplit("/", 1)[0]
 
 
 def _user_line(fn):
@@ -180,6 +224,9 @@ class _Value:
     def __neg__(self):
         return self._rec.emit(f"neg_{self.name}", f"-{self._expr}")
 
+    def __repr__(self):         # (print(x) while tracing, as JAX prints a tracer)
+        return f"Traced<{self._expr}>"
+
     def __pos__(self):
         return self
 
@@ -190,6 +237,9 @@ class _Value:
         return self._rec.emit(f"not_{self.name}", f"~{self._expr}")
 
     def __getitem__(self, idx):
+        if isinstance(idx, str) and idx.replace("/", "_").replace("-", "_").isidentifier():
+            return self._rec.emit(f"{self.name}_{idx}",     # params['l1/w']: params_l1_w
+                                  f"{self._expr}[{idx!r}]")
         return self._rec.emit(f"{self.name}_item",
                               f"{self._expr}[{self._rec.index_source(idx)}]")
 
@@ -277,6 +327,8 @@ class _Named:
         obj = getattr(self._obj, attr) if self._obj is not None else None
         if self._obj is not None and not (isinstance(obj, types.ModuleType) or callable(obj)):
             return obj              # a constant of a module (snp.pi, snp.float32 stays named)
+        if self._rec.follow and _followed(obj) is not None:
+            return _Follow(self._rec, obj)      # (a user module's function: run through)
         return _Named(self._rec, f"{self._expr}.{attr}", attr, obj)
 
     def __getitem__(self, idx):     # x.at[i] (then .set(v), .multiply(v), ...): one chain
@@ -353,12 +405,15 @@ class Recorded:
             user_cells
 
 
-def record(fn, context=None):
+def record(fn, context=None, follow=False):
     """Runs `fn` once with recording values in place of its parameters (its modules and
     functions replaced by recorders of the same name): a Recorded. `context`: why it is traced,
-    for the message of a refusal."""
+    for the message of a refusal. `follow`: the user functions it calls (and theirs) run
+    through on the recording values, their operations recorded, instead of recorded as calls
+    (values that pass through a global between them are then followed too)."""
     code = fn.__code__
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+    fixed = follow and getattr(fn, "__secant_specialises__", None) is not None  # (f(*xs) for
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) and not fixed:   # a call)
         raise TraceSourceError(f"{fn.__qualname__} has no source secant can read and takes "
                                "*args or **kwargs; define it in a file" if context is None else
                                f"{context}; but it takes *args or **kwargs")
@@ -370,7 +425,12 @@ def record(fn, context=None):
                      context)
     frozen = []                 # (cell or None, globals, name, value) the trace fixed
 
+    rec.follow = follow
+
     def stand_in(name, value, cell):
+        if follow and (isinstance(value, type) or _user_class(type(value))
+                       or _followed(value) is not None):
+            return _follow_stand_in(rec, value, name)
         if _replaceable(value):
             return _Named(rec, name, name, value)
         if isinstance(value, (float, complex, np.ndarray, np.generic)) \
@@ -380,6 +440,9 @@ def record(fn, context=None):
         return value
 
     glob = dict(fn.__globals__)
+    if follow:      # (the functions it calls read the same patched module: its names are taken)
+        rec.modules[id(fn.__globals__)] = (glob, set(names), True)
+        rec.names.taken |= set(fn.__globals__)
     for name in names:
         if name in fn.__globals__:
             glob[name] = stand_in(name, fn.__globals__[name], None)
@@ -392,8 +455,21 @@ def record(fn, context=None):
         rec.cells[id(closure[-1])] = cell
     rec.patched = glob
     runner = types.FunctionType(code, glob, fn.__name__, None, tuple(closure) or None)
-    result = runner(**{p: _Value(rec, p) for p in params})
-    return Recorded(rec, result, sig, cells, frozen)
+    if not follow:
+        result = runner(**{p: _Value(rec, p) for p in params})
+        return Recorded(rec, result, sig, cells, frozen)
+    try:
+        if fixed:       # (transformer/callees.py specialise: calls fn(*args, **kwargs))
+            keyword_only = [p for p, v in sig.parameters.items() if v.kind == v.KEYWORD_ONLY]
+            result = runner(*[_Value(rec, p) for p in params if p not in keyword_only],
+                            **{p: _Value(rec, p) for p in keyword_only})
+        else:
+            result = runner(**{p: _Value(rec, p) for p in params})
+        out = Recorded(rec, result, sig, cells, frozen)
+        rec.source(result)          # (refused here: a value of an earlier trace returned)
+    finally:
+        rec.done = True     # (values it left in a global are dead: used again, refused)
+    return out
 
 
 def _trace(fn):
@@ -470,3 +546,341 @@ def _params_source(sig, rec):
                                             or params[k + 1].kind != p.POSITIONAL_ONLY):
             out.append("/")
     return ", ".join(out)
+
+
+# --- following user functions: values passing through a global between them -----------------
+_LIBRARIES = frozenset({"secant", "numpy", "scipy", "jax", "jaxlib", "math", "builtins",
+                        "functools", "operator", "itertools", "collections", "typing", "abc",
+                        "dataclasses", "copy", "inspect", "types"})
+
+
+def _followed(value):
+    """(function, bound self or None) for a user function, bound method or callable object that
+    a following trace runs through; None for anything else (secant's and NumPy's functions,
+    classes, custom-rule and jitted functions stay recorded calls)."""
+    bound = None
+    if isinstance(value, types.MethodType):
+        value, bound = value.__func__, value.__self__
+    elif not isinstance(value, (types.FunctionType, type, types.ModuleType, _Value, _Named,
+                                _Follow)) and callable(value):
+        call = getattr(type(value), "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            return None
+        value, bound = call, value
+    if not isinstance(value, types.FunctionType) or getattr(value, "__secant_custom__", False) \
+            or hasattr(value, "__secant_source__") or hasattr(value, "__secant_generated__") \
+            or hasattr(value, "__wrapped__"):
+        return None
+    if (value.__module__ or "").split(".")[0] in _LIBRARIES:
+        return None
+    return value, bound
+
+
+class _Follow:
+    """A user function called while a following trace runs: run through on its arguments, its
+    globals and closure cells read through recorders of the same recording."""
+
+    def __init__(self, rec, value):
+        self._rec = rec
+        self._fn, self._self = _followed(value)
+
+    def __call__(self, *args, **kwargs):
+        fn = self._fn
+        rec = self._rec
+        defaults = fn.__defaults__ and tuple(_follow_stand_in(rec, d, "default")
+                                             for d in fn.__defaults__)
+        glob = _patched_module(rec, fn.__globals__, fn.__code__)
+        runner = types.FunctionType(fn.__code__, glob, fn.__name__, defaults,
+                                    _patched_cells(rec, fn))
+        runner.__kwdefaults__ = fn.__kwdefaults__ and {
+            k: _follow_stand_in(rec, d, k) for k, d in fn.__kwdefaults__.items()}
+        if self._self is not None:
+            args = (self._self,) + args
+        return runner(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):       # (a followed function stored on a class)
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self._fn, attr)
+
+
+def _user_class(cls):
+    """A class of the user's own (haiku's hk.Module, a frame), plain objects all the way up: its
+    instances made or read while following are followed too (_Object)."""
+    return isinstance(cls, type) and not issubclass(cls, BaseException) and all(
+        c is object or (c.__module__ or "").split(".")[0] not in _LIBRARIES
+        and c.__module__ not in sys.stdlib_module_names and type(c) is type
+        for c in cls.__mro__)
+
+
+def _follow_stand_in(rec, value, hint):
+    """A followed function's global or free value as the run reads it: user functions, classes
+    and objects followed, modules and library functions recorded (named by a constant of the
+    traced source, since they are not the traced function's own globals), anything else
+    itself."""
+    if isinstance(value, type):
+        return _Class(rec, value) if _user_class(value) else value
+    if _user_class(type(value)):
+        return rec.object(value)
+    if _followed(value) is not None:
+        return _Follow(rec, value)
+    if _replaceable(value):
+        return _ConstNamed(rec, hint, value)
+    return value
+
+
+class _ConstNamed(_Named):
+    """A recorder of a module or function a followed function names: written as a constant of
+    the traced source (bound to that object), named when first written."""
+
+    def __init__(self, rec, leaf, obj):
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str) and name.isidentifier():
+            leaf = name         # (an activation passed as a default: tanh_x, not default_x)
+        self._rec, self._leaf, self._obj = rec, leaf, obj
+
+    @property
+    def _expr(self):
+        return _spelled(self._rec, self._obj) or self._rec.const(self._obj, self._leaf)
+
+
+def _spelled(rec, obj):
+    """`jnp.tanh` for an object the traced function's own module names (`jnp` itself, or a
+    function of a module it names), else None (then a constant of the traced source)."""
+    glob = rec.fn.__globals__
+    for name, value in glob.items():
+        if value is obj and not name.startswith("_") and not isinstance(value, (int, float)):
+            return name if name.isidentifier() else None
+    leaf = getattr(obj, "__name__", None)
+    if not isinstance(leaf, str) or not leaf.isidentifier():
+        return None
+    for name, value in glob.items():
+        if isinstance(value, types.ModuleType) and not name.startswith("_") \
+                and getattr(value, leaf, None) is obj:
+            return f"{name}.{leaf}"
+    return None
+
+
+def _patched_module(rec, globals_, code):
+    """The globals a followed function with `code` runs with: one copy of its module's per
+    recording, the names it reads replaced (patched as functions that read them are met)."""
+    hit = rec.modules.get(id(globals_))
+    if hit is None:
+        hit = rec.modules[id(globals_)] = (dict(globals_), set(), False)
+    glob, done, top = hit
+    for name in _code_names(code) - done:
+        done.add(name)
+        if name not in globals_ or name.startswith("__"):
+            continue
+        value = globals_[name]
+        if top and not (isinstance(value, type) or _user_class(type(value))
+                        or _followed(value) is not None) and _replaceable(value):
+            glob[name] = _Named(rec, name, name, value)     # (the traced function's own module)
+        else:
+            glob[name] = _follow_stand_in(rec, value, name)
+    return glob
+
+
+_code_names_cache = {}     # code -> the names it reads (bounded)
+
+
+def _code_names(code):
+    hit = _code_names_cache.get(code)
+    if hit is None:
+        if len(_code_names_cache) > 4096:
+            _code_names_cache.clear()
+        hit = _code_names_cache[code] = frozenset(_names_of_code(code))
+    return hit
+
+
+def _patched_cells(rec, fn):
+    """fn's closure as a followed run reads it: one run cell per user cell in a recording (two
+    closures sharing a cell, one writing it with nonlocal, still share it)."""
+    if not fn.__closure__:
+        return None
+    out = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        run = rec.run_cells.get(id(cell))
+        if name == "__class__":     # (super()'s cell: the class itself)
+            run = cell
+        if run is None:
+            run = types.CellType(_follow_stand_in(rec, cell.cell_contents, name)) \
+                if _filled(cell) else types.CellType()
+            rec.run_cells[id(cell)] = run
+            rec.pinned.append(cell)
+        out.append(run)
+    return tuple(out)
+
+
+_retraced = weakref.WeakKeyDictionary()    # function -> OrderedDict: (source, free objects' ids) -> (traced, pinned)
+_RETRACED_KEPT = 8
+
+
+def retraced(fn, why):
+    """`fn` traced now, following its calls into user functions (record(follow=True)): a
+    function whose source is the trace. Traced again on every call, since what it reads (a
+    global frame stack, a module-level cache) is Python state no identity guard watches; two
+    traces with the same text and the same objects bound to its free names are one function,
+    so the one built first is returned (and the transforms' caches keep its derivatives)."""
+    from secant.codegen import loader
+    from secant.transformer.parse import FunctionSource
+    import gast
+    import collections
+    name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
+        else "lambda_"
+    run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True)
+    rec = run.rec
+    out = rec.source(run.result)
+    header = f"def {name}({run.params()}):"
+    body = [f"# traced from {fn.__qualname__} on each call: {why}"]
+    source = "\n".join([header] + ["    " + ln for ln in body + rec.lines + [f"return {out}"]])
+    source += "\n"
+    free, user_cells = run.free()
+    key = (source, tuple((k, id(v)) for k, v in sorted(free.items())),
+           tuple((k, id(c)) for k, c in sorted(user_cells.items())))
+    kept = _retraced.setdefault(fn, collections.OrderedDict())
+    hit = kept.get(key)
+    if hit is not None:
+        kept.move_to_end(key)
+        _collect(fn, why, hit[0])
+        return hit[0]
+    gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
+    gen.__qualname__ = fn.__qualname__
+    gen.__module__ = fn.__module__
+    gen.__doc__ = fn.__doc__
+    gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
+                                           gen.__code__.co_filename, 1, source.splitlines(),
+                                           fn.__globals__, free, generated=False)
+    gen.__secant_traced__ = fn
+    gen.__secant_guards__ = (SameTrace(fn, why, gen),)
+    kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
+    while len(kept) > _RETRACED_KEPT:
+        kept.popitem(last=False)
+    _collect(fn, why, gen)
+    return gen
+
+
+_collecting = threading.local()     # .stack: the guard lists of the jit traces running
+
+
+@contextlib.contextmanager
+def guards_collected():
+    """A list that receives the guard of every function traced on each call (retraced) while
+    a jit trace runs (secant/api.py): the compiled program asks them before each call."""
+    stack = _collecting.__dict__.setdefault("stack", [])
+    guards = []
+    stack.append(guards)
+    try:
+        yield guards
+    finally:
+        stack.pop()
+
+
+def _collect(fn, why, traced):
+    for guards in getattr(_collecting, "stack", ()):
+        guards.append(SameTrace(fn, why, traced))
+
+
+class _Class:
+    """A user class named by followed code: instances it makes are followed (_Object), their
+    __init__ run through; isinstance and class attributes read the class itself."""
+
+    def __init__(self, rec, cls):
+        self._rec, self._cls = rec, cls
+
+    def __call__(self, *args, **kwargs):
+        cls = self._cls
+        obj = cls.__new__(cls) if cls.__new__ is object.__new__ else \
+            cls.__new__(cls, *args, **kwargs)
+        view = self._rec.object(obj)
+        init = cls.__init__
+        if isinstance(init, types.FunctionType):
+            _Follow(self._rec, types.MethodType(init, view))(*args, **kwargs)
+        return view
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, self._cls)
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, self._cls)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self._cls, attr)
+
+
+class _Object:
+    """A user object met while following (a module, a frame): its methods run through with
+    `self` this view, its attributes read and set on the object itself; a library function or
+    module stored on it (`self.act = snp.tanh`) recorded."""
+
+    def __init__(self, rec, obj):
+        object.__setattr__(self, "_secant_rec", rec)
+        object.__setattr__(self, "_secant_obj", obj)
+
+    @property
+    def __class__(self):        # (isinstance, and super() in its methods)
+        return type(object.__getattribute__(self, "_secant_obj"))
+
+    def __getattr__(self, attr):
+        obj = object.__getattribute__(self, "_secant_obj")
+        rec = object.__getattribute__(self, "_secant_rec")
+        value = getattr(obj, attr)
+        if isinstance(value, types.MethodType) and value.__self__ is obj:
+            if _followed(value) is not None:
+                return _Follow(rec, types.MethodType(value.__func__, self))
+            return value
+        return value if attr.startswith("__") else _follow_stand_in(rec, value, attr)
+
+    def __setattr__(self, attr, value):
+        setattr(object.__getattribute__(self, "_secant_obj"), attr, value)
+
+    def __delattr__(self, attr):
+        delattr(object.__getattribute__(self, "_secant_obj"), attr)
+
+    def __call__(self, *args, **kwargs):
+        obj = object.__getattribute__(self, "_secant_obj")
+        call = getattr(type(obj), "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            return obj(*args, **kwargs)
+        return _Follow(object.__getattribute__(self, "_secant_rec"),
+                       types.MethodType(call, self))(*args, **kwargs)
+
+    def __getitem__(self, key):
+        return object.__getattribute__(self, "_secant_obj")[key]
+
+    def __setitem__(self, key, value):
+        object.__getattribute__(self, "_secant_obj")[key] = value
+
+    def __len__(self):
+        return len(object.__getattribute__(self, "_secant_obj"))
+
+    def __iter__(self):
+        return iter(object.__getattribute__(self, "_secant_obj"))
+
+    def __contains__(self, key):
+        return key in object.__getattribute__(self, "_secant_obj")
+
+    def __bool__(self):
+        return bool(object.__getattribute__(self, "_secant_obj"))
+
+    __hash__ = object.__hash__
+
+
+class SameTrace:
+    """The guard of a function traced on each call (retraced): `fn` traced again now is still
+    `traced` (the same text, the same objects bound to its free names), so what was generated
+    from `traced` is what would be generated now. Sound, not heuristic: the trace is the whole
+    of what the generated code took from the Python state the run read (the global's contents,
+    a Python branch's flag), and it is taken again each time the guard is asked."""
+
+    def __init__(self, fn, why, traced):
+        self.fn, self.why = fn, why
+        self.traced = weakref.ref(traced)
+
+    def holds(self):
+        return retraced(self.fn, self.why) is self.traced()   # (a trace refused now: raised)
