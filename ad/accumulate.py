@@ -283,13 +283,12 @@ def _sum(first, use):
         return None
     start, end = fold._span(use.code, hit)
     text = ast.get_source_segment(first.code, value)
-    expected = fold._replaced(tree, hit, value)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
         if len(code) + 4 * use.indent > MAX_LINE:
             return None
         try:
-            if not fold._same(ast.parse(code), expected):
+            if not fold._same(ast.parse(code), tree, (hit, value)):    # (tree: shared, unchanged)
                 continue
         except SyntaxError:
             continue

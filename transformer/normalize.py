@@ -2436,14 +2436,21 @@ class Normaliser(ContainerMixin):
                 error.global_flow = (f"a batched value goes into the object {name}(...), "
                                      "which a source transform cannot follow")
             raise error
-        if any(not isinstance(a, ir.Expr) for a in args) and self.batching:
-            raise self.src.error(node, f"secant has no batching rule for "
-                                 f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
-                                 "function with a rule, nor a Python function with source")
         if any(not isinstance(a, ir.Expr) for a in args):
-            raise self.src.error(node, f"secant does not know the derivative of "
-                                 f"{gast.unparse(func).strip()}: it is not a numpy/secant.numpy "
-                                 "function with a rule, nor a Python function with source")
+            what = "has no batching rule for" if self.batching else "does not know the " \
+                "derivative of"
+            error = self.src.error(node, f"secant {what} {gast.unparse(func).strip()}: it is "
+                                   "not a numpy/secant.numpy function with a rule, nor a Python "
+                                   "function with source")
+            root = func
+            while isinstance(root, (gast.Attribute, gast.Subscript)):
+                root = root.value
+            if root is not func and isinstance(root, gast.Name) and not self._is_local(root.id):
+                # _FRAMES.append(frame): a tracked value handed to a global object's method
+                # (the transforms trace the function instead, on each call)
+                error.global_flow = (f"a {self.what} value passes through {root.id}, a global "
+                                     "object a source transform cannot follow")
+            raise error
         return self._inactive(node)
 
     def array_method_call(self, node):
