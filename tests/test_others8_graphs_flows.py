@@ -11,9 +11,7 @@ forms, NumPy written out, a Python loop and eager."""
 from collections import namedtuple
 
 import numpy as np
-import pytest
 
-import secant
 import secant as jax
 import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jit, lax, random, vmap
