@@ -413,8 +413,13 @@ class Implicit(_Custom):
         for fn, of in ((value, self), (jvp_rule, self.jvp_rule), (vjp_rule, self.vjp_rule)):
             if of is not None:
                 fn.__signature__ = inspect.signature(of.fun)
-        out = Implicit(value, self.nondiff_argnums, self.jvp_rule and jvp_rule,
-                       self.vjp_rule and vjp_rule, self.what)
+        jvp_twin = None
+        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
+            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
+        out = Implicit(value, self.nondiff_argnums,
+                       self.jvp_rule and (jvp_rule, jvp_twin), self.vjp_rule and vjp_rule,
+                       self.what,
+                       self.differentiable and _vmapped(self, axes))   # (a rule batched)
         out.__secant_out_batched__ = True       # (every output batched, the rules' too)
         return out
 
@@ -451,6 +456,18 @@ class Implicit(_Custom):
                       f"{base}_vjp_rule(out_bar, {args}, {tuple(wrt)!r})\n"
                       f"    return {', '.join(bars)}\n")
         return load_generated(source, name, self.fun.__globals__, {f"{base}_{mode}_rule": rule})
+
+
+def _vmapped(rule, axes):
+    """The differentiable twin of a batched rule: vmap of the rule's own twin, its arguments at
+    `axes` (one per parameter of the rule), every output batched at 0."""
+    from secant.transforms import load_generated
+    params = rule.params()
+    name = f"{rule.differentiable.__name__}_vmap"
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    return secant.vmap(twin, in_axes={tuple(axes)!r})({', '.join(params)})\n")
+    return load_generated(source, name, globals(), {"twin": rule.differentiable,
+                                                    "secant": secant})
 
 
 root_of = Implicit(custom_root_value, (0, 4, 5, 6), (_root_jvp, _root_jvp_again),

@@ -178,6 +178,7 @@ def test_custom_root_higher_derivatives_under_every_composition(x64):
     np.testing.assert_allclose(d3, (cube_root_derivatives(a + 1e-4)[2]
                                     - cube_root_derivatives(a - 1e-4)[2]) / 2e-4, rtol=1e-6)
     for second in (grad(grad(cube_root_of)), jacfwd(grad(cube_root_of)),
+                   grad(jacfwd(cube_root_of)), jax.jacrev(jacfwd(cube_root_of)),
                    jacfwd(jacfwd(cube_root_of)), jax.hessian(cube_root_of),
                    jit(grad(grad(cube_root_of)))):
         np.testing.assert_allclose(second(a), d2, rtol=1e-9)
@@ -189,6 +190,11 @@ def test_custom_root_higher_derivatives_under_every_composition(x64):
                                [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
     np.testing.assert_allclose(vmap(jacfwd(grad(cube_root_of)))(jnp.asarray(as_)),
                                [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
+    # derivatives of the batched function and of its batched rules
+    np.testing.assert_allclose(grad(lambda v: jnp.sum(vmap(grad(cube_root_of))(v)))(
+        jnp.asarray(as_)), [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
+    np.testing.assert_allclose(jnp.diagonal(jax.hessian(lambda v: jnp.sum(vmap(cube_root_of)(v)))(
+        jnp.asarray(as_))), [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
 
 
 # --- lax.custom_linear_solve around conjugate gradients ------------------------------------------
