@@ -77,6 +77,9 @@ def test_custom_root_derivative_does_not_follow_solve_iterations():
         return lax.custom_root(lambda y: y ** 3 - x, 1.0, bisect, scalar_solve)
     close(root(8.0), 2.0, rtol=1e-9)
     close(secant.grad(root)(8.0), 1 / 12, rtol=1e-6)           # d x^(1/3) = x^(-2/3) / 3
+    # and at second order (bisect's iterations would give 0): -2/9 x^(-5/3)
+    close(secant.grad(secant.grad(root))(8.0), -2 / 9 / 32, rtol=1e-6)
+    close(secant.jacfwd(secant.grad(root))(8.0), -2 / 9 / 32, rtol=1e-6)
 
 
 def test_custom_root_vmap_and_its_gradients_match_a_loop():
