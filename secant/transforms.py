@@ -1379,6 +1379,8 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         source, name, free = custom_rules.vjp_of_custom_vjp(custom, params, wrt)
     elif mode == "vjp":
         t_source, t_name, t_free = custom_rules.tangent_of_custom_jvp(custom, params)
+        t_free = {k: _rule_replay(v, staged) if v is custom.jvp else v
+                  for k, v in t_free.items()}
         tangent = load_generated(t_source, t_name, custom.fun.__globals__, t_free)
         diff = [i for i in range(len(params)) if i not in custom.nondiff_argnums]
         tangent_vjp = generate(tangent, [len(params) + diff.index(i) for i in wrt], "vjp",
@@ -1388,6 +1390,22 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
     return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
                           _rule_lines(source, free))
+
+
+def _rule_replay(rule, staged):
+    """The rule a custom_jvp function's transpose recomputes: its replay (transforms.py
+    replay_of), without the Python side effects of the rule and of the functions it calls
+    (the custom function's own body among them), which the checked call of the rule in its
+    vjp ran (ad/custom_rules.vjp_of_custom_jvp); the rule itself where it has none, or where
+    no transform reads it."""
+    try:
+        params = list(inspect.signature(rule).parameters)
+        sub = generate(rule, tuple(range(len(params))), "replay", staged=staged)
+    except (SecantError, TypeError, ValueError):
+        return rule
+    if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
+        return rule
+    return sub
 
 
 def _refused(custom, mode, error, message):

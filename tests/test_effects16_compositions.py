@@ -343,11 +343,11 @@ def test_a_recompute_without_the_bodys_effects_keeps_the_rule(x64, capsys, name)
 
 @pytest.mark.xfail(strict=True, reason=(
     "JAX runs a custom_jvp function's body once per call under grad/vjp/jacrev/hessian (inside "
-    "its rule); secant runs it in the caller's forward pass, in the rule that "
+    "its rule); secant runs it in the caller's forward pass and in the rule that "
     "ad/custom_rules.vjp_of_custom_jvp runs for its output checks (which is what runs the "
-    "rule's own effects once, as JAX: test_a_custom_jvp_rule_runs_once_per_call), and in the "
-    "transpose's recompute of the rule, whose replay keeps custom callees as written (their "
-    "rule must survive a higher-order derivative): grad 6, vjp 8, hessian 10 where JAX gives 2"))
+    "rule's own effects once, as JAX: test_a_custom_jvp_rule_runs_once_per_call); the "
+    "transpose's recompute calls the rule's replay (transforms._rule_replay), without them: "
+    "grad 4, jacrev 4, hessian 8 where JAX gives 2"))
 @pytest.mark.parametrize("name", ["grad", "jacrev", "hessian"])
 def test_a_custom_jvp_functions_effects_run_once_per_call(x64, capsys, name):
     g = _apply(name, ruled, True)
