@@ -24,6 +24,12 @@ def _rule_name(fn, names, fallback):
     return names.fresh(name if name.isidentifier() else fallback)
 
 
+def _base_name(custom):
+    """The name a custom function's derivatives are named after: the user's function's (for
+    its checked forward f_fwd too, transforms.checked_forward: f_vjp, f_tangent)."""
+    return getattr(custom, "__secant_checked_forward__", custom).__name__
+
+
 def _tuple(items):
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
@@ -82,31 +88,49 @@ def tangent_of_custom_jvp(custom, params):
     """`f_tangent(*params, *tangents)` -> the rule's tangent output: linear in the tangents."""
     names = Names(params)
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
-    fn_name = names.fresh(f"{custom.__name__}_tangent")
+    fn_name = names.fresh(f"{_base_name(custom)}_tangent")
     diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
     dots = [names.fresh(f"{p}_dot") for p in diff]
-    out, out_dot = names.fresh("out"), names.fresh(f"{custom.__name__}_dot")
+    out, out_dot = names.fresh("out"), names.fresh(f"{_base_name(custom)}_dot")
     lines = [f"def {fn_name}({', '.join(params + dots)}):",
              f"    {out}, {out_dot} = {_rule_call(custom, params, dots, rule)}",
              f"    return {out_dot}"]
     return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp}
 
 
-def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp):
-    """`f_vjp(out_bar, *params)`: the transposed rule, i.e. `tangent_vjp` (the generated vjp of
-    tangent_of_custom_jvp with respect to the tangents of params[wrt]) at zero tangents."""
+def fwd_of_custom_jvp(custom, params):
+    """`f_fwd(*params)` -> f's output from its rule at zero tangents, checked: what a caller's
+    reverse mode calls for f's value, so that (as in JAX) the rule, and the function's body in
+    it, run once per call; its vjp (vjp_of_custom_jvp, checked=False) checks nothing again."""
     names = Names(params)
-    fn_name = names.fresh(f"{custom.__name__}_vjp")
+    rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
+    fn_name = names.fresh(f"{custom.__name__}_fwd")
+    zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
+             if i not in custom.nondiff_argnums]
+    lines = [f"def {fn_name}({', '.join(params)}):",
+             f"    # {custom.__name__}'s value from its rule (checked as JAX checks it)",
+             f"    return custom_jvp_outputs({_rule_call(custom, params, zeros, rule)}, "
+             f"{rule})[0]"]
+    return "\n".join(lines) + "\n", fn_name, {rule: custom.jvp, **_CHECKS}
+
+
+def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp, checked=True):
+    """`f_vjp(out_bar, *params)`: the transposed rule, i.e. `tangent_vjp` (the generated vjp of
+    tangent_of_custom_jvp with respect to the tangents of params[wrt]) at zero tangents; first
+    (checked) the rule's outputs checked, unless the caller's forward pass had them from f_fwd."""
+    names = Names(params)
+    fn_name = names.fresh(f"{_base_name(custom)}_vjp")
     out_bar = names.fresh("out_bar")
     transpose = names.fresh(tangent_vjp.__name__)
     zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
-    lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
-             "    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
-             f"    custom_jvp_outputs({_rule_call(custom, params, zeros, rule)}, {rule})",
-             "    # the rule is linear in the tangents: its transpose at zero tangents",
-             f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
+    lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):"]
+    if checked:
+        lines += ["    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
+                  f"    custom_jvp_outputs({_rule_call(custom, params, zeros, rule)}, {rule})"]
+    lines += ["    # the rule is linear in the tangents: its transpose at zero tangents",
+              f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
     return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp, rule: custom.jvp,
                                                **_CHECKS}
 

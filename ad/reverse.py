@@ -165,11 +165,25 @@ class ReverseBuilder(Walker, StackReverse):
     def render(self, op):
         spec = OPS[op.op]
         if op.op == "call":
-            name = self._replay(op) if self.replaying or self.recomputing else None
+            name = self._replay(op) if self.replaying or self.recomputing else \
+                self._checked_forward(op)
             return f"{name or op.callee_name}(" \
                    f"{call_args({k: src(v) for k, v in op.operands.items()})})"
         return spec.render({k: src(v) for k, v in op.operands.items()}, op.statics,
                            op.spelling)
+
+    def _checked_forward(self, op):
+        """A custom_jvp function called in the primal pass: the name of its value from its rule
+        (transforms.checked_forward), whose vjp reverse_call calls; None for other callees."""
+        fwd = self._forward_of(op.callee) if any(_has_var(o) for o in op.operands.values()) \
+            else None
+        return None if fwd is None else self.vjp_of_callee(fwd, None, None)
+
+    def _forward_of(self, callee):
+        checked = getattr(self.vjp_of_callee, "checked_forward", None)
+        if checked is None or self.recomputing or not getattr(callee, "__secant_custom__", False):
+            return None
+        return checked(callee)
 
     def _replay(self, op):
         """A callee recomputed here (its caller's primal call ran it): its replay form,
@@ -769,7 +783,8 @@ class ReverseBuilder(Walker, StackReverse):
                                                   "__secant_batched_dispatch__")) and \
             hasattr(self.vjp_of_callee, "reads_given_out") and \
             self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
-        vjp_name = self.vjp_of_callee(op.callee, tuple(position[k] for k in keys),
+        vjp_name = self.vjp_of_callee(self._forward_of(op.callee) or op.callee,
+                                      tuple(position[k] for k in keys),
                                       "vjp_out" if given else "vjp")
         if len(gs) == 1:
             ct = gs[0]

@@ -280,16 +280,19 @@ class _Module:
             return chosen
         kind = type(custom).__name__
         secant_name = self._bind_module("secant", sys.modules["secant"])
+        method, attrs = self._RULES[kind]
+        rules = [vars(custom).get(a) for a in attrs]
+        # the rules first, without their decorators: a generated function (a custom_jvp
+        # function's f_fwd, transforms.checked_forward) may call one by name
+        names = [self._bind_plain(r.__name__, r, reader) for r in rules] \
+            if method and all(r is not None for r in rules) else None
         fun = self._bind_plain(custom.fun.__name__, custom.fun, reader)
         nondiff = getattr(custom, "nondiff_argnums", ())
         options = f", nondiff_argnums={nondiff!r}" if nondiff else ""
         if not getattr(custom, "prevent_cse", True):
             options = ", prevent_cse=False"
         self.aliases.append(f"{chosen} = {secant_name}.{kind}({fun}{options})")
-        method, attrs = self._RULES[kind]
-        rules = [vars(custom).get(a) for a in attrs]
-        if method and all(r is not None for r in rules):
-            names = [self._bind_plain(r.__name__, r, reader) for r in rules]
+        if names is not None:
             self.aliases.append(f"{chosen}.{method}({', '.join(names)})")
         return chosen
 

@@ -17,11 +17,15 @@ as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of 
 
 The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
 generated jvp and vjp of `f` itself. vmap of any of them runs one call per example (a Python
-loop: under jit, one staged call each). A derivative of a rule (second order) is refused."""
+loop: under jit, one staged call each). A derivative of custom_root's rules (second order and
+up) differentiates them written as source (`_root_vjp_at`), as JAX differentiates its rules;
+one of custom_linear_solve's rules is refused."""
 import functools
+import inspect
 
 import numpy as np
 
+import secant
 from secant import tree_util
 from secant.custom import _Custom
 
@@ -245,19 +249,120 @@ def _linear_solve_vjp(out_bar, matvec, closed, consts, b, solve, transpose_solve
     return tuple(bars[i] for i in wrt)
 
 
+# --- the rules differentiated (second order and up) ---------------------------------------------
+# A derivative of a rule above (grad(grad(f)), jacfwd(grad(f)), ...) differentiates the rule as
+# JAX does: the transforms read `_root_jvp_again` / `_root_vjp_again`, which call the rule as
+# source (`_root_vjp_at` ... below) made for this f, solve and tangent_solve: the root from
+# root_of itself (its derivative is the implicit one again, never solve's iterations), df/dy
+# and df/dclosure by jvp / vjp of f, lam by vjp of the user's tangent_solve. f and
+# tangent_solve are the copy's globals, not parameters: secant follows df_dy, a function
+# closing over the root, into a tangent_solve it knows (never into one passed as a value).
+f = solve = tangent_solve = has_aux = f_at = wrt = None    # (each copy's own: _root_rule_at)
+
+
+def _root_vjp_at(out_bar, closed, consts, initial_guess):
+    out = root_of(f, closed, consts, initial_guess, solve, tangent_solve, has_aux)
+    root, root_bar = out, out_bar
+    if has_aux:
+        root, root_bar = out[0], out_bar[0]
+    df_dy = lambda t: secant.jvp(lambda y: f_at(y, closed, consts), (root,), (t,))[1]
+    lam = secant.vjp(lambda r: tangent_solve(df_dy, r), root)[1](root_bar)[0]
+    consts_bar = None
+    if 2 in wrt:
+        closed_bar, consts_bar = secant.vjp(lambda c, k: f_at(root, c, k), closed, consts)[1](
+            _neg(lam))
+    else:
+        closed_bar = secant.vjp(lambda c: f_at(root, c, consts), closed)[1](_neg(lam))[0]
+    bars = (closed_bar, consts_bar, _zeros(initial_guess))
+    return tuple(bars[i - 1] for i in wrt)
+
+
+def _root_jvp_at(closed, consts, initial_guess, closed_dot, consts_dot):
+    out = root_of(f, closed, consts, initial_guess, solve, tangent_solve, has_aux)
+    root = out
+    if has_aux:
+        root = out[0]
+    df_dy = lambda t: secant.jvp(lambda y: f_at(y, closed, consts), (root,), (t,))[1]
+    if wrt == (True, False):        # (which of the closure's tangents it has)
+        rhs = secant.jvp(lambda c: f_at(root, c, consts), (closed,), (closed_dot,))[1]
+        root_dot = _neg(tangent_solve(df_dy, rhs))
+    elif wrt == (False, True):
+        rhs = secant.jvp(lambda k: f_at(root, closed, k), (consts,), (consts_dot,))[1]
+        root_dot = _neg(tangent_solve(df_dy, rhs))
+    elif wrt == (True, True):
+        rhs = secant.jvp(lambda c, k: f_at(root, c, k), (closed, consts),
+                         (closed_dot, consts_dot))[1]
+        root_dot = _neg(tangent_solve(df_dy, rhs))
+    else:                           # (the guess's tangent has no effect on the root)
+        root_dot = _zeros(root)
+    if has_aux:
+        return out, (root_dot, _zeros(out[1]))
+    return out, root_dot
+
+
+def _root_rule_at(mode, f, n_closed, n_consts, solve, tangent_solve, has_aux, wrt):
+    """custom_root's jvp or vjp rule as source, a copy of `_root_jvp_at` / `_root_vjp_at`
+    whose globals are this f, solve, tangent_solve, has_aux and wrt (the vjp's positions; the
+    jvp's (has closed_dot, has consts_dot)); one per distinct function (a lambda written in
+    the call, made anew each time, is the same function: its derivative is made once)."""
+    import types
+    key = (mode, _same(f), n_closed, n_consts, _same(solve), _same(tangent_solve), has_aux, wrt)
+    at = _RULES_AT.get(key)
+    if at is None:
+        rule = _root_jvp_at if mode == "jvp" else _root_vjp_at
+        names = {"f": f, "solve": solve, "tangent_solve": tangent_solve, "has_aux": has_aux,
+                 "wrt": wrt, "f_at": _at(f, n_closed, n_consts)}
+        at = types.FunctionType(rule.__code__, {**globals(), **names}, rule.__name__)
+        at.__qualname__ = rule.__qualname__
+        _RULES_AT[key] = at
+    return at
+
+
+_RULES_AT = {}
+
+
+def _same(fn):
+    """What makes two function objects the same function: its code and globals where it holds
+    nothing else (no closure, defaults or attributes), else the object itself."""
+    if inspect.isfunction(fn) and not fn.__closure__ and not fn.__defaults__ and \
+            not fn.__kwdefaults__ and not fn.__dict__:
+        return fn.__code__, id(fn.__globals__)
+    return fn
+
+
+def _root_jvp_again(f, closed, consts, initial_guess, solve, tangent_solve, has_aux,
+                    closed_dot, consts_dot, initial_guess_dot):
+    at = _root_rule_at("jvp", f, len(closed), len(consts), solve, tangent_solve, has_aux,
+                       (closed_dot is not None, consts_dot is not None))
+    return at(closed, consts, initial_guess, closed_dot, consts_dot)
+
+
+def _root_vjp_again(out_bar, f, closed, consts, initial_guess, solve, tangent_solve, has_aux,
+                    wrt):
+    at = _root_rule_at("vjp", f, len(closed), len(consts), solve, tangent_solve, has_aux, wrt)
+    return at(out_bar, closed, consts, initial_guess)
+
+
 # --- the custom functions the transforms call ---------------------------------------------------
 class Implicit(_Custom):
     """A function with derivative rules that run as Python (`jvp_rule(*args, *dots)` -> (out,
     out_dot), a dot None where an argument has none; `vjp_rule(out_bar, *args)` -> the
     cotangents of the differentiable arguments) and a batching rule that loops over the
     examples. A rule is itself an Implicit function without rules: vmap of a derivative loops
-    too, a derivative of a derivative is refused."""
+    too; a derivative of a derivative differentiates the rule's `differentiable` twin (a
+    function of the rule's signature the transforms read as source), or is refused."""
 
-    def __init__(self, fun, nondiff_argnums=(), jvp_rule=None, vjp_rule=None, what=""):
+    def __init__(self, fun, nondiff_argnums=(), jvp_rule=None, vjp_rule=None, what="",
+                 differentiable=None):
         super().__init__(fun, nondiff_argnums)
         self.what = what or fun.__name__
-        self.jvp_rule = jvp_rule and Implicit(jvp_rule, what=f"the derivative of {self.what}")
-        self.vjp_rule = vjp_rule and Implicit(vjp_rule, what=f"the derivative of {self.what}")
+        jvp_rule, jvp_source = jvp_rule if isinstance(jvp_rule, tuple) else (jvp_rule, None)
+        vjp_rule, vjp_source = vjp_rule if isinstance(vjp_rule, tuple) else (vjp_rule, None)
+        self.jvp_rule = jvp_rule and Implicit(jvp_rule, what=f"the derivative of {self.what}",
+                                              differentiable=jvp_source)
+        self.vjp_rule = vjp_rule and Implicit(vjp_rule, what=f"the derivative of {self.what}",
+                                              differentiable=vjp_source)
+        self.differentiable = differentiable    # (a rule: its source twin, or None: refused)
 
     def batched(self, params, wrt, batch):
         """vmap of this function: an Implicit function that runs this one (and its rules) once
@@ -308,8 +413,13 @@ class Implicit(_Custom):
         for fn, of in ((value, self), (jvp_rule, self.jvp_rule), (vjp_rule, self.vjp_rule)):
             if of is not None:
                 fn.__signature__ = inspect.signature(of.fun)
-        out = Implicit(value, self.nondiff_argnums, self.jvp_rule and jvp_rule,
-                       self.vjp_rule and vjp_rule, self.what)
+        jvp_twin = None
+        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
+            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
+        out = Implicit(value, self.nondiff_argnums,
+                       self.jvp_rule and (jvp_rule, jvp_twin), self.vjp_rule and vjp_rule,
+                       self.what,
+                       self.differentiable and _vmapped(self, axes))   # (a rule batched)
         out.__secant_out_batched__ = True       # (every output batched, the rules' too)
         return out
 
@@ -320,6 +430,9 @@ class Implicit(_Custom):
         if mode == "vmap":
             return self.batched(params, wrt, batch)
         rule = self.jvp_rule if mode == "jvp" else self.vjp_rule if mode == "vjp" else None
+        if rule is None and self.differentiable is not None:    # a rule, differentiated
+            from secant.transforms import generate
+            return generate(self.differentiable, wrt, mode, staged=staged)
         if rule is None:
             raise UnsupportedError(f"secant has no {mode} of {self.what} (a derivative of "
                                    "lax.custom_root / lax.custom_linear_solve's derivative)"
@@ -345,6 +458,19 @@ class Implicit(_Custom):
         return load_generated(source, name, self.fun.__globals__, {f"{base}_{mode}_rule": rule})
 
 
-root_of = Implicit(custom_root_value, (0, 4, 5, 6), _root_jvp, _root_vjp, "custom_root")
+def _vmapped(rule, axes):
+    """The differentiable twin of a batched rule: vmap of the rule's own twin, its arguments at
+    `axes` (one per parameter of the rule), every output batched at 0."""
+    from secant.transforms import load_generated
+    params = rule.params()
+    name = f"{rule.differentiable.__name__}_vmap"
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    return secant.vmap(twin, in_axes={tuple(axes)!r})({', '.join(params)})\n")
+    return load_generated(source, name, globals(), {"twin": rule.differentiable,
+                                                    "secant": secant})
+
+
+root_of = Implicit(custom_root_value, (0, 4, 5, 6), (_root_jvp, _root_jvp_again),
+                   (_root_vjp, _root_vjp_again), "custom_root")
 linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7), _linear_solve_jvp,
                            _linear_solve_vjp, "custom_linear_solve")

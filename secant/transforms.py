@@ -697,6 +697,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             sub = _custom_replay(custom, sub)
         return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
+    vjp_of_callee.checked_forward = checked_forward
     vjp_of_callee.replay_of = replay_of
     vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
@@ -1472,15 +1473,58 @@ def _generate_custom(custom, wrt, mode, staged, batch=None):
         source, name, free = custom_rules.vjp_of_custom_vjp(custom, params, wrt)
     elif mode == "vjp":
         t_source, t_name, t_free = custom_rules.tangent_of_custom_jvp(custom, params)
+        t_free = {k: _rule_replay(v, staged) if v is custom.jvp else v
+                  for k, v in t_free.items()}
         tangent = load_generated(t_source, t_name, custom.fun.__globals__, t_free)
         diff = [i for i in range(len(params)) if i not in custom.nondiff_argnums]
         tangent_vjp = generate(tangent, [len(params) + diff.index(i) for i in wrt], "vjp",
                                staged=staged)
-        source, name, free = custom_rules.vjp_of_custom_jvp(custom, params, wrt, tangent_vjp)
+        source, name, free = custom_rules.vjp_of_custom_jvp(
+            custom, params, wrt, tangent_vjp,
+            checked=getattr(custom, "__secant_checked_forward__", None) is None)
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
     return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
                           _rule_lines(source, free))
+
+
+def checked_forward(custom):
+    """What a caller's reverse mode calls for a custom_jvp function's value: `f_fwd`, its
+    checked rule at zero tangents (ad/custom_rules.fwd_of_custom_jvp), itself a custom_jvp
+    function with the same rule, whose vjp checks nothing again (the rule, and the function's
+    body in it, run once per call, as in JAX). None for other functions."""
+    from secant.ad import custom_rules
+    from secant.custom import custom_jvp
+    if type(custom) is not custom_jvp or custom.jvp is None:
+        return None
+    out = _CHECKED_FORWARDS.get(custom)
+    if out is None or out.jvp is not custom.jvp:
+        source, name, free = custom_rules.fwd_of_custom_jvp(custom, custom.params())
+        fwd = load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp})
+        out = custom_jvp(fwd, custom.nondiff_argnums)
+        out.defjvp(custom.jvp)
+        out.__secant_checked_forward__ = custom
+        _CHECKED_FORWARDS[custom] = out
+    return out
+
+
+_CHECKED_FORWARDS = weakref.WeakKeyDictionary()
+
+
+def _rule_replay(rule, staged):
+    """The rule a custom_jvp function's transpose recomputes: its replay (transforms.py
+    replay_of), without the Python side effects of the rule and of the functions it calls
+    (the custom function's own body among them), which the checked call of the rule in its
+    vjp ran (ad/custom_rules.vjp_of_custom_jvp); the rule itself where it has none, or where
+    no transform reads it."""
+    try:
+        params = list(inspect.signature(rule).parameters)
+        sub = generate(rule, tuple(range(len(params))), "replay", staged=staged)
+    except (SecantError, TypeError, ValueError):
+        return rule
+    if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
+        return rule
+    return sub
 
 
 def _refused(custom, mode, error, message):

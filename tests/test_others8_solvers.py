@@ -154,14 +154,47 @@ def test_custom_root_newton_implicit_gradient(x64):
     np.testing.assert_allclose(x_dot, 1 / (3 * x ** 2 + 1), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "grad(grad(f)) through lax.custom_root: secant has no vjp of custom_root's derivative "
-    "(UnsupportedError naming the line); JAX differentiates its tangent_solve again"))
+def cube_root_derivatives(a):
+    """x(a), the real root of x**3 + x - a, and its 1st-3rd derivatives in closed form:
+    x1 = 1/(3x^2+1), x2 = -6 x x1^3, x3 = -6 x1^4 + 108 x^2 x1^5."""
+    x = np.real([r for r in np.roots([1, 0, 1, -a]) if abs(r.imag) < 1e-9][0])
+    x1 = 1 / (3 * x ** 2 + 1)
+    return x, x1, -6 * x * x1 ** 3, -6 * x1 ** 4 + 108 * x ** 2 * x1 ** 5
+
+
 def test_custom_root_second_derivative(x64):
     a = 3.0
     x = float(cube_root_of(a))
     xp = 1 / (3 * x ** 2 + 1)        # d/da 1/(3x^2+1) = -6x x' / (3x^2+1)^2
     np.testing.assert_allclose(grad(grad(cube_root_of))(a), -6 * x * xp ** 3, rtol=1e-8)
+
+
+def test_custom_root_higher_derivatives_under_every_composition(x64):
+    a = 3.0
+    _, _, d2, d3 = cube_root_derivatives(a)
+    # the closed forms against float64 central differences of the one below
+    np.testing.assert_allclose(d2, (cube_root_derivatives(a + 1e-5)[1]
+                                    - cube_root_derivatives(a - 1e-5)[1]) / 2e-5, rtol=1e-7)
+    np.testing.assert_allclose(d3, (cube_root_derivatives(a + 1e-4)[2]
+                                    - cube_root_derivatives(a - 1e-4)[2]) / 2e-4, rtol=1e-6)
+    for second in (grad(grad(cube_root_of)), jacfwd(grad(cube_root_of)),
+                   grad(jacfwd(cube_root_of)), jax.jacrev(jacfwd(cube_root_of)),
+                   jacfwd(jacfwd(cube_root_of)), jax.hessian(cube_root_of),
+                   jit(grad(grad(cube_root_of)))):
+        np.testing.assert_allclose(second(a), d2, rtol=1e-9)
+    for third in (grad(grad(grad(cube_root_of))), jacfwd(grad(grad(cube_root_of))),
+                  jacfwd(jacfwd(jacfwd(cube_root_of)))):
+        np.testing.assert_allclose(third(a), d3, rtol=1e-9)
+    as_ = np.array([0.5, 3.0, 10.0])
+    np.testing.assert_allclose(vmap(grad(grad(cube_root_of)))(jnp.asarray(as_)),
+                               [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
+    np.testing.assert_allclose(vmap(jacfwd(grad(cube_root_of)))(jnp.asarray(as_)),
+                               [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
+    # derivatives of the batched function and of its batched rules
+    np.testing.assert_allclose(grad(lambda v: jnp.sum(vmap(grad(cube_root_of))(v)))(
+        jnp.asarray(as_)), [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
+    np.testing.assert_allclose(jnp.diagonal(jax.hessian(lambda v: jnp.sum(vmap(cube_root_of)(v)))(
+        jnp.asarray(as_))), [cube_root_derivatives(t)[2] for t in as_], rtol=1e-9)
 
 
 # --- lax.custom_linear_solve around conjugate gradients ------------------------------------------
