@@ -641,7 +641,9 @@ def _add_leaves(u, v):
         return v
     if isinstance(v, Undefined):
         return u
-    if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v):
+    if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and (
+            u == v or not isinstance(u, types.MethodType)
+            and not isinstance(v, types.MethodType)):
         return u        # (no derivative: two functions a closure object holds, say)
     if isinstance(u, types.MethodType) and isinstance(v, types.MethodType) \
             and u.__func__ is v.__func__:   # a method's cotangent: bound to its object's

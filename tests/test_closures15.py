@@ -179,3 +179,22 @@ def test_a_closure_still_runs_as_the_function_it_is(x64):
     np.testing.assert_allclose(s(1.0), 0.1, rtol=1e-12)
     np.testing.assert_allclose(jit(lambda p: warmup_cosine(p, 3, 10)(1.0))(0.3), 0.1,
                                rtol=1e-12)
+
+
+def test_a_closure_over_a_list_changed_after_it_is_refused_not_copied(x64):
+    # f reads acc when called, after the append: a closure object holding a copy of acc's
+    # leaves made at the def would not see 2w; not converted, so refused as before
+    def make(w):
+        acc = [w]
+
+        def f(x):
+            return sum(acc) * x
+        acc.append(2.0 * w)
+        return f
+
+    def loss(w):
+        f = make(w)
+        return f(1.0)
+    assert float(loss(1.0)) == 3.0
+    with pytest.raises(secant.SecantError, match="closes over acc"):
+        grad(loss)(1.0)

@@ -1124,6 +1124,17 @@ class _Desugarer:
                  if isinstance(m, gast.Name) and not isinstance(m.ctx, gast.Load)}
         later |= {m.name for t in body[at + 1:] for m in gast.walk(t)
                   if isinstance(m, gast.FunctionDef)}
+        # (a free local's object changed in place after the def, `acc.append(v)`, `d[k] = v`:
+        # the closure would see the change, a copy of its leaves would not)
+        for t in body[at + 1:]:
+            for m in gast.walk(t):
+                target = m.func if isinstance(m, gast.Call) else \
+                    m if isinstance(m, (gast.Subscript, gast.Attribute)) \
+                    and not isinstance(m.ctx, gast.Load) else None
+                while isinstance(target, (gast.Attribute, gast.Subscript)):
+                    target = target.value
+                    if isinstance(target, gast.Name) and target.id in free:
+                        return None
         earlier = [t for t in body[:at] if any(
             isinstance(m, gast.Name) and m.id == fdef.name and not isinstance(m.ctx, gast.Load)
             for m in gast.walk(t))]
@@ -1154,6 +1165,13 @@ class _Desugarer:
         self.closures = True
         return made
 
+    def _binds_local(self, name):
+        return any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
+                   for m in _walk(self.node)) or any(
+            isinstance(m, (gast.Import, gast.ImportFrom))
+            and any((a.asname or a.name).split(".")[0] == name for a in m.names)
+            for m in _walk(self.node))
+
     def _passed_to_library(self, name, body, definition):
         """Whether `name` is passed to a secant function (lax.scan(body, ...), grad(f),
         custom_vjp(f), h.defvjp(f, b) of a decorated nested def h), which reads it as the
@@ -1174,14 +1192,20 @@ class _Desugarer:
                     root = root.value
                 if isinstance(root, gast.Name) and chain and root.id in decorated:
                     return True     # h.defvjp(h_fwd, h_bwd) of a nested @custom_vjp def h
-                if not isinstance(root, gast.Name) or root.id in self.params:
-                    continue
+                if not isinstance(root, gast.Name):
+                    continue        # (f(x)(h), fns[0](h): passed on as a value)
+                # a callee the source does not name (a parameter, a local: `from secant.batch
+                # import vmap` in the body): read as the function it is, as before
+                if root.id in self.params or self._binds_local(root.id):
+                    return True
+                kind, obj = self.src._lookup(root.id)
+                if kind not in ("closure", "global", "builtin", "import"):
+                    return True
                 try:
-                    obj = self.src.resolve_name(root.id)[1]
                     for attr in reversed(chain):
                         obj = getattr(obj, attr)
-                except Exception:       # noqa: BLE001  (a name bound locally: a user value)
-                    continue
+                except AttributeError:
+                    return True
                 module = getattr(obj, "__module__", "") or getattr(obj, "__name__", "") or ""
                 if module.split(".")[0] == "secant":
                     return True
