@@ -12,6 +12,7 @@ expected. The derivative transforms read a call of one as its first argument (it
 identity: `__secant_checks__`); vmap writes it by rule (batching/rules.py HELPERS), every
 argument with its batch axis, so the shapes compared are those of the whole batch.
 """
+import types
 import weakref
 
 import numpy as np
@@ -135,6 +136,10 @@ def _abstract_output(fun, primals, depth):
     table = _OUT_TYPES.setdefault(fun, {})
     if key is not None and key in table:
         return table[key]
+    by_code = _code_key(fun)        # a custom function made anew at each call (issue 15)
+    if by_code is not None and key is not None and (by_code, key) in _OUT_TYPES_BY_CODE:
+        table[key] = _OUT_TYPES_BY_CODE[by_code, key]
+        return table[key]
     trace = Trace(getattr(fun, "__name__", "f"), "custom_vjp check")
     try:
         with trace.activate():
@@ -150,7 +155,45 @@ def _abstract_output(fun, primals, depth):
         trace.finish()
     if key is not None:
         table[key] = found
+        if by_code is not None:
+            _OUT_TYPES_BY_CODE[by_code, key] = found
     return found
+
+
+_OUT_TYPES_BY_CODE = {}     # (_code_key, input types) -> output type
+
+
+def _code_key(fun):
+    """What the output type of the custom function `fun` depends on besides its inputs' types,
+    when that is its function's code, module and the types of the plain values (arrays,
+    numbers, strings, None) its closure cells and defaults hold; None when one holds anything
+    else (a function, an object: the output type may depend on its identity)."""
+    from secant.backends.array import Array
+    from secant.numpy.conversion import dtype_weak
+    f = getattr(fun, "fun", None)
+    if not isinstance(f, types.FunctionType):
+        return None
+    parts = []
+    for value in [c.cell_contents for c in f.__closure__ or () if _filled(c)] + \
+            list(f.__defaults__ or ()):
+        if value is None or isinstance(value, (bool, int, float, complex, str)):
+            parts.append((type(value), value))
+        elif isinstance(value, (np.ndarray, np.generic, Array)):
+            dtype, weak = dtype_weak(value)
+            parts.append((np.shape(value), str(dtype), weak))
+        else:
+            return None
+    if len(parts) != len(f.__closure__ or ()) + len(f.__defaults__ or ()):
+        return None
+    return f.__code__, id(f.__globals__), tuple(parts)
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _fwd_matches_function(out, fun, primals, depth, rule):

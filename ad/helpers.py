@@ -659,8 +659,10 @@ def _add_leaves(u, v):
         return u
     if type(u) is type(v) and tree_util.plain_object(u):   # (read as its fields now)
         return add_grads(u, v)
-    if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and u == v:
-        return u
+    if rule_helpers.is_static_leaf(u) and rule_helpers.is_static_leaf(v) and (
+            u == v or not isinstance(u, types.MethodType)
+            and not isinstance(v, types.MethodType)):
+        return u        # (no derivative: two functions a closure object holds, say)
     if isinstance(u, types.MethodType) and isinstance(v, types.MethodType) \
             and u.__func__ is v.__func__:   # a method's cotangent: bound to its object's
         return types.MethodType(u.__func__, add_grads(u.__self__, v.__self__))

@@ -540,7 +540,10 @@ _zeros_like.__secant_composite__ = _plain_zeros_like    # what the transforms re
 
 
 def _add_trees(a, b):
-    return tree_util.tree_map(lambda u, v: u + v, a, b)
+    # (a function or string leaf, a field of an object the code closes over: itself)
+    return tree_util.tree_map(lambda u, v: u if is_static_leaf(u) and is_static_leaf(v)
+                              and not isinstance(u, types.MethodType)
+                              and not isinstance(v, types.MethodType) else u + v, a, b)
 
 
 def _cast_like(new, old):

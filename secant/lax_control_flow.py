@@ -31,20 +31,28 @@ def _dtype_weak(x):
     return dtype_weak(x)
 
 
+def _static(leaf):
+    """A function or string leaf of a carry (a field of a closure object the loop carries, or
+    its cotangent, the function itself): it stays the very same object."""
+    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape")
+
+
 def _check_carry(before, after, what):
     """Eager loops keep JAX's rule that the carry keeps its structure, shapes and dtypes (a weakly
     typed carry, a Python scalar, may take the dtype the body gives it), so that eager code fails
     where jit would."""
     b_leaves, b_tree = tree_util.tree_flatten(before)
     a_leaves, a_tree = tree_util.tree_flatten(after)
-    if b_tree == a_tree and all(np.shape(b) == np.shape(a) and (
+    if b_tree == a_tree and all(_static(b) and b is a or not _static(b) and not _static(a)
+                                and np.shape(b) == np.shape(a) and (
             _dtype_weak(b)[1] or _dtype_weak(b)[0] == _dtype_weak(a)[0])
             for b, a in zip(b_leaves, a_leaves)):
         return
 
     def describe(tree, leaves):
         return f"{tree} with " + ", ".join(
-            f"{_dtype_weak(x)[0].name}{list(np.shape(x))}" for x in leaves)
+            type(x).__name__ if _static(x) else f"{_dtype_weak(x)[0].name}{list(np.shape(x))}"
+            for x in leaves)
     raise control_flow.CarryChanged(
         f"the loop carry must keep its structure, shapes and dtypes: it entered as "
         f"{describe(b_tree, b_leaves)} and {what} returned {describe(a_tree, a_leaves)}{where()}")

@@ -1218,8 +1218,20 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
                                   f"object through its class's __call__; {fn!r} has none with "
                                   f"source{where()}")
     target = source_of(target) or target
-    if _is_op_or_callable(target) or getattr(target, "__secant_custom__", False) \
-            or _is_user_class(target):
+    custom = target if getattr(target, "__secant_custom__", False) else None
+    key = None
+    if custom is not None and mode != "vmap":     # a custom function made anew at each call
+        try:                                        # (its rules' code seen before): its
+            params = custom.params()                # function generated once, bound to its
+            key = _custom_code_key(custom, mode, tuple(     # rules each time
+                a if isinstance(a, int) else params.index(a) for a in active), staged)
+        except (ValueError, SecantError):
+            key = None
+        key = key if key is None else ("dispatch", bound, shape) + key
+        hit = _CUSTOM_TEMPLATES.get(key) if key is not None else None
+        if hit is not None and _current(hit[0]):
+            return _rebound(hit[0], _custom_roles(hit[1], custom)), bound
+    if _is_op_or_callable(target) or custom is not None or _is_user_class(target):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):
         raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "
@@ -1240,7 +1252,10 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
         from secant.batch import BatchOptions
         return generate(target, positions, "vmap", staged=staged,
                         batch=BatchOptions((), 0, axis_name, None)), bound
-    return generate(target, positions, mode, staged=staged), bound
+    gen = generate(target, positions, mode, staged=staged)
+    if key is not None:
+        _CUSTOM_TEMPLATES[key] = (gen, custom)
+    return gen, bound
 
 
 _dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time
@@ -1418,10 +1433,102 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     return gen
 
 
+# (code key of a custom_vjp / custom_jvp function, mode, wrt, staged) -> (its rule's generated
+# function, the custom function it was written for): see _rebound
+_CUSTOM_TEMPLATES = {}
+
+
+def _custom_code_key(custom, mode, wrt, staged):
+    """What the short function ad/custom_rules.py writes for `custom`'s vjp (custom_vjp) or
+    jvp (custom_jvp) depends on: the code of the function and of its rules, its name, module
+    and nondiff_argnums; None where it may depend on more (a subclass, rules of a library's
+    own, a rule that is not a plain function)."""
+    from secant.custom import custom_jvp, custom_vjp
+    kind = type(custom)
+    if kind is custom_vjp and mode == "vjp":
+        rules = (custom.fun, custom.fwd, custom.bwd)
+    elif kind is custom_jvp and mode == "jvp":
+        rules = (custom.fun, custom.jvp)
+    else:
+        return None
+    if not all(isinstance(r, types.FunctionType) for r in rules) or \
+            getattr(custom, "generate_rule", None) is not None or \
+            getattr(custom, "jvp_twin", None) is not None:
+        return None
+    return (kind, tuple(r.__code__ for r in rules), id(custom.__globals__), custom.__name__,
+            custom.nondiff_argnums, mode, tuple(wrt), staged)
+
+
+def _custom_roles(old, custom):
+    """id of `old` (a custom_vjp / custom_jvp function) and of each of its rules -> `custom`'s
+    own."""
+    roles = {id(old): custom}
+    for attr in ("fun", "fwd", "bwd", "jvp"):
+        if getattr(old, attr, None) is not None:
+            roles[id(getattr(old, attr))] = getattr(custom, attr)
+    return roles
+
+
+def _rebound(gen, roles, memo=None):
+    """The generated function `gen` with each closure cell holding one of `roles`' objects
+    bound to its replacement instead, and each holding a generated function that does so in
+    turn bound to that function rebound (a caller's vjp calling a custom function's vjp);
+    `gen` itself where nothing changes. What a fresh custom_vjp / custom_jvp with the code of
+    the one `gen` was generated for gets (issue 15: a nested `@custom_vjp def h` defined anew
+    at each call of its enclosing function): the generated code calls the function and its
+    rules when it runs, and was written from their code alone (_custom_code_key)."""
+    memo = {} if memo is None else memo
+    if id(gen) in memo:
+        return memo[id(gen)]
+    memo[id(gen)] = gen                 # (a recursive one: itself)
+    cells, changed = [], False
+    for cell in gen.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            cells.append(cell)
+            continue
+        if id(value) in roles:
+            new = roles[id(value)]
+        elif isinstance(value, types.FunctionType) and \
+                getattr(value, "__secant_source__", None) is not None and \
+                value.__code__.co_filename.startswith("<secant"):
+            new = _rebound(value, roles, memo)
+        else:
+            new = value
+        changed |= new is not value
+        cells.append(types.CellType(new) if new is not value else cell)
+    if not changed:
+        return gen
+    out = types.FunctionType(gen.__code__, gen.__globals__, gen.__name__, gen.__defaults__,
+                             tuple(cells))
+    out.__kwdefaults__ = gen.__kwdefaults__
+    out.__dict__.update(gen.__dict__)
+    src = gen.__secant_source__
+    out.__secant_source__ = FunctionSource(out, lambda: src.node, src.filename, src.first_line,
+                                           src.lines, src.globals,
+                                           {**src.closure, **closure_values(out)},
+                                           src.indent, src.generated)
+    memo[id(gen)] = out
+    return out
+
+
 def _generate_custom(custom, wrt, mode, staged, batch=None):
     """The vjp or jvp of a custom_vjp / custom_jvp function: ad/custom_rules.py writes a short
     function calling the user's rules; the batched function of a custom_vmap function:
-    batching/custom_rules.py writes one calling the user's rule."""
+    batching/custom_rules.py writes one calling the user's rule. A custom function with the
+    code of one already seen reuses its function, bound to its own rules."""
+    key = _custom_code_key(custom, mode, wrt, staged)
+    hit = _CUSTOM_TEMPLATES.get(key) if key is not None else None
+    if hit is not None:
+        return _rebound(hit[0], _custom_roles(hit[1], custom))
+    gen = _generate_custom_anew(custom, wrt, mode, staged, batch)
+    if key is not None:
+        _CUSTOM_TEMPLATES[key] = (gen, custom)
+    return gen
+
+
+def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
     from secant.ad import custom_rules
     from secant.custom import checkpoint, custom_jvp, custom_vmap
     params = custom.params()

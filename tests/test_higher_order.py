@@ -15,7 +15,6 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant.transformer.parse import SourceError
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "higher_order"
 
@@ -206,18 +205,22 @@ def test_factories(x64):
     assert float(tangent) == pytest.approx(4.0 * np.sum(w))
 
 
-def test_a_closing_function_used_as_a_plain_value_is_refused():
-    # its closure's theta would be a constant there: an error, never a zero derivative
-    with pytest.raises(SourceError, match="closes over theta"):
-        secant.grad(stored_nested_def)(0.5)
+def test_a_closing_function_stored_as_a_value_carries_its_derivative(x64):
+    # g, stored in a list, is an object holding theta (transformer/closures.py): d(3 theta) = 3
+    assert float(secant.grad(stored_nested_def)(0.5)) == pytest.approx(3.0, rel=1e-12)
+    assert float(secant.jit(secant.grad(stored_nested_def))(0.5)) == pytest.approx(3.0)
+    assert np.asarray(secant.vmap(secant.grad(stored_nested_def))(np.asarray([0.5, 2.0]))) == \
+        pytest.approx([3.0, 3.0])
 
+
+def test_a_partial_of_a_closing_function_passed_on_carries_its_derivative(x64):
     def with_partial(theta):
         def g(a, y):
             return a * theta * y
-        h = functools.partial(g, 2.0)
+        h = functools.partial(g, 2.0)       # (read as def h(y): return g(2.0, y=y))
         return apply(h, 3.0)
-    with pytest.raises(SourceError, match="closes over theta"):
-        secant.grad(with_partial)(0.5)
+    assert float(secant.grad(with_partial)(0.5)) == pytest.approx(6.0, rel=1e-12)
+    assert float(secant.jit(secant.grad(with_partial))(0.5)) == pytest.approx(6.0, rel=1e-12)
 
 
 # --- decorators whose wrapper is variadic ------------------------------------------------------

@@ -8,7 +8,6 @@ through the whole loop against finite differences."""
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
@@ -335,10 +334,6 @@ def test_schedule_closed_over_by_the_update(x64):
     np.testing.assert_array_equal(counts, np.arange(1, 11))
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "a factory's closure over a differentiated value returned as a value (the schedule closing "
-    "over peak, the update closing over the schedule): secant follows a nested def when it is "
-    "called, not when it is returned; refused with a SecantError naming the nested def"))
 def test_schedule_peak_hypergradient_through_a_closure_built_optimizer(x64):
     f = lambda w: jnp.sum(w ** 2)
     w = jnp.asarray([1.0, -2.0])

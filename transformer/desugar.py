@@ -295,6 +295,7 @@ class _Desugarer:
         self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
                                     # run on secant arrays or tracers (transformer/runnable.py)
         self.lifted = {}            # name -> lifted function (a nested def only ever called)
+        self.closures = False       # a nested def used as a value made a Closure object
         self.containers = set()     # locals bound to a list/dict/set (not arrays)
         self.updatable = {}         # local -> "list" | "dict" | None: whether its item
                                     # assignments rebuild it (transformer/container_updates.py)
@@ -1054,7 +1055,7 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._inline_partials(self._inline_transforms(body))
+        body = self._partials_as_defs(self._inline_partials(self._inline_transforms(body)))
         if not _has(body, (gast.FunctionDef, gast.Lambda)):
             return body         # (no def nor lambda: nothing to name, hoist or lift)
         body = self._name_passed_lambdas(body)
@@ -1086,7 +1087,9 @@ class _Desugarer:
                 as_def[id(s)] = kept    # (a hoisted lambda put back: put back as this def)
             if fdef is None or passing is None or not self._only_called(fdef.name, body, s,
                                                                         passing):
-                out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
+                made = None if fdef is None or id(s) in hoisted else \
+                    self._closure_object(fdef, body, s, local)
+                out.extend([made or kept] if id(s) not in hoisted else [])  # (hoisted: put back)
                 continue
             a = fdef.args
             if fdef.decorator_list or a.posonlyargs \
@@ -1130,6 +1133,123 @@ class _Desugarer:
             block = [as_def.get(id(t), t) for t in original if id(t) in stays]
             setattr(owner, field, block or [gast.copy_location(gast.Pass(), original[0])])
         return out
+
+    def _closure_object(self, fdef, body, definition, local):
+        """A nested def used as a value (returned from a factory, stored in a namedtuple,
+        wrapped in a partial) that closes over locals: `name = <its Closure object>`, an
+        object of a registered pytree class whose fields are those locals and whose __call__
+        calls the def lifted to take them (transformer/closures.py), built as any pytree from
+        its leaves, so that a transform follows the values it closes over through it (issue
+        15). None (kept as the def it is) where that would not be the same function: a
+        decorator, defaults or other than plain positional parameters, a free local assigned
+        after the def (a closure reads it when called), a recursive def."""
+        a = fdef.args
+        if not isinstance(definition, gast.FunctionDef) or fdef.decorator_list or a.vararg \
+                or a.kwarg or a.kwonlyargs or a.posonlyargs \
+                or not all(isinstance(d, gast.Constant) for d in a.defaults) \
+                or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
+            return None
+        own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
+               and isinstance(m.ctx, (gast.Store, gast.Param))} | \
+            {m.name for m in gast.walk(fdef) if isinstance(m, gast.FunctionDef)}
+        free = []
+        for m in gast.walk(fdef):
+            if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and m.id in local \
+                    and m.id not in own and m.id not in free and m.id not in self.lifted:
+                free.append(m.id)
+        if fdef.name in free:
+            return None
+        at = next(i for i, t in enumerate(body) if t is definition)
+        later = {m.id for t in body[at + 1:] for m in gast.walk(t)
+                 if isinstance(m, gast.Name) and not isinstance(m.ctx, gast.Load)}
+        later |= {m.name for t in body[at + 1:] for m in gast.walk(t)
+                  if isinstance(m, gast.FunctionDef)}
+        # (a free local's object changed in place after the def, `acc.append(v)`, `d[k] = v`:
+        # the closure would see the change, a copy of its leaves would not)
+        for t in body[at + 1:]:
+            for m in gast.walk(t):
+                target = m.func if isinstance(m, gast.Call) else \
+                    m if isinstance(m, (gast.Subscript, gast.Attribute)) \
+                    and not isinstance(m.ctx, gast.Load) else None
+                while isinstance(target, (gast.Attribute, gast.Subscript)):
+                    target = target.value
+                    if isinstance(target, gast.Name) and target.id in free:
+                        return None
+        earlier = [t for t in body[:at] if any(
+            isinstance(m, gast.Name) and m.id == fdef.name and not isinstance(m.ctx, gast.Load)
+            for m in gast.walk(t))]
+        if later & (set(free) | {fdef.name}) or earlier or any(
+                isinstance(m, gast.Name) and m.id == fdef.name for t in body[:at]
+                for m in gast.walk(t)):
+            return None
+        if self._passed_to_library(fdef.name, body, definition):
+            return None
+        from secant.transformer import closures
+        lifted = self._lift(fdef, free, by_keyword=bool(a.defaults))
+        defaults = [d.value for d in a.defaults]
+        cls = closures.closure_class(lifted, f"{fdef.name}_closure",
+                                     [p.id for p in a.args], free, defaults)
+        cls_name = self.names.fresh(f"{fdef.name}_closure")
+        self.lifted[cls_name] = cls
+        fns = {}
+        from secant import tree_util
+        for k in ("tree_unflatten", "tree_structure", "tree_leaves"):
+            fns[k] = next((n for n, v in self.tree_names.items() if v is getattr(tree_util, k)),
+                          None) or self.names.fresh(k)
+            self.tree_names[fns[k]] = getattr(tree_util, k)
+        fields = ", ".join(free)
+        made = _parse(f"{fdef.name} = {fns['tree_unflatten']}({fns['tree_structure']}("
+                      f"{cls_name}({fields})), {fns['tree_leaves']}([{fields}]))", definition)
+        made.value.args[0].args[0].secant_structure = True
+        self.changed = True
+        self.closures = True
+        return made
+
+    def _binds_local(self, name):
+        return any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
+                   for m in _walk(self.node)) or any(
+            isinstance(m, (gast.Import, gast.ImportFrom))
+            and any((a.asname or a.name).split(".")[0] == name for a in m.names)
+            for m in _walk(self.node))
+
+    def _passed_to_library(self, name, body, definition):
+        """Whether `name` is passed to a secant function (lax.scan(body, ...), grad(f),
+        custom_vjp(f), h.defvjp(f, b) of a decorated nested def h), which reads it as the
+        function it is."""
+        decorated = {t.name for t in body if isinstance(t, gast.FunctionDef)
+                     and t.decorator_list}
+        for t in body:
+            if t is definition:
+                continue
+            for m in gast.walk(t):
+                if not isinstance(m, gast.Call) or not any(
+                        isinstance(v, gast.Name) and v.id == name
+                        for v in list(m.args) + [k.value for k in m.keywords]):
+                    continue
+                root, chain = m.func, []
+                while isinstance(root, gast.Attribute):
+                    chain.append(root.attr)
+                    root = root.value
+                if isinstance(root, gast.Name) and chain and root.id in decorated:
+                    return True     # h.defvjp(h_fwd, h_bwd) of a nested @custom_vjp def h
+                if not isinstance(root, gast.Name):
+                    continue        # (f(x)(h), fns[0](h): passed on as a value)
+                # a callee the source does not name (a parameter, a local: `from secant.batch
+                # import vmap` in the body): read as the function it is, as before
+                if root.id in self.params or self._binds_local(root.id):
+                    return True
+                kind, obj = self.src._lookup(root.id)
+                if kind not in ("closure", "global", "builtin", "import"):
+                    return True
+                try:
+                    for attr in reversed(chain):
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    return True
+                module = getattr(obj, "__module__", "") or getattr(obj, "__name__", "") or ""
+                if module.split(".")[0] == "secant":
+                    return True
+        return False
 
     def _hoist_block_functions(self, body):
         """A def (or `h = lambda ...`) inside a loop's or a branch's body, its name bound
@@ -1297,6 +1417,58 @@ class _Desugarer:
             body = [b for b in body if b is not s]
             self.changed = True
         return body
+
+    def _partials_as_defs(self, body):
+        """`g = functools.partial(h, a, k=b)` of a nested def h (plain positional parameters),
+        g used as a value, a and b constants or names assigned once: `def g(y): return h(a,
+        y, k=b)`, a nested def as any other (a closure object where it is a value, h only
+        called: transformer/closures.py). The same function, as the names never change."""
+        import functools
+        defs = {s.name: s for s in body if isinstance(s, gast.FunctionDef)}
+        candidates = [s for s in body if (isinstance(s, gast.Assign) and len(s.targets) == 1
+                                          and isinstance(s.targets[0], gast.Name)
+                                          or isinstance(s, gast.Return))
+                      and isinstance(s.value, gast.Call)
+                      and s.value.args and isinstance(s.value.args[0], gast.Name)
+                      and s.value.args[0].id in defs]
+        if not candidates or self.only_choices:
+            return body
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, gast.Store)] + list(self.params)
+        out = []
+        for s in body:
+            if s not in candidates:
+                out.append(s)
+                continue
+            call = s.value
+            name = s.targets[0].id if isinstance(s, gast.Assign) else \
+                self.names.fresh(f"{call.args[0].id}_partial")
+            fdef = defs[call.args[0].id]
+            a = fdef.args
+            params = [p.id for p in a.args]
+            bound = call.args[1:] + [k.value for k in call.keywords]
+            keywords = [k.arg for k in call.keywords]
+            if self._callee_object(call.func, stores) is not functools.partial \
+                    or isinstance(s, gast.Assign) and stores.count(name) != 1 or a.vararg or a.kwarg or a.kwonlyargs \
+                    or a.defaults or a.posonlyargs or fdef.decorator_list \
+                    or any(isinstance(v, gast.Starred) for v in call.args) \
+                    or any(k is None or k not in params[len(call.args) - 1:] for k in keywords) \
+                    or len(call.args) - 1 > len(params) or not all(
+                        isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                        and stores.count(v.id) == 1 for v in bound):
+                out.append(s)
+                continue
+            rest = [p for p in params[len(call.args) - 1:] if p not in keywords]
+            args = [gast.unparse(v).strip() for v in call.args[1:]] + \
+                [f"{p}={p}" for p in rest] + \
+                [f"{k.arg}={gast.unparse(k.value).strip()}" for k in call.keywords]
+            made = _parse(f"def {name}({', '.join(rest)}):\n"
+                          f"    return {fdef.name}({', '.join(args)})", s)
+            out.append(made)
+            if isinstance(s, gast.Return):
+                out.append(_parse(f"return {name}", s))
+            self.changed = True
+        return out
 
     def _name_passed_lambdas(self, body):
         """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading
@@ -1576,6 +1748,7 @@ class _Desugarer:
         if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
             gen.__secant_objects__ = fn.__secant_objects__
         gen.__secant_item_updates__ = self.item_updates
+        gen.__secant_closures__ = self.closures
         return gen
 
 

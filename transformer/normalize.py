@@ -202,6 +202,7 @@ class Normaliser(ContainerMixin):
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
         self.local_defs = {}        # nested def name -> (its node, the versions it closes over)
+        self.made_defs = set()      # versions bound by a decorated nested def (@custom_vjp)
         self.held = {}              # m = C(a): user name -> (version, C's source), the object
                                     # read as its dict of fields (transformer/user_objects.py)
         self.trees = set()          # versions that may be pytrees (a lowered loop's carries)
@@ -310,8 +311,16 @@ class Normaliser(ContainerMixin):
                 code = self._per_example(stmt.value, code)
             # a call for its effect (print, log.append(...), counter.bump()): run once per call;
             # a check (check_bound, grad_seed) raises where the user's code would: kept in replays
+            # and so is a call on an object the function itself makes, which a replay makes
+            # again (h.defvjp(h_fwd, h_bwd) of a nested @custom_vjp def h)
+            root = stmt.value.func if isinstance(stmt.value, gast.Call) else None
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            own = isinstance(root, gast.Name) and root is not stmt.value.func \
+                and (root.id in self.local_defs or self.current.get(root.id) in self.made_defs)
             self.out.append(ir.Plain(code, set(), self.origin,
-                                     effect=isinstance(stmt.value, gast.Call) and not checking))
+                                     effect=isinstance(stmt.value, gast.Call) and not checking
+                                     and not own))
         elif isinstance(stmt, (gast.Assert, gast.Raise)):     # a check, kept as written
             if isinstance(stmt, gast.Assert) and self.batching:
                 self._batched_truth_value(stmt.test, "assert")
@@ -540,6 +549,7 @@ class Normaliser(ContainerMixin):
             fdef = copy.copy(fdef)
             fdef.name = name
         self.current[user_name] = name
+        self.made_defs.add(name)
         self.out.append(ir.Plain(self._source(fdef), {name}, self.origin))
 
     def _python_attribute_update(self, stmt):

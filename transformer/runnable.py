@@ -31,6 +31,21 @@ _MAX_DEPTH = 32       # callees followed through at most this many calls
 
 def runnable(fn):
     """`fn`, or the form of it that runs on secant arrays and tracers (see the module doc)."""
+    spec = getattr(fn, "__secant_specialises__", None)     # f(*xs) read for a call's shape:
+    if spec is not None:                                    # it calls f itself
+        form = runnable(spec)
+        return fn if form is spec else form
+    if isinstance(fn, types.FunctionType) and not _is_library(fn) and \
+            getattr(fn, "__secant_source__", None) is not None and \
+            getattr(fn, "__secant_user_code__", False):
+        # the user's code rewritten (a function specialised to a call's shape): its desugared
+        # form where that returns closure objects (what its derivative's structure reads)
+        from secant.transformer.desugar import desugar
+        try:
+            desugared = desugar(fn)
+        except (SecantError, SourceError, OSError, TypeError, SyntaxError, ValueError):
+            return fn
+        return desugared if getattr(desugared, "__secant_closures__", False) else fn
     if not isinstance(fn, types.FunctionType) or _is_library(fn) or \
             getattr(fn, "__secant_source__", None) is not None:
         return fn       # generated or rewritten code (desugared, a derivative) runs as written
@@ -96,6 +111,7 @@ def _runnable(fn):
     guards.insert(0, Guard(src, resolved))
     if bind:        # a callee that cannot run as written: this function's calls reach its form
         return desugar_binding(fn, bind), tuple(guards)
-    if getattr(desugared, "__secant_item_updates__", False):
+    if getattr(desugared, "__secant_item_updates__", False) or \
+            getattr(desugared, "__secant_closures__", False):   # (a Closure object returned)
         return desugared, tuple(guards)
     return fn, tuple(guards)

@@ -1,0 +1,63 @@
+"""A nested function closing over differentiated or batched values, used as a value (returned
+from a factory, stored in a namedtuple, passed on): an object of a class made for it here, a
+registered pytree whose children are the function's free locals (the values it closes over)
+and whose `__call__` calls the nested def lifted to take them as extra parameters
+(normalize.py Normaliser._closure_value). A transform follows the values through the object
+as through any container (its cotangent, tangent or batch axes are the object's leaves), and a
+call of it is a call of an object holding active values: the dispatcher transforms the class's
+`__call__` with the object as `self` (secant/transforms.py _dispatch_target)."""
+from secant.codegen import loader
+
+
+class Closure:
+    """Base of the classes closure_class makes (`_closure_fields`: the free locals' names,
+    in the order of the lifted function's extra parameters)."""
+    _closure_fields = ()
+
+    def __init__(self, *values):
+        for name, value in zip(self._closure_fields, values):
+            setattr(self, name, value)
+
+    @property
+    def __name__(self):         # the def's own name (a caller generated for it is named so)
+        return type(self)._closure_name
+
+    def __repr__(self):
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._closure_fields)
+        return f"<closure {type(self).__name__}({fields})>"
+
+
+def closure_class(lifted, name, params, fields, defaults=()):
+    """The Closure class of the nested def `name`, lifted to `lifted(*params, *fields)` (its
+    fields by keyword where its last parameters have `defaults`, constants)."""
+    from secant import tree_util
+    defaults = list(defaults)
+    start = len(params) - len(defaults)
+    signature = ", ".join(p if i < start else f"{p}={defaults[i - start]!r}"
+                          for i, p in enumerate(params))
+    args = ", ".join(params)
+    keyed = start < len(params)
+    reads = ", ".join(f"{f}=self.{f}" if keyed else f"self.{f}" for f in fields)
+    source = (f"def __call__(self{', ' if params else ''}{signature}):\n"
+              f"    return {lifted.__name__}({', '.join(p for p in (args, reads) if p)})\n")
+    # (a closure it returns in turn: its desugared form, which returns a Closure object too)
+    from secant.transformer.desugar import desugar
+    desugared = desugar(lifted)
+    if getattr(desugared, "__secant_closures__", False):
+        lifted = desugared
+    call = loader.load(source, "__call__", lifted.__globals__, {lifted.__name__: lifted})
+    from secant.transformer.parse import FunctionSource
+    from secant.transformer import gast_parse
+    lines = source.splitlines()
+    call.__secant_source__ = FunctionSource(
+        call, lambda: gast_parse.parse(source).body[0], call.__code__.co_filename, 1, lines,
+        lifted.__globals__, {lifted.__name__: lifted})
+    cls = type(name, (Closure,), {"_closure_fields": tuple(fields), "__call__": call,
+                                  "_closure_name": name[:-len("_closure")]
+                                  if name.endswith("_closure") else name,
+                                  "__module__": lifted.__module__,
+                                  "__qualname__": name})
+    tree_util.register_pytree_node(
+        cls, lambda c: (tuple(getattr(c, f) for f in fields), None),
+        lambda _, children: cls(*children))
+    return cls
