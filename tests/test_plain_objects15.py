@@ -299,8 +299,13 @@ def guarded_in_list(w, x):
                                     (slotted_in_list, "__slots__"), (guarded_in_list, "__setattr__")],
                          ids=lambda v: getattr(v, "__name__", v))
 def test_unreadable_class_is_a_clear_error(f, why):
-    for run in (lambda: grad(f)(jnp.asarray(0.5), 2.0),
-                lambda: secant.vmap(f, in_axes=(0, None))(jnp.asarray([0.5, 0.2]), 2.0)):
+    runs = [lambda: grad(f)(jnp.asarray(0.5), 2.0),
+            lambda: secant.vmap(f, in_axes=(0, None))(jnp.asarray([0.5, 0.2]), 2.0)]
+    if f.__name__.endswith("in_list"):      # the transforms trace the function instead (haiku15)
+        np.testing.assert_allclose(runs[0](), 2 * np.cos(1.0), rtol=1e-6)
+        np.testing.assert_allclose(runs[1](), np.sin([1.0, 0.4]), rtol=1e-6)
+        return
+    for run in runs:
         with pytest.raises(secant.SecantError) as info:
             run()
         text = str(info.value)

@@ -2442,9 +2442,9 @@ class Normaliser(ContainerMixin):
                                  f"register {name} as a pytree (tree_util."
                                  "register_pytree_node_class or register_dataclass, or make it a "
                                  "namedtuple), as JAX needs too")
-            if self.batching:       # vmap of the function's trace follows the object
-                error.global_flow = (f"a batched value goes into the object {name}(...), "
-                                     "which a source transform cannot follow")
+            # the function's trace follows the object (secant/transforms.py _traced_per_call)
+            error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
+                                 "which a source transform cannot follow")
             raise error
         if any(not isinstance(a, ir.Expr) for a in args):
             what = "has no batching rule for" if self.batching else "does not know the " \
