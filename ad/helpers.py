@@ -17,7 +17,7 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
 
 
@@ -619,6 +619,21 @@ def aux_attribute(tree, name):
     return not any(isinstance(leaf, _Mark) for leaf in tree_util.tree_leaves(rebuilt))
 
 
+@structural
+def static_attribute(tree, name):
+    """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a
+    differentiated or batched object): a number in the tree's aux data, the same for every
+    perturbation and example; one of its leaves is refused, as JAX refuses a tracer there."""
+    value = getattr(tree, name)
+    if _numeric(value) and not aux_attribute(tree, name):
+        raise TracerIntegerConversionError(
+            f"{type(tree).__name__}.{name} is one of the pytree's leaves (differentiated or "
+            f"batched): Python needs its concrete value; keep it in the aux data "
+            f"(tree_flatten's second result, register_dataclass's meta_fields) or compute it "
+            f"from static values{where()}")
+    return value
+
+
 def attribute_dot(tree, tree_dot, name):
     """The tangent of `tree.name` from the tangent object `tree_dot` (built with tree's
     structure): zero for aux data (aux_attribute), which tree_dot holds as the primal's value."""
@@ -719,7 +734,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "aux_attribute", "attribute_dot",
+         "kind_of", "split_at", "attribute_dot", "static_attribute",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)
