@@ -464,7 +464,9 @@ def fields_of(tree_bar, fields):
     if isinstance(tree_bar, dict):
         out = tuple(tree_bar[k] for k in fields)
     else:
-        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
+        # (a number in aux data: no cotangent; tree_bar holds the primal's value there)
+        out = tuple(attribute_dot(tree_bar, tree_bar, k) if isinstance(k, str) else tree_bar[k]
+                    for k in fields)
     return out
 
 
@@ -612,6 +614,8 @@ def aux_attribute(tree, name):
     leaves, treedef = tree_util.tree_flatten(tree)
     if tree_util.treedef_is_leaf(treedef):
         return False
+    if isinstance(value, (np.ndarray, Array)) and any(leaf is value for leaf in leaves):
+        return False            # (an array field: the common case, read cheaply)
     try:
         rebuilt = getattr(treedef.unflatten([_Mark() for _ in leaves]), name)
     except Exception:          # (a class whose unflatten checks its children): by identity

@@ -81,10 +81,11 @@ def test_hessians_reading_aux_data(x64):
     p = poly()
     want = 2 * A.T @ A / 6                              # the normal equations' Hessian
     for h in (hessian(loss), jacfwd(jacfwd(loss)), jacfwd(jacrev(loss)), jacrev(jacfwd(loss)),
-              jit(jacfwd(jacfwd(loss)))):
+              jacrev(jacrev(loss)), jit(jacfwd(jacfwd(loss)))):
         np.testing.assert_allclose(h(p).coeffs.coeffs, want, rtol=1e-10)
     hc = fd_hessian(cubic, p)
-    for h in (hessian(cubic), jacfwd(jacfwd(cubic)), jit(jacfwd(jacfwd(cubic)))):
+    for h in (hessian(cubic), jacfwd(jacfwd(cubic)), jacrev(jacrev(cubic)),
+              jit(jacfwd(jacfwd(cubic))), jit(jacrev(jacrev(cubic)))):
         np.testing.assert_allclose(h(p).coeffs.coeffs, hc, rtol=1e-6, atol=1e-8)
 
 
@@ -95,6 +96,16 @@ def test_vmap_of_jvp_reading_aux_data(x64):
     for k in range(4):
         t = Shifted(jnp.asarray(ts[k]), 0.5)
         np.testing.assert_allclose(batched[k], fd_jvp(cubic, (p,), (t,)), rtol=1e-6, atol=1e-9)
+
+
+def test_vmap_of_grad_reading_aux_data(x64):
+    cs = RNG.normal(size=(4, 3))
+    g = vmap(grad(cubic))(Shifted(jnp.asarray(cs), 0.5))
+    assert isinstance(g, Shifted) and g.shift == 0.5
+    for k in range(4):
+        np.testing.assert_allclose(g.coeffs[k], grad(cubic)(poly(cs[k])).coeffs, rtol=1e-12)
+        np.testing.assert_allclose(g.coeffs[k], fd_grad(cubic, (poly(cs[k]),)).coeffs,
+                                   rtol=1e-6, atol=1e-9)
 
 
 # --- register_dataclass with a float meta field ----------------------------------------------------
