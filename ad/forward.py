@@ -294,7 +294,9 @@ class ForwardBuilder(Walker):
     def op_getattr(self, op):
         t = self.tangent(op.operands["tree"])
         if t is not None:
-            self.set_dot(op.targets[0], f"getattr({t}, {op.statics['name']})")
+            self.numbers.update(op.targets)     # (as op_attribute: aux data has no tangent)
+            self.set_dot(op.targets[0],
+                         f"attribute_dot({src(op.operands['tree'])}, {t}, {op.statics['name']})")
 
     def _record(self, targets):
         for t in targets:
