@@ -39,6 +39,8 @@ class ForwardBuilder(Walker):
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
         self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
         self.shapes = None                  # which shapes provably agree (when first asked)
+        self.numbers = set()                # variables that may hold a Python number (with a
+                                            # tangent): an attribute read, arithmetic on them
 
     # --- emission ---------------------------------------------------------------------------
     def emit_dot(self, code):
@@ -235,8 +237,14 @@ class ForwardBuilder(Walker):
         expr = parts[0][1] if parts[0][0] == "+" else "-" + parts[0][1]
         for sign, part in parts[1:]:
             expr += f" {sign} {part}"
+        numbers = [p for p in present if isinstance(op.operands[p], ir.Var)
+                   and op.operands[p].name in self.numbers]
+        if op.op in ELEMENTWISE and numbers and len(numbers) == len(present):
+            self.numbers.update(op.targets)
         if op.op in BROADCAST and len(present) == 1 and self._may_broadcast(op, present[0]):
-            expr = f"snp.broadcast_to({expr}, {op.targets[0]}.shape)"
+            # (a Python number read from an object's attribute may make the result a number)
+            shape = f"snp.shape({op.targets[0]})" if numbers else f"{op.targets[0]}.shape"
+            expr = f"snp.broadcast_to({expr}, {shape})"
         return expr
 
     def _special_case(self, op):
@@ -278,12 +286,17 @@ class ForwardBuilder(Walker):
     def op_attribute(self, op):
         t = self.tangent(op.operands["tree"])
         if t is not None:
-            self.set_dot(op.targets[0], f"{t}.{op.statics['name']}")
+            # (a number in a registered class's aux data has a zero tangent: ad/helpers.py)
+            tree, name = src(op.operands["tree"]), op.statics["name"]
+            self.numbers.update(op.targets)     # (it may hold a Python number)
+            self.set_dot(op.targets[0], f"attribute_dot({tree}, {t}, {name!r})")
 
     def op_getattr(self, op):
         t = self.tangent(op.operands["tree"])
         if t is not None:
-            self.set_dot(op.targets[0], f"getattr({t}, {op.statics['name']})")
+            self.numbers.update(op.targets)     # (as op_attribute: aux data has no tangent)
+            self.set_dot(op.targets[0],
+                         f"attribute_dot({src(op.operands['tree'])}, {t}, {op.statics['name']})")
 
     def _record(self, targets):
         for t in targets:

@@ -17,7 +17,7 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
 
 
@@ -428,9 +428,12 @@ def _is_registered(tree):
 
 def _registered_with(tree, attrs):
     """A registered pytree object's cotangent: its zeros (same class), the attributes read set
-    to their cotangents; checked to flatten to the same structure."""
+    to their cotangents; checked to flatten to the same structure. An attribute held in the
+    tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
     out = copy.copy(_zeros_tree(tree))
     for name, g in attrs.items():
+        if aux_attribute(tree, name):
+            continue
         if isinstance(inspect.getattr_static(type(tree), name, None),
                       (property, functools.cached_property)):
             # a computed attribute read as a field (outside the class's methods, whose
@@ -461,7 +464,9 @@ def fields_of(tree_bar, fields):
     if isinstance(tree_bar, dict):
         out = tuple(tree_bar[k] for k in fields)
     else:
-        out = tuple(getattr(tree_bar, k) if isinstance(k, str) else tree_bar[k] for k in fields)
+        # (a number in aux data: no cotangent; tree_bar holds the primal's value there)
+        out = tuple(attribute_dot(tree_bar, tree_bar, k) if isinstance(k, str) else tree_bar[k]
+                    for k in fields)
     return out
 
 
@@ -586,6 +591,63 @@ def structural(fn):
     return constant(fn)
 
 
+class _Mark:
+    """A stand-in leaf: which attributes of a tree rebuilt from these hold a leaf."""
+
+
+def _numeric(x):
+    return isinstance(x, (int, float, complex, np.number, np.ndarray, Array)) \
+        and not isinstance(x, bool)
+
+
+@structural
+def aux_attribute(tree, name):
+    """Whether attribute `name` of pytree object `tree` holds a number that is none of the tree's
+    leaves: aux data of a registered class (tree_flatten's second result, register_dataclass's
+    meta_fields). Its tangent and cotangent are zero: a tangent object built with the primal's
+    structure holds the primal's own value there. Decided by rebuilding the tree from stand-in
+    leaves (the attribute then holds a stand-in, or not); by identity with the leaves when the
+    class cannot be rebuilt from stand-ins. Reads the tree's structure only."""
+    value = getattr(tree, name, None)
+    if not _numeric(value) or isinstance(tree, (dict, list, tuple)):
+        return False
+    leaves, treedef = tree_util.tree_flatten(tree)
+    if tree_util.treedef_is_leaf(treedef):
+        return False
+    if isinstance(value, (np.ndarray, Array)) and any(leaf is value for leaf in leaves):
+        return False            # (an array field: the common case, read cheaply)
+    try:
+        rebuilt = getattr(treedef.unflatten([_Mark() for _ in leaves]), name)
+    except Exception:          # (a class whose unflatten checks its children): by identity
+        return not any(leaf is value for leaf in leaves)
+    return not any(isinstance(leaf, _Mark) for leaf in tree_util.tree_leaves(rebuilt))
+
+
+@structural
+def static_attribute(tree, name):
+    """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a
+    differentiated or batched object): a number in the tree's aux data, the same for every
+    perturbation and example; one of its leaves is refused, as JAX refuses a tracer there."""
+    value = getattr(tree, name)
+    if _numeric(value) and not aux_attribute(tree, name):
+        raise TracerIntegerConversionError(
+            f"{type(tree).__name__}.{name} is one of the pytree's leaves (differentiated or "
+            f"batched): Python needs its concrete value; keep it in the aux data "
+            f"(tree_flatten's second result, register_dataclass's meta_fields) or compute it "
+            f"from static values{where()}")
+    return value
+
+
+def attribute_dot(tree, tree_dot, name):
+    """The tangent of `tree.name` from the tangent object `tree_dot` (built with tree's
+    structure): zero for aux data (aux_attribute), which tree_dot holds as the primal's value."""
+    if aux_attribute(tree, name):
+        out = zeros_like_tree(getattr(tree, name))
+    else:
+        out = getattr(tree_dot, name)
+    return out
+
+
 @structural
 def has_nested_lists(arrays):
     """Whether a stacked list holds lists (two levels; deeper ones are refused, not guessed)."""
@@ -670,7 +732,7 @@ def _add_leaves(u, v):
 
 
 from secant.ad import rule_helpers  # noqa: E402  (the rules' own helpers)
-from secant.ad.rule_helpers import inverse_permutation  # noqa: E402
+from secant.ad.rule_helpers import inverse_permutation, zeros_like_tree  # noqa: E402
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
@@ -678,7 +740,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at",
+         "kind_of", "split_at", "attribute_dot", "static_attribute",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

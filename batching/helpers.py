@@ -12,8 +12,8 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import (add_at, add_at_grad, grad_of_fields, grad_seed, is_float0,
-                               unbroadcast)
+from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, grad_of_fields, grad_seed,
+                               is_float0, unbroadcast, zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
                                         check_bound, unbound_before_loop,
@@ -753,14 +753,16 @@ def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
     batched = tree_bar if tree_bar_batched else broadcast_batch(tree_bar, n)
     out = []
     for k in fields:
-        out.append(_field_of_batched(batched, k))
+        out.append(_field_of_batched(batched, k, n))
     return tuple(out)
 
 
-def _field_of_batched(tree_bar, k):
+def _field_of_batched(tree_bar, k, n):
     # (tree_bar a parameter, k a name: vmap reads `tree_bar[k]` as an item of a container or
     # of each example, as it turns out when it runs)
     if isinstance(k, str) and not isinstance(tree_bar, dict):
+        if aux_attribute(tree_bar, k):      # (a number in aux data: no cotangent)
+            return broadcast_batch(zeros_like_tree(getattr(tree_bar, k)), n)
         return getattr(tree_bar, k)
     return item_of(tree_bar, k)     # (which a vmap of this reads past its own batch axis too)
 

@@ -5,6 +5,8 @@ numerically. A case: (call source over the differentiated parameters, {parameter
 Values are float64 arrays away from ties and kinks; statics are literals in the call."""
 import numpy as np
 
+from secant import tree_util
+
 _rng = np.random.default_rng(7)
 
 
@@ -229,7 +231,28 @@ CASES = {
                                 {"t": r(3, 2), "a": WELL3}),
     "lu_jvp": ("lu_jvp(t, a, lax.linalg.lu_factors(a))", {"t": r(3, 3), "a": WELL3}),
     "lu_grad": ("lu_grad(t, a, lax.linalg.lu_factors(a))", {"t": r(3, 3), "a": WELL3}),
+    # (AuxPair: a registered class, a float in its aux data; the walk's module imports it)
+    # (objects of AuxPair from the arrays by tree_unflatten, as generated code builds them)
+    "attribute_dot": ("attribute_dot(tree_unflatten(AUX, [x]), tree_unflatten(AUX, [t]), 's') "
+                      "* x + attribute_dot(tree_unflatten(AUX, [x]), "
+                      "tree_unflatten(AUX, [t * x]), 'a')", {"t": r(3), "x": r(3)}),
+    "static_attribute": ("t * static_attribute(tree_unflatten(AUX, [x]), 's') + x",
+                         {"t": r(3), "x": r(3)}),
 }
+
+
+@tree_util.register_pytree_node_class
+class AuxPair:
+    """`a` a leaf, `s` a number in the aux data (ad/helpers.py attribute_dot's case)."""
+    def __init__(self, a, s):
+        self.a, self.s = a, s
+
+    def tree_flatten(self):
+        return (self.a,), self.s
+
+    @classmethod
+    def tree_unflatten(cls, s, children):
+        return cls(children[0], s)
 
 # helpers that take functions (a lax loop's reverse pass): what they do is covered by the loop
 # tests; differentiating a derivative through them again is refused with a message naming the
@@ -242,3 +265,6 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "unset_in_branch", "unbound_before_loop", "check_bound", "output_spec",
                        "for_each_example",      # (calls debug.print per example: no value)
                        "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)
+
+
+AUX = tree_util.tree_structure(AuxPair(0.0, 3.0))

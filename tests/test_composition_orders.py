@@ -346,6 +346,7 @@ def _helper_module(tmp_path_factory):
              "from secant.ad.helpers import by_name as _ad",
              "from secant.batching.helpers import by_name as _batch",
              "globals().update(_ad())", "globals().update(_batch())", "",
+             "from helper_walk_cases import AUX",     # (attribute_dot's case)
              "class WalkPair:", "    pass", ""]     # (a plain class: object_of's case)
     for name, (call, params) in CASES.items():
         lines += [f"def w_{name}({', '.join(params)}):", f"    return {call}", ""]

@@ -181,11 +181,6 @@ class Polynomial:
         return jnp.mean((vmap(self)(xs) - ys) ** 2)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "grad of a registered class whose aux data (shift, a float in tree_flatten's aux) a method "
-    "reads: ad/helpers.py _registered_with sets every attribute read (shift too) on the "
-    "cotangent, which changes the treedef ('cannot build the cotangent of a Polynomial'); "
-    "dropping aux attributes there is not enough: see the jacfwd xfail below"))
 def test_value_and_grad_of_a_pytree_method(x64):
     poly = Polynomial(jnp.asarray(RNG.normal(size=3)), 0.5)
     xs, ys = RNG.normal(size=8), RNG.normal(size=8)
@@ -202,12 +197,6 @@ def test_value_and_grad_of_a_pytree_method(x64):
     np.testing.assert_allclose(h.coeffs.coeffs, 2 * a.T @ a / 8, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "SILENTLY WRONG: jacfwd of a function reading a registered class's numeric aux data "
-    "(self.shift): ad/forward.py op_attribute writes the tangent as `p_dot.shift`, and the "
-    "tangent object (tree_unflatten with the primal's treedef) holds the primal's aux value "
-    "0.5 there, not a zero tangent; the fix: a zero tangent for an attribute that is not a "
-    "leaf of the tree (a runtime helper in the forward rule)"))
 def test_jacfwd_of_jacfwd_reading_aux_data_of_a_pytree(x64):
     xs, ys = RNG.normal(size=8), RNG.normal(size=8)
     a = np.vander(xs - 0.5, 3, increasing=True)
@@ -266,11 +255,6 @@ def test_maml_step_size_and_hessian(x64):
                                    rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "jvp of a registered class's __call__ reading its numeric aux data (self.shift): the same "
-    "cause as the jacfwd xfail above (ad/forward.py op_attribute: the tangent of self.shift is "
-    "read as p_dot.shift, the primal's aux float); here generated code then asks that float "
-    "for .shape: an internal AttributeError instead of the tangent"))
 def test_jvp_of_a_call_reading_aux_data_of_a_pytree(x64):
     p = Polynomial(jnp.asarray([1.0, 2.0, 3.0]), 0.5)
     t = Polynomial(jnp.asarray([0.0, 1.0, 0.0]), 0.5)

@@ -2395,6 +2395,37 @@ class Normaliser(ContainerMixin):
             return node
         return Built().visit(hygiene.copy_tree(node))
 
+    def _aux_read_call(self, node, args):
+        """range(self.n), int(self.n) of a tracked object's attribute: the number may be aux
+        data of a registered class (a constant of every transform), known when the code runs:
+        the call reads it by ad/helpers.py static_attribute, which refuses a leaf there. None
+        when some other tracked value flows into the call."""
+        nodes = list(node.args) + [k.value for k in node.keywords]
+        swap = {}
+        for a, o in zip(nodes, args):
+            if isinstance(o, ir.Expr):
+                continue
+            if (held := self._aux_read(a)) is None:
+                return None
+            swap[id(a)] = held
+        node = gast.copy_location(gast.Call(
+            func=node.func, args=[swap.get(id(a), a) for a in node.args],
+            keywords=[gast.keyword(k.arg, swap.get(id(k.value), k.value))
+                      for k in node.keywords]), node)
+        return node
+
+    def _aux_read(self, a):
+        """`static_attribute(obj, "n")` for the expression `obj.n` (None for any other)."""
+        if not (isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name)
+                and a.value.id not in self.held and a.attr not in STATIC_ATTRIBUTES
+                and not a.attr.startswith("__")):
+            return None
+        call = gast.Call(func=gast.Name("static_attribute", gast.Load(), None, None),
+                         args=[a.value, gast.Constant(a.attr, None)], keywords=[])
+        for n in gast.walk(call):
+            gast.copy_location(n, a)
+        return call
+
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
@@ -2405,6 +2436,9 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
+            held = self._aux_read_call(node, args)
+            if held is not None:
+                return self._inactive(held)
             raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
                                  f"concrete value, which differs per "
                                  f"{'example' if self.batching else 'perturbation'}; keep it an "
@@ -3025,6 +3059,17 @@ class Normaliser(ContainerMixin):
         for p in ("pred", "index", "lower", "upper", "length", "reverse", "unroll"):
             if p in args:
                 o = self.operand(args[p])
+                if isinstance(o, ir.Var) and p not in ("pred", "index") and \
+                        (held := self._aux_read(args[p])) is not None:
+                    # (range(self.n): a number in a registered class's aux data)
+                    for seq in (node.args, [k for k in node.keywords]):
+                        for i, a in enumerate(seq):
+                            if a is args[p]:
+                                node.args[i] = held
+                            elif isinstance(a, gast.keyword) and a.value is args[p]:
+                                a.value = held
+                    args[p] = held
+                    o = self._inactive(held)
                 if isinstance(o, ir.Var) and p not in ("pred", "index"):
                     raise self.src.error(node, f"the {p} argument of lax.{kind} must not depend "
                                          f"on {self.what} values")
