@@ -6,7 +6,7 @@ ever transformed alive, and with it everything it closes over: `grad(lambda p: l
 written in a training loop kept every batch (measured: 20 closures over 8 MB arrays, +150 MB a
 round, never freed). A WeakKeyDictionary does not help, since what is cached refers back to the
 function (a derivative names its source). So an entry is stored on the function it belongs to,
-in its `__dict__`: it becomes garbage with the function, cycles included.
+in its `__dict__` (as `_secant_cache`): it becomes garbage with the function, cycles included.
 
 `FunctionCache` reads like a dict (get, [], in, pop, clear, keys/values/items, len). A key is
 a function, or a tuple whose first function item owns it; any other key is kept in a plain dict
@@ -16,7 +16,8 @@ copied the function's `__dict__` (functools.wraps) never reads the wrapped funct
 import types
 import weakref
 
-_ATTR = "__secant_cache__"
+# (not "__secant..."-prefixed: those name a transform's own marks, transformer/operators.py)
+ATTR = "_secant_cache"
 
 
 def _owner(key):
@@ -39,11 +40,11 @@ class FunctionCache:
         owner = _owner(key)
         if owner is None:
             return self._plain
-        tables = owner.__dict__.get(_ATTR)
+        tables = owner.__dict__.get(ATTR)
         if tables is None:
             if not create:
                 return None
-            tables = owner.__dict__[_ATTR] = {}
+            tables = owner.__dict__[ATTR] = {}
         table = tables.get(self._name)
         if table is None and create:
             table = tables[self._name] = {}
@@ -78,7 +79,7 @@ class FunctionCache:
     def _tables(self):
         tables = [self._plain]
         for owner in list(self._owners):
-            table = owner.__dict__.get(_ATTR, {}).get(self._name)
+            table = owner.__dict__.get(ATTR, {}).get(self._name)
             if table is not None:
                 tables.append(table)
         return tables

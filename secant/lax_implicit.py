@@ -27,6 +27,7 @@ import numpy as np
 
 import secant
 from secant import tree_util
+from secant.backends import function_cache
 from secant.custom import _Custom
 
 __secant_by_source__ = True      # the adapters below are read by the transforms like user code
@@ -325,7 +326,7 @@ def _same(fn):
     """What makes two function objects the same function: its code and globals where it holds
     nothing else (no closure, defaults or attributes), else the object itself."""
     if inspect.isfunction(fn) and not fn.__closure__ and not fn.__defaults__ and \
-            not fn.__kwdefaults__ and not fn.__dict__:
+            not fn.__kwdefaults__ and not (fn.__dict__.keys() - {function_cache.ATTR}):
         return fn.__code__, id(fn.__globals__)
     return fn
 
