@@ -235,20 +235,23 @@ def test_eager_scan_carries_are_concrete_values():
 
 # --- vmap ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("jitted", [False, True])
-def test_vmap_rejects_storing_a_batched_value(jitted):
-    """vmap is source-to-source: a statement that stores a per-example value outside the function
-    (list append, global, nonlocal) is refused before anything runs, naming its line, so no
-    batched value escapes."""
+def test_vmap_of_a_function_storing_a_batched_value(jitted):
+    """A per-example value stored outside the function (a list it closes over): vmap traces the
+    function (a source transform cannot follow the value there; haiku's frame stack reads it
+    back, secant/transforms.py _traced_per_call), its result is right, and the stored value is
+    a leaked tracer, as in JAX: using it after the call is a clear error naming that line."""
     saved = []
 
     def f(x):
-        saved.append(x * 2)  # store-vmap
+        saved.append(x * 2)
         return x.sum()
     g = secant.vmap(f)
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    assert_allclose((secant.jit(g) if jitted else g)(snp.asarray(x)), x.sum(axis=1))
+    assert saved
     with pytest.raises(secant.SecantError) as info:
-        (secant.jit(g) if jitted else g)(snp.ones((3, 2)))
-    assert f"{HERE}:{line_of('store-vmap')}" in str(info.value)
-    assert saved == []
+        saved[-1] + 1  # use-leaked
+    assert f"{HERE}:{line_of('use-leaked')}" in str(info.value)
 
 
 def test_vmap_rejects_a_global_store():

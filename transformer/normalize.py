@@ -580,6 +580,18 @@ class Normaliser(ContainerMixin):
             error.global_flow = (f"a {what} value is stored in {root.id}, a global a source "
                                  "transform cannot follow")
             return error
+        if isinstance(target, gast.Attribute) and isinstance(root, gast.Name) \
+                and self._tracked_names_in(stmt):
+            # b.v += w * sin(b.v) in a loop or branch: a field of a local object set where its
+            # fields are not rebuilt (the function's trace follows it instead)
+            error = self.src.error(stmt, f"{gast.unparse(target).strip()} = ... sets a field of "
+                                   f"the object {root.id} with {self.what} values in a loop or "
+                                   "branch (fields set in a loop or branch are not followed by "
+                                   "a source transform): set it in the function's own body, or "
+                                   "keep the value in a local")
+            error.global_flow = (f"fields of the object {root.id} are set in a loop or branch, "
+                                 "which a source transform cannot follow")
+            return error
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
                               "or x[i] += v are not supported; write x = x.at[i].set(v) "
                               "(or .add(v))")
