@@ -581,9 +581,10 @@ class Normaliser(ContainerMixin):
                                  "transform cannot follow")
             return error
         if isinstance(target, gast.Attribute) and isinstance(root, gast.Name) \
-                and self._tracked_names_in(stmt):
-            # b.v += w * sin(b.v) in a loop or branch: a field of a local object set where its
-            # fields are not rebuilt (the function's trace follows it instead)
+                and root.id not in self.params and self._tracked_names_in(stmt):
+            # b.v += w * sin(b.v) in a loop or branch: a field of an object the function built
+            # set where its fields are not rebuilt (the function's trace follows it instead; a
+            # parameter's attribute set, x.value = 1.0 of an array, stays refused here)
             error = self.src.error(stmt, f"{gast.unparse(target).strip()} = ... sets a field of "
                                    f"the object {root.id} with {self.what} values in a loop or "
                                    "branch (fields set in a loop or branch are not followed by "
