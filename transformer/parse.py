@@ -390,7 +390,8 @@ def compiles_to(fn, node, source=None):
             imports = "".join(f"import {n}\n" for n in _imported_modules(fn))
             compiled = compile(source.rstrip("\n") + "\n" + imports, code.co_filename, "exec",
                                flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
-            return _compiled_to(compiled, fn, f"{code.co_name}.<locals>.", (code, text))
+            if _compiled_to(compiled, fn, f"{code.co_name}.<locals>.", (code, text)):
+                return True     # (else asked again the way below, which compares a tree)
         inner = (ast.parse(source).body[0] if source is not None
                  else gast.gast_to_ast(node))   # (a new tree: node itself is left as it is)
         if isinstance(inner, ast.FunctionDef):
@@ -572,8 +573,9 @@ def function_source(fn):
     else:
         tree = gast_parse.parse(text)
         node = tree.body[0]
-        ours = filename.startswith("<secant")   # generated text secant registered: never stale
-        #                                         (and compiled with releases: codegen/release.py)
+        # generated text secant registered (compiled with releases: codegen/release.py), or
+        # secant's own library source (read by source, never edited while it runs): not stale
+        ours = filename.startswith("<secant") or (fn.__module__ or "").split(".")[0] == "secant"
         if isinstance(node, gast.FunctionDef) and not ours and not compiles_to(fn, node, text) \
                 or not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             raise StaleSourceError(fn)
