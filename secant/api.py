@@ -503,12 +503,7 @@ class JitFunction:
         if all(g.holds() for g in cache.guards):
             return
         cache.guards = ()
-        cache.clear()
-        cache.fast.clear()
-        cache.last = None
-        for jitted in list(cache.cpp):
-            if jitted._cpp is not None:
-                jitted._cpp._clear_cache()
+        cache.drop_all()
 
     def _add_guards(self, guards):
         cache = self._cache
@@ -642,12 +637,7 @@ def clear_caches():
     with _trace_caches_lock:
         caches = [c for per_fun in list(_trace_caches.values()) for c in per_fun.values()]
     for cache in caches:
-        cache.clear()
-        cache.fast.clear()
-        cache.last = None
-        for jitted in list(cache.cpp):
-            if jitted._cpp is not None:
-                jitted._cpp._clear_cache()
+        cache.drop_all()
     for table in (_executables, parallel._executables, compiled_kernels._executables):
         table.clear()
 
@@ -667,6 +657,16 @@ class _TraceCache(collections.OrderedDict):
         # (enable_x64, avals, signature key, run(buffers)) of the last warm call of device
         # arrays (single device, one output), or None
         self.last = None
+
+
+    def drop_all(self):
+        """Every signature dropped, the warm paths' tables too (jit traces again)."""
+        self.clear()
+        self.fast.clear()
+        self.last = None
+        for jitted in list(self.cpp):
+            if jitted._cpp is not None:
+                jitted._cpp._clear_cache()
 
 
 class _Key:
