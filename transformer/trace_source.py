@@ -473,9 +473,6 @@ def record(fn, context=None, follow=False):
 
 
 def _trace(fn):
-    from secant.codegen import loader
-    from secant.transformer.parse import FunctionSource
-    import gast
     code = fn.__code__
     run = record(fn)
     rec = run.rec
@@ -488,6 +485,17 @@ def _trace(fn):
     body += rec.lines + [f"return {out}"]
     source = "\n".join([header] + ["    " + ln for ln in body]) + "\n"
     free, user_cells = run.free()
+    gen = _load_traced(fn, source, name, free, user_cells)
+    gen.__secant_guards__ = (run.guard,)
+    return gen
+
+
+def _load_traced(fn, source, name, free, user_cells):
+    """The traced source `source` of `fn` as a function standing in for it: its names, its
+    docstring, its source record (read as written, not generated) and a link back to `fn`."""
+    from secant.codegen import loader
+    from secant.transformer.parse import FunctionSource
+    import gast
     gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
     gen.__qualname__ = fn.__qualname__
     gen.__module__ = fn.__module__
@@ -496,7 +504,6 @@ def _trace(fn):
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            fn.__globals__, free, generated=False)
     gen.__secant_traced__ = fn
-    gen.__secant_guards__ = (run.guard,)
     return gen
 
 
@@ -725,9 +732,6 @@ def retraced(fn, why):
     global frame stack, a module-level cache) is Python state no identity guard watches; two
     traces with the same text and the same objects bound to its free names are one function,
     so the one built first is returned (and the transforms' caches keep its derivatives)."""
-    from secant.codegen import loader
-    from secant.transformer.parse import FunctionSource
-    import gast
     import collections
     name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
         else "lambda_"
@@ -747,14 +751,7 @@ def retraced(fn, why):
         kept.move_to_end(key)
         _collect(fn, why, hit[0])
         return hit[0]
-    gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
-    gen.__qualname__ = fn.__qualname__
-    gen.__module__ = fn.__module__
-    gen.__doc__ = fn.__doc__
-    gen.__secant_source__ = FunctionSource(gen, gast.parse(source).body[0],
-                                           gen.__code__.co_filename, 1, source.splitlines(),
-                                           fn.__globals__, free, generated=False)
-    gen.__secant_traced__ = fn
+    gen = _load_traced(fn, source, name, free, user_cells)
     gen.__secant_guards__ = (SameTrace(fn, why, gen),)
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
