@@ -243,7 +243,7 @@ def _first_assignment(ln, cotangents):
     v, = ln.defines
     if v not in cotangents or v in ln.uses or fold._MUTATED.search(ln.code):
         return None
-    tree = ast.parse(ln.code).body[0]
+    tree = fold.parsed(ln.code).body[0]     # (the shared tree: read only)
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name)):
         return None
@@ -254,7 +254,7 @@ def _accumulates(ln, v):
     """Whether ln is `v = v + B`, `v = B + v` or `v = v - B`, B not reading v."""
     if ln.kind != "stmt" or ln.defines != {v}:
         return False
-    tree = ast.parse(ln.code).body[0]
+    tree = fold.parsed(ln.code).body[0]
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name) and isinstance(tree.value, ast.BinOp)
             and isinstance(tree.value.op, (ast.Add, ast.Sub))):
@@ -272,7 +272,7 @@ def _accumulates(ln, v):
 def _sum(first, use):
     """`use` (`v = v + B`) with its read of v replaced by first's value A, or None where A or
     B has more than fold.MAX_OPERATIONS operations or the line passes MAX_LINE columns."""
-    value = ast.parse(first.code).body[0].value
+    value = fold.parsed(first.code).body[0].value
     tree = fold._parsed(use)
     add = tree.body[0].value
     hit = add.left if isinstance(add.left, ast.Name) and add.left.id in first.defines \
