@@ -114,7 +114,7 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
     if group < 0:
         return None
     reads = first.uses
-    k = None
+    k, sections = None, 1       # (the comments from group's to j's: each names a user line)
     for j in range(i + 1, len(lines)):
         ln = lines[j]
         if ln.kind == "blank":
@@ -125,6 +125,10 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
         if v in ln.uses or v in ln.defines:
             k = j
             break
+        if ln.kind == "comment":
+            sections += 1
+            if sections > MAX_SECTIONS:     # (the joined comment would name too many: the
+                return None                 # scan stops here, not at v's far use: issue 19)
         if ln.defines & reads or fold._mutates(ln, reads):
             return None
     if k is None or not any(lines[j].kind == "comment" for j in range(i + 1, k)):
@@ -147,15 +151,11 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
     if len(texts) > MAX_SECTIONS:
         return None
     comment = _comment(prefix, texts, first)
-    out, dropped = [], set(comments) | {i}
-    for j, ln in enumerate(lines):
-        if j == comments[0]:
-            out.append(comment)
-        elif j in dropped:
-            continue
-        else:
-            out.append(total if j == k else ln)
-    return out, [first, lines[k]], [total]
+    dropped = set(comments) | {i}      # (all from comments[0] on, before k)
+    gone = [first, lines[k]]
+    lines[comments[0]:k + 1] = [comment] + [lines[j] for j in range(comments[0] + 1, k)
+                                            if j not in dropped] + [total]
+    return lines, gone, [total]     # (in place: summed's own copy; issue 19, not n per merge)
 
 
 def _in_display(ln, v):
@@ -243,7 +243,7 @@ def _first_assignment(ln, cotangents):
     v, = ln.defines
     if v not in cotangents or v in ln.uses or fold._MUTATED.search(ln.code):
         return None
-    tree = ast.parse(ln.code).body[0]
+    tree = fold.parsed(ln.code).body[0]     # (the shared tree: read only)
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name)):
         return None
@@ -254,7 +254,7 @@ def _accumulates(ln, v):
     """Whether ln is `v = v + B`, `v = B + v` or `v = v - B`, B not reading v."""
     if ln.kind != "stmt" or ln.defines != {v}:
         return False
-    tree = ast.parse(ln.code).body[0]
+    tree = fold.parsed(ln.code).body[0]
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name) and isinstance(tree.value, ast.BinOp)
             and isinstance(tree.value.op, (ast.Add, ast.Sub))):
@@ -272,7 +272,7 @@ def _accumulates(ln, v):
 def _sum(first, use):
     """`use` (`v = v + B`) with its read of v replaced by first's value A, or None where A or
     B has more than fold.MAX_OPERATIONS operations or the line passes MAX_LINE columns."""
-    value = ast.parse(first.code).body[0].value
+    value = fold.parsed(first.code).body[0].value
     tree = fold._parsed(use)
     add = tree.body[0].value
     hit = add.left if isinstance(add.left, ast.Name) and add.left.id in first.defines \
