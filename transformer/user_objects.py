@@ -500,6 +500,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
                       super_of)
     visitor.kinds = {f: (k, kind_names[k]) for f, k in kinds.items()}
     visitor.delegate = getattr(supers, "delegate", None)
+    visitor.members, visitor.globals = supers.members, src.globals
     visitor.visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
@@ -609,8 +610,61 @@ class _Fields(gast.NodeTransformer):
                                                      gast.Load()), node)
         raise NotEligible(f"self.{field}.{attr}")
 
+    members, globals = {}, {}
+
+    def _passed_self(self, node):
+        """`vmap(self)(x)`, `grad(self.m)(x)` in a method: a transform (written in place) of
+        the object's __call__ or method m, read as `lambda x: functional.m(self, x)` (self:
+        the dict of fields, a free local of the lambda), else None."""
+        if not node.args or self.is_init or not self._is_factory(node.func):
+            return None
+        a = node.args[0]
+        if self._is_self(a):
+            method = "__call__"
+        elif isinstance(a, gast.Attribute) and self._is_self(a.value) \
+                and a.attr in self.methods and a.attr not in self.properties:
+            method = a.attr
+        else:
+            return None
+        fn = self.members.get(method)
+        params = _plain_params(fn) if method in self.methods else None
+        if params is None:
+            return None
+        taken = {self.me, self.names["functional"]}
+        names = []
+        for p in params:
+            while p in taken:
+                p += "_"
+            taken.add(p)
+            names.append(p)
+        lam = gast.parse(f"lambda {', '.join(names)}: {self.names['functional']}.{method}("
+                         f"{', '.join([self.me] + names)})").body[0].value
+        for n in gast.walk(lam):
+            if isinstance(n, gast.expr):
+                gast.copy_location(n, a)
+        node.args = [lam] + [self.visit(x) for x in node.args[1:]]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.func = self.visit(node.func)
+        return node
+
+    def _is_factory(self, func):
+        """Whether `func` (a name or attribute chain) names a secant transform."""
+        import builtins
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id == self.me:
+            return False
+        obj = self.globals.get(func.id, getattr(builtins, func.id, None))
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return bool(getattr(obj, "__secant_factory__", False))
+
     def visit_Call(self, node):
         f = node.func
+        if (passed := self._passed_self(node)) is not None:  # vmap(self)(x)
+            return passed
         if (kinded := self._kinded(f)) is not None:         # self.f(x): f's __call__
             return self._object_call(node, *kinded, "__call__")
         if isinstance(f, gast.Attribute) and (kinded := self._kinded(f.value)) is not None \
