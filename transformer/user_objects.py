@@ -665,6 +665,13 @@ class _Fields(gast.NodeTransformer):
         f = node.func
         if (passed := self._passed_self(node)) is not None:  # vmap(self)(x)
             return passed
+        if self._is_self(f) and "__call__" in self.methods and not self.is_init:
+            node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
+                [self.visit(a) for a in node.args]          # self(x): functional.__call__
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.func = gast.copy_location(gast.Attribute(gast.Name(
+                self.names["functional"], gast.Load(), None, None), "__call__", gast.Load()), f)
+            return node
         if (kinded := self._kinded(f)) is not None:         # self.f(x): f's __call__
             return self._object_call(node, *kinded, "__call__")
         if isinstance(f, gast.Attribute) and (kinded := self._kinded(f.value)) is not None \
