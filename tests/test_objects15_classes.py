@@ -10,9 +10,9 @@ import typing
 
 import numpy as np
 
-import secant
+
 import secant.numpy as jnp
-from secant import grad, jacfwd, jit, tree_util, vmap
+from secant import grad, jacfwd, tree_util, vmap
 
 from others15_check import check_grad, check_vmap, fd_grad, to_snp
 

@@ -11,7 +11,6 @@ import functools
 import threading
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
