@@ -10,7 +10,6 @@ import typing
 
 import numpy as np
 
-
 import secant.numpy as jnp
 from secant import grad, jacfwd, tree_util, vmap
 
