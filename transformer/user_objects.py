@@ -24,8 +24,14 @@ object of a simple class (`Frozen(Linear(w, b))`) is read as its fields too, and
 class's form for it (form_name: `Frozen._secant_fields_form_module_Linear`) knows which field
 holds it: `self._module(x)` -> `linear_functional.__call__(self['_module'], x)`, its methods,
 properties and fields likewise, and attributes read through a `__getattr__` that delegates to
-that field (`return getattr(self._module, name)`). Any other class or use keeps the normaliser's clear error: never a constant
-object, whose derivative would be a silent zero.
+that field (`return getattr(self._module, name)`). A dataclass's __init__ is the one its fields
+make (with __post_init__'s body after it: `object.__setattr__(self, "f", v)` of a frozen one read
+as `self.f = v`, InitVar parameters passed on). A method handing its object to a transform
+written in place (`vmap(self)(xs)`, `grad(self.one)(x)`) reads `lambda x: functional.one(self,
+x)`, self(x) reads `functional.__call__(self, x)`, and `vmap(C(a).m)(xs)` in the function reads
+`vmap(lambda x: C.AUTO.m(C.AUTO.__init__(a), x))(xs)` (bound_method_lambda). Any other class or
+use keeps the normaliser's clear error: never a constant object, whose derivative would be a
+silent zero.
 """
 import abc
 import copy
