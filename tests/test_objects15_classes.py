@@ -11,7 +11,7 @@ import typing
 import numpy as np
 
 import secant.numpy as jnp
-from secant import grad, jacfwd, tree_util, vmap
+from secant import grad, jacfwd, lax, tree_util, vmap
 
 from others15_check import check_grad, check_vmap, fd_grad, to_snp
 
@@ -245,3 +245,39 @@ def test_registered_class_method_passing_self_to_a_helper(x64):
     check_vmap(f, (RNG.normal(size=(3, 3, 3)),))
     fx = lambda x: Quadratic(jnp.asarray(a), 2.0)(x)
     np.testing.assert_allclose(jacfwd(grad(fx))(jnp.asarray(x)), 2 * (a + a.T), rtol=1e-12)
+
+
+# --- a method passing a bound method of its object to lax.scan and lax.map --------------------------
+class Decay:
+    def __init__(self, rate, gain):
+        self.rate, self.gain = rate, gain
+
+    def step(self, h, x):
+        h = jnp.tanh(self.rate * h + self.gain * x)
+        return h, h * x
+
+    def one(self, x):
+        return jnp.sin(self.rate * x)
+
+    def run(self, xs):
+        h, ys = lax.scan(self.step, 0.0, xs)
+        return h + jnp.sum(ys) + jnp.sum(lax.map(self.one, xs))
+
+
+def decay_np(p, xs):
+    rate, gain = p
+    h, total = 0.0, 0.0
+    for x in xs:
+        h = np.tanh(rate * h + gain * x)
+        total += h * x
+    return h + total + np.sum(np.sin(rate * xs))
+
+
+def test_method_passes_bound_methods_to_scan_and_map(x64):
+    xs, p = RNG.normal(size=5), np.array([0.7, 0.4])
+    loss = lambda p: Decay(p[0], p[1]).run(jnp.asarray(xs))
+    np.testing.assert_allclose(loss(jnp.asarray(p)), decay_np(p, xs), rtol=1e-12)
+    g = check_grad(loss, p)
+    np.testing.assert_allclose(g, fd_grad(lambda q: decay_np(np.asarray(q), xs), (p,)),
+                               rtol=1e-6)
+    check_vmap(loss, (RNG.normal(size=(3, 2)) * 0.5,))

@@ -632,6 +632,17 @@ class _Fields(gast.NodeTransformer):
             method = a.attr
         else:
             return None
+        lam = self._method_lambda(method, a)
+        if lam is None:
+            return None
+        node.args = [lam] + [self.visit(x) for x in node.args[1:]]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.func = self.visit(node.func)
+        return node
+
+    def _method_lambda(self, method, like):
+        """`lambda x: functional.m(self, x)`: the object's bound method m as a function (its
+        parameters positional, without defaults), else None."""
         fn = self.members.get(method)
         params = _plain_params(fn) if method in self.methods else None
         if params is None:
@@ -647,11 +658,8 @@ class _Fields(gast.NodeTransformer):
                          f"{', '.join([self.me] + names)})").body[0].value
         for n in gast.walk(lam):
             if isinstance(n, gast.expr):
-                gast.copy_location(n, a)
-        node.args = [lam] + [self.visit(x) for x in node.args[1:]]
-        node.keywords = [self.visit(k) for k in node.keywords]
-        node.func = self.visit(node.func)
-        return node
+                gast.copy_location(n, like)
+        return lam
 
     def _is_factory(self, func):
         """Whether `func` (a name or attribute chain) names a secant transform."""
@@ -738,6 +746,10 @@ class _Fields(gast.NodeTransformer):
             return gast.copy_location(gast.Attribute(
                 gast.Name(self.names["cls"], gast.Load(), None, None), node.attr, gast.Load()),
                 node)
+        if node.attr in self.methods and not self.is_init:     # lax.scan(self.step, ...)
+            lam = self._method_lambda(node.attr, node)
+            if lam is not None:
+                return lam
         raise NotEligible(f"self.{node.attr}")
 
     def visit_Name(self, node):
