@@ -28,7 +28,8 @@ that field (`return getattr(self._module, name)`). A dataclass's __init__ is the
 make (with __post_init__'s body after it: `object.__setattr__(self, "f", v)` of a frozen one read
 as `self.f = v`, InitVar parameters passed on). A method handing its object to a transform
 written in place (`vmap(self)(xs)`, `grad(self.one)(x)`) reads `lambda x: functional.one(self,
-x)`, self(x) reads `functional.__call__(self, x)`, and `vmap(C(a).m)(xs)` in the function reads
+x)` (a bound method used as a value, `lax.scan(self.step, h, xs)`, likewise), self(x) reads
+`functional.__call__(self, x)`, and `vmap(C(a).m)(xs)` in the function reads
 `vmap(lambda x: C.AUTO.m(C.AUTO.__init__(a), x))(xs)` (bound_method_lambda). Any other class or
 use keeps the normaliser's clear error: never a constant object, whose derivative would be a
 silent zero.
