@@ -30,8 +30,19 @@ def _owner(key):
     return None
 
 
+_ALL = weakref.WeakSet()        # every FunctionCache (clear_all)
+
+
+def clear_all():
+    """Drop every transform's cached forms (a class registered as a pytree after secant read
+    it as a plain class: what was built for it assumed the plain structure)."""
+    for cache in list(_ALL):
+        cache.clear()
+
+
 class FunctionCache:
     def __init__(self, name):
+        _ALL.add(self)
         self._name = name
         self._owners = weakref.WeakSet()     # the functions holding entries of this cache
         self._plain = {}                    # keys with no function in them

@@ -152,9 +152,13 @@ def plain_constructor(cls):
     """_plain_constructor's function for class cls (built once), or None: the normaliser reads
     `C(a)` of a plain class C building an object that escapes (returned, stored in a list or
     dict, passed on) as its call."""
+    from secant import tree_util
+
     def build():
         name = cls.__name__.lower() if cls.__name__.isidentifier() else "construct"
         return (_plain_constructor(cls, name),)
+    if cls in tree_util._later:     # (read plain, then registered by the user)
+        return None
     return once.build(_op_functions, ("plain", cls), build)[0]
 
 

@@ -19,21 +19,35 @@ def registry():
     return _registry
 
 
-def _not_read_plain(cls):
-    """A class secant already reads as a plain class (plain_object) cannot be registered
-    again (jaxlib's registry takes each class once): a clear error, not jaxlib's."""
-    if cls in _plain_types:
-        raise SecantValueError(f"{cls.__name__} was read by secant as a plain class (a pytree "
-                               f"of its __dict__) before this registration; register it before "
-                               f"its objects meet a transform{where()}")
+def _read_plain_before(cls, flatten, unflatten):
+    """Whether `cls` was read by secant as a plain class (plain_object: a pytree of its
+    __dict__) before the user registers it now; its registration then wins, as in JAX where
+    the user's registration is the only one: jaxlib's registry takes each class once, so the
+    plain registration dispatches (_plain_or_later_flatten) to the user's functions from now
+    on, and every transform, trace and compiled program built while it was plain is dropped
+    (a structure flattened before keeps its plain aux data, _PlainKeys, and is rebuilt so)."""
+    if cls not in _plain_types:
+        return False
+    with _plain_lock:
+        _later[cls] = (flatten, unflatten)
+        _plain_types.discard(cls)
+    from secant.api import clear_caches
+    from secant.backends import function_cache
+    function_cache.clear_all()
+    clear_caches()
+    return True
+
+
+_later = {}     # a class read plain, then registered: its (flatten, unflatten)
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
-    _not_read_plain(nodetype)
+    flatten = _checked_flatten(nodetype, flatten_func, flatten_func)
+    if _read_plain_before(nodetype, flatten, unflatten_func):
+        return nodetype
     _node_types.add(nodetype)
-    _registry.register_node(nodetype, _checked_flatten(nodetype, flatten_func, flatten_func),
-                            unflatten_func)
+    _registry.register_node(nodetype, flatten, unflatten_func)
     return nodetype
 
 
@@ -58,21 +72,25 @@ def _short_repr(x, n=80):
 
 def register_pytree_node_class(cls):
     """Class decorator: the class defines tree_flatten(self) and classmethod tree_unflatten."""
-    _not_read_plain(cls)
+    flatten = _checked_flatten(cls, lambda x: x.tree_flatten(), getattr(cls, "tree_flatten", cls))
+    if _read_plain_before(cls, flatten, cls.tree_unflatten):
+        return cls
     _node_types.add(cls)
-    _registry.register_node(cls, _checked_flatten(cls, lambda x: x.tree_flatten(),
-                                                  getattr(cls, "tree_flatten", cls)),
-                            cls.tree_unflatten)
+    _registry.register_node(cls, flatten, cls.tree_unflatten)
     return cls
 
 
 def register_dataclass(cls, data_fields=None, meta_fields=None):
-    _not_read_plain(cls)
     if data_fields is None:
         if not dataclasses.is_dataclass(cls):
             raise SecantTypeError(f"{cls.__name__} is not a dataclass; give data_fields and meta_fields")
         meta_fields = tuple(meta_fields or ())
         data_fields = tuple(f.name for f in dataclasses.fields(cls) if f.name not in meta_fields)
+    data, meta = tuple(data_fields), tuple(meta_fields or ())
+    if _read_plain_before(
+            cls, lambda x: ([getattr(x, k) for k in data], tuple(getattr(x, k) for k in meta)),
+            lambda aux, children: cls(**dict(zip(data, children)), **dict(zip(meta, aux)))):
+        return cls                  # (as jaxlib's dataclass node: built by cls(**fields))
     _registry.register_dataclass_node(cls, list(data_fields), list(meta_fields or ()))
     _node_types.add(cls)
     return cls
@@ -94,7 +112,8 @@ def plain_object(x):
         return False
     with _plain_lock:
         if cls not in _node_types:
-            _registry.register_node(cls, _plain_flatten, functools.partial(_plain_unflatten, cls))
+            _registry.register_node(cls, _plain_or_later_flatten,
+                                    functools.partial(_plain_or_later_unflatten, cls))
             _plain_types.add(cls)
             _node_types.add(cls)
     return True
@@ -130,8 +149,23 @@ def plain_refusal(cls):
     return None
 
 
+class _PlainKeys(tuple):
+    """The aux data of a plain class's node: its field names, sorted. A type of its own, equal
+    to no other, so a structure flattened while the class was read plain never equals one of
+    the user's registration made later (_read_plain_before)."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is _PlainKeys and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 def _plain_flatten(x):
-    keys = tuple(sorted(vars(x)))
+    keys = _PlainKeys(sorted(vars(x)))
     return [vars(x)[k] for k in keys], keys
 
 
@@ -139,6 +173,18 @@ def _plain_unflatten(cls, keys, children):
     out = object.__new__(cls)
     out.__dict__.update(zip(keys, children))
     return out
+
+
+def _plain_or_later_flatten(x):
+    later = _later.get(type(x))
+    return _plain_flatten(x) if later is None else later[0](x)
+
+
+def _plain_or_later_unflatten(cls, aux, children):
+    later = _later.get(cls)
+    if later is None or type(aux) is _PlainKeys:
+        return _plain_unflatten(cls, aux, children)
+    return later[1](aux, children)
 
 
 def plain_structure(cls, fields):
@@ -305,10 +351,11 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
             return flatten_func(x)
         pairs, aux = flatten_with_keys(x)
         return [child for _, child in pairs], aux
-    _not_read_plain(nodetype)
+    checked = _checked_flatten(nodetype, flatten, flatten_with_keys)
+    if _read_plain_before(nodetype, checked, unflatten_func):
+        return nodetype         # (its key paths then numbered: read plain, registered without)
     _node_types.add(nodetype)
-    _registry.register_node(nodetype, _checked_flatten(nodetype, flatten, flatten_with_keys),
-                            unflatten_func, flatten_with_keys)
+    _registry.register_node(nodetype, checked, unflatten_func, flatten_with_keys)
     return nodetype
 
 

@@ -205,18 +205,18 @@ def test_jacfwd_of_jacfwd_reading_aux_data_of_a_pytree(x64):
     np.testing.assert_allclose(h.coeffs.coeffs, 2 * a.T @ a / 8, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "Polynomial(c, 0.5).fit_loss(xs, ys) of a registered class built in place from the "
-    "differentiated c, whose method passes self on (vmap(self)): transformer/user_objects.py "
-    "in_place_call reads an object built in place only when its methods use self's fields "
-    "and call it, so it is refused ('secant cannot differentiate through the object "
-    "Polynomial(...)') although the class is a registered pytree"))
 def test_hessian_of_a_pytree_built_in_place_whose_method_passes_self_on(x64):
     xs, ys = RNG.normal(size=8), RNG.normal(size=8)
     a = np.vander(xs - 0.5, 3, increasing=True)
-    h = hessian(lambda c: Polynomial(c, 0.5).fit_loss(jnp.asarray(xs), jnp.asarray(ys)))(
-        jnp.asarray(RNG.normal(size=3)))
+    c = RNG.normal(size=3)
+    loss = lambda c: Polynomial(c, 0.5).fit_loss(jnp.asarray(xs), jnp.asarray(ys))
+    h = hessian(loss)(jnp.asarray(c))
     np.testing.assert_allclose(h, 2 * a.T @ a / 8, rtol=1e-10)
+    g = check_grad(loss, c)     # (and jit(grad))
+    np.testing.assert_allclose(g, 2 * a.T @ (a @ c - ys) / 8, rtol=1e-10)
+    cs = RNG.normal(size=(4, 3))
+    np.testing.assert_allclose(vmap(grad(loss))(jnp.asarray(cs)),
+                               [2 * a.T @ (a @ c - ys) / 8 for c in cs], rtol=1e-10)
 
 
 # --- MAML-like: a hessian through an inner grad step, the step size learned -------------------------------

@@ -312,17 +312,54 @@ def test_unreadable_class_is_a_clear_error(f, why):
         assert why in text and "test_plain_objects15.py" in text, text
 
 
-def test_registering_a_class_already_read_plain():
+def _late_class():
     class Late:
-        def __init__(self, w):
-            self.w = w
+        def __init__(self, w, scale=2.0):
+            self.w, self.scale = w, scale
 
         def __call__(self, x):
-            return jnp.sin(self.w * x)
+            return self.scale * jnp.sin(self.w * x)
+    return Late
+
+
+@pytest.mark.parametrize("how", ["register_pytree_node", "register_dataclass"])
+def test_registering_a_class_already_read_plain(x64, how):
+    """A later explicit registration wins (as in JAX, where the user's registration is the only
+    one): the class's objects flatten by it from then on, and what secant built while it read the
+    class plain (transforms, traces) is built again."""
+    Late = _late_class()
 
     def loss(w):
         return [Late(w)][0](2.0)
 
-    assert float(grad(loss)(0.5)) == pytest.approx(2.0 * np.cos(1.0), rel=1e-6)
-    with pytest.raises(secant.SecantError, match="read by secant as a plain class"):
-        secant.tree_util.register_dataclass(Late, ["w"], [])
+    def call(m):
+        return m(2.0)
+
+    assert float(grad(loss)(0.5)) == pytest.approx(4.0 * np.cos(1.0), rel=1e-12)
+    plain = grad(call)(Late(jnp.asarray(0.5), jnp.asarray(3.0)))     # both fields leaves
+    np.testing.assert_allclose([plain.w, plain.scale], [6 * np.cos(1.0), np.sin(1.0)],
+                               rtol=1e-12)
+    before = secant.tree_util.tree_structure(Late(1.0, 3.0))
+    assert secant.tree_util.tree_leaves(Late(1.0, 3.0)) == [3.0, 1.0]     # its sorted fields
+    if how == "register_pytree_node":
+        secant.tree_util.register_pytree_node(
+            Late, lambda m: ((m.w,), m.scale), lambda scale, ch: Late(ch[0], scale))
+    else:
+        secant.tree_util.register_dataclass(Late, ["w"], ["scale"])
+    assert secant.tree_util.tree_leaves(Late(1.0, 3.0)) == [1.0]    # the user's flatten
+    after = secant.tree_util.tree_structure(Late(1.0, 3.0))
+    assert after != before
+    old = secant.tree_util.tree_unflatten(before, [4.0, 5.0])     # flattened plain: rebuilt so
+    assert type(old) is Late and (old.scale, old.w) == (4.0, 5.0)
+    assert float(grad(loss)(0.5)) == pytest.approx(4.0 * np.cos(1.0), rel=1e-12)
+    g = grad(call)(Late(jnp.asarray(0.5), 3.0))             # scale is aux data now: no cotangent
+    assert type(g) is Late and g.scale == 3.0
+    np.testing.assert_allclose(g.w, 6 * np.cos(1.0), rtol=1e-12)
+    gj = jit(grad(call))(Late(jnp.asarray(0.5), 3.0))
+    np.testing.assert_allclose(gj.w, g.w, rtol=1e-12)
+    ws = RNG.normal(size=4)
+    out = secant.vmap(call)(Late(jnp.asarray(ws), 3.0))
+    np.testing.assert_allclose(out, 3.0 * np.sin(2 * ws), rtol=1e-12)
+    with pytest.raises(ValueError, match="Duplicate"):     # registered twice: as JAX
+        secant.tree_util.register_pytree_node(Late, lambda m: ((m.w,), None),
+                                              lambda _, ch: Late(ch[0]))

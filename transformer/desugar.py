@@ -1841,6 +1841,25 @@ class _TreeCalls(Hoister):
         obj = self._resolved(func)
         return None if obj is None else objects.node_class(obj)
 
+    def _tree_method(self, node, build):
+        """`P.m(P(a), x)` for `P(a).m(x)` (`P.__call__(P(a), x)` for `P(a)(x)`) where P is a
+        pytree class (a namedtuple, a registered class) that transformer/user_objects.py cannot
+        read as its fields (a namedtuple's __new__, a method passing self on to a helper) and m
+        a plain function of it: the object built as a tree (_constructor) and passed to m as
+        any argument. None otherwise."""
+        import copy
+        import inspect
+        cls = self._node_class(build.func)
+        method = node.func.attr if node.func is not build else "__call__"
+        if cls is None or not inspect.isfunction(inspect.getattr_static(cls, method, None)):
+            return None
+        from secant.transformer.user_objects import functional_form
+        if functional_form(cls) is not None:
+            return None
+        func = gast.Attribute(copy.deepcopy(build.func), method, gast.Load())
+        return gast.copy_location(gast.Call(gast.copy_location(func, node.func),
+                                            [build] + node.args, node.keywords), node)
+
     def _constructor(self, node):
         """`P(a, b)` of a pytree class P, as the transforms read a tree rebuilt from its leaves:
         `tree_unflatten(tree_structure(P(a, b)), tree_leaves([a, b]))` (the leaves in the
@@ -1879,7 +1898,9 @@ class _TreeCalls(Hoister):
 
     def visit_Call(self, node):
         inner = node.func.value if isinstance(node.func, gast.Attribute) else node.func
-        if isinstance(inner, gast.Call):    # C(a)(x), C(a).m(x): an object used where it is
+        if isinstance(inner, gast.Call) and (as_tree := self._tree_method(node, inner)):
+            node = as_tree                  # P(a).m(x) -> P.m(P(a), x): P(a) a tree (below)
+        elif isinstance(inner, gast.Call):  # C(a)(x), C(a).m(x): an object used where it is
             inner.secant_structure = True   # built (transformer/user_objects.py reads it)
         if self._callee(node.func) == "tree_structure":     # P(a, b) read for its structure
             for a in node.args:

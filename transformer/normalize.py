@@ -2186,6 +2186,7 @@ class Normaliser(ContainerMixin):
         def value(node, first=False):
             if first:
                 node = self._partial_as_lambda(node)
+                node = user_objects.bound_method_lambda(self._resolve, node)
             inner = self._resolve(node.func) if first and isinstance(node, gast.Call) and \
                 node.args and not any(isinstance(a, gast.Starred) for a in node.args) and \
                 all(k.arg for k in node.keywords) else None

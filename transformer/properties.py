@@ -55,7 +55,7 @@ def _computed_names():
 
 def _stamp():
     """Changes when a pytree class may have been added (registered, or a namedtuple made)."""
-    return len(tree_util._node_types), len(tuple.__subclasses__())
+    return len(tree_util._node_types), len(tree_util._later), len(tuple.__subclasses__())
 
 
 class PlainReads:

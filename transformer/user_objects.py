@@ -24,8 +24,15 @@ object of a simple class (`Frozen(Linear(w, b))`) is read as its fields too, and
 class's form for it (form_name: `Frozen._secant_fields_form_module_Linear`) knows which field
 holds it: `self._module(x)` -> `linear_functional.__call__(self['_module'], x)`, its methods,
 properties and fields likewise, and attributes read through a `__getattr__` that delegates to
-that field (`return getattr(self._module, name)`). Any other class or use keeps the normaliser's clear error: never a constant
-object, whose derivative would be a silent zero.
+that field (`return getattr(self._module, name)`). A dataclass's __init__ is the one its fields
+make (with __post_init__'s body after it: `object.__setattr__(self, "f", v)` of a frozen one read
+as `self.f = v`, InitVar parameters passed on). A method handing its object to a transform
+written in place (`vmap(self)(xs)`, `grad(self.one)(x)`) reads `lambda x: functional.one(self,
+x)` (a bound method used as a value, `lax.scan(self.step, h, xs)`, likewise), self(x) reads
+`functional.__call__(self, x)`, and `vmap(C(a).m)(xs)` in the function reads
+`vmap(lambda x: C.AUTO.m(C.AUTO.__init__(a), x))(xs)` (bound_method_lambda). Any other class or
+use keeps the normaliser's clear error: never a constant object, whose derivative would be a
+silent zero.
 """
 import abc
 import copy
@@ -145,7 +152,8 @@ def _members(cls):
 def _build(cls, kinds=None):
     members = _members(cls)
     delegate = _delegate(members.get("__getattr__"))
-    if any(k in members for k in _FORBIDDEN if k != "__getattr__" or delegate is None):
+    if any(k in members for k in _FORBIDDEN if (k != "__getattr__" or delegate is None)
+           and (k != "__setattr__" or not _frozen_dataclass_setattr(cls))):
         raise NotEligible(cls.__name__)
     sources = {}
     for k, v in members.items():        # its methods and __call__ (not the other dunders:
@@ -168,6 +176,12 @@ def _build(cls, kinds=None):
     if dataclasses.is_dataclass(cls) and "__post_init__" not in members and not kinds:
         fields = [f.name for f in dataclasses.fields(cls)]
         ns.__init__ = _dataclass_init(cls)
+    elif dataclasses.is_dataclass(cls) and not kinds and _generated_init(cls):
+        post = members["__post_init__"]         # its generated __init__, then __post_init__
+        init_src, free = _post_init_source(cls, post)
+        fields = _fields(init_src.node)
+        ns.__init__ = _rewrite(cls, init_src, post, "__init__", fields, set(sources),
+                               constants, ns, properties, supers, free=free)
     elif inspect.isfunction(members.get("__init__")):
         init_src = function_source(members["__init__"])
         fields = _init_fields(cls, _owner(cls, "__init__"))
@@ -298,6 +312,120 @@ def _dataclass_init(cls):
     return fn
 
 
+def _frozen_dataclass_setattr(cls):
+    """Whether the __setattr__ attribute lookup finds on cls is the one a frozen dataclass
+    writes (refusing every field set after __init__: the functional form sets none)."""
+    owner = _owner(cls, "__setattr__")
+    params = vars(owner).get("__dataclass_params__")
+    return params is not None and params.frozen and _generated(vars(owner)["__setattr__"])
+
+
+def _generated(fn):
+    """Whether fn is a method the dataclasses module wrote (it has no source file)."""
+    return inspect.isfunction(fn) and fn.__code__.co_filename.startswith("<")
+
+
+def _generated_init(cls):
+    """Whether cls's __init__ is its dataclass's generated one and it has a __post_init__
+    (the __init__ calls it), a plain function of source."""
+    owner = _owner(cls, "__init__")
+    params = vars(owner).get("__dataclass_params__")
+    return params is not None and params.init and _generated(vars(owner)["__init__"]) \
+        and inspect.isfunction(getattr(cls, "__post_init__", None))
+
+
+def _post_init_source(cls, post):
+    """The __init__ a dataclass with __post_init__ runs, as source: its fields set from the
+    parameters of its generated __init__ (defaults kept), then __post_init__'s body, its
+    InitVar parameters bound to the __init__'s (`object.__setattr__(self, "f", v)` of a frozen
+    one read as `self.f = v`). (The FunctionSource of that def, the free names its
+    non-literal defaults read.)"""
+    src = function_source(post)
+    node = copy.deepcopy(src.node)
+    me = _self_name(node)
+    node = _SetattrAsStore(me).visit(node)
+    body_names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+              and not isinstance(n.ctx, gast.Load)}
+    kind = getattr(dataclasses, "_FIELD_INITVAR", None)
+    initvars = [f.name for f in getattr(cls, "__dataclass_fields__", {}).values()
+                if getattr(f, "_field_type", None) is kind] if kind is not None else None
+    post_params = [a.id for a in node.args.args[1:]]
+    if initvars is None or len(post_params) != len(initvars):
+        raise NotEligible("__post_init__ parameters")
+    params = list(inspect.signature(cls).parameters.values())
+    read = body_names - stored      # (a global the body reads: never shadowed by a parameter)
+    free, args, defaults = {}, [], []
+
+    def default(name, value):
+        if type(value) in (int, float, bool, str, type(None)) and \
+                repr(value) not in ("nan", "inf", "-inf"):
+            return gast.Constant(value, None)
+        held = f"default_{name}"
+        while held in body_names or held in free:
+            held += "_"
+        free[held] = value
+        return gast.Name(held, gast.Load(), None, None)
+    for p in params:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name in read or p.name == me or \
+                p.default is getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None):
+            raise NotEligible(f"dataclass parameter {p.name}")
+        args.append(gast.Name(p.name, gast.Param(), None, None))
+        if p.default is not p.empty:
+            defaults.append(default(p.name, p.default))
+        elif defaults:
+            raise NotEligible("defaults")
+
+    def at(stmt):
+        for n in gast.walk(stmt):
+            if isinstance(n, (gast.expr, gast.stmt)):
+                gast.copy_location(n, node)
+        return stmt
+    body = []
+    for f in dataclasses.fields(cls):
+        if f.init:
+            value = gast.Name(f.name, gast.Load(), None, None)
+        elif f.default is not dataclasses.MISSING:
+            value = default(f.name, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            raise NotEligible(f"dataclass field {f.name}")
+        else:
+            continue            # (set by __post_init__, or never)
+        body.append(at(gast.Assign([gast.Attribute(gast.Name(me, gast.Load(), None, None),
+                                                   f.name, gast.Store())], value)))
+    for p, v in zip(post_params, initvars):
+        if p != v:
+            body.append(at(gast.Assign([gast.Name(p, gast.Store(), None, None)],
+                                       gast.Name(v, gast.Load(), None, None))))
+    node.args.args = node.args.args[:1] + args
+    node.args.defaults = defaults
+    node.name = "__init__"
+    node.body = body + node.body
+    out = copy.copy(src)
+    out.node = node
+    out.resolutions, out.imports, out.aliases = {}, {}, {}
+    return out, free
+
+
+class _SetattrAsStore(gast.NodeTransformer):
+    """`object.__setattr__(self, "f", v)` (a frozen dataclass's __post_init__ setting a
+    field) -> `self.f = v`."""
+
+    def __init__(self, me):
+        self.me = me
+
+    def visit_Expr(self, node):
+        c = node.value
+        if isinstance(c, gast.Call) and gast.unparse(c.func).strip() == "object.__setattr__" \
+                and len(c.args) == 3 and not c.keywords and isinstance(c.args[0], gast.Name) \
+                and c.args[0].id == self.me and isinstance(c.args[1], gast.Constant) \
+                and isinstance(c.args[1].value, str) and c.args[1].value.isidentifier():
+            target = gast.Attribute(gast.Name(self.me, gast.Load(), None, None),
+                                    c.args[1].value, gast.Store())
+            return gast.copy_location(gast.Assign([target], c.args[2]), node)
+        return node
+
+
 def _init_fields(cls, owner):
     """The fields the __init__ of `owner` (a class of cls's MRO) sets, with those its
     `super().__init__(...)` sets (first), in order."""
@@ -349,7 +477,7 @@ def _self_name(node):
 
 
 def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, supers,
-             owner=None):
+             owner=None, free=None):
     if set(fn.__code__.co_freevars) - {"__class__"}:   # (__class__: the cell super() reads)
         raise NotEligible("closure")
     named = (owner or cls).__name__.lower()     # (a super().__init__ one: after its class)
@@ -379,6 +507,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
                       super_of)
     visitor.kinds = {f: (k, kind_names[k]) for f, k in kinds.items()}
     visitor.delegate = getattr(supers, "delegate", None)
+    visitor.members, visitor.globals = supers.members, src.globals
     visitor.visit(node)
     if is_init:
         ret = gast.parse("return {" + ", ".join(f"{f!r}: {locals_[f]}" for f in fields)
@@ -396,7 +525,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
     printer = _Printer(src, {})
     printer.stmt(node, 0)
     source = "\n".join(printer.lines) + "\n"
-    free = {names["functional"]: ns, names["cls"]: cls,
+    free = {**(free or {}), names["functional"]: ns, names["cls"]: cls,
             **{v: functional_form(k) for k, v in kind_names.items()}}
     out = loader.load(source, node.name, src.globals, free, printer.origins)
     out.__qualname__ = f"{owner.__qualname__}.{name}"
@@ -488,8 +617,76 @@ class _Fields(gast.NodeTransformer):
                                                      gast.Load()), node)
         raise NotEligible(f"self.{field}.{attr}")
 
+    members, globals = {}, {}
+
+    def _passed_self(self, node):
+        """`vmap(self)(x)`, `grad(self.m)(x)` in a method: a transform (written in place) of
+        the object's __call__ or method m, read as `lambda x: functional.m(self, x)` (self:
+        the dict of fields, a free local of the lambda), else None."""
+        if not node.args or self.is_init or not self._is_factory(node.func):
+            return None
+        a = node.args[0]
+        if self._is_self(a):
+            method = "__call__"
+        elif isinstance(a, gast.Attribute) and self._is_self(a.value) \
+                and a.attr in self.methods and a.attr not in self.properties:
+            method = a.attr
+        else:
+            return None
+        lam = self._method_lambda(method, a)
+        if lam is None:
+            return None
+        node.args = [lam] + [self.visit(x) for x in node.args[1:]]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.func = self.visit(node.func)
+        return node
+
+    def _method_lambda(self, method, like):
+        """`lambda x: functional.m(self, x)`: the object's bound method m as a function (its
+        parameters positional, without defaults), else None."""
+        fn = self.members.get(method)
+        params = _plain_params(fn) if method in self.methods else None
+        if params is None:
+            return None
+        taken = {self.me, self.names["functional"]}
+        names = []
+        for p in params:
+            while p in taken:
+                p += "_"
+            taken.add(p)
+            names.append(p)
+        lam = gast.parse(f"lambda {', '.join(names)}: {self.names['functional']}.{method}("
+                         f"{', '.join([self.me] + names)})").body[0].value
+        for n in gast.walk(lam):
+            if isinstance(n, gast.expr):
+                gast.copy_location(n, like)
+        return lam
+
+    def _is_factory(self, func):
+        """Whether `func` (a name or attribute chain) names a secant transform."""
+        import builtins
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id == self.me:
+            return False
+        obj = self.globals.get(func.id, getattr(builtins, func.id, None))
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return bool(getattr(obj, "__secant_factory__", False))
+
     def visit_Call(self, node):
         f = node.func
+        if (passed := self._passed_self(node)) is not None:  # vmap(self)(x)
+            return passed
+        if self._is_self(f) and "__call__" in self.methods and not self.is_init:
+            node.args = [gast.Name(self.me, gast.Load(), None, None)] + \
+                [self.visit(a) for a in node.args]          # self(x): functional.__call__
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.func = gast.copy_location(gast.Attribute(gast.Name(
+                self.names["functional"], gast.Load(), None, None), "__call__", gast.Load()), f)
+            return node
         if (kinded := self._kinded(f)) is not None:         # self.f(x): f's __call__
             return self._object_call(node, *kinded, "__call__")
         if isinstance(f, gast.Attribute) and (kinded := self._kinded(f.value)) is not None \
@@ -550,6 +747,10 @@ class _Fields(gast.NodeTransformer):
             return gast.copy_location(gast.Attribute(
                 gast.Name(self.names["cls"], gast.Load(), None, None), node.attr, gast.Load()),
                 node)
+        if node.attr in self.methods and not self.is_init:     # lax.scan(self.step, ...)
+            lam = self._method_lambda(node.attr, node)
+            if lam is not None:
+                return lam
         raise NotEligible(f"self.{node.attr}")
 
     def visit_Name(self, node):
@@ -708,3 +909,57 @@ def held_call(node, held, current):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)
     return new
+
+
+def bound_method_lambda(src_resolve, node):
+    """`C(a).m` (or `C(a)`, its __call__) of a simple class C, passed to a transform written
+    in place (`vmap(Gaussian(mean, log_std).log_prob)(data)`): the lambda it stands for,
+    `lambda x: C.AUTO.m(C.AUTO.__init__(a), x)` (the object built again on each call, as its
+    fields: its __init__ only sets them), read as any lambda closing over the locals; else
+    `node`."""
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Call) \
+            and not node.attr.startswith("__"):
+        build, method = node.value, node.attr
+    elif isinstance(node, gast.Call):
+        build, method = node, "__call__"
+    else:
+        return node
+    if any(isinstance(a, gast.Starred) for a in build.args) or \
+            any(k.arg is None for k in build.keywords):
+        return node
+    cls = src_resolve(build.func)
+    if not inspect.isclass(cls):
+        return node
+    args, keywords, kinds = _kinded(src_resolve, build)
+    ns = functional_form(cls, kinds)
+    fn = getattr(ns, method, None) if ns is not None and hasattr(ns, "__init__") else None
+    params = _plain_params(fn)
+    if params is None:
+        return node
+    taken = {n.id for n in gast.walk(build) if isinstance(n, gast.Name)}
+    names = []
+    for p in params:
+        while p in taken:
+            p += "_"
+        taken.add(p)
+        names.append(p)
+    form = f"({gast.unparse(build.func).strip()}).{form_name(kinds)}"
+    lam = gast.parse(f"lambda {', '.join(names)}: {form}.{method}(None, "
+                     f"{', '.join(names)})").body[0].value
+    lam.body.args[0] = gast.Call(func=gast.parse(f"{form}.__init__").body[0].value,
+                                 args=args, keywords=keywords)   # (the build's own nodes)
+    for n in gast.walk(lam):
+        if isinstance(n, gast.expr) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, node)
+    return lam
+
+
+def _plain_params(fn):
+    """The parameters after self of a functional method taking only positional ones without
+    defaults (None for any other)."""
+    if not inspect.isfunction(fn):
+        return None
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+        return None
+    return [p.name for p in params]
