@@ -449,9 +449,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     # (wraps copied fun's own attributes: another transform must never read fun in its place)
     opaque(batched, f"secant cannot transform {batched.__name__} again: vmap with in_axes "
-           "given leaf by leaf of a pytree has no batched source before it sees its arguments; "
-           "give vmap one in_axis per argument (an int or None), or apply the transform "
-           "inside vmap")
+           "or out_axes given leaf by leaf through a namedtuple or a registered pytree class "
+           "has no batched source before it sees its arguments; give them as dicts, tuples "
+           "and lists of ints and None, or apply the transform inside vmap")
     try:
         gen = default_gen()
     except Exception as e:      # reported when the function is called, as JAX does

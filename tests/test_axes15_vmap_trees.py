@@ -2,6 +2,8 @@
 None for a shared leaf, tuples of dicts, negative axes) read by another transform (grad,
 jit(grad), jacfwd, vmap of it), and functions passing dict literals inside tuples. Checked
 against Python loops, float64 central differences and closed forms."""
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -208,3 +210,30 @@ def test_jacfwd_of_a_vmap_whose_out_axes_moves_a_helpers_dict_item(x64):
     jf = jacfwd(f)(a)
     np.testing.assert_allclose(jf, jacrev(f)(a), rtol=1e-12)
     np.testing.assert_allclose(jf[1, 2, 2, 1], np.cos(a[2, 1]), rtol=1e-12)
+
+
+def test_a_dict_in_a_tuple_of_dicts_out_under_grad_and_jacfwd(x64):
+    def h(a):
+        o1, o2 = vmap(halves)({"a": a, "b": a + 1.0})
+        return o1["p"] + o2["q"]
+    a = RNG.normal(size=4)
+    d = 2 + np.cos(a + 1) * a + np.sin(a + 1)
+    np.testing.assert_allclose(grad(lambda a: jnp.sum(h(a)))(jnp.asarray(a)), d, rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(h)(jnp.asarray(a)), np.diag(d), rtol=1e-12)
+    np.testing.assert_allclose(jit(jacrev(h))(jnp.asarray(a)), np.diag(d), rtol=1e-12)
+
+
+class Pair(NamedTuple):
+    w: object
+    c: object
+
+
+def test_namedtuple_in_axes_read_by_grad_is_refused_with_the_line(x64):
+    def f(n, x):
+        return jnp.sum(n.w * x) + n.c
+    w, x = RNG.normal(size=(4, 3)), RNG.normal(size=3)
+    mapped = vmap(f, in_axes=(Pair(0, None), None))
+    np.testing.assert_allclose(mapped(Pair(jnp.asarray(w), 0.5), jnp.asarray(x)),
+                               w @ x + 0.5, rtol=1e-12)
+    with pytest.raises(secant.SecantError, match=r"namedtuple(.|\n)*test_axes15_vmap_trees.py"):
+        grad(lambda c: jnp.sum(mapped(Pair(jnp.asarray(w), c), jnp.asarray(x))))(0.5)
