@@ -64,6 +64,16 @@ def _broadcast_prefix(axes, arg, what):
     return out
 
 
+def _at_call(e):
+    """An error of the vmapped call (out_axes that do not fit the outputs) at the line of the
+    call; from a generated caller (the leaf-wise form's own call, secant/batch.py _leafwise)
+    it is left to the call above it to name."""
+    here = where()
+    if here and "<secant" in here.splitlines()[1]:
+        return e
+    return SecantValueError(f"{e}{here}")
+
+
 def _describe(x):
     from secant.numpy.conversion import dtype_weak
     return f"{dtype_weak(x)[0].name}{list(np.shape(x))}"
@@ -278,11 +288,13 @@ def _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names):
         out_names = {path: _leaf_name(out, path, taken) for path, _ in out_paths}
         flat_out = tuple(ax for _, ax in out_paths)
         leaves = ", ".join(out + "".join(f"[{k!r}]" for k in path) for path, _ in out_paths)
-        inner_body = f"    {out} = {call}\n    return ({leaves},)\n"
+        inner_body = (f"    {out} = out_axes_tree({call}, {out_axes!r})\n"
+                      f"    return ({leaves},)\n")
         outer_body = (f"    {', '.join(out_names.values())}, = {mapped_call}\n"
                       f"    return {_rebuilt(out_axes, (), out_names)}\n")
     inner_src = f"def {fname}({', '.join(params)}):\n{inner_body}"
-    inner = load_generated(inner_src, fname, {}, {callee: fun})
+    from secant.ad.custom_checks import out_axes_tree
+    inner = load_generated(inner_src, fname, {}, {callee: fun, "out_axes_tree": out_axes_tree})
     mapped = vmap(inner, tuple(flat_axes), flat_out, axis_name, axis_size)
     outer_src = f"def {outer_name}({', '.join(names)}):\n{outer_body}"
     return load_generated(outer_src, outer_name, {}, {mapped_name: mapped})
@@ -381,7 +393,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                 return by_leaves(*args)
             except Exception as e:
                 if getattr(e, "vmap_call", False):
-                    raise SecantValueError(f"{e}{where()}") from None
+                    raise _at_call(e) from None
                 _note_user_lines(e)
                 raise
         args = tuple(_move_leaves(a, la, plan.size) if ax == "tree" else a
@@ -397,7 +409,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             raise err from None
         except Exception as e:
             if getattr(e, "vmap_call", False):      # (out_axes out of range): at this call
-                raise SecantValueError(f"{e}{where()}") from None
+                raise _at_call(e) from None
             _note_user_lines(e)
             raise
         if _out_spec(out_axes) != out_axes:

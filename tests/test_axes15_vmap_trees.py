@@ -237,3 +237,16 @@ def test_namedtuple_in_axes_read_by_grad_is_refused_with_the_line(x64):
                                w @ x + 0.5, rtol=1e-12)
     with pytest.raises(secant.SecantError, match=r"namedtuple(.|\n)*test_axes15_vmap_trees.py"):
         grad(lambda c: jnp.sum(mapped(Pair(jnp.asarray(w), c), jnp.asarray(x))))(0.5)
+
+
+def test_out_axes_that_leave_out_an_output_key_are_refused_at_the_call(x64):
+    # the leaf-wise form reads the outputs out_axes names: 't' was dropped without a word
+    a = jnp.asarray(RNG.normal(size=(3, 2)))
+    mapped = vmap(stats, out_axes={"s": 1})
+    message = r"out_axes specification must be a tree prefix(.|\n)*test_axes15_vmap_trees.py"
+    with pytest.raises(secant.SecantError, match=message):
+        mapped({"a": a, "b": a})
+    with pytest.raises(secant.SecantError, match=message):
+        grad(lambda a: jnp.sum(mapped({"a": a, "b": a})["s"]))(a)
+    with pytest.raises(secant.SecantError, match=message):
+        jit(mapped)({"a": a, "b": a})
