@@ -147,3 +147,73 @@ def test_vmap_and_grad_over_the_learning_rate(train, reference, x64):
     np.testing.assert_allclose(grad(train)(0.1), dwant[1], rtol=1e-6)
     np.testing.assert_allclose(jit(grad(train))(0.1), dwant[1], rtol=1e-6)
     np.testing.assert_allclose(vmap(grad(train))(jnp.asarray(LRS)), dwant, rtol=1e-6)
+
+
+# --- optax.chain written by hand: closures over closures, an init returning () ---------------------
+def scale(step):
+    def init_fn(params):
+        return ()
+
+    def update_fn(updates, state, params=None):
+        return tree_util.tree_map(lambda u: step * u, updates), state
+    return GradientTransformation(init_fn, update_fn)
+
+
+def trace(decay):
+    def init_fn(params):
+        return tree_util.tree_map(jnp.zeros_like, params)
+
+    def update_fn(updates, state, params=None):
+        m = tree_util.tree_map(lambda s, g: decay * s + g, state, updates)
+        return m, m
+    return GradientTransformation(init_fn, update_fn)
+
+
+def chain(*transforms):
+    def init_fn(params):
+        return tuple(t.init(params) for t in transforms)
+
+    def update_fn(updates, state, params=None):
+        new = []
+        for t, s in zip(transforms, state):
+            updates, s = t.update(updates, s, params)
+            new.append(s)
+        return updates, tuple(new)
+    return GradientTransformation(init_fn, update_fn)
+
+
+def train_chain(lr, decay):
+    opt = chain(trace(decay), scale(-lr))
+    p = start()
+    s = opt.init(p)
+    for _ in range(3):
+        u, s = opt.update(grad(loss)(p), s, p)
+        p = apply_updates(p, u)
+    return loss(p)
+
+
+def train_chain_np(lr, decay):
+    p = {k: np.array(v, dtype=np.float64) for k, v in P0.items()}
+    m = {k: np.zeros_like(v) for k, v in p.items()}
+    for _ in range(3):
+        g = grad_np(p)
+        m = {k: decay * m[k] + g[k] for k in p}
+        p = {k: p[k] - lr * m[k] for k in p}
+    return loss_np(p)
+
+
+def test_a_chain_of_transformations_over_lr_and_decay(x64):
+    want = np.array([train_chain_np(r, 0.9) for r in LRS])
+    np.testing.assert_allclose(vmap(train_chain, (0, None))(jnp.asarray(LRS), 0.9), want,
+                               rtol=1e-12)
+    decays = np.array([0.5, 0.9])
+    np.testing.assert_allclose(vmap(train_chain, (None, 0))(0.1, jnp.asarray(decays)),
+                               [train_chain_np(0.1, d) for d in decays], rtol=1e-12)
+    dlr = np.array([central(lambda r: train_chain_np(r, 0.9), r) for r in LRS])
+    np.testing.assert_allclose(vmap(grad(train_chain), (0, None))(jnp.asarray(LRS), 0.9), dlr,
+                               rtol=1e-6)
+    np.testing.assert_allclose(jit(grad(train_chain, 1))(0.1, 0.9),
+                               central(lambda d: train_chain_np(0.1, d), 0.9), rtol=1e-6)
+    np.testing.assert_allclose(grad(grad(train_chain))(0.1, 0.9),
+                               central(lambda r: central(lambda q: train_chain_np(q, 0.9), r,
+                                                         1e-4), 0.1, 1e-4), rtol=1e-4)
