@@ -249,8 +249,9 @@ def _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names):
     pytree class in in_axes)."""
     from secant.transforms import load_generated
     in_axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
-    if len(in_axes) != len(names) or not all(n.isidentifier() for n in names):
+    if len(in_axes) > len(names) or not all(n.isidentifier() for n in names):
         return None
+    names = names[:len(in_axes)]        # (the parameters after them: left at their defaults)
     callee = getattr(fun, "__name__", "")
     callee = callee if callee.isidentifier() and callee not in names else "mapped"
     fname = f"{callee}_of_leaves" if callee != "mapped" else "f_of_leaves"
@@ -321,8 +322,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     names = [p.name for p in params]
     # in_axes or out_axes a pytree prefix deeper than one axis per argument or output: what
     # another transform reads is written leaf by leaf (_leafwise)
-    leafwise = not op_caller and (_out_spec(out_axes) != out_axes or isinstance(
-        in_axes, tuple) and any(not (a is None or isinstance(a, int)) for a in in_axes))
+    leafwise = isinstance(in_axes, tuple) and any(
+        not (a is None or isinstance(a, int)) for a in in_axes) or (
+        _out_spec(out_axes) != out_axes and (isinstance(in_axes, tuple) or not op_caller))
+    # (the parameters a call maps: one per in_axes entry, those after them at their defaults)
+    mapped_names = names[:len(in_axes)] if isinstance(in_axes, tuple) else names
+    if leafwise and len(mapped_names) < len(names) and any(
+            p.default is p.empty for p in params[len(mapped_names):]):
+        leafwise = False    # (refused as before: no one function of the arguments)
 
     def gen_for(plan, kw_names, tracing, args=()):
         nonlocal base
@@ -387,7 +394,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         kwargs = dict(zip(kwargs, _as_arrays(tuple(kwargs.values()), ())))
         plan = _Plan(args, kwargs, in_axes, getattr(fun, "__name__", "f"), axis_size)
         by_leaves = getattr(batched, "__secant_generated__", None) if leafwise and not kwargs \
-            and len(args) == len(names) else None
+            and len(args) == len(mapped_names) else None
         if by_leaves is not None:   # (as another transform reads it: a None out_axis of a
             try:                    # batched output refused, never returned batched)
                 return by_leaves(*args)
@@ -448,7 +455,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                 _unwrap(base)) or n_args > len(names) or any(k not in names for k in kw_names):
             return None
         if leafwise:
-            return None if kw_names or n_args != len(names) else _leafwise(
+            return None if kw_names or n_args != len(mapped_names) else _leafwise(
                 fun, in_axes, out_axes, axis_name, axis_size, names)
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n_args
         if len(axes) != n_args or any(not (a is None or isinstance(a, int)) for a in axes):

@@ -250,3 +250,34 @@ def test_out_axes_that_leave_out_an_output_key_are_refused_at_the_call(x64):
         grad(lambda a: jnp.sum(mapped({"a": a, "b": a})["s"]))(a)
     with pytest.raises(secant.SecantError, match=message):
         jit(mapped)({"a": a, "b": a})
+
+
+def scaled(d, x, scale=2.0):
+    return jnp.sum(d["w"] * x) * scale + d["c"]
+
+
+class Scaler:
+    def __init__(self, s):
+        self.s = s
+
+    def apply(self, d, x):
+        return scaled(d, x, self.s)
+
+
+@pytest.mark.parametrize("kind", ["partial", "method", "defaults"])
+def test_dict_in_axes_of_a_partial_a_method_and_defaults_under_grad(x64, kind):
+    import functools
+    fn = {"partial": functools.partial(scaled, scale=2.0), "method": Scaler(2.0).apply,
+          "defaults": scaled}[kind]
+    w, x = RNG.normal(size=(4, 3)), RNG.normal(size=3)
+    axes = {"w": 0, "c": None}
+
+    def loss(d):
+        return jnp.sum(vmap(fn, in_axes=(axes, None))(d, jnp.asarray(x)) ** 2)
+    d = {"w": jnp.asarray(w), "c": jnp.asarray(0.5)}
+    out = w @ x * 2.0 + 0.5
+    np.testing.assert_allclose(loss(d), np.sum(out ** 2), rtol=1e-12)
+    g = grad(loss)(d)       # refused before: no batched source of a partial, a method, defaults
+    np.testing.assert_allclose(g["w"], 4.0 * out[:, None] * x, rtol=1e-12)
+    np.testing.assert_allclose(g["c"], 2.0 * out.sum(), rtol=1e-12)
+    assert_trees_close(jit(grad(loss))(d), g, rtol=1e-12)
