@@ -343,8 +343,24 @@ def vjp_cotangent(ct, spec, depth=0):
     return tree.unflatten(fixed)
 
 
+@checks
+def out_axes_tree(out, out_axes):
+    """A vmapped function's output, checked against vmap's out_axes given as a pytree prefix
+    (secant/batch.py _leafwise reads the output leaf by leaf there: a key or item it left out
+    is an error, as in JAX, never dropped)."""
+    try:
+        tree_util.tree_structure(out_axes, is_leaf=lambda a: a is None).flatten_up_to(out)
+    except (ValueError, TypeError) as e:
+        err = SecantValueError(f"vmap out_axes specification must be a tree prefix of the "
+                               f"corresponding value, got specification {out_axes!r} for value "
+                               f"tree {tree_util.tree_structure(out)}: {e}")
+        err.vmap_call = True        # (secant/batch.py names the line of the vmapped call)
+        raise err from None
+    return out
+
+
 NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent",
-         "output_spec")
+         "output_spec", "out_axes_tree")
 
 
 def by_name():

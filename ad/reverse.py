@@ -792,9 +792,15 @@ class ReverseBuilder(Walker, StackReverse):
             ct = "(" + ", ".join(g if g else f"{self._tree_zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: src(v) for k, v in op.operands.items()})
-        fresh, adds = {}, []
+        fresh, adds, spread = {}, [], []
 
         def target(o):          # a tuple argument h((x, y)) gets its cotangent unpacked
+            if isinstance(o, ir.Seq) and o.kind == "dict":
+                # h({'u': u}): a dict's cotangent is a dict, read at its keys (unpacked as a
+                # tuple it gave the keys)
+                name = self.names.fresh("dict_bar")
+                spread.append((o, name))
+                return name
             if isinstance(o, ir.Seq):
                 inner = [target(i) for i in o.items]
                 return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
@@ -817,6 +823,16 @@ class ReverseBuilder(Walker, StackReverse):
         self.bars.update(fresh)
         for var, t in adds:
             self.emit(self._add(var, self.bars[var], t))
+
+        def read(o, bar):
+            if isinstance(o, ir.Var):
+                self.accumulate(o.name, bar)
+            elif isinstance(o, ir.Seq):
+                keys = o.keys if o.kind == "dict" else range(len(o.items))
+                for key, item in zip(keys, o.items):
+                    read(item, f"{bar}[{key}]")
+        for o, name in spread:
+            read(o, name)
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(

@@ -216,6 +216,7 @@ HELPERS = {
     "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2}, {arg3}, "
                              "{arg4_b}, {arg5_next})",     # (f's output type: past the axis)
     "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
+    "out_axes_tree": "out_axes_tree({arg0_b}, {arg1})",     # (the structure only)
     "vjp_cotangent": "vjp_cotangent({arg0_b}, {arg1}, {arg2_next})",     # past the batch axis
     "batch_axis_to": "batch_axis_to({arg0_b}, {arg1}, {arg2_next})",     # an inner vmap's out_axes
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked

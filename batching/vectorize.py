@@ -1041,13 +1041,15 @@ def _is_int(src):
 
 
 def _outer_axis_call(code, start):
-    """Index just past `batch_axis(` or `batch_new_axis(` whose argument list ends at `start`
-    (the index of its closing parenthesis), or None."""
+    """Index just past `batch_axis(` (or another helper taking an enclosing vmap's outer axes:
+    batch_new_axis, batch_flat_axis, out_batch_axis) whose argument list ends at `start` (the
+    index of its closing parenthesis), or None."""
     depth = 0
     for i in range(start, -1, -1):
         depth += {")": 1, "(": -1}.get(code[i], 0)
         if depth == 0:
-            head = re.search(r"(?<![\w.])(batch_axis|batch_new_axis)$", code[:i])
+            head = re.search(r"(?<![\w.])(batch_axis|batch_new_axis|batch_flat_axis|"
+                             r"out_batch_axis)$", code[:i])
             return i + 1 if head else None
     return None
 

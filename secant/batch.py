@@ -64,6 +64,16 @@ def _broadcast_prefix(axes, arg, what):
     return out
 
 
+def _at_call(e):
+    """An error of the vmapped call (out_axes that do not fit the outputs) at the line of the
+    call; from a generated caller (the leaf-wise form's own call, secant/batch.py _leafwise)
+    it is left to the call above it to name."""
+    here = where()
+    if here and "<secant" in here.splitlines()[1]:
+        return e
+    return SecantValueError(f"{e}{here}")
+
+
 def _describe(x):
     from secant.numpy.conversion import dtype_weak
     return f"{dtype_weak(x)[0].name}{list(np.shape(x))}"
@@ -179,6 +189,118 @@ def _bound(fun, args, fixed, names):
     return load_generated(source, name, {}, free)
 
 
+def _spec_paths(spec, path=()):
+    """The leaves of an in_axes entry given as a pytree prefix (dicts, tuples and lists): a
+    list of (path of keys, axis), or None where a node is of another kind (a registered class)
+    or a dict key is not a str or int, which the leaf-wise form cannot spell."""
+    if spec is None or isinstance(spec, int):
+        return [(path, spec)]
+    if isinstance(spec, dict):
+        if not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in spec):
+            return None
+        items = sorted(spec.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))
+    elif type(spec) in (tuple, list):
+        items = list(enumerate(spec))
+    else:
+        return None
+    out = []
+    for k, sub in items:
+        inner = _spec_paths(sub, path + (k,))
+        if inner is None:
+            return None
+        out += inner
+    return out
+
+
+def _leaf_name(param, path, taken):
+    name = "_".join([param] + [str(k) for k in path])
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if not name.isidentifier():
+        name = f"{param}_leaf"
+    base, k = name, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def _rebuilt(spec, path, names):
+    """Source of the value an in_axes prefix `spec` describes, from its leaves' names (a
+    dict's keys sorted, as a pytree's are)."""
+    if spec is None or isinstance(spec, int):
+        return names[path]
+    if isinstance(spec, dict):
+        items = sorted(spec.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))
+        return "{" + ", ".join(f"{k!r}: {_rebuilt(v, path + (k,), names)}"
+                               for k, v in items) + "}"
+    parts = [_rebuilt(v, path + (j,), names) for j, v in enumerate(spec)]
+    if type(spec) is list:
+        return "[" + ", ".join(parts) + "]"
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names):
+    """vmap(fun, in_axes, out_axes) with in_axes or out_axes a pytree prefix (a dict of axes
+    per leaf, None for a shared leaf) as two generated functions: `fun` of its arguments'
+    leaves (their trees rebuilt) returning its output's leaves, mapped with one axis per leaf,
+    and the function of the arguments that calls it with their leaves and rebuilds the output,
+    which every transform reads. Unmapped leaves stay unmapped (a shared bias is not broadcast;
+    its gradient sums over the batch). None where the prefix cannot be spelled (a registered
+    pytree class in in_axes)."""
+    from secant.transforms import load_generated
+    in_axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
+    if len(in_axes) > len(names) or not all(n.isidentifier() for n in names):
+        return None
+    names = names[:len(in_axes)]        # (the parameters after them: left at their defaults)
+    callee = getattr(fun, "__name__", "")
+    callee = callee if callee.isidentifier() and callee not in names else "mapped"
+    fname = f"{callee}_of_leaves" if callee != "mapped" else "f_of_leaves"
+    taken = set(names) | {callee, fname}
+    params, flat_axes, rebuilt, reads = [], [], [], []
+    for param, spec in zip(names, in_axes):
+        paths = _spec_paths(spec)
+        if paths is None:
+            return None
+        if len(paths) == 1 and paths[0][0] == ():       # an int or None for the whole argument
+            params.append(param)
+            flat_axes.append(spec)
+            rebuilt.append(param)
+            reads.append(param)
+            continue
+        leaf_names = {}
+        for path, ax in paths:
+            leaf_names[path] = _leaf_name(param, path, taken)
+            params.append(leaf_names[path])
+            flat_axes.append(ax)
+            reads.append(param + "".join(f"[{k!r}]" for k in path))
+        rebuilt.append(_rebuilt(spec, (), leaf_names))
+    call = f"{callee}({', '.join(rebuilt)})"
+    mapped_name = f"{fname}_vmap"
+    outer_name = f"{callee}_by_leaves" if callee != "mapped" else "f_by_leaves"
+    mapped_call = f"{mapped_name}({', '.join(reads)})"
+    if _out_spec(out_axes) == out_axes:         # the generated function places the outputs
+        inner_body, outer_body, flat_out = f"    return {call}\n", \
+            f"    return {mapped_call}\n", out_axes
+    else:                                       # one output per leaf of out_axes
+        out_paths = _spec_paths(out_axes)
+        if out_paths is None:
+            return None
+        out = _leaf_name("out", (), taken)
+        out_names = {path: _leaf_name(out, path, taken) for path, _ in out_paths}
+        flat_out = tuple(ax for _, ax in out_paths)
+        leaves = ", ".join(out + "".join(f"[{k!r}]" for k in path) for path, _ in out_paths)
+        inner_body = (f"    {out} = out_axes_tree({call}, {out_axes!r})\n"
+                      f"    return ({leaves},)\n")
+        outer_body = (f"    {', '.join(out_names.values())}, = {mapped_call}\n"
+                      f"    return {_rebuilt(out_axes, (), out_names)}\n")
+    inner_src = f"def {fname}({', '.join(params)}):\n{inner_body}"
+    from secant.ad.custom_checks import out_axes_tree
+    inner = load_generated(inner_src, fname, {}, {callee: fun, "out_axes_tree": out_axes_tree})
+    mapped = vmap(inner, tuple(flat_axes), flat_out, axis_name, axis_size)
+    outer_src = f"def {outer_name}({', '.join(names)}):\n{outer_body}"
+    return load_generated(outer_src, outer_name, {}, {mapped_name: mapped})
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     """A function mapping `fun` over an axis of its arguments (JAX's vmap): in_axes says which
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
@@ -198,6 +320,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     params = _positional_params(_unwrap(base)) or []
     op_caller = base is not _unwrap(fun)    # a library op's (or a callable's) calling function
     names = [p.name for p in params]
+    # in_axes or out_axes a pytree prefix deeper than one axis per argument or output: what
+    # another transform reads is written leaf by leaf (_leafwise)
+    leafwise = isinstance(in_axes, tuple) and any(
+        not (a is None or isinstance(a, int)) for a in in_axes) or (
+        _out_spec(out_axes) != out_axes and (isinstance(in_axes, tuple) or not op_caller))
+    # (the parameters a call maps: one per in_axes entry, those after them at their defaults)
+    mapped_names = names[:len(in_axes)] if isinstance(in_axes, tuple) else names
+    if leafwise and len(mapped_names) < len(names) and any(
+            p.default is p.empty for p in params[len(mapped_names):]):
+        leafwise = False    # (refused as before: no one function of the arguments)
 
     def gen_for(plan, kw_names, tracing, args=()):
         nonlocal base
@@ -261,6 +393,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         args = _as_arrays(args, ())          # NumPy arrays become secant arrays, as in JAX
         kwargs = dict(zip(kwargs, _as_arrays(tuple(kwargs.values()), ())))
         plan = _Plan(args, kwargs, in_axes, getattr(fun, "__name__", "f"), axis_size)
+        by_leaves = getattr(batched, "__secant_generated__", None) if leafwise and not kwargs \
+            and len(args) == len(mapped_names) else None
+        if by_leaves is not None:   # (as another transform reads it: a None out_axis of a
+            try:                    # batched output refused, never returned batched)
+                return by_leaves(*args)
+            except Exception as e:
+                if getattr(e, "vmap_call", False):
+                    raise _at_call(e) from None
+                _note_user_lines(e)
+                raise
         args = tuple(_move_leaves(a, la, plan.size) if ax == "tree" else a
                      for a, ax, la in zip(args, plan.axes, plan.leaf_axes))
         plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
@@ -274,7 +416,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             raise err from None
         except Exception as e:
             if getattr(e, "vmap_call", False):      # (out_axes out of range): at this call
-                raise SecantValueError(f"{e}{where()}") from None
+                raise _at_call(e) from None
             _note_user_lines(e)
             raise
         if _out_spec(out_axes) != out_axes:
@@ -286,6 +428,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         secant.source shows, and what another transform reads)."""
         if not isinstance(in_axes, (int, tuple)) and in_axes is not None:
             return None
+        if leafwise:
+            return _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names)
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(names)
         if len(axes) != len(names) or any(not (a is None or isinstance(a, int)) for a in axes):
             return None
@@ -310,6 +454,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         if not isinstance(in_axes, (int, tuple)) and in_axes is not None or _variadic(
                 _unwrap(base)) or n_args > len(names) or any(k not in names for k in kw_names):
             return None
+        if leafwise:
+            return None if kw_names or n_args != len(mapped_names) else _leafwise(
+                fun, in_axes, out_axes, axis_name, axis_size, names)
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n_args
         if len(axes) != n_args or any(not (a is None or isinstance(a, int)) for a in axes):
             return None
@@ -321,9 +468,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
     # (wraps copied fun's own attributes: another transform must never read fun in its place)
     opaque(batched, f"secant cannot transform {batched.__name__} again: vmap with in_axes "
-           "given leaf by leaf of a pytree has no batched source before it sees its arguments; "
-           "give vmap one in_axis per argument (an int or None), or apply the transform "
-           "inside vmap")
+           "or out_axes given leaf by leaf through a namedtuple or a registered pytree class "
+           "has no batched source before it sees its arguments; give them as dicts, tuples "
+           "and lists of ints and None, or apply the transform inside vmap")
     try:
         gen = default_gen()
     except Exception as e:      # reported when the function is called, as JAX does

@@ -81,6 +81,8 @@ CASES = {
                            {"t": r(3), "x": r(3), "y": r(3)}),
     "vjp_cotangent": ("vjp_cotangent((t * x, y), output_spec((snp.ones(3), snp.ones(2))))",
                       {"t": r(3), "x": r(3), "y": r(2)}),
+    "out_axes_tree": ("out_axes_tree({'p': t * x, 'q': (y, t)}, {'p': 0, 'q': None})['p']",
+                      {"t": r(3), "x": r(3), "y": r(2)}),
     # ad/rule_helpers.py
     "trigamma": ("trigamma(x)", {"x": r(3) + 0.5}),
     "integer_pow_scale": ("integer_pow_scale(t, x, 3)", {"t": r(3), "x": r(3)}),

@@ -109,10 +109,6 @@ def test_jacrev_of_a_vmapped_model(x64):
 
 
 # --- vmap with in_axes as a dict ---------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "grad of a function calling vmap(model, in_axes=(axes, None)) with axes a dict per leaf: "
-    "secant/batch.py has no batched source for pytree in_axes before it sees the arguments "
-    "('secant cannot transform model again: vmap with in_axes given leaf by leaf of a pytree')"))
 def test_vmap_in_axes_dict_over_an_ensemble(x64):
     ens = {"l1": {"w": RNG.normal(size=(4, 3, 4)), "b": RNG.normal(size=4)},
            "l2": {"w": RNG.normal(size=(4, 4, 1))}}

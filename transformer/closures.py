@@ -6,7 +6,11 @@ and whose `__call__` calls the nested def lifted to take them as extra parameter
 as through any container (its cotangent, tangent or batch axes are the object's leaves), and a
 call of it is a call of an object holding active values: the dispatcher transforms the class's
 `__call__` with the object as `self` (secant/transforms.py _dispatch_target)."""
+import numpy as np
+
 from secant.codegen import loader
+
+_TAG = np.zeros((), np.int32)
 
 
 class Closure:
@@ -17,6 +21,10 @@ class Closure:
     def __init__(self, *values):
         for name, value in zip(self._closure_fields, values):
             setattr(self, name, value)
+        if not self._closure_fields:    # a def closing over no differentiated or batched
+            self._closure_tag = _TAG    # value: one constant leaf, which a vmap broadcasts, so
+            #                             a call of it read from a batched namedtuple (optax's
+            #                             init) knows the batch's size
 
     @property
     def __name__(self):         # the def's own name (a caller generated for it is named so)
@@ -57,7 +65,14 @@ def closure_class(lifted, name, params, fields, defaults=()):
                                   if name.endswith("_closure") else name,
                                   "__module__": lifted.__module__,
                                   "__qualname__": name})
-    tree_util.register_pytree_node(
-        cls, lambda c: (tuple(getattr(c, f) for f in fields), None),
-        lambda _, children: cls(*children))
+    if fields:
+        tree_util.register_pytree_node(
+            cls, lambda c: (tuple(getattr(c, f) for f in fields), None),
+            lambda _, children: cls(*children))
+    else:
+        def unflatten(_, children):
+            made = cls()
+            made._closure_tag = children[0]
+            return made
+        tree_util.register_pytree_node(cls, lambda c: ((c._closure_tag,), None), unflatten)
     return cls

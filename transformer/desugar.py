@@ -1058,7 +1058,7 @@ class _Desugarer:
         body = self._partials_as_defs(self._inline_partials(self._inline_transforms(body)))
         if not _has(body, (gast.FunctionDef, gast.Lambda)):
             return body         # (no def nor lambda: nothing to name, hoist or lift)
-        body = self._name_passed_lambdas(body)
+        body = self._name_returned_lambdas(self._name_passed_lambdas(body))
         body, blocks = self._hoist_block_functions(_plain_lambda_assignments(body))
         hoisted = {id(h) for _, _, original in blocks for h in original} - \
             {id(h) for b in blocks for h in getattr(b[0], b[1])}
@@ -1144,7 +1144,8 @@ class _Desugarer:
         decorator, defaults or other than plain positional parameters, a free local assigned
         after the def (a closure reads it when called), a recursive def."""
         a = fdef.args
-        if not isinstance(definition, gast.FunctionDef) or fdef.decorator_list or a.vararg \
+        if not isinstance(definition, (gast.FunctionDef, gast.Assign)) or fdef.decorator_list \
+                or a.vararg \
                 or a.kwarg or a.kwonlyargs or a.posonlyargs \
                 or not all(isinstance(d, gast.Constant) for d in a.defaults) \
                 or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
@@ -1198,6 +1199,11 @@ class _Desugarer:
                           None) or self.names.fresh(k)
             self.tree_names[fns[k]] = getattr(tree_util, k)
         fields = ", ".join(free)
+        if not free:        # (nothing to follow: its one leaf a constant, closures.py)
+            made = _parse(f"{fdef.name} = {cls_name}()", definition)
+            self.changed = True
+            self.closures = True
+            return made
         made = _parse(f"{fdef.name} = {fns['tree_unflatten']}({fns['tree_structure']}("
                       f"{cls_name}({fields})), {fns['tree_leaves']}([{fields}]))", definition)
         made.value.args[0].args[0].secant_structure = True
@@ -1468,6 +1474,25 @@ class _Desugarer:
             if isinstance(s, gast.Return):
                 out.append(_parse(f"return {name}", s))
             self.changed = True
+        return out
+
+    def _name_returned_lambdas(self, body):
+        """`return lambda p, g: p - lr * g` at the top level, the lambda reading locals: `fn =
+        lambda ...; return fn`, so that the closure it is becomes a Closure object as a
+        returned def does (a factory of a step function over a differentiated or batched
+        learning rate)."""
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+        out = []
+        for s in body:
+            if isinstance(s, gast.Return) and isinstance(s.value, gast.Lambda) \
+                    and _free_names(s.value) & local:
+                name = self.names.fresh("fn")
+                out.append(assign(name, s.value, s))
+                s = gast.copy_location(gast.Return(value=gast.copy_location(_name(name),
+                                                                            s.value)), s)
+                self.changed = True
+            out.append(s)
         return out
 
     def _name_passed_lambdas(self, body):
