@@ -216,6 +216,18 @@ def test_namedtuple_method_passing_self_to_a_helper(x64):
     np.testing.assert_allclose(check_grad(by_k, 1.5), np.sum((x - 0.5) ** 2), rtol=1e-10)
 
 
+def test_method_of_a_namedtuple_rebuilt_in_place_by_tree_unflatten(x64):
+    """tree_unflatten(treedef, [2.0, 0.5, x]).energy(): a method of the object a library call
+    rebuilt, read where it is made. Its gradient was zeros (the call read as a constant: the
+    container path handed the dispatcher no receiver); now 4 (x - x0), as when it is held."""
+    treedef = tree_util.tree_structure(Spring(1.0, 1.0, 1.0))
+    energy = lambda x: tree_util.tree_unflatten(treedef, [2.0, 0.5, x]).energy()
+    x = RNG.normal(size=3)
+    g = check_grad(energy, x)
+    np.testing.assert_allclose(g, 4 * (x - 0.5), rtol=1e-12)
+    check_vmap(grad(energy), (RNG.normal(size=(4, 3)),))
+
+
 def quadratic_form(q, x):
     return jnp.dot(x, q.a @ x) * q.gain
 

@@ -515,7 +515,7 @@ class ContainerMixin:
                 and not hasattr(dict, func.attr) and not hasattr(list, func.attr):
             # m.cube(x) of a pytree object built in place (tree_unflatten of its fields): the
             # method found when it runs, called through the dispatcher as m.cube is
-            return self.dynamic_call(node, func)
+            return self.dynamic_call(node, func, base)
         raise self.src.error(node, f"the method .{func.attr}() of a container of "
                              f"{self.what} values is not supported")
 
