@@ -1935,10 +1935,20 @@ def _transform(fun, argnums, mode, has_aux):
                                    has_aux, tuple_out)
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
+    own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
+
     def staged_gen():
+        if own_code:    # a fresh closure of code staged before: that derivative, rebound
+            hit = code_cache.lookup(base, positions, mode, has_aux, tuple_out, True, None,
+                                    _current)
+            if hit is not None:
+                return hit
         try:
-            return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
-                            staged=True)
+            out = generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
+                           staged=True)
+            if own_code:
+                code_cache.remember(base, out, positions, mode, has_aux, tuple_out, True, None)
+            return out
         except SecantError as e:
             if not getattr(e, "lax_loop_derivative", False):
                 raise
