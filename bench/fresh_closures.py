@@ -51,6 +51,9 @@ TRANSFORMS = {
 }
 
 
+_SEED = [0]     # (never the same batches twice: jit would find their programs compiled)
+
+
 def per_step(name, cached, rounds=3):
     """Median seconds per step of the fresh-lambda loop for transform `name`."""
     params, batches = _data()
@@ -60,8 +63,9 @@ def per_step(name, cached, rounds=3):
     try:
         run(lambda p: loss(p, batches[0]), params)      # (loss's own derivatives made)
         times = []
-        for r in range(rounds):
-            batches = _data(r + 1)[1]       # (new values each round, as a training loop's:
+        for _ in range(rounds):
+            _SEED[0] += 1
+            batches = _data(_SEED[0])[1]    # (new values each round, as a training loop's:
             start = CLOCK()                 # jit compiles a program per closure's values)
             for batch in batches:
                 run(lambda p: loss(p, batch), params)   # noqa: B023 (the pattern measured)

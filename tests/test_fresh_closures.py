@@ -173,3 +173,38 @@ def test_the_cache_can_be_turned_off(counted, monkeypatch):
     for b in BATCHES[:2]:
         np.testing.assert_allclose(secant.grad(_step(b))(P), loss_grad(P, b), rtol=2e-5)
     assert len(counted) >= 2
+
+
+def test_jit_of_fresh_closures_compiles_one_program():
+    """A closed-over array is a parameter of jit's program (backends/tracer.py Trace.hoist), not
+    a literal: closures over other values of the same shape run the one compiled program, each
+    with its own values."""
+    from secant import api
+    rng = np.random.default_rng(7)
+    batches = [rng.standard_normal((5, 3)) for _ in range(5)]
+    secant.jit(secant.grad(_step(batches[0])))(P)
+    before = api.stats["compiles"]
+    for b in batches[1:]:
+        np.testing.assert_allclose(secant.jit(secant.grad(_step(b)))(P), loss_grad(P, b),
+                                   rtol=2e-5, atol=1e-6)
+        w = secant.device_put(b)    # (a device array closed over: its buffer passed as it is)
+        np.testing.assert_allclose(secant.jit(lambda p: snp.tanh(w @ p))(P), np.tanh(b @ P),
+                                   rtol=1e-5)
+    assert api.stats["compiles"] - before <= 2, "each closure's values compiled a program"
+
+
+def test_hoisted_arrays_in_loops_and_outputs():
+    w = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        def body(i, acc):           # (w in a loop body: a literal there, the region's own)
+            return acc + w[0] * x
+        return secant.lax.fori_loop(0, 3, body, x * w[1]), w    # (w itself an output)
+    out, w_out = secant.jit(f)(P)
+    np.testing.assert_allclose(out, P * w[1] + 3 * w[0] * P, rtol=1e-6)
+    np.testing.assert_allclose(w_out, w)
+    g = secant.jit(secant.grad(lambda x: snp.sum(f(x)[0] ** 2)))(P)
+    v = P * w[1] + 3 * w[0] * P
+    np.testing.assert_allclose(g, 2 * v * (w[1] + 3 * w[0]), rtol=1e-5)
+    text = secant.jit(f).lower(P).as_text()     # (lowered text: literals, as before)
+    assert "%arg0" in text and "%arg1" not in text
