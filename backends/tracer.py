@@ -142,6 +142,12 @@ class Trace:
         self.params = []
         self._consts = {}
         self._open = [self.body]      # the function body and the regions being traced in it
+        # jit's own traces: a concrete array of more than one element met in the function's
+        # own body (a closed-over batch) becomes a parameter of its own, after the arguments,
+        # whose value each call passes (`hoisted`), not a literal in the module text: closures
+        # over other values of the same shapes then share one compiled program (issue 19)
+        self.hoist = False
+        self.hoisted = []
 
     def finish(self):
         """The function is traced: a Tracer of it used from now on raises (it leaked)."""
@@ -194,6 +200,13 @@ class Trace:
             hit = self._consts.get(key)
             if hit is not None and hit[0] is value and hit[2] is self.body:
                 return hit[1]
+        if key is not None and self.hoist and self.body is self._open[0] \
+                and np.size(value) > 1:
+            name = f"%arg{len(self.params)}"
+            self.params.append(Tracer(self, aval, name, self._open[0], self._arg_loc))
+            self.hoisted.append(value)
+            self._consts[key] = (value, name, self.body)
+            return name
         v = value._value() if type(value) is core._Array else value
         name = self.body.constant(np.asarray(v, dtype=aval.dtype), aval.dtype)
         if key is not None:

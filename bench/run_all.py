@@ -13,6 +13,7 @@ import control_flow
 import dispatch
 import eager
 import first_call
+import fresh_closures
 import grad
 import jacobians
 import mlp
@@ -36,7 +37,7 @@ def eager_rows():
 def summary_rows(dispatch_results=None):
     """(name, secant s, anchor name, anchor s, target ratio) for every issue-19 figure."""
     return (first_call.rows() + transform_time.rows() + compile_cache.rows()
-            + dispatch.rows(dispatch_results) + eager_rows())
+            + dispatch.rows(dispatch_results) + fresh_closures.rows() + eager_rows())
 
 
 def _fmt(seconds):
@@ -69,7 +70,7 @@ if __name__ == "__main__":
     dispatch_results = None
     if "--summary" not in sys.argv[1:]:
         for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap, pmap,
-                      checkpoint):
+                      checkpoint, fresh_closures):
             out = bench.main()
             if bench is dispatch:
                 dispatch_results = out

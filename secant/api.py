@@ -111,7 +111,8 @@ class _InlineCall(Exception):
 class _Compiled:
     """One traced and compiled signature: the executable and how to feed and unpack it."""
     __slots__ = ("exe", "text", "in_avals", "out_avals", "out_tree", "device", "_putters",
-                 "_single_out", "_check_device", "_execute", "_handlers", "_placed", "key")
+                 "_single_out", "_check_device", "_execute", "_handlers", "_placed", "key",
+                 "consts")
 
     def __init__(self, exe, text, in_avals, out_avals, out_tree):
         self.exe = exe
@@ -126,6 +127,7 @@ class _Compiled:
         self._execute, self._handlers = exe.execute_sharded, exe.handlers
         self._placed = {exe.device: self}
         self.key = None     # its trace cache key (the very object the cache holds)
+        self.consts = ()    # the values of its hoisted parameters (after the arguments)
 
     def _on(self, device):
         """This signature compiled for `device` (one executable per device it runs on)."""
@@ -134,6 +136,7 @@ class _Compiled:
             c = self._placed.setdefault(device, _Compiled(
                 _executable(self.text, self.out_avals, device), self.text, self.in_avals,
                 self.out_avals, self.out_tree))
+            c.consts = self.consts
         return c
 
     def _run_placed(self, leaves):
@@ -156,6 +159,8 @@ class _Compiled:
         return self._on(device)._run(leaves, True)
 
     def run(self, leaves):
+        if self.consts:
+            leaves = [*leaves, *self.consts]
         if self._check_device:
             return self._run_placed(leaves)
         return self._run(leaves, False)
@@ -522,28 +527,38 @@ class JitFunction:
                     from None
 
     # --- tracing ----------------------------------------------------------------------------------
-    def _trace(self, args, kwargs, leaves, treedef, static):
+    def _trace(self, args, kwargs, leaves, treedef, static, hoist=False):
         from secant.backends.control_flow import CarryChanged
         from secant.transformer.functionalize import unrolled
         try:
-            return self._trace_once(args, kwargs, leaves, treedef)
+            return self._trace_once(args, kwargs, leaves, treedef, hoist)
         except CarryChanged as e:
             # a Python loop jit staged as a lax loop whose carry changes shape (`a = a[1:] -
             # a[:-1]`): traced again with Python loops as written (unrolled, as jax.jit does)
             try:
                 with unrolled():
-                    return self._trace_once(args, kwargs, leaves, treedef)
+                    return self._trace_once(args, kwargs, leaves, treedef, hoist)
             except Exception:
                 raise e from None
 
-    def _trace_once(self, args, kwargs, leaves, treedef):
+    def _trace_once(self, args, kwargs, leaves, treedef, hoist=False):
+        """(text, in_avals, out_avals, out_tree), and with `hoist` (what a call compiles) the
+        concrete arrays the trace made parameters of their own (backends/tracer.py Trace.hoist)
+        besides: in_avals then ends with theirs."""
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(self._fun, "__name__", "f")
         trace = Trace(name)
+        trace.hoist = hoist and _HOIST
         try:
-            return self._trace_into(trace, args, kwargs, treedef, in_avals, name)
+            text, in_avals, out_avals, out_tree = self._trace_into(trace, args, kwargs, treedef,
+                                                                   in_avals, name)
         finally:
             trace.finish()      # its Tracers that escaped (a global, a list) are dead now
+        if not hoist:
+            return text, in_avals, out_avals, out_tree
+        hoisted = trace.params[len(in_avals):]
+        return (text, list(in_avals) + [p.aval for p in hoisted], out_avals, out_tree,
+                tuple(trace.hoisted))
 
     def _trace_into(self, trace, args, kwargs, treedef, in_avals, name):
         tracers = treedef.unflatten([trace.new_arg(a) for a in in_avals])
@@ -581,11 +596,18 @@ class JitFunction:
         return text, in_avals, out_avals, out_tree
 
     def _compile(self, args, kwargs, leaves, treedef, static, key=None):
-        text, in_avals, out_avals, out_tree = self._trace(args, kwargs, leaves, treedef, static)
+        text, in_avals, out_avals, out_tree, hoisted = self._trace(args, kwargs, leaves,
+                                                                   treedef, static, hoist=True)
         _count("traces")
         for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
             hook(self)
         compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
+        if hoisted:     # (their values put on the device once)
+            compiled.consts = tuple(
+                c if type(c) is Array and c._buf is not None else Array._from_buffer(
+                    put(np.asarray(c._value() if type(c) is Array else c, dtype=a.dtype)), a)
+                for c, a, put in zip(hoisted, in_avals[len(leaves):],
+                                     compiled._putters[len(leaves):]))
         compiled.key = key
         return compiled
 
@@ -686,6 +708,8 @@ class _Key:
 
 # --- jaxlib's C++ dispatcher for calls with NumPy arguments (SECANT_CPP_DISPATCH=0: off) ---------
 _CPP_DISPATCH = os.environ.get("SECANT_CPP_DISPATCH", "") != "0"
+# closed-over arrays as parameters of a jit's program (SECANT_HOIST_CONSTANTS=0: literals)
+_HOIST = os.environ.get("SECANT_HOIST_CONSTANTS", "") != "0"
 _ArrayImpl = runtime.ArrayImpl
 _new = object.__new__
 _NOT_TAKEN = object()
@@ -776,6 +800,11 @@ def _runner(entry, kinds, args):
     its kind needs; run_bufs, for a signature of device arrays only (else None), takes their
     buffers as they are."""
     execute, handlers = entry._execute, entry._handlers
+    if entry.consts:        # (its hoisted parameters' buffers follow the arguments')
+        consts = [c._buf for c in entry.consts]
+
+        def execute(bufs, execute=execute):
+            return entry._execute(bufs + consts)
     out_avals, out_tree, single = entry.out_avals, entry.out_tree, entry._single_out
     from_buffer = Array._from_buffer
     convs = []

@@ -15,7 +15,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant import grad_options as _options
-from secant.backends.function_cache import FunctionCache
+from secant.backends.function_cache import ATTR as _CACHE_ATTR, FunctionCache
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
@@ -35,7 +35,7 @@ from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
 from secant.transformer.runnable import runnable
-from secant import raw_eager
+from secant import code_cache, raw_eager
 
 # (function, mode, wrt, has_aux, ...) -> generated function, kept as long as the function
 _generated = FunctionCache("generated")
@@ -355,6 +355,21 @@ def _gc_paused():
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
+    if type(fn) is types.FunctionType and fn not in _TRACED_PER_CALL:
+        # a new function with the code of one transformed before (a lambda written in a
+        # training loop): that one's derivative, bound to this one's cells (secant/code_cache.py)
+        hit = code_cache.lookup(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch,
+                                _current)
+        if hit is not None:
+            return hit
+        gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL:
+            code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        return gen
+    return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+
+
+def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
     if why is not None:         # values pass through a global: the derivative of its trace now
         from secant.transformer.trace_source import retraced
@@ -1772,13 +1787,18 @@ def _generate_custom_vmap(custom, params, wrt, batch):
 # --- the public transforms ------------------------------------------------------------------
 def _positions(argnums, fn):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    try:
-        params = inspect.signature(fn, follow_wrapped=False).parameters.values()
-        n = len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
-        if any(p.kind == p.VAR_POSITIONAL for p in params):
-            n = None            # f(*xs): argnums index the positional arguments of each call
-    except (TypeError, ValueError):
-        n = None
+    if _plain(fn):      # (what its signature says, read from its code: issue 19)
+        code = fn.__code__
+        n = None if code.co_flags & inspect.CO_VARARGS else code.co_argcount
+    else:
+        try:
+            params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+            n = len([p for p in params
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+            if any(p.kind == p.VAR_POSITIONAL for p in params):
+                n = None        # f(*xs): argnums index the positional arguments of each call
+        except (TypeError, ValueError):
+            n = None
     out = []
     for a in nums:
         if not isinstance(a, int):
@@ -1919,10 +1939,20 @@ def _transform(fun, argnums, mode, has_aux):
                                    has_aux, tuple_out)
     gen = generate(base, positions, mode, has_aux, tuple_out)
 
+    own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
+
     def staged_gen():
+        if own_code:    # a fresh closure of code staged before: that derivative, rebound
+            hit = code_cache.lookup(base, positions, mode, has_aux, tuple_out, True, None,
+                                    _current)
+            if hit is not None:
+                return hit
         try:
-            return generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
-                            staged=True)
+            out = generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
+                           staged=True)
+            if own_code:
+                code_cache.remember(base, out, positions, mode, has_aux, tuple_out, True, None)
+            return out
         except SecantError as e:
             if not getattr(e, "lax_loop_derivative", False):
                 raise
@@ -1990,8 +2020,19 @@ def _transform(fun, argnums, mode, has_aux):
     return show_source(transformed)
 
 
+_STARRED = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _plain(fn):
+    """Whether `fn` is a plain function whose signature its code tells (no wrapper attributes,
+    no __signature__: inspect.signature would read just its code), as a fresh lambda is."""
+    return type(fn) is types.FunctionType and all(k == _CACHE_ATTR for k in fn.__dict__)
+
+
 def _variadic(fn):
     from secant.transformer.callees import is_variadic
+    if _plain(fn) and not fn.__code__.co_flags & _STARRED:
+        return False        # (the common case, without building its signature: issue 19)
     return inspect.isfunction(fn) and is_variadic(fn) \
         and not getattr(fn, "__secant_custom__", False) \
         and (getattr(fn, "__secant_variadic__", None) is not None
@@ -2003,8 +2044,8 @@ def _library_variadic(fun):
     """A secant library function with *args that is not read by source (lax.cond, lax.switch):
     never read its implementation; the transforms read a call of it instead."""
     from secant.transformer.callees import is_variadic
-    return inspect.isfunction(fun) and is_variadic(fun) \
-        and (fun.__module__ or "").split(".")[0] == "secant" \
+    return inspect.isfunction(fun) and (fun.__module__ or "").split(".")[0] == "secant" \
+        and is_variadic(fun) \
         and not fun.__globals__.get("__secant_by_source__", False) \
         and not hasattr(fun, "__secant_source__") and not hasattr(fun, "__secant_variadic__")
 
