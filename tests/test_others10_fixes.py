@@ -109,3 +109,61 @@ def test_hessian_through_a_tuple_concatenated_to_a_constant_tuple(x64):
         want = np.diag(2 * REST[0][0] * (-2 * t * s))        # d2/db2 of 2 * sum(tanh(a + b) * c)
         np.testing.assert_allclose(h, want, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(jit(secant.hessian(f))(b), want, rtol=1e-10, atol=1e-12)
+
+
+def test_einsum_output_without_the_inputs_ellipsis_sums_it(x64):
+    # JAX accepts 'i...,j...->ij' (the ellipsis dims summed); secant raised 'invalid output spec'
+    a, b = np.random.default_rng(1).normal(size=(2, 4, 3, 2)), np.random.default_rng(2).normal(
+        size=(3, 3, 2))
+    a = a[0]
+    want = np.einsum("ixy,jxy->ij", a, b)
+    np.testing.assert_allclose(jnp.einsum("i...,j...->ij", a, b), want, rtol=1e-12)
+    np.testing.assert_allclose(jnp.einsum("i...,j...->ij", np.ones(4), np.ones(3)),
+                               np.ones((4, 3)))
+    f = lambda a: jnp.sum(jnp.einsum("i...,j...->ij", a, b) ** 2)
+    np.testing.assert_allclose(grad(f)(a), 2 * np.einsum("ij,jxy->ixy", want, b), rtol=1e-10)
+    np.testing.assert_allclose(vmap(lambda a: jnp.einsum("i...,j...->ij", a, b))(
+        np.stack([a, 2 * a])), np.stack([want, 2 * want]), rtol=1e-12)
+
+
+def test_one_hot_in_a_scan_body_under_grad(x64):
+    # nn.one_hot built its shape by shape.insert(...), a call its replay in a scan body's vjp
+    # skipped (ShapeError 'cannot reshape array of shape (2,) into shape ()')
+    T = np.random.default_rng(3).normal(size=(3, 2, 4))
+    C = np.array([0, 1, 1])
+
+    def f(t, c):
+        def site(carry, inp):
+            A, s = inp
+            return carry + A.T @ secant.nn.one_hot(s, 2), None
+        out, _ = secant.lax.scan(site, jnp.zeros(4), (t, c))
+        return jnp.sum(out ** 2)
+
+    out = sum(T[i].T[:, C[i]] for i in range(3))
+    want = np.zeros_like(T)
+    for i in range(3):
+        want[i, C[i]] = 2 * out
+    np.testing.assert_allclose(grad(f)(T, C), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(f))(T, C), want, rtol=1e-12)
+
+
+def test_grad_through_jacrev_in_dict_parameters(x64):
+    # jacrev(net)(params, x) with dict params read by grad in x: from_rows reshaped the dict
+    # of rows as one array (AttributeError: 'dict' object has no attribute 'reshape')
+    rng = np.random.default_rng(4)
+    params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+
+    def net(p, x):
+        return jnp.tanh(x @ p["W"] + p["b"])
+
+    def sens(x):
+        J = secant.jacrev(net)(params, x)
+        return jnp.sum(J["W"] ** 2) + jnp.sum(J["b"] ** 2)
+
+    x = rng.normal(size=3)
+    e = 1e-6
+    fd = np.array([(float(sens(x + e * d)) - float(sens(x - e * d))) / (2 * e)
+                   for d in np.eye(3)])
+    np.testing.assert_allclose(grad(sens)(x), fd, rtol=1e-6)
+    J = secant.jacrev(net)(params, x)
+    assert J["W"].shape == (2, 3, 2) and J["b"].shape == (2, 2)
