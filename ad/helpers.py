@@ -781,5 +781,9 @@ def from_columns(columns, x):
 
 
 def from_rows(rows, out, x):
-    """A Jacobian (out.shape + x.shape) from its rows: the vjps of basis_like(out)."""
+    """A Jacobian (out.shape + x.shape) from its rows: the vjps of basis_like(out); for x a
+    pytree (jacrev in a dict of parameters), one such array per leaf of x."""
+    if isinstance(x, (dict, list, tuple)):
+        return tree_util.tree_map(lambda r, v: snp.reshape(r, np.shape(out) + np.shape(v)),
+                                  rows, x)
     return snp.reshape(rows, np.shape(out) + np.shape(x))

@@ -20,7 +20,9 @@ _FRESH_LIST_CALLS = {"list", "sorted"}
 _FRESH_DICT_CALLS = {"dict"}
 # methods that change or read a list or dict without handing it (or a view of it) out
 _IN_PLACE_METHODS = {"append", "extend", "insert", "pop", "index", "count", "get", "copy",
-                     "update", "setdefault"}
+                     "update", "setdefault", "reverse", "sort", "clear"}
+# list methods written as a statement that rewrite_method rebuilds the list for
+_LIST_REBUILDS = ("insert", "reverse", "sort", "clear")
 _LAZY_BUILTINS = {"zip", "enumerate", "reversed", "iter"}
 # builtins that read a list without keeping it (lazy ones, enumerate/zip/iter/reversed, keep it)
 _READING_BUILTINS = {"len", "sum", "max", "min", "print", "sorted", "list", "tuple", "any", "all",
@@ -84,13 +86,16 @@ def rewrite_method(d, s):
         call, popped = s.value, s.targets[0].id
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
             and isinstance(call.func.value, gast.Name)
-            and call.func.attr in (("pop",) if popped else ("update", "setdefault", "pop"))):
+            and call.func.attr in (("pop",) if popped else ("update", "setdefault", "pop")
+                                   + _LIST_REBUILDS)):
         return None
     name = call.func.value.id
     if name not in d.updatable:
         d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
     if d.updatable[name] == "list" and call.func.attr == "pop":
         return _rewrite_list_pop(d, s, call, name, popped)
+    if call.func.attr in _LIST_REBUILDS:
+        return _rewrite_list_method(d, s, call, name) if d.updatable[name] == "list" else None
     if d.updatable[name] != "dict" or any(k.arg is None for k in call.keywords) or \
             any(isinstance(a, gast.Starred) for a in call.args):
         return None
@@ -142,6 +147,37 @@ def _rewrite_list_pop(d, s, call, name, popped):
     text = f"{popped or d.names.fresh('popped')} = {name}[{key}]\n{name} = {kept}"
     d.changed = True
     return out + [located(stmt, s) for stmt in gast.parse(text).body]
+
+
+def _rewrite_list_method(d, s, call, name):
+    """`l.insert(i, v)` / `l.reverse()` / `l.sort(key=..., reverse=...)` / `l.clear()` on a
+    local list: `l = l[:i] + [v] + l[i:]` / `l = l[::-1]` / `l = sorted(l, ...)` / `l = []`
+    (the arguments evaluated once, first). Left as a call, the statement ran for its effect,
+    which a replay of the function (a callee's forward inside a derivative) skips: the list
+    kept its old items there and the derivative was silently wrong."""
+    attr = call.func.attr
+    if d.src.generated or any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords) or (
+            attr == "insert" and (len(call.args) != 2 or call.keywords)) or (
+            attr in ("reverse", "clear") and (call.args or call.keywords)) or (
+            attr == "sort" and (call.args or any(k.arg not in ("key", "reverse")
+                                                 for k in call.keywords))):
+        return None
+    out = []
+    if attr == "insert":
+        key, value = d.names.fresh("index"), d.names.fresh("value")
+        out += [assign(key, call.args[0], s), assign(value, call.args[1], s)]
+        text = f"{name} = {name}[:{key}] + [{value}] + {name}[{key}:]"
+    elif attr == "reverse":
+        text = f"{name} = {name}[::-1]"
+    elif attr == "clear":
+        text = f"{name} = []"
+    else:
+        keys = [d.names.fresh(k.arg) for k in call.keywords]
+        out += [assign(v, k.value, s) for v, k in zip(keys, call.keywords)]
+        text = f"{name} = sorted({', '.join([name] + [f'{k.arg}={v}' for k, v in zip(call.keywords, keys)])})"
+    d.changed = True
+    return out + [located(gast.parse(text).body[0], s)]
 
 
 class _Hoist(gast.NodeTransformer):
@@ -293,7 +329,7 @@ def _unaliased(d, name):
     for n in walk(gast.Module(body=body, type_ignores=[])):
         for c in gast.iter_child_nodes(n):
             parents[c] = n
-    methods = ("update", "setdefault", "pop")
+    methods = ("update", "setdefault", "pop") + _LIST_REBUILDS
     updates = [s for s in walk_scope(body) if isinstance(s, (gast.Assign, gast.AugAssign))
                and _updates(s, name) or _method_update(s, name, methods)
                or "pop" in methods and _method_update(gast.Expr(value=s), name, ("pop",))]

@@ -328,6 +328,16 @@ class ContainerMixin:
         kind, value = self.src.resolve_name(operand.src)    # (recorded: a guard of the cache)
         return value if kind in ("global", "closure") else None
 
+    def _constant_sequence(self, operand):
+        """Whether an untracked operand is a list or tuple written as a display or a
+        tuple(...) / list(...) call, or a jvp's zero tangent of one or of a global tuple
+        (`zeros_like_tree(REST)`, the tangent of `((w, b),) + REST`): a concatenation."""
+        if _constant_kind(operand) in ("list", "tuple"):
+            return True
+        m = re.fullmatch(r"zeros_like_tree\((\w+)\)", operand.src.strip()) \
+            if isinstance(operand, ir.Expr) else None
+        return bool(m) and isinstance(self._global_value(ir.Expr(m.group(1))), (list, tuple))
+
     def is_plain_list(self, operand):
         if not isinstance(operand, ir.Expr):
             return False
@@ -423,6 +433,7 @@ class ContainerMixin:
             sides = [self.is_container(o) or self.is_plain_list(o)
                      or isinstance(self._global_value(o), (list, tuple))
                      or isinstance(o, ir.Var) and isinstance(other, ir.Seq)
+                     or self._constant_sequence(o)      # a jvp's zeros_like_tree(REST)
                      for o, other in ((x, y), (y, x))]
             if not all(sides) and not getattr(node, "secant_concat", False):
                 unknown = [o for o, side in zip((x, y), sides)
@@ -475,7 +486,8 @@ class ContainerMixin:
     def container_method(self, node, base):
         """d.get(k), d.values(), d.items(), d.keys(), c.copy() on a tracked container."""
         func = node.func
-        if func.attr in ("get", "items", "values", "keys") and not self.is_container(base):
+        if func.attr in ("get", "items", "values", "keys", "setdefault") \
+                and not self.is_container(base):
             self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
             #                                         `keys = list(tree_bar.keys())`): its items
             self.read_as_dict.add(base.name)
@@ -504,6 +516,26 @@ class ContainerMixin:
                     value=_name(base.name), slice=key, ctx=gast.Load()))],
                 orelse=[gast.Assign(targets=[_name(got, True)], value=node.args[1],
                                     type_comment=None)])
+            _set_location([pick], node)
+            self.names.reserve(got)
+            self.statement(pick)
+            return self.operand(_name(got))
+        if func.attr == "setdefault" and len(node.args) in (1, 2) and not node.keywords:
+            # d.setdefault(k, default) (flax-like scopes walking a variables dict by path): `d[k]`
+            # when k is in d (a dict's keys are static); a missing key would change the dict in
+            # place, which a container of differentiated values never is: KeyError, as pop's
+            self.current[base.name] = base.name
+            self.names.reserve(base.name)
+            key = node.args[0]
+            got = self.names.fresh(f"{base.name}_item")
+            read = gast.Assign(targets=[_name(got, True)], type_comment=None, value=gast.Subscript(
+                value=_name(base.name), slice=copy.deepcopy(key), ctx=gast.Load()))
+            missing = gast.Raise(exc=gast.Call(func=_name("KeyError"), args=[copy.deepcopy(key)],
+                                               keywords=[]),
+                                 cause=None)
+            pick = gast.If(
+                test=gast.Compare(left=key, ops=[gast.In()], comparators=[_name(base.name)]),
+                body=[read], orelse=[missing])
             _set_location([pick], node)
             self.names.reserve(got)
             self.statement(pick)
@@ -1468,6 +1500,28 @@ def _plain(o):
     if isinstance(o, ir.Seq):
         return "[" + ", ".join(_plain(i) for i in o.items) + "]"
     return o.as_operand()
+
+
+def _constant_kind(o):
+    """"tuple" / "list" / "dict" for an operand written as a display or a tuple(...) / list(...)
+    / dict(...) call of constants (ir.Expr source), or a jvp's zeros_like_tree of one (the
+    tangent of a constant tuple concatenated to a differentiated one), else None."""
+    if not isinstance(o, ir.Expr):
+        return None
+    try:
+        node = gast.parse(o.src).body[0].value
+    except (SyntaxError, IndexError, AttributeError):
+        return None
+    kinds = {gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict"}
+    if type(node) in kinds:
+        return kinds[type(node)]
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and node.func.id in ("tuple", "list", "dict"):
+        return node.func.id
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and node.func.id == "zeros_like_tree" and len(node.args) == 1 and not node.keywords:
+        return _constant_kind(ir.Expr(gast.unparse(node.args[0]).strip()))
+    return None
 
 
 def _name_of(o):

@@ -1770,7 +1770,7 @@ class Normaliser(ContainerMixin):
             if method is not None:          # a method of a library object (transformer/objects.py)
                 return self.call(method)
             if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
-                    "get", "items", "values", "keys")):        # a method of a container
+                    "get", "items", "values", "keys", "setdefault")):   # a container's method
                 return self.container_method(node, base)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)

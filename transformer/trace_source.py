@@ -201,12 +201,20 @@ def _user_line(fn):
 
 
 class _Value:
-    """A traced value: the name of a line of the recording."""
+    """A traced value: the name of a line of the recording. It has no attributes of its own to
+    set: an attribute the traced code sets on it (`b = copy.copy(self); b.scope = s`, or
+    object.__setattr__) is refused, never kept on the recorder where no generated line reads
+    it back (the derivative through it would be lost: zero)."""
     __array_priority__ = 1000       # NumPy defers to our reflected operators
+    __slots__ = ("_rec", "name", "_static", "__weakref__")
 
     def __init__(self, rec, name):
-        self._rec = rec
-        self.name = name
+        object.__setattr__(self, "_rec", rec)
+        object.__setattr__(self, "name", name)
+
+    def __setattr__(self, attr, value):
+        self._rec.refuse(f"sets the attribute {attr} of a traced value (a result it recorded, "
+                         "such as a copy.copy of an object)")
 
     @property
     def _expr(self):
@@ -293,7 +301,7 @@ class _Static(_Value):
 
     def __init__(self, rec, expr, hint):
         super().__init__(rec, hint)
-        self._static = expr
+        object.__setattr__(self, "_static", expr)
 
     @property
     def _expr(self):

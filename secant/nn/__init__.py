@@ -179,8 +179,9 @@ def one_hot(x, num_classes, dtype=None, axis=-1):
         from secant.backends.dtypes import canonicalize_dtype
         dtype = canonicalize_dtype(np.float64)
     position = axis % (np.ndim(x) + 1)
-    shape = [1] * np.ndim(x)
-    shape.insert(position, num_classes)
+    # (built whole, not by shape.insert: a replay of this function inside a derivative, a
+    # scan body's vjp, skips a call made for its effect and reshaped to the rank of x alone)
+    shape = [1] * position + [num_classes] + [1] * (np.ndim(x) - position)
     classes = snp.reshape(snp.arange(num_classes), shape)
     return (snp.expand_dims(x, position) == classes).astype(dtype)
 

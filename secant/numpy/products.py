@@ -259,9 +259,11 @@ def _parse_einsum(subscripts, ndims):
     labels = [head + list(range(n_ellipsis - n, n_ellipsis)) + tail for head, n, tail in parsed]
     if arrow:
         head, dots, tail = output.partition("...")
-        if any(not c.isalpha() for c in head + tail) or (n_ellipsis and not dots):
+        if any(not c.isalpha() for c in head + tail):
             raise SecantValueError(f"einsum: invalid output spec {output!r}{where()}")
-        out = list(head) + list(range(n_ellipsis)) + list(tail)
+        # an output without '...' sums the inputs' ellipsis dims away, as JAX's einsum does
+        # ('i...,j...->ij': NumPy refuses it)
+        out = list(head) + (list(range(n_ellipsis)) if dots else []) + list(tail)
         if len(set(out)) != len(out):
             raise SecantValueError(f"einsum: repeated label in output {output!r}{where()}")
         return labels, out
