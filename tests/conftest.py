@@ -51,7 +51,7 @@ def x64_or_not(request):
 # is taken to cost PER_TEST seconds a test. Measured again (Dec 5, bench/pytest_cpu.py, one
 # process, the files named here): its CPU seconds scaled by 0.85, which maps them onto an idle
 # `make test`'s durations (odeint's third derivative: 86.5 CPU s measured, 67 s in make test):
-# odeint_compositions 63 -> 142, others3_compositions 32 -> 87, and files the table lacked
+# odeint_compositions 63 -> 142, others3_compositions 32 -> 73, and files the table lacked
 # (reliability_final, others9_*). A stale figure changes only the order (the costliest
 # files first, so that no long file starts last), never what runs.
 CPU_SECONDS = {
@@ -59,7 +59,7 @@ CPU_SECONDS = {
     "test_library_shapes.py": 150, "test_deep_compositions.py": 84, "test_run_jax_programs.py": 67,
     "test_odeint_compositions.py": 142, "test_composition_orders.py": 53,
     "test_eager_memory.py": 42, "test_distributed.py": 42, "test_scipy_special.py": 34,
-    "test_others3_compositions.py": 87, "test_linalg_final.py": 31, "test_limits.py": 29,
+    "test_others3_compositions.py": 73, "test_linalg_final.py": 31, "test_limits.py": 29,
     "test_others3_autograd_style.py": 24, "test_grad_rules.py": 24, "test_examples.py": 21,
     "test_indexing.py": 21, "test_linalg_lu.py": 21, "test_others4_compositions.py": 19,
     "test_control_flow_compositions.py": 18, "test_effects16_compositions.py": 18,
