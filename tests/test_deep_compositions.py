@@ -214,8 +214,9 @@ def test_values_named_like_a_step_local_keep_their_meaning(x64, f):
     g1, g2, g3 = nth_grad(f, 1), nth_grad(f, 2), nth_grad(f, 3)
     for x in (0.6, -0.9):
         close(g2(x), fd(lambda v: float(g1(v)), x, 1e-5), rtol=1e-6)
-        close(g3(x), fd(lambda v: float(g2(v)), x, 1e-5), rtol=1e-5)
-        close(secant.jit(g3)(x), np.asarray(g3(x)), rtol=1e-10)
+        got = g3(x)
+        close(got, fd(lambda v: float(g2(v)), x, 1e-5), rtol=1e-5)
+        close(secant.jit(g3)(x), np.asarray(got), rtol=1e-10)
 
 
 # --- a nested def reading an enclosing value that its caller's parameter shadows -------------

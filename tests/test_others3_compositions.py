@@ -97,8 +97,9 @@ def test_fourth_order(x64, name):
     g1, g2, g3, g4 = grad(f), grad(grad(f)), grad(grad(grad(f))), grad(grad(grad(grad(f))))
     scale = max(1.0, abs(float(x)))
     for lo, hi in ((f, g1), (g1, g2), (g2, g3), (g3, g4)):
-        np.testing.assert_allclose(hi(x), fd(lo, x, EPS * scale), rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(jit(g4)(x), g4(x), rtol=1e-9, atol=1e-12)
+        top = hi(x)
+        np.testing.assert_allclose(top, fd(lo, x, EPS * scale), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(jit(g4)(x), top, rtol=1e-9, atol=1e-12)     # (top: g4(x))
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -70,8 +70,9 @@ def test_fourth_order_against_differences_of_the_third(x64, name):
     f, x = SCALAR[name]
     d3 = grad(grad(grad(f)))
     d4 = grad(d3)
-    np.testing.assert_allclose(d4(jnp.asarray(x)), _diff(d3, x), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(jit(d4)(jnp.asarray(x)), d4(jnp.asarray(x)), rtol=1e-10, atol=1e-12)
+    got = d4(jnp.asarray(x))
+    np.testing.assert_allclose(got, _diff(d3, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jit(d4)(jnp.asarray(x)), got, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -72,13 +72,14 @@ def test_fourth_derivative_through_helpers(x64):
     for k in range(1, 5):       # each order against central differences of the one before
         e = 1e-5
         fd = (float(ds[k - 1](x + e)) - float(ds[k - 1](x - e))) / (2 * e)
-        np.testing.assert_allclose(ds[k](x), fd, rtol=1e-6)
+        got = ds[k](x)
+        np.testing.assert_allclose(got, fd, rtol=1e-6)
     d4 = ds[4]
-    np.testing.assert_allclose(jit(d4)(x), d4(x), rtol=1e-12)
+    np.testing.assert_allclose(jit(d4)(x), got, rtol=1e-12)     # (got: d4(x))
     xs = np.array([0.1, 0.7, 1.5])
     np.testing.assert_allclose(vmap(d4)(jnp.asarray(xs)), [float(d4(v)) for v in xs],
                                rtol=1e-12)
-    np.testing.assert_allclose(jacfwd(jacrev(grad(grad(outer_fn))))(x), d4(x), rtol=1e-10)
+    np.testing.assert_allclose(jacfwd(jacrev(grad(grad(outer_fn))))(x), got, rtol=1e-10)
 
 
 # --- jacrev of a vmapped model with dict parameters --------------------------------------------------
