@@ -823,8 +823,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ())))}.values())
     if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
         gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
-    if not staged and not self_calls and None not in derived:
-        gen.__secant_staging__ = (fn, tuple(derived))      # (read by _same_staged)
+    if not staged and (not self_calls and None not in derived or _staged_as_written(fn)):
+        # (a recursive helper staged as written, grads_as: its calls of itself are this code)
+        gen.__secant_staging__ = (fn, tuple(d for d in derived if d is not None))
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
@@ -1593,14 +1594,15 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
                         f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
                         f"({custom.__name__}); use custom_jvp for a rule that works in both "
                         "modes")
+    derived = ()    # the derivatives its function calls (read by _same_staged)
     if mode == "jvp":
         source, name, free = custom_rules.jvp_of_custom_jvp(custom, params, wrt)
     elif mode == "vjp" and not is_jvp:
         source, name, free = custom_rules.vjp_of_custom_vjp(custom, params, wrt)
     elif mode == "vjp":
         t_source, t_name, t_free = custom_rules.tangent_of_custom_jvp(custom, params)
-        t_free = {k: _rule_replay(v, staged) if v is custom.jvp else v
-                  for k, v in t_free.items()}
+        replays = {k: _rule_replay(v, staged) for k, v in t_free.items() if v is custom.jvp}
+        t_free.update(replays)
         tangent = load_generated(t_source, t_name, custom.fun.__globals__, t_free)
         diff = [i for i in range(len(params)) if i not in custom.nondiff_argnums]
         tangent_vjp = generate(tangent, [len(params) + diff.index(i) for i in wrt], "vjp",
@@ -1608,10 +1610,14 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
         source, name, free = custom_rules.vjp_of_custom_jvp(
             custom, params, wrt, tangent_vjp,
             checked=getattr(custom, "__secant_checked_forward__", None) is None)
+        derived = (tangent_vjp, *(r for r in replays.values() if r is not custom.jvp))
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
-    return load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
-                          _rule_lines(source, free))
+    gen = load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
+                         _rule_lines(source, free))
+    if not staged:      # the user's rules are called as written, eagerly and under jit alike
+        gen.__secant_staging__ = (custom, derived)
+    return gen
 
 
 def checked_forward(custom):
