@@ -1,0 +1,93 @@
+"""Lean derivatives (issue 20): a structure's cotangent (grad_of_fields(params, {...})) takes
+each field's expression where that field's cotangent is read once there, under one comment, as
+a person writes the dict of gradients; a line past 90 columns is laid out one field a line
+(ad/fold.py display, laid_out). Every source check has a numerical twin: float64 central
+differences, jit against eager, vmap against a Python loop."""
+import ast
+
+import numpy as np
+
+import secant
+import secant.numpy as snp
+from secant.ad import fold
+from secant.transformer.walker import Line
+from test_lean20c import fd_grad
+
+RNG = np.random.default_rng(2022)
+
+
+def two_layer(params, x, y):
+    hidden = snp.tanh(x @ params["weights_in"] + params["bias_in"])
+    out = hidden @ params["weights_out"] + params["bias_out"]
+    return snp.sum((out - y) ** 2)
+
+
+def _params():
+    return {"weights_in": RNG.normal(size=(3, 4)), "bias_in": RNG.normal(size=4),
+            "weights_out": RNG.normal(size=(4, 2)), "bias_out": RNG.normal(size=2)}
+
+
+def _fd(params, x, y):
+    out = {}
+    for k in params:
+        def f(v, k=k):
+            return two_layer({**params, k: v}, x, y)
+        out[k] = fd_grad(f, params[k])
+    return out
+
+
+def test_fields_read_once_written_in_the_dict(x64):
+    src = secant.source(secant.grad(two_layer))
+    lines = src.splitlines()
+    assert max(len(ln) for ln in lines) <= 4 + fold.MAX_LENGTH, src
+    assert "    params_bar = grad_of_fields(params, {" in lines, src
+    entries = [ln.strip() for ln in lines if ln.startswith("        '")]
+    assert entries[:2] == [
+        "'weights_in': matmul_grad_y(plus_x_matmul_weights_in_bar, x, "
+        "params['weights_in']),",
+        "'bias_in': unbroadcast(plus_x_matmul_weights_in_bar, params['bias_in']),"], src
+    assert not any(ln.strip().startswith(("weights_in_bar =", "bias_in_bar =")) for ln in lines)
+    params, x, y = _params(), RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+    got = secant.grad(two_layer)(params, x, y)
+    want = _fd(params, x, y)
+    for k in params:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-8)
+    jitted = secant.jit(secant.grad(two_layer))(params, x, y)
+    for k in params:
+        np.testing.assert_allclose(jitted[k], got[k], rtol=1e-12)
+    xs = RNG.normal(size=(3, 5, 3))
+    batched = secant.vmap(secant.grad(two_layer), in_axes=(None, 0, None))(params, xs, y)
+    for b in range(3):
+        one = secant.grad(two_layer)(params, xs[b], y)
+        for k in params:
+            np.testing.assert_allclose(batched[k][b], one[k], rtol=1e-10)
+
+
+def test_laid_out_one_field_a_line():
+    code = ("params_bar = grad_of_fields(params, {'w1': matmul_grad_y(a_bar, x, params['w1']), "
+            "'b1': unbroadcast(a_bar, params['b1']), 'w2': w2_bar})")
+    assert len(code) > fold.MAX_LENGTH
+    text = fold.laid_out(code)
+    assert text.splitlines() == [
+        "params_bar = grad_of_fields(params, {",
+        "    'w1': matmul_grad_y(a_bar, x, params['w1']),",
+        "    'b1': unbroadcast(a_bar, params['b1']),",
+        "    'w2': w2_bar})"]
+    assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(code))
+    short = "params_bar = grad_of_fields(params, {'w1': w1_bar, 'b1': b1_bar})"
+    assert fold.laid_out(short) == short
+    for other in ("t = f(a, {**rest, 'w': " + "w_bar_" * 16 + "})",     # (a ** entry)
+                  "t = f(a, {'w': w_bar}, key=" + "k" * 90 + ")",      # (keywords)
+                  "t = f(a, {'w': " + "w_bar_" * 16 + "})"):            # (one entry)
+        assert fold.laid_out(other) == other
+
+
+def test_an_entry_within_the_limits():
+    """Each field's expression is held to fold's limits of a line, and the rest of the line."""
+    value = "unbroadcast(" + " + ".join(["a_bar"] * 6) + ", params['b1'])"
+    line = Line("params_bar = grad_of_fields(params, {'w1': w1_bar, 'b1': " + value + "})", 1)
+    assert fold._within_limits(line, None, layout=True) is None         # 6 operations
+    fits = Line("params_bar = grad_of_fields(params, {'w1': matmul_grad_y(a_bar, x, w1), "
+                "'b1': unbroadcast(a_bar + c_bar, params['b1'])})", 1)
+    assert fold._within_limits(fits, None, layout=True) is fits
+    assert fold._within_limits(fits, None, layout=False) is None        # 94 columns as one
