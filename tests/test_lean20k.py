@@ -91,3 +91,55 @@ def test_an_entry_within_the_limits():
                 "'b1': unbroadcast(a_bar + c_bar, params['b1'])})", 1)
     assert fold._within_limits(fits, None, layout=True) is fits
     assert fold._within_limits(fits, None, layout=False) is None        # 94 columns as one
+
+
+def mse_mlp(params, x, y):
+    h = snp.tanh(x @ params["w1"] + params["b1"])
+    err = h @ params["w2"] - y
+    return snp.mean(err * err)
+
+
+def test_seed_of_a_mean_through_a_matmul_reads_a_dtype(x64):
+    """A matmul with an inexact operand is inexact (JAX's promotion), so the mean of err * err
+    has err's dtype: the seed reads it, the loss is not computed for it (it was
+    grad_seed(snp.mean(err * err)))."""
+    src = secant.source(secant.grad(mse_mlp))
+    code = [ln for ln in src.splitlines() if not ln.strip().startswith("#")]
+    assert "grad_seed_like(err)" in src and not any("snp.mean" in ln for ln in code), src
+    params = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
+              "w2": RNG.normal(size=(4, 2))}
+    x, y = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+    got = secant.grad(mse_mlp)(params, x, y)
+    for k in params:
+        want = fd_grad(lambda v, k=k: mse_mlp({**params, k: v}, x, y), params[k])
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-8)
+        assert got[k].dtype == np.float64
+    # float32 parameters, float64 targets: the output (and its seed) is float64
+    p32 = {k: v.astype(np.float32) for k, v in params.items()}
+    got32 = secant.grad(mse_mlp)(p32, x.astype(np.float32), y)
+    ref32 = {k: secant.grad(mse_mlp)({**params, k: p32[k].astype(np.float64)},
+                                     x.astype(np.float32).astype(np.float64), y)[k]
+             for k in params}
+    for k in params:
+        assert got32[k].dtype == np.float32
+        np.testing.assert_allclose(got32[k], ref32[k], rtol=1e-5, atol=1e-6)
+    jitted = secant.jit(secant.grad(mse_mlp))(params, x, y)
+    for k in params:
+        np.testing.assert_allclose(jitted[k], got[k], rtol=1e-12)
+
+
+def test_vmap_of_the_seed_from_a_dtype(x64):
+    """vmap of grad_seed_like by its rule (grad_seed_like_batched): one seed an example."""
+    params = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
+              "w2": RNG.normal(size=(4, 2))}
+    xs, ys = RNG.normal(size=(4, 5, 3)), RNG.normal(size=(4, 5, 2))
+    batched = secant.vmap(secant.grad(mse_mlp), in_axes=(None, 0, 0))
+    assert "grad_seed_like_batched(err, " in secant.source(batched)
+    got = batched(params, xs, ys)
+    for b in range(4):
+        one = secant.grad(mse_mlp)(params, xs[b], ys[b])
+        for k in params:
+            np.testing.assert_allclose(got[k][b], one[k], rtol=1e-10)
+    jitted = secant.jit(batched)(params, xs, ys)
+    for k in params:
+        np.testing.assert_allclose(jitted[k], got[k], rtol=1e-12)

@@ -290,7 +290,8 @@ _INEXACT_RESULT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "c
                    "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
                    "log10", "log1p", "sqrt", "cbrt", "logistic", "true_divide", "mean"}
 _INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "conj", "maximum",
-                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod"}
+                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod",
+                      "matmul", "dot", "vdot", "inner", "outer", "tensordot"}
 
 
 def _inexact(name, ops, seen=None, known=frozenset()):
