@@ -21,6 +21,10 @@ right-hand side's sums and products are rewritten, only where one of these appli
   other factors provably have a shape that a's broadcasts to (transformer/shapes.py: a's
   symbols among theirs): `2 * x * unreduce(s, x)` is `2 * x * s`. t has the dtype the
   broadcast has, so nothing but the shape was in question; the array of ones is not made.
+  So is a factor or term `unreduce(t, a, axis=k, keepdims=True)` written in the line (the
+  cotangent of a reduction that kept its axes: t has a's shape with those axes of size 1, so
+  it broadcasts to a's shape, and against the others as broadcast_to(t, a's shape) does):
+  `unreduce(s_bar, e, axis=-1, keepdims=True) * e` is `s_bar * e`, as a person writes it.
 
 Products are `*` chains (either side parenthesised); a factor is any other expression, left as
 written. Values are those of the written expression up to the rounding of a reassociated
@@ -118,6 +122,19 @@ def _unreduce_call(node):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id == "unreduce" and len(node.args) == 2 and not node.keywords and \
             not any(isinstance(a, ast.Starred) for a in node.args):
+        return node.args[0], node.args[1]
+    return None
+
+
+def _kept_dims_unreduce_call(node):
+    """(t, a) of `unreduce(t, a, axis=..., keepdims=True)` (a reduction's cotangent with its
+    reduced axes kept, as size 1: t broadcasts to a's shape), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "unreduce" and len(node.args) == 2 and \
+            not any(isinstance(a, ast.Starred) for a in node.args) and \
+            {k.arg for k in node.keywords} <= {"axis", "keepdims"} and any(
+                k.arg == "keepdims" and isinstance(k.value, ast.Constant) and
+                k.value.value is True for k in node.keywords):
         return node.args[0], node.args[1]
     return None
 
@@ -237,7 +254,7 @@ class _Rewriter:
             return 1, None, False
         changed = len(numbers) > 1      # (two numbers or signs made one)
         for k, f in enumerate(factors):
-            got = _unreduce_call(f)
+            got = _unreduce_call(f) or _kept_dims_unreduce_call(f)
             named = got is None and isinstance(f, ast.Name)
             if named:
                 got = self.facts.get(f.id)

@@ -143,3 +143,60 @@ def test_vmap_of_the_seed_from_a_dtype(x64):
     jitted = secant.jit(batched)(params, xs, ys)
     for k in params:
         np.testing.assert_allclose(jitted[k], got[k], rtol=1e-12)
+
+
+def log_softmax_dot(z, y):
+    s = snp.sum(snp.exp(z), axis=-1, keepdims=True)
+    logp = z - snp.log(s)
+    return snp.sum(logp * y)
+
+
+def test_a_kept_dims_unreduce_reads_as_its_cotangent(x64):
+    """unreduce(s_bar, exp_z, axis=-1, keepdims=True) * exp_z is s_bar * exp_z (s_bar has
+    exp_z's shape with the summed axis of size 1: it broadcasts as the unreduce did); s_bar is
+    then read once and folds into z_bar's line."""
+    src = secant.source(secant.grad(log_softmax_dot))
+    code = [ln.strip() for ln in src.splitlines() if not ln.strip().startswith("#")]
+    assert not any("keepdims=True)" in ln and "unreduce(" in ln for ln in code), src
+    assert "s_bar" not in src, src
+    assert "z_bar = logp_bar + unbroadcast(-logp_bar, s) / s * exp_z" in code, src
+    for yshape in ((4, 3), (3,), (2, 4, 3)):
+        z, y = RNG.normal(size=(4, 3)), RNG.normal(size=yshape)
+        got = secant.grad(log_softmax_dot)(z, y)
+        np.testing.assert_allclose(got, fd_grad(lambda v: log_softmax_dot(v, y), z),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(secant.jit(secant.grad(log_softmax_dot))(z, y), got,
+                                   rtol=1e-12)
+    zs, y = RNG.normal(size=(3, 4, 5)), RNG.normal(size=(4, 5))
+    batched = secant.vmap(secant.grad(log_softmax_dot), in_axes=(0, None))(zs, y)
+    for b in range(3):
+        np.testing.assert_allclose(batched[b], secant.grad(log_softmax_dot)(zs[b], y),
+                                   rtol=1e-10)
+
+
+class _Shapes:
+    """transformer/shapes.py's `of` for these lines: x, y of their own shapes."""
+    local = {}
+
+    def of(self, expr):
+        tree = ast.parse(expr.src, mode="eval")
+        if any(isinstance(n, ast.Call) for n in ast.walk(tree)):
+            return None
+        return frozenset({frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))})
+
+
+def _simplified(code):
+    from secant.ad import algebra
+    return algebra.simplified_lines([Line(code, 1)], frozenset({"t_bar", "s"}),
+                                    _Shapes())[0].code
+
+
+def test_kept_dims_unreduce_rewrites_and_refusals():
+    assert _simplified("t_bar = unreduce(s, x, axis=-1, keepdims=True) * x") == "t_bar = s * x"
+    assert _simplified("t_bar = x + unreduce(s, x, axis=1, keepdims=True)") == "t_bar = x + s"
+    for code in ("t_bar = unreduce(s, x, axis=-1) * x",              # axis dropped: no
+                 "t_bar = unreduce(s, x, axis=-1, keepdims=False) * x",
+                 "t_bar = unreduce(s, x, axis=-1, keepdims=k) * x",  # (not known True)
+                 "t_bar = unreduce(s, x, axis=-1, keepdims=True) * y",   # y may be smaller
+                 "t_bar = unreduce(s, x, axis=-1, keepdims=True)"):      # nothing else
+        assert _simplified(code) == code, code
