@@ -204,10 +204,13 @@ class _Rewriter:
         self.shapes, self.facts, self.changed = shapes, facts, False
         self.cotangents = cotangents
 
-    def expr(self, node):
+    def expr(self, node, outer=()):
+        """node rewritten; `outer`: the factors and terms it is combined with elementwise
+        (a sum that is a factor of a product: the product's other factors), whose shapes the
+        result broadcasts to."""
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for _ in range(3):      # (again: a term made smaller lets another be)
-                new = self.sum(node)
+                new = self.sum(node, outer)
                 if new is node or not (isinstance(new, ast.BinOp) and
                                        isinstance(new.op, (ast.Add, ast.Sub))):
                     return new
@@ -246,13 +249,16 @@ class _Rewriter:
         if any(isinstance(f, ast.AST) and _sequence(f) for f in flat):
             return 1, None, False
         numbers = [f for f in flat if not isinstance(f, ast.AST)]
-        factors = [self.expr(f) for f in flat if isinstance(f, ast.AST)]
+        asts = [f for f in flat if isinstance(f, ast.AST)]
+        factors = [self.expr(f, asts[:k] + asts[k + 1:] + list(context))
+                   for k, f in enumerate(asts)]
         coef = 1
         for c in numbers:
             coef = coef * c
         if not _short(coef):
             return 1, None, False
-        changed = len(numbers) > 1      # (two numbers or signs made one)
+        changed = len(numbers) > 1 or any(f is not g for f, g in zip(factors, asts))
+        #         (two numbers or signs made one, or a factor rewritten)
         for k, f in enumerate(factors):
             got = _unreduce_call(f) or _kept_dims_unreduce_call(f)
             named = got is None and isinstance(f, ast.Name)
@@ -308,14 +314,15 @@ class _Rewriter:
             out.append((sign, node))
         return out
 
-    def sum(self, node):
+    def sum(self, node, outer=()):
         merged, index, changed = [], {}, False
         terms = self._terms(node, 1, [])
         if any(_sequence(t) for _, t in terms):
             return node
         for k, (sign, t) in enumerate(terms):
             # (the terms before as rewritten: a term made smaller does not cover another)
-            context = [self.written(m[0], m[1]) for m in merged] + [u for _, u in terms[k + 1:]]
+            context = [self.written(m[0], m[1]) for m in merged] + \
+                [u for _, u in terms[k + 1:]] + list(outer)
             coef, factors, ch = self.product(t, context)
             if factors is None:             # (a coefficient not formed: the term as written)
                 coef, factors, ch = 1, [t], False

@@ -200,3 +200,38 @@ def test_kept_dims_unreduce_rewrites_and_refusals():
                  "t_bar = unreduce(s, x, axis=-1, keepdims=True) * y",   # y may be smaller
                  "t_bar = unreduce(s, x, axis=-1, keepdims=True)"):      # nothing else
         assert _simplified(code) == code, code
+
+
+def test_a_sum_inside_a_product_reads_the_product_s_factors():
+    """A sum that is a factor of a product broadcasts with its other factors: an unreduce
+    in it reads as its cotangent where they cover a's shape (attention's softmax:
+    (a_bar / sum_e + unreduce(sum_e_bar, e, axis=-1, keepdims=True)) * e)."""
+    assert _simplified("t_bar = (g / c + unreduce(s, x, axis=-1, keepdims=True)) * x") == \
+        "t_bar = (g / c + s) * x"
+    assert _simplified("t_bar = (g + unreduce(s, x)) * x") == "t_bar = (g + s) * x"
+    for code in ("t_bar = (g + unreduce(s, x, axis=-1, keepdims=True)) * y",
+                 "t_bar = (g + unreduce(s, x, axis=-1, keepdims=True)) / x"):  # (not a product)
+        assert _simplified(code) == code, code
+
+
+def attention_like(s, v):
+    e = snp.exp(s - snp.max(s, axis=-1, keepdims=True))
+    a = e / snp.sum(e, axis=-1, keepdims=True)
+    out = a @ v
+    return snp.sum(out * out)
+
+
+def test_softmax_inside_attention_without_the_broadcast(x64):
+    src = secant.source(secant.grad(attention_like))
+    code = [ln.strip() for ln in src.splitlines() if not ln.strip().startswith("#")]
+    assert any(ln.endswith("= (a_bar / sum_e + sum_e_bar) * e") for ln in code), src
+    s, v = RNG.normal(size=(4, 4)), RNG.normal(size=(4, 3))
+    got = secant.grad(attention_like)(s, v)
+    np.testing.assert_allclose(got, fd_grad(lambda u: attention_like(u, v), s),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(secant.jit(secant.grad(attention_like))(s, v), got, rtol=1e-12)
+    ss = RNG.normal(size=(2, 4, 4))
+    batched = secant.vmap(secant.grad(attention_like), in_axes=(0, None))(ss, v)
+    for b in range(2):
+        np.testing.assert_allclose(batched[b], secant.grad(attention_like)(ss[b], v),
+                                   rtol=1e-10)
