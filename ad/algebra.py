@@ -21,6 +21,10 @@ right-hand side's sums and products are rewritten, only where one of these appli
   other factors provably have a shape that a's broadcasts to (transformer/shapes.py: a's
   symbols among theirs): `2 * x * unreduce(s, x)` is `2 * x * s`. t has the dtype the
   broadcast has, so nothing but the shape was in question; the array of ones is not made.
+  So is a factor or term `unreduce(t, a, axis=k, keepdims=True)` written in the line (the
+  cotangent of a reduction that kept its axes: t has a's shape with those axes of size 1, so
+  it broadcasts to a's shape, and against the others as broadcast_to(t, a's shape) does):
+  `unreduce(s_bar, e, axis=-1, keepdims=True) * e` is `s_bar * e`, as a person writes it.
 
 Products are `*` chains (either side parenthesised); a factor is any other expression, left as
 written. Values are those of the written expression up to the rounding of a reassociated
@@ -122,6 +126,19 @@ def _unreduce_call(node):
     return None
 
 
+def _kept_dims_unreduce_call(node):
+    """(t, a) of `unreduce(t, a, axis=..., keepdims=True)` (a reduction's cotangent with its
+    reduced axes kept, as size 1: t broadcasts to a's shape), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "unreduce" and len(node.args) == 2 and \
+            not any(isinstance(a, ast.Starred) for a in node.args) and \
+            {k.arg for k in node.keywords} <= {"axis", "keepdims"} and any(
+                k.arg == "keepdims" and isinstance(k.value, ast.Constant) and
+                k.value.value is True for k in node.keywords):
+        return node.args[0], node.args[1]
+    return None
+
+
 def _number(node):
     """The value of a real Python number literal (`3`, `-0.5`, `(-0.5)`), else None."""
     sign = 1
@@ -187,10 +204,13 @@ class _Rewriter:
         self.shapes, self.facts, self.changed = shapes, facts, False
         self.cotangents = cotangents
 
-    def expr(self, node):
+    def expr(self, node, outer=()):
+        """node rewritten; `outer`: the factors and terms it is combined with elementwise
+        (a sum that is a factor of a product: the product's other factors), whose shapes the
+        result broadcasts to."""
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for _ in range(3):      # (again: a term made smaller lets another be)
-                new = self.sum(node)
+                new = self.sum(node, outer)
                 if new is node or not (isinstance(new, ast.BinOp) and
                                        isinstance(new.op, (ast.Add, ast.Sub))):
                     return new
@@ -229,15 +249,18 @@ class _Rewriter:
         if any(isinstance(f, ast.AST) and _sequence(f) for f in flat):
             return 1, None, False
         numbers = [f for f in flat if not isinstance(f, ast.AST)]
-        factors = [self.expr(f) for f in flat if isinstance(f, ast.AST)]
+        asts = [f for f in flat if isinstance(f, ast.AST)]
+        factors = [self.expr(f, asts[:k] + asts[k + 1:] + list(context))
+                   for k, f in enumerate(asts)]
         coef = 1
         for c in numbers:
             coef = coef * c
         if not _short(coef):
             return 1, None, False
-        changed = len(numbers) > 1      # (two numbers or signs made one)
+        changed = len(numbers) > 1 or any(f is not g for f, g in zip(factors, asts))
+        #         (two numbers or signs made one, or a factor rewritten)
         for k, f in enumerate(factors):
-            got = _unreduce_call(f)
+            got = _unreduce_call(f) or _kept_dims_unreduce_call(f)
             named = got is None and isinstance(f, ast.Name)
             if named:
                 got = self.facts.get(f.id)
@@ -291,14 +314,15 @@ class _Rewriter:
             out.append((sign, node))
         return out
 
-    def sum(self, node):
+    def sum(self, node, outer=()):
         merged, index, changed = [], {}, False
         terms = self._terms(node, 1, [])
         if any(_sequence(t) for _, t in terms):
             return node
         for k, (sign, t) in enumerate(terms):
             # (the terms before as rewritten: a term made smaller does not cover another)
-            context = [self.written(m[0], m[1]) for m in merged] + [u for _, u in terms[k + 1:]]
+            context = [self.written(m[0], m[1]) for m in merged] + \
+                [u for _, u in terms[k + 1:]] + list(outer)
             coef, factors, ch = self.product(t, context)
             if factors is None:             # (a coefficient not formed: the term as written)
                 coef, factors, ch = 1, [t], False

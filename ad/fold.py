@@ -24,7 +24,10 @@ reads t when
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
   `and`/`or` or `x if c else y`);
 - the folded line stays short: at most `MAX_OPERATIONS` calls and operators and
-  `MAX_LENGTH` characters.
+  `MAX_LENGTH` characters; a line passing a structure's cotangent as a dict display
+  (`grad_of_fields(params, {'w1': ..., 'b1': ...})`) counts each entry against those limits,
+  and is laid out one entry a line when longer (`laid_out`), as a person writes the dict of a
+  model's gradients.
 
 The folded text is checked to parse to the substituted tree (parentheses added only where
 precedence needs them). The parameters' cotangents (`kept`) fold only into a line that assigns
@@ -236,10 +239,12 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     return k if single else None
 
 
-def _substituted(definition, use, simplify=None):
+def _substituted(definition, use, simplify=None, entries=True):
     """`use` with its one read of definition's target replaced by definition's value (then
     simplified), or None where the read is not evaluated exactly once or the result is too
-    long."""
+    long. entries: a dict display's entries (a structure's cotangent: `display`) each within
+    the limits, the line laid out one entry a line (`laid_out`) when long; else the line as
+    one."""
     t, = definition.defines
     value = parsed(definition.code).body[0].value
     tree = _parsed(use)
@@ -247,16 +252,19 @@ def _substituted(definition, use, simplify=None):
             isinstance(n.ctx, ast.Load)]     # (not the use's own target: `t = t + b`)
     if len(hits) != 1 or _under_breaker(tree, hits[0]):
         return None
-    if simplify is None and _operations(tree) + _operations(value) > MAX_OPERATIONS:
+    layout = entries and use.kind == "stmt" and display(tree) is not None
+    if simplify is None and not layout and \
+            _operations(tree) + _operations(value) > MAX_OPERATIONS:
         return None
     start, end = _span(use.code, hits[0])
     text = ast.get_source_segment(definition.code, value)
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
-        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify)
+        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
+                              layout)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
-        if simplify is None and len(code) > MAX_LENGTH:
+        if simplify is None and not layout and len(code) > MAX_LENGTH:
             return None
         try:
             if not _same(_parsed(type(use)(code, use.indent, use.kind)), tree,
@@ -264,25 +272,63 @@ def _substituted(definition, use, simplify=None):
                 continue
         except SyntaxError:
             continue
-        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify)
+        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
+                              layout)
     return None
 
 
-def _within_limits(line, simplify):
+def _within_limits(line, simplify, layout=False):
     """`line` (simplified) if short enough, else None: a cotangent's sum of products of names
     and numbers (a polynomial, as a person writes it) may have up to MAX_ARITHMETIC
-    operators, and one call beside them."""
+    operators, and one call beside them. layout: a line passing a dict display (`display`)
+    counts each entry's operations, and the rest's, against the limits, and is as wide as
+    its widest line laid out (`laid_out`)."""
     if simplify is not None and line.kind == "stmt":
         new = simplify(line)
         tree = parsed(new.code)
         limit = MAX_ARITHMETIC if new.defines <= simplify.cotangents and \
             _arithmetic(tree.body[0].value) else MAX_OPERATIONS
-        if _operations(tree) > limit:
-            return None
         line = new
-    elif _operations(_parsed(line)) > MAX_OPERATIONS:
+    else:
+        tree, limit = _parsed(line), MAX_OPERATIONS
+    entries = display(tree) if layout else None
+    if entries is None:
+        return None if _operations(tree) > limit or len(line.code) > MAX_LENGTH else line
+    inner = [_operations(v) for v in entries.values]
+    if _operations(tree) - sum(inner) > limit or max(inner) > MAX_OPERATIONS:
         return None
-    return None if len(line.code) > MAX_LENGTH else line
+    return None if max(map(len, laid_out(line.code).split("\n"))) > MAX_LENGTH else line
+
+
+def display(tree):
+    """The dict display of a one-line statement `t = f(..., {k: v, ...})` (a structure's
+    cotangent, grad_of_fields's: its last argument, two entries or more, no `**`), else None.
+    A person writes each entry's expression in it, one a line where the line is long."""
+    st = tree.body[0] if isinstance(tree, ast.Module) else tree
+    if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and st.value.args
+            and not st.value.keywords):
+        return None
+    d = st.value.args[-1]
+    if not isinstance(d, ast.Dict) or len(d.keys) < 2 or None in d.keys:
+        return None
+    return d
+
+
+def laid_out(code):
+    """A one-line statement passing a dict display (`display`) longer than MAX_LENGTH written
+    on several lines: its head to the `{`, then each entry on a line of its own indented four
+    columns, the last closing the display and the call; else `code` itself."""
+    if len(code) <= MAX_LENGTH or "\n" in code:
+        return code
+    tree = parsed(code)
+    d = display(tree)
+    if d is None:
+        return code
+    start, end = _span(code, d)
+    items = [f"{ast.get_source_segment(code, k)}: {ast.get_source_segment(code, v)}"
+             for k, v in zip(d.keys, d.values)]
+    return "\n".join([code[:start] + "{"] + [f"    {e}," for e in items[:-1]] +
+                      [f"    {items[-1]}}}{code[end:]}"])
 
 
 def _parsed(line):

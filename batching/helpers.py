@@ -13,7 +13,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, grad_of_fields, grad_seed,
-                               is_float0, unbroadcast, zeros_like_tree)
+                               grad_seed_like, is_float0, unbroadcast, zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
                                         check_bound, unbound_before_loop,
@@ -776,6 +776,13 @@ def grad_seed_batched(out):
     return snp.ones_like(out)
 
 
+@shape_only
+def grad_seed_like_batched(x, n):
+    """ad/helpers.py's grad_seed_like for a batch of n outputs, each a scalar of x's dtype (the
+    transform proved it): one seed an example, x's dtype read as for one example."""
+    return broadcast_batch(grad_seed_like(x), n)
+
+
 def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_batched=True):
     """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
     axis (a batched index: each example adds at its own); a container's items add leaf by leaf
@@ -817,6 +824,7 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
 
 
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
+                 "grad_seed_like_batched",
                  "add_at_batched", "add_at_grad_batched")
 
 

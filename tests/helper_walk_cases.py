@@ -180,6 +180,7 @@ CASES = {
     "fields_of_batched": ("fields_of_batched(t, {0: None, 2: None}, 2, True)[1]",
                           {"t": r(2, 3)}),
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
+    "grad_seed_like_batched": ("grad_seed_like_batched(x, 2) * x", {"x": r(2)}),
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
     "add_at_grad_batched": ("add_at_grad_batched(t, 1, x, 2, True, False)",
                             {"t": r(2, 3, 4), "x": r(1)}),

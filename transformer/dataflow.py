@@ -272,8 +272,8 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
             found.add(p)
         return found.pop() if len(found) == 1 else None
     out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top)
-    if out is not None:     # an op of values computed only for it: their result_type
-        out = _promoted_from(out, ops, top, set(params)) or out
+    if out is not None and _reduced_only(fn, out):  # an op of values computed only for it:
+        out = _promoted_from(out, ops, top, set(params)) or out     # their result_type
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
@@ -290,7 +290,8 @@ _INEXACT_RESULT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "c
                    "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
                    "log10", "log1p", "sqrt", "cbrt", "logistic", "true_divide", "mean"}
 _INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "conj", "maximum",
-                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod"}
+                      "minimum", "power", "square", "identity", "sum", "max", "min", "prod",
+                      "matmul", "dot", "vdot", "inner", "outer", "tensordot"}
 
 
 def _inexact(name, ops, seen=None, known=frozenset()):
@@ -351,6 +352,16 @@ def _same_dtype_source(op, ops, top):
 
 
 _PROMOTING = {"multiply", "add", "subtract", "true_divide"}
+
+
+def _reduced_only(fn, name):
+    """Whether every op reading `name` is a sum or mean, whose rules do not read their
+    operand's value: then `name` is computed for the seed only, and reading the dtype of its
+    operands instead (_promoted_from) saves computing it. (A value the reverse pass reads,
+    err in snp.mean(err * err), is computed anyway: the seed reads it.)"""
+    readers = [s for s in ir.nested(fn.body) if isinstance(s, ir.Op) and any(
+        isinstance(o, ir.Var) and o.name == name for o in operands_of(s))]
+    return bool(readers) and all(s.op in ("sum", "mean") for s in readers)
 
 
 def _promoted_from(name, ops, top, inexact):
