@@ -494,13 +494,16 @@ _CUSTOM_REPLAYS = weakref.WeakKeyDictionary()     # a custom_jvp body's replay -
 
 def _custom_replay(custom, replay, staged):
     """custom_jvp(replay) with custom's rule as its replay (one per replay, so that its
-    derivatives are generated once): a recompute's rule runs without the Python side effects
+    derivatives are generated once; custom_vjp(replay) with custom's rules): a recompute's rule runs without the Python side effects
     of the rule and of custom's body in it (the caller's forward pass ran the body, and the
     check in custom's vjp the rule, ad/custom_rules.vjp_of_custom_jvp)."""
     out = _CUSTOM_REPLAYS.get(replay)
     if out is None:
         out = _CUSTOM_REPLAYS[replay] = type(custom)(replay, custom.nondiff_argnums)
         out.__secant_replay_of__ = custom
+        if getattr(custom, "jvp", None) is None:        # custom_vjp: its rules (a caller's
+            out.defvjp(custom.fwd, custom.bwd)          # vjp calls custom's own vjp)
+            return out
         out.defjvp(_rule_replay(custom.jvp, staged, pending=out))
     return out
 
@@ -686,8 +689,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         that a higher-order derivative of the recompute still uses the user's rule)."""
         custom = callee if getattr(callee, "__secant_custom__", False) else None
         if custom is not None:
-            if type(custom).__name__ != "custom_jvp" or custom.jvp is None:
-                return None     # (custom_vjp, custom_vmap: called as written)
+            if not (type(custom).__name__ == "custom_jvp" and custom.jvp is not None
+                    or type(custom).__name__ == "custom_vjp" and custom.fwd is not None):
+                return None     # (custom_vmap, a function with no rule: called as written)
             try:
                 sub = generate(custom.fun, active, "replay", staged=staged)
             except SecantError:     # a body no transform reads (its rule stands for it)
@@ -1573,9 +1577,10 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
                               f"rule yet: call {custom.__name__}."
                               f"{'defjvp' if is_jvp else 'defvjp'}(...) before differentiating it")
     if mode == "jvp" and not is_jvp:
+        named = getattr(custom, "__secant_replay_of__", None) or custom    # (a recompute's)
         return _refused(custom, "jvp", SecantTypeError,
                         f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                        f"({custom.__name__}); use custom_jvp for a rule that works in both "
+                        f"({named.__name__}); use custom_jvp for a rule that works in both "
                         "modes")
     if mode == "jvp":
         source, name, free = custom_rules.jvp_of_custom_jvp(custom, params, wrt)
