@@ -1638,20 +1638,24 @@ def _rule_replay(rule, staged, pending=None):
     try:
         params = list(inspect.signature(rule).parameters)
         sub = generate(rule, tuple(range(len(params))), "replay", staged=staged)
-    except (SecantError, TypeError, ValueError):
+    except BaseException as error:
         _PENDING_RULES.pop(key, None)
-        return rule
+        if isinstance(error, (SecantError, TypeError, ValueError)):
+            return rule
+        raise
     if isinstance(sub, _Recursive):
         if pending is not None:
-            _PENDING_RULES.setdefault(key, []).append(pending)
+            _PENDING_RULES.setdefault(key, (rule, []))[1].append(pending)
         return rule
     out = sub if getattr(sub, "__secant_effects__", False) else rule
-    for custom in _PENDING_RULES.pop(key, ()):
+    waiting = _PENDING_RULES.pop(key, None)
+    for custom in waiting[1] if waiting is not None and waiting[0] is rule else ():
         custom.defjvp(out)      # (none of its derivatives generated yet: it was made for the
     return out                  # replay being generated, which calls it by name)
 
 
-_PENDING_RULES = {}     # (id of a rule, staged) -> replays' custom_jvp functions waiting for it
+# (id of a rule, staged) -> (the rule, replays' custom_jvp functions waiting for its replay)
+_PENDING_RULES = {}
 
 
 def _refused(custom, mode, error, message):
