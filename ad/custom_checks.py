@@ -304,8 +304,9 @@ def _example(tree, depth):
         tree)
 
 
-def custom_jvp_rule_checked(rule, custom, nondiff, primals, tangents, depth=0, nondiff_depth=0):
-    """custom's rule run at (nondiff..., primals, tangents) for its outputs' checks
+def custom_jvp_rule_checked(rule, custom, primals, tangents, nondiff=(), depth=0,
+                            nondiff_depth=0):
+    """custom's rule run at (*nondiff, primals, tangents) for its outputs' checks
     (custom_jvp_outputs), in the vjp of a call whose forward pass ran custom's body as written:
     in the rule, custom's body runs as its replay, without its Python side effects (they ran
     once for this call), as JAX runs the body once, in the rule. Under vmap (`depth` batch

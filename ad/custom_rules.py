@@ -136,8 +136,8 @@ def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp, checked=True):
         fun = names.fresh(_base_name(origin))
         free[fun] = origin
         lines += ["    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
-                  f"    custom_jvp_rule_checked({rule}, {fun}, {_tuple(nondiff) if nondiff else '()'}, "
-                  f"{_tuple(primals)}, {_tuple(zeros)})"]
+                  f"    custom_jvp_rule_checked({rule}, {fun}, {_tuple(primals)}, {_tuple(zeros)}"
+                  f"{', ' + _tuple(nondiff) if nondiff else ''})"]
     lines += ["    # the rule is linear in the tangents: its transpose at zero tangents",
               f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
     return "\n".join(lines) + "\n", fn_name, free
