@@ -26,11 +26,14 @@ def _body_replay(custom, staged):
     if cached is not None and cached[0] == key:
         return cached[1]
     from secant.backends.errors import SecantError
-    from secant.transforms import _Recursive, generate
-    try:
-        sub = generate(custom.fun, tuple(range(len(custom.params()))), "replay", staged=staged)
-    except (SecantError, TypeError, ValueError):
-        sub = None
+    from secant.transforms import _is_library, _Recursive, generate
+    sub = None
+    if not _is_library(custom.fun):     # (secant's own functions have no effects)
+        try:
+            sub = generate(custom.fun, tuple(range(len(custom.params()))), "replay",
+                           staged=staged)
+        except (SecantError, TypeError, ValueError):
+            pass
     if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
         sub = custom.fun
     _BODY_REPLAYS[custom] = (key, sub)

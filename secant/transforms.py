@@ -690,7 +690,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         custom = callee if getattr(callee, "__secant_custom__", False) else None
         if custom is not None:
             if not (type(custom).__name__ == "custom_jvp" and custom.jvp is not None
-                    or type(custom).__name__ == "custom_vjp" and custom.fwd is not None):
+                    or type(custom).__name__ == "custom_vjp" and custom.fwd is not None
+                    and not _is_library(custom.fun)):     # (secant's own: no effects)
                 return None     # (custom_vmap, a function with no rule: called as written)
             try:
                 sub = generate(custom.fun, active, "replay", staged=staged)
