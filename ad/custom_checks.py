@@ -295,6 +295,38 @@ def custom_jvp_outputs(pair, rule):
     return out, t_tree.unflatten(fixed)
 
 
+def _example(tree, depth):
+    """The first example of every array leaf of tree with `depth` batch axes in front."""
+    if not depth:
+        return tree
+    return tree_util.tree_map(
+        lambda leaf: leaf[(0,) * depth] if _is_array(leaf) and np.ndim(leaf) >= depth else leaf,
+        tree)
+
+
+def custom_jvp_rule_checked(rule, custom, primals, tangents, nondiff=(), depth=0,
+                            nondiff_depth=0):
+    """custom's rule run at (*nondiff, primals, tangents) for its outputs' checks
+    (custom_jvp_outputs), in the vjp of a call whose forward pass ran custom's body as written:
+    in the rule, custom's body runs as its replay, without its Python side effects (they ran
+    once for this call), as JAX runs the body once, in the rule. Under vmap (`depth` batch
+    axes in front of the primals and tangents, `nondiff_depth` of the nondiff arguments) the
+    rule runs on the first example, as the shapes and dtypes checked are each example's."""
+    from secant.custom import body_ran
+    leaves = tree_util.tree_leaves((primals, tangents))
+    if depth and any(_is_array(leaf) and np.ndim(leaf) >= depth and 0 in np.shape(leaf)[:depth]
+                     for leaf in leaves):
+        return          # (an empty batch: no example to check)
+    nondiff, primals, tangents = (_example(nondiff, nondiff_depth), _example(primals, depth),
+                                  _example(tangents, depth))
+    with body_ran((custom,)):
+        pair = rule(*nondiff, primals, tangents)
+    custom_jvp_outputs(pair, rule)
+
+
+custom_jvp_rule_checked.__secant_check__ = True     # a call kept as a statement: no value
+
+
 class OutputSpec:
     """What vjp's pullback expects for a cotangent: the primal output's structure and each leaf's
     shape and dtype (not its values)."""
@@ -360,7 +392,7 @@ def out_axes_tree(out, out_axes):
 
 
 NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent",
-         "output_spec", "out_axes_tree")
+         "output_spec", "out_axes_tree", "custom_jvp_rule_checked")
 
 
 def by_name():

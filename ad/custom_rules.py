@@ -125,14 +125,22 @@ def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp, checked=True):
     zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
+    free = {transpose: tangent_vjp, rule: custom.jvp, **_CHECKS}
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):"]
-    if checked:
+    if checked:     # (f's body ran in the caller's forward pass: in the rule, its replay)
+        nondiff = [params[i] for i in custom.nondiff_argnums]
+        primals = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+        origin = custom
+        while getattr(origin, "__secant_replay_of__", None) is not None:
+            origin = origin.__secant_replay_of__    # (a replay's rule calls the function)
+        fun = names.fresh(_base_name(origin))
+        free[fun] = origin
         lines += ["    # the rule's outputs checked as JAX checks them (ad/custom_checks.py)",
-                  f"    custom_jvp_outputs({_rule_call(custom, params, zeros, rule)}, {rule})"]
+                  f"    custom_jvp_rule_checked({rule}, {fun}, {_tuple(primals)}, {_tuple(zeros)}"
+                  f"{', ' + _tuple(nondiff) if nondiff else ''})"]
     lines += ["    # the rule is linear in the tangents: its transpose at zero tangents",
               f"    return {transpose}({out_bar}, {', '.join(params + zeros)})"]
-    return "\n".join(lines) + "\n", fn_name, {transpose: tangent_vjp, rule: custom.jvp,
-                                               **_CHECKS}
+    return "\n".join(lines) + "\n", fn_name, free
 
 
 def jvp_rule_from_parts(custom, params, jvps):

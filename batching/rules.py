@@ -218,6 +218,8 @@ HELPERS = {
                              "{arg4_b}, {arg5_next})",     # (f's output type: past the axis)
     "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
     "out_axes_tree": "out_axes_tree({arg0_b}, {arg1})",     # (the structure only)
+    "custom_jvp_rule_checked": "custom_jvp_rule_checked({arg0}, {arg1}, {arg2_b}, {arg3_b}, "
+                               "{arg4}, {arg5_next}, {arg6} + {arg4_batched})",
     "vjp_cotangent": "vjp_cotangent({arg0_b}, {arg1}, {arg2_next})",     # past the batch axis
     "batch_axis_to": "batch_axis_to({arg0_b}, {arg1}, {arg2_next})",     # an inner vmap's out_axes
     # cotangents of containers (ad/helpers.py): every leaf batched, so as written (the stacked

@@ -498,6 +498,7 @@ class BatchBuilder(Walker):
             params = inspect.signature(op.callee, follow_wrapped=False).parameters.values()
             for i, p in enumerate(params):     # left-out arguments at their defaults
                 fill[f"arg{i}"] = fill[f"arg{i}_b"] = repr(p.default)
+                fill[f"arg{i}_batched"] = "False"
             for k, v in op.operands.items():
                 i = position[k]
                 fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)

@@ -3,10 +3,57 @@ user's own. Called directly (eagerly or under jit) it runs the function; grad an
 that calls it go through short generated functions that call the rules by name
 (ad/custom_rules.py), e.g. `f_vjp` calls `f_fwd` then `f_bwd`. secant.custom_vmap (at the end)
 does the same for a batching rule (batching/custom_rules.py)."""
+import contextvars
 import functools
 import inspect
+import weakref
 
 from secant.backends.errors import SecantTypeError, UnsupportedError, where
+
+# custom_jvp functions whose body already ran, with its Python side effects, in the forward pass
+# of the caller whose derivative runs their rule now (ad/custom_checks.custom_jvp_rule_checked):
+# called in that rule, such a function runs its body's replay, without the effects, so that
+# the body's effects run once per call, as in JAX (which runs the rule, not the body, there)
+_BODY_RAN = contextvars.ContextVar("secant_custom_body_ran", default=frozenset())
+_BODY_REPLAYS = weakref.WeakKeyDictionary()
+
+
+def _body_replay(custom, staged):
+    """custom's body without its Python side effects (transforms.py replay mode); the body
+    itself where it has none or no transform reads it."""
+    key = (staged, custom.fun)
+    cached = _BODY_REPLAYS.get(custom)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    from secant.backends.errors import SecantError
+    from secant.transforms import _is_library, _Recursive, generate
+    sub = None
+    if not _is_library(custom.fun):     # (secant's own functions have no effects)
+        try:
+            sub = generate(custom.fun, tuple(range(len(custom.params()))), "replay",
+                           staged=staged)
+        except (SecantError, TypeError, ValueError):
+            pass
+    if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
+        sub = custom.fun
+    _BODY_REPLAYS[custom] = (key, sub)
+    return sub
+
+
+def body_ran(customs):
+    """A context in which the custom functions `customs` run their body's replay when called."""
+    return _BodyRan(customs)
+
+
+class _BodyRan:
+    def __init__(self, customs):
+        self.customs = frozenset(customs)
+
+    def __enter__(self):
+        self.token = _BODY_RAN.set(_BODY_RAN.get() | self.customs)
+
+    def __exit__(self, *exc):
+        _BODY_RAN.reset(self.token)
 
 
 class _Custom:
@@ -36,6 +83,10 @@ class _Custom:
         return list(sig.parameters)
 
     def __call__(self, *args, **kwargs):
+        ran = _BODY_RAN.get()
+        if ran and self in ran:     # (its body's effects ran already: see _BODY_RAN)
+            from secant.backends.tracer import active_trace
+            return _body_replay(self, active_trace() is not None)(*args, **kwargs)
         return self.fun(*args, **kwargs)
 
     def __getattr__(self, name):    # stacked: custom_vjp(custom_vmap(f)).def_vmap is f's

@@ -511,13 +511,19 @@ def _current(gen):
 _CUSTOM_REPLAYS = weakref.WeakKeyDictionary()     # a custom_jvp body's replay -> its custom_jvp
 
 
-def _custom_replay(custom, replay):
-    """custom_jvp(replay) with custom's rule (one per replay, so that its derivatives are
-    generated once)."""
+def _custom_replay(custom, replay, staged):
+    """custom_jvp(replay) with custom's rule as its replay (one per replay, so that its
+    derivatives are generated once; custom_vjp(replay) with custom's rules): a recompute's rule runs without the Python side effects
+    of the rule and of custom's body in it (the caller's forward pass ran the body, and the
+    check in custom's vjp the rule, ad/custom_rules.vjp_of_custom_jvp)."""
     out = _CUSTOM_REPLAYS.get(replay)
     if out is None:
         out = _CUSTOM_REPLAYS[replay] = type(custom)(replay, custom.nondiff_argnums)
-        out.defjvp(custom.jvp)
+        out.__secant_replay_of__ = custom
+        if getattr(custom, "jvp", None) is None:        # custom_vjp: its rules (a caller's
+            out.defvjp(custom.fwd, custom.bwd)          # vjp calls custom's own vjp)
+            return out
+        out.defjvp(_rule_replay(custom.jvp, staged, pending=out))
     return out
 
 
@@ -702,8 +708,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         that a higher-order derivative of the recompute still uses the user's rule)."""
         custom = callee if getattr(callee, "__secant_custom__", False) else None
         if custom is not None:
-            if type(custom).__name__ != "custom_jvp" or custom.jvp is None:
-                return None     # (custom_vjp, custom_vmap: called as written)
+            if not (type(custom).__name__ == "custom_jvp" and custom.jvp is not None
+                    or type(custom).__name__ == "custom_vjp" and custom.fwd is not None
+                    and not _is_library(custom.fun)):     # (secant's own: no effects)
+                return None     # (custom_vmap, a function with no rule: called as written)
             try:
                 sub = generate(custom.fun, active, "replay", staged=staged)
             except SecantError:     # a body no transform reads (its rule stands for it)
@@ -713,7 +721,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
             return None
         if custom is not None:
-            sub = _custom_replay(custom, sub)
+            sub = _custom_replay(custom, sub, staged)
         return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.checked_forward = checked_forward
@@ -1590,9 +1598,10 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
                               f"rule yet: call {custom.__name__}."
                               f"{'defjvp' if is_jvp else 'defvjp'}(...) before differentiating it")
     if mode == "jvp" and not is_jvp:
+        named = getattr(custom, "__secant_replay_of__", None) or custom    # (a recompute's)
         return _refused(custom, "jvp", SecantTypeError,
                         f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                        f"({custom.__name__}); use custom_jvp for a rule that works in both "
+                        f"({named.__name__}); use custom_jvp for a rule that works in both "
                         "modes")
     derived = ()    # the derivatives its function calls (read by _same_staged)
     if mode == "jvp":
@@ -1643,20 +1652,36 @@ def checked_forward(custom):
 _CHECKED_FORWARDS = weakref.WeakKeyDictionary()
 
 
-def _rule_replay(rule, staged):
+def _rule_replay(rule, staged, pending=None):
     """The rule a custom_jvp function's transpose recomputes: its replay (transforms.py
     replay_of), without the Python side effects of the rule and of the functions it calls
     (the custom function's own body among them), which the checked call of the rule in its
     vjp ran (ad/custom_rules.vjp_of_custom_jvp); the rule itself where it has none, or where
-    no transform reads it."""
+    no transform reads it. `pending`: a replay's custom_jvp function (_custom_replay) asking
+    while the rule's replay is generated (the replay calls the function's replay): it gets
+    the rule's replay once that is finished."""
+    key = (id(rule), staged)
     try:
         params = list(inspect.signature(rule).parameters)
         sub = generate(rule, tuple(range(len(params))), "replay", staged=staged)
-    except (SecantError, TypeError, ValueError):
+    except BaseException as error:
+        _PENDING_RULES.pop(key, None)
+        if isinstance(error, (SecantError, TypeError, ValueError)):
+            return rule
+        raise
+    if isinstance(sub, _Recursive):
+        if pending is not None:
+            _PENDING_RULES.setdefault(key, (rule, []))[1].append(pending)
         return rule
-    if isinstance(sub, _Recursive) or not getattr(sub, "__secant_effects__", False):
-        return rule
-    return sub
+    out = sub if getattr(sub, "__secant_effects__", False) else rule
+    waiting = _PENDING_RULES.pop(key, None)
+    for custom in waiting[1] if waiting is not None and waiting[0] is rule else ():
+        custom.defjvp(out)      # (none of its derivatives generated yet: it was made for the
+    return out                  # replay being generated, which calls it by name)
+
+
+# (id of a rule, staged) -> (the rule, replays' custom_jvp functions waiting for its replay)
+_PENDING_RULES = {}
 
 
 def _refused(custom, mode, error, message):
@@ -1763,11 +1788,13 @@ def _rule_lines(source, free):
     free = {n: getattr(f, "__secant_rule_of__", f) for n, f in free.items()}
     rules = {n: f.__code__ for n, f in free.items()
              if getattr(f, "__code__", None) is not None and not getattr(f, "__secant_checks__",
-                                                                         False)}
+                                                                         False)
+             and not getattr(f, "__secant_check__", False)
+             and not getattr(f, "__secant_custom__", False)}
     out = {}
     for i, line in enumerate(source.splitlines(), 1):
         for n, code in rules.items():
-            if f"{n}(" in line:
+            if f"{n}(" in line or f"custom_jvp_rule_checked({n}," in line:
                 out[i] = def_line(code)
     return out
 

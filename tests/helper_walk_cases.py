@@ -266,6 +266,7 @@ TAKE_FUNCTIONS = {"fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries"
 # not functions of arrays
 NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "unset_in_branch", "unbound_before_loop", "check_bound", "output_spec",
+                       "custom_jvp_rule_checked",        # (runs a rule for its checks: no value)
                        "for_each_example",      # (calls debug.print per example: no value)
                        "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)
 
