@@ -84,8 +84,11 @@ class ReverseBuilder(Walker, StackReverse):
         self.structure = {}     # a container -> another of its structure (a carry: its cotangent)
         self.shape_reads = {}   # placeholder -> (value read for its shape, its stand-in)
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
-        # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps
-        self.discard = names.fresh("unused") if _reads_underscore(fn) else "_"
+        # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps,
+        # or has a parameter called `_` (a scan body's `def step(state, _)`): its cotangent
+        # (zeros_like_tree(_), None for xs=None) is written from it after the discards
+        self.discard = names.fresh("unused") if "_" in fn.params or _reads_underscore(fn) \
+            else "_"
 
     # --- emission ---------------------------------------------------------------------------
     def comment(self, origin):
