@@ -27,10 +27,15 @@ RNG = np.random.default_rng(10010)
 
 OBJECT_PASSED_ON = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
-    reason="transformer/user_objects.py (held_object) with transformer/normalize.py "
-    "(_inactive_call): an object built from differentiated values and passed to a method "
-    "(Module.apply's self._bind(ApplyScope(variables))) is refused, even when its class is a "
-    "registered pytree as the message advises; JAX runs it (objects15's area)")
+    reason="transformer/desugar.py (_constructor) reads ApplyScope(variables, "
+    "mutable=mutable) as a tree only when every argument is a child (mutable is aux data), so "
+    "transformer/normalize.py (_inactive_call) refuses it (its message no longer advises "
+    "registering the registered class). Given aux arguments (flax15 tried: each refused when "
+    "tracked), the chain goes on: scope.get(col, name, init, shape) (now a method, not dict.get), "
+    "then the cotangent of a Module (its own __setattr__: not read as plain fields), then "
+    "object.__setattr__(copy.copy(self), 'scope', scope) in _bind; and a one-argument user "
+    "method called get/items/keys on a pytree passed on is read as dict.get (internal "
+    "TypeError), which the aux change would expose. JAX runs it")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------
@@ -467,7 +472,8 @@ def np_potential(p):
 @pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
     reason="transformer/user_objects.py: handler objects built from differentiated values "
-    "(substitute(model, data=params)) and passed on (trace(...)) are refused; the trace "
+    "(substitute(model, data=params)) and passed on (trace(...)) are refused (registering "
+    "substitute would not help: its fn argument would be aux data, see above); the trace "
     "fallback (transformer/trace_source.py _Object) has no __enter__/__exit__ for `with self:`"
     " and, given them, its guard finds new handler objects on each call (objects15's area)")
 def test_effect_handlers_log_density(x64):

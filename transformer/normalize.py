@@ -1769,9 +1769,9 @@ class Normaliser(ContainerMixin):
                 if isinstance(base, ir.Var) else None
             if method is not None:          # a method of a library object (transformer/objects.py)
                 return self.call(method)
-            if isinstance(base, ir.Var) and (self.is_container(base) or func.attr in (
-                    "get", "items", "values", "keys", "setdefault")):   # a container's method
-                return self.container_method(node, base)
+            if isinstance(base, ir.Var) and (self.is_container(base) or _dict_method_call(
+                    node)):       # a container's method (one a dict's arity allows: scope.get(
+                return self.container_method(node, base)    # col, name, init, shape) is not)
             if isinstance(base, ir.Var):                       # a method of a tracked array
                 opname = METHODS.get(func.attr)
                 if opname is None and not _array_method(func.attr):
@@ -2475,9 +2475,26 @@ class Normaliser(ContainerMixin):
                 return self.user_call(node, built)
             verb = "batch" if self.batching else "differentiate"
             name = gast.unparse(func).strip()
-            from secant.tree_util import plain_refusal
+            from secant.tree_util import is_node_type, plain_refusal
             why = plain_refusal(obj)
             why = f" ({obj.__name__}: {why})" if why else ""
+            # a pytree class's C(a, k=v) is read as a tree (transformer/desugar.py _constructor)
+            # only when each argument is one of its children as given: advising a registration
+            # to a class registered already, or one whose arguments are not all children (a
+            # function, a flag kept in its aux data), would not help
+            exact = "whose children (tree_flatten's first part) are exactly the arguments " \
+                f"{name}(...) is given, each as given (an argument kept in its aux data, a " \
+                "function or a flag, or one its __init__ computes with, stops secant from " \
+                "reading the call as a tree)"
+            if is_node_type(obj):
+                fix = (f"{name} is a registered pytree, but this call of it is not read as a "
+                       f"tree: secant reads C(...) of a pytree class C as one when C is "
+                       f"registered {exact}; build it from its children alone here, or pass "
+                       "the arrays themselves on and build the object where they are read")
+            else:
+                fix = (f"to return it or pass it on, register {name} as a pytree (tree_util."
+                       "register_pytree_node_class or register_dataclass, or make it a "
+                       f"namedtuple), as JAX needs too, {exact}")
             error = self.src.error(node, f"secant cannot {verb} through the object {name}(...)"
                                  f"{why} "
                                  f"built from {self.what} values and used as a value "
@@ -2485,11 +2502,7 @@ class Normaliser(ContainerMixin):
                                  "or branch: secant reads one held in a local and only called "
                                  "or read (m(x), m.method(x), m.w; m.w = v in the function's "
                                  "own body) or built in place (C(a)(x)) of a simple class (plain "
-                                 "user classes, methods reading self's fields); to return it or "
-                                 "pass it on, "
-                                 f"register {name} as a pytree (tree_util."
-                                 "register_pytree_node_class or register_dataclass, or make it a "
-                                 "namedtuple), as JAX needs too")
+                                 "user classes, methods reading self's fields); " + fix)
             # the function's trace follows the object (secant/transforms.py _traced_per_call)
             error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
                                  "which a source transform cannot follow")
@@ -3906,6 +3919,19 @@ def _renamed_call(node, name):
     for sub in gast.walk(func):
         gast.copy_location(sub, node.func)
     return gast.copy_location(gast.Call(func=func, args=node.args, keywords=node.keywords), node)
+
+
+_DICT_ARITY = {"get": (1, 2), "items": (0, 0), "values": (0, 0), "keys": (0, 0),
+               "setdefault": (1, 2)}
+
+
+def _dict_method_call(node):
+    """`d.get(k)`, `d.items()`, ... a call a dict's method of that name takes (positional
+    arguments only, as many as it allows): a method of a value not known as a container read
+    as a dict's; any other (`scope.get(col, name, init_fn, shape)`) is a user object's method."""
+    arity = _DICT_ARITY.get(node.func.attr)
+    return arity is not None and not node.keywords and not any(
+        isinstance(a, gast.Starred) for a in node.args) and arity[0] <= len(node.args) <= arity[1]
 
 
 def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
