@@ -133,3 +133,18 @@ def test_float32_values_against_float64(x64):
     assert got.dtype == np.float32
     want = fd_grad(lambda v: xent(v, labels.astype(np.float64)), logits.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def with_aux(x):
+    z = x - snp.max(x, axis=-1, keepdims=True)
+    logp = z - snp.log(snp.sum(snp.exp(z), axis=-1, keepdims=True))
+    return snp.sum(logp * logp), z
+
+
+def test_an_aux_output_reading_the_shift_keeps_the_max_rule(x64):
+    g = secant.grad(with_aux, has_aux=True)
+    assert "extremum_grad" in secant.source(g), secant.source(g)
+    x = RNG.normal(size=(3, 4))
+    got, aux = g(x)
+    np.testing.assert_allclose(got, fd_grad(lambda v: with_aux(v)[0], x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(aux, x - x.max(-1, keepdims=True), rtol=1e-12)

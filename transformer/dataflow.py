@@ -605,4 +605,19 @@ def _shift_cancels(fn, top, nested, count, m, x, axis, m_op):
     if any(reads(s) is None or reads(s).keys() & state.keys() for s in nested):
         return False            # (read in a branch, a loop or a statement kept as written)
     result = fn.result
-    return result is not None and not (reads(result) or {}).keys() & state.keys()
+    if result is None:
+        return False
+    returned = set(reads(result))
+
+    def texts(o):                   # (an expression returned: the names it reads)
+        if isinstance(o, ir.Seq):
+            for i in o.items:
+                yield from texts(i)
+        elif isinstance(o, ir.Expr):
+            yield o.src
+    for text in texts(result.value):
+        names = _names(text)
+        if names is None:
+            return False
+        returned |= names
+    return not returned & state.keys()
