@@ -148,3 +148,16 @@ def test_an_aux_output_reading_the_shift_keeps_the_max_rule(x64):
     got, aux = g(x)
     np.testing.assert_allclose(got, fd_grad(lambda v: with_aux(v)[0], x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(aux, x - x.max(-1, keepdims=True), rtol=1e-12)
+
+
+def test_second_order_through_the_lean_gradient(x64):
+    x, labels = RNG.normal(size=(2, 3)), np.eye(3)[[0, 2]]
+    g = secant.grad(xent)
+    eps, want = 1e-6, np.zeros((2, 3, 2, 3))
+    for i in np.ndindex(2, 3):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        want[(...,) + i] = (np.asarray(g(up, labels)) - np.asarray(g(down, labels))) / (2 * eps)
+    for jac in (secant.jacfwd, secant.jacrev):
+        np.testing.assert_allclose(jac(g)(x, labels), want, rtol=1e-6, atol=1e-8)
