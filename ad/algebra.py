@@ -69,21 +69,30 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
 
 
 def simplified_line(ln, cotangents, shapes, facts=None):
-    """Line `ln` with its right-hand side simplified when it assigns one of `cotangents`
-    (else ln itself)."""
-    if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1 or \
-            not ln.defines <= cotangents:
+    """Line `ln` with its right-hand side simplified when it assigns one of `cotangents`, or
+    returns one expression (not a tuple) of them, a cotangent folded into the derivative's
+    `return` (else ln itself)."""
+    if ln.kind != "stmt" or "\n" in ln.code:
         return ln
-    tree = parsed(ln.code).body[0]
-    if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
-            isinstance(tree.targets[0], ast.Name)):
-        return ln
+    if ln.code.startswith("return ") and not ln.defines and ln.uses & cotangents:
+        tree = parsed(ln.code).body[0]
+        if not isinstance(tree, ast.Return) or tree.value is None or \
+                isinstance(tree.value, ast.Tuple):
+            return ln
+        target = "return "
+    else:
+        if len(ln.defines) != 1 or not ln.defines <= cotangents:
+            return ln
+        tree = parsed(ln.code).body[0]
+        if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
+                isinstance(tree.targets[0], ast.Name)):
+            return ln
+        target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
     value = rewriter.expr(tree.value)
     if not rewriter.changed:
         return ln
-    code = f"{tree.targets[0].id} = {ast.unparse(value)}"
-    return type(ln)(code, ln.indent, ln.kind, ln.origin)
+    return type(ln)(target + ast.unparse(value), ln.indent, ln.kind, ln.origin)
 
 
 def _unreduced_names(lines):

@@ -75,6 +75,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.sums_later = {v: op for v, (op, _) in dataflow.read_once_at_top(fn).items()
                            if op.op in TAKES_UNSUMMED and v not in self.containers}
         self.varied = dataflow.varied(fn, wrt)
+        # values the outputs provably do not depend on (softmax's max): no cotangent written
+        self.shift_only = dataflow.shift_only(fn)
         self.defers = {}            # those of them whose cotangent comes unsummed (_defers)
         self.unsummed = set()       # those given so
         self.unreduced = {}             # loop carries only added to: {name: start value}
@@ -480,7 +482,7 @@ class ReverseBuilder(Walker, StackReverse):
             rules = special
         for p, template in rules.items():
             operand = op.operands.get(p)
-            if not isinstance(operand, ir.Var):
+            if not isinstance(operand, ir.Var) or operand.name in self.shift_only:
                 continue
             expr = render(template)
             sums = operand.name not in self.summed and (

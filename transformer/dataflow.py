@@ -510,3 +510,114 @@ def carry_pairs(fn, carry, out):
                 walk(item, (k.strip(),))
     walk(out, ())
     return pairs
+
+
+# a value m = reduce(x, axis=A, keepdims=True) subtracted from x: m's change shifts what reads
+# it by one amount along A ("S"), exp of that scales by one factor ("M"); `shift_only` follows
+# both by coefficients of m's change (x - m: -1) until they cancel (an "I": independent of m)
+_SHIFTS = {"max", "min", "mean", "sum"}
+
+
+def shift_only(fn):
+    """The names m whose value the function's outputs provably do not depend on, so that m's
+    cotangent is zero and need not be written (softmax's and log-softmax's stabilising max,
+    which a person leaves out of the hand-written gradient, as JAX's log_softmax stops its
+    gradient). m = snp.max(x, axis=A, keepdims=True) (or min, mean, sum): a change d of m is
+    constant along A. Through ops of top-level values assigned once, each value is followed as
+    v + c * d (a shift, S) or v * exp(c * d) (a positive scale, M), c an integer: x - m is
+    S(-1), exp of S(c) is M(c), log of M(c) is S(c), S(a) - S(b) is S(a - b), M(a) / M(b) is
+    M(a - b), a sum, max or min over A keeping its dims keeps S (max, min) or M (all three),
+    and a coefficient 0 is a value independent of d (z - log(sum(exp(z)))). Every read of a
+    value with a nonzero coefficient must be such an op (the result, a branch, a loop, any
+    other op: m is kept), and every array operand of those ops x or such a value, or a real
+    Python number: the shapes then are x's or m's (one rank), and the axes A the same axes."""
+    count = definitions(fn)
+    top = [s for s in fn.body if isinstance(s, ir.Op)]
+    nested = [s for s in ir.nested(fn.body) if not any(s is t for t in top)]
+    out = set()
+    for m_op in top:
+        if m_op.op not in _SHIFTS or len(m_op.targets) != 1 or set(m_op.operands) != {"a"} \
+                or not isinstance(m_op.operands["a"], ir.Var) or \
+                str(m_op.statics.get("keepdims", "")).strip() != "True" or \
+                not set(m_op.statics) <= {"axis", "keepdims"}:
+            continue
+        m, x = m_op.targets[0], m_op.operands["a"].name
+        axis = str(m_op.statics.get("axis", "None")).strip()
+        if count.get(m) == 1 and m not in fn.params and count.get(x, 0) <= 1 and \
+                _shift_cancels(fn, top, nested, count, m, x, axis, m_op):
+            out.add(m)
+    return out
+
+
+def _shift_cancels(fn, top, nested, count, m, x, axis, m_op):
+    """Whether every value computed from m (shift_only) reaches the outputs only through
+    values independent of m's change."""
+    state = {m: ("S", 1)}           # name -> (kind, coefficient of m's change)
+    started = False
+    for s in top:
+        if s is m_op:
+            started = True
+            continue
+        got = reads(s)
+        if got is None:
+            return False
+        if not started or not got.keys() & state.keys():
+            continue
+        if len(s.targets) != 1 or count.get(s.targets[0]) != 1 or s.statics and not (
+                s.op in ("sum", "max", "min") and set(s.statics) == {"axis", "keepdims"} and
+                str(s.statics["axis"]).strip() == axis and
+                str(s.statics["keepdims"]).strip() == "True"):
+            return False
+        parts = []
+        for o in s.operands.values():
+            if isinstance(o, ir.Var) and o.name in state:
+                parts.append(state[o.name])
+            elif isinstance(o, ir.Var) and o.name == x:
+                parts.append(None)              # (x: m's shape along the other axes)
+            elif _real_number(o):
+                parts.append(0)                 # (a number: no shape)
+            else:
+                return False
+        kinds = {p[0] for p in parts if isinstance(p, tuple)}
+        if len(kinds) != 1:
+            return False
+        kind, = kinds
+        coefs = [p[1] if isinstance(p, tuple) else 0 for p in parts]
+        op = s.op
+        if kind == "S" and op in ("subtract", "add") and len(parts) == 2:
+            c = coefs[0] - coefs[1] if op == "subtract" else coefs[0] + coefs[1]
+        elif kind == "S" and op == "negative" and len(parts) == 1:
+            c = -coefs[0]
+        elif kind == "S" and op == "exp" and len(parts) == 1:
+            kind, c = "M", coefs[0]
+        elif kind == "M" and op == "log" and len(parts) == 1:
+            kind, c = "S", coefs[0]
+        elif kind == "M" and op in ("multiply", "true_divide") and len(parts) == 2 and \
+                None not in parts:         # (a number: a factor, or 1 / M(c) is M(-c))
+            c = coefs[0] - coefs[1] if op == "true_divide" else coefs[0] + coefs[1]
+        elif op in ("sum", "max", "min") and len(parts) == 1 and s.statics and (
+                kind == "M" or op != "sum"):
+            c = coefs[0]
+        else:
+            return False
+        if c:
+            state[s.targets[0]] = (kind, c)
+    if any(reads(s) is None or reads(s).keys() & state.keys() for s in nested):
+        return False            # (read in a branch, a loop or a statement kept as written)
+    result = fn.result
+    if result is None:
+        return False
+    returned = set(reads(result))
+
+    def texts(o):                   # (an expression returned: the names it reads)
+        if isinstance(o, ir.Seq):
+            for i in o.items:
+                yield from texts(i)
+        elif isinstance(o, ir.Expr):
+            yield o.src
+    for text in texts(result.value):
+        names = _names(text)
+        if names is None:
+            return False
+        returned |= names
+    return not returned & state.keys()
