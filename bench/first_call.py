@@ -9,7 +9,11 @@ Secant's time is split into its phases (time spent in each, nested phases subtra
     parse       secant's own MLIR parse + verify (runtime.verify: for programs with host
                 callbacks, or to explain a module XLA refused)
     compile     XLA compile, its parse of the text included (runtime.Executable, less the above)
-    other       the call's remainder (argument handling, transfers, the run itself)
+    other       the call's remainder (argument handling, transfers, the run itself). For
+                jit(grad(mlp_loss)) it is almost all the program's first run: ~37 ms CPU
+                against ~7 ms for later runs, in XLA's CPU runtime (perf: oneDNN's Xbyak
+                JIT writing its GEMM kernels on their first use, YNNPACK's dot); jax's
+                first run of the same program costs the same (42-62 ms vs 6-8 ms)
 
 jax's is split into its XLA compile (compiler.backend_compile_and_load) and the rest.
 

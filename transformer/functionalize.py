@@ -1045,7 +1045,7 @@ def _functionalize(fn):
         return fn
     node = copy_tree(src.node)      # (copy.deepcopy, at a fraction of its cost)
     helpers = _rewritten_helpers(src, node)
-    if not helpers and not _contains(src.node.body, (gast.If, gast.While, gast.For)):
+    if not helpers and _python_loops_only(src.node.body):
         return fn
     try:
         gen = _rewrite(fn, src, node, helpers)
@@ -1058,6 +1058,32 @@ def _functionalize(fn):
         warnings.warn(f"secant could not functionalise {fn.__qualname__} ({type(e).__name__}: "
                       f"{e}); its Python control flow is traced as written", RuntimeWarning)
         return fn
+
+
+def _python_loops_only(body):
+    """Whether _rewrite would leave a function of these statements as it is, read from its
+    loops' heads alone (no analysis of the whole function): no if or while outside nested
+    scopes, and each for loop at the top level, with no if, while or for in its body, over
+    neither `range(...)` nor a name (a loop over an array's rows) unless its index is no plain
+    name or is read after the loop (which keeps it a Python loop, _Rewriter.rewrite_for). A
+    derivative's forward and reverse passes over a loop on a list (`for i in i_range:` ...
+    `for i in reversed(i_range):`) are such loops: jit reuses such a derivative made eagerly
+    after this check (transforms._same_staged), not the whole rewrite (issue 19)."""
+    if _contains(body, (gast.If, gast.While)):
+        return False
+    for k, s in enumerate(body):
+        if not isinstance(s, gast.For):
+            continue
+        if _contains(s.body, gast.For):
+            return False
+        it = s.iter
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id == "range":
+            return False
+        if isinstance(it, gast.Name) and isinstance(s.target, gast.Name) and \
+                s.target.id not in reads(body[k + 1:]):
+            return False
+    return True
 
 
 def _all_names(node):

@@ -64,6 +64,13 @@ _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli",
                              "poisson", "geometric", "rademacher", "clone"})
 
 
+def _unparse(node):
+    """Source text of a gast node, by the standard library's unparser (gast.unparse imports
+    gast's own copy of it, a module whose import, compiled from source where no bytecode is
+    cached, was a tenth of a first grad's transform: issue 19)."""
+    return ast.unparse(gast.gast_to_ast(node))
+
+
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
@@ -226,7 +233,7 @@ class Normaliser(ContainerMixin):
             if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
                 raise self.src.error(n, "generators and coroutines cannot be transformed: "
                                      "return a value instead of yielding it")
-        fn = ir.Function(self.node.name, gast.unparse(self.node.args), self.params)
+        fn = ir.Function(self.node.name, _unparse(self.node.args), self.params)
         self.out = fn.body
         self.rewrite_appends()          # out.append(v) -> out = out + [v]
         body = self.node.body
@@ -391,7 +398,7 @@ class Normaliser(ContainerMixin):
         """`import numpy as np` / `from math import pi` inside the function, kept as written:
         run once now (an import names the same module every time) so that its names resolve
         like globals (`np.sin(x)` is an op), unless the function also assigns them."""
-        code = gast.unparse(stmt).strip()
+        code = _unparse(stmt).strip()
         scope, names = {}, {a.asname or a.name.split(".")[0] for a in stmt.names}
         module = self.src.globals
         try:
@@ -892,7 +899,7 @@ class Normaliser(ContainerMixin):
                                  "yet; loop over range(len(x)) and index instead")
         if self._python_items_loop(stmt, body, iterable):
             return
-        is_range = isinstance(stmt.iter, gast.Call) and gast.unparse(stmt.iter.func).strip() \
+        is_range = isinstance(stmt.iter, gast.Call) and _unparse(stmt.iter.func).strip() \
             == "range"
         if isinstance(stmt.target, gast.Name):
             target_id, unpack = stmt.target.id, None
@@ -1326,7 +1333,7 @@ class Normaliser(ContainerMixin):
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
-        return gast.unparse(node).strip()
+        return _unparse(node).strip()
 
     def _is_batched_name(self, node):
         """A batched array (a batched container's len() and items are its own)."""
@@ -2163,8 +2170,8 @@ class Normaliser(ContainerMixin):
                 p.default is not p.empty for p in rest):
             return node
         names = [self.names.fresh(p.name) for p in rest]
-        text = (f"lambda {', '.join(names)}: {gast.unparse(node.args[0]).strip()}("
-                + ", ".join([gast.unparse(a).strip() for a in node.args[1:]] + names) + ")")
+        text = (f"lambda {', '.join(names)}: {_unparse(node.args[0]).strip()}("
+                + ", ".join([_unparse(a).strip() for a in node.args[1:]] + names) + ")")
         lam = gast.parse(text).body[0].value
         for n in gast.walk(lam):
             if isinstance(n, (gast.expr, gast.stmt)):
@@ -2212,7 +2219,7 @@ class Normaliser(ContainerMixin):
                 if v is not _UNRESOLVED:    # a dict the function closes over)
                     return v
             try:
-                return ast.literal_eval(gast.unparse(node).strip())
+                return ast.literal_eval(_unparse(node).strip())
             except (ValueError, SyntaxError):
                 raise self.src.error(node, f"secant reads {gast.unparse(call.func).strip()}(...) "
                                      "written in place when its function is named and its "
