@@ -2253,6 +2253,14 @@ class Normaliser(ContainerMixin):
             # grad(f)(x) with f a parameter holding a function: only the running program knows
             # f; the call is a dynamic one (its dispatcher transforms grad(f) on first use)
             return _UNRESOLVED, extra
+        if isinstance(first, gast.Call) and not self._tracked_names_in(first):
+            maker = self._resolve(first.func)
+            if maker is not _UNRESOLVED and not getattr(maker, "__secant_factory__", False) \
+                    and not (callable(maker) and _is_library(maker)) \
+                    and not isinstance(maker, type):
+                # grad(make_loss(f))(z, theta): the function a user's factory makes, as the
+                # running program makes it (a dynamic call, transformed on first use)
+                return _UNRESOLVED, extra
         args = [value(a, k == 0) for k, a in enumerate(call.args)]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
         if args and inspect.isfunction(args[0]) and callees.is_variadic(args[0]) and not any(
