@@ -248,9 +248,9 @@ class Normaliser(ContainerMixin):
             fn.result = ir.Return(ir.Expr("None"), self.origin)
         return fn
 
-    def _raise_when_run(self, error):
+    def _raise_when_run(self, error, hint="concretization_error"):
         """A statement that raises `error` (found at transform time) when it runs."""
-        name = self.names.fresh("concretization_error")
+        name = self.names.fresh(hint)
         self.src.imports[name] = self.bindings[name] = _Raiser(error)
         return ir.Plain(f"{name}()", set(), self.origin, effect=True)
 
@@ -499,6 +499,8 @@ class Normaliser(ContainerMixin):
         error = self.src.error(stmt, message)
         if flow is not None:        # (the transforms trace the function instead, on each call:
             error.global_flow = flow        # secant/transforms.py _traced_per_call)
+        elif not self.src.generated:    # in a branch: refused when that branch runs
+            error.when_run = True
         raise error
 
     def local_def(self, fdef):
@@ -791,12 +793,15 @@ class Normaliser(ContainerMixin):
                                              "yet; assign the result and return once, at the end")
                     self.statement(s)
             except SourceError as error:
-                if getattr(error, "in_place", False) and block is stmt.orelse \
-                        and _dict_or_item_update(stmt):
+                if getattr(error, "when_run", False) or getattr(error, "in_place", False) \
+                        and block is stmt.orelse and _dict_or_item_update(stmt):
                     # `if isinstance(p, dict): p = p | {k: v} / else: p[k] = v` (desugar.py
-                    # dict_or_item_update): an array's in-place update refused when it runs
+                    # dict_or_item_update): an array's in-place update refused when it runs;
+                    # a side effect on a differentiated value (m.record(y)) too, as JAX runs
+                    # it only where its branch runs
                     self.current = dict(before)
-                    self.out = [self._raise_when_run(error)]
+                    self.out = [self._raise_when_run(error, "side_effect_error" if getattr(
+                        error, "when_run", False) else "in_place_update_error")]
                     branches.append((self.out, dict(self.current)))
                     continue
                 if not isinstance(error, _CONCRETIZATION_ERRORS) or not self.batching or \
