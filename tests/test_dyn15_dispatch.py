@@ -100,3 +100,57 @@ def test_second_derivatives_of_a_method_of_a_rebuilt_object(x64, f, want):
     g, g_dot = jvp(grad(f), (xs,), (to_snp(t),))
     np.testing.assert_allclose(g, grad(f)(xs), rtol=1e-12)
     np.testing.assert_allclose(g_dot, h @ t, rtol=1e-12, atol=1e-12)
+
+
+# --- a registered class rebuilt by tree_unflatten, its method taking an argument ---------------------
+def quad_value(q, x):
+    return jnp.sum(q.a * jnp.sin(x) ** 2) * q.gain
+
+
+@tree_util.register_pytree_node_class
+class Quad:
+    def __init__(self, a, gain):
+        self.a, self.gain = a, gain
+
+    def tree_flatten(self):
+        return (self.a,), self.gain
+
+    @classmethod
+    def tree_unflatten(cls, gain, children):
+        return cls(children[0], gain)
+
+    def value(self, x):
+        return quad_value(self, x)
+
+
+QUAD = tree_util.tree_structure(Quad(jnp.ones(3), 2.0))
+A = np.array([0.5, 1.0, 2.0])
+
+
+def quad_in_place(x):
+    return tree_util.tree_unflatten(QUAD, [jnp.asarray(A)]).value(x)
+
+
+def quad_held(x):
+    q = tree_util.tree_unflatten(QUAD, [jnp.asarray(A)])
+    return q.value(x)
+
+
+def quad_of_a(a, x):
+    return tree_util.tree_unflatten(QUAD, [a]).value(x)
+
+
+@pytest.mark.parametrize("f", [quad_in_place, quad_held], ids=lambda f: f.__name__)
+def test_second_derivatives_of_a_registered_class_method(x64, f):
+    x = RNG.normal(size=3)
+    g = check_grad(f, x)
+    np.testing.assert_allclose(g, 2.0 * A * np.sin(2 * x), rtol=1e-12)
+    h = np.diag(4.0 * A * np.cos(2 * x))
+    xs = to_snp(x)
+    np.testing.assert_allclose(fd_hessian(f, xs), h, rtol=1e-5, atol=1e-6)
+    for t in (hessian, lambda f_: jacfwd(grad(f_)), lambda f_: jacrev(grad(f_))):
+        np.testing.assert_allclose(t(f)(xs), h, rtol=1e-12, atol=1e-12)
+    a = RNG.normal(size=3)
+    g = check_grad(quad_of_a, a, x)
+    np.testing.assert_allclose(g, 2.0 * np.sin(x) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(hessian(quad_of_a)(*to_snp((a, x))), np.zeros((3, 3)), atol=1e-14)
