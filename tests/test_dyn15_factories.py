@@ -6,7 +6,7 @@ closed forms, a Python loop (vmap), float64 central differences (grad of it) and
 import numpy as np
 
 import secant.numpy as jnp
-from secant import grad, jacfwd, jacrev, jit, vmap
+from secant import grad, jacfwd, jacrev, jit, value_and_grad, vmap
 
 from others15_check import check_grad, check_vmap, to_snp
 
@@ -64,3 +64,16 @@ def test_vmap_over_the_other_argument(x64):
     check_vmap(f, (thetas,))
     want = np.sin(2 * np.asarray(z) * thetas) * np.asarray(z)
     np.testing.assert_allclose(vmap(f)(jnp.asarray(thetas)), want, rtol=1e-12)
+
+
+def test_other_transforms_of_a_factory_made_function_in_place(x64):
+    zs = RNG.normal(size=(4, 3))
+    want = np.sin(2 * zs * THETA) * THETA
+    theta = jnp.asarray(THETA)
+    vag = lambda z: value_and_grad(make_loss(wave))(z, theta)    # noqa: E731
+    value, g = vmap(vag)(jnp.asarray(zs))
+    np.testing.assert_allclose(value, np.sum(np.sin(zs * THETA) ** 2, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    jac = lambda z: jacfwd(make_loss(wave))(z, theta)             # noqa: E731
+    np.testing.assert_allclose(vmap(jac)(jnp.asarray(zs)), want, rtol=1e-12)
+    check_vmap(jac, (zs,))
