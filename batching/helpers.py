@@ -7,13 +7,15 @@ the subset of Python the transforms read, so batched code can be transformed aga
 vmap, vmap of vmap): shape logic in static `if`s, one return.
 """
 import inspect
+import types
 
 import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, grad_of_fields, grad_seed,
-                               grad_seed_like, is_float0, unbroadcast, zeros_like_tree)
+                               grad_seed_like, is_float0, structural, unbroadcast,
+                               zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
                                         check_bound, unbound_before_loop,
@@ -31,7 +33,7 @@ def shape_only(fn):
 def batch_size_of(tree, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first) of a batched value (any pytree)."""
-    leaves = [v for v in tree_util.tree_leaves(tree)      # (a function passed as a static
+    leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
               if hasattr(v, "shape") or not callable(v)]   # argument: one for all, no axis)
     if not leaves:
         return None                                 # (a scan's empty ys)
@@ -40,6 +42,25 @@ def batch_size_of(tree, axis=0):
     if len(shape) <= axis:
         raise _unsupported(leaves[0])
     return shape[axis]
+
+
+def _method_leaves(tree):
+    """tree's leaves, a bound method's read as its object's (the tangent of `obj.method`, a
+    method of the tangent object, is batched where that object is)."""
+    out = []
+    for v in tree_util.tree_leaves(tree):
+        if isinstance(v, types.MethodType) and not isinstance(v.__self__, type):
+            out.extend(_method_leaves(v.__self__))
+        else:
+            out.append(v)
+    return out
+
+
+@structural
+def _holds_arrays(leaf):
+    """A bound method whose object holds arrays (a method of a tangent or cotangent object)."""
+    return isinstance(leaf, types.MethodType) and not isinstance(leaf.__self__, type) and any(
+        hasattr(v, "shape") for v in _method_leaves(leaf.__self__))
 
 
 def _unsupported(value):
@@ -71,6 +92,9 @@ def _broadcast_leaf(leaf, n):
         return batched_unbound(leaf, n)
     if isinstance(leaf, Undefined):     # a branch's placeholder (select_batched drops it)
         return leaf
+    if _holds_arrays(leaf):         # a method of an object holding arrays (the cotangent of
+        return grad_of_fields(leaf, {"__self__": broadcast_batch(leaf.__self__, n)})  # (obj.
+                                                        # method): its object broadcast
     if callable(leaf) and not hasattr(leaf, "shape"):   # a function passed as a static
         return leaf                                     # argument (odeint's func): one for all
     if n is None:

@@ -612,25 +612,130 @@ class _Desugarer:
 
     # --- x[i] = v ---------------------------------------------------------------------------------
     def _item_update(self, s):
+        """Whether `s` is `y[i] = v` (or `y[i] += v`) rewritten by item_update: True for an
+        array, "maybe a dict" for a parameter or a local read from a container
+        (`layer = params["layer"]`), which may hold a dict as well as an array."""
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         if isinstance(s, gast.Assign) and len(s.targets) != 1:
             return False
-        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)) \
+                or getattr(s, "_secant_as_written", False):
             return False
         name = target.value.id
-        if name in self.containers or name in self.params or name in self.src.closure:
+        if name in self.containers or name in self.src.closure:
             return False
+        maybe_dict = self._maybe_dict(name, target)
+        if name in self.params:
+            return maybe_dict
         assigned = any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
                        for m in _walk_scope(self.node.body))
         if not assigned:
             return False
+        if maybe_dict:
+            return maybe_dict
+        seen_by = self._read_from_and_seen(name, s)
+        if seen_by:
+            raise self.error(s, f"{name}[...] = ... changes in place a value read from "
+                             f"{seen_by}, and {seen_by} is read again after this line (in "
+                             f"Python it would see the change; a source transform rebuilds "
+                             f"{name} instead): set the item in {seen_by} itself (e.g. "
+                             f"{seen_by} = {seen_by} | {{k: v}}) or pass {name} on")
         if isinstance(s, gast.AugAssign) and type(s.op).__name__ not in _AUG_METHODS:
             raise self.error(s, f"the in-place update {type(s.op).__name__} of an array item "
                              "cannot be transformed; write x = x.at[i].<method>(v)")
         return True
 
-    def item_update(self, s):
-        """`y[i] = v` -> `y = y.at[i].set(v)`; `y[i] += v` -> `y = y.at[i].add(v)`."""
+    def _maybe_dict(self, name, target):
+        """"maybe a dict" when `name[key] = v` may set a dict's item: name a parameter, or a
+        local every assignment of which reads it from a container (`layer = params["layer"]`,
+        `p = params.get("layer")`), the key no slice, and name's own value seen by no other
+        name (a parameter bound to another name, `old = params`; a container the local was
+        read from, read again elsewhere in the function): the dict's update is then a
+        functional copy (`d = d | {k: v}`), as a transform's copy of its arguments sees it.
+        False otherwise."""
+        if isinstance(target.slice, gast.Slice) or (isinstance(target.slice, gast.Tuple) and any(
+                isinstance(e, gast.Slice) for e in target.slice.elts)):
+            return False
+        stores = [n for n in _walk_scope(self.node.body)
+                  if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)]
+        assigns = [n for n in _walk_scope(self.node.body) if isinstance(n, gast.Assign)
+                   and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        aliased = any(isinstance(n, gast.Assign) and isinstance(n.value, gast.Name)
+                      and n.value.id == name for n in _walk_scope(self.node.body))
+        if aliased:
+            return False
+        if not (isinstance(target.slice, gast.Constant) and isinstance(target.slice.value, str)) \
+                and not self._read_as_dict(name):
+            return False        # (x[i] = v, x read as an array only: an array's update)
+        if name in self.params:     # (x[0] = v of an array parameter: refused as written)
+            if isinstance(target.slice, gast.Constant) and not isinstance(target.slice.value,
+                                                                          str):
+                return False
+            return False if stores and len(stores) != len(assigns) else "maybe a dict"
+        if not stores or len(stores) != len(assigns):
+            return False
+        roots = set()
+        for a in assigns:
+            v = a.value
+            if isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) \
+                    and v.func.attr == "get":
+                v = v.func
+            if not isinstance(v, (gast.Subscript, gast.Attribute)) or len(a.targets) != 1:
+                return False
+            while isinstance(v, (gast.Subscript, gast.Attribute)):
+                v = v.value
+            if not isinstance(v, gast.Name):
+                return False
+            roots.add(v.id)
+        line = getattr(target, "lineno", None) or 0
+        seen = any(isinstance(n, gast.Name) and n.id in roots and isinstance(n.ctx, gast.Load)
+                   and (getattr(n, "lineno", None) or 0) > line
+                   for n in _walk_scope(self.node.body))
+        return False if seen else "maybe a dict"
+
+    def _read_from_and_seen(self, name, s):
+        """The container `name` was read from (`layer = params["layer"]`, its only
+        assignments) when the function reads that container again after statement `s`
+        (an in-place update of `name` it would see), else None."""
+        roots = set()
+        for a in _walk_scope(self.node.body):
+            if isinstance(a, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
+                                                  for t in a.targets):
+                v = a.value
+                if not isinstance(v, (gast.Subscript, gast.Attribute)):
+                    return None
+                while isinstance(v, (gast.Subscript, gast.Attribute)):
+                    v = v.value
+                if isinstance(v, gast.Name):
+                    roots.add(v.id)
+        line = getattr(s, "lineno", None) or 0
+        for n in _walk_scope(self.node.body):
+            if isinstance(n, gast.Name) and n.id in roots and isinstance(n.ctx, gast.Load) \
+                    and (getattr(n, "lineno", None) or 0) > line:
+                return n.id
+        return None
+
+    def _read_as_dict(self, name):
+        """Whether the function reads `name` as a dict somewhere: `name["w"]`, name.get(k),
+        name.items(), .keys(), .values()."""
+        for n in _walk_scope(self.node.body):
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) \
+                    and n.value.id == name and isinstance(n.slice, gast.Constant) \
+                    and isinstance(n.slice.value, str):
+                return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                    and isinstance(n.func.value, gast.Name) and n.func.value.id == name \
+                    and n.func.attr in ("get", "items", "keys", "values"):
+                return True
+        return False
+
+    def item_update(self, s, as_array=False):
+        """`y[i] = v` -> `y = y.at[i].set(v)`; `y[i] += v` -> `y = y.at[i].add(v)`. Where y
+        may hold a dict (_maybe_dict), `if isinstance(y, dict): y = y | {i: v}` first (a dict's
+        item set as a functional copy), the array's update in the else branch (a parameter's
+        as written: refused when it runs)."""
+        if not as_array and self._item_update(s) == "maybe a dict":
+            return self.dict_or_item_update(s)
         pre = self.hoist(s, "value")
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         name = target.value.id
@@ -644,6 +749,36 @@ class _Desugarer:
                          args=[value], keywords=[])
         self.changed = self.item_updates = True
         return pre + [assign(name, call, s)]
+
+    def dict_or_item_update(self, s):
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        name = target.value.id
+        value = s.value
+        if isinstance(s, gast.AugAssign):       # d[k] += v: d[k] read, then rebound
+            value = gast.BinOp(left=gast.Subscript(value=_name(name), slice=target.slice,
+                                                   ctx=gast.Load()), op=s.op, right=value)
+        item = self.names.fresh("item")
+        new = _parse(f"{name} = {name} | {{{gast.unparse(target.slice).strip()}: {item}}}", s)
+        for n in _walk(new.value):
+            if isinstance(n, gast.Dict):
+                n.values = [copy.deepcopy(value)]
+        self.names.taken.discard(item)
+        self.changed = self.item_updates = True     # (its callers run the rewritten form,
+        #                                             which leaves the caller's dict as it was)
+        if isinstance(target.slice, gast.Constant) and isinstance(target.slice.value, str):
+            return self.statement(new)      # d["w"] = v: a dict's (no array takes a str key)
+        if name in self.params:     # (an array's: refused when it runs, normalize.py)
+            other = copy.deepcopy(s)
+            other._secant_as_written = True
+        else:
+            other = copy.deepcopy(s)
+            other._secant_as_written = True
+            other = self.item_update(other, as_array=True)
+        test = _parse(f"if isinstance({name}, dict):\n    pass\nelse:\n    pass", s)
+        test.body = [new]
+        test.orelse = other if isinstance(other, list) else [other]
+        self.changed = True
+        return self.statement(test)
 
     # --- try / with -------------------------------------------------------------------------------
     def try_block(self, s):

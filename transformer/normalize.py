@@ -41,7 +41,7 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     op_for)
 from secant.transformer.parse import (ArgumentSourceError, BoolConversionSourceError,
                                       BooleanIndexSourceError, ConcretizationSourceError,
-                                      FunctionSource,
+                                      FunctionSource, SourceError,
                                       IntegerConversionSourceError, conversion_error,
                                       function_source, lambda_function_node)
 from secant.backends.errors import SecantError
@@ -255,9 +255,9 @@ class Normaliser(ContainerMixin):
             fn.result = ir.Return(ir.Expr("None"), self.origin)
         return fn
 
-    def _raise_when_run(self, error):
+    def _raise_when_run(self, error, hint="concretization_error"):
         """A statement that raises `error` (found at transform time) when it runs."""
-        name = self.names.fresh("concretization_error")
+        name = self.names.fresh(hint)
         self.src.imports[name] = self.bindings[name] = _Raiser(error)
         return ir.Plain(f"{name}()", set(), self.origin, effect=True)
 
@@ -506,6 +506,8 @@ class Normaliser(ContainerMixin):
         error = self.src.error(stmt, message)
         if flow is not None:        # (the transforms trace the function instead, on each call:
             error.global_flow = flow        # secant/transforms.py _traced_per_call)
+        elif not self.src.generated:    # in a branch: refused when that branch runs
+            error.when_run = True
         raise error
 
     def local_def(self, fdef):
@@ -637,12 +639,16 @@ class Normaliser(ContainerMixin):
             self.out.append(ir.Plain(code, set(), self.origin, effect=True))
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
-            raise self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
-                                 f"{self.what} values is not changed in place (in Python another "
-                                 "name for it would see the change); build a new one, e.g. "
-                                 "l = l[:i] + [v] + l[i + 1:] or d = d | {k: v}")
+            error = self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
+                                   f"{self.what} values is not changed in place (in Python "
+                                   "another name for it would see the change); build a new one, "
+                                   "e.g. l = l[:i] + [v] + l[i + 1:] or d = d | {k: v}")
+            error.in_place = True
+            raise error
         elif isinstance(target, (gast.Subscript, gast.Attribute)):
-            raise self._mutation_error(stmt)
+            error = self._mutation_error(stmt)
+            error.in_place = True
+            raise error
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
 
@@ -793,8 +799,20 @@ class Normaliser(ContainerMixin):
                         raise self.src.error(s, "a return inside a branch cannot be transformed "
                                              "yet; assign the result and return once, at the end")
                     self.statement(s)
-            except _CONCRETIZATION_ERRORS as error:
-                if not self.batching or getattr(error, "batched_test", False) or \
+            except SourceError as error:
+                if getattr(error, "when_run", False) or getattr(error, "in_place", False) \
+                        and block is stmt.orelse and _dict_or_item_update(stmt):
+                    # `if isinstance(p, dict): p = p | {k: v} / else: p[k] = v` (desugar.py
+                    # dict_or_item_update): an array's in-place update refused when it runs;
+                    # a side effect on a differentiated value (m.record(y)) too, as JAX runs
+                    # it only where its branch runs
+                    self.current = dict(before)
+                    self.out = [self._raise_when_run(error, "side_effect_error" if getattr(
+                        error, "when_run", False) else "in_place_update_error")]
+                    branches.append((self.out, dict(self.current)))
+                    continue
+                if not isinstance(error, _CONCRETIZATION_ERRORS) or not self.batching or \
+                        getattr(error, "batched_test", False) or \
                         getattr(error, "lax_loop_derivative", False):
                     raise
                 # int()/bool()/float() of a batched value in a branch a static test may never
@@ -2247,6 +2265,14 @@ class Normaliser(ContainerMixin):
             # grad(f)(x) with f a parameter holding a function: only the running program knows
             # f; the call is a dynamic one (its dispatcher transforms grad(f) on first use)
             return _UNRESOLVED, extra
+        if isinstance(first, gast.Call) and not self._tracked_names_in(first):
+            maker = self._resolve(first.func)
+            if maker is not _UNRESOLVED and not getattr(maker, "__secant_factory__", False) \
+                    and not (callable(maker) and _is_library(maker)) \
+                    and not isinstance(maker, type):
+                # grad(make_loss(f))(z, theta): the function a user's factory makes, as the
+                # running program makes it (a dynamic call, transformed on first use)
+                return _UNRESOLVED, extra
         args = [value(a, k == 0) for k, a in enumerate(call.args)]
         kwargs = {k.arg: value(k.value) for k in call.keywords}
         if args and inspect.isfunction(args[0]) and callees.is_variadic(args[0]) and not any(
@@ -3813,6 +3839,22 @@ def source_of(fn):
     """The function transforms read for a library function written as a composition of ops
     (secant/numpy/composite.py), or None."""
     return getattr(fn, "__secant_composite__", None)
+
+
+def _dict_or_item_update(stmt):
+    """Whether `stmt` is `if isinstance(p, dict): p = p | {k: v}` / `else: p[k] = v` (or
+    `p[k] op= v`), desugar's form of an item set on a value that may be a dict or an array."""
+    t = stmt.test
+    if not (isinstance(t, gast.Call) and isinstance(t.func, gast.Name)
+            and t.func.id == "isinstance" and len(t.args) == 2
+            and isinstance(t.args[0], gast.Name) and isinstance(t.args[1], gast.Name)
+            and t.args[1].id == "dict" and len(stmt.body) == 1 and len(stmt.orelse) == 1):
+        return False
+    s = stmt.orelse[0]
+    target = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 else \
+        getattr(s, "target", None) if isinstance(s, gast.AugAssign) else None
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+        and target.value.id == t.args[0].id
 
 
 def _is_library(fn):
