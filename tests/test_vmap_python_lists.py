@@ -163,15 +163,16 @@ def test_an_append_before_an_alias_is_batched(x64):
     close(secant.vmap(aliased)(XS), np.stack([aliased(x) for x in XS]))
 
 
-def test_a_dropped_method_call_on_a_batched_value_is_refused(x64):
-    """A method call whose result is dropped and which the normaliser cannot rewrite would
-    leave vmap blind to the batch axis: a SecantError, never a wrong value."""
+def test_list_insert_on_a_batched_value_is_followed(x64):
+    """out.insert(0, x * 2.0), its result dropped: once refused (vmap could not follow the batch
+    axis through it), now rewritten to build a new list (others10: container_updates), and
+    checked against a loop."""
     def inserted(x):
         out = [x]
         out.insert(0, x * 2.0)
         return snp.stack(out)
-    with pytest.raises(secant.SecantError, match="vmap cannot follow a batch axis"):
-        secant.vmap(inserted)(XS)
+    close(secant.vmap(inserted)(XS), np.stack([inserted(x) for x in XS]))
+    np.testing.assert_allclose(np.asarray(secant.vmap(inserted)(XS))[:, 0], 2 * XS)
 
 
 # --- derivatives ----------------------------------------------------------------------------------
