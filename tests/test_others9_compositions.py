@@ -8,7 +8,6 @@ size differentiated). Checked against float64 central differences, closed forms 
 import math
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp

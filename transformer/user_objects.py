@@ -648,13 +648,7 @@ class _Fields(gast.NodeTransformer):
         params = _plain_params(fn) if method in self.methods else None
         if params is None:
             return None
-        taken = {self.me, self.names["functional"]}
-        names = []
-        for p in params:
-            while p in taken:
-                p += "_"
-            taken.add(p)
-            names.append(p)
+        names = _unshadowed(params, {self.me, self.names["functional"]})
         lam = gast.parse(f"lambda {', '.join(names)}: {self.names['functional']}.{method}("
                          f"{', '.join([self.me] + names)})").body[0].value
         for n in gast.walk(lam):
@@ -936,13 +930,7 @@ def bound_method_lambda(src_resolve, node):
     params = _plain_params(fn)
     if params is None:
         return node
-    taken = {n.id for n in gast.walk(build) if isinstance(n, gast.Name)}
-    names = []
-    for p in params:
-        while p in taken:
-            p += "_"
-        taken.add(p)
-        names.append(p)
+    names = _unshadowed(params, {n.id for n in gast.walk(build) if isinstance(n, gast.Name)})
     form = f"({gast.unparse(build.func).strip()}).{form_name(kinds)}"
     lam = gast.parse(f"lambda {', '.join(names)}: {form}.{method}(None, "
                      f"{', '.join(names)})").body[0].value
@@ -963,3 +951,15 @@ def _plain_params(fn):
     if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
         return None
     return [p.name for p in params]
+
+
+def _unshadowed(params, taken):
+    """The parameter names `params` of a lambda written beside the names `taken`, each made
+    distinct from them (and from each other) by trailing underscores."""
+    taken, names = set(taken), []
+    for p in params:
+        while p in taken:
+            p += "_"
+        taken.add(p)
+        names.append(p)
+    return names
