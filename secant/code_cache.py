@@ -53,9 +53,8 @@ def _kind(value, refs, depth=0):
     container's structure, else the object's identity (its weak reference in `refs`); None
     where it cannot be told (an object that is not weakly referable)."""
     t = type(value)
-    if t in _LITERALS and t is not float and t is not complex and t is not int \
-            and t is not bool:
-        return ("=", t, value)                  # None, str, bytes: by value
+    if t in (type(None), str, bytes):
+        return ("=", t, value)                  # by value
     if isinstance(value, _DATA):
         return ("data", t, getattr(value, "dtype", None))
     if t in (tuple, list) and depth < 3 and len(value) <= 64:

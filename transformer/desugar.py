@@ -672,43 +672,49 @@ class _Desugarer:
                                                                           str):
                 return False
             return False if stores and len(stores) != len(assigns) else "maybe a dict"
-        if not stores or len(stores) != len(assigns):
+        if not stores or len(stores) != len(assigns) or any(len(a.targets) != 1
+                                                             for a in assigns):
             return False
-        roots = set()
-        for a in assigns:
-            v = a.value
-            if isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) \
-                    and v.func.attr == "get":
-                v = v.func
-            if not isinstance(v, (gast.Subscript, gast.Attribute)) or len(a.targets) != 1:
-                return False
-            while isinstance(v, (gast.Subscript, gast.Attribute)):
-                v = v.value
-            if not isinstance(v, gast.Name):
-                return False
-            roots.add(v.id)
-        line = getattr(target, "lineno", None) or 0
-        seen = any(isinstance(n, gast.Name) and n.id in roots and isinstance(n.ctx, gast.Load)
-                   and (getattr(n, "lineno", None) or 0) > line
-                   for n in _walk_scope(self.node.body))
-        return False if seen else "maybe a dict"
+        roots = self._read_from(assigns, dict_get=True)
+        if roots is None:
+            return False
+        return False if self._root_read_after(roots, target) else "maybe a dict"
 
     def _read_from_and_seen(self, name, s):
         """The container `name` was read from (`layer = params["layer"]`, its only
         assignments) when the function reads that container again after statement `s`
         (an in-place update of `name` it would see), else None."""
+        roots = self._read_from([a for a in _walk_scope(self.node.body)
+                                 if isinstance(a, gast.Assign) and any(
+                                     isinstance(t, gast.Name) and t.id == name
+                                     for t in a.targets)])
+        return self._root_read_after(roots or set(), s)
+
+    @staticmethod
+    def _read_from(assigns, dict_get=False):
+        """The names of the containers the assignments `assigns` read their value from
+        (`params` of `layer = params["layer"]`), or None where one assigns anything else.
+        With dict_get, `params.get("layer")` reads params too, and a container that is no
+        name (`f()["layer"]`) gives None; without, it is left out."""
         roots = set()
-        for a in _walk_scope(self.node.body):
-            if isinstance(a, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name
-                                                  for t in a.targets):
-                v = a.value
-                if not isinstance(v, (gast.Subscript, gast.Attribute)):
-                    return None
-                while isinstance(v, (gast.Subscript, gast.Attribute)):
-                    v = v.value
-                if isinstance(v, gast.Name):
-                    roots.add(v.id)
-        line = getattr(s, "lineno", None) or 0
+        for a in assigns:
+            v = a.value
+            if dict_get and isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) \
+                    and v.func.attr == "get":
+                v = v.func
+            if not isinstance(v, (gast.Subscript, gast.Attribute)):
+                return None
+            while isinstance(v, (gast.Subscript, gast.Attribute)):
+                v = v.value
+            if isinstance(v, gast.Name):
+                roots.add(v.id)
+            elif dict_get:
+                return None
+        return roots
+
+    def _root_read_after(self, roots, node):
+        """The first of the names `roots` the function reads after `node`'s line, or None."""
+        line = getattr(node, "lineno", None) or 0
         for n in _walk_scope(self.node.body):
             if isinstance(n, gast.Name) and n.id in roots and isinstance(n.ctx, gast.Load) \
                     and (getattr(n, "lineno", None) or 0) > line:
@@ -767,12 +773,9 @@ class _Desugarer:
         #                                             which leaves the caller's dict as it was)
         if isinstance(target.slice, gast.Constant) and isinstance(target.slice.value, str):
             return self.statement(new)      # d["w"] = v: a dict's (no array takes a str key)
-        if name in self.params:     # (an array's: refused when it runs, normalize.py)
-            other = copy.deepcopy(s)
-            other._secant_as_written = True
-        else:
-            other = copy.deepcopy(s)
-            other._secant_as_written = True
+        other = copy.deepcopy(s)
+        other._secant_as_written = True
+        if name not in self.params:     # (a parameter's: refused when it runs, normalize.py)
             other = self.item_update(other, as_array=True)
         test = _parse(f"if isinstance({name}, dict):\n    pass\nelse:\n    pass", s)
         test.body = [new]
@@ -2007,8 +2010,6 @@ class _TreeCalls(Hoister):
         read as its fields (a namedtuple's __new__, a method passing self on to a helper) and m
         a plain function of it: the object built as a tree (_constructor) and passed to m as
         any argument. None otherwise."""
-        import copy
-        import inspect
         cls = self._node_class(build.func)
         method = node.func.attr if node.func is not build else "__call__"
         if cls is None or not inspect.isfunction(inspect.getattr_static(cls, method, None)):
