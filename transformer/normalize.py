@@ -2265,6 +2265,16 @@ class Normaliser(ContainerMixin):
             # grad(f)(x) with f a parameter holding a function: only the running program knows
             # f; the call is a dynamic one (its dispatcher transforms grad(f) on first use)
             return _UNRESOLVED, extra
+        inner = first
+        while isinstance(inner, gast.Call) and inner.args and getattr(
+                self._resolve(inner.func), "__secant_factory__", False):
+            inner = inner.args[0]       # vmap(jacrev(obj.m)): the function under the factories
+        if inner is not first and isinstance(inner, gast.Attribute) \
+                and self.current.get(_root_name(inner), self.tracked) not in self.tracked \
+                and not self._tracked_names_in(first):
+            # obj.m of a parameter holding an object (its class known only when it runs):
+            # a dynamic call, as grad(f) above
+            return _UNRESOLVED, extra
         if isinstance(first, gast.Call) and not self._tracked_names_in(first):
             maker = self._resolve(first.func)
             if maker is not _UNRESOLVED and not getattr(maker, "__secant_factory__", False) \
@@ -3066,6 +3076,10 @@ class Normaliser(ContainerMixin):
     _LIFTED_NAMES = {"true_fun": "true_fun", "false_fun": "false_fun", "body_fun": "body_fun",
                      "cond_fun": "cond_fun"}
 
+    # the parameters of `lambda carry, x: self.step(carry, x)` for a method passed to lax.<kind>
+    _LAMBDA_PARAMS = {("scan", 2): ("carry", "x"), ("fori_loop", 2): ("i", "val"),
+                      ("while_loop", 1): ("val",), ("map", 1): ("x",)}
+
     def _bound_lax_call(self, node, fn, name):
         """The arguments of a call of lax.`name` as written, bound to fn's signature."""
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
@@ -3264,6 +3278,7 @@ class Normaliser(ContainerMixin):
         """(lambda node or None, function or None, its free local names) for a function passed
         to lax.<kind>."""
         if isinstance(fnode, gast.Lambda):
+            fnode = _defaults_bound(fnode, arity)
             a = fnode.args
             if a.vararg or a.kwarg or a.kwonlyargs:
                 raise self.src.error(fnode, f"a lambda passed to lax.{kind} must take plain "
@@ -3279,6 +3294,7 @@ class Normaliser(ContainerMixin):
             return fnode, None, free, fnode, {}
         if isinstance(fnode, gast.Name) and fnode.id in self.local_defs:
             fdef, versions = self._local_def_at(fnode)
+            fdef = _defaults_bound(fdef, arity)
             own = _def_locals(fdef)
             if self._local_calls(fdef, own):
                 return self._lift_local_calls(fdef, list(versions), own, fnode)
@@ -3302,6 +3318,16 @@ class Normaliser(ContainerMixin):
             lam = gast.parse(f"lambda {params}: fn_({params})").body[0].value
             _place(lam, fnode)
             return lam, None, [], fnode, {"fn_": obj}
+        if arity is not None and isinstance(fnode, gast.Attribute) \
+                and _root_name(fnode) in self.current:
+            # self.step of a local object (a method's self): `lambda carry, x: self.step(carry,
+            # x)`, the call read as any call of the object's method (its defaults its own)
+            params = ", ".join(self._LAMBDA_PARAMS.get((kind, arity))
+                               or [f"x{k}" for k in range(arity)])
+            lam = gast.parse(f"lambda {params}: _m({params})").body[0].value
+            lam.body.func = copy.deepcopy(fnode)
+            _place(lam, fnode)
+            return self._function_arg(lam, kind, arity)
         if isinstance(fnode, gast.Name) and fnode.id in self.current:
             raise self.src.error(fnode, f"the function {fnode.id} passed to lax.{kind} is a local "
                                  "variable: secant reads the functions of control flow when it "
@@ -3399,6 +3425,12 @@ class Normaliser(ContainerMixin):
             _place(lam, where_node)
             closure[callee] = fn
         own = [a.id for a in lam.args.args]
+        if extra and lam.args.defaults:     # (the locals would take the defaults' places)
+            what = "lambda" if isinstance(lam, gast.Lambda) else f"function {lam.name}"
+            raise self.src.error(lam, f"the {what} has parameters with defaults and closes over "
+                                 f"the local {extra[0]}, which secant passes after its "
+                                 "parameters: give them no defaults (pass the values in the "
+                                 f"call), or pass {extra[0]} as a parameter")
         outer = getattr(lam, "secant_outer_names", {})      # (_lift_local_calls)
         extra_params = [outer[p] if p in outer else p if p not in own
                         else self.names.fresh(f"{p}_unused") for p in extra]
@@ -3548,6 +3580,41 @@ def _range_of_len(node, ranges):
 def _with_items(seq, extra):
     """A tuple or list literal with `extra` nodes appended."""
     return type(seq)(list(seq.elts) + list(extra), gast.Load())
+
+
+def _defaults_bound(fnode, arity):
+    """A lambda or def that lax calls with `arity` positional arguments, its parameters past
+    those (all with defaults: `lambda c, x, rate=0.5: ...`) bound to their defaults in its body
+    and its other defaults dropped (the lifted function takes the closed-over locals after
+    the parameters it keeps); `fnode` itself when it has no defaults."""
+    a = fnode.args
+    if arity is None or not a.defaults or a.posonlyargs or len(a.args) < arity \
+            or len(a.args) - len(a.defaults) > arity:
+        return fnode
+    fnode = copy.deepcopy(fnode)
+    a = fnode.args
+    values = dict(zip([p.id for p in a.args][len(a.args) - len(a.defaults):], a.defaults))
+    bound = {p.id: values[p.id] for p in a.args[arity:]}
+    a.args, a.defaults = a.args[:arity], []
+    if isinstance(fnode, gast.Lambda):
+        class Bind(gast.NodeTransformer):
+            def visit_Name(self, n):
+                if n.id in bound and isinstance(n.ctx, gast.Load):
+                    return gast.copy_location(copy.deepcopy(bound[n.id]), n)
+                return n
+        fnode.body = Bind().visit(fnode.body)
+    else:
+        fnode.body = [gast.copy_location(gast.Assign(
+            targets=[gast.Name(k, gast.Store(), None, None)], value=copy.deepcopy(v),
+            type_comment=None), fnode.body[0]) for k, v in bound.items()] + fnode.body
+    return fnode
+
+
+def _root_name(node):
+    """The name an attribute chain `a.b.c` starts from, else None."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
 
 
 def _place(node, where):

@@ -471,7 +471,7 @@ def _fields(node):
 
 def _self_name(node):
     a = node.args
-    if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs or not a.args or node.decorator_list:
+    if a.vararg or a.kwarg or a.posonlyargs or not a.args or node.decorator_list:
         raise NotEligible("parameters")
     return a.args[0].id
 
@@ -643,9 +643,9 @@ class _Fields(gast.NodeTransformer):
 
     def _method_lambda(self, method, like):
         """`lambda x: functional.m(self, x)`: the object's bound method m as a function (its
-        parameters positional, without defaults), else None."""
+        positional parameters without defaults: the others keep m's own), else None."""
         fn = self.members.get(method)
-        params = _plain_params(fn) if method in self.methods else None
+        params = _lambda_params(fn) if method in self.methods else None
         if params is None:
             return None
         names = _unshadowed(params, {self.me, self.names["functional"]})
@@ -927,7 +927,7 @@ def bound_method_lambda(src_resolve, node):
     args, keywords, kinds = _kinded(src_resolve, build)
     ns = functional_form(cls, kinds)
     fn = getattr(ns, method, None) if ns is not None and hasattr(ns, "__init__") else None
-    params = _plain_params(fn)
+    params = _lambda_params(fn)
     if params is None:
         return node
     names = _unshadowed(params, {n.id for n in gast.walk(build) if isinstance(n, gast.Name)})
@@ -942,15 +942,19 @@ def bound_method_lambda(src_resolve, node):
     return lam
 
 
-def _plain_params(fn):
-    """The parameters after self of a functional method taking only positional ones without
-    defaults (None for any other)."""
+def _lambda_params(fn):
+    """The names of the parameters after self of the functional method `fn` that a lambda
+    standing for its bound method takes: its positional ones without defaults (the others left
+    to fn's own defaults; a lambda that closes over locals takes no defaults, whose values
+    would shift onto those locals), else None (*args, **kwargs or a keyword-only parameter
+    without a default)."""
     if not inspect.isfunction(fn):
         return None
     params = list(inspect.signature(fn).parameters.values())[1:]
-    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.kind is p.KEYWORD_ONLY
+           and p.default is p.empty for p in params):
         return None
-    return [p.name for p in params]
+    return [p.name for p in params if p.kind is not p.KEYWORD_ONLY and p.default is p.empty]
 
 
 def _unshadowed(params, taken):
