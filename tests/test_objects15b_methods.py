@@ -213,3 +213,32 @@ def test_transform_of_a_method_of_a_parameter_object(x64):
     # closed form: the Hessian of sum(a y^3) is diagonal, 6 a y (a = 2, y = x w)
     h = _hess_loss(1.3, Cubic(2.0), xs)
     np.testing.assert_allclose(float(h), 12 * 1.3 * float(np.sum(np.asarray(xs))), rtol=1e-10)
+
+
+# --- grad(make_loss(f, s)) of a closure factory given a traced s --------------------------------
+def _inner(p, s):
+    return jnp.sum(jnp.sin(p * s))
+
+
+def make_loss(f, s):
+    def loss(p):
+        return f(p, s) * s
+    return loss
+
+
+def _outer(s, p):
+    return jnp.sum(grad(make_loss(_inner, s))(p) ** 2)
+
+
+def _called(s, p):
+    return make_loss(_inner, s)(p)
+
+
+def test_grad_of_a_closure_factory_given_a_traced_value(x64):
+    p = to_snp(RNG.normal(size=3))
+    for f in (_outer, _called):
+        check_grad(lambda s: f(s, p), 1.3)
+        check_vmap(lambda s: f(s, p), (RNG.normal(size=4),))
+    s, pn = 1.3, np.asarray(p)     # closed form: grad_p loss = s^2 cos(p s)
+    np.testing.assert_allclose(float(_outer(s, p)), np.sum((s ** 2 * np.cos(pn * s)) ** 2),
+                               rtol=1e-10)

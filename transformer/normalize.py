@@ -30,7 +30,8 @@ import types
 import gast
 
 from secant.codegen.naming import Names, suggest
-from secant.transformer import callees, dataflow, defaults, hygiene, ir, loop_lowering, nonlocals
+from secant.transformer import callees, closure_factories, dataflow, defaults, hygiene, ir
+from secant.transformer import loop_lowering, nonlocals
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer.containers import ContainerMixin
@@ -1817,6 +1818,9 @@ class Normaliser(ContainerMixin):
         if kind is not None:
             return kind
         obj = self._resolve(func)
+        if isinstance(func, gast.Call) and obj is _UNRESOLVED and (
+                called := self._factory_called(func, node)) is not None:
+            return self.call(called)        # make_loss(f, s)(p): make_loss_called(f, s, p)
         if isinstance(func, gast.Call) and obj is _UNRESOLVED:
             obj, extra = self._made_by_factory(func, node)
             if extra:                   # grad(lambda y: y * w)(x): the lambda's free locals
@@ -2275,6 +2279,20 @@ class Normaliser(ContainerMixin):
             # obj.m of a parameter holding an object (its class known only when it runs):
             # a dynamic call, as grad(f) above
             return _UNRESOLVED, extra
+        if isinstance(first, gast.Call) and self._tracked_names_in(first) \
+                and not outer.keywords and not first.keywords \
+                and not any(isinstance(a, gast.Starred) for a in outer.args + first.args) \
+                and closure_factories.is_factory(self._resolve(first.func)):
+            # grad(make_loss(f, s))(p) with s tracked: grad(lambda p: make_loss(f, s)(p))(p),
+            # s a free local of the lambda (the factory's body read where it is called)
+            params = [self.names.fresh("arg") for _ in outer.args]
+            lam = gast.parse(f"lambda {', '.join(params)}: _f({', '.join(params)})"
+                             ).body[0].value
+            lam.body.func = first
+            _place(lam, first)
+            call = gast.copy_location(gast.Call(func=call.func, args=[lam] + call.args[1:],
+                                                keywords=call.keywords), call)
+            first = lam
         if isinstance(first, gast.Call) and not self._tracked_names_in(first):
             maker = self._resolve(first.func)
             if maker is not _UNRESOLVED and not getattr(maker, "__secant_factory__", False) \
@@ -2294,6 +2312,26 @@ class Normaliser(ContainerMixin):
         if getattr(made, "__secant_call_gen__", None) or getattr(made, "__secant_custom__", 0):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
         return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
+
+    def _factory_called(self, func, node):
+        """`make_loss(f, s)(p)` of a user's closure factory, as the call `make_loss_called(f,
+        s, p)` of its body returning `loss(p)` (transformer/closure_factories.py), so that s
+        is followed into loss (when it is tracked here, or in a transform of this function
+        again); None for any other call."""
+        if any(isinstance(a, gast.Starred) for a in func.args + node.args) or func.keywords \
+                or node.keywords:
+            return None
+        maker = self._resolve(func.func)
+        if maker is _UNRESOLVED or not closure_factories.is_factory(maker):
+            return None
+        called = closure_factories.called_form(maker, len(node.args))
+        if called is None:
+            return None
+        name = self.names.fresh(called.__name__)
+        self.bindings[name] = called
+        callee = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+        return gast.copy_location(gast.Call(func=callee, args=list(func.args) + list(node.args),
+                                            keywords=[]), node)
 
     def dynamic_call(self, node, func, base=None):
         """A callee only the running program knows (`self.layer(x)` with self a parameter,
