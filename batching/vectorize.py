@@ -1167,7 +1167,7 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
             f"({parts[0]},)" if len(parts) == 1 else ", ".join(parts)
     elif out_axes == "free":
         ret = _src(result)
-    elif isinstance(out_axes, tuple):
+    elif isinstance(out_axes, tuple) and not isinstance(out_axes, DictAxes):
         if not isinstance(result, ir.Seq) or len(result.items) != len(out_axes):
             raise BatchingError("out_axes is a tuple of the wrong length for the outputs",
                                 fn.result.origin)
@@ -1185,7 +1185,40 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     return dead_code_eliminated(b.lines), flags
 
 
+class DictAxes(tuple):
+    """vmap's out_axes for a dict output, ((key, axis), ...), hashable (secant/batch.py
+    _placed_spec): its leaves placed one by one, None ones left unbatched."""
+
+
 def _output(b, value, axis):
+    if isinstance(axis, DictAxes):
+        if not (isinstance(value, ir.Seq) and value.kind == "dict"):
+            if any(a is None for a in _axes_leaves(axis)) and b.is_batched(value):
+                raise BatchingError("vmap has out_axes=None for a leaf of a dict output "
+                                    "that holds batched values; secant tells the leaves of a "
+                                    "dict apart when the function returns it written as a "
+                                    "dict literal ({'w': ..., 'n': ...})", b.origin)
+            if not b.is_batched(value):
+                return _src(value)
+            raise BatchingError("vmap out_axes as a dict is placed for a dict written in the "
+                                "return statement", b.origin)
+        given = dict(axis)
+        keys = [repr(k) for k in given]
+        if sorted(keys) != sorted(value.keys):
+            raise BatchingError(f"vmap out_axes specification must be a tree prefix of the "
+                                f"corresponding value: keys {sorted(keys)} for a dict with "
+                                f"keys {sorted(value.keys)}", b.origin)
+        by_key = dict(zip(keys, given.values()))
+        return "{" + ", ".join(f"{k}: {_output(b, v, by_key[k])}"
+                               for k, v in zip(value.keys, value.items)) + "}"
+    if isinstance(axis, tuple) and isinstance(value, ir.Seq) \
+            and value.kind in ("tuple", "list"):
+        if len(axis) != len(value.items):
+            raise BatchingError("vmap out_axes is a tuple of the wrong length for an output",
+                                b.origin)
+        parts = [_output(b, item, a) for item, a in zip(value.items, axis)]
+        inner = f"{parts[0]}," if len(parts) == 1 else ", ".join(parts)
+        return f"({inner})" if value.kind == "tuple" else f"[{inner}]"
     if axis is None:
         if b.is_batched(value):
             raise BatchingError("vmap has out_axes=None for an output that is batched (it "
@@ -1202,6 +1235,14 @@ def _output(b, value, axis):
     if isinstance(value, ir.Var) and value.name in b.call_results:
         return f"batch_axis_to({src}, {axis})"
     return f"snp.moveaxis({src}, 0, out_batch_axis({axis}, {src}))"    # (checks the axis)
+
+
+def _axes_leaves(axis):
+    if isinstance(axis, DictAxes):
+        return [a for _, v in axis for a in _axes_leaves(v)]
+    if isinstance(axis, tuple):
+        return [a for v in axis for a in _axes_leaves(v)]
+    return [axis]
 
 
 def _next_axis(axis):

@@ -156,6 +156,40 @@ def _out_spec(out_axes):
     return 0
 
 
+def _placed_spec(out_axes):
+    """out_axes as the generated function places it leaf by leaf (batching/vectorize.py
+    DictAxes: a dict of axes, tuples for tuples and lists) when it is a pytree prefix holding
+    None for a leaf inside a dict (`({"w": 0, "n": None},)`: n unbatched beside batched
+    leaves, which the leaf-wise form, reading the output whole, cannot tell apart); else None."""
+    from secant.batching.vectorize import DictAxes
+
+    def frozen(spec):
+        if spec is None or isinstance(spec, int):
+            return spec
+        if isinstance(spec, dict) and all(isinstance(k, (str, int)) and not isinstance(k, bool)
+                                          for k in spec):
+            items = [(k, frozen(v)) for k, v in spec.items()]
+            return None if any(v is _NO for _, v in items) else DictAxes(items)
+        if type(spec) in (tuple, list):
+            items = [frozen(v) for v in spec]
+            return _NO if any(v is _NO for v in items) else tuple(items)
+        return _NO
+
+    def none_in_dict(spec, inside=False):
+        if isinstance(spec, dict):
+            return any(none_in_dict(v, True) for v in spec.values())
+        if type(spec) in (tuple, list):
+            return any(none_in_dict(v, inside) for v in spec)
+        return spec is None and inside
+    if not none_in_dict(out_axes):
+        return None
+    placed = frozen(out_axes)
+    return None if placed is _NO or placed is None else placed
+
+
+_NO = object()
+
+
 def _move_out(out, out_axes):
     """Outputs moved to a pytree of out_axes (the generated function returned axis 0)."""
     import secant.numpy as snp
@@ -322,8 +356,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     names = [p.name for p in params]
     # in_axes or out_axes a pytree prefix deeper than one axis per argument or output: what
     # another transform reads is written leaf by leaf (_leafwise)
-    leafwise = isinstance(in_axes, tuple) and any(
-        not (a is None or isinstance(a, int)) for a in in_axes) or (
+    flat_in = not (isinstance(in_axes, tuple) and any(
+        not (a is None or isinstance(a, int)) for a in in_axes))
+    placed = _placed_spec(out_axes) if flat_in else None    # (placed by the generated code)
+    leafwise = not flat_in or placed is None and (
         _out_spec(out_axes) != out_axes and (isinstance(in_axes, tuple) or not op_caller))
     # (the parameters a call maps: one per in_axes entry, those after them at their defaults)
     mapped_names = names[:len(in_axes)] if isinstance(in_axes, tuple) else names
@@ -350,7 +386,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                 raise SecantTypeError(f"vmap of {getattr(fun, '__name__', fun)}: keyword "
                                       f"argument {k} is not a positional parameter{where()}")
             positions.append(names.index(k))
-        options = BatchOptions(tuple(moved), _out_spec(out_axes), axis_name,
+        options = BatchOptions(tuple(moved), placed or _out_spec(out_axes), axis_name,
                                plan.size if not positions else None)
         target = _op_function(staged(fn)) if tracing else plain
         if isinstance(_unwrap(fun), custom_vmap) and options.out_axes == 0:
@@ -419,7 +455,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                 raise _at_call(e) from None
             _note_user_lines(e)
             raise
-        if _out_spec(out_axes) != out_axes:
+        if _out_spec(out_axes) != out_axes and placed is None:
             out = _move_out(out, out_axes)
         return out
 

@@ -242,3 +242,27 @@ def test_grad_of_a_closure_factory_given_a_traced_value(x64):
     s, pn = 1.3, np.asarray(p)     # closed form: grad_p loss = s^2 cos(p s)
     np.testing.assert_allclose(float(_outer(s, p)), np.sum((s ** 2 * np.cos(pn * s)) ** 2),
                                rtol=1e-10)
+
+
+# --- vmap out_axes None for an unbatched leaf beside batched ones in a dict -----------------------
+def _stats(x, w):
+    return ({"w": jnp.sin(x) * w, "n": jnp.sum(w ** 2), "m": jnp.outer(x, w)},)
+
+
+def test_out_axes_none_for_an_unbatched_leaf_of_a_dict(x64):
+    import pytest
+    xs, w = to_snp(RNG.normal(size=(4, 3))), to_snp(RNG.normal(size=3))
+    spec = ({"w": 0, "n": None, "m": 1},)
+    rows = [_stats(x, w)[0] for x in xs]
+    for mapped in (vmap(_stats, (0, None), spec), jit(vmap(_stats, (0, None), spec))):
+        (out,) = mapped(xs, w)
+        assert_trees_close(out["w"], np.stack([np.asarray(r["w"]) for r in rows]))
+        assert_trees_close(out["m"], np.stack([np.asarray(r["m"]) for r in rows], axis=1))
+        assert_trees_close(out["n"], rows[0]["n"])      # unbatched: one value, no batch axis
+
+    def loss(w):
+        (out,) = vmap(_stats, (0, None), spec)(xs, w)
+        return jnp.sum(out["w"] ** 2) + out["n"] * jnp.sum(out["m"])
+    check_grad(loss, np.asarray(w))
+    with pytest.raises(secant.SecantError, match="out_axes=None"):     # n batched: JAX refuses
+        vmap(lambda x: {"w": x, "n": x * 2.0}, out_axes={"w": 0, "n": None})(xs)
