@@ -1794,6 +1794,8 @@ class Normaliser(ContainerMixin):
                 if isinstance(base, ir.Var) else None
             if method is not None:          # a method of a library object (transformer/objects.py)
                 return self.call(method)
+            if isinstance(base, ir.Var) and getattr(node, "_secant_object_method", False):
+                return self.dynamic_call(node, func, base)  # (containers.py: not a dict's)
             if isinstance(base, ir.Var) and (self.is_container(base) or _dict_method_call(
                     node)):       # a container's method (one a dict's arity allows: scope.get(
                 return self.container_method(node, base)    # col, name, init, shape) is not)
