@@ -6,6 +6,7 @@ call and the aux arguments as the structure (they must not be traced: refused, n
 line, where JAX would carry their derivative). Checked against closed forms, float64 central
 differences, a Python loop and eager."""
 import copy
+import functools
 
 import numpy as np
 import pytest
@@ -142,3 +143,55 @@ def test_field_set_on_a_new_plain_object_returned(x64, make):
 def test_field_set_twice(x64):
     np.testing.assert_allclose(grad(lambda w: twice(w).w ** 2)(jnp.asarray(3.0)), 2 * 9 * 3.0,
                                rtol=1e-12)
+
+
+# --- a registered class whose __call__ a variadic functools.wraps decorator wraps -----------------
+_STACK = []
+
+
+def compact(fn):
+    @functools.wraps(fn)
+    def wrapped(self, *args, **kwargs):
+        _STACK.append(self)             # a global stack (flax's module context)
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            _STACK.pop()
+    return wrapped
+
+
+@tree_util.register_pytree_node_class
+class Net:
+    def __init__(self, w):
+        self.w = w
+
+    @compact
+    def __call__(self, x):
+        return self.w * x
+
+    def tree_flatten(self):
+        return (self.w,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def make_net(w):
+    return Net(w)
+
+
+def net_loss(w, x):
+    m = make_net(w)
+    return jnp.sum(m(x) ** 2)
+
+
+def test_wrapped_call_with_a_global_stack_refused_not_recursing(x64):
+    # the wrapper's source transform refuses the global stack; its trace was taken of its form
+    # specialised for the call, whose `orig(self, args_0)` called the wrapper again: a
+    # RecursionError. Now a SecantError naming the user's line
+    np.testing.assert_allclose(net_loss(jnp.asarray(2.0), jnp.asarray(X)), 4.0 * 5.0)
+    with pytest.raises(secant.SecantError) as e:
+        grad(net_loss)(jnp.asarray(2.0), jnp.asarray(X))
+    assert "_STACK" in str(e.value) and "test_mods15_aux_constructor.py" in str(e.value)
+    assert not _STACK

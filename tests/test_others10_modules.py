@@ -36,14 +36,13 @@ OBJECT_PASSED_ON = pytest.mark.xfail(
     "plain fields: ad/helpers.py grad_of_fields), and setup()'s self.x = Sub() binding through "
     "that __setattr__ on the copy. JAX runs it")
 
-RECURSIVE_WRAPPER = pytest.mark.xfail(
-    strict=True, raises=(secant.SecantError, RecursionError),
+WRAPPED_CALL = pytest.mark.xfail(
+    strict=True, raises=secant.SecantError,
     reason="past ApplyScope and _bind (see OBJECT_PASSED_ON), Net.__call__ decorated by "
-    "@compact (a functools.wraps wrapper taking *args, **kwargs) on the bound object passed "
-    "on: the dispatcher's vjp of the wrapper calls itself (net_call_vjp -> net_call_vjp, from "
-    "the source `orig_self = orig(self, args_0)`: a RecursionError). Pre-existing: a "
-    "registered class whose __call__ has such a decorator, grad through m(x), recurses at "
-    "f07e0ed too (secant/transforms.py _dispatch_target / transformer/callees.py specialise)")
+    "@compact (a functools.wraps wrapper taking *args, **kwargs that pushes self on a global "
+    "stack) on the bound object passed on: its source transform refuses the global stack, and "
+    "its trace refuses *args (the trace of its form specialised for the call recursed without "
+    "end until secant/transforms.py _traced_instead traced the user's function instead)")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------
@@ -317,7 +316,7 @@ class Net(Module):
         return jnp.sum(jnp.tanh(x), axis=-1)
 
 
-@RECURSIVE_WRAPPER
+@WRAPPED_CALL
 def test_batchnorm_mutable_collection_with_has_aux(x64):
     net = Net()
     variables = net.init(1, X)
