@@ -400,8 +400,16 @@ def _traced_instead(fn, error):
     (trace_source.SameTrace) traces again and holds while the trace is the same text with the
     same objects bound to its free names, which is the same function."""
     why = getattr(error, "global_flow", None)
-    while getattr(fn, "__secant_rewritten_from__", None) is not None:
-        fn = fn.__secant_rewritten_from__       # (desugared, functionalised: the user's own)
+    from secant.transformer.trace_source import _followed
+    while getattr(fn, "__secant_rewritten_from__", None) is not None or getattr(
+            fn, "__secant_specialises__", None) is not None and _followed(
+                fn.__secant_specialises__) is None:
+        fn = getattr(fn, "__secant_rewritten_from__", None) or fn.__secant_specialises__
+        # (desugared, functionalised: the user's own; specialised for a call's *args, of a
+        # function the trace does not run through (a functools.wraps wrapper): the user's
+        # own too, as the trace of the specialised one recorded `orig(self, args_0)`, a call
+        # of the function it stands for, whose derivative was that trace's own: a recursion
+        # without end)
     if why is None or not isinstance(fn, types.FunctionType) \
             or getattr(fn, "__secant_traced__", None) is not None \
             or (fn.__module__ or "").split(".")[0] == "secant" \

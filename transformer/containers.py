@@ -486,6 +486,8 @@ class ContainerMixin:
     def container_method(self, node, base):
         """d.get(k), d.values(), d.items(), d.keys(), c.copy() on a tracked container."""
         func = node.func
+        if self._maybe_object_method(node, base):
+            return self.dict_or_object_method(node, base)
         if func.attr in ("get", "items", "values", "keys", "setdefault") \
                 and not self.is_container(base):
             self.containers[base.name] = "dict"     # a parameter read as a dict (a derivative's
@@ -550,6 +552,53 @@ class ContainerMixin:
             return self.dynamic_call(node, func, base)
         raise self.src.error(node, f"the method .{func.attr}() of a container of "
                              f"{self.what} values is not supported")
+
+    def _maybe_object_method(self, node, base):
+        """p.get(k), p.items(), p.keys(), p.values() of a value not known as a container (a
+        parameter) in user code that reads it as a dict nowhere else: a dict's, or a method of
+        a pytree object of that name (a registered class's `get(self, name)`, a namedtuple's
+        `items(self)`); only the running program tells which."""
+        func = node.func
+        if func.attr not in ("get", "items", "values", "keys") or self.is_container(base) \
+                or getattr(node, "_secant_dict_method", False) or self.src.generated \
+                or self._own_code() or not isinstance(func.value, gast.Name) \
+                or len(node.args) != (func.attr == "get") or node.keywords:
+            return False
+        name = func.value.id
+        for n in _walk(self.node):      # name["w"], **name: a dict's reads elsewhere
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) \
+                    and n.value.id == name and isinstance(n.slice, gast.Constant) \
+                    and isinstance(n.slice.value, str):
+                return False
+            if isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name) \
+                    and n.value.id == name:
+                return False
+        return True
+
+    def dict_or_object_method(self, node, base):
+        """`if isinstance(p, dict): got = p.get(k) / else: got = p.get(k)`: the first read as a
+        dict's method (a field, a list of its items), the second as a call of the object's own
+        method, found when it runs (dynamic_call)."""
+        self.current[base.name] = base.name
+        self.names.reserve(base.name)
+        got = self.names.fresh(f"{base.name}_{node.func.attr}")
+        calls = []
+        for mark in ("_secant_dict_method", "_secant_object_method"):
+            call = copy.deepcopy(node)
+            call.func.value = _name(base.name)
+            setattr(call, mark, True)
+            calls.append(gast.Assign(targets=[_name(got, True)], value=call, type_comment=None))
+        pick = gast.If(test=gast.Call(func=_name("isinstance"), args=[
+            _name(base.name), _name("dict")], keywords=[]), body=[calls[0]], orelse=[calls[1]])
+        _set_location([pick], node, force=True)
+        self.names.reserve(got)
+        had = base.name in self.containers, base.name in self.read_as_dict
+        self.statement(pick)
+        if not had[0]:          # (the dict branch's read tells nothing of the value after it)
+            self.containers.pop(base.name, None)
+        if not had[1]:
+            self.read_as_dict.discard(base.name)
+        return self.operand(_name(got))
 
     def container_view(self, node, base, what):
         """list(d.values()) / list(d.items()): a list built by a loop over the keys."""

@@ -293,6 +293,9 @@ class Normaliser(ContainerMixin):
         elif isinstance(stmt, gast.Expr):
             if isinstance(stmt.value, gast.Constant):
                 return          # a docstring or a bare constant
+            built = self._plain_setattr(stmt)
+            if built is not None:       # object.__setattr__(m, "w", v): a new object
+                return self.bind_name(stmt.value.args[0].id, self.operand(built))
             if self._derivative_stack(stmt.value, "append"):
                 return self.stack_push(stmt.value)
             printing = isinstance(stmt.value, gast.Call) and (
@@ -635,6 +638,8 @@ class Normaliser(ContainerMixin):
                     gast.copy_location(n, target)
             self.bind_name(me, self.operand(merged))
             self.held[me] = (self.current[me], self.held[me][1])
+        elif (built := self._plain_field_set(target, value, stmt)) is not None:
+            self.bind_name(target.value.id, self.operand(built))    # m.w = v: a new object
         elif self._python_attribute_update(stmt):    # wrapper.calls = ...: run for its effect
             code = f"{self._source(target)} = {self._source(value)}"
             self.out.append(ir.Plain(code, set(), self.origin, effect=True))
@@ -652,6 +657,85 @@ class Normaliser(ContainerMixin):
             raise error
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
+
+    def _plain_setattr(self, stmt):
+        """_plain_field_set's object for `object.__setattr__(m, "w", v)` or `setattr(m, "w", v)`
+        (a statement), else None."""
+        call = stmt.value
+        if not (isinstance(call, gast.Call) and len(call.args) == 3 and not call.keywords
+                and isinstance(call.args[0], gast.Name)
+                and isinstance(call.args[1], gast.Constant)
+                and isinstance(call.args[1].value, str) and call.args[1].value.isidentifier()):
+            return None
+        if self._resolve(call.func) not in (object.__setattr__, builtins.setattr):
+            return None
+        target = gast.copy_location(gast.Attribute(
+            value=gast.Name(call.args[0].id, gast.Load(), None, None), attr=call.args[1].value,
+            ctx=gast.Store()), call)
+        return self._plain_field_set(target, call.args[2], stmt)
+
+    def _plain_field_set(self, target, value, stmt):
+        """`object_of(C, vars(m) | {"w": v})` for `m.w = v` (v tracked) in the function's own
+        body, where m is a local bound once, to `C(...)` of a plain class C (secant/tree_util.py
+        plain_object: fields in its __dict__, no attribute access of its own) or to
+        `copy.copy(x)` (C: type(m), refused when it runs unless plain), and read before only as
+        `m.field`: an object of C with m's fields and w changed, as the transforms read a plain
+        object (flax's `bound = Model(); bound.scope = scope; return bound`). No other name
+        can see m's change in place (it is not passed anywhere before). Else None."""
+        if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)
+                and (isinstance(stmt, gast.Expr) or isinstance(stmt, gast.Assign)
+                     and len(stmt.targets) == 1) and stmt in self.node.body) or self.batching and self.src.generated:
+            return None
+        name = target.value.id
+        if name in self.params or name in self.held or not self._tracked_names_in(value):
+            return None
+        from secant import tree_util
+        from secant.ad.helpers import object_of
+        parents = {}
+        for n in hygiene.walk_scope(self.node.body):
+            for c in gast.iter_child_nodes(n):
+                parents[c] = n
+        built = [n for n in hygiene.walk_scope(self.node.body) if isinstance(n, gast.Assign)
+                 and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        stores = [n for n in hygiene.walk_scope(self.node.body) if isinstance(n, gast.Name)
+                  and n.id == name and not isinstance(n.ctx, gast.Load)]
+        if len(built) != 1 or len(stores) != 1 or built[0].targets != [stores[0]] \
+                or not isinstance(built[0].value, gast.Call) or built[0] not in self.node.body:
+            return None
+        made_by = built[0].value
+        cls = self._resolve(made_by.func)
+        while getattr(cls, "__secant_rewritten_from__", None) is not None:
+            cls = cls.__secant_rewritten_from__     # (copy.copy functionalised under jit)
+        if cls is copy.copy and len(made_by.args) == 1 and not made_by.keywords:
+            kind = gast.Call(func=gast.Name("type", gast.Load(), None, None),  # m = copy.copy(
+                             args=[gast.Name(name, gast.Load(), None, None)], keywords=[])  # x)
+        elif not isinstance(cls, type) or not tree_util._plain_class(cls) or (
+                tree_util.is_node_type(cls) and cls not in tree_util._plain_types):
+            return None
+        else:
+            kind = copy.deepcopy(made_by.func)
+        line = stmt.lineno
+        for n in hygiene.walk_scope(self.node.body):       # read before only as m.field (never passed)
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
+                    and getattr(n, "lineno", line) < line:
+                p = parents.get(n)
+                if not (isinstance(p, gast.Attribute) and p.value is n) or (
+                        isinstance(parents.get(p), gast.Call) and parents[p].func is p):
+                    return None
+        look_up = next((k for k, v in self.bindings.items() if v is object_of), None) \
+            or self.names.fresh("object_of")
+        self.src.imports[look_up] = self.bindings[look_up] = object_of
+        fields = gast.BinOp(
+            left=gast.Call(func=gast.Name("vars", gast.Load(), None, None),
+                           args=[gast.Name(name, gast.Load(), None, None)], keywords=[]),
+            op=gast.BitOr(), right=gast.Dict(keys=[gast.Constant(target.attr, None)],
+                                             values=[value]))
+        made = gast.Call(func=gast.Name(look_up, gast.Load(), None, None),
+                         args=[kind, fields], keywords=[])
+        for n in gast.walk(made):
+            if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
+                gast.copy_location(n, target)
+        return made
 
     def _held_field(self, target):
         """Whether `target` is `m.w` of an object held in a local (user_objects.py)."""
@@ -1795,6 +1879,8 @@ class Normaliser(ContainerMixin):
                 if isinstance(base, ir.Var) else None
             if method is not None:          # a method of a library object (transformer/objects.py)
                 return self.call(method)
+            if isinstance(base, ir.Var) and getattr(node, "_secant_object_method", False):
+                return self.dynamic_call(node, func, base)  # (containers.py: not a dict's)
             if isinstance(base, ir.Var) and (self.is_container(base) or _dict_method_call(
                     node)):       # a container's method (one a dict's arity allows: scope.get(
                 return self.container_method(node, base)    # col, name, init, shape) is not)
@@ -2521,6 +2607,46 @@ class Normaliser(ContainerMixin):
             gast.copy_location(n, a)
         return call
 
+    def _traced_aux(self, built):
+        """The first argument of `C(a, k=v)`, a pytree class C's constructor (transformer/
+        desugar.py _constructor reads it as a tree), that C keeps in its aux data and that is
+        computed from tracked values: its position or keyword, else None."""
+        cls = objects.node_class(self._resolve(built.func))
+        if cls is None or any(isinstance(a, gast.Starred) for a in built.args) \
+                or any(k.arg is None for k in built.keywords):
+            return None
+        keywords = {k.arg: k.value for k in built.keywords}
+        for a in objects.constructor_aux(cls, len(built.args), list(keywords)):
+            if self._tracked_names_in(built.args[a] if isinstance(a, int) else keywords[a]):
+                return a
+        return None
+
+    def _aux_arguments_static(self, built):
+        """tree_structure(C(a, k=v)): an argument C keeps in its aux data is part of the
+        structure, which carries no derivative or batch axis; one computed from tracked values
+        would be read as a constant (a silent zero): refused. (tree_unflatten of it, the
+        constructor as desugar.py wrote it, is read as the call itself instead: op_call.)"""
+        a = self._traced_aux(built)
+        if a is not None:
+            name = built.func.attr if isinstance(built.func, gast.Attribute) else \
+                gast.unparse(built.func).strip()
+            what = f"argument {a + 1}" if isinstance(a, int) else f"argument {a}="
+            raise self.src.error(built, f"the {what} of {name}(...) is computed from {self.what} "
+                                 f"values, and {name} keeps it in its aux data (tree_flatten's "
+                                 "second part), which carries no "
+                                 f"{'batch axis' if self.batching else 'derivative'}: return it "
+                                 f"among {name}'s children, or compute it from static values")
+
+    def _built_with_traced_aux(self, node):
+        """C(a, k=v) of `tree_unflatten(tree_structure(C(a, k=v)), leaves)` (desugar.py
+        _constructor) when an argument C keeps in its aux data is tracked, else None."""
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], gast.Call) \
+                and op_for(self._resolve(node.func)) == "tree_structure" \
+                and self._traced_aux(node.args[0]) is not None:
+            return node.args[0]
+        return None
+
     def _inactive_call(self, node, func, obj=None):
         """A call with no derivative rule: fine while no tracked value flows into it."""
         args = [self.operand(a) for a in node.args] + [self.operand(k.value) for k in node.keywords]
@@ -2560,13 +2686,13 @@ class Normaliser(ContainerMixin):
             why = plain_refusal(obj)
             why = f" ({obj.__name__}: {why})" if why else ""
             # a pytree class's C(a, k=v) is read as a tree (transformer/desugar.py _constructor)
-            # only when each argument is one of its children as given: advising a registration
-            # to a class registered already, or one whose arguments are not all children (a
-            # function, a flag kept in its aux data), would not help
-            exact = "whose children (tree_flatten's first part) are exactly the arguments " \
-                f"{name}(...) is given, each as given (an argument kept in its aux data, a " \
-                "function or a flag, or one its __init__ computes with, stops secant from " \
-                "reading the call as a tree)"
+            # only when each of its children is one argument as given (the others kept in its
+            # aux data, untraced): advising a registration to a class registered already would
+            # not help
+            exact = "whose children (tree_flatten's first part) are each one of the arguments " \
+                f"{name}(...) is given, as given, and whose aux data holds no traced value (an " \
+                "argument its __init__ computes with, or a traced one kept in its aux data, " \
+                "stops secant from reading the call as a tree)"
             if is_node_type(obj):
                 fix = (f"{name} is a registered pytree, but this call of it is not read as a "
                        f"tree: secant reads C(...) of a pytree class C as one when C is "
@@ -2637,6 +2763,8 @@ class Normaliser(ContainerMixin):
 
     def op_call(self, node, opname, args, spelling=""):
         spec = OPS[opname]
+        if opname == "tree_unflatten" and args and self._built_with_traced_aux(args[0]):
+            return self.operand(self._built_with_traced_aux(args[0]))   # read as written
         if opname == "tree_structure" and self.batching and len(args) == 1 \
                 and not node.keywords and isinstance(args[0], gast.Name):
             return self._inactive(node)     # one structure for every example: a static value
@@ -2675,6 +2803,7 @@ class Normaliser(ContainerMixin):
         for pname, value in bound.arguments.items():
             if opname == "tree_structure" and isinstance(value, gast.Call) and \
                     objects.node_class(self._resolve(value.func)) is not None:
+                self._aux_arguments_static(value)
                 operands[pname] = self._inactive(value)     # P(a, b) built for its structure
                 continue                                    # (transformer/desugar.py)
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:

@@ -102,8 +102,9 @@ def constructor_children(cls, n_args, keywords):
     """For `C(a0, a1, ..., k=v)` building a pytree node (a namedtuple, a class registered with
     register_pytree_node, register_pytree_node_class or register_dataclass): which argument
     each of the instance's leaves is, in tree_flatten's order (positions and keyword names),
-    when every argument is one child held as given; None otherwise (then the call is read as
-    any other). Found by building one instance of C from placeholders, now."""
+    when every leaf is one argument held as given (an argument that is no leaf is kept in its
+    aux data: constructor_aux); None otherwise (then the call is read as any other). Found by
+    building one instance of C from placeholders, now."""
     from secant import tree_util
     if not tree_util.is_node_type(cls):
         return None
@@ -116,6 +117,16 @@ def constructor_children(cls, n_args, keywords):
     except Exception:       # noqa: BLE001  (a constructor that computes with its arguments)
         return None
     order = [which.get(id(leaf)) for leaf in leaves]
-    if None in order or sorted(order, key=str) != sorted(which.values(), key=str):
+    if None in order or len(set(order)) != len(order):
         return None
     return order
+
+
+def constructor_aux(cls, n_args, keywords):
+    """The arguments of `C(a0, ..., k=v)` (positions and keyword names) that C keeps in its aux
+    data (tree_flatten's second part: a flag, a tuple of names), where constructor_children
+    reads the call as a tree: the rest of its arguments. They must not be traced values."""
+    order = constructor_children(cls, n_args, keywords)
+    if not order:
+        return []
+    return [a for a in list(range(n_args)) + list(keywords) if a not in order]
