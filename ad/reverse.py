@@ -1121,13 +1121,17 @@ def _shape_reads_resolved(lines, reads, params=()):
         return lines
     kept = {n for ln in dead_code_eliminated(_with_names(lines, {
         t: stand_in for t, (_, stand_in) in reads.items()})) for n in ln.defines}
-    later, read_from = set(), {}            # names read from each placeholder's line on
-    for ln in reversed(lines):
-        later |= ln.uses
-        for t in ln.uses & reads.keys():
-            read_from[t] = set(later)
+    # a placeholder's first reading line, and each name's last: a name is read from t's line
+    # on where its last reading line is not before t's first (two indices, not a set of the
+    # names read from each placeholder's line on: quadratic in a long function)
+    first, last = {}, {}
+    for i, ln in enumerate(lines):
+        for n in ln.uses:
+            last[n] = i
+            if n in reads and n not in first:
+                first[n] = i
     def held(name, t):
-        return name in params or name in read_from.get(t, ())
+        return name in params or t in first and last.get(name, -1) >= first[t]
     return _with_names(lines, {
         t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
         for t, (var, stand_in) in reads.items()})
