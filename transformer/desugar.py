@@ -48,7 +48,8 @@ from secant.transformer import (container_updates, depth, gast_parse, generators
                                  nonlocals, objects, remat_calls, star_calls, statements,
                                  vjp_calls)
 from secant.transformer.hoisting import Hoister
-from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
+from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
+                                        walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
 
 _cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
@@ -288,9 +289,8 @@ class _Desugarer:
         self.src = src
         self.only_choices = only_choices
         self.node = node
-        taken = {n.id if isinstance(n, gast.Name) else n.name for n in _walk(node)
-                 if isinstance(n, (gast.Name, gast.FunctionDef))}
-        self.names = Names(taken | set(src.closure))
+        self._census = Census(node)     # (what the tree holds, asked by the passes below)
+        self.names = Names(self._census.names | set(src.closure))
         self.changed = False
         self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
                                     # run on secant arrays or tracers (transformer/runnable.py)
@@ -307,6 +307,11 @@ class _Desugarer:
 
     def error(self, node, message):
         return self.src.error(node, message)
+
+    def census(self):
+        """What the function's tree holds (hygiene.Census), while no pass has changed it;
+        else None (a pass then walks the tree as it is now)."""
+        return None if self.changed else self._census
 
     # --- the function ---------------------------------------------------------------------------
     def function(self, node):
@@ -417,7 +422,9 @@ class _Desugarer:
                           gast.Assert)):
             field = "value" if not isinstance(s, gast.Assert) else "test"
             expr = getattr(s, field, None)
-            if expr is None or not _has([expr], (gast.NamedExpr, gast.IfExp)):
+            census = self.census()
+            if expr is None or census is not None and not census.has(
+                    gast.NamedExpr, gast.IfExp) or not _has([expr], (gast.NamedExpr, gast.IfExp)):
                 return [s]      # (neither a walrus nor a choice: one walk, not two)
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
@@ -427,6 +434,9 @@ class _Desugarer:
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow;
         `filter(f, a)` -> `(v for v in a if f(v))` (`filter(None, a)`: `if v`)."""
+        census = self.census()
+        if census is not None and not census.names & {"map", "filter", "sorted"}:
+            return          # (none read anywhere in the function)
         parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
         read = {n.id for p in parts if p is not None for n in _walk(p)
                 if isinstance(n, gast.Name) and n.id in ("map", "filter", "sorted")}

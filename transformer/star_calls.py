@@ -22,7 +22,9 @@ from secant.transformer.parse import assign
 
 def rewrite(d, body):
     """`body` (a function's statements) with its call sites spelled out; d: the desugarer."""
-    if not _has_call_sites(body):
+    census = d.census()
+    if census is not None and not (census.has(gast.Starred) or census.spread
+                                   or census.called_in_place) or not _has_call_sites(body):
         return body     # (one walk, not the rewriter's three: issue 19, transformation time)
     return _CallSites(d).visit_body(body)
 
