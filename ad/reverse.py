@@ -1137,10 +1137,16 @@ def _shape_reads_resolved(lines, reads, params=()):
         for t, (var, stand_in) in reads.items()})
 
 
+_PLACEHOLDER = re.compile(r"__shape_\d+__")      # (ReverseBuilder._shape_of's tokens)
+
+
 def _with_names(lines, names):
-    """`lines` with the placeholders `names` maps replaced by the names it maps them to."""
-    pattern = re.compile("|".join(re.escape(t) for t in names))
-    return [Line(pattern.sub(lambda m: names[m.group(0)], ln.code), ln.indent, ln.kind, ln.origin)
+    """`lines` with the placeholders `names` maps replaced by the names it maps them to (one
+    pattern for every token, each looked up: not an alternation of all the tokens, tried one
+    by one at each place, issue 19)."""
+    def named(m):
+        return names.get(m.group(0), m.group(0))
+    return [Line(_PLACEHOLDER.sub(named, ln.code), ln.indent, ln.kind, ln.origin)
             if ln.uses & names.keys() else ln for ln in lines]
 
 
