@@ -320,7 +320,10 @@ class _Desugarer:
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
             return self.block(remat_calls.rewrite(self, node.body))
         body = generators.rewrite(self, node.body)  # for w in layers(p): a generator's list
-        body = _TreeCalls(self).visit_body(body)
+        census = self.census()
+        if census is None or census.on_call or any(
+                _may_be_tree_call(self, root, chain) for root, chain in census.call_chains):
+            body = _TreeCalls(self).visit_body(body)    # (else no call it rewrites: one walk)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
         body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
@@ -1943,6 +1946,26 @@ def _sorted_items_by_key(n):
         and key.body.slice.value == 0 and type(key.body.slice.value) is int
 
 
+def _may_be_tree_call(d, root, chain):
+    """Whether a call of `root.chain...` may call what _TreeCalls rewrites: a secant.tree_util
+    function or a pytree class (read without recording the look-up, through the dicts of
+    modules only: an attribute of anything else may be either)."""
+    if root in d.params:
+        return False
+    _, obj = d.src._lookup(root)
+    for attr in chain:
+        if type(obj) is not types.ModuleType or attr not in obj.__dict__:
+            return True
+        obj = obj.__dict__[attr]
+    from secant import tree_util
+    return any(obj is getattr(tree_util, name) for name in _TREE_CALLS) or \
+        objects.node_class(obj) is not None
+
+
+_TREE_CALLS = ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
+               "tree_map_with_path")
+
+
 class _TreeCalls(Hoister):
     """secant.tree_util calls whose structure is a run-time value, in the ops the transforms
     have rules for (tree_leaves, tree_unflatten, tree_structure; transformer/ops.py):
@@ -1985,8 +2008,7 @@ class _TreeCalls(Hoister):
     def _callee(self, func):
         obj = self._resolved(func)
         from secant import tree_util
-        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
-                     "tree_map_with_path"):
+        for name in _TREE_CALLS:
             if obj is getattr(tree_util, name):
                 return name
         return None

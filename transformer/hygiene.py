@@ -117,12 +117,13 @@ class Census:
     `attributes` (the attribute names read or written), `call_chains` ((root name, attribute
     chain) of each call's function spelled as `a.b.c`), `defs` (how many defs, the function's
     own included), `keyword_calls` (whether a call passes keywords and no positional
-    argument), `spread` (whether a call passes `**kw`) and `called_in_place` (whether a call's
-    function is a call or a lambda: `jit(f)(x)`, `(lambda x: x)(a)`)."""
+    argument), `spread` (whether a call passes `**kw`), `called_in_place` (whether a call's
+    function is a call or a lambda: `jit(f)(x)`, `(lambda x: x)(a)`) and `on_call` (whether a
+    call's function is a call or an attribute of one: `C(a)(x)`, `C(a).m(x)`)."""
 
     def __init__(self, node):
         types, names, stores, attributes, chains = set(), set(), set(), set(), set()
-        defs, keyword_calls, spread, called = 0, False, False, False
+        defs, keyword_calls, spread, called, on_call = 0, False, False, False, False
         name_t, def_t, attr_t, call_t = gast.Name, gast.FunctionDef, gast.Attribute, gast.Call
         storing = (gast.Store, gast.Param)
         for n in walk(node):
@@ -144,12 +145,13 @@ class Census:
                     f = f.value
                 if type(f) is name_t:
                     chains.add((f.id, tuple(reversed(chain))))
+                on_call = on_call or type(f) is call_t
             elif t is def_t:
                 names.add(n.name)
                 defs += 1
         self.types, self.names, self.stores, self.attributes = types, names, stores, attributes
         self.call_chains, self.defs, self.keyword_calls = chains, defs, keyword_calls
-        self.spread, self.called_in_place = spread, called
+        self.spread, self.called_in_place, self.on_call = spread, called, on_call
 
     def has(self, *kinds):
         """Whether the tree holds a node of one of `kinds`."""
