@@ -26,6 +26,7 @@ _COPY = re.compile(r"(\w+) = (\w+)")
 _WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
 _ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
 _SCOPES = re.compile(r"\b(?:def|lambda|for)\b")
+_SAME = re.compile(r"(\w+) = \1")     # `x = x`
 _ZEROS = re.compile(r"(\w+) = (?:snp\.zeros_like|zeros_like_tree)\(\w+\)")
 
 
@@ -113,7 +114,7 @@ class _Copies:
             self.defines[n].add(k)
         self.touched |= ln.uses | ln.defines
         code = _code(ln) or ""
-        same = re.fullmatch(r"(\w+) = \1", code)
+        same = _SAME.fullmatch(code)
         zeros = _ZEROS.fullmatch(code)
         self.copies[k] = _copy(ln, self.names)
         self.zeros[k] = zeros.group(1) if zeros and zeros.group(1) in self.cotangents else None

@@ -108,11 +108,11 @@ def _candidates(tree, parents):
     each node's parent. (One walk: whether a node is pure, reads something, or lies under a
     part evaluated other than once, from its children's or its parent's answer: fold._pure,
     ast.walk and fold._under_breaker per node read each subtree again, issue 19.)"""
-    order = list(_walk(tree))       # (breadth first: a node before its children)
-    children, inside = {}, {tree: False}
-    for p in order:
-        kids = children[p] = _children(p)
+    order, children, inside = [tree], {}, {tree: False}
+    for p in order:                 # (breadth first, as ast.walk: a node before its children;
+        kids = children[p] = _children(p)   # the list grows as it is read)
         if kids:
+            order += kids
             under = inside[p]
             breaker = isinstance(p, fold._ONCE_BREAKERS)
             for c in kids:

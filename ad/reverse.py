@@ -1121,22 +1121,32 @@ def _shape_reads_resolved(lines, reads, params=()):
         return lines
     kept = {n for ln in dead_code_eliminated(_with_names(lines, {
         t: stand_in for t, (_, stand_in) in reads.items()})) for n in ln.defines}
-    later, read_from = set(), {}            # names read from each placeholder's line on
-    for ln in reversed(lines):
-        later |= ln.uses
-        for t in ln.uses & reads.keys():
-            read_from[t] = set(later)
+    # a placeholder's first reading line, and each name's last: a name is read from t's line
+    # on where its last reading line is not before t's first (two indices, not a set of the
+    # names read from each placeholder's line on: quadratic in a long function)
+    first, last = {}, {}
+    for i, ln in enumerate(lines):
+        for n in ln.uses:
+            last[n] = i
+            if n in reads and n not in first:
+                first[n] = i
     def held(name, t):
-        return name in params or name in read_from.get(t, ())
+        return name in params or t in first and last.get(name, -1) >= first[t]
     return _with_names(lines, {
         t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
         for t, (var, stand_in) in reads.items()})
 
 
+_PLACEHOLDER = re.compile(r"__shape_\d+__")      # (ReverseBuilder._shape_of's tokens)
+
+
 def _with_names(lines, names):
-    """`lines` with the placeholders `names` maps replaced by the names it maps them to."""
-    pattern = re.compile("|".join(re.escape(t) for t in names))
-    return [Line(pattern.sub(lambda m: names[m.group(0)], ln.code), ln.indent, ln.kind, ln.origin)
+    """`lines` with the placeholders `names` maps replaced by the names it maps them to (one
+    pattern for every token, each looked up: not an alternation of all the tokens, tried one
+    by one at each place, issue 19)."""
+    def named(m):
+        return names.get(m.group(0), m.group(0))
+    return [Line(_PLACEHOLDER.sub(named, ln.code), ln.indent, ln.kind, ln.origin)
             if ln.uses & names.keys() else ln for ln in lines]
 
 

@@ -227,6 +227,9 @@ def hoist_pops(d, s):
     pre = []
     if not isinstance(s, (gast.Return, gast.Assign, gast.AugAssign, gast.Expr, gast.If)):
         return pre
+    census = d.census()
+    if census is not None and "pop" not in census.attributes:
+        return pre          # (no `.pop` anywhere in the function: no walk of the statement)
     expr = s.test if isinstance(s, gast.If) else s.value
     if expr is not None:        # (an augmented target is read first)
         seen = {m.id for m in walk(s.target) if isinstance(m, gast.Name)} \

@@ -125,9 +125,13 @@ def _fresh_each_iteration(loop, name, at, grows):
 
 def _growths(node):
     """The `name.append(...)` / `name.extend(...)` calls in `node`."""
-    return [n for n in _walk(node) if isinstance(n, gast.Call)
-            and isinstance(n.func, gast.Attribute) and n.func.attr in ("append", "extend")
-            and isinstance(n.func.value, gast.Name)]
+    return [n for n in _walk(node) if is_growth(n)]
+
+
+def is_growth(n):
+    """Whether node `n` is a `name.append(...)` / `name.extend(...)` call."""
+    return isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+        n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name)
 
 
 class _AppendRewriter(gast.NodeTransformer):
@@ -172,9 +176,11 @@ class _AppendRewriter(gast.NodeTransformer):
 class ContainerMixin:
     """Methods of Normaliser (transformer/normalize.py) for containers of tracked values."""
 
-    def rewrite_appends(self):
+    def rewrite_appends(self, grown=None):
+        """grown: the names of the `name.append(...)` calls of self.node, where known."""
         generated = self.src.generated
-        grown = {c.func.value.id for c in _growths(self.node)}
+        if grown is None:
+            grown = {c.func.value.id for c in _growths(self.node)}
         if not grown:
             return
         local = _local_names(self.node, grown)

@@ -533,7 +533,8 @@ def shift_only(fn):
     Python number: the shapes then are x's or m's (one rank), and the axes A the same axes."""
     count = definitions(fn)
     top = [s for s in fn.body if isinstance(s, ir.Op)]
-    nested = [s for s in ir.nested(fn.body) if not any(s is t for t in top)]
+    top_ids = {id(t) for t in top}      # (a set: a long function's statements, not quadratic)
+    nested = [s for s in ir.nested(fn.body) if id(s) not in top_ids]
     out = set()
     for m_op in top:
         if m_op.op not in _SHIFTS or len(m_op.targets) != 1 or set(m_op.operands) != {"a"} \

@@ -48,7 +48,8 @@ from secant.transformer import (container_updates, depth, gast_parse, generators
                                  nonlocals, objects, remat_calls, star_calls, statements,
                                  vjp_calls)
 from secant.transformer.hoisting import Hoister
-from secant.transformer.hygiene import SCOPES as _SCOPES, walk as _walk, walk_scope as _walk_scope
+from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
+                                        walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
 
 _cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
@@ -288,9 +289,8 @@ class _Desugarer:
         self.src = src
         self.only_choices = only_choices
         self.node = node
-        taken = {n.id if isinstance(n, gast.Name) else n.name for n in _walk(node)
-                 if isinstance(n, (gast.Name, gast.FunctionDef))}
-        self.names = Names(taken | set(src.closure))
+        self._census = Census(node)     # (what the tree holds, asked by the passes below)
+        self.names = Names(self._census.names | set(src.closure))
         self.changed = False
         self.item_updates = False   # a `y[i] = v` rewritten: the function as written cannot
                                     # run on secant arrays or tracers (transformer/runnable.py)
@@ -308,6 +308,11 @@ class _Desugarer:
     def error(self, node, message):
         return self.src.error(node, message)
 
+    def census(self):
+        """What the function's tree holds (hygiene.Census), while no pass has changed it;
+        else None (a pass then walks the tree as it is now)."""
+        return None if self.changed else self._census
+
     # --- the function ---------------------------------------------------------------------------
     def function(self, node):
         self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
@@ -315,7 +320,10 @@ class _Desugarer:
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
             return self.block(remat_calls.rewrite(self, node.body))
         body = generators.rewrite(self, node.body)  # for w in layers(p): a generator's list
-        body = _TreeCalls(self).visit_body(body)
+        census = self.census()
+        if census is None or census.on_call or any(
+                _may_be_tree_call(self, root, chain) for root, chain in census.call_chains):
+            body = _TreeCalls(self).visit_body(body)    # (else no call it rewrites: one walk)
         body = vjp_calls.rewrite(self, body)        # y, pb = vjp(f, x); pb(ct)
         body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
@@ -417,7 +425,9 @@ class _Desugarer:
                           gast.Assert)):
             field = "value" if not isinstance(s, gast.Assert) else "test"
             expr = getattr(s, field, None)
-            if expr is None or not _has([expr], (gast.NamedExpr, gast.IfExp)):
+            census = self.census()
+            if expr is None or census is not None and not census.has(
+                    gast.NamedExpr, gast.IfExp) or not _has([expr], (gast.NamedExpr, gast.IfExp)):
                 return [s]      # (neither a walrus nor a choice: one walk, not two)
             pre = self.hoist(s, field)
             return pre + self.hoist_choices(s, field) + [s]
@@ -427,6 +437,9 @@ class _Desugarer:
         """`map(f, a, b)` (Python's map) -> `(f(v, w) for v, w in zip(a, b))`, and
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow;
         `filter(f, a)` -> `(v for v in a if f(v))` (`filter(None, a)`: `if v`)."""
+        census = self.census()
+        if census is not None and not census.names & {"map", "filter", "sorted"}:
+            return          # (none read anywhere in the function)
         parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
         read = {n.id for p in parts if p is not None for n in _walk(p)
                 if isinstance(n, gast.Name) and n.id in ("map", "filter", "sorted")}
@@ -1933,6 +1946,26 @@ def _sorted_items_by_key(n):
         and key.body.slice.value == 0 and type(key.body.slice.value) is int
 
 
+def _may_be_tree_call(d, root, chain):
+    """Whether a call of `root.chain...` may call what _TreeCalls rewrites: a secant.tree_util
+    function or a pytree class (read without recording the look-up, through the dicts of
+    modules only: an attribute of anything else may be either)."""
+    if root in d.params:
+        return False
+    _, obj = d.src._lookup(root)
+    for attr in chain:
+        if type(obj) is not types.ModuleType or attr not in obj.__dict__:
+            return True
+        obj = obj.__dict__[attr]
+    from secant import tree_util
+    return any(obj is getattr(tree_util, name) for name in _TREE_CALLS) or \
+        objects.node_class(obj) is not None
+
+
+_TREE_CALLS = ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
+               "tree_map_with_path")
+
+
 class _TreeCalls(Hoister):
     """secant.tree_util calls whose structure is a run-time value, in the ops the transforms
     have rules for (tree_leaves, tree_unflatten, tree_structure; transformer/ops.py):
@@ -1975,8 +2008,7 @@ class _TreeCalls(Hoister):
     def _callee(self, func):
         obj = self._resolved(func)
         from secant import tree_util
-        for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
-                     "tree_map_with_path"):
+        for name in _TREE_CALLS:
             if obj is getattr(tree_util, name):
                 return name
         return None

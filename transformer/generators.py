@@ -26,13 +26,16 @@ def rewrite(d, body):
     """`body` (the statements of the function `d` desugars) with each call of a user generator
     function, a pure look-up in the function's environment, calling its list form instead
     (bound in d.lifted, under the name `<name>_list`)."""
-    for n in _walk(d.node):        # a local generator def: its list form in place
+    census = d.census()
+    for n in _walk(d.node) if census is None or census.has(gast.Yield, gast.YieldFrom) else ():
         if isinstance(n, gast.FunctionDef) and n is not d.node and any(
                 isinstance(m, (gast.Yield, gast.YieldFrom)) for m in walk_scope(n.body)):
-            to_list(d.src, n)
+            to_list(d.src, n)   # (a local generator def: its list form in place)
             d.changed = True
-    stores = {m.id for m in _walk(d.node) if isinstance(m, gast.Name)
-              and isinstance(m.ctx, (gast.Store, gast.Param))} | d.params
+    census = d.census()
+    stores = (census.stores if census is not None else {
+        m.id for m in _walk(d.node) if isinstance(m, gast.Name)
+        and isinstance(m.ctx, (gast.Store, gast.Param))}) | d.params
     for stmt in body:
         for call in _walk(stmt):
             if not isinstance(call, gast.Call) or \

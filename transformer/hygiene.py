@@ -109,6 +109,55 @@ def walk_scope(nodes):
                     push(value)
 
 
+class Census:
+    """What one walk of a function's tree holds, which the desugaring passes ask before each
+    walks the tree for a construct of its own (issue 19: a dozen whole-tree walks, though most
+    functions hold none of those constructs): `types` (the node classes), `names` (each
+    Name's id and each def's name), `stores` (the ids of Names in a Store or Param context),
+    `attributes` (the attribute names read or written), `call_chains` ((root name, attribute
+    chain) of each call's function spelled as `a.b.c`), `defs` (how many defs, the function's
+    own included), `keyword_calls` (whether a call passes keywords and no positional
+    argument), `spread` (whether a call passes `**kw`), `called_in_place` (whether a call's
+    function is a call or a lambda: `jit(f)(x)`, `(lambda x: x)(a)`) and `on_call` (whether a
+    call's function is a call or an attribute of one: `C(a)(x)`, `C(a).m(x)`)."""
+
+    def __init__(self, node):
+        types, names, stores, attributes, chains = set(), set(), set(), set(), set()
+        defs, keyword_calls, spread, called, on_call = 0, False, False, False, False
+        name_t, def_t, attr_t, call_t = gast.Name, gast.FunctionDef, gast.Attribute, gast.Call
+        storing = (gast.Store, gast.Param)
+        for n in walk(node):
+            t = type(n)
+            types.add(t)
+            if t is name_t:
+                names.add(n.id)
+                if isinstance(n.ctx, storing):
+                    stores.add(n.id)
+            elif t is attr_t:
+                attributes.add(n.attr)
+            elif t is call_t:
+                keyword_calls = keyword_calls or bool(n.keywords and not n.args)
+                spread = spread or any(k.arg is None for k in n.keywords)
+                called = called or isinstance(n.func, (call_t, gast.Lambda))
+                f, chain = n.func, []
+                while type(f) is attr_t:
+                    chain.append(f.attr)
+                    f = f.value
+                if type(f) is name_t:
+                    chains.add((f.id, tuple(reversed(chain))))
+                on_call = on_call or type(f) is call_t
+            elif t is def_t:
+                names.add(n.name)
+                defs += 1
+        self.types, self.names, self.stores, self.attributes = types, names, stores, attributes
+        self.call_chains, self.defs, self.keyword_calls = chains, defs, keyword_calls
+        self.spread, self.called_in_place, self.on_call = spread, called, on_call
+
+    def has(self, *kinds):
+        """Whether the tree holds a node of one of `kinds`."""
+        return any(k in self.types for k in kinds)
+
+
 def _names(node, bound_too=False):
     """The names in `node`'s tree; bound_too: (those, `bound(node)`), in one walk."""
     out, bound_ = set(), set()

@@ -18,6 +18,9 @@ from secant.transformer.parse import assign, located
 
 def rewrite(d, body):
     """`body` with such namespaces' fields spelled as locals; d: the desugarer."""
+    census = d.census()
+    if census is not None and not census.keyword_calls:
+        return body         # (no call of keywords only: no SimpleNamespace(k=v, ...))
     module = gast.Module(body=body, type_ignores=[])
     for s in [s for s in walk(module) if isinstance(s, gast.Assign)
               and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)

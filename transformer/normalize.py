@@ -34,7 +34,7 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
-from secant.transformer.containers import ContainerMixin
+from secant.transformer.containers import ContainerMixin, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -178,7 +178,46 @@ def _def_locals(fdef):
 _PER_EXAMPLE_STARTS = ("dynamic_slice", "dynamic_update_slice")
 
 
+class _Versions(dict):
+    """A Normaliser's `current` (user name -> its current version), which also keeps every
+    version it was ever given (a superset of its values): `holds` then asks whether a name is
+    one of its values by a set look-up first, not a scan of them all (once per statement:
+    quadratic in a long function, issue 19)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ever = set(self.values())
+
+    def __setitem__(self, key, value):
+        self.ever.add(value)
+        super().__setitem__(key, value)
+
+    def setdefault(self, key, default=None):
+        self.ever.add(default)
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self.ever.update(self.values())
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def holds(self, version):
+        """`version in self.values()`."""
+        return version in self.ever and version in self.values()
+
+
 class Normaliser(ContainerMixin):
+    @property
+    def current(self):
+        return self._current
+
+    @current.setter
+    def current(self, value):       # (each dict it is given: a _Versions of its own)
+        self._current = value if type(value) is _Versions else _Versions(value)
+
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
@@ -230,13 +269,16 @@ class Normaliser(ContainerMixin):
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
+        grown = set()           # (the lists appended to, found by the same walk)
         for n in walk(self.node):
             if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
                 raise self.src.error(n, "generators and coroutines cannot be transformed: "
                                      "return a value instead of yielding it")
+            if is_growth(n):
+                grown.add(n.func.value.id)
         fn = ir.Function(self.node.name, _unparse(self.node.args), self.params)
         self.out = fn.body
-        self.rewrite_appends()          # out.append(v) -> out = out + [v]
+        self.rewrite_appends(grown)     # out.append(v) -> out = out + [v]
         body = self.node.body
         for i, stmt in enumerate(body):
             self._origin(stmt)
@@ -749,7 +791,7 @@ class Normaliser(ContainerMixin):
         if isinstance(operand, ir.Var):
             last = self.out[-1] if self.out else None
             if (isinstance(last, ir.Op) and last.targets == [operand.name]
-                    and operand.name not in self.current.values()):
+                    and not self.current.holds(operand.name)):
                 last.targets = [name]
                 self.names.taken.discard(operand.name)
                 renamed = operand.name

@@ -23,6 +23,7 @@ import gast
 
 from secant.backends import errors as _errors
 from secant.transformer import gast_parse
+from secant.transformer.hygiene import copy_tree
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                     SecantError, TracerBoolConversionError,
@@ -531,6 +532,22 @@ def _source_of(fn):
     return inspect.getblock(lines[lnum:]), lnum + 1
 
 
+_parsed_texts = {}      # a function's source text -> its tree, never handed out (copies are)
+
+
+def _parsed_text(text):
+    """gast_parse.parse(text), a tree of the caller's own: a transform reads a function's source
+    more than once (desugar.py, then normalize.py), and a copy of the tree parsed before costs a
+    quarter of parsing it again (issue 19: transformation time)."""
+    tree = _parsed_texts.pop(text, None)
+    if tree is None:
+        tree = gast_parse.parse(text)
+    _parsed_texts[text] = tree              # (the most recent last)
+    if len(_parsed_texts) > 64:
+        del _parsed_texts[next(iter(_parsed_texts))]
+    return copy_tree(tree)
+
+
 def function_source(fn):
     """Read, dedent and parse `fn` (generated functions carry their source already)."""
     attached = getattr(fn, "__secant_source__", None)
@@ -571,7 +588,7 @@ def function_source(fn):
                 text, first_line, common, shift = "".join(lines), 1, 0, 0
         node = _lambda_node(fn, tree, first_line, common, shift)
     else:
-        tree = gast_parse.parse(text)
+        tree = _parsed_text(text)
         node = tree.body[0]
         # generated text secant registered (compiled with releases: codegen/release.py), or
         # secant's own library source (read by source, never edited while it runs): not stale

@@ -20,6 +20,9 @@ _KEYWORDS = {"prevent_cse", "policy"}
 def rewrite(d, body):
     """`body` (a function's statements) with checkpoint(h) of its nested defs read as h; d: the
     desugarer."""
+    census = d.census()
+    if census is not None and census.defs <= 1 and not census.has(gast.Lambda):
+        return body         # (no nested def nor lambda in the function)
     defs = set()
     for n in walk(d.node):
         if isinstance(n, gast.FunctionDef) and n is not d.node:

@@ -22,7 +22,21 @@ from secant.transformer.parse import assign
 
 def rewrite(d, body):
     """`body` (a function's statements) with its call sites spelled out; d: the desugarer."""
+    census = d.census()
+    if census is not None and not (census.has(gast.Starred) or census.spread
+                                   or census.called_in_place) or not _has_call_sites(body):
+        return body     # (one walk, not the rewriter's three: issue 19, transformation time)
     return _CallSites(d).visit_body(body)
+
+
+def _has_call_sites(body):
+    """Whether `body` holds anything `_CallSites` rewrites: a starred argument, a `**kw`, or
+    a call of a call (`jit(f)(x)`) or of a lambda written in place."""
+    for s in body:
+        for n in walk(s):
+            if isinstance(n, gast.Starred) or isinstance(n, gast.keyword) and n.arg is None                     or isinstance(n, gast.Call) and isinstance(n.func, (gast.Call, gast.Lambda)):
+                return True
+    return False
 
 
 class _CallSites(Hoister):

@@ -9,6 +9,8 @@ transform of the caller differentiates or batches through it (a lambda closing o
 lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called.
 Written in one expression, `vjp(f, a)[1](ct)` -> `vjp_pullback(f, 1)(a, ct)` and `vjp(f, a)[0]`
 -> `f(a)`."""
+import types
+
 import gast
 
 from secant.transformer.hygiene import walk
@@ -17,6 +19,10 @@ from secant.transformer.parse import located
 
 def rewrite(d, body):
     """`body` with its vjp pullbacks spelled out; d: the desugarer."""
+    census = d.census()
+    if census is not None and not any(_may_be_vjp(d, root, chain)
+                                      for root, chain in census.call_chains):
+        return body         # (no call in the function may call vjp)
     stores, calls, loads = {}, {}, {}
     for n in walk(d.node):
         if isinstance(n, gast.Name):
@@ -25,6 +31,21 @@ def rewrite(d, body):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
             calls[n.func.id] = calls.get(n.func.id, 0) + 1
     return _Rewriter(d, stores, calls, loads).block(body)
+
+
+def _may_be_vjp(d, root, chain):
+    """Whether a call of `root.chain...` may call secant.vjp (as _Rewriter._is_vjp would find,
+    but without recording the look-up, and reading attributes of modules only, from their
+    dicts: any other attribute may be vjp)."""
+    if root in d.params:
+        return False
+    _, obj = d.src._lookup(root)
+    for attr in chain:
+        if type(obj) is not types.ModuleType or attr not in obj.__dict__:
+            return True
+        obj = obj.__dict__[attr]
+    import secant
+    return obj is secant.vjp
 
 
 class _Rewriter(gast.NodeTransformer):
