@@ -725,6 +725,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.checked_forward = checked_forward
+    vjp_of_callee.pair_forward = lambda callee, active, ran: pair_forward(callee, active, staged,
+                                                                          ran)
     vjp_of_callee.replay_of = replay_of
     vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
@@ -1650,6 +1652,46 @@ def checked_forward(custom):
 
 
 _CHECKED_FORWARDS = weakref.WeakKeyDictionary()
+
+
+def pair_forward(custom, active, staged, ran):
+    """(f_fwd, f_bwd) for a custom_vjp function `custom` called in a caller's forward pass
+    with `active` arguments: `out, res = f_fwd(x)` there (the user's fwd, checked), and
+    `x_bar = f_bwd(out_bar, res, x)` in its reverse pass (the user's bwd on those residuals),
+    so that fwd, and the function's body in it, run once per call, as in JAX
+    (ad/custom_rules.fwd_pair_of_custom_vjp; `ran`: the caller's primal call ran the body).
+    None for other functions, or where the plain f_vjp says what is wrong."""
+    from secant.ad import custom_rules
+    from secant.custom import custom_vjp
+    if type(custom) is not custom_vjp or custom.fwd is None or custom.bwd is None or \
+            getattr(custom, "generate_rule", None) is not None or _is_library(custom.fun) or \
+            any(i in custom.nondiff_argnums for i in active):
+        return None
+    try:
+        params = custom.params()
+    except SecantError:
+        return None
+    if ran:     # (a body without Python side effects runs as written in fwd)
+        from secant.custom import _body_replay
+        ran = _body_replay(custom, staged) is not custom.fun
+    key = (tuple(active), staged, ran)
+    table = _PAIR_FORWARDS.setdefault(custom, {})
+    hit = table.get(key)
+    if hit is not None and hit[0] is custom.fwd and hit[1] is custom.bwd:
+        return hit[2]
+    made = []
+    for source, name, free in (custom_rules.fwd_pair_of_custom_vjp(custom, params, ran),
+                               custom_rules.bwd_of_custom_vjp(custom, params, list(active))):
+        gen = load_generated(source, name, custom.fun.__globals__, free,
+                             _rule_lines(source, free))
+        if not staged:      # (the user's rules are called as written, eagerly and under jit)
+            gen.__secant_staging__ = (custom, ())
+        made.append(gen)
+    table[key] = (custom.fwd, custom.bwd, tuple(made))
+    return tuple(made)
+
+
+_PAIR_FORWARDS = weakref.WeakKeyDictionary()
 
 
 def _rule_replay(rule, staged, pending=None):
