@@ -2801,6 +2801,9 @@ def _first(arg, axes):
     return tuple(_first(a, ax) for a, ax in zip(arg, axes))
 
 
+_BATCHED_ROWS = 1 << 24     # (elements of a Jacobian's rows' stacked factors taken at once)
+
+
 def _over_basis(fn, leaves):
     """`fn` (a Python function that vmap cannot read: a Jacobian of a Jacobian) on each vector
     of the standard basis of the space of `leaves` (`fn` takes and returns lists of leaves), its
@@ -3097,7 +3100,42 @@ class _Jacobian:
                 v[k % n_in] = v[k % n_in] + snp.sum(block, axis=0).reshape(np.shape(leaf))
             grads = call(tree_util.tree_unflatten(out_tree, ct_out), v)
             return (grads,) if single else grads
-        return _over_basis(fn, tree_util.tree_leaves(value))
+        leaves = tree_util.tree_leaves(value)
+        basis, n = _basis(leaves)
+        if n * sum(int(np.size(leaf)) for leaf in out_leaves + in_leaves) > _BATCHED_ROWS:
+            return _over_basis(fn, leaves)      # (the rows' batch would not fit: one by one)
+        # every row's pair of factors, stacked: each basis vector of J's space is the product of
+        # a one-hot output vector and a one-hot input vector
+        ct_out = [np.zeros((n,) + np.shape(o), _dtype_of(o)) for o in out_leaves]
+        v = [np.zeros((n,) + np.shape(leaf), _dtype_of(leaf)) for leaf in in_leaves]
+        for k, b in enumerate(basis):
+            o, leaf = out_leaves[k // n_in], in_leaves[k % n_in]
+            block = b.reshape((n, int(np.size(o)), int(np.size(leaf))))
+            ct_out[k // n_in] += block.sum(axis=2).reshape((n,) + np.shape(o))
+            v[k % n_in] += block.sum(axis=1).reshape((n,) + np.shape(leaf))
+        ct_out = tree_util.tree_unflatten(out_tree, ct_out)
+        none = (None,) * len(args)
+        if self.kind == "jacfwd":
+            ct = (_zeros_tree(out), ct_out) + ((_zeros_tree(aux),) if self.has_aux else ())
+            ts = tree_util.tree_unflatten(in_tree, v)
+            operands = (ct, *args, *ts)
+            axes = ((None, 0) + ((None,) if self.has_aux else ()),) + none + (0,) * len(ts)
+        else:
+            ct_grads = tree_util.tree_unflatten(in_tree, v)
+            ct_grads = ct_grads[0] if len(positions) == 1 else ct_grads
+            ct = (ct_out, _zeros_tree(aux)) if self.has_aux else ct_out
+            operands = (ct_grads, ct, *args)
+            axes = (0, (0, None) if self.has_aux else 0) + none
+        from secant.transformer.parse import SourceError
+        # the rows at once, by gen_v's batched function (as JAX's vmap of the pullback: the
+        # user's rules run once for all of them); one by one where it has none
+        try:
+            grads = _vmapped(gen_v, axes, *operands, size=n)
+        except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
+            if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
+                raise
+            return _over_basis(fn, leaves)
+        return tree_util.tree_leaves((grads,) if single else grads)
 
 
 def _derivative(fun, args, directions, split_first=False):

@@ -512,7 +512,7 @@ def test_a_custom_vjp_function_in_a_helper_runs_its_body_once_per_call(x64, caps
     assert runs == 2
 
 
-@pytest.mark.parametrize("name", ["grad", "vjp", "jacrev", "vmap-grad"])
+@pytest.mark.parametrize("name", ["grad", "vjp", "jacrev", "vmap-grad", "jacrev-jacrev"])
 def test_a_custom_vjp_functions_fwd_runs_once_per_call(x64, capsys, name):
     """The body runs once per call, in fwd or as written, as in JAX (2 for this program; it
     was 4, and 14 under jacrev(jacrev)), and fwd as often: once per call (jacrev(jacrev): 2,
@@ -529,3 +529,36 @@ def test_a_custom_vjp_functions_fwd_runs_once_per_call(x64, capsys, name):
         want = np.stack([want, _bwds_gradient(X * 0.5, False)]) if name == "vmap-grad" else want
         np.testing.assert_allclose(got, want, rtol=1e-12)
     assert (runs, fwds) == (2, 2)
+
+
+def counted_ruled_in_a_helper(x):       # a helper calling the custom_jvp function twice
+    return counted_rule(x) * counted_rule(x * 2.0)
+
+
+def calls_counted_ruled(x):
+    return jnp.sum(counted_ruled_in_a_helper(x) * x)
+
+
+@pytest.mark.parametrize("case", ["jacrev-jacrev", "jacrev-jacfwd", "helper-jacrev-jacrev",
+                                  "helper-jacrev-jacfwd"])
+def test_a_custom_jvp_rule_under_a_jacobian_of_a_jacobian(x64, case):
+    """The outer Jacobian of a Jacobian taken by rows (jacrev of a Jacobian) runs the vjp of
+    the inner one's derivative once, batched over the rows (as JAX's vmap of the pullback),
+    not once per row: the rule runs 6 times for this program under jacrev(jacrev) (it ran 18;
+    JAX 4: secant's vjp of the vjp runs the rule once more per call), 10 in a helper (it ran
+    30; JAX 4), and 2 under jacrev(jacfwd) (it ran 6; JAX 4). The value: the Hessian, closed
+    form."""
+    helper = case.startswith("helper-")
+    outer, inner = case.removeprefix("helper-").split("-")
+    fun = calls_counted_ruled if helper else counted_ruled
+    t = {"jacrev": jacrev, "jacfwd": jacfwd}
+    g = t[outer](t[inner](fun))
+    g(jnp.asarray(X) * 0.5)
+    RULE_RUNS.clear()
+    got = np.asarray(g(jnp.asarray(X)))
+    c1, c2, s1, s2 = np.cos(X), np.cos(2 * X), np.sin(X), np.sin(2 * X)
+    h1, h2 = c1 * s2 + 2 * s1 * c2, 4 * c1 * c2 - 5 * s1 * s2   # (sin x sin 2x)', ''
+    np.testing.assert_allclose(got, np.diag(2 * h1 + X * h2 if helper else h2), rtol=1e-12,
+                               atol=1e-12)
+    assert len(RULE_RUNS) == {"jacrev-jacrev": 6, "jacrev-jacfwd": 2,
+                              "helper-jacrev-jacrev": 10, "helper-jacrev-jacfwd": 2}[case]
