@@ -262,6 +262,32 @@ def custom_vjp_fwd_output(pair, out_bar, rule, fun=None, primals=(), depth=0):
 
 
 @checks
+def custom_vjp_fwd_pair(pair, rule, fun=None, primals=(), depth=0):
+    """A custom_vjp fwd rule's (out, residuals) called by a caller's forward pass (its out
+    checked against the function's output type: `fun` traced abstractly on `primals`)."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise SecantTypeError(f"custom_vjp fwd rule {defined_at(rule)} must return a pair (out, "
+                              f"residuals), as in JAX, but returned "
+                              f"{_tree_short(pair)}{where()}")
+    if fun is not None:
+        _fwd_matches_function(pair[0], fun, primals, depth, rule)
+    return tuple(pair)
+
+
+def body_replayed(rule, *args, custom):
+    """rule(*args) with the custom function `custom`, where the rule calls it, running its
+    body's replay, without its Python side effects: the caller's forward pass ran the body for
+    this call (as JAX runs it once, in fwd). A transform of code calling this reads the call as
+    rule(*args) (`__secant_calls_first__`, transformer/normalize.py)."""
+    from secant.custom import body_ran
+    with body_ran((custom,)):
+        return rule(*args)
+
+
+body_replayed.__secant_calls_first__ = True
+
+
+@checks
 def custom_jvp_outputs(pair, rule):
     """A custom_jvp rule's (primal_out, tangent_out), checked: equal structures and shapes, and
     a tangent of the primal's kind (a float tangent for a float primal)."""
@@ -392,7 +418,8 @@ def out_axes_tree(out, out_axes):
 
 
 NAMES = ("custom_vjp_cotangents", "custom_vjp_fwd_output", "custom_jvp_outputs", "vjp_cotangent",
-         "output_spec", "out_axes_tree", "custom_jvp_rule_checked")
+         "output_spec", "out_axes_tree", "custom_jvp_rule_checked",
+         "custom_vjp_fwd_pair", "body_replayed")
 
 
 def by_name():

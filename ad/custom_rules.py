@@ -42,24 +42,69 @@ def vjp_of_custom_vjp(custom, params, wrt):
     fn_name = names.fresh(f"{custom.__name__}_vjp")
     fun = names.fresh(custom.__name__)      # (its output type checked against fwd's)
     out, res, out_bar = names.fresh("out"), names.fresh("res"), names.fresh("out_bar")
-    nondiff = [params[i] for i in custom.nondiff_argnums]
-    diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
-    # each rule's result checked as JAX checks it (ad/custom_checks.py; None cotangents: zeros)
-    bwd_call = (f"custom_vjp_cotangents({bwd}({', '.join(nondiff + [res, out_bar])}), "
-                f"{_tuple(diff)}, {bwd})")
     lines = [f"def {fn_name}({out_bar}, {', '.join(params)}):",
              f"    {out}, {res} = custom_vjp_fwd_output({fwd}({', '.join(params)}), {out_bar}, "
              f"{fwd}, {fun}, {_tuple(params)})"]
-    if len(wrt) == len(diff):
-        bars = [names.fresh(f"{p}_bar") for p in diff]
-        lines += [f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = {bwd_call}",
-                  f"    return {', '.join(bars)}"]
-    else:
-        cts = names.fresh("cotangents")
-        lines += [f"    {cts} = {bwd_call}",
-                  f"    return {', '.join(f'{cts}[{diff.index(params[i])}]' for i in wrt)}"]
+    lines += _bwd_lines(custom, params, wrt, names, bwd, res, out_bar)
     return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, bwd: custom.bwd, fun: custom,
                                              **_CHECKS}
+
+
+def _bwd_lines(custom, params, wrt, names, bwd, res, out_bar):
+    """The lines that call bwd on the residuals `res` and return the cotangents of params[wrt]
+    (each checked as JAX checks it; None cotangents: zeros)."""
+    nondiff = [params[i] for i in custom.nondiff_argnums]
+    diff = [p for i, p in enumerate(params) if i not in custom.nondiff_argnums]
+    bwd_call = (f"custom_vjp_cotangents({bwd}({', '.join(nondiff + [res, out_bar])}), "
+                f"{_tuple(diff)}, {bwd})")
+    if len(wrt) == len(diff):
+        bars = [names.fresh(f"{p}_bar") for p in diff]
+        return [f"    {', '.join(bars)}{',' if len(bars) == 1 else ''} = {bwd_call}",
+                f"    return {', '.join(bars)}"]
+    cts = names.fresh("cotangents")
+    return [f"    {cts} = {bwd_call}",
+            f"    return {', '.join(f'{cts}[{diff.index(params[i])}]' for i in wrt)}"]
+
+
+def _own_name(custom, rule, role):
+    """f_fwd / f_bwd, or f_fwd_checked where the user's rule is named f_fwd itself."""
+    name = f"{custom.__name__}_{role}"
+    return f"{name}_checked" if getattr(rule, "__name__", None) == name else name
+
+
+def fwd_pair_of_custom_vjp(custom, params, ran):
+    """`f_fwd(*params)` -> (out, residuals) from the user's fwd rule, checked: what a caller's
+    reverse mode calls for f's value, keeping the residuals for f_bwd (bwd_of_custom_vjp), so
+    that (as in JAX) fwd, and the function's body in it, run once per call. `ran`: the
+    caller's primal call ran f's body already (a recompute): in fwd, f runs its body's replay,
+    without its Python side effects (ad/custom_checks.body_replayed)."""
+    names = Names(params)
+    fn_name = names.fresh(_own_name(custom, custom.fwd, "fwd"))
+    fwd = _rule_name(custom.fwd, names, f"{custom.__name__}_fwd_rule")
+    fun = names.fresh(custom.__name__)
+    call = f"{fwd}({', '.join(params)})" if not ran else \
+        f"body_replayed({fwd}, {', '.join(params)}, custom={fun})"
+    lines = [f"def {fn_name}({', '.join(params)}):"]
+    if ran:
+        lines.append(f"    # {custom.__name__}'s body ran in the caller's forward pass: in "
+                     f"{fwd}, its replay (no effects)")
+    else:
+        lines.append(f"    # {custom.__name__}'s value and residuals from its fwd rule "
+                     "(checked as JAX checks it)")
+    lines.append(f"    return custom_vjp_fwd_pair({call}, {fwd}, {fun}, {_tuple(params)})")
+    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, fun: custom, **_CHECKS}
+
+
+def bwd_of_custom_vjp(custom, params, wrt):
+    """`f_bwd(out_bar, res, *params)` -> the cotangents of params[wrt] from the user's bwd rule
+    at the residuals its caller's forward pass kept (fwd_pair_of_custom_vjp)."""
+    names = Names(params)
+    fn_name = names.fresh(_own_name(custom, custom.bwd, "bwd"))
+    bwd = _rule_name(custom.bwd, names, f"{custom.__name__}_bwd_rule")
+    out_bar, res = names.fresh("out_bar"), names.fresh("res")
+    lines = [f"def {fn_name}({out_bar}, {res}, {', '.join(params)}):"]
+    lines += _bwd_lines(custom, params, wrt, names, bwd, res, out_bar)
+    return "\n".join(lines) + "\n", fn_name, {bwd: custom.bwd, **_CHECKS}
 
 
 def _rule_call(custom, params, tangents, rule):

@@ -63,6 +63,9 @@ class ReverseBuilder(Walker, StackReverse):
         # primal call): the Python side effects there (print, wrapper.calls += 1, log.append)
         # ran then, once per call as in the user's program, and are not run again
         self.recomputing = False
+        # custom_vjp calls whose forward line keeps fwd's residuals (`y, y_res = f_fwd(x)`):
+        # id(op) -> (f_bwd's name, the residuals' name); none in a replay form
+        self.pairs, self.pair_calls = {}, True
         self.effects = False        # Python side effects left out (or a callee's replay called)
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
@@ -138,7 +141,7 @@ class ReverseBuilder(Walker, StackReverse):
                     self.effects = True
             elif isinstance(s, ir.Op) and s.op in CONTROL_FLOW:
                 self.forward_control_flow(s)
-            elif isinstance(s, ir.Op):
+            elif isinstance(s, ir.Op) and not self.forward_pair(s):
                 self.emit(f"{', '.join(s.targets)} = {self.render(s)}")
             elif isinstance(s, (ir.For, ir.While)):
                 s.saves = Line("", self.indent, "slot", s.origin)  # filled by the reverse loop
@@ -189,6 +192,33 @@ class ReverseBuilder(Walker, StackReverse):
         if checked is None or self.recomputing or not getattr(callee, "__secant_custom__", False):
             return None
         return checked(callee)
+
+    def forward_pair(self, op):
+        """`y, y_res = f_fwd(x)` for a call of a custom_vjp function f (transforms.pair_forward):
+        its value and residuals from the user's fwd, which reverse_call's f_bwd reads, so that
+        fwd (and f's body in it) runs once per call, as in JAX. Not in a loop (the residuals
+        would need a stack), a loop iteration's replay or a replay form. Whether it wrote it."""
+        make = getattr(self.vjp_of_callee, "pair_forward", None)
+        if make is None or op.op != "call" or self.loops or self.replaying or \
+                not self.pair_calls or type(op.callee).__name__ != "custom_vjp":
+            return False
+        try:
+            params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+            active = tuple(sorted(int(k[3:]) if k.startswith("arg") and k[3:].isdigit()
+                                  else params.index(k) for k, o in op.operands.items()
+                                  if _has_var(o)))
+        except (TypeError, ValueError):
+            return False
+        made = make(op.callee, active, self.recomputing) if active else None
+        if made is None:
+            return False
+        fwd, bwd = (self.vjp_of_callee(g, None, None) for g in made)
+        res = self.names.fresh(f"{op.targets[0] if len(op.targets) == 1 else op.callee_name}"
+                               "_res")
+        self.pairs[id(op)] = (bwd, res)
+        out = ", ".join(op.targets) if len(op.targets) == 1 else f"({', '.join(op.targets)})"
+        self.emit(f"{out}, {res} = {fwd}({call_args({k: src(v) for k, v in op.operands.items()})})")
+        return True
 
     def _replay(self, op):
         """A callee recomputed here (its caller's primal call ran it): its replay form,
@@ -788,9 +818,10 @@ class ReverseBuilder(Walker, StackReverse):
                                                   "__secant_batched_dispatch__")) and \
             hasattr(self.vjp_of_callee, "reads_given_out") and \
             self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
-        vjp_name = self.vjp_of_callee(self._forward_of(op.callee) or op.callee,
-                                      tuple(position[k] for k in keys),
-                                      "vjp_out" if given else "vjp")
+        pair = self.pairs.get(id(op))      # (f_bwd on the residuals of f_fwd: forward_pair)
+        vjp_name = pair[0] if pair else self.vjp_of_callee(
+            self._forward_of(op.callee) or op.callee, tuple(position[k] for k in keys),
+            "vjp_out" if given else "vjp")
         if len(gs) == 1:
             ct = gs[0]
         else:
@@ -823,7 +854,7 @@ class ReverseBuilder(Walker, StackReverse):
         targets = [target(op.operands[k]) for k in keys]
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
-        out = f"{self._output_value(op)}, " if given else ""
+        out = f"{pair[1]}, " if pair else f"{self._output_value(op)}, " if given else ""
         self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {out}{args})")
         self.bars.update(fresh)
         for var, t in adds:
@@ -965,6 +996,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     b.recomputing = mode in ("vjp", "replay")
+    b.pair_calls = mode != "replay"
     result = fn.result.value
     if mode == "replay":        # the forward pass alone, without its Python side effects
         b.forward(fn.body)

@@ -216,6 +216,8 @@ HELPERS = {
     "custom_vjp_cotangents": "custom_vjp_cotangents({arg0_b}, {arg1_b}, {arg2})",
     "custom_vjp_fwd_output": "custom_vjp_fwd_output({arg0_b}, {arg1_b}, {arg2}, {arg3}, "
                              "{arg4_b}, {arg5_next})",     # (f's output type: past the axis)
+    "custom_vjp_fwd_pair": "custom_vjp_fwd_pair({arg0_b}, {arg1}, {arg2}, {arg3_b}, "
+                           "{arg4_next})",     # (f's output type: past the axis)
     "custom_jvp_outputs": "custom_jvp_outputs({arg0_b}, {arg1})",
     "out_axes_tree": "out_axes_tree({arg0_b}, {arg1})",     # (the structure only)
     "custom_jvp_rule_checked": "custom_jvp_rule_checked({arg0}, {arg1}, {arg2_b}, {arg3_b}, "

@@ -133,12 +133,14 @@ def main(argv=None):
     assert np.isnan(naive).any() and np.isfinite(stable).all()
     assert grad_err < 1e-6 and jit_err < 1e-6 and jvp_err < 1e-6 and value_err < 1e-5
 
-    # 2. custom_vjp: the derivative calls the generated clip_gradient_vjp, which calls
-    #    clip_gradient_fwd and clip_gradient_bwd by name.
+    # 2. custom_vjp: the derivative's forward pass calls the generated clip_gradient_fwd_checked,
+    #    which calls clip_gradient_fwd by name, and keeps its residuals; its reverse pass calls
+    #    clip_gradient_bwd_checked on them, which calls clip_gradient_bwd by name.
     grad_cube = secant.grad(cube_loss)
     show(args.quiet, "secant.source(secant.grad(cube_loss))", secant.source(grad_cube))
-    show(args.quiet, "clip_gradient_vjp, the generated function it calls",
-         generated_callee(grad_cube, "clip_gradient_vjp"))
+    for name in ("clip_gradient_fwd_checked", "clip_gradient_bwd_checked"):
+        show(args.quiet, f"{name}, the generated function it calls",
+             generated_callee(grad_cube, name))
     xs = np.array([-2.0, -0.5, 0.1, 0.5, 0.7, 3.0], np.float32)
     clipped = np.asarray(grad_cube(xs))
     want = np.clip(3.0 * xs ** 2, -1.0, 1.0)

@@ -733,6 +733,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return vjp_of_callee(sub, None, None)
     vjp_of_callee.reads_given_out = reads_given_out
     vjp_of_callee.checked_forward = checked_forward
+    vjp_of_callee.pair_forward = lambda callee, active, ran: pair_forward(callee, active, staged,
+                                                                          ran)
     vjp_of_callee.replay_of = replay_of
     vjp_of_callee.generated = {}        # name -> the generated callee it names
     vjp_of_callee.array_params = {}     # name -> positions of the callee's array parameters
@@ -1658,6 +1660,46 @@ def checked_forward(custom):
 
 
 _CHECKED_FORWARDS = weakref.WeakKeyDictionary()
+
+
+def pair_forward(custom, active, staged, ran):
+    """(f_fwd, f_bwd) for a custom_vjp function `custom` called in a caller's forward pass
+    with `active` arguments: `out, res = f_fwd(x)` there (the user's fwd, checked), and
+    `x_bar = f_bwd(out_bar, res, x)` in its reverse pass (the user's bwd on those residuals),
+    so that fwd, and the function's body in it, run once per call, as in JAX
+    (ad/custom_rules.fwd_pair_of_custom_vjp; `ran`: the caller's primal call ran the body).
+    None for other functions, or where the plain f_vjp says what is wrong."""
+    from secant.ad import custom_rules
+    from secant.custom import custom_vjp
+    if type(custom) is not custom_vjp or custom.fwd is None or custom.bwd is None or \
+            getattr(custom, "generate_rule", None) is not None or _is_library(custom.fun) or \
+            any(i in custom.nondiff_argnums for i in active):
+        return None
+    try:
+        params = custom.params()
+    except SecantError:
+        return None
+    if ran:     # (a body without Python side effects runs as written in fwd)
+        from secant.custom import _body_replay
+        ran = _body_replay(custom, staged) is not custom.fun
+    key = (tuple(active), staged, ran)
+    table = _PAIR_FORWARDS.setdefault(custom, {})
+    hit = table.get(key)
+    if hit is not None and hit[0] is custom.fwd and hit[1] is custom.bwd:
+        return hit[2]
+    made = []
+    for source, name, free in (custom_rules.fwd_pair_of_custom_vjp(custom, params, ran),
+                               custom_rules.bwd_of_custom_vjp(custom, params, list(active))):
+        gen = load_generated(source, name, custom.fun.__globals__, free,
+                             _rule_lines(source, free))
+        if not staged:      # (the user's rules are called as written, eagerly and under jit)
+            gen.__secant_staging__ = (custom, ())
+        made.append(gen)
+    table[key] = (custom.fwd, custom.bwd, tuple(made))
+    return tuple(made)
+
+
+_PAIR_FORWARDS = weakref.WeakKeyDictionary()
 
 
 def _rule_replay(rule, staged, pending=None):
@@ -2767,6 +2809,9 @@ def _first(arg, axes):
     return tuple(_first(a, ax) for a, ax in zip(arg, axes))
 
 
+_BATCHED_ROWS = 1 << 24     # (elements of a Jacobian's rows' stacked factors taken at once)
+
+
 def _over_basis(fn, leaves):
     """`fn` (a Python function that vmap cannot read: a Jacobian of a Jacobian) on each vector
     of the standard basis of the space of `leaves` (`fn` takes and returns lists of leaves), its
@@ -3063,7 +3108,42 @@ class _Jacobian:
                 v[k % n_in] = v[k % n_in] + snp.sum(block, axis=0).reshape(np.shape(leaf))
             grads = call(tree_util.tree_unflatten(out_tree, ct_out), v)
             return (grads,) if single else grads
-        return _over_basis(fn, tree_util.tree_leaves(value))
+        leaves = tree_util.tree_leaves(value)
+        basis, n = _basis(leaves)
+        if n * sum(int(np.size(leaf)) for leaf in out_leaves + in_leaves) > _BATCHED_ROWS:
+            return _over_basis(fn, leaves)      # (the rows' batch would not fit: one by one)
+        # every row's pair of factors, stacked: each basis vector of J's space is the product of
+        # a one-hot output vector and a one-hot input vector
+        ct_out = [np.zeros((n,) + np.shape(o), _dtype_of(o)) for o in out_leaves]
+        v = [np.zeros((n,) + np.shape(leaf), _dtype_of(leaf)) for leaf in in_leaves]
+        for k, b in enumerate(basis):
+            o, leaf = out_leaves[k // n_in], in_leaves[k % n_in]
+            block = b.reshape((n, int(np.size(o)), int(np.size(leaf))))
+            ct_out[k // n_in] += block.sum(axis=2).reshape((n,) + np.shape(o))
+            v[k % n_in] += block.sum(axis=1).reshape((n,) + np.shape(leaf))
+        ct_out = tree_util.tree_unflatten(out_tree, ct_out)
+        none = (None,) * len(args)
+        if self.kind == "jacfwd":
+            ct = (_zeros_tree(out), ct_out) + ((_zeros_tree(aux),) if self.has_aux else ())
+            ts = tree_util.tree_unflatten(in_tree, v)
+            operands = (ct, *args, *ts)
+            axes = ((None, 0) + ((None,) if self.has_aux else ()),) + none + (0,) * len(ts)
+        else:
+            ct_grads = tree_util.tree_unflatten(in_tree, v)
+            ct_grads = ct_grads[0] if len(positions) == 1 else ct_grads
+            ct = (ct_out, _zeros_tree(aux)) if self.has_aux else ct_out
+            operands = (ct_grads, ct, *args)
+            axes = (0, (0, None) if self.has_aux else 0) + none
+        from secant.transformer.parse import SourceError
+        # the rows at once, by gen_v's batched function (as JAX's vmap of the pullback: the
+        # user's rules run once for all of them); one by one where it has none
+        try:
+            grads = _vmapped(gen_v, axes, *operands, size=n)
+        except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
+            if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
+                raise
+            return _over_basis(fn, leaves)
+        return tree_util.tree_leaves((grads,) if single else grads)
 
 
 def _derivative(fun, args, directions, split_first=False):

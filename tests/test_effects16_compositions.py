@@ -436,18 +436,129 @@ def _vjp_doubled_count(name, capsys):
 
 
 @pytest.mark.parametrize("name", ["grad", "value_and_grad", "vjp", "jacrev", "jit-grad"])
-def test_a_custom_vjp_functions_recompute_runs_no_body(x64, capsys, name):
-    """The pullback of vjp and jacrev recomputes a custom_vjp function's value with its body's
-    replay, without effects (it called the body as written: vjp 6, jacrev 6 where grad gives
-    4). The value is bwd's."""
-    assert _vjp_doubled_count(name, capsys) == 4
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "JAX runs a custom_vjp function's body once per call under reverse mode (in fwd, which "
-    "calls it); secant's primal pass runs the body as written and the vjp of each call runs "
-    "fwd, the body in it again (4 where JAX gives 2): the forward pass should call fwd and "
-    "keep its residuals, as a custom_jvp function's forward pass calls its checked rule"))
-@pytest.mark.parametrize("name", ["grad", "vjp", "jacrev"])
 def test_a_custom_vjp_functions_body_runs_once_per_call(x64, capsys, name):
+    """As in JAX (2: once per call, in fwd): the caller's forward pass keeps fwd's residuals
+    (`y, y_res = f_fwd(x)`) for bwd in its reverse pass (grad); a recompute (the pullback of
+    vjp and jacrev, whose forward pass ran the body as written) runs fwd with the body's
+    replay in it (ad/custom_checks.body_replayed). It was 4: the primal pass ran the body and
+    the vjp of each call ran fwd, the body in it again."""
     assert _vjp_doubled_count(name, capsys) == 2
+
+
+def vjp_doubled_in_a_helper(x):    # a helper calling the custom_vjp function twice
+    return logged_vjp_doubled(x) * logged_vjp_doubled(x * 2.0)
+
+
+def calls_vjp_doubled(x):
+    return jnp.sum(vjp_doubled_in_a_helper(x) * x)
+
+
+FWD_RUNS = []
+
+
+@custom_vjp
+def counted_fwd(x):
+    LOG.append("body")
+    return jnp.sin(x)
+
+
+def _counted_fwd_fwd(x):
+    FWD_RUNS.append("fwd")
+    return counted_fwd(x), x
+
+
+def _counted_fwd_bwd(x, g):                 # twice the true derivative
+    return (2.0 * jnp.cos(x) * g,)
+
+
+counted_fwd.defvjp(_counted_fwd_fwd, _counted_fwd_bwd)
+
+
+def counted_fwd_twice(x):
+    return jnp.sum(counted_fwd(x) * counted_fwd(x * 2.0))
+
+
+def _custom_vjp_count(name, fun, capsys):
+    """(body runs, fwd runs, value) of name's transform of fun at X, after a first call."""
+    if name == "vmap-grad":
+        g = vmap(grad(fun))
+        x = np.stack([X, X * 0.5])
+    elif name == "jacrev-jacrev":
+        g, x = jacrev(jacrev(fun)), X
+    else:
+        g, x = _apply(name.removeprefix("jit-"), fun, True), X
+    g(jnp.asarray(x) * 0.5)     # (under jit: the effects run once, as jit traces the call)
+    g = jit(g) if name.startswith("jit-") else g
+    _reset(capsys)
+    FWD_RUNS.clear()
+    got = np.asarray(g(jnp.asarray(x)))
+    return len(LOG), len(FWD_RUNS), got
+
+
+def _bwds_gradient(x, in_a_helper):
+    """The gradient bwd's rule (2 cos, twice the true derivative) gives."""
+    s1, s2, d1, d2 = np.sin(x), np.sin(2 * x), 2.0 * np.cos(x), 2.0 * np.cos(2 * x)
+    inner = d1 * s2 + 2 * s1 * d2
+    return x * inner + s1 * s2 if in_a_helper else inner
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "vjp", "jacrev", "jit-grad"])
+def test_a_custom_vjp_function_in_a_helper_runs_its_body_once_per_call(x64, capsys, name):
+    """As in JAX (2 for this program): the caller's primal pass calls the helper as written
+    (the body runs), and the helper's vjp, recomputing, calls fwd with the body's replay in it
+    (it ran the body again in fwd: 4 under each). The value is bwd's."""
+    runs, _, got = _custom_vjp_count(name, calls_vjp_doubled, capsys)
+    np.testing.assert_allclose(got, _bwds_gradient(X, True), rtol=1e-12)
+    assert runs == 2
+
+
+@pytest.mark.parametrize("name", ["grad", "vjp", "jacrev", "vmap-grad", "jacrev-jacrev"])
+def test_a_custom_vjp_functions_fwd_runs_once_per_call(x64, capsys, name):
+    """The body runs once per call, in fwd or as written, as in JAX (2 for this program; it
+    was 4, and 14 under jacrev(jacrev)), and fwd as often: once per call (jacrev(jacrev): 2,
+    where JAX runs it 4 times, in both of its reverse passes; it was 12). The values are
+    bwd's, differentiated again as code under jacrev(jacrev): 16 c1 c2 - 10 s1 s2 on the
+    diagonal (c1 = cos x, c2 = cos 2x, ...)."""
+    runs, fwds, got = _custom_vjp_count(name, counted_fwd_twice, capsys)
+    if name == "jacrev-jacrev":
+        c1, c2, s1, s2 = np.cos(X), np.cos(2 * X), np.sin(X), np.sin(2 * X)
+        np.testing.assert_allclose(got, np.diag(16 * c1 * c2 - 10 * s1 * s2), rtol=1e-12,
+                                   atol=1e-12)
+    else:
+        want = _bwds_gradient(X, False)
+        want = np.stack([want, _bwds_gradient(X * 0.5, False)]) if name == "vmap-grad" else want
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert (runs, fwds) == (2, 2)
+
+
+def counted_ruled_in_a_helper(x):       # a helper calling the custom_jvp function twice
+    return counted_rule(x) * counted_rule(x * 2.0)
+
+
+def calls_counted_ruled(x):
+    return jnp.sum(counted_ruled_in_a_helper(x) * x)
+
+
+@pytest.mark.parametrize("case", ["jacrev-jacrev", "jacrev-jacfwd", "helper-jacrev-jacrev",
+                                  "helper-jacrev-jacfwd"])
+def test_a_custom_jvp_rule_under_a_jacobian_of_a_jacobian(x64, case):
+    """The outer Jacobian of a Jacobian taken by rows (jacrev of a Jacobian) runs the vjp of
+    the inner one's derivative once, batched over the rows (as JAX's vmap of the pullback),
+    not once per row: the rule runs 6 times for this program under jacrev(jacrev) (it ran 18;
+    JAX 4: secant's vjp of the vjp runs the rule once more per call), 10 in a helper (it ran
+    30; JAX 4), and 2 under jacrev(jacfwd) (it ran 6; JAX 4). The value: the Hessian, closed
+    form."""
+    helper = case.startswith("helper-")
+    outer, inner = case.removeprefix("helper-").split("-")
+    fun = calls_counted_ruled if helper else counted_ruled
+    t = {"jacrev": jacrev, "jacfwd": jacfwd}
+    g = t[outer](t[inner](fun))
+    g(jnp.asarray(X) * 0.5)
+    RULE_RUNS.clear()
+    got = np.asarray(g(jnp.asarray(X)))
+    c1, c2, s1, s2 = np.cos(X), np.cos(2 * X), np.sin(X), np.sin(2 * X)
+    h1, h2 = c1 * s2 + 2 * s1 * c2, 4 * c1 * c2 - 5 * s1 * s2   # (sin x sin 2x)', ''
+    np.testing.assert_allclose(got, np.diag(2 * h1 + X * h2 if helper else h2), rtol=1e-12,
+                               atol=1e-12)
+    assert len(RULE_RUNS) == {"jacrev-jacrev": 6, "jacrev-jacfwd": 2,
+                              "helper-jacrev-jacrev": 10, "helper-jacrev-jacfwd": 2}[case]

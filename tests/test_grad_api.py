@@ -465,7 +465,9 @@ def test_save_source_rebuilds_custom_rules(tmp_path):
     save_source(secant.grad(_softplus_clipped), str(path))
     text = path.read_text()
     assert "_log1pexp = secant.custom_jvp(" in text and "_log1pexp.defjvp(_log1pexp_jvp)" in text
-    assert "secant.custom_vjp(_clip_identity, nondiff_argnums=(1,))" in text
+    # (the forward pass calls _clip_identity_fwd, which names the function after its def)
+    assert "_clip_identity = secant.custom_vjp(_clip_identity_2, nondiff_argnums=(1,))" in text
+    assert "_clip_identity.defvjp(_clip_fwd, _clip_bwd)" in text
     x = np.array([0.0, 100.0, -2.0], np.float32)
     want = np.asarray(secant.grad(_softplus_clipped)(x)).tolist()
     got = _run_saved(path, "mod._softplus_clipped_grad(np.array([0.0, 100.0, -2.0], "

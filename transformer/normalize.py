@@ -2056,6 +2056,10 @@ class Normaliser(ContainerMixin):
                 helper = self._source(node.func)
                 self.queried.add(x.name)
                 return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
+        if getattr(obj, "__secant_calls_first__", False) and node.args:
+            call = gast.Call(func=node.args[0], args=list(node.args[1:]), keywords=[])
+            gast.copy_location(call, node)      # body_replayed(fwd, x, custom=f): fwd(x)
+            return self.call(call)
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
