@@ -527,31 +527,33 @@ class JitFunction:
                     from None
 
     # --- tracing ----------------------------------------------------------------------------------
-    def _trace(self, args, kwargs, leaves, treedef, static, hoist=False):
+    def _trace(self, args, kwargs, leaves, treedef, static, hoist=False, make_fun=None):
         from secant.backends.control_flow import CarryChanged
         from secant.transformer.functionalize import unrolled
         try:
-            return self._trace_once(args, kwargs, leaves, treedef, hoist)
+            return self._trace_once(args, kwargs, leaves, treedef, hoist, make_fun)
         except CarryChanged as e:
             # a Python loop jit staged as a lax loop whose carry changes shape (`a = a[1:] -
             # a[:-1]`): traced again with Python loops as written (unrolled, as jax.jit does)
             try:
                 with unrolled():
-                    return self._trace_once(args, kwargs, leaves, treedef, hoist)
+                    return self._trace_once(args, kwargs, leaves, treedef, hoist, make_fun)
             except Exception:
                 raise e from None
 
-    def _trace_once(self, args, kwargs, leaves, treedef, hoist=False):
+    def _trace_once(self, args, kwargs, leaves, treedef, hoist=False, make_fun=None):
         """(text, in_avals, out_avals, out_tree), and with `hoist` (what a call compiles) the
         concrete arrays the trace made parameters of their own (backends/tracer.py Trace.hoist)
-        besides: in_avals then ends with theirs."""
+        besides: in_avals then ends with theirs. `make_fun(trace)`, given, makes the function
+        traced, after the arguments' parameters (secant/jit_closures.py: with parameters of its
+        own, which in_avals then has too)."""
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(self._fun, "__name__", "f")
         trace = Trace(name)
         trace.hoist = hoist and _HOIST
         try:
             text, in_avals, out_avals, out_tree = self._trace_into(trace, args, kwargs, treedef,
-                                                                   in_avals, name)
+                                                                   in_avals, name, make_fun)
         finally:
             trace.finish()      # its Tracers that escaped (a global, a list) are dead now
         if not hoist:
@@ -560,8 +562,9 @@ class JitFunction:
         return (text, list(in_avals) + [p.aval for p in hoisted], out_avals, out_tree,
                 tuple(trace.hoisted))
 
-    def _trace_into(self, trace, args, kwargs, treedef, in_avals, name):
+    def _trace_into(self, trace, args, kwargs, treedef, in_avals, name, make_fun=None):
         tracers = treedef.unflatten([trace.new_arg(a) for a in in_avals])
+        fun = self._fun if make_fun is None else make_fun(trace)
         if self._simple and not kwargs:
             call_args, call_kwargs = tracers, {}
         else:
@@ -570,7 +573,7 @@ class JitFunction:
             call_args = [args[i] if i in self._static_nums else next(it) for i in range(len(args))]
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
-        fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
+        fun = _functionalized(fun)      # Python if/while/for -> lax calls (traced only)
         from secant.transformer.trace_source import guards_collected
         with trace.activate(), guards_collected() as guards:
             try:
@@ -596,18 +599,19 @@ class JitFunction:
         return text, in_avals, out_avals, out_tree
 
     def _compile(self, args, kwargs, leaves, treedef, static, key=None):
+        if key is not None and _HOIST:      # a fresh closure of one traced before: no trace
+            from secant import jit_closures
+            compiled = jit_closures.compiled(self, args, kwargs, leaves, treedef, static, key)
+            if compiled is not None:
+                return compiled
         text, in_avals, out_avals, out_tree, hoisted = self._trace(args, kwargs, leaves,
                                                                    treedef, static, hoist=True)
         _count("traces")
         for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
             hook(self)
         compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
-        if hoisted:     # (their values put on the device once)
-            compiled.consts = tuple(
-                c if type(c) is Array and c._buf is not None else Array._from_buffer(
-                    put(np.asarray(c._value() if type(c) is Array else c, dtype=a.dtype)), a)
-                for c, a, put in zip(hoisted, in_avals[len(leaves):],
-                                     compiled._putters[len(leaves):]))
+        compiled.consts = _hoisted_consts(hoisted, in_avals[len(leaves):],
+                                          compiled._putters[len(leaves):])
         compiled.key = key
         return compiled
 
@@ -662,6 +666,8 @@ def clear_caches():
         cache.drop_all()
     for table in (_executables, parallel._executables, compiled_kernels._executables):
         table.clear()
+    from secant import jit_closures
+    jit_closures.clear()
 
 
 class _TraceCache(collections.OrderedDict):
@@ -858,6 +864,14 @@ def _runner(entry, kinds, args):
     def run(args):
         return run_bufs(inputs(args))
     return run, (run_bufs if all(t is Array for t in kinds) else None)
+
+
+def _hoisted_consts(values, avals, putters):
+    """Hoisted parameters' values as device arrays (put on the device once)."""
+    return tuple(
+        c if type(c) is Array and c._buf is not None else Array._from_buffer(
+            put(np.asarray(c._value() if type(c) is Array else c, dtype=a.dtype)), a)
+        for c, a, put in zip(values, avals, putters))
 
 
 def _functionalized(fun):
