@@ -369,6 +369,28 @@ class JitFunction:
                     else:
                         return run(bufs)
         if self._cpp_ok and not kwargs and not _X64[0]:
+            cpp = self._cpp
+            if cpp is not None and args:
+                # NumPy arrays only, of dtypes C++ puts as they are (the common NumPy call):
+                # handed to C++ as they come, no list of inputs built
+                for x in args:
+                    if type(x) is not np.ndarray or x.dtype not in _CPP_DTYPES:
+                        break
+                else:
+                    out = cpp(*args)
+                    if type(out) is not _ArrayImpl:
+                        return self._cpp_result(out)
+                    out.block_until_ready()     # (as _cpp_result: C++ reads NumPy in place)
+                    tag = out.aval
+                    try:
+                        cache.move_to_end(tag.key)
+                    except KeyError:
+                        pass
+                    res = _new(Array)
+                    res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, \
+                        tag.weak_type
+                    res._committed, res._sharded = False, None
+                    return res
             out = self._call_cpp(args)
             if out is not _NOT_TAKEN:
                 return out
@@ -409,7 +431,10 @@ class JitFunction:
                 self._cpp_ok = False
                 return _NOT_TAKEN
             self._cache.cpp.add(self)
-        out = cpp(*ins)
+        return self._cpp_result(cpp(*ins))
+
+    def _cpp_result(self, out):
+        """What jitted(...) returns for what the C++ dispatcher returned."""
         if type(out) is not _ArrayImpl:
             if type(out) is tuple and out and type(out[0]) is _ArrayImpl:
                 return self._cpp_outputs(out)   # (several outputs)
