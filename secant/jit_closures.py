@@ -13,9 +13,10 @@ defaults and name; the arrays in its cells (their shapes and dtypes, once the te
 with Tracers in their place: each is then a parameter of the program, and any use of its value
 in Python raises there); any other value in its cells or named by its code as a global: a
 literal's value (a Python scalar is baked into the program), a function's, module's or class's
-identity (as for jit of any function, what it reads is taken at the trace). Anything else (an
-object of the user's, a global list or dict, an array subclass) and the function is traced as
-before. grad / value_and_grad of such a closure say how to make them again around a copy
+identity, and what a user function it names reads in turn (its globals and cells). Anything
+else (an object of the user's, a global list or dict, which a trace may append to, code that
+writes a global, an array subclass) and the function is traced as before: a template runs no
+Python, so a trace's side effects must be none a fresh function's jit would repeat. grad / value_and_grad of such a closure say how to make them again around a copy
 (`__secant_rebuild__`, secant/transforms.py).
 
 The template's trace runs with Tracers in a copy of the function's cells: a trace that fails so
@@ -27,6 +28,7 @@ program, the arrays the trace hoisted from elsewhere (a global's) and the object
 identity (held, so an id is never reused while its template lives).
 """
 import collections
+import dis
 import threading
 import types
 
@@ -85,7 +87,9 @@ def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None):
             return ("a", t, aval)
         holds.append(v)
         return ("id", id(v))
-    if t in (tuple, list, dict) and depth < 4 and len(v) <= 64:
+    if (t is tuple or (cell and t in (list, dict))) and depth < 4 and len(v) <= 64:
+        # (a global's or a callee's list or dict: what a trace may append to, at each trace,
+        # as a fresh function's jit does: never a template's; a cell's is copied and watched)
         if t is dict:
             if not all(type(k) is str for k in v):
                 return None
@@ -128,7 +132,10 @@ def _reads(fn, holds, by_id, depth, seen):
 def _globals_read(fn, holds, by_id, depth, seen):
     g = fn.__globals__
     read = []
-    for name in _global_names(fn.__code__):
+    names = _global_names(fn.__code__)
+    if names is None:
+        return None
+    for name in names:
         if name in g:
             k = _kind(g[name], [], holds, by_id, False, depth, seen)
             if k is None:
@@ -139,14 +146,20 @@ def _globals_read(fn, holds, by_id, depth, seen):
 
 
 def _global_names(code):
-    names = _CODES.get(code)
-    if names is None:
+    """The names `code` (and the code it holds) reads, or None where it writes a global (a
+    side effect of each trace, which a template would not repeat)."""
+    names = _CODES.get(code, _CODES)
+    if names is _CODES:
         found, todo = set(), [code]
         while todo:
             c = todo.pop()
             found.update(c.co_names)
             todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
-        names = tuple(sorted(found))
+            if names is _CODES and any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+                                       for i in dis.get_instructions(c)):
+                names = None
+        if names is _CODES:
+            names = tuple(sorted(found))
         if len(_CODES) > 1024:
             _CODES.clear()
         _CODES[code] = names

@@ -137,6 +137,37 @@ def test_a_closure_that_changes_its_cell_or_list_is_traced_as_before():
     assert seen == [2, 2, 2, 2]     # each closure's own list got its trace's append
 
 
+_TRACED = []
+_COUNT = 0
+
+
+def _appender():
+    def f(x):
+        _TRACED.append(1)           # (a global list: each fresh function's trace appends)
+        return x * 2.0
+    return f
+
+
+def _counter():
+    def f(x):
+        global _COUNT
+        _COUNT += 1
+        return x * 2.0
+    return f
+
+
+def test_side_effects_of_each_fresh_functions_trace_are_kept():
+    """A fresh function is traced, as JAX's jit does (one trace cache per function): what its
+    trace does to a global list or a global is done for each, never skipped by a template."""
+    global _COUNT
+    for _ in range(4):
+        _TRACED.clear()
+        _COUNT = 0
+        np.testing.assert_allclose(secant.jit(_appender())(1.0), 2.0)
+        np.testing.assert_allclose(secant.jit(_counter())(1.0), 2.0)
+        assert _TRACED == [1] and _COUNT == 1
+
+
 def test_other_shapes_and_dtypes_get_their_own_programs():
     for shape, dt in [((4, 3), np.float32), ((5, 3), np.float32), ((4, 3), np.float32),
                       ((5, 3), np.float32), ((4, 3), np.int32), ((4, 3), np.int32)]:
