@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from secant import tree_util
+from secant import jit_closures, tree_util
 from secant.backends import dtypes, once, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
@@ -625,7 +625,6 @@ class JitFunction:
 
     def _compile(self, args, kwargs, leaves, treedef, static, key=None):
         if key is not None and _HOIST:      # a fresh closure of one traced before: no trace
-            from secant import jit_closures
             compiled = jit_closures.compiled(self, args, kwargs, leaves, treedef, static, key)
             if compiled is not None:
                 return compiled
@@ -691,7 +690,6 @@ def clear_caches():
         cache.drop_all()
     for table in (_executables, parallel._executables, compiled_kernels._executables):
         table.clear()
-    from secant import jit_closures
     jit_closures.clear()
 
 
