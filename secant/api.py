@@ -285,11 +285,11 @@ class JitFunction:
             if bad:     # as JAX: a TypeError where jit is applied
                 raise SecantTypeError(f"jit's {what} must be {kind.__name__}s, got {bad[0]!r} "
                                       f"of type {type(bad[0]).__name__}{where()}")
-        try:
-            sig = inspect.signature(fun)
-            params = list(sig.parameters.values())
-        except (TypeError, ValueError):
-            sig, params = None, []
+        if static_argnums or static_argnames:
+            sig = _signature_of(fun)
+            params = list(sig.parameters.values()) if sig is not None else []
+        else:       # (read at the first trace, as only _check_call needs it: a fresh closure
+            sig, params = _UNREAD, []       # per step, issue 19, does not build it per step)
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._signature = sig
@@ -544,6 +544,8 @@ class JitFunction:
     def _check_call(self, args, kwargs):
         """Arguments that do not fit the signature: Python's TypeError, at the caller's line
         (once per signature, before tracing)."""
+        if self._signature is _UNREAD:
+            self._signature = _signature_of(self._fun)
         if self._signature is not None:
             try:
                 self._signature.bind(*args, **kwargs)
@@ -900,6 +902,16 @@ def _hoisted_consts(values, avals, putters):
 def _functionalized(fun):
     from secant.transformer.functionalize import functionalize
     return functionalize(fun)
+
+
+_UNREAD = object()
+
+
+def _signature_of(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
 
 
 def _as_tuple(x):
