@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from secant import tree_util
+from secant import jit_closures, tree_util
 from secant.backends import dtypes, once, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
@@ -285,11 +285,11 @@ class JitFunction:
             if bad:     # as JAX: a TypeError where jit is applied
                 raise SecantTypeError(f"jit's {what} must be {kind.__name__}s, got {bad[0]!r} "
                                       f"of type {type(bad[0]).__name__}{where()}")
-        try:
-            sig = inspect.signature(fun)
-            params = list(sig.parameters.values())
-        except (TypeError, ValueError):
-            sig, params = None, []
+        if static_argnums or static_argnames:
+            sig = _signature_of(fun)
+            params = list(sig.parameters.values()) if sig is not None else []
+        else:       # (read at the first trace, as only _check_call needs it: a fresh closure
+            sig, params = _UNREAD, []       # per step, issue 19, does not build it per step)
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._signature = sig
@@ -369,6 +369,28 @@ class JitFunction:
                     else:
                         return run(bufs)
         if self._cpp_ok and not kwargs and not _X64[0]:
+            cpp = self._cpp
+            if cpp is not None and args:
+                # NumPy arrays only, of dtypes C++ puts as they are (the common NumPy call):
+                # handed to C++ as they come, no list of inputs built
+                for x in args:
+                    if type(x) is not np.ndarray or x.dtype not in _CPP_DTYPES:
+                        break
+                else:
+                    out = cpp(*args)
+                    if type(out) is not _ArrayImpl:
+                        return self._cpp_result(out)
+                    out.block_until_ready()     # (as _cpp_result: C++ reads NumPy in place)
+                    tag = out.aval
+                    try:
+                        cache.move_to_end(tag.key)
+                    except KeyError:
+                        pass
+                    res = _new(Array)
+                    res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, \
+                        tag.weak_type
+                    res._committed, res._sharded = False, None
+                    return res
             out = self._call_cpp(args)
             if out is not _NOT_TAKEN:
                 return out
@@ -409,7 +431,10 @@ class JitFunction:
                 self._cpp_ok = False
                 return _NOT_TAKEN
             self._cache.cpp.add(self)
-        out = cpp(*ins)
+        return self._cpp_result(cpp(*ins))
+
+    def _cpp_result(self, out):
+        """What jitted(...) returns for what the C++ dispatcher returned."""
         if type(out) is not _ArrayImpl:
             if type(out) is tuple and out and type(out[0]) is _ArrayImpl:
                 return self._cpp_outputs(out)   # (several outputs)
@@ -519,6 +544,8 @@ class JitFunction:
     def _check_call(self, args, kwargs):
         """Arguments that do not fit the signature: Python's TypeError, at the caller's line
         (once per signature, before tracing)."""
+        if self._signature is _UNREAD:
+            self._signature = _signature_of(self._fun)
         if self._signature is not None:
             try:
                 self._signature.bind(*args, **kwargs)
@@ -527,31 +554,33 @@ class JitFunction:
                     from None
 
     # --- tracing ----------------------------------------------------------------------------------
-    def _trace(self, args, kwargs, leaves, treedef, static, hoist=False):
+    def _trace(self, args, kwargs, leaves, treedef, static, hoist=False, make_fun=None):
         from secant.backends.control_flow import CarryChanged
         from secant.transformer.functionalize import unrolled
         try:
-            return self._trace_once(args, kwargs, leaves, treedef, hoist)
+            return self._trace_once(args, kwargs, leaves, treedef, hoist, make_fun)
         except CarryChanged as e:
             # a Python loop jit staged as a lax loop whose carry changes shape (`a = a[1:] -
             # a[:-1]`): traced again with Python loops as written (unrolled, as jax.jit does)
             try:
                 with unrolled():
-                    return self._trace_once(args, kwargs, leaves, treedef, hoist)
+                    return self._trace_once(args, kwargs, leaves, treedef, hoist, make_fun)
             except Exception:
                 raise e from None
 
-    def _trace_once(self, args, kwargs, leaves, treedef, hoist=False):
+    def _trace_once(self, args, kwargs, leaves, treedef, hoist=False, make_fun=None):
         """(text, in_avals, out_avals, out_tree), and with `hoist` (what a call compiles) the
         concrete arrays the trace made parameters of their own (backends/tracer.py Trace.hoist)
-        besides: in_avals then ends with theirs."""
+        besides: in_avals then ends with theirs. `make_fun(trace)`, given, makes the function
+        traced, after the arguments' parameters (secant/jit_closures.py: with parameters of its
+        own, which in_avals then has too)."""
         in_avals = [canonical_aval(x) for x in leaves]
         name = getattr(self._fun, "__name__", "f")
         trace = Trace(name)
         trace.hoist = hoist and _HOIST
         try:
             text, in_avals, out_avals, out_tree = self._trace_into(trace, args, kwargs, treedef,
-                                                                   in_avals, name)
+                                                                   in_avals, name, make_fun)
         finally:
             trace.finish()      # its Tracers that escaped (a global, a list) are dead now
         if not hoist:
@@ -560,8 +589,9 @@ class JitFunction:
         return (text, list(in_avals) + [p.aval for p in hoisted], out_avals, out_tree,
                 tuple(trace.hoisted))
 
-    def _trace_into(self, trace, args, kwargs, treedef, in_avals, name):
+    def _trace_into(self, trace, args, kwargs, treedef, in_avals, name, make_fun=None):
         tracers = treedef.unflatten([trace.new_arg(a) for a in in_avals])
+        fun = self._fun if make_fun is None else make_fun(trace)
         if self._simple and not kwargs:
             call_args, call_kwargs = tracers, {}
         else:
@@ -570,7 +600,7 @@ class JitFunction:
             call_args = [args[i] if i in self._static_nums else next(it) for i in range(len(args))]
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
-        fun = _functionalized(self._fun)    # Python if/while/for -> lax calls (traced only)
+        fun = _functionalized(fun)      # Python if/while/for -> lax calls (traced only)
         from secant.transformer.trace_source import guards_collected
         with trace.activate(), guards_collected() as guards:
             try:
@@ -596,18 +626,18 @@ class JitFunction:
         return text, in_avals, out_avals, out_tree
 
     def _compile(self, args, kwargs, leaves, treedef, static, key=None):
+        if key is not None and _HOIST:      # a fresh closure of one traced before: no trace
+            compiled = jit_closures.compiled(self, args, kwargs, leaves, treedef, static, key)
+            if compiled is not None:
+                return compiled
         text, in_avals, out_avals, out_tree, hoisted = self._trace(args, kwargs, leaves,
                                                                    treedef, static, hoist=True)
         _count("traces")
         for hook in JIT_HOOKS:      # (`secant run --show-source`: secant/source_log.py)
             hook(self)
         compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals, out_tree)
-        if hoisted:     # (their values put on the device once)
-            compiled.consts = tuple(
-                c if type(c) is Array and c._buf is not None else Array._from_buffer(
-                    put(np.asarray(c._value() if type(c) is Array else c, dtype=a.dtype)), a)
-                for c, a, put in zip(hoisted, in_avals[len(leaves):],
-                                     compiled._putters[len(leaves):]))
+        compiled.consts = _hoisted_consts(hoisted, in_avals[len(leaves):],
+                                          compiled._putters[len(leaves):])
         compiled.key = key
         return compiled
 
@@ -662,6 +692,7 @@ def clear_caches():
         cache.drop_all()
     for table in (_executables, parallel._executables, compiled_kernels._executables):
         table.clear()
+    jit_closures.clear()
 
 
 class _TraceCache(collections.OrderedDict):
@@ -860,9 +891,27 @@ def _runner(entry, kinds, args):
     return run, (run_bufs if all(t is Array for t in kinds) else None)
 
 
+def _hoisted_consts(values, avals, putters):
+    """Hoisted parameters' values as device arrays (put on the device once)."""
+    return tuple(
+        c if type(c) is Array and c._buf is not None else Array._from_buffer(
+            put(np.asarray(c._value() if type(c) is Array else c, dtype=a.dtype)), a)
+        for c, a, put in zip(values, avals, putters))
+
+
 def _functionalized(fun):
     from secant.transformer.functionalize import functionalize
     return functionalize(fun)
+
+
+_UNREAD = object()
+
+
+def _signature_of(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
 
 
 def _as_tuple(x):

@@ -2100,6 +2100,9 @@ def _transform(fun, argnums, mode, has_aux):
     transformed.__secant_objects_of__ = lambda args: _objects_generated(
         base, args, positions, mode, has_aux, tuple_out)      # (vmap of it, given objects)
     transformed.__name__ = transformed.__qualname__ = gen.__name__
+    if own_code:    # (jit of a fresh closure: made again around a copy, secant/jit_closures.py)
+        transformed.__secant_rebuild__ = (base, (mode, positions, has_aux, tuple_out),
+                                          lambda new: _transform(new, argnums, mode, has_aux))
     return show_source(transformed)
 
 
