@@ -50,6 +50,7 @@ enabled = [True]
 
 _LITERALS = (type(None), bool, int, float, complex, str, bytes)
 _CODES = {}         # code -> the global names it (and the code it holds) reads
+_DEPTH = 6          # calls (or attribute reads) followed from the closure; deeper: traced
 
 
 _BY_ID = []
@@ -64,7 +65,7 @@ def _by_id():
     return _BY_ID[0]
 
 
-def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None):
+def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None, names=()):
     """What a trace may read of `v` (a cell's value, or a global's when not `cell`): a
     literal's value, a cell's array's aval (the array itself appended to `leaves`: a parameter),
     a global array's identity, a container's structure and contents, a function's identity
@@ -93,51 +94,81 @@ def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None):
         if t is dict:
             if not all(type(k) is str for k in v):
                 return None
-            items = tuple((k, _kind(x, leaves, holds, by_id, cell, depth + 1, seen))
+            items = tuple((k, _kind(x, leaves, holds, by_id, cell, depth + 1, seen, names))
                           for k, x in v.items())
             return None if any(i[1] is None for i in items) else (t, items)
-        items = tuple(_kind(x, leaves, holds, by_id, cell, depth + 1, seen) for x in v)
+        items = tuple(_kind(x, leaves, holds, by_id, cell, depth + 1, seen, names) for x in v)
         return None if None in items else (t, items)
     if isinstance(v, Tracer) or isinstance(v, Array):
         return None
     if isinstance(v, by_id):
         holds.append(v)
-        if t is types.FunctionType and depth < 3 and id(v) not in seen \
-                and not v.__code__.co_filename.startswith("<") \
-                and (v.__module__ or "").split(".")[0] != "secant":
+        if t is types.FunctionType and not _secant_name(v.__module__):
+            # (a user function: what it reads in turn; past _DEPTH calls, no key: traced)
+            if id(v) in seen:
+                return ("id", id(v))
+            if depth >= _DEPTH:
+                return None
             seen.add(id(v))
             deps = _reads(v, holds, by_id, depth + 1, seen)
             return None if deps is None else ("fn", id(v), deps)
+        if (t is types.ModuleType and not _secant_name(v.__name__)) or isinstance(v, type):
+            # (a module's or class's attributes may be rebound between steps, `config.lr`:
+            # those of them the code names are read as the global they are)
+            attrs = _attributes(v, names, holds, by_id, depth + 1, seen)
+            return None if attrs is None else ("ns", id(v), attrs)
         return ("id", id(v))
     return None
+
+
+def _secant_name(module):
+    return (module or "").split(".")[0] == "secant"
+
+
+def _attributes(v, names, holds, by_id, depth, seen):
+    """The kinds of the attributes of module or class `v` named in `names`, or None."""
+    if depth >= _DEPTH:
+        return None
+    spaces = [vars(v)] if type(v) is types.ModuleType else [vars(k) for k in v.__mro__]
+    out = []
+    for name in names:
+        for space in spaces:
+            if name in space:
+                k = _kind(space[name], [], holds, by_id, False, depth, seen, names)
+                if k is None:
+                    return None
+                out.append((name, k))
+                break
+    return tuple(out)
 
 
 def _reads(fn, holds, by_id, depth, seen):
     """The kinds of what user function `fn` (a callee) reads: its cells and its globals, by
     value or identity (never parameters: the callee's cells hold what the caller's trace
     takes as it is)."""
+    names = _global_names(fn.__code__)
+    if names is None:
+        return None
     out = []
     for cell in fn.__closure__ or ():
         try:
             v = cell.cell_contents
         except ValueError:
             return None
-        k = _kind(v, [], holds, by_id, False, depth, seen)
+        k = _kind(v, [], holds, by_id, False, depth, seen, names)
         if k is None:
             return None
         out.append(k)
-    return (tuple(out), _globals_read(fn, holds, by_id, depth, seen))
+    read = _globals_read(fn, names, holds, by_id, depth, seen)
+    return None if read is None else (tuple(out), read)
 
 
-def _globals_read(fn, holds, by_id, depth, seen):
+def _globals_read(fn, names, holds, by_id, depth, seen):
     g = fn.__globals__
     read = []
-    names = _global_names(fn.__code__)
-    if names is None:
-        return None
     for name in names:
         if name in g:
-            k = _kind(g[name], [], holds, by_id, False, depth, seen)
+            k = _kind(g[name], [], holds, by_id, False, depth, seen, names)
             if k is None:
                 return None
             read.append((name, k))
@@ -202,18 +233,21 @@ def spec_of(fun):
     by_id = _by_id()
     leaves, holds, cells, values = [], [], [], []
     seen = {id(fun)}
+    names = _global_names(code)
+    if names is None:
+        return None
     for cell in fun.__closure__ or ():
         try:
             v = cell.cell_contents
         except ValueError:                      # (not filled yet: a recursive definition)
             return None
-        k = _kind(v, leaves, holds, by_id, True, 0, seen)
+        k = _kind(v, leaves, holds, by_id, True, 0, seen, names)
         if k is None:
             return None
         cells.append(k)
         values.append(v)
     g = fun.__globals__
-    read = _globals_read(fun, holds, by_id, 0, seen)
+    read = _globals_read(fun, names, holds, by_id, 0, seen)
     if read is None:
         return None
     key = ("f", code, fun.__name__, fun.__qualname__,

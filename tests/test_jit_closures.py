@@ -3,6 +3,8 @@ and kinds of values of one traced before runs that one's program with its own cl
 arrays, without a trace; each closure's values give its own result, and whatever a template
 cannot stand for (a closed-over array read as a Python value, a scalar, a global rebound, an
 object) is traced as before."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,52 @@ SCALE = 1.0
 
 def _scaled(p, batch):
     return loss(p, batch) * SCALE
+
+
+class _Config:
+    scale = 1.0
+
+
+def _deep1(p, b):
+    return _deep2(p, b)
+
+
+def _deep2(p, b):
+    return _deep3(p, b)
+
+
+def _deep3(p, b):
+    return _deep4(p, b)
+
+
+def _deep4(p, b):
+    return _deep5(p, b)
+
+
+def _deep5(p, b):
+    return loss(p, b) * _Config.scale * SCALE
+
+
+def test_a_module_or_class_attribute_or_a_deep_callees_global_rebound_between_steps():
+    """SILENT WRONG VALUE (fixed): the template of a closure reading `config.scale` (a
+    module's attribute), `_Config.scale` (a class's) or a global five calls down was keyed
+    by the module's, class's or callee's identity, so the third fresh closure ran the second's
+    program with the old scale. Each attribute the code names is now part of the key."""
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+    module = sys.modules[__name__]
+    for scale in (1.0, 2.0, 3.0, 4.0):
+        globals()["SCALE"] = 1.0
+        _Config.scale = scale
+        b = BATCHES[0]
+        g = secant.jit(secant.grad(lambda p: loss(p, b) * module.SCALE * _Config.scale))(x)
+        np.testing.assert_allclose(g, scale * loss_grad(x, b), rtol=2e-5, atol=1e-6)
+        module.SCALE = scale
+        _Config.scale = 1.0
+        g = secant.jit(secant.grad(lambda p: loss(p, b) * module.SCALE))(x)
+        np.testing.assert_allclose(g, scale * loss_grad(x, b), rtol=2e-5, atol=1e-6)
+        g = secant.jit(secant.grad(lambda p: _deep1(p, b)))(x)
+        np.testing.assert_allclose(g, scale * loss_grad(x, b), rtol=2e-5, atol=1e-6)
+    globals()["SCALE"] = 1.0
 
 
 class _Model:
