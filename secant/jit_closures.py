@@ -86,6 +86,8 @@ def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None, names=()):
                 return None
             leaves.append(v)
             return ("a", t, aval)
+        if t is np.ndarray and v.flags.writeable:
+            return None         # (a global NumPy array written in place between steps)
         holds.append(v)
         return ("id", id(v))
     if (t is tuple or (cell and t in (list, dict))) and depth < 4 and len(v) <= 64:

@@ -246,3 +246,18 @@ def test_the_closure_cache_can_be_turned_off(monkeypatch):
         np.testing.assert_allclose(secant.jit(lambda p: snp.tanh(b @ p))(P),  # noqa: B023
                                    np.tanh(b @ P), rtol=1e-5)
     assert _traces() - before == 4
+
+
+BUFFER = np.ones(3, np.float32)
+
+
+def test_a_global_numpy_array_written_in_place_between_steps():
+    """SILENT WRONG VALUE (fixed): a global NumPy array was keyed by identity and its values
+    copied into the template's program, so a replay buffer written in place between steps
+    kept its first values for every later fresh closure. JAX traces each fresh function, so
+    reads it anew: a writable global NumPy array now gives no key (traced as before)."""
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+    for step in range(4):
+        BUFFER[:] = step + 1.0
+        out = secant.jit(lambda p: snp.sum(p * BUFFER))(x)
+        np.testing.assert_allclose(out, (step + 1.0) * 3.5, rtol=1e-6)
