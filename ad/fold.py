@@ -19,7 +19,9 @@ reads t when
 - both are one-line statements of one block (nothing indented less between them), or the use
   is a `for` loop's header (its iterable evaluated once), so E runs as often as it did (never
   moved into a loop or a branch); a cotangent's use also under the
-  same `# Grad of:` comment, so each user line's rule stays under it;
+  same `# Grad of:` comment, so each user line's rule stays under it, but for a field's
+  cotangent that its structure's cotangent takes as an entry (`grad_of_fields(params,
+  {'w3': w3_bar, ...})`: the key names it there, as a person returns a model's gradients);
 - no name E reads is assigned, or changed in place, between them (E computes the same value
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
   `and`/`or` or `x if c else y`);
@@ -210,13 +212,13 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     redefining = retry is not None and mentions.get(t, 0) > 2
     if not (redefining or single and (retry is None or lines[i] in retry)):
         return None
-    k = None
+    k, crossed = None, False
     for j in range(i + 1, len(lines)):      # the next line that mentions t: its use
         ln = lines[j]
         if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines \
-                and t not in ln.uses or cotangent and groups[j] != groups[i]:
-            return None             # the end of the block (a cotangent's: of its user line's
-            #                         rule) before the use
+                and t not in ln.uses:
+            return None             # the end of the block before the use
+        crossed |= cotangent and groups[j] != groups[i]
         if t in ln.uses:
             k = j
             break
@@ -228,9 +230,11 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
         return None
     use = lines[k]
     if use.kind != "stmt" and not (use.kind == "block" and use.code.startswith("for ")) or \
-            "\n" in use.code or use.indent != lines[i].indent or \
-            cotangent and groups[k] != groups[i]:
+            "\n" in use.code or use.indent != lines[i].indent:
         return None         # (a for loop's header evaluates its iterable once: it may take E)
+    if crossed and not _entry(use, t):
+        return None         # a cotangent's rule stays under its user line's comment, but
+        #                     for a field's entry in its structure's cotangent
     # the value reaches that line only: t's one read in all the lines (its assignment and
     # that read), or the line assigns t again (one straight-line block: nothing between them
     # mentions t)
@@ -298,6 +302,17 @@ def _within_limits(line, simplify, layout=False):
     if _operations(tree) - sum(inner) > limit or max(inner) > MAX_OPERATIONS:
         return None
     return None if max(map(len, laid_out(line.code).split("\n"))) > MAX_LENGTH else line
+
+
+def _entry(use, t):
+    """Whether line `use` builds a structure's cotangent, `grad_of_fields(s, {k: v, ...})`,
+    with t as one entry's whole value (v): the cotangent of the field k, named by its key
+    there, as a person writes a model's gradients in one dict (hand-written mlp_loss's)."""
+    tree = _parsed(use)
+    d = display(tree)
+    return d is not None and isinstance(tree.body[0].value.func, ast.Name) and \
+        tree.body[0].value.func.id == "grad_of_fields" and \
+        any(isinstance(v, ast.Name) and v.id == t for v in d.values)
 
 
 def display(tree):
