@@ -26,11 +26,11 @@ reads t when
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
   `and`/`or` or `x if c else y`);
 - the folded line stays short: at most `MAX_OPERATIONS` calls and operators and
-  `MAX_LENGTH` characters (a call's last arguments may take a second row, `wrapped`, as a
-  person continues a call a little too long: each row then within it); a line passing a structure's cotangent as a dict display
-  (`grad_of_fields(params, {'w1': ..., 'b1': ...})`) counts each entry against those limits,
-  and is laid out one entry a line when longer (`laid_out`), as a person writes the dict of a
-  model's gradients.
+  `MAX_LENGTH` characters (in a last pass, a call's arguments may take a second row,
+  `wrapped`, as a person continues a call a little too long: each row then within it); a
+  line passing a structure's cotangent as a dict display (`grad_of_fields(params, {'w1':
+  ..., 'b1': ...})`) counts each entry against those limits, and is laid out one entry a
+  line when longer (`laid_out`), as a person writes the dict of a model's gradients.
 
 The folded text is checked to parse to the substituted tree (parentheses added only where
 precedence needs them). The parameters' cotangents (`kept`) fold only into a line that assigns
@@ -374,8 +374,7 @@ def wrapped(code):
         return code         # (a function's name, `f` or `snp.f`: not a method of a value)
     start, end = _span(code, call)
     head = code[:_span(code, call.func)[1]] + "("
-    if not code[len(head):].startswith(code[len(head):].lstrip()) or \
-            code[len(head) - 1] != "(":
+    if code[len(head) - 1] != "(":     # (f (a): the head as written, then its arguments)
         return code
     parts = sorted(list(call.args) + list(call.keywords), key=lambda n: n.col_offset)
     texts = [code[slice(*_span(code, n))] for n in parts]
