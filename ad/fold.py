@@ -19,15 +19,18 @@ reads t when
 - both are one-line statements of one block (nothing indented less between them), or the use
   is a `for` loop's header (its iterable evaluated once), so E runs as often as it did (never
   moved into a loop or a branch); a cotangent's use also under the
-  same `# Grad of:` comment, so each user line's rule stays under it;
+  same `# Grad of:` comment, so each user line's rule stays under it, but for a field's
+  cotangent that its structure's cotangent takes as an entry (`grad_of_fields(params,
+  {'w3': w3_bar, ...})`: the key names it there, as a person returns a model's gradients);
 - no name E reads is assigned, or changed in place, between them (E computes the same value
   where it is used), and the use is evaluated exactly once (not in a lambda, comprehension,
   `and`/`or` or `x if c else y`);
 - the folded line stays short: at most `MAX_OPERATIONS` calls and operators and
-  `MAX_LENGTH` characters; a line passing a structure's cotangent as a dict display
-  (`grad_of_fields(params, {'w1': ..., 'b1': ...})`) counts each entry against those limits,
-  and is laid out one entry a line when longer (`laid_out`), as a person writes the dict of a
-  model's gradients.
+  `MAX_LENGTH` characters (in a last pass, a call's arguments may take a second row,
+  `wrapped`, as a person continues a call a little too long: each row then within it); a
+  line passing a structure's cotangent as a dict display (`grad_of_fields(params, {'w1':
+  ..., 'b1': ...})`) counts each entry against those limits, and is laid out one entry a
+  line when longer (`laid_out`), as a person writes the dict of a model's gradients.
 
 The folded text is checked to parse to the substituted tree (parentheses added only where
 precedence needs them). The parameters' cotangents (`kept`) fold only into a line that assigns
@@ -54,27 +57,29 @@ _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
 def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=None,
-           unfed=frozenset()):
+           unfed=frozenset(), wrap=False):
     """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
     line that assigns it again), or of a forward temporary in `temporaries` by a pure
     expression, folded into its use, first to last (a fold's result may itself be folded
     further down, within the limits), again while a pass folds. `simplify` (a Line -> Line,
     ad/algebra.py's) rewrites each folded line before its limits are checked; nothing folds
-    into the line assigning a name of `unfed` (what simplify reads it as stays bound)."""
+    into the line assigning a name of `unfed` (what simplify reads it as stays bound). wrap:
+    the last pass, only the folds whose line `wrapped` writes on two rows within MAX_LENGTH
+    (the folds within one row made first, so a fold on two rows never takes their place)."""
     targets = {}                    # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
     for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
         before = len(lines)         # reads first: a value computed for one use is written in
         retry, blocked = blocked, set()     # it before an accumulation is merged)
         lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked,
-                             simplify, unfed)
+                             simplify, unfed, wrap)
         if n and len(lines) == before:
             break
     return lines
 
 
 def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simplify=None,
-                 unfed=frozenset()):
+                 unfed=frozenset(), wrap=False):
     """One pass, first line to last. retry None: the first pass, single reads only; else
     accumulations merged too, and only the single reads in `retry` tried again. The single
     reads an input's change kept from folding are added to `blocked`."""
@@ -93,7 +98,7 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
                          retry, blocked)
         if k is not None and not lines[k].defines & unfed:
-            new = _substituted(lines[i], lines[k], simplify)
+            new = _substituted(lines[i], lines[k], simplify, wrap=wrap)
             if new is not None:
                 for old, sign in ((lines[i], -1), (lines[k], -1), (new, 1)):
                     for n in old.uses | old.defines:
@@ -210,13 +215,13 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     redefining = retry is not None and mentions.get(t, 0) > 2
     if not (redefining or single and (retry is None or lines[i] in retry)):
         return None
-    k = None
+    k, crossed = None, False
     for j in range(i + 1, len(lines)):      # the next line that mentions t: its use
         ln = lines[j]
         if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines \
-                and t not in ln.uses or cotangent and groups[j] != groups[i]:
-            return None             # the end of the block (a cotangent's: of its user line's
-            #                         rule) before the use
+                and t not in ln.uses:
+            return None             # the end of the block before the use
+        crossed |= cotangent and groups[j] != groups[i]
         if t in ln.uses:
             k = j
             break
@@ -228,9 +233,11 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
         return None
     use = lines[k]
     if use.kind != "stmt" and not (use.kind == "block" and use.code.startswith("for ")) or \
-            "\n" in use.code or use.indent != lines[i].indent or \
-            cotangent and groups[k] != groups[i]:
+            "\n" in use.code or use.indent != lines[i].indent:
         return None         # (a for loop's header evaluates its iterable once: it may take E)
+    if crossed and not _entry(use, t):
+        return None         # a cotangent's rule stays under its user line's comment, but
+        #                     for a field's entry in its structure's cotangent
     # the value reaches that line only: t's one read in all the lines (its assignment and
     # that read), or the line assigns t again (one straight-line block: nothing between them
     # mentions t)
@@ -239,7 +246,7 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     return k if single else None
 
 
-def _substituted(definition, use, simplify=None, entries=True):
+def _substituted(definition, use, simplify=None, entries=True, wrap=False):
     """`use` with its one read of definition's target replaced by definition's value (then
     simplified), or None where the read is not evaluated exactly once or the result is too
     long. entries: a dict display's entries (a structure's cotangent: `display`) each within
@@ -261,10 +268,10 @@ def _substituted(definition, use, simplify=None, entries=True):
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout)
+                              layout, wrap)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
-        if simplify is None and not layout and len(code) > MAX_LENGTH:
+        if simplify is None and not layout and _width(code, wrap) > MAX_LENGTH:
             return None
         try:
             if not _same(_parsed(type(use)(code, use.indent, use.kind)), tree,
@@ -273,11 +280,11 @@ def _substituted(definition, use, simplify=None, entries=True):
         except SyntaxError:
             continue
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout)
+                              layout, wrap)
     return None
 
 
-def _within_limits(line, simplify, layout=False):
+def _within_limits(line, simplify, layout=False, wrap=False):
     """`line` (simplified) if short enough, else None: a cotangent's sum of products of names
     and numbers (a polynomial, as a person writes it) may have up to MAX_ARITHMETIC
     operators, and one call beside them. layout: a line passing a dict display (`display`)
@@ -292,12 +299,26 @@ def _within_limits(line, simplify, layout=False):
     else:
         tree, limit = _parsed(line), MAX_OPERATIONS
     entries = display(tree) if layout else None
+    if wrap and (len(line.code) <= MAX_LENGTH or entries is not None):
+        return None         # (the last pass: only what needs a second row)
     if entries is None:
-        return None if _operations(tree) > limit or len(line.code) > MAX_LENGTH else line
+        return None if _operations(tree) > limit or _width(line.code, wrap) > MAX_LENGTH \
+            else line
     inner = [_operations(v) for v in entries.values]
     if _operations(tree) - sum(inner) > limit or max(inner) > MAX_OPERATIONS:
         return None
     return None if max(map(len, laid_out(line.code).split("\n"))) > MAX_LENGTH else line
+
+
+def _entry(use, t):
+    """Whether line `use` builds a structure's cotangent, `grad_of_fields(s, {k: v, ...})`,
+    with t as one entry's whole value (v): the cotangent of the field k, named by its key
+    there, as a person writes a model's gradients in one dict (hand-written mlp_loss's)."""
+    tree = _parsed(use)
+    d = display(tree)
+    return d is not None and isinstance(tree.body[0].value.func, ast.Name) and \
+        tree.body[0].value.func.id == "grad_of_fields" and \
+        any(isinstance(v, ast.Name) and v.id == t for v in d.values)
 
 
 def display(tree):
@@ -329,6 +350,56 @@ def laid_out(code):
              for k, v in zip(d.keys, d.values)]
     return "\n".join([code[:start] + "{"] + [f"    {e}," for e in items[:-1]] +
                       [f"    {items[-1]}}}{code[end:]}"])
+
+
+def _width(code, wrap=True):
+    """The columns a one-line statement takes (written out as `wrapped` does: wrap)."""
+    if len(code) <= MAX_LENGTH or not wrap:
+        return len(code)
+    return max(map(len, wrapped(code).split("\n")))
+
+
+def wrapped(code):
+    """A one-line statement `t = f(a, b, ...)` or `return f(...)` longer than MAX_LENGTH with
+    its call's last arguments on a second line, aligned after the `(`, else all of them there,
+    indented four columns (a person's layout of a call a little too long), where both lines
+    fit; else `code` itself (its width then tells it does not fit). Not a line with a comment
+    after it."""
+    if len(code) <= MAX_LENGTH or "\n" in code:
+        return code
+    st = parsed(code).body[0]
+    call = st.value if isinstance(st, (ast.Assign, ast.Return)) else None
+    if not isinstance(call, ast.Call) or not call.args and not call.keywords or \
+            not _dotted(call.func) or code[_span(code, st)[1]:].strip():
+        return code         # (a function's name, `f` or `snp.f`: not a method of a value)
+    start, end = _span(code, call)
+    head = code[:_span(code, call.func)[1]] + "("
+    if code[len(head) - 1] != "(":     # (f (a): the head as written, then its arguments)
+        return code
+    parts = sorted(list(call.args) + list(call.keywords), key=lambda n: n.col_offset)
+    texts = [code[slice(*_span(code, n))] for n in parts]
+    rows, row = [], head + texts[0]
+    for t in texts[1:]:
+        if len(row) + 2 + len(t) <= MAX_LENGTH:
+            row += ", " + t
+        else:
+            rows.append(row + ",")
+            row = " " * len(head) + t
+    rows.append(row + code[end - 1:])
+    if len(rows) > 2 or max(map(len, rows)) > MAX_LENGTH:  # (or all the arguments on the
+        rows = [head, "    " + ", ".join(texts) + code[end - 1:]]   # next row, indented)
+    if max(map(len, rows)) > MAX_LENGTH:
+        return code
+    out = "\n".join(rows)
+    if ast.dump(parsed(out)) != ast.dump(parsed(code)):
+        return code
+    return out
+
+
+def _dotted(node):
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _parsed(line):

@@ -1109,8 +1109,14 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = _without_leading_blanks(accumulate.summed(
         lines, bars, b.label, bars & kept,
         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]))
+    # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
+    # within one row: the lines it makes are written so (others as they were)
+    before = {id(ln) for ln in lines}
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                        algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
-    lines = [Line(fold.laid_out(ln.code), ln.indent, ln.kind, ln.origin)
+    lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
+                  ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
     return lines, out_bar_param, out_param, canonical
 

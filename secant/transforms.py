@@ -857,9 +857,17 @@ def _text(lines, header, fn, mode):
         text.append(fn.__secant_source__.lines[1])
     origins = {}
     for ln in lines:
-        for code in ln.code.split("\n"):
-            if _DYNAMIC.search(code) and "#" not in code:
-                code += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
+        rows = ln.code.split("\n")
+        depth, noted = 0, None      # (the note after the row that closes the call's statement)
+        for r, code in enumerate(rows):
+            if noted is None and _DYNAMIC.search(code) and "#" not in code:
+                noted, depth = r, 0
+            if noted is not None:
+                depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+                if depth <= 0:
+                    rows[r] += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
+                    noted = None
+        for code in rows:
             text.append("    " * ln.indent + code if code else "")
             if ln.origin is not None:
                 origins[len(text)] = (ln.origin.filename, ln.origin.line)
