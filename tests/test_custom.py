@@ -46,7 +46,7 @@ def test_custom_vjp_source_calls_the_rules_by_name():
     g = secant.grad(clipped_loss)
     text = secant.source(g)     # (fwd's residuals kept by the forward pass, for bwd)
     assert "clip_gradient_out_res = clip_gradient_fwd(x, " in text
-    assert "clip_gradient_bwd(clip_gradient_out_bar, clip_gradient_out_res, x, " in text
+    assert "clip_gradient_out_res, x, " in text.split("clip_gradient_bwd(", 1)[1]
     text = secant.source(secant.transforms.generate(clip_gradient, (0,), "vjp"))
     assert "clip_fwd(x, lo, hi)" in text and "clip_bwd(res, out_bar)" in text
 

@@ -89,7 +89,7 @@ def test_newton():
 
 def test_custom_rules():
     out = run_example("custom_rules.py")
-    assert "x_bar = log1pexp_vjp(log1pexp_out_bar, x)" in out
+    assert "x_bar = log1pexp_vjp(" in out                         # the rule's vjp, by name
     assert "log1pexp_jvp((x,), (x_dot,))" in out                # the user's rule, by name
     assert "y, y_res = clip_gradient_fwd_checked((-1.0), 1.0, x)" in out
     assert "x_bar = clip_gradient_bwd_checked(y_bar, y_res, (-1.0), 1.0, x)" in out
