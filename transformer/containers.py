@@ -345,6 +345,13 @@ class ContainerMixin:
         sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
         if sliced and sliced.group(1) in self.list_names:
             return True                         # out[:i], out[i:][1:]: slices of a list
+        if src.startswith("broadcast_batch(") and self.src.generated:
+            # a batched list (or tuple) of constants: vmap's broadcast_batch([c, d], n) is the
+            # list it was given, its leaves with a batch axis ([a] + it, under vmap again)
+            call = gast.parse(src, mode="eval").body
+            if isinstance(call, gast.Call) and call.args and \
+                    self.src.resolve_name("broadcast_batch")[1] is _broadcast_batch():
+                return self.is_plain_list(ir.Expr(gast.unparse(call.args[0]).strip()))
         checked = re.match(r"(\w+)\(", src)      # as_sequence(c): a list or tuple, checked
         if checked and src.endswith(")") and (self.bindings.get(checked.group(1)) is as_sequence
                                               or self._global_value(ir.Expr(checked.group(1)))
@@ -1522,6 +1529,11 @@ def _constant_kind(o):
             and node.func.id == "zeros_like_tree" and len(node.args) == 1 and not node.keywords:
         return _constant_kind(ir.Expr(gast.unparse(node.args[0]).strip()))
     return None
+
+
+def _broadcast_batch():
+    from secant.batching.helpers import broadcast_batch
+    return broadcast_batch
 
 
 def _name_of(o):
