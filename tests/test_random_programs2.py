@@ -36,14 +36,13 @@ ENABLED = {
     "helper_chain": True,    # _outer -> _middle -> _inner, 2-3 levels
     "params_dict": True,     # a helper taking a dict of parameters, one returning a dict
     "tuple_helper": True,    # a helper returning a tuple, unpacked; one calling it
-    "method": False,         # a method of a register_pytree_node_class class: vmap(jacrev f)
-                             # raises ShapeError in from_rows_vmap (rows (2, 2) for (2,)) where
-                             # f calls m.apply(x) of an object built from the traced input
-                             # (grad, jacfwd, jit, vmap(grad) are right); loud
-    "dataclass": False,      # a method of a register_dataclass dataclass, calling another:
-                             # range(self.power - 1) of its meta field refused under grad/vmap
-                             # ("range() of a differentiated value"; so is range(d["n"]) of a
-                             # dict holding a traced value beside the int)
+    "method": True,          # a method of a register_pytree_node_class class (vmap of a
+                             # jacrev of it: KNOWN_GAPS)
+    "dataclass": True,       # a method of a register_dataclass dataclass, calling another
+    "meta_range": False,     # range(self.power - 1) of its meta field (or range(d["n"]) of a
+                             # dict holding a traced value beside the int): right under grad
+                             # and jit; vmap refuses clearly (its batched dict of fields holds
+                             # the int broadcast: "an array of ints")
     "twin_lambda": True,     # two lambdas assigned on one line, called later
     "lambda_list": False,    # a list of lambdas, one closing over a traced value, each called:
                              # refused clearly ("this lambda closes over v0 ... used here as a
@@ -194,6 +193,9 @@ class Model:
     def features(self, x):
         return snp.sin(self.scale * x) + self.shift
 
+    def smooth(self, x):
+        return snp.tanh(self.features(x)) * self.scale
+
     def energy(self, x):
         f = self.features(x)
         for _ in range(self.power - 1):
@@ -232,10 +234,15 @@ def statement(draw, k, features):
             [f"m{k} = Affine({a}, 0.5)", f"{v} = m{k}.apply({b})"],
             [f"m{k} = Affine(0.7, {b})", f"{v} = m{k}({a}) * m{k}.apply({u})"]]))
     if kind == "dataclass":
+        return draw(st.sampled_from([
+            [f"m{k} = Model({a}, 0.3)", f"{v} = m{k}.smooth({b})"],
+            [f"m{k} = Model(0.8, {b}, power=3)", f"{v} = m{k}.features({a}) + m{k}.smooth({u})"]]))
+    if kind == "meta_range":
         power = draw(st.integers(1, 3))
         return draw(st.sampled_from([
             [f"m{k} = Model({a}, 0.3, power={power})", f"{v} = m{k}.energy({b})"],
-            [f"m{k} = Model(0.8, {b})", f"{v} = m{k}.features({a}) + m{k}.energy({u})"]]))
+            [f"cfg{k} = {{'w': {b}, 'n': {power}}}", f"{v} = {a}",
+             f"for _ in range(cfg{k}['n']):", f"    {v} = snp.sin({v}) * cfg{k}['w']"]]))
     if kind == "twin_lambda":
         return draw(st.sampled_from([
             [f"sq{k} = lambda t: t * t * 0.3; sh{k} = lambda t: snp.tanh(t) + {b}",
@@ -415,11 +422,36 @@ def check_chain(source, base, names):
 _FUZZ = dict(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
+def known_gap(source, names):
+    """A composition that fails today, loudly: vmap of a jacrev of a function calling a method
+    of an object built from its input (Affine(v0, 0.5).apply(x), Model(...).smooth(x)) raises
+    ShapeError in from_rows_vmap (rows (2, 2) where (2,) is due: the doubly batched vjp's
+    grad_of_fields_batched_vmap sizes the object's cotangent by the wrong batch); grad, jacfwd,
+    jacrev, jit, vmap(grad) and vmap(jacfwd) of it are right."""
+    body = source.split("def f(v0):")[1]
+    return ("Affine(" in body or "Model(" in body) and "jacrev" in names \
+        and "vmap" in names[names.index("jacrev"):]
+
+
 @settings(**_FUZZ)
 @given(program(), chain())
 def test_composition_matches_reference(x64, source, drawn):
+    """A known gap (known_gap) may raise a SecantError; a value it returns is checked."""
     base, names = drawn
+    if known_gap(source, names):
+        try:
+            check_chain(source, base, names)
+        except secant.SecantError:
+            pass
+        return
     check_chain(source, base, names)
+
+
+def test_vmap_of_jacrev_through_a_method_still_fails(x64):
+    """known_gap's case fails today; when a fix makes it pass, drop known_gap."""
+    source = _program(["m1 = Affine(v0, 0.5)", "v1 = m1.apply(v0)"])
+    with pytest.raises(secant.SecantError, match="cannot reshape"):
+        check_chain(source, (), ["jacrev", "vmap"])
 
 
 @settings(**_FUZZ)
@@ -491,8 +523,7 @@ def test_two_lambdas_unpacked_on_one_line_one_with_a_default(x64):
 
 # a program body per construct switched off, for test_flagged_constructs_still_fail
 FLAGGED_BODIES = {
-    "method": ["m1 = Affine(v0, 0.5)", "v1 = m1.apply(v0)"],
-    "dataclass": ["m1 = Model(v0, 0.3, power=2)", "v1 = m1.energy(v0)"],
+    "meta_range": ["m1 = Model(v0, 0.3, power=2)", "v1 = m1.energy(v0)"],
     "lambda_list": ["fs = [lambda t: snp.cos(t), lambda t: t * v0]",
                     "v1 = sum(fn(v0) for fn in fs)"],
     "try_raises": ["try:", "    c = float('x')", "except ValueError:", "    c = -0.3",
@@ -511,7 +542,7 @@ def test_flagged_constructs_still_fail(x64, feature):
     pass, this test fails until ENABLED[feature] is switched on."""
     source = _program(FLAGGED_BODIES[feature])
     failed = []
-    for names in (["grad"], ["vmap"], ["jacrev", "vmap"]):
+    for names in (["grad"], ["vmap"]):
         try:
             check_chain(source, (3,), names)
         except AssertionError:
@@ -532,3 +563,32 @@ def test_a_list_of_parameter_dicts_joined_to_a_global_one_under_vmap_of_vmap(x64
                        "v1 = h"])
     for names in (["vmap", "vmap"], ["vmap", "vmap", "jit"], ["grad", "vmap", "vmap"]):
         check_chain(source, (3,), names)
+
+
+def test_range_of_an_int_held_beside_traced_values(x64):
+    """dataclass drew `Model(v0, 0.3, power=2).energy(x)` whose loop is
+    `for _ in range(self.power - 1)` (power a register_dataclass meta field): grad refused
+    'range() of a differentiated value', as it did range(cfg["n"]) of a dict holding a traced
+    value beside the int. range() of an int item or attribute (and arithmetic of it) reads it
+    when the code runs: ad/helpers static_item, which refuses anything but a Python int or str
+    (a float given to int() may be differentiated: still refused, as JAX does)."""
+    for body in (["m1 = Model(v0, 0.3, power=3)", "v1 = m1.energy(v0)"],
+                 ["cfg = {'w': v0, 'n': 2}", "v1 = v0", "for _ in range(cfg['n']):",
+                  "    v1 = snp.sin(v1) * cfg['w']"],
+                 ["v1 = _stack_of(v0, {'w': 0.7, 'n': 3})"]):
+        source = _program(body).replace("def f(v0):", "def _stack_of(x, p):\n"
+                                        "    for _ in range(p['n'] - 1):\n"
+                                        "        x = snp.sin(x) * p['w']\n"
+                                        "    return x\n\n\ndef f(v0):")
+        for names in (["grad"], ["jit"], ["jacrev", "jacfwd"], ["grad", "jit"]):
+            check_chain(source, (3,), names)
+    with pytest.raises(secant.SecantError, match="an array of ints"):   # vmap: clearly refused
+        secant.vmap(load(_program(["m1 = Model(v0, 0.3, power=3)", "v1 = m1.energy(v0)"])))(
+            np.ones((2, 3)))
+
+
+def test_int_of_a_differentiated_float_item_is_still_refused(x64):
+    f = load(_program(["v1 = v0", "for _ in range(int(p['n'])):", "    v1 = snp.sin(v1)"])
+             .replace("def f(v0):", "def f(v0, p):"))
+    with pytest.raises(secant.SecantError, match="int\\(\\) of a differentiated value"):
+        secant.grad(f, argnums=1)(np.ones(3), {"n": 2.0})
