@@ -463,6 +463,22 @@ def test_common_transforms_match_reference(x64, source, names):
     check_chain(source, (3,), names)
 
 
+@settings(max_examples=max(1, settings.default.max_examples // 2), **_FUZZ)
+@given(program(), st.sampled_from([["grad"], ["vmap"], ["grad", "jit"]]))
+def test_first_calls_from_two_threads_match_one_thread(x64, source, names):
+    """Two threads make the first calls of one transformed function at once (both transform
+    and compile it), on two inputs: each answer is the one a later call in one thread gives."""
+    from concurrent.futures import ThreadPoolExecutor
+    f = load(source)
+    fn = apply_chain(f, names)
+    xs = [inputs((3,), names), -0.8 * inputs((3,), names)]
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda x: np.asarray(fn(x)), xs))
+    for x, g in zip(xs, got):
+        np.testing.assert_allclose(g, np.asarray(fn(x)), rtol=1e-12, atol=1e-12,
+                                   err_msg=f"{names}\n{source}")
+
+
 # --- each construct on its own ---------------------------------------------------------------
 
 @pytest.mark.parametrize("feature", list(ENABLED))
