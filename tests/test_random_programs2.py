@@ -18,8 +18,8 @@ there), each vmap by a Python loop over the batch, jit by the function itself. P
 on a scalar or a (3,) input, return a scalar, and their ops are gentle (no powers of powers)
 so nested differences stay accurate.
 
-The file reuses test_random_programs' loader and finite differences (load, fd_grad). A
-construct that fails is switched off in `ENABLED` with its reason (SECANT_GRAMMAR=all
+A third property makes the first calls of a drawn program's transform from two threads at
+once. The file reuses test_random_programs' loader (load). A construct that fails is switched off in `ENABLED` with its reason (SECANT_GRAMMAR=all
 switches all on). The default hypothesis profile draws 25 cases a property;
 HYPOTHESIS_PROFILE=thorough draws 10,000.
 """
@@ -37,8 +37,9 @@ ENABLED = {
     "params_dict": True,     # a helper taking a dict of parameters, one returning a dict
     "tuple_helper": True,    # a helper returning a tuple, unpacked; one calling it
     "method": True,          # a method of a register_pytree_node_class class (vmap of a
-                             # jacrev of it: KNOWN_GAPS)
+                             # jacrev of it: known_gap, loud)
     "dataclass": True,       # a method of a register_dataclass dataclass, calling another
+                             # (vmap of a jacrev of it: known_gap)
     "meta_range": False,     # range(self.power - 1) of its meta field (or range(d["n"]) of a
                              # dict holding a traced value beside the int): right under grad
                              # and jit; vmap refuses clearly (its batched dict of fields holds
@@ -573,11 +574,13 @@ def test_a_list_of_parameter_dicts_joined_to_a_global_one_under_vmap_of_vmap(x64
     refused 'a dict of differentiated values cannot be used as an array', since the first
     vmap writes the constant list as broadcast_batch(LAYERS[:2], n), which the second read as
     an array (so `+` as an array add): broadcast_batch of a list is a list
-    (containers.is_plain_list)."""
+    (containers.is_plain_list). jacfwd (vmap of jvp) drew it too: the tangent of the constant
+    list, zeros_like_tree(LAYERS[:2]), is a list likewise."""
     source = _program(["stack = [{'w': 0.5, 'b': v0}] + LAYERS[:2]", "h = v0",
                        "for layer in stack:", "    h = snp.tanh(layer['w'] * h + layer['b'])",
                        "v1 = h"])
-    for names in (["vmap", "vmap"], ["vmap", "vmap", "jit"], ["grad", "vmap", "vmap"]):
+    for names in (["vmap", "vmap"], ["vmap", "vmap", "jit"], ["grad", "vmap", "vmap"],
+                  ["jacfwd"], ["jacrev", "jacfwd"]):
         check_chain(source, (3,), names)
 
 

@@ -345,12 +345,13 @@ class ContainerMixin:
         sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
         if sliced and sliced.group(1) in self.list_names:
             return True                         # out[:i], out[i:][1:]: slices of a list
-        if src.startswith("broadcast_batch(") and self.src.generated:
-            # a batched list (or tuple) of constants: vmap's broadcast_batch([c, d], n) is the
-            # list it was given, its leaves with a batch axis ([a] + it, under vmap again)
+        if src.startswith(("broadcast_batch(", "zeros_like_tree(")) and self.src.generated:
+            # a list (or tuple) of constants, batched or its tangent: vmap's
+            # broadcast_batch([c, d], n) and jvp's zeros_like_tree([c, d]) are lists as given,
+            # their leaves with a batch axis or zeros ([a] + it, under vmap again)
             call = gast.parse(src, mode="eval").body
-            if isinstance(call, gast.Call) and call.args and \
-                    self.src.resolve_name("broadcast_batch")[1] is _broadcast_batch():
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args \
+                    and self.src.resolve_name(call.func.id)[1] in _structure_keeping():
                 return self.is_plain_list(ir.Expr(gast.unparse(call.args[0]).strip()))
         checked = re.match(r"(\w+)\(", src)      # as_sequence(c): a list or tuple, checked
         if checked and src.endswith(")") and (self.bindings.get(checked.group(1)) is as_sequence
@@ -1531,9 +1532,11 @@ def _constant_kind(o):
     return None
 
 
-def _broadcast_batch():
+def _structure_keeping():
+    """The helpers whose result has their first argument's structure."""
+    from secant.ad.rule_helpers import zeros_like_tree
     from secant.batching.helpers import broadcast_batch
-    return broadcast_batch
+    return (broadcast_batch, zeros_like_tree)
 
 
 def _name_of(o):
