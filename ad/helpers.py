@@ -638,6 +638,27 @@ def static_attribute(tree, name):
     return value
 
 
+@structural
+def static_item(container, key):
+    """`container[key]` where Python needs its concrete value (range(d["n"]) of a dict that
+    holds differentiated or batched values beside the int): a Python int (or str), the same
+    for every perturbation and example; anything else is refused, as JAX refuses a tracer."""
+    value = container[key]
+    if isinstance(value, (Array, np.ndarray)) and np.issubdtype(value.dtype, np.integer):
+        raise TracerIntegerConversionError(
+            f"the item {key!r} is an array of ints {value!r}: vmap batches every value of a "
+            f"dict that holds a batched one; keep the int outside the dict (or pass it to a "
+            f"helper as an argument of its own){where()}")
+    if not isinstance(value, (int, str)) or isinstance(value, (np.generic, Array)):
+        # (a float or an array may be a differentiated or batched leaf; a Python int or str
+        # never is: grad refuses integer inputs, vmap batches arrays)
+        raise TracerIntegerConversionError(
+            f"the item {key!r} is {type(value).__name__} {value!r}, which may be differentiated "
+            f"or batched: Python needs its concrete value; keep it a Python int (or compute it "
+            f"from static values){where()}")
+    return value
+
+
 def attribute_dot(tree, tree_dot, name):
     """The tangent of `tree.name` from the tangent object `tree_dot` (built with tree's
     structure): zero for aux data (aux_attribute), which tree_dot holds as the primal's value."""
@@ -740,7 +761,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "static_attribute",
+         "kind_of", "split_at", "attribute_dot", "static_attribute", "static_item",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

@@ -66,6 +66,7 @@ CPU_SECONDS = {
     "test_odeint_second_order.py": 16, "test_scan2_compositions.py": 15,
     "test_vmap_index_parts.py": 14, "test_structural_primitives.py": 14,
     "test_nested_loop_orders.py": 13, "test_random_dists.py": 13, "test_random_programs.py": 12,
+    "test_random_programs2.py": 24,
     "test_compilation_cache.py": 12, "test_jvp.py": 12, "test_random.py": 12,
     "test_fields15_compositions.py": 11, "test_dist21_failures.py": 10,
     "test_others5_sciml.py": 10, "test_numpy_reductions.py": 9, "test_vmap.py": 8,

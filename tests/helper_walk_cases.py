@@ -245,6 +245,7 @@ CASES = {
                       "tree_unflatten(AUX, [t * x]), 'a')", {"t": r(3), "x": r(3)}),
     "static_attribute": ("t * static_attribute(tree_unflatten(AUX, [x]), 's') + x",
                          {"t": r(3), "x": r(3)}),
+    "static_item": ("t * static_item({'n': 2, 'm': 'a'}, 'n') + x", {"t": r(3), "x": r(3)}),
 }
 
 

@@ -351,6 +351,14 @@ class ContainerMixin:
         sliced = re.fullmatch(r"(\w+)(\[[\w\s+-]*:[\w\s+-]*\])+", src)
         if sliced and sliced.group(1) in self.list_names:
             return True                         # out[:i], out[i:][1:]: slices of a list
+        if src.startswith(("broadcast_batch(", "zeros_like_tree(")) and self.src.generated:
+            # a list (or tuple) of constants, batched or its tangent: vmap's
+            # broadcast_batch([c, d], n) and jvp's zeros_like_tree([c, d]) are lists as given,
+            # their leaves with a batch axis or zeros ([a] + it, under vmap again)
+            call = gast.parse(src, mode="eval").body
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args \
+                    and self.src.resolve_name(call.func.id)[1] in _structure_keeping():
+                return self.is_plain_list(ir.Expr(gast.unparse(call.args[0]).strip()))
         checked = re.match(r"(\w+)\(", src)      # as_sequence(c): a list or tuple, checked
         if checked and src.endswith(")") and (self.bindings.get(checked.group(1)) is as_sequence
                                               or self._global_value(ir.Expr(checked.group(1)))
@@ -1577,6 +1585,13 @@ def _constant_kind(o):
             and node.func.id == "zeros_like_tree" and len(node.args) == 1 and not node.keywords:
         return _constant_kind(ir.Expr(gast.unparse(node.args[0]).strip()))
     return None
+
+
+def _structure_keeping():
+    """The helpers whose result has their first argument's structure."""
+    from secant.ad.rule_helpers import zeros_like_tree
+    from secant.batching.helpers import broadcast_batch
+    return (broadcast_batch, zeros_like_tree)
 
 
 def _name_of(o):

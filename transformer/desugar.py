@@ -140,9 +140,10 @@ def _defined_function(s):
 
 
 def _plain_lambda_assignments(body):
-    """`f: T = lambda ...` and `f, g = lambda ..., lambda ...` (no defaults: evaluating them
-    reads nothing) as the plain `f = lambda ...` statements they mean (a local's annotation is
-    never evaluated), in `body` and the blocks it holds."""
+    """`f: T = lambda ...` and `f, g = lambda ..., lambda ...` (whose defaults read none of
+    f, g: one after the other, each evaluates as it did) as the plain `f = lambda ...`
+    statements they mean (a local's annotation is never evaluated), in `body` and the blocks
+    it holds."""
     out = []
     for s in body:
         if isinstance(s, gast.AnnAssign) and isinstance(s.target, gast.Name) \
@@ -154,8 +155,8 @@ def _plain_lambda_assignments(body):
                 and isinstance(s.value, (gast.Tuple, gast.List)) \
                 and len(s.targets[0].elts) == len(s.value.elts) \
                 and all(isinstance(t, gast.Name) for t in s.targets[0].elts) \
-                and all(isinstance(v, gast.Lambda) and not v.args.defaults
-                        and not any(v.args.kw_defaults) for v in s.value.elts):
+                and all(isinstance(v, gast.Lambda) for v in s.value.elts) \
+                and not _defaults_read(s.value.elts, {t.id for t in s.targets[0].elts}):
             out.extend(gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None),
                                           s) for t, v in zip(s.targets[0].elts, s.value.elts))
             continue
@@ -167,6 +168,13 @@ def _plain_lambda_assignments(body):
                 h.body = _plain_lambda_assignments(h.body)
         out.append(s)
     return out
+
+
+def _defaults_read(lambdas, names):
+    """Whether a default of one of `lambdas` reads one of `names`."""
+    return any(isinstance(m, gast.Name) and m.id in names
+               for v in lambdas for d in v.args.defaults + v.args.kw_defaults if d is not None
+               for m in gast.walk(d))
 
 
 def _has(stmts, kinds):
@@ -1112,9 +1120,18 @@ class _Desugarer:
         return getattr(s, "secant_held", []) + [before]
 
     def _read_after(self, s):
+        """Names read below loop `s`; a read in the body of a later `for` that binds the name
+        reads that loop's own value (`for i in ...` twice: the second loop's i), not s's."""
         end = getattr(s, "end_lineno", None) or 1 << 30
+        rebound = set()
+        for m in _walk_scope(self.node.body):
+            if isinstance(m, gast.For) and getattr(m, "lineno", 0) > end:
+                bound = {t.id for t in gast.walk(m.target) if isinstance(t, gast.Name)}
+                rebound |= {id(n) for part in m.body for n in gast.walk(part)
+                            if isinstance(n, gast.Name) and n.id in bound}
         return {m.id for m in _walk_scope(self.node.body) if isinstance(m, gast.Name)
-                and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", 0) > end}
+                and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", 0) > end
+                and id(m) not in rebound}
 
     def exits(self, stmts, kinds, flags):
         """`stmts` with the exits of `kinds` replaced: the rest of the block moves into the

@@ -2622,17 +2622,19 @@ class Normaliser(ContainerMixin):
             return node
         return Built().visit(hygiene.copy_tree(node))
 
-    def _aux_read_call(self, node, args):
+    def _aux_read_call(self, node, args, items=False):
         """range(self.n), int(self.n) of a tracked object's attribute: the number may be aux
         data of a registered class (a constant of every transform), known when the code runs:
         the call reads it by ad/helpers.py static_attribute, which refuses a leaf there. None
-        when some other tracked value flows into the call."""
+        when some other tracked value flows into the call. `items`: range(d["n"]) reads an int
+        item of a dict by static_item too (an int is never differentiated or batched: a float
+        given to int() may be, and int(d["n"]) inside another call is read from its source)."""
         nodes = list(node.args) + [k.value for k in node.keywords]
         swap = {}
         for a, o in zip(nodes, args):
             if isinstance(o, ir.Expr):
                 continue
-            if (held := self._aux_read(a)) is None:
+            if (held := self._aux_read(a, items)) is None:
                 return None
             swap[id(a)] = held
         node = gast.copy_location(gast.Call(
@@ -2641,14 +2643,32 @@ class Normaliser(ContainerMixin):
                       for k in node.keywords]), node)
         return node
 
-    def _aux_read(self, a):
-        """`static_attribute(obj, "n")` for the expression `obj.n` (None for any other)."""
-        if not (isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name)
-                and a.value.id not in self.held and a.attr not in STATIC_ATTRIBUTES
-                and not a.attr.startswith("__")):
+    def _aux_read(self, a, items=False):
+        """`static_attribute(obj, "n")` for the expression `obj.n`, `static_item(d, "n")` for
+        `d["n"]` (a constant key), in arithmetic of such reads and untracked values
+        (`self.n - 1`); None for any other."""
+        if not self._tracked_names_in(a):
+            return a
+        if isinstance(a, gast.BinOp):
+            left, right = self._aux_read(a.left, items), self._aux_read(a.right, items)
+            return None if left is None or right is None else \
+                gast.copy_location(gast.BinOp(left=left, op=a.op, right=right), a)
+        if isinstance(a, gast.UnaryOp):
+            operand = self._aux_read(a.operand, items)
+            return None if operand is None else \
+                gast.copy_location(gast.UnaryOp(op=a.op, operand=operand), a)
+        if items and isinstance(a, gast.Subscript) and isinstance(a.value, gast.Name) \
+                and a.value.id not in self.held and isinstance(a.slice, gast.Constant) \
+                and isinstance(a.slice.value, (str, int)) and not isinstance(a.slice.value, bool):
+            helper, key = "static_item", a.slice
+        elif isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) \
+                and a.value.id not in self.held and a.attr not in STATIC_ATTRIBUTES \
+                and not a.attr.startswith("__"):
+            helper, key = "static_attribute", gast.Constant(a.attr, None)
+        else:
             return None
-        call = gast.Call(func=gast.Name("static_attribute", gast.Load(), None, None),
-                         args=[a.value, gast.Constant(a.attr, None)], keywords=[])
+        call = gast.Call(func=gast.Name(helper, gast.Load(), None, None),
+                         args=[a.value, key], keywords=[])
         for n in gast.walk(call):
             gast.copy_location(n, a)
         return call
@@ -2703,7 +2723,7 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
-            held = self._aux_read_call(node, args)
+            held = self._aux_read_call(node, args, items=obj is range)
             if held is not None:
                 return self._inactive(held)
             raise self.src.error(node, f"{obj.__name__}() of a {self.what} value: Python needs its "
@@ -3347,8 +3367,9 @@ class Normaliser(ContainerMixin):
             if p in args:
                 o = self.operand(args[p])
                 if isinstance(o, ir.Var) and p not in ("pred", "index") and \
-                        (held := self._aux_read(args[p])) is not None:
-                    # (range(self.n): a number in a registered class's aux data)
+                        (held := self._aux_read(args[p], items=p != "reverse")) is not None:
+                    # (range(self.n): a number in a registered class's aux data; range(d["n"])
+                    # an int item, read by static_item)
                     for seq in (node.args, [k for k in node.keywords]):
                         for i, a in enumerate(seq):
                             if a is args[p]:
