@@ -27,15 +27,13 @@ RNG = np.random.default_rng(10010)
 
 OBJECT_PASSED_ON = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
-    reason="transformer/desugar.py (_constructor) reads ApplyScope(variables, "
-    "mutable=mutable) as a tree only when every argument is a child (mutable is aux data), so "
-    "transformer/normalize.py (_inactive_call) refuses it (its message no longer advises "
-    "registering the registered class). Given aux arguments (flax15 tried: each refused when "
-    "tracked), the chain goes on: scope.get(col, name, init, shape) (now a method, not dict.get), "
-    "then the cotangent of a Module (its own __setattr__: not read as plain fields), then "
-    "object.__setattr__(copy.copy(self), 'scope', scope) in _bind; and a one-argument user "
-    "method called get/items/keys on a pytree passed on is read as dict.get (internal "
-    "TypeError), which the aux change would expose. JAX runs it")
+    reason="ApplyScope(variables, mutable=mutable) is read as a tree since others11a "
+    "(transformer/objects.py constructor_children: mutable goes to the aux data, static as in "
+    "JAX), and the wrapper of a @compact __call__ is now run through by the trace of its "
+    "specialised form (transformer/trace_source.py record) instead of recorded as a call that "
+    "recursed; the chain goes on: the cotangent of a Module (its own __setattr__: not read as "
+    "plain fields; ad/helpers.py), and _MODULE_STACK.append(self), a differentiated module "
+    "stored in a global (transformer/trace_source.py refuses it). JAX runs it")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------

@@ -2328,7 +2328,8 @@ class Normaliser(ContainerMixin):
         fn = self.operand(func) if fn is None else fn
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
                 func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
-                or maker is builtins.getattr or maker is _UNRESOLVED)):
+                or maker is builtins.getattr or maker is _UNRESOLVED
+                or isinstance(func, gast.Call))):
             # (getattr(m, name)(x): a method of m picked by a name; Registry[k](a)(x): an
             # object built when it runs, called through its class's __call__)
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
@@ -2380,6 +2381,16 @@ class Normaliser(ContainerMixin):
         spells the call out on first use of each shape (transformer/callees.py)."""
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
+        if len(double) > 1:     # f(**a, **b): f(**{**a, **b}) (Python refuses a key twice)
+            merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
+                                                  values=[k.value for k in double]), node)
+            held = self.names.fresh("kwargs")
+            self.bind_name(held, self.operand(merged))
+            double = [gast.copy_location(gast.keyword(None, gast.copy_location(
+                gast.Name(held, gast.Load(), None, None), node)), node)]
+            node = gast.copy_location(gast.Call(
+                func=node.func, args=node.args,
+                keywords=[k for k in node.keywords if k.arg is not None] + double), node)
         if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
             raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
                                  "cannot spell out when *args comes last and once, and "
