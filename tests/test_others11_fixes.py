@@ -118,3 +118,53 @@ def test_vmap_of_a_grad_calling_a_function_held_by_the_batched_object(x64):
                      for w in np.asarray(states.w)])
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(jit(vmap(g))(states), want, rtol=1e-12)
+
+
+# - A generator expression's variable in a loop and again after it (`sum(a * k for a, k in
+#   zip(row, ks))` in a Runge-Kutta stage loop, then `sum(b * k ...)` for the solution) was
+#   taken for a variable of the function the loop carries: grad raised "cannot access local
+#   variable 'k' ... no iteration of the loop assigned it" (transformer/normalize.py _loop now
+#   leaves a comprehension's own variables out).
+
+_A = ((0.5,), (0.0, 0.75))
+_B = (0.2, 0.3, 0.5)
+
+
+def _rk_like(y0):
+    ks = [-0.8 * y0]
+    for a_row in _A:
+        yi = y0 + sum(a * k for a, k in zip(a_row, ks))
+        ks.append(-0.8 * yi)
+    return jnp.sum(y0 + sum(b * k for b, k in zip(_B, ks)))
+
+
+def test_a_generator_variable_used_in_a_loop_and_after_it(x64):
+    y = jnp.asarray([0.3, 0.2])
+    np.testing.assert_allclose(grad(_rk_like)(y), [0.44, 0.44], rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(_rk_like))(y), [0.44, 0.44], rtol=1e-12)
+    np.testing.assert_allclose(vmap(grad(_rk_like))(jnp.ones((3, 2))), np.full((3, 2), 0.44),
+                               rtol=1e-12)
+
+
+# - lax.cond(pred, f, g, operand=x) (JAX's named operand, as blackjax writes it) was a
+#   TypeError: secant/lax_control_flow.py cond / switch and transformer/normalize.py
+#   control_flow take it.
+
+
+def test_cond_and_switch_with_the_operand_keyword(x64):
+    from secant import lax
+
+    def f(x, p):
+        a = lax.cond(p > 0, lambda v: v ** 2, lambda v: -v, operand=x)
+        b = lax.switch(1, [jnp.sin, jnp.cos], operand=x)
+        return jnp.sum(a + b)
+
+    x = jnp.asarray([0.5, 1.5])
+    for p, want in ((1.0, 2 * np.asarray(x) - np.sin(x)), (-1.0, -1.0 - np.sin(x))):
+        np.testing.assert_allclose(grad(f)(x, p), want, rtol=1e-12)
+        np.testing.assert_allclose(jit(grad(f))(x, p), want, rtol=1e-12)
+    np.testing.assert_allclose(f(x, 1.0), np.sum(np.asarray(x) ** 2 + np.cos(x)), rtol=1e-12)
+    import pytest
+    import secant
+    with pytest.raises(secant.SecantError, match="operand"):
+        lax.cond(True, lambda v: v, lambda v: v, x, operand=x)
