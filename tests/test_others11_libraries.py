@@ -305,10 +305,11 @@ def test_inject_hyperparams_schedule_against_numpy(x64):
 
 @pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
     "inner_factory(**other_hps, **hparams) with inner_factory a closure cell is a call_starred "
-    "(secant/transforms.py _generate_spelled_dispatch); its primal result is the plain "
-    "function's (sgd's closures as functions) while sgd's vjp reads them as closure nodes "
-    "(init_closure/update_closure): a tree_map structure mismatch in sgd_vjp (with sgd named "
-    "in the call, not through a closure cell, it works)"))
+    "(secant/transforms.py _generate_spelled_dispatch); the cotangent the vjp of "
+    "`result.update(...)` gives for the returned closure update is the plain function (a held "
+    "function's zero), while sgd's vjp reads it as a closure node (update_closure): a "
+    "tree_map structure mismatch in sgd_vjp, an error rather than a lost derivative. With sgd "
+    "named in the call (not through a closure cell) it works"))
 def test_hypergradient_of_an_injected_learning_rate(x64):
     """The learning rate lives in the state, so a user differentiates the loss after a few steps
     with respect to state.hyperparams['learning_rate'] (and the second derivative by grad of grad)."""
