@@ -2385,16 +2385,6 @@ class Normaliser(ContainerMixin):
         spells the call out on first use of each shape (transformer/callees.py)."""
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
-        if len(double) > 1:     # f(**a, **b): f(**{**a, **b}) (Python refuses a key twice)
-            merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
-                                                  values=[k.value for k in double]), node)
-            held = self.names.fresh("kwargs")
-            self.bind_name(held, self.operand(merged))
-            double = [gast.copy_location(gast.keyword(None, gast.copy_location(
-                gast.Name(held, gast.Load(), None, None), node)), node)]
-            node = gast.copy_location(gast.Call(
-                func=node.func, args=node.args,
-                keywords=[k for k in node.keywords if k.arg is not None] + double), node)
         if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
             raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
                                  "cannot spell out when *args comes last and once, and "
