@@ -157,8 +157,22 @@ def _branches_agree(out, taken, branches, operands, names):
                 + where())
 
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def _operand_keyword(operands, operand, name):
+    """JAX's `operand=` keyword (one operand, given by name; never beside positional ones)."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise SecantTypeError(f"{name}: if the 'operand' keyword is passed then no operands "
+                              "can be passed positionally" + where())
+    return (operand,)
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """true_fun(*operands) if pred else false_fun(*operands)."""
+    operands = _operand_keyword(operands, operand, "cond")
     if not _called_by_user() and not isinstance(pred, Tracer) and _abstract(pred) is None:
         # a Python `if` on a Python object (`if history:` of a list): its truth, as Python's
         return true_fun(*operands) if pred else false_fun(*operands)
@@ -182,8 +196,9 @@ def _index_dtype(index):
                               "convert it with .astype(int)" + where())
 
 
-def switch(index, branches, *operands):
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
+    operands = _operand_keyword(operands, operand, "switch")
     branches = tuple(branches)
     if not branches:
         raise SecantValueError("switch needs at least one branch" + where())

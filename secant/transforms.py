@@ -636,6 +636,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_batched_dispatch(fn, wrt, staged, batch)
     if mode in ("vjp", "jvp") and getattr(fn, "__secant_batched_dispatch__", None):
         return _generate_batched_dispatch_derivative(fn, wrt, mode, staged)
+    if mode in ("vjp", "jvp") and getattr(fn, "__secant_dispatched__", None) \
+            and "fn" in [list(inspect.signature(fn).parameters)[i] for i in wrt]:
+        return _generate_dispatch_derivative(fn, wrt, mode, staged)
     if mode == "vmap" and getattr(fn, "__secant_per_example__", None):
         from secant.custom_gradient import per_example      # (an untraceable custom_gradient)
         return per_example(fn, wrt, batch, fn.__secant_per_example__)
@@ -1063,7 +1066,10 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
                                   "differentiate; batch the function's values as arguments"
                                   f"{where()}")
         passed = passed[:1] + ("fn",) + passed[1:]
-        dispatch_args = (mode, ("self",) + tuple(active)) + tuple(dispatch_args[2:])
+        # (the call's shape counts fn too once it is an operand, as _generate_dispatch's does)
+        n, keywords_ = dispatch_args[-1]
+        dispatch_args = (mode, ("self",) + tuple(active)) + tuple(dispatch_args[2:-1]) + (
+            (n + 1, keywords_),)
     header = source.split("\n", 1)[0]
     name = disp.__name__ + "_vmap"
     args = ", ".join(list(passed) + [f"{k}={k}" for k in keywords])
@@ -1155,6 +1161,57 @@ def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, k
 _batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
                                                     # x): generated code, read by a further
                                                     # transform as any function known at run time
+
+
+def _generate_dispatch_derivative(disp, wrt, mode, staged):
+    """Reverse or forward mode, in its callee fn among others, of a derivative dispatcher
+    (`dynamic_call_vjp(out_bar, fn, x)`: grad of a function whose inner grad calls a function
+    held by a differentiated object, flax's `state.apply_fn` of a TrainState): a dispatcher
+    that, on first use, generates the derivative of the one the original finds, that one
+    taking fn as its first argument (_held_caller) or as its self (an object's __call__)."""
+    source, passed, keywords, dispatch_args = disp.__secant_dispatched__
+    params = list(inspect.signature(disp).parameters)
+    wrt_names = tuple(params[i] for i in wrt)
+    positional = [p for p in params if p not in keywords]
+    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
+    lead = ["out_bar_"] if mode == "vjp" else []
+    args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
+    name = f"{disp.__name__}_{mode}"
+    text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
+            f"    # fn is known only at run time: the {mode} of its derivative is generated "
+            "on first use\n"
+            f"    return dispatched_derivative(fn, {dispatch_args!r}, {wrt_names!r}, "
+            f"{tuple(positional)!r}, {tuple(keywords)!r}, {mode!r}, {staged!r})({args})\n")
+    return load_generated(text, name, {}, {"dispatched_derivative": _dispatched_derivative})
+
+
+def _dispatched_derivative(fn, dispatch_args, wrt, positional, keywords, mode, staged):
+    """The vjp (jvp), in the dispatcher's parameters `wrt` (fn among them), of the derivative
+    _dispatch finds for fn, as generated code taking the dispatcher's own arguments."""
+    first_mode, active = dispatch_args[0], dispatch_args[1]
+    held = first_mode == "vjp" and "self" not in active and _is_held_function(fn)
+    if held:
+        first, bound = _dispatch_target(fn, active, "vjp", dispatch_args[2],
+                                        shape=dispatch_args[-1], held=True)
+    else:
+        first, bound = _dispatch_target(fn, active, first_mode, *dispatch_args[2:])
+    if not (held or bound or "self" in active):
+        raise SecantTypeError(f"secant differentiates a function known only at run time "
+                              f"in itself only when it is an object with a __call__ or a "
+                              f"function holding no arrays; {fn!r} is neither{where()}")
+    names = _parameter_names(first)
+    positions = tuple(positional.index(w) if w in positional else names.index(w) for w in wrt)
+    gen = generate(first, positions, mode, staged=staged)
+    if mode == "jvp":
+        gen = _jvp_call(gen, len(positions), len(positional), keywords)
+    return gen
+
+
+_dispatched_derivative.__secant_dispatcher__ = True    # dispatched_derivative(fn, ...)(...):
+                                                        # generated code, read by a further
+                                                        # transform as any function known at
+                                                        # run time
 
 
 def _without_callee(gen, mode):

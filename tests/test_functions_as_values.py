@@ -359,6 +359,23 @@ def test_a_closure_over_a_differentiated_value_returned_by_a_helper(x64):
     np.testing.assert_allclose(float(grad(f)(0.7)), 3 * 0.7 ** 2, rtol=1e-12)
 
 
+def test_a_closure_over_a_differentiated_value_returned_by_a_helper_and_called(x64):
+    # make(x)(x), once refused ("computed from differentiated values"), is read as
+    # `g = make(x); g(x)` is (the closure's cotangent through the helper's vjp): x * x
+    def f(x):
+        return _make_scale(x)(x)
+
+    def f_twice(x):
+        return _make_scale(x)(x) + _make_scale(2.0 * x)(x)
+
+    x = jnp.asarray(0.7)
+    np.testing.assert_allclose(grad(f)(x), 1.4, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(f))(x), 1.4, rtol=1e-12)
+    np.testing.assert_allclose(grad(grad(f_twice))(x), 6.0, rtol=1e-12)
+    np.testing.assert_allclose(vmap(grad(f_twice))(jnp.asarray([0.7, 1.0])), [4.2, 6.0],
+                               rtol=1e-12)
+
+
 # --- generated sources (SECANT_UPDATE_GOLDEN=1 rewrites them; review the diff) -------------------
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "functions_as_values"
 

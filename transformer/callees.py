@@ -563,6 +563,17 @@ class _Substitute(gast.NodeTransformer):
             else:
                 args.append(a)
         node.args = args
+        keywords = []
+        for k in node.keywords:     # f(**{"a": a}) -> f(a=a) (dataclasses.replace(self, **kw))
+            if k.arg is None and isinstance(k.value, gast.Dict) and all(
+                    isinstance(key, gast.Constant) and isinstance(key.value, str)
+                    and key.value.isidentifier() for key in k.value.keys):
+                keywords.extend(gast.copy_location(gast.keyword(key.value, value), value)
+                                for key, value in zip(k.value.keys, k.value.values))
+                self.splatted = True
+            else:
+                keywords.append(k)
+        node.keywords = keywords
         return node
 
     def _literal(self, kind, names, where):

@@ -1167,7 +1167,11 @@ class Normaliser(ContainerMixin):
                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {target_id}
         if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
             stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
-        
+        # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
+        # the loop and again after it: no loop name, no unbound check of the outer k)
+        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
+                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+
         read_first = _first_reads(body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
                           or (n in self.current and n in tested) or n in used_after)
@@ -2508,7 +2512,8 @@ class Normaliser(ContainerMixin):
         fn = self.operand(func) if fn is None else fn
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
                 func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
-                or maker is builtins.getattr or maker is _UNRESOLVED)):
+                or maker is builtins.getattr or maker is _UNRESOLVED
+                or isinstance(func, gast.Call))):
             # (getattr(m, name)(x): a method of m picked by a name; Registry[k](a)(x): an
             # object built when it runs, called through its class's __call__)
             raise self.src.error(node, f"the function {gast.unparse(func).strip()} is computed "
@@ -3330,6 +3335,11 @@ class Normaliser(ContainerMixin):
         fori_loop_with_carries) that runs the loop of this kind and also returns the carry each
         step started from (batching/vectorize.py batches it as it batches the loop)."""
         args = dict(self._bound_lax_call(node, lax_fn, kind).arguments)
+        if "operand" in args:       # lax.cond(p, f, g, operand=x): JAX's one named operand
+            if args.get("operands"):
+                raise self.src.error(node, f"lax.{kind}: if the 'operand' keyword is passed "
+                                     "then no operands can be passed positionally")
+            args["operands"] = (args.pop("operand"),)
         if kind == "switch":
             fn_nodes = self._switch_branches(node, args["branches"])
             names = [f"branch_{k}" for k in range(len(fn_nodes))]

@@ -119,6 +119,9 @@ def constructor_children(cls, n_args, keywords):
     order = [which.get(id(leaf)) for leaf in leaves]
     if None in order or len(set(order)) != len(order):
         return None
+    # an argument that is no leaf is kept in the aux data (a flax struct field marked
+    # pytree_node=False, register_dataclass's meta_fields): static, as in JAX, where a value
+    # there is no child and carries no derivative or batch axis
     return order
 
 

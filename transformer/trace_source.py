@@ -436,6 +436,12 @@ def record(fn, context=None, follow=False):
     rec.follow = follow
 
     def stand_in(name, value, cell):
+        if fixed and value is fn.__secant_specialises__ and _followed(value) is None \
+                and isinstance(value, types.FunctionType) and not getattr(
+                    value, "__secant_custom__", False):
+            # (the function the specialised one calls, run through even when it is a
+            # decorator's wrapper: recorded as a call, its derivative is this trace again)
+            return _Follow(rec, value, force=True)
         if follow and (isinstance(value, type) or _user_class(type(value))
                        or _followed(value) is not None):
             return _follow_stand_in(rec, value, name)
@@ -595,9 +601,9 @@ class _Follow:
     """A user function called while a following trace runs: run through on its arguments, its
     globals and closure cells read through recorders of the same recording."""
 
-    def __init__(self, rec, value):
+    def __init__(self, rec, value, force=False):
         self._rec = rec
-        self._fn, self._self = _followed(value)
+        self._fn, self._self = (value, None) if force else _followed(value)
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
