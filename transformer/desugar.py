@@ -292,6 +292,9 @@ def _parse(text, like):
     return located(gast.parse(text).body[0], like)
 
 
+ANY = object()      # (module_callee: a callee that may be anything)
+
+
 class _Desugarer:
     def __init__(self, src, node, only_choices=False):
         self.src = src
@@ -320,6 +323,20 @@ class _Desugarer:
         """What the function's tree holds (hygiene.Census), while no pass has changed it;
         else None (a pass then walks the tree as it is now)."""
         return None if self.changed else self._census
+
+    def module_callee(self, root, chain):
+        """What a call of `root.chain...` names, read through modules' dicts only and without
+        recording the look-up (a cheap test before a pass walks the tree): None for a
+        parameter (nothing known now), ANY where it may be anything (an attribute of
+        anything but a module)."""
+        if root in self.params:
+            return None
+        _, obj = self.src._lookup(root)
+        for attr in chain:
+            if type(obj) is not types.ModuleType or attr not in obj.__dict__:
+                return ANY
+            obj = obj.__dict__[attr]
+        return obj
 
     # --- the function ---------------------------------------------------------------------------
     def function(self, node):
@@ -1965,18 +1982,13 @@ def _sorted_items_by_key(n):
 
 def _may_be_tree_call(d, root, chain):
     """Whether a call of `root.chain...` may call what _TreeCalls rewrites: a secant.tree_util
-    function or a pytree class (read without recording the look-up, through the dicts of
-    modules only: an attribute of anything else may be either)."""
-    if root in d.params:
-        return False
-    _, obj = d.src._lookup(root)
-    for attr in chain:
-        if type(obj) is not types.ModuleType or attr not in obj.__dict__:
-            return True
-        obj = obj.__dict__[attr]
+    function or a pytree class."""
+    obj = d.module_callee(root, chain)
+    if obj is ANY:
+        return True
     from secant import tree_util
-    return any(obj is getattr(tree_util, name) for name in _TREE_CALLS) or \
-        objects.node_class(obj) is not None
+    return obj is not None and (any(obj is getattr(tree_util, name) for name in _TREE_CALLS)
+                                or objects.node_class(obj) is not None)
 
 
 _TREE_CALLS = ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",

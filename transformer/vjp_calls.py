@@ -9,7 +9,6 @@ transform of the caller differentiates or batches through it (a lambda closing o
 lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called.
 Written in one expression, `vjp(f, a)[1](ct)` -> `vjp_pullback(f, 1)(a, ct)` and `vjp(f, a)[0]`
 -> `f(a)`."""
-import types
 
 import gast
 
@@ -34,18 +33,11 @@ def rewrite(d, body):
 
 
 def _may_be_vjp(d, root, chain):
-    """Whether a call of `root.chain...` may call secant.vjp (as _Rewriter._is_vjp would find,
-    but without recording the look-up, and reading attributes of modules only, from their
-    dicts: any other attribute may be vjp)."""
-    if root in d.params:
-        return False
-    _, obj = d.src._lookup(root)
-    for attr in chain:
-        if type(obj) is not types.ModuleType or attr not in obj.__dict__:
-            return True
-        obj = obj.__dict__[attr]
+    """Whether a call of `root.chain...` may call secant.vjp (as _Rewriter._is_vjp would find)."""
+    from secant.transformer.desugar import ANY
+    obj = d.module_callee(root, chain)
     import secant
-    return obj is secant.vjp
+    return obj is ANY or obj is secant.vjp
 
 
 class _Rewriter(gast.NodeTransformer):
