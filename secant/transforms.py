@@ -1116,23 +1116,33 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     function calling vmap(model)(x), model known only at run time): a dispatcher that, on first
     use, generates the vjp (jvp) of the batched form the original one finds (the model
     differentiated as self)."""
-    params = list(inspect.signature(disp).parameters)
-    wrt_names = tuple(params[i] for i in wrt)
     keywords = [p.name for p in inspect.signature(disp).parameters.values()
                 if p.kind == p.KEYWORD_ONLY]
+    return _derivative_dispatcher(
+        disp, wrt, mode, keywords, "out_bar", "batched form",
+        lambda wrt_names, positional: (
+            f"batched_derivative(fn, {', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
+            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})"),
+        {"batched_derivative": _batched_derivative})
+
+
+def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers):
+    """The generated function `{disp}_{mode}` taking the dispatcher's parameters (after
+    `lead`, the cotangent, in reverse mode; with their tangents in forward mode) that calls
+    what `call(wrt_names, positional)` makes on first use with them."""
+    params = list(inspect.signature(disp).parameters)
+    wrt_names = tuple(params[i] for i in wrt)
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
     dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
-    lead = ["out_bar"] if mode == "vjp" else []
+    lead = [lead] if mode == "vjp" else []
     args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
     name = f"{disp.__name__}_{mode}"
     text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
-            f"    # fn is known only at run time: the {mode} of its batched form is generated "
+            f"    # fn is known only at run time: the {mode} of its {what} is generated "
             "on first use\n"
-            f"    return batched_derivative(fn, "
-            f"{', '.join(map(repr, disp.__secant_batched_dispatch__))}"
-            f", {wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})({args})\n")
-    return load_generated(text, name, {}, {"batched_derivative": _batched_derivative})
+            f"    return {call(wrt_names, positional)}({args})\n")
+    return load_generated(text, name, {}, helpers)
 
 
 def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):
@@ -1170,20 +1180,12 @@ def _generate_dispatch_derivative(disp, wrt, mode, staged):
     that, on first use, generates the derivative of the one the original finds, that one
     taking fn as its first argument (_held_caller) or as its self (an object's __call__)."""
     source, passed, keywords, dispatch_args = disp.__secant_dispatched__
-    params = list(inspect.signature(disp).parameters)
-    wrt_names = tuple(params[i] for i in wrt)
-    positional = [p for p in params if p not in keywords]
-    kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
-    lead = ["out_bar_"] if mode == "vjp" else []
-    args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
-    name = f"{disp.__name__}_{mode}"
-    text = (f"def {name}({', '.join(lead + positional + dots)}{kw_sig}):\n"
-            f"    # fn is known only at run time: the {mode} of its derivative is generated "
-            "on first use\n"
-            f"    return dispatched_derivative(fn, {dispatch_args!r}, {wrt_names!r}, "
-            f"{tuple(positional)!r}, {tuple(keywords)!r}, {mode!r}, {staged!r})({args})\n")
-    return load_generated(text, name, {}, {"dispatched_derivative": _dispatched_derivative})
+    return _derivative_dispatcher(
+        disp, wrt, mode, keywords, "out_bar_", "derivative",
+        lambda wrt_names, positional: (
+            f"dispatched_derivative(fn, {dispatch_args!r}, {wrt_names!r}, "
+            f"{tuple(positional)!r}, {tuple(keywords)!r}, {mode!r}, {staged!r})"),
+        {"dispatched_derivative": _dispatched_derivative})
 
 
 def _dispatched_derivative(fn, dispatch_args, wrt, positional, keywords, mode, staged):
