@@ -18,10 +18,11 @@ Secant's time is split into its phases (time spent in each, nested phases subtra
 jax's is split into its XLA compile (compiler.backend_compile_and_load) and the rest.
 
 Both also report "gc": the time Python's cyclic collector ran during the call (inside the
-phases above, not beside them). A fresh process reaches its first call with a full collection
-due (the survivors of its imports): whichever allocation trips it pays for a pass over every
-tracked object (~51k after `import secant`, ~98k after `import jax`: 10-25 ms CPU and 25-40 ms
-here), so where it lands moves either library's total by that much from one process to the next.
+phases above, not beside them). A full collection walks every tracked object (~41k after
+`import secant` and a tiny jit, ~98k for jax; 10-25 ms CPU here), and where the one due after a
+process's imports lands moves a total by that much: before secant imported jaxlib's MLIR
+dialect bindings lazily (runtime.verify), its imports left one due that the first real call
+paid (gc 22-28 ms of it); jax's and now secant's land outside the call (gc ~1 ms).
 
 Each figure is the median of REPEATS fresh processes, the libraries interleaved. Wall clock by
 default; SECANT_BENCH_CPU=1: each process's CPU time, all its threads (XLA's included), which
