@@ -16,9 +16,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import numpy as np  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 from jaxlib import _jax  # noqa: E402
-from jaxlib.mlir import ir  # noqa: E402
-from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo  # noqa: E402
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 
 from secant.backends import compilation_cache, dtypes, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
@@ -454,12 +451,19 @@ _context = None
 
 
 def _mlir_context():
+    """jaxlib's MLIR context with the StableHLO and CHLO dialects, made on first use: only
+    `verify` parses modules here (XLA parses the text it compiles), so the dialects' Python
+    bindings are imported then, not with secant (issue 19: their generated op classes are
+    ~10k objects every full pass of Python's cyclic collector walks, and 30-300 ms of import)."""
     global _context
     if _context is not None:
         return _context
     with _client_lock:
         if _context is not None:
             return _context
+        from jaxlib.mlir import ir
+        from jaxlib.mlir.dialects import chlo as _chlo, stablehlo as _stablehlo
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
         ctx = ir.Context()
         registry = ir.DialectRegistry()
         _jax_mlir_ext.register_dialects(registry)
@@ -473,7 +477,9 @@ def _mlir_context():
 
 def verify(text):
     """Parse and verify module text; a bad module is a StableHLOError naming each diagnostic."""
-    with _mlir_context():
+    ctx = _mlir_context()
+    from jaxlib.mlir import ir
+    with ctx:
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:

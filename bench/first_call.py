@@ -17,12 +17,20 @@ Secant's time is split into its phases (time spent in each, nested phases subtra
 
 jax's is split into its XLA compile (compiler.backend_compile_and_load) and the rest.
 
+Both also report "gc": the time Python's cyclic collector ran during the call (inside the
+phases above, not beside them). A full collection walks every tracked object (~41k after
+`import secant` and a tiny jit, ~98k for jax; 10-25 ms CPU here), and where the one due after a
+process's imports lands moves a total by that much: before secant imported jaxlib's MLIR
+dialect bindings lazily (runtime.verify), its imports left one due that the first real call
+paid (gc 22-28 ms of it); jax's and now secant's land outside the call (gc ~1 ms).
+
 Each figure is the median of REPEATS fresh processes, the libraries interleaved. Wall clock by
 default; SECANT_BENCH_CPU=1: each process's CPU time, all its threads (XLA's included), which
 a machine shared with other work disturbs far less.
 
     PYTHONPATH=/tmp/benchpkgs .venv/bin/python bench/first_call.py
 """
+import gc
 import importlib.util
 import json
 import os
@@ -85,6 +93,23 @@ def _inputs():
     return params, x, y
 
 
+class _Collector:
+    """Time spent in Python's cyclic collector (gc.callbacks), from start() on."""
+
+    def __init__(self):
+        self.total, self.began = 0.0, None
+
+    def start(self):
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase, info):
+        if phase == "start":
+            self.began = CLOCK()
+        elif self.began is not None:
+            self.total += CLOCK() - self.began
+            self.began = None
+
+
 class _Phases:
     """Exclusive time per phase: a wrapped function's time, less that of wrapped callees."""
 
@@ -127,10 +152,12 @@ def _child_secant(case):
     phases.wrap(tracer.Trace, "module", "emission")
     phases.wrap(runtime, "verify", "parse")
     phases.wrap(runtime, "Executable", "compile")
-    total = _first_call(case, "secant", snp, secant.jit, secant.grad, secant.block_until_ready)
+    collector = _Collector()
+    total = _first_call(case, "secant", snp, secant.jit, secant.grad, secant.block_until_ready,
+                        collector)
     split = dict(phases.acc)
     split["other"] = total - sum(split.values())
-    return {"total": total, **split}
+    return {"total": total, **split, "gc": collector.total}
 
 
 def _child_jax(case):
@@ -141,21 +168,25 @@ def _child_jax(case):
     jax.jit(lambda a: a + 1)(np.ones(3, np.float32)).block_until_ready()
     phases = _Phases()      # (jax's XLA compile, for the split; the rest is its trace and run)
     phases.wrap(compiler, "backend_compile_and_load", "compile")
-    total = _first_call(case, "jax", jnp, jax.jit, jax.grad, jax.block_until_ready)
-    return {"total": total, "compile": phases.acc["compile"]}
+    collector = _Collector()
+    total = _first_call(case, "jax", jnp, jax.jit, jax.grad, jax.block_until_ready, collector)
+    return {"total": total, "compile": phases.acc["compile"], "gc": collector.total}
 
 
-def _first_call(case, tag, numpy_module, jit, grad, block):
-    """Seconds from building the jitted function of `case` to its first result."""
+def _first_call(case, tag, numpy_module, jit, grad, block, collector):
+    """Seconds from building the jitted function of `case` to its first result (`collector`
+    started at the start: the collector's time within them)."""
     import numpy as np
     if case == CASES[0]:
         mod = _load(MLP_SOURCE, f"mlp_loss_{tag}", numpy_module)
         args = _inputs()
+        collector.start()
         start = CLOCK()
         block(jit(grad(mod.mlp_loss))(*args))
     else:
         mod = _load(_ops200_source(), f"ops200_{tag}", numpy_module)
         args = (np.linspace(-1, 1, 1000, dtype=np.float32),)
+        collector.start()
         start = CLOCK()
         block(jit(mod.f)(*args))
     return CLOCK() - start
@@ -185,11 +216,12 @@ def measure(repeats=REPEATS):
         for _ in range(repeats):
             for lib in libs:
                 runs[lib].append(_run_child(lib, case))
-        sec = {k: statistics.median(r[k] for r in runs["secant"]) for k in ("total",) + PHASES}
-        jax_total = statistics.median(r["total"] for r in runs["jax"]) if "jax" in runs else None
-        jax_compile = (statistics.median(r["compile"] for r in runs["jax"]) if "jax" in runs
-                       else None)
-        results[case] = {"secant": sec, "jax": jax_total, "jax compile": jax_compile}
+        sec = {k: statistics.median(r[k] for r in runs["secant"])
+               for k in ("total",) + PHASES + ("gc",)}
+        jax = {k: statistics.median(r[k] for r in runs["jax"]) if "jax" in runs else None
+               for k in ("total", "compile", "gc")}
+        results[case] = {"secant": sec, "jax": jax["total"], "jax compile": jax["compile"],
+                         "jax gc": jax["gc"]}
     return results
 
 
@@ -207,10 +239,11 @@ def main():
     for case, r in results.items():
         s = r["secant"]
         split = "  ".join(f"{p} {s[p] * 1e3:.1f}" for p in PHASES)
-        line = f"  {case:<24} secant {s['total'] * 1e3:8.1f} ms  ({split})"
+        line = f"  {case:<24} secant {s['total'] * 1e3:8.1f} ms  ({split}; gc {s['gc'] * 1e3:.1f})"
         if r["jax"] is not None:
             line += f"\n  {'':<24} jax    {r['jax'] * 1e3:8.1f} ms  (compile " \
-                    f"{r['jax compile'] * 1e3:.1f}, the rest {(r['jax'] - r['jax compile']) * 1e3:.1f})" \
+                    f"{r['jax compile'] * 1e3:.1f}, the rest {(r['jax'] - r['jax compile']) * 1e3:.1f}; " \
+                    f"gc {r['jax gc'] * 1e3:.1f})" \
                     f"   secant/jax {s['total'] / r['jax']:5.2f}x"
         print(line)
     return results
