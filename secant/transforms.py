@@ -171,8 +171,8 @@ def _plain_constructor(cls, name):
     from secant import tree_util
     from secant.ad.helpers import object_of
     from secant.transformer.user_objects import functional_form
-    if cls not in tree_util._plain_types and (tree_util.is_node_type(cls)
-                                              or not tree_util._plain_class(cls)):
+    if (cls not in tree_util._plain_types and tree_util.is_node_type(cls)) \
+            or not tree_util._plain_class(cls):     # (read plain, its own __setattr__: no)
         return None
     ns = functional_form(cls)
     init = getattr(ns, "__init__", None) if ns is not None else None

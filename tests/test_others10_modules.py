@@ -31,10 +31,13 @@ OBJECT_PASSED_ON = pytest.mark.xfail(
     "its aux data: transformer/desugar.py _constructor, objects.constructor_aux), "
     "copy.copy(self) + object.__setattr__(bound, 'scope', scope) in _bind as a new object of the "
     "class (normalize.py _plain_field_set), and a one-argument get/items/keys/values of a "
-    "pytree passed on as the object's own method (containers.py dict_or_object_method). The "
-    "chain now stops at the cotangent of a Module (Dense: its own __setattr__, so not read as "
-    "plain fields: ad/helpers.py grad_of_fields), and setup()'s self.x = Sub() binding through "
-    "that __setattr__ on the copy. JAX runs it")
+    "pytree passed on as the object's own method (containers.py dict_or_object_method), and "
+    "a Module's cotangent (its own __setattr__: read as its fields, secant/tree_util.py "
+    "plain_refusal(read=True); object.__setattr__ sets after the first traced one are new "
+    "objects too). The chain now stops at _bind's bound.setup(): a method run for what it "
+    "does to the differentiated copy (self.norm = LayerNorm() binding through Module."
+    "__setattr__, whose object.__setattr__(self, name, value) names no constant field), its "
+    "result dropped; MLPCompact at (e) below. JAX runs it")
 
 WRAPPED_CALL = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,

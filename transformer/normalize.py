@@ -700,6 +700,12 @@ class Normaliser(ContainerMixin):
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
 
+    def _plain_setattr_call(self, call):
+        """Whether `call` is object.__setattr__(m, "w", v) or setattr(m, "w", v)."""
+        return len(call.args) == 3 and not call.keywords and isinstance(
+            call.args[1], gast.Constant) and isinstance(call.args[1].value, str) and \
+            self._resolve(call.func) in (object.__setattr__, builtins.setattr)
+
     def _plain_setattr(self, stmt):
         """_plain_field_set's object for `object.__setattr__(m, "w", v)` or `setattr(m, "w", v)`
         (a statement), else None."""
@@ -714,22 +720,30 @@ class Normaliser(ContainerMixin):
         target = gast.copy_location(gast.Attribute(
             value=gast.Name(call.args[0].id, gast.Load(), None, None), attr=call.args[1].value,
             ctx=gast.Store()), call)
-        return self._plain_field_set(target, call.args[2], stmt)
+        return self._plain_field_set(target, call.args[2], stmt,
+                                     bypass=self._resolve(call.func) is object.__setattr__)
 
-    def _plain_field_set(self, target, value, stmt):
+    def _plain_field_set(self, target, value, stmt, bypass=False):
         """`object_of(C, vars(m) | {"w": v})` for `m.w = v` (v tracked) in the function's own
         body, where m is a local bound once, to `C(...)` of a plain class C (secant/tree_util.py
         plain_object: fields in its __dict__, no attribute access of its own) or to
         `copy.copy(x)` (C: type(m), refused when it runs unless plain), and read before only as
         `m.field`: an object of C with m's fields and w changed, as the transforms read a plain
         object (flax's `bound = Model(); bound.scope = scope; return bound`). No other name
-        can see m's change in place (it is not passed anywhere before). Else None."""
+        can see m's change in place (it is not passed anywhere before). Else None.
+        bypass: object.__setattr__(m, "w", v), which skips a __setattr__ of the class's own
+        (flax's Module binds what it is given), so C may define one; m.w = v and setattr run
+        it, and C must not (object_of(..., assigned=True) refuses a copied one's when it
+        runs). Once m holds a traced value (an earlier set), an untraced set of it is one
+        too (`object.__setattr__(bound, "_autonames", {})`), and m read before as the object
+        of such sets is not a read that sees the change."""
         if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)
                 and (isinstance(stmt, gast.Expr) or isinstance(stmt, gast.Assign)
                      and len(stmt.targets) == 1) and stmt in self.node.body) or self.batching and self.src.generated:
             return None
         name = target.value.id
-        if name in self.params or name in self.held or not self._tracked_names_in(value):
+        if name in self.params or name in self.held or not (
+                self._tracked_names_in(value) or self._tracked_names_in(target.value)):
             return None
         from secant import tree_util
         from secant.ad.helpers import object_of
@@ -751,7 +765,7 @@ class Normaliser(ContainerMixin):
         if cls is copy.copy and len(made_by.args) == 1 and not made_by.keywords:
             kind = gast.Call(func=gast.Name("type", gast.Load(), None, None),  # m = copy.copy(
                              args=[gast.Name(name, gast.Load(), None, None)], keywords=[])  # x)
-        elif not isinstance(cls, type) or not tree_util._plain_class(cls) or (
+        elif not isinstance(cls, type) or tree_util.plain_refusal(cls, read=bypass) or (
                 tree_util.is_node_type(cls) and cls not in tree_util._plain_types):
             return None
         else:
@@ -761,6 +775,10 @@ class Normaliser(ContainerMixin):
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
                     and getattr(n, "lineno", line) < line:
                 p = parents.get(n)
+                if isinstance(p, gast.Call) and p.args[:1] == [n] and isinstance(
+                        parents.get(p), gast.Expr) and parents[p] in self.node.body \
+                        and self._plain_setattr_call(p):
+                    continue        # (an earlier set of m's fields: a new object too)
                 if not (isinstance(p, gast.Attribute) and p.value is n) or (
                         isinstance(parents.get(p), gast.Call) and parents[p].func is p):
                     return None
@@ -773,7 +791,8 @@ class Normaliser(ContainerMixin):
             op=gast.BitOr(), right=gast.Dict(keys=[gast.Constant(target.attr, None)],
                                              values=[value]))
         made = gast.Call(func=gast.Name(look_up, gast.Load(), None, None),
-                         args=[kind, fields], keywords=[])
+                         args=[kind, fields], keywords=[] if bypass or cls is not copy.copy
+                         else [gast.keyword("assigned", gast.Constant(True, None))])
         for n in gast.walk(made):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, target)
