@@ -1997,7 +1997,14 @@ def staged(fun):
     if _is_op_or_callable(fun):     # snp.var, a bound method, a partial: its calling function
         return _op_function(fun)    # (secant's own implementation is never read)
     make = getattr(fun, "__secant_staged__", None)
-    return make() if make is not None else functionalize(desugar(fun))
+    if make is not None:
+        return make()
+    try:
+        return functionalize(desugar(fun))
+    except SecantError as e:
+        if getattr(e, "global_flow", None) is None:
+            raise
+        return fun      # (a `with` of a handler stack: the transform traces it instead)
 
 
 def _objects_form(fn, args):

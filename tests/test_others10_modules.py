@@ -483,9 +483,11 @@ def np_potential(p):
     strict=True, raises=secant.SecantError,
     reason="transformer/user_objects.py: handler objects built from differentiated values "
     "(substitute(model, data=params)) and passed on (trace(...)) are refused (registering "
-    "substitute would not help: its fn argument would be aux data, see above); the trace "
-    "fallback (transformer/trace_source.py _Object) has no __enter__/__exit__ for `with self:`"
-    " and, given them, its guard finds new handler objects on each call (objects15's area)")
+    "substitute would not help: its fn argument would be aux data, see above). The trace "
+    "fallback now follows `with self:` (trace_source.py _Object.__enter__/__exit__) and a "
+    "view stored on a followed object (trace(...).fn); it stops at log_density's `model` "
+    "parameter, a function, which the per-call trace stands in for by an array recorder "
+    "(_Value: not callable). See tests/test_mods15_with_handlers.py for the stack alone")
 def test_effect_handlers_log_density(x64):
     p = {"mu": 4.0, "tau": 3.0, "theta": RNG.normal(size=8) * 3 + 4}
     np.testing.assert_allclose(potential(to_snp(p)), np_potential(p), rtol=1e-12)
