@@ -115,3 +115,38 @@ def test_with_self_in_a_handler_call_is_right_or_refused(x64, transform):
     else:
         np.testing.assert_allclose(got, 6 * np.cos(6 * x), rtol=1e-10)
     assert not _STACK
+
+
+def push(h):
+    _STACK.append(h)
+
+
+def pop():
+    _STACK.pop()
+
+
+def pushed_by_append(x):
+    _STACK.append(Scale(2.0))
+    y = site(x)
+    _STACK.pop()
+    return jnp.sum(jnp.sin(y))
+
+
+def pushed_by_a_helper(x):
+    push(Scale(2.0))
+    y = site(x)
+    pop()
+    return jnp.sum(jnp.sin(y))
+
+
+@pytest.mark.parametrize("f", [pushed_by_append, pushed_by_a_helper])
+def test_a_stack_pushed_and_popped_around_a_callee(x64, f):
+    """The same without `with`: _STACK.append(h) / push(h), the callee, pop (grad was the
+    derivative without the handler: cos(2x) for 2 cos(2x), silently)."""
+    want = 2 * np.cos(2 * X)
+    np.testing.assert_allclose(grad(f)(X), want, rtol=1e-10)
+    np.testing.assert_allclose(fd_grad(f, (X,)), want, rtol=1e-6)
+    np.testing.assert_allclose(jit(grad(f))(X), want, rtol=1e-10)
+    np.testing.assert_allclose(vmap(grad(f))(XS), 2 * np.cos(2 * XS), rtol=1e-10)
+    check_vmap(f, (XS,))
+    assert not _STACK

@@ -347,6 +347,8 @@ class Normaliser(ContainerMixin):
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
                 self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
+                if not self.batching and not self.src.generated:
+                    self._check_no_effect_before_callees(stmt)
             if self.batching and not printing and isinstance(stmt.value, gast.Call) and any(
                     self.current.get(n) in self.tracked for n in _free_names_in(stmt.value)):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar
@@ -502,6 +504,51 @@ class Normaliser(ContainerMixin):
             return code         # (a batched list or tuple: printed as it is)
         names = ", ".join(batched)
         return f"for_each_example(lambda {names}: {code}, {names})"
+
+    def _user_function(self, func):
+        """The user's function a callee `f` names (a global or free name), else None."""
+        if not isinstance(func, gast.Name) or self._is_local(func.id):
+            return None
+        kind, obj = self.src.resolve_name(func.id)
+        if kind in ("global", "closure") and isinstance(obj, types.FunctionType) and (
+                obj.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy"):
+            return obj
+        return None
+
+    def _check_no_effect_before_callees(self, stmt):
+        """A call run for its effect on Python state (`_STACK.append(h)` of a global list,
+        `push(h)` of a user function, its result dropped) in a function that also calls user
+        functions: those may read that state (a handler stack), and a derivative's reverse
+        pass runs them again later, when it has changed back (their vjp recomputes them): the
+        transforms trace the function instead, on each call (its error's global_flow)."""
+        from secant.transformer.functionalize import _MUTATING_METHODS
+        call = stmt.value
+        if not isinstance(call, gast.Call):
+            return
+        func = call.func
+        root = func.value if isinstance(func, gast.Attribute) else None
+        effect = None
+        if isinstance(root, gast.Name) and func.attr in _MUTATING_METHODS \
+                and not self._is_local(root.id):
+            kind, obj = self.src.resolve_name(root.id)
+            if kind in ("global", "closure") and isinstance(obj, (list, dict, set)) \
+                    or type(obj).__name__ == "deque":
+                effect = root.id
+        elif self._user_function(func) is not None:
+            effect = func.id
+        if effect is None:
+            return
+        callees = [n for n in gast.walk(self.node) if isinstance(n, gast.Call)
+                   and n is not call and self._user_function(n.func) is not None]
+        if not callees:
+            return
+        what = self._source(call)
+        error = self.src.error(stmt, f"{what} is run for its effect on {effect}, and "
+                               f"{self._source(callees[0])} is called too: what that reads "
+                               "there (a handler stack) a derivative's reverse pass would read "
+                               "again later, after it has changed back")
+        error.global_flow = f"{what} changes Python state that the functions it calls read"
+        raise error
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
