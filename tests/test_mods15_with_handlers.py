@@ -8,6 +8,8 @@ of grad left both handlers on the stack). A `with` of a user's context around ca
 functions is now traced on each call (transformer/trace_source.py follows __enter__/__exit__
 of the objects it meets), or refused naming the line. Checked against closed forms, float64
 central differences, a Python loop and eager."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,48 @@ def test_a_stack_pushed_and_popped_around_a_callee(x64, f):
     np.testing.assert_allclose(vmap(grad(f))(XS), 2 * np.cos(2 * XS), rtol=1e-10)
     check_vmap(f, (XS,))
     assert not _STACK
+
+
+LOG = []
+
+
+@contextlib.contextmanager
+def scaled(name):
+    LOG.append(f"enter {name}")
+    yield 2.0
+    LOG.append(f"exit {name}")
+
+
+class Timer:
+    def __enter__(self):
+        LOG.append("start")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append("stop")
+
+
+def helper(x):
+    return jnp.sin(x)
+
+
+def generator_context(x):
+    with scaled("a") as c:
+        y = helper(x) * c
+    return jnp.sum(y)
+
+
+def timed(x):
+    with Timer():
+        y = helper(x)
+    return jnp.sum(3 * y)
+
+
+@pytest.mark.parametrize("f, k", [(generator_context, 2.0), (timed, 3.0)])
+def test_contexts_that_set_up_nothing_around_a_helper_still_differentiate(x64, f, k):
+    LOG.clear()
+    np.testing.assert_allclose(grad(f)(X), k * np.cos(X), rtol=1e-12)
+    assert LOG[:2] in (["enter a", "exit a"], ["start", "stop"])
+    np.testing.assert_allclose(jit(grad(f))(X), k * np.cos(X), rtol=1e-12)
+    check_vmap(f, (XS,))
+    np.testing.assert_allclose(vmap(grad(f))(XS), k * np.cos(XS), rtol=1e-12)

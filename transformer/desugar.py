@@ -844,7 +844,7 @@ class _Desugarer:
         `context.__exit__(None, None, None)` (each item in turn, left in reverse order): the
         context runs as Python runs it when nothing is raised; an exception propagates."""
         acting = next((item.context_expr for item in s.items
-                       if not self._library_object(item.context_expr)), None)
+                       if self._acting_context(item.context_expr)), None)
         if acting is not None and self._acts_on_state(s.body):
             what = gast.unparse(acting).strip()
             error = self.error(s, f"`with {what}:` runs the user's __enter__/__exit__ around "
@@ -888,6 +888,39 @@ class _Desugarer:
             obj, "__module__", None) or ""
         return module.split(".")[0] in ("secant", "numpy", "scipy", "warnings", "contextlib",
                                         "threading", "builtins", "decimal", "jax")
+
+    def _acting_context(self, expr):
+        """Whether a with statement's context is an object of a user class whose __enter__ /
+        __exit__ may set up state (a handler stack): `Scale(2.0)` of a user class, or a local
+        or parameter (`with self:` in a handler's __call__). A call of a function
+        (a @contextmanager generator, a library's context) is spelled out as before."""
+        if isinstance(expr, gast.Call):
+            if self._library_object(expr.func):
+                return False
+            cls = self._resolved_object(expr.func)
+            return isinstance(cls, type) and isinstance(
+                getattr(cls, "__enter__", None), types.FunctionType)
+        if self._library_object(expr):
+            return False
+        obj = self._resolved_object(expr)
+        return obj is None or isinstance(getattr(type(obj), "__enter__", None),
+                                         types.FunctionType)
+
+    def _resolved_object(self, expr):
+        """The object `a.b.c` names in the function's environment; None for a local, a
+        parameter or anything else."""
+        chain = []
+        while isinstance(expr, gast.Attribute):
+            chain.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, gast.Name) or expr.id in self.params or any(
+                isinstance(n, gast.Name) and n.id == expr.id and not isinstance(n.ctx, gast.Load)
+                for n in _walk(self.src.node)):
+            return None
+        obj = self.src.resolve_name(expr.id)[1]
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return obj
 
     def _acts_on_state(self, body):
         """Whether a with block's body calls a function that is not a library's (a user
