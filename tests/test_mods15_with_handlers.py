@@ -197,3 +197,20 @@ def test_contexts_that_set_up_nothing_around_a_helper_still_differentiate(x64, f
     np.testing.assert_allclose(jit(grad(f))(X), k * np.cos(X), rtol=1e-12)
     check_vmap(f, (XS,))
     np.testing.assert_allclose(vmap(grad(f))(XS), k * np.cos(XS), rtol=1e-12)
+
+
+def logged(x):
+    LOG.append("start")         # (a constant logged: not a handler, no trace needed)
+    y = helper(x)
+    if x > 0:                   # (a branch on a traced value: a trace would refuse it)
+        y = y * 2
+    LOG.append("stop")
+    return y
+
+
+def test_a_constant_log_around_a_helper_is_read_as_written(x64):
+    LOG.clear()
+    np.testing.assert_allclose(grad(logged)(0.5), 2 * np.cos(0.5), rtol=1e-12)
+    np.testing.assert_allclose(grad(logged)(-0.5), np.cos(-0.5), rtol=1e-12)
+    assert LOG[:2] == ["start", "stop"]
+    check_vmap(logged, (np.array([0.5, -0.5]),))
