@@ -451,11 +451,13 @@ def _registered_with(tree, attrs):
     return out
 
 
-def object_of(cls, fields):
+def object_of(cls, fields, assigned=False):
     """An object of plain class `cls` (secant/tree_util.py plain_object) whose fields are the
     dict `fields` (a class's fields form, transformer/user_objects.py), built without running
-    __init__: a constructor known only at run time, its cotangent an object of cls too."""
-    return tree_unflatten(plain_structure(cls, fields), tree_leaves(fields))
+    __init__: a constructor known only at run time, its cotangent an object of cls too.
+    assigned: the user's code set a field as `m.w = v` or setattr (transformer/normalize.py
+    _plain_field_set), which runs a __setattr__ of cls's own: refused for such a class."""
+    return tree_unflatten(plain_structure(cls, fields, assigned), tree_leaves(fields))
 
 
 def fields_of(tree_bar, fields):

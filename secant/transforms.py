@@ -171,8 +171,8 @@ def _plain_constructor(cls, name):
     from secant import tree_util
     from secant.ad.helpers import object_of
     from secant.transformer.user_objects import functional_form
-    if cls not in tree_util._plain_types and (tree_util.is_node_type(cls)
-                                              or not tree_util._plain_class(cls)):
+    if (cls not in tree_util._plain_types and tree_util.is_node_type(cls)) \
+            or not tree_util._plain_class(cls):     # (read plain, its own __setattr__: no)
         return None
     ns = functional_form(cls)
     init = getattr(ns, "__init__", None) if ns is not None else None
@@ -2056,7 +2056,14 @@ def staged(fun):
     if _is_op_or_callable(fun):     # snp.var, a bound method, a partial: its calling function
         return _op_function(fun)    # (secant's own implementation is never read)
     make = getattr(fun, "__secant_staged__", None)
-    return make() if make is not None else functionalize(desugar(fun))
+    if make is not None:
+        return make()
+    try:
+        return functionalize(desugar(fun))
+    except SecantError as e:
+        if getattr(e, "global_flow", None) is None:
+            raise
+        return fun      # (a `with` of a handler stack: the transform traces it instead)
 
 
 def _objects_form(fn, args):

@@ -107,7 +107,8 @@ def plain_object(x):
         return cls in _plain_types
     if cls in _not_plain:
         return False
-    if not _plain_class(cls) or not isinstance(getattr(x, "__dict__", None), dict):
+    if plain_refusal(cls, read=True) is not None \
+            or not isinstance(getattr(x, "__dict__", None), dict):
         _not_plain.add(cls)
         return False
     with _plain_lock:
@@ -125,13 +126,23 @@ _plain_lock = threading.Lock()
 
 
 def _plain_class(cls):
+    """Whether objects of `cls` can be built and written field by field (their __init__ read
+    as the fields it sets, m.w = v as a new object): no __setattr__ of its own either."""
     return plain_refusal(cls) is None
 
 
-def plain_refusal(cls):
+def plain_refusal(cls, read=False):
     """Why objects of class `cls` cannot be read as their fields (None when they can): its
     fields not in an instance __dict__ (__slots__, a C extension type), or attribute access of
-    its own (__getattr__, __setattr__, __getattribute__), or not a user's class at all."""
+    its own (__getattr__, __setattr__, __getattribute__), or not a user's class at all.
+
+    read=True: whether they can be read as a pytree of their fields only (plain_object:
+    flattened as vars(x), rebuilt as object.__new__ + its __dict__, as JAX's register_dataclass
+    rebuilds without __init__): a __setattr__ of the class's own is allowed there (flax's
+    Module guards, records or binds what is assigned; the fields it kept are what vars reads,
+    and the rebuilt object holds the same __dict__). Reads through the default
+    __getattribute__ find those fields, so only __getattr__ / __getattribute__ refuse. Writes
+    (m.w = v, its __init__ read as its fields) must run that __setattr__: _plain_class."""
     import types
     if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in (
             "secant", "numpy", "builtins", "jaxlib", "functools", "abc"):
@@ -142,7 +153,7 @@ def plain_refusal(cls):
         return "it is a container, array or function type"
     if not getattr(cls, "__dictoffset__", 0):
         return "its objects keep no __dict__ (__slots__, or a type written in C)"
-    if hasattr(cls, "__getattr__") or cls.__setattr__ is not object.__setattr__ \
+    if hasattr(cls, "__getattr__") or (cls.__setattr__ is not object.__setattr__ and not read) \
             or cls.__getattribute__ is not object.__getattribute__:
         return "it defines its own attribute access (__getattr__, __setattr__ or " \
             "__getattribute__)"
@@ -187,8 +198,14 @@ def _plain_or_later_unflatten(cls, aux, children):
     return later[1](aux, children)
 
 
-def plain_structure(cls, fields):
-    """The structure of an object of plain class `cls` whose fields are the dict `fields`."""
+def plain_structure(cls, fields, assigned=False):
+    """The structure of an object of plain class `cls` whose fields are the dict `fields`.
+    assigned: built for `m.w = v` (ad/helpers.py object_of), which a __setattr__ of cls's own
+    would have run: refused for such a class, naming the user's line."""
+    if assigned and isinstance(cls, type) and plain_refusal(cls) is not None:
+        raise SecantTypeError(f"secant cannot set a field of an object of {cls.__name__} as a "
+                              f"new object: {plain_refusal(cls)}; use object.__setattr__ or a "
+                              f"class without its own __setattr__{where()}")
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     if not plain_object(obj):

@@ -31,10 +31,13 @@ OBJECT_PASSED_ON = pytest.mark.xfail(
     "its aux data: transformer/desugar.py _constructor, objects.constructor_aux), "
     "copy.copy(self) + object.__setattr__(bound, 'scope', scope) in _bind as a new object of the "
     "class (normalize.py _plain_field_set), and a one-argument get/items/keys/values of a "
-    "pytree passed on as the object's own method (containers.py dict_or_object_method). The "
-    "chain now stops at the cotangent of a Module (Dense: its own __setattr__, so not read as "
-    "plain fields: ad/helpers.py grad_of_fields), and setup()'s self.x = Sub() binding through "
-    "that __setattr__ on the copy. JAX runs it")
+    "pytree passed on as the object's own method (containers.py dict_or_object_method), and "
+    "a Module's cotangent (its own __setattr__: read as its fields, secant/tree_util.py "
+    "plain_refusal(read=True); object.__setattr__ sets after the first traced one are new "
+    "objects too). The chain now stops at _bind's bound.setup(): a method run for what it "
+    "does to the differentiated copy (self.norm = LayerNorm() binding through Module."
+    "__setattr__, whose object.__setattr__(self, name, value) names no constant field), its "
+    "result dropped; MLPCompact at (e) below. JAX runs it")
 
 WRAPPED_CALL = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
@@ -480,9 +483,11 @@ def np_potential(p):
     strict=True, raises=secant.SecantError,
     reason="transformer/user_objects.py: handler objects built from differentiated values "
     "(substitute(model, data=params)) and passed on (trace(...)) are refused (registering "
-    "substitute would not help: its fn argument would be aux data, see above); the trace "
-    "fallback (transformer/trace_source.py _Object) has no __enter__/__exit__ for `with self:`"
-    " and, given them, its guard finds new handler objects on each call (objects15's area)")
+    "substitute would not help: its fn argument would be aux data, see above). The trace "
+    "fallback now follows `with self:` (trace_source.py _Object.__enter__/__exit__) and a "
+    "view stored on a followed object (trace(...).fn); it stops at log_density's `model` "
+    "parameter, a function, which the per-call trace stands in for by an array recorder "
+    "(_Value: not callable). See tests/test_mods15_with_handlers.py for the stack alone")
 def test_effect_handlers_log_density(x64):
     p = {"mu": 4.0, "tau": 3.0, "theta": RNG.normal(size=8) * 3 + 4}
     np.testing.assert_allclose(potential(to_snp(p)), np_potential(p), rtol=1e-12)

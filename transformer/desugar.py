@@ -868,6 +868,18 @@ class _Desugarer:
         """`with cm as v:` spelled out: `context = cm`, `v = context.__enter__()`, the body,
         `context.__exit__(None, None, None)` (each item in turn, left in reverse order): the
         context runs as Python runs it when nothing is raised; an exception propagates."""
+        acting = next((item.context_expr for item in s.items
+                       if self._acting_context(item.context_expr)), None)
+        if acting is not None and self._acts_on_state(s.body):
+            what = gast.unparse(acting).strip()
+            error = self.error(s, f"`with {what}:` runs the user's __enter__/__exit__ around "
+                               "calls of user functions (or a return that would skip "
+                               "__exit__): a derivative's reverse pass runs those calls again "
+                               "after __exit__, where what __enter__ set up (a handler or "
+                               "module stack) is gone")
+            error.global_flow = (f"`with {what}:` sets up state (a handler stack) that the "
+                                 "calls in its body read")   # (traced instead, on each call)
+            raise error
         self.changed = True
         enter, leave = [], []
         for item in s.items:
@@ -879,6 +891,71 @@ class _Desugarer:
                          else _at(s, gast.Expr(value=call)))
             leave.insert(0, _parse(f"{context}.__exit__(None, None, None)", s))
         return self.block(enter + s.body + leave)
+
+    def _library_object(self, expr):
+        """Whether `expr` (a with statement's context, or a call making it) names a library's
+        object (np.errstate(...), secant's, contextlib.nullcontext()): not the user's."""
+        func = expr.func if isinstance(expr, gast.Call) else expr
+        chain = []
+        while isinstance(func, gast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.params or any(
+                isinstance(n, gast.Name) and n.id == func.id and not isinstance(n.ctx, gast.Load)
+                for n in _walk(self.src.node)):
+            return False
+        obj = self.src.resolve_name(func.id)[1]
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        if obj is None:
+            return False
+        module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(
+            obj, "__module__", None) or ""
+        return module.split(".")[0] in ("secant", "numpy", "scipy", "warnings", "contextlib",
+                                        "threading", "builtins", "decimal", "jax")
+
+    def _acting_context(self, expr):
+        """Whether a with statement's context is an object of a user class whose __enter__ /
+        __exit__ may set up state (a handler stack): `Scale(2.0)` of a user class, or a local
+        or parameter (`with self:` in a handler's __call__). A call of a function
+        (a @contextmanager generator, a library's context) is spelled out as before."""
+        if isinstance(expr, gast.Call):
+            if self._library_object(expr.func):
+                return False
+            cls = self._resolved_object(expr.func)
+            return isinstance(cls, type) and isinstance(
+                getattr(cls, "__enter__", None), types.FunctionType)
+        if self._library_object(expr):
+            return False
+        obj = self._resolved_object(expr)
+        return obj is None or isinstance(getattr(type(obj), "__enter__", None),
+                                         types.FunctionType)
+
+    def _resolved_object(self, expr):
+        """The object `a.b.c` names in the function's environment; None for a local, a
+        parameter or anything else."""
+        chain = []
+        while isinstance(expr, gast.Attribute):
+            chain.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, gast.Name) or expr.id in self.params or any(
+                isinstance(n, gast.Name) and n.id == expr.id and not isinstance(n.ctx, gast.Load)
+                for n in _walk(self.src.node)):
+            return None
+        obj = self.src.resolve_name(expr.id)[1]
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return obj
+
+    def _acts_on_state(self, body):
+        """Whether a with block's body calls a function that is not a library's (a user
+        function, a method of a local) or returns from inside it."""
+        for n in _walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(n, gast.Return):
+                return True
+            if isinstance(n, gast.Call) and not self._library_object(n.func):
+                return True
+        return False
 
     # --- break / continue -------------------------------------------------------------------------
     def stageable_exits(self, s):

@@ -347,6 +347,8 @@ class Normaliser(ContainerMixin):
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
                 self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
+                if not self.batching and not self.src.generated:
+                    self._check_no_effect_before_callees(stmt)
             if self.batching and not printing and isinstance(stmt.value, gast.Call) and any(
                     self.current.get(n) in self.tracked for n in _free_names_in(stmt.value)):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar
@@ -502,6 +504,53 @@ class Normaliser(ContainerMixin):
             return code         # (a batched list or tuple: printed as it is)
         names = ", ".join(batched)
         return f"for_each_example(lambda {names}: {code}, {names})"
+
+    def _user_function(self, func):
+        """The user's function a callee `f` names (a global or free name), else None."""
+        if not isinstance(func, gast.Name) or self._is_local(func.id):
+            return None
+        kind, obj = self.src.resolve_name(func.id)
+        if kind in ("global", "closure") and isinstance(obj, types.FunctionType) and (
+                obj.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy"):
+            return obj
+        return None
+
+    def _check_no_effect_before_callees(self, stmt):
+        """A call run for its effect on Python state (`_STACK.append(h)` of a global list,
+        `push(h)` of a user function, its result dropped) in a function that also calls user
+        functions: those may read that state (a handler stack), and a derivative's reverse
+        pass runs them again later, when it has changed back (their vjp recomputes them): the
+        transforms trace the function instead, on each call (its error's global_flow)."""
+        from secant.transformer.functionalize import _MUTATING_METHODS
+        call = stmt.value
+        if not isinstance(call, gast.Call) or call.args and all(    # (LOG.append("start"),
+                isinstance(a, gast.Constant) for a in call.args) and all(    # log("step"):
+                isinstance(k.value, gast.Constant) for k in call.keywords):  # no handler)
+            return
+        func = call.func
+        root = func.value if isinstance(func, gast.Attribute) else None
+        effect = None
+        if isinstance(root, gast.Name) and func.attr in _MUTATING_METHODS \
+                and not self._is_local(root.id):
+            kind, obj = self.src.resolve_name(root.id)
+            if kind in ("global", "closure") and isinstance(obj, (list, dict, set)) \
+                    or type(obj).__name__ == "deque":
+                effect = root.id
+        elif self._user_function(func) is not None:
+            effect = func.id
+        if effect is None:
+            return
+        callees = [n for n in gast.walk(self.node) if isinstance(n, gast.Call)
+                   and n is not call and self._user_function(n.func) is not None]
+        if not callees:
+            return
+        what = self._source(call)
+        error = self.src.error(stmt, f"{what} is run for its effect on {effect}, and "
+                               f"{self._source(callees[0])} is called too: what that reads "
+                               "there (a handler stack) a derivative's reverse pass would read "
+                               "again later, after it has changed back")
+        error.global_flow = f"{what} changes Python state that the functions it calls read"
+        raise error
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
@@ -700,6 +749,12 @@ class Normaliser(ContainerMixin):
         else:
             raise self.src.error(stmt, f"cannot assign to {type(target).__name__}")
 
+    def _plain_setattr_call(self, call):
+        """Whether `call` is object.__setattr__(m, "w", v) or setattr(m, "w", v)."""
+        return len(call.args) == 3 and not call.keywords and isinstance(
+            call.args[1], gast.Constant) and isinstance(call.args[1].value, str) and \
+            self._resolve(call.func) in (object.__setattr__, builtins.setattr)
+
     def _plain_setattr(self, stmt):
         """_plain_field_set's object for `object.__setattr__(m, "w", v)` or `setattr(m, "w", v)`
         (a statement), else None."""
@@ -714,22 +769,30 @@ class Normaliser(ContainerMixin):
         target = gast.copy_location(gast.Attribute(
             value=gast.Name(call.args[0].id, gast.Load(), None, None), attr=call.args[1].value,
             ctx=gast.Store()), call)
-        return self._plain_field_set(target, call.args[2], stmt)
+        return self._plain_field_set(target, call.args[2], stmt,
+                                     bypass=self._resolve(call.func) is object.__setattr__)
 
-    def _plain_field_set(self, target, value, stmt):
+    def _plain_field_set(self, target, value, stmt, bypass=False):
         """`object_of(C, vars(m) | {"w": v})` for `m.w = v` (v tracked) in the function's own
         body, where m is a local bound once, to `C(...)` of a plain class C (secant/tree_util.py
         plain_object: fields in its __dict__, no attribute access of its own) or to
         `copy.copy(x)` (C: type(m), refused when it runs unless plain), and read before only as
         `m.field`: an object of C with m's fields and w changed, as the transforms read a plain
         object (flax's `bound = Model(); bound.scope = scope; return bound`). No other name
-        can see m's change in place (it is not passed anywhere before). Else None."""
+        can see m's change in place (it is not passed anywhere before). Else None.
+        bypass: object.__setattr__(m, "w", v), which skips a __setattr__ of the class's own
+        (flax's Module binds what it is given), so C may define one; m.w = v and setattr run
+        it, and C must not (object_of(..., assigned=True) refuses a copied one's when it
+        runs). Once m holds a traced value (an earlier set), an untraced set of it is one
+        too (`object.__setattr__(bound, "_autonames", {})`), and m read before as the object
+        of such sets is not a read that sees the change."""
         if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)
                 and (isinstance(stmt, gast.Expr) or isinstance(stmt, gast.Assign)
                      and len(stmt.targets) == 1) and stmt in self.node.body) or self.batching and self.src.generated:
             return None
         name = target.value.id
-        if name in self.params or name in self.held or not self._tracked_names_in(value):
+        if name in self.params or name in self.held or not (
+                self._tracked_names_in(value) or self._tracked_names_in(target.value)):
             return None
         from secant import tree_util
         from secant.ad.helpers import object_of
@@ -751,7 +814,7 @@ class Normaliser(ContainerMixin):
         if cls is copy.copy and len(made_by.args) == 1 and not made_by.keywords:
             kind = gast.Call(func=gast.Name("type", gast.Load(), None, None),  # m = copy.copy(
                              args=[gast.Name(name, gast.Load(), None, None)], keywords=[])  # x)
-        elif not isinstance(cls, type) or not tree_util._plain_class(cls) or (
+        elif not isinstance(cls, type) or tree_util.plain_refusal(cls, read=bypass) or (
                 tree_util.is_node_type(cls) and cls not in tree_util._plain_types):
             return None
         else:
@@ -761,6 +824,10 @@ class Normaliser(ContainerMixin):
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
                     and getattr(n, "lineno", line) < line:
                 p = parents.get(n)
+                if isinstance(p, gast.Call) and p.args[:1] == [n] and isinstance(
+                        parents.get(p), gast.Expr) and parents[p] in self.node.body \
+                        and self._plain_setattr_call(p):
+                    continue        # (an earlier set of m's fields: a new object too)
                 if not (isinstance(p, gast.Attribute) and p.value is n) or (
                         isinstance(parents.get(p), gast.Call) and parents[p].func is p):
                     return None
@@ -773,7 +840,8 @@ class Normaliser(ContainerMixin):
             op=gast.BitOr(), right=gast.Dict(keys=[gast.Constant(target.attr, None)],
                                              values=[value]))
         made = gast.Call(func=gast.Name(look_up, gast.Load(), None, None),
-                         args=[kind, fields], keywords=[])
+                         args=[kind, fields], keywords=[] if bypass or cls is not copy.copy
+                         else [gast.keyword("assigned", gast.Constant(True, None))])
         for n in gast.walk(made):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, target)

@@ -642,6 +642,8 @@ def _follow_stand_in(rec, value, hint):
     and objects followed, modules and library functions recorded (named by a constant of the
     traced source, since they are not the traced function's own globals), anything else
     itself."""
+    if type(value) in (_Object, _Follow, _Class):    # (a view stored on a followed object:
+        return value                                # substitute(model)'s in trace(...).fn)
     if isinstance(value, type):
         return _Class(rec, value) if _user_class(value) else value
     if _user_class(type(value)):
@@ -860,6 +862,25 @@ class _Object:
             return obj(*args, **kwargs)
         return _Follow(object.__getattribute__(self, "_secant_rec"),
                        types.MethodType(call, self))(*args, **kwargs)
+
+    def _secant_dunder(self, name, *args):
+        """type(obj).name(self, *args) run through (a user's method) or called on obj; a
+        TypeError as Python's where its class has none (`with` of a plain object)."""
+        obj = object.__getattribute__(self, "_secant_obj")
+        method = getattr(type(obj), name, None)
+        if method is None:
+            raise TypeError(f"'{type(obj).__name__}' object does not support the context "
+                            f"manager protocol")
+        if not isinstance(method, types.FunctionType):
+            return getattr(obj, name)(*args)
+        return _Follow(object.__getattribute__(self, "_secant_rec"),
+                       types.MethodType(method, self))(*args)
+
+    def __enter__(self):        # (`with self:` in a numpyro-like handler's __call__)
+        return _Object._secant_dunder(self, "__enter__")
+
+    def __exit__(self, *exc):
+        return _Object._secant_dunder(self, "__exit__", *exc)
 
     def __getitem__(self, key):
         return object.__getattribute__(self, "_secant_obj")[key]
