@@ -606,11 +606,6 @@ class Transformed(Distribution):
         return y, self.distribution.log_prob(x) - fldj
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "Chain.__init__ computes with its argument (self._bijectors = list(bijectors)), so "
-    "transformer/objects.py constructor_children cannot read Chain([...]) as a tree, and the "
-    "trace fallback (transformer/trace_source.py) refuses a loop over the list of traced "
-    "bijectors / an object passed on. JAX runs it"))
 def test_transformed_log_normal_against_scipy(x64):
     y = jnp.asarray([0.3, 1.0, 2.5])
 
@@ -627,11 +622,6 @@ def test_transformed_log_normal_against_scipy(x64):
     check_vmap(lambda yy: grad(lambda p: log_prob(p, yy))(params), (np.asarray(y),))
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "Chain.__init__ computes with its argument (self._bijectors = list(bijectors)), so "
-    "transformer/objects.py constructor_children cannot read Chain([...]) as a tree, and the "
-    "trace fallback (transformer/trace_source.py) refuses a loop over the list of traced "
-    "bijectors / an object passed on. JAX runs it"))
 def test_tanh_squashed_normal_sample_and_log_prob(x64):
     """A SAC-style policy: a tanh-squashed affine normal; log_prob of its own sample matches the
     one sample_and_log_prob returns, and the reparameterised loss is differentiated."""
