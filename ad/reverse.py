@@ -908,8 +908,11 @@ class ReverseBuilder(Walker, StackReverse):
         for p, a in zip(form.params, given_args):
             if _NAME.fullmatch(a):
                 names[p] = a
-            elif not (_number(a) or _names_tuple(a)):   # (read where p is: a number, or a
-                names[p] = self.names.fresh(p)          # tuple of names; else bound first)
+            elif a.startswith("(") and not _names_tuple(a):
+                return False    # (an output's zeros: its rules would compute zeros in place)
+            elif not (_number(a) or _names_tuple(a)):   # (read where p is: a number, a tuple
+                # of names; else bound first)
+                names[p] = self.names.fresh(p)
                 before.append(f"{names[p]} = {a}")
         for r, t in zip(form.returned, targets):
             if _NAME.fullmatch(r) and r not in form.params and r not in names:
