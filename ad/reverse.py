@@ -92,6 +92,7 @@ class ReverseBuilder(Walker, StackReverse):
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps,
         # or has a parameter called `_` (a scan body's `def step(state, _)`): its cotangent
         # (zeros_like_tree(_), None for xs=None) is written from it after the discards
+        self.inlined_temporaries = set()    # a helper's vjp written in place: its temporaries
         self.discard = names.fresh("unused") if "_" in fn.params or _reads_underscore(fn) \
             else "_"
 
@@ -855,7 +856,9 @@ class ReverseBuilder(Walker, StackReverse):
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
         out = f"{pair[1]}, " if pair else f"{self._output_value(op)}, " if given else ""
-        self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {out}{args})")
+        if pair or not self._inlined(op, vjp_name, targets, ct,
+                                     self._output_value(op) if given else None, position):
+            self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {out}{args})")
         self.bars.update(fresh)
         for var, t in adds:
             self.emit(self._add(var, self.bars[var], t))
@@ -869,6 +872,75 @@ class ReverseBuilder(Walker, StackReverse):
                     read(item, f"{bar}[{key}]")
         for o, name in spread:
             read(o, name)
+
+    def _inlined(self, op, vjp_name, targets, ct, given, position):
+        """Write a small helper's vjp in place of its call (transforms.py InlineForm): its
+        statements with its parameters read as the call's arguments, its own values under
+        fresh names (after the caller's names where they were its parameters': `x_bar` of a
+        parameter x given h is `h_bar`), its returned cotangents bound to `targets`. Each line
+        keeps its origin (an error there names the helper's line). Whether it did; not in a
+        loop, for a helper called more than INLINE_CALLS times, or where an argument is no
+        plain name or number, or the helper is not called by its bare name."""
+        sub = getattr(self.vjp_of_callee, "generated", {}).get(vjp_name)
+        form = getattr(sub, "__secant_inline__", None)
+        # (a helper called by its bare name: a method's or another module's function's
+        # derivative keeps its name, `Layer.apply` read as apply_vjp)
+        if form is None or self.loops or self.replaying or self.indent != 1 or \
+                not _NAME.fullmatch(getattr(op, "callee_name", None) or "."):
+            return False
+        from secant.transforms import INLINE_CALLS
+        if sum(1 for o in _ops_in(self.fn.body) if o.op == "call" and
+               getattr(o, "callee", None) is op.callee) > INLINE_CALLS:
+            return False
+        n = len(form.params) - (1 + (given is not None))
+        args = [None] * n
+        for k, o in op.operands.items():
+            if not 0 <= position[k] < n or args[position[k]] is not None:
+                return False
+            args[position[k]] = src(o)
+        if None in args or len(form.returned) != len(targets) or \
+                not all(_NAME.fullmatch(t) and t != self.discard for t in targets):
+            return False
+        given_args = [ct] + ([given] if given is not None else []) + args
+        if not all(_NAME.fullmatch(a) or _number(a) for a in given_args[1:]):
+            return False
+        names, before = {}, []
+        for p, a in zip(form.params, given_args):
+            if _NAME.fullmatch(a):
+                names[p] = a
+            elif a.startswith("(") and not _names_tuple(a):
+                return False    # (an output's zeros: its rules would compute zeros in place)
+            elif not (_number(a) or _names_tuple(a)):   # (read where p is: a number, a tuple
+                # of names; else bound first)
+                names[p] = self.names.fresh(p)
+                before.append(f"{names[p]} = {a}")
+        for r, t in zip(form.returned, targets):
+            if _NAME.fullmatch(r) and r not in form.params and r not in names:
+                names[r] = t
+        passed = sorted((p for p in form.params if p in names), key=len,
+                        reverse=True)
+        for ln in form.lines:
+            for v in sorted(ln.defines):
+                if v not in names:
+                    p = next((p for p in passed if v.startswith(p + "_")), None)
+                    names[v] = self.names.fresh(names[p] + v[len(p):] if p else v)
+                    if v in form.temporaries:
+                        self.inlined_temporaries.add(names[v])
+        for p, a in zip(form.params, given_args):
+            if p not in names:
+                names[p] = a if a.startswith("(") or _number(a) and a[0] != "-" else f"({a})"
+        for code in before:
+            self.emit(code)
+        origin = self.origin
+        for ln in form.lines:
+            self.origin = ln.origin or origin
+            for code in _split_pairs(_renamed(ln.code, names)):
+                self.emit(code)
+        self.origin = origin
+        for r, t in zip(form.returned, targets):
+            if names.get(r) != t:
+                self.emit(f"{t} = {_renamed(r, names)}")
+        return True
 
     def reverse_field(self, op, gs):
         self.fields.setdefault(op.operands["tree"].name, []).append(
@@ -1092,7 +1164,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such)
     kept = {b.bars.get(p) for p in fn.params}
-    temporaries = getattr(fn, "temporaries", set()) - primal_params
+    temporaries = (getattr(fn, "temporaries", set()) | b.inlined_temporaries) - primal_params
     # sums and products of the cotangents as a person writes them (ad/algebra.py), before
     # and as they fold
     lines = fields.read_in_place(canonical, temporaries, primal_params)
@@ -1119,6 +1191,60 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
                   ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
     return lines, out_bar_param, out_param, canonical
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _number(text):
+    """Whether `text` is a real number's literal (`2.0`, `-1`)."""
+    try:
+        return type(ast.literal_eval(text)) in (int, float)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def _names_tuple(text):
+    """Whether `text` is a tuple display of names and numbers (a helper's tuple cotangent)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(tree, ast.Tuple) and text.startswith("(") and all(
+        isinstance(e, ast.Name) or isinstance(e, ast.Constant) and type(e.value) in (int, float)
+        for e in tree.elts)
+
+
+def _split_pairs(code):
+    """`a, b = (x, y)` as `a = x` and `b = y` where no item reads a name bound there (a tuple
+    cotangent given to a helper's vjp that unpacks it); else [code]."""
+    tree = ast.parse(code).body[0]
+    if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
+            isinstance(tree.targets[0], ast.Tuple) and isinstance(tree.value, ast.Tuple) and
+            len(tree.targets[0].elts) == len(tree.value.elts) and
+            all(isinstance(t, ast.Name) for t in tree.targets[0].elts)):
+        return [code]
+    bound = {t.id for t in tree.targets[0].elts}
+    if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(tree.value)):
+        return [code]
+    return [f"{t.id} = {ast.get_source_segment(code, v)}"
+            for t, v in zip(tree.targets[0].elts, tree.value.elts)]
+
+
+def _renamed(code, names):
+    """`code` with each name `names` maps (a Name node's, not an attribute's or a keyword's)
+    replaced, the rest of its text as it was."""
+    tree = ast.parse(code)
+    rows = code.split("\n")
+    starts = [0]
+    for row in rows:
+        starts.append(starts[-1] + len(row) + 1)
+    spots = sorted(((starts[n.lineno - 1] + n.col_offset, starts[n.end_lineno - 1] +
+                     n.end_col_offset, names[n.id]) for n in ast.walk(tree)
+                    if isinstance(n, ast.Name) and n.id in names), reverse=True)
+    for a, b, new in spots:
+        code = code[:a] + new + code[b:]
+    return code
 
 
 def _without_leading_blanks(lines):

@@ -778,6 +778,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
+    inline = _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees,
+                          derived, self_calls) if mode in ("vjp", "vjp_out") else None
     if mode in ("vjp",) + _GIVEN_OUT:
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
                                                                       else []))
@@ -820,6 +822,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    gen.__secant_inline__ = inline
     # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
     gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
@@ -851,6 +854,69 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
     return gen
+
+
+# a helper's vjp whose canonical body has at most this many statements, called at most
+# INLINE_CALLS times by its caller, is written in place in the caller's derivative (ad/reverse.py
+# reverse_call): the chain rule where the call is, as a person writes it
+INLINE_STATEMENTS = 6
+INLINE_CALLS = 2
+
+
+class InlineForm:
+    """A small vjp's canonical lines, which a caller writes in place of a call of it: its
+    parameters (output cotangent, given output, the function's own), the statements before its
+    return, the returned expressions, and its temporaries (names of no user value)."""
+
+    def __init__(self, params, lines, returned, temporaries):
+        self.params, self.lines = params, lines
+        self.returned, self.temporaries = returned, temporaries
+
+
+def _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees, derived,
+                 self_calls):
+    """The InlineForm of a vjp just built, or None where it is not written in place: a body
+    of straight-line statements (no block, loop stack or nested def) reading only its
+    parameters, its own values and secant's helpers, a plain signature, no name of the
+    user's changed by hygiene, no callee of its own left called."""
+    if canonical is None or fn_ir.renamed or getattr(fn_ir, "bindings", None) or \
+            self_calls or None in derived or getattr(fn, "__secant_traced__", None) is not None:
+        return None
+    try:
+        sig = inspect.signature(fn, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty
+           for p in sig.parameters.values()) or list(sig.parameters) != list(every):
+        return None
+    body = [ln for ln in canonical if ln.kind not in ("comment", "blank")]
+    if not body or any(ln.kind != "stmt" or ln.indent != 1 for ln in body):
+        return None
+    *stmts, ret = body
+    if len(stmts) > INLINE_STATEMENTS or not ret.code.startswith("return "):
+        return None
+    try:
+        value = ast.parse(ret.code).body[0].value
+        trees = [ast.parse(ln.code).body[0] for ln in stmts]
+    except SyntaxError:
+        return None
+    if not all(isinstance(t, ast.Assign) and all(
+            isinstance(x, ast.Name) or isinstance(x, ast.Tuple) and all(
+                isinstance(e, ast.Name) for e in x.elts) for x in t.targets) for t in trees):
+        return None
+    returned = value.elts if isinstance(value, ast.Tuple) else [value]
+    params = [out_bar] + ([given] if given else []) + list(every)
+    ours = set(helpers.by_name()) | {"snp", "lax"}
+    bound = set(params).union(*(ln.defines for ln in stmts))
+    free = set().union(*(ln.uses for ln in body)) - bound
+    if not free <= ours or any(ln.defines & (ours | set(params)) for ln in stmts) or \
+            not all(ln.code.isascii() for ln in body) or \
+            any(name in ours for name in params):
+        return None
+    if any(name in callees.values() for ln in body for name in ln.uses):
+        return None
+    temporaries = set(getattr(fn_ir, "temporaries", ())) - set(params)
+    return InlineForm(params, stmts, [ast.unparse(r) for r in returned], temporaries)
 
 
 def _text(lines, header, fn, mode):

@@ -41,7 +41,7 @@ def loss(w, x):
 def two_layers(w, x):
     h = layer(w, x)
     h2 = layer(w, h)
-    return snp.sum(h2)
+    return snp.sum(layer(w, h2))      # (three calls: layer's vjps keep their names)
 
 
 def dict_loss(params, x):
@@ -263,7 +263,9 @@ def test_save_source_runs_in_a_fresh_interpreter(tmp_path):
     assert text.rstrip().endswith(secant.source(g).rstrip())        # ends with the gradient
     assert "import secant.numpy as snp" in text
     assert "from secant.ad.helpers import" in text
-    assert "def layer(w, x):" in text and "def layer_vjp(" in text
+    # (layer's vjp, small and called once, is written in place: ad/reverse.py _inlined)
+    assert "def layer(w, x):" in text and "layer_vjp" not in text
+    assert "w_bar = matmul_grad_y(h_bar * (1 - h ** 2), x, w)" in text
     assert "SCALE = 0.5" in text
     w, x = rng_inputs()
     got = _run_saved(path, f"mod.loss_grad(np.array({w.tolist()}, np.float32), "
@@ -275,6 +277,8 @@ def test_save_two_vjps_of_one_helper(tmp_path):
     """Two vjps of `layer` (w.r.t. (w, x) and w.r.t. w) get two names in the module."""
     g = secant.value_and_grad(two_layers)
     path = save_source(g, tmp_path / "two.py")
+    text = open(path).read()
+    assert "def layer_vjp(" in text and "def layer_vjp_w(" in text
     w, x = rng_inputs()
     w = np.ones((3, 3), np.float32) / 3
     got = _run_saved(path, f"mod.two_layers_value_and_grad(np.ones((3, 3), np.float32) / 3, "

@@ -54,7 +54,15 @@ def _fd_grad(fn, args, eps=1e-6):
     return out
 
 
-def test_a_program_prints_each_function_under_the_name_its_caller_calls(x64):
+def _named_vjps(monkeypatch):
+    # (these helpers' vjps are small: written in place in their callers, ad/reverse.py
+    # _inlined; here each kept as a function of its own, the naming under test)
+    import secant.transforms
+    monkeypatch.setattr(secant.transforms, "INLINE_STATEMENTS", -1)
+
+
+def test_a_program_prints_each_function_under_the_name_its_caller_calls(x64, monkeypatch):
+    _named_vjps(monkeypatch)
     g = secant.grad(helpers)
     printed = program(g)
     names = [n for n, _ in printed]
@@ -96,7 +104,9 @@ def helpers2(w, b, x):
     return snp.sum(_layer2(h, w, b) ** 2)
 
 
-def test_show_source_writes_each_function_under_the_name_its_callers_call(tmp_path, x64):
+def test_show_source_writes_each_function_under_the_name_its_callers_call(tmp_path, x64,
+                                                                          monkeypatch):
+    _named_vjps(monkeypatch)
     log = source_log.record(tmp_path)
     try:
         got = secant.grad(helpers2)(*_args())
