@@ -2,22 +2,10 @@
 hands files to its workers."""
 import os
 
-# The default profile compiles with LLVM's backend optimisation off (XLA's HLO passes run as
-# always; only the machine code of each kernel is less optimised): XLA compiles are most of the
-# suite's CPU time (test_library_cases: 118 of 200 CPU s, 819 compiles) and this cuts each by
-# ~30-40% (its linalg programs: 37.0 -> 22.3 CPU s). Set before secant creates its PJRT
-# client (XLA reads XLA_FLAGS once); subprocesses the tests start inherit it. `make
-# test-thorough` (HYPOTHESIS_PROFILE=thorough) compiles at XLA's default level, so the programs
-# users run are checked there.
-if os.environ.get("HYPOTHESIS_PROFILE", "default") != "thorough":
-    _flags = os.environ.get("XLA_FLAGS", "")
-    if "--xla_backend_optimization_level" not in _flags:
-        os.environ["XLA_FLAGS"] = (_flags + " --xla_backend_optimization_level=0").strip()
+import pytest
+from hypothesis import settings
 
-import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
-
-import secant  # noqa: E402
+import secant
 
 # Small by default so `make test` stays fast; `make test-thorough` sets HYPOTHESIS_PROFILE=thorough.
 settings.register_profile("default", max_examples=25, deadline=None)
