@@ -31,6 +31,10 @@ class Config:
             # a directory where compiled programs persist across processes (None: off);
             # backends/compilation_cache.py
             "compilation_cache_dir": os.environ.get("SECANT_COMPILATION_CACHE_DIR") or None,
+            # XLA's backend (LLVM) optimisation level for programs compiled from now on (None:
+            # XLA's default). 0 compiles ~30-40% faster (linalg programs: 37.0 -> 22.3 CPU s
+            # for 133) and runs slower; results may differ from the default's by a few ulps
+            "backend_optimization_level": None,
         }
         self._listeners = []
 
@@ -44,6 +48,9 @@ class Config:
             _check_cache_size(value, "jit_cache_size")
         if name == "platforms":
             _check_platforms(value)
+        if name == "backend_optimization_level" and value not in (None, 0, 1, 2, 3):
+            raise SecantValueError(f"backend_optimization_level must be None or 0..3, got "
+                                   f"{value!r}")
         self._values[name] = value
         for fn in self._listeners:
             fn(name, value)

@@ -805,6 +805,10 @@ class Executable:
         opts = xc.CompileOptions()
         # Always set: without it a program meant for another device is assigned to device 0.
         opts.device_assignment = xc.DeviceAssignment.create(np.array([[self.device.id]]))
+        from secant.backends.config import config as _config
+        level = _config.read("backend_optimization_level")
+        if level is not None:
+            opts.executable_build_options.debug_options.xla_backend_optimization_level = level
         devices = xc.DeviceList((self.device,))
         # (programs with host callbacks hold this process's functions: never cached on disk)
         cache_key = None if callbacks else _disk_cache_key(text, opts, self.device)

@@ -55,7 +55,7 @@ def x64_or_not(request):
 # (reliability_final, others9_*). A stale figure changes only the order (the costliest
 # files first, so that no long file starts last), never what runs.
 CPU_SECONDS = {
-    "test_library_cases.py": 396, "test_composition_sweep.py": 195, "test_corpus.py": 158,
+    "test_library_cases.py": 342, "test_composition_sweep.py": 195, "test_corpus.py": 158,
     "test_library_shapes.py": 150, "test_deep_compositions.py": 84, "test_run_jax_programs.py": 67,
     "test_odeint_compositions.py": 142, "test_composition_orders.py": 53,
     "test_eager_memory.py": 42, "test_distributed.py": 42, "test_scipy_special.py": 34,
