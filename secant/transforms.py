@@ -1174,7 +1174,12 @@ def _generate_dispatch_derivative(disp, wrt, mode, staged):
     wrt_names = tuple(params[i] for i in wrt)
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
+    dots = []
+    for w in (wrt_names if mode == "jvp" else ()):     # (a jvp's own dots are parameters:
+        dot = f"{w}_dot"                                # fn_dot's tangent beside fn's)
+        while dot in params or dot in dots:
+            dot += "_"
+        dots.append(dot)
     lead = ["out_bar_"] if mode == "vjp" else []
     args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
     name = f"{disp.__name__}_{mode}"
