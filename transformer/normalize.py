@@ -3417,7 +3417,12 @@ class Normaliser(ContainerMixin):
                 if isinstance(o, ir.Var) and p not in ("pred", "index") and \
                         (held := self._aux_read(args[p], items=p != "reverse")) is not None:
                     # (range(self.n): a number in a registered class's aux data; range(d["n"])
-                    # an int item, read by static_item)
+                    # an int item, read by static_item; in a copy of the call: the function's
+                    # tree is read again by a further transform, whose hygiene would rename a
+                    # static_attribute it found there as the user's)
+                    node = gast.copy_location(gast.Call(
+                        func=node.func, args=list(node.args),
+                        keywords=[gast.keyword(k.arg, k.value) for k in node.keywords]), node)
                     for seq in (node.args, [k for k in node.keywords]):
                         for i, a in enumerate(seq):
                             if a is args[p]:
