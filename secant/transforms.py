@@ -1225,8 +1225,11 @@ def _without_callee(gen, mode):
     def make():
         params = list(inspect.signature(gen).parameters.values())
         k = 1 if mode == "vjp" else 0
+        callee = "fn_"          # (apart from gen's own: a derivative of one may take fn_)
+        while callee in {p.name for p in params}:
+            callee += "_"
         sig = inspect.Signature(params[:k] + [inspect.Parameter(
-            "fn_", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
+            callee, inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
         args = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
                 if p.kind == p.VAR_KEYWORD else f"{p.name}={p.name}"
                 if p.kind == p.KEYWORD_ONLY else p.name for p in params]

@@ -51,3 +51,12 @@ def test_jacfwd_of_jacfwd_through_a_method_calling_self(x64):
     xv = np.array([0.3, -0.2, 0.5])
     np.testing.assert_allclose(secant.jacfwd(secant.jacfwd(f))(xv),
                                secant.jacfwd(secant.jacrev(f))(xv), rtol=1e-12, atol=1e-12)
+
+
+def test_third_order_mixed_chain_through_a_method_calling_self(x64):
+    # jacrev(jit(jacrev(jacfwd(f)))): the callee-less form of a dispatcher's derivative took a
+    # parameter fn_ beside its derivative's own fn_ ("duplicate parameter name: 'fn_'")
+    x, h = 0.3, 1e-3
+    third = (ref(x + 2 * h) - 2 * ref(x + h) + 2 * ref(x - h) - ref(x - 2 * h)) / (2 * h ** 3)
+    got = secant.jacrev(secant.jit(secant.jacrev(secant.jacfwd(f))))(x)
+    np.testing.assert_allclose(got, third, rtol=1e-4)
