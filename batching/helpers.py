@@ -814,6 +814,8 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
     if isinstance(tree_bar, (list, tuple, dict)):
+        if not g_batched:   # (its batch axis in front as the items': under a further vmap g
+            g = broadcast_batch(g, n)   # has that vmap's axis in front, which must line up)
         return add_at(tree_bar, idx, g)
     if idx_batched:
         return update_per_example(tree_bar, idx, g, "add", n, True, g_batched, mode="clip")

@@ -1200,7 +1200,12 @@ def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers)
     wrt_names = tuple(params[i] for i in wrt)
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
-    dots = [f"{w}_dot" for w in wrt_names] if mode == "jvp" else []
+    dots = []
+    for w in (wrt_names if mode == "jvp" else ()):     # (a jvp's own dots are parameters:
+        dot = f"{w}_dot"                                # fn_dot's tangent beside fn's)
+        while dot in params or dot in dots:
+            dot += "_"
+        dots.append(dot)
     lead = [lead] if mode == "vjp" else []
     args = ", ".join(lead + positional + dots + [f"{k}={k}" for k in keywords])
     name = f"{disp.__name__}_{mode}"
@@ -1288,8 +1293,11 @@ def _without_callee(gen, mode):
     def make():
         params = list(inspect.signature(gen).parameters.values())
         k = 1 if mode == "vjp" else 0
+        callee = "fn_"          # (apart from gen's own: a derivative of one may take fn_)
+        while callee in {p.name for p in params}:
+            callee += "_"
         sig = inspect.Signature(params[:k] + [inspect.Parameter(
-            "fn_", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
+            callee, inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params[k:])
         args = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
                 if p.kind == p.VAR_KEYWORD else f"{p.name}={p.name}"
                 if p.kind == p.KEYWORD_ONLY else p.name for p in params]

@@ -42,8 +42,9 @@ ENABLED = {
                              # (vmap of a jacrev of it: known_gap)
     "meta_range": False,     # range(self.power - 1) of its meta field (or range(d["n"]) of a
                              # dict holding a traced value beside the int): right under grad
-                             # and jit; vmap refuses clearly (its batched dict of fields holds
-                             # the int broadcast: "an array of ints")
+                             # and jit, and under vmap of the meta field; vmap of the dict
+                             # refuses clearly (its batched dict holds the int broadcast: "an
+                             # array of ints")
     "twin_lambda": True,     # two lambdas assigned on one line, called later
     "lambda_list": False,    # a list of lambdas, one closing over a traced value, each called:
                              # refused clearly ("this lambda closes over v0 ... used here as a
@@ -540,7 +541,8 @@ def test_two_lambdas_unpacked_on_one_line_one_with_a_default(x64):
 
 # a program body per construct switched off, for test_flagged_constructs_still_fail
 FLAGGED_BODIES = {
-    "meta_range": ["m1 = Model(v0, 0.3, power=2)", "v1 = m1.energy(v0)"],
+    "meta_range": ["cfg = {'w': v0, 'n': 2}", "v1 = v0", "for _ in range(cfg['n']):",
+                   "    v1 = snp.sin(v1) * cfg['w']"],
     "lambda_list": ["fs = [lambda t: snp.cos(t), lambda t: t * v0]",
                     "v1 = sum(fn(v0) for fn in fs)"],
     "try_raises": ["try:", "    c = float('x')", "except ValueError:", "    c = -0.3",
@@ -601,9 +603,13 @@ def test_range_of_an_int_held_beside_traced_values(x64):
                                         "    return x\n\n\ndef f(v0):")
         for names in (["grad"], ["jit"], ["jacrev", "jacfwd"], ["grad", "jit"]):
             check_chain(source, (3,), names)
+    model = _program(["m1 = Model(v0, 0.3, power=3)", "v1 = m1.energy(v0)"])
+    for names in (["vmap"], ["grad", "vmap"], ["vmap", "vmap"]):    # the meta field: one int
+        check_chain(model, (3,), names)
     with pytest.raises(secant.SecantError, match="an array of ints"):   # vmap: clearly refused
-        secant.vmap(load(_program(["m1 = Model(v0, 0.3, power=3)", "v1 = m1.energy(v0)"])))(
-            np.ones((2, 3)))
+        secant.vmap(load(_program(["cfg = {'w': v0, 'n': 2}", "v1 = v0",
+                                   "for _ in range(cfg['n']):",
+                                   "    v1 = snp.sin(v1) * cfg['w']"])))(np.ones((2, 3)))
 
 
 def test_int_of_a_differentiated_float_item_is_still_refused(x64):

@@ -272,6 +272,12 @@ def _returns_in(stmts):
     return False
 
 
+def _field_read(node):
+    """`p.f`: a field of a name, read."""
+    return isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) \
+        and not node.attr.startswith("__")
+
+
 def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
@@ -2180,12 +2186,16 @@ class _TreeCalls(Hoister):
         args = []
         params = objects.parameter_names(cls)
         for i, a in enumerate(node.args):
-            a, again = self._named(a, node, params[i] if i < len(params) else "arg")
+            a, again = self._named(a, node, params[i] if i < len(params) else "arg") \
+                if i in order or not _field_read(a) else (a, None)
             args.append(a)
             given[i] = again
         keywords = []
         for k in node.keywords:
-            v, again = self._named(k.value, node, k.arg)
+            # (an aux argument `obj.f`, read once, stays as written: the normaliser checks a
+            # field of a parameter there when the code runs, normalize.py _field_of_parameter)
+            v, again = self._named(k.value, node, k.arg) \
+                if k.arg in order or not _field_read(k.value) else (k.value, None)
             keywords.append(gast.keyword(k.arg, v))
             given[k.arg] = again
         built = gast.Call(node.func, args, keywords)

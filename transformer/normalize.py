@@ -2756,9 +2756,47 @@ class Normaliser(ContainerMixin):
             return None
         keywords = {k.arg: k.value for k in built.keywords}
         for a in objects.constructor_aux(cls, len(built.args), list(keywords)):
-            if self._tracked_names_in(built.args[a] if isinstance(a, int) else keywords[a]):
+            value = built.args[a] if isinstance(a, int) else keywords[a]
+            if self._tracked_names_in(value) and self._field_of_parameter(value) is None:
                 return a
         return None
+
+    def _aux_checked(self, built):
+        """C(a, k=v) with each aux argument `p.f` that is tracked as a field of a parameter p
+        read by _field_of_parameter's check (a copy: the desugared tree is read again by other
+        transforms)."""
+        cls = objects.node_class(self._resolve(built.func))
+        if cls is None or any(isinstance(a, gast.Starred) for a in built.args) \
+                or any(k.arg is None for k in built.keywords):
+            return built
+        aux = objects.constructor_aux(cls, len(built.args), [k.arg for k in built.keywords])
+
+        def checked(a, value):
+            if a not in aux or not self._tracked_names_in(value):
+                return value
+            return self._field_of_parameter(value) or value
+        return gast.copy_location(gast.Call(
+            func=built.func, args=[checked(i, a) for i, a in enumerate(built.args)],
+            keywords=[gast.keyword(k.arg, checked(k.arg, k.value)) for k in built.keywords]),
+            built)
+
+    def _field_of_parameter(self, a):
+        """`static_attribute(p, "f")` (ad/helpers.py: the value, checked when the code runs)
+        for an aux argument `p.f` read from a parameter p as given: a field of an object the
+        caller passed (flax's `replace` copies `apply_fn=obj.apply_fn`, a field the object keeps
+        in its aux data too); tracked only as part of p, and static unless the field is one of
+        p's leaves, which the check refuses. None for any other expression."""
+        every = {n.id for n in self.node.args.posonlyargs + self.node.args.args
+                 + self.node.args.kwonlyargs}
+        if not (isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name)
+                and a.value.id in every and self.current.get(a.value.id) == a.value.id
+                and a.value.id not in self.held and not a.attr.startswith("__")):
+            return None
+        call = gast.Call(func=gast.Name("static_attribute", gast.Load(), None, None),
+                         args=[copy.deepcopy(a.value), gast.Constant(a.attr, None)], keywords=[])
+        for n in gast.walk(call):
+            gast.copy_location(n, a)
+        return call
 
     def _aux_arguments_static(self, built):
         """tree_structure(C(a, k=v)): an argument C keeps in its aux data is part of the
@@ -2943,8 +2981,8 @@ class Normaliser(ContainerMixin):
             if opname == "tree_structure" and isinstance(value, gast.Call) and \
                     objects.node_class(self._resolve(value.func)) is not None:
                 self._aux_arguments_static(value)
-                operands[pname] = self._inactive(value)     # P(a, b) built for its structure
-                continue                                    # (transformer/desugar.py)
+                operands[pname] = self._inactive(self._aux_checked(value))  # P(a, b) built for
+                continue                                    # its structure (desugar.py)
             if pname in spec.arrays and opname in TREE_OPS + DICT_HELPER_OPS:   # a pytree:
                 o = self.operand(value)
                 operands[pname] = self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o
@@ -3447,7 +3485,12 @@ class Normaliser(ContainerMixin):
                 if isinstance(o, ir.Var) and p not in ("pred", "index") and \
                         (held := self._aux_read(args[p], items=p != "reverse")) is not None:
                     # (range(self.n): a number in a registered class's aux data; range(d["n"])
-                    # an int item, read by static_item)
+                    # an int item, read by static_item; in a copy of the call: the function's
+                    # tree is read again by a further transform, whose hygiene would rename a
+                    # static_attribute it found there as the user's)
+                    node = gast.copy_location(gast.Call(
+                        func=node.func, args=list(node.args),
+                        keywords=[gast.keyword(k.arg, k.value) for k in node.keywords]), node)
                     for seq in (node.args, [k for k in node.keywords]):
                         for i, a in enumerate(seq):
                             if a is args[p]:
