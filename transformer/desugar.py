@@ -901,18 +901,7 @@ class _Desugarer:
     def _library_object(self, expr):
         """Whether `expr` (a with statement's context, or a call making it) names a library's
         object (np.errstate(...), secant's, contextlib.nullcontext()): not the user's."""
-        func = expr.func if isinstance(expr, gast.Call) else expr
-        chain = []
-        while isinstance(func, gast.Attribute):
-            chain.append(func.attr)
-            func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.params or any(
-                isinstance(n, gast.Name) and n.id == func.id and not isinstance(n.ctx, gast.Load)
-                for n in _walk(self.src.node)):
-            return False
-        obj = self.src.resolve_name(func.id)[1]
-        for attr in reversed(chain):
-            obj = getattr(obj, attr, None)
+        obj = self._resolved_object(expr.func if isinstance(expr, gast.Call) else expr)
         if obj is None:
             return False
         module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(
