@@ -29,7 +29,7 @@ from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
-from secant.transformer.callees import check_keywords, dynamic_call
+from secant.transformer.callees import check_distinct, check_keywords, dynamic_call
 from secant.transformer.properties import PlainReads, attribute_reader
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
@@ -786,7 +786,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
-            "check_keywords": check_keywords, "attribute_reader": attribute_reader,
+            "check_keywords": check_keywords, "check_distinct": check_distinct,
+            "attribute_reader": attribute_reader,
             **helpers.by_name(),
             **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
             **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
@@ -1578,6 +1579,7 @@ def _reserved():
         _RESERVED = {**{n: getattr(builtins, n) for n in dir(builtins) if not n.startswith("__")},
                      **batch_helpers.by_name(), **helpers.by_name(), "snp": snp, "lax": lax,
                      "dynamic_call": dynamic_call, "check_keywords": check_keywords,
+                     "check_distinct": check_distinct,
                      "attribute_reader": attribute_reader}
     return _RESERVED
 

@@ -14,7 +14,6 @@ import inspect
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-import pytest
 import scipy.stats
 
 import secant
@@ -303,13 +302,6 @@ def test_inject_hyperparams_schedule_against_numpy(x64):
     assert int(state.count) == 7
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "inner_factory(**other_hps, **hparams), inner_factory a closure cell, is refused by "
-    "transformer/normalize.py starred_call ('**kwargs once'). Merged into one dict (tried in "
-    "others11a, not kept), the call_starred vjp (secant/transforms.py "
-    "_generate_spelled_dispatch) then gives the returned closure update a cotangent that is "
-    "the plain function, while sgd's vjp reads it as a closure node (update_closure): a "
-    "tree_map structure mismatch. With sgd named in the call it works"))
 def test_hypergradient_of_an_injected_learning_rate(x64):
     """The learning rate lives in the state, so a user differentiates the loss after a few steps
     with respect to state.hyperparams['learning_rate'] (and the second derivative by grad of grad)."""

@@ -379,7 +379,18 @@ replacer.__secant_dispatcher__ = replacer.__secant_static_query__ = True
 
 def dynamic_call(fn, *args, **kwargs):
     """How generated code calls a function only the running program knows."""
-    return fn(*args, **kwargs)
+    return run_form(fn)(*args, **kwargs)
+
+
+def run_form(fn):
+    """What generated code runs for the value of a call of `fn`, known only when it runs: a
+    user function's runnable form (transformer/runnable.py: a factory returning a nested def
+    returns the Closure object its derivative's structure reads, `optax.sgd(lr)` called through
+    a name bound at run time), any other callable as it is."""
+    if type(fn) is not types.FunctionType:
+        return fn
+    from secant.transformer.runnable import runnable
+    return runnable(fn)
 
 
 _CALLERS = {}
@@ -396,6 +407,20 @@ def check_keywords(kwargs, allowed, name):
 check_keywords.__secant_placeholder__ = check_keywords.__secant_check__ = True   # (reads keys)
 
 
+def check_distinct(name, *dicts):
+    """`f(**a, **b)` read as one merged dict (normalize.py starred_call): Python's TypeError
+    for a key given twice, which the merge would keep the last of."""
+    seen = set()
+    for d in dicts:
+        for key in d:
+            if key in seen:
+                raise TypeError(f"{name}() got multiple values for keyword argument {key!r}")
+            seen.add(key)
+
+
+check_distinct.__secant_placeholder__ = check_distinct.__secant_check__ = True   # (reads keys)
+
+
 def dynamic_caller(n, keywords):
     """The callee the canonical form names for `fn(x1, ..., xn, k=...)` with fn known only at
     run time: `def dynamic_call(fn, x1, ..., xn, *, k)` (its parameters place each operand);
@@ -410,8 +435,9 @@ def _make_caller(n, keywords):
     params = ["fn"] + [f"x{i + 1}" for i in range(n)]
     args = params[1:] + [f"{k}={k}" for k in keywords]
     sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
-    namespace = {}
-    exec(f"def dynamic_call({sig}):\n    return fn({', '.join(args)})\n", namespace)  # noqa: S102
+    namespace = {"run_form": run_form}
+    exec(f"def dynamic_call({sig}):\n    return run_form(fn)({', '.join(args)})\n",  # noqa: S102
+         namespace)
     caller = namespace["dynamic_call"]
     caller.__secant_dispatch__ = (n, keywords)
     return caller
@@ -435,8 +461,8 @@ def _make_starred_caller(n, star, keywords, double_star):
     args = params[1:1 + n] + ["*rest"] * star + [f"{k}={k}" for k in keywords] + \
         ["**kw"] * double_star
     sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
-    namespace = {}
-    exec(f"def call_starred({sig}):\n    return fn({', '.join(args)})\n",  # noqa: S102
+    namespace = {"run_form": run_form}
+    exec(f"def call_starred({sig}):\n    return run_form(fn)({', '.join(args)})\n",  # noqa: S102
          namespace)
     caller = namespace["call_starred"]
     caller.__secant_dispatch__ = (n, keywords)

@@ -2633,10 +2633,18 @@ class Normaliser(ContainerMixin):
         spells the call out on first use of each shape (transformer/callees.py)."""
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
+        if len(double) > 1:     # f(**a, **b): f(**{**a, **b}), Python's keyword order
+            if all(_plain_read(k.value) for k in double):   # (read twice: no side effects)
+                callee = gast.unparse(func).strip()
+                self.out.append(ir.Plain(
+                    f"check_distinct({callee.split('(')[0]!r}, "
+                    f"{', '.join(self._source(k.value) for k in double)})", set(), self.origin))
+            merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
+                                                  values=[k.value for k in double]), node)
+            double = [gast.keyword(arg=None, value=merged)]
         if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
             raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
-                                 "cannot spell out when *args comes last and once, and "
-                                 "**kwargs once; pass the other arguments explicitly")
+                                 "cannot spell out when *args comes last and once; pass the other arguments explicitly")
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
@@ -2994,6 +3002,9 @@ class Normaliser(ContainerMixin):
                 o = self.operand(value)
                 if isinstance(o, ir.Var) and (self.batching or pname in spec.conditions):
                     operands[pname] = o     # a batched condition, or a traced one (no derivative)
+                    continue
+                if isinstance(o, ir.Var) and opname in DICT_HELPER_OPS and pname == "keys":
+                    operands[pname] = o     # a dict merged in: only its keys are read
                     continue
                 if isinstance(o, ir.Seq) and _has_var(o) and self.batching \
                         and pname == "start_indices" and opname in _PER_EXAMPLE_STARTS:
@@ -4025,6 +4036,15 @@ def _is_truth_value(node, resolve):
 
 def _tuple_source(names):
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _plain_read(node):
+    """A name, or attributes and constant subscripts of one: read again, it has no effect."""
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        if isinstance(node, gast.Subscript) and not isinstance(node.slice, gast.Constant):
+            return False
+        node = node.value
+    return isinstance(node, gast.Name)
 
 
 def _merged_dict(node):
