@@ -34,10 +34,14 @@ OBJECT_PASSED_ON = pytest.mark.xfail(
     "pytree passed on as the object's own method (containers.py dict_or_object_method), and "
     "a Module's cotangent (its own __setattr__: read as its fields, secant/tree_util.py "
     "plain_refusal(read=True); object.__setattr__ sets after the first traced one are new "
-    "objects too). The chain now stops at _bind's bound.setup(): a method run for what it "
-    "does to the differentiated copy (self.norm = LayerNorm() binding through Module."
-    "__setattr__, whose object.__setattr__(self, name, value) names no constant field), its "
-    "result dropped; MLPCompact at (e) below. JAX runs it")
+    "objects too). _bind's bound.setup(), a method run for what it does to the "
+    "differentiated copy, its result dropped, now makes the transforms trace _bind on each "
+    "call (transformer/normalize.py _built_here, tests/test_mods15c_effect_methods.py); the "
+    "chain stops in that trace: it stands in for its `self` parameter, a Module object, by an "
+    "array recorder (trace_source.py _Value: object.__setattr__(bound, 'scope', scope) raises "
+    "AttributeError). A per-call trace takes no call's arguments (generate() has none), so a "
+    "parameter that is an object, a function or a container is never passed through as it is; "
+    "MLPCompact at (e) below. JAX runs it")
 
 WRAPPED_CALL = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
@@ -45,7 +49,10 @@ WRAPPED_CALL = pytest.mark.xfail(
     "@compact (a functools.wraps wrapper taking *args, **kwargs that pushes self on a global "
     "stack) on the bound object passed on: its source transform refuses the global stack, and "
     "its trace refuses *args (the trace of its form specialised for the call recursed without "
-    "end until secant/transforms.py _traced_instead traced the user's function instead)")
+    "end until secant/transforms.py _traced_instead traced the user's function instead). "
+    "Forwarded, its trace would still stand in for `self` (the bound Net) by an array "
+    "recorder, which Dense(4)(x) reads back from _MODULE_STACK as its parent: see "
+    "OBJECT_PASSED_ON")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------
@@ -487,7 +494,10 @@ def np_potential(p):
     "fallback now follows `with self:` (trace_source.py _Object.__enter__/__exit__) and a "
     "view stored on a followed object (trace(...).fn); it stops at log_density's `model` "
     "parameter, a function, which the per-call trace stands in for by an array recorder "
-    "(_Value: not callable). See tests/test_mods15_with_handlers.py for the stack alone")
+    "(_Value: not callable). Its caller potential's trace (eight_schools a global there, "
+    "followed) stops at substitute.process's `msg['name'] in self.data`: params, a dict "
+    "parameter, is one array recorder there too (a per-call trace takes no call's arguments: "
+    "see OBJECT_PASSED_ON). See tests/test_mods15_with_handlers.py for the stack alone")
 def test_effect_handlers_log_density(x64):
     p = {"mu": 4.0, "tau": 3.0, "theta": RNG.normal(size=8) * 3 + 4}
     np.testing.assert_allclose(potential(to_snp(p)), np_potential(p), rtol=1e-12)

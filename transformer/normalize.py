@@ -552,6 +552,22 @@ class Normaliser(ContainerMixin):
         error.global_flow = f"{what} changes Python state that the functions it calls read"
         raise error
 
+    def _built_here(self, name):
+        """Whether the local `name` only ever holds objects the function's own calls build
+        (`m = Model(w)`, `b = copy.copy(self)`): not a parameter, nor an alias of an object
+        that outlives the call (a default list, a global), whose state a trace would leave its
+        recording values in."""
+        a = self.node.args
+        if name in {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                    if p is not None}:
+            return False
+        values = [n.value for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        stored = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == name
+                  and isinstance(n.ctx, gast.Store)]
+        return bool(values) and len(values) == len(stored) and all(
+            isinstance(v, gast.Call) for v in values)
+
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
         tracked = sorted(n for n in _free_names_in(stmt) if self.current.get(n) in self.tracked
@@ -581,6 +597,13 @@ class Normaliser(ContainerMixin):
                 flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result "
                         "is dropped: it acts through a side effect a source transform cannot "
                         "follow")
+        func = getattr(stmt.value, "func", None)
+        if isinstance(root, gast.Name) and self._is_local(root.id) \
+                and isinstance(func, gast.Attribute) and func.value is root \
+                and self._built_here(root.id):
+            flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
+                    "dropped: a method acting on its object (bound.setup()), which a source "
+                    "transform cannot follow")
         if isinstance(root, gast.Name) and not self._is_local(root.id) \
                 and root is not getattr(stmt.value, "func", None):
             kind = self.src.resolve_name(root.id)[0]        # _FRAMES.append(Frame(params))
