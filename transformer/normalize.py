@@ -2657,17 +2657,22 @@ class Normaliser(ContainerMixin):
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
         if len(double) > 1:     # f(**a, **b): f(**{**a, **b}), Python's keyword order
-            if all(_plain_read(k.value) for k in double):   # (read twice: no side effects)
-                callee = gast.unparse(func).strip()
-                self.out.append(ir.Plain(
-                    f"check_distinct({callee.split('(')[0]!r}, "
-                    f"{', '.join(self._source(k.value) for k in double)})", set(), self.origin))
+            if not all(_plain_read(k.value) for k in double):   # (read twice: no effects)
+                raise self.src.error(node, "secant spells out f(**a, **b) when each unpacked "
+                                     "value is a name or an attribute (it checks their keys "
+                                     "are distinct, as Python does); assign the others to "
+                                     "names first")
+            callee = gast.unparse(func).strip()
+            self.out.append(ir.Plain(
+                f"check_distinct({callee.split('(')[0]!r}, "
+                f"{', '.join(self._source(k.value) for k in double)})", set(), self.origin))
             merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
                                                   values=[k.value for k in double]), node)
             double = [gast.keyword(arg=None, value=merged)]
         if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
             raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
-                                 "cannot spell out when *args comes last and once; pass the other arguments explicitly")
+                                 "cannot spell out when *args comes last and once; pass the "
+                                 "other arguments explicitly")
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
