@@ -1933,6 +1933,9 @@ def _batched_custom(custom, params, wrt, staged, batch):
         if twin is not None:    # (a library's forward rule for its custom_vjp: batched too)
             out.jvp_twin = _batched_custom(twin, params, wrt, staged, batch)
     out.__secant_out_batched__ = True       # (every output batched, the rules' too)
+    # (what it batches, with which axes: its body's replay is vmap of the body's replay,
+    # secant/custom.py _batched_replay)
+    out.__secant_batch_of__ = (custom, wrt, batch._replace(out_axes=0))
     return out
 
 
