@@ -1820,9 +1820,10 @@ def pair_forward(custom, active, staged, ran):
         params = custom.params()
     except SecantError:
         return None
-    if ran:     # (a body without Python side effects runs as written in fwd)
-        from secant.custom import _body_replay
-        ran = _body_replay(custom, staged) is not custom.fun
+    ran = custom.__dict__.get("__secant_replay_of__", custom) if ran else None
+    if ran is not None:     # (a body without Python side effects runs as written in fwd; a
+        from secant.custom import _body_replay      # replay's fwd calls the function's own)
+        ran = ran if _body_replay(ran, staged) is not ran.fun else None
     key = (tuple(active), staged, ran)
     table = _PAIR_FORWARDS.setdefault(custom, {})
     hit = table.get(key)
