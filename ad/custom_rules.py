@@ -75,24 +75,27 @@ def _own_name(custom, rule, role):
 def fwd_pair_of_custom_vjp(custom, params, ran):
     """`f_fwd(*params)` -> (out, residuals) from the user's fwd rule, checked: what a caller's
     reverse mode calls for f's value, keeping the residuals for f_bwd (bwd_of_custom_vjp), so
-    that (as in JAX) fwd, and the function's body in it, run once per call. `ran`: the
-    caller's primal call ran f's body already (a recompute): in fwd, f runs its body's replay,
-    without its Python side effects (ad/custom_checks.body_replayed)."""
+    that (as in JAX) fwd, and the function's body in it, run once per call. `ran`: the custom
+    function whose body the caller's primal call ran already (a recompute: f, or the f whose
+    replay custom is), or None: in fwd, it runs its body's replay, without its Python side
+    effects (ad/custom_checks.body_replayed)."""
     names = Names(params)
     fn_name = names.fresh(_own_name(custom, custom.fwd, "fwd"))
     fwd = _rule_name(custom.fwd, names, f"{custom.__name__}_fwd_rule")
     fun = names.fresh(custom.__name__)
-    call = f"{fwd}({', '.join(params)})" if not ran else \
-        f"body_replayed({fwd}, {', '.join(params)}, custom={fun})"
+    of = fun if ran is None or ran is custom else names.fresh(ran.__name__)
+    call = f"{fwd}({', '.join(params)})" if ran is None else \
+        f"body_replayed({fwd}, {', '.join(params)}, custom={of})"
     lines = [f"def {fn_name}({', '.join(params)}):"]
-    if ran:
-        lines.append(f"    # {custom.__name__}'s body ran in the caller's forward pass: in "
+    if ran is not None:
+        lines.append(f"    # {ran.__name__}'s body ran in the caller's forward pass: in "
                      f"{fwd}, its replay (no effects)")
     else:
         lines.append(f"    # {custom.__name__}'s value and residuals from its fwd rule "
                      "(checked as JAX checks it)")
     lines.append(f"    return custom_vjp_fwd_pair({call}, {fwd}, {fun}, {_tuple(params)})")
-    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, fun: custom, **_CHECKS}
+    return "\n".join(lines) + "\n", fn_name, {fwd: custom.fwd, fun: custom, of: ran or custom,
+                                             **_CHECKS}
 
 
 def bwd_of_custom_vjp(custom, params, wrt):

@@ -58,7 +58,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
                         and "= unbound_before_loop(" in s.code for v in s.defines}
         self.loops = []                         # the loops being written, innermost last
-        self.replaying = False                  # writing a loop iteration's replay
+        self.replaying = False                  # writing a loop iteration's replay (its loop)
         # a vjp recomputes its function's forward pass, which its caller ran already (the
         # primal call): the Python side effects there (print, wrapper.calls += 1, log.append)
         # ran then, once per call as in the user's program, and are not run again
@@ -197,10 +197,15 @@ class ReverseBuilder(Walker, StackReverse):
     def forward_pair(self, op):
         """`y, y_res = f_fwd(x)` for a call of a custom_vjp function f (transforms.pair_forward):
         its value and residuals from the user's fwd, which reverse_call's f_bwd reads, so that
-        fwd (and f's body in it) runs once per call, as in JAX. Not in a loop (the residuals
-        would need a stack), a loop iteration's replay or a replay form. Whether it wrote it."""
+        fwd (and f's body in it) runs once per call, as in JAX. Not in a loop's forward pass
+        (the residuals would need a stack) or a replay form; in a loop iteration's replay in
+        the reverse pass, where the iteration's f_bwd reads them, with f's body replayed in
+        fwd (the forward pass ran it): the body once per call and fwd once, as in JAX. Whether
+        it wrote it."""
         make = getattr(self.vjp_of_callee, "pair_forward", None)
-        if make is None or op.op != "call" or self.loops or self.replaying or \
+        # (in the replay of the loop whose iteration is reversed, not of a loop inside it)
+        if make is None or op.op != "call" or self.loops and (
+                not self.replaying or self.loops[-1] is not self.replaying) or \
                 not self.pair_calls or type(op.callee).__name__ != "custom_vjp":
             return False
         try:
@@ -210,7 +215,7 @@ class ReverseBuilder(Walker, StackReverse):
                                   if _has_var(o)))
         except (TypeError, ValueError):
             return False
-        made = make(op.callee, active, self.recomputing) if active else None
+        made = make(op.callee, active, self.recomputing or self.replaying) if active else None
         if made is None:
             return False
         fwd, bwd = (self.vjp_of_callee(g, None, None) for g in made)
@@ -383,7 +388,7 @@ class ReverseBuilder(Walker, StackReverse):
         self.lines.append(restore)
         start = len(self.lines)
         saved_comment, self.last_comment = self.last_comment, None
-        replaying, self.replaying = self.replaying, True
+        replaying, self.replaying = self.replaying, s
         self.loops.append(s)
         self.forward([st for st in s.body if not _is_carry_copy(st, s.carried)])
         self.loops.pop()

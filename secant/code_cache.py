@@ -21,6 +21,7 @@ globals or of other functions' cells (none of the template function's own cells)
 recursive or traced, and nothing of the function itself (its cells, its data values, the function)
 left in what the template keeps; otherwise the function is transformed anew, as before.
 """
+import sys
 import threading
 import types
 import weakref
@@ -233,8 +234,13 @@ def _secants(value):
     template may hold (never the user's values, nor a user function and what it closes over)."""
     if isinstance(value, types.ModuleType) or _generated(value):
         return True
-    return type(value) is types.FunctionType and \
-        (value.__module__ or "").split(".")[0] == "secant" and value.__closure__ is None
+    if type(value) is not types.FunctionType or \
+            (value.__module__ or "").split(".")[0] != "secant":
+        return False
+    # (one with cells: a function made at import by a factory, snp.tanh, which its module
+    # names; not one made for a user's function at run time, a closure over it)
+    return value.__closure__ is None or \
+        getattr(sys.modules.get(value.__module__), value.__name__, None) is value
 
 
 def _rebound_guards(guards, cells):

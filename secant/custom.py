@@ -28,6 +28,10 @@ def _body_replay(custom, staged):
     from secant.backends.errors import SecantError
     from secant.transforms import _is_library, _Recursive, generate
     sub = None
+    if "__secant_batch_of__" in custom.__dict__:
+        sub = _batched_replay(custom, staged)
+        _BODY_REPLAYS[custom] = (key, sub)
+        return sub
     if not _is_library(custom.fun):     # (secant's own functions have no effects)
         try:
             sub = generate(custom.fun, tuple(range(len(custom.params()))), "replay",
@@ -38,6 +42,29 @@ def _body_replay(custom, staged):
         sub = custom.fun
     _BODY_REPLAYS[custom] = (key, sub)
     return sub
+
+
+def _batched_from(custom, customs):
+    """Whether `custom` is the batched function vmap made of one of `customs` (or of such a
+    batched one: nested vmaps; transforms.py _batched_custom)."""
+    while True:
+        custom = custom.__dict__.get("__secant_batch_of__", (None,))[0]
+        if custom is None:
+            return False
+        if custom in customs:
+            return True
+
+
+def _batched_replay(custom, staged):
+    """The replay of a batched custom function (transforms.py _batched_custom): vmap of its
+    unbatched function's replay, with the same batching; its function itself where that
+    function's body has no effects."""
+    of, wrt, batch = custom.__dict__["__secant_batch_of__"]
+    replay = _body_replay(of, staged)
+    if replay is of.fun:
+        return custom.fun
+    from secant.transforms import generate
+    return generate(replay, wrt, "vmap", staged=staged, batch=batch)
 
 
 def body_ran(customs):
@@ -84,8 +111,8 @@ class _Custom:
 
     def __call__(self, *args, **kwargs):
         ran = _BODY_RAN.get()
-        if ran and self in ran:     # (its body's effects ran already: see _BODY_RAN)
-            from secant.backends.tracer import active_trace
+        if ran and (self in ran or _batched_from(self, ran)):   # (its body's effects ran
+            from secant.backends.tracer import active_trace     # already)
             return _body_replay(self, active_trace() is not None)(*args, **kwargs)
         return self.fun(*args, **kwargs)
 
@@ -161,6 +188,62 @@ class custom_vmap(_Custom):
     def def_vmap(self, vmap_rule):
         self.vmap_rule = vmap_rule
         return vmap_rule
+
+
+class body_ran_rule(_Custom):
+    """`rule(*args)` (a custom_vjp function's fwd) run where the caller's forward pass ran the
+    body of `custom` already (ad/custom_checks.body_replayed), as vmap reads such a call
+    (transformer/normalize.py): its batched function runs the batched rule with `custom` and
+    the batched functions vmap makes of it running their body's replay, so that under
+    vmap(grad) too the body's effects run once per call, as in JAX."""
+
+    def __init__(self, rule, custom):
+        super().__init__(rule)
+        self.custom = custom
+
+    def __call__(self, *args, **kwargs):
+        with body_ran((self.custom,)):
+            return self.fun(*args, **kwargs)
+
+    def generate_rule(self, mode, params, wrt, staged, batch):
+        from secant.transforms import generate, load_generated
+        inner = generate(self.fun, wrt, mode, staged=staged, batch=batch)
+        if mode != "vmap":
+            return inner
+        args = ", ".join(params)
+        name = f"{inner.__name__}_ran"
+        gen = load_generated(
+            f"def {name}({args}):\n"
+            f"    # {self.custom.__name__}'s body ran in the caller's forward pass: in "
+            f"{inner.__name__}, its replay (no effects)\n"
+            f"    return body_replayed({inner.__name__}, {args}, custom={self.custom.__name__})\n",
+            name, self.fun.__globals__,
+            {inner.__name__: inner, self.custom.__name__: self.custom,
+             "body_replayed": _body_replayed()})
+        gen.__secant_out_batched__ = inner.__secant_out_batched__
+        return gen
+
+
+def ran_rule(rule, custom):
+    """The body_ran_rule of `rule` for `custom` (one per pair, kept on `custom`, so that a
+    transform's caches keyed by the callee find it again), or None where `rule` is no plain
+    function."""
+    if not inspect.isfunction(rule) or not isinstance(custom, _Custom):
+        return None
+    table = custom.__dict__.setdefault("_secant_ran_rules", {})
+    made = table.get(rule)
+    if made is None:
+        try:
+            made = body_ran_rule(rule, custom)
+        except SecantTypeError:
+            return None
+        table[rule] = made
+    return made
+
+
+def _body_replayed():
+    from secant.ad.custom_checks import body_replayed
+    return body_replayed
 
 
 class checkpoint(_Custom):

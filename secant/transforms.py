@@ -1822,9 +1822,10 @@ def pair_forward(custom, active, staged, ran):
         params = custom.params()
     except SecantError:
         return None
-    if ran:     # (a body without Python side effects runs as written in fwd)
-        from secant.custom import _body_replay
-        ran = _body_replay(custom, staged) is not custom.fun
+    ran = custom.__dict__.get("__secant_replay_of__", custom) if ran else None
+    if ran is not None:     # (a body without Python side effects runs as written in fwd; a
+        from secant.custom import _body_replay      # replay's fwd calls the function's own)
+        ran = ran if _body_replay(ran, staged) is not ran.fun else None
     key = (tuple(active), staged, ran)
     table = _PAIR_FORWARDS.setdefault(custom, {})
     hit = table.get(key)
@@ -1935,6 +1936,9 @@ def _batched_custom(custom, params, wrt, staged, batch):
         if twin is not None:    # (a library's forward rule for its custom_vjp: batched too)
             out.jvp_twin = _batched_custom(twin, params, wrt, staged, batch)
     out.__secant_out_batched__ = True       # (every output batched, the rules' too)
+    # (what it batches, with which axes: its body's replay is vmap of the body's replay,
+    # secant/custom.py _batched_replay)
+    out.__secant_batch_of__ = (custom, wrt, batch._replace(out_axes=0))
     return out
 
 

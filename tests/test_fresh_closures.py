@@ -56,11 +56,7 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
-        "regression found by the Dec 5 merge CI (values right, speed only): vmap(grad) of a "
-        "fresh closure generates 4 functions again; bisect the session's merges next"))
-    ) if n == "vmap_grad" else n for n in sorted(RUNS)])
+@pytest.mark.parametrize("name", sorted(RUNS))
 def test_fresh_closures_get_their_own_values_without_a_new_transform(name, counted):
     run, want = RUNS[name]
     for b in BATCHES[:2]:   # (the first two generated: the second's kept as the template)

@@ -2152,6 +2152,9 @@ class Normaliser(ContainerMixin):
                 self.queried.add(x.name)
                 return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
         if getattr(obj, "__secant_calls_first__", False) and node.args:
+            made = self._ran_rule(node) if self.batching else None
+            if made:    # body_replayed(fwd, x, custom=f) under vmap: the batched fwd with f's
+                return self.user_call(*made)                    # body replayed
             call = gast.Call(func=node.args[0], args=list(node.args[1:]), keywords=[])
             gast.copy_location(call, node)      # body_replayed(fwd, x, custom=f): fwd(x)
             return self.call(call)
@@ -2260,6 +2263,25 @@ class Normaliser(ContainerMixin):
                 getattr(obj, "__secant_custom__", False):        # secant.custom_vjp/custom_jvp
             return self.user_call(node, obj)
         return self._inactive_call(node, func, obj)
+
+    def _ran_rule(self, node):
+        """`body_replayed(fwd, x, custom=f)` as the call `fwd_ran(x)` of secant/custom.py's
+        body_ran_rule of fwd for f, whose batched function runs the batched fwd with f's body
+        replayed: (that call, the rule); None where fwd or f is not known here."""
+        from secant.custom import ran_rule
+        custom = [k.value for k in node.keywords if k.arg == "custom"]
+        if len(custom) != 1 or len(node.keywords) != 1 or \
+                any(isinstance(a, gast.Starred) for a in node.args):
+            return None
+        rule, of = self._resolve(node.args[0]), self._resolve(custom[0])
+        made = ran_rule(rule, of) if _UNRESOLVED not in (rule, of) else None
+        if made is None:
+            return None
+        name = self.names.fresh(f"{callees.short_name(rule)}_ran")
+        self.bindings[name] = made
+        func = gast.copy_location(gast.Name(name, gast.Load(), None, None), node.func)
+        return gast.copy_location(gast.Call(func=func, args=list(node.args[1:]),
+                                            keywords=[]), node), made
 
     def super_call(self, node):
         """`super().m(x)` in a method of C (its `__class__` cell) taking `self` first, or
