@@ -51,6 +51,7 @@ from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
+from secant.transformer.trace_source import _context_generator
 
 _cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
@@ -912,12 +913,15 @@ class _Desugarer:
     def _acting_context(self, expr):
         """Whether a with statement's context is an object of a user class whose __enter__ /
         __exit__ may set up state (a handler stack): `Scale(2.0)` of a user class, or a local
-        or parameter (`with self:` in a handler's __call__). A call of a function
-        (a @contextmanager generator, a library's context) is spelled out as before."""
+        or parameter (`with self:` in a handler's __call__), or a call of the user's
+        @contextmanager generator (`with scaled(2.0):`, its code before `yield` pushing on a
+        stack). A library's context is spelled out as before."""
         if isinstance(expr, gast.Call):
             if self._library_object(expr.func):
                 return False
             cls = self._resolved_object(expr.func)
+            if _context_generator(cls) is not None:
+                return True
             return isinstance(cls, type) and isinstance(
                 getattr(cls, "__enter__", None), types.FunctionType)
         if self._library_object(expr):
