@@ -9,6 +9,7 @@ and a `return` inside the block left the stack pushed. Such a with is now traced
 call as a user class's with is (transformer/desugar.py _acting_context, trace_source.py
 _context_generator runs the generator through). Checked against closed forms, float64
 central differences, a Python loop and eager."""
+import collections
 import contextlib
 
 import numpy as np
@@ -88,6 +89,50 @@ def with_in_a_helper(x):
     return jnp.sum(jnp.sin(returns_inside(x)))
 
 
+_DEQUE = collections.deque()
+LOG = []
+
+
+@contextlib.contextmanager
+def on_a_deque(s):
+    _DEQUE.append(s)
+    try:
+        yield
+    finally:
+        _DEQUE.pop()
+
+
+def read_the_deque(x):
+    return x * _DEQUE[-1]
+
+
+def pushed_on_a_deque(x):
+    with on_a_deque(2.0):
+        y = read_the_deque(x)
+    return jnp.sum(jnp.sin(y))
+
+
+_BOUND = []
+
+
+@contextlib.contextmanager
+def pushed_by_a_bound_method(s):
+    push = _BOUND.append
+    push(s)
+    yield
+    _BOUND.pop()
+
+
+def read_the_bound_stack(x):
+    return x * _BOUND[-1]
+
+
+def bound_method_push(x):
+    with pushed_by_a_bound_method(2.0):
+        y = read_the_bound_stack(x)
+    return jnp.sum(jnp.sin(y))
+
+
 # (the derivative and the second derivative's diagonal, in closed form)
 CASES = {
     pushed: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
@@ -97,6 +142,8 @@ CASES = {
     in_a_loop: (lambda x: np.cos(x) + 2 * np.cos(2 * x) + 3 * np.cos(3 * x),
                 lambda x: -np.sin(x) - 4 * np.sin(2 * x) - 9 * np.sin(3 * x)),
     with_in_a_helper: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
+    pushed_on_a_deque: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
+    bound_method_push: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
 }
 X = np.array([0.1, 0.2, 0.3])
 XS = np.stack([X, 2 * X, -X])
@@ -188,3 +235,35 @@ def test_numpyro_like_substitute_as_a_generator(x64, f):
     for h in (jacfwd(grad(f))(X), jacrev(grad(f))(X), hessian(f)(X)):
         np.testing.assert_allclose(h, hess, rtol=1e-6, atol=1e-7)
     assert not _STACK
+
+
+@contextlib.contextmanager
+def timing(name):
+    LOG.append(f"start {name}")
+    yield
+    LOG.append(f"stop {name}")
+
+
+def branchy(x):
+    if x > 0:
+        return jnp.sin(x)
+    return x * x
+
+
+def timed_branch(x):
+    with timing("fit"):
+        y = branchy(x)
+    return 3.0 * y
+
+
+def test_a_generator_sharing_no_state_with_the_callees_is_spelled_out(x64):
+    """A logging context around a helper with a Python branch on its argument: the generator
+    names only LOG, the helper reads no state, so the with is spelled out as before (traced, the
+    branch on a traced value would be refused)."""
+    LOG.clear()
+    for x in (0.5, -0.5):
+        want = 3 * np.cos(x) if x > 0 else 6 * x
+        np.testing.assert_allclose(grad(timed_branch)(x), want, rtol=1e-12)
+        np.testing.assert_allclose(fd_grad(timed_branch, (np.float64(x),)), want, rtol=1e-6)
+    assert LOG[:2] == ["start fit", "stop fit"]
+    LOG.clear()
