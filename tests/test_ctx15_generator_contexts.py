@@ -133,6 +133,16 @@ def bound_method_push(x):
     return jnp.sum(jnp.sin(y))
 
 
+def configured_by_argument(x, config):
+    return x * config["scale"]
+
+
+def config_handed_to_the_callee(x):
+    with config(scale=3.0):
+        y = configured_by_argument(x, CONFIG)
+    return jnp.sum(jnp.sin(y)) + jnp.sum(configured(x))
+
+
 # (the derivative and the second derivative's diagonal, in closed form)
 CASES = {
     pushed: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
@@ -144,6 +154,7 @@ CASES = {
     with_in_a_helper: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
     pushed_on_a_deque: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
     bound_method_push: (lambda x: 2 * np.cos(2 * x), lambda x: -4 * np.sin(2 * x)),
+    config_handed_to_the_callee: (lambda x: 3 * np.cos(3 * x) + 1, lambda x: -9 * np.sin(3 * x)),
 }
 X = np.array([0.1, 0.2, 0.3])
 XS = np.stack([X, 2 * X, -X])

@@ -1023,7 +1023,16 @@ class _Desugarer:
                     return False
                 callees.append(obj)
         read = _state_named(callees)
-        return touched is not None and read is not None and not touched & read
+        if touched is None or read is None:
+            return False
+        for n in _walk(self.src.node):      # (a global the function itself names, handed to a
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):   # callee: helper(x,
+                obj = self._resolved_object(n)                              # CONFIG))
+                if obj is not None and not isinstance(obj, (
+                        types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                        int, float, complex, str, bytes, bool)):
+                    read.add(id(obj))
+        return not touched & read
 
     def _resolved_object(self, expr):
         """The object `a.b.c` names in the function's environment; None for a local, a
