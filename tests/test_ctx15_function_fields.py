@@ -144,3 +144,23 @@ def test_vmap_of_grad_of_a_module_holding_a_function(x64, name):
     got = part(vmap(grad(f))(make(ws)))
     want = np.stack([fd_grad(lambda w: f(make(w)), (w,)) for w in ws])
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def dict_argument(p):
+    return jnp.sum(p["act"](p["w"] * XC) ** 2)
+
+
+def test_a_function_among_the_mapped_or_differentiated_leaves_is_refused(x64):
+    """As JAX (a function is not a valid JAX type): a TypeError naming the line, never
+    vmap's 'rank should be at least 1, but is only 0' for the function."""
+    import secant
+    named = r"(?s)function.*test_ctx15_function_fields\.py"
+    with pytest.raises(secant.SecantTypeError, match=named):
+        vmap(grad(dict_argument))({"w": np.stack([W, 2 * W]), "act": jnp.tanh})
+    with pytest.raises(secant.SecantTypeError, match=named):
+        grad(dict_argument)({"w": W, "act": jnp.tanh})
+    got = vmap(grad(dict_argument), in_axes=({"w": 0, "act": None},))(
+        {"w": np.stack([W, 2 * W]), "act": jnp.tanh})
+    want = [fd_grad(lambda w: dict_argument({"w": w, "act": jnp.tanh}), (w,))
+            for w in (W, 2 * W)]
+    np.testing.assert_allclose(got["w"], want, rtol=1e-6, atol=1e-8)
