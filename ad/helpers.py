@@ -444,7 +444,19 @@ def _registered_with(tree, attrs):
                                   f"class's methods (self.{name}, read by its getter) or call "
                                   f"the computation directly{where()}")
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
-    if tree_util.tree_structure(out) != tree_util.tree_structure(tree):
+    try:
+        same = tree_util.tree_structure(out) == tree_util.tree_structure(tree)
+    except Exception:       # (aux data holding a value jit traces: its equality is unknown)
+        leaves = tree_util.tree_leaves(tree)
+        aux = [a for a in attrs if not any(leaf is getattr(tree, a, None) for leaf in leaves)]
+        raise SecantTypeError(f"{type(tree).__name__} keeps {', '.join(aux) or 'a field'} in "
+                              "its aux data (tree_flatten's second part: a meta field, a struct "
+                              "field with pytree_node=False), and it holds a traced value "
+                              "here, which aux data cannot carry (it carries no derivative or "
+                              f"batch axis and must compare equal); keep it among "
+                              f"{type(tree).__name__}'s children, or compute it from static "
+                              f"values{where()}") from None
+    if not same:
         raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} from the "
                               f"attributes read ({', '.join(attrs)}): setting them does not "
                               f"give the same pytree structure{where()}")

@@ -137,15 +137,19 @@ def user_location():
     code that stands for one of secant's own helpers (a helper's derivative) is passed over for
     the generated code of the user's function that called it."""
     f = user_frame()
-    while f is not None:
+    unmapped = None, None       # (a generated line that maps to no line of the user's: named
+    while f is not None:        # only where no frame further out does)
         fn, line = origin(f.f_code.co_filename, f.f_lineno)
         if not _is_internal(os.path.abspath(fn)):
-            return fn, line
+            if not fn.startswith("<secant"):
+                return fn, line
+            if unmapped[0] is None:
+                unmapped = fn, line
         f = f.f_back
         while f is not None and (_is_internal(os.path.abspath(f.f_code.co_filename))
                                  or f.f_code.co_filename.startswith("<frozen")):
             f = f.f_back
-    return None, None
+    return unmapped
 
 
 def defined_at(fn):

@@ -1135,6 +1135,9 @@ def _ops(stmts):
     return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
 
 
+_CALLEE = re.compile(r"fn_*(_dot_*)*")   # a dispatcher's callee and its tangents (transforms.py)
+
+
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):
     """(source lines, the batched parameters' out flags) of the batched `fn` (ir.Function).
 
@@ -1149,8 +1152,10 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
             b.emit(f"{p} = snp.moveaxis({p}, {axis}, 0)")
         b.batched.add(p)
         b.ranks[p] = (p, 0)
-    if batched:
-        b.emit(f"{size} = batch_size_of({batched[0]})")
+    if batched:     # (sized by an array: not a dispatcher's callee `fn`, or its tangent
+        #            fn_dot, a function held by a module, `self.act = snp.tanh`: no arrays in it)
+        sized_by = next((p for p in batched if not _CALLEE.fullmatch(p)), batched[0])
+        b.emit(f"{size} = batch_size_of({sized_by})")
     elif axis_size is not None:
         b.emit(f"{size} = {int(axis_size)}")
     b.block(fn.body)

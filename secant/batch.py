@@ -100,6 +100,13 @@ class _Plan:
             for leaf, ax in zip(leaves, leaf_axes):
                 if ax is None:
                     continue
+                if callable(leaf) and not hasattr(leaf, "shape"):    # (JAX: not a valid type)
+                    raise SecantTypeError(
+                        f"vmap: argument {i} holds a {type(leaf).__name__} "
+                        f"({getattr(leaf, '__name__', leaf)!r}) where in_axes maps an axis: a "
+                        "function has no batch axis; keep it out of the mapped arguments (a "
+                        "closure, a meta field / pytree_node=False, or in_axes=None for it)"
+                        f"{where()}")
                 nd = np.ndim(leaf)
                 if not -nd <= ax < nd:
                     raise SecantValueError(

@@ -1016,7 +1016,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
     name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
-    gen = load_generated(source, name, {}, {"dispatch": _dispatch})
+    gen = _internal(load_generated(source, name, {}, {"dispatch": _dispatch}))
     gen.__secant_out_batched__ = True
     if starred:
         return gen
@@ -1029,6 +1029,14 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
             (None, shape) if mode == "jvp" else (None, None, shape))
         gen.__secant_dispatched__ = (source, tuple(passed), tuple(keywords), dispatch_args)
     return gen
+
+
+def _internal(dispatcher):
+    """A dispatcher (`dynamic_call_vjp`: generates its callee's derivative when it runs) whose
+    frames are secant's: an error raised while it generates names the user's line that called
+    it (the generated code of the user's function maps back to it), not the dispatcher's."""
+    _errors.register_internal_file(dispatcher.__code__.co_filename)
+    return dispatcher
 
 
 def _dispatcher_source(mode, params, dots, kw_sig, note, call):
@@ -1072,7 +1080,8 @@ def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
         call = f"dispatch({shape}, {wrt!r}, 'vmap', {staged}, {batch.axis_name!r})" \
             f"({', '.join(args)})"
     name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
-    gen = load_generated(source, name, {}, {"dispatch": _dispatch, "spelled": _spelled_call})
+    gen = _internal(load_generated(source, name, {}, {"dispatch": _dispatch,
+                                                      "spelled": _spelled_call}))
     gen.__secant_out_batched__ = True
     return gen
 
@@ -1148,7 +1157,7 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
               "use\n"
             + f"    return batch_dispatch(fn, {', '.join(map(repr, dispatch_args))}, "
               f"{options})({args})\n")
-    gen = load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched})
+    gen = _internal(load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched}))
     gen.__secant_out_batched__ = True
     return gen
 
@@ -1214,7 +1223,7 @@ def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers)
             f"    # fn is known only at run time: the {mode} of its {what} is generated "
             "on first use\n"
             f"    return {call(wrt_names, positional)}({args})\n")
-    return load_generated(text, name, {}, helpers)
+    return _internal(load_generated(text, name, {}, helpers))
 
 
 def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):

@@ -14,6 +14,7 @@ Outcomes (classify):
   internal   any other exception (KeyError, AttributeError, RecursionError... from inside secant)
   wrong      no error for an invalid input, or a wrong value
 """
+import dataclasses
 import inspect
 import os
 import subprocess
@@ -1714,6 +1715,82 @@ for _f, _e in ((pytree_unregistered_jit, "TypeError"), (pytree_unregistered_grad
                (pytree_registered_grad, close_to(2.0)),
                (pytree_registered_vmap, close_to(XS * XS))):
     add(f"pytree-{_f.__name__}", "pytree", _f, _e, _f)
+
+
+# a differentiated or batched value passed into a pytree's aux data (register_dataclass's
+# meta_fields, a flax struct field with pytree_node=False): it would carry no derivative or batch
+# axis (a silent zero), so it is refused, naming the user's line (not secant's generated code)
+@dataclasses.dataclass(frozen=True)
+class _Meta:
+    w: object
+    scale: object
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)  # !
+
+
+secant.tree_util.register_dataclass(_Meta, data_fields=["w"], meta_fields=["scale"])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Leaves:
+    w: object
+    k: object
+
+
+secant.tree_util.register_dataclass(_Leaves, data_fields=["w", "k"], meta_fields=[])
+_V = np.array([0.1, 0.2, 0.3])
+_VS = np.stack([_V, 2 * _V])
+
+
+def aux_meta_built(x):
+    s = _Meta(x, x[0] + 1.0)  # !
+    return snp.sum(s.w * s.scale)
+
+
+def aux_meta_replaced(x):
+    s = dataclasses.replace(_Meta(x, 1.0), scale=x[1])  # !
+    return snp.sum(s.w * s.scale)
+
+
+def aux_meta_replace_method(x):
+    s = _Meta(x, 1.0).replace(scale=x[1])
+    return snp.sum(s.w * s.scale)
+
+
+def _built_in_a_helper(w, k):
+    return _Meta(w, k)  # !
+
+
+def aux_meta_built_in_a_helper(x):
+    s = _built_in_a_helper(x, 2.0 * x[0])
+    return snp.sum(s.w * s.scale)
+
+
+def aux_meta_from_a_leaf(b):
+    s = _Meta(b.w, b.k)  # !
+    return snp.sum(s.w * s.scale)
+
+
+_AUX_RUNS = {"grad": lambda f, x: secant.grad(f)(x),
+             "jit-grad": lambda f, x: secant.jit(secant.grad(f))(x),
+             "vmap": lambda f, x: secant.vmap(f)(x),
+             "vmap-grad": lambda f, x: secant.vmap(secant.grad(f))(x),
+             "jvp": lambda f, x: secant.jvp(f, (x,), (x,))[1]}
+for _f, _marked in ((aux_meta_built, aux_meta_built), (aux_meta_replaced, aux_meta_replaced),
+                    (aux_meta_replace_method, _Meta.replace),
+                    (aux_meta_built_in_a_helper, _built_in_a_helper),
+                    (aux_meta_from_a_leaf, aux_meta_from_a_leaf)):
+    for _r, _run in _AUX_RUNS.items():
+        _one, _batch = (_Leaves(_V, 0.5), _Leaves(_VS, np.array([0.5, 0.7]))) \
+            if _f is aux_meta_from_a_leaf else (_V, _VS)
+        _line = None
+        if _f is aux_meta_replace_method and _r == "jit-grad":     # (the derivative's own
+            _src, _first = inspect.getsourcelines(_f)             # check, at the call)
+            _line = _first + next(i for i, t in enumerate(_src) if ".replace(" in t)
+        add(f"aux-{_f.__name__}-{_r}", "aux",
+            lambda f=_f, run=_run, x=(_batch if _r.startswith("vmap") else _one): run(f, x),
+            "SecantError", _marked, line=_line)
 
 
 # keyword misuse: the API called with what it does not take

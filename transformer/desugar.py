@@ -36,6 +36,7 @@ conditional expressions into `if`s it can stage, and otherwise traces the user's
 import ast
 import copy
 import inspect
+import sys
 import types
 
 import gast
@@ -51,6 +52,72 @@ from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
+from secant.transformer.trace_source import _context_generator
+
+_LIBRARY_ROOTS = ("secant", "numpy", "scipy", "jax", "math", "builtins", "functools",
+                  "operator", "itertools", "collections", "typing", "abc", "dataclasses",
+                  "copy", "inspect", "types", "contextlib", "time", "logging", "warnings")
+
+
+def _state_named(functions, limit=200):
+    """The ids of the mutable objects (lists, dicts, objects, user classes and modules) that
+    the user functions `functions` name as globals or closure values, through the user
+    functions, @contextmanager generators and classes they name; None where that is too much
+    to read (more than `limit` functions)."""
+    out, seen, todo = set(), set(), list(functions)
+
+    def named(value):
+        if isinstance(value, (int, float, complex, str, bytes, bool, type(None), range)):
+            return
+        if isinstance(value, tuple) and all(isinstance(v, (int, float, str, bool, type(None)))
+                                            for v in value):
+            return
+        owner = getattr(value, "__self__", None)        # (LOG.append named as a global)
+        if isinstance(value, (types.BuiltinMethodType, types.MethodType)) \
+                and owner is not None and not isinstance(owner, types.ModuleType):
+            return named(owner)
+        if isinstance(value, (types.ModuleType, type, types.FunctionType,
+                              types.BuiltinFunctionType)):
+            root = (value.__name__ if isinstance(value, types.ModuleType) else
+                    getattr(value, "__module__", None) or "").split(".")[0]
+            if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
+                return                  # (a library's function, class or module)
+        generator = _context_generator(value)
+        if generator is not None:
+            todo.append(generator)
+        elif isinstance(value, types.FunctionType):
+            todo.append(value)
+        else:                           # (any object, a user class or module: state)
+            out.add(id(value))
+            cls = value if isinstance(value, type) else type(value)
+            todo.extend(v for c in cls.__mro__ for v in vars(c).values()
+                        if isinstance(v, types.FunctionType))
+
+    while todo:
+        fn = todo.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        if len(seen) > limit:
+            return None
+        for name in _code_names(fn.__code__):
+            if name in fn.__globals__:
+                named(fn.__globals__[name])
+        for cell in fn.__closure__ or ():
+            try:
+                named(cell.cell_contents)
+            except ValueError:      # (an empty cell)
+                pass
+    return out
+
+
+def _code_names(code):
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            out |= _code_names(c)
+    return out
+
 
 _cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
@@ -874,8 +941,12 @@ class _Desugarer:
         """`with cm as v:` spelled out: `context = cm`, `v = context.__enter__()`, the body,
         `context.__exit__(None, None, None)` (each item in turn, left in reverse order): the
         context runs as Python runs it when nothing is raised; an exception propagates."""
-        acting = next((item.context_expr for item in s.items
-                       if self._acting_context(item.context_expr)), None)
+        self._with_body = s.body
+        try:
+            acting = next((item.context_expr for item in s.items
+                           if self._acting_context(item.context_expr)), None)
+        finally:
+            self._with_body = None
         if acting is not None and self._acts_on_state(s.body):
             what = gast.unparse(acting).strip()
             error = self.error(s, f"`with {what}:` runs the user's __enter__/__exit__ around "
@@ -912,12 +983,15 @@ class _Desugarer:
     def _acting_context(self, expr):
         """Whether a with statement's context is an object of a user class whose __enter__ /
         __exit__ may set up state (a handler stack): `Scale(2.0)` of a user class, or a local
-        or parameter (`with self:` in a handler's __call__). A call of a function
-        (a @contextmanager generator, a library's context) is spelled out as before."""
+        or parameter (`with self:` in a handler's __call__), or a call of the user's
+        @contextmanager generator (`with scaled(2.0):`, its code before `yield` pushing on a
+        stack). A library's context is spelled out as before."""
         if isinstance(expr, gast.Call):
             if self._library_object(expr.func):
                 return False
             cls = self._resolved_object(expr.func)
+            if _context_generator(cls) is not None:
+                return not self._shares_no_state(expr, cls)
             return isinstance(cls, type) and isinstance(
                 getattr(cls, "__enter__", None), types.FunctionType)
         if self._library_object(expr):
@@ -925,6 +999,40 @@ class _Desugarer:
         obj = self._resolved_object(expr)
         return obj is None or isinstance(getattr(type(obj), "__enter__", None),
                                          types.FunctionType)
+
+    def _shares_no_state(self, expr, generator):
+        """Whether a @contextmanager generator's with (`with timing("fit"):`, `expr` its call)
+        provably touches none of the Python state that the functions called in its body read:
+        the mutable objects (a list, a dict, an object, a user class or module) each side's
+        code names, through the user functions it calls, are disjoint; then it is spelled out
+        as before (a trace would refuse a Python branch in the body's callees). False where
+        either side cannot be read (a call of a local's method, an argument not a constant)."""
+        body = getattr(self, "_with_body", None)
+        if body is None or any(isinstance(a, gast.Starred) for a in expr.args) or not all(
+                isinstance(a, gast.Constant) for a in list(expr.args) + [
+                    k.value for k in expr.keywords]):
+            return False
+        touched = _state_named([generator])
+        callees = []
+        for n in _walk(gast.Module(body=list(body), type_ignores=[])):
+            if isinstance(n, gast.Return):
+                return False            # (a return inside skips the generator's exit)
+            if isinstance(n, gast.Call) and not self._library_object(n.func):
+                obj = self._resolved_object(n.func)
+                if not isinstance(obj, types.FunctionType):
+                    return False
+                callees.append(obj)
+        read = _state_named(callees)
+        if touched is None or read is None:
+            return False
+        for n in _walk(self.src.node):      # (a global the function itself names, handed to a
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):   # callee: helper(x,
+                obj = self._resolved_object(n)                              # CONFIG))
+                if obj is not None and not isinstance(obj, (
+                        types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                        int, float, complex, str, bytes, bool)):
+                    read.add(id(obj))
+        return not touched & read
 
     def _resolved_object(self, expr):
         """The object `a.b.c` names in the function's environment; None for a local, a

@@ -178,6 +178,14 @@ def _def_locals(fdef):
 _PER_EXAMPLE_STARTS = ("dynamic_slice", "dynamic_update_slice")
 
 
+
+# the names of a dynamic call's dispatcher's own parameters (dynamic_call(fn, x1, ..., *, k),
+# its derivatives' out_bar and tangents, secant/transforms.py): a keyword argument named so
+# is passed in **{...} instead
+_DISPATCH_NAMES = re.compile(r"fn|out_bar|dispatch|spelled|batch_dispatch|rest|kw|[xt]\d+|"
+                             r".*_dot")
+
+
 class _Versions(dict):
     """A Normaliser's `current` (user name -> its current version), which also keeps every
     version it was ever given (a superset of its values): `holds` then asks whether a name is
@@ -2602,6 +2610,15 @@ class Normaliser(ContainerMixin):
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
             return self.starred_call(node, func)
+        clash = [k for k in node.keywords if _DISPATCH_NAMES.fullmatch(k.arg)]
+        if clash:       # (s.replace(fn=f): a keyword named as the dispatcher's own parameters,
+            return self.starred_call(gast.copy_location(gast.Call(   # passed in **{...})
+                func=node.func, args=node.args, keywords=[
+                    k for k in node.keywords if k not in clash] + [gast.keyword(
+                        None, gast.copy_location(gast.Dict(
+                            keys=[gast.copy_location(gast.Constant(k.arg, None), k.value)
+                                  for k in clash], values=[k.value for k in clash]),
+                            node))]), node), func)
         # a callee built from tracked values is never a constant (`C(a)(x)` once read a zero)
         built = self._tracked_names_in(func) and not (isinstance(func, gast.Attribute)
                                                      and isinstance(func.value, gast.Call))
@@ -2863,14 +2880,21 @@ class Normaliser(ContainerMixin):
         constructor as desugar.py wrote it, is read as the call itself instead: op_call.)"""
         a = self._traced_aux(built)
         if a is not None:
-            name = built.func.attr if isinstance(built.func, gast.Attribute) else \
-                gast.unparse(built.func).strip()
-            what = f"argument {a + 1}" if isinstance(a, int) else f"argument {a}="
-            raise self.src.error(built, f"the {what} of {name}(...) is computed from {self.what} "
-                                 f"values, and {name} keeps it in its aux data (tree_flatten's "
-                                 "second part), which carries no "
-                                 f"{'batch axis' if self.batching else 'derivative'}: return it "
-                                 f"among {name}'s children, or compute it from static values")
+            raise self._traced_aux_error(built, a)
+
+    def _traced_aux_error(self, built, a):
+        """The error for C(a, k=v) whose argument `a` (a position or keyword) C keeps in its
+        aux data and that is computed from tracked values: a constant there (a silent zero)."""
+        cls = objects.node_class(self._resolve(built.func))
+        name = cls.__name__ if cls is not None else built.func.attr if isinstance(
+            built.func, gast.Attribute) else gast.unparse(built.func).strip()
+        what = f"argument {a + 1}" if isinstance(a, int) else f"argument {a}="
+        return self.src.error(built, f"the {what} of {name}(...) is computed from {self.what} "
+                              f"values, and {name} keeps it in its aux data (tree_flatten's "
+                              "second part: a meta field, a struct field with pytree_node="
+                              "False), which carries no "
+                              f"{'batch axis' if self.batching else 'derivative'}: return it "
+                              f"among {name}'s children, or compute it from static values")
 
     def _built_with_traced_aux(self, node):
         """C(a, k=v) of `tree_unflatten(tree_structure(C(a, k=v)), leaves)` (desugar.py
@@ -2918,6 +2942,12 @@ class Normaliser(ContainerMixin):
             verb = "batch" if self.batching else "differentiate"
             name = gast.unparse(func).strip()
             from secant.tree_util import is_node_type, plain_refusal
+            traced_aux = self._traced_aux(node) if is_node_type(obj) else None
+            if traced_aux is not None:      # (State(x, x[0]) with a meta field x[0]; its trace
+                error = self._traced_aux_error(node, traced_aux)    # may still follow it)
+                error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
+                                     "which a source transform cannot follow")
+                raise error
             why = plain_refusal(obj)
             why = f" ({obj.__name__}: {why})" if why else ""
             # a pytree class's C(a, k=v) is read as a tree (transformer/desugar.py _constructor)

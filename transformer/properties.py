@@ -78,15 +78,21 @@ class PlainReads:
 @functools.lru_cache(maxsize=None)
 def _field_reader(name):
     from secant.transforms import load_generated
-    return load_generated(f"def read_{name}(obj):\n    return obj.{name}\n", f"read_{name}",
+    from secant.backends.errors import register_internal_file
+    made = load_generated(f"def read_{name}(obj):\n    return obj.{name}\n", f"read_{name}",
                           {}, {})
+    register_internal_file(made.__code__.co_filename)   # (an error in it names the user's line)
+    return made
 
 
 @functools.lru_cache(maxsize=None)
 def _constant_reader(name):
     from secant.transforms import load_generated
-    return load_generated(f"def class_{name}(obj):\n    return type(obj).{name}\n",
+    from secant.backends.errors import register_internal_file
+    made = load_generated(f"def class_{name}(obj):\n    return type(obj).{name}\n",
                           f"class_{name}", {}, {})
+    register_internal_file(made.__code__.co_filename)
+    return made
 
 
 def attribute_reader(obj, name):

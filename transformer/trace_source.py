@@ -443,7 +443,7 @@ def record(fn, context=None, follow=False):
             # decorator's wrapper: recorded as a call, its derivative is this trace again)
             return _Follow(rec, value, force=True)
         if follow and (isinstance(value, type) or _user_class(type(value))
-                       or _followed(value) is not None):
+                       or _followed(value) is not None or _context_generator(value) is not None):
             return _follow_stand_in(rec, value, name)
         if _replaceable(value):
             return _Named(rec, name, name, value)
@@ -597,6 +597,26 @@ def _followed(value):
     return value, bound
 
 
+@contextlib.contextmanager
+def _a_generator():
+    yield
+
+
+_CONTEXT_MANAGER_CODE = _a_generator.__code__     # (contextlib.contextmanager's helper)
+
+
+def _context_generator(value):
+    """The user's generator function that `value`, a @contextlib.contextmanager function, makes
+    its contexts of (`with scaled(2.0):` pushing on a handler stack that a callee reads); None
+    for anything else."""
+    generator = getattr(value, "__wrapped__", None)
+    if not isinstance(value, types.FunctionType) or value.__code__ is not _CONTEXT_MANAGER_CODE \
+            or not inspect.isgeneratorfunction(generator) \
+            or _followed(generator) is None:
+        return None
+    return generator
+
+
 class _Follow:
     """A user function called while a following trace runs: run through on its arguments, its
     globals and closure cells read through recorders of the same recording."""
@@ -648,6 +668,9 @@ def _follow_stand_in(rec, value, hint):
         return _Class(rec, value) if _user_class(value) else value
     if _user_class(type(value)):
         return rec.object(value)
+    generator = _context_generator(value)
+    if generator is not None:       # (`with scaled(2.0):`: its generator run through)
+        return contextlib.contextmanager(_Follow(rec, generator, force=True).__call__)
     if _followed(value) is not None:
         return _Follow(rec, value)
     if _replaceable(value):
@@ -700,7 +723,8 @@ def _patched_module(rec, globals_, code):
             continue
         value = globals_[name]
         if top and not (isinstance(value, type) or _user_class(type(value))
-                        or _followed(value) is not None) and _replaceable(value):
+                        or _followed(value) is not None
+                        or _context_generator(value) is not None) and _replaceable(value):
             glob[name] = _Named(rec, name, name, value)     # (the traced function's own module)
         else:
             glob[name] = _follow_stand_in(rec, value, name)
