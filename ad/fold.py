@@ -264,7 +264,7 @@ def _substituted(definition, use, simplify=None, entries=True, wrap=False):
             _operations(tree) + _operations(value) > MAX_OPERATIONS:
         return None
     start, end = _span(use.code, hits[0])
-    text = ast.get_source_segment(definition.code, value)
+    text = segment(definition.code, value)
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
@@ -335,6 +335,16 @@ def display(tree):
     return d
 
 
+def segment(code, node):
+    """ast.get_source_segment(code, node). Python 3.11's splits `code` into lines one character
+    at a time, each call (jit(grad(mlp_loss))'s first call makes 40: 0.5-0.8 ms of it, 0.06-0.08
+    ms this way; issue 19). One ASCII line needs no split: its columns are the node's offsets
+    (which count UTF-8 bytes)."""
+    if node.lineno == node.end_lineno == 1 and "\n" not in code and code.isascii():
+        return code[node.col_offset:node.end_col_offset]
+    return ast.get_source_segment(code, node)
+
+
 def laid_out(code):
     """A one-line statement passing a dict display (`display`) longer than MAX_LENGTH written
     on several lines: its head to the `{`, then each entry on a line of its own indented four
@@ -346,7 +356,7 @@ def laid_out(code):
     if d is None:
         return code
     start, end = _span(code, d)
-    items = [f"{ast.get_source_segment(code, k)}: {ast.get_source_segment(code, v)}"
+    items = [f"{segment(code, k)}: {segment(code, v)}"
              for k, v in zip(d.keys, d.values)]
     return "\n".join([code[:start] + "{"] + [f"    {e}," for e in items[:-1]] +
                       [f"    {items[-1]}}}{code[end:]}"])

@@ -529,7 +529,47 @@ def _source_of(fn):
         if _DEF_LINE.match(lines[lnum]):
             break
         lnum -= 1
-    return inspect.getblock(lines[lnum:]), lnum + 1
+    return _def_block(lines, lnum) or inspect.getblock(lines[lnum:]), lnum + 1
+
+
+def _def_block(lines, lnum):
+    """inspect.getblock(lines[lnum:]) for a plain `def` at lines[lnum], read from indentation
+    (getblock tokenizes: its first use in a process compiles tokenize's patterns, ~2 ms of a
+    first call; issue 19), or None where that reading is not sure. The block is the def's line
+    and every following line up to the first, not blank and no comment, indented no deeper than
+    the def, less trailing blank lines and comments no deeper than the def. Cut inside a bracket, a string or after a
+    backslash, the block does not parse; where it parses, the cut starts a statement at the
+    def's indentation, where tokenize ends the block too."""
+    head = lines[lnum]
+    stripped = head.lstrip(" ")
+    if not (stripped.startswith("def ") or stripped.startswith("async def ")):
+        return None
+    indent = len(head) - len(stripped)
+    end = lnum + 1
+    for end in range(lnum + 1, len(lines) + 1):
+        if end == len(lines):
+            break
+        line = lines[end]
+        body = line.lstrip(" ")
+        if body and body[0] not in "#\r\n" and len(line) - len(body) <= indent:
+            break
+    block = lines[lnum:end]
+    while len(block) > 1:       # (trailing comments no deeper than the def are not its)
+        body = block[-1].lstrip(" ")
+        if body[:1] not in ("\r", "\n", "") and not (
+                body[:1] == "#" and len(block[-1]) - len(body) <= indent):
+            break
+        block.pop()
+    if len(block) > 1 and block[-1].lstrip(" ")[:1] == "#":
+        return None     # (a deeper trailing comment: getblock keeps those indented as the body)
+    text = "".join(block)
+    if "\t" in text or "\f" in text:
+        return None
+    try:
+        compile(textwrap.dedent(text), "<block>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError, Warning):     # (a warning raised: getblock decides)
+        return None
+    return block
 
 
 _parsed_texts = {}      # a function's source text -> its tree, never handed out (copies are)
