@@ -56,9 +56,8 @@ ENABLED = {
     "break_continue": True,  # break / continue on a static test in a for loop
     "try_static": True,      # try/except around a static computation (a KeyError look-up
                              # with a fallback; a try whose body does not raise)
-    "try_raises": False,     # a static try body that raises (float('x') / except ValueError):
-                             # grad and vmap run the body inline and the ValueError propagates
-                             # (jit is right); loud, never a wrong value
+    "try_raises": True,      # a static try body that raises (float('x') / except ValueError):
+                             # its handler runs under every transform (desugar._static_try)
     "dict_items": True,      # for name, p in params.items()
     "mlp_stack": True,       # for layer in LAYERS (a list of parameter dicts)
 }
