@@ -56,3 +56,53 @@ def test_a_static_try_body_that_raises_an_unhandled_error_raises_it(x64):
     for t in (secant.grad, secant.vmap, secant.jit):
         with pytest.raises(ValueError, match="could not convert"):
             t(f)(np.ones((2, 3)) if t is secant.vmap else np.ones(3))
+
+
+LAMBDA_LISTS = {
+    "generator": ["fs = [lambda t: snp.cos(t), lambda t: t * v0]",
+                  "v1 = sum(fn(v0) for fn in fs)"],
+    "loop": ["fs = (lambda t: t * v0, snp.tanh, lambda t, s=0.5: s * snp.sin(t))", "v1 = v0",
+             "for g in fs:", "    v1 = v1 + 0.5 * g(v1)"],
+    "index_len": ["fs = [lambda t: snp.sin(t) * v0, lambda t: snp.tanh(v0) * t]",
+                  "v1 = fs[0](v0) - fs[-1](v0 * 0.5) * len(fs)",
+                  "v1 = v1 + snp.sum(snp.stack([h(v1) for h in fs]), axis=0)"],
+}
+
+
+@pytest.mark.parametrize("case", list(LAMBDA_LISTS))
+def test_a_list_of_lambdas_closing_over_a_traced_value(x64, case):
+    """`fs = [lambda t: snp.cos(t), lambda t: t * v0]` then `sum(fn(v0) for fn in fs)`:
+    grad and vmap refused 'this lambda closes over v0 ... used here as a value' (a lambda
+    was followed where called or passed, not stored). A list or tuple of functions bound once
+    and only iterated, indexed with constants or measured is resolved element by element
+    (transformer/function_lists.py)."""
+    source = _program(LAMBDA_LISTS[case])
+    for names in CHAINS + (["grad", "jacfwd"], ["grad", "vmap", "jit"], ["vmap", "vmap"]):
+        check_chain(source, (3,), names)
+
+
+def test_the_resolved_list_reads_as_its_elements():
+    f = load(_program(LAMBDA_LISTS["loop"]))
+    text = "\n".join(ln for ln in secant.source(secant.grad(f)).splitlines()
+                     if not ln.strip().startswith("#"))     # (comments quote the user's lines)
+    assert "fs_0(" in text and "snp.tanh(" in text and "fs_2" in text, text
+    assert " g(" not in text and "fs[" not in text, text
+
+
+@pytest.mark.parametrize("body", [
+    ["fs = [lambda t: snp.cos(t), lambda t: t * v0]", "v1 = _apply_all(fs, v0)"],
+    ["fs = [lambda t: snp.cos(t), lambda t: t * v0]", "fs.append(snp.sin)",
+     "v1 = sum(fn(v0) for fn in fs)"],
+    ["fs = [lambda t: snp.cos(t), lambda t: t * v0]", "v1 = v0",
+     "for g in fs:", "    v1 = g(v1)", "v1 = g(v1)"],
+])
+def test_a_list_of_lambdas_used_otherwise_is_still_refused_clearly(x64, body):
+    """Passed to a helper, changed, or its loop variable read after the loop: left as
+    written, and refused clearly (never a wrong value)."""
+    source = _program(body).replace("def f(v0):", "def _apply_all(fs, x):\n"
+                                    "    return sum(g(x) for g in fs)\n\n\ndef f(v0):")
+    f = load(source)
+    x = np.array([0.3, -0.2, 0.5])
+    for t in (secant.grad, secant.vmap):
+        with pytest.raises(secant.SecantError, match="closes over v0"):
+            t(f)(np.stack([x, -x]) if t is secant.vmap else x)

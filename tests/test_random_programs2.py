@@ -46,9 +46,9 @@ ENABLED = {
                              # refuses clearly (its batched dict holds the int broadcast: "an
                              # array of ints")
     "twin_lambda": True,     # two lambdas assigned on one line, called later
-    "lambda_list": False,    # a list of lambdas, one closing over a traced value, each called:
-                             # refused clearly ("this lambda closes over v0 ... used here as a
-                             # value"): a lambda is followed where called or passed, not stored
+    "lambda_list": True,     # a list (tuple) of lambdas, one closing over a traced value,
+                             # iterated, indexed or measured: resolved element by element
+                             # (transformer/function_lists.py)
     "getattr_fn": True,      # getattr(snp, name)(x), name drawn from a list
     "decorated": True,       # a helper under a functools.wraps decorator
     "decorator_args": True,  # a helper under a decorator taking arguments
@@ -251,8 +251,13 @@ def statement(draw, k, features):
             [f"g{k}, h{k} = (lambda t: snp.sin(t) * {b}), (lambda t, s=0.5: s * t)",
              f"{v} = g{k}({a}) + h{k}({b}) + h{k}({a}, s=0.2)"]]))
     if kind == "lambda_list":
-        return [f"fs{k} = [lambda t: snp.cos(t), lambda t: t * {b}]",
-                f"{v} = sum(fn({a}) for fn in fs{k})"]
+        return draw(st.sampled_from([
+            [f"fs{k} = [lambda t: snp.cos(t), lambda t: t * {b}]",
+             f"{v} = sum(fn({a}) for fn in fs{k})"],
+            [f"fs{k} = (lambda t: t * {b}, snp.tanh, lambda t, s=0.5: s * snp.sin(t))",
+             f"{v} = {a}", f"for g{k} in fs{k}:", f"    {v} = {v} + 0.5 * g{k}({v})"],
+            [f"fs{k} = [lambda t: snp.sin(t) * {b}, lambda t: {u} * t]",
+             f"{v} = fs{k}[0]({a}) - fs{k}[-1]({b}) * len(fs{k})"]]))
     if kind == "getattr_fn":
         name = draw(st.sampled_from(_NAMES))
         arg = a if name != "log1p" else f"{a} * {a}"
