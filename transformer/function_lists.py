@@ -83,7 +83,7 @@ def _resolve(d, body, k):
     s = body[k]
     name, elts = s.targets[0].id, s.value.elts
     whole = [d.node.args] + body
-    if name in d.params or _bindings(whole, name) != 1:
+    if name in d.params or _bindings(whole, name) != 1 or _names(body[:k], name):
         return None
     if any(_names([e], name) for e in elts):
         return None
