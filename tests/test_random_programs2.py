@@ -40,15 +40,13 @@ ENABLED = {
                              # jacrev of it: known_gap, loud)
     "dataclass": True,       # a method of a register_dataclass dataclass, calling another
                              # (vmap of a jacrev of it: known_gap)
-    "meta_range": False,     # range(self.power - 1) of its meta field (or range(d["n"]) of a
-                             # dict holding a traced value beside the int): right under grad
-                             # and jit, and under vmap of the meta field; vmap of the dict
-                             # refuses clearly (its batched dict holds the int broadcast: "an
-                             # array of ints")
+    "meta_range": True,      # range(self.power - 1) of its meta field (or range(d["n"]) of a
+                             # dict holding a traced value beside the int); under vmap the
+                             # batched dict's int item is read back as the int it broadcasts
     "twin_lambda": True,     # two lambdas assigned on one line, called later
-    "lambda_list": False,    # a list of lambdas, one closing over a traced value, each called:
-                             # refused clearly ("this lambda closes over v0 ... used here as a
-                             # value"): a lambda is followed where called or passed, not stored
+    "lambda_list": True,     # a list (tuple) of lambdas, one closing over a traced value,
+                             # iterated, indexed or measured: resolved element by element
+                             # (transformer/function_lists.py)
     "getattr_fn": True,      # getattr(snp, name)(x), name drawn from a list
     "decorated": True,       # a helper under a functools.wraps decorator
     "decorator_args": True,  # a helper under a decorator taking arguments
@@ -56,9 +54,8 @@ ENABLED = {
     "break_continue": True,  # break / continue on a static test in a for loop
     "try_static": True,      # try/except around a static computation (a KeyError look-up
                              # with a fallback; a try whose body does not raise)
-    "try_raises": False,     # a static try body that raises (float('x') / except ValueError):
-                             # grad and vmap run the body inline and the ValueError propagates
-                             # (jit is right); loud, never a wrong value
+    "try_raises": True,      # a static try body that raises (float('x') / except ValueError):
+                             # its handler runs under every transform (desugar._static_try)
     "dict_items": True,      # for name, p in params.items()
     "mlp_stack": True,       # for layer in LAYERS (a list of parameter dicts)
 }
@@ -252,8 +249,13 @@ def statement(draw, k, features):
             [f"g{k}, h{k} = (lambda t: snp.sin(t) * {b}), (lambda t, s=0.5: s * t)",
              f"{v} = g{k}({a}) + h{k}({b}) + h{k}({a}, s=0.2)"]]))
     if kind == "lambda_list":
-        return [f"fs{k} = [lambda t: snp.cos(t), lambda t: t * {b}]",
-                f"{v} = sum(fn({a}) for fn in fs{k})"]
+        return draw(st.sampled_from([
+            [f"fs{k} = [lambda t: snp.cos(t), lambda t: t * {b}]",
+             f"{v} = sum(fn({a}) for fn in fs{k})"],
+            [f"fs{k} = (lambda t: t * {b}, snp.tanh, lambda t, s=0.5: s * snp.sin(t))",
+             f"{v} = {a}", f"for g{k} in fs{k}:", f"    {v} = {v} + 0.5 * g{k}({v})"],
+            [f"fs{k} = [lambda t: snp.sin(t) * {b}, lambda t: {u} * t]",
+             f"{v} = fs{k}[0]({a}) - fs{k}[-1]({b}) * len(fs{k})"]]))
     if kind == "getattr_fn":
         name = draw(st.sampled_from(_NAMES))
         arg = a if name != "log1p" else f"{a} * {a}"
@@ -621,10 +623,9 @@ def test_range_of_an_int_held_beside_traced_values(x64):
     model = _program(["m1 = Model(v0, 0.3, power=3)", "v1 = m1.energy(v0)"])
     for names in (["vmap"], ["grad", "vmap"], ["vmap", "vmap"]):    # the meta field: one int
         check_chain(model, (3,), names)
-    with pytest.raises(secant.SecantError, match="an array of ints"):   # vmap: clearly refused
-        secant.vmap(load(_program(["cfg = {'w': v0, 'n': 2}", "v1 = v0",
-                                   "for _ in range(cfg['n']):",
-                                   "    v1 = snp.sin(v1) * cfg['w']"])))(np.ones((2, 3)))
+    check_chain(_program(["cfg = {'w': v0, 'n': 2}", "v1 = v0", "for _ in range(cfg['n']):",
+                          "    v1 = snp.sin(v1) * cfg['w']"]), (3,), ["vmap"])   # (as JAX:
+    # test_fuzz15b_constructs.py)
 
 
 def test_int_of_a_differentiated_float_item_is_still_refused(x64):

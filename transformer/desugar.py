@@ -26,7 +26,9 @@
   f(v))`; `sorted(d.items(), key=lambda kv: kv[0])` -> `sorted(d.items())` (the same order);
 - `global`, `del`, a loop's `else:` and `match` (transformer/statements.py);
 - `try:` body with handlers -> its body inline (an exception raised under a transform
-  propagates; handlers are not run), `else:` and `finally:` blocks after it; `with cm as v:`
+  propagates; handlers are not run), `else:` and `finally:` blocks after it; a body of one
+  static statement (reading no local) runs with its handlers in a function of its own,
+  `caught, value = tried()`, and `if caught:` picks the handler; `with cm as v:`
   -> `context = cm`, `v = context.__enter__()`, its body, `context.__exit__(None, None, None)`.
 The result is a new function (source registered, origins mapped to the user's lines), or `fn`
 itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap read it
@@ -45,9 +47,9 @@ from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, gast_parse, generators, namespaces,
-                                 nonlocals, objects, remat_calls, star_calls, statements,
-                                 vjp_calls)
+from secant.transformer import (container_updates, depth, function_lists, gast_parse,
+                                 generators, namespaces, nonlocals, objects, remat_calls,
+                                 star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
@@ -360,6 +362,11 @@ def _nones(target):
     return gast.Constant(None, None)
 
 
+def _unparse_expr(node):
+    """Source text of an expression (the standard library's unparser, as normalize.py's)."""
+    return ast.unparse(gast.gast_to_ast(copy.deepcopy(node))).strip()
+
+
 def _parse(text, like):
     """A statement parsed from `text`, every node at the position of the user's `like`."""
     return located(gast.parse(text).body[0], like)
@@ -426,6 +433,7 @@ class _Desugarer:
         body = namespaces.rewrite(self, body)       # b = SimpleNamespace(v=x); b.v += y
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
+        body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
         body = self.lift_local_functions(body)
         body = self.block(body)
         return self.returns(body)
@@ -909,12 +917,84 @@ class _Desugarer:
                 if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
                     gast.copy_location(n, s)
             return self.block([gast.copy_location(branch, s)] + s.finalbody)
+        static = self._static_try(s)
+        if static is not None:
+            return self.block(static)
         if s.finalbody and _returns_in(s.body):
             # try: return f(x) / finally: FRAMES.pop(): the finally block runs before each
             # return (inline after it, it was dead code: haiku's frame stack kept growing)
             return self.block(self._finally_before_returns(s.body, s.finalbody)
                               + s.orelse + s.finalbody)
         return self.block(s.body + s.orelse + s.finalbody)
+
+    def _static_try(self, s):
+        """A try whose body is one static statement (`c = float(text)`, `check()`: it reads
+        no local of the function, only globals, builtins and the closure, so no value a
+        transform traces), each handler without `as`: the body runs, with its handlers, in a
+        small function of its own (`caught, value = tried()`), and its outcome picks the block
+        that runs: `if caught == 1:` the first handler's body, ..., `else:` the body's
+        assignment and the else: block; then the finally: block. Python's semantics under
+        every transform: a static body that raises takes its handler. Else None (the body is
+        inlined: right where it does not raise, and where it raises the exception propagates)."""
+        if len(s.body) != 1 or not s.handlers or any(h.name is not None for h in s.handlers):
+            return None
+        body = s.body[0]
+        if isinstance(body, gast.AnnAssign) and body.value is not None and \
+                isinstance(body.target, gast.Name):
+            targets = [body.target]
+        elif isinstance(body, gast.Assign):
+            targets = body.targets
+        elif isinstance(body, gast.Expr):
+            targets = []
+        else:
+            return None
+        if any(not isinstance(m, (gast.Name, gast.Tuple, gast.List)) or isinstance(
+                m, gast.Name) and not isinstance(m.ctx, gast.Store)
+                for t in targets for m in gast.walk(t) if not isinstance(m, (
+                    gast.expr_context, gast.Starred))):
+            return None
+        value = body.value
+        reads = [value] + [h.type for h in s.handlers if h.type is not None]
+        if _has(reads, (gast.Lambda, gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await,
+                        gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            return None
+        local = {m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+                 and not isinstance(m.ctx, gast.Load)} | set(self.params) | \
+            {m.name for m in gast.walk(self.node) if isinstance(
+                m, (gast.FunctionDef, gast.ClassDef)) and m is not self.node}
+        read = {m.id for r in reads for m in gast.walk(r) if isinstance(m, gast.Name)}
+        if read & local or any(self.src.resolve_name(n)[0] == "unbound" for n in read):
+            return None
+        # the function running the body: the user's globals, the closure's own cells
+        name = self.names.fresh("tried")
+        lines = [f"def {name}():", "    try:",
+                 f"        value = {_unparse_expr(value)}" if targets else
+                 f"        {_unparse_expr(value)}"]
+        for k, h in enumerate(s.handlers, 1):
+            lines += ["    except:" if h.type is None else
+                      f"    except {_unparse_expr(h.type)}:",
+                      f"        return {k}, None" if targets else f"        return {k}"]
+        lines.append("    return 0, value" if targets else "    return 0")
+        free = {n: self.src.closure[n] for n in read if n in self.src.closure}
+        cells = {n: c for n, c in self.src.cells.items() if n in free}
+        self.lifted[name] = loader.load("\n".join(lines) + "\n", name, self.src.globals, free,
+                                        cells=cells)
+        self.changed = True
+        caught = self.names.fresh("caught")
+        if targets:
+            got = self.names.fresh("value")
+            call = _parse(f"{caught}, {got} = {name}()", s)
+            done = [_at(body, gast.Assign(targets=copy.deepcopy(targets), value=_name(got),
+                                          type_comment=None))]
+        else:
+            call, done = _parse(f"{caught} = {name}()", s), []
+        chain = done + s.orelse
+        for k, h in reversed(list(enumerate(s.handlers, 1))):
+            test = _parse(f"if {caught}:\n    pass" if len(s.handlers) == 1
+                          else f"if {caught} == {k}:\n    pass", h)
+            test.body, test.orelse = h.body, chain
+            chain = [test]
+        return [call] + chain + s.finalbody
 
     def _finally_before_returns(self, stmts, finalbody):
         out = []
