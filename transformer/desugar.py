@@ -54,7 +54,7 @@ from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
-from secant.transformer.trace_source import _context_generator
+from secant.transformer.trace_source import _code_names, _context_generator
 
 _LIBRARY_ROOTS = ("secant", "numpy", "scipy", "jax", "math", "builtins", "functools",
                   "operator", "itertools", "collections", "typing", "abc", "dataclasses",
@@ -110,14 +110,6 @@ def _state_named(functions, limit=200):
                 named(cell.cell_contents)
             except ValueError:      # (an empty cell)
                 pass
-    return out
-
-
-def _code_names(code):
-    out = set(code.co_names)
-    for c in code.co_consts:
-        if inspect.iscode(c):
-            out |= _code_names(c)
     return out
 
 
