@@ -22,6 +22,23 @@ def _compiled_programs_per_file():
     secant.clear_caches()
 
 
+@pytest.fixture(scope="module")
+def fast_compiles():
+    """XLA compiles with LLVM's optimisation off in the default profile (XLA's HLO passes run
+    as always): ~40% cheaper a compile (bench/pytest_cpu.py: test_library_cases 118 -> 90 CPU s
+    of compiles). For files whose checks are tolerance-based (ulps do not matter) and whose CPU
+    time is mostly compiles; they take it with `pytestmark = pytest.mark.usefixtures(
+    "fast_compiles")`. `make test-thorough` compiles at XLA's default level."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "thorough":
+        yield
+        return
+    secant.config.update("backend_optimization_level", 0)
+    try:
+        yield
+    finally:
+        secant.config.update("backend_optimization_level", None)
+
+
 @pytest.fixture
 def x64():
     """Runs the test with 64-bit types enabled, restoring 32-bit defaults afterwards."""
