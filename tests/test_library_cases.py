@@ -1,6 +1,5 @@
 """Every library function in tests/library_cases/ checked the same way (see its docstring)."""
 import importlib
-import os
 import pkgutil
 
 import numpy as np
@@ -23,20 +22,9 @@ def _all_cases():
 CASES = _all_cases()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _fast_compiles():
-    """XLA compiles are most of this file's CPU time (118 of 200 CPU s, 819 compiles; bench/
-    pytest_cpu.py): the default profile compiles with LLVM's optimisation off (XLA's HLO passes
-    run as always), ~40% cheaper a compile. Its checks are tolerance-based (ulps do not
-    matter); `make test-thorough` compiles at XLA's default level."""
-    if os.environ.get("HYPOTHESIS_PROFILE") == "thorough":
-        yield
-        return
-    secant.config.update("backend_optimization_level", 0)
-    try:
-        yield
-    finally:
-        secant.config.update("backend_optimization_level", None)
+# XLA compiles are most of this file's CPU time (118 of 200 CPU s, 819 compiles; bench/
+# pytest_cpu.py): compiled with LLVM's optimisation off in the default profile (conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
 
 
 def _inputs(case, seed=0, batch=()):

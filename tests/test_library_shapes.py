@@ -32,6 +32,11 @@ import hypothesis.extra.numpy as hn
 import secant
 from tests.test_library_cases import CASES as _PARAMS, _fd, _loss
 
+# XLA compiles are over half this file's CPU time (13.0 of 22.3 CPU s, 261 compiles, in a
+# third of its tests; bench/pytest_cpu.py): compiled with LLVM's optimisation off in the default
+# profile (conftest; its checks are tolerance-based)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
+
 PER_FUNCTION_DEFAULT = 2
 MAX_SIDE = 3
 PROBE_SIZES = (2, 3, 1)            # a probe shape of rank q is PROBE_SIZES[:q]
