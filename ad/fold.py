@@ -322,11 +322,13 @@ def _entry(use, t):
 
 
 def display(tree):
-    """The dict display of a one-line statement `t = f(..., {k: v, ...})` (a structure's
-    cotangent, grad_of_fields's: its last argument, two entries or more, no `**`), else None.
-    A person writes each entry's expression in it, one a line where the line is long."""
+    """The dict display of a one-line statement `t = f(..., {k: v, ...})` or `return f(...)`
+    (a structure's cotangent, grad_of_fields's: its last argument, two entries or more, no
+    `**`), else None. A person writes each entry's expression in it, one a line where the line
+    is long."""
     st = tree.body[0] if isinstance(tree, ast.Module) else tree
-    if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and st.value.args
+    if not (isinstance(st, (ast.Assign, ast.Return)) and isinstance(st.value, ast.Call) and
+            st.value.args
             and not st.value.keywords):
         return None
     d = st.value.args[-1]
@@ -511,3 +513,30 @@ def dump_key(x, memo=None):
 
 
 _ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])
+
+
+def returned_in_place(lines, kept):
+    """`lines` whose last two are `t = E` and `return t`, t a parameter's cotangent (`kept`),
+    written as `return E`: a person returns the expression (bench/handwritten_grads.py), not a
+    copy of it under a name read nowhere else. Exact: the two lines are consecutive statements
+    of the function's body, so E is evaluated where it was, once, and t's binding is read by the
+    return alone (no nested def or lambda reads t: none could read it after the return). The
+    line is no longer (`return ` is not longer than `t = `); one written on several rows is
+    left as it is."""
+    if len(lines) < 2:
+        return lines
+    last, ret = lines[-2], lines[-1]
+    m = re.fullmatch(r"return (\w+)", ret.code)
+    if m is None or m.group(1) not in kept or ret.kind != "stmt" or last.kind != "stmt" or \
+            last.indent != ret.indent or "\n" in last.code:
+        return lines
+    t = m.group(1)
+    st = parsed(last.code).body[0]
+    if not isinstance(st, ast.Assign) or len(st.targets) != 1 or \
+            not isinstance(st.targets[0], ast.Name) or st.targets[0].id != t:
+        return lines
+    if any(t in ln.uses and ("lambda" in ln.code or ln.code.startswith(("def ", "async def ")))
+           for ln in lines):
+        return lines
+    value = last.code[_span(last.code, st.value)[0]:]
+    return lines[:-2] + [type(ret)(f"return {value}", ret.indent, ret.kind, last.origin)]

@@ -1162,7 +1162,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     bars = {n for n in mentioned if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
-    # (the parameters' cotangents keep their names: what the derivative returns reads as such)
+    # (the parameters' cotangents keep their names: what the derivative returns reads as such,
+    # but for one returned right after its last assignment: returned_in_place)
     kept = {b.bars.get(p) for p in fn.params}
     temporaries = (getattr(fn, "temporaries", set()) | b.inlined_temporaries) - primal_params
     # sums and products of the cotangents as a person writes them (ad/algebra.py), before
@@ -1186,6 +1187,11 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     before = {id(ln) for ln in lines}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+    # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
+    last = lines[-2] if len(lines) > 1 else None
+    lines = fold.returned_in_place(lines, bars & kept)
+    if last is not None and id(last) in before and lines[-1] is not None:
+        before.add(id(lines[-1]))
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
     lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
                   ln.indent, ln.kind, ln.origin)
