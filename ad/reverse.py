@@ -1182,6 +1182,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = _without_leading_blanks(accumulate.summed(
         lines, bars, b.label, bars & kept,
         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]))
+    # a value read once whose fold fits one row, with up to fold.MAX_ONE_ROW_OPERATIONS, once
+    # the sums are written (ad/algebra.py reads an unreduce of it as itself there): -(-a * b)
+    # written a * b as accumulate does
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                        accumulate.with_signs_cancelled(
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]),
+                        one_row=True)
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
     before = {id(ln) for ln in lines}

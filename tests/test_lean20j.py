@@ -64,7 +64,8 @@ def test_three_contributions_summed_under_one_comment(x64):
 def test_a_section_with_other_lines_joined_whole(x64):
     lines = _body(leapfrog)
     # (q_bar's one sum, returned in place: fold.returned_in_place)
-    assert lines[-1] == "    return unbroadcast(n_bar, q) + unbroadcast(c * -h_bar, q)", \
+    assert lines[-1] == ("    return unbroadcast(n_bar, q) + "
+                         "unbroadcast(c * -(n * sum_n_times_h_bar + c * n_bar), q)"), \
         "\n".join(lines)
     assert not any(ln.strip().startswith("q_bar =") for ln in lines), "\n".join(lines)
     assert "    # Grad of: h = p - c * q; n = q + c * h; return snp.sum(n * h)" in lines

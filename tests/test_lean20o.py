@@ -101,3 +101,53 @@ def test_refusals_keep_the_name():
     assert returned_in_place(closure, kept) is closure
     other = [Line("y_bar = a_bar * 2", 1), Line("return x_bar", 1)]
     assert returned_in_place(other, kept) is other
+
+
+# --- a fold on one row may take up to MAX_ONE_ROW_OPERATIONS (ad/fold.py) -------------------
+def attention(x, wq, wk, wv):
+    q = x @ wq
+    k = x @ wk
+    v = x @ wv
+    s = q @ k.T / snp.sqrt(float(q.shape[-1]))
+    e = snp.exp(s - snp.max(s, axis=-1, keepdims=True))
+    a = e / snp.sum(e, axis=-1, keepdims=True)
+    out = a @ v
+    return snp.sum(out * out)
+
+
+def dense_sigmoid(z):
+    return snp.sum(1.0 / (1.0 + snp.exp(-z)))
+
+
+def test_attention_scores_cotangent_on_one_row(x64):
+    lines = _body(attention)
+    # (sum_e_bar, read once, folded on one row once the unreduce was read as it: 7 operations)
+    assert "    s_minus_max_s_bar = (a_bar / sum_e + unbroadcast(-a_bar * a / sum_e, sum_e)) * e" \
+        in lines, "\n".join(lines)
+    assert not any(ln.strip().startswith("sum_e_bar") for ln in lines)
+    assert max(map(len, lines)) <= 100
+    args = [RNG.normal(size=(4, 3))] + [RNG.normal(size=(3, 3)) / 2 for _ in range(3)]
+    for k in range(4):
+        g = secant.grad(attention, argnums=k)
+        np.testing.assert_allclose(g(*args), _fd(attention, args, k), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(secant.jit(g)(*args), g(*args), rtol=1e-10)
+    xs = RNG.normal(size=(3, 4, 3))
+    got = secant.vmap(secant.grad(attention), in_axes=(0, None, None, None))(xs, *args[1:])
+    for b in range(3):
+        np.testing.assert_allclose(got[b], _fd(attention, [xs[b], *args[1:]], 0),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_one_row_limit_and_its_refusals():
+    from secant.ad import fold
+    d = Line("t_bar = a_bar / s + u_bar * e", 1)
+    use = Line("y_bar = t_bar * e / snp.sqrt(n)", 1)     # 4 + 3 operations, one row
+    got = fold._substituted(d, use, one_row=True)
+    assert got.code == "y_bar = (a_bar / s + u_bar * e) * e / snp.sqrt(n)"
+    assert fold._substituted(d, use) is None    # (the first passes keep MAX_OPERATIONS)
+    assert fold._substituted(d, use, wrap=True, one_row=True) is None   # (a second row too)
+    big = Line("y_bar = t_bar * e / snp.sqrt(n) + f(g(b))", 1)     # 4 + 5 operations
+    assert fold._substituted(d, big, one_row=True) is None
+    wide = Line("y_bar = t_bar * a_long_name_of_a_value / snp.sqrt(another_long_name_of_one)"
+                " + x_bar_one", 1)                               # 7 operations, > 90 columns
+    assert fold._substituted(d, wide, one_row=True) is None
