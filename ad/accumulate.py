@@ -137,7 +137,7 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
         total = _sum(first, lines[k])
     elif reads_once and v not in kept and v not in lines[k].defines and \
             mentions.get(v) == 2 and not _in_display(lines[k], v):
-        total = fold._substituted(first, lines[k], _with_signs_cancelled(simplify),
+        total = fold._substituted(first, lines[k], with_signs_cancelled(simplify),
                                   entries=False)  # (a display's entries: one section's)
     else:
         return None
@@ -169,7 +169,7 @@ def _in_display(ln, v):
     return False
 
 
-def _with_signs_cancelled(simplify):
+def with_signs_cancelled(simplify):
     """`simplify` (ad/fold.py's, or None) followed by _signs_cancelled, for fold's limits."""
     if simplify is None:
         return None

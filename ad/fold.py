@@ -47,6 +47,9 @@ from secant.transformer.hygiene import walk as _walk
 from secant.transformer.walker import parsed
 
 MAX_OPERATIONS = 5
+# a folded line written on one row may take more (bench/handwritten_grads.py's densest line,
+# attention's return, has 8 in 84 columns): its width bounds it; a second row does not
+MAX_ONE_ROW_OPERATIONS = 8
 MAX_ARITHMETIC = 12
 MAX_LENGTH = 90
 MAX_PASSES = 3
@@ -57,7 +60,7 @@ _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
 def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=None,
-           unfed=frozenset(), wrap=False):
+           unfed=frozenset(), wrap=False, one_row=False):
     """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
     line that assigns it again), or of a forward temporary in `temporaries` by a pure
     expression, folded into its use, first to last (a fold's result may itself be folded
@@ -65,21 +68,23 @@ def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=Non
     ad/algebra.py's) rewrites each folded line before its limits are checked; nothing folds
     into the line assigning a name of `unfed` (what simplify reads it as stays bound). wrap:
     the last pass, only the folds whose line `wrapped` writes on two rows within MAX_LENGTH
-    (the folds within one row made first, so a fold on two rows never takes their place)."""
+    (the folds within one row made first, so a fold on two rows never takes their place).
+    one_row: a folded line on one row may take up to MAX_ONE_ROW_OPERATIONS (a pass after the
+    sums are written: earlier, a wide fold could take the place of a simplification)."""
     targets = {}                    # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
     for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
         before = len(lines)         # reads first: a value computed for one use is written in
         retry, blocked = blocked, set()     # it before an accumulation is merged)
         lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked,
-                             simplify, unfed, wrap)
+                             simplify, unfed, wrap, one_row)
         if n and len(lines) == before:
             break
     return lines
 
 
 def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simplify=None,
-                 unfed=frozenset(), wrap=False):
+                 unfed=frozenset(), wrap=False, one_row=False):
     """One pass, first line to last. retry None: the first pass, single reads only; else
     accumulations merged too, and only the single reads in `retry` tried again. The single
     reads an input's change kept from folding are added to `blocked`."""
@@ -98,7 +103,7 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
                          retry, blocked)
         if k is not None and not lines[k].defines & unfed:
-            new = _substituted(lines[i], lines[k], simplify, wrap=wrap)
+            new = _substituted(lines[i], lines[k], simplify, wrap=wrap, one_row=one_row)
             if new is not None:
                 for old, sign in ((lines[i], -1), (lines[k], -1), (new, 1)):
                     for n in old.uses | old.defines:
@@ -246,7 +251,7 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     return k if single else None
 
 
-def _substituted(definition, use, simplify=None, entries=True, wrap=False):
+def _substituted(definition, use, simplify=None, entries=True, wrap=False, one_row=False):
     """`use` with its one read of definition's target replaced by definition's value (then
     simplified), or None where the read is not evaluated exactly once or the result is too
     long. entries: a dict display's entries (a structure's cotangent: `display`) each within
@@ -261,14 +266,15 @@ def _substituted(definition, use, simplify=None, entries=True, wrap=False):
         return None
     layout = entries and use.kind == "stmt" and display(tree) is not None
     if simplify is None and not layout and \
-            _operations(tree) + _operations(value) > MAX_OPERATIONS:
+            _operations(tree) + _operations(value) > (MAX_ONE_ROW_OPERATIONS if one_row and
+                                                      not wrap else MAX_OPERATIONS):
         return None
     start, end = _span(use.code, hits[0])
     text = segment(definition.code, value)
     if isinstance(value, _ATOMS):       # binds tighter than any operator: no parentheses
         code = use.code[:start] + text + use.code[end:]
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout, wrap)
+                              layout, wrap, one_row)
     for candidate in (text, f"({text})"):
         code = use.code[:start] + candidate + use.code[end:]
         if simplify is None and not layout and _width(code, wrap) > MAX_LENGTH:
@@ -280,11 +286,11 @@ def _substituted(definition, use, simplify=None, entries=True, wrap=False):
         except SyntaxError:
             continue
         return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout, wrap)
+                              layout, wrap, one_row)
     return None
 
 
-def _within_limits(line, simplify, layout=False, wrap=False):
+def _within_limits(line, simplify, layout=False, wrap=False, one_row=False):
     """`line` (simplified) if short enough, else None: a cotangent's sum of products of names
     and numbers (a polynomial, as a person writes it) may have up to MAX_ARITHMETIC
     operators, and one call beside them. layout: a line passing a dict display (`display`)
@@ -302,6 +308,8 @@ def _within_limits(line, simplify, layout=False, wrap=False):
     if wrap and (len(line.code) <= MAX_LENGTH or entries is not None):
         return None         # (the last pass: only what needs a second row)
     if entries is None:
+        if one_row and not wrap and "\n" not in line.code:
+            limit = max(limit, MAX_ONE_ROW_OPERATIONS)      # (one row: its width bounds it)
         return None if _operations(tree) > limit or _width(line.code, wrap) > MAX_LENGTH \
             else line
     inner = [_operations(v) for v in entries.values]
@@ -322,11 +330,13 @@ def _entry(use, t):
 
 
 def display(tree):
-    """The dict display of a one-line statement `t = f(..., {k: v, ...})` (a structure's
-    cotangent, grad_of_fields's: its last argument, two entries or more, no `**`), else None.
-    A person writes each entry's expression in it, one a line where the line is long."""
+    """The dict display of a one-line statement `t = f(..., {k: v, ...})` or `return f(...)`
+    (a structure's cotangent, grad_of_fields's: its last argument, two entries or more, no
+    `**`), else None. A person writes each entry's expression in it, one a line where the line
+    is long."""
     st = tree.body[0] if isinstance(tree, ast.Module) else tree
-    if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and st.value.args
+    if not (isinstance(st, (ast.Assign, ast.Return)) and isinstance(st.value, ast.Call) and
+            st.value.args
             and not st.value.keywords):
         return None
     d = st.value.args[-1]
@@ -521,3 +531,30 @@ def dump_key(x, memo=None):
 
 
 _ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])
+
+
+def returned_in_place(lines, kept):
+    """`lines` whose last two are `t = E` and `return t`, t a parameter's cotangent (`kept`),
+    written as `return E`: a person returns the expression (bench/handwritten_grads.py), not a
+    copy of it under a name read nowhere else. Exact: the two lines are consecutive statements
+    of the function's body, so E is evaluated where it was, once, and t's binding is read by the
+    return alone (no nested def or lambda reads t: none could read it after the return). The
+    line is no longer (`return ` is not longer than `t = `); one written on several rows is
+    left as it is."""
+    if len(lines) < 2:
+        return lines
+    last, ret = lines[-2], lines[-1]
+    m = re.fullmatch(r"return (\w+)", ret.code)
+    if m is None or m.group(1) not in kept or ret.kind != "stmt" or last.kind != "stmt" or \
+            last.indent != ret.indent or "\n" in last.code:
+        return lines
+    t = m.group(1)
+    st = parsed(last.code).body[0]
+    if not isinstance(st, ast.Assign) or len(st.targets) != 1 or \
+            not isinstance(st.targets[0], ast.Name) or st.targets[0].id != t:
+        return lines
+    if any(t in ln.uses and ("lambda" in ln.code or ln.code.startswith(("def ", "async def ")))
+           for ln in lines):
+        return lines
+    value = last.code[_span(last.code, st.value)[0]:]
+    return lines[:-2] + [type(ret)(f"return {value}", ret.indent, ret.kind, last.origin)]

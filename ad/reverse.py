@@ -1167,7 +1167,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     bars = {n for n in mentioned if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
         dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
-    # (the parameters' cotangents keep their names: what the derivative returns reads as such)
+    # (the parameters' cotangents keep their names: what the derivative returns reads as such,
+    # but for one returned right after its last assignment: returned_in_place)
     kept = {b.bars.get(p) for p in fn.params}
     temporaries = (getattr(fn, "temporaries", set()) | b.inlined_temporaries) - primal_params
     # sums and products of the cotangents as a person writes them (ad/algebra.py), before
@@ -1186,11 +1187,23 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = _without_leading_blanks(accumulate.summed(
         lines, bars, b.label, bars & kept,
         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]))
+    # a value read once whose fold fits one row, with up to fold.MAX_ONE_ROW_OPERATIONS, once
+    # the sums are written (ad/algebra.py reads an unreduce of it as itself there): -(-a * b)
+    # written a * b as accumulate does
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                        accumulate.with_signs_cancelled(
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]),
+                        one_row=True)
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
     before = {id(ln) for ln in lines}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+    # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
+    last = lines[-2] if len(lines) > 1 else None
+    lines = fold.returned_in_place(lines, bars & kept)
+    if last is not None and id(last) in before and lines[-1] is not None:
+        before.add(id(lines[-1]))
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
     lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
                   ln.indent, ln.kind, ln.origin)

@@ -36,7 +36,9 @@ def mse(w, x, y):
 def test_first_order_shows_the_folded_text(x64):
     src = secant.source(secant.grad(energy))
     # the scalar seed times each term's value (no ones of x's shape: ad/algebra.py)
-    assert "2 * om * sum_th_sq_plus_om_sq_bar" in src, src
+    # (the two terms summed and returned in one line: fold's one-row pass, returned_in_place)
+    assert "return (2 * om * snp.cos(x) + 2 * th * (1 - th ** 2)) * sum_th_sq_plus_om_sq_bar" \
+        in src, src
     assert "unreduce" not in src, src
 
 

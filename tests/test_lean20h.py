@@ -130,8 +130,9 @@ def test_written_as_a_person_would():
     assert "unreduce(" in src and "6 * " in src
     # like terms: -0.5 * z * g + -0.5 * (g * z) is -z * g
     src = secant.source(secant.grad(gaussian))
-    # (then read once: folded into mu_bar's -(...), the two signs cancelled: accumulate.py)
-    assert "mu_bar = unbroadcast(z * grad_seed_like(z), mu)" in src, src
+    # (then read once: folded into mu_bar's -(...), the two signs cancelled: accumulate.py;
+    # mu_bar then returned in place: fold.returned_in_place)
+    assert "return unbroadcast(z * grad_seed_like(z), mu)" in src, src
 
 
 # --- the rewrite on lines (ad/algebra.py), with a stand-in for the shape analysis -----------

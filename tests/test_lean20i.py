@@ -229,5 +229,6 @@ def test_attention_accumulates_in_one_line(x64):
     args = [RNG.normal(size=(4, 3))] + [RNG.normal(size=(3, 3)) / 2 for _ in range(3)]
     code = secant.source(secant.grad(attention))
     # (e_bar folded into its one read; the unreduce read as sum_e_bar: lean20c's algebra)
-    assert "(a_bar / sum_e + sum_e_bar) * e" in code, code
+    # (sum_e_bar, read once, then folded on one row: test_lean20o)
+    assert "(a_bar / sum_e + unbroadcast(-a_bar * a / sum_e, sum_e)) * e" in code, code
     _check(attention, args, (0, 1, 2, 3))

@@ -63,7 +63,11 @@ def test_three_contributions_summed_under_one_comment(x64):
 
 def test_a_section_with_other_lines_joined_whole(x64):
     lines = _body(leapfrog)
-    assert sum(ln.strip().startswith("q_bar =") for ln in lines) == 1, "\n".join(lines)
+    # (q_bar's one sum, returned in place: fold.returned_in_place)
+    assert lines[-1] == ("    return unbroadcast(n_bar, q) + "
+                         "unbroadcast(c * -(n * sum_n_times_h_bar + c * n_bar), q)"), \
+        "\n".join(lines)
+    assert not any(ln.strip().startswith("q_bar =") for ln in lines), "\n".join(lines)
     assert "    # Grad of: h = p - c * q; n = q + c * h; return snp.sum(n * h)" in lines
     args = [RNG.normal(size=4), RNG.normal(size=4), 0.3]
     np.testing.assert_allclose(secant.grad(leapfrog)(*args), _fd(leapfrog, args, 0),
@@ -123,7 +127,7 @@ def test_merged_with_parentheses_where_precedence_needs_them():
 def test_a_cotangent_read_once_in_the_next_line_folded_there(x64):
     lines = _body(mse_like)
     assert lines[3:5] == ["    # Grad of: diff = pred - target; return snp.mean(diff * diff)",
-                          "    pred_bar = unbroadcast(2 * diff * mean_grad(grad_seed_like(diff),"
+                          "    return unbroadcast(2 * diff * mean_grad(grad_seed_like(diff),"
                           " diff), pred)"], "\n".join(lines)
     args = [RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))]
     np.testing.assert_allclose(secant.grad(mse_like)(*args), _fd(mse_like, args, 0),
@@ -194,7 +198,7 @@ def test_two_signs_cancelled_where_a_read_once_folds(x64):
     same = Line("t_bar = -(a / -b) + -(-a)")     # (only a first factor's sign cancels)
     assert _signs_cancelled(same, {"t_bar"}) is same
     src = secant.source(secant.grad(gaussian))
-    assert "mu_bar = unbroadcast(z * grad_seed_like(z) / exp_log_sigma, mu)" in src, src
+    assert "return unbroadcast(z * grad_seed_like(z) / exp_log_sigma, mu)" in src, src
     args = [RNG.normal(size=3), RNG.normal(size=3) / 3, RNG.normal(size=(6, 3))]
     for k in (0, 1):
         np.testing.assert_allclose(secant.grad(gaussian, argnums=k)(*args),
