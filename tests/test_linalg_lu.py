@@ -199,7 +199,7 @@ def test_generated_source_reads_as_maths():
     src = secant.source(secant.grad(lax.linalg.cholesky))
     assert "cholesky_grad(" in src
     src = secant.source(secant.grad(loss))
-    assert "a_bar = slogdet_vjp(" in src
+    assert "return slogdet_vjp(" in src
 
 
 @settings(max_examples=15, deadline=None)

@@ -188,6 +188,6 @@ def test_generated_code_calls_the_decomposition_rule():
         w, v = snp.linalg.eigh(a)
         return snp.sum(w ** 3) + snp.sum(v[:, 0] ** 2)
     text = secant.source(secant.grad(loss))
-    assert "a_bar = eigh_vjp((w_bar, v_bar), a)" in text
+    assert "return eigh_vjp((w_bar, v_bar), a)" in text
 
 
