@@ -113,6 +113,94 @@ def _state_named(functions, limit=200):
     return out
 
 
+_ARRAY_ATTRIBUTES = {"shape", "dtype", "ndim", "size", "T", "mT", "real", "imag", "at",
+                     "itemsize", "nbytes", "flat"}
+_MAPPING_METHODS = {"get", "items", "values", "keys", "setdefault"}
+
+
+def _state_read(n, called, params):
+    """The parameter (of `params`) whose entry or attribute the node `n` reads as a mutable
+    object's, or None: `cfg["scale"]`, `opts.scale`, `cfg.get(...)` (`called`: the ids of the
+    attributes called, `x.sum()` an array's method)."""
+    if isinstance(n, (ast.Subscript, gast.Subscript)):
+        key = n.slice
+        if not (isinstance(key, (ast.Constant, gast.Constant)) and isinstance(key.value, str)):
+            return None
+    elif isinstance(n, (ast.Attribute, gast.Attribute)):
+        if n.attr in _ARRAY_ATTRIBUTES or n.attr.startswith("__") or (
+                id(n) in called and n.attr not in _MAPPING_METHODS):
+            return None
+    else:
+        return None
+    root = n.value
+    while isinstance(root, (ast.Subscript, ast.Attribute, gast.Subscript, gast.Attribute)):
+        root = root.value
+    if isinstance(root, (ast.Name, gast.Name)) and root.id in params:
+        return root.id
+    return None
+
+
+def _argument_state_reads(pass_, body, depth=3):
+    """The parameters of the function `pass_` transforms that `body` reads as a mutable
+    object: an entry by a string key (`cfg["scale"]`), an attribute no array has
+    (`opts.scale`), a mapping's method (`cfg.get(...)`), or handed to a user function that
+    reads its parameter so (followed `depth` calls deep)."""
+    params = pass_.params
+    out = set()
+    nodes = list(_walk(gast.Module(body=list(body), type_ignores=[])))
+    called = {id(n.func) for n in nodes if isinstance(n, gast.Call)}
+    for n in nodes:
+        name = _state_read(n, called, params)
+        if name is not None:
+            out.add(name)
+        if isinstance(n, gast.Call) and depth > 0:
+            obj = pass_._resolved_object(n.func)
+            if not isinstance(obj, types.FunctionType) or pass_._library_object(n.func):
+                continue
+            try:
+                inner = _callee_reads(obj, depth - 1)
+            except Exception:       # (no source: nothing known of it)
+                continue
+            names = list(inspect.signature(obj).parameters)
+            for k, a in enumerate(n.args):
+                if isinstance(a, gast.Name) and a.id in params and k < len(names) \
+                        and names[k] in inner:
+                    out.add(a.id)
+            for kw in n.keywords:
+                if isinstance(kw.value, gast.Name) and kw.value.id in params \
+                        and kw.arg in inner:
+                    out.add(kw.value.id)
+    return out
+
+
+def _callee_reads(fn, depth):
+    """The parameters of the user function `fn` that it reads as a mutable object
+    (_argument_state_reads of its whole body)."""
+    import textwrap
+
+    _ast = ast
+    tree = _ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    node = tree.body[0]
+    params = {a.arg for a in _ast.walk(node.args) if isinstance(a, _ast.arg)}
+    out = set()
+    nodes = list(_ast.walk(node))
+    called = {id(n.func) for n in nodes if isinstance(n, _ast.Call)}
+    for n in nodes:
+        name = _state_read(n, called, params)
+        if name is not None:
+            out.add(name)
+        if isinstance(n, _ast.Call) and depth > 0 and isinstance(n.func, _ast.Name):
+            callee = fn.__globals__.get(n.func.id)
+            if isinstance(callee, types.FunctionType) and callee is not fn:
+                inner = _callee_reads(callee, depth - 1)
+                names = list(inspect.signature(callee).parameters)
+                for k, a in enumerate(n.args):
+                    if isinstance(a, _ast.Name) and a.id in params and k < len(names) \
+                            and names[k] in inner:
+                        out.add(a.id)
+    return out
+
+
 _cache = FunctionCache("desugared")      # (fn, only_choices) -> its desugared form
 _AUG_METHODS = {"Add": "add", "Mult": "multiply", "Div": "divide", "Sub": "add"}
 _COPY_LIMIT = 20        # statements of a block copied into each path rather than flag-guarded
@@ -1016,10 +1104,16 @@ class _Desugarer:
         self._with_body = s.body
         try:
             acting = next((item.context_expr for item in s.items
-                           if self._acting_context(item.context_expr)), None)
+                           if self._acting_context(item.context_expr)
+                           or self._enters_contexts(item, s.body)), None)
         finally:
             self._with_body = None
-        if acting is not None and self._acts_on_state(s.body):
+        user = next((item.context_expr for item in s.items
+                     if not self._library_object(item.context_expr)
+                     or self._enters_contexts(item, s.body)), None)
+        if user is not None:
+            self._refuse_argument_state(s, user)
+        if acting is not None and (self._acts_on_state(s.body) or self._reads_state(s.body)):
             what = gast.unparse(acting).strip()
             error = self.error(s, f"`with {what}:` runs the user's __enter__/__exit__ around "
                                "calls of user functions (or a return that would skip "
@@ -1040,6 +1134,64 @@ class _Desugarer:
                          else _at(s, gast.Expr(value=call)))
             leave.insert(0, _parse(f"{context}.__exit__(None, None, None)", s))
         return self.block(enter + s.body + leave)
+
+    def _enters_contexts(self, item, body):
+        """Whether a library's context (contextlib.ExitStack() as stack) has the body enter
+        other contexts into it (stack.enter_context(scaled(2.0)), stack.callback(...)): those
+        are the user's, run on the stack's exit."""
+        if not isinstance(item.optional_vars, gast.Name):
+            return False
+        name = item.optional_vars.id
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                   and isinstance(n.func.value, gast.Name) and n.func.value.id == name
+                   and n.func.attr in ("enter_context", "push", "callback")
+                   for n in _walk(gast.Module(body=list(body), type_ignores=[])))
+
+    def _refuse_argument_state(self, s, context):
+        """Refuses a with of the user's context (a @contextmanager generator, a class with
+        __enter__/__exit__, an ExitStack entering one) whose body reads a mutable argument (a
+        dict, a list, an object: `cfg["scale"]`, `opts.scale`, or one handed to a callee that
+        reads it so): the context may change that same object (the caller passed the global
+        CONFIG the generator sets), which neither the spelled-out with (a derivative's reverse
+        pass reads the argument again after __exit__) nor a trace (it records the argument's
+        reads, run after the with) can see. `self` of a method is traced on each call instead
+        (the caller's trace runs the method on the object itself)."""
+        first = self.node.args.args[0].id if getattr(self.node, "args", None) is not None \
+            and self.node.args.args and isinstance(self.node.args.args[0], gast.Name) else None
+        read = _argument_state_reads(self, list(s.body))
+        if first == "self":
+            read.discard("self")
+        if not read:
+            return
+        what = gast.unparse(context).strip()
+        names = ", ".join(sorted(read))
+        raise self.error(s, f"`with {what}:` runs the user's context around code that reads "
+                         f"the argument {names} (a dict, list or object: its entries or "
+                         "attributes): secant cannot see whether the context changes that "
+                         "same object (a caller passing the global the context sets), so a "
+                         "derivative could read it after the with has undone the change; "
+                         f"read {names} outside the with, or the state as a global the "
+                         "context sets")
+
+    def _reads_state(self, body):
+        """Whether a with block's body reads Python state directly (no call): a global or
+        closure value that is a mutable object (`CONFIG["scale"]`, `_STACK[-1]`), or an
+        attribute or entry of `self` (`self.scale`), which the context may have set."""
+        for n in _walk(gast.Module(body=list(body), type_ignores=[])):
+            if not isinstance(n, gast.Name) or not isinstance(n.ctx, gast.Load):
+                continue
+            if n.id in self.params:
+                if n.id == "self":
+                    return True
+                continue
+            obj = self._resolved_object(n)
+            if obj is not None and not isinstance(obj, (
+                    types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                    int, float, complex, str, bytes, bool, tuple, frozenset, type(None))) \
+                    and not self._library_object(n) and (type(obj).__module__ or "").split(
+                        ".")[0] not in ("numpy", "secant", "jax", "jaxlib"):  # (an array)
+                return True
+        return False
 
     def _library_object(self, expr):
         """Whether `expr` (a with statement's context, or a call making it) names a library's
@@ -1062,6 +1214,8 @@ class _Desugarer:
             if self._library_object(expr.func):
                 return False
             cls = self._resolved_object(expr.func)
+            if cls is None:     # (self.scaled(2.0): a method of a parameter, a local's call)
+                return True
             if _context_generator(cls) is not None:
                 return not self._shares_no_state(expr, cls)
             return isinstance(cls, type) and isinstance(
