@@ -259,7 +259,9 @@ def statement(draw, k, features):
         return draw(st.sampled_from([
             [f"{v} = getattr(snp, {name!r})({arg}) * {b}"],
             [f"fn{k} = getattr(snp, {name!r})", f"{v} = fn{k}({arg}) + 0.5 * {b}"],
-            [f"{v} = sum(getattr(snp, n)({a}) for n in ('sin', {name!r})) * 0.5"]]))
+            # (log1p of a*a: log1p of a value near -1, which the chained statements can reach,
+            # has derivatives ~1/(1+a)^k that nested differences cannot follow)
+            [f"{v} = sum(getattr(snp, n)({arg}) for n in ('sin', {name!r})) * 0.5"]]))
     if kind == "decorated":
         return [f"{v} = {draw(st.sampled_from(['_dec_plain', '_dec_both']))}({a}, {b})"]
     if kind == "decorator_args":
@@ -633,3 +635,26 @@ def test_third_order_through_jit_of_a_hessian_of_a_loop_that_breaks(x64):
                             ((), ["grad", "jacrev", "vmap", "jacrev"]),
                             ((3,), ["grad", "jit", "jacrev"])):
             check_chain(source, base, names)
+
+
+def test_hessian_near_the_log1p_singularity_is_exact_where_nested_differences_fail(x64):
+    """getattr_fn drew `sum(getattr(snp, n)(v) for n in ('sin', 'log1p'))` with v near -1 (a
+    tuple helper's value): the hessian missed the nested-difference reference by ~1% at values
+    ~7e6. Secant was right (as JAX 0.10.2 with x64 gives: 50.55286999 at v0 = -0.99, 500.541564
+    at -0.999, 1250.540807 at -0.9996 for this program); the reference was not: its steps (1e-3,
+    nested) come within 1+v of the singularity, where it is off by 1e-5 at 1+v = 1e-2 and NaN
+    below. The draw now takes log1p of v*v, as the other getattr_fn forms do."""
+    source = _program(["s1, t1 = _split(v0, v0)",
+                       "v1 = sum(getattr(snp, n)(t1 / 1.3) for n in ('sin', 'log1p')) * 0.5"])
+    f = load(source)
+    for x0, want in ((-0.99, 50.55286999), (-0.999, 500.541564), (-0.9996, 1250.540807)):
+        x = np.array([x0, 0.2, 0.1])
+        hess = np.asarray(secant.jacfwd(secant.jacrev(f))(x))
+        np.testing.assert_allclose(hess[0, 0], want, rtol=1e-9)
+    x = np.array([-0.99, 0.2, 0.1])     # the closed form of the log1p term's part, by hand:
+    # d2/dx2 [0.5 * (log1p(x) * x + log1p(x))] = 0.5 * (2 / (1 + x) - (x + 1) / (1 + x) ** 2)
+    # is 0.5 / (1 + x) = 50 at x = -0.99; the sin term adds 0.5 * (2cos x - (x + 1) sin x)
+    a = x[0]
+    closed = 0.5 / (1 + a) + 0.5 * (2 * np.cos(a) - (a + 1) * np.sin(a))
+    hess = np.asarray(secant.jacfwd(secant.jacrev(f))(x))
+    np.testing.assert_allclose(hess[0, 0], closed, rtol=1e-12)
