@@ -40,6 +40,10 @@ class ReverseBuilder(Walker, StackReverse):
         self.subscripted = {op.operands["a"].name for op in _ops_in(fn.body)   # x[i]
                             if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
         self.containers |= _subscripted_items(fn.body, self.containers, self.arrays)
+        # a loop name bound to None before a loop (vmap of a derivative: a value a branch of
+        # the loop assigns) and the names it is copied to or from: None on some iterations,
+        # whose cotangents (None too) add with add_grads
+        self.maybe_none = _none_bound(fn.body)
         # an object's field never read as an array (self.layers of a module) and the items
         # of it called (layers[-1](x)): pytrees, whose items' cotangents add with add_at
         self.object_fields = {t for op in _ops_in(fn.body)
@@ -127,7 +131,7 @@ class ReverseBuilder(Walker, StackReverse):
         return f"{bar} = {bar} + {expr}"
 
     def _may_be_container(self, var):
-        return var in self.containers or var not in self.arrays
+        return var in self.containers or var not in self.arrays or var in self.maybe_none
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -1430,6 +1434,33 @@ def _guards(stmts):
     visit(stmts, frozenset())
     visit = None   # (it names itself: freed now, not by the cyclic collector)
     return {v: frozenset.intersection(*where) for v, where in sites.items()}
+
+
+def _none_bound(stmts):
+    """Variables bound to None (`v = None`) and those joined to them by copies (`w = v`,
+    `v = w`: a loop's carry, a branch's value): None on some runs."""
+    out = {v for s in ir.nested(stmts) if isinstance(s, ir.Plain)
+           and re.fullmatch(r"\w+ = None", s.code.strip()) for v in s.defines}
+    if not out:
+        return out
+    copies = []
+    for s in ir.nested(stmts):
+        target = next(iter(s.targets if isinstance(s, ir.Op) else s.defines), None) \
+            if isinstance(s, (ir.Op, ir.Plain)) else None
+        if target is None:
+            continue
+        if isinstance(s, ir.Op) and s.op == "identity" and isinstance(s.operands.get("x"), ir.Var):
+            copies.append((target, s.operands["x"].name))
+        elif isinstance(s, ir.Plain) and len(s.defines) == 1:
+            m = re.fullmatch(r"(\w+) = (\w+)", s.code.strip())
+            if m and m.group(2) != "None":
+                copies.append((m.group(1), m.group(2)))
+    grown = True
+    while grown:
+        grown = {b for a, b in copies if a in out and b not in out} \
+            | {a for a, b in copies if b in out and a not in out}
+        out |= grown
+    return out
 
 
 def _containers(stmts):

@@ -771,6 +771,13 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[batch_index(k)].add(g, mode="clip")
         return out
+    if not tree_batched and not _read_as_container(tree, fields):
+        # a registered or plain object, a namedtuple, a method's object read field by field:
+        # its zeros get the batch axis the fields' cotangents have (grad_of_fields adds a
+        # method's cotangent to the zeros of its object: an unbatched zero added there would
+        # broadcast against the batch axis of an enclosing vmap)
+        tree = broadcast_batch(tree, n)
+        tree_batched = True
     out = grad_of_fields(tree, fields)
     if not tree_batched:
         given = set(fields)
@@ -780,6 +787,18 @@ def grad_of_fields_batched(tree, fields, n, tree_batched):
             items = [v if i in given else broadcast_batch(v, n) for i, v in enumerate(out)]
             out = tuple(items) if isinstance(out, tuple) else items
     return out
+
+
+def _read_as_container(tree, fields):
+    """Whether grad_of_fields_batched batches the zeros of an unbatched `tree` after
+    grad_of_fields (a dict, a list, a plain tuple: item by item) or builds no zeros (a method
+    whose cotangent is its object's, given)."""
+    if isinstance(tree, (dict, list)) or isinstance(tree, tuple) and not hasattr(tree, "_fields"):
+        return True
+    return isinstance(tree, types.MethodType) and set(fields) == {"__self__"}
+
+
+_read_as_container.__secant_static_query__ = True
 
 
 def fields_of_batched(tree_bar, fields, n, tree_bar_batched):
