@@ -2253,6 +2253,15 @@ class Normaliser(ContainerMixin):
             return self.call(objects.constructor_call(node))
         if source_of(obj) is not None:         # a function read through another source
             return self.user_call(node, source_of(obj))
+        builtin_source = _builtin_source(obj)
+        if builtin_source is not None and (_value_names(node) & {
+                k for k, v in self.current.items() if v in self.tracked}):
+            if obj in (builtins.sorted, builtins.reversed) and len(node.args) == 1 \
+                    and self.container_kind(self.operand(node.args[0])) == "dict" \
+                    and not self._tracked_names_in(gast.Tuple(
+                        elts=[k.value for k in node.keywords], ctx=gast.Load())):
+                return self._inactive(node)     # sorted(d, key=len): d's keys, static values
+            return self.user_call(node, builtin_source)     # sorted(xs, key=f) of traced xs
         if getattr(obj, "__secant_batched_only__", False) and not self.batching:
             return self._inactive_call(node, func, obj)     # (its source: batched, not
                                                             # differentiated: minimize's BFGS)
@@ -3274,6 +3283,11 @@ class Normaliser(ContainerMixin):
         run as written (an in-place array update): then a name bound to its runnable form
         (transformer/runnable.py), the user's own name where the call wrote a plain name."""
         written = gast.unparse(func).strip()
+        if getattr(fn, "__module__", None) == "secant.builtin_sources" \
+                and getattr(fn, "__secant_lazy__", False):
+            name = self.names.fresh(f"{fn.__name__}_list")     # reversed(xs)'s items as a list:
+            self.bindings[name] = fn                            # what its derivative indexes
+            return name
         form = runnable(fn)
         if form is fn:
             return written
@@ -4298,6 +4312,15 @@ def _is_static_query(obj):
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
               snp.result_type, len, isinstance, type, id, hasattr, callable, set, frozenset)
     return any(obj is s for s in static) or getattr(obj, "__secant_static_query__", False)
+
+
+def _builtin_source(obj):
+    """The source transforms read for a Python builtin (pow, reversed, sorted, itertools.chain,
+    ...) called on traced values (secant/builtin_sources.py), or None."""
+    if getattr(obj, "__module__", None) not in ("builtins", "itertools"):
+        return None
+    from secant.builtin_sources import source_for_builtin
+    return source_for_builtin(obj)
 
 
 def source_of(fn):
