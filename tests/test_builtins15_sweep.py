@@ -287,3 +287,67 @@ def test_max_tie_goes_to_the_first_argument_as_python_and_jax():
     """jax.grad(lambda x: max(x, 1.0))(1.0) is 1.0 and max(1.0, x) gives 0.0 (Python keeps the
     first of equal values): secant splits the tie (0.5) today."""
     pytest.xfail("secant's max/min of traced values split a tie's cotangent (0.5 each)")
+
+
+# --- the lead's probe (issue 15), a dict parameter sorted by a static key ---------------------------
+def sorted_dict_parameter(p):
+    return sum(p[k] * i for i, k in enumerate(sorted(p, key=len)))
+
+
+def sorted_dict_parameter_reverse(p):
+    return sum(p[k] * (i + 1) for i, k in enumerate(sorted(p, key=len, reverse=True)))
+
+
+def reversed_dict_parameter(p):
+    return sum(p[k] * i for i, k in enumerate(reversed(p)))
+
+
+# (keys inserted in sorted order: inside a transform a dict's keys come sorted, as in JAX, whose
+# pytrees flatten a dict by its sorted keys: jax.grad of reversed(p) agrees with secant's)
+P = {"a": 1.0, "bbb": -0.5, "zz": 2.0}
+
+
+@pytest.mark.parametrize("f", [sorted_dict_parameter, sorted_dict_parameter_reverse,
+                               reversed_dict_parameter], ids=lambda f: f.__name__)
+def test_dict_parameter_by_its_keys(f, x64):
+    keys = list(P)
+
+    def flat(v):
+        return f(dict(zip(keys, v)))
+    v = np.array([P[k] for k in keys])
+    got = secant.grad(f)(P)
+    np.testing.assert_allclose([float(got[k]) for k in keys], _fd(flat, v), rtol=1e-6, atol=1e-7)
+    batch = {k: np.array([P[k], 2 * P[k] + 1]) for k in keys}
+    want = [float(f({k: batch[k][b] for k in keys})) for b in range(2)]
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(batch)), want, rtol=1e-12)
+    value, tangent = secant.jvp(f, (P,), ({k: 1.0 for k in keys},))
+    np.testing.assert_allclose(float(tangent), _fd(flat, v).sum(), rtol=1e-6)
+
+
+def test_lambda_probes(x64):
+    """The lead's probe lines, as a user writes them."""
+    g = secant.grad(lambda p: sum(p[k] * i for i, k in enumerate(sorted(p, key=len))))(
+        {"a": 1., "bb": 2.})
+    assert (float(g["a"]), float(g["bb"])) == (0.0, 1.0)
+    g = secant.grad(lambda xs: sum(x * i for i, x in enumerate(reversed(xs))))([1., 2., 3.])
+    assert [float(v) for v in g] == [2.0, 1.0, 0.0]
+    assert float(secant.grad(lambda x: pow(x, 3))(2.0)) == 12.0
+    assert float(secant.grad(secant.grad(lambda x: pow(x, 3)))(2.0)) == 12.0
+
+
+def pow_modulus_traced(x):
+    return pow(x[0], 3, 5)
+
+
+def sorted_values_traced(x):
+    return sum(v * i for i, v in enumerate(sorted(_xs(x))))
+
+
+@pytest.mark.parametrize("f,words", [(pow_modulus_traced, "pow(base, exp, mod)"),
+                                     (sorted_values_traced, "sorted() of")],
+                         ids=["pow_mod", "sorted_values"])
+@pytest.mark.parametrize("transform", [secant.grad, secant.vmap], ids=["grad", "vmap"])
+def test_refused_clearly_at_the_users_line(f, words, transform):
+    with pytest.raises(secant.SecantError) as e:
+        transform(f)(XB if transform is secant.vmap else X)
+    assert words in str(e.value) and "test_builtins15_sweep.py" in str(e.value)
