@@ -9,6 +9,8 @@ up here, where secant/numpy/composite.py marks its own functions)."""
 import builtins as _builtins
 import itertools as _itertools
 
+import secant.numpy as _snp
+
 __secant_by_source__ = True      # transforms read this module like user code
 
 
@@ -17,6 +19,20 @@ def pow(base, exp, mod=None):
         raise TypeError("pow() with a modulus takes integers, whose derivative is not defined: "
                         "compute pow(base, exp, mod) from static values")
     return base ** exp
+
+
+def max(first, *rest):
+    out = first
+    for v in rest:
+        out = _snp.where(v > out, v, out)
+    return out
+
+
+def min(first, *rest):
+    out = first
+    for v in rest:
+        out = _snp.where(v < out, v, out)
+    return out
 
 
 def reversed(seq):
@@ -54,13 +70,17 @@ def starmap(function, iterable):
     return [function(*args) for args in iterable]
 
 
-SOURCES = {_builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
+SOURCES = {_builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
            _itertools.chain: chain, _itertools.pairwise: pairwise,
            _itertools.combinations: combinations, _itertools.starmap: starmap}
 
 
-for _lazy in (reversed, chain, pairwise, combinations, starmap):
-    _lazy.__secant_lazy__ = True     # (the builtin returns an iterator: generated code runs this)
+# what generated code runs in the builtin's place: reversed(xs) returns an iterator, its source
+# a list its derivative indexes; max(a, b) of arrays (one per example under vmap) is elementwise
+for _source, _name in ((reversed, "reversed_list"), (chain, "chain_list"),
+                       (pairwise, "pairwise_list"), (combinations, "combinations_list"),
+                       (starmap, "starmap_list"), (max, "max_first"), (min, "min_first")):
+    _source.__secant_runs_as__ = _name
 
 
 def source_for_builtin(obj):

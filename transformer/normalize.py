@@ -2170,6 +2170,12 @@ class Normaliser(ContainerMixin):
                 raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
+        if obj in (builtins.min, builtins.max) and len(node.args) >= 2 and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args) and (
+                    _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
+            # max(a, b) of traced values as Python and jax.grad read it: the first of equal
+            # values is the result, its derivative all theirs (snp.maximum splits a tie)
+            return self.user_call(node, _builtin_source(obj))
         if opname is not None and obj in (builtins.min, builtins.max, builtins.abs) and not (
                 _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
             return self._inactive(node)     # min(n, 3) of Python ints: a Python int, as written
@@ -3308,10 +3314,11 @@ class Normaliser(ContainerMixin):
         run as written (an in-place array update): then a name bound to its runnable form
         (transformer/runnable.py), the user's own name where the call wrote a plain name."""
         written = gast.unparse(func).strip()
-        if getattr(fn, "__module__", None) == "secant.builtin_sources" \
-                and getattr(fn, "__secant_lazy__", False):
-            name = self.names.fresh(f"{fn.__name__}_list")     # reversed(xs)'s items as a list:
-            self.bindings[name] = fn                            # what its derivative indexes
+        source = getattr(fn, "__secant_specialises__", None) or fn     # (max(a, b): max(*args))
+        if getattr(source, "__module__", None) == "secant.builtin_sources" \
+                and getattr(source, "__secant_runs_as__", None):
+            name = self.names.fresh(source.__secant_runs_as__)  # reversed(xs)'s items as a list:
+            self.bindings[name] = source                        # what its derivative indexes
             return name
         form = runnable(fn)
         if form is fn:
