@@ -66,20 +66,26 @@ def combinations(iterable, r):
             for idx in _itertools.combinations(_builtins.range(_builtins.len(items)), r)]
 
 
+def islice(iterable, *args):
+    items = [v for v in iterable]
+    return [items[i] for i in _builtins.range(*_builtins.slice(*args).indices(
+        _builtins.len(items)))]
+
+
 def starmap(function, iterable):
     return [function(*args) for args in iterable]
 
 
 SOURCES = {_builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
            _itertools.chain: chain, _itertools.pairwise: pairwise,
-           _itertools.combinations: combinations, _itertools.starmap: starmap}
+           _itertools.combinations: combinations, _itertools.islice: islice, _itertools.starmap: starmap}
 
 
 # what generated code runs in the builtin's place: reversed(xs) returns an iterator, its source
 # a list its derivative indexes; max(a, b) of arrays (one per example under vmap) is elementwise
 for _source, _name in ((reversed, "reversed_list"), (chain, "chain_list"),
                        (pairwise, "pairwise_list"), (combinations, "combinations_list"),
-                       (starmap, "starmap_list"), (max, "max_first"), (min, "min_first")):
+                       (starmap, "starmap_list"), (islice, "islice_list"), (max, "max_first"), (min, "min_first")):
     _source.__secant_runs_as__ = _name
 
 

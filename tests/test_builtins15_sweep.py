@@ -252,7 +252,8 @@ _GAPS = {
     operator_getters: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                        "operator.itemgetter(0, 1)(xs): a function known only at run time"),
     itertools_pairwise_islice: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                                "itertools.islice has no source yet (refused as an object)"),
+                                "sum(itertools.islice(xs, 1, 3)): sum() of a list a call returns is refused ('for a "
+                                "list or a comprehension')"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }
