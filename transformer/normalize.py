@@ -2181,6 +2181,12 @@ class Normaliser(ContainerMixin):
                 raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
+        if obj in (builtins.min, builtins.max) and len(node.args) >= 2 and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args) and (
+                    _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
+            # max(a, b) of traced values as Python and jax.grad read it: the first of equal
+            # values is the result, its derivative all theirs (snp.maximum splits a tie)
+            return self.user_call(node, _builtin_source(obj))
         if opname is not None and obj in (builtins.min, builtins.max, builtins.abs) and not (
                 _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
             return self._inactive(node)     # min(n, 3) of Python ints: a Python int, as written
@@ -2264,6 +2270,24 @@ class Normaliser(ContainerMixin):
             return self.call(objects.constructor_call(node))
         if source_of(obj) is not None:         # a function read through another source
             return self.user_call(node, source_of(obj))
+        builtin_source = _builtin_source(obj)
+        if builtin_source is not None and (_value_names(node) & {
+                k for k, v in self.current.items() if v in self.tracked}):
+            arg = self.operand(node.args[0]) if len(node.args) == 1 else None
+            if isinstance(arg, ir.Expr) and not self._tracked_names_in(gast.Tuple(
+                    elts=[k.value for k in node.keywords], ctx=gast.Load())):
+                return self._inactive_call(node, func, obj)  # sorted(d.items()): static keys
+            if obj in (builtins.sorted, builtins.reversed) and isinstance(arg, ir.Var) \
+                    and not self.is_container(arg) and _read_by_its_items(self.src.node, node.args[0]):
+                self.containers[arg.name] = "dict"      # sorted(p, key=len) ... p[k]: p is a
+                self.read_as_dict.add(arg.name)         # dict, read by its keys
+            if obj in (builtins.sorted, builtins.reversed) and len(node.args) == 1 \
+                    and self.container_kind(arg) == "dict" \
+                    and not self._tracked_names_in(gast.Tuple(
+                        elts=[k.value for k in node.keywords], ctx=gast.Load())):
+                return self._inactive(node)     # sorted(d, key=len): d's keys, static values
+            self._refuse_builtin(node, obj)
+            return self.user_call(node, builtin_source)     # sorted(xs, key=f) of traced xs
         if getattr(obj, "__secant_batched_only__", False) and not self.batching:
             return self._inactive_call(node, func, obj)     # (its source: batched, not
                                                             # differentiated: minimize's BFGS)
@@ -3326,11 +3350,33 @@ class Normaliser(ContainerMixin):
                 return None
         return None
 
+    def _refuse_builtin(self, node, obj):
+        """A builtin call on tracked values that has no derivative: a clear error at its line
+        (pow with a modulus; sorted of the values themselves, whose order they decide)."""
+        name = gast.unparse(node.func).strip()
+        if obj is builtins.pow and (len(node.args) == 3 or any(k.arg == "mod"
+                                                               for k in node.keywords)):
+            raise self.src.error(node, f"{name}(base, exp, mod) of a {self.what} value: a "
+                                 "modular power takes integers, which have no derivative; "
+                                 "compute it from static values")
+        inner = self.src.globals.get("__name__") == "secant.builtin_sources"
+        if obj is builtins.sorted and (inner or not any(k.arg == "key" for k in node.keywords)):
+            raise self.src.error(node, f"{'sorted' if inner else name}() of {self.what} values "
+                                 "(or by a key computed from them): the order depends on the "
+                                 "values; sort an array with snp.sort / snp.argsort instead, or "
+                                 "sort by a key of static values", ConcretizationSourceError)
+
     def runnable_name(self, func, fn):
         """How generated code names the callee `fn` for its value: as written, unless fn cannot
         run as written (an in-place array update): then a name bound to its runnable form
         (transformer/runnable.py), the user's own name where the call wrote a plain name."""
         written = gast.unparse(func).strip()
+        source = getattr(fn, "__secant_specialises__", None) or fn     # (max(a, b): max(*args))
+        if getattr(source, "__module__", None) == "secant.builtin_sources" \
+                and getattr(source, "__secant_runs_as__", None):
+            name = self.names.fresh(source.__secant_runs_as__)  # reversed(xs)'s items as a list:
+            self.bindings[name] = source                        # what its derivative indexes
+            return name
         form = runnable(fn)
         if form is fn:
             return written
@@ -4355,6 +4401,24 @@ def _is_static_query(obj):
     static = (np.shape, np.ndim, np.size, np.result_type, snp.shape, snp.ndim, snp.size,
               snp.result_type, len, isinstance, type, id, hasattr, callable, set, frozenset)
     return any(obj is s for s in static) or getattr(obj, "__secant_static_query__", False)
+
+
+def _read_by_its_items(fn_node, arg):
+    """Whether `arg` of sorted(arg)/reversed(arg) is a name the function also reads as
+    arg[k] with k a name: the items sorted are its keys (a dict; an array's items are its
+    values, never its indices)."""
+    return isinstance(arg, gast.Name) and any(
+        isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == arg.id
+        and isinstance(n.slice, gast.Name) for n in gast.walk(fn_node))
+
+
+def _builtin_source(obj):
+    """The source transforms read for a Python builtin (pow, reversed, sorted, itertools.chain,
+    ...) called on traced values (secant/builtin_sources.py), or None."""
+    if getattr(obj, "__module__", None) not in ("builtins", "itertools"):
+        return None
+    from secant.builtin_sources import source_for_builtin
+    return source_for_builtin(obj)
 
 
 def source_of(fn):
