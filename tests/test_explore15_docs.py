@@ -44,10 +44,7 @@ def hvp_vjp_of_grad(f, x, v):
     return pullback(v)[0]
 
 
-@pytest.mark.parametrize("hvp", [hvp_fwd_over_rev, hvp_rev_over_rev, pytest.param(
-    hvp_vjp_of_grad, marks=pytest.mark.xfail(strict=True, reason=(
-        "transformer/normalize.py _made_by_factory: a pullback from jax.vjp(jax.grad(f), x) "
-        "with f a parameter, called inside a function transformed again, is refused")))])
+@pytest.mark.parametrize("hvp", [hvp_fwd_over_rev, hvp_rev_over_rev, hvp_vjp_of_grad])
 def test_hessian_vector_products_three_ways(x64, hvp):
     x, v = to_snp((RNG.normal(size=4), RNG.normal(size=4)))
     want = energy_hessian(x) @ np.asarray(v)
@@ -56,6 +53,10 @@ def test_hessian_vector_products_three_ways(x64, hvp):
     vs = to_snp(RNG.normal(size=(3, 4)))
     got = jax.vmap(hvp, in_axes=(None, None, 0))(energy, x, vs)
     np.testing.assert_allclose(got, np.asarray(vs) @ energy_hessian(x).T, rtol=1e-10)
+    # f a parameter holding a function, under grad (third derivatives) and vmap over x
+    check_grad(lambda x: jnp.sum(hvp(energy, x, v) ** 2), x)
+    xs = RNG.normal(size=(3, 4))
+    check_vmap(lambda x: hvp(energy, x, v), (xs,))
 
 
 def dict_model(params):
