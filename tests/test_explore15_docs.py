@@ -490,3 +490,71 @@ def test_linear_regression_training_loop(x64):
     for _ in range(5):
         p5 = update(p5, to_snp(xs), to_snp(ys))
     assert_trees_close(p5, eager, rtol=1e-12)
+
+
+def td_step(theta, transition):
+    s, r, s_next = transition
+    delta = r + 0.9 * lax.stop_gradient(jnp.dot(theta, s_next)) - jnp.dot(theta, s)
+    return theta + 0.1 * delta * s, delta
+
+
+def test_td0_updates_in_a_scan_equal_a_python_loop(x64):
+    def td_scan(theta, traj):
+        return jnp.sum(lax.scan(td_step, theta, traj)[1] ** 2)
+
+    def td_loop(theta, traj):
+        deltas = []
+        for i in range(traj[0].shape[0]):
+            theta, d = td_step(theta, (traj[0][i], traj[1][i], traj[2][i]))
+            deltas.append(d)
+        return jnp.sum(jnp.stack(deltas) ** 2)
+
+    traj = to_snp((RNG.normal(size=(4, 2)), np.array([1.0, 0.0, 1.0, 0.5]), RNG.normal(size=(4, 2))))
+    theta = to_snp(np.array([0.1, 0.2]))
+    want = jax.grad(td_loop)(theta, traj)
+    np.testing.assert_allclose(jax.grad(td_scan)(theta, traj), want, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(jax.grad(td_scan))(theta, traj), want, rtol=1e-12)
+    thetas = to_snp(RNG.normal(size=(3, 2)))
+    np.testing.assert_allclose(jax.vmap(jax.grad(td_scan), in_axes=(0, None))(thetas, traj),
+                               np.stack([jax.grad(td_loop)(t, traj) for t in thetas]), rtol=1e-12)
+
+
+@jax.custom_vjp
+def affine(p, x):
+    return p["a"] * x + p["b"]
+
+
+def affine_fwd(p, x):
+    return affine(p, x), (p, x)
+
+
+def affine_bwd(res, g):
+    p, x = res
+    return {"a": jnp.sum(g * x), "b": jnp.sum(g)}, g * p["a"]
+
+
+affine.defvjp(affine_fwd, affine_bwd)
+
+
+@jax.custom_jvp
+def sin_times(x, y):
+    return jnp.sin(x) * y
+
+
+sin_times.defjvps(lambda x_dot, ans, x, y: jnp.cos(x) * x_dot * y, None)   # y: no derivative
+
+
+def test_custom_rules_with_dict_params_and_a_none_jvp(x64):
+    def loss(p, x):
+        return jnp.sum(affine(p, jnp.sin(x)) ** 2)
+
+    p = to_snp({"a": 2.0, "b": 0.5})
+    x = to_snp(RNG.normal(size=3))
+    check_grad(loss, p, x, argnum=0)
+    check_grad(loss, p, x, argnum=1)
+    check_vmap(lambda x: jax.grad(loss)(p, x), (RNG.normal(size=(2, 3)),))
+    gx, gy = jax.grad(sin_times, (0, 1))(0.3, 2.0)
+    np.testing.assert_allclose(gx, np.cos(0.3) * 2.0)
+    np.testing.assert_allclose(gy, 0.0)        # the rule says y has none, as JAX's would
+    np.testing.assert_allclose(jax.vmap(jax.grad(sin_times))(jnp.array([0.1, 0.2]), jnp.array([1.0, 2.0])),
+                               np.cos([0.1, 0.2]) * [1.0, 2.0])
