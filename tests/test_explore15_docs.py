@@ -99,6 +99,12 @@ def test_linearize(x64):
         np.testing.assert_allclose(f_jvp(t), fd_jvp(f, (x,), (t,)), rtol=1e-6)
     ts = to_snp(RNG.normal(size=(3, 5)))
     np.testing.assert_allclose(jax.vmap(f_jvp)(ts), np.stack([f_jvp(t) for t in ts]), rtol=1e-12)
+    # has_aux: (output, f_jvp, aux), aux as the function returned it
+    y, g_jvp, aux = jax.linearize(lambda x: (f(x), {"norm": jnp.sum(x ** 2)}), x, has_aux=True)
+    np.testing.assert_allclose(y, f(x))
+    np.testing.assert_allclose(aux["norm"], np.sum(np.asarray(x) ** 2))
+    np.testing.assert_allclose(g_jvp(ts[0]), f_jvp(ts[0]), rtol=1e-12)
+    np.testing.assert_allclose(jax.vmap(g_jvp)(ts), jax.vmap(f_jvp)(ts), rtol=1e-12)
 
 
 def test_jacfwd_jacrev_of_pytree_functions(x64):
