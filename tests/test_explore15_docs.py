@@ -294,6 +294,14 @@ def test_nan_checks_and_in_place_update(x64):
     np.testing.assert_allclose(update(x, 2, 5.0), [0, 0, 10.0, 0])
     np.testing.assert_allclose(jax.jit(update)(x, 2, 5.0), [0, 0, 10.0, 0])
     np.testing.assert_allclose(jax.grad(lambda v: jnp.sum(update(x, 1, v) ** 2))(3.0), 24.0)
+    def prefix_adds(x):
+        for i in range(3):
+            x = x.at[i].add(x[i + 1])
+        return x
+
+    xs = RNG.normal(size=(3, 4))
+    check_grad(lambda x: jnp.sum(prefix_adds(x) ** 2), xs[0])
+    check_vmap(prefix_adds, (xs,))
     with pytest.raises(Exception) as info:
         x[0] = 1.0
     assert "at[" in str(info.value) or "immutable" in str(info.value).lower()
