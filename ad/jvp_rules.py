@@ -146,9 +146,10 @@ JVP = {
                "values": "snp.zeros_like({a}).at[{idx}].set({values_dot}{static})"},
     "at_add": {"a": "{a_dot}",
                "values": "snp.zeros_like({a}).at[{idx}].add({values_dot}{static})"},
-    # (as in JAX, .at[...].mul differentiates `values` for unique indices)
+    # (each update's derivative: a's element times the other updates landing there)
     "at_mul": {"a": "{a_dot}.at[{idx}].mul({values}{static})",
-               "values": "snp.zeros_like({a}).at[{idx}].set({a}[{idx}] * {values_dot}{static})"},
+               "values": "snp.zeros_like({a}).at[{idx}].add(at_mul_others({a}, {values}, "
+                         "index_exp[{idx}]{helper_kw}) * {values_dot}{static})"},
     "at_min": {"a": "{a_dot} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
                "values": "snp.zeros_like({a}).at[{idx}].add({values_dot} * at_share_values("
                          "{a}, {values}, {ans}, index_exp[{idx}]))"},

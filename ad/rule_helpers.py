@@ -298,6 +298,26 @@ def at_share_values(a, values, ans, index):
     return hit_v / count[index]
 
 
+def at_mul_others(a, values, index, mode=None):
+    """d ans / d values of ans = a.at[index].mul(values, mode=mode), of the shape of a[index]:
+    for each update, a's element it lands on times the other updates that land there (with
+    repeated indices more than one). Zero-safe: the nonzero updates' product is divided only by
+    nonzero ones, and the other zero updates landing there (numerically 0) enter as their sum,
+    which is exact with at most one of them and keeps the derivative of this (the second
+    derivative of the update) right when two updates landing together are 0."""
+    v = snp.broadcast_to(values, snp.shape(a[index]))
+    nonzero = v != 0
+    safe = snp.where(nonzero, v, 1)
+    zero_v = snp.where(nonzero, 0, v)
+    prod = a.at[index].mul(safe, mode=mode)[index]
+    zeros = snp.zeros(snp.shape(a), "int32").at[index].add(1 - nonzero.astype("int32"),
+                                                            mode=mode)[index]
+    zero_sum = snp.zeros(snp.shape(a), snp.result_type(prod)).at[index].add(zero_v, mode=mode)
+    others = zeros - (1 - nonzero.astype("int32"))       # the zero updates besides this one
+    zero_part = snp.where(others == 0, 1, snp.where(others == 1, zero_sum[index] - zero_v, 0))
+    return prod / safe * zero_part
+
+
 # --- out-of-range indices (ad/index_modes.py), for a mode known only when the rule runs ---------
 def read_back_mode(mode):
     """The mode of the scatter sending the cotangent of x.at[i].get(mode=mode) back: a filled
@@ -758,7 +778,7 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
-         "at_share_operand", "at_share_values", "read_back_mode", "pick_mode", "unpad",
+         "at_share_operand", "at_share_values", "at_mul_others", "read_back_mode", "pick_mode", "unpad",
          "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",

@@ -131,9 +131,10 @@ VJP = {
     "at_get": {"a": "snp.zeros_like({a}).at[{idx}].add({g}{back})"},
     "at_set": {"a": "{g}.at[{idx}].set(0{static})", "values": "unbroadcast({g}{pick}, {values})"},
     "at_add": {"a": "{g}", "values": "unbroadcast({g}{pick}, {values})"},
-    # (as in JAX, .at[...].mul differentiates `values` for unique indices)
+    # (each update's derivative: a's element times the other updates landing there)
     "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values}{static})",
-               "values": "unbroadcast(({g} * {a}){pick}, {values})"},
+               "values": "unbroadcast({g}{pick} * at_mul_others({a}, {values}, "
+                         "index_exp[{idx}]{helper_kw}), {values})"},
     "at_min": {"a": "{g} * at_share_operand({a}, {values}, {ans}, index_exp[{idx}])",
                "values": "unbroadcast({g}{pick} * at_share_values({a}, {values}, {ans}, "
                          "index_exp[{idx}]), {values})"},

@@ -59,7 +59,10 @@ class Config:
         self._listeners.append(fn)
 
     def read(self, name):
-        return self._values[name]
+        key = name[4:] if name.startswith("jax_") else name    # jax.config.read("jax_enable_x64")
+        if key not in self._values:
+            raise SecantValueError(f"unknown config option {name!r}; known: {sorted(self._values)}")
+        return self._values[key]
 
     def __getattr__(self, name):
         values = self.__dict__.get("_values", {})

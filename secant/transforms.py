@@ -2863,14 +2863,16 @@ jvp.__secant_call_form__ = ("jvp_fn", _jvp_call_form)
 jvp_fn.__secant_factory__ = True
 
 
-def linearize(fun, *primals):
+def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) as JAX's linearize: f_jvp(*tangents) is the derivative of fun at
-    primals along tangents. `secant.source(f_jvp)` shows the generated jvp it runs."""
+    primals along tangents; with has_aux=True fun returns (output, aux) and linearize returns
+    (output, f_jvp, aux). `secant.source(f_jvp)` shows the generated jvp it runs."""
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
     _check_differentiable(primals, positions, "linearize")
-    gen = _jvp_generated(fun, positions)
-    out, _ = gen(*primals, *[_zeros_tree(p) for p in primals])
+    gen = _jvp_generated(fun, positions, has_aux)
+    res = gen(*primals, *[_zeros_tree(p) for p in primals])
+    out = res[0]
     primal_tree = tree_util.tree_structure(primals)
 
     def f_jvp(*tangents):
@@ -2899,7 +2901,7 @@ def linearize(fun, *primals):
         gen.__name__: gen, **dict(zip(held, primals))})
     f_jvp.__secant_shows__ = gen            # (secant.source: the jvp it runs)
     f_jvp.__name__ = f_jvp.__qualname__ = gen.__name__
-    return out, f_jvp
+    return (out, f_jvp, res[2]) if has_aux else (out, f_jvp)
 
 
 def _basis(leaves):

@@ -2560,6 +2560,11 @@ class Normaliser(ContainerMixin):
             # obj.m of a parameter holding an object (its class known only when it runs):
             # a dynamic call, as grad(f) above
             return _UNRESOLVED, extra
+        if inner is not first and isinstance(inner, gast.Name) and inner.id in self.current \
+                and self.current[inner.id] not in self.tracked:
+            # vjp_pullback(grad(f), x)(v), jacfwd(grad(f))(x) with f a parameter holding a
+            # function: a dynamic call, as grad(f) above
+            return _UNRESOLVED, extra
         if isinstance(first, gast.Call) and self._tracked_names_in(first) \
                 and not outer.keywords and not first.keywords \
                 and not any(isinstance(a, gast.Starred) for a in outer.args + first.args) \
