@@ -50,11 +50,12 @@ def _child(lib, cache_dir):
     return {"total": total, "hits": hits}
 
 
-def _run_child(lib, cache_dir):
+def _run_child(lib, cache_dir, script=__file__):
+    """The JSON line a fresh process running `script --child lib cache_dir` prints last."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     for var in ("SECANT_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR"):
         env.pop(var, None)
-    out = subprocess.run([sys.executable, __file__, "--child", lib, cache_dir or ""], env=env,
+    out = subprocess.run([sys.executable, script, "--child", lib, cache_dir or ""], env=env,
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"{lib}: {out.stderr[-3000:]}")

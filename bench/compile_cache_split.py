@@ -13,14 +13,13 @@ runs one tiny jitted function (imports and the client not counted, as bench/comp
 """
 import importlib.util
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
+import compile_cache
 import first_call
 
 REPEATS = 9
@@ -55,14 +54,7 @@ def _child(lib, cache_dir):
 
 
 def _run_child(lib, cache_dir):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    for var in ("SECANT_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR"):
-        env.pop(var, None)
-    out = subprocess.run([sys.executable, __file__, "--child", lib, cache_dir], env=env,
-                         capture_output=True, text=True, timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(f"{lib}: {out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return compile_cache._run_child(lib, cache_dir, __file__)
 
 
 def measure(repeats=REPEATS):
