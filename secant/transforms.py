@@ -350,20 +350,7 @@ def _gc_paused():
         yield
     finally:
         if was:
-            _settle_young()
             gc.enable()
-
-
-def _settle_young():
-    """Everything the transform allocated, moved to the oldest generation unscanned (gc.freeze
-    then gc.unfreeze: two list splices, and the young count reset): re-enabled as it was, the
-    collector's first young pass would walk all of it, and most is the cached transform, kept
-    for the process's life (issue 19: 3.3 s of 7,340 transforms in test_odeint). Its garbage
-    cycles wait for the next full collection. Not done while the program has frozen objects
-    of its own (unfreeze would release them)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
