@@ -17,6 +17,7 @@ from secant.ad import einsum_rules, index_modes
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.stacks import stacks_of
 from secant.transformer import ir
+from secant.transformer.callees import signature_of
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
@@ -518,7 +519,7 @@ class ForwardBuilder(Walker):
 def _tangent_params(gen, n):
     """(names of a generated jvp's n tangent parameters, whether they are keyword-only, how many
     primal positional parameters it takes)."""
-    params = list(inspect.signature(gen).parameters.values())
+    params = list(signature_of(gen).parameters.values())
     pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if any(p.default is not p.empty for p in pos):
         return [p.name for p in params if p.kind == p.KEYWORD_ONLY][:n], True, len(pos)

@@ -27,6 +27,7 @@ import functools
 import inspect
 import operator
 import types
+import weakref
 
 from secant.backends.function_cache import FunctionCache
 import gast
@@ -480,7 +481,47 @@ def _own_signature(fn):
     for the function it generated."""
     ours = any(k in getattr(fn, "__dict__", {}) for k in ("__secant_reads__",
                                                          "__secant_generated__"))
-    return inspect.signature(fn, follow_wrapped=ours)
+    return signature_of(fn, follow_wrapped=ours)
+
+
+# inspect.signature of a plain function, remembered (issue 19: transforms ask for the same
+# functions' signatures thousands of times); each entry keeps, by identity, everything the
+# signature was computed from, and is recomputed when any of it has changed
+_SIGNATURES = weakref.WeakKeyDictionary()
+
+
+def _signature_inputs(fn, follow_wrapped):
+    """What inspect.signature(fn) reads, or None (not a chain of plain functions: not
+    remembered). `fn` itself is left out (the entry must not keep its key alive). An
+    annotation changed inside a function's own __annotations__ dict is not seen."""
+    out = [follow_wrapped]
+    f = fn
+    while True:
+        if type(f) is not types.FunctionType or len(out) > 700:   # (a __wrapped__ cycle)
+            return None
+        d = f.__dict__
+        sig = d.get("__signature__")
+        wrapped = d.get("__wrapped__") if follow_wrapped else None
+        out += (f.__code__, f.__defaults__, f.__kwdefaults__, f.__annotations__, sig,
+                d.get("_partialmethod"), wrapped)
+        if sig is not None or wrapped is None:
+            return out
+        f = wrapped
+
+
+def signature_of(fn, follow_wrapped=True):
+    """inspect.signature(fn, follow_wrapped=...), remembered for plain functions."""
+    inputs = _signature_inputs(fn, follow_wrapped)
+    if inputs is None:
+        return inspect.signature(fn, follow_wrapped=follow_wrapped)
+    hit = _SIGNATURES.get(fn)
+    if hit is not None:
+        seen, sig = hit
+        if len(seen) == len(inputs) and all(a is b for a, b in zip(seen, inputs)):
+            return sig
+    sig = inspect.signature(fn, follow_wrapped=follow_wrapped)
+    _SIGNATURES[fn] = (inputs, sig)
+    return sig
 
 
 def is_variadic(fn):
