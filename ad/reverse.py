@@ -20,7 +20,8 @@ from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
-                                       fill_slot, is_literal_number, src)
+                                       fill_slot, is_literal_number, src,
+                                       unread_targets_unnamed)
 
 
 class ReverseBuilder(Walker, StackReverse):
@@ -1208,6 +1209,9 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = fold.returned_in_place(lines, bars & kept)
     if last is not None and id(last) in before and lines[-1] is not None:
         before.add(id(lines[-1]))
+    # `f_out, f_out_res = f_fwd_checked(y)` in a loop's reverse pass, f_out read by nothing
+    # after it: `_, f_out_res = ...` (liveness: transformer/walker.py unread_targets_unnamed)
+    lines = unread_targets_unnamed(lines)
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
     lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
                   ln.indent, ln.kind, ln.origin)
