@@ -402,6 +402,71 @@ def _promoted_from(name, ops, top, inexact):
     return parts[0] if len(parts) == 1 else f"snp.result_type({', '.join(parts)})"
 
 
+_JOINING = {"multiply", "add", "subtract", "true_divide"}
+
+
+def dtype_from_operands(fn, name, params, containers=frozenset()):
+    """Source whose dtype is provably that of `name` (grad's seed reads it: scalar_like),
+    written without `name`: the result_type of the values its ops of _JOINING combine, `name`
+    bound once at the top level by such an op. Each such op's result has its operands'
+    promoted dtype (JAX's promotion, a lattice join: the join of the joins is the join of all),
+    a true_divide only where one operand is provably inexact (of two integers it is a float);
+    a real Python number (weakly typed) changes no inexact dtype and is left out; an op of
+    _INEXACT_RESULT of one provably inexact value v has v's dtype (v for it). The values
+    reached are names bound once at the top level (or parameters), one of them provably
+    inexact (`params`: grad's differentiated ones); an operand not differentiated (an
+    expression: `x`, `snp.exp(log_sigma)`) is one such value, by its source. The list of those
+    values' sources, else None. So a name that the reverse pass reads once besides the seed
+    can fold into that read (ad/reverse.py _seed_read_from_operands names each value)."""
+    count = definitions(fn)
+    ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+           and count.get(s.targets[0]) == 1}
+    top = ({t for s in fn.body if isinstance(s, ir.Op) for t in s.targets
+            if count.get(t) == 1} | (set(fn.params) - set(count))) - set(containers)
+    known = set(params) - set(containers)
+
+    def inexact(n):
+        return _inexact(n, ops, known=known)
+    leaves = []
+
+    def walk(n, depth):
+        op = ops.get(n)
+        if depth > 0 and (op is None or op.op not in _JOINING and op.op not in _INEXACT_RESULT):
+            leaves.append(n)            # (a value the expression reads: its own dtype)
+            return n in top
+        if op is None or op.statics or depth > 32:
+            return False
+        if op.op in _INEXACT_RESULT and op.op not in _JOINING:
+            v = list(op.operands.values())
+            if op.op == "mean" or len(v) != 1 or not isinstance(
+                    v[0], ir.Var) or not inexact(v[0].name):
+                if depth == 0:
+                    return False
+                leaves.append(n)
+                return n in top
+            return walk(v[0].name, depth + 1)
+        vals = list(op.operands.values())
+        if len(vals) != 2:
+            return False
+        if op.op == "true_divide" and not any(isinstance(o, ir.Var) and inexact(o.name)
+                                              for o in vals):
+            return False
+        for o in vals:
+            if isinstance(o, ir.Var):
+                if not walk(o.name, depth + 1):
+                    return False
+            elif not _real_number(o):
+                leaves.append(o.src.strip())    # (a value not differentiated: a parameter,
+                #                                  snp.exp(log_sigma): named by the caller)
+        return True
+    if name not in ops or not walk(name, 0):
+        return None
+    leaves = list(dict.fromkeys(leaves))
+    if not leaves or not any(n.isidentifier() and inexact(n) for n in leaves):
+        return None
+    return leaves
+
+
 def unreduced_carries(loop, before):
     """The loop names of `loop` (ir.For / ir.While) only added to: read once in the body, as an
     operand of the + or - at its top level that assigns their last version, which nothing but

@@ -295,13 +295,49 @@ def _block_tree(lines, i, stop, _):
     return nodes
 
 
-def _live_before(lines, nodes, live, keep):
+def unread_targets_unnamed(lines):
+    """`a, b = f(x)` is `a, _ = f(x)` where nothing after it reads b (liveness as
+    dead_code_eliminated's, a loop's later iterations included): a tuple assignment of plain
+    names, one row, whose unread names are no value of the program. `_` only where nothing
+    after the line reads a `_` of its own (a user's)."""
+    tree = _block_tree(lines, 0, len(lines), None)
+    if tree is None:
+        return lines
+    after = {}
+    _live_before(lines, tree, set(), [False] * len(lines), after)
+    out = list(lines)
+    for i, live in after.items():
+        ln = lines[i]
+        if ln.kind != "stmt" or "\n" in ln.code or "_" in live or not ln.defines - live:
+            continue
+        node = parsed(ln.code).body[0]
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Tuple) and all(isinstance(e, ast.Name)
+                                                    for e in node.targets[0].elts)):
+            continue
+        names = [e.id for e in node.targets[0].elts]
+        if not any(n in live for n in names):
+            continue
+        target = ", ".join(n if n in live else "_" for n in names)
+        if len(names) == 1:
+            target += ","
+        source = ast.get_source_segment(ln.code, node.value)
+        if source is None:
+            continue
+        out[i] = Line(f"{target} = {source}", ln.indent, ln.kind, ln.origin)
+    return out
+
+
+def _live_before(lines, nodes, live, keep, after=None):
     """The names live before `nodes` given those `live` after them; marks in `keep` the lines
-    kept."""
+    kept; `after` (where given) collects, for each statement, the names live after it (over a
+    loop's fixpoint iterations: their union)."""
     live = set(live)
     for node in reversed(nodes):
         if isinstance(node, int):
             ln = lines[node]
+            if after is not None:
+                after.setdefault(node, set()).update(live)
             if not ln.defines or ln.code.startswith(("return", "@")) or ln.defines & live or \
                     _MUTATES.search(ln.code):   # (a decorated def: @f.defjvp registers a rule)
                 keep[node] = True
@@ -312,8 +348,8 @@ def _live_before(lines, nodes, live, keep):
         head, body, els, orelse = node
         header = lines[head]
         if header.code.startswith("if "):
-            inner = _live_before(lines, body, live, keep) | _live_before(lines, orelse, live,
-                                                                         keep)
+            inner = _live_before(lines, body, live, keep, after) | _live_before(
+                lines, orelse, live, keep, after)
             if any(keep[k] for k in _statements(body) + _statements(orelse)):
                 keep[head] = True
                 if els is not None:
@@ -322,7 +358,7 @@ def _live_before(lines, nodes, live, keep):
             continue
         top = live | header.uses            # a loop: to a fixpoint over its iterations
         while True:
-            got = _live_before(lines, body, top, keep) | live | header.uses
+            got = _live_before(lines, body, top, keep, after) | live | header.uses
             if got <= top:
                 break
             top |= got
