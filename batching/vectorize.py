@@ -265,7 +265,7 @@ class BatchBuilder(Walker):
             return self.render(op), True
         if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
             # `for row in x`, a helper's x[1:]: a list parameter's items, or each example's
-            idx = op.statics["idx"]     # rows of an array
+            idx = op.statics["idx"] if "idx" in op.statics else _src(op.operands["idx"])
             if op.rows == "item" or idx.lstrip("-").isdigit():
                 return f"item_of({_src(op.operands['a'])}, {idx})", True
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True

@@ -230,11 +230,6 @@ ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _GAPS = {
-    min_max_iterable: (["vmap_grad"], "vmap(grad): internal TypeError 'list indices must be "
-                                      "integers or slices, not tuple' in generated code"),
-    functools_reduce_partial: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
-    itertools_accumulate: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
-    itertools_product_chain: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
     min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
                                          "reads static values only"),
     min_max_default: (["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"],

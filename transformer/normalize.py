@@ -247,6 +247,7 @@ class Normaliser(ContainerMixin):
         self.tracked = {every[i] for i in active_params}
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
+        self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
         # values that may be user objects with operators (transformer/operators.py): the
         # parameters a call passed them in, and the ops that build or return them
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
@@ -1857,7 +1858,10 @@ class Normaliser(ContainerMixin):
             named = base.name if isinstance(base, ir.Var) else \
                 base.src if base.src.isidentifier() else "a"
             if self.batching:
-                return self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
+                item = self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
+                if isinstance(base, ir.Var) and self._rows_read(base.name):
+                    self.out[-1].rows = True    # xs[1:][i]: an item of a list, or of each
+                return item                     # example's array, as it turns out (item_of)
             return self._emit("getitem", {"a": base}, {"idx": index.name}, f"{named}_item")
         if isinstance(base, ir.Expr) and _has_var(index):     # np.r_[x, y], table[x, i]
             raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
@@ -1887,6 +1891,9 @@ class Normaliser(ContainerMixin):
         elif self.batching and isinstance(node.slice, gast.Slice) and \
                 self._returns_tuple(base.name):
             self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
+        elif self.batching and self._rows_read(base.name) and (isinstance(
+                node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # xs[1:][i]: rows of rows, a list's as often as an array's
         elif self.batching and any(base.name in op.targets for op in self.fields) and (
                 isinstance(node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # self.layers[:-1]: a list of layers or an array field,
@@ -1908,6 +1915,8 @@ class Normaliser(ContainerMixin):
                 self.out[-1].rows = True        # (index_examples)
             else:
                 self.out[-1].container = True   # (add_at)
+        if getattr(self.out[-1], "rows", False):
+            self.rows_ops.append(self.out[-1])
         return item
 
     def index_parts(self, index):
@@ -1987,6 +1996,11 @@ class Normaliser(ContainerMixin):
         """Whether SSA `name` is the result of a call of a user function (a dict or list as
         often as an array)."""
         return self._made_by(name, "call")
+
+    def _rows_read(self, name):
+        """Whether SSA `name` is rows read by index_examples (a list's items or an array's rows,
+        as it turns out when it runs): a derivative's `xs_item = xs[1:]` of max(xs)."""
+        return any(name in op.targets for op in self.rows_ops)
 
     def _made_by(self, name, opname):
         """Whether SSA `name` is the result of an `opname` op (`call`, `attribute`)."""
