@@ -234,8 +234,6 @@ _GAPS = {
                                          "reads static values only"),
     min_max_default: (["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"],
                       "max(..., default=) / min of a list: 'differentiated for two arguments'"),
-    sum_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                "sum(xs, start) refused: 'differentiated for a list or a comprehension'"),
     enumerate_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                       "enumerate(xs, start=2) in a generator: no derivative of enumerate"),
     zip_strict: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
@@ -246,9 +244,6 @@ _GAPS = {
                          "operator.itemgetter(1)(xs): a function known only at run time"),
     operator_getters: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                        "operator.itemgetter(0, 1)(xs): a function known only at run time"),
-    itertools_pairwise_islice: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                                "sum(itertools.islice(xs, 1, 3)): sum() of a list a call returns is refused ('for a "
-                                "list or a comprehension')"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }

@@ -34,7 +34,7 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
-from secant.transformer.containers import ContainerMixin, is_growth
+from secant.transformer.containers import ContainerMixin, _name, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -3170,6 +3170,11 @@ class Normaliser(ContainerMixin):
             return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
             return self._inactive(node)
+        if isinstance(arg, ir.Var):     # a list a call returns (islice(xs, 1, 3)) or an array:
+            self.current[arg.name] = arg.name       # Python's own loop, 0 + x0 + x1 + ...
+            self.names.reserve(arg.name)
+            return self._fold_loop(_name(arg.name), gast.Constant(0, None), lambda a, b: (
+                gast.BinOp(left=a, op=gast.Add(), right=b)), node)
         raise self.src.error(node, "sum() of arrays is differentiated for a list or a "
                              "comprehension, e.g. sum([a, b, c]); use snp.sum for an array")
 
