@@ -232,8 +232,6 @@ ALL = TRANSFORMS
 _GAPS = {
     min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
                                          "reads static values only"),
-    min_max_default: (["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                      "max(..., default=) / min of a list: 'differentiated for two arguments'"),
     enumerate_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                       "enumerate(xs, start=2) in a generator: no derivative of enumerate"),
     zip_strict: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
@@ -248,7 +246,7 @@ _GAPS = {
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
-_JIT_REFUSED = [min_max_args, min_max_iterable]
+_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default]
 
 
 def _cases():

@@ -1027,6 +1027,42 @@ class ContainerMixin:
         _set_location([acc], node)
         return self.operand(acc)
 
+    def extremum_default(self, node, seq):
+        """max(xs, default=d) / min(...) (key= too) of followed values: `if len(xs): m =
+        max(xs) else: m = d` (a list's length is static; an empty display is d itself)."""
+        default = [k.value for k in node.keywords if k.arg == "default"][0]
+        rest = [k for k in node.keywords if k.arg != "default"]
+        if not self._follows(node):
+            return self._inactive(node)
+
+        def pick(items):
+            call = gast.Call(func=copy.deepcopy(node.func), args=[items], keywords=rest)
+            _set_location([call], node)
+            return call
+        if isinstance(seq, (gast.List, gast.Tuple)) and not any(
+                isinstance(e, gast.Starred) for e in seq.elts):
+            return self.operand(pick(seq) if seq.elts else default)
+        o = self.operand(seq)
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("seq")      # (an iterator: the list it yields)
+            self.out.append(ir.Plain(f"{name} = list({o.as_operand()})", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        got = self.names.fresh(f"{name}_{node.func.id if isinstance(node.func, gast.Name) else 'extremum'}")
+        self.names.reserve(got)
+        test = gast.Call(func=_name("len"), args=[_name(name)], keywords=[])
+        branch = gast.If(test=test, body=[gast.Assign(targets=[_name(got, True)],
+                                                      value=pick(_name(name)), type_comment=None)],
+                         orelse=[gast.Assign(targets=[_name(got, True)], value=default,
+                                             type_comment=None)])
+        _set_location([branch], node)
+        self.statement(branch)
+        return self.operand(_name(got))
+
     def _follows(self, node):
         """Whether `node` reads a followed value, itself or through a nested def it names that
         closes over one (functools.reduce(step, xs) with step reading x)."""

@@ -3083,6 +3083,10 @@ class Normaliser(ContainerMixin):
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
+        if opname in ("maximum", "minimum") and len(args) == 1 and "default" in [
+                k.arg for k in node.keywords] and {k.arg for k in node.keywords} <= {"default",
+                                                                                   "key"}:
+            return self.extremum_default(node, args[0])     # max(xs, default=d)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) == 1 and \
