@@ -238,10 +238,6 @@ _GAPS = {
                  "zip(..., strict=True) in a generator: no derivative of zip"),
     iter_next: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                 "iter(xs)/next(it) of traced items: no derivative of iter"),
-    operator_functions: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                         "operator.itemgetter(1)(xs): a function known only at run time"),
-    operator_getters: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                       "operator.itemgetter(0, 1)(xs): a function known only at run time"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }

@@ -24,6 +24,7 @@ import builtins
 import copy
 import dataclasses
 import inspect
+import operator
 import re
 import types
 
@@ -2008,6 +2009,29 @@ class Normaliser(ContainerMixin):
                    for op in self.out)
 
 
+    def itemgetter_call(self, node):
+        """operator.itemgetter(k)(obj) as obj[k], itemgetter(k1, k2)(obj) as (obj[k1], obj[k2])
+        (obj read once), as operator's own pure-Python version computes it."""
+        o = self.operand(node.args[0])
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("obj")
+            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        keys = node.func.args
+        items = [gast.Subscript(value=_name(name), slice=copy.deepcopy(k), ctx=gast.Load())
+                 for k in keys]
+        out = items[0] if len(items) == 1 else gast.Tuple(elts=items, ctx=gast.Load())
+        for n in walk(out):
+            if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+                n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        return self.operand(out)
+
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
         arrays."""
@@ -2024,6 +2048,12 @@ class Normaliser(ContainerMixin):
                 and not isinstance(func.value, gast.Call) \
                 and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
             return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
+        if isinstance(func, gast.Call) and func.args and not func.keywords and len(
+                node.args) == 1 and not node.keywords and not any(isinstance(a, gast.Starred)
+                                                                  for a in func.args + node.args) \
+                and self._resolve(func.func) is operator.itemgetter \
+                and self._tracked_names_in(node):
+            return self.itemgetter_call(node)       # operator.itemgetter(1, 2)(xs)
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
