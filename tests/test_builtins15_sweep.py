@@ -232,10 +232,6 @@ ALL = TRANSFORMS
 _GAPS = {
     min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
                                          "reads static values only"),
-    enumerate_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                      "enumerate(xs, start=2) in a generator: no derivative of enumerate"),
-    zip_strict: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                 "zip(..., strict=True) in a generator: no derivative of zip"),
     iter_next: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                 "iter(xs)/next(it) of traced items: no derivative of iter"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
@@ -342,3 +338,33 @@ def test_refused_clearly_at_the_users_line(f, words, transform):
     with pytest.raises(secant.SecantError) as e:
         transform(f)(XB if transform is secant.vmap else X)
     assert words in str(e.value) and "test_builtins15_sweep.py" in str(e.value)
+
+
+def zip_strict_short(x):
+    return sum(a * b for a, b in zip(_xs(x), [1.0, 2.0], strict=True))
+
+
+def zip_strict_short_display(x):
+    return sum(a * b for a, b in zip([x[0], x[1]], [1.0], strict=True))
+
+
+@pytest.mark.parametrize("f", [zip_strict_short, zip_strict_short_display],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("transform", ["grad", "vmap", "vmap_grad"])
+def test_zip_strict_of_unequal_lengths_raises_as_python(f, transform):
+    with pytest.raises(ValueError):
+        f(X)
+    t = {"grad": secant.grad, "vmap": secant.vmap,
+         "vmap_grad": lambda f: secant.vmap(secant.grad(f))}[transform]
+    with pytest.raises(ValueError, match="different lengths"):
+        t(f)(X if transform == "grad" else XB)
+
+
+def enumerate_positional_start(x):
+    return sum(v * i for i, v in enumerate([x[0], x[2]], 5)) + sum(
+        v * i for i, v in enumerate(x, -1))
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_enumerate_positional_start(name, x64):
+    _check(enumerate_positional_start, name)
