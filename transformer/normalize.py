@@ -608,9 +608,10 @@ class Normaliser(ContainerMixin):
                         "is dropped: it acts through a side effect a source transform cannot "
                         "follow")
         func = getattr(stmt.value, "func", None)
-        if isinstance(root, gast.Name) and self._is_local(root.id) \
-                and isinstance(func, gast.Attribute) and func.value is root \
-                and self._built_here(root.id):
+        method_effect = isinstance(root, gast.Name) and self._is_local(root.id) \
+            and isinstance(func, gast.Attribute) and func.value is root \
+            and self._built_here(root.id)
+        if method_effect:
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "
                     "transform cannot follow")
@@ -634,8 +635,8 @@ class Normaliser(ContainerMixin):
         error = self.src.error(stmt, message)
         if flow is not None:        # (the transforms trace the function instead, on each call:
             error.global_flow = flow        # secant/transforms.py _traced_per_call)
-        elif not self.src.generated:    # in a branch: refused when that branch runs
-            error.when_run = True
+        if (flow is None or method_effect) and not self.src.generated:
+            error.when_run = True       # in a branch: refused when that branch runs
         raise error
 
     def local_def(self, fdef):
