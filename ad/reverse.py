@@ -7,7 +7,6 @@ Cotangents are named `<variable>_bar`; the first contribution assigns, later one
 initialisation); values that do not depend on the differentiated inputs get no code at all.
 """
 import ast
-import collections
 import inspect
 import re
 
@@ -21,7 +20,7 @@ from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
-                                       fill_slot, is_literal_number, parsed, src,
+                                       fill_slot, is_literal_number, src,
                                        unread_targets_unnamed)
 
 
@@ -1128,12 +1127,6 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
             b.containers | b.fielded) if mode == "grad" else None
         b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
-        if like and like.isidentifier() and like not in fn.params:
-            # (its dtype from the values it is computed from, where the reverse pass reads
-            # like once besides: _seed_read_from_operands)
-            b.seed_dtype = (like, dataflow.dtype_from_operands(fn, like, [
-                p for p in wrt if p not in b.containers and p not in b.fielded],
-                b.containers | b.fielded))
     elif isinstance(result, ir.Seq):
         raise ValueError("grad needs a scalar output; the function returns a tuple "
                          "(use has_aux=True to return (output, aux))")
@@ -1202,22 +1195,15 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     # a value read once whose fold fits one row, with up to fold.MAX_ONE_ROW_OPERATIONS, once
     # the sums are written (ad/algebra.py reads an unreduce of it as itself there): -(-a * b)
     # written a * b as accumulate does
-    # (each of these two passes tried first with grad's seed reading the dtype of what the
-    # value it reads is computed from, kept where that value then folds: _seed_tried)
-    seed_dtype = getattr(b, "seed_dtype", None)
-    lines = _seed_tried(lines, seed_dtype, primal_params, lambda ls: fold.folded(
-        ls, bars - kept, temporaries, bars & kept, accumulate.with_signs_cancelled(
-            algebra.simplifier(ls, bars, b.shapes, unreduced=False)[0]), one_row=True))
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                        accumulate.with_signs_cancelled(
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]),
+                        one_row=True)
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
-    made = {}
-
-    def wrapping(ls):
-        made["before"] = {id(ln) for ln in ls}
-        return fold.folded(ls, bars - kept, temporaries, bars & kept,
-                           algebra.simplifier(ls, bars, b.shapes, unreduced=False)[0], wrap=True)
-    lines = _seed_tried(lines, seed_dtype, primal_params, wrapping)
-    before = made["before"]
+    before = {id(ln) for ln in lines}
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
+                        algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
     last = lines[-2] if len(lines) > 1 else None
     lines = fold.returned_in_place(lines, bars & kept)
@@ -1234,71 +1220,6 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
-
-
-def _seed_tried(lines, seed_dtype, params, folding):
-    """folding(lines), tried first on _seed_read_from_operands' lines: those where the value
-    grad's seed read then folds (no line binds it), else the lines as they were, folded."""
-    trial = _seed_read_from_operands(lines, seed_dtype, params)
-    if trial is not lines:
-        got = folding(trial)
-        if not any(seed_dtype[0] in ln.defines for ln in got):
-            return got
-    return folding(lines)
-
-
-def _seed_read_from_operands(lines, seed_dtype, params):
-    """grad's seed `grad_seed_like(z)` reads z's dtype alone; where the lines read z once
-    besides (a rule: gaussian_loglik's z * g), the seed reads the dtype of what z is computed
-    from (transformer/dataflow.py dtype_from_operands: the same dtype, JAX's promotion), so z,
-    then read once, can fold into that read. Else the lines as they were."""
-    if not seed_dtype or seed_dtype[1] is None:
-        return lines
-    like, alt = seed_dtype
-    seed = f"grad_seed_like({like})"
-    reads, at = 0, None
-    for k, ln in enumerate(lines):
-        if ln.kind != "stmt" or like not in ln.uses:
-            continue
-        n = sum(1 for node in ast.walk(parsed(ln.code)) if isinstance(node, ast.Name)
-                and node.id == like and isinstance(node.ctx, ast.Load))
-        reads += n
-        if seed in ln.code and at is None and ln.code.count(seed) == 1:
-            at = k
-    if at is None or reads != 2:
-        return lines
-    # each value alt reads by a name bound before the seed (copies may have renamed one) and
-    # never again: a parameter, or the name a top-level line binds to that expression
-    count = collections.Counter(n for ln in lines for n in ln.defines)
-    named = {}
-    for ln in lines[:at]:
-        if ln.kind == "stmt" and ln.indent == 1 and len(ln.defines) == 1:
-            node = parsed(ln.code).body[0]
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                    node.targets[0], ast.Name) and count[node.targets[0].id] == 1:
-                named.setdefault(ast.dump(node.value), node.targets[0].id)
-    parts = []
-    for leaf in alt:
-        if leaf.isidentifier() and (leaf in params and not count[leaf] or count[leaf] == 1
-                                    and any(leaf in ln.defines for ln in lines[:at])):
-            parts.append(leaf)
-            continue
-        try:
-            key = ast.dump(ast.parse(leaf, mode="eval").body)
-        except SyntaxError:
-            return lines
-        if key not in named:
-            return lines
-        parts.append(named[key])
-    parts = list(dict.fromkeys(parts))
-    alt = parts[0] if len(parts) == 1 else f"snp.result_type({', '.join(parts)})"
-    out = list(lines)
-    ln = lines[at]
-    code, n = re.subn(rf"\bgrad_seed_like\({like}\)", f"grad_seed_like({alt})", ln.code)
-    if n != 1:
-        return lines
-    out[at] = Line(code, ln.indent, ln.kind, ln.origin)
-    return out
 
 
 def _number(text):
