@@ -265,7 +265,7 @@ class BatchBuilder(Walker):
             return self.render(op), True
         if name == "getitem" and getattr(op, "rows", False) and batched == ["a"]:
             # `for row in x`, a helper's x[1:]: a list parameter's items, or each example's
-            idx = op.statics["idx"]     # rows of an array
+            idx = op.statics["idx"] if "idx" in op.statics else _src(op.operands["idx"])
             if op.rows == "item" or idx.lstrip("-").isdigit():
                 return f"item_of({_src(op.operands['a'])}, {idx})", True
             return f"index_examples({_src(op.operands['a'])}, index_exp[{idx}])", True
@@ -333,6 +333,8 @@ class BatchBuilder(Walker):
         if name == "getitem" and key == "a" and op.operands["a"].name in self.call_results:
             # out[i] of a callee's output, maybe a list of batched values (a generator's items
             # read by a derivative's loop): an item of the list, or of each example's array
+            if "idx" not in op.statics or ":" in op.statics["idx"]:
+                self.call_results.update(op.targets)    # out[1:]: its items read as these
             return f"index_examples({fill['a']}, index_exp[{fill['idx']}])", True
         if "idx" in fill:
             fill["batched_idx"] = _batched_index(fill["idx"])

@@ -230,35 +230,15 @@ ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _GAPS = {
-    min_max_iterable: (["vmap_grad"], "vmap(grad): internal TypeError 'list indices must be "
-                                      "integers or slices, not tuple' in generated code"),
-    functools_reduce_partial: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
-    itertools_accumulate: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
-    itertools_product_chain: (["vmap_grad"], "the same internal TypeError under vmap(grad)"),
     min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
                                          "reads static values only"),
-    min_max_default: (["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                      "max(..., default=) / min of a list: 'differentiated for two arguments'"),
-    sum_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                "sum(xs, start) refused: 'differentiated for a list or a comprehension'"),
-    enumerate_start: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                      "enumerate(xs, start=2) in a generator: no derivative of enumerate"),
-    zip_strict: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                 "zip(..., strict=True) in a generator: no derivative of zip"),
     iter_next: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                 "iter(xs)/next(it) of traced items: no derivative of iter"),
-    operator_functions: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                         "operator.itemgetter(1)(xs): a function known only at run time"),
-    operator_getters: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                       "operator.itemgetter(0, 1)(xs): a function known only at run time"),
-    itertools_pairwise_islice: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                                "sum(itertools.islice(xs, 1, 3)): sum() of a list a call returns is refused ('for a "
-                                "list or a comprehension')"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
-_JIT_REFUSED = [min_max_args, min_max_iterable]
+_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default]
 
 
 def _cases():
@@ -358,3 +338,33 @@ def test_refused_clearly_at_the_users_line(f, words, transform):
     with pytest.raises(secant.SecantError) as e:
         transform(f)(XB if transform is secant.vmap else X)
     assert words in str(e.value) and "test_builtins15_sweep.py" in str(e.value)
+
+
+def zip_strict_short(x):
+    return sum(a * b for a, b in zip(_xs(x), [1.0, 2.0], strict=True))
+
+
+def zip_strict_short_display(x):
+    return sum(a * b for a, b in zip([x[0], x[1]], [1.0], strict=True))
+
+
+@pytest.mark.parametrize("f", [zip_strict_short, zip_strict_short_display],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("transform", ["grad", "vmap", "vmap_grad"])
+def test_zip_strict_of_unequal_lengths_raises_as_python(f, transform):
+    with pytest.raises(ValueError):
+        f(X)
+    t = {"grad": secant.grad, "vmap": secant.vmap,
+         "vmap_grad": lambda f: secant.vmap(secant.grad(f))}[transform]
+    with pytest.raises(ValueError, match="different lengths"):
+        t(f)(X if transform == "grad" else XB)
+
+
+def enumerate_positional_start(x):
+    return sum(v * i for i, v in enumerate([x[0], x[2]], 5)) + sum(
+        v * i for i, v in enumerate(x, -1))
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_enumerate_positional_start(name, x64):
+    _check(enumerate_positional_start, name)

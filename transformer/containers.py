@@ -63,6 +63,9 @@ def _set_location(nodes, where, force=False):
                 n.end_col_offset = getattr(where, "end_col_offset", 0)
 
 
+_STRICT_ZIP = "zip() arguments have different lengths (strict=True)"
+
+
 def _name(id_, store=False):
     return gast.Name(id_, gast.Store() if store else gast.Load(), None, None)
 
@@ -495,6 +498,8 @@ class ContainerMixin:
         self.out[-1].container = True       # its cotangent is built item by item
         if isinstance(node.slice, gast.Slice):
             self.containers[out.name] = self.containers.get(base.name)
+        elif self.batching:         # `for it in iterables: for v in it`: a list or an array,
+            self.rows_ops.append(self.out[-1])  # its items read by item_of/index_examples
         return out
 
     def container_method(self, node, base):
@@ -1025,6 +1030,42 @@ class ContainerMixin:
         _set_location([acc], node)
         return self.operand(acc)
 
+    def extremum_default(self, node, seq):
+        """max(xs, default=d) / min(...) (key= too) of followed values: `if len(xs): m =
+        max(xs) else: m = d` (a list's length is static; an empty display is d itself)."""
+        default = [k.value for k in node.keywords if k.arg == "default"][0]
+        rest = [k for k in node.keywords if k.arg != "default"]
+        if not self._follows(node):
+            return self._inactive(node)
+
+        def pick(items):
+            call = gast.Call(func=copy.deepcopy(node.func), args=[items], keywords=rest)
+            _set_location([call], node)
+            return call
+        if isinstance(seq, (gast.List, gast.Tuple)) and not any(
+                isinstance(e, gast.Starred) for e in seq.elts):
+            return self.operand(pick(seq) if seq.elts else default)
+        o = self.operand(seq)
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("seq")      # (an iterator: the list it yields)
+            self.out.append(ir.Plain(f"{name} = list({o.as_operand()})", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        got = self.names.fresh(f"{name}_{node.func.id if isinstance(node.func, gast.Name) else 'extremum'}")
+        self.names.reserve(got)
+        test = gast.Call(func=_name("len"), args=[_name(name)], keywords=[])
+        branch = gast.If(test=test, body=[gast.Assign(targets=[_name(got, True)],
+                                                      value=pick(_name(name)), type_comment=None)],
+                         orelse=[gast.Assign(targets=[_name(got, True)], value=default,
+                                             type_comment=None)])
+        _set_location([branch], node)
+        self.statement(branch)
+        return self.operand(_name(got))
+
     def _follows(self, node):
         """Whether `node` reads a followed value, itself or through a nested def it names that
         closes over one (functools.reduce(step, xs) with step reading x)."""
@@ -1074,7 +1115,8 @@ class ContainerMixin:
                     self.read_as_dict.add(base.name)
         elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
                 and it.func.id in ("enumerate", "zip") and it.func.id not in self.current \
-                and not it.keywords and it.args:
+                and it.args and self._counted_from(stmt, it) is not None:
+            it = stmt.iter
             inner = it.args[0]
             if it.func.id == "enumerate" and len(it.args) == 1 \
                     and (view := self._enumerated_dict(inner, stmt)) is not None:
@@ -1216,6 +1258,39 @@ class ContainerMixin:
         self.out.append(ir.For(loop_target, steps, body, carried, self.origin))
         return True
 
+    def _counted_from(self, stmt, it):
+        """enumerate(xs, start) / enumerate(xs, start=k) (a static k: stmt.iter loses it, the
+        loop's index counts from k) and zip(a, b, strict=True) (the loop checks the lengths
+        first, as Python raises ValueError): True when the call is read so, None when it has
+        other keywords."""
+        keywords = {k.arg: k.value for k in it.keywords}
+        if it.func.id == "enumerate" and len(it.args) == 2 and not keywords:
+            keywords["start"] = it.args[1]
+        elif len(it.args) > 1 and it.func.id == "enumerate":
+            return None
+        allowed = {"start"} if it.func.id == "enumerate" else {"strict"}
+        if not set(keywords) <= allowed:
+            return None
+        if not keywords:
+            return True
+        value = self.operand(keywords[list(keywords)[0]])
+        if not isinstance(value, ir.Expr):
+            raise self.src.error(it, f"{it.func.id}(...) with a {list(keywords)[0]} that "
+                                 "depends on differentiated values")
+        stmt.iter = gast.copy_location(gast.Call(func=it.func, args=it.args[:1] if
+                                                 it.func.id == "enumerate" else it.args,
+                                                 keywords=[]), it)
+        if it.func.id == "enumerate":
+            stmt.secant_count_from = value.as_operand()
+        else:
+            stmt.secant_strict = value.as_operand()
+        return True
+
+    def _counter(self, stmt, i):
+        """The user's enumerate index for loop counter `i` (enumerate(xs, start=k): i + k)."""
+        start = getattr(stmt, "secant_count_from", None)
+        return i if start is None else f"{i} + {start}"
+
     def loop_over_container(self, stmt, body, what, base):
         """The loop over a container's keys or indices (see container_iteration)."""
         if what == "by_index":
@@ -1243,7 +1318,8 @@ class ContainerMixin:
         if what == "keys" and isinstance(target, gast.Name):
             own = target.id
         elif what in ("items", "enumerate") and isinstance(target, (gast.Tuple, gast.List)) \
-                and target.elts and isinstance(target.elts[0], gast.Name):
+                and target.elts and isinstance(target.elts[0], gast.Name) \
+                and getattr(stmt, "secant_count_from", None) is None:
             own = target.elts[0].id
         if what in ("items", "values", "keys"):
             index = own or self.names.fresh("k")
@@ -1257,6 +1333,12 @@ class ContainerMixin:
             steps = self.names.fresh(f"{index}_range")
             if what == "zip":
                 lengths = ", ".join(f"len({_plain(a)})" for a in base)
+                strict = getattr(stmt, "secant_strict", None)
+                if strict is not None and len(base) > 1:
+                    same = " == ".join(f"len({_plain(a)})" for a in base)
+                    when = "" if strict == "True" else f"{strict} and "
+                    self.out.append(ir.Plain(f"if {when}not {same}: raise ValueError("
+                                             f"{_STRICT_ZIP!r})", set(), self.origin))
                 self.out.append(ir.Plain(f"{steps} = range(min({lengths}))", {steps},
                                          self.origin))
             elif what == "reversed":        # a range (a reverse pass reverses it again)
@@ -1274,7 +1356,7 @@ class ContainerMixin:
             if what in ("items_of", "values", "reversed"):
                 return self._bind_target(target, item(base, i), stmt)
             if what in ("items", "enumerate"):
-                values = (None if own else ir.Expr(i), item(base, i))
+                values = (None if own else ir.Expr(self._counter(stmt, i)), item(base, i))
             else:
                 values = tuple(item(a, i) for a in base)
             if not isinstance(target, (gast.Tuple, gast.List)) or \
@@ -1381,7 +1463,14 @@ class ContainerMixin:
         items = [f"{n}[{index}]" for n in names]
         item = items[0] if len(items) == 1 else "(" + ", ".join(items) + ")"
         if enumerated:
-            item = f"({index}, {item})"
+            item = f"({self._counter(stmt, index)}, {item})"
+        strict = getattr(stmt, "secant_strict", None)
+        if strict is not None and len(names) > 1:       # zip(a, b, strict=True)
+            when = "" if strict == "True" else f"{strict} and "
+            check = gast.parse(f"if {when}not {' == '.join(lengths)}:\n    raise "
+                               f"ValueError({_STRICT_ZIP!r})").body[0]
+            _set_location([check], stmt, force=True)
+            self.statement(check)
         loop = gast.parse(f"for {index} in range({count}):\n    _item = {item}").body[0]
         bind = loop.body[0]
         bind.targets = [stmt.target]

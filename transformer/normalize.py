@@ -24,6 +24,7 @@ import builtins
 import copy
 import dataclasses
 import inspect
+import operator
 import re
 import types
 
@@ -34,7 +35,7 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
-from secant.transformer.containers import ContainerMixin, is_growth
+from secant.transformer.containers import ContainerMixin, _name, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -247,6 +248,7 @@ class Normaliser(ContainerMixin):
         self.tracked = {every[i] for i in active_params}
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
+        self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
         # values that may be user objects with operators (transformer/operators.py): the
         # parameters a call passed them in, and the ops that build or return them
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
@@ -1858,7 +1860,10 @@ class Normaliser(ContainerMixin):
             named = base.name if isinstance(base, ir.Var) else \
                 base.src if base.src.isidentifier() else "a"
             if self.batching:
-                return self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
+                item = self._emit("getitem", {"a": base, "idx": index}, {}, f"{named}_item")
+                if isinstance(base, ir.Var) and self._rows_read(base.name):
+                    self.out[-1].rows = True    # xs[1:][i]: an item of a list, or of each
+                return item                     # example's array, as it turns out (item_of)
             return self._emit("getitem", {"a": base}, {"idx": index.name}, f"{named}_item")
         if isinstance(base, ir.Expr) and _has_var(index):     # np.r_[x, y], table[x, i]
             raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
@@ -1888,6 +1893,9 @@ class Normaliser(ContainerMixin):
         elif self.batching and isinstance(node.slice, gast.Slice) and \
                 self._returns_tuple(base.name):
             self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
+        elif self.batching and self._rows_read(base.name) and (isinstance(
+                node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # xs[1:][i]: rows of rows, a list's as often as an array's
         elif self.batching and any(base.name in op.targets for op in self.fields) and (
                 isinstance(node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # self.layers[:-1]: a list of layers or an array field,
@@ -1909,6 +1917,8 @@ class Normaliser(ContainerMixin):
                 self.out[-1].rows = True        # (index_examples)
             else:
                 self.out[-1].container = True   # (add_at)
+        if getattr(self.out[-1], "rows", False):
+            self.rows_ops.append(self.out[-1])
         return item
 
     def index_parts(self, index):
@@ -1989,11 +1999,39 @@ class Normaliser(ContainerMixin):
         often as an array)."""
         return self._made_by(name, "call")
 
+    def _rows_read(self, name):
+        """Whether SSA `name` is rows read by index_examples (a list's items or an array's rows,
+        as it turns out when it runs): a derivative's `xs_item = xs[1:]` of max(xs)."""
+        return any(name in op.targets for op in self.rows_ops)
+
     def _made_by(self, name, opname):
         """Whether SSA `name` is the result of an `opname` op (`call`, `attribute`)."""
         return any(isinstance(op, ir.Op) and name in op.targets and op.op == opname
                    for op in self.out)
 
+
+    def itemgetter_call(self, node):
+        """operator.itemgetter(k)(obj) as obj[k], itemgetter(k1, k2)(obj) as (obj[k1], obj[k2])
+        (obj read once), as operator's own pure-Python version computes it."""
+        o = self.operand(node.args[0])
+        if isinstance(o, ir.Seq):
+            o = self.pack(o)
+        if isinstance(o, ir.Var):
+            name = o.name
+        else:
+            name = self.names.fresh("obj")
+            self.out.append(ir.Plain(f"{name} = {o.as_operand()}", {name}, self.origin))
+        self.current[name] = name
+        self.names.reserve(name)
+        keys = node.func.args
+        items = [gast.Subscript(value=_name(name), slice=copy.deepcopy(k), ctx=gast.Load())
+                 for k in keys]
+        out = items[0] if len(items) == 1 else gast.Tuple(elts=items, ctx=gast.Load())
+        for n in walk(out):
+            if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+                n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        return self.operand(out)
 
     def _own_code(self):
         """secant's own helpers and their derivatives: parameters that are lists as often as
@@ -2011,6 +2049,12 @@ class Normaliser(ContainerMixin):
                 and not isinstance(func.value, gast.Call) \
                 and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
             return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
+        if isinstance(func, gast.Call) and func.args and not func.keywords and len(
+                node.args) == 1 and not node.keywords and not any(isinstance(a, gast.Starred)
+                                                                  for a in func.args + node.args) \
+                and self._resolve(func.func) is operator.itemgetter \
+                and self._tracked_names_in(node):
+            return self.itemgetter_call(node)       # operator.itemgetter(1, 2)(xs)
         at = _at_call(func)
         if at is not None:
             return self.at_update(node, *at)
@@ -3070,6 +3114,10 @@ class Normaliser(ContainerMixin):
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
+        if opname in ("maximum", "minimum") and len(args) == 1 and "default" in [
+                k.arg for k in node.keywords] and {k.arg for k in node.keywords} <= {"default",
+                                                                                   "key"}:
+            return self.extremum_default(node, args[0])     # max(xs, default=d)
         if opname in ("maximum", "minimum") and len(args) != 2 and not node.keywords and args:
             return self.fold_extremum(node, args)    # max(a, b, c), max([a, b]), max(xs)
         if opname in ("maximum", "minimum") and len(args) == 1 and \
@@ -3157,6 +3205,11 @@ class Normaliser(ContainerMixin):
             return self._emit("add_n", {"arrays": self.as_sequence(arg, node)}, {})
         if isinstance(arg, ir.Expr):            # nothing tracked flows in: a constant
             return self._inactive(node)
+        if isinstance(arg, ir.Var):     # a list a call returns (islice(xs, 1, 3)) or an array:
+            self.current[arg.name] = arg.name       # Python's own loop, 0 + x0 + x1 + ...
+            self.names.reserve(arg.name)
+            return self._fold_loop(_name(arg.name), gast.Constant(0, None), lambda a, b: (
+                gast.BinOp(left=a, op=gast.Add(), right=b)), node)
         raise self.src.error(node, "sum() of arrays is differentiated for a list or a "
                              "comprehension, e.g. sum([a, b, c]); use snp.sum for an array")
 
