@@ -192,6 +192,14 @@ def _gaps(w):
     return (1 - eye) / (_row(w) - _col(w) + eye)
 
 
+def _times_gaps(f, x):
+    """F o X where an infinite F[i, j] (a repeated value) meets X[i, j] == 0 counts as 0: the
+    term of an eigen- or singular vector whose cotangent or tangent is zero (an output the loss
+    does not read), which JAX's symbolic zeros leave out. Elsewhere F o X, inf or NaN included
+    (a loss that reads such a vector is not differentiable there)."""
+    return snp.where(snp.isinf(f) & (x == 0), 0, f) * x
+
+
 def eigh_values_jvp(a_dot, a):
     """dw = Re diag(V^H dA V)."""
     v = ls.eigh_vectors(a)
@@ -209,13 +217,13 @@ def eigh_vectors_jvp(a_dot, a):
     Repeated eigenvalues make F infinite: their eigenvectors are not differentiable (only a
     loss invariant under rotations within each eigenspace is, and this rule does not see it)."""
     w, v = ls.eigh_values(a), ls.eigh_vectors(a)
-    return v @ (_gaps(w) * (_h(v) @ a_dot @ v))
+    return v @ _times_gaps(_gaps(w), _h(v) @ a_dot @ v)
 
 
 def eigh_vectors_vjp(g, a):
     """Abar = V (F o (V^H gbar)) V^H with gbar = conj(g) (F as in eigh_vectors_jvp)."""
     w, v = ls.eigh_values(a), ls.eigh_vectors(a)
-    return snp.conj(v @ (_gaps(w) * (_h(v) @ snp.conj(g))) @ _h(v))
+    return snp.conj(v @ _times_gaps(_gaps(w), _h(v) @ snp.conj(g)) @ _h(v))
 
 
 def _undefined_where_used(g):
@@ -268,7 +276,7 @@ def svd_u_jvp(a_dot, a, full_matrices=False):
     ds = _h(u) @ a_dot @ v
     dss = ds * _row(s)
     eye = snp.eye(k, dtype=s.dtype)
-    du = u @ (_square_gaps(s) * (dss + _h(dss)) + (ds - _h(ds)) * eye * _row(_safe_inverse(s)) / 2)
+    du = u @ (_times_gaps(_square_gaps(s), dss + _h(dss)) + (ds - _h(ds)) * eye * _row(_safe_inverse(s)) / 2)
     if a.shape[-2] > k:
         dav = a_dot @ v
         du = du + (dav - u @ (_h(u) @ dav)) / _row(s)
@@ -285,7 +293,7 @@ def svd_vh_jvp(a_dot, a, full_matrices=False):
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
     v = _h(vh)
     sds = _col(s) * (_h(u) @ a_dot @ v)
-    dv = v @ (_square_gaps(s) * (sds + _h(sds)))
+    dv = v @ _times_gaps(_square_gaps(s), sds + _h(sds))
     if a.shape[-1] > k:
         dahu = _h(a_dot) @ u
         dv = dv + (dahu - v @ (vh @ dahu)) / _row(s)
@@ -302,7 +310,7 @@ def svd_u_vjp(g, a, full_matrices=False):
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
     gbar = snp.conj(g[..., :k])
     kmat = _h(u) @ gbar
-    j = _square_gaps(s) * kmat
+    j = _times_gaps(_square_gaps(s), kmat)
     kd = kmat * snp.eye(k, dtype=s.dtype) * _row(_safe_inverse(s))
     abar = u @ ((j + _h(j)) * _row(s) + (kd - _h(kd)) / 2) @ vh
     if a.shape[-2] > k:
@@ -319,7 +327,7 @@ def svd_vh_vjp(g, a, full_matrices=False):
     k = min(a.shape[-2:])
     s, u, vh = ls.svd_values(a), ls.svd_u(a), ls.svd_vh(a)
     gv = snp.swapaxes(g[..., :k, :], -1, -2)
-    ell = _square_gaps(s) * (vh @ gv)
+    ell = _times_gaps(_square_gaps(s), vh @ gv)
     abar = u @ (_col(s) * (ell + _h(ell))) @ vh
     if a.shape[-1] > k:
         gvh = _h(gv)
@@ -428,7 +436,7 @@ def eig_vectors_jvp(a_dot, a):
     phase of each eigenvector is arbitrary (LAPACK's differs): only phase-invariant losses
     (|v|^2, V diag(w) V^-1) have this derivative."""
     w, v = ls.eig_values(a), ls.eig_vectors(a)
-    du = v @ (_gaps(w) * la.solve(v, a_dot @ v))
+    du = v @ _times_gaps(_gaps(w), la.solve(v, a_dot @ v))
     return du - v * _row(snp.real(snp.sum(snp.conj(v) * du, axis=-2)))
 
 
@@ -438,7 +446,7 @@ def eig_vectors_vjp(g, a):
     w, v = ls.eig_values(a), ls.eig_vectors(a)
     gbar = snp.conj(g)
     gu = gbar - v * _row(snp.real(snp.sum(snp.conj(v) * gbar, axis=-2)))
-    return snp.conj(la.solve(_h(v), (snp.conj(_gaps(w)) * (_h(v) @ gu)) @ _h(v)))
+    return snp.conj(la.solve(_h(v), _times_gaps(snp.conj(_gaps(w)), _h(v) @ gu) @ _h(v)))
 
 
 # --- pinv -----------------------------------------------------------------------------------------
