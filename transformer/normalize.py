@@ -692,11 +692,20 @@ class Normaliser(ContainerMixin):
 
     def _python_attribute_update(self, stmt):
         """Whether `stmt` sets (or updates) an attribute of a Python object that no transform
-        tracks from Python values (`wrapper.calls += 1`): a side effect run as written, as
-        JAX runs it when it traces."""
+        tracks (`wrapper.calls += 1`), or an item of a global or free container
+        (`count[0] += 1`, `stats["n"] = ...`, `memo[k] = v`), from Python values: a side effect
+        run as written, as JAX runs it when it traces."""
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
-        return isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
-            and target.value.id not in self.held and not self._tracked_names_in(stmt)
+        if isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+            untracked = target.value.id not in self.held
+        elif isinstance(target, gast.Subscript):
+            root = target.value
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            untracked = isinstance(root, gast.Name) and not self._is_local(root.id)
+        else:
+            return False
+        return untracked and not self._tracked_names_in(stmt)
 
     def _mutation_error(self, stmt):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else \
