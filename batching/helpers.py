@@ -13,7 +13,8 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, grad_of_fields, grad_seed,
+from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
+                               grad_seed, note_broadcast_int,
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
@@ -101,7 +102,18 @@ def _broadcast_leaf(leaf, n):
         raise _no_batch_size()
     if is_float0(leaf):
         return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
+    static = leaf if type(leaf) is int else broadcast_int(leaf)
+    if static is not None:      # a Python int (an item beside batched ones): range(d['n'])
+        return _noted_broadcast(leaf, n, static)    # reads it back (static_item)
     return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
+
+
+@structural
+def _noted_broadcast(leaf, n, static):
+    """leaf, the Python int `static` or an array of it, broadcast, and noted as that int.
+    (structural: under a transform of broadcast_batch a batched leaf is never a Python int;
+    one that is a noted array holds that one int in every element, whatever its layout.)"""
+    return note_broadcast_int(snp.broadcast_to(leaf, (n,) + np.shape(leaf)), static)
 
 
 def _not_an_object(x, attr):

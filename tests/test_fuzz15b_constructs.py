@@ -106,3 +106,54 @@ def test_a_list_of_lambdas_used_otherwise_is_still_refused_clearly(x64, body):
     for t in (secant.grad, secant.vmap):
         with pytest.raises(secant.SecantError, match="closes over v0"):
             t(f)(np.stack([x, -x]) if t is secant.vmap else x)
+
+
+META_RANGE = {
+    "local_dict": ["cfg = {'w': v0, 'n': 2}", "v1 = v0", "for _ in range(cfg['n']):",
+                   "    v1 = snp.sin(v1) * cfg['w']"],
+    "arithmetic": ["cfg = {'w': v0 * 0.5, 'n': 3}", "v1 = v0", "for _ in range(cfg['n'] - 1):",
+                   "    v1 = snp.sin(v1) * cfg['w'] + 0.1"],
+    "meta_field": ["m = Model(v0, 0.3, power=3)", "v1 = m.energy(v0)"],
+}
+
+
+@pytest.mark.parametrize("case", list(META_RANGE))
+def test_range_of_an_int_item_beside_batched_values(x64, case):
+    """`cfg = {'w': v0, 'n': 2}; for _ in range(cfg['n'])`: vmap refused 'the item n is an
+    array of ints' (the batched dict holds the int broadcast), though JAX's vmap keeps the
+    dict's int a Python int. broadcast_batch notes the int it broadcasts
+    (ad/helpers.note_broadcast_int) and static_item reads it back."""
+    source = _program(META_RANGE[case])
+    for names in CHAINS + (["vmap", "vmap"], ["grad", "vmap", "jit"], ["vmap", "jacrev"],
+                           ["jacfwd", "vmap"]):
+        check_chain(source, (3,), names)
+
+
+def _ranged(d):
+    import secant.numpy as snp
+    v = d["w"]
+    for _ in range(d["n"]):
+        v = snp.sin(v) * d["w"]
+    return snp.sum(v)
+
+
+def test_vmap_of_a_dict_input_with_an_int_as_jax_does(x64):
+    """vmap(f)(d) with d = {'w': batched, 'n': ...}: in_axes None for 'n' (a Python int)
+    works, as in JAX; 'n' batched (an array of ints mapped over) is refused clearly, as JAX
+    raises TracerIntegerConversionError; a Python int mapped over axis 0 is refused as JAX
+    refuses it (rank 0); under jit the int is traced and refused, as JAX's jit does."""
+    x = np.array([0.3, -0.2, 0.5])
+    xs = np.stack([x, 2 * x])
+    want = [_ranged({"w": x, "n": 2}), _ranged({"w": 2 * x, "n": 2})]
+    got = secant.vmap(_ranged, in_axes=({"w": 0, "n": None},))({"w": xs, "n": 2})
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(secant.SecantError, match="item 'n'"):     # jit traces the int: JAX
+        secant.jit(secant.vmap(_ranged, in_axes=({"w": 0, "n": None},)))({"w": xs, "n": 2})
+    grads = secant.vmap(secant.grad(_ranged), in_axes=({"w": 0, "n": None},))({"w": xs, "n": 2})
+    fd = [[(_ranged({"w": xi + 1e-6 * e, "n": 2}) - _ranged({"w": xi - 1e-6 * e, "n": 2}))
+           / 2e-6 for e in np.eye(3)] for xi in xs]
+    np.testing.assert_allclose(grads["w"], fd, rtol=1e-6)
+    with pytest.raises(secant.SecantError, match="an array of ints .*batched.*in_axes None"):
+        secant.vmap(_ranged)({"w": xs, "n": np.array([2, 2])})
+    with pytest.raises(secant.SecantError, match="rank should be at least 1"):
+        secant.vmap(_ranged)({"w": xs, "n": 2})
