@@ -669,6 +669,18 @@ def note_broadcast_int(array, value):
     return array
 
 
+def forget_broadcast_ints(tree):
+    """tree with no leaf noted any more (note_broadcast_int): what a vmap returns to its caller
+    is an array of ints like any other, as JAX's is (vmap(g)(vmap(f)(x)) maps it, and
+    range(d['n']) of it is refused there), so a note never outlives the vmap that made it."""
+    if _BROADCAST_INTS:
+        for leaf in tree_util.tree_leaves(tree):
+            hit = _BROADCAST_INTS.get(id(leaf))
+            if hit is not None and hit[0]() is leaf:
+                del _BROADCAST_INTS[id(leaf)]
+    return tree
+
+
 @structural
 def broadcast_int(array):
     """The Python int `array` broadcasts (note_broadcast_int), else None."""
