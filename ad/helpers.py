@@ -654,6 +654,10 @@ def static_attribute(tree, name):
 
 
 _BROADCAST_INTS = {}    # id(array) -> (a weak reference to it, the Python int it broadcasts)
+# A note is a fact about one immutable array (every element is the int), never about the int:
+# a Python int takes no weak reference, so the 2 of one dict never marks another 2, and an
+# array dead is forgotten before its id can be reused. It lives only inside the vmap that
+# made the array: vmap's outputs are forgotten (forget_broadcast_ints), as JAX returns them.
 
 
 def note_broadcast_int(array, value):
