@@ -9,6 +9,7 @@ import copy
 import functools
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -652,17 +653,59 @@ def static_attribute(tree, name):
     return value
 
 
+_BROADCAST_INTS = {}    # id(array) -> (a weak reference to it, the Python int it broadcasts)
+# A note is a fact about one immutable array (every element is the int), never about the int:
+# a Python int takes no weak reference, so the 2 of one dict never marks another 2, and an
+# array dead is forgotten before its id can be reused. It lives only inside the vmap that
+# made the array: vmap's outputs are forgotten (forget_broadcast_ints), as JAX returns them.
+
+
+def note_broadcast_int(array, value):
+    """Records that `array` is the Python int `value` broadcast over a batch (vmap's
+    broadcast_batch of a dict {'w': x, 'n': 2} holding a batched x: its 'n' item is an array
+    of the one int, which static_item reads back as that int, as JAX's dict keeps it)."""
+    key = id(array)
+    try:
+        ref = weakref.ref(array, lambda _: _BROADCAST_INTS.pop(key, None))
+    except TypeError:
+        return array
+    _BROADCAST_INTS[key] = (ref, value)
+    return array
+
+
+def forget_broadcast_ints(tree):
+    """tree with no leaf noted any more (note_broadcast_int): what a vmap returns to its caller
+    is an array of ints like any other, as JAX's is (vmap(g)(vmap(f)(x)) maps it, and
+    range(d['n']) of it is refused there), so a note never outlives the vmap that made it."""
+    if _BROADCAST_INTS:
+        for leaf in tree_util.tree_leaves(tree):
+            hit = _BROADCAST_INTS.get(id(leaf))
+            if hit is not None and hit[0]() is leaf:
+                del _BROADCAST_INTS[id(leaf)]
+    return tree
+
+
+@structural
+def broadcast_int(array):
+    """The Python int `array` broadcasts (note_broadcast_int), else None."""
+    hit = _BROADCAST_INTS.get(id(array))
+    return hit[1] if hit is not None and hit[0]() is array else None
+
+
 @structural
 def static_item(container, key):
     """`container[key]` where Python needs its concrete value (range(d["n"]) of a dict that
     holds differentiated or batched values beside the int): a Python int (or str), the same
     for every perturbation and example; anything else is refused, as JAX refuses a tracer."""
     value = container[key]
+    if broadcast_int(value) is not None:    # a Python int vmap broadcast beside batched items
+        return broadcast_int(value)
     if isinstance(value, (Array, np.ndarray)) and np.issubdtype(value.dtype, np.integer):
         raise TracerIntegerConversionError(
-            f"the item {key!r} is an array of ints {value!r}: vmap batches every value of a "
-            f"dict that holds a batched one; keep the int outside the dict (or pass it to a "
-            f"helper as an argument of its own){where()}")
+            f"the item {key!r} is an array of ints {value!r}, batched (vmap maps it over the "
+            f"examples): Python needs one int for all of them, as in JAX; give the item "
+            f"in_axes None (in_axes=({{{key!r}: None, ...}},)) or keep it a Python int beside "
+            f"the batched values{where()}")
     if not isinstance(value, (int, str)) or isinstance(value, (np.generic, Array)):
         # (a float or an array may be a differentiated or batched leaf; a Python int or str
         # never is: grad refuses integer inputs, vmap batches arrays)

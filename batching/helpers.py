@@ -13,7 +13,8 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, grad_of_fields, grad_seed,
+from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
+                               grad_seed, note_broadcast_int,
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
@@ -101,7 +102,25 @@ def _broadcast_leaf(leaf, n):
         raise _no_batch_size()
     if is_float0(leaf):
         return np.zeros((n,) + np.shape(leaf), leaf.dtype)     # (an integer's cotangent)
-    return snp.broadcast_to(leaf, (n,) + np.shape(leaf))
+    out = snp.broadcast_to(leaf, (n,) + np.shape(leaf))
+    if _noted_int(out, leaf):   # a Python int (an item beside batched ones: range(d['n'])),
+        return out              # noted as that int, which static_item reads back
+    return out
+
+
+@structural
+def _noted_int(out, leaf):
+    """Notes `out`, the broadcast of `leaf`, as the Python int leaf is or broadcasts (ad/helpers
+    note_broadcast_int), and says whether it did. A query with an effect, read as a constant
+    by every transform, so that the broadcast itself stays ordinary code: under a vmap of
+    broadcast_batch `out` is the batched broadcast (the outer axis in front), whose every
+    element is still that int. (Broadcasting here, in a structural helper, put the inner axis
+    first, and an enclosing vmap then broadcast its result again.)"""
+    static = leaf if type(leaf) is int else broadcast_int(leaf)
+    if static is None:
+        return False
+    note_broadcast_int(out, static)
+    return True
 
 
 def _not_an_object(x, attr):

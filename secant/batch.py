@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from secant import tree_util
+from secant.ad.helpers import forget_broadcast_ints
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.recursion import recursion_error
 from secant.backends.tracer import active_trace
@@ -440,7 +441,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             and len(args) == len(mapped_names) else None
         if by_leaves is not None:   # (as another transform reads it: a None out_axis of a
             try:                    # batched output refused, never returned batched)
-                return by_leaves(*args)
+                return forget_broadcast_ints(by_leaves(*args))
             except Exception as e:
                 if getattr(e, "vmap_call", False):
                     raise _at_call(e) from None
@@ -464,7 +465,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             raise
         if _out_spec(out_axes) != out_axes and placed is None:
             out = _move_out(out, out_axes)
-        return out
+        return forget_broadcast_ints(out)     # (a Python int it broadcast: an array out here)
 
     def default_gen(tracing=False):
         """The batched function for positional arguments mapped as in_axes says (what

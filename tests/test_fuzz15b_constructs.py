@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import secant
+import secant.numpy as snp
+from secant import lax
 from test_random_programs import load
 from test_random_programs2 import _program, check_chain
 
@@ -106,3 +108,135 @@ def test_a_list_of_lambdas_used_otherwise_is_still_refused_clearly(x64, body):
     for t in (secant.grad, secant.vmap):
         with pytest.raises(secant.SecantError, match="closes over v0"):
             t(f)(np.stack([x, -x]) if t is secant.vmap else x)
+
+
+META_RANGE = {
+    "local_dict": ["cfg = {'w': v0, 'n': 2}", "v1 = v0", "for _ in range(cfg['n']):",
+                   "    v1 = snp.sin(v1) * cfg['w']"],
+    "arithmetic": ["cfg = {'w': v0 * 0.5, 'n': 3}", "v1 = v0", "for _ in range(cfg['n'] - 1):",
+                   "    v1 = snp.sin(v1) * cfg['w'] + 0.1"],
+    "meta_field": ["m = Model(v0, 0.3, power=3)", "v1 = m.energy(v0)"],
+}
+
+
+@pytest.mark.parametrize("case", list(META_RANGE))
+def test_range_of_an_int_item_beside_batched_values(x64, case):
+    """`cfg = {'w': v0, 'n': 2}; for _ in range(cfg['n'])`: vmap refused 'the item n is an
+    array of ints' (the batched dict holds the int broadcast), though JAX's vmap keeps the
+    dict's int a Python int. broadcast_batch notes the int it broadcasts
+    (ad/helpers.note_broadcast_int) and static_item reads it back."""
+    source = _program(META_RANGE[case])
+    for names in CHAINS + (["vmap", "vmap"], ["grad", "vmap", "jit"], ["vmap", "jacrev"],
+                           ["jacfwd", "vmap"]):
+        check_chain(source, (3,), names)
+
+
+def _ranged(d):
+    v = d["w"]
+    for _ in range(d["n"]):
+        v = snp.sin(v) * d["w"]
+    return snp.sum(v)
+
+
+def test_vmap_of_a_dict_input_with_an_int_as_jax_does(x64):
+    """vmap(f)(d) with d = {'w': batched, 'n': ...}: in_axes None for 'n' (a Python int)
+    works, as in JAX; 'n' batched (an array of ints mapped over) is refused clearly, as JAX
+    raises TracerIntegerConversionError; a Python int mapped over axis 0 is refused as JAX
+    refuses it (rank 0); under jit the int is traced and refused, as JAX's jit does."""
+    x = np.array([0.3, -0.2, 0.5])
+    xs = np.stack([x, 2 * x])
+    want = [_ranged({"w": x, "n": 2}), _ranged({"w": 2 * x, "n": 2})]
+    got = secant.vmap(_ranged, in_axes=({"w": 0, "n": None},))({"w": xs, "n": 2})
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(secant.SecantError, match="item 'n'"):     # jit traces the int: JAX
+        secant.jit(secant.vmap(_ranged, in_axes=({"w": 0, "n": None},)))({"w": xs, "n": 2})
+    grads = secant.vmap(secant.grad(_ranged), in_axes=({"w": 0, "n": None},))({"w": xs, "n": 2})
+    fd = [[(_ranged({"w": xi + 1e-6 * e, "n": 2}) - _ranged({"w": xi - 1e-6 * e, "n": 2}))
+           / 2e-6 for e in np.eye(3)] for xi in xs]
+    np.testing.assert_allclose(grads["w"], fd, rtol=1e-6)
+    with pytest.raises(secant.SecantError, match="an array of ints .*batched.*in_axes None"):
+        secant.vmap(_ranged)({"w": xs, "n": np.array([2, 2])})
+    with pytest.raises(secant.SecantError, match="rank should be at least 1"):
+        secant.vmap(_ranged)({"w": xs, "n": 2})
+
+
+def _ranged_out(x):
+    cfg = {"w": x, "n": 2}
+    v = x
+    for _ in range(cfg["n"]):
+        v = snp.sin(v) * cfg["w"]
+    return {"v": v * cfg["n"], "n": cfg["n"]}
+
+
+def _while_count(x):
+    def body(s):
+        i, y = s
+        return i + 1, snp.sin(y) * x[0] + x
+    _, y = lax.while_loop(lambda s: s[0] < 3, body, (0, x))
+    return snp.sum(y ** 2)
+
+
+@pytest.mark.parametrize("outer", [2, 3])
+def test_a_python_int_broadcast_twice_keeps_its_layout(x64, outer):
+    """vmap of a vmap that broadcasts a Python int (a dict item, a loop counter): the inner
+    broadcast of the outer-batched int goes behind the outer axis. With 215514c's structural
+    _noted_broadcast it went in front and the outer vmap broadcast it again: vmap(hessian) of
+    a while loop counting with 0 raised ShapeError (2, 3, 2) vs (2, 3, 3)."""
+    x33 = np.array([[0.3, -0.2, 0.5], [0.1, 0.2, 0.3], [-0.4, 0.6, 0.2]])
+    xs = np.stack([x33, 2 * x33, -x33][:outer])           # (outer, 3, 3)
+    got = secant.vmap(secant.vmap(_ranged_out))(xs)
+    for i in range(outer):
+        for j in range(3):
+            v = xs[i, j]
+            for _ in range(2):
+                v = np.sin(v) * xs[i, j]
+            np.testing.assert_allclose(got["v"][i, j], 2 * v, rtol=1e-12)
+    np.testing.assert_array_equal(got["n"], np.full((outer, 3), 2))
+    xo = x33[:outer]
+    jac = secant.vmap(secant.jacfwd(_while_count))(xo)
+    hess = secant.vmap(secant.hessian(_while_count))(xo)
+    assert jac.shape == (outer, 3) and hess.shape == (outer, 3, 3)
+    for i in range(outer):
+        e = 1e-5 * np.eye(3)
+        fd = [(_while_count(xo[i] + d) - _while_count(xo[i] - d)) / 2e-5 for d in e]
+        np.testing.assert_allclose(jac[i], fd, rtol=1e-7)
+        gfd = [(secant.grad(_while_count)(xo[i] + d) - secant.grad(_while_count)(xo[i] - d))
+               / 2e-5 for d in e]
+        np.testing.assert_allclose(hess[i], gfd, rtol=1e-6, atol=1e-8)
+
+
+def _reads_n(d):
+    v = d["w"]
+    for _ in range(d["n"]):
+        v = snp.sin(v)
+    return snp.sum(v)
+
+
+def test_a_noted_int_never_leaks_to_another_value(x64):
+    """The note (ad/helpers.note_broadcast_int) is on the broadcast array, not on the int (a
+    Python int takes no weak reference, so the 2 in one dict never marks another 2), and the
+    broadcast array is immutable: an array noted holds its int in every element. Where JAX
+    refuses, so does secant: an array of 2s mapped in beside a local {'n': 2}; an item chosen
+    by a batched lax.cond between two ints; and what a vmap returns: its broadcast int is an
+    array like any other outside it (the note ended with that vmap), mapped again by a vmap."""
+    x = np.array([[0.3, -0.2, 0.5], [0.1, 0.2, 0.3]])
+
+    def local_and_mapped(d, x):
+        cfg = {"w": x, "n": 2}
+        return _reads_n(cfg) + _reads_n({"w": x, "n": d["n"]})
+    with pytest.raises(secant.SecantError, match="item 'n' is an array of ints"):
+        secant.vmap(local_and_mapped, in_axes=({"n": 0}, 0))({"n": np.array([2, 2])}, x)
+    got = secant.vmap(local_and_mapped, in_axes=({"n": None}, 0))({"n": 3}, x)
+    np.testing.assert_allclose(got, [np.sum(np.sin(np.sin(r))) + np.sum(
+        np.sin(np.sin(np.sin(r)))) for r in x], rtol=1e-12)
+
+    def chosen(x):
+        c = lax.cond(x[0] > 0, lambda: {"n": 2, "w": x}, lambda: {"n": 3, "w": -x})
+        return _reads_n(c) + snp.sum(x)
+    with pytest.raises(secant.SecantError, match="item 'n' is an array of ints"):
+        secant.vmap(chosen)(np.stack([x[0], -x[0]]))
+
+    out = secant.vmap(lambda x: {"w": 2 * x, "n": 2})(x)
+    np.testing.assert_array_equal(out["n"], [2, 2])
+    with pytest.raises(secant.SecantError, match="item 'n' is an array of ints"):
+        secant.vmap(_reads_n)(out)
