@@ -202,7 +202,15 @@ def _shape(shape):
     return Shape(shape)
 
 
-_shape.__secant_static_query__ = True       # (a constant: vmap passes it on as it is)
+def _broadcast_shapes(*shapes):
+    """NumPy's broadcast of `shapes`; shapes that do not broadcast are the error the op of
+    those values gives (a ShapeError naming the user's line), not NumPy's ValueError."""
+    from secant.numpy.shape import broadcast_shapes
+    return broadcast_shapes(*shapes)
+
+
+# (constants of shapes: vmap calls them as they are, on each example's shapes)
+_shape.__secant_static_query__ = _broadcast_shapes.__secant_static_query__ = True
 
 
 @constant
@@ -212,7 +220,7 @@ def shape_of(*xs, axis=(), keepdims=False):
     shapes alone: a reduction's rule reading that value for its shape takes it in the value's
     place (unreduce's and mean_grad's `a`, ad/reverse.py _shape_source), so that nothing
     computes the value for that."""
-    shape = np.broadcast_shapes(*[np.shape(x) for x in xs])
+    shape = _broadcast_shapes(*[np.shape(x) for x in xs])
     axes = _axes(len(shape), axis)
     return _shape(tuple(1 if i in axes else d for i, d in enumerate(shape)
                         if keepdims or i not in axes))

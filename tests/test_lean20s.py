@@ -156,3 +156,17 @@ def test_gaussian_gradient_where_exp_squared_overflows():
     text = secant.source(g)
     code = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("#"))
     assert code.count("snp.exp(log_sigma)") == 1, text      # (computed once)
+
+
+def mismatched(x, y):
+    return snp.mean(snp.sum(snp.sin(x) * y, axis=-1))
+
+
+def test_operands_that_do_not_broadcast_name_the_users_line():
+    # the product is not computed: shape_of gives the error it gave, naming this line
+    x, y = np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)
+    g = secant.grad(mismatched)
+    for f in (g, secant.jit(g)):
+        with pytest.raises(secant.SecantError, match="cannot be broadcast") as info:
+            f(x, y)
+        assert "test_lean20s.py" in str(info.value), str(info.value)
