@@ -43,19 +43,37 @@ def _names(code, kind):
     the same lines again and again, parsed once)."""
     uses, defines = set(), set()
     if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-        for n in _walk(parsed(code, "block")):
-            if isinstance(n, ast.Name):
-                (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+        _add_names(parsed(code, "block"), uses, defines)
     if kind == "stmt":
         tree = parsed(code)
         if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
             defines.add(tree.body[0].name)
             uses = free_names(tree.body[0])     # (its own locals are not read)
         else:
-            for n in _walk(tree):
-                if isinstance(n, ast.Name):
-                    (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+            _add_names(tree, uses, defines)
     return frozenset(uses), frozenset(defines)
+
+
+def _add_names(tree, uses, defines):
+    """Each Name of `tree` added to `defines` (bound: Store) or to `uses` (read, deleted): a
+    walk of its own, no generator (every new generated line is walked: issue 19)."""
+    AST, Name, Store = ast.AST, ast.Name, ast.Store
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is Name:
+            (defines if isinstance(node.ctx, Store) else uses).add(node.id)
+            continue
+        d = node.__dict__
+        for field in node._fields:
+            value = d.get(field)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push(v)
+            elif isinstance(value, AST):
+                push(value)
 
 
 def free_names(fdef):
