@@ -108,8 +108,9 @@ def _unreduced_names(lines):
         if len(defs) != 1:
             continue
         k, ln = defs[0]
-        if ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
-            continue
+        if ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code or \
+                "unreduce" not in ln.code and "grad_seed" not in ln.code:
+            continue        # (neither name in it: no line to parse)
         tree = parsed(ln.code).body[0]
         call = tree.value if isinstance(tree, ast.Assign) and len(tree.targets) == 1 else None
         got = _unreduce_call(call)

@@ -93,15 +93,18 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     retried = foldable | temporaries    # (formed once: not per name read)
     groups = _groups(lines)
     mentions, defining = {}, {}     # name -> times mentioned; -> {id: line} assigning it
+    fielded = set()                 # the names a grad_of_fields line reads (maybe an entry)
     for ln in lines:
         for n in ln.uses | ln.defines:
             mentions[n] = mentions.get(n, 0) + 1
         for n in ln.defines:
             defining.setdefault(n, {})[id(ln)] = ln
+        if _FIELDS in ln.code:
+            fielded.update(ln.uses)
     i = 0
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
-                         retry, blocked)
+                         retry, blocked, fielded)
         if k is not None and not lines[k].defines & unfed:
             new = _substituted(lines[i], lines[k], simplify, wrap=wrap, one_row=one_row)
             if new is not None:
@@ -117,6 +120,8 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
                         defining[n].pop(id(old), None)
                 for n in new.defines:
                     defining.setdefault(n, {})[id(new)] = new
+                if _FIELDS in new.code:
+                    fielded.update(new.uses)
                 lines[k] = new
                 del lines[i]
                 del groups[i]
@@ -194,6 +199,7 @@ def _pure_node(n):
     return True
 
 
+_FIELDS = "grad_of_fields"
 _MUTATED = re.compile(r"(\w+)(?:\.(?:pop|append|extend|insert|remove|clear|update|popitem|"
                       r"setdefault|sort|reverse)\(|\[[^\]]*\]\s*\S?=[^=]|\.\w+\s*\S?=[^=])")
 
@@ -206,9 +212,13 @@ def _mutates(ln, names):
 
 
 def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, retry,
-                 blocked):
+                 blocked, fielded=None):
     """The position of the one line into which lines[i] may fold, else None (`names`: the
-    cotangents, `kept` among them; the rest as _folded_once's)."""
+    cotangents, `kept` among them; the rest as _folded_once's). fielded: the names that some
+    line passing grad_of_fields reads (what _entry may take; None: any name): a cotangent
+    assigned again past its rule's comment, not one of them, cannot fold there, and its scan
+    stops at that comment (issue 19: else each accumulation scans to the next one, which the
+    user's program may read hundreds of lines later: quadratic in the function's size)."""
     got = targets.get(lines[i])
     if got is None:
         got = targets[lines[i]] = _target(lines[i], names, temporaries)
@@ -226,7 +236,10 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
         if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines \
                 and t not in ln.uses:
             return None             # the end of the block before the use
-        crossed |= cotangent and groups[j] != groups[i]
+        if cotangent and groups[j] != groups[i]:
+            if not single and fielded is not None and t not in fielded:
+                return None     # (its use is not an entry, and no single read is blocked)
+            crossed = True
         if t in ln.uses:
             k = j
             break

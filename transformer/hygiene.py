@@ -41,6 +41,7 @@ def walk(node):
     a transform walks a whole function many times (issue 19: transformation time). A node's
     fields are read from its __dict__ (so for ast's nodes as for gast's; one never set, or a
     class default, reads as None)."""
+    AST = ast.AST
     todo = deque([node])
     pop, push = todo.popleft, todo.append
     while todo:
@@ -48,11 +49,11 @@ def walk(node):
         d = node.__dict__
         for field in node._fields:
             value = d.get(field)
-            if isinstance(value, list):
+            if type(value) is list:
                 for v in value:
-                    if isinstance(v, ast.AST):
+                    if isinstance(v, AST):
                         push(v)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, AST):
                 push(value)
         yield node
 

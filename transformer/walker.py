@@ -22,13 +22,19 @@ class Line:
         self.uses, self.defines = set(uses), set(defines)
 
 
-@functools.lru_cache(maxsize=65536)
 def parsed(code, kind="stmt"):
     """The module tree of one generated line (a block's header parsed with an empty body),
     parsed once: the passes over a derivative's lines (ad/cse.py, ad/algebra.py, ad/fold.py)
     read each line many times (issue 19: transformation time). The tree is shared: a caller
-    only reads it (one that changes a tree copies it: hygiene.copy_tree)."""
-    return ast.parse(code + "\n    pass" if kind == "block" else code)
+    only reads it (one that changes a tree copies it: hygiene.copy_tree). (One cache key per
+    line whether the kind is given or not: `parsed(c)` and `parsed(c, "stmt")` parsed it
+    twice, a fold's every new line among them.)"""
+    return _parsed_once(code, kind == "block")
+
+
+@functools.lru_cache(maxsize=65536)
+def _parsed_once(code, block):
+    return ast.parse(code + "\n    pass" if block else code)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -37,19 +43,37 @@ def _names(code, kind):
     the same lines again and again, parsed once)."""
     uses, defines = set(), set()
     if kind == "block" and code != "else:":      # if/for headers read (and bind) names
-        for n in _walk(parsed(code, "block")):
-            if isinstance(n, ast.Name):
-                (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+        _add_names(parsed(code, "block"), uses, defines)
     if kind == "stmt":
         tree = parsed(code)
         if isinstance(tree.body[0], ast.FunctionDef):   # a nested def: binds its name only
             defines.add(tree.body[0].name)
             uses = free_names(tree.body[0])     # (its own locals are not read)
         else:
-            for n in _walk(tree):
-                if isinstance(n, ast.Name):
-                    (defines if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+            _add_names(tree, uses, defines)
     return frozenset(uses), frozenset(defines)
+
+
+def _add_names(tree, uses, defines):
+    """Each Name of `tree` added to `defines` (bound: Store) or to `uses` (read, deleted): a
+    walk of its own, no generator (every new generated line is walked: issue 19)."""
+    AST, Name, Store = ast.AST, ast.Name, ast.Store
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is Name:
+            (defines if isinstance(node.ctx, Store) else uses).add(node.id)
+            continue
+        d = node.__dict__
+        for field in node._fields:
+            value = d.get(field)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push(v)
+            elif isinstance(value, AST):
+                push(value)
 
 
 def free_names(fdef):
@@ -300,21 +324,22 @@ def unread_targets_unnamed(lines):
     dead_code_eliminated's, a loop's later iterations included): a tuple assignment of plain
     names, one row, whose unread names are no value of the program. `_` only where nothing
     after the line reads a `_` of its own (a user's)."""
+    # the tuple assignments only: each statement's live set copied would take time growing
+    # as the function's length times the values it keeps for its reverse pass (issue 19)
+    after = {i: set() for i, ln in enumerate(lines) if ln.kind == "stmt" and
+             len(ln.defines) > 0 and "\n" not in ln.code and _tuple_of_names(ln.code)}
+    if not after:
+        return lines
     tree = _block_tree(lines, 0, len(lines), None)
     if tree is None:
         return lines
-    after = {}
     _live_before(lines, tree, set(), [False] * len(lines), after)
     out = list(lines)
     for i, live in after.items():
         ln = lines[i]
-        if ln.kind != "stmt" or "\n" in ln.code or "_" in live or not ln.defines - live:
+        if "_" in live or not ln.defines - live:
             continue
         node = parsed(ln.code).body[0]
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Tuple) and all(isinstance(e, ast.Name)
-                                                    for e in node.targets[0].elts)):
-            continue
         names = [e.id for e in node.targets[0].elts]
         if not any(n in live for n in names):
             continue
@@ -330,14 +355,14 @@ def unread_targets_unnamed(lines):
 
 def _live_before(lines, nodes, live, keep, after=None):
     """The names live before `nodes` given those `live` after them; marks in `keep` the lines
-    kept; `after` (where given) collects, for each statement, the names live after it (over a
-    loop's fixpoint iterations: their union)."""
+    kept; `after` (where given: {statement's index: set()}) collects, for each of its
+    statements, the names live after it (over a loop's fixpoint iterations: their union)."""
     live = set(live)
     for node in reversed(nodes):
         if isinstance(node, int):
             ln = lines[node]
-            if after is not None:
-                after.setdefault(node, set()).update(live)
+            if after is not None and node in after:
+                after[node].update(live)
             if not ln.defines or ln.code.startswith(("return", "@")) or ln.defines & live or \
                     _MUTATES.search(ln.code):   # (a decorated def: @f.defjvp registers a rule)
                 keep[node] = True
@@ -366,6 +391,14 @@ def _live_before(lines, nodes, live, keep, after=None):
             keep[head] = True
             live = top
     return live
+
+
+def _tuple_of_names(code):
+    """Whether one-row statement `code` assigns a tuple of plain names: `a, b = E`."""
+    node = parsed(code).body[0]
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+        node.targets[0], ast.Tuple) and all(isinstance(e, ast.Name)
+                                            for e in node.targets[0].elts)
 
 
 def _statements(nodes):
