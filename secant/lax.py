@@ -570,3 +570,4 @@ class Precision(enum.Enum):
 
 from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401
 from secant.lax_implicit import custom_linear_solve, custom_root  # noqa: E402,F401
+from secant import lax_scatter_sources as _scatter_sources  # noqa: E402,F401  (their sources)
