@@ -298,6 +298,19 @@ def at_share_values(a, values, ans, index):
     return hit_v / count[index]
 
 
+@constant
+def at_set_won(t, index, mode=None):
+    """For each update of x.at[index].set(v, mode=mode) (the shape of t[index], t shaped as x):
+    1 where it is the update left at its element, 0 where another one landing there later wins
+    (JAX's rule: numbered updates are scattered the same way, and each reads back whether its
+    number stayed)."""
+    shape = snp.shape(t[index])
+    ids = snp.arange(1, int(np.prod(shape)) + 1, dtype="int32").reshape(shape)
+    kept = snp.zeros(snp.shape(t), "int32").at[index].set(ids, mode=mode)
+    back = kept[index] if mode == "clip" else kept.at[index].get(mode="fill", fill_value=0)
+    return (back == ids).astype(snp.result_type(t))
+
+
 def at_mul_others(a, values, index, mode=None):
     """d ans / d values of ans = a.at[index].mul(values, mode=mode), of the shape of a[index]:
     for each update, a's element it lands on times the other updates that land there (with
@@ -778,7 +791,7 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
-         "at_share_operand", "at_share_values", "at_mul_others", "read_back_mode", "pick_mode", "unpad",
+         "at_share_operand", "at_share_values", "at_set_won", "at_mul_others", "read_back_mode", "pick_mode", "unpad",
          "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",
