@@ -55,8 +55,14 @@ def _window_iota(out_shape, axis):
 @source_for(library_lax.gather)
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
+    return operand[_gather_index(np.shape(operand), start_indices, dimension_numbers,
+                                 slice_sizes)]
+
+
+def _gather_index(shape, start_indices, dimension_numbers, slice_sizes):
+    """The index (one array per axis of the operand, of shape `shape`, each of the result's
+    shape) of each element the gather reads, its starts clamped into the operand."""
     dn = _numbers(GatherDimensionNumbers, dimension_numbers)
-    shape = np.shape(operand)
     ishape = np.shape(start_indices)
     sizes = tuple(int(s) for s in slice_sizes)
     offset_dims = dn.offset_dims
@@ -76,7 +82,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_ar
         if window is not None:
             at = at + _window_iota(out_shape, window)
         index.append(at)
-    return operand[tuple(index)]
+    return tuple(index)
 
 
 def _gather_shape(indices_shape, offset_dims, window_sizes):
@@ -90,14 +96,12 @@ def _gather_shape(indices_shape, offset_dims, window_sizes):
     return tuple(out)
 
 
-def _scatter_index(operand, scatter_indices, updates, dimension_numbers):
-    """The index (one array per operand axis, of the updates' shape, window axes last) each
-    update lands on, and the updates so ordered; a window not wholly inside the operand gets
-    indices past the end (dropped)."""
+def _scatter_index(shape, scatter_indices, ushape, dimension_numbers):
+    """The index (one array per axis of the operand, of shape `shape`, each of the updates'
+    shape `ushape` with the window axes last) each update lands on, and that order of the
+    updates' axes; a window not wholly inside the operand gets indices past the end (dropped)."""
     dn = _numbers(ScatterDimensionNumbers, dimension_numbers)
-    shape = np.shape(operand)
     ishape = np.shape(scatter_indices)
-    ushape = np.shape(updates)
     window_dims = dn.update_window_dims
     plan = _plan(shape, ishape, ushape, window_dims, dn.inserted_window_dims,
                  dn.operand_batching_dims, dn.scatter_indices_batching_dims,
@@ -125,39 +129,49 @@ def _scatter_index(operand, scatter_indices, updates, dimension_numbers):
         if window is not None:
             at = at + _window_iota(ushape, window)
         index.append(snp.transpose(snp.where(inside, at, shape[d]), order))
-    return tuple(index), snp.transpose(updates, order)
+    return tuple(index), order
 
 
 @source_for(library_lax.scatter)
 def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
             unique_indices=False, mode=None):
-    index, values = _scatter_index(operand, scatter_indices, updates, dimension_numbers)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    values = snp.transpose(updates, order)
     return operand.at[index].set(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_add)
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    index, values = _scatter_index(operand, scatter_indices, updates, dimension_numbers)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    values = snp.transpose(updates, order)
     return operand.at[index].add(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_mul)
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    index, values = _scatter_index(operand, scatter_indices, updates, dimension_numbers)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    values = snp.transpose(updates, order)
     return operand.at[index].mul(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_min)
 def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    index, values = _scatter_index(operand, scatter_indices, updates, dimension_numbers)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    values = snp.transpose(updates, order)
     return operand.at[index].min(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_max)
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    index, values = _scatter_index(operand, scatter_indices, updates, dimension_numbers)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    values = snp.transpose(updates, order)
     return operand.at[index].max(values, unique_indices=unique_indices, mode="drop")
