@@ -14,6 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax as library_lax
 from secant.backends.primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
+from secant.lax import check_gather_mode, check_scatter_mode
 from secant.numpy.composite import source_for
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -55,6 +56,7 @@ def _window_iota(out_shape, axis):
 @source_for(library_lax.gather)
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
+    check_gather_mode(mode, fill_value)
     return operand[_gather_index(np.shape(operand), start_indices, dimension_numbers,
                                  slice_sizes)]
 
@@ -135,6 +137,7 @@ def _scatter_index(shape, scatter_indices, ushape, dimension_numbers):
 @source_for(library_lax.scatter)
 def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
             unique_indices=False, mode=None):
+    check_scatter_mode("scatter", mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
                                   dimension_numbers)
     values = snp.transpose(updates, order)
@@ -144,6 +147,7 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
 @source_for(library_lax.scatter_add)
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
+    check_scatter_mode("scatter_add", mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
                                   dimension_numbers)
     values = snp.transpose(updates, order)
@@ -153,6 +157,7 @@ def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices
 @source_for(library_lax.scatter_mul)
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
+    check_scatter_mode("scatter_mul", mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
                                   dimension_numbers)
     values = snp.transpose(updates, order)
@@ -162,6 +167,7 @@ def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices
 @source_for(library_lax.scatter_min)
 def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
+    check_scatter_mode("scatter_min", mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
                                   dimension_numbers)
     values = snp.transpose(updates, order)
@@ -171,6 +177,7 @@ def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices
 @source_for(library_lax.scatter_max)
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
+    check_scatter_mode("scatter_max", mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
                                   dimension_numbers)
     values = snp.transpose(updates, order)

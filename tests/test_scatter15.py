@@ -325,3 +325,24 @@ def test_error_in_a_traced_function_names_the_users_line():
         secant.grad(f)(1.0)
     assert f"{__file__}:{line}" in str(e.value) and "<secant" not in str(e.value)
     assert "math.gamma(y)" in str(e.value)
+
+
+def test_unsupported_modes_are_refused_under_the_transforms_too():
+    """grad and vmap read the sources, which check lax's modes as the primitives' calls do
+    (a filled gather read through the clamping source would be silently wrong)."""
+    ind = np.array([[0], [5]])
+    dn = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+    def f(x):
+        return snp.sum(lax.gather(x, ind, GD(offset_dims=(), collapsed_slice_dims=(0,),
+                                             start_index_map=(0,)), (1,), mode="fill",
+                                  fill_value=0.0))
+
+    def g(x):
+        return snp.sum(lax.scatter_add(x, ind, x[:2], dn, mode="clip"))
+    for fn, what in ((f, "lax.gather supports mode='clip' only"),
+                     (g, "lax.scatter_add supports mode='drop' only")):
+        for run in (lambda: secant.grad(fn)(np.ones(3)),
+                    lambda: secant.vmap(fn)(np.ones((2, 3)))):
+            with pytest.raises(secant.SecantError, match=what):
+                run()
