@@ -108,6 +108,10 @@ def test_scatter_grad_matches_central_differences(x64, kind, case):
                 secant.jit(secant.grad(f, argnums=(0, 1)))(x, u)):
         np.testing.assert_allclose(np.asarray(got[0]), want[0], atol=1e-6)
         np.testing.assert_allclose(np.asarray(got[1]), want[1], atol=1e-6)
+    dx, du = rng.normal(size=shape), rng.normal(size=ushape)      # forward mode
+    _, tangent = secant.jvp(f, (x, u), (dx, du))
+    np.testing.assert_allclose(float(tangent), np.sum(want[0] * dx) + np.sum(want[1] * du),
+                               atol=1e-6)
 
 
 @pytest.mark.parametrize("case", ["repeated", "windows"])
