@@ -20,7 +20,7 @@ its rules read `g[idx]` and `.at[idx].add(g)`, as a person writes them. The rule
 import ast
 
 READS = ("getitem", "at_get")
-KEYS = ("back", "pick", "get_kw", "get_kw_dot", "helper_kw")      # (what fill_keys may give)
+KEYS = ("back", "pick", "get_kw", "get_kw_dot", "helper_kw", "won")   # (what fill_keys may give)
 UPDATES = ("at_set", "at_add", "at_mul", "at_min", "at_max")
 
 
@@ -51,7 +51,10 @@ def fill_keys(op_name, statics):
             `.at[idx].get(mode="fill", fill_value=0)`);
     {get_kw}: the keywords of the user's .get (`mode='fill', fill_value=1.0`), and
     {get_kw_dot}: those of its tangent (fill_value 0);
-    {helper_kw}: `, mode=..., fill_value=...` as given, for batching/helpers.py's functions."""
+    {helper_kw}: `, mode=..., fill_value=...` as given, for batching/helpers.py's functions;
+    {won}: for x.at[idx].set(v) with an index that may repeat, ` * at_set_won({g}, ...)`: only
+            the update left at an element gets its cotangent (JAX's rule), the others 0 (it
+            names {g}: the rule formats it again)."""
     if op_name not in READS + UPDATES:
         return {}
     idx = statics.get("idx")
@@ -75,4 +78,22 @@ def fill_keys(op_name, statics):
         keys["pick"] = f'.at[{idx}].get(mode="fill", fill_value=0)'
     else:
         keys["pick"] = f".at[{idx}].get(mode=pick_mode({statics['mode']}), fill_value=0)"
+    if op_name == "at_set":
+        keys["won"] = "" if idx is None or _no_repeats(idx) or \
+            _literal(statics.get("unique_indices")) is True else \
+            f" * at_set_won({{g}}, index_exp[{idx}]{keys['helper_kw']})"
     return keys
+
+
+def _no_repeats(idx):
+    """Whether the index source holds only slices, `...`, None and integer literals: no two
+    elements it picks are one."""
+    try:
+        node = ast.parse(f"_[{idx}]", mode="eval").body.slice
+    except SyntaxError:
+        return False
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    return all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and (
+        p.value in (None, ...) or type(p.value) is int) or isinstance(p, ast.UnaryOp)
+        and isinstance(p.operand, ast.Constant) and type(p.operand.value) is int
+        for p in parts)

@@ -482,6 +482,8 @@ class ReverseBuilder(Walker, StackReverse):
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
         fill.update(index_modes.fill_keys(op.op, op.statics))   # (out-of-range indices)
+        if fill.get("won"):                 # (it names the cotangent: ad/index_modes.py)
+            fill["won"] = fill["won"].format(g=g)
 
         def render(template):       # {static}: the user's keywords the template does not name
             extra = "".join(f", {k}={v}" for k, v in op.statics.items()

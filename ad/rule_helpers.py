@@ -298,24 +298,60 @@ def at_share_values(a, values, ans, index):
     return hit_v / count[index]
 
 
+@constant
+def at_set_won(t, index, mode=None):
+    """For each update of x.at[index].set(v, mode=mode) (the shape of t[index], t shaped as x):
+    1 where it is the update left at its element, 0 where another one landing there later wins
+    (JAX's rule: numbered updates are scattered the same way, and each reads back whether its
+    number stayed)."""
+    shape = snp.shape(t[index])
+    ids = snp.arange(1, int(np.prod(shape)) + 1, dtype="int32").reshape(shape)
+    kept = snp.zeros(snp.shape(t), "int32").at[index].set(ids, mode=mode)
+    back = kept[index] if mode == "clip" else kept.at[index].get(mode="fill", fill_value=0)
+    return (back == ids).astype(snp.result_type(t))
+
+
 def at_mul_others(a, values, index, mode=None):
     """d ans / d values of ans = a.at[index].mul(values, mode=mode), of the shape of a[index]:
     for each update, a's element it lands on times the other updates that land there (with
-    repeated indices more than one). Zero-safe: the nonzero updates' product is divided only by
-    nonzero ones, and the other zero updates landing there (numerically 0) enter as their sum,
-    which is exact with at most one of them and keeps the derivative of this (the second
-    derivative of the update) right when two updates landing together are 0."""
+    repeated indices more than one). The updates are sorted by the element they land on, and
+    each gets the product of those before it and of those after it in its run (a segmented scan
+    in log2(n) doubling steps): products only, no division, so its derivatives of every order
+    are exact whichever updates are 0 (a quotient by the update, made zero-safe, lost the third
+    derivative where two updates landing together were 0)."""
     v = snp.broadcast_to(values, snp.shape(a[index]))
-    nonzero = v != 0
-    safe = snp.where(nonzero, v, 1)
-    zero_v = snp.where(nonzero, 0, v)
-    prod = a.at[index].mul(safe, mode=mode)[index]
-    zeros = snp.zeros(snp.shape(a), "int32").at[index].add(1 - nonzero.astype("int32"),
-                                                            mode=mode)[index]
-    zero_sum = snp.zeros(snp.shape(a), snp.result_type(prod)).at[index].add(zero_v, mode=mode)
-    others = zeros - (1 - nonzero.astype("int32"))       # the zero updates besides this one
-    zero_part = snp.where(others == 0, 1, snp.where(others == 1, zero_sum[index] - zero_v, 0))
-    return prod / safe * zero_part
+    cells = snp.arange(np.size(a)).reshape(np.shape(a))
+    if mode == "clip":
+        target = snp.ravel(cells[index])
+    else:                   # (a dropped update lands nowhere: its own run, at -1)
+        target = snp.ravel(cells.at[index].get(mode="fill", fill_value=-1))
+    order = snp.argsort(target, stable=True)
+    run = target[order]
+    w = snp.ravel(v)[order]
+    before = _run_product_before(w, run)
+    after = snp.flip(_run_product_before(snp.flip(w), snp.flip(run)))
+    others = (before * after)[snp.argsort(order)]
+    return a[index] * others.reshape(snp.shape(v))
+
+
+@constant
+def _doublings(n):
+    steps, s = [], 1
+    while s < n:
+        steps.append(s)
+        s *= 2
+    return tuple(steps)
+
+
+def _run_product_before(w, run):
+    """For each position of w, the product of the entries before it in its run (positions of
+    equal `run`, which are contiguous): w shifted by one within runs, then a doubling scan."""
+    same = snp.concatenate([snp.zeros(1, bool), run[1:] == run[:-1]])
+    p = snp.where(same, snp.concatenate([snp.ones_like(w[:1]), w[:-1]]), 1)
+    for s in _doublings(np.shape(w)[0]):
+        same = snp.concatenate([snp.zeros(s, bool), run[s:] == run[:-s]])
+        p = p * snp.where(same, snp.concatenate([snp.ones_like(w[:s]), p[:-s]]), 1)
+    return p
 
 
 # --- out-of-range indices (ad/index_modes.py), for a mode known only when the rule runs ---------
@@ -778,7 +814,7 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
 NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
-         "at_share_operand", "at_share_values", "at_mul_others", "read_back_mode", "pick_mode", "unpad",
+         "at_share_operand", "at_share_values", "at_set_won", "at_mul_others", "read_back_mode", "pick_mode", "unpad",
          "lax_unpad", "slice_transpose",
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",

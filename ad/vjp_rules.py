@@ -129,7 +129,7 @@ VJP = {
     # it read, {pick} gives the values of a dropped update none)
     "getitem": {"a": "snp.zeros_like({a}).at[{idx}].add({g}{back})"},
     "at_get": {"a": "snp.zeros_like({a}).at[{idx}].add({g}{back})"},
-    "at_set": {"a": "{g}.at[{idx}].set(0{static})", "values": "unbroadcast({g}{pick}, {values})"},
+    "at_set": {"a": "{g}.at[{idx}].set(0{static})", "values": "unbroadcast({g}{pick}{won}, {values})"},
     "at_add": {"a": "{g}", "values": "unbroadcast({g}{pick}, {values})"},
     # (each update's derivative: a's element times the other updates landing there)
     "at_mul": {"a": "{g} * snp.ones_like({a}).at[{idx}].mul({values}{static})",

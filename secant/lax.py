@@ -375,13 +375,24 @@ def _dimension_numbers(cls, dn):
     return cls(*(_ints(field) for field in dn))
 
 
+def check_gather_mode(mode, fill_value=None):
+    """lax.gather's modes (its source, secant/lax_scatter_sources.py, checks them too)."""
+    if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
+        raise UnsupportedError(f"lax.gather supports mode='clip' only, got mode={mode!r}"
+                               + where())
+
+
+def check_scatter_mode(name, mode):
+    if mode not in (None, "drop", "fill", "promise_in_bounds"):
+        raise UnsupportedError(f"lax.{name} supports mode='drop' only (out-of-range updates "
+                               f"are dropped), got mode={mode!r}{where()}")
+
+
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
     """XLA gather (the index vector is the last axis of `start_indices`). Out-of-range starts are
     clamped: mode 'clip' behaviour, which secant uses for mode=None too."""
-    if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
-        raise UnsupportedError(f"lax.gather supports mode='clip' only, got mode={mode!r}"
-                               + where())
+    check_gather_mode(mode, fill_value)
     return ix.gather_p.bind(ensure_array(operand), ensure_array(start_indices),
                             dimension_numbers=_dimension_numbers(GatherDimensionNumbers,
                                                                  dimension_numbers),
@@ -391,9 +402,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_ar
 def _make_scatter(name, prim):
     def f(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
           unique_indices=False, mode=None):
-        if mode not in (None, "drop", "fill", "promise_in_bounds"):
-            raise UnsupportedError(f"lax.{name} supports mode='drop' only (out-of-range updates "
-                                   f"are dropped), got mode={mode!r}{where()}")
+        check_scatter_mode(name, mode)
         operand, updates = _operands(name, operand, updates)
         return prim.bind(operand, ensure_array(scatter_indices), updates,
                          dimension_numbers=_dimension_numbers(ScatterDimensionNumbers,
@@ -570,3 +579,4 @@ class Precision(enum.Enum):
 
 from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401
 from secant.lax_implicit import custom_linear_solve, custom_root  # noqa: E402,F401
+from secant import lax_scatter_sources as _scatter_sources  # noqa: E402,F401  (their sources)

@@ -114,6 +114,7 @@ CASES = {
                         {"a": A3, "v": r() + 2}),
     "at_mul_others": ("at_mul_others(a, v, index_exp[np.array([0, 2, 0])]) * v",
                       {"a": A3, "v": r(3)}),
+    "at_set_won": ("at_set_won(t, index_exp[np.array([0, 2, 0])]) * v", {"t": r(3), "v": r(3)}),
     "unpad": ("unpad(t, a, 1)", {"t": r(5), "a": r(3)}),
     "lax_unpad": ("lax_unpad(t, [(1, 1, 0)])", {"t": r(5)}),
     "where_examples": ("where_examples(np.array([True, False]), a, b)",

@@ -93,6 +93,8 @@ def test_templates_name_only_parameters_of_their_op(op):
         if "idx" in spec.params:
             fill["idx"] = "i, 1:3"
             fill.update(index_modes.fill_keys(op, {"idx": "i, 1:3", "mode": "'fill'"}))
+            if fill.get("won"):      # (it names the cotangent, formatted as ad/reverse.py does)
+                fill["won"] = fill["won"].format(g=fill["g"])
         source = template.format(**fill)
         ast.parse(source)            # renders to a Python expression
         free = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}

@@ -19,6 +19,7 @@ import contextlib
 import inspect
 import keyword
 import math
+import os
 import sys
 import threading
 import types
@@ -60,6 +61,7 @@ class _Recording:
         self.fn = fn
         self.context = context      # why it is traced, for refusals (default: no source)
         self.lines = []
+        self.where = []         # per line: (file, line) of the user's code that wrote it, or None
         self.names = Names(taken)
         self.consts = {}        # name in the source -> object (bound in the traced closure)
         self.patched = None     # the globals the run reads (recorders in place)
@@ -88,6 +90,7 @@ class _Recording:
                 "compute it again instead of reading it back")
         name = self.names.fresh(name_hint)
         self.lines.append(f"{name} = {expr}")
+        self.where.append(_user_position())
         return _Value(self, name)
 
     def const(self, obj, hint):
@@ -189,6 +192,25 @@ def _caller_line():
 
 
 _HERE = __file__.rsplit("/", 1)[0]
+
+
+def _user_position():
+    """(file, line) of the innermost frame running the user's code (not secant's), or None:
+    where a recorded line came from, so that an error in the trace names the user's line."""
+    from secant.backends import errors as _errors
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<") and not _errors._is_internal(os.path.abspath(name)) \
+                and not name.startswith(_HERE):
+            return name, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _origins(rec, first):
+    """{line of the traced source: the user's (file, line)}, its recorded lines from `first`."""
+    return {first + i: where for i, where in enumerate(rec.where) if where is not None}
 
 
 def _user_line(fn):
@@ -499,18 +521,18 @@ def _trace(fn):
     body += rec.lines + [f"return {out}"]
     source = "\n".join([header] + ["    " + ln for ln in body]) + "\n"
     free, user_cells = run.free()
-    gen = _load_traced(fn, source, name, free, user_cells)
+    gen = _load_traced(fn, source, name, free, user_cells, _origins(rec, 3))
     gen.__secant_guards__ = (run.guard,)
     return gen
 
 
-def _load_traced(fn, source, name, free, user_cells):
+def _load_traced(fn, source, name, free, user_cells, origins=None):
     """The traced source `source` of `fn` as a function standing in for it: its names, its
     docstring, its source record (read as written, not generated) and a link back to `fn`."""
     from secant.codegen import loader
     from secant.transformer.parse import FunctionSource
     import gast
-    gen = loader.load(source, name, fn.__globals__, free, cells=user_cells)
+    gen = loader.load(source, name, fn.__globals__, free, origins=origins, cells=user_cells)
     gen.__qualname__ = fn.__qualname__
     gen.__module__ = fn.__module__
     gen.__doc__ = fn.__doc__
@@ -791,7 +813,7 @@ def retraced(fn, why):
         kept.move_to_end(key)
         _collect(fn, why, hit[0])
         return hit[0]
-    gen = _load_traced(fn, source, name, free, user_cells)
+    gen = _load_traced(fn, source, name, free, user_cells, _origins(rec, 3))
     gen.__secant_guards__ = (SameTrace(fn, why, gen),)
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
