@@ -15,7 +15,8 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant import grad_options as _options
-from secant.backends.function_cache import ATTR as _CACHE_ATTR, FunctionCache
+from secant.backends.function_cache import ATTR as _CACHE_ATTR, FunctionCache, Stamp, \
+    fresh as fresh_function
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
@@ -355,18 +356,37 @@ def _gc_paused():
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
-    if type(fn) is types.FunctionType and fn not in _TRACED_PER_CALL:
+    if type(fn) is not types.FunctionType:
+        return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    # (its code or defaults replaced since: what was built from them dropped, built again)
+    if fresh_function(fn):
+        _TRACED_PER_CALL.pop(fn, None)
+    if fn not in _TRACED_PER_CALL:
         # a new function with the code of one transformed before (a lambda written in a
         # training loop): that one's derivative, bound to this one's cells (secant/code_cache.py)
         hit = code_cache.lookup(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch,
                                 _current)
         if hit is not None:
-            return hit
+            return _stamped(hit, fn)
         gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
         if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL:
             code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        return _stamped(gen, fn)
+    return _stamped(_generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch), fn)
+
+
+def _stamped(gen, fn):
+    """`gen` guarded by fn's code, defaults and keyword defaults (backends/function_cache.py
+    Stamp): replaced after the transform, gen is stale (it wrote the old defaults into its
+    signature), and so is each derivative that calls it (guards pass to callers)."""
+    if isinstance(gen, _Recursive) or not isinstance(gen, types.FunctionType):
         return gen
-    return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    guards = gen.__dict__.get("__secant_guards__", ())
+    for g in guards:
+        if type(g) is Stamp and g.fn() is fn:
+            return gen
+    gen.__secant_guards__ = tuple(guards) + (Stamp(fn),)
+    return gen
 
 
 def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
