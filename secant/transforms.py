@@ -506,6 +506,8 @@ def _traced_for_call(fn, how, /, **arguments):
         traced = retraced(fn, why, arguments, {names[i] for i in wrt if i < len(names)})
     except Exception as t:      # (not traceable with the arguments either)
         try:    # fn's own source, its callees traced with their arguments where they must be
+            if not isinstance(t, SecantError):  # (where the trace refused, not where the
+                raise error                     # user's code failed on its values)
             gen = _callees_per_call(fn, how)
         except SecantError:
             reason = str(t) if isinstance(t, SecantError) else f"{type(t).__name__}: {t}"
