@@ -113,3 +113,61 @@ class FunctionCache:
     def clear(self):
         for table in self._tables():
             table.clear()
+
+
+# --- what a function's cached forms were built from -------------------------------------------
+# A derivative writes the function's defaults into its own signature and reads its code once:
+# `f.__defaults__ = (3.0,)`, `f.__kwdefaults__ = {...}` or `f.__code__ = g.__code__` after a
+# transform made every cached form of f stale (grad(f) answered for the old default: a silently
+# wrong value). Each function's tables keep the stamp they were built for (its code, defaults
+# and keyword defaults, by identity); a function whose stamp changed has them all dropped.
+_STAMP = "stamp"        # (a key of the function's tables dict that no FunctionCache is named)
+
+
+def _stamp(fn):
+    kw = fn.__kwdefaults__
+    return (fn.__code__, fn.__defaults__, kw, tuple(kw.values()) if kw else ())
+
+
+def _same_stamp(old, fn):
+    code, defaults, kw, kw_values = old
+    if fn.__code__ is not code or fn.__defaults__ is not defaults:
+        return False
+    now = fn.__kwdefaults__
+    if now is not kw:
+        return False
+    return not now or len(now) == len(kw_values) and all(
+        a is b for a, b in zip(now.values(), kw_values))
+
+
+def fresh(fn):
+    """Drop every cached form of the plain function `fn` (each FunctionCache's entries it owns)
+    if its code, defaults or keyword defaults changed since they were built (then True); note
+    them now."""
+    tables = fn.__dict__.get(ATTR)
+    if tables is None:
+        fn.__dict__[ATTR] = {_STAMP: _stamp(fn)}
+        return False
+    old = tables.get(_STAMP)
+    if old is None:         # (what it holds was built from what fn is now)
+        tables[_STAMP] = _stamp(fn)
+        return False
+    if _same_stamp(old, fn):
+        return False
+    tables.clear()
+    tables[_STAMP] = _stamp(fn)
+    return True
+
+
+class Stamp:
+    """The guard of what was generated from a function (or a derivative calling one): it holds
+    while the function's code, defaults and keyword defaults are the ones it was built for."""
+    __slots__ = ("fn", "stamp")
+
+    def __init__(self, fn):
+        self.fn = weakref.ref(fn)
+        self.stamp = _stamp(fn)
+
+    def holds(self):
+        fn = self.fn()
+        return fn is None or _same_stamp(self.stamp, fn)

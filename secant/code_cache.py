@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from secant.backends.array import Array
-from secant.backends.function_cache import ATTR, FunctionCache
+from secant.backends.function_cache import ATTR, FunctionCache, Stamp
 
 # (code key, transform parameters) -> _Template; a bounded table (least recently made dropped)
 _templates = {}
@@ -214,6 +214,8 @@ def _sound(gen, own_cells, seen=None):
             getattr(gen, "__secant_traced__", None) is not None:
         return False
     for g in getattr(gen, "__secant_guards__", ()):
+        if type(g) is Stamp:        # (a callee's code and defaults: not the function's cells)
+            continue
         if type(g) is not Guard or any(check[0] is not None and id(check[0]) in own_cells
                                        and not _secants(check[-1]) for check in g.checks):
             return False        # (a guard of an own cell: rebound with it, if secant's own)

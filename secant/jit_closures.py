@@ -113,7 +113,16 @@ def _kind(v, leaves, holds, by_id, cell, depth=0, seen=None, names=()):
                 return None
             seen.add(id(v))
             deps = _reads(v, holds, by_id, depth + 1, seen)
-            return None if deps is None else ("fn", id(v), deps)
+            # (its code and defaults too: replaced between steps, `helper.__defaults__ =
+            # (3.0,)`, a new key, never the program traced with the old ones)
+            defaults = tuple(_kind(d, [], holds, by_id, False, depth + 1, seen, names)
+                             for d in (v.__defaults__ or ()) + tuple(
+                                 (v.__kwdefaults__ or {}).values()))
+            if deps is None or None in defaults:
+                return None
+            holds.append(v.__code__)
+            return ("fn", id(v), id(v.__code__), defaults,
+                    tuple(v.__kwdefaults__ or ()), deps)
         if (t is types.ModuleType and not _secant_name(v.__name__)) or isinstance(v, type):
             # (a module's or class's attributes may be rebound between steps, `config.lr`:
             # those of them the code names are read as the global they are)

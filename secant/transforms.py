@@ -2,12 +2,14 @@
 per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
 import ast
 import contextlib
+import copy
 import functools
 import gc
 import inspect
 import keyword
 import re
 import weakref
+import threading
 import types
 
 import numpy as np
@@ -15,7 +17,8 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant import grad_options as _options
-from secant.backends.function_cache import ATTR as _CACHE_ATTR, FunctionCache
+from secant.backends.function_cache import ATTR as _CACHE_ATTR, FunctionCache, Stamp, \
+    fresh as fresh_function
 from secant.backends.array import Array
 from secant.ad import forward, helpers, reverse
 from secant.batching import helpers as batch_helpers, rules as batch_rules, vectorize
@@ -355,18 +358,37 @@ def _gc_paused():
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
-    if type(fn) is types.FunctionType and fn not in _TRACED_PER_CALL:
+    if type(fn) is not types.FunctionType:
+        return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    # (its code or defaults replaced since: what was built from them dropped, built again)
+    if fresh_function(fn):
+        _TRACED_PER_CALL.pop(fn, None)
+    if fn not in _TRACED_PER_CALL:
         # a new function with the code of one transformed before (a lambda written in a
         # training loop): that one's derivative, bound to this one's cells (secant/code_cache.py)
         hit = code_cache.lookup(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch,
                                 _current)
         if hit is not None:
-            return hit
+            return _stamped(hit, fn)
         gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
         if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL:
             code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
+        return _stamped(gen, fn)
+    return _stamped(_generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch), fn)
+
+
+def _stamped(gen, fn):
+    """`gen` guarded by fn's code, defaults and keyword defaults (backends/function_cache.py
+    Stamp): replaced after the transform, gen is stale (it wrote the old defaults into its
+    signature), and so is each derivative that calls it (guards pass to callers)."""
+    if isinstance(gen, _Recursive) or not isinstance(gen, types.FunctionType):
         return gen
-    return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    guards = gen.__dict__.get("__secant_guards__", ())
+    for g in guards:
+        if type(g) is Stamp and g.fn() is fn:
+            return gen
+    gen.__secant_guards__ = tuple(guards) + (Stamp(fn),)
+    return gen
 
 
 def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
@@ -374,16 +396,148 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     if why is not None:         # values pass through a global: the derivative of its trace now
         from secant.transformer.trace_source import retraced
         fn = retraced(fn, why)
+    outermost = not _generating.__dict__.get("depth", 0)
+    if (outermost or _generating.__dict__.get("callees", False)) and isinstance(
+            fn, types.FunctionType) and fn in _TRACED_WITH_ARGUMENTS and mode in _PER_CALL_MODES:
+        return _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    _generating.depth = _generating.__dict__.get("depth", 0) + 1
     try:
         return _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
     except SecantError as e:
+        e.per_call_function = None      # (a callee's: not this function's)
         traced = _traced_instead(fn, e)
         if traced is None:
-            raise
+            # traced for each call's arguments: the function the transform was asked for, or
+            # a callee of it only where that one cannot be traced whole (its trace follows
+            # into the callee with its own arguments: a callee's trace would fail at run time
+            # where the whole one would not)
+            user = e.per_call_function
+            if user is None or mode not in _PER_CALL_MODES or not (
+                    outermost or _generating.__dict__.get("callees", False)):
+                raise
+            return _per_call_dispatcher(user, wrt, mode, has_aux, tuple_out, staged, batch)
+    finally:
+        _generating.depth -= 1
     return _generate_cached_source(traced, wrt, mode, has_aux, tuple_out, staged, batch)
 
 
+_generating = threading.local()     # .depth: generate calls running (callees inside callers)
+
+
 _TRACED_PER_CALL = weakref.WeakKeyDictionary()     # function -> why its trace is transformed
+# function -> (why, the error of its source transform): its trace needs the call's arguments
+# (a parameter that is an object, a function or a container: a recording value cannot stand
+# in for it), so what the transforms make of it is a dispatcher tracing it at each call
+_TRACED_WITH_ARGUMENTS = weakref.WeakKeyDictionary()
+_PER_CALL_MODES = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "replay", "vjp_given_out",
+                   "vjp_out")
+_per_call_dispatchers = FunctionCache("per_call_dispatchers")
+
+
+def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
+    """The `mode` form of `fn`, traced only with a call's actual arguments: generated code
+    that traces fn with the arguments it is given (arrays recorded, containers of them taken
+    apart, objects and functions passed as themselves: trace_source.retraced), and calls the
+    `mode` form of that trace (generated once per trace):
+
+        def potential_vjp(out_bar, params):
+            # potential is traced for each call's arguments (...): its vjp is made from that trace
+            return per_call(fn_, how_, params=params)(out_bar, params)
+
+    (fn_ the function, how_ the transform's parameters)."""
+    key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
+    hit = _per_call_dispatchers.get(key)
+    if hit is not None:
+        return hit
+    why, error = _TRACED_WITH_ARGUMENTS[fn]
+    sig = inspect.signature(fn, follow_wrapped=False)
+    params = list(sig.parameters.values())
+    if mode not in _PER_CALL_MODES or any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise error
+    names = Names([p.name for p in params] + ["per_call", "fn_", "how_"])
+    out_bar = names.fresh("out_bar")
+    free = {"per_call": _traced_for_call, "fn_": fn}
+    head, call = [], []
+    for p in params:
+        if p.default is not p.empty:
+            free[names.fresh(f"{p.name}_default")] = p.default
+            p = p.replace(default=_Source(list(free)[-1]))
+        head.append(p.replace(annotation=p.empty))
+        call.append(p.name if p.kind != p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if mode in ("vjp",) + _GIVEN_OUT:    # (the output's cotangent; the output given)
+        given = [out_bar] + ([names.fresh("out")] if mode in _GIVEN_OUT else [])
+        head[0:0] = [inspect.Parameter(g, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                     for g in given]
+        call[0:0] = given
+    elif mode == "jvp":     # (the tangents after the positional parameters; keyword-only
+        at = next((i for i, p in enumerate(head) if p.kind == p.KEYWORD_ONLY), len(head))
+        keyword = any(p.default is not p.empty for p in head[:at])      # after defaults:
+        dots = [names.fresh(f"{params[i].name}_dot") for i in wrt]      # ad/forward.py)
+        head[at:at] = [inspect.Parameter(d, inspect.Parameter.KEYWORD_ONLY if keyword else
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for d in dots]
+        call[at:at] = [f"{d}={d}" if keyword else d for d in dots]
+    arguments = ", ".join(f"{p.name}={p.name}" for p in params)
+    what = {"vmap": "batched form", "value_and_grad": "value and gradient",
+            "replay": "forward pass"}.get(mode, mode.partition("_")[0])
+    name = _generated_name(fn.__name__ if fn.__name__.isidentifier() else "f", mode)
+    free["how_"] = (mode, tuple(wrt), has_aux, tuple_out, staged, batch)
+    look = f"per_call(fn_, how_, {arguments})"
+    source = (f"def {name}{inspect.Signature(head)}:\n"
+              f"    # {fn.__name__} is traced for each call's arguments ({why}): its {what} is "
+              f"made from that trace\n"
+              f"    return {look}({', '.join(call)})\n")
+    gen = _internal(load_generated(source, name, {}, free))
+    gen.__secant_out_batched__ = True
+    gen.__secant_traced_with_arguments__ = fn
+    _per_call_dispatchers[key] = gen
+    return gen
+
+
+def _traced_for_call(fn, how, /, **arguments):
+    """(per_call(fn, how, **arguments): the form `how` says of fn traced with `arguments`)"""
+    from secant.transformer.trace_source import retraced
+    mode, wrt, has_aux, tuple_out, staged, batch = how
+    why, error = _TRACED_WITH_ARGUMENTS[fn]
+    if fn in _CALLEES_PER_CALL:
+        return _callees_per_call(fn, how)
+    try:
+        names = _parameter_names(fn)
+        traced = retraced(fn, why, arguments, {names[i] for i in wrt if i < len(names)})
+    except Exception as t:      # (not traceable with the arguments either)
+        try:    # fn's own source, its callees traced with their arguments where they must be
+            if not isinstance(t, SecantError):  # (where the trace refused, not where the
+                raise error                     # user's code failed on its values)
+            gen = _callees_per_call(fn, how)
+        except SecantError:
+            reason = str(t) if isinstance(t, SecantError) else f"{type(t).__name__}: {t}"
+            refused = copy.copy(error)
+            refused.args = (f"{error.args[0]}\n  (secant traces {fn.__qualname__} for each "
+                            f"call's arguments instead, but that trace failed: {reason})",) \
+                + error.args[1:]
+            raise refused from None
+        _CALLEES_PER_CALL[fn] = True
+        return gen
+    return generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)
+
+
+_CALLEES_PER_CALL = weakref.WeakKeyDictionary()    # function -> True: traced whole, it fails
+
+
+def _callees_per_call(fn, how):
+    """The form `how` says of fn's own source, where each callee that cannot be transformed
+    nor traced with recording values is a dispatcher tracing it with its call's arguments."""
+    mode, wrt, has_aux, tuple_out, staged, batch = how
+    was = _generating.__dict__.get("callees", False)
+    _generating.callees = True
+    try:
+        with _gc_paused():
+            return _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    finally:
+        _generating.callees = was
+
+
+_traced_for_call.__secant_dispatcher__ = True   # per_call(fn, ...)(x=x)(x): found when it runs
 
 
 def _traced_instead(fn, error):
@@ -419,6 +573,9 @@ def _traced_instead(fn, error):
     try:
         traced = retraced(fn, why)
     except Exception as t:      # (the user's code failing on recording values: not traceable)
+        if fn not in _TRACED_WITH_ARGUMENTS:
+            _TRACED_WITH_ARGUMENTS[fn] = (why, error)
+        error.per_call_function = fn        # (traced with each call's arguments instead)
         if not getattr(error, "trace_noted", False):
             reason = str(t) if isinstance(t, SecantError) else f"{type(t).__name__}: {t}"
             error.args = (f"{error.args[0]}\n  (secant traces such a function instead, but "

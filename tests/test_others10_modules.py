@@ -36,12 +36,13 @@ OBJECT_PASSED_ON = pytest.mark.xfail(
     "plain_refusal(read=True); object.__setattr__ sets after the first traced one are new "
     "objects too). _bind's bound.setup(), a method run for what it does to the "
     "differentiated copy, its result dropped, now makes the transforms trace _bind on each "
-    "call (transformer/normalize.py _built_here, tests/test_mods15c_effect_methods.py); the "
-    "chain stops in that trace: it stands in for its `self` parameter, a Module object, by an "
-    "array recorder (trace_source.py _Value: object.__setattr__(bound, 'scope', scope) raises "
-    "AttributeError). A per-call trace takes no call's arguments (generate() has none), so a "
-    "parameter that is an object, a function or a container is never passed through as it is; "
-    "MLPCompact at (e) below. JAX runs it")
+    "call (transformer/normalize.py _built_here, tests/test_mods15c_effect_methods.py). A trace "
+    "with array recorders for its parameters stands in for `self`, a Module object, by one "
+    "(object.__setattr__ raises AttributeError), so _bind is traced with each call's arguments "
+    "(secant/transforms.py _per_call_dispatcher: self passed as itself, followed); the chain "
+    "stops in that trace: copy.copy(self) is recorded as a library call on a followed object, "
+    "and _bind returns an object built from differentiated values, which a trace cannot write "
+    "as its result (Module.apply, which could be traced whole, takes *args). JAX runs it")
 
 WRAPPED_CALL = pytest.mark.xfail(
     strict=True, raises=secant.SecantError,
@@ -50,9 +51,8 @@ WRAPPED_CALL = pytest.mark.xfail(
     "stack) on the bound object passed on: its source transform refuses the global stack, and "
     "its trace refuses *args (the trace of its form specialised for the call recursed without "
     "end until secant/transforms.py _traced_instead traced the user's function instead). "
-    "Forwarded, its trace would still stand in for `self` (the bound Net) by an array "
-    "recorder, which Dense(4)(x) reads back from _MODULE_STACK as its parent: see "
-    "OBJECT_PASSED_ON")
+    "Forwarded, its trace (with the call's arguments: the bound Net passed as itself) meets "
+    "_bind's objects built from differentiated values first: see OBJECT_PASSED_ON")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------
@@ -486,18 +486,6 @@ def np_potential(p):
     return -lp
 
 
-@pytest.mark.xfail(
-    strict=True, raises=secant.SecantError,
-    reason="transformer/user_objects.py: handler objects built from differentiated values "
-    "(substitute(model, data=params)) and passed on (trace(...)) are refused (registering "
-    "substitute would not help: its fn argument would be aux data, see above). The trace "
-    "fallback now follows `with self:` (trace_source.py _Object.__enter__/__exit__) and a "
-    "view stored on a followed object (trace(...).fn); it stops at log_density's `model` "
-    "parameter, a function, which the per-call trace stands in for by an array recorder "
-    "(_Value: not callable). Its caller potential's trace (eight_schools a global there, "
-    "followed) stops at substitute.process's `msg['name'] in self.data`: params, a dict "
-    "parameter, is one array recorder there too (a per-call trace takes no call's arguments: "
-    "see OBJECT_PASSED_ON). See tests/test_mods15_with_handlers.py for the stack alone")
 def test_effect_handlers_log_density(x64):
     p = {"mu": 4.0, "tau": 3.0, "theta": RNG.normal(size=8) * 3 + 4}
     np.testing.assert_allclose(potential(to_snp(p)), np_potential(p), rtol=1e-12)

@@ -73,6 +73,7 @@ class _Recording:
         self.run_cells = {}     # id(a followed function's cell) -> the run's cell
         self.pinned = []        # (the objects whose ids those keys are, kept alive)
         self.objects = {}       # id(a user object met while following) -> its view (_Object)
+        self.arrays_named = False   # arrays met while following: constants named in the lines
 
     def object(self, obj):
         view = self.objects.get(id(obj))
@@ -334,6 +335,16 @@ class _Static(_Value):
                        f"{self.name}_item")
 
 
+class _Len:
+    """`len` as a followed function reads it: of a traced value, written in place as the static
+    query `len(x)` (jnp.ones(len(sigma))); of anything else, Python's."""
+
+    def __call__(self, obj):
+        if isinstance(obj, _Value) and not isinstance(obj, _Static):
+            return _Static(obj._rec, f"len({obj._expr})", f"len_{obj.name}")
+        return len(obj)
+
+
 class _Operand:
     def __init__(self, value, src):
         self.name = value.name if isinstance(value, _Value) else None
@@ -435,7 +446,78 @@ class Recorded:
             user_cells
 
 
-def record(fn, context=None, follow=False):
+_ARRAY_TYPES = (float, complex, np.ndarray, np.generic)
+
+
+def _is_array_leaf(value):
+    """An argument a per-call trace stands in for by a recording value: an array (a device
+    array, a tracer of jit) or a float, what a transform may differentiate or batch."""
+    return isinstance(value, _ARRAY_TYPES) and not isinstance(value, bool) \
+        or type(value).__name__ in ("Array", "Tracer") or hasattr(value, "_aval")
+
+
+def _holds_arrays(value, tracers=False, depth=0):
+    """Whether `value` holds an array (`tracers`: a value jit traces) in its items or fields."""
+    if _is_array_leaf(value):
+        if not tracers:
+            return True
+        from secant.backends.core import Tracer
+        return isinstance(value, Tracer)
+    if depth > 8:
+        return False
+    if isinstance(value, (list, tuple)):        # (a namedtuple too)
+        return any(_holds_arrays(v, tracers, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_arrays(v, tracers, depth + 1) for v in value.values())
+    if isinstance(value, (types.FunctionType, types.ModuleType, type, str, bytes, int)) \
+            or value is None:
+        return False
+    try:        # (a registered pytree: its leaves, wherever its class keeps them)
+        from secant import tree_util
+        leaves = tree_util.tree_leaves(value)
+    except Exception:
+        leaves = []
+    if not (len(leaves) == 1 and leaves[0] is value) and any(
+            _holds_arrays(v, tracers, depth + 1) for v in leaves):
+        return True
+    fields = list(getattr(value, "__dict__", {}).values()) if isinstance(
+        getattr(value, "__dict__", None), dict) else []
+    for cls in type(value).__mro__:         # (__slots__ fields)
+        for slot in getattr(cls, "__slots__", ()) if isinstance(
+                getattr(cls, "__slots__", ()), (tuple, list)) else ():
+            fields.append(getattr(value, slot, None))
+    return any(_holds_arrays(v, tracers, depth + 1) for v in fields)
+
+
+def _argument(rec, value, name, expr, follow, active=True):
+    """What a per-call trace passes for an argument `value` (read as `expr` in the traced
+    source): an array a recording value; a list, tuple or dict (string keys) of them the same
+    container of its items, each read by a line of its own (`params_mu = params['mu']`);
+    anything else (an object, a function, an int, a string) itself, followed where it is the
+    user's. An object holding arrays that are differentiated or batched (`active`) or traced by
+    jit is refused: read as itself, its arrays would be constants of the trace (a lost
+    derivative)."""
+    if _is_array_leaf(value):
+        return _Value(rec, expr) if expr == name else rec.emit(name, expr)
+    if (type(value) in (list, tuple) or isinstance(value, tuple) and hasattr(value, "_fields")) \
+            and len(value) <= 256 and _holds_arrays(value):
+        items = [_argument(rec, v, f"{name}_{i}", f"{expr}[{i}]", follow, active)
+                 for i, v in enumerate(value)]
+        return items if type(value) is list else tuple(items) if type(value) is tuple \
+            else type(value)(*items)        # (a namedtuple: its fields read by name too)
+    if type(value) is dict and len(value) <= 256 and _holds_arrays(value) and all(
+            type(k) is str for k in value):
+        return {k: _argument(rec, v, f"{name}_{k}" if k.isidentifier() else f"{name}_item",
+                             f"{expr}[{k!r}]", follow, active) for k, v in value.items()}
+    if _holds_arrays(value, tracers=not active):
+        rec.refuse(f"is given a {type(value).__name__} object holding "
+                   f"{'differentiated or batched' if active else 'traced'} arrays as its "
+                   f"argument {name}, which the trace would read as constants (a lost "
+                   "derivative); pass the arrays themselves")
+    return _follow_stand_in(rec, value, name) if follow else value
+
+
+def record(fn, context=None, follow=False, arguments=None, active=()):
     """Runs `fn` once with recording values in place of its parameters (its modules and
     functions replaced by recorders of the same name): a Recorded. `context`: why it is traced,
     for the message of a refusal. `follow`: the user functions it calls (and theirs) run
@@ -484,6 +566,8 @@ def record(fn, context=None, follow=False):
             glob[name] = stand_in(name, fn.__globals__[name], None)
         elif name in _RECORDED_BUILTINS:
             glob[name] = _Named(rec, name, name, getattr(builtins, name))
+        elif name == "len" and follow:
+            glob[name] = _Len()
     closure = []
     for name, cell in cells.items():
         closure.append(types.CellType(stand_in(name, cell.cell_contents, cell))
@@ -491,6 +575,23 @@ def record(fn, context=None, follow=False):
         rec.cells[id(closure[-1])] = cell
     rec.patched = glob
     runner = types.FunctionType(code, glob, fn.__name__, None, tuple(closure) or None)
+    if arguments is not None:       # (a per-call trace: the call's own arguments, by name)
+        rec.arrays_named = True
+        try:
+            given = {p: _argument(rec, arguments[p], p, p, follow, p in active)
+                     for p in params}
+            if fixed:       # (specialised for a call's *args: its code takes them so)
+                keyword_only = [p for p, v in sig.parameters.items()
+                                if v.kind == v.KEYWORD_ONLY]
+                result = runner(*[given[p] for p in params if p not in keyword_only],
+                                **{p: given[p] for p in keyword_only})
+            else:
+                result = runner(**given)
+            out = Recorded(rec, result, sig, cells, frozen)
+            rec.source(result)
+        finally:
+            rec.done = True
+        return out
     if not follow:
         result = runner(**{p: _Value(rec, p) for p in params})
         return Recorded(rec, result, sig, cells, frozen)
@@ -686,6 +787,10 @@ def _follow_stand_in(rec, value, hint):
     itself."""
     if type(value) in (_Object, _Follow, _Class):    # (a view stored on a followed object:
         return value                                # substitute(model)'s in trace(...).fn)
+    if rec.arrays_named and (isinstance(value, np.ndarray) or type(value).__name__ == "Array"):
+        # (an array a followed object or function holds, in a trace with a call's arguments:
+        # a constant of the traced source, so that arithmetic with recorded values records)
+        return _Value(rec, rec.const(value, hint if hint.isidentifier() else "array"))
     if isinstance(value, type):
         return _Class(rec, value) if _user_class(value) else value
     if _user_class(type(value)):
@@ -741,6 +846,9 @@ def _patched_module(rec, globals_, code):
     glob, done, top = hit
     for name in _code_names(code) - done:
         done.add(name)
+        if name == "len" and name not in globals_:
+            glob[name] = _Len()         # (len of a traced array: its length where it runs)
+            continue
         if name not in globals_ or name.startswith("__"):
             continue
         value = globals_[name]
@@ -788,7 +896,7 @@ _retraced = weakref.WeakKeyDictionary()    # function -> OrderedDict: (source, f
 _RETRACED_KEPT = 8
 
 
-def retraced(fn, why):
+def retraced(fn, why, arguments=None, active=()):
     """`fn` traced now, following its calls into user functions (record(follow=True)): a
     function whose source is the trace. Traced again on every call, since what it reads (a
     global frame stack, a module-level cache) is Python state no identity guard watches; two
@@ -797,11 +905,14 @@ def retraced(fn, why):
     import collections
     name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
         else "lambda_"
-    run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True)
+    run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True,
+                 arguments=arguments, active=active)
     rec = run.rec
     out = rec.source(run.result)
     header = f"def {name}({run.params()}):"
     body = [f"# traced from {fn.__qualname__} on each call: {why}"]
+    if arguments is not None:
+        body = [f"# traced from {fn.__qualname__} for each call's arguments: {why}"]
     source = "\n".join([header] + ["    " + ln for ln in body + rec.lines + [f"return {out}"]])
     source += "\n"
     free, user_cells = run.free()
@@ -811,14 +922,18 @@ def retraced(fn, why):
     hit = kept.get(key)
     if hit is not None:
         kept.move_to_end(key)
-        _collect(fn, why, hit[0])
+        if arguments is None:
+            _collect(fn, why, hit[0])
         return hit[0]
     gen = _load_traced(fn, source, name, free, user_cells, _origins(rec, 3))
-    gen.__secant_guards__ = (SameTrace(fn, why, gen),)
+    # (one traced for a call's arguments is traced again by its dispatcher at each call,
+    # secant/transforms.py _per_call: what was generated from it stands while it is the same)
+    gen.__secant_guards__ = (SameTrace(fn, why, gen),) if arguments is None else ()
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
         kept.popitem(last=False)
-    _collect(fn, why, gen)
+    if arguments is None:
+        _collect(fn, why, gen)
     return gen
 
 
