@@ -187,3 +187,45 @@ def test_vmap_of_grad_of_a_module_holding_a_function_after(x64):
     got = _w(vmap(grad(loss))(Dense15o(ws, swish)))
     want = np.stack([fd_grad(lambda w: loss(Dense15o(w, swish)), (w,)) for w in ws])
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+@dataclasses.dataclass
+class Defaults15o:
+    """flax-like: a field's default (`act: str = "tanh"`) is a class attribute too; every
+    object holds the field (dataclasses' __init__ sets it), so it is no class constant."""
+    w: object
+    s15o: object = 2.0
+
+
+tree_util.register_dataclass(Defaults15o, data_fields=["w", "s15o"], meta_fields=[])
+
+
+@dataclasses.dataclass(init=False)
+class OwnInit15o:
+    """Its own __init__, which need not set the field: its default may be read from the class."""
+    w: object
+    kind15o: float = 1.0
+
+    def __init__(self, w):
+        self.w = w
+
+
+tree_util.register_dataclass(OwnInit15o, data_fields=["w"], meta_fields=[])
+
+
+def test_a_dataclass_field_default_is_no_class_constant(x64):
+    """A registered dataclass's field default no longer sends every `m.<field>` of the program
+    through attribute_reader (tests/test_others2_training.py's MLPModule did so for `.act` in
+    make test's worker); a class whose own __init__ may leave the field unset still does."""
+    def f(m):
+        return snp.sum(snp.tanh(m.w) * m.s15o)
+
+    def g(m):
+        return snp.sum(m.w * m.kind15o)
+
+    assert "attribute_reader" not in secant.source(grad(f))
+    got = grad(f)(Defaults15o(W, 3.0))
+    np.testing.assert_allclose(got.w, 3 * (1 - np.tanh(W) ** 2))
+    np.testing.assert_allclose(got.s15o, np.sum(np.tanh(W)))
+    assert "attribute_reader(m, 'kind15o')" in secant.source(grad(g))
+    np.testing.assert_allclose(grad(g)(OwnInit15o(W)).w, np.ones(3))
