@@ -2192,12 +2192,14 @@ class Normaliser(ContainerMixin):
                 self.queried.add(arg.name)
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and node.args \
-                and all(isinstance(a, gast.Name) for a in node.args) \
                 and all(k.arg == "axis" for k in node.keywords):
             # batch_size_of(x, y) read by an enclosing vmap: the size of the next batch axis
             # of those it batches (their axis one further in), of the others' own
             args = [self.operand(a) for a in node.args]
             if any(isinstance(a, ir.Var) for a in args):
+                if not all(isinstance(a, (ir.Var, ir.Expr)) for a in args):
+                    raise self.src.error(node, "batch_size_of of a container built in the "
+                                         "call under vmap: pass its trees by name")
                 given = ast.literal_eval(self._source(node.keywords[0].value)) \
                     if node.keywords else 0
                 given = given if isinstance(given, tuple) else (given,) * len(args)
