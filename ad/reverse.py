@@ -466,7 +466,12 @@ class ReverseBuilder(Walker, StackReverse):
             return
         self.comment(op.origin)
         if op.op in SPECIAL:
-            getattr(self, "reverse_" + op.op)(op, gs)
+            origin = self.origin
+            self.origin = self._gathered_at(op) or origin
+            try:
+                getattr(self, "reverse_" + op.op)(op, gs)
+            finally:
+                self.origin = origin
             return
         g = gs[0]
         spec = OPS[op.op]
@@ -1088,6 +1093,23 @@ class ReverseBuilder(Walker, StackReverse):
                 g = f"unbroadcast({gs[0]}, {item.name})" if self.shapes.needs_unbroadcast(
                     items, item.name) else gs[0]
                 self.accumulate(item.name, g)
+
+    def _gathered_at(self, op):
+        """The origin of the line defining m (assigned once, at the top), for `m.p` read by
+        attribute_reader (transformer/properties.py: p a getter or constant of some pytree
+        class): the cotangent of m it gives is written where those of m's fields read as
+        fields are gathered (flush_fields, at m's definition), so that an error building it
+        (a traced value in m's aux data) names the line that built m, as a field read's does,
+        whichever pytree classes the program registered. None for any other op."""
+        reader = op.operands.get("arg0") if op.op == "call" else None
+        base = op.operands.get("arg1")
+        if not (isinstance(reader, ir.Expr) and isinstance(base, ir.Var)
+                and reader.src.startswith(f"attribute_reader({base.name}, ")):
+            return None
+        if self.assigned_once.get(base.name) != 1:
+            return None
+        return next((s.origin for s in self.fn.body if isinstance(s, ir.Op)
+                     and base.name in s.targets), None)
 
     def flush_fields(self, var, entries):
         """Write the cotangent of a container from the cotangents of the fields read from it."""

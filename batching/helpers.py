@@ -31,18 +31,24 @@ def shape_only(fn):
 
 
 @shape_only
-def batch_size_of(tree, axis=0):
+def batch_size_of(*trees, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
-    first) of a batched value (any pytree)."""
-    leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
-              if hasattr(v, "shape") or not callable(v)]   # argument: one for all, no axis)
-    if not leaves:
-        return None                                 # (a scan's empty ys)
-    shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)
-    shape = np.shape(leaves[0]) if shape is None else tuple(shape)
-    if len(shape) <= axis:
-        raise _unsupported(leaves[0])
-    return shape[axis]
+    first: an int, or one for each tree) of batched values (any pytrees): that of the first
+    holding an array. A function has no batch axis: a function held by a module (`self.act`),
+    or its cotangent, is batched only as a dispatcher's output is (all of it), and sizes
+    nothing; None where no tree holds an array (a scan's empty ys)."""
+    axes = axis if isinstance(axis, tuple) else (axis,) * len(trees)
+    for tree, ax in zip(trees, axes):
+        leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
+                  if hasattr(v, "shape") or not callable(v)]   # argument: one for all, no axis)
+        if not leaves:
+            continue
+        shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)
+        shape = np.shape(leaves[0]) if shape is None else tuple(shape)
+        if len(shape) <= ax:
+            raise _unsupported(leaves[0])
+        return shape[ax]
+    return None
 
 
 def _method_leaves(tree):

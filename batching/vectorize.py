@@ -1139,7 +1139,16 @@ def _ops(stmts):
     return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
 
 
-_CALLEE = re.compile(r"fn_*(_dot_*)*")   # a dispatcher's callee and its tangents (transforms.py)
+def _sized_by(fn, batched):
+    """The batched parameters the batch is sized by: the first an array op reads (an array,
+    or the program fails there), else all of them, batch_size_of taking the first that holds
+    an array when it runs. A function has no batch axis, and a batched parameter may hold one:
+    a dispatcher's callee `fn` or its tangent fn_dot, a function held by a module (`self.act
+    = snp.tanh`) read through attribute_reader, or that function's cotangent `act_bar`,
+    batched only as a dispatcher's whole output is."""
+    from secant.ad.reverse import arrays_read
+    arrays = arrays_read(fn.body)
+    return next(([p] for p in batched if p in arrays), batched)
 
 
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):
@@ -1156,10 +1165,8 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
             b.emit(f"{p} = snp.moveaxis({p}, {axis}, 0)")
         b.batched.add(p)
         b.ranks[p] = (p, 0)
-    if batched:     # (sized by an array: not a dispatcher's callee `fn`, or its tangent
-        #            fn_dot, a function held by a module, `self.act = snp.tanh`: no arrays in it)
-        sized_by = next((p for p in batched if not _CALLEE.fullmatch(p)), batched[0])
-        b.emit(f"{size} = batch_size_of({sized_by})")
+    if batched:
+        b.emit(f"{size} = batch_size_of({', '.join(_sized_by(fn, batched))})")
     elif axis_size is not None:
         b.emit(f"{size} = {int(axis_size)}")
     b.block(fn.body)

@@ -205,6 +205,9 @@ CASES = {
                                    {"x": r(2, 2, 3), "y": r(2, 2, 2)}),
     "example_len": ("x * example_len(x)", {"x": r(2, 3)}),
     "batch_size_of": ("x * batch_size_of(x)", {"x": r(2, 3)}),
+    # (sized by the first tree holding an array: a function has no batch axis)
+    "batch_size_of_first_array": ("x * batch_size_of(snp.tanh, y, x)",
+                                  {"x": r(2, 3), "y": r(4, 3)}),
     "example_size": ("x * example_size(x)", {"x": r(2, 3)}),
     "example_shape": ("snp.reshape(x, (2,) + example_shape(x))", {"x": r(2, 3)}),
     "example_ndim": ("x * example_ndim(x)", {"x": r(2, 3)}),

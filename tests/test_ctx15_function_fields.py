@@ -5,7 +5,9 @@ callee `fn` and tangent `fn_dot` are parameters of the derivative; vmap of that 
 sized its batch by fn_dot, the first batched parameter, which holds no arrays: jacfwd(grad(f))
 raised "the batch size of a value with no arrays in it ... is unknown" naming secant's
 generated `tanh_held_jvp`. Functions carry no derivative and have no batch axis: the batch is
-now sized by a batched parameter that is not the callee (batching/vectorize.py build).
+now sized by the first batched parameter holding an array when it runs (batching/vectorize.py
+build). Which classes the process registered decides whether `self.act` is read as a field or
+through attribute_reader (tests/test_order15_computed_names.py checks both paths).
 Checked against closed forms and float64 central differences."""
 import dataclasses
 
@@ -124,21 +126,9 @@ TRANSFORMS = {"jacfwd(grad)": lambda f: jacfwd(grad(f)), "hessian": hessian,
               "jit(jacfwd(grad))": lambda f: jit(jacfwd(grad(f)))}
 
 
-# Pass alone, fail in `make test`'s worker after other files ("the batch size of a value with no
-# arrays in it ... is unknown", found by the 2026-12-06 merge CI): an order dependence not yet
-# found, so not strict until it is.
-ORDER_DEPENDENT = {("jacfwd(grad)", n) for n in ("aux_of_an_argument", "user_function_aux",
-                                                 "sequential")}
-ORDER_DEPENDENT |= {("jit(jacfwd(grad))", n) for _, n in ORDER_DEPENDENT}
-
-
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
-def test_second_derivatives_of_a_module_holding_a_function(x64, name, transform, request):
-    if (transform, name) in ORDER_DEPENDENT:
-        request.applymarker(pytest.mark.xfail(strict=False, reason=(
-            "passes alone, fails after other files in the suite's worker: order dependence "
-            "not yet found (2026-12-06)")))
+def test_second_derivatives_of_a_module_holding_a_function(x64, name, transform):
     f, make, part = CASES[name]
     of_w = lambda w: f(make(w))
     want = _fd_hessian(of_w, W)

@@ -12,20 +12,9 @@ import error_catalogue_cases as catalogue
 from error_catalogue_known import KNOWN_FAILURES
 
 
-# Cases that pass alone but fail in `make test`'s worker after other files (found by the
-# 2026-12-06 merge CI: "noline", the SecantTypeError raised without the user's line under
-# jit(grad)): an order dependence not yet found, so not strict until it is.
-ORDER_DEPENDENT = {"aux-aux_meta_replaced-jit-grad", "aux-aux_meta_replace_method-jit-grad",
-                   "aux-aux_meta_from_a_leaf-jit-grad"}
-
-
 def _param(cid):
     if cid in KNOWN_FAILURES:
         return pytest.param(cid, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[cid]))
-    if cid in ORDER_DEPENDENT:
-        return pytest.param(cid, marks=pytest.mark.xfail(strict=False, reason=(
-            "passes alone, fails after other files in the suite's worker: order dependence "
-            "not yet found (2026-12-06)")))
     return cid
 
 

@@ -2200,11 +2200,23 @@ class Normaliser(ContainerMixin):
             if isinstance(arg, ir.Var) and not self.is_container(arg):
                 self.queried.add(arg.name)
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
-        if self.batching and getattr(obj, "__secant_batch_size__", False) and not node.keywords:
-            arg = self.operand(node.args[0])    # batch_size_of(x) read by an enclosing vmap:
-            if isinstance(arg, ir.Var):         # the size of x's next batch axis
-                axis = ast.literal_eval(self._source(node.args[1])) if len(node.args) > 1 else 0
-                return ir.Expr(f"batch_size_of({arg.name}, {axis + 1})")
+        if self.batching and getattr(obj, "__secant_batch_size__", False) and node.args \
+                and all(k.arg == "axis" for k in node.keywords):
+            # batch_size_of(x, y) read by an enclosing vmap: the size of the next batch axis
+            # of those it batches (their axis one further in), of the others' own
+            args = [self.operand(a) for a in node.args]
+            if any(isinstance(a, ir.Var) for a in args):
+                if not all(isinstance(a, (ir.Var, ir.Expr)) for a in args):
+                    raise self.src.error(node, "batch_size_of of a container built in the "
+                                         "call under vmap: pass its trees by name")
+                given = ast.literal_eval(self._source(node.keywords[0].value)) \
+                    if node.keywords else 0
+                given = given if isinstance(given, tuple) else (given,) * len(args)
+                axes = tuple(ax + 1 if isinstance(a, ir.Var) else ax
+                             for a, ax in zip(args, given))
+                axis = axes[0] if len(set(axes)) == 1 else axes
+                names = ", ".join(a.name if isinstance(a, ir.Var) else a.src for a in args)
+                return ir.Expr(f"batch_size_of({names}, axis={axis!r})")
         if self.batching and getattr(obj, "__secant_batch_depth__", False) is True \
                 and len(node.args) >= 2 and not node.keywords:
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])

@@ -5,6 +5,7 @@ object, or read the class's constant as the tangent (a wrong value). The canonic
 writes the read as `dynamic_call(attribute_reader(m, 'p'), m)`: attribute_reader picks, when it
 runs, the getter (user code, differentiated and batched as any callee known only at run time),
 a function returning the class's constant, or a field read."""
+import dataclasses
 import functools
 import inspect
 
@@ -31,7 +32,19 @@ def _computed(cls, name):
     if isinstance(static, (property, functools.cached_property)):
         return True
     # a namedtuple's fields are descriptors; methods, classmethods are called, not read
-    return not (hasattr(static, "__get__") or callable(static))
+    return not (hasattr(static, "__get__") or callable(static) or name in _init_fields(cls))
+
+
+def _init_fields(cls):
+    """The fields every object of dataclass `cls` holds in its __dict__, set by the __init__
+    dataclasses generated (a default, `act: str = "tanh"`, is a class attribute too, but a
+    field: never read from the class). None of them for a class whose __init__ is not such
+    one (its own, or a subclass's)."""
+    owner = next((k for k in cls.__mro__ if "__init__" in vars(k)), None)
+    params = vars(owner).get("__dataclass_params__") if owner is not None else None
+    if params is None or not params.init:
+        return ()
+    return {f.name for f in dataclasses.fields(owner)}
 
 
 def may_be_computed(name):
