@@ -53,7 +53,7 @@ _DEPTH = 6
 _PURE_BUILTINS = frozenset((
     "abs", "all", "any", "callable", "divmod", "getattr", "hasattr", "isinstance", "issubclass",
     "iter", "len", "max", "min", "next", "pow", "repr", "round", "sorted", "sum", "format",
-    "hash", "ord", "chr"))
+    "ord", "chr"))    # (not hash: a str's differs between processes)
 _PURE_MODULES = frozenset(("math", "cmath", "operator", "_operator", "itertools", "functools"))
 _TYPE_MODULES = frozenset(("builtins", "numpy", "ml_dtypes", "itertools", "functools"))
 _DTYPES = {np.dtype(d).name: np.dtype(d) for d in dtypes._SUPPORTED_SET}
