@@ -163,3 +163,92 @@ def test_a_damaged_record_is_traced_around(program):
     _check(result, False, _expected())
     assert result[0]["index"]["corrupt"] == 1 and result[0]["index"]["stores"] == 1
     _check(_run(program), True, _expected())
+
+
+# --- the early key in this process (no compile): what it reads and what it refuses -----------
+
+import secant  # noqa: E402
+import secant.numpy as snp  # noqa: E402
+from secant import api, compile_index  # noqa: E402
+
+FACTOR = 2.0
+TABLE = np.ones(3, np.float32)
+
+
+class _Obj:
+    factor = 2.0
+
+
+OBJ = _Obj()
+
+
+def _plain(w):
+    return snp.sum(snp.tanh(w) * FACTOR)
+
+
+def _reads_array(w):
+    return snp.sum(w * TABLE)
+
+
+def _reads_object(w):
+    return snp.sum(w * OBJ.factor)
+
+
+def _prints(w):
+    print(w)
+    return snp.sum(w)
+
+
+def _hashes(w):
+    return snp.sum(w) * (hash("a") % 7)
+
+
+def _early_key(fn, *args):
+    jitted = secant.jit(secant.grad(fn))
+    leaves, treedef = api._flatten(args)
+    t = (treedef, (), api._X64[0], *[api._leaf_key(x) for x in leaves])
+    return compile_index.key(jitted, args, t)
+
+
+@pytest.fixture
+def cache_on(tmp_path):
+    before = secant.config.read("compilation_cache_dir")
+    secant.config.update("compilation_cache_dir", str(tmp_path))
+    yield
+    secant.config.update("compilation_cache_dir", before)
+
+
+def test_the_key_reads_values_and_shapes(cache_on):
+    global FACTOR
+    w3, w4 = np.ones(3, np.float32), np.ones(4, np.float32)
+    k = _early_key(_plain, w3)
+    assert k is not None and k == _early_key(_plain, w3)
+    assert k != _early_key(_plain, w4)
+    FACTOR = 3.0
+    try:
+        assert k != _early_key(_plain, w3)
+    finally:
+        FACTOR = 2.0
+    assert k == _early_key(_plain, w3)
+
+
+@pytest.mark.parametrize("fn", [_reads_array, _reads_object, _prints, _hashes])
+def test_the_key_refuses_what_it_cannot_vouch_for(cache_on, fn):
+    assert _early_key(fn, np.ones(3, np.float32)) is None
+
+
+def test_an_edited_secant_file_changes_the_key(cache_on, monkeypatch):
+    w = np.ones(3, np.float32)
+    k = _early_key(_plain, w)
+    real = os.stat
+
+    class _Later:
+        def __init__(self, st):
+            self.st_size, self.st_mtime_ns = st.st_size, st.st_mtime_ns + 1
+
+    def stat(path, *a, **kw):
+        st = real(path, *a, **kw)
+        return _Later(st) if str(path).endswith(os.path.join("ad", "reverse.py")) else st
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(compile_index, "_static", [])
+    assert _early_key(_plain, w) != k
