@@ -249,7 +249,7 @@ def key(jitted, args, key_t):
             raise _No
         fn = _callee(jitted._fun)
         text = repr((_process_part(), bool(key_t[2]), tree, fn))
-    except (_No, RecursionError, AttributeError):
+    except Exception:       # (_No, or anything unforeseen: the call traces as before)
         _count("refused")
         return None
     return hashlib.sha256(text.encode()).hexdigest()
@@ -299,6 +299,13 @@ def _decode(x):
 def store(name, compiled, n_leaves):
     """Record what the trace of early key `name` made (`compiled`, an api._Compiled), when it
     can stand for that trace: no hoisted constants, a plain output tree, no host callbacks."""
+    try:
+        _store(name, compiled, n_leaves)
+    except Exception:       # (no record: the next process traces, as without the index)
+        pass
+
+
+def _store(name, compiled, n_leaves):
     from secant.api import _WithFloat0
     if len(compiled.in_avals) != n_leaves or compiled.consts or compiled.exe._callbacks \
             or type(compiled.out_tree) is _WithFloat0:
