@@ -47,34 +47,36 @@ def key(text, *parts):
     return h.hexdigest()
 
 
-def _path(d, name):
-    return os.path.join(d, name + ".exe")
+def _path(d, name, ext=".exe"):
+    return os.path.join(d, name + ext)
 
 
-def _count(what):
-    with _lock:
-        stats[what] += 1
+def _count(what, counts=stats):
+    if counts is not None:
+        with _lock:
+            counts[what] += 1
 
 
-def load(name):
-    """The stored executable bytes of entry `name`, checksum verified, or None (a miss, or a
-    damaged file: counted as corrupt, and left for `store` to overwrite)."""
+def load(name, ext=".exe", counts=stats):
+    """The stored bytes of entry `name`, checksum verified, or None (a miss, or a damaged file:
+    counted as corrupt, and left for `store` to overwrite). `ext`: ".exe" for executables,
+    ".idx" for secant/compile_index.py's records (counted there: `counts` None)."""
     d = directory()
     if d is None:
         return None
     try:
-        with open(_path(d, name), "rb") as f:
+        with open(_path(d, name, ext), "rb") as f:
             data = f.read()
     except OSError:
-        _count("misses")
+        _count("misses", counts)
         return None
     head = len(_MAGIC) + _DIGEST
     payload = data[head:]
     if (len(data) <= head or not data.startswith(_MAGIC)
             or hashlib.sha256(payload).digest() != data[len(_MAGIC):head]):
-        _count("corrupt")
+        _count("corrupt", counts)
         return None
-    _count("hits")
+    _count("hits", counts)
     return payload
 
 
@@ -83,19 +85,20 @@ def refused(name):
     _count("corrupt")
 
 
-def store(name, payload):
+def store(name, payload, ext=".exe", counts=stats):
     """Write entry `name` atomically (a reader never sees half a file); a cache directory that
-    cannot be written is reported once, as a warning, and the program runs on uncached."""
+    cannot be written is reported once, as a warning, and the program runs on uncached.
+    Whether it was written."""
     d = directory()
     if d is None:
-        return
+        return False
     try:
         os.makedirs(d, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
-            os.replace(tmp, _path(d, name))
+            os.replace(tmp, _path(d, name, ext))
         except BaseException:
             os.unlink(tmp)
             raise
@@ -104,5 +107,6 @@ def store(name, payload):
             _warned.append(True)
             warnings.warn(f"secant: cannot write the compilation cache in {d!r} ({e}); "
                           "compiled programs are not cached", stacklevel=2)
-        return
-    _count("stores")
+        return False
+    _count("stores", counts)
+    return True

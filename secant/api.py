@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from secant import jit_closures, tree_util
+from secant import compile_index, jit_closures, tree_util
 from secant.backends import dtypes, once, runtime
 from secant.backends.array import Array
 from secant.backends.config import config
@@ -630,6 +630,18 @@ class JitFunction:
             compiled = jit_closures.compiled(self, args, kwargs, leaves, treedef, static, key)
             if compiled is not None:
                 return compiled
+        # the persistent cache's record of this call's trace, by a key read before tracing
+        early = None if key is None else compile_index.key(self, args, key.t)
+        if early is not None:
+            in_avals = [canonical_aval(x) for x in leaves]
+            found = compile_index.load(early, in_avals)
+            if found is not None:
+                text, out_avals, out_tree = found
+                compiled = _Compiled(_executable(text, out_avals), text, in_avals, out_avals,
+                                     out_tree)
+                compiled.key = key
+                return compiled
+        guards = self._cache.guards
         text, in_avals, out_avals, out_tree, hoisted = self._trace(args, kwargs, leaves,
                                                                    treedef, static, hoist=True)
         _count("traces")
@@ -639,6 +651,8 @@ class JitFunction:
         compiled.consts = _hoisted_consts(hoisted, in_avals[len(leaves):],
                                           compiled._putters[len(leaves):])
         compiled.key = key
+        if early is not None and self._cache.guards is guards:
+            compile_index.store(early, compiled, len(leaves))
         return compiled
 
     def lower(self, *args, **kwargs):
