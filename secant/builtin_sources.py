@@ -21,6 +21,16 @@ def pow(base, exp, mod=None):
     return base ** exp
 
 
+def divmod(a, b):
+    return a // b, a % b
+
+
+def round(number, ndigits=None):
+    if ndigits is None:
+        return _snp.round(number)
+    return _snp.round(number, ndigits)
+
+
 def max(first, *rest):
     out = first
     for v in rest:
@@ -76,7 +86,7 @@ def starmap(function, iterable):
     return [function(*args) for args in iterable]
 
 
-SOURCES = {_builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
+SOURCES = {_builtins.divmod: divmod, _builtins.round: round, _builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
            _itertools.chain: chain, _itertools.pairwise: pairwise,
            _itertools.combinations: combinations, _itertools.islice: islice, _itertools.starmap: starmap}
 

@@ -181,13 +181,134 @@ def math_static(x):
     return x[0] * math.sqrt(4.0) + math.pi * x[1] + math.exp(0.0) * x[2] + math.floor(2.5)
 
 
+
+# --- what users write beside these (issue 15, widened) ----------------------------------------------
+def walrus_comprehension(x):
+    y = x[0]
+    return [y := y * 2 for _ in range(3)][-1] + y * x[1]
+
+
+def walrus_comprehension_test(x):
+    total = x[2]
+    kept = [total := total + v for v in _xs(x) if (w := v * 2.0) is not None]
+    return kept[1] * total + w
+
+
+def divmod_round_static(x):
+    q, r = divmod(17, 5)
+    return x[0] * q + x[1] * r + x[2] * round(3.7) + round(2.345, 1) * x[0]
+
+
+def divmod_traced(x):
+    q, r = divmod(x[0] * 7.0 + 20.0, 3.0)
+    return r * x[1] + q
+
+
+def round_traced(x):
+    return round(x[0] * 10.0) * x[1] + round(x[2], 1) + x[2]
+
+
+def abs_list_item(x):
+    xs = _xs(x)
+    return abs(xs[0]) + abs(xs[2]) * xs[1]
+
+
+def reduce_operator_add_mul(x):
+    return functools.reduce(operator.add, _xs(x)) * functools.reduce(operator.mul, _xs(x), 2.0)
+
+
+def map_two_iterables(x):
+    return sum(map(operator.mul, _xs(x), [1.0, 2.0, 3.0])) + sum(
+        map(lambda a, b: a * b, _xs(x), _xs(x)))
+
+
+def filter_static_predicate(x):
+    idx = list(filter(lambda i: i != 1, range(3)))
+    names = list(filter(None, ["a", "", "b"]))
+    return sum(x[i] for i in idx) * len(names)
+
+
+def all_any_static(x):
+    shape_ok = all(n > 0 for n in (1, 2, 3))
+    some = any(k == "b" for k in ("a", "b"))
+    return x[0] * (2.0 if shape_ok else 1.0) + x[1] * (3.0 if some else 0.0)
+
+
+def dict_items_values(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return sum(v * len(k) for k, v in d.items()) + sum(d.values()) * x[0]
+
+
+def dict_get_default(x):
+    d = {"a": x[0], "b": x[1]}
+    return d.get("a", 0.0) * d.get("z", 2.0) + d.get("b", x[2]) * x[2]
+
+
+def zip_star_pairs(x):
+    pairs = [(x[0], 1.0), (x[1], 2.0), (x[2], 3.0)]
+    vs, ws = zip(*pairs)
+    return sum(v * w for v, w in zip(vs, ws)) + vs[2] * vs[0]
+
+
+def sorted_dict_items(x):
+    d = {"b": x[0], "a": x[1], "c": x[2]}
+    return sum(v * (i + 1) for i, (k, v) in enumerate(sorted(d.items())))
+
+
+def sum_generator_over_dict(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return sum(d[k] * d[k] for k in d)
+
+
+def iter_next_default(x):
+    it = iter([x[0], x[1]])
+    a = next(it)
+    b = next(it)
+    c = next(it, 1.0)
+    return a * b + c
+
+
+def iter_next_in_expression(x):
+    it = iter(_xs(x))
+    return next(it) * next(it) + next(it, 5.0) * next(it, 2.0)
+
+
+def iter_next_in_loop(x):
+    it = iter(_xs(x))
+    acc = 0.0
+    for _ in range(2):
+        acc = acc * 2.0 + next(it)
+    return acc
+
+
+def iter_then_for(x):
+    it = iter(_xs(x))
+    a = next(it)
+    return sum(v * a for v in it)
+
+
+def max_pairs_key_value(x):
+    pairs = [("a", x[0]), ("bbb", x[1])]
+    return max(pairs, key=lambda kv: len(kv[0]))[1] * 2.0
+
+
+def repeat_bounded_by_zip(x):
+    return sum(a * b for a, b in zip(_xs(x), itertools.repeat(x[0])))
+
+
 WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, min_max_args,
            min_max_iterable, min_max_key, min_max_default, sum_start, sum_generator,
            sorted_static_key, sorted_reverse, sorted_plain_keys, reversed_list, reversed_loop,
            enumerate_start, zip_strict, map_filter, iter_next, constructions,
            operator_functions, operator_getters, functools_reduce_partial,
            itertools_product_chain, itertools_accumulate, itertools_combinations,
-           itertools_pairwise_islice, itertools_repeat_starmap, static_builtins, math_static]
+           itertools_pairwise_islice, itertools_repeat_starmap, static_builtins, math_static,
+           walrus_comprehension, walrus_comprehension_test, divmod_round_static, divmod_traced,
+           round_traced, abs_list_item, reduce_operator_add_mul, map_two_iterables,
+           filter_static_predicate, all_any_static, dict_items_values, dict_get_default,
+           zip_star_pairs, sorted_dict_items, sum_generator_over_dict, iter_next_default,
+           iter_next_in_expression, iter_next_in_loop, iter_then_for, max_pairs_key_value,
+           repeat_bounded_by_zip]
 
 
 def _fd(f, x, h=1e-6):
@@ -230,10 +351,11 @@ ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _GAPS = {
-    min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
-                                         "reads static values only"),
-    iter_next: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                "iter(xs)/next(it) of traced items: no derivative of iter"),
+    iter_then_for: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
+                    "an iterator read by next() and then by a for loop or comprehension: only "
+                    "one read by next() alone is followed"),
+    repeat_bounded_by_zip: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
+                            "zip(xs, itertools.repeat(v)): an endless iterator"),
     itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
                                "zip(xs, itertools.repeat(2.0)): an endless iterator"),
 }
@@ -368,3 +490,39 @@ def enumerate_positional_start(x):
 @pytest.mark.parametrize("name", TRANSFORMS)
 def test_enumerate_positional_start(name, x64):
     _check(enumerate_positional_start, name)
+
+
+def max_pairs_key_of_values(x):
+    pairs = [("a", x[0]), ("bbb", x[1])]
+    return max(pairs, key=lambda kv: kv[1])[1] * 2.0
+
+
+@pytest.mark.parametrize("transform", ["vmap", "vmap_grad"])
+def test_max_by_a_key_of_batched_values_is_refused_at_the_users_line(transform):
+    """max(pairs, key=len of the name) runs under vmap (one order for every example); a key
+    read from the batched values has an order per example: a clear error at the user's line."""
+    t = secant.vmap if transform == "vmap" else lambda f: secant.vmap(secant.grad(f))
+    with pytest.raises(secant.SecantError) as e:
+        t(max_pairs_key_of_values)(XB)
+    assert "sorted() of batched values" in str(e.value)
+    assert "test_builtins15_sweep.py" in str(e.value) and "key=lambda kv: kv[1]" in str(e.value)
+
+
+def first_assigned_in_a_loop(x):
+    for i in range(3):
+        w = x[i] * x[i]
+    return w * x[0]
+
+
+def walrus_comprehension_first_binding(x):
+    kept = [w := v * 2.0 for v in _xs(x)]
+    return kept[0] * w
+
+
+@pytest.mark.parametrize("f", [first_assigned_in_a_loop, walrus_comprehension_first_binding],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_a_name_first_assigned_in_a_loop(f, name, x64):
+    """jvp started the tangent of a loop variable first assigned in the body as
+    zeros_like_tree of a name not yet bound (UnboundLocalError from generated code)."""
+    _check(f, name)

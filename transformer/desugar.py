@@ -48,7 +48,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (container_updates, depth, function_lists, gast_parse,
-                                 generators, namespaces, nonlocals, objects, remat_calls,
+                                 generators, iterators, namespaces, nonlocals, objects, remat_calls,
                                  star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
@@ -514,6 +514,7 @@ class _Desugarer:
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
+        body = iterators.rewrite(self, body)        # it = iter(xs); a = next(it)
         body = self.lift_local_functions(body)
         body = self.block(body)
         return self.returns(body)
@@ -612,6 +613,11 @@ class _Desugarer:
             field = "value" if not isinstance(s, gast.Assert) else "test"
             expr = getattr(s, field, None)
             census = self.census()
+            if expr is not None and not self.only_choices and (
+                    census is None or census.has(gast.NamedExpr)):
+                pre = self.walrus_comprehension(s, field)
+                if pre:
+                    return self.block(pre + [s])
             if expr is None or census is not None and not census.has(
                     gast.NamedExpr, gast.IfExp) or not _has([expr], (gast.NamedExpr, gast.IfExp)):
                 return [s]      # (neither a walrus nor a choice: one walk, not two)
@@ -759,6 +765,76 @@ class _Desugarer:
         return pre
 
     # --- walrus -----------------------------------------------------------------------------------
+    def walrus_comprehension(self, stmt, field):
+        """`[y := y * 2 for _ in range(3)]` in stmt.<field> (a walrus in a list comprehension's
+        item or test binds y in the function, as Python's PEP 572 says) -> before stmt,
+        `ys = []` / `for _ in range(3): ys.append(y := y * 2)` (the loop's target a fresh
+        name, the comprehension's own), and `ys` in its place: the walrus is then a statement
+        of the loop body. A comprehension evaluated only sometimes (in and/or, a conditional
+        expression, a lambda) stays as written."""
+        expr = getattr(stmt, field)
+        found = []
+
+        class Find(gast.NodeVisitor):
+            def visit_ListComp(self, n):
+                if not found and _has([n.elt] + [i for g in n.generators for i in g.ifs],
+                                      gast.NamedExpr) and not any(
+                        _has([g.iter], gast.NamedExpr) for g in n.generators):
+                    found.append(n)
+
+            def _skip(self, n):
+                pass
+
+            visit_BoolOp = visit_IfExp = visit_Lambda = _skip
+            visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip
+
+        Find().visit(expr)
+        if not found:
+            return []
+        comp = found[0]
+        walrus = {n.target.id for part in [comp.elt] + [i for g in comp.generators
+                                                         for i in g.ifs]
+                  for n in _walk_scope([part]) if isinstance(n, gast.NamedExpr)}
+        early = [m for m in gast.walk(expr) if isinstance(m, gast.Name) and m.id in walrus
+                 and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", None) is not None
+                 and (m.lineno, m.col_offset) < (comp.lineno, comp.col_offset)]
+        if early:
+            raise self.error(comp, f"{early[0].id} is read before the walrus (:=) in the "
+                             "comprehension that assigns it, in the same expression; split it "
+                             "into two statements")
+        renamed = {}
+        for g in comp.generators:
+            for m in gast.walk(g.target):
+                if isinstance(m, gast.Name) and m.id not in renamed:
+                    renamed[m.id] = self.names.fresh(m.id if m.id != "_" else "item")
+
+        class Rename(gast.NodeTransformer):
+            def visit_Name(self, n):
+                if n.id in renamed:
+                    n.id = renamed[n.id]
+                return n
+        seq = self.names.fresh(f"{sorted(walrus)[0]}s")     # [y := ... ]: ys
+        comp = copy.deepcopy(comp)
+        body = [_at(stmt, gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=_name(seq), attr="append", ctx=gast.Load()),
+            args=[Rename().visit(comp.elt)], keywords=[])))]
+        for k, g in reversed(list(enumerate(comp.generators))):
+            for test in reversed(g.ifs):
+                body = [_at(stmt, gast.If(test=Rename().visit(test), body=body, orelse=[]))]
+            body = [_at(stmt, gast.For(target=Rename().visit(g.target),
+                                       iter=g.iter if k == 0 else Rename().visit(g.iter),
+                                       body=body, orelse=[], type_comment=None))]
+
+        class Replace(gast.NodeTransformer):
+            def visit_ListComp(self, n):
+                if n is found[0]:
+                    return gast.copy_location(_name(seq), n)
+                return self.generic_visit(n)
+        setattr(stmt, field, Replace().visit(expr))
+        self.containers.add(seq)
+        self.changed = True
+        return [_parse(f"{seq} = []", stmt)] + body
+
     def hoist(self, stmt, field):
         """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order)."""
         expr = getattr(stmt, field, None)

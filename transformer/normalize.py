@@ -2213,6 +2213,9 @@ class Normaliser(ContainerMixin):
             return self.call(call)
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
+        if self.batching and getattr(obj, "__secant_by_key_under_vmap__", False) \
+                and any(k.arg == "key" for k in node.keywords):
+            return self._inactive(node)     # sort_order(xs, key=f): f reads static parts
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
                 or getattr(obj, "__secant_placeholder__", False) or _is_static_query(obj) \
                 or getattr(obj, "__secant_structure__", False) \
