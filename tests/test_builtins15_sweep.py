@@ -287,6 +287,14 @@ def iter_then_for(x):
     return sum(v * a for v in it)
 
 
+def iter_fold(x):
+    it = iter(_xs(x))
+    acc = next(it)
+    for v in it:
+        acc = acc * v + 1.0
+    return acc
+
+
 def max_pairs_key_value(x):
     pairs = [("a", x[0]), ("bbb", x[1])]
     return max(pairs, key=lambda kv: len(kv[0]))[1] * 2.0
@@ -307,7 +315,8 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            round_traced, abs_list_item, reduce_operator_add_mul, map_two_iterables,
            filter_static_predicate, all_any_static, dict_items_values, dict_get_default,
            zip_star_pairs, sorted_dict_items, sum_generator_over_dict, iter_next_default,
-           iter_next_in_expression, iter_next_in_loop, iter_then_for, max_pairs_key_value,
+           iter_next_in_expression, iter_next_in_loop, iter_then_for, iter_fold,
+           max_pairs_key_value,
            repeat_bounded_by_zip]
 
 
@@ -350,15 +359,7 @@ TRANSFORMS = ["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
-_GAPS = {
-    iter_then_for: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                    "an iterator read by next() and then by a for loop or comprehension: only "
-                    "one read by next() alone is followed"),
-    repeat_bounded_by_zip: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                            "zip(xs, itertools.repeat(v)): an endless iterator"),
-    itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                               "zip(xs, itertools.repeat(2.0)): an endless iterator"),
-}
+_GAPS = {}
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default]
 
@@ -526,3 +527,19 @@ def test_a_name_first_assigned_in_a_loop(f, name, x64):
     """jvp started the tangent of a loop variable first assigned in the body as
     zeros_like_tree of a name not yet bound (UnboundLocalError from generated code)."""
     _check(f, name)
+
+
+def iter_read_then_next(x):
+    it = iter(_xs(x))
+    total = sum(it)
+    return total * next(it, 1.0)
+
+
+@pytest.mark.parametrize("transform", [secant.grad, secant.vmap], ids=["grad", "vmap"])
+def test_an_iterator_read_by_a_loop_before_next_is_refused_at_the_users_line(transform):
+    """Only an iterator read by next() alone (or by one loop after every next()) is followed as
+    a list: one read by next() after a loop consumed it is refused, not answered wrongly."""
+    assert float(iter_read_then_next(X)) == pytest.approx(float(X.sum()))
+    with pytest.raises(secant.SecantError) as e:
+        transform(iter_read_then_next)(XB if transform is secant.vmap else X)
+    assert "iter" in str(e.value) and "test_builtins15_sweep.py" in str(e.value)

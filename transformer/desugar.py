@@ -38,6 +38,7 @@ conditional expressions into `if`s it can stage, and otherwise traces the user's
 import ast
 import copy
 import inspect
+import itertools
 import sys
 import types
 
@@ -556,6 +557,7 @@ class _Desugarer:
     def statement(self, s):
         if not self.only_choices:
             self.builtin_maps(s)
+            self.endless_repeats(s)
         rewritten = None if self.only_choices else statements.rewrite(self, s)
         if rewritten is not None:       # global, del, loop else:, match (statements.py)
             self.changed = True
@@ -678,6 +680,68 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def endless_repeats(self, s):
+        """`zip(xs, itertools.repeat(v))` (a repeat without a count, bounded by the other
+        arguments) -> `[(xs_item, v) for xs_item in xs]`: the list the transforms follow (v a
+        plain read, evaluated per item; a zip of repeats only, or of a v that calls something,
+        stays as written)."""
+        census = self.census()
+        if census is not None and "zip" not in census.names or self.rebound("zip"):
+            return
+        outer = self
+
+        class Repeats(gast.NodeTransformer):
+            def visit_Call(self, n):
+                self.generic_visit(n)
+                if not (isinstance(n.func, gast.Name) and n.func.id == "zip" and n.args
+                        and not n.keywords
+                        and not any(isinstance(a, gast.Starred) for a in n.args)):
+                    return n
+                endless = [outer._endless_repeat(a) for a in n.args]
+                if all(e is None for e in endless) or all(e is not None for e in endless):
+                    return n
+                bounded = [a for a, e in zip(n.args, endless) if e is None]
+                names = [outer.names.fresh(f"{a.id}_item" if isinstance(a, gast.Name)
+                                           else "item") for a in bounded]
+                given = iter(names)
+                elts = [_name(next(given)) if e is None else copy.deepcopy(e) for e in endless]
+                stored = [_name(v, store=True) for v in names]
+                target = stored[0] if len(stored) == 1 else gast.Tuple(elts=stored,
+                                                                       ctx=gast.Store())
+                it = bounded[0] if len(bounded) == 1 else gast.Call(
+                    func=_name("zip"), args=bounded, keywords=[])
+                comp = gast.ListComp(elt=gast.Tuple(elts=elts, ctx=gast.Load()), generators=[
+                    gast.comprehension(target=target, iter=it, ifs=[], is_async=0)])
+                for m in gast.walk(comp):
+                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                        gast.copy_location(m, n)
+                outer.changed = True
+                return gast.copy_location(comp, n)
+        for field in ("value", "test", "iter"):
+            if getattr(s, field, None) is not None:
+                setattr(s, field, Repeats().visit(getattr(s, field)))
+
+    def _endless_repeat(self, call):
+        """v of `itertools.repeat(v)` (no count) with v a plain read (names, attributes,
+        constant items, arithmetic), else None."""
+        if not (isinstance(call, gast.Call) and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], gast.Starred)):
+            return None
+        f, chain = call.func, []
+        while isinstance(f, gast.Attribute):
+            chain.insert(0, f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or \
+                self.module_callee(f.id, chain) is not itertools.repeat:
+            return None
+        v = call.args[0]
+        if any(not isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
+                                  gast.BinOp, gast.UnaryOp, gast.Tuple, gast.expr_context,
+                                  gast.operator, gast.unaryop, gast.Slice))
+               for m in gast.walk(v)):
+            return None
+        return v
 
     def builtin_filter(self, n):
         """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own

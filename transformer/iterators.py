@@ -3,7 +3,9 @@ the front: `it = list(xs)`, and `a = next(it)` -> `a = it[0]` / `it = it[1:]`
 (`next(it, d)`: `(it + [d])[0]`, the default where the list is empty), which every transform
 follows as it follows any list (issue 15). A next() inside and/or, a conditional expression, a
 lambda or a comprehension (evaluated only sometimes), or an iterator read any other way
-(`for v in it`, passed to a function, returned) is left as written."""
+(passed to a function, returned) is left as written; one for loop or comprehension over it
+after every next() (`first = next(it)` / `for v in it:`, at the function's top level) iterates
+what is left of the list."""
 import gast
 
 from secant.transformer.hygiene import SCOPES, walk as _walk, walk_scope
@@ -26,10 +28,13 @@ def rewrite(d, body):
     for n in _walk(d.node):
         if isinstance(n, gast.Name) and n.id in made and not isinstance(n.ctx, gast.Store):
             loads[n.id] = loads.get(n.id, 0) + 1
-    taken = _next_calls(body, made)
-    for name in list(made):     # each read of it the first argument of a next() taken here
-        if loads.get(name, 0) != sum(1 for c in taken if c.args[0].id == name) or \
-                name in d.params:
+    taken = [(k, c) for k, s in enumerate(body) for c in _next_calls([s], made)]
+    iterated = _iterated(body, made)
+    for name in list(made):     # each read of it the first argument of a next() taken here,
+        at = [k for k, c in taken if c.args[0].id == name]      # but one read by a loop or a
+        loops = iterated.get(name, [])                          # comprehension after them all
+        if loads.get(name, 0) != len(at) + len(loops) or len(loops) > 1 or name in d.params \
+                or loops and any(k >= loops[0] for k in at):
             del made[name]
     if not made:
         return body
@@ -48,6 +53,27 @@ def _iterators(body):
                 and isinstance(s.targets[0], gast.Name) and _is_call(s.value, "iter", 1):
             made[s.targets[0].id] = s
     return {k: v for k, v in made.items() if stores.get(k) == 1}
+
+
+def _iterated(body, made):
+    """{name: [k]}: the top-level statement k of `body` iterates the name as it stands, as a
+    for loop's iterable or a comprehension's first (not inside a lambda or a nested def)."""
+    out = {}
+    for k, s in enumerate(body):
+        reads = [s.iter] if isinstance(s, gast.For) else []
+        todo = [] if isinstance(s, gast.For) else [s]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef,
+                              gast.ClassDef)) and n is not s:
+                continue
+            if isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+                reads.append(n.generators[0].iter)
+            todo.extend(gast.iter_child_nodes(n))
+        for r in reads:
+            if isinstance(r, gast.Name) and r.id in made:
+                out.setdefault(r.id, []).append(k)
+    return out
 
 
 def _is_call(n, name, *counts):
