@@ -8,6 +8,7 @@ of it need no rules of their own. A call that reads no traced value runs the bui
 up here, where secant/numpy/composite.py marks its own functions)."""
 import builtins as _builtins
 import itertools as _itertools
+import math as _math
 
 import secant.numpy as _snp
 
@@ -29,6 +30,13 @@ def round(number, ndigits=None):
     if ndigits is None:
         return _snp.round(number)
     return _snp.round(number, ndigits)
+
+
+def prod(iterable, *, start=1):
+    out = start
+    for v in iterable:
+        out = out * v
+    return out
 
 
 def max(first, *rest):
@@ -86,7 +94,7 @@ def starmap(function, iterable):
     return [function(*args) for args in iterable]
 
 
-SOURCES = {_builtins.divmod: divmod, _builtins.round: round, _builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
+SOURCES = {_math.prod: prod, _builtins.divmod: divmod, _builtins.round: round, _builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
            _itertools.chain: chain, _itertools.pairwise: pairwise,
            _itertools.combinations: combinations, _itertools.islice: islice, _itertools.starmap: starmap}
 

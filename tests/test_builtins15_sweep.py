@@ -5,6 +5,7 @@ jvp, vmap, jit and vmap(grad), against float64 central differences (derivatives)
 cannot do is a clear error naming the builtin and the user's line.
 
 The functions live at module level: the transforms read their source."""
+import collections
 import functools
 import itertools
 import math
@@ -304,6 +305,129 @@ def repeat_bounded_by_zip(x):
     return sum(a * b for a, b in zip(_xs(x), itertools.repeat(x[0])))
 
 
+
+def math_prod_traced(x):
+    return math.prod(_xs(x)) + math.prod([x[0], 2.0], start=3.0)
+
+
+def sum_map_abs(x):
+    return sum(map(abs, _xs(x))) + max(map(abs, [x[0], 2.0]))
+
+
+def zip_star_transpose(x):
+    rows = [[x[0], x[1]], [x[2], 1.0]]
+    cols = list(zip(*rows))
+    return cols[0][1] * cols[1][0] + sum(cols[1])
+
+
+def count_in_zip(x):
+    return sum(i * v for i, v in zip(itertools.count(), _xs(x))) + sum(
+        i * v for i, v in zip(itertools.count(1, 2), _xs(x)))
+
+
+def cycle_in_zip(x):
+    return sum(a * b for a, b in zip(_xs(x), itertools.cycle([1.0, -1.0])))
+
+
+def zip_longest_fill(x):
+    return sum(a * b for a, b in itertools.zip_longest(_xs(x), [1.0, 2.0], fillvalue=0.5))
+
+
+def sorted_itemgetter_key(x):
+    pairs = [("b", x[0]), ("a", x[1]), ("c", x[2])]
+    return sum(v * (i + 1) for i, (k, v) in enumerate(sorted(pairs, key=operator.itemgetter(0))))
+
+
+def enumerate_items(x):
+    d = {"a": x[0], "b": x[1]}
+    return sum(i * v for i, (k, v) in enumerate(d.items())) + x[2]
+
+
+def zip_range_traced(x):
+    return sum(i * v for i, v in zip(range(3), _xs(x)))
+
+
+def list_index_count(x):
+    names = ["a", "b", "c"]
+    return x[names.index("b")] * names.count("c")
+
+
+def reversed_sorted_keys(x):
+    d = {"b": x[0], "a": x[1], "c": x[2]}
+    return sum(d[k] * i for i, k in enumerate(list(reversed(sorted(d)))))
+
+
+def setdefault_dict(x):
+    d = {}
+    d.setdefault("a", x[0])
+    d.setdefault("a", x[1])
+    return d["a"] * x[2]
+
+
+def tuple_unpack_star(x):
+    first, *rest = _xs(x)
+    return first * sum(rest)
+
+
+def namedtuple_fields(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    return p.u * p.v + p[0]
+
+
+def str_join_static(x):
+    key = "-".join(["a", "b"])
+    d = {"a-b": x[0]}
+    return d[key] * x[1] + math.fsum([1.0, 2.0]) * x[2]
+
+
+def slice_object(x):
+    s = slice(0, 2)
+    return sum(_xs(x)[s])
+
+
+def mean_by_len(x):
+    xs = _xs(x)
+    return sum(xs) / len(xs)
+
+
+def loop_over_pairs_display(x):
+    total = 0.0
+    for k, v in [("a", x[0]), ("bb", x[1])]:
+        total = total + v * len(k)
+    return total
+
+
+def loop_over_tuple_display(x):
+    total = 0.0
+    for k, v in (("a", x[0]), ("bb", x[1] * x[2])):
+        total = total * 2.0 + v * len(k)
+    return total
+
+
+def comprehension_over_pairs_display(x):
+    return sum(v * len(k) for k, v in [("a", x[0]), ("bb", x[1])])
+
+
+def dict_accumulate(x):
+    d = {"a": 0.0, "b": 0.0}
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return d["a"] * d["b"]
+
+
+def defaultdict_accumulate(x):
+    d = collections.defaultdict(float)
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return d["a"] * d["b"]
+
+
+def ordered_dict(x):
+    d = collections.OrderedDict([("a", x[0]), ("b", x[1])])
+    return d["a"] * d["b"]
+
+
 WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, min_max_args,
            min_max_iterable, min_max_key, min_max_default, sum_start, sum_generator,
            sorted_static_key, sorted_reverse, sorted_plain_keys, reversed_list, reversed_loop,
@@ -316,7 +440,12 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            filter_static_predicate, all_any_static, dict_items_values, dict_get_default,
            zip_star_pairs, sorted_dict_items, sum_generator_over_dict, iter_next_default,
            iter_next_in_expression, iter_next_in_loop, iter_then_for, iter_fold,
-           max_pairs_key_value,
+           max_pairs_key_value, math_prod_traced, sum_map_abs, zip_star_transpose,
+           count_in_zip, cycle_in_zip, zip_longest_fill, sorted_itemgetter_key, enumerate_items,
+           zip_range_traced, list_index_count, reversed_sorted_keys, setdefault_dict,
+           tuple_unpack_star, namedtuple_fields, str_join_static, slice_object, mean_by_len,
+           loop_over_pairs_display, loop_over_tuple_display, comprehension_over_pairs_display,
+           dict_accumulate, defaultdict_accumulate, ordered_dict,
            repeat_bounded_by_zip]
 
 
@@ -359,9 +488,19 @@ TRANSFORMS = ["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
-_GAPS = {}
+_DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
+_GAPS = {
+    zip_longest_fill: (_DIFFERENTIATED, "itertools.zip_longest of traced items: refused "
+                                        "clearly ('cannot differentiate through the object')"),
+    defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
+                                              "at the line ('in-place updates')"),
+    ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
+                                    "clearly ('cannot differentiate through the object')"),
+    slice_object: (["vmap_grad"], "xs[s] of a list with s = slice(0, 2) a local: vmap(grad) "
+                                  "reads the sublist as an array (TypeError: list indices)"),
+}
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
-_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default]
+_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs]
 
 
 def _cases():
@@ -543,3 +682,36 @@ def test_an_iterator_read_by_a_loop_before_next_is_refused_at_the_users_line(tra
     with pytest.raises(secant.SecantError) as e:
         transform(iter_read_then_next)(XB if transform is secant.vmap else X)
     assert "iter" in str(e.value) and "test_builtins15_sweep.py" in str(e.value)
+
+
+def min_key_abs(x):
+    xs = [x[0], x[1], x[2]]
+    return min(xs, key=abs) * 2.0
+
+
+def max_dict_get(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return d[max(d, key=d.get)]
+
+
+@pytest.mark.parametrize("f", [min_key_abs, max_dict_get], ids=lambda f: f.__name__)
+def test_extremum_by_a_key_of_the_values(f, x64):
+    """min(xs, key=abs), max(d, key=d.get): grad and jvp follow the item Python picks (as
+    jax.grad does without jit); jit and vmap cannot pick one (a traced or batched comparison):
+    a clear error at the user's line, as JAX raises."""
+    _check(f, "grad")
+    _check(f, "jvp")
+    with pytest.raises(TracerBoolConversionError):
+        secant.jit(f)(X)
+    with pytest.raises(secant.SecantError) as e:
+        secant.vmap(f)(XB)
+    assert "test_builtins15_sweep.py" in str(e.value)
+
+
+def min_key_of_a_call(x):
+    return min(_xs(x), key=abs) * 2.0
+
+
+def test_extremum_by_a_key_of_a_call_result_names_the_fix():
+    with pytest.raises(secant.SecantError, match=r"min\(list\(xs\), key=f\)"):
+        secant.grad(min_key_of_a_call)(X)

@@ -36,6 +36,7 @@ itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap 
 conditional expressions into `if`s it can stage, and otherwise traces the user's Python as is.
 """
 import ast
+import collections
 import copy
 import inspect
 import itertools
@@ -327,6 +328,15 @@ def _defaults_read(lambdas, names):
                for m in gast.walk(d))
 
 
+def _plain_read(v):
+    """Whether `v` is a plain read (names, attributes, constant items, arithmetic, displays of
+    such): evaluated once per item, as a rewrite may, it does what evaluated once does."""
+    return all(isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
+                              gast.BinOp, gast.UnaryOp, gast.Tuple, gast.List,
+                              gast.expr_context, gast.operator, gast.unaryop, gast.Slice))
+               for m in gast.walk(v))
+
+
 def _has(stmts, kinds):
     for n in _walk_scope(stmts):
         if isinstance(n, kinds):
@@ -454,6 +464,8 @@ def _parse(text, like):
 
 
 ANY = object()      # (module_callee: a callee that may be anything)
+_COLLECTIONS = (collections.defaultdict, collections.OrderedDict, collections.Counter,
+                collections.deque)
 
 
 class _Desugarer:
@@ -529,11 +541,25 @@ class _Desugarer:
                     isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id in _CONTAINER_CALLS) or (
                     isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
-                if is_container or self._numpy_value(v):
+                if is_container or self._numpy_value(v) or self._collections_value(v):
                     for t in n.targets:
                         for m in gast.walk(t):
                             if isinstance(m, gast.Name):
                                 self.containers.add(m.id)
+
+    def _collections_value(self, value):
+        """A collections.defaultdict / OrderedDict / Counter / deque call: a mutable container,
+        its items set in place as Python does (never an array's .at[] update)."""
+        if not isinstance(value, gast.Call):
+            return False
+        f, chain = value.func, []
+        while isinstance(f, gast.Attribute):
+            chain.insert(0, f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id in self.params:
+            return False
+        obj = self.module_callee(f.id, chain)
+        return obj is not ANY and obj is not None and obj in _COLLECTIONS
 
     def _numpy_value(self, value):
         """A NumPy call (np.zeros(3)): a mutable ndarray, updated in place as Python does."""
@@ -682,10 +708,12 @@ class _Desugarer:
                 setattr(s, field, Maps().visit(getattr(s, field)))
 
     def endless_repeats(self, s):
-        """`zip(xs, itertools.repeat(v))` (a repeat without a count, bounded by the other
-        arguments) -> `[(xs_item, v) for xs_item in xs]`: the list the transforms follow (v a
-        plain read, evaluated per item; a zip of repeats only, or of a v that calls something,
-        stays as written)."""
+        """`zip(xs, itertools.repeat(v))` (an endless iterator bounded by the other arguments:
+        repeat without a count, count, cycle) -> `[(xs_item, v) for xs_item in xs]`, the list
+        the transforms follow; `zip(itertools.count(1), xs)` -> `[(k + 1, xs_item) for k,
+        xs_item in enumerate(xs)]`, `zip(xs, itertools.cycle(ws))` -> `ws[k % len(ws)]` (their
+        arguments plain reads, evaluated per item; a zip of endless iterators only, or of
+        arguments that call something, stays as written)."""
         census = self.census()
         if census is not None and "zip" not in census.names or self.rebound("zip"):
             return
@@ -698,19 +726,23 @@ class _Desugarer:
                         and not n.keywords
                         and not any(isinstance(a, gast.Starred) for a in n.args)):
                     return n
-                endless = [outer._endless_repeat(a) for a in n.args]
+                endless = [outer._endless(a) for a in n.args]
                 if all(e is None for e in endless) or all(e is not None for e in endless):
                     return n
                 bounded = [a for a, e in zip(n.args, endless) if e is None]
                 names = [outer.names.fresh(f"{a.id}_item" if isinstance(a, gast.Name)
                                            else "item") for a in bounded]
+                k = outer.names.fresh("k") if any(e[1] for e in endless if e) else None
                 given = iter(names)
-                elts = [_name(next(given)) if e is None else copy.deepcopy(e) for e in endless]
+                elts = [_name(next(given)) if e is None else e[0](k) for e in endless]
                 stored = [_name(v, store=True) for v in names]
                 target = stored[0] if len(stored) == 1 else gast.Tuple(elts=stored,
                                                                        ctx=gast.Store())
                 it = bounded[0] if len(bounded) == 1 else gast.Call(
                     func=_name("zip"), args=bounded, keywords=[])
+                if k is not None:
+                    target = gast.Tuple(elts=[_name(k, store=True), target], ctx=gast.Store())
+                    it = gast.Call(func=_name("enumerate"), args=[it], keywords=[])
                 comp = gast.ListComp(elt=gast.Tuple(elts=elts, ctx=gast.Load()), generators=[
                     gast.comprehension(target=target, iter=it, ifs=[], is_async=0)])
                 for m in gast.walk(comp):
@@ -722,26 +754,39 @@ class _Desugarer:
             if getattr(s, field, None) is not None:
                 setattr(s, field, Repeats().visit(getattr(s, field)))
 
-    def _endless_repeat(self, call):
-        """v of `itertools.repeat(v)` (no count) with v a plain read (names, attributes,
-        constant items, arithmetic), else None."""
-        if not (isinstance(call, gast.Call) and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], gast.Starred)):
+    def _endless(self, call):
+        """For itertools.repeat(v) (no count), count(start, step) and cycle(c) with plain-read
+        arguments: (a function of the item's index name giving the item, whether it reads
+        the index); else None."""
+        if not (isinstance(call, gast.Call) and not call.keywords
+                and not any(isinstance(a, gast.Starred) for a in call.args)
+                and all(_plain_read(a) for a in call.args)):
             return None
         f, chain = call.func, []
         while isinstance(f, gast.Attribute):
             chain.insert(0, f.attr)
             f = f.value
-        if not isinstance(f, gast.Name) or \
-                self.module_callee(f.id, chain) is not itertools.repeat:
+        if not isinstance(f, gast.Name):
             return None
-        v = call.args[0]
-        if any(not isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
-                                  gast.BinOp, gast.UnaryOp, gast.Tuple, gast.expr_context,
-                                  gast.operator, gast.unaryop, gast.Slice))
-               for m in gast.walk(v)):
-            return None
-        return v
+        obj = self.module_callee(f.id, chain)
+        args = call.args
+        if obj is itertools.repeat and len(args) == 1:
+            return (lambda k: copy.deepcopy(args[0])), False
+        if obj is itertools.count and len(args) <= 2:
+            def item(k):
+                out = _name(k)
+                if len(args) == 2:
+                    out = gast.BinOp(left=copy.deepcopy(args[1]), op=gast.Mult(), right=out)
+                if args:
+                    out = gast.BinOp(left=copy.deepcopy(args[0]), op=gast.Add(), right=out)
+                return out
+            return item, True
+        if obj is itertools.cycle and len(args) == 1:
+            return (lambda k: gast.Subscript(
+                value=copy.deepcopy(args[0]), ctx=gast.Load(), slice=gast.BinOp(
+                    left=_name(k), op=gast.Mod(), right=gast.Call(
+                        func=_name("len"), args=[copy.deepcopy(args[0])], keywords=[])))), True
+        return None
 
     def builtin_filter(self, n):
         """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own

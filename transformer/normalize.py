@@ -1133,7 +1133,7 @@ class Normaliser(ContainerMixin):
             return self.loop_over_container(stmt, body, *over)
         iterable = stmt.secant_iterable if hasattr(stmt, "secant_iterable") else \
             self.operand(stmt.iter)
-        if isinstance(iterable, ir.Seq) and any(isinstance(i, ir.Var) for i in iterable.items):
+        if isinstance(iterable, ir.Seq) and _has_var(iterable):    # (for k, v in [("a", x)])
             return self.loop_over_container(stmt, body, "items_of", self.pack(iterable))
         if isinstance(iterable, ir.Var) and self.is_container(iterable):   # for p in parts[1:]
             return self.loop_over_container(stmt, body, "items_of", iterable)
@@ -3128,6 +3128,10 @@ class Normaliser(ContainerMixin):
             picked = self.extremum_by_key(node, opname == "maximum")
             if picked is not None:
                 return picked
+            raise self.src.error(node, f"{opname[:3]}(xs, key=f) of {self.what} values is "
+                                 "followed for a list or tuple secant sees built (a display, "
+                                 "list(...), a comprehension); here xs may be anything: write "
+                                 f"{opname[:3]}(list(xs), key=f)")
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
@@ -4477,7 +4481,7 @@ def _read_by_its_items(fn_node, arg):
 def _builtin_source(obj):
     """The source transforms read for a Python builtin (pow, reversed, sorted, itertools.chain,
     ...) called on traced values (secant/builtin_sources.py), or None."""
-    if getattr(obj, "__module__", None) not in ("builtins", "itertools"):
+    if getattr(obj, "__module__", None) not in ("builtins", "itertools", "math"):
         return None
     from secant.builtin_sources import source_for_builtin
     return source_for_builtin(obj)
