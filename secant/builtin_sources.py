@@ -84,6 +84,26 @@ def combinations(iterable, r):
             for idx in _itertools.combinations(_builtins.range(_builtins.len(items)), r)]
 
 
+def permutations(iterable, r=None):
+    items = [v for v in iterable]
+    return [_builtins.tuple(items[i] for i in idx)
+            for idx in _itertools.permutations(_builtins.range(_builtins.len(items)), r)]
+
+
+def product(*iterables, repeat=1):
+    pools = [[v for v in it] for _ in _builtins.range(repeat) for it in iterables]
+    return [_builtins.tuple(pools[k][i] for k, i in _builtins.enumerate(idx))
+            for idx in _itertools.product(*[_builtins.range(_builtins.len(p)) for p in pools])]
+
+
+def compress(data, selectors):
+    return [d for d, s in zip(data, selectors) if s]
+
+
+def from_iterable(iterables):
+    return [v for it in iterables for v in it]
+
+
 def islice(iterable, *args):
     items = [v for v in iterable]
     return [items[i] for i in _builtins.range(*_builtins.slice(*args).indices(
@@ -96,14 +116,18 @@ def starmap(function, iterable):
 
 SOURCES = {_math.prod: prod, _builtins.divmod: divmod, _builtins.round: round, _builtins.max: max, _builtins.min: min, _builtins.pow: pow, _builtins.reversed: reversed, _builtins.sorted: sorted,
            _itertools.chain: chain, _itertools.pairwise: pairwise,
-           _itertools.combinations: combinations, _itertools.islice: islice, _itertools.starmap: starmap}
+           _itertools.combinations: combinations, _itertools.permutations: permutations,
+           _itertools.product: product, _itertools.compress: compress,
+           _itertools.chain.from_iterable: from_iterable, _itertools.islice: islice, _itertools.starmap: starmap}
 
 
 # what generated code runs in the builtin's place: reversed(xs) returns an iterator, its source
 # a list its derivative indexes; max(a, b) of arrays (one per example under vmap) is elementwise
 for _source, _name in ((reversed, "reversed_list"), (chain, "chain_list"),
                        (pairwise, "pairwise_list"), (combinations, "combinations_list"),
-                       (starmap, "starmap_list"), (islice, "islice_list"), (max, "max_first"), (min, "min_first")):
+                       (starmap, "starmap_list"), (permutations, "permutations_list"),
+                       (product, "product_list"), (compress, "compress_list"),
+                       (from_iterable, "from_iterable_list"), (islice, "islice_list"), (max, "max_first"), (min, "min_first")):
     _source.__secant_runs_as__ = _name
 
 

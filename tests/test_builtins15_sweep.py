@@ -428,6 +428,123 @@ def ordered_dict(x):
     return d["a"] * d["b"]
 
 
+def grouper(x):
+    xs = [x[0], x[1], x[2], x[0] * x[1]]
+    return sum(a * b for a, b in zip(*[iter(xs)] * 2))
+
+
+def dict_merge(x):
+    d = {"a": x[0]}
+    e = {**d, "b": x[1]}
+    f = dict(e, c=x[2])
+    return e["a"] * f["b"] + f["c"] * f["a"]
+
+
+def dict_update(x):
+    d = {"a": x[0], "b": x[1]}
+    d.update({"b": x[2]})
+    d.update(c=x[0] * 2.0)
+    return d["a"] * d["b"] + d["c"]
+
+
+def list_of_items(x):
+    d = {"a": x[0], "b": x[1]}
+    return list(d.items())[1][1] * list(d.values())[0]
+
+
+def list_steps(x):
+    xs = _xs(x)
+    return sum(v * i for i, v in enumerate(xs[::-1])) + sum(xs[::2])
+
+
+def min_values(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return min(d.values()) + max(d.values())
+
+
+def accumulate_max(x):
+    return list(itertools.accumulate(_xs(x), max))[-1] + x[0]
+
+
+def compress_static(x):
+    return sum(itertools.compress(_xs(x), [1, 0, 1]))
+
+
+def chain_from_iterable(x):
+    return sum(itertools.chain.from_iterable([[x[0], x[1]], [x[2]]])) * x[0]
+
+
+def permutations_pairs(x):
+    return sum(a * b * (i + 1) for i, (a, b) in enumerate(itertools.permutations(_xs(x), 2)))
+
+
+def product_repeat(x):
+    return sum(a * b for a, b in itertools.product(_xs(x), repeat=2))
+
+
+def takewhile_static(x):
+    idx = list(itertools.takewhile(lambda i: i < 2, range(5)))
+    return sum(x[i] for i in idx)
+
+
+def attrgetter_tuple(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    return operator.attrgetter("v")(p) * x[2] + p.u
+
+
+def sum_list_concat(x):
+    rows = sum([[x[0], x[1]], [x[2]]], [])
+    return rows[2] * rows[0]
+
+
+def enumerate_reversed(x):
+    return sum(i * v for i, v in enumerate(reversed(_xs(x))))
+
+
+def zip_three(x):
+    return sum(a * b + c for a, b, c in zip(_xs(x), _xs(x)[::-1], [1.0, 2.0, 3.0]))
+
+
+def nested_max(x):
+    return max(max(x[0], x[1]), min(x[2], 0.5)) * 2.0
+
+
+def pow_negative(x):
+    return pow(x[0] * x[0] + 1.0, -0.5) + pow(2, -1) * x[1]
+
+
+def namedtuple_replace(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    q = p._replace(v=x[2])
+    return q.u * q.v + q[1] + p[1]
+
+
+def _pair(x):
+    return (x[0], x[1])
+
+
+def unpacked_call_result_read_again(x):
+    p = _pair(x)
+    u, v = p
+    return u * v + p[1] * p[1]
+
+
+def namedtuple_unpack(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    u, v = p
+    return u * v + p.v * p[1]
+
+
+def tuple_index_and_slice(x):
+    t = (x[0], x[1], x[2])
+    head = t[:2]
+    return head[0] * t[-1] + sum(t[1:])
+
+
+
 WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, min_max_args,
            min_max_iterable, min_max_key, min_max_default, sum_start, sum_generator,
            sorted_static_key, sorted_reverse, sorted_plain_keys, reversed_list, reversed_loop,
@@ -445,7 +562,12 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            zip_range_traced, list_index_count, reversed_sorted_keys, setdefault_dict,
            tuple_unpack_star, namedtuple_fields, str_join_static, slice_object, mean_by_len,
            loop_over_pairs_display, loop_over_tuple_display, comprehension_over_pairs_display,
-           dict_accumulate, defaultdict_accumulate, ordered_dict,
+           dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
+           dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
+           chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
+           attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
+           tuple_index_and_slice,
            repeat_bounded_by_zip]
 
 
@@ -496,11 +618,16 @@ _GAPS = {
                                               "at the line ('in-place updates')"),
     ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
                                     "clearly ('cannot differentiate through the object')"),
+    grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
+                               "arguments: refused ('derivative of iter')"),
+    attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
+                                        "or batching rule for operator.attrgetter')"),
     slice_object: (["vmap_grad"], "xs[s] of a list with s = slice(0, 2) a local: vmap(grad) "
                                   "reads the sublist as an array (TypeError: list indices)"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
-_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs]
+_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
+                accumulate_max, nested_max]
 
 
 def _cases():

@@ -24,6 +24,7 @@ import builtins
 import copy
 import dataclasses
 import inspect
+import itertools
 import operator
 import re
 import types
@@ -962,7 +963,8 @@ class Normaliser(ContainerMixin):
         last = self.out[-1] if self.out else None
         if isinstance(last, ir.Op) and last.targets == [operand.name] and len(elts) > 1 \
                 and last.op in ("call",) + CONTROL_FLOW \
-                and all(isinstance(e, gast.Name) for e in elts):   # (`a, = f(x)` reads field 0)
+                and all(isinstance(e, gast.Name) for e in elts) \
+                and not self._read_again(operand.name):   # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
             if last.op == "call":
@@ -981,6 +983,14 @@ class Normaliser(ContainerMixin):
                 self.containers[item.name] = self.item_kinds[operand.name]
             self.item_kind(operand, item, i)
             self._bind_target(e, item, stmt)
+
+    def _read_again(self, version):
+        """Whether `version` is the value of a user's name (p = f(x); u, v = p) that the
+        function reads more than once: the unpacking then reads p's fields (retargeting the
+        call to u, v would leave later reads of p unbound)."""
+        users = [k for k, v in self.current.items() if v == version]
+        return any(sum(1 for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+                       and n.id == u and isinstance(n.ctx, gast.Load)) > 1 for u in users)
 
     def _bind_target(self, target, operand, stmt):
         if isinstance(target, gast.Name):
@@ -4481,7 +4491,8 @@ def _read_by_its_items(fn_node, arg):
 def _builtin_source(obj):
     """The source transforms read for a Python builtin (pow, reversed, sorted, itertools.chain,
     ...) called on traced values (secant/builtin_sources.py), or None."""
-    if getattr(obj, "__module__", None) not in ("builtins", "itertools", "math"):
+    if getattr(obj, "__module__", None) not in ("builtins", "itertools", "math") and \
+            getattr(obj, "__self__", None) is not itertools.chain:  # (chain.from_iterable)
         return None
     from secant.builtin_sources import source_for_builtin
     return source_for_builtin(obj)
