@@ -100,6 +100,13 @@ def compress(data, selectors):
     return [d for d, s in zip(data, selectors) if s]
 
 
+def zip_longest(*iterables, fillvalue=None):
+    lists = [[v for v in it] for it in iterables]
+    n = _builtins.max([_builtins.len(items) for items in lists])
+    return [_builtins.tuple(items[k] if k < _builtins.len(items) else fillvalue
+                            for items in lists) for k in _builtins.range(n)]
+
+
 def from_iterable(iterables):
     return [v for it in iterables for v in it]
 
@@ -118,7 +125,7 @@ SOURCES = {_math.prod: prod, _builtins.divmod: divmod, _builtins.round: round, _
            _itertools.chain: chain, _itertools.pairwise: pairwise,
            _itertools.combinations: combinations, _itertools.permutations: permutations,
            _itertools.product: product, _itertools.compress: compress,
-           _itertools.chain.from_iterable: from_iterable, _itertools.islice: islice, _itertools.starmap: starmap}
+           _itertools.chain.from_iterable: from_iterable, _itertools.zip_longest: zip_longest, _itertools.islice: islice, _itertools.starmap: starmap}
 
 
 # what generated code runs in the builtin's place: reversed(xs) returns an iterator, its source
@@ -127,7 +134,7 @@ for _source, _name in ((reversed, "reversed_list"), (chain, "chain_list"),
                        (pairwise, "pairwise_list"), (combinations, "combinations_list"),
                        (starmap, "starmap_list"), (permutations, "permutations_list"),
                        (product, "product_list"), (compress, "compress_list"),
-                       (from_iterable, "from_iterable_list"), (islice, "islice_list"), (max, "max_first"), (min, "min_first")):
+                       (from_iterable, "from_iterable_list"), (zip_longest, "zip_longest_list"), (islice, "islice_list"), (max, "max_first"), (min, "min_first")):
     _source.__secant_runs_as__ = _name
 
 
