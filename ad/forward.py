@@ -380,8 +380,9 @@ class ForwardBuilder(Walker):
             del self.lines[mark:]
             self.dots = dict(before)
             self.slot, self.last_comment = slot, last_comment
-            for loop in sorted(with_dot - before.keys()):
-                self.set_dot(loop, f"zeros_like_tree({loop})")
+            for loop in sorted(with_dot - before.keys()):   # (one first assigned in the
+                self.set_dot(loop, f"zeros_like_tree({loop})"   # body: no value to take
+                             if loop in self.defined_before(s) else "None")   # zeros of yet)
             self.loop_header(s)
             self.assigned.append(set())
             self.block(s.body)
@@ -398,6 +399,30 @@ class ForwardBuilder(Walker):
             self.indent -= 1
             break
         self.last_comment = None
+
+    def defined_before(self, s):
+        """The names the function assigns before the loop `s` (in statements above it, its
+        enclosing loops' targets and its parameters): those a loop variable's tangent can
+        start as zeros of."""
+        out = set(self.fn.params)
+
+        def walk(block):
+            for st in block:
+                if st is s:
+                    return True
+                if isinstance(st, ir.Op):
+                    out.update(st.targets)
+                elif isinstance(st, ir.Plain):
+                    out.update(st.defines)
+                elif isinstance(st, (ir.If, ir.For, ir.While)):
+                    if isinstance(st, ir.For):
+                        out.add(st.target)
+                    blocks = (st.body, st.orelse) if isinstance(st, ir.If) else (st.body,)
+                    if any(walk(b) for b in blocks):
+                        return True
+            return False
+        walk(self.fn.body)
+        return out
 
     # --- secant.lax control flow -------------------------------------------------------------
     def _closed(self, op):

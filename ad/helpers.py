@@ -436,7 +436,11 @@ def grad_of_fields(tree, fields=None, **attrs):
     if isinstance(tree, dict):
         return {k: fields[k] if k in fields else _zeros_tree(v) for k, v in tree.items()}
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):        # namedtuple
-        values = {**{tree._fields[k]: v for k, v in fields.items() if isinstance(k, int)}, **named}
+        values = dict(named)        # (p.u and p[0] both read: the two cotangents added)
+        for k, v in fields.items():
+            if isinstance(k, int):
+                name = tree._fields[k]
+                values[name] = add_grads(values[name], v) if name in values else v
         # (its zeros as a pytree: a registered namedtuple keeps its static fields as they are)
         return _zeros_tree(tree)._replace(**values)
     if isinstance(tree, (list, tuple)):

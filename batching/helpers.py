@@ -104,6 +104,8 @@ def _broadcast_leaf(leaf, n):
                                                         # method): its object broadcast
     if callable(leaf) and not hasattr(leaf, "shape"):   # a function passed as a static
         return leaf                                     # argument (odeint's func): one for all
+    if isinstance(leaf, (str, bytes)):      # a name beside batched values, ("a", x): static,
+        return leaf                         # one for all examples (no array holds it)
     if n is None:
         raise _no_batch_size()
     if is_float0(leaf):
@@ -173,8 +175,8 @@ example_shape.__secant_batch_depth__ = example_ndim.__secant_batch_depth__ = "si
 def example_len(x, outer=0):
     """len() of one example of batched x: the length of a list, tuple or dict (each leaf
     batched: its length is the example's), the first axis after the batch axes of an array."""
-    if isinstance(x, (list, tuple, dict)):
-        return len(x)
+    if isinstance(x, (list, tuple, dict, str, bytes)):   # (a str beside batched values:
+        return len(x)                                   # one for all examples)
     shape = np.shape(x)
     if len(shape) <= 1 + outer:
         raise SecantTypeError("len() of unsized object (a 0-d array)" + where())

@@ -5,6 +5,7 @@ jvp, vmap, jit and vmap(grad), against float64 central differences (derivatives)
 cannot do is a clear error naming the builtin and the user's line.
 
 The functions live at module level: the transforms read their source."""
+import collections
 import functools
 import itertools
 import math
@@ -181,13 +182,399 @@ def math_static(x):
     return x[0] * math.sqrt(4.0) + math.pi * x[1] + math.exp(0.0) * x[2] + math.floor(2.5)
 
 
+
+# --- what users write beside these (issue 15, widened) ----------------------------------------------
+def walrus_comprehension(x):
+    y = x[0]
+    return [y := y * 2 for _ in range(3)][-1] + y * x[1]
+
+
+def walrus_comprehension_test(x):
+    total = x[2]
+    kept = [total := total + v for v in _xs(x) if (w := v * 2.0) is not None]
+    return kept[1] * total + w
+
+
+def divmod_round_static(x):
+    q, r = divmod(17, 5)
+    return x[0] * q + x[1] * r + x[2] * round(3.7) + round(2.345, 1) * x[0]
+
+
+def divmod_traced(x):
+    q, r = divmod(x[0] * 7.0 + 20.0, 3.0)
+    return r * x[1] + q
+
+
+def round_traced(x):
+    return round(x[0] * 10.0) * x[1] + round(x[2], 1) + x[2]
+
+
+def abs_list_item(x):
+    xs = _xs(x)
+    return abs(xs[0]) + abs(xs[2]) * xs[1]
+
+
+def reduce_operator_add_mul(x):
+    return functools.reduce(operator.add, _xs(x)) * functools.reduce(operator.mul, _xs(x), 2.0)
+
+
+def map_two_iterables(x):
+    return sum(map(operator.mul, _xs(x), [1.0, 2.0, 3.0])) + sum(
+        map(lambda a, b: a * b, _xs(x), _xs(x)))
+
+
+def filter_static_predicate(x):
+    idx = list(filter(lambda i: i != 1, range(3)))
+    names = list(filter(None, ["a", "", "b"]))
+    return sum(x[i] for i in idx) * len(names)
+
+
+def all_any_static(x):
+    shape_ok = all(n > 0 for n in (1, 2, 3))
+    some = any(k == "b" for k in ("a", "b"))
+    return x[0] * (2.0 if shape_ok else 1.0) + x[1] * (3.0 if some else 0.0)
+
+
+def dict_items_values(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return sum(v * len(k) for k, v in d.items()) + sum(d.values()) * x[0]
+
+
+def dict_get_default(x):
+    d = {"a": x[0], "b": x[1]}
+    return d.get("a", 0.0) * d.get("z", 2.0) + d.get("b", x[2]) * x[2]
+
+
+def zip_star_pairs(x):
+    pairs = [(x[0], 1.0), (x[1], 2.0), (x[2], 3.0)]
+    vs, ws = zip(*pairs)
+    return sum(v * w for v, w in zip(vs, ws)) + vs[2] * vs[0]
+
+
+def sorted_dict_items(x):
+    d = {"b": x[0], "a": x[1], "c": x[2]}
+    return sum(v * (i + 1) for i, (k, v) in enumerate(sorted(d.items())))
+
+
+def sum_generator_over_dict(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return sum(d[k] * d[k] for k in d)
+
+
+def iter_next_default(x):
+    it = iter([x[0], x[1]])
+    a = next(it)
+    b = next(it)
+    c = next(it, 1.0)
+    return a * b + c
+
+
+def iter_next_in_expression(x):
+    it = iter(_xs(x))
+    return next(it) * next(it) + next(it, 5.0) * next(it, 2.0)
+
+
+def iter_next_in_loop(x):
+    it = iter(_xs(x))
+    acc = 0.0
+    for _ in range(2):
+        acc = acc * 2.0 + next(it)
+    return acc
+
+
+def iter_then_for(x):
+    it = iter(_xs(x))
+    a = next(it)
+    return sum(v * a for v in it)
+
+
+def iter_fold(x):
+    it = iter(_xs(x))
+    acc = next(it)
+    for v in it:
+        acc = acc * v + 1.0
+    return acc
+
+
+def max_pairs_key_value(x):
+    pairs = [("a", x[0]), ("bbb", x[1])]
+    return max(pairs, key=lambda kv: len(kv[0]))[1] * 2.0
+
+
+def repeat_bounded_by_zip(x):
+    return sum(a * b for a, b in zip(_xs(x), itertools.repeat(x[0])))
+
+
+
+def math_prod_traced(x):
+    return math.prod(_xs(x)) + math.prod([x[0], 2.0], start=3.0)
+
+
+def sum_map_abs(x):
+    return sum(map(abs, _xs(x))) + max(map(abs, [x[0], 2.0]))
+
+
+def zip_star_transpose(x):
+    rows = [[x[0], x[1]], [x[2], 1.0]]
+    cols = list(zip(*rows))
+    return cols[0][1] * cols[1][0] + sum(cols[1])
+
+
+def count_in_zip(x):
+    return sum(i * v for i, v in zip(itertools.count(), _xs(x))) + sum(
+        i * v for i, v in zip(itertools.count(1, 2), _xs(x)))
+
+
+def cycle_in_zip(x):
+    return sum(a * b for a, b in zip(_xs(x), itertools.cycle([1.0, -1.0])))
+
+
+def zip_longest_fill(x):
+    return sum(a * b for a, b in itertools.zip_longest(_xs(x), [1.0, 2.0], fillvalue=0.5))
+
+
+def sorted_itemgetter_key(x):
+    pairs = [("b", x[0]), ("a", x[1]), ("c", x[2])]
+    return sum(v * (i + 1) for i, (k, v) in enumerate(sorted(pairs, key=operator.itemgetter(0))))
+
+
+def enumerate_items(x):
+    d = {"a": x[0], "b": x[1]}
+    return sum(i * v for i, (k, v) in enumerate(d.items())) + x[2]
+
+
+def zip_range_traced(x):
+    return sum(i * v for i, v in zip(range(3), _xs(x)))
+
+
+def list_index_count(x):
+    names = ["a", "b", "c"]
+    return x[names.index("b")] * names.count("c")
+
+
+def reversed_sorted_keys(x):
+    d = {"b": x[0], "a": x[1], "c": x[2]}
+    return sum(d[k] * i for i, k in enumerate(list(reversed(sorted(d)))))
+
+
+def setdefault_dict(x):
+    d = {}
+    d.setdefault("a", x[0])
+    d.setdefault("a", x[1])
+    return d["a"] * x[2]
+
+
+def tuple_unpack_star(x):
+    first, *rest = _xs(x)
+    return first * sum(rest)
+
+
+def namedtuple_fields(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    return p.u * p.v + p[0]
+
+
+def str_join_static(x):
+    key = "-".join(["a", "b"])
+    d = {"a-b": x[0]}
+    return d[key] * x[1] + math.fsum([1.0, 2.0]) * x[2]
+
+
+def slice_object(x):
+    s = slice(0, 2)
+    return sum(_xs(x)[s])
+
+
+def mean_by_len(x):
+    xs = _xs(x)
+    return sum(xs) / len(xs)
+
+
+def loop_over_pairs_display(x):
+    total = 0.0
+    for k, v in [("a", x[0]), ("bb", x[1])]:
+        total = total + v * len(k)
+    return total
+
+
+def loop_over_tuple_display(x):
+    total = 0.0
+    for k, v in (("a", x[0]), ("bb", x[1] * x[2])):
+        total = total * 2.0 + v * len(k)
+    return total
+
+
+def comprehension_over_pairs_display(x):
+    return sum(v * len(k) for k, v in [("a", x[0]), ("bb", x[1])])
+
+
+def dict_accumulate(x):
+    d = {"a": 0.0, "b": 0.0}
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return d["a"] * d["b"]
+
+
+def defaultdict_accumulate(x):
+    d = collections.defaultdict(float)
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return d["a"] * d["b"]
+
+
+def ordered_dict(x):
+    d = collections.OrderedDict([("a", x[0]), ("b", x[1])])
+    return d["a"] * d["b"]
+
+
+def grouper(x):
+    xs = [x[0], x[1], x[2], x[0] * x[1]]
+    return sum(a * b for a, b in zip(*[iter(xs)] * 2))
+
+
+def dict_merge(x):
+    d = {"a": x[0]}
+    e = {**d, "b": x[1]}
+    f = dict(e, c=x[2])
+    return e["a"] * f["b"] + f["c"] * f["a"]
+
+
+def dict_update(x):
+    d = {"a": x[0], "b": x[1]}
+    d.update({"b": x[2]})
+    d.update(c=x[0] * 2.0)
+    return d["a"] * d["b"] + d["c"]
+
+
+def list_of_items(x):
+    d = {"a": x[0], "b": x[1]}
+    return list(d.items())[1][1] * list(d.values())[0]
+
+
+def list_steps(x):
+    xs = _xs(x)
+    return sum(v * i for i, v in enumerate(xs[::-1])) + sum(xs[::2])
+
+
+def min_values(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return min(d.values()) + max(d.values())
+
+
+def accumulate_max(x):
+    return list(itertools.accumulate(_xs(x), max))[-1] + x[0]
+
+
+def compress_static(x):
+    return sum(itertools.compress(_xs(x), [1, 0, 1]))
+
+
+def chain_from_iterable(x):
+    return sum(itertools.chain.from_iterable([[x[0], x[1]], [x[2]]])) * x[0]
+
+
+def permutations_pairs(x):
+    return sum(a * b * (i + 1) for i, (a, b) in enumerate(itertools.permutations(_xs(x), 2)))
+
+
+def product_repeat(x):
+    return sum(a * b for a, b in itertools.product(_xs(x), repeat=2))
+
+
+def takewhile_static(x):
+    idx = list(itertools.takewhile(lambda i: i < 2, range(5)))
+    return sum(x[i] for i in idx)
+
+
+def attrgetter_tuple(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    return operator.attrgetter("v")(p) * x[2] + p.u
+
+
+def sum_list_concat(x):
+    rows = sum([[x[0], x[1]], [x[2]]], [])
+    return rows[2] * rows[0]
+
+
+def enumerate_reversed(x):
+    return sum(i * v for i, v in enumerate(reversed(_xs(x))))
+
+
+def zip_three(x):
+    return sum(a * b + c for a, b, c in zip(_xs(x), _xs(x)[::-1], [1.0, 2.0, 3.0]))
+
+
+def nested_max(x):
+    return max(max(x[0], x[1]), min(x[2], 0.5)) * 2.0
+
+
+def pow_negative(x):
+    return pow(x[0] * x[0] + 1.0, -0.5) + pow(2, -1) * x[1]
+
+
+def namedtuple_replace(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    q = p._replace(v=x[2])
+    return q.u * q.v + q[1] + p[1]
+
+
+def _pair(x):
+    return (x[0], x[1])
+
+
+def unpacked_call_result_read_again(x):
+    p = _pair(x)
+    u, v = p
+    return u * v + p[1] * p[1]
+
+
+def namedtuple_unpack(x):
+    P = collections.namedtuple("P", ["u", "v"])
+    p = P(x[0], x[1])
+    u, v = p
+    return u * v + p.v * p[1]
+
+
+def concat_to_a_call_result(x):
+    xs = _xs(x)
+    ys = xs + [0.5] * 2
+    return sum(v * i for i, v in enumerate(ys))
+
+
+def tuple_index_and_slice(x):
+    t = (x[0], x[1], x[2])
+    head = t[:2]
+    return head[0] * t[-1] + sum(t[1:])
+
+
+
 WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, min_max_args,
            min_max_iterable, min_max_key, min_max_default, sum_start, sum_generator,
            sorted_static_key, sorted_reverse, sorted_plain_keys, reversed_list, reversed_loop,
            enumerate_start, zip_strict, map_filter, iter_next, constructions,
            operator_functions, operator_getters, functools_reduce_partial,
            itertools_product_chain, itertools_accumulate, itertools_combinations,
-           itertools_pairwise_islice, itertools_repeat_starmap, static_builtins, math_static]
+           itertools_pairwise_islice, itertools_repeat_starmap, static_builtins, math_static,
+           walrus_comprehension, walrus_comprehension_test, divmod_round_static, divmod_traced,
+           round_traced, abs_list_item, reduce_operator_add_mul, map_two_iterables,
+           filter_static_predicate, all_any_static, dict_items_values, dict_get_default,
+           zip_star_pairs, sorted_dict_items, sum_generator_over_dict, iter_next_default,
+           iter_next_in_expression, iter_next_in_loop, iter_then_for, iter_fold,
+           max_pairs_key_value, math_prod_traced, sum_map_abs, zip_star_transpose,
+           count_in_zip, cycle_in_zip, zip_longest_fill, sorted_itemgetter_key, enumerate_items,
+           zip_range_traced, list_index_count, reversed_sorted_keys, setdefault_dict,
+           tuple_unpack_star, namedtuple_fields, str_join_static, slice_object, mean_by_len,
+           loop_over_pairs_display, loop_over_tuple_display, comprehension_over_pairs_display,
+           dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
+           dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
+           chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
+           attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
+           tuple_index_and_slice, concat_to_a_call_result,
+           repeat_bounded_by_zip]
 
 
 def _fd(f, x, h=1e-6):
@@ -229,16 +616,25 @@ TRANSFORMS = ["grad", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
+_DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 _GAPS = {
-    min_max_key: (["vmap", "vmap_grad"], "max(pairs, key=...) refused under vmap though the key "
-                                         "reads static values only"),
-    iter_next: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                "iter(xs)/next(it) of traced items: no derivative of iter"),
-    itertools_repeat_starmap: (["grad", "jit_grad", "vmap", "vmap_grad", "jvp"],
-                               "zip(xs, itertools.repeat(2.0)): an endless iterator"),
+    concat_to_a_call_result: (["grad", "jit_grad", "vmap_grad", "jvp"],
+                              "xs + [0.5] * 2 with xs a list a user function returned: its "
+                              "derivative reads + as an array's (ShapeError / AttributeError)"),
+    defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
+                                              "at the line ('in-place updates')"),
+    ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
+                                    "clearly ('cannot differentiate through the object')"),
+    grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
+                               "arguments: refused ('derivative of iter')"),
+    attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
+                                        "or batching rule for operator.attrgetter')"),
+    slice_object: (["vmap_grad"], "xs[s] of a list with s = slice(0, 2) a local: vmap(grad) "
+                                  "reads the sublist as an array (TypeError: list indices)"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
-_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default]
+_JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
+                accumulate_max, nested_max]
 
 
 def _cases():
@@ -368,3 +764,88 @@ def enumerate_positional_start(x):
 @pytest.mark.parametrize("name", TRANSFORMS)
 def test_enumerate_positional_start(name, x64):
     _check(enumerate_positional_start, name)
+
+
+def max_pairs_key_of_values(x):
+    pairs = [("a", x[0]), ("bbb", x[1])]
+    return max(pairs, key=lambda kv: kv[1])[1] * 2.0
+
+
+@pytest.mark.parametrize("transform", ["vmap", "vmap_grad"])
+def test_max_by_a_key_of_batched_values_is_refused_at_the_users_line(transform):
+    """max(pairs, key=len of the name) runs under vmap (one order for every example); a key
+    read from the batched values has an order per example: a clear error at the user's line."""
+    t = secant.vmap if transform == "vmap" else lambda f: secant.vmap(secant.grad(f))
+    with pytest.raises(secant.SecantError) as e:
+        t(max_pairs_key_of_values)(XB)
+    assert "sorted() of batched values" in str(e.value)
+    assert "test_builtins15_sweep.py" in str(e.value) and "key=lambda kv: kv[1]" in str(e.value)
+
+
+def first_assigned_in_a_loop(x):
+    for i in range(3):
+        w = x[i] * x[i]
+    return w * x[0]
+
+
+def walrus_comprehension_first_binding(x):
+    kept = [w := v * 2.0 for v in _xs(x)]
+    return kept[0] * w
+
+
+@pytest.mark.parametrize("f", [first_assigned_in_a_loop, walrus_comprehension_first_binding],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_a_name_first_assigned_in_a_loop(f, name, x64):
+    """jvp started the tangent of a loop variable first assigned in the body as
+    zeros_like_tree of a name not yet bound (UnboundLocalError from generated code)."""
+    _check(f, name)
+
+
+def iter_read_then_next(x):
+    it = iter(_xs(x))
+    total = sum(it)
+    return total * next(it, 1.0)
+
+
+@pytest.mark.parametrize("transform", [secant.grad, secant.vmap], ids=["grad", "vmap"])
+def test_an_iterator_read_by_a_loop_before_next_is_refused_at_the_users_line(transform):
+    """Only an iterator read by next() alone (or by one loop after every next()) is followed as
+    a list: one read by next() after a loop consumed it is refused, not answered wrongly."""
+    assert float(iter_read_then_next(X)) == pytest.approx(float(X.sum()))
+    with pytest.raises(secant.SecantError) as e:
+        transform(iter_read_then_next)(XB if transform is secant.vmap else X)
+    assert "iter" in str(e.value) and "test_builtins15_sweep.py" in str(e.value)
+
+
+def min_key_abs(x):
+    xs = [x[0], x[1], x[2]]
+    return min(xs, key=abs) * 2.0
+
+
+def max_dict_get(x):
+    d = {"a": x[0], "b": x[1], "c": x[2]}
+    return d[max(d, key=d.get)]
+
+
+@pytest.mark.parametrize("f", [min_key_abs, max_dict_get], ids=lambda f: f.__name__)
+def test_extremum_by_a_key_of_the_values(f, x64):
+    """min(xs, key=abs), max(d, key=d.get): grad and jvp follow the item Python picks (as
+    jax.grad does without jit); jit and vmap cannot pick one (a traced or batched comparison):
+    a clear error at the user's line, as JAX raises."""
+    _check(f, "grad")
+    _check(f, "jvp")
+    with pytest.raises(TracerBoolConversionError):
+        secant.jit(f)(X)
+    with pytest.raises(secant.SecantError) as e:
+        secant.vmap(f)(XB)
+    assert "test_builtins15_sweep.py" in str(e.value)
+
+
+def min_key_of_a_call(x):
+    return min(_xs(x), key=abs) * 2.0
+
+
+def test_extremum_by_a_key_of_a_call_result_names_the_fix():
+    with pytest.raises(secant.SecantError, match=r"min\(list\(xs\), key=f\)"):
+        secant.grad(min_key_of_a_call)(X)

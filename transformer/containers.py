@@ -921,7 +921,7 @@ class ContainerMixin:
             o = self.pack(o)
         if not isinstance(o, ir.Var) or self.container_kind(o) not in ("list", "tuple"):
             return None
-        if self.batching:
+        if self.batching and not any(k.arg == "key" for k in keywords):
             raise self.src.error(node, sort_order.__secant_opaque__)
         text = []
         for k in keywords:
@@ -1613,11 +1613,26 @@ def _key_hint(base, key_src):
 def sort_order(xs, key=None, reverse=False):
     """The indices of xs in sorted(xs, key=key, reverse=reverse)'s order (Python's stable sort
     on the values): what generated code sorts by, no derivative of its own."""
-    return sorted(range(len(xs)), key=(lambda i: xs[i]) if key is None else
-                  (lambda i: key(xs[i])), reverse=reverse)
+    if key is None:
+        return sorted(range(len(xs)), key=lambda i: xs[i], reverse=reverse)
+    keys = [key(v) for v in xs]     # (under vmap: a key of static parts of the items, one
+    if any(_many_values(k) for k in keys):      # order for every example; else refused here)
+        from secant.backends.errors import SecantValueError, where
+        raise SecantValueError(sort_order.__secant_opaque__.replace(
+            "(or max/min with a key)", "(or by a key read from them)") + where())
+    return sorted(range(len(xs)), key=keys.__getitem__, reverse=reverse)
+
+
+def _many_values(k):
+    """Whether a sort key holds an array of several values (one per example under vmap),
+    which Python's comparisons cannot order."""
+    if isinstance(k, (tuple, list)):
+        return any(_many_values(v) for v in k)
+    return getattr(k, "ndim", 0) > 0 and getattr(k, "size", 1) != 1
 
 
 sort_order.__secant_constant__ = True
+sort_order.__secant_by_key_under_vmap__ = True
 sort_order.__secant_opaque__ = ("sorted() of batched values (or max/min with a key): the order "
                                 "differs per example; sort an array with snp.sort / snp.argsort "
                                 "instead")

@@ -36,8 +36,10 @@ itself when there is nothing to rewrite. Transform-agnostic: grad, jvp and vmap 
 conditional expressions into `if`s it can stage, and otherwise traces the user's Python as is.
 """
 import ast
+import collections
 import copy
 import inspect
+import itertools
 import sys
 import types
 
@@ -48,7 +50,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (container_updates, depth, function_lists, gast_parse,
-                                 generators, namespaces, nonlocals, objects, remat_calls,
+                                 generators, iterators, namespaces, nonlocals, objects, remat_calls,
                                  star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
@@ -326,6 +328,15 @@ def _defaults_read(lambdas, names):
                for m in gast.walk(d))
 
 
+def _plain_read(v):
+    """Whether `v` is a plain read (names, attributes, constant items, arithmetic, displays of
+    such): evaluated once per item, as a rewrite may, it does what evaluated once does."""
+    return all(isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
+                              gast.BinOp, gast.UnaryOp, gast.Tuple, gast.List,
+                              gast.expr_context, gast.operator, gast.unaryop, gast.Slice))
+               for m in gast.walk(v))
+
+
 def _has(stmts, kinds):
     for n in _walk_scope(stmts):
         if isinstance(n, kinds):
@@ -453,6 +464,8 @@ def _parse(text, like):
 
 
 ANY = object()      # (module_callee: a callee that may be anything)
+_COLLECTIONS = (collections.defaultdict, collections.OrderedDict, collections.Counter,
+                collections.deque)
 
 
 class _Desugarer:
@@ -514,6 +527,7 @@ class _Desugarer:
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
+        body = iterators.rewrite(self, body)        # it = iter(xs); a = next(it)
         body = self.lift_local_functions(body)
         body = self.block(body)
         return self.returns(body)
@@ -527,11 +541,25 @@ class _Desugarer:
                     isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id in _CONTAINER_CALLS) or (
                     isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
-                if is_container or self._numpy_value(v):
+                if is_container or self._numpy_value(v) or self._collections_value(v):
                     for t in n.targets:
                         for m in gast.walk(t):
                             if isinstance(m, gast.Name):
                                 self.containers.add(m.id)
+
+    def _collections_value(self, value):
+        """A collections.defaultdict / OrderedDict / Counter / deque call: a mutable container,
+        its items set in place as Python does (never an array's .at[] update)."""
+        if not isinstance(value, gast.Call):
+            return False
+        f, chain = value.func, []
+        while isinstance(f, gast.Attribute):
+            chain.insert(0, f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id in self.params:
+            return False
+        obj = self.module_callee(f.id, chain)
+        return obj is not ANY and obj is not None and obj in _COLLECTIONS
 
     def _numpy_value(self, value):
         """A NumPy call (np.zeros(3)): a mutable ndarray, updated in place as Python does."""
@@ -555,6 +583,7 @@ class _Desugarer:
     def statement(self, s):
         if not self.only_choices:
             self.builtin_maps(s)
+            self.endless_repeats(s)
         rewritten = None if self.only_choices else statements.rewrite(self, s)
         if rewritten is not None:       # global, del, loop else:, match (statements.py)
             self.changed = True
@@ -612,6 +641,11 @@ class _Desugarer:
             field = "value" if not isinstance(s, gast.Assert) else "test"
             expr = getattr(s, field, None)
             census = self.census()
+            if expr is not None and not self.only_choices and (
+                    census is None or census.has(gast.NamedExpr)):
+                pre = self.walrus_comprehension(s, field)
+                if pre:
+                    return self.block(pre + [s])
             if expr is None or census is not None and not census.has(
                     gast.NamedExpr, gast.IfExp) or not _has([expr], (gast.NamedExpr, gast.IfExp)):
                 return [s]      # (neither a walrus nor a choice: one walk, not two)
@@ -672,6 +706,87 @@ class _Desugarer:
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, Maps().visit(getattr(s, field)))
+
+    def endless_repeats(self, s):
+        """`zip(xs, itertools.repeat(v))` (an endless iterator bounded by the other arguments:
+        repeat without a count, count, cycle) -> `[(xs_item, v) for xs_item in xs]`, the list
+        the transforms follow; `zip(itertools.count(1), xs)` -> `[(k + 1, xs_item) for k,
+        xs_item in enumerate(xs)]`, `zip(xs, itertools.cycle(ws))` -> `ws[k % len(ws)]` (their
+        arguments plain reads, evaluated per item; a zip of endless iterators only, or of
+        arguments that call something, stays as written)."""
+        census = self.census()
+        if census is not None and "zip" not in census.names or self.rebound("zip"):
+            return
+        outer = self
+
+        class Repeats(gast.NodeTransformer):
+            def visit_Call(self, n):
+                self.generic_visit(n)
+                if not (isinstance(n.func, gast.Name) and n.func.id == "zip" and n.args
+                        and not n.keywords
+                        and not any(isinstance(a, gast.Starred) for a in n.args)):
+                    return n
+                endless = [outer._endless(a) for a in n.args]
+                if all(e is None for e in endless) or all(e is not None for e in endless):
+                    return n
+                bounded = [a for a, e in zip(n.args, endless) if e is None]
+                names = [outer.names.fresh(f"{a.id}_item" if isinstance(a, gast.Name)
+                                           else "item") for a in bounded]
+                k = outer.names.fresh("k") if any(e[1] for e in endless if e) else None
+                given = iter(names)
+                elts = [_name(next(given)) if e is None else e[0](k) for e in endless]
+                stored = [_name(v, store=True) for v in names]
+                target = stored[0] if len(stored) == 1 else gast.Tuple(elts=stored,
+                                                                       ctx=gast.Store())
+                it = bounded[0] if len(bounded) == 1 else gast.Call(
+                    func=_name("zip"), args=bounded, keywords=[])
+                if k is not None:
+                    target = gast.Tuple(elts=[_name(k, store=True), target], ctx=gast.Store())
+                    it = gast.Call(func=_name("enumerate"), args=[it], keywords=[])
+                comp = gast.ListComp(elt=gast.Tuple(elts=elts, ctx=gast.Load()), generators=[
+                    gast.comprehension(target=target, iter=it, ifs=[], is_async=0)])
+                for m in gast.walk(comp):
+                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                        gast.copy_location(m, n)
+                outer.changed = True
+                return gast.copy_location(comp, n)
+        for field in ("value", "test", "iter"):
+            if getattr(s, field, None) is not None:
+                setattr(s, field, Repeats().visit(getattr(s, field)))
+
+    def _endless(self, call):
+        """For itertools.repeat(v) (no count), count(start, step) and cycle(c) with plain-read
+        arguments: (a function of the item's index name giving the item, whether it reads
+        the index); else None."""
+        if not (isinstance(call, gast.Call) and not call.keywords
+                and not any(isinstance(a, gast.Starred) for a in call.args)
+                and all(_plain_read(a) for a in call.args)):
+            return None
+        f, chain = call.func, []
+        while isinstance(f, gast.Attribute):
+            chain.insert(0, f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name):
+            return None
+        obj = self.module_callee(f.id, chain)
+        args = call.args
+        if obj is itertools.repeat and len(args) == 1:
+            return (lambda k: copy.deepcopy(args[0])), False
+        if obj is itertools.count and len(args) <= 2:
+            def item(k):
+                out = _name(k)
+                if len(args) == 2:
+                    out = gast.BinOp(left=copy.deepcopy(args[1]), op=gast.Mult(), right=out)
+                if args:
+                    out = gast.BinOp(left=copy.deepcopy(args[0]), op=gast.Add(), right=out)
+                return out
+            return item, True
+        if obj is itertools.cycle and len(args) == 1:
+            return (lambda k: gast.Subscript(
+                value=copy.deepcopy(args[0]), ctx=gast.Load(), slice=gast.BinOp(
+                    left=_name(k), op=gast.Mod(), right=gast.Call(
+                        func=_name("len"), args=[copy.deepcopy(args[0])], keywords=[])))), True
+        return None
 
     def builtin_filter(self, n):
         """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own
@@ -759,6 +874,76 @@ class _Desugarer:
         return pre
 
     # --- walrus -----------------------------------------------------------------------------------
+    def walrus_comprehension(self, stmt, field):
+        """`[y := y * 2 for _ in range(3)]` in stmt.<field> (a walrus in a list comprehension's
+        item or test binds y in the function, as Python's PEP 572 says) -> before stmt,
+        `ys = []` / `for _ in range(3): ys.append(y := y * 2)` (the loop's target a fresh
+        name, the comprehension's own), and `ys` in its place: the walrus is then a statement
+        of the loop body. A comprehension evaluated only sometimes (in and/or, a conditional
+        expression, a lambda) stays as written."""
+        expr = getattr(stmt, field)
+        found = []
+
+        class Find(gast.NodeVisitor):
+            def visit_ListComp(self, n):
+                if not found and _has([n.elt] + [i for g in n.generators for i in g.ifs],
+                                      gast.NamedExpr) and not any(
+                        _has([g.iter], gast.NamedExpr) for g in n.generators):
+                    found.append(n)
+
+            def _skip(self, n):
+                pass
+
+            visit_BoolOp = visit_IfExp = visit_Lambda = _skip
+            visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip
+
+        Find().visit(expr)
+        if not found:
+            return []
+        comp = found[0]
+        walrus = {n.target.id for part in [comp.elt] + [i for g in comp.generators
+                                                         for i in g.ifs]
+                  for n in _walk_scope([part]) if isinstance(n, gast.NamedExpr)}
+        early = [m for m in gast.walk(expr) if isinstance(m, gast.Name) and m.id in walrus
+                 and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", None) is not None
+                 and (m.lineno, m.col_offset) < (comp.lineno, comp.col_offset)]
+        if early:
+            raise self.error(comp, f"{early[0].id} is read before the walrus (:=) in the "
+                             "comprehension that assigns it, in the same expression; split it "
+                             "into two statements")
+        renamed = {}
+        for g in comp.generators:
+            for m in gast.walk(g.target):
+                if isinstance(m, gast.Name) and m.id not in renamed:
+                    renamed[m.id] = self.names.fresh(m.id if m.id != "_" else "item")
+
+        class Rename(gast.NodeTransformer):
+            def visit_Name(self, n):
+                if n.id in renamed:
+                    n.id = renamed[n.id]
+                return n
+        seq = self.names.fresh(f"{sorted(walrus)[0]}s")     # [y := ... ]: ys
+        comp = copy.deepcopy(comp)
+        body = [_at(stmt, gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=_name(seq), attr="append", ctx=gast.Load()),
+            args=[Rename().visit(comp.elt)], keywords=[])))]
+        for k, g in reversed(list(enumerate(comp.generators))):
+            for test in reversed(g.ifs):
+                body = [_at(stmt, gast.If(test=Rename().visit(test), body=body, orelse=[]))]
+            body = [_at(stmt, gast.For(target=Rename().visit(g.target),
+                                       iter=g.iter if k == 0 else Rename().visit(g.iter),
+                                       body=body, orelse=[], type_comment=None))]
+
+        class Replace(gast.NodeTransformer):
+            def visit_ListComp(self, n):
+                if n is found[0]:
+                    return gast.copy_location(_name(seq), n)
+                return self.generic_visit(n)
+        setattr(stmt, field, Replace().visit(expr))
+        self.containers.add(seq)
+        self.changed = True
+        return [_parse(f"{seq} = []", stmt)] + body
+
     def hoist(self, stmt, field):
         """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order)."""
         expr = getattr(stmt, field, None)

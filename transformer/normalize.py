@@ -24,6 +24,7 @@ import builtins
 import copy
 import dataclasses
 import inspect
+import itertools
 import operator
 import re
 import types
@@ -971,7 +972,8 @@ class Normaliser(ContainerMixin):
         last = self.out[-1] if self.out else None
         if isinstance(last, ir.Op) and last.targets == [operand.name] and len(elts) > 1 \
                 and last.op in ("call",) + CONTROL_FLOW \
-                and all(isinstance(e, gast.Name) for e in elts):   # (`a, = f(x)` reads field 0)
+                and all(isinstance(e, gast.Name) for e in elts) \
+                and not self._read_again(operand.name):   # (`a, = f(x)` reads field 0)
             names = [self._new_version(e.id) for e in elts]
             last.targets = names
             if last.op == "call":
@@ -990,6 +992,14 @@ class Normaliser(ContainerMixin):
                 self.containers[item.name] = self.item_kinds[operand.name]
             self.item_kind(operand, item, i)
             self._bind_target(e, item, stmt)
+
+    def _read_again(self, version):
+        """Whether `version` is the value of a user's name (p = f(x); u, v = p) that the
+        function reads more than once: the unpacking then reads p's fields (retargeting the
+        call to u, v would leave later reads of p unbound)."""
+        users = [k for k, v in self.current.items() if v == version]
+        return any(sum(1 for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+                       and n.id == u and isinstance(n.ctx, gast.Load)) > 1 for u in users)
 
     def _bind_target(self, target, operand, stmt):
         if isinstance(target, gast.Name):
@@ -1142,7 +1152,7 @@ class Normaliser(ContainerMixin):
             return self.loop_over_container(stmt, body, *over)
         iterable = stmt.secant_iterable if hasattr(stmt, "secant_iterable") else \
             self.operand(stmt.iter)
-        if isinstance(iterable, ir.Seq) and any(isinstance(i, ir.Var) for i in iterable.items):
+        if isinstance(iterable, ir.Seq) and _has_var(iterable):    # (for k, v in [("a", x)])
             return self.loop_over_container(stmt, body, "items_of", self.pack(iterable))
         if isinstance(iterable, ir.Var) and self.is_container(iterable):   # for p in parts[1:]
             return self.loop_over_container(stmt, body, "items_of", iterable)
@@ -2234,6 +2244,9 @@ class Normaliser(ContainerMixin):
             return self.call(call)
         if getattr(obj, "__secant_checks__", False) and not self.batching and node.args:
             return self.operand(node.args[0])   # a check of a custom rule's result: its value
+        if self.batching and getattr(obj, "__secant_by_key_under_vmap__", False) \
+                and any(k.arg == "key" for k in node.keywords):
+            return self._inactive(node)     # sort_order(xs, key=f): f reads static parts
         if (getattr(obj, "__secant_constant__", False) and not self.batching) \
                 or getattr(obj, "__secant_placeholder__", False) or _is_static_query(obj) \
                 or getattr(obj, "__secant_structure__", False) \
@@ -3146,6 +3159,10 @@ class Normaliser(ContainerMixin):
             picked = self.extremum_by_key(node, opname == "maximum")
             if picked is not None:
                 return picked
+            raise self.src.error(node, f"{opname[:3]}(xs, key=f) of {self.what} values is "
+                                 "followed for a list or tuple secant sees built (a display, "
+                                 "list(...), a comprehension); here xs may be anything: write "
+                                 f"{opname[:3]}(list(xs), key=f)")
         if opname in ("maximum", "minimum") and len(args) != 2:
             raise self.src.error(node, "max()/min() are differentiated for two arguments; "
                                  "use snp.max/snp.min for an array")
@@ -4495,7 +4512,8 @@ def _read_by_its_items(fn_node, arg):
 def _builtin_source(obj):
     """The source transforms read for a Python builtin (pow, reversed, sorted, itertools.chain,
     ...) called on traced values (secant/builtin_sources.py), or None."""
-    if getattr(obj, "__module__", None) not in ("builtins", "itertools"):
+    if getattr(obj, "__module__", None) not in ("builtins", "itertools", "math") and \
+            getattr(obj, "__self__", None) is not itertools.chain:  # (chain.from_iterable)
         return None
     from secant.builtin_sources import source_for_builtin
     return source_for_builtin(obj)

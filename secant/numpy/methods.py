@@ -22,6 +22,7 @@ _OPERATORS = {
     "__rshift__": ("right_shift", False), "__rrshift__": ("right_shift", True),
     "__neg__": ("negative", False), "__pos__": ("positive", False),
     "__abs__": ("absolute", False), "__invert__": ("invert", False),
+    "__round__": ("round", False),
     "__eq__": ("equal", False), "__ne__": ("not_equal", False), "__lt__": ("less", False),
     "__le__": ("less_equal", False), "__gt__": ("greater", False),
     "__ge__": ("greater_equal", False),
