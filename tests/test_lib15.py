@@ -1,0 +1,88 @@
+"""Issue 15's library gaps: secant.ops's segment reductions (jax.ops), snp.pad's NumPy modes,
+snp.vectorize under grad. Values against NumPy loops / np.pad, gradients against float64
+central differences, vmap against a Python loop, jit against eager."""
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from tests.central_differences import check_unary, weighted_fd
+
+rng = np.random.default_rng(15)
+
+
+# --- secant.ops ---------------------------------------------------------------------------------
+def _segment_loop(name, data, ids, n):
+    """NumPy loop: JAX's segment reduction (ids out of [0, n) dropped; identity when empty)."""
+    op, init = {"segment_sum": (np.add, 0.0), "segment_prod": (np.multiply, 1.0),
+                "segment_max": (np.maximum, -np.inf), "segment_min": (np.minimum, np.inf)}[name]
+    out = np.full((n,) + data.shape[1:], init)
+    for row, i in zip(data, ids):
+        if 0 <= i < n:
+            out[i] = op(out[i], row)
+    return out
+
+
+SEGMENTS = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
+IDS = np.array([0, 2, 0, 1, -1, 5, 2, 0])
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+def test_segment_values_grad_jit_vmap(name, x64):
+    f = getattr(secant.ops, name)
+    data = rng.normal(size=(8, 3))
+    ref = lambda d: _segment_loop(name, d, IDS, 4)                                  # noqa: E731
+    np.testing.assert_allclose(np.asarray(f(data, IDS, 4)), ref(data))
+    np.testing.assert_allclose(np.asarray(secant.jit(f, static_argnums=2)(data, IDS, 4)),
+                               ref(data))
+    # segment 3 is empty (+-inf for max/min): leave it out of the loss
+    check_unary(lambda d: f(d, IDS, 4)[:3], data, lambda d: ref(d)[:3])
+    # ids batched (and both), against a loop
+    idss = np.stack([IDS, IDS[::-1], np.roll(IDS, 3)])
+    datas = rng.normal(size=(3, 8, 3))
+    out = secant.vmap(lambda i: f(data, i, 4))(idss)
+    np.testing.assert_allclose(np.asarray(out), [_segment_loop(name, data, i, 4) for i in idss])
+    out = secant.vmap(lambda d, i: f(d, i, 4))(datas, idss)
+    np.testing.assert_allclose(np.asarray(out),
+                               [_segment_loop(name, d, i, 4) for d, i in zip(datas, idss)])
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+def test_segment_higher_order_and_jvp(name, x64):
+    f = getattr(secant.ops, name)
+    data = rng.normal(size=6)
+    ids = np.array([1, 0, 1, 2, 2, 0])
+    loss = lambda d: snp.sum(f(d, ids, 3) ** 3)                                    # noqa: E731
+    ref = lambda d: np.sum(_segment_loop(name, d, ids, 3) ** 3)                     # noqa: E731
+    h0 = np.stack([_fd_grad(lambda d: np.asarray(secant.grad(loss)(d))[k], data)
+                   for k in range(6)])
+    np.testing.assert_allclose(np.asarray(secant.hessian(loss)(data)), h0, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.grad(loss)(data)), _fd_grad(ref, data),
+                               rtol=1e-6, atol=1e-8)
+    t = rng.normal(size=6)
+    _, tan = secant.jvp(lambda d: f(d, ids, 3), (data,), (t,))
+    h = 1e-6
+    fd = (_segment_loop(name, data + h * t, ids, 3) - _segment_loop(name, data - h * t, ids, 3))
+    np.testing.assert_allclose(np.asarray(tan), fd / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+def _fd_grad(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def test_segment_sum_default_num_segments_and_refusals(x64):
+    data = np.arange(5.0)
+    ids = np.array([0, 3, 3, 1, 0])
+    np.testing.assert_allclose(np.asarray(secant.ops.segment_sum(data, ids)),
+                               [4.0, 3.0, 0.0, 3.0])
+    # num_segments is needed under jit when the ids are traced, as in JAX
+    with pytest.raises(secant.SecantError, match="test_lib15.py"):
+        secant.jit(lambda d, i: secant.ops.segment_sum(d, i))(data, ids)
+    with pytest.raises(secant.SecantError, match="test_lib15.py"):
+        secant.vmap(lambda i: secant.ops.segment_sum(data, i))(np.stack([ids, ids]))
