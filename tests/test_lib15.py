@@ -213,3 +213,17 @@ def test_pad_empty_and_refusals(x64):
         snp.pad(x, 1, "mirror")
     with pytest.raises(secant.SecantError, match="empty axis"):
         snp.pad(np.zeros((0, 2)), 1, "edge")
+
+
+# --- found by the sweep of jax.numpy's names ----------------------------------------------------
+def test_logical_or_of_differentiated_values(x64):
+    """snp.logical_or's source read `a | b` as a dict merge under grad (AttributeError from
+    ad/helpers.unmerge); its gradient is zero (a boolean result), its values NumPy's."""
+    x = np.array([0.3, -1.2, 0.0, 2.0])
+    loss = lambda a: snp.sum(snp.logical_or(a, a[::-1] - 2.0) * a)                  # noqa: E731
+    g0 = _fd_grad(lambda a: np.sum(np.logical_or(a, a[::-1] - 2.0) * a), x)
+    np.testing.assert_allclose(np.asarray(secant.grad(loss)(x)), g0, atol=1e-8)
+    xs = np.stack([x, -x])
+    np.testing.assert_array_equal(
+        np.asarray(secant.vmap(lambda a: snp.logical_or(a, a[::-1] - 2.0))(xs)),
+        [np.logical_or(a, a[::-1] - 2.0) for a in xs])
