@@ -227,3 +227,16 @@ def test_logical_or_of_differentiated_values(x64):
     np.testing.assert_array_equal(
         np.asarray(secant.vmap(lambda a: snp.logical_or(a, a[::-1] - 2.0))(xs)),
         [np.logical_or(a, a[::-1] - 2.0) for a in xs])
+
+
+def test_spacing_has_zero_derivative(x64):
+    """spacing is piecewise constant (central differences: 0); its source's `nextafter(x,
+    inf) - x` read as derivative 0 - 1 = -1."""
+    x = np.array([0.3, -1.2, 0.7, 2.0])
+    np.testing.assert_allclose(np.asarray(snp.spacing(x)), np.spacing(x))
+    np.testing.assert_array_equal(np.asarray(secant.grad(lambda a: snp.sum(snp.spacing(a)))(x)),
+                                  np.zeros(4))
+    _, tan = secant.jvp(snp.spacing, (x,), (np.ones(4),))
+    np.testing.assert_array_equal(np.asarray(tan), np.zeros(4))
+    np.testing.assert_allclose(np.asarray(secant.vmap(snp.spacing)(np.stack([x, 2 * x]))),
+                               [np.spacing(x), np.spacing(2 * x)])
