@@ -240,3 +240,16 @@ def test_spacing_has_zero_derivative(x64):
     np.testing.assert_array_equal(np.asarray(tan), np.zeros(4))
     np.testing.assert_allclose(np.asarray(secant.vmap(snp.spacing)(np.stack([x, 2 * x]))),
                                [np.spacing(x), np.spacing(2 * x)])
+
+
+def test_iscomplexobj_isrealobj_under_transforms(x64):
+    """Dtype queries: constants under grad and vmap (before: 'secant does not know the
+    derivative of fn')."""
+    x = np.array([0.5, 2.0])
+    fns = (snp.iscomplexobj, snp.isrealobj)
+    for fn, want in zip(fns, (0.0, 1.0)):
+        np.testing.assert_array_equal(
+            np.asarray(secant.grad(lambda a: snp.sum(a * a * fn(a)))(x)), 2 * x * want)
+        np.testing.assert_array_equal(
+            np.asarray(secant.vmap(lambda a: a * fn(a))(np.stack([x, -x]))),
+            np.stack([x, -x]) * want)

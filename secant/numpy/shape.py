@@ -697,3 +697,7 @@ def iscomplexobj(x):
 
 def isrealobj(x):
     return not iscomplexobj(x)
+
+
+# they read a dtype only (never an array's values): constants for transforms
+iscomplexobj.__secant_static_query__ = isrealobj.__secant_static_query__ = True
