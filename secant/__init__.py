@@ -43,6 +43,7 @@ from secant import random_bounds as _random_bounds  # noqa: E402,F401  (grad of 
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402
 from secant import example_libraries  # noqa: E402  (jax.example_libraries)
+from secant import ops  # noqa: E402  (jax.ops: segment_sum, segment_prod, segment_max, segment_min)
 from secant.backends.errors import named_at_call as _named_at_call
 
 # a call of the API itself with a keyword it does not take (grad(f, argnum=0)): Python's
@@ -65,4 +66,4 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "device_put", "device_get", "block_until_ready", "clear_caches", "grad", "value_and_grad", "vjp", "source",
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
-           "checkpoint", "remat", "example_libraries", "make_jaxpr", "test_util"]
+           "checkpoint", "remat", "example_libraries", "ops", "make_jaxpr", "test_util"]

@@ -73,7 +73,25 @@ class VectorizedCall(_Custom):
             signature = _signature(ins + [ins[_mapped_index(vec, i)] for i in wrt],
                                    outs + outs)
         levels = tuple(level + tuple(level[i] for i in wrt) for level in vec.levels)
-        return call_of(Vectorized(core, vec.excluded, signature, levels), self.n + len(wrt))
+        if vec.parsed is None or len(vec.parsed[1]) == 1:
+            return call_of(Vectorized(core, vec.excluded, signature, levels), self.n + len(wrt))
+        return self.jvp_of_outputs(core, signature, levels, len(vec.parsed[1]), len(wrt))
+
+    def jvp_of_outputs(self, core, signature, levels, k, m):
+        """The jvp of a vectorize with k > 1 outputs: the core's (outputs, tangents) pair
+        flattened to the 2k outputs its signature names, vectorized, then paired again."""
+        from secant.transforms import load_generated
+        name = _name(self.vec)
+        params = ", ".join(f"x{i}" for i in range(self.n + m))
+        flat = load_generated(f"def {name}_jvp_flat({params}):\n"
+                              f"    out, out_dot = {name}_jvp_core({params})\n"
+                              f"    return (*out, *out_dot)\n", f"{name}_jvp_flat", {},
+                              {f"{name}_jvp_core": core})
+        inner = call_of(Vectorized(flat, self.vec.excluded, signature, levels), self.n + m)
+        return load_generated(f"def {name}_jvp({params}):\n"
+                              f"    both = {name}_jvp_vectorized({params})\n"
+                              f"    return tuple(both[:{k}]), tuple(both[{k}:])\n",
+                              f"{name}_jvp", {}, {f"{name}_jvp_vectorized": inner})
 
     def vjp(self, wrt, staged):
         from secant.ad.helpers import unbroadcast
@@ -84,19 +102,23 @@ class VectorizedCall(_Custom):
         signature = None
         if vec.parsed is not None:
             ins, outs = _mapped_cores(vec, self.n)
-            if len(outs) != 1:
-                raise UnsupportedError(f"reverse mode of {vec.__name__}, whose signature "
-                                       f"{vec.signature!r} has {len(outs)} outputs, is not "
-                                       f"supported yet{where()}")
             signature = _signature(outs + ins, [ins[_mapped_index(vec, i)] for i in wrt])
+        k = len(vec.parsed[1]) if vec.parsed is not None else 1
         gen = generate(_op_function(vec.pyfunc), wrt, "vjp", staged=staged)
-        excluded = {i + 1 for i in vec.excluded if isinstance(i, int)}
-        inner = call_of(Vectorized(gen, excluded, signature), self.n + 1)
         name = _name(vec)
         params = [f"x{i}" for i in range(self.n)]
+        if k > 1:       # one cotangent per output: the vectorized vjp takes them apart
+            bars_in = ", ".join(f"out{j}_bar" for j in range(k))
+            gen = load_generated(f"def {name}_vjp_core({bars_in}, {', '.join(params)}):\n"
+                                 f"    return {name}_vjp_outputs(({bars_in},), "
+                                 f"{', '.join(params)})\n", f"{name}_vjp_core", {},
+                                 {f"{name}_vjp_outputs": gen})
+        excluded = {i + k for i in vec.excluded if isinstance(i, int)}
+        inner = call_of(Vectorized(gen, excluded, signature), self.n + k)
         bars = [f"{params[i]}_bar" for i in wrt]
+        given = "out_bar" if k == 1 else ", ".join(f"out_bar[{j}]" for j in range(k))
         source = (f"def {name}_vjp(out_bar, {', '.join(params)}):\n"
-                  f"    {', '.join(bars)} = {name}_vjp_vectorized(out_bar, "
+                  f"    {', '.join(bars)} = {name}_vjp_vectorized({given}, "
                   f"{', '.join(params)})\n"
                   f"    return {', '.join(f'unbroadcast({b}, {params[i]})' for b, i in zip(bars, wrt))}\n")
         return load_generated(source, f"{name}_vjp", {},

@@ -2163,6 +2163,14 @@ class Normaliser(ContainerMixin):
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
             obj, node = ours[0], _renamed_call(node, ours[1])
             func = node.func
+        by_call = getattr(obj, "__secant_source_by_call__", None)
+        ours = getattr(_secant_numpy(), op_for(obj) or "", None)
+        renamed = by_call is None and getattr(ours, "__secant_source_by_call__", None)
+        by_call = (by_call or renamed) and (by_call or renamed)(node, self._resolve)
+        if by_call is not None:     # snp.pad(x, 2, mode="reflect"): read through a source
+            if renamed:             # its arguments pick (pad_sources.py); np.pad: secant's,
+                node = _renamed_call(node, f"snp.{op_for(obj)}")    # named so
+            return self.user_call(node, by_call)
         by_call = getattr(obj, "__secant_call_gen__", None) if not any(
             isinstance(a, gast.Starred) for a in node.args) and None not in (
             k.arg for k in node.keywords) else None
@@ -4517,6 +4525,11 @@ def _builtin_source(obj):
         return None
     from secant.builtin_sources import source_for_builtin
     return source_for_builtin(obj)
+
+
+def _secant_numpy():
+    import secant.numpy
+    return secant.numpy
 
 
 def source_of(fn):

@@ -60,6 +60,7 @@ from secant.numpy import fft  # noqa: E402,F401  (secant.numpy.fft, read as sour
 from secant.numpy import complex_sources  # noqa: E402,F401  (snp.angle, read as source)
 from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's functions)
 from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
+from secant.numpy import pad_sources  # noqa: E402,F401  (pad's modes other than constant)
 from secant.numpy.vectorize import vectorize  # noqa: E402,F401
 # more of jax.numpy, read as source: more.py, more_api.py (issue 15's list), apply.py
 # (apply_along_axis, apply_over_axes), more_names.py; each re-exported once imported, in order

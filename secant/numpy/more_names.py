@@ -9,7 +9,7 @@ import collections
 import numpy as np
 
 import secant.numpy as snp
-from secant import tree_util
+from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -178,7 +178,7 @@ def sort_complex(a):
 def spacing(x, /):
     """The distance from x to the next representable value away from zero (negative for
     negative x), as NumPy's."""
-    x = snp.asarray(x) * 1.0
+    x = lax.stop_gradient(snp.asarray(x) * 1.0)     # (piecewise constant: derivative 0)
     return snp.nextafter(x, snp.where(snp.signbit(x), -snp.inf, snp.inf)) - x
 
 

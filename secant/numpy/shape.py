@@ -533,16 +533,86 @@ def _repeat_uniform(a, axis, r):
     return reshape(b, a.shape[:axis] + (a.shape[axis] * r,) + a.shape[axis + 1:])
 
 
-def pad(array, pad_width, mode="constant", constant_values=0):
-    """Constant padding (NumPy's default mode); pad_width as NumPy accepts it."""
+def pad(array, pad_width, mode="constant", constant_values=0, *, stat_length=None,
+        end_values=0, reflect_type="even"):
+    """np.pad: pad_width as NumPy accepts it; every NumPy mode (constant, empty, edge, reflect,
+    symmetric, wrap, linear_ramp, maximum, minimum, mean, median; reflect_type 'even'/'odd').
+    A mode other than 'constant' is computed by secant/numpy/pad_sources.py, which is also what
+    the transforms read for it (gathers, a linear map, statistics of the edges)."""
+    if mode != "constant" or stat_length is not None or end_values != 0 \
+            or reflect_type != "even":
+        from secant.numpy import pad_sources
+        return pad_sources.pad(array, pad_width, mode, constant_values, stat_length=stat_length,
+                               end_values=end_values, reflect_type=reflect_type)
     x = ensure_array(array)
-    if mode != "constant":
-        raise UnsupportedError(f"pad supports mode='constant' only, got {mode!r}{where()}")
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)).tolist()
-    if any(w < 0 for pair in widths for w in pair):
-        raise SecantValueError(f"pad widths must be non-negative, got {pad_width}{where()}")
+    widths = _pad_widths(x.shape, pad_width)
     value = convert(reshape(ensure_array(constant_values), ()), x.dtype)
     return st.pad_p.bind(x, value, padding_config=tuple((lo, hi, 0) for lo, hi in widths))
+
+
+_PAD_MODES = ("constant", "empty", "edge", "reflect", "symmetric", "wrap", "linear_ramp",
+              "maximum", "minimum", "mean", "median")
+
+
+def _pad_widths(shape, pad_width, what="pad widths"):
+    """pad_width (an int, a pair, or one pair per axis) as one (before, after) pair per axis."""
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(shape), 2)).tolist()
+    except (ValueError, TypeError):
+        raise SecantValueError(f"{what} {pad_width!r} do not fit an array of {len(shape)} axes"
+                               f"{where()}") from None
+    if any(w < 0 for pair in widths for w in pair):
+        raise SecantValueError(f"{what} must be non-negative, got {pad_width}{where()}")
+    return widths
+
+
+def _pad_plan(shape, pad_width, mode, stat_length, end_values, reflect_type):
+    """Static work of pad_sources.pad: for each axis that grows, (axis, kind, table, left,
+    right): kind 'take' (table: the index of each output entry along the axis), 'linear'
+    (table: the output as a matrix times the input along the axis, left: the offset the
+    end_values add), or 'stat' (table: the before and after regions' indices; left, right:
+    the widths)."""
+    if not isinstance(mode, str) or mode not in _PAD_MODES:
+        raise SecantValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}{where()}")
+    if reflect_type not in ("even", "odd"):
+        raise SecantValueError(f"pad: reflect_type must be 'even' or 'odd', got "
+                               f"{reflect_type!r}{where()}")
+    widths = _pad_widths(shape, pad_width)
+    stats = None if stat_length is None else _pad_widths(shape, stat_length, "stat_length")
+    try:
+        ends = np.broadcast_to(np.asarray(end_values, dtype=np.float64), (len(shape), 2))
+    except (ValueError, TypeError):
+        raise SecantValueError(f"pad: end_values must be numbers (one, a pair, or a pair per "
+                               f"axis), got {end_values!r}{where()}") from None
+    plan = []
+    for axis, ((lo, hi), n) in enumerate(zip(widths, shape)):
+        if lo == hi == 0:
+            continue
+        if n == 0:
+            raise SecantValueError(f"pad: cannot pad an empty axis with mode={mode!r} (axis "
+                                   f"{axis} has size 0){where()}")
+        if mode in ("edge", "wrap") or mode in ("reflect", "symmetric") and reflect_type == "even":
+            plan.append((axis, "take", np.pad(np.arange(n), (lo, hi), mode), None, None))
+        elif mode in ("reflect", "symmetric", "linear_ramp"):
+            kw = {"reflect_type": reflect_type} if mode != "linear_ramp" else {"end_values": 0}
+            matrix = np.pad(np.eye(n), ((lo, hi), (0, 0)), mode, **kw)
+            offset = None
+            if mode == "linear_ramp":
+                offset = np.pad(np.zeros(n), (lo, hi), mode, end_values=tuple(ends[axis]))
+            plan.append((axis, "linear", matrix, offset, None))
+        else:
+            before, after = (n, n) if stats is None else (min(stats[axis][0], n),
+                                                          min(stats[axis][1], n))
+            if before == 0 or after == 0:
+                raise SecantValueError(f"pad: stat_length 0 leaves no value for mode={mode!r}"
+                                       f"{where()}")
+            plan.append((axis, "stat", (np.arange(before), np.arange(n - after, n)), lo, hi))
+    return plan
+
+
+def _pad_shape(shape, axis, size):
+    """`shape` with its axis `axis` of size `size`."""
+    return tuple(shape[:axis]) + (size,) + tuple(shape[axis + 1:])
 
 
 # --- sorting -------------------------------------------------------------------------------------
@@ -627,3 +697,7 @@ def iscomplexobj(x):
 
 def isrealobj(x):
     return not iscomplexobj(x)
+
+
+# they read a dtype only (never an array's values): constants for transforms
+iscomplexobj.__secant_static_query__ = isrealobj.__secant_static_query__ = True

@@ -151,3 +151,9 @@ def _check_outputs(out, cores, sizes, signature, n_loop):
                                           for d, n in zip(core, shape)):
             raise SecantValueError(f"vectorize: an output of shape {shape} does not match its "
                                    f"core dimensions {core} in {signature!r}{where()}")
+
+
+# `vectorize(f, ...)(x)` written in place in code a transform reads: made as the code makes it
+# (its function named or a lambda, its other arguments literals), then read through its rules
+# (secant/vectorize_rules.py) as a vectorize built outside would be
+vectorize.__secant_factory__ = True
