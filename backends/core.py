@@ -144,6 +144,14 @@ class Tracer:
                        "Index with arrays (x[i] works with a traced i) or mark it static.",
                        TracerIntegerConversionError)
 
+    def item(self, *args):
+        self._concrete("item()", "Keep it an array (x[()] or x.reshape(()) is a 0-d array), or "
+                       "mark the argument static (static_argnums).")
+
+    def tolist(self):
+        self._concrete("tolist()", "Keep it an array (iterate over it, or index it), or mark the "
+                       "argument static (static_argnums).")
+
     def __array__(self, *a, **k):
         self._concrete("Converting to a NumPy array",
                        "Use secant.numpy functions inside jitted code instead of numpy ones that "
