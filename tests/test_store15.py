@@ -5,7 +5,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant.backends.errors import ConcretizationTypeError, SecantTypeError
+from secant.backends.errors import ConcretizationTypeError, SecantError, SecantTypeError
 
 
 def _item(x):
@@ -51,3 +51,90 @@ def test_grad_of_non_numeric_output_says_so(fn):
 def test_jit_and_vmap_of_none_return_none():
     assert secant.jit(_none)(1.0) is None
     assert secant.vmap(_none)(snp.ones(2)) is None
+
+
+# --- a local NumPy work buffer built from constants, written with static values ------------------
+def _buffer(x):
+    buf = np.zeros(3)
+    buf[0] = 5.0
+    return x * buf.sum()
+
+
+def _filled_in_loop(x):
+    buf = np.zeros(3)
+    for i in range(3):
+        buf[i] = i * 2.0
+    buf[1] += 1.0
+    y = snp.sin(x) * buf.sum()
+    return y * buf[1]
+
+
+def _list_buffer(x):
+    out = [0.0] * 3
+    out[1] = 2.0
+    return x * sum(out)
+
+
+def _central(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def _np_filled_in_loop(x):          # the same in float64 NumPy, for the differences
+    return np.sin(x) * 7.0 * 3.0
+
+
+@pytest.mark.parametrize("fn, ref", [
+    (_buffer, lambda x: 5.0 * x), (_filled_in_loop, _np_filled_in_loop),
+    (_list_buffer, lambda x: 2.0 * x)])
+def test_local_buffer_written_with_constants_runs_as_python(fn, ref):
+    # before: "arrays are immutable" under grad and vmap
+    x = 0.7
+    np.testing.assert_allclose(fn(x), ref(x), rtol=1e-6)
+    np.testing.assert_allclose(secant.grad(fn)(x), _central(ref, x), rtol=1e-5)
+    np.testing.assert_allclose(secant.jit(secant.grad(fn))(x), _central(ref, x), rtol=1e-5)
+    xs = np.array([0.3, -1.2], np.float32)
+    np.testing.assert_allclose(secant.vmap(fn)(xs), [ref(v) for v in xs.astype(np.float64)],
+                               rtol=1e-5)
+    np.testing.assert_allclose(secant.vmap(secant.grad(fn))(xs),
+                               [_central(ref, float(v)) for v in xs], rtol=1e-4)
+    d2 = (_central(ref, x + 1e-3) - _central(ref, x - 1e-3)) / 2e-3
+    np.testing.assert_allclose(secant.grad(secant.grad(fn))(x), d2, rtol=1e-3, atol=1e-4)
+
+
+def _traced_write(x):
+    buf = np.zeros(3)
+    buf[0] = x
+    return buf.sum()
+
+
+def test_traced_value_written_into_numpy_buffer_is_refused_at_the_line():
+    from secant.backends.errors import TracerArrayConversionError
+    for t in (secant.grad, secant.vmap):
+        with pytest.raises(TracerArrayConversionError, match=r"buf\[0\] = x"):
+            t(_traced_write)(snp.ones(2) if t is secant.vmap else 1.0)
+
+
+def _read_between_stores(x):
+    buf = np.zeros(2)
+    buf[0] = 5.0
+    y = x * buf.sum()
+    buf[1] = 7.0
+    return y * buf.sum()
+
+
+def _read_in_storing_loop(x):
+    buf = np.zeros(3)
+    acc = 0.0
+    for i in range(3):
+        buf[i] = 1.0 + i
+        acc = acc + x * buf.sum()
+    return acc
+
+
+@pytest.mark.parametrize("fn", [_read_between_stores, _read_in_storing_loop])
+def test_buffer_read_before_a_later_store_is_refused(fn):
+    # derivatives re-read buf after the function ran: without the check grad of
+    # _read_in_storing_loop gave 18.0 (the true 1 + 3 + 6 = 10)
+    with pytest.raises(SecantError, match=r"buf is read at line \d+ before its last item store"):
+        secant.grad(fn)(2.0)
+    assert fn(2.0) == (5.0 * 2.0 * 12.0 if fn is _read_between_stores else 20.0)
