@@ -138,3 +138,73 @@ def test_buffer_read_before_a_later_store_is_refused(fn):
     with pytest.raises(SecantError, match=r"buf is read at line \d+ before its last item store"):
         secant.grad(fn)(2.0)
     assert fn(2.0) == (5.0 * 2.0 * 12.0 if fn is _read_between_stores else 20.0)
+
+
+# --- Python side effects and state in the body (item 4) -----------------------------------------
+class _Counted:
+    def __init__(self):
+        self.calls = 0
+
+    def f(self, x):
+        self.calls += 1
+        return snp.sin(x) * 2
+
+
+_TRANSFORMS = [
+    ("grad", lambda f: secant.grad(f)(0.5), lambda: 2 * np.cos(0.5)),
+    ("jit", lambda f: secant.jit(f)(0.5), lambda: 2 * np.sin(0.5)),
+    ("vmap", lambda f: secant.vmap(f)(snp.asarray([0.5, 1.0])), lambda: 2 * np.sin([0.5, 1.0])),
+    ("grad_grad", lambda f: secant.grad(secant.grad(f))(0.5), lambda: -2 * np.sin(0.5)),
+    ("vmap_grad", lambda f: secant.vmap(secant.grad(f))(snp.asarray([0.5, 1.0])),
+     lambda: 2 * np.cos([0.5, 1.0]))]
+
+
+@pytest.mark.parametrize("name, t, want", _TRANSFORMS, ids=[t[0] for t in _TRANSFORMS])
+def test_counter_on_self_runs_and_counts(name, t, want):
+    # a first version of the local-buffer change raised UnboundLocalError here
+    c = _Counted()
+    np.testing.assert_allclose(t(c.f), want(), rtol=1e-6)
+    assert c.calls >= 1
+
+
+_LOG = []
+
+
+def _logged(x):
+    _LOG.append("called")
+    return snp.sin(x) * 2
+
+
+def _flagged(x):
+    if _DEBUG:
+        return x
+    return snp.sin(x) * 2
+
+
+_DEBUG = False
+
+
+def _with_static_raise(x):
+    if snp.ndim(x) != 0:
+        raise ValueError("need a scalar")
+    return snp.sin(x) * 2
+
+
+@pytest.mark.parametrize("name, t, want", _TRANSFORMS, ids=[t[0] for t in _TRANSFORMS])
+@pytest.mark.parametrize("fn", [_logged, _flagged, _with_static_raise])
+def test_python_side_effects_in_the_body(fn, name, t, want):
+    before = len(_LOG)
+    np.testing.assert_allclose(t(fn), want(), rtol=1e-6)
+    assert (len(_LOG) > before) == (fn is _logged)
+
+
+def _formatted(x):
+    s = f"{x:.3f}"
+    return x * len(s)
+
+
+def test_format_spec_of_traced_value_under_jit_names_the_line():
+    # before: TypeError unsupported format string passed to Tracer.__format__ (no line)
+    with pytest.raises(ConcretizationTypeError, match=r"test_store15.py:\d+"):
+        secant.jit(_formatted)(0.5)
+    assert _formatted(0.5) == 2.5

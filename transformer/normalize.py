@@ -710,7 +710,8 @@ class Normaliser(ContainerMixin):
                                                 self.current[root.id] not in self.tracked))
         else:
             return False
-        if untracked and not self._tracked_names_in(stmt) and self._is_local(root.id):
+        if untracked and isinstance(target, gast.Subscript) and self._is_local(root.id) \
+                and not self._tracked_names_in(stmt):
             return self._local_buffer_store(root.id, stmt)
         return untracked and not self._tracked_names_in(stmt)
 
