@@ -208,3 +208,22 @@ def test_format_spec_of_traced_value_under_jit_names_the_line():
     with pytest.raises(ConcretizationTypeError, match=r"test_store15.py:\d+"):
         secant.jit(_formatted)(0.5)
     assert _formatted(0.5) == 2.5
+
+
+def _accumulated(x):
+    parts = []
+    parts.append(x * 2)
+    parts.append(snp.sin(x))
+    return sum(parts)
+
+
+def test_local_list_accumulation_under_every_transform():
+    d1 = lambda v: 2 + np.cos(v)    # noqa: E731
+    np.testing.assert_allclose(secant.grad(_accumulated)(0.5), d1(0.5), rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(_accumulated))(0.5), d1(0.5), rtol=1e-6)
+    np.testing.assert_allclose(secant.grad(secant.grad(_accumulated))(0.5), -np.sin(0.5),
+                               rtol=1e-6)
+    np.testing.assert_allclose(secant.vmap(secant.grad(_accumulated))(snp.asarray([0.5, 1.0])),
+                               d1(np.array([0.5, 1.0])), rtol=1e-6)
+    np.testing.assert_allclose(secant.jvp(_accumulated, (0.5,), (1.0,))[1], d1(0.5), rtol=1e-6)
+    np.testing.assert_allclose(secant.jvp(_buffer, (0.5,), (1.0,))[1], 5.0, rtol=1e-6)
