@@ -227,3 +227,25 @@ def test_local_list_accumulation_under_every_transform():
                                d1(np.array([0.5, 1.0])), rtol=1e-6)
     np.testing.assert_allclose(secant.jvp(_accumulated, (0.5,), (1.0,))[1], d1(0.5), rtol=1e-6)
     np.testing.assert_allclose(secant.jvp(_buffer, (0.5,), (1.0,))[1], 5.0, rtol=1e-6)
+
+
+_logger = __import__("logging").getLogger("secant.tests.store15")
+
+
+def _logs(x):
+    _logger.warning("x=%s", x)
+    y = snp.sin(x)
+    _logger.warning("y=%s", y)
+    return y * 2
+
+
+@pytest.mark.parametrize("name, t, want", _TRANSFORMS, ids=[t[0] for t in _TRANSFORMS])
+def test_logging_traced_values_runs_as_written(name, t, want, caplog):
+    # before: logged the source tracer's placeholders ("x=Traced<x>", several times), not the
+    # values (outside jit: the values, as print shows them)
+    with caplog.at_level("WARNING", logger="secant.tests.store15"):
+        np.testing.assert_allclose(t(_logs), want(), rtol=1e-6)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("x=") for m in messages) and any(m.startswith("y=") for m in messages)
+    if name != "jit":
+        assert not any("Traced<" in m for m in messages), messages

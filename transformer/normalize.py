@@ -219,6 +219,13 @@ class _Versions(dict):
         return version in self.ever and version in self.values()
 
 
+def _is_logging(fn):
+    """Whether `fn` is a function or bound method of the standard logging module (logging.info,
+    a module-level logger's .info/.debug/.warning): called for its effect, as written."""
+    fn = getattr(fn, "__func__", fn)
+    return callable(fn) and getattr(fn, "__module__", None) == "logging"
+
+
 class Normaliser(ContainerMixin):
     @property
     def current(self):
@@ -354,6 +361,11 @@ class Normaliser(ContainerMixin):
             printing = isinstance(stmt.value, gast.Call) and (
                 self._resolve(stmt.value.func) is builtins.print
                 or getattr(self._resolve(stmt.value.func), "__secant_print__", False))
+            if isinstance(stmt.value, gast.Call) and _is_logging(self._resolve(stmt.value.func)):
+                # log.info("x=%s", x): logs the values as they are (JAX logs its tracer)
+                self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
+                                         effect=True))
+                return
             checking = not self.batching and isinstance(stmt.value, gast.Call) and getattr(
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
