@@ -40,6 +40,12 @@ def grad_seed(out):
         return Array._wrap_ndarray(type(v)(1), out.weak_type)
     if type(v) is np.ndarray and not v.ndim and type(v[()]) in _REAL_SCALARS:   # (a 0-d array)
         return Array._wrap_ndarray(v.dtype.type(1), out.weak_type)
+    if out is None or isinstance(out, (str, bytes)) or (
+            isinstance(out, (list, tuple)) and any(isinstance(o, (str, bytes, type(None)))
+                                                   for o in out)):
+        # grad(lambda x: None): JAX's own words, not NumPy's object dtype
+        raise SecantTypeError("Gradient only defined for scalar-output functions. Output was "
+                              f"{out!r}.{where()}")
     shape = np.shape(out)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "

@@ -144,6 +144,21 @@ class Tracer:
                        "Index with arrays (x[i] works with a traced i) or mark it static.",
                        TracerIntegerConversionError)
 
+    def item(self, *args):
+        self._concrete("item()", "Keep it an array (x[()] or x.reshape(()) is a 0-d array), or "
+                       "mark the argument static (static_argnums).")
+
+    def __format__(self, spec):
+        """f"{x}" shows the traced value's repr (as print does); a format spec needs its value."""
+        if not spec:
+            return repr(self)
+        self._concrete(f"Formatting with {spec!r}", "Format it outside jit, or print it with "
+                       "secant.debug.print.")
+
+    def tolist(self):
+        self._concrete("tolist()", "Keep it an array (iterate over it, or index it), or mark the "
+                       "argument static (static_argnums).")
+
     def __array__(self, *a, **k):
         self._concrete("Converting to a NumPy array",
                        "Use secant.numpy functions inside jitted code instead of numpy ones that "

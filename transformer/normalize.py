@@ -42,7 +42,8 @@ from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_MET
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
-from secant.transformer.parse import (ArgumentSourceError, BoolConversionSourceError,
+from secant.transformer.parse import (ArgumentSourceError, ArrayConversionSourceError,
+                                      BoolConversionSourceError,
                                       BooleanIndexSourceError, ConcretizationSourceError,
                                       FunctionSource, SourceError,
                                       IntegerConversionSourceError, conversion_error,
@@ -219,6 +220,13 @@ class _Versions(dict):
         return version in self.ever and version in self.values()
 
 
+def _is_logging(fn):
+    """Whether `fn` is a function or bound method of the standard logging module (logging.info,
+    a module-level logger's .info/.debug/.warning): called for its effect, as written."""
+    fn = getattr(fn, "__func__", fn)
+    return callable(fn) and getattr(fn, "__module__", None) == "logging"
+
+
 class Normaliser(ContainerMixin):
     @property
     def current(self):
@@ -354,6 +362,11 @@ class Normaliser(ContainerMixin):
             printing = isinstance(stmt.value, gast.Call) and (
                 self._resolve(stmt.value.func) is builtins.print
                 or getattr(self._resolve(stmt.value.func), "__secant_print__", False))
+            if isinstance(stmt.value, gast.Call) and _is_logging(self._resolve(stmt.value.func)):
+                # log.info("x=%s", x): logs the values as they are (JAX logs its tracer)
+                self.out.append(ir.Plain(self._source(stmt.value), set(), self.origin,
+                                         effect=True))
+                return
             checking = not self.batching and isinstance(stmt.value, gast.Call) and getattr(
                 self._resolve(stmt.value.func), "__secant_check__", False)
             if not (printing or checking):      # print(x) prints the primal values; a
@@ -703,10 +716,71 @@ class Normaliser(ContainerMixin):
             root = target.value
             while isinstance(root, (gast.Subscript, gast.Attribute)):
                 root = root.value
-            untracked = isinstance(root, gast.Name) and not self._is_local(root.id)
+            # a global's or free container's item, or a local one's built from untracked values
+            # (buf = np.zeros(3); buf[0] = 5.0: NumPy work on constants runs as NumPy, as in JAX)
+            untracked = isinstance(root, gast.Name) and root.id not in self.held and (
+                not self._is_local(root.id) or (root.id in self.current and
+                                                self.current[root.id] not in self.tracked))
         else:
             return False
+        if untracked and isinstance(target, gast.Subscript) and self._is_local(root.id) \
+                and not self._tracked_names_in(stmt):
+            return self._local_buffer_store(root.id, stmt)
         return untracked and not self._tracked_names_in(stmt)
+
+    def _local_buffer_store(self, name, stmt):
+        """Whether `name[i] = v` (Python values) may run as written: `name` is assigned once,
+        from a NumPy constructor or a list or dict display, and every other read of it comes
+        after its last item store, outside any loop that stores into it (derivatives read the
+        buffer again, after the function's statements ran: a read between two stores would
+        see the later one). A store after a read raises; any other local: False."""
+        def root_of(t):
+            while isinstance(t, (gast.Subscript, gast.Attribute)):
+                t = t.value
+            return t.id if isinstance(t, gast.Name) else None
+        defs, stores, store_nodes = [], [], set()
+        for n in gast.walk(self.node):
+            if isinstance(n, (gast.Assign, gast.AugAssign)):
+                targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+                for t in targets:
+                    if isinstance(t, gast.Name) and t.id == name:
+                        defs.append(n)
+                    elif isinstance(t, gast.Subscript) and root_of(t) == name:
+                        stores.append(n)
+                        store_nodes.update(id(m) for m in gast.walk(n))
+            elif isinstance(n, (gast.For, gast.AnnAssign, gast.NamedExpr)) and any(
+                    isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
+                    for m in gast.walk(n.target)):
+                return False
+        if len(defs) != 1 or not isinstance(defs[0], gast.Assign):
+            return False
+        value = defs[0].value
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):
+            value = value.left if isinstance(value.left, gast.List) else value.right
+        if isinstance(value, gast.Call):
+            made = self._resolve(value.func)
+            if not (getattr(made, "__module__", None) or "").split(".")[0] == "numpy":
+                return False
+        elif not isinstance(value, (gast.List, gast.Dict)):
+            return False
+        pos = (lambda n: (n.lineno, n.col_offset))
+        last = max(pos(n) for n in stores)
+        loops = [n for n in gast.walk(self.node) if isinstance(n, (gast.For, gast.While))]
+        for n in gast.walk(self.node):
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
+                    and id(n) not in store_nodes:
+                inside = [lp for lp in loops if any(m is n for m in gast.walk(lp))]
+                if pos(n) < last or any(any(s is m for s in stores for m in gast.walk(lp))
+                                        for lp in inside):
+                    raise self.src.error(stmt, f"{name}[...] = ...: {name} is read at line "
+                                         f"{self.src.user_position(n)[1]} before its last item "
+                                         "store (or in a loop that stores into it): "
+                                         "derivatives read it again once the function ran, "
+                                         "and would see the later value; fill "
+                                         f"{name} before its first use, or build it with "
+                                         f"secant.numpy and write {name} = {name}.at[...]"
+                                         ".set(v)")
+        return True
 
     def _mutation_error(self, stmt):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else \
@@ -728,6 +802,17 @@ class Normaliser(ContainerMixin):
             error.global_flow = (f"a {what} value is stored in {root.id}, a global a source "
                                  "transform cannot follow")
             return error
+        if isinstance(target, gast.Subscript) and isinstance(root, gast.Name) \
+                and root.id in self.current and self.current[root.id] not in self.tracked \
+                and root.id not in self.held and self._tracked_names_in(stmt):
+            # buf = np.zeros(3); buf[0] = x: a traced value written into a NumPy work array
+            # (JAX: TracerArrayConversionError), never a silently dropped derivative
+            what = "batched" if self.batching else "differentiated"
+            return self.src.error(stmt, f"{gast.unparse(target).strip()} = ... writes a {what} "
+                                  f"value into {root.id}, which was built from constants (a "
+                                  "NumPy array cannot hold a traced value): build "
+                                  f"{root.id} with secant.numpy and write {root.id} = "
+                                  f"{root.id}.at[...].set(v)", ArrayConversionSourceError)
         if isinstance(target, gast.Attribute) and isinstance(root, gast.Name) \
                 and root.id not in self.params and self._tracked_names_in(stmt):
             # b.v += w * sin(b.v) in a loop or branch: a field of an object the function built

@@ -26,8 +26,9 @@ from secant.transformer import gast_parse
 from secant.transformer.hygiene import copy_tree
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
-                                    SecantError, TracerBoolConversionError,
-                                    TracerIntegerConversionError, origin)
+                                    SecantError, TracerArrayConversionError,
+                                    TracerBoolConversionError, TracerIntegerConversionError,
+                                    origin)
 
 
 class SourceError(SecantError):
@@ -49,6 +50,11 @@ class IntegerConversionSourceError(SourceError, TracerIntegerConversionError):
 
 class ConcretizationSourceError(SourceError, ConcretizationTypeError):
     """float()/complex() of a differentiated or batched value."""
+
+
+class ArrayConversionSourceError(SourceError, TracerArrayConversionError):
+    """buf[i] = x storing a differentiated or batched value into a container built from
+    constants (a NumPy work array): NumPy would convert the traced value."""
 
 
 class BooleanIndexSourceError(SourceError, NonConcreteBooleanIndexError):
