@@ -134,51 +134,49 @@ def _scatter_index(shape, scatter_indices, ushape, dimension_numbers):
     return tuple(index), order
 
 
+def _scatter_parts(name, operand, scatter_indices, updates, dimension_numbers, mode):
+    """The index tuple of `operand` each update lands on, and the updates in that order."""
+    check_scatter_mode(name, mode)
+    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
+                                  dimension_numbers)
+    return index, snp.transpose(updates, order)
+
+
 @source_for(library_lax.scatter)
 def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
             unique_indices=False, mode=None):
-    check_scatter_mode("scatter", mode)
-    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
-    values = snp.transpose(updates, order)
+    index, values = _scatter_parts("scatter", operand, scatter_indices, updates,
+                                   dimension_numbers, mode)
     return operand.at[index].set(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_add)
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    check_scatter_mode("scatter_add", mode)
-    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
-    values = snp.transpose(updates, order)
+    index, values = _scatter_parts("scatter_add", operand, scatter_indices, updates,
+                                   dimension_numbers, mode)
     return operand.at[index].add(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_mul)
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    check_scatter_mode("scatter_mul", mode)
-    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
-    values = snp.transpose(updates, order)
+    index, values = _scatter_parts("scatter_mul", operand, scatter_indices, updates,
+                                   dimension_numbers, mode)
     return operand.at[index].mul(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_min)
 def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    check_scatter_mode("scatter_min", mode)
-    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
-    values = snp.transpose(updates, order)
+    index, values = _scatter_parts("scatter_min", operand, scatter_indices, updates,
+                                   dimension_numbers, mode)
     return operand.at[index].min(values, unique_indices=unique_indices, mode="drop")
 
 
 @source_for(library_lax.scatter_max)
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
-    check_scatter_mode("scatter_max", mode)
-    index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
-    values = snp.transpose(updates, order)
+    index, values = _scatter_parts("scatter_max", operand, scatter_indices, updates,
+                                   dimension_numbers, mode)
     return operand.at[index].max(values, unique_indices=unique_indices, mode="drop")
