@@ -101,6 +101,7 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
             return hit
         return once.build(_op_functions, fun, caller)
+    fun = _array_method_op(fun)
     name = op_for(fun)
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
                          or is_user_callable_object(fun)):
@@ -214,8 +215,60 @@ def _callable_function(fun):
                       and hit[0].__self__ is fun.__self__)[1]
 
 
+def _array_method_op(fun):
+    """Array.__rmul__, Array.__pow__, Array.reshape (secant/numpy/methods.py's own functions,
+    unbound): a function calling the op they call (`def multiply(self, other): return
+    multiply_(other, self)`); any other `fun` as it is."""
+    from secant.numpy import methods
+    hit = methods.op_function(fun) if inspect.isfunction(fun) else None
+    if hit is None:
+        return fun
+    target, swapped = hit
+    if not swapped:
+        return target
+    source = f"def {target.__name__}(self, other):\n    return {target.__name__}_(other, self)\n"
+    def build():
+        made = load_generated(source, target.__name__, {}, {f"{target.__name__}_": target})
+        _errors.register_internal_file(made.__code__.co_filename)
+        return made
+    return once.build(_op_functions, ("swapped", target), build)
+
+
+def _bound_array_method(fun):
+    """`v.dot`, `v.__mul__`, `v.__rsub__`, `v.clip` of an array v passed as the function: `def
+    dot(b): return dot_(array, b)` (`def subtract(x): return subtract_(x, array)`), the op's
+    own parameters but the array's, which is bound; None for any other callable."""
+    from secant.backends.array import Array
+    from secant.backends.core import Tracer
+    from secant.numpy import methods
+    from secant.transformer.ops import OPS, op_for
+    if not isinstance(fun, types.MethodType) or not isinstance(fun.__self__, (Array, Tracer)):
+        return None
+    target, swapped = methods.op_function(fun.__func__) or (fun.__func__, False)
+    name = op_for(target)
+    params = list(OPS[name].signature.parameters.values()) if name is not None else []
+    if len(params) < 2 + swapped - 1 or any(p.kind not in (p.POSITIONAL_OR_KEYWORD,)
+                                           for p in params):
+        return None
+    params.pop(1 if swapped else 0)
+    free = {f"{name}_": target, "array": fun.__self__}
+    call = [p.name if p.default is p.empty else f"{p.name}={p.name}" for p in params]
+    call.insert(len(call) if swapped else 0, "array")
+    sig = str(inspect.Signature([p.replace(annotation=p.empty) for p in params]))
+    if any(p.default is not p.empty and type(p.default) not in (type(None), bool, int, float, str)
+           for p in params):
+        return None
+    source = f"def {name}{sig}:\n    return {name}_({', '.join(call)})\n"
+    made = load_generated(source, name, {}, free)
+    _errors.register_internal_file(made.__code__.co_filename)
+    return made
+
+
 def _make_callable_function(fun):
     from secant.transformer.ops import KEYWORD_ALIASES, OPS, op_for
+    made = _bound_array_method(fun)
+    if made is not None:
+        return made
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
     name = name if name.isidentifier() else "fn"
