@@ -94,3 +94,18 @@ def test_unbound_methods_with_self_transformed():
     cube = np.arange(24.0).reshape(4, 2, 3)
     np.testing.assert_allclose(np.asarray(secant.vmap(Array.transpose)(snp.asarray(cube))),
                                cube.transpose(0, 2, 1))
+
+
+def test_method_of_a_constant_array_called_with_traced_values():
+    # (a constant w's method, not passed but called: vmap and grad read it as the op's call)
+    w, v = snp.asarray(W_NP), snp.asarray(V_NP)
+    xs = snp.asarray(XS_NP)
+    np.testing.assert_allclose(np.asarray(secant.vmap(lambda x: w.dot(x))(xs)),
+                               XS_NP @ W_NP.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(secant.grad(lambda x: v.dot(x) ** 2)(xs[0])),
+                               2 * (V_NP @ XS_NP[0]) * V_NP, rtol=1e-5)
+    lo, hi = np.array([-2.0, 0.0, 0.6, 1.0]), np.array([0.0, 1.0, 1.5, 3.0])
+    out = secant.vmap(lambda a, b: v.clip(a, b))(snp.asarray(lo), snp.asarray(hi))
+    np.testing.assert_allclose(np.asarray(out), [np.clip(V_NP, a, b) for a, b in zip(lo, hi)])
+    g = secant.grad(lambda hi: v.clip(0.0, hi).sum())(1.0)
+    np.testing.assert_allclose(float(g), 2.0)       # 1.25 and 2.0 clipped at hi
