@@ -241,7 +241,17 @@ def _bound_array_method(fun):
     from secant.backends.array import Array
     from secant.backends.core import Tracer
     from secant.numpy import methods
+    from secant.numpy.indexing import _AtRef
     from secant.transformer.ops import OPS, op_for
+    if isinstance(fun, types.MethodType) and isinstance(fun.__self__, _AtRef) \
+            and not fun.__name__.startswith("_"):
+        # v.at[1].set: `def set(values, ...): return array.at[index].set(values, ...)`, the
+        # update user code writes
+        made = _calling_function(inspect.signature(fun), fun.__name__,
+                                 f"array.at[index].{fun.__name__}",
+                                 {"array": fun.__self__.array, "index": fun.__self__.index}, {})
+        _errors.register_internal_file(made.__code__.co_filename)
+        return made
     if not isinstance(fun, types.MethodType) or not isinstance(fun.__self__, (Array, Tracer)):
         return None
     target, swapped = methods.op_function(fun.__func__) or (fun.__func__, False)
@@ -825,7 +835,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except vectorize.BatchingError as e:
         o = e.origin
         at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
-        err = SecantValueError(f"{e}{at}\n  in {fn.__qualname__}")
+        if o is not None and _errors.is_internal_file(o.filename):
+            # a line of secant's own (vmap(v.reshape)'s calling function): the user's line
+            err = SecantValueError(f"{e}\n  (in secant's {fn.__name__}){where()}")
+        else:
+            err = SecantValueError(f"{e}{at}\n  in {fn.__qualname__}")
         err.no_batching_rule = True     # (a nested Jacobian's next plan may not need it)
         raise err from None
     except ValueError as e:

@@ -109,3 +109,29 @@ def test_method_of_a_constant_array_called_with_traced_values():
     np.testing.assert_allclose(np.asarray(out), [np.clip(V_NP, a, b) for a, b in zip(lo, hi)])
     g = secant.grad(lambda hi: v.clip(0.0, hi).sum())(1.0)
     np.testing.assert_allclose(float(g), 2.0)       # 1.25 and 2.0 clipped at hi
+
+
+def test_at_update_bound_to_a_constant():
+    v = snp.asarray(V_NP)
+    vals = np.arange(4.0) - 1.5
+    out = secant.vmap(v.at[1].set)(snp.asarray(vals))
+    want = np.stack([np.where(np.arange(3) == 1, s, V_NP) for s in vals])
+    np.testing.assert_allclose(np.asarray(out), want)
+    out = secant.vmap(v.at[1].add)(snp.asarray(vals))
+    np.testing.assert_allclose(np.asarray(out), want + np.eye(3)[1] * V_NP[1])
+    idx = snp.asarray(np.array([0, 2]))
+    jac = secant.jacrev(v.at[idx].multiply)(snp.asarray(np.array([2.0, 3.0])))
+    np.testing.assert_allclose(np.asarray(jac), [[V_NP[0], 0.0], [0.0, 0.0], [0.0, V_NP[2]]])
+    jac = secant.jacfwd(v.at[1:].set)(snp.asarray(np.array([2.0, 3.0])))
+    np.testing.assert_allclose(np.asarray(jac), [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+
+
+def test_errors_in_a_bound_methods_function_name_the_users_line():
+    v = snp.asarray(V_NP)
+    with pytest.raises(secant.SecantError) as e:
+        secant.vmap(snp.ones((4, 6)).reshape)(snp.asarray(np.array([[2, 3]])))   # THIS LINE
+    assert "test_bound15.py" in str(e.value) and "THIS LINE" in str(e.value), str(e.value)
+    assert "<secant:" not in str(e.value)
+    with pytest.raises(secant.SecantError) as e:
+        secant.grad(v.__getitem__)(1)                                           # THIS LINE
+    assert "test_bound15.py" in str(e.value) and "THIS LINE" in str(e.value), str(e.value)
