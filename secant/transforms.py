@@ -80,6 +80,14 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)
             return hit
         return once.build(_op_functions, ("kind", fun), kind_caller)
+    if any(fun is b for b in _BUILTIN_PARAMS):   # grad(pow), vmap(float): a function calling
+        def builtin_caller():                      # it, read as user code's call is (float of
+            params = _BUILTIN_PARAMS[fun]          # a traced value: JAX's concretization error)
+            source = f"def {fun.__name__}_of({params}):\n    return {fun.__name__}({params})\n"
+            hit = load_generated(source, f"{fun.__name__}_of", {}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("builtin", fun), builtin_caller)
     if _is_user_class(fun):     # Registry[name](a, b): a constructor known only at run time,
         def class_caller():     # read as user code's call of the class is (a pytree class:
             name = fun.__name__.lower() if fun.__name__.isidentifier() else "construct"
@@ -147,6 +155,12 @@ def _op_function(fun):
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
+
+
+# builtins passed as the function to a transform, with the parameters their calling function
+# takes (abs, max, min are ops: transformer/ops.py)
+_BUILTIN_PARAMS = {pow: "base, exp", round: "number", divmod: "x, y", float: "x",
+                   complex: "real", int: "x", bool: "x"}
 
 
 def plain_constructor(cls):

@@ -135,3 +135,19 @@ def test_errors_in_a_bound_methods_function_name_the_users_line():
     with pytest.raises(secant.SecantError) as e:
         secant.grad(v.__getitem__)(1)                                           # THIS LINE
     assert "test_bound15.py" in str(e.value) and "THIS LINE" in str(e.value), str(e.value)
+
+
+def test_builtins_passed_as_the_function():
+    np.testing.assert_allclose(float(secant.grad(pow)(2.0, 3.0)), 12.0, rtol=1e-6)
+    np.testing.assert_allclose(float(secant.grad(pow, argnums=1)(2.0, 3.0)), 8 * np.log(2.0),
+                               rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(secant.vmap(pow)(snp.asarray(V_NP),
+                                                           snp.asarray(XS_NP[0]))),
+                               V_NP ** XS_NP[0], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(secant.vmap(abs)(snp.asarray(-V_NP))), V_NP)
+    np.testing.assert_allclose(float(secant.grad(abs)(-2.0)), -1.0)
+    # float() of a traced value: JAX's concretization error, at the user's line
+    for transform in (secant.grad, secant.vmap):
+        with pytest.raises(secant.SecantError) as e:
+            transform(float)(snp.asarray(V_NP) if transform is secant.vmap else 2.0)  # HERE
+        assert "float()" in str(e.value) and "HERE" in str(e.value), str(e.value)
