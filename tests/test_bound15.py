@@ -151,3 +151,23 @@ def test_builtins_passed_as_the_function():
         with pytest.raises(secant.SecantError) as e:
             transform(float)(snp.asarray(V_NP) if transform is secant.vmap else 2.0)  # HERE
         assert "float()" in str(e.value) and "HERE" in str(e.value), str(e.value)
+
+
+def test_numpy_ufunc_methods_passed_as_the_function():
+    xs = snp.asarray(XS_NP)
+    np.testing.assert_allclose(np.asarray(secant.vmap(np.add.reduce)(xs)), XS_NP.sum(1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.vmap(np.maximum.reduce)(xs)), XS_NP.max(1))
+    x = XS_NP[1]
+    np.testing.assert_allclose(np.asarray(secant.grad(np.multiply.reduce)(snp.asarray(x))),
+                               _central(lambda x: np.multiply.reduce(x), x), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(secant.jacfwd(np.add.accumulate)(snp.asarray(x))),
+                               np.tril(np.ones((3, 3))))
+    out = secant.vmap(np.subtract.outer)(xs, xs[::-1])
+    np.testing.assert_allclose(np.asarray(out),
+                               np.stack([np.subtract.outer(a, b) for a, b in
+                                         zip(XS_NP, XS_NP[::-1])]), rtol=1e-6)
+    jac = secant.jacrev(np.multiply.outer)(snp.asarray(x), snp.asarray(V_NP))
+    np.testing.assert_allclose(np.asarray(jac), np.einsum("ik,j->ijk", np.eye(3), V_NP))
+    with pytest.raises(secant.SecantError, match="numpy.add.at"):
+        secant.vmap(np.add.at)(xs, xs)
