@@ -307,17 +307,15 @@ def _bound_array_method(fun):
     target, swapped = methods.op_function(fun.__func__) or (fun.__func__, False)
     name = op_for(target)
     params = list(OPS[name].signature.parameters.values()) if name is not None else []
-    if len(params) < 2 + swapped - 1 or any(p.kind not in (p.POSITIONAL_OR_KEYWORD,)
-                                           for p in params):
-        return None
+    if len(params) < (2 if swapped else 1) or any(
+            p.kind != p.POSITIONAL_OR_KEYWORD or p.default is not p.empty
+            and type(p.default) not in (type(None), bool, int, float, str) for p in params):
+        return None     # (the bound method's own calling function: _make_callable_function)
     params.pop(1 if swapped else 0)
     free = {f"{name}_": target, "array": fun.__self__}
     call = [p.name if p.default is p.empty else f"{p.name}={p.name}" for p in params]
     call.insert(len(call) if swapped else 0, "array")
     sig = str(inspect.Signature([p.replace(annotation=p.empty) for p in params]))
-    if any(p.default is not p.empty and type(p.default) not in (type(None), bool, int, float, str)
-           for p in params):
-        return None
     source = f"def {name}{sig}:\n    return {name}_({', '.join(call)})\n"
     made = load_generated(source, name, {}, free)
     _errors.register_internal_file(made.__code__.co_filename)
