@@ -110,6 +110,12 @@ def register_internal_file(filename):
     _not_user_files.clear()
 
 
+def is_internal_file(filename):
+    """Whether `filename` is secant's (its own modules, or generated code registered by
+    register_internal_file)."""
+    return _is_internal(os.path.abspath(filename))
+
+
 def _is_internal(filename):
     return filename in _INTERNAL_FILES or any(filename.startswith(d) for d in _INTERNAL_DIRS)
 

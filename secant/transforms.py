@@ -83,6 +83,16 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)
             return hit
         return once.build(_op_functions, ("kind", fun), kind_caller)
+    if isinstance(getattr(fun, "__self__", None), np.ufunc) and inspect.isbuiltin(fun):
+        return _ufunc_method(fun)       # np.add.reduce, np.multiply.outer
+    if any(fun is b for b in _BUILTIN_PARAMS):   # grad(pow), vmap(float): a function calling
+        def builtin_caller():                      # it, read as user code's call is (float of
+            params = _BUILTIN_PARAMS[fun]          # a traced value: JAX's concretization error)
+            source = f"def {fun.__name__}_of({params}):\n    return {fun.__name__}({params})\n"
+            hit = load_generated(source, f"{fun.__name__}_of", {}, {})
+            _errors.register_internal_file(hit.__code__.co_filename)
+            return hit
+        return once.build(_op_functions, ("builtin", fun), builtin_caller)
     if _is_user_class(fun):     # Registry[name](a, b): a constructor known only at run time,
         def class_caller():     # read as user code's call of the class is (a pytree class:
             name = fun.__name__.lower() if fun.__name__.isidentifier() else "construct"
@@ -104,6 +114,7 @@ def _op_function(fun):
             _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
             return hit
         return once.build(_op_functions, fun, caller)
+    fun = _array_method_op(fun)
     name = op_for(fun)
     if name is None and (isinstance(fun, (functools.partial, types.MethodType))
                          or is_user_callable_object(fun)):
@@ -149,6 +160,46 @@ def _op_function(fun):
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
+
+
+# builtins passed as the function to a transform, with the parameters their calling function
+# takes (abs, max, min are ops: transformer/ops.py)
+_BUILTIN_PARAMS = {pow: "base, exp", round: "number", divmod: "x, y", float: "x",
+                   complex: "real", int: "x", bool: "x"}
+
+
+# ufunc.reduce and .accumulate of the ufuncs that have them in secant.numpy
+_UFUNC_REDUCTIONS = {"add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"),
+                     "maximum": ("max", None), "minimum": ("min", None)}
+
+
+def _ufunc_method(fun):
+    """`np.add.reduce` (`def reduce(array, axis=0, keepdims=False): return sum(array,
+    axis=axis, keepdims=keepdims)`), `np.add.accumulate`, `np.multiply.outer` passed as the
+    function: a function calling secant.numpy's equivalent, built once."""
+    import secant.numpy as snp
+    ufunc, method = fun.__self__.__name__, fun.__name__
+    reductions = _UFUNC_REDUCTIONS.get(ufunc, (None, None))
+    if method == "reduce" and reductions[0]:
+        target, source = reductions[0], ("def reduce(array, axis=0, keepdims=False):\n"
+                                         "    return {0}(array, axis=axis, keepdims=keepdims)\n")
+    elif method == "accumulate" and reductions[1]:
+        target, source = reductions[1], ("def accumulate(array, axis=0):\n"
+                                         "    return {0}(array, axis=axis)\n")
+    elif method == "outer" and hasattr(snp, ufunc):
+        target, source = ufunc, ("def outer(a, b):\n"
+                                 "    return {0}(a.reshape(a.shape + (1,) * b.ndim), b)\n")
+    else:
+        raise SecantTypeError(f"secant has no derivative or batching rule for numpy.{ufunc}."
+                              f"{method} yet (it has numpy ufuncs' reduce, accumulate and outer "
+                              f"of add and multiply, reduce of maximum and minimum, outer of "
+                              f"the others){where()}")
+
+    def build():
+        hit = load_generated(source.format(target), method, {}, {target: getattr(snp, target)})
+        _errors.register_internal_file(hit.__code__.co_filename)
+        return hit
+    return once.build(_op_functions, ("ufunc", ufunc, method), build)
 
 
 def plain_constructor(cls):
@@ -217,8 +268,68 @@ def _callable_function(fun):
                       and hit[0].__self__ is fun.__self__)[1]
 
 
+def _array_method_op(fun):
+    """Array.__rmul__, Array.__pow__, Array.reshape (secant/numpy/methods.py's own functions,
+    unbound): a function calling the op they call (`def multiply(self, other): return
+    multiply_(other, self)`); any other `fun` as it is."""
+    from secant.numpy import methods
+    hit = methods.op_function(fun) if inspect.isfunction(fun) else None
+    if hit is None:
+        return fun
+    target, swapped = hit
+    if not swapped:
+        return target
+    source = f"def {target.__name__}(self, other):\n    return {target.__name__}_(other, self)\n"
+    def build():
+        made = load_generated(source, target.__name__, {}, {f"{target.__name__}_": target})
+        _errors.register_internal_file(made.__code__.co_filename)
+        return made
+    return once.build(_op_functions, ("swapped", target), build)
+
+
+def _bound_array_method(fun):
+    """`v.dot`, `v.__mul__`, `v.__rsub__`, `v.clip` of an array v passed as the function: `def
+    dot(b): return dot_(array, b)` (`def subtract(x): return subtract_(x, array)`), the op's
+    own parameters but the array's, which is bound; None for any other callable."""
+    from secant.backends.array import Array
+    from secant.backends.core import Tracer
+    from secant.numpy import methods
+    from secant.numpy.indexing import _AtRef
+    from secant.transformer.ops import OPS, op_for
+    if isinstance(fun, types.MethodType) and isinstance(fun.__self__, _AtRef) \
+            and not fun.__name__.startswith("_"):
+        # v.at[1].set: `def set(values, ...): return array.at[index].set(values, ...)`, the
+        # update user code writes
+        made = _calling_function(inspect.signature(fun), fun.__name__,
+                                 f"array.at[index].{fun.__name__}",
+                                 {"array": fun.__self__.array, "index": fun.__self__.index}, {})
+        _errors.register_internal_file(made.__code__.co_filename)
+        return made
+    if not isinstance(fun, types.MethodType) or not isinstance(fun.__self__, (Array, Tracer)):
+        return None
+    target, swapped = methods.op_function(fun.__func__) or (fun.__func__, False)
+    name = op_for(target)
+    params = list(OPS[name].signature.parameters.values()) if name is not None else []
+    if len(params) < (2 if swapped else 1) or any(
+            p.kind != p.POSITIONAL_OR_KEYWORD or p.default is not p.empty
+            and type(p.default) not in (type(None), bool, int, float, str) for p in params):
+        return None     # (the bound method's own calling function: _make_callable_function)
+    params.pop(1 if swapped else 0)
+    free = {f"{name}_": target, "array": fun.__self__}
+    call = [p.name if p.default is p.empty else f"{p.name}={p.name}" for p in params]
+    call.insert(len(call) if swapped else 0, "array")
+    sig = str(inspect.Signature([p.replace(annotation=p.empty) for p in params]))
+    source = f"def {name}{sig}:\n    return {name}_({', '.join(call)})\n"
+    made = load_generated(source, name, {}, free)
+    _errors.register_internal_file(made.__code__.co_filename)
+    return made
+
+
 def _make_callable_function(fun):
     from secant.transformer.ops import KEYWORD_ALIASES, OPS, op_for
+    made = _bound_array_method(fun)
+    if made is not None:
+        return made
     target = fun.func if isinstance(fun, functools.partial) else fun
     name = getattr(target, "__name__", type(target).__name__.lower())
     name = name if name.isidentifier() else "fn"
@@ -929,7 +1040,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except vectorize.BatchingError as e:
         o = e.origin
         at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o is not None else ""
-        err = SecantValueError(f"{e}{at}\n  in {fn.__qualname__}")
+        if o is not None and _errors.is_internal_file(o.filename):
+            # a line of secant's own (vmap(v.reshape)'s calling function): the user's line
+            err = SecantValueError(f"{e}\n  (in secant's {fn.__name__}){where()}")
+        else:
+            err = SecantValueError(f"{e}{at}\n  in {fn.__qualname__}")
         err.no_batching_rule = True     # (a nested Jacobian's next plan may not need it)
         raise err from None
     except ValueError as e:

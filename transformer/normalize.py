@@ -2178,8 +2178,9 @@ class Normaliser(ContainerMixin):
             if isinstance(base, ir.Var) and (self.is_container(base) or _dict_method_call(
                     node)):       # a container's method (one a dict's arity allows: scope.get(
                 return self.container_method(node, base)    # col, name, init, shape) is not)
-            if isinstance(base, ir.Var):                       # a method of a tracked array
-                opname = METHODS.get(func.attr)
+            if isinstance(base, ir.Var) or self._constant_array_method(node):
+                opname = METHODS.get(func.attr)     # a method of a tracked array (or of a
+                                                    # constant one given tracked values: w.dot(x))
                 if opname is None and not _array_method(func.attr):
                     return self.dynamic_call(node, func, base)  # m.activation(x): a function
                                                             # held by a pytree (a field)
@@ -3196,6 +3197,19 @@ class Normaliser(ContainerMixin):
                                      "object a source transform cannot follow")
             raise error
         return self._inactive(node)
+
+    def _constant_array_method(self, node):
+        """`w.dot(x)`, `v.clip(lo, hi)`: a method with an op (or a secant.numpy function) of a
+        constant array, given tracked values: read as the op's call, as of a tracked array."""
+        from secant.backends.array import Array
+        from secant.backends.core import Tracer
+        from secant.numpy.methods import function_of
+        func = node.func
+        if func.attr not in METHODS and function_of(func.attr) is None:
+            return False
+        obj = self._resolve(func)
+        return isinstance(obj, types.MethodType) and isinstance(obj.__self__, (Array, Tracer)) \
+            and bool(self._tracked_names_in(node))
 
     def array_method_call(self, node):
         """`x.repeat(2, axis=0)` of a tracked array (a method with no op of its own) as the call

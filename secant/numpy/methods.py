@@ -37,6 +37,7 @@ def _method(snp, target, swapped):
     def r(self, other):
         return fn(other, self)
     r.__name__ = target
+    r.__secant_swapped__ = fn       # (the function the transforms call: secant/transforms.py)
     return r
 
 
@@ -119,3 +120,18 @@ def _astype(self, dtype, copy=False):
     from secant import numpy as snp
     from secant.backends import dtypes
     return snp.conversion.convert(self, dtypes.canonicalize_dtype(dtype))
+
+
+def op_function(fn):
+    """The secant.numpy function (an op) that an Array method's own function `fn` calls with the
+    array first, and whether the operands are swapped (`__rmul__`: multiply(other, self)); None
+    for any other function. A transform of `v.dot` or `Array.__rmul__` passed as the function
+    calls the op (secant/transforms.py), never reads this module's source."""
+    from secant import numpy as snp
+    swapped = getattr(fn, "__secant_swapped__", None)
+    if swapped is not None:
+        return swapped, True
+    own = {_pow: "power", _reshape: "reshape", _transpose: "transpose", _astype: "astype"}
+    if fn in own:
+        return getattr(snp, own[fn]), False
+    return None
