@@ -1709,6 +1709,7 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
     except ValueError:
         raise SecantTypeError(f"{fn!r} takes no keyword argument among {active}{where()}") \
             from None
+    _check_call_shape(fn, target, positions, shape, bound)
     if mode == "vmap":
         from secant.batch import BatchOptions
         return generate(target, positions, "vmap", staged=staged,
@@ -1717,6 +1718,34 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
     if key is not None:
         _CUSTOM_TEMPLATES[key] = (gen, custom)
     return gen, bound
+
+
+def _check_call_shape(fn, target, positions, shape, bound):
+    """A call, by generated code, of a function known only at run time with arguments it does
+    not take (`g = getattr(snp, name)`, then `g(x, x)` for snp.cos): Python's TypeError
+    message, naming the user's line, as the call itself would raise (not an internal error
+    where the transform reads a parameter that is not there)."""
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return
+    if shape is not None:
+        n = shape[0] + 1 if bound else shape[0]
+        try:
+            sig.bind(*range(n), **dict.fromkeys(shape[1]))
+        except TypeError as e:
+            raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: "
+                                  f"{e}{where()}") from None
+    P = inspect.Parameter
+    if any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values()):
+        return
+    if positions and max(positions) >= len(sig.parameters):
+        raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: it takes "
+                              f"{len(sig.parameters)} argument(s), called with more{where()}")
+
+
+def _run_time_callee_name(fn):
+    return getattr(fn, "__name__", None) or repr(fn)
 
 
 _dispatch.__secant_dispatcher__ = True     # dispatch(fn, ...)(x): a function known at run time

@@ -118,7 +118,8 @@ def _sum_start(node, src):
     """The `start` of a call sum(items, start) (or start=...), None when there is none."""
     starts = node.args[1:] + [k.value for k in node.keywords if k.arg == "start"]
     if len(node.args) > 2 or len(starts) > 1 or any(k.arg != "start" for k in node.keywords):
-        raise src.error(node, "bad arguments for sum(): sum(items) or sum(items, start)")
+        raise _bad_call(src.error(node, "bad arguments for sum(): sum(items) or "
+                                  "sum(items, start)"))
     return starts[0] if starts else None
 
 
@@ -1133,6 +1134,14 @@ class Normaliser(ContainerMixin):
                                              "yet; assign the result and return once, at the end")
                     self.statement(s)
             except SourceError as error:
+                if getattr(error, "bad_call", False):
+                    # a call with arguments its callee does not accept (`g(x, x) if n != "sin"
+                    # else g(x)`, a static test): as in Python and JAX, the TypeError only
+                    # where that branch runs
+                    self.current = dict(before)
+                    self.out = [self._raise_when_run(error, "bad_call_error")]
+                    branches.append((self.out, dict(self.current)))
+                    continue
                 if getattr(error, "when_run", False) or getattr(error, "in_place", False) \
                         and block is stmt.orelse and _dict_or_item_update(stmt):
                     # `if isinstance(p, dict): p = p | {k: v} / else: p[k] = v` (desugar.py
@@ -3281,7 +3290,7 @@ class Normaliser(ContainerMixin):
             bound = spec.signature.bind(*args, **{renamed.get(k.arg, k.arg): k.value
                                                   for k in keywords})
         except TypeError as e:
-            raise self.src.error(node, f"bad arguments for {opname}: {e}") from None
+            raise _bad_call(self.src.error(node, f"bad arguments for {opname}: {e}")) from None
         operands, statics = {}, {}
         if opname == "stop_gradient" and "x" in bound.arguments:   # of a pytree: one per leaf
             tree = self.operand(bound.arguments.pop("x"))
@@ -3452,7 +3461,8 @@ class Normaliser(ContainerMixin):
             inspect.signature(fn, follow_wrapped=False).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
-            raise self.src.error(node, f"bad arguments for {fn.__name__}: {e}") from None
+            raise _bad_call(self.src.error(node, f"bad arguments for {fn.__name__}: {e}")) \
+                from None
         operands = {f"arg{i}": self._argument(node, a) for i, a in enumerate(node.args)}
         operands.update({k.arg: self._argument(node, k.value) for k in node.keywords})
         if not self.batching:           # a dict argument is one value (its cotangent a dict)
@@ -4697,6 +4707,13 @@ class _Raiser:
 
     def __repr__(self):
         return f"<raises {type(self.error).__name__}>"
+
+
+def _bad_call(error):
+    """Marks a call whose arguments its callee refuses: in a branch of an `if`, it is raised
+    only when that branch runs (normalise's if_statement)."""
+    error.bad_call = True
+    return error
 
 
 def _batched_test(error):
