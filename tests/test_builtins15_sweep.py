@@ -629,8 +629,6 @@ _GAPS = {
                                "arguments: refused ('derivative of iter')"),
     attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
                                         "or batching rule for operator.attrgetter')"),
-    slice_object: (["vmap_grad"], "xs[s] of a list with s = slice(0, 2) a local: vmap(grad) "
-                                  "reads the sublist as an array (TypeError: list indices)"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
