@@ -161,7 +161,7 @@ def _block(d, body, made, known, top=True):
 
 
 def _exhausted(call, like, known, top):
-    """`if not it: raise StopIteration` before next(it) with no default, where the list may
+    """`if len(it) == 0: raise StopIteration` before next(it) with no default, where the list may
     be empty: an exhausted iterator's StopIteration, as Python raises it (never it[0]'s
     IndexError)."""
     it = call.args[0].id
@@ -172,7 +172,7 @@ def _exhausted(call, like, known, top):
         known.pop(it, None)     # (a next() in a branch or loop: how many are left is unknown)
     if len(call.args) == 2 or top and left:
         return []
-    return [located(gast.parse(f"if not {it}:\n    raise StopIteration").body[0], like)]
+    return [located(gast.parse(f"if len({it}) == 0:\n    raise StopIteration").body[0], like)]
 
 
 def _taken(call, like):
