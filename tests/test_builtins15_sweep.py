@@ -544,6 +544,18 @@ def concat_to_a_call_result(x):
     return sum(v * i for i, v in enumerate(ys))
 
 
+def concat_to_a_local_list(x):
+    xs = [x[0], x[1], x[2]]
+    ys = xs + [0.5, 0.5]
+    return sum(v * i for i, v in enumerate(ys))
+
+
+def concat_repeated_first(x):
+    xs = _xs(x)
+    ys = [0.5] * 2 + xs
+    return sum(v * i for i, v in enumerate(ys))
+
+
 def tuple_index_and_slice(x):
     t = (x[0], x[1], x[2])
     head = t[:2]
@@ -573,7 +585,8 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
            attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
-           tuple_index_and_slice, concat_to_a_call_result,
+           tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
+           concat_repeated_first,
            repeat_bounded_by_zip]
 
 
@@ -618,9 +631,6 @@ ALL = TRANSFORMS
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 _GAPS = {
-    concat_to_a_call_result: (["grad", "jit_grad", "vmap_grad", "jvp"],
-                              "xs + [0.5] * 2 with xs a list a user function returned: its "
-                              "derivative reads + as an array's (ShapeError / AttributeError)"),
     defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
                                               "at the line, naming the defaultdict "
                                               "(test_defaultdict_update_message)"),
