@@ -333,8 +333,10 @@ class BatchBuilder(Walker):
         if name == "getitem" and key == "a" and op.operands["a"].name in self.call_results:
             # out[i] of a callee's output, maybe a list of batched values (a generator's items
             # read by a derivative's loop): an item of the list, or of each example's array
-            if "idx" not in op.statics or ":" in op.statics["idx"]:
-                self.call_results.update(op.targets)    # out[1:]: its items read as these
+            idx = op.statics.get("idx")
+            if idx is None or not idx.lstrip("-").isdigit():
+                # out[1:], out[s] with s = slice(0, 2) a local: its items read as these
+                self.call_results.update(op.targets)
             return f"index_examples({fill['a']}, index_exp[{fill['idx']}])", True
         if "idx" in fill:
             fill["batched_idx"] = _batched_index(fill["idx"])

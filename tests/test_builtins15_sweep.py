@@ -544,6 +544,18 @@ def concat_to_a_call_result(x):
     return sum(v * i for i, v in enumerate(ys))
 
 
+def concat_to_a_local_list(x):
+    xs = [x[0], x[1], x[2]]
+    ys = xs + [0.5, 0.5]
+    return sum(v * i for i, v in enumerate(ys))
+
+
+def concat_repeated_first(x):
+    xs = _xs(x)
+    ys = [0.5] * 2 + xs
+    return sum(v * i for i, v in enumerate(ys))
+
+
 def tuple_index_and_slice(x):
     t = (x[0], x[1], x[2])
     head = t[:2]
@@ -573,7 +585,8 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
            attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
-           tuple_index_and_slice, concat_to_a_call_result,
+           tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
+           concat_repeated_first,
            repeat_bounded_by_zip]
 
 
@@ -618,19 +631,15 @@ ALL = TRANSFORMS
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 _GAPS = {
-    concat_to_a_call_result: (["grad", "jit_grad", "vmap_grad", "jvp"],
-                              "xs + [0.5] * 2 with xs a list a user function returned: its "
-                              "derivative reads + as an array's (ShapeError / AttributeError)"),
     defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
-                                              "at the line ('in-place updates')"),
+                                              "at the line, naming the defaultdict "
+                                              "(test_defaultdict_update_message)"),
     ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
                                     "clearly ('cannot differentiate through the object')"),
     grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
                                "arguments: refused ('derivative of iter')"),
     attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
                                         "or batching rule for operator.attrgetter')"),
-    slice_object: (["vmap_grad"], "xs[s] of a list with s = slice(0, 2) a local: vmap(grad) "
-                                  "reads the sublist as an array (TypeError: list indices)"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
@@ -849,3 +858,45 @@ def min_key_of_a_call(x):
 def test_extremum_by_a_key_of_a_call_result_names_the_fix():
     with pytest.raises(secant.SecantError, match=r"min\(list\(xs\), key=f\)"):
         secant.grad(min_key_of_a_call)(X)
+
+
+@pytest.mark.parametrize("name", ["grad", "vmap", "jvp"])
+def test_defaultdict_update_message(name):
+    # refused at the user's line, naming what d is (before: 'a NumPy array cannot hold a
+    # traced value ... write d = d.at[...].set(v)', advice for an array)
+    run = {"grad": lambda: secant.grad(defaultdict_accumulate)(X),
+           "vmap": lambda: secant.vmap(defaultdict_accumulate)(XB),
+           "jvp": lambda: secant.jvp(defaultdict_accumulate, (X,), (X,))}[name]
+    with pytest.raises(secant.SecantError, match=r"into d, a collections\.defaultdict") as info:
+        run()
+    message = str(info.value)
+    assert "d[k] += v" in message and "d.get(k, 0.0) + v" in message
+    assert "NumPy" not in message and ".at[" not in message
+
+
+def next_past_the_end(x):
+    it = iter(_xs(x))
+    a = next(it)
+    b = next(it)
+    c = next(it)
+    return a * b * c * next(it)     # a fourth: Python raises StopIteration
+
+
+def next_past_a_display(x):
+    it = iter([x[0], x[1]])
+    a = next(it)
+    b = next(it)
+    return a * next(it) * b
+
+
+@pytest.mark.parametrize("f", [next_past_the_end, next_past_a_display])
+@pytest.mark.parametrize("name", ["grad", "vmap", "jvp", "vmap_grad"])
+def test_next_of_an_exhausted_iterator_raises_stop_iteration(f, name):
+    # as Python does (before: the list rewrite's it[0] raised IndexError)
+    with pytest.raises(StopIteration):
+        f(X)
+    run = {"grad": lambda: secant.grad(f)(X), "vmap": lambda: secant.vmap(f)(XB),
+           "jvp": lambda: secant.jvp(f, (X,), (X,)),
+           "vmap_grad": lambda: secant.vmap(secant.grad(f))(XB)}[name]
+    with pytest.raises(StopIteration):
+        run()

@@ -395,6 +395,18 @@ class ContainerMixin:
                 self.field_kinds[name] = self.field_kinds[operand.name]
 
     # --- expressions ------------------------------------------------------------------------
+    def _bound_to_lists(self, name):
+        """Whether every assignment of the local `name` in the function binds a list display
+        or comprehension, or a call of a Python function each of whose returns is one."""
+        values = [n.value for n in _walk(self.node) if isinstance(n, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        if not values or any(len(n.targets) != 1 or not isinstance(n.targets[0], gast.Name)
+                             for n in _walk(self.node) if isinstance(n, gast.Assign) and any(
+                                 isinstance(t, gast.Name) and t.id == name for t in n.targets)):
+            return False
+        return all(_list_display(v) or isinstance(v, gast.Call) and _returns_lists(
+            self._resolve(v.func)) for v in values)
+
     def repeated_seq(self, node, x, y):
         """`[a, b] * n` (or `n * [a, b]`) of tracked values with n a Python int known when the
         function is read (a literal, or a name bound outside it: a closure cell, a global): the
@@ -441,6 +453,11 @@ class ContainerMixin:
             repeated = self.repeated_seq(node, x, y)
             if repeated is not None:
                 return repeated
+        for o, other in ((x, y), (y, x)) if add else ():
+            if isinstance(o, ir.Var) and not self.is_container(o) \
+                    and _constant_kind(other) == "list" and self._bound_to_lists(o.name):
+                # xs + [0.5] * 2, xs = _xs(x) a user function's list: a concatenation
+                self.containers[o.name] = "list"
         if not (add or merge) or not (self.is_container(x) or self.is_container(y)) \
                 or not (_has_var(x) or _has_var(y)):
             return None
@@ -1669,6 +1686,27 @@ def _plain(o):
     return o.as_operand()
 
 
+def _list_display(node):
+    return isinstance(node, (gast.List, gast.ListComp))
+
+
+def _returns_lists(fn):
+    """Whether fn is a plain Python function each of whose return statements returns a list
+    display or comprehension (read from its source; False where that cannot be read)."""
+    import inspect
+    import textwrap
+    if not inspect.isfunction(fn):
+        return False
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    returns = [n for n in _walk(tree.body[0]) if isinstance(n, gast.Return)]
+    nested = [n for d in tree.body[0].body for n in _walk(d) if isinstance(
+        n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))]
+    return bool(returns) and not nested and all(_list_display(r.value) for r in returns)
+
+
 def _constant_kind(o):
     """"tuple" / "list" / "dict" for an operand written as a display or a tuple(...) / list(...)
     / dict(...) call of constants (ir.Expr source), or a jvp's zeros_like_tree of one (the
@@ -1682,6 +1720,10 @@ def _constant_kind(o):
     kinds = {gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict"}
     if type(node) in kinds:
         return kinds[type(node)]
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and any(
+            isinstance(a, gast.List) and isinstance(b, gast.Constant) and type(b.value) is int
+            for a, b in ((node.left, node.right), (node.right, node.left))):
+        return "list"                   # [0.5] * 2
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
             and node.func.id in ("tuple", "list", "dict"):
         return node.func.id

@@ -39,7 +39,10 @@ def rewrite(d, body):
     if not made:
         return body
     d.changed = True
-    return _block(d, body, made)
+    known = {name: len(a.value.args[0].elts) for name, a in made.items()
+             if isinstance(a.value.args[0], (gast.List, gast.Tuple))
+             and not any(isinstance(e, gast.Starred) for e in a.value.args[0].elts)}
+    return _block(d, body, made, known)
 
 
 def _iterators(body):
@@ -109,15 +112,17 @@ def _statements(body):
             yield s
 
 
-def _block(d, body, made):
+def _block(d, body, made, known, top=True):
+    """known: {name: how many items the list surely holds here} (an iter() of a display, less
+    the next() calls at the function's top level), where next(it) needs no exhausted check."""
     out = []
     for s in body:
         for field in ("body", "orelse", "finalbody"):
             if isinstance(getattr(s, field, None), list) and \
                     not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                setattr(s, field, _block(d, getattr(s, field), made))
+                setattr(s, field, _block(d, getattr(s, field), made, known, False))
         for h in getattr(s, "handlers", None) or ():
-            h.body = _block(d, h.body, made)
+            h.body = _block(d, h.body, made, known, False)
         if any(s is a for a in made.values()):
             call = s.value
             call.func = gast.copy_location(gast.Name("list", gast.Load(), None, None), call.func)
@@ -129,8 +134,9 @@ def _block(d, body, made):
         if isinstance(s, gast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], gast.Name) and _is_next(s.value, made) \
                 and s.targets[0].id != s.value.args[0].id:
+            check = _exhausted(s.value, s, known, top)
             s.value = _taken(s.value, s)[0]     # a = next(it): a = it[0]; it = it[1:]
-            out += [s, _rest(s.value, s)]
+            out += check + [s, _rest(s.value, s)]
             continue
         pre = []
 
@@ -141,6 +147,7 @@ def _block(d, body, made):
                 n = self.generic_visit(n)
                 if _is_next(n, made):
                     name = d.names.fresh(f"{n.args[0].id}_next")
+                    pre.extend(_exhausted(n, s, known, top))
                     first, it = _taken(n, s)
                     pre.append(located(gast.Assign(
                         targets=[gast.Name(name, gast.Store(), None, None)], value=first,
@@ -151,6 +158,21 @@ def _block(d, body, made):
         s.value = Take().visit(s.value)
         out += pre + [s]
     return out
+
+
+def _exhausted(call, like, known, top):
+    """`if len(it) == 0: raise StopIteration` before next(it) with no default, where the list may
+    be empty: an exhausted iterator's StopIteration, as Python raises it (never it[0]'s
+    IndexError)."""
+    it = call.args[0].id
+    left = known.get(it, 0)
+    if top and left:
+        known[it] = left - 1
+    else:
+        known.pop(it, None)     # (a next() in a branch or loop: how many are left is unknown)
+    if len(call.args) == 2 or top and left:
+        return []
+    return [located(gast.parse(f"if len({it}) == 0:\n    raise StopIteration").body[0], like)]
 
 
 def _taken(call, like):

@@ -21,6 +21,7 @@ meaning with the batch axis in front.
 import ast
 import bisect
 import builtins
+import collections
 import copy
 import dataclasses
 import inspect
@@ -803,6 +804,19 @@ class Normaliser(ContainerMixin):
             error.global_flow = (f"a {what} value is stored in {root.id}, a global a source "
                                  "transform cannot follow")
             return error
+        kind = isinstance(target, gast.Subscript) and isinstance(root, gast.Name) \
+            and self._tracked_names_in(stmt) and self._collections_kind(root.id)
+        if kind:
+            # d = collections.defaultdict(float); d[k] += v: not a NumPy array (a dict built
+            # with {} is followed)
+            what = "batched" if self.batching else "differentiated"
+            like = ("a list built with [...] and written d = d[:i] + [v] + d[i + 1:]"
+                    if kind == "deque" else "a dict built with {} and written "
+                    "d[k] = d.get(k, 0.0) + v")
+            return self.src.error(stmt, f"{gast.unparse(target).strip()} = ... writes a {what} "
+                                  f"value into {root.id}, a collections.{kind}: item updates of "
+                                  f"a collections.{kind} are not followed by a source transform; "
+                                  f"use {like}")
         if isinstance(target, gast.Subscript) and isinstance(root, gast.Name) \
                 and root.id in self.current and self.current[root.id] not in self.tracked \
                 and root.id not in self.held and self._tracked_names_in(stmt):
@@ -830,6 +844,18 @@ class Normaliser(ContainerMixin):
         return self.src.error(stmt, "arrays are immutable: in-place updates such as x[i] = v "
                               "or x[i] += v are not supported; write x = x.at[i].set(v) "
                               "(or .add(v))")
+
+    def _collections_kind(self, name):
+        """'defaultdict', 'OrderedDict', 'Counter' or 'deque' where the function binds `name`
+        to a call of that collections class, else None."""
+        for n in gast.walk(self.node):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and any(
+                    isinstance(t, gast.Name) and t.id == name for t in n.targets):
+                obj = self._resolve(n.value.func)
+                if obj in (collections.defaultdict, collections.OrderedDict,
+                           collections.Counter, collections.deque):
+                    return obj.__name__
+        return None
 
     def assign(self, target, value, stmt):
         if isinstance(target, gast.Name) and self._derivative_stack(value, "pop"):
