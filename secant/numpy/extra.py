@@ -492,7 +492,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
                          equal_nan=equal_nan, size=size, fill_value=fill_value)
 
 
-def unique_size(size):
+def _unique_size(size):
     """unique's static size= in its source (grad, jvp, vmap); None refused at the user's line."""
     if size is not None:
         return size
@@ -502,7 +502,7 @@ def unique_size(size):
         f"it the result's length depends on the values{where()}")
 
 
-unique_size.__secant_static_query__ = True
+_unique_size.__secant_static_query__ = True
 
 
 def bincount(x, weights=None, minlength=0, *, length=None):
