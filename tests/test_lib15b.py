@@ -88,3 +88,22 @@ def test_set_functions_with_size_differentiate_as_jax():
     def g(x):
         return snp.unique_counts(x, size=3).values.sum()
     np.testing.assert_allclose(secant.grad(g)(X), [1, 1, 0, 1])
+
+
+def test_setxor1d_with_size_under_grad_and_vmap():
+    x = np.array([3.0, 1.0, 2.0, 2.0, 5.0], np.float32)
+
+    def f(x):       # xor of {1, 2, 3, 5} and {4, 2}: [1, 3, 4] kept; 4 is x[0] + 1
+        return (snp.setxor1d(x, x[:2] + 1, size=3) * np.arange(1, 4)).sum()
+    np.testing.assert_allclose(secant.grad(f)(x), [5, 1, 0, 0, 0])     # (JAX's answer)
+    # values: NumPy's, padded with the smallest value kept (JAX's default fill)
+    for a, b in (([1, 2, 2, 7], [1, 3, 3]), ([1, 2], [1, 3]), ([4, 4], [4])):
+        want = np.setxor1d(a, b)
+        got = snp.setxor1d(np.array(a), np.array(b), size=4)
+        pad = want.min() if want.size else 0
+        np.testing.assert_array_equal(got, np.concatenate([want, np.full(4 - want.size, pad)]))
+    rows = np.array([[1, 2, 2, 7], [3, 3, 4, 1]])
+
+    def g(r):
+        return snp.setxor1d(r, np.array([1, 3]), size=3, fill_value=-1)
+    np.testing.assert_array_equal(secant.vmap(g)(rows), np.stack([g(r) for r in rows]))
