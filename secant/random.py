@@ -387,8 +387,8 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     u = _uniform(key, shape, dtype, a, b)
     out = lax.mul(lax.erf_inv(u), sqrt2)
     # keep the result inside the open interval despite rounding
-    lo = lax.nextafter(lower, np.inf)
-    hi = lax.nextafter(upper, -np.inf)
+    lo = lax.nextafter(lax.stop_gradient(lower), np.inf)     # (bounds of rounding: constants)
+    hi = lax.nextafter(lax.stop_gradient(upper), -np.inf)
     return snp.clip(out, lo, hi)
 
 

@@ -2389,6 +2389,13 @@ class Normaliser(ContainerMixin):
                 raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
+        if opname == "nextafter" and not self.batching and any(
+                _has_var(self.operand(a)) for a in node.args):
+            # the next float after x toward y: a staircase hugging the identity in x, flat in y;
+            # neither JAX nor secant has a rule, and reading it as a constant gave 0 silently
+            raise self.src.error(node, "secant has no derivative of nextafter (JAX has none): "
+                                 "wrap its operands in lax.stop_gradient for a constant, or "
+                                 "differentiate x itself where nextafter(x, y) stands for x")
         if obj in (builtins.min, builtins.max) and len(node.args) >= 2 and not node.keywords \
                 and not any(isinstance(a, gast.Starred) for a in node.args) and (
                     _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):

@@ -492,6 +492,19 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
                          equal_nan=equal_nan, size=size, fill_value=fill_value)
 
 
+def _unique_size(size):
+    """unique's static size= in its source (grad, jvp, vmap); None refused at the user's line."""
+    if size is not None:
+        return size
+    raise SecantValueError(
+        "unique (and union1d, setdiff1d, setxor1d, intersect1d, unique_values, unique_counts, "
+        "unique_inverse, built on it) under grad, jvp or vmap needs a static size=: without "
+        f"it the result's length depends on the values{where()}")
+
+
+_unique_size.__secant_static_query__ = True
+
+
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative int in x, length `length` (static; eager:
     max(x) + 1 or minlength). Negative values count as 0 and values past the end are dropped, as

@@ -126,6 +126,9 @@ def array_equiv(a1, a2):
     return snp.all(a1 == a2)
 
 
+array_equiv.__secant_constant__ = True     # (a comparison: no derivative, as in JAX)
+
+
 def ldexp(x1, x2):
     """x1 * 2 ** x2 (x2 integers)."""
     x1 = snp.asarray(x1)
@@ -254,7 +257,20 @@ def isscalar(element):
 
 
 def iterable(y):
+    """Whether y can be iterated over: an array when it has an axis (as JAX's; a question
+    about the value's kind, so a constant for grad, and per example under vmap)."""
+    return snp.ndim(y) > 0 if _has_ndim(y) else _python_iterable(y)
+
+
+def _has_ndim(y):
+    return hasattr(y, "ndim")
+
+
+def _python_iterable(y):
     return np.iterable(y)
+
+
+_has_ndim.__secant_static_query__ = _python_iterable.__secant_static_query__ = True
 
 
 index_exp = np.index_exp

@@ -51,6 +51,9 @@ def unique_inverse(x, /, *, size=None, fill_value=None):
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values in exactly one of ar1 and ar2."""
+    if size is not None:
+        return _setxor1d_size(snp.ravel(snp.asarray(ar1)), snp.ravel(snp.asarray(ar2)),
+                              assume_unique, size, fill_value)
     if not assume_unique:
         ar1 = snp.unique(ar1)
         ar2 = snp.unique(ar2)
@@ -61,11 +64,28 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     edge = snp.ones((1,), dtype=bool)
     flag = snp.concatenate([edge, differs, edge])
     alone = flag[1:] & flag[:-1]      # equal to neither neighbour: in exactly one array
-    if size is None:
-        return aux[alone]
+    return aux[alone]
+
+
+def _setxor1d_size(ar1, ar2, assume_unique, size, fill_value):
+    """setxor1d's first `size` values, padded (by default with the smallest value kept, as
+    JAX's): static shapes, so it works under jit, grad and vmap."""
+    aux = snp.sort(snp.concatenate([ar1, ar2]))
+    if snp.size(aux) == 0:
+        return snp.zeros((size,), aux.dtype)
+    edge = snp.ones((1,), dtype=bool)
+    if assume_unique:
+        flag = snp.concatenate([edge, aux[1:] != aux[:-1], edge])
+        alone = flag[1:] & flag[:-1]      # equal to neither neighbour: in exactly one array
+    else:       # a value's first place in the sorted values, when only one array holds it
+        first = snp.concatenate([edge, aux[1:] != aux[:-1]])
+        alone = first & (snp.isin(aux, ar1) != snp.isin(aux, ar2))
+    if fill_value is None:
+        fill_value = snp.where(snp.any(alone), snp.min(snp.where(alone, aux, aux[-1])),
+                               snp.zeros((), aux.dtype))
     # the k-th value kept goes to slot k; the others to slot `size`, dropped
     slots = snp.where(alone, snp.cumsum(alone) - 1, size)
-    fill = snp.full((size,), aux[0] if fill_value is None else fill_value, dtype=aux.dtype)
+    fill = snp.full((size,), fill_value, dtype=aux.dtype)
     return fill.at[slots].set(aux, mode="drop")
 
 

@@ -373,6 +373,7 @@ def vander(x, N=None, increasing=False):
 @source_for(extra.unique)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None):
+    size = extra._unique_size(size)     # (refuses None: JAX's grad of it is 0, silently)
     flat = snp.ravel(ar)
     n = snp.shape(flat)[0]
     perm = snp.argsort(flat)
