@@ -296,14 +296,6 @@ class _Rewriter:
                    for m in mine for combo in itertools.product(*parts))
 
     def _alts(self, node):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id == "shape_of" and node.args and not node.keywords and \
-                not any(isinstance(a, ast.Starred) for a in node.args):
-            # (the shape of an elementwise op of its arguments, ad/helpers.py: their product's)
-            prod = node.args[0]
-            for a in node.args[1:]:
-                prod = ast.BinOp(prod, ast.Mult(), a)
-            node = prod
         try:
             got = self.shapes.of(ir.Expr(ast.unparse(node)))
         except Exception:       # (an expression the analysis does not read: unknown)

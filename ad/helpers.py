@@ -66,15 +66,12 @@ grad_seed.__secant_check__ = True
 
 
 @constant
-def grad_seed_like(x, y=None):
+def grad_seed_like(x):
     """grad_seed for an output the transform proved to be a scalar of x's dtype (a sum of
     x * x, say: transformer/dataflow.py scalar_like): the same checks and seed, read from x's
-    dtype, so the statements computing the output need not run; with y, of the dtype x and y
-    promote to (JAX's promotion: a sum of x * y, neither computed). For a list or tuple (the
+    dtype, so the statements computing the output need not run. For a list or tuple (the
     reduction reads it as an array: transformer/dataflow.py _same_dtype_source) the seed of its
     sum, which stacks it as the output did (its dtype, a ragged one refused)."""
-    if y is not None:
-        return grad_seed(snp.zeros((), snp.result_type(x, y)))
     if isinstance(x, (list, tuple)):
         return grad_seed(snp.sum(x))
     v = x._npy if type(x) is Array and not x.weak_type else None
@@ -189,53 +186,8 @@ def _count(a, axis):
     return n
 
 
-class Shape:
-    """A value's shape alone, where a reduction's rule reads it in the value's place (shape_of):
-    np.shape and np.ndim read it as they read the value, nothing else does."""
-    __slots__ = ("shape",)
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    def __repr__(self):
-        return f"Shape({self.shape})"
-
-
-def _shape(shape):
-    return Shape(shape)
-
-
-def _broadcast_shapes(*shapes):
-    """NumPy's broadcast of `shapes`; shapes that do not broadcast are the error the op of
-    those values gives (a ShapeError naming the user's line), not NumPy's ValueError."""
-    from secant.numpy.shape import broadcast_shapes
-    return broadcast_shapes(*shapes)
-
-
-# (constants of shapes: vmap calls them as they are, on each example's shapes)
-_shape.__secant_static_query__ = _broadcast_shapes.__secant_static_query__ = True
-
-
-@constant
-def shape_of(*xs, axis=(), keepdims=False):
-    """The shape of an elementwise op of `xs` (NumPy broadcasting), reduced over `axis` (none
-    by default; None: every axis) as a sum(..., axis, keepdims) reduces it, read from their
-    shapes alone: a reduction's rule reading that value for its shape takes it in the value's
-    place (unreduce's and mean_grad's `a`, ad/reverse.py _shape_source), so that nothing
-    computes the value for that."""
-    shape = _broadcast_shapes(*[np.shape(x) for x in xs])
-    axes = _axes(len(shape), axis)
-    return _shape(tuple(1 if i in axes else d for i, d in enumerate(shape)
-                        if keepdims or i not in axes))
-
-
 def unreduce(t, a, axis=None, keepdims=False):
-    """Broadcast the cotangent of a reduction back over the reduced axes of `a` (an array, or
-    its Shape alone: shape_of's)."""
+    """Broadcast the cotangent of a reduction back over the reduced axes of `a`."""
     if not keepdims and np.ndim(a) > 0:
         t = snp.expand_dims(t, _axes(np.ndim(a), axis))
     return snp.broadcast_to(t, np.shape(a))
@@ -872,8 +824,7 @@ from secant.ad.rule_helpers import inverse_permutation, zeros_like_tree  # noqa:
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "shape_of",
-         "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",

@@ -18,7 +18,7 @@ from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
-from secant.transformer.shapes import ELEMENTWISE, Shapes, is_python_number, operands_of
+from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
 from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
                                        fill_slot, is_literal_number, src,
                                        unread_targets_unnamed)
@@ -75,10 +75,6 @@ class ReverseBuilder(Walker, StackReverse):
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
         self.top_level = dataflow.assigned_once_at_top(fn)
-        once = set(self.top_level)
-        self.top_ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op)
-                        and len(s.targets) == 1 and s.targets[0] in once}
-        self.fn_params = set(fn.params)
         self.assigned_once = dataflow.definitions(fn)   # name -> how many assignments
         # values whose own rule sums their cotangent to their shape (a matmul's result)
         self.summed = dataflow.summed_by_own_rule(fn, SUMS_COTANGENT)
@@ -478,8 +474,7 @@ class ReverseBuilder(Walker, StackReverse):
         fill = {"g": g, "ans": op.targets[0]}
         for p in spec.params:
             if p in SHAPE_ONLY.get(op.op, ()) and isinstance(op.operands.get(p), ir.Var):
-                fill[p] = self._shape_of(op.operands[p].name,   # (read for its shape only)
-                                         as_shape=op.op in ("sum", "mean"))
+                fill[p] = self._shape_of(op.operands[p].name)   # (read for its shape only)
             elif p in op.operands:
                 fill[p] = src(op.operands[p])
             elif p in op.statics:
@@ -777,62 +772,22 @@ class ReverseBuilder(Walker, StackReverse):
             return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
         return None
 
-    def _shape_of(self, var, as_shape=False):
+    def _shape_of(self, var):
         """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
         it from: in a reverse loop, a value of the same shape that the iteration's replay
         computes anyway; elsewhere var itself where the derivative computes it anyway (var
         assigned once, at the function's top level), else a stand-in (`_stand_in`), so the
-        forward statements computing var need not run for it. as_shape (a sum's unreduce, a
-        mean's mean_grad, which take a shape in a's place): where no value stands in, var's
-        shape written from the values it is computed from (`_shape_source`).
+        forward statements computing var need not run for it.
         Which of the two is known once every line is written: a placeholder until then
         (`_shape_reads_resolved`)."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
         stand_in = self._stand_in(var)
-        if stand_in == var and as_shape and var in self.top_level:
-            shape = self._shape_source(var)
-            if shape is not None:
-                stand_in = shape
         if stand_in == var or var not in self.top_level:
             return stand_in     # (var itself only where surely bound: assigned once, at the top)
         token = f"__shape_{len(self.shape_reads)}__"
         self.shape_reads[token] = (var, stand_in)
         return token
-
-    def _shape_source(self, var):
-        """Source of var's shape read from values bound wherever a rule runs (parameters and
-        values assigned once at the top level, each its own stand-in: `_stand_in`), not from
-        var: for an elementwise op of values (and Python numbers, shape ()) the broadcast of
-        theirs, `shape_of(labels, logits)` (NumPy broadcasting is what the op does); for a
-        reduction over some axes of such an op, that shape so reduced, `shape_of(labels,
-        logits, axis=-1)`. So `labels * logp`, read by a sum's rule for its shape and by
-        nothing else, is not computed (softmax cross-entropy: neither operand alone has its
-        shape, where labels may be (k,) or (n, 1) beside logits (n, k)). Else None."""
-        op = self.top_ops.get(var)
-        statics = ""
-        a = op.operands.get("a") if op is not None else None
-        if op is not None and op.op in ("sum", "mean", "max", "min", "prod") and \
-                set(op.operands) == {"a"} and isinstance(a, ir.Var) and \
-                set(op.statics) <= {"axis", "keepdims"} and a.name not in self.fn_params and \
-                self._stand_in(a.name) == a.name:
-            statics = "".join(f", {k}={v}" for k, v in op.statics.items())
-            op = self.top_ops.get(a.name)       # (a reduction of a value bound anyway: that
-        if op is None or op.op not in ELEMENTWISE or op.statics:       # value's own shape)
-            return None
-        parts = []
-        for o in op.operands.values():
-            if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
-                o = ir.Var(o.src.strip())       # (a value not differentiated: by name)
-            if isinstance(o, ir.Var):
-                s = self._stand_in(o.name)
-                if s not in self.fn_params and s not in self.top_level or s in self.containers:
-                    return None
-                parts.append(s)
-            elif not (isinstance(o, ir.Expr) and is_python_number(o.src)):
-                return None
-        parts = list(dict.fromkeys(parts))
-        return f"shape_of({', '.join(parts)}{statics})" if parts else None
 
     def _stand_in(self, var):
         """A parameter of provably the same shape and kind as var (transformer/shapes.py), else

@@ -111,9 +111,7 @@ def _grad_seed(out):
     raise _NotRaw
 
 
-def _grad_seed_like(x, y=None):
-    if y is not None:
-        x = _result_type(x, y)
+def _grad_seed_like(x):
     if type(x) is np.dtype or isinstance(x, np.dtype):     # (grad_seed_like(result_type(...)))
         if x == _F32 or x == _F64 and dtypes.X64[0]:
             return x.type(1)
@@ -132,24 +130,11 @@ def _result_type(*xs):
 
 
 def _unreduce(t, a, axis=None, keepdims=False):
-    """helpers.unreduce of a full reduction's (0-d) cotangent: its view over a's shape (or
-    over a's Shape, shape_of's)."""
-    if axis is not None or keepdims or not _float_value(t) or t.ndim:
+    """helpers.unreduce of a full reduction's (0-d) cotangent: its view over a's shape."""
+    if axis is not None or keepdims or not (_float_value(t) and _float_value(a)) or t.ndim:
         raise _NotRaw
-    if type(a) is helpers.Shape:
-        shape = a.shape
-    elif _float_value(a):
-        shape = a.shape
-    else:
-        raise _NotRaw
+    shape = a.shape
     return _broadcast_view(t, shape) if shape else t
-
-
-def _shape_of(*xs, axis=(), keepdims=False):
-    """helpers.shape_of of float values: shapes alone, the same."""
-    if not all(_float_value(x) for x in xs):
-        raise _NotRaw
-    return helpers.shape_of(*xs, axis=axis, keepdims=keepdims)
 
 
 def _zeros_like(a, dtype=None, shape=None):
@@ -177,7 +162,6 @@ _SNP = _namespace(x64=True)
 # (without and with x64: the two differ in secant.numpy's)
 _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(helpers.grad_seed_like): _grad_seed_like, id(helpers.unreduce): _unreduce,
-            id(helpers.shape_of): _shape_of,
             id(helpers.unbroadcast): _unbroadcast, id(helpers.grads_as): _grads_as,
             id(range): range, id(reversed): reversed, id(len): len}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}

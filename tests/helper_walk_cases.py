@@ -29,11 +29,6 @@ CASES = {
     "unbroadcast": ("unbroadcast(t, x)", {"t": r(2, 3), "x": r(1, 3)}),
     "unreduce": ("unreduce(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
     "mean_grad": ("mean_grad(t, a, axis=0)", {"t": r(3), "a": r(2, 3)}),
-    # (a reduction's rule reading an elementwise op's shape from its operands: t broadcast
-    # over the shape of x * y (2, 3), summed over its last axis, then over its first)
-    "shape_of": ("mean_grad(unreduce(t, shape_of(x, y, axis=-1), axis=0), shape_of(x, y), "
-                 "axis=-1) * y", {"t": r(), "x": r(2, 1), "y": r(3)}),
-    "grad_seed_like_of_two": ("grad_seed_like(x, y) * x", {"x": r(3), "y": r(3)}),
     "extremum_grad": ("extremum_grad(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
     "prod_grad": ("prod_grad(t, a, snp.prod(a, axis=1), axis=1)", {"t": r(2), "a": r(2, 3)}),
     "var_grad": ("var_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
