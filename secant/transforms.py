@@ -1725,8 +1725,9 @@ def _check_call_shape(fn, target, positions, shape, bound):
     not take (`g = getattr(snp, name)`, then `g(x, x)` for snp.cos): Python's TypeError
     message, naming the user's line, as the call itself would raise (not an internal error
     where the transform reads a parameter that is not there)."""
+    from secant.transformer.callees import signature_of
     try:
-        sig = inspect.signature(target)
+        sig = signature_of(target)      # (remembered: this runs at every dispatched call)
     except (TypeError, ValueError):
         return
     if shape is not None:

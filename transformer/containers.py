@@ -1636,7 +1636,7 @@ def sort_order(xs, key=None, reverse=False):
     if any(_many_values(k) for k in keys):      # order for every example; else refused here)
         from secant.backends.errors import SecantValueError, where
         raise SecantValueError(sort_order.__secant_opaque__.replace(
-            "(or max/min with a key)", "(or by a key read from them)") + where())
+            "(or max/min with a key)", "(or max/min with a key read from them)") + where())
     return sorted(range(len(xs)), key=keys.__getitem__, reverse=reverse)
 
 
