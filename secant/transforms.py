@@ -32,7 +32,8 @@ from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
-from secant.transformer.callees import check_distinct, check_keywords, dynamic_call
+from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
+    signature_of
 from secant.transformer.properties import PlainReads, attribute_reader
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
@@ -1725,7 +1726,6 @@ def _check_call_shape(fn, target, positions, shape, bound):
     not take (`g = getattr(snp, name)`, then `g(x, x)` for snp.cos): Python's TypeError
     message, naming the user's line, as the call itself would raise (not an internal error
     where the transform reads a parameter that is not there)."""
-    from secant.transformer.callees import signature_of
     try:
         sig = signature_of(target)      # (remembered: this runs at every dispatched call)
     except (TypeError, ValueError):
