@@ -96,7 +96,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         shifted = snp.where(b != 0, snp.real(a), -snp.inf)
     if where is not None:
         shifted = snp.where(where, shifted, -snp.inf)
-    amax = snp.max(shifted, axis=dims, keepdims=True)
+    if any(snp.shape(shifted)[d] == 0 for d in dims):      # an empty sum: log(0) = -inf, as JAX
+        amax = snp.zeros([1 if d in dims else n for d, n in enumerate(snp.shape(shifted))])
+    else:
+        amax = snp.max(shifted, axis=dims, keepdims=True)
     amax = lax.stop_gradient(snp.where(snp.isfinite(amax), amax, 0.0))
     if b is None:
         exp_a = snp.exp(a - amax)
@@ -124,7 +127,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 # --- x log y --------------------------------------------------------------------------------------
 @secant.custom_jvp
 def _xlogy(x, y):
-    return snp.where(x == 0, 0.0, x * snp.log(y))
+    return snp.where((x == 0) & (y == y), 0.0, x * snp.log(y))     # y = nan gives nan
 
 
 @_xlogy.defjvp
@@ -135,14 +138,14 @@ def _xlogy_jvp(primals, tangents):
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (also at y == 0); its derivative is JAX's:
-    d/dx = log(y), d/dy = x / y."""
+    """x * log(y), 0 where x == 0 (also at y == 0; nan at y = nan, as in SciPy and JAX); its
+    derivative is JAX's: d/dx = log(y), d/dy = x / y."""
     return _xlogy(x, y)
 
 
 @secant.custom_jvp
 def _xlog1py(x, y):
-    return snp.where(x == 0, 0.0, x * snp.log1p(y))
+    return snp.where((x == 0) & (y == y), 0.0, x * snp.log1p(y))   # y = nan gives nan
 
 
 @_xlog1py.defjvp
@@ -160,7 +163,8 @@ def xlog1py(x, y):
 @secant.custom_jvp
 def _entr(x):
     safe = snp.where(x > 0, x, 1.0)
-    return snp.where(x > 0, -x * snp.log(safe), snp.where(x == 0, 0.0, -snp.inf))
+    # x < 0 gives -inf, x == 0 gives 0, x = nan stays nan (nan * log(1))
+    return snp.where(x < 0, -snp.inf, snp.where(x == 0, 0.0, -x * snp.log(safe)))
 
 
 @_entr.defjvp
@@ -570,8 +574,12 @@ _ERFC_S = (2.26052863220117276590E0, 9.39603524938001434673E0, 1.204895398080966
 def _log_erfc_ratio(z):
     """log(erfc(z) e^(z^2)) for z >= 1, where Cephes' rational approximations hold."""
     z = snp.maximum(z, 1.0)
-    near = _polevl(z, _ERFC_P) / _p1evl(z, _ERFC_Q)
-    far = _polevl(z, _ERFC_R) / _p1evl(z, _ERFC_S)
+    near_z = snp.minimum(z, 8.0)
+    near = _polevl(near_z, _ERFC_P) / _p1evl(near_z, _ERFC_Q)
+    # R(z) / S(z) written in r = 1 / z (both divided by z^6), so that neither overflows for a
+    # large z and z = inf gives log(0) = -inf (erfc(inf) = 0), not inf / inf = nan
+    r = 1 / z
+    far = r * _polevl(r, _ERFC_R[::-1]) / _polevl(r, _ERFC_S[::-1] + (1.0,))
     return snp.log(snp.where(z < 8, near, far))
 
 
@@ -726,7 +734,7 @@ def _ndtri(p):
     tail = snp.where(upper, tail, -tail)
     out = snp.where(y > _EXP_M2, centre, tail)
     out = snp.where(p == 0, -snp.inf, snp.where(p == 1, snp.inf, out))
-    return snp.where((p < 0) | (p > 1), snp.nan, out)
+    return snp.where((p >= 0) & (p <= 1), out, snp.nan)      # nan outside [0, 1] and at nan
 
 
 @_ndtri.defjvp
