@@ -8,7 +8,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, a, b, loc=0, scale=1):
-    y = (x - loc) / scale
+    y = snp.true_divide(x - loc, scale)
     log_linear = special.xlogy(a - 1, y) + special.xlog1py(b - 1, -y)
     out = log_linear - special.betaln(a, b) - snp.log(scale)
     return snp.where((y < 0) | (y > 1), -snp.inf, out)
@@ -19,7 +19,7 @@ def pdf(x, a, b, loc=0, scale=1):
 
 
 def cdf(x, a, b, loc=0, scale=1):
-    return special.betainc(a, b, snp.clip((x - loc) / scale, 0.0, 1.0))
+    return special.betainc(a, b, snp.clip(snp.true_divide(x - loc, scale), 0.0, 1.0))
 
 
 def logcdf(x, a, b, loc=0, scale=1):
@@ -28,7 +28,7 @@ def logcdf(x, a, b, loc=0, scale=1):
 
 def sf(x, a, b, loc=0, scale=1):
     """1 - cdf, computed as I_(1-y)(b, a) (accurate where the cdf is near 1)."""
-    return special.betainc(b, a, 1 - snp.clip((x - loc) / scale, 0.0, 1.0))
+    return special.betainc(b, a, 1 - snp.clip(snp.true_divide(x - loc, scale), 0.0, 1.0))
 
 
 def logsf(x, a, b, loc=0, scale=1):

@@ -7,7 +7,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, loc=0, scale=1):
-    z = (x - loc) / scale
+    z = snp.true_divide(x - loc, scale)
     return -math.log(math.pi) - snp.log(scale) - snp.log1p(z * z)
 
 
@@ -16,7 +16,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    return 0.5 + snp.arctan((x - loc) / scale) / math.pi
+    return 0.5 + snp.arctan(snp.true_divide(x - loc, scale)) / math.pi
 
 
 def logcdf(x, loc=0, scale=1):
@@ -24,7 +24,7 @@ def logcdf(x, loc=0, scale=1):
 
 
 def sf(x, loc=0, scale=1):
-    return 0.5 - snp.arctan((x - loc) / scale) / math.pi
+    return 0.5 - snp.arctan(snp.true_divide(x - loc, scale)) / math.pi
 
 
 def logsf(x, loc=0, scale=1):
@@ -32,9 +32,10 @@ def logsf(x, loc=0, scale=1):
 
 
 def _cot_pi(q):
-    """1 / tan(pi q) for q in [0, 1], as -tan(pi (q - 1/2)) without rounding q - 1/2."""
+    """1 / tan(pi q) for q in [0, 1] (nan outside), as -tan(pi (q - 1/2)) without rounding q - 1/2."""
     lower = q <= 0.5
-    return snp.where(lower, 1 / snp.tan(math.pi * q), -1 / snp.tan(math.pi * (1 - q)))
+    out = snp.where(lower, 1 / snp.tan(math.pi * q), -1 / snp.tan(math.pi * (1 - q)))
+    return snp.where((q >= 0) & (q <= 1), out, snp.nan)
 
 
 def ppf(q, loc=0, scale=1):

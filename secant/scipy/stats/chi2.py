@@ -9,7 +9,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, df, loc=0, scale=1):
-    y = (x - loc) / scale
+    y = snp.true_divide(x - loc, scale)
     half = 0.5 * df
     out = (special.xlogy(half - 1, y) - 0.5 * y - special.gammaln(half) - half * math.log(2)
            - snp.log(scale))
@@ -21,7 +21,7 @@ def pdf(x, df, loc=0, scale=1):
 
 
 def cdf(x, df, loc=0, scale=1):
-    return special.gammainc(0.5 * df, 0.5 * snp.maximum((x - loc) / scale, 0))
+    return special.gammainc(0.5 * df, 0.5 * snp.maximum(snp.true_divide(x - loc, scale), 0))
 
 
 def logcdf(x, df, loc=0, scale=1):
@@ -29,7 +29,7 @@ def logcdf(x, df, loc=0, scale=1):
 
 
 def sf(x, df, loc=0, scale=1):
-    return special.gammaincc(0.5 * df, 0.5 * snp.maximum((x - loc) / scale, 0))
+    return special.gammaincc(0.5 * df, 0.5 * snp.maximum(snp.true_divide(x - loc, scale), 0))
 
 
 def logsf(x, df, loc=0, scale=1):

@@ -7,7 +7,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, a, loc=0, scale=1):
-    y = (x - loc) / scale
+    y = snp.true_divide(x - loc, scale)
     out = special.xlogy(a - 1, y) - y - special.gammaln(a) - snp.log(scale)
     return snp.where(y < 0, -snp.inf, out)
 
@@ -17,7 +17,7 @@ def pdf(x, a, loc=0, scale=1):
 
 
 def cdf(x, a, loc=0, scale=1):
-    return special.gammainc(a, snp.maximum((x - loc) / scale, 0))
+    return special.gammainc(a, snp.maximum(snp.true_divide(x - loc, scale), 0))
 
 
 def logcdf(x, a, loc=0, scale=1):
@@ -25,7 +25,7 @@ def logcdf(x, a, loc=0, scale=1):
 
 
 def sf(x, a, loc=0, scale=1):
-    return special.gammaincc(a, snp.maximum((x - loc) / scale, 0))
+    return special.gammaincc(a, snp.maximum(snp.true_divide(x - loc, scale), 0))
 
 
 def logsf(x, a, loc=0, scale=1):

@@ -5,7 +5,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def _z(x, loc, scale):
-    return (x - loc) / scale
+    return snp.true_divide(x - loc, scale)
 
 
 def logpdf(x, loc=0, scale=1):

@@ -7,7 +7,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, loc=0, scale=1):
-    return -snp.abs(x - loc) / scale - snp.log(scale) - math.log(2)
+    return -snp.true_divide(snp.abs(x - loc), scale) - snp.log(scale) - math.log(2)
 
 
 def pdf(x, loc=0, scale=1):
@@ -15,5 +15,5 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    z = (x - loc) / scale
+    z = snp.true_divide(x - loc, scale)
     return snp.where(z < 0, 0.5 * snp.exp(snp.minimum(z, 0)), 1 - 0.5 * snp.exp(-snp.maximum(z, 0)))

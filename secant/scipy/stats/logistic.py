@@ -6,7 +6,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, loc=0, scale=1):
-    z = snp.abs((x - loc) / scale)
+    z = snp.abs(snp.true_divide(x - loc, scale))
     return -z - 2 * snp.log1p(snp.exp(-z)) - snp.log(scale)
 
 
@@ -15,19 +15,19 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    return special.expit((x - loc) / scale)
+    return special.expit(snp.true_divide(x - loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    return -snp.logaddexp(0.0, (loc - x) / scale)
+    return -snp.logaddexp(0.0, snp.true_divide(loc - x, scale))
 
 
 def sf(x, loc=0, scale=1):
-    return special.expit((loc - x) / scale)
+    return special.expit(snp.true_divide(loc - x, scale))
 
 
 def logsf(x, loc=0, scale=1):
-    return -snp.logaddexp(0.0, (x - loc) / scale)
+    return -snp.logaddexp(0.0, snp.true_divide(x - loc, scale))
 
 
 def ppf(q, loc=0, scale=1):

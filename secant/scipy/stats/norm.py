@@ -10,7 +10,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def logpdf(x, loc=0, scale=1):
-    z = (x - loc) / scale
+    z = snp.true_divide(x - loc, scale)
     return -0.5 * z * z - _LOG_SQRT_2PI - snp.log(scale)
 
 
@@ -19,19 +19,19 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    return special.ndtr((x - loc) / scale)
+    return special.ndtr(snp.true_divide(x - loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    return special.log_ndtr((x - loc) / scale)
+    return special.log_ndtr(snp.true_divide(x - loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    return special.ndtr((loc - x) / scale)
+    return special.ndtr(snp.true_divide(loc - x, scale))
 
 
 def logsf(x, loc=0, scale=1):
-    return special.log_ndtr((loc - x) / scale)
+    return special.log_ndtr(snp.true_divide(loc - x, scale))
 
 
 def ppf(q, loc=0, scale=1):

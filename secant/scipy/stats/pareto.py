@@ -5,14 +5,14 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def _y(x, loc, scale):
-    return (x - loc) / scale
+    return snp.true_divide(x - loc, scale)
 
 
 def logpdf(x, b, loc=0, scale=1):
     y = _y(x, loc, scale)
-    inside = y >= 1
-    out = snp.log(b) - (b + 1) * snp.log(snp.where(inside, y, 1.0)) - snp.log(scale)
-    return snp.where(inside, out, -snp.inf)
+    outside = y < 1                    # (y = nan is neither: nan comes out)
+    out = snp.log(b) - (b + 1) * snp.log(snp.where(outside, 1.0, y)) - snp.log(scale)
+    return snp.where(outside, -snp.inf, out)
 
 
 def pdf(x, b, loc=0, scale=1):
@@ -21,7 +21,7 @@ def pdf(x, b, loc=0, scale=1):
 
 def logsf(x, b, loc=0, scale=1):
     y = _y(x, loc, scale)
-    return snp.where(y >= 1, -b * snp.log(snp.maximum(y, 1.0)), 0.0)
+    return snp.where(y < 1, 0.0, -b * snp.log(snp.maximum(y, 1.0)))
 
 
 def sf(x, b, loc=0, scale=1):
@@ -37,4 +37,4 @@ def logcdf(x, b, loc=0, scale=1):
 
 
 def ppf(q, b, loc=0, scale=1):
-    return loc + scale * snp.power(1 - q, -1 / b)
+    return snp.where((q >= 0) & (q <= 1), loc + scale * snp.power(1 - q, -1 / b), snp.nan)

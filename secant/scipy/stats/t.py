@@ -8,7 +8,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 
 def logpdf(x, df, loc=0, scale=1):
-    z = (x - loc) / scale
+    z = snp.true_divide(x - loc, scale)
     half = 0.5 * (df + 1)
     normalize = (special.gammaln(half) - special.gammaln(0.5 * df)
                  - 0.5 * snp.log(df * math.pi) - snp.log(scale))

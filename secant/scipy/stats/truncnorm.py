@@ -18,7 +18,7 @@ def _log_mass(a, b):
 
 
 def _z(x, a, b, loc, scale):
-    z = (x - loc) / scale
+    z = snp.true_divide(x - loc, scale)
     return z, snp.clip(z, a, b)
 
 

@@ -14,7 +14,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    return snp.clip((x - loc) / scale, 0, 1)
+    return snp.clip(snp.true_divide(x - loc, scale), 0, 1)
 
 
 def ppf(q, loc=0, scale=1):
