@@ -191,7 +191,11 @@ def float_power(x1, x2):
 
 @source_for(ufuncs.nan_to_num)
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    if snp.issubdtype(snp.result_type(x), snp.inexact):
+    if snp.issubdtype(snp.result_type(x), snp.complexfloating):   # each part, as NumPy
+        re = nan_to_num(snp.real(x), copy, nan, posinf, neginf)
+        im = nan_to_num(snp.imag(x), copy, nan, posinf, neginf)
+        x = lax.complex(re, im)
+    elif snp.issubdtype(snp.result_type(x), snp.inexact):
         info = snp.finfo(snp.result_type(x))
         big, small = posinf, neginf
         if posinf is None:

@@ -281,10 +281,13 @@ def argpartition(a, kth, axis=-1):
 def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
     if sorter is not None:
         a = a[sorter]
+    v = snp.expand_dims(v, -1)
+    # NumPy's sort order, NaN last: a NaN v goes after every number (and, with side="right",
+    # after the NaNs of a too)
     if side == "left":
-        after = snp.expand_dims(v, -1) > a
+        after = (v > a) | (snp.isnan(v) & ~snp.isnan(a))
     else:
-        after = snp.expand_dims(v, -1) >= a
+        after = (v >= a) | snp.isnan(v)
     return snp.sum(after.astype(snp.int32), axis=-1)
 
 

@@ -454,6 +454,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = ensure_array(x)
     if not dtypes.is_inexact(x.dtype):
         return x
+    if dtypes.is_complex(x.dtype):            # each part, as NumPy and JAX
+        return _complex_parts_of(nan_to_num, x, copy, nan, posinf, neginf)
     info = dtypes.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf

@@ -1,0 +1,61 @@
+"""secant.numpy edge inputs found by explore15g: NaN in searchsorted/digitize (NumPy's sort
+order puts NaN last; secant put a NaN query first, silently), nan_to_num of complex input (each
+part, as NumPy; secant zeroed the infinite imaginary part). Against NumPy, eager, jit and vmap."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+
+SORTED = np.array([0.0, 1, 1, 1, 2, 5])
+QUERIES = np.array([-1.0, 0, 1, 1.5, 5, 6, np.nan])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("method", ["scan", "sort", "compare_all"])
+def test_searchsorted_puts_nan_last(x64, side, method):
+    want = np.searchsorted(SORTED, QUERIES, side=side)
+    f = lambda a, v: snp.searchsorted(a, v, side=side, method=method)      # noqa: E731
+    np.testing.assert_array_equal(np.asarray(f(SORTED, QUERIES)), want)
+    np.testing.assert_array_equal(np.asarray(secant.jit(f)(SORTED, QUERIES)), want)
+    np.testing.assert_array_equal(np.asarray(secant.vmap(f, (None, 0))(SORTED, QUERIES)), want)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_with_nans_in_the_sorted_array(x64, side):
+    a = np.array([0.0, 1, np.nan, np.nan])
+    v = np.array([0.5, np.nan, 2.0, -np.inf])
+    np.testing.assert_array_equal(np.asarray(snp.searchsorted(a, v, side=side)),
+                                  np.searchsorted(a, v, side=side))
+
+
+def test_searchsorted_integers_unchanged():
+    a, v = np.array([0, 1, 1, 3]), np.array([1, 4, -1])
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(np.asarray(snp.searchsorted(a, v, side=side)),
+                                      np.searchsorted(a, v, side=side))
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("bins", [SORTED, SORTED[::-1]], ids=["rising", "falling"])
+def test_digitize_nan(x64, right, bins):
+    np.testing.assert_array_equal(np.asarray(snp.digitize(QUERIES, bins, right=right)),
+                                  np.digitize(QUERIES, bins, right=right))
+
+
+@pytest.mark.parametrize("wrap", ["eager", "jit", "vmap"])
+def test_nan_to_num_complex_parts(x64, wrap):
+    z = np.array([complex(np.nan, np.inf), complex(-np.inf, 2.0), complex(1.0, -np.inf),
+                  complex(np.inf, np.nan), 1 + 1j])
+    f = {"eager": snp.nan_to_num, "jit": secant.jit(snp.nan_to_num),
+         "vmap": secant.vmap(snp.nan_to_num)}[wrap]
+    np.testing.assert_array_equal(np.asarray(f(z)), np.nan_to_num(z))
+    g = lambda x: snp.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-2.0)     # noqa: E731
+    np.testing.assert_array_equal(np.asarray(secant.jit(g)(z)),
+                                  np.nan_to_num(z, nan=1.0, posinf=2.0, neginf=-2.0))
+
+
+def test_nan_to_num_gradient(x64):
+    # d/dx is 1 where x is finite, 0 where it was replaced
+    g = secant.grad(lambda x: snp.sum(snp.nan_to_num(x) * 3.0))(np.array([np.nan, 1.0, np.inf]))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 3.0, 0.0])
