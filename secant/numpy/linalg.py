@@ -10,6 +10,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
+from secant.custom import custom_jvp
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -82,12 +83,48 @@ def inv(a):
     return solve(a, snp.broadcast_to(snp.eye(n, dtype=a.dtype), np.shape(a)))
 
 
-def det(a):
-    """The determinant of each square matrix: the sign of P times the product of U's diagonal
-    (P a = L U). Its derivative (from LU's) is det(a) a^-T; NaN at a singular a."""
-    a = _inexact(a)
+def _cofactor_solve(a, b):
+    """(det(a), det(a) a^-1 b) for each square a (b a stack of matrices like a), finite also
+    at a singular a of rank n - 1, where det(a) a^-1 is the adjugate (JAX's _cofactor_solve):
+    from P a = L U, U's last pivot is replaced by 1 / (the product of the others, with P's
+    sign), and the first n - 1 rows of L^-1 P b are scaled by det(a) before the back solve.
+    An a of lower rank (another pivot 0) gives 0, as JAX."""
+    n = np.shape(a)[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu, pivots, perm = lax.linalg.lu(a)
+    partial = snp.cumprod(_diagonal(lu), axis=-1) * _lu_sign(pivots, a.dtype)[..., None]
+    lu = lu.at[..., -1, -1].set(1 / partial[..., -2])
+    ones = snp.ones(np.shape(a)[:-2] + (1, n), dtype=a.dtype)
+    probe = lax.linalg.triangular_solve(lu, ones, left_side=False, lower=False)
+    low_rank = snp.any(~snp.isfinite(probe), axis=(-2, -1))[..., None, None]
+    x = _permute_rows(snp.where(low_rank, 0, b), perm)
+    x = lax.linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = snp.concatenate([x[..., :-1, :] * partial[..., -1, None, None], x[..., -1:, :]],
+                        axis=-2)
+    x = lax.linalg.triangular_solve(lu, x, left_side=True, lower=False)
+    return partial[..., -1], snp.where(low_rank, 0, x)
+
+
+@custom_jvp
+def _det(a):
     lu, pivots, _ = lax.linalg.lu(a)
     return _lu_sign(pivots, a.dtype) * snp.prod(_diagonal(lu), axis=-1)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    out, adj_a_dot = _cofactor_solve(a, a_dot)
+    return out, snp.trace(adj_a_dot, axis1=-2, axis2=-1)
+
+
+def det(a):
+    """The determinant of each square matrix: the sign of P times the product of U's diagonal
+    (P a = L U). Its derivative is tr(adj(a) da) (JAX's rule), finite also at a singular a of
+    rank n - 1 (where det(a) a^-T would be 0 * inf)."""
+    return _det(_inexact(a))
 
 
 def slogdet(a):
