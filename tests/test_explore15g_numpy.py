@@ -59,3 +59,52 @@ def test_nan_to_num_gradient(x64):
     # d/dx is 1 where x is finite, 0 where it was replaced
     g = secant.grad(lambda x: snp.sum(snp.nan_to_num(x) * 3.0))(np.array([np.nan, 1.0, np.inf]))
     np.testing.assert_array_equal(np.asarray(g), [0.0, 3.0, 0.0])
+
+
+LAE_A = np.array([np.inf, -np.inf, -np.inf, np.nan, 1.0, np.inf, 0.5])
+LAE_B = np.array([np.inf, -np.inf, 1.0, 1.0, np.nan, -np.inf, 2.0])
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("wrap", ["eager", "jit", "vmap"])
+def test_logaddexp_of_equal_infinities(x64, name, wrap):
+    # logaddexp(-inf, -inf) was nan (inf - inf in the shift): log-space accumulators start at
+    # -inf, so the nan spread silently; NumPy and JAX give -inf (and inf for two infs)
+    f = getattr(snp, name)
+    f = {"eager": f, "jit": secant.jit(f), "vmap": secant.vmap(f)}[wrap]
+    with np.errstate(invalid="ignore"):
+        want = getattr(np, name)(LAE_A, LAE_B)
+    np.testing.assert_allclose(np.asarray(f(LAE_A, LAE_B)), want, rtol=1e-12)
+
+
+def test_logaddexp_gradient_unchanged(x64):
+    a, b = 0.5, 2.0
+    da, db = secant.grad(snp.logaddexp, (0, 1))(a, b)
+    s = np.exp(a) + np.exp(b)
+    assert float(da) == pytest.approx(np.exp(a) / s) and float(db) == pytest.approx(np.exp(b) / s)
+
+
+def test_cumlogsumexp_from_minus_infinity(x64):
+    x = np.array([-np.inf, -np.inf, 0.0, 1.0])
+    with np.errstate(invalid="ignore"):
+        want = np.logaddexp.accumulate(x)
+    np.testing.assert_allclose(np.asarray(secant.lax.cumlogsumexp(x)), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["relu", "relu6", "hard_sigmoid"])
+def test_relu_family_keeps_nan(x64, name):
+    # relu(nan) was 0 (where(x > 0, x, 0)): a NaN in the activations vanished silently
+    f = getattr(secant.nn, name)
+    x = np.array([np.nan, -1.0, 0.0, 3.0, 7.0, -np.inf, np.inf])
+    for g in (f, secant.jit(f)):
+        out = np.asarray(g(x))
+        assert np.isnan(out[0]) and not np.isnan(out[1:]).any()
+
+
+def test_relu_derivatives_at_the_kinks(x64):
+    # JAX's convention kept: relu' = 0 at 0, relu6' = 0 at 0 and at 6
+    x = np.array([-1.0, 0.0, 3.0, 6.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(secant.vmap(secant.grad(secant.nn.relu))(x)),
+                                  [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(np.asarray(secant.vmap(secant.grad(secant.nn.relu6))(x)),
+                                  [0, 0, 1, 0, 0])

@@ -28,12 +28,15 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
 
 def relu(x):
     """max(x, 0); its derivative at 0 is 0 (as JAX's)."""
-    return snp.where(x > 0, x, 0)
+    # (x <= 0 rather than x > 0: a nan x stays nan, as JAX's)
+    relu_x = snp.where(x <= 0, 0, x)
+    return relu_x
 
 
 def relu6(x):
     """min(max(x, 0), 6); derivative 1 on (0, 6), 0 elsewhere (kinks included, as JAX's)."""
-    return snp.where(x > 0, snp.where(x < 6, x, 6), 0)
+    relu6_x = snp.where(x <= 0, 0, snp.where(x >= 6, 6, x))      # a nan x stays nan
+    return relu6_x
 
 
 def sigmoid(x):

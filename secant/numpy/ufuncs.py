@@ -397,8 +397,12 @@ def hypot(x1, x2, /):
 def logaddexp(x1, x2, /):
     x1, x2 = promote_inexact(x1, x2)
     amax = ew.max_p.bind(x1, x2)
-    delta = ew.neg_p.bind(ew.abs_p.bind(ew.sub_p.bind(x1, x2)))
-    return ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+    diff = ew.sub_p.bind(x1, x2)
+    delta = ew.neg_p.bind(ew.abs_p.bind(diff))
+    out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+    # x1 = x2 = +-inf: diff is inf - inf = nan; the answer is x1 + x2 (+-inf), as NumPy's and
+    # JAX's (a nan argument still gives nan)
+    return where(isnan(diff), ew.add_p.bind(x1, x2), out)
 
 
 _SAME_WIDTH_INT = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
