@@ -108,3 +108,25 @@ def test_relu_derivatives_at_the_kinks(x64):
                                   [0, 0, 1, 1, 1])
     np.testing.assert_array_equal(np.asarray(secant.vmap(secant.grad(secant.nn.relu6))(x)),
                                   [0, 0, 1, 0, 0])
+
+
+HYP_A = np.array([3.0, 1e200, 1e-200, np.inf, np.nan, 0.0, -3.0, np.inf, 0.0])
+HYP_B = np.array([4.0, 1e200, 1e-200, np.nan, 1.0, 0.0, 4.0, -np.inf, -2.0])
+
+
+@pytest.mark.parametrize("wrap", ["eager", "jit", "vmap"])
+def test_hypot_neither_overflows_nor_underflows(x64, wrap):
+    # hypot was sqrt(x^2 + y^2): inf at 1e200 (and at 1e20 in float32), 0 at 1e-200, nan
+    # for (inf, nan); NumPy and JAX scale by the larger magnitude
+    f = {"eager": snp.hypot, "jit": secant.jit(snp.hypot), "vmap": secant.vmap(snp.hypot)}[wrap]
+    np.testing.assert_allclose(np.asarray(f(HYP_A, HYP_B)), np.hypot(HYP_A, HYP_B), rtol=1e-14)
+
+
+def test_hypot_float32_and_gradient():
+    big = np.float32(1e20)
+    for f in (snp.hypot, secant.jit(snp.hypot)):
+        out = np.asarray(f(big, big))
+        assert out.dtype == np.float32 and out == pytest.approx(1.41421356e20, rel=1e-6)
+    dx, dy = secant.grad(snp.hypot, (0, 1))(3.0, -4.0)
+    assert float(dx) == pytest.approx(0.6) and float(dy) == pytest.approx(-0.8)
+    assert float(secant.grad(secant.grad(snp.hypot))(3.0, 4.0)) == pytest.approx(16 / 125)

@@ -391,7 +391,16 @@ def divmod(x1, x2, /):
 
 def hypot(x1, x2, /):
     x1, x2 = promote_inexact(x1, x2)
-    return ew.sqrt_p.bind(ew.add_p.bind(ew.mul_p.bind(x1, x1), ew.mul_p.bind(x2, x2)))
+    # big |x1| * sqrt(1 + (small / big)^2), as NumPy's and JAX's: sqrt(x1^2 + x2^2) overflows
+    # past sqrt(max) (1.8e19 in float32) and underflows below sqrt(tiny); an infinite argument
+    # gives inf even beside a nan
+    a1, a2 = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
+    big, small = ew.max_p.bind(a1, a2), ew.min_p.bind(a1, a2)
+    one = convert(1, big.dtype)
+    ratio = ew.div_p.bind(small, where(ew.eq_p.bind(big, convert(0, big.dtype)), one, big))
+    out = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(one, ew.mul_p.bind(ratio, ratio))))
+    infinite = ew.or_p.bind(isposinf(a1), isposinf(a2))
+    return where(infinite, convert(np.inf, big.dtype), out)
 
 
 def logaddexp(x1, x2, /):
