@@ -74,3 +74,30 @@ def test_det_float32():
     g = secant.jit(secant.grad(snp.linalg.det))(RANK2.astype(np.float32))
     assert np.asarray(g).dtype == np.float32
     np.testing.assert_allclose(np.asarray(g), adjugate(RANK2).T, atol=1e-5)
+
+
+# --- jax.scipy.linalg's matrix constructors that secant lacked ---------------------------------
+def test_hankel_circulant_companion_hilbert_against_scipy(x64):
+    import scipy.linalg as sl
+    c, r = np.array([1.0, 2, 3]), np.array([9.0, 5, 6, 7])
+    np.testing.assert_array_equal(np.asarray(ssl.hankel(c)), sl.hankel(c))
+    np.testing.assert_array_equal(np.asarray(ssl.hankel(c, r)), sl.hankel(c, r))
+    np.testing.assert_array_equal(np.asarray(secant.jit(ssl.hankel)(c, r)), sl.hankel(c, r))
+    np.testing.assert_array_equal(np.asarray(ssl.circulant(c)), sl.circulant(c))
+    p = np.array([2.0, -3, 1, 5])
+    np.testing.assert_allclose(np.asarray(ssl.companion(p)), sl.companion(p), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(ssl.hilbert(4)), sl.hilbert(4), rtol=1e-15)
+    # stacks (circulant, companion: leading axes) and vmap (hankel) against loops
+    cs = np.stack([c, c + 1])
+    np.testing.assert_array_equal(np.asarray(ssl.circulant(cs)), [sl.circulant(v) for v in cs])
+    np.testing.assert_array_equal(np.asarray(secant.vmap(ssl.hankel)(cs)),
+                                  [sl.hankel(v) for v in cs])
+    ps = np.stack([p, p[::-1]])
+    np.testing.assert_allclose(np.asarray(ssl.companion(ps)), [sl.companion(v) for v in ps])
+
+
+def test_companion_gradient(x64):
+    # the companion's eigenvalues are the roots: d/dp of sum(roots) = d/dp (-p1 / p0)
+    p = np.array([2.0, -3, 1, 5])
+    g = secant.grad(lambda q: snp.trace(ssl.companion(q)))(p)
+    np.testing.assert_allclose(np.asarray(g), [-p[1] / p[0] ** 2 * -1, -1 / p[0], 0, 0])

@@ -70,7 +70,7 @@ EXEMPT = {
          "scipy.linalg.qr", "scipy.linalg.svd", "scipy.linalg.block_diag",
          "scipy.linalg.toeplitz"},
     "no array argument: built from shapes and static values, a constant under every transform":
-        {"scipy.special.bernoulli", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.arange", "numpy.eye",
+        {"scipy.special.bernoulli", "scipy.linalg.hilbert", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.arange", "numpy.eye",
          "numpy.identity", "numpy.tri", "numpy.indices", "numpy.broadcast_shapes"},
     "static queries of shapes and dtypes: never a traced value, constants under every "
     "transform (einsum_path reads shapes, mask_indices a static pattern; checked against "

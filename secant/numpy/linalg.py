@@ -10,7 +10,7 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax
-from secant.custom import custom_jvp
+from secant.custom import custom_jvp as _custom_jvp
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -106,7 +106,7 @@ def _cofactor_solve(a, b):
     return partial[..., -1], snp.where(low_rank, 0, x)
 
 
-@custom_jvp
+@_custom_jvp
 def _det(a):
     lu, pivots, _ = lax.linalg.lu(a)
     return _lu_sign(pivots, a.dtype) * snp.prod(_diagonal(lu), axis=-1)

@@ -263,3 +263,41 @@ def toeplitz(c, r=None):
     values = snp.concatenate([snp.flip(r[1:]), c])      # r[m-1], ..., r[1], c[0], ..., c[n-1]
     index = np.arange(n)[:, None] - np.arange(m)[None, :] + (m - 1)
     return snp.take(values, index)
+
+
+def hankel(c, r=None):
+    """The Hankel matrix with first column c and last row r (zeros when None; r[0] is
+    ignored): H[i, j] = c[i + j] for i + j < n, r[i + j - n + 1] after; c and r are 1-D."""
+    c = snp.asarray(c)
+    r = snp.zeros_like(c) if r is None else snp.asarray(r)
+    n, m = np.shape(c)[-1], np.shape(r)[-1]
+    values = snp.concatenate([c, r[1:]], axis=-1)
+    return values[np.arange(n)[:, None] + np.arange(m)[None, :]]
+
+
+def circulant(c):
+    """The circulant matrix with first column c: C[i, j] = c[(i - j) mod n], for each c
+    stacked over leading axes."""
+    c = snp.asarray(c)
+    n = np.shape(c)[-1]
+    return c[..., (np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
+
+
+def companion(a):
+    """The companion matrix of the polynomial with coefficients a (highest degree first,
+    a[0] != 0; stacked over leading axes): first row -a[1:] / a[0], ones below the
+    diagonal."""
+    a = _inexact(snp.asarray(a))
+    n = np.shape(a)[-1]
+    if n < 2:
+        raise ValueError(f"companion: a needs at least two coefficients, got {n}{_where()}")
+    first = -a[..., 1:] / a[..., :1]
+    below = np.eye(n - 1, n - 1, -1, dtype=bool)
+    rows = snp.where(np.arange(n - 1)[:, None] == 0, first[..., None, :], 0.0)
+    return snp.where(below, snp.ones_like(rows), rows)
+
+
+def hilbert(n):
+    """The n x n Hilbert matrix 1 / (i + j + 1), in the default float type."""
+    index = np.arange(n)
+    return snp.asarray(1.0 / (index[:, None] + index[None, :] + 1), dtype=snp.result_type(0.0))

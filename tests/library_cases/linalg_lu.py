@@ -6,7 +6,7 @@ import scipy.linalg as sl
 import secant.numpy as snp
 import secant.scipy.linalg as sla
 from secant import lax
-from tests.library_cases import Case, spd as _spd, well_conditioned
+from tests.library_cases import Case, positive as _positive, spd as _spd, well_conditioned
 
 
 def _matrices(maker):
@@ -114,6 +114,10 @@ CASES = [
     Case("scipy.linalg.sqrtm", lambda a: sla.sqrtm(a @ a), lambda a: sl.sqrtm(a @ a), [(3, 3)],
          differentiable=False, id="of_a_square"),
     Case("scipy.linalg.det", sla.det, sl.det, [(3, 3)], W),
+    Case("scipy.linalg.hankel", sla.hankel, sl.hankel, [(3,)]),
+    Case("scipy.linalg.hankel", sla.hankel, sl.hankel, [(3,), (4,)], id="c_r"),
+    Case("scipy.linalg.circulant", sla.circulant, sl.circulant, [(4,)]),
+    Case("scipy.linalg.companion", sla.companion, sl.companion, [(4,)], _positive),
     Case("scipy.linalg.inv", sla.inv, sl.inv, [(3, 3)], W),
     Case("scipy.linalg.solve", sla.solve, sl.solve, [(3, 3), (3, 2)], W),
     Case("scipy.linalg.solve", lambda a, b: sla.solve(a, b, assume_a="pos"),
