@@ -493,6 +493,13 @@ def attrgetter_tuple(x):
     return operator.attrgetter("v")(p) * x[2] + p.u
 
 
+def getters_in_place(x):
+    # (operator's getters built in place with literals: the reads they make, as JAX runs them)
+    first_last = operator.itemgetter(0, 2)(x)
+    return operator.methodcaller("clip", -0.5, 0.5)(x)[1] * first_last[1] + \
+        operator.methodcaller("sum")(x) * first_last[0]
+
+
 def sum_list_concat(x):
     rows = sum([[x[0], x[1]], [x[2]]], [])
     return rows[2] * rows[0]
@@ -583,7 +590,7 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
-           attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           attrgetter_tuple, getters_in_place, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
            tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
            concat_repeated_first,
@@ -638,8 +645,6 @@ _GAPS = {
                                     "clearly ('cannot differentiate through the object')"),
     grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
                                "arguments: refused ('derivative of iter')"),
-    attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
-                                        "or batching rule for operator.attrgetter')"),
 }
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
