@@ -493,6 +493,63 @@ def attrgetter_tuple(x):
     return operator.attrgetter("v")(p) * x[2] + p.u
 
 
+def next_until_stop_iteration(x):
+    # (the manual iteration idiom: try/except StopIteration around next() in while True)
+    it = iter([x[0], 2 * x[1], x[2]])
+    out = 0.0
+    while True:
+        try:
+            v = next(it)
+        except StopIteration:
+            break
+        out = out + v * v
+    return out
+
+
+def next_pairs_else(x):
+    it = iter([x[0], x[1], x[2], x[0] * x[2]])
+    out = 0.0
+    while True:
+        try:
+            a = next(it)
+            b = next(it)
+        except StopIteration:
+            break
+        else:
+            out = out + a * b
+    return out
+
+
+def next_odd_tail_handler(x):
+    # (the handler runs after the first next() of the pair took the last item)
+    it = iter([x[0], x[1], x[2]])
+    out = 1.0
+    n = 0
+    while True:
+        try:
+            a = next(it)
+            out = out * a
+            b = next(it)
+        except StopIteration:
+            out = out + 10.0 * n
+            break
+        n = n + 1
+        out = out + b
+    return out
+
+
+def next_default_by_handler(x):
+    it = iter([x[1], x[2]])
+    out = 0.0
+    for i in range(4):
+        try:
+            v = next(it)
+        except StopIteration:
+            v = x[0]
+        out = out + v * i
+    return out
+
+
 def getters_in_place(x):
     # (operator's getters built in place with literals: the reads they make, as JAX runs them)
     first_last = operator.itemgetter(0, 2)(x)
@@ -590,7 +647,8 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
-           attrgetter_tuple, getters_in_place, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           attrgetter_tuple, getters_in_place, next_until_stop_iteration, next_pairs_else,
+           next_odd_tail_handler, next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
            tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
            concat_repeated_first,

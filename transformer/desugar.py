@@ -1182,6 +1182,9 @@ class _Desugarer:
                 if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
                     gast.copy_location(n, s)
             return self.block([gast.copy_location(branch, s)] + s.finalbody)
+        stopped = iterators.caught(s, self.src.resolve_name("StopIteration")[0] == "builtin")
+        if stopped is not None:         # try: v = next(it) / except StopIteration: break
+            return self.block(stopped)
         static = self._static_try(s)
         if static is not None:
             return self.block(static)
