@@ -550,6 +550,24 @@ def next_default_by_handler(x):
     return out
 
 
+def defaultdict_missing_read(x):
+    # (a read of a missing key inserts the factory's value: len(d) counts it)
+    d = collections.defaultdict(lambda: 1.0)
+    d["a"] += x[0]
+    return d["a"] * d["z"] * len(d) + x[1]
+
+
+def ordered_dict_filled(x):
+    d = collections.OrderedDict()
+    d["b"] = x[0]
+    d["a"] = x[1] * x[2]
+    return sum(v * i for i, v in enumerate(d.values()))
+
+
+def dict_of_pairs(x):
+    d = dict([("a", x[0]), ("b", x[1])], c=x[2])
+    return d["a"] * d["b"] + d["c"]
+
 def getters_in_place(x):
     # (operator's getters built in place with literals: the reads they make, as JAX runs them)
     first_last = operator.itemgetter(0, 2)(x)
@@ -647,8 +665,9 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
-           attrgetter_tuple, getters_in_place, next_until_stop_iteration, next_pairs_else,
-           next_odd_tail_handler, next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           attrgetter_tuple, getters_in_place, defaultdict_missing_read, ordered_dict_filled,
+           dict_of_pairs, next_until_stop_iteration, next_pairs_else, next_odd_tail_handler,
+           next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
            tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
            concat_repeated_first,
@@ -696,11 +715,6 @@ ALL = TRANSFORMS
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
 _GAPS = {
-    defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
-                                              "at the line, naming the defaultdict "
-                                              "(test_defaultdict_update_message)"),
-    ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
-                                    "clearly ('cannot differentiate through the object')"),
     grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
                                "arguments: refused ('derivative of iter')"),
 }
@@ -923,13 +937,25 @@ def test_extremum_by_a_key_of_a_call_result_names_the_fix():
         secant.grad(min_key_of_a_call)(X)
 
 
+def _product_of_a_and_b(d):
+    return d["a"] * d["b"]
+
+
+def defaultdict_passed_on(x):
+    d = collections.defaultdict(float)
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return _product_of_a_and_b(d)       # (passed on: read as a dict it would lose __missing__)
+
+
 @pytest.mark.parametrize("name", ["grad", "vmap", "jvp"])
 def test_defaultdict_update_message(name):
-    # refused at the user's line, naming what d is (before: 'a NumPy array cannot hold a
-    # traced value ... write d = d.at[...].set(v)', advice for an array)
-    run = {"grad": lambda: secant.grad(defaultdict_accumulate)(X),
-           "vmap": lambda: secant.vmap(defaultdict_accumulate)(XB),
-           "jvp": lambda: secant.jvp(defaultdict_accumulate, (X,), (X,))}[name]
+    # a defaultdict used other than as a dict (passed on) is refused at the user's line, naming
+    # what d is (before: 'a NumPy array cannot hold a traced value ... write d =
+    # d.at[...].set(v)', advice for an array); one used as a dict is one (defaultdict_accumulate)
+    run = {"grad": lambda: secant.grad(defaultdict_passed_on)(X),
+           "vmap": lambda: secant.vmap(defaultdict_passed_on)(XB),
+           "jvp": lambda: secant.jvp(defaultdict_passed_on, (X,), (X,))}[name]
     with pytest.raises(secant.SecantError, match=r"into d, a collections\.defaultdict") as info:
         run()
     message = str(info.value)

@@ -49,9 +49,9 @@ from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, function_lists, gast_parse,
-                                 generators, iterators, namespaces, nonlocals, objects, remat_calls,
-                                 star_calls, statements, vjp_calls)
+from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
+                                 gast_parse, generators, iterators, namespaces, nonlocals,
+                                 objects, remat_calls, star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
@@ -527,6 +527,7 @@ class _Desugarer:
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
+        body = collection_dicts.rewrite(self, body)  # d = defaultdict(float); d[k] += v
         body = iterators.rewrite(self, body)        # it = iter(xs); a = next(it)
         body = self.lift_local_functions(body)
         body = self.block(body)
