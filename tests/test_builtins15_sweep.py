@@ -568,6 +568,14 @@ def dict_of_pairs(x):
     d = dict([("a", x[0]), ("b", x[1])], c=x[2])
     return d["a"] * d["b"] + d["c"]
 
+def grouper_of_three_with_a_tail(x):
+    xs = [x[0], x[1], x[2], x[0] * x[1], x[2] * 3.0]
+    return sum(a * b - c for a, b, c in zip(*[iter(xs)] * 3))
+
+
+def grouper_of_array_rows(x):
+    return sum(a * b for a, b in zip(*2 * [iter(x[:2])]))
+
 def getters_in_place(x):
     # (operator's getters built in place with literals: the reads they make, as JAX runs them)
     first_last = operator.itemgetter(0, 2)(x)
@@ -666,7 +674,8 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
            attrgetter_tuple, getters_in_place, defaultdict_missing_read, ordered_dict_filled,
-           dict_of_pairs, next_until_stop_iteration, next_pairs_else, next_odd_tail_handler,
+           dict_of_pairs, grouper_of_three_with_a_tail, grouper_of_array_rows,
+           next_until_stop_iteration, next_pairs_else, next_odd_tail_handler,
            next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
            tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
@@ -714,10 +723,7 @@ ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
-_GAPS = {
-    grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
-                               "arguments: refused ('derivative of iter')"),
-}
+_GAPS = {}
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
                 accumulate_max, nested_max]

@@ -723,6 +723,10 @@ class _Desugarer:
         class Repeats(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
+                if isinstance(n.func, gast.Name) and n.func.id == "zip" and not outer.rebound(
+                        "iter") and (groups := iterators.grouped(n)) is not None:
+                    outer.changed = True        # zip(*[iter(xs)] * 2): zip(xs[0::2], xs[1::2])
+                    return groups
                 if not (isinstance(n.func, gast.Name) and n.func.id == "zip" and n.args
                         and not n.keywords
                         and not any(isinstance(a, gast.Starred) for a in n.args)):

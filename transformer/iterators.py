@@ -222,3 +222,34 @@ def _rest(first, like):
         value=gast.Subscript(value=gast.Name(seq.id, gast.Load(), None, None),
                              slice=gast.Slice(gast.Constant(1, None), None, None),
                              ctx=gast.Load()), type_comment=None), like)
+
+
+def grouped(call):
+    """`zip(*[iter(xs)] * n)` (one iterator shared by zip's n arguments: the items of xs in
+    groups of n, an incomplete last group dropped), xs a plain read and n an int constant: the same
+    groups as `zip(xs[0::n], xs[1::n], ..., xs[n - 1::n])`, the slices every transform follows
+    (their shortest is the number of whole groups); else None."""
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], gast.Starred):
+        return None
+    times = call.args[0].value
+    if not isinstance(times, gast.BinOp) or not isinstance(times.op, gast.Mult):
+        return None
+    seq, n = (times.left, times.right) if isinstance(times.left, gast.List) else \
+        (times.right, times.left)
+    if not (isinstance(seq, gast.List) and len(seq.elts) == 1 and _is_call(seq.elts[0], "iter", 1)
+            and _plain(seq.elts[0].args[0]) and isinstance(n, gast.Constant)
+            and type(n.value) is int and 1 <= n.value <= 64):
+        return None
+    xs = seq.elts[0].args[0]
+    args = [gast.Subscript(value=copy.deepcopy(xs), slice=gast.Slice(
+        gast.Constant(i, None), None, gast.Constant(n.value, None)), ctx=gast.Load())
+        for i in range(n.value)]
+    return located(gast.Call(func=call.func, args=args, keywords=[]), call, only_new=True)
+
+
+def _plain(e):
+    """A read evaluated again with no effect: a name, its attributes and items by constants
+    (`xs`, `p.rows`, `x[:4]`)."""
+    return all(isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
+                              gast.Slice, gast.UnaryOp, gast.USub, gast.expr_context))
+               for m in gast.walk(e))
