@@ -697,16 +697,8 @@ class _Desugarer:
                     elts=[_name(v, store=True) for v in names], ctx=gast.Store())
                 it = iters[0] if len(iters) == 1 else gast.Call(
                     func=_name("zip"), args=list(iters), keywords=[])
-                comp = gast.GeneratorExp(elt=elt, generators=[gast.comprehension(
-                    target=target, iter=it, ifs=[], is_async=0)])
-                for m in gast.walk(comp):
-                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                        gast.copy_location(m, n)
-                outer.changed = True
-                return gast.copy_location(comp, n)
-        for field in ("value", "test", "iter"):
-            if getattr(s, field, None) is not None:
-                setattr(s, field, Maps().visit(getattr(s, field)))
+                return outer.comprehension(gast.GeneratorExp, elt, target, it, [], n)
+        self.visit_heads(s, Maps())
 
     def endless_repeats(self, s):
         """`zip(xs, itertools.repeat(v))` (an endless iterator bounded by the other arguments:
@@ -748,16 +740,28 @@ class _Desugarer:
                 if k is not None:
                     target = gast.Tuple(elts=[_name(k, store=True), target], ctx=gast.Store())
                     it = gast.Call(func=_name("enumerate"), args=[it], keywords=[])
-                comp = gast.ListComp(elt=gast.Tuple(elts=elts, ctx=gast.Load()), generators=[
-                    gast.comprehension(target=target, iter=it, ifs=[], is_async=0)])
-                for m in gast.walk(comp):
-                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                        gast.copy_location(m, n)
-                outer.changed = True
-                return gast.copy_location(comp, n)
+                return outer.comprehension(gast.ListComp, gast.Tuple(elts=elts, ctx=gast.Load()),
+                                           target, it, [], n)
+        self.visit_heads(s, Repeats())
+
+    def comprehension(self, kind, elt, target, it, ifs, call):
+        """The comprehension `kind` (GeneratorExp, ListComp) `elt for target in it if ifs`
+        that replaces `call`, its new parts at the call's position."""
+        comp = kind(elt=elt, generators=[gast.comprehension(target=target, iter=it, ifs=ifs,
+                                                            is_async=0)])
+        for m in gast.walk(comp):
+            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                gast.copy_location(m, call)
+        self.changed = True
+        return gast.copy_location(comp, call)
+
+    @staticmethod
+    def visit_heads(s, visitor):
+        """`visitor` over the statement's own expressions a call rewrite reads: its value,
+        test and iterable."""
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
-                setattr(s, field, Repeats().visit(getattr(s, field)))
+                setattr(s, field, visitor.visit(getattr(s, field)))
 
     def _endless(self, call):
         """For itertools.repeat(v) (no count), count(start, step) and cycle(c) with plain-read
@@ -805,13 +809,8 @@ class _Desugarer:
             name = self.names.fresh("item")
             test = _name(name) if isinstance(f, gast.Constant) and f.value is None else \
                 gast.Call(func=f, args=[_name(name)], keywords=[])
-        comp = gast.GeneratorExp(elt=_name(name), generators=[gast.comprehension(
-            target=_name(name, store=True), iter=it, ifs=[test], is_async=0)])
-        for m in gast.walk(comp):
-            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                gast.copy_location(m, n)
-        self.changed = True
-        return gast.copy_location(comp, n)
+        return self.comprehension(gast.GeneratorExp, _name(name), _name(name, store=True), it,
+                                  [test], n)
 
     def rebound(self, builtin):
         """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
