@@ -557,6 +557,19 @@ def defaultdict_missing_read(x):
     return d["a"] * d["z"] * len(d) + x[1]
 
 
+def defaultdict_counts_and_keys(x):
+    # (int counts; a loop over its keys reads items it has)
+    n = collections.defaultdict(int)
+    d = collections.defaultdict(float)
+    for i, k in enumerate(["b", "a", "b"]):
+        n[k] += 1
+        d[k] += x[i]
+    out = 0.0
+    w = {"a": 2.0, "b": 3.0}
+    for k in d:
+        out = out + d[k] * n[k] * w[k]
+    return out + sum(v * v for k, v in d.items())
+
 def ordered_dict_filled(x):
     d = collections.OrderedDict()
     d["b"] = x[0]
@@ -673,8 +686,9 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
-           attrgetter_tuple, getters_in_place, defaultdict_missing_read, ordered_dict_filled,
-           dict_of_pairs, grouper_of_three_with_a_tail, grouper_of_array_rows,
+           attrgetter_tuple, getters_in_place, defaultdict_missing_read,
+           defaultdict_counts_and_keys, ordered_dict_filled, dict_of_pairs,
+           grouper_of_three_with_a_tail, grouper_of_array_rows,
            next_until_stop_iteration, next_pairs_else, next_odd_tail_handler,
            next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,

@@ -26,6 +26,7 @@ _LATER = (gast.BoolOp, gast.IfExp) + SCOPES
 _METHODS = {"get", "items", "keys", "values", "pop", "setdefault", "update"}
 _READERS = {"len", "sorted", "list"}
 _BLOCKS = ("body", "orelse", "finalbody")
+_KINDS = (collections.defaultdict, collections.OrderedDict, dict)
 _PURE_KEY = (gast.Name, gast.Constant, gast.Tuple, gast.Load, gast.Attribute, gast.Subscript,
              gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.Slice)
 
@@ -33,8 +34,7 @@ _PURE_KEY = (gast.Name, gast.Constant, gast.Tuple, gast.Load, gast.Attribute, ga
 def rewrite(d, body):
     census = d.census()
     if census is not None and not any(
-            _callee(d, root, chain) in (collections.defaultdict, collections.OrderedDict, dict)
-            for root, chain in census.call_chains):
+            _kind(_callee(d, root, chain)) for root, chain in census.call_chains):
         return body
     made = _made(d, body)
     for name, (stmt, kind, factory) in list(made.items()):
@@ -67,11 +67,11 @@ def _call_of(d, value):
         f = f.value
     if not isinstance(f, gast.Name):
         return None
-    obj = _callee(d, f.id, chain)
-    try:
-        return obj if obj in (collections.defaultdict, collections.OrderedDict, dict) else None
-    except TypeError:
-        return None
+    return _kind(_callee(d, f.id, chain))
+
+
+def _kind(obj):
+    return next((c for c in _KINDS if obj is c), None)
 
 
 def _made(d, body):
@@ -212,23 +212,48 @@ def _statements(body):
             yield from _statements(h.body)
 
 
-def _block(body, factories):
+def _block(body, factories, present=frozenset()):
+    """present: (d, k) where the key k (a name) is one of d's: in `for k in d:`."""
     out = []
     for s in body:
         if not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            inner = present | _keys_iterated(s, factories)
             for field in _BLOCKS:
                 if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, _block(getattr(s, field), factories))
+                    setattr(s, field, _block(getattr(s, field), factories,
+                                             inner if field == "body" else present))
             for h in getattr(s, "handlers", None) or ():
-                h.body = _block(h.body, factories)
-        out += _defaults(s, factories) + [s]
+                h.body = _block(h.body, factories, present)
+        out += _defaults(s, factories, present) + [s]
     return out
 
 
-def _defaults(s, factories):
+def _keys_iterated(s, factories):
+    """{(d, k)} for `for k in d:` / `for k in d.keys():` / `for k, v in d.items():` of a
+    defaultdict d, k assigned nowhere in the loop's body: each d[k] there reads a key d has."""
+    if not isinstance(s, gast.For):
+        return frozenset()
+    it, target = s.iter, s.target
+    if isinstance(it, gast.Call) and not it.args and isinstance(it.func, gast.Attribute) and \
+            it.func.attr in ("keys", "items"):
+        if it.func.attr == "items":
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                return frozenset()
+            target = target.elts[0]
+        it = it.func.value
+    if not (isinstance(it, gast.Name) and it.id in factories and isinstance(target, gast.Name)):
+        return frozenset()
+    if any(isinstance(n, gast.Name) and n.id == target.id and not isinstance(n.ctx, gast.Load)
+           for b in s.body for n in gast.walk(b)):
+        return frozenset()
+    return frozenset({(it.id, target.id)})
+
+
+def _defaults(s, factories, present):
     """`d.setdefault(k, f())` for each item of a defaultdict that statement `s`'s own
-    expressions read (not its blocks)."""
-    heads = [getattr(s, f) for f in ("value", "test", "iter", "target", "targets", "items")
+    expressions read (not its blocks), but one of a key it surely has."""
+    heads = [getattr(s, f) for f in ("value", "test", "iter", "target", "targets", "items",
+                                     "exc")
              if getattr(s, f, None) is not None]
     if isinstance(s, gast.AugAssign):
         heads = [s.target, s.value]
@@ -247,6 +272,8 @@ def _defaults(s, factories):
             continue
         todo.extend(gast.iter_child_nodes(n))
     for n in reads:
+        if isinstance(n.slice, gast.Name) and (n.value.id, n.slice.id) in present:
+            continue
         key = gast.unparse(n.slice).strip()
         if (n.value.id, key) in seen:
             continue
