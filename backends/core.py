@@ -169,7 +169,9 @@ class Tracer:
         that name, as the transforms read it; none: the conversion error."""
         import secant.numpy as snp
         fn = getattr(snp, ufunc.__name__, None)
-        if method != "__call__" or fn is None or kwargs.get("out") is not None:
+        if method != "__call__":        # np.add.reduce(x): snp.add.reduce (numpy/ufunc_methods)
+            fn = getattr(fn, method, None)
+        if fn is None or kwargs.get("out") is not None:
             self.__array__()
         return fn(*inputs, **kwargs)
 

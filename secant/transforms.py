@@ -169,38 +169,17 @@ _BUILTIN_PARAMS = {pow: "base, exp", round: "number", divmod: "x, y", float: "x"
                    complex: "real", int: "x", bool: "x"}
 
 
-# ufunc.reduce and .accumulate of the ufuncs that have them in secant.numpy
-_UFUNC_REDUCTIONS = {"add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"),
-                     "maximum": ("max", None), "minimum": ("min", None)}
-
-
 def _ufunc_method(fun):
-    """`np.add.reduce` (`def reduce(array, axis=0, keepdims=False): return sum(array,
-    axis=axis, keepdims=keepdims)`), `np.add.accumulate`, `np.multiply.outer` passed as the
-    function: a function calling secant.numpy's equivalent, built once."""
-    import secant.numpy as snp
-    ufunc, method = fun.__self__.__name__, fun.__name__
-    reductions = _UFUNC_REDUCTIONS.get(ufunc, (None, None))
-    if method == "reduce" and reductions[0]:
-        target, source = reductions[0], ("def reduce(array, axis=0, keepdims=False):\n"
-                                         "    return {0}(array, axis=axis, keepdims=keepdims)\n")
-    elif method == "accumulate" and reductions[1]:
-        target, source = reductions[1], ("def accumulate(array, axis=0):\n"
-                                         "    return {0}(array, axis=axis)\n")
-    elif method == "outer" and hasattr(snp, ufunc):
-        target, source = ufunc, ("def outer(a, b):\n"
-                                 "    return {0}(a.reshape(a.shape + (1,) * b.ndim), b)\n")
-    else:
+    """`np.add.reduce`, `np.subtract.outer` passed as the function: secant.numpy's method of
+    that ufunc (secant/numpy/ufunc_methods.py, read as source)."""
+    from secant.numpy.counterparts import counterpart
+    ours = counterpart(fun)
+    if ours is None:
+        ufunc = fun.__self__.__name__
         raise SecantTypeError(f"secant has no derivative or batching rule for numpy.{ufunc}."
-                              f"{method} yet (it has numpy ufuncs' reduce, accumulate and outer "
-                              f"of add and multiply, reduce of maximum and minimum, outer of "
-                              f"the others){where()}")
-
-    def build():
-        hit = load_generated(source.format(target), method, {}, {target: getattr(snp, target)})
-        _errors.register_internal_file(hit.__code__.co_filename)
-        return hit
-    return once.build(_op_functions, ("ufunc", ufunc, method), build)
+                              f"{fun.__name__} (secant.numpy has no ufunc {ufunc} with that "
+                              f"method){where()}")
+    return ours[0]
 
 
 def plain_constructor(cls):

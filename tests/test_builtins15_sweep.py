@@ -493,6 +493,109 @@ def attrgetter_tuple(x):
     return operator.attrgetter("v")(p) * x[2] + p.u
 
 
+def next_until_stop_iteration(x):
+    # (the manual iteration idiom: try/except StopIteration around next() in while True)
+    it = iter([x[0], 2 * x[1], x[2]])
+    out = 0.0
+    while True:
+        try:
+            v = next(it)
+        except StopIteration:
+            break
+        out = out + v * v
+    return out
+
+
+def next_pairs_else(x):
+    it = iter([x[0], x[1], x[2], x[0] * x[2]])
+    out = 0.0
+    while True:
+        try:
+            a = next(it)
+            b = next(it)
+        except StopIteration:
+            break
+        else:
+            out = out + a * b
+    return out
+
+
+def next_odd_tail_handler(x):
+    # (the handler runs after the first next() of the pair took the last item)
+    it = iter([x[0], x[1], x[2]])
+    out = 1.0
+    n = 0
+    while True:
+        try:
+            a = next(it)
+            out = out * a
+            b = next(it)
+        except StopIteration:
+            out = out + 10.0 * n
+            break
+        n = n + 1
+        out = out + b
+    return out
+
+
+def next_default_by_handler(x):
+    it = iter([x[1], x[2]])
+    out = 0.0
+    for i in range(4):
+        try:
+            v = next(it)
+        except StopIteration:
+            v = x[0]
+        out = out + v * i
+    return out
+
+
+def defaultdict_missing_read(x):
+    # (a read of a missing key inserts the factory's value: len(d) counts it)
+    d = collections.defaultdict(lambda: 1.0)
+    d["a"] += x[0]
+    return d["a"] * d["z"] * len(d) + x[1]
+
+
+def defaultdict_counts_and_keys(x):
+    # (int counts; a loop over its keys reads items it has)
+    n = collections.defaultdict(int)
+    d = collections.defaultdict(float)
+    for i, k in enumerate(["b", "a", "b"]):
+        n[k] += 1
+        d[k] += x[i]
+    out = 0.0
+    w = {"a": 2.0, "b": 3.0}
+    for k in d:
+        out = out + d[k] * n[k] * w[k]
+    return out + sum(v * v for k, v in d.items())
+
+def ordered_dict_filled(x):
+    d = collections.OrderedDict()
+    d["b"] = x[0]
+    d["a"] = x[1] * x[2]
+    return sum(v * i for i, v in enumerate(d.values()))
+
+
+def dict_of_pairs(x):
+    d = dict([("a", x[0]), ("b", x[1])], c=x[2])
+    return d["a"] * d["b"] + d["c"]
+
+def grouper_of_three_with_a_tail(x):
+    xs = [x[0], x[1], x[2], x[0] * x[1], x[2] * 3.0]
+    return sum(a * b - c for a, b, c in zip(*[iter(xs)] * 3))
+
+
+def grouper_of_array_rows(x):
+    return sum(a * b for a, b in zip(*2 * [iter(x[:2])]))
+
+def getters_in_place(x):
+    # (operator's getters built in place with literals: the reads they make, as JAX runs them)
+    first_last = operator.itemgetter(0, 2)(x)
+    return operator.methodcaller("clip", -0.5, 0.5)(x)[1] * first_last[1] + \
+        operator.methodcaller("sum")(x) * first_last[0]
+
+
 def sum_list_concat(x):
     rows = sum([[x[0], x[1]], [x[2]]], [])
     return rows[2] * rows[0]
@@ -583,7 +686,11 @@ WORKING = [abs_traced, pow_two_args, pow_traced_exponent, pow_static_modulus, mi
            dict_accumulate, defaultdict_accumulate, ordered_dict, grouper, dict_merge,
            dict_update, list_of_items, list_steps, min_values, accumulate_max, compress_static,
            chain_from_iterable, permutations_pairs, product_repeat, takewhile_static,
-           attrgetter_tuple, sum_list_concat, enumerate_reversed, zip_three, nested_max,
+           attrgetter_tuple, getters_in_place, defaultdict_missing_read,
+           defaultdict_counts_and_keys, ordered_dict_filled, dict_of_pairs,
+           grouper_of_three_with_a_tail, grouper_of_array_rows,
+           next_until_stop_iteration, next_pairs_else, next_odd_tail_handler,
+           next_default_by_handler, sum_list_concat, enumerate_reversed, zip_three, nested_max,
            pow_negative, namedtuple_replace, unpacked_call_result_read_again, namedtuple_unpack,
            tuple_index_and_slice, concat_to_a_call_result, concat_to_a_local_list,
            concat_repeated_first,
@@ -630,17 +737,7 @@ ALL = TRANSFORMS
 
 # gaps still open (strict: each must start passing when fixed), with what secant says now
 _DIFFERENTIATED = ["grad", "jit_grad", "vmap", "vmap_grad", "jvp"]
-_GAPS = {
-    defaultdict_accumulate: (_DIFFERENTIATED, "d[k] += v on a collections.defaultdict: refused "
-                                              "at the line, naming the defaultdict "
-                                              "(test_defaultdict_update_message)"),
-    ordered_dict: (_DIFFERENTIATED, "collections.OrderedDict of traced values: refused "
-                                    "clearly ('cannot differentiate through the object')"),
-    grouper: (_DIFFERENTIATED, "zip(*[iter(xs)] * 2), one iterator shared by zip's "
-                               "arguments: refused ('derivative of iter')"),
-    attrgetter_tuple: (_DIFFERENTIATED, "operator.attrgetter('v')(p): refused ('no derivative "
-                                        "or batching rule for operator.attrgetter')"),
-}
+_GAPS = {}
 # Python's max/min compare the values: under jit that is a traced bool, refused as JAX does
 _JIT_REFUSED = [min_max_args, min_max_iterable, min_max_default, sum_map_abs, min_values,
                 accumulate_max, nested_max]
@@ -860,13 +957,25 @@ def test_extremum_by_a_key_of_a_call_result_names_the_fix():
         secant.grad(min_key_of_a_call)(X)
 
 
+def _product_of_a_and_b(d):
+    return d["a"] * d["b"]
+
+
+def defaultdict_passed_on(x):
+    d = collections.defaultdict(float)
+    for k, v in [("a", x[0]), ("b", x[1]), ("a", x[2])]:
+        d[k] += v
+    return _product_of_a_and_b(d)       # (passed on: read as a dict it would lose __missing__)
+
+
 @pytest.mark.parametrize("name", ["grad", "vmap", "jvp"])
 def test_defaultdict_update_message(name):
-    # refused at the user's line, naming what d is (before: 'a NumPy array cannot hold a
-    # traced value ... write d = d.at[...].set(v)', advice for an array)
-    run = {"grad": lambda: secant.grad(defaultdict_accumulate)(X),
-           "vmap": lambda: secant.vmap(defaultdict_accumulate)(XB),
-           "jvp": lambda: secant.jvp(defaultdict_accumulate, (X,), (X,))}[name]
+    # a defaultdict used other than as a dict (passed on) is refused at the user's line, naming
+    # what d is (before: 'a NumPy array cannot hold a traced value ... write d =
+    # d.at[...].set(v)', advice for an array); one used as a dict is one (defaultdict_accumulate)
+    run = {"grad": lambda: secant.grad(defaultdict_passed_on)(X),
+           "vmap": lambda: secant.vmap(defaultdict_passed_on)(XB),
+           "jvp": lambda: secant.jvp(defaultdict_passed_on, (X,), (X,))}[name]
     with pytest.raises(secant.SecantError, match=r"into d, a collections\.defaultdict") as info:
         run()
     message = str(info.value)

@@ -149,23 +149,63 @@ def _is_library(fn):
 
 
 def getter_read(src, local, node):
-    """`get(x)` of `get = operator.itemgetter(k)` (or attrgetter("a.b")) with one argument:
-    the read it makes, `x[k]` (`(x[k1], x[k2])`, `x.a.b`), as a gast expression; else None."""
+    """`get(x)` of `get = operator.itemgetter(k)` (or attrgetter("a.b"), methodcaller("m", a)),
+    or `operator.attrgetter("v")(x)` written in place, with one argument: the read it makes,
+    `x[k]` (`(x[k1], x[k2])`, `x.a.b`, `x.m(a)`), as a gast expression; else None."""
     if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
         return None
-    obj = resolve(src, local, node.func)
-    if not isinstance(obj, (operator.itemgetter, operator.attrgetter)):
+    obj = _getter(src, local, node.func)
+    if obj is None:
         return None
+    arg = _src(node.args[0])
+    if isinstance(obj, operator.methodcaller):
+        made, args = obj.__reduce__()
+        keywords = made.keywords if isinstance(made, functools.partial) else {}
+        if not all(_is_literal(v) for v in args[1:] + tuple(keywords.values())):
+            return None
+        given = [repr(v) for v in args[1:]] + [f"{k}={v!r}" for k, v in keywords.items()]
+        return _expr(f"({arg}).{args[0]}({', '.join(given)})", node)
     keys = obj.__reduce__()[1]
     if isinstance(obj, operator.itemgetter) and not all(type(k) in (int, str) for k in keys):
         return None                     # (slices, tuples: left to the call as it is)
-    arg = _src(node.args[0])
     if isinstance(obj, operator.itemgetter):
         reads = [f"({arg})[{k!r}]" for k in keys]
     else:
         reads = [f"({arg}).{k}" for k in keys]
     text = reads[0] if len(reads) == 1 else f"({', '.join(reads)})"
     return _expr(text, node)
+
+
+_GETTERS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
+
+
+def _getter(src, local, func):
+    """The itemgetter/attrgetter/methodcaller the callee `func` names or builds from literals
+    (`operator.attrgetter("v")`), else None."""
+    obj = resolve(src, local, func)
+    if obj is UNRESOLVED and isinstance(func, gast.Call) and func.args and \
+            not any(isinstance(a, gast.Starred) for a in func.args) and \
+            all(k.arg is not None for k in func.keywords) and \
+            resolve(src, local, func.func) in _GETTERS:
+        args = [_literal_value(src, local, a) for a in func.args]
+        kws = {k.arg: _literal_value(src, local, k.value) for k in func.keywords}
+        if all(_is_literal(v) for v in args + list(kws.values())):
+            try:
+                obj = resolve(src, local, func.func)(*args, **kws)
+            except TypeError:
+                return None
+    return obj if isinstance(obj, _GETTERS) else None
+
+
+def _literal_value(src, local, node):
+    """The value of `node` when a pure look-up or a literal (`-0.5`), else UNRESOLVED."""
+    value = resolve(src, local, node)
+    if value is UNRESOLVED:
+        try:
+            return ast.literal_eval(_src(node))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return UNRESOLVED
+    return value
 
 
 def canonical_call(src, local, node):

@@ -49,9 +49,9 @@ from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import (container_updates, depth, function_lists, gast_parse,
-                                 generators, iterators, namespaces, nonlocals, objects, remat_calls,
-                                 star_calls, statements, vjp_calls)
+from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
+                                 gast_parse, generators, iterators, namespaces, nonlocals,
+                                 objects, remat_calls, star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
@@ -527,6 +527,7 @@ class _Desugarer:
         body = star_calls.rewrite(self, body)       # h(*g(a)), (lambda x: ...)(a)
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
+        body = collection_dicts.rewrite(self, body)  # d = defaultdict(float); d[k] += v
         body = iterators.rewrite(self, body)        # it = iter(xs); a = next(it)
         body = self.lift_local_functions(body)
         body = self.block(body)
@@ -696,16 +697,8 @@ class _Desugarer:
                     elts=[_name(v, store=True) for v in names], ctx=gast.Store())
                 it = iters[0] if len(iters) == 1 else gast.Call(
                     func=_name("zip"), args=list(iters), keywords=[])
-                comp = gast.GeneratorExp(elt=elt, generators=[gast.comprehension(
-                    target=target, iter=it, ifs=[], is_async=0)])
-                for m in gast.walk(comp):
-                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                        gast.copy_location(m, n)
-                outer.changed = True
-                return gast.copy_location(comp, n)
-        for field in ("value", "test", "iter"):
-            if getattr(s, field, None) is not None:
-                setattr(s, field, Maps().visit(getattr(s, field)))
+                return outer.comprehension(gast.GeneratorExp, elt, target, it, [], n)
+        self.visit_heads(s, Maps())
 
     def endless_repeats(self, s):
         """`zip(xs, itertools.repeat(v))` (an endless iterator bounded by the other arguments:
@@ -722,6 +715,10 @@ class _Desugarer:
         class Repeats(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
+                if isinstance(n.func, gast.Name) and n.func.id == "zip" and not outer.rebound(
+                        "iter") and (groups := iterators.grouped(n)) is not None:
+                    outer.changed = True        # zip(*[iter(xs)] * 2): zip(xs[0::2], xs[1::2])
+                    return groups
                 if not (isinstance(n.func, gast.Name) and n.func.id == "zip" and n.args
                         and not n.keywords
                         and not any(isinstance(a, gast.Starred) for a in n.args)):
@@ -743,16 +740,28 @@ class _Desugarer:
                 if k is not None:
                     target = gast.Tuple(elts=[_name(k, store=True), target], ctx=gast.Store())
                     it = gast.Call(func=_name("enumerate"), args=[it], keywords=[])
-                comp = gast.ListComp(elt=gast.Tuple(elts=elts, ctx=gast.Load()), generators=[
-                    gast.comprehension(target=target, iter=it, ifs=[], is_async=0)])
-                for m in gast.walk(comp):
-                    if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                        gast.copy_location(m, n)
-                outer.changed = True
-                return gast.copy_location(comp, n)
+                return outer.comprehension(gast.ListComp, gast.Tuple(elts=elts, ctx=gast.Load()),
+                                           target, it, [], n)
+        self.visit_heads(s, Repeats())
+
+    def comprehension(self, kind, elt, target, it, ifs, call):
+        """The comprehension `kind` (GeneratorExp, ListComp) `elt for target in it if ifs`
+        that replaces `call`, its new parts at the call's position."""
+        comp = kind(elt=elt, generators=[gast.comprehension(target=target, iter=it, ifs=ifs,
+                                                            is_async=0)])
+        for m in gast.walk(comp):
+            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
+                gast.copy_location(m, call)
+        self.changed = True
+        return gast.copy_location(comp, call)
+
+    @staticmethod
+    def visit_heads(s, visitor):
+        """`visitor` over the statement's own expressions a call rewrite reads: its value,
+        test and iterable."""
         for field in ("value", "test", "iter"):
             if getattr(s, field, None) is not None:
-                setattr(s, field, Repeats().visit(getattr(s, field)))
+                setattr(s, field, visitor.visit(getattr(s, field)))
 
     def _endless(self, call):
         """For itertools.repeat(v) (no count), count(start, step) and cycle(c) with plain-read
@@ -800,13 +809,8 @@ class _Desugarer:
             name = self.names.fresh("item")
             test = _name(name) if isinstance(f, gast.Constant) and f.value is None else \
                 gast.Call(func=f, args=[_name(name)], keywords=[])
-        comp = gast.GeneratorExp(elt=_name(name), generators=[gast.comprehension(
-            target=_name(name, store=True), iter=it, ifs=[test], is_async=0)])
-        for m in gast.walk(comp):
-            if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
-                gast.copy_location(m, n)
-        self.changed = True
-        return gast.copy_location(comp, n)
+        return self.comprehension(gast.GeneratorExp, _name(name), _name(name, store=True), it,
+                                  [test], n)
 
     def rebound(self, builtin):
         """Whether the name `builtin` (map, zip, ...) is not Python's builtin here: a global,
@@ -1182,6 +1186,9 @@ class _Desugarer:
                 if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
                     gast.copy_location(n, s)
             return self.block([gast.copy_location(branch, s)] + s.finalbody)
+        stopped = iterators.caught(s, self.src.resolve_name("StopIteration")[0] == "builtin")
+        if stopped is not None:         # try: v = next(it) / except StopIteration: break
+            return self.block(stopped)
         static = self._static_try(s)
         if static is not None:
             return self.block(static)

@@ -6,6 +6,8 @@ lambda or a comprehension (evaluated only sometimes), or an iterator read any ot
 (passed to a function, returned) is left as written; one for loop or comprehension over it
 after every next() (`first = next(it)` / `for v in it:`, at the function's top level) iterates
 what is left of the list."""
+import copy
+
 import gast
 
 from secant.transformer.hygiene import SCOPES, walk as _walk, walk_scope
@@ -172,7 +174,33 @@ def _exhausted(call, like, known, top):
         known.pop(it, None)     # (a next() in a branch or loop: how many are left is unknown)
     if len(call.args) == 2 or top and left:
         return []
-    return [located(gast.parse(f"if len({it}) == 0:\n    raise StopIteration").body[0], like)]
+    check = located(gast.parse(f"if len({it}) == 0:\n    raise StopIteration").body[0], like)
+    check._secant_exhausted = True      # (caught below, where a try catches StopIteration)
+    return [check]
+
+
+def caught(s, builtin):
+    """`try: v = next(it)` / `except StopIteration: H` (one handler, no `as`; StopIteration
+    the builtin), the body's exhausted check (above) at its top level: the check's test picks
+    the handler, as Python's raise does: `if len(it) == 0: H` / `else:` the rest of the body
+    (a later check in a try of its own) and the else: block; then the finally: block. Else
+    None."""
+    if len(s.handlers) != 1 or not builtin:
+        return None
+    h = s.handlers[0]
+    if h.name is not None or not isinstance(h.type, gast.Name) or h.type.id != "StopIteration":
+        return None
+    at = next((k for k, t in enumerate(s.body) if getattr(t, "_secant_exhausted", False)), None)
+    if at is None:
+        return None
+    check, rest = s.body[at], s.body[at + 1:]
+    if any(getattr(t, "_secant_exhausted", False) for t in rest):
+        rest = [gast.copy_location(gast.Try(body=rest, handlers=[copy.deepcopy(h)],
+                                            orelse=s.orelse, finalbody=[]), s)]
+    else:
+        rest = rest + s.orelse
+    branch = gast.If(test=check.test, body=h.body, orelse=rest)
+    return s.body[:at] + [gast.copy_location(branch, check)] + s.finalbody
 
 
 def _taken(call, like):
@@ -194,3 +222,34 @@ def _rest(first, like):
         value=gast.Subscript(value=gast.Name(seq.id, gast.Load(), None, None),
                              slice=gast.Slice(gast.Constant(1, None), None, None),
                              ctx=gast.Load()), type_comment=None), like)
+
+
+def grouped(call):
+    """`zip(*[iter(xs)] * n)` (one iterator shared by zip's n arguments: the items of xs in
+    groups of n, an incomplete last group dropped), xs a plain read and n an int constant: the same
+    groups as `zip(xs[0::n], xs[1::n], ..., xs[n - 1::n])`, the slices every transform follows
+    (their shortest is the number of whole groups); else None."""
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], gast.Starred):
+        return None
+    times = call.args[0].value
+    if not isinstance(times, gast.BinOp) or not isinstance(times.op, gast.Mult):
+        return None
+    seq, n = (times.left, times.right) if isinstance(times.left, gast.List) else \
+        (times.right, times.left)
+    if not (isinstance(seq, gast.List) and len(seq.elts) == 1 and _is_call(seq.elts[0], "iter", 1)
+            and _plain(seq.elts[0].args[0]) and isinstance(n, gast.Constant)
+            and type(n.value) is int and 1 <= n.value <= 64):
+        return None
+    xs = seq.elts[0].args[0]
+    args = [gast.Subscript(value=copy.deepcopy(xs), slice=gast.Slice(
+        gast.Constant(i, None), None, gast.Constant(n.value, None)), ctx=gast.Load())
+        for i in range(n.value)]
+    return located(gast.Call(func=call.func, args=args, keywords=[]), call, only_new=True)
+
+
+def _plain(e):
+    """A read evaluated again with no effect: a name, its attributes and items by constants
+    (`xs`, `p.rows`, `x[:4]`)."""
+    return all(isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
+                              gast.Slice, gast.UnaryOp, gast.USub, gast.expr_context))
+               for m in gast.walk(e))

@@ -62,6 +62,7 @@ from secant.numpy import sources_extra  # noqa: E402,F401  (... for extra.py's f
 from secant.numpy import sources_existing  # noqa: E402,F401  (composites of existing functions)
 from secant.numpy import pad_sources  # noqa: E402,F401  (pad's modes other than constant)
 from secant.numpy.vectorize import vectorize  # noqa: E402,F401
+from secant.numpy import ufunc_methods  # noqa: E402,F401  (snp.add.reduce & co., as source)
 # more of jax.numpy, read as source: more.py, more_api.py (issue 15's list), apply.py
 # (apply_along_axis, apply_over_axes), more_names.py; each re-exported once imported, in order
 for _module in ("more", "more_api", "apply", "more_names"):

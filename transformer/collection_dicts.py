@@ -1,0 +1,305 @@
+"""A local `collections.defaultdict` or `OrderedDict` used as a dict is a dict (issue 15):
+JAX runs them as plain Python objects holding traced values, and so do the transforms once
+they read them as the dict built with {} that they follow.
+
+- `d = defaultdict(f)` -> `d = {}`, and before each statement that reads `d[k]` (`d[k] += v`,
+  `d[k] * 2`) `d.setdefault(k, f())`: the factory's value where the key is missing, inserted
+  as __missing__ does.
+- `d = OrderedDict(pairs)` -> the dict it builds (a dict keeps its insertion order).
+- `dict([(k, v), ...])`, `OrderedDict([(k, v), ...], c=w)` of a display of pairs ->
+  `{k: v, ..., 'c': w}`.
+
+Only where the name is a local assigned there once and every use of it is one a dict answers
+as the collection does (items read, written, deleted; get/items/keys/values/pop/setdefault/
+update; `k in d`; len, sorted, list of it; a for loop over it), each key a pure expression and
+each read of an item in a statement's own expressions (not in a lambda, a comprehension, a
+conditional part or a while test). Anything else (the collection passed on, returned,
+`move_to_end`, `default_factory`) is left as written."""
+import collections
+
+import gast
+
+from secant.transformer.hygiene import SCOPES, walk as _walk
+from secant.transformer.parse import located
+
+_LATER = (gast.BoolOp, gast.IfExp) + SCOPES
+_METHODS = {"get", "items", "keys", "values", "pop", "setdefault", "update"}
+_READERS = {"len", "sorted", "list"}
+_BLOCKS = ("body", "orelse", "finalbody")
+_KINDS = (collections.defaultdict, collections.OrderedDict, dict)
+_PURE_KEY = (gast.Name, gast.Constant, gast.Tuple, gast.Load, gast.Attribute, gast.Subscript,
+             gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.Slice)
+
+
+def rewrite(d, body):
+    census = d.census()
+    if census is not None and not any(
+            _kind(_callee(d, root, chain)) for root, chain in census.call_chains):
+        return body
+    made = _made(d, body)
+    for name, (stmt, kind, factory) in list(made.items()):
+        if not _dict_uses(d.node, name, factory) or kind is not collections.defaultdict \
+                and not _pairs(stmt.value):
+            del made[name]
+    new = _displays(d, body)
+    if not made:
+        return body if new is None else new
+    d.changed = True
+    for name, (stmt, kind, factory) in made.items():
+        stmt.value = located(_pairs(stmt.value) or gast.Dict(keys=[], values=[]), stmt)
+    return _block(body, {name: factory for name, (_, kind, factory) in made.items()
+                         if kind is collections.defaultdict})
+
+
+def _callee(d, root, chain):
+    from secant.transformer.desugar import ANY
+    obj = d.module_callee(root, list(chain))
+    return None if obj is ANY else obj
+
+
+def _call_of(d, value):
+    """collections.defaultdict / OrderedDict / dict where `value` calls it, else None."""
+    if not isinstance(value, gast.Call):
+        return None
+    f, chain = value.func, []
+    while isinstance(f, gast.Attribute):
+        chain.insert(0, f.attr)
+        f = f.value
+    if not isinstance(f, gast.Name):
+        return None
+    return _kind(_callee(d, f.id, chain))
+
+
+def _kind(obj):
+    return next((c for c in _KINDS if obj is c), None)
+
+
+def _made(d, body):
+    """{name: (its assignment, the class, the factory expression or None)} for each local
+    assigned a defaultdict(f) / OrderedDict(...) call once and nowhere else."""
+    stores, made = {}, {}
+    for n in _walk(d.node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            for name in n.names:
+                stores[name] = 2
+    for s in _statements(body):
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name)):
+            continue
+        kind = _call_of(d, s.value)
+        name = s.targets[0].id
+        if kind is None or kind is dict or stores.get(name) != 1 or name in d.params:
+            continue
+        call = s.value
+        if any(isinstance(a, gast.Starred) for a in call.args) or \
+                any(k.arg is None for k in call.keywords):
+            continue
+        factory = None
+        if kind is collections.defaultdict:
+            if len(call.args) != 1 or call.keywords or not _pure_factory(call.args[0]):
+                continue
+            factory = call.args[0]
+        made[name] = (s, kind, factory)
+    return made
+
+
+def _pure_factory(node):
+    """A factory written as a name, an attribute chain or a lambda with no parameters (called
+    again at each missing key, as __missing__ calls it)."""
+    if isinstance(node, gast.Lambda):
+        a = node.args
+        return not (a.args or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg)
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name)
+
+
+def _pairs(call):
+    """`{k: v, ...}` for a call with no argument, or one display of (k, v) pairs, and
+    keywords; else None."""
+    if not isinstance(call, gast.Call) or len(call.args) > 1:
+        return None
+    keys, values = [], []
+    if call.args:
+        seq = call.args[0]
+        if not isinstance(seq, (gast.List, gast.Tuple)):
+            return None
+        for e in seq.elts:
+            if not isinstance(e, (gast.Tuple, gast.List)) or len(e.elts) != 2 or \
+                    any(isinstance(x, gast.Starred) for x in e.elts):
+                return None
+            keys.append(e.elts[0])
+            values.append(e.elts[1])
+    for k in call.keywords:
+        if k.arg is None:
+            return None
+        keys.append(gast.Constant(k.arg, None))
+        values.append(k.value)
+    return gast.Dict(keys=keys, values=values)
+
+
+def _dict_uses(fn, name, factory):
+    """Whether every load of `name` in the function is one a dict answers as the collection
+    does (and, for a defaultdict, each item read can take its setdefault before it)."""
+    parents = {}
+    for n in _walk(fn):
+        for c in gast.iter_child_nodes(n):
+            parents[id(c)] = n
+    for n in _walk(fn):
+        if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
+            continue
+        p = parents.get(id(n))
+        if isinstance(p, gast.Subscript) and p.value is n:
+            if factory is not None and not isinstance(p.ctx, gast.Del) and not (
+                    isinstance(p.ctx, gast.Store) and not isinstance(parents.get(id(p)),
+                                                                     gast.AugAssign)):
+                if not _pure(p.slice) or _later(p, parents, fn) or _changed_in_place(
+                        p, parents):
+                    return False
+            continue
+        if isinstance(p, gast.Attribute) and p.value is n and p.attr in _METHODS and \
+                isinstance(parents.get(id(p)), gast.Call) and parents[id(p)].func is p:
+            continue
+        if isinstance(p, gast.Compare) and n in p.comparators and \
+                isinstance(p.ops[p.comparators.index(n)], (gast.In, gast.NotIn)):
+            continue
+        if isinstance(p, gast.Call) and n in p.args and len(p.args) == 1 and \
+                isinstance(p.func, gast.Name) and p.func.id in _READERS:
+            continue
+        if isinstance(p, gast.For) and p.iter is n:
+            continue
+        return False
+    return True
+
+
+def _changed_in_place(item, parents):
+    """`d[k].append(v)`, `d[k][i] = v`: an item changed where it is (left as written)."""
+    p = parents.get(id(item))
+    return isinstance(p, gast.Attribute) or isinstance(p, gast.Subscript) and \
+        not isinstance(p.ctx, gast.Load)
+
+
+def _pure(key):
+    return all(isinstance(m, _PURE_KEY) or isinstance(m, gast.expr_context)
+               for m in gast.walk(key))
+
+
+def _later(node, parents, fn):
+    """Whether `node` is evaluated only sometimes or elsewhere (in a lambda, a comprehension,
+    a conditional part, a while test) rather than with its statement."""
+    child, p = node, parents.get(id(node))
+    while p is not None and p is not fn:
+        if isinstance(p, _LATER):
+            return True
+        if isinstance(p, gast.While) and child is p.test:
+            return True
+        if isinstance(p, gast.stmt):
+            return False
+        child, p = p, parents.get(id(p))
+    return False
+
+
+def _statements(body):
+    for s in body:
+        yield s
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in _BLOCKS:
+            yield from _statements(getattr(s, field, None) or [])
+        for h in getattr(s, "handlers", None) or ():
+            yield from _statements(h.body)
+
+
+def _block(body, factories, present=frozenset()):
+    """present: (d, k) where the key k (a name) is one of d's: in `for k in d:`."""
+    out = []
+    for s in body:
+        if not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            inner = present | _keys_iterated(s, factories)
+            for field in _BLOCKS:
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, _block(getattr(s, field), factories,
+                                             inner if field == "body" else present))
+            for h in getattr(s, "handlers", None) or ():
+                h.body = _block(h.body, factories, present)
+        out += _defaults(s, factories, present) + [s]
+    return out
+
+
+def _keys_iterated(s, factories):
+    """{(d, k)} for `for k in d:` / `for k in d.keys():` / `for k, v in d.items():` of a
+    defaultdict d, k assigned nowhere in the loop's body: each d[k] there reads a key d has."""
+    if not isinstance(s, gast.For):
+        return frozenset()
+    it, target = s.iter, s.target
+    if isinstance(it, gast.Call) and not it.args and isinstance(it.func, gast.Attribute) and \
+            it.func.attr in ("keys", "items"):
+        if it.func.attr == "items":
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                return frozenset()
+            target = target.elts[0]
+        it = it.func.value
+    if not (isinstance(it, gast.Name) and it.id in factories and isinstance(target, gast.Name)):
+        return frozenset()
+    if any(isinstance(n, gast.Name) and n.id == target.id and not isinstance(n.ctx, gast.Load)
+           for b in s.body for n in gast.walk(b)):
+        return frozenset()
+    return frozenset({(it.id, target.id)})
+
+
+def _defaults(s, factories, present):
+    """`d.setdefault(k, f())` for each item of a defaultdict that statement `s`'s own
+    expressions read (not its blocks), but one of a key it surely has."""
+    heads = [getattr(s, f) for f in ("value", "test", "iter", "target", "targets", "items",
+                                     "exc")
+             if getattr(s, f, None) is not None]
+    if isinstance(s, gast.AugAssign):
+        heads = [s.target, s.value]
+    out, seen = [], set()
+    todo = []
+    for h in heads:
+        todo.extend(h if isinstance(h, list) else [h])
+    reads = []
+    while todo:
+        n = todo.pop(0)
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                n.value.id in factories and (isinstance(n.ctx, gast.Load) or (
+                    isinstance(s, gast.AugAssign) and n is s.target)):
+            reads.append(n)
+        if isinstance(n, SCOPES):
+            continue
+        todo.extend(gast.iter_child_nodes(n))
+    for n in reads:
+        if isinstance(n.slice, gast.Name) and (n.value.id, n.slice.id) in present:
+            continue
+        key = gast.unparse(n.slice).strip()
+        if (n.value.id, key) in seen:
+            continue
+        seen.add((n.value.id, key))
+        factory = gast.unparse(factories[n.value.id]).strip()
+        if isinstance(factories[n.value.id], gast.Lambda):
+            factory = f"({factory})"
+        out.append(located(gast.parse(f"{n.value.id}.setdefault({key}, {factory}())").body[0],
+                           s))
+    return out
+
+
+def _displays(d, body):
+    """`dict([(k, v), ...])` / `OrderedDict(...)` of a display of pairs passed on, anywhere in
+    the body's statements: the dict display. None where there is none."""
+    changed = False
+
+    class Displays(gast.NodeTransformer):
+        def visit_Call(self, node):
+            nonlocal changed
+            self.generic_visit(node)
+            if node.args and _call_of(d, node) is dict and (pairs := _pairs(node)) is not None:
+                changed = True
+                return located(pairs, node, only_new=True)
+            return node
+    out = [Displays().visit(s) for s in body]
+    if changed:
+        d.changed = True
+    return out if changed else None
