@@ -239,6 +239,12 @@ def abs_sign(x):
     return s
 
 
+def power_log(x):
+    """log(x) as d(x ** y)/dy = x ** y * log(x) reads it: log(1) = 0 where x is 0, as JAX
+    does, so the derivative there is 0 (x ** y is 0 for y > 0) and not 0 * -inf = nan."""
+    return snp.log(snp.where(x == 0, 1, x))
+
+
 @constant
 def _real_sign(x):
     return snp.where(x >= 0, 1, -1).astype(snp.result_type(x))
@@ -825,7 +831,7 @@ from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
-         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "clip_mask", "matmul_grad_x",
+         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "static_attribute", "static_item",

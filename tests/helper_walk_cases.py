@@ -35,6 +35,7 @@ CASES = {
     "std_grad": ("std_grad(t, a, snp.std(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
     "max_share": ("max_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "abs_sign": ("abs_sign(x - 1.0) * x", {"x": A3}),
+    "power_log": ("power_log(x) * x", {"x": A3}),
     "min_share": ("min_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),
     "matmul_grad_x": ("matmul_grad_x(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
