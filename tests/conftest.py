@@ -88,7 +88,7 @@ def x64_or_not(request):
 # worker busy while the other idles; queued heaviest first, the last files are the short ones.
 # Seconds of each file: its CPU seconds (Dec 6, bench/pytest_cpu.py over every 4th test of each
 # file, every 6th from test_others11_compositions on, one process per slice of 60 files, at
-# load 6-20; scaled up by the file's test count; three files measured whole). A sample is
+# load 6-20; scaled up by the file's test count; five files measured whole). A sample is
 # rough for a file of a few slow tests (nested_loop_orders: estimated 94 s, 53 s whole): where
 # one of under 30 tests came out below the previous table's figure (whole-file durations), that
 # figure is kept (odeint_compositions' third derivative, the subprocess files). Files under 4 s
@@ -97,7 +97,7 @@ def x64_or_not(request):
 # what runs.
 CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
-    "test_others4_compositions.py": 128, "test_corpus.py": 125, "test_others3_compositions.py": 89,
+    "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
     "test_scipy_special.py": 57, "test_composition_sweep.py": 57, "test_deep_compositions.py": 56,
