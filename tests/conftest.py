@@ -29,6 +29,20 @@ def _compiled_programs_per_file():
     grew to ~5 GB, and XLA's compiler crashed there twice near the end of a run."""
     yield
     secant.clear_caches()
+    _frozen_after_each_file()
+
+
+def _frozen_after_each_file():
+    """What a file leaves alive, moved out of the cyclic collector's sight (gc.freeze) once a
+    full collection has freed the file's garbage: a worker keeps every transform and test
+    module it built (millions of objects), which each later full collection walked again, so
+    a test's gc.collect() and the collector's own full passes cost more the later a file ran
+    (test_function_cache's 10 gc.collect tests: 10-13 s each in a full `make test`). Now
+    each full collection walks only the current file's objects. Garbage cycles among what an
+    earlier file left alive are not freed (those objects are kept for the worker's life
+    anyway: test modules, remembered transforms); `gc.unfreeze()` undoes it."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="module")
@@ -72,37 +86,73 @@ def x64_or_not(request):
 # order: --no-loadscope-reorder). Queued by test count, as xdist does by default, a file of a few
 # slow tests (subprocesses: the examples, the distributed launches) starts last and keeps one
 # worker busy while the other idles; queued heaviest first, the last files are the short ones.
-# Seconds of each file: its tests' durations in a full `-n 2` run (`--durations=0`, Dec 2026,
-# summed per file), scaled by 0.4 (that run shared its 2 cores with other work). Any other file
-# is taken to cost PER_TEST seconds a test. Measured again (Dec 5, bench/pytest_cpu.py, one
-# process, the files named here): its CPU seconds scaled by 0.85, which maps them onto an idle
-# `make test`'s durations (odeint's third derivative: 86.5 CPU s measured, 67 s in make test):
-# odeint_compositions 63 -> 142, others3_compositions 32 -> 73, and files the table lacked
-# (reliability_final, others9_*). A stale figure changes only the order (the costliest
-# files first, so that no long file starts last), never what runs.
+# Seconds of each file: its CPU seconds (Dec 6, bench/pytest_cpu.py over every 4th test of each
+# file, every 6th from test_others11_compositions on, one process per slice of 60 files, at
+# load 6-20; scaled up by the file's test count; five files measured whole). A sample is
+# rough for a file of a few slow tests (nested_loop_orders: estimated 94 s, 53 s whole): where
+# one of under 30 tests came out below the previous table's figure (whole-file durations), that
+# figure is kept (odeint_compositions' third derivative, the subprocess files). Files under 4 s
+# are left out: 198 files, 3241 tests, 0.076 s a test, taken as PER_TEST. A stale figure
+# changes only the order (the costliest files first, so that no long file starts last), never
+# what runs.
 CPU_SECONDS = {
-    "test_library_cases.py": 342, "test_composition_sweep.py": 195, "test_corpus.py": 158,
-    "test_library_shapes.py": 150, "test_deep_compositions.py": 84, "test_run_jax_programs.py": 67,
-    "test_odeint_compositions.py": 142, "test_composition_orders.py": 53,
-    "test_eager_memory.py": 42, "test_distributed.py": 42, "test_scipy_special.py": 34,
-    "test_others3_compositions.py": 73, "test_linalg_final.py": 31, "test_limits.py": 29,
-    "test_others3_autograd_style.py": 24, "test_grad_rules.py": 24, "test_examples.py": 21,
-    "test_indexing.py": 21, "test_linalg_lu.py": 21, "test_others4_compositions.py": 19,
-    "test_control_flow_compositions.py": 18, "test_effects16_compositions.py": 18,
-    "test_odeint_second_order.py": 16, "test_scan2_compositions.py": 15,
-    "test_vmap_index_parts.py": 14, "test_structural_primitives.py": 14,
-    "test_nested_loop_orders.py": 13, "test_random_dists.py": 13, "test_random_programs.py": 12,
-    "test_random_programs2.py": 24,
-    "test_compilation_cache.py": 12, "test_jvp.py": 12, "test_random.py": 12,
-    "test_fields15_compositions.py": 11, "test_dist21_failures.py": 10,
-    "test_others5_sciml.py": 10, "test_numpy_reductions.py": 9, "test_vmap.py": 8,
-    "test_sci15_odeint.py": 8, "test_others6_compositions.py": 8, "test_others15_models.py": 8,
-    "test_others5_optim_control.py": 8, "test_reliability_final.py": 10,
-    "test_others9_models.py": 7, "test_others9_compositions.py": 6, "test_others9_classroom.py": 6,
-    "test_others9_science.py": 6, "test_error_catalogue.py": 8, "test_others3_science.py": 8,
-    "test_others8_solvers.py": 8, "test_elementwise.py": 7,
+    "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
+    "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
+    "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
+    "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
+    "test_scipy_special.py": 57, "test_composition_sweep.py": 57, "test_deep_compositions.py": 56,
+    "test_library_shapes.py": 56, "test_nested_loop_orders.py": 53,
+    "test_odeint_second_order.py": 44, "test_others3_science.py": 44, "test_eager_memory.py": 42,
+    "test_distributed.py": 42, "test_others5_bayes.py": 41, "test_linalg_final.py": 41,
+    "test_threads.py": 36, "test_others5_optim_control.py": 35, "test_random_programs2.py": 33,
+    "test_error_catalogue.py": 33, "test_others3_autograd_style.py": 33,
+    "test_random_programs.py": 31, "test_builtins15_sweep.py": 31, "test_perf19b_index.py": 26,
+    "test_others15_models.py": 25, "test_others5_compositions.py": 24,
+    "test_others3_numerics.py": 23, "test_limits.py": 23, "test_composition_orders.py": 22,
+    "test_others3_examples.py": 22, "test_examples.py": 21, "test_linalg_lu.py": 21,
+    "test_scatter15.py": 21, "test_compilation_cache.py": 20, "test_random_dists.py": 20,
+    "test_others2_second_order.py": 20, "test_vmap_index_parts.py": 19,
+    "test_others8_rl_attention.py": 17, "test_others9_models.py": 17, "test_pmap.py": 16,
+    "test_others15_pytrees.py": 16, "test_sweep15_helpers.py": 16, "test_grad_rules.py": 15,
+    "test_others8_idioms_science.py": 15, "test_others7_science.py": 15,
+    "test_others15_cookbook.py": 15, "test_effects16_compositions.py": 15,
+    "test_others6_generative.py": 14, "test_structural_primitives.py": 14, "test_random.py": 14,
+    "test_others5_physics_finance.py": 14, "test_control_flow_compositions.py": 14,
+    "test_others7_numerics.py": 13, "test_others2_optimizers.py": 13, "test_vmap.py": 13,
+    "test_others10_tensors_ml.py": 13, "test_mods15_aux_constructor.py": 12,
+    "test_api18_implicit.py": 12, "test_others8_graphs_flows.py": 12,
+    "test_order15_computed_names.py": 12, "test_lib15.py": 12, "test_scipy_nn_final.py": 12,
+    "test_xfail15f.py": 12, "test_others5_linalg.py": 12, "test_others6_sparse_scan.py": 11,
+    "test_thorough15_compositions.py": 11, "test_grad_api.py": 11,
+    "test_fields15_compositions.py": 11, "test_runtime16_dispatch.py": 11,
+    "test_cache19_key.py": 11, "test_loops16.py": 11, "test_others4_graphs_rl.py": 11,
+    "test_appends_higher_order.py": 10, "test_others2_api.py": 10, "test_others3_more.py": 10,
+    "test_names17.py": 10, "test_dist21_failures.py": 10, "test_others6_classes.py": 10,
+    "test_others4_pystyle.py": 10, "test_fuzz15b_constructs.py": 9, "test_others10_science.py": 9,
+    "test_stax_optimizers.py": 9, "test_jacobians_nested.py": 9, "test_others2_stats_linalg.py": 9,
+    "test_pytree15_operators.py": 8, "test_numpy_reductions.py": 8, "test_inplace_callees.py": 8,
+    "test_lax_more.py": 8, "test_elementwise.py": 8, "test_others6_compositions.py": 8,
+    "test_sci15_odeint.py": 8, "test_function_cache.py": 8, "test_staged_static_tests.py": 8,
+    "test_others2_modules.py": 8, "test_others10_compositions.py": 8,
+    "test_others6_special_random.py": 8, "test_perf19s.py": 8, "test_lax.py": 8,
+    "test_refuse15_idioms.py": 7, "test_scipy_linalg_api.py": 7, "test_indexing.py": 7,
+    "test_sweep3a_loops.py": 7, "test_others9_compositions.py": 7, "test_others10_modules.py": 7,
+    "test_sweep_compositions.py": 7, "test_catalogue_fixes.py": 7, "test_others4_libraries.py": 6,
+    "test_scipy_stats.py": 6, "test_others4_losses.py": 6, "test_jvp.py": 6,
+    "test_others5_graphics_signal.py": 6, "test_others9_classroom.py": 6,
+    "test_others9_science.py": 6, "test_containers_values.py": 6,
+    "test_others4_transformers.py": 6, "test_misc15_idioms.py": 6, "test_python_syntax.py": 6,
+    "test_plain_objects15.py": 6, "test_explore15_docs.py": 6, "test_linalg_spectral.py": 5,
+    "test_ctx15_function_fields.py": 5, "test_leftovers15.py": 5, "test_loop_saving.py": 5,
+    "test_lean20g.py": 5, "test_others11_sim.py": 5, "test_special_expint.py": 5,
+    "test_library_rules_higher_order.py": 5, "test_functions_as_values.py": 5,
+    "test_dist21_gpu_fallback.py": 5, "test_others6_ot_kernels_ode.py": 4,
+    "test_list_params_compositions.py": 4, "test_others7_modules.py": 4,
+    "test_traced_globals15.py": 4, "test_others4_idioms.py": 4, "test_axes15_lr_closures.py": 4,
+    "test_others7_optax.py": 4, "test_numpy_products.py": 4, "test_lax_loops_second_order.py": 4,
+    "test_lean20h.py": 4, "test_others2_control.py": 4
 }
-PER_TEST = 0.05
+PER_TEST = 0.08
 
 
 def pytest_collection_modifyitems(config, items):

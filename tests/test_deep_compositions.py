@@ -18,6 +18,9 @@ from secant import lax
 
 import composition_sweep_cases as cases
 
+# (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
+
 
 def nth_grad(f, n):
     for _ in range(n):

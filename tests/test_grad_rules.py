@@ -28,6 +28,9 @@ from secant.ad.helpers import add_grads, fields_of, grad_of_fields, split_at, un
 from secant.batching.helpers import fields_of_batched
 from secant.batching import helpers as batch_helpers
 from secant.batching.helpers import grad_of_fields_batched
+
+# (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
 from secant import lax
 from secant.ad import helpers, rule_helpers
 from secant.ad.vjp_rules import SEQUENCE_VJP, SPECIAL, UNBROADCAST, VJP, ZERO

@@ -10,6 +10,9 @@ import pytest
 import secant.numpy as snp
 from secant import grad, hessian, jacfwd, jacrev, jit
 
+# (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
+
 X = 0.7
 EPS = 1e-5
 

@@ -9,6 +9,9 @@ import secant.numpy as jnp
 from secant import grad, hessian, jacfwd, jacrev, jit, jvp, lax, vmap
 from secant.scipy.stats import norm
 
+# (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
+
 EPS = 1e-4
 
 

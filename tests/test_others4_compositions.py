@@ -16,6 +16,9 @@ from test_others4_libraries import flow_log_prob_classes, make_flow, model_log_d
 from test_others4_pystyle import ordered_layers, reduce_net, tree_model, make_tree
 from test_others4_transformers import layer_norm
 
+# (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
+pytestmark = pytest.mark.usefixtures("fast_compiles")
+
 RNG = np.random.default_rng(4444)
 
 FLOW = make_flow(np.random.default_rng(1))
