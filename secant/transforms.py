@@ -552,6 +552,7 @@ _per_call_dispatchers = FunctionCache("per_call_dispatchers")
 # function -> True: traced with each call's arguments because a callee it reaches through an
 # object known only at run time could not be transformed (traced_for_call_instead)
 _ESCALATED = weakref.WeakKeyDictionary()
+_ESCALATION_FAILED = weakref.WeakKeyDictionary()    # function -> True: its whole trace failed
 
 
 def _escalated_origin(fn):
@@ -583,7 +584,7 @@ def traced_for_call_instead(fn, error):
     fn = _unwrap(fn)
     callee = getattr(error, "run_time_callee", None)
     if callee is None or not isinstance(fn, types.FunctionType) \
-            or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED \
+            or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
             or getattr(fn, "__secant_traced__", None) is not None \
             or (fn.__module__ or "").split(".")[0] == "secant" \
             or hasattr(fn, "__secant_generated__") \
@@ -604,14 +605,16 @@ def traced_for_call_instead(fn, error):
 
 class _NotEscalated:
     """The guard of a derivative generated from fn's source before fn was traced with each
-    call's arguments instead (traced_for_call_instead): stale from then on."""
+    call's arguments instead (traced_for_call_instead): stale from then on (`escalated`: the
+    guard of fn's per-call dispatcher, stale once that trace failed)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, escalated=False):
         self.fn = weakref.ref(fn)
+        self.escalated = escalated
 
     def holds(self):
         fn = self.fn()
-        return fn is None or fn not in _ESCALATED
+        return fn is None or (fn in _ESCALATED) == self.escalated
 
 
 def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
@@ -670,6 +673,8 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     gen = _internal(load_generated(source, name, {}, free))
     gen.__secant_out_batched__ = True
     gen.__secant_traced_with_arguments__ = fn
+    if fn in _ESCALATED:
+        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
     _per_call_dispatchers[key] = gen
     return gen
 
@@ -685,6 +690,11 @@ def _traced_for_call(fn, how, /, **arguments):
         names = _parameter_names(fn)
         traced = retraced(fn, why, arguments, {names[i] for i in wrt if i < len(names)})
     except Exception as t:      # (not traceable with the arguments either)
+        if fn in _ESCALATED:    # (traced whole for a run-time callee's error: that error
+            del _ESCALATED[fn]  # stands, and fn is transformed from its source again)
+            _TRACED_WITH_ARGUMENTS.pop(fn, None)
+            _ESCALATION_FAILED[fn] = True
+            raise error from None
         try:    # fn's own source, its callees traced with their arguments where they must be
             if not isinstance(t, SecantError):  # (where the trace refused, not where the
                 raise error                     # user's code failed on its values)
