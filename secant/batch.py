@@ -13,7 +13,7 @@ import numpy as np
 
 from secant import tree_util
 from secant.ad.helpers import forget_broadcast_ints
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.recursion import recursion_error
 from secant.backends.tracer import active_trace
 from secant.transformer.parse import opaque
@@ -352,7 +352,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
-                                   generate, staged)
+                                   generate, staged, traced_for_call_instead)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -452,7 +452,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
         try:
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
-            out = gen(*args, **kwargs)
+            try:
+                out = gen(*args, **kwargs)
+            except SecantError as e:
+                # a callee known only at run time that no transform takes: fun traced whole,
+                # with the call's arguments, instead (secant/transforms.py)
+                if not traced_for_call_instead(fun if base is not fun else base, e):
+                    raise
+                gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
+                out = gen(*args, **kwargs)
         except RecursionError as e:
             err = recursion_error(e, "vmap")
             if err is None:

@@ -454,7 +454,7 @@ def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     # (its code or defaults replaced since: what was built from them dropped, built again)
     if fresh_function(fn):
         _TRACED_PER_CALL.pop(fn, None)
-    if fn not in _TRACED_PER_CALL:
+    if fn not in _TRACED_PER_CALL and fn not in _TRACED_WITH_ARGUMENTS:
         # a new function with the code of one transformed before (a lambda written in a
         # training loop): that one's derivative, bound to this one's cells (secant/code_cache.py)
         hit = code_cache.lookup(fn, tuple(wrt), mode, has_aux, tuple_out, staged, batch,
@@ -462,7 +462,8 @@ def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         if hit is not None:
             return _stamped(hit, fn)
         gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
-        if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL:
+        if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL \
+                and fn not in _TRACED_WITH_ARGUMENTS:
             code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
         return _stamped(gen, fn)
     return _stamped(_generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch), fn)
@@ -488,6 +489,10 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         from secant.transformer.trace_source import retraced
         fn = retraced(fn, why)
     outermost = not _generating.__dict__.get("depth", 0)
+    if outermost and isinstance(fn, types.FunctionType) and fn not in _TRACED_WITH_ARGUMENTS:
+        whole = _escalated_origin(fn)       # (its functionalised form, while jit traces)
+        if whole is not None and mode in _PER_CALL_MODES:
+            return _per_call_dispatcher(whole, wrt, mode, has_aux, tuple_out, staged, batch)
     if (outermost or _generating.__dict__.get("callees", False)) and isinstance(
             fn, types.FunctionType) and fn in _TRACED_WITH_ARGUMENTS and mode in _PER_CALL_MODES:
         return _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch)
@@ -523,6 +528,72 @@ _TRACED_WITH_ARGUMENTS = weakref.WeakKeyDictionary()
 _PER_CALL_MODES = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "replay", "vjp_given_out",
                    "vjp_out")
 _per_call_dispatchers = FunctionCache("per_call_dispatchers")
+# function -> True: traced with each call's arguments because a callee it reaches through an
+# object known only at run time could not be transformed (traced_for_call_instead)
+_ESCALATED = weakref.WeakKeyDictionary()
+_ESCALATION_FAILED = weakref.WeakKeyDictionary()    # function -> True: its whole trace failed
+
+
+def _escalated_origin(fn):
+    """The user's function an escalated one was rewritten into `fn` from (desugared,
+    functionalised for jit), or None."""
+    seen = 0
+    while fn is not None and seen < 8:
+        if isinstance(fn, types.FunctionType) and fn in _ESCALATED:
+            return fn
+        fn = getattr(fn, "__secant_rewritten_from__", None)
+        seen += 1
+    return None
+
+
+def traced_for_call_instead(fn, error):
+    """Whether `fn`, the user's function a transform was asked for, is now traced with each
+    call's arguments (registered here), because running its derivative met `error`: a callee
+    known only at run time (flax's `self._bind(scope)` inside `model.apply`) that no transform
+    can take, as its values pass through a global or an object's own state (error.global_flow)
+    and its trace cannot be returned on its own (it builds an object of differentiated values).
+    Traced whole from `fn`, with its arguments, the trace follows the calls into that callee
+    and its objects (transformer/trace_source.py), and returns arrays only. The caller then
+    generates fn's form again and runs it once more."""
+    stale = None
+    if getattr(fn, "__secant_reads__", None) is not None \
+            and getattr(fn, "__secant_current__", None) is not None:
+        # (vmap(grad(f)): f, whose grad generated before is stale from now)
+        stale, fn = getattr(fn, "__secant_generated__", None), fn.__secant_reads__[0]
+    fn = _unwrap(fn)
+    callee = getattr(error, "run_time_callee", None)
+    if callee is None or not isinstance(fn, types.FunctionType) \
+            or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
+            or getattr(fn, "__secant_traced__", None) is not None \
+            or (fn.__module__ or "").split(".")[0] == "secant" \
+            or hasattr(fn, "__secant_generated__") \
+            or getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+            or fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return False
+    name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
+        or type(callee).__name__
+    why = (f"{name}, called through an object known only at run time, cannot be transformed "
+           f"on its own: {error.global_flow}")
+    _TRACED_WITH_ARGUMENTS[fn] = (why, error)
+    _ESCALATED[fn] = True
+    if isinstance(stale, types.FunctionType):
+        stale.__secant_guards__ = tuple(getattr(stale, "__secant_guards__", ())) + (
+            _NotEscalated(fn),)
+    return True
+
+
+class _NotEscalated:
+    """The guard of a derivative generated from fn's source before fn was traced with each
+    call's arguments instead (traced_for_call_instead): stale from then on (`escalated`: the
+    guard of fn's per-call dispatcher, stale once that trace failed)."""
+
+    def __init__(self, fn, escalated=False):
+        self.fn = weakref.ref(fn)
+        self.escalated = escalated
+
+    def holds(self):
+        fn = self.fn()
+        return fn is None or (fn in _ESCALATED) == self.escalated
 
 
 def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
@@ -581,6 +652,8 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     gen = _internal(load_generated(source, name, {}, free))
     gen.__secant_out_batched__ = True
     gen.__secant_traced_with_arguments__ = fn
+    if fn in _ESCALATED:
+        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
     _per_call_dispatchers[key] = gen
     return gen
 
@@ -596,6 +669,11 @@ def _traced_for_call(fn, how, /, **arguments):
         names = _parameter_names(fn)
         traced = retraced(fn, why, arguments, {names[i] for i in wrt if i < len(names)})
     except Exception as t:      # (not traceable with the arguments either)
+        if fn in _ESCALATED:    # (traced whole for a run-time callee's error: that error
+            del _ESCALATED[fn]  # stands, and fn is transformed from its source again)
+            _TRACED_WITH_ARGUMENTS.pop(fn, None)
+            _ESCALATION_FAILED[fn] = True
+            raise error from None
         try:    # fn's own source, its callees traced with their arguments where they must be
             if not isinstance(t, SecantError):  # (where the trace refused, not where the
                 raise error                     # user's code failed on its values)
@@ -606,6 +684,8 @@ def _traced_for_call(fn, how, /, **arguments):
             refused.args = (f"{error.args[0]}\n  (secant traces {fn.__qualname__} for each "
                             f"call's arguments instead, but that trace failed: {reason})",) \
                 + error.args[1:]
+            if fn not in _ESCALATED:
+                _mark_run_time_callee(refused, fn)
             raise refused from None
         _CALLEES_PER_CALL[fn] = True
         return gen
@@ -1632,6 +1712,23 @@ def _bound_source(bound):
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None,
                      held=False):
+    """(_dispatch_target_of's, an error of a callee that a whole trace may answer marked so:
+    run_time_callee, read by traced_for_call_instead)"""
+    try:
+        return _dispatch_target_of(fn, active, mode, staged, axis_name, call, shape, held)
+    except SecantError as e:
+        _mark_run_time_callee(e, fn)
+        raise
+
+
+def _mark_run_time_callee(error, fn):
+    if getattr(error, "global_flow", None) is not None \
+            and getattr(error, "run_time_callee", None) is None:
+        error.run_time_callee = fn
+
+
+def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, shape=None,
+                        held=False):
     """_dispatch's generated function, and whether it is that of fn's class's __call__ for an
     object fn that does not hold active values: generated once for the class, not once per
     object (a model object built at each call), the caller passing fn as self. With `held`
@@ -2469,7 +2566,8 @@ def _transform(fun, argnums, mode, has_aux):
     own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
 
     def staged_gen():
-        if own_code:    # a fresh closure of code staged before: that derivative, rebound
+        if own_code and base not in _TRACED_WITH_ARGUMENTS:
+            # a fresh closure of code staged before: that derivative, rebound
             hit = code_cache.lookup(base, positions, mode, has_aux, tuple_out, True, None,
                                     _current)
             if hit is not None:
@@ -2477,7 +2575,7 @@ def _transform(fun, argnums, mode, has_aux):
         try:
             out = generate(_op_function(staged(fun)), positions, mode, has_aux, tuple_out,
                            staged=True)
-            if own_code:
+            if own_code and base not in _TRACED_WITH_ARGUMENTS:
                 code_cache.remember(base, out, positions, mode, has_aux, tuple_out, True, None)
             return out
         except SecantError as e:
@@ -2511,6 +2609,18 @@ def _transform(fun, argnums, mode, has_aux):
 
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
+        nonlocal gen
+        try:
+            return run(*args, **kwargs)
+        except SecantError as e:
+            if not traced_for_call_instead(base, e):
+                raise
+        # (a callee known only at run time cannot be transformed: fun traced whole instead)
+        gen = transformed.__secant_generated__ = generate(base, positions, mode, has_aux,
+                                                          tuple_out)
+        return run(*args, **kwargs)
+
+    def run(*args, **kwargs):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
         form = _objects_form(base, args)        # (v - w of user objects: Vec.__sub__)
@@ -3043,12 +3153,21 @@ def jvp(fun, primals, tangents, has_aux=False):
     elif _variadic(_read_form(fun)):
         fun = _shaped(_read_form(fun), primals, {})
     fun = _objects_form(fun, primals) or fun
-    gen = _jvp_generated(fun, active, has_aux)
-    names, keyword, _ = forward._tangent_params(gen, len(active))
-    try:
+    def run():
+        gen = _jvp_generated(fun, active, has_aux)
+        names, keyword, _ = forward._tangent_params(gen, len(active))
         if keyword:         # fun has parameters with defaults: tangents go by keyword
             return gen(*primals, **dict(zip(names, tangents)))
         return gen(*primals, *tangents)
+    try:
+        try:
+            return run()
+        except SecantError as e:
+            # a callee known only at run time that no transform takes: fun traced whole,
+            # with the call's arguments, instead (traced_for_call_instead)
+            if not traced_for_call_instead(fun, e):
+                raise
+        return run()
     except Exception as e:
         _note_user_lines(e)
         raise

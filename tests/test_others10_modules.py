@@ -12,7 +12,6 @@ import copy
 import functools
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
@@ -23,36 +22,6 @@ from secant.scipy import stats
 from others15_check import assert_trees_close, check_grad, check_vmap, fd_grad, to_np, to_snp
 
 RNG = np.random.default_rng(10010)
-
-
-OBJECT_PASSED_ON = pytest.mark.xfail(
-    strict=True, raises=secant.SecantError,
-    reason="ApplyScope(variables, mutable=mutable) is read as a tree of its children (mutable "
-    "its aux data: transformer/desugar.py _constructor, objects.constructor_aux), "
-    "copy.copy(self) + object.__setattr__(bound, 'scope', scope) in _bind as a new object of the "
-    "class (normalize.py _plain_field_set), and a one-argument get/items/keys/values of a "
-    "pytree passed on as the object's own method (containers.py dict_or_object_method), and "
-    "a Module's cotangent (its own __setattr__: read as its fields, secant/tree_util.py "
-    "plain_refusal(read=True); object.__setattr__ sets after the first traced one are new "
-    "objects too). _bind's bound.setup(), a method run for what it does to the "
-    "differentiated copy, its result dropped, now makes the transforms trace _bind on each "
-    "call (transformer/normalize.py _built_here, tests/test_mods15c_effect_methods.py). A trace "
-    "with array recorders for its parameters stands in for `self`, a Module object, by one "
-    "(object.__setattr__ raises AttributeError), so _bind is traced with each call's arguments "
-    "(secant/transforms.py _per_call_dispatcher: self passed as itself, followed); the chain "
-    "stops in that trace: copy.copy(self) is recorded as a library call on a followed object, "
-    "and _bind returns an object built from differentiated values, which a trace cannot write "
-    "as its result (Module.apply, which could be traced whole, takes *args). JAX runs it")
-
-WRAPPED_CALL = pytest.mark.xfail(
-    strict=True, raises=secant.SecantError,
-    reason="past ApplyScope and _bind (see OBJECT_PASSED_ON), Net.__call__ decorated by "
-    "@compact (a functools.wraps wrapper taking *args, **kwargs that pushes self on a global "
-    "stack) on the bound object passed on: its source transform refuses the global stack, and "
-    "its trace refuses *args (the trace of its form specialised for the call recursed without "
-    "end until secant/transforms.py _traced_instead traced the user's function instead). "
-    "Forwarded, its trace (with the call's arguments: the bound Net passed as itself) meets "
-    "_bind's objects built from differentiated values first: see OBJECT_PASSED_ON")
 
 
 # --- a flax-linen-like module system --------------------------------------------------------------
@@ -263,7 +232,6 @@ def np_mlp(params, x, widths, names):
     return (x @ params[names[-1]]["kernel"])[..., 0]
 
 
-@OBJECT_PASSED_ON
 def test_flax_like_setup_and_compact_modules(x64):
     for model, names in ((MLPSetup((4, 3)), ["layers_0", "layers_1", "norm", "head"]),
                          (MLPCompact((4, 3)), ["Dense_0", "Dense_1", "LayerNorm_0", "Dense_2"])):
@@ -326,7 +294,6 @@ class Net(Module):
         return jnp.sum(jnp.tanh(x), axis=-1)
 
 
-@WRAPPED_CALL
 def test_batchnorm_mutable_collection_with_has_aux(x64):
     net = Net()
     variables = net.init(1, X)
@@ -341,8 +308,15 @@ def test_batchnorm_mutable_collection_with_has_aux(x64):
                                                                    jnp.asarray(X), jnp.asarray(Y))
     h = X @ params["Dense_0"]["kernel"] + params["Dense_0"]["bias"]
     m, v = h.mean(0), h.var(0)
-    np.testing.assert_allclose(new_stats["BatchNorm_0"]["mean"], 0.1 * m, rtol=1e-12)
-    np.testing.assert_allclose(new_stats["BatchNorm_0"]["var"], 0.9 + 0.1 * v, rtol=1e-12)
+    # (init ran the layer in training mode, so stats0 holds one update already: 0.1 m, 0.9 + 0.1 v)
+    s0 = to_np(stats0)["BatchNorm_0"]
+    np.testing.assert_allclose(s0["mean"], 0.1 * m, rtol=1e-12)
+    np.testing.assert_allclose(new_stats["BatchNorm_0"]["mean"], 0.9 * s0["mean"] + 0.1 * m,
+                               rtol=1e-12)
+    np.testing.assert_allclose(new_stats["BatchNorm_0"]["var"], 0.9 * s0["var"] + 0.1 * v,
+                               rtol=1e-12)
+    assert_trees_close(new_stats, loss(to_snp(params), to_snp(stats0), X, Y)[1], rtol=1e-12,
+                       atol=0)      # (eager)
     want_pred = np.tanh((h - m) / np.sqrt(v + 1e-5)).sum(-1)
     np.testing.assert_allclose(l, np.mean((want_pred - Y) ** 2), rtol=1e-12)
     assert_trees_close(g, fd_grad(lambda p: loss(p, to_snp(stats0), X, Y)[0], (to_snp(params),)),
@@ -358,6 +332,77 @@ def test_batchnorm_mutable_collection_with_has_aux(x64):
     np.testing.assert_allclose(ev, want, rtol=1e-10)
     # eval mode is per-example: vmap over rows against a loop
     check_vmap(lambda x: net.apply({"params": params, "batch_stats": new_stats}, x, train=False),
+               (X,))
+
+
+# --- setup() submodules and a mutable batch_stats collection as flax's apply returns it -----------
+class SetupBlock(Module):
+    """nn.Module-like: submodules assigned in setup() (bound and named by __setattr__), a
+    BatchNorm among them; apply(..., mutable=["batch_stats"]) returns (out, updates)."""
+    def __init__(self, width):
+        object.__setattr__(self, "width", width)
+        object.__setattr__(self, "scope", None)
+
+    def setup(self):
+        self.dense1 = Dense(self.width)
+        self.bn = BatchNorm(momentum=0.8)
+        self.dense2 = Dense(1, use_bias=False)
+
+    def __call__(self, x, train=True):
+        h = jnp.tanh(self.bn(self.dense1(x), train))
+        return self.dense2(h)[..., 0] + jnp.sum(x, axis=-1)
+
+
+def np_setup_block(params, stats, x):
+    """(out, new batch_stats) of SetupBlock.apply in training mode, in NumPy."""
+    d1, bn, d2 = params["dense1"], params["bn"], params["dense2"]
+    h = x @ d1["kernel"] + d1["bias"]
+    m, v = h.mean(0), h.var(0)
+    new = {"bn": {"mean": 0.8 * stats["bn"]["mean"] + 0.2 * m,
+                  "var": 0.8 * stats["bn"]["var"] + 0.2 * v}}
+    h = np.tanh((h - m) / np.sqrt(v + 1e-5) * bn["scale"] + bn["bias"])
+    return (h @ d2["kernel"])[..., 0] + x.sum(-1), new
+
+
+def test_setup_submodules_with_mutable_batch_stats(x64):
+    block = SetupBlock(5)
+    variables = block.init(3, X)
+    assert sorted(variables["params"]) == ["bn", "dense1", "dense2"]
+    params = to_np(variables["params"])
+    params["bn"]["scale"] = params["bn"]["scale"] + RNG.normal(size=5) * 0.3   # (not all ones)
+    params["bn"]["bias"] = RNG.normal(size=5) * 0.3
+    stats = to_np(variables["batch_stats"])
+
+    def loss(params, stats, x, y):
+        out, updates = block.apply({"params": params, "batch_stats": stats}, x,
+                                   mutable=["batch_stats"])
+        return jnp.mean((out - y) ** 2), updates["batch_stats"]
+
+    out, new = np_setup_block(params, stats, X)
+    (l, got), g = secant.value_and_grad(loss, has_aux=True)(to_snp(params), to_snp(stats),
+                                                             jnp.asarray(X), jnp.asarray(Y))
+    np.testing.assert_allclose(l, np.mean((out - Y) ** 2), rtol=1e-12)
+    assert_trees_close(got, new, rtol=1e-12, atol=0)
+    # the gradient in the parameters and in the running statistics (which the loss does not
+    # read in training mode: zeros) against float64 central differences
+    assert_trees_close(g, fd_grad(lambda p: loss(p, to_snp(stats), X, Y)[0], (to_snp(params),)),
+                       rtol=1e-5, atol=1e-7)
+    gs = grad(lambda s: loss(to_snp(params), s, X, Y)[0])(to_snp(stats))
+    assert_trees_close(gs, tree_util.tree_map(np.zeros_like, stats), atol=0)
+    # jit(grad) against grad
+    f = lambda p, s, x, y: loss(p, s, x, y)[0]
+    assert_trees_close(jit(grad(f))(to_snp(params), to_snp(stats), jnp.asarray(X),
+                                    jnp.asarray(Y)), g, rtol=1e-10, atol=1e-12)
+    # vmap(grad) over (x, y) pairs, each a batch of 2 rows, against a Python loop of grad
+    xb, yb = X.reshape(3, 2, 3), Y.reshape(3, 2)
+    per = vmap(grad(f), in_axes=(None, None, 0, 0))(to_snp(params), to_snp(stats),
+                                                     jnp.asarray(xb), jnp.asarray(yb))
+    for i in range(3):
+        one = grad(f)(to_snp(params), to_snp(stats), jnp.asarray(xb[i]), jnp.asarray(yb[i]))
+        assert_trees_close(tree_util.tree_map(lambda v: np.asarray(v)[i], per), one,
+                           rtol=1e-10, atol=1e-12)
+    # eval mode reads the updated statistics: per example, vmap against a loop
+    check_vmap(lambda x: block.apply({"params": params, "batch_stats": new}, x, train=False),
                (X,))
 
 

@@ -16,6 +16,7 @@ ConcretizationTypeError there too), so it raises TraceSourceError naming the use
 """
 import builtins
 import contextlib
+import copy
 import inspect
 import keyword
 import math
@@ -73,13 +74,21 @@ class _Recording:
         self.run_cells = {}     # id(a followed function's cell) -> the run's cell
         self.pinned = []        # (the objects whose ids those keys are, kept alive)
         self.objects = {}       # id(a user object met while following) -> its view (_Object)
+        self.classes = {}       # id(a user class met while following) -> its view (_Class)
         self.arrays_named = False   # arrays met while following: constants named in the lines
 
     def object(self, obj):
         view = self.objects.get(id(obj))
         if view is None:
-            view = self.objects[id(obj)] = _Object(self, obj)
+            view = self.objects[id(obj)] = _object_view(self, obj)
             self.pinned.append(obj)
+        return view
+
+    def klass(self, cls):
+        view = self.classes.get(id(cls))
+        if view is None:        # (one view per class: `type(a) is type(b)`, `type(x) is C`)
+            view = self.classes[id(cls)] = _Class(self, cls)
+            self.pinned.append(cls)
         return view
 
     def emit(self, name_hint, expr):
@@ -376,6 +385,10 @@ class _Named:
         return _Named(self._rec, f"{self._expr}[{self._rec.index_source(idx)}]", self._leaf)
 
     def __call__(self, *args, **kwargs):
+        if self._rec.follow:
+            done = _run_in_python(self._rec, self._obj, args, kwargs)
+            if done is not _NOT_RUN:
+                return done
         parts = [self._rec.source(a) for a in args]
         parts += [f"{k}={self._rec.source(v)}" for k, v in kwargs.items()]
         first = next((a for a in args if isinstance(a, _Value)), None)
@@ -389,6 +402,27 @@ class _Named:
 
     def __repr__(self):
         return self._expr
+
+
+_NOT_RUN = object()
+
+
+def _run_in_python(rec, fn, args, kwargs):
+    """What a following trace does with a library call that only moves Python structure,
+    run as Python on the recording values (nothing recorded), or _NOT_RUN: `copy.copy(obj)` of
+    a followed object (flax's `bound = copy.copy(self)`: a new object with the same fields,
+    followed too; its arrays are the same recorded values), and secant.tree_util's functions
+    on containers holding recorded values (`tree_map(lambda v: v, variables)`: a function
+    applied to each leaf, its operations recorded), never on a traced value itself."""
+    if fn is copy.copy and len(args) == 1 and not kwargs and isinstance(args[0], _Object):
+        obj = object.__getattribute__(args[0], "_secant_obj")
+        return rec.object(copy.copy(obj))
+    if getattr(fn, "__module__", None) == "secant.tree_util" and callable(fn) \
+            and not isinstance(fn, type) \
+            and not any(isinstance(a, (_Value, _Named)) for a in list(args) + list(kwargs.values())) \
+            and any(isinstance(a, (list, tuple, dict)) for a in args):
+        return fn(*args, **kwargs)
+    return _NOT_RUN
 
 
 def _replaceable(obj):
@@ -568,6 +602,8 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
             glob[name] = _Named(rec, name, name, getattr(builtins, name))
         elif name == "len" and follow:
             glob[name] = _Len()
+        elif name == "type" and follow:
+            glob[name] = _TypeOf(rec)
     closure = []
     for name, cell in cells.items():
         closure.append(types.CellType(stand_in(name, cell.cell_contents, cell))
@@ -713,11 +749,41 @@ def _followed(value):
         value, bound = call, value
     if not isinstance(value, types.FunctionType) or getattr(value, "__secant_custom__", False) \
             or hasattr(value, "__secant_source__") or hasattr(value, "__secant_generated__") \
-            or hasattr(value, "__wrapped__"):
+            or hasattr(value, "__wrapped__") and not _user_wrapper(value):
         return None
     if (value.__module__ or "").split(".")[0] in _LIBRARIES:
         return None
     return value, bound
+
+
+def _user_wrapper(fn):
+    """Whether `fn`, a function with __wrapped__, is a wrapper the user's own code defines (a
+    functools.wraps decorator: flax's @compact pushing the module on a global stack, then
+    `return fn(self, *args, **kwargs)`): a following trace runs its code through as written,
+    the function it wraps reached through its closure. Not a context manager's helper, nor a
+    wrapper of a library's (secant's, the standard library's, an installed package's)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code is _CONTEXT_MANAGER_CODE:
+        return False
+    name = code.co_filename
+    if name.startswith("<"):
+        return False
+    from secant.backends import errors as _errors
+    name = os.path.abspath(name)
+    return not _errors._is_internal(name) and not name.startswith(_LIBRARY_DIRS) \
+        and not name.startswith(_HERE)
+
+
+def _library_dirs():
+    import sysconfig
+    paths = sysconfig.get_paths()
+    out = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    out |= {os.path.dirname(os.path.dirname(np.__file__))}
+    out |= {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))+ os.sep + "secant"}
+    return tuple(os.path.abspath(p) + os.sep for p in out if p)
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 @contextlib.contextmanager
@@ -785,14 +851,15 @@ def _follow_stand_in(rec, value, hint):
     and objects followed, modules and library functions recorded (named by a constant of the
     traced source, since they are not the traced function's own globals), anything else
     itself."""
-    if type(value) in (_Object, _Follow, _Class):    # (a view stored on a followed object:
-        return value                                # substitute(model)'s in trace(...).fn)
+    if type(value) in (_Object, _DictObject, _Follow, _Class, _TypeOf):
+        return value        # (a view stored on a followed object: substitute(model)'s in
+                            # trace(...).fn)
     if rec.arrays_named and (isinstance(value, np.ndarray) or type(value).__name__ == "Array"):
         # (an array a followed object or function holds, in a trace with a call's arguments:
         # a constant of the traced source, so that arithmetic with recorded values records)
         return _Value(rec, rec.const(value, hint if hint.isidentifier() else "array"))
     if isinstance(value, type):
-        return _Class(rec, value) if _user_class(value) else value
+        return rec.klass(value) if _user_class(value) else value
     if _user_class(type(value)):
         return rec.object(value)
     generator = _context_generator(value)
@@ -848,6 +915,9 @@ def _patched_module(rec, globals_, code):
         done.add(name)
         if name == "len" and name not in globals_:
             glob[name] = _Len()         # (len of a traced array: its length where it runs)
+            continue
+        if name == "type" and name not in globals_:
+            glob[name] = _TypeOf(rec)   # (type(self) of a followed object: its class)
             continue
         if name not in globals_ or name.startswith("__"):
             continue
@@ -982,15 +1052,22 @@ class _Class:
         return issubclass(cls, self._cls)
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        if attr.startswith("__") and attr not in _CLASS_FACTS:
             raise AttributeError(attr)
         return getattr(self._cls, attr)
+
+
+_CLASS_FACTS = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__mro__",
+                          "__bases__"})
 
 
 class _Object:
     """A user object met while following (a module, a frame): its methods run through with
     `self` this view, its attributes read and set on the object itself; a library function or
-    module stored on it (`self.act = snp.tanh`) recorded."""
+    module stored on it (`self.act = snp.tanh`) recorded. Its properties and its class's own
+    __setattr__ run through too. A view of an object with a __dict__ (_DictObject) shares that
+    dict, so `object.__setattr__(view, name, v)` (flax's `_bind`) sets the object's field."""
+    __slots__ = ("_secant_rec", "_secant_obj", "__weakref__")
 
     def __init__(self, rec, obj):
         object.__setattr__(self, "_secant_rec", rec)
@@ -1000,9 +1077,17 @@ class _Object:
     def __class__(self):        # (isinstance, and super() in its methods)
         return type(object.__getattribute__(self, "_secant_obj"))
 
-    def __getattr__(self, attr):
+    def __getattribute__(self, attr):
+        if attr in ("__class__", "__dict__"):
+            return object.__getattribute__(self, attr)
+        return _Object._secant_getattr(self, attr)
+
+    def _secant_getattr(self, attr):
         obj = object.__getattribute__(self, "_secant_obj")
         rec = object.__getattribute__(self, "_secant_rec")
+        prop = _class_attribute(type(obj), attr)
+        if isinstance(prop, property) and _followed(prop.fget) is not None:
+            return _Follow(rec, types.MethodType(prop.fget, self))()    # (Variable.value)
         value = getattr(obj, attr)
         if isinstance(value, types.MethodType) and value.__self__ is obj:
             if _followed(value) is not None:
@@ -1011,7 +1096,21 @@ class _Object:
         return value if attr.startswith("__") else _follow_stand_in(rec, value, attr)
 
     def __setattr__(self, attr, value):
-        setattr(object.__getattribute__(self, "_secant_obj"), attr, value)
+        obj = object.__getattribute__(self, "_secant_obj")
+        rec = object.__getattribute__(self, "_secant_rec")
+        prop = _class_attribute(type(obj), attr)
+        if isinstance(prop, property) and prop.fset is not None \
+                and _followed(prop.fset) is not None:       # (`v.value = x` of a Variable)
+            _Follow(rec, types.MethodType(prop.fset, self))(value)
+            return
+        setter = getattr(type(obj), "__setattr__", None)
+        if isinstance(self, _DictObject) and isinstance(setter, types.FunctionType) \
+                and _followed(setter) is not None:
+            # (the class's own __setattr__, run through: flax's binding of a submodule
+            # assigned in setup(); its object.__setattr__(self, ...) sets the shared dict)
+            _Follow(rec, types.MethodType(setter, self))(attr, value)
+            return
+        setattr(obj, attr, value)
 
     def __delattr__(self, attr):
         delattr(object.__getattribute__(self, "_secant_obj"), attr)
@@ -1019,7 +1118,7 @@ class _Object:
     def __call__(self, *args, **kwargs):
         obj = object.__getattribute__(self, "_secant_obj")
         call = getattr(type(obj), "__call__", None)
-        if not isinstance(call, types.FunctionType):
+        if not isinstance(call, types.FunctionType) or _followed(call) is None:
             return obj(*args, **kwargs)
         return _Follow(object.__getattribute__(self, "_secant_rec"),
                        types.MethodType(call, self))(*args, **kwargs)
@@ -1062,6 +1161,56 @@ class _Object:
         return bool(object.__getattribute__(self, "_secant_obj"))
 
     __hash__ = object.__hash__
+
+
+class _DictObject(_Object):
+    """(_Object of an object with a __dict__: the view's __dict__ is that dict itself)"""
+    __slots__ = ("__dict__",)
+
+
+def _object_view(rec, obj):
+    """The view of `obj` a following trace reads it through: sharing its __dict__ where it
+    has one (an object of __slots__ only: a view of its own, which sets nothing of its own)."""
+    try:
+        fields = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        fields = None
+    if type(fields) is not dict:
+        return _Object(rec, obj)
+    view = _DictObject(rec, obj)
+    object.__setattr__(view, "__dict__", fields)
+    return view
+
+
+def _class_attribute(cls, attr):
+    """cls's own attribute `attr` (a property, a function), found along its MRO without
+    running a descriptor; None where none defines it."""
+    for c in getattr(cls, "__mro__", ()):
+        d = c.__dict__
+        if attr in d:
+            return d[attr]
+    return None
+
+
+class _TypeOf:
+    """`type` as a followed function reads it: type(view) of a followed object its class (a
+    view of it, as the class's name reads: `type(self)(root, path)` builds a followed object),
+    anything else Python's."""
+
+    def __init__(self, rec):
+        self._rec = rec
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], _Object):
+            cls = type(object.__getattribute__(args[0], "_secant_obj"))
+            return _follow_stand_in(self._rec, cls, "type")
+        return type(*args, **kwargs)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, (type, _Class))
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, type)
 
 
 class SameTrace:
