@@ -1452,24 +1452,30 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
     header = source.split("\n", 1)[0]
     name = disp.__name__ + "_vmap"
     args = ", ".join(list(passed) + [f"{k}={k}" for k in keywords])
+    # the caller's batch size, for a derivative whose batched arguments may hold no array
+    # (the cotangent of a function a module holds: vectorize.build)
+    size = Names(set(params) | set(keywords)).fresh("batch_size")
     options = ", ".join(f"{k}={v!r}" for k, v in (
         ("batched", batched), ("passed", passed), ("keywords", keywords),
-        ("axis_name", batch.axis_name), ("drop_self", as_self)))
-    text = (header.replace(disp.__name__, name, 1) + "\n"
+        ("axis_name", batch.axis_name), ("drop_self", as_self))) + f", size={size}"
+    inner = header[header.index("(") + 1:header.rindex(")")]
+    text = (f"def {name}({_with_size_param(inner, size)}):\n"
             + "    # fn is known only at run time: its batched derivative is generated on first "
               "use\n"
             + f"    return batch_dispatch(fn, {', '.join(map(repr, dispatch_args))}, "
               f"{options})({args})\n")
     gen = _internal(load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched}))
     gen.__secant_out_batched__ = True
+    gen.__secant_size_param__ = size
     return gen
 
 
 def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed, keywords,
-                      axis_name, drop_self):
+                      axis_name, drop_self, size=None):
     """The batched form of the derivative _dispatch finds for fn, its arguments batched where
     the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
-    `keywords`: by name); with drop_self, without the cotangent of fn itself."""
+    `keywords`: by name); with drop_self, without the cotangent of fn itself; given the
+    caller's batch `size` where it takes one (vectorize.build)."""
     from secant.batch import BatchOptions
     derivative, bound = _dispatch_target(fn, active, mode, staged, *dispatch_args)
     if bound:           # (the derivative of fn's class's __call__: fn passed as self)
@@ -1478,6 +1484,9 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
+    takes_size = getattr(gen, "__secant_size_param__", None)
+    if takes_size is not None and size is not None:
+        gen = functools.partial(gen, **{takes_size: size})
     if bound:
         gen = _bind_object(gen, fn, mode)
     if not drop_self:
