@@ -360,8 +360,15 @@ if os.environ.get("MODS15D_ALL_TRIPLES"):
 else:
     SWEEP = [(c, REPRESENTATIVE[i % len(REPRESENTATIVE)]) for i, c in enumerate(SWEEP_CASES)]
     SWEEP += [("o15_module", ("grad", "grad", "jacrev")),
-              ("o15_sequential", ("jacfwd", "vmap", "grad"))]
-XFAIL = {}      # (case, triple) -> the error it raises
+              ("o15_sequential", ("jacfwd", "vmap", "grad")),
+              ("o15_module", ("jacrev", "vmap", "grad"))]
+XFAIL = {       # (case, triple) -> the error it raises
+    # the reader's batched vjp is reached through dynamic_call_vmap's batched vjp
+    # (_generate_batched_dispatch_derivative), which does not pass its caller's batch size on
+    ("o15_module", ("jacrev", "vmap", "grad")):
+        "UnsupportedError: vmap of this composition is not supported yet: the batch size of a "
+        "value with no arrays in it (a loop's empty outputs) is unknown",
+}
 
 
 @pytest.mark.parametrize("case,triple", [
