@@ -1730,6 +1730,14 @@ def _check_call_shape(fn, target, positions, shape, bound):
         sig = signature_of(target)      # (remembered: this runs at every dispatched call)
     except (TypeError, ValueError):
         return
+    # checked once per signature and argument structure: the result depends on nothing else
+    # (a callee whose code or defaults change has a new signature object: checked again)
+    try:
+        key = (id(sig), positions, shape, bound)
+        if _CALL_SHAPES_CHECKED.get(key) is sig:
+            return
+    except TypeError:       # (an unhashable part: checked each time)
+        key = None
     if shape is not None:
         n = shape[0] + 1 if bound else shape[0]
         try:
@@ -1738,11 +1746,17 @@ def _check_call_shape(fn, target, positions, shape, bound):
             raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: "
                                   f"{e}{where()}") from None
     P = inspect.Parameter
-    if any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values()):
-        return
-    if positions and max(positions) >= len(sig.parameters):
+    if positions and max(positions) >= len(sig.parameters) and not any(
+            p.kind is P.VAR_POSITIONAL for p in sig.parameters.values()):
         raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: it takes "
                               f"{len(sig.parameters)} argument(s), called with more{where()}")
+    if key is not None:
+        if len(_CALL_SHAPES_CHECKED) > 4096:
+            _CALL_SHAPES_CHECKED.clear()
+        _CALL_SHAPES_CHECKED[key] = sig     # (held: its id is not reused while remembered)
+
+
+_CALL_SHAPES_CHECKED = {}       # (id(signature), positions, shape, bound) -> that signature
 
 
 def _run_time_callee_name(fn):
