@@ -2499,9 +2499,8 @@ def _transform(fun, argnums, mode, has_aux):
     if _variadic(base) or _per_call(fun):     # def f(*xs, **kw): generated per call shape
         return _transform_variadic(fun, fun if _per_call(fun) else base, positions, mode,
                                    has_aux, tuple_out)
-    gen = generate(base, positions, mode, has_aux, tuple_out)
-
     own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
+    gen = _eager_generated(base, positions, mode, has_aux, tuple_out, own_code)
 
     def staged_gen():
         if own_code:    # a fresh closure of code staged before: that derivative, rebound
@@ -2583,6 +2582,23 @@ def _transform(fun, argnums, mode, has_aux):
         transformed.__secant_rebuild__ = (base, (mode, positions, has_aux, tuple_out),
                                           lambda new: _transform(new, argnums, mode, has_aux))
     return show_source(transformed)
+
+
+def _eager_generated(base, positions, mode, has_aux, tuple_out, own_code):
+    """grad's eager derivative of `base`: generated, or with the persistent cache's index on,
+    loaded from the source a process generated before (secant/gen_index.py)."""
+    from secant import gen_index
+    name = gen_index.key(base, positions, mode, has_aux, tuple_out) if own_code else None
+    if name is not None and base not in _TRACED_PER_CALL and not fresh_function(base) \
+            and code_cache.lookup(base, tuple(positions), mode, has_aux, tuple_out, False, None,
+                                  _current) is None:
+        gen = gen_index.load(name, base)
+        if gen is not None:
+            return gen
+    gen = generate(base, positions, mode, has_aux, tuple_out)
+    if name is not None:
+        gen_index.store(name, base, gen)
+    return gen
 
 
 _STARRED = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
