@@ -374,7 +374,7 @@ class JitFunction:
                 # NumPy arrays only, of dtypes C++ puts as they are (the common NumPy call):
                 # handed to C++ as they come, no list of inputs built
                 for x in args:
-                    if type(x) is not np.ndarray or x.dtype not in _CPP_DTYPES:
+                    if type(x) is not _ndarray or x.dtype not in _CPP_DTYPE_ORDER:
                         break
                 else:
                     out = cpp(*args)
@@ -763,6 +763,11 @@ _NOT_TAKEN = object()
 # narrowed here first, as secant narrows them (enable_x64 off); bfloat16 not at all
 _NARROW = dtypes._NARROW
 _CPP_DTYPES = dtypes._SUPPORTED_SET - _NARROW.keys() - {dtypes.bfloat16}
+# the same, as a tuple, the commonest first: `dt in` it compares by identity before equality,
+# so a float32 array's dtype is found at once (hashing a NumPy dtype costs ~0.1 µs: issue 19)
+_CPP_DTYPE_ORDER = tuple(sorted(_CPP_DTYPES, key=lambda d: (
+    d != np.float32, d != np.int32, d != np.bool_, d.kind, d.itemsize, d.name)))
+_ndarray = np.ndarray
 
 
 class _CppOut:

@@ -1845,6 +1845,14 @@ def _check_call_shape(fn, target, positions, shape, bound):
         sig = signature_of(target)      # (remembered: this runs at every dispatched call)
     except (TypeError, ValueError):
         return
+    # checked once per signature and argument structure: the result depends on nothing else
+    # (a callee whose code or defaults change has a new signature object: checked again)
+    try:
+        key = (id(sig), positions, shape, bound)
+        if _CALL_SHAPES_CHECKED.get(key) is sig:
+            return
+    except TypeError:       # (an unhashable part: checked each time)
+        key = None
     if shape is not None:
         n = shape[0] + 1 if bound else shape[0]
         try:
@@ -1853,11 +1861,17 @@ def _check_call_shape(fn, target, positions, shape, bound):
             raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: "
                                   f"{e}{where()}") from None
     P = inspect.Parameter
-    if any(p.kind is P.VAR_POSITIONAL for p in sig.parameters.values()):
-        return
-    if positions and max(positions) >= len(sig.parameters):
+    if positions and max(positions) >= len(sig.parameters) and not any(
+            p.kind is P.VAR_POSITIONAL for p in sig.parameters.values()):
         raise SecantTypeError(f"bad arguments for {_run_time_callee_name(fn)}: it takes "
                               f"{len(sig.parameters)} argument(s), called with more{where()}")
+    if key is not None:
+        if len(_CALL_SHAPES_CHECKED) > 4096:
+            _CALL_SHAPES_CHECKED.clear()
+        _CALL_SHAPES_CHECKED[key] = sig     # (held: its id is not reused while remembered)
+
+
+_CALL_SHAPES_CHECKED = {}       # (id(signature), positions, shape, bound) -> that signature
 
 
 def _run_time_callee_name(fn):
@@ -2600,9 +2614,8 @@ def _transform(fun, argnums, mode, has_aux):
     if _variadic(base) or _per_call(fun):     # def f(*xs, **kw): generated per call shape
         return _transform_variadic(fun, fun if _per_call(fun) else base, positions, mode,
                                    has_aux, tuple_out)
-    gen = generate(base, positions, mode, has_aux, tuple_out)
-
     own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
+    gen = _eager_generated(base, positions, mode, has_aux, tuple_out, own_code)
 
     def staged_gen():
         if own_code and base not in _TRACED_WITH_ARGUMENTS:
@@ -2697,6 +2710,23 @@ def _transform(fun, argnums, mode, has_aux):
         transformed.__secant_rebuild__ = (base, (mode, positions, has_aux, tuple_out),
                                           lambda new: _transform(new, argnums, mode, has_aux))
     return show_source(transformed)
+
+
+def _eager_generated(base, positions, mode, has_aux, tuple_out, own_code):
+    """grad's eager derivative of `base`: generated, or with the persistent cache's index on,
+    loaded from the source a process generated before (secant/gen_index.py)."""
+    from secant import gen_index
+    name = gen_index.key(base, positions, mode, has_aux, tuple_out) if own_code else None
+    if name is not None and base not in _TRACED_PER_CALL and not fresh_function(base) \
+            and code_cache.lookup(base, tuple(positions), mode, has_aux, tuple_out, False, None,
+                                  _current) is None:
+        gen = gen_index.load(name, base)
+        if gen is not None:
+            return gen
+    gen = generate(base, positions, mode, has_aux, tuple_out)
+    if name is not None:
+        gen_index.store(name, base, gen)
+    return gen
 
 
 _STARRED = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS

@@ -554,13 +554,18 @@ def signature_of(fn, follow_wrapped=True):
     inputs = _signature_inputs(fn, follow_wrapped)
     if inputs is None:
         return inspect.signature(fn, follow_wrapped=follow_wrapped)
+    # (one entry for each follow_wrapped: is_variadic's read of a function without it must
+    # not evict the one a dispatched call reads with it, and make each read compute it anew)
+    which = 1 if follow_wrapped else 0
     hit = _SIGNATURES.get(fn)
-    if hit is not None:
-        seen, sig = hit
+    if hit is not None and hit[which] is not None:
+        seen, sig = hit[which]
         if len(seen) == len(inputs) and all(a is b for a, b in zip(seen, inputs)):
             return sig
     sig = inspect.signature(fn, follow_wrapped=follow_wrapped)
-    _SIGNATURES[fn] = (inputs, sig)
+    if hit is None:
+        hit = _SIGNATURES[fn] = [None, None]
+    hit[which] = (inputs, sig)
     return sig
 
 
