@@ -319,6 +319,8 @@ def _index_needs_int(body, i):
     for n in (m for s in body for m in _walk(s)):    # nested functions included
         if isinstance(n, gast.Slice) and _mentions(n, i):
             return f"it slices with {i}"
+        if isinstance(n, gast.JoinedStr) and _mentions(n, i):      # getattr(m, f"w{i}")
+            return f"it formats {i} into a string"
         if isinstance(n, gast.Call):
             f = n.func
             args = list(n.args) + [k.value for k in n.keywords]
