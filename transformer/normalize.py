@@ -730,7 +730,7 @@ class Normaliser(ContainerMixin):
             return self._local_buffer_store(root.id, stmt)
         return untracked and not self._tracked_names_in(stmt)
 
-    def _built_here(self, target):
+    def _attribute_of_built(self, target):
         """Whether `m.a = v` sets an attribute of an object this function builds (`m = C()`,
         its only binding): a derivative that runs the function's lines again builds it again,
         so the store runs again with it (not a side effect run once, like `wrapper.calls`)."""
@@ -903,7 +903,7 @@ class Normaliser(ContainerMixin):
         elif self._python_attribute_update(stmt):    # wrapper.calls = ...: run for its effect
             code = f"{self._source(target)} = {self._source(value)}"
             self.out.append(ir.Plain(code, set(), self.origin,
-                                     effect=not self._built_here(target)))
+                                     effect=not self._attribute_of_built(target)))
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
             error = self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "
