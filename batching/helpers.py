@@ -413,7 +413,10 @@ def dot_general_batched(lhs, rhs, dimension_numbers, lhs_batched=True, rhs_batch
 
 @shape_only
 def batch_index(idx):
-    """An index of one example (any index expression) as an index of the batch."""
+    """An index of one example (any index expression) as an index of the batch; a string is a
+    dict's key (d[k] of a dict vmap read as an array: each of its values holds the batch)."""
+    if isinstance(idx, str):
+        return idx
     if isinstance(idx, tuple):
         out = (slice(None),) + idx
     else:

@@ -1177,6 +1177,10 @@ class ContainerMixin:
                 # is not what Python users write), its keys Python values (as JAX's params)
                 self.containers[base.name] = "dict"
                 self.read_as_dict.add(base.name)
+            if isinstance(base, ir.Var) and self.container_kind(base) == "dict" \
+                    and base.name in self.read_as_dict and not _indexed_by_target(stmt, it.id):
+                return None     # a parameter read as a dict elsewhere (`t.items()` in one
+                #                 branch of isinstance(t, dict)), iterated as it is here
             if isinstance(base, ir.Var) and self.container_kind(base) == "dict":
                 what = "keys"
             elif isinstance(base, ir.Var) and self.is_container(base):
@@ -1431,7 +1435,8 @@ class ContainerMixin:
             shape = "i, (k, v)" if view == "items" else "i, v"
             raise self.src.error(stmt, f"unpack each item of enumerate(...) of a dict's "
                                  f"{view}: `for {shape} in ...`")
-        own = target.elts[0].id if isinstance(target.elts[0], gast.Name) else None
+        own = target.elts[0].id if isinstance(target.elts[0], gast.Name) \
+            and getattr(stmt, "secant_count_from", None) is None else None
         keys = self.names.fresh("keys")
         self.out.append(ir.Plain(f"{keys} = {order}({base.name}.keys())", {keys}, self.origin))
         index = own or self.names.fresh("i")
@@ -1439,8 +1444,8 @@ class ContainerMixin:
         self.out.append(ir.Plain(f"{steps} = range(len({keys}))", {steps}, self.origin))
 
         def unpack(i):
-            if own is None:
-                self._bind_target(target.elts[0], ir.Expr(i), stmt)
+            if own is None:                     # (enumerate(..., start=k): i + k)
+                self._bind_target(target.elts[0], ir.Expr(self._counter(stmt, i)), stmt)
             second = target.elts[1]
             key = second if view == "keys" else second.elts[0] if view == "items" else None
             if isinstance(key, gast.Name):      # the user's name for the key

@@ -1556,7 +1556,8 @@ class _Desugarer:
         if not _has_exit(s.body, kinds):
             return [s]
         has_break = _has_exit(s.body, (gast.Break,))
-        if s.orelse and has_break:
+        orelse, s.orelse = (s.orelse, []) if has_break else ([], s.orelse)
+        if orelse and returned is not None:
             raise self.error(s, "for/while ... else with break cannot be transformed yet")
         if has_break and isinstance(s, gast.For):
             targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
@@ -1594,6 +1595,9 @@ class _Desugarer:
         else:
             guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
             s.body = [gast.copy_location(guard, s)]
+        if orelse:          # `else:` runs when the loop ended without a break
+            return [init, s, gast.copy_location(_at(s, gast.If(test=_name(broke), body=orelse,
+                                                                orelse=[])), orelse[0])]
         if returned is None:
             return [init, s]
         # the loop returned when it stopped early: the return happens after it (the rest of

@@ -319,6 +319,8 @@ def _index_needs_int(body, i):
     for n in (m for s in body for m in _walk(s)):    # nested functions included
         if isinstance(n, gast.Slice) and _mentions(n, i):
             return f"it slices with {i}"
+        if isinstance(n, gast.JoinedStr) and _mentions(n, i):      # getattr(m, f"w{i}")
+            return f"it formats {i} into a string"
         if isinstance(n, gast.Call):
             f = n.func
             args = list(n.args) + [k.value for k in n.keywords]
@@ -334,7 +336,30 @@ def _index_needs_int(body, i):
         if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Attribute) and \
                 n.value.attr in _STATIC_ATTRS and _mentions(n.slice, i):
             return f"it indexes .{n.value.attr} with {i}"
+    derived = _derived_from(body, i)        # `i == 1 and j == 1`: bool() of a traced i
+    for n in (m for s in body for m in _walk(s)):
+        tested = (n.values[:-1] if isinstance(n, gast.BoolOp) else
+                  [n.operand] if isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)
+                  else [n.test] if isinstance(n, gast.IfExp) else
+                  [n] if isinstance(n, gast.Compare) and len(n.ops) > 1 else [])
+        if any(_mentions(t, v) for t in tested for v in derived):
+            return f"it takes and/or/not of a test on {i}"
     return None
+
+
+def _derived_from(body, i):
+    """i and the names the body assigns from expressions that read it (or such names)."""
+    names, grew = {i}, True
+    while grew:
+        grew = False
+        for n in (m for s in body for m in _walk(s)):
+            if isinstance(n, gast.Assign) and any(_mentions(n.value, v) for v in names):
+                for t in n.targets:
+                    for m in _walk(t):
+                        if isinstance(m, gast.Name) and m.id not in names:
+                            names.add(m.id)
+                            grew = True
+    return names
 
 
 def _indexed_by(body, i):

@@ -730,6 +730,19 @@ class Normaliser(ContainerMixin):
             return self._local_buffer_store(root.id, stmt)
         return untracked and not self._tracked_names_in(stmt)
 
+    def _attribute_of_built(self, target):
+        """Whether `m.a = v` sets an attribute of an object this function builds (`m = C()`,
+        its only binding): a derivative that runs the function's lines again builds it again,
+        so the store runs again with it (not a side effect run once, like `wrapper.calls`)."""
+        if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)):
+            return False
+        name = target.value.id
+        binds = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == name
+                 and isinstance(n.ctx, (gast.Store, gast.Param))]
+        return len(binds) == 1 and any(
+            isinstance(st, gast.Assign) and len(st.targets) == 1 and st.targets[0] is binds[0]
+            and isinstance(st.value, gast.Call) for st in self.node.body)
+
     def _local_buffer_store(self, name, stmt):
         """Whether `name[i] = v` (Python values) may run as written: `name` is assigned once,
         from a NumPy constructor or a list or dict display, and every other read of it comes
@@ -889,7 +902,8 @@ class Normaliser(ContainerMixin):
             self.bind_name(target.value.id, self.operand(built))    # m.w = v: a new object
         elif self._python_attribute_update(stmt):    # wrapper.calls = ...: run for its effect
             code = f"{self._source(target)} = {self._source(value)}"
-            self.out.append(ir.Plain(code, set(), self.origin, effect=True))
+            self.out.append(ir.Plain(code, set(), self.origin,
+                                     effect=not self._attribute_of_built(target)))
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 and self.container_kind(self.operand(target.value)) in ("list", "tuple", "dict"):
             error = self.src.error(stmt, f"{target.value.id}[...] = ...: a container of "

@@ -374,7 +374,8 @@ def _imported_modules(fn):
         names.update(code.co_names)
         todo.extend(c for c in code.co_consts if inspect.iscode(c))
     glob = getattr(fn, "__globals__", {})
-    return sorted(n for n in names if isinstance(glob.get(n), types.ModuleType))
+    return sorted(n for n in names if isinstance(glob.get(n), types.ModuleType)
+                  and n.isidentifier())     # (not pytest's `@pytest_ar` of a test module)
 
 
 def compiles_to(fn, node, source=None):
@@ -423,6 +424,9 @@ def compiles_to(fn, node, source=None):
         # common case needs no instruction by instruction comparison (never run, only compiled)
         body += [ast.Import(names=[ast.alias(name=n)]) for n in _imported_modules(fn)]
         module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+        if "@pytest_ar" in getattr(fn, "__globals__", {}) and any(
+                isinstance(n, ast.Assert) for n in ast.walk(module)):
+            _pytest_asserts(module)     # a test module pytest imported: asserts as it compiles them
         compiled = compile(module, code.co_filename, "exec",
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
         if code.co_freevars:
@@ -431,6 +435,24 @@ def compiles_to(fn, node, source=None):
         _verified[(code, text)] = False
         return False
     return _compiled_to(compiled, fn, mine, (code, text))
+
+
+def _pytest_asserts(module):
+    """The asserts in `module` rewritten as pytest rewrites those of the test modules it
+    imports (a function defined in a test file, with an assert, is then not read as stale)."""
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+    except ImportError:
+        return
+    try:
+        rewrite_asserts(module, ast.unparse(module).encode(), module_path="<secant>")
+    except Exception:       # (pytest's own internals: the source then reads as stale, as before)
+        return
+    for n in ast.walk(module):      # (its new nodes' positions need not be valid ranges; the
+        for attr in ("lineno", "end_lineno", "col_offset", "end_col_offset"):  # comparison
+            if attr in getattr(n, "__dict__", ()):                           # reads no line)
+                delattr(n, attr)
+    ast.fix_missing_locations(module)
 
 
 def _compiled_to(compiled, fn, mine, key):

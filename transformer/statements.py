@@ -9,10 +9,14 @@ has, in the user's names and lines:
 - `match subject:` -> `subject_1 = subject` and an if/elif chain: value patterns (`case 1`,
   `case "a" | "b"`) compare with ==, `None/True/False` with `is`, a capture or `_` always
   matches, a sequence pattern (`case (k, "b")`) checks the type, the length and each item; a
-  guard joins the test with `and`. Mapping, class and star patterns keep a clear error;
+  guard joins the test with `and` (its captured names read as what they capture); a star
+  (`case [a, *rest]`), mapping (`case {"k": v}`) or class pattern (`case Cfg(kind="a", n=n)`,
+  positional ones through the class's __match_args__) tests the same way;
 - `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`;
 - `a, b = zip(*pairs)` of a display of pairs -> `a = (pairs[0][0], pairs[1][0], ...)`, ...
 """
+import copy
+
 import gast
 
 from secant.transformer.hygiene import walk as _walk
@@ -176,11 +180,8 @@ def match_statement(d, s):
     chain = chain_after = []
     for case in reversed(s.cases):
         test, binds = _pattern(d, case.pattern, subject)
-        if case.guard is not None:
-            if binds:
-                raise d.error(case.guard, "a match case with both captured names and a guard "
-                                          "cannot be transformed yet; test inside the case")
-            guard = gast.unparse(case.guard).strip()
+        if case.guard is not None:      # (its captured names read as what they capture)
+            guard = gast.unparse(_captured(case.guard, dict(binds))).strip()
             test = f"({test}) and ({guard})" if test else guard
         body = [located(gast.parse(f"{name} = {value}").body[0], case.pattern)
                 for name, value in binds] + case.body
@@ -195,6 +196,19 @@ def match_statement(d, s):
     first.end_lineno, first.end_col_offset = s.end_lineno, s.end_col_offset
     first.targets[0] = located(first.targets[0], s)
     return [first] + chain
+
+
+_SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
+
+def _captured(guard, binds):
+    """The guard with each name a case captured replaced by the source of what it captures."""
+    class Sub(gast.NodeTransformer):
+        def visit_Name(self, n):
+            if isinstance(n.ctx, gast.Load) and n.id in binds:
+                return gast.copy_location(gast.parse(binds[n.id]).body[0].value, n)
+            return n
+    return Sub().visit(copy.deepcopy(guard))
 
 
 def _pattern(d, p, value):
@@ -213,12 +227,55 @@ def _pattern(d, p, value):
         if any(t is None for t, _ in parts):
             return None, []
         return " or ".join(f"({t})" for t, _ in parts), []
-    if isinstance(p, gast.MatchSequence) and not any(isinstance(q, gast.MatchStar)
-                                                     for q in p.patterns):
-        tests = [f"isinstance({value}, (list, tuple))", f"len({value}) == {len(p.patterns)}"]
+    if isinstance(p, gast.MatchSequence):
+        stars = [i for i, q in enumerate(p.patterns) if isinstance(q, gast.MatchStar)]
+        n = len(p.patterns)
+        tests = [f"isinstance({value}, (list, tuple))",
+                 f"len({value}) >= {n - 1}" if stars else f"len({value}) == {n}"]
         binds = []
         for i, q in enumerate(p.patterns):
-            t, b = _pattern(d, q, f"{value}[{i}]")
+            if isinstance(q, gast.MatchStar):       # [first, *rest]: rest = list(v[1:])
+                end = f"len({value}) - {n - 1 - i}" if i < n - 1 else ""
+                binds += [(q.name, f"list({value}[{i}:{end}])")] if q.name else []
+                continue
+            at = i if not stars or i < stars[0] else f"len({value}) - {n - i}"
+            t, b = _pattern(d, q, f"{value}[{at}]")
+            tests += [f"({t})"] if t else []
+            binds += b
+        return " and ".join(tests), binds
+    if isinstance(p, gast.MatchMapping):            # {"kind": k, **rest}
+        tests, binds = [f"isinstance({value}, dict)"], []
+        keys = [gast.unparse(k).strip() for k in p.keys]
+        for key, q in zip(keys, p.patterns):
+            tests.append(f"{key} in {value}")
+            t, b = _pattern(d, q, f"{value}[{key}]")
+            tests += [f"({t})"] if t else []
+            binds += b
+        if p.rest:
+            binds.append((p.rest, f"{{k: v for k, v in {value}.items() "
+                                  f"if k not in ({', '.join(keys)}{',' if len(keys) == 1 else ''})}}"))
+        return " and ".join(tests), binds
+    if isinstance(p, gast.MatchClass):              # Cfg(kind="poly", power=p)
+        cls_src = gast.unparse(p.cls).strip()
+        tests, binds = [f"isinstance({value}, {cls_src})"], []
+        attrs = []
+        if p.patterns:
+            cls = d._resolved_object(p.cls)
+            if cls in _SELF_MATCHING and len(p.patterns) == 1:
+                t, b = _pattern(d, p.patterns[0], value)
+                tests += [f"({t})"] if t else []
+                binds += b
+            else:
+                names = getattr(cls, "__match_args__", None) if isinstance(cls, type) else None
+                if not isinstance(names, tuple) or len(names) < len(p.patterns):
+                    raise d.error(p, f"secant cannot read the positional patterns of {cls_src}"
+                                     "(...) here: it needs the class's __match_args__ known "
+                                     "when the function is transformed; name the fields "
+                                     f"({cls_src}(field=...))")
+                attrs = list(zip(names, p.patterns))
+        attrs += list(zip(p.kwd_attrs, p.kwd_patterns))
+        for attr, q in attrs:
+            t, b = _pattern(d, q, f"{value}.{attr}")
             tests += [f"({t})"] if t else []
             binds += b
         return " and ".join(tests), binds

@@ -155,6 +155,9 @@ def _build(cls, kinds=None):
     if any(k in members for k in _FORBIDDEN if (k != "__getattr__" or delegate is None)
            and (k != "__setattr__" or not _frozen_dataclass_setattr(cls))):
         raise NotEligible(cls.__name__)
+    for k, v in members.items():        # a descriptor of the user's (`__get__`/`__set__`):
+        if not k.startswith("__") and _own_descriptor(v):   # `self.k = v` runs its __set__
+            raise NotEligible(f"descriptor {k}")
     sources = {}
     for k, v in members.items():        # its methods and __call__ (not the other dunders:
         if inspect.isfunction(v) and (k == "__call__" or not k.startswith("__")):  # operators)
@@ -208,6 +211,17 @@ def _build(cls, kinds=None):
     ns.__field_kinds__ = supers.kinds           # field -> the simple class of its object
     ns.__delegate__ = delegate                  # __getattr__ reads this field's attributes
     return ns
+
+
+def _own_descriptor(v):
+    """A class attribute whose lookup runs code of the user's: an object of a class with
+    __get__/__set__/__delete__ that is no function, property, staticmethod or classmethod."""
+    if isinstance(v, (types.FunctionType, property, staticmethod, classmethod, type,
+                      types.BuiltinFunctionType, functools.partial, types.GetSetDescriptorType,
+                      types.MemberDescriptorType)):
+        return False
+    kind = type(v)
+    return any(hasattr(kind, d) for d in ("__get__", "__set__", "__delete__"))
 
 
 def _delegate(fn):
