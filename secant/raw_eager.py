@@ -111,9 +111,7 @@ def _grad_seed(out):
     raise _NotRaw
 
 
-def _grad_seed_like(x, y=None):
-    if y is not None:
-        x = _result_type(x, y)
+def _grad_seed_like(x):
     if type(x) is np.dtype or isinstance(x, np.dtype):     # (grad_seed_like(result_type(...)))
         if x == _F32 or x == _F64 and dtypes.X64[0]:
             return x.type(1)

@@ -4993,17 +4993,6 @@ class _PerExampleQueries(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
-        if getattr(self.norm._resolve(node.func), "__secant_example_shapes__", False) and \
-                any(self._queried(a) is not None for a in node.args):
-            # shape_of(labels, logp) (ad/helpers.py) with a batched argument: the broadcast of
-            # each one's shape, each batched one's per example (snp.shape(logp)[1:])
-            shapes = ", ".join(f"snp.shape({gast.unparse(a).strip()})" for a in node.args)
-            kws = "".join(f", {k.arg}={gast.unparse(k.value).strip()}" for k in node.keywords)
-            new = gast.parse(f"broadcast_shape({shapes}{kws})").body[0].value
-            new = gast.copy_location(new, node) if hasattr(node, "lineno") else new
-            for a, b in zip(new.args, node.args):
-                a.args[0] = b           # (the arguments themselves: their names' versions)
-            return self.generic_visit(new)
         x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
             else None
         if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",
