@@ -1233,6 +1233,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = fold.returned_in_place(lines, bars & kept)
     if last is not None and id(last) in before and lines[-1] is not None:
         before.add(id(lines[-1]))
+    lines = _quotients_not_divided_again(lines, _quotients(fn), bars)
     # `f_out, f_out_res = f_fwd_checked(y)` in a loop's reverse pass, f_out read by nothing
     # after it: `_, f_out_res = ...` (liveness: transformer/walker.py unread_targets_unnamed)
     lines = unread_targets_unnamed(lines)
@@ -1241,6 +1242,59 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
                   ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
     return lines, out_bar_param, out_param, canonical
+
+
+def _quotients(fn):
+    """Names the function's top level binds once to a quotient (`z = (x - mu) / e`)."""
+    count = dataflow.definitions(fn)
+    return {s.targets[0] for s in fn.body if isinstance(s, ir.Op) and s.op == "true_divide"
+            and len(s.targets) == 1 and count.get(s.targets[0]) == 1}
+
+
+def _quotients_not_divided_again(lines, quotients, bars):
+    """`lines` (those assigning a cotangent `bars`, and the return) with each `z * t / e` (z
+    a quotient `a / b` of the forward pass, t grad's seed: a true_divide's cotangent of the
+    seed times z) written `t / e * z`, the same operations: under jit the seed is a constant
+    one that XLA folds away, then rewrites (a / b) / e into a / (b * e), and b * e overflows
+    where neither quotient does (gaussian_loglik's z / sigma at sigma = exp(50), issue 20: 0
+    under jit where eager gives 1.49e-13; JAX's derivative has a negation between the two
+    divisions). (A cotangent t that is no constant keeps its form: XLA cannot fold it.)"""
+    if not quotients:
+        return lines
+    out = []
+    for ln in lines:
+        if ln.kind != "stmt" or "/" not in ln.code or not ln.uses & quotients or not (
+                ln.defines & bars or ln.code.startswith("return ")):
+            out.append(ln)
+            continue
+        tree = ast.parse(ln.code)
+        changed = False
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and
+                    isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult)):
+                continue
+            z, t = node.left.left, node.left.right
+
+            def quotient(e):
+                return isinstance(e, ast.Name) and e.id in quotients or \
+                    isinstance(e, ast.BinOp) and isinstance(e.op, ast.Div)
+            if quotient(t) and not quotient(z):
+                z, t = t, z
+            if quotient(t) or not _seed(t) or not quotient(z) or not isinstance(z, ast.Name):
+                continue
+            node.left, node.op, node.right = ast.BinOp(t, ast.Div(), node.right), ast.Mult(), z
+            changed = True
+        out.append(Line(ast.unparse(tree), ln.indent, ln.kind, ln.origin) if changed else ln)
+    return out
+
+
+def _seed(node):
+    """Whether `node` is grad's seed (a constant one under jit), or its unreduce."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "unreduce" and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id.startswith("grad_seed")
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
