@@ -37,7 +37,7 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
-from secant.transformer.containers import ContainerMixin, _name, is_growth
+from secant.transformer.containers import ContainerMixin, _name, hoist_choices, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -1350,10 +1350,11 @@ class Normaliser(ContainerMixin):
             self.bind_name(total, self.operand(start))
         scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
+        pre, term = hoist_choices(comp.elt, self.names.fresh)     # (f(a if c else b))
         add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
                           value=gast.BinOp(left=gast.Name(total, gast.Load(), None, None),
-                                           op=gast.Add(), right=comp.elt), type_comment=None)
-        loop = gast.For(target=gen.target, iter=gen.iter, body=[add], orelse=[],
+                                           op=gast.Add(), right=term), type_comment=None)
+        loop = gast.For(target=gen.target, iter=gen.iter, body=pre + [add], orelse=[],
                         type_comment=None)
         for n in (add, add.targets[0], add.value, add.value.left, loop):
             gast.copy_location(n, node)
