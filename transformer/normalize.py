@@ -37,6 +37,7 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
+from secant.transformer import in_place_calls
 from secant.transformer.containers import ContainerMixin, _name, hoist_choices, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
@@ -356,6 +357,7 @@ class Normaliser(ContainerMixin):
         elif isinstance(stmt, gast.Expr):
             if isinstance(stmt.value, gast.Constant):
                 return          # a docstring or a bare constant
+            self._check_not_in_place(stmt.value)
             built = self._plain_setattr(stmt)
             if built is not None:       # object.__setattr__(m, "w", v): a new object
                 return self.bind_name(stmt.value.args[0].id, self.operand(built))
@@ -593,6 +595,25 @@ class Normaliser(ContainerMixin):
                   and isinstance(n.ctx, gast.Store)]
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
+
+    def _check_not_in_place(self, call):
+        """`snp.add.at(x, i, v)`, `np.put(a, i, v)`, `np.copyto(y, v)` as a statement: NumPy's
+        in-place idiom, which an immutable array cannot do (transformer/in_place_calls.py):
+        refused at the user's line where it would run, never dropped with its unused result."""
+        if not isinstance(call, gast.Call):
+            return
+        inplace = True
+        for k in call.keywords:
+            if k.arg == "inplace":
+                inplace = k.value.value if isinstance(k.value, gast.Constant) else None
+        obj = self._resolve(call.func)
+        if obj is _UNRESOLVED:
+            return
+        message = in_place_calls.refusal(obj, inplace)
+        if message is not None:
+            error = self.src.error(call, message)
+            error.when_run = True       # (in a branch: where that branch runs, as in NumPy)
+            raise error
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""

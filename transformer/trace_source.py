@@ -31,6 +31,7 @@ import numpy as np
 from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.backends.errors import SecantError
+from secant.transformer import in_place_calls
 from secant.codegen.naming import Names, suggest
 
 _traced = FunctionCache("traced")        # function -> its traced form
@@ -389,6 +390,10 @@ class _Named:
             done = _run_in_python(self._rec, self._obj, args, kwargs)
             if done is not _NOT_RUN:
                 return done
+        message = in_place_calls.refusal(self._obj, kwargs.get("inplace", True)) \
+            if self._obj is not None else None
+        if message is not None:     # snp.add.at(x, i, v) as NumPy's in-place idiom: raised as
+            raise TraceSourceError(message + _caller_line())   # it would run, never dropped
         parts = [self._rec.source(a) for a in args]
         parts += [f"{k}={self._rec.source(v)}" for k, v in kwargs.items()]
         first = next((a for a in args if isinstance(a, _Value)), None)
