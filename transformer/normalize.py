@@ -1010,6 +1010,19 @@ class Normaliser(ContainerMixin):
             return None
         else:
             kind = copy.deepcopy(made_by.func)
+            described = next((c.__dict__[target.attr] for c in cls.__mro__
+                              if target.attr in c.__dict__), None)
+            if hasattr(type(described), "__set__"):
+                # m.w = v, setattr or object.__setattr__ of a property (a data descriptor)
+                # of m's class: Python runs its setter, never a field of m's own
+                if isinstance(described, property) and described.fset is None:
+                    error = self.src.error(stmt, f"property {target.attr!r} of "
+                                           f"{cls.__name__!r} object has no setter (Python's "
+                                           "AttributeError: setting it cannot bypass the "
+                                           "property)")
+                    error.when_run = True
+                    raise error
+                return None     # (its setter run through: the function's trace follows it)
         line = stmt.lineno
         for n in hygiene.walk_scope(self.node.body):       # read before only as m.field (never passed)
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
