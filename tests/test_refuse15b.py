@@ -288,3 +288,10 @@ def test_property_setter_runs_as_python(f):
     np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), expected, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(secant.vmap(f)(np.stack([x, 2 * x]))),
                                [float(f(x)), float(f(2 * x))], rtol=1e-10)
+
+
+def test_choice_on_a_traced_test_under_jit_keeps_jax_error():
+    xs = [np.array([0.5, 1.0]), np.array([-0.5, -1.0])]
+    for f in (secant.jit(traced_test), secant.jit(secant.grad(traced_test))):
+        with pytest.raises(SecantError, match=r"bool\(\) of a traced value"):
+            f(xs)
