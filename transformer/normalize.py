@@ -4613,6 +4613,9 @@ def _first_reads(stmts, names, _loads=None):
                 set_here = (open_ - hit) & set().union(*map(assigned, block))
                 if set_here:
                     covered[key] = covered.get(key, set()) | set_here
+            if s.orelse:        # assigned in both branches: assigned after the if
+                pending -= set().union(*map(assigned, s.body)) & set().union(
+                    *map(assigned, s.orelse))
             continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
@@ -4623,6 +4626,9 @@ def _first_reads(stmts, names, _loads=None):
             hit |= _first_reads(s.orelse, pending - hit, loads)
             found |= hit
             pending -= hit
+            if isinstance(s, gast.If) and s.orelse:     # (assigned in both branches)
+                pending -= set().union(*map(assigned, s.body)) & set().union(
+                    *map(assigned, s.orelse))
             continue
         hit = pending & reads(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
