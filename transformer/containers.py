@@ -63,6 +63,41 @@ def _set_location(nodes, where, force=False):
                 n.end_col_offset = getattr(where, "end_col_offset", 0)
 
 
+def hoist_choices(value, fresh):
+    """`f(a if c else b)` as a comprehension's item (or a sum's term): the statements that
+    choose before it in the loop body, `if c: chosen = a` / `else: chosen = b`, and the item
+    with `chosen` in the choice's place (nested choices in turn; a choice in a lambda or a
+    comprehension of its own stays as written, evaluated only there)."""
+    pre = []
+    if not any(isinstance(n, gast.IfExp) for n in _walk(value)):
+        return pre, value
+    value = copy.deepcopy(value)        # (the user's tree stays as written)
+
+    class Hoist(gast.NodeTransformer):
+        def visit_IfExp(self, n):
+            if isinstance(n.body, gast.Constant) and isinstance(n.orelse, gast.Constant):
+                return n
+            n.test = self.visit(n.test)
+            name = fresh("chosen")
+            branches = []
+            for part in (n.body, n.orelse):
+                stmts, part = hoist_choices(part, fresh)
+                branches.append(stmts + [gast.Assign(targets=[_name(name, store=True)],
+                                                     value=part, type_comment=None)])
+            pre.append(gast.If(test=n.test, body=branches[0], orelse=branches[1]))
+            _set_location(pre[-1:], n)
+            return gast.copy_location(_name(name), n)
+
+        def _keep(self, n):
+            return n
+
+        visit_BoolOp = visit_Lambda = visit_ListComp = visit_DictComp = _keep
+        visit_SetComp = visit_GeneratorExp = _keep
+
+    value = Hoist().visit(value)
+    return pre, value
+
+
 _STRICT_ZIP = "zip() arguments have different lengths (strict=True)"
 
 
@@ -1555,8 +1590,9 @@ class ContainerMixin:
         value = node.value if is_dict else node.elt
         if isinstance(value, gast.IfExp):   # [a if c else b for ...]: an if in the loop
             inner = [gast.If(test=value.test, body=[add(value.body)], orelse=[add(value.orelse)])]
-        else:
-            inner = [add(value)]
+        else:                               # [f(a if c else b) for ...]: the if first
+            pre, value = hoist_choices(value, self.names.fresh)
+            inner = pre + [add(value)]
         for gen in reversed(node.generators):
             if gen.is_async:
                 raise self.src.error(node, "async comprehensions cannot be transformed")

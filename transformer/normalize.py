@@ -37,7 +37,8 @@ from secant.transformer import callees, closure_factories, dataflow, defaults, h
 from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
-from secant.transformer.containers import ContainerMixin, _name, is_growth
+from secant.transformer import in_place_calls
+from secant.transformer.containers import ContainerMixin, _name, hoist_choices, is_growth
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -356,6 +357,7 @@ class Normaliser(ContainerMixin):
         elif isinstance(stmt, gast.Expr):
             if isinstance(stmt.value, gast.Constant):
                 return          # a docstring or a bare constant
+            self._check_not_in_place(stmt.value)
             built = self._plain_setattr(stmt)
             if built is not None:       # object.__setattr__(m, "w", v): a new object
                 return self.bind_name(stmt.value.args[0].id, self.operand(built))
@@ -593,6 +595,25 @@ class Normaliser(ContainerMixin):
                   and isinstance(n.ctx, gast.Store)]
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
+
+    def _check_not_in_place(self, call):
+        """`snp.add.at(x, i, v)`, `np.put(a, i, v)`, `np.copyto(y, v)` as a statement: NumPy's
+        in-place idiom, which an immutable array cannot do (transformer/in_place_calls.py):
+        refused at the user's line where it would run, never dropped with its unused result."""
+        if not isinstance(call, gast.Call):
+            return
+        inplace = True
+        for k in call.keywords:
+            if k.arg == "inplace":
+                inplace = k.value.value if isinstance(k.value, gast.Constant) else None
+        obj = self._resolve(call.func)
+        if obj is _UNRESOLVED:
+            return
+        message = in_place_calls.refusal(obj, inplace)
+        if message is not None:
+            error = self.src.error(call, message)
+            error.when_run = True       # (in a branch: where that branch runs, as in NumPy)
+            raise error
 
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
@@ -989,6 +1010,19 @@ class Normaliser(ContainerMixin):
             return None
         else:
             kind = copy.deepcopy(made_by.func)
+            described = next((c.__dict__[target.attr] for c in cls.__mro__
+                              if target.attr in c.__dict__), None)
+            if hasattr(type(described), "__set__"):
+                # m.w = v, setattr or object.__setattr__ of a property (a data descriptor)
+                # of m's class: Python runs its setter, never a field of m's own
+                if isinstance(described, property) and described.fset is None:
+                    error = self.src.error(stmt, f"property {target.attr!r} of "
+                                           f"{cls.__name__!r} object has no setter (Python's "
+                                           "AttributeError: setting it cannot bypass the "
+                                           "property)")
+                    error.when_run = True
+                    raise error
+                return None     # (its setter run through: the function's trace follows it)
         line = stmt.lineno
         for n in hygiene.walk_scope(self.node.body):       # read before only as m.field (never passed)
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
@@ -1350,10 +1384,11 @@ class Normaliser(ContainerMixin):
             self.bind_name(total, self.operand(start))
         scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
+        pre, term = hoist_choices(comp.elt, self.names.fresh)     # (f(a if c else b))
         add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
                           value=gast.BinOp(left=gast.Name(total, gast.Load(), None, None),
-                                           op=gast.Add(), right=comp.elt), type_comment=None)
-        loop = gast.For(target=gen.target, iter=gen.iter, body=[add], orelse=[],
+                                           op=gast.Add(), right=term), type_comment=None)
+        loop = gast.For(target=gen.target, iter=gen.iter, body=pre + [add], orelse=[],
                         type_comment=None)
         for n in (add, add.targets[0], add.value, add.value.left, loop):
             gast.copy_location(n, node)
@@ -4578,6 +4613,9 @@ def _first_reads(stmts, names, _loads=None):
                 set_here = (open_ - hit) & set().union(*map(assigned, block))
                 if set_here:
                     covered[key] = covered.get(key, set()) | set_here
+            if s.orelse:        # assigned in both branches: assigned after the if
+                pending -= set().union(*map(assigned, s.body)) & set().union(
+                    *map(assigned, s.orelse))
             continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
@@ -4588,6 +4626,9 @@ def _first_reads(stmts, names, _loads=None):
             hit |= _first_reads(s.orelse, pending - hit, loads)
             found |= hit
             pending -= hit
+            if isinstance(s, gast.If) and s.orelse:     # (assigned in both branches)
+                pending -= set().union(*map(assigned, s.body)) & set().union(
+                    *map(assigned, s.orelse))
             continue
         hit = pending & reads(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):

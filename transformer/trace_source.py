@@ -31,6 +31,7 @@ import numpy as np
 from secant.backends.function_cache import FunctionCache
 from secant.backends import once
 from secant.backends.errors import SecantError
+from secant.transformer import in_place_calls
 from secant.codegen.naming import Names, suggest
 
 _traced = FunctionCache("traced")        # function -> its traced form
@@ -389,6 +390,10 @@ class _Named:
             done = _run_in_python(self._rec, self._obj, args, kwargs)
             if done is not _NOT_RUN:
                 return done
+        message = in_place_calls.refusal(self._obj, kwargs.get("inplace", True)) \
+            if self._obj is not None else None
+        if message is not None:     # snp.add.at(x, i, v) as NumPy's in-place idiom: raised as
+            raise TraceSourceError(message + _caller_line())   # it would run, never dropped
         parts = [self._rec.source(a) for a in args]
         parts += [f"{k}={self._rec.source(v)}" for k, v in kwargs.items()]
         first = next((a for a in args if isinstance(a, _Value)), None)
@@ -1177,8 +1182,67 @@ def _object_view(rec, obj):
         fields = None
     if type(fields) is not dict:
         return _Object(rec, obj)
-    view = _DictObject(rec, obj)
+    view = _view_class(type(obj))(rec, obj)
     object.__setattr__(view, "__dict__", fields)
+    return view
+
+
+class _NoSetter(TraceSourceError, AttributeError):
+    """object.__setattr__ of a property without a setter (Python's AttributeError)."""
+
+
+class _SetThrough:
+    """On a view's class, for a data descriptor (a property) of the viewed object's class:
+    `object.__setattr__(view, name, v)` runs that descriptor's __set__ as Python would on the
+    object (a property's setter run through; no setter: Python's AttributeError), never a
+    field stored in the shared __dict__ that the property would then hide."""
+
+    def __init__(self, attr):
+        self.attr = attr
+
+    def __get__(self, view, owner=None):
+        return self if view is None else _Object._secant_getattr(view, self.attr)
+
+    def __set__(self, view, value):
+        obj = object.__getattribute__(view, "_secant_obj")
+        rec = object.__getattribute__(view, "_secant_rec")
+        prop = _class_attribute(type(obj), self.attr)
+        if isinstance(prop, property):
+            if prop.fset is None:       # (Python's AttributeError, at the user's line)
+                raise _NoSetter(f"property {self.attr!r} of {type(obj).__name__!r} object has "
+                                f"no setter (setting it cannot bypass the property, in Python "
+                                f"as in a trace){_caller_line()}")
+            if _followed(prop.fset) is not None:
+                _Follow(rec, types.MethodType(prop.fset, view))(value)
+                return
+        prop.__set__(obj, value)
+
+    def __delete__(self, view):
+        _class_attribute(type(object.__getattribute__(view, "_secant_obj")),
+                         self.attr).__delete__(object.__getattribute__(view, "_secant_obj"))
+
+
+_VIEW_CLASSES = weakref.WeakKeyDictionary()
+
+
+def _view_class(cls):
+    """_DictObject, or (a class with data descriptors, properties) its subclass that sets them
+    through (_SetThrough)."""
+    try:
+        return _VIEW_CLASSES[cls]
+    except (KeyError, TypeError):
+        pass
+    described = {a for c in getattr(cls, "__mro__", ())[:-1] for a, d in vars(c).items()
+                 if a not in ("__dict__", "__weakref__", "__class__") and not a.startswith("__")
+                 and hasattr(type(d), "__set__") and a not in _DictObject.__dict__}
+    view = _DictObject
+    if described:
+        view = type(f"_DictObject_{cls.__name__}", (_DictObject,),
+                    {"__slots__": (), **{a: _SetThrough(a) for a in described}})
+    try:
+        _VIEW_CLASSES[cls] = view
+    except TypeError:
+        pass
     return view
 
 
