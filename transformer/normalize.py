@@ -2922,8 +2922,12 @@ class Normaliser(ContainerMixin):
                           callee_name="dynamic_call")
 
     def _builds_operator_object(self, node):
-        """`tree_unflatten(tree_structure(Vec(a)), leaves)`, as transformer/desugar.py reads
-        `Vec(a)`, of a class Vec with operators (transformer/operators.py)."""
+        """`Vec(a)` of a class Vec with operators (transformer/operators.py), or `tree_unflatten(
+        tree_structure(Vec(a)), leaves)`, as transformer/desugar.py reads it where Vec is a
+        pytree class (a plain class only once an object of it has been seen: read either way,
+        what `Vec(a) + w` calls must not depend on that)."""
+        if operators.has_operators(self._resolve(node.func)):
+            return True
         inner = node.args[0] if len(node.args) == 2 else None
         if not (isinstance(inner, gast.Call) and inner.args and isinstance(inner.args[0],
                                                                            gast.Call)):
@@ -3208,6 +3212,19 @@ class Normaliser(ContainerMixin):
             traced_aux = self._traced_aux(node) if is_node_type(obj) else None
             if traced_aux is not None:      # (State(x, x[0]) with a meta field x[0]; its trace
                 error = self._traced_aux_error(node, traced_aux)    # may still follow it)
+                error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
+                                     "which a source transform cannot follow")
+                raise error
+            descriptor = _user_descriptor(obj)
+            if descriptor is not None:      # (`self.sigma = raw` runs Positive.__set__)
+                field, kind = descriptor
+                error = self.src.error(node, f"secant cannot {verb} through the object {name}"
+                                     f"(...): its class's attribute {field} is a descriptor "
+                                     f"({kind.__name__}, with its own __get__/__set__), "
+                                     f"so setting or reading {field} runs {kind.__name__}'s "
+                                     "code, which secant does not read as the object's "
+                                     "fields; use a property or a plain field, or compute "
+                                     "the value in __init__")
                 error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
                                      "which a source transform cannot follow")
                 raise error
@@ -5034,4 +5051,15 @@ def _static_query_kind(obj):
                       ("size", (np.size, snp.size)), ("len", (len,))):
         if any(obj is f for f in fns):
             return kind
+    return None
+
+
+def _user_descriptor(cls):
+    """(name, class) of a descriptor of the user's that class `cls` (or a base) holds as an
+    attribute (`sigma = Positive()`, Positive with __get__/__set__), else None."""
+    from secant.transformer.user_objects import _own_descriptor
+    for c in getattr(cls, "__mro__", ())[:-1]:
+        for k, v in vars(c).items():
+            if not k.startswith("__") and _own_descriptor(v):
+                return k, type(v)
     return None
