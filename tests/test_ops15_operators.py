@@ -173,3 +173,52 @@ def test_descriptor_refusal_names_the_descriptor(x64):
         with pytest.raises(secant.SecantError, match=r"sigma is a descriptor \(Positive") as e:
             transform(with_descriptor)(jnp.asarray(x))
         assert "used as a value" not in str(e.value).split("\n")[0]
+
+
+# --- v[i]: the class's __getitem__ ------------------------------------------------------------
+@dataclasses.dataclass
+class Indexed:
+    v: object
+
+    def __getitem__(self, i):
+        return self.v[i] * 2.0
+
+
+@secant.tree_util.register_pytree_node_class
+class Registered:
+    def __init__(self, v):
+        self.v = v
+
+    def __getitem__(self, i):
+        return jnp.sin(self.v[i])
+
+    def tree_flatten(self):
+        return (self.v,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def indexed(x):
+    w = Indexed(x)
+    return w[1] ** 2 * Indexed(jnp.exp(x))[2]
+
+
+def registered_param(p):
+    return p[0] * p[2] ** 2
+
+
+def test_getitem(x64):
+    # was: "cannot build the cotangent of a Indexed read field by field"
+    x = jnp.asarray(X)
+    assert_trees_close(grad(indexed)(x), fd_grad(indexed, (x,)), rtol=1e-5, atol=1e-6)
+    first = lambda x: jnp.sum(grad(indexed)(x) ** 2)  # noqa: E731
+    assert_trees_close(grad(first)(x), fd_grad(first, (x,)), rtol=1e-4, atol=1e-5)
+    check_vmap(indexed, (XS,))
+    p = Registered(x)
+    g = grad(registered_param)(p)
+    assert isinstance(g, Registered)
+    assert_trees_close(g.v, fd_grad(lambda v: registered_param(Registered(v)), (x,)),
+                       rtol=1e-5, atol=1e-6)
+    assert_trees_close(jit(registered_param)(p), registered_param(p))

@@ -264,6 +264,7 @@ class Normaliser(ContainerMixin):
         # parameters a call passed them in, and the ops that build or return them
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
         self.object_ops = []
+        self.operator_built = []        # (of those, the ops of `Vec(a)` itself)
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
         self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
@@ -1604,8 +1605,12 @@ class Normaliser(ContainerMixin):
                 self.out.pop()          # abs(v) of a user object: v.__abs__()
                 return self.operator_call("unary_method", [last.operands["x"]], "abs")
             if isinstance(out, ir.Var) and self._builds_operator_object(node):
-                self.object_ops.extend(op for op in self.out if isinstance(op, ir.Op)
-                                       and out.name in op.targets)
+                built = [op for op in self.out if isinstance(op, ir.Op) and out.name in op.targets]
+                self.object_ops.extend(built)
+                from secant.tree_util import tree_unflatten
+                if operators.has_operators(self._resolve(node.func)) or \
+                        self._resolve(node.func) is tree_unflatten:
+                    self.operator_built.extend(built)
             return out
         if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
             verb = "batch" if self.batching else "differentiate"
@@ -1799,6 +1804,12 @@ class Normaliser(ContainerMixin):
         return isinstance(o, ir.Var) and (o.name in self.objects or any(
             o.name in op.targets for op in self.object_ops))
 
+    def _built_object(self, o):
+        """Whether `o` may be a user object with operators as a parameter or as built here
+        (`Vec(a)`), not as an operator's result (which may be a tuple or dict as well: the
+        derivative's own code reads those with plain subscripts)."""
+        return o.name in self.objects or any(o.name in op.targets for op in self.operator_built)
+
     def operator_call(self, look_up, operands, method):
         """`x - y` (`-x`, `abs(x)`) where an operand may be a user object: `dynamic_call(
         binary_method(x, y, 'sub'), x, y)`, the method Python calls found when it runs; what it
@@ -1988,6 +1999,11 @@ class Normaliser(ContainerMixin):
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
             return self.call(call)
         base = self.operand(node.value)
+        if isinstance(base, ir.Var) and self._built_object(base) and not any(
+                isinstance(n, gast.Slice) for n in gast.walk(node.slice)):
+            index = self.operand(node.slice)    # v[1] of a user object: v.__getitem__(1)
+            if isinstance(index, ir.Expr):
+                return self.operator_call("binary_method", [base, index], "getitem")
         if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
             base = self.pack(base)          # (x, y)[1], tuple([x, y])[1]: a container's item
         if isinstance(base, ir.Var) and self.is_container(base):
