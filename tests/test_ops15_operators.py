@@ -205,6 +205,10 @@ def indexed(x):
     return w[1] ** 2 * Indexed(jnp.exp(x))[2]
 
 
+def indexed_slice(x):
+    return jnp.sum(jnp.cos(Indexed(x)[1:]) * Indexed(x)[::2][0])
+
+
 def registered_param(p):
     return p[0] * p[2] ** 2
 
@@ -216,6 +220,8 @@ def test_getitem(x64):
     first = lambda x: jnp.sum(grad(indexed)(x) ** 2)  # noqa: E731
     assert_trees_close(grad(first)(x), fd_grad(first, (x,)), rtol=1e-4, atol=1e-5)
     check_vmap(indexed, (XS,))
+    assert_trees_close(grad(indexed_slice)(x), fd_grad(indexed_slice, (x,)), rtol=1e-5, atol=1e-6)
+    check_vmap(indexed_slice, (XS,))
     p = Registered(x)
     g = grad(registered_param)(p)
     assert isinstance(g, Registered)

@@ -1999,9 +1999,9 @@ class Normaliser(ContainerMixin):
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
             return self.call(call)
         base = self.operand(node.value)
-        if isinstance(base, ir.Var) and self._built_object(base) and not any(
-                isinstance(n, gast.Slice) for n in gast.walk(node.slice)):
-            index = self.operand(node.slice)    # v[1] of a user object: v.__getitem__(1)
+        if isinstance(base, ir.Var) and self._built_object(base):
+            index = self.operand(_slices_as_calls(node.slice))  # v[1] of a user object:
+            #   v.__getitem__(1); v[1:] as v.__getitem__(slice(1, None, None))
             if isinstance(index, ir.Expr):
                 return self.operator_call("binary_method", [base, index], "getitem")
         if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
@@ -5079,3 +5079,16 @@ def _user_descriptor(cls):
             if not k.startswith("__") and _own_descriptor(v):
                 return k, type(v)
     return None
+
+
+def _slices_as_calls(index):
+    """`1:n` in an index as `slice(1, n, None)`, a value that can be passed on."""
+    def call(n):
+        if isinstance(n, gast.Slice):
+            parts = [call(p) if p is not None else gast.Constant(None, None)
+                     for p in (n.lower, n.upper, n.step)]
+            return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+        if isinstance(n, gast.Tuple):
+            return gast.Tuple([call(e) for e in n.elts], gast.Load())
+        return n
+    return call(index)
