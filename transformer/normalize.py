@@ -265,6 +265,7 @@ class Normaliser(ContainerMixin):
         # parameters a call passed them in, and the ops that build or return them
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
         self.object_ops = []
+        self.operator_built = []        # (of those, the ops of `Vec(a)` itself)
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
         self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
@@ -1639,8 +1640,12 @@ class Normaliser(ContainerMixin):
                 self.out.pop()          # abs(v) of a user object: v.__abs__()
                 return self.operator_call("unary_method", [last.operands["x"]], "abs")
             if isinstance(out, ir.Var) and self._builds_operator_object(node):
-                self.object_ops.extend(op for op in self.out if isinstance(op, ir.Op)
-                                       and out.name in op.targets)
+                built = [op for op in self.out if isinstance(op, ir.Op) and out.name in op.targets]
+                self.object_ops.extend(built)
+                from secant.tree_util import tree_unflatten
+                if operators.has_operators(self._resolve(node.func)) or \
+                        self._resolve(node.func) is tree_unflatten:
+                    self.operator_built.extend(built)
             return out
         if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
             verb = "batch" if self.batching else "differentiate"
@@ -1834,6 +1839,12 @@ class Normaliser(ContainerMixin):
         return isinstance(o, ir.Var) and (o.name in self.objects or any(
             o.name in op.targets for op in self.object_ops))
 
+    def _built_object(self, o):
+        """Whether `o` may be a user object with operators as a parameter or as built here
+        (`Vec(a)`), not as an operator's result (which may be a tuple or dict as well: the
+        derivative's own code reads those with plain subscripts)."""
+        return o.name in self.objects or any(o.name in op.targets for op in self.operator_built)
+
     def operator_call(self, look_up, operands, method):
         """`x - y` (`-x`, `abs(x)`) where an operand may be a user object: `dynamic_call(
         binary_method(x, y, 'sub'), x, y)`, the method Python calls found when it runs; what it
@@ -2023,6 +2034,11 @@ class Normaliser(ContainerMixin):
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
             return self.call(call)
         base = self.operand(node.value)
+        if isinstance(base, ir.Var) and self._built_object(base):
+            index = self.operand(_slices_as_calls(node.slice))  # v[1] of a user object:
+            #   v.__getitem__(1); v[1:] as v.__getitem__(slice(1, None, None))
+            if isinstance(index, ir.Expr):
+                return self.operator_call("binary_method", [base, index], "getitem")
         if isinstance(base, ir.Seq) and any(isinstance(i, ir.Var) for i in base.items):
             base = self.pack(base)          # (x, y)[1], tuple([x, y])[1]: a container's item
         if isinstance(base, ir.Var) and self.is_container(base):
@@ -2957,8 +2973,12 @@ class Normaliser(ContainerMixin):
                           callee_name="dynamic_call")
 
     def _builds_operator_object(self, node):
-        """`tree_unflatten(tree_structure(Vec(a)), leaves)`, as transformer/desugar.py reads
-        `Vec(a)`, of a class Vec with operators (transformer/operators.py)."""
+        """`Vec(a)` of a class Vec with operators (transformer/operators.py), or `tree_unflatten(
+        tree_structure(Vec(a)), leaves)`, as transformer/desugar.py reads it where Vec is a
+        pytree class (a plain class only once an object of it has been seen: read either way,
+        what `Vec(a) + w` calls must not depend on that)."""
+        if operators.has_operators(self._resolve(node.func)):
+            return True
         inner = node.args[0] if len(node.args) == 2 else None
         if not (isinstance(inner, gast.Call) and inner.args and isinstance(inner.args[0],
                                                                            gast.Call)):
@@ -3243,6 +3263,19 @@ class Normaliser(ContainerMixin):
             traced_aux = self._traced_aux(node) if is_node_type(obj) else None
             if traced_aux is not None:      # (State(x, x[0]) with a meta field x[0]; its trace
                 error = self._traced_aux_error(node, traced_aux)    # may still follow it)
+                error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
+                                     "which a source transform cannot follow")
+                raise error
+            descriptor = _user_descriptor(obj)
+            if descriptor is not None:      # (`self.sigma = raw` runs Positive.__set__)
+                field, kind = descriptor
+                error = self.src.error(node, f"secant cannot {verb} through the object {name}"
+                                     f"(...): its class's attribute {field} is a descriptor "
+                                     f"({kind.__name__}, with its own __get__/__set__), "
+                                     f"so setting or reading {field} runs {kind.__name__}'s "
+                                     "code, which secant does not read as the object's "
+                                     "fields; use a property or a plain field, or compute "
+                                     "the value in __init__")
                 error.global_flow = (f"a {self.what} value goes into the object {name}(...), "
                                      "which a source transform cannot follow")
                 raise error
@@ -5076,3 +5109,27 @@ def _static_query_kind(obj):
         if any(obj is f for f in fns):
             return kind
     return None
+
+
+def _user_descriptor(cls):
+    """(name, class) of a descriptor of the user's that class `cls` (or a base) holds as an
+    attribute (`sigma = Positive()`, Positive with __get__/__set__), else None."""
+    from secant.transformer.user_objects import _own_descriptor
+    for c in getattr(cls, "__mro__", ())[:-1]:
+        for k, v in vars(c).items():
+            if not k.startswith("__") and _own_descriptor(v):
+                return k, type(v)
+    return None
+
+
+def _slices_as_calls(index):
+    """`1:n` in an index as `slice(1, n, None)`, a value that can be passed on."""
+    def call(n):
+        if isinstance(n, gast.Slice):
+            parts = [call(p) if p is not None else gast.Constant(None, None)
+                     for p in (n.lower, n.upper, n.step)]
+            return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+        if isinstance(n, gast.Tuple):
+            return gast.Tuple([call(e) for e in n.elts], gast.Load())
+        return n
+    return call(index)

@@ -36,11 +36,11 @@ _forms = FunctionCache("operator_forms")
 
 def has_operators(cls):
     """Whether `cls` is a user class (not secant's, NumPy's, a builtin) that defines an
-    arithmetic operator in Python."""
+    arithmetic operator (or `v[i]`, __getitem__) in Python."""
     if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in _LIBRARIES:
         return False
     return any(inspect.isfunction(getattr(cls, f"__{n}__", None))
-               for n in (*BINARY.values(), *UNARY.values(), "abs"))
+               for n in (*BINARY.values(), *UNARY.values(), "abs", "getitem"))
 
 
 def is_operator_object(x):
