@@ -347,8 +347,11 @@ def _batched(w, n):
 
 
 # representative triples: each transform at each position and the gaps' compositions, one
-# per module (and the attribute_reader path's grad(grad(jacrev)), whose run-time dispatcher now
-# passes its caller's batch size on); every triple of every module with MODS15D_ALL_TRIPLES=1
+# per module (and the attribute_reader path's grad(grad(jacrev)) and jacrev(vmap(grad)), whose
+# run-time dispatchers pass their caller's batch size on: the batched form of a derivative
+# dispatcher, and the batched form of any call of a function known only at run time, which
+# jacrev's vmap batches in a function's cotangent alone); every triple of every module with
+# MODS15D_ALL_TRIPLES=1
 REPRESENTATIVE = [("jacfwd", "vmap", "grad"), ("vmap", "jacfwd", "grad"),
                   ("jacrev", "jacfwd", "grad"), ("grad", "grad", "grad"),
                   ("jit", "vmap", "jacrev"), ("vmap", "jit", "grad"), ("grad", "vmap", "jacfwd"),
@@ -362,13 +365,7 @@ else:
     SWEEP += [("o15_module", ("grad", "grad", "jacrev")),
               ("o15_sequential", ("jacfwd", "vmap", "grad")),
               ("o15_module", ("jacrev", "vmap", "grad"))]
-XFAIL = {       # (case, triple) -> the error it raises
-    # the reader's batched vjp is reached through dynamic_call_vmap's batched vjp
-    # (_generate_batched_dispatch_derivative), which does not pass its caller's batch size on
-    ("o15_module", ("jacrev", "vmap", "grad")):
-        "UnsupportedError: vmap of this composition is not supported yet: the batch size of a "
-        "value with no arrays in it (a loop's empty outputs) is unknown",
-}
+XFAIL = {}      # (case, triple) -> the error it raises
 
 
 @pytest.mark.parametrize("case,triple", [
