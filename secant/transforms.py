@@ -1633,7 +1633,7 @@ def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, k
                         tuple(keywords) + ((takes_size,) if sized else ()))
     if not through_class:
         gen = _without_callee(gen, mode)
-    return functools.partial(gen, **{takes_size: size}) if sized else gen
+    return _with_size(gen, size, takes_size) if sized else gen
 
 
 _batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
@@ -1737,13 +1737,24 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None, s
     return _bind_object(gen, fn, mode) if bound else gen
 
 
-def _with_size(gen, size):
-    """The batched function `gen` given its caller's batch `size`, where it takes one
-    (vectorize.build: its batched arguments may hold no array); gen itself otherwise."""
-    takes_size = getattr(gen, "__secant_size_param__", None)
+def _with_size(gen, size, takes_size=None):
+    """The batched function `gen` given its caller's batch `size` as its parameter
+    `takes_size` (by default its __secant_size_param__), where it takes one (vectorize.build:
+    its batched arguments may hold no array); gen itself otherwise. The same object for the
+    same size: a further transform of it (grad of a dispatcher's batched form) is generated
+    once, not at every call."""
+    takes_size = takes_size or getattr(gen, "__secant_size_param__", None)
     if takes_size is None or size is None:
         return gen
-    return functools.partial(gen, **{takes_size: size})
+    key = (gen, takes_size, size)
+    try:
+        return once.build(_sized_forms, key,
+                          lambda: functools.partial(gen, **{takes_size: size}))
+    except TypeError:       # (a size that is not hashable)
+        return functools.partial(gen, **{takes_size: size})
+
+
+_sized_forms = FunctionCache("sized_forms")     # (gen, its size parameter, size) -> gen bound
 
 
 def _bind_object(gen, fn, mode):

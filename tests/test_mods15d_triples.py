@@ -386,3 +386,32 @@ def test_triples_of_transforms_of_modules(x64, case, triple):
         want = _reference(name, levels[k - 1], x)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7,
                                    err_msg=f"{case}: level {k} ({name}) of {triple}")
+
+
+# --- 4. a dispatcher's batched form bound to its caller's size: transformed again once --------
+@pytest.mark.parametrize("name", ["grad(vmap(grad))", "jacfwd(vmap(grad))",
+                                  "jacrev(vmap(grad))", "grad(grad(vmap))"])
+def test_a_size_bound_batched_form_is_generated_once_not_at_every_call(x64, name):
+    """Where a run-time dispatcher hands its caller's batch size to the batched form it finds
+    (functools.partial), a further transform of that form reads the same object at every call:
+    it is generated on the first call only (before: every call generated 4 to 7 functions
+    again), and later calls give the first call's values."""
+    from secant import transforms
+    comps = {"grad(vmap(grad))": grad(_summed(vmap(grad(o15_module)))),
+             "jacfwd(vmap(grad))": jacfwd(vmap(grad(o15_module))),
+             "jacrev(vmap(grad))": jacrev(vmap(grad(o15_module))),
+             "grad(grad(vmap))": grad(_summed(grad(_summed(vmap(o15_module)))))}
+    g, x = comps[name], _batched(W, 1)
+    first = np.asarray(g(x))
+    seen = []
+
+    def hook(fn, mode, wrt, staged, gen):
+        seen.append(gen.__name__)
+    transforms.GENERATE_HOOKS.append(hook)
+    try:
+        again = [np.asarray(g(x)) for _ in range(3)]
+    finally:
+        transforms.GENERATE_HOOKS.remove(hook)
+    assert seen == []
+    for a in again:
+        np.testing.assert_array_equal(a, first)
