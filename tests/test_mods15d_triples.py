@@ -365,7 +365,24 @@ else:
     SWEEP += [("o15_module", ("grad", "grad", "jacrev")),
               ("o15_sequential", ("jacfwd", "vmap", "grad")),
               ("o15_module", ("jacrev", "vmap", "grad"))]
-XFAIL = {}      # (case, triple) -> the error it raises
+# (case, triple) -> the error it raises. Found by the full sweep (MODS15D_ALL_TRIPLES=1) of
+# o15_sequential (Sequential15o: a loop over its list of layers, each holding its activation),
+# failing before disp15's changes as after; o15_module and ctx_lambda_child pass all 125.
+_LIST_AS_TUPLE = ("SecantValueError: tree_map: tree 2 does not match the first tree's "
+                  "structure: add_grads of two cotangents of Sequential15o, one with its layers "
+                  "a list, the other a tuple")
+_OBJECT_DTYPE = "SecantTypeError: cannot convert Dense15d (object dtype) to an array"
+_LIST_INDEX = ("TypeError: list indices must be integers or slices, not tuple: the batched "
+               "loop over self.layers indexes a tangent's list of layers with batch_index(i) "
+               "(an internal error, to become a fix or a SecantError)")
+XFAIL = {("o15_sequential", tuple(t.split("-"))): why for why, triples in [
+    (_LIST_AS_TUPLE, ["grad-grad-grad", "grad-jacrev-grad", "grad-jacrev-jacfwd",
+                      "grad-jacrev-jacrev", "grad-vmap-jacrev", "jacrev-grad-grad",
+                      "jacrev-jacrev-grad", "jacrev-vmap-jacrev"]),
+    (_OBJECT_DTYPE, ["grad-grad-jacrev", "jacrev-grad-jacrev"]),
+    (_LIST_INDEX, ["grad-jacfwd-jacfwd", "grad-jacfwd-jacrev", "jacfwd-grad-jacfwd",
+                   "jacfwd-grad-jacrev", "jacfwd-jit-jacfwd", "jacfwd-jit-jacrev",
+                   "vmap-jacfwd-jacfwd", "vmap-jacfwd-jacrev"])] for t in triples}
 
 
 @pytest.mark.parametrize("case,triple", [
