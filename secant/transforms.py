@@ -1781,9 +1781,11 @@ def _bound_source(bound):
              f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
             for i, p in enumerate(params)]
     sig = inspect.Signature([p for i, p in enumerate(params) if i != k])
-    name = f"{gen.__name__}_bound"
-    return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})\n",
-                          name, {}, {gen.__name__: gen, "obj_": obj})
+    # (gen given its caller's batch size, _with_size: a partial, its size a default here)
+    called = gen.func.__name__ if isinstance(gen, functools.partial) else gen.__name__
+    name = f"{called}_bound"
+    return load_generated(f"def {name}{sig}:\n    return {called}({', '.join(args)})\n",
+                          name, {}, {called: gen, "obj_": obj})
 
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None,
