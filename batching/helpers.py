@@ -31,13 +31,12 @@ def shape_only(fn):
 
 
 @shape_only
-def batch_size_of(*trees, axis=0, default=None):
+def batch_size_of(*trees, axis=0):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first: an int, or one for each tree) of batched values (any pytrees): that of the first
     holding an array. A function has no batch axis: a function held by a module (`self.act`),
     or its cotangent, is batched only as a dispatcher's output is (all of it), and sizes
-    nothing; `default` where no tree holds an array (a scan's empty ys; a batched function
-    whose batched parameters may hold none takes its caller's size: vectorize.build)."""
+    nothing; None where no tree holds an array (a scan's empty ys)."""
     axes = axis if isinstance(axis, tuple) else (axis,) * len(trees)
     for tree, ax in zip(trees, axes):
         leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
@@ -49,7 +48,7 @@ def batch_size_of(*trees, axis=0, default=None):
         if len(shape) <= ax:
             raise _unsupported(leaves[0])
         return shape[ax]
-    return default
+    return None
 
 
 def _method_leaves(tree):
