@@ -5,6 +5,10 @@ they read them as the dict built with {} that they follow.
 - `d = defaultdict(f)` -> `d = {}`, and before each statement that reads `d[k]` (`d[k] += v`,
   `d[k] * 2`) `d.setdefault(k, f())`: the factory's value where the key is missing, inserted
   as __missing__ does.
+- `d = defaultdict(list)` (or `lambda: []`) grown by `d[k].append(v)` / `d[k].extend(vs)`
+  statements -> `d[k] = d[k] + [v]` / `+ list(vs)` (after its setdefault): each list is the
+  factory's own fresh one, which no other name holds (an item bound to a name, put in a
+  display or returned leaves the collection as written).
 - `d = OrderedDict(pairs)` -> the dict it builds (a dict keeps its insertion order).
 - `dict([(k, v), ...])`, `OrderedDict([(k, v), ...], c=w)` of a display of pairs ->
   `{k: v, ..., 'c': w}`.
@@ -16,6 +20,7 @@ each read of an item in a statement's own expressions (not in a lambda, a compre
 conditional part or a while test). Anything else (the collection passed on, returned,
 `move_to_end`, `default_factory`) is left as written."""
 import collections
+import copy
 
 import gast
 
@@ -47,6 +52,10 @@ def rewrite(d, body):
     d.changed = True
     for name, (stmt, kind, factory) in made.items():
         stmt.value = located(_pairs(stmt.value) or gast.Dict(keys=[], values=[]), stmt)
+    grown = {name for name, (_, kind, factory) in made.items()
+             if kind is collections.defaultdict and _list_factory(d, factory)}
+    if grown:
+        body = _Growths(grown).visit_body(body)
     return _block(body, {name: factory for name, (_, kind, factory) in made.items()
                          if kind is collections.defaultdict})
 
@@ -105,6 +114,63 @@ def _made(d, body):
     return made
 
 
+def _list_factory(d, factory):
+    """Whether the factory is the builtin `list` or `lambda: []` (a fresh empty list)."""
+    if isinstance(factory, gast.Lambda):
+        return isinstance(factory.body, gast.List) and not factory.body.elts
+    return isinstance(factory, gast.Name) and factory.id == "list" and \
+        d.src.resolve_name("list")[0] == "builtin"
+
+
+def _growth(s, names):
+    """For a statement `d[k].append(v)` / `d[k].extend(vs)` with d in `names`: (the item
+    `d[k]`, the tail `[v]` / `list(vs)` it grows by), else None."""
+    call = s.value if isinstance(s, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr in ("append", "extend") and len(call.args) == 1
+            and not call.keywords and not isinstance(call.args[0], gast.Starred)):
+        return None
+    item = call.func.value
+    if not (isinstance(item, gast.Subscript) and isinstance(item.value, gast.Name)
+            and item.value.id in names and not isinstance(item.slice, gast.Slice)):
+        return None
+    if call.func.attr == "append":
+        return item, gast.List(elts=[call.args[0]], ctx=gast.Load())
+    return item, gast.Call(func=gast.Name("list", gast.Load(), None, None), args=call.args,
+                           keywords=[])
+
+
+class _Growths:
+    """`d[k].append(v)` -> `d[k] = d[k] + [v]` (extend: `+ list(vs)`) in a body's statements,
+    nested defs and classes left as they are."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_body(self, body):
+        out = []
+        for s in body:
+            if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in _BLOCKS:
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.visit_body(getattr(s, field)))
+            for h in getattr(s, "handlers", None) or ():
+                h.body = self.visit_body(h.body)
+            grown = _growth(s, self.names)
+            if grown is not None:
+                item, tail = grown
+                read = gast.Subscript(value=gast.Name(item.value.id, gast.Load(), None, None),
+                                      slice=copy.deepcopy(item.slice), ctx=gast.Load())
+                item.ctx = gast.Store()
+                s = located(gast.Assign(targets=[item], value=gast.BinOp(
+                    left=read, op=gast.Add(), right=tail), type_comment=None), s, only_new=True)
+                gast.copy_location(read, item)
+            out.append(s)
+        return out
+
+
 def _pure_factory(node):
     """A factory written as a name, an attribute chain or a lambda with no parameters (called
     again at each missing key, as __missing__ calls it)."""
@@ -147,6 +213,7 @@ def _dict_uses(fn, name, factory):
     for n in _walk(fn):
         for c in gast.iter_child_nodes(n):
             parents[id(c)] = n
+    grown = bound = False
     for n in _walk(fn):
         if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
             continue
@@ -156,8 +223,10 @@ def _dict_uses(fn, name, factory):
                     isinstance(p.ctx, gast.Store) and not isinstance(parents.get(id(p)),
                                                                      gast.AugAssign)):
                 if not _pure(p.slice) or _later(p, parents, fn) or _changed_in_place(
-                        p, parents):
+                        p, parents) and not _grown_in_place(p, parents, fn):
                     return False
+                grown = grown or _grown_in_place(p, parents, fn)
+                bound = bound or _bound(p, parents)
             continue
         if isinstance(p, gast.Attribute) and p.value is n and p.attr in _METHODS and \
                 isinstance(parents.get(id(p)), gast.Call) and parents[id(p)].func is p:
@@ -171,7 +240,7 @@ def _dict_uses(fn, name, factory):
         if isinstance(p, gast.For) and p.iter is n:
             continue
         return False
-    return True
+    return not (grown and bound)
 
 
 def _changed_in_place(item, parents):
@@ -179,6 +248,23 @@ def _changed_in_place(item, parents):
     p = parents.get(id(item))
     return isinstance(p, gast.Attribute) or isinstance(p, gast.Subscript) and \
         not isinstance(p.ctx, gast.Load)
+
+
+def _grown_in_place(item, parents, fn):
+    """`d[k].append(v)` / `d[k].extend(vs)` written as a statement (see _Growths)."""
+    p = parents.get(id(item))
+    call = parents.get(id(p))
+    return isinstance(p, gast.Attribute) and isinstance(call, gast.Call) and \
+        call.func is p and _growth(parents.get(id(call)), {item.value.id}) is not None
+
+
+def _bound(item, parents):
+    """An item handed to another holder (bound to a name, in a display, returned, yielded):
+    a growth of it in place would then be seen there too."""
+    p = parents.get(id(item))
+    return isinstance(p, (gast.Assign, gast.AnnAssign, gast.NamedExpr, gast.Return,
+                          gast.Yield, gast.List, gast.Tuple, gast.Set, gast.Dict)) and \
+        getattr(p, "targets", None) != [item] and getattr(p, "target", None) is not item
 
 
 def _pure(key):

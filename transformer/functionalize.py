@@ -344,6 +344,13 @@ def _index_needs_int(body, i):
                   [n] if isinstance(n, gast.Compare) and len(n.ops) > 1 else [])
         if any(_mentions(t, v) for t in tested for v in derived):
             return f"it takes and/or/not of a test on {i}"
+        # a dict keyed by i (`d | {i % 2: v}`, `k in d`): a key is hashed, a traced one is not
+        keys = [k for k in n.keys if k is not None] if isinstance(n, gast.Dict) else \
+            [n.left] if isinstance(n, gast.Compare) and isinstance(n.ops[0], (gast.In,
+                                                                              gast.NotIn)) \
+            else []
+        if any(_mentions(k, v) for k in keys for v in derived):
+            return f"it makes a dict key of {i}"
     return None
 
 
