@@ -1026,6 +1026,11 @@ class ContainerMixin:
             seq = gast.copy_location(gast.Subscript(
                 value=seq.args[0], ctx=gast.Load(),
                 slice=gast.Slice(None, None, gast.Constant(-1, None))), seq)
+        elif isinstance(seq, gast.Call) and isinstance(seq.func, gast.Name) and \
+                seq.func.id in ("zip", "enumerate") and seq.func.id not in self.current:
+            # (an iterator of tuples: the list it yields, as list(zip(xs, ws)) is read)
+            seq = gast.copy_location(gast.Call(func=_name("list"), args=[seq], keywords=[]),
+                                     seq)
         o = self.operand(seq)
         if isinstance(o, ir.Seq):
             o = self.pack(o)

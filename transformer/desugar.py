@@ -50,8 +50,9 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
-                                 gast_parse, generators, iterators, namespaces, nonlocals,
-                                 objects, remat_calls, star_calls, statements, vjp_calls)
+                                 gast_parse, generators, iterators, local_classes,
+                                 namespaces, nonlocals, objects, remat_calls, star_calls,
+                                 statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
                                         walk_scope as _walk_scope)
@@ -61,6 +62,21 @@ from secant.transformer.trace_source import _code_names, _context_generator
 _LIBRARY_ROOTS = ("secant", "numpy", "scipy", "jax", "math", "builtins", "functools",
                   "operator", "itertools", "collections", "typing", "abc", "dataclasses",
                   "copy", "inspect", "types", "contextlib", "time", "logging", "warnings")
+
+
+def _callee_is(d, root, chain, obj):
+    """Whether a call spelled `root.chain...` names `obj` (read through modules only)."""
+    return d.module_callee(root, list(chain)) is obj
+
+
+def _call_is(d, call, obj):
+    """Whether the call node `call` calls `obj` (itertools.starmap, ...), spelled as a name or
+    a module's attribute."""
+    f, chain = call.func, []
+    while isinstance(f, gast.Attribute):
+        chain.insert(0, f.attr)
+        f = f.value
+    return isinstance(f, gast.Name) and _callee_is(d, f.id, chain, obj)
 
 
 def _state_named(functions, limit=200):
@@ -517,7 +533,8 @@ class _Desugarer:
         self._find_containers(node.body)
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
             return self.block(remat_calls.rewrite(self, node.body))
-        body = generators.rewrite(self, node.body)  # for w in layers(p): a generator's list
+        body = local_classes.rewrite(self, node.body)   # class Acc: ... made once, now
+        body = generators.rewrite(self, body)       # for w in layers(p): a generator's list
         census = self.census()
         if census is None or census.on_call or any(
                 _may_be_tree_call(self, root, chain) for root, chain in census.call_chains):
@@ -659,19 +676,26 @@ class _Desugarer:
         `map(lambda w: e, a)` -> `(e for w in a)`: the generator the transforms follow;
         `filter(f, a)` -> `(v for v in a if f(v))` (`filter(None, a)`: `if v`)."""
         census = self.census()
-        if census is not None and not census.names & {"map", "filter", "sorted"}:
+        starmaps = census is None or any(_callee_is(self, root, chain, itertools.starmap)
+                                         for root, chain in census.call_chains)
+        if census is not None and not census.names & {"map", "filter", "sorted"} \
+                and not starmaps:
             return          # (none read anywhere in the function)
         parts = [getattr(s, f, None) for f in ("value", "test", "iter")]
         read = {n.id for p in parts if p is not None for n in _walk(p)
                 if isinstance(n, gast.Name) and n.id in ("map", "filter", "sorted")}
         read = {b for b in read if not self.rebound(b)}
-        if not read:
+        if not read and not starmaps:
             return          # (no map read here: the function's stores unwalked)
         outer = self
 
         class Maps(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
+                if starmaps and len(n.args) == 2 and not n.keywords and not any(
+                        isinstance(a, gast.Starred) for a in n.args) and \
+                        _call_is(outer, n, itertools.starmap):
+                    return outer.starmap(n)
                 if _sorted_items_by_key(n) and not outer.rebound("sorted"):
                     n.keywords = []             # sorted(d.items(), key=lambda kv: kv[0]): the
                     outer.changed = True        # keys are distinct, the pairs' own order
@@ -796,6 +820,28 @@ class _Desugarer:
                     left=_name(k), op=gast.Mod(), right=gast.Call(
                         func=_name("len"), args=[copy.deepcopy(args[0])], keywords=[])))), True
         return None
+
+    def starmap(self, n):
+        """`itertools.starmap(f, pairs)` -> `(f(a, b) for a, b in pairs)` (a lambda's body on
+        its own parameter names; the arity that of the lambda or of a zip of n sequences,
+        else `(f(*item) for item in pairs)`)."""
+        f, it = n.args
+        a = f.args if isinstance(f, gast.Lambda) else None
+        if a is not None and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults
+                                  or a.posonlyargs) and a.args:
+            names, elt = [p.id for p in a.args], f.body
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id == "zip" and not self.rebound("zip") and it.args and \
+                not it.keywords and not any(isinstance(x, gast.Starred) for x in it.args):
+            names = [self.names.fresh("item") for _ in it.args]
+            elt = gast.Call(func=f, args=[_name(v) for v in names], keywords=[])
+        else:
+            item = self.names.fresh("item")
+            return self.comprehension(gast.GeneratorExp, gast.Call(
+                func=f, args=[gast.Starred(value=_name(item), ctx=gast.Load())], keywords=[]),
+                _name(item, store=True), it, [], n)
+        target = gast.Tuple(elts=[_name(v, store=True) for v in names], ctx=gast.Store())
+        return self.comprehension(gast.GeneratorExp, elt, target, it, [], n)
 
     def builtin_filter(self, n):
         """`filter(f, a)` as the generator `(v for v in a if f(v))` (a lambda's body on its own
