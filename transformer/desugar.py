@@ -50,7 +50,8 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
-                                 gast_parse, generators, iterators, local_classes,
+                                 gast_parse, generators, global_writes, iterators,
+                                 local_classes,
                                  namespaces, nonlocals, objects, remat_calls, star_calls,
                                  statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
@@ -534,6 +535,7 @@ class _Desugarer:
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
             return self.block(remat_calls.rewrite(self, node.body))
         body = local_classes.rewrite(self, node.body)   # class Acc: ... made once, now
+        body = global_writes.rewrite(self, body)    # global COUNT; COUNT += 1
         body = generators.rewrite(self, body)       # for w in layers(p): a generator's list
         census = self.census()
         if census is None or census.on_call or any(

@@ -580,6 +580,10 @@ class _Rewriter:
         why = _side_effect(s.body)
         if why:
             return f"its body {why}"
+        for n in _scope_nodes(s.body):      # write_global('COUNT', ...): once per iteration
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and getattr(
+                    self.src.closure.get(n.func.id), "__secant_writes_global__", False):
+                return f"its body sets the global {gast.unparse(n.args[0]).strip()}"
         if _contains(s.body, (gast.Break, gast.Continue), False):
             return "it uses break/continue"
         if _contains(s.body, gast.Return):
