@@ -9,6 +9,8 @@ they read them as the dict built with {} that they follow.
   statements -> `d[k] = d[k] + [v]` / `+ list(vs)` (after its setdefault): each list is the
   factory's own fresh one, which no other name holds (an item bound to a name, put in a
   display or returned leaves the collection as written).
+- `d = {}` grown only by `d.setdefault(k, []).append(v)` (or `.extend(vs)`) statements ->
+  `d.setdefault(k, [])` and `d[k] = d[k] + [v]` (each list the setdefault's fresh one).
 - `d = OrderedDict(pairs)` -> the dict it builds (a dict keeps its insertion order).
 - `dict([(k, v), ...])`, `OrderedDict([(k, v), ...], c=w)` of a display of pairs ->
   `{k: v, ..., 'c': w}`.
@@ -54,10 +56,129 @@ def rewrite(d, body):
         stmt.value = located(_pairs(stmt.value) or gast.Dict(keys=[], values=[]), stmt)
     grown = {name for name, (_, kind, factory) in made.items()
              if kind is collections.defaultdict and _list_factory(d, factory)}
-    if grown:
-        body = _Growths(grown).visit_body(body)
+    if grown:       # (the function's tree holds the new statements: container_updates.py
+        body = d.node.body = _Growths(grown).visit_body(body)      # reads it for aliases)
     return _block(body, {name: factory for name, (_, kind, factory) in made.items()
                          if kind is collections.defaultdict})
+
+
+def setdefault_growths(d, body):
+    """`d.setdefault(k, []).append(v)` statements on a local `d = {}` rewritten as above (d:
+    the desugarer); `body` itself where there are none."""
+    census = d.census()
+    if census is not None and "setdefault" not in census.attributes:
+        return body
+    stores, empty = {}, set()
+    for n in _walk(d.node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            for name in n.names:
+                stores[name] = 2
+    for s in _statements(body):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Dict) and \
+                not s.value.keys:
+            empty.add(s.targets[0].id)
+    names = {name for name in empty if stores.get(name) == 1 and name not in d.params
+             and _grown_by_setdefault(d.node, name)}
+    if not names:
+        return body
+    d.changed = True
+    body = d.node.body = _SetdefaultGrowths(names).visit_body(body)
+    return body
+
+
+def _grown_by_setdefault(fn, name):
+    """Whether `name` (a local `{}`) is grown by `name.setdefault(k, []).append(v)` statements
+    (a pure key) and otherwise only read, its items handed to no other holder."""
+    parents = {}
+    for n in _walk(fn):
+        for c in gast.iter_child_nodes(n):
+            parents[id(c)] = n
+    grown = False
+    for n in _walk(fn):
+        if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
+            continue
+        p = parents.get(id(n))
+        if isinstance(p, gast.Attribute) and p.attr == "setdefault":
+            call = parents.get(id(p))
+            method = parents.get(id(call))
+            outer = parents.get(id(method))
+            if not (isinstance(call, gast.Call) and call.func is p and len(call.args) == 2
+                    and not call.keywords and _pure(call.args[0])
+                    and isinstance(call.args[1], gast.List) and not call.args[1].elts
+                    and isinstance(method, gast.Attribute) and method.value is call
+                    and _setdefault_growth(parents.get(id(outer)), {name}) is not None
+                    and not _later(call, parents, fn)):
+                return False
+            grown = True
+            continue
+        if isinstance(p, gast.Subscript) and p.value is n:
+            if not isinstance(p.ctx, gast.Load) or _changed_in_place(p, parents) or \
+                    _bound(p, parents):
+                return False
+            continue
+        if isinstance(p, gast.Attribute) and p.attr in ("items", "keys", "values") and \
+                isinstance(parents.get(id(p)), gast.Call):
+            continue
+        if isinstance(p, gast.Compare) and n in p.comparators or isinstance(p, gast.For) \
+                and p.iter is n or isinstance(p, gast.Call) and n in p.args and \
+                isinstance(p.func, gast.Name) and p.func.id in _READERS:
+            continue
+        return False
+    return grown
+
+
+def _setdefault_growth(s, names):
+    """For a statement `d.setdefault(k, []).append(v)` (extend) with d in `names`: (d's name,
+    the key, the tail it grows by), else None."""
+    call = s.value if isinstance(s, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr in ("append", "extend") and len(call.args) == 1
+            and not call.keywords and not isinstance(call.args[0], gast.Starred)):
+        return None
+    inner = call.func.value
+    if not (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Attribute)
+            and inner.func.attr == "setdefault" and isinstance(inner.func.value, gast.Name)
+            and inner.func.value.id in names and len(inner.args) == 2):
+        return None
+    tail = gast.List(elts=[call.args[0]], ctx=gast.Load()) if call.func.attr == "append" \
+        else gast.Call(func=gast.Name("list", gast.Load(), None, None), args=call.args,
+                       keywords=[])
+    return inner.func.value.id, inner.args[0], tail
+
+
+class _SetdefaultGrowths:
+    """`d.setdefault(k, []).append(v)` -> `d.setdefault(k, [])` / `d[k] = d[k] + [v]`."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_body(self, body):
+        out = []
+        for s in body:
+            if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in _BLOCKS:
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.visit_body(getattr(s, field)))
+            for h in getattr(s, "handlers", None) or ():
+                h.body = self.visit_body(h.body)
+            grown = _setdefault_growth(s, self.names)
+            if grown is None:
+                out.append(s)
+                continue
+            name, key, tail = grown
+            out.append(located(gast.Expr(value=s.value.func.value), s, only_new=True))
+            item = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
+                                  slice=copy.deepcopy(key), ctx=gast.Store())
+            read = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
+                                  slice=copy.deepcopy(key), ctx=gast.Load())
+            out.append(located(gast.Assign(targets=[item], value=gast.BinOp(
+                left=read, op=gast.Add(), right=tail), type_comment=None), s, only_new=True))
+        return out
 
 
 def _callee(d, root, chain):

@@ -547,6 +547,7 @@ class _Desugarer:
         body = remat_calls.rewrite(self, body)      # lax.scan(jax.checkpoint(cell), ...)
         body = function_lists.rewrite(self, body)   # fs = [lambda t: ..., ...]; for g in fs
         body = collection_dicts.rewrite(self, body)  # d = defaultdict(float); d[k] += v
+        body = collection_dicts.setdefault_growths(self, body)  # d.setdefault(k, []).append(v)
         body = iterators.rewrite(self, body)        # it = iter(xs); a = next(it)
         body = self.lift_local_functions(body)
         body = self.block(body)
