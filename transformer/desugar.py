@@ -1942,7 +1942,12 @@ class _Desugarer:
                         m.id in local and m.id not in own and m.id not in free \
                         and m.id not in self.lifted:    # (a lifted function is global now)
                     free.append(m.id)
-            if fdef.name in free:       # a recursive nested function: leave it alone
+            itself = [m for st in fdef.body for m in gast.walk(st)
+                      if isinstance(m, gast.Name) and m.id == fdef.name]
+            called = {id(m.func) for st in fdef.body for m in gast.walk(st)
+                      if isinstance(m, gast.Call)}
+            if fdef.name in free or free and any(id(m) not in called for m in itself):
+                # a recursive nested function reading locals, named other than in calls
                 out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
             if not self._fill_local_defaults(fdef, body, s, local, passing, out):
@@ -1955,6 +1960,9 @@ class _Desugarer:
                 isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
                 and m.func.id == fdef.name for b in body for m in gast.walk(b)) \
                 or bool(a.vararg or a.kwonlyargs or a.kwarg)
+            if free and itself:         # its own calls pass the locals it reads too
+                fdef = copy.deepcopy(fdef)
+                self._add_call_arguments(fdef.body, fdef.name, free, by_keyword)
             lifted = self._lift(fdef, free, by_keyword)
             if free and passing and not self._specialise_helpers(passing, lifted, free,
                                                                  by_keyword):
@@ -2556,6 +2564,8 @@ class _Desugarer:
                           if k in _names_of_source(source)}, printer.origins)
         tree = ast.parse(source)
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        # (a recursive one names itself: the factory's own binding, read as this function)
+        closure = {**closure, fdef.name: fn} if fdef.name in used else closure
         fn.__secant_source__ = FunctionSource(
             fn, gast_parse.to_gast(tree).body[0], fn.__code__.co_filename, 1, source.splitlines(),
             self.src.globals, {k: v for k, v in closure.items() if k in used},
