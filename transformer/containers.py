@@ -952,7 +952,15 @@ class ContainerMixin:
     def extremum_by_key(self, node, largest):
         """max(xs, key=f) / min(xs, key=f) of a list or tuple of followed values: the item at
         the first index of the order found when the code runs (Python's max and min return
-        the first extremal item, as a stable sort puts it first), its derivative its own."""
+        the first extremal item, as a stable sort puts it first), its derivative its own.
+        Of a followed dict: of its keys (max(d, key=len)), a static value."""
+        o = self.operand(node.args[0]) if isinstance(node.args[0], gast.Name) else None
+        if isinstance(o, ir.Var) and self.container_kind(o) == "dict":
+            key = "".join(f", key={self._source(k.value)}" for k in node.keywords)
+            helper = next((b for b, v in self.bindings.items() if v is key_extremum), None) \
+                or self.names.fresh("key_extremum")
+            self.src.imports[helper] = self.bindings[helper] = key_extremum
+            return ir.Expr(f"{helper}({o.name}, {largest}{key})")
         keywords = list(node.keywords)
         if largest:
             keywords.append(gast.keyword(arg="reverse", value=gast.Constant(True, None)))
@@ -1671,6 +1679,14 @@ def _is_display(src):
 def _key_hint(base, key_src):
     key = key_src.strip("'\"")
     return f"{base}_{key}" if key.isidentifier() else f"{base}_item"
+
+
+def key_extremum(d, largest, key=None):
+    """max(d, key=key) (largest) or min(...) of a dict's keys: static, no derivative."""
+    return (max if largest else min)(d.keys(), key=key)
+
+
+key_extremum.__secant_placeholder__ = True
 
 
 def sort_order(xs, key=None, reverse=False):

@@ -80,6 +80,21 @@ def _call_is(d, call, obj):
     return isinstance(f, gast.Name) and _callee_is(d, f.id, chain, obj)
 
 
+def _starmap_arity(it, d):
+    """How many items each tuple `it` yields holds, where the code says: a zip of n
+    sequences, or a display of displays of n items each; else None."""
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "zip" \
+            and not d.rebound("zip") and it.args and not it.keywords \
+            and not any(isinstance(x, gast.Starred) for x in it.args):
+        return len(it.args)
+    if isinstance(it, (gast.List, gast.Tuple)) and it.elts and all(
+            isinstance(e, (gast.List, gast.Tuple)) and not any(
+                isinstance(v, gast.Starred) for v in e.elts) for e in it.elts):
+        sizes = {len(e.elts) for e in it.elts}
+        return sizes.pop() if len(sizes) == 1 else None
+    return None
+
+
 def _state_named(functions, limit=200):
     """The ids of the mutable objects (lists, dicts, objects, user classes and modules) that
     the user functions `functions` name as globals or closure values, through the user
@@ -833,10 +848,8 @@ class _Desugarer:
         if a is not None and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults
                                   or a.posonlyargs) and a.args:
             names, elt = [p.id for p in a.args], f.body
-        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
-                it.func.id == "zip" and not self.rebound("zip") and it.args and \
-                not it.keywords and not any(isinstance(x, gast.Starred) for x in it.args):
-            names = [self.names.fresh("item") for _ in it.args]
+        elif (n_items := _starmap_arity(it, self)) is not None:
+            names = [self.names.fresh("item") for _ in range(n_items)]
             elt = gast.Call(func=f, args=[_name(v) for v in names], keywords=[])
         else:
             item = self.names.fresh("item")
