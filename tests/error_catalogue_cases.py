@@ -957,16 +957,16 @@ def _construct(f, runs=("grad", "vmap")):
 
 @_construct
 def uses_global(x):
-    global _G  # !
-    _G = x
+    global _G
+    _G = x  # !
     return x * 2.0
 
 
 @_construct
 def defines_class(x):
     class Local:  # !
-        pass
-    return x * 2.0
+        scale = x   # (a class reading the function's locals; one that does not is made once)
+    return x * Local.scale
 
 
 @_construct
@@ -1481,8 +1481,8 @@ add("cli-syntax_error", "cli", lambda: _cli("def f(x):\n    return x +\n", 2),
 add("cli-indentation_error", "cli", lambda: _cli("def f(x):\n  y = x\n    return y\n", 3),
     Value(_cli_check, "exit status != 0, the file and line 3, no traceback"), _cli, line=0)
 add("cli-unsupported_construct", "cli",
-    lambda: _cli("def f(x):\n    global G\n    G = x\n    return x * 2.0\n", 2),
-    Value(_cli_check, "exit status != 0, the file and line 2, no traceback"), _cli, line=0)
+    lambda: _cli("def f(x):\n    global G\n    G = x\n    return x * 2.0\n", 3),
+    Value(_cli_check, "exit status != 0, the file and line 3, no traceback"), _cli, line=0)
 
 
 # =================================================================================================

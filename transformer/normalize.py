@@ -622,6 +622,13 @@ class Normaliser(ContainerMixin):
                          and not _static_reads_only(stmt, n))
         if not tracked:             # (print(x) of a batched x prints the batch: not checked)
             return
+        func = getattr(stmt.value, "func", None)
+        if isinstance(func, gast.Name) and getattr(self._resolve(func), "__secant_writes_global__",
+                                                   False) and stmt.value.args:
+            name = self._source(stmt.value.args[0]).strip("'\"")   # global_writes.py's write
+            raise self.src.error(stmt, f"the global {name} is set to the {self.what} value "
+                                 f"{tracked[0]}: secant cannot follow it out of the function "
+                                 "(JAX would leak its tracer there); return the value instead")
         what = self._source(stmt.value)
         message = (f"{what} receives the differentiated value {tracked[0]}, but its result is "
                    "dropped: secant cannot follow a derivative through side effects")
