@@ -17,15 +17,24 @@ G = 0
 
 # --- functions with syntax the transform does not support ------------------------------------
 def uses_class(x):
+    # (a class reading the function's locals; one that does not is made once)
     class Box:
-        pass
-    return snp.sum(x)
+        size = x
+    return snp.sum(x) * Box.size
 
 
 def uses_global(x):
     global G
-    G = 1
+    G = x       # (a global set to a differentiated value; a counter is set as Python does)
     return snp.sum(x)
+
+
+def test_global_set_to_a_differentiated_value_names_file_and_line():
+    with pytest.raises(secant.SecantError) as info:
+        secant.grad(uses_global)
+    line, _ = _location(uses_global, "G = x       # (a global set to a differentiated value; "
+                                     "a counter is set as Python does)")
+    assert f"{HERE}:{line}" in str(info.value) and "global G" in str(info.value)
 
 
 def _make_nonlocal():
@@ -60,7 +69,6 @@ UNSUPPORTED = [
     # (function, the line the error must quote, words the message must contain)
     # (try, with and break are transformed now: tests/test_python_syntax.py)
     (uses_class, "class Box:", ["class"]),
-    (uses_global, "global G", ["global"]),
     (uses_nonlocal, "nonlocal k", ["nonlocal"]),
     (uses_setitem, "x[0] = 1.0", [".at[", "immutable"]),
     (uses_aug_setitem, "x[0] += 1.0", [".at[", "immutable"]),
