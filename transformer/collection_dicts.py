@@ -57,7 +57,7 @@ def rewrite(d, body):
     grown = {name for name, (_, kind, factory) in made.items()
              if kind is collections.defaultdict and _list_factory(d, factory)}
     if grown:       # (the function's tree holds the new statements: container_updates.py
-        body = d.node.body = _Growths(grown).visit_body(body)      # reads it for aliases)
+        body = d.node.body = _each_statement(body, _grown(grown))      # reads it for aliases)
     return _block(body, {name: factory for name, (_, kind, factory) in made.items()
                          if kind is collections.defaultdict})
 
@@ -85,7 +85,7 @@ def setdefault_growths(d, body):
     if not names:
         return body
     d.changed = True
-    body = d.node.body = _SetdefaultGrowths(names).visit_body(body)
+    body = d.node.body = _each_statement(body, _setdefault_grown(names))
     return body
 
 
@@ -143,42 +143,50 @@ def _setdefault_growth(s, names):
             and inner.func.attr == "setdefault" and isinstance(inner.func.value, gast.Name)
             and inner.func.value.id in names and len(inner.args) == 2):
         return None
-    tail = gast.List(elts=[call.args[0]], ctx=gast.Load()) if call.func.attr == "append" \
-        else gast.Call(func=gast.Name("list", gast.Load(), None, None), args=call.args,
-                       keywords=[])
-    return inner.func.value.id, inner.args[0], tail
+    return inner.func.value.id, inner.args[0], _tail(call)
 
 
-class _SetdefaultGrowths:
-    """`d.setdefault(k, []).append(v)` -> `d.setdefault(k, [])` / `d[k] = d[k] + [v]`."""
+def _setdefault_grown(names):
+    """`d.setdefault(k, []).append(v)` -> `d.setdefault(k, [])` / `d[k] = d[k] + [v]` (for
+    _each_statement), None for any other statement."""
+    def rewrite(s):
+        grown = _setdefault_growth(s, names)
+        if grown is None:
+            return None
+        name, key, tail = grown
+        item = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
+                              slice=copy.deepcopy(key), ctx=gast.Store())
+        return [located(gast.Expr(value=s.value.func.value), s, only_new=True),
+                _grown_item(item, tail, s)]
+    return rewrite
 
-    def __init__(self, names):
-        self.names = names
 
-    def visit_body(self, body):
-        out = []
-        for s in body:
-            if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                out.append(s)
-                continue
-            for field in _BLOCKS:
-                if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, self.visit_body(getattr(s, field)))
-            for h in getattr(s, "handlers", None) or ():
-                h.body = self.visit_body(h.body)
-            grown = _setdefault_growth(s, self.names)
-            if grown is None:
-                out.append(s)
-                continue
-            name, key, tail = grown
-            out.append(located(gast.Expr(value=s.value.func.value), s, only_new=True))
-            item = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
-                                  slice=copy.deepcopy(key), ctx=gast.Store())
-            read = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
-                                  slice=copy.deepcopy(key), ctx=gast.Load())
-            out.append(located(gast.Assign(targets=[item], value=gast.BinOp(
-                left=read, op=gast.Add(), right=tail), type_comment=None), s, only_new=True))
-        return out
+def _grown_item(item, tail, s):
+    """`d[k] = d[k] + tail` at the statement `s` (item: the Store of d[k])."""
+    read = gast.Subscript(value=gast.Name(item.value.id, gast.Load(), None, None),
+                          slice=copy.deepcopy(item.slice), ctx=gast.Load())
+    if getattr(item, "lineno", None) is not None:
+        gast.copy_location(read, item)
+    return located(gast.Assign(targets=[item], value=gast.BinOp(
+        left=read, op=gast.Add(), right=tail), type_comment=None), s, only_new=True)
+
+
+def _each_statement(body, rewrite):
+    """`body` with each statement (in blocks too, not in nested defs and classes) for which
+    `rewrite(s)` gives a list replaced by that list."""
+    out = []
+    for s in body:
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            out.append(s)
+            continue
+        for field in _BLOCKS:
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, _each_statement(getattr(s, field), rewrite))
+        for h in getattr(s, "handlers", None) or ():
+            h.body = _each_statement(h.body, rewrite)
+        new = rewrite(s)
+        out += [s] if new is None else new
+    return out
 
 
 def _callee(d, root, chain):
@@ -255,41 +263,27 @@ def _growth(s, names):
     if not (isinstance(item, gast.Subscript) and isinstance(item.value, gast.Name)
             and item.value.id in names and not isinstance(item.slice, gast.Slice)):
         return None
+    return item, _tail(call)
+
+
+def _tail(call):
+    """`[v]` for `....append(v)`, `list(vs)` for `....extend(vs)`: what the list grows by."""
     if call.func.attr == "append":
-        return item, gast.List(elts=[call.args[0]], ctx=gast.Load())
-    return item, gast.Call(func=gast.Name("list", gast.Load(), None, None), args=call.args,
-                           keywords=[])
+        return gast.List(elts=[call.args[0]], ctx=gast.Load())
+    return gast.Call(func=gast.Name("list", gast.Load(), None, None), args=call.args,
+                     keywords=[])
 
 
-class _Growths:
-    """`d[k].append(v)` -> `d[k] = d[k] + [v]` (extend: `+ list(vs)`) in a body's statements,
-    nested defs and classes left as they are."""
-
-    def __init__(self, names):
-        self.names = names
-
-    def visit_body(self, body):
-        out = []
-        for s in body:
-            if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                out.append(s)
-                continue
-            for field in _BLOCKS:
-                if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, self.visit_body(getattr(s, field)))
-            for h in getattr(s, "handlers", None) or ():
-                h.body = self.visit_body(h.body)
-            grown = _growth(s, self.names)
-            if grown is not None:
-                item, tail = grown
-                read = gast.Subscript(value=gast.Name(item.value.id, gast.Load(), None, None),
-                                      slice=copy.deepcopy(item.slice), ctx=gast.Load())
-                item.ctx = gast.Store()
-                s = located(gast.Assign(targets=[item], value=gast.BinOp(
-                    left=read, op=gast.Add(), right=tail), type_comment=None), s, only_new=True)
-                gast.copy_location(read, item)
-            out.append(s)
-        return out
+def _grown(names):
+    """`d[k].append(v)` -> `d[k] = d[k] + [v]` (extend: `+ list(vs)`), for _each_statement."""
+    def rewrite(s):
+        grown = _growth(s, names)
+        if grown is None:
+            return None
+        item, tail = grown
+        item.ctx = gast.Store()
+        return [_grown_item(item, tail, s)]
+    return rewrite
 
 
 def _pure_factory(node):
@@ -372,7 +366,7 @@ def _changed_in_place(item, parents):
 
 
 def _grown_in_place(item, parents, fn):
-    """`d[k].append(v)` / `d[k].extend(vs)` written as a statement (see _Growths)."""
+    """`d[k].append(v)` / `d[k].extend(vs)` written as a statement (see _grown)."""
     p = parents.get(id(item))
     call = parents.get(id(p))
     return isinstance(p, gast.Attribute) and isinstance(call, gast.Call) and \
