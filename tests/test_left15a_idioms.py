@@ -174,6 +174,13 @@ def starmap_display(x):
         + sum(itertools.starmap(lambda a, b: a * b, pairs))
 
 
+def partial_of_a_nested_def(x):
+    def affine(a, b, c):
+        return a * b + c
+    g = functools.partial(affine, x[0] * x[3], c=snp.sin(x[2]))
+    return g(x[1]) * g(2.0)
+
+
 def map_two(x):
     return sum(map(lambda u, v: u * v, [x[0], x[1]], [x[2], x[3]]))
 
@@ -218,9 +225,9 @@ def recursive_nested_reads_local(x):
 FUNCTIONS = [defaultdict_append, defaultdict_append_by_name, defaultdict_extend,
              setdefault_append, max_key_of_dict, nonlocal_counter, global_counter,
              global_counter_in_loop, local_class, local_class_operators, local_dataclass,
-             starmap_lambda, starmap_operator, starmap_display, map_two, map_three, reduce_zip,
-             reduce_zip_no_initial, reduce_enumerate, recursive_nested,
-             recursive_nested_reads_local]
+             starmap_lambda, starmap_operator, starmap_display, partial_of_a_nested_def,
+             map_two, map_three, reduce_zip, reduce_zip_no_initial, reduce_enumerate,
+             recursive_nested, recursive_nested_reads_local]
 TRANSFORMS = ["grad", "hessian", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 
 

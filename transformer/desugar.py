@@ -2257,11 +2257,9 @@ class _Desugarer:
         for s in candidates:
             call, name = s.value, s.targets[0].id
             obj = self._callee_object(call.func, stores)
-            bound = call.args[1:] + [k.value for k in call.keywords]
             if obj is not functools.partial or stores.count(name) != 1 or any(
-                    k.arg is None for k in call.keywords) or not all(
-                    isinstance(v, gast.Constant) or isinstance(v, gast.Name)
-                    and stores.count(v.id) == 1 for v in bound):
+                    k.arg is None for k in call.keywords) or any(
+                    isinstance(a, gast.Starred) for a in call.args):
                 continue
             partials[name] = (s, call)
         if not partials:
@@ -2271,13 +2269,29 @@ class _Desugarer:
             if calls is None or any(isinstance(a, gast.Starred) or k.arg is None
                                     for c in calls for a, k in zip(c.args, c.keywords)):
                 continue
+            # a bound value other than a constant or a name assigned once (`x[0]`): evaluated
+            # once, where the partial is made, into a name of its own
+            held = []
+            for k, v in enumerate(call.args[1:] + call.keywords):
+                value = v.value if isinstance(v, gast.keyword) else v
+                if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and \
+                        stores.count(value.id) == 1:
+                    continue
+                fresh = self.names.fresh(f"{name}_{v.arg}" if isinstance(v, gast.keyword)
+                                         else f"{name}_arg")
+                held.append(assign(fresh, value, s))
+                if isinstance(v, gast.keyword):
+                    v.value = gast.copy_location(_name(fresh), value)
+                else:
+                    call.args[k + 1] = gast.copy_location(_name(fresh), value)
             for c in calls:
                 given = {k.arg for k in c.keywords}
                 c.func = copy.deepcopy(call.args[0])
                 c.args = [copy.deepcopy(a) for a in call.args[1:]] + c.args
                 c.keywords = [copy.deepcopy(k) for k in call.keywords
                               if k.arg not in given] + c.keywords
-            body = [b for b in body if b is not s]
+            at = next(k for k, b in enumerate(body) if b is s)
+            body = body[:at] + held + body[at + 1:]
             self.changed = True
         return body
 
