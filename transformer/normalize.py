@@ -1842,6 +1842,15 @@ class Normaliser(ContainerMixin):
         return isinstance(o, ir.Var) and (o.name in self.objects or any(
             o.name in op.targets for op in self.object_ops))
 
+    def _holds_objects(self, container):
+        """Whether the list or tuple `container` was built holding a user object with
+        operators (`vs = [Vec(x), Vec(y)]`)."""
+        op = next((op for op in reversed(self.out) if isinstance(op, ir.Op)
+                   and container.name in op.targets), None) \
+            if isinstance(container, ir.Var) else None
+        return op is not None and op.op == "pack" and any(
+            self._may_be_object(i) for i in op.operands["items"].items)
+
     def _builds_object_inactive(self, src):
         """Whether the source `src` of an inactive value calls a class with operators."""
         if "(" not in src:
@@ -2062,6 +2071,14 @@ class Normaliser(ContainerMixin):
         return self.operand(gast.copy_location(gast.Name(got, gast.Load(), None, None), node))
 
     def subscript(self, node):
+        out = self._subscript(node)
+        last = self.out[-1] if self.out else None
+        if isinstance(out, ir.Var) and isinstance(last, ir.Op) and last.op == "field" and \
+                out.name in last.targets and self._holds_objects(last.operands["tree"]):
+            self.object_ops.append(last)        # vs[0] of vs = [Vec(x), Vec(y)]: an object
+        return out
+
+    def _subscript(self, node):
         call = index_call(node, self._resolve)
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
             return self.call(call)
@@ -3622,7 +3639,7 @@ class Normaliser(ContainerMixin):
             fn = operators.objects_form(fn, objects)    # operators read as v's class's
         out = self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                          callee_name=name)
-        if any(objects) and isinstance(out, ir.Var):
+        if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
             self.object_ops.append(self.out[-1])        # (what it returns may be one too)
         return out
 
@@ -5174,8 +5191,11 @@ def _expression_hint(node):
         return node.attr
     if isinstance(node, gast.Call) and isinstance(node.func, (gast.Name, gast.Attribute)):
         head = _expression_hint(node.func).lower()
+        if head in ("tree_unflatten", "tree_structure") and node.args:
+            return _expression_hint(node.args[0])   # (Vector(b) of a pytree class, desugared)
         arg = _expression_hint(node.args[0]) if node.args else ""
-        return "_".join(p for p in (head, arg) if p)
+        both = "_".join(p for p in (head, arg) if p)
+        return both if len(both) <= 24 else head
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
         inner = _expression_hint(node.operand)
         return inner and f"neg_{inner}"

@@ -44,6 +44,24 @@ def has_operators(cls):
                for n in (*BINARY.values(), *IN_PLACE, *UNARY.values(), "abs", "getitem"))
 
 
+def may_build_one(fn):
+    """Whether the user function `fn` names a class with operators (a global or a closure
+    cell): what it returns may be an object of it (`def make(x): return Vec(x)`)."""
+    if not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] in _LIBRARIES:
+        return False
+    cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    return any(has_operators(fn.__globals__.get(n)) for n in fn.__code__.co_names) or \
+        any(map(has_operators, cells))
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 def is_operator_object(x):
     return has_operators(type(x))
 
