@@ -252,28 +252,20 @@ def test_objects_passed_in(x64):
 
 
 # --- objects returned by a helper, stored in a list ---------------------------------------------
-class Kept:
-    def __init__(self, d):
-        self.d = d
-
-    def __add__(self, o):
-        return Kept(self.d + o.d)
-
-    def __mul__(self, s):
-        return Kept(self.d * s)
+KeptA, KeptB = vector_class(False), vector_class(False)
 
 
 def make_kept(x):
-    return Kept(jnp.sin(x))
+    return KeptA(jnp.sin(x))
 
 
 def from_helper(x, y):
-    return jnp.sum((make_kept(x) + make_kept(y) * 2.0).d ** 2)
+    return jnp.sum((make_kept(x) + make_kept(y) * 2.0).data ** 2)
 
 
 def from_list(x, y):
-    vs = [Kept(x), Kept(y)]
-    return jnp.sum((vs[0] + vs[1] * 2.0).d ** 2)
+    vs = [KeptB(x), KeptB(y)]
+    return jnp.sum((vs[0] + vs[1] * 2.0).data ** 2)
 
 
 @pytest.mark.parametrize("f, closed", [
@@ -291,3 +283,51 @@ def test_objects_from_helper_and_list(x64, f, closed):
     tangents = to_snp((np.array([1.0, -0.5, 2.0]), np.ones(3)))
     assert_trees_close(jvp(f, (x, y), tangents)[1], fd_jvp(f, (x, y), tangents),
                        rtol=1e-5, atol=1e-6)
+
+
+# --- an object carried by a loop ---------------------------------------------------------------
+KeptC = vector_class(False)
+
+
+def looped(x, y):
+    w = KeptC(x)
+    for i in range(3):
+        w = w * jnp.sin(w.data) + KeptC(y * i) * 2.0
+    return jnp.sum(w.data)
+
+
+def looped_np(x, y):
+    w = x
+    for i in range(3):
+        w = w * np.sin(w) + y * i * 2.0
+    return np.sum(w)
+
+
+def test_object_carried_by_a_loop(x64):
+    # was: "dtype object is not supported" (w's loop name not known as an object: w * s read
+    # as an array product)
+    x, y = to_snp((X, Y))
+    np.testing.assert_allclose(looped(x, y), looped_np(X, Y), rtol=1e-12)
+    g = grad(looped)(x, y)
+    assert_trees_close(g, fd_grad(looped_np, (X, Y)), rtol=1e-5, atol=1e-6)
+    assert_trees_close(grad(looped, argnums=1)(x, y), fd_grad(looped_np, (X, Y), 1),
+                       rtol=1e-5, atol=1e-6)
+    check_vmap(looped, (XS, XS[::-1]), jit=False)
+    assert_trees_close(jit(looped)(x, y), looped(x, y))
+    tangents = to_snp((np.array([1.0, -0.5, 2.0]), np.ones(3)))
+    assert_trees_close(jvp(looped, (x, y), tangents)[1], fd_jvp(looped_np, (X, Y), tangents),
+                       rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="jit(grad), jit(vmap) of a loop carrying an object: "
+                   "jit's functionalised loop body (w_for_body) does not know its carry w is "
+                   "an object (w * s read as an array product: 'dtype object is not supported')")
+@pytest.mark.parametrize("transform", ["jit_grad", "jit_vmap"])
+def test_object_carried_by_a_loop_staged(x64, transform):
+    if transform == "jit_grad":
+        x, y = to_snp((X, Y))
+        assert_trees_close(jit(grad(looped))(x, y), fd_grad(looped_np, (X, Y)), rtol=1e-5,
+                           atol=1e-6)
+    else:
+        got = jit(vmap(looped))(*to_snp((XS, XS[::-1])))
+        assert_trees_close(got, np.array([looped_np(a, b) for a, b in zip(XS, XS[::-1])]))

@@ -1090,6 +1090,8 @@ class Normaliser(ContainerMixin):
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
             self.note_plain_binding(name, operand)      # out = []: a list (containers.py)
+            if self._may_be_object(operand):
+                self.objects.add(name)      # (w = Vec(x), x not differentiated: an object)
         self.current[user_name] = name
 
     def _new_version(self, user_name):
@@ -1492,9 +1494,14 @@ class Normaliser(ContainerMixin):
                     if pre in self.tracked:
                         self.out.append(ir.Op([loop], "identity", {"x": ir.Var(pre)}, {},
                                               self.origin))
+                        if self._built_object(ir.Var(pre)):     # (w = Vec(x) before the
+                            self.operator_built.append(self.out[-1])    # loop: an object)
+                            self.object_ops.append(self.out[-1])
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
                         self.note_plain_binding(loop, ir.Expr(pre))
+                        if pre in self.objects:
+                            self.objects.add(loop)
                 elif self.batching and self.src.generated:
                     # vmap of a derivative: its reverse pass replays the loop's values after
                     # it, so a value the loop assigns may have no value before it; None (an
