@@ -1860,14 +1860,16 @@ class Normaliser(ContainerMixin):
 
     def _builds_object_inactive(self, src):
         """Whether the source `src` of an inactive value calls a class with operators."""
-        if "(" not in src:
-            return False
-        try:
-            node = gast.parse(src, mode="eval").body
-        except SyntaxError:
-            return False
-        return any(isinstance(n, gast.Call) and not self._is_local(_root_name(n.func)) and
-                   operators.has_operators(self._resolve(n.func)) for n in gast.walk(node))
+        for callee in _CALLED.findall(src):    # (each callee `a.B(`, without parsing src)
+            parts = callee.split(".")
+            if self._is_local(parts[0]):
+                continue
+            node = gast.Name(parts[0], gast.Load(), None, None)
+            for attr in parts[1:]:
+                node = gast.Attribute(node, attr, gast.Load())
+            if operators.has_operators(callees.resolve(self.src, self._is_local, node)):
+                return True     # (no guard noted: a look-up that finds no class leaves none)
+        return False
 
     def _built_object(self, o):
         """Whether `o` may be a user object with operators as a parameter, as built here
@@ -5184,6 +5186,9 @@ def _slices_as_calls(index):
             return gast.Tuple([call(e) for e in n.elts], gast.Load())
         return n
     return call(index)
+
+
+_CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 
 
 def _expression_hint(node):
