@@ -265,7 +265,7 @@ class Normaliser(ContainerMixin):
         # parameters a call passed them in, and the ops that build or return them
         self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
         self.object_ops = []
-        self.operator_built = []        # (of those, the ops of `Vec(a)` itself)
+        self.operator_built = []        # (of those, the ops of `Vec(a)` and of operators)
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
         self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
@@ -351,6 +351,7 @@ class Normaliser(ContainerMixin):
                     n.ctx = gast.Load()
             value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
             gast.copy_location(value, stmt)
+            value.in_place = True       # (v += w of a user object: v.__iadd__(w) first)
             self.assign(stmt.target, value, stmt)
         elif isinstance(stmt, gast.AnnAssign):
             if stmt.value is not None:
@@ -1096,6 +1097,8 @@ class Normaliser(ContainerMixin):
         else:
             self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
             self.note_plain_binding(name, operand)      # out = []: a list (containers.py)
+            if self._may_be_object(operand):
+                self.objects.add(name)      # (w = Vec(x), x not differentiated: an object)
         self.current[user_name] = name
 
     def _new_version(self, user_name):
@@ -1498,9 +1501,14 @@ class Normaliser(ContainerMixin):
                     if pre in self.tracked:
                         self.out.append(ir.Op([loop], "identity", {"x": ir.Var(pre)}, {},
                                               self.origin))
+                        if self._built_object(ir.Var(pre)):     # (w = Vec(x) before the
+                            self.operator_built.append(self.out[-1])    # loop: an object)
+                            self.object_ops.append(self.out[-1])
                     else:
                         self.out.append(ir.Plain(f"{loop} = {pre}", {loop}, self.origin))
                         self.note_plain_binding(loop, ir.Expr(pre))
+                        if pre in self.objects:
+                            self.objects.add(loop)
                 elif self.batching and self.src.generated:
                     # vmap of a derivative: its reverse pass replays the loop's values after
                     # it, so a value the loop assigns may have no value before it; None (an
@@ -1823,13 +1831,15 @@ class Normaliser(ContainerMixin):
 
     def binop(self, node):
         x, y = self.operand(node.left), self.operand(node.right)
-        joined = self.container_binop(node, x, y)     # [a] + [b], d | {k: v}
-        if joined is not None:
-            return joined
         method = operators.BINARY.get(type(node.op).__name__)
+        built = any(isinstance(o, ir.Var) and self._built_object(o) for o in (x, y))
+        joined = None if method and built else self.container_binop(node, x, y)
+        if joined is not None:          # [a] + [b], d | {k: v} (not `v + w` of a pytree
+            return joined               # class's objects: its __add__, as Python)
         if method and (self._may_be_object(x) or self._may_be_object(y)) and (
                 _has_var(x) or _has_var(y)):
-            return self.operator_call("binary_method", [x, y], method)
+            return self.operator_call("binary_method", [x, y], "i" * getattr(
+                node, "in_place", False) + method)
         opname = BINOPS.get(type(node.op).__name__)
         if opname is None and self.batching and type(node.op).__name__ in BIT_OPERATORS:
             opname = BIT_OPERATORS[type(node.op).__name__][0]
@@ -1841,15 +1851,38 @@ class Normaliser(ContainerMixin):
 
     def _may_be_object(self, o):
         """Whether operand `o` may be a user object with operators (transformer/operators.py)."""
-        if isinstance(o, ir.Expr):
-            return o.src in self.objects
+        if isinstance(o, ir.Expr):      # (or builds one: `Vec(y) * x`, y not differentiated)
+            return o.src in self.objects or self._builds_object_inactive(o.src)
         return isinstance(o, ir.Var) and (o.name in self.objects or any(
             o.name in op.targets for op in self.object_ops))
 
+    def _holds_objects(self, container):
+        """Whether the list or tuple `container` was built holding a user object with
+        operators (`vs = [Vec(x), Vec(y)]`)."""
+        op = next((op for op in reversed(self.out) if isinstance(op, ir.Op)
+                   and container.name in op.targets), None) \
+            if isinstance(container, ir.Var) else None
+        return op is not None and op.op == "pack" and any(
+            self._may_be_object(i) for i in op.operands["items"].items)
+
+    def _builds_object_inactive(self, src):
+        """Whether the source `src` of an inactive value calls a class with operators."""
+        for callee in _CALLED.findall(src):    # (each callee `a.B(`, without parsing src)
+            parts = callee.split(".")
+            if self._is_local(parts[0]):
+                continue
+            node = gast.Name(parts[0], gast.Load(), None, None)
+            for attr in parts[1:]:
+                node = gast.Attribute(node, attr, gast.Load())
+            if operators.has_operators(callees.resolve(self.src, self._is_local, node)):
+                return True     # (no guard noted: a look-up that finds no class leaves none)
+        return False
+
     def _built_object(self, o):
-        """Whether `o` may be a user object with operators as a parameter or as built here
-        (`Vec(a)`), not as an operator's result (which may be a tuple or dict as well: the
-        derivative's own code reads those with plain subscripts)."""
+        """Whether `o` may be a user object with operators as a parameter, as built here
+        (`Vec(a)`) or as an operator's result (`Vec(a) * 3.0`: `v[2]` of it calls what Python
+        calls, operator.getitem where it is a tuple or an array), not as a helper's result (a
+        tuple or dict the derivative's own code reads with plain subscripts)."""
         return o.name in self.objects or any(o.name in op.targets for op in self.operator_built)
 
     def operator_call(self, look_up, operands, method):
@@ -1861,6 +1894,7 @@ class Normaliser(ContainerMixin):
         if name is None:
             name = self.names.fresh(look_up)
             self.bindings[name] = getattr(operators, look_up)
+        operands = [self._named_operand(o, method) for o in operands]
         srcs = [self._operand_src(o) for o in operands]
         fn = ir.Expr(f"{name}({', '.join(srcs)}, {method!r})")
         caller = callees.dynamic_caller(len(operands), ())
@@ -1868,7 +1902,23 @@ class Normaliser(ContainerMixin):
             operands)}}, {}, f"{method}_out", callee=caller, callee_name="dynamic_call")
         if isinstance(out, ir.Var):
             self.object_ops.append(self.out[-1])
+            self.operator_built.append(self.out[-1])
         return out
+
+    def _named_operand(self, o, method):
+        """An inactive operand of an operator call that computes (`Vec(y) * 2.0`, written
+        twice in `dynamic_call(binary_method(a, b, 'add'), a, b)`), bound to a name once:
+        `vec_y_times_2 = Vec(y) * 2.0`; names and constants as they are."""
+        if not isinstance(o, ir.Expr):
+            return o
+        node = gast.parse(o.src, mode="eval").body
+        if not any(isinstance(n, (gast.BinOp, gast.UnaryOp)) or isinstance(n, gast.Call) and
+                   not (isinstance(n.func, gast.Name) and n.func.id == "slice")
+                   for n in gast.walk(node)):
+            return o
+        name = self.names.fresh(_expression_hint(node) or f"{method}_operand")
+        self.out.append(ir.Plain(f"{name} = {o.src}", {name}, self.origin))
+        return ir.Expr(name)
 
     def compare(self, node):
         """x < y on a batched value is an op (vmap only: for grad a comparison is a constant)."""
@@ -2037,6 +2087,14 @@ class Normaliser(ContainerMixin):
         return self.operand(gast.copy_location(gast.Name(got, gast.Load(), None, None), node))
 
     def subscript(self, node):
+        out = self._subscript(node)
+        last = self.out[-1] if self.out else None
+        if isinstance(out, ir.Var) and isinstance(last, ir.Op) and last.op == "field" and \
+                out.name in last.targets and self._holds_objects(last.operands["tree"]):
+            self.object_ops.append(last)        # vs[0] of vs = [Vec(x), Vec(y)]: an object
+        return out
+
+    def _subscript(self, node):
         call = index_call(node, self._resolve)
         if call is not None:                # snp.r_[a, 1:3]: a call (transformer/index_calls.py)
             return self.call(call)
@@ -3597,7 +3655,7 @@ class Normaliser(ContainerMixin):
             fn = operators.objects_form(fn, objects)    # operators read as v's class's
         out = self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                          callee_name=name)
-        if any(objects) and isinstance(out, ir.Var):
+        if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
             self.object_ops.append(self.out[-1])        # (what it returns may be one too)
         return out
 
@@ -5135,3 +5193,34 @@ def _slices_as_calls(index):
             return gast.Tuple([call(e) for e in n.elts], gast.Load())
         return n
     return call(index)
+
+
+_CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+
+
+def _expression_hint(node):
+    """A name for what expression `node` computes: `Vec(y) * 2.0` vec_y_times_2, `-v` neg_v,
+    `scale(x)` scale_x; "" where none reads well."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        return str(node.value).split(".")[0].replace("-", "neg")
+    if isinstance(node, gast.Attribute):
+        return node.attr
+    if isinstance(node, gast.Call) and isinstance(node.func, (gast.Name, gast.Attribute)):
+        head = _expression_hint(node.func).lower()
+        if head in ("tree_unflatten", "tree_structure") and node.args:
+            return _expression_hint(node.args[0])   # (Vector(b) of a pytree class, desugared)
+        arg = _expression_hint(node.args[0]) if node.args else ""
+        both = "_".join(p for p in (head, arg) if p)
+        return both if len(both) <= 24 else head
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = _expression_hint(node.operand)
+        return inner and f"neg_{inner}"
+    if isinstance(node, gast.BinOp) and type(node.op).__name__ in BINOPS:
+        hint = suggest(BINOPS[type(node.op).__name__],
+                       [ir.Var(h) for h in (_expression_hint(node.left),
+                                            _expression_hint(node.right)) if h])
+        return hint if len(hint) <= 24 else ""
+    return ""

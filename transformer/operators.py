@@ -29,6 +29,7 @@ from secant.backends import once
 BINARY = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "truediv", "Pow": "pow",
           "MatMult": "matmul", "FloorDiv": "floordiv", "Mod": "mod"}
 UNARY = {"USub": "neg", "UAdd": "pos"}
+IN_PLACE = tuple(f"i{n}" for n in BINARY.values())     # `v += w`: "iadd"
 
 _LIBRARIES = ("secant", "numpy", "builtins", "jax", "jaxlib")
 _forms = FunctionCache("operator_forms")
@@ -40,7 +41,25 @@ def has_operators(cls):
     if not isinstance(cls, type) or (cls.__module__ or "").split(".")[0] in _LIBRARIES:
         return False
     return any(inspect.isfunction(getattr(cls, f"__{n}__", None))
-               for n in (*BINARY.values(), *UNARY.values(), "abs", "getitem"))
+               for n in (*BINARY.values(), *IN_PLACE, *UNARY.values(), "abs", "getitem"))
+
+
+def may_build_one(fn):
+    """Whether the user function `fn` names a class with operators (a global or a closure
+    cell): what it returns may be an object of it (`def make(x): return Vec(x)`)."""
+    if not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] in _LIBRARIES:
+        return False
+    cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    return any(has_operators(fn.__globals__.get(n)) for n in fn.__code__.co_names) or \
+        any(map(has_operators, cells))
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def is_operator_object(x):
@@ -56,6 +75,11 @@ def binary_method(x, y, name):
     """The function Python calls for `x <op> y` (op's method `name`: "sub"), called as
     f(x, y): x's __sub__, else y's __rsub__ (swapped); operator.sub where neither operand's
     class overloads it in Python."""
+    if name in IN_PLACE:        # v += w: v's __iadd__, else what v + w calls
+        f = _method(type(x), f"__{name}__")
+        if f is None:
+            return binary_method(x, y, name[1:])
+        return objects_form(f, (is_operator_object(x), is_operator_object(y)))
     tx, ty = type(x), type(y)
     left, right = _method(tx, f"__{name}__"), _method(ty, f"__r{name}__")
     if right is not None and ty is not tx and issubclass(ty, tx) and \
@@ -65,6 +89,8 @@ def binary_method(x, y, name):
         return objects_form(left, (is_operator_object(x), is_operator_object(y)))
     if right is not None:
         return _swapped(objects_form(right, (is_operator_object(y), is_operator_object(x))))
+    if name == "getitem" and isinstance(x, (tuple, list, dict)):
+        return _item()      # (an operator's result that is a container: its item)
     return getattr(operator, name)
 
 
@@ -98,20 +124,33 @@ def objects_form(fn, objects):
     return once.build(_forms, ("objects", fn, names), make, valid=lambda hit: hit[0] is fn)[1]
 
 
-def _swapped(fn):
-    """`def rsub_swapped(x, y): return rsub_(y, x)`: a reflected method called as f(x, y)."""
+def _item():
+    """`def item(x, i): return x[i]`, source the transforms read: `(v + w)[1]` where v's
+    __add__ returned a tuple, list or dict (a container's item, not an array op)."""
+    return _generated("item", "def item(x, i):\n    return x[i]\n", {})
+
+
+def _generated(key, source, free):
+    """The function `source` defines (its free names `free`), made once per `key`, with a
+    source the transforms read as a user function's."""
     def make():
         from secant.codegen import loader
         from secant.transformer.parse import FunctionSource
         from secant.transformer import gast_parse
-        name = fn.__name__.strip("_") + "_swapped"
-        source = f"def {name}(x, y):\n    return {name}_(y, x)\n"
-        gen = loader.load(source, name, {}, {f"{name}_": fn})
+        name = source.split("(")[0][4:]
+        gen = loader.load(source, name, {}, free)
         gen.__secant_source__ = FunctionSource(
             gen, gast_parse.parse(source).body[0], gen.__code__.co_filename, 1,
-            source.splitlines(), {}, {f"{name}_": fn})
-        return fn, gen
-    return once.build(_forms, ("swapped", fn), make, valid=lambda hit: hit[0] is fn)[1]
+            source.splitlines(), {}, free)
+        return key, gen
+    return once.build(_forms, key, make, valid=lambda hit: hit[0] == key)[1]
+
+
+def _swapped(fn):
+    """`def rsub_swapped(x, y): return rsub_(y, x)`: a reflected method called as f(x, y)."""
+    name = fn.__name__.strip("_") + "_swapped"
+    return _generated(("swapped", fn), f"def {name}(x, y):\n    return {name}_(y, x)\n",
+                      {f"{name}_": fn})
 
 
 def objects_in(fn, args):
