@@ -12,6 +12,7 @@ from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
 from secant.scipy.linalg_sqrtm import sqrtm  # noqa: F401  (jax.scipy.linalg's)
+from secant.scipy.linalg_schur import hessenberg, schur  # noqa: F401
 
 __secant_by_source__ = True      # transforms read this module like user code
 
