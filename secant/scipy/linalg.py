@@ -12,7 +12,8 @@ from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
 from secant.scipy.linalg_sqrtm import sqrtm  # noqa: F401  (jax.scipy.linalg's)
-from secant.scipy.linalg_schur import hessenberg, schur  # noqa: F401
+from secant.scipy.linalg_schur import (funm, hessenberg, rsf2csf, schur,  # noqa: F401
+                                       solve_sylvester)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
