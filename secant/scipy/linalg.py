@@ -303,3 +303,7 @@ def hilbert(n):
     """The n x n Hilbert matrix 1 / (i + j + 1), in the default float type."""
     index = np.arange(n)
     return snp.asarray(1.0 / (index[:, None] + index[None, :] + 1), dtype=snp.result_type(0.0))
+
+
+from secant.scipy.linalg_more import (eigh_tridiagonal, expm_frechet, polar,  # noqa: E402,F401
+                                      qr_multiply)
