@@ -307,3 +307,6 @@ def hilbert(n):
 
 from secant.scipy.linalg_more import (eigh_tridiagonal, expm_frechet, polar,  # noqa: E402,F401
                                       qr_multiply)
+from secant.scipy.linalg_special import (convolution_matrix, dft, fiedler,  # noqa: E402,F401
+                                         fiedler_companion, hadamard, helmert, invhilbert,
+                                         invpascal, leslie, pascal)
