@@ -58,7 +58,7 @@ _hessenberg_factors = _no_derivative(_hessenberg_values, "hessenberg")
 
 
 def _square_matrix(a, name):
-    a = _inexact(a)
+    a = _inexact(snp.asarray(a))        # (float64 data without x64: float32, as JAX)
     if np.ndim(a) < 2 or np.shape(a)[-1] != np.shape(a)[-2]:
         raise SecantValueError(f"{name}: expected a (stack of) square matrices, got shape "
                                f"{np.shape(a)}{_where()}")
