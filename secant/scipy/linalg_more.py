@@ -73,7 +73,8 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     of indices select_range[0] to select_range[1] (inclusive). Computed by eigh of the matrix
     (so differentiable in d and e); tol and key are accepted and unused."""
     d, e = _inexact(d), _inexact(e)
-    if snp.iscomplexobj(d) or snp.iscomplexobj(e):
+    dtype = snp.result_type(d, e)
+    if dtype.kind == "c":
         raise SecantValueError("eigh_tridiagonal: d and e must be real" + _where())
     n = np.shape(d)[-1]
     if np.shape(e)[-1] != max(n - 1, 0):
@@ -85,7 +86,6 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     if select not in ("a", "i"):
         raise SecantValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got "
                                f"{select!r}{_where()}")
-    dtype = snp.result_type(d, e)
     off = snp.concatenate([e.astype(dtype), snp.zeros(np.shape(e)[:-1] + (1,), dtype)],
                           axis=-1)
     rows = np.arange(n)[:, None]
