@@ -171,3 +171,23 @@ def test_solve_sylvester_complex_singular_and_errors(x64):
         L.solve_sylvester(A, B, C.T)
     with pytest.raises(ValueError, match="Unrecognized method"):
         L.solve_sylvester(A, B, C, method="bartels")
+
+
+def test_compositions_nested_vmap_and_derivatives_of_vmap():
+    stack = STACK.reshape(3, 1, 4, 4).repeat(2, axis=1).astype(np.float32)
+    t, _ = secant.vmap(secant.vmap(L.schur))(stack)
+    h = secant.jit(secant.vmap(secant.vmap(L.hessenberg)))(stack)
+    for i, j in np.ndindex(3, 2):
+        _close(t[i, j], sl.schur(stack[i, j])[0], np.float32)
+        _close(h[i, j], sl.hessenberg(stack[i, j]), np.float32)
+    for fn in (secant.vmap(secant.grad(lambda x: snp.sum(L.schur(x)[0]))),
+               secant.jit(secant.grad(lambda x: snp.sum(secant.vmap(L.schur)(x)[0]))),
+               secant.jacfwd(lambda x: L.hessenberg(x[0])),
+               secant.grad(lambda x: snp.sum(secant.vmap(
+                   lambda y: L.solve_sylvester(y, y.T + 5.0, y))(x)))):
+        with pytest.raises(NotImplementedError, match="Differentiation rule for"):
+            fn(stack[:, 0])
+    # schur of a constant inside a differentiated function: no derivative asked, no error
+    t0 = sl.schur(STACK[0].astype(np.float32))[0]
+    g = secant.grad(lambda x: snp.sum(x * L.schur(STACK[0].astype(np.float32))[0]))(STACK[1])
+    _close(g, t0, np.float32)

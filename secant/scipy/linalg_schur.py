@@ -11,9 +11,9 @@ import numpy as np
 
 import secant.numpy as snp
 from secant.backends.core import bind
-from secant.backends.errors import SecantValueError, where as _where
+from secant.backends.errors import SecantValueError, UnsupportedError, where as _where
 from secant.backends.primitives import linalg_spectral as _prim
-from secant.custom import custom_vmap
+from secant.custom import custom_jvp, custom_vmap
 from secant.numpy.linalg import _inexact
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -24,14 +24,20 @@ def _mH(x):
 
 
 def _no_derivative(fn, name):
-    """fn (NumPy-level: primitives on stacks of matrices) as a custom_vmap function: vmap runs
-    fn on the stack; grad and jvp refuse, as JAX's (no differentiation rule)."""
+    """fn (NumPy-level: primitives on stacks of matrices) as a custom_vmap function (vmap runs
+    fn on the stack) under a custom_jvp whose rule raises JAX's NotImplementedError: no
+    derivative, in every composition (grad of vmap too)."""
     def fn_vmap(axis_size, in_batched, *args):
-        return fn(*args), True
-    made = custom_vmap(fn)
-    made.def_vmap(fn_vmap)
-    made.no_derivative = (f"Differentiation rule for '{name}' not implemented (as in JAX: "
-                          f"scipy.linalg.{name} has no derivative)")
+        return batched(*args), (True, True)     # (vmap of this rule uses the rule again)
+    batched = custom_vmap(fn)
+    batched.def_vmap(fn_vmap)
+    made = custom_jvp(batched)
+    message = (f"Differentiation rule for '{name}' not implemented (as in JAX: "
+               f"scipy.linalg.{name} has no derivative)")
+
+    def refused(primals, tangents):
+        raise UnsupportedError(message + _where())
+    made.defjvp(refused)
     return made
 
 
