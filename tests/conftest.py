@@ -102,6 +102,7 @@ CPU_SECONDS = {
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
     "test_scipy_special.py": 57, "test_composition_sweep.py": 57, "test_deep_compositions.py": 56,
     "test_library_shapes.py": 56, "test_nested_loop_orders.py": 53,
+    "test_linalg15c_schur.py": 17, "test_linalg15c_more.py": 16,
     "test_odeint_second_order.py": 44, "test_others3_science.py": 44, "test_eager_memory.py": 42,
     "test_distributed.py": 42, "test_others5_bayes.py": 41, "test_linalg_final.py": 41,
     "test_threads.py": 36, "test_others5_optim_control.py": 35, "test_random_programs2.py": 33,
