@@ -199,3 +199,17 @@ def test_det_hessian_against_central_differences_and_vmap(x64):
     hs = secant.vmap(secant.hessian(snp.linalg.det))(stack)
     for i, x in enumerate(stack):
         np.testing.assert_allclose(np.asarray(hs[i]), _det_hessian_closed_form(x), atol=1e-10)
+
+
+def test_det_second_derivative_complex_low_rank(x64):
+    r = np.random.default_rng(7)
+    u, v = r.normal(size=(2, 4)) + 1j * r.normal(size=(2, 4))
+    for a in (np.outer(u, v), np.outer(u, v) + np.outer(v, u), M + 1j * M.T):
+        e = r.normal(size=(4, 4)) + 1j * r.normal(size=(4, 4))
+        second = secant.jvp(lambda x: secant.jvp(snp.linalg.det, (x,), (e,))[1], (a,), (e,))[1]
+        # det(a + t e) is a polynomial of degree 4 in t: its t^2 coefficient from 5 values
+        ts = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+        coeffs = np.linalg.solve(np.vander(ts, 5, increasing=True),
+                                 [np.linalg.det(a + t * e) for t in ts])
+        want = 2 * coeffs[2]
+        np.testing.assert_allclose(complex(second), want, rtol=1e-5, atol=1e-8)
