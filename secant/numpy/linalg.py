@@ -156,7 +156,8 @@ def _mH(x):
 def det(a):
     """The determinant of each square matrix: the sign of P times the product of U's diagonal
     (P a = L U). Its derivative is tr(adj(a) da) (JAX's rule), finite also at a singular a of
-    rank n - 1 (where det(a) a^-T would be 0 * inf)."""
+    rank n - 1 (where det(a) a^-T would be 0 * inf); its second derivative, adj's, is exact at
+    every a, of any rank (_adjugate_jvp)."""
     return _det(_inexact(a))
 
 
