@@ -213,3 +213,12 @@ def test_det_second_derivative_complex_low_rank(x64):
                                  [np.linalg.det(a + t * e) for t in ts])
         want = 2 * coeffs[2]
         np.testing.assert_allclose(complex(second), want, rtol=1e-5, atol=1e-8)
+
+
+def test_det_of_empty_matrices():
+    empty = np.zeros((0, 0), np.float32)
+    assert float(snp.linalg.det(empty)) == 1.0 == float(secant.jit(snp.linalg.det)(empty))
+    sign, logdet = snp.linalg.slogdet(empty)
+    assert (float(sign), float(logdet)) == (1.0, 0.0)
+    np.testing.assert_array_equal(np.asarray(snp.linalg.det(np.zeros((3, 0, 0)))), np.ones(3))
+    assert np.shape(secant.grad(snp.linalg.det)(empty)) == (0, 0)

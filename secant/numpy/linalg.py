@@ -90,6 +90,8 @@ def _cofactor_solve(a, b):
     sign), and the first n - 1 rows of L^-1 P b are scaled by det(a) before the back solve.
     An a of lower rank (another pivot 0) gives 0, as JAX."""
     n = np.shape(a)[-1]
+    if n == 0:          # the empty product: det 1, adj the empty matrix
+        return snp.ones(np.shape(a)[:-2], a.dtype), b
     if n == 1:
         return a[..., 0, 0], b
     lu, pivots, perm = lax.linalg.lu(a)
