@@ -138,20 +138,30 @@ def _unit_lower(lu):
     return _tri(lu, True, -1) + np.eye(np.shape(lu)[-1], dtype=lu.dtype)
 
 
+def _upper_last_one(lu):
+    """U with its last pivot set to 1: the solves below read only U's leading pivots (the last
+    column of M is never used), so a singular matrix whose last pivot is 0 (rank n - 1, as
+    the adjugate's derivative meets at a singular matrix) still has a finite derivative."""
+    return lu.at[..., -1, -1].set(1)
+
+
 def lu_jvp(x_dot, x, ans):
-    """With M = L^-1 P dA U^-1: dL = L tril(M, -1), dU = triu(M) U; the packed tangent is
-    dL + dU."""
-    m = lax.linalg.triangular_solve(ans, _rows(x_dot, _permutation(x)), left_side=True,
-                                    lower=True, unit_diagonal=True)
-    m = lax.linalg.triangular_solve(ans, m, left_side=False, lower=False)
-    return _unit_lower(ans) @ _tri(m, True, -1) + _tri(m, False) @ _tri(ans, False)
+    """With X = L^-1 P dA and M = tril(X U^-1, -1): dL = L M, dU = X - M U (upper); the packed
+    tangent is dL + dU. (M reads only U's first n - 1 pivots: finite at a zero last pivot.)"""
+    x_low = lax.linalg.triangular_solve(ans, _rows(x_dot, _permutation(x)), left_side=True,
+                                        lower=True, unit_diagonal=True)
+    m = _tri(lax.linalg.triangular_solve(_upper_last_one(ans), x_low, left_side=False,
+                                         lower=False), True, -1)
+    return _unit_lower(ans) @ m + _tri(x_low - m @ _tri(ans, False), False)
 
 
 def lu_grad(g, x, ans):
-    """The transpose of lu_jvp: M_bar = tril(L^T G, -1) + triu(G U^T), then
-    A_bar = P^T L^-T M_bar U^-T."""
-    m_bar = _tri(_mT(_unit_lower(ans)) @ g, True, -1) + _tri(g @ _mT(_tri(ans, False)), False)
-    t = lax.linalg.triangular_solve(ans, m_bar, left_side=False, lower=False, transpose_a=True)
+    """The transpose of lu_jvp: X_bar = triu(G) + tril(L^T G - triu(G) U^T, -1) U^-T, then
+    A_bar = P^T L^-T X_bar."""
+    upper_g = _tri(g, False)
+    low = _tri(_mT(_unit_lower(ans)) @ g - upper_g @ _mT(_tri(ans, False)), True, -1)
+    t = upper_g + lax.linalg.triangular_solve(_upper_last_one(ans), low, left_side=False,
+                                              lower=False, transpose_a=True)
     t = lax.linalg.triangular_solve(ans, t, left_side=True, lower=True, transpose_a=True,
                                     unit_diagonal=True)
     return _rows(t, snp.argsort(_permutation(x), axis=-1).astype(snp.int32))

@@ -69,6 +69,19 @@ EXEMPT = {
          "scipy.special.rel_entr", "scipy.special.softmax", "scipy.linalg.eigh",
          "scipy.linalg.qr", "scipy.linalg.svd", "scipy.linalg.block_diag",
          "scipy.linalg.toeplitz"},
+    "issue 15 (linalg15c): scipy.linalg's Schur family, polar, expm_frechet, "
+    "eigh_tridiagonal, qr_multiply and matrices of an array: checked against SciPy (float64 "
+    "and float32, eager and jit), central differences and loops in "
+    "tests/test_linalg15c_schur.py and test_linalg15c_more.py; schur, hessenberg, funm and "
+    "solve_sylvester have no derivative, as JAX's (its NotImplementedError, tested there)":
+        {"scipy.linalg." + n for n in (
+            "schur", "hessenberg", "rsf2csf", "funm", "solve_sylvester", "polar",
+            "expm_frechet", "eigh_tridiagonal", "qr_multiply", "convolution_matrix", "fiedler",
+            "fiedler_companion", "leslie")},
+    "no array argument (linalg15c): exact constants of a size, checked against SciPy in "
+    "tests/test_linalg15c_more.py":
+        {"scipy.linalg." + n for n in (
+            "dft", "hadamard", "helmert", "invhilbert", "pascal", "invpascal")},
     "no array argument: built from shapes and static values, a constant under every transform":
         {"scipy.special.bernoulli", "scipy.linalg.hilbert", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.arange", "numpy.eye",
          "numpy.identity", "numpy.tri", "numpy.indices", "numpy.broadcast_shapes"},

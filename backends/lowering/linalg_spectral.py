@@ -15,7 +15,7 @@ from secant.backends.emitter import tensor_type, ttype
 from secant.backends.lowering.common import lowering
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
-_CHAR = {"V": 86, "N": 78, "L": 76, "A": 65, "S": 83}
+_CHAR = {"V": 86, "N": 78, "L": 76, "A": 65, "S": 83}      # (config ints: i32 attributes)
 
 
 def _layout(rank, matrix):
@@ -31,7 +31,8 @@ def _custom_call(b, kernel, dtype, operands, avals, outs, config, matrices_out):
     if dtype.kind == "c":          # the Hermitian / unitary names of the complex kernels
         kernel = {"syevd": "heevd", "orgqr": "ungqr"}.get(kernel, kernel)
     target = f"lapack_{_PREFIX[dtype.name]}{kernel}_ffi"
-    config = ", ".join(f"{k} = {_CHAR[v]} : ui8" for k, v in config.items())
+    config = ", ".join(f"{k} = {v} : i32" if isinstance(v, int) else f"{k} = {_CHAR[v]} : ui8"
+                       for k, v in config.items())
     in_layouts = ", ".join(_layout(a.ndim, a.ndim - len(avals[0].shape[:-2]) == 2)
                            for a in avals)
     out_layouts = ", ".join(_layout(len(shape), m) for (shape, _), m in zip(outs, matrices_out))
@@ -116,3 +117,29 @@ def _eig(b, avals, outs, a):
                        {"compute_left": "N", "compute_right": "V"}, [False, True, True, False])
     return nan_where_failed(b, res[3], batch, [(res[0], w.shape, w.dtype),
                                                (res[2], v.shape, v.dtype)])
+
+
+@lowering("schur")
+def _schur(b, avals, outs, a):
+    x = avals[0]
+    batch = x.shape[:-2]
+    values = [(x.shape[:-1], x.dtype)] * (1 if x.dtype.kind == "c" else 2)   # w, or (wr, wi)
+    res = _custom_call(b, "gees", x.dtype, [a], avals,
+                       [(x.shape, x.dtype), (x.shape, x.dtype)] + values
+                       + [(batch, "int32"), (batch, "int32")],
+                       {"mode": "V", "sort": "N"},
+                       [True, True] + [False] * len(values) + [False, False])
+    return nan_where_failed(b, res[-1], batch, [(res[0], x.shape, x.dtype),
+                                                (res[1], x.shape, x.dtype)])
+
+
+@lowering("hessenberg")
+def _hessenberg(b, avals, outs, a):
+    x = avals[0]
+    batch, n = x.shape[:-2], x.shape[-1]
+    tau = outs[1]
+    res = _custom_call(b, "gehrd", x.dtype, [a], avals,
+                       [(x.shape, x.dtype), (tau.shape, tau.dtype), (batch, "int32")],
+                       {"low": 1, "high": n}, [True, False, False])
+    return nan_where_failed(b, res[2], batch, [(res[0], x.shape, x.dtype),
+                                               (res[1], tau.shape, tau.dtype)])

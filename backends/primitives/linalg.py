@@ -153,7 +153,7 @@ def _pivot_size(x):
 def _lu_loop(a):
     lu = np.array(a, copy=True)
     n = a.shape[-1]
-    flat = lu.reshape((-1, n, n))
+    flat = lu.reshape((int(np.prod(a.shape[:-2])), n, n))     # (n = 0 too)
     pivots = np.zeros((flat.shape[0], n), np.int32)
     rows = np.arange(flat.shape[0])
     for k in range(n):
@@ -186,7 +186,7 @@ def _permutation(pivots, permutation_size):
     """The permutation the row swaps make of range(permutation_size): step k swaps entries k and
     pivots[k]."""
     batch = pivots.shape[:-1]
-    flat = pivots.reshape((-1, pivots.shape[-1]))
+    flat = pivots.reshape((int(np.prod(batch)), pivots.shape[-1]))     # (size 0 too)
     perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
                            (flat.shape[0], permutation_size)).copy()
     rows = np.arange(flat.shape[0])

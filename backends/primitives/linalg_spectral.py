@@ -189,3 +189,34 @@ def _eig(a):
 
 
 eig_p = define("eig", _eig_rule, _eig)
+
+
+# --- schur and hessenberg: no NumPy equivalent; eagerly, the compiled LAPACK kernel jit calls ----
+def define_compiled(name, rule):
+    """A primitive that runs, eagerly too, the LAPACK call of its lowering (compiled once per
+    signature, backends/compiled_kernels.py): the values eager and jit give are the same."""
+    def compiled(*args, **params):
+        rule(*[ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args], **params)
+        from secant.backends import compiled_kernels
+        return compiled_kernels.run(prim, [np.asarray(a) for a in args], params)
+    prim = register(Primitive(name, rule, compiled, multiple_results=True, weak="never",
+                              differentiable=False))
+    return prim
+
+
+def _schur_rule(a):
+    """schur(a) -> (t, z): a = z t z^H, t upper (quasi-)triangular (LAPACK's gees, unsorted;
+    real a: the real Schur form, 2 x 2 blocks for complex pairs)."""
+    _matrix("schur", a, square=True)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape, a.dtype)]
+
+
+def _hessenberg_rule(a):
+    """hessenberg(a) -> (packed, tau): LAPACK's gehrd (h on and above the first subdiagonal,
+    the reflectors below it; n - 1 factors)."""
+    batch, n, _ = _matrix("hessenberg", a, square=True)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(batch + (max(n - 1, 0),), a.dtype)]
+
+
+schur_p = define_compiled("schur", _schur_rule)
+hessenberg_p = define_compiled("hessenberg", _hessenberg_rule)

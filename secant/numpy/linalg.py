@@ -90,6 +90,8 @@ def _cofactor_solve(a, b):
     sign), and the first n - 1 rows of L^-1 P b are scaled by det(a) before the back solve.
     An a of lower rank (another pivot 0) gives 0, as JAX."""
     n = np.shape(a)[-1]
+    if n == 0:          # the empty product: det 1, adj the empty matrix
+        return snp.ones(np.shape(a)[:-2], a.dtype), b
     if n == 1:
         return a[..., 0, 0], b
     lu, pivots, perm = lax.linalg.lu(a)
@@ -116,14 +118,48 @@ def _det(a):
 def _det_jvp(primals, tangents):
     a, = primals
     a_dot, = tangents
-    out, adj_a_dot = _cofactor_solve(a, a_dot)
-    return out, snp.trace(adj_a_dot, axis1=-2, axis2=-1)
+    return _det(a), snp.sum(_adjugate(a) * snp.swapaxes(a_dot, -1, -2), axis=(-2, -1))
+
+
+@_custom_jvp
+def _adjugate(a):
+    """adj(a) = det(a) a^-1, finite at every a (a^-1 is never formed: _cofactor_solve)."""
+    n = np.shape(a)[-1]
+    return _cofactor_solve(a, snp.broadcast_to(snp.eye(n, dtype=a.dtype), np.shape(a)))[1]
+
+
+@_adjugate.defjvp
+def _adjugate_jvp(primals, tangents):
+    """d adj(a)[e] at any a, of any rank. With a = u diag(s) vh (SVD, u and vh held fixed):
+    adj(a + e) = c vh^H adj(diag(s) + f) u^H exactly, f = u^H e vh^H and c = det(u) det(vh);
+    the derivative of adj at a diagonal matrix reads off f: on the diagonal
+    sum_(k != i) f_kk prod_(l != i, k) s_l, off it -f_ij prod_(l != i, j) s_l. Only products
+    of singular values: no division, no derivative of the SVD."""
+    a, = primals
+    e, = tangents
+    n = np.shape(a)[-1]
+    u, s, vh = svd(lax.stop_gradient(a))
+    s = s.astype(a.dtype)
+    f = _mH(u) @ e @ _mH(vh)
+    keep = ~(np.eye(n, dtype=bool)[:, None, :] | np.eye(n, dtype=bool)[None, :, :])
+    # q[i, j] = prod of s without s_i and s_j (0 on the diagonal: no k = i term)
+    q = snp.prod(snp.where(keep, s[..., None, None, :], 1), axis=-1)
+    q = snp.where(np.eye(n, dtype=bool), 0, q)
+    diagonal = snp.sum(q * _diagonal(f)[..., None, :], axis=-1)
+    d_adj_s = snp.where(np.eye(n, dtype=bool), diagonal[..., :, None], -f * q)
+    c = (det(u) * det(vh))[..., None, None]
+    return _adjugate(a), c * (_mH(vh) @ d_adj_s @ _mH(u))
+
+
+def _mH(x):
+    return snp.conj(snp.swapaxes(x, -1, -2))
 
 
 def det(a):
     """The determinant of each square matrix: the sign of P times the product of U's diagonal
     (P a = L U). Its derivative is tr(adj(a) da) (JAX's rule), finite also at a singular a of
-    rank n - 1 (where det(a) a^-T would be 0 * inf)."""
+    rank n - 1 (where det(a) a^-T would be 0 * inf); its second derivative, adj's, is exact at
+    every a, of any rank (_adjugate_jvp)."""
     return _det(_inexact(a))
 
 
@@ -373,4 +409,4 @@ def tensorsolve(a, b, axes=None):
     return snp.reshape(solve(flat, snp.ravel(b)), out_shape)
 
 from secant.numpy.linalg_spectral import *  # noqa: F401,F403,E402
-from secant.numpy.linalg_spectral import matrix_norm_spectral, svdvals  # noqa: E402
+from secant.numpy.linalg_spectral import matrix_norm_spectral, svd, svdvals  # noqa: E402

@@ -12,6 +12,8 @@ from secant import lax
 from secant.numpy import linalg as _np_linalg
 from secant.numpy.linalg import _constant, _inexact, _permute_rows
 from secant.scipy.linalg_sqrtm import sqrtm  # noqa: F401  (jax.scipy.linalg's)
+from secant.scipy.linalg_schur import (funm, hessenberg, rsf2csf, schur,  # noqa: F401
+                                       solve_sylvester)
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -301,3 +303,10 @@ def hilbert(n):
     """The n x n Hilbert matrix 1 / (i + j + 1), in the default float type."""
     index = np.arange(n)
     return snp.asarray(1.0 / (index[:, None] + index[None, :] + 1), dtype=snp.result_type(0.0))
+
+
+from secant.scipy.linalg_more import (eigh_tridiagonal, expm_frechet, polar,  # noqa: E402,F401
+                                      qr_multiply)
+from secant.scipy.linalg_special import (convolution_matrix, dft, fiedler,  # noqa: E402,F401
+                                         fiedler_companion, hadamard, helmert, invhilbert,
+                                         invpascal, leslie, pascal)
