@@ -1202,7 +1202,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         mentioned |= ln.defines
     bars = {n for n in mentioned if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
-        dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
+        dead_code_eliminated(copies.without_copies(
+            lines, bars, primal, lambda a, p: b.shapes.parameter_like(a) == p)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such,
     # but for one returned right after its last assignment: returned_in_place)
     kept = {b.bars.get(p) for p in fn.params}

@@ -9,6 +9,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from secant.ad.copies import without_copies
 from secant.ad.fold import returned_in_place
 from secant.transformer.walker import Line
 from test_lean20c import fd_grad
@@ -71,8 +72,9 @@ def leapfrog(q, p, k, dt):
 def test_while_reverse_counts_by_its_stack():
     src = secant.source(secant.grad(halving))
     assert "n_iterations" not in src, src
-    assert "x_1_stack.append(x_1)" in src and "for _ in range(len(x_1_stack)):" in src, src
-    assert "x_1 = x_1_stack.pop()" in src, src
+    # (the stack of x, the user's name, where the loop's carry takes it: _into_dead_source)
+    assert "x_stack.append(x)" in src and "for _ in range(len(x_stack)):" in src, src
+    assert "x = x_stack.pop()" in src, src
 
 
 def test_while_counter_kept_where_nothing_is_recorded(x64):
@@ -176,3 +178,83 @@ def test_returned_in_place_through_a_call():
     assert returned_in_place(lam, kept) is lam           # (not evaluated exactly once)
     other = [Line("b_bar = a_bar * 2", 1), Line("return grads_as(b_bar, q)", 1)]
     assert returned_in_place(other, kept) is other       # (not a parameter's cotangent)
+
+
+# --- a loop's carry copied from a value dead after the copy takes its name (ad/copies.py) ------
+def param_read_after(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = snp.sin(y) * 1.1
+        i = i + 1
+    return snp.sum(y * x)
+
+
+def mixed_dtypes(q, p, n):
+    for i in range(n):
+        q = q + 0.1 * p * i
+    return snp.sum(q * q)
+
+
+def test_while_carry_keeps_the_users_name(x64):
+    src = secant.source(secant.grad(halving))
+    assert not re.search(r"\bx_1 = x\b", src), src
+    assert "x_stack.append(x)" in src and "x = x_stack.pop()" in src, src
+    assert "grad_seed_like(x)" in src, src
+
+
+def test_carry_copy_kept_where_the_source_is_read_after(x64):
+    src = secant.source(secant.grad(param_read_after))
+    assert re.search(r"\by_1 = x\b", src), src        # (x read by the output)
+    x = RNG.normal(size=3) * 0.5
+    for n in (0, 2, 4):
+        np.testing.assert_allclose(secant.grad(param_read_after)(x, n),
+                                   fd_grad(lambda v: param_read_after(v, n), x), rtol=1e-6)
+
+
+def test_carry_copy_kept_where_the_dtype_cast_reads_the_parameter(x64):
+    """grads_as(q_bar, q) reads the parameter's dtype: q float32 beside a float64 p makes the
+    loop's q float64, so the copy stays and q's cotangent is float32."""
+    q, p = RNG.normal(size=3).astype(np.float32), RNG.normal(size=3)
+    got = secant.grad(mixed_dtypes)(q, p, 3)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, fd_grad(lambda v: mixed_dtypes(v, p, 3), q.astype(float)),
+                               rtol=1e-5)
+    np.testing.assert_allclose(secant.jit(secant.grad(mixed_dtypes), static_argnums=2)(q, p, 3),
+                               got, rtol=1e-6)
+
+
+def _lines(*rows):
+    out = []
+    for row in rows:
+        indent = len(row) - len(row.lstrip())
+        code = row.strip()
+        out.append(Line(code, indent // 4 + 1, "block" if code.endswith(":") else "stmt"))
+    return out
+
+
+def _copied(lines, alike=lambda a, b: True):
+    names = {"x", "x_1", "i", "n"}
+    return [ln.code for ln in without_copies(lines, {"t_bar"}, names, alike)]
+
+
+def test_into_dead_source_refusals():
+    loop = ("x_1 = x", "while i < n:", "    x_1_stack.append(x_1)", "    x_1 = snp.sin(x_1)",
+            "t_bar = grad_seed_like(x)")
+    got = _copied(_lines(*loop, "return t_bar * x_1"))
+    assert got == ["x_stack.append(x)" if c == "x_1_stack.append(x_1)" else c for c in [
+        "while i < n:", "x_1_stack.append(x_1)", "x = snp.sin(x)", "t_bar = grad_seed_like(x)",
+        "return t_bar * x"]]
+    unsure = _copied(_lines(*loop, "return t_bar * x_1"), alike=lambda a, b: False)
+    assert unsure[0] == "x_1 = x"                      # (the seed's dtype not proven alike)
+    cast = _copied(_lines(*loop, "return grads_as(t_bar * x_1, x)"))
+    assert cast[0] == "x_1 = x"                        # (x's dtype read by a cast)
+    read = _copied(_lines(*loop, "return t_bar * x_1 * x"))
+    assert read[0] == "x_1 = x"                        # (x's value read)
+    closure = _copied(_lines("g = lambda: x", *loop, "return t_bar * x_1 * g()"))
+    assert "x_1 = x" in closure                        # (a lambda reads x when called)
+    before = _copied(_lines("t_bar = x_1", *loop, "return t_bar * x_1"))
+    assert "x_1 = x" in before                         # (x_1 mentioned before the copy)
+    nested = _copied(_lines("if n:", "    x_1 = x", "    while i < n:",
+                            "        x_1 = snp.sin(x_1)", "return x_1"))
+    assert "x_1 = x" in nested                         # (not at the top level)
