@@ -258,3 +258,28 @@ def test_into_dead_source_refusals():
     nested = _copied(_lines("if n:", "    x_1 = x", "    while i < n:",
                             "        x_1 = snp.sin(x_1)", "return x_1"))
     assert "x_1 = x" in nested                         # (not at the top level)
+
+
+def for_carry(x, n):
+    for i in range(n):
+        x = snp.sin(x) * 1.1 + 0.1 * i
+    return snp.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [for_carry, halving], ids=lambda f: f.__name__)
+def test_renamed_carry_under_compositions(x64, f):
+    """The carry named x in the derivative, read again by every transform of it."""
+    src = secant.source(secant.grad(f))
+    assert not re.search(r"\bx_1 = x\b", src), src
+    x = RNG.normal(size=3) * 0.5
+    g = secant.grad(f)
+    np.testing.assert_allclose(g(x, 3), fd_grad(lambda v: f(v, 3), x), rtol=1e-6)
+    fd = np.stack([fd_grad(lambda v: g(v, 3)[i], x) for i in range(3)])
+    np.testing.assert_allclose(secant.hessian(f)(x, 3), fd, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(secant.jacrev(g)(x, 3), fd, rtol=1e-5, atol=1e-8)
+    xs = RNG.normal(size=(2, 3)) * 0.5
+    np.testing.assert_allclose(secant.vmap(g, in_axes=(0, None))(xs, 3),
+                               np.stack([g(r, 3) for r in xs]), rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(g, static_argnums=1)(x, 3), g(x, 3), rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(secant.hessian(f), in_axes=(0, None))(xs, 3),
+                               np.stack([secant.hessian(f)(r, 3) for r in xs]), rtol=1e-10)
