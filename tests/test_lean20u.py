@@ -2,7 +2,9 @@
 forward loop pushes once an iteration (ad/reverse.py reverse_for: no `n_iterations` counter
 where a value is recorded), and a parameter's cotangent read once by the return
 (`q_bar = E; return grads_as(q_bar, q)`) is returned in place (ad/fold.py returned_in_place)."""
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -12,17 +14,12 @@ import secant.numpy as snp
 from secant.ad.copies import without_copies
 from secant.ad.fold import returned_in_place
 from secant.transformer.walker import Line
-from test_lean20c import fd_grad
+from test_lean20c import fd_grad, halving
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "bench"))
+from lean_functions import leapfrog_energy as leapfrog     # noqa: E402
 
 RNG = np.random.default_rng(20)
-
-
-def halving(x, n):
-    i = 0
-    while i < n:
-        x = 0.9 * x + 0.1 * snp.sin(x)
-        i = i + 1
-    return snp.sum(x * x)
 
 
 def two_carries(x, w):
@@ -60,13 +57,6 @@ def nested(x, n):
             x = snp.sin(x) * 1.2
             i = i + 1
     return snp.sum(x * x)
-
-
-def leapfrog(q, p, k, dt):
-    p_half = p - 0.5 * dt * k * q
-    q_new = q + dt * p_half
-    p_new = p_half - 0.5 * dt * k * q_new
-    return 0.5 * snp.sum(p_new * p_new) + 0.5 * k * snp.sum(q_new * q_new)
 
 
 def test_while_reverse_counts_by_its_stack():
