@@ -18,19 +18,23 @@ and not joined at a branch, where it would lose the user's name):
   iteration adds), and a copy `a = b` whose next mention reassigns it, `a = a + e`, becomes
   `a = b + e`.
 """
+import ast
 import heapq
 import re
 from collections import defaultdict
+
+from secant.transformer.walker import parsed
 
 _COPY = re.compile(r"(\w+) = (\w+)")
 _WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
 _ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
 _SCOPES = re.compile(r"\b(?:def|lambda|for)\b")
+_CLOSURES = re.compile(r"\b(?:def|lambda)\b")
 _SAME = re.compile(r"(\w+) = \1")     # `x = x`
 _ZEROS = re.compile(r"(\w+) = (?:snp\.zeros_like|zeros_like_tree)\(\w+\)")
 
 
-def without_copies(lines, names, values=frozenset()):
+def without_copies(lines, names, values=frozenset(), alike=None):
     """`lines` (ad/reverse.py's Line) with the copies between the cotangent `names` removed,
     and those between forward `values` (the user's variables: the renaming rewrites only,
     never the zeros one, since `v = zeros_like(x)`, `v = v + e` broadcasts e to x's shape).
@@ -40,8 +44,10 @@ def without_copies(lines, names, values=frozenset()):
     that mention its copy's names (and on the block structure, which no rewrite changes), so
     a line found not to apply is tried again only after a rewrite changes a line mentioning
     one of its names: the same result as retrying every line after every rewrite, in time
-    linear in the lines rather than quadratic."""
-    return _Copies(lines, names, values).run()
+    linear in the lines rather than quadratic. alike(a, b): a provably has b's dtype wherever
+    it holds a value (a parameter b's loop carry a: transformer/shapes.py parameter_like), so
+    grad's seed may read either (_into_dead_source)."""
+    return _Copies(lines, names, values, alike).run()
 
 
 class _Removed:
@@ -79,9 +85,10 @@ class _Todo:
 
 
 class _Copies:
-    def __init__(self, lines, names, values=frozenset()):
+    def __init__(self, lines, names, values=frozenset(), alike=None):
         self.lines, self.names = list(lines), names | values
         self.cotangents = names
+        self.alike = alike
         self.uses, self.defines = defaultdict(set), defaultdict(set)    # name -> positions
         n = len(self.lines)
         self.copies, self.zeros, self.keys = [None] * n, [None] * n, [()] * n
@@ -92,7 +99,8 @@ class _Copies:
         self.context = _contexts(self.lines)
         self.block_start, self.block_end = _block_bounds(self.lines)
 
-    STEPS = ("_drop_repeated", "_forward", "_backward", "_first_contribution", "_join")
+    STEPS = ("_drop_repeated", "_forward", "_backward", "_first_contribution", "_join",
+             "_into_dead_source")
 
     def run(self):
         steps = [getattr(self, s) for s in self.STEPS]
@@ -299,6 +307,64 @@ class _Copies:
             self.replace(k, _renamed(self.lines[k], a, b))
         self.delete(i)
         return True
+
+
+    def _into_dead_source(self, i):
+        """`a = b` at the function's top level (a loop's carry copied from a parameter, `x_1 =
+        x`) where b is dead after it: a is mentioned nowhere before it, and after it b is read
+        only for its dtype or shape, by grad's seed `grad_seed_like(b)` or as the shape a
+        reduction's cotangent takes, `unreduce(t, b)`, `mean_grad(t, b)` (`alike(a, b)`: every
+        value a holds has b's shape, and computed from b by elementwise ops with real Python
+        numbers, b's dtype where b is the inexact parameter grad's seed reads), and assigned
+        nowhere; no def or lambda (which reads a name when called,
+        not where written) mentions either. a then takes b's name: the values the lines after
+        it read are the same, and the user's name is kept where the loop rebinds it."""
+        c = self.copies[i]
+        if not c or self.context[i] or c[0] in self.cotangents:
+            return False
+        a, b = c
+        mentions_a, mentions_b = self._mentions(a), self._mentions(b)
+        if any(k < i for k in mentions_a) or any(k > i for k in self.defines[b]):
+            return False
+        later_b = [k for k in mentions_b if k > i]
+        if later_b and (self.alike is None or not self.alike(a, b)):
+            return False
+        if any(not _reads_dtype_or_shape_only(self.lines[k], b) for k in later_b):
+            return False
+        if any(_CLOSURES.search(self.lines[k].code) for k in mentions_a | mentions_b) or \
+                any(_SCOPES.search(self.lines[k].code) for k in mentions_b if k < i) or \
+                not self._renamable(a, [k for k in mentions_a if k != i]):
+            return False
+        for k in sorted(mentions_a - {i}):
+            self.replace(k, _renamed(self.lines[k], a, b))
+        self.delete(i)
+        stack, free = f"{a}_stack", f"{b}_stack"     # (its loop's stack: `x_stack.append(x)`)
+        if self._mentions(stack) and not self._mentions(free) and free not in self.names:
+            for k in sorted(self._mentions(stack)):
+                self.replace(k, _renamed(self.lines[k], stack, free))
+        return True
+
+
+# b read for its dtype or shape alone: the seed's one argument, a reduction cotangent's shape
+_SHAPE_READERS = {"grad_seed_like": 0, "unreduce": 1, "mean_grad": 1}
+
+
+def _reads_dtype_or_shape_only(ln, b):
+    """Whether every read of the name b in the line is the dtype or shape argument of
+    _SHAPE_READERS (grad_seed_like(b) its only argument)."""
+    if ln.kind != "stmt":
+        return False
+    tree = parsed(ln.code)
+    allowed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in _SHAPE_READERS:
+            k = _SHAPE_READERS[node.func.id]
+            if len(node.args) > k and isinstance(node.args[k], ast.Name) and \
+                    node.args[k].id == b and (k or len(node.args) == 1 and not node.keywords):
+                allowed.add(id(node.args[k]))
+    return all(id(n) in allowed for n in ast.walk(tree) if isinstance(n, ast.Name) and
+               n.id == b)
 
 
 def branch_of(context, h):

@@ -548,7 +548,8 @@ _ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), typ
 
 def returned_in_place(lines, kept):
     """`lines` whose last two are `t = E` and `return t`, t a parameter's cotangent (`kept`),
-    written as `return E`: a person returns the expression (bench/handwritten_grads.py), not a
+    written as `return E` (and `return F(t)`, t read once there, as `return F(E)` where that
+    fits one row: fold's limits): a person returns the expression (bench/handwritten_grads.py), not a
     copy of it under a name read nowhere else. Exact: the two lines are consecutive statements
     of the function's body, so E is evaluated where it was, once, and t's binding is read by the
     return alone (no nested def or lambda reads t: none could read it after the return). The
@@ -557,17 +558,26 @@ def returned_in_place(lines, kept):
     if len(lines) < 2:
         return lines
     last, ret = lines[-2], lines[-1]
-    m = re.fullmatch(r"return (\w+)", ret.code)
-    if m is None or m.group(1) not in kept or ret.kind != "stmt" or last.kind != "stmt" or \
-            last.indent != ret.indent or "\n" in last.code:
+    if ret.kind != "stmt" or last.kind != "stmt" or last.indent != ret.indent or \
+            "\n" in last.code or "\n" in ret.code or not ret.code.startswith("return "):
         return lines
-    t = m.group(1)
     st = parsed(last.code).body[0]
     if not isinstance(st, ast.Assign) or len(st.targets) != 1 or \
-            not isinstance(st.targets[0], ast.Name) or st.targets[0].id != t:
+            not isinstance(st.targets[0], ast.Name) or st.targets[0].id not in kept:
         return lines
+    t = st.targets[0].id
     if any(t in ln.uses and ("lambda" in ln.code or ln.code.startswith(("def ", "async def ")))
            for ln in lines):
         return lines
-    value = last.code[_span(last.code, st.value)[0]:]
-    return lines[:-2] + [type(ret)(f"return {value}", ret.indent, ret.kind, last.origin)]
+    if ret.code == f"return {t}":
+        value = last.code[_span(last.code, st.value)[0]:]
+        return lines[:-2] + [type(ret)(f"return {value}", ret.indent, ret.kind, last.origin)]
+    # `return grads_as(t, x)`: t read once there, not as one of several values returned, the
+    # line within one row's limits (fold's single-read substitution, parentheses as needed)
+    returned = parsed(ret.code).body[0].value
+    if returned is None or isinstance(returned, ast.Tuple) or t in ret.defines:
+        return lines
+    new = _substituted(last, ret, entries=False, one_row=True)
+    if new is None:
+        return lines
+    return lines[:-2] + [type(ret)(new.code, ret.indent, ret.kind, last.origin)]

@@ -381,6 +381,7 @@ class ReverseBuilder(Walker, StackReverse):
                 self.bars[loop] = self.bar_name(loop)
                 self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({loop})")
         count = None
+        head = len(self.lines)
         if isinstance(s, ir.While):
             count = self.names.fresh("n_iterations")
             self.lines.append(Line(f"for {self.names.fresh('_')} in range({count}):",
@@ -444,6 +445,12 @@ class ReverseBuilder(Walker, StackReverse):
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
         fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
+        if count and needed:        # each iteration pushes once on a stack made before the
+            first = stack[next(iter(needed))]   # loop: its length counts the iterations
+            target = self.lines[head].code.split()[1]
+            self.lines[head] = Line(f"for {target} in range(len({first})):", self.indent,
+                                    "block")
+            count = None
         fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
         fill_slot(s.saves, getattr(s, "replay_inits", []) + unbound
@@ -1195,7 +1202,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         mentioned |= ln.defines
     bars = {n for n in mentioned if re.fullmatch(r"\w+_bar(_\d+)?", n) and n not in primal}
     canonical = _without_leading_blanks(cse.computed_once(
-        dead_code_eliminated(copies.without_copies(lines, bars, primal)), names))
+        dead_code_eliminated(copies.without_copies(
+            lines, bars, primal, lambda a, p: b.shapes.parameter_like(a) == p)), names))
     # (the parameters' cotangents keep their names: what the derivative returns reads as such,
     # but for one returned right after its last assignment: returned_in_place)
     kept = {b.bars.get(p) for p in fn.params}

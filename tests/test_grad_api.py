@@ -265,7 +265,8 @@ def test_save_source_runs_in_a_fresh_interpreter(tmp_path):
     assert "from secant.ad.helpers import" in text
     # (layer's vjp, small and called once, is written in place: ad/reverse.py _inlined)
     assert "def layer(w, x):" in text and "layer_vjp" not in text
-    assert "w_bar = matmul_grad_y(h_bar * (1 - h ** 2), x, w)" in text
+    # (w's cotangent returned in place through grads_as: ad/fold.py returned_in_place)
+    assert "return grads_as(matmul_grad_y(h_bar * (1 - h ** 2), x, w), w)" in text
     assert "SCALE = 0.5" in text
     w, x = rng_inputs()
     got = _run_saved(path, f"mod.loss_grad(np.array({w.tolist()}, np.float32), "

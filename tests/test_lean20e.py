@@ -136,7 +136,7 @@ def test_while_loop_reverse_step_is_one_line_and_right(x64):
     g = secant.grad(while_loop)
     src = secant.source(g)
     # (x_1_bar a factor of both terms: written once, as by hand, ad/algebra.py)
-    assert "x_1_bar = (0.1 * snp.cos(x_1) + 0.9) * x_1_bar" in src, src
+    assert "x_1_bar = (0.1 * snp.cos(x) + 0.9) * x_1_bar" in src, src
     assert "times_x_1_bar" not in src, src
     x = RNG.normal(size=4)
     np.testing.assert_allclose(g(x, 6), fd_grad(lambda x: while_loop(x, 6), x), rtol=1e-6)
