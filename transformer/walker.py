@@ -385,20 +385,19 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
                     keep[els] = True
                 live = inner | header.uses
             continue
-        top = live | header.uses            # a loop: to a fixpoint over its iterations
-        entry = set(top)
+        entry = live | header.uses          # a loop: to a fixpoint over its iterations
         entered, reached = loops.get(head, (None, None))
-        if entered is not None and entered <= entry:
-            top |= reached                  # (the fixpoint for fewer names live: below ours)
+        # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
+        top = entry | reached if entered is not None and entered <= entry else set(entry)
         while True:
-            got = _live_before(lines, body, top, keep, after, loops) | live | header.uses
-            if got <= top:
+            inner = _live_before(lines, body, top, keep, after, loops)
+            if inner <= top:
                 break
-            top |= got
-        loops[head] = (entry, set(top))
+            top |= inner
+        loops[head] = (entry, top)
         if any(keep[k] for k in _statements(node, loops)):
             keep[head] = True
-            live = top
+            live = set(top)         # (this call's own: changed in place above)
     return live
 
 
