@@ -215,3 +215,34 @@ def test_grad_of_many_loops_in_a_row_matches_central_differences(x64):
     got = secant.grad(loops)(x, y)
     want = _central(lambda u, v: float(loops(u, v)), x, y)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+
+
+def test_grad_of_nested_accumulating_loops_matches_central_differences(x64):
+    # each level's accumulator becomes active in its loop's first pass: the enclosing loops'
+    # next passes start from that (normalize._loop's warm start), the same derivative
+    def acc(x, y):
+        a = x
+        s0 = 0.0
+        for i0 in range(2):
+            s0 = s0 + snp.sin(a)
+            s1 = 0.0
+            for i1 in range(2):
+                s1 = s1 + snp.cos(a) * y
+                s2 = 0.0
+                for i2 in range(2):
+                    s2 = s2 + a * s1
+                    a = a * 0.9 + s2 * 0.01
+                s1 = s1 + s2
+            s0 = s0 + s1 * 0.5
+        return snp.sum(a + s0)
+    x, y = np.linspace(0.1, 0.9, 3), np.linspace(-0.5, 0.5, 3)
+    for wrt in (0, 1):
+        got = secant.grad(acc, argnums=wrt)(x, y)
+        f = (lambda u, v: float(acc(u, v))) if wrt == 0 else (lambda u, v: float(acc(v, u)))
+        want = _central(f, *((x, y) if wrt == 0 else (y, x)))
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+    xs = np.stack([x, x * 0.5])
+    per_example = secant.vmap(secant.grad(acc), in_axes=(0, None))(xs, y)
+    for k in range(2):
+        np.testing.assert_allclose(np.asarray(per_example[k]),
+                                   np.asarray(secant.grad(acc)(xs[k], y)), rtol=1e-10)

@@ -1483,6 +1483,16 @@ class Normaliser(ContainerMixin):
         retired_before = set(self.retired)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
+        # an enclosing loop's next pass normalises this loop again, with at least the values
+        # tracked that entered it before: its variables found to carry tracked values then
+        # still do (activity is monotone), so the fixpoint starts from them, not from none
+        # (a pass per loop per enclosing pass: 2**depth passes of the innermost, issue 19)
+        tracked_in = {n for n, v in before.items() if v in tracked_before}
+        starts = self.__dict__.setdefault("_loop_starts", {})
+        start = starts.get(id(stmt))
+        if start is not None and start[0] is stmt and start[1] is body and \
+                start[2] <= tracked_in:
+            grow |= start[3]
         grown_lists = {n for n in self.containers}
         premarked = set()       # loop names with no value before the loop (this pass's)
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
@@ -1557,6 +1567,7 @@ class Normaliser(ContainerMixin):
                 break
             grow |= newly
             grown_lists |= lists            # a loop name found to hold a list: read it again
+        starts[id(stmt)] = (stmt, body, tracked_in, set(grow))
         body = self.out
         self._origin(stmt)
         for name, loop in loop_names.items():
