@@ -1427,10 +1427,12 @@ class Normaliser(ContainerMixin):
         """The names of `names` that the statements after top-level `stmt` may read before
         assigning them (for all the top-level loops in one pass per tree)."""
         body = self.node.body
-        if getattr(self, "_top_first_reads", (None,))[0] is not self.node:
+        memo = getattr(self, "_top_first_reads", (None, None, None))
+        if memo[0] is not self.node or memo[1] != tuple(body):     # (nodes compare by id)
             loops = {i for i, s in enumerate(body) if isinstance(s, (gast.For, gast.While))}
-            self._top_first_reads = (self.node, _suffix_first_reads(body, loops))
-        at, index = self._top_first_reads[1], body.index(stmt)
+            memo = self._top_first_reads = (self.node, tuple(body),
+                                            _suffix_first_reads(body, loops))
+        at, index = memo[2], body.index(stmt)
         if at is None or index not in at:
             return _first_reads(body[index + 1:], names)
         return at[index] & names
