@@ -344,33 +344,11 @@ class JitFunction:
         cache = self._cache
         if cache.guards:
             self._check_guards()
-        last = cache.last
-        if last is not None and not kwargs:
-            # the last warm signature of device arrays, recognised by its avals' identity (an
-            # array made by this program, or the same array again, carries the very aval
-            # object): no key to build or hash
-            x64, avals, key, run = last
-            if x64 is _X64[0] and len(args) == len(avals):
-                bufs = []
-                i = 0
-                for x in args:
-                    if type(x) is not Array or x._aval is not avals[i]:
-                        break
-                    b = x._buf
-                    if b is None:
-                        break
-                    bufs.append(b)
-                    i += 1
-                else:
-                    try:
-                        cache.move_to_end(key)          # (LRU order kept exactly)
-                    except KeyError:                    # dropped meanwhile: the full path
-                        pass
-                    else:
-                        return run(bufs)
-        if self._cpp_ok and not kwargs and not _X64[0]:
+        if kwargs:
+            return self._call(args, kwargs)
+        if args and type(args[0]) is _ndarray:
             cpp = self._cpp
-            if cpp is not None and args:
+            if cpp is not None and self._cpp_ok and not _X64[0]:
                 # NumPy arrays only, of dtypes C++ puts as they are (the common NumPy call):
                 # handed to C++ as they come, no list of inputs built
                 for x in args:
@@ -380,7 +358,8 @@ class JitFunction:
                     out = cpp(*args)
                     if type(out) is not _ArrayImpl:
                         return self._cpp_result(out)
-                    out.block_until_ready()     # (as _cpp_result: C++ reads NumPy in place)
+                    if not out.is_ready():      # (as _cpp_result: C++ reads NumPy in place;
+                        out.block_until_ready()     # a small program ran inline: ready)
                     tag = out.aval
                     try:
                         cache.move_to_end(tag.key)
@@ -391,6 +370,32 @@ class JitFunction:
                         tag.weak_type
                     res._committed, res._sharded = False, None
                     return res
+        else:
+            last = cache.last
+            if last is not None:
+                # the last warm signature of device arrays, recognised by its avals' identity
+                # (an array made by this program, or the same array again, carries the very
+                # aval object): no key to build or hash
+                x64, avals, key, run = last
+                if x64 is _X64[0] and len(args) == len(avals):
+                    bufs = []
+                    i = 0
+                    for x in args:
+                        if type(x) is not Array or x._aval is not avals[i]:
+                            break
+                        b = x._buf
+                        if b is None:
+                            break
+                        bufs.append(b)
+                        i += 1
+                    else:
+                        try:
+                            cache.move_to_end(key)          # (LRU order kept exactly)
+                        except KeyError:                    # dropped meanwhile: the full path
+                            pass
+                        else:
+                            return run(bufs)
+        if self._cpp_ok and not _X64[0]:
             out = self._call_cpp(args)
             if out is not _NOT_TAKEN:
                 return out
@@ -441,7 +446,8 @@ class JitFunction:
             return out                      # (a miss: the Python path ran it)
         # C++ reads NumPy memory in place, while the program runs: done before the caller may
         # change it (jax.jit does not wait, and reads what was written)
-        out.block_until_ready()
+        if not out.is_ready():      # (a small program runs inline: ready, and is_ready costs
+            out.block_until_ready()     # less than block_until_ready's wait on it)
         tag = out.aval                      # (_CppOut: which signature ran)
         try:
             self._cache.move_to_end(tag.key)    # (LRU order kept exactly)

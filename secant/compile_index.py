@@ -41,11 +41,50 @@ from secant.backends.array import Array
 from secant.backends.core import ShapedArray
 
 _FORMAT = "secant-index-1"
+
+
+class Records:
+    """One kind of record in the persistent cache (files `name` + ext, JSON), and its counts:
+    hits, records read; misses, none there; corrupt, a record whose checksum or content did not
+    fit (`read`'s decode raised or gave None); stores; refused, no key or nothing to record
+    (what the caller counts). This module's index and secant/gen_index.py's share it."""
+
+    def __init__(self, ext):
+        self.ext = ext
+        self.stats = {"hits": 0, "misses": 0, "corrupt": 0, "stores": 0, "refused": 0}
+        self._lock = threading.Lock()
+
+    def count(self, what):
+        with self._lock:
+            self.stats[what] += 1
+
+    def write(self, name, record):
+        """Store `record` (JSON-able) under early key `name`."""
+        if compilation_cache.store(name, json.dumps(record).encode(), ext=self.ext,
+                                   counts=None):
+            self.count("stores")
+
+    def read(self, name, decode):
+        """decode(the record under `name`), or None: a miss, or a record that does not fit."""
+        seen = {"hits": 0, "misses": 0, "corrupt": 0}
+        payload = compilation_cache.load(name, ext=self.ext, counts=seen)
+        if payload is None:
+            self.count("corrupt" if seen["corrupt"] else "misses")
+            return None
+        try:
+            got = decode(json.loads(payload))
+        except Exception:       # (anything unforeseen in a record: as one that does not fit)
+            got = None
+        self.count("corrupt" if got is None else "hits")
+        return got
+
+
 # hits: records read (no transform, trace or emission); misses: no record (traced, then
 # stored); corrupt: a record whose checksum or content was wrong (traced); stores; refused:
 # calls with no early key (traced, no record)
-stats = {"hits": 0, "misses": 0, "corrupt": 0, "stores": 0, "refused": 0}
-_lock = threading.Lock()
+_records = Records(".idx")
+stats = _records.stats
+_count = _records.count
 enabled = [os.environ.get("SECANT_COMPILE_INDEX", "") != "0"]
 
 _LITERALS = (type(None), bool, int, float, complex, str, bytes)
@@ -59,11 +98,6 @@ _TYPE_MODULES = frozenset(("builtins", "numpy", "ml_dtypes", "itertools", "funct
 _DTYPES = {np.dtype(d).name: np.dtype(d) for d in dtypes._SUPPORTED_SET}
 _codes = {}         # code -> its digest
 _static = []        # the process's part of every key (computed once)
-
-
-def _count(what):
-    with _lock:
-        stats[what] += 1
 
 
 def _process_part():
@@ -313,33 +347,22 @@ def _store(name, compiled, n_leaves):
     tree = _out_structure(compiled.out_tree)
     if tree is None:
         return
-    payload = json.dumps({"format": _FORMAT, "text": compiled.text,
+    _records.write(name, {"format": _FORMAT, "text": compiled.text,
                           "in": [_aval(a) for a in compiled.in_avals],
-                          "out": [_aval(a) for a in compiled.out_avals],
-                          "tree": tree}).encode()
-    if compilation_cache.store(name, payload, ext=".idx", counts=None):
-        _count("stores")
+                          "out": [_aval(a) for a in compiled.out_avals], "tree": tree})
 
 
 def load(name, in_avals):
     """(text, out_avals, out_tree) recorded under early key `name`, or None: a miss, or a
     record that does not fit (counted as corrupt; the call traces, and stores it afresh)."""
     from secant.api import _flatten
-    seen = {"hits": 0, "misses": 0, "corrupt": 0}
-    payload = compilation_cache.load(name, ext=".idx", counts=seen)
-    if payload is None:
-        _count("corrupt" if seen["corrupt"] else "misses")
-        return None
-    try:
-        rec = json.loads(payload)
+
+    def decode(rec):
         if rec["format"] != _FORMAT or rec["in"] != [_aval(a) for a in in_avals]:
-            raise ValueError
+            return None
         out_avals = [ShapedArray(s, _DTYPES[d], w) for s, d, w in rec["out"]]
         leaves, tree = _flatten(_decode(rec["tree"]))
         if leaves != list(range(len(out_avals))) or type(rec["text"]) is not str:
-            raise ValueError
-    except (ValueError, KeyError, TypeError, AttributeError):
-        _count("corrupt")
-        return None
-    _count("hits")
-    return rec["text"], out_avals, tree
+            return None
+        return rec["text"], out_avals, tree
+    return _records.read(name, decode)

@@ -17,8 +17,6 @@ grad(f), as without the index.
 """
 import builtins
 import hashlib
-import json
-import threading
 import types
 
 from secant import compile_index
@@ -27,16 +25,12 @@ from secant.backends import compilation_cache
 _FORMAT = "secant-gen-1"
 # hits: derivatives loaded; misses: none recorded (generated, then stored); corrupt: a record
 # that did not fit (generated); stores; refused: no key, or a derivative not recorded
-stats = {"hits": 0, "misses": 0, "corrupt": 0, "stores": 0, "refused": 0}
-_lock = threading.Lock()
+_records = compile_index.Records(".gen")
+stats = _records.stats
+_count = _records.count
 _ATTRS = frozenset(("__secant_source__", "__secant_out_batched__", "__secant_inline__",
                     "__secant_wrt_names__", "__secant_effects__", "__secant_array_params__",
                     "__secant_guards__", "__secant_staging__"))
-
-
-def _count(what):
-    with _lock:
-        stats[what] += 1
 
 
 def key(fn, positions, mode, has_aux, tuple_out):
@@ -79,8 +73,7 @@ def store(name, fn, gen):
     if record is None:
         _count("refused")
         return
-    if compilation_cache.store(name, json.dumps(record).encode(), ext=".gen", counts=None):
-        _count("stores")
+    _records.write(name, record)
 
 
 def _record(fn, gen):
@@ -163,20 +156,7 @@ def _origins(filename):
 
 def load(name, fn):
     """The derivative recorded under early key `name` for `fn`, loaded, or None."""
-    seen = {"hits": 0, "misses": 0, "corrupt": 0}
-    payload = compilation_cache.load(name, ext=".gen", counts=seen)
-    if payload is None:
-        _count("corrupt" if seen["corrupt"] else "misses")
-        return None
-    try:
-        gen = _loaded(json.loads(payload), fn)
-    except Exception:
-        gen = None
-    if gen is None:
-        _count("corrupt")
-        return None
-    _count("hits")
-    return gen
+    return _records.read(name, lambda rec: _loaded(rec, fn))
 
 
 def _loaded(rec, fn):

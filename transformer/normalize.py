@@ -1433,6 +1433,20 @@ class Normaliser(ContainerMixin):
         _, lines, names = self._reads_by_line
         return set(names[bisect.bisect_right(lines, line):])
 
+    def _first_read_after(self, stmt, names):
+        """The names of `names` that the statements after top-level `stmt` may read before
+        assigning them (for all the top-level loops in one pass per tree)."""
+        body = self.node.body
+        memo = getattr(self, "_top_first_reads", (None, None, None))
+        if memo[0] is not self.node or memo[1] != tuple(body):     # (nodes compare by id)
+            loops = {i for i, s in enumerate(body) if isinstance(s, (gast.For, gast.While))}
+            memo = self._top_first_reads = (self.node, tuple(body),
+                                            _suffix_first_reads(body, loops))
+        at, index = memo[2], body.index(stmt)
+        if at is None or index not in at:
+            return _first_reads(body[index + 1:], names)
+        return at[index] & names
+
     def _while_test(self, stmt):
         """The test of a while loop as source over the loop names (it must be inactive)."""
         out, self.out = self.out, []
@@ -1455,8 +1469,7 @@ class Normaliser(ContainerMixin):
         body = body_stmts = stmt.body if body is None else body
         used_after = self._read_after(getattr(stmt, "end_lineno", 1 << 30))
         if stmt in self.node.body:      # at the top level: read after it before assigned
-            after = self.node.body[self.node.body.index(stmt) + 1:]
-            used_after = _first_reads(after, used_after)
+            used_after = self._first_read_after(stmt, used_after)
         # a variable needs a loop name if it enters the loop (an iteration reads the value the
         # previous one left) or is read after it
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
@@ -1482,6 +1495,16 @@ class Normaliser(ContainerMixin):
         retired_before = set(self.retired)
         out_before = self.out
         grow = set()                   # loop variables found to carry tracked values
+        # an enclosing loop's next pass normalises this loop again, with at least the values
+        # tracked that entered it before: its variables found to carry tracked values then
+        # still do (activity is monotone), so the fixpoint starts from them, not from none
+        # (a pass per loop per enclosing pass: 2**depth passes of the innermost, issue 19)
+        tracked_in = {n for n, v in before.items() if v in tracked_before}
+        starts = self.__dict__.setdefault("_loop_starts", {})
+        start = starts.get(id(stmt))
+        if start is not None and start[0] is stmt and start[1] is body and \
+                start[2] <= tracked_in:
+            grow |= start[3]
         grown_lists = {n for n in self.containers}
         premarked = set()       # loop names with no value before the loop (this pass's)
         for _ in range(len(assigned) + 2):     # activity fixpoint over the loop's back edge
@@ -1561,6 +1584,7 @@ class Normaliser(ContainerMixin):
                 break
             grow |= newly
             grown_lists |= lists            # a loop name found to hold a list: read it again
+        starts[id(stmt)] = (stmt, body, tracked_in, set(grow))
         body = self.out
         self._origin(stmt)
         for name, loop in loop_names.items():
@@ -4666,6 +4690,30 @@ def _first_reads(stmts, names, _loads=None):
     `if` on the same test name: a derivative splits one `if` into several on one saved test).
     One walk for all the names (a loop's names read after it are many in a derivative: a walk
     per name was quadratic in the function's length)."""
+    return _first_reads_left(stmts, names, _loads)[0]
+
+
+def _suffix_first_reads(stmts, at):
+    """{i: _first_reads(stmts[i + 1:], every name) for i in `at`} in one backward pass over
+    `stmts` (a scan of the rest per loop was quadratic in a function of many loops, issue 19);
+    None where two `if`s of `stmts` test one name (the first's assignments count under the
+    second: not a statement-by-statement question). Each name's answer is its own: a statement
+    reads it first, assigns it first (then the rest does not matter), or leaves it to the rest."""
+    tests = [s.test.id for s in stmts if isinstance(s, gast.If) and isinstance(s.test, gast.Name)]
+    if len(tests) != len(set(tests)):
+        return None
+    loads, out, later = {}, {}, set()
+    for i in range(len(stmts) - 1, -1, -1):
+        if i in at:
+            out[i] = set(later)
+        mentioned = {n.id for n in gast.walk(stmts[i]) if isinstance(n, gast.Name)}
+        found, left = _first_reads_left([stmts[i]], mentioned, loads)
+        later = found | (later - (mentioned - left))
+    return out
+
+
+def _first_reads_left(stmts, names, _loads=None):
+    """_first_reads's (names read first, names neither read first nor surely assigned)."""
     loads = {} if _loads is None else _loads       # id(node) -> the names it reads
 
     def reads(node):        # (not a nested function's own parameter of that name)
@@ -4732,7 +4780,7 @@ def _first_reads(stmts, names, _loads=None):
         covered = {c: v for c, v in covered.items() if c[0] not in stored}  # a test reassigned
         if isinstance(s, (gast.Assign, gast.AnnAssign)):
             pending -= stored
-    return found
+    return found, pending
 
 
 def _nested_def_locals(body):

@@ -353,10 +353,14 @@ def unread_targets_unnamed(lines):
     return out
 
 
-def _live_before(lines, nodes, live, keep, after=None):
+def _live_before(lines, nodes, live, keep, after=None, _loops=None):
     """The names live before `nodes` given those `live` after them; marks in `keep` the lines
     kept; `after` (where given: {statement's index: set()}) collects, for each of its
-    statements, the names live after it (over a loop's fixpoint iterations: their union)."""
+    statements, the names live after it (over a loop's fixpoint iterations: their union).
+    A loop's fixpoint starts from the one it reached last time (in `_loops`, by header index)
+    where the names live after it grew since: liveness is monotone, so that is the same least
+    fixpoint, and a loop nested d deep is walked O(d) times, not 2**d (issue 19)."""
+    loops = {} if _loops is None else _loops
     live = set(live)
     for node in reversed(nodes):
         if isinstance(node, int):
@@ -373,23 +377,27 @@ def _live_before(lines, nodes, live, keep, after=None):
         head, body, els, orelse = node
         header = lines[head]
         if header.code.startswith("if "):
-            inner = _live_before(lines, body, live, keep, after) | _live_before(
-                lines, orelse, live, keep, after)
-            if any(keep[k] for k in _statements(body) + _statements(orelse)):
+            inner = _live_before(lines, body, live, keep, after, loops) | _live_before(
+                lines, orelse, live, keep, after, loops)
+            if any(keep[k] for k in _statements(node, loops)):
                 keep[head] = True
                 if els is not None:
                     keep[els] = True
                 live = inner | header.uses
             continue
-        top = live | header.uses            # a loop: to a fixpoint over its iterations
+        entry = live | header.uses          # a loop: to a fixpoint over its iterations
+        entered, reached = loops.get(head, (None, None))
+        # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
+        top = entry | reached if entered is not None and entered <= entry else set(entry)
         while True:
-            got = _live_before(lines, body, top, keep, after) | live | header.uses
-            if got <= top:
+            inner = _live_before(lines, body, top, keep, after, loops)
+            if inner <= top:
                 break
-            top |= got
-        if any(keep[k] for k in _statements(body)):
+            top |= inner
+        loops[head] = (entry, top)
+        if any(keep[k] for k in _statements(node, loops)):
             keep[head] = True
-            live = top
+            live = set(top)         # (this call's own: changed in place above)
     return live
 
 
@@ -401,14 +409,16 @@ def _tuple_of_names(code):
                                             for e in node.targets[0].elts)
 
 
-def _statements(nodes):
-    out = []
-    for node in nodes:
-        if isinstance(node, int):
-            out.append(node)
-        else:
-            out += _statements(node[1]) + _statements(node[3])
-    return out
+def _statements(block, memo):
+    """The statement indices under block node (header, body, else, orelse), memoised in
+    `memo` by the node's id (the tree outlives the walk)."""
+    key = ("statements", id(block))
+    if key not in memo:
+        out = []
+        for node in block[1] + block[3]:
+            out += [node] if isinstance(node, int) else _statements(node, memo)
+        memo[key] = out
+    return memo[key]
 
 
 def _fill_empty_blocks(lines):
