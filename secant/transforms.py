@@ -955,6 +955,26 @@ def _split_aux(fn_ir, names):
     fn_ir.containers.add(pair)
 
 
+def _marked(fn, mark):
+    """Whether fn, or the function it was rewritten from (desugared: a comprehension of a
+    helper's written as a loop), carries `mark`."""
+    while fn is not None:
+        if getattr(fn, mark, False):
+            return True
+        fn = getattr(fn, "__secant_rewritten_from__", None)
+    return False
+
+
+def _with_size_param(args_src, size):
+    """A batched function's parameters with `size=None`, its caller's batch size (vectorize.
+    build): last, before a `**kwargs`."""
+    params = ast.parse(f"def f({args_src}): pass").body[0].args
+    if params.kwarg is not None:
+        head, _, kwarg = args_src.rpartition("**")
+        return f"{head}{size}=None, **{kwarg}"
+    return f"{args_src}, {size}=None" if args_src.strip() else f"{size}=None"
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
@@ -1011,7 +1031,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive):   # mutual recursion (a staged branch calls fn back):
             _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
             return name, True
+        batched_callee.size_params[name] = getattr(sub, "__secant_size_param__", None)
         return name, sub.__secant_out_batched__
+    batched_callee.size_params = {}     # name -> its parameter taking the caller's batch size
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
@@ -1045,6 +1067,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         callee: the caller's primal call ran them; None where it has none to leave out. A
         custom_jvp function's replay is a custom_jvp function too, with the same rule (so
         that a higher-order derivative of the recompute still uses the user's rule)."""
+        if getattr(callee, "__secant_constant__", False):
+            return None     # (a shape helper's batched form, basis_like_vmap: no effects)
         custom = callee if getattr(callee, "__secant_custom__", False) else None
         if custom is not None:
             if not (type(custom).__name__ == "custom_jvp" and custom.jvp is not None
@@ -1078,12 +1102,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if has_aux and mode != "vmap":
         _split_aux(fn_ir, names)
     canonical = None    # the lines before folding (ad/fold.py), where they differ
+    size_param = None   # (vmap: the parameter taking the caller's batch size)
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}
-            lines, flags = vectorize.build(fn_ir, wrt_names, names, batched_callee,
-                                           batch.axis_name, batch.axis_size, in_axes,
-                                           batch.out_axes)
+            lines, flags, size_param = vectorize.build(fn_ir, wrt_names, names,
+                                                       batched_callee, batch.axis_name,
+                                                       batch.axis_size, in_axes,
+                                                       batch.out_axes)
         elif mode in forward.MODES:           # forward mode: ad/forward.py
             lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
                                             has_aux)
@@ -1110,6 +1136,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
+    if size_param is not None:
+        args_src = _with_size_param(args_src, size_param)
     inline = _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees,
                           derived, self_calls) if mode in ("vjp", "vjp_out") else None
     if mode in ("vjp",) + _GIVEN_OUT:
@@ -1155,11 +1183,13 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    if size_param is not None:
+        gen.__secant_size_param__ = moved.get(size_param, size_param)
     gen.__secant_inline__ = inline
     # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
     gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
-    if mode == "vmap" and getattr(fn, "__secant_constant__", False):
+    if mode == "vmap" and _marked(fn, "__secant_constant__"):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
     if mode == "vmap" and getattr(fn, "__secant_batched_only__", False):
         gen.__secant_batched_only__ = True  # (minimize's batched form: no derivative either)
@@ -1481,24 +1511,30 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
     header = source.split("\n", 1)[0]
     name = disp.__name__ + "_vmap"
     args = ", ".join(list(passed) + [f"{k}={k}" for k in keywords])
+    # the caller's batch size, for a derivative whose batched arguments may hold no array
+    # (the cotangent of a function a module holds: vectorize.build)
+    size = Names(set(params) | set(keywords)).fresh("batch_size")
     options = ", ".join(f"{k}={v!r}" for k, v in (
         ("batched", batched), ("passed", passed), ("keywords", keywords),
-        ("axis_name", batch.axis_name), ("drop_self", as_self)))
-    text = (header.replace(disp.__name__, name, 1) + "\n"
+        ("axis_name", batch.axis_name), ("drop_self", as_self))) + f", size={size}"
+    inner = header[header.index("(") + 1:header.rindex(")")]
+    text = (f"def {name}({_with_size_param(inner, size)}):\n"
             + "    # fn is known only at run time: its batched derivative is generated on first "
               "use\n"
             + f"    return batch_dispatch(fn, {', '.join(map(repr, dispatch_args))}, "
               f"{options})({args})\n")
     gen = _internal(load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched}))
     gen.__secant_out_batched__ = True
+    gen.__secant_size_param__ = size
     return gen
 
 
 def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed, keywords,
-                      axis_name, drop_self):
+                      axis_name, drop_self, size=None):
     """The batched form of the derivative _dispatch finds for fn, its arguments batched where
     the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
-    `keywords`: by name); with drop_self, without the cotangent of fn itself."""
+    `keywords`: by name); with drop_self, without the cotangent of fn itself; given the
+    caller's batch `size` where it takes one (vectorize.build)."""
     from secant.batch import BatchOptions
     derivative, bound = _dispatch_target(fn, active, mode, staged, *dispatch_args)
     if bound:           # (the derivative of fn's class's __call__: fn passed as self)
@@ -1507,6 +1543,9 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
+    takes_size = getattr(gen, "__secant_size_param__", None)
+    if takes_size is not None and size is not None:
+        gen = functools.partial(gen, **{takes_size: size})
     if bound:
         gen = _bind_object(gen, fn, mode)
     if not drop_self:
@@ -3833,41 +3872,39 @@ def _jacobian_source(jac):
         return None
     names = Names()
     taken = [names.fresh(p.name) for p in params]
-    if several:
-        # argnums=(1, 2): the tuple of the Jacobians in each argument, as JAX's for the array
-        # output these source forms take (jacfwd(u, argnums=(1, 2))(p, t, x) in a PINN)
-        parts = [_Jacobian(jac.fun, a, False, jac.kind).__secant_generated__ for a in argnums]
-        if any(part is None for part in parts):
-            return None
-        fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
-        each = [names.fresh(f"{jac.kind}_{taken[a % len(taken)]}") for a in argnums]
-        call = ", ".join(taken)
-        body = [f"return ({', '.join(f'{e}({call})' for e in each)},)" if len(each) == 1 else
-                f"return ({', '.join(f'{e}({call})' for e in each)})"]
-        return _jacobian_function(fn_name, params, taken, body, dict(zip(each, parts)))
-    a = jac.argnums % len(params)
-    x, n = taken[a], len(taken)
+    positions = tuple(a % len(params) for a in argnums)
+    if several and (len(set(positions)) < len(positions) or list(positions) != sorted(positions)):
+        return None     # (argnums repeated or out of order: the Jacobian as it runs)
+    # argnums=(1, 2): the Jacobian in the pytree (x1, x2) of those arguments: for each output
+    # leaf, a tuple of the Jacobians in each argument, as JAX's (jacfwd(u, argnums=(1, 2))(p,
+    # t, x) in a PINN)
+    x = f"({', '.join(taken[a] for a in positions)},)" if several else taken[positions[0]]
+    a, n = positions if several else positions[0], len(taken)
     fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
     fun, basis = names.fresh("fun"), names.fresh("basis")
     args = ", ".join(taken)
     if jac.kind == "jacfwd":
         columns, each = names.fresh("columns"), names.fresh("columns_of")
+        tangents = ", ".join(f"{basis}[{k}]" for k in range(len(positions))) if several \
+            else basis
         body = [f"{basis} = basis_like({x})",
-                f"_, {columns} = {each}({args}, {basis})",
+                f"_, {columns} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)
                 f"def {fn_name}_plain({args}):\n    return {fun}({args})\n",
                 f"{fn_name}_plain", {}, {fun: jac.fun})
-        free = {each: vmap(jvp_fn(plain, argnums=a), in_axes=(None,) * n + (0,))}
+        free = {each: vmap(jvp_fn(plain, argnums=a),
+                           in_axes=(None,) * n + (0,) * len(positions) if several else
+                           (None,) * n + (0,))}
     else:
         out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
         body = [f"{out} = {fun}({args})",
                 f"{basis} = basis_like({out})",
                 f"{rows} = {each}({basis}, {args})",
                 f"return from_rows({rows}, {out}, {x})"]
-        free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
+        free = {each: vmap(generate(_op_function(jac.fun), positions, "vjp"),
                            in_axes=(0,) + (None,) * n)}
     free.update({fun: jac.fun, "basis_like": helpers.basis_like,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
