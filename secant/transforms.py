@@ -1372,14 +1372,20 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         call = f"dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})" \
             f"({', '.join(args[:spread] + tangents + args[spread:])})"
     elif mode == "vmap" and batch.out_axes in (0, "free"):
+        # the caller's batch size, for a batched form whose batched arguments may hold no
+        # array (the cotangent of a function a module holds, batched by jacrev: vectorize.build)
+        size = Names(set(params) | set(keywords)).fresh("batch_size")
+        kw_sig = (kw_sig or ", *") + f", {size}=None"
         call = f"dispatch(fn, {active!r}, 'vmap', {staged}, {batch.axis_name!r}, " \
-            f"shape={shape_src})({', '.join(args)})"
+            f"shape={shape_src}, size={size})({', '.join(args)})"
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
     name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
     gen = _internal(load_generated(source, name, {}, {"dispatch": _dispatch}))
     gen.__secant_out_batched__ = True
+    if mode == "vmap":
+        gen.__secant_size_param__ = size
     if starred:
         return gen
     if mode == "vmap":      # grad of it: the vjp of the batched form it finds
@@ -1543,9 +1549,7 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
-    takes_size = getattr(gen, "__secant_size_param__", None)
-    if takes_size is not None and size is not None:
-        gen = functools.partial(gen, **{takes_size: size})
+    gen = _with_size(gen, size)
     if bound:
         gen = _bind_object(gen, fn, mode)
     if not drop_self:
@@ -1563,24 +1567,29 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     function calling vmap(model)(x), model known only at run time): a dispatcher that, on first
     use, generates the vjp (jvp) of the batched form the original one finds (the model
     differentiated as self)."""
+    size = disp.__secant_size_param__           # (its caller's batch size: passed on)
     keywords = [p.name for p in inspect.signature(disp).parameters.values()
-                if p.kind == p.KEYWORD_ONLY]
+                if p.kind == p.KEYWORD_ONLY and p.name != size]
     return _derivative_dispatcher(
         disp, wrt, mode, keywords, "out_bar", "batched form",
         lambda wrt_names, positional: (
             f"batched_derivative(fn, {', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
-            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})"),
-        {"batched_derivative": _batched_derivative})
+            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r}, "
+            f"size={size})"),
+        {"batched_derivative": _batched_derivative}, size)
 
 
-def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers):
+def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers, size=None):
     """The generated function `{disp}_{mode}` taking the dispatcher's parameters (after
-    `lead`, the cotangent, in reverse mode; with their tangents in forward mode) that calls
-    what `call(wrt_names, positional)` makes on first use with them."""
-    params = list(inspect.signature(disp).parameters)
+    `lead`, the cotangent, in reverse mode; with their tangents in forward mode; `size`, the
+    caller's batch size, last) that calls what `call(wrt_names, positional)` makes on first
+    use with them."""
+    params = [p for p in inspect.signature(disp).parameters if p != size]
     wrt_names = tuple(params[i] for i in wrt)
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    if size is not None:
+        kw_sig = (kw_sig or ", *") + f", {size}=None"
     dots = []
     for w in (wrt_names if mode == "jvp" else ()):     # (a jvp's own dots are parameters:
         dot = f"{w}_dot"                                # fn_dot's tangent beside fn's)
@@ -1597,11 +1606,13 @@ def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers)
     return _internal(load_generated(text, name, {}, helpers))
 
 
-def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):
+def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode,
+                        size=None):
     """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
     the batched form _dispatch finds for the callee fn, as generated code called as the
     dispatcher's derivative ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents)): a further
-    transform (hessian of vmap(model)) reads it as any function known at run time."""
+    transform (hessian of vmap(model)) reads it as any function known at run time. Given the
+    caller's batch `size` where the batched form takes one."""
     held = "fn" in wrt and "self" not in active and _is_held_function(fn)
     batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
                                       held=held)
@@ -1615,9 +1626,14 @@ def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, k
                       if w in positional else _parameter_names(batched).index(w)
                       for w in wrt)
     gen = generate(batched, positions, mode, staged=staged)
+    takes_size = getattr(batched, "__secant_size_param__", None)    # (its derivative's too)
+    sized = size is not None and takes_size in _parameter_names(gen)
     if mode == "jvp":
-        gen = _jvp_call(gen, len(positions), len(positional) - first, keywords)
-    return gen if through_class else _without_callee(gen, mode)
+        gen = _jvp_call(gen, len(positions), len(positional) - first,
+                        tuple(keywords) + ((takes_size,) if sized else ()))
+    if not through_class:
+        gen = _without_callee(gen, mode)
+    return _with_size(gen, size, takes_size) if sized else gen
 
 
 _batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
@@ -1711,13 +1727,34 @@ def _without_self_cotangent(gen, single):
     return batched_vjp
 
 
-def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
+def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None, size=None):
     """The generated `mode` function of fn (a function, bound method, partial, callable object
     or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
     (n positional arguments, keywords) shapes it to take the tangents after the positional
-    arguments (_jvp_call)."""
+    arguments (_jvp_call); for "vmap", given the caller's batch `size` where it takes one."""
     gen, bound = _dispatch_target(fn, active, mode, staged, axis_name, call, shape)
+    gen = _with_size(gen, size)
     return _bind_object(gen, fn, mode) if bound else gen
+
+
+def _with_size(gen, size, takes_size=None):
+    """The batched function `gen` given its caller's batch `size` as its parameter
+    `takes_size` (by default its __secant_size_param__), where it takes one (vectorize.build:
+    its batched arguments may hold no array); gen itself otherwise. The same object for the
+    same size: a further transform of it (grad of a dispatcher's batched form) is generated
+    once, not at every call."""
+    takes_size = takes_size or getattr(gen, "__secant_size_param__", None)
+    if takes_size is None or size is None:
+        return gen
+    key = (gen, takes_size, size)
+    try:
+        return once.build(_sized_forms, key,
+                          lambda: functools.partial(gen, **{takes_size: size}))
+    except TypeError:       # (a size that is not hashable)
+        return functools.partial(gen, **{takes_size: size})
+
+
+_sized_forms = FunctionCache("sized_forms")     # (gen, its size parameter, size) -> gen bound
 
 
 def _bind_object(gen, fn, mode):
@@ -1744,9 +1781,11 @@ def _bound_source(bound):
              f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
             for i, p in enumerate(params)]
     sig = inspect.Signature([p for i, p in enumerate(params) if i != k])
-    name = f"{gen.__name__}_bound"
-    return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})\n",
-                          name, {}, {gen.__name__: gen, "obj_": obj})
+    # (gen given its caller's batch size, _with_size: a partial, its size a default here)
+    called = gen.func.__name__ if isinstance(gen, functools.partial) else gen.__name__
+    name = f"{called}_bound"
+    return load_generated(f"def {name}{sig}:\n    return {called}({', '.join(args)})\n",
+                          name, {}, {called: gen, "obj_": obj})
 
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None,
