@@ -967,12 +967,15 @@ def _marked(fn, mark):
 
 def _with_size_param(args_src, size):
     """A batched function's parameters with `size=None`, its caller's batch size (vectorize.
-    build): last, before a `**kwargs`."""
+    build): keyword-only, last, before a `**kwargs`. A caller passes it by name, so no transform
+    of the batched function (the vjp under jacrev's vmap, a Jacobian's source form) reads it as
+    one of the function's positional arguments; each leaves it at its default or forwards it."""
     params = ast.parse(f"def f({args_src}): pass").body[0].args
+    star = "" if params.vararg is not None or params.kwonlyargs else "*, "
     if params.kwarg is not None:
         head, _, kwarg = args_src.rpartition("**")
-        return f"{head}{size}=None, **{kwarg}"
-    return f"{args_src}, {size}=None" if args_src.strip() else f"{size}=None"
+        return f"{head}{star}{size}=None, **{kwarg}"
+    return f"{args_src}, {star}{size}=None" if args_src.strip() else f"{star}{size}=None"
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
@@ -3905,6 +3908,8 @@ def _jacobian_source(jac):
         params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return None
+    # (a keyword with a default, a batched function's caller's size: left at its default)
+    params = [p for p in params if not (p.kind == p.KEYWORD_ONLY and p.default is not p.empty)]
     argnums = jac.argnums if several else (jac.argnums,)
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
             not all(-len(params) <= a < len(params) for a in argnums):
