@@ -778,10 +778,9 @@ def add_n_grad(t, arrays):
 def add_grads(a, b):
     """Sum of two cotangents that may be containers (pytrees). The cotangents of one list
     may come as a list and as a tuple (a helper's `tuple(pieces)`, differentiated again): they
-    add item by item, as a's kind."""
-    if _list_and_tuple(a, b):
-        b = type(a)(b)
-    return tree_util.tree_map(_add_leaves, a, b)
+    add item by item, as a's kind, at any depth (`{'layers': [...]}` and `{'layers': (...)}`:
+    the cotangent of a module's list of layers, one of them unpacked)."""
+    return tree_util.tree_map(_add_leaves, a, tree_util.kinds_as(b, a))
 
 
 def grads_as(t, x):
@@ -799,11 +798,6 @@ def grads_as(t, x):
         return tree_util.tree_map(grads_as, t, x)
     except (TypeError, ValueError):
         return t            # (a cotangent of another structure: as it came)
-
-
-def _list_and_tuple(a, b):
-    kinds = (type(a), type(b))
-    return kinds in ((list, tuple), (tuple, list)) and len(a) == len(b)
 
 
 def _add_leaves(u, v):

@@ -899,6 +899,9 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
     return unbroadcast(got, snp.zeros((n,) + example, snp.result_type(got)))
 
 
+# a container (a cotangent of a list of layers) and the item added into it where they are
+# pytrees, though their branches for arrays read them as arrays (ad/reverse.py _tree_items)
+add_at_batched.__secant_tree_args__ = add_at_grad_batched.__secant_tree_args__ = (0, 2)
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
                  "grad_seed_like_batched",
                  "add_at_batched", "add_at_grad_batched")

@@ -365,24 +365,27 @@ else:
     SWEEP += [("o15_module", ("grad", "grad", "jacrev")),
               ("o15_sequential", ("jacfwd", "vmap", "grad")),
               ("o15_module", ("jacrev", "vmap", "grad"))]
-# (case, triple) -> the error it raises. Found by the full sweep (MODS15D_ALL_TRIPLES=1) of
-# o15_sequential (Sequential15o: a loop over its list of layers, each holding its activation),
-# failing before disp15's changes as after; o15_module and ctx_lambda_child pass all 125.
-_LIST_AS_TUPLE = ("SecantValueError: tree_map: tree 2 does not match the first tree's "
-                  "structure: add_grads of two cotangents of Sequential15o, one with its layers "
-                  "a list, the other a tuple")
-_OBJECT_DTYPE = "SecantTypeError: cannot convert Dense15d (object dtype) to an array"
-_LIST_INDEX = ("TypeError: list indices must be integers or slices, not tuple: the batched "
-               "loop over self.layers indexes a tangent's list of layers with batch_index(i) "
-               "(an internal error, to become a fix or a SecantError)")
-XFAIL = {("o15_sequential", tuple(t.split("-"))): why for why, triples in [
-    (_LIST_AS_TUPLE, ["grad-grad-grad", "grad-jacrev-grad", "grad-jacrev-jacfwd",
-                      "grad-jacrev-jacrev", "grad-vmap-jacrev", "jacrev-grad-grad",
-                      "jacrev-jacrev-grad", "jacrev-vmap-jacrev"]),
-    (_OBJECT_DTYPE, ["grad-grad-jacrev", "jacrev-grad-jacrev"]),
-    (_LIST_INDEX, ["grad-jacfwd-jacfwd", "grad-jacfwd-jacrev", "jacfwd-grad-jacfwd",
-                   "jacfwd-grad-jacrev", "jacfwd-jit-jacfwd", "jacfwd-jit-jacrev",
-                   "vmap-jacfwd-jacfwd", "vmap-jacfwd-jacrev"])] for t in triples}
+# The full sweep (MODS15D_ALL_TRIPLES=1) of o15_sequential (Sequential15o: a loop over its list
+# of layers, each holding its activation) failed 18 triples (strict xfails before reland15);
+# those run by default now, one group per cause:
+# - add_grads / tree_leaves_as of two cotangents of Sequential15o, its layers a list in one and
+#   a tuple in the other (`a, b = layers` differentiated builds a tuple): tree_util.kinds_as;
+# - 'cannot convert Dense15d (object dtype) to an array': a branch of a batched add_at's
+#   derivative for arrays gave a layer added into the list of layers snp.zeros_like (and +):
+#   ad/reverse.py _tree_items;
+# - an internal TypeError 'list indices must be integers or slices, not tuple' (jacfwd over
+#   jacfwd or jacrev, a vmap/jacfwd between): gone on the re-landed base.
+FIXED = {"list as tuple": ["grad-grad-grad", "grad-jacrev-grad", "grad-jacrev-jacfwd",
+                           "grad-vmap-jacrev", "jacrev-grad-grad", "jacrev-jacrev-grad",
+                           "jacrev-vmap-jacrev"],
+         "object dtype": ["grad-grad-jacrev", "jacrev-grad-jacrev", "grad-jacrev-jacrev"],
+         "list index": ["grad-jacfwd-jacfwd", "grad-jacfwd-jacrev", "jacfwd-grad-jacfwd",
+                        "jacfwd-grad-jacrev", "jacfwd-jit-jacfwd", "jacfwd-jit-jacrev",
+                        "vmap-jacfwd-jacfwd", "vmap-jacfwd-jacrev"]}
+if not os.environ.get("MODS15D_ALL_TRIPLES"):
+    SWEEP += [("o15_sequential", tuple(t.split("-"))) for triples in FIXED.values()
+              for t in triples if ("o15_sequential", tuple(t.split("-"))) not in SWEEP]
+XFAIL = {}      # (case, triple) -> the error it raises
 
 
 @pytest.mark.parametrize("case,triple", [
