@@ -778,10 +778,9 @@ def add_n_grad(t, arrays):
 def add_grads(a, b):
     """Sum of two cotangents that may be containers (pytrees). The cotangents of one list
     may come as a list and as a tuple (a helper's `tuple(pieces)`, differentiated again): they
-    add item by item, as a's kind."""
-    if _list_and_tuple(a, b):
-        b = type(a)(b)
-    return tree_util.tree_map(_add_leaves, a, b)
+    add item by item, as a's kind, at any depth (`{'layers': [...]}` and `{'layers': (...)}`:
+    the cotangent of a module's list of layers, one of them unpacked)."""
+    return tree_util.tree_map(_add_leaves, a, tree_util.kinds_as(b, a))
 
 
 def grads_as(t, x):
@@ -799,11 +798,6 @@ def grads_as(t, x):
         return tree_util.tree_map(grads_as, t, x)
     except (TypeError, ValueError):
         return t            # (a cotangent of another structure: as it came)
-
-
-def _list_and_tuple(a, b):
-    kinds = (type(a), type(b))
-    return kinds in ((list, tuple), (tuple, list)) and len(a) == len(b)
 
 
 def _add_leaves(u, v):
@@ -855,29 +849,84 @@ def by_name():
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------
+# An argument or output may be any pytree (a dict of parameters, a registered module object, a
+# tuple): its leaves laid out one after another, as _Jacobian._assemble lays them out.
+@structural
+def one_array(x):
+    """Whether x is one array (a leaf), not a pytree of them."""
+    return tree_util.treedef_is_leaf(tree_util.tree_structure(x))
+
+
+@constant
+def leaf_splits(x):
+    """Where x's leaves start in their concatenation, the first left out (snp.split's)."""
+    out, k = [], 0
+    for leaf in tree_util.tree_leaves(x)[:-1]:
+        k += int(np.size(leaf))
+        out.append(k)
+    return out
+
+
 @constant
 def basis_like(x):
     """The standard basis a Jacobian is built over: one one-hot array like x per element of x,
-    stacked (shape (x.size,) + x.shape)."""
-    if isinstance(x, (dict, list, tuple)):
-        raise SecantTypeError("a jacobian read by another transform takes and returns arrays "
-                              "(not a dict, list or tuple); call it on arrays" + where())
-    n = np.size(x)
-    return snp.reshape(snp.eye(n, dtype=snp.result_type(x)), (n,) + np.shape(x))
+    stacked (shape (x.size,) + x.shape); for a pytree x, a pytree like x whose leaves are the
+    basis vectors' parts (shape (n,) + leaf.shape, n the size of all leaves)."""
+    if one_array(x):
+        n = np.size(x)
+        return snp.reshape(snp.eye(n, dtype=snp.result_type(x)), (n,) + np.shape(x))
+    leaves = tree_util.tree_leaves(x)
+    _check_array_leaves(leaves)
+    n = sum(int(np.size(leaf)) for leaf in leaves)
+    parts = snp.split(snp.eye(n, dtype=snp.result_type(*leaves)), leaf_splits(x), axis=1)
+    return tree_unflatten(tree_util.tree_structure(x), [
+        snp.reshape(part, (n,) + np.shape(leaf)) for part, leaf in zip(parts, leaves)])
+
+
+def _check_array_leaves(leaves):
+    for leaf in leaves:
+        if not hasattr(leaf, "shape") and not isinstance(leaf, (int, float, complex)):
+            raise SecantTypeError(f"a jacobian read by another transform takes and returns "
+                                  f"pytrees of arrays, not a {type(leaf).__name__}" + where())
 
 
 def from_columns(columns, x):
-    """A Jacobian (out.shape + x.shape) from its columns: the jvps along basis_like(x)."""
-    if isinstance(columns, (dict, list, tuple)):
-        raise SecantTypeError("a jacobian read by another transform takes and returns arrays "
-                              "(not a dict, list or tuple)" + where())
-    return snp.reshape(snp.moveaxis(columns, 0, -1), np.shape(columns)[1:] + np.shape(x))
+    """A Jacobian (out.shape + x.shape) from its columns: the jvps along basis_like(x); for a
+    pytree output, one such Jacobian per leaf (columns: a pytree like the output)."""
+    if one_array(columns):
+        return columns_as(columns, x)
+    return tree_util.tree_map(lambda c: columns_as(c, x), columns)
+
+
+def columns_as(c, x):
+    """One output leaf's columns (n, *o.shape) as its Jacobian: an array o.shape + x.shape, or
+    for a pytree x a pytree like x of o.shape + leaf.shape arrays."""
+    if one_array(x):
+        return snp.reshape(snp.moveaxis(c, 0, -1), np.shape(c)[1:] + np.shape(x))
+    parts = snp.split(snp.moveaxis(c, 0, -1), leaf_splits(x), axis=-1)
+    return tree_util.tree_map(lambda p, v: snp.reshape(p, np.shape(p)[:-1] + np.shape(v)),
+                              tree_unflatten(tree_util.tree_structure(x), parts), x)
 
 
 def from_rows(rows, out, x):
     """A Jacobian (out.shape + x.shape) from its rows: the vjps of basis_like(out); for x a
-    pytree (jacrev in a dict of parameters), one such array per leaf of x."""
-    if isinstance(x, (dict, list, tuple)):
-        return tree_util.tree_map(lambda r, v: snp.reshape(r, np.shape(out) + np.shape(v)),
-                                  rows, x)
-    return snp.reshape(rows, np.shape(out) + np.shape(x))
+    pytree (jacrev in a dict of parameters), one such array per leaf of x; for a pytree output,
+    a pytree like it of those."""
+    if one_array(out):
+        return rows_as(rows, out, x)
+    starts = [0] + leaf_splits(out)
+    return tree_unflatten(tree_util.tree_structure(out), [
+        rows_as(rows_between(rows, lo, lo + np.size(o)), o, x)
+        for lo, o in zip(starts, tree_util.tree_leaves(out))])
+
+
+def rows_between(rows, lo, hi):
+    """The rows lo:hi (one output leaf's) of every leaf of rows."""
+    return tree_util.tree_map(lambda r: r[lo:hi], rows)
+
+
+def rows_as(rows, o, x):
+    """The rows (n, *leaf.shape) of one output leaf o as its Jacobian (o.shape + x.shape)."""
+    if one_array(x):
+        return snp.reshape(rows, np.shape(o) + np.shape(x))
+    return tree_util.tree_map(lambda r, v: snp.reshape(r, np.shape(o) + np.shape(v)), rows, x)

@@ -45,6 +45,9 @@ class ReverseBuilder(Walker, StackReverse):
         # the loop assigns) and the names it is copied to or from: None on some iterations,
         # whose cotangents (None too) add with add_grads
         self.maybe_none = _none_bound(fn.body)
+        # an item added into a container (add_at's item) and the names copied into one: a
+        # pytree where the container holds pytrees, though an array op reads it elsewhere
+        self.tree_items = _tree_items(fn.body)
         # an object's field never read as an array (self.layers of a module) and the items
         # of it called (layers[-1](x)): pytrees, whose items' cotangents add with add_at
         self.object_fields = {t for op in _ops_in(fn.body)
@@ -132,7 +135,8 @@ class ReverseBuilder(Walker, StackReverse):
         return f"{bar} = {bar} + {expr}"
 
     def _may_be_container(self, var):
-        return var in self.containers or var not in self.arrays or var in self.maybe_none
+        return var in self.containers or var not in self.arrays or var in self.maybe_none \
+            or var in self.tree_items
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -1549,6 +1553,33 @@ def _none_bound(stmts):
     while grown:
         grown = {b for a, b in copies if a in out and b not in out} \
             | {a for a, b in copies if b in out and a not in out}
+        out |= grown
+    return out
+
+
+def _tree_items(stmts):
+    """Variables added into a container as an item (add_at, add_at_grad; a helper's arguments
+    its __secant_tree_args__ name) and those copied into one (`g_1 = g`): their cotangents add
+    with add_grads, and a branch that leaves one out gives it a pytree's zeros (a layer added
+    into a list of layers in the branch for containers of a helper whose other branch reads it
+    as an array: batching/helpers.py add_at_batched)."""
+    out = set()
+    for op in _ops_in(stmts):
+        keys = ("item",) if op.op in ("add_at", "add_at_grad") else tuple(
+            f"arg{i}" for i in getattr(getattr(op, "callee", None), "__secant_tree_args__", ()))
+        out |= {op.operands[k].name for k in keys if isinstance(op.operands.get(k), ir.Var)}
+    copies = set()                          # (copy, what it copies)
+    for st in ir.nested(stmts):
+        if isinstance(st, ir.Op) and st.op == "identity" and isinstance(st.operands.get("x"),
+                                                                        ir.Var):
+            copies.add((st.targets[0], st.operands["x"].name))
+        elif isinstance(st, ir.Plain) and len(st.defines) == 1:
+            m = re.fullmatch(r"(\w+) = (\w+)", st.code.strip())
+            if m and m[1] in st.defines:
+                copies.add((m[1], m[2]))
+    grown = True
+    while grown:
+        grown = {v for t, v in copies if t in out and v not in out}
         out |= grown
     return out
 

@@ -31,12 +31,13 @@ def shape_only(fn):
 
 
 @shape_only
-def batch_size_of(*trees, axis=0):
+def batch_size_of(*trees, axis=0, default=None):
     """The size of the batch axis (axis 0; `axis` under enclosing vmaps, whose batch axes come
     first: an int, or one for each tree) of batched values (any pytrees): that of the first
     holding an array. A function has no batch axis: a function held by a module (`self.act`),
     or its cotangent, is batched only as a dispatcher's output is (all of it), and sizes
-    nothing; None where no tree holds an array (a scan's empty ys)."""
+    nothing; `default` where no tree holds an array (a scan's empty ys; a batched function
+    whose batched parameters may hold none takes its caller's size: vectorize.build)."""
     axes = axis if isinstance(axis, tuple) else (axis,) * len(trees)
     for tree, ax in zip(trees, axes):
         leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
@@ -48,7 +49,7 @@ def batch_size_of(*trees, axis=0):
         if len(shape) <= ax:
             raise _unsupported(leaves[0])
         return shape[ax]
-    return None
+    return default
 
 
 def _method_leaves(tree):
@@ -898,6 +899,9 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
     return unbroadcast(got, snp.zeros((n,) + example, snp.result_type(got)))
 
 
+# a container (a cotangent of a list of layers) and the item added into it where they are
+# pytrees, though their branches for arrays read them as arrays (ad/reverse.py _tree_items)
+add_at_batched.__secant_tree_args__ = add_at_grad_batched.__secant_tree_args__ = (0, 2)
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
                  "grad_seed_like_batched",
                  "add_at_batched", "add_at_grad_batched")

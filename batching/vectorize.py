@@ -530,6 +530,9 @@ class BatchBuilder(Walker):
             out = dict.fromkeys(op.targets, True)
         args = call_args({k: self.batched_src(v) if k in keys else _src(v)
                           for k, v in op.operands.items()})
+        size_param = getattr(self.batched_callee, "size_params", {}).get(name)
+        if size_param is not None:      # (its batched arguments may hold no array: build)
+            args = f"{args}, {size_param}={self.size}" if args else f"{size_param}={self.size}"
         self.emit(f"{targets} = {name}({args})")
         self.batched.update(t for t, b in out.items() if b)
         self.call_results.update(op.targets)
@@ -1145,14 +1148,17 @@ def _sized_by(fn, batched):
     an array when it runs. A function has no batch axis, and a batched parameter may hold one:
     a dispatcher's callee `fn` or its tangent fn_dot, a function held by a module (`self.act
     = snp.tanh`) read through attribute_reader, or that function's cotangent `act_bar`,
-    batched only as a dispatcher's whole output is."""
+    batched only as a dispatcher's whole output is. In that case (None: sized by the first)
+    they may hold no array at all (`{'act': act_bar}`): the batched function takes its
+    caller's size as well (build)."""
     from secant.ad.reverse import arrays_read
     arrays = arrays_read(fn.body)
-    return next(([p] for p in batched if p in arrays), batched)
+    return next(([p] for p in batched if p in arrays), None)
 
 
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):
-    """(source lines, the batched parameters' out flags) of the batched `fn` (ir.Function).
+    """(source lines, the batched parameters' out flags, the name of its parameter taking the
+    caller's batch size or None) of the batched `fn` (ir.Function).
 
     batched: parameter names batched, in_axes: their batch axes (moved to 0 on entry);
     out_axes: an int or None for every output, a tuple of them for a returned tuple, or "free"
@@ -1165,8 +1171,12 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
             b.emit(f"{p} = snp.moveaxis({p}, {axis}, 0)")
         b.batched.add(p)
         b.ranks[p] = (p, 0)
+    takes_size = False
     if batched:
-        b.emit(f"{size} = batch_size_of({', '.join(_sized_by(fn, batched))})")
+        sized_by = _sized_by(fn, batched)
+        takes_size = sized_by is None
+        default = f", default={size}" if takes_size else ""
+        b.emit(f"{size} = batch_size_of({', '.join(sized_by or batched)}{default})")
     elif axis_size is not None:
         b.emit(f"{size} = {int(axis_size)}")
     b.block(fn.body)
@@ -1198,7 +1208,11 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     for ln in b.lines:
         if ln.kind == "stmt" and ln.defines and ln.defines <= effects and " = " in ln.code:
             ln.code, ln.defines = ln.code.split(" = ", 1)[1], set()
-    return dead_code_eliminated(b.lines), flags
+    lines = dead_code_eliminated(b.lines)
+    # the caller's size, a parameter `batch_size=None` (a call passes its own: the same batch),
+    # where the batched parameters may hold no array and the function reads its size
+    takes_size = takes_size and any(size in ln.defines for ln in lines)
+    return lines, flags, size if takes_size else None
 
 
 class DictAxes(tuple):

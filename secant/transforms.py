@@ -955,6 +955,29 @@ def _split_aux(fn_ir, names):
     fn_ir.containers.add(pair)
 
 
+def _marked(fn, mark):
+    """Whether fn, or the function it was rewritten from (desugared: a comprehension of a
+    helper's written as a loop), carries `mark`."""
+    while fn is not None:
+        if getattr(fn, mark, False):
+            return True
+        fn = getattr(fn, "__secant_rewritten_from__", None)
+    return False
+
+
+def _with_size_param(args_src, size):
+    """A batched function's parameters with `size=None`, its caller's batch size (vectorize.
+    build): keyword-only, last, before a `**kwargs`. A caller passes it by name, so no transform
+    of the batched function (the vjp under jacrev's vmap, a Jacobian's source form) reads it as
+    one of the function's positional arguments; each leaves it at its default or forwards it."""
+    params = ast.parse(f"def f({args_src}): pass").body[0].args
+    star = "" if params.vararg is not None or params.kwonlyargs else "*, "
+    if params.kwarg is not None:
+        head, _, kwarg = args_src.rpartition("**")
+        return f"{head}{star}{size}=None, **{kwarg}"
+    return f"{args_src}, {star}{size}=None" if args_src.strip() else f"{star}{size}=None"
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
@@ -1011,7 +1034,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive):   # mutual recursion (a staged branch calls fn back):
             _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
             return name, True
+        batched_callee.size_params[name] = getattr(sub, "__secant_size_param__", None)
         return name, sub.__secant_out_batched__
+    batched_callee.size_params = {}     # name -> its parameter taking the caller's batch size
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
@@ -1045,6 +1070,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         callee: the caller's primal call ran them; None where it has none to leave out. A
         custom_jvp function's replay is a custom_jvp function too, with the same rule (so
         that a higher-order derivative of the recompute still uses the user's rule)."""
+        if getattr(callee, "__secant_constant__", False):
+            return None     # (a shape helper's batched form, basis_like_vmap: no effects)
         custom = callee if getattr(callee, "__secant_custom__", False) else None
         if custom is not None:
             if not (type(custom).__name__ == "custom_jvp" and custom.jvp is not None
@@ -1078,12 +1105,14 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if has_aux and mode != "vmap":
         _split_aux(fn_ir, names)
     canonical = None    # the lines before folding (ad/fold.py), where they differ
+    size_param = None   # (vmap: the parameter taking the caller's batch size)
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}
-            lines, flags = vectorize.build(fn_ir, wrt_names, names, batched_callee,
-                                           batch.axis_name, batch.axis_size, in_axes,
-                                           batch.out_axes)
+            lines, flags, size_param = vectorize.build(fn_ir, wrt_names, names,
+                                                       batched_callee, batch.axis_name,
+                                                       batch.axis_size, in_axes,
+                                                       batch.out_axes)
         elif mode in forward.MODES:           # forward mode: ad/forward.py
             lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
                                             has_aux)
@@ -1110,6 +1139,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     except ValueError as e:
         raise SecantTypeError(f"{e}\n  in {fn.__qualname__}{where()}") from None
     args_src = fn_ir.args_src if mode not in forward.MODES else jvp_args
+    if size_param is not None:
+        args_src = _with_size_param(args_src, size_param)
     inline = _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees,
                           derived, self_calls) if mode in ("vjp", "vjp_out") else None
     if mode in ("vjp",) + _GIVEN_OUT:
@@ -1155,11 +1186,13 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    if size_param is not None:
+        gen.__secant_size_param__ = moved.get(size_param, size_param)
     gen.__secant_inline__ = inline
     # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
     gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
-    if mode == "vmap" and getattr(fn, "__secant_constant__", False):
+    if mode == "vmap" and _marked(fn, "__secant_constant__"):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
     if mode == "vmap" and getattr(fn, "__secant_batched_only__", False):
         gen.__secant_batched_only__ = True  # (minimize's batched form: no derivative either)
@@ -1342,14 +1375,20 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         call = f"dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})" \
             f"({', '.join(args[:spread] + tangents + args[spread:])})"
     elif mode == "vmap" and batch.out_axes in (0, "free"):
+        # the caller's batch size, for a batched form whose batched arguments may hold no
+        # array (the cotangent of a function a module holds, batched by jacrev: vectorize.build)
+        size = Names(set(params) | set(keywords)).fresh("batch_size")
+        kw_sig = (kw_sig or ", *") + f", {size}=None"
         call = f"dispatch(fn, {active!r}, 'vmap', {staged}, {batch.axis_name!r}, " \
-            f"shape={shape_src})({', '.join(args)})"
+            f"shape={shape_src}, size={size})({', '.join(args)})"
     else:
         raise SecantTypeError(f"{mode} of a call of a function known only at run time is not "
                               f"supported yet{where()}")
     name, source = _dispatcher_source(mode, positional, dots, kw_sig, note, call)
     gen = _internal(load_generated(source, name, {}, {"dispatch": _dispatch}))
     gen.__secant_out_batched__ = True
+    if mode == "vmap":
+        gen.__secant_size_param__ = size
     if starred:
         return gen
     if mode == "vmap":      # grad of it: the vjp of the batched form it finds
@@ -1481,24 +1520,30 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
     header = source.split("\n", 1)[0]
     name = disp.__name__ + "_vmap"
     args = ", ".join(list(passed) + [f"{k}={k}" for k in keywords])
+    # the caller's batch size, for a derivative whose batched arguments may hold no array
+    # (the cotangent of a function a module holds: vectorize.build)
+    size = Names(set(params) | set(keywords)).fresh("batch_size")
     options = ", ".join(f"{k}={v!r}" for k, v in (
         ("batched", batched), ("passed", passed), ("keywords", keywords),
-        ("axis_name", batch.axis_name), ("drop_self", as_self)))
-    text = (header.replace(disp.__name__, name, 1) + "\n"
+        ("axis_name", batch.axis_name), ("drop_self", as_self))) + f", size={size}"
+    inner = header[header.index("(") + 1:header.rindex(")")]
+    text = (f"def {name}({_with_size_param(inner, size)}):\n"
             + "    # fn is known only at run time: its batched derivative is generated on first "
               "use\n"
             + f"    return batch_dispatch(fn, {', '.join(map(repr, dispatch_args))}, "
               f"{options})({args})\n")
     gen = _internal(load_generated(text, name, {}, {"batch_dispatch": _batch_dispatched}))
     gen.__secant_out_batched__ = True
+    gen.__secant_size_param__ = size
     return gen
 
 
 def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed, keywords,
-                      axis_name, drop_self):
+                      axis_name, drop_self, size=None):
     """The batched form of the derivative _dispatch finds for fn, its arguments batched where
     the dispatcher's parameters `batched` are (`passed`: the parameters it passes by position,
-    `keywords`: by name); with drop_self, without the cotangent of fn itself."""
+    `keywords`: by name); with drop_self, without the cotangent of fn itself; given the
+    caller's batch `size` where it takes one (vectorize.build)."""
     from secant.batch import BatchOptions
     derivative, bound = _dispatch_target(fn, active, mode, staged, *dispatch_args)
     if bound:           # (the derivative of fn's class's __call__: fn passed as self)
@@ -1507,6 +1552,7 @@ def _batch_dispatched(fn, mode, active, staged, *dispatch_args, batched, passed,
     positions = tuple(passed.index(p) if p in passed else params.index(p) for p in batched)
     gen = generate(derivative, positions, "vmap", staged=staged,
                    batch=BatchOptions((), 0, axis_name, None))
+    gen = _with_size(gen, size)
     if bound:
         gen = _bind_object(gen, fn, mode)
     if not drop_self:
@@ -1524,24 +1570,29 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
     function calling vmap(model)(x), model known only at run time): a dispatcher that, on first
     use, generates the vjp (jvp) of the batched form the original one finds (the model
     differentiated as self)."""
+    size = disp.__secant_size_param__           # (its caller's batch size: passed on)
     keywords = [p.name for p in inspect.signature(disp).parameters.values()
-                if p.kind == p.KEYWORD_ONLY]
+                if p.kind == p.KEYWORD_ONLY and p.name != size]
     return _derivative_dispatcher(
         disp, wrt, mode, keywords, "out_bar", "batched form",
         lambda wrt_names, positional: (
             f"batched_derivative(fn, {', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
-            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r})"),
-        {"batched_derivative": _batched_derivative})
+            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, {mode!r}, "
+            f"size={size})"),
+        {"batched_derivative": _batched_derivative}, size)
 
 
-def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers):
+def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers, size=None):
     """The generated function `{disp}_{mode}` taking the dispatcher's parameters (after
-    `lead`, the cotangent, in reverse mode; with their tangents in forward mode) that calls
-    what `call(wrt_names, positional)` makes on first use with them."""
-    params = list(inspect.signature(disp).parameters)
+    `lead`, the cotangent, in reverse mode; with their tangents in forward mode; `size`, the
+    caller's batch size, last) that calls what `call(wrt_names, positional)` makes on first
+    use with them."""
+    params = [p for p in inspect.signature(disp).parameters if p != size]
     wrt_names = tuple(params[i] for i in wrt)
     positional = [p for p in params if p not in keywords]
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
+    if size is not None:
+        kw_sig = (kw_sig or ", *") + f", {size}=None"
     dots = []
     for w in (wrt_names if mode == "jvp" else ()):     # (a jvp's own dots are parameters:
         dot = f"{w}_dot"                                # fn_dot's tangent beside fn's)
@@ -1558,11 +1609,13 @@ def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers)
     return _internal(load_generated(text, name, {}, helpers))
 
 
-def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode):
+def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode,
+                        size=None):
     """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
     the batched form _dispatch finds for the callee fn, as generated code called as the
     dispatcher's derivative ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents)): a further
-    transform (hessian of vmap(model)) reads it as any function known at run time."""
+    transform (hessian of vmap(model)) reads it as any function known at run time. Given the
+    caller's batch `size` where the batched form takes one."""
     held = "fn" in wrt and "self" not in active and _is_held_function(fn)
     batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
                                       held=held)
@@ -1576,9 +1629,14 @@ def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, k
                       if w in positional else _parameter_names(batched).index(w)
                       for w in wrt)
     gen = generate(batched, positions, mode, staged=staged)
+    takes_size = getattr(batched, "__secant_size_param__", None)    # (its derivative's too)
+    sized = size is not None and takes_size in _parameter_names(gen)
     if mode == "jvp":
-        gen = _jvp_call(gen, len(positions), len(positional) - first, keywords)
-    return gen if through_class else _without_callee(gen, mode)
+        gen = _jvp_call(gen, len(positions), len(positional) - first,
+                        tuple(keywords) + ((takes_size,) if sized else ()))
+    if not through_class:
+        gen = _without_callee(gen, mode)
+    return _with_size(gen, size, takes_size) if sized else gen
 
 
 _batched_derivative.__secant_dispatcher__ = True    # batched_derivative(fn, ...)(out_bar, fn,
@@ -1672,13 +1730,34 @@ def _without_self_cotangent(gen, single):
     return batched_vjp
 
 
-def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None):
+def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None, size=None):
     """The generated `mode` function of fn (a function, bound method, partial, callable object
     or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
     (n positional arguments, keywords) shapes it to take the tangents after the positional
-    arguments (_jvp_call)."""
+    arguments (_jvp_call); for "vmap", given the caller's batch `size` where it takes one."""
     gen, bound = _dispatch_target(fn, active, mode, staged, axis_name, call, shape)
+    gen = _with_size(gen, size)
     return _bind_object(gen, fn, mode) if bound else gen
+
+
+def _with_size(gen, size, takes_size=None):
+    """The batched function `gen` given its caller's batch `size` as its parameter
+    `takes_size` (by default its __secant_size_param__), where it takes one (vectorize.build:
+    its batched arguments may hold no array); gen itself otherwise. The same object for the
+    same size: a further transform of it (grad of a dispatcher's batched form) is generated
+    once, not at every call."""
+    takes_size = takes_size or getattr(gen, "__secant_size_param__", None)
+    if takes_size is None or size is None:
+        return gen
+    key = (gen, takes_size, size)
+    try:
+        return once.build(_sized_forms, key,
+                          lambda: functools.partial(gen, **{takes_size: size}))
+    except TypeError:       # (a size that is not hashable)
+        return functools.partial(gen, **{takes_size: size})
+
+
+_sized_forms = FunctionCache("sized_forms")     # (gen, its size parameter, size) -> gen bound
 
 
 def _bind_object(gen, fn, mode):
@@ -1705,9 +1784,11 @@ def _bound_source(bound):
              f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
             for i, p in enumerate(params)]
     sig = inspect.Signature([p for i, p in enumerate(params) if i != k])
-    name = f"{gen.__name__}_bound"
-    return load_generated(f"def {name}{sig}:\n    return {gen.__name__}({', '.join(args)})\n",
-                          name, {}, {gen.__name__: gen, "obj_": obj})
+    # (gen given its caller's batch size, _with_size: a partial, its size a default here)
+    called = gen.func.__name__ if isinstance(gen, functools.partial) else gen.__name__
+    name = f"{called}_bound"
+    return load_generated(f"def {name}{sig}:\n    return {called}({', '.join(args)})\n",
+                          name, {}, {called: gen, "obj_": obj})
 
 
 def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=None,
@@ -3827,47 +3908,47 @@ def _jacobian_source(jac):
         params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return None
+    # (a keyword with a default, a batched function's caller's size: left at its default)
+    params = [p for p in params if not (p.kind == p.KEYWORD_ONLY and p.default is not p.empty)]
     argnums = jac.argnums if several else (jac.argnums,)
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
             not all(-len(params) <= a < len(params) for a in argnums):
         return None
     names = Names()
     taken = [names.fresh(p.name) for p in params]
-    if several:
-        # argnums=(1, 2): the tuple of the Jacobians in each argument, as JAX's for the array
-        # output these source forms take (jacfwd(u, argnums=(1, 2))(p, t, x) in a PINN)
-        parts = [_Jacobian(jac.fun, a, False, jac.kind).__secant_generated__ for a in argnums]
-        if any(part is None for part in parts):
-            return None
-        fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
-        each = [names.fresh(f"{jac.kind}_{taken[a % len(taken)]}") for a in argnums]
-        call = ", ".join(taken)
-        body = [f"return ({', '.join(f'{e}({call})' for e in each)},)" if len(each) == 1 else
-                f"return ({', '.join(f'{e}({call})' for e in each)})"]
-        return _jacobian_function(fn_name, params, taken, body, dict(zip(each, parts)))
-    a = jac.argnums % len(params)
-    x, n = taken[a], len(taken)
+    positions = tuple(a % len(params) for a in argnums)
+    if several and (len(set(positions)) < len(positions) or list(positions) != sorted(positions)):
+        return None     # (argnums repeated or out of order: the Jacobian as it runs)
+    # argnums=(1, 2): the Jacobian in the pytree (x1, x2) of those arguments: for each output
+    # leaf, a tuple of the Jacobians in each argument, as JAX's (jacfwd(u, argnums=(1, 2))(p,
+    # t, x) in a PINN)
+    x = f"({', '.join(taken[a] for a in positions)},)" if several else taken[positions[0]]
+    a, n = positions if several else positions[0], len(taken)
     fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
     fun, basis = names.fresh("fun"), names.fresh("basis")
     args = ", ".join(taken)
     if jac.kind == "jacfwd":
         columns, each = names.fresh("columns"), names.fresh("columns_of")
+        tangents = ", ".join(f"{basis}[{k}]" for k in range(len(positions))) if several \
+            else basis
         body = [f"{basis} = basis_like({x})",
-                f"_, {columns} = {each}({args}, {basis})",
+                f"_, {columns} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)
                 f"def {fn_name}_plain({args}):\n    return {fun}({args})\n",
                 f"{fn_name}_plain", {}, {fun: jac.fun})
-        free = {each: vmap(jvp_fn(plain, argnums=a), in_axes=(None,) * n + (0,))}
+        free = {each: vmap(jvp_fn(plain, argnums=a),
+                           in_axes=(None,) * n + (0,) * len(positions) if several else
+                           (None,) * n + (0,))}
     else:
         out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
         body = [f"{out} = {fun}({args})",
                 f"{basis} = basis_like({out})",
                 f"{rows} = {each}({basis}, {args})",
                 f"return from_rows({rows}, {out}, {x})"]
-        free = {each: vmap(generate(_op_function(jac.fun), (a,), "vjp"),
+        free = {each: vmap(generate(_op_function(jac.fun), positions, "vjp"),
                            in_axes=(0,) + (None,) * n)}
     free.update({fun: jac.fun, "basis_like": helpers.basis_like,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})

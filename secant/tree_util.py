@@ -242,7 +242,27 @@ def tree_leaves_as(tree, treedef):
     """`tree` flattened up to the structure `treedef`: its subtrees where treedef has leaves
     (tree_map's trees, as transformer/desugar.py writes tree_map inside a transformed
     function; the first one too when tree_map has an is_leaf)."""
-    return _flatten_up_to(treedef, tree, 2)
+    try:
+        return treedef.flatten_up_to(tree)
+    except (ValueError, TypeError):     # (a cotangent of a list unpacked comes as a tuple)
+        like = treedef.unflatten([_PathLeaf() for _ in range(treedef.num_leaves)])
+        return _flatten_up_to(treedef, kinds_as(tree, like), 2)
+
+
+def kinds_as(b, a):
+    """b with each plain list or tuple where a has a tuple or list of its length made a's kind
+    (through dicts, lists and tuples; b itself where nothing differs): the cotangents of one
+    list may come as a list and as a tuple (`x, y = layers` differentiated builds a tuple)."""
+    kinds = (type(a), type(b))
+    if kinds in ((list, tuple), (tuple, list), (list, list), (tuple, tuple)) \
+            and len(a) == len(b):
+        items = [kinds_as(v, u) for u, v in zip(a, b)]
+        same = type(a) is type(b) and all(x is v for x, v in zip(items, b))
+        return b if same else type(a)(items)
+    if kinds == (dict, dict) and a.keys() == b.keys():
+        items = {k: kinds_as(b[k], a[k]) for k in b}
+        return b if all(items[k] is b[k] for k in b) else items
+    return b
 
 
 def tree_structure(tree, is_leaf=None):

@@ -97,7 +97,7 @@ def x64_or_not(request):
 # what runs.
 CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
-    "test_left15a_idioms.py": 27,
+    "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
@@ -138,7 +138,7 @@ CPU_SECONDS = {
     "test_others2_modules.py": 8, "test_others10_compositions.py": 8,
     "test_others6_special_random.py": 8, "test_perf19s.py": 8, "test_lax.py": 8,
     "test_refuse15_idioms.py": 7, "test_scipy_linalg_api.py": 7, "test_indexing.py": 7,
-    "test_sweep3a_loops.py": 7, "test_others9_compositions.py": 7, "test_others10_modules.py": 7,
+    "test_sweep3a_loops.py": 30, "test_others9_compositions.py": 7, "test_others10_modules.py": 7,
     "test_sweep_compositions.py": 7, "test_catalogue_fixes.py": 7, "test_others4_libraries.py": 6,
     "test_scipy_stats.py": 6, "test_others4_losses.py": 6, "test_jvp.py": 6,
     "test_others5_graphics_signal.py": 6, "test_others9_classroom.py": 6,
@@ -155,7 +155,8 @@ CPU_SECONDS = {
     "test_lean20u.py": 4,
     "test_others7_optax.py": 4, "test_numpy_products.py": 4, "test_lax_loops_second_order.py": 4,
     "test_lean20h.py": 4, "test_others2_control.py": 4,
-    "test_ops15b_operators.py": 32, "test_ops15b_effects.py": 4
+    "test_ops15b_operators.py": 32, "test_ops15b_effects.py": 4,
+    "test_reland15_cotangent_kinds.py": 1
 }
 PER_TEST = 0.08
 

@@ -34,7 +34,7 @@ import gast
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, closure_factories, dataflow, defaults, hygiene, ir
-from secant.transformer import loop_lowering, nonlocals
+from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer import in_place_calls
@@ -2494,7 +2494,7 @@ class Normaliser(ContainerMixin):
                 self.queried.add(arg.name)
                 return ir.Expr(_PER_EXAMPLE_CALLS[_static_query_kind(obj)].format(x=arg.name))
         if self.batching and getattr(obj, "__secant_batch_size__", False) and node.args \
-                and all(k.arg == "axis" for k in node.keywords):
+                and all(k.arg in ("axis", "default") for k in node.keywords):
             # batch_size_of(x, y) read by an enclosing vmap: the size of the next batch axis
             # of those it batches (their axis one further in), of the others' own
             args = [self.operand(a) for a in node.args]
@@ -2502,14 +2502,19 @@ class Normaliser(ContainerMixin):
                 if not all(isinstance(a, (ir.Var, ir.Expr)) for a in args):
                     raise self.src.error(node, "batch_size_of of a container built in the "
                                          "call under vmap: pass its trees by name")
-                given = ast.literal_eval(self._source(node.keywords[0].value)) \
-                    if node.keywords else 0
+                keywords = {k.arg: k.value for k in node.keywords}
+                given = ast.literal_eval(self._source(keywords["axis"])) \
+                    if "axis" in keywords else 0
                 given = given if isinstance(given, tuple) else (given,) * len(args)
                 axes = tuple(ax + 1 if isinstance(a, ir.Var) else ax
                              for a, ax in zip(args, given))
                 axis = axes[0] if len(set(axes)) == 1 else axes
                 names = ", ".join(a.name if isinstance(a, ir.Var) else a.src for a in args)
-                return ir.Expr(f"batch_size_of({names}, axis={axis!r})")
+                # (the caller's size, which a batched function whose parameters may hold no
+                # arrays takes: unbatched, read as it is)
+                default = "" if "default" not in keywords else \
+                    f", default={walker.src(self.operand(keywords['default']))}"
+                return ir.Expr(f"batch_size_of({names}, axis={axis!r}{default})")
         if self.batching and getattr(obj, "__secant_batch_depth__", False) is True \
                 and len(node.args) >= 2 and not node.keywords:
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])
