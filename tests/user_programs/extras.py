@@ -5,6 +5,7 @@ discounted returns, a heat-equation stencil with roll, sorting (a trimmed mean),
 slogdet, interp, assert statements, debug prints, try/except on a static value, generator
 expressions, a flax-like module with __call__."""
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -213,3 +214,18 @@ CASES = [
     Case("generator_sum", generator_sum, ([vec(410, 3), vec(411, 3)], X)),
     Case("flax_like", flax_like, ({"kernel": vec(412, 3, 3), "bias": vec(413, 3)}, X)),
 ]
+
+
+def nested_jit(w, x):
+    """a jitted helper defined inside, closing over the parameters"""
+    @jax.jit
+    def block(h):
+        return jnp.tanh(h * w[0]) + w[1]
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def power(h, n):
+        return h ** n
+    return jnp.sum(power(block(x @ w), 2))
+
+
+CASES.append(Case("nested_jit", nested_jit, (W3, X)))

@@ -1,0 +1,157 @@
+"""Regression tests for what tests/user_programs/ found refused (issue 15, explore15h), each
+checked against a closed form, a Python loop or the eager value:
+
+- a walrus inside a conditional expression (`(s := e) * s if c else s`, `a if (n := k) else b`)
+  (transformer/desugar.py hoist: the test's walrus hoisted, the branches' left to the
+  statements the choice becomes);
+- a nested def decorated with @jax.checkpoint, @jax.jit or @partial(jax.jit, static_argnums=...)
+  closing over differentiated or batched values (transformer/remat_calls.py: the decorator
+  read as the identity it is on values);
+- `loss = functools.partial(global_fn, x=x, y=y)` with x, y carrying tangents or a batch axis
+  (transformer/desugar.py _inline_partials: calls of it read as calls of global_fn).
+"""
+import functools
+
+import numpy as np
+import pytest
+
+import secant
+import secant as jax
+import secant.numpy as jnp
+
+W = np.array([0.3, -0.2, 0.5])
+X = np.arange(12.0).reshape(4, 3) / 10 - 0.4
+Y = np.array([0.1, -0.3, 0.2, 0.4])
+
+
+# --- walrus in a conditional expression ---------------------------------------------------------
+def walrus_in_branches(x):
+    y = (t := jnp.sin(x)) * t if x > 0 else (u := jnp.cos(x)) + u
+    return y
+
+
+def walrus_in_test(x):
+    return (n * x if (n := x.shape[0]) > 2 else x).sum()
+
+
+def walrus_in_loop(w, x):
+    total = 0.0
+    for row in x:
+        total = total + ((s := jnp.dot(row, w)) * s if len(row) > 2 else 0.0)
+    return total
+
+
+@pytest.mark.parametrize("x", [0.7, -0.4])
+def test_walrus_in_conditional_expression(x64, x):
+    want = 2 * np.sin(x) * np.cos(x) if x > 0 else -2 * np.sin(x)
+    np.testing.assert_allclose(secant.grad(walrus_in_branches)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(walrus_in_branches)(x), walrus_in_branches(x))
+    xs = np.array([0.7, -0.4, 1.3])
+    np.testing.assert_allclose(secant.vmap(walrus_in_branches)(xs),
+                               [walrus_in_branches(v) for v in xs], rtol=1e-12)
+
+
+def test_walrus_in_the_test_of_a_choice(x64):
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(secant.grad(walrus_in_test)(x), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(secant.jit(walrus_in_test)(x), 18.0)
+
+
+def test_walrus_in_a_loop_choice(x64):
+    np.testing.assert_allclose(secant.grad(walrus_in_loop)(W, X), 2 * (X @ W) @ X, rtol=1e-12)
+    ws = np.stack([W, 2 * W])
+    np.testing.assert_allclose(secant.vmap(walrus_in_loop, in_axes=(0, None))(ws, X),
+                               [np.sum((X @ w) ** 2) for w in ws], rtol=1e-12)
+
+
+def walrus_in_if_test_branch(x):
+    if (x if x.shape[0] > 5 else (m := jnp.sum(x))) > 0:
+        return m * x.sum()
+    return x.sum()
+
+
+def test_walrus_in_a_choice_of_an_if_test_still_refused(x64):
+    with pytest.raises(secant.SecantError, match="walrus"):
+        secant.grad(walrus_in_if_test_branch)(np.array([1.0, 2.0]))
+
+
+# --- decorated nested defs closing over traced values -------------------------------------------
+def checkpointed(w, x):
+    @jax.checkpoint
+    def block(h):
+        return jnp.tanh(h * w[0]) + jnp.sin(h * w[1])
+    h = x @ w
+    for _ in range(2):
+        h = block(h)
+    return jnp.sum(h ** 2)
+
+
+def checkpointed_policy(w, x):
+    @jax.checkpoint(prevent_cse=False)
+    def block(h):
+        return jnp.sin(h * w[0])
+    return jnp.sum(block(x @ w))
+
+
+def jitted_inside(w, x):
+    @jax.jit
+    def block(h):
+        return jnp.tanh(h * w[0]) + w[1]
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def power(h, n):
+        return h ** n
+    return jnp.sum(power(block(x @ w), 2))
+
+
+def _fd(f, w, eps=1e-6):
+    return np.array([(f(w + eps * e, X) - f(w - eps * e, X)) / (2 * eps) for e in np.eye(3)])
+
+
+@pytest.mark.parametrize("f", [checkpointed, checkpointed_policy, jitted_inside])
+def test_decorated_nested_def_closing_over_the_argument(x64, f):
+    np.testing.assert_allclose(secant.grad(f)(W, X), _fd(f, W), rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(f))(W, X), _fd(f, W), rtol=1e-6)
+    ws = np.stack([W, -W, 0.5 * W])
+    np.testing.assert_allclose(secant.vmap(f, in_axes=(0, None))(ws, X),
+                               [f(w, X) for w in ws], rtol=1e-12)
+    v = np.array([1.0, -0.5, 0.25])
+    np.testing.assert_allclose(secant.jvp(lambda w: f(w, X), (W,), (v,))[1],
+                               _fd(f, W) @ v, rtol=1e-6)
+
+
+def test_the_real_jit_and_checkpoint_still_run_the_function(x64):
+    """(the decorators stripped only where the transform reads the nested def: eager runs them)"""
+    np.testing.assert_allclose(jitted_inside(W, X), np.sum((np.tanh(X @ W * W[0]) + W[1]) ** 2))
+
+
+# --- functools.partial of a global function over arguments with tangents ------------------------
+def quad(w, x, y):
+    return jnp.mean((x @ w - y) ** 2) + 0.1 * jnp.sum(jnp.sin(w))
+
+
+def partial_loss(w, x, y):
+    loss = functools.partial(quad, x=x, y=y)
+    return loss(w)
+
+
+def partial_positional(w, x, y):
+    residual = functools.partial(lambda_free_residual, x)
+    return jnp.sum(residual(w, y) ** 2)
+
+
+def lambda_free_residual(x, w, y):
+    return x @ w - y
+
+
+@pytest.mark.parametrize("f", [partial_loss, partial_positional])
+def test_partial_of_a_global_function_under_jvp_and_vmap(x64, f):
+    tx, ty = np.ones_like(X) * 0.1, np.linspace(-1, 1, 4)
+    eps = 1e-6
+    want = (f(W, X + eps * tx, Y + eps * ty) - f(W, X - eps * tx, Y - eps * ty)) / (2 * eps)
+    out, dot = secant.jvp(f, (W, X, Y), (np.zeros(3), tx, ty))
+    np.testing.assert_allclose(out, f(W, X, Y), rtol=1e-12)
+    np.testing.assert_allclose(dot, want, rtol=1e-6)
+    xs, ys = np.stack([X, 2 * X]), np.stack([Y, -Y])
+    np.testing.assert_allclose(secant.vmap(f, in_axes=(None, 0, 0))(W, xs, ys),
+                               [f(W, a, b) for a, b in zip(xs, ys)], rtol=1e-12)
