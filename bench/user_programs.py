@@ -5,6 +5,7 @@ each failure with the first line of its error.
 
     .venv/bin/python bench/user_programs.py            # the table, the total, the failures
     .venv/bin/python bench/user_programs.py -k kalman  # only programs whose name has "kalman"
+    .venv/bin/python bench/user_programs.py --theme science   # one module's programs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -42,10 +43,12 @@ def outcome(case, name):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("-k", default="", help="only programs whose name contains this")
+    parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
     names = list(checks.TRANSFORMS)
-    cases = [c for c in ALL if opts.k in c.name]
+    cases = [c for c in ALL if opts.k in c.name
+             and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
     print("program".ljust(width), " ".join(n[:9].ljust(9) for n in names))
     failures, passed, total = [], 0, 0

@@ -155,3 +155,73 @@ def test_partial_of_a_global_function_under_jvp_and_vmap(x64, f):
     xs, ys = np.stack([X, 2 * X]), np.stack([Y, -Y])
     np.testing.assert_allclose(secant.vmap(f, in_axes=(None, 0, 0))(W, xs, ys),
                                [f(W, a, b) for a, b in zip(xs, ys)], rtol=1e-12)
+
+
+# --- np.int64(x.shape[0]) of a tracked x: Python's call on a static int ---------------------------
+def numpy_scalar_of_a_shape(w, x):
+    n = np.int64(x.shape[0])
+    return jnp.float64(0.5) * jnp.sum((x @ w) ** 2) / n
+
+
+def test_numpy_scalar_type_of_a_shape_is_static(x64):
+    """(jvp of x wrote `x.shape[0].astype(np.int64)`: an AttributeError on an int)"""
+    t = np.full_like(X, 0.1)
+    out, dot = secant.jvp(numpy_scalar_of_a_shape, (W, X), (np.zeros(3), t))
+    np.testing.assert_allclose(out, 0.5 * np.sum((X @ W) ** 2) / 4, rtol=1e-12)
+    np.testing.assert_allclose(dot, np.sum((X @ W) * (t @ W)) / 4, rtol=1e-12)
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(secant.vmap(numpy_scalar_of_a_shape, in_axes=(None, 0))(W, xs),
+                               [numpy_scalar_of_a_shape(W, a) for a in xs], rtol=1e-12)
+
+
+# --- {**defaults, **params} under vmap: a dict merge, not an elementwise `|` ---------------------
+def merged_defaults(params, x):
+    defaults = {"scale": 1.0, "shift": 0.0}
+    p = {**defaults, **params}
+    return jnp.sum(x @ p["w"]) * p["scale"] + p["shift"]
+
+
+def test_dict_merge_with_a_local_dict_under_vmap(x64):
+    """(vmap wrote `defaults | align(params, defaults)`: 'cannot convert dict to an array')"""
+    ws = np.stack([W, -W, 2 * W])
+    params = {"w": ws, "shift": np.array([0.1, 0.2, 0.3])}
+    got = secant.vmap(merged_defaults, in_axes=(0, None))(params, X)
+    want = [np.sum(X @ w) + s for w, s in zip(ws, params["shift"])]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    g = secant.vmap(secant.grad(merged_defaults), in_axes=(0, None))(params, X)
+    np.testing.assert_allclose(g["w"], np.tile(X.sum(0), (3, 1)), rtol=1e-12)
+    np.testing.assert_allclose(g["shift"], np.ones(3))
+
+
+# --- lax.switch over a local list of lambdas, inside a loop jit lowers ------------------------------
+def switch_in_a_loop(w, x):
+    branches = [lambda v: jnp.sin(v), lambda v: v ** 2, lambda v: jnp.exp(-v)]
+    total = 0.0
+    for i in range(3):
+        total = total + jnp.sum(jax.lax.switch(i, branches, x @ w))
+    return total
+
+
+def test_switch_over_a_local_list_inside_a_loop_under_jit_grad(x64):
+    """(jit∘grad lifted the loop into a function taking `branches` as a parameter: refused)"""
+    h = X @ W
+    want = (np.cos(h) + 2 * h - np.exp(-h)) @ X
+    np.testing.assert_allclose(secant.grad(switch_in_a_loop)(W, X), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(switch_in_a_loop))(W, X), want,
+                               rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(switch_in_a_loop)(W, X), switch_in_a_loop(W, X),
+                               rtol=1e-12)
+
+
+def merged_defaults_mse(params, x, y):
+    defaults = {"scale": 1.0, "shift": 0.0}
+    p = {**defaults, **params}
+    return jnp.mean(((x @ p["w"]) * p["scale"] + p["shift"] - y) ** 2)
+
+
+def test_dict_merge_with_a_local_dict_under_hessian(x64):
+    """(jacfwd's vmap of the jvp met `zeros_like_tree(defaults) | params_dot`)"""
+    h = secant.hessian(merged_defaults_mse)({"w": W, "shift": np.array(0.2)}, X, Y)
+    np.testing.assert_allclose(h["w"]["w"], 2 / 4 * X.T @ X, rtol=1e-12)
+    np.testing.assert_allclose(h["shift"]["shift"], 2.0, rtol=1e-12)
+    np.testing.assert_allclose(h["w"]["shift"], 2 / 4 * X.sum(0), rtol=1e-12)

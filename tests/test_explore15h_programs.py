@@ -20,8 +20,10 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 2
 
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
-KNOWN_FAILURES = {}      # (none today: a walrus in a choice, @checkpoint/@jit nested defs and
-                         # partial over traced arguments were fixed, tests/test_explore15h_fixes.py)
+KNOWN_FAILURES = {
+    ("partial_lambda", n): "functools.partial of a lambda over arguments that carry tangents "
+    "(the partial of a named function is inlined at its calls; of a lambda, not yet)"
+    for n in ("jvp", "jacrev")}
 
 
 def _params():
