@@ -7,8 +7,11 @@ checked against a closed form, a Python loop or the eager value:
 - a nested def decorated with @jax.checkpoint, @jax.jit or @partial(jax.jit, static_argnums=...)
   closing over differentiated or batched values (transformer/remat_calls.py: the decorator
   read as the identity it is on values);
-- `loss = functools.partial(global_fn, x=x, y=y)` with x, y carrying tangents or a batch axis
-  (transformer/desugar.py _inline_partials: calls of it read as calls of global_fn).
+- `loss = functools.partial(global_fn, x=x, y=y)` (or of a lambda) with x, y carrying tangents
+  or a batch axis (transformer/desugar.py _inline_partials: calls of it read as calls of
+  global_fn, the lambda named first);
+- np.int64(x.shape[0]) of a tracked x, {**defaults, **params} under vmap and hessian, lax.switch
+  over a local list of lambdas inside a loop under jit(grad) (see each test).
 """
 import functools
 
@@ -144,7 +147,12 @@ def lambda_free_residual(x, w, y):
     return x @ w - y
 
 
-@pytest.mark.parametrize("f", [partial_loss, partial_positional])
+def partial_of_a_lambda(w, x, y):
+    loss = functools.partial(lambda w, x, y: jnp.sum((x @ w - y) ** 2), x=x, y=y)
+    return loss(w)
+
+
+@pytest.mark.parametrize("f", [partial_loss, partial_positional, partial_of_a_lambda])
 def test_partial_of_a_global_function_under_jvp_and_vmap(x64, f):
     tx, ty = np.ones_like(X) * 0.1, np.linspace(-1, 1, 4)
     eps = 1e-6

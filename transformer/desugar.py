@@ -2193,6 +2193,7 @@ class _Desugarer:
         constants): each call `g(x)` reads `h(a, x, k=b)`, so h is only called (and lifted);
         the same values, as the names never change."""
         import functools
+        body = self._name_partial_lambdas(body)
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
@@ -2233,6 +2234,22 @@ class _Desugarer:
             body = [b for b in body if b is not s]
             self.changed = True
         return body
+
+    def _name_partial_lambdas(self, body):
+        """`g = partial(lambda w, x: ..., x=x)` -> `g_fn = lambda w, x: ...` / `g = partial(g_fn,
+        x=x)`: the lambda made where it was, named, so _inline_partials reads g's calls."""
+        out = []
+        for s in body:
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call) and \
+                    _spells_partial(s.value.func) and s.value.args and \
+                    isinstance(s.value.args[0], gast.Lambda):
+                fn = self.names.fresh(f"{s.targets[0].id}_fn")
+                out.append(assign(fn, s.value.args[0], s))
+                s.value.args[0] = gast.copy_location(_name(fn), s.value.args[0])
+                self.changed = True
+            out.append(s)
+        return out
 
     def _partials_as_defs(self, body):
         """`g = functools.partial(h, a, k=b)` of a nested def h (plain positional parameters),
