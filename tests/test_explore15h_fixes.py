@@ -233,3 +233,24 @@ def test_dict_merge_with_a_local_dict_under_hessian(x64):
     np.testing.assert_allclose(h["w"]["w"], 2 / 4 * X.T @ X, rtol=1e-12)
     np.testing.assert_allclose(h["shift"]["shift"], 2.0, rtol=1e-12)
     np.testing.assert_allclose(h["w"]["shift"], 2 / 4 * X.sum(0), rtol=1e-12)
+
+
+# --- f = jnp.vectorize(h) bound to a local, then called ------------------------------------------
+def vectorized_local(w, x):
+    def piece(a, b):
+        return jnp.sin(a) * b + a ** 2
+    f = jnp.vectorize(piece)
+    return jnp.sum(f(x @ w, x[:, 0]))
+
+
+def test_vectorize_bound_to_a_local(x64):
+    """(refused: 'no derivative or batching rule for <vectorize(piece)>, a function known only
+    at run time')"""
+    h = X @ W
+    want = (np.cos(h) * X[:, 0] + 2 * h) @ X
+    np.testing.assert_allclose(secant.grad(vectorized_local)(W, X), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(vectorized_local))(W, X), want,
+                               rtol=1e-12)
+    ws = np.stack([W, -W])
+    np.testing.assert_allclose(secant.vmap(vectorized_local, in_axes=(0, None))(ws, X),
+                               [vectorized_local(w, X) for w in ws], rtol=1e-12)

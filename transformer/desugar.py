@@ -1862,7 +1862,8 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._partials_as_defs(self._inline_partials(self._inline_transforms(body)))
+        body = self._partials_as_defs(self._inline_partials(self._inline_vectorized(
+            self._inline_transforms(body))))
         if not _has(body, (gast.FunctionDef, gast.Lambda)):
             return body         # (no def nor lambda: nothing to name, hoist or lift)
         body = self._name_returned_lambdas(self._name_passed_lambdas(body))
@@ -2186,6 +2187,37 @@ class _Desugarer:
         calls = [m for m in _walk(self.node) if isinstance(m, gast.Call)
                  and isinstance(m.func, gast.Name) and m.func.id == name]
         return calls if len(uses) == len(calls) else None
+
+    def _inline_vectorized(self, body):
+        """`f = jnp.vectorize(h, ...)` bound once, f only ever called, h and the keywords'
+        values names assigned once (or constants): each call `f(a)` reads `jnp.vectorize(h,
+        ...)(a)`, the form the normaliser reads (the same function, as the names never
+        change)."""
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and isinstance(s.value.func, gast.Attribute)
+                      and s.value.func.attr == "vectorize" and len(s.value.args) == 1]
+        if not candidates:
+            return body
+        import numpy
+        from secant import numpy as snp
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, gast.Store)] + list(self.params)
+        for s in candidates:
+            call, name = s.value, s.targets[0].id
+            values = call.args + [k.value for k in call.keywords]
+            calls = self._calls_of(name)
+            if self._callee_object(call.func, stores) not in (snp.vectorize, numpy.vectorize) \
+                    or stores.count(name) != 1 or calls is None \
+                    or any(k.arg is None for k in call.keywords) or not all(
+                        isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                        and stores.count(v.id) <= 1 for v in values):
+                continue
+            for c in calls:
+                c.func = copy.deepcopy(call)
+            body = [b for b in body if b is not s]
+            self.changed = True
+        return body
 
     def _inline_partials(self, body):
         """`g = functools.partial(h, a, k=b)` of a nested function h (or a global one, a name

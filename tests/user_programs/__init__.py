@@ -10,9 +10,9 @@ bench/user_programs.py prints the pass table; tests/test_explore15h_programs.py 
 
 
 def _collect():
-    from user_programs import extras, models, more, science, styles
+    from user_programs import extras, models, more, science, styles, tricky
     cases = []
-    for mod in (models, science, styles, extras, more):
+    for mod in (models, science, styles, extras, more, tricky):
         cases.extend(mod.CASES)
     names = [c.name for c in cases]
     dup = {n for n in names if names.count(n) > 1}
