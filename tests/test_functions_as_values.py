@@ -320,13 +320,23 @@ def test_a_nested_decorator_is_not_dropped(x64):
     np.testing.assert_allclose(jit(grad(f))(3.0), 12.0)
 
 
-def test_a_decorated_nested_def_closing_over_a_differentiated_value_is_refused(x64):
+def _block_of(decorator):
     def f(x, w):
-        @checkpoint
+        @decorator
         def block(y):
             return jnp.sin(y) * w
         return block(x)
+    return f
+
+
+def test_a_decorated_nested_def_closing_over_a_differentiated_value(x64):
+    # @checkpoint changes no value: the nested def is read as the plain def it decorates
+    # (transformer/remat_calls.py; refused until explore15h); a user's decorator is refused
+    f = _block_of(checkpoint)
     np.testing.assert_allclose(grad(f)(0.7, 2.0), 2.0 * math.cos(0.7), rtol=1e-12)
+    np.testing.assert_allclose(grad(f, 1)(0.7, 2.0), math.sin(0.7), rtol=1e-12)
+    f = _block_of(_doubled)
+    np.testing.assert_allclose(grad(f)(0.7, 2.0), 4.0 * math.cos(0.7), rtol=1e-12)
     with pytest.raises(secant.SecantError, match="block closes over w"):
         grad(f, 1)(0.7, 2.0)
 

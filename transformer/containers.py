@@ -362,6 +362,13 @@ class ContainerMixin:
                 isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
                 and node.func.id in ("list", "tuple") and node.func.id not in self.current):
             self.list_names.add(name)
+        if isinstance(node, (gast.Dict, gast.DictComp)) or (
+                isinstance(node, gast.Name) and node.id in self.dict_names) or (
+                isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id == "dict" and "dict" not in self.current):
+            self.dict_names.add(name)
+        else:
+            self.dict_names.discard(name)       # (bound again, to something else)
 
     def _global_value(self, operand):
         """The value of an untracked operand naming a global or closure variable (read at
@@ -470,16 +477,26 @@ class ContainerMixin:
             self.containers[out.name] = self.container_kind(tree)
         return out
 
+    def _plain_dict(self, o):
+        """An untracked operand known to hold a dict: a display, a name bound to one
+        (`defaults = {...}`), or a jvp's zeros_like_tree of either."""
+        if not isinstance(o, ir.Expr):
+            return False
+        src = o.src.strip()
+        inner = re.fullmatch(r"zeros_like_tree\((\w+)\)", src)
+        return src.startswith("{") or src in self.dict_names or _constant_kind(o) == "dict" \
+            or inner is not None and inner.group(1) in self.dict_names
+
     def container_binop(self, node, x, y):
         """`a + b` of lists or tuples (concatenation), `a | b` of dicts (merge): a container op,
         or None when neither side is a container."""
         add = isinstance(node.op, gast.Add)
         merge = isinstance(node.op, gast.BitOr)
         if merge and (not self.batching or any(
-                self.container_kind(o) == "dict" or isinstance(o, ir.Expr)
-                and o.src.strip().startswith("{") for o in (x, y))):
-            # `{} | p`, `e | p`: Python merges dicts, so p is one (a differentiated value is
-            # never an integer array, the only other `|` NumPy has; under vmap it may be)
+                self.container_kind(o) == "dict" or self._plain_dict(o) for o in (x, y))):
+            # `{} | p`, `e | p`, `defaults | p` (defaults = {...}): Python merges dicts, so p
+            # is one (a differentiated value is never an integer array, the only other `|`
+            # NumPy has; under vmap it may be)
             for o in (x, y):
                 if isinstance(o, ir.Var) and not self.is_container(o):
                     self.containers[o.name] = "dict"

@@ -500,6 +500,12 @@ _COLLECTIONS = (collections.defaultdict, collections.OrderedDict, collections.Co
                 collections.deque)
 
 
+def _spells_partial(func):
+    """`partial` or `functools.partial` as written (what it names is checked after)"""
+    return isinstance(func, gast.Name) and func.id == "partial" or \
+        isinstance(func, gast.Attribute) and func.attr == "partial"
+
+
 class _Desugarer:
     def __init__(self, src, node, only_choices=False):
         self.src = src
@@ -685,7 +691,7 @@ class _Desugarer:
             if expr is None or census is not None and not census.has(
                     gast.NamedExpr, gast.IfExp) or not _has([expr], (gast.NamedExpr, gast.IfExp)):
                 return [s]      # (neither a walrus nor a choice: one walk, not two)
-            pre = self.hoist(s, field)
+            pre = self.hoist(s, field, choices=True)
             return pre + self.hoist_choices(s, field) + [s]
         return [s]
 
@@ -1010,12 +1016,15 @@ class _Desugarer:
         self.changed = True
         return [_parse(f"{seq} = []", stmt)] + body
 
-    def hoist(self, stmt, field):
-        """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order)."""
+    def hoist(self, stmt, field, choices=False):
+        """`(y := e)` in stmt.<field> -> `y = e` before stmt (in evaluation order). `choices`:
+        the caller makes each `a if c else b` left in stmt statements of their own
+        (hoist_choices, if_expression), so a walrus in a or b is left for those."""
         expr = getattr(stmt, field, None)
         if expr is None or not _has([expr], gast.NamedExpr):
             return []
         pre = []
+        later = set()       # ids of names read after the walrus visited, whatever their place
         outer = self
 
         class Hoist(gast.NodeTransformer):
@@ -1024,7 +1033,8 @@ class _Desugarer:
                 target = n.target.id
                 early = [m for m in gast.walk(expr) if isinstance(m, gast.Name)
                          and m.id == target and isinstance(m.ctx, gast.Load)
-                         and (m.lineno, m.col_offset) < (n.lineno, n.col_offset)]
+                         and (m.lineno, m.col_offset) < (n.lineno, n.col_offset)
+                         and id(m) not in later]
                 if early:
                     raise outer.error(n, f"{target} is read before the walrus (:=) that "
                                       "assigns it in the same expression; split it into two "
@@ -1039,7 +1049,17 @@ class _Desugarer:
                                       "assign it in a statement of its own")
                 return n
 
-            visit_BoolOp = visit_IfExp = visit_Lambda = visit_ListComp = _short
+            def visit_IfExp(self, n):   # the test always runs first: its walrus is hoisted
+                if not choices:
+                    return self._short(n)
+                branches = {id(m) for m in gast.walk(gast.Tuple(elts=[n.body, n.orelse],
+                                                                ctx=gast.Load()))}
+                later.update(branches)          # (`n * x if (n := k) > 2 else x`: read after)
+                n.test = self.visit(n.test)
+                later.difference_update(branches)
+                return n
+
+            visit_BoolOp = visit_Lambda = visit_ListComp = _short
             visit_DictComp = visit_SetComp = visit_GeneratorExp = _short
 
         setattr(stmt, field, Hoist().visit(expr))
@@ -1050,7 +1070,7 @@ class _Desugarer:
     def if_expression(self, s, make):
         """`y = a if c else b` -> an if statement assigning y in each branch (nested chains
         `a if c else b if d else e` become elif)."""
-        pre = self.hoist(s, "value")
+        pre = self.hoist(s, "value", choices=True)
         e = s.value
         branches = []
         for value in (e.body, e.orelse):
@@ -1904,7 +1924,8 @@ class _Desugarer:
     def lift_local_functions(self, body):
         """A nested def (or `h = lambda ...`) at the function's top level that is only ever
         called: lifted to a function of its own; its free locals become extra parameters."""
-        body = self._partials_as_defs(self._inline_partials(self._inline_transforms(body)))
+        body = self._partials_as_defs(self._inline_partials(self._inline_vectorized(
+            self._inline_transforms(body))))
         if not _has(body, (gast.FunctionDef, gast.Lambda)):
             return body         # (no def nor lambda: nothing to name, hoist or lift)
         body = self._name_returned_lambdas(self._name_passed_lambdas(body))
@@ -2237,25 +2258,60 @@ class _Desugarer:
                  and isinstance(m.func, gast.Name) and m.func.id == name]
         return calls if len(uses) == len(calls) else None
 
+    def _inline_vectorized(self, body):
+        """`f = jnp.vectorize(h, ...)` bound once, f only ever called, h and the keywords'
+        values names assigned once (or constants): each call `f(a)` reads `jnp.vectorize(h,
+        ...)(a)`, the form the normaliser reads (the same function, as the names never
+        change)."""
+        candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                      and isinstance(s.value.func, gast.Attribute)
+                      and s.value.func.attr == "vectorize" and len(s.value.args) == 1]
+        if not candidates:
+            return body
+        import numpy
+        from secant import numpy as snp
+        stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
+                  and isinstance(m.ctx, gast.Store)] + list(self.params)
+        for s in candidates:
+            call, name = s.value, s.targets[0].id
+            values = call.args + [k.value for k in call.keywords]
+            calls = self._calls_of(name)
+            if self._callee_object(call.func, stores) not in (snp.vectorize, numpy.vectorize) \
+                    or stores.count(name) != 1 or calls is None \
+                    or any(k.arg is None for k in call.keywords) or not all(
+                        isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                        and stores.count(v.id) <= 1 for v in values):
+                continue
+            for c in calls:
+                c.func = copy.deepcopy(call)
+            body = [b for b in body if b is not s]
+            self.changed = True
+        return body
+
     def _inline_partials(self, body):
-        """`g = functools.partial(h, a, k=b)` of a nested function h, g only ever called and
-        a, b names assigned once (or constants): each call `g(x)` reads `h(a, x, k=b)`, so h is
-        only called (and lifted); the same values, as the names never change."""
+        """`g = functools.partial(h, a, k=b)` of a nested function h (or a global one, a name
+        the function never binds), g only ever called and a, b names assigned once (or
+        constants): each call `g(x)` reads `h(a, x, k=b)`, so h is only called (and lifted);
+        the same values, as the names never change."""
         import functools
+        body = self._name_partial_lambdas(body)
         functions = {s.name for s in body if isinstance(s, gast.FunctionDef)} | {
             s.targets[0].id for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)}
         candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
                       and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
                       and s.value.args and isinstance(s.value.args[0], gast.Name)
-                      and s.value.args[0].id in functions]
-        if not candidates:      # (no `g = partial(h, ...)` of a nested h: stores unwalked)
+                      and (s.value.args[0].id in functions or _spells_partial(s.value.func))]
+        if not candidates:      # (no `g = partial(h, ...)`: stores unwalked)
             return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         partials = {}
         for s in candidates:
             call, name = s.value, s.targets[0].id
+            if call.args[0].id not in functions and call.args[0].id in stores:
+                continue        # (a local holding some callable: its value is the run's)
             obj = self._callee_object(call.func, stores)
             if obj is not functools.partial or stores.count(name) != 1 or any(
                     k.arg is None for k in call.keywords) or any(
@@ -2294,6 +2350,22 @@ class _Desugarer:
             body = body[:at] + held + body[at + 1:]
             self.changed = True
         return body
+
+    def _name_partial_lambdas(self, body):
+        """`g = partial(lambda w, x: ..., x=x)` -> `g_fn = lambda w, x: ...` / `g = partial(g_fn,
+        x=x)`: the lambda made where it was, named, so _inline_partials reads g's calls."""
+        out = []
+        for s in body:
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call) and \
+                    _spells_partial(s.value.func) and s.value.args and \
+                    isinstance(s.value.args[0], gast.Lambda):
+                fn = self.names.fresh(f"{s.targets[0].id}_fn")
+                out.append(assign(fn, s.value.args[0], s))
+                s.value.args[0] = gast.copy_location(_name(fn), s.value.args[0])
+                self.changed = True
+            out.append(s)
+        return out
 
     def _partials_as_defs(self, body):
         """`g = functools.partial(h, a, k=b)` of a nested def h (plain positional parameters),

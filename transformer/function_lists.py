@@ -2,12 +2,15 @@
 
 `fs = [lambda t: snp.cos(t), lambda t: t * w]` (w a local the transforms trace), bound once at
 the function's top level and only iterated (`for g in fs:`, `sum(g(x) for g in fs)`), indexed
-with a constant (`fs[1](x)`) or measured (`len(fs)`), becomes one assignment per lambda
-(`fs_0 = lambda t: ...`, `fs_1 = ...`: local functions, lifted and differentiated like any
-other) and each use reads the elements themselves: the loop is unrolled (`acc = acc +
-fs_0(x)`, `acc = acc + fs_1(x)`), the generator becomes the tuple of its items
-(`sum((fs_0(x), fs_1(x)))`), `fs[1]` reads `fs_1`, `len(fs)` is 2. An element that is not a
-lambda (`snp.sin`, a nested def) is read where it is used.
+with a constant (`fs[1](x)`), measured (`len(fs)`) or given to lax.switch, becomes one
+assignment per lambda (`fs_0 = lambda t: ...`, `fs_1 = ...`: local functions, lifted and
+differentiated like any other) and each use reads the elements themselves: the loop is
+unrolled (`acc = acc + fs_0(x)`, `acc = acc + fs_1(x)`), the generator becomes the tuple of its
+items (`sum((fs_0(x), fs_1(x)))`), `fs[1]` reads `fs_1`, `len(fs)` is 2, and
+`lax.switch(i, fs, x)` is given the list as written (`lax.switch(i, [lambda t: ..., ...], x)`:
+the branches where the normaliser reads them, also once a loop around the call is lifted into
+a function of its own, as jit's lowering does; a lambda with defaults keeps the list). An
+element that is not a lambda (`snp.sin`, a nested def) is read where it is used.
 
 Any other use (the list passed on, returned, changed, read in a nested function, a loop
 variable read after its loop or bound again in it, a comprehension with an `if`) leaves the
@@ -101,7 +104,7 @@ def _resolve(d, body, k):
         else:
             refs.append(e)
     rest = copy.deepcopy(body[k + 1:])
-    resolver = _Resolver(name, refs, whole)
+    resolver = _Resolver(name, refs, whole, elts)
     rest = resolver.visit_body(rest)
     if resolver.failed or _names(rest, name):
         return None
@@ -109,8 +112,8 @@ def _resolve(d, body, k):
 
 
 class _Resolver(gast.NodeTransformer):
-    def __init__(self, name, refs, whole):
-        self.name, self.refs, self.whole = name, refs, whole
+    def __init__(self, name, refs, whole, elts):
+        self.name, self.refs, self.whole, self.elts = name, refs, whole, elts
         self.failed = False
 
     def visit_body(self, stmts):
@@ -182,7 +185,23 @@ class _Resolver(gast.NodeTransformer):
                 and self._is_list(node.args[0]) and not node.keywords \
                 and _bindings(self.whole, "len") == 0:
             return gast.copy_location(gast.Constant(len(self.refs), None), node)
+        if _spells_switch(node.func):       # lax.switch(i, fs, x): its branches written there
+            if any(isinstance(e, gast.Lambda) and (e.args.defaults or e.args.kw_defaults)
+                   for e in self.elts):
+                self.failed = True      # (a default is evaluated where the lambda is made)
+                return node
+            display = gast.List(elts=[copy.deepcopy(e) for e in self.elts], ctx=gast.Load())
+            node.args = [_placed(copy.deepcopy(display), a) if self._is_list(a) else a
+                         for a in node.args]
+            for k in node.keywords:
+                if k.arg == "branches" and self._is_list(k.value):
+                    k.value = _placed(copy.deepcopy(display), k.value)
         return self.generic_visit(node)
+
+
+def _spells_switch(func):
+    return isinstance(func, gast.Attribute) and func.attr == "switch" or \
+        isinstance(func, gast.Name) and func.id == "switch"
 
 
 def _constant_index(node):

@@ -285,6 +285,7 @@ class Normaliser(ContainerMixin):
         #                             that tests isinstance(d, dict) may hold an array instead
         self.retired = set()        # a comprehension's variables: a later `v` is a new version
         self.list_names = set()     # names bound to untracked lists (`out = []`)
+        self.dict_names = set()     # names bound to untracked dicts (`defaults = {...}`)
         self.bindings = {}          # name -> a callee's runnable form generated code calls
         self.temporaries = set()    # names of an op's result given no user name (x_times_i)
         self.origin = None
@@ -1306,6 +1307,8 @@ class Normaliser(ContainerMixin):
                     self.containers[joined] = self.containers[v]
                 if v in self.list_names:
                     self.list_names.add(joined)
+                if v in self.dict_names:
+                    self.dict_names.add(joined)
             merged[name] = joined
         self.tracked |= tracked_before
         self.current = merged
@@ -2428,9 +2431,10 @@ class Normaliser(ContainerMixin):
         while isinstance(obj, JitFunction):     # jit(jit(f)): read f
             obj = obj._fun
         obj = getattr(obj, "__secant_resolved__", None) or obj   # a recursive derivative
-        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords and \
-                self._tracked_names_in(node.args[0]):       # snp.float32(x) of a tracked x
-            return self.op_call(node, "astype", [node.args[0], node.func])
+        if _is_scalar_type(obj) and len(node.args) == 1 and not node.keywords and any(
+                not _static_reads_only(node.args[0], v)     # snp.float32(x) of a tracked x
+                for v in self._tracked_names_in(node.args[0])):     # (np.int64(x.shape[0]):
+            return self.op_call(node, "astype", [node.args[0], node.func])  # Python's call)
         ours = numpy_counterpart(obj) if op_for(obj) is None else None
         if ours is not None and _sized_by_values(ours[0]) and not self._tracked_names_in(node):
             ours = None     # np.setdiff1d(np.arange(n), fixed): NumPy's, on constants (jit

@@ -4,17 +4,24 @@
   prevent_cse and policy at most) -> `cell`: rematerialisation changes what a derivative keeps
   for its reverse pass, never a value, and the nested def is then lifted as when passed directly
   (`lax.scan(cell, ...)`), its closure's values differentiated;
+- `@jax.checkpoint` / `@remat` / `@checkpoint(policy=...)` on a nested def -> the plain def,
+  for the same reason, and `@jax.jit` (`@jit(static_argnums=...)`) too: inside a transformed
+  function jit changes where the code compiles, never a value;
 - `a if c else a` left by that (`body = jax.checkpoint(cell) if remat else cell`) -> `a`;
 - a local only ever bound to one nested def (`body = cell`, perhaps in both branches of an if)
   -> that def's name where it is read, the bindings dropped.
 
 A nested def used as a value otherwise stays as written; the normaliser refuses it when it closes
 over differentiated values (normalize.py _check_function_value)."""
+import functools
+
 import gast
 
 from secant.transformer.hygiene import walk
 
 _KEYWORDS = {"prevent_cse", "policy"}
+_JIT_KEYWORDS = {"static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+                 "inline", "keep_unused"}
 
 
 def rewrite(d, body):
@@ -33,6 +40,11 @@ def rewrite(d, body):
     if not defs:
         return body
     stripped = _Strip(d, defs)
+    for n in walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.FunctionDef) and n.decorator_list:
+            kept = [dec for dec in n.decorator_list if not stripped.is_decorator(dec)]
+            if len(kept) < len(n.decorator_list):
+                n.decorator_list, stripped.changed = kept, True
     body = [stripped.visit(s) for s in body]
     aliases = _aliases(d, body, defs)
     if stripped.changed or aliases:
@@ -58,6 +70,26 @@ class _Strip(gast.NodeTransformer):
             return node.args[0]
         return node
 
+    def is_decorator(self, dec):
+        """`@checkpoint`, `@jax.remat`, `@jax.checkpoint(policy=...)`, `@jax.jit`,
+        `@partial(jax.jit, static_argnums=1)`"""
+        if not isinstance(dec, gast.Call):
+            return self._is_checkpoint(dec) or self._is_jit(dec)
+        func = dec.func
+        if len(dec.args) == 1 and self._resolve(func) is functools.partial:
+            func = dec.args[0]
+        elif dec.args:
+            return False
+        words = {k.arg for k in dec.keywords}
+        return words <= _KEYWORDS and self._is_checkpoint(func) or \
+            words <= _JIT_KEYWORDS and self._is_jit(func)
+
+    def _is_jit(self, func):
+        import secant
+        obj = self._resolve(func)
+        return obj is not None and (obj is secant.jit or
+                                    obj is getattr(secant.jit, "__wrapped__", None))
+
     def visit_IfExp(self, node):
         self.generic_visit(node)
         if isinstance(node.body, gast.Name) and isinstance(node.orelse, gast.Name) and \
@@ -67,16 +99,20 @@ class _Strip(gast.NodeTransformer):
         return node
 
     def _is_checkpoint(self, func):
+        return getattr(self._resolve(func), "__secant_factory__", None) == "checkpoint"
+
+    def _resolve(self, func):
+        """the object `a.b.c` names (None: a local, or not found)"""
         chain = []
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
             func = func.value
         if not isinstance(func, gast.Name) or func.id in self.d.params or func.id in self.defs:
-            return False
+            return None
         _, obj = self.d.src.resolve_name(func.id)
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
-        return getattr(obj, "__secant_factory__", None) == "checkpoint"
+        return obj
 
 
 def _aliases(d, body, defs):

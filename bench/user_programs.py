@@ -1,0 +1,81 @@
+"""Runs the user programs of issue 15 (tests/user_programs/: tutorials' models, science,
+finance, optimizers, Python styles) through grad, hessian, grad∘grad, jit, jit∘grad, vmap,
+vmap∘grad, jvp and jacrev, and prints a pass table per program and transform, the total, and
+each failure with the first line of its error.
+
+    .venv/bin/python bench/user_programs.py            # the table, the total, the failures
+    .venv/bin/python bench/user_programs.py -k kalman  # only programs whose name has "kalman"
+    .venv/bin/python bench/user_programs.py --theme science   # one module's programs
+
+In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
+secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
+`j` refused as JAX refuses it (counted a pass), `-` not applicable. Every reference comes from the program's eager run alone (float64 central
+differences, a Python loop, the eager value).
+"""
+import argparse
+import contextlib
+import io
+import pathlib
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+
+import secant  # noqa: E402
+from corpus import harness  # noqa: E402
+from user_programs import ALL, checks  # noqa: E402
+
+
+def outcome(case, name):
+    """('.', '') or (letter, first line of the error)."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            checks.run(case, name)
+    except harness.WrongValue as e:
+        return "W", str(e).splitlines()[0]
+    except secant.SecantError as e:
+        return "R", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    except Exception as e:                      # noqa: BLE001 -- the report names it
+        return "E", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return ".", ""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-k", default="", help="only programs whose name contains this")
+    parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
+    opts = parser.parse_args()
+    secant.config.update("enable_x64", True)
+    names = list(checks.TRANSFORMS)
+    cases = [c for c in ALL if opts.k in c.name
+             and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
+    width = max(len(c.name) for c in cases)
+    print("program".ljust(width), " ".join(n[:9].ljust(9) for n in names))
+    failures, passed, total = [], 0, 0
+    start = time.time()
+    for case in cases:
+        row = []
+        for name in names:
+            if name not in checks.applicable(case):
+                row.append("-")
+                continue
+            letter, why = outcome(case, name)
+            if (case.name, name) in checks.JAX_REFUSES:
+                letter = "j" if letter == "R" else letter
+            total += 1
+            passed += letter in ".j"
+            row.append(letter)
+            if letter not in ".j":
+                failures.append((case.name, name, letter, why))
+        print(case.name.ljust(width), " ".join(r.ljust(9) for r in row), flush=True)
+    print(f"\n{passed}/{total} pass ({len(cases)} programs, {time.time() - start:.0f} s)")
+    for kind, title in (("W", "WRONG values"), ("E", "internal errors"), ("R", "refusals")):
+        rows = [f for f in failures if f[2] == kind]
+        if rows:
+            print(f"\n{title} ({len(rows)}):")
+            for case, name, _, why in rows:
+                print(f"  {case} / {name}: {why[:160]}")
+
+
+if __name__ == "__main__":
+    main()

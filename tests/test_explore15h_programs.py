@@ -1,0 +1,50 @@
+"""Issue 15: programs as the JAX tutorials and examples write them (tests/user_programs/), each
+through grad, hessian, grad∘grad, jit, jit∘grad, vmap, vmap∘grad, jvp and jacrev, checked
+against float64 central differences, a Python loop and the eager value
+(tests/user_programs/checks.py). bench/user_programs.py prints the whole table.
+
+The default profile runs every program through two transforms, rotating so that every transform
+meets about a ninth of the programs twice over; HYPOTHESIS_PROFILE=thorough runs every pair.
+Pairs JAX itself refuses must raise a SecantError.
+"""
+import contextlib
+import io
+import os
+
+import pytest
+
+import secant
+from user_programs import ALL, checks
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+PER_PROGRAM = 2
+
+# (program, transform) -> why it fails today; strict: a fix must remove its entry
+KNOWN_FAILURES = {
+    ("power_spectrum", "hessian"): "jacfwd(grad) of an rfft: vmap of the jvp reads rfft_jvp's "
+    "primal output as batched (spec.shape[1]) when only the tangent is: IndexError",
+}
+
+
+def _params():
+    names = list(checks.TRANSFORMS)
+    for i, case in enumerate(ALL):
+        todo = [n for n in names if n in checks.applicable(case)]
+        if not THOROUGH:
+            todo = [todo[(i + k) % len(todo)] for k in range(PER_PROGRAM)]
+        for name in todo:
+            marks = []
+            if (case.name, name) in KNOWN_FAILURES:
+                marks.append(pytest.mark.xfail(strict=True, raises=Exception,
+                                               reason=KNOWN_FAILURES[case.name, name]))
+            yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
+
+
+@pytest.mark.parametrize("case, name", list(_params()))
+def test_program(x64, case, name):
+    with contextlib.redirect_stdout(io.StringIO()):          # with_debug_print prints
+        if (case.name, name) in checks.JAX_REFUSES:
+            with pytest.raises(secant.SecantError):
+                checks.run(case, name)
+        else:
+            checks.run(case, name)

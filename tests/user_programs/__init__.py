@@ -1,0 +1,24 @@
+"""Programs written the way JAX tutorials and examples write them (issue 15, explore15h): JAX
+101 pytrees and functional state, a Gaussian process, Bayesian logistic regression with HMC and
+Langevin steps, a normalizing flow, a neural ODE, a transformer block, an LSTM, a Kalman filter,
+physics, finance, optimizers written by hand, and a spread of Python styles.
+
+Each theme module holds plain functions and a list `CASES` of `corpus.Case` records (the corpus
+of tests/corpus/ judges them the same way); `checks.TRANSFORMS` names what each is run through.
+bench/user_programs.py prints the pass table; tests/test_explore15h_programs.py asserts it.
+"""
+
+
+def _collect():
+    from user_programs import extras, models, more, science, styles, tricky
+    cases = []
+    for mod in (models, science, styles, extras, more, tricky):
+        cases.extend(mod.CASES)
+    names = [c.name for c in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    assert not dup, f"duplicate program names: {sorted(dup)}"
+    return cases
+
+
+ALL = _collect()
+BY_NAME = {c.name: c for c in ALL}

@@ -1,0 +1,85 @@
+"""What each user program is run through, and against what: the corpus harness's compositions
+(grad, jit, jit∘grad, vmap, vmap∘grad, jvp, grad∘grad: references from the eager function
+only), plus jacrev (against finite differences) and hessian (contracted with a direction and
+compared with mixed central differences of the eager function)."""
+import numpy as np
+
+import secant
+from secant import tree_util
+
+from corpus import harness
+
+
+def _zero_tangent(a):
+    """JAX's zero tangent of a pytree: float0 for integer leaves (labels, indices)"""
+    def zero(leaf):
+        leaf = np.asarray(leaf)
+        if np.issubdtype(leaf.dtype, np.integer) or leaf.dtype == bool:
+            return np.zeros(leaf.shape, secant.dtypes.float0)
+        return np.zeros(leaf.shape)
+    return tree_util.tree_map(zero, a)
+
+
+def c_jvp(case):
+    """the corpus's jvp, with float0 tangents for integer arguments as JAX requires"""
+    ts = tuple(harness._v(case) if j == case.argnums else _zero_tangent(a)
+               for j, a in enumerate(case.args))
+    got = secant.jvp(case.fn, case.args, ts)
+    want = (case.eager(*case.args),
+            harness.fd_dir(case.eager, case.args, case.argnums, harness._v(case)))
+    return tuple(got), want
+
+
+def c_jacrev(case):
+    got = secant.jacrev(case.fn, argnums=case.argnums)(*case.args)
+    return got, harness.fd_grad(case.eager, case.args, case.argnums)
+
+
+def c_hessian(case):
+    """hessian(f)(x) contracted with v: H[i][j] (the leaves of x, row major) has shape
+    x_i.shape + x_j.shape."""
+    x, v = harness._x(case), harness._v(case)
+    h = secant.hessian(harness.bound(case))(x)
+    v_leaves, v_def = tree_util.tree_flatten(v)
+    h_leaves = tree_util.tree_leaves(h)
+    n = len(v_leaves)
+    if len(h_leaves) != n * n:
+        raise harness.WrongValue(f"hessian has {len(h_leaves)} blocks, want {n * n}")
+    hv = []
+    for i in range(n):
+        row = 0.0
+        for j, vj in enumerate(v_leaves):
+            vj = np.asarray(vj, dtype=np.float64)
+            row = row + np.tensordot(np.asarray(h_leaves[i * n + j], dtype=np.float64), vj,
+                                     axes=vj.ndim)
+        hv.append(row)
+    got = tree_util.tree_unflatten(v_def, hv)
+    want = harness._hv_ref(case)
+    if case.scalar:
+        got = float(np.asarray(h)) * v
+    return got, want
+
+
+_CORPUS = ("grad", "jit", "jit∘grad", "vmap", "vmap∘grad")
+TRANSFORMS = {name: harness.COMPOSITIONS[name] for name in _CORPUS}
+TRANSFORMS["jvp"] = (1, harness._any, c_jvp)
+TRANSFORMS["grad∘grad"] = harness.COMPOSITIONS["grad∘grad"]
+TRANSFORMS["jacrev"] = (1, harness._any, c_jacrev)
+TRANSFORMS["hessian"] = (2, harness._one_view, c_hessian)
+
+
+# (program, transform) pairs JAX itself refuses: secant must refuse them with a SecantError
+JAX_REFUSES = {
+    ("custom_vjp_user", "jvp"): "forward mode of a custom_vjp function",
+}
+
+
+def applicable(case):
+    return [n for n, (_, applies, _) in TRANSFORMS.items() if applies(case)]
+
+
+def run(case, name):
+    """Runs transform `name` on `case`; WrongValue on a mismatch, the transform's own exception
+    when it refuses."""
+    got, want = TRANSFORMS[name][2](case)
+    harness.check(harness.as_np(got), harness.as_np(want), **harness.tolerance("grad∘grad" if name == "hessian" else name))
