@@ -104,10 +104,14 @@ class _Custom:
     def params(self):
         sig = inspect.signature(self.fun)
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        if any(p.kind not in kinds for p in sig.parameters.values()):
+        # (a batched form's caller's batch size, `*, batch_size=None`, is left at its default:
+        # secant/transforms.py _with_size)
+        size = getattr(self.fun, "__secant_size_param__", None)
+        params = [p for p in sig.parameters.values() if p.name != size]
+        if any(p.kind not in kinds for p in params):
             raise SecantTypeError(f"{type(self).__name__} functions take positional parameters "
                                   f"only; {self.fun.__name__} has {sig}{where()}")
-        return list(sig.parameters)
+        return [p.name for p in params]
 
     def __call__(self, *args, **kwargs):
         ran = _BODY_RAN.get()
