@@ -923,3 +923,7 @@ def betainc(a, b, x):
 snp.i0 = i0     # jax.numpy.i0 is jax.scipy.special.i0 (secant.numpy is imported first)
 if "i0" not in snp.__all__:
     snp.__all__.append("i0")
+
+# (at the end: special_more reads this module's helpers)
+from secant.scipy.special_more import (bessel_jn, dawsn, fresnel, hyp1f1, hyp2f1,  # noqa: E402,F401
+                                       owens_t, sici, spence, sph_harm_y, wofz)
