@@ -201,7 +201,8 @@ def gammasgn(x):
     x = snp.asarray(x) * 1.0
     floor_x = snp.floor(x)
     negative = x < 0
-    out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -1.0, 1.0)
+    one = snp.ones_like(x)          # (x's dtype: where of two Python floats is float64 under x64)
+    out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -one, one)
     return snp.where((negative & (x == floor_x)) | snp.isnan(x), snp.nan, out)
 
 

@@ -30,11 +30,16 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 def _float(x):
     """x as a real float array (int -> float32/float64 as secant.numpy promotes)."""
-    x = snp.asarray(x) * 1.0
-    if x.dtype.kind == "c":
+    out = snp.asarray(x) * 1.0
+    if out.dtype.kind == "c":
         raise SecantValueError("this function of jax.scipy.special takes real input, got "
-                               f"{x.dtype.name}" + _where())
-    return x
+                               f"{out.dtype.name}" + _where())
+    return out
+
+
+def _one(x):
+    """1 in x's dtype: a while loop's counter (a Python 1.0 would be float64 under x64)."""
+    return snp.ones((), x.dtype)
 
 
 # --- Dawson's integral -----------------------------------------------------------------------------
@@ -121,13 +126,18 @@ def _ci(x):
 def _ci_jvp(primals, tangents):
     x, = primals
     x_dot, = tangents
-    return _ci(x), snp.cos(x) / x * x_dot
+    # cos(x)/x, but the largest float at 0 for inf: sici's vjp meets this rule with a zero
+    # cotangent when only Si is used, and inf * 0 would make grad of Si nan there
+    big = float(snp.finfo(x.dtype).max)
+    slope = snp.where(x == 0, big, snp.cos(x) / snp.where(x == 0, 1.0, x))
+    return _ci(x), slope * x_dot
 
 
 def sici(x):
     """(Si(x), Ci(x)): the sine integral int_0^x sin(t)/t dt and the cosine integral
     gamma + log x + int_0^x (cos t - 1)/t dt (for x < 0, Ci(|x|): the real part, as SciPy's and
-    JAX's); d/dx Si = sin(x)/x, d/dx Ci = cos(x)/x."""
+    JAX's); d/dx Si = sin(x)/x, d/dx Ci = cos(x)/x (at 0 the largest float, not inf: JAX
+    gives inf)."""
     x = _float(x)
     return _si(x), _ci(x)
 
@@ -394,7 +404,7 @@ def _hyp1f1_series(a, b, x, eps):
         total = total + term
         return k + 1, total, term * (a + k) / (b + k) * x / (k + 1)
 
-    return lax.while_loop(cond, body, (1.0, 1.0 + 0.0 * x, a / b * x))[1]
+    return lax.while_loop(cond, body, (_one(x), 1.0 + 0.0 * x, a / b * x))[1]
 
 
 def _hyp1f1_asymptotic(a, b, x, eps):
@@ -411,7 +421,7 @@ def _hyp1f1_asymptotic(a, b, x, eps):
         total = snp.where(done, total, total + term)
         return k + 1, total, new, done
 
-    state = (1.0, 1.0 + 0.0 * x, (b - a) * (1 - a) / x, x != x)
+    state = (_one(x), 1.0 + 0.0 * x, (b - a) * (1 - a) / x, x != x)
     return lax.while_loop(cond, body, state)[1]
 
 
@@ -437,25 +447,26 @@ def _hyp1f1_value(a, b, x):
 
 
 def _hyp1f1_param_series(a, b, y):
-    """(d/da, d/db) of 1F1(a; b; y), y >= 0, term by term: term_k times
-    sum_(j<k) 1/(a + j) and -sum_(j<k) 1/(b + j)."""
+    """(d/da, d/db) of 1F1(a; b; y), y >= 0, the series differentiated term by term (each
+    term's derivative by the product rule, so a terminating series stays finite)."""
     eps = _eps(y)
 
     def cond(state):
-        k, term, ha, hb, da, db = state
+        k, term, da_term, db_term, da, db = state
         return (k < 4 * _SERIES_TERMS) & snp.any(
-            (snp.abs(term * ha) > eps * snp.abs(da)) | (snp.abs(term * hb) > eps * snp.abs(db))
+            (snp.abs(da_term) > eps * snp.abs(da)) | (snp.abs(db_term) > eps * snp.abs(db))
             | (k < 3))
 
     def body(state):
-        k, term, ha, hb, da, db = state
-        ha = ha + 1 / (a + k - 1)
-        hb = hb - 1 / (b + k - 1)
-        term = term * (a + k - 1) / (b + k - 1) * y / k
-        return k + 1, term, ha, hb, da + term * ha, db + term * hb
+        k, term, da_term, db_term, da, db = state
+        ratio = y / ((b + k - 1) * k)
+        new = term * (a + k - 1) * ratio
+        da_term = (da_term * (a + k - 1) + term) * ratio
+        db_term = db_term * (a + k - 1) * ratio - new / (b + k - 1)
+        return k + 1, new, da_term, db_term, da + da_term, db + db_term
 
     zero = 0.0 * y
-    state = (1.0, 1.0 + zero, zero, zero, zero, zero)
+    state = (_one(y), 1.0 + zero, zero, zero, zero, zero)
     out = lax.while_loop(cond, body, state)
     return out[4], out[5]
 
@@ -479,11 +490,13 @@ def _hyp1f1_jvp(primals, tangents):
     return _hyp1f1(a, b, x), da * a_dot + db * b_dot + dx * x_dot
 
 
-def _broadcast_all(*args):
-    floats = [_float(x) for x in args]
-    shape = snp.broadcast_shapes(*[snp.shape(x) for x in floats])
-    dtype = snp.result_type(*floats)
-    return [snp.broadcast_to(x.astype(dtype), shape) for x in floats]
+def _broadcast_floats(a, b, x):
+    """a, b and x as floats of one dtype and shape."""
+    a, b, x = _float(a), _float(b), _float(x)
+    shape = snp.broadcast_shapes(snp.shape(a), snp.shape(b), snp.shape(x))
+    dtype = snp.result_type(a, b, x)
+    return (snp.broadcast_to(a.astype(dtype), shape), snp.broadcast_to(b.astype(dtype), shape),
+            snp.broadcast_to(x.astype(dtype), shape))
 
 
 def hyp1f1(a, b, x):
@@ -492,7 +505,7 @@ def hyp1f1(a, b, x):
     transformation e^x 1F1(b - a; b; -x) for x < 0 (JAX's loses all accuracy there). 1 at
     a = 0 (also a = b = 0, as JAX's, unlike SciPy), inf at b = 0. d/dx = a/b 1F1(a+1; b+1; x);
     d/da and d/db by the series differentiated term by term."""
-    a, b, x = _broadcast_all(a, b, x)
+    a, b, x = _broadcast_floats(a, b, x)
     return _hyp1f1(a, b, x)
 
 
@@ -511,7 +524,7 @@ def _hyp2f1_series(a, b, c, z):
         total = total + term
         return k + 1, total, term * (a + k) * (b + k) / (c + k) / (k + 1) * z
 
-    return lax.while_loop(cond, body, (1.0, 1.0 + 0.0 * z, a * b / c * z))[1]
+    return lax.while_loop(cond, body, (_one(z), 1.0 + 0.0 * z, a * b / c * z))[1]
 
 
 def _near_int(v, eps):
@@ -557,25 +570,28 @@ def _hyp2f1_value(a, b, c, x):
 
 
 def _hyp2f1_param_series(p, q, r, z):
-    """(d/dp, d/dq, d/dr) of 2F1(p; q; r; z), 0 <= z < 1, term by term."""
+    """(d/dp, d/dq, d/dr) of 2F1(p; q; r; z), 0 <= z < 1, term by term (product rule)."""
     eps = _eps(z)
 
     def cond(state):
-        k, term, hp, hq, hr, dp, dq, dr = state
-        big = ((snp.abs(term * hp) > eps * snp.abs(dp)) | (snp.abs(term * hq) > eps * snp.abs(dq))
-               | (snp.abs(term * hr) > eps * snp.abs(dr)))
+        k, term, dp_term, dq_term, dr_term, dp, dq, dr = state
+        big = ((snp.abs(dp_term) > eps * snp.abs(dp)) | (snp.abs(dq_term) > eps * snp.abs(dq))
+               | (snp.abs(dr_term) > eps * snp.abs(dr)))
         return (k < 8 * _SERIES_TERMS) & snp.any(big | (k < 3))
 
     def body(state):
-        k, term, hp, hq, hr, dp, dq, dr = state
-        hp = hp + 1 / (p + k - 1)
-        hq = hq + 1 / (q + k - 1)
-        hr = hr - 1 / (r + k - 1)
-        term = term * (p + k - 1) * (q + k - 1) / (r + k - 1) * z / k
-        return k + 1, term, hp, hq, hr, dp + term * hp, dq + term * hq, dr + term * hr
+        k, term, dp_term, dq_term, dr_term, dp, dq, dr = state
+        pk, qk, rk = p + k - 1, q + k - 1, r + k - 1
+        ratio = z / (rk * k)
+        new = term * pk * qk * ratio
+        dp_term = (dp_term * pk + term) * qk * ratio
+        dq_term = (dq_term * qk + term) * pk * ratio
+        dr_term = dr_term * pk * qk * ratio - new / rk
+        return (k + 1, new, dp_term, dq_term, dr_term, dp + dp_term, dq + dq_term,
+                dr + dr_term)
 
     zero = 0.0 * z
-    out = lax.while_loop(cond, body, (1.0, 1.0 + zero, zero, zero, zero, zero, zero, zero))
+    out = lax.while_loop(cond, body, (_one(z), 1.0 + zero, zero, zero, zero, zero, zero, zero))
     return out[5], out[6], out[7]
 
 
@@ -609,8 +625,13 @@ def hyp2f1(a, b, c, x):
     integer, Gamma(c) Gamma(c-a-b) / (Gamma(c-a) Gamma(c-b)) at x = 1. d/dx = a b / c
     2F1(a+1; b+1; c+1; x); d/da, d/db, d/dc by the series differentiated term by term (slow
     to converge as x nears 1, as JAX's)."""
-    a, b, c, x = _broadcast_all(a, b, c, x)
-    return _hyp2f1(a, b, c, x)
+    a, b, c, x = _float(a), _float(b), _float(c), _float(x)
+    shape = snp.broadcast_shapes(snp.shape(a), snp.shape(b), snp.shape(c), snp.shape(x))
+    dtype = snp.result_type(a, b, c, x)
+    return _hyp2f1(snp.broadcast_to(a.astype(dtype), shape),
+                   snp.broadcast_to(b.astype(dtype), shape),
+                   snp.broadcast_to(c.astype(dtype), shape),
+                   snp.broadcast_to(x.astype(dtype), shape))
 
 
 # --- spherical harmonics ---------------------------------------------------------------------------
