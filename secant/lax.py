@@ -4,6 +4,7 @@ Unlike secant.numpy, lax never promotes: operands must share a dtype, and only P
 adapt, taking the dtype of the array operands (as in JAX's lax).
 """
 import enum
+import operator
 import sys
 
 import numpy as np
@@ -65,7 +66,7 @@ _UNARY = {
     "cosh": ew.cosh_p, "tanh": ew.tanh_p, "asinh": ew.asinh_p, "acosh": ew.acosh_p,
     "atanh": ew.atanh_p, "logistic": ew.logistic_p, "erf": ew.erf_p, "erf_inv": ew.erf_inv_p,
     "lgamma": ew.lgamma_p, "digamma": ew.digamma_p, "is_finite": ew.is_finite_p,
-    "bitwise_not": ew.not_p,
+    "bitwise_not": ew.not_p, "population_count": ew.population_count_p, "clz": ew.clz_p,
 }
 _BINARY = {
     "add": ew.add_p, "sub": ew.sub_p, "mul": ew.mul_p, "div": ew.div_p, "rem": ew.rem_p,
@@ -108,6 +109,14 @@ class RoundingMethod(enum.IntEnum):
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return ew.round_p.bind(*_operands("round", x), rounding_method=int(rounding_method))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """operand rounded to a float format of `exponent_bits` and `mantissa_bits` (XLA's
+    ReducePrecision: to nearest even, overflow to inf, underflow to zero), kept in its dtype."""
+    return ew.reduce_precision_p.bind(*_operands("reduce_precision", operand),
+                                      exponent_bits=operator.index(exponent_bits),
+                                      mantissa_bits=operator.index(mantissa_bits))
 
 
 def integer_pow(x, y):

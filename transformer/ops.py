@@ -534,3 +534,16 @@ LAX_NAMES.update({"fft": "lax_fft", "complex": "lax_complex", "real": "real", "i
 PRIMITIVE_OPS.update({"real": "real", "imag": "imag", "conj": "conj", "complex": "lax_complex",
                       "fft": "lax_fft"})
 METHODS.update({"conj": "conj", "conjugate": "conj"})      # z.conj() (z.real, z.imag: normalize)
+
+
+# --- lax's bit operations (no derivative) and reduce_precision (linear: its tangent and its
+# cotangent are rounded the same way, as JAX's)
+LAX_BIT_OPS = {"population_count": "x", "clz": "x", "shift_left": "x, y",
+               "shift_right_logical": "x, y", "shift_right_arithmetic": "x, y"}
+for _n, _sig in LAX_BIT_OPS.items():
+    op(_n, _sig, tuple(_sig.split(", ")), differentiable=False,
+       code=f"lax.{_n}(" + ", ".join("{" + p + "}" for p in _sig.split(", ")) + ")")
+op("reduce_precision", "operand, exponent_bits, mantissa_bits", ("operand",),
+   code="lax.reduce_precision({operand}, {exponent_bits}, {mantissa_bits})")
+LAX_NAMES.update({n: n for n in (*LAX_BIT_OPS, "reduce_precision")})
+PRIMITIVE_OPS["reduce_precision"] = "reduce_precision"

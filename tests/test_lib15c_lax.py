@@ -1,0 +1,124 @@
+"""jax.lax's names secant lacked: population_count, clz (stablehlo.popcnt /
+count_leading_zeros), reduce_precision (stablehlo.reduce_precision; linear, as JAX's), and the
+shift operations under vmap (they were refused: no batching rule). Eager (NumPy) against jit
+(XLA) and against NumPy references, vmap against a loop, reduce_precision's derivative."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import lax
+
+INTS = {
+    np.int8: [0, 1, 7, -1, 127, -128, 64],
+    np.uint8: [0, 1, 255, 128, 3, 16, 200],
+    np.int32: [0, 1, 7, -1, 255, 2 ** 30, -2 ** 31],
+    np.uint32: [0, 1, 2 ** 32 - 1, 2 ** 31, 12345, 2 ** 16, 3],
+    np.int64: [0, 1, -1, 2 ** 62, -2 ** 63, 2 ** 40 + 5, 99],
+    np.uint64: [0, 1, 2 ** 64 - 1, 2 ** 63, 2 ** 33, 77, 5],
+}
+
+
+def _popcount_reference(x):
+    return np.array([bin(int(v) & (2 ** (8 * x.itemsize) - 1)).count("1") for v in x], x.dtype)
+
+
+def _clz_reference(x):
+    bits = 8 * x.itemsize
+    return np.array([bits - (int(v) & (2 ** bits - 1)).bit_length() for v in x], x.dtype)
+
+
+@pytest.mark.parametrize("dtype", sorted(INTS, key=lambda d: np.dtype(d).name))
+def test_population_count_and_clz(x64, dtype):
+    x = np.array(INTS[dtype], dtype)
+    for fn, ref in ((lax.population_count, _popcount_reference), (lax.clz, _clz_reference)):
+        want = ref(x)
+        got = fn(x)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(np.asarray(secant.jit(fn)(x)), want)
+        np.testing.assert_array_equal(np.asarray(secant.vmap(fn)(x)), want)
+
+
+def test_bit_counts_lower_to_stablehlo_and_refuse_floats():
+    text = secant.jit(lambda v: lax.clz(lax.population_count(v))).lower(
+        np.arange(3, dtype=np.int32)).as_text()
+    assert "stablehlo.popcnt" in text and "stablehlo.count_leading_zeros" in text
+    for fn in (lax.population_count, lax.clz):
+        with pytest.raises(TypeError, match="integer"):
+            secant.jit(fn)(np.float32([1.0]))
+
+
+def test_shifts_under_vmap_and_grad_of_a_program_using_them():
+    x = np.arange(-3, 5, dtype=np.int32)
+    for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+        fn = getattr(lax, name)
+        want = np.array([int(fn(v, np.int32(2))) for v in x])
+        np.testing.assert_array_equal(np.asarray(secant.vmap(lambda v: fn(v, 2))(x)), want)
+        np.testing.assert_array_equal(
+            np.asarray(secant.vmap(fn)(x, np.full(8, 2, np.int32))), want)
+
+    def f(v):
+        scale = lax.convert_element_type(lax.shift_left(lax.population_count(
+            lax.convert_element_type(v, np.int32)), 1), np.float32)
+        return (snp.sin(v) * scale).sum()
+    v = np.float32([1.0, 3.0, 7.0])
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(v)), np.cos(v) * [2, 4, 6], rtol=1e-6)
+
+
+F32 = np.array([1.0, 1.0 / 3, 3.14159, 1e30, -1e-30, 65504, 65520, 1e-6, np.inf, -np.inf,
+                np.nan, 0.0, -0.0, 1.00390625, 1.01171875], np.float32)   # (two bf16 ties)
+
+
+@pytest.mark.parametrize("exponent_bits, mantissa_bits", [(8, 7), (5, 10), (8, 23), (4, 3),
+                                                          (11, 52), (2, 0)])
+def test_reduce_precision_eager_equals_xla(exponent_bits, mantissa_bits):
+    def fn(v):
+        return lax.reduce_precision(v, exponent_bits, mantissa_bits)
+    eager = np.asarray(fn(F32))
+    np.testing.assert_array_equal(eager, np.asarray(secant.jit(fn)(F32)))
+    np.testing.assert_array_equal(np.asarray(secant.vmap(fn)(F32)), eager)
+    assert fn(F32).dtype == np.float32
+
+
+def test_reduce_precision_formats():
+    # bfloat16's widths: as a round trip through bfloat16 (round to nearest even)
+    np.testing.assert_array_equal(np.asarray(lax.reduce_precision(F32, 8, 7)),
+                                  F32.astype(ml_dtypes.bfloat16).astype(np.float32))
+    # float16's: the same on float16's normal range, inf past it, zero below (no subnormals)
+    normal = F32[np.isfinite(F32) & ((np.abs(F32) >= 2 ** -14) | (F32 == 0))
+                 & (np.abs(F32) <= 65504)]
+    np.testing.assert_array_equal(np.asarray(lax.reduce_precision(normal, 5, 10)),
+                                  normal.astype(np.float16).astype(np.float32))
+    out = np.asarray(lax.reduce_precision(np.float32([1e5, -1e5, 1e-6, -1e-6]), 5, 10))
+    np.testing.assert_array_equal(out, [np.inf, -np.inf, 0.0, -0.0])
+    assert np.signbit(out[3])
+    text = secant.jit(lambda v: lax.reduce_precision(v, 5, 10)).lower(F32).as_text()
+    assert "stablehlo.reduce_precision" in text
+    with pytest.raises(TypeError):
+        lax.reduce_precision(np.int32([1]), 5, 10)
+
+
+def test_reduce_precision_float64(x64):
+    x = np.array([1.0 / 3, np.pi, 1e300, -2.5e-300, 1e-320])
+    np.testing.assert_array_equal(np.asarray(lax.reduce_precision(x, 8, 23)),
+                                  np.asarray(secant.jit(lambda v: lax.reduce_precision(v, 8, 23))(x)))
+    np.testing.assert_array_equal(np.asarray(lax.reduce_precision(x[:2], 8, 23)),
+                                  x[:2].astype(np.float32).astype(np.float64))
+
+
+def test_reduce_precision_derivative_is_the_rounded_cotangent():
+    """JAX's rule: linear (the tangent, and the cotangent, rounded the same way)."""
+    v = np.float32([1.0, 1.0 / 3, 0.7])
+    g = secant.grad(lambda x: (lax.reduce_precision(x, 5, 10) * x).sum())(v)
+    r = np.asarray(lax.reduce_precision(v, 5, 10))
+    np.testing.assert_allclose(np.asarray(g), r + np.asarray(lax.reduce_precision(v, 5, 10)),
+                               rtol=1e-7)
+    _, tangent = secant.jvp(lambda x: lax.reduce_precision(x, 5, 2), (np.float32(1.3),),
+                            (np.float32(0.3),))
+    assert float(tangent) == float(lax.reduce_precision(np.float32(0.3), 5, 2)) == 0.3125
+    got = secant.vmap(secant.grad(lambda x: lax.reduce_precision(x * x, 8, 7)))(v)
+    np.testing.assert_allclose(np.asarray(got), 2 * v, rtol=1e-7)
+    jitted = secant.jit(secant.grad(lambda x: (lax.reduce_precision(x, 5, 10) * x).sum()))(v)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(g), rtol=1e-7)
