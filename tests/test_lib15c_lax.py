@@ -122,3 +122,120 @@ def test_reduce_precision_derivative_is_the_rounded_cotangent():
     np.testing.assert_allclose(np.asarray(got), 2 * v, rtol=1e-7)
     jitted = secant.jit(secant.grad(lambda x: (lax.reduce_precision(x, 5, 10) * x).sum()))(v)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(g), rtol=1e-7)
+
+
+def _mulhi_reference(x, y):
+    bits = 8 * x.itemsize
+    return np.array([(int(a) * int(b)) >> bits for a, b in zip(x, y)], dtype=object).astype(
+        np.int64 if x.dtype.kind == "i" else np.uint64).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32])
+def test_mulhi_against_exact_products(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([0, 1, info.max, info.min, 123 % info.max, info.max // 3,
+                  -7 if info.min < 0 else 7], dtype=dtype)
+    y = np.array([5, info.max, info.max, info.min, 99, 3, info.max], dtype=dtype)
+    want = _mulhi_reference(x, y)
+    np.testing.assert_array_equal(np.asarray(lax.mulhi(x, y)), want)
+    np.testing.assert_array_equal(np.asarray(secant.jit(lax.mulhi)(x, y)), want)
+    np.testing.assert_array_equal(np.asarray(secant.vmap(lax.mulhi)(x, y)), want)
+    with pytest.raises(TypeError):
+        lax.mulhi(np.float32([1.0]), np.float32([2.0]))
+
+
+def test_mulhi_64_bit(x64):
+    x = np.array([2 ** 63 - 1, -2 ** 63, -3, 2 ** 40 + 17], np.int64)
+    y = np.array([2 ** 63 - 1, 5, 2 ** 62, -(2 ** 35) + 3], np.int64)
+    np.testing.assert_array_equal(np.asarray(lax.mulhi(x, y)), _mulhi_reference(x, y))
+    u = x.view(np.uint64)
+    np.testing.assert_array_equal(np.asarray(secant.jit(lax.mulhi)(u, u)), _mulhi_reference(u, u))
+
+
+def test_reduce_xor():
+    a = np.array([[1, 2, 3], [7, 7, 1]], np.int32)
+    for axes in ((0,), (1,), (0, 1)):
+        want = np.bitwise_xor.reduce(a, axis=axes)
+        np.testing.assert_array_equal(np.asarray(lax.reduce_xor(a, axes)), want)
+        np.testing.assert_array_equal(np.asarray(secant.jit(lambda v, ax=axes: lax.reduce_xor(
+            v, ax))(a)), want)
+    np.testing.assert_array_equal(np.asarray(secant.vmap(lambda v: lax.reduce_xor(v, (0,)))(a)),
+                                  [0, 1])
+    assert not bool(lax.reduce_xor(np.array([True, True, False]), (0,)))
+    with pytest.raises(TypeError):
+        lax.reduce_xor(np.float32([1.0]), (0,))
+
+
+def test_scatter_sub_and_its_gradient():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    idx = np.array([[1], [3], [1]])
+    upd = np.float32([1.0, 2.0, 3.0])
+    operand = np.float32([10.0, 20.0, 30.0, 40.0])
+    want = np.float32([10.0, 16.0, 30.0, 38.0])
+    np.testing.assert_array_equal(np.asarray(lax.scatter_sub(operand, idx, upd, dn)), want)
+    np.testing.assert_array_equal(
+        np.asarray(secant.jit(lambda o, u: lax.scatter_sub(o, idx, u, dn))(operand, upd)), want)
+    g = secant.grad(lambda u: (lax.scatter_sub(operand, idx, u, dn) ** 2).sum())(upd)
+    np.testing.assert_allclose(np.asarray(g), [-32.0, -76.0, -32.0])      # -2 * out at each index
+
+
+def test_approx_max_k_and_min_k_are_exact():
+    v = np.float32([[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], [0.0, -1.0, 2.0, 8.0, 7.0, 3.0, 3.0, 1.0]])
+    values, indices = lax.approx_max_k(v, 3)
+    order = np.argsort(-v, axis=-1, kind="stable")[:, :3]
+    np.testing.assert_array_equal(np.asarray(indices), order)
+    np.testing.assert_array_equal(np.asarray(values), np.take_along_axis(v, order, -1))
+    values, indices = lax.approx_min_k(v, 2, recall_target=0.9)
+    order = np.argsort(v, axis=-1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(np.asarray(indices), order)
+    np.testing.assert_array_equal(np.asarray(values), np.take_along_axis(v, order, -1))
+    batched = secant.vmap(lambda r: lax.approx_max_k(r, 2)[0])(v)
+    np.testing.assert_array_equal(np.asarray(batched), [np.sort(r)[::-1][:2] for r in v])
+    g = secant.grad(lambda r: lax.approx_min_k(r, 2)[0].sum())(v[0])
+    np.testing.assert_array_equal(np.asarray(g), [0, 1, 0, 1, 0, 0, 0, 0])
+    assert lax.approx_max_k(v, 1, reduction_dimension=0)[1].shape == (1, 8)
+
+
+def test_index_take():
+    src = np.arange(24.0).reshape(2, 3, 4)
+    idxs = (np.array([0, 1, 5]), np.array([1, 2, -4]))       # (modulo each axis' size, as JAX)
+    want = np.stack([src[0, :, 1], src[1, :, 2], src[1, :, 0]])
+    np.testing.assert_array_equal(np.asarray(lax.index_take(src, idxs, (0, 2))), want)
+    np.testing.assert_array_equal(
+        np.asarray(secant.jit(lambda s: lax.index_take(s, idxs, (0, 2)))(src)), want)
+    g = secant.grad(lambda s: lax.index_take(s, idxs, (0, 2)).sum())(src.astype(np.float32))
+    want_g = np.zeros_like(src)
+    for i, j in ((0, 1), (1, 2), (1, 0)):
+        want_g[i, :, j] += 1
+    np.testing.assert_array_equal(np.asarray(g), want_g)
+
+
+def test_shape_helpers_match_the_convolutions():
+    lhs, rhs = np.ones((2, 3, 10, 9), np.float32), np.ones((4, 3, 3, 2), np.float32)
+    for strides, padding in (((1, 2), "SAME"), ((2, 1), "VALID"), ((1, 1), [(0, 0), (1, 2)])):
+        out = lax.conv_general_dilated(lhs, rhs, strides, padding)
+        assert lax.conv_shape_tuple(lhs.shape, rhs.shape, strides, padding) == out.shape
+    x, k = np.ones((1, 7, 6, 3), np.float32), np.ones((3, 2, 3, 5), np.float32)
+    for strides, padding in (((2, 2), "SAME"), ((2, 1), "VALID"), ((1, 2), [(1, 2), (0, 1)])):
+        dn = ("NHWC", "HWIO", "NHWC")
+        out = lax.conv_transpose(x, k, strides, padding, dimension_numbers=dn)
+        assert lax.conv_transpose_shape_tuple(x.shape, k.shape, strides, padding, dn) == out.shape
+    a = np.ones((5, 6), np.float32)
+    out = lax.reduce_window(a, 0.0, lax.add, (2, 2), (1, 2), ((0, 0), (1, 1)))
+    assert lax.reduce_window_shape_tuple(a.shape, (2, 2), (1, 2), ((0, 0), (1, 1))) == out.shape
+    assert lax.reduce_window_shape_tuple((5, 6), (2, 2), (1, 1), ((0, 0), (0, 0)), (2, 1),
+                                         (1, 2)) == (8, 4)
+
+
+def test_single_device_no_ops():
+    v = np.float32([1.0, 2.0])
+    assert lax.with_sharding_constraint(v, None) is v
+    plus_one = lax.composite(lambda x: x + 1.0, "my.plus_one")
+    np.testing.assert_array_equal(np.asarray(secant.grad(lambda x: (plus_one(x) ** 2).sum())(v)),
+                                  [4.0, 6.0])
+    got = lax.platform_dependent(v, cpu=lambda x: x * 10, default=lambda x: x)
+    np.testing.assert_array_equal(np.asarray(got), [10.0, 20.0])
+    assert float(lax.platform_dependent(3.0, default=lambda x: x - 1)) == 2.0
+    with pytest.raises(NotImplementedError):
+        lax.platform_dependent(3.0, tpu=lambda x: x)

@@ -543,7 +543,12 @@ LAX_BIT_OPS = {"population_count": "x", "clz": "x", "shift_left": "x, y",
 for _n, _sig in LAX_BIT_OPS.items():
     op(_n, _sig, tuple(_sig.split(", ")), differentiable=False,
        code=f"lax.{_n}(" + ", ".join("{" + p + "}" for p in _sig.split(", ")) + ")")
+op("bitcast_convert_type", "operand, new_dtype", ("operand",), differentiable=False,
+   code="lax.bitcast_convert_type({operand}, {new_dtype})")     # (equal widths: elementwise)
 op("reduce_precision", "operand, exponent_bits, mantissa_bits", ("operand",),
    code="lax.reduce_precision({operand}, {exponent_bits}, {mantissa_bits})")
-LAX_NAMES.update({n: n for n in (*LAX_BIT_OPS, "reduce_precision")})
+LAX_NAMES.update({n: n for n in (*LAX_BIT_OPS, "bitcast_convert_type", "reduce_precision")})
+# (lax's bitwise functions mean the bit operators' ops: lax checks the dtypes first)
+LAX_NAMES.update({"bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+                  "bitwise_xor": "bitwise_xor", "bitwise_not": "invert"})
 PRIMITIVE_OPS["reduce_precision"] = "reduce_precision"
