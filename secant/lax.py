@@ -6,6 +6,8 @@ adapt, taking the dtype of the array operands (as in JAX's lax).
 import enum
 import operator
 import sys
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -584,6 +586,33 @@ class Precision(enum.Enum):
 
     def __str__(self):
         return self.name
+
+
+class GatherScatterMode(str, enum.Enum):
+    """jax.lax.GatherScatterMode, its members equal to the `mode=` strings secant's gather and
+    scatter take (a mode they do not support is refused there by name)."""
+    CLIP = "clip"
+    FILL_OR_DROP = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+    ONE_HOT = "one_hot"
+
+    @staticmethod
+    def from_any(s):
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s is None or s in ("fill", "drop"):
+            return GatherScatterMode.FILL_OR_DROP
+        for member in GatherScatterMode:
+            if s == member.value:
+                return member
+        raise ValueError(f"Unknown gather mode {s!r}")
+
+
+# the type aliases of jax.lax's signatures (for annotations)
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+ConvGeneralDilatedDimensionNumbers = Union[tuple[str, str, str], ConvDimensionNumbers, None]
 
 
 from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401

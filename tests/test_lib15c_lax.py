@@ -239,3 +239,26 @@ def test_single_device_no_ops():
     assert float(lax.platform_dependent(3.0, default=lambda x: x - 1)) == 2.0
     with pytest.raises(NotImplementedError):
         lax.platform_dependent(3.0, tpu=lambda x: x)
+
+
+def test_gather_scatter_mode_members_are_the_mode_strings():
+    mode = lax.GatherScatterMode
+    assert mode.from_any("clip") is mode.CLIP and mode.from_any(None) is mode.FILL_OR_DROP
+    assert mode.from_any(mode.ONE_HOT) is mode.ONE_HOT
+    with pytest.raises(ValueError):
+        mode.from_any("wrap")
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    out = lax.scatter_add(np.zeros(3, np.float32), np.array([[1], [5]]), np.float32([1.0, 2.0]),
+                          dn, mode=mode.FILL_OR_DROP)              # index 5: dropped
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 1.0, 0.0])
+    dg = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+
+    def take(v):
+        return lax.gather(v, np.array([[1], [5]]), dg, (1,), mode=mode.CLIP).sum()
+    v = np.float32([0.0, 1.0, 2.0])
+    assert float(take(v)) == 3.0                                     # index 5: clipped to 2
+    np.testing.assert_array_equal(np.asarray(secant.grad(take)(v)), [0.0, 1.0, 1.0])
+    with pytest.raises(secant.SecantError, match="clip"):
+        lax.gather(v, np.array([[1]]), dg, (1,), mode=mode.FILL_OR_DROP)
