@@ -14,6 +14,7 @@ from secant.backends.errors import SecantTypeError, SecantValueError, where
 __secant_by_source__ = True      # transforms read this module like user code
 
 __all__ = ["mulhi", "reduce_xor", "scatter_sub", "approx_max_k", "approx_min_k", "index_take",
+           "conv_general_dilated_patches",
            "conv_shape_tuple", "conv_transpose_shape_tuple", "reduce_window_shape_tuple",
            "with_sharding_constraint", "composite", "platform_dependent"]
 
@@ -102,6 +103,28 @@ def index_take(src, idxs, axes):
     for index, axis in zip(idxs, axes):
         flat = flat * src.shape[axis] + snp.asarray(index) % src.shape[axis]
     return snp.reshape(front, (-1,) + front.shape[len(axes):])[flat]
+
+
+# --- image patches -------------------------------------------------------------------------------
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """The patches conv_general_dilated's windows see, flattened into the output's feature
+    dimension (ordered channel first, then the window's positions in the rhs spec's spatial
+    order), by a grouped convolution with an identity kernel, as JAX's."""
+    lhs = snp.asarray(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dn = lax.conv_dimension_numbers(lhs.ndim, dimension_numbers)
+    spatial_size = int(np.prod(filter_shape))
+    channels = lhs.shape[dn.lhs_spec[1]]
+    eye = snp.eye(spatial_size, dtype=lhs.dtype)
+    rhs = snp.reshape(snp.broadcast_to(eye, (channels, spatial_size, spatial_size)),
+                      (channels * spatial_size, 1) + filter_shape)
+    rhs = snp.moveaxis(rhs, (0, 1), (dn.rhs_spec[0], dn.rhs_spec[1]))
+    return lax.conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                    rhs_dilation=rhs_dilation, dimension_numbers=dn,
+                                    feature_group_count=channels,
+                                    preferred_element_type=preferred_element_type)
 
 
 # --- shapes --------------------------------------------------------------------------------------

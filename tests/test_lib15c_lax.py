@@ -262,3 +262,25 @@ def test_gather_scatter_mode_members_are_the_mode_strings():
     np.testing.assert_array_equal(np.asarray(secant.grad(take)(v)), [0.0, 1.0, 1.0])
     with pytest.raises(secant.SecantError, match="clip"):
         lax.gather(v, np.array([[1]]), dg, (1,), mode=mode.FILL_OR_DROP)
+
+
+def test_conv_general_dilated_patches():
+    x = np.random.default_rng(0).normal(size=(2, 3, 5, 6)).astype(np.float32)
+    want = np.zeros((2, 18, 4, 2), np.float32)      # (c, a, b) flattened: channel first
+    count = np.zeros_like(x)
+    for i in range(4):
+        for j in range(2):
+            want[:, :, i, j] = x[:, :, i:i + 2, 2 * j:2 * j + 3].reshape(2, -1)
+            count[:, :, i:i + 2, 2 * j:2 * j + 3] += 1
+
+    def patches(v):
+        return lax.conv_general_dilated_patches(v, (2, 3), (1, 2), "VALID")
+    np.testing.assert_allclose(np.asarray(patches(x)), want, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(secant.jit(patches)(x)), want, atol=1e-6)
+    nhwc = lax.conv_general_dilated_patches(np.moveaxis(x, 1, -1), (2, 3), (1, 2), "VALID",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    np.testing.assert_allclose(np.moveaxis(np.asarray(nhwc), -1, 1), want, atol=1e-6)
+    g = secant.grad(lambda v: (patches(v) ** 2).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * x * count, rtol=1e-5)
+    batched = secant.vmap(patches)(x[:, None])
+    np.testing.assert_allclose(np.asarray(batched)[:, 0], want, atol=1e-6)
