@@ -151,7 +151,8 @@ CPU_SECONDS = {
     "test_traced_globals15.py": 4, "test_others4_idioms.py": 4, "test_axes15_lr_closures.py": 4,
     "test_others7_optax.py": 4, "test_numpy_products.py": 4, "test_lax_loops_second_order.py": 4,
     "test_lean20h.py": 4, "test_others2_control.py": 4, "test_lib15c_special.py": 50,
-    "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 7
+    "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
+    "test_lib15c_fft.py": 13
 }
 PER_TEST = 0.08
 
