@@ -114,7 +114,7 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     order), by a grouped convolution with an identity kernel, as JAX's."""
     lhs = snp.asarray(lhs)
     filter_shape = tuple(int(d) for d in filter_shape)
-    dn = lax.conv_dimension_numbers(lhs.ndim, dimension_numbers)
+    dn = lax.conv_dimension_numbers(lhs.shape, lhs.shape, dimension_numbers)
     spatial_size = int(np.prod(filter_shape))
     channels = lhs.shape[dn.lhs_spec[1]]
     eye = snp.eye(spatial_size, dtype=lhs.dtype)
@@ -154,7 +154,7 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
 
 
 def _permutations(dimension_numbers, ndim):
-    dn = lax.conv_dimension_numbers(ndim, dimension_numbers)      # (secant's signature)
+    dn = lax.conv_dimension_numbers((1,) * ndim, (1,) * ndim, dimension_numbers)
     return dn.lhs_spec, dn.rhs_spec, dn.out_spec
 
 

@@ -284,3 +284,15 @@ def test_conv_general_dilated_patches():
     np.testing.assert_allclose(np.asarray(g), 2 * x * count, rtol=1e-5)
     batched = secant.vmap(patches)(x[:, None])
     np.testing.assert_allclose(np.asarray(batched)[:, 0], want, atol=1e-6)
+
+
+def test_conv_dimension_numbers_has_jax_signature():
+    """jax.lax.conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) (secant's took
+    (ndim, dimension_numbers): a JAX program calling it failed)."""
+    dn = lax.conv_dimension_numbers((1, 5, 5, 3), (2, 2, 3, 4), ("NHWC", "HWIO", "NHWC"))
+    assert dn == lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    iota = (0, 1, 2, 3)
+    assert lax.conv_dimension_numbers((1, 3, 5, 5), (4, 3, 2, 2), None) == (iota, iota, iota)
+    assert lax.conv_dimension_numbers((1, 3, 5, 5), (4, 3, 2, 2), dn) == dn
+    with pytest.raises(TypeError):
+        lax.conv_dimension_numbers((1, 3, 5, 5), (4, 3, 2), None)
