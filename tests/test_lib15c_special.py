@@ -219,3 +219,16 @@ def test_gamma_keeps_float32_under_x64(x64):
     np.testing.assert_array_equal(np.asarray(sp.gammasgn(x)), [1, -1, np.nan, 1, -1])
     for fn in (sp.gammasgn, sp.gamma, lambda v: sp.beta(v, v), lambda v: sp.poch(v, v)):
         assert fn(x).dtype == np.float32
+
+
+def test_where_of_two_python_floats_is_weak(x64):
+    """snp.where(c, -1.0, 1.0) was a strong float64 under x64 (its bool predicate counted
+    against the weak type), so it made float32 arrays float64; JAX's is weak."""
+    c = np.array([True, False])
+    w = snp.where(c, -1.0, 1.0)
+    assert w.dtype == np.float64 and w.weak_type
+    assert (np.ones(2, np.float32) * w).dtype == np.float32
+    assert secant.jit(lambda c: snp.where(c, -1.0, 1.0) * snp.ones(2, "float32"))(c).dtype \
+        == np.float32
+    assert snp.where(c, np.float32(1.0), 2.0).dtype == np.float32
+    assert snp.where(c, np.ones(2), 1.0).dtype == np.float64       # a strong operand: strong

@@ -258,7 +258,8 @@ def _select(pred, on_true, on_false):
     return np.where(pred, on_true, on_false)
 
 
-select_p = register(Primitive("select", _select_rule, _select))
+# weak when both values are (where(c, 1.0, -1.0) times a float32 array stays float32, as JAX's)
+select_p = register(Primitive("select", _select_rule, _select, weak="rest"))
 
 
 def _clamp_rule(lo, x, hi):
