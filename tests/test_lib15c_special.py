@@ -213,8 +213,9 @@ def test_complex_input_refused():
 
 
 def test_gamma_keeps_float32_under_x64(x64):
-    """special.gammasgn built its signs from two Python floats (float64 under x64), so gamma,
-    beta and poch of float32 came back float64 (JAX: float32)."""
+    """special.gammasgn built its signs with where(c, -1.0, 1.0), not in x's dtype (and a
+    strong float64 under x64), so gamma, beta and poch of float32 came back float64 (JAX:
+    float32)."""
     x = np.float32([1.5, -0.5, -2.0, 0.0, -0.0])
     np.testing.assert_array_equal(np.asarray(sp.gammasgn(x)), [1, -1, np.nan, 1, -1])
     for fn in (sp.gammasgn, sp.gamma, lambda v: sp.beta(v, v), lambda v: sp.poch(v, v)):

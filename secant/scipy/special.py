@@ -201,7 +201,7 @@ def gammasgn(x):
     x = snp.asarray(x) * 1.0
     floor_x = snp.floor(x)
     negative = x < 0
-    one = snp.ones_like(x)          # (x's dtype: where of two Python floats is float64 under x64)
+    one = snp.ones_like(x)          # (in x's dtype: where of two Python floats would be weak)
     out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -one, one)
     return snp.where((negative & (x == floor_x)) | snp.isnan(x), snp.nan, out)
 
