@@ -74,6 +74,7 @@ JVP = {
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},
+    "reduce_precision": {"operand": LINEAR},
     "astype": {"x": "cast_jvp({x_dot}, {dtype})"},   # (none to integers)
     "convert_element_type": {"operand": "cast_jvp({operand_dot}, {new_dtype})"},
     # elementwise, two operands (the transform broadcasts a lone tangent up to the result's

@@ -78,6 +78,7 @@ VJP = {
     "positive": {"x": "{g}"},
     "identity": {"x": "{g}"},
     "optimization_barrier": {"x": "{g}"},
+    "reduce_precision": {"operand": "lax.reduce_precision({g}, {exponent_bits}, {mantissa_bits})"},
     "astype": {"x": "cast_grad({g}, {x}, {dtype})"},   # (none to integers)
     # elementwise, two operands (the transform adds unbroadcast where shapes may differ)
     "add": {"x": "{g}", "y": "{g}"},

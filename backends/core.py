@@ -53,7 +53,8 @@ class Primitive:
     shape_rule(*avals, **params) -> ShapedArray (or a list when multiple_results); raises
     SecantTypeError for bad input. impl(*numpy_values, **params) -> numpy value(s) of exactly the
     dtype(s) the shape rule predicts. weak says how an output's weak type is set: 'inputs' (weak
-    when every input is), 'never', or 'param' (params['weak_type']).
+    when every input is), 'never', 'param' (params['weak_type']), 'first' (the first input's)
+    or 'rest' (weak when every input after the first is: select's predicate does not count).
     Other layers key their tables (lowering, jvp, vjp, batching) by the primitive's name.
     """
 
@@ -80,6 +81,8 @@ class Primitive:
             return bool(params.get("weak_type", False))
         if self.weak == "first":
             return bool(in_weak) and in_weak[0]
+        if self.weak == "rest":              # (select: the predicate's type does not count)
+            return len(in_weak) > 1 and all(in_weak[1:])
         return False
 
 

@@ -39,6 +39,9 @@ from secant import random_dists as _random_dists  # noqa: E402,F401  (secant.ran
 from secant import lax_more as _lax_more  # noqa: E402  (more of jax.lax, read as source)
 for _name in _lax_more.__all__:
     setattr(lax, _name, getattr(_lax_more, _name))
+from secant import lax_misc as _lax_misc  # noqa: E402  (and more: mulhi, reduce_xor, ...)
+for _name in _lax_misc.__all__:
+    setattr(lax, _name, getattr(_lax_misc, _name))
 from secant import random_bounds as _random_bounds  # noqa: E402,F401  (grad of uniform's bounds)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402

@@ -4,7 +4,10 @@ Unlike secant.numpy, lax never promotes: operands must share a dtype, and only P
 adapt, taking the dtype of the array operands (as in JAX's lax).
 """
 import enum
+import operator
 import sys
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -65,7 +68,7 @@ _UNARY = {
     "cosh": ew.cosh_p, "tanh": ew.tanh_p, "asinh": ew.asinh_p, "acosh": ew.acosh_p,
     "atanh": ew.atanh_p, "logistic": ew.logistic_p, "erf": ew.erf_p, "erf_inv": ew.erf_inv_p,
     "lgamma": ew.lgamma_p, "digamma": ew.digamma_p, "is_finite": ew.is_finite_p,
-    "bitwise_not": ew.not_p,
+    "bitwise_not": ew.not_p, "population_count": ew.population_count_p, "clz": ew.clz_p,
 }
 _BINARY = {
     "add": ew.add_p, "sub": ew.sub_p, "mul": ew.mul_p, "div": ew.div_p, "rem": ew.rem_p,
@@ -108,6 +111,14 @@ class RoundingMethod(enum.IntEnum):
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return ew.round_p.bind(*_operands("round", x), rounding_method=int(rounding_method))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """operand rounded to a float format of `exponent_bits` and `mantissa_bits` (XLA's
+    ReducePrecision: to nearest even, overflow to inf, underflow to zero), kept in its dtype."""
+    return ew.reduce_precision_p.bind(*_operands("reduce_precision", operand),
+                                      exponent_bits=operator.index(exponent_bits),
+                                      mantissa_bits=operator.index(mantissa_bits))
 
 
 def integer_pow(x, y):
@@ -575,6 +586,33 @@ class Precision(enum.Enum):
 
     def __str__(self):
         return self.name
+
+
+class GatherScatterMode(str, enum.Enum):
+    """jax.lax.GatherScatterMode, its members equal to the `mode=` strings secant's gather and
+    scatter take (a mode they do not support is refused there by name)."""
+    CLIP = "clip"
+    FILL_OR_DROP = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+    ONE_HOT = "one_hot"
+
+    @staticmethod
+    def from_any(s):
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s is None or s in ("fill", "drop"):
+            return GatherScatterMode.FILL_OR_DROP
+        for member in GatherScatterMode:
+            if s == member.value:
+                return member
+        raise ValueError(f"Unknown gather mode {s!r}")
+
+
+# the type aliases of jax.lax's signatures (for annotations)
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+ConvGeneralDilatedDimensionNumbers = Union[tuple[str, str, str], ConvDimensionNumbers, None]
 
 
 from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401

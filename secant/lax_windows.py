@@ -10,9 +10,18 @@ from secant.backends import dtypes
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.primitives import conv as cv
 from secant.backends.primitives.conv import (ConvDimensionNumbers,  # noqa: F401 (lax API)
-                                             conv_dimension_numbers, conv_general_permutations,
-                                             padtype_to_pads)
+                                             conv_general_permutations, padtype_to_pads)
 from secant.numpy.conversion import dtype_weak, ensure_array
+
+
+def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
+    """jax.lax.conv_dimension_numbers: `dimension_numbers` (None, three strings like ('NHWC',
+    'HWIO', 'NHWC') or a ConvDimensionNumbers) as a ConvDimensionNumbers of int tuples, for
+    operands of these shapes."""
+    if len(lhs_shape) != len(rhs_shape):
+        raise SecantTypeError(f"convolution requires lhs and rhs ndim to be equal, got "
+                              f"{len(lhs_shape)} and {len(rhs_shape)}{where()}")
+    return cv.conv_dimension_numbers(len(lhs_shape), dimension_numbers)
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,

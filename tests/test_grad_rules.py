@@ -165,6 +165,8 @@ def f_identity(x):
     return wsum(y * y)
 def f_astype(x): return wsum(x.astype(np.float64) * 2.0)
 def f_optimization_barrier(x): return wsum(snp.sin(lax.optimization_barrier(x)) * x)
+# (with float64's own widths the rounding is the identity; the rule is JAX's: linear)
+def f_reduce_precision(x): return wsum(snp.sin(lax.reduce_precision(x, 11, 52)) * x)
 def f_grad_of_fields(x):         # what a derivative differentiated again contains
     pair = grad_of_fields((x, x), {0: snp.sin(x) * x})
     return wsum(pair[0] + pair[1])
@@ -394,6 +396,7 @@ CASES = [
     Case(f_absolute, (S, AWAY)), Case(f_complex_parts, (S, N)), Case(f_logistic, (S, N)), Case(f_erf, (S, N)),
     Case(f_rsqrt, (S, POS)), Case(f_negative, (S, N)), Case(f_positive, (S, N)),
     Case(f_identity, (S, N)), Case(f_astype, (S, N)), Case(f_optimization_barrier, (S, N)),
+    Case(f_reduce_precision, (S, N)),
     Case(f_grad_of_fields, (S, N)), Case(f_grad_of_fields_batched, (S, N)),
     Case(f_einsum, (S, N)), Case(f_unmerge, (S, N)), Case(f_split, (S, N)),
     Case(f_erf_inv, (S, UNIT)),

@@ -534,3 +534,21 @@ LAX_NAMES.update({"fft": "lax_fft", "complex": "lax_complex", "real": "real", "i
 PRIMITIVE_OPS.update({"real": "real", "imag": "imag", "conj": "conj", "complex": "lax_complex",
                       "fft": "lax_fft"})
 METHODS.update({"conj": "conj", "conjugate": "conj"})      # z.conj() (z.real, z.imag: normalize)
+
+
+# --- lax's bit operations (no derivative) and reduce_precision (linear: its tangent and its
+# cotangent are rounded the same way, as JAX's)
+LAX_BIT_OPS = {"population_count": "x", "clz": "x", "shift_left": "x, y",
+               "shift_right_logical": "x, y", "shift_right_arithmetic": "x, y"}
+for _n, _sig in LAX_BIT_OPS.items():
+    op(_n, _sig, tuple(_sig.split(", ")), differentiable=False,
+       code=f"lax.{_n}(" + ", ".join("{" + p + "}" for p in _sig.split(", ")) + ")")
+op("bitcast_convert_type", "operand, new_dtype", ("operand",), differentiable=False,
+   code="lax.bitcast_convert_type({operand}, {new_dtype})")     # (equal widths: elementwise)
+op("reduce_precision", "operand, exponent_bits, mantissa_bits", ("operand",),
+   code="lax.reduce_precision({operand}, {exponent_bits}, {mantissa_bits})")
+LAX_NAMES.update({n: n for n in (*LAX_BIT_OPS, "bitcast_convert_type", "reduce_precision")})
+# (lax's bitwise functions mean the bit operators' ops: lax checks the dtypes first)
+LAX_NAMES.update({"bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+                  "bitwise_xor": "bitwise_xor", "bitwise_not": "invert"})
+PRIMITIVE_OPS["reduce_precision"] = "reduce_precision"

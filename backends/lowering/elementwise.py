@@ -144,3 +144,14 @@ def _convert(b, avals, out, x, new_dtype, weak_type=False):
 @lowering("bitcast_convert_type")
 def _bitcast(b, avals, out, x, new_dtype):
     return b.op(f"stablehlo.bitcast_convert {x} : ({ttype(avals[0])}) -> {ttype(out)}")
+
+
+LOWERINGS["population_count"] = _unary("stablehlo.popcnt")
+LOWERINGS["clz"] = _unary("stablehlo.count_leading_zeros")
+
+
+@lowering("reduce_precision")
+def _reduce_precision(b, avals, out, x, exponent_bits, mantissa_bits):
+    t = ttype(out)
+    return b.op(f'"stablehlo.reduce_precision"({x}) {{exponent_bits = {int(exponent_bits)} : i32, '
+                f'mantissa_bits = {int(mantissa_bits)} : i32}} : ({t}) -> {t}')

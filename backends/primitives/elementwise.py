@@ -258,7 +258,8 @@ def _select(pred, on_true, on_false):
     return np.where(pred, on_true, on_false)
 
 
-select_p = register(Primitive("select", _select_rule, _select))
+# weak when both values are (where(c, 1.0, -1.0) times a float32 array stays float32, as JAX's)
+select_p = register(Primitive("select", _select_rule, _select, weak="rest"))
 
 
 def _clamp_rule(lo, x, hi):
@@ -310,3 +311,70 @@ def _bitcast(x, new_dtype):
 
 bitcast_convert_type_p = register(Primitive("bitcast_convert_type", _bitcast_rule, _bitcast,
                                             weak="never", differentiable=False))
+
+
+# --- bit counting and reduce_precision (XLA's PopulationCount, Clz, ReducePrecision) ------------
+def _unsigned(x):
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _population_count(x):
+    return np.bitwise_count(_unsigned(x)).astype(x.dtype)     # (of the bits: signed counts |x|)
+
+
+def _clz(x):
+    """Leading zero bits: halve the window of the top bits while it is zero."""
+    bits = x.dtype.itemsize * 8
+    u = np.array(_unsigned(x))
+    count = np.zeros(u.shape, np.int64)
+    width = bits // 2
+    while width:
+        zero = (u >> u.dtype.type(bits - width)) == 0
+        count += np.where(zero, width, 0)
+        u = np.where(zero, u << u.dtype.type(width), u)
+        width //= 2
+    return (count + (u == 0)).astype(x.dtype)
+
+
+population_count_p = unary("population_count", _population_count, "int", differentiable=False)
+clz_p = unary("clz", _clz, "int", differentiable=False)
+
+
+def _reduce_precision(x, exponent_bits, mantissa_bits):
+    """XLA's ReducePrecision: the mantissa rounded to `mantissa_bits` (to nearest, ties to
+    even), then exponents past the reduced range overflow to inf and those at or below its
+    bottom flush to (signed) zero; nan stays nan."""
+    info = dtypes.finfo(x.dtype)
+    src_mantissa, src_exponent = info.nmant, info.nexp
+    bits = x.dtype.itemsize * 8
+    u = np.array(_unsigned(x))
+    t = u.dtype.type
+    if mantissa_bits < src_mantissa:
+        shift = src_mantissa - mantissa_bits
+        last_bit = t(1) << t(shift)
+        bias = (u & last_bit) >> t(shift)
+        bias = bias + ((last_bit >> t(1)) - t(1))
+        u = (u + bias) & ~(last_bit - t(1))
+    if exponent_bits < src_exponent:
+        exponent_mask = ((t(1) << t(src_exponent)) - t(1)) << t(src_mantissa)
+        exponent_bias = (1 << (src_exponent - 1)) - 1
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = u & exponent_mask
+        over = exponent > (t(exponent_bias + reduced_bias) << t(src_mantissa))
+        under = exponent <= (t(exponent_bias - reduced_bias) << t(src_mantissa))
+        signed_zero = u & (t(1) << t(bits - 1))
+        u = np.where(over, signed_zero | exponent_mask, np.where(under, signed_zero, u))
+    out = u.astype(u.dtype).view(x.dtype).reshape(x.shape)
+    return np.where(np.isnan(x), x, out)
+
+
+def _reduce_precision_rule(x, exponent_bits, mantissa_bits):
+    _check_kind("reduce_precision", "real", x.dtype)
+    if int(exponent_bits) < 1 or int(mantissa_bits) < 0:
+        type_error(f"reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, got "
+                   f"{exponent_bits} and {mantissa_bits}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+reduce_precision_p = register(Primitive("reduce_precision", _reduce_precision_rule,
+                                        _reduce_precision))

@@ -201,7 +201,8 @@ def gammasgn(x):
     x = snp.asarray(x) * 1.0
     floor_x = snp.floor(x)
     negative = x < 0
-    out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -1.0, 1.0)
+    one = snp.ones_like(x)          # (in x's dtype: where of two Python floats would be weak)
+    out = snp.where((negative & (floor_x % 2 != 0)) | ((x == 0) & snp.signbit(x)), -one, one)
     return snp.where((negative & (x == floor_x)) | snp.isnan(x), snp.nan, out)
 
 
@@ -923,3 +924,7 @@ def betainc(a, b, x):
 snp.i0 = i0     # jax.numpy.i0 is jax.scipy.special.i0 (secant.numpy is imported first)
 if "i0" not in snp.__all__:
     snp.__all__.append("i0")
+
+# (at the end: special_more reads this module's helpers)
+from secant.scipy.special_more import (bessel_jn, dawsn, fresnel, hyp1f1, hyp2f1,  # noqa: E402,F401
+                                       owens_t, sici, spence, sph_harm_y, wofz)

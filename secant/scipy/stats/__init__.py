@@ -7,3 +7,4 @@ from secant.scipy.stats import (bernoulli, beta, binom, cauchy, chi2, dirichlet,
 from secant.scipy.stats import (betabinom, gennorm, geom, gumbel_l, gumbel_r,  # noqa: F401
                                 multinomial, nbinom, pareto, truncnorm, vonmises, wrapcauchy)
 from secant.scipy.stats._kde import gaussian_kde  # noqa: F401
+from secant.scipy.stats._core import ModeResult, mode, rankdata, sem  # noqa: F401
