@@ -39,7 +39,7 @@ def test_primitive_definition_is_complete(name):
     p = core.PRIMITIVES[name]
     assert p.name == name
     assert callable(p.shape_rule) and callable(p.impl)
-    assert p.weak in ("inputs", "first", "never", "param")
+    assert p.weak in ("inputs", "first", "rest", "never", "param")
     assert isinstance(p.differentiable, bool)
 
 
