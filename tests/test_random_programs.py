@@ -480,3 +480,23 @@ def test_a_list_held_in_a_tuple_is_indexed_as_a_list_under_vmap(x64):
                                rtol=1e-6)
     np.testing.assert_allclose(secant.jit(secant.vmap(secant.grad(f)))(XB),
                                [secant.grad(f)(x) for x in XB], rtol=1e-12)
+
+
+def test_a_while_on_a_batched_value_before_a_list_item_store(x64):
+    """test_jit_of_vmap_matches_loop drew a `while` on a batched value followed by `lst[1] = ...`:
+    desugar's bounds check of the store (`if not -len(lst) <= 1 < len(lst): raise IndexError`)
+    was read as and/or/not of a test on the loop's carry (lst is computed from it), so
+    functionalize kept the while a Python loop and vmap refused it ('while on a batched value').
+    A name read only through len()/.shape/isinstance() is not a traced test."""
+    f = load(_HEADER.format(flag=False) + "def f(v0):\n" + "".join("    " + ln + "\n" for ln in [
+        "v1 = v0", "j1 = 0", "while snp.sum(v1 * v1) + j1 < 1.0123:",
+        "    v1 = 1.3 * v1 + 0.2 * snp.cos(v0)", "    j1 += 1",
+        "lst2 = [v0, snp.sin(v0)]", "lst2[1] = lst2[1] * v1", "return snp.sum(lst2[1] + v0)"]))
+    xb = np.array([[0.1, 0.2, -0.1], [0.5, -0.3, 0.2], [0.05, 0.02, 0.01], [0.3, -0.7, 1.1]])
+    want = np.stack([np.asarray(f(x)) for x in xb])
+    counts = {int(np.ceil(np.log(1.0123 / max(np.sum(x * x), 1e-9)) / np.log(1.69))) for x in xb}
+    assert len(counts) > 1      # (examples run different numbers of iterations)
+    np.testing.assert_allclose(secant.vmap(f)(xb), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.vmap(f))(xb), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(xb),
+                               np.stack([secant.grad(f)(x) for x in xb]), rtol=1e-10, atol=1e-12)

@@ -314,6 +314,19 @@ def _mentions(node, name):
     return any(isinstance(m, gast.Name) and m.id == name for m in _walk(node))
 
 
+def _reads_value(node, name):
+    """Whether `node` reads `name`'s value: not only its length, shape or type (`len(xs)`,
+    `x.shape[0]`, `isinstance(x, list)`: static where the value is traced)."""
+    if isinstance(node, gast.Name):
+        return node.id == name
+    if isinstance(node, gast.Attribute) and node.attr in _STATIC_ATTRS:
+        return False
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in _STATIC_CALLS - {"getattr"}:
+        return False
+    return any(_reads_value(c, name) for c in gast.iter_child_nodes(node))
+
+
 def _index_needs_int(body, i):
     """Why the body needs the loop index `i` as a Python int (so the loop must unroll), or None."""
     for n in (m for s in body for m in _walk(s)):    # nested functions included
@@ -342,7 +355,7 @@ def _index_needs_int(body, i):
                   [n.operand] if isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)
                   else [n.test] if isinstance(n, gast.IfExp) else
                   [n] if isinstance(n, gast.Compare) and len(n.ops) > 1 else [])
-        if any(_mentions(t, v) for t in tested for v in derived):
+        if any(_reads_value(t, v) for t in tested for v in derived):
             return f"it takes and/or/not of a test on {i}"
         # a dict keyed by i (`d | {i % 2: v}`, `k in d`): a key is hashed, a traced one is not
         keys = [k for k in n.keys if k is not None] if isinstance(n, gast.Dict) else \
