@@ -1457,9 +1457,11 @@ class Normaliser(ContainerMixin):
         emitted, self.out = self.out, out
         if emitted or not isinstance(test, ir.Expr):
             if self.batching:
+                why = None if self.src.generated else _kept_loop_reason(self.src, stmt)
                 raise _batched_test(self.src.error(
-                    stmt, "while on a batched value: it has one truth value per example; use "
-                    "lax.while_loop", BoolConversionSourceError))
+                    stmt, "while on a batched value: it has one truth value per example" + (
+                        f", and it cannot run as a batched lax.while_loop ({why})" if why else
+                        "; use lax.while_loop"), BoolConversionSourceError))
             raise self.src.error(stmt, "while on a differentiated array: its truth value is not "
                                  "a single Python bool; compare it, e.g. "
                                  "while snp.sum(x) < 10.0", BoolConversionSourceError)
@@ -4957,6 +4959,21 @@ def _bad_call(error):
     only when that branch runs (normalise's if_statement)."""
     error.bad_call = True
     return error
+
+
+_KEPT_LOOP = "# secant: a Python while loop ("
+
+
+def _kept_loop_reason(src, stmt):
+    """Why functionalize kept while loop `stmt` a Python loop (its comment on the line above the
+    loop in the functionalised source: `# secant: a Python while loop (<why>); ...`), or None:
+    what a batched test cannot run as (an append per iteration, a name first assigned inside)."""
+    i = getattr(stmt, "lineno", 0) - 2
+    text = src.lines[i].strip() if 0 <= i < len(src.lines) else ""
+    if not text.startswith(_KEPT_LOOP):
+        return None
+    why, _, _ = text[len(_KEPT_LOOP):].rpartition("); ")
+    return why or None
 
 
 def _batched_test(error):
