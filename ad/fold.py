@@ -467,8 +467,8 @@ def _operator_split(code):
     """Whether `wrapped` writes the one-line statement `code` on two rows split at a binary
     operator (each row then one operand of the chain: `_within_limits` lets the line take
     MAX_ONE_ROW_OPERATIONS, as a row of its own would)."""
-    out = wrapped(code)
-    return out != code and out.split("\n")[1].lstrip()[:1] in "+-*/@%"
+    rows = wrapped(code).split("\n")     # (a call's arguments re-read may fit one row)
+    return len(rows) == 2 and rows[1].lstrip()[:1] in "+-*/@%"
 
 
 def _dotted(node):

@@ -66,6 +66,11 @@ def test_operator_chain_wrapped_before_an_operator():
     assert max(map(len, out.split("\n"))) <= fold.MAX_LENGTH
     assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(chain))
     assert fold._operator_split(chain) and not fold._operator_split(code[:40])
+    # a call whose arguments, written without their redundant parentheses, fit one row: no
+    # split (examples/custom_rules.py's clip_gradient raised an IndexError here)
+    call = ("return clip_gradient_bwd_checked(3 * grad_seed_like(y ** 3) * y ** 2, y_res, "
+            "(-1.0), 1.0, x)")
+    assert "\n" not in fold.wrapped(call) and not fold._operator_split(call)
 
 
 def test_operator_wrap_keeps_the_tree():
