@@ -52,21 +52,22 @@ MAX_COMMENT = 100       # columns of a line of the joined comment, its indent in
 MAX_LINE = 100          # columns of the sum, its indent included
 
 
-def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None):
+def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None, wrap=False):
     """`lines` with each cotangent's first contribution merged into the accumulation that
     follows it across user lines' sections, or a cotangent read once (not one of `kept`, the
     names the derivative returns) folded into that read, their comments joined (module
-    docstring); `simplify` as ad/fold.py's."""
+    docstring); `simplify` as ad/fold.py's. wrap: only the reads once whose fold needs a
+    second row (ad/fold.py's last pass, `wrapped`)."""
     lines = list(lines)
     prefix = f"# {label}: "
     firsts = {}         # line -> _first_assignment's answer (each line parsed once)
     # the sums first, each read once folded after them: a fold may make a contribution too
     # long to be summed (attention's k_bar into x_bar's), a sum does not
-    for reads_once in (False, True, False):
+    for reads_once in (True,) if wrap else (False, True, False):
         i, mentions = 0, _mentions(lines)
         while i < len(lines):
             merged = _merged(lines, i, cotangents, prefix, kept, simplify, reads_once,
-                             mentions, firsts)
+                             mentions, firsts, wrap)
             if merged is None:
                 i += 1
                 continue
@@ -100,7 +101,8 @@ def _group(lines, i):
     return -1
 
 
-def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, firsts):
+def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, firsts,
+            wrap=False):
     """(the lines with lines[i] merged into the accumulation that follows it, or folded into
     its one read; the lines gone; the lines new), or None. `mentions`: _mentions(lines);
     `firsts`: line -> _first_assignment's answer, filled here."""
@@ -138,7 +140,7 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
     elif reads_once and v not in kept and v not in lines[k].defines and \
             mentions.get(v) == 2 and not _in_display(lines[k], v):
         total = fold._substituted(first, lines[k], with_signs_cancelled(simplify),
-                                  entries=False)  # (a display's entries: one section's)
+                                  entries=False, wrap=wrap)  # (a display's: one section's)
     else:
         return None
     if total is None:

@@ -321,7 +321,8 @@ def _within_limits(line, simplify, layout=False, wrap=False, one_row=False):
     if wrap and (len(line.code) <= MAX_LENGTH or entries is not None):
         return None         # (the last pass: only what needs a second row)
     if entries is None:
-        if one_row and not wrap and "\n" not in line.code:
+        if one_row and not wrap and "\n" not in line.code or wrap and _operator_split(
+                line.code):
             limit = max(limit, MAX_ONE_ROW_OPERATIONS)      # (one row: its width bounds it)
         return None if _operations(tree) > limit or _width(line.code, wrap) > MAX_LENGTH \
             else line
@@ -402,8 +403,12 @@ def wrapped(code):
         return code
     st = parsed(code).body[0]
     call = st.value if isinstance(st, (ast.Assign, ast.Return)) else None
+    if call is None or code[_span(code, st)[1]:].strip():
+        return code         # (a comment after it)
+    if isinstance(call, ast.BinOp):
+        return _operator_wrapped(code, call)
     if not isinstance(call, ast.Call) or not call.args and not call.keywords or \
-            not _dotted(call.func) or code[_span(code, st)[1]:].strip():
+            not _dotted(call.func):
         return code         # (a function's name, `f` or `snp.f`: not a method of a value)
     start, end = _span(code, call)
     head = code[:_span(code, call.func)[1]] + "("
@@ -427,6 +432,43 @@ def wrapped(code):
     if ast.dump(parsed(out)) != ast.dump(parsed(code)):
         return code
     return out
+
+
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2,
+               ast.MatMult: 2}
+
+
+def _operator_wrapped(code, value):
+    """`wrapped` of a statement whose value is a chain of binary operators of one precedence
+    (`a * b`, `a + b - c`): the value in parentheses, continued on a second row before one of
+    the chain's operators, aligned after the `(` (PEP 8's break before a binary operator), the
+    first row as full as fits; else `code` itself."""
+    level = _PRECEDENCE.get(type(value.op))
+    splits, node = [], value        # (the chain's operators, right to left: a left spine)
+    while isinstance(node, ast.BinOp) and _PRECEDENCE.get(type(node.op)) == level:
+        left_end, right_start = _span(code, node.left)[1], _span(code, node.right)[0]
+        gap = code[left_end:right_start]
+        splits.append(left_end + len(gap) - len(gap.lstrip(" )")))  # (after the left
+        node = node.left                        # operand's closing parentheses: the operator)
+    if level is None:
+        return code
+    start, end = _span(code, value)
+    head = code[:start] + "("
+    for cut in splits:              # (the first row as full as fits)
+        first = head + code[start:cut].rstrip()
+        second = " " * len(head) + code[cut:end].strip() + ")" + code[end:]
+        if len(first) <= MAX_LENGTH and len(second) <= MAX_LENGTH:
+            out = first + "\n" + second
+            return out if ast.dump(parsed(out)) == ast.dump(parsed(code)) else code
+    return code
+
+
+def _operator_split(code):
+    """Whether `wrapped` writes the one-line statement `code` on two rows split at a binary
+    operator (each row then one operand of the chain: `_within_limits` lets the line take
+    MAX_ONE_ROW_OPERATIONS, as a row of its own would)."""
+    rows = wrapped(code).split("\n")     # (a call's arguments re-read may fit one row)
+    return len(rows) == 2 and rows[1].lstrip()[:1] in "+-*/@%"
 
 
 def _dotted(node):

@@ -1237,13 +1237,18 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
                         one_row=True)
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
-    before = {id(ln) for ln in lines}
+    # (a return in place within one row first: a two-row fold never takes its place)
+    lines = fold.returned_in_place(lines, bars & kept)
+    held = list(lines)      # (alive to the end: a new line never takes a freed one's id)
+    before = {id(ln) for ln in held}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+    lines = accumulate.summed(lines, bars, b.label, bars & kept, algebra.simplifier(
+        lines, bars, b.shapes, unreduced=False)[0], wrap=True)     # (and across user lines)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
-    last = lines[-2] if len(lines) > 1 else None
+    last, count = lines[-2] if len(lines) > 1 else None, len(lines)
     lines = fold.returned_in_place(lines, bars & kept)
-    if last is not None and id(last) in before and lines[-1] is not None:
+    if last is not None and id(last) in before and len(lines) < count:
         before.add(id(lines[-1]))
     lines = _quotients_not_divided_again(lines, _quotients(fn), bars)
     # `f_out, f_out_res = f_fwd_checked(y)` in a loop's reverse pass, f_out read by nothing
@@ -1253,6 +1258,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
                   ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
+    del held
     return lines, out_bar_param, out_param, canonical
 
 

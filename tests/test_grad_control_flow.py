@@ -208,7 +208,9 @@ def test_while_loop_reverse_recomputes_under_jit():
     the steps and recomputes each carry from the start: same gradient."""
     src = secant.source(secant.grad(f_while))
     assert "y, y_carries = while_loop_with_carries(lambda c:" in src
-    assert "return while_loop_vjp(lambda c: c * 2.0, body_fun_vjp, y_bar, x, y_carries)" in src
+    # (the seed's cotangent, read once, written in the call: its arguments on a second row)
+    assert "return while_loop_vjp(lambda c: c * 2.0, body_fun_vjp, unreduce(grad_seed_like(y), " \
+        "y), x,\n                          y_carries)" in src
     x = np.array([0.3, 0.5, 0.1], np.float32)     # 4 doublings: the gradient is 16 everywhere
     np.testing.assert_array_equal(np.asarray(secant.grad(f_while)(x)), 16.0)
     np.testing.assert_array_equal(np.asarray(secant.jit(secant.grad(f_while))(x)), 16.0)
@@ -223,7 +225,8 @@ def test_while_loop_without_derivative_still_runs():
 
 def test_generated_source_reads_as_calls_of_the_vjps():
     src = secant.source(secant.grad(f_cond_closure, argnums=(0, 1)))
-    assert "x_bar, w_bar = lax.cond(snp.sum(x) > 0, true_fun_vjp, false_fun_vjp, y_bar, x, w)" in src
+    assert "x_bar, w_bar = lax.cond(snp.sum(x) > 0, true_fun_vjp, false_fun_vjp,\n" \
+        "                            unreduce(grad_seed_like(y), y), x, w)" in src
     src = secant.source(secant.grad(f_fori_pytree, argnums=(0, 1)))
     assert "(a, b), a_carries = fori_loop_with_carries(0, 4, lambda i, c:" in src
     assert ("(x_bar, x_times_2_bar), w_bar = fori_loop_vjp(0, 4, body_fun_vjp, (a_bar, b_bar), "

@@ -95,7 +95,8 @@ def test_accumulate_leaves_the_shared_trees_as_they_are(monkeypatch, x64):
         return tree
     monkeypatch.setattr(fold, "parsed", recording)
     source = secant.source(secant.grad(three_projections))
-    assert "x_bar = matmul_grad_x(v_bar, x, wv) + matmul_grad_x(k_bar, x, wk)" in source
+    # (the sum accumulate wrote, v_bar then folded in on two rows: ad/fold.py wrapped)
+    assert "+ matmul_grad_x(k_bar, x, wk) + matmul_grad_x(q_bar, x, wq))" in source
     assert seen
     for code, kind, tree, before in seen:
         fresh = ast.parse(code + "\n    pass" if kind == "block" else code)
