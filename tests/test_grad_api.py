@@ -402,10 +402,11 @@ def test_cli_errors_are_clear(target, words, capsys):
 
 def test_cli_transform_error_is_reported_without_a_traceback(tmp_path, capsys):
     src = tmp_path / "bad.py"
-    src.write_text("def bad(x):\n    class Box:\n        pass\n    return x\n")
+    # (a class reading the function's locals: refused at its line, left15a)
+    src.write_text("def bad(x):\n    k = 2.0\n    class Box:\n        s = k\n    return x\n")
     code, _, err = _cli(capsys, "grad", f"{src}:bad")
     assert code == 2 and "Traceback" not in err
-    assert f"{src}:2:5" in err and "class" in err
+    assert f"{src}:3:5" in err and "class" in err, err
 
 
 def test_cli_missing_file_from_a_shell():
