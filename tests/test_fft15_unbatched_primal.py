@@ -109,3 +109,19 @@ def test_hessian_jacfwd_grad_vmap_jvp(x64, f, shape):
     _, ddots = secant.vmap(secant.jvp_fn(grad), in_axes=(None, 0))(x, basis)
     np.testing.assert_allclose(np.asarray(ddots).reshape(x.shape * 2), want, rtol=1e-5,
                                atol=1e-6)
+
+
+def _pair(a, b):
+    return jnp.sin(a), b * 2.0
+
+
+def test_user_function_with_an_unbatched_output(x64):
+    """The same through a user's function: vmap over b only, so its first output is not
+    batched; `p.shape[0]` of it (4, where axis 1 has 3) must not read axis 1."""
+    def f(a, b):
+        p, q = _pair(a, b)
+        return jnp.sum(p) * p.shape[0] + jnp.sum(q) * q.shape[0]
+    a, bs = _x((4, 3)), _x((3, 2))
+    got = secant.vmap(f, in_axes=(None, 0))(a, bs)
+    want = [np.sum(np.sin(a)) * 4 + np.sum(2 * b) * 2 for b in bs]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
