@@ -75,10 +75,17 @@ def test_later_calls_run_effects_once(x64, mode):
         assert_trees_close(r, results[0], rtol=1e-12, atol=0)
 
 
-@pytest.mark.xfail(strict=True, reason="flax15b's whole-function retry runs the user's Python "
-                   "again on the first call: the source derivative's run has already run it "
-                   "(which callee fails is known only when the code runs)")
-@pytest.mark.parametrize("mode", MODES)
+# effects15: grad answers the failing callee by tracing it with the arguments its derivative
+# was given (secant/transforms.py _answered_by_trace), the user's Python not run again; jit(grad)
+# (the staged run), vmap(grad) (the batched callee derivative) and jvp (sources apart from
+# transforms.py `transformed`) still retry whole on the first call
+_RETRIED = pytest.mark.xfail(strict=True, reason="the first call's retry of the whole function "
+                             "runs the user's Python again: only grad answers the failing "
+                             "callee from the values the call computed")
+
+
+@pytest.mark.parametrize("mode", [m if m == "grad" else pytest.param(m, marks=_RETRIED)
+                                  for m in MODES])
 def test_first_call_runs_effects_once(x64, mode):
     counts, _ = _counts(mode)
     assert counts[0] == EXPECTED[mode][0], counts
