@@ -3380,7 +3380,10 @@ def jvp(fun, primals, tangents, has_aux=False):
         return gen(*primals, *tangents)
     try:
         try:
-            return run()
+            with _RetryAnswered(fun) as answered:
+                out = run()
+            answered.escalated()        # (answered from this call's values: traced whole
+            return out                  # from the next call)
         except SecantError as e:
             # a callee known only at run time that no transform takes: fun traced whole,
             # with the call's arguments, instead (traced_for_call_instead)

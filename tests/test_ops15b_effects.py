@@ -75,16 +75,18 @@ def test_later_calls_run_effects_once(x64, mode):
         assert_trees_close(r, results[0], rtol=1e-12, atol=0)
 
 
-# effects15: grad answers the failing callee by tracing it with the arguments its derivative
-# was given (secant/transforms.py _answered_by_trace), the user's Python not run again; jit(grad)
-# (the staged run), vmap(grad) (the batched callee derivative) and jvp (sources apart from
-# transforms.py `transformed`) still retry whole on the first call
+# effects15: grad and jvp answer the failing callee by tracing it with the arguments its
+# derivative was given (secant/transforms.py _answered_by_trace): the user's Python does not
+# run again. jit(grad) (the callee's trace under jit's staging is refused: it records a call of
+# a user object) and vmap(grad) (the batched callee derivative is read from the source, not
+# the answering wrapper) still retry the whole function on the first call.
 _RETRIED = pytest.mark.xfail(strict=True, reason="the first call's retry of the whole function "
-                             "runs the user's Python again: only grad answers the failing "
-                             "callee from the values the call computed")
+                             "runs the user's Python again: only grad and jvp answer the "
+                             "failing callee from the values the call computed")
+ANSWERED = ("grad", "jvp")
 
 
-@pytest.mark.parametrize("mode", [m if m == "grad" else pytest.param(m, marks=_RETRIED)
+@pytest.mark.parametrize("mode", [m if m in ANSWERED else pytest.param(m, marks=_RETRIED)
                                   for m in MODES])
 def test_first_call_runs_effects_once(x64, mode):
     counts, _ = _counts(mode)
