@@ -499,7 +499,8 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     _generating.depth = _generating.__dict__.get("depth", 0) + 1
     try:
         gen = _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
-        if outermost or mode not in _ANSWERED_MODES or not _dispatches(gen):
+        if outermost and not _answering.__dict__.get("dispatching", False) \
+                or mode not in _ANSWERED_MODES or not _dispatches(gen):
             return gen
         return _answered_by_trace(gen, fn, (mode, tuple(wrt), has_aux, tuple_out, staged, batch))
     except SecantError as e:
@@ -1896,11 +1897,15 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
                      held=False):
     """(_dispatch_target_of's, an error of a callee that a whole trace may answer marked so:
     run_time_callee, read by traced_for_call_instead)"""
+    was = _answering.__dict__.get("dispatching", False)
+    _answering.dispatching = True       # (its callee's derivative answered by its trace too)
     try:
         return _dispatch_target_of(fn, active, mode, staged, axis_name, call, shape, held)
     except SecantError as e:
         _mark_run_time_callee(e, fn)
         raise
+    finally:
+        _answering.dispatching = was
 
 
 def _mark_run_time_callee(error, fn):
