@@ -498,7 +498,11 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         return _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch)
     _generating.depth = _generating.__dict__.get("depth", 0) + 1
     try:
-        return _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        gen = _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        if outermost and not _answering.__dict__.get("dispatching", False) \
+                or mode not in _ANSWERED_MODES or not _dispatches(gen):
+            return gen
+        return _answered_by_trace(gen, fn, (mode, tuple(wrt), has_aux, tuple_out, staged, batch))
     except SecantError as e:
         e.per_call_function = None      # (a callee's: not this function's)
         traced = _traced_instead(fn, e)
@@ -518,6 +522,93 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
 
 
 _generating = threading.local()     # .depth: generate calls running (callees inside callers)
+
+
+# a callee's derivative that dispatches on a callee known only at run time: when that dispatch
+# fails for an error a whole-function trace answers (traced_for_call_instead), the callee
+# itself is traced with the arguments its derivative was given, so that the call in progress
+# finishes from the values its caller already computed: the user's Python before the failing
+# call does not run again (issue 15: effects once per call). The function the transform was
+# asked for is then traced whole for later calls, as before (_RetryAnswered).
+_ANSWERED_MODES = {"vjp": 1, "vjp_out": 2, "jvp": 0}    # mode -> its leading given values
+_answering = threading.local()      # .errors: the run-time callee errors answered so
+
+
+def _dispatches(gen):
+    code = getattr(gen, "__code__", None)
+    return code is not None and any(n.startswith("dynamic_call")
+                                    for n in code.co_names + code.co_freevars)
+
+
+def _calling(answer):
+    def answered(*args, **kwargs):
+        return answer(args, kwargs)
+    return answered
+
+
+def _answered_by_trace(gen, fn, how):
+    if not isinstance(fn, types.FunctionType) or not isinstance(gen, types.FunctionType):
+        return gen
+    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.kind == p.KEYWORD_ONLY
+           and p.default is p.empty for p in params):
+        return gen
+    mode, wrt, has_aux, tuple_out, staged, batch = how
+    lead = _ANSWERED_MODES[mode]
+    width = lead + len(names) + (len(wrt) if mode == "jvp" else 0)
+
+    def answer(args, kwargs):
+        try:
+            return gen(*args, **kwargs)
+        except SecantError as e:
+            errors = _answering.__dict__.get("errors")
+            if errors is None or getattr(e, "run_time_callee", None) is None or kwargs \
+                    or len(args) != width:
+                raise
+            error = e
+        from secant.transformer.trace_source import retraced
+        arguments = dict(zip(names, args[lead:lead + len(names)]))
+        arguments.update((p.name, p.default) for p in params if p.kind == p.KEYWORD_ONLY)
+        try:
+            traced = retraced(fn, f"a callee known only at run time: {error.global_flow}",
+                              arguments, {names[i] for i in wrt if i < len(names)})
+            out = generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)(*args)
+        except Exception:      # (not traceable with them either: the caller retries whole)
+            raise error from None
+        errors.append(error)
+        return out
+    answered = _calling(answer)
+    # (gen's globals: a transform reading the wrapper resolves gen's names in them)
+    answered = types.FunctionType(answered.__code__, gen.__globals__, gen.__name__, None,
+                                  answered.__closure__)
+    functools.update_wrapper(answered, gen)
+    answered.__signature__ = inspect.signature(gen)
+    return answered
+
+
+class _RetryAnswered:
+    """`with _RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
+    derivative: a run-time callee's error met inside is answered by tracing the callee with
+    its arguments (_answered_by_trace) where fn could be traced whole instead."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __enter__(self):
+        self.was = _answering.__dict__.get("errors")
+        self.errors = _answering.errors = [] if _escalates(_escalation_target(self.fn)[1]) \
+            else None
+        return self
+
+    def __exit__(self, *exc):
+        _answering.errors = self.was
+        return False
+
+    def escalated(self):
+        """Whether a run-time callee's error was answered inside: fn is then traced whole
+        for later calls (traced_for_call_instead)."""
+        return bool(self.errors) and traced_for_call_instead(self.fn, self.errors[0])
 
 
 _TRACED_PER_CALL = weakref.WeakKeyDictionary()     # function -> why its trace is transformed
@@ -555,20 +646,9 @@ def traced_for_call_instead(fn, error):
     Traced whole from `fn`, with its arguments, the trace follows the calls into that callee
     and its objects (transformer/trace_source.py), and returns arrays only. The caller then
     generates fn's form again and runs it once more."""
-    stale = None
-    if getattr(fn, "__secant_reads__", None) is not None \
-            and getattr(fn, "__secant_current__", None) is not None:
-        # (vmap(grad(f)): f, whose grad generated before is stale from now)
-        stale, fn = getattr(fn, "__secant_generated__", None), fn.__secant_reads__[0]
-    fn = _unwrap(fn)
+    stale, fn = _escalation_target(fn)
     callee = getattr(error, "run_time_callee", None)
-    if callee is None or not isinstance(fn, types.FunctionType) \
-            or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
-            or getattr(fn, "__secant_traced__", None) is not None \
-            or (fn.__module__ or "").split(".")[0] == "secant" \
-            or hasattr(fn, "__secant_generated__") \
-            or getattr(getattr(fn, "__secant_source__", None), "generated", False) \
-            or fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+    if callee is None or not _escalates(fn):
         return False
     name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
         or type(callee).__name__
@@ -580,6 +660,28 @@ def traced_for_call_instead(fn, error):
         stale.__secant_guards__ = tuple(getattr(stale, "__secant_guards__", ())) + (
             _NotEscalated(fn),)
     return True
+
+
+def _escalation_target(fn):
+    """(the derivative generated before that escalating fn makes stale, or None; the user's
+    function traced_for_call_instead would register)"""
+    stale = None
+    if getattr(fn, "__secant_reads__", None) is not None \
+            and getattr(fn, "__secant_current__", None) is not None:
+        # (vmap(grad(f)): f, whose grad generated before is stale from now)
+        stale, fn = getattr(fn, "__secant_generated__", None), fn.__secant_reads__[0]
+    return stale, _unwrap(fn)
+
+
+def _escalates(fn):
+    """Whether traced_for_call_instead would trace `fn` whole for a run-time callee's error."""
+    return not (not isinstance(fn, types.FunctionType)
+            or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
+            or getattr(fn, "__secant_traced__", None) is not None \
+            or (fn.__module__ or "").split(".")[0] == "secant" \
+            or hasattr(fn, "__secant_generated__") \
+            or getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+            or fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
 class _NotEscalated:
@@ -1795,11 +1897,15 @@ def _dispatch_target(fn, active, mode, staged, axis_name=None, call=None, shape=
                      held=False):
     """(_dispatch_target_of's, an error of a callee that a whole trace may answer marked so:
     run_time_callee, read by traced_for_call_instead)"""
+    was = _answering.__dict__.get("dispatching", False)
+    _answering.dispatching = True       # (its callee's derivative answered by its trace too)
     try:
         return _dispatch_target_of(fn, active, mode, staged, axis_name, call, shape, held)
     except SecantError as e:
         _mark_run_time_callee(e, fn)
         raise
+    finally:
+        _answering.dispatching = was
 
 
 def _mark_run_time_callee(error, fn):
@@ -2705,10 +2811,17 @@ def _transform(fun, argnums, mode, has_aux):
     def transformed(*args, **kwargs):
         nonlocal gen
         try:
-            return run(*args, **kwargs)
+            with _RetryAnswered(base) as answered:
+                out = run(*args, **kwargs)
+            if not answered.escalated():
+                return out
         except SecantError as e:
             if not traced_for_call_instead(base, e):
                 raise
+        else:       # (answered from the values this call computed: traced whole from now)
+            gen = transformed.__secant_generated__ = generate(base, positions, mode, has_aux,
+                                                              tuple_out)
+            return out
         # (a callee known only at run time cannot be transformed: fun traced whole instead)
         gen = transformed.__secant_generated__ = generate(base, positions, mode, has_aux,
                                                           tuple_out)
@@ -3272,7 +3385,10 @@ def jvp(fun, primals, tangents, has_aux=False):
         return gen(*primals, *tangents)
     try:
         try:
-            return run()
+            with _RetryAnswered(fun) as answered:
+                out = run()
+            answered.escalated()        # (answered from this call's values: traced whole
+            return out                  # from the next call)
         except SecantError as e:
             # a callee known only at run time that no transform takes: fun traced whole,
             # with the call's arguments, instead (traced_for_call_instead)
