@@ -1493,7 +1493,7 @@ class Normaliser(ContainerMixin):
         """The body of a for (target_id: its loop variable) or while loop (target_id None) with
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
-        body = body_stmts = stmt.body if body is None else body
+        body = stmt.body if body is None else body
         used_after = self._read_after(getattr(stmt, "end_lineno", 1 << 30))
         if stmt in self.node.body:      # at the top level: read after it before assigned
             used_after = self._first_read_after(stmt, used_after)
@@ -1502,16 +1502,7 @@ class Normaliser(ContainerMixin):
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
         # (one first assigned in the loop and read before that in an iteration, `prev`
         # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
-        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
-               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        stored = {n.id for s in body for n in gast.walk(s)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {target_id}
-        if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
-            stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
-        # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
-        # the loop and again after it: no loop name, no unbound check of the outer k)
-        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
-                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+        own, every, stored = self._loop_stores(stmt, body, target_id)
 
         read_first = _first_reads(body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
@@ -1627,9 +1618,7 @@ class Normaliser(ContainerMixin):
         # a variable the body assigns but the loop does not carry is not read after it: its
         # body version (one iteration's, perhaps under an if) must not look like the value
         # after the loop, which a later if would copy and the reverse pass accumulate into
-        for name in {n.id for s in body_stmts for n in gast.walk(s)
-                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} \
-                - set(loop_names) - {target_id}:
+        for name in every - set(loop_names) - {target_id}:
             if name in before:
                 self.current[name] = before[name]
             else:
@@ -1637,6 +1626,31 @@ class Normaliser(ContainerMixin):
         for name, loop in loop_names.items():
             self.current[name] = loop
         return target, body, carried, test
+
+    def _loop_stores(self, stmt, body, target_id):
+        """(the names body assigns outside comprehensions, every name it assigns, those a loop
+        over it may carry):
+        each enclosing loop's pass asks again, so kept per loop statement while its body is
+        the same list of the same statements (the walks of a loop nested d deep: d, not d**2
+        statements' worth per pass, issue 19)."""
+        memo = self.__dict__.setdefault("_stores", {})
+        got = memo.get(id(stmt))
+        if got is not None and got[0] is stmt and got[1] is body and got[2] == tuple(map(
+                id, body)) and got[3] == target_id:
+            return got[4]
+        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
+        every = {n.id for s in body for n in gast.walk(s)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        stored = every - {target_id}
+        if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
+            stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
+        # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
+        # the loop and again after it: no loop name, no unbound check of the outer k)
+        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
+                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+        memo[id(stmt)] = (stmt, body, tuple(map(id, body)), target_id, (own, every, stored))
+        return own, every, stored
 
     def _loop_pass(self, stmt, target_id, body, unpack, loop_names, before):
         """One pass of _loop over the body: (the target, the while test, the header's

@@ -359,7 +359,8 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
     statements, the names live after it (over a loop's fixpoint iterations: their union).
     A loop's fixpoint starts from the one it reached last time (in `_loops`, by header index)
     where the names live after it grew since: liveness is monotone, so that is the same least
-    fixpoint, and a loop nested d deep is walked O(d) times, not 2**d (issue 19)."""
+    fixpoint, and a loop nested d deep is walked O(d) times, not 2**d; not at all again where
+    the names live after it are still within that fixpoint (issue 19)."""
     loops = {} if _loops is None else _loops
     live = set(live)
     for node in reversed(nodes):
@@ -387,18 +388,40 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
             continue
         entry = live | header.uses          # a loop: to a fixpoint over its iterations
         entered, reached = loops.get(head, (None, None))
-        # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
-        top = entry | reached if entered is not None and entered <= entry else set(entry)
-        while True:
-            inner = _live_before(lines, body, top, keep, after, loops)
-            if inner <= top:
-                break
-            top |= inner
-        loops[head] = (entry, top)
+        new = entry - reached if entered is not None and entered <= entry else None
+        if new is not None and not new & _defined(node, lines, loops):
+            # names the body never assigns pass through it: live throughout, they keep no
+            # line more (a line is kept for the names it assigns) nor make others live, so
+            # the fixpoint from entry is the one from entry & reached (which lies between
+            # entered and reached, a fixpoint: reached) with them; its last walk marked what
+            # reached keeps, so the body need not be walked again (each enclosing pass walked
+            # it again: a loop nested d deep d times, issue 19)
+            top = reached | new
+            if after is not None and new:
+                for k in _statements(node, loops):
+                    if k in after:
+                        after[k].update(new)
+        else:
+            # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
+            top = entry | reached if entered is not None and entered <= entry else set(entry)
+            while True:
+                inner = _live_before(lines, body, top, keep, after, loops)
+                if inner <= top:
+                    break
+                top |= inner
+            loops[head] = (entry, top)
         if any(keep[k] for k in _statements(node, loops)):
             keep[head] = True
             live = set(top)         # (this call's own: changed in place above)
     return live
+
+
+def _defined(block, lines, memo):
+    """The names the statements under block node assign (memoised as _statements)."""
+    key = ("defined", id(block))
+    if key not in memo:
+        memo[key] = frozenset().union(*(lines[k].defines for k in _statements(block, memo)))
+    return memo[key]
 
 
 def _tuple_of_names(code):
