@@ -4,7 +4,8 @@ normalize._loop stops its activity fixpoint after one pass where nothing in the 
 whether the loop names it found tracked were tracked (the body would come out the same);
 normalize._loop_stores keeps each loop's assigned names per statement (never stale: a new body
 is walked again); walker._live_before does not walk a loop again for live names its body never
-assigns. Checked against the cold liveness fixpoint, against central differences, and by the
+assigns, and (no `after` to collect: dead_code_eliminated) walks each block with the names it
+assigns only. Checked against the cold liveness fixpoint, against central differences, and by the
 passes counted. No timings here."""
 import random
 
@@ -17,7 +18,7 @@ import secant.numpy as snp
 from secant import transforms
 from secant.transformer import normalize, walker
 from secant.transformer.walker import Line
-from test_perf19h_transform import _central, _cold_live_before
+from test_perf19h_transform import _NAMES, _central, _cold_live_before, _random_lines
 
 
 # --- liveness: loops whose new live names pass through them -----------------------------------
@@ -56,10 +57,30 @@ def test_liveness_skipping_loops_keeps_and_reports_what_the_cold_fixpoint_does(s
     want_keep, want_after = [False] * len(lines), {i: set() for i in stmts}
     want_live = _cold_live_before(lines, tree, set(), want_keep, want_after)
     assert (live, keep, after) == (want_live, want_keep, want_after)
-    # and dead_code_eliminated (no `after`) keeps the lines the cold fixpoint keeps
-    kept = [ln.code for ln in walker.dead_code_eliminated(lines)]
-    assert kept == [ln.code for ln, k in zip(lines, want_keep) if k] or \
-        "pass" in kept          # (an emptied block filled with `pass`)
+    _assert_liveness_without_after_is_cold(lines, tree)
+
+
+def _assert_liveness_without_after_is_cold(lines, tree):
+    """dead_code_eliminated's walk (no `after`: blocks walked with the names they assign)."""
+    keep = [False] * len(lines)
+    live = walker._live_before(lines, tree, set(), keep)
+    want_keep = [False] * len(lines)
+    assert (live, keep) == (_cold_live_before(lines, tree, set(), want_keep), want_keep)
+
+
+def test_a_name_both_branches_assign_is_dead_before_the_if():
+    lines = [Line("a = x", 1), Line("b = x", 1), Line("for i in range(n):", 1, "block"),
+             Line("if p:", 2, "block"), Line("a = b", 3), Line("else:", 2, "block"),
+             Line("a = 2", 3), Line("c = a + i", 2), Line("return c", 1)]
+    _assert_liveness_without_after_is_cold(lines, walker._block_tree(lines, 0, len(lines), None))
+    assert [ln.code for ln in walker.dead_code_eliminated(lines)][0] == "b = x"
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_liveness_without_after_is_the_cold_fixpoint_on_perf19h_programs(seed):
+    rng = random.Random(1000 + seed)
+    lines = _random_lines(rng) + [Line(f"return {rng.choice(_NAMES)}, s", 1)]
+    _assert_liveness_without_after_is_cold(lines, walker._block_tree(lines, 0, len(lines), None))
 
 
 def test_a_deep_nest_is_walked_a_bounded_number_of_times_per_level():

@@ -375,6 +375,9 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
                     live -= ln.defines      # (in place: `live` is this call's own set)
                 live |= ln.uses
             continue
+        if after is None:
+            _block_live_before(lines, node, live, keep, loops)
+            continue
         head, body, els, orelse = node
         header = lines[head]
         if header.code.startswith("if "):
@@ -414,6 +417,49 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
             keep[head] = True
             live = set(top)         # (this call's own: changed in place above)
     return live
+
+
+def _block_live_before(lines, node, live, keep, loops):
+    """_live_before of an if or loop node where no `after` is collected, `live` (the caller's
+    own set) changed in place. Only the names its statements assign are walked through it:
+    those it never assigns pass through (live throughout, they keep no line, which is kept for
+    the names it assigns, nor make others live), so a block costs its own size, not that of
+    every name live after it (copied once per block: quadratic in a function of many loops, a
+    derivative keeping hundreds of values for its reverse pass, issue 19)."""
+    head, body, els, orelse = node
+    header, defined = lines[head], _defined(node, lines, loops)
+    mine = live & defined
+    if header.code.startswith("if "):
+        inner = _live_before(lines, body, mine, keep, None, loops) | _live_before(
+            lines, orelse, mine, keep, None, loops)
+        if any(keep[k] for k in _statements(node, loops)):
+            keep[head] = True
+            if els is not None:
+                keep[els] = True
+            live -= defined - inner
+            live |= inner
+            live |= header.uses
+        return
+    entry = mine | (header.uses & defined)      # a loop: to a fixpoint over its iterations
+    entered, reached, passing = loops.get(("walked", head), (None, None, None))
+    if entered is None or not entered <= entry <= reached:
+        # (from the fixpoint for fewer names live, below ours: the same least fixpoint;
+        # unchanged where ours lies within it: a loop nested d deep walked twice, not d times)
+        top = entry | reached if entered is not None and entered <= entry else set(entry)
+        while True:
+            inner = _live_before(lines, body, top, keep, None, loops)
+            grown = inner & defined
+            if grown <= top:
+                break
+            top |= grown
+        # (the names the body reads and never assigns: the last walk's, the most)
+        reached, passing = top, inner - defined
+        loops[("walked", head)] = (entry, reached, passing)
+    if any(keep[k] for k in _statements(node, loops)):
+        keep[head] = True
+        live |= header.uses
+        live |= reached
+        live |= passing
 
 
 def _defined(block, lines, memo):
