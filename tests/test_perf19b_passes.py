@@ -16,6 +16,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import transforms
+from secant.ad import cse
 from secant.transformer import normalize, walker
 from secant.transformer.walker import Line
 from test_perf19h_transform import _NAMES, _central, _cold_live_before, _random_lines
@@ -194,3 +195,42 @@ def test_loops_normalised_once_where_no_pass_asked_and_grads_match(x64, fn, pass
     got_y = secant.grad(fn, argnums=1)(x, y)
     want_y = _central(lambda v, u: float(fn(u, v)), y, x)
     np.testing.assert_allclose(np.asarray(got_y), want_y, rtol=1e-6, atol=1e-8)
+
+
+# --- cse: the lines between occurrences looked up by name, not scanned ---------------------------
+def _scanned_same_value(lines, occ, reads, target):
+    """ad/cse.py's _same_value before issue 19: every line from the first occurrence on."""
+    first, out, k = occ[0][0], [], occ[0][0]
+    for j, node in occ[1:]:
+        while k < j:
+            ln = lines[k]
+            changed = (ln.defines - ({target} if k == first else set())) & reads
+            if changed or cse.fold._mutates(ln, reads) or cse._passed(ln, reads):
+                return out
+            k += 1
+        out.append((j, node))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_same_value_by_mentions_is_the_scan(seed):
+    rng = random.Random(seed)
+    names = "abcdxyz"
+    kinds = ["{a} = {b} * {c}", "{a} = snp.sin({b})", "{a}.append({b})", "{a}[0] = {b}",
+             "{a} = user({b})", "{a} = {a} + 1.0", "snp.sum({b})", "# {a}"]
+    lines = []
+    for _ in range(rng.randint(5, 40)):
+        a, b, c = (rng.choice(names) for _ in range(3))
+        code = rng.choice(kinds).format(a=a, b=b, c=c)
+        lines.append(Line(code, 1, "comment" if code.startswith("#") else "stmt"))
+    mentions = cse._mentions(lines)
+    for _ in range(10):
+        at = sorted(rng.sample(range(len(lines)), rng.randint(2, min(6, len(lines)))))
+        at = sorted(at + [at[0]] * rng.randint(0, 1))       # (two occurrences in one line)
+        occ = [(k, object()) for k in at]
+        reads = set(rng.sample(names, rng.randint(1, 3)))
+        target = rng.choice([None, *sorted(lines[at[0]].defines)])
+        if target:
+            reads.add(target)
+        assert cse._same_value(lines, occ, reads, target, mentions) == \
+            _scanned_same_value(lines, occ, reads, target)
