@@ -17,7 +17,7 @@ import secant
 import secant.numpy as snp
 from secant import transforms
 from secant.ad import cse
-from secant.transformer import normalize, walker
+from secant.transformer import dataflow, ir, normalize, walker
 from secant.transformer.walker import Line
 from test_perf19h_transform import _NAMES, _central, _cold_live_before, _random_lines
 
@@ -234,3 +234,56 @@ def test_same_value_by_mentions_is_the_scan(seed):
             reads.add(target)
         assert cse._same_value(lines, occ, reads, target, mentions) == \
             _scanned_same_value(lines, occ, reads, target)
+
+
+# --- a loop's start values found from the loop back ----------------------------------------------
+def _forward_starts(before):
+    """dataflow.unreduced_carries's start values before issue 19: every statement, in order."""
+    starts = {}
+    for s in before:
+        if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
+            starts[s.targets[0]] = s.operands.get("x")
+        elif isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
+                s.code.strip().startswith(f"{next(iter(s.defines))} = "):
+            starts[next(iter(s.defines))] = ir.Expr(s.code.split("=", 1)[1].strip())
+        else:
+            for t in (s.targets if isinstance(s, ir.Op) else
+                      s.defines if isinstance(s, ir.Plain) else ()):
+                starts.pop(t, None)
+    return starts
+
+
+def accumulators(x, y):
+    acc = 0.0
+    tot = y * 1.0
+    for i in range(3):
+        acc = acc + snp.sin(x) * i
+        tot = tot - x * acc
+    acc = acc * 2.0
+    for i in range(2):
+        acc = acc + tot
+        tot = snp.cos(tot) + y
+    return snp.sum(acc + tot)
+
+
+@pytest.mark.parametrize("fn", [accumulators, read_before_assigned, carried_under_if,
+                                straight_loops])
+def test_loop_starts_from_the_loop_back_match_a_forward_scan(x64, fn, monkeypatch):
+    real, seen = dataflow.unreduced_carries, []
+
+    def checked(loop, before):
+        starts = _forward_starts(before)
+        got = dataflow.loop_starts(loop, before)
+        carried = [name for name, last in loop.carried if name != last]
+        assert set(got) <= set(carried)
+        assert [got.get(n) for n in carried] == [starts.get(n) for n in carried]
+        seen.append(got)
+        return real(loop, before)
+    monkeypatch.setattr(dataflow, "unreduced_carries", checked)
+    transforms._generated.clear()
+    x, y = np.linspace(0.1, 0.9, 3), np.linspace(-0.5, 0.5, 3)
+    got = secant.grad(fn)(x, y)
+    transforms._generated.clear()
+    assert seen
+    np.testing.assert_allclose(np.asarray(got), _central(lambda u, v: float(fn(u, v)), x, y),
+                               rtol=1e-6, atol=1e-8)
