@@ -25,6 +25,7 @@ the canonical form names values (transformer/normalize.py, codegen/naming.py: `t
 Larger expressions are named first (their parts then occur once).
 """
 import ast
+import bisect
 import types
 
 from secant.ad import fold
@@ -64,6 +65,7 @@ def computed_once(lines, names):
     groups = [(key, occ) for key, occ in occurrences.items()
               if len({k for k, _ in occ}) > 1]
     groups.sort(key=lambda g: (-_size(g[1][0][1]), g[1][0][0]))
+    mentions = None                 # name -> the lines that read or assign it, in order
     for key, occ in groups:
         occ = [(k, n) for k, n in occ if not _inside(n, replaced, parents)]
         if len(occ) < 2:
@@ -76,7 +78,10 @@ def computed_once(lines, names):
                                         and isinstance(tree.targets[0], ast.Name)) else None
         if target in reads:
             target = None           # (`x = x * c`: E no more what x holds)
-        later = _same_value(lines, occ, reads | ({target} if target else set()), target)
+        if mentions is None:
+            mentions = _mentions(lines)
+        later = _same_value(lines, occ, reads | ({target} if target else set()), target,
+                            mentions)
         if not later:
             continue
         if not (any(isinstance(n, ast.Call) and n.func.attr not in _QUERIES
@@ -156,22 +161,36 @@ def _inside(node, replaced, parents):
     return False
 
 
-def _same_value(lines, occ, reads, target):
+def _mentions(lines):
+    """{name: the indices of the lines that read or assign it, ascending}."""
+    out = {}
+    for k, ln in enumerate(lines):
+        for name in ln.defines | ln.uses:
+            out.setdefault(name, []).append(k)
+    return out
+
+
+def _same_value(lines, occ, reads, target, mentions):
     """The later occurrences of `occ` where E (and the first one's target, when E's value is
     read from it) still has the value of the first: no line from the first occurrence on (its
-    own target aside) assigns, changes in place, or passes to a user's call a name in `reads`."""
-    first = occ[0][0]
-    out = []
-    k = first
-    for j, node in occ[1:]:
-        while k < j:
-            ln = lines[k]
-            changed = (ln.defines - ({target} if k == first else set())) & reads
-            if changed or fold._mutates(ln, reads) or _passed(ln, reads):
-                return out
-            k += 1
-        out.append((j, node))
-    return out
+    own target aside) assigns, changes in place, or passes to a user's call a name in `reads`.
+    Only the lines that mention one of `reads` (`mentions`: _mentions(lines)) are looked at:
+    a scan of every line from the first occurrence to the last, per expression, was quadratic
+    in a function whose parameters' expressions recur throughout (issue 19)."""
+    first, last = occ[0][0], occ[-1][0]
+    candidates = set()
+    for name in reads:
+        at = mentions.get(name, ())
+        for i in range(bisect.bisect_left(at, first), bisect.bisect_left(at, last)):
+            candidates.add(at[i])
+    stop = last
+    for k in sorted(candidates):
+        ln = lines[k]
+        changed = (ln.defines - ({target} if k == first else set())) & reads
+        if changed or fold._mutates(ln, reads) or _passed(ln, reads):
+            stop = k
+            break
+    return [(j, node) for j, node in occ[1:] if j <= stop]
 
 
 def _passed(ln, reads):

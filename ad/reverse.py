@@ -78,6 +78,8 @@ class ReverseBuilder(Walker, StackReverse):
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
         self.top_level = dataflow.assigned_once_at_top(fn)
+        self.at_top = set(self.top_level)
+        self.first_alike = None     # _stand_in's: alternatives -> the first top-level name
         self.assigned_once = dataflow.definitions(fn)   # name -> how many assignments
         # values whose own rule sums their cotangent to their shape (a matmul's result)
         self.summed = dataflow.summed_by_own_rule(fn, SUMS_COTANGENT)
@@ -794,7 +796,7 @@ class ReverseBuilder(Walker, StackReverse):
         if var in self.replayed:
             return self.witnesses.get(var, var)
         stand_in = self._stand_in(var)
-        if stand_in == var or var not in self.top_level:
+        if stand_in == var or var not in self.at_top:
             return stand_in     # (var itself only where surely bound: assigned once, at the top)
         token = f"__shape_{len(self.shape_reads)}__"
         self.shape_reads[token] = (var, stand_in)
@@ -808,8 +810,12 @@ class ReverseBuilder(Walker, StackReverse):
         if p is not None:
             return p
         alts = self.shapes.alts.get(var)
-        if var in self.top_level and alts and len(alts) == 1:
-            return next(n for n in self.top_level if self.shapes.alts.get(n) == alts)
+        if var in self.at_top and alts and len(alts) == 1:
+            if self.first_alike is None:    # (a scan of the top level per value: issue 19)
+                self.first_alike = {}
+                for n in self.top_level:
+                    self.first_alike.setdefault(self.shapes.alts.get(n), n)
+            return self.first_alike[alts]
         return var
 
     def _may_broadcast(self, op, param):

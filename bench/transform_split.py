@@ -10,8 +10,13 @@ of each (nested phases subtracted), the median of a few fresh functions:
     unparse    the generated text (transforms._text, hygiene.swap)
     compile    codegen/loader.py (Python's compile of the generated module)
 
-    .venv/bin/python bench/transform_split.py [statements] [repeats]
-    SECANT_SPLIT_FOLD=1 ...     # fold/cse split into its steps"""
+    .venv/bin/python bench/transform_split.py [statements] [repeats] [kind]
+    SECANT_SPLIT_FOLD=1 ...     # fold/cse split into its steps
+
+kind: straight (the default), loops (the same statements 10 to a for loop,
+bench/transform_time.py's) or model (a function of about `statements` lines made of blocks like
+bench/lean_functions.py's bodies: a layer, log-softmax, a Python loop's sum, leapfrog steps, a
+polynomial, a Gaussian log-likelihood, each block's result the next one's input)."""
 import functools
 import os
 import statistics
@@ -22,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from grad import load_source, straight_line_source          # noqa: E402
+from transform_time import loops_in_a_row_source              # noqa: E402
 from secant import transforms                                 # noqa: E402
 from secant.ad import accumulate, algebra, copies, cse, fold, reverse   # noqa: E402
 from secant.codegen import loader                             # noqa: E402
@@ -32,6 +38,39 @@ FOLD_STEPS = ((fold, "folded"), (cse, "computed_once"), (accumulate, "summed"),
               (copies, "without_copies"), (algebra, "simplified_lines"),
               (algebra, "simplifier"), (reverse, "dead_code_eliminated"))
 PHASES = ["parse", "desugar", "normalise", "reverse", "fold/cse", "unparse", "compile", "other"]
+
+
+MODEL_BLOCK = """\
+    h{k} = snp.tanh(x{k} @ w + y)
+    z{k} = h{k} - snp.max(h{k})
+    logp{k} = z{k} - snp.log(snp.sum(snp.exp(z{k})))
+    acc{k} = snp.zeros_like(x{k})
+    for i in range(3):
+        acc{k} = acc{k} + snp.sin(x{k} * i)
+    q{k}, p{k} = x{k}, h{k}
+    for _ in range(2):
+        p{k} = p{k} - 0.05 * q{k}
+        q{k} = q{k} + 0.05 * p{k}
+    energy{k} = 0.5 * snp.sum(p{k} ** 2) + 0.5 * snp.sum(q{k} ** 2)
+    poly{k} = 3.0 * x{k} ** 3 - 2.0 * x{k} ** 2 + x{k}
+    r{k} = (x{k} - h{k}) * snp.exp(-y)
+    ll{k} = -0.5 * snp.sum(r{k} ** 2) - snp.sum(y)
+    mix{k} = q{k} + 0.1 * acc{k} + 0.01 * poly{k}
+    total{k} = snp.sum(logp{k}) + ll{k} + energy{k}
+    x{n} = snp.tanh(mix{k}) + 0.001 * total{k}
+"""
+
+
+def model_source(n):
+    """def f(x0, y, w): about n lines, MODEL_BLOCK's 17 again and again."""
+    blocks = max(1, round(n / MODEL_BLOCK.count("\n")))
+    body = "".join(MODEL_BLOCK.format(k=k, n=k + 1) for k in range(blocks))
+    return ("import secant.numpy as snp\n\n\ndef f(x0, y, w):\n" + body +
+            f"    return snp.sum(x{blocks})\n")
+
+
+SOURCES = {"straight": straight_line_source, "loops": loops_in_a_row_source,
+           "model": model_source}
 
 
 class _Split:
@@ -55,8 +94,9 @@ class _Split:
         setattr(owner, attr, timed)
 
 
-def measure(n=1000, repeat=3, fold_steps=False):
-    """{phase: median CPU seconds} of grad's transformation of new n-statement functions."""
+def measure(n=1000, repeat=3, fold_steps=False, source=straight_line_source):
+    """{phase: median CPU seconds} of grad's transformation of new n-statement functions
+    (`source(n)`'s)."""
     split = _Split()
     split.wrap(gast_parse, "parse", "parse")
     split.wrap(desugar, "_desugar", "desugar")
@@ -72,9 +112,9 @@ def measure(n=1000, repeat=3, fold_steps=False):
         warm = load_source(straight_line_source(50), "f", tmpdir, "warm")
         transforms.generate(warm, (0, 1), "grad")
         transforms._generated.clear()
-        source = straight_line_source(n)
+        text = source(n)
         for r in range(repeat):
-            fn = load_source(source, "f", tmpdir, f"straight_{n}_{r}")
+            fn = load_source(text, "f", tmpdir, f"{source.__name__}_{n}_{r}")
             split.acc.clear()
             start = CLOCK()
             transforms.generate(fn, (0, 1), "grad")
@@ -91,8 +131,9 @@ def measure(n=1000, repeat=3, fold_steps=False):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    got = measure(n, repeat, bool(os.environ.get("SECANT_SPLIT_FOLD")))
-    print(f"grad of {n} straight-line statements, CPU s (median of {repeat}):")
+    kind = sys.argv[3] if len(sys.argv) > 3 else "straight"
+    got = measure(n, repeat, bool(os.environ.get("SECANT_SPLIT_FOLD")), SOURCES[kind])
+    print(f"grad of {n} statements ({kind}), CPU s (median of {repeat}):")
     print("  " + "  ".join(f"{k} {v:.3f}" for k, v in got.items()))
 
 

@@ -150,6 +150,7 @@ CPU_SECONDS = {
     "test_others4_transformers.py": 6, "test_misc15_idioms.py": 6, "test_python_syntax.py": 6,
     "test_plain_objects15.py": 6, "test_explore15_docs.py": 6, "test_linalg_spectral.py": 5,
     "test_perf19h_dispatch.py": 4, "test_perf19h_transform.py": 3,
+    "test_perf19b_passes.py": 3,
     "test_ctx15_function_fields.py": 5, "test_leftovers15.py": 5, "test_loop_saving.py": 5,
     "test_lean20g.py": 5, "test_others11_sim.py": 5, "test_special_expint.py": 5,
     "test_library_rules_higher_order.py": 5, "test_functions_as_values.py": 5,

@@ -410,17 +410,7 @@ def unreduced_carries(loop, before):
     carry's shape. (A second reader would add a cotangent of the carry's own shape to the
     unsummed one: broadcasting would count it more than once.) {loop name: the copy's operand
     (a Var, or an Expr for a constant start)}."""
-    starts = {}
-    for s in before:
-        if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
-            starts[s.targets[0]] = s.operands.get("x")
-        elif isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
-                s.code.strip().startswith(f"{next(iter(s.defines))} = "):
-            starts[next(iter(s.defines))] = ir.Expr(s.code.split("=", 1)[1].strip())
-        else:   # (kept as written: no derivative flows to the start value)
-            for t in (s.targets if isinstance(s, ir.Op) else
-                      s.defines if isinstance(s, ir.Plain) else ()):
-                starts.pop(t, None)
+    starts = loop_starts(loop, before)
     test = _names(loop.test) if isinstance(loop, ir.While) else set()
     if test is None:
         return {}
@@ -447,6 +437,29 @@ def unreduced_carries(loop, before):
                 any(_is_copy(s, name, last) for s in loop.body):
             out[name] = starts[name]
     return out
+
+
+def loop_starts(loop, before):
+    """{loop name of `loop` carried from one iteration to the next: its start value (a Var or
+    an Expr), or None where no copy gives it}: the last statement of `before` assigning it
+    decides, found from the loop back (every statement from the block's start, per loop, was
+    quadratic in a block of many loops, issue 19)."""
+    starts, wanted = {}, {name for name, last in loop.carried if name != last}
+    for s in reversed(before):
+        if not wanted:
+            break
+        if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
+            assigned = {s.targets[0]: s.operands.get("x")}
+        elif isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
+                s.code.strip().startswith(f"{next(iter(s.defines))} = "):
+            assigned = {next(iter(s.defines)): ir.Expr(s.code.split("=", 1)[1].strip())}
+        else:   # (kept as written: no derivative flows to the start value)
+            assigned = dict.fromkeys(s.targets if isinstance(s, ir.Op) else
+                                     s.defines if isinstance(s, ir.Plain) else ())
+        for t in wanted & assigned.keys():
+            starts[t] = assigned[t]
+            wanted.discard(t)
+    return starts
 
 
 def _is_copy(s, name, last):

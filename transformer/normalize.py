@@ -192,6 +192,23 @@ _DISPATCH_NAMES = re.compile(r"fn|out_bar|dispatch|spelled|batch_dispatch|rest|k
                              r".*_dot")
 
 
+class _Tracked(set):
+    """A Normaliser's `tracked` (the versions holding differentiated or batched values), which
+    notes the look-ups of the names a loop's pass watches (_loop): a loop name found tracked
+    after a pass no look-up asked about needs no pass more (the body would come out the same),
+    where a pass per loop more made a loop's body cost two passes (issue 19)."""
+
+    def __init__(self, items=(), watches=None):
+        super().__init__(items)
+        self.watches = [] if watches is None else watches    # [(watched, asked)], shared
+
+    def __contains__(self, name):
+        for watched, asked in self.watches:
+            if name in watched:
+                asked.add(name)
+        return set.__contains__(self, name)
+
+
 class _Versions(dict):
     """A Normaliser's `current` (user name -> its current version), which also keeps every
     version it was ever given (a superset of its values): `holds` then asks whether a name is
@@ -238,6 +255,16 @@ class Normaliser(ContainerMixin):
     @current.setter
     def current(self, value):       # (each dict it is given: a _Versions of its own)
         self._current = value if type(value) is _Versions else _Versions(value)
+
+    @property
+    def tracked(self):
+        return self._tracked
+
+    @tracked.setter
+    def tracked(self, value):       # (each set it is given: a _Tracked sharing the watches)
+        watches = self.__dict__.setdefault("_watches", [])
+        self._tracked = value if type(value) is _Tracked and value.watches is watches else \
+            _Tracked(value, watches)
 
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
         self.batching = mode == "vmap"
@@ -1471,7 +1498,7 @@ class Normaliser(ContainerMixin):
         """The body of a for (target_id: its loop variable) or while loop (target_id None) with
         one loop name per variable it assigns: (target, body, carried, while test source).
         `unpack(target)` emits the statements that read the iteration's item first."""
-        body = body_stmts = stmt.body if body is None else body
+        body = stmt.body if body is None else body
         used_after = self._read_after(getattr(stmt, "end_lineno", 1 << 30))
         if stmt in self.node.body:      # at the top level: read after it before assigned
             used_after = self._first_read_after(stmt, used_after)
@@ -1480,16 +1507,7 @@ class Normaliser(ContainerMixin):
         tested = _names_in(stmt.test) if isinstance(stmt, gast.While) else set()
         # (one first assigned in the loop and read before that in an iteration, `prev`
         # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
-        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
-               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        stored = {n.id for s in body for n in gast.walk(s)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - {target_id}
-        if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
-            stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
-        # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
-        # the loop and again after it: no loop name, no unbound check of the outer k)
-        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
-                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+        own, every, stored = self._loop_stores(stmt, body, target_id)
 
         read_first = _first_reads(body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
@@ -1504,7 +1522,7 @@ class Normaliser(ContainerMixin):
         # tracked that entered it before: its variables found to carry tracked values then
         # still do (activity is monotone), so the fixpoint starts from them, not from none
         # (a pass per loop per enclosing pass: 2**depth passes of the innermost, issue 19)
-        tracked_in = {n for n, v in before.items() if v in tracked_before}
+        tracked_in = {n for n, v in before.items() if v in self.tracked}    # (watched)
         starts = self.__dict__.setdefault("_loop_starts", {})
         start = starts.get(id(stmt))
         if start is not None and start[0] is stmt and start[1] is body and \
@@ -1554,41 +1572,30 @@ class Normaliser(ContainerMixin):
                     self.unbound.add(loop)      # on the first iteration that reads it unbound)
                 if name in grow or before.get(name) in self.tracked:
                     self.tracked.add(loop)
-            target = test = None
-            if target_id is not None:
-                self.current[target_id] = self.names.fresh(target_id) \
-                    if target_id in before else target_id
-                self.names.reserve(self.current[target_id])
-                self.temporaries.discard(self.current[target_id])
-                target = self.current[target_id]
-            else:
-                test = self._while_test(stmt)
-            header = self.out
-            self.out = []
-            if unpack is not None:
-                unpack(target)
-            for s in body:
-                self.statement(s)
-            carried = []
-            for name, loop in loop_names.items():
-                last = self.current.get(name, loop)
-                if last != loop:
-                    if last in self.tracked:
-                        self.out.append(ir.Op([loop], "identity", {"x": ir.Var(last)}, {},
-                                              self.origin))
-                    else:
-                        self.out.append(ir.Plain(f"{loop} = {last}", {loop}, self.origin))
-                carried.append((loop, last))
-                if last in self.containers or before.get(name) in self.containers:
-                    self.containers[loop] = self.containers.get(
-                        last, self.containers.get(before.get(name)))
+            # the loop names this pass leaves untracked: whether the body asks about them
+            watch = ({v for v in loop_names.values() if v not in self.tracked}, set())
+            self._watches.append(watch)
+            try:
+                target, test, header, carried = self._loop_pass(stmt, target_id, body, unpack,
+                                                                loop_names, before)
+            finally:
+                self._watches.remove(watch)
             newly = {name for name, loop in loop_names.items()
                      if self.current.get(name) in self.tracked and loop not in self.tracked}
             lists = {loop for loop in loop_names.values() if loop in self.containers}
-            if not newly - grow and not lists - grown_lists:
+            if lists - grown_lists:
+                grow |= newly
+                grown_lists |= lists            # a loop name found to hold a list: read it again
+                continue
+            late = {loop_names[name] for name in newly - grow}
+            if not late:
                 break
             grow |= newly
-            grown_lists |= lists            # a loop name found to hold a list: read it again
+            if not late & watch[1] and not late & {self.current.get(n) for n in loop_names}:
+                # nothing in the pass asked whether these loop names were tracked (nor does
+                # one carry another's): another pass with them tracked would be this one
+                self.tracked.update(late)
+                break
         starts[id(stmt)] = (stmt, body, tracked_in, set(grow))
         body = self.out
         self._origin(stmt)
@@ -1616,9 +1623,7 @@ class Normaliser(ContainerMixin):
         # a variable the body assigns but the loop does not carry is not read after it: its
         # body version (one iteration's, perhaps under an if) must not look like the value
         # after the loop, which a later if would copy and the reverse pass accumulate into
-        for name in {n.id for s in body_stmts for n in gast.walk(s)
-                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} \
-                - set(loop_names) - {target_id}:
+        for name in every - set(loop_names) - {target_id}:
             if name in before:
                 self.current[name] = before[name]
             else:
@@ -1626,6 +1631,64 @@ class Normaliser(ContainerMixin):
         for name, loop in loop_names.items():
             self.current[name] = loop
         return target, body, carried, test
+
+    def _loop_stores(self, stmt, body, target_id):
+        """(the names body assigns outside comprehensions, every name it assigns, those a loop
+        over it may carry):
+        each enclosing loop's pass asks again, so kept per loop statement while its body is
+        the same list of the same statements (the walks of a loop nested d deep: d, not d**2
+        statements' worth per pass, issue 19)."""
+        memo = self.__dict__.setdefault("_stores", {})
+        got = memo.get(id(stmt))
+        if got is not None and got[0] is stmt and got[1] is body and got[2] == tuple(map(
+                id, body)) and got[3] == target_id:
+            return got[4]
+        own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
+        every = {n.id for s in body for n in gast.walk(s)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        stored = every - {target_id}
+        if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
+            stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
+        # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
+        # the loop and again after it: no loop name, no unbound check of the outer k)
+        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
+                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+        memo[id(stmt)] = (stmt, body, tuple(map(id, body)), target_id, (own, every, stored))
+        return own, every, stored
+
+    def _loop_pass(self, stmt, target_id, body, unpack, loop_names, before):
+        """One pass of _loop over the body: (the target, the while test, the header's
+        statements, the carried pairs)."""
+        target = test = None
+        if target_id is not None:
+            self.current[target_id] = self.names.fresh(target_id) \
+                if target_id in before else target_id
+            self.names.reserve(self.current[target_id])
+            self.temporaries.discard(self.current[target_id])
+            target = self.current[target_id]
+        else:
+            test = self._while_test(stmt)
+        header = self.out
+        self.out = []
+        if unpack is not None:
+            unpack(target)
+        for s in body:
+            self.statement(s)
+        carried = []
+        for name, loop in loop_names.items():
+            last = self.current.get(name, loop)
+            if last != loop:
+                if last in self.tracked:
+                    self.out.append(ir.Op([loop], "identity", {"x": ir.Var(last)}, {},
+                                          self.origin))
+                else:
+                    self.out.append(ir.Plain(f"{loop} = {last}", {loop}, self.origin))
+            carried.append((loop, last))
+            if last in self.containers or before.get(name) in self.containers:
+                self.containers[loop] = self.containers.get(
+                    last, self.containers.get(before.get(name)))
+        return target, test, header, carried
 
     def _check_function_value(self, node):
         """A nested def closing over followed values, used as a value (stored, wrapped in a

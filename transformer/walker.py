@@ -359,7 +359,8 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
     statements, the names live after it (over a loop's fixpoint iterations: their union).
     A loop's fixpoint starts from the one it reached last time (in `_loops`, by header index)
     where the names live after it grew since: liveness is monotone, so that is the same least
-    fixpoint, and a loop nested d deep is walked O(d) times, not 2**d (issue 19)."""
+    fixpoint, and a loop nested d deep is walked O(d) times, not 2**d; not at all again where
+    the names live after it are still within that fixpoint (issue 19)."""
     loops = {} if _loops is None else _loops
     live = set(live)
     for node in reversed(nodes):
@@ -374,6 +375,9 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
                     live -= ln.defines      # (in place: `live` is this call's own set)
                 live |= ln.uses
             continue
+        if after is None:
+            _block_live_before(lines, node, live, keep, loops)
+            continue
         head, body, els, orelse = node
         header = lines[head]
         if header.code.startswith("if "):
@@ -387,18 +391,83 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
             continue
         entry = live | header.uses          # a loop: to a fixpoint over its iterations
         entered, reached = loops.get(head, (None, None))
-        # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
-        top = entry | reached if entered is not None and entered <= entry else set(entry)
-        while True:
-            inner = _live_before(lines, body, top, keep, after, loops)
-            if inner <= top:
-                break
-            top |= inner
-        loops[head] = (entry, top)
+        new = entry - reached if entered is not None and entered <= entry else None
+        if new is not None and not new & _defined(node, lines, loops):
+            # names the body never assigns pass through it: live throughout, they keep no
+            # line more (a line is kept for the names it assigns) nor make others live, so
+            # the fixpoint from entry is the one from entry & reached (which lies between
+            # entered and reached, a fixpoint: reached) with them; its last walk marked what
+            # reached keeps, so the body need not be walked again (each enclosing pass walked
+            # it again: a loop nested d deep d times, issue 19)
+            top = reached | new
+            if after is not None and new:
+                for k in _statements(node, loops):
+                    if k in after:
+                        after[k].update(new)
+        else:
+            # (from the fixpoint for fewer names live, below ours; `top` holds entry throughout)
+            top = entry | reached if entered is not None and entered <= entry else set(entry)
+            while True:
+                inner = _live_before(lines, body, top, keep, after, loops)
+                if inner <= top:
+                    break
+                top |= inner
+            loops[head] = (entry, top)
         if any(keep[k] for k in _statements(node, loops)):
             keep[head] = True
             live = set(top)         # (this call's own: changed in place above)
     return live
+
+
+def _block_live_before(lines, node, live, keep, loops):
+    """_live_before of an if or loop node where no `after` is collected, `live` (the caller's
+    own set) changed in place. Only the names its statements assign are walked through it:
+    those it never assigns pass through (live throughout, they keep no line, which is kept for
+    the names it assigns, nor make others live), so a block costs its own size, not that of
+    every name live after it (copied once per block: quadratic in a function of many loops, a
+    derivative keeping hundreds of values for its reverse pass, issue 19)."""
+    head, body, els, orelse = node
+    header, defined = lines[head], _defined(node, lines, loops)
+    mine = live & defined
+    if header.code.startswith("if "):
+        inner = _live_before(lines, body, mine, keep, None, loops) | _live_before(
+            lines, orelse, mine, keep, None, loops)
+        if any(keep[k] for k in _statements(node, loops)):
+            keep[head] = True
+            if els is not None:
+                keep[els] = True
+            live -= defined - inner
+            live |= inner
+            live |= header.uses
+        return
+    entry = mine | (header.uses & defined)      # a loop: to a fixpoint over its iterations
+    entered, reached, passing = loops.get(("walked", head), (None, None, None))
+    if entered is None or not entered <= entry <= reached:
+        # (from the fixpoint for fewer names live, below ours: the same least fixpoint;
+        # unchanged where ours lies within it: a loop nested d deep walked twice, not d times)
+        top = entry | reached if entered is not None and entered <= entry else set(entry)
+        while True:
+            inner = _live_before(lines, body, top, keep, None, loops)
+            grown = inner & defined
+            if grown <= top:
+                break
+            top |= grown
+        # (the names the body reads and never assigns: the last walk's, the most)
+        reached, passing = top, inner - defined
+        loops[("walked", head)] = (entry, reached, passing)
+    if any(keep[k] for k in _statements(node, loops)):
+        keep[head] = True
+        live |= header.uses
+        live |= reached
+        live |= passing
+
+
+def _defined(block, lines, memo):
+    """The names the statements under block node assign (memoised as _statements)."""
+    key = ("defined", id(block))
+    if key not in memo:
+        memo[key] = frozenset().union(*(lines[k].defines for k in _statements(block, memo)))
+    return memo[key]
 
 
 def _tuple_of_names(code):
