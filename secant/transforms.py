@@ -1179,7 +1179,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_guards__ = tuple({id(g): g for g in (fn_ir.guard, *(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ())))}.values())
     if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
-        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
+        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes,  # if p becomes a getter
+                                             *getattr(fn_ir, "plain_reach", ())),)
     if not staged and (not self_calls and None not in derived or _staged_as_written(fn)):
         # (a recursive helper staged as written, grads_as: its calls of itself are this code)
         gen.__secant_staging__ = (fn, tuple(d for d in derived if d is not None))
