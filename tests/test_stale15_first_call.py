@@ -229,3 +229,76 @@ def test_lead_repro_in_a_fresh_process(tmp_path):
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert [float(v) for v in out.stdout.split()] == [1.0, 1.0]
+
+
+# --- the callee guard (transformer/parse.py Guard): a callee rebound while the first call ran --
+REBINDS = '''
+import secant
+import secant.numpy as snp
+
+act = snp.sin
+
+
+def setup(x):                       # (rebinds the callee f then reads; its result is used)
+    global act
+    act = snp.tanh
+    return x * 1.0
+
+
+def f(a):
+    y = setup(a)
+    return act(y) * a
+'''
+
+
+@pytest.mark.parametrize("transform", ["grad", "grad_grad", "jacfwd", "jvp", "vmap", "jit",
+                                       "jit_grad", "vmap_grad"])
+def test_callee_rebound_while_the_first_call_runs(modules, x64, transform):
+    """Python calls the function the global names when the line runs (tanh): the code
+    generated when sin was bound is run again by the code generated for tanh."""
+    mod = modules(REBINDS)
+    a, xs = 0.7, np.array([0.3, 0.7, -1.1])
+    if transform == "jvp":
+        value, got = secant.jvp(mod.f, (a,), (1.0,))
+    elif transform in ("vmap", "vmap_grad"):
+        got = np.asarray(eval(TRANSFORMS[transform], {"secant": secant, "f": mod.f})(xs))
+    else:
+        got = np.asarray(eval(TRANSFORMS[transform], {"secant": secant, "f": mod.f})(a))
+
+    def ref(x):                                 # (what Python computes, in float64)
+        return np.tanh(x) * x
+    if transform == "grad_grad":
+        want = (ref(a + 1e-4) - 2 * ref(a) + ref(a - 1e-4)) / 1e-8
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    elif transform == "jit":
+        np.testing.assert_allclose(got, ref(a), rtol=1e-12)
+    elif transform == "vmap":
+        np.testing.assert_allclose(got, [ref(x) for x in xs], rtol=1e-12)
+    elif transform == "vmap_grad":
+        np.testing.assert_allclose(got, [_fd(ref, x) for x in xs], rtol=1e-7)
+    else:
+        np.testing.assert_allclose(got, _fd(ref, a), rtol=1e-7)
+    np.testing.assert_allclose(float(mod.f(a)), ref(a), rtol=1e-12)    # (Python agrees)
+
+
+def test_callee_rebound_at_each_call_is_refused(modules, x64):
+    """A function that rebinds its callee each time it runs has no one derivative code:
+    refused, never answered by the code of the callee bound before."""
+    mod = modules('''
+import secant.numpy as snp
+
+act = snp.sin
+
+
+def toggle(x):
+    global act
+    act = snp.tanh if act is snp.sin else snp.sin
+    return x * 1.0
+
+
+def f(a):
+    y = toggle(a)
+    return act(y)
+''')
+    with pytest.raises(secant.SecantError, match="rebinds a function it calls"):
+        secant.grad(mod.f)(0.7)
