@@ -205,23 +205,12 @@ def f(a):
 def test_lead_repro_in_a_fresh_process(tmp_path):
     """The report's program, run in a fresh process (float32): its first call is right."""
     script = tmp_path / "repro.py"
-    script.write_text(textwrap.dedent('''
-        import secant
-
-        class Pair:
-            def __init__(self, u, v):
-                self.u, self.v = u, v
-
-            @property
-            def norm2(self):
-                return self.u * self.u + self.v * self.v
-
-        def mk(a, b):
-            return Pair(a, b)
+    script.write_text("import secant\n" + SHAPES + textwrap.dedent('''
 
         def g1(a, b):
             p = mk(a, 1.0)
             return p.norm2
+
 
         print(float(secant.grad(g1)(0.5, 2.0)), float(secant.grad(g1)(0.5, 2.0)))
     '''))
