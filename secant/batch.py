@@ -455,9 +455,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
             try:
                 out = gen(*args, **kwargs)
-                if active_trace() is None:      # (a callee rebound while it ran: again)
-                    out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(
-                        *args, **kwargs)))(gen_for(plan, sorted(kwargs), False, args)), fun)
+                out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(    # (a callee
+                    *args, **kwargs)))(gen_for(plan, sorted(kwargs),        # rebound while
+                                               active_trace() is not None, args)), fun)  # it ran)
             except SecantError as e:
                 # a callee known only at run time that no transform takes: fun traced whole,
                 # with the call's arguments, instead (secant/transforms.py)

@@ -50,7 +50,8 @@ def f(a):
 TRANSFORMS = {"grad": "secant.grad(f)", "grad_grad": "secant.grad(secant.grad(f))",
               "jacfwd": "secant.jacfwd(f)", "vmap": "secant.vmap(f)", "jit": "secant.jit(f)",
               "jit_grad": "secant.jit(secant.grad(f))",
-              "vmap_grad": "secant.vmap(secant.grad(f))"}
+              "vmap_grad": "secant.vmap(secant.grad(f))",
+              "jit_vmap": "secant.jit(secant.vmap(f))"}
 
 _count = itertools.count()
 
@@ -128,7 +129,7 @@ def _fd(f, a, h=1e-5):
 def test_first_call(modules, x64, where, attr, transform):
     mod = _scenario(modules, where, attr, transform)
     a, xs = 0.7, np.array([0.3, 0.7, -1.1])
-    if transform in ("vmap", "vmap_grad"):
+    if transform in ("vmap", "vmap_grad", "jit_vmap"):
         got = np.asarray(mod.T(xs))         # (the first call, before any reference)
     else:
         got = np.asarray(mod.T(a))
@@ -140,7 +141,7 @@ def test_first_call(modules, x64, where, attr, transform):
         np.testing.assert_allclose(got, _fd(f, a), rtol=1e-7)
     elif transform == "jit":
         np.testing.assert_allclose(got, float(f(a)), rtol=1e-12)
-    elif transform == "vmap":
+    elif transform in ("vmap", "jit_vmap"):
         np.testing.assert_allclose(got, [float(f(x)) for x in xs], rtol=1e-12)
     else:
         np.testing.assert_allclose(got, [_fd(f, x) for x in xs], rtol=1e-7)
@@ -241,7 +242,7 @@ def f(a):
 
 
 @pytest.mark.parametrize("transform", ["grad", "grad_grad", "jacfwd", "jvp", "vmap", "jit",
-                                       "jit_grad", "vmap_grad"])
+                                       "jit_grad", "vmap_grad", "jit_vmap"])
 def test_callee_rebound_while_the_first_call_runs(modules, x64, transform):
     """Python calls the function the global names when the line runs (tanh): the code
     generated when sin was bound is run again by the code generated for tanh."""
@@ -249,7 +250,7 @@ def test_callee_rebound_while_the_first_call_runs(modules, x64, transform):
     a, xs = 0.7, np.array([0.3, 0.7, -1.1])
     if transform == "jvp":
         value, got = secant.jvp(mod.f, (a,), (1.0,))
-    elif transform in ("vmap", "vmap_grad"):
+    elif transform in ("vmap", "vmap_grad", "jit_vmap"):
         got = np.asarray(eval(TRANSFORMS[transform], {"secant": secant, "f": mod.f})(xs))
     else:
         got = np.asarray(eval(TRANSFORMS[transform], {"secant": secant, "f": mod.f})(a))
@@ -261,7 +262,7 @@ def test_callee_rebound_while_the_first_call_runs(modules, x64, transform):
         np.testing.assert_allclose(got, want, rtol=1e-5)
     elif transform == "jit":
         np.testing.assert_allclose(got, ref(a), rtol=1e-12)
-    elif transform == "vmap":
+    elif transform in ("vmap", "jit_vmap"):
         np.testing.assert_allclose(got, [ref(x) for x in xs], rtol=1e-12)
     elif transform == "vmap_grad":
         np.testing.assert_allclose(got, [_fd(ref, x) for x in xs], rtol=1e-7)
