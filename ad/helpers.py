@@ -449,17 +449,8 @@ def _registered_with(tree, attrs):
     tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
     out = copy.copy(_zeros_tree(tree))
     for name, g in attrs.items():
-        if aux_attribute(tree, name):
+        if field_in_aux(tree, name):
             continue
-        if isinstance(inspect.getattr_static(type(tree), name, None),
-                      (property, functools.cached_property)):
-            # a computed attribute read as a field (outside the class's methods, whose
-            # self.p normalize reads by its getter): its cotangent set through the property
-            # would not be the fields' cotangent
-            raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                                  f"{name}, a property, as a field: read it in one of the "
-                                  f"class's methods (self.{name}, read by its getter) or call "
-                                  f"the computation directly{where()}")
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
     try:
         same = tree_util.tree_structure(out) == tree_util.tree_structure(tree)
@@ -655,6 +646,24 @@ def aux_attribute(tree, name):
 
 
 @structural
+def field_in_aux(tree, name):
+    """aux_attribute(tree, name) of field `name` read by generated code; a computed attribute
+    (a property's) read as a field is refused: code that guessed, when it was transformed,
+    that no class computes `name` (transformer/properties.py PlainReads) met an object of a
+    class that does. Its cotangent or tangent as a field would be wrong (set through the
+    property, or dropped as aux data): refused, never a wrong value."""
+    if isinstance(inspect.getattr_static(type(tree), name, None),
+                  (property, functools.cached_property)):
+        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                              f"{name}, a property, as a field (secant met "
+                              f"{type(tree).__name__} only when the code ran): read it in one of "
+                              f"the class's methods (self.{name}, read by its getter), make "
+                              f"{type(tree).__name__} reachable from the function's globals or "
+                              f"closure, or call the computation directly{where()}")
+    return aux_attribute(tree, name)
+
+
+@structural
 def static_attribute(tree, name):
     """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a
     differentiated or batched object): a number in the tree's aux data, the same for every
@@ -735,7 +744,7 @@ def static_item(container, key):
 def attribute_dot(tree, tree_dot, name):
     """The tangent of `tree.name` from the tangent object `tree_dot` (built with tree's
     structure): zero for aux data (aux_attribute), which tree_dot holds as the primal's value."""
-    if aux_attribute(tree, name):
+    if field_in_aux(tree, name):
         out = zeros_like_tree(getattr(tree, name))
     else:
         out = getattr(tree_dot, name)

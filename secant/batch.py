@@ -352,7 +352,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
-                                   generate, staged, traced_for_call_instead)
+                                   generate, rerun_if_rebound, staged,
+                                   traced_for_call_instead)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -454,6 +455,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
             try:
                 out = gen(*args, **kwargs)
+                out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(    # (a callee
+                    *args, **kwargs)))(gen_for(plan, sorted(kwargs),        # rebound while
+                                               active_trace() is not None, args)), fun)  # it ran)
             except SecantError as e:
                 # a callee known only at run time that no transform takes: fun traced whole,
                 # with the call's arguments, instead (secant/transforms.py)

@@ -946,6 +946,23 @@ def _current(gen):
     return True
 
 
+def rerun_if_rebound(gen, out, again, fn):
+    """`out`, what `gen` returned, if what it resolved when it was generated still holds after
+    it ran; else the call ran against names the user's code rebound while it ran (a global
+    callee rebound by a callee, a class defined or first met then): `again()`, the call run
+    again by the code generated now. A call that rebinds them again each time is refused,
+    never answered by code generated for another callee."""
+    if _current(gen):
+        return out
+    gen, out = again()
+    if not _current(gen):
+        raise SecantError(f"{getattr(fn, '__name__', 'the function')} rebinds a function it "
+                          "calls (a global or closure cell) each time it runs: secant resolves "
+                          "callees when it transforms the code; bind them before the call, or "
+                          "pass the function as an argument" + where())
+    return out
+
+
 _CUSTOM_REPLAYS = weakref.WeakKeyDictionary()     # a custom_jvp body's replay -> its custom_jvp
 
 
@@ -1314,7 +1331,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     gen.__secant_guards__ = tuple({id(g): g for g in (fn_ir.guard, *(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ())))}.values())
     if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
-        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes),)  # if p becomes a getter
+        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes,  # if p becomes a getter
+                                             *getattr(fn_ir, "plain_reach", ())),)
     if not staged and (not self_calls and None not in derived or _staged_as_written(fn)):
         # (a recursive helper staged as written, grads_as: its calls of itself are this code)
         gen.__secant_staging__ = (fn, tuple(d for d in derived if d is not None))
@@ -2833,9 +2851,12 @@ def _transform(fun, argnums, mode, has_aux):
         form = _objects_form(base, args)        # (v - w of user objects: Vec.__sub__)
         try:
             if active_trace() is not None:
-                return keep(staged_gen() if form is None else generate(
-                    _op_function(staged(form)), positions, mode, has_aux, tuple_out,
-                    staged=True))(*args, **kwargs)
+                if form is not None:
+                    return keep(generate(_op_function(staged(form)), positions, mode, has_aux,
+                                         tuple_out, staged=True))(*args, **kwargs)
+                fn = staged_gen()       # (traced again if a callee was rebound as it ran)
+                return keep(rerun_if_rebound(fn, fn(*args, **kwargs), lambda: (
+                    staged_gen(), staged_gen()(*args, **kwargs)), base), args)
             token = quiet_enter()       # once for the call, not once per operation
             try:
                 fn = current() if form is None else \
@@ -2846,6 +2867,9 @@ def _transform(fun, argnums, mode, has_aux):
                     failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
                     if failed:
                         raw_eager.stop(fn)
+                if form is None:
+                    out = rerun_if_rebound(fn, out, lambda: (current(), current()(
+                        *args, **kwargs)), base)
                 return keep(out, args)
             finally:
                 quiet_exit(token)
@@ -3381,12 +3405,13 @@ def jvp(fun, primals, tangents, has_aux=False):
         gen = _jvp_generated(fun, active, has_aux)
         names, keyword, _ = forward._tangent_params(gen, len(active))
         if keyword:         # fun has parameters with defaults: tangents go by keyword
-            return gen(*primals, **dict(zip(names, tangents)))
-        return gen(*primals, *tangents)
+            return gen, gen(*primals, **dict(zip(names, tangents)))
+        return gen, gen(*primals, *tangents)
     try:
         try:
             with _RetryAnswered(fun) as answered:
-                out = run()
+                gen, out = run()
+                out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
             return out                  # from the next call)
         except SecantError as e:
@@ -3394,7 +3419,7 @@ def jvp(fun, primals, tangents, has_aux=False):
             # with the call's arguments, instead (traced_for_call_instead)
             if not traced_for_call_instead(fun, e):
                 raise
-        return run()
+        return run()[1]
     except Exception as e:
         _note_user_lines(e)
         raise
@@ -3434,7 +3459,11 @@ def jvp_fn(fun, argnums=None, has_aux=False):
     def transformed(*args, **kwargs):
         args = _as_arrays(args, converted)
         try:
-            return (current() if active_trace() is None else staged_gen())(*args, **kwargs)
+            if active_trace() is not None:
+                return staged_gen()(*args, **kwargs)
+            fn = current()
+            return rerun_if_rebound(fn, fn(*args, **kwargs), lambda: (current(), current()(
+                *args, **kwargs)), base)
         except Exception as e:
             _bad_call(e, base)
             _note_user_lines(e)
@@ -3683,8 +3712,16 @@ class _Jacobian:
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)
+        def run():
+            self._used = None
+            out = self._run(args, positions)
+            return self._used, out
+
         try:
-            jac, _, aux = self._run(args, positions)
+            used, out = run()
+            if used is not None:        # (a callee rebound as it ran: run again)
+                out = rerun_if_rebound(used, out, run, self.fun)
+            jac, _, aux = out
         except Exception as e:
             _note_user_lines(e)
             raise
@@ -3749,7 +3786,7 @@ class _Jacobian:
         out, aux = self._out(args, quiet=self.kind == "jacfwd")
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
-            gen = generate(base, positions, "jvp", self.has_aux, staged=_staging())
+            gen = self._used = generate(base, positions, "jvp", self.has_aux, staged=_staging())
             basis, size = _basis(in_leaves)
             tangents = tree_util.tree_unflatten(in_tree, basis)
             n_args, n_t = len(args), len(tangents)
@@ -3783,7 +3820,7 @@ class _Jacobian:
             if not dtypes.is_inexact(dt) or dtypes.is_complex(dt) and not self.holomorphic:
                 raise SecantTypeError(f"jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {dt.name}{where()}")
-        gen = generate(base, positions, "vjp", staged=_staging())
+        gen = self._used = generate(base, positions, "vjp", staged=_staging())
         single = len(positions) == 1
         # the generated vjp, vmapped over the output basis (aux's cotangent: zeros, unbatched)
         basis, size = _basis(out_leaves)

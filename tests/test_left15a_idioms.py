@@ -140,9 +140,6 @@ def property_of_a_sum(x):
     return (Pair(x[0], x[1]) + Pair(x[2], x[3])).norm2
 
 
-@pytest.mark.xfail(strict=True, reason="a property read on what a user __add__ returned: the "
-                   "sum of two objects is differentiated as a list concatenation (grad zero "
-                   "or `object has no len()`), transformer/containers.py container_binop")
 def test_property_of_a_sum_of_objects(x64):
     _check(property_of_a_sum, "grad")
 

@@ -295,6 +295,8 @@ class Normaliser(ContainerMixin):
         self.operator_built = []        # (of those, the ops of `Vec(a)` and of operators)
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
         self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
+        self.reached = set()            # (of those, the user's own reads: Reach re-checks them)
+        self.reach = None               # the user classes the function reaches, once asked
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
@@ -2120,10 +2122,14 @@ class Normaliser(ContainerMixin):
         if node.attr == "at":
             raise self.src.error(node, f"the attribute .{node.attr} is not supported here by "
                                  "the transform")
-        if not self.src.generated and properties.may_be_computed(node.attr):
-            # a getter or a class constant of some pytree class: chosen when it runs
+        if not self.src.generated and (properties.may_be_computed(node.attr)
+                                       or node.attr in self._reach().names):
+            # a getter or a class constant of some pytree class, or of a user class the
+            # function reaches: chosen when it runs
             return self._read_by_class(base, repr(node.attr), node.attr)
         self.plain_attributes.add(node.attr)    # (a class registered later may compute it)
+        if not self.src.generated:
+            self.reached.add(node.attr)         # (or one defined after the function)
         read = self._emit("attribute", {"tree": base}, {"name": node.attr}, node.attr)
         if isinstance(read, ir.Var):
             self.fields.append(self.out[-1])
@@ -2131,6 +2137,12 @@ class Normaliser(ContainerMixin):
                 self.containers[read.name] = "dict"     # reads its keys, names)
                 self.item_kinds[read.name] = None
         return read
+
+    def _reach(self):
+        """The user classes the function reaches (transformer/properties.py Reach), found once."""
+        if self.reach is None:
+            self.reach = properties.Reach((self.src.globals, tuple(self.src.cells.values())))
+        return self.reach
 
     def _read_by_class(self, base, name, hint):
         """base.<name> read by the function attribute_reader picks when it runs, by base's
@@ -5128,6 +5140,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
     fn_ir.plain_attributes = norm.plain_attributes
+    fn_ir.plain_reach = (norm.reach, norm.reached)      # (properties.PlainReads)
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered

@@ -190,6 +190,10 @@ class Guard:
         self.checks = []
         for (name, chain), (_, value) in resolutions.items():
             kind = resolutions.get((name, ()), ("unbound",))[0]
+            if kind == "unbound" and name in cells and not chain:
+                # a cell not filled yet (a class defined after the function): generated again
+                self.checks.append((cells[name], src.globals, name, (), _MISSING))  # once it is
+                continue
             if kind in ("unbound", "import") or kind == "closure" and name not in cells:
                 continue        # (a value secant itself bound: it cannot change)
             cell = cells.get(name) if kind == "closure" else None

@@ -8,6 +8,8 @@ a function returning the class's constant, or a field read."""
 import dataclasses
 import functools
 import inspect
+import sys
+import types
 
 from secant import tree_util
 from secant.backends.errors import SecantTypeError, where
@@ -73,11 +75,15 @@ def _stamp():
 
 class PlainReads:
     """The guard of generated code that reads `m.p` as a field (p a getter or constant of no
-    pytree class when it was transformed): it no longer holds once a class registered since
-    computes p, and the code is generated again (secant/transforms.py _current)."""
+    pytree class when it was transformed, nor of a user class its function reaches): it no
+    longer holds once a class registered since computes p, or a class its function reaches now
+    (defined after it, `Reach`) computes one of `reached` (the reads of objects whose class the
+    code meets only when it runs), and the code is generated again (secant/transforms.py
+    _current)."""
 
-    def __init__(self, names):
+    def __init__(self, names, reach=None, reached=()):
         self.names, self.stamp = frozenset(names), _stamp()
+        self.reach, self.reached = reach, frozenset(reached)
 
     def holds(self):
         now = _stamp()
@@ -85,7 +91,103 @@ class PlainReads:
             if any(may_be_computed(n) for n in self.names):
                 return False
             self.stamp = now
+        if self.reach is not None and self.reached and self.reach.changed():
+            again = Reach(self.reach.roots)
+            if self.reached & again.names:
+                return False
+            self.reach = again
         return True
+
+
+class Reach:
+    """The user classes a function reaches when it is transformed: through its globals and
+    closure cells, and those of the user functions, classes (their methods) and modules found
+    there, and `names`, the attributes they compute (a getter or class constant: _computed).
+    An object built inside the function (`p = mk(a)`, mk making a Pair) is met by the pytree
+    registry only when the code runs, after the transform read `p.norm2`: its class is found
+    here instead. `changed()`: a globals dict or a cell it went through has changed since (a
+    class defined after the function), which the guard checks before each call."""
+
+    def __init__(self, roots):
+        self.roots = roots          # (globals dict, cells)
+        self.dicts, self.cells, classes = [], [], set()
+        seen, todo = set(), []
+
+        def through(d):
+            if id(d) not in seen:
+                seen.add(id(d))
+                self.dicts.append((d, len(d)))
+                todo.extend(d.values())
+
+        def cells(closure):
+            for cell in closure or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:          # (empty: a class defined after the function)
+                    self.cells.append((cell, _EMPTY))
+                    continue
+                if isinstance(value, _LEADS):       # (a counter's cell: not followed)
+                    self.cells.append((cell, value))
+                todo.append(value)
+
+        through(roots[0])
+        cells(roots[1])
+        while todo and len(seen) < _REACH_LIMIT:
+            value = todo.pop()
+            if id(value) in seen:
+                continue
+            if isinstance(value, (types.MethodType, functools.partial)):
+                todo.append(getattr(value, "__func__", None) or value.func)
+            elif isinstance(value, types.FunctionType):
+                seen.add(id(value))
+                if _user_module(value.__module__):
+                    through(value.__globals__)
+                    cells(value.__closure__)
+            elif isinstance(value, type):
+                seen.add(id(value))
+                if _user_module(value.__module__):
+                    classes.add(value)
+                    for klass in value.__mro__:
+                        for v in vars(klass).values():
+                            v = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
+                            if isinstance(v, types.FunctionType):
+                                todo.append(v)
+            elif isinstance(value, types.ModuleType):
+                seen.add(id(value))
+                if _user_module(value.__name__):
+                    through(vars(value))
+            elif _user_module(type(value).__module__):     # (a global model: its class)
+                todo.append(type(value))
+        self.names = frozenset(name for cls in classes for klass in cls.__mro__
+                               if klass is not object for name in vars(klass)
+                               if not name.startswith("__") and _computed(cls, name))
+
+    def changed(self):
+        return any(len(d) != n for d, n in self.dicts) or any(
+            _contents(cell) is not value for cell, value in self.cells)
+
+
+_EMPTY = object()
+_LEADS = (type, types.FunctionType, types.ModuleType, types.MethodType, functools.partial)
+_REACH_LIMIT = 2000     # (objects walked: a program's own modules, never a library's)
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+@functools.lru_cache(maxsize=None)
+def _user_module(name):
+    """Whether module `name` is the user's own: not secant's, the standard library's or an
+    installed package's."""
+    root = (name or "").split(".")[0]
+    if root in ("secant", "builtins", "__main__") or root in sys.stdlib_module_names:
+        return root == "__main__"
+    path = getattr(sys.modules.get(root), "__file__", None) or ""
+    return "site-packages" not in path and "dist-packages" not in path
 
 
 @functools.lru_cache(maxsize=None)
