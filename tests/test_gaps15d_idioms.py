@@ -40,7 +40,14 @@ def zip_star_generator(x):
     return sum(a * b for a, b in zip(*rows)) + max(len(c) for c in zip(*rows)) * x[0]
 
 
-FUNCTIONS = [jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
+# --- sorted by a static int of (int, traced) pairs: under vmap one order for every example ------
+def sorted_by_static_key(x):
+    pairs = [(2, x[0]), (0, x[1]), (1, x[2])]
+    s = sorted(pairs, key=lambda t: t[0])
+    return s[0][1] * 3.0 + s[1][1] * s[2][1] + max(pairs, key=lambda t: t[0])[1] * x[3]
+
+
+FUNCTIONS = [sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)

@@ -230,12 +230,20 @@ def zip_star_in_comprehension(x):
     return cols[0] * cols[1]
 
 
+# (under vmap a static key is one value for every example: one order)
+def sort_by_static_int_in_tuples(x):
+    pairs = [(2, x[0]), (0, x[1]), (1, x[2])]
+    pairs.sort(key=lambda p: p[0])
+    return sum(v * (i + 1) for i, (_, v) in enumerate(pairs))
+
+
 FUNCTIONS = [defaultdict_append, defaultdict_append_by_name, defaultdict_extend,
              setdefault_append, max_key_of_dict, nonlocal_counter, global_counter,
              global_counter_in_loop, local_class, local_class_operators, local_dataclass,
              starmap_lambda, starmap_operator, starmap_display, partial_of_a_nested_def,
              map_two, map_three, reduce_zip, reduce_zip_no_initial, reduce_enumerate,
-             recursive_nested, recursive_nested_reads_local, zip_star_in_comprehension]
+             recursive_nested, recursive_nested_reads_local, zip_star_in_comprehension,
+             sort_by_static_int_in_tuples]
 TRANSFORMS = ["grad", "hessian", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 
 
@@ -397,17 +405,9 @@ def method_named_like_an_array_method(x):
     return q.prod()
 
 
-def sort_by_static_int_in_tuples(x):
-    pairs = [(2, x[0]), (0, x[1]), (1, x[2])]
-    pairs.sort(key=lambda p: p[0])
-    return sum(v * (i + 1) for i, (_, v) in enumerate(pairs))
-
-
 @pytest.mark.parametrize("f,name,why", [
     (method_named_like_an_array_method, "grad", "q.prod() of what _replace returned is read "
      "as the array method prod (product_grad), and its cotangent is an array"),
-    (sort_by_static_int_in_tuples, "vmap", "under vmap the static ints of the tuples are read "
-     "as batched: sort_order refuses an order per example"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
 def test_known_gap(f, name, why, x64):
     try:
