@@ -2,6 +2,8 @@
 checked under grad (float64 central differences), hessian (central differences of the checked
 gradient), jit (eager), jit(grad), vmap (a Python loop), vmap(grad) and jvp (test_left15a_idioms
 _check). The functions live at module level: the transforms read their source."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -47,7 +49,25 @@ def sorted_by_static_key(x):
     return s[0][1] * 3.0 + s[1][1] * s[2][1] + max(pairs, key=lambda t: t[0])[1] * x[3]
 
 
-FUNCTIONS = [sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
+# --- a namedtuple's own method on what _replace returned (not the array method of that name) ---
+class Span(typing.NamedTuple):
+    lo: object
+    hi: object
+
+    def sum(self):
+        return self.hi * 2.0 - self.lo
+
+    def mean(self, w):
+        return (self.lo + self.hi) * w
+
+
+def replaced_then_own_methods(x):
+    s = Span(x[0], x[1])
+    t = s._replace(hi=x[2] * x[3])
+    return t.sum() * t.mean(x[0]) + s.sum()
+
+
+FUNCTIONS = [replaced_then_own_methods, sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)

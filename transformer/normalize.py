@@ -2339,9 +2339,13 @@ class Normaliser(ContainerMixin):
         if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
             return self.call(self.replace_call(node))
         if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args \
-                and not isinstance(func.value, gast.Call) \
+                and (not isinstance(func.value, gast.Call) or _builds_namedtuple(
+                    self._resolve(func.value.func))) \
                 and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
-            return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
+            return self.replaced_object(node, func.value)   # a namedtuple's (or Pt(a, b)'s)
+        if len(node.args) == 1 and _namedtuple_replace(self._resolve(func)) \
+                and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
+            return self.replaced_object(node, node.args[0])     # Pt._replace(obj, a=v)
         if isinstance(func, gast.Call) and func.args and not func.keywords and len(
                 node.args) == 1 and not node.keywords and not any(isinstance(a, gast.Starred)
                                                                   for a in func.args + node.args) \
@@ -2747,6 +2751,18 @@ class Normaliser(ContainerMixin):
                 gast.copy_location(n, node.func)
         return gast.copy_location(gast.Call(func=func, args=[obj], keywords=node.keywords),
                                   node)
+
+    def replaced_object(self, node, obj):
+        """`obj._replace(k=v)` (node; `Pt._replace(obj, k=v)` as desugared): the object
+        replacer builds is of obj's kind, its methods (`q.prod()` of a namedtuple's own prod)
+        read as obj's are, never as an array's."""
+        call = self.replaced(node, obj, method=True)
+        kind = self.container_kind(self.operand(call.args[0]))
+        out = self.call(call)
+        if isinstance(out, ir.Var) and kind not in (False, "list", "dict") \
+                and out.name not in self.containers:
+            self.containers[out.name] = kind
+        return out
 
     def _kind_of_call(self, node):
         """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
@@ -5207,6 +5223,17 @@ class _PerExampleQueries(gast.NodeTransformer):
             if kind in _PER_EXAMPLE_CALLS:
                 return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
         return self.generic_visit(node)
+
+
+def _builds_namedtuple(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") \
+        and hasattr(cls, "_replace")
+
+
+def _namedtuple_replace(fn):
+    """Whether `fn` is a namedtuple class's own _replace (Pt._replace, as desugared)."""
+    return getattr(fn, "__name__", None) == "_replace" \
+        and getattr(fn, "__module__", None) == "collections"
 
 
 def _static_query_kind(obj):
