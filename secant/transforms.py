@@ -2566,6 +2566,18 @@ def _objects_generated(base, args, positions, mode, has_aux, tuple_out):
     return None if form is None else generate(form, positions, mode, has_aux, tuple_out)
 
 
+def _remade_for_objects(gen, base, positions, mode, has_aux, tuple_out):
+    """Mark `gen` (grad's derivative of `base`, written for arrays) with the way to make it
+    again for user objects with operators at the positions a caller knows (flags): a function
+    that calls grad(f)(v, w) of objects and is differentiated itself must differentiate that
+    derivative, never the array one (whose `v + w` rule is an array sum's)."""
+    if isinstance(gen, types.FunctionType) and gen is not base:
+        from secant.transformer.operators import objects_form
+        gen.__secant_objects_remade__ = lambda flags: objects_form(generate(
+            objects_form(base, flags), positions, mode, has_aux, tuple_out),
+            flags)      # (and read again knowing them: `q * 3.0` left as written is q's __mul__)
+
+
 def _transform(fun, argnums, mode, has_aux):
     """The wrapper of grad/value_and_grad: eager calls run the derivative of `fun` as written;
     calls while jit traces run the derivative of its staged form."""
@@ -2577,6 +2589,7 @@ def _transform(fun, argnums, mode, has_aux):
                                    has_aux, tuple_out)
     own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
     gen = _eager_generated(base, positions, mode, has_aux, tuple_out, own_code)
+    _remade_for_objects(gen, base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
         if own_code and base not in _TRACED_WITH_ARGUMENTS:

@@ -3692,7 +3692,8 @@ class Normaliser(ContainerMixin):
         name = self.runnable_name(node.func, fn)
         objects = [self._may_be_object(operands.get(f"arg{i}")) for i in range(len(node.args))]
         if any(objects) and inspect.isfunction(fn):     # helper(v) of a user object v: its
-            fn = operators.objects_form(fn, objects)    # operators read as v's class's
+            remade = getattr(fn, "__secant_objects_remade__", None)  # operators read as v's
+            fn = remade(objects) if remade else operators.objects_form(fn, objects)  # class's
         out = self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                          callee_name=name)
         if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
