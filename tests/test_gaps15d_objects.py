@@ -113,3 +113,67 @@ def test_batched_grad_of_grad_of_objects(x64, how):
         g = lambda a: fd_grad(pair_twice_np, (a, Y))  # noqa: E731
         want = np.stack([(g(X + 1e-5 * e) - g(X - 1e-5 * e)) / 2e-5 for e in np.eye(3)], -1)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+
+
+# --- an object carried by a loop jit rolls into a lax loop ----------------------------------------
+class Step:                         # a plain class (not registered): read as its fields
+    def __init__(self, d):
+        self.d = d
+
+    def __add__(self, o):
+        return Step(self.d * o.d)
+
+    def __mul__(self, s):
+        return Step(self.d + s)
+
+
+def carried(x, y):
+    s = Step(x)
+    for i in range(3):
+        s = s * jnp.cos(s.d) + Step(y * 0.5 + i)
+    return jnp.sum(s.d)
+
+
+def carried_np(x, y):
+    d = x
+    for i in range(3):
+        d = (d + np.cos(d)) * (y * 0.5 + i)
+    return np.sum(d)
+
+
+@pytest.mark.parametrize("how", ["grad", "jit_grad", "jit", "vmap", "jit_vmap", "vmap_grad",
+                                 "jvp", "grad_of_grad"])
+def test_object_carried_by_a_staged_loop(x64, how):
+    x, y = jnp.asarray(X), jnp.asarray(Y)
+    xs, ys = np.stack([X, Y, X * 0.5]), np.stack([Y, X, Y * 2.0])
+    if how in ("grad", "jit_grad"):
+        g = grad(carried, argnums=(0, 1))
+        got = (jit(g) if how == "jit_grad" else g)(x, y)
+        assert_trees_close(got, (fd_grad(carried_np, (X, Y)), fd_grad(carried_np, (X, Y), 1)),
+                           rtol=1e-5, atol=1e-6)
+    elif how == "jit":
+        np.testing.assert_allclose(float(jit(carried)(x, y)), carried_np(X, Y), rtol=1e-12)
+    elif how in ("vmap", "jit_vmap"):
+        v = vmap(carried)
+        got = (jit(v) if how == "jit_vmap" else v)(jnp.asarray(xs), jnp.asarray(ys))
+        np.testing.assert_allclose(np.asarray(got), [carried_np(a, b) for a, b in zip(xs, ys)],
+                                   rtol=1e-12)
+    elif how == "vmap_grad":
+        got = vmap(grad(carried))(jnp.asarray(xs), jnp.asarray(ys))
+        want = [fd_grad(carried_np, (a, b)) for a, b in zip(xs, ys)]
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    elif how == "jvp":
+        t = (jnp.asarray([1.0, -0.5, 2.0]), jnp.ones(3))
+        _, got = jvp(carried, (x, y), t)
+        np.testing.assert_allclose(float(got), float(fd_jvp(carried_np, (X, Y), (
+            np.asarray(t[0]), np.ones(3)))), rtol=1e-5, atol=1e-6)
+    else:
+        first = lambda a, b: jnp.sum(grad(carried)(a, b) ** 2)  # noqa: E731
+        first_np = lambda a, b: np.sum(fd_grad(carried_np, (a, b)) ** 2)  # noqa: E731
+        np.testing.assert_allclose(np.asarray(grad(first)(x, y)), _fd2(first_np, X, Y),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def _fd2(f, x, y, h=1e-4):
+    """Central differences of f(x, y) in x (f itself central differences: a wider step)."""
+    return np.array([(f(x + h * e, y) - f(x - h * e, y)) / (2 * h) for e in np.eye(len(x))])

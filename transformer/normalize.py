@@ -4084,10 +4084,27 @@ class Normaliser(ContainerMixin):
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
                  for f, name in zip(fns, names)]
         lifted = [self._lift(f, name, closed + consts) for f, name in zip(fns, names)]
+        lifted = self._objects_carried(kind, data, lifted, closed + consts)
         name = self.names.fresh(f"{kind}_out")
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
         self.tracked.add(name)
         return ir.Var(name)
+
+    def _objects_carried(self, kind, data, lifted, free):
+        """The loop's functions (lifted) in the form that knows which of their parameters hold
+        user objects with operators (transformer/operators.py): a carry whose initial value
+        is one (`w = Vec(x)` carried by a for loop jit stages), a free local that is one.
+        A carry is read as the object its init is; what the body returns is that object too."""
+        carry = {"fori_loop": [False, True], "while_loop": [True], "scan": [True, False]}.get(kind)
+        if carry is None or "init" not in data:
+            return lifted
+        if not self._may_be_object(data["init"]):
+            carry = [False] * len(carry)
+        flags = carry + [self._may_be_object(ir.Var(self.current[n])) for n in free]
+        if not any(flags):
+            return lifted
+        return [operators.objects_form(fn, flags[-len(inspect.signature(fn).parameters):])
+                if inspect.isfunction(fn) else fn for fn in lifted]
 
     def _branch_outputs_active(self, op, n):
         """Whether each of the n outputs of `op` is differentiated (batched, for vmap): for a
