@@ -98,7 +98,7 @@ def x64_or_not(request):
 CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
     "test_left15a_idioms.py": 27,
-    "test_gaps15d_idioms.py": 8,
+    "test_gaps15d_idioms.py": 36,
     "test_gaps15d_objects.py": 10,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,

@@ -2,6 +2,7 @@
 checked under grad (float64 central differences), hessian (central differences of the checked
 gradient), jit (eager), jit(grad), vmap (a Python loop), vmap(grad) and jvp (test_left15a_idioms
 _check). The functions live at module level: the transforms read their source."""
+import collections
 import typing
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from test_left15a_idioms import TRANSFORMS, _check
+from test_left15a_idioms import TRANSFORMS, X, _check
 
 
 # --- an object with __jax_array__ passed to secant.numpy (JAX calls the method) ----------------
@@ -67,7 +68,31 @@ def replaced_then_own_methods(x):
     return t.sum() * t.mean(x[0]) + s.sum()
 
 
-FUNCTIONS = [replaced_then_own_methods, sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
+# --- a defaultdict's items read in a comprehension (was: "arrays are immutable") ------------------
+def defaultdict_counts_in_comprehension(x):
+    counts = collections.defaultdict(int)
+    for k in [0, 1, 0, 2]:
+        counts[k] += 1
+    return sum(x[k] * counts[k] for k in range(4)) * x[0]
+
+
+def defaultdict_missing_key_in_comprehension(x):
+    d = collections.defaultdict(float)
+    d["a"] = x[0]
+    d["b"] += x[1] * 2.0
+    return sum([d[k] * x[2] for k in ("a", "b", "c")]) + d["a"] * x[3]
+
+
+def defaultdict_own_keys_in_comprehension(x):
+    d = collections.defaultdict(float)
+    for i in range(4):
+        d[i % 2] += x[i] * x[i]
+    return snp.stack([d[k] for k in sorted(d)]).sum() * x[0] + sum(d[k] ** 2 for k in d) \
+        + len(d) * x[1]
+
+
+FUNCTIONS = [defaultdict_counts_in_comprehension, defaultdict_missing_key_in_comprehension,
+             defaultdict_own_keys_in_comprehension, replaced_then_own_methods, sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)
@@ -83,3 +108,20 @@ def test_jax_array_eagerly():
     np.testing.assert_allclose(np.asarray(snp.add(w, 1.0)), [2.0, -1.0])
     np.testing.assert_allclose(np.asarray(secant.jit(lambda v: snp.cos(Wrapped(v)))(
         np.array([0.25]))), np.cos([0.5]), rtol=1e-6)
+
+
+def defaultdict_grown_by_a_comprehension_read(x):
+    d = collections.defaultdict(float)
+    d[0] = x[0]
+    s = sum(d[k] for k in range(3))     # inserts keys 1 and 2: len(d) is 3 after it
+    return s * len(d)
+
+
+def test_comprehension_read_that_grows_the_dict(x64):
+    # a read in a comprehension inserts the missing key, which len(d) sees: followed exactly
+    # or refused, never read as a get without the insertion (len 1)
+    try:
+        g = np.asarray(secant.grad(defaultdict_grown_by_a_comprehension_read)(X))
+    except secant.SecantError:
+        return
+    np.testing.assert_allclose(g, [3.0, 0.0, 0.0, 0.0])
