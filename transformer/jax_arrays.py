@@ -1,10 +1,12 @@
 """An object of the user's class with a `__jax_array__` method passed to a library function
 (`snp.sin(A(x))`, `a = A(x); snp.sum(a)`): JAX calls the method and computes with the array it
-returns, so the call is read as `snp.sin(A(x).__jax_array__())` (issue 15), a method call the
-transforms follow into the method's body (transformer/user_objects.py), and derivatives flow
-through the object's fields. Only where the argument is a call of such a class written in
-place, or a local bound once (in the function's own body) to one; any other argument is left
-as written (the library converts it when the function runs)."""
+returns, so the call is read as `snp.sin(A.__jax_array__(A(x)))` (issue 15), a call of the
+user's method the transforms follow into its body, and derivatives flow through the object's
+fields. Only where the argument is a call of such a class written in place, or a local bound
+once (in the function's own body) to one; any other argument is left as written (the library
+converts it when the function runs)."""
+import copy
+
 import gast
 
 from secant.transformer.hygiene import walk as _walk
@@ -22,10 +24,11 @@ def rewrite(d, body):
             continue
         args = []
         for a in n.args:
-            if _object(d, a, held):
+            cls = _class_of(d, a, held)
+            if cls is not None:         # (the class named as written: its method a known callee)
                 a = gast.copy_location(gast.Call(
-                    func=gast.Attribute(a, "__jax_array__", gast.Load()), args=[],
-                    keywords=[]), a)
+                    func=gast.Attribute(copy.deepcopy(cls), "__jax_array__", gast.Load()),
+                    args=[a], keywords=[]), a)
                 changed = True
             args.append(a)
         n.args = args
@@ -67,7 +70,8 @@ def _library(d, func):
 
 
 def _held(d, body):
-    """Locals bound once, at the function's top level, to a call of a `__jax_array__` class."""
+    """{local: the class expression} for each local bound once, at the function's top level, to
+    a call of a `__jax_array__` class."""
     stores, made = {}, {}
     for n in (m for s in body for m in _walk(s)):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -76,12 +80,16 @@ def _held(d, body):
         if isinstance(s, gast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call) \
                 and _jax_array_class(d, *_chain(s.value.func)):
-            made[s.targets[0].id] = s
-    return {name for name in made if stores.get(name) == 1 and name not in d.params}
+            made[s.targets[0].id] = s.value.func
+    return {name: cls for name, cls in made.items()
+            if stores.get(name) == 1 and name not in d.params}
 
 
-def _object(d, arg, held):
+def _class_of(d, arg, held):
+    """The class expression of an argument that is an object of a `__jax_array__` class (a
+    call of it written in place, or a local `_held` names), else None."""
     if isinstance(arg, gast.Name):
-        return arg.id in held
-    return isinstance(arg, gast.Call) and _chain(arg.func)[0] is not None \
-        and _jax_array_class(d, *_chain(arg.func))
+        return held.get(arg.id)
+    if isinstance(arg, gast.Call) and _jax_array_class(d, *_chain(arg.func)):
+        return arg.func
+    return None
