@@ -2563,7 +2563,12 @@ def _objects_form(fn, args):
 
 def _objects_generated(base, args, positions, mode, has_aux, tuple_out):
     form = _objects_form(base, args)
-    return None if form is None else generate(form, positions, mode, has_aux, tuple_out)
+    if form is None:
+        return None
+    gen = generate(form, positions, mode, has_aux, tuple_out)
+    from secant.transformer.operators import is_operator_object, objects_form
+    return objects_form(gen, [is_operator_object(a) for a in args]) \
+        if isinstance(gen, types.FunctionType) else gen    # (a transform of it knows them too)
 
 
 def _remade_for_objects(gen, base, positions, mode, has_aux, tuple_out):
