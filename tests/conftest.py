@@ -98,8 +98,6 @@ def x64_or_not(request):
 CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
     "test_left15a_idioms.py": 27,
-    "test_gaps15d_idioms.py": 36,
-    "test_gaps15d_objects.py": 10,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
@@ -117,6 +115,7 @@ CPU_SECONDS = {
     "test_others2_second_order.py": 20, "test_vmap_index_parts.py": 19,
     "test_others8_rl_attention.py": 17, "test_others9_models.py": 17, "test_pmap.py": 16,
     "test_linalg15c_schur.py": 17, "test_linalg15c_more.py": 16,
+    "test_gaps15d_idioms.py": 36, "test_gaps15d_objects.py": 10,
     "test_others15_pytrees.py": 16, "test_sweep15_helpers.py": 16, "test_grad_rules.py": 15,
     "test_others8_idioms_science.py": 15, "test_others7_science.py": 15,
     "test_others15_cookbook.py": 15, "test_effects16_compositions.py": 15,
