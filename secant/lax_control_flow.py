@@ -295,7 +295,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             _check_carry(carry, new, "scan's f")
             carry = new
         return carry, ys.stacked()
+    _plain_objects_read(init)
     return _staged_scan(trace, f, init, xs, n, reverse)
+
+
+def _plain_objects_read(tree):
+    """Objects of plain user classes in a staged scan's carry (`w = Vec(x)` carried by a for
+    loop jit rolls into a scan, with the steps' carries kept for its derivative) read as
+    pytrees of their fields (secant.tree_util.plain_object), never as leaves of no dtype."""
+    for leaf in tree_util.tree_leaves(tree):
+        if not hasattr(leaf, "shape") and tree_util.plain_object(leaf):
+            _plain_objects_read(leaf)
 
 
 def _placeholder(xs):

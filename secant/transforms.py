@@ -2768,7 +2768,24 @@ def _objects_form(fn, args):
 
 def _objects_generated(base, args, positions, mode, has_aux, tuple_out):
     form = _objects_form(base, args)
-    return None if form is None else generate(form, positions, mode, has_aux, tuple_out)
+    if form is None:
+        return None
+    gen = generate(form, positions, mode, has_aux, tuple_out)
+    from secant.transformer.operators import is_operator_object, objects_form
+    return objects_form(gen, [is_operator_object(a) for a in args]) \
+        if isinstance(gen, types.FunctionType) else gen    # (a transform of it knows them too)
+
+
+def _remade_for_objects(gen, base, positions, mode, has_aux, tuple_out):
+    """Mark `gen` (grad's derivative of `base`, written for arrays) with the way to make it
+    again for user objects with operators at the positions a caller knows (flags): a function
+    that calls grad(f)(v, w) of objects and is differentiated itself must differentiate that
+    derivative, never the array one (whose `v + w` rule is an array sum's)."""
+    if isinstance(gen, types.FunctionType) and gen is not base:
+        from secant.transformer.operators import objects_form
+        gen.__secant_objects_remade__ = lambda flags: objects_form(generate(
+            objects_form(base, flags), positions, mode, has_aux, tuple_out),
+            flags)      # (and read again knowing them: `q * 3.0` left as written is q's __mul__)
 
 
 def _transform(fun, argnums, mode, has_aux):
@@ -2782,6 +2799,7 @@ def _transform(fun, argnums, mode, has_aux):
                                    has_aux, tuple_out)
     own_code = fun is base and type(base) is types.FunctionType    # (a plain function)
     gen = _eager_generated(base, positions, mode, has_aux, tuple_out, own_code)
+    _remade_for_objects(gen, base, positions, mode, has_aux, tuple_out)
 
     def staged_gen():
         if own_code and base not in _TRACED_WITH_ARGUMENTS:

@@ -119,6 +119,7 @@ CPU_SECONDS = {
     "test_others2_second_order.py": 20, "test_vmap_index_parts.py": 19,
     "test_others8_rl_attention.py": 17, "test_others9_models.py": 17, "test_pmap.py": 16,
     "test_linalg15c_schur.py": 17, "test_linalg15c_more.py": 16,
+    "test_gaps15d_idioms.py": 36, "test_gaps15d_objects.py": 10,
     "test_others15_pytrees.py": 16, "test_sweep15_helpers.py": 16, "test_grad_rules.py": 15,
     "test_others8_idioms_science.py": 15, "test_others7_science.py": 15,
     "test_others15_cookbook.py": 15, "test_effects16_compositions.py": 15,

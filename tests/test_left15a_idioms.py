@@ -220,12 +220,41 @@ def recursive_nested_reads_local(x):
     return power(x[0], 2) + power(x[3], 1)
 
 
+# (zip(*rows) as a comprehension's first iterable: evaluated where it is written)
+def zip_star_in_comprehension(x):
+    rows = [[x[0], x[1]], [x[2], x[3]]]
+    cols = [sum(c) for c in zip(*rows)]
+    return cols[0] * cols[1]
+
+
+# (under vmap a static key is one value for every example: one order)
+def sort_by_static_int_in_tuples(x):
+    pairs = [(2, x[0]), (0, x[1]), (1, x[2])]
+    pairs.sort(key=lambda p: p[0])
+    return sum(v * (i + 1) for i, (_, v) in enumerate(pairs))
+
+
+# (a namedtuple's own method after _replace: the object's method, never the array method prod)
+class Pt(typing.NamedTuple):
+    a: object
+    b: object
+
+    def prod(self):
+        return self.a * self.b
+
+
+def method_named_like_an_array_method(x):
+    q = Pt(x[0], x[1])._replace(a=x[2])
+    return q.prod()
+
+
 FUNCTIONS = [defaultdict_append, defaultdict_append_by_name, defaultdict_extend,
              setdefault_append, max_key_of_dict, nonlocal_counter, global_counter,
              global_counter_in_loop, local_class, local_class_operators, local_dataclass,
              starmap_lambda, starmap_operator, starmap_display, partial_of_a_nested_def,
              map_two, map_three, reduce_zip, reduce_zip_no_initial, reduce_enumerate,
-             recursive_nested, recursive_nested_reads_local]
+             recursive_nested, recursive_nested_reads_local, zip_star_in_comprehension,
+             sort_by_static_int_in_tuples, method_named_like_an_array_method]
 TRANSFORMS = ["grad", "hessian", "jit", "jit_grad", "vmap", "vmap_grad", "jvp"]
 
 
@@ -371,45 +400,3 @@ def test_aliased_defaultdict_list_is_not_rebuilt():
     except secant.SecantError:
         return
     np.testing.assert_allclose(g, [0.0, 1.0, 0.0, 0.0])
-
-
-# --- gaps found while looking for more idioms (strict: each must start passing when fixed) -----
-class Pt(typing.NamedTuple):
-    a: object
-    b: object
-
-    def prod(self):
-        return self.a * self.b
-
-
-def method_named_like_an_array_method(x):
-    q = Pt(x[0], x[1])._replace(a=x[2])
-    return q.prod()
-
-
-def sort_by_static_int_in_tuples(x):
-    pairs = [(2, x[0]), (0, x[1]), (1, x[2])]
-    pairs.sort(key=lambda p: p[0])
-    return sum(v * (i + 1) for i, (_, v) in enumerate(pairs))
-
-
-def zip_star_in_comprehension(x):
-    rows = [[x[0], x[1]], [x[2], x[3]]]
-    cols = [sum(c) for c in zip(*rows)]
-    return cols[0] * cols[1]
-
-
-@pytest.mark.parametrize("f,name,why", [
-    (method_named_like_an_array_method, "grad", "q.prod() of what _replace returned is read "
-     "as the array method prod (product_grad), and its cotangent is an array"),
-    (sort_by_static_int_in_tuples, "vmap", "under vmap the static ints of the tuples are read "
-     "as batched: sort_order refuses an order per example"),
-    (zip_star_in_comprehension, "grad", "zip(*rows) as a comprehension's iterable is not "
-     "spelled out (star_calls.py leaves comprehensions as written)"),
-], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
-def test_known_gap(f, name, why, x64):
-    try:
-        _check(f, name)
-    except (AssertionError, secant.SecantError, AttributeError, TypeError) as e:
-        pytest.xfail(f"{why}: {type(e).__name__}")
-    raise AssertionError(f"passes now: move {f.__name__} into FUNCTIONS")

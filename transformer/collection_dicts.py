@@ -19,7 +19,9 @@ Only where the name is a local assigned there once and every use of it is one a 
 as the collection does (items read, written, deleted; get/items/keys/values/pop/setdefault/
 update; `k in d`; len, sorted, list of it; a for loop over it), each key a pure expression and
 each read of an item in a statement's own expressions (not in a lambda, a comprehension, a
-conditional part or a while test). Anything else (the collection passed on, returned,
+conditional part or a while test), but a read there of a key d has (`[d[k] for k in d]`), or
+one read as `(d[k] if k in d else f())` where no later read of d could see the key
+__missing__ inserts (d read only by its items and setdefault). Anything else (the collection passed on, returned,
 `move_to_end`, `default_factory`) is left as written."""
 import collections
 import copy
@@ -58,8 +60,12 @@ def rewrite(d, body):
              if kind is collections.defaultdict and _list_factory(d, factory)}
     if grown:       # (the function's tree holds the new statements: container_updates.py
         body = d.node.body = _each_statement(body, _grown(grown))      # reads it for aliases)
-    return _block(body, {name: factory for name, (_, kind, factory) in made.items()
-                         if kind is collections.defaultdict})
+    factories = {name: factory for name, (_, kind, factory) in made.items()
+                 if kind is collections.defaultdict}
+    if factories:       # (d[k] in a comprehension: read where it is)
+        later = _LaterReads(factories, d.node)
+        body = d.node.body = [later.visit(s) for s in body]
+    return _block(body, factories)
 
 
 def setdefault_growths(d, body):
@@ -337,6 +343,8 @@ def _dict_uses(fn, name, factory):
             if factory is not None and not isinstance(p.ctx, gast.Del) and not (
                     isinstance(p.ctx, gast.Store) and not isinstance(parents.get(id(p)),
                                                                      gast.AugAssign)):
+                if _later(p, parents, fn) and _read_later(p, parents, fn, name):
+                    continue
                 if not _pure(p.slice) or _later(p, parents, fn) or _changed_in_place(
                         p, parents) and not _grown_in_place(p, parents, fn):
                     return False
@@ -352,10 +360,75 @@ def _dict_uses(fn, name, factory):
         if isinstance(p, gast.Call) and n in p.args and len(p.args) == 1 and \
                 isinstance(p.func, gast.Name) and p.func.id in _READERS:
             continue
-        if isinstance(p, gast.For) and p.iter is n:
+        if isinstance(p, (gast.For, gast.comprehension)) and p.iter is n:
             continue
         return False
     return not (grown and bound)
+
+
+def _read_later(item, parents, fn, name):
+    """An item read `d[k]` of a defaultdict evaluated only sometimes or elsewhere (in a
+    comprehension: `sum(d[k] * x[k] for k in range(3))`) that can be read as `(d[k] if k in d
+    else f())` (_LaterReads): the key's presence never observed after (no load of d but its
+    items and setdefault), or a key d has (a comprehension over d's own keys)."""
+    if not isinstance(item.ctx, gast.Load) or _changed_in_place(item, parents) \
+            or not _pure(item.slice):
+        return False
+    if _own_key(item, parents, fn):
+        return True
+    for n in _walk(fn):
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+            p = parents.get(id(n))
+            if not (isinstance(p, gast.Subscript) and p.value is n or isinstance(
+                    p, gast.Attribute) and p.attr == "setdefault"):
+                return False
+    return True
+
+
+def _own_key(item, parents, fn):
+    """`d[k]` in a comprehension one of whose generators takes k from d itself (`for k in d`,
+    `sorted(d)`, `d.keys()`), k bound nowhere else in it: a key d has."""
+    if not isinstance(item.slice, gast.Name):
+        return False
+    p = parents.get(id(item))
+    while p is not None and p is not fn:
+        if isinstance(p, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            for g in p.generators:
+                it = g.iter
+                if isinstance(it, gast.Call) and len(it.args) == 1 and not it.keywords \
+                        and isinstance(it.func, gast.Name) and it.func.id in ("sorted", "list"):
+                    it = it.args[0]
+                if isinstance(it, gast.Call) and not it.args and isinstance(
+                        it.func, gast.Attribute) and it.func.attr == "keys":
+                    it = it.func.value
+                if isinstance(g.target, gast.Name) and g.target.id == item.slice.id \
+                        and isinstance(it, gast.Name) and it.id == item.value.id:
+                    return True
+        p = parents.get(id(p))
+    return False
+
+
+class _LaterReads(gast.NodeTransformer):
+    """Each item read of a defaultdict `_read_later` allows -> `(d[k] if k in d else f())`
+    (a key d has: `d[k]` as written)."""
+
+    def __init__(self, factories, fn):
+        self.factories, self.fn, self.parents = factories, fn, {}
+        for n in _walk(fn):
+            for c in gast.iter_child_nodes(n):
+                self.parents[id(c)] = n
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.value, gast.Name) and node.value.id in self.factories
+                and id(node) in self.parents and _later(node, self.parents, self.fn)
+                and isinstance(node.ctx, gast.Load)) or _own_key(node, self.parents, self.fn):
+            return node
+        test = gast.Compare(left=copy.deepcopy(node.slice), ops=[gast.In()],
+                            comparators=[gast.Name(node.value.id, gast.Load(), None, None)])
+        made = gast.Call(func=copy.deepcopy(self.factories[node.value.id]), args=[],
+                         keywords=[])
+        return located(gast.IfExp(test=test, body=node, orelse=made), node, only_new=True)
 
 
 def _changed_in_place(item, parents):

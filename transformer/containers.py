@@ -1711,9 +1711,9 @@ def sort_order(xs, key=None, reverse=False):
     on the values): what generated code sorts by, no derivative of its own."""
     if key is None:
         return sorted(range(len(xs)), key=lambda i: xs[i], reverse=reverse)
-    keys = [key(v) for v in xs]     # (under vmap: a key of static parts of the items, one
-    if any(_many_values(k) for k in keys):      # order for every example; else refused here)
-        from secant.backends.errors import SecantValueError, where
+    keys = [_one_value(key(v)) for v in xs]     # (under vmap: a key of static parts of the
+    if any(_many_values(k) for k in keys):      # items, one order for every example; else
+        from secant.backends.errors import SecantValueError, where      # refused here)
         raise SecantValueError(sort_order.__secant_opaque__.replace(
             "(or max/min with a key)", "(or max/min with a key read from them)") + where())
     return sorted(range(len(xs)), key=keys.__getitem__, reverse=reverse)
@@ -1725,6 +1725,23 @@ def _many_values(k):
     if isinstance(k, (tuple, list)):
         return any(_many_values(v) for v in k)
     return getattr(k, "ndim", 0) > 0 and getattr(k, "size", 1) != 1
+
+
+def _one_value(k):
+    """A key that holds one known value for every example (a static int of a tuple whose
+    other item is batched, broadcast under vmap: `(2, x[0])` keyed by `t[0]`) as that value:
+    every example sorts by it, in one order. Any other key as it is."""
+    if isinstance(k, (tuple, list)):
+        return type(k)(_one_value(v) for v in k)
+    if not _many_values(k):
+        return k
+    import numpy as np
+    try:
+        v = np.asarray(k)
+    except Exception:           # (a traced key: its values are not known now)
+        return k
+    flat = v.reshape(-1)
+    return flat[0] if v.dtype != object and (flat == flat[0]).all() else k
 
 
 sort_order.__secant_constant__ = True

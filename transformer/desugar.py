@@ -50,7 +50,7 @@ from secant.backends import once
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
-                                 gast_parse, generators, global_writes, iterators,
+                                 gast_parse, generators, global_writes, iterators, jax_arrays,
                                  local_classes,
                                  namespaces, nonlocals, objects, remat_calls, star_calls,
                                  statements, vjp_calls)
@@ -558,6 +558,7 @@ class _Desugarer:
         body = local_classes.rewrite(self, node.body)   # class Acc: ... made once, now
         body = global_writes.rewrite(self, body)    # global COUNT; COUNT += 1
         body = generators.rewrite(self, body)       # for w in layers(p): a generator's list
+        body = jax_arrays.rewrite(self, body)       # snp.sin(A(x)), A with __jax_array__
         census = self.census()
         if census is None or census.on_call or any(
                 _may_be_tree_call(self, root, chain) for root, chain in census.call_chains):

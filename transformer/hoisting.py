@@ -3,9 +3,9 @@
 
 A subclass's visitors append `x = ...` statements to `self.pre`; `visit_body` puts them before
 the statement being rewritten (`self.stmt`). Parts evaluated only sometimes (`a if c else b`,
-`and`/`or`) or in a scope of their own (lambda bodies, comprehensions) are visited with
-`self.lazy` raised: nothing there may be hoisted, since the statement would then evaluate it
-always, or outside its scope.
+`and`/`or`) or in a scope of their own (lambda bodies, comprehensions past their first
+iterable) are visited with `self.lazy` raised: nothing there may be hoisted, since the
+statement would then evaluate it always, or outside its scope.
 """
 import gast
 
@@ -44,5 +44,23 @@ class Hoister(gast.NodeTransformer):
         finally:
             self.lazy -= 1
 
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-        visit_IfExp = visit_BoolOp = _lazily
+    def _comprehension(self, node):
+        """The first iterable of a comprehension is evaluated where it is written, once and
+        always (`[sum(c) for c in zip(*rows)]`): visited as the statement's own part; the
+        rest runs in the comprehension's scope, lazily."""
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)
+        self.lazy += 1
+        try:
+            for field, value in gast.iter_fields(node):
+                if isinstance(value, gast.AST):
+                    setattr(node, field, self.visit(value))
+            first.target = self.visit(first.target)
+            first.ifs = [self.visit(c) for c in first.ifs]
+            node.generators[1:] = [self.visit(g) for g in node.generators[1:]]
+        finally:
+            self.lazy -= 1
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+    visit_Lambda = visit_IfExp = visit_BoolOp = _lazily

@@ -2419,9 +2419,13 @@ class Normaliser(ContainerMixin):
         if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
             return self.call(self.replace_call(node))
         if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args \
-                and not isinstance(func.value, gast.Call) \
+                and (not isinstance(func.value, gast.Call) or _builds_namedtuple(
+                    self._resolve(func.value.func))) \
                 and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
-            return self.call(self.replaced(node, func.value, method=True))  # a namedtuple's
+            return self.replaced_object(node, func.value)   # a namedtuple's (or Pt(a, b)'s)
+        if len(node.args) == 1 and _namedtuple_replace(self._resolve(func)) \
+                and all(k.arg for k in node.keywords) and self._tracked_names_in(node):
+            return self.replaced_object(node, node.args[0])     # Pt._replace(obj, a=v)
         if isinstance(func, gast.Call) and func.args and not func.keywords and len(
                 node.args) == 1 and not node.keywords and not any(isinstance(a, gast.Starred)
                                                                   for a in func.args + node.args) \
@@ -2833,6 +2837,18 @@ class Normaliser(ContainerMixin):
                 gast.copy_location(n, node.func)
         return gast.copy_location(gast.Call(func=func, args=[obj], keywords=node.keywords),
                                   node)
+
+    def replaced_object(self, node, obj):
+        """`obj._replace(k=v)` (node; `Pt._replace(obj, k=v)` as desugared): the object
+        replacer builds is of obj's kind, its methods (`q.prod()` of a namedtuple's own prod)
+        read as obj's are, never as an array's."""
+        call = self.replaced(node, obj, method=True)
+        kind = self.container_kind(self.operand(call.args[0]))
+        out = self.call(call)
+        if isinstance(out, ir.Var) and kind not in (False, "list", "dict") \
+                and out.name not in self.containers:
+            self.containers[out.name] = kind
+        return out
 
     def _kind_of_call(self, node):
         """`kind_of(x)(y)` (ad/helpers.py; y's items as x's kind of container, the cotangent
@@ -3762,7 +3778,8 @@ class Normaliser(ContainerMixin):
         name = self.runnable_name(node.func, fn)
         objects = [self._may_be_object(operands.get(f"arg{i}")) for i in range(len(node.args))]
         if any(objects) and inspect.isfunction(fn):     # helper(v) of a user object v: its
-            fn = operators.objects_form(fn, objects)    # operators read as v's class's
+            remade = getattr(fn, "__secant_objects_remade__", None)  # operators read as v's
+            fn = remade(objects) if remade else operators.objects_form(fn, objects)  # class's
         out = self._emit("call", operands, {}, f"{callees.short_name(fn)}_out", callee=fn,
                          callee_name=name)
         if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
@@ -4153,10 +4170,27 @@ class Normaliser(ContainerMixin):
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
                  for f, name in zip(fns, names)]
         lifted = [self._lift(f, name, closed + consts) for f, name in zip(fns, names)]
+        lifted = self._objects_carried(kind, data, lifted, closed + consts)
         name = self.names.fresh(f"{kind}_out")
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
         self.tracked.add(name)
         return ir.Var(name)
+
+    def _objects_carried(self, kind, data, lifted, free):
+        """The loop's functions (lifted) in the form that knows which of their parameters hold
+        user objects with operators (transformer/operators.py): a carry whose initial value
+        is one (`w = Vec(x)` carried by a for loop jit stages), a free local that is one.
+        A carry is read as the object its init is; what the body returns is that object too."""
+        carry = {"fori_loop": [False, True], "while_loop": [True], "scan": [True, False]}.get(kind)
+        if carry is None or "init" not in data:
+            return lifted
+        if not self._may_be_object(data["init"]):
+            carry = [False] * len(carry)
+        flags = carry + [self._may_be_object(ir.Var(self.current[n])) for n in free]
+        if not any(flags):
+            return lifted
+        return [operators.objects_form(fn, flags[-len(inspect.signature(fn).parameters):])
+                if inspect.isfunction(fn) else fn for fn in lifted]
 
     def _branch_outputs_active(self, op, n):
         """Whether each of the n outputs of `op` is differentiated (batched, for vmap): for a
@@ -5309,6 +5343,17 @@ class _PerExampleQueries(gast.NodeTransformer):
             if kind in _PER_EXAMPLE_CALLS:
                 return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
         return self.generic_visit(node)
+
+
+def _builds_namedtuple(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") \
+        and hasattr(cls, "_replace")
+
+
+def _namedtuple_replace(fn):
+    """Whether `fn` is a namedtuple class's own _replace (Pt._replace, as desugared)."""
+    return getattr(fn, "__name__", None) == "_replace" \
+        and getattr(fn, "__module__", None) == "collections"
 
 
 def _static_query_kind(obj):

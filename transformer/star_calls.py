@@ -8,7 +8,8 @@
   ...`), so it is lifted and differentiated like any nested function.
 
 Parts of a statement evaluated only sometimes (`a if c else b`, `and`/`or`) or in a scope of
-their own (lambda bodies, comprehensions) are left as written; the normaliser refuses a starred
+their own (lambda bodies, comprehensions past their first iterable, which runs where
+it is written: `[sum(c) for c in zip(*rows)]`) are left as written; the normaliser refuses a starred
 argument of a transformed value there (normalize.py operand) rather than read it as a constant.
 """
 import inspect

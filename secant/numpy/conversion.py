@@ -26,6 +26,8 @@ def dtype_weak(x):
         return dtypes.python_scalar_dtype(x), t is not bool
     if isinstance(x, (np.ndarray, np.generic)):
         return dtypes.canonicalize_dtype(x.dtype), False
+    if hasattr(x, "__jax_array__"):
+        return dtype_weak(x.__jax_array__())
     return dtypes.canonicalize_dtype(_to_numpy(x).dtype), False
 
 
@@ -94,6 +96,8 @@ def convert(x, dtype, weak_type=False):
         return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
     if t in _SCALARS:
         return Array._wrap(np.asarray(x, dtype=dtype), weak_type)
+    if hasattr(x, "__jax_array__"):
+        return convert(x.__jax_array__(), dtype, weak_type)
     return Array._wrap(np.array(np.asarray(x), dtype=dtype), weak_type)
 
 
