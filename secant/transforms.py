@@ -3043,6 +3043,12 @@ def vjp_pullback(fun, n):
     source is generated, so a transform of the code calling vjp reads it as any function
     (transformer/vjp_calls.py writes `pb(ct)` as a call of it)."""
     gen = generate(_op_function(fun), tuple(range(n)), "vjp")
+    # one per derivative and n, kept on it: a vjp called again (each step of a loop: odeint's
+    # adjoint) returns the same function, whose transforms are then built once, not once a
+    # call (a hessian of odeint: 780 jvp transforms of fresh pullbacks, issue 19)
+    made = getattr(gen, "__secant_pullbacks__", {}).get(n)
+    if made is not None:
+        return made
     params = list(inspect.signature(gen).parameters)[1:]
     names = Names(set(params) | {gen.__name__})
     ct = names.fresh("cotangent")
@@ -3056,6 +3062,8 @@ def vjp_pullback(fun, n):
     def made(*args):
         return pullback(*args)
     made.__secant_generated__ = pullback            # (what transforms read)
+    if isinstance(gen, types.FunctionType):
+        gen.__dict__.setdefault("__secant_pullbacks__", {})[n] = made
     return made
 
 
