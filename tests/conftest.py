@@ -97,7 +97,7 @@ def x64_or_not(request):
 # what runs.
 CPU_SECONDS = {
     "test_explore15h_programs.py": 119, "test_explore15h_fixes.py": 12,
-    "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
+    "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
@@ -159,7 +159,7 @@ CPU_SECONDS = {
     "test_ops15b_operators.py": 32, "test_ops15b_effects.py": 4,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
-    "test_lib15c_fft.py": 13
+    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3
 }
 PER_TEST = 0.08
 
