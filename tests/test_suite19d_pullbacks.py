@@ -43,3 +43,16 @@ def test_a_function_redefined_gets_its_own_pullback(x64):
     g.__code__ = (lambda x: snp.cos(x) ** 2).__code__       # d/dx cos^2 = -sin 2x
     np.testing.assert_allclose(outer(0.4), -np.sin(0.8), rtol=1e-12)
     np.testing.assert_allclose(secant.grad(outer)(0.4), -2 * np.cos(0.8), rtol=1e-12)
+
+
+def test_vjp_funs_share_code_and_keep_their_own_values(x64):
+    """vjp's vjp_fun is compiled once per source text (transforms._load_again); each keeps its
+    own primals, and a transform of the second one reads its own."""
+    _, first = secant.vjp(square_sin, 0.3)
+    _, second = secant.vjp(square_sin, 1.1)
+    assert first.__code__ is second.__code__
+    np.testing.assert_allclose(first(1.0)[0], np.sin(0.6), rtol=1e-12)
+    np.testing.assert_allclose(second(2.0)[0], 2 * np.sin(2.2), rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(lambda c: second(c)[0])(1.0), np.sin(2.2),
+                               rtol=1e-12)
+    np.testing.assert_allclose(first(1.0)[0], np.sin(0.6), rtol=1e-12)
