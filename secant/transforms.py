@@ -2220,6 +2220,34 @@ def load_generated(source, name, fn_globals, free, origins=None, cells=None):
     return gen
 
 
+_LOADED = {}        # source -> (its code, globals, parsed tree, lines): _load_again
+
+
+def _load_again(source, name, free):
+    """load_generated(source, name, {}, free) for vjp's `vjp_fun`, compiled once per source
+    text: a vjp called again (each step of odeint's adjoint) binds the same code to its own
+    values (new cells) instead of parsing, compiling and registering a new file (a tenth of
+    odeint's third derivative, issue 19). Errors name the caller's line (internal file)."""
+    hit = _LOADED.get(source)
+    if hit is None:
+        fun = load_generated(source, name, {}, free)
+        register_internal_file(fun.__code__.co_filename)
+        if len(_LOADED) > 1024:
+            _LOADED.clear()
+        src = fun.__secant_source__
+        _LOADED[source] = (fun.__code__, fun.__globals__, ast.parse(source), src.lines)
+        return fun
+    code, fn_globals, tree, lines = hit
+    fun = types.FunctionType(code, fn_globals, code.co_name, None,
+                             tuple(types.CellType(free[k]) for k in code.co_freevars))
+
+    def node():
+        return gast_parse.to_gast(tree).body[0]
+    fun.__secant_source__ = FunctionSource(fun, node, code.co_filename, 1, lines, {},
+                                           closure_values(fun))
+    return fun
+
+
 # (code key of a custom_vjp / custom_jvp function, mode, wrt, staged) -> (its rule's generated
 # function, the custom function it was written for): see _rebound
 _CUSTOM_TEMPLATES = {}
@@ -3198,6 +3226,12 @@ def vjp_pullback(fun, n):
     source is generated, so a transform of the code calling vjp reads it as any function
     (transformer/vjp_calls.py writes `pb(ct)` as a call of it)."""
     gen = generate(_op_function(fun), tuple(range(n)), "vjp")
+    # one per derivative and n, kept on it: a vjp called again (each step of a loop: odeint's
+    # adjoint) returns the same function, whose transforms are then built once, not once a
+    # call (a hessian of odeint: 780 jvp transforms of fresh pullbacks, issue 19)
+    made = getattr(gen, "__secant_pullbacks__", {}).get(n)
+    if made is not None:
+        return made
     params = list(inspect.signature(gen).parameters)[1:]
     names = Names(set(params) | {gen.__name__})
     ct = names.fresh("cotangent")
@@ -3211,6 +3245,8 @@ def vjp_pullback(fun, n):
     def made(*args):
         return pullback(*args)
     made.__secant_generated__ = pullback            # (what transforms read)
+    if isinstance(gen, types.FunctionType):
+        gen.__dict__.setdefault("__secant_pullbacks__", {})[n] = made
     return made
 
 
@@ -3252,8 +3288,7 @@ def _vjp_closure(gen, primals, aux, out, ints=()):
         call = f"{gen.__name__}({', '.join([seed] + params)})"
         source = (f"def {name}({ct}):\n{check}    return {call}\n" if len(primals) > 1 else
                   f"def {name}({ct}):\n{check}    return ({call},)\n")
-    fun = load_generated(source, name, {}, free)
-    register_internal_file(fun.__code__.co_filename)    # errors name the caller's line
+    fun = _load_again(source, name, free)
     fun.__secant_saves__ = gen      # secant.save writes the vjp (its primals are arguments)
     return fun
 

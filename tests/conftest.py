@@ -99,7 +99,7 @@ CPU_SECONDS = {
     "test_explore15h_programs.py": 119, "test_explore15h_fixes.py": 12,
     "test_fft15_unbatched_primal.py": 24,
     "test_fft15_gather_modes.py": 9,
-    "test_library_cases.py": 218, "test_odeint_compositions.py": 142,
+    "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_while15_batched_while.py": 19, "test_stale15_first_call.py": 45,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
@@ -166,7 +166,7 @@ CPU_SECONDS = {
     "test_effects15_modules.py": 26,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
-    "test_lib15c_fft.py": 13
+    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3
 }
 PER_TEST = 0.08
 
