@@ -429,6 +429,7 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     of its functionalised form, and so for every function it calls (what jit traces). Mode
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
+    fn = getattr(fn, "__secant_answers__", fn)     # (a derivative _answered_by_trace wraps)
     with _gc_paused():
         return _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
 
@@ -1099,7 +1100,6 @@ def _with_size_param(args_src, size):
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
-    fn = getattr(fn, "__secant_answers__", fn)     # (a derivative _answered_by_trace wraps)
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
