@@ -74,13 +74,7 @@ def setdefault_growths(d, body):
     census = d.census()
     if census is not None and "setdefault" not in census.attributes:
         return body
-    stores, empty = {}, set()
-    for n in _walk(d.node):
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-            stores[n.id] = stores.get(n.id, 0) + 1
-        elif isinstance(n, (gast.Global, gast.Nonlocal)):
-            for name in n.names:
-                stores[name] = 2
+    stores, empty = _store_counts(d.node), set()
     for s in _statements(body):
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Dict) and \
@@ -218,16 +212,23 @@ def _kind(obj):
     return next((c for c in _KINDS if obj is c), None)
 
 
-def _made(d, body):
-    """{name: (its assignment, the class, the factory expression or None)} for each local
-    assigned a defaultdict(f) / OrderedDict(...) call once and nowhere else."""
-    stores, made = {}, {}
-    for n in _walk(d.node):
+def _store_counts(fn_node):
+    """{name: how many times the function stores it}; a global or nonlocal counts as stored
+    more than once (it may change elsewhere)."""
+    stores = {}
+    for n in _walk(fn_node):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             stores[n.id] = stores.get(n.id, 0) + 1
         elif isinstance(n, (gast.Global, gast.Nonlocal)):
             for name in n.names:
                 stores[name] = 2
+    return stores
+
+
+def _made(d, body):
+    """{name: (its assignment, the class, the factory expression or None)} for each local
+    assigned a defaultdict(f) / OrderedDict(...) call once and nowhere else."""
+    stores, made = _store_counts(d.node), {}
     for s in _statements(body):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], gast.Name)):
