@@ -972,18 +972,23 @@ class BatchBuilder(Walker):
             name, flags = self.batched_callee(fns[key], positions, carry_out)
             return name, flags, ", ".join(_src(o) for o in free)
         c = self.names.fresh("carry")
-        cond, pred_b, cond_free = lifted("cond_fun", "free")
-        body, _, body_free = lifted("body_fun", 0 if carry_b else None)
-        cond_call = f"{cond}({', '.join(filter(None, [c, cond_free]))})"
-        body_call = f"{body}({', '.join(filter(None, [c, body_free]))})"
-        if pred_b:
-            body_call = f"select_batched({cond_call}, {body_call}, {c})"
+        pred_b = False
+        if carry_b or any(self.is_batched(o) for key in ("cond_fun_free", "body_fun_free")
+                          for o in ops[key].items):
+            cond, pred_b, cond_free = lifted("cond_fun", "free")
+            body, _, body_free = lifted("body_fun", 0 if carry_b else None)
+            body_call = f"{body}({', '.join(filter(None, [c, body_free]))})"
+            cond_call = f"{cond}({', '.join(filter(None, [c, cond_free]))})"
+            body_fun = f"lambda {c}: " + (f"select_batched({cond_call}, {body_call}, {c})"
+                                          if pred_b else body_call)
+        else:   # the loop ran as written (only cotangents batched): its body as written, which
+            body_fun = _src(ops["body_fun"])    # a vmap of this code reads with its cond
         extra = items["closed"] + items["consts"]
         positions = [0] + ([1] if carry_b else []) + \
             [2 + j for j, o in enumerate(extra) if self.is_batched(o)]
         vjp, _ = self.batched_callee(fns["body_vjp"], tuple(positions), 0)
         init = ops["init_val"]
-        args = [f"lambda {c}: {body_call}", vjp, self.batched_src(ops["carry_bar"]),
+        args = [body_fun, vjp, self.batched_src(ops["carry_bar"]),
                 self.batched_src(init) if carry_b else _src(init), _src(ops["saved"])]
         for key in ("closed", "consts"):
             if items[key]:

@@ -289,7 +289,7 @@ def _rebind(gen, cells, memo, top=False):
     out.__qualname__ = gen.__qualname__
     for k, v in gen.__dict__.items():
         if k not in (ATTR, "__secant_staging__", "__secant_source__",
-                     "__secant_numpy_version__"):
+                     "__secant_numpy_version__", "__secant_made_from__"):  # (the old cells')
             out.__dict__[k] = v
     guards = gen.__dict__.get("__secant_guards__")
     if guards:

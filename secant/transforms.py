@@ -450,6 +450,13 @@ def _gc_paused():
 
 def _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     fn = _unwrap(fn)
+    gen = _generate_cached_unwrapped(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    if not staged and type(gen) is types.FunctionType and gen is not fn:
+        gen.__secant_made_from__ = (fn, tuple(wrt), mode, has_aux, tuple_out, batch)  # restaged
+    return gen
+
+
+def _generate_cached_unwrapped(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     if type(fn) is not types.FunctionType:
         return _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
     # (its code or defaults replaced since: what was built from them dropped, built again)
@@ -1142,8 +1149,19 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     def batched_callee(callee, positions, out_axes):
         """(name in the code, which outputs are batched) of a callee's batched function."""
         from secant.batch import BatchOptions
-        sub = generate(callee, positions, "vmap", staged=staged,
-                       batch=BatchOptions((), out_axes, batch.axis_name, None))
+        options = BatchOptions((), out_axes, batch.axis_name, None)
+        try:
+            sub = generate(callee, positions, "vmap", staged=staged, batch=options)
+        except SecantError as e:
+            # a Python `while` on a value batched here, in a derivative of a user's while (the
+            # vjp that jacrev's rows_of vmaps): batch the same derivative of the user's staged
+            # form, whose loop is a lax.while_loop (run while any example's test holds)
+            if not getattr(e, "batched_test", False):
+                raise
+            try:
+                sub = generate(restaged(callee), positions, "vmap", staged=True, batch=options)
+            except Exception:
+                raise e from None
         derived.append(None if isinstance(sub, _Recursive) else sub)
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
@@ -2780,6 +2798,21 @@ def staged(fun):
         if getattr(e, "global_flow", None) is None:
             raise
         return fun      # (a `with` of a handler stack: the transform traces it instead)
+
+
+def restaged(fun):
+    """The staged form of `fun` made from the staged forms of what it derives: for a function
+    secant generated (f's vjp, the vmap of that vjp, its jvp), the same transform of its
+    source's restaged form, down to the user's function, whose loops are lax loops
+    (functionalised), where `staged` rewrites the generated loops themselves (a derivative's
+    Python `while`, with stacks it appends to, which no lax loop can run batched); for any
+    other function, its staged form."""
+    fun = _unwrap(fun)
+    made = getattr(fun, "__secant_made_from__", None)
+    if made is None:
+        return _op_function(staged(fun))
+    source, wrt, mode, has_aux, tuple_out, batch = made
+    return generate(restaged(source), wrt, mode, has_aux, tuple_out, staged=True, batch=batch)
 
 
 def _objects_form(fn, args):
