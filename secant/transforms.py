@@ -878,7 +878,8 @@ def _generate_cached_source(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         fn = desugar(fn)        # Python syntax outside the canonical subset, rewritten
     if staged and not _staged_as_written(fn):
         from secant.transformer.functionalize import functionalize
-        fn = functionalize(fn)
+        fn = restaged(fn) if getattr(_restaging, "on", False) and getattr(
+            fn, "__secant_made_from__", None) is not None else functionalize(fn)
     key = (fn, mode, tuple(wrt), has_aux, tuple_out, staged, batch)
     if staged:      # jit(grad(f)) after grad(f), f without control flow to stage: the same code
         plain = _generated.get(key[:-2] + (False, batch))
@@ -1156,10 +1157,16 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             # a Python `while` on a value batched here, in a derivative of a user's while (the
             # vjp that jacrev's rows_of vmaps): batch the same derivative of the user's staged
             # form, whose loop is a lax.while_loop (run while any example's test holds)
+            # (where that form is called otherwise than the callee, as the code calling it was
+            # written for the callee, the caller is restaged: the error goes up to its caller)
             if not getattr(e, "batched_test", False):
                 raise
             try:
-                sub = generate(restaged(callee), positions, "vmap", staged=True, batch=options)
+                again = restaged(callee)
+                if not _same_interface(_unwrap(callee), again):
+                    raise e
+                with _restaging_on():
+                    sub = generate(again, positions, "vmap", staged=True, batch=options)
             except Exception:
                 raise e from None
         derived.append(None if isinstance(sub, _Recursive) else sub)
@@ -2800,19 +2807,60 @@ def staged(fun):
         return fun      # (a `with` of a handler stack: the transform traces it instead)
 
 
+_restaging = threading.local()     # .on: restaged is generating (its callees restaged too)
+
+
 def restaged(fun):
     """The staged form of `fun` made from the staged forms of what it derives: for a function
     secant generated (f's vjp, the vmap of that vjp, its jvp), the same transform of its
     source's restaged form, down to the user's function, whose loops are lax loops
     (functionalised), where `staged` rewrites the generated loops themselves (a derivative's
     Python `while`, with stacks it appends to, which no lax loop can run batched); for any
-    other function, its staged form."""
+    other function, its staged form. The derivatives its generation reads are restaged too."""
+    if isinstance(fun, _Jacobian):
+        return fun._restaged().__secant_generated__ or _op_function(staged(fun))
     fun = _unwrap(fun)
     made = getattr(fun, "__secant_made_from__", None)
     if made is None:
-        return _op_function(staged(fun))
+        jacobian = getattr(fun, "__secant_jacobian_of__", None)   # (a Jacobian's source form)
+        return _op_function(staged(fun)) if jacobian is None else restaged(jacobian)
     source, wrt, mode, has_aux, tuple_out, batch = made
-    return generate(restaged(source), wrt, mode, has_aux, tuple_out, staged=True, batch=batch)
+    with _restaging_on():
+        return generate(restaged(source), wrt, mode, has_aux, tuple_out, staged=True,
+                        batch=batch)
+
+
+@contextlib.contextmanager
+def _restaging_on():
+    was = getattr(_restaging, "on", False)
+    _restaging.on = True
+    try:
+        yield
+    finally:
+        _restaging.on = was
+
+
+def _same_interface(gen, again):
+    """Whether generated `again` can stand in for `gen` in code written to call `gen`: the same
+    parameters (`again` may add a batched function's size parameter, which a call that does
+    not pass leaves at None), the same outputs batched (a batched function), and for a vjp,
+    the same cotangents summed as arrays and parameters it does not read."""
+    made = getattr(gen, "__secant_made_from__", None)
+    if made is None:        # (a user's function: its staged form is the same function)
+        return True
+    size = getattr(gen, "__secant_size_param__", None)
+    attrs = ("__secant_out_batched__", "__secant_unread__") + (
+        ("__secant_size_param__",) if size else ()) + (
+        ("__secant_array_params__",) if made[2] == "vjp" else ())
+    added = getattr(again, "__secant_size_param__", None) if not size else None
+    try:    # (positional parameters by place: their names follow the code each was made from)
+        params = [[(p.kind, p.default, p.name if p.kind == p.KEYWORD_ONLY else None)
+                   for p in inspect.signature(f).parameters.values() if p.name != added]
+                  for f in (gen, again)]
+    except (TypeError, ValueError):
+        return False
+    return params[0] == params[1] and all(getattr(gen, a, None) == getattr(again, a, None)
+                                          for a in attrs)
 
 
 def _objects_form(fn, args):
@@ -3781,6 +3829,21 @@ class _Jacobian:
     def _positions(self):
         return _positions(self.argnums, self._inner)
 
+    def _restaged(self):
+        """This Jacobian of fun's restaged form (a Jacobian of it for a Jacobian of Jacobians):
+        every function its source form calls derived from the user's staged function alike
+        (its loops lax loops), where a vmap of it batches a Python while on a batched value."""
+        if "_twin" not in self.__dict__:
+            inner = self.fun._restaged() if isinstance(self.fun, _Jacobian) else \
+                restaged(self.fun)
+            self._twin = _Jacobian(inner, self.argnums, self.has_aux, self.kind,
+                                   self.holomorphic)
+        return self._twin
+
+    @property
+    def __secant_staged__(self):
+        return lambda: self._restaged().__secant_generated__ or self
+
     def _shaped(self, args):
         """This Jacobian of `def f(*xs)` (through Jacobians of it) for this call's shape."""
         if isinstance(self.fun, _Jacobian):
@@ -4193,7 +4256,10 @@ def _jacobian_source(jac):
                            in_axes=(0,) + (None,) * n)}
     free.update({fun: jac.fun, "basis_like": helpers.basis_like,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
-    return _jacobian_function(fn_name, params, taken, body, free)
+    source = _jacobian_function(fn_name, params, taken, body, free)
+    if source is not None:
+        source.__secant_jacobian_of__ = jac     # (restaged: the same Jacobian of fun's)
+    return source
 
 
 def _jacobian_function(fn_name, params, taken, body, free):
