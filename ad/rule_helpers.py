@@ -776,10 +776,11 @@ def _flat(nested):
 
 
 def where_examples(took, a, b):
-    """Per example (batch axis 0): a's value where `took`, b's elsewhere (pytrees alike)."""
+    """Per example (batch axis 0, or the leading axes of several vmaps: took's): a's value
+    where `took`, b's elsewhere (pytrees alike)."""
     return tree_util.tree_map(
-        lambda u, v: snp.where(snp.reshape(took, np.shape(took) + (1,) * (np.ndim(u) - 1)),
-                               u, v), a, b)
+        lambda u, v: snp.where(snp.reshape(took, np.shape(took) + (1,) * (
+            np.ndim(u) - np.ndim(took))), u, v), a, b)
 
 
 def _like_rows(final, carries):

@@ -960,7 +960,8 @@ class BatchBuilder(Walker):
     def while_loop_vjp(self, op, items):
         """while_loop_vjp called again with the batched body, its batched vjp and, where the
         condition differs from example to example (the loop ran while any continued, finished
-        examples keeping their carry), `active`: which examples took each step."""
+        examples keeping their carry), `active`: which examples took each step. (Batched again,
+        a call with `active` already: its body selects by it, and `active` is its cond.)"""
         ops = op.operands
         fns = op.loop_fns
         carry_b = self.is_batched(ops["saved"])
@@ -972,7 +973,7 @@ class BatchBuilder(Walker):
             name, flags = self.batched_callee(fns[key], positions, carry_out)
             return name, flags, ", ".join(_src(o) for o in free)
         c = self.names.fresh("carry")
-        pred_b = False
+        pred_b, active = False, ops.get("active")
         if carry_b or any(self.is_batched(o) for key in ("cond_fun_free", "body_fun_free")
                           for o in ops[key].items):
             cond, pred_b, cond_free = lifted("cond_fun", "free")
@@ -981,6 +982,7 @@ class BatchBuilder(Walker):
             cond_call = f"{cond}({', '.join(filter(None, [c, cond_free]))})"
             body_fun = f"lambda {c}: " + (f"select_batched({cond_call}, {body_call}, {c})"
                                           if pred_b else body_call)
+            active = f"lambda {c}: {cond_call}" if pred_b or active else None
         else:   # the loop ran as written (only cotangents batched): its body as written, which
             body_fun = _src(ops["body_fun"])    # a vmap of this code reads with its cond
         extra = items["closed"] + items["consts"]
@@ -994,8 +996,8 @@ class BatchBuilder(Walker):
             if items[key]:
                 args.append(f"{key}={_src(ir.Seq(tuple(items[key]), 'tuple'))}")
         args += [f"{k}={v}" for k, v in self._batch_keywords(ops, items["closed"]).items()]
-        if pred_b:
-            args.append(f"active=lambda {c}: {cond_call}")
+        if active is not None:
+            args.append(f"active={_src(active) if isinstance(active, ir.Expr) else active}")
         self.emit_batched(f"{', '.join(op.targets)} = {op.callee_name}({', '.join(args)})")
         self.batched.update(op.targets)
 

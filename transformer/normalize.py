@@ -3919,7 +3919,8 @@ class Normaliser(ContainerMixin):
         operands, fns = {}, {}
         for pname, value in bound.arguments.items():
             if pname == "body_fun":     # while_loop_vjp: the body (and its cond), lifted
-                cond = self.while_conds.get(self._source(value))
+                # (batched before, with a test per example: that test is its `active`)
+                cond = self.while_conds.get(self._source(value)) or bound.arguments.get("active")
                 if cond is None:
                     raise self.src.error(node, f"vmap of {fn.__name__}: secant cannot see the "
                                          "loop's condition")
@@ -3930,6 +3931,8 @@ class Normaliser(ContainerMixin):
                     operands[f"{key}_free"] = ir.Seq(tuple(
                         ir.Var(self.current[n]) if self.current[n] in self.tracked
                         else ir.Expr(self.current[n]) for n in fn_arg[2]), "tuple")
+            elif pname == "active":     # (read as the body's cond above)
+                operands[pname] = ir.Expr(self._source(value))
             elif pname in ("body_vjp", "f_vjp"):
                 obj = self._resolve(value)
                 if obj is _UNRESOLVED or not callable(obj):
