@@ -136,11 +136,6 @@ def test_a_batched_while_that_cannot_be_exact_is_refused_at_its_line(f, transfor
         wrapped(XB)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "a batched while inside a callee vmap batches as given (jacrev's rows_of calls the vmap of "
-    "f's vjp; hessian's and jvp(grad)'s forward passes likewise): secant/transforms.py "
-    "batched_callee has no fallback to the derivative of f's staged form, as vmap(grad) has "
-    "(secant/batch.py); refused today, at the user's while line or the derivative's loop"))
 @pytest.mark.parametrize("transform", ["jacrev", "hessian", "jvp_grad"])
 def test_per_example_second_derivatives_of_a_batched_while(x64, transform):
     f = data_while
