@@ -3842,7 +3842,12 @@ class _Jacobian:
 
     @property
     def __secant_staged__(self):
-        return lambda: self._restaged().__secant_generated__ or self
+        def make():     # (what jit and vmap's staged form read; where fun has none, itself)
+            try:
+                return self._restaged().__secant_generated__ or self
+            except SecantError:
+                return self
+        return make
 
     def _shaped(self, args):
         """This Jacobian of `def f(*xs)` (through Jacobians of it) for this call's shape."""
