@@ -11,6 +11,9 @@ differences; for batches whose trip counts differ (0 to several) and whose trip 
 equal; for a while with a break, a while in a helper, a while in a for, a while carrying a tuple
 and a dict; jacrev(vmap(f)) and the hessian of a function that vmaps such a helper; vmap(vmap).
 """
+import os
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -19,6 +22,9 @@ import secant.numpy as snp
 
 from test_random_programs import fd_grad
 from test_while15_batched_while import XB, appends, breaks, data_while, first_assigned_inside
+
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "while15b"
+UPDATE = os.environ.get("SECANT_UPDATE_GOLDEN") == "1"
 
 
 def helper(v):
@@ -166,3 +172,21 @@ def test_a_second_derivative_of_a_while_that_cannot_be_exact_is_refused_at_its_l
     with pytest.raises(secant.SecantError, match=r"(?s)while on a batched value.*"
                        rf"test_while15_batched_while.py:{line}\b"):
         secant.vmap(per_example(f, kind))(XB)
+
+
+def test_the_batched_rows_of_jacrev_run_the_staged_loop_per_example():
+    """vmap(jacrev(f))'s rows: the vjp of f's staged loop, batched over the examples and the
+    output basis: the forward loop runs while any example's test holds (any_example, each
+    example frozen by select_batched), and its reverse pass (while_loop_vjp) steps an example
+    only where `active`, its own test, held on that step."""
+    from secant.codegen.program import program_source
+    text = program_source(secant.vmap(secant.jacrev(data_while)))
+    rows = "def data_while_vjp_vmap_vmap("
+    assert rows in text
+    text = text[text.index(rows):].split("\n\n\n")[0] + "\n"
+    path = GOLDEN / "data_while_jacrev_rows_vmap.py.txt"
+    if UPDATE or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
+    assert "any_example(" in text and "while_loop_vjp(" in text and "active=lambda" in text
