@@ -273,7 +273,8 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
         return found.pop() if len(found) == 1 else None
     out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top)
     if out is not None and _reduced_only(fn, out):  # an op of values computed only for it:
-        out = _promoted_from(out, ops, top, set(params)) or out     # their result_type
+        out = _promoted_from(out, ops, top, set(params)) or \
+            _promoted_operands(out, ops, top, set(params)) or out  # their result_type
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
@@ -400,6 +401,34 @@ def _promoted_from(name, ops, top, inexact):
         return None
     parts = list(dict.fromkeys(parts))
     return parts[0] if len(parts) == 1 else f"snp.result_type({', '.join(parts)})"
+
+
+def _promoted_operands(name, ops, top, inexact):
+    """Source whose dtype is provably that of the value `name`, an op of _PROMOTING of two
+    operands, each a name bound at the top level or a real Python number, without reading it:
+    the names' result_type (JAX's promotion, as the op promotes). A number is weakly typed: it
+    changes no inexact dtype, so it is left out only where a name is provably inexact (2.0 * n
+    of integers n is a float), as is a true_divide's (of two integers it is a float). The
+    reductions reading `name` (_reduced_only) read its shape from the same names (ad/reverse.py
+    _shape_source), so `name` (`labels * logp` in softmax cross-entropy) is then computed for
+    nothing. Else None."""
+    op = ops.get(name)
+    if op is None or op.op not in _PROMOTING or op.statics or len(op.operands) != 2:
+        return None
+    parts, numbers = [], False
+    for o in op.operands.values():
+        n = o.name if isinstance(o, ir.Var) else o.src.strip()
+        if n.isidentifier() and n in top:
+            parts.append(n)
+        elif _real_number(o):
+            numbers = True
+        else:
+            return None
+    if not parts or (numbers or op.op == "true_divide") and not any(
+            _inexact(n, ops, known=inexact) for n in parts):
+        return None
+    parts = list(dict.fromkeys(parts))      # (grad_seed_like(x, y): the dtype they promote to)
+    return ", ".join(parts) if len(parts) <= 2 else f"snp.result_type({', '.join(parts)})"
 
 
 def unreduced_carries(loop, before):
