@@ -897,6 +897,28 @@ class ReverseBuilder(Walker, StackReverse):
             if isinstance(op.operands[p], ir.Var):
                 self.accumulate(op.operands[p].name, template.format(**fill))
 
+    def callee_output(self, op):
+        """(dataflow.output_dtype of a plain user function's output, from its own canonical
+        form; the call's operands by its parameters' names), or None: what grad's seed reads
+        of a call's output (dataflow.scalar_like), so the call need not run for the seed."""
+        ask = getattr(self.vjp_of_callee, "output_dtype", None)
+        if ask is None or op.op != "call" or not inspect.isfunction(op.callee) or any(
+                getattr(op.callee, a, None) for a in (
+                    "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
+                    "__secant_batched_dispatch__")):
+            return None
+        try:
+            params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+            by_name = {params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else
+                       k: o for k, o in op.operands.items()}
+        except (TypeError, ValueError, IndexError):
+            return None
+        if set(by_name) - set(params):
+            return None
+        active = tuple(sorted(params.index(k) for k, o in by_name.items() if _has_var(o)))
+        summary = ask(op.callee, active) if active else None
+        return (summary, by_name) if summary else None
+
     def reverse_call(self, op, gs):
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
@@ -1188,6 +1210,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     derivative reads, so that its names come from the user's as at first order).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
+        fn.output_dtype = dataflow.output_dtype(fn)
     b.recomputing = mode in ("vjp", "replay")
     b.pair_calls = mode != "replay"
     result = fn.result.value
@@ -1235,7 +1259,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         # the forward statements then run only for what the reverse pass reads
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
             p for p in wrt if p not in b.containers and p not in b.fielded],
-            b.containers | b.fielded) if mode == "grad" else None
+            b.containers | b.fielded, b.callee_output) if mode == "grad" else None
         b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
