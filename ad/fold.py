@@ -508,15 +508,25 @@ def _operations(tree):
     return sum(isinstance(n, _OPERATIONS) for n in _walk(tree))
 
 
+def _shape_query(node):
+    """`shape_of(...)` (ad/helpers.py): its arguments stay names, each one's shape read per
+    example under vmap by whether that name is batched (transformer/normalize.py
+    _PerExampleQueries), never an expression folded in."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "shape_of"
+
+
 def _under_breaker(tree, target):
-    """Whether `target` lies in a part of `tree` evaluated other than exactly once."""
+    """Whether `target` lies in a part of `tree` evaluated other than exactly once, or in a
+    shape query's arguments (`_shape_query`)."""
     def visit(node, inside):
         if node is target:
             return inside
         for child in ast.iter_child_nodes(node):
             found = visit(child, inside or isinstance(node, _ONCE_BREAKERS) and
                           not (isinstance(node, ast.BoolOp) and child is node.values[0]) and
-                          not (isinstance(node, ast.IfExp) and child is node.test))
+                          not (isinstance(node, ast.IfExp) and child is node.test) or
+                          _shape_query(node))
             if found is not None:
                 return found
         return None

@@ -66,12 +66,15 @@ grad_seed.__secant_check__ = True
 
 
 @constant
-def grad_seed_like(x):
+def grad_seed_like(x, y=None):
     """grad_seed for an output the transform proved to be a scalar of x's dtype (a sum of
     x * x, say: transformer/dataflow.py scalar_like): the same checks and seed, read from x's
-    dtype, so the statements computing the output need not run. For a list or tuple (the
-    reduction reads it as an array: transformer/dataflow.py _same_dtype_source) the seed of its
-    sum, which stacks it as the output did (its dtype, a ragged one refused)."""
+    dtype, so the statements computing the output need not run; with y, of the dtype x and y
+    promote to (JAX's promotion: a sum of labels * logp, the product not computed). For a list
+    or tuple (the reduction reads it as an array: transformer/dataflow.py _same_dtype_source)
+    the seed of its sum, which stacks it as the output did (its dtype, a ragged one refused)."""
+    if y is not None:
+        return grad_seed(snp.zeros((), snp.result_type(x, y)))
     if isinstance(x, (list, tuple)):
         return grad_seed(snp.sum(x))
     v = x._npy if type(x) is Array and not x.weak_type else None
@@ -195,6 +198,55 @@ def unreduce(t, a, axis=None, keepdims=False):
 
 def mean_grad(t, a, axis=None, keepdims=False):
     return unreduce(t, a, axis, keepdims) / _count(a, axis)
+
+
+def broadcast_shape(*shapes, axis=(), keepdims=False):
+    """The shape of an elementwise op of values of `shapes` (NumPy broadcasting), reduced over
+    `axis` as snp.sum(..., axis=axis, keepdims=keepdims) reduces it (no axis by default; None:
+    every axis): a value's shape, which a reduction's rule reads it for (unreduce_to,
+    mean_grad_to), read from its operands' shapes (ad/reverse.py _shape_source), so that
+    nothing computes the value for that (softmax cross-entropy's `labels * logp`). A static
+    query: its arguments are shapes (snp.shape(x): each example's under vmap)."""
+    shape = snp.broadcast_shapes(*shapes)
+    axes = () if axis == () else _axes(len(shape), axis)
+    return tuple(1 if i in axes else d for i, d in enumerate(shape)
+                 if keepdims or i not in axes)
+
+
+broadcast_shape.__secant_static_query__ = True      # (of shapes: a constant for every transform)
+
+
+def shape_of(*xs, axis=(), keepdims=False):
+    """broadcast_shape of the shapes of `xs` (arrays, or Python numbers): the shape of an
+    elementwise op of them, so reduced. A static query; under vmap written as broadcast_shape
+    of each one's snp.shape, which vmap reads per example (transformer/normalize.py
+    _PerExampleQueries), so that a batched argument's batch axis is never read as the
+    example's."""
+    return broadcast_shape(*[np.shape(x) for x in xs], axis=axis, keepdims=keepdims)
+
+
+shape_of.__secant_static_query__ = True
+shape_of.__secant_example_shapes__ = True           # (vmap: broadcast_shape of snp.shape's)
+
+
+def unreduce_to(t, shape, axis=None, keepdims=False):
+    """unreduce over a value of `shape` (a tuple: broadcast_shape's), the value not read."""
+    if not keepdims and len(shape) > 0:
+        t = snp.expand_dims(t, _axes(len(shape), axis))
+    return snp.broadcast_to(t, shape)
+
+
+def mean_grad_to(t, shape, axis=None, keepdims=False):
+    """mean_grad over a value of `shape` (a tuple: broadcast_shape's), the value not read."""
+    return unreduce_to(t, shape, axis, keepdims) / _count_in(shape, axis)
+
+
+@constant
+def _count_in(shape, axis):
+    n = 1
+    for ax in _axes(len(shape), axis):
+        n *= shape[ax]
+    return n
 
 
 def extremum_grad(t, a, ans, axis=None, keepdims=False):
@@ -833,7 +885,7 @@ from secant.ad.rule_helpers import inverse_permutation, zeros_like_tree  # noqa:
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "extremum_grad", "prod_grad",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",

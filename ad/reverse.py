@@ -18,7 +18,7 @@ from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
-from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
+from secant.transformer.shapes import ELEMENTWISE, Shapes, is_python_number, operands_of
 from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
                                        fill_slot, is_literal_number, src,
                                        unread_targets_unnamed)
@@ -98,6 +98,14 @@ class ReverseBuilder(Walker, StackReverse):
         self.same_shape = set()         # a lax loop body's (carry out, carry in) leaves
         self.structure = {}     # a container -> another of its structure (a carry: its cotangent)
         self.shape_reads = {}   # placeholder -> (value read for its shape, its stand-in)
+        # a sum's or mean's rule whose stand-in is its operand's shape (_shape_source):
+        # placeholder of its function -> (its operand's placeholder, the function reading a
+        # value, the function reading a shape)
+        self.shape_calls = {}
+        once = set(self.top_level)
+        self.top_ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op)
+                        and len(s.targets) == 1 and s.targets[0] in once}
+        self.fn_params = set(fn.params)
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps,
         # or has a parameter called `_` (a scan body's `def step(state, _)`): its cotangent
@@ -487,7 +495,8 @@ class ReverseBuilder(Walker, StackReverse):
         fill = {"g": g, "ans": op.targets[0]}
         for p in spec.params:
             if p in SHAPE_ONLY.get(op.op, ()) and isinstance(op.operands.get(p), ir.Var):
-                fill[p] = self._shape_of(op.operands[p].name)   # (read for its shape only)
+                fill[p] = self._shape_of(op.operands[p].name,   # (read for its shape only)
+                                         as_shape=op.op in _BY_SHAPE)
             elif p in op.operands:
                 fill[p] = src(op.operands[p])
             elif p in op.statics:
@@ -546,6 +555,13 @@ class ReverseBuilder(Walker, StackReverse):
             if not isinstance(operand, ir.Var) or operand.name in self.shift_only:
                 continue
             expr = render(template)
+            if op.op in _BY_SHAPE and fill.get(p) in self.shape_reads and \
+                    self.shape_reads[fill[p]][1].startswith("shape_of(") and \
+                    expr.startswith(_BY_SHAPE[op.op][0] + "("):
+                # (its operand's shape where no value of it is computed: `unreduce_to`)
+                call = f"__shapefn_{len(self.shape_calls)}__"
+                self.shape_calls[call] = (fill[p],) + _BY_SHAPE[op.op]
+                expr = call + expr[len(_BY_SHAPE[op.op][0]):]
             sums = operand.name not in self.summed and (
                 op.targets[0] in self.unsummed or   # (its cotangent came unsummed: summed here)
                 self._sums(op, p, special))
@@ -785,22 +801,65 @@ class ReverseBuilder(Walker, StackReverse):
             return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
         return None
 
-    def _shape_of(self, var):
+    def _shape_of(self, var, as_shape=False):
         """What a rule reading var for its shape only (an unbroadcast, a sum's unreduce) reads
         it from: in a reverse loop, a value of the same shape that the iteration's replay
         computes anyway; elsewhere var itself where the derivative computes it anyway (var
         assigned once, at the function's top level), else a stand-in (`_stand_in`), so the
-        forward statements computing var need not run for it.
+        forward statements computing var need not run for it. as_shape (a sum's or a mean's
+        rule, which has a form reading a shape: _BY_SHAPE): where no value stands in, var's
+        shape read from the values it is computed from (`_shape_source`).
         Which of the two is known once every line is written: a placeholder until then
         (`_shape_reads_resolved`)."""
         if var in self.replayed:
             return self.witnesses.get(var, var)
         stand_in = self._stand_in(var)
+        if stand_in == var and as_shape and var in self.at_top:
+            stand_in = self._shape_source(var) or var
         if stand_in == var or var not in self.at_top:
             return stand_in     # (var itself only where surely bound: assigned once, at the top)
         token = f"__shape_{len(self.shape_reads)}__"
         self.shape_reads[token] = (var, stand_in)
         return token
+
+    def _shape_source(self, var):
+        """Source of var's shape (a tuple) read from the shapes of values bound wherever a rule
+        runs (parameters and values assigned once at the top level, each read as its own
+        stand-in: `_stand_in`), not from var: for an elementwise op of such values (and Python
+        numbers, shape ()) the broadcast of their shapes, `broadcast_shape(snp.shape(labels),
+        snp.shape(logp))` (NumPy broadcasting is what the op does); for a sum or mean over
+        some axes of such an op, that shape so reduced (`..., axis=-1)`). So `labels * logp`,
+        read by a sum's rule for its shape and by nothing else, is not computed (softmax
+        cross-entropy: neither operand alone has its shape where labels is (k,) or (n, 1)
+        beside logits (n, k)). snp.shape is a static query for every transform (under vmap,
+        each example's shape). Else None."""
+        op = self.top_ops.get(var)
+        statics = ""
+        a = op.operands.get("a") if op is not None else None
+        if op is not None and op.op in ("sum", "mean") and set(op.operands) == {"a"} and \
+                isinstance(a, ir.Var) and set(op.statics) <= {"axis", "keepdims"} and \
+                a.name not in self.fn_params and self._stand_in(a.name) == a.name:
+            statics = "".join(f", {k}={v}" for k, v in op.statics.items())
+            if "axis" not in op.statics:
+                statics = ", axis=None" + statics
+            op = self.top_ops.get(a.name)       # (a reduction of a value bound anyway: that
+        if op is None or op.op not in ELEMENTWISE or op.statics:      # value's own shape)
+            return None
+        parts = []
+        for o in op.operands.values():
+            if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+                o = ir.Var(o.src.strip())       # (a value not differentiated: by name)
+            if isinstance(o, ir.Var):
+                s = self._stand_in(o.name)
+                if s not in self.fn_params and s not in self.at_top or s in self.containers:
+                    return None
+                parts.append(s)
+            elif not (isinstance(o, ir.Expr) and is_python_number(o.src)):
+                return None
+        parts = list(dict.fromkeys(parts))
+        if not parts:
+            return None
+        return f"shape_of({', '.join(parts)}{statics})"
 
     def _stand_in(self, var):
         """A parameter of provably the same shape and kind as var (transformer/shapes.py), else
@@ -837,6 +896,28 @@ class ReverseBuilder(Walker, StackReverse):
         for p, template in einsum_rules.vjp_templates(op.statics["subscripts"], params).items():
             if isinstance(op.operands[p], ir.Var):
                 self.accumulate(op.operands[p].name, template.format(**fill))
+
+    def callee_output(self, op):
+        """(dataflow.output_dtype of a plain user function's output, from its own canonical
+        form; the call's operands by its parameters' names), or None: what grad's seed reads
+        of a call's output (dataflow.scalar_like), so the call need not run for the seed."""
+        ask = getattr(self.vjp_of_callee, "output_dtype", None)
+        if ask is None or op.op != "call" or not inspect.isfunction(op.callee) or any(
+                getattr(op.callee, a, None) for a in (
+                    "__secant_custom__", "__secant_dispatch__", "__secant_dispatched__",
+                    "__secant_batched_dispatch__")):
+            return None
+        try:
+            params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+            by_name = {params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else
+                       k: o for k, o in op.operands.items()}
+        except (TypeError, ValueError, IndexError):
+            return None
+        if set(by_name) - set(params):
+            return None
+        active = tuple(sorted(params.index(k) for k, o in by_name.items() if _has_var(o)))
+        summary = ask(op.callee, active) if active else None
+        return (summary, by_name) if summary else None
 
     def reverse_call(self, op, gs):
         params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
@@ -890,12 +971,19 @@ class ReverseBuilder(Walker, StackReverse):
         if len(targets) == 1 and targets[0].startswith("("):
             targets = [targets[0][1:-1]]
         out = f"{pair[1]}, " if pair else f"{self._output_value(op)}, " if given else ""
+        zero = set()        # (targets the inlined vjp gives a zero: no contribution)
         if pair or not self._inlined(op, vjp_name, targets, ct,
-                                     self._output_value(op) if given else None, position):
+                                     self._output_value(op) if given else None, position,
+                                     zero):
             self.emit(f"{', '.join(targets)} = {vjp_name}({ct}, {out}{args})")
-        self.bars.update(fresh)
+        self.bars.update((v, t) for v, t in fresh.items() if t not in zero)
         for var, t in adds:
-            self.emit(self._add(var, self.bars[var], t))
+            if t in zero:
+                continue
+            if var in self.bars:
+                self.emit(self._add(var, self.bars[var], t))
+            else:               # (g(y, y), the first y's a zero: the second's is y's)
+                self.bars[var] = t
 
         def read(o, bar):
             if isinstance(o, ir.Var):
@@ -907,7 +995,7 @@ class ReverseBuilder(Walker, StackReverse):
         for o, name in spread:
             read(o, name)
 
-    def _inlined(self, op, vjp_name, targets, ct, given, position):
+    def _inlined(self, op, vjp_name, targets, ct, given, position, zero=None):
         """Write a small helper's vjp in place of its call (transforms.py InlineForm): its
         statements with its parameters read as the call's arguments, its own values under
         fresh names (after the caller's names where they were its parameters': `x_bar` of a
@@ -972,6 +1060,10 @@ class ReverseBuilder(Walker, StackReverse):
                 self.emit(code)
         self.origin = origin
         for r, t in zip(form.returned, targets):
+            if zero is not None and _ZERO_OF_PARAM.fullmatch(r) and \
+                    _ZERO_OF_PARAM.fullmatch(r).group(1) in form.params:
+                zero.add(t)     # (a parameter the helper reads for its shape or dtype only:
+                continue        # its cotangent is a zero, which adds nothing)
             if names.get(r) != t:
                 self.emit(f"{t} = {_renamed(r, names)}")
         return True
@@ -1118,6 +1210,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     derivative reads, so that its names come from the user's as at first order).
     """
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
+        fn.output_dtype = dataflow.output_dtype(fn)
     b.recomputing = mode in ("vjp", "replay")
     b.pair_calls = mode != "replay"
     result = fn.result.value
@@ -1165,7 +1259,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         # the forward statements then run only for what the reverse pass reads
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
             p for p in wrt if p not in b.containers and p not in b.fielded],
-            b.containers | b.fielded) if mode == "grad" else None
+            b.containers | b.fielded, b.callee_output) if mode == "grad" else None
         b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
@@ -1203,7 +1297,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     else:
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
-    lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params))
+    lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params,
+                                                       b.shape_calls))
     primal_params = set(fn.params)
     primal = defined_in(fn.body) | primal_params
     mentioned = set()       # (each name matched once, not once per line mentioning it)
@@ -1261,8 +1356,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     # after it: `_, f_out_res = ...` (liveness: transformer/walker.py unread_targets_unnamed)
     lines = unread_targets_unnamed(lines)
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
-    lines = [Line(fold.laid_out(ln.code) if id(ln) in before else fold.wrapped(ln.code),
-                  ln.indent, ln.kind, ln.origin)
+    # (a reduction's rule reading its operand's shape from the operand's operands, shape_of:
+    # a new form, written as a person continues a long call wherever it stands)
+    lines = [Line(fold.laid_out(ln.code) if id(ln) in before and "shape_of(" not in ln.code
+                  else fold.wrapped(ln.code), ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
     del held
     return lines, out_bar_param, out_param, canonical
@@ -1402,7 +1499,7 @@ def _kept_from_reverse(b, start, names, *outs):
     return tuple(kept(o) if o is not None else None for o in outs)
 
 
-def _shape_reads_resolved(lines, reads, params=()):
+def _shape_reads_resolved(lines, reads, params=(), calls=None):
     """`lines` with each placeholder of a value read for its shape only (ReverseBuilder.
     _shape_of) replaced by that value where the derivative computes it anyway (liveness with
     every placeholder read as its stand-in keeps its assignment), else by the stand-in; but by
@@ -1424,12 +1521,18 @@ def _shape_reads_resolved(lines, reads, params=()):
                 first[n] = i
     def held(name, t):
         return name in params or t in first and last.get(name, -1) >= first[t]
-    return _with_names(lines, {
-        t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
-        for t, (var, stand_in) in reads.items()})
+    names = {t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
+             for t, (var, stand_in) in reads.items()}
+    for call, (t, by_value, by_shape) in (calls or {}).items():     # (a shape's own function
+        names[call] = by_value if names[t] == reads[t][0] else by_shape    # where it is read)
+    return _with_names(lines, names)
 
 
-_PLACEHOLDER = re.compile(r"__shape_\d+__")      # (ReverseBuilder._shape_of's tokens)
+# a vjp's returned zero cotangent of one of its parameters (ad/reverse.py build: `grads`)
+_ZERO_OF_PARAM = re.compile(r"(?:zeros_like_tree|snp\.zeros_like)\((\w+)\)")
+_BY_SHAPE = {"sum": ("unreduce", "unreduce_to"), "mean": ("mean_grad", "mean_grad_to")}
+# (ReverseBuilder._shape_of's tokens, and those of a function reading a shape or the value)
+_PLACEHOLDER = re.compile(r"__shape(?:fn)?_\d+__")
 
 
 def _with_names(lines, names):

@@ -851,10 +851,11 @@ def grad_seed_batched(out):
 
 
 @shape_only
-def grad_seed_like_batched(x, n):
-    """ad/helpers.py's grad_seed_like for a batch of n outputs, each a scalar of x's dtype (the
-    transform proved it): one seed an example, x's dtype read as for one example."""
-    return broadcast_batch(grad_seed_like(x), n)
+def grad_seed_like_batched(x, n, y=None):
+    """ad/helpers.py's grad_seed_like for a batch of n outputs, each a scalar of x's dtype (or
+    x's and y's promoted: the transform proved it): one seed an example, the dtype read as for
+    one example."""
+    return broadcast_batch(grad_seed_like(x, y), n)
 
 
 def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_batched=True):

@@ -197,7 +197,8 @@ NO_RULE = {
 
 # helpers of generated code that build or read containers (ad/helpers.py, item_of above):
 # written by these templates instead of being read as source ({arg0}, {arg1}: the call's
-# arguments, batched ones with every leaf batched, left-out ones at their defaults; {arg2_next}:
+# arguments, batched ones with every leaf batched, left-out ones at their defaults; {arg1_opt}:
+# `, <the argument>` where it is given, nothing where it is left out; {arg2_next}:
 # an int argument plus one; {size}: the batch size)
 HELPERS = {
     "grad_of_fields": "grad_of_fields_batched({arg0}, {arg1_b}, {size}, {arg0_batched})",
@@ -209,7 +210,7 @@ HELPERS = {
     "grads_as": "grads_as({arg0_b}, {arg1})",     # (x's dtypes only; t batched as the result)
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
-    "grad_seed_like": "grad_seed_like_batched({arg0}, {size})",
+    "grad_seed_like": "grad_seed_like_batched({arg0}, {size}{arg1_opt})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
     "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
     "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",

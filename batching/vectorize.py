@@ -503,13 +503,15 @@ class BatchBuilder(Walker):
             for i, p in enumerate(params):     # left-out arguments at their defaults
                 fill[f"arg{i}"] = fill[f"arg{i}_b"] = repr(p.default)
                 fill[f"arg{i}_batched"] = "False"
+                fill[f"arg{i}_opt"] = ""
             for k, v in op.operands.items():
                 i = position[k]
                 fill[f"arg{i}"] = self.batched_src(v) if k in keys else _src(v)
+                fill[f"arg{i}_opt"] = ", " + fill[f"arg{i}"]
                 fill[f"arg{i}_b"] = self.batched_src(v)      # with a batch axis in any case
                 fill[f"arg{i}_batched"] = str(k in keys)
             for k, v in list(fill.items()):     # an axis or depth one further in
-                if not k.startswith("arg") or k.endswith(("_batched", "_b")) or v == "None":
+                if not k.startswith("arg") or k.endswith(("_batched", "_b", "_opt")) or v == "None":
                     continue
                 literal = v.strip("()").lstrip("-").isdigit()
                 # an axis counted from the end (-1) stays where it is past a leading batch axis

@@ -111,7 +111,9 @@ def _grad_seed(out):
     raise _NotRaw
 
 
-def _grad_seed_like(x):
+def _grad_seed_like(x, y=None):
+    if y is not None:
+        x = _result_type(x, y)
     if type(x) is np.dtype or isinstance(x, np.dtype):     # (grad_seed_like(result_type(...)))
         if x == _F32 or x == _F64 and dtypes.X64[0]:
             return x.type(1)
@@ -135,6 +137,24 @@ def _unreduce(t, a, axis=None, keepdims=False):
         raise _NotRaw
     shape = a.shape
     return _broadcast_view(t, shape) if shape else t
+
+
+def _unreduce_to(t, shape, axis=None, keepdims=False):
+    """helpers.unreduce_to of a full reduction's (0-d) cotangent: its view over `shape`."""
+    if axis is not None or keepdims or not _float_value(t) or t.ndim or type(shape) is not tuple:
+        raise _NotRaw
+    return _broadcast_view(t, shape) if shape else t
+
+
+def _shape_of(*xs, axis=(), keepdims=False):
+    """helpers.shape_of of float values, no axis: their broadcast shape (shapes that do not
+    broadcast are not raw: the derivative as written names the user's line)."""
+    if axis != () or keepdims or not all(_float_value(x) for x in xs):
+        raise _NotRaw
+    try:
+        return np.broadcast_shapes(*[x.shape for x in xs])
+    except ValueError:
+        raise _NotRaw from None
 
 
 def _zeros_like(a, dtype=None, shape=None):
@@ -162,6 +182,7 @@ _SNP = _namespace(x64=True)
 # (without and with x64: the two differ in secant.numpy's)
 _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(helpers.grad_seed_like): _grad_seed_like, id(helpers.unreduce): _unreduce,
+            id(helpers.unreduce_to): _unreduce_to, id(helpers.shape_of): _shape_of,
             id(helpers.unbroadcast): _unbroadcast, id(helpers.grads_as): _grads_as,
             id(range): range, id(reversed): reversed, id(len): len}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}

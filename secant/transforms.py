@@ -1235,7 +1235,17 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if custom is not None:
             sub = _custom_replay(custom, sub, staged)
         return vjp_of_callee(sub, None, None)
+    def output_dtype(callee, active):
+        """What callee's own canonical form proves of its output's dtype (transformer/
+        dataflow.py output_dtype), read from the vjp a call of it is differentiated with (the
+        one reads_given_out generates; staged: the plain vjp), or None."""
+        try:
+            sub = generate(callee, active, "vjp" if staged else "vjp_out", staged=staged)
+        except SecantError:         # (refused where its call is differentiated, as before)
+            return None
+        return getattr(sub, "__secant_output_dtype__", None)
     vjp_of_callee.reads_given_out = reads_given_out
+    vjp_of_callee.output_dtype = output_dtype
     vjp_of_callee.checked_forward = checked_forward
     vjp_of_callee.pair_forward = lambda callee, active, ran: pair_forward(callee, active, staged,
                                                                           ran)
@@ -1335,6 +1345,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if size_param is not None:
         gen.__secant_size_param__ = moved.get(size_param, size_param)
     gen.__secant_inline__ = inline
+    if mode in ("vjp", "vjp_out"):      # (a caller's seed reads it: ad/reverse.py)
+        gen.__secant_output_dtype__ = getattr(fn_ir, "output_dtype", None)
     # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
     gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)

@@ -29,6 +29,17 @@ CASES = {
     "unbroadcast": ("unbroadcast(t, x)", {"t": r(2, 3), "x": r(1, 3)}),
     "unreduce": ("unreduce(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
     "mean_grad": ("mean_grad(t, a, axis=0)", {"t": r(3), "a": r(2, 3)}),
+    # (a reduction's rule reading an elementwise op's shape from its operands' shapes: t
+    # broadcast over the shape of x * y (2, 3) summed over its last axis, then over (2, 3))
+    "unreduce_to": ("unreduce_to(mean_grad_to(t, shape_of(x, y, axis=-1)), shape_of(x, y), "
+                    "axis=-1) * y", {"t": r(), "x": r(2, 1), "y": r(3)}),
+    "mean_grad_to": ("mean_grad_to(t, shape_of(x, y), axis=0) * x", {"t": r(3), "x": r(2, 1),
+                                                                      "y": r(3)}),
+    "shape_of": ("snp.broadcast_to(t, shape_of(x, y, axis=1, keepdims=True)) * x",
+                 {"t": r(2, 1), "x": r(2, 1), "y": r(3)}),
+    "broadcast_shape": ("snp.broadcast_to(t, broadcast_shape(snp.shape(x), snp.shape(y), "
+                        "axis=1)) * snp.sum(x, axis=1)", {"t": r(2), "x": r(2, 1), "y": r(3)}),
+    "grad_seed_like_of_two": ("grad_seed_like(x, y) * x", {"x": r(3), "y": r(3)}),
     "extremum_grad": ("extremum_grad(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
     "prod_grad": ("prod_grad(t, a, snp.prod(a, axis=1), axis=1)", {"t": r(2), "a": r(2, 3)}),
     "var_grad": ("var_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),

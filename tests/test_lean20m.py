@@ -98,9 +98,11 @@ def test_a_fold_past_90_columns_written_on_two_lines(x64):
     rows = src.splitlines()
     assert max(len(r) for r in rows) <= 4 + fold.MAX_LENGTH, src
     # grad's seed (read once) written in the mean's rule, the call continued on a second row
-    k = next(i for i, r in enumerate(rows) if "mean_grad(-grad_seed_like(" in r)
-    assert rows[k].endswith(",") and rows[k + 1].strip().startswith("snp.sum("), src
-    assert rows[k + 1].index("snp.sum(") == rows[k].index("mean_grad(") + len("mean_grad("), src
+    # (the shape of the sum read from its operands' shapes, shape_of: tests/test_lean20t.py)
+    k = next(i for i, r in enumerate(rows) if "mean_grad_to(-grad_seed_like(" in r)
+    assert rows[k].endswith(",") and rows[k + 1].strip().startswith("shape_of("), src
+    assert rows[k + 1].index("shape_of(") == rows[k].index("mean_grad_to(") + \
+        len("mean_grad_to("), src
     assert not any(r.strip().startswith("mean_") for r in rows), src
     for labels_shape in ((5, 4), (4,), (5, 1)):
         logits = RNG.normal(size=(5, 4))

@@ -209,7 +209,7 @@ def shape_witnesses(fn):
 _SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 
 
-def scalar_like(fn, name, shapes, params, containers=frozenset()):
+def scalar_like(fn, name, shapes, params, containers=frozenset(), calls=None):
     """A name whose dtype `name` provably has, as a scalar (transformer/shapes.py gives the
     shapes): `name` is a reduction over every axis of a value `a` (or of reductions of `a` over
     some axes), or an elementwise op of such scalars and real Python numbers; each name
@@ -221,7 +221,9 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
     whatever the ops: so both have the same dtype. grad's seed then needs only that name's
     dtype, not the output. Or, for a reduction of one value through ops that keep its dtype
     (`snp.sum(hs * hs)`), that value (_same_dtype_source), not one of `containers` (names
-    that may hold lists or dicts). Else None."""
+    that may hold lists or dicts). Or, for a call of a user function whose own analysis proves
+    its output such a scalar (`calls`: _through_call), the names whose dtypes promote to it.
+    Else None."""
     count = definitions(fn)
     ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
            and count.get(s.targets[0]) == 1}
@@ -271,9 +273,11 @@ def scalar_like(fn, name, shapes, params, containers=frozenset()):
                 return None
             found.add(p)
         return found.pop() if len(found) == 1 else None
-    out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top)
+    out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top) or \
+        _through_call(ops.get(name), ops, top, set(params), calls)
     if out is not None and _reduced_only(fn, out):  # an op of values computed only for it:
-        out = _promoted_from(out, ops, top, set(params)) or out     # their result_type
+        out = _promoted_from(out, ops, top, set(params)) or \
+            _promoted_operands(out, ops, top, set(params)) or out  # their result_type
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
 
@@ -294,10 +298,12 @@ _INEXACT_IF_ONE_IS = {"add", "subtract", "multiply", "negative", "positive", "co
                       "matmul", "dot", "vdot", "inner", "outer", "tensordot"}
 
 
-def _inexact(name, ops, seen=None, known=frozenset()):
+def _inexact(name, ops, seen=None, known=frozenset(), calls=None):
     """Whether the value `name` is provably inexact (float or complex): computed by an op of
     _INEXACT_RESULT, or of _INEXACT_IF_ONE_IS with an inexact operand (a float literal
-    included). Each name bound once, at the top level (`ops`)."""
+    included), or by a call whose callee's own analysis proves its output inexact (`calls`:
+    op -> (output_dtype's answer, the call's operands by parameter), or None). Each name bound
+    once, at the top level (`ops`)."""
     seen = set() if seen is None else seen
     if name in known:       # (grad's differentiated parameters)
         return True
@@ -307,9 +313,113 @@ def _inexact(name, ops, seen=None, known=frozenset()):
     seen.add(name)
     if op.op in _INEXACT_RESULT:
         return True
+    if op.op == "call" and calls is not None:
+        got = calls(op)
+        return bool(got and got[0]["inexact"])
     return op.op in _INEXACT_IF_ONE_IS and any(
-        _inexact(o.name, ops, seen, known) if isinstance(o, ir.Var) else _float_literal(o)
-        for o in op.operands.values())
+        _inexact(o.name, ops, seen, known, calls) if isinstance(o, ir.Var) else
+        _float_literal(o) for o in op.operands.values())
+
+
+def _top_ops(fn):
+    """{name: its op}: the ops of fn's top level whose one target is assigned once."""
+    count = definitions(fn)
+    return {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+            and count.get(s.targets[0]) == 1}
+
+
+def _full_reduction(op):
+    return op is not None and set(op.operands) == {"a"} and all(
+        (k, str(v).strip()) in (("axis", "None"), ("keepdims", "False"))
+        for k, v in op.statics.items())
+
+
+def output_dtype(fn):
+    """What fn's own canonical form proves of its output's dtype, for a caller's grad seed
+    (scalar_like through a call of fn: its caller need not compute the output for the seed):
+    {"inexact": the output is inexact whatever the arguments (_inexact: `tanh(...)`),
+    "scalar_of": parameters p such that the output is a scalar (0-d) of the dtype they promote
+    to, snp.result_type(*p), wherever one of them is inexact, else None}. scalar_of: the output
+    is a full reduction (sum, max, min, prod, mean; through ops of one value that keep its
+    dtype: `-snp.mean(...)`) of reductions and such ops of a value u, u an add, subtract or
+    multiply of parameters, of such values and of real Python numbers (weakly typed: no
+    inexact dtype changes), each assigned once at the top level (`diff = pred - target;
+    return snp.mean(diff * diff)`: pred and target). An inexact u keeps its dtype through
+    every such reduction, a mean's included. scalar_of only for a body of ops alone, none a
+    call (no Python statement, no callee: nothing with an effect a caller that no longer
+    calls fn for the seed would leave out). None where the output is no name."""
+    result = fn.result.value if fn.result is not None else None
+    if not isinstance(result, ir.Var):
+        return None
+    ops = _top_ops(fn)
+    plain = all(isinstance(s, ir.Op) and s.op != "call" for s in ir.nested(fn.body))
+    params = set(fn.params) - set(definitions(fn))
+
+    def leaves(n, seen):
+        if n in params:
+            return {n}
+        op = ops.get(n)
+        if op is None or n in seen or op.op not in ("add", "subtract", "multiply") or \
+                op.statics:
+            return None
+        seen.add(n)
+        out = set()
+        for o in op.operands.values():
+            if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+                o = ir.Var(o.src.strip())       # (a parameter not differentiated: by name)
+            if isinstance(o, ir.Var):
+                got = leaves(o.name, seen)
+                if got is None:
+                    return None
+                out |= got
+            elif not _real_number(o):
+                return None
+        return out
+    op = ops.get(result.name)
+    while op is not None and op.op in _DTYPE_KEEPING and not op.statics and \
+            len(set(op.operands.values())) == 1:
+        u, = set(op.operands.values())
+        op = ops.get(u.name) if isinstance(u, ir.Var) else None
+    scalar = None
+    if plain and op is not None and op.op in _DTYPE_REDUCTIONS | {"mean"} and \
+            _full_reduction(op):
+        u = None
+        while op is not None:
+            if op.op in _DTYPE_REDUCTIONS | {"mean"} and set(op.operands) == {"a"} and \
+                    set(op.statics) <= {"axis", "keepdims"}:
+                u = op.operands["a"]
+            elif op.op in _DTYPE_KEEPING and not op.statics and \
+                    len(set(op.operands.values())) == 1:
+                u, = set(op.operands.values())
+            else:
+                break
+            op = ops.get(u.name) if isinstance(u, ir.Var) else None
+        found = leaves(u.name, set()) if isinstance(u, ir.Var) else None
+        scalar = tuple(p for p in fn.params if p in found) if found else None
+    return {"inexact": _inexact(result.name, ops), "scalar_of": scalar}
+
+
+def _through_call(op, ops, top, known, calls):
+    """Source of the dtype of a call's output that its callee's analysis (output_dtype) proves
+    a scalar of the dtype its arguments for some parameters promote to, one of them provably
+    inexact here: `_layer_out, target` for `_mse(_layer_out, target)` (grad_seed_like's two
+    names; snp.result_type of more). Each argument a name bound at the top level; else None."""
+    got = calls(op) if op is not None and op.op == "call" and calls is not None else None
+    if not got or not got[0]["scalar_of"]:
+        return None
+    summary, args = got
+    names = []
+    for p in summary["scalar_of"]:
+        o = args.get(p)
+        if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+            o = ir.Var(o.src.strip())
+        if not isinstance(o, ir.Var) or o.name not in top:
+            return None
+        names.append(o.name)
+    names = list(dict.fromkeys(names))
+    if not any(_inexact(n, ops, known=known, calls=calls) for n in names):
+        return None
+    return ", ".join(names) if len(names) <= 2 else f"snp.result_type({', '.join(names)})"
 
 
 def _float_literal(o):
@@ -400,6 +510,34 @@ def _promoted_from(name, ops, top, inexact):
         return None
     parts = list(dict.fromkeys(parts))
     return parts[0] if len(parts) == 1 else f"snp.result_type({', '.join(parts)})"
+
+
+def _promoted_operands(name, ops, top, inexact):
+    """Source whose dtype is provably that of the value `name`, an op of _PROMOTING of two
+    operands, each a name bound at the top level or a real Python number, without reading it:
+    the names' result_type (JAX's promotion, as the op promotes). A number is weakly typed: it
+    changes no inexact dtype, so it is left out only where a name is provably inexact (2.0 * n
+    of integers n is a float), as is a true_divide's (of two integers it is a float). The
+    reductions reading `name` (_reduced_only) read its shape from the same names (ad/reverse.py
+    _shape_source), so `name` (`labels * logp` in softmax cross-entropy) is then computed for
+    nothing. Else None."""
+    op = ops.get(name)
+    if op is None or op.op not in _PROMOTING or op.statics or len(op.operands) != 2:
+        return None
+    parts, numbers = [], False
+    for o in op.operands.values():
+        n = o.name if isinstance(o, ir.Var) else o.src.strip()
+        if n.isidentifier() and n in top:
+            parts.append(n)
+        elif _real_number(o):
+            numbers = True
+        else:
+            return None
+    if not parts or (numbers or op.op == "true_divide") and not any(
+            _inexact(n, ops, known=inexact) for n in parts):
+        return None
+    parts = list(dict.fromkeys(parts))      # (grad_seed_like(x, y): the dtype they promote to)
+    return ", ".join(parts) if len(parts) <= 2 else f"snp.result_type({', '.join(parts)})"
 
 
 def unreduced_carries(loop, before):

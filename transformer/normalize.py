@@ -5333,6 +5333,27 @@ class _PerExampleQueries(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        if getattr(self.norm._resolve(node.func), "__secant_example_shapes__", False) and \
+                any(self._queried(a) is not None for a in node.args):
+            # shape_of(labels, logp) (ad/helpers.py) with a batched argument: the broadcast of
+            # each one's shape, each batched one's per example (snp.shape(logp)[1:]), written
+            # here, not left to the query's own rewrite (which resolves `snp` in the user's
+            # namespace: a module importing secant.numpy as jnp left the batch axis in)
+            kws = "".join(f", {k.arg}={gast.unparse(k.value).strip()}" for k in node.keywords)
+            new = gast.parse(f"broadcast_shape({', '.join('()' for _ in node.args)}{kws})"
+                             ).body[0].value
+            new = gast.copy_location(new, node) if hasattr(node, "lineno") else new
+            for i, a in enumerate(node.args):
+                x = self._queried(a)
+                if x is None and self._mentions_tracked(a):
+                    # (an expression of batched values: batched, its batch axis in front)
+                    x = gast.unparse(a).strip()
+                elif x is None:
+                    a = self.visit(a)
+                new.args[i] = self._replace(
+                    _PER_EXAMPLE_CALLS["shape"] if x is not None else "snp.shape({x})", a,
+                    x if x is not None else gast.unparse(a).strip())
+            return new
         x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
             else None
         if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",
