@@ -3087,8 +3087,11 @@ def _strip(stmts, flag):
 
 
 def _extra_params(spec, n):
+    """The names of the n parameters a specialised helper took for the closure's values: its
+    last positional ones (higher_order._build appends them before any keyword-only one)."""
     import inspect
-    return list(inspect.signature(spec).parameters)[-n:]
+    return [p.name for p in inspect.signature(spec).parameters.values()
+            if p.kind == p.POSITIONAL_OR_KEYWORD][-n:]
 
 
 def _names_of_source(source):

@@ -124,6 +124,11 @@ def solver(kind, x0=None, tol=1e-5, atol=0.0, maxiter=None, M=None, restart=20,
     return solve
 
 
+# a constant to the transforms: the solve's derivative is custom_linear_solve's (implicit), and
+# the solution does not depend on x0 or M; an x0 or M batched under vmap is refused by shape
+solver.__secant_static_query__ = True
+
+
 def _cg_solve(A, b, x0, maxiter, tol, atol, M):
     bs = _vdot_real_tree(b, b)
     atol2 = snp.maximum(snp.square(tol) * bs, snp.square(atol))

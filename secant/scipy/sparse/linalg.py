@@ -45,11 +45,11 @@ def _squares(x):
 def _solved(A, b, solve):
     """custom_linear_solve(A's products, b): the transposed solve runs the same iteration on
     A^T's products (the vjp of matvec), so a complex Hermitian A's derivative is right too."""
-    if callable(A):
-        return _with_function(A, b, solve)
-    shape = snp.shape(A)
-    isolve.check_square(shape)
-    return _with_matrix(A, b, solve)
+    if callable(A):     # (the only branch where A is a function secant specialises to)
+        x = _with_function(A, b, solve)
+    else:
+        x = _with_matrix(A, b, solve)
+    return x
 
 
 def _with_function(A, b, solve):
@@ -59,9 +59,17 @@ def _with_function(A, b, solve):
 
 
 def _with_matrix(A, b, solve):
+    shape = snp.shape(A)
+    isolve.check_square(shape)
+
     def matvec(v):
         return snp.dot(A, v)
     return lax.custom_linear_solve(matvec, b, solve, solve)
 
+
+# a function A closing over followed values (`lambda v: s * (K @ v)`) is passed in by
+# specialising these to it (transformer/higher_order.py), as a user's own helper would be
+for _f in (cg, bicgstab, gmres, _solved, _with_function):
+    _f.__secant_takes_functions__ = True
 
 __all__ = ["cg", "bicgstab", "gmres"]
