@@ -1,3 +1,3 @@
 """secant.scipy: SciPy's functions as JAX's jax.scipy, written with secant.numpy's ops."""
-from secant.scipy import (fft, integrate, linalg, ndimage, optimize, signal,  # noqa: F401
-                          sparse, special, stats)
+from secant.scipy import (cluster, fft, integrate, linalg, ndimage, optimize,  # noqa: F401
+                          signal, sparse, special, stats)
