@@ -10,6 +10,7 @@ import scipy.interpolate as si
 import secant
 import secant.numpy as snp
 from secant.scipy.interpolate import RegularGridInterpolator
+from test_lib15d_ndimage import _fd      # (central differences in one argument)
 
 RNG = np.random.default_rng(155)
 GX, GY = np.array([0.0, 0.5, 1.5, 3.0]), np.linspace(-1, 1, 5)
@@ -49,17 +50,6 @@ def _loss(values, points):
 
 def _loss_at_once(values, points):
     return snp.sum(snp.sin(RegularGridInterpolator((GX, GY), values, fill_value=0.0)(points)))
-
-
-def _fd(f, args, i, eps=1e-6):
-    out = np.zeros_like(args[i])
-    for idx in np.ndindex(out.shape):
-        e = np.zeros_like(out)
-        e[idx] = eps
-        hi, lo = list(args), list(args)
-        hi[i], lo[i] = args[i] + e, args[i] - e
-        out[idx] = (f(*hi) - f(*lo)) / (2 * eps)
-    return out
 
 
 @pytest.mark.parametrize("loss", [_loss, _loss_at_once])
