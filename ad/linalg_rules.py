@@ -126,7 +126,7 @@ def triangular_solve_grad_a(g, a, ans, left_side=False, lower=False, transpose_a
 @constant
 def _permutation(a):
     """The row permutation of a's LU (integers: no derivative)."""
-    return lax.linalg.lu_pivots_to_permutation(lax.linalg.lu_pivots(a), np.shape(a)[-1])
+    return lax.linalg.lu_pivots_to_permutation(lax.linalg.lu_pivots(a), np.shape(a)[-2])
 
 
 def _rows(x, perm):
@@ -145,9 +145,45 @@ def _upper_last_one(lu):
     return lu.at[..., -1, -1].set(1)
 
 
+def _padded_factors(lu):
+    """(L, U) of an m x n LU (k = min(m, n)) made square as JAX's rule makes them: L m x m,
+    unit lower, the identity past column k; U n x n, upper, the identity past row k."""
+    m, n = np.shape(lu)[-2], np.shape(lu)[-1]
+    k = min(m, n)
+    batch = [(0, 0)] * (len(np.shape(lu)) - 2)
+    lower = snp.pad(_tri(lu[..., :, :k], True, -1), batch + [(0, 0), (0, m - k)])
+    upper = snp.pad(_tri(lu[..., :k, :], False), batch + [(0, n - k), (0, 0)])
+    tail = np.diag(np.arange(n) >= k).astype(lu.dtype)
+    return lower + np.eye(m, dtype=lu.dtype), upper + tail
+
+
+def _lu_jvp_rectangular(x_dot, x, ans):
+    """m != n (JAX's rule): Z = L^-1 P dA U^-1 (L, U padded square); dL + dU = L tril(Z, -1)
+    + triu(Z) U, m x n as the packed factors."""
+    lower, upper = _padded_factors(ans)
+    z = lax.linalg.triangular_solve(lower, _rows(x_dot, _permutation(x)), left_side=True,
+                                    lower=True, unit_diagonal=True)
+    z = lax.linalg.triangular_solve(upper, z, left_side=False, lower=False)
+    return lower @ _tri(z, True, -1) + _tri(z, False) @ upper
+
+
+def _lu_grad_rectangular(g, x, ans):
+    """The transpose of _lu_jvp_rectangular: Z_bar = tril(L^T G, -1) + triu(G U^T), then
+    A_bar = P^T L^-T Z_bar U^-T."""
+    lower, upper = _padded_factors(ans)
+    z_bar = _tri(_mT(lower) @ g, True, -1) + _tri(g @ _mT(upper), False)
+    t = lax.linalg.triangular_solve(upper, z_bar, left_side=False, lower=False,
+                                    transpose_a=True)
+    t = lax.linalg.triangular_solve(lower, t, left_side=True, lower=True, transpose_a=True,
+                                    unit_diagonal=True)
+    return _rows(t, snp.argsort(_permutation(x), axis=-1).astype(snp.int32))
+
+
 def lu_jvp(x_dot, x, ans):
     """With X = L^-1 P dA and M = tril(X U^-1, -1): dL = L M, dU = X - M U (upper); the packed
     tangent is dL + dU. (M reads only U's first n - 1 pivots: finite at a zero last pivot.)"""
+    if np.shape(x)[-2] != np.shape(x)[-1]:
+        return _lu_jvp_rectangular(x_dot, x, ans)
     x_low = lax.linalg.triangular_solve(ans, _rows(x_dot, _permutation(x)), left_side=True,
                                         lower=True, unit_diagonal=True)
     m = _tri(lax.linalg.triangular_solve(_upper_last_one(ans), x_low, left_side=False,
@@ -158,6 +194,8 @@ def lu_jvp(x_dot, x, ans):
 def lu_grad(g, x, ans):
     """The transpose of lu_jvp: X_bar = triu(G) + tril(L^T G - triu(G) U^T, -1) U^-T, then
     A_bar = P^T L^-T X_bar."""
+    if np.shape(x)[-2] != np.shape(x)[-1]:
+        return _lu_grad_rectangular(g, x, ans)
     upper_g = _tri(g, False)
     low = _tri(_mT(_unit_lower(ans)) @ g - upper_g @ _mT(_tri(ans, False)), True, -1)
     t = upper_g + lax.linalg.triangular_solve(_upper_last_one(ans), low, left_side=False,

@@ -48,8 +48,8 @@ def triangular_solve(a, b, left_side=False, lower=False, transpose_a=False, conj
 
 
 def lu_factors(x):
-    """LU with partial pivoting of square x, packed as LAPACK's getrf leaves it: L strictly
-    below the diagonal (its unit diagonal implied), U on and above it."""
+    """LU with partial pivoting of x (m x n, square or not), packed as LAPACK's getrf leaves
+    it: L strictly below the diagonal (its unit diagonal implied), U on and above it."""
     x = _matrix(x, "lu")
     return bind(lu_p, x)[0]
 
@@ -70,9 +70,9 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 
 
 def lu(x):
-    """(lu, pivots, permutation) of square x, as jax.lax.linalg.lu: P x = L U with P the
-    permutation's matrix (row i of P x is row permutation[i] of x)."""
+    """(lu, pivots, permutation) of x (m x n), as jax.lax.linalg.lu: P x = L U with P the
+    permutation's matrix (row i of P x is row permutation[i] of x; m entries)."""
     factors = lu_factors(x)
     pivots = lu_pivots(x)
-    permutation = lu_pivots_to_permutation(pivots, np.shape(x)[-1])
+    permutation = lu_pivots_to_permutation(pivots, np.shape(x)[-2])
     return factors, pivots, permutation

@@ -238,13 +238,19 @@ def tree_leaves(tree, is_leaf=None):
     return _registry.flatten(tree, is_leaf)[0]
 
 
-def tree_leaves_as(tree, treedef):
+def tree_leaves_as(tree, treedef, strict=False):
     """`tree` flattened up to the structure `treedef`: its subtrees where treedef has leaves
     (tree_map's trees, as transformer/desugar.py writes tree_map inside a transformed
-    function; the first one too when tree_map has an is_leaf)."""
+    function; the first one too when tree_map has an is_leaf).
+
+    strict (the user's tree_map, as desugar writes it): a list where treedef has a tuple (or
+    the reverse) is refused, as JAX refuses it. Otherwise (a derivative's own reading of a
+    cotangent) it is read as treedef's kind: a cotangent of a list unpacked comes as a tuple."""
+    if strict:
+        return _flatten_up_to(treedef, tree, None)
     try:
         return treedef.flatten_up_to(tree)
-    except (ValueError, TypeError):     # (a cotangent of a list unpacked comes as a tuple)
+    except (ValueError, TypeError):
         like = treedef.unflatten([_PathLeaf() for _ in range(treedef.num_leaves)])
         return _flatten_up_to(treedef, kinds_as(tree, like), 2)
 
@@ -283,8 +289,9 @@ def _flatten_up_to(treedef, tree, position):
     try:
         return treedef.flatten_up_to(tree)
     except (ValueError, TypeError) as e:
+        which = "a tree" if position is None else f"tree {position}"
         raise SecantValueError(
-            f"tree_map: tree {position} does not match the first tree's structure {treedef}: "
+            f"tree_map: {which} does not match the first tree's structure {treedef}: "
             f"{e}{where()}") from None
 
 

@@ -166,7 +166,10 @@ CPU_SECONDS = {
     "test_effects15_modules.py": 26,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
-    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3
+    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3,
+    "test_lib15d_tree_strict.py": 3, "test_lib15d_sparse.py": 58, "test_lib15d_lu.py": 29,
+    "test_lib15d_ndimage.py": 22, "test_lib15d_numpy.py": 5,
+    "test_lib15d_more_api.py": 11, "test_lib15d_interpolate.py": 30
 }
 PER_TEST = 0.08
 

@@ -2821,6 +2821,13 @@ class _TreeCalls(Hoister):
     def _call(self, name, *args):
         return gast.Call(_name(self._fn(name)), list(args), [])
 
+    def _strict_leaves(self, tree, structure):
+        """`tree_leaves_as(tree, structure, strict=True)`: a later tree of the user's tree_map,
+        refused where its kinds differ from the first's (a list for a tuple), as JAX."""
+        call = self._call("tree_leaves_as", tree, copy.deepcopy(structure))
+        call.keywords = [gast.keyword("strict", gast.Constant(True, None))]
+        return call
+
     def _node_class(self, func):
         """The pytree class (namedtuple, registered class) a callee names, else None."""
         obj = self._resolved(func)
@@ -2945,11 +2952,10 @@ class _TreeCalls(Hoister):
                 structure.keywords = [gast.keyword("is_leaf", is_leaf)]
                 if not isinstance(first, gast.Name):
                     return node
-                leaves = [self._call("tree_leaves_as", t, copy.deepcopy(structure))
-                          for t in trees]
+                leaves = [self._call("tree_leaves_as", first, copy.deepcopy(structure))]
             else:
-                leaves = [self._call("tree_leaves", first)] + [
-                    self._call("tree_leaves_as", t, copy.deepcopy(structure)) for t in trees[1:]]
+                leaves = [self._call("tree_leaves", first)]
+            leaves += [self._strict_leaves(t, structure) for t in trees[1:]]
             if with_path:
                 leaves.insert(0, self._call("treedef_paths", copy.deepcopy(structure)))
             if n == 1:
@@ -3081,8 +3087,11 @@ def _strip(stmts, flag):
 
 
 def _extra_params(spec, n):
+    """The names of the n parameters a specialised helper took for the closure's values: its
+    last positional ones (higher_order._build appends them before any keyword-only one)."""
     import inspect
-    return list(inspect.signature(spec).parameters)[-n:]
+    return [p.name for p in inspect.signature(spec).parameters.values()
+            if p.kind == p.POSITIONAL_OR_KEYWORD][-n:]
 
 
 def _names_of_source(source):

@@ -33,10 +33,14 @@ class NotSpecialisable(Exception):
 
 
 def is_helper(obj):
-    """A user's Python function with source a call can be specialised in."""
-    return isinstance(obj, types.FunctionType) and \
-        (getattr(obj, "__module__", "") or "").split(".")[0] not in ("secant", "numpy") and \
-        not getattr(obj, "__secant_custom__", False)
+    """A user's Python function with source a call can be specialised in, or one of secant's
+    library read as source that takes a function to call (scipy.sparse.linalg.cg's A)."""
+    if not isinstance(obj, types.FunctionType) or getattr(obj, "__secant_custom__", False):
+        return False
+    module = getattr(obj, "__module__", "") or ""
+    if module.split(".")[0] not in ("secant", "numpy"):
+        return True
+    return bool(getattr(obj, "__secant_takes_functions__", False))
 
 
 def param_of(helper, call, index=None, keyword=None):
@@ -131,6 +135,19 @@ class _Rewrite(gast.NodeTransformer):
 
     def _values(self):
         return [gast.Name(v, gast.Load(), None, None) for v in self.new]
+
+    def _is_callable_test(self, node):
+        """Whether node is `callable(f)`: True in the helper specialised to the function f."""
+        return isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], gast.Name) and node.args[0].id == self.param \
+            and _resolve(self.src, node.func) is callable
+
+    def visit_If(self, node):
+        """`if callable(f): body else: rest` -> body (a library function taking a function or
+        an array: scipy.sparse.linalg.cg's A)."""
+        if self._is_callable_test(node.test):
+            return [self.visit(s) for s in node.body]
+        return self.generic_visit(node)
 
     def visit_Call(self, node):
         if isinstance(node.func, gast.Name) and node.func.id == self.param:

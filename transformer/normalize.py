@@ -2504,6 +2504,9 @@ class Normaliser(ContainerMixin):
             built = self.same_type_call(node, func)      # type(c)(items)
             if built is not None:
                 return built
+        if obj is _UNRESOLVED and isinstance(func, gast.Call) \
+                and objects.functional_class(self._resolve(func.func)):
+            return self.call(objects.called_when_built(func, node))     # C(args)(x)
         if obj is _UNRESOLVED:
             method = objects.method_call(self.out, node, self.current.get(func.id), "__call__") \
                 if isinstance(func, gast.Name) else None            # (transformer/objects.py)

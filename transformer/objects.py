@@ -35,6 +35,18 @@ def constructor_call(node):
     return gast.copy_location(new, node)
 
 
+def called_when_built(build, node):
+    """`C(args)(x)` (node, its func `build` the constructor call) as
+    `C.__secant_functional__.__call__(C.__secant_functional__.init(args), x)`."""
+    target = _attribute(_attribute(build.func, FUNCTIONAL), "__call__")
+    new = gast.Call(func=target, args=[constructor_call(build)] + list(node.args),
+                    keywords=node.keywords)
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None:
+            gast.copy_location(n, node)
+    return new
+
+
 def _class_expression(ops, name):
     """The expression naming the class whose instance SSA `name` holds (found from the op that
     made it: the functional init, or a copy of such a value), or None."""

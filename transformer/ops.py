@@ -198,7 +198,8 @@ TREE_OPS = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 DICT_HELPER_OPS = ("unmerge", "unmerge_grad")
 op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
 op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
-op("tree_leaves_as", "tree, treedef", ("tree",), code="tree_leaves_as({tree}, {treedef})")
+op("tree_leaves_as", "tree, treedef, strict=False", ("tree",),
+   code="tree_leaves_as({tree}, {treedef}{static})")
 op("tree_structure", "tree, is_leaf=None", ("tree",), code="tree_structure({tree}{static})",
    differentiable=False)
 op("stop_gradient", differentiable=False, code="lax.stop_gradient({x})")

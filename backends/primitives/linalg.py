@@ -107,8 +107,13 @@ triangular_solve_p = _define("triangular_solve", _triangular_solve_rule, _triang
 
 # --- lu ---------------------------------------------------------------------------------------------
 def _lu_rule(a):
-    _check_square("lu", a)
-    return [a, a.update(shape=a.shape[:-1], dtype=np.int32, weak_type=False)]
+    """m x n matrices (square or not): the packed factors (m x n) and min(m, n) pivots."""
+    if a.ndim < 2:
+        shape_error(f"lu needs matrices in its last two axes, got shape {a.shape}")
+    if not dtypes.is_inexact(a.dtype):
+        type_error(f"lu needs a floating-point or complex array, got {a.dtype}")
+    k = min(a.shape[-2:])
+    return [a, a.update(shape=a.shape[:-2] + (k,), dtype=np.int32, weak_type=False)]
 
 
 _last_lu = threading.local()     # this thread's last factorisation: (input copy, outputs)
@@ -131,7 +136,7 @@ def _lu(a):
 
 
 def _lu_factor(a):
-    n = a.shape[-1]
+    n = max(a.shape[-2:])
     if n > _LOOP_SIZE:        # LAPACK's getrf, compiled once per signature (as jit runs it)
         from secant.backends import compiled_kernels
         return compiled_kernels.run(lu_p, [a], {})
@@ -152,11 +157,11 @@ def _pivot_size(x):
 
 def _lu_loop(a):
     lu = np.array(a, copy=True)
-    n = a.shape[-1]
-    flat = lu.reshape((int(np.prod(a.shape[:-2])), n, n))     # (n = 0 too)
-    pivots = np.zeros((flat.shape[0], n), np.int32)
+    m, n = a.shape[-2:]
+    flat = lu.reshape((int(np.prod(a.shape[:-2])), m, n))     # (n = 0 too)
+    pivots = np.zeros((flat.shape[0], min(m, n)), np.int32)
     rows = np.arange(flat.shape[0])
-    for k in range(n):
+    for k in range(min(m, n)):
         p = k + np.argmax(_pivot_size(flat[:, k:, k]), axis=1)
         pivots[:, k] = p
         top, pivot_row = flat[rows, k].copy(), flat[rows, p].copy()
@@ -166,7 +171,7 @@ def _lu_loop(a):
         flat[:, k + 1:, k] = np.where((d == 0)[:, None], flat[:, k + 1:, k],
                                       flat[:, k + 1:, k] / safe[:, None])
         flat[:, k + 1:, k + 1:] -= flat[:, k + 1:, k:k + 1] * flat[:, k:k + 1, k + 1:]
-    return [lu, pivots.reshape(a.shape[:-1])]
+    return [lu, pivots.reshape(a.shape[:-2] + (min(m, n),))]
 
 
 lu_p = _define("lu", _lu_rule, _lu, multiple_results=True)

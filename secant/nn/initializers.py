@@ -16,7 +16,7 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal", "orthogonal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
 
 
 def _float(dtype, default=None):
@@ -177,4 +177,23 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         rest = tuple(d for i, d in enumerate(shape) if i != column_axis % len(shape))
         q = snp.moveaxis(snp.reshape(q, rest + (n_cols,)), -1, column_axis)
         return q * scale
+    return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """A 3-D, 4-D or 5-D convolution kernel that is zero but at its spatial centre, which
+    holds orthogonal(scale, column_axis)'s matrix of shape shape[-2:] (fan_in <= fan_out),
+    as JAX's (Xiao et al. 2018)."""
+    factory_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        shape = tuple(shape)
+        dtype = _float(dtype, factory_dtype)
+        if len(shape) not in (3, 4, 5):
+            raise SecantValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise SecantValueError("`fan_in` must be less or equal than `fan_out`. ")
+        matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return snp.zeros(shape, dtype).at[centre].set(matrix)
     return init

@@ -21,6 +21,15 @@ def _constant(fn):
     return fn
 
 
+def _square(shape, name):
+    """Refuse a stack of non-square matrices, from its shape (lax.linalg.lu factors any m x n:
+    these need n x n)."""
+    from secant.backends.errors import SecantValueError, where
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise SecantValueError(f"{name} needs square matrices in its last two axes, got shape "
+                               f"{shape}{where()}")
+
+
 def _inexact(x):
     """x as an inexact array: integers become the default float type, as in JAX."""
     if snp.result_type(x).kind not in "fc":
@@ -60,6 +69,8 @@ def _lu_sign(pivots, dtype):
 
 def solve(a, b):
     """x with a @ x = b (b a vector when 1-D, else a stack of matrices), by LU."""
+    shape = np.shape(a)
+    _square(shape, "solve")
     a, b = _inexact(a), _inexact(b)
     dtype = snp.result_type(a, b)
     a, b = a.astype(dtype), b.astype(dtype)
@@ -78,6 +89,8 @@ def solve(a, b):
 
 def inv(a):
     """The inverse of each square matrix of a, by LU."""
+    shape = np.shape(a)
+    _square(shape, "inv")
     a = _inexact(a)
     n = np.shape(a)[-1]
     return solve(a, snp.broadcast_to(snp.eye(n, dtype=a.dtype), np.shape(a)))
@@ -160,12 +173,16 @@ def det(a):
     (P a = L U). Its derivative is tr(adj(a) da) (JAX's rule), finite also at a singular a of
     rank n - 1 (where det(a) a^-T would be 0 * inf); its second derivative, adj's, is exact at
     every a, of any rank (_adjugate_jvp)."""
+    shape = np.shape(a)
+    _square(shape, "det")
     return _det(_inexact(a))
 
 
 def slogdet(a):
     """(sign, log|det|) of each square matrix, from its LU: the sign of P times the signs of
     U's diagonal, and the sum of the logs of its magnitudes. d log|det| = tr(a^-1 da)."""
+    shape = np.shape(a)
+    _square(shape, "slogdet")
     a = _inexact(a)
     lu, pivots, _ = lax.linalg.lu(a)
     d = _diagonal(lu)

@@ -17,10 +17,12 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["copy", "astype", "unique_values", "unique_counts", "unique_inverse",
            "setxor1d", "put", "put_along_axis", "place", "poly", "polydiv",
            "sort_complex", "spacing", "bitwise_count", "fromfunction", "kaiser", "einsum_path",
-           "mask_indices", "isdtype", "block"]
+           "mask_indices", "isdtype", "block", "unique_all", "histogramdd", "histogram2d"]
 
 UniqueCountsResult = collections.namedtuple("UniqueCountsResult", "values counts")
 UniqueInverseResult = collections.namedtuple("UniqueInverseResult", "values inverse_indices")
+UniqueAllResult = collections.namedtuple("UniqueAllResult",
+                                         "values indices inverse_indices counts")
 
 
 # --- copying -------------------------------------------------------------------------------------
@@ -47,6 +49,67 @@ def unique_counts(x, /, *, size=None, fill_value=None):
 def unique_inverse(x, /, *, size=None, fill_value=None):
     values, inverse = snp.unique(x, return_inverse=True, size=size, fill_value=fill_value)
     return UniqueInverseResult(values, snp.reshape(inverse, snp.shape(x)))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """The array API's unique_all: the sorted unique values, the first index of each in the
+    flattened x, the index of each element's value (x's shape), and the counts."""
+    values, indices, inverse, counts = snp.unique(snp.ravel(x), return_index=True,
+                                                  return_inverse=True, return_counts=True,
+                                                  size=size, fill_value=fill_value)
+    return UniqueAllResult(values, indices, snp.reshape(inverse, snp.shape(x)), counts)
+
+
+# --- histograms ----------------------------------------------------------------------------------
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """(counts, [edges per dimension]) of the N points `sample` (N x D), as JAX's: bins an int
+    (each dimension), one int or edge array per dimension; differentiable in weights."""
+    sample = snp.asarray(sample)
+    if not snp.issubdtype(sample.dtype, snp.inexact):
+        sample = sample.astype(snp.result_type(float))
+    if weights is not None and np.shape(weights) != np.shape(sample)[:1]:
+        raise SecantValueError(f"should have one weight for each sample.{where()}")
+    n_dims = np.shape(sample)[1]
+    if range is not None and len(range) != n_dims:
+        raise SecantValueError(f"For sample.shape={np.shape(sample)}, range must be a sequence "
+                               f"of {n_dims} pairs or Nones; got range={range!r}{where()}")
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) or np.ndim(bins) > 0 else \
+        [bins] * n_dims
+    if len(per_dim) != n_dims:
+        raise SecantValueError(f"should be a bin for each dimension.{where()}")
+    slots, edges_by_dim, nbins = [], [], []
+    for i in _range(n_dims):
+        column = sample[:, i]
+        edges = snp.histogram_bin_edges(column, per_dim[i], None if range is None else range[i],
+                                        weights)
+        slot = snp.searchsorted(edges, column, side="right")
+        slots.append(snp.where(column == edges[-1], slot - 1, slot))   # the last bin closed
+        edges_by_dim.append(edges)
+        nbins.append(np.shape(edges)[0] + 1)
+    flat = snp.ravel_multi_index(tuple(slots), tuple(nbins), mode="clip")
+    hist = snp.reshape(snp.bincount(flat, weights, length=int(np.prod(nbins))), tuple(nbins))
+    hist = hist[(slice(1, -1),) * n_dims]
+    if density:
+        hist = hist.astype(sample.dtype)
+        hist = hist / snp.sum(hist)
+        for i in _range(n_dims):
+            shape = [1] * n_dims
+            shape[i] = -1
+            hist = hist / snp.reshape(snp.diff(edges_by_dim[i]), tuple(shape))
+    return hist, edges_by_dim
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """(counts, x edges, y edges): histogramdd of the points (x, y)."""
+    if not isinstance(bins, (list, tuple)) and np.ndim(bins) == 1 and len(bins) != 2:
+        # one edge array for both
+        bins = [snp.asarray(bins), snp.asarray(bins)]
+    hist, edges = histogramdd(snp.stack([snp.asarray(x), snp.asarray(y)], axis=1), bins, range,
+                              weights, density)
+    return hist, edges[0], edges[1]
+
+
+_range = range      # (histogramdd's parameter `range` shadows the builtin)
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):

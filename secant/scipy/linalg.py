@@ -87,12 +87,15 @@ def _permutation_matrix(perm, dtype):
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
-    """(P, L, U) with a = P L U (or (P L, U) with permute_l), for square matrices."""
+    """(P, L, U) with a = P L U (or (P L, U) with permute_l); a is m x n, k = min(m, n): P
+    m x m, L m x k (unit lower), U k x n (upper)."""
     a = _inexact(a)
     factors, _, perm = lax.linalg.lu(a)
-    n = np.shape(a)[-1]
-    lower = snp.where(np.tri(n, n, -1, dtype=bool), factors, 0) + snp.eye(n, dtype=a.dtype)
-    upper = snp.where(np.tri(n, n, -1, dtype=bool), 0, factors)
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    lower = snp.where(np.tri(m, k, -1, dtype=bool), factors[..., :, :k], 0) + \
+        snp.eye(m, k, dtype=a.dtype)
+    upper = snp.where(np.tri(k, n, -1, dtype=bool), 0, factors[..., :k, :])
     p = _permutation_matrix(perm, a.dtype)
     if permute_l:
         out = (p @ lower, upper)
