@@ -164,7 +164,8 @@ CPU_SECONDS = {
     "test_effects15_modules.py": 26,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
-    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3
+    "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3,
+    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1
 }
 PER_TEST = 0.08
 
