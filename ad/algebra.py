@@ -285,7 +285,7 @@ class _Rewriter:
         read where it was not bound (a name's unreduce): none of a's symbols may stand for a
         loop iteration's value (another iteration's may be read there)."""
         mine = self._alts(a)
-        if not mine or named and any(self.shapes.local.get(sym) for m in mine for sym in m):
+        if not mine or named and any(not m.isdisjoint(self.shapes.local) for m in mine):
             return False
         parts = [p for p in (self._alts(f) for f in others) if p]
         if not parts:

@@ -429,7 +429,7 @@ def wrapped(code):
     if max(map(len, rows)) > MAX_LENGTH:
         return code
     out = "\n".join(rows)
-    if ast.dump(parsed(out)) != ast.dump(parsed(code)):
+    if not _same(parsed(out), parsed(code)):      # (ast.dump equal, not written out)
         return code
     return out
 
@@ -459,7 +459,7 @@ def _operator_wrapped(code, value):
         second = " " * len(head) + code[cut:end].strip() + ")" + code[end:]
         if len(first) <= MAX_LENGTH and len(second) <= MAX_LENGTH:
             out = first + "\n" + second
-            return out if ast.dump(parsed(out)) == ast.dump(parsed(code)) else code
+            return out if _same(parsed(out), parsed(code)) else code
     return code
 
 

@@ -139,7 +139,7 @@ class Shapes:
 
     def __init__(self, fn):
         self.defs = {}          # name -> [(definition, loop depth)]
-        self.local = {}         # symbol minted inside a loop -> True
+        self.local = set()      # the symbols minted inside a loop
         for p in fn.params:
             self.defs.setdefault(p, []).append(("param", 0))
         self._collect(fn.body, 0)
@@ -147,6 +147,7 @@ class Shapes:
         self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
         self.active = {}        # the same, without the Python-number assignments
         self._bounds = {}       # name -> alternatives bounding its shape (see `bound`)
+        self._reads = None      # while _solve works a name out: the names it reads
         self._solve()
 
     # --- definitions ---------------------------------------------------------------------------
@@ -218,39 +219,53 @@ class Shapes:
 
     # --- sets --------------------------------------------------------------------------------
     def _solve(self):
+        """Rounds over the definitions in order until none changes (20 at most). A name is
+        worked out again only when a name its last working-out read has changed since (its
+        value would be the same otherwise): the rounds, and what each finds, are those of
+        working out every name on every round, without the cost (issue 19)."""
+        readers = {}            # name -> the names whose last working-out read it
+        dirty = set(self.defs) - self.static
         for _ in range(20):
             changed = False
             for name, defs in self.defs.items():
-                if name in self.static:
+                if name not in dirty:
                     continue
-                alts, active = set(), set()
-                unknown = False
-                for d, depth in defs:
-                    got = self._def_alts(name, d, depth)
-                    if got is UNKNOWN:
-                        unknown = True
-                        break
-                    alts |= got
-                    if not self._static_def(d, self.static):
-                        active |= got
-                if not unknown and len(defs) > 1 and any(
-                        self.local.get(sym) for a in alts for sym in a):
-                    unknown = True      # one iteration's value, assigned in several places
-                if unknown or len(alts) > _MAX_ALTERNATIVES:
-                    new = (UNKNOWN, UNKNOWN)
-                else:
-                    new = (frozenset(alts), frozenset(active))
+                dirty.discard(name)
+                self._reads = set()
+                new = self._alternatives(name, defs)
+                for read in self._reads:
+                    readers.setdefault(read, set()).add(name)
+                self._reads = None
                 if (self.alts.get(name, frozenset()), self.active.get(name, frozenset())) != new:
                     self.alts[name], self.active[name] = new
                     changed = True
+                    dirty |= readers.get(name, set())
             if not changed:
                 return
         for name in self.defs:          # no fixpoint: nothing is known
             self.alts[name] = self.active[name] = UNKNOWN
 
+    def _alternatives(self, name, defs):
+        """(alts, active) of `name` from its definitions `defs`, as the names read now stand."""
+        alts, active = set(), set()
+        unknown = False
+        for d, depth in defs:
+            got = self._def_alts(name, d, depth)
+            if got is UNKNOWN:
+                unknown = True
+                break
+            alts |= got
+            if not self._static_def(d, self.static):
+                active |= got
+        if not unknown and len(defs) > 1 and any(not a.isdisjoint(self.local) for a in alts):
+            unknown = True      # one iteration's value, assigned in several places
+        if unknown or len(alts) > _MAX_ALTERNATIVES:
+            return (UNKNOWN, UNKNOWN)
+        return (frozenset(alts), frozenset(active))
+
     def _symbol(self, key, depth):
         if depth:
-            self.local[key] = True
+            self.local.add(key)
         return frozenset({frozenset({key})})
 
     def _def_alts(self, name, d, depth):
@@ -284,6 +299,8 @@ class Shapes:
                 return frozenset({frozenset()})
             if o.name not in self.defs:         # a global or a closure's value: one shape
                 return frozenset({frozenset({o.name})})
+            if self._reads is not None:
+                self._reads.add(o.name)
             return self.alts.get(o.name, frozenset())
         if isinstance(o, ir.Expr) and (is_python_number(o.src) or o.src.strip() == "None"):
             return frozenset({frozenset()})

@@ -106,6 +106,14 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         raise UnsupportedError(f"reshape supports order='C' only, got {order!r}{where()}")
     if shape is None:
         shape = newshape
+    if type(a) is Array and a._npy is not None:
+        # an eager value: NumPy's reshape (what bind would run) without bind's generic work,
+        # the shape checked as below (issue 19: ODE solvers ravel and unravel their state at
+        # each step, a tenth of a third derivative's eager time)
+        v = a._npy
+        old = v.shape
+        new = _resolve_shape(shape, math.prod(old), old)
+        return a if new == old else Array._wrap(np.reshape(v, new), a.weak_type)
     a = ensure_array(a)
     new = _resolve_shape(shape, a.size, a.shape)
     if new == a.shape:
