@@ -6,6 +6,8 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py            # the table, the total, the failures
     .venv/bin/python bench/user_programs.py -k kalman  # only programs whose name has "kalman"
     .venv/bin/python bench/user_programs.py --theme science   # one module's programs
+    .venv/bin/python bench/user_programs.py --second   # the second battery (autograd, Tangent,
+                                                       # functorch, recipes; + grad∘grad∘grad)
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -23,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, checks  # noqa: E402
+from user_programs import ALL, SECOND, checks  # noqa: E402
 
 
 def outcome(case, name):
@@ -44,10 +46,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("-k", default="", help="only programs whose name contains this")
     parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
+    parser.add_argument("--second", action="store_true", help="the second battery (explore15i)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    names = list(checks.TRANSFORMS)
-    cases = [c for c in ALL if opts.k in c.name
+    transforms = checks.SECOND_TRANSFORMS if opts.second else checks.TRANSFORMS
+    names = list(transforms)
+    cases = [c for c in (SECOND if opts.second else ALL) if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
     print("program".ljust(width), " ".join(n[:9].ljust(9) for n in names))
@@ -56,11 +60,12 @@ def main():
     for case in cases:
         row = []
         for name in names:
-            if name not in checks.applicable(case):
+            if name not in checks.applicable(case, transforms):
                 row.append("-")
                 continue
             letter, why = outcome(case, name)
-            if (case.name, name) in checks.JAX_REFUSES:
+            if (case.name, name) in checks.JAX_REFUSES or \
+                    (case.name, name) in checks.SECOND_JAX_REFUSES:
                 letter = "j" if letter == "R" else letter
             total += 1
             passed += letter in ".j"

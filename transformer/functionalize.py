@@ -351,6 +351,10 @@ def _index_needs_int(body, i):
             return f"it indexes .{n.value.attr} with {i}"
     derived = _derived_from(body, i)        # `i == 1 and j == 1`: bool() of a traced i
     for n in (m for s in body for m in _walk(s)):
+        # an if or while the rewrite kept as Python (a side effect, a break...): bool() of i
+        if isinstance(n, (gast.If, gast.While)) and any(_reads_value(n.test, v)
+                                                        for v in derived):
+            return f"a Python {type(n).__name__.lower()} tests {i}"
         tested = (n.values[:-1] if isinstance(n, gast.BoolOp) else
                   [n.operand] if isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)
                   else [n.test] if isinstance(n, gast.IfExp) else
@@ -548,7 +552,9 @@ class _Rewriter:
                 # if it would need a concrete test under jit and one truth value under vmap
                 self.changed = True
                 return []
-            kept = [v for v in outs if v not in defined and v in self.loop_only]
+            both = exposed(s.body, set(defined))[1] & exposed(s.orelse, set(defined))[1]
+            kept = [v for v in outs if v not in defined and v in self.loop_only
+                    and v not in both]          # (assigned by both branches: no value in)
             if kept and not self.src.generated:     # (a derivative's residual: unset above)
                 # an earlier iteration's value, or none: no value to pass in
                 self.comment(s, f"secant: a Python if ({kept[0]}, first assigned in the loop, "
