@@ -351,10 +351,6 @@ def _index_needs_int(body, i):
             return f"it indexes .{n.value.attr} with {i}"
     derived = _derived_from(body, i)        # `i == 1 and j == 1`: bool() of a traced i
     for n in (m for s in body for m in _walk(s)):
-        # an if or while the rewrite kept as Python (a side effect, a break...): bool() of i
-        if isinstance(n, (gast.If, gast.While)) and any(_reads_value(n.test, v)
-                                                        for v in derived):
-            return f"a Python {type(n).__name__.lower()} tests {i}"
         tested = (n.values[:-1] if isinstance(n, gast.BoolOp) else
                   [n.operand] if isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)
                   else [n.test] if isinstance(n, gast.IfExp) else
@@ -368,6 +364,18 @@ def _index_needs_int(body, i):
             else []
         if any(_mentions(k, v) for k in keys for v in derived):
             return f"it makes a dict key of {i}"
+    return None
+
+
+def _python_test_of(body, i):
+    """Why a loop body, rewritten, needs its index `i` as a Python int for an if or while it
+    kept as Python (a side effect, a break, a value first assigned in the loop...) whose test
+    reads i: bool() of a traced index under jit. None if it has none."""
+    derived = _derived_from(body, i)
+    for n in (m for s in body for m in _walk(s)):
+        if isinstance(n, (gast.If, gast.While)) and any(_reads_value(n.test, v)
+                                                        for v in derived):
+            return f"a Python {type(n).__name__.lower()} tests {i}"
     return None
 
 
@@ -741,7 +749,7 @@ class _Rewriter:
                            and m.func.id == "len" for a in it.args for m in _walk(a)):
             why = "it counts over len() of a Python container"
         if not why:
-            why = _index_needs_int(s.body, i)
+            why = _index_needs_int(s.body, i) or _python_test_of(s.body, i)
             if why:
                 why = f"the body needs {i} as a Python int: {why}"
         if not why and i in assigned(s.body):
