@@ -7,7 +7,7 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py -k kalman  # only programs whose name has "kalman"
     .venv/bin/python bench/user_programs.py --theme science   # one module's programs
     .venv/bin/python bench/user_programs.py --second   # the second battery (autograd, Tangent,
-                                                       # functorch, recipes; + grad∘grad∘grad)
+                                # functorch, recipes; + grad∘grad∘grad), then its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -73,6 +73,17 @@ def main():
             if letter not in ".j":
                 failures.append((case.name, name, letter, why))
         print(case.name.ljust(width), " ".join(r.ljust(9) for r in row), flush=True)
+    if opts.second and not opts.k and not opts.theme:      # the bad inputs a user gives them
+        from user_programs import bad_inputs
+        for cid, case in bad_inputs.CASES.items():
+            with contextlib.redirect_stdout(io.StringIO()):
+                got, why = bad_inputs.classify(case)
+            total += 1
+            passed += got == "correct"
+            print(f"bad input {cid}: {got}" + (f" ({why[:120]})" if why else ""))
+            if got != "correct":
+                failures.append(("bad input " + cid, "-", "R" if got in ("line", "noline")
+                                 else "W" if got == "wrong" else "E", why))
     print(f"\n{passed}/{total} pass ({len(cases)} programs, {time.time() - start:.0f} s)")
     for kind, title in (("W", "WRONG values"), ("E", "internal errors"), ("R", "refusals")):
         rows = [f for f in failures if f[2] == kind]
