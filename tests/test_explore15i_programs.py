@@ -34,10 +34,7 @@ KNOWN_FAILURES = {
     ("ft_per_sample_grad_norms", "hessian"): _QUERY,
     ("ft_clipped_dp_grad", "hessian"): _QUERY,
 }
-KNOWN_BAD_INPUTS = {
-    "list_where_a_dict_is_expected": "the TypeError's note names the jacrev call's line, not "
-    "the nested function's: the lifted nested function (<secant: f_1>) has no origin map",
-}
+KNOWN_BAD_INPUTS = {}
 
 
 def _params():
@@ -144,3 +141,19 @@ def test_vmap_grad_of_value_and_grad_in_a_loop(x64):
     h = 1e-6
     fd = [(_steps(ws[0] + h * e, x) - _steps(ws[0] - h * e, x)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(got[0], fd, rtol=1e-6)
+
+
+def test_an_error_in_a_lifted_nested_function_names_its_line(x64):
+    """list_where_a_dict_is_expected: grad of a program whose nested def (closing over the
+    parameters, so secant lifts it with them as parameters: <secant: f_1>) is differentiated by
+    jacrev; a TypeError raised in it named only the jacrev call's line, the lifted function had
+    no origin map."""
+    import inspect
+    from user_programs import functorch_style as fs
+    x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    with pytest.raises(TypeError) as info:
+        secant.grad(fs.ft_jacrev_penalty)([np.ones((3, 4)), np.ones(4)], x)
+    lines, first = inspect.getsourcelines(fs.ft_jacrev_penalty)
+    line = first + next(i for i, t in enumerate(lines) if 'params["w1"]' in t)
+    assert f"{inspect.getsourcefile(fs.ft_jacrev_penalty)}, line {line}" in \
+        "\n".join(getattr(info.value, "__notes__", []))

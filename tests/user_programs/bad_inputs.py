@@ -144,7 +144,7 @@ def none_to_grad():
     return secant.grad(recipes.rosenbrock)(None)
 
 
-@bad("TypeError", inside=(functorch_style.model, "return jnp.tanh(x @ params"))
+@bad("TypeError", inside=(functorch_style.ft_jacrev_penalty, "return jnp.tanh(inp @ params"))
 def list_where_a_dict_is_expected():
     return secant.grad(functorch_style.ft_jacrev_penalty)([np.ones((3, 4)), np.ones(4)], X43)
 
