@@ -88,6 +88,24 @@ def run(case, name):
     harness.check(harness.as_np(got), harness.as_np(want), **harness.tolerance("grad∘grad" if name == "hessian" else name))
 
 
-# the same for the second battery: pairs where JAX raises (a Python `if`/`while` on a traced
-# value under jit or vmap); secant functionalises them, so a right value passes too
-SECOND_JAX_REFUSES = {}
+def rotation(cases, transforms, per_program, thorough):
+    """(case, transform name) pairs a test file runs: every applicable pair when `thorough`,
+    else `per_program` transforms per program, rotating so that every transform meets the
+    programs in turn."""
+    names = list(transforms)
+    for i, case in enumerate(cases):
+        todo = [n for n in names if n in applicable(case, transforms)]
+        if not thorough:
+            todo = [todo[(i + k) % len(todo)] for k in range(per_program)]
+        for name in todo:
+            yield case, name
+
+
+def pytest_params(cases, transforms, per_program, thorough, known):
+    """rotation's pairs as pytest params, a pair in `known` ((program, transform) -> why it
+    fails today) a strict xfail."""
+    import pytest
+    for case, name in rotation(cases, transforms, per_program, thorough):
+        marks = [pytest.mark.xfail(strict=True, raises=Exception, reason=known[case.name, name])
+                 ] if (case.name, name) in known else []
+        yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
