@@ -66,20 +66,6 @@ def _seidel(b):
     return jnp.sum(x ** 2)
 
 
-def _seidel_one_branch(b):
-    """`left` assigned by one branch only: the if stays Python, so the loop must unroll"""
-    n = b.shape[0]
-    x = jnp.zeros(n)
-    for i in range(n):
-        left = 0.0
-        if i > 0:
-            left = x[i - 1]
-            print_free = left * 1.0
-            left = print_free
-        x = x.at[i].set((b[i] + left) / 2.0)
-    return jnp.sum(x ** 2)
-
-
 def _seidel_kept_if(b):
     """an if the rewrite keeps as Python (it breaks out of the loop) that tests the index"""
     n = b.shape[0]
@@ -91,12 +77,12 @@ def _seidel_kept_if(b):
     return jnp.sum(x ** 2)
 
 
-@pytest.mark.parametrize("f", [_seidel, _seidel_one_branch, _seidel_kept_if])
+@pytest.mark.parametrize("f", [_seidel, _seidel_kept_if])
 def test_jit_of_a_python_if_on_the_loop_index(x64, f):
     """gauss_seidel: `left = x[i - 1] if i > 0 else 0.0` in a `for i in range(n)` staged as a
     fori_loop made bool() of the traced index under jit (TracerBoolConversionError); JAX
-    unrolls the Python loop. Now the if is staged too (both branches assign `left`), or the
-    loop unrolls."""
+    unrolls the Python loop. Now the if is staged too (both branches assign `left`); an if
+    kept as Python that tests the index (_seidel_kept_if) makes the loop unroll."""
     b = np.array([0.3, -0.5, 0.8, 0.1, 0.6])
     want = f(b)
     np.testing.assert_allclose(secant.jit(f)(b), want, rtol=1e-12)
