@@ -613,7 +613,9 @@ class BatchBuilder(Walker):
                 self.indent -= 1
                 continue
             for loop, last in s.carried:   # an unbatched value replaced a batched loop value
-                if loop in with_b and loop not in self.batched:
+                # (the body's last version of it: `loop = last` ends the body, and an
+                # assignment never unmarks a name, so `loop` itself still reads batched)
+                if loop in with_b and (loop not in self.batched or last not in self.batched):
                     self.emit(f"{loop} = broadcast_batch({loop}, {self.size})")
             self.indent -= 1
             break

@@ -6,6 +6,8 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py            # the table, the total, the failures
     .venv/bin/python bench/user_programs.py -k kalman  # only programs whose name has "kalman"
     .venv/bin/python bench/user_programs.py --theme science   # one module's programs
+    .venv/bin/python bench/user_programs.py --second   # the second battery (autograd, Tangent,
+                                # functorch, recipes; + grad∘grad∘grad), then its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -23,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, checks  # noqa: E402
+from user_programs import ALL, SECOND, checks  # noqa: E402
 
 
 def outcome(case, name):
@@ -44,19 +46,22 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("-k", default="", help="only programs whose name contains this")
     parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
+    parser.add_argument("--second", action="store_true", help="the second battery (explore15i)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    names = list(checks.TRANSFORMS)
-    cases = [c for c in ALL if opts.k in c.name
+    transforms = checks.SECOND_TRANSFORMS if opts.second else checks.TRANSFORMS
+    names = list(transforms)
+    cases = [c for c in (SECOND if opts.second else ALL) if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
-    print("program".ljust(width), " ".join(n[:9].ljust(9) for n in names))
+    col = 14 if opts.second else 9          # (grad∘grad∘grad)
+    print("program".ljust(width), " ".join(n[:col].ljust(col) for n in names))
     failures, passed, total = [], 0, 0
     start = time.time()
     for case in cases:
         row = []
         for name in names:
-            if name not in checks.applicable(case):
+            if name not in checks.applicable(case, transforms):
                 row.append("-")
                 continue
             letter, why = outcome(case, name)
@@ -67,7 +72,18 @@ def main():
             row.append(letter)
             if letter not in ".j":
                 failures.append((case.name, name, letter, why))
-        print(case.name.ljust(width), " ".join(r.ljust(9) for r in row), flush=True)
+        print(case.name.ljust(width), " ".join(r.ljust(col) for r in row), flush=True)
+    if opts.second and not opts.k and not opts.theme:      # the bad inputs a user gives them
+        from user_programs import bad_inputs
+        for cid, case in bad_inputs.CASES.items():
+            with contextlib.redirect_stdout(io.StringIO()):
+                got, why = bad_inputs.classify(case)
+            total += 1
+            passed += got == "correct"
+            print(f"bad input {cid}: {got}" + (f" ({why[:120]})" if why else ""))
+            if got != "correct":
+                failures.append(("bad input " + cid, "-", "R" if got in ("line", "noline")
+                                 else "W" if got == "wrong" else "E", why))
     print(f"\n{passed}/{total} pass ({len(cases)} programs, {time.time() - start:.0f} s)")
     for kind, title in (("W", "WRONG values"), ("E", "internal errors"), ("R", "refusals")):
         rows = [f for f in failures if f[2] == kind]

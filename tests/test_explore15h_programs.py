@@ -26,21 +26,8 @@ KNOWN_FAILURES = {
 }
 
 
-def _params():
-    names = list(checks.TRANSFORMS)
-    for i, case in enumerate(ALL):
-        todo = [n for n in names if n in checks.applicable(case)]
-        if not THOROUGH:
-            todo = [todo[(i + k) % len(todo)] for k in range(PER_PROGRAM)]
-        for name in todo:
-            marks = []
-            if (case.name, name) in KNOWN_FAILURES:
-                marks.append(pytest.mark.xfail(strict=True, raises=Exception,
-                                               reason=KNOWN_FAILURES[case.name, name]))
-            yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
-
-
-@pytest.mark.parametrize("case, name", list(_params()))
+@pytest.mark.parametrize("case, name", list(checks.pytest_params(
+    ALL, checks.TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
 def test_program(x64, case, name):
     with contextlib.redirect_stdout(io.StringIO()):          # with_debug_print prints
         if (case.name, name) in checks.JAX_REFUSES:

@@ -367,6 +367,18 @@ def _index_needs_int(body, i):
     return None
 
 
+def _python_test_of(body, i):
+    """Why a loop body, rewritten, needs its index `i` as a Python int for an if or while it
+    kept as Python (a side effect, a break, a value first assigned in the loop...) whose test
+    reads i: bool() of a traced index under jit. None if it has none."""
+    derived = _derived_from(body, i)
+    for n in (m for s in body for m in _walk(s)):
+        if isinstance(n, (gast.If, gast.While)) and any(_reads_value(n.test, v)
+                                                        for v in derived):
+            return f"a Python {type(n).__name__.lower()} tests {i}"
+    return None
+
+
 def _derived_from(body, i):
     """i and the names the body assigns from expressions that read it (or such names)."""
     names, grew = {i}, True
@@ -548,7 +560,9 @@ class _Rewriter:
                 # if it would need a concrete test under jit and one truth value under vmap
                 self.changed = True
                 return []
-            kept = [v for v in outs if v not in defined and v in self.loop_only]
+            both = exposed(s.body, set(defined))[1] & exposed(s.orelse, set(defined))[1]
+            kept = [v for v in outs if v not in defined and v in self.loop_only
+                    and v not in both]          # (assigned by both branches: no value in)
             if kept and not self.src.generated:     # (a derivative's residual: unset above)
                 # an earlier iteration's value, or none: no value to pass in
                 self.comment(s, f"secant: a Python if ({kept[0]}, first assigned in the loop, "
@@ -735,7 +749,7 @@ class _Rewriter:
                            and m.func.id == "len" for a in it.args for m in _walk(a)):
             why = "it counts over len() of a Python container"
         if not why:
-            why = _index_needs_int(s.body, i)
+            why = _index_needs_int(s.body, i) or _python_test_of(s.body, i)
             if why:
                 why = f"the body needs {i} as a Python int: {why}"
         if not why and i in assigned(s.body):

@@ -4444,6 +4444,21 @@ class Normaliser(ContainerMixin):
                 return n
         Replace().visit(fnode)
 
+    def _lifted_origins(self, fdef, source):
+        """{line of `source` (unparsed from fdef): the user's line}: errors raised in a lifted
+        function (a nested def or lambda a transform differentiates) name the user's line."""
+        made = gast.parse(source).body[0]
+        made = made.body if isinstance(made, gast.FunctionDef) else [made]
+        mine = fdef.body if isinstance(fdef, gast.FunctionDef) else [fdef]
+        origins = {}
+        for gen, user in zip(_statements(made), _statements(mine)):
+            if getattr(user, "lineno", None) is not None:
+                try:
+                    origins[gen.lineno] = self.src.user_position(user)
+                except Exception:       # (a node placed outside the user's source)
+                    continue
+        return origins
+
     def _lift(self, fn_arg, name, extra):
         """The function the derivative differentiates: `fn` itself, or a function taking the
         lambda's (or fn's) parameters followed by the free locals `extra`."""
@@ -4483,7 +4498,8 @@ class Normaliser(ContainerMixin):
         from secant.codegen import loader
         cells = {k: c for k, c in self.src.cells.items()      # the user's own cells, live
                  if k in closure and closure[k] is self.src.closure.get(k)}
-        lifted = loader.load(source, name, self.src.globals, closure, cells=cells)
+        lifted = loader.load(source, name, self.src.globals, closure, cells=cells,
+                             origins=self._lifted_origins(fdef, source))
         lifted.__secant_tree_params__ = getattr(lam, "secant_tree_params", ())
         lifted.__secant_source__ = FunctionSource(
             lifted, fdef, self.src.filename, self.src.first_line, self.src.lines,
@@ -5446,3 +5462,18 @@ def _expression_hint(node):
                                             _expression_hint(node.right)) if h])
         return hint if len(hint) <= 24 else ""
     return ""
+
+
+def _statements(body):
+    """The statements of `body`, nested ones included, in source order."""
+    out = []
+    for st in body:
+        out.append(st)
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and not isinstance(st, (gast.FunctionDef,
+                                                                 gast.ClassDef)):
+                out.extend(_statements(inner))
+        for h in getattr(st, "handlers", ()):
+            out.extend(_statements(h.body))
+    return out

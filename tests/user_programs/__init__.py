@@ -20,5 +20,18 @@ def _collect():
     return cases
 
 
+def _collect_second():
+    """The second battery (explore15i): programs after other AD libraries' tests (autograd,
+    Tangent, functorch), optimisation test functions and numerical recipes."""
+    from user_programs import autograd_style, functorch_style, recipes, tangent_style
+    cases = []
+    for mod in (autograd_style, tangent_style, functorch_style, recipes):
+        cases.extend(mod.CASES)
+    return cases
+
+
 ALL = _collect()
-BY_NAME = {c.name: c for c in ALL}
+SECOND = _collect_second()
+BY_NAME = {c.name: c for c in ALL + SECOND}
+_dup = {c.name for c in SECOND} & {c.name for c in ALL}
+assert len(BY_NAME) == len(ALL) + len(SECOND), f"duplicate program names: {sorted(_dup)}"

@@ -66,6 +66,9 @@ TRANSFORMS["jvp"] = (1, harness._any, c_jvp)
 TRANSFORMS["grad∘grad"] = harness.COMPOSITIONS["grad∘grad"]
 TRANSFORMS["jacrev"] = (1, harness._any, c_jacrev)
 TRANSFORMS["hessian"] = (2, harness._one_view, c_hessian)
+# the second battery (explore15i) adds the third derivative of its scalar programs
+SECOND_TRANSFORMS = dict(TRANSFORMS)
+SECOND_TRANSFORMS["grad∘grad∘grad"] = harness.COMPOSITIONS["grad∘grad∘grad"]
 
 
 # (program, transform) pairs JAX itself refuses: secant must refuse them with a SecantError
@@ -74,12 +77,35 @@ JAX_REFUSES = {
 }
 
 
-def applicable(case):
-    return [n for n, (_, applies, _) in TRANSFORMS.items() if applies(case)]
+def applicable(case, transforms=TRANSFORMS):
+    return [n for n, (_, applies, _) in transforms.items() if applies(case)]
 
 
 def run(case, name):
     """Runs transform `name` on `case`; WrongValue on a mismatch, the transform's own exception
     when it refuses."""
-    got, want = TRANSFORMS[name][2](case)
+    got, want = SECOND_TRANSFORMS[name][2](case)
     harness.check(harness.as_np(got), harness.as_np(want), **harness.tolerance("grad∘grad" if name == "hessian" else name))
+
+
+def rotation(cases, transforms, per_program, thorough):
+    """(case, transform name) pairs a test file runs: every applicable pair when `thorough`,
+    else `per_program` transforms per program, rotating so that every transform meets the
+    programs in turn."""
+    names = list(transforms)
+    for i, case in enumerate(cases):
+        todo = [n for n in names if n in applicable(case, transforms)]
+        if not thorough:
+            todo = [todo[(i + k) % len(todo)] for k in range(per_program)]
+        for name in todo:
+            yield case, name
+
+
+def pytest_params(cases, transforms, per_program, thorough, known):
+    """rotation's pairs as pytest params, a pair in `known` ((program, transform) -> why it
+    fails today) a strict xfail."""
+    import pytest
+    for case, name in rotation(cases, transforms, per_program, thorough):
+        marks = [pytest.mark.xfail(strict=True, raises=Exception, reason=known[case.name, name])
+                 ] if (case.name, name) in known else []
+        yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
