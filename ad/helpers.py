@@ -20,6 +20,7 @@ from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
+from secant.transformer import properties
 
 
 def constant(fn):
@@ -652,10 +653,10 @@ def field_in_aux(tree, name):
     that no class computes `name` (transformer/properties.py PlainReads) met an object of a
     class that does. Its cotangent or tangent as a field would be wrong (set through the
     property, or dropped as aux data): refused, never a wrong value."""
-    if isinstance(inspect.getattr_static(type(tree), name, None),
-                  (property, functools.cached_property)):
+    how = properties.computed_how(tree, name)
+    if how is not None:
         raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name}, a property, as a field (secant met "
+                              f"{name}, {how}, as a field (secant met "
                               f"{type(tree).__name__} only when the code ran): read it in one of "
                               f"the class's methods (self.{name}, read by its getter), make "
                               f"{type(tree).__name__} reachable from the function's globals or "
