@@ -575,6 +575,25 @@ class Normaliser(ContainerMixin):
             return obj
         return None
 
+    def _check_not_stateful_closure(self, node, func):
+        """`acc(x)` of `acc = counter()`, counter a user function returning a closure that
+        rebinds a nonlocal (a counter): its state advances with each call, which the transforms
+        follow by tracing the function instead, on each call (the error's global_flow)."""
+        if not (isinstance(func, gast.Name) and self._is_local(func.id)
+                and self._built_here(func.id)) or self.src.generated:
+            return
+        makers = [n.value.func for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == func.id for t in n.targets)]
+        made = [self._user_function(m) for m in makers]
+        if any(m is not None and nonlocals.makes_stateful_closure(m) for m in made):
+            what = self._source(node)
+            error = self.src.error(node, f"{what} calls {func.id}, a closure that keeps state "
+                                   "in a nonlocal between its calls")
+            error.global_flow = (f"{func.id}, a function made when the code runs (a closure), "
+                                 "keeps state in a nonlocal, which a source transform cannot "
+                                 "follow")
+            raise error
+
     def _check_no_effect_before_callees(self, stmt):
         """A call run for its effect on Python state (`_STACK.append(h)` of a global list,
         `push(h)` of a user function, its result dropped) in a function that also calls user
@@ -691,6 +710,10 @@ class Normaliser(ContainerMixin):
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "
                     "transform cannot follow")
+        if isinstance(root, gast.Name) and root is func and self._built_here(root.id):
+            flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
+                    f"dropped: {root.id}, a function made when the code runs (a closure), "
+                    "acts on its own state, which a source transform cannot follow")
         if isinstance(root, gast.Name) and not self._is_local(root.id) \
                 and root is not getattr(stmt.value, "func", None):
             kind = self.src.resolve_name(root.id)[0]        # _FRAMES.append(Frame(params))
@@ -3150,6 +3173,7 @@ class Normaliser(ContainerMixin):
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
                                  "a function chosen that way; choose it from static values")
+        self._check_not_stateful_closure(node, func)
         caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
         inner = func.value if isinstance(func, gast.Subscript) else func
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
