@@ -532,6 +532,12 @@ def add_at(tree_bar, idx, g):
         idx = idx[0]
     if isinstance(tree_bar, dict):              # d[k] of a dict, in a loop over its keys
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
+    if is_user_container(tree_bar):       # obj[i] of the user's object (its __getitem__)
+        leaves, treedef, positions, _ = _picked(tree_bar, idx)
+        leaves = list(leaves)
+        for k, gk in zip(positions, tree_util.tree_leaves(g)):
+            leaves[k] = add_grads(leaves[k], gk)
+        return treedef.unflatten(leaves)
     if not isinstance(tree_bar, (list, tuple)):      # (a read clamped idx: add where it read)
         return tree_bar.at[idx].add(g, mode="clip")
     if isinstance(idx, slice):      # g: one cotangent per item the slice picks
@@ -556,6 +562,9 @@ def add_at_grad(t, idx, item):
         idx = idx[0]
     if isinstance(t, dict):
         return t[idx]
+    if is_user_container(t):
+        leaves, _, positions, item_def = _picked(t, idx)
+        return item_def.unflatten([leaves[k] for k in positions])
     if not isinstance(t, (list, tuple)):        # (a read clamped idx: where it read)
         return unbroadcast(t.at[idx].get(mode="clip"), item)
     if not isinstance(idx, slice):
@@ -564,6 +573,36 @@ def add_at_grad(t, idx, item):
     if isinstance(item, (list, tuple)):
         return type(item)(picked)
     return snp.stack(picked)
+
+
+def is_user_container(tree):
+    """Whether `tree` is an object of the user's pytree class (obj[i] read by its
+    __getitem__, `for v in obj` by its items), not an array nor a built-in container."""
+    if isinstance(tree, (list, tuple, dict, np.ndarray, Array)) or hasattr(tree, "at") \
+            or not hasattr(type(tree), "__getitem__"):
+        return False
+    return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _picked(tree, idx):
+    """(tree's leaves, its structure, the positions of the leaves tree[idx] returns, the
+    item's structure): read by indexing the tree rebuilt from stand-in leaves. An item its
+    __getitem__ computes (not leaves of the tree) has no cotangent here: refused."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    marks = [_Mark() for _ in leaves]
+    try:
+        item = treedef.unflatten(marks)[idx]
+    except Exception as e:      # (the class checks its children, or idx is traced)
+        item, why = None, f"{type(e).__name__}: {e}"
+    else:
+        why = "it computes the item from its fields"
+    got, item_def = tree_util.tree_flatten(item) if item is not None else ([], None)
+    where_ = {id(m): k for k, m in enumerate(marks)}
+    if item is None or not all(id(m) in where_ for m in got):
+        raise SecantTypeError(f"cannot differentiate {type(tree).__name__}[{idx!r}] (its "
+                              f"__getitem__) through {type(tree).__name__}: {why}; read the "
+                              f"field itself{where()}")
+    return leaves, treedef, [where_[id(m)] for m in got], item_def
 
 
 def split_at(g, n):

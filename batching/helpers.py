@@ -14,6 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
+                               is_user_container,
                                grad_seed, note_broadcast_int,
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
@@ -863,7 +864,7 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
     (an unbatched container gets a batch axis)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
-    if isinstance(tree_bar, (list, tuple, dict)):
+    if isinstance(tree_bar, (list, tuple, dict)) or is_user_container(tree_bar):
         if not g_batched:   # (its batch axis in front as the items': under a further vmap g
             g = broadcast_batch(g, n)   # has that vmap's axis in front, which must line up)
         return add_at(tree_bar, idx, g)
@@ -885,7 +886,7 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
     axis and summed to one example's item shape; a container's item as written."""
     if not t_batched:
         t = broadcast_batch(t, n)
-    if isinstance(t, (list, tuple, dict)):
+    if isinstance(t, (list, tuple, dict)) or is_user_container(t):
         out = add_at_grad(t, idx, item)
         if isinstance(idx, slice) and not isinstance(item, (list, tuple)):
             out = snp.moveaxis(out, 0, 1)       # (stacked past the batch axis)
