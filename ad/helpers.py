@@ -703,6 +703,43 @@ def field_in_aux(tree, name):
     return aux_attribute(tree, name)
 
 
+def is_user_sequence(tree):
+    """Whether `tree` is an object of the user's class with its own __iter__ or __len__ (a
+    container a loop reads item by item), not an array nor a built-in container."""
+    kind = type(tree)
+    if isinstance(tree, (list, tuple, dict, str, bytes, range, np.ndarray, Array)) \
+            or not properties._user_module(kind.__module__):
+        return False
+    own = {n for k in kind.__mro__[:-1] for n in vars(k)}
+    return "__iter__" in own or "__len__" in own
+
+
+@structural
+def count_items(tree):
+    """len(tree) for `for v in tree` of a parameter, which the transforms read as tree[0],
+    tree[1], ...: for an object of the user's class, counted on the object rebuilt from
+    stand-in leaves (the same for a batched object as for one example), and refused where
+    its __iter__ yields other than those items (or it has no __getitem__), never read item by
+    item as other values."""
+    if not is_user_sequence(tree):
+        return len(tree)
+    kind = type(tree)
+    try:
+        leaves, treedef = tree_util.tree_flatten(tree)
+        rebuilt = treedef.unflatten([_Mark() for _ in leaves])
+        n = len(rebuilt)
+        items = list(iter(rebuilt))
+        agree = n == len(items) and all(a is rebuilt[i] for i, a in enumerate(items))
+    except Exception:       # (no __getitem__, or items it computes)
+        agree = False
+    if not agree:
+        raise SecantTypeError(f"cannot transform `for ... in` a {kind.__name__} (its __iter__): "
+                              "secant reads such a loop item by item (obj[0], obj[1], ...), "
+                              f"which {kind.__name__}'s __getitem__ does not give; loop over "
+                              f"its fields or a list of them{where()}")
+    return n
+
+
 @structural
 def static_attribute(tree, name):
     """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a
@@ -877,7 +914,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "static_attribute", "static_item",
+         "kind_of", "split_at", "attribute_dot", "count_items", "static_attribute", "static_item",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

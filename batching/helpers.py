@@ -14,7 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
-                               is_user_container,
+                               count_items, is_user_container, is_user_sequence,
                                grad_seed, note_broadcast_int,
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
@@ -179,6 +179,8 @@ def example_len(x, outer=0):
     batched: its length is the example's), the first axis after the batch axes of an array."""
     if isinstance(x, (list, tuple, dict, str, bytes)):   # (a str beside batched values:
         return len(x)                                   # one for all examples)
+    if is_user_sequence(x):             # (the user's container: its items, checked)
+        return count_items(x)
     shape = np.shape(x)
     if len(shape) <= 1 + outer:
         raise SecantTypeError("len() of unsized object (a 0-d array)" + where())
@@ -912,6 +914,9 @@ def item_of(x, i, depth=1):
     """x[i] of one example: a field of a batched tuple, list or dict (each leaf batched), or
     element i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
     if isinstance(x, (tuple, list, dict)):
+        out = x[i]
+    elif is_user_sequence(x):           # (its __getitem__, checked against its __iter__)
+        count_items(x)
         out = x[i]
     elif depth == 1:
         out = x[:, i]

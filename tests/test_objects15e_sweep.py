@@ -387,3 +387,60 @@ def test_more_objects_passed_in(x64, loss, build, fields, how):
             return loss(m, x)
         np.testing.assert_allclose(np.asarray(secant.hessian(f)(X)), _fd(secant.grad(f), X, 1e-5),
                                    rtol=1e-5, atol=1e-6)
+
+
+# --- `for v in obj` of the user's container: read item by item, checked against __iter__ ------
+class Doubling:
+    """__iter__ yields computed items; no __getitem__."""
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __iter__(self):
+        yield self.a * 2.0
+        yield snp.sin(self.b)
+
+    def __len__(self):
+        return 2
+
+
+class Swapped(Doubling):
+    """__getitem__ gives other items than __iter__ yields (b first)."""
+    def __getitem__(self, i):
+        return (self.b, self.a)[i]
+
+
+for _cls in (Doubling, Swapped):
+    tree_util.register_pytree_node(_cls, lambda m: ((m.a, m.b), None),
+                                   lambda _, c, cls=_cls: cls(*c))
+
+
+def loop_loss(p, x):
+    total = 0.0
+    for v in p:
+        total = total + snp.sum(v * x)
+    return total
+
+
+@pytest.mark.parametrize("cls", [Doubling, Swapped])
+@pytest.mark.parametrize("how", ["grad", "jvp", "vmap_batched_object", "vmap_grad"])
+def test_loop_over_a_container_whose_iter_is_not_its_items_is_refused(x64, cls, how):
+    """Read as p[0], p[1] the loop would see other values (Swapped: silently wrong before)."""
+    m = cls(snp.asarray(X), snp.asarray(X[::-1]))
+    ms = cls(snp.asarray(XB[:2]), snp.asarray(XB[1:]))
+    run = {"grad": lambda: secant.grad(loop_loss)(m, X),
+           "jvp": lambda: secant.jvp(lambda a: loop_loss(cls(a, m.b), X), (m.a,), (X,)),
+           "vmap_batched_object": lambda: secant.vmap(loop_loss, in_axes=(0, None))(ms, X),
+           "vmap_grad": lambda: secant.vmap(secant.grad(loop_loss), in_axes=(0, None))(ms, X)}
+    with pytest.raises(secant.SecantError, match="__iter__"):
+        run[how]()
+
+
+def test_loop_over_a_batch_of_containers(x64):
+    """Pairs (__iter__ = its items): vmap over a batch of them, and its per-example grads."""
+    ms = Pairs(snp.asarray(XB[:2]), snp.asarray(XB[1:]))
+    got = secant.vmap(pairs_loss, in_axes=(0, None))(ms, X)
+    want = [float(pairs_loss(Pairs(XB[k], XB[k + 1]), X)) for k in range(2)]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    g = secant.vmap(secant.grad(loop_loss), in_axes=(0, None))(ms, X)
+    np.testing.assert_allclose(np.asarray(g.first), np.stack([X, X]), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g.second), np.stack([X, X]), rtol=1e-12)

@@ -631,6 +631,13 @@ class Normaliser(ContainerMixin):
         error.global_flow = f"{what} changes Python state that the functions it calls read"
         raise error
 
+    def _is_parameter(self, name):
+        """Whether `name` is a parameter of the user's function as it came in (its type known
+        only when it runs); never in generated code."""
+        a = self.node.args
+        return not self.src.generated and name in {
+            p.id for p in a.posonlyargs + a.args + a.kwonlyargs if p is not None}
+
     def _built_here(self, name):
         """Whether the local `name` only ever holds objects the function's own calls build
         (`m = Model(w)`, `b = copy.copy(self)`): not a parameter, nor an alias of an object
@@ -1419,7 +1426,9 @@ class Normaliser(ContainerMixin):
     def _container_loop(self, stmt, iterable, body):
         index = self.names.fresh("i")
         steps = self.names.fresh(f"{index}_range")
-        self.out.append(ir.Plain(f"{steps} = range(len({iterable.name}))", {steps},
+        # (a parameter may be a user object whose __iter__ is not its __getitem__: checked)
+        count = "count_items" if self._is_parameter(iterable.name) else "len"
+        self.out.append(ir.Plain(f"{steps} = range({count}({iterable.name}))", {steps},
                                  self.origin))
 
         def unpack(i):
