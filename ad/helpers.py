@@ -740,6 +740,9 @@ def count_items(tree):
     return n
 
 
+count_items.__secant_len__ = True    # (read as len: vmap writes example_len)
+
+
 @structural
 def static_attribute(tree, name):
     """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a

@@ -135,6 +135,11 @@ def _sum_chain(node, items, start):
     return total
 
 
+# len, and the helper a derivative's loop over a parameter counts its items with (ad/helpers.py
+# count_items: len checked for a user object): read alike
+_LEN = ("len", "count_items")
+
+
 def _value_names(node):
     """Names whose values `node` reads, leaving out those only queried for static facts
     (`x.shape[0]`, `x.ndim`, `len(x)`)."""
@@ -142,7 +147,7 @@ def _value_names(node):
     for n in gast.walk(node):
         if isinstance(n, gast.Attribute) and n.attr in STATIC_ATTRIBUTES:
             static.add(id(n.value))
-        elif isinstance(n, gast.Call) and getattr(n.func, "id", None) == "len" and n.args:
+        elif isinstance(n, gast.Call) and getattr(n.func, "id", None) in _LEN and n.args:
             static.add(id(n.args[0]))
     for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
@@ -4633,7 +4638,7 @@ def _range_of_len(node, ranges):
             node.func.id == "range" and 1 <= len(node.args) <= 3:
         # range(len(x)), and any range whose bounds count x's items: range(len(x) - 1, -1, -1)
         lens = [m.args[0] for a in node.args for m in gast.walk(a)
-                if isinstance(m, gast.Call) and getattr(m.func, "id", None) == "len"
+                if isinstance(m, gast.Call) and getattr(m.func, "id", None) in _LEN
                 and len(m.args) == 1]
         if lens:
             return lens[0]
@@ -5396,7 +5401,7 @@ def _static_query_kind(obj):
                       ("size", (np.size, snp.size)), ("len", (len,))):
         if any(obj is f for f in fns):
             return kind
-    return None
+    return "len" if getattr(obj, "__secant_len__", False) else None
 
 
 def _user_descriptor(cls):
