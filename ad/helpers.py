@@ -708,7 +708,7 @@ def is_user_sequence(tree):
     container a loop reads item by item), not an array nor a built-in container."""
     kind = type(tree)
     if isinstance(tree, (list, tuple, dict, str, bytes, range, np.ndarray, Array)) \
-            or not properties._user_module(kind.__module__):
+            or not properties.user_module(kind.__module__):
         return False
     own = {n for k in kind.__mro__[:-1] for n in vars(k)}
     return "__iter__" in own or "__len__" in own
@@ -726,7 +726,8 @@ def count_items(tree):
     kind = type(tree)
     try:
         leaves, treedef = tree_util.tree_flatten(tree)
-        rebuilt = treedef.unflatten([_Mark() for _ in leaves])
+        rebuilt = tree if tree_util.treedef_is_leaf(treedef) else \
+            treedef.unflatten([_Mark() for _ in leaves])    # (a plain class's: itself)
         n = len(rebuilt)
         items = list(iter(rebuilt))
         agree = n == len(items) and all(a is rebuilt[i] for i, a in enumerate(items))

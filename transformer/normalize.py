@@ -636,21 +636,22 @@ class Normaliser(ContainerMixin):
         error.global_flow = f"{what} changes Python state that the functions it calls read"
         raise error
 
+    def _parameter_names(self):
+        a = self.node.args
+        return {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                if p is not None}
+
     def _is_parameter(self, name):
         """Whether `name` is a parameter of the user's function as it came in (its type known
         only when it runs); never in generated code."""
-        a = self.node.args
-        return not self.src.generated and name in {
-            p.id for p in a.posonlyargs + a.args + a.kwonlyargs if p is not None}
+        return not self.src.generated and name in self._parameter_names()
 
     def _built_here(self, name):
         """Whether the local `name` only ever holds objects the function's own calls build
         (`m = Model(w)`, `b = copy.copy(self)`): not a parameter, nor an alias of an object
         that outlives the call (a default list, a global), whose state a trace would leave its
         recording values in."""
-        a = self.node.args
-        if name in {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
-                    if p is not None}:
+        if name in self._parameter_names():
             return False
         values = [n.value for n in gast.walk(self.node) if isinstance(n, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]

@@ -58,14 +58,14 @@ def _user_descriptor(static):
     descriptor are not)."""
     kind = type(static)
     return hasattr(kind, "__get__") and not isinstance(static, types.FunctionType) and \
-        _user_module(kind.__module__)
+        user_module(kind.__module__)
 
 
 def _user_getattr(cls):
     """cls's own __getattr__ (user code computing the attributes no field or class holds), or
     None."""
     hook = inspect.getattr_static(cls, "__getattr__", None)
-    return hook if isinstance(hook, types.FunctionType) and _user_module(hook.__module__) \
+    return hook if isinstance(hook, types.FunctionType) and user_module(hook.__module__) \
         else None
 
 
@@ -180,12 +180,12 @@ class Reach:
                 todo.append(getattr(value, "__func__", None) or value.func)
             elif isinstance(value, types.FunctionType):
                 seen.add(id(value))
-                if _user_module(value.__module__):
+                if user_module(value.__module__):
                     through(value.__globals__)
                     cells(value.__closure__)
             elif isinstance(value, type):
                 seen.add(id(value))
-                if _user_module(value.__module__):
+                if user_module(value.__module__):
                     classes.add(value)
                     for klass in value.__mro__:
                         for v in vars(klass).values():
@@ -194,9 +194,9 @@ class Reach:
                                 todo.append(v)
             elif isinstance(value, types.ModuleType):
                 seen.add(id(value))
-                if _user_module(value.__name__):
+                if user_module(value.__name__):
                     through(vars(value))
-            elif _user_module(type(value).__module__):     # (a global model: its class)
+            elif user_module(type(value).__module__):     # (a global model: its class)
                 todo.append(type(value))
         self.names = frozenset(set().union(*map(_names_computed_by, classes)))
 
@@ -218,7 +218,7 @@ def _contents(cell):
 
 
 @functools.lru_cache(maxsize=None)
-def _user_module(name):
+def user_module(name):
     """Whether module `name` is the user's own: not secant's, the standard library's or an
     installed package's."""
     root = (name or "").split(".")[0]
