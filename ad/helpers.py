@@ -429,6 +429,13 @@ def grad_of_fields(tree, fields=None, **attrs):
                           f"classes or plain classes of arrays{where()}")
 
 
+def _delegated(tree, name):
+    """Whether tree.name is none of tree's own attributes (its class's __getattr__ answers)."""
+    return name not in getattr(tree, "__dict__", {}) and \
+        inspect.getattr_static(type(tree), name, None) is None and \
+        properties.has_getattr_hook(type(tree))
+
+
 def _is_method_of(tree, name, g):
     """Whether attribute `name` of `tree` is a method of its class, its cotangent `g` that
     method bound to a cotangent of `tree` (transforms.py _method_caller)."""
@@ -449,10 +456,17 @@ def _registered_with(tree, attrs):
     to their cotangents; checked to flatten to the same structure. An attribute held in the
     tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
     out = copy.copy(_zeros_tree(tree))
+    delegated = {}
     for name, g in attrs.items():
         if field_in_aux(tree, name):
             continue
+        if _delegated(tree, name):      # (its __getattr__ reads it off a field: g goes there)
+            delegated[name] = g
+            continue
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
+    for name, g in delegated.items():
+        out = _added_at(out, _picked(tree, lambda t, name=name: getattr(t, name),
+                                     f"{type(tree).__name__}.{name} (its __getattr__)"), g)
     try:
         same = tree_util.tree_structure(out) == tree_util.tree_structure(tree)
     except Exception:       # (aux data holding a value jit traces: its equality is unknown)
@@ -533,11 +547,9 @@ def add_at(tree_bar, idx, g):
     if isinstance(tree_bar, dict):              # d[k] of a dict, in a loop over its keys
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
     if is_user_container(tree_bar):       # obj[i] of the user's object (its __getitem__)
-        leaves, treedef, positions, _ = _picked(tree_bar, idx)
-        leaves = list(leaves)
-        for k, gk in zip(positions, tree_util.tree_leaves(g)):
-            leaves[k] = add_grads(leaves[k], gk)
-        return treedef.unflatten(leaves)
+        name = type(tree_bar).__name__
+        return _added_at(tree_bar, _picked(tree_bar, lambda t: t[idx],
+                                           f"{name}[{idx!r}] (its __getitem__)"), g)
     if not isinstance(tree_bar, (list, tuple)):      # (a read clamped idx: add where it read)
         return tree_bar.at[idx].add(g, mode="clip")
     if isinstance(idx, slice):      # g: one cotangent per item the slice picks
@@ -563,7 +575,8 @@ def add_at_grad(t, idx, item):
     if isinstance(t, dict):
         return t[idx]
     if is_user_container(t):
-        leaves, _, positions, item_def = _picked(t, idx)
+        leaves, _, positions, item_def = _picked(
+            t, lambda r: r[idx], f"{type(t).__name__}[{idx!r}] (its __getitem__)")
         return item_def.unflatten([leaves[k] for k in positions])
     if not isinstance(t, (list, tuple)):        # (a read clamped idx: where it read)
         return unbroadcast(t.at[idx].get(mode="clip"), item)
@@ -584,25 +597,34 @@ def is_user_container(tree):
     return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
 
 
-def _picked(tree, idx):
-    """(tree's leaves, its structure, the positions of the leaves tree[idx] returns, the
-    item's structure): read by indexing the tree rebuilt from stand-in leaves. An item its
-    __getitem__ computes (not leaves of the tree) has no cotangent here: refused."""
+def _picked(tree, read, what):
+    """(tree's leaves, its structure, the positions of the leaves read(tree) returns, the
+    item's structure): read on the tree rebuilt from stand-in leaves (tree[idx] by its
+    __getitem__, an attribute its __getattr__ delegates). An item the class computes (not
+    leaves of the tree) has no cotangent here: refused, naming `what`."""
     leaves, treedef = tree_util.tree_flatten(tree)
     marks = [_Mark() for _ in leaves]
     try:
-        item = treedef.unflatten(marks)[idx]
+        item = read(treedef.unflatten(marks))
     except Exception as e:      # (the class checks its children, or idx is traced)
         item, why = None, f"{type(e).__name__}: {e}"
     else:
-        why = "it computes the item from its fields"
+        why = "it computes the value from its fields"
     got, item_def = tree_util.tree_flatten(item) if item is not None else ([], None)
     where_ = {id(m): k for k, m in enumerate(marks)}
     if item is None or not all(id(m) in where_ for m in got):
-        raise SecantTypeError(f"cannot differentiate {type(tree).__name__}[{idx!r}] (its "
-                              f"__getitem__) through {type(tree).__name__}: {why}; read the "
-                              f"field itself{where()}")
+        raise SecantTypeError(f"cannot differentiate {what} through {type(tree).__name__}: "
+                              f"{why}; read the field itself{where()}")
     return leaves, treedef, [where_[id(m)] for m in got], item_def
+
+
+def _added_at(tree_bar, picked, g):
+    """tree_bar with g's leaves added to its leaves at the positions _picked found."""
+    leaves, treedef, positions, _ = picked
+    leaves = list(tree_util.tree_leaves(tree_bar))
+    for k, gk in zip(positions, tree_util.tree_leaves(g)):
+        leaves[k] = add_grads(leaves[k], gk)
+    return treedef.unflatten(leaves)
 
 
 def split_at(g, n):

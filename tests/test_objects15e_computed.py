@@ -227,3 +227,66 @@ def test_non_elementwise_property_of_an_unreached_class(x64, tmp_path, monkeypat
         import sys
         sys.modules.pop("objects15e_unreached", None)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)
+
+
+# --- a __getattr__ that delegates every name to a field's object (a wrapper) -------------------
+class Inner15e:
+    def __init__(self, b):
+        self.b = b
+
+
+class Wrapper15e:
+    def __init__(self, inner, s):
+        self.inner, self.s = inner, s
+
+    def __getattr__(self, name):
+        if "inner" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["inner"], name)
+
+
+tree_util.register_pytree_node(Inner15e, lambda m: ((m.b,), None), lambda _, c: Inner15e(*c))
+tree_util.register_pytree_node(Wrapper15e, lambda m: ((m.inner, m.s), None),
+                               lambda _, c: Wrapper15e(*c))
+
+
+def delegated_f(m):
+    return snp.sum(snp.sin(m.b) * m.b) * m.s
+
+
+def _wrapped(b, s):
+    return Wrapper15e(Inner15e(snp.asarray(b)), snp.asarray(s))
+
+
+@pytest.mark.parametrize("how", ["grad", "jit_grad", "jvp", "vmap", "vmap_grad", "hessian"])
+def test_attribute_a_getattr_delegates(x64, how):
+    """m.b answered by the wrapped object's field: its cotangent is that field's (grad put it
+    on the wrapper, where no leaf held it: a silent zero)."""
+    s = 1.5
+
+    def closed(b):
+        return np.sum(np.sin(b) * b) * s
+
+    def dclosed(b):
+        return (np.cos(b) * b + np.sin(b)) * s
+
+    if how in ("grad", "jit_grad"):
+        t = grad(delegated_f) if how == "grad" else jit(grad(delegated_f))
+        g = t(_wrapped(X, s))
+        np.testing.assert_allclose(np.asarray(g.inner.b), dclosed(X), rtol=1e-12)
+        np.testing.assert_allclose(float(g.s), closed(X) / s, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g.inner.b), fd_grad(closed, X), rtol=1e-6)
+    elif how == "jvp":
+        t = np.array([1.0, -0.5, 2.0])
+        _, got = jvp(delegated_f, (_wrapped(X, s),), (_wrapped(t, 0.0),))
+        np.testing.assert_allclose(float(got), dclosed(X) @ t, rtol=1e-12)
+    elif how == "vmap":
+        got = vmap(delegated_f)(_wrapped(XS, np.full(3, s)))
+        np.testing.assert_allclose(np.asarray(got), [closed(x) for x in XS], rtol=1e-12)
+    elif how == "vmap_grad":
+        g = vmap(grad(delegated_f))(_wrapped(XS, np.full(3, s)))
+        np.testing.assert_allclose(np.asarray(g.inner.b), [dclosed(x) for x in XS], rtol=1e-12)
+    else:
+        h = hessian(delegated_f)(_wrapped(X, s)).inner.b.inner.b
+        want = np.diag((2 * np.cos(X) - X * np.sin(X)) * s)
+        np.testing.assert_allclose(np.asarray(h), want, rtol=1e-10, atol=1e-12)

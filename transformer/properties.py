@@ -69,6 +69,11 @@ def _user_getattr(cls):
         else None
 
 
+def has_getattr_hook(cls):
+    """Whether the user's class `cls` answers attributes it lacks with its own __getattr__."""
+    return _user_getattr(cls) is not None
+
+
 @functools.lru_cache(maxsize=None)
 def _named_in(hook):
     """The attribute names a user __getattr__ may compute: the names its code writes as
@@ -283,10 +288,10 @@ def computed_how(obj, name):
     if _user_descriptor(static) and (hasattr(type(static), "__set__")
                                      or name not in getattr(obj, "__dict__", {})):
         return "a descriptor"
-    if static is None and name not in getattr(obj, "__dict__", {}) and \
-            _user_getattr(type(obj)) is not None:
-        return "computed by __getattr__"
-    return None
+    hook = _user_getattr(type(obj)) if static is None else None
+    if hook is not None and name in _named_in(hook) and name not in getattr(obj, "__dict__", {}):
+        return "computed by __getattr__"    # (a hook that delegates every name to a field's
+    return None                             # object reads fields: read as one)
 
 
 def attribute_reader(obj, name):
