@@ -764,6 +764,8 @@ def count_items(tree):
 
 
 count_items.__secant_len__ = True    # (read as len: vmap writes example_len)
+structural(is_user_container)       # (add_at's branch for them: a static choice)
+structural(is_user_sequence)
 
 
 @structural

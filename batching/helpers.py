@@ -866,7 +866,10 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
     (an unbatched container gets a batch axis)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
-    if isinstance(tree_bar, (list, tuple, dict)) or is_user_container(tree_bar):
+    container = is_user_container(tree_bar)     # (the user's pytree object: as a container)
+    if isinstance(tree_bar, (list, tuple, dict)):
+        container = True
+    if container:
         if not g_batched:   # (its batch axis in front as the items': under a further vmap g
             g = broadcast_batch(g, n)   # has that vmap's axis in front, which must line up)
         return add_at(tree_bar, idx, g)
@@ -888,7 +891,10 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
     axis and summed to one example's item shape; a container's item as written."""
     if not t_batched:
         t = broadcast_batch(t, n)
-    if isinstance(t, (list, tuple, dict)) or is_user_container(t):
+    container = is_user_container(t)
+    if isinstance(t, (list, tuple, dict)):
+        container = True
+    if container:
         out = add_at_grad(t, idx, item)
         if isinstance(idx, slice) and not isinstance(item, (list, tuple)):
             out = snp.moveaxis(out, 0, 1)       # (stacked past the batch axis)
