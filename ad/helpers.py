@@ -20,6 +20,7 @@ from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
+from secant.transformer import properties
 
 
 def constant(fn):
@@ -480,6 +481,13 @@ def grad_of_fields(tree, fields=None, **attrs):
                           f"classes or plain classes of arrays{where()}")
 
 
+def _delegated(tree, name):
+    """Whether tree.name is none of tree's own attributes (its class's __getattr__ answers)."""
+    return name not in getattr(tree, "__dict__", {}) and \
+        inspect.getattr_static(type(tree), name, None) is None and \
+        properties.has_getattr_hook(type(tree))
+
+
 def _is_method_of(tree, name, g):
     """Whether attribute `name` of `tree` is a method of its class, its cotangent `g` that
     method bound to a cotangent of `tree` (transforms.py _method_caller)."""
@@ -500,10 +508,17 @@ def _registered_with(tree, attrs):
     to their cotangents; checked to flatten to the same structure. An attribute held in the
     tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
     out = copy.copy(_zeros_tree(tree))
+    delegated = {}
     for name, g in attrs.items():
         if field_in_aux(tree, name):
             continue
+        if _delegated(tree, name):      # (its __getattr__ reads it off a field: g goes there)
+            delegated[name] = g
+            continue
         object.__setattr__(out, name, g)        # (frozen dataclasses too)
+    for name, g in delegated.items():
+        out = _added_at(out, _picked(tree, lambda t, name=name: getattr(t, name),
+                                     f"{type(tree).__name__}.{name} (its __getattr__)"), g)
     try:
         same = tree_util.tree_structure(out) == tree_util.tree_structure(tree)
     except Exception:       # (aux data holding a value jit traces: its equality is unknown)
@@ -583,6 +598,10 @@ def add_at(tree_bar, idx, g):
         idx = idx[0]
     if isinstance(tree_bar, dict):              # d[k] of a dict, in a loop over its keys
         return {k: add_grads(v, g) if k == idx else v for k, v in tree_bar.items()}
+    if is_user_container(tree_bar):       # obj[i] of the user's object (its __getitem__)
+        name = type(tree_bar).__name__
+        return _added_at(tree_bar, _picked(tree_bar, lambda t: t[idx],
+                                           f"{name}[{idx!r}] (its __getitem__)"), g)
     if not isinstance(tree_bar, (list, tuple)):      # (a read clamped idx: add where it read)
         return tree_bar.at[idx].add(g, mode="clip")
     if isinstance(idx, slice):      # g: one cotangent per item the slice picks
@@ -607,6 +626,10 @@ def add_at_grad(t, idx, item):
         idx = idx[0]
     if isinstance(t, dict):
         return t[idx]
+    if is_user_container(t):
+        leaves, _, positions, item_def = _picked(
+            t, lambda r: r[idx], f"{type(t).__name__}[{idx!r}] (its __getitem__)")
+        return item_def.unflatten([leaves[k] for k in positions])
     if not isinstance(t, (list, tuple)):        # (a read clamped idx: where it read)
         return unbroadcast(t.at[idx].get(mode="clip"), item)
     if not isinstance(idx, slice):
@@ -615,6 +638,45 @@ def add_at_grad(t, idx, item):
     if isinstance(item, (list, tuple)):
         return type(item)(picked)
     return snp.stack(picked)
+
+
+def is_user_container(tree):
+    """Whether `tree` is an object of the user's pytree class (obj[i] read by its
+    __getitem__, `for v in obj` by its items), not an array nor a built-in container."""
+    if isinstance(tree, (list, tuple, dict, np.ndarray, Array)) or hasattr(tree, "at") \
+            or not hasattr(type(tree), "__getitem__"):
+        return False
+    return not tree_util.treedef_is_leaf(tree_util.tree_structure(tree))
+
+
+def _picked(tree, read, what):
+    """(tree's leaves, its structure, the positions of the leaves read(tree) returns, the
+    item's structure): read on the tree rebuilt from stand-in leaves (tree[idx] by its
+    __getitem__, an attribute its __getattr__ delegates). An item the class computes (not
+    leaves of the tree) has no cotangent here: refused, naming `what`."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    marks = [_Mark() for _ in leaves]
+    try:
+        item = read(treedef.unflatten(marks))
+    except Exception as e:      # (the class checks its children, or idx is traced)
+        item, why = None, f"{type(e).__name__}: {e}"
+    else:
+        why = "it computes the value from its fields"
+    got, item_def = tree_util.tree_flatten(item) if item is not None else ([], None)
+    where_ = {id(m): k for k, m in enumerate(marks)}
+    if item is None or not all(id(m) in where_ for m in got):
+        raise SecantTypeError(f"cannot differentiate {what} through {type(tree).__name__}: "
+                              f"{why}; read the field itself{where()}")
+    return leaves, treedef, [where_[id(m)] for m in got], item_def
+
+
+def _added_at(tree_bar, picked, g):
+    """tree_bar with g's leaves added to its leaves at the positions _picked found."""
+    leaves, treedef, positions, _ = picked
+    leaves = list(tree_util.tree_leaves(tree_bar))
+    for k, gk in zip(positions, tree_util.tree_leaves(g)):
+        leaves[k] = add_grads(leaves[k], gk)
+    return treedef.unflatten(leaves)
 
 
 def split_at(g, n):
@@ -704,15 +766,58 @@ def field_in_aux(tree, name):
     that no class computes `name` (transformer/properties.py PlainReads) met an object of a
     class that does. Its cotangent or tangent as a field would be wrong (set through the
     property, or dropped as aux data): refused, never a wrong value."""
-    if isinstance(inspect.getattr_static(type(tree), name, None),
-                  (property, functools.cached_property)):
+    how = properties.computed_how(tree, name)
+    if how is not None:
         raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name}, a property, as a field (secant met "
+                              f"{name}, {how}, as a field (secant met "
                               f"{type(tree).__name__} only when the code ran): read it in one of "
                               f"the class's methods (self.{name}, read by its getter), make "
                               f"{type(tree).__name__} reachable from the function's globals or "
                               f"closure, or call the computation directly{where()}")
     return aux_attribute(tree, name)
+
+
+def is_user_sequence(tree):
+    """Whether `tree` is an object of the user's class with its own __iter__ or __len__ (a
+    container a loop reads item by item), not an array nor a built-in container."""
+    kind = type(tree)
+    if isinstance(tree, (list, tuple, dict, str, bytes, range, np.ndarray, Array)) \
+            or not properties.user_module(kind.__module__):
+        return False
+    own = {n for k in kind.__mro__[:-1] for n in vars(k)}
+    return "__iter__" in own or "__len__" in own
+
+
+@structural
+def count_items(tree):
+    """len(tree) for `for v in tree` of a parameter, which the transforms read as tree[0],
+    tree[1], ...: for an object of the user's class, counted on the object rebuilt from
+    stand-in leaves (the same for a batched object as for one example), and refused where
+    its __iter__ yields other than those items (or it has no __getitem__), never read item by
+    item as other values."""
+    if not is_user_sequence(tree):
+        return len(tree)
+    kind = type(tree)
+    try:
+        leaves, treedef = tree_util.tree_flatten(tree)
+        rebuilt = tree if tree_util.treedef_is_leaf(treedef) else \
+            treedef.unflatten([_Mark() for _ in leaves])    # (a plain class's: itself)
+        n = len(rebuilt)
+        items = list(iter(rebuilt))
+        agree = n == len(items) and all(a is rebuilt[i] for i, a in enumerate(items))
+    except Exception:       # (no __getitem__, or items it computes)
+        agree = False
+    if not agree:
+        raise SecantTypeError(f"cannot transform `for ... in` a {kind.__name__} (its __iter__): "
+                              "secant reads such a loop item by item (obj[0], obj[1], ...), "
+                              f"which {kind.__name__}'s __getitem__ does not give; loop over "
+                              f"its fields or a list of them{where()}")
+    return n
+
+
+count_items.__secant_len__ = True    # (read as len: vmap writes example_len)
+structural(is_user_container)       # (add_at's branch for them: a static choice)
+structural(is_user_sequence)
 
 
 @structural
@@ -889,7 +994,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "static_attribute", "static_item",
+         "kind_of", "split_at", "attribute_dot", "count_items", "static_attribute", "static_item",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

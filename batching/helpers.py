@@ -14,6 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
+                               count_items, is_user_container, is_user_sequence,
                                grad_seed, note_broadcast_int,
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
@@ -178,6 +179,8 @@ def example_len(x, outer=0):
     batched: its length is the example's), the first axis after the batch axes of an array."""
     if isinstance(x, (list, tuple, dict, str, bytes)):   # (a str beside batched values:
         return len(x)                                   # one for all examples)
+    if is_user_sequence(x):             # (the user's container: its items, checked)
+        return count_items(x)
     shape = np.shape(x)
     if len(shape) <= 1 + outer:
         raise SecantTypeError("len() of unsized object (a 0-d array)" + where())
@@ -864,7 +867,10 @@ def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_b
     (an unbatched container gets a batch axis)."""
     if not tree_bar_batched:
         tree_bar = broadcast_batch(tree_bar, n)
+    container = is_user_container(tree_bar)     # (the user's pytree object: as a container)
     if isinstance(tree_bar, (list, tuple, dict)):
+        container = True
+    if container:
         if not g_batched:   # (its batch axis in front as the items': under a further vmap g
             g = broadcast_batch(g, n)   # has that vmap's axis in front, which must line up)
         return add_at(tree_bar, idx, g)
@@ -886,7 +892,10 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
     axis and summed to one example's item shape; a container's item as written."""
     if not t_batched:
         t = broadcast_batch(t, n)
+    container = is_user_container(t)
     if isinstance(t, (list, tuple, dict)):
+        container = True
+    if container:
         out = add_at_grad(t, idx, item)
         if isinstance(idx, slice) and not isinstance(item, (list, tuple)):
             out = snp.moveaxis(out, 0, 1)       # (stacked past the batch axis)
@@ -912,6 +921,9 @@ def item_of(x, i, depth=1):
     """x[i] of one example: a field of a batched tuple, list or dict (each leaf batched), or
     element i of each example of a batched array; `depth` batch axes in front (nested vmap)."""
     if isinstance(x, (tuple, list, dict)):
+        out = x[i]
+    elif is_user_sequence(x):           # (its __getitem__, checked against its __iter__)
+        count_items(x)
         out = x[i]
     elif depth == 1:
         out = x[:, i]

@@ -1378,7 +1378,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
-    return gen
+    if getattr(fn, "__secant_objects__", None):     # (a transform of it: its parameters that
+        gen.__secant_objects__ = fn.__secant_objects__ & set(every)     # hold user objects
+    return gen                                      # call grad(f)(p, q)'s objects form too)
 
 
 # a helper's vjp whose canonical body has at most this many statements, called at most

@@ -291,7 +291,8 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "unset_in_branch", "unbound_before_loop", "check_bound", "output_spec",
                        "custom_jvp_rule_checked",        # (runs a rule for its checks: no value)
                        "for_each_example",      # (calls debug.print per example: no value)
-                       "read_back_mode", "pick_mode"}      # (a mode's name from a mode's name)
+                       "read_back_mode", "pick_mode",      # (a mode's name from a mode's name)
+                       "count_items"}       # (a container's item count, an int)
 
 
 AUX = tree_util.tree_structure(AuxPair(0.0, 3.0))

@@ -127,7 +127,8 @@ def test_comprehension_read_that_grows_the_dict(x64):
     np.testing.assert_allclose(g, [3.0, 0.0, 0.0, 0.0])
 
 
-# --- a closure factory with a nonlocal counter (left: strict xfail) ------------------------------
+# --- a closure factory with a nonlocal counter: its state read as the function runs (traced on
+# each call, as JAX reads it when it traces) ------------------------------------------------------
 def counter():
     n = 0
 
@@ -144,10 +145,14 @@ def closure_factory_counter(x):
     return acc(2 * x[1]) * x[2]
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="a closure factory's state "
-                   "(acc = counter(); acc(x); acc(2 * x)): refused, 'result is dropped'; "
-                   "transformer/nonlocals.py follows a nested def that rebinds a nonlocal only "
-                   "when called as a statement returning nothing, and a factory's closure state "
-                   "is not inlined into the caller")
-def test_closure_factory_with_a_nonlocal_counter(x64):
-    _check(closure_factory_counter, "grad")
+def closure_factory_counter_used(x):
+    acc = counter()
+    first = acc(x[0])
+    return acc(2 * x[1]) * x[2] + first * x[3]
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+@pytest.mark.parametrize("f", [closure_factory_counter, closure_factory_counter_used],
+                         ids=["result_dropped", "result_used"])
+def test_closure_factory_with_a_nonlocal_counter(x64, f, name):
+    _check(f, name)

@@ -84,3 +84,17 @@ def return_rebound(body, local):
             lst[k] = located(gast.Assign([_names(names, True)], call.value, None), call)
         changed = True
     return changed
+
+
+def makes_stateful_closure(fn):
+    """Whether the user's function `fn` defines a nested def that rebinds one of its locals
+    through `nonlocal` (`def counter(): n = 0; def inc(v): nonlocal n; ...; return inc`): a
+    function it returns keeps that state between its calls, which the transforms follow only
+    by tracing the caller on each call (as JAX reads it when it traces)."""
+    import inspect
+    import textwrap
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))

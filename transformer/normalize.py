@@ -135,6 +135,11 @@ def _sum_chain(node, items, start):
     return total
 
 
+# len, and the helper a derivative's loop over a parameter counts its items with (ad/helpers.py
+# count_items: len checked for a user object): read alike
+_LEN = ("len", "count_items")
+
+
 def _value_names(node):
     """Names whose values `node` reads, leaving out those only queried for static facts
     (`x.shape[0]`, `x.ndim`, `len(x)`)."""
@@ -142,7 +147,7 @@ def _value_names(node):
     for n in gast.walk(node):
         if isinstance(n, gast.Attribute) and n.attr in STATIC_ATTRIBUTES:
             static.add(id(n.value))
-        elif isinstance(n, gast.Call) and getattr(n.func, "id", None) == "len" and n.args:
+        elif isinstance(n, gast.Call) and getattr(n.func, "id", None) in _LEN and n.args:
             static.add(id(n.args[0]))
     for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
@@ -575,6 +580,25 @@ class Normaliser(ContainerMixin):
             return obj
         return None
 
+    def _check_not_stateful_closure(self, node, func):
+        """`acc(x)` of `acc = counter()`, counter a user function returning a closure that
+        rebinds a nonlocal (a counter): its state advances with each call, which the transforms
+        follow by tracing the function instead, on each call (the error's global_flow)."""
+        if not (isinstance(func, gast.Name) and self._is_local(func.id)
+                and self._built_here(func.id)) or self.src.generated:
+            return
+        makers = [n.value.func for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == func.id for t in n.targets)]
+        made = [self._user_function(m) for m in makers]
+        if any(m is not None and nonlocals.makes_stateful_closure(m) for m in made):
+            what = self._source(node)
+            error = self.src.error(node, f"{what} calls {func.id}, a closure that keeps state "
+                                   "in a nonlocal between its calls")
+            error.global_flow = (f"{func.id}, a function made when the code runs (a closure), "
+                                 "keeps state in a nonlocal, which a source transform cannot "
+                                 "follow")
+            raise error
+
     def _check_no_effect_before_callees(self, stmt):
         """A call run for its effect on Python state (`_STACK.append(h)` of a global list,
         `push(h)` of a user function, its result dropped) in a function that also calls user
@@ -612,14 +636,22 @@ class Normaliser(ContainerMixin):
         error.global_flow = f"{what} changes Python state that the functions it calls read"
         raise error
 
+    def _parameter_names(self):
+        a = self.node.args
+        return {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                if p is not None}
+
+    def _is_parameter(self, name):
+        """Whether `name` is a parameter of the user's function as it came in (its type known
+        only when it runs); never in generated code."""
+        return not self.src.generated and name in self._parameter_names()
+
     def _built_here(self, name):
         """Whether the local `name` only ever holds objects the function's own calls build
         (`m = Model(w)`, `b = copy.copy(self)`): not a parameter, nor an alias of an object
         that outlives the call (a default list, a global), whose state a trace would leave its
         recording values in."""
-        a = self.node.args
-        if name in {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
-                    if p is not None}:
+        if name in self._parameter_names():
             return False
         values = [n.value for n in gast.walk(self.node) if isinstance(n, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
@@ -691,6 +723,10 @@ class Normaliser(ContainerMixin):
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "
                     "transform cannot follow")
+        if isinstance(root, gast.Name) and root is func and self._built_here(root.id):
+            flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
+                    f"dropped: {root.id}, a function made when the code runs (a closure), "
+                    "acts on its own state, which a source transform cannot follow")
         if isinstance(root, gast.Name) and not self._is_local(root.id) \
                 and root is not getattr(stmt.value, "func", None):
             kind = self.src.resolve_name(root.id)[0]        # _FRAMES.append(Frame(params))
@@ -1396,7 +1432,9 @@ class Normaliser(ContainerMixin):
     def _container_loop(self, stmt, iterable, body):
         index = self.names.fresh("i")
         steps = self.names.fresh(f"{index}_range")
-        self.out.append(ir.Plain(f"{steps} = range(len({iterable.name}))", {steps},
+        # (a parameter may be a user object whose __iter__ is not its __getitem__: checked)
+        count = "count_items" if self._is_parameter(iterable.name) else "len"
+        self.out.append(ir.Plain(f"{steps} = range({count}({iterable.name}))", {steps},
                                  self.origin))
 
         def unpack(i):
@@ -3153,6 +3191,7 @@ class Normaliser(ContainerMixin):
                                  f"from {self.what} values: secant cannot "
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
                                  "a function chosen that way; choose it from static values")
+        self._check_not_stateful_closure(node, func)
         caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
         inner = func.value if isinstance(func, gast.Subscript) else func
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
@@ -4622,7 +4661,7 @@ def _range_of_len(node, ranges):
             node.func.id == "range" and 1 <= len(node.args) <= 3:
         # range(len(x)), and any range whose bounds count x's items: range(len(x) - 1, -1, -1)
         lens = [m.args[0] for a in node.args for m in gast.walk(a)
-                if isinstance(m, gast.Call) and getattr(m.func, "id", None) == "len"
+                if isinstance(m, gast.Call) and getattr(m.func, "id", None) in _LEN
                 and len(m.args) == 1]
         if lens:
             return lens[0]
@@ -5406,7 +5445,7 @@ def _static_query_kind(obj):
                       ("size", (np.size, snp.size)), ("len", (len,))):
         if any(obj is f for f in fns):
             return kind
-    return None
+    return "len" if getattr(obj, "__secant_len__", False) else None
 
 
 def _user_descriptor(cls):

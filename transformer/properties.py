@@ -5,10 +5,12 @@ object, or read the class's constant as the tangent (a wrong value). The canonic
 writes the read as `dynamic_call(attribute_reader(m, 'p'), m)`: attribute_reader picks, when it
 runs, the getter (user code, differentiated and batched as any callee known only at run time),
 a function returning the class's constant, or a field read."""
+import ast
 import dataclasses
 import functools
 import inspect
 import sys
+import textwrap
 import types
 
 from secant import tree_util
@@ -27,11 +29,12 @@ def _classes():
 
 
 def _computed(cls, name):
-    """Whether cls.name is a getter or a class-level constant, not a field."""
+    """Whether cls.name is a getter (a property's, a user descriptor's) or a class-level
+    constant, not a field."""
     static = inspect.getattr_static(cls, name, None)
     if static is None:
         return False
-    if isinstance(static, (property, functools.cached_property)):
+    if isinstance(static, (property, functools.cached_property)) or _user_descriptor(static):
         return True
     # a namedtuple's fields are descriptors; methods, classmethods are called, not read
     return not (hasattr(static, "__get__") or callable(static) or name in _init_fields(cls))
@@ -49,6 +52,50 @@ def _init_fields(cls):
     return {f.name for f in dataclasses.fields(owner)}
 
 
+def _user_descriptor(static):
+    """Whether `static` (what a class holds) is an object of a user class with __get__: a
+    descriptor that computes the attribute (a function, a namedtuple's or a slot's field
+    descriptor are not)."""
+    kind = type(static)
+    return hasattr(kind, "__get__") and not isinstance(static, types.FunctionType) and \
+        user_module(kind.__module__)
+
+
+def _user_getattr(cls):
+    """cls's own __getattr__ (user code computing the attributes no field or class holds), or
+    None."""
+    hook = inspect.getattr_static(cls, "__getattr__", None)
+    return hook if isinstance(hook, types.FunctionType) and user_module(hook.__module__) \
+        else None
+
+
+def has_getattr_hook(cls):
+    """Whether the user's class `cls` answers attributes it lacks with its own __getattr__."""
+    return _user_getattr(cls) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _named_in(hook):
+    """The attribute names a user __getattr__ may compute: the names its code writes as
+    strings (`if name == "total"`, `name in ("a", "b")`); read by attribute_reader when
+    the code runs (a field of the object stays a field read)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(hook)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    return frozenset(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                     and isinstance(n.value, str) and n.value.isidentifier())
+
+
+def _names_computed_by(cls):
+    """The attributes objects of cls may compute: getters and class constants of its classes
+    (_computed), and the names its __getattr__ names."""
+    hook = _user_getattr(cls)
+    return {name for klass in cls.__mro__ if klass not in (object, tuple) for name in vars(klass)
+            if not name.startswith("__") and _computed(cls, name)} | (
+        _named_in(hook) if hook is not None else set())
+
+
 def may_be_computed(name):
     """Whether `m.name` may read a getter or a class constant of some pytree class (checked at
     transform time; attribute_reader decides for the object when it runs)."""
@@ -61,9 +108,7 @@ _computed_cache = [None, frozenset()]       # (the classes' stamp, the names the
 def _computed_names():
     stamp = _stamp()
     if _computed_cache[0] != stamp:
-        names = {name for cls in _classes() for klass in cls.__mro__
-                 if klass not in (object, tuple) for name in vars(klass)
-                 if not name.startswith("__") and _computed(cls, name)}
+        names = set().union(*map(_names_computed_by, _classes()))
         _computed_cache[:] = [stamp, frozenset(names)]
     return _computed_cache[1]
 
@@ -140,12 +185,12 @@ class Reach:
                 todo.append(getattr(value, "__func__", None) or value.func)
             elif isinstance(value, types.FunctionType):
                 seen.add(id(value))
-                if _user_module(value.__module__):
+                if user_module(value.__module__):
                     through(value.__globals__)
                     cells(value.__closure__)
             elif isinstance(value, type):
                 seen.add(id(value))
-                if _user_module(value.__module__):
+                if user_module(value.__module__):
                     classes.add(value)
                     for klass in value.__mro__:
                         for v in vars(klass).values():
@@ -154,13 +199,11 @@ class Reach:
                                 todo.append(v)
             elif isinstance(value, types.ModuleType):
                 seen.add(id(value))
-                if _user_module(value.__name__):
+                if user_module(value.__name__):
                     through(vars(value))
-            elif _user_module(type(value).__module__):     # (a global model: its class)
+            elif user_module(type(value).__module__):     # (a global model: its class)
                 todo.append(type(value))
-        self.names = frozenset(name for cls in classes for klass in cls.__mro__
-                               if klass is not object for name in vars(klass)
-                               if not name.startswith("__") and _computed(cls, name))
+        self.names = frozenset(set().union(*map(_names_computed_by, classes)))
 
     def changed(self):
         return any(len(d) != n for d, n in self.dicts) or any(
@@ -180,7 +223,7 @@ def _contents(cell):
 
 
 @functools.lru_cache(maxsize=None)
-def _user_module(name):
+def user_module(name):
     """Whether module `name` is the user's own: not secant's, the standard library's or an
     installed package's."""
     root = (name or "").split(".")[0]
@@ -210,10 +253,57 @@ def _constant_reader(name):
     return made
 
 
+@functools.lru_cache(maxsize=None)
+def _hook_reader(name):
+    from secant.transforms import load_generated
+    from secant.backends.errors import register_internal_file
+    made = load_generated(f"def getattr_{name}(obj):\n    return type(obj).__getattr__(obj, "
+                          f"{name!r})\n", f"getattr_{name}", {}, {})
+    register_internal_file(made.__code__.co_filename)
+    return made
+
+
+_descriptor_readers = {}        # id(descriptor) -> (descriptor, its reader)
+
+
+def _descriptor_reader(name, descriptor):
+    from secant.transforms import load_generated
+    from secant.backends.errors import register_internal_file
+    made = _descriptor_readers.get(id(descriptor))
+    if made is None or made[0] is not descriptor:
+        made = (descriptor, load_generated(
+            f"def get_{name}(obj):\n    return descriptor.__get__(obj, type(obj))\n",
+            f"get_{name}", {"descriptor": descriptor}, {}))
+        register_internal_file(made[1].__code__.co_filename)
+        _descriptor_readers[id(descriptor)] = made
+    return made[1]
+
+
+def computed_how(obj, name):
+    """What computes obj.name that is no field ('a property', 'a descriptor', 'computed by
+    __getattr__'), or None (a field, a method, a class constant)."""
+    static = inspect.getattr_static(type(obj), name, None)
+    if isinstance(static, (property, functools.cached_property)):
+        return "a property"
+    if _user_descriptor(static) and (hasattr(type(static), "__set__")
+                                     or name not in getattr(obj, "__dict__", {})):
+        return "a descriptor"
+    hook = _user_getattr(type(obj)) if static is None else None
+    if hook is not None and name in _named_in(hook) and name not in getattr(obj, "__dict__", {}):
+        return "computed by __getattr__"    # (a hook that delegates every name to a field's
+    return None                             # object reads fields: read as one)
+
+
 def attribute_reader(obj, name):
     """The function `obj.name` is read by: the property's getter, the cached_property's
-    function, a read of the class's constant, or a field read."""
+    function, a user descriptor's __get__, a read of the class's constant, the class's
+    __getattr__ (a name no field or class holds), or a field read."""
     static = inspect.getattr_static(type(obj), name, None)
+    how = computed_how(obj, name)
+    if how == "a descriptor":
+        return _descriptor_reader(name, static)
+    if how == "computed by __getattr__" and name.isidentifier():
+        return _hook_reader(name)
     if isinstance(static, property):
         if static.fget is None:
             raise AttributeError(f"property {name!r} of {type(obj).__name__} has no getter")
