@@ -429,9 +429,13 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     of its functionalised form, and so for every function it calls (what jit traces). Mode
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
-    fn = getattr(fn, "__secant_answers__", fn)     # (a derivative _answered_by_trace wraps)
+    answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
+    fn = getattr(fn, "__secant_answers__", fn)
     with _gc_paused():
-        return _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    if answer is None or mode not in _ANSWERED_MODES or not isinstance(gen, types.FunctionType):
+        return gen
+    return answer.then((wrt, mode, has_aux, tuple_out, staged, batch)).wrap(gen)
 
 
 @contextlib.contextmanager
@@ -530,8 +534,10 @@ _generating = threading.local()     # .depth: generate calls running (callees in
 # itself is traced with the arguments its derivative was given, so that the call in progress
 # finishes from the values its caller already computed: the user's Python before the failing
 # call does not run again (issue 15: effects once per call). The function the transform was
-# asked for is then traced whole for later calls, as before (_RetryAnswered).
-_ANSWERED_MODES = {"vjp": 1, "vjp_out": 2, "jvp": 0}    # mode -> its leading given values
+# asked for is then traced whole for later calls, as before (RetryAnswered). A transform of
+# such a derivative (vmap(grad(f)): the batched vjp of the callee; hessian: the jvp of its vjp)
+# answers the same way: its form made from the callee's trace (_Answer.then).
+_ANSWERED_MODES = ("vjp", "vjp_out", "jvp", "vmap")
 _answering = threading.local()      # .errors: the run-time callee errors answered so
 
 
@@ -547,50 +553,120 @@ def _calling(answer):
     return answered
 
 
+class _Answer:
+    """How a derivative `gen` of the user's function `own` is answered when a run-time callee
+    in it fails: own traced with the arguments gen was given (read by name: the derivative keeps
+    the user's parameter names; a cotangent or tangent has a fresh one), and `remake(traced)`,
+    the same derivative of that trace, called as gen was."""
+
+    def __init__(self, own, params, active, remake):
+        self.own, self.params, self.active, self.remake = own, params, active, remake
+
+    def then(self, how):
+        """This answer for the transform `how` of gen (vmap, jvp, vjp of the derivative)."""
+        return _Answer(self.own, self.params, {p.name for p in self.params},
+                       lambda traced: generate(self.remake(traced), *how))
+
+    def arguments(self, gen, args, kwargs):
+        """own's arguments in a call of gen, by name (None where one is not given)."""
+        try:
+            given = inspect.signature(gen).bind(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            return None
+        out = {}
+        for p in self.params:
+            if p.name in given:
+                out[p.name] = given[p.name]
+            elif p.default is not p.empty:
+                out[p.name] = p.default
+            else:
+                return None
+        return out
+
+    def wrap(self, gen):
+        """gen, answering a run-time callee's error from the values of the call it fails in."""
+        def answer(args, kwargs):
+            try:
+                return gen(*args, **kwargs)
+            except SecantError as e:
+                errors = _answering.__dict__.get("errors")
+                arguments = None if errors is None or getattr(
+                    e, "run_time_callee", None) is None else self.arguments(gen, args, kwargs)
+                if arguments is None:
+                    raise
+                error = e
+            from secant.transformer.trace_source import retraced
+            try:
+                traced = retraced(self.own, f"a callee known only at run time: "
+                                  f"{error.global_flow}", arguments, self.active)
+                remade = self.remake(traced)
+                out = remade(*args, **_taken(remade, gen, kwargs))
+            except Exception:      # (not traceable with them either: the caller retries whole)
+                raise error from None
+            errors.append(error)
+            return out
+        answered = _calling(answer)
+        # (gen's globals: a transform reading the wrapper resolves gen's names in them)
+        answered = types.FunctionType(answered.__code__, gen.__globals__, gen.__name__, None,
+                                      answered.__closure__)
+        functools.update_wrapper(answered, gen)
+        answered.__signature__ = inspect.signature(gen)
+        answered.__secant_answers__ = gen       # (what a transform of it reads: generate)
+        answered.__secant_answer__ = self
+        return answered
+
+
+def _taken(remade, gen, kwargs):
+    """kwargs of a call of gen that `remade`, made for the same call, takes: an optional
+    parameter of gen it has not (a batched function's batch_size) left out."""
+    params = inspect.signature(remade).parameters
+    if not kwargs or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    optional = inspect.signature(gen).parameters
+    return {k: v for k, v in kwargs.items() if k in params or k not in optional
+            or optional[k].default is optional[k].empty}
+
+
 def _answered_by_trace(gen, fn, how):
-    if not isinstance(fn, types.FunctionType) or not isinstance(gen, types.FunctionType):
+    if not isinstance(fn, types.FunctionType) or not isinstance(gen, types.FunctionType) \
+            or _generated_code(fn):      # (a transform of a derivative: its _Answer.then)
         return gen
-    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.kind == p.KEYWORD_ONLY
-           and p.default is p.empty for p in params):
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         return gen
     mode, wrt, has_aux, tuple_out, staged, batch = how
-    lead = _ANSWERED_MODES[mode]
-    width = lead + len(names) + (len(wrt) if mode == "jvp" else 0)
-
-    def answer(args, kwargs):
-        try:
-            return gen(*args, **kwargs)
-        except SecantError as e:
-            errors = _answering.__dict__.get("errors")
-            if errors is None or getattr(e, "run_time_callee", None) is None or kwargs \
-                    or len(args) != width:
-                raise
-            error = e
-        from secant.transformer.trace_source import retraced
-        arguments = dict(zip(names, args[lead:lead + len(names)]))
-        arguments.update((p.name, p.default) for p in params if p.kind == p.KEYWORD_ONLY)
-        try:
-            traced = retraced(fn, f"a callee known only at run time: {error.global_flow}",
-                              arguments, {names[i] for i in wrt if i < len(names)})
-            out = generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)(*args)
-        except Exception:      # (not traceable with them either: the caller retries whole)
-            raise error from None
-        errors.append(error)
-        return out
-    answered = _calling(answer)
-    # (gen's globals: a transform reading the wrapper resolves gen's names in them)
-    answered = types.FunctionType(answered.__code__, gen.__globals__, gen.__name__, None,
-                                  answered.__closure__)
-    functools.update_wrapper(answered, gen)
-    answered.__signature__ = inspect.signature(gen)
-    answered.__secant_answers__ = gen       # (what a transform of it reads: _generate)
-    return answered
+    return _Answer(_users_own(fn), params, {names[i] for i in wrt if i < len(names)},
+                   lambda traced: generate(traced, wrt, mode, has_aux, tuple_out, staged,
+                                           batch)).wrap(gen)
 
 
-class _RetryAnswered:
-    """`with _RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
+def _generated_code(fn):
+    return getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+        or hasattr(fn, "__secant_generated__")
+
+
+def _users_own(fn):
+    """The user's own function `fn` was rewritten from (desugared, functionalised for jit: a
+    trace of that form records its staged calls, which it refuses), specialised for the same
+    call where fn was (a callee taking *args)."""
+    spec = getattr(fn, "__secant_specialises__", None)
+    if spec is not None:
+        own = _users_own(spec)
+        if own is spec:
+            return fn
+        from secant.transformer.callees import specialise
+        params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+        return specialise(own, sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                   for p in params),
+                          [p.name for p in params if p.kind == p.KEYWORD_ONLY])
+    while getattr(fn, "__secant_rewritten_from__", None) is not None:
+        fn = fn.__secant_rewritten_from__
+    return fn
+
+
+class RetryAnswered:
+    """`with RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
     derivative: a run-time callee's error met inside is answered by tracing the callee with
     its arguments (_answered_by_trace) where fn could be traced whole instead."""
 
@@ -681,8 +757,7 @@ def _escalates(fn):
             or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
             or getattr(fn, "__secant_traced__", None) is not None \
             or (fn.__module__ or "").split(".")[0] == "secant" \
-            or hasattr(fn, "__secant_generated__") \
-            or getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+            or _generated_code(fn)
             or fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
@@ -2877,7 +2952,7 @@ def _transform(fun, argnums, mode, has_aux):
     def transformed(*args, **kwargs):
         nonlocal gen
         try:
-            with _RetryAnswered(base) as answered:
+            with RetryAnswered(base) as answered:
                 out = run(*args, **kwargs)
             if not answered.escalated():
                 return out
@@ -3464,7 +3539,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         return gen, gen(*primals, *tangents)
     try:
         try:
-            with _RetryAnswered(fun) as answered:
+            with RetryAnswered(fun) as answered:
                 gen, out = run()
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
