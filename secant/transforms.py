@@ -559,13 +559,16 @@ class _Answer:
     the user's parameter names; a cotangent or tangent has a fresh one), and `remake(traced)`,
     the same derivative of that trace, called as gen was."""
 
-    def __init__(self, own, params, active, remake):
+    def __init__(self, own, params, active, remake, batched=None):
         self.own, self.params, self.active, self.remake = own, params, active, remake
+        self.batched = batched      # (a batched form's batched parameter positions)
 
     def then(self, how):
-        """This answer for the transform `how` of gen (vmap, jvp, vjp of the derivative)."""
+        """This answer for the transform `how` (wrt, mode, ...) of gen (vmap, jvp, vjp of the
+        derivative)."""
         return _Answer(self.own, self.params, {p.name for p in self.params},
-                       lambda traced: generate(self.remake(traced), *how))
+                       lambda traced: generate(self.remake(traced), *how),
+                       how[0] if how[1] == "vmap" else None)
 
     def arguments(self, gen, args, kwargs):
         """own's arguments in a call of gen, by name (None where one is not given)."""
@@ -600,7 +603,10 @@ class _Answer:
                 traced = retraced(self.own, f"a callee known only at run time: "
                                   f"{error.global_flow}", arguments, self.active)
                 remade = self.remake(traced)
-                out = remade(*args, **_taken(remade, gen, kwargs))
+                out = _called_as(remade, gen, args, kwargs)
+                if self.batched is not None:        # (its outputs batched where gen's are)
+                    out = _batched_as(out, gen, remade, _batch_size(gen, self.batched, args,
+                                                                      kwargs))
             except Exception:      # (not traceable with them either: the caller retries whole)
                 raise error from None
             errors.append(error)
@@ -616,15 +622,57 @@ class _Answer:
         return answered
 
 
-def _taken(remade, gen, kwargs):
-    """kwargs of a call of gen that `remade`, made for the same call, takes: an optional
-    parameter of gen it has not (a batched function's batch_size) left out."""
-    params = inspect.signature(remade).parameters
-    if not kwargs or any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return kwargs
-    optional = inspect.signature(gen).parameters
-    return {k: v for k, v in kwargs.items() if k in params or k not in optional
-            or optional[k].default is optional[k].empty}
+def _batch_size(gen, positions, args, kwargs):
+    """The batch size of a call of the batched function gen (its size parameter's value, or
+    the leading axis of its first batched array argument)."""
+    size = kwargs.get(getattr(gen, "__secant_size_param__", None) or "", None)
+    if size is not None:
+        return size
+    for p in positions:
+        for leaf in tree_util.tree_leaves(args[p]) if p < len(args) else ():
+            if np.ndim(leaf):
+                return np.shape(leaf)[0]
+    return None
+
+
+def _batched_as(out, gen, remade, size):
+    """`out`, what `remade` returned for a call of the batched function gen, with each output
+    gen returns batched (its __secant_out_batched__) broadcast along the batch axis where
+    remade returned it unbatched (a tangent-free primal output of a trace's jvp)."""
+    def flags(fn, n):
+        f = getattr(fn, "__secant_out_batched__", True)
+        return (f,) * n if isinstance(f, bool) or f is None else tuple(f)
+    outs = out if isinstance(out, tuple) else (out,)
+    want, got = flags(gen, len(outs)), flags(remade, len(outs))
+    if want == got:
+        return out
+    if size is None or len(want) != len(outs) or len(got) != len(outs) or any(
+            g and not w for w, g in zip(want, got)):
+        raise SecantError("internal: an answered callee's batched outputs differ" + where())
+    outs = tuple(tree_util.tree_map(lambda v: snp.broadcast_to(v, (size,) + np.shape(v)), o)
+                 if w and not g else o for o, w, g in zip(outs, want, got))
+    return outs if isinstance(out, tuple) else outs[0]
+
+
+def _called_as(remade, gen, args, kwargs):
+    """remade, made for the same call as gen from the callee's trace, called with gen's
+    arguments: matched by position in the two signatures, as their parameters stand for the
+    same values (a cotangent's or tangent's fresh name may differ); each one's batch size
+    parameter (a batched form's) to the other's."""
+    gs, rs = inspect.signature(gen), inspect.signature(remade)
+    given = gs.bind(*args, **kwargs).arguments
+    g_size = getattr(gen, "__secant_size_param__", None)
+    r_size = getattr(remade, "__secant_size_param__", None)
+    gp = [p for p in gs.parameters.values() if p.name != g_size]
+    rp = [p for p in rs.parameters.values() if p.name != r_size]
+    if len(gp) != len(rp) or any(p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                                 for p in gp + rp):
+        raise SecantError("internal: an answered callee's derivative takes other parameters"
+                          + where())
+    call = {r.name: given[g.name] for g, r in zip(gp, rp) if g.name in given}
+    if r_size is not None and given.get(g_size) is not None:
+        call[r_size] = given[g_size]
+    return remade(**call)
 
 
 def _answered_by_trace(gen, fn, how):
@@ -668,15 +716,18 @@ def _users_own(fn):
 class RetryAnswered:
     """`with RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
     derivative: a run-time callee's error met inside is answered by tracing the callee with
-    its arguments (_answered_by_trace) where fn could be traced whole instead."""
+    its arguments (_Answer) where fn could be traced whole instead."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def __enter__(self):
         self.was = _answering.__dict__.get("errors")
+        # (a run inside another transform's, of a function that is not the user's (a vmap of
+        # a Jacobian's generated jvp): answered for the outer one, which traces the user's
+        # function whole from the next call)
         self.errors = _answering.errors = [] if _escalates(_escalation_target(self.fn)[1]) \
-            else None
+            else self.was
         return self
 
     def __exit__(self, *exc):
@@ -3835,10 +3886,35 @@ class _Jacobian:
             return self
         return _Jacobian(inner, self.argnums, self.has_aux, self.kind, self.holomorphic)
 
+    def _of_trace(self, args):
+        """This Jacobian of the trace of fun taken with `args`, where fun is traced with each
+        call's arguments (a run-time callee no transform takes): traced once for the call,
+        its Python effects once, as its output's layout and its derivative both read that
+        trace (each would trace fun again). Self otherwise."""
+        inner = self._inner
+        if active_trace() is not None or not isinstance(inner, types.FunctionType) \
+                or inner not in _TRACED_WITH_ARGUMENTS or inner in _CALLEES_PER_CALL:
+            return self
+        from secant.transformer.trace_source import retraced
+        names = _parameter_names(inner)
+        if len(args) != len(names):
+            return self
+        positions = {names[p] for p in self._positions()}
+        traced = retraced(inner, _TRACED_WITH_ARGUMENTS[inner][0], dict(zip(names, args)),
+                          positions)
+
+        def over(j):
+            fun = over(j.fun) if isinstance(j.fun, _Jacobian) else traced
+            return _Jacobian(fun, j.argnums, j.has_aux, j.kind, j.holomorphic)
+        return over(self)
+
     def __call__(self, *args):
         shaped = self._shaped(args)             # def f(*xs): for this call
         if shaped is not self:
             return shaped(*args)
+        traced = self._of_trace(args)
+        if traced is not self:
+            return traced(*args)
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)
@@ -3848,9 +3924,18 @@ class _Jacobian:
             return self._used, out
 
         try:
-            used, out = run()
-            if used is not None:        # (a callee rebound as it ran: run again)
-                out = rerun_if_rebound(used, out, run, self.fun)
+            try:
+                # (a run-time callee no transform takes: answered from this call's values,
+                # the function traced whole from the next call; else traced whole now)
+                with RetryAnswered(self._inner) as answered:
+                    used, out = run()
+                    if used is not None:        # (a callee rebound as it ran: run again)
+                        out = rerun_if_rebound(used, out, run, self.fun)
+                answered.escalated()
+            except SecantError as e:
+                if not traced_for_call_instead(self._inner, e):
+                    raise
+                used, out = run()
             jac, _, aux = out
         except Exception as e:
             _note_user_lines(e)
