@@ -1064,11 +1064,14 @@ def _staged_as_written(fn):
         getattr(fn, "__secant_dispatch__", None) is not None or _own_helper(fn)
 
 
-def _current(gen):
+def _current(gen, after_run=False):
     """Whether every callee `gen` (or a derivative it calls) resolved at transform time through
     a closure cell or a global still names the same object: if not, Python would call another
-    function now, and the derivative is generated again."""
+    function now, and the derivative is generated again. after_run: asked after gen ran, where
+    a guard that runs the user's code (a trace taken again) is not asked again."""
     for guard in getattr(gen, "__secant_guards__", ()):
+        if after_run and getattr(guard, "runs_user_code", False):
+            continue
         if not guard.holds():
             return False
     return True
@@ -1079,11 +1082,18 @@ def rerun_if_rebound(gen, out, again, fn):
     it ran; else the call ran against names the user's code rebound while it ran (a global
     callee rebound by a callee, a class defined or first met then): `again()`, the call run
     again by the code generated now. A call that rebinds them again each time is refused,
-    never answered by code generated for another callee."""
-    if _current(gen):
+    never answered by code generated for another callee.
+
+    This is the one place a call runs the user's Python twice under a transform (issue 15:
+    effects once per call): the values the first run computed used the callee bound before,
+    and generated code cannot resume mid-function. It happens on a call that rebinds such a
+    name (in practice the first; one that rebinds it at every call is refused). Avoiding it
+    would take resolving at run time each global a reachable function assigns with `global`
+    (tests/test_effects15b_rebound.py, a strict xfail)."""
+    if _current(gen, after_run=True):
         return out
     gen, out = again()
-    if not _current(gen):
+    if not _current(gen, after_run=True):
         raise SecantError(f"{getattr(fn, '__name__', 'the function')} rebinds a function it "
                           "calls (a global or closure cell) each time it runs: secant resolves "
                           "callees when it transforms the code; bind them before the call, or "

@@ -162,6 +162,7 @@ CPU_SECONDS = {
     "test_lean20h.py": 4, "test_others2_control.py": 4,
     "test_ops15b_operators.py": 32, "test_ops15b_effects.py": 7,
     "test_effects15_modules.py": 26, "test_effects15b_sweep.py": 30,
+    "test_effects15b_rebound.py": 3,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
     "test_lib15c_fft.py": 13, "test_suite19d_pullbacks.py": 3
