@@ -587,7 +587,13 @@ class _Answer:
         return out
 
     def wrap(self, gen):
-        """gen, answering a run-time callee's error from the values of the call it fails in."""
+        """gen, answering a run-time callee's error from the values of the call it fails in
+        (one wrapper per gen: what a further transform or a size binding keys on is the same
+        object at every call)."""
+        made = gen.__dict__.get("__secant_answered__")
+        if made is not None:
+            return made
+
         def answer(args, kwargs):
             try:
                 return gen(*args, **kwargs)
@@ -619,6 +625,7 @@ class _Answer:
         answered.__signature__ = inspect.signature(gen)
         answered.__secant_answers__ = gen       # (what a transform of it reads: generate)
         answered.__secant_answer__ = self
+        gen.__secant_answered__ = answered
         return answered
 
 
