@@ -144,37 +144,26 @@ def _getattr(base):
     return loss, 1.0
 
 
-def _instance(base):
-    dense = Call(base)
-
+def _calling(dense, scale=1.0):
+    """The loss calling `dense`, a callable object, a partial or a decorator's wrapper."""
     def loss(w, x):
         note("before")
         out = dense(w, x)
         note("after")
         return jnp.sum(out ** 2)
-    return loss, 1.0
+    return loss, scale
+
+
+def _instance(base):
+    return _calling(Call(base))
 
 
 def _partial(base):
-    dense = functools.partial(_scaled, base, 0.5)
-
-    def loss(w, x):
-        note("before")
-        out = dense(w, x)
-        note("after")
-        return jnp.sum(out ** 2)
-    return loss, 0.5
+    return _calling(functools.partial(_scaled, base, 0.5), 0.5)
 
 
 def _decorated(base):
-    dense = logged(base)
-
-    def loss(w, x):
-        note("before")
-        out = dense(w, x)
-        note("after")
-        return jnp.sum(out ** 2)
-    return loss, 1.0
+    return _calling(logged(base))
 
 
 KINDS = {"method": _method, "dict": _dict, "getattr": _getattr, "instance": _instance,
