@@ -352,7 +352,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from secant.custom import custom_vmap
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
-                                   generate, rerun_if_rebound, staged,
+                                   RetryAnswered, generate, rerun_if_rebound, staged,
                                    traced_for_call_instead)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
@@ -453,15 +453,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
         try:
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
+            user = fun if base is not fun else base
             try:
-                out = gen(*args, **kwargs)
-                out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(    # (a callee
-                    *args, **kwargs)))(gen_for(plan, sorted(kwargs),        # rebound while
-                                               active_trace() is not None, args)), fun)  # it ran)
+                # (a run-time callee that no transform takes: answered from this call's
+                # values where it can be, then fun traced whole from the next call)
+                with RetryAnswered(user) as answered:
+                    out = gen(*args, **kwargs)
+                    out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(  # (a callee
+                        *args, **kwargs)))(gen_for(plan, sorted(kwargs),      # rebound while
+                                                   active_trace() is not None, args)), fun)
+                answered.escalated()
             except SecantError as e:
                 # a callee known only at run time that no transform takes: fun traced whole,
                 # with the call's arguments, instead (secant/transforms.py)
-                if not traced_for_call_instead(fun if base is not fun else base, e):
+                if not traced_for_call_instead(user, e):
                     raise
                 gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
                 out = gen(*args, **kwargs)

@@ -429,9 +429,13 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     of its functionalised form, and so for every function it calls (what jit traces). Mode
     "vmap": the batched function, batched in the parameters `wrt` (`batch`: its BatchOptions,
     secant/batch.py)."""
-    fn = getattr(fn, "__secant_answers__", fn)     # (a derivative _answered_by_trace wraps)
+    answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
+    fn = getattr(fn, "__secant_answers__", fn)
     with _gc_paused():
-        return _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+    if answer is None or mode not in _ANSWERED_MODES or not isinstance(gen, types.FunctionType):
+        return gen
+    return answer.then((wrt, mode, has_aux, tuple_out, staged, batch)).wrap(gen)
 
 
 @contextlib.contextmanager
@@ -537,8 +541,10 @@ _generating = threading.local()     # .depth: generate calls running (callees in
 # itself is traced with the arguments its derivative was given, so that the call in progress
 # finishes from the values its caller already computed: the user's Python before the failing
 # call does not run again (issue 15: effects once per call). The function the transform was
-# asked for is then traced whole for later calls, as before (_RetryAnswered).
-_ANSWERED_MODES = {"vjp": 1, "vjp_out": 2, "jvp": 0}    # mode -> its leading given values
+# asked for is then traced whole for later calls, as before (RetryAnswered). A transform of
+# such a derivative (vmap(grad(f)): the batched vjp of the callee; hessian: the jvp of its vjp)
+# answers the same way: its form made from the callee's trace (_Answer.then).
+_ANSWERED_MODES = ("vjp", "vjp_out", "jvp", "vmap")
 _answering = threading.local()      # .errors: the run-time callee errors answered so
 
 
@@ -554,60 +560,188 @@ def _calling(answer):
     return answered
 
 
+class _Answer:
+    """How a derivative `gen` of the user's function `own` is answered when a run-time callee
+    in it fails: own traced with the arguments gen was given (read by name: the derivative keeps
+    the user's parameter names; a cotangent or tangent has a fresh one), and `remake(traced)`,
+    the same derivative of that trace, called as gen was."""
+
+    def __init__(self, own, params, active, remake, batched=None):
+        self.own, self.params, self.active, self.remake = own, params, active, remake
+        self.batched = batched      # (a batched form's batched parameter positions)
+
+    def then(self, how):
+        """This answer for the transform `how` (wrt, mode, ...) of gen (vmap, jvp, vjp of the
+        derivative)."""
+        return _Answer(self.own, self.params, {p.name for p in self.params},
+                       lambda traced: generate(self.remake(traced), *how),
+                       how[0] if how[1] == "vmap" else None)
+
+    def arguments(self, gen, args, kwargs):
+        """own's arguments in a call of gen, by name (None where one is not given)."""
+        try:
+            given = inspect.signature(gen).bind(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            return None
+        out = {}
+        for p in self.params:
+            if p.name in given:
+                out[p.name] = given[p.name]
+            elif p.default is not p.empty:
+                out[p.name] = p.default
+            else:
+                return None
+        return out
+
+    def wrap(self, gen):
+        """gen, answering a run-time callee's error from the values of the call it fails in
+        (one wrapper per gen: what a further transform or a size binding keys on is the same
+        object at every call)."""
+        made = gen.__dict__.get("__secant_answered__")
+        if made is not None:
+            return made
+
+        def answer(args, kwargs):
+            try:
+                return gen(*args, **kwargs)
+            except SecantError as e:
+                errors = _answering.__dict__.get("errors")
+                arguments = None if errors is None or getattr(
+                    e, "run_time_callee", None) is None else self.arguments(gen, args, kwargs)
+                if arguments is None:
+                    raise
+                error = e
+            from secant.transformer.trace_source import retraced
+            try:
+                traced = retraced(self.own, f"a callee known only at run time: "
+                                  f"{error.global_flow}", arguments, self.active)
+                remade = self.remake(traced)
+                out = _called_as(remade, gen, args, kwargs)
+                if self.batched is not None:        # (its outputs batched where gen's are)
+                    out = _batched_as(out, gen, remade, _batch_size(gen, self.batched, args,
+                                                                      kwargs))
+            except Exception:      # (not traceable with them either: the caller retries whole)
+                raise error from None
+            errors.append(error)
+            return out
+        answered = _calling(answer)
+        # (gen's globals: a transform reading the wrapper resolves gen's names in them)
+        answered = types.FunctionType(answered.__code__, gen.__globals__, gen.__name__, None,
+                                      answered.__closure__)
+        functools.update_wrapper(answered, gen)
+        answered.__signature__ = inspect.signature(gen)
+        answered.__secant_answers__ = gen       # (what a transform of it reads: generate)
+        answered.__secant_answer__ = self
+        gen.__secant_answered__ = answered
+        return answered
+
+
+def _batch_size(gen, positions, args, kwargs):
+    """The batch size of a call of the batched function gen (its size parameter's value, or
+    the leading axis of its first batched array argument)."""
+    size = kwargs.get(getattr(gen, "__secant_size_param__", None) or "", None)
+    if size is not None:
+        return size
+    for p in positions:
+        for leaf in tree_util.tree_leaves(args[p]) if p < len(args) else ():
+            if np.ndim(leaf):
+                return np.shape(leaf)[0]
+    return None
+
+
+def _batched_as(out, gen, remade, size):
+    """`out`, what `remade` returned for a call of the batched function gen, with each output
+    gen returns batched (its __secant_out_batched__) broadcast along the batch axis where
+    remade returned it unbatched (a tangent-free primal output of a trace's jvp)."""
+    def flags(fn, n):
+        f = getattr(fn, "__secant_out_batched__", True)
+        return (f,) * n if isinstance(f, bool) or f is None else tuple(f)
+    outs = out if isinstance(out, tuple) else (out,)
+    want, got = flags(gen, len(outs)), flags(remade, len(outs))
+    if want == got:
+        return out
+    if size is None or len(want) != len(outs) or len(got) != len(outs) or any(
+            g and not w for w, g in zip(want, got)):
+        raise SecantError("internal: an answered callee's batched outputs differ" + where())
+    outs = tuple(tree_util.tree_map(lambda v: snp.broadcast_to(v, (size,) + np.shape(v)), o)
+                 if w and not g else o for o, w, g in zip(outs, want, got))
+    return outs if isinstance(out, tuple) else outs[0]
+
+
+def _called_as(remade, gen, args, kwargs):
+    """remade, made for the same call as gen from the callee's trace, called with gen's
+    arguments: matched by position in the two signatures, as their parameters stand for the
+    same values (a cotangent's or tangent's fresh name may differ); each one's batch size
+    parameter (a batched form's) to the other's."""
+    gs, rs = inspect.signature(gen), inspect.signature(remade)
+    given = gs.bind(*args, **kwargs).arguments
+    g_size = getattr(gen, "__secant_size_param__", None)
+    r_size = getattr(remade, "__secant_size_param__", None)
+    gp = [p for p in gs.parameters.values() if p.name != g_size]
+    rp = [p for p in rs.parameters.values() if p.name != r_size]
+    if len(gp) != len(rp) or any(p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                                 for p in gp + rp):
+        raise SecantError("internal: an answered callee's derivative takes other parameters"
+                          + where())
+    call = {r.name: given[g.name] for g, r in zip(gp, rp) if g.name in given}
+    if r_size is not None and given.get(g_size) is not None:
+        call[r_size] = given[g_size]
+    return remade(**call)
+
+
 def _answered_by_trace(gen, fn, how):
-    if not isinstance(fn, types.FunctionType) or not isinstance(gen, types.FunctionType):
+    if not isinstance(fn, types.FunctionType) or not isinstance(gen, types.FunctionType) \
+            or _generated_code(fn):      # (a transform of a derivative: its _Answer.then)
         return gen
-    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.kind == p.KEYWORD_ONLY
-           and p.default is p.empty for p in params):
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         return gen
     mode, wrt, has_aux, tuple_out, staged, batch = how
-    lead = _ANSWERED_MODES[mode]
-    width = lead + len(names) + (len(wrt) if mode == "jvp" else 0)
-
-    def answer(args, kwargs):
-        try:
-            return gen(*args, **kwargs)
-        except SecantError as e:
-            errors = _answering.__dict__.get("errors")
-            if errors is None or getattr(e, "run_time_callee", None) is None or kwargs \
-                    or len(args) != width:
-                raise
-            error = e
-        from secant.transformer.trace_source import retraced
-        arguments = dict(zip(names, args[lead:lead + len(names)]))
-        arguments.update((p.name, p.default) for p in params if p.kind == p.KEYWORD_ONLY)
-        try:
-            traced = retraced(fn, f"a callee known only at run time: {error.global_flow}",
-                              arguments, {names[i] for i in wrt if i < len(names)})
-            out = generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)(*args)
-        except Exception:      # (not traceable with them either: the caller retries whole)
-            raise error from None
-        errors.append(error)
-        return out
-    answered = _calling(answer)
-    # (gen's globals: a transform reading the wrapper resolves gen's names in them)
-    answered = types.FunctionType(answered.__code__, gen.__globals__, gen.__name__, None,
-                                  answered.__closure__)
-    functools.update_wrapper(answered, gen)
-    answered.__signature__ = inspect.signature(gen)
-    answered.__secant_answers__ = gen       # (what a transform of it reads: _generate)
-    return answered
+    return _Answer(_users_own(fn), params, {names[i] for i in wrt if i < len(names)},
+                   lambda traced: generate(traced, wrt, mode, has_aux, tuple_out, staged,
+                                           batch)).wrap(gen)
 
 
-class _RetryAnswered:
-    """`with _RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
+def _generated_code(fn):
+    return getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+        or hasattr(fn, "__secant_generated__")
+
+
+def _users_own(fn):
+    """The user's own function `fn` was rewritten from (desugared, functionalised for jit: a
+    trace of that form records its staged calls, which it refuses), specialised for the same
+    call where fn was (a callee taking *args)."""
+    spec = getattr(fn, "__secant_specialises__", None)
+    if spec is not None:
+        own = _users_own(spec)
+        if own is spec:
+            return fn
+        from secant.transformer.callees import specialise
+        params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+        return specialise(own, sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                   for p in params),
+                          [p.name for p in params if p.kind == p.KEYWORD_ONLY])
+    while getattr(fn, "__secant_rewritten_from__", None) is not None:
+        fn = fn.__secant_rewritten_from__
+    return fn
+
+
+class RetryAnswered:
+    """`with RetryAnswered(fn) as answered:` around a transform's run of `fn`'s source
     derivative: a run-time callee's error met inside is answered by tracing the callee with
-    its arguments (_answered_by_trace) where fn could be traced whole instead."""
+    its arguments (_Answer) where fn could be traced whole instead."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def __enter__(self):
         self.was = _answering.__dict__.get("errors")
+        # (a run inside another transform's, of a function that is not the user's (a vmap of
+        # a Jacobian's generated jvp): answered for the outer one, which traces the user's
+        # function whole from the next call)
         self.errors = _answering.errors = [] if _escalates(_escalation_target(self.fn)[1]) \
-            else None
+            else self.was
         return self
 
     def __exit__(self, *exc):
@@ -688,8 +822,7 @@ def _escalates(fn):
             or fn in _TRACED_WITH_ARGUMENTS or fn in _ESCALATED or fn in _ESCALATION_FAILED \
             or getattr(fn, "__secant_traced__", None) is not None \
             or (fn.__module__ or "").split(".")[0] == "secant" \
-            or hasattr(fn, "__secant_generated__") \
-            or getattr(getattr(fn, "__secant_source__", None), "generated", False) \
+            or _generated_code(fn)
             or fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
@@ -946,11 +1079,14 @@ def _staged_as_written(fn):
         getattr(fn, "__secant_dispatch__", None) is not None or _own_helper(fn)
 
 
-def _current(gen):
+def _current(gen, after_run=False):
     """Whether every callee `gen` (or a derivative it calls) resolved at transform time through
     a closure cell or a global still names the same object: if not, Python would call another
-    function now, and the derivative is generated again."""
+    function now, and the derivative is generated again. after_run: asked after gen ran, where
+    a guard that runs the user's code (a trace taken again) is not asked again."""
     for guard in getattr(gen, "__secant_guards__", ()):
+        if after_run and getattr(guard, "runs_user_code", False):
+            continue
         if not guard.holds():
             return False
     return True
@@ -961,11 +1097,18 @@ def rerun_if_rebound(gen, out, again, fn):
     it ran; else the call ran against names the user's code rebound while it ran (a global
     callee rebound by a callee, a class defined or first met then): `again()`, the call run
     again by the code generated now. A call that rebinds them again each time is refused,
-    never answered by code generated for another callee."""
-    if _current(gen):
+    never answered by code generated for another callee.
+
+    This is the one place a call runs the user's Python twice under a transform (issue 15:
+    effects once per call): the values the first run computed used the callee bound before,
+    and generated code cannot resume mid-function. It happens on a call that rebinds such a
+    name (in practice the first; one that rebinds it at every call is refused). Avoiding it
+    would take resolving at run time each global a reachable function assigns with `global`
+    (tests/test_effects15b_rebound.py, a strict xfail)."""
+    if _current(gen, after_run=True):
         return out
     gen, out = again()
-    if not _current(gen):
+    if not _current(gen, after_run=True):
         raise SecantError(f"{getattr(fn, '__name__', 'the function')} rebinds a function it "
                           "calls (a global or closure cell) each time it runs: secant resolves "
                           "callees when it transforms the code; bind them before the call, or "
@@ -2972,7 +3115,7 @@ def _transform(fun, argnums, mode, has_aux):
     def transformed(*args, **kwargs):
         nonlocal gen
         try:
-            with _RetryAnswered(base) as answered:
+            with RetryAnswered(base) as answered:
                 out = run(*args, **kwargs)
             if not answered.escalated():
                 return out
@@ -3559,7 +3702,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         return gen, gen(*primals, *tangents)
     try:
         try:
-            with _RetryAnswered(fun) as answered:
+            with RetryAnswered(fun) as answered:
                 gen, out = run()
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
@@ -3875,10 +4018,35 @@ class _Jacobian:
             return self
         return _Jacobian(inner, self.argnums, self.has_aux, self.kind, self.holomorphic)
 
+    def _of_trace(self, args):
+        """This Jacobian of the trace of fun taken with `args`, where fun is traced with each
+        call's arguments (a run-time callee no transform takes): traced once for the call,
+        its Python effects once, as its output's layout and its derivative both read that
+        trace (each would trace fun again). Self otherwise."""
+        inner = self._inner
+        if active_trace() is not None or not isinstance(inner, types.FunctionType) \
+                or inner not in _TRACED_WITH_ARGUMENTS or inner in _CALLEES_PER_CALL:
+            return self
+        from secant.transformer.trace_source import retraced
+        names = _parameter_names(inner)
+        if len(args) != len(names):
+            return self
+        positions = {names[p] for p in self._positions()}
+        traced = retraced(inner, _TRACED_WITH_ARGUMENTS[inner][0], dict(zip(names, args)),
+                          positions)
+
+        def over(j):
+            fun = over(j.fun) if isinstance(j.fun, _Jacobian) else traced
+            return _Jacobian(fun, j.argnums, j.has_aux, j.kind, j.holomorphic)
+        return over(self)
+
     def __call__(self, *args):
         shaped = self._shaped(args)             # def f(*xs): for this call
         if shaped is not self:
             return shaped(*args)
+        traced = self._of_trace(args)
+        if traced is not self:
+            return traced(*args)
         positions = self._positions()
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, self.kind)
@@ -3888,9 +4056,18 @@ class _Jacobian:
             return self._used, out
 
         try:
-            used, out = run()
-            if used is not None:        # (a callee rebound as it ran: run again)
-                out = rerun_if_rebound(used, out, run, self.fun)
+            try:
+                # (a run-time callee no transform takes: answered from this call's values,
+                # the function traced whole from the next call; else traced whole now)
+                with RetryAnswered(self._inner) as answered:
+                    used, out = run()
+                    if used is not None:        # (a callee rebound as it ran: run again)
+                        out = rerun_if_rebound(used, out, run, self.fun)
+                answered.escalated()
+            except SecantError as e:
+                if not traced_for_call_instead(self._inner, e):
+                    raise
+                used, out = run()
             jac, _, aux = out
         except Exception as e:
             _note_user_lines(e)

@@ -4,10 +4,11 @@ module systems of tests/test_others10_modules.py (@compact modules pushing thems
 stack, setup() modules) and tests/test_flax15_scopes.py (a module bound to a scope), as Python
 and JAX run them: once per call eagerly, once per trace under jit. A derivative whose callee
 dispatches on a callee known only at run time that no transform takes (flax's `bound(x)` in
-`model.apply`) is traced whole from the second call on; on the first call grad,
-value_and_grad and jit(grad) finish from the values the call computed, tracing that callee
-with the arguments its derivative was given (secant/transforms.py _answered_by_trace). Each first call's value is checked against
-float64 central differences, so an answer taken that way can be wrong only visibly."""
+`model.apply`) is traced whole from the second call on; on the first call every transform
+finishes from the values the call computed, tracing that callee with the arguments its
+derivative was given (secant/transforms.py _Answer; vmap(grad): the batched form of that
+trace's vjp). Each first call's value is checked against float64 central differences, so an
+answer taken that way can be wrong only visibly."""
 import numpy as np
 import pytest
 
@@ -90,15 +91,6 @@ def _run(mode, loss):
 # effects of the first and of later calls, as Python and JAX run them
 WANT = {"grad": (2, 2), "value_and_grad": (2, 2), "jvp": (2, 2), "jit_grad": (2, 0),
         "vmap_grad": (2, 2)}
-# first calls that still run the user's Python twice (the whole function traced again) where
-# the derivative meets a callee no transform takes: vmap(grad) (the batched callee derivative
-# is read from the source, not from the answering wrapper) and jvp of these losses (the
-# callee's jvp is made where no answer is taken: not yet understood). The scoped model meets
-# none and runs its effects once at every call.
-RETRIED = {(name, mode) for name in ("compact", "compact_passed", "setup_passed")
-           for mode in ("jvp", "vmap_grad")}
-
-
 def _expected(loss, mode, params, x, y):
     """The float64 central-difference answer of `mode` at (params, x, y)."""
     g = fd_grad(lambda p: loss(p, x, y), (params,))
@@ -110,16 +102,8 @@ def _expected(loss, mode, params, x, y):
     return g
 
 
-def _cases():
-    for name in MODELS:
-        for mode in WANT:
-            marks = [pytest.mark.xfail(strict=True, reason="the first call retries the whole "
-                                       "function, running the user's Python again")] \
-                if (name, mode) in RETRIED else []
-            yield pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
-
-
-@pytest.mark.parametrize("name,mode", list(_cases()))
+@pytest.mark.parametrize("name,mode", [pytest.param(name, mode, id=f"{name}-{mode}")
+                                       for name in MODELS for mode in WANT])
 def test_effects_once_per_call_and_first_value_right(x64, name, mode):
     loss, params, x, y = MODELS[name]()
     run = _run(mode, loss)

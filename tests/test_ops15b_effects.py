@@ -6,12 +6,11 @@ JAX once per call eagerly and once per trace under jit. Counted here with an eff
 (appending to a global list) before and after `model.apply`.
 
 Measured (eager grad, jit(grad), jvp, vmap(grad); this file): later calls run the effects as
-JAX does (once per call; under jit none after the trace). The first call runs them twice
-(jvp: the part before the failing dispatch twice): the source derivative runs, meets the callee
-in its reverse pass (jvp: at the call), and only then is the function traced whole, which runs
-the user's Python again. Which callee fails is known only when the code runs (`bound` is a copy
-of the module made inside apply), so the retry cannot be decided before the user's code runs
-without a trace of it; the first-call test is a strict xfail until that is done."""
+JAX does (once per call; under jit none after the trace). The first call runs them once too:
+the source derivative runs, meets the callee in its reverse pass (jvp: at the call), and that
+callee alone is traced with the arguments its derivative was given (effects15, effects15b);
+the function is traced whole from the next call on. (Which callee fails is known only when the
+code runs: `bound` is a copy of the module made inside apply.)"""
 import pytest
 
 import secant.numpy as jnp
@@ -75,20 +74,11 @@ def test_later_calls_run_effects_once(x64, mode):
         assert_trees_close(r, results[0], rtol=1e-12, atol=0)
 
 
-# effects15: grad and jvp answer the failing callee by tracing it with the arguments its
-# derivative was given (secant/transforms.py _answered_by_trace): the user's Python does not
-# run again. jit(grad) (the callee's trace under jit's staging is refused: it records a call of
-# a user object) and vmap(grad) (the batched callee derivative is read from the source, not
-# the answering wrapper) still retry the whole function on the first call.
-_RETRIED = pytest.mark.xfail(strict=True, reason="the first call's retry of the whole function "
-                             "runs the user's Python again: only grad and jvp answer the "
-                             "failing callee from the values the call computed")
-ANSWERED = ("grad", "jvp")
-
-
-@pytest.mark.parametrize("mode", [m if m in ANSWERED else pytest.param(m, marks=_RETRIED)
-                                  for m in MODES])
+# effects15, effects15b: every transform answers the failing callee by tracing it with the
+# arguments its derivative was given (secant/transforms.py _Answer): the user's Python does not
+# run again (jit(grad): the user's own callee traced, not its form staged for jit; vmap(grad):
+# the batched vjp of that trace).
+@pytest.mark.parametrize("mode", MODES)
 def test_first_call_runs_effects_once(x64, mode):
     counts, _ = _counts(mode)
     assert counts[0] == EXPECTED[mode][0], counts
-

@@ -1284,6 +1284,10 @@ class SameTrace:
     of what the generated code took from the Python state the run read (the global's contents,
     a Python branch's flag), and it is taken again each time the guard is asked."""
 
+    # (asked before a run only: taken again after it, the trace would run the user's Python
+    # a second time in the call, and the run used the trace taken for this call's state)
+    runs_user_code = True
+
     def __init__(self, fn, why, traced):
         self.fn, self.why = fn, why
         self.traced = weakref.ref(traced)
