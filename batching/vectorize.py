@@ -64,7 +64,7 @@ class BatchBuilder(Walker):
         1) == 1` unparses without its parentheses)."""
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
                                        "example_shape(", "example_ndim(",
-                                       "batch_axis(", "batch_new_axis(")):
+                                       "batch_axis(", "batch_new_axis(", ".shape[")):
             return code
         for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
@@ -74,6 +74,9 @@ class BatchBuilder(Walker):
                         query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
                     code = re.sub(r"(?<![\w.])(?:" + query + ")",
                                   whole.format(x=name).replace("\\", r"\\"), code)
+                # x.shape[k] the normaliser wrote as x.shape[k + 1] (k >= 0; x.shape[-1] stays)
+                code = re.sub(rf"(?<![\w.]){name}\.shape\[([1-9]\d*)\]",
+                              lambda m: f"{name}.shape[{int(m[1]) - 1}]", code)
                 # (a helper's query read by an enclosing vmap: one outer axis fewer)
                 code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim))\({name}, (\d+)\)",
                               lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)
