@@ -44,6 +44,7 @@ class BatchBuilder(Walker):
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
+        self.unbatched = set()                  # ops' results proved unbatched where read
         self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
@@ -61,12 +62,15 @@ class BatchBuilder(Walker):
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
         not) has no batch axis to leave out, so its queries are written back whole (`(x.ndim -
-        1) == 1` unparses without its parentheses)."""
+        1) == 1` unparses without its parentheses). Only a value proved unbatched here
+        (self.unbatched): a name batched inside a loop is no longer in self.batched after it,
+        and a comprehension kept whole reads its own variable of that name (`[e.shape[1] for e
+        in [c, c]]`, c batched)."""
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
                                        "example_shape(", "example_ndim(",
                                        "batch_axis(", "batch_new_axis(", ".shape[")):
             return code
-        for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
+        for name in (self.unbatched - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
                 for per_example, whole in _WHOLE_SHAPES:
                     query = re.escape(per_example.format(x=name))
@@ -118,6 +122,8 @@ class BatchBuilder(Walker):
         for s in stmts:
             super().block([s])
             self.bound |= defined_in([s])
+            if isinstance(s, ir.Op):
+                self.unbatched = (self.unbatched | set(s.targets)) - self.batched
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -572,13 +578,15 @@ class BatchBuilder(Walker):
 
     # --- Python control flow (concrete tests) -------------------------------------------------
     def if_(self, s):
-        before = set(self.batched)
-        ends = []
+        before, unbatched = set(self.batched), set(self.unbatched)
+        ends, proved = [], set()
         for _, body in self.branches(s):
-            self.batched = set(before)
+            self.batched, self.unbatched = set(before), set(unbatched)
             self.block(body) if body else self.emit("pass")
             ends.append((len(self.lines), set(self.batched)))
+            proved |= self.unbatched
         joined = ends[0][1] | ends[1][1]
+        self.unbatched = proved - joined
         defined = [defined_in(s.body), defined_in(s.orelse)]
         for k in (1, 0):        # a value batched by one branch only: broadcast in the other
             missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
@@ -594,10 +602,10 @@ class BatchBuilder(Walker):
         loops = [loop for loop, _ in s.carried]
         with_b = {loop for loop in loops if loop in self.batched}
         mark, before, bound = len(self.lines), set(self.batched), set(self.bound)
-        slot, last_comment = self.slot, self.last_comment
+        slot, last_comment, unbatched = self.slot, self.last_comment, set(self.unbatched)
         while True:
             del self.lines[mark:]
-            self.batched, self.bound = set(before), set(bound)
+            self.batched, self.bound, self.unbatched = set(before), set(bound), set(unbatched)
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_b - before):
                 if loop not in bound:       # first assigned in the loop: nothing before, so
@@ -619,6 +627,7 @@ class BatchBuilder(Walker):
             self.indent -= 1
             break
         self.batched = before | with_b
+        self.unbatched -= self.batched
         self.last_comment = None
 
     # --- secant.lax control flow ----------------------------------------------------------------
