@@ -147,7 +147,8 @@ def _value_names(node):
     for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
             static |= _queried_iterables(n, static)
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static}
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static
+            and not isinstance(n.ctx, gast.Store)}     # (a comprehension's target: written)
 
 
 def _queried_iterables(comp, static):
@@ -163,10 +164,20 @@ def _queried_iterables(comp, static):
         targets = {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
         it = g.iter
         items = it.elts if isinstance(it, (gast.List, gast.Tuple)) else [it]
-        if targets & read or not all(isinstance(i, gast.Name) for i in items):
+        items = [_item_name(i) for i in items]
+        if targets & read or None in items:
             return set()
         out |= {id(i) for i in items}
     return out
+
+
+def _item_name(node):
+    """The name an item of a queried iterable is drawn from without reading values: `x`, or
+    `w` of `w["hh"]`, `w[0][1]` (constant keys: the item's static facts are the name's);
+    else None."""
+    while isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant):
+        node = node.value
+    return node if isinstance(node, gast.Name) else None
 
 
 def _def_locals(fdef):
@@ -5224,6 +5235,8 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
         self.items = set()      # comprehension targets over a batched list or tuple's items
         self.unsure = set()     # ... over a batched value that may be an array
+        self.bound = set()      # every target of the comprehensions around: the function's
+        #                         names of the same spelling are not what it reads
 
     def _replace(self, template, name_node, text=None):
         for n in gast.walk(name_node):      # (the names whose queries are per example)
@@ -5236,6 +5249,8 @@ class _PerExampleQueries(gast.NodeTransformer):
     def _item(self, node):
         """Source of each example's `node` (an item of a batched value, batch axis in front),
         or None when `node` is not one."""
+        if isinstance(node, gast.Name) and node.id in self.bound:
+            return self._queried(node)
         if isinstance(node, gast.Name):
             tracked = self.norm.current.get(node.id) in self.norm.tracked
             return node.id if tracked else None
@@ -5263,13 +5278,14 @@ class _PerExampleQueries(gast.NodeTransformer):
         return None
 
     def _mentions_tracked(self, node):
-        return any(isinstance(n, gast.Name) and self.norm.current.get(n.id) in self.norm.tracked
-                   for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and (
+            n.id in self.items | self.unsure if n.id in self.bound
+            else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
 
     def _queried(self, node):
         """Source of the batched value a query reads, or None."""
-        if self.norm._is_batched_name(node) or isinstance(node, gast.Name) and \
-                node.id in self.items:
+        if isinstance(node, gast.Name) and node.id in self.items or \
+                getattr(node, "id", None) not in self.bound and self.norm._is_batched_name(node):
             return node.id
         if isinstance(node, gast.Name) and node.id in self.unsure:
             raise self.norm.src.error(node, (
@@ -5279,28 +5295,48 @@ class _PerExampleQueries(gast.NodeTransformer):
                 f"(`items = [... for {node.id} in ...]`)"))
         return None if isinstance(node, gast.Name) else self._item(node)
 
+    def _display_item(self, node):
+        """Each example's item `node` of a list or tuple written in place (a batched name,
+        `w["hh"]` or `x[0]` of one) as a node, or None."""
+        if isinstance(node, gast.Name):
+            return node if self._queried(node) is not None else None
+        src = self._item(node) if isinstance(node, gast.Subscript) else None
+        return gast.copy_location(gast.parse(src).body[0].value, node) if src else None
+
     def _comprehension(self, node):
         """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
         over a batched list or tuple: each item is batched, so its queries are per example."""
-        outer, unsure = set(self.items), set(self.unsure)
+        outer, unsure, bound_around = set(self.items), set(self.unsure), set(self.bound)
         for gen in node.generators:
             gen.iter = self.visit(gen.iter)
             v = self.norm.current.get(gen.iter.id) if isinstance(gen.iter, gast.Name) else None
             bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+            if isinstance(gen.iter, gast.Name) and gen.iter.id in self.bound:
+                v = None        # (a target of a comprehension around: not the function's name)
+                if gen.iter.id in self.items | self.unsure and isinstance(gen.target, gast.Name):
+                    self.unsure.add(gen.target.id)
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
             if v in self.norm.tracked and isinstance(gen.target, gast.Name):
                 (self.items if v in self.norm.containers else self.unsure).add(gen.target.id)
+                if v in self.norm.containers:
+                    gen.iter = _batched_items(gen.iter)
             elif isinstance(gen.iter, (gast.List, gast.Tuple)) and isinstance(
                     gen.target, gast.Name) and self._mentions_tracked(gen.iter):
-                batched = all(isinstance(e, gast.Name) and self._queried(e) is not None
-                              for e in gen.iter.elts)       # (`for e in [c, c]`)
+                # (`for e in [c, w["b"]]`: batched names, and values read from no tracked one,
+                # which the vectorizer broadcasts; not `x[0]` or `x.T` of a batched x)
+                batched = all(self._display_item(e) or not self._mentions_tracked(e)
+                              for e in gen.iter.elts)
                 (self.items if batched else self.unsure).add(gen.target.id)
+                if batched:
+                    gen.iter.elts = [self._display_item(e) or e for e in gen.iter.elts]
+                    gen.iter = _batched_items(gen.iter)
+            self.bound |= bound
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):
                 setattr(node, field, self.visit(getattr(node, field)))
-        self.items, self.unsure = outer, unsure
+        self.items, self.unsure, self.bound = outer, unsure, bound_around
         return node
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
@@ -5343,6 +5379,14 @@ class _PerExampleQueries(gast.NodeTransformer):
             if kind in _PER_EXAMPLE_CALLS:
                 return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
         return self.generic_visit(node)
+
+
+def _batched_items(node):
+    """`batched_items(xs)`: the iterable of a comprehension kept in an expression whose
+    items' queries are written per example; the vectorizer writes it with every item batched
+    (batching/vectorize.py BatchBuilder.items_batched), as these queries read them."""
+    call = gast.Call(gast.Name("batched_items", gast.Load(), None, None), [node], [])
+    return gast.copy_location(call, node)
 
 
 def _builds_namedtuple(cls):
