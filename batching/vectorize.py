@@ -135,25 +135,33 @@ class BatchBuilder(Walker):
                 return any(isinstance(n, ast.Name) and (n.id in batched or n.id in self.marked)
                            for n in ast.walk(node))
 
+            def items(self, call):
+                """batched_items(xs) written with every item batched."""
+                it = self.visit(call.args[0])
+                if isinstance(it, (ast.List, ast.Tuple)):
+                    it.elts = [e if self.holds_batched(e) else broadcast(e, self.scope)
+                               for e in it.elts]
+                    return it
+                return it if self.holds_batched(it) else broadcast(it, self.scope)
+
             def visit_comprehension(self, node):
                 marked, scope = set(self.marked), set(self.scope)
                 for g in node.generators:
-                    it = g.iter
                     targets = {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-                    if isinstance(it, ast.Call) and getattr(it.func, "id", "") == \
-                            "batched_items" and len(it.args) == 1:
-                        it = self.visit(it.args[0])
-                        if isinstance(it, (ast.List, ast.Tuple)):
-                            it.elts = [e if self.holds_batched(e) else broadcast(e, self.scope)
-                                       for e in it.elts]
-                        elif not self.holds_batched(it):
-                            it = broadcast(it, self.scope)
-                        self.marked |= targets
-                    else:
-                        it = self.visit(it)
-                        self.marked -= targets
+                    call = g.iter if isinstance(g.iter, ast.Call) and getattr(
+                        g.iter.func, "id", "") in ("enumerate", "zip") else None
+                    parts = call.args if call else [g.iter]
+                    items = [self.items(a) if _is_marker(a) else None for a in parts]
+                    parts[:] = [a if i is None else i for a, i in zip(parts, items)]
+                    self.marked -= targets
+                    if any(i is not None for i in items):     # (enumerate: its index is no
+                        self.marked |= {n.id for n in ast.walk(   # item)
+                            g.target.elts[1] if call and call.func.id == "enumerate" and
+                            isinstance(g.target, ast.Tuple) else g.target)
+                            if isinstance(n, ast.Name)}
+                    g.iter = self.visit(call) if call else \
+                        parts[0] if items[0] is not None else self.visit(parts[0])
                     self.scope |= targets
-                    g.iter = it
                     g.ifs = [self.visit(i) for i in g.ifs]
                 for field in ("elt", "key", "value"):
                     if hasattr(node, field):
@@ -1258,6 +1266,11 @@ _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _PASS = "\n    pass"
+
+
+def _is_marker(node):
+    return isinstance(node, ast.Call) and getattr(node.func, "id", "") == "batched_items" \
+        and len(node.args) == 1
 
 
 def _parsed(code):

@@ -5308,29 +5308,12 @@ class _PerExampleQueries(gast.NodeTransformer):
         over a batched list or tuple: each item is batched, so its queries are per example."""
         outer, unsure, bound_around = set(self.items), set(self.unsure), set(self.bound)
         for gen in node.generators:
-            gen.iter = self.visit(gen.iter)
-            v = self.norm.current.get(gen.iter.id) if isinstance(gen.iter, gast.Name) else None
+            gen.iter, kinds = self._generator(self.visit(gen.iter), gen.target)
             bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
-            if isinstance(gen.iter, gast.Name) and gen.iter.id in self.bound:
-                v = None        # (a target of a comprehension around: not the function's name)
-                if gen.iter.id in self.items | self.unsure and isinstance(gen.target, gast.Name):
-                    self.unsure.add(gen.target.id)
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
-            if v in self.norm.tracked and isinstance(gen.target, gast.Name):
-                (self.items if v in self.norm.containers else self.unsure).add(gen.target.id)
-                if v in self.norm.containers:
-                    gen.iter = _batched_items(gen.iter)
-            elif isinstance(gen.iter, (gast.List, gast.Tuple)) and isinstance(
-                    gen.target, gast.Name) and self._mentions_tracked(gen.iter):
-                # (`for e in [c, w["b"]]`: batched names, and values read from no tracked one,
-                # which the vectorizer broadcasts; not `x[0]` or `x.T` of a batched x)
-                batched = all(self._display_item(e) or not self._mentions_tracked(e)
-                              for e in gen.iter.elts)
-                (self.items if batched else self.unsure).add(gen.target.id)
-                if batched:
-                    gen.iter.elts = [self._display_item(e) or e for e in gen.iter.elts]
-                    gen.iter = _batched_items(gen.iter)
+            for name, kind in kinds.items():
+                (self.items if kind == "items" else self.unsure).add(name)
             self.bound |= bound
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
@@ -5338,6 +5321,48 @@ class _PerExampleQueries(gast.NodeTransformer):
                 setattr(node, field, self.visit(getattr(node, field)))
         self.items, self.unsure, self.bound = outer, unsure, bound_around
         return node
+
+    def _generator(self, it, target):
+        """(the iterable `it` as vmap writes it, {name `target` binds: "items" where each item
+        is batched (its queries per example), "unsure" where secant cannot tell}). A name drawn
+        from a tracked value in any other way is unsure: its queries are refused, never read
+        whole (`for i, e in enumerate([c, w["b"]])`, `for e in c` of a list of lists)."""
+        fn = self.norm._resolve(it.func) if isinstance(it, gast.Call) and not it.keywords \
+            else None
+        if isinstance(target, gast.Name):
+            kind, it = self._items_of(it)
+            return it, ({target.id: kind} if kind else {})
+        if fn is builtins.enumerate and len(it.args) == 1 and isinstance(target, gast.Tuple) \
+                and len(target.elts) == 2:      # (the index is an int)
+            it.args[0], kinds = self._generator(it.args[0], target.elts[1])
+            return it, kinds
+        if fn is builtins.zip and isinstance(target, gast.Tuple) and \
+                len(target.elts) == len(it.args) and all(isinstance(t, gast.Name)
+                                                         for t in target.elts):
+            made = [self._items_of(a) for a in it.args]
+            if all(kind == "items" for kind, _ in made):
+                it.args = [a for _, a in made]
+                return it, {t.id: "items" for t in target.elts}
+        names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+        return it, ({n: "unsure" for n in names} if self._mentions_tracked(it) else {})
+
+    def _items_of(self, it):
+        """("items" | "unsure" | None, `it` as vmap writes it) of a comprehension's iterable
+        bound to one name."""
+        if isinstance(it, gast.Name) and it.id in self.bound:   # (an enclosing comprehension's
+            return ("unsure" if it.id in self.items | self.unsure else None), it   # variable)
+        v = self.norm.current.get(it.id) if isinstance(it, gast.Name) else None
+        if v in self.norm.tracked:
+            return ("items", _batched_items(it)) if v in self.norm.containers else ("unsure", it)
+        if not self._mentions_tracked(it):
+            return None, it
+        # (`for e in [c, w["b"]]`: batched names, their fields or items, and values read from
+        # no tracked one, which the vectorizer broadcasts; not `x.T` of a batched x)
+        if isinstance(it, (gast.List, gast.Tuple)) and all(
+                self._display_item(e) or not self._mentions_tracked(e) for e in it.elts):
+            it.elts = [self._display_item(e) or e for e in it.elts]
+            return "items", _batched_items(it)
+        return "unsure", it
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
