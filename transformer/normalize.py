@@ -5295,13 +5295,14 @@ class _PerExampleQueries(gast.NodeTransformer):
                 f"(`items = [... for {node.id} in ...]`)"))
         return None if isinstance(node, gast.Name) else self._item(node)
 
-    def _display_item(self, node):
-        """Each example's item `node` of a list or tuple written in place (a batched name,
-        `w["hh"]` or `x[0]` of one) as a node, or None."""
+    def _own_item(self, node):
+        """Whether `node`, an item of a list or tuple written in place, is each example's own
+        where batched: a tracked name, or a field `w["hh"]` of one (not `x[0]` of a batched x:
+        the first example); the vectorizer broadcasts it where it is not batched."""
         if isinstance(node, gast.Name):
-            return node if self._queried(node) is not None else None
+            return self._queried(node) is not None
         src = self._item(node) if isinstance(node, gast.Subscript) else None
-        return gast.copy_location(gast.parse(src).body[0].value, node) if src else None
+        return bool(src) and "index_examples(" not in src
 
     def _comprehension(self, node):
         """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
@@ -5356,11 +5357,10 @@ class _PerExampleQueries(gast.NodeTransformer):
             return ("items", _batched_items(it)) if v in self.norm.containers else ("unsure", it)
         if not self._mentions_tracked(it):
             return None, it
-        # (`for e in [c, w["b"]]`: batched names, their fields or items, and values read from
+        # (`for e in [c, w["b"]]`: batched names or their fields, and values read from
         # no tracked one, which the vectorizer broadcasts; not `x.T` of a batched x)
         if isinstance(it, (gast.List, gast.Tuple)) and all(
-                self._display_item(e) or not self._mentions_tracked(e) for e in it.elts):
-            it.elts = [self._display_item(e) or e for e in it.elts]
+                self._own_item(e) or not self._mentions_tracked(e) for e in it.elts):
             return "items", _batched_items(it)
         return "unsure", it
 
