@@ -66,14 +66,14 @@ class BatchBuilder(Walker):
         (self.unbatched): a name batched inside a loop is no longer in self.batched after it,
         and a comprehension kept whole reads its own variable of that name (`[e.shape[1] for e
         in [c, c]]`, c batched). `at`: where the line is, if it is written already."""
-        code, bound = self.items_batched(code, at) if " for " in code else (code, set())
+        code = self.items_batched(code, at) if "batched_items(" in code else code
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
                                        "example_shape(", "example_ndim(",
                                        "batch_axis(", "batch_new_axis(", ".shape[")):
             return code
         for name in (self.unbatched - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
-                masked = _masked(code, name) if name in bound else (code, [])
+                masked = _masked(code, name) if " for " in code else (code, [])
                 if masked is None:
                     raise self.error(f"secant cannot tell which value named {name} a shape query "
                                      "reads here (a comprehension binds the name too): rename "
@@ -99,19 +99,13 @@ class BatchBuilder(Walker):
         return _one_outer_axis_fewer(code, name)
 
     def items_batched(self, code, at=None):
-        """(code, the names its comprehensions bind), each `batched_items(xs)` the normaliser
-        wrote written with every item batched (broadcast_batch of the others, on a line of its
-        own above where it reads no comprehension's variable: an enclosing vmap reads it as an
-        op): the queries of the comprehension's variable are per example. A comprehension's
-        variable is no value of the function's that has its name, so no query of it is
-        written back whole."""
+        """`code` with each `batched_items(xs)` the normaliser wrote written with every item
+        batched (broadcast_batch of the others, on a line of its own above where it reads no
+        comprehension's variable: an enclosing vmap reads it as an op): the queries of the
+        comprehension's variable are per example."""
         tree = _parsed(code)
         if tree is None:
-            return code, set()
-        bound = {n.id for c in ast.walk(tree) if isinstance(c, _COMPREHENSIONS)
-                 for g in c.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-        if "batched_items(" not in code:
-            return code, bound
+            raise self.error("internal: a comprehension's batched items in no statement")
         size, batched, builder = self.size, self.batched, self
         hoisted = []
 
@@ -179,7 +173,7 @@ class BatchBuilder(Walker):
         out = ast.unparse(tree.body[0])
         if "batched_items(" in out:
             raise self.error("internal: a comprehension's batched items were not written")
-        return (out[:-len(_PASS)] if tree.header else out), bound
+        return out[:-len(_PASS)] if tree.header else out
 
     def branches(self, s):
         mark = len(self.lines)          # (`if` and `while` tests: their queries as a line's)
@@ -1288,10 +1282,11 @@ def _parsed(code):
 
 def _masked(code, name):
     """(code with each comprehension binding `name` hidden, what was hidden): its variable is
-    the comprehension's own, whose queries are per example as written. None: not one line."""
+    no value of the function's of that name, and its queries are per example as written (no
+    query of it is written back whole). None: not one line."""
     tree, raw = _parsed(code), code.encode()
-    if tree is None or "\n" in code:
-        return None
+    if tree is None:
+        return None if re.search(rf"(?<![\w.])for\b[^:]*(?<![\w.]){name}\b", code) else (code, [])
     spans, hidden = [], []
     for c in ast.walk(tree):
         if isinstance(c, _COMPREHENSIONS) and any(
@@ -1299,6 +1294,8 @@ def _masked(code, name):
                 for g in c.generators for n in ast.walk(g.target)) and \
                 not any(a <= c.col_offset and c.end_col_offset <= b for a, b in spans):
             spans.append((c.col_offset, c.end_col_offset))
+    if spans and "\n" in code:
+        return None
     for a, b in sorted(spans, reverse=True):
         hidden.append(raw[a:b])
         raw = raw[:a] + f"\0{len(hidden) - 1}\0".encode() + raw[b:]
