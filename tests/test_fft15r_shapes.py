@@ -5,6 +5,8 @@ and helper calls (issue 15, fft15r). A transform that reads a per-example query 
 axis gives another number, not an error: each example's per-example array is square (3, 3)
 beside a batch of 4 (and 2 outer) and unbatched weights of other sizes, and every value is
 checked against a Python loop over the examples and float64 central differences."""
+import os
+
 import numpy as np
 import pytest
 
@@ -230,3 +232,17 @@ def test_refused_not_guessed(f):
     xs = X[0].astype(np.float32)
     with pytest.raises(secant.SecantError, match="test_fft15r_shapes.py"):
         secant.vmap(secant.grad(f), in_axes=(0, None))(xs, W)
+
+
+# (vmap of hessian compiles long: the comprehension programs by default, all when thorough)
+HESSIAN = PROGRAMS if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else [
+    weights_dict, unbatched_items, inner_enumerate_zip, clash]
+
+
+@pytest.mark.parametrize("f", HESSIAN, ids=lambda f: f.__name__)
+def test_vmap_of_hessian(x64, f):
+    """Each example's hessian (itself checked against central differences above)."""
+    xs = X[0][:2]
+    want = np.stack([np.asarray(secant.hessian(f)(x, W)) for x in xs])
+    np.testing.assert_allclose(secant.vmap(secant.hessian(f), in_axes=(0, None))(xs, W), want,
+                               rtol=1e-9, atol=1e-12)
