@@ -5282,6 +5282,11 @@ class _PerExampleQueries(gast.NodeTransformer):
             n.id in self.items | self.unsure if n.id in self.bound
             else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
 
+    def _reads_tracked(self, node):
+        """Whether `node` reads a tracked value (not only its static facts: len(xs))."""
+        return any(n in self.items | self.unsure if n in self.bound
+                   else self.norm.current.get(n) in self.norm.tracked for n in _value_names(node))
+
     def _queried(self, node):
         """Source of the batched value a query reads, or None."""
         if isinstance(node, gast.Name) and node.id in self.items or \
@@ -5345,7 +5350,7 @@ class _PerExampleQueries(gast.NodeTransformer):
                 it.args = [a for _, a in made]
                 return it, {t.id: "items" for t in target.elts}
         names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
-        return it, ({n: "unsure" for n in names} if self._mentions_tracked(it) else {})
+        return it, ({n: "unsure" for n in names} if self._reads_tracked(it) else {})
 
     def _items_of(self, it):
         """("items" | "unsure" | None, `it` as vmap writes it) of a comprehension's iterable
@@ -5355,7 +5360,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         v = self.norm.current.get(it.id) if isinstance(it, gast.Name) else None
         if v in self.norm.tracked:
             return ("items", _batched_items(it)) if v in self.norm.containers else ("unsure", it)
-        if not self._mentions_tracked(it):
+        if not self._reads_tracked(it):     # (`for i in range(len(xs))`: ints)
             return None, it
         # (`for e in [c, w["b"]]`: batched names or their fields, and values read from
         # no tracked one, which the vectorizer broadcasts; not `x.T` of a batched x)
