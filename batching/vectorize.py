@@ -44,6 +44,7 @@ class BatchBuilder(Walker):
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
+        self.unbatched = set()                  # ops' results proved unbatched where read
         self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
@@ -57,28 +58,142 @@ class BatchBuilder(Walker):
     def emit(self, code):
         self.lines.append(Line(self.whole_shapes(code), self.indent, origin=self.origin))
 
-    def whole_shapes(self, code):
+    def whole_shapes(self, code, at=None):
         """The normaliser wrote shape queries of every value it tracks per example
         (`x.shape[1:]`); a tracked value that turned out unbatched (a callee's output that is
         not) has no batch axis to leave out, so its queries are written back whole (`(x.ndim -
-        1) == 1` unparses without its parentheses)."""
+        1) == 1` unparses without its parentheses). Only a value proved unbatched here
+        (self.unbatched): a name batched inside a loop is no longer in self.batched after it,
+        and a comprehension kept whole reads its own variable of that name (`[e.shape[1] for e
+        in [c, c]]`, c batched). `at`: where the line is, if it is written already."""
+        code = self.items_batched(code, at) if "batched_items(" in code else code
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
                                        "example_shape(", "example_ndim(",
-                                       "batch_axis(", "batch_new_axis(")):
+                                       "batch_axis(", "batch_new_axis(", ".shape[")):
             return code
-        for name in (self.tracked - self.batched) & getattr(self.fn, "queried", self.tracked):
+        for name in (self.unbatched - self.batched) & getattr(self.fn, "queried", self.tracked):
             if name in code:
-                for per_example, whole in _WHOLE_SHAPES:
-                    query = re.escape(per_example.format(x=name))
-                    if per_example.startswith("("):     # (x.ndim - 1), or the same unparsed
-                        query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
-                    code = re.sub(r"(?<![\w.])(?:" + query + ")",
-                                  whole.format(x=name).replace("\\", r"\\"), code)
-                # (a helper's query read by an enclosing vmap: one outer axis fewer)
-                code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim))\({name}, (\d+)\)",
-                              lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)
-                code = _one_outer_axis_fewer(code, name)
+                masked = _masked(code, name) if " for " in code else (code, [])
+                if masked is None:
+                    raise self.error(f"secant cannot tell which value named {name} a shape query "
+                                     "reads here (a comprehension binds the name too): rename "
+                                     "the comprehension's variable")
+                code = _unmasked(self.whole(masked[0], name), masked[1])
         return code
+
+    @staticmethod
+    def whole(code, name):
+        """`code` with the per-example queries of `name` written back whole."""
+        for per_example, whole in _WHOLE_SHAPES:
+            query = re.escape(per_example.format(x=name))
+            if per_example.startswith("("):     # (x.ndim - 1), or the same unparsed
+                query = rf"{query}|{query[2:-2]}(?![\w.(\[])"     # without parentheses
+            code = re.sub(r"(?<![\w.])(?:" + query + ")",
+                          whole.format(x=name).replace("\\", r"\\"), code)
+        # x.shape[k] the normaliser wrote as x.shape[k + 1] (k >= 0; x.shape[-1] stays)
+        code = re.sub(rf"(?<![\w.]){name}\.shape\[([1-9]\d*)\]",
+                      lambda m: f"{name}.shape[{int(m[1]) - 1}]", code)
+        # (a helper's query read by an enclosing vmap: one outer axis fewer)
+        code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim))\({name}, (\d+)\)",
+                      lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)
+        return _one_outer_axis_fewer(code, name)
+
+    def items_batched(self, code, at=None):
+        """`code` with each `batched_items(xs)` the normaliser wrote written with every item
+        batched (broadcast_batch of the others, on a line of its own above where it reads no
+        comprehension's variable: an enclosing vmap reads it as an op): the queries of the
+        comprehension's variable are per example."""
+        tree = _parsed(code)
+        if tree is None:
+            raise self.error("internal: a comprehension's batched items in no statement")
+        size, batched, builder = self.size, self.batched, self
+        hoisted = []
+
+        def broadcast(node, scope):
+            call = ast.Call(ast.Name("broadcast_batch", ast.Load()),
+                            [node, ast.Name(size, ast.Load())], [])
+            if any(isinstance(n, ast.Name) and n.id in scope for n in ast.walk(node)):
+                return call
+            name = builder.names.fresh(f"{node.id}_examples" if isinstance(node, ast.Name)
+                                       else "item_examples")
+            hoisted.append(f"{name} = {ast.unparse(call)}")
+            batched.add(name)
+            return ast.Name(name, ast.Load())
+
+        class Items(ast.NodeTransformer):
+            def __init__(self):
+                self.marked = set()     # variables of comprehensions over batched items
+                self.scope = set()      # variables of the comprehensions around
+
+            def holds_batched(self, node):
+                return any(isinstance(n, ast.Name) and (n.id in batched or n.id in self.marked)
+                           for n in ast.walk(node))
+
+            def items(self, call):
+                """batched_items(xs) written with every item batched."""
+                it = self.visit(call.args[0])
+                if isinstance(it, (ast.List, ast.Tuple)):
+                    it.elts = [e if self.holds_batched(e) else broadcast(e, self.scope)
+                               for e in it.elts]
+                    return it
+                return it if self.holds_batched(it) else broadcast(it, self.scope)
+
+            def visit_comprehension(self, node):
+                marked, scope = set(self.marked), set(self.scope)
+                for g in node.generators:
+                    targets = {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+                    call = g.iter if isinstance(g.iter, ast.Call) and getattr(
+                        g.iter.func, "id", "") in ("enumerate", "zip") else None
+                    parts = call.args if call else [g.iter]
+                    items = [self.items(a) if _is_marker(a) else None for a in parts]
+                    parts[:] = [a if i is None else i for a, i in zip(parts, items)]
+                    self.marked -= targets
+                    if any(i is not None for i in items):     # (enumerate: its index is no
+                        self.marked |= {n.id for n in ast.walk(   # item)
+                            g.target.elts[1] if call and call.func.id == "enumerate" and
+                            isinstance(g.target, ast.Tuple) else g.target)
+                            if isinstance(n, ast.Name)}
+                    g.iter = self.visit(call) if call else \
+                        parts[0] if items[0] is not None else self.visit(parts[0])
+                    self.scope |= targets
+                    g.ifs = [self.visit(i) for i in g.ifs]
+                for field in ("elt", "key", "value"):
+                    if hasattr(node, field):
+                        setattr(node, field, self.visit(getattr(node, field)))
+                self.marked, self.scope = marked, scope
+                return node
+
+            visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = \
+                visit_comprehension
+
+        tree = Items().visit(tree)
+        indent = self.indent if at is None else self.lines[at].indent
+        at = len(self.lines) if at is None else at
+        self.lines[at:at] = [Line(h, indent, origin=self.origin) for h in hoisted]
+        out = ast.unparse(tree.body[0])
+        if "batched_items(" in out:
+            raise self.error("internal: a comprehension's batched items were not written")
+        return out[:-len(_PASS)] if tree.header else out
+
+    def branches(self, s):
+        mark = len(self.lines)          # (`if` and `while` tests: their queries as a line's)
+        for k, body in super().branches(s):
+            if k == 0:
+                self.written_shapes(mark)
+            yield k, body
+
+    def loop_header(self, s):
+        mark = len(self.lines)
+        super().loop_header(s)
+        self.written_shapes(mark)
+
+    def written_shapes(self, at):
+        """whole_shapes of the line written at `at` (a header, the return)."""
+        line = self.lines[at]
+        code = self.whole_shapes(line.code, at)
+        if code != line.code:
+            at = self.lines.index(line)
+            self.lines[at] = Line(code, line.indent, line.kind, line.origin)
 
     def emit_batched(self, code, plain=None):
         """A line the batching changed: the user line it comes from goes above it."""
@@ -115,6 +230,8 @@ class BatchBuilder(Walker):
         for s in stmts:
             super().block([s])
             self.bound |= defined_in([s])
+            if isinstance(s, ir.Op):
+                self.unbatched = (self.unbatched | set(s.targets)) - self.batched
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -571,13 +688,15 @@ class BatchBuilder(Walker):
 
     # --- Python control flow (concrete tests) -------------------------------------------------
     def if_(self, s):
-        before = set(self.batched)
-        ends = []
+        before, unbatched = set(self.batched), set(self.unbatched)
+        ends, proved = [], set()
         for _, body in self.branches(s):
-            self.batched = set(before)
+            self.batched, self.unbatched = set(before), set(unbatched)
             self.block(body) if body else self.emit("pass")
             ends.append((len(self.lines), set(self.batched)))
+            proved |= self.unbatched
         joined = ends[0][1] | ends[1][1]
+        self.unbatched = proved - joined
         defined = [defined_in(s.body), defined_in(s.orelse)]
         for k in (1, 0):        # a value batched by one branch only: broadcast in the other
             missing = sorted(v for v in joined - ends[k][1] if v in defined[k] or v in before)
@@ -593,10 +712,10 @@ class BatchBuilder(Walker):
         loops = [loop for loop, _ in s.carried]
         with_b = {loop for loop in loops if loop in self.batched}
         mark, before, bound = len(self.lines), set(self.batched), set(self.bound)
-        slot, last_comment = self.slot, self.last_comment
+        slot, last_comment, unbatched = self.slot, self.last_comment, set(self.unbatched)
         while True:
             del self.lines[mark:]
-            self.batched, self.bound = set(before), set(bound)
+            self.batched, self.bound, self.unbatched = set(before), set(bound), set(unbatched)
             self.slot, self.last_comment = slot, last_comment
             for loop in sorted(with_b - before):
                 if loop not in bound:       # first assigned in the loop: nothing before, so
@@ -620,6 +739,7 @@ class BatchBuilder(Walker):
             self.indent -= 1
             break
         self.batched = before | with_b
+        self.unbatched -= self.batched
         self.last_comment = None
 
     # --- secant.lax control flow ----------------------------------------------------------------
@@ -1149,6 +1269,56 @@ _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
                  ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_PASS = "\n    pass"
+
+
+def _is_marker(node):
+    return isinstance(node, ast.Call) and getattr(node.func, "id", "") == "batched_items" \
+        and len(node.args) == 1
+
+
+def _parsed(code):
+    """The module of one emitted line (a header `for i in xs:` given a body: .header), or
+    None where it is no statement alone."""
+    for text, header in ((code, False), (code + _PASS, True)):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        tree.header = header
+        return tree if len(tree.body) == 1 else None
+    return None
+
+
+def _masked(code, name):
+    """(code with each comprehension binding `name` hidden, what was hidden): its variable is
+    no value of the function's of that name, and its queries are per example as written (no
+    query of it is written back whole). None: not one line."""
+    tree, raw = _parsed(code), code.encode()
+    if tree is None:
+        return None if re.search(rf"(?<![\w.])for\b[^:]*(?<![\w.]){name}\b", code) else (code, [])
+    spans, hidden = [], []
+    for c in ast.walk(tree):
+        if isinstance(c, _COMPREHENSIONS) and any(
+                isinstance(n, ast.Name) and n.id == name
+                for g in c.generators for n in ast.walk(g.target)) and \
+                not any(a <= c.col_offset and c.end_col_offset <= b for a, b in spans):
+            spans.append((c.col_offset, c.end_col_offset))
+    if spans and "\n" in code:
+        return None
+    for a, b in sorted(spans, reverse=True):
+        hidden.append(raw[a:b])
+        raw = raw[:a] + f"\0{len(hidden) - 1}\0".encode() + raw[b:]
+    return raw.decode(), hidden
+
+
+def _unmasked(code, hidden):
+    for k, text in enumerate(hidden):
+        code = code.replace(f"\0{k}\0", text.decode())
+    return code
+
+
 def _ops(stmts):
     return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
 
@@ -1213,6 +1383,11 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     else:
         ret = _output(b, result, out_axes)
     b.lines.append(Line(f"return {ret}", 1, origin=fn.result.origin))
+    blank = len(b.lines) - 2 if len(b.lines) > 1 else None
+    b.written_shapes(len(b.lines) - 1)
+    if blank is not None:       # (the lines it wrote above the return: above the blank line)
+        blank = b.lines.pop(blank)
+        b.lines.insert(len(b.lines) - 1, blank)
     # a call the user's code makes for its effect (a check) is written as a statement: kept
     effects = {t for s in ir.nested(fn.body)
                if isinstance(s, ir.Op) and getattr(s, "effect", False) for t in s.targets}

@@ -388,22 +388,46 @@ def _dimension_numbers(cls, dn):
 
 def check_gather_mode(mode, fill_value=None):
     """lax.gather's modes (its source, secant/lax_scatter_sources.py, checks them too)."""
-    if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
-        raise UnsupportedError(f"lax.gather supports mode='clip' only, got mode={mode!r}"
+    if mode not in (None, "clip", "promise_in_bounds", "fill", "drop"):
+        raise UnsupportedError(f"lax.gather supports modes 'clip', 'promise_in_bounds' (both "
+                               f"clamp, as does the default None) and 'fill', got mode={mode!r}"
                                + where())
 
 
+def gather_fill_value(mode, fill_value, dtype):
+    """The value of an out-of-range window under mode 'fill' (JAX's defaults: NaN for inexact
+    types, the most negative / largest value for signed / unsigned integers, True for bool);
+    None where the mode clamps (None, as JAX's lax.gather, means 'promise_in_bounds': XLA
+    clamps)."""
+    if mode not in ("fill", "drop"):
+        return None
+    if fill_value is not None:
+        return fill_value
+    dtype = np.dtype(dtype)
+    if np.issubdtype(dtype, np.inexact):
+        return np.nan
+    if np.issubdtype(dtype, np.integer):
+        return np.iinfo(dtype).min if np.issubdtype(dtype, np.signedinteger) else \
+            np.iinfo(dtype).max
+    return True
+
+
 def check_scatter_mode(name, mode):
-    if mode not in (None, "drop", "fill", "promise_in_bounds"):
-        raise UnsupportedError(f"lax.{name} supports mode='drop' only (out-of-range updates "
-                               f"are dropped), got mode={mode!r}{where()}")
+    if mode not in (None, "drop", "fill", "promise_in_bounds", "clip"):
+        raise UnsupportedError(f"lax.{name} supports modes 'drop' (the default: out-of-range "
+                               f"updates are dropped) and 'clip', got mode={mode!r}{where()}")
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
     """XLA gather (the index vector is the last axis of `start_indices`). Out-of-range starts are
-    clamped: mode 'clip' behaviour, which secant uses for mode=None too."""
+    clamped (mode None, as JAX's lax.gather, is 'promise_in_bounds', which XLA clamps, and
+    'clip'); mode 'fill' gives a window not wholly in the operand `fill_value`."""
     check_gather_mode(mode, fill_value)
+    if mode in ("fill", "drop"):        # (its source masks the clamped windows)
+        return _scatter_sources.gather(ensure_array(operand), ensure_array(start_indices),
+                                       dimension_numbers, slice_sizes, mode=mode,
+                                       fill_value=fill_value)
     return ix.gather_p.bind(ensure_array(operand), ensure_array(start_indices),
                             dimension_numbers=_dimension_numbers(GatherDimensionNumbers,
                                                                  dimension_numbers),
@@ -415,6 +439,9 @@ def _make_scatter(name, prim):
           unique_indices=False, mode=None):
         check_scatter_mode(name, mode)
         operand, updates = _operands(name, operand, updates)
+        if mode == "clip":              # (its source clamps the windows' starts)
+            return getattr(_scatter_sources, name)(operand, ensure_array(scatter_indices),
+                                                   updates, dimension_numbers, mode=mode)
         return prim.bind(operand, ensure_array(scatter_indices), updates,
                          dimension_numbers=_dimension_numbers(ScatterDimensionNumbers,
                                                               dimension_numbers),

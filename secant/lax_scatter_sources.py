@@ -7,14 +7,16 @@ mul / min / max (ad/vjp_rules.py, ad/jvp_rules.py, batching/rules.py), at any or
 on the operand, the indices or the updates.
 
 Out-of-range starts: a gather clamps each start so that its window lies in the operand (XLA's
-rule; lax.gather's mode 'clip'); a scatter drops a window that does not lie wholly in the operand
-(its elements' indices are set past the end and the update is written with mode='drop')."""
+rule; lax.gather's modes None and 'clip'; mode 'fill' then replaces a window not wholly in the
+operand by fill_value); a scatter drops a window that does not lie wholly in the operand (its
+elements' indices are set past the end and the update is written with mode='drop'), or with mode
+'clip' clamps its start as a gather does."""
 import numpy as np
 
 import secant.numpy as snp
 from secant import lax as library_lax
 from secant.backends.primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
-from secant.lax import check_gather_mode, check_scatter_mode
+from secant.lax import check_gather_mode, check_scatter_mode, gather_fill_value
 from secant.numpy.composite import source_for
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -57,8 +59,24 @@ def _window_iota(out_shape, axis):
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
     check_gather_mode(mode, fill_value)
-    return operand[_gather_index(np.shape(operand), start_indices, dimension_numbers,
-                                 slice_sizes)]
+    fill = gather_fill_value(mode, fill_value, snp.result_type(operand))
+    out = operand[_gather_index(np.shape(operand), start_indices, dimension_numbers,
+                                slice_sizes)]
+    if fill is None:
+        return out
+    inside = _gather_inside(np.shape(operand), start_indices, dimension_numbers, slice_sizes)
+    return snp.where(inside, out, snp.asarray(fill, snp.result_type(operand)))
+
+
+def _gather_inside(shape, start_indices, dimension_numbers, slice_sizes):
+    """Whether each window of a gather lies wholly in the operand (mode 'fill'), shaped to
+    broadcast against the result."""
+    dn = _numbers(GatherDimensionNumbers, dimension_numbers)
+    inside = snp.ones(np.shape(start_indices)[:-1], bool)
+    for column, d in enumerate(dn.start_index_map):
+        start = start_indices[..., column]
+        inside = inside & (start >= 0) & (start <= shape[d] - int(slice_sizes[d]))
+    return snp.expand_dims(inside, dn.offset_dims)
 
 
 def _gather_index(shape, start_indices, dimension_numbers, slice_sizes):
@@ -98,7 +116,7 @@ def _gather_shape(indices_shape, offset_dims, window_sizes):
     return tuple(out)
 
 
-def _scatter_index(shape, scatter_indices, ushape, dimension_numbers):
+def _scatter_index(shape, scatter_indices, ushape, dimension_numbers, clip=False):
     """The index (one array per axis of the operand, of shape `shape`, each of the updates'
     shape `ushape` with the window axes last) each update lands on, and that order of the
     updates' axes; a window not wholly inside the operand gets indices past the end (dropped)."""
@@ -118,6 +136,8 @@ def _scatter_index(shape, scatter_indices, ushape, dimension_numbers):
         if column is not None:
             size = ushape[window] if window is not None else 1
             start = scatter_indices[..., column]
+            if clip:        # (mode 'clip': each window moved wholly into the operand)
+                start = snp.clip(start, 0, shape[d] - size)
             inside = inside & (start >= 0) & (start <= shape[d] - size)
         starts.append(start)
     inside = snp.expand_dims(inside, window_dims)
@@ -138,7 +158,7 @@ def _scatter_parts(name, operand, scatter_indices, updates, dimension_numbers, m
     """The index tuple of `operand` each update lands on, and the updates in that order."""
     check_scatter_mode(name, mode)
     index, order = _scatter_index(np.shape(operand), scatter_indices, np.shape(updates),
-                                  dimension_numbers)
+                                  dimension_numbers, mode == "clip")
     return index, snp.transpose(updates, order)
 
 

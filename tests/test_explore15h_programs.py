@@ -20,10 +20,7 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 2
 
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
-KNOWN_FAILURES = {
-    ("power_spectrum", "hessian"): "jacfwd(grad) of an rfft: vmap of the jvp reads rfft_jvp's "
-    "primal output as batched (spec.shape[1]) when only the tangent is: IndexError",
-}
+KNOWN_FAILURES = {}
 
 
 @pytest.mark.parametrize("case, name", list(checks.pytest_params(

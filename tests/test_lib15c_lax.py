@@ -260,8 +260,10 @@ def test_gather_scatter_mode_members_are_the_mode_strings():
     v = np.float32([0.0, 1.0, 2.0])
     assert float(take(v)) == 3.0                                     # index 5: clipped to 2
     np.testing.assert_array_equal(np.asarray(secant.grad(take)(v)), [0.0, 1.0, 1.0])
-    with pytest.raises(secant.SecantError, match="clip"):
-        lax.gather(v, np.array([[1]]), dg, (1,), mode=mode.FILL_OR_DROP)
+    filled = lax.gather(v, np.array([[1], [5]]), dg, (1,), mode=mode.FILL_OR_DROP)
+    np.testing.assert_array_equal(np.asarray(filled), [1.0, np.nan])   # index 5: NaN
+    with pytest.raises(secant.SecantError, match="mode"):
+        lax.gather(v, np.array([[1]]), dg, (1,), mode=mode.ONE_HOT)
 
 
 def test_conv_general_dilated_patches():

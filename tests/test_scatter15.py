@@ -331,22 +331,26 @@ def test_error_in_a_traced_function_names_the_users_line():
     assert "math.gamma(y)" in str(e.value)
 
 
-def test_unsupported_modes_are_refused_under_the_transforms_too():
-    """grad and vmap read the sources, which check lax's modes as the primitives' calls do
-    (a filled gather read through the clamping source would be silently wrong)."""
+def test_modes_under_the_transforms_too():
+    """grad and vmap read the sources, which follow lax's modes as the primitives' calls do: a
+    filled gather (not the clamped one), a clipped scatter; a mode secant lacks is refused."""
     ind = np.array([[0], [5]])
     dn = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
 
-    def f(x):
+    def f(x, mode="fill"):
         return snp.sum(lax.gather(x, ind, GD(offset_dims=(), collapsed_slice_dims=(0,),
-                                             start_index_map=(0,)), (1,), mode="fill",
+                                             start_index_map=(0,)), (1,), mode=mode,
                                   fill_value=0.0))
 
-    def g(x):
-        return snp.sum(lax.scatter_add(x, ind, x[:2], dn, mode="clip"))
-    for fn, what in ((f, "lax.gather supports mode='clip' only"),
-                     (g, "lax.scatter_add supports mode='drop' only")):
+    def g(x, mode="clip"):
+        return snp.sum(lax.scatter_add(x, ind, x[:2], dn, mode=mode))
+    xs = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    np.testing.assert_allclose(secant.grad(f)(xs[0]), [1, 0, 0])      # x[0] + 0 (filled)
+    np.testing.assert_allclose(secant.vmap(f)(xs), xs[:, 0])
+    np.testing.assert_allclose(secant.grad(g)(xs[0]), [2, 2, 1])      # 5 clipped to 2
+    np.testing.assert_allclose(secant.vmap(g)(xs), xs.sum(1) + xs[:, 0] + xs[:, 1])
+    for fn in (lambda x: f(x, "wrap"), lambda x: g(x, "wrap")):
         for run in (lambda: secant.grad(fn)(np.ones(3)),
                     lambda: secant.vmap(fn)(np.ones((2, 3)))):
-            with pytest.raises(secant.SecantError, match=what):
+            with pytest.raises(secant.SecantError, match="supports modes"):
                 run()

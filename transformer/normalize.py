@@ -152,7 +152,8 @@ def _value_names(node):
     for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
             static |= _queried_iterables(n, static)
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static}
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static
+            and not isinstance(n.ctx, gast.Store)}     # (a comprehension's target: written)
 
 
 def _queried_iterables(comp, static):
@@ -168,10 +169,20 @@ def _queried_iterables(comp, static):
         targets = {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
         it = g.iter
         items = it.elts if isinstance(it, (gast.List, gast.Tuple)) else [it]
-        if targets & read or not all(isinstance(i, gast.Name) for i in items):
+        items = [_item_name(i) for i in items]
+        if targets & read or None in items:
             return set()
         out |= {id(i) for i in items}
     return out
+
+
+def _item_name(node):
+    """The name an item of a queried iterable is drawn from without reading values: `x`, or
+    `w` of `w["hh"]`, `w[0][1]` (constant keys: the item's static facts are the name's);
+    else None."""
+    while isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant):
+        node = node.value
+    return node if isinstance(node, gast.Name) else None
 
 
 def _def_locals(fdef):
@@ -5285,6 +5296,8 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
         self.items = set()      # comprehension targets over a batched list or tuple's items
         self.unsure = set()     # ... over a batched value that may be an array
+        self.bound = set()      # every target of the comprehensions around: the function's
+        #                         names of the same spelling are not what it reads
 
     def _replace(self, template, name_node, text=None):
         for n in gast.walk(name_node):      # (the names whose queries are per example)
@@ -5297,6 +5310,8 @@ class _PerExampleQueries(gast.NodeTransformer):
     def _item(self, node):
         """Source of each example's `node` (an item of a batched value, batch axis in front),
         or None when `node` is not one."""
+        if isinstance(node, gast.Name) and node.id in self.bound:
+            return self._queried(node)
         if isinstance(node, gast.Name):
             tracked = self.norm.current.get(node.id) in self.norm.tracked
             return node.id if tracked else None
@@ -5324,13 +5339,19 @@ class _PerExampleQueries(gast.NodeTransformer):
         return None
 
     def _mentions_tracked(self, node):
-        return any(isinstance(n, gast.Name) and self.norm.current.get(n.id) in self.norm.tracked
-                   for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and (
+            n.id in self.items | self.unsure if n.id in self.bound
+            else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
+
+    def _reads_tracked(self, node):
+        """Whether `node` reads a tracked value (not only its static facts: len(xs))."""
+        return any(n in self.items | self.unsure if n in self.bound
+                   else self.norm.current.get(n) in self.norm.tracked for n in _value_names(node))
 
     def _queried(self, node):
         """Source of the batched value a query reads, or None."""
-        if self.norm._is_batched_name(node) or isinstance(node, gast.Name) and \
-                node.id in self.items:
+        if isinstance(node, gast.Name) and node.id in self.items or \
+                getattr(node, "id", None) not in self.bound and self.norm._is_batched_name(node):
             return node.id
         if isinstance(node, gast.Name) and node.id in self.unsure:
             raise self.norm.src.error(node, (
@@ -5340,29 +5361,74 @@ class _PerExampleQueries(gast.NodeTransformer):
                 f"(`items = [... for {node.id} in ...]`)"))
         return None if isinstance(node, gast.Name) else self._item(node)
 
+    def _own_item(self, node):
+        """Whether `node`, an item of a list or tuple written in place, is each example's own
+        where batched: a tracked name, or a field `w["hh"]` of one (not `x[0]` of a batched x:
+        the first example); the vectorizer broadcasts it where it is not batched."""
+        if isinstance(node, gast.Name):
+            return self._queried(node) is not None
+        src = self._item(node) if isinstance(node, gast.Subscript) else None
+        return bool(src) and "index_examples(" not in src
+
     def _comprehension(self, node):
         """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
         over a batched list or tuple: each item is batched, so its queries are per example."""
-        outer, unsure = set(self.items), set(self.unsure)
+        outer, unsure, bound_around = set(self.items), set(self.unsure), set(self.bound)
         for gen in node.generators:
-            gen.iter = self.visit(gen.iter)
-            v = self.norm.current.get(gen.iter.id) if isinstance(gen.iter, gast.Name) else None
+            gen.iter, kinds = self._generator(self.visit(gen.iter), gen.target)
             bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
-            if v in self.norm.tracked and isinstance(gen.target, gast.Name):
-                (self.items if v in self.norm.containers else self.unsure).add(gen.target.id)
-            elif isinstance(gen.iter, (gast.List, gast.Tuple)) and isinstance(
-                    gen.target, gast.Name) and self._mentions_tracked(gen.iter):
-                batched = all(isinstance(e, gast.Name) and self._queried(e) is not None
-                              for e in gen.iter.elts)       # (`for e in [c, c]`)
-                (self.items if batched else self.unsure).add(gen.target.id)
+            for name, kind in kinds.items():
+                (self.items if kind == "items" else self.unsure).add(name)
+            self.bound |= bound
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):
                 setattr(node, field, self.visit(getattr(node, field)))
-        self.items, self.unsure = outer, unsure
+        self.items, self.unsure, self.bound = outer, unsure, bound_around
         return node
+
+    def _generator(self, it, target):
+        """(the iterable `it` as vmap writes it, {name `target` binds: "items" where each item
+        is batched (its queries per example), "unsure" where secant cannot tell}). A name drawn
+        from a tracked value in any other way is unsure: its queries are refused, never read
+        whole (`for i, e in enumerate([c, w["b"]])`, `for e in c` of a list of lists)."""
+        fn = self.norm._resolve(it.func) if isinstance(it, gast.Call) and not it.keywords \
+            else None
+        if isinstance(target, gast.Name):
+            kind, it = self._items_of(it)
+            return it, ({target.id: kind} if kind else {})
+        if fn is builtins.enumerate and len(it.args) == 1 and isinstance(target, gast.Tuple) \
+                and len(target.elts) == 2:      # (the index is an int)
+            it.args[0], kinds = self._generator(it.args[0], target.elts[1])
+            return it, kinds
+        if fn is builtins.zip and isinstance(target, gast.Tuple) and \
+                len(target.elts) == len(it.args) and all(isinstance(t, gast.Name)
+                                                         for t in target.elts):
+            made = [self._items_of(a) for a in it.args]
+            if all(kind == "items" for kind, _ in made):
+                it.args = [a for _, a in made]
+                return it, {t.id: "items" for t in target.elts}
+        names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+        return it, ({n: "unsure" for n in names} if self._reads_tracked(it) else {})
+
+    def _items_of(self, it):
+        """("items" | "unsure" | None, `it` as vmap writes it) of a comprehension's iterable
+        bound to one name."""
+        if isinstance(it, gast.Name) and it.id in self.bound:   # (an enclosing comprehension's
+            return ("unsure" if it.id in self.items | self.unsure else None), it   # variable)
+        v = self.norm.current.get(it.id) if isinstance(it, gast.Name) else None
+        if v in self.norm.tracked:
+            return ("items", _batched_items(it)) if v in self.norm.containers else ("unsure", it)
+        if not self._reads_tracked(it):     # (`for i in range(len(xs))`: ints)
+            return None, it
+        # (`for e in [c, w["b"]]`: batched names or their fields, and values read from
+        # no tracked one, which the vectorizer broadcasts; not `x.T` of a batched x)
+        if isinstance(it, (gast.List, gast.Tuple)) and all(
+                self._own_item(e) or not self._mentions_tracked(e) for e in it.elts):
+            return "items", _batched_items(it)
+        return "unsure", it
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
@@ -5425,6 +5491,14 @@ class _PerExampleQueries(gast.NodeTransformer):
             if kind in _PER_EXAMPLE_CALLS:
                 return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
         return self.generic_visit(node)
+
+
+def _batched_items(node):
+    """`batched_items(xs)`: the iterable of a comprehension kept in an expression whose
+    items' queries are written per example; the vectorizer writes it with every item batched
+    (batching/vectorize.py BatchBuilder.items_batched), as these queries read them."""
+    call = gast.Call(gast.Name("batched_items", gast.Load(), None, None), [node], [])
+    return gast.copy_location(call, node)
 
 
 def _builds_namedtuple(cls):
