@@ -25,15 +25,8 @@ from user_programs import SECOND, bad_inputs, checks
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
-_QUERY = ("jacfwd(grad) of a vmap inside the program: the jvp's vmap reads the primal per-sample "
-          "gradients g (not batched) as batched, writing g.shape[0] as g.shape[1] (the "
-          "normaliser's per-example query; the same cause as explore15h's power_spectrum "
-          "hessian): ShapeError")
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
-KNOWN_FAILURES = {
-    ("ft_per_sample_grad_norms", "hessian"): _QUERY,
-    ("ft_clipped_dp_grad", "hessian"): _QUERY,
-}
+KNOWN_FAILURES = {}
 KNOWN_BAD_INPUTS = {}
 
 
@@ -130,3 +123,13 @@ def test_an_error_in_a_lifted_nested_function_names_its_line(x64):
     line = first + next(i for i, t in enumerate(lines) if 'params["w1"]' in t)
     assert f"{inspect.getsourcefile(fs.ft_jacrev_penalty)}, line {line}" in \
         "\n".join(getattr(info.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("name", ["ft_per_sample_grad_norms", "ft_clipped_dp_grad"])
+def test_hessian_of_per_sample_gradients_inside(x64, name):
+    """jacfwd(grad) of a program with vmap(grad(...)) inside: the jvp's vmap read the per-sample
+    gradients (not batched) as batched, writing g.shape[0] as g.shape[1] (ShapeError); fixed by
+    fft15r's write-back of shape queries on values proven unbatched."""
+    case = next(c for c in SECOND if c.name == name)
+    with contextlib.redirect_stdout(io.StringIO()):
+        checks.run(case, "hessian")
