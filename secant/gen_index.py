@@ -79,7 +79,9 @@ def store(name, fn, gen):
 def _record(fn, gen):
     from secant.backends.function_cache import Stamp
     from secant.transformer.parse import Guard
-    if type(gen) is not types.FunctionType or set(gen.__dict__) != _ATTRS \
+    # (what it is made from: set again where it is loaded, secant/transforms.py)
+    made = {"__secant_made_from__"}
+    if type(gen) is not types.FunctionType or set(gen.__dict__) - made != _ATTRS \
             or gen.__secant_inline__ is not None or gen.__secant_out_batched__ is not None \
             or gen.__secant_effects__ is not False or gen.__secant_staging__ != (fn, ()):
         return None

@@ -3186,7 +3186,8 @@ def _eager_generated(base, positions, mode, has_aux, tuple_out, own_code):
             and code_cache.lookup(base, tuple(positions), mode, has_aux, tuple_out, False, None,
                                   _current) is None:
         gen = gen_index.load(name, base)
-        if gen is not None:
+        if gen is not None:     # (what it is made from, as _generate_cached records: restaged)
+            gen.__secant_made_from__ = (base, tuple(positions), mode, has_aux, tuple_out, None)
             return gen
     gen = generate(base, positions, mode, has_aux, tuple_out)
     if name is not None:
