@@ -234,6 +234,23 @@ def test_refused_not_guessed(f):
         secant.vmap(secant.grad(f), in_axes=(0, None))(xs, W)
 
 
+def starred_over_a_named_list(x, w):
+    ns = [sum([(i + 1) * e.shape[0] for i, e in enumerate([c, w["b"]])]) for c in [x, w["hh"]]]
+    return max(*ns, 0) * snp.sum(x)
+
+
+def test_a_starred_list_named_on_its_own_line():
+    """The refusal of max(*[...]) says how to write it; written so, vmap(grad) is each
+    example's gradient (k * ones, k the largest count: 3 + 2 * 3 for x's rows and b's)."""
+    xs = X[0].astype(np.float32)
+    with pytest.raises(secant.SecantError, match=r"max\(\*\.\.\.\).*named on a line of its own"):
+        secant.vmap(secant.grad(starred_over_enumerate), in_axes=(0, None))(xs, W)
+    k = max(sum((i + 1) * e.shape[0] for i, e in enumerate([c, W["b"]]))
+            for c in [xs[0], W["hh"]])
+    out = secant.vmap(secant.grad(starred_over_a_named_list), in_axes=(0, None))(xs, W)
+    np.testing.assert_allclose(out, np.full(xs.shape, float(k)), rtol=1e-6)
+
+
 # (vmap of hessian compiles long: the comprehension programs by default, all when thorough)
 HESSIAN = PROGRAMS if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else [
     weights_dict, unbatched_items, inner_enumerate_zip, clash]

@@ -3618,8 +3618,13 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)     # one structure for every example: a static value
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
-            raise self.src.error(node, "*args/**kwargs in a call to a differentiated op are not "
-                                 "supported; pass arguments explicitly")
+            what = self._source(node.func)
+            raise self.src.error(node, f"{what}(*...) or {what}(**...) of values secant "
+                                 f"differentiates or batches: it reads {what}'s arguments one "
+                                 "by one, and a starred list or dict hides how many there are "
+                                 "and which is which; pass them one by one (a list of static "
+                                 "values, shapes or counts, can be named on a line of its own "
+                                 f"first: `ns = [...]`, then `{what}(*ns)`)")
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
