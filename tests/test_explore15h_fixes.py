@@ -21,6 +21,7 @@ import pytest
 import secant
 import secant as jax
 import secant.numpy as jnp
+from user_programs.extras import nested_jit
 
 W = np.array([0.3, -0.2, 0.5])
 X = np.arange(12.0).reshape(4, 3) / 10 - 0.4
@@ -96,22 +97,11 @@ def checkpointed_policy(w, x):
     return jnp.sum(block(x @ w))
 
 
-def jitted_inside(w, x):
-    @jax.jit
-    def block(h):
-        return jnp.tanh(h * w[0]) + w[1]
-
-    @functools.partial(jax.jit, static_argnums=1)
-    def power(h, n):
-        return h ** n
-    return jnp.sum(power(block(x @ w), 2))
-
-
 def _fd(f, w, eps=1e-6):
     return np.array([(f(w + eps * e, X) - f(w - eps * e, X)) / (2 * eps) for e in np.eye(3)])
 
 
-@pytest.mark.parametrize("f", [checkpointed, checkpointed_policy, jitted_inside])
+@pytest.mark.parametrize("f", [checkpointed, checkpointed_policy, nested_jit])
 def test_decorated_nested_def_closing_over_the_argument(x64, f):
     np.testing.assert_allclose(secant.grad(f)(W, X), _fd(f, W), rtol=1e-6)
     np.testing.assert_allclose(secant.jit(secant.grad(f))(W, X), _fd(f, W), rtol=1e-6)
@@ -125,7 +115,7 @@ def test_decorated_nested_def_closing_over_the_argument(x64, f):
 
 def test_the_real_jit_and_checkpoint_still_run_the_function(x64):
     """(the decorators stripped only where the transform reads the nested def: eager runs them)"""
-    np.testing.assert_allclose(jitted_inside(W, X), np.sum((np.tanh(X @ W * W[0]) + W[1]) ** 2))
+    np.testing.assert_allclose(nested_jit(W, X), np.sum((np.tanh(X @ W * W[0]) + W[1]) ** 2))
 
 
 # --- functools.partial of a global function over arguments with tangents ------------------------

@@ -381,12 +381,8 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
         head, body, els, orelse = node
         header = lines[head]
         if header.code.startswith("if "):
-            inner = _live_before(lines, body, live, keep, after, loops) | _live_before(
-                lines, orelse, live, keep, after, loops)
-            if any(keep[k] for k in _statements(node, loops)):
-                keep[head] = True
-                if els is not None:
-                    keep[els] = True
+            inner = _if_live_before(lines, node, live, keep, after, loops)
+            if inner is not None:
                 live = inner | header.uses
             continue
         entry = live | header.uses          # a loop: to a fixpoint over its iterations
@@ -430,12 +426,8 @@ def _block_live_before(lines, node, live, keep, loops):
     header, defined = lines[head], _defined(node, lines, loops)
     mine = live & defined
     if header.code.startswith("if "):
-        inner = _live_before(lines, body, mine, keep, None, loops) | _live_before(
-            lines, orelse, mine, keep, None, loops)
-        if any(keep[k] for k in _statements(node, loops)):
-            keep[head] = True
-            if els is not None:
-                keep[els] = True
+        inner = _if_live_before(lines, node, mine, keep, None, loops)
+        if inner is not None:
             live -= defined - inner
             live |= inner
             live |= header.uses
@@ -460,6 +452,20 @@ def _block_live_before(lines, node, live, keep, loops):
         live |= header.uses
         live |= reached
         live |= passing
+
+
+def _if_live_before(lines, node, live, keep, after, loops):
+    """The names live before an if node's branches (`live` after it), or None where none of
+    its statements is kept (then the if and its else line are dropped too)."""
+    head, body, els, orelse = node
+    inner = _live_before(lines, body, live, keep, after, loops) | _live_before(
+        lines, orelse, live, keep, after, loops)
+    if not any(keep[k] for k in _statements(node, loops)):
+        return None
+    keep[head] = True
+    if els is not None:
+        keep[els] = True
+    return inner
 
 
 def _defined(block, lines, memo):
