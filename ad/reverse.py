@@ -882,11 +882,15 @@ class ReverseBuilder(Walker, StackReverse):
         # var's shape too: softmax's logits for `logp = z - snp.log(sum_exp_z)`
         root = dataflow.dtype_root(var, self.top_ops, self.inexact_params) \
             if var in self.at_top else var
-        if root != var and (root in self.at_top or root in self.fn_params and
-                            root not in self.assigned_once) and \
-                root not in self.containers and self.shapes.same_shape(var, root):
+        if root != var and self.bound_at_top(root) and self.shapes.same_shape(var, root):
             return root
         return var
+
+    def bound_at_top(self, name):
+        """Whether `name` is an array bound wherever a rule runs: a parameter never assigned,
+        or a value assigned once at the top level."""
+        return name not in self.containers and (name in self.at_top or name in self.fn_params
+                                                and name not in self.assigned_once)
 
     def _may_broadcast(self, op, param):
         """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
@@ -1522,8 +1526,7 @@ def _dtype_read(b, var):
     if var not in b.at_top or var in b.fn_params:
         return var
     alike = [n for n in dataflow.dtype_alike(var, b.top_ops, b.inexact_params)
-             if n not in b.containers and (n in b.at_top or n in b.fn_params and
-                                           n not in b.assigned_once)]
+             if b.bound_at_top(n)]
     if not alike or alike[-1] != dataflow.dtype_root(var, b.top_ops, b.inexact_params):
         return var
     token = f"__shape_{len(b.shape_reads)}__"
