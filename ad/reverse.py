@@ -106,6 +106,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.top_ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op)
                         and len(s.targets) == 1 and s.targets[0] in once}
         self.fn_params = set(fn.params)
+        self.inexact_params = frozenset()   # grad's differentiated parameters (inexact: checked)
+        self.dtype_reads = {}   # a seed's placeholder -> the values of its value's dtype
         # what an unpacking pattern binds a cotangent nobody reads to: `_`, unless the function
         # reads a variable called `_` (a derivative's own `_, ys = scan(...)`), which it keeps,
         # or has a parameter called `_` (a scan body's `def step(state, _)`): its cotangent
@@ -874,8 +876,21 @@ class ReverseBuilder(Walker, StackReverse):
                 self.first_alike = {}
                 for n in self.top_level:
                     self.first_alike.setdefault(self.shapes.alts.get(n), n)
-            return self.first_alike[alts]
+            if self.first_alike[alts] != var:
+                return self.first_alike[alts]
+        # the value var's dtype comes from (transformer/dataflow.py dtype_root), where it has
+        # var's shape too: softmax's logits for `logp = z - snp.log(sum_exp_z)`
+        root = dataflow.dtype_root(var, self.top_ops, self.inexact_params) \
+            if var in self.at_top else var
+        if root != var and self.bound_at_top(root) and self.shapes.same_shape(var, root):
+            return root
         return var
+
+    def bound_at_top(self, name):
+        """Whether `name` is an array bound wherever a rule runs: a parameter never assigned,
+        or a value assigned once at the top level."""
+        return name not in self.containers and (name in self.at_top or name in self.fn_params
+                                                and name not in self.assigned_once)
 
     def _may_broadcast(self, op, param):
         """Whether the result's cotangent may differ in shape (or kind) from operand `param`'s
@@ -1229,6 +1244,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
             b.same_shape = dataflow.carry_pairs(fn, wrt[0], out)
         if isinstance(result, ir.Seq) and (out is not None or not scan):
             carry_bar = "{}[0]" if scan else "{}"   # (its cotangent: the carry's structure)
+    if mode in ("grad", "value_and_grad"):
+        b.inexact_params = frozenset(p for p in wrt if p not in b.containers | b.fielded)
     b.forward(fn.body)
     out_param = _take_given_output(b, fn, result, names) if given_out else None
     aux = None
@@ -1260,6 +1277,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
             p for p in wrt if p not in b.containers and p not in b.fielded],
             b.containers | b.fielded, b.callee_output) if mode == "grad" else None
+        if like:
+            like = re.sub(r"\b\w+\b", lambda m: _dtype_read(b, m.group(0)), like)
         b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
@@ -1298,7 +1317,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         ret = f"return {grads_src}"
     b.lines.append(Line(ret, 1))
     lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params,
-                                                       b.shape_calls))
+                                                       b.shape_calls, b.dtype_reads))
     primal_params = set(fn.params)
     primal = defined_in(fn.body) | primal_params
     mentioned = set()       # (each name matched once, not once per line mentioning it)
@@ -1499,7 +1518,24 @@ def _kept_from_reverse(b, start, names, *outs):
     return tuple(kept(o) if o is not None else None for o in outs)
 
 
-def _shape_reads_resolved(lines, reads, params=(), calls=None):
+def _dtype_read(b, var):
+    """What grad's seed reads var's dtype from: a placeholder (`_shape_reads_resolved`) for
+    var or the value its dtype comes from (transformer/dataflow.py dtype_root), where var is
+    assigned once at the top level and the root is bound there too; else var. So a value read
+    for its shape and dtype only (softmax's logp) is not computed for them."""
+    if var not in b.at_top or var in b.fn_params:
+        return var
+    alike = [n for n in dataflow.dtype_alike(var, b.top_ops, b.inexact_params)
+             if b.bound_at_top(n)]
+    if not alike or alike[-1] != dataflow.dtype_root(var, b.top_ops, b.inexact_params):
+        return var
+    token = f"__shape_{len(b.shape_reads)}__"
+    b.shape_reads[token] = (var, alike[-1])
+    b.dtype_reads[token] = alike
+    return token
+
+
+def _shape_reads_resolved(lines, reads, params=(), calls=None, alike=None):
     """`lines` with each placeholder of a value read for its shape only (ReverseBuilder.
     _shape_of) replaced by that value where the derivative computes it anyway (liveness with
     every placeholder read as its stand-in keeps its assignment), else by the stand-in; but by
@@ -1523,6 +1559,10 @@ def _shape_reads_resolved(lines, reads, params=(), calls=None):
         return name in params or t in first and last.get(name, -1) >= first[t]
     names = {t: stand_in if var not in kept or held(stand_in, t) and not held(var, t) else var
              for t, (var, stand_in) in reads.items()}
+    for t, values in (alike or {}).items():     # (a seed's dtype: a parameter, else the
+        if names[t] != reads[t][0]:             # nearest value computed anyway, of var's)
+            names[t] = next((n for n in values if n in params), None) or next(
+                (n for n in values if n in kept), names[t])
     for call, (t, by_value, by_shape) in (calls or {}).items():     # (a shape's own function
         names[call] = by_value if names[t] == reads[t][0] else by_shape    # where it is read)
     return _with_names(lines, names)

@@ -321,6 +321,76 @@ def _inexact(name, ops, seen=None, known=frozenset(), calls=None):
         _float_literal(o) for o in op.operands.values())
 
 
+# ops that give an inexact dtype D where each operand has D or is a real Python number (weakly
+# typed: it changes no inexact dtype), and reductions of a value of an inexact dtype D over some
+# axes, whose result has D
+_DTYPE_OF_OPERANDS = (_INEXACT_RESULT - {"mean"}) | {
+    "add", "subtract", "multiply", "negative", "positive", "conj", "maximum", "minimum",
+    "power", "square", "identity"}
+
+
+def dtype_root(name, ops, known=frozenset(), calls=None):
+    """The value that provably has the dtype of the value `name`, followed back through ops
+    of _DTYPE_OF_OPERANDS whose operands are real Python numbers and values all of that one
+    dtype, and through reductions (sum, max, min, prod, mean over some axes, no dtype given):
+    the value they all come from, provably inexact (_inexact; `known`: grad's differentiated
+    parameters), so that each op keeps its dtype (JAX's promotion: a float's or a complex's
+    with weakly typed real numbers). softmax's `logp = z - snp.log(snp.sum(snp.exp(z), ...))`,
+    `z = logits - snp.max(logits, ...)`: logits. `name` itself where no op is followed. Each
+    op one bound once at the top level (`ops`)."""
+    roots = {}
+
+    def root(n):
+        if n in roots:
+            return roots[n]
+        roots[n] = n                            # (while it is worked out)
+        op = ops.get(n)
+        if op is None or op.statics and not (
+                op.op in _SCALAR_REDUCTIONS and set(op.statics) <= {"axis", "keepdims"}):
+            return n
+        if op.op not in _DTYPE_OF_OPERANDS and not (
+                op.op in _SCALAR_REDUCTIONS and set(op.operands) == {"a"}):
+            return n
+        found = set()
+        for o in op.operands.values():
+            if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+                o = ir.Var(o.src.strip())
+            if isinstance(o, ir.Var):
+                found.add(root(o.name))
+            elif not _real_number(o):
+                return n
+        if len(found) != 1:
+            return n
+        r, = found
+        if not _inexact(r, ops, known=known, calls=calls):
+            return n
+        roots[n] = r
+        return r
+    return root(name)
+
+
+def dtype_alike(name, ops, known=frozenset(), calls=None):
+    """The values that provably have the value `name`'s dtype by dtype_root: those its
+    dtype is followed back through (each with the same root), nearest first, the root last;
+    [] where none (`name` is its own root)."""
+    root = dtype_root(name, ops, known, calls)
+    if root == name:
+        return []
+    out, todo, seen = [], [name], {name}
+    while todo:
+        n = todo.pop(0)
+        op = ops.get(n)
+        for o in (op.operands.values() if op is not None and n != root else ()):
+            if isinstance(o, ir.Expr) and o.src.strip().isidentifier():
+                o = ir.Var(o.src.strip())
+            if isinstance(o, ir.Var) and o.name not in seen and \
+                    dtype_root(o.name, ops, known, calls) == root:
+                seen.add(o.name)
+                out.append(o.name)
+                todo.append(o.name)
+    return [n for n in out if n != root] + [root]
+
+
 def _top_ops(fn):
     """{name: its op}: the ops of fn's top level whose one target is assigned once."""
     count = definitions(fn)

@@ -406,6 +406,22 @@ class Shapes:
         p, = symbols
         return p if self.defs.get(p) == [("param", 0)] else None
 
+    def same_shape(self, name, other):
+        """Whether the values `name` and `other` provably have the same shape: each one
+        alternative, `other`'s symbols among `name`'s (its shape broadcasts to name's) and the
+        symbols bounding name's shape (`bound`) among `other`'s (name's broadcasts to other's):
+        softmax's `logp = z - snp.log(snp.sum(snp.exp(z), axis=-1, keepdims=True))` and logits
+        (z = logits - snp.max(logits, ...)): {logits, max, sum}, bounded by {logits}."""
+        mine, theirs = self.alts.get(name), self.alts.get(other)
+        if name not in self.defs or other not in self.defs or not mine or not theirs or \
+                len(mine) != 1 or len(theirs) != 1:
+            return False
+        bound = self.bound(ir.Var(name))
+        if not bound or len(bound) != 1:
+            return False
+        (a,), (w,), (b,) = mine, theirs, bound
+        return b <= w <= a
+
     def real_scalars(self, fn, result):
         """Names that provably hold real scalars when `result` does (grad's output: grad_seed
         checks it is a real scalar before the reverse pass runs): the operands of an
