@@ -907,7 +907,7 @@ def _traced_for_call(fn, how, /, **arguments):
     from secant.transformer.trace_source import retraced
     mode, wrt, has_aux, tuple_out, staged, batch = how
     why, error = _TRACED_WITH_ARGUMENTS[fn]
-    if fn in _CALLEES_PER_CALL:
+    if how in _CALLEES_PER_CALL.get(fn, ()):
         return _callees_per_call(fn, how)
     try:
         names = _parameter_names(fn)
@@ -931,12 +931,16 @@ def _traced_for_call(fn, how, /, **arguments):
             if fn not in _ESCALATED:
                 _mark_run_time_callee(refused, fn)
             raise refused from None
-        _CALLEES_PER_CALL[fn] = True
+        _CALLEES_PER_CALL.setdefault(fn, set()).add(how)
         return gen
     return generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)
 
 
-_CALLEES_PER_CALL = weakref.WeakKeyDictionary()    # function -> True: traced whole, it fails
+# function -> the transforms (how) whose form of it is its own source with its callees traced
+# per call, as its whole trace fails: per transform, as that form may be made for one (vmap)
+# and refused for another (grad: a differentiated object stored in a global), whose error a
+# caller's trace then answers (a mark for every transform would raise it there instead)
+_CALLEES_PER_CALL = weakref.WeakKeyDictionary()
 
 
 def _callees_per_call(fn, how):
