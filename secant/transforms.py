@@ -1105,10 +1105,10 @@ def rerun_if_rebound(gen, out, again, fn):
 
     This is the one place a call runs the user's Python twice under a transform (issue 15:
     effects once per call): the values the first run computed used the callee bound before,
-    and generated code cannot resume mid-function. It happens on a call that rebinds such a
-    name (in practice the first; one that rebinds it at every call is refused). Avoiding it
-    would take resolving at run time each global a reachable function assigns with `global`
-    (tests/test_effects15b_rebound.py, a strict xfail)."""
+    and generated code cannot resume mid-function. A global callee its module assigns under a
+    `global` declaration is read at run time instead (transformer/global_writes.py
+    rebound_callee), so this answers what that does not see: a class defined or first met
+    during the call, a name rebound through the module object or a closure cell."""
     if _current(gen, after_run=True):
         return out
     gen, out = again()
@@ -3705,9 +3705,10 @@ def jvp(fun, primals, tangents, has_aux=False):
         if keyword:         # fun has parameters with defaults: tangents go by keyword
             return gen, gen(*primals, **dict(zip(names, tangents)))
         return gen, gen(*primals, *tangents)
+    from secant.transformer.trace_source import once_per_call
     try:
         try:
-            with RetryAnswered(fun) as answered:
+            with RetryAnswered(fun) as answered, once_per_call():
                 gen, out = run()
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
@@ -3717,7 +3718,8 @@ def jvp(fun, primals, tangents, has_aux=False):
             # with the call's arguments, instead (traced_for_call_instead)
             if not traced_for_call_instead(fun, e):
                 raise
-        return run()[1]
+        with once_per_call():
+            return run()[1]
     except Exception as e:
         _note_user_lines(e)
         raise
@@ -3897,6 +3899,10 @@ def _without_effects(fn, positions):
         replay = generate(fn, tuple(positions), "replay", staged=_staging())
     except SecantError:     # (the derivative, generated next, says why)
         return fn
+    why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
+    if why is not None:     # (traced on each call: its trace, taken once for the call, whose
+        from secant.transformer.trace_source import retraced      # run made the effects)
+        return retraced(fn, why)
     return replay if getattr(replay, "__secant_effects__", False) else fn
 
 
@@ -4060,11 +4066,12 @@ class _Jacobian:
             out = self._run(args, positions)
             return self._used, out
 
+        from secant.transformer.trace_source import once_per_call
         try:
             try:
                 # (a run-time callee no transform takes: answered from this call's values,
                 # the function traced whole from the next call; else traced whole now)
-                with RetryAnswered(self._inner) as answered:
+                with RetryAnswered(self._inner) as answered, once_per_call():
                     used, out = run()
                     if used is not None:        # (a callee rebound as it ran: run again)
                         out = rerun_if_rebound(used, out, run, self.fun)
@@ -4072,7 +4079,8 @@ class _Jacobian:
             except SecantError as e:
                 if not traced_for_call_instead(self._inner, e):
                     raise
-                used, out = run()
+                with once_per_call():
+                    used, out = run()
             jac, _, aux = out
         except Exception as e:
             _note_user_lines(e)

@@ -1089,6 +1089,10 @@ def retraced(fn, why, arguments=None, active=()):
     traces with the same text and the same objects bound to its free names are one function,
     so the one built first is returned (and the transforms' caches keep its derivatives)."""
     import collections
+    taken = getattr(_this_call, "traces", None) if arguments is None else None
+    if taken is not None and (fn, why) in taken:    # (this call's trace: taken once)
+        _collect(fn, why, taken[fn, why])
+        return taken[fn, why]
     name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
         else "lambda_"
     run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True,
@@ -1110,6 +1114,8 @@ def retraced(fn, why, arguments=None, active=()):
         kept.move_to_end(key)
         if arguments is None:
             _collect(fn, why, hit[0])
+            if taken is not None:
+                taken[fn, why] = hit[0]
         return hit[0]
     gen = _load_traced(fn, source, name, free, user_cells, _origins(rec, 3))
     # (one traced for a call's arguments is traced again by its dispatcher at each call,
@@ -1120,7 +1126,30 @@ def retraced(fn, why, arguments=None, active=()):
         kept.popitem(last=False)
     if arguments is None:
         _collect(fn, why, gen)
+        if taken is not None:
+            taken[fn, why] = gen
     return gen
+
+
+_this_call = threading.local()      # .traces: {(fn, why): its trace} of the call running
+
+
+@contextlib.contextmanager
+def once_per_call():
+    """`with once_per_call():` around one call of a transformed function: each function
+    traced on each call (retraced without a call's arguments) is traced once in it, however
+    many times the transform's guards and generation ask for its trace (jvp's generation takes
+    it, then the guard of the derivative made from it asks again; jacfwd reads its output's
+    layout, then its jvp): its Python effects run once per call, as JAX traces a function once
+    per transformation call. Calls nested in it share its traces."""
+    if getattr(_this_call, "traces", None) is not None:
+        yield
+        return
+    _this_call.traces = {}
+    try:
+        yield
+    finally:
+        _this_call.traces = None
 
 
 _collecting = threading.local()     # .stack: the guard lists of the jit traces running
