@@ -34,7 +34,7 @@ from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
     signature_of
-from secant.transformer.properties import PlainReads, attribute_reader
+from secant.transformer.properties import PlainReads, attribute_reader, reads_computed
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -3151,6 +3151,8 @@ def _transform(fun, argnums, mode, has_aux):
             try:
                 fn = current() if form is None else \
                     generate(form, positions, mode, has_aux, tuple_out)
+                if form is None and reads_computed(fn, args):   # (an object's __getattr__
+                    fn = current()                  # computes a name read as a field: again)
                 # plain arithmetic on floats runs on NumPy's values (secant/raw_eager.py)
                 out = raw_eager.run(fn, args) if raw_ok and not kwargs else raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
@@ -3701,6 +3703,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     fun = _objects_form(fun, primals) or fun
     def run():
         gen = _jvp_generated(fun, active, has_aux)
+        if reads_computed(gen, primals):    # (an object's __getattr__ computes a name read
+            gen = _jvp_generated(fun, active, has_aux)      # as a field: generated again)
         names, keyword, _ = forward._tangent_params(gen, len(active))
         if keyword:         # fun has parameters with defaults: tangents go by keyword
             return gen, gen(*primals, **dict(zip(names, tangents)))

@@ -177,7 +177,7 @@ CPU_SECONDS = {
     "test_lib15d_ndimage.py": 22, "test_lib15d_numpy.py": 5,
     "test_lib15d_more_api.py": 11, "test_lib15d_interpolate.py": 30,
     "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1,
-    "test_mod15_followed.py": 4, "test_mod15_rebound.py": 3,
+    "test_mod15_followed.py": 4, "test_mod15_rebound.py": 3, "test_mod15_getattr.py": 4,
 }
 PER_TEST = 0.08
 
