@@ -140,9 +140,13 @@ def reads_computed(gen, args):
     is an object whose own __getattr__ computes a name gen reads as a plain field (its
     PlainReads guard's names), found before the call runs: learned (learn_computed), so the
     caller generates gen again, reading it through the class's code."""
-    objects = [obj for a in args for obj in (
-        a.values() if type(a) is dict else a if type(a) in (list, tuple) else (a,))
-        if _hooked(type(obj))]
+    objects = None
+    for a in args:
+        if type(a) in _UNHOOKED:        # (arrays, numbers: at once, on every call)
+            continue
+        for obj in a.values() if type(a) is dict else a if type(a) in (list, tuple) else (a,):
+            if _hooked(type(obj)):
+                objects = (objects or []) + [obj]
     if not objects:
         return False
     names = set()
@@ -162,6 +166,7 @@ def reads_computed(gen, args):
 
 
 _hooked_types = weakref.WeakKeyDictionary()
+_UNHOOKED = set()       # types without a user __getattr__ (containers aside), met so far
 
 
 def _hooked(cls):
@@ -172,6 +177,8 @@ def _hooked(cls):
     except TypeError:
         return False
     out = _hooked_types[cls] = _user_getattr(cls) is not None
+    if not out and cls not in (dict, list, tuple) and len(_UNHOOKED) < 256:
+        _UNHOOKED.add(cls)
     return out
 
 
