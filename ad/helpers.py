@@ -767,6 +767,13 @@ def field_in_aux(tree, name):
     class that does. Its cotangent or tangent as a field would be wrong (set through the
     property, or dropped as aux data): refused, never a wrong value."""
     how = properties.computed_how(tree, name)
+    if how == "computed by __getattr__ from the name":
+        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                              f"{name} as a field: {type(tree).__name__}.__getattr__ computes it "
+                              f"from the name (no field holds it), which secant found only when "
+                              f"the code ran; it reads {name} through that code from the next "
+                              f"call (or name it in __getattr__: `if name == {name!r}`, or read "
+                              f"it in a method of the class){where()}")
     if how is not None:
         raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
                               f"{name}, {how}, as a field (secant met "

@@ -350,6 +350,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
+    from secant.transformer.properties import reads_computed
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
                                    RetryAnswered, generate, rerun_if_rebound, staged,
@@ -453,6 +454,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         plan.axes = [0 if ax == "tree" else ax for ax in plan.axes]
         try:
             gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)
+            if reads_computed(gen, args):   # (an object's __getattr__ computes a name read as
+                gen = gen_for(plan, sorted(kwargs), active_trace() is not None, args)  # a field)
             user = fun if base is not fun else base
             try:
                 # (a run-time callee that no transform takes: answered from this call's

@@ -34,7 +34,7 @@ from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
     signature_of
-from secant.transformer.properties import PlainReads, attribute_reader
+from secant.transformer.properties import PlainReads, attribute_reader, reads_computed
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -907,7 +907,7 @@ def _traced_for_call(fn, how, /, **arguments):
     from secant.transformer.trace_source import retraced
     mode, wrt, has_aux, tuple_out, staged, batch = how
     why, error = _TRACED_WITH_ARGUMENTS[fn]
-    if fn in _CALLEES_PER_CALL:
+    if how in _CALLEES_PER_CALL.get(fn, ()):
         return _callees_per_call(fn, how)
     try:
         names = _parameter_names(fn)
@@ -931,12 +931,16 @@ def _traced_for_call(fn, how, /, **arguments):
             if fn not in _ESCALATED:
                 _mark_run_time_callee(refused, fn)
             raise refused from None
-        _CALLEES_PER_CALL[fn] = True
+        _CALLEES_PER_CALL.setdefault(fn, set()).add(how)
         return gen
     return generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)
 
 
-_CALLEES_PER_CALL = weakref.WeakKeyDictionary()    # function -> True: traced whole, it fails
+# function -> the transforms (how) whose form of it is its own source with its callees traced
+# per call, as its whole trace fails: per transform, as that form may be made for one (vmap)
+# and refused for another (grad: a differentiated object stored in a global), whose error a
+# caller's trace then answers (a mark for every transform would raise it there instead)
+_CALLEES_PER_CALL = weakref.WeakKeyDictionary()
 
 
 def _callees_per_call(fn, how):
@@ -1101,10 +1105,10 @@ def rerun_if_rebound(gen, out, again, fn):
 
     This is the one place a call runs the user's Python twice under a transform (issue 15:
     effects once per call): the values the first run computed used the callee bound before,
-    and generated code cannot resume mid-function. It happens on a call that rebinds such a
-    name (in practice the first; one that rebinds it at every call is refused). Avoiding it
-    would take resolving at run time each global a reachable function assigns with `global`
-    (tests/test_effects15b_rebound.py, a strict xfail)."""
+    and generated code cannot resume mid-function. A global callee its module assigns under a
+    `global` declaration is read at run time instead (transformer/global_writes.py
+    rebound_callee), so this answers what that does not see: a class defined or first met
+    during the call, a name rebound through the module object or a closure cell."""
     if _current(gen, after_run=True):
         return out
     gen, out = again()
@@ -3147,6 +3151,8 @@ def _transform(fun, argnums, mode, has_aux):
             try:
                 fn = current() if form is None else \
                     generate(form, positions, mode, has_aux, tuple_out)
+                if form is None and reads_computed(fn, args):   # (an object's __getattr__
+                    fn = current()                  # computes a name read as a field: again)
                 # plain arithmetic on floats runs on NumPy's values (secant/raw_eager.py)
                 out = raw_eager.run(fn, args) if raw_ok and not kwargs else raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
@@ -3697,13 +3703,16 @@ def jvp(fun, primals, tangents, has_aux=False):
     fun = _objects_form(fun, primals) or fun
     def run():
         gen = _jvp_generated(fun, active, has_aux)
+        if reads_computed(gen, primals):    # (an object's __getattr__ computes a name read
+            gen = _jvp_generated(fun, active, has_aux)      # as a field: generated again)
         names, keyword, _ = forward._tangent_params(gen, len(active))
         if keyword:         # fun has parameters with defaults: tangents go by keyword
             return gen, gen(*primals, **dict(zip(names, tangents)))
         return gen, gen(*primals, *tangents)
+    from secant.transformer.trace_source import once_per_call
     try:
         try:
-            with RetryAnswered(fun) as answered:
+            with RetryAnswered(fun) as answered, once_per_call():
                 gen, out = run()
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
@@ -3713,7 +3722,8 @@ def jvp(fun, primals, tangents, has_aux=False):
             # with the call's arguments, instead (traced_for_call_instead)
             if not traced_for_call_instead(fun, e):
                 raise
-        return run()[1]
+        with once_per_call():
+            return run()[1]
     except Exception as e:
         _note_user_lines(e)
         raise
@@ -3893,6 +3903,10 @@ def _without_effects(fn, positions):
         replay = generate(fn, tuple(positions), "replay", staged=_staging())
     except SecantError:     # (the derivative, generated next, says why)
         return fn
+    why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
+    if why is not None:     # (traced on each call: its trace, taken once for the call, whose
+        from secant.transformer.trace_source import retraced      # run made the effects)
+        return retraced(fn, why)
     return replay if getattr(replay, "__secant_effects__", False) else fn
 
 
@@ -4056,11 +4070,12 @@ class _Jacobian:
             out = self._run(args, positions)
             return self._used, out
 
+        from secant.transformer.trace_source import once_per_call
         try:
             try:
                 # (a run-time callee no transform takes: answered from this call's values,
                 # the function traced whole from the next call; else traced whole now)
-                with RetryAnswered(self._inner) as answered:
+                with RetryAnswered(self._inner) as answered, once_per_call():
                     used, out = run()
                     if used is not None:        # (a callee rebound as it ran: run again)
                         out = rerun_if_rebound(used, out, run, self.fun)
@@ -4068,7 +4083,8 @@ class _Jacobian:
             except SecantError as e:
                 if not traced_for_call_instead(self._inner, e):
                     raise
-                used, out = run()
+                with once_per_call():
+                    used, out = run()
             jac, _, aux = out
         except Exception as e:
             _note_user_lines(e)

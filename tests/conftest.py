@@ -169,7 +169,7 @@ CPU_SECONDS = {
     "test_others7_optax.py": 4, "test_numpy_products.py": 4, "test_lax_loops_second_order.py": 4,
     "test_lean20h.py": 4, "test_others2_control.py": 4,
     "test_ops15b_operators.py": 32, "test_ops15b_effects.py": 7,
-    "test_effects15_modules.py": 26, "test_effects15b_sweep.py": 30,
+    "test_effects15_modules.py": 26, "test_effects15b_sweep.py": 19,
     "test_effects15b_rebound.py": 3,
     "test_reland15_cotangent_kinds.py": 1, "test_lib15c_special.py": 50,
     "test_lib15c_stats.py": 15, "test_lib15c_lax.py": 8,
@@ -177,7 +177,8 @@ CPU_SECONDS = {
     "test_lib15d_tree_strict.py": 3, "test_lib15d_sparse.py": 58, "test_lib15d_lu.py": 29,
     "test_lib15d_ndimage.py": 22, "test_lib15d_numpy.py": 5,
     "test_lib15d_more_api.py": 11, "test_lib15d_interpolate.py": 30,
-    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1
+    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1,
+    "test_mod15_followed.py": 4, "test_mod15_rebound.py": 3, "test_mod15_getattr.py": 4,
 }
 PER_TEST = 0.08
 

@@ -1,12 +1,14 @@
-"""Issue 15, effects15b: first calls that still run the user's Python more than once under a
-transform. (1) A call during which the user's code rebinds a global callee that the generated
-code resolved when it was made (stale15, secant/transforms.py rerun_if_rebound): the values the
-call computed used the callee bound before (Python calls the one bound when the line runs), so
-the call is run again by the code generated now, its effects with it; later calls run them once.
+"""Issue 15, effects15b: first calls that ran the user's Python more than once under a
+transform, now once, as JAX traces a function once per transformation call. (1) A call during
+which the user's code rebinds a global callee (`global act` in a setup it calls first): such a
+name, assigned under a `global` declaration in its module, is read when the line runs (a callee
+known only at run time: transformer/global_writes.py rebound_callee), never resolved when the
+function is transformed, so the call is not run again by code generated for the new callee
+(secant/transforms.py rerun_if_rebound, which still answers a name rebound otherwise).
 (2) A function traced on each call because it changes Python state its callees read (a global
-note list): grad traces it once per call (its trace guard is asked before the run only, was
-twice), jvp and jacfwd more than once, vmap twice on the first call. Each value is checked against float64 central differences of what
-Python computes, vmap against a Python loop."""
+note list): traced once per call (trace_source.once_per_call: jvp's generation and its guard,
+jacfwd's output layout and its jvp, share the call's trace). Each value is checked against
+float64 central differences of what Python computes, vmap against a Python loop."""
 import importlib
 import itertools
 import sys
@@ -114,24 +116,11 @@ def test_rebinding_call_later_calls_run_effects_once(rebinds, x64, transform):
     assert _run(rebinds, transform)[1:] == [1, 1]
 
 
-@pytest.mark.xfail(strict=True, reason="the call that rebinds a callee resolved at transform "
-                   "time is run again by the code generated for the new callee "
-                   "(rerun_if_rebound): its values used the old one, and generated code "
-                   "cannot resume mid-function; resolving at run time each global a reachable "
-                   "function assigns with `global` would avoid it")
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
 def test_rebinding_first_call_runs_effects_once(rebinds, x64, transform):
     assert _run(rebinds, transform)[0] == 1
 
 
-_TRACED_TWICE = pytest.mark.xfail(strict=True, reason="a function traced on each call for the "
-                                  "Python state its callee changes is traced more than once "
-                                  "per call by jvp and jacfwd (its guard and its derivative's "
-                                  "generation each take the trace), and twice on vmap's first")
-
-
-@pytest.mark.parametrize("transform", [t if t == "grad" else
-                                       pytest.param(t, marks=_TRACED_TWICE)
-                                       for t in TRANSFORMS])
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
 def test_function_traced_each_call_runs_effects_once(notes, x64, transform):
     assert _run(notes, transform) == [1, 1, 1]

@@ -7,8 +7,11 @@ through a global stack (traced at transform time), and a flax-like @compact modu
 (its bound copy, known only at run time, pushes itself on a global stack, which no source
 transform follows: the first call that meets it answers that callee from the values the call
 computed, secant/transforms.py _Answer, never by running the user's function again; the loss is
-traced whole from the next call). Counted at the first, second and third call of each
-transform; every call's value is checked against float64 central differences of a NumPy
+traced whole from the next call). The module's layer reached through a dict or a
+functools.partial is followed by that trace as through a method (its stand-ins run the user's
+function through), and whether a callee's own source is its form is decided per transform
+(vmap's does not decide grad's): every case passes in every order. Counted at the first,
+second and third call of each transform; every call's value is checked against float64 central differences of a NumPy
 reference (gradients, Jacobians, Hessians) or a Python loop (vmap)."""
 import functools
 import types
@@ -17,7 +20,7 @@ import numpy as np
 import pytest
 
 import secant.numpy as jnp
-from secant import SecantError, grad, hessian, jacfwd, jacrev, jit, jvp, value_and_grad, vmap
+from secant import grad, hessian, jacfwd, jacrev, jit, jvp, value_and_grad, vmap
 
 from test_others10_modules import Dense, Module, compact
 
@@ -223,16 +226,6 @@ WANT = {"grad": (2, 2), "value_and_grad": (2, 2), "jvp": (2, 2), "jacfwd": (2, 2
         "jit_grad": (2, 0), "jit_vmap": (2, 0)}
 
 
-# Known gap (a clear SecantError, never a wrong value): the module layer reached through
-# anything but a method of the model object (a dict, getattr, a callable instance, a partial, a
-# decorator's wrapper) raises under some transforms, depending on what earlier transforms of
-# the same module classes registered: a jvp of one loss registers Module._bind to be traced with
-# each call's arguments (its source transform refuses `bound.setup()`), and a later grad of
-# another loss then cannot trace the module's __call__ (it is given a module object holding
-# differentiated arrays). Those cases are checked to raise a SecantError or to be right.
-GAP = "the module through a run-time callee other than its method: a SecantError, order-dependent"
-
-
 @pytest.mark.parametrize("mode", list(WANT))
 @pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("layer", list(LAYERS))
@@ -242,12 +235,7 @@ def test_effects_once_per_call(x64, layer, kind, mode):
     counts, results = [], []
     for _ in range(3):
         NOTES.clear()
-        try:
-            results.append(run(*args))
-        except SecantError:
-            if layer == "module" and kind != "method":
-                pytest.xfail(GAP)
-            raise
+        results.append(run(*args))
         counts.append(len(NOTES))
     want, rtol = _expected(mode, scale)
     for r in results:

@@ -271,9 +271,11 @@ def test_callee_rebound_while_the_first_call_runs(modules, x64, transform):
     np.testing.assert_allclose(float(mod.f(a)), ref(a), rtol=1e-12)    # (Python agrees)
 
 
-def test_callee_rebound_at_each_call_is_refused(modules, x64):
-    """A function that rebinds its callee each time it runs has no one derivative code:
-    refused, never answered by the code of the callee bound before."""
+def test_callee_rebound_at_each_call_is_read_at_run_time(modules, x64):
+    """A function that rebinds its callee each time it runs (`global act` in the module): the
+    name is read when the line runs (transformer/global_writes.py rebound_callee), as Python
+    does, so each call differentiates the callee bound then (was refused: no one derivative
+    code); its Python effect (the toggle) once per call."""
     mod = modules('''
 import secant.numpy as snp
 
@@ -290,5 +292,15 @@ def f(a):
     y = toggle(a)
     return act(y)
 ''')
-    with pytest.raises(secant.SecantError, match="rebinds a function it calls"):
-        secant.grad(mod.f)(0.7)
+    g, a = secant.grad(mod.f), 0.7
+    for _ in range(4):
+        before = mod.act
+        got = float(g(a))
+        assert mod.act is not before            # (toggled once by the call)
+        want = 1 - np.tanh(a) ** 2 if mod.act is secant.numpy.tanh else np.cos(a)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    xs = np.array([0.3, -1.1])
+    for _ in range(2):
+        got = np.asarray(secant.vmap(mod.f)(xs))
+        want = np.tanh(xs) if mod.act is secant.numpy.tanh else np.sin(xs)
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -33,6 +33,7 @@ from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
+from secant.transformer import global_writes
 
 UNRESOLVED = object()
 
@@ -59,7 +60,7 @@ def resolve(src, local, node):
     """The object the pure look-up `node` names, or UNRESOLVED; `local(name)`: whether a name
     is a local variable of the function (whose value only the running program knows)."""
     if isinstance(node, gast.Name):
-        if local(node.id):
+        if local(node.id) or global_writes.rebound_callee(src, node.id):
             return UNRESOLVED
         kind, obj = src.resolve_name(node.id)
         return UNRESOLVED if kind == "unbound" else obj

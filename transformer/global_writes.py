@@ -12,6 +12,10 @@ whose reads (after the writes, as in the user's program) see what the call wrote
 A global that carries a differentiated value is refused there (its derivative would be
 dropped). Only where every assignment of the name is the function's own (`G = ...`,
 `G += ...`), never a nested function's; anything else keeps the error."""
+import ast
+import os
+import types
+
 import gast
 
 from secant.transformer.hygiene import walk_scope
@@ -122,3 +126,52 @@ def _writer(namespace):
     write_global.__secant_placeholder__ = True
     write_global.__secant_writes_global__ = True    # (a loop that calls it runs as Python)
     return write_global
+
+
+def rebound_callee(src, name):
+    """Whether `name`, read by the function `src` is the source of, is a global of its module
+    naming a function (or any callable but a module) that a function of that module assigns
+    under a `global` declaration (`global act` / `act = snp.tanh` in a setup the function calls
+    first): Python calls what the name holds when the line runs, which a callee may have just
+    rebound, so it is left to run time (a call through a name known only then), never resolved
+    when the function is transformed. Resolved then, the call that rebinds it would have run
+    the old callee and been run again with code generated for the new one: the user's Python
+    twice in one call (issue 15, tests/test_effects15b_rebound.py)."""
+    if name in src.imports or name in src.closure or src.aliases.get(name, name) != name:
+        return False
+    value = src.globals.get(name, _NONE)
+    if value is _NONE or isinstance(value, types.ModuleType) or not callable(value):
+        return False
+    return name in declared_global(src.globals)
+
+
+_NONE = object()
+_DECLARED = {}      # module file -> ((mtime, size), the names its functions declare global)
+
+
+def declared_global(namespace):
+    """The names a `global` statement of the module whose globals are `namespace` declares
+    (read from its file, again when the file changes); none for a module without one."""
+    path = namespace.get("__file__")
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return frozenset()
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return frozenset()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    hit = _DECLARED.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        names = frozenset()
+    else:
+        names = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global)
+                          for n in node.names)
+    if len(_DECLARED) > 1024:
+        _DECLARED.clear()
+    _DECLARED[path] = (stamp, names)
+    return names

@@ -12,6 +12,7 @@ import inspect
 import sys
 import textwrap
 import types
+import weakref
 
 from secant import tree_util
 from secant.backends.errors import SecantTypeError, where
@@ -93,7 +94,7 @@ def _names_computed_by(cls):
     hook = _user_getattr(cls)
     return {name for klass in cls.__mro__ if klass not in (object, tuple) for name in vars(klass)
             if not name.startswith("__") and _computed(cls, name)} | (
-        _named_in(hook) if hook is not None else set())
+        _named_in(hook) | _LEARNED.get(cls, set()) if hook is not None else set())
 
 
 def may_be_computed(name):
@@ -108,14 +109,77 @@ _computed_cache = [None, frozenset()]       # (the classes' stamp, the names the
 def _computed_names():
     stamp = _stamp()
     if _computed_cache[0] != stamp:
-        names = set().union(*map(_names_computed_by, _classes()))
+        names = set().union(*map(_names_computed_by, _classes()), *_LEARNED.values())
         _computed_cache[:] = [stamp, frozenset(names)]
     return _computed_cache[1]
 
 
 def _stamp():
     """Changes when a pytree class may have been added (registered, or a namedtuple made)."""
-    return len(tree_util._node_types), len(tree_util._later), len(tuple.__subclasses__())
+    return len(tree_util._node_types), len(tree_util._later), len(tuple.__subclasses__()), \
+        _learned[0]
+
+
+# class -> the names its own __getattr__ was found computing from the name when the code ran
+# (`return self._table[name] * self.scale`: no name its code writes): read through its code
+# from then on (the stamp changes: code that read them as fields is generated again)
+_LEARNED = weakref.WeakKeyDictionary()
+_learned = [0]
+
+
+def learn_computed(cls, name):
+    """Records that cls's own __getattr__ computes `name` (_hook_computes)."""
+    names = _LEARNED.setdefault(cls, set())
+    if name not in names:
+        names.add(name)
+        _learned[0] += 1
+
+
+def reads_computed(gen, args):
+    """Whether an argument of a call of `gen` (or an item of a list, tuple or dict argument)
+    is an object whose own __getattr__ computes a name gen reads as a plain field (its
+    PlainReads guard's names), found before the call runs: learned (learn_computed), so the
+    caller generates gen again, reading it through the class's code."""
+    objects = None
+    for a in args:
+        if type(a) in _UNHOOKED:        # (arrays, numbers: at once, on every call)
+            continue
+        for obj in a.values() if type(a) is dict else a if type(a) in (list, tuple) else (a,):
+            if _hooked(type(obj)):
+                objects = (objects or []) + [obj]
+    if not objects:
+        return False
+    names = set()
+    for guard in getattr(gen, "__secant_guards__", ()):
+        if type(guard) is PlainReads:
+            names |= guard.names
+    found = False
+    for obj in objects:
+        for name in names:
+            if name not in getattr(obj, "__dict__", {}) \
+                    and inspect.getattr_static(type(obj), name, None) is None \
+                    and name not in _named_in(_user_getattr(type(obj))) \
+                    and _hook_computes(obj, name):
+                learn_computed(type(obj), name)
+                found = True
+    return found
+
+
+_hooked_types = weakref.WeakKeyDictionary()
+_UNHOOKED = set()       # types without a user __getattr__ (containers aside), met so far
+
+
+def _hooked(cls):
+    try:
+        return _hooked_types[cls]
+    except KeyError:
+        pass
+    except TypeError:
+        return False
+    out = _hooked_types[cls] = _user_getattr(cls) is not None
+    if not out and cls not in (dict, list, tuple) and len(_UNHOOKED) < 256:
+        _UNHOOKED.add(cls)
+    return out
 
 
 class PlainReads:
@@ -289,9 +353,35 @@ def computed_how(obj, name):
                                      or name not in getattr(obj, "__dict__", {})):
         return "a descriptor"
     hook = _user_getattr(type(obj)) if static is None else None
-    if hook is not None and name in _named_in(hook) and name not in getattr(obj, "__dict__", {}):
+    if hook is None or name in getattr(obj, "__dict__", {}):
+        return None
+    if name in _named_in(hook) or name in _LEARNED.get(type(obj), ()):
         return "computed by __getattr__"    # (a hook that delegates every name to a field's
+    if _hook_computes(obj, name):           # object reads fields: read as one)
+        learn_computed(type(obj), name)     # (read through its code from the next call)
+        return "computed by __getattr__ from the name"
     return None                             # object reads fields: read as one)
+
+
+def _hook_computes(obj, name):
+    """Whether obj's own __getattr__, for a name its code does not write (`return
+    self._table[name] * self.scale`: the name looked up in a dict), computes obj.name rather
+    than delegating it to a field (`getattr(self._inner, name)`, `self._table[name]`, which
+    return obj's own arrays): run once here, the value it returns is not made of obj's leaves
+    (its pytree leaves and its fields' items, by identity). A name it does not answer
+    (AttributeError) is no computed one."""
+    try:
+        value = getattr(obj, name)
+    except AttributeError:
+        return False
+    if callable(value):
+        return False
+    own = {id(leaf) for leaf in tree_util.tree_leaves(obj)}
+    fields = getattr(obj, "__dict__", None)
+    if type(fields) is dict:
+        own |= {id(leaf) for leaf in tree_util.tree_leaves(fields)}
+    return any(id(leaf) not in own for leaf in tree_util.tree_leaves(value)
+               if not isinstance(leaf, (bool, int, float, complex, str)))
 
 
 def attribute_reader(obj, name):
@@ -302,7 +392,7 @@ def attribute_reader(obj, name):
     how = computed_how(obj, name)
     if how == "a descriptor":
         return _descriptor_reader(name, static)
-    if how == "computed by __getattr__" and name.isidentifier():
+    if how is not None and how.startswith("computed by __getattr__") and name.isidentifier():
         return _hook_reader(name)
     if isinstance(static, property):
         if static.fget is None:

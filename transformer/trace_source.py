@@ -17,6 +17,7 @@ ConcretizationTypeError there too), so it raises TraceSourceError naming the use
 import builtins
 import contextlib
 import copy
+import functools
 import inspect
 import keyword
 import math
@@ -77,6 +78,7 @@ class _Recording:
         self.objects = {}       # id(a user object met while following) -> its view (_Object)
         self.classes = {}       # id(a user class met while following) -> its view (_Class)
         self.arrays_named = False   # arrays met while following: constants named in the lines
+        self.originals = {}     # id(a stand-in of a partial, dict or tuple) -> (it, the user's)
 
     def object(self, obj):
         view = self.objects.get(id(obj))
@@ -127,6 +129,7 @@ class _Recording:
 
     def source(self, value):
         """Python source for `value` (a recorded value, a recorder, a literal or container)."""
+        value = self.original(value)
         if isinstance(value, (_Value, _Named)):
             if value._rec is not self:      # (an earlier trace's, read back from a cache)
                 self.refuse(f"reads a value traced by an earlier trace of "
@@ -166,6 +169,17 @@ class _Recording:
                         "value, as an argument (its derivative would be lost)")
         return self.const(value, getattr(value, "__name__", None) or type(value).__name__
                           .lower() + "_const")
+
+    def original(self, value):
+        """The user's own partial, dict or tuple a stand-in of a following trace stands for
+        (_follow_stand_in: written into the trace, or into the user's dict, as itself), or
+        `value` itself."""
+        hit = self.originals.get(id(value))
+        return value if hit is None or hit[0] is not value else hit[1]
+
+    def stand_in(self, stand, value):
+        self.originals[id(stand)] = (stand, value)
+        return stand
 
     def index_source(self, idx):
         if isinstance(idx, tuple) and idx:
@@ -585,8 +599,7 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
             # (the function the specialised one calls, run through even when it is a
             # decorator's wrapper: recorded as a call, its derivative is this trace again)
             return _Follow(rec, value, force=True)
-        if follow and (isinstance(value, type) or _user_class(type(value))
-                       or _followed(value) is not None or _context_generator(value) is not None):
+        if follow and (isinstance(value, type) or _runs_through(value)):
             return _follow_stand_in(rec, value, name)
         if _replaceable(value):
             return _Named(rec, name, name, value)
@@ -816,7 +829,7 @@ class _Follow:
     globals and closure cells read through recorders of the same recording."""
 
     def __init__(self, rec, value, force=False):
-        self._rec = rec
+        self._rec, self._value = rec, value
         self._fn, self._self = (value, None) if force else _followed(value)
 
     def __call__(self, *args, **kwargs):
@@ -840,6 +853,103 @@ class _Follow:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return getattr(self._fn, attr)
+
+
+def _runs_through(value):
+    """Whether a following trace reads `value`, a global or free value of a function it runs,
+    through a stand-in of its own (_follow_stand_in) rather than a recorder or itself."""
+    return _user_class(type(value)) or _followed(value) is not None \
+        or _context_generator(value) is not None or _holds_followed(value)
+
+
+def _holds_followed(value, depth=0):
+    """Whether `value` is a functools.partial of a function a following trace runs through, or
+    a dict or tuple (of at most 256 items, nested twice at most) holding a user function,
+    object or class or such a partial: the trace reads it through a stand-in
+    (_container_stand_in) so that `layers["dense"](w, x)` runs the user's function through as
+    `dense(w, x)` would, never calls it on the trace's recording values."""
+    if type(value) is functools.partial:
+        return _followed(value.func) is not None
+    if depth > 1 or type(value) not in (dict, tuple) or len(value) > 256:
+        return False
+    return any(_user_class(v) if isinstance(v, type) else _user_class(type(v))
+               or _followed(v) is not None or _holds_followed(v, depth + 1)
+               for v in (value.values() if type(value) is dict else value))
+
+
+def _container_stand_in(rec, value, hint):
+    """The stand-in of `value` (_holds_followed) in a following trace, one per object: a
+    partial of the function's _Follow with its arguments' stand-ins; a tuple or dict of its
+    items' stand-ins (a dict's writes made to the user's dict too: _FollowedDict). Written into
+    the trace (an argument of a recorded call) it is the user's object itself (rec.source)."""
+    hit = rec.originals.get(("view", id(value)))
+    if hit is not None:
+        return hit[0]
+    if type(value) is functools.partial:
+        stand = functools.partial(_follow_stand_in(rec, value.func, hint),
+                                  *[_follow_stand_in(rec, a, hint) for a in value.args],
+                                  **{k: _follow_stand_in(rec, v, k)
+                                     for k, v in value.keywords.items()})
+    elif type(value) is tuple:
+        stand = tuple(_follow_stand_in(rec, v, hint) for v in value)
+    else:
+        stand = _FollowedDict({k: _follow_stand_in(rec, v, k if isinstance(k, str)
+                                                   and k.isidentifier() else hint)
+                               for k, v in value.items()})
+        stand._secant_rec, stand._secant_dict = rec, value
+    rec.originals[("view", id(value))] = (stand, value)
+    return rec.stand_in(stand, value)
+
+
+class _FollowedDict(dict):
+    """A user's dict holding functions or objects a following trace runs through, as the trace
+    reads it: their stand-ins; what the traced code writes into it is written into the user's
+    dict too (as itself where it is a stand-in), as the user's code would."""
+    __slots__ = ("_secant_rec", "_secant_dict")
+
+    def _own(self, value):
+        """`value` as the user's dict holds it: the object a stand-in of this trace stands for
+        (a followed function, object or class, a partial, dict or tuple), else itself."""
+        value = self._secant_rec.original(value)
+        if isinstance(value, _Object):
+            return object.__getattribute__(value, "_secant_obj")
+        if type(value) in (_Follow, _Class):
+            return value._value if type(value) is _Follow else value._cls
+        return value
+
+    def __setitem__(self, key, value):
+        self._secant_dict[key] = self._own(value)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        del self._secant_dict[key]
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        self._secant_dict.pop(key, *default)
+        return dict.pop(self, key, *default)
+
+    def popitem(self):
+        key, value = dict.popitem(self)
+        self._secant_dict.pop(key, None)
+        return key, value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def clear(self):
+        self._secant_dict.clear()
+        dict.clear(self)
 
 
 def _user_class(cls):
@@ -872,6 +982,8 @@ def _follow_stand_in(rec, value, hint):
         return contextlib.contextmanager(_Follow(rec, generator, force=True).__call__)
     if _followed(value) is not None:
         return _Follow(rec, value)
+    if _holds_followed(value):
+        return _container_stand_in(rec, value, hint)
     if _replaceable(value):
         return _ConstNamed(rec, hint, value)
     return value
@@ -927,9 +1039,8 @@ def _patched_module(rec, globals_, code):
         if name not in globals_ or name.startswith("__"):
             continue
         value = globals_[name]
-        if top and not (isinstance(value, type) or _user_class(type(value))
-                        or _followed(value) is not None
-                        or _context_generator(value) is not None) and _replaceable(value):
+        if top and not (isinstance(value, type) or _runs_through(value)) \
+                and _replaceable(value):
             glob[name] = _Named(rec, name, name, value)     # (the traced function's own module)
         else:
             glob[name] = _follow_stand_in(rec, value, name)
@@ -978,6 +1089,10 @@ def retraced(fn, why, arguments=None, active=()):
     traces with the same text and the same objects bound to its free names are one function,
     so the one built first is returned (and the transforms' caches keep its derivatives)."""
     import collections
+    taken = getattr(_this_call, "traces", None) if arguments is None else None
+    if taken is not None and (fn, why) in taken:    # (this call's trace: taken once)
+        _collect(fn, why, taken[fn, why])
+        return taken[fn, why]
     name = fn.__name__ if fn.__name__.isidentifier() and not keyword.iskeyword(fn.__name__) \
         else "lambda_"
     run = record(fn, context=f"{fn.__qualname__} is traced on each call ({why})", follow=True,
@@ -999,6 +1114,8 @@ def retraced(fn, why, arguments=None, active=()):
         kept.move_to_end(key)
         if arguments is None:
             _collect(fn, why, hit[0])
+            if taken is not None:
+                taken[fn, why] = hit[0]
         return hit[0]
     gen = _load_traced(fn, source, name, free, user_cells, _origins(rec, 3))
     # (one traced for a call's arguments is traced again by its dispatcher at each call,
@@ -1009,7 +1126,30 @@ def retraced(fn, why, arguments=None, active=()):
         kept.popitem(last=False)
     if arguments is None:
         _collect(fn, why, gen)
+        if taken is not None:
+            taken[fn, why] = gen
     return gen
+
+
+_this_call = threading.local()      # .traces: {(fn, why): its trace} of the call running
+
+
+@contextlib.contextmanager
+def once_per_call():
+    """`with once_per_call():` around one call of a transformed function: each function
+    traced on each call (retraced without a call's arguments) is traced once in it, however
+    many times the transform's guards and generation ask for its trace (jvp's generation takes
+    it, then the guard of the derivative made from it asks again; jacfwd reads its output's
+    layout, then its jvp): its Python effects run once per call, as JAX traces a function once
+    per transformation call. Calls nested in it share its traces."""
+    if getattr(_this_call, "traces", None) is not None:
+        yield
+        return
+    _this_call.traces = {}
+    try:
+        yield
+    finally:
+        _this_call.traces = None
 
 
 _collecting = threading.local()     # .stack: the guard lists of the jit traces running
