@@ -93,7 +93,7 @@ def cast_jvp(t, dtype):
     if snp.issubdtype(dtype, snp.inexact):
         out = t.astype(dtype)
     else:
-        out = snp.zeros_like(t, dtype=dtype)
+        out = snp.zeros_like(t).astype(dtype)
     return out
 
 
