@@ -249,3 +249,15 @@ def test_the_tangent_of_an_integer_or_bool_value_is_a_zero_of_its_dtype(x64, f):
     outs, dots = secant.vmap(lambda x: secant.jvp(f, (x,), (snp.ones_like(x),)))(XS)
     for o, t in zip(outs[1:], dots[1:]):
         assert np.asarray(t).dtype == np.asarray(o).dtype and not np.any(np.asarray(t))
+
+
+@pytest.mark.parametrize("f", [counted_while, flag_break, lax_fori, lax_scan], ids=ids)
+def test_hessian_of_a_function_that_vmaps_the_loop(x64, f):
+    """hessian of sum(vmap(f)(xs) ** 2): the jvp of the vjp of the batched loop (a batched
+    Python while runs while any example's test holds) carries the int and bool values'
+    tangents and cotangents in their dtypes; block-diagonal, each block one example's."""
+    got = np.asarray(secant.hessian(lambda xs: snp.sum(secant.vmap(f)(xs) ** 2))(XS))
+    want = np.zeros(XS.shape + XS.shape)
+    for b, x in enumerate(XS):
+        want[b, :, b, :] = np.asarray(secant.hessian(lambda y: f(y) ** 2)(x))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
