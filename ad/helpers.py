@@ -686,18 +686,26 @@ def split_at(g, n):
 
 def unmerge(g, x, keys):
     """The cotangent of `x` in the dict merge `x | {k: v, ...}` (keys `keys`): g's entries for
-    x's keys, zeros where the merge replaced them."""
+    x's keys, zeros where the merge replaced them. `x | y` of bool or integer arrays (a flag a
+    loop carries, read as a merge: transformer/containers.py) has none: x's zeros."""
+    if not isinstance(x, dict):
+        return _zeros_tree(x)
     return {k: _zeros_tree(v) if k in keys else g[k] for k, v in x.items()}
 
 
 def unmerge_grad(t, g, x, keys):
     """The cotangent of g in unmerge(g, x, keys) (its transpose): t's entries at x's keys that
-    were not replaced, zeros at g's other keys."""
+    were not replaced, zeros at g's other keys (all of them where x is an array)."""
+    if not isinstance(x, dict):
+        return _zeros_tree(g)
     return {k: t[k] if k in x and k not in keys else _zeros_tree(v) for k, v in g.items()}
 
 
 def pick(g, y):
-    """The cotangent of dict `y` in `x | y`: g's entries at y's keys."""
+    """The cotangent of dict `y` in `x | y`: g's entries at y's keys (none for a bool or integer
+    array y: its zeros)."""
+    if not isinstance(y, dict):
+        return _zeros_tree(y)
     return {k: g[k] for k in y}
 
 

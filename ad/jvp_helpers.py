@@ -87,11 +87,13 @@ def transpose_pairs(pairs):
 
 
 def cast_jvp(t, dtype):
-    """Tangent of x.astype(dtype): t cast, zeros through a cast to integers or bools (as JAX)."""
+    """Tangent of x.astype(dtype): t cast, zeros through a cast to integers or bools (JAX's
+    float0): zeros of that integer or bool dtype, as every integer value's tangent is, so a
+    loop carrying one keeps its dtype (a bool flag's tangent stays bool)."""
     if snp.issubdtype(dtype, snp.inexact):
         out = t.astype(dtype)
     else:
-        out = snp.zeros_like(t)
+        out = snp.zeros_like(t).astype(dtype)
     return out
 
 

@@ -602,8 +602,12 @@ def _add_trees(a, b):
                               and not isinstance(v, types.MethodType) else u + v, a, b)
 
 
-def _cast_like(new, old):
-    """A cotangent carried through a loop keeps the dtypes it entered with."""
+def cast_like(new, old):
+    """A cotangent carried through a loop keeps the dtypes it entered with: a body's vjp may
+    return an integer or bool carry's cotangent as floats (the cotangent of an integer value
+    read as a float); the loop's next step takes it in the dtype it entered with. Written out
+    as the reverse loop's step at second order (transformer/loop_lowering.py), so every order
+    carries the same dtypes (the tangent of an integer cast is zeros of that integer dtype)."""
     return tree_util.tree_map(lambda n, o: snp.asarray(n).astype(snp.result_type(o)), new, old)
 
 
@@ -643,7 +647,7 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
         if closed:
             closed_bars = _add_trees(closed_bars, tuple(grads[1:]))
             grads = grads[0]
-        return (_cast_like(grads, carry_bar), closed_bars, carry), None
+        return (cast_like(grads, carry_bar), closed_bars, carry), None
 
     if carries is None and active_trace() is None:
         # eagerly with nothing saved: the indices as the forward loop gave them (Python ints),
@@ -697,7 +701,7 @@ def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), co
             took = active(carry)
             carry_g = where_examples(took, carry_g, carry_bar)
             closed_g = where_examples(took, closed_g, zeros_like_tree(closed_g))
-        return _cast_like(carry_g, carry_bar), _add_trees(closed_bars, closed_g)
+        return cast_like(carry_g, carry_bar), _add_trees(closed_bars, closed_g)
 
     bars = (carry_bar, _zero_bars(closed, batch_size, closed_batched))
     if isinstance(saved, list):
@@ -739,7 +743,7 @@ def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=Fal
         grads = grads if wrt_xs or closed else (grads,)
         x_bar = grads[1] if wrt_xs else None
         closed_bars = _add_trees(closed_bars, tuple(grads[1 + int(wrt_xs):]))
-        return (_cast_like(grads[0], carry_bar), closed_bars, carry), x_bar
+        return (cast_like(grads[0], carry_bar), closed_bars, carry), x_bar
 
     (carry_bar, closed_bars, _), xs_bar = lax.scan(
         step, (carry_bar, _zero_bars(closed, batch_size, closed_batched),
@@ -820,7 +824,7 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "c
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
-         "while_loop_with_carries", "while_loop_vjp", "where_examples")
+         "while_loop_with_carries", "while_loop_vjp", "where_examples", "cast_like")
 
 # windowed operations (issue 17): lax.conv_general_dilated's transposes
 from secant.ad.conv_helpers import NAMES as _CONV_NAMES, conv_grad_lhs, conv_grad_rhs  # noqa: E402,F401,E501

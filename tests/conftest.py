@@ -103,7 +103,7 @@ CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_while15_batched_while.py": 19, "test_stale15_first_call.py": 45,
-    "test_while15b_compositions.py": 40,
+    "test_while15b_compositions.py": 40, "test_hess15_int_carries.py": 80,
     "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,

@@ -139,6 +139,8 @@ CASES = {
                                                           "b": r(3, 4)}),
     "zeros_like_tree": ("zeros_like_tree((t, x)) ", {"t": r(3), "x": r(2)}),
     "zeros_batched": ("zeros_batched((t, x), 2, False)[0] + t", {"t": r(3), "x": r(2)}),
+    # (a loop's carry cotangent in the dtypes it entered with: the int leaf cast, no derivative)
+    "cast_like": ("cast_like((t * x, x), (t, 0))[0]", {"t": r(3), "x": r(3)}),
     # secant.tree_util's functions (ops with rules: transformer/ops.py)
     "tree_leaves": ("tree_leaves({'a': t, 'b': x})[1] * tree_leaves((t, x))[0]",
                     {"t": r(3), "x": r(3)}),

@@ -131,13 +131,7 @@ def test_jacrev_of_vmap_is_each_examples_gradient_on_the_diagonal(x64, f):
         np.testing.assert_allclose(np.asarray(jac(XB)), want, rtol=1e-7, atol=1e-8)
 
 
-@pytest.mark.parametrize("f", [data_while, pytest.param(breaks, marks=pytest.mark.xfail(
-    strict=True, raises=secant.SecantError, reason=(
-        "hessian of vmap(breaks): the jvp of the vjp of the batched while with a break carries "
-        "the tangent of its bool `looping` flag, which enters as bool zeros and leaves the "
-        "body as int64 (select_batched's jvp of the flag's branches): CarryChanged at the "
-        "user's while line; not a vmap of a derivative (that is vmap(hessian), passing above)"))),
-    calls_helper], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [data_while, breaks, calls_helper], ids=lambda f: f.__name__)
 def test_hessian_of_a_function_that_vmaps_a_helper_with_the_while(x64, f):
     def total(xs):
         return snp.sum(secant.vmap(f)(xs) ** 2)

@@ -495,8 +495,9 @@ class ContainerMixin:
         if merge and (not self.batching or any(
                 self.container_kind(o) == "dict" or self._plain_dict(o) for o in (x, y))):
             # `{} | p`, `e | p`, `defaults | p` (defaults = {...}): Python merges dicts, so p
-            # is one (a differentiated value is never an integer array, the only other `|`
-            # NumPy has; under vmap it may be)
+            # is one; with no dict in sight, a merge too (under vmap, NumPy's `|`): a bool or
+            # integer array (a flag a loop carries) has no derivative, which unmerge and pick
+            # (ad/helpers.py) give for an array
             for o in (x, y):
                 if isinstance(o, ir.Var) and not self.is_container(o):
                     self.containers[o.name] = "dict"

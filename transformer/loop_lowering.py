@@ -129,7 +129,7 @@ def names():
     ours = helpers.by_name()
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
             **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "zeros_batched",
-                                    "where_examples")}}
+                                    "where_examples", "cast_like")}}
 
 
 _FUNCTION_PARAMS = ("body_fun", "cond_fun", "f", "f_vjp", "body_vjp", "active")
@@ -247,7 +247,7 @@ class _Writer:
                 "    _, carry, carry_out = step",
                 "    i = lax.stop_gradient(step[0])",
                 f"    {', '.join(['carry_g'] + gs)} = {fn}({args})",
-                f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, None)"]
+                f"    return ({_tuple([_KEPT] + _added(cbs, gs)) if k else _KEPT}, None)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
         shift, after = self._after(b["carries"], b["out"], False)
         xs = f"(snp.arange({b['lower']}, {b['upper']}), {b['carries']}, {after})"
@@ -277,7 +277,7 @@ class _Writer:
                 f"    {', '.join(['carry_bar'] + cbs)} = bars" if k else "    carry_bar = bars",
                 "    carry, x, y_bar, carry_out, y = step",
                 f"    {', '.join(own + gs)} = {fn}({args})",
-                f"    return ({_tuple(['carry_g'] + _added(cbs, gs)) if k else 'carry_g'}, "
+                f"    return ({_tuple([_KEPT] + _added(cbs, gs)) if k else _KEPT}, "
                 f"{'x_bar' if wrt_xs else 'None'})"]
         init = _tuple([ct] + self._zeros()) if k else ct
         shift, after = self._after(b["carries"], final, reverse == "True")
@@ -368,12 +368,17 @@ class _Writer:
             lines += [f"    {took} = {active[0]}({carry})",
                       f"    {carry_g} = where_examples({took}, {carry_g}, {carry_bar})"]
             lines += [f"    {g} = where_examples({took}, {g}, zeros_like_tree({g}))" for g in gs]
-        lines += [f"    return ({_tuple([carry_g] + _added(cbs, gs)) if k else carry_g}, "
-                  f"{j} + 1)"]
+        kept = f"cast_like({carry_g}, {carry_bar})"
+        lines += [f"    return ({_tuple([kept] + _added(cbs, gs)) if k else kept}, {j} + 1)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
         done = self.fresh("done")
         return lines + [f"{self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "
                         f"{step}, ({init}, 0))"]
+
+
+# a step's carry cotangent in the dtypes it entered with (ad/rule_helpers.py cast_like, as the
+# helpers' own steps do): an integer carry's cotangent stays an integer at every order
+_KEPT = "cast_like(carry_g, carry_bar)"
 
 
 def _added(bars, grads):
