@@ -291,7 +291,8 @@ class Normaliser(ContainerMixin):
         self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
-        self.list_params = _list_like_params(self.node, self.params)
+        self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
+            a.id for a in self.node.args.kwonlyargs])                    # keyword-only)
         self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
                            | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
