@@ -2128,7 +2128,7 @@ def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, sha
     (or fn a plain function active as `self`), that of _held_caller: fn passed first."""
     if mode == "jvp" and call is not None:
         return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active),
-                         *call), False
+                         *call[:2]), False       # (call[2]: its user objects' positions)
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
     if held or "self" in active and _is_held_function(fn):
