@@ -376,6 +376,8 @@ class BatchBuilder(Walker):
         if name in ("pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                     "tree_unflatten", "tree_leaves_as",
                     "stop_gradient_tree"):      # a container: every leaf batched
+            if name == "tree_unflatten":    # (a tree of a structure known when it runs: its
+                self.call_results.update(op.targets)    # items maybe lists, as a call's)
             return self.render(op, {p: self.batched_src(o) if p != "treedef" else _src(o)
                                     for p, o in op.operands.items()}), True
         if name == "getitem" and getattr(op, "container", False):   # b[1:], b[i] of a list
@@ -429,6 +431,9 @@ class BatchBuilder(Walker):
             # c[0]: a field of a batched tuple, or an element of each example of an array
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
         if name in ("field", "attribute", "getattr"):
+            tree = op.operands.get("tree")      # cols["a"] of such a tree: maybe a list too
+            if isinstance(tree, ir.Var) and tree.name in self.call_results:
+                self.call_results.update(op.targets)
             return self.render(op), True
         if name == "einsum":        # a label for the batch axis (ad/einsum_rules.py)
             params = [p for p in OPS[name].arrays if p in op.operands]

@@ -8,6 +8,9 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py --theme science   # one module's programs
     .venv/bin/python bench/user_programs.py --second   # the second battery (autograd, Tangent,
                                 # functorch, recipes; + grad∘grad∘grad), then its bad inputs
+    .venv/bin/python bench/user_programs.py --third    # the third battery (the JAX docs'
+                                # examples, modules, optimizers, science, classroom AD), then
+                                # its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -25,7 +28,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, SECOND, checks  # noqa: E402
+from user_programs import ALL, SECOND, THIRD, checks  # noqa: E402
 
 
 def outcome(case, name):
@@ -47,14 +50,17 @@ def main():
     parser.add_argument("-k", default="", help="only programs whose name contains this")
     parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
     parser.add_argument("--second", action="store_true", help="the second battery (explore15i)")
+    parser.add_argument("--third", action="store_true", help="the third battery (explore15j)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    transforms = checks.SECOND_TRANSFORMS if opts.second else checks.TRANSFORMS
+    later = opts.second or opts.third
+    transforms = checks.SECOND_TRANSFORMS if later else checks.TRANSFORMS
     names = list(transforms)
-    cases = [c for c in (SECOND if opts.second else ALL) if opts.k in c.name
+    battery = THIRD if opts.third else SECOND if opts.second else ALL
+    cases = [c for c in battery if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
-    col = 14 if opts.second else 9          # (grad∘grad∘grad)
+    col = 14 if later else 9          # (grad∘grad∘grad)
     print("program".ljust(width), " ".join(n[:col].ljust(col) for n in names))
     failures, passed, total = [], 0, 0
     start = time.time()
@@ -73,8 +79,11 @@ def main():
             if letter not in ".j":
                 failures.append((case.name, name, letter, why))
         print(case.name.ljust(width), " ".join(r.ljust(col) for r in row), flush=True)
-    if opts.second and not opts.k and not opts.theme:      # the bad inputs a user gives them
-        from user_programs import bad_inputs
+    if later and not opts.k and not opts.theme:      # the bad inputs a user gives them
+        if opts.third:
+            from user_programs import bad_inputs_third as bad_inputs
+        else:
+            from user_programs import bad_inputs
         for cid, case in bad_inputs.CASES.items():
             with contextlib.redirect_stdout(io.StringIO()):
                 got, why = bad_inputs.classify(case)

@@ -1664,8 +1664,12 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
     kw_sig = ", *, " + ", ".join(keywords) if keywords else ""
     call_args = (["fn"] if 0 in wrt else []) + params[1:1 + n]   # (fn: its __call__'s self)
     args = call_args + ["*rest"] * star + [f"{k}={k}" for k in keywords] + ["**kw"] * double_star
-    # the call's shape: a callee with *args / **kwargs is generated for it (callees.specialise)
+    # the call's shape: a callee with *args / **kwargs is generated for it (callees.specialise);
+    # then the positions (in call_args) of operands that may be user objects with operators
     shape = (len(call_args), tuple(keywords))
+    objects = getattr(caller, "__secant_objects__", ())
+    if objects and not starred:
+        shape += (tuple(i + len(call_args) - n for i in objects),)
     shape_src = f"({len(call_args)}{' + len(rest)' * star}, {tuple(keywords)!r}" \
         f"{' + tuple(kw)' * double_star})" if starred else repr(shape)
     note = ("    # fn and its arguments' number and names are known only at run time: its {} "
@@ -2128,7 +2132,7 @@ def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, sha
     (or fn a plain function active as `self`), that of _held_caller: fn passed first."""
     if mode == "jvp" and call is not None:
         return _jvp_call(_dispatch(fn, active, mode, staged, shape=call), len(active),
-                         *call), False
+                         *call[:2]), False       # (call[2]: its user objects' positions)
     from secant.transformer.callees import is_user_callable_object
     from secant.transformer.normalize import _is_library, source_of
     if held or "self" in active and _is_held_function(fn):
@@ -2173,6 +2177,11 @@ def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, sha
         n = shape[0] + 1 if bound else shape[0]      # (self passed too)
         target = specialise(target, n, shape[1])    # def apply(params, x, **kwargs): the
                                                     # function for this call's shape
+    if shape is not None and len(shape) > 2 and inspect.isfunction(target):
+        from secant.transformer.operators import objects_form      # f(Dual(x, 1.0)): d * d
+        k = 1 if bound else 0                                       # in f is Dual.__mul__
+        target = objects_form(target, [i - k in shape[2] for i in range(
+            len(inspect.signature(target).parameters))])
     params = _parameter_names(target)
     try:
         positions = tuple(a if isinstance(a, int) else params.index(a) for a in active)
@@ -3447,6 +3456,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     ints = tuple(i for i, p in enumerate(primals) if _options.all_int(p))  # (float0 cotangents)
     positions = tuple(i for i in range(len(primals)) if i not in ints)
     primals = _as_arrays(primals, range(len(primals)))     # (as JAX: all of them arrays)
+    base = _objects_form(base, primals) or base             # (d * d of user objects: __mul__)
     gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions else None
     if tracing:
         from secant.transformer.functionalize import functionalize
@@ -3821,6 +3831,7 @@ def jvp_closed(fun):
 # code that grad or jvp transforms reads `secant.jvp(f, ps, ts)` as `secant.jvp_fn(f)(*ps, *ts)`
 jvp.__secant_call_form__ = ("jvp_fn", _jvp_call_form)
 jvp_fn.__secant_factory__ = True
+jvp_closed.__secant_factory__ = True    # jvp_closed(f) with f a parameter: a dynamic call
 
 
 def linearize(fun, *primals, has_aux=False):

@@ -330,10 +330,26 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    flat = outer_treedef.flatten_up_to(pytree_to_transpose)
-    inner = [inner_treedef.flatten_up_to(x) for x in flat]
-    columns = list(zip(*inner)) if inner else [[] for _ in range(inner_treedef.num_leaves)]
-    return inner_treedef.unflatten(outer_treedef.unflatten(c) for c in columns)
+    """An outer tree of inner trees as an inner tree of outer trees (JAX's: the leaves read
+    in order, their count checked)."""
+    leaves = tree_leaves(pytree_to_transpose)
+    order = transpose_order(outer_treedef, inner_treedef, tree_structure(pytree_to_transpose))
+    return transpose_structure(outer_treedef, inner_treedef).unflatten(leaves[k] for k in order)
+
+
+def transpose_structure(outer_treedef, inner_treedef):
+    """The structure tree_transpose returns (transformer/desugar.py writes tree_transpose with
+    it and transpose_order, for the transforms)."""
+    return inner_treedef.compose(outer_treedef)
+
+
+def transpose_order(outer_treedef, inner_treedef, treedef):
+    """The leaves of a tree of structure `treedef` (an outer_treedef of inner_treedefs) in the
+    order tree_transpose returns them; JAX's TypeError when their count differs."""
+    n, m = outer_treedef.num_leaves, inner_treedef.num_leaves
+    if treedef.num_leaves != n * m:
+        raise SecantTypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
+    return [i * m + j for j in range(m) for i in range(n)]
 
 
 def keystr(path, *, simple=False, separator=""):

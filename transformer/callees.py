@@ -50,6 +50,67 @@ def unsupported(fn, what):
         return None
     return None if message is None else message.format(what=what)
 
+_TYPE_TESTS = ("isinstance", "issubclass", "callable", "hasattr")
+_PREDICATES = weakref.WeakKeyDictionary()
+
+
+def type_predicate(fn):
+    """Whether `fn` is a plain function returning a Python bool read off its arguments' types
+    alone (equinox's `is_array`: `return isinstance(x, (np.ndarray, jax.Array))`): its body
+    one `return` of isinstance / issubclass / callable / hasattr calls and `is` / `is not`
+    tests of names and attributes, joined by and / or / not. Its call has no derivative and no
+    batch axis (JAX: a bool of the tracer's type), so the transforms run it as written."""
+    if not inspect.isfunction(fn):
+        return False
+    try:
+        hit = _PREDICATES.get(fn)
+    except TypeError:
+        return False
+    if hit is None:
+        hit = _PREDICATES[fn] = _is_type_predicate(fn)
+    return hit
+
+
+def _is_type_predicate(fn):
+    from secant.transformer.parse import function_source
+    try:
+        node = function_source(fn).node
+    except Exception:       # noqa: BLE001 (no source: not one)
+        return False
+    body = node.body if isinstance(node, gast.FunctionDef) else None
+    if isinstance(node, gast.Lambda):
+        body = [gast.Return(node.body)]
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]         # (the docstring)
+    if not (body and len(body) == 1 and isinstance(body[0], gast.Return)):
+        return False
+
+    def plain(e):           # a name, an attribute chain, a constant, a tuple of them
+        if isinstance(e, gast.Tuple):
+            return all(plain(i) for i in e.elts)
+        while isinstance(e, gast.Attribute):
+            e = e.value
+        return isinstance(e, (gast.Name, gast.Constant))
+
+    def test(e):
+        if isinstance(e, gast.BoolOp):
+            return all(test(v) for v in e.values)
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
+            return test(e.operand)
+        if isinstance(e, gast.Compare):
+            return all(isinstance(o, (gast.Is, gast.IsNot)) for o in e.ops) and \
+                plain(e.left) and all(plain(c) for c in e.comparators)
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id in _TYPE_TESTS and not e.keywords:
+            known = getattr(builtins, e.func.id)
+            own = fn.__globals__.get(e.func.id, known)
+            free = fn.__code__.co_freevars
+            return own is known and e.func.id not in free and all(plain(a) for a in e.args)
+        return False
+    value = body[0].value
+    return value is not None and test(value)
+
+
 # containers whose items a look-up may read at transform time (exactly these types: no user
 # __getitem__ or defaultdict __missing__ runs)
 _PURE_CONTAINERS = (dict, list, tuple, types.MappingProxyType)
@@ -463,17 +524,20 @@ def check_distinct(name, *dicts):
 check_distinct.__secant_placeholder__ = check_distinct.__secant_check__ = True   # (reads keys)
 
 
-def dynamic_caller(n, keywords):
+def dynamic_caller(n, keywords, objects=()):
     """The callee the canonical form names for `fn(x1, ..., xn, k=...)` with fn known only at
     run time: `def dynamic_call(fn, x1, ..., xn, *, k)` (its parameters place each operand);
-    the transforms write its derivative as a dispatcher (secant/transforms.py)."""
-    hit = _CALLERS.get((n, keywords))
+    the transforms write its derivative as a dispatcher (secant/transforms.py). `objects`: the
+    positions (0 for x1) of operands that may be user objects with operators (`f(Dual(x, 1))`):
+    the dispatcher reads fn's operators on them as their class's (`d * d`: Dual.__mul__)."""
+    key = (n, keywords, objects)
+    hit = _CALLERS.get(key)
     if hit is None:
-        hit = once.build(_CALLERS, (n, keywords), lambda: _make_caller(n, keywords))
+        hit = once.build(_CALLERS, key, lambda: _make_caller(n, keywords, objects))
     return hit
 
 
-def _make_caller(n, keywords):
+def _make_caller(n, keywords, objects=()):
     params = ["fn"] + [f"x{i + 1}" for i in range(n)]
     args = params[1:] + [f"{k}={k}" for k in keywords]
     sig = ", ".join(params + (["*"] + list(keywords) if keywords else []))
@@ -482,6 +546,7 @@ def _make_caller(n, keywords):
          namespace)
     caller = namespace["dynamic_call"]
     caller.__secant_dispatch__ = (n, keywords)
+    caller.__secant_objects__ = objects
     return caller
 
 

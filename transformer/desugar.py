@@ -2753,7 +2753,7 @@ def _may_be_tree_call(d, root, chain):
 
 
 _TREE_CALLS = ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_reduce",
-               "tree_map_with_path")
+               "tree_map_with_path", "tree_transpose")
 
 
 class _TreeCalls(Hoister):
@@ -2927,6 +2927,9 @@ class _TreeCalls(Hoister):
             return node
         if name == "tree_structure" or name == "tree_flatten" and is_leaf is not None:
             return node
+        if name == "tree_transpose":
+            return self._transpose(node, args) if len(args) == 3 and not kw and \
+                is_leaf is None and not self.lazy else node
         if name == "tree_flatten" and len(args) == 1:
             tree, again = self._named(args[0], node)
             out = gast.Tuple([self._call("tree_leaves", tree),
@@ -2969,6 +2972,23 @@ class _TreeCalls(Hoister):
             return node
         self.d.changed = True
         return gast.copy_location(out, node)
+
+    def _transpose(self, node, args):
+        """`tree_transpose(outer, inner, rows)` as the leaves it reorders:
+        `tree_unflatten(transpose_structure(outer, inner), [leaves[k] for k in
+        transpose_order(outer, inner, tree_structure(rows))])`, leaves = tree_leaves(rows)."""
+        outer, again_outer = self._named(args[0], node, "outer")
+        inner, again_inner = self._named(args[1], node, "inner")
+        tree, again_tree = self._named(args[2], node)
+        leaves, _ = self._named(self._call("tree_leaves", tree), node, "leaves")
+        k = self.d.names.fresh("k")
+        order = self._call("transpose_order", again_outer(), again_inner(),
+                           self._call("tree_structure", again_tree()))
+        comp = gast.ListComp(gast.Subscript(leaves, _name(k), gast.Load()),
+                             [gast.comprehension(_name(k, store=True), order, [], 0)])
+        self.d.changed = True
+        return gast.copy_location(self._call(
+            "tree_unflatten", self._call("transpose_structure", outer, inner), comp), node)
 
     def _reduce(self, node, args, initializer, is_leaf):
         """`tree_reduce(lambda a, b: body, tree[, init])` as the loop functools.reduce runs,

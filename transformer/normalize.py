@@ -291,7 +291,8 @@ class Normaliser(ContainerMixin):
         self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
-        self.list_params = _list_like_params(self.node, self.params)
+        self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
+            a.id for a in self.node.args.kwonlyargs])                    # keyword-only)
         self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
                            | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
@@ -3203,7 +3204,10 @@ class Normaliser(ContainerMixin):
                                  f"{'batch' if self.batching else 'differentiate'} a call of "
                                  "a function chosen that way; choose it from static values")
         self._check_not_stateful_closure(node, func)
-        caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords))
+        objects = tuple(i for i in range(len(node.args))    # f(Dual(x, 1.0)): its operators
+                        if self._may_be_object(operands[f"arg{i + 1}"]))    # are Dual's
+        caller = callees.dynamic_caller(len(node.args), tuple(k.arg for k in node.keywords),
+                                        objects)
         inner = func.value if isinstance(func, gast.Subscript) else func
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
             inner.id.lower() if isinstance(inner, gast.Name) else \
@@ -3811,6 +3815,9 @@ class Normaliser(ContainerMixin):
                 error.lax_loop_derivative = True    # jit falls back to the Python loop
                 raise error
             return self._inactive(node)
+        if callees.type_predicate(fn) and not any(
+                isinstance(a, gast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
+            return self._inactive(node)     # is_array(x): a bool of its argument's type
         refused = callees.unsupported(fn, self.what)
         if refused and self._tracked_names_in(node):
             raise self.src.error(node, refused)

@@ -8,7 +8,12 @@ generated source takes the primals and the cotangent and returns the n cotangent
 transform of the caller differentiates or batches through it (a lambda closing over locals is
 lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called.
 Written in one expression, `vjp(f, a)[1](ct)` -> `vjp_pullback(f, 1)(a, ct)` and `vjp(f, a)[0]`
--> `f(a)`."""
+-> `f(a)`.
+
+`linearize` the same way, its f_jvp a jvp at the primals (read as any jvp call):
+
+    y, f_jvp = linearize(f, a)      y = f(lin_a)         (lin_a = a just before)
+    ... f_jvp(t) ...        ->      ... jvp(f, (lin_a,), (t,))[1] ..."""
 
 import gast
 
@@ -37,13 +42,14 @@ def _may_be_vjp(d, root, chain):
     from secant.transformer.desugar import ANY
     obj = d.module_callee(root, chain)
     import secant
-    return obj is ANY or obj is secant.vjp
+    return obj is ANY or obj is secant.vjp or obj is secant.linearize
 
 
 class _Rewriter(gast.NodeTransformer):
     def __init__(self, d, stores, calls, loads):
         self.d, self.stores, self.calls, self.loads = d, stores, calls, loads
-        self.pullbacks = {}         # pb -> (the function node, its primal names, n)
+        self.pullbacks = {}         # pb -> (the function node, its primal names, "vjp" or
+                                    # "linearize")
 
     def block(self, stmts):
         out = []
@@ -60,7 +66,8 @@ class _Rewriter(gast.NodeTransformer):
                 s, (gast.FunctionDef, gast.ClassDef)) else s)
         return out
 
-    def _is_vjp(self, func):
+    def _is_vjp(self, func, kinds=("vjp",)):
+        """Whether `func` names secant.vjp (or another of `kinds`: "linearize")."""
         if not isinstance(func, (gast.Name, gast.Attribute)):
             return False
         chain = []
@@ -74,13 +81,14 @@ class _Rewriter(gast.NodeTransformer):
         for attr in reversed(chain):
             obj = getattr(obj, attr, None)
         import secant
-        return obj is secant.vjp
+        return any(obj is getattr(secant, k) for k in kinds)
 
     def _vjp_statement(self, s):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], gast.Tuple) and len(s.targets[0].elts) == 2
                 and isinstance(s.targets[0].elts[1], gast.Name)
-                and isinstance(s.value, gast.Call) and self._is_vjp(s.value.func)
+                and isinstance(s.value, gast.Call)
+                and self._is_vjp(s.value.func, ("vjp", "linearize"))
                 and not s.value.keywords and len(s.value.args) >= 2
                 and not any(isinstance(a, gast.Starred) for a in s.value.args)):
             return None
@@ -88,23 +96,27 @@ class _Rewriter(gast.NodeTransformer):
         if self.stores.get(pb) != 1 or self.calls.get(pb, 0) != self.loads.get(pb, 0):
             return None             # (pb passed on or bound again: read as written)
         fn, primals = s.value.args[0], s.value.args[1:]
-        names = [self.d.names.fresh(f"{pb}_primal") for _ in primals]
+        kind = "vjp" if self._is_vjp(s.value.func) else "linearize"
+        names = [self.d.names.fresh(f"{pb}_primal" if kind == "vjp" else "lin_primal")
+                 for _ in primals]
         pre = [located(gast.Assign(targets=[gast.Name(n, gast.Store(), None, None)], value=p,
                                    type_comment=None), s) for n, p in zip(names, primals)]
         call = gast.Call(func=fn, args=[gast.Name(n, gast.Load(), None, None) for n in names],
                          keywords=[])
         first = located(gast.Assign(targets=[s.targets[0].elts[0]], value=call,
                                     type_comment=None), s)
-        self.pullbacks[pb] = (fn, names)
+        self.pullbacks[pb] = (fn, names, kind)
         self.d.changed = True
         return pre + [first]
 
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, gast.Name) and node.func.id in self.pullbacks:
-            fn, names = self.pullbacks[node.func.id]
-            return self._pullback_call(node, fn, [gast.Name(n, gast.Load(), None, None)
-                                                  for n in names])
+            fn, names, kind = self.pullbacks[node.func.id]
+            primals = [gast.Name(n, gast.Load(), None, None) for n in names]
+            if kind == "linearize":
+                return self._jvp_call(node, fn, primals)
+            return self._pullback_call(node, fn, primals)
         inner = node.func.value if isinstance(node.func, gast.Subscript) else None
         if self._plain_vjp(inner) and isinstance(node.func.slice, gast.Constant) and \
                 node.func.slice.value == 1:
@@ -137,13 +149,24 @@ class _Rewriter(gast.NodeTransformer):
                         keywords=list(node.keywords))
         return located(new, node)
 
-    def _factory_name(self):
-        from secant.transforms import vjp_pullback
+    def _jvp_call(self, node, fn, primals):
+        """f_jvp(t) of `y, f_jvp = linearize(f, a)`: jvp(f, (a,), (t,))[1]"""
+        import copy
+        from secant.transforms import jvp
+        call = gast.Call(func=gast.Name(self._factory_name(jvp, "jvp"), gast.Load(), None, None),
+                         args=[copy.deepcopy(fn), gast.Tuple(primals, gast.Load()),
+                               gast.Tuple(list(node.args), gast.Load())], keywords=[])
+        return located(gast.Subscript(value=call, slice=gast.Constant(1, None),
+                                      ctx=gast.Load()), node)
+
+    def _factory_name(self, made=None, name="vjp_pullback"):
+        if made is None:
+            from secant.transforms import vjp_pullback as made
         for k, v in self.d.tree_names.items():
-            if v is vjp_pullback:
+            if v is made:
                 return k
-        k = self.d.names.fresh("vjp_pullback")
-        self.d.tree_names[k] = vjp_pullback
+        k = self.d.names.fresh(name)
+        self.d.tree_names[k] = made
         return k
 
 

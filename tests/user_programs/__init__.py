@@ -30,8 +30,29 @@ def _collect_second():
     return cases
 
 
+def _collect_third():
+    """The third battery (explore15j): the JAX documentation's own examples (stateful
+    computations, the autodiff cookbook, pytrees), module systems and optimizers written by
+    hand, training loops in lax.scan, science (Gaussian processes, flows, Monte Carlo, odeint,
+    Ising and molecular dynamics in fori_loop) and classroom code (dual numbers, a tape)."""
+    import importlib
+    mods = ("jaxdocs_style", "modules_style", "science_third", "classroom")
+    cases = []
+    for name in mods:
+        try:
+            mod = importlib.import_module("user_programs." + name)
+        except ModuleNotFoundError as e:
+            if e.name != "user_programs." + name:
+                raise
+            continue
+        cases.extend(mod.CASES)
+    return cases
+
+
 ALL = _collect()
 SECOND = _collect_second()
-BY_NAME = {c.name: c for c in ALL + SECOND}
-_dup = {c.name for c in SECOND} & {c.name for c in ALL}
-assert len(BY_NAME) == len(ALL) + len(SECOND), f"duplicate program names: {sorted(_dup)}"
+THIRD = _collect_third()
+BY_NAME = {c.name: c for c in ALL + SECOND + THIRD}
+_names = [c.name for c in ALL + SECOND + THIRD]
+assert len(BY_NAME) == len(_names), \
+    f"duplicate program names: {sorted({n for n in _names if _names.count(n) > 1})}"

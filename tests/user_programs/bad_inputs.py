@@ -30,20 +30,6 @@ def _line_of(fn, text):
     return inspect.getsourcefile(fn), hits[0]
 
 
-def bad(expect, inside=None):
-    """A bad input: `inside` = (program, text of its offending line); None: the `# !` line."""
-    def deco(f):
-        kw = {}
-        if inside is not None:
-            path, line = _line_of(*inside)
-            kw = dict(file=catalogue.os.path.abspath(path), line=line)
-        else:
-            kw = dict(file=HERE)
-        CASES[f.__name__] = catalogue.Case(f.__name__, "explore15i", f, expect, f, **kw)
-        return f
-    return deco
-
-
 def classify(case):
     """The catalogue's outcome, where an error raised by Python itself inside the program
     (`None[1:]`, a list indexed by a string: JAX raises the same) names the program's line in
@@ -64,12 +50,30 @@ def classify(case):
     return "wrong", f"no error (expected {case.expect})"
 
 
-def good(check, what):
-    def deco(f):
-        CASES[f.__name__] = catalogue.Case(f.__name__, "explore15i", f,
-                                           catalogue.Value(check, what), f, file=HERE)
-        return f
-    return deco
+def registrars(cases, task, here):
+    """(bad, good): decorators that register a bad input (`bad(expect, inside=(program, text of
+    its offending line))`, None: the `# !` line) and an awkward input JAX accepts (`good(check,
+    what)`) in `cases`, for `task`'s battery written in the file `here`."""
+    def bad(expect, inside=None):
+        def deco(f):
+            kw = dict(file=here)
+            if inside is not None:
+                path, line = _line_of(*inside)
+                kw = dict(file=catalogue.os.path.abspath(path), line=line)
+            cases[f.__name__] = catalogue.Case(f.__name__, task, f, expect, f, **kw)
+            return f
+        return deco
+
+    def good(check, what):
+        def deco(f):
+            cases[f.__name__] = catalogue.Case(f.__name__, task, f,
+                                               catalogue.Value(check, what), f, file=here)
+            return f
+        return deco
+    return bad, good
+
+
+bad, good = registrars(CASES, "explore15i", HERE)
 
 
 W3 = np.array([0.3, -0.2, 0.5])

@@ -74,6 +74,7 @@ SECOND_TRANSFORMS["grad∘grad∘grad"] = harness.COMPOSITIONS["grad∘grad∘gr
 # (program, transform) pairs JAX itself refuses: secant must refuse them with a SecantError
 JAX_REFUSES = {
     ("custom_vjp_user", "jvp"): "forward mode of a custom_vjp function",
+    ("jd_clip_gradient", "jvp"): "forward mode of a custom_vjp function",
 }
 
 

@@ -1,0 +1,221 @@
+"""Issue 15, third battery (explore15j): the JAX documentation's own examples (stateful
+computations, the advanced-autodiff cookbook, pytrees), equinox/haiku-like modules and
+optax-like optimizers written by hand, training loops in lax.scan and fori_loop, science
+(Gaussian processes, flows, Monte Carlo, odeint, Ising and molecular dynamics) and classroom
+code (dual numbers, a tape, numpy-style Python) in tests/user_programs/jaxdocs_style.py,
+modules_style.py, science_third.py and classroom.py, each through grad, hessian, grad∘grad,
+jit, jit∘grad, vmap, vmap∘grad, jvp, jacrev and (scalar ones) grad∘grad∘grad, checked against
+float64 central differences, a Python loop and the eager value (tests/user_programs/checks.py);
+and the bad inputs of tests/user_programs/bad_inputs_third.py.
+
+The default profile runs every program through one transform, rotating over the transforms;
+HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_programs.py --third`
+prints the whole table. Below: a named regression test for each fix the battery led to.
+"""
+import contextlib
+import io
+import os
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+from secant import tree_util
+from user_programs import THIRD, bad_inputs_third, checks
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+PER_PROGRAM = 1
+
+_ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
+_WHY = [      # (program, its failing transforms, why)
+    ("jd_hvp_by_hessian_matrix", ("hessian",),
+     "4th order through prod's rule (vmap of jvp of vmap of cumprod's jvp): the batched callee "
+     "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
+    ("mod_eqx_mlp", ("vmap", "vmap∘grad"),
+     "vmap(model)(x) inside, the model itself batched: no batching rule for the dispatcher"),
+    ("mod_partition_combine", ("jit", "jit∘grad"),
+     "SILENTLY WRONG: under secant's jit isinstance(tracer, jnp.ndarray) is False (JAX: True), "
+     "so equinox's is_array filter keeps the parameters static and the inner SGD step is "
+     "skipped; secant.Array/jnp.ndarray would need to accept Tracers"),
+    ("mod_partition_combine", ("vmap", "vmap∘grad", "grad∘grad", "hessian"),
+     "partition(model, is_array): keep, a parameter, is called as a function known only at run "
+     "time, its bool result read as a differentiated/batched value (a type predicate called "
+     "by name is fine)"),
+    ("mod_haiku_like", _ALL,
+     "init/apply by a getter closure: `nonlocal key` in get, and a lambda closing over params "
+     "passed on as a value"),
+    ("cls_tape_ad", _ALL,
+     "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
+     "values and passed on: refused (jacrev: an internal TypeError '_DictObject' * "
+     "'_DictObject')"),
+    ("cls_star_args", ("grad", "jit∘grad", "vmap∘grad", "grad∘grad", "jacrev", "hessian"),
+     "functools.reduce composing lambdas that close over w: the cotangent closure trees differ "
+     "(tree_map structure mismatch)"),
+    ("cls_polynomial_class", _ALL,
+     "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
+     "np.arange of it"),
+    ("cls_operator_getters", _ALL,
+     "operator.methodcaller('dot', w) holding a differentiated value: refused (jacrev: an "
+     "internal TypeError)"),
+    ("cls_rpn_calculator", _ALL, "list.pop() on a stack of differentiated values: refused"),
+]
+# (program, transform) -> why it fails today; strict: a fix must remove its entry
+KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
+KNOWN_BAD_INPUTS = {}
+
+
+@pytest.mark.parametrize("case, name", list(checks.pytest_params(
+    THIRD, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
+def test_program(x64, case, name):
+    with contextlib.redirect_stdout(io.StringIO()):
+        if (case.name, name) in checks.JAX_REFUSES:
+            with pytest.raises(secant.SecantError):
+                checks.run(case, name)
+        else:
+            checks.run(case, name)
+
+
+@pytest.mark.parametrize("cid", [
+    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
+                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs_third.CASES])
+def test_bad_input(x64, cid):
+    outcome, detail = bad_inputs_third.classify(bad_inputs_third.CASES[cid])
+    assert outcome == "correct", detail
+
+
+def test_battery_size():
+    assert len(THIRD) >= 60 and len(bad_inputs_third.CASES) >= 15
+
+
+def _fd(f, x, h=1e-6):
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+# --- regression tests of what the battery found ---------------------------------------------------
+class _Dual:
+    def __init__(self, val, eps=0.0):
+        self.val, self.eps = val, eps
+
+    def __mul__(self, other):
+        other = other if isinstance(other, _Dual) else _Dual(other)
+        return _Dual(self.val * other.val, self.val * other.eps + self.eps * other.val)
+
+    __rmul__ = __mul__
+
+
+def _cube(d):
+    return d * d * d
+
+
+def _derivative(f, x):
+    return f(_Dual(x, 1.0)).eps
+
+
+def _dual_program(x):
+    return _derivative(_cube, x) + x
+
+
+def test_dual_numbers_through_a_function_passed_in(x64):
+    """cls_dual_numbers: `f(Dual(x, 1.0)).eps` with f a parameter (a call of a function known
+    only at run time) read `d * d` in f as an array product (its rule 2 * d * ct, which Dual's
+    __rmul__ then took): grad was silently wrong (-0.05 for 11.3). The call site now says which
+    operands are user objects with operators and the dispatcher reads f's operators on them
+    as the class's; vjp of a function of user objects reads them so too."""
+    for x in (0.7, -1.3):
+        np.testing.assert_allclose(secant.grad(_dual_program)(x), 6 * x + 1, rtol=1e-12)
+        np.testing.assert_allclose(secant.jit(secant.grad(_dual_program))(x), 6 * x + 1)
+        np.testing.assert_allclose(secant.hessian(_dual_program)(x), 6.0, rtol=1e-12)
+    _, pullback = secant.vjp(lambda d: d * d, _Dual(0.7, 1.0))
+    ct = pullback(_Dual(0.0, 1.0))[0]
+    assert (float(ct.val), float(ct.eps)) == pytest.approx((2.0, 1.4))
+
+
+def _is_array(x):
+    return isinstance(x, (np.ndarray, jnp.ndarray))
+
+
+def _filtered(w):
+    model = {"w": w, "scale": 0.5}
+    arrays = tree_util.tree_map(lambda v: v if _is_array(v) else None, model)
+    return jnp.sum(arrays["w"] ** 3) * model["scale"]
+
+
+def test_a_type_predicate_helper_has_no_derivative(x64):
+    """mod_partition_combine: equinox's `is_array(x)` (a helper returning isinstance(...)) was a
+    differentiated value under grad∘grad and vmap, so `x if is_array(x) else None` was refused
+    (bool() of a differentiated value); a helper whose body returns only type tests is now run
+    as written."""
+    w = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(secant.hessian(_filtered)(w), np.diag(3.0 * w), rtol=1e-12)
+    np.testing.assert_allclose(secant.vmap(_filtered)(np.stack([w, 2 * w])),
+                               [_filtered(w), _filtered(2 * w)], rtol=1e-12)
+
+
+def _hvp_rev_fwd(f, x, v):
+    return secant.grad(lambda q: secant.jvp(f, (q,), (v,))[1])(x)
+
+
+def _uses_hvp(x):
+    return jnp.sum(_hvp_rev_fwd(lambda y: jnp.sum(jnp.sin(y) * y ** 2), x, jnp.ones(3)) ** 2)
+
+
+def test_jvp_of_a_function_passed_in_under_grad(x64):
+    """jd_hvp_rev_over_fwd: the cookbook's reverse-over-forward hvp, f a parameter of the
+    helper: grad of it refused `jvp_closed(f)` (no rule); it is now a call of a function known
+    at run time."""
+    x = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(secant.grad(_uses_hvp)(x), _fd(_uses_hvp, x), rtol=1e-6)
+
+
+def _linearized(x):
+    y, f_jvp = secant.linearize(lambda z: jnp.sin(z) * z, x)
+    return jnp.sum(y) + jnp.sum(f_jvp(jnp.ones(3)) ** 2)
+
+
+def test_linearize_inside_a_transformed_function(x64):
+    """jd_linearize: `y, f_jvp = linearize(f, x)` in a function grad reads was refused; it
+    reads as `y = f(x)` and f_jvp(t) as jvp(f, (x,), (t,))[1]."""
+    x = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(secant.grad(_linearized)(x), _fd(_linearized, x), rtol=1e-6)
+    np.testing.assert_allclose(secant.vmap(_linearized)(np.stack([x, -x])),
+                               [_linearized(x), _linearized(-x)], rtol=1e-12)
+
+
+def _transposed(rows):
+    cols = tree_util.tree_transpose(tree_util.tree_structure([0, 0]),
+                                    tree_util.tree_structure({"a": 0, "b": 0}), rows)
+    return jnp.sum(cols["a"][0] * cols["b"][1]) + jnp.sum(cols["a"][1] ** 3)
+
+
+def test_tree_transpose_under_the_transforms(x64):
+    """jd_tree_transpose: tree_transpose had no derivative; it reads as the leaves it reorders
+    (and hessian of its columns read list items by batch_index: the items of a tree_unflatten
+    are now read as a list's or an array's when the code runs)."""
+    a0, b0, a1, b1 = (np.array([0.1, 0.2]) * k for k in (1, 2, 3, 4))
+    rows = [{"a": a0, "b": b0}, {"a": a1, "b": b1}]
+    g = secant.grad(_transposed)(rows)
+    np.testing.assert_allclose(g[0]["a"], b1)
+    np.testing.assert_allclose(g[1]["b"], a0)
+    np.testing.assert_allclose(g[1]["a"], 3 * a1 ** 2)
+    h = secant.hessian(_transposed)(rows)
+    np.testing.assert_allclose(h[1]["a"][1]["a"], np.diag(6 * a1))
+    with pytest.raises(TypeError, match="Mismatch"):
+        tree_util.tree_transpose(tree_util.tree_structure([0, 0, 0]),
+                                 tree_util.tree_structure({"a": 0, "b": 0}), rows)
+
+
+@pytest.mark.parametrize("name", ["opt_adam_tree", "opt_clip_chain"])
+def test_hessian_of_a_loop_over_a_tuple_state(x64, name):
+    """opt_adam_tree / opt_clip_chain: hessian of an optax-like chain (`for t, s in
+    zip(transforms, state)` in its update): vmap of the jvp read the tangent state_dot (a
+    keyword-only parameter) as an array, `state_dot[batch_index(i)]` of a tuple (TypeError)."""
+    case = next(c for c in THIRD if c.name == name)
+    with contextlib.redirect_stdout(io.StringIO()):
+        checks.run(case, "hessian")
