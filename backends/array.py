@@ -299,3 +299,26 @@ def _rebuild(value, weak):
 
 
 core._Array = Array
+
+
+class _ArrayType(type):
+    def __instancecheck__(cls, value):
+        return isinstance(value, (Array, core.Tracer))
+
+    def __subclasscheck__(cls, kind):
+        return issubclass(kind, (Array, core.Tracer))
+
+
+class PublicArray(metaclass=_ArrayType):
+    """secant.Array and secant.numpy.ndarray, as jax.Array: the type users test values against.
+    isinstance is True for an array and for a traced value inside jit (a Tracer, as JAX's), so
+    `x if isinstance(x, jnp.ndarray) else None` (equinox's filters) takes the same branch under
+    jit as eagerly; False for NumPy arrays and Python numbers. secant's own code tests against
+    Array, the concrete class."""
+
+    def __new__(cls, *a, **k):
+        raise SecantTypeError("create arrays with secant.numpy.array/asarray, not secant.Array()")
+
+
+PublicArray.__name__ = PublicArray.__qualname__ = "Array"
+PublicArray.__module__ = "secant"

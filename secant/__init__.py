@@ -3,7 +3,7 @@
 grad, jvp, vmap and pmap write new, readable Python functions; jit traces them into StableHLO and
 runs them through XLA's PJRT runtime.
 """
-from secant.backends.array import Array
+from secant.backends.array import PublicArray as Array
 from secant.backends.config import config
 from secant.backends.errors import (ConcretizationError, SecantError, SecantTypeError,
                                     SecantValueError, UnexpectedTracerError, UnsupportedError)

@@ -9,6 +9,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import debug
+from secant.backends.array import Array
 
 
 def f(x, c):
@@ -89,8 +90,8 @@ def test_callback_gets_arrays_eagerly_jit_and_vmap():
     g(snp.arange(2.0))
     out = secant.jit(g)(snp.arange(2.0))
     secant.vmap(g)(snp.arange(2.0))
-    assert seen == [(secant.Array, [0.0, 1.0], 2), (secant.Array, [0.0, 1.0], 2),
-                    (secant.Array, 0.0, 2), (secant.Array, 1.0, 2)]
+    assert seen == [(Array, [0.0, 1.0], 2), (Array, [0.0, 1.0], 2),
+                    (Array, 0.0, 2), (Array, 1.0, 2)]
     np.testing.assert_array_equal(np.asarray(out), [0.0, 2.0])
 
 

@@ -8,7 +8,7 @@ import importlib as _importlib
 import numpy as _np
 
 from secant.backends import dtypes as _dtypes
-from secant.backends.array import Array as ndarray  # noqa: F401
+from secant.backends.array import PublicArray as ndarray  # noqa: F401
 from secant.numpy import (conversion, ufuncs, creation, shape, reductions, products,  # noqa: F401
                           indexing, methods, extra)
 
