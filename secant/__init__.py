@@ -18,7 +18,7 @@ from secant import random
 from secant import debug
 from secant.debug import pure_callback
 from secant.api_extras import (ShapeDtypeStruct, ensure_compile_time_eval, eval_shape,
-                               named_call, named_scope)
+                               linear_transpose, named_call, named_scope, typeof)
 from secant.transforms import (grad, hessian, jacfwd, jacrev, jvp, jvp_fn, linearize, source,
                                value_and_grad, vjp)
 from secant.batch import vmap
@@ -48,6 +48,21 @@ from secant.jaxpr import make_jaxpr  # noqa: E402
 from secant import example_libraries  # noqa: E402  (jax.example_libraries)
 from secant import ops  # noqa: E402  (jax.ops: segment_sum, segment_prod, segment_max, segment_min)
 from secant.backends.errors import named_at_call as _named_at_call
+from secant.checkpoint_policies import checkpoint_policies  # noqa: E402
+from secant import config_states as _config_states  # noqa: E402  (jax.enable_x64, disable_jit, ...)
+for _name in _config_states.__all__:
+    globals()[_name] = getattr(_config_states, _name)
+float0 = dtypes.float0
+host_count = process_count          # (JAX's older names of process_count / process_index)
+host_id = process_index
+
+
+def process_indices(backend=None):
+    """The indices of the run's processes: [0, ..., process_count() - 1]."""
+    return list(range(process_count()))
+
+
+host_ids = process_indices
 
 # a call of the API itself with a keyword it does not take (grad(f, argnum=0)): Python's
 # TypeError, as JAX's, at the user's line
@@ -69,4 +84,6 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "device_put", "device_get", "block_until_ready", "clear_caches", "grad", "value_and_grad", "vjp", "source",
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
-           "checkpoint", "remat", "example_libraries", "ops", "make_jaxpr", "test_util"]
+           "checkpoint", "remat", "example_libraries", "ops", "make_jaxpr", "test_util",
+           "typeof", "linear_transpose", "checkpoint_policies", "float0", "host_count",
+           "host_id", "host_ids", "process_indices"] + list(_config_states.__all__)
