@@ -120,3 +120,36 @@ def test_process_names_and_environment():
     assert secant.float0 == secant.dtypes.float0
     text = secant.print_environment_info(return_string=True)
     assert "secant:" in text and "numpy:" in text
+
+
+def _doubled_but_first(s):
+    r = s * 3.0
+    factors = np.full(snp.shape(r)[-1], 2.0)     # a NumPy constant, changed in place
+    factors[0] = 1.0
+    return r * factors
+
+
+@pytest.mark.xfail(strict=True, reason="transformer gap found by lib15e: a callee's NumPy "
+                   "array changed in place (factors[0] = 1.0) is read by grad as it was "
+                   "before the change: the gradient is [6, 6, 6], silently (a top-level "
+                   "function raises 'secant arrays are immutable' instead)")
+def test_a_callee_s_numpy_constant_changed_in_place():
+    x = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(_doubled_but_first(x)), [0.0, 6.0, 12.0])
+    g = secant.grad(lambda s: snp.sum(_doubled_but_first(s)))(x)
+    np.testing.assert_allclose(np.asarray(g), [3.0, 6.0, 6.0])
+
+
+def _axes_last(z):
+    outer = tuple(i for i in range(snp.ndim(z)) if i != 0 and i != 1)
+    return snp.transpose(z, outer + (0, 1))
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason="transformer gap found by lib15e: "
+                   "under vmap, tuple(i for i in ... if a and b) is built as a list, so "
+                   "`outer + (0, 1)` raises TypeError (can only concatenate list)")
+def test_a_tuple_of_a_filtered_generator_under_vmap():
+    z = rng.normal(size=(5, 2, 3, 4))
+    got = secant.vmap(_axes_last)(z)
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.transpose(a, (2, 0, 1)) for a in z]),
+                               rtol=1e-6)
