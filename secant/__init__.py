@@ -42,6 +42,9 @@ for _name in _lax_more.__all__:
 from secant import lax_misc as _lax_misc  # noqa: E402  (and more: mulhi, reduce_xor, ...)
 for _name in _lax_misc.__all__:
     setattr(lax, _name, getattr(_lax_misc, _name))
+from secant import lax_ragged as _lax_ragged  # noqa: E402  (ragged_dot, the dot enums)
+for _name in _lax_ragged.__all__:
+    setattr(lax, _name, getattr(_lax_ragged, _name))
 from secant import random_bounds as _random_bounds  # noqa: E402,F401  (grad of uniform's bounds)
 from secant import test_util  # noqa: E402  (jax.test_util.check_grads)
 from secant.jaxpr import make_jaxpr  # noqa: E402
