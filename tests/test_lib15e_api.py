@@ -153,3 +153,22 @@ def test_a_tuple_of_a_filtered_generator_under_vmap():
     got = secant.vmap(_axes_last)(z)
     np.testing.assert_allclose(np.asarray(got), np.stack([np.transpose(a, (2, 0, 1)) for a in z]),
                                rtol=1e-6)
+
+
+def test_sequential_vmap_runs_one_example_at_a_time():
+    seen = []
+
+    @secant.custom_batching.sequential_vmap
+    def f(x, w):
+        seen.append(np.shape(x))
+        return snp.sin(x) * w
+    xs = rng.normal(size=(3, 2)).astype(np.float32)
+    want = np.sin(xs) * 2.0
+    np.testing.assert_allclose(np.asarray(secant.vmap(f, in_axes=(0, None))(xs, 2.0)), want,
+                               rtol=1e-6)
+    assert seen == [(2,)] * 3
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(f, in_axes=(0, None)))(xs, 2.0)),
+                               want, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(f(xs[0], 2.0)), want[0], rtol=1e-6)
+    assert secant.custom_derivatives.custom_jvp is secant.custom_jvp
+    assert secant.custom_batching.custom_vmap is secant.custom_vmap
