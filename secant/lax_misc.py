@@ -2,7 +2,8 @@
 and read by the transforms as source (`__secant_by_source__`): mulhi, reduce_xor, scatter_sub,
 approx_max_k / approx_min_k (exact: lax.top_k, which meets any recall target), index_take,
 the shape helpers conv_shape_tuple, conv_transpose_shape_tuple and reduce_window_shape_tuple,
-and the single-device no-ops with_sharding_constraint, composite and platform_dependent.
+the single-device no-ops with_sharding_constraint, composite and platform_dependent, and
+dtype.
 secant/__init__.py adds them to secant.lax."""
 import numpy as np
 
@@ -16,7 +17,17 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["mulhi", "reduce_xor", "scatter_sub", "approx_max_k", "approx_min_k", "index_take",
            "conv_general_dilated_patches",
            "conv_shape_tuple", "conv_transpose_shape_tuple", "reduce_window_shape_tuple",
-           "with_sharding_constraint", "composite", "platform_dependent"]
+           "with_sharding_constraint", "composite", "platform_dependent", "dtype"]
+
+
+def dtype(x):
+    """The dtype x has as a secant array (jax.lax.dtype: Python scalars at the default width)."""
+    if isinstance(x, (list, tuple)):
+        raise SecantTypeError(f"Cannot determine dtype of {x}{where()}")
+    return snp.asarray(x).dtype
+
+
+dtype.__secant_static_query__ = True        # (a dtype, whatever x's values)
 
 
 # --- integer arithmetic ------------------------------------------------------------------------

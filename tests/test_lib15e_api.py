@@ -172,3 +172,17 @@ def test_sequential_vmap_runs_one_example_at_a_time():
     np.testing.assert_allclose(np.asarray(f(xs[0], 2.0)), want[0], rtol=1e-6)
     assert secant.custom_derivatives.custom_jvp is secant.custom_jvp
     assert secant.custom_batching.custom_vmap is secant.custom_vmap
+
+
+def test_typing_device_and_lax_dtype():
+    def f(x: secant.typing.ArrayLike, dt: secant.typing.DTypeLike = None):
+        return x
+    assert f.__annotations__["x"] is secant.typing.ArrayLike
+    assert all(isinstance(d, secant.Device) for d in secant.devices())
+    assert secant.lax.dtype(1.0) == np.float32 and secant.lax.dtype(np.int64(3)) == np.int32
+    with secant.enable_x64():
+        assert secant.lax.dtype(1.0) == np.float64
+    got = secant.vmap(lambda x: x * np.ones((), secant.lax.dtype(x)))(np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(got), [0.0, 1.0, 2.0])
+    with pytest.raises(secant.SecantTypeError, match="Cannot determine dtype"):
+        secant.lax.dtype([1, 2])
