@@ -103,3 +103,58 @@ def test_impure_constructors_are_refused_as_in_jax(name):
         getattr(snp, name)(iter([1, 2]), int)
     assert isinstance(info.value, NotImplementedError)
     assert "test_lib15e_numpy.py" in str(info.value)
+
+
+def clipped_add(x, y):
+    return snp.minimum(x + y, 10.0)
+
+
+def _fold(values):
+    acc = values[0]
+    out = [acc]
+    for v in values[1:]:
+        acc = min(acc + v, 10.0)
+        out.append(acc)
+    return np.array(out)
+
+
+CLIPPED = snp.frompyfunc(clipped_add, 2, 1, identity=0.0)
+X = np.arange(6.0).reshape(2, 3)
+
+
+def test_frompyfunc_calls_under_every_transform():
+    np.testing.assert_allclose(np.asarray(CLIPPED(X, 4.0)), np.minimum(X + 4.0, 10.0))
+    np.testing.assert_allclose(np.asarray(secant.jit(lambda a: CLIPPED(a, 4.0))(X)),
+                               np.minimum(X + 4.0, 10.0))
+    np.testing.assert_allclose(np.asarray(secant.grad(lambda a: snp.sum(CLIPPED(a, 4.0)))(X)),
+                               (X + 4.0 < 10.0).astype(float))
+    np.testing.assert_allclose(np.asarray(secant.vmap(lambda a: CLIPPED(a, 1.0))(X)), X + 1.0)
+    assert (CLIPPED.nin, CLIPPED.nout, CLIPPED.identity) == (2, 1, 0.0)
+    with pytest.raises(secant.SecantTypeError, match="takes 2 positional arguments"):
+        CLIPPED(X)
+
+
+def test_frompyfunc_methods_fold_the_function():
+    np.testing.assert_allclose(np.asarray(CLIPPED.reduce(X, axis=1)),
+                               [_fold(r)[-1] for r in X])
+    np.testing.assert_allclose(np.asarray(CLIPPED.accumulate(X, axis=1)),
+                               np.stack([_fold(r) for r in X]))
+    np.testing.assert_allclose(np.asarray(CLIPPED.outer(np.arange(2.0), np.arange(3.0))),
+                               np.minimum(np.add.outer(np.arange(2.0), np.arange(3.0)), 10.0))
+    np.testing.assert_allclose(np.asarray(CLIPPED.at(np.zeros(3), np.array([0, 0, 2]), 6.0,
+                                                     inplace=False)), [10.0, 0.0, 6.0])
+    np.testing.assert_allclose(np.asarray(CLIPPED.reduceat(np.arange(6.0), np.array([0, 2]))),
+                               [1.0, 10.0])
+    np.testing.assert_allclose(np.asarray(secant.jit(lambda a: CLIPPED.reduce(a, axis=1))(X)),
+                               [_fold(r)[-1] for r in X])
+    with pytest.raises(secant.SecantValueError, match="binary ufuncs"):
+        snp.frompyfunc(snp.sin, 1, 1).reduce(X)
+
+
+@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="lib15e gap: grad and vmap "
+                   "of a frompyfunc ufunc's methods (reduce, accumulate, ...) are refused "
+                   "(secant has no rule for a Vectorized object called by run-time dispatch); "
+                   "JAX differentiates them")
+def test_grad_of_a_frompyfunc_reduction():
+    g = secant.grad(lambda a: CLIPPED.reduce(a))(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(np.asarray(g), [1.0, 1.0, 1.0])

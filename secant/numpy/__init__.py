@@ -78,6 +78,8 @@ uint = uint32
 generic, character, flexible, object_ = _np.generic, _np.character, _np.flexible, _np.object_
 ComplexWarning = _np.exceptions.ComplexWarning
 array_repr = _np.array_repr
+from secant.numpy.ufunc_class import ufunc, frompyfunc  # noqa: E402,F401  (jnp.ufunc)
+__all__ += ["ufunc", "frompyfunc"]
 array_str = _np.array_str
 get_printoptions, set_printoptions, printoptions = (_np.get_printoptions, _np.set_printoptions,
                                                    _np.printoptions)
