@@ -69,3 +69,33 @@ def test_refusals_and_enums():
         np.asarray(lax.dot(a, a.T, precision=lax.DotAlgorithmPreset.F32_F32_F32)), a @ a.T,
         rtol=1e-5)
     assert lax.RandomAlgorithm.RNG_THREE_FRY == 1 and lax.Tolerance(atol=1e-3).atol == 1e-3
+
+
+def local_reference(x, w, strides, window):
+    """Unshared convolution, NCHW / OIHW, VALID: a kernel per output position, its I axis the
+    channels then the window's positions (row-major)."""
+    n, c, _, _ = x.shape
+    o, _, oh, ow = w.shape
+    kh, kw = window
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
+            out[:, :, i, j] = patch.reshape(n, -1) @ w[:, :, i, j].T
+    return out
+
+
+def test_conv_general_dilated_local(x64):
+    x = rng.normal(size=(2, 3, 7, 6))
+    w = rng.normal(size=(4, 3 * 3 * 2, 3, 5))       # output 3 x 5 for window (3, 2), strides (2, 1)
+
+    def local(x, w):
+        return lax.conv_general_dilated_local(x, w, (2, 1), "VALID", (3, 2))
+    want = local_reference(x, w, (2, 1), (3, 2))
+    np.testing.assert_allclose(np.asarray(local(x, w)), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.jit(local)(x, w)), want, rtol=1e-12, atol=1e-12)
+    g0, wt = weighted_fd(lambda v: local_reference(v, w, (2, 1), (3, 2)), x)
+    g = secant.grad(lambda v: snp.sum(local(v, w) * wt))(x)
+    np.testing.assert_allclose(np.asarray(g), g0, rtol=1e-6, atol=1e-7)
+    per_example = secant.vmap(lambda v: local(v[None], w)[0])(x)
+    np.testing.assert_allclose(np.asarray(per_example), want, rtol=1e-12, atol=1e-12)
