@@ -7,35 +7,24 @@ refuses it.)"""
 import types
 
 
-def _policy(fn):
-    fn.__secant_policy__ = True
-    return fn
+def _policy(name, saves=False):
+    """A policy: accepted by secant.checkpoint, which recomputes every intermediate whatever
+    it says (its answer, JAX's where JAX's is fixed, is what it would save)."""
+    def policy(*_, **__):
+        return saves
+    policy.__name__ = policy.__qualname__ = name
+    policy.__secant_policy__ = True
+    return policy
 
 
-@_policy
-def everything_saveable(*_, **__):
-    return True
-
-
-@_policy
-def nothing_saveable(*_, **__):
-    return False
-
-
-@_policy
-def dots_saveable(*_, **__):
-    """(dots and matmuls saved, in JAX)"""
-    return False
-
-
-@_policy
-def dots_with_no_batch_dims_saveable(*_, **__):
-    """(dots without batch dimensions saved, in JAX)"""
-    return False
+everything_saveable = _policy("everything_saveable", True)
+nothing_saveable = _policy("nothing_saveable")
+dots_saveable = _policy("dots_saveable")                   # (dots saved, in JAX)
+dots_with_no_batch_dims_saveable = _policy("dots_with_no_batch_dims_saveable")
 
 
 def _names_policy(*names):
-    return _policy(lambda *_, **__: False)
+    return _policy("save_names")
 
 
 save_anything_except_these_names = save_any_names_but_these = save_only_these_names = \
@@ -43,17 +32,17 @@ save_anything_except_these_names = save_any_names_but_these = save_only_these_na
 
 
 def save_from_both_policies(policy_1, policy_2):
-    return _policy(lambda *_, **__: False)
+    return _policy("save_from_both_policies")
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved=(),
                                       names_which_can_be_offloaded=(), offload_src=None,
                                       offload_dst=None):
-    return _policy(lambda *_, **__: False)
+    return _policy("save_and_offload_only_these_names")
 
 
 def offload_dot_with_no_batch_dims(offload_src=None, offload_dst=None):
-    return _policy(lambda *_, **__: False)
+    return _policy("offload_dot_with_no_batch_dims")
 
 
 checkpoint_policies = types.SimpleNamespace(
