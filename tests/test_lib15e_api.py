@@ -186,3 +186,16 @@ def test_typing_device_and_lax_dtype():
     np.testing.assert_array_equal(np.asarray(got), [0.0, 1.0, 2.0])
     with pytest.raises(secant.SecantTypeError, match="Cannot determine dtype"):
         secant.lax.dtype([1, 2])
+
+
+def test_debug_log_goes_through_logging(caplog):
+    def f(x):
+        secant.debug.log("x is {x}", x=x)
+        return snp.sum(x * x)
+    x = np.arange(3.0, dtype=np.float32)
+    with caplog.at_level("INFO", logger="secant.debug"):
+        f(x)
+        secant.jit(f)(x)
+        np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), 2 * x)
+    logged = [r.getMessage() for r in caplog.records if r.name == "secant.debug"]
+    assert len(logged) == 3 and all(m == "x is [0. 1. 2.]" for m in logged)
