@@ -92,5 +92,5 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
            "checkpoint", "remat", "example_libraries", "ops", "make_jaxpr", "test_util",
-           "image", "custom_batching", "custom_derivatives", "typing", "Device", "typeof", "linear_transpose", "checkpoint_policies", "float0", "host_count",
+           "image", "custom_batching", "custom_derivatives", "Device", "typeof", "linear_transpose", "checkpoint_policies", "float0", "host_count",
            "host_id", "host_ids", "process_indices"] + list(_config_states.__all__)
