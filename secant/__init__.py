@@ -52,7 +52,7 @@ from secant import example_libraries  # noqa: E402  (jax.example_libraries)
 from secant import ops  # noqa: E402  (jax.ops: segment_sum, segment_prod, segment_max, segment_min)
 from secant import image  # noqa: E402  (jax.image: resize, scale_and_translate)
 from secant import custom_batching, custom_derivatives  # noqa: E402  (as jax's modules)
-from secant import typing  # noqa: E402  (jax.typing: ArrayLike, DTypeLike)
+from secant import typing  # noqa: E402,F401  (jax.typing: ArrayLike, DTypeLike)
 from secant.backends.runtime import Device  # noqa: E402
 from secant.backends.errors import named_at_call as _named_at_call
 from secant.checkpoint_policies import checkpoint_policies  # noqa: E402
@@ -92,5 +92,6 @@ __all__ = ["Array", "config", "SecantError", "SecantTypeError", "SecantValueErro
            "save_source", "show", "jvp", "jvp_fn", "linearize", "jacfwd", "jacrev", "hessian",
            "vmap", "pmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_vmap",
            "checkpoint", "remat", "example_libraries", "ops", "make_jaxpr", "test_util",
-           "image", "custom_batching", "custom_derivatives", "Device", "typeof", "linear_transpose", "checkpoint_policies", "float0", "host_count",
-           "host_id", "host_ids", "process_indices"] + list(_config_states.__all__)
+           "image", "custom_batching", "custom_derivatives", "Device", "typeof",
+           "linear_transpose", "checkpoint_policies", "float0", "host_count", "host_id",
+           "host_ids", "process_indices"] + list(_config_states.__all__)
