@@ -20,6 +20,8 @@ from jaxlib import _jax  # noqa: E402
 from secant.backends import compilation_cache, dtypes, rendezvous  # noqa: E402
 from secant.backends.errors import SecantError, SecantValueError, where  # noqa: E402
 
+Device = xc.Device      # (the class of secant.devices()' entries: jax.Device)
+
 JAXLIB_VERSION = xc._version
 _COPY = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 

@@ -1,5 +1,5 @@
 """JAX's small top-level helpers around tracing: ShapeDtypeStruct, eval_shape, named_call,
-named_scope and ensure_compile_time_eval."""
+named_scope, ensure_compile_time_eval, typeof and linear_transpose."""
 import contextlib
 import functools
 
@@ -8,11 +8,11 @@ import numpy as np
 from secant import tree_util
 from secant.backends import dtypes
 from secant.backends.core import ShapedArray, Tracer
-from secant.backends.errors import SecantTypeError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.backends.tracer import Trace, canonical_aval
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "named_call", "named_scope",
-           "ensure_compile_time_eval"]
+           "ensure_compile_time_eval", "typeof", "linear_transpose"]
 
 
 class ShapeDtypeStruct:
@@ -121,3 +121,44 @@ def ensure_compile_time_eval():
     (jax.ensure_compile_time_eval). secant already does: only traced values are staged, every
     operation on concrete values runs when traced."""
     yield
+
+
+def typeof(x):
+    """The abstract value of x (jax.typeof): its shape, dtype and weak type, e.g. float32[3]."""
+    return x.aval if isinstance(x, Tracer) else canonical_aval(x)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of the linear function fun at inputs shaped as primals (arrays or
+    ShapeDtypeStructs, pytrees of them), as jax.linear_transpose: `t(cotangent)` returns one
+    cotangent per primal. A constant term of fun is dropped (its transpose is its linear
+    part's, as JAX's); a fun that is not linear is a SecantValueError (its derivative at zero
+    and at another point differ), where JAX finds an op with no transpose rule."""
+    from secant.transforms import vjp
+    if reduce_axes:
+        raise SecantValueError(f"linear_transpose: reduce_axes is not supported{where()}")
+    leaves, tree = tree_util.tree_flatten(primals)
+    avals = [_spec_aval(x) for x in leaves]
+    for aval in avals:
+        if not dtypes.is_inexact(aval.dtype):
+            raise SecantTypeError(f"linear_transpose only supports [float or complex] -> [float "
+                                  f"or complex], got an input of dtype {aval.dtype}{where()}")
+    zeros = tree_util.tree_unflatten(tree, [np.zeros(a.shape, a.dtype) for a in avals])
+    out, pullback = vjp(fun, *zeros)
+    rng = np.random.default_rng(0)
+    point = tree_util.tree_unflatten(tree, [rng.normal(size=a.shape).astype(a.dtype)
+                                            for a in avals])
+    probe = tree_util.tree_map(lambda y: rng.normal(size=np.shape(y)).astype(
+        np.result_type(y)), out)
+    for at_zero, at_point in zip(tree_util.tree_leaves(pullback(probe)),
+                                 tree_util.tree_leaves(vjp(fun, *point)[1](probe))):
+        at_zero, at_point = np.asarray(at_zero), np.asarray(at_point)
+        scale = max(float(np.max(np.abs(at_zero), initial=0.0)), 1.0)
+        if not np.allclose(at_zero, at_point, rtol=1e-4, atol=1e-4 * scale):
+            raise SecantValueError(f"linear_transpose: {getattr(fun, '__name__', 'fun')} is "
+                                   f"not linear (its derivative at zero and at another point "
+                                   f"differ){where()}")
+
+    def transposed(out_cotangent):
+        return pullback(out_cotangent)
+    return transposed

@@ -259,10 +259,13 @@ class checkpoint(_Custom):
     transform, and a direct call, sees f itself."""
 
     def __init__(self, fun, prevent_cse=True, policy=None):
-        if policy is not None:
-            raise UnsupportedError("checkpoint policies (saving some intermediates) are not "
-                                   "supported: every intermediate of a checkpointed function is "
-                                   "recomputed" + where())
+        if policy is not None and not getattr(policy, "__secant_policy__", False):
+            # (secant.checkpoint_policies' are accepted: a policy changes memory, not values,
+            # and secant recomputes every intermediate whatever it says)
+            raise UnsupportedError("checkpoint policies written by hand (functions of JAX's "
+                                   "primitives) are not supported: use one of "
+                                   "secant.checkpoint_policies, or none; every intermediate of "
+                                   "a checkpointed function is recomputed" + where())
         super().__init__(fun)
         self.prevent_cse = bool(prevent_cse)
 

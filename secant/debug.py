@@ -7,6 +7,7 @@ JAX's. grad and vmap keep a debug.print or debug.callback statement as written i
 generate (the derivative prints the primal values, once); under vmap it is called once per
 example with that example's values, as JAX's batching rule does.
 """
+import logging
 import pdb
 import sys
 
@@ -21,7 +22,7 @@ from secant.backends.primitives.callback import host_callback_p
 from secant.backends.runtime import HostCallback
 from secant.backends.tracer import active_trace
 
-__all__ = ["print", "callback", "breakpoint"]
+__all__ = ["print", "callback", "breakpoint", "log"]
 
 _print = print
 
@@ -86,8 +87,21 @@ def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001  (jax.debug.print)
     return _effect(formatted, args, kwargs, "debug.print")
 
 
+def log(fmt, *args, ordered=False, partitioned=False, **kwargs):
+    """Log `fmt.format(*args, **kwargs)` with the run-time values of the arrays, at INFO level
+    on the logger "secant.debug" (jax.debug.log: debug.print through logging)."""
+    if not isinstance(fmt, str):
+        raise SecantTypeError(f"debug.log expects a format string first, got "
+                              f"{type(fmt).__name__}" + where())
+
+    def logged(*a, **k):
+        logging.getLogger("secant.debug").info(fmt.format(*a, **k))
+    return _effect(logged, args, kwargs, "debug.log")
+
+
 callback.__secant_print__ = True        # transforms keep the call as written (print-like)
 print.__secant_print__ = True
+log.__secant_print__ = True
 
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,  # noqa: A001

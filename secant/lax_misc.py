@@ -2,7 +2,8 @@
 and read by the transforms as source (`__secant_by_source__`): mulhi, reduce_xor, scatter_sub,
 approx_max_k / approx_min_k (exact: lax.top_k, which meets any recall target), index_take,
 the shape helpers conv_shape_tuple, conv_transpose_shape_tuple and reduce_window_shape_tuple,
-and the single-device no-ops with_sharding_constraint, composite and platform_dependent.
+the single-device no-ops with_sharding_constraint, composite and platform_dependent, and
+dtype.
 secant/__init__.py adds them to secant.lax."""
 import numpy as np
 
@@ -16,7 +17,18 @@ __secant_by_source__ = True      # transforms read this module like user code
 __all__ = ["mulhi", "reduce_xor", "scatter_sub", "approx_max_k", "approx_min_k", "index_take",
            "conv_general_dilated_patches",
            "conv_shape_tuple", "conv_transpose_shape_tuple", "reduce_window_shape_tuple",
-           "with_sharding_constraint", "composite", "platform_dependent"]
+           "with_sharding_constraint", "composite", "platform_dependent", "dtype",
+           "conv_general_dilated_local"]
+
+
+def dtype(x):
+    """The dtype x has as a secant array (jax.lax.dtype: Python scalars at the default width)."""
+    if isinstance(x, (list, tuple)):
+        raise SecantTypeError(f"Cannot determine dtype of {x}{where()}")
+    return snp.asarray(x).dtype
+
+
+dtype.__secant_static_query__ = True        # (a dtype, whatever x's values)
 
 
 # --- integer arithmetic ------------------------------------------------------------------------
@@ -127,7 +139,28 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
                                     preferred_element_type=preferred_element_type)
 
 
-# --- shapes --------------------------------------------------------------------------------------
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """The unshared (locally connected) convolution: a separate kernel at each output
+    position, rhs's spatial axes being the output's and its I axis the input channels fused
+    with the window positions (as conv_general_dilated_patches orders them), as JAX's: the
+    patches contracted with rhs, one dot per output position."""
+    lhs = snp.asarray(lhs)
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers)
+    dn = lax.conv_dimension_numbers(lhs.shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    lhs_spec, rhs_spec, out_spec = dn
+    lhs_batch = list(out_spec[2:])
+    rhs_batch = list(rhs_spec[2:])
+    order = sorted(range(len(rhs_batch)), key=lambda i: lhs_batch[i])
+    rhs_batch = [rhs_batch[i] for i in order]
+    lhs_batch = sorted(lhs_batch)
+    out = lax.dot_general(patches, rhs, (([out_spec[1]], [rhs_spec[1]]), (lhs_batch, rhs_batch)))
+    return snp.moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+
+
+# --- shapes ------------------------------------------------------------------------------------------
 def _stride_dim(d, window, stride):
     return max(0, (d - window) // stride + 1) if d >= window else 0
 

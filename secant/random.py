@@ -22,6 +22,7 @@ import operator
 import numpy as np
 
 import secant.numpy as snp
+from secant import dtypes as secant_dtypes
 from secant import lax
 from secant.backends import dtypes
 from secant.backends.array import Array
@@ -33,7 +34,7 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "t
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
            "permutation", "truncated_normal", "gumbel", "exponential", "cauchy", "laplace",
            "logistic", "rademacher", "maxwell", "orthogonal", "geometric", "poisson",
-           "binomial", "multinomial", "clone"]
+           "binomial", "multinomial", "clone", "key_impl", "key_dtype"]
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -106,11 +107,44 @@ def _make_key(hi, lo):
                            hi.ndim)
 
 
-def PRNGKey(seed):
+# secant has JAX's default implementation only: threefry2x32 (JAX's tag for it: "fry")
+IMPL = "threefry2x32"
+_KEY_DTYPE = secant_dtypes.KeyDType(IMPL, "fry")
+
+
+def _check_impl(name, impl):
+    """impl= / dtype= of a key constructor: None or a spelling of threefry2x32."""
+    if impl is None or impl == IMPL or impl == _KEY_DTYPE:
+        return
+    if isinstance(impl, str):
+        raise SecantValueError(f"{name}: PRNG implementation {impl!r} is not available: secant "
+                               f"has {IMPL!r} (JAX's default) only{where()}")
+    raise SecantTypeError(f"{name}: unrecognized type {type(impl).__name__} for specifying a "
+                          f"PRNG implementation{where()}")
+
+
+def key_impl(keys):
+    """The name of the PRNG implementation of keys (checked to be key data): 'threefry2x32'."""
+    _as_key_array("key_impl", keys)
+    return IMPL
+
+
+key_impl.__secant_static_query__ = True      # (a name, whatever the keys' values)
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of the implementation (`key<fry>`; secant's keys themselves are
+    uint32 key data): issubdtype(key_dtype(), dtypes.prng_key) is True, as in JAX."""
+    _check_impl("key_dtype", impl_spec)
+    return _KEY_DTYPE
+
+
+def PRNGKey(seed, *, impl=None):
     """A PRNG key (uint32[2]) from an integer seed: `[seed >> 32, seed & 0xFFFFFFFF]`.
 
     As in JAX, a 32-bit seed (every seed unless x64 is enabled: a Python int then wraps to
     int32) gives `[0, seed mod 2**32]`; a 64-bit seed is split into its two words."""
+    _check_impl("PRNGKey", impl)
     if type(seed) is bool or isinstance(seed, np.bool_):
         raise SecantTypeError(f"PRNG key seed must be an integer, got {seed!r}{where()}")
     if isinstance(seed, int):
@@ -138,9 +172,11 @@ def PRNGKey(seed):
     return _make_key(hi, lo)
 
 
-def key(seed):
+def key(seed, *, impl=None, dtype=None):
     """Same as `PRNGKey`: secant's keys are raw uint32[2] arrays (JAX's typed key arrays are not
     modelled), so `key_data(key(s))` is the key itself."""
+    _check_impl("key", impl)
+    _check_impl("key", dtype)
     return PRNGKey(seed)
 
 
@@ -149,8 +185,10 @@ def key_data(keys):
     return _as_key_array("key_data", keys)
 
 
-def wrap_key_data(key_bits_array):
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """A key (array) from its uint32 data; checks its shape and dtype."""
+    _check_impl("wrap_key_data", impl)
+    _check_impl("wrap_key_data", dtype)
     return _as_key_array("wrap_key_data", key_bits_array)
 
 
@@ -1108,7 +1146,8 @@ def _gamma_sample(key, a, log_space=False):
 # the whole batch of keys at once (KeyBatch); "map" calls the function once per example.
 for _name in __all__:
     globals()[_name].__secant_random__ = "map" if _name in (
-        "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32", "multinomial") \
+        "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32", "multinomial",
+        "key_impl", "key_dtype") \
         else "keys"
 _gamma_sample.__secant_random__ = "keys"
 

@@ -71,5 +71,6 @@ def test_three_dimensional_inputs_and_float32():
 def test_unsupported_options_are_clear_errors():
     with pytest.raises(secant.SecantValueError, match="multiple of the key/value heads"):
         nn.dot_product_attention(Q[:, :, :3], KEY, V)
-    with pytest.raises(secant.SecantValueError, match="not supported"):
-        nn.dot_product_attention(Q, KEY, V, local_window_size=2)
+    with pytest.raises(secant.SecantValueError, match="not available"):
+        nn.dot_product_attention(Q, KEY, V, implementation="cudnn")
+    # (local_window_size and the sequence lengths: tests/test_lib15e_nn.py)

@@ -34,6 +34,19 @@ MODULES = {
 
 # One table: public functions that need no Case, grouped by the reason.
 EXEMPT = {
+    "issue 15 (lib15e): packbits / unpackbits (secant/numpy/bits.py, integers: no derivative), "
+    "the arrays from host data (secant/numpy/host_io.py; fromiter / fromfile refused as JAX "
+    "refuses them) and jax.nn's scaled matmul family: checked against NumPy, central "
+    "differences, jit and loops in tests/test_lib15e_numpy.py and tests/test_lib15e_nn.py":
+        {"numpy.packbits", "numpy.unpackbits", "numpy.frombuffer", "numpy.fromstring",
+         "numpy.from_dlpack", "numpy.load", "numpy.save", "numpy.savez", "numpy.fromiter",
+         "numpy.fromfile", "nn.scaled_matmul", "nn.scaled_dot_general",
+         "nn.get_scaled_dot_general_config"},
+    "issue 15 (lib15e): jnp.frompyfunc and its ufunc's methods (secant/numpy/ufunc_class.py: "
+    "folds of the function, eager and jit; grad and vmap of the methods a strict xfail): "
+    "checked against NumPy folds in tests/test_lib15e_numpy.py":
+        {"numpy.frompyfunc", "numpy.ufunc.accumulate", "numpy.ufunc.at", "numpy.ufunc.outer",
+         "numpy.ufunc.reduce", "numpy.ufunc.reduceat"},
     "issue 15 (lib15d): histogramdd, histogram2d and unique_all (secant/numpy/more_names.py) "
     "and nn.initializers.delta_orthogonal: checked against NumPy, the closed-form gradient "
     "in the weights, jit and loops in tests/test_lib15d_numpy.py and "

@@ -11,6 +11,7 @@ for pickling). Step sizes are numbers or schedules (functions of the step number
 The module sets `__secant_by_source__`: the transforms read its functions as user code.
 """
 import functools
+import typing
 from collections import namedtuple
 
 import secant.numpy as snp
@@ -33,6 +34,16 @@ tree_util.register_pytree_node(
     lambda meta, children: OptimizerState(children[0], meta[0], meta[1]))
 
 Optimizer = namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
+
+# the type aliases of jax.example_libraries.optimizers' signatures (for annotations)
+Params = typing.Any        # arbitrary nests of arrays
+State = typing.Any         # an optimizer's internal state
+Updates = Params           # gradients: the parameters' structure
+Step = int
+InitFn = typing.Callable[[Params], OptimizerState]
+UpdateFn = typing.Callable[[Step, Updates, OptimizerState], OptimizerState]
+ParamsFn = typing.Callable[[OptimizerState], Params]
+Schedule = typing.Callable[[Step], float]
 
 
 def _structure(opt_state):

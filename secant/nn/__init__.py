@@ -23,7 +23,8 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
            "hard_silu", "hard_swish", "mish", "squareplus", "sparse_plus", "glu", "softmax",
            "log_softmax", "logsumexp", "one_hot", "standardize", "initializers", "avg_pool", "max_pool", "sum_pool",
            "identity", "tanh", "sparse_sigmoid", "log1mexp", "logmeanexp",
-           "dot_product_attention"]
+           "dot_product_attention", "scaled_matmul", "scaled_dot_general",
+           "get_scaled_dot_general_config"]
 
 
 def relu(x):
@@ -222,6 +223,8 @@ def avg_pool(x, window_shape, strides=None, padding="VALID"):
 
 
 from secant.nn import initializers  # noqa: E402
+from secant.nn.scaled import (scaled_matmul, scaled_dot_general,  # noqa: E402,F401
+                              get_scaled_dot_general_config)
 
 
 def identity(x):
@@ -258,15 +261,18 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
 # --- attention -------------------------------------------------------------------------------
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
                           is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
-                          local_window_size=None, implementation=None):
+                          local_window_size=None, implementation=None, return_residual=False):
     """softmax(scale * q k^T + bias, masked) v over arrays (B, T, N, H) for query and
     (B, S, K, H) for key and value (the batch axis may be left out), as jax.nn's XLA
     implementation: N query heads share each of the K key/value heads (grouped-query
     attention), bias and a boolean mask (B or 1, N or 1, T, S) apply to the logits, is_causal
-    masks keys after each query, masked logits become a large negative number (-0.7 * the
-    dtype's max), scale defaults to 1 / sqrt(H)."""
-    _attention_options(query_seq_lengths, key_value_seq_lengths, local_window_size,
-                       implementation)
+    masks keys after each query, local_window_size (left, right) (or one int for both) keeps the
+    keys within that many positions of each query, query_seq_lengths / key_value_seq_lengths
+    (int32, one per batch row) mask the padding past each row's length (padded queries give 0),
+    masked logits become a large negative number (-0.7 * the dtype's max), scale defaults to
+    1 / sqrt(H). return_residual also returns the logsumexp of each query's logits
+    (B, T, N), with no derivative."""
+    _attention_implementation(implementation)
     out_shape = snp.shape(query)
     q = _at_least_4d(snp.asarray(query))
     k = _at_least_4d(snp.asarray(key))
@@ -281,17 +287,63 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     logits = snp.reshape(logits, (b, n, t, s))
     if bias is not None:
         logits = (logits + _at_least_4d(snp.asarray(bias))).astype(logits.dtype)
-    if mask is not None or is_causal:
-        keep = snp.ones((b, n, t, s), bool)
-        if mask is not None:
-            keep = keep & _at_least_4d(snp.asarray(mask))
-        if is_causal:
-            keep = keep & snp.tril(snp.ones((t, s), bool))
+    if isinstance(local_window_size, int):
+        local_window_size = (local_window_size, local_window_size)
+    if query_seq_lengths is not None:
+        query_seq_lengths = _seq_lengths("query_seq_lengths", query_seq_lengths, b)
+    if key_value_seq_lengths is not None:
+        key_value_seq_lengths = _seq_lengths("key_value_seq_lengths", key_value_seq_lengths, b)
+    keep = _attention_keep(b, n, t, s, mask, is_causal, local_window_size, query_seq_lengths,
+                           key_value_seq_lengths)
+    if keep is not None:
         logits = snp.where(keep, logits, _large_negative(logits.dtype))
-    probs = softmax(logits.astype(np.float32), axis=-1).astype(k.dtype)
+    logits = logits.astype(np.float32)
+    probs = softmax(logits, axis=-1).astype(k.dtype)
     probs = snp.reshape(probs, (b, kv_heads, groups, t, s))
     encoded = snp.einsum("bkgts,bskh->btkgh", probs, v)
-    return snp.reshape(encoded, out_shape)
+    encoded = snp.reshape(encoded, (b, t, n, h))
+    if query_seq_lengths is not None:
+        padded = snp.arange(t)[None, :] < query_seq_lengths[:, None]
+        encoded = encoded * padded[:, :, None, None].astype(encoded.dtype)
+    encoded = snp.reshape(encoded, out_shape)
+    if not return_residual:
+        return encoded
+    residual = lax.stop_gradient(logsumexp(logits, axis=-1).astype(k.dtype))
+    return encoded, snp.reshape(snp.transpose(residual, (0, 2, 1)), out_shape[:-1])
+
+
+def _attention_keep(b, n, t, s, mask, is_causal, local_window_size, q_lengths, kv_lengths):
+    """Which logits (b, n, t, s) attention keeps, or None for all of them."""
+    keep = None
+    if mask is not None:
+        keep = snp.broadcast_to(_at_least_4d(snp.asarray(mask)), (b, n, t, s))
+    query_pos = snp.arange(t)[:, None]
+    key_pos = snp.arange(s)[None, :]
+    if is_causal:
+        keep = _and(keep, query_pos >= key_pos)
+    if local_window_size is not None:
+        left, right = local_window_size
+        keep = _and(keep, (query_pos <= key_pos + left) & (query_pos >= key_pos - right))
+    if q_lengths is not None:
+        keep = _and(keep, (query_pos < q_lengths[:, None, None])[:, None])
+    if kv_lengths is not None:
+        keep = _and(keep, (key_pos < kv_lengths[:, None, None])[:, None])
+    return keep
+
+
+def _and(keep, more):
+    return more if keep is None else keep & more
+
+
+def _seq_lengths(name, lengths, b):
+    lengths = snp.asarray(lengths)
+    if snp.shape(lengths) != (b,):
+        raise SecantValueError(f"dot_product_attention: {name} should have shape ({b},) (one "
+                               f"length per batch row), got {snp.shape(lengths)}")
+    if not snp.issubdtype(lengths.dtype, snp.integer):
+        raise SecantValueError(f"dot_product_attention: {name} should be int32, got "
+                               f"{lengths.dtype}")
+    return lengths
 
 
 def _at_least_4d(x):
@@ -305,13 +357,7 @@ def _attention_groups(n, kv_heads):
     return n // kv_heads
 
 
-def _attention_options(query_seq_lengths, key_value_seq_lengths, local_window_size,
-                       implementation):
-    if query_seq_lengths is not None or key_value_seq_lengths is not None or \
-            local_window_size is not None:
-        raise SecantValueError("dot_product_attention: query_seq_lengths, "
-                               "key_value_seq_lengths and local_window_size are not supported "
-                               "by secant yet; pass a boolean mask instead")
+def _attention_implementation(implementation):
     if implementation not in (None, "xla"):
         raise SecantValueError(f"dot_product_attention: implementation {implementation!r} is "
                                f"not available (secant runs the XLA implementation)")

@@ -3,6 +3,7 @@ drawing from secant.random with an explicit key (the same key gives the same arr
 module (secant/numpy/composite.py), so vmap over a batch of keys reads an initializer like user
 code (an ensemble's parameters in one call)."""
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -17,6 +18,13 @@ __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
+
+
+class Initializer(Protocol):
+    """What every initializer is (jax.nn.initializers.Initializer): a function of a key, a
+    shape and a dtype returning an array; for type annotations."""
+    def __call__(self, key, shape, dtype=None, out_sharding=None):
+        raise NotImplementedError
 
 
 def _float(dtype, default=None):

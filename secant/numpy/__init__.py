@@ -64,8 +64,9 @@ from secant.numpy import pad_sources  # noqa: E402,F401  (pad's modes other than
 from secant.numpy.vectorize import vectorize  # noqa: E402,F401
 from secant.numpy import ufunc_methods  # noqa: E402,F401  (snp.add.reduce & co., as source)
 # more of jax.numpy, read as source: more.py, more_api.py (issue 15's list), apply.py
-# (apply_along_axis, apply_over_axes), more_names.py; each re-exported once imported, in order
-for _module in ("more", "more_api", "apply", "more_names"):
+# (apply_along_axis, apply_over_axes), more_names.py, bits.py (packbits), host_io.py (arrays from
+# bytes, text, DLPack and files); each re-exported once imported, in order
+for _module in ("more", "more_api", "apply", "more_names", "bits", "host_io"):
     _module = _importlib.import_module("secant.numpy." + _module)
     for _name in _module.__all__:
         globals()[_name] = getattr(_module, _name)
@@ -77,6 +78,8 @@ uint = uint32
 generic, character, flexible, object_ = _np.generic, _np.character, _np.flexible, _np.object_
 ComplexWarning = _np.exceptions.ComplexWarning
 array_repr = _np.array_repr
+from secant.numpy.ufunc_class import ufunc, frompyfunc  # noqa: E402,F401  (jnp.ufunc)
+__all__ += ["ufunc", "frompyfunc"]
 array_str = _np.array_str
 get_printoptions, set_printoptions, printoptions = (_np.get_printoptions, _np.set_printoptions,
                                                    _np.printoptions)

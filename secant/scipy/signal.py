@@ -118,3 +118,5 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     elif mode == "valid":
         full = _crop(full, batch + tuple(max(a, b) - min(a, b) + 1 for a, b in zip(k1, k2)))
     return snp.transpose(full, tuple(np.argsort(rest + axes)))
+
+from secant.scipy.signal_spectral import detrend, stft, istft, csd, welch  # noqa: E402,F401
