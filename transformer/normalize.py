@@ -3252,6 +3252,7 @@ class Normaliser(ContainerMixin):
         spells the call out on first use of each shape (transformer/callees.py)."""
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
+        written = node
         if len(double) > 1:     # f(**a, **b): f(**{**a, **b}), Python's keyword order
             if not all(_plain_read(k.value) for k in double):   # (read twice: no effects)
                 raise self.src.error(node, "secant spells out f(**a, **b) when each unpacked "
@@ -3265,10 +3266,13 @@ class Normaliser(ContainerMixin):
             merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
                                                   values=[k.value for k in double]), node)
             double = [gast.keyword(arg=None, value=merged)]
-        if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
-            raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
-                                 "cannot spell out when *args comes last and once; pass the "
-                                 "other arguments explicitly")
+        if stars and stars != [len(node.args) - 1]:     # f(*a, x, *b): f(*[*a, x, *b])
+            rest = gast.copy_location(gast.List(elts=node.args[stars[0]:], ctx=gast.Load()),
+                                      node.args[stars[0]])
+            node = gast.copy_location(gast.Call(func=node.func, args=node.args[:stars[0]] + [
+                gast.copy_location(gast.Starred(value=rest, ctx=gast.Load()), rest)],
+                keywords=node.keywords), node)
+            stars = [len(node.args) - 1]
         positional = node.args[:-1] if stars else node.args
         rest = [self.operand(node.args[-1].value)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
@@ -3285,7 +3289,7 @@ class Normaliser(ContainerMixin):
         operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})
         operands.update({k.arg: self.operand(k.value) for k in named})
         if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
-            return self._inactive(node)
+            return self._inactive(written)
         caller = callees.starred_caller(len(positional), bool(stars),
                                         tuple(k.arg for k in named), bool(double))
         name = self.names.fresh("call_starred")
@@ -3618,13 +3622,7 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)     # one structure for every example: a static value
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
-            what = self._source(node.func)
-            raise self.src.error(node, f"{what}(*...) or {what}(**...) of values secant "
-                                 f"differentiates or batches: it reads {what}'s arguments one "
-                                 "by one, and a starred list or dict hides how many there are "
-                                 "and which is which; pass them one by one (a list of static "
-                                 "values, shapes or counts, can be named on a line of its own "
-                                 f"first: `ns = [...]`, then `{what}(*ns)`)")
+            return self.starred_call(node, node.func)   # (spelled out when it runs)
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
