@@ -474,11 +474,41 @@ def grad_of_fields(tree, fields=None, **attrs):
             named[k] = add_grads(named[k], g) if k in named else g
     if named and not fields and (_is_registered(tree) or tree_util.plain_object(tree)):
         return _registered_with(tree, named)
+    if fields and all(isinstance(k, int) for k in fields) and is_user_sequence(tree):
+        out = _items_with(tree, fields)     # `u, w = p`, p[0] of the user's container
+        return add_grads(out, grad_of_fields(tree, **named)) if named else out
     why = tree_util.plain_refusal(type(tree)) if named and not fields else None
     why = f" ({type(tree).__name__}: {why})" if why else ""
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
                           f"field{why}; use dicts, lists, tuples, namedtuples, registered pytree "
                           f"classes or plain classes of arrays{where()}")
+
+
+def _items_with(tree, fields):
+    """The cotangent of a container of the user's class (its own __getitem__) read at integer
+    indices (`u, w = p`, `p[0]`): its zeros with each index's cotangent added to the leaves
+    that item is, found on the object rebuilt from stand-in leaves; refused where an item is
+    computed (no leaf of the object, so no place for its cotangent)."""
+    tree_util.plain_object(tree)        # (a plain class's object: a pytree of its fields)
+    leaves, treedef = tree_util.tree_flatten(tree)
+    marks = [_Mark() for _ in leaves]
+    at = {id(m): k for k, m in enumerate(marks)}
+    out = tree_util.tree_leaves(_zeros_tree(tree))
+    try:
+        rebuilt = treedef.unflatten(marks)
+        picked = {i: rebuilt[i] for i in fields}
+    except Exception:
+        picked = None
+    for i, g in fields.items():
+        item = tree_util.tree_leaves(picked[i]) if picked is not None else [None]
+        if not all(id(m) in at for m in item):
+            raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read "
+                                  f"at index {i}: its __getitem__ gives a value computed from "
+                                  "its fields, not one of them; read its fields (p.a) or make "
+                                  f"it a registered pytree whose items are its leaves{where()}")
+        for m, piece in zip(item, tree_util.tree_leaves(g) if len(item) != 1 else [g]):
+            out[at[id(m)]] = add_grads(out[at[id(m)]], piece)
+    return treedef.unflatten(out)
 
 
 def _delegated(tree, name):
