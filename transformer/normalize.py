@@ -1232,6 +1232,9 @@ class Normaliser(ContainerMixin):
                 if on:
                     self.tracked.add(n)
             return
+        if self._is_parameter(operand.name):    # (a 3-tuple, a user's container: as Python)
+            self.out.append(ir.Plain(f"check_unpacked({operand.name}, {len(elts)})", set(),
+                                     self.origin))
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
             if self.batching and self.is_container(operand):
