@@ -567,7 +567,9 @@ class ContainerMixin:
         self.out[-1].container = True       # its cotangent is built item by item
         if isinstance(node.slice, gast.Slice):
             self.containers[out.name] = self.containers.get(base.name)
-        elif self.batching:         # `for it in iterables: for v in it`: a list or an array,
+            return out
+        self.item_kind(base, out)   # rows[i] of a list of lists: a list itself
+        if self.batching:           # `for it in iterables: for v in it`: a list or an array,
             self.rows_ops.append(self.out[-1])  # its items read by item_of/index_examples
         return out
 

@@ -5302,6 +5302,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
         self.items = set()      # comprehension targets over a batched list or tuple's items
         self.unsure = set()     # ... over a batched value that may be an array
+        self.lists = set()      # ... over a list of lists of batched items (each a list)
         self.bound = set()      # every target of the comprehensions around: the function's
         #                         names of the same spelling are not what it reads
 
@@ -5346,12 +5347,12 @@ class _PerExampleQueries(gast.NodeTransformer):
 
     def _mentions_tracked(self, node):
         return any(isinstance(n, gast.Name) and (
-            n.id in self.items | self.unsure if n.id in self.bound
+            n.id in self.items | self.unsure | self.lists if n.id in self.bound
             else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
 
     def _reads_tracked(self, node):
         """Whether `node` reads a tracked value (not only its static facts: len(xs))."""
-        return any(n in self.items | self.unsure if n in self.bound
+        return any(n in self.items | self.unsure | self.lists if n in self.bound
                    else self.norm.current.get(n) in self.norm.tracked for n in _value_names(node))
 
     def _queried(self, node):
@@ -5380,19 +5381,21 @@ class _PerExampleQueries(gast.NodeTransformer):
         """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
         over a batched list or tuple: each item is batched, so its queries are per example."""
         outer, unsure, bound_around = set(self.items), set(self.unsure), set(self.bound)
+        lists = set(self.lists)
         for gen in node.generators:
             gen.iter, kinds = self._generator(self.visit(gen.iter), gen.target)
             bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
+            self.lists -= bound
             for name, kind in kinds.items():
-                (self.items if kind == "items" else self.unsure).add(name)
+                {"items": self.items, "lists": self.lists}.get(kind, self.unsure).add(name)
             self.bound |= bound
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):
                 setattr(node, field, self.visit(getattr(node, field)))
-        self.items, self.unsure, self.bound = outer, unsure, bound_around
+        self.items, self.unsure, self.bound, self.lists = outer, unsure, bound_around, lists
         return node
 
     def _generator(self, it, target):
@@ -5422,6 +5425,8 @@ class _PerExampleQueries(gast.NodeTransformer):
     def _items_of(self, it):
         """("items" | "unsure" | None, `it` as vmap writes it) of a comprehension's iterable
         bound to one name."""
+        if isinstance(it, gast.Name) and it.id in self.lists:   # (`for e in row` of a row
+            return "items", it          # of `for row in [[x, w], [x]]`: its items batched)
         if isinstance(it, gast.Name) and it.id in self.bound:   # (an enclosing comprehension's
             return ("unsure" if it.id in self.items | self.unsure else None), it   # variable)
         v = self.norm.current.get(it.id) if isinstance(it, gast.Name) else None
@@ -5434,6 +5439,11 @@ class _PerExampleQueries(gast.NodeTransformer):
         if isinstance(it, (gast.List, gast.Tuple)) and all(
                 self._own_item(e) or not self._mentions_tracked(e) for e in it.elts):
             return "items", _batched_items(it)
+        if isinstance(it, (gast.List, gast.Tuple)) and all(   # [[x, w], [x]]: rows of such
+                isinstance(r, (gast.List, gast.Tuple)) and all(
+                    self._own_item(e) or not self._mentions_tracked(e) for e in r.elts)
+                for r in it.elts):
+            return "lists", _batched_items(it)
         return "unsure", it
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
