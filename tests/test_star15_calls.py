@@ -6,6 +6,9 @@ list itself and spells the call out (a static length) or calls it through a disp
 spells it out when it runs (a run-time length). Each example is square (3, 3) beside a batch of
 4 (and 2 outer), so a query read from the wrong axis gives another number; values are checked
 against float64 central differences, Python loops over the examples, and eager runs."""
+import os
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -189,3 +192,32 @@ def test_second_order(x64, f, second):
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)
     want = _jac_fd(lambda x, w: _grad_fd(f, x, w, 1e-4), x, W)
     np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4)
+
+
+# --- the generated form (golden): the starred list built in the callee's name, then spelled
+# out when the call runs -------------------------------------------------------------------------
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "star15"
+
+
+def largest_square_sum(x, w):
+    return max(*[snp.sum(c * c) for c in [x, w]]) * snp.sum(x)
+
+
+def test_generated_source_matches_golden(x64):
+    from test_golden import generated_program
+    x, w = X[0, 0], W
+    grad, batched = secant.grad(largest_square_sum), secant.vmap(largest_square_sum,
+                                                                  in_axes=(0, None))
+    want = max(np.sum(x * x), np.sum(w * w))
+    np.testing.assert_allclose(grad(x, w), _grad_fd(largest_square_sum, x, w), rtol=1e-6,
+                               atol=1e-7)
+    np.testing.assert_allclose(batched(X[0], w), _loop(largest_square_sum, X[0], w), rtol=1e-9)
+    assert float(largest_square_sum(x, w)) == pytest.approx(want * np.sum(x))
+    text = "# grad\n" + generated_program(grad) + "\n# vmap\n" + generated_program(batched)
+    path = GOLDEN / "largest_square_sum.py.txt"
+    if os.environ.get("SECANT_UPDATE_GOLDEN") == "1":
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} is missing: run SECANT_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text()

@@ -1601,14 +1601,15 @@ class ContainerMixin:
                 break
 
     # --- comprehensions --------------------------------------------------------------------------
-    def comprehension(self, node, kind=None, name=None):
+    def comprehension(self, node, kind=None, name=None, hint=None):
         """[f(v) for v in vs if c], (... for ...), {k: f(v) for ...}: the loop that builds it
-        (`name`: the user's variable it is assigned to, which the loop builds directly)."""
+        (`name`: the user's variable it is assigned to, which the loop builds directly; else
+        `hint` names it: max(*[...]) builds max_args)."""
         is_dict = isinstance(node, gast.DictComp)
         from secant.transformer.normalize import _names_in
         if name in _names_in(node):         # ys = [y * 2 for y in ys]: reads the old ys
             name = None
-        acc = name or self.names.fresh("d" if is_dict else "items")
+        acc = name or self.names.fresh(hint or ("d" if is_dict else "items"))
         def add(value):
             if is_dict:
                 entry = gast.Dict(keys=[node.key], values=[value])

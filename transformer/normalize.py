@@ -3276,8 +3276,15 @@ class Normaliser(ContainerMixin):
                 gast.copy_location(gast.Starred(value=rest, ctx=gast.Load()), rest)],
                 keywords=node.keywords), node)
             stars = [len(node.args) - 1]
+        inner = func.value if isinstance(func, gast.Subscript) else func
+        hint = inner.attr if isinstance(inner, gast.Attribute) else \
+            inner.id.lower() if isinstance(inner, gast.Name) else "call"
         positional = node.args[:-1] if stars else node.args
-        rest = [self.operand(node.args[-1].value)] if stars else []
+        star = node.args[-1].value if stars else None
+        if isinstance(star, (gast.ListComp, gast.GeneratorExp)) and self._tracked_names_in(star):
+            rest = [self.comprehension(star, hint=f"{hint}_args")]     # max(*[... for c in xs])
+        else:
+            rest = [self.operand(star)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
         # (tracked ones are spelled out when the code runs: secant/transforms.py)
         rest, kw = ([self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in part]
@@ -3297,9 +3304,6 @@ class Normaliser(ContainerMixin):
                                         tuple(k.arg for k in named), bool(double))
         name = self.names.fresh("call_starred")
         self.bindings[name] = caller
-        inner = func.value if isinstance(func, gast.Subscript) else func
-        hint = inner.attr if isinstance(inner, gast.Attribute) else \
-            inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name=name)
 
