@@ -14,6 +14,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from central_differences import check_first_order, grad_fd, hessian_fd
 
 RNG = np.random.default_rng(15015)
 N, B, OUTER = 3, 4, 2
@@ -115,39 +116,12 @@ def _loop(f, xs, *rest):
     return np.stack([np.asarray(f(x, *rest)) for x in xs])
 
 
-def _grad_fd(f, x, w, h=1e-6):
-    """float64 central differences of f at x."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (float(f(x + e, w)) - float(f(x - e, w))) / (2 * h)
-    return g
-
-
-def _jac_fd(g, x, w, h=1e-4):
-    out = np.zeros(x.shape + x.shape)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        out[(...,) + i] = (np.asarray(g(x + e, w)) - np.asarray(g(x - e, w))) / (2 * h)
-    return out
-
-
 ids = dict(ids=lambda f: f.__name__)
 
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_grad_jvp_vjp(x64, f):
-    x = X[0, 0]
-    want = _grad_fd(f, x, W)
-    np.testing.assert_allclose(secant.grad(f)(x, W), want, rtol=1e-6, atol=1e-7)
-    v = RNG.normal(size=x.shape)
-    primal, tangent = secant.jvp(lambda a: f(a, W), (x,), (v,))
-    np.testing.assert_allclose(primal, f(x, W), rtol=1e-12)
-    np.testing.assert_allclose(tangent, np.sum(want * v), rtol=1e-6, atol=1e-7)
-    out, back = secant.vjp(f, x, W)
-    np.testing.assert_allclose(back(snp.asarray(2.0))[0], 2.0 * want, rtol=1e-6, atol=1e-7)
+    check_first_order(f, X[0, 0], W, RNG.normal(size=(N, N)))
 
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
@@ -166,7 +140,7 @@ def test_vmap_of_vmap(x64, f):
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_vmap_of_grad(x64, f):
-    want = np.stack([_grad_fd(f, x, W) for x in X[0]])
+    want = np.stack([grad_fd(f, x, W) for x in X[0]])
     np.testing.assert_allclose(secant.vmap(secant.grad(f), in_axes=(0, None))(X[0], W), want,
                                rtol=1e-6, atol=1e-6)
 
@@ -190,7 +164,7 @@ def test_jit_refuses_max_of_traced_values():
 def test_second_order(x64, f, second):
     x = X[1, 2]
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)
-    want = _jac_fd(lambda x, w: _grad_fd(f, x, w, 1e-4), x, W)
+    want = hessian_fd(f, x, W)
     np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4)
 
 
@@ -209,7 +183,7 @@ def test_generated_source_matches_golden(x64):
     grad, batched = secant.grad(largest_square_sum), secant.vmap(largest_square_sum,
                                                                   in_axes=(0, None))
     want = max(np.sum(x * x), np.sum(w * w))
-    np.testing.assert_allclose(grad(x, w), _grad_fd(largest_square_sum, x, w), rtol=1e-6,
+    np.testing.assert_allclose(grad(x, w), grad_fd(largest_square_sum, x, w), rtol=1e-6,
                                atol=1e-7)
     np.testing.assert_allclose(batched(X[0], w), _loop(largest_square_sum, X[0], w), rtol=1e-9)
     assert float(largest_square_sum(x, w)) == pytest.approx(want * np.sum(x))

@@ -11,6 +11,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from central_differences import check_first_order, grad_fd, hessian_fd
 
 RNG = np.random.default_rng(1515)
 N, B, OUTER = 3, 4, 2
@@ -65,15 +66,6 @@ WB = RNG.normal(size=(B, N, N)) * 0.5
 ids = dict(ids=lambda f: f.__name__)
 
 
-def _grad_fd(f, x, w, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (float(f(x + e, w)) - float(f(x - e, w))) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_vmap(x64, f):
     np.testing.assert_allclose(secant.vmap(f, in_axes=(0, None))(X[0], W),
@@ -85,15 +77,10 @@ def test_vmap(x64, f):
 
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
-def test_grad_jvp_and_vmap_of_grad(x64, f):
-    x = X[1, 0]
-    want = _grad_fd(f, x, W)
-    np.testing.assert_allclose(secant.grad(f)(x, W), want, rtol=1e-6, atol=1e-7)
-    v = RNG.normal(size=x.shape)
-    _, tangent = secant.jvp(lambda a: f(a, W), (x,), (v,))
-    np.testing.assert_allclose(tangent, np.sum(want * v), rtol=1e-6, atol=1e-7)
+def test_grad_jvp_vjp_and_vmap_of_grad(x64, f):
+    check_first_order(f, X[1, 0], W, RNG.normal(size=(N, N)))
     np.testing.assert_allclose(secant.vmap(secant.grad(f), in_axes=(0, None))(X[0], W),
-                               np.stack([_grad_fd(f, x, W) for x in X[0]]),
+                               np.stack([grad_fd(f, x, W) for x in X[0]]),
                                rtol=1e-6, atol=1e-6)
 
 
@@ -118,9 +105,4 @@ def test_jit(x64, f):
 def test_second_order(x64, f, second):
     x = X[1, 2]
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)
-    want = np.zeros(x.shape + x.shape)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = 1e-4
-        want[(...,) + i] = (_grad_fd(f, x + e, W, 1e-4) - _grad_fd(f, x - e, W, 1e-4)) / 2e-4
-    np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(h, hessian_fd(f, x, W), rtol=1e-4, atol=1e-4)

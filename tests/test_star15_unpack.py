@@ -14,6 +14,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import tree_util
+from central_differences import check_first_order, grad_fd, hessian_fd
 
 RNG = np.random.default_rng(1515015)
 N, B = 3, 4
@@ -104,31 +105,13 @@ WB = RNG.normal(size=(B, N, N)) * 0.5
 ids = dict(ids=lambda f: f.__name__)
 
 
-def _fd(f, x, h=1e-6):
-    """float64 central differences of the scalar f at the array x."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
-    return g
-
-
 def _leaves(p):
     return [np.asarray(v) for v in (p if isinstance(p, tuple) else (p.a, p.b))]
 
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_grad_jvp_vjp(x64, f):
-    x = X[0, 0]
-    want = _fd(lambda a: f(a, W), x)
-    np.testing.assert_allclose(secant.grad(f)(x, W), want, rtol=1e-6, atol=1e-7)
-    v = RNG.normal(size=x.shape)
-    primal, tangent = secant.jvp(lambda a: f(a, W), (x,), (v,))
-    np.testing.assert_allclose(primal, f(x, W), rtol=1e-12)
-    np.testing.assert_allclose(tangent, np.sum(want * v), rtol=1e-6, atol=1e-7)
-    _, back = secant.vjp(f, x, W)
-    np.testing.assert_allclose(back(snp.asarray(3.0))[0], 3.0 * want, rtol=1e-6, atol=1e-7)
+    check_first_order(f, X[0, 0], W, RNG.normal(size=(N, N)))
 
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
@@ -144,7 +127,7 @@ def test_vmap_and_vmap_of_vmap(x64, f):
 
 @pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_vmap_of_grad_and_jit(x64, f):
-    want = np.stack([_fd(lambda a: f(a, W), x) for x in X[0]])
+    want = np.stack([grad_fd(f, x, W) for x in X[0]])
     np.testing.assert_allclose(secant.vmap(secant.grad(f), in_axes=(0, None))(X[0], W), want,
                                rtol=1e-6, atol=1e-6)
     x = X[1, 2]
@@ -158,9 +141,7 @@ def test_vmap_of_grad_and_jit(x64, f):
 def test_second_order(x64, f, second):
     x = X[1, 3]
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)
-    want = np.stack([_fd(lambda a: _fd(lambda b: f(b, W), a, 1e-4)[i], x, 1e-4)
-                     for i in np.ndindex(x.shape)]).reshape(x.shape + x.shape)
-    np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(h, hessian_fd(f, x, W), rtol=1e-4, atol=1e-4)
 
 
 # --- the container as the transformed function's parameter ----------------------------------
@@ -169,8 +150,8 @@ def test_parameter_grad(x64, cls):
     a, b = X[0, 0], X[0, 1]
     g = secant.grad(unpack_param)(cls(a, b), W)
     assert type(g) is cls
-    want_a = _fd(lambda t: unpack_param(cls(t, b), W), a)
-    want_b = _fd(lambda t: unpack_param(cls(a, t), W), b)
+    want_a = grad_fd(lambda t: unpack_param(cls(t, b), W), a)
+    want_b = grad_fd(lambda t: unpack_param(cls(a, t), W), b)
     for got, want in zip(_leaves(g), [want_a, want_b]):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     va, vb = RNG.normal(size=a.shape), RNG.normal(size=b.shape)
@@ -187,8 +168,8 @@ def test_parameter_vmap_and_vmap_of_grad(x64, cls):
                                rtol=1e-9)
     g = secant.vmap(secant.grad(unpack_param), in_axes=(0, None))(ps, W)
     for k, got in enumerate(_leaves(g)):
-        want = [_fd(lambda t: unpack_param(cls(*[t if j == k else X[j, i] for j in (0, 1)]), W),
-                    X[k, i]) for i in range(B)]
+        want = [grad_fd(lambda t: unpack_param(cls(*[t if j == k else X[j, i] for j in (0, 1)]),
+                                               W), X[k, i]) for i in range(B)]
         np.testing.assert_allclose(got, np.stack(want), rtol=1e-6, atol=1e-7)
 
 
@@ -196,9 +177,8 @@ def test_parameter_vmap_and_vmap_of_grad(x64, cls):
 def test_parameter_hessian(x64, cls):
     b = X[0, 1]
     f = lambda a: unpack_param(cls(a, b), W)
-    want = np.stack([_fd(lambda t: _fd(f, t, 1e-4)[i], X[0, 0], 1e-4)
-                     for i in np.ndindex(b.shape)]).reshape(b.shape + b.shape)
-    np.testing.assert_allclose(secant.hessian(f)(X[0, 0]), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(secant.hessian(f)(X[0, 0]), hessian_fd(f, X[0, 0]), rtol=1e-4,
+                               atol=1e-4)
 
 
 # --- refused as Python refuses ---------------------------------------------------------------
