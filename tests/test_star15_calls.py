@@ -102,10 +102,20 @@ def helper_with_star(a, b):
         max(*[c.shape[1] for c in (a, b)], 1) * snp.sum(a)
 
 
-PROGRAMS = [max_of_enumerate, stack_of_comprehension, call_of_a_list, concatenate_parts,
+def max_of_rows(x, w):
+    return max(*[snp.sum(r * r) for r in x], 0.0) * snp.sum(w) + min(*x[0], *w[1])
+
+
+def stack_of_rows(x, w):
+    # (a batched array's rows, as many as each example has: vmap(grad) once read the batch's)
+    return snp.sum(snp.stack([*x, *w]) ** 2 * snp.concatenate([w, x]))
+
+
+PROGRAMS = [max_of_rows, stack_of_rows, max_of_enumerate, stack_of_comprehension, call_of_a_list, concatenate_parts,
             max_of_counts, max_of_values, varargs_not_last, keywords_of_a_comprehension,
             keywords_of_an_op, in_a_lambda, in_a_loop, of_a_tuple_helper, in_a_helper]
-JITTED = [f for f in PROGRAMS if f is not max_of_values]     # (jax refuses bool of a tracer)
+JITTED = [f for f in PROGRAMS if f not in (max_of_values, max_of_rows)]  # (as jax: no bool
+#                                                                           of a tracer)
 
 W = RNG.normal(size=(N, N)) * 0.5
 X = RNG.normal(size=(OUTER, B, N, N)) * 0.5

@@ -776,7 +776,9 @@ class ContainerMixin:
                                                       "back": f"kind_of({o.name})"}, o.name)
                 self.containers[out.name] = obj.__name__
                 return out
-            if isinstance(o, ir.Var) and (self.is_container(o) or generated):
+            unknown = self.batching and o.name in self.tracked and not self.is_container(o) \
+                if isinstance(o, ir.Var) else False     # (a batched array's rows: below)
+            if isinstance(o, ir.Var) and (self.is_container(o) or generated and not unknown):
                 kind, want = self.container_kind(o), obj.__name__
                 if kind not in ("list", "tuple") and generated and not self.batching \
                         and o.name in self.tracked and not self.is_container(o):
