@@ -474,11 +474,36 @@ def grad_of_fields(tree, fields=None, **attrs):
             named[k] = add_grads(named[k], g) if k in named else g
     if named and not fields and (_is_registered(tree) or tree_util.plain_object(tree)):
         return _registered_with(tree, named)
+    if fields and all(isinstance(k, int) for k in fields) and is_user_sequence(tree):
+        out = _items_with(tree, fields)     # `u, w = p`, p[0] of the user's container
+        return add_grads(out, grad_of_fields(tree, **named)) if named else out
     why = tree_util.plain_refusal(type(tree)) if named and not fields else None
     why = f" ({type(tree).__name__}: {why})" if why else ""
     raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read field by "
                           f"field{why}; use dicts, lists, tuples, namedtuples, registered pytree "
                           f"classes or plain classes of arrays{where()}")
+
+
+def _items_with(tree, fields):
+    """The cotangent of a container of the user's class (its own __getitem__) read at integer
+    indices (`u, w = p`, `p[0]`): its zeros with each index's cotangent added to the leaves
+    that item is (tree_util.item_leaves); refused where an item is computed (no leaf of the
+    object, so no place for its cotangent)."""
+    tree_util.plain_object(tree)        # (a plain class's object: a pytree of its fields)
+    places = tree_util.item_leaves(tree, fields)
+    if places is None:
+        raise SecantTypeError(f"cannot build the cotangent of a {type(tree).__name__} read "
+                              f"at an index ({', '.join(map(str, fields))}): its __getitem__ "
+                              "gives a value computed from its fields, not one of them; read "
+                              "its fields (p.a) or make it a registered pytree whose items are "
+                              f"its leaves{where()}")
+    out = tree_util.tree_leaves(_zeros_tree(tree))
+    for i, g in fields.items():
+        where_, item = places[i]
+        for k, piece in zip(where_, item.flatten_up_to(tree_util.kinds_as(g, item.unflatten(
+                [_Mark() for _ in where_])))):
+            out[k] = add_grads(out[k], piece)
+    return tree_util.tree_structure(tree).unflatten(out)
 
 
 def _delegated(tree, name):
@@ -823,14 +848,32 @@ def count_items(tree):
     except Exception:       # (no __getitem__, or items it computes)
         agree = False
     if not agree:
-        raise SecantTypeError(f"cannot transform `for ... in` a {kind.__name__} (its __iter__): "
-                              "secant reads such a loop item by item (obj[0], obj[1], ...), "
+        raise SecantTypeError(f"cannot transform `for ... in` or `a, b = ` a {kind.__name__} "
+                              "(its __iter__): secant reads such a loop or unpacking item by "
+                              "item (obj[0], obj[1], ...), "
                               f"which {kind.__name__}'s __getitem__ does not give; loop over "
                               f"its fields or a list of them{where()}")
     return n
 
 
 count_items.__secant_len__ = True    # (read as len: vmap writes example_len)
+
+
+@structural
+def check_unpacked(tree, n):
+    """`a, b = p` of a parameter, which the transforms read as p[0], p[1]: Python's ValueError
+    where a list, tuple, dict or container of the user's class holds other than n items, and
+    count_items' check that such a container's __iter__ (what Python's unpacking calls) yields
+    what its __getitem__ gives. (An array, batched or not, is read at its indices as written.)"""
+    if not isinstance(tree, (list, tuple, dict)) and not is_user_sequence(tree):
+        return
+    got = count_items(tree)
+    if got != n:
+        raise ValueError(f"too many values to unpack (expected {n})" if got > n else
+                         f"not enough values to unpack (expected {n}, got {got})")
+
+
+check_unpacked.__secant_check__ = True      # (a statement: no value)
 structural(is_user_container)       # (add_at's branch for them: a static choice)
 structural(is_user_sequence)
 
@@ -1009,7 +1052,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "count_items", "static_attribute", "static_item",
+         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

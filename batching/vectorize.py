@@ -131,9 +131,12 @@ class BatchBuilder(Walker):
 
             def items(self, call):
                 """batched_items(xs) written with every item batched."""
-                it = self.visit(call.args[0])
-                if isinstance(it, (ast.List, ast.Tuple)):
-                    it.elts = [e if self.holds_batched(e) else broadcast(e, self.scope)
+                return self.batched(self.visit(call.args[0]))
+
+            def batched(self, it):
+                if isinstance(it, (ast.List, ast.Tuple)):   # (a list of lists: each row's)
+                    it.elts = [self.batched(e) if isinstance(e, (ast.List, ast.Tuple))
+                               else e if self.holds_batched(e) else broadcast(e, self.scope)
                                for e in it.elts]
                     return it
                 return it if self.holds_batched(it) else broadcast(it, self.scope)

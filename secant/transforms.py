@@ -1,6 +1,7 @@
 """grad, value_and_grad and vjp: each writes a new Python function (the derivative's source) once
 per (function, argnums, has_aux), and returns it ready to call eagerly or under jit."""
 import ast
+import builtins
 import contextlib
 import copy
 import functools
@@ -167,6 +168,19 @@ def _op_function(fun):
 # takes (abs, max, min are ops: transformer/ops.py)
 _BUILTIN_PARAMS = {pow: "base, exp", round: "number", divmod: "x, y", float: "x",
                    complex: "real", int: "x", bool: "x"}
+
+
+def _extremum_caller(fun):
+    """`def max_of(first, *rest): return max(first, *rest)`: builtin max or min called by
+    generated code with arguments counted when it runs (max(*[...]), call_starred), which the
+    dispatcher specialises to that count (its op takes two; the normaliser folds more)."""
+    def caller():
+        name = fun.__name__
+        source = f"def {name}_of(first, *rest):\n    return {name}(first, *rest)\n"
+        hit = load_generated(source, f"{name}_of", {}, {})
+        _errors.register_internal_file(hit.__code__.co_filename)
+        return hit
+    return once.build(_op_functions, ("extremum", fun), caller)
 
 
 def _ufunc_method(fun):
@@ -2166,7 +2180,9 @@ def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, sha
         hit = _CUSTOM_TEMPLATES.get(key) if key is not None else None
         if hit is not None and _current(hit[0]):
             return _rebound(hit[0], _custom_roles(hit[1], custom)), bound
-    if _is_op_or_callable(target) or custom is not None or _is_user_class(target):
+    if shape is not None and (target is builtins.max or target is builtins.min):
+        target = _extremum_caller(target)       # max(*xs): specialised to xs's count below
+    elif _is_op_or_callable(target) or custom is not None or _is_user_class(target):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):
         raise SecantTypeError(f"secant has no derivative or batching rule for {fn!r}, called by "

@@ -268,7 +268,52 @@ def kinds_as(b, a):
     if kinds == (dict, dict) and a.keys() == b.keys():
         items = {k: kinds_as(b[k], a[k]) for k in b}
         return b if all(items[k] is b[k] for k in b) else items
+    if kinds[1] in (list, tuple) and kinds[0] in _node_types and not isinstance(a, tuple):
+        return _as_container(b, a)      # `u, v = make(x)` of the user's container
     return b
+
+
+def item_leaves(tree, indices):
+    """Where the items tree[i] (i in indices) of a container of the user's class (its own
+    __getitem__) lie among tree's leaves: i -> (their positions in tree's flattening, the
+    item's structure), read on the object rebuilt from stand-in leaves; None where an item is
+    computed from them (no leaf of the tree) or tree has no such item."""
+    leaves, treedef = tree_flatten(tree)
+    marks = [_PathLeaf() for _ in leaves]
+    at = {id(m): k for k, m in enumerate(marks)}
+    try:
+        rebuilt = treedef.unflatten(marks)
+        items = {i: tree_flatten(rebuilt[i]) for i in indices}
+    except Exception:       # (no __getitem__, or one that computes)
+        return None
+    if not all(id(m) in at for got, _ in items.values() for m in got):
+        return None
+    return {i: ([at[id(m)] for m in got], d) for i, (got, d) in items.items()}
+
+
+def _as_container(b, a):
+    """The items b (a tuple or list: the cotangents of `u, v = obj` item by item) as a's own
+    class, where each leaf of `a` is part of exactly one of a's items (else b)."""
+    try:
+        same_length = len(a) == len(b)
+    except Exception:       # (no __len__, or one that fails)
+        return b
+    places = item_leaves(a, range(len(b))) if same_length else None
+    if places is None:
+        return b
+    out = [None] * len(tree_leaves(a))
+    for (at, d), item in zip(places.values(), b):
+        try:
+            values = d.flatten_up_to(kinds_as(item, d.unflatten([_PathLeaf()] * len(at))))
+        except (ValueError, TypeError):
+            return b
+        for k, v in zip(at, values):
+            if out[k] is not None:
+                return b
+            out[k] = (v,)
+    if any(v is None for v in out):
+        return b
+    return tree_structure(a).unflatten([v[0] for v in out])
 
 
 def tree_structure(tree, is_leaf=None):

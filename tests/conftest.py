@@ -100,6 +100,7 @@ CPU_SECONDS = {
     "test_explore15i_programs.py": 95, "test_explore15j_programs.py": 310,
     "test_fft15_unbatched_primal.py": 24,
     "test_fft15_gather_modes.py": 9, "test_fft15r_shapes.py": 30,
+    "test_star15_calls.py": 27, "test_star15_unpack.py": 25, "test_star15_lists.py": 19,
     "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_while15_batched_while.py": 19, "test_stale15_first_call.py": 45,

@@ -294,7 +294,8 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "custom_jvp_rule_checked",        # (runs a rule for its checks: no value)
                        "for_each_example",      # (calls debug.print per example: no value)
                        "read_back_mode", "pick_mode",      # (a mode's name from a mode's name)
-                       "count_items"}       # (a container's item count, an int)
+                       "count_items",       # (a container's item count, an int)
+                       "check_unpacked"}    # (checks an unpacking's count: no value)
 
 
 AUX = tree_util.tree_structure(AuxPair(0.0, 3.0))

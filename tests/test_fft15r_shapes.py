@@ -225,13 +225,12 @@ def rows_of_a_list_of_lists(x, w):
     return ns[0] * snp.sum(x) + ns[1]
 
 
-@pytest.mark.parametrize("f", [starred_over_enumerate, rows_of_a_list_of_lists],
-                         ids=lambda f: f.__name__)
-def test_refused_not_guessed(f):
-    """Known gaps: a query secant cannot place per example is refused at the user's line."""
+def test_rows_of_a_list_of_lists():
+    """Was refused (star15: each row's items are batched where the rows are written): each
+    example's gradient, ns[0] = 3 + 5 (x's rows and b2's) times ones."""
     xs = X[0].astype(np.float32)
-    with pytest.raises(secant.SecantError, match="test_fft15r_shapes.py"):
-        secant.vmap(secant.grad(f), in_axes=(0, None))(xs, W)
+    out = secant.vmap(secant.grad(rows_of_a_list_of_lists), in_axes=(0, None))(xs, W)
+    np.testing.assert_allclose(out, np.full(xs.shape, 8.0), rtol=1e-6)
 
 
 def starred_over_a_named_list(x, w):
@@ -239,15 +238,16 @@ def starred_over_a_named_list(x, w):
     return max(*ns, 0) * snp.sum(x)
 
 
-def test_a_starred_list_named_on_its_own_line():
-    """The refusal of max(*[...]) says how to write it; written so, vmap(grad) is each
-    example's gradient (k * ones, k the largest count: 3 + 2 * 3 for x's rows and b's)."""
+@pytest.mark.parametrize("f", [starred_over_enumerate, starred_over_a_named_list],
+                         ids=lambda f: f.__name__)
+def test_a_starred_list(f):
+    """max(*[...]) written in the call (star15: was refused) or named on its own line first:
+    vmap(grad) is each example's gradient (k * ones, k the largest count: 3 + 2 * 3 for x's
+    rows and b's)."""
     xs = X[0].astype(np.float32)
-    with pytest.raises(secant.SecantError, match=r"max\(\*\.\.\.\).*named on a line of its own"):
-        secant.vmap(secant.grad(starred_over_enumerate), in_axes=(0, None))(xs, W)
     k = max(sum((i + 1) * e.shape[0] for i, e in enumerate([c, W["b"]]))
             for c in [xs[0], W["hh"]])
-    out = secant.vmap(secant.grad(starred_over_a_named_list), in_axes=(0, None))(xs, W)
+    out = secant.vmap(secant.grad(f), in_axes=(0, None))(xs, W)
     np.testing.assert_allclose(out, np.full(xs.shape, float(k)), rtol=1e-6)
 
 

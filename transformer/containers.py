@@ -568,7 +568,9 @@ class ContainerMixin:
         self.out[-1].container = True       # its cotangent is built item by item
         if isinstance(node.slice, gast.Slice):
             self.containers[out.name] = self.containers.get(base.name)
-        elif self.batching:         # `for it in iterables: for v in it`: a list or an array,
+            return out
+        self.item_kind(base, out)   # rows[i] of a list of lists: a list itself
+        if self.batching:           # `for it in iterables: for v in it`: a list or an array,
             self.rows_ops.append(self.out[-1])  # its items read by item_of/index_examples
         return out
 
@@ -775,7 +777,9 @@ class ContainerMixin:
                                                       "back": f"kind_of({o.name})"}, o.name)
                 self.containers[out.name] = obj.__name__
                 return out
-            if isinstance(o, ir.Var) and (self.is_container(o) or generated):
+            unknown = self.batching and o.name in self.tracked and not self.is_container(o) \
+                if isinstance(o, ir.Var) else False     # (a batched array's rows: below)
+            if isinstance(o, ir.Var) and (self.is_container(o) or generated and not unknown):
                 kind, want = self.container_kind(o), obj.__name__
                 if kind not in ("list", "tuple") and generated and not self.batching \
                         and o.name in self.tracked and not self.is_container(o):
@@ -1600,14 +1604,15 @@ class ContainerMixin:
                 break
 
     # --- comprehensions --------------------------------------------------------------------------
-    def comprehension(self, node, kind=None, name=None):
+    def comprehension(self, node, kind=None, name=None, hint=None):
         """[f(v) for v in vs if c], (... for ...), {k: f(v) for ...}: the loop that builds it
-        (`name`: the user's variable it is assigned to, which the loop builds directly)."""
+        (`name`: the user's variable it is assigned to, which the loop builds directly; else
+        `hint` names it: max(*[...]) builds max_args)."""
         is_dict = isinstance(node, gast.DictComp)
         from secant.transformer.normalize import _names_in
         if name in _names_in(node):         # ys = [y * 2 for y in ys]: reads the old ys
             name = None
-        acc = name or self.names.fresh("d" if is_dict else "items")
+        acc = name or self.names.fresh(hint or ("d" if is_dict else "items"))
         def add(value):
             if is_dict:
                 entry = gast.Dict(keys=[node.key], values=[value])

@@ -1233,6 +1233,9 @@ class Normaliser(ContainerMixin):
                 if on:
                     self.tracked.add(n)
             return
+        if self._is_parameter(operand.name):    # (a 3-tuple, a user's container: as Python)
+            self.out.append(ir.Plain(f"check_unpacked({operand.name}, {len(elts)})", set(),
+                                     self.origin))
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
             if self.batching and self.is_container(operand):
@@ -3256,6 +3259,7 @@ class Normaliser(ContainerMixin):
         spells the call out on first use of each shape (transformer/callees.py)."""
         stars = [i for i, a in enumerate(node.args) if isinstance(a, gast.Starred)]
         double = [k for k in node.keywords if k.arg is None]
+        written = node
         if len(double) > 1:     # f(**a, **b): f(**{**a, **b}), Python's keyword order
             if not all(_plain_read(k.value) for k in double):   # (read twice: no effects)
                 raise self.src.error(node, "secant spells out f(**a, **b) when each unpacked "
@@ -3269,12 +3273,22 @@ class Normaliser(ContainerMixin):
             merged = gast.copy_location(gast.Dict(keys=[None] * len(double),
                                                   values=[k.value for k in double]), node)
             double = [gast.keyword(arg=None, value=merged)]
-        if len(stars) > 1 or stars and stars[0] != len(node.args) - 1 or len(double) > 1:
-            raise self.src.error(node, "secant transforms a call with *args or **kwargs it "
-                                 "cannot spell out when *args comes last and once; pass the "
-                                 "other arguments explicitly")
+        if stars and stars != [len(node.args) - 1]:     # f(*a, x, *b): f(*[*a, x, *b])
+            rest = gast.copy_location(gast.List(elts=node.args[stars[0]:], ctx=gast.Load()),
+                                      node.args[stars[0]])
+            node = gast.copy_location(gast.Call(func=node.func, args=node.args[:stars[0]] + [
+                gast.copy_location(gast.Starred(value=rest, ctx=gast.Load()), rest)],
+                keywords=node.keywords), node)
+            stars = [len(node.args) - 1]
+        inner = func.value if isinstance(func, gast.Subscript) else func
+        hint = inner.attr if isinstance(inner, gast.Attribute) else \
+            inner.id.lower() if isinstance(inner, gast.Name) else "call"
         positional = node.args[:-1] if stars else node.args
-        rest = [self.operand(node.args[-1].value)] if stars else []
+        star = node.args[-1].value if stars else None
+        if isinstance(star, (gast.ListComp, gast.GeneratorExp)) and self._tracked_names_in(star):
+            rest = [self.comprehension(star, hint=f"{hint}_args")]     # max(*[... for c in xs])
+        else:
+            rest = [self.operand(star)] if stars else []
         kw = [self.operand(double[0].value)] if double else []
         # (tracked ones are spelled out when the code runs: secant/transforms.py)
         rest, kw = ([self.pack(o) if isinstance(o, ir.Seq) and _has_var(o) else o for o in part]
@@ -3289,14 +3303,11 @@ class Normaliser(ContainerMixin):
         operands.update({f"arg{len(operands) + 1 + i}": o for i, o in enumerate(rest + kw)})
         operands.update({k.arg: self.operand(k.value) for k in named})
         if not _has_var(fn) and not any(_has_var(o) for o in operands.values()):
-            return self._inactive(node)
+            return self._inactive(written)
         caller = callees.starred_caller(len(positional), bool(stars),
                                         tuple(k.arg for k in named), bool(double))
         name = self.names.fresh("call_starred")
         self.bindings[name] = caller
-        inner = func.value if isinstance(func, gast.Subscript) else func
-        hint = inner.attr if isinstance(inner, gast.Attribute) else \
-            inner.id.lower() if isinstance(inner, gast.Name) else "call"
         return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
                           callee_name=name)
 
@@ -3622,13 +3633,7 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)     # one structure for every example: a static value
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
-            what = self._source(node.func)
-            raise self.src.error(node, f"{what}(*...) or {what}(**...) of values secant "
-                                 f"differentiates or batches: it reads {what}'s arguments one "
-                                 "by one, and a starred list or dict hides how many there are "
-                                 "and which is which; pass them one by one (a list of static "
-                                 "values, shapes or counts, can be named on a line of its own "
-                                 f"first: `ns = [...]`, then `{what}(*ns)`)")
+            return self.starred_call(node, node.func)   # (spelled out when it runs)
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
@@ -5308,6 +5313,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         self.norm = norm
         self.items = set()      # comprehension targets over a batched list or tuple's items
         self.unsure = set()     # ... over a batched value that may be an array
+        self.lists = set()      # ... over a list of lists of batched items (each a list)
         self.bound = set()      # every target of the comprehensions around: the function's
         #                         names of the same spelling are not what it reads
 
@@ -5352,12 +5358,12 @@ class _PerExampleQueries(gast.NodeTransformer):
 
     def _mentions_tracked(self, node):
         return any(isinstance(n, gast.Name) and (
-            n.id in self.items | self.unsure if n.id in self.bound
+            n.id in self.items | self.unsure | self.lists if n.id in self.bound
             else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
 
     def _reads_tracked(self, node):
         """Whether `node` reads a tracked value (not only its static facts: len(xs))."""
-        return any(n in self.items | self.unsure if n in self.bound
+        return any(n in self.items | self.unsure | self.lists if n in self.bound
                    else self.norm.current.get(n) in self.norm.tracked for n in _value_names(node))
 
     def _queried(self, node):
@@ -5386,19 +5392,21 @@ class _PerExampleQueries(gast.NodeTransformer):
         """A comprehension written in place (`f(*[snp.shape(c) for c in xs])`) whose loop runs
         over a batched list or tuple: each item is batched, so its queries are per example."""
         outer, unsure, bound_around = set(self.items), set(self.unsure), set(self.bound)
+        lists = set(self.lists)
         for gen in node.generators:
             gen.iter, kinds = self._generator(self.visit(gen.iter), gen.target)
             bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
+            self.lists -= bound
             for name, kind in kinds.items():
-                (self.items if kind == "items" else self.unsure).add(name)
+                {"items": self.items, "lists": self.lists}.get(kind, self.unsure).add(name)
             self.bound |= bound
             gen.ifs = [self.visit(i) for i in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):
                 setattr(node, field, self.visit(getattr(node, field)))
-        self.items, self.unsure, self.bound = outer, unsure, bound_around
+        self.items, self.unsure, self.bound, self.lists = outer, unsure, bound_around, lists
         return node
 
     def _generator(self, it, target):
@@ -5428,6 +5436,8 @@ class _PerExampleQueries(gast.NodeTransformer):
     def _items_of(self, it):
         """("items" | "unsure" | None, `it` as vmap writes it) of a comprehension's iterable
         bound to one name."""
+        if isinstance(it, gast.Name) and it.id in self.lists:   # (`for e in row` of a row
+            return "items", it          # of `for row in [[x, w], [x]]`: its items batched)
         if isinstance(it, gast.Name) and it.id in self.bound:   # (an enclosing comprehension's
             return ("unsure" if it.id in self.items | self.unsure else None), it   # variable)
         v = self.norm.current.get(it.id) if isinstance(it, gast.Name) else None
@@ -5440,6 +5450,11 @@ class _PerExampleQueries(gast.NodeTransformer):
         if isinstance(it, (gast.List, gast.Tuple)) and all(
                 self._own_item(e) or not self._mentions_tracked(e) for e in it.elts):
             return "items", _batched_items(it)
+        if isinstance(it, (gast.List, gast.Tuple)) and all(   # [[x, w], [x]]: rows of such
+                isinstance(r, (gast.List, gast.Tuple)) and all(
+                    self._own_item(e) or not self._mentions_tracked(e) for e in r.elts)
+                for r in it.elts):
+            return "lists", _batched_items(it)
         return "unsure", it
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
