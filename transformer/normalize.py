@@ -24,6 +24,7 @@ import builtins
 import collections
 import copy
 import dataclasses
+import functools
 import inspect
 import itertools
 import operator
@@ -31,6 +32,7 @@ import re
 import types
 
 import gast
+import numpy as np
 
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, closure_factories, dataflow, defaults, hygiene, ir
@@ -851,6 +853,38 @@ class Normaliser(ContainerMixin):
             isinstance(st, gast.Assign) and len(st.targets) == 1 and st.targets[0] is binds[0]
             and isinstance(st.value, gast.Call) for st in self.node.body)
 
+    @functools.cached_property
+    def _numpy_buffers(self):
+        """The ids of the calls `buf = np.zeros(n)` whose result the function changes in place
+        (`buf[i] = v`): NumPy's own calls, kept as written (secant.numpy's make immutable
+        arrays); _local_buffer_store says which stores may run as written."""
+        stored = {t.value.id for n in gast.walk(self.node) if isinstance(n, (gast.Assign,
+                  gast.AugAssign)) for t in (n.targets if isinstance(n, gast.Assign) else
+                  [n.target]) if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+        return {id(n.value) for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+                and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                and n.targets[0].id in stored and isinstance(n.value, gast.Call)}
+
+    def _numpy_buffer(self, call, obj):
+        """Whether `call` is NumPy's `obj` making a buffer the function fills in place from
+        constants and shapes only (buf = np.full(x.shape[0], 2.0); buf[0] = 1.0): NumPy's call
+        kept (JAX runs NumPy there too; secant.numpy's arrays take no item stores)."""
+        if id(call) not in self._numpy_buffers or (getattr(obj, "__module__", None) or ""
+                                                   ).split(".")[0] != "numpy":
+            return False
+        parents = {id(c): n for n in gast.walk(call) for c in gast.iter_child_nodes(n)}
+        ours = _secant_numpy()
+        shapes = (np.shape, np.ndim, np.size, len, ours.shape, ours.ndim, ours.size)
+        for name in self._tracked_names_in(call):
+            for n in gast.walk(call):
+                if isinstance(n, gast.Name) and n.id == name and n is not call.func:
+                    up = parents.get(id(n))
+                    if not (isinstance(up, gast.Attribute) and up.attr in _STATIC_ATTRIBUTES
+                            or isinstance(up, gast.Call) and n in up.args
+                            and any(self._resolve(up.func) is f for f in shapes)):
+                        return False
+        return True
+
     def _local_buffer_store(self, name, stmt):
         """Whether `name[i] = v` (Python values) may run as written: `name` is assigned once,
         from a NumPy constructor or a list or dict display, and every other read of it comes
@@ -1010,6 +1044,14 @@ class Normaliser(ContainerMixin):
             self.bind_name(target.value.id, self.operand(built))    # m.w = v: a new object
         elif self._python_attribute_update(stmt):    # wrapper.calls = ...: run for its effect
             code = f"{self._source(target)} = {self._source(value)}"
+            root = target
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            if root is not target and isinstance(root, gast.Name) and self._is_local(root.id):
+                # buf[i] = v of a local NumPy buffer: part of buf's value, replayed with it
+                self.out.append(ir.Plain(code, {re.match(r"\s*(\w+)", code).group(1)},
+                                         self.origin))
+                return
             self.out.append(ir.Plain(code, set(), self.origin,
                                      effect=not self._attribute_of_built(target)))
         elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
@@ -2573,7 +2615,8 @@ class Normaliser(ContainerMixin):
                 for v in self._tracked_names_in(node.args[0])):     # (np.int64(x.shape[0]):
             return self.op_call(node, "astype", [node.args[0], node.func])  # Python's call)
         ours = numpy_counterpart(obj) if op_for(obj) is None else None
-        if ours is not None and _sized_by_values(ours[0]) and not self._tracked_names_in(node):
+        if ours is not None and (_sized_by_values(ours[0]) and not self._tracked_names_in(node)
+                                 or self._numpy_buffer(node, obj)):
             ours = None     # np.setdiff1d(np.arange(n), fixed): NumPy's, on constants (jit
             #                 would trace secant's, whose shape needs size= there)
         if ours is not None:            # np.linalg.det(a): secant.numpy's, named so
@@ -2705,6 +2748,8 @@ class Normaliser(ContainerMixin):
         if opname is not None and obj in (builtins.min, builtins.max, builtins.abs) and not (
                 _value_names(node) & {k for k, v in self.current.items() if v in self.tracked}):
             return self._inactive(node)     # min(n, 3) of Python ints: a Python int, as written
+        if opname is not None and self._numpy_buffer(node, obj):
+            return self._inactive(node)     # buf = np.zeros(n), filled in place: NumPy's
         if opname is not None:
             return self.op_call(node, opname, list(node.args), lax_spelling(obj))
         if self.batching and any(obj is o for o in self.opaque):

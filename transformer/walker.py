@@ -279,7 +279,7 @@ def _without_bare_comments(lines):
 
 
 _MUTATES = re.compile(r"\.(pop|append|extend|insert|remove|clear|update|popitem)\(")
-_AUGMENTED = re.compile(r"\s*\w+\s*(\*\*|//|>>|<<|[-+*/@%&|^])=")
+_AUGMENTED = re.compile(r"\s*\w+\s*((\*\*|//|>>|<<|[-+*/@%&|^])=|\[)")   # (buf[i] = v too)
 
 
 def _block_tree(lines, i, stop, _):
