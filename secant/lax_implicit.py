@@ -17,11 +17,13 @@ as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of 
 
 The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
 generated jvp and vjp of `f` itself. vmap of any of them runs one call per example (a Python
-loop: under jit, one staged call each). A derivative of custom_root's rules (second order and
-up) differentiates them written as source (`_root_vjp_at`), as JAX differentiates its rules;
-one of custom_linear_solve's rules is refused."""
+loop: under jit, one staged call each). A derivative of the rules (second order and up)
+differentiates them written as source (`_root_vjp_at`, `_linear_solve_vjp_at`), as JAX
+differentiates its rules: custom_linear_solve's jvp and transpose are custom_linear_solves
+again (the transpose with A^T's products and the two solves swapped)."""
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -306,7 +308,6 @@ def _root_rule_at(mode, f, n_closed, n_consts, solve, tangent_solve, has_aux, wr
     whose globals are this f, solve, tangent_solve, has_aux and wrt (the vjp's positions; the
     jvp's (has closed_dot, has consts_dot)); one per distinct function (a lambda written in
     the call, made anew each time, is the same function: its derivative is made once)."""
-    import types
     key = (mode, _same(f), n_closed, n_consts, _same(solve), _same(tangent_solve), has_aux, wrt)
     at = _RULES_AT.get(key)
     if at is None:
@@ -342,6 +343,115 @@ def _root_vjp_again(out_bar, f, closed, consts, initial_guess, solve, tangent_so
                     wrt):
     at = _root_rule_at("vjp", f, len(closed), len(consts), solve, tangent_solve, has_aux, wrt)
     return at(out_bar, closed, consts, initial_guess)
+
+
+# custom_linear_solve's rules as source, as JAX's (its jvp and transpose are linear solves
+# again): x_dot = linear_solve(A, b_dot - A_dot x); lam = linear_solve(A^T, x_bar) with
+# transpose_solve and solve swapped (A^T's products: the vjp of matvec); closed_bar = -(d(A
+# x)/dclosed)^T lam. Each copy's globals are this matvec (f, f_at, f_t: A^T's products),
+# solve, transpose_solve, symmetric, has_aux and wrt (_linear_rule_at).
+transpose_solve = symmetric = f_t = None
+
+
+def _linear_solve_jvp_at(closed, consts, b, closed_dot, consts_dot, b_dot):
+    out = linear_solve_of(f, closed, consts, b, solve, transpose_solve, symmetric, has_aux)
+    x = out
+    if has_aux:
+        x = out[0]
+    rhs = _zeros(b)
+    if wrt[2]:                      # (which tangents it has: closed, consts, b)
+        rhs = b_dot
+    if wrt[0] and wrt[1]:
+        rhs = _sub(rhs, secant.jvp(lambda c, k: f_at(x, c, k), (closed, consts),
+                                   (closed_dot, consts_dot))[1])
+    elif wrt[0]:
+        rhs = _sub(rhs, secant.jvp(lambda c: f_at(x, c, consts), (closed,), (closed_dot,))[1])
+    elif wrt[1]:
+        rhs = _sub(rhs, secant.jvp(lambda k: f_at(x, closed, k), (consts,), (consts_dot,))[1])
+    x_dot = linear_solve_of(f, closed, consts, rhs, solve, transpose_solve, symmetric, has_aux)
+    if has_aux:
+        return out, (x_dot[0], _zeros(out[1]))
+    return out, x_dot
+
+
+def _linear_solve_vjp_at(out_bar, closed, consts, b):
+    out = linear_solve_of(f, closed, consts, b, solve, transpose_solve, symmetric, has_aux)
+    x, x_bar = out, out_bar
+    if has_aux:
+        x, x_bar = out[0], out_bar[0]
+    if symmetric:
+        lam = linear_solve_of(f, closed, consts, x_bar, solve, transpose_solve, symmetric,
+                              has_aux)
+    else:
+        lam = linear_solve_of(f_t, (closed,), (consts,), x_bar, transpose_solve, solve,
+                              symmetric, has_aux)
+    if has_aux:
+        lam = lam[0]
+    closed_bar = None
+    consts_bar = None
+    if 1 in wrt and 2 in wrt:
+        closed_bar, consts_bar = secant.vjp(lambda c, k: f_at(x, c, k), closed, consts)[1](
+            _neg(lam))
+    elif 1 in wrt:
+        closed_bar = secant.vjp(lambda c: f_at(x, c, consts), closed)[1](_neg(lam))[0]
+    elif 2 in wrt:
+        consts_bar = secant.vjp(lambda k: f_at(x, closed, k), consts)[1](_neg(lam))[0]
+    bars = (closed_bar, consts_bar, lam)
+    return tuple(bars[i - 1] for i in wrt)
+
+
+def _transposed_at(u, closed, consts):
+    return secant.vjp(lambda y: f_at(y, closed, consts), u)[1](u)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _transposed(f, n_closed, n_consts):
+    """A^T's products for matvec f: `_transposed_at(u, closed, consts)`, the vjp of f in y
+    (linear: at any y), a copy whose f_at is f's; the transposed solve passes it (closed,)
+    and (consts,)."""
+    at = types.FunctionType(_transposed_at.__code__,
+                            {**globals(), "f_at": _at(f, n_closed, n_consts)},
+                            f"{getattr(f, '__name__', 'matvec')}_t")
+    at.__qualname__ = _transposed_at.__qualname__
+    return at
+
+
+def _linear_rule_at(mode, f, n_closed, n_consts, solve, transpose_solve, symmetric, has_aux,
+                    wrt):
+    """custom_linear_solve's jvp or vjp rule as source, a copy of `_linear_solve_jvp_at` /
+    `_linear_solve_vjp_at` for this matvec and these solves (as _root_rule_at)."""
+    from secant.backends.errors import SecantTypeError, where
+    if mode == "vjp" and transpose_solve is None and not symmetric:
+        raise SecantTypeError("transpose_solve required for backwards mode automatic "
+                              "differentiation of custom_linear_solve" + where())
+    key = ("linear", mode, _same(f), n_closed, n_consts, _same(solve), _same(transpose_solve),
+           symmetric, has_aux, wrt)
+    at = _RULES_AT.get(key)
+    if at is None:
+        rule = _linear_solve_jvp_at if mode == "jvp" else _linear_solve_vjp_at
+        names = {"f": f, "solve": solve, "transpose_solve": transpose_solve,
+                 "symmetric": symmetric, "has_aux": has_aux, "wrt": wrt,
+                 "f_at": _at(f, n_closed, n_consts),
+                 "f_t": None if symmetric else _transposed(f, n_closed, n_consts)}
+        at = types.FunctionType(rule.__code__, {**globals(), **names}, rule.__name__)
+        at.__qualname__ = rule.__qualname__
+        _RULES_AT[key] = at
+    return at
+
+
+def _linear_solve_jvp_again(matvec, closed, consts, b, solve, transpose_solve, symmetric,
+                            has_aux, closed_dot, consts_dot, b_dot):
+    at = _linear_rule_at("jvp", matvec, len(closed), len(consts), solve, transpose_solve,
+                         symmetric, has_aux,
+                         (closed_dot is not None, consts_dot is not None, b_dot is not None))
+    return at(closed, consts, b, closed_dot, consts_dot, b_dot)
+
+
+def _linear_solve_vjp_again(out_bar, matvec, closed, consts, b, solve, transpose_solve,
+                            symmetric, has_aux, wrt):
+    at = _linear_rule_at("vjp", matvec, len(closed), len(consts), solve, transpose_solve,
+                         symmetric, has_aux, wrt)
+    return at(out_bar, closed, consts, b)
 
 
 # --- the custom functions the transforms call ---------------------------------------------------
@@ -473,5 +583,6 @@ def _vmapped(rule, axes):
 
 root_of = Implicit(custom_root_value, (0, 4, 5, 6), (_root_jvp, _root_jvp_again),
                    (_root_vjp, _root_vjp_again), "custom_root")
-linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7), _linear_solve_jvp,
-                           _linear_solve_vjp, "custom_linear_solve")
+linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7),
+                           (_linear_solve_jvp, _linear_solve_jvp_again),
+                           (_linear_solve_vjp, _linear_solve_vjp_again), "custom_linear_solve")
