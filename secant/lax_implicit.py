@@ -454,6 +454,65 @@ def _linear_solve_vjp_again(out_bar, matvec, closed, consts, b, solve, transpose
     return at(out_bar, closed, consts, b)
 
 
+# --- vmap: one solve of the batch --------------------------------------------------------------
+# As JAX batches linear_solve_p: the solve itself run on the batch (vmap reads the user's solve
+# with matvec's batched operands: the same iteration on batched vectors; a batched while_loop
+# runs until every example stops, each frozen at its own step), the result a custom function
+# with the same implicit rules, batched in turn. Where secant cannot read the solve that way,
+# one solve per example (Implicit.batched's loop).
+def _linear_solve_value_at(closed, consts, b):
+    return solve(lambda y: f_at(y, closed, consts), b)
+
+
+def _root_value_at(closed, consts, initial_guess):
+    return solve(lambda y: f_at(y, closed, consts), initial_guess)
+
+
+_NATIVE_FAILED = set()
+
+
+def _native_value(of, axes):
+    """The value of `of` (root_of or linear_solve_of) batched at `axes` (one per parameter)
+    by vmap of its solve, or None where the loop is used."""
+    template = {"custom_root_value": _root_value_at,
+                "custom_linear_solve_value": _linear_solve_value_at}.get(of.fun.__name__)
+    if template is None or of.fun.__module__ != __name__:
+        return None
+    import secant.numpy as snp
+    from secant.backends.errors import SecantError
+
+    def value(*args):
+        fn, closed, consts, start, solve_ = args[:5]
+        has_aux_ = args[-1]
+        example = start if axes[3] is None else tree_util.tree_map(
+            lambda leaf: snp.take(leaf, 0, axis=axes[3]), start)
+        for_batch = getattr(solve_, "__secant_for_batch__", None)
+        key, solve_b = for_batch(example) if for_batch is not None else (_same(solve_), solve_)
+        key = (template.__name__, _same(fn), len(closed), len(consts), key, tuple(axes[1:4]))
+        if key in _NATIVE_FAILED:
+            return None
+        at = _RULES_AT.get(key)
+        if at is None:
+            at = types.FunctionType(template.__code__,
+                                    {**globals(), "solve": solve_b,
+                                     "f_at": _at(fn, len(closed), len(consts))},
+                                    template.__name__)
+            at.__qualname__ = template.__qualname__
+            at = secant.vmap(at, in_axes=tuple(axes[1:4]))
+            if key[4] is not None:
+                _RULES_AT[key] = at
+        try:
+            out = at(closed, consts, start)
+        except SecantError:         # (secant cannot read this solve batched: the loop)
+            if key[4] is not None:
+                _NATIVE_FAILED.add(key)
+            return None
+        head = out[0] if has_aux_ and _pair(out) else out
+        _check_like(head, start, has_aux_, of.what, "initial_guess" if of is root_of else "b")
+        return out
+    return value
+
+
 # --- the custom functions the transforms call ---------------------------------------------------
 class Implicit(_Custom):
     """A function with derivative rules that run as Python (`jvp_rule(*args, *dots)` -> (out,
@@ -500,7 +559,12 @@ class Implicit(_Custom):
         def stack(outs):
             return tree_util.tree_map(lambda *xs: snp.stack(xs), *outs)
 
+        native = _native_value(self, axes)
+
         def value(*args):
+            out = None if native is None else native(*args)
+            if out is not None:
+                return out
             return stack([self.fun(*example(args, k, axes)) for k in range(size_of(args))])
 
         def jvp_rule(*args):
