@@ -16,8 +16,9 @@ as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of 
                    b_bar = lam = transpose_solve(A^T, x_bar),   closed_bar = -(dA/dclosed x)^T lam
 
 The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
-generated jvp and vjp of `f` itself. vmap of any of them runs one call per example (a Python
-loop: under jit, one staged call each). A derivative of the rules (second order and up)
+generated jvp and vjp of `f` itself. vmap of any of them runs one solve of the batch, as JAX's
+batching rule (the user's solve read batched; the rules' twins below vmapped), or one call per
+example where secant cannot read the solve batched (Implicit.batched). A derivative of the rules (second order and up)
 differentiates them written as source (`_root_vjp_at`, `_linear_solve_vjp_at`), as JAX
 differentiates its rules: custom_linear_solve's jvp and transpose are custom_linear_solves
 again (the transpose with A^T's products and the two solves swapped)."""
@@ -535,9 +536,11 @@ class Implicit(_Custom):
         self.differentiable = differentiable    # (a rule: its source twin, or None: refused)
 
     def batched(self, params, wrt, batch):
-        """vmap of this function: an Implicit function that runs this one (and its rules) once
-        per example, the batched arguments at their in_axes; every output batched at 0, the
-        cotangent of an unbatched argument summed over the examples."""
+        """vmap of this function: an Implicit function that runs this one (and its rules) on
+        the batch, the batched arguments at their in_axes: its solve read batched
+        (_native_value), a rule's twin and the rules' twins vmapped, or, where secant cannot
+        read them so, once per example; every output batched at 0, the cotangent of an
+        unbatched argument summed over the examples."""
         import inspect
 
         import secant.numpy as snp
@@ -560,6 +563,8 @@ class Implicit(_Custom):
             return tree_util.tree_map(lambda *xs: snp.stack(xs), *outs)
 
         native = _native_value(self, axes)
+        if native is None and self.differentiable is not None:      # a rule: vmap of its twin
+            native = _or_none(_vmapped(self, axes))
 
         def value(*args):
             out = None if native is None else native(*args)
@@ -567,7 +572,17 @@ class Implicit(_Custom):
                 return out
             return stack([self.fun(*example(args, k, axes)) for k in range(size_of(args))])
 
+        jvp_twin = vjp_twin = None
+        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
+            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
+        if self.vjp_rule is not None and self.vjp_rule.differentiable is not None:
+            vjp_twin = _or_none(_vmapped(self.vjp_rule, [0] + axes + [None]))
+        jvp_native = jvp_twin and _or_none(jvp_twin)
+
         def jvp_rule(*args):
+            out = None if jvp_native is None else jvp_native(*args)
+            if out is not None:
+                return out
             primals, dots = args[:len(params)], args[len(params):]
             dot_axes = [axes[i] for i in diff]
             outs = [self.jvp_rule.fun(*example(primals, k, axes), *example(dots, k, dot_axes))
@@ -575,7 +590,13 @@ class Implicit(_Custom):
             return stack([o for o, _ in outs]), stack([d for _, d in outs])
 
         def vjp_rule(out_bar, *args):
-            args, wrt_ = args[:-1], args[-1]
+            wrt_ = args[-1]
+            bars = None if vjp_twin is None else vjp_twin(out_bar, *args)
+            if bars is not None:        # (an unbatched argument's cotangent: the batch's sum)
+                return tuple(bar if axes[i] is not None else
+                             tree_util.tree_map(lambda b: snp.sum(b, axis=0), bar)
+                             for bar, i in zip(bars, wrt_))
+            args = args[:-1]
             bars = [self.vjp_rule.fun(tree_util.tree_map(lambda b: b[k], out_bar),
                                       *example(args, k, axes), wrt_)
                     for k in range(size_of(args))]
@@ -588,9 +609,6 @@ class Implicit(_Custom):
         for fn, of in ((value, self), (jvp_rule, self.jvp_rule), (vjp_rule, self.vjp_rule)):
             if of is not None:
                 fn.__signature__ = inspect.signature(of.fun)
-        jvp_twin = None
-        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
-            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
         out = Implicit(value, self.nondiff_argnums,
                        self.jvp_rule and (jvp_rule, jvp_twin), self.vjp_rule and vjp_rule,
                        self.what,
@@ -631,6 +649,23 @@ class Implicit(_Custom):
                       f"{base}_vjp_rule(out_bar, {args}, {tuple(wrt)!r})\n"
                       f"    return {', '.join(bars)}\n")
         return load_generated(source, name, self.fun.__globals__, {f"{base}_{mode}_rule": rule})
+
+
+def _or_none(fn):
+    """fn, or None where secant cannot generate it (then, and on later calls: the caller's
+    loop over the examples)."""
+    from secant.backends.errors import SecantError
+    failed = []
+
+    def attempt(*args):
+        if failed:
+            return None
+        try:
+            return fn(*args)
+        except SecantError:
+            failed.append(True)
+            return None
+    return attempt
 
 
 def _vmapped(rule, axes):
