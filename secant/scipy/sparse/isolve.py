@@ -138,16 +138,19 @@ def solver(kind, x0=None, tol=1e-5, atol=0.0, maxiter=None, M=None, restart=20,
         every call with these options: an x0 or M of the user's, a traced tolerance)."""
         start, m = _start(b, x0, M)
         size = _size(b)
-        given = x0 is not None
 
-        def solve_batch(matvec, b):
-            start_b = start
-            if not given:
-                start_b = tree_util.tree_map(snp.zeros_like, b)
+        def solve_batch(matvec, b):         # (x0 zeros like each example's b)
+            start_b = tree_util.tree_map(snp.zeros_like, b)
             return _iterate(kind, matvec, b, start_b, tol, atol, maxiter, restart, m,
                             solve_method, size)
+
+        def solve_batch_from(matvec, b):    # (the user's x0, the same for every example)
+            return _iterate(kind, matvec, b, start, tol, atol, maxiter, restart, m,
+                            solve_method, size)
+        if x0 is not None:
+            solve_batch = solve_batch_from
         solve_batch.__secant_takes_functions__ = True
-        plain = M is identity and not given and all(
+        plain = M is identity and x0 is None and all(
             isinstance(v, (int, float)) for v in (tol, atol))
         key = ("isolve", kind, tol, atol, maxiter, restart, solve_method, size) if plain \
             else None
