@@ -576,7 +576,8 @@ class Implicit(_Custom):
         if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
             jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
         if self.vjp_rule is not None and self.vjp_rule.differentiable is not None:
-            vjp_twin = _or_none(_vmapped(self.vjp_rule, [0] + axes + [None]))
+            vjp_twin = _vmapped_vjp(self.vjp_rule, axes)
+        vjp_native = vjp_twin and _or_none(vjp_twin)
         jvp_native = jvp_twin and _or_none(jvp_twin)
 
         def jvp_rule(*args):
@@ -590,13 +591,10 @@ class Implicit(_Custom):
             return stack([o for o, _ in outs]), stack([d for _, d in outs])
 
         def vjp_rule(out_bar, *args):
-            wrt_ = args[-1]
-            bars = None if vjp_twin is None else vjp_twin(out_bar, *args)
-            if bars is not None:        # (an unbatched argument's cotangent: the batch's sum)
-                return tuple(bar if axes[i] is not None else
-                             tree_util.tree_map(lambda b: snp.sum(b, axis=0), bar)
-                             for bar, i in zip(bars, wrt_))
-            args = args[:-1]
+            bars = None if vjp_native is None else vjp_native(out_bar, *args)
+            if bars is not None:
+                return bars
+            args, wrt_ = args[:-1], args[-1]
             bars = [self.vjp_rule.fun(tree_util.tree_map(lambda b: b[k], out_bar),
                                       *example(args, k, axes), wrt_)
                     for k in range(size_of(args))]
@@ -610,7 +608,8 @@ class Implicit(_Custom):
             if of is not None:
                 fn.__signature__ = inspect.signature(of.fun)
         out = Implicit(value, self.nondiff_argnums,
-                       self.jvp_rule and (jvp_rule, jvp_twin), self.vjp_rule and vjp_rule,
+                       self.jvp_rule and (jvp_rule, jvp_twin),
+                       self.vjp_rule and (vjp_rule, vjp_twin),
                        self.what,
                        self.differentiable and _vmapped(self, axes))   # (a rule batched)
         out.__secant_out_batched__ = True       # (every output batched, the rules' too)
@@ -678,6 +677,37 @@ def _vmapped(rule, axes):
               f"    return secant.vmap(twin, in_axes={tuple(axes)!r})({', '.join(params)})\n")
     return load_generated(source, name, globals(), {"twin": rule.differentiable,
                                                     "secant": secant})
+
+
+def _vmapped_vjp(rule, axes):
+    """The differentiable twin of a batched vjp rule: vmap of the rule's own twin (out_bar
+    batched at 0, the arguments at `axes`), an unbatched argument's cotangent summed over the
+    batch (_summed)."""
+    from secant.transforms import load_generated
+    params = rule.params()
+    name = f"{rule.differentiable.__name__}_vmap"
+    in_axes = tuple([0] + list(axes) + [None])
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    bars = secant.vmap(twin, in_axes={in_axes!r})({', '.join(params)})\n"
+              f"    return _summed(bars, {params[-1]}, {tuple(axes)!r})\n")
+    return load_generated(source, name, globals(), {"twin": rule.differentiable,
+                                                    "secant": secant, "_summed": _summed})
+
+
+def _summed(bars, wrt, axes):
+    """The cotangents `bars` of the arguments at positions wrt, each of an argument unbatched
+    (its axis None) summed over the batch."""
+    out = []
+    for bar, i in zip(bars, wrt):
+        if axes[i] is None:
+            bar = tree_util.tree_map(_sum0, bar)
+        out.append(bar)
+    return tuple(out)
+
+
+def _sum0(x):
+    import secant.numpy as snp
+    return snp.sum(x, axis=0)
 
 
 root_of = Implicit(custom_root_value, (0, 4, 5, 6), (_root_jvp, _root_jvp_again),

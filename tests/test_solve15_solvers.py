@@ -122,6 +122,24 @@ def test_derivatives_of_the_batched_solve_against_closed_forms(x64):
     close(bs_bar, sum(np.linalg.solve(SPD * s, np.ones(N)) for s in ss), rtol=1e-8)
 
 
+def test_second_derivatives_of_the_batched_solve(x64):
+    """hessian of vmap: the batched solve's vjp rule is differentiable too (its twin vmapped, an
+    unbatched argument's cotangent summed): in s, 6 c / s^4; in a b every example shares,
+    sum_s 2 (A s)^-T (A s)^-1."""
+    b = RNG.normal(size=N)
+    c = np.sum(np.linalg.solve(SPD, b) ** 2)
+    ss = np.array([0.8, 1.3, 2.0])
+
+    def total(s):
+        return snp.sum(secant.vmap(lambda t: cg(SPD * t, b, tol=1e-13)[0])(s) ** 2)
+    close(secant.hessian(total)(ss), np.diag(6 * c / ss ** 4), rtol=1e-7, atol=1e-10)
+
+    def shared(b):
+        return snp.sum(secant.vmap(lambda t: cg(SPD * t, b, tol=1e-13)[0])(ss) ** 2)
+    invs = [np.linalg.inv(SPD * s) for s in ss]
+    close(secant.hessian(shared)(b), sum(2 * m.T @ m for m in invs), rtol=1e-8, atol=1e-10)
+
+
 # --- second derivatives ----------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_second_derivative_in_the_matrix_is_the_closed_form(name, x64):
