@@ -18,10 +18,11 @@ as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of 
 The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
 generated jvp and vjp of `f` itself. vmap of any of them runs one solve of the batch, as JAX's
 batching rule (the user's solve read batched; the rules' twins below vmapped), or one call per
-example where secant cannot read the solve batched (Implicit.batched). A derivative of the rules (second order and up)
-differentiates them written as source (`_root_vjp_at`, `_linear_solve_vjp_at`), as JAX
-differentiates its rules: custom_linear_solve's jvp and transpose are custom_linear_solves
-again (the transpose with A^T's products and the two solves swapped)."""
+example where secant cannot read the solve batched (Implicit.batched). A derivative of the
+rules (second order and up) differentiates them written as source (`_root_vjp_at`,
+`_linear_solve_vjp_at`), as JAX differentiates its rules: custom_linear_solve's jvp and
+transpose are custom_linear_solves again (the transpose with A^T's products and the two solves
+swapped)."""
 import functools
 import inspect
 import types
@@ -312,16 +313,21 @@ def _root_rule_at(mode, f, n_closed, n_consts, solve, tangent_solve, has_aux, wr
     key = (mode, _same(f), n_closed, n_consts, _same(solve), _same(tangent_solve), has_aux, wrt)
     at = _RULES_AT.get(key)
     if at is None:
-        rule = _root_jvp_at if mode == "jvp" else _root_vjp_at
-        names = {"f": f, "solve": solve, "tangent_solve": tangent_solve, "has_aux": has_aux,
-                 "wrt": wrt, "f_at": _at(f, n_closed, n_consts)}
-        at = types.FunctionType(rule.__code__, {**globals(), **names}, rule.__name__)
-        at.__qualname__ = rule.__qualname__
+        at = _copy(_root_jvp_at if mode == "jvp" else _root_vjp_at, f=f, solve=solve,
+                   tangent_solve=tangent_solve, has_aux=has_aux, wrt=wrt,
+                   f_at=_at(f, n_closed, n_consts))
         _RULES_AT[key] = at
     return at
 
 
 _RULES_AT = {}
+
+
+def _copy(template, **names):
+    """A copy of the function `template` of this module whose globals `names` are these."""
+    at = types.FunctionType(template.__code__, {**globals(), **names}, template.__name__)
+    at.__qualname__ = template.__qualname__
+    return at
 
 
 def _same(fn):
@@ -410,11 +416,7 @@ def _transposed(f, n_closed, n_consts):
     """A^T's products for matvec f: `_transposed_at(u, closed, consts)`, the vjp of f in y
     (linear: at any y), a copy whose f_at is f's; the transposed solve passes it (closed,)
     and (consts,)."""
-    at = types.FunctionType(_transposed_at.__code__,
-                            {**globals(), "f_at": _at(f, n_closed, n_consts)},
-                            f"{getattr(f, '__name__', 'matvec')}_t")
-    at.__qualname__ = _transposed_at.__qualname__
-    return at
+    return _copy(_transposed_at, f_at=_at(f, n_closed, n_consts))
 
 
 def _linear_rule_at(mode, f, n_closed, n_consts, solve, transpose_solve, symmetric, has_aux,
@@ -429,13 +431,10 @@ def _linear_rule_at(mode, f, n_closed, n_consts, solve, transpose_solve, symmetr
            symmetric, has_aux, wrt)
     at = _RULES_AT.get(key)
     if at is None:
-        rule = _linear_solve_jvp_at if mode == "jvp" else _linear_solve_vjp_at
-        names = {"f": f, "solve": solve, "transpose_solve": transpose_solve,
-                 "symmetric": symmetric, "has_aux": has_aux, "wrt": wrt,
-                 "f_at": _at(f, n_closed, n_consts),
-                 "f_t": None if symmetric else _transposed(f, n_closed, n_consts)}
-        at = types.FunctionType(rule.__code__, {**globals(), **names}, rule.__name__)
-        at.__qualname__ = rule.__qualname__
+        at = _copy(_linear_solve_jvp_at if mode == "jvp" else _linear_solve_vjp_at, f=f,
+                   solve=solve, transpose_solve=transpose_solve, symmetric=symmetric,
+                   has_aux=has_aux, wrt=wrt, f_at=_at(f, n_closed, n_consts),
+                   f_t=None if symmetric else _transposed(f, n_closed, n_consts))
         _RULES_AT[key] = at
     return at
 
@@ -461,12 +460,8 @@ def _linear_solve_vjp_again(out_bar, matvec, closed, consts, b, solve, transpose
 # runs until every example stops, each frozen at its own step), the result a custom function
 # with the same implicit rules, batched in turn. Where secant cannot read the solve that way,
 # one solve per example (Implicit.batched's loop).
-def _linear_solve_value_at(closed, consts, b):
-    return solve(lambda y: f_at(y, closed, consts), b)
-
-
-def _root_value_at(closed, consts, initial_guess):
-    return solve(lambda y: f_at(y, closed, consts), initial_guess)
+def _value_at(closed, consts, start):       # (start: b, or custom_root's initial_guess)
+    return solve(lambda y: f_at(y, closed, consts), start)
 
 
 _NATIVE_FAILED = set()
@@ -475,9 +470,7 @@ _NATIVE_FAILED = set()
 def _native_value(of, axes):
     """The value of `of` (root_of or linear_solve_of) batched at `axes` (one per parameter)
     by vmap of its solve, or None where the loop is used."""
-    template = {"custom_root_value": _root_value_at,
-                "custom_linear_solve_value": _linear_solve_value_at}.get(of.fun.__name__)
-    if template is None or of.fun.__module__ != __name__:
+    if of.fun not in (custom_root_value, custom_linear_solve_value):
         return None
     import secant.numpy as snp
     from secant.backends.errors import SecantError
@@ -489,17 +482,14 @@ def _native_value(of, axes):
             lambda leaf: snp.take(leaf, 0, axis=axes[3]), start)
         for_batch = getattr(solve_, "__secant_for_batch__", None)
         key, solve_b = for_batch(example) if for_batch is not None else (_same(solve_), solve_)
-        key = (template.__name__, _same(fn), len(closed), len(consts), key, tuple(axes[1:4]))
+        key = ("value", _same(fn), len(closed), len(consts), key, tuple(axes[1:4]))
         if key in _NATIVE_FAILED:
             return None
         at = _RULES_AT.get(key)
         if at is None:
-            at = types.FunctionType(template.__code__,
-                                    {**globals(), "solve": solve_b,
-                                     "f_at": _at(fn, len(closed), len(consts))},
-                                    template.__name__)
-            at.__qualname__ = template.__qualname__
-            at = secant.vmap(at, in_axes=tuple(axes[1:4]))
+            at = secant.vmap(_copy(_value_at, solve=solve_b, f_at=_at(fn, len(closed),
+                                                                      len(consts))),
+                             in_axes=tuple(axes[1:4]))
             if key[4] is not None:
                 _RULES_AT[key] = at
         try:

@@ -77,6 +77,12 @@ def test_vmap_of_a_function_operator_and_a_pytree_against_numpy(name, x64):
     close(secant.vmap(one)(ss, bs),
           [np.linalg.solve(s * A + np.eye(N), b) for s, b in zip(ss, bs)], rtol=1e-9)
 
+    # a preconditioner (a matrix or a function) and an x0 the same for every example
+    for kw in ({"M": np.diag(1 / np.diag(A))}, {"M": lambda v: v / np.diag(A)},
+               {"x0": np.ones(N)}):
+        close(secant.vmap(lambda b: solver(A, b, tol=1e-12, **kw)[0])(bs),
+              np.linalg.solve(A, bs.T).T, rtol=1e-9)
+
     def tree(s, b):
         x, _ = solver(lambda v: {"p": s * v["p"] * 2.0, "q": v["q"] * 4.0},
                       {"p": b[:2], "q": b[2:]}, tol=1e-12)
