@@ -16,12 +16,16 @@ as `consts`. `root_of` and `linear_solve_of` are custom functions with rules of 
                    b_bar = lam = transpose_solve(A^T, x_bar),   closed_bar = -(dA/dclosed x)^T lam
 
 The rules run as Python when the generated derivative calls them; df/dy and df/dclosed are the
-generated jvp and vjp of `f` itself. vmap of any of them runs one call per example (a Python
-loop: under jit, one staged call each). A derivative of custom_root's rules (second order and
-up) differentiates them written as source (`_root_vjp_at`), as JAX differentiates its rules;
-one of custom_linear_solve's rules is refused."""
+generated jvp and vjp of `f` itself. vmap of any of them runs one solve of the batch, as JAX's
+batching rule (the user's solve read batched; the rules' twins below vmapped), or one call per
+example where secant cannot read the solve batched (Implicit.batched). A derivative of the
+rules (second order and up) differentiates them written as source (`_root_vjp_at`,
+`_linear_solve_vjp_at`), as JAX differentiates its rules: custom_linear_solve's jvp and
+transpose are custom_linear_solves again (the transpose with A^T's products and the two solves
+swapped)."""
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -306,20 +310,24 @@ def _root_rule_at(mode, f, n_closed, n_consts, solve, tangent_solve, has_aux, wr
     whose globals are this f, solve, tangent_solve, has_aux and wrt (the vjp's positions; the
     jvp's (has closed_dot, has consts_dot)); one per distinct function (a lambda written in
     the call, made anew each time, is the same function: its derivative is made once)."""
-    import types
     key = (mode, _same(f), n_closed, n_consts, _same(solve), _same(tangent_solve), has_aux, wrt)
     at = _RULES_AT.get(key)
     if at is None:
-        rule = _root_jvp_at if mode == "jvp" else _root_vjp_at
-        names = {"f": f, "solve": solve, "tangent_solve": tangent_solve, "has_aux": has_aux,
-                 "wrt": wrt, "f_at": _at(f, n_closed, n_consts)}
-        at = types.FunctionType(rule.__code__, {**globals(), **names}, rule.__name__)
-        at.__qualname__ = rule.__qualname__
+        at = _copy(_root_jvp_at if mode == "jvp" else _root_vjp_at, f=f, solve=solve,
+                   tangent_solve=tangent_solve, has_aux=has_aux, wrt=wrt,
+                   f_at=_at(f, n_closed, n_consts))
         _RULES_AT[key] = at
     return at
 
 
 _RULES_AT = {}
+
+
+def _copy(template, **names):
+    """A copy of the function `template` of this module whose globals `names` are these."""
+    at = types.FunctionType(template.__code__, {**globals(), **names}, template.__name__)
+    at.__qualname__ = template.__qualname__
+    return at
 
 
 def _same(fn):
@@ -344,6 +352,158 @@ def _root_vjp_again(out_bar, f, closed, consts, initial_guess, solve, tangent_so
     return at(out_bar, closed, consts, initial_guess)
 
 
+# custom_linear_solve's rules as source, as JAX's (its jvp and transpose are linear solves
+# again): x_dot = linear_solve(A, b_dot - A_dot x); lam = linear_solve(A^T, x_bar) with
+# transpose_solve and solve swapped (A^T's products: the vjp of matvec); closed_bar = -(d(A
+# x)/dclosed)^T lam. Each copy's globals are this matvec (f, f_at, f_t: A^T's products),
+# solve, transpose_solve, symmetric, has_aux and wrt (_linear_rule_at).
+transpose_solve = symmetric = f_t = None
+
+
+def _linear_solve_jvp_at(closed, consts, b, closed_dot, consts_dot, b_dot):
+    out = linear_solve_of(f, closed, consts, b, solve, transpose_solve, symmetric, has_aux)
+    x = out
+    if has_aux:
+        x = out[0]
+    rhs = _zeros(b)
+    if wrt[2]:                      # (which tangents it has: closed, consts, b)
+        rhs = b_dot
+    if wrt[0] and wrt[1]:
+        rhs = _sub(rhs, secant.jvp(lambda c, k: f_at(x, c, k), (closed, consts),
+                                   (closed_dot, consts_dot))[1])
+    elif wrt[0]:
+        rhs = _sub(rhs, secant.jvp(lambda c: f_at(x, c, consts), (closed,), (closed_dot,))[1])
+    elif wrt[1]:
+        rhs = _sub(rhs, secant.jvp(lambda k: f_at(x, closed, k), (consts,), (consts_dot,))[1])
+    x_dot = linear_solve_of(f, closed, consts, rhs, solve, transpose_solve, symmetric, has_aux)
+    if has_aux:
+        return out, (x_dot[0], _zeros(out[1]))
+    return out, x_dot
+
+
+def _linear_solve_vjp_at(out_bar, closed, consts, b):
+    out = linear_solve_of(f, closed, consts, b, solve, transpose_solve, symmetric, has_aux)
+    x, x_bar = out, out_bar
+    if has_aux:
+        x, x_bar = out[0], out_bar[0]
+    if symmetric:
+        lam = linear_solve_of(f, closed, consts, x_bar, solve, transpose_solve, symmetric,
+                              has_aux)
+    else:
+        lam = linear_solve_of(f_t, (closed,), (consts,), x_bar, transpose_solve, solve,
+                              symmetric, has_aux)
+    if has_aux:
+        lam = lam[0]
+    closed_bar = None
+    consts_bar = None
+    if 1 in wrt and 2 in wrt:
+        closed_bar, consts_bar = secant.vjp(lambda c, k: f_at(x, c, k), closed, consts)[1](
+            _neg(lam))
+    elif 1 in wrt:
+        closed_bar = secant.vjp(lambda c: f_at(x, c, consts), closed)[1](_neg(lam))[0]
+    elif 2 in wrt:
+        consts_bar = secant.vjp(lambda k: f_at(x, closed, k), consts)[1](_neg(lam))[0]
+    bars = (closed_bar, consts_bar, lam)
+    return tuple(bars[i - 1] for i in wrt)
+
+
+def _transposed_at(u, closed, consts):
+    return secant.vjp(lambda y: f_at(y, closed, consts), u)[1](u)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _transposed(f, n_closed, n_consts):
+    """A^T's products for matvec f: `_transposed_at(u, closed, consts)`, the vjp of f in y
+    (linear: at any y), a copy whose f_at is f's; the transposed solve passes it (closed,)
+    and (consts,)."""
+    return _copy(_transposed_at, f_at=_at(f, n_closed, n_consts))
+
+
+def _linear_rule_at(mode, f, n_closed, n_consts, solve, transpose_solve, symmetric, has_aux,
+                    wrt):
+    """custom_linear_solve's jvp or vjp rule as source, a copy of `_linear_solve_jvp_at` /
+    `_linear_solve_vjp_at` for this matvec and these solves (as _root_rule_at)."""
+    from secant.backends.errors import SecantTypeError, where
+    if mode == "vjp" and transpose_solve is None and not symmetric:
+        raise SecantTypeError("transpose_solve required for backwards mode automatic "
+                              "differentiation of custom_linear_solve" + where())
+    key = ("linear", mode, _same(f), n_closed, n_consts, _same(solve), _same(transpose_solve),
+           symmetric, has_aux, wrt)
+    at = _RULES_AT.get(key)
+    if at is None:
+        at = _copy(_linear_solve_jvp_at if mode == "jvp" else _linear_solve_vjp_at, f=f,
+                   solve=solve, transpose_solve=transpose_solve, symmetric=symmetric,
+                   has_aux=has_aux, wrt=wrt, f_at=_at(f, n_closed, n_consts),
+                   f_t=None if symmetric else _transposed(f, n_closed, n_consts))
+        _RULES_AT[key] = at
+    return at
+
+
+def _linear_solve_jvp_again(matvec, closed, consts, b, solve, transpose_solve, symmetric,
+                            has_aux, closed_dot, consts_dot, b_dot):
+    at = _linear_rule_at("jvp", matvec, len(closed), len(consts), solve, transpose_solve,
+                         symmetric, has_aux,
+                         (closed_dot is not None, consts_dot is not None, b_dot is not None))
+    return at(closed, consts, b, closed_dot, consts_dot, b_dot)
+
+
+def _linear_solve_vjp_again(out_bar, matvec, closed, consts, b, solve, transpose_solve,
+                            symmetric, has_aux, wrt):
+    at = _linear_rule_at("vjp", matvec, len(closed), len(consts), solve, transpose_solve,
+                         symmetric, has_aux, wrt)
+    return at(out_bar, closed, consts, b)
+
+
+# --- vmap: one solve of the batch --------------------------------------------------------------
+# As JAX batches linear_solve_p: the solve itself run on the batch (vmap reads the user's solve
+# with matvec's batched operands: the same iteration on batched vectors; a batched while_loop
+# runs until every example stops, each frozen at its own step), the result a custom function
+# with the same implicit rules, batched in turn. Where secant cannot read the solve that way,
+# one solve per example (Implicit.batched's loop).
+def _value_at(closed, consts, start):       # (start: b, or custom_root's initial_guess)
+    return solve(lambda y: f_at(y, closed, consts), start)
+
+
+_NATIVE_FAILED = set()
+
+
+def _native_value(of, axes):
+    """The value of `of` (root_of or linear_solve_of) batched at `axes` (one per parameter)
+    by vmap of its solve, or None where the loop is used."""
+    if of.fun not in (custom_root_value, custom_linear_solve_value):
+        return None
+    import secant.numpy as snp
+    from secant.backends.errors import SecantError
+
+    def value(*args):
+        fn, closed, consts, start, solve_ = args[:5]
+        has_aux_ = args[-1]
+        example = start if axes[3] is None else tree_util.tree_map(
+            lambda leaf: snp.take(leaf, 0, axis=axes[3]), start)
+        for_batch = getattr(solve_, "__secant_for_batch__", None)
+        key, solve_b = for_batch(example) if for_batch is not None else (_same(solve_), solve_)
+        key = ("value", _same(fn), len(closed), len(consts), key, tuple(axes[1:4]))
+        if key in _NATIVE_FAILED:
+            return None
+        at = _RULES_AT.get(key)
+        if at is None:
+            at = secant.vmap(_copy(_value_at, solve=solve_b, f_at=_at(fn, len(closed),
+                                                                      len(consts))),
+                             in_axes=tuple(axes[1:4]))
+            if key[4] is not None:
+                _RULES_AT[key] = at
+        try:
+            out = at(closed, consts, start)
+        except SecantError:         # (secant cannot read this solve batched: the loop)
+            if key[4] is not None:
+                _NATIVE_FAILED.add(key)
+            return None
+        head = out[0] if has_aux_ and _pair(out) else out
+        _check_like(head, start, has_aux_, of.what, "initial_guess" if of is root_of else "b")
+        return out
+    return value
+
+
 # --- the custom functions the transforms call ---------------------------------------------------
 class Implicit(_Custom):
     """A function with derivative rules that run as Python (`jvp_rule(*args, *dots)` -> (out,
@@ -366,9 +526,11 @@ class Implicit(_Custom):
         self.differentiable = differentiable    # (a rule: its source twin, or None: refused)
 
     def batched(self, params, wrt, batch):
-        """vmap of this function: an Implicit function that runs this one (and its rules) once
-        per example, the batched arguments at their in_axes; every output batched at 0, the
-        cotangent of an unbatched argument summed over the examples."""
+        """vmap of this function: an Implicit function that runs this one (and its rules) on
+        the batch, the batched arguments at their in_axes: its solve read batched
+        (_native_value), a rule's twin and the rules' twins vmapped, or, where secant cannot
+        read them so, once per example; every output batched at 0, the cotangent of an
+        unbatched argument summed over the examples."""
         import inspect
 
         import secant.numpy as snp
@@ -390,10 +552,28 @@ class Implicit(_Custom):
         def stack(outs):
             return tree_util.tree_map(lambda *xs: snp.stack(xs), *outs)
 
+        native = _native_value(self, axes)
+        if native is None and self.differentiable is not None:      # a rule: vmap of its twin
+            native = _or_none(_vmapped(self, axes))
+
         def value(*args):
+            out = None if native is None else native(*args)
+            if out is not None:
+                return out
             return stack([self.fun(*example(args, k, axes)) for k in range(size_of(args))])
 
+        jvp_twin = vjp_twin = None
+        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
+            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
+        if self.vjp_rule is not None and self.vjp_rule.differentiable is not None:
+            vjp_twin = _vmapped_vjp(self.vjp_rule, axes)
+        vjp_native = vjp_twin and _or_none(vjp_twin)
+        jvp_native = jvp_twin and _or_none(jvp_twin)
+
         def jvp_rule(*args):
+            out = None if jvp_native is None else jvp_native(*args)
+            if out is not None:
+                return out
             primals, dots = args[:len(params)], args[len(params):]
             dot_axes = [axes[i] for i in diff]
             outs = [self.jvp_rule.fun(*example(primals, k, axes), *example(dots, k, dot_axes))
@@ -401,6 +581,9 @@ class Implicit(_Custom):
             return stack([o for o, _ in outs]), stack([d for _, d in outs])
 
         def vjp_rule(out_bar, *args):
+            bars = None if vjp_native is None else vjp_native(out_bar, *args)
+            if bars is not None:
+                return bars
             args, wrt_ = args[:-1], args[-1]
             bars = [self.vjp_rule.fun(tree_util.tree_map(lambda b: b[k], out_bar),
                                       *example(args, k, axes), wrt_)
@@ -414,11 +597,9 @@ class Implicit(_Custom):
         for fn, of in ((value, self), (jvp_rule, self.jvp_rule), (vjp_rule, self.vjp_rule)):
             if of is not None:
                 fn.__signature__ = inspect.signature(of.fun)
-        jvp_twin = None
-        if self.jvp_rule is not None and self.jvp_rule.differentiable is not None:
-            jvp_twin = _vmapped(self.jvp_rule, axes + [axes[i] for i in diff])
         out = Implicit(value, self.nondiff_argnums,
-                       self.jvp_rule and (jvp_rule, jvp_twin), self.vjp_rule and vjp_rule,
+                       self.jvp_rule and (jvp_rule, jvp_twin),
+                       self.vjp_rule and (vjp_rule, vjp_twin),
                        self.what,
                        self.differentiable and _vmapped(self, axes))   # (a rule batched)
         out.__secant_out_batched__ = True       # (every output batched, the rules' too)
@@ -459,6 +640,23 @@ class Implicit(_Custom):
         return load_generated(source, name, self.fun.__globals__, {f"{base}_{mode}_rule": rule})
 
 
+def _or_none(fn):
+    """fn, or None where secant cannot generate it (then, and on later calls: the caller's
+    loop over the examples)."""
+    from secant.backends.errors import SecantError
+    failed = []
+
+    def attempt(*args):
+        if failed:
+            return None
+        try:
+            return fn(*args)
+        except SecantError:
+            failed.append(True)
+            return None
+    return attempt
+
+
 def _vmapped(rule, axes):
     """The differentiable twin of a batched rule: vmap of the rule's own twin, its arguments at
     `axes` (one per parameter of the rule), every output batched at 0."""
@@ -471,7 +669,39 @@ def _vmapped(rule, axes):
                                                     "secant": secant})
 
 
+def _vmapped_vjp(rule, axes):
+    """The differentiable twin of a batched vjp rule: vmap of the rule's own twin (out_bar
+    batched at 0, the arguments at `axes`), an unbatched argument's cotangent summed over the
+    batch (_summed)."""
+    from secant.transforms import load_generated
+    params = rule.params()
+    name = f"{rule.differentiable.__name__}_vmap"
+    in_axes = tuple([0] + list(axes) + [None])
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    bars = secant.vmap(twin, in_axes={in_axes!r})({', '.join(params)})\n"
+              f"    return _summed(bars, {params[-1]}, {tuple(axes)!r})\n")
+    return load_generated(source, name, globals(), {"twin": rule.differentiable,
+                                                    "secant": secant, "_summed": _summed})
+
+
+def _summed(bars, wrt, axes):
+    """The cotangents `bars` of the arguments at positions wrt, each of an argument unbatched
+    (its axis None) summed over the batch."""
+    out = []
+    for bar, i in zip(bars, wrt):
+        if axes[i] is None:
+            bar = tree_util.tree_map(_sum0, bar)
+        out.append(bar)
+    return tuple(out)
+
+
+def _sum0(x):
+    import secant.numpy as snp
+    return snp.sum(x, axis=0)
+
+
 root_of = Implicit(custom_root_value, (0, 4, 5, 6), (_root_jvp, _root_jvp_again),
                    (_root_vjp, _root_vjp_again), "custom_root")
-linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7), _linear_solve_jvp,
-                           _linear_solve_vjp, "custom_linear_solve")
+linear_solve_of = Implicit(custom_linear_solve_value, (0, 4, 5, 6, 7),
+                           (_linear_solve_jvp, _linear_solve_jvp_again),
+                           (_linear_solve_vjp, _linear_solve_vjp_again), "custom_linear_solve")

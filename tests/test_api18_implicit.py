@@ -228,12 +228,17 @@ def test_custom_root_second_derivative_with_aux_and_a_vector_root():
                                  has_aux=True)
         return r * aux
     close(secant.grad(secant.grad(root))(9.0), -7 / 4 / 27, rtol=1e-9)    # 7 (x^-1/2 / 2)'
-    # a tangent_solve taking jacfwd of the linearised f (jacobian_solve): secant cannot yet
-    # differentiate jacfwd of a function closing over the root; a clear error, no wrong value
-    with pytest.raises(secant.SecantError, match="closes over"):
-        secant.hessian(vector_root)(np.array([5.0, 8.0]))
+    # a tangent_solve taking jacfwd of the linearised f (jacobian_solve), which closes over the
+    # root: secant specialises jacobian_solve to it (`secant.jacfwd(g)` read as jacfwd's own)
+    p, e, r = np.array([5.0, 8.0]), 1e-4, ref_vector_root
+    want = np.stack([np.stack([(r(p + e * a + e * b) - r(p + e * a - e * b)
+                                - r(p - e * a + e * b) + r(p - e * a - e * b)) / (4 * e * e)
+                               for b in np.eye(2)], -1) for a in np.eye(2)], -1)
+    close(secant.hessian(vector_root)(p), want, rtol=1e-6, atol=1e-7)
 
 
-def test_custom_linear_solve_second_derivative_is_refused():
-    with pytest.raises(secant.SecantError, match="custom_linear_solve"):
-        secant.grad(secant.grad(linear))(1.5, B)
+def test_custom_linear_solve_second_derivative():
+    # sum((A0 s)^-1 b)^2 = c / s^2: its second derivative 6 c / s^4 (solve15: the rules are
+    # custom_linear_solves again, as JAX's)
+    c = np.sum(np.linalg.solve(A0, B) ** 2)
+    close(secant.grad(secant.grad(linear))(1.5, B), 6 * c / 1.5 ** 4, rtol=1e-9)

@@ -232,6 +232,11 @@ def _located(node):
 
 
 def _resolve(src, func):
+    """The object a callee names: a name, or an attribute of a module it names
+    (`secant.grad`); None for anything else."""
+    if isinstance(func, gast.Attribute):
+        owner = _resolve(src, func.value)
+        return getattr(owner, func.attr, None) if isinstance(owner, types.ModuleType) else None
     if not isinstance(func, gast.Name):
         return None
     kind, obj = src.resolve_name(func.id)

@@ -1,7 +1,9 @@
 """The iterations of secant.scipy.sparse.linalg's solvers (cg, bicgstab, gmres), as JAX's
 (jax/_src/scipy/sparse/linalg.py, Apache 2.0): lax.while_loops over pytrees of arrays, run as
 Python eagerly and staged under jit. lax.custom_linear_solve calls them with the linear map and
-a right-hand side: the transforms never read them (derivatives are implicit: another solve).
+a right-hand side. Derivatives never read them (they are implicit: another solve); vmap does,
+as JAX batches them: one solve of the batch (`solve.__secant_for_batch__`, lax_implicit.py),
+whose while_loops run until every example stops, each frozen at its own step.
 
 `solver(...)` builds the `solve(matvec, b)` one call passes to custom_linear_solve. It holds
 only what is the same for every example of a vmap (tolerances, counts, the user's x0 and M):
@@ -16,13 +18,22 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 
+__secant_by_source__ = True     # vmap reads the iterations (one solve of the batch, as JAX's)
+
 
 def _vdot_real_part(x, y):
     """Re(x^H y) without the cross terms: real for the z^H M z forms the iterations need."""
     result = snp.vdot(snp.real(x), snp.real(y))
-    if snp.iscomplexobj(x) or snp.iscomplexobj(y):
+    if _either_complex(x, y):
         result = result + snp.vdot(snp.imag(x), snp.imag(y))
     return result
+
+
+def _either_complex(x, y):
+    return snp.iscomplexobj(x) or snp.iscomplexobj(y)
+
+
+_either_complex.__secant_static_query__ = True      # (a dtype query: a constant under vmap)
 
 
 def _vdot_real_tree(x, y):
@@ -52,6 +63,9 @@ def _sub(a, b):
 
 def _dtype(tree):
     return snp.result_type(*tree_util.tree_leaves(tree))
+
+
+_dtype.__secant_static_query__ = True       # (a constant under vmap)
 
 
 def identity(x):
@@ -115,13 +129,44 @@ def solver(kind, x0=None, tol=1e-5, atol=0.0, maxiter=None, M=None, restart=20,
 
     def solve(matvec, b):
         start, m = _start(b, x0, M)
-        limit = 10 * _size(b) if maxiter is None else maxiter
-        if kind == "gmres":
-            return _gmres_solve(matvec, b, start, tol, atol, min(restart, _size(b)), limit, m,
-                                solve_method)
-        iterate = _cg_solve if kind == "cg" else _bicgstab_solve
-        return iterate(matvec, b, start, limit, tol, atol, m)
+        return _iterate(kind, matvec, b, start, tol, atol, maxiter, restart, m, solve_method,
+                        _size(b))
+
+    def for_batch(b):
+        """(key, the solve vmap reads) for examples shaped as b (one example): its refusals
+        on b, its counts fixed for b's size (the key None where the solve is not the same for
+        every call with these options: an x0 or M of the user's, a traced tolerance)."""
+        start, m = _start(b, x0, M)
+        size = _size(b)
+
+        def solve_batch(matvec, b):         # (x0 zeros like each example's b)
+            start_b = tree_util.tree_map(snp.zeros_like, b)
+            return _iterate(kind, matvec, b, start_b, tol, atol, maxiter, restart, m,
+                            solve_method, size)
+
+        def solve_batch_from(matvec, b):    # (the user's x0, the same for every example)
+            return _iterate(kind, matvec, b, start, tol, atol, maxiter, restart, m,
+                            solve_method, size)
+        if x0 is not None:
+            solve_batch = solve_batch_from
+        solve_batch.__secant_takes_functions__ = True
+        plain = M is identity and x0 is None and all(
+            isinstance(v, (int, float)) for v in (tol, atol))
+        key = ("isolve", kind, tol, atol, maxiter, restart, solve_method, size) if plain \
+            else None
+        return key, solve_batch
+    solve.__secant_for_batch__ = for_batch
     return solve
+
+
+def _iterate(kind, matvec, b, start, tol, atol, maxiter, restart, m, solve_method, size):
+    limit = 10 * size if maxiter is None else maxiter
+    if kind == "gmres":
+        return _gmres_solve(matvec, b, start, tol, atol, min(restart, size), limit, m,
+                            solve_method)
+    if kind == "cg":
+        return _cg_solve(matvec, b, start, limit, tol, atol, m)
+    return _bicgstab_solve(matvec, b, start, limit, tol, atol, m)
 
 
 # a constant to the transforms: the solve's derivative is custom_linear_solve's (implicit), and
@@ -133,7 +178,8 @@ def _cg_solve(A, b, x0, maxiter, tol, atol, M):
     bs = _vdot_real_tree(b, b)
     atol2 = snp.maximum(snp.square(tol) * bs, snp.square(atol))
     r0 = _sub(b, A(x0))
-    p0 = z0 = M(r0)
+    z0 = M(r0)
+    p0 = z0
     dtype = _dtype(p0)
     gamma0 = _vdot_real_tree(r0, z0).astype(dtype)
 
@@ -269,8 +315,10 @@ def _givens_rotation(a, b):
 
 
 def _apply_givens_rotations(H_row, givens, k):
-    R_row = lax.fori_loop(0, k, lambda i, row: _rotate_vectors(row, i, givens[i, 0],
-                                                               givens[i, 1]), H_row)
+    def rotate(carry):          # (a while_loop, as JAX's fori_loop to a traced k: k is
+        i, row = carry          # batched under vmap)
+        return i + 1, _rotate_vectors(row, i, givens[i, 0], givens[i, 1])
+    _, R_row = lax.while_loop(lambda carry: carry[0] < k, rotate, (0, H_row))
     cs, sn = _givens_rotation(R_row[k], R_row[k + 1])
     givens = givens.at[k, 0].set(cs).at[k, 1].set(sn)
     return _rotate_vectors(R_row, k, cs, sn), givens
@@ -343,7 +391,6 @@ def _gmres_solve(A, b, x0, tol, atol, restart, maxiter, M, solve_method):
     b_norm = norm(b)
     atol = snp.maximum(tol * b_norm, atol)
     ptol = norm(M(b)) * snp.minimum(1.0, atol / b_norm)
-    step = _gmres_incremental if solve_method == "incremental" else _gmres_batched
     unit_residual, residual_norm = _safe_normalize(M(_sub(b, A(x0))))
 
     def cond_fun(value):
@@ -352,8 +399,18 @@ def _gmres_solve(A, b, x0, tol, atol, restart, maxiter, M, solve_method):
 
     def body_fun(value):
         x, k, unit_residual, residual_norm = value
-        x, unit_residual, residual_norm = step(A, b, x, unit_residual, residual_norm, ptol,
-                                               restart, M)
+        if solve_method == "incremental":
+            x, unit_residual, residual_norm = _gmres_incremental(
+                A, b, x, unit_residual, residual_norm, ptol, restart, M)
+        else:
+            x, unit_residual, residual_norm = _gmres_batched(
+                A, b, x, unit_residual, residual_norm, ptol, restart, M)
         return x, k + 1, unit_residual, residual_norm
 
     return lax.while_loop(cond_fun, body_fun, (x0, 0, unit_residual, residual_norm))[0]
+
+
+# a matvec closing over batched values is passed through these (transformer/higher_order.py)
+for _f in (_iterate, _cg_solve, _bicgstab_solve, _gmres_solve, _gmres_incremental,
+           _gmres_batched, _kth_arnoldi_iteration, _restarted):
+    _f.__secant_takes_functions__ = True
