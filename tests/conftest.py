@@ -176,7 +176,8 @@ CPU_SECONDS = {
     "test_lib15d_tree_strict.py": 3, "test_lib15d_sparse.py": 58, "test_lib15d_lu.py": 29,
     "test_lib15d_ndimage.py": 22, "test_lib15d_numpy.py": 5,
     "test_lib15d_more_api.py": 11, "test_lib15d_interpolate.py": 30,
-    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1, "test_perf19d_prune.py": 7
+    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1, "test_perf19d_prune.py": 7,
+    "test_perf19d_dispatch.py": 2
 }
 PER_TEST = 0.08
 
