@@ -81,3 +81,25 @@ def test_x64_cache_follows_config():
         assert dtypes.canonicalize_dtype(np.float64) == np.float32
     finally:
         secant.config.update("enable_x64", old)
+
+
+def test_getitem_fast_path_as_slice_and_squeeze(x64_or_not):
+    """x[i] and x[a:b] of an eager value (NumPy's indexing) against x[(i,)] and x[(a:b,)] (the
+    slice + squeeze binds) and NumPy: values, dtype, weak type, shape; out-of-range ints too
+    (clamped, as JAX: the slow path)."""
+    values = [snp.asarray(np.arange(6.0, dtype=np.float32)),
+              snp.asarray(np.arange(12).reshape(3, 4)),
+              snp.asarray(np.array([True, False, True])), snp.zeros_like(0.5) + np.zeros(4),
+              snp.asarray(np.arange(24.0).reshape(2, 3, 4))]
+    for x in values:
+        n = x.shape[0]
+        idxs = list(range(-n - 2, n + 2)) + [slice(None), slice(1, None), slice(None, -1),
+                                             slice(-2, 10), slice(5, 1), slice(-100, 100),
+                                             slice(0, n, 2), slice(None, None, -1)]
+        for idx in idxs:
+            got, want = x[idx], x[(idx,)]
+            _same(got, want)
+            if not isinstance(idx, int) or -n <= idx < n:
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[idx])
+    with pytest.raises(secant.SecantError):
+        snp.asarray(np.float32(1.0))[0]      # (a 0-d value: the slow path's error)

@@ -357,9 +357,23 @@ def _parse_for_gather(x, idx):
     return x, new_axes, entries
 
 
+_BOUND = (int, type(None))
+
+
 def getitem(x, idx):
     """x[idx] with NumPy's indexing rules; out-of-range integers (static or array entries) are
     clamped, as JAX's gathers."""
+    if type(x) is Array:
+        # an eager value read at an in-range int or a unit-step slice of ints (a row, a state
+        # vector's piece): NumPy's own indexing gives what slice + squeeze do, without their
+        # binds (issue 19: ODE solvers read their state's pieces at each step)
+        v = x._npy
+        if type(v) is np.ndarray and v.ndim:
+            t = type(idx)
+            if t is int and -v.shape[0] <= idx < v.shape[0] or t is slice \
+                    and idx.step is None and type(idx.start) in _BOUND \
+                    and type(idx.stop) in _BOUND:
+                return Array._wrap_ndarray(v[idx], x.weak_type)
     x = ensure_array(x)
     x, _, entries = _parse_for_gather(x, idx)
     entries = _out_of_range_ints(x.shape, entries)
