@@ -103,3 +103,32 @@ def test_getitem_fast_path_as_slice_and_squeeze(x64_or_not):
                 np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[idx])
     with pytest.raises(secant.SecantError):
         snp.asarray(np.float32(1.0))[0]      # (a 0-d value: the slow path's error)
+
+
+def test_getitem_tuple_fast_path_as_slow(x64_or_not, monkeypatch):
+    """Tuples of in-range ints, unit-step slices and one Ellipsis (`flat[..., a:b]`, `m[1, 2:]`)
+    against the slow path (the fast path's test off) and NumPy; others, errors alike."""
+    from secant.numpy import indexing
+    x = snp.asarray(np.arange(24.0).reshape(2, 3, 4))
+    idxs = [(0,), (1, 2), (1, 2, 3), (-1, -3, -4), (Ellipsis, 1), (Ellipsis, slice(1, 3)),
+            (0, Ellipsis), (0, Ellipsis, -1), (slice(None), 1, slice(2, None)),
+            (Ellipsis,), (1, 3), (2, 0), (Ellipsis, 4), (0, 0, 0, 0), (Ellipsis, Ellipsis),
+            (slice(0, 2, 2),), (0, None), (1.0,), (0, 1, 2, Ellipsis), (Ellipsis, 0, 1, 2)]
+    fast = [indexing._plain(idx, x.shape) for idx in idxs]
+    assert sum(fast) == 12
+    outs = []
+    for idx in idxs:
+        try:
+            outs.append(x[idx])
+        except Exception as e:
+            outs.append(e)
+    monkeypatch.setattr(indexing, "_plain", lambda idx, shape: False)
+    for idx, got, quick in zip(idxs, outs, fast):
+        try:
+            want = x[idx]
+        except Exception as e:
+            assert type(got) is type(e), idx
+            continue
+        _same(got, want)
+        if quick:       # (the others: out-of-range ints clamped, as JAX; NumPy raises)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[idx])
