@@ -422,9 +422,40 @@ def eager_binary(prim, slow):
              np.multiply: operator.mul}.get(ufunc, ufunc)
     scalar_ops = {dt.type: arith if dt in FAST_FLOATS else ufunc for dt in ok}
 
+    x64, fast = dtypes.X64, frozenset(dt for dt in FAST_FLOATS if dt in ok)
+
+    def mixed(x1, x2):
+        # an eager float32/float64 Array and a Python float or int: the Python scalar is weakly
+        # typed, so it takes the array's dtype (JAX's promotion, what promote + bind do); the
+        # array weak too only when it has the default float dtype (else promotion decides)
+        first = type(x1) is Array
+        arr, py = (x1, x2) if first else (x2, x1)
+        tp = type(py)
+        if type(arr) is not Array or (tp is not float and tp is not int):
+            return None
+        v = arr._npy
+        if v is None:
+            return None
+        dt = v.dtype
+        if dt not in fast or arr.weak_type and dt.itemsize != (8 if x64[0] else 4) \
+                or tp is int and not -2 ** 31 <= py < 2 ** 31:
+            return None
+        w = dt.type(py)
+        op = scalar_ops[dt.type] if type(v) is dt.type else ufunc
+        try:
+            out = call(op, v, w) if first else call(op, w, v)
+        except RuntimeError:        # (the quiet context in use by another thread)
+            out = run_quiet(op, v, w) if first else run_quiet(op, w, v)
+        self = new(Array)
+        self._npy = out
+        self._buf = self._aval = None
+        self.weak_type = arr.weak_type
+        return self
+
     def f(x1, x2, /):
         if type(x1) is not Array or type(x2) is not Array:
-            return slow(x1, x2)
+            out = mixed(x1, x2) if fast else None
+            return slow(x1, x2) if out is None else out
         v, w = x1._npy, x2._npy
         t = type(v)
         op = scalar_ops.get(t) if t is type(w) else None

@@ -24,11 +24,13 @@ _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64
 
 
 def x64_enabled():
-    return config.read("enable_x64")
+    return X64[0]
 
 
-# [enable_x64], kept current: read on eager hot paths, where a config look-up is a cost
-X64 = [x64_enabled()]
+# [enable_x64], kept current (config.update is its only writer): read on eager hot paths, where
+# a config look-up is a cost (issue 19: canonicalize_dtype's 370k look-ups in an ODE's third
+# derivative)
+X64 = [bool(config.read("enable_x64"))]
 config.on_change(lambda name, value: X64.__setitem__(0, bool(value)) if name == "enable_x64"
                  else None)
 

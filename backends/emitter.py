@@ -1,4 +1,6 @@
 """Writing StableHLO text: types, constants, and a function body builder used by the lowerings."""
+import re
+
 import numpy as np
 
 from secant.backends import dtypes
@@ -114,5 +116,74 @@ class Body:
             return name
         return self.op(f"stablehlo.reshape {name} : ({ttype(aval)}) -> {tensor_type(shape, aval.dtype)}")
 
-    def text(self):
-        return "\n".join(self.lines)
+    def text(self, tail=()):
+        """The body's ops, each computed once and only when used (`prune`) by a later line: a
+        region's `stablehlo.return`, or `tail` (a function's `return`, written last)."""
+        lines = self.lines + list(tail)
+        return "\n".join(prune(lines) if PRUNE else lines)
+
+
+# --- the body as written: one op per distinct computation, none whose result is unused ---------
+# A trace writes what the generated Python computes, and derivatives of loops replay their
+# primal (a reverse loop recomputes the forward body, the next order replays that reverse loop):
+# the same op on the same operands, or an op nobody reads, many times over (issue 19: the 4th
+# derivative of two nested loops was 6.7 MB of StableHLO, most of it repeated or dead, and XLA
+# parses and verifies all of it before its own CSE/DCE). Each body is pruned when written, its
+# nested regions first (they are written into their op's text before the op is).
+PRUNE = True        # (off: the body as traced; bench/ compares the two)
+_DEF = re.compile(r"\s*(%[\w]+)(?::(\d+))? = ")
+_USE = re.compile(r"%[\w]+")
+_INNER_DEF = re.compile(r"(%[\w]+)(?::\d+)? = |(%[\w]+): ")
+_LOC_TAIL = re.compile(r" loc\(.*$", re.M)
+# ops that must run though their results are unused, or must not be merged with their twin
+# (a host callback, a random draw, a collective, a barrier XLA must not see through)
+_KEEP = re.compile(r"custom_call|has_side_effect|outfeed|infeed|stablehlo\.send|stablehlo\.recv|"
+                   r"after_all|stablehlo\.rng\b|\"stablehlo\.rng\"|all_reduce|all_gather|"
+                   r"all_to_all|reduce_scatter|collective|optimization_barrier|replica_id|"
+                   r"partition_id")
+
+
+def prune(lines):
+    """`lines` (a body's ops, in order) without the ops whose results nothing reads, and with an
+    op that repeats an earlier one (same text on the same operands, names defined inside its
+    regions aside) replaced by the earlier one's results."""
+    renamed, seen, out = {}, {}, []
+
+    def rename(m):
+        name = m.group(0)
+        return renamed.get(name, name)
+
+    for line in lines:
+        if renamed:
+            line = _USE.sub(rename, line)
+        m = _DEF.match(line)
+        if m is None or _KEEP.search(line):
+            out.append((None if m is None else m.group(1), line, True))
+            continue
+        key = _key(line, m.end())
+        first = seen.get(key)
+        if first is not None:
+            renamed[m.group(1)] = first
+            continue
+        seen[key] = m.group(1)
+        out.append((m.group(1), line, False))
+    live, kept = set(), []
+    for name, line, keep in reversed(out):
+        if keep or name in live:
+            live.update(_USE.findall(line))
+            kept.append(line)
+    kept.reverse()
+    return kept
+
+
+def _key(line, start):
+    """What an op computes: its text after `%r = ` without locations, the names its own
+    regions define numbered in order (two copies of a loop then read the same)."""
+    rest = _LOC_TAIL.sub("", line[start:])
+    inner = {}
+    for m in _INNER_DEF.finditer(rest):
+        name = m.group(1) or m.group(2)
+        inner.setdefault(name, f"%_{len(inner)}")
+    if not inner:
+        return rest
+    return _USE.sub(lambda m: inner.get(m.group(0), m.group(0)), rest)

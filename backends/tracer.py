@@ -270,11 +270,11 @@ class Trace:
         args = ", ".join(f"{p.name}: {ttype(p.aval)}" for p in self.params)
         res_types = ", ".join(ttype(o.aval) for o in outs)
         ret = f"    return {', '.join(o.name for o in outs)} : {res_types}" if outs else "    return"
-        body = self.body.text()
+        body = self.body.text(tail=[ret])       # (its ops pruned: what `ret` reads, once)
         text = (f"module @{kind}_{self.name} attributes {{mhlo.num_partitions = 1 : i32, "
                 f"mhlo.num_replicas = {int(num_replicas)} : i32}} {{\n"
                 f"  func.func public @main({args}) -> ({res_types}) {{\n"
-                + (body + "\n" if body else "") + ret + "\n  }\n}\n")
+                + body + "\n  }\n}\n")
         return text, [o.aval for o in outs]
 
 

@@ -357,9 +357,47 @@ def _parse_for_gather(x, idx):
     return x, new_axes, entries
 
 
+_BOUND = (int, type(None))
+
+
+def _plain(idx, shape):
+    """Whether the tuple `idx` holds only in-range ints, unit-step slices of ints and at most one
+    Ellipsis, no more entries than `shape` has axes: indexing NumPy and JAX read alike."""
+    if len(idx) > len(shape) + 1:
+        return False
+    after = None            # (entries after an Ellipsis: counted from the last axis)
+    for k, e in enumerate(idx):
+        t = type(e)
+        if t is int:
+            if after is None and k >= len(shape):
+                return False
+            d = shape[k] if after is None else shape[k - len(idx)]
+            if not -d <= e < d:
+                return False
+        elif t is slice:
+            if e.step is not None or type(e.start) not in _BOUND or type(e.stop) not in _BOUND:
+                return False
+        elif e is Ellipsis and after is None:
+            after = k
+        else:
+            return False
+    return after is not None or len(idx) <= len(shape)
+
+
 def getitem(x, idx):
     """x[idx] with NumPy's indexing rules; out-of-range integers (static or array entries) are
     clamped, as JAX's gathers."""
+    if type(x) is Array:
+        # an eager value read at an in-range int or a unit-step slice of ints (a row, a state
+        # vector's piece): NumPy's own indexing gives what slice + squeeze do, without their
+        # binds (issue 19: ODE solvers read their state's pieces at each step)
+        v = x._npy
+        if type(v) is np.ndarray and v.ndim:
+            t = type(idx)
+            if t is int and -v.shape[0] <= idx < v.shape[0] or t is slice \
+                    and idx.step is None and type(idx.start) in _BOUND \
+                    and type(idx.stop) in _BOUND or t is tuple and _plain(idx, v.shape):
+                return Array._wrap_ndarray(v[idx], x.weak_type)
     x = ensure_array(x)
     x, _, entries = _parse_for_gather(x, idx)
     entries = _out_of_range_ints(x.shape, entries)

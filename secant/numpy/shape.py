@@ -80,7 +80,23 @@ def size(a, axis=None):
 
 
 # --- reshaping -----------------------------------------------------------------------------------
+_RESOLVED = {}      # (newshape of ints, old shape) -> the shape it names: reshape's eager path
+
+
 def _resolve_shape(newshape, total, old_shape):
+    t = type(newshape)
+    if t is tuple and all(type(d) is int for d in newshape) or t is int:
+        key = (newshape, old_shape)
+        new = _RESOLVED.get(key)
+        if new is None:
+            new = _resolve_dims(newshape, total, old_shape)
+            if len(_RESOLVED) < 4096:
+                _RESOLVED[key] = new
+        return new
+    return _resolve_dims(newshape, total, old_shape)
+
+
+def _resolve_dims(newshape, total, old_shape):
     if not isinstance(newshape, (tuple, list)):
         newshape = (newshape,)
     dims = [_static_int(d, "reshape dimensions") for d in newshape]
