@@ -177,6 +177,9 @@ def test_a_traced_value_is_an_array_under_jit(x64):
     kinds(jnp.ones(3))
     secant.jit(kinds)(jnp.ones(3))
     assert seen == [(True, True, False, False)] * 2
+    # grad traces kinds whole (it stores into `seen`): the recorded jnp.ndarray is a class there
+    np.testing.assert_allclose(secant.grad(lambda x: jnp.sum(kinds(x)))(jnp.ones(3)), 2.0)
+    assert {kind[:3] for kind in seen[2:]} == {(True, True, False)}   # (np.ones is recorded)
 
     def branch(x):
         return jnp.sum(x * 2.0 if isinstance(x, jnp.ndarray) else x * 3.0)

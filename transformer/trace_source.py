@@ -399,6 +399,19 @@ class _Named:
     def __getitem__(self, idx):     # x.at[i] (then .set(v), .multiply(v), ...): one chain
         return _Named(self._rec, f"{self._expr}[{self._rec.index_source(idx)}]", self._leaf)
 
+    def __instancecheck__(self, value):
+        """isinstance(x, snp.ndarray) where the module's class is recorded (its calls are):
+        against the class itself; a traced value is an array, as a jit tracer is."""
+        if not isinstance(self._obj, type):
+            return isinstance(value, self._obj)     # (Python's TypeError for a non-class)
+        if isinstance(value, _Value) and not isinstance(value, _Static):
+            from secant.backends.array import Array
+            return issubclass(Array, self._obj)
+        return isinstance(value, self._obj)
+
+    def __subclasscheck__(self, kind):
+        return issubclass(kind, self._obj)
+
     def __call__(self, *args, **kwargs):
         if self._rec.follow:
             done = _run_in_python(self._rec, self._obj, args, kwargs)
