@@ -4633,7 +4633,16 @@ def _static_reads_only(stmt, name):
     uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
     return bool(uses) and all(
         isinstance(parents.get(id(n)), gast.Attribute) and parents[id(n)].value is n
-        and parents[id(n)].attr in _STATIC_ATTRIBUTES for n in uses)
+        and parents[id(n)].attr in _STATIC_ATTRIBUTES or _type_test_of(parents.get(id(n)), n)
+        for n in uses)
+
+
+def _type_test_of(call, name):
+    """Whether `call` is isinstance(x, T), type(x), callable(x) or hasattr(x, a) of `name`: what
+    a trace knows of a value (its type), never a differentiated or batched value."""
+    return isinstance(call, gast.Call) and isinstance(call.func, gast.Name) \
+        and call.func.id in ("isinstance", "type", "callable", "hasattr") \
+        and call.args[:1] == [name]
 
 
 def _starred_display(node):
