@@ -4074,8 +4074,11 @@ class _Jacobian:
         if len(args) != len(names):
             return self
         positions = {names[p] for p in self._positions()}
-        traced = retraced(inner, _TRACED_WITH_ARGUMENTS[inner][0], dict(zip(names, args)),
-                          positions)
+        try:
+            traced = retraced(inner, _TRACED_WITH_ARGUMENTS[inner][0], dict(zip(names, args)),
+                              positions)
+        except Exception:   # (not traceable with these arguments: the per-call form, whose
+            return self     # refusal says why, not the trace's error on its stand-ins)
 
         def over(j):
             fun = over(j.fun) if isinstance(j.fun, _Jacobian) else traced

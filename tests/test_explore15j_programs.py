@@ -43,8 +43,7 @@ _WHY = [      # (program, its failing transforms, why)
      "passed on as a value"),
     ("cls_tape_ad", _ALL,
      "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
-     "values and passed on: refused (jacrev: an internal TypeError '_DictObject' * "
-     "'_DictObject')"),
+     "values and passed on: refused"),
     ("cls_star_args", ("grad", "jit∘grad", "vmap∘grad", "grad∘grad", "jacrev", "hessian"),
      "functools.reduce composing lambdas that close over w: the cotangent closure trees differ "
      "(tree_map structure mismatch)"),
@@ -52,8 +51,7 @@ _WHY = [      # (program, its failing transforms, why)
      "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
      "np.arange of it"),
     ("cls_operator_getters", _ALL,
-     "operator.methodcaller('dot', w) holding a differentiated value: refused (jacrev: an "
-     "internal TypeError)"),
+     "operator.methodcaller('dot', w) holding a differentiated value: refused"),
     ("cls_rpn_calculator", _ALL, "list.pop() on a stack of differentiated values: refused"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
@@ -192,6 +190,18 @@ def test_a_traced_value_is_an_array_under_jit(x64):
     np.testing.assert_allclose(secant.jit(_sgd_on_arrays)(w, x), eager, rtol=1e-12)
     np.testing.assert_allclose(secant.jit(secant.grad(_sgd_on_arrays))(w, x),
                                secant.grad(_sgd_on_arrays)(w, x), rtol=1e-10)
+
+
+def test_jacrev_after_a_refusal_says_why(x64):
+    """cls_tape_ad / cls_operator_getters under jacrev after grad refused them: jacrev's trace
+    of the refused function with the call's arguments failed on its stand-ins (an internal
+    TypeError "'_Value' object is not callable" at the user's line); now the refusal itself."""
+    from user_programs import classroom
+    for name in ("cls_tape_ad", "cls_operator_getters"):
+        case = next(c for c in classroom.CASES if c.name == name)
+        for transform in (secant.grad, secant.jacrev, secant.jacrev):
+            with pytest.raises(secant.SecantError, match="cannot differentiate through"):
+                transform(case.fn)(*case.args)
 
 
 def _hvp_rev_fwd(f, x, v):
