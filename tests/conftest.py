@@ -185,7 +185,7 @@ CPU_SECONDS = {
     "test_lib15e_api.py": 4, "test_lib15e_image.py": 7, "test_lib15e_signal.py": 16,
     "test_lib15e_lax.py": 3, "test_lib15e_spatial.py": 6,
     "test_solve15_solvers.py": 141,
-    "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1, "test_perf19d_prune.py": 7,
+    "test_perf19d_prune.py": 7,
     "test_perf19d_dispatch.py": 2
 }
 PER_TEST = 0.08
