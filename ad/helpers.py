@@ -5,7 +5,6 @@ They are written with secant.numpy in the subset of Python the transform itself 
 the transform reads these functions like any user helper. Those marked `constant` return values
 whose derivative is zero (masks, seeds) and are treated as constants.
 """
-import copy
 import functools
 import inspect
 import types
@@ -463,7 +462,7 @@ def grad_of_fields(tree, fields=None, **attrs):
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)
-    if hasattr(tree, "shape") and not named:        # an array read at integer indices
+    if properties.has_attr(tree, "shape") and not named:     # an array read at integer indices
         out = snp.zeros_like(tree)
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
@@ -532,7 +531,7 @@ def _registered_with(tree, attrs):
     """A registered pytree object's cotangent: its zeros (same class), the attributes read set
     to their cotangents; checked to flatten to the same structure. An attribute held in the
     tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
-    out = copy.copy(_zeros_tree(tree))
+    out = properties.copy_object(_zeros_tree(tree))
     delegated = {}
     for name, g in attrs.items():
         if field_in_aux(tree, name):
@@ -1012,7 +1011,7 @@ def grads_as(t, x):
     value: each float leaf in x's leaf's float dtype, as JAX's convert_element_type transposes
     (a float32 x met a float64 y: their sum is float64, x's part of its cotangent float32).
     grad's wrapper casts a parameter's cotangent with it too."""
-    dt, dx = getattr(t, "dtype", None), getattr(x, "dtype", None)
+    dt, dx = properties.get_attr(t, "dtype"), properties.get_attr(x, "dtype")
     if isinstance(dt, np.dtype) and isinstance(dx, np.dtype):       # (the common case)
         return t.astype(dx) if dt != dx and dt.kind == dx.kind == "f" else t
     leaves = tree_util.tree_leaves(t)
