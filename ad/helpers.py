@@ -799,21 +799,31 @@ def field_in_aux(tree, name):
     class that does. Its cotangent or tangent as a field would be wrong (set through the
     property, or dropped as aux data): refused, never a wrong value."""
     how = properties.computed_how(tree, name)
-    if how == "computed by __getattr__ from the name":
-        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name} as a field: {type(tree).__name__}.__getattr__ computes it "
-                              f"from the name (no field holds it), which secant found only when "
-                              f"the code ran; it reads {name} through that code from the next "
-                              f"call (or name it in __getattr__: `if name == {name!r}`, or read "
-                              f"it in a method of the class){where()}")
     if how is not None:
-        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name}, {how}, as a field (secant met "
-                              f"{type(tree).__name__} only when the code ran): read it in one of "
-                              f"the class's methods (self.{name}, read by its getter), make "
-                              f"{type(tree).__name__} reachable from the function's globals or "
-                              f"closure, or call the computation directly{where()}")
+        raise _computed_refusal(tree, name, how)
     return aux_attribute(tree, name)
+
+
+def _computed_refusal(tree, name, how):
+    """The refusal of field_in_aux, marked met_in_call: the code generated now reads `name`
+    through the class's code, and the call runs once more (secant/transforms.py
+    rerun_if_met)."""
+    if how == "computed by __getattr__ from the name":
+        e = SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                            f"{name} as a field: {type(tree).__name__}.__getattr__ computes it "
+                            f"from the name (no field holds it), which secant found only when "
+                            f"the code ran; it reads {name} through that code from the next "
+                            f"call (or name it in __getattr__: `if name == {name!r}`, or read "
+                            f"it in a method of the class){where()}")
+    else:
+        e = SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                            f"{name}, {how}, as a field (secant met "
+                            f"{type(tree).__name__} only when the code ran): read it in one "
+                            f"of the class's methods (self.{name}, read by its getter), make "
+                            f"{type(tree).__name__} reachable from the function's globals or "
+                            f"closure, or call the computation directly{where()}")
+    e.met_in_call = name
+    return e
 
 
 def is_user_sequence(tree):
