@@ -97,6 +97,8 @@ def get_attr(obj, name, default=None):
     return getattr(obj, name) if has_attr(obj, name) else default
 
 
+# (probes of types, shapes, dtypes: constants for a derivative of the code that calls them)
+has_attr.__secant_static_query__ = get_attr.__secant_static_query__ = True
 _MISSING = object()
 
 
