@@ -20,6 +20,7 @@ from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
+from secant.transformer.properties import has_attr
 
 
 def constant(fn):
@@ -462,7 +463,7 @@ def grad_of_fields(tree, fields=None, **attrs):
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)
-    if properties.has_attr(tree, "shape") and not named:     # an array read at integer indices
+    if has_attr(tree, "shape") and not named:       # an array read at integer indices
         out = snp.zeros_like(tree)
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")

@@ -99,6 +99,7 @@ def get_attr(obj, name, default=None):
 
 # (probes of types, shapes, dtypes: constants for a derivative of the code that calls them)
 has_attr.__secant_static_query__ = get_attr.__secant_static_query__ = True
+has_attr.__secant_type_test__ = True        # (a bool: `has_attr(x, "shape") and ...` is one)
 _MISSING = object()
 
 
