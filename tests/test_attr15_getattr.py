@@ -12,6 +12,7 @@ import pytest
 
 import secant.numpy as snp
 from secant import grad, hessian, jit, jvp, tree_util, vmap
+from test_mod15_getattr import B, BS, S, SS, W, WS, _fd, _obj, f, f_np
 
 
 def _make(kind):
@@ -19,7 +20,7 @@ def _make(kind):
     if kind == "keyerror":
         class Table:
             def __init__(self, w, b, scale):
-                self._table = {"w": w, "b": b}
+                self._table = {"w15m": w, "b15m": b}
                 self.scale = scale
 
             def __getattr__(self, name):
@@ -27,7 +28,7 @@ def _make(kind):
     else:
         class Table:
             def __init__(self, w, b, scale):
-                self._table = {"w": w, "b": b}
+                self._table = {"w15m": w, "b15m": b}
                 self.scale = scale
 
             def __getattr__(self, name):
@@ -36,34 +37,9 @@ def _make(kind):
                 return self._table.get(name, 0.0) * self.scale
 
     tree_util.register_pytree_node(
-        Table, lambda m: ((m._table["w"], m._table["b"], m.scale), None),
+        Table, lambda m: ((m._table["w15m"], m._table["b15m"], m.scale), None),
         lambda _, c: Table(*c))
     return Table
-
-
-def f(m):
-    return snp.sum(snp.sin(m.w) * m.b)
-
-
-def f_np(w, b, s):
-    return float(np.sum(np.sin(w * s) * b * s))
-
-
-W, B, S = np.array([0.3, -1.2, 0.8]), np.array([1.5, 0.2, -0.4]), 1.7
-WS = np.stack([W, 2 * W, -W])
-BS = np.stack([B, B, 3 * B])
-SS = np.array([1.7, 0.5, 2.0])
-
-
-def _fd(w, b, s, h=1e-6):
-    """(d/dw, d/db, d/ds) of f_np by float64 central differences."""
-    dw = np.array([(f_np(w + h * e, b, s) - f_np(w - h * e, b, s)) / (2 * h) for e in np.eye(3)])
-    db = np.array([(f_np(w, b + h * e, s) - f_np(w, b - h * e, s)) / (2 * h) for e in np.eye(3)])
-    return dw, db, (f_np(w, b, s + h) - f_np(w, b, s - h)) / (2 * h)
-
-
-def _obj(cls, w=W, b=B, s=S):
-    return cls(snp.asarray(w), snp.asarray(b), snp.asarray(s))
 
 
 @pytest.mark.parametrize("kind", ["keyerror", "default"])
@@ -75,8 +51,8 @@ def test_hook_answering_every_name(x64, kind, how):
             g = (grad(f) if how == "grad" else jit(grad(f)))(_obj(Table))
             dw, db, ds = _fd(W, B, S)
             assert type(g) is Table
-            np.testing.assert_allclose(np.asarray(g._table["w"]), dw, rtol=1e-6)
-            np.testing.assert_allclose(np.asarray(g._table["b"]), db, rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(g._table["w15m"]), dw, rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(g._table["b15m"]), db, rtol=1e-6)
             np.testing.assert_allclose(float(g.scale), ds, rtol=1e-6)
         elif how == "jvp":
             tw, tb, ts = np.array([1.0, -0.5, 2.0]), np.array([0.3, 0.0, 1.0]), 0.7
@@ -90,7 +66,7 @@ def test_hook_answering_every_name(x64, kind, how):
         else:
             g = vmap(grad(f))(_obj(Table, WS, BS, SS))
             want = [_fd(*a) for a in zip(WS, BS, SS)]
-            for i, key in enumerate(("w", "b")):
+            for i, key in enumerate(("w15m", "b15m")):
                 np.testing.assert_allclose(np.asarray(g._table[key]), [w[i] for w in want],
                                            rtol=1e-6)
             np.testing.assert_allclose(np.asarray(g.scale), [w[2] for w in want], rtol=1e-6)
