@@ -5,7 +5,6 @@ They are written with secant.numpy in the subset of Python the transform itself 
 the transform reads these functions like any user helper. Those marked `constant` return values
 whose derivative is zero (masks, seeds) and are treated as constants.
 """
-import copy
 import functools
 import inspect
 import types
@@ -21,6 +20,7 @@ from secant.backends.array import Array
 from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
+from secant.transformer.properties import has_attr
 
 
 def constant(fn):
@@ -463,7 +463,7 @@ def grad_of_fields(tree, fields=None, **attrs):
     if isinstance(tree, (list, tuple)):
         out = [fields[i] if i in fields else _zeros_tree(v) for i, v in enumerate(tree)]
         return type(tree)(out)
-    if hasattr(tree, "shape") and not named:        # an array read at integer indices
+    if has_attr(tree, "shape") and not named:       # an array read at integer indices
         out = snp.zeros_like(tree)
         for k, g in fields.items():      # (a read clamped k: added where it read)
             out = out.at[k].add(g, mode="clip")
@@ -532,7 +532,7 @@ def _registered_with(tree, attrs):
     """A registered pytree object's cotangent: its zeros (same class), the attributes read set
     to their cotangents; checked to flatten to the same structure. An attribute held in the
     tree's aux data (not one of its leaves) has no cotangent: its reads' sum is dropped."""
-    out = copy.copy(_zeros_tree(tree))
+    out = properties.copy_object(_zeros_tree(tree))
     delegated = {}
     for name, g in attrs.items():
         if field_in_aux(tree, name):
@@ -800,21 +800,31 @@ def field_in_aux(tree, name):
     class that does. Its cotangent or tangent as a field would be wrong (set through the
     property, or dropped as aux data): refused, never a wrong value."""
     how = properties.computed_how(tree, name)
-    if how == "computed by __getattr__ from the name":
-        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name} as a field: {type(tree).__name__}.__getattr__ computes it "
-                              f"from the name (no field holds it), which secant found only when "
-                              f"the code ran; it reads {name} through that code from the next "
-                              f"call (or name it in __getattr__: `if name == {name!r}`, or read "
-                              f"it in a method of the class){where()}")
     if how is not None:
-        raise SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
-                              f"{name}, {how}, as a field (secant met "
-                              f"{type(tree).__name__} only when the code ran): read it in one of "
-                              f"the class's methods (self.{name}, read by its getter), make "
-                              f"{type(tree).__name__} reachable from the function's globals or "
-                              f"closure, or call the computation directly{where()}")
+        raise _computed_refusal(tree, name, how)
     return aux_attribute(tree, name)
+
+
+def _computed_refusal(tree, name, how):
+    """The refusal of field_in_aux, marked met_in_call: the code generated now reads `name`
+    through the class's code, and the call runs once more (secant/transforms.py
+    rerun_if_met)."""
+    if how == "computed by __getattr__ from the name":
+        e = SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                            f"{name} as a field: {type(tree).__name__}.__getattr__ computes it "
+                            f"from the name (no field holds it), which secant found only when "
+                            f"the code ran; it reads {name} through that code from the next "
+                            f"call (or name it in __getattr__: `if name == {name!r}`, or read "
+                            f"it in a method of the class){where()}")
+    else:
+        e = SecantTypeError(f"cannot differentiate the read of {type(tree).__name__}."
+                            f"{name}, {how}, as a field (secant met "
+                            f"{type(tree).__name__} only when the code ran): read it in one "
+                            f"of the class's methods (self.{name}, read by its getter), make "
+                            f"{type(tree).__name__} reachable from the function's globals or "
+                            f"closure, or call the computation directly{where()}")
+    e.met_in_call = name
+    return e
 
 
 def is_user_sequence(tree):
@@ -1012,7 +1022,7 @@ def grads_as(t, x):
     value: each float leaf in x's leaf's float dtype, as JAX's convert_element_type transposes
     (a float32 x met a float64 y: their sum is float64, x's part of its cotangent float32).
     grad's wrapper casts a parameter's cotangent with it too."""
-    dt, dx = getattr(t, "dtype", None), getattr(x, "dtype", None)
+    dt, dx = properties.get_attr(t, "dtype"), properties.get_attr(x, "dtype")
     if isinstance(dt, np.dtype) and isinstance(dx, np.dtype):       # (the common case)
         return t.astype(dx) if dt != dx and dt.kind == dx.kind == "f" else t
     leaves = tree_util.tree_leaves(t)

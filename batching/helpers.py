@@ -19,6 +19,7 @@ from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int
                                grad_seed_like, is_float0, structural, unbroadcast,
                                zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
+from secant.transformer.properties import has_attr
 from secant.backends.placeholder import (Undefined, Unbound, batched_unbound,  # noqa: F401
                                         check_bound, unbound_before_loop,
                                         unset_in_branch)  # (NAMES)
@@ -786,7 +787,7 @@ NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axi
 def grad_of_fields_batched(tree, fields, n, tree_batched):
     """ad/helpers.py's grad_of_fields for batched field cotangents: the fields not read get
     zeros with a batch axis too."""
-    if hasattr(tree, "shape") and not isinstance(tree, (dict, list, tuple)):
+    if has_attr(tree, "shape") and not isinstance(tree, (dict, list, tuple)):
         # an array read at integer indices (ws[0]): each example's cotangent at its index
         out = snp.zeros_like(tree) if tree_batched else \
             snp.zeros((n,) + tuple(np.shape(tree)), snp.result_type(tree))

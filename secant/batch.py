@@ -353,7 +353,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from secant.transformer.properties import reads_computed
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
-                                   RetryAnswered, generate, rerun_if_rebound, staged,
+                                   RetryAnswered, generate, rerun_if_met, rerun_if_rebound, staged,
                                    traced_for_call_instead)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
@@ -460,11 +460,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             try:
                 # (a run-time callee that no transform takes: answered from this call's
                 # values where it can be, then fun traced whole from the next call)
+                def run(g):
+                    return g, g(*args, **kwargs)
+
+                def again():        # (a callee rebound, a class met, while it ran)
+                    return run(gen_for(plan, sorted(kwargs), active_trace() is not None, args))
+
                 with RetryAnswered(user) as answered:
-                    out = gen(*args, **kwargs)
-                    out = rerun_if_rebound(gen, out, lambda: (lambda g: (g, g(  # (a callee
-                        *args, **kwargs)))(gen_for(plan, sorted(kwargs),      # rebound while
-                                                   active_trace() is not None, args)), fun)
+                    gen, out = rerun_if_met(lambda: run(gen), again)
+                    out = rerun_if_rebound(gen, out, again, fun)
                 answered.escalated()
             except SecantError as e:
                 # a callee known only at run time that no transform takes: fun traced whole,

@@ -35,7 +35,8 @@ from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
     signature_of
-from secant.transformer.properties import PlainReads, attribute_reader, reads_computed
+from secant.transformer.properties import (PlainReads, attribute_reader, may_be_computed,
+                                           reads_computed)
 from secant.transformer.desugar import desugar
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
@@ -1132,6 +1133,21 @@ def rerun_if_rebound(gen, out, again, fn):
                           "callees when it transforms the code; bind them before the call, or "
                           "pass the function as an argument" + where())
     return out
+
+
+def rerun_if_met(call, again=None):
+    """call(), run once more (by again(), or call() again, which generates the code again)
+    where it was refused for reading as a field an attribute that a class first met while it
+    ran computes (ad/helpers.py field_in_aux: an object built inside the function, its
+    property): the code generated now reads it through the class's code. As rerun_if_rebound,
+    the call's Python effects run twice then, on the first call that meets the class only."""
+    try:
+        return call()
+    except SecantError as e:
+        name = getattr(e, "met_in_call", None)
+        if name is None or not may_be_computed(name):
+            raise
+    return (again or call)()
 
 
 _CUSTOM_REPLAYS = weakref.WeakKeyDictionary()     # a custom_jvp body's replay -> its custom_jvp
@@ -3145,7 +3161,7 @@ def _transform(fun, argnums, mode, has_aux):
         nonlocal gen
         try:
             with RetryAnswered(base) as answered:
-                out = run(*args, **kwargs)
+                out = rerun_if_met(lambda: run(*args, **kwargs))
             if not answered.escalated():
                 return out
         except SecantError as e:
@@ -3739,7 +3755,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     try:
         try:
             with RetryAnswered(fun) as answered, once_per_call():
-                gen, out = run()
+                gen, out = rerun_if_met(run)
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
             return out                  # from the next call)
@@ -4106,7 +4122,7 @@ class _Jacobian:
                 # (a run-time callee no transform takes: answered from this call's values,
                 # the function traced whole from the next call; else traced whole now)
                 with RetryAnswered(self._inner) as answered, once_per_call():
-                    used, out = run()
+                    used, out = rerun_if_met(run)
                     if used is not None:        # (a callee rebound as it ran: run again)
                         out = rerun_if_rebound(used, out, run, self.fun)
                 answered.escalated()

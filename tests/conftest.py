@@ -181,6 +181,7 @@ CPU_SECONDS = {
     "test_lib15d_more_api.py": 11, "test_lib15d_interpolate.py": 30,
     "test_perf19c_shapes.py": 2, "test_perf19c_reshape.py": 1,
     "test_mod15_followed.py": 4, "test_mod15_rebound.py": 3, "test_mod15_getattr.py": 4,
+    "test_attr15_getattr.py": 3, "test_attr15_unreached.py": 4,
     "test_lib15e_numpy.py": 5, "test_lib15e_nn.py": 7, "test_lib15e_random.py": 3,
     "test_lib15e_api.py": 4, "test_lib15e_image.py": 7, "test_lib15e_signal.py": 16,
     "test_lib15e_lax.py": 3, "test_lib15e_spatial.py": 6,

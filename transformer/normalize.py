@@ -4837,7 +4837,9 @@ def _is_truth_value(node, resolve):
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-        return any(resolve(node.func) is b for b in (isinstance, hasattr, callable))
+        fn = resolve(node.func)     # (secant's own hasattr: transformer/properties.py has_attr)
+        return any(fn is b for b in (isinstance, hasattr, callable)) or \
+            getattr(fn, "__secant_type_test__", False) is True
     return isinstance(node, (gast.Compare, gast.Constant))
 
 

@@ -6,6 +6,7 @@ writes the read as `dynamic_call(attribute_reader(m, 'p'), m)`: attribute_reader
 runs, the getter (user code, differentiated and batched as any callee known only at run time),
 a function returning the class's constant, or a field read."""
 import ast
+import copy
 import dataclasses
 import functools
 import inspect
@@ -73,6 +74,53 @@ def _user_getattr(cls):
 def has_getattr_hook(cls):
     """Whether the user's class `cls` answers attributes it lacks with its own __getattr__."""
     return _user_getattr(cls) is not None
+
+
+def has_attr(obj, name):
+    """hasattr(obj, name) for secant's own probes (is it an array: `shape`, `dtype`), never
+    running the user's __getattr__: a hook that computes any name (`self._table[name]`) would
+    raise its own KeyError, or answer a name it does not hold (JAX's checks of a pytree
+    leaf run no user hook). Such an object has the attribute its own __dict__ or its class
+    holds."""
+    cls = type(obj)
+    if cls in _UNHOOKED or not _hooked(cls):
+        return hasattr(obj, name)
+    return inspect.getattr_static(obj, name, _MISSING) is not _MISSING
+
+
+def get_attr(obj, name, default=None):
+    """getattr(obj, name, default) for secant's own probes, never running the user's
+    __getattr__ (has_attr)."""
+    cls = type(obj)
+    if cls in _UNHOOKED or not _hooked(cls):
+        return getattr(obj, name, default)
+    return getattr(obj, name) if has_attr(obj, name) else default
+
+
+# (probes of types, shapes, dtypes: constants for a derivative of the code that calls them)
+has_attr.__secant_static_query__ = get_attr.__secant_static_query__ = True
+has_attr.__secant_type_test__ = True        # (a bool: `has_attr(x, "shape") and ...` is one)
+_MISSING = object()
+
+
+def copy_object(obj):
+    """copy.copy(obj), for secant's own copies of the user's objects (a cotangent built from
+    the object's zeros): copy.copy asks the new, empty object for __setstate__, which runs
+    the user's __getattr__ there (`self._table[name]`, `_table` not yet set: it recurses, plain
+    Python's copy.copy too). Such an object is copied as copy.copy does, its state set
+    without asking it."""
+    cls = type(obj)
+    if cls in _UNHOOKED or not _hooked(cls) or has_attr(obj, "__copy__") or \
+            has_attr(obj, "__setstate__"):
+        return copy.copy(obj)
+    func, args, state, *_ = cls.__reduce_ex__(obj, 4) + (None,)
+    out = func(*args)
+    state, slots = state if isinstance(state, tuple) else (state, None)
+    if state:
+        object.__getattribute__(out, "__dict__").update(state)
+    for name, value in (slots or {}).items():
+        object.__setattr__(out, name, value)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,8 +204,7 @@ def reads_computed(gen, args):
     found = False
     for obj in objects:
         for name in names:
-            if name not in getattr(obj, "__dict__", {}) \
-                    and inspect.getattr_static(type(obj), name, None) is None \
+            if not has_attr(obj, name) \
                     and name not in _named_in(_user_getattr(type(obj))) \
                     and _hook_computes(obj, name):
                 learn_computed(type(obj), name)
