@@ -84,6 +84,7 @@ def _op_function(fun):
             source = f"def {fun.__name__}_of(items):\n    return {fun.__name__}(items)\n"
             hit = load_generated(source, f"{fun.__name__}_of", {}, {})
             _errors.register_internal_file(hit.__code__.co_filename)
+            hit.__secant_items_kind__ = True    # (items: a container, never an array's rows)
             return hit
         return once.build(_op_functions, ("kind", fun), kind_caller)
     if isinstance(getattr(fun, "__self__", None), np.ufunc) and inspect.isbuiltin(fun):

@@ -778,6 +778,7 @@ class ContainerMixin:
                 self.containers[out.name] = obj.__name__
                 return out
             unknown = self.batching and o.name in self.tracked and not self.is_container(o) \
+                and not getattr(self.src.fn, "__secant_items_kind__", False) \
                 if isinstance(o, ir.Var) else False     # (a batched array's rows: below)
             if isinstance(o, ir.Var) and (self.is_container(o) or generated and not unknown):
                 kind, want = self.container_kind(o), obj.__name__
