@@ -52,7 +52,6 @@ _WHY = [      # (program, its failing transforms, why)
      "np.arange of it"),
     ("cls_operator_getters", _ALL,
      "operator.methodcaller('dot', w) holding a differentiated value: refused"),
-    ("cls_rpn_calculator", _ALL, "list.pop() on a stack of differentiated values: refused"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

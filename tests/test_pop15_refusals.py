@@ -1,0 +1,91 @@
+"""Issue 15, refusals the third battery (tests/test_explore15j_programs.py) found in ordinary
+Python, each kind fixed at its cause in the transformer and checked in two shapes: gradients
+against float64 central differences, vmap against a Python loop, jit against eager."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+
+
+def _fd(f, x, h=1e-6):
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+def _check(f, x, hessian=True):
+    """grad vs central differences, jvp vs the gradient, hessian vs differences of the gradient,
+    vmap vs a loop, jit vs eager."""
+    x = np.asarray(x, dtype=np.float64)
+    g = secant.grad(f)(x)
+    np.testing.assert_allclose(g, _fd(f, x), rtol=1e-6, atol=1e-8)
+    v = np.linspace(0.5, -0.7, x.size).reshape(x.shape)
+    _, t = secant.jvp(f, (x,), (v,))
+    np.testing.assert_allclose(t, np.sum(g * v), rtol=1e-10, atol=1e-12)
+    if hessian:
+        h = secant.hessian(f)(x)
+        fd = np.stack([_fd(lambda z: np.asarray(secant.grad(f)(z))[i], x)
+                       for i in range(x.size)])
+        np.testing.assert_allclose(h, fd, rtol=1e-5, atol=1e-7)
+    xs = np.stack([x, 0.5 * x - 0.1, -x])
+    np.testing.assert_allclose(secant.vmap(f)(xs), [f(r) for r in xs], rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(f)(x), f(x), rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(f))(x), g, rtol=1e-10)
+
+
+# --- 1. list.pop() inside an expression, on a local list of differentiated values --------------
+_OPS = {"*": lambda a, b: a * b, "+": lambda a, b: a + b, "sin": jnp.sin}
+
+
+def _rpn(x):
+    stack = []
+    for tok in ["x0", "x1", "*", "sin", "x2", "+", "x0", "*"]:
+        if tok.startswith("x"):
+            stack.append(x[int(tok[1:])])
+        elif tok == "sin":
+            stack.append(_OPS[tok](stack.pop()))
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append(_OPS[tok](a, b))
+    (result,) = stack
+    return result
+
+
+def _pop_front_and_middle(x):
+    xs = [x[0] * x[1], jnp.sin(x[1]), x[2] ** 2, x[0] - x[2]]
+    i = 1
+    total = xs.pop(0) * 2.0 + xs.pop(i) * xs.pop()      # (items 0, then 2, then 3 of the four)
+    return total * xs.pop() + len(xs)                   # (item 1 of the four; none left)
+
+
+def test_list_pop_in_an_expression_is_a_stack(x64):
+    """cls_rpn_calculator: `stack.append(op(stack.pop()))` and `b, a = stack.pop(),
+    stack.pop()` on a local list of differentiated values were refused (a container's .pop()):
+    a pop inside a larger expression is now hoisted before its statement as the dict's was,
+    `v = l.pop([i])`, which reads `v = l[i]` and rebinds l to the list less that item."""
+    x = np.array([0.3, -0.4, 0.7])
+    assert _rpn(x) == (np.sin(x[0] * x[1]) + x[2]) * x[0]
+    _check(_rpn, x)
+    assert np.isclose(_pop_front_and_middle(x), (2 * x[0] * x[1] + x[2] ** 2 * (x[0] - x[2]))
+                      * np.sin(x[1]))
+    _check(_pop_front_and_middle, x)
+
+
+def _pops_after_a_read(x):
+    xs = [x[0], x[1] * 2.0]
+    return xs[-1] + xs.pop()        # xs[-1] is read first: the pop cannot move before it
+
+
+def test_a_pop_after_a_read_of_its_list_is_not_moved(x64):
+    """A pop the expression evaluates after another read of the list stays where it is (the
+    refusal, not a reordered value): `xs[-1] + xs.pop()` reads xs[-1] before the pop."""
+    x = np.array([0.3, -0.4])
+    assert _pops_after_a_read(x) == -1.6
+    for transform in (secant.grad, secant.vmap):
+        with pytest.raises(secant.SecantError, match=r"\.pop\(\)"):
+            transform(_pops_after_a_read)(x if transform is secant.grad else np.stack([x, x]))
