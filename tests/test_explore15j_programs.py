@@ -50,8 +50,6 @@ _WHY = [      # (program, its failing transforms, why)
     ("cls_polynomial_class", _ALL,
      "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
      "np.arange of it"),
-    ("cls_operator_getters", _ALL,
-     "operator.methodcaller('dot', w) holding a differentiated value: refused"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
@@ -196,7 +194,7 @@ def test_jacrev_after_a_refusal_says_why(x64):
     of the refused function with the call's arguments failed on its stand-ins (an internal
     TypeError "'_Value' object is not callable" at the user's line); now the refusal itself."""
     from user_programs import classroom
-    for name in ("cls_tape_ad", "cls_operator_getters"):
+    for name in ("cls_tape_ad",):     # (cls_operator_getters now passes: test_pop15_refusals)
         case = next(c for c in classroom.CASES if c.name == name)
         for transform in (secant.grad, secant.jacrev, secant.jacrev):
             with pytest.raises(secant.SecantError, match="cannot differentiate through"):

@@ -1,6 +1,8 @@
 """Issue 15, refusals the third battery (tests/test_explore15j_programs.py) found in ordinary
 Python, each kind fixed at its cause in the transformer and checked in two shapes: gradients
 against float64 central differences, vmap against a Python loop, jit against eager."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,41 @@ def test_a_pop_after_a_read_of_its_list_is_not_moved(x64):
     for transform in (secant.grad, secant.vmap):
         with pytest.raises(secant.SecantError, match=r"\.pop\(\)"):
             transform(_pops_after_a_read)(x if transform is secant.grad else np.stack([x, x]))
+
+
+# --- 3. operator getters held by local names, one holding a differentiated value ----------------
+def _getters(p):
+    get_w, get_b = operator.itemgetter("w"), operator.itemgetter("b")
+    dot = operator.methodcaller("dot", p["w"] * 2.0)
+    return jnp.sum(get_w(p) * jnp.sum(get_b(p))) + dot(jnp.sin(p["w"]))
+
+
+def _getters_by_key(x):
+    k = 1
+    second = operator.itemgetter(k, 0)         # a key only known where it runs (a local)
+    inner = operator.methodcaller("dot", x[1:] ** 2)
+    total = operator.methodcaller("sum", axis=0)
+    a, b = second(x)
+    return inner(x[:2] * a) * b + total(operator.attrgetter("real")(x) ** 3)
+
+
+def test_operator_getters_held_by_local_names(x64):
+    """cls_operator_getters: `dot = operator.methodcaller("dot", w)` holding a differentiated
+    value, and `get_w, get_b = itemgetter("w"), itemgetter("b")` (names bound to getters),
+    were refused (no rule for operator.itemgetter / methodcaller called at run time); a getter
+    bound to a local name is now the def it stands for: `def dot(obj): return obj.dot(dot_arg)`,
+    its non-literal arguments bound first (read once, where it is made)."""
+    w, b = np.array([0.3, -0.4, 0.7]), np.array([0.2, 0.5])
+
+    def f(flat):
+        return _getters({"w": flat[:3], "b": flat[3:]})
+    x = np.concatenate([w, b])
+    assert np.isclose(f(x), np.sum(w) * np.sum(b) + 2.0 * np.dot(w, np.sin(w)))
+    _check(f, x)
+    g = secant.grad(_getters)({"w": w, "b": b})
+    np.testing.assert_allclose(g["w"], np.sum(b) + 2.0 * (np.sin(w) + w * np.cos(w)))
+    np.testing.assert_allclose(g["b"], np.sum(w) * np.ones(2))
+    y = np.array([0.3, -0.4, 0.7])
+    assert np.isclose(_getters_by_key(y), np.dot(y[1:] ** 2, y[:2] * y[1]) * y[0]
+                      + np.sum(y ** 3))
+    _check(_getters_by_key, y)
