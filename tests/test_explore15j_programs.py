@@ -44,9 +44,6 @@ _WHY = [      # (program, its failing transforms, why)
     ("cls_tape_ad", _ALL,
      "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
      "values and passed on: refused"),
-    ("cls_star_args", ("grad", "jit∘grad", "vmap∘grad", "grad∘grad", "jacrev", "hessian"),
-     "functools.reduce composing lambdas that close over w: the cotangent closure trees differ "
-     "(tree_map structure mismatch)"),
     ("cls_polynomial_class", _ALL,
      "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
      "np.arange of it"),

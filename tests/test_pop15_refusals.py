@@ -1,6 +1,7 @@
 """Issue 15, refusals the third battery (tests/test_explore15j_programs.py) found in ordinary
 Python, each kind fixed at its cause in the transformer and checked in two shapes: gradients
 against float64 central differences, vmap against a Python loop, jit against eager."""
+import functools
 import operator
 
 import numpy as np
@@ -129,3 +130,36 @@ def test_operator_getters_held_by_local_names(x64):
     assert np.isclose(_getters_by_key(y), np.dot(y[1:] ** 2, y[:2] * y[1]) * y[0]
                       + np.sum(y ** 3))
     _check(_getters_by_key, y)
+
+
+# --- 2. functools.reduce composing lambdas that close over differentiated values ----------------
+def _compose(*fns):
+    return functools.reduce(lambda f, g: lambda x: g(f(x)), fns)
+
+
+def _composed_layers(w):
+    layers = [jnp.sin, lambda h: h * w, jnp.tanh, lambda h: h + w ** 2]
+    return jnp.sum(_compose(*layers)(w))
+
+
+def _scaled_chain(*ws):
+    return functools.reduce(lambda acc, v: lambda x: acc(x) * v, ws, lambda x: x)
+
+
+def _scaled(w):
+    scale = lambda h: h * w     # noqa: E731
+    return jnp.sum(_scaled_chain(w, jnp.sin(w))(w) + functools.reduce(
+        lambda f, g: lambda x: g(f(x)), [scale, jnp.cos])(w))
+
+
+def test_reduce_composing_closures(x64):
+    """cls_star_args: `functools.reduce(lambda f, g: lambda x: g(f(x)), fns)` in a helper over
+    lambdas closing over w: its derivative's replay of the helper made Python closures where
+    its reverse pass read Closure objects, and each evaluation of the lambda made a class of
+    its own (tree_map structure mismatch); a lambda returning a lambda passed to a call now
+    runs as its runnable form in the helper's (the same Closure class for one def text)."""
+    x = np.array([0.3, -0.4, 0.7, 0.1])
+    assert np.isclose(_composed_layers(x), np.sum(np.tanh(np.sin(x) * x) + x ** 2))
+    _check(_composed_layers, x)
+    assert np.isclose(_scaled(x), np.sum(x * x * np.sin(x) + np.cos(x * x)))
+    _check(_scaled, x)
