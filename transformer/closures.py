@@ -35,6 +35,23 @@ class Closure:
         return f"<closure {type(self).__name__}({fields})>"
 
 
+_SHARED = {}    # (id of the globals, the def's text, params, fields, defaults) -> (globals, class)
+
+
+def shared_class(globals_, key):
+    """The class made before for the def `key` (its text, parameters, fields and defaults)
+    reading the same globals and no cells, else None (key None: never shared)."""
+    hit = None if key is None else _SHARED.get((id(globals_),) + key)
+    return hit[1] if hit is not None and hit[0] is globals_ else None
+
+
+def share_class(globals_, key, cls):
+    if key is not None:
+        if len(_SHARED) > 4096:
+            _SHARED.clear()
+        _SHARED[(id(globals_),) + key] = (globals_, cls)
+
+
 def closure_class(lifted, name, params, fields, defaults=()):
     """The Closure class of the nested def `name`, lifted to `lifted(*params, *fields)` (its
     fields by keyword where its last parameters have `defaults`, constants)."""

@@ -181,8 +181,8 @@ def _rewrite_list_method(d, s, call, name):
 
 
 class _Hoist(gast.NodeTransformer):
-    """hoist_pops' walk over one statement's expression: each hoisted `d.pop(k)` appended to
-    `pre` as `v = d.pop(k)`, read as `v` where it was."""
+    """hoist_pops' walk over one statement's expression: each hoisted `d.pop(k)` (or `l.pop([i])`)
+    appended to `pre` as `v = d.pop(k)`, read as `v` where it was."""
 
     def __init__(self, d, s, pre, root, seen):
         self.d, self.s, self.pre = d, s, pre
@@ -196,14 +196,24 @@ class _Hoist(gast.NodeTransformer):
             name = f.value.id
             if name not in d.updatable:
                 d.updatable[name] = _kind(d, name) if _unaliased(d, name) else None
-            if d.updatable[name] == "dict" and not any(
-                    isinstance(m, gast.Name) and m.id == name for a in n.args + n.keywords
-                    for m in walk(a)):
-                key = n.args[0] if n.args else None
-                v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
-                    key.value, str) and key.value.isidentifier() else "popped")
-                pre.append(assign(v, n, s))
-                return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
+            kind = d.updatable[name]
+            if kind == "dict" or kind == "list" and not n.keywords and len(n.args) <= 1 and \
+                    not d.src.generated and not any(isinstance(a, gast.Starred) for a in n.args):
+                if not any(isinstance(m, gast.Name) and m.id == name
+                           for a in n.args + n.keywords for m in walk(a)):
+                    key = n.args[0] if n.args and kind == "dict" else None
+                    v = d.names.fresh(key.value if isinstance(key, gast.Constant) and isinstance(
+                        key.value, str) and key.value.isidentifier() else "popped")
+                    pre.append(assign(v, n, s))
+                    return gast.copy_location(gast.Name(v, gast.Load(), None, None), n)
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                f.attr in _IN_PLACE_METHODS and f.value.id not in self.seen:
+            # l.append(l.pop() * 2): the receiver is the list itself, whichever binding of it
+            # the hoisted pop leaves; it counts as read once its arguments are
+            n.args = [self.visit(a) for a in n.args]
+            n.keywords = [self.visit(k) for k in n.keywords]
+            self.seen.add(f.value.id)
+            return n
         return self.generic_visit(n)
 
     def visit_Name(self, n):
@@ -221,7 +231,7 @@ class _Hoist(gast.NodeTransformer):
 def hoist_pops(d, s):
     """`return d.pop(k) * d["a"]` -> `a = d.pop(k)` before the statement (rewritten by
     rewrite_method), then `return a * d["a"]`: a d.pop(...) inside a larger expression on a local
-    dict no other name sees, evaluated where nothing before it reads d, and not in a part
+    dict no other name sees (or a local list's l.pop([i]): `b, a = l.pop(), l.pop()`, a stack), evaluated where nothing before it reads d, and not in a part
     evaluated only sometimes (and/or, x if c else y, a lambda, a comprehension). Returns the
     statements before s (s's expression changed in place), or []."""
     pre = []

@@ -252,10 +252,37 @@ def desugar(fn, only_choices=False):
         return fn
     if hit is not None:
         return hit
+    same = _same_code(fn, only_choices)
+    if same is not None:
+        return same
     # built once (threads wait for the one building it); a recursive call of fn while it is
     # rewritten stays as it is
-    return once.build(_cache, key, lambda: depth.guard(fn, lambda: _desugar(fn, only_choices)),
+    made = once.build(_cache, key, lambda: depth.guard(fn, lambda: _desugar(fn, only_choices)),
                       recursive=lambda: fn)
+    if made is not fn and _shares_code(fn):
+        if len(_by_code) > 4096:
+            _by_code.clear()
+        _by_code[(fn.__code__, only_choices)] = (fn.__globals__, made)
+    return made
+
+
+_by_code = {}   # (code, only_choices) -> (globals, desugared form) of a function with no cells
+
+
+def _shares_code(fn):
+    """A plain user function with no cells nor defaults (a lambda written in a function's body,
+    evaluated anew at each call): any function object of its code and globals is the same."""
+    return type(fn) is types.FunctionType and fn.__closure__ is None and not fn.__defaults__ \
+        and not fn.__kwdefaults__ and getattr(fn, "__secant_source__", None) is None \
+        and not any(k.startswith("__") for k in fn.__dict__)
+
+
+def _same_code(fn, only_choices):
+    """The desugared form made for another function object of fn's code (_shares_code)."""
+    if not _shares_code(fn):
+        return None
+    hit = _by_code.get((fn.__code__, only_choices))
+    return hit[1] if hit is not None and hit[0] is fn.__globals__ else None
 
 
 def desugar_binding(fn, bind):
@@ -293,6 +320,10 @@ def _desugar(fn, only_choices=False, bind=None):
     # a function's own source is parsed anew by each function_source call: its tree is ours to
     # change (a functionalized function's attached tree is shared: copied)
     node = src.node if getattr(fn, "__secant_source__", None) is None else copy.deepcopy(src.node)
+    if bind:
+        from secant.transformer import runnable
+        if runnable.RUN_FORM in bind:
+            runnable.wrap_closure_makers(node)
     d = _Desugarer(src, node, only_choices)
     node.body = d.function(node)
     if bind:
@@ -2065,10 +2096,20 @@ class _Desugarer:
         if self._passed_to_library(fdef.name, body, definition):
             return None
         from secant.transformer import closures
-        lifted = self._lift(fdef, free, by_keyword=bool(a.defaults))
         defaults = [d.value for d in a.defaults]
-        cls = closures.closure_class(lifted, f"{fdef.name}_closure",
-                                     [p.id for p in a.args], free, defaults)
+        params = [p.id for p in a.args]
+        # the same def's text in another function object of the same code, closing over no
+        # cells (a lambda written in generated code is a new one each time it is evaluated):
+        # one class, so that a cotangent made by one reads as the other's structure
+        shared = None if self.src.closure or any(
+            isinstance(m, gast.Name) and (m.id in local or m.id in self.lifted)
+            and m.id not in own and m.id not in free for m in gast.walk(fdef)) else (gast.unparse(fdef), tuple(params), tuple(free),
+                                            tuple(defaults))
+        cls = closures.shared_class(self.src.globals, shared)
+        if cls is None:
+            lifted = self._lift(fdef, free, by_keyword=bool(a.defaults))
+            cls = closures.closure_class(lifted, f"{fdef.name}_closure", params, free, defaults)
+            closures.share_class(self.src.globals, shared, cls)
         cls_name = self.names.fresh(f"{fdef.name}_closure")
         self.lifted[cls_name] = cls
         fns = {}

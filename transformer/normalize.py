@@ -2509,6 +2509,13 @@ class Normaliser(ContainerMixin):
     # --- calls -----------------------------------------------------------------------------------
     def call(self, node):
         func = node.func
+        if isinstance(func, gast.Call) and len(func.args) == 1 and not func.keywords and \
+                self._resolve(func.func) is callees.run_form:   # (a runnable form's, runnable.py:
+            node = copy.copy(node)                              # the function it reads)
+            node.func = func = func.args[0]
+        if len(node.args) == 1 and not node.keywords and \
+                self._resolve(func) is callees.run_form:
+            return self.operand(node.args[0])
         if _is_super_call(func):
             return self.call(self.super_call(node))
         if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):

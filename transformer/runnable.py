@@ -61,7 +61,24 @@ def runnable(fn):
         _local.depth = depth
 
 
-_local = threading.local()      # how many callees deep this thread's runnable() is
+_local = threading.local()
+RUN_FORM = "__secant_run_form__"    # the name a runnable form calls run_form by
+
+
+def _makes_closures(arg):
+    """A lambda that returns a lambda (`lambda f, g: lambda x: g(f(x))`), passed to a call."""
+    return isinstance(arg, gast.Lambda) and isinstance(arg.body, gast.Lambda)
+
+
+def wrap_closure_makers(node):
+    """In a runnable form's tree: each such lambda passed to a call read through run_form
+    (`reduce(__secant_run_form__(lambda f, g: ...), fns)`), so that what it makes is the
+    Closure object a derivative reads, as a def returning a nested def makes."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call):
+            n.args = [gast.copy_location(gast.Call(
+                func=gast.Name(RUN_FORM, gast.Load(), None, None), args=[a], keywords=[]), a)
+                if _makes_closures(a) else a for a in n.args]      # how many callees deep this thread's runnable() is
 
 
 def _holds(hit):
@@ -94,21 +111,32 @@ def _runnable(fn):
     src = function_source(fn)
     node = function_source(desugared).node
     local = hygiene.bound(node)
-    resolved, bind, guards = {}, {}, []
+    resolved, bind, guards, forms = {}, {}, [], {}
     for n in gast.walk(node):
-        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)) \
-                or n.func.id in local or n.func.id in resolved:
+        if not isinstance(n, gast.Call):
             continue
-        name = n.func.id
-        kind, obj = src._lookup(name)
-        resolved[(name, ())] = (kind, obj)
-        if kind not in ("closure", "global") or not isinstance(obj, types.FunctionType):
-            continue
-        form = runnable(obj)
-        guards.extend(_cache.get(obj, (None, ()))[1])
-        if form is not obj:
-            bind[name] = form
+        # its callee, and a function passed to it that returns a closure (functools.reduce(
+        # compose, fns): the Closure objects its derivative's structure reads)
+        for f in [n.func] + n.args:
+            if not isinstance(f, gast.Name) or f.id in local or f.id in bind:
+                continue
+            name = f.id
+            if (name, ()) not in resolved:
+                kind, obj = src._lookup(name)
+                resolved[(name, ())] = (kind, obj)
+                if kind in ("closure", "global") and isinstance(obj, types.FunctionType):
+                    forms[name] = runnable(obj)
+                    guards.extend(_cache.get(obj, (None, ()))[1])
+            form, obj = forms.get(name), resolved[(name, ())][1]
+            if form is not None and form is not obj and (
+                    f is n.func or getattr(form, "__secant_closures__", False)):
+                bind[name] = form
     guards.insert(0, Guard(src, resolved))
+    if any(isinstance(n, gast.Call) and any(_makes_closures(a) for a in n.args)
+           for n in gast.walk(node)):
+        from secant.transformer.callees import run_form
+        bind[RUN_FORM] = run_form     # (reduce(lambda f, g: lambda x: g(f(x)), fns): that
+        #                               lambda's runnable form, its results Closure objects)
     if bind:        # a callee that cannot run as written: this function's calls reach its form
         return desugar_binding(fn, bind), tuple(guards)
     if getattr(desugared, "__secant_item_updates__", False) or \

@@ -14,8 +14,13 @@ has, in the user's names and lines:
   positional ones through the class's __match_args__) tests the same way;
 - `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`;
 - `a, b = zip(*pairs)` of a display of pairs -> `a = (pairs[0][0], pairs[1][0], ...)`, ...
+- `dot = operator.methodcaller("dot", w)` (`get = operator.itemgetter(k)`) given a value that
+  is not a literal -> `dot_arg = w` and `def dot(obj): return obj.dot(dot_arg)` (`get_key = k`,
+  `def get(obj): return obj[get_key]`): the call it makes, its arguments read once, where it is
+  made (literal ones are read where it is called, transformer/callees.py getter_read).
 """
 import copy
+import operator
 
 import gast
 
@@ -44,8 +49,79 @@ def rewrite(d, s):
     if isinstance(s, gast.For) and _enumerate_from(d, s.iter) is not None:
         return enumerate_from(d, s)
     if isinstance(s, gast.Assign):
-        return unzip(d, s)
+        return unzip(d, s) or getter(d, s)
     return None
+
+
+def _getter_kind(d, call):
+    """operator.methodcaller / itemgetter / attrgetter where `call` makes one, else None."""
+    if not isinstance(call, gast.Call):
+        return None
+    f, chain = call.func, []
+    while isinstance(f, gast.Attribute):
+        chain.insert(0, f.attr)
+        f = f.value
+    if not isinstance(f, gast.Name) or d._binds_local(f.id):
+        return None
+    kind = d.module_callee(f.id, chain)
+    return kind if kind in (operator.methodcaller, operator.itemgetter,
+                            operator.attrgetter) else None
+
+
+def getter(d, s):
+    """`name = operator.methodcaller("m", a, k=b)` / `name = operator.itemgetter(k1, k2)` /
+    `name = operator.attrgetter("a.b")` -> the arguments that are not literals bound to fresh
+    names, in order, then `def name(obj): return obj.m(name_arg, k=b)` / `... return
+    (obj[k1], obj[name_key])` / `... return obj.a.b` (a getter held by a local name, one holding
+    a differentiated or batched value too, is a function the transforms read); None for
+    anything else."""
+    target, call = s.targets[0], s.value
+    if len(s.targets) == 1 and isinstance(target, (gast.Tuple, gast.List)) and \
+            isinstance(call, gast.Tuple) and len(target.elts) == len(call.elts) and \
+            all(isinstance(t, gast.Name) for t in target.elts):
+        # get_w, get_b = itemgetter("w"), itemgetter("b"): one getter a name, each made
+        # before any is bound (no argument reads a name bound here)
+        names = {t.id for t in target.elts}
+        if len(names) == len(target.elts) and all(_getter_kind(d, v) is not None and not any(
+                isinstance(m, gast.Name) and m.id in names for m in _walk(v)) for v in call.elts):
+            return [located(gast.Assign(targets=[t], value=v, type_comment=None), s,
+                            only_new=True) for t, v in zip(target.elts, call.elts)]
+        return None     # (each read again as its own assignment below)
+    kind = _getter_kind(d, call)
+    if not (len(s.targets) == 1 and isinstance(target, gast.Name) and kind is not None
+            and call.args and not any(isinstance(a, gast.Starred) for a in call.args)
+            and all(k.arg is not None for k in call.keywords)):
+        return None
+    if kind is operator.methodcaller:
+        method, args = call.args[0].value, call.args[1:]
+        if not (isinstance(method, str) and method.isidentifier()):
+            return None
+    elif call.keywords or kind is operator.attrgetter and not all(
+            isinstance(a, gast.Constant) and isinstance(a.value, str) and all(
+                p.isidentifier() for p in a.value.split(".")) for a in call.args):
+        return None
+    else:
+        args = call.args
+    name, obj, out = target.id, d.names.fresh("obj"), []
+    texts = []      # each argument: its literal, or the fresh name it is bound to first
+    for a, k in [(a, None) for a in args] + [(k.value, k.arg) for k in call.keywords]:
+        if isinstance(a, gast.Constant):
+            texts.append(repr(a.value))
+            continue
+        hint = k or ("arg" if kind is operator.methodcaller else "key")
+        texts.append(d.names.fresh(f"{name}_{hint}"))
+        out.append(located(gast.Assign(targets=[gast.Name(texts[-1], gast.Store(), None, None)],
+                                       value=a, type_comment=None), s, only_new=True))
+    if kind is operator.methodcaller:
+        given = texts[:len(args)] + [f"{k.arg}={v}" for k, v in
+                                     zip(call.keywords, texts[len(args):])]
+        body = f"{obj}.{method}({', '.join(given)})"
+    else:
+        reads = [f"{obj}[{v}]" if kind is operator.itemgetter else f"{obj}.{a.value}"
+                 for v, a in zip(texts, args)]
+        body = reads[0] if len(reads) == 1 else f"({', '.join(reads)})"
+    made = gast.parse(f"def {name}({obj}):\n    return {body}").body[0]
+    return out + [located(made, s)]
 
 
 def unzip(d, s):
