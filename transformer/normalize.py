@@ -304,6 +304,7 @@ class Normaliser(ContainerMixin):
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        self.pushed_stacks = set()  # a derivative's loop stacks its forward loop pushed onto
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
@@ -464,7 +465,7 @@ class Normaliser(ContainerMixin):
         elif isinstance(stmt, gast.If):
             self.if_statement(stmt)
         elif isinstance(stmt, gast.For):
-            self.for_statement(stmt)
+            self.for_statement(self.reversed_stack_loop(stmt))
         elif isinstance(stmt, gast.While):
             self.while_statement(stmt)
         elif isinstance(stmt, gast.FunctionDef):
@@ -549,6 +550,7 @@ class Normaliser(ContainerMixin):
         batched arrays), so what its reverse loop pops is batched too."""
         stack, value = call.func.value.id, self.operand(call.args[0])
         version = self.current.get(stack, stack)
+        self.pushed_stacks.add(stack)
         marked = ("push_const", version, self._operand_src(value))  # replayed, not pushed
         if isinstance(value, ir.Var):
             self.tracked.add(version)
@@ -556,6 +558,42 @@ class Normaliser(ContainerMixin):
             self.mark_container(version, value)         # a stack of lists: pops are lists
         self.out.append(ir.Plain(f"{version}.append({self._operand_src(value)})", set(),
                                  self.origin, marked))
+
+    def reversed_stack_loop(self, stmt):
+        """`for x in reversed(x_stack):`, a derivative's reverse loop over the stack its forward
+        loop pushed (ad/reverse.py reverse_for), read as the loop it is, `for _ in
+        range(len(x_stack)): x = x_stack.pop()`: the pop is marked (stack_pop), so each
+        transform of the derivative carries x's tangent or batching through the stack as it
+        pushed it. (Read as a loop over a list, x would be a constant: jacfwd(grad) and
+        hessian dropped the replayed x's tangent, vmap(grad) its batch axis.) A loop reading
+        such a stack otherwise is refused (nothing marks what it reads); any other loop is
+        returned as written."""
+        it = stmt.iter
+        if not (self.src.generated and isinstance(stmt.target, gast.Name) and not stmt.orelse
+                and isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id == "reversed" and not self._is_local("reversed")
+                and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], gast.Name)
+                and it.args[0].id in self.pushed_stacks):
+            read = [n.id for n in gast.walk(it) if isinstance(n, gast.Name)
+                    and n.id in self.pushed_stacks]
+            if read and not _is_range_of_len(it, read[0]):     # (pushes: generated code)
+                raise self.src.error(stmt, f"a loop over the derivative's loop stack {read[0]} "
+                                     f"is read only as `for x in reversed({read[0]}):` or by "
+                                     f"its pops (x = {read[0]}.pop())")
+            return stmt
+        stack = it.args[0].id
+        taken = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)}
+        counter = next(c for c in ("_" + "_" * k for k in itertools.count()) if c not in taken)
+        pop = gast.Assign(
+            targets=[gast.Name(stmt.target.id, gast.Store(), None, None)],
+            value=gast.Call(gast.Attribute(gast.Name(stack, gast.Load(), None, None), "pop",
+                                           gast.Load()), [], []), type_comment=None)
+        head = gast.Call(gast.Name("range", gast.Load(), None, None), [gast.Call(
+            gast.Name("len", gast.Load(), None, None),
+            [gast.Name(stack, gast.Load(), None, None)], [])], [])
+        loop = gast.For(target=gast.Name(counter, gast.Store(), None, None), iter=head,
+                        body=[pop] + stmt.body, orelse=[], type_comment=None)
+        return gast.fix_missing_locations(gast.copy_location(loop, stmt))   # (the new nodes)
 
     def stack_pop(self, user_name, call):
         """`x = x_stack.pop()`: batched if the stack holds batched values."""
@@ -5058,6 +5096,15 @@ def _nested_def_locals(body):
             inner -= {name for m in gast.walk(n) if isinstance(m, gast.Nonlocal)
                       for name in m.names}
     return inner - outer
+
+
+def _is_range_of_len(node, name):
+    """`range(len(name))`: how a derivative's reverse loop counts the pops of its stacks."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "range" and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], gast.Call) and isinstance(node.args[0].func, gast.Name)
+            and node.args[0].func.id == "len" and len(node.args[0].args) == 1
+            and isinstance(node.args[0].args[0], gast.Name) and node.args[0].args[0].id == name)
 
 
 def _is_stack_call(node, method):
