@@ -228,16 +228,33 @@ def summed_helper_list(x, n):
     return snp.sum(sum(xs) * acc)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="a list a user helper returns is read "
-                   "as a batched array by vmap of its jvp (xs_dot[:, ::-1] of a list): "
-                   "jacfwd and hessian raise TypeError 'list indices must be integers'")
-@pytest.mark.parametrize("f", [sliced_helper_list, summed_helper_list], ids=lambda f: f.__name__)
+def indexed_helper_list(x, n):
+    xs, acc = _trajectory(x, n)
+    for i in range(len(xs) - 1, -1, -1):
+        acc = acc + xs[i] * xs[-1]
+    return snp.sum(acc * acc)
+
+
+@pytest.mark.parametrize("f", [sliced_helper_list, summed_helper_list, indexed_helper_list],
+                         ids=lambda f: f.__name__)
 def test_list_returned_by_a_helper_under_jacfwd(x64, f):
+    """A list a user helper returns, sliced, summed or indexed by a loop counter, read by vmap
+    of the function's jvp (jacfwd, hessian): its tangent, unpacked from the helper's jvp's
+    (xs_dot, acc_dot), is a list as often as an array (index_examples asks when it runs).
+    Was TypeError 'list indices must be integers or slices, not tuple' (xs_dot[:, ::-1])."""
     x = RNG.normal(size=3) * 0.5
-    np.testing.assert_allclose(secant.grad(f)(x, 3), fd_grad(lambda v: f(v, 3), x), rtol=1e-6)
-    want = np.stack([fd_grad(lambda v: secant.grad(f)(v, 3)[i], x) for i in range(3)])
-    np.testing.assert_allclose(secant.jacrev(secant.grad(f))(x, 3), want, rtol=1e-5, atol=1e-8)
-    np.testing.assert_allclose(secant.jacfwd(secant.grad(f))(x, 3), want, rtol=1e-5, atol=1e-8)
+    g = secant.grad(f)
+    np.testing.assert_allclose(g(x, 3), fd_grad(lambda v: f(v, 3), x), rtol=1e-6)
+    want = _fd_hessian(g, x, 3)
+    np.testing.assert_allclose(secant.jacrev(g)(x, 3), want, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(secant.jacfwd(g)(x, 3), want, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(secant.hessian(f)(x, 3), want, rtol=1e-5, atol=1e-8)
+    xs, ts = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))
+
+    def tangent(v, t):
+        return secant.jvp(lambda u: f(u, 3), (v,), (t,))[1]
+    np.testing.assert_allclose(secant.vmap(tangent)(xs, ts),
+                               [tangent(v, t) for v, t in zip(xs, ts)], rtol=1e-12)
 
 
 def grown_by_concatenation(x, n):

@@ -305,6 +305,7 @@ class Normaliser(ContainerMixin):
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
         self.pushed_stacks = set()  # a derivative's loop stacks its forward loop pushed onto
+        self.unpacked_from_calls = set()    # items of what calls returned (_unpacked_from_call)
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
@@ -1307,6 +1308,7 @@ class Normaliser(ContainerMixin):
             last.targets = names
             if last.op == "call":
                 self.mark_helper_result(last.callee, last.operands, names)
+                self.unpacked_from_calls.update(names)
             active = self._branch_outputs_active(last, len(names))
             for e, n, on in zip(elts, names, active):
                 self.current[e.id] = n
@@ -1318,12 +1320,18 @@ class Normaliser(ContainerMixin):
                                      self.origin))
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
+            from_call = self._returns_tuple(operand.name) or \
+                operand.name in self.unpacked_from_calls
             if self.batching and self.is_container(operand):
                 self.out[-1].container = True   # a field of a tuple (a helper's): as written
             if operand.name in self.item_kinds:     # split_at's (head, tail): lists
                 self.containers[item.name] = self.item_kinds[operand.name]
             self.item_kind(operand, item, i)
             self._bind_target(e, item, stmt)
+            if from_call:       # (the version the target's names are bound to, and the item)
+                self.unpacked_from_calls.update(
+                    {item.name} | {self.current[n.id] for n in gast.walk(e)
+                                   if isinstance(n, gast.Name) and n.id in self.current})
 
     def _read_again(self, version):
         """Whether `version` is the value of a user's name (p = f(x); u, v = p) that the
@@ -2399,6 +2407,9 @@ class Normaliser(ContainerMixin):
         elif self.batching and isinstance(node.slice, gast.Slice) and \
                 self._returns_tuple(base.name):
             self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
+        elif self.batching and self._unpacked_from_call(base.name) and (isinstance(
+                node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # xs_dot[::-1] of a helper's jvp's (xs, acc) tangents
         elif self.batching and self._rows_read(base.name) and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # xs[1:][i]: rows of rows, a list's as often as an array's
@@ -2491,6 +2502,12 @@ class Normaliser(ContainerMixin):
                 return op.op == "call" or any(k.startswith("return_") and v != "False"
                                               for k, v in op.statics.items())
         return False
+
+    def _unpacked_from_call(self, name):
+        """Whether SSA `name` is an item unpacked from what a user function's call returned,
+        at any depth (`(xs, acc), (xs_dot, acc_dot) = f_jvp(x, x_dot)`), read in any block
+        after: a list as often as an array, as it turns out when it runs."""
+        return name in self.unpacked_from_calls
 
     def _from_outside(self, node):
         """Whether expression `node` is a name (or its attribute) the function reads from outside
