@@ -155,8 +155,7 @@ class _Copies:
         """Whether `name` may be renamed word by word in `lines`: a cotangent (ours) always; a
         forward value where no line holds a scope of its own (a def, lambda or comprehension,
         which may bind a name of its own spelled alike)."""
-        return name in self.cotangents or not any(
-            _SCOPES.search(self.lines[k].code) for k in lines)
+        return name in self.cotangents or not any(_has_scope(self.lines[k]) for k in lines)
 
     def _same_block(self, j, i):
         """Lines j < i at one indentation with nothing between them indented less."""
@@ -343,6 +342,13 @@ class _Copies:
             for k in sorted(self._mentions(stack)):
                 self.replace(k, _renamed(self.lines[k], stack, free))
         return True
+
+
+def _has_scope(ln):
+    """Whether a line holds a scope of its own (a def, lambda or comprehension): a for loop's
+    header binds its target in the function's scope (`for x in reversed(x_stack):`)."""
+    code = ln.code[4:] if ln.kind == "block" and ln.code.startswith("for ") else ln.code
+    return bool(_SCOPES.search(code))
 
 
 # b read for its dtype or shape alone: the seed's one argument, a reduction cotangent's shape

@@ -460,7 +460,12 @@ class ReverseBuilder(Walker, StackReverse):
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
-        fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])   # stacks are taken)
+        if count and len(needed) == 1:      # each iteration pushes once on a stack made
+            (v, first), = stack.items()         # before the loop: the reverse loop reads it
+            self.lines[head] = Line(f"for {v} in reversed({first}):", self.indent, "block")
+            count = None        # backwards (transformer/normalize.py reversed_stack_loop)
+        else:
+            fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])  # (stacks taken)
         if count and needed:        # each iteration pushes once on a stack made before the
             first = stack[next(iter(needed))]   # loop: its length counts the iterations
             target = self.lines[head].code.split()[1]

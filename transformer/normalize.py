@@ -304,6 +304,8 @@ class Normaliser(ContainerMixin):
         # (positions past the positional parameters are keyword-only ones: vmap batches them)
         every = self.params + [a.id for a in self.node.args.kwonlyargs]
         self.tracked = {every[i] for i in active_params}
+        self.pushed_stacks = set()  # a derivative's loop stacks its forward loop pushed onto
+        self.unpacked_from_calls = set()    # items of what calls returned (_unpacked_from_call)
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
@@ -464,7 +466,7 @@ class Normaliser(ContainerMixin):
         elif isinstance(stmt, gast.If):
             self.if_statement(stmt)
         elif isinstance(stmt, gast.For):
-            self.for_statement(stmt)
+            self.for_statement(self.reversed_stack_loop(stmt))
         elif isinstance(stmt, gast.While):
             self.while_statement(stmt)
         elif isinstance(stmt, gast.FunctionDef):
@@ -549,6 +551,7 @@ class Normaliser(ContainerMixin):
         batched arrays), so what its reverse loop pops is batched too."""
         stack, value = call.func.value.id, self.operand(call.args[0])
         version = self.current.get(stack, stack)
+        self.pushed_stacks.add(stack)
         marked = ("push_const", version, self._operand_src(value))  # replayed, not pushed
         if isinstance(value, ir.Var):
             self.tracked.add(version)
@@ -556,6 +559,42 @@ class Normaliser(ContainerMixin):
             self.mark_container(version, value)         # a stack of lists: pops are lists
         self.out.append(ir.Plain(f"{version}.append({self._operand_src(value)})", set(),
                                  self.origin, marked))
+
+    def reversed_stack_loop(self, stmt):
+        """`for x in reversed(x_stack):`, a derivative's reverse loop over the stack its forward
+        loop pushed (ad/reverse.py reverse_for), read as the loop it is, `for _ in
+        range(len(x_stack)): x = x_stack.pop()`: the pop is marked (stack_pop), so each
+        transform of the derivative carries x's tangent or batching through the stack as it
+        pushed it. (Read as a loop over a list, x would be a constant: jacfwd(grad) and
+        hessian dropped the replayed x's tangent, vmap(grad) its batch axis.) A loop reading
+        such a stack otherwise is refused (nothing marks what it reads); any other loop is
+        returned as written."""
+        it = stmt.iter
+        if not (self.src.generated and isinstance(stmt.target, gast.Name) and not stmt.orelse
+                and isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id == "reversed" and not self._is_local("reversed")
+                and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], gast.Name)
+                and it.args[0].id in self.pushed_stacks):
+            read = [n.id for n in gast.walk(it) if isinstance(n, gast.Name)
+                    and n.id in self.pushed_stacks]
+            if read and not _is_range_of_len(it, read[0]):     # (pushes: generated code)
+                raise self.src.error(stmt, f"a loop over the derivative's loop stack {read[0]} "
+                                     f"is read only as `for x in reversed({read[0]}):` or by "
+                                     f"its pops (x = {read[0]}.pop())")
+            return stmt
+        stack = it.args[0].id
+        taken = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)}
+        counter = next(c for c in ("_" + "_" * k for k in itertools.count()) if c not in taken)
+        pop = gast.Assign(
+            targets=[gast.Name(stmt.target.id, gast.Store(), None, None)],
+            value=gast.Call(gast.Attribute(gast.Name(stack, gast.Load(), None, None), "pop",
+                                           gast.Load()), [], []), type_comment=None)
+        head = gast.Call(gast.Name("range", gast.Load(), None, None), [gast.Call(
+            gast.Name("len", gast.Load(), None, None),
+            [gast.Name(stack, gast.Load(), None, None)], [])], [])
+        loop = gast.For(target=gast.Name(counter, gast.Store(), None, None), iter=head,
+                        body=[pop] + stmt.body, orelse=[], type_comment=None)
+        return gast.fix_missing_locations(gast.copy_location(loop, stmt))   # (the new nodes)
 
     def stack_pop(self, user_name, call):
         """`x = x_stack.pop()`: batched if the stack holds batched values."""
@@ -1269,6 +1308,7 @@ class Normaliser(ContainerMixin):
             last.targets = names
             if last.op == "call":
                 self.mark_helper_result(last.callee, last.operands, names)
+                self.unpacked_from_calls.update(names)
             active = self._branch_outputs_active(last, len(names))
             for e, n, on in zip(elts, names, active):
                 self.current[e.id] = n
@@ -1280,12 +1320,18 @@ class Normaliser(ContainerMixin):
                                      self.origin))
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
             item = self._emit("field", {"tree": operand}, {"key": str(i)}, f"{operand.name}_{i}")
+            from_call = self._returns_tuple(operand.name) or \
+                operand.name in self.unpacked_from_calls
             if self.batching and self.is_container(operand):
                 self.out[-1].container = True   # a field of a tuple (a helper's): as written
             if operand.name in self.item_kinds:     # split_at's (head, tail): lists
                 self.containers[item.name] = self.item_kinds[operand.name]
             self.item_kind(operand, item, i)
             self._bind_target(e, item, stmt)
+            if from_call:       # (the version the target's names are bound to, and the item)
+                self.unpacked_from_calls.update(
+                    {item.name} | {self.current[n.id] for n in gast.walk(e)
+                                   if isinstance(n, gast.Name) and n.id in self.current})
 
     def _read_again(self, version):
         """Whether `version` is the value of a user's name (p = f(x); u, v = p) that the
@@ -2361,6 +2407,9 @@ class Normaliser(ContainerMixin):
         elif self.batching and isinstance(node.slice, gast.Slice) and \
                 self._returns_tuple(base.name):
             self.out[-1].rows = True    # f(x)[1:] of a function returning a tuple (or an array)
+        elif self.batching and self._unpacked_from_call(base.name) and (isinstance(
+                node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
+            self.out[-1].rows = True    # xs_dot[::-1] of a helper's jvp's (xs, acc) tangents
         elif self.batching and self._rows_read(base.name) and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # xs[1:][i]: rows of rows, a list's as often as an array's
@@ -2453,6 +2502,12 @@ class Normaliser(ContainerMixin):
                 return op.op == "call" or any(k.startswith("return_") and v != "False"
                                               for k, v in op.statics.items())
         return False
+
+    def _unpacked_from_call(self, name):
+        """Whether SSA `name` is an item unpacked from what a user function's call returned,
+        at any depth (`(xs, acc), (xs_dot, acc_dot) = f_jvp(x, x_dot)`), read in any block
+        after: a list as often as an array, as it turns out when it runs."""
+        return name in self.unpacked_from_calls
 
     def _from_outside(self, node):
         """Whether expression `node` is a name (or its attribute) the function reads from outside
@@ -5067,6 +5122,15 @@ def _nested_def_locals(body):
             inner -= {name for m in gast.walk(n) if isinstance(m, gast.Nonlocal)
                       for name in m.names}
     return inner - outer
+
+
+def _is_range_of_len(node, name):
+    """`range(len(name))`: how a derivative's reverse loop counts the pops of its stacks."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "range" and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], gast.Call) and isinstance(node.args[0].func, gast.Name)
+            and node.args[0].func.id == "len" and len(node.args[0].args) == 1
+            and isinstance(node.args[0].args[0], gast.Name) and node.args[0].args[0].id == name)
 
 
 def _is_stack_call(node, method):
