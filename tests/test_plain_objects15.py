@@ -295,21 +295,15 @@ def guarded_in_list(w, x):
     return ms[0](x)
 
 
-@pytest.mark.parametrize("f, why", [(slotted_by_name, "__slots__"), (guarded_by_name, "__setattr__"),
-                                    (slotted_in_list, "__slots__"), (guarded_in_list, "__setattr__")],
-                         ids=lambda v: getattr(v, "__name__", v))
-def test_unreadable_class_is_a_clear_error(f, why):
-    runs = [lambda: grad(f)(jnp.asarray(0.5), 2.0),
-            lambda: secant.vmap(f, in_axes=(0, None))(jnp.asarray([0.5, 0.2]), 2.0)]
-    if f.__name__.endswith("in_list"):      # the transforms trace the function instead (haiku15)
-        np.testing.assert_allclose(runs[0](), 2 * np.cos(1.0), rtol=1e-6)
-        np.testing.assert_allclose(runs[1](), np.sin([1.0, 0.4]), rtol=1e-6)
-        return
-    for run in runs:
-        with pytest.raises(secant.SecantError) as info:
-            run()
-        text = str(info.value)
-        assert why in text and "test_plain_objects15.py" in text, text
+@pytest.mark.parametrize("f", [slotted_by_name, guarded_by_name, slotted_in_list,
+                               guarded_in_list], ids=lambda v: v.__name__)
+def test_slotted_and_guarded_classes(f):
+    """Classes secant cannot read as their fields (__slots__, their own __setattr__): the
+    transforms trace the function instead (haiku15; reached through a dict too since attr15's
+    probes no longer run user hooks): values against the closed forms (were a clear error)."""
+    np.testing.assert_allclose(grad(f)(jnp.asarray(0.5), 2.0), 2 * np.cos(1.0), rtol=1e-6)
+    np.testing.assert_allclose(secant.vmap(f, in_axes=(0, None))(jnp.asarray([0.5, 0.2]), 2.0),
+                               np.sin([1.0, 0.4]), rtol=1e-6)
 
 
 def _late_class():

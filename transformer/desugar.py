@@ -2132,11 +2132,16 @@ class _Desugarer:
         return made
 
     def _binds_local(self, name):
-        return any(isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
-                   for m in _walk(self.node)) or any(
-            isinstance(m, (gast.Import, gast.ImportFrom))
-            and any((a.asname or a.name).split(".")[0] == name for a in m.names)
-            for m in _walk(self.node))
+        """Whether the function assigns or imports `name` (its tree's names, read once: the
+        rewrites bind only fresh names, which no user callee is)."""
+        bound = self.__dict__.get("_local_bindings")
+        if bound is None:
+            bound = self._local_bindings = {
+                m.id for m in _walk(self.node) if isinstance(m, gast.Name)
+                and isinstance(m.ctx, gast.Store)} | {
+                (a.asname or a.name).split(".")[0] for m in _walk(self.node)
+                if isinstance(m, (gast.Import, gast.ImportFrom)) for a in m.names}
+        return name in bound
 
     def _passed_to_library(self, name, body, definition):
         """Whether `name` is passed to a secant function (lax.scan(body, ...), grad(f),
