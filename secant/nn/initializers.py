@@ -23,8 +23,7 @@ __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
 class Initializer(Protocol):
     """What every initializer is (jax.nn.initializers.Initializer): a function of a key, a
     shape and a dtype returning an array; for type annotations."""
-    def __call__(self, key, shape, dtype=None, out_sharding=None):
-        raise NotImplementedError
+    def __call__(self, key, shape, dtype=None, out_sharding=None): ...
 
 
 def _float(dtype, default=None):
