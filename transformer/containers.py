@@ -1662,8 +1662,8 @@ class ContainerMixin:
                 self.retired.add(n)
             else:
                 self.current[n] = version
-        if result not in self.tracked:
-            return ir.Expr(result)
+        if result not in self.tracked:     # static items (ints read from a shape): a value
+            return ir.Expr(f"tuple({result})" if kind == "tuple" else result)
         self.containers[result] = "dict" if is_dict else "list"
         if isinstance(value, tuple(_DISPLAYS)):  # [[w * x for w in ws] for ...]: lists of lists
             self.item_kinds[result] = _DISPLAYS[type(value)]

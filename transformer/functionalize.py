@@ -438,6 +438,7 @@ class _Rewriter:
         self.planned = {}         # (id(statement), base) -> name
         self._keep = []           # the statements `comments` keys refer to
         self.changed = False
+        self.carry_functions = {}  # a loop function's name -> its carry tuple's parameter
         self.loop_only = set()    # assigned in an enclosing loop's body, unbound before it
 
     def name(self, s, base):
@@ -634,11 +635,15 @@ class _Rewriter:
         out = []
         if kind == "while":
             cname = self.name(s, f"{base}_while_cond")
+            if unpack:
+                self.carry_functions[cname] = carry
             cdef = _parse_stmt(f"def {cname}({carry}):\n    pass\n", s)
             ret = gast.Return(value=test)
             cdef.body = unpack + [gast.copy_location(ret, s)]
             out.append(cdef)
         bname = self.name(s, f"{base}_{kind}_body")
+        if unpack:
+            self.carry_functions[bname] = carry
         params = f"{carry}" if kind == "while" else f"{head_args}, {carry}"
         bdef = _parse_stmt(f"def {bname}({params}):\n    pass\n", s)
         bdef.body = [copy.copy(u) for u in unpack] + list(s.body) + [
@@ -1205,7 +1210,11 @@ def _rewrite(fn, src, node, helpers):
     gen.__module__ = fn.__module__
     if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
         gen.__secant_objects__ = fn.__secant_objects__
-    gen.__secant_source__ = FunctionSource(gen, gast_parse.parse(source).body[0],
+    tree = gast_parse.parse(source).body[0]
+    for d in _walk(tree):   # a loop function's carry: a tuple built here, its length known
+        if isinstance(d, gast.FunctionDef) and d.name in rw.carry_functions:
+            d.secant_carry = rw.carry_functions[d.name]     # (read by normalize.assign_tuple)
+    gen.__secant_source__ = FunctionSource(gen, tree,
                                            gen.__code__.co_filename, 1, source.splitlines(),
                                            src.globals, free, generated=src.generated)
     gen.__secant_functionalized__ = True

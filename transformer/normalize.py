@@ -1315,7 +1315,9 @@ class Normaliser(ContainerMixin):
                 if on:
                     self.tracked.add(n)
             return
-        if self._is_parameter(operand.name):    # (a 3-tuple, a user's container: as Python)
+        if self._is_parameter(operand.name) and operand.name != getattr(
+                self.src.node, "secant_carry", None):
+            # (a 3-tuple, a user's container: as Python; a staged loop's own carry: known)
             self.out.append(ir.Plain(f"check_unpacked({operand.name}, {len(elts)})", set(),
                                      self.origin))
         for i, e in enumerate(elts):    # unpacking a tracked tuple: one field access each
