@@ -2044,6 +2044,22 @@ class _Desugarer:
             setattr(owner, field, block or [gast.copy_location(gast.Pass(), original[0])])
         return out
 
+    def _shared_closure_key(self, fdef, params, free, defaults, local, own):
+        """The key under which the closure class of `fdef` is shared with the same def in
+        another function object of the same code (a lambda written in generated code is a new
+        function each time it is evaluated): one class, so that a cotangent made by one reads
+        as the other's structure. The key is the def's text, its parameters, its free locals
+        and its defaults. None (a class of its own) where the def's meaning may differ between
+        such function objects: this function closes over cells, or the def reads a function
+        lifted from this one, or a local that is neither its own nor one of its free locals."""
+        if self.src.closure:
+            return None
+        for m in gast.walk(fdef):
+            if isinstance(m, gast.Name) and (m.id in local or m.id in self.lifted) \
+                    and m.id not in own and m.id not in free:
+                return None
+        return gast.unparse(fdef), tuple(params), tuple(free), tuple(defaults)
+
     def _closure_object(self, fdef, body, definition, local):
         """A nested def used as a value (returned from a factory, stored in a namedtuple,
         wrapped in a partial) that closes over locals: `name = <its Closure object>`, an
@@ -2098,13 +2114,7 @@ class _Desugarer:
         from secant.transformer import closures
         defaults = [d.value for d in a.defaults]
         params = [p.id for p in a.args]
-        # the same def's text in another function object of the same code, closing over no
-        # cells (a lambda written in generated code is a new one each time it is evaluated):
-        # one class, so that a cotangent made by one reads as the other's structure
-        shared = None if self.src.closure or any(
-            isinstance(m, gast.Name) and (m.id in local or m.id in self.lifted)
-            and m.id not in own and m.id not in free for m in gast.walk(fdef)) else (gast.unparse(fdef), tuple(params), tuple(free),
-                                            tuple(defaults))
+        shared = self._shared_closure_key(fdef, params, free, defaults, local, own)
         cls = closures.shared_class(self.src.globals, shared)
         if cls is None:
             lifted = self._lift(fdef, free, by_keyword=bool(a.defaults))
