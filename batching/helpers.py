@@ -682,7 +682,25 @@ def update_batched(a, idx, values, method, values_batched=True, mode=None):
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
+    check_selectable(on_true, on_false)
     return tree_util.tree_map(lambda t, f: _select_leaf(pred, t, f), on_true, on_false)
+
+
+@structural
+def check_selectable(on_true, on_false):
+    """select_batched's sides of two structures: jit's CarryChanged, a batched while loop's
+    body that changes its carry's structure (`xs = xs + [x]` with a static trip count, which
+    jit traces again with Python loops as written, as jax.jit runs them)."""
+    try:
+        tree_util.tree_structure(on_true).flatten_up_to(on_false)
+    except (ValueError, TypeError):
+        from secant.backends.control_flow import CarryChanged
+        raise CarryChanged(f"the values selected per example differ in structure: "
+                           f"{tree_util.tree_structure(on_true)} and "
+                           f"{tree_util.tree_structure(on_false)}{where()}") from None
+
+
+check_selectable.__secant_check__ = True      # (a statement: no value)
 
 
 def _select_leaf(pred, t, f):
