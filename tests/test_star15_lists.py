@@ -84,15 +84,7 @@ def test_grad_jvp_vjp_and_vmap_of_grad(x64, f):
                                rtol=1e-6, atol=1e-6)
 
 
-JIT_OF_VMAP_GAP = pytest.mark.xfail(
-    strict=True, raises=secant.SecantError,
-    reason="jit stages the loop, whose body keeps the comprehension in an expression: a row "
-    "item computed from a batched value (x * k) is refused there (its queries cannot be placed "
-    "per example), at the user's line; named on its own line first it is read")
-
-
-@pytest.mark.parametrize("f", [pytest.param(f, marks=JIT_OF_VMAP_GAP) if f is in_a_loop else f
-                               for f in PROGRAMS], **ids)
+@pytest.mark.parametrize("f", PROGRAMS, **ids)
 def test_jit(x64, f):
     x = X[1, 1]
     np.testing.assert_allclose(secant.jit(f)(x, W), f(x, W), rtol=1e-12)

@@ -830,7 +830,18 @@ class Normaliser(ContainerMixin):
                 if n in self.current and n not in own and n != fdef.name]
         self.local_defs[fdef.name] = (fdef, {n: self.current[n] for n in free})
         self.current.pop(fdef.name, None)
-        self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
+        try:
+            text = self._source(fdef)
+        except SourceError as error:
+            if not self.batching:
+                raise
+            # its text's per-example queries refused (an item of a batched value secant cannot
+            # place): passed to lax control flow, the def is read on its own, lifted (its free
+            # locals parameters, its items placed); called as written, it raises the error
+            raiser = self.names.fresh(f"{fdef.name}_refused")
+            self.src.imports[raiser] = self.bindings[raiser] = _Raiser(error)
+            text = f"{fdef.name} = {raiser}"
+        self.out.append(ir.Plain(text, {fdef.name}, self.origin))
 
     def decorated_local_def(self, fdef):
         """A nested def with decorators (@custom_vjp, @functools.wraps(f), @checkpoint): run as
@@ -5274,7 +5285,7 @@ class _Raiser:
     def __init__(self, error):
         self.error = error
 
-    def __call__(self):
+    def __call__(self, *args, **kwargs):     # (or a nested def's stand-in: local_def)
         raise self.error
 
     def __repr__(self):
