@@ -1953,6 +1953,14 @@ class Normaliser(ContainerMixin):
                 k for k, v in self.current.items() if v in self.tracked}
             if isinstance(node, gast.JoinedStr):     # f"{x.shape}": what a trace knows
                 tracked = {n for n in tracked if not _static_reads_only(node, n)}
+            if isinstance(node, gast.IfExp) and not tracked & (
+                    _names_in(node.body) | _names_in(node.orelse)):
+                # a choice between constants (desugar hoists only the others): a constant,
+                # whose test is a Python truth value: of a shape under vmap (a batched test
+                # differs per example, as JAX's bool() of a vmapped tracer)
+                if self.batching and any(not _static_reads_only(node.test, n) for n in tracked):
+                    self._batched_truth_value(node.test, "a if c else b")
+                tracked = set()
             if tracked:
                 verb = "batch" if self.batching else "differentiate"
                 if self.src.generated and not self.batching:
@@ -2009,8 +2017,9 @@ class Normaliser(ContainerMixin):
         return self.operand(gast.copy_location(gast.Name(either, gast.Load(), None, None), node))
 
     def _batched_truth_value(self, node, what):
-        """vmap: Python asks for the truth value of `node` (`assert`, `and`/`or`); one of a
-        batched value differs per example: TracerBoolConversionError, as JAX raises."""
+        """vmap: Python asks for the truth value of `node` (`assert`, `and`/`or`, `a if node
+        else b`); one of a batched value differs per example: TracerBoolConversionError, as
+        JAX raises."""
         if not self._tracked_names_in(node):
             return
         if _has_var(self.operand(node)):
@@ -3685,6 +3694,12 @@ class Normaliser(ContainerMixin):
                                  "which a source transform cannot follow")
             raise error
         if any(not isinstance(a, ir.Expr) for a in args):
+            if self.batching and obj in (builtins.any, builtins.all):   # (as JAX: bool() of
+                name = obj.__name__                                      # a vmapped tracer)
+                raise self.src.error(node, (
+                    f"{name}() needs the truth value of each item, and these are batched "
+                    f"values, whose truth differs per example; use snp.{name}(snp.stack("
+                    "[...])) for each example's answer"), BoolConversionSourceError)
             what = "has no batching rule for" if self.batching else "does not know the " \
                 "derivative of"
             error = self.src.error(node, f"secant {what} {gast.unparse(func).strip()}: it is "
