@@ -197,3 +197,16 @@ def test_a_user_s_pair_still_has_its_length_checked_under_vmap():
     np.testing.assert_allclose(secant.vmap(f)((X[:, 0, 0], X[:, 0, 1])), X[:, 0, 0] * X[:, 0, 1])
     with pytest.raises(ValueError, match="too many values to unpack"):
         secant.vmap(f)((X[:, 0, 0], X[:, 0, 1], X[:, 1, 0]))
+
+
+def test_a_row_item_written_in_an_expression_in_a_staged_loop(x64):
+    """star15's in_a_loop (`[[x * k, w], [x]]` in a loop's body, read inside an expression):
+    jit stages the loop, whose nested def's text vmap refused ('a shape query of e ... in a
+    comprehension written inside an expression'); the def is batched on its own when lifted."""
+    from test_star15_lists import W, X as XS, in_a_loop
+    want = np.stack([grad_fd(in_a_loop, x, W) for x in XS[0]])
+    for t in (secant.vmap, lambda g, **kw: secant.jit(secant.vmap(g, **kw))):
+        np.testing.assert_allclose(t(in_a_loop, in_axes=(0, None))(XS[0], W),
+                                   [in_a_loop(x, W) for x in XS[0]], rtol=1e-12)
+        np.testing.assert_allclose(t(secant.grad(in_a_loop), in_axes=(0, None))(XS[0], W), want,
+                                   rtol=1e-6, atol=1e-6)
