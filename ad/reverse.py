@@ -1971,7 +1971,29 @@ def _operands_in(stmts):
 def reversed_loop(pairs):
     """The reverse loop's header over (target, list) pairs, each list read backwards:
     `for x in reversed(x_stack):`, `for i, x in zip(reversed(i_range), reversed(x_stack)):`
-    (a stack per saved value, all as long as the loop ran iterations)."""
-    targets = ", ".join(t for t, _ in pairs)
-    lists = ", ".join(f"reversed({a})" for _, a in pairs)
-    return f"for {targets} in {lists if len(pairs) == 1 else f'zip({lists})'}:"
+    (a stack per saved value, all as long as the loop ran iterations). Past MAX_LENGTH
+    columns the lists go on as many rows as they need, aligned after `zip(`, or where that
+    does not fit, after a row ending `zip(`, indented eight columns (PEP 8's hanging indent
+    of a block's header)."""
+    head = f"for {', '.join(t for t, _ in pairs)} in "
+    lists = [f"reversed({a})" for _, a in pairs]
+    if len(lists) == 1:
+        return f"{head}{lists[0]}:"
+    head += "zip("
+    rows = _filled(head, " " * len(head), lists)
+    if max(map(len, rows)) > fold.MAX_LENGTH:
+        rows = [head] + _filled(" " * 8, " " * 8, lists)
+    return "\n".join(rows)
+
+
+def _filled(first, indent, texts):
+    """Rows of `texts` joined by ", ", the first after `first`, the next after `indent`, each as
+    full as fits MAX_LENGTH columns, the last closed by `):`."""
+    rows, row = [], first + texts[0]
+    for text in texts[1:]:
+        if len(row) + len(text) + 4 > fold.MAX_LENGTH:     # (", " and, last, "):")
+            rows.append(row + ",")
+            row = indent + text
+        else:
+            row += ", " + text
+    return rows + [row + "):"]

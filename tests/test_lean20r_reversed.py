@@ -108,8 +108,19 @@ def for_over_rows(x, n):
     return snp.sum(acc * acc)
 
 
+def long_names(position, n):
+    """Four lists with long names: the header goes on two rows."""
+    velocity_component = position * 0.5
+    acceleration_term = snp.cos(position)
+    for step in range(n):
+        position, velocity_component, acceleration_term = (
+            position + 0.1 * velocity_component * step,
+            velocity_component * snp.cos(acceleration_term), snp.sin(position) * acceleration_term)
+    return snp.sum(position * velocity_component + acceleration_term)
+
+
 PROGRAMS = [for_range, for_range_index, for_items, for_pairs, while_two, for_two,
-            for_two_index, for_in_for, while_in_for, for_over_rows]
+            for_two_index, for_in_for, while_in_for, for_over_rows, long_names]
 
 
 def _source(f):
@@ -284,9 +295,21 @@ def test_user_zip_of_reversed_lists_is_a_plain_loop(x64):
 
 
 def test_generated_reverse_loop_headers():
-    """Every reverse loop in these derivatives reads its lists backwards in its header."""
+    """Every reverse loop in these derivatives reads its lists backwards in its header; a
+    header past 90 columns continues its lists on rows aligned after `zip(` (or after a row
+    ending `zip(`, eight columns in, where those would not fit)."""
     for f in PROGRAMS:
-        for line in _source(f).splitlines():
-            if "reversed(" in line:
-                assert re.fullmatch(r"\s*for [\w, ]+ in (zip\()?reversed\(\w+\)"
-                                    r"(, reversed\(\w+\))*\)?:", line), (f.__name__, line)
+        src = _source(f)
+        for head in re.findall(r"\n( *for [\w, ]+ in (?:zip\()?reversed\(.*?:)\n", src, re.S):
+            rows = head.split("\n")
+            assert all(len(r.strip()) <= 90 for r in rows), (f.__name__, head)
+            assert re.fullmatch(r"\s*for [\w, ]+ in (zip\(\s*)?reversed\(\w+\)"
+                                r"(,\s+reversed\(\w+\))*\)?:", head), (f.__name__, head)
+            if len(rows) > 1:
+                first = rows[0]
+                column = len(first) - len(first.lstrip()) + 8 if first.endswith("zip(") else \
+                    first.index("zip(") + 4
+                assert all(r.index("reversed(") == column for r in rows[1:]), head
+    src = _source(long_names)
+    head = next(ln for ln in src.splitlines() if "for step," in ln)
+    assert head.endswith(" in zip("), src
