@@ -22,6 +22,9 @@ import secant
 import secant.numpy as snp
 from test_lean20c import fd_grad
 from test_lean20y_reversed import _reloaded
+from test_lean20y_reversed import test_gradients_and_second_order_match_differences as \
+    second_order_checks
+from test_lean20y_reversed import test_vmap_and_jit_of_grad_match_a_loop as vmap_jit_checks
 
 RNG = np.random.default_rng(2021)
 
@@ -163,35 +166,15 @@ def _fd_jacobian(g, x, n):
 @pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
 def test_second_order_compositions_match_differences(x64, f):
     """grad, hessian, jacfwd(grad), jacrev(grad), grad of a gradient's item and jvp of grad,
-    each against float64 central differences."""
-    x = RNG.normal(size=3) * 0.5
-    n = 3
-    g = secant.grad(f)
-    np.testing.assert_allclose(g(x, n), fd_grad(lambda v: f(v, n), x), rtol=1e-6, atol=1e-9)
-    want = _fd_jacobian(g, x, n)
-    np.testing.assert_allclose(secant.hessian(f)(x, n), want, rtol=1e-5, atol=1e-8)
-    np.testing.assert_allclose(secant.jacfwd(g)(x, n), want, rtol=1e-5, atol=1e-8)
-    np.testing.assert_allclose(secant.jacrev(g)(x, n), want, rtol=1e-5, atol=1e-8)
-    np.testing.assert_allclose(secant.grad(lambda v: g(v, n)[1])(x), want[1], rtol=1e-5,
-                               atol=1e-8)
-    t = RNG.normal(size=3)
-    _, tangent = secant.jvp(lambda v: g(v, n), (x,), (t,))
-    np.testing.assert_allclose(tangent, want @ t, rtol=1e-5, atol=1e-8)
+    each against float64 central differences (lean20y's checks)."""
+    second_order_checks(x64, f)
 
 
 @pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
 def test_vmap_and_jit_of_grad_match_a_loop(x64, f):
     """vmap(grad) against a loop over the examples, jit(grad) and jit(vmap(grad)) against
-    eager."""
-    g = secant.grad(f)
-    xs = RNG.normal(size=(4, 3)) * 0.5
-    want = np.stack([g(r, 3) for r in xs])
-    got = secant.vmap(g, in_axes=(0, None))(xs, 3)
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-12)
-    np.testing.assert_allclose(secant.jit(g, static_argnums=1)(xs[0], 3), want[0], rtol=1e-12)
-    np.testing.assert_allclose(secant.jit(secant.vmap(g, in_axes=(0, None)),
-                                          static_argnums=1)(xs, 3), want, rtol=1e-12)
+    eager (lean20y's checks)."""
+    vmap_jit_checks(x64, f)
 
 
 def scalar_for(x):
