@@ -460,18 +460,12 @@ class ReverseBuilder(Walker, StackReverse):
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
-        if count and len(needed) == 1:      # each iteration pushes once on a stack made
-            (v, first), = stack.items()         # before the loop: the reverse loop reads it
-            self.lines[head] = Line(f"for {v} in reversed({first}):", self.indent, "block")
-            count = None        # backwards (transformer/normalize.py reversed_stack_loop)
-        else:
-            fill_slot(restore, [f"{v} = {stack[v]}.pop()" for v in needed])  # (stacks taken)
-        if count and needed:        # each iteration pushes once on a stack made before the
-            first = stack[next(iter(needed))]   # loop: its length counts the iterations
-            target = self.lines[head].code.split()[1]
-            self.lines[head] = Line(f"for {target} in range(len({first})):", self.indent,
-                                    "block")
-            count = None
+        if needed:      # each iteration pushes once on each stack (made before the loop):
+            read = set().union(*(ln.uses for ln in self.lines[start:] if ln.kind != "slot"))
+            steps = [] if count or s.target not in read else [(s.target, s.iterable)]
+            self.lines[head] = Line(reversed_loop(steps + [(v, stack[v]) for v in needed]),
+                                    self.indent, "block")   # the reverse loop reads them
+            count = None    # backwards (transformer/normalize.py reversed_stack_loop)
         fill_slot(s.pushes, [f"{stack[v]}.append({v})" for v in needed]
                    + ([f"{count} += 1"] if count else []))
         fill_slot(s.saves, getattr(s, "replay_inits", []) + unbound
@@ -1972,3 +1966,34 @@ def _operands_in(stmts):
             yield from _operands_in(s.orelse)
         elif isinstance(s, (ir.For, ir.While)):
             yield from _operands_in(s.body)
+
+
+def reversed_loop(pairs):
+    """The reverse loop's header over (target, list) pairs, each list read backwards:
+    `for x in reversed(x_stack):`, `for i, x in zip(reversed(i_range), reversed(x_stack)):`
+    (a stack per saved value, all as long as the loop ran iterations). Past MAX_LENGTH
+    columns the lists go on as many rows as they need, aligned after `zip(`, or where that
+    does not fit, after a row ending `zip(`, indented eight columns (PEP 8's hanging indent
+    of a block's header)."""
+    head = f"for {', '.join(t for t, _ in pairs)} in "
+    lists = [f"reversed({a})" for _, a in pairs]
+    if len(lists) == 1:
+        return f"{head}{lists[0]}:"
+    head += "zip("
+    rows = _filled(head, " " * len(head), lists)
+    if max(map(len, rows)) > fold.MAX_LENGTH:
+        rows = [head] + _filled(" " * 8, " " * 8, lists)
+    return "\n".join(rows)
+
+
+def _filled(first, indent, texts):
+    """Rows of `texts` joined by ", ", the first after `first`, the next after `indent`, each as
+    full as fits MAX_LENGTH columns, the last closed by `):`."""
+    rows, row = [], first + texts[0]
+    for text in texts[1:]:
+        if len(row) + len(text) + 4 > fold.MAX_LENGTH:     # (", " and, last, "):")
+            rows.append(row + ",")
+            row = indent + text
+        else:
+            row += ", " + text
+    return rows + [row + "):"]

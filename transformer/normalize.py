@@ -37,7 +37,7 @@ import numpy as np
 from secant.codegen.naming import Names, suggest
 from secant.transformer import callees, closure_factories, dataflow, defaults, hygiene, ir
 from secant.transformer import loop_lowering, nonlocals, walker
-from secant.transformer import objects, operators, properties, user_objects
+from secant.transformer import objects, operators, properties, stack_loops, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer import in_place_calls
 from secant.transformer.containers import ContainerMixin, _name, hoist_choices, is_growth
@@ -561,40 +561,31 @@ class Normaliser(ContainerMixin):
                                  self.origin, marked))
 
     def reversed_stack_loop(self, stmt):
-        """`for x in reversed(x_stack):`, a derivative's reverse loop over the stack its forward
-        loop pushed (ad/reverse.py reverse_for), read as the loop it is, `for _ in
-        range(len(x_stack)): x = x_stack.pop()`: the pop is marked (stack_pop), so each
-        transform of the derivative carries x's tangent or batching through the stack as it
-        pushed it. (Read as a loop over a list, x would be a constant: jacfwd(grad) and
-        hessian dropped the replayed x's tangent, vmap(grad) its batch axis.) A loop reading
-        such a stack otherwise is refused (nothing marks what it reads); any other loop is
-        returned as written."""
+        """`for x in reversed(x_stack):`, `for i, x in zip(reversed(i_range),
+        reversed(x_stack)):`, a derivative's reverse loop over the stacks its forward loop
+        pushed (ad/reverse.py reverse_for), read as the loop of marked pops it is
+        (transformer/stack_loops.py), so each transform of the derivative carries x's tangent or
+        batching through the stack as it pushed it. A loop reading such a stack otherwise is
+        refused (nothing marks what it reads); any other loop is returned as written."""
+        if self.src.generated:
+            loop = stack_loops.as_pop_loop(
+                stmt, self.pushed_stacks, self._is_builtin,
+                lambda: {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)})
+            if loop is not None:
+                return loop
         it = stmt.iter
-        if not (self.src.generated and isinstance(stmt.target, gast.Name) and not stmt.orelse
-                and isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
-                and it.func.id == "reversed" and not self._is_local("reversed")
-                and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], gast.Name)
-                and it.args[0].id in self.pushed_stacks):
-            read = [n.id for n in gast.walk(it) if isinstance(n, gast.Name)
-                    and n.id in self.pushed_stacks]
-            if read and not _is_range_of_len(it, read[0]):     # (pushes: generated code)
-                raise self.src.error(stmt, f"a loop over the derivative's loop stack {read[0]} "
-                                     f"is read only as `for x in reversed({read[0]}):` or by "
-                                     f"its pops (x = {read[0]}.pop())")
-            return stmt
-        stack = it.args[0].id
-        taken = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)}
-        counter = next(c for c in ("_" + "_" * k for k in itertools.count()) if c not in taken)
-        pop = gast.Assign(
-            targets=[gast.Name(stmt.target.id, gast.Store(), None, None)],
-            value=gast.Call(gast.Attribute(gast.Name(stack, gast.Load(), None, None), "pop",
-                                           gast.Load()), [], []), type_comment=None)
-        head = gast.Call(gast.Name("range", gast.Load(), None, None), [gast.Call(
-            gast.Name("len", gast.Load(), None, None),
-            [gast.Name(stack, gast.Load(), None, None)], [])], [])
-        loop = gast.For(target=gast.Name(counter, gast.Store(), None, None), iter=head,
-                        body=[pop] + stmt.body, orelse=[], type_comment=None)
-        return gast.fix_missing_locations(gast.copy_location(loop, stmt))   # (the new nodes)
+        read = [n.id for n in gast.walk(it) if isinstance(n, gast.Name)
+                and n.id in self.pushed_stacks]
+        if read and not _is_range_of_len(it, read[0]):     # (pushes: generated code)
+            raise self.src.error(stmt, f"a loop over the derivative's loop stack {read[0]} "
+                                 f"is read only as `for x in reversed({read[0]}):` (zip of such "
+                                 f"lists) or by its pops (x = {read[0]}.pop())")
+        return stmt
+
+    def _is_builtin(self, name, func):
+        """Whether `name` is Python's builtin `func` here (not a local of that name)."""
+        return not self._is_local(name) and \
+            self.src.resolve_name(name)[1] is getattr(builtins, func)
 
     def stack_pop(self, user_name, call):
         """`x = x_stack.pop()`: batched if the stack holds batched values."""
