@@ -3422,6 +3422,8 @@ class Normaliser(ContainerMixin):
         """`f(*[snp.shape(c) for c in xs])` of tracked xs, anywhere in `node` Python evaluates
         once: the unpacking reads the list the comprehension's loop builds (its items' queries per
         example under vmap), not the comprehension as written (a copy of node; node if none)."""
+        if not any(isinstance(n, gast.Starred) for n in hygiene.walk(node)):
+            return node         # (most nodes: no class built for them, issue 19)
         norm = self
 
         def built(a):
@@ -3445,8 +3447,6 @@ class Normaliser(ContainerMixin):
             visit_Lambda = visit_ListComp = visit_GeneratorExp = visit_DictComp = _scope
             visit_SetComp = visit_IfExp = visit_BoolOp = _scope
 
-        if not any(isinstance(n, gast.Starred) for n in gast.walk(node)):
-            return node
         return Built().visit(hygiene.copy_tree(node))
 
     def _aux_read_call(self, node, args, items=False):
