@@ -12,7 +12,6 @@ parameters out means exactly this); only its source, which the transforms read, 
 grad, jvp and vmap read it (transformer/normalize.py user_call).
 """
 import ast
-import copy
 import inspect
 import types
 import warnings
@@ -21,6 +20,7 @@ from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
+from secant.transformer.hygiene import copy_tree
 
 _CONSTANTS = (type(None), bool, int, float, str)
 _STATIC_NODES = (gast.Constant, gast.Name, gast.Load, gast.Compare, gast.BoolOp, gast.UnaryOp,
@@ -64,7 +64,7 @@ def _specialise(fn, sig, omitted):
         src = function_source(desugar(fn))
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Del))}
     nested = {n.id for s in gast.walk(node) if isinstance(s, (gast.FunctionDef, gast.Lambda))

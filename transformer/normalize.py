@@ -54,7 +54,7 @@ from secant.transformer.parse import (ArgumentSourceError, ArrayConversionSource
                                       function_source, lambda_function_node)
 from secant.backends.errors import SecantError
 from secant.transformer.runnable import runnable
-from secant.transformer.hygiene import walk
+from secant.transformer.hygiene import copy_tree, walk
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -4660,11 +4660,11 @@ class Normaliser(ContainerMixin):
         extra_params = [outer[p] if p in outer else p if p not in own
                         else self.names.fresh(f"{p}_unused") for p in extra]
         if isinstance(lam, gast.FunctionDef):       # a nested def: its own body, renamed
-            fdef = copy.deepcopy(lam)
+            fdef = copy_tree(lam)
             fdef.name = name
             fdef.args.args += [gast.Name(p, gast.Param(), None, None) for p in extra_params]
         else:
-            fdef = lambda_function_node(copy.deepcopy(lam), name, extra_params)
+            fdef = lambda_function_node(copy_tree(lam), name, extra_params)
         fdef = hygiene.restore(fdef, self.renamed)      # a function of its own: user names
         source = gast.unparse(fdef)
         used = _names_in(fdef)
