@@ -20,6 +20,7 @@ from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
+from secant.transformer.callees import signature_of
 from secant.transformer.hygiene import copy_tree
 
 _CONSTANTS = (type(None), bool, int, float, str)
@@ -36,7 +37,7 @@ def for_call(fn, n_positional, keywords):
             is not None or getattr(fn, "__secant_custom__", False):
         return fn
     try:
-        sig = inspect.signature(fn, follow_wrapped=False)
+        sig = signature_of(fn, follow_wrapped=False)
     except (TypeError, ValueError):
         return fn
     P = inspect.Parameter

@@ -3941,7 +3941,7 @@ class Normaliser(ContainerMixin):
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
         try:                                    # defaults left out: their static ifs folded)
-            inspect.signature(fn, follow_wrapped=False).bind(
+            callees.signature_of(fn, follow_wrapped=False).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise _bad_call(self.src.error(node, f"bad arguments for {fn.__name__}: {e}")) \
