@@ -1075,11 +1075,19 @@ TREE_NAMES = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as
 
 
 def by_name():
-    """Every helper generated code may call, by the name it uses."""
-    from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and the
-    return {**{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},  # custom rules'
-            **{n: getattr(tree_util, n) for n in TREE_NAMES},                       # checks
-            **jvp_helpers.by_name(), **custom_checks.by_name()}
+    """Every helper generated code may call, by the name it uses (a read-only table, built
+    once: every transform asks it several times, issue 19)."""
+    global _BY_NAME
+    if _BY_NAME is None:
+        from secant.ad import custom_checks, jvp_helpers    # forward mode's helpers too, and
+        _BY_NAME = types.MappingProxyType({                 # the custom rules' checks
+            **{n: getattr(rule_helpers, n, None) or globals()[n] for n in NAMES},
+            **{n: getattr(tree_util, n) for n in TREE_NAMES},
+            **jvp_helpers.by_name(), **custom_checks.by_name()})
+    return _BY_NAME
+
+
+_BY_NAME = None
 
 
 # --- a Jacobian as source (secant/transforms.py _Jacobian.__secant_generated__) ------------------

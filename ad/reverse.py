@@ -15,6 +15,7 @@ from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
                                  TAKES_UNSUMMED, UNBROADCAST, VJP)
 from secant.transformer import dataflow, ir
+from secant.transformer.callees import signature_of
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -230,7 +231,7 @@ class ReverseBuilder(Walker, StackReverse):
                 not self.pair_calls or type(op.callee).__name__ != "custom_vjp":
             return False
         try:
-            params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+            params = list(signature_of(op.callee, follow_wrapped=False).parameters)
             active = tuple(sorted(int(k[3:]) if k.startswith("arg") and k[3:].isdigit()
                                   else params.index(k) for k, o in op.operands.items()
                                   if _has_var(o)))
@@ -261,7 +262,7 @@ class ReverseBuilder(Walker, StackReverse):
                     "__secant_batched_dispatch__", "__secant_per_example__")):
             return None
         try:
-            params = list(inspect.signature(callee, follow_wrapped=False).parameters)
+            params = list(signature_of(callee, follow_wrapped=False).parameters)
             active = tuple(sorted(int(k[3:]) if k.startswith("arg") and k[3:].isdigit()
                                   else params.index(k) for k, o in op.operands.items()
                                   if _has_var(o)))
@@ -922,7 +923,7 @@ class ReverseBuilder(Walker, StackReverse):
                     "__secant_batched_dispatch__")):
             return None
         try:
-            params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+            params = list(signature_of(op.callee, follow_wrapped=False).parameters)
             by_name = {params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else
                        k: o for k, o in op.operands.items()}
         except (TypeError, ValueError, IndexError):
@@ -934,7 +935,7 @@ class ReverseBuilder(Walker, StackReverse):
         return (summary, by_name) if summary else None
 
     def reverse_call(self, op, gs):
-        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+        params = list(signature_of(op.callee, follow_wrapped=False).parameters)
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if _has_var(o)), key=position.get)

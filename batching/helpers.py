@@ -746,7 +746,15 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
 
 
 def by_name():
-    return {n: globals()[n] for n in NAMES}
+    """Every helper batched code may call, by the name it uses (a read-only table, built once
+    NAMES is complete: every transform asks it several times, issue 19)."""
+    global _BY_NAME
+    if _BY_NAME[0] is not NAMES:        # (NAMES grows as this module loads)
+        _BY_NAME = (NAMES, types.MappingProxyType({n: globals()[n] for n in NAMES}))
+    return _BY_NAME[1]
+
+
+_BY_NAME = (None, None)
 
 
 def all_gather_batched(x, axis=0, tiled=False):

@@ -20,6 +20,7 @@ from secant.ad.index_modes import UPDATES as UPDATE_OPS
 from secant.batching.rules import (ARRAY_STATICS, AXIS, COLLECTIVES, ELEMENTWISE, HELPERS,
                                    NEW_AXIS, NO_RULE, RANDOM, RULES, SEQUENCE, SHAPED_LIKE, UNBATCHED)
 from secant.transformer import ir
+from secant.transformer.callees import signature_of
 from secant.transformer.shapes import Shapes
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -603,7 +604,7 @@ class BatchBuilder(Walker):
 
     # --- user functions -----------------------------------------------------------------------
     def _positions(self, op):
-        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+        params = list(signature_of(op.callee, follow_wrapped=False).parameters)
         return {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                 for k in op.operands}
 
@@ -672,7 +673,7 @@ class BatchBuilder(Walker):
 
     def random_call(self, op):
         """A secant.random call with batched arguments (rules.RANDOM)."""
-        params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+        params = list(signature_of(op.callee, follow_wrapped=False).parameters)
         batched = [params[int(k[3:])] if k.startswith("arg") and k[3:].isdigit() else k
                    for k, o in op.operands.items() if self.is_batched(o)]
         args = call_args({k: self.batched_src(o) if self.is_batched(o) else _src(o)

@@ -1433,7 +1433,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     vjp_of_callee.unread = {}   # name -> a loop body vjp's parameters it does not read ("out")
 
     # keyword-only ones too; a vmapped function's own wrapper reads as what it wraps
-    every = [fn_ir.renamed.get(p, p) for p in inspect.signature(
+    every = [fn_ir.renamed.get(p, p) for p in signature_of(
         fn, follow_wrapped=bool(getattr(fn, "__secant_vmap__", 0))).parameters]
     wrt_names = [every[i] for i in wrt]
     if has_aux and mode != "vmap":
@@ -1588,7 +1588,7 @@ def _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees, der
             self_calls or None in derived or getattr(fn, "__secant_traced__", None) is not None:
         return None
     try:
-        sig = inspect.signature(fn, follow_wrapped=False)
+        sig = signature_of(fn, follow_wrapped=False)
     except (TypeError, ValueError):
         return None
     if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty
@@ -3550,7 +3550,7 @@ def _vjp_closure(gen, primals, aux, out, ints=()):
     An integer or boolean primal (positions `ints`, which gen does not differentiate) gets
     float0 zeros as its cotangent, as in JAX."""
     from secant.ad.custom_checks import output_spec, vjp_cotangent
-    params = list(inspect.signature(gen).parameters)[1:1 + len(primals)] if gen else \
+    params = list(signature_of(gen).parameters)[1:1 + len(primals)] if gen else \
         [f"primal{i}" for i in range(len(primals))]
     names = Names(set(params) | {getattr(gen, "__name__", "vjp"), "vjp_cotangent"})
     name = names.fresh(f"{getattr(gen, '__name__', 'vjp')}_fun")

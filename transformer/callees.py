@@ -21,7 +21,6 @@ picked from a container by data) is not resolved here: the normaliser writes it 
 """
 import ast
 import builtins
-import copy
 import dataclasses
 import functools
 import inspect
@@ -34,6 +33,7 @@ import gast
 
 from secant.backends import once
 from secant.transformer import global_writes
+from secant.transformer.hygiene import copy_tree
 
 UNRESOLVED = object()
 
@@ -660,7 +660,7 @@ def _specialise(fn, n_positional, keywords):
     from secant.transformer.parse import FunctionSource, function_source
     from secant.transformer.desugar import desugar
     src = function_source(desugar(fn))     # (early returns, with, ... rewritten first)
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     a = node.args
     named = [p.id for p in a.posonlyargs + a.args]
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}

@@ -13,13 +13,13 @@ def's free locals (`grad(make_loss(f, s))(p)` reads `grad(lambda p: make_loss(f,
 transformer/normalize.py). A factory qualifies when it takes plain positional parameters, closes
 over nothing itself, and ends by returning a function it defines (its only return); any other
 keeps the normaliser's clear error."""
-import copy
 import inspect
 
 import gast
 
 from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
+from secant.transformer.hygiene import copy_tree
 
 _cache = {}
 
@@ -81,7 +81,7 @@ def _build(fn, n_args):
     made = _made(node)
     if made is None:
         return None
-    node = copy.deepcopy(node)
+    node = copy_tree(node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | {made}
     params = []
     for k in range(n_args):

@@ -23,7 +23,7 @@ import re
 import gast
 
 from secant.transformer import ir
-from secant.transformer.hygiene import walk as _walk
+from secant.transformer.hygiene import copy_tree, walk as _walk
 from secant.transformer.ops import TREE_OPS
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
@@ -224,7 +224,7 @@ class ContainerMixin:
         local = _local_names(self.node, grown)
         # rewritten on a copy: the tree may be a function's attached source (desugared,
         # generated), which functionalize and later transforms read again as written
-        self.node = copy.deepcopy(self.node)
+        self.node = copy_tree(self.node)
         self.src = copy.copy(self.src)
         self.src.node = self.node
         body = [_AppendRewriter(local, generated).visit(s) for s in self.node.body]

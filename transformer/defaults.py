@@ -12,7 +12,6 @@ parameters out means exactly this); only its source, which the transforms read, 
 grad, jvp and vmap read it (transformer/normalize.py user_call).
 """
 import ast
-import copy
 import inspect
 import types
 import warnings
@@ -21,6 +20,8 @@ from secant.backends.function_cache import FunctionCache
 import gast
 
 from secant.backends import once
+from secant.transformer.callees import signature_of
+from secant.transformer.hygiene import copy_tree
 
 _CONSTANTS = (type(None), bool, int, float, str)
 _STATIC_NODES = (gast.Constant, gast.Name, gast.Load, gast.Compare, gast.BoolOp, gast.UnaryOp,
@@ -36,7 +37,7 @@ def for_call(fn, n_positional, keywords):
             is not None or getattr(fn, "__secant_custom__", False):
         return fn
     try:
-        sig = inspect.signature(fn, follow_wrapped=False)
+        sig = signature_of(fn, follow_wrapped=False)
     except (TypeError, ValueError):
         return fn
     P = inspect.Parameter
@@ -64,7 +65,7 @@ def _specialise(fn, sig, omitted):
         src = function_source(desugar(fn))
     except (SourceError, OSError, TypeError, SyntaxError):
         return fn
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Del))}
     nested = {n.id for s in gast.walk(node) if isinstance(s, (gast.FunctionDef, gast.Lambda))

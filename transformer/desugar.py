@@ -55,7 +55,7 @@ from secant.transformer import (collection_dicts, container_updates, depth, func
                                  namespaces, nonlocals, objects, remat_calls, star_calls,
                                  statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
-from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, walk as _walk,
+from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, copy_tree, walk as _walk,
                                         walk_scope as _walk_scope)
 from secant.transformer.parse import FunctionSource, SourceError, function_source, assign, located
 from secant.transformer.trace_source import _code_names, _context_generator
@@ -319,7 +319,7 @@ def _desugar(fn, only_choices=False, bind=None):
         return fn       # (nothing to rewrite: checked before the copy, the common case)
     # a function's own source is parsed anew by each function_source call: its tree is ours to
     # change (a functionalized function's attached tree is shared: copied)
-    node = src.node if getattr(fn, "__secant_source__", None) is None else copy.deepcopy(src.node)
+    node = src.node if getattr(fn, "__secant_source__", None) is None else copy_tree(src.node)
     if bind:
         from secant.transformer import runnable
         if runnable.RUN_FORM in bind:

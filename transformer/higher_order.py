@@ -14,7 +14,6 @@ any call of a user function. A helper that passes `f` on to another helper (`ode
 `rk4(f, ...)`) is specialised in turn. A function argument only known at run time keeps going
 through `dynamic_call` (transformer/callees.py).
 """
-import copy
 import inspect
 import types
 
@@ -24,6 +23,7 @@ import gast
 from secant.backends import once
 from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
+from secant.transformer.hygiene import copy_tree
 
 _cache = FunctionCache("higher_order")
 
@@ -77,7 +77,7 @@ def _build(helper, param, target, extras, by_keyword, name):
         src = function_source(desugar(helper))
     except (SourceError, OSError, TypeError):
         raise NotSpecialisable(f"{helper.__name__} has no source") from None
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     a = node.args
     names = [p.id for p in a.args]
     if param not in names or a.vararg or a.kwarg or a.posonlyargs:

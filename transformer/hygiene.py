@@ -207,7 +207,7 @@ def apart(src, reserved):
         return src, {}
     names = Names(used | set(reserved) | set(src.closure))
     mapping = {n: names.fresh(n) for n in sorted(clash)}
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and n.id in mapping:
             n.id = mapping[n.id]

@@ -54,7 +54,7 @@ from secant.transformer.parse import (ArgumentSourceError, ArrayConversionSource
                                       function_source, lambda_function_node)
 from secant.backends.errors import SecantError
 from secant.transformer.runnable import runnable
-from secant.transformer.hygiene import walk
+from secant.transformer.hygiene import copy_tree, walk
 
 _UNSUPPORTED = {
     gast.Try: "try/except", gast.With: "with", gast.AsyncWith: "async with",
@@ -3435,6 +3435,8 @@ class Normaliser(ContainerMixin):
         """`f(*[snp.shape(c) for c in xs])` of tracked xs, anywhere in `node` Python evaluates
         once: the unpacking reads the list the comprehension's loop builds (its items' queries per
         example under vmap), not the comprehension as written (a copy of node; node if none)."""
+        if not any(isinstance(n, gast.Starred) for n in hygiene.walk(node)):
+            return node         # (most nodes: no class built for them, issue 19)
         norm = self
 
         def built(a):
@@ -3458,8 +3460,6 @@ class Normaliser(ContainerMixin):
             visit_Lambda = visit_ListComp = visit_GeneratorExp = visit_DictComp = _scope
             visit_SetComp = visit_IfExp = visit_BoolOp = _scope
 
-        if not any(isinstance(n, gast.Starred) for n in gast.walk(node)):
-            return node
         return Built().visit(hygiene.copy_tree(node))
 
     def _aux_read_call(self, node, args, items=False):
@@ -3960,7 +3960,7 @@ class Normaliser(ContainerMixin):
             fn = callees.specialise(fn, len(node.args), tuple(k.arg for k in node.keywords))
         fn = defaults.for_call(fn, len(node.args), {k.arg for k in node.keywords})  # (constant
         try:                                    # defaults left out: their static ifs folded)
-            inspect.signature(fn, follow_wrapped=False).bind(
+            callees.signature_of(fn, follow_wrapped=False).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as e:
             raise _bad_call(self.src.error(node, f"bad arguments for {fn.__name__}: {e}")) \
@@ -4679,11 +4679,11 @@ class Normaliser(ContainerMixin):
         extra_params = [outer[p] if p in outer else p if p not in own
                         else self.names.fresh(f"{p}_unused") for p in extra]
         if isinstance(lam, gast.FunctionDef):       # a nested def: its own body, renamed
-            fdef = copy.deepcopy(lam)
+            fdef = copy_tree(lam)
             fdef.name = name
             fdef.args.args += [gast.Name(p, gast.Param(), None, None) for p in extra_params]
         else:
-            fdef = lambda_function_node(copy.deepcopy(lam), name, extra_params)
+            fdef = lambda_function_node(copy_tree(lam), name, extra_params)
         fdef = hygiene.restore(fdef, self.renamed)      # a function of its own: user names
         source = gast.unparse(fdef)
         used = _names_in(fdef)

@@ -45,6 +45,7 @@ import gast
 
 from secant.codegen import loader
 from secant.transformer.parse import FunctionSource, SourceError, function_source
+from secant.transformer.hygiene import copy_tree
 
 AUTO = "_secant_fields_form"    # (not "__secant...": that marks secant's own objects)
 _FORBIDDEN = ("__new__", "__getattr__", "__getattribute__", "__setattr__",
@@ -355,7 +356,7 @@ def _post_init_source(cls, post):
     one read as `self.f = v`). (The FunctionSource of that def, the free names its
     non-literal defaults read.)"""
     src = function_source(post)
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     me = _self_name(node)
     node = _SetattrAsStore(me).visit(node)
     body_names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
@@ -496,7 +497,7 @@ def _rewrite(cls, src, fn, name, fields, methods, constants, ns, properties, sup
         raise NotEligible("closure")
     named = (owner or cls).__name__.lower()     # (a super().__init__ one: after its class)
     owner = owner or _owner(cls, name)
-    node = copy.deepcopy(src.node)
+    node = copy_tree(src.node)
     me = _self_name(node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
