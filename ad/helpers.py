@@ -17,7 +17,8 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
+from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
+                                   TracerIntegerConversionError, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
 from secant.transformer.properties import has_attr
@@ -894,6 +895,8 @@ def static_attribute(tree, name):
     differentiated or batched object): a number in the tree's aux data, the same for every
     perturbation and example; one of its leaves is refused, as JAX refuses a tracer there."""
     value = getattr(tree, name)
+    if type(value) is int:      # (a Python int is concrete: no differentiated or batched
+        return value            # value is one, e.g. a property from a field's shape)
     if _numeric(value) and not aux_attribute(tree, name):
         raise TracerIntegerConversionError(
             f"{type(tree).__name__}.{name} is one of the pytree's leaves (differentiated or "
@@ -940,6 +943,31 @@ def broadcast_int(array):
     """The Python int `array` broadcasts (note_broadcast_int), else None."""
     hit = _BROADCAST_INTS.get(id(array))
     return hit[1] if hit is not None and hit[0]() is array else None
+
+
+@structural
+def example_scalar(x):
+    """The Python scalar a batched value broadcasts (vmap's broadcast_batch of the 2 or 0.5 in a
+    dict beside batched values: note_broadcast_int), else x: what a type test reads of each
+    example (`isinstance(x, jax.Array)` of the 2 is False, as JAX's dict keeps the int)."""
+    hit = broadcast_int(x)
+    return x if hit is None else hit
+
+
+@structural
+def static_truth(value):
+    """The truth value of what a function known only at run time returned, tested by an `if`
+    under vmap (`x if keep(x) else None`, keep a parameter): a Python bool (or int) it gave,
+    the same for every example (broadcast by its batched form: note_broadcast_int); a value
+    that differs per example is refused, as JAX refuses bool() of a tracer."""
+    hit = broadcast_int(value)
+    if hit is not None:
+        return bool(hit)
+    if type(value) in (bool, int):
+        return bool(value)
+    raise TracerBoolConversionError(
+        f"if on a batched value: it has one truth value per example, not a single Python "
+        f"bool; use snp.where(cond, a, b) or lax.cond{where()}")
 
 
 @structural
@@ -1062,7 +1090,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item",
+         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

@@ -34,10 +34,6 @@ _WHY = [      # (program, its failing transforms, why)
      "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
     ("mod_eqx_mlp", ("vmap", "vmap∘grad"),
      "vmap(model)(x) inside, the model itself batched: no batching rule for the dispatcher"),
-    ("mod_partition_combine", ("vmap", "vmap∘grad", "grad∘grad", "hessian"),
-     "partition(model, is_array): keep, a parameter, is called as a function known only at run "
-     "time, its bool result read as a differentiated/batched value (a type predicate called "
-     "by name is fine)"),
     ("mod_haiku_like", _ALL,
      "init/apply by a getter closure: `nonlocal key` in get, and a lambda closing over params "
      "passed on as a value"),

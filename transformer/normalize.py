@@ -306,6 +306,7 @@ class Normaliser(ContainerMixin):
         self.tracked = {every[i] for i in active_params}
         self.pushed_stacks = set()  # a derivative's loop stacks its forward loop pushed onto
         self.unpacked_from_calls = set()    # items of what calls returned (_unpacked_from_call)
+        self.dynamic_results = set()        # what calls of functions known at run time return
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
@@ -1359,6 +1360,10 @@ class Normaliser(ContainerMixin):
 
     def if_statement(self, stmt):
         test = self._test(stmt.test)
+        if isinstance(test, ir.Var) and self.batching and self._dynamic_result(test.name):
+            # `x if keep(x) else None`, keep a parameter (equinox's partition): the bool it
+            # returns when it runs, one for every example; a batched one refused then
+            test = ir.Expr(f"static_truth({test.name})")
         if not isinstance(test, ir.Expr):
             if self.batching:
                 raise _batched_test(self.src.error(
@@ -3322,8 +3327,18 @@ class Normaliser(ContainerMixin):
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
             inner.id.lower() if isinstance(inner, gast.Name) else \
             inner.args[-1].value.strip("_") if maker is callees.super_method else "call"
-        return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
-                          callee_name="dynamic_call")
+        out = self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
+                         callee_name="dynamic_call")
+        if isinstance(out, ir.Var):
+            self.dynamic_results.add(out.name)
+        return out
+
+    def _dynamic_result(self, name):
+        """Whether `name` holds what a call of a function known only at run time returned
+        (`keep(x)`, keep a parameter; generated code's `keep_out = dynamic_call(keep, x)`)."""
+        return name in self.dynamic_results or any(
+            isinstance(o, ir.Op) and o.targets == [name] and getattr(o.callee, "__secant_dispatch__",
+                                                                  None) for o in self.out)
 
     def _builds_operator_object(self, node):
         """`Vec(a)` of a class Vec with operators (transformer/operators.py), or `tree_unflatten(
@@ -3594,6 +3609,13 @@ class Normaliser(ContainerMixin):
             # name (a string field, never differentiated)
             return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
+        if obj is bool and len(args) == 1 and not node.keywords:
+            # the truth value of the concrete primal, as an `if` on it reads it (if_statement;
+            # JAX's grad too): generated code's `cond = bool(keep_out)` transformed again
+            if not self.batching:
+                return self._inactive(node)
+            if isinstance(args[0], ir.Var) and self._dynamic_result(args[0].name):
+                return ir.Expr(f"static_truth({args[0].name})")
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
             held = self._aux_read_call(node, args, items=obj is range)
             if held is not None:
@@ -3961,6 +3983,8 @@ class Normaliser(ContainerMixin):
                          callee_name=name)
         if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
             self.object_ops.append(self.out[-1])        # (what it returns may be one too)
+        if getattr(fn, "__secant_dispatch__", None) and isinstance(out, ir.Var):
+            self.dynamic_results.add(out.name)      # (generated code's dynamic_call(fn, x))
         return out
 
     def _double_star_expanded(self, node, fn):
@@ -5632,6 +5656,16 @@ class _PerExampleQueries(gast.NodeTransformer):
                     _PER_EXAMPLE_CALLS["shape"] if x is not None else "snp.shape({x})", a,
                     x if x is not None else gast.unparse(a).strip())
             return new
+        fn = self.norm._resolve(node.func)
+        if (fn is isinstance or callees.type_predicate(fn)) and not node.keywords and \
+                any(self._queried(a) is not None for a in node.args):
+            # is_array(x), isinstance(x, float) of a Python scalar vmap broadcast beside
+            # batched values (a dict's {"n": 2}): each example's is the scalar itself
+            for i, a in enumerate(node.args):
+                x = self._queried(a)
+                if x is not None:
+                    node.args[i] = self._replace("example_scalar({x})", a, x)
+            return node
         x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
             else None
         if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",

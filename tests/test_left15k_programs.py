@@ -1,0 +1,123 @@
+"""Issue 15 (left15k): programs of the kinds the third battery still refused (tests/
+test_explore15j_programs.py `_WHY`), written other ways: a predicate passed in as a parameter
+and called (equinox's partition with other predicates), a property read where Python needs an
+int, ... Each checked against float64 central differences (grad, hessian), a Python loop (vmap)
+and eager (jit)."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+from secant import tree_util
+
+from others15_check import assert_trees_close, fd_grad
+
+
+def _check_grad(f, x, hessian=True):
+    x = np.asarray(x, dtype=np.float64)
+    want = fd_grad(f, (x,))
+    assert_trees_close(secant.grad(f)(x), want, rtol=1e-6, atol=1e-8)
+    assert_trees_close(secant.jit(secant.grad(f))(x), want, rtol=1e-6, atol=1e-8)
+    if hessian:
+        g = secant.grad(f)
+        want_h = np.stack([fd_grad(lambda v, i=i: g(v)[i], (x,)) for i in range(x.size)])
+        assert_trees_close(secant.hessian(f)(x), want_h, rtol=1e-5, atol=1e-6)
+
+
+def _check_vmap(f, xs):
+    xs = np.asarray(xs, dtype=np.float64)
+    want = np.stack([np.asarray(f(x)) for x in xs])
+    np.testing.assert_allclose(secant.vmap(f)(xs), want, rtol=1e-12, atol=1e-12)
+    gwant = np.stack([np.asarray(secant.grad(f)(x)) for x in xs])
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), gwant, rtol=1e-10, atol=1e-12)
+
+
+# --- a predicate passed in as a parameter and called -----------------------------------------------
+def _partition(tree, keep):
+    return (tree_util.tree_map(lambda v: v if keep(v) else None, tree),
+            tree_util.tree_map(lambda v: None if keep(v) else v, tree))
+
+
+def _combine(a, b):
+    return tree_util.tree_map(lambda u, v: v if u is None else u, a, b,
+                              is_leaf=lambda v: v is None)
+
+
+def _is_array(v):
+    return isinstance(v, (np.ndarray, jnp.ndarray))
+
+
+def _is_float(v):
+    return isinstance(v, float)
+
+
+def _trained(w, keep):
+    """one SGD step on the leaves `keep` picks: a float kept static must not move (vmap once
+    broadcast the 0.5 to an array, which is_array then picked: a silently moved scale)"""
+    model = {"w": w, "scale": 0.5, "steps": 2}
+    arrays, static = _partition(model, keep)
+
+    def loss(arrays):
+        m = _combine(arrays, static)
+        h = m["w"]
+        for _ in range(m["steps"]):
+            h = jnp.sin(h) * m["scale"]
+        return jnp.sum(h ** 2)
+
+    grads = secant.grad(loss)(arrays)
+    return loss(tree_util.tree_map(lambda p, g: p - 0.3 * g, arrays, grads))
+
+
+def keep_arrays(w):
+    return _trained(w, _is_array)
+
+
+def keep_by_lambda(w):
+    return _trained(w, lambda v: not isinstance(v, (int, float)))
+
+
+def count_static(w):
+    """how many leaves a predicate passed in leaves static, read per example under vmap"""
+    model = {"w": w, "b": 2.0 * w, "lr": 0.1, "n": 3}
+    arrays, static = _partition(model, _is_array)
+    floats, _ = _partition(model, _is_float)
+    n_static = len([v for v in tree_util.tree_leaves(static)])
+    n_float = len(tree_util.tree_leaves(floats))
+    return jnp.sum(arrays["w"] * arrays["b"]) * n_static + n_float * jnp.sum(w)
+
+
+@pytest.mark.parametrize("f", [keep_arrays, keep_by_lambda, count_static],
+                         ids=lambda f: f.__name__)
+def test_predicate_passed_in(x64, f):
+    w = np.array([0.4, -0.7, 1.1])
+    _check_grad(f, w)
+    _check_vmap(f, np.stack([w, 0.5 * w, -w]))
+    np.testing.assert_allclose(secant.jit(f)(w), f(w), rtol=1e-12)
+
+
+def _value_keep(w):
+    arrays, _ = _partition({"w": w, "v": w ** 2}, lambda v: jnp.sum(v) > 0.0)
+    return jnp.sum(arrays["w"] if arrays["w"] is not None else w ** 3)
+
+
+def test_a_predicate_of_the_batched_value_refused(x64):
+    """keep(v) reading v's values: one truth value per example, which a Python `if` cannot
+    take: refused under vmap (as JAX raises), never read as one example's"""
+    w = np.array([0.4, -0.7, 1.1])
+    with pytest.raises(secant.SecantError):
+        secant.vmap(_value_keep)(np.stack([w, -w]))
+
+
+def _named_predicate(w):
+    model = {"w": w, "scale": 0.5}
+    arrays = tree_util.tree_map(lambda v: v if _is_array(v) else None, model)
+    return jnp.sum(arrays["w"] ** 2) * len(tree_util.tree_leaves(arrays))
+
+
+def test_a_type_predicate_of_a_broadcast_scalar(x64):
+    """vmap broadcast the 0.5 beside the batched w to an array, and is_array (called by name)
+    read that array: 'scale' counted as an array, a silently doubled value (3.72 for 1.86).
+    A type test now reads each example's scalar (ad/helpers.py example_scalar)."""
+    w = np.array([0.4, -0.7, 1.1])
+    _check_vmap(_named_predicate, np.stack([w, 0.5 * w, -w]))
+    np.testing.assert_allclose(secant.vmap(_named_predicate)(w[None]), [np.sum(w ** 2)])
