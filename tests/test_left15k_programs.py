@@ -121,3 +121,63 @@ def test_a_type_predicate_of_a_broadcast_scalar(x64):
     w = np.array([0.4, -0.7, 1.1])
     _check_vmap(_named_predicate, np.stack([w, 0.5 * w, -w]))
     np.testing.assert_allclose(secant.vmap(_named_predicate)(w[None]), [np.sum(w ** 2)])
+
+
+# --- vmap(model)(x) inside a function vmapped over the model itself ----------------------------------
+@tree_util.register_pytree_node_class
+class _Affine:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def __call__(self, x):
+        return jnp.tanh(x @ self.w + self.b)
+
+    def energy(self, x):
+        return jnp.sum(self(x) ** 2)
+
+    def tree_flatten(self):
+        return (self.w, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+_XS = np.linspace(-1.0, 1.0, 8).reshape(4, 2)
+
+
+def _model_of(p):
+    return _Affine(p[:4].reshape(2, 2), p[4:])
+
+
+def _mapped_loss(model, x):
+    return jnp.mean(secant.vmap(model)(x) ** 2)
+
+
+def _mapped_method_loss(model, x):
+    return jnp.sum(secant.vmap(model.energy)(x))
+
+
+def _mapped_twice(model, x):
+    inner = secant.vmap(model)(x)
+    return jnp.sum(secant.vmap(model, in_axes=0)(inner) * x)
+
+
+@pytest.mark.parametrize("loss", [_mapped_loss, _mapped_method_loss, _mapped_twice],
+                         ids=lambda f: f.__name__)
+def test_vmap_of_a_model_inside_a_vmap_over_models(x64, loss):
+    """vmap(model)(x) where the model is itself batched by an enclosing vmap (equinox's loss
+    under vmap over an ensemble): no batching rule for the dispatcher; now the batched form of
+    the model's, batched again over the ensemble (transforms.py _generate_batched_dispatch_vmap)"""
+    ps = np.stack([np.linspace(-0.5, 0.7, 6) * s for s in (1.0, -0.6, 1.4)])
+    models = tree_util.tree_map(lambda *a: np.stack(a), *[_model_of(p) for p in ps])
+    got = secant.vmap(loss, in_axes=(0, None))(models, _XS)
+    want = [float(loss(_model_of(p), _XS)) for p in ps]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.vmap(loss, in_axes=(0, None)))(models, _XS),
+                               want, rtol=1e-10)
+    g = secant.vmap(secant.grad(loss), in_axes=(0, None))(models, _XS)
+    for i, p in enumerate(ps):
+        fd = fd_grad(lambda q: loss(_model_of(q), _XS), (p,))
+        np.testing.assert_allclose(np.concatenate([np.ravel(g.w[i]), g.b[i]]), fd,
+                                   rtol=1e-6, atol=1e-8)

@@ -3168,13 +3168,17 @@ class Normaliser(ContainerMixin):
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
         first = call.args[0] if call.args else None
-        if isinstance(first, gast.Name) and self.current.get(first.id) in self.tracked \
+        held = isinstance(first, gast.Name) or isinstance(first, gast.Attribute) and \
+            _root_name(first) is not None and not first.attr.startswith("__")
+        if held and self.current.get(_root_name(first)) in self.tracked \
                 and not outer.keywords and not any(isinstance(a, gast.Starred)
                                                    for a in outer.args):
-            # vmap(model)(x) of a callable holding tracked values (a module pytree): read as
-            # vmap(lambda a: model(a))(x), model closed over (unmapped, as JAX holds it)
+            # vmap(model)(x) (vmap(model.energy)(x)) of a callable holding tracked values (a
+            # module pytree): read as vmap(lambda a: model(a))(x), model closed over (unmapped,
+            # as JAX holds it)
             params = [self.names.fresh("arg") for _ in outer.args]
-            lam = gast.parse(f"lambda {', '.join(params)}: {first.id}({', '.join(params)})"
+            callee = _unparse(first).strip()
+            lam = gast.parse(f"lambda {', '.join(params)}: {callee}({', '.join(params)})"
                              ).body[0].value
             gast.copy_location(lam, first)
             for n in gast.walk(lam):
