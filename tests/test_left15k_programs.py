@@ -181,3 +181,43 @@ def test_vmap_of_a_model_inside_a_vmap_over_models(x64, loss):
         fd = fd_grad(lambda q: loss(_model_of(q), _XS), (p,))
         np.testing.assert_allclose(np.concatenate([np.ravel(g.w[i]), g.b[i]]), fd,
                                    rtol=1e-6, atol=1e-8)
+
+
+# --- a plain object's field read for its shape -------------------------------------------------------
+class _Poly:
+    def __init__(self, c):
+        self._c = c
+
+    @property
+    def degree(self):
+        return self._c.shape[0] - 1
+
+
+def _scaled_by_length(c):
+    p = _Poly(c)
+    return jnp.sum(jnp.sin(c)) * p._c.shape[0] + p._c.shape[-1] * c[0] ** 2
+
+
+def _scaled_by_ndim(c):
+    p = _Poly(c * 2.0)
+    return jnp.sum(p._c ** 2) / (p._c.ndim + p._c.shape[0])
+
+
+@pytest.mark.parametrize("f", [_scaled_by_length, _scaled_by_ndim], ids=lambda f: f.__name__)
+def test_shape_of_a_local_objects_field(x64, f):
+    """`p._c.shape[0]` of an object built in the function from a differentiated value (held as
+    its fields): the subscript of the shape re-read the expression as written, `p._c` of the
+    dict holding p's fields (an internal AttributeError under grad, vmap, jit)"""
+    c = np.array([0.5, -1.0, 0.7, 0.2])
+    _check_grad(f, c, hessian=False)
+    _check_vmap(f, np.stack([c, 2 * c, -c]))
+    np.testing.assert_allclose(secant.jit(f)(c), f(c), rtol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
+    "hessian (vmap of the grad's jvp): `p, p_dot = _poly_fields_jvp_vmap(c, c_dot)` marks p "
+    "batched in the normaliser, whose per-example query reads p['_c'].shape[1:], while the "
+    "batched callee returns p unbatched (a pre-existing mismatch; was an AttributeError)"))
+def test_shape_of_a_local_objects_field_under_hessian(x64):
+    c = np.array([0.5, -1.0, 0.7, 0.2])
+    _check_grad(_scaled_by_length, c)

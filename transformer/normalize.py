@@ -2027,12 +2027,32 @@ class Normaliser(ContainerMixin):
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
         node = hygiene.copy_tree(node)
+        if self.held:
+            node = self._held_fields_read(node)
         if self.batching:
             node = _PerExampleQueries(self).visit(node)
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return _unparse(node).strip()
+
+    def _held_fields_read(self, node):
+        """`node` with each field `m.w` of an object held as its fields (a simple class's,
+        built in the function: a dict at run time) read as `m["w"]`, as attribute() reads it:
+        `p._c.shape[0]` is a static query of the field, written as such."""
+        norm = self
+
+        class Fields(gast.NodeTransformer):
+            def visit_Attribute(self, n):
+                v = n.value
+                if isinstance(v, gast.Name) and v.id in norm.held and \
+                        norm.current.get(v.id) == norm.held[v.id][0] and \
+                        not n.attr.startswith("__") and \
+                        user_objects.held_property(n, norm.held, norm._resolve) is None:
+                    return gast.copy_location(gast.Subscript(
+                        value=v, slice=gast.Constant(n.attr, None), ctx=n.ctx), n)
+                return self.generic_visit(n)
+        return Fields().visit(node)
 
     def _is_batched_name(self, node):
         """A batched array (a batched container's len() and items are its own)."""
