@@ -538,6 +538,9 @@ def _registered_with(tree, attrs):
     for name, g in attrs.items():
         if field_in_aux(tree, name):
             continue
+        if name not in getattr(tree, "__dict__", {}) and isinstance(
+                inspect.getattr_static(type(tree), name, None), (staticmethod, classmethod)):
+            continue        # (self.horner of a static method: its class's, no cotangent)
         if _delegated(tree, name):      # (its __getattr__ reads it off a field: g goes there)
             delegated[name] = g
             continue
@@ -895,8 +898,6 @@ def static_attribute(tree, name):
     differentiated or batched object): a number in the tree's aux data, the same for every
     perturbation and example; one of its leaves is refused, as JAX refuses a tracer there."""
     value = getattr(tree, name)
-    if type(value) is int:      # (a Python int is concrete: no differentiated or batched
-        return value            # value is one, e.g. a property from a field's shape)
     if _numeric(value) and not aux_attribute(tree, name):
         raise TracerIntegerConversionError(
             f"{type(tree).__name__}.{name} is one of the pytree's leaves (differentiated or "

@@ -2323,6 +2323,8 @@ def _is_held_function(fn):
         leaves = tree_util.tree_leaves(fn)
         return len(leaves) == 1 and leaves[0] is fn and _is_held_function(fn.func) and not any(
             hasattr(leaf, "shape") for leaf in tree_util.tree_leaves((fn.args, fn.keywords)))
+    if inspect.ismethod(fn) and isinstance(fn.__self__, type):
+        return True         # (self.scale() of a classmethod: bound to the class, no arrays)
     return isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
         and not getattr(fn, "__secant_bound__", None)
 

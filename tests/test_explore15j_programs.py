@@ -38,9 +38,6 @@ _WHY = [      # (program, its failing transforms, why)
     ("cls_tape_ad", _ALL,
      "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
      "values and passed on: refused"),
-    ("cls_polynomial_class", _ALL,
-     "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
-     "np.arange of it"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

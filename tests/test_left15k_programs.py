@@ -193,6 +193,85 @@ class _Poly:
         return self._c.shape[0] - 1
 
 
+class _Series:
+    """a polynomial whose degree is a property of its coefficients' shape"""
+
+    def __init__(self, c):
+        self._c = c
+
+    @property
+    def degree(self):
+        return self._c.shape[0] - 1
+
+    @property
+    def size(self):
+        return len(self._c)
+
+    def __call__(self, x):
+        return sum(self._c[i] * x ** i for i in range(self.degree + 1))
+
+    def derivative(self):
+        n = self.degree
+        return _Series(self._c[1:] * jnp.arange(1, n + 1))
+
+    @staticmethod
+    def horner(coeffs, x):
+        acc = 0.0
+        for c in coeffs[::-1]:
+            acc = acc * x + c
+        return acc
+
+    @classmethod
+    def scale(cls):
+        return 0.5
+
+    def value_at(self, x):
+        return self.horner([self._c[i] for i in range(self.degree + 1)], x) * self.scale()
+
+    def shifted(self):
+        return _Series(jnp.concatenate([jnp.zeros(1), self._c]) * (self.size + 1.0))
+
+
+def _series_value(c):
+    return _Series(c)(0.3) ** 2
+
+
+def _series_slope(c):
+    return _Series(c).derivative()(-0.2) * _Series(c)(0.4)
+
+
+def _series_shifted(c):
+    s = _Series(c).shifted()
+    return s(0.5) + s.degree * jnp.sum(c)
+
+
+def _series_static_method(c):
+    """self.horner, a static method read through the object: no cotangent of its own (the
+    cotangent object was refused: 'setting them does not give the same pytree structure')"""
+    s = _Series(c)
+    return s.value_at(0.3) ** 2 + s.derivative().value_at(-0.2)
+
+
+def _series_by_hand(c):
+    """the same values without the class (what every transform is checked against too)"""
+    return np.polyval(np.asarray(c)[::-1], 0.3) ** 2
+
+
+@pytest.mark.parametrize("f", [_series_value, _series_slope, _series_shifted,
+                               _series_static_method],
+                         ids=lambda f: f.__name__)
+def test_a_property_from_a_fields_shape(x64, f):
+    """`range(self.degree + 1)`, `np.arange(1, n + 1)` with n = self.degree, a property
+    computing an int from a field's shape: read as that expression (a static fact of the
+    field, per example under vmap), not as a differentiated or batched leaf (refused) nor run
+    on the batched object (its getter read the batch axis: a wrong degree)"""
+    c = np.array([0.5, -1.0, 0.7, 0.2])
+    _check_grad(f, c)
+    _check_vmap(f, np.stack([c, 2 * c, -c]))
+    np.testing.assert_allclose(secant.jit(f)(c), f(c), rtol=1e-12)
+    np.testing.assert_allclose(_series_value(c), _series_by_hand(c), rtol=1e-12)
+
+
 def _scaled_by_length(c):
     p = _Poly(c)
     return jnp.sum(jnp.sin(c)) * p._c.shape[0] + p._c.shape[-1] * c[0] ** 2

@@ -2027,6 +2027,7 @@ class Normaliser(ContainerMixin):
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
         node = hygiene.copy_tree(node)
+        node = self._static_getters_inlined(node)
         if self.held:
             node = self._held_fields_read(node)
         if self.batching:
@@ -2035,6 +2036,28 @@ class Normaliser(ContainerMixin):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return _unparse(node).strip()
+
+    def _static_getters_inlined(self, node):
+        """`node` with each call of a getter returning a static fact of tracked arguments
+        (`functional.degree(self)`: `self['_c'].shape[0] - 1`, _static_getter) replaced by its
+        expression, as user_call reads it: run as written on a batched object, the getter
+        would read the batch axis."""
+        norm = self
+
+        class Inline(gast.NodeTransformer):
+            def visit_Call(self, n):
+                n = self.generic_visit(n)
+                if n.args and all(isinstance(a, gast.Name) for a in n.args) and \
+                        norm._tracked_names_in(n) and not n.keywords:
+                    static = norm._static_getter(n)
+                    if static is not None:
+                        return static
+                return n
+
+            def visit_Attribute(self, n):
+                static = norm._static_property(n)
+                return self.generic_visit(n) if static is None else static
+        return Inline().visit(node)
 
     def _held_fields_read(self, node):
         """`node` with each field `m.w` of an object held as its fields (a simple class's,
@@ -2224,6 +2247,8 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        if (static := self._static_property(node)) is not None:
+            return self.operand(static)     # self.degree: self._c.shape[0] - 1
         getter = self._property_getter_call(node)
         if getter is not None:
             return self.operand(getter)
@@ -3515,6 +3540,8 @@ class Normaliser(ContainerMixin):
         (`self.n - 1`); None for any other."""
         if not self._tracked_names_in(a):
             return a
+        if isinstance(a, gast.Call):
+            return self._static_getter(a)
         if isinstance(a, gast.BinOp):
             left, right = self._aux_read(a.left, items), self._aux_read(a.right, items)
             return None if left is None or right is None else \
@@ -3530,6 +3557,8 @@ class Normaliser(ContainerMixin):
         elif isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) \
                 and a.value.id not in self.held and a.attr not in STATIC_ATTRIBUTES \
                 and not a.attr.startswith("__"):
+            if (static := self._static_property(a)) is not None:
+                return static
             helper, key = "static_attribute", gast.Constant(a.attr, None)
         else:
             return None
@@ -3538,6 +3567,74 @@ class Normaliser(ContainerMixin):
         for n in gast.walk(call):
             gast.copy_location(n, a)
         return call
+
+    def _static_getter(self, call):
+        """The expression `call` returns, for a call `g(p)` of a function (a property's getter:
+        `functional.degree(self)`) whose body returns only static facts of its parameters
+        (`self['_c'].shape[0] - 1`): its parameters replaced by the call's names, read in place
+        where Python needs the int (range(self.degree + 1)); None for any other call."""
+        if call.keywords or not all(isinstance(a, gast.Name) for a in call.args):
+            return None
+        return self._static_return(self._resolve(call.func), [a.id for a in call.args], call)
+
+    def _static_return(self, fn, names, where):
+        """_static_getter's expression of `fn` called with the names `names`, placed at the
+        user's node `where`; None where fn returns anything else."""
+        from secant.transformer.parse import function_source
+        if not inspect.isfunction(fn):
+            return None
+        try:
+            node = function_source(fn).node
+        except Exception:       # noqa: BLE001 (no source: not one)
+            return None
+        if not isinstance(node, gast.FunctionDef):
+            return None
+        body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
+            s.value, gast.Constant))]
+        args = node.args
+        params = [p.id for p in args.posonlyargs + args.args]
+        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
+                or args.vararg or args.kwarg or args.kwonlyargs or args.defaults \
+                or len(params) != len(names):
+            return None
+        expr = hygiene.copy_tree(body[0].value)
+        swap = dict(zip(params, names))
+        parents = {id(c): n for n in gast.walk(expr) for c in gast.iter_child_nodes(n)}
+        for n in gast.walk(expr):
+            if isinstance(n, gast.Call) and not (isinstance(n.func, gast.Name)
+                                                 and n.func.id == "len"):
+                return None
+            if not isinstance(n, gast.Name) or n is getattr(parents.get(id(n)), "func", None):
+                continue
+            if n.id not in swap:
+                return None         # (a global of the getter's module: not read here)
+            up = parents.get(id(n))     # a parameter only queried: p['f'].shape, p.ndim
+            while isinstance(up, gast.Subscript) and isinstance(up.slice, gast.Constant) \
+                    and isinstance(up.slice.value, str) or isinstance(up, gast.Attribute) \
+                    and up.attr not in _STATIC_ATTRIBUTES:
+                up = parents.get(id(up))
+            if not (isinstance(up, gast.Attribute) and up.attr in _STATIC_ATTRIBUTES or
+                    isinstance(up, gast.Call) and getattr(up.func, "id", None) == "len"):
+                return None
+            n.id = swap[n.id]
+        for n in gast.walk(expr):
+            if hasattr(n, "lineno"):
+                gast.copy_location(n, where)
+        return expr
+
+    def _static_property(self, node):
+        """_static_return's expression for `self.degree`, a property of the method's own class
+        (its class known: _property_getter_call) returning a static fact of self's fields
+        (`self._c.shape[0] - 1`), else None. (Run on a batched object, its getter would read
+        the batch axis: static_attribute refuses an int read that way.)"""
+        call = self._property_getter_call(node)
+        if call is None:
+            return None
+        from secant.transformer.functionalize import _receiver_class
+        cls = _receiver_class(self.src, node.value)
+        fget = inspect.getattr_static(cls, node.attr, None)
+        fget = getattr(fget, "fget", None) or getattr(fget, "func", None)
+        return self._static_return(fget, [node.value.id], node)
 
     def _traced_aux(self, built):
         """The first argument of `C(a, k=v)`, a pytree class C's constructor (transformer/
@@ -3976,6 +4073,8 @@ class Normaliser(ContainerMixin):
         if callees.type_predicate(fn) and not any(
                 isinstance(a, gast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
             return self._inactive(node)     # is_array(x): a bool of its argument's type
+        if self._tracked_names_in(node) and (static := self._static_getter(node)) is not None:
+            return self.operand(static)     # n = self.degree: a static fact of self's fields
         refused = callees.unsupported(fn, self.what)
         if refused and self._tracked_names_in(node):
             raise self.src.error(node, refused)
@@ -5508,6 +5607,10 @@ class _PerExampleQueries(gast.NodeTransformer):
         if isinstance(node, gast.Name):
             tracked = self.norm.current.get(node.id) in self.norm.tracked
             return node.id if tracked else None
+        if isinstance(node, gast.Attribute) and not node.attr.startswith("__") and \
+                node.attr not in _STATIC_ATTRIBUTES and node.attr != "T":
+            base = self._item(node.value)   # a field of a batched object (self._c): batched,
+            return None if base is None else f"{base}.{node.attr}"  # as a dict's items are
         if isinstance(node, gast.Subscript):
             base = self._item(node.value)
             if base is None or self._mentions_tracked(node.slice):
