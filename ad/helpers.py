@@ -17,7 +17,8 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import SecantTypeError, TracerIntegerConversionError, where
+from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
+                                   TracerIntegerConversionError, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
 from secant.transformer.properties import has_attr
@@ -537,6 +538,9 @@ def _registered_with(tree, attrs):
     for name, g in attrs.items():
         if field_in_aux(tree, name):
             continue
+        if name not in getattr(tree, "__dict__", {}) and isinstance(
+                inspect.getattr_static(type(tree), name, None), (staticmethod, classmethod)):
+            continue        # (self.horner of a static method: its class's, no cotangent)
         if _delegated(tree, name):      # (its __getattr__ reads it off a field: g goes there)
             delegated[name] = g
             continue
@@ -943,6 +947,31 @@ def broadcast_int(array):
 
 
 @structural
+def example_scalar(x):
+    """The Python scalar a batched value broadcasts (vmap's broadcast_batch of the 2 or 0.5 in a
+    dict beside batched values: note_broadcast_int), else x: what a type test reads of each
+    example (`isinstance(x, jax.Array)` of the 2 is False, as JAX's dict keeps the int)."""
+    hit = broadcast_int(x)
+    return x if hit is None else hit
+
+
+@structural
+def static_truth(value):
+    """The truth value of what a function known only at run time returned, tested by an `if`
+    under vmap (`x if keep(x) else None`, keep a parameter): a Python bool (or int) it gave,
+    the same for every example (broadcast by its batched form: note_broadcast_int); a value
+    that differs per example is refused, as JAX refuses bool() of a tracer."""
+    hit = broadcast_int(value)
+    if hit is not None:
+        return bool(hit)
+    if type(value) in (bool, int):
+        return bool(value)
+    raise TracerBoolConversionError(
+        f"if on a batched value: it has one truth value per example, not a single Python "
+        f"bool; use snp.where(cond, a, b) or lax.cond{where()}")
+
+
+@structural
 def static_item(container, key):
     """`container[key]` where Python needs its concrete value (range(d["n"]) of a dict that
     holds differentiated or batched values beside the int): a Python int (or str), the same
@@ -1062,7 +1091,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item",
+         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

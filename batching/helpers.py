@@ -127,7 +127,7 @@ def _noted_int(out, leaf):
     broadcast_batch `out` is the batched broadcast (the outer axis in front), whose every
     element is still that int. (Broadcasting here, in a structural helper, put the inner axis
     first, and an enclosing vmap then broadcast its result again.)"""
-    static = leaf if type(leaf) is int else broadcast_int(leaf)
+    static = leaf if type(leaf) in (int, bool, float, complex) else broadcast_int(leaf)
     if static is None:
         return False
     note_broadcast_int(out, static)

@@ -1294,6 +1294,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         return _generate_batched_dispatch(fn, wrt, staged, batch)
     if mode in ("vjp", "jvp") and getattr(fn, "__secant_batched_dispatch__", None):
         return _generate_batched_dispatch_derivative(fn, wrt, mode, staged)
+    if mode == "vmap" and getattr(fn, "__secant_batched_dispatch__", None) and 0 in wrt:
+        return _generate_batched_dispatch_vmap(fn, wrt, staged, batch)
     if mode in ("vjp", "jvp") and getattr(fn, "__secant_dispatched__", None) \
             and "fn" in [list(inspect.signature(fn).parameters)[i] for i in wrt]:
         return _generate_dispatch_derivative(fn, wrt, mode, staged)
@@ -1925,6 +1927,28 @@ def _generate_batched_dispatch_derivative(disp, wrt, mode, staged):
         {"batched_derivative": _batched_derivative}, size)
 
 
+def _generate_batched_dispatch_vmap(disp, wrt, staged, batch):
+    """vmap, in its callee fn among others, of a batched dispatcher (`dynamic_call_vmap`:
+    vmap of a function calling vmap(model)(x), the model batched by the outer vmap too, as
+    equinox's loss under vmap): a dispatcher that, on first use, batches over the outer axis
+    the batched form the original one finds (the model as its self)."""
+    if batch.out_axes not in (0, "free"):
+        raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of vmap(fn) of a function "
+                              f"known only at run time is not supported yet{where()}")
+    size = disp.__secant_size_param__           # (its caller's inner batch size: passed on)
+    keywords = [p.name for p in inspect.signature(disp).parameters.values()
+                if p.kind == p.KEYWORD_ONLY and p.name != size]
+    gen = _derivative_dispatcher(
+        disp, wrt, "vmap", keywords, None, "batched form",
+        lambda wrt_names, positional: (
+            f"batched_derivative(fn, {', '.join(map(repr, disp.__secant_batched_dispatch__))}, "
+            f"{wrt_names!r}, {tuple(positional)!r}, {tuple(keywords)!r}, 'vmap', "
+            f"size={size}, outer_axis={batch.axis_name!r})"),
+        {"batched_derivative": _batched_derivative}, size)
+    gen.__secant_out_batched__ = True
+    return gen
+
+
 def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers, size=None):
     """The generated function `{disp}_{mode}` taking the dispatcher's parameters (after
     `lead`, the cotangent, in reverse mode; with their tangents in forward mode; `size`, the
@@ -1953,16 +1977,21 @@ def _derivative_dispatcher(disp, wrt, mode, keywords, lead, what, call, helpers,
 
 
 def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, keywords, mode,
-                        size=None):
+                        size=None, outer_axis=None):
     """The vjp (jvp), in the dispatcher's parameters `wrt` (fn: the callee itself, as self), of
     the batched form _dispatch finds for the callee fn, as generated code called as the
     dispatcher's derivative ((out_bar, fn, x1, ...) / (fn, x1, ..., tangents)): a further
     transform (hessian of vmap(model)) reads it as any function known at run time. Given the
     caller's batch `size` where the batched form takes one."""
     held = "fn" in wrt and "self" not in active and _is_held_function(fn)
-    batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
-                                      held=held)
-    through_class = bound or held or "self" in active       # (fn passed as self)
+    method = "fn" in wrt and "self" not in active and _is_object_method(fn)
+    if method:          # vmap(model.energy)(x), model batched again: fn.__self__ read as a field
+        batched, bound = _held_target(fn, active, "vmap", staged, axis_name, shape,
+                                      _method_caller), False
+    else:
+        batched, bound = _dispatch_target(fn, active, "vmap", staged, axis_name, shape=shape,
+                                          held=held)
+    through_class = bound or held or method or "self" in active       # (fn passed as self)
     if "fn" in wrt and not through_class:
         raise SecantTypeError(f"secant differentiates a function known only at run time "
                               f"in itself only when it is an object with a __call__; "
@@ -1971,7 +2000,12 @@ def _batched_derivative(fn, active, staged, axis_name, shape, wrt, positional, k
     positions = tuple(0 if w == "fn" else positional.index(w) - first
                       if w in positional else _parameter_names(batched).index(w)
                       for w in wrt)
-    gen = generate(batched, positions, mode, staged=staged)
+    if mode == "vmap":      # (batched again, over an enclosing vmap's axis)
+        from secant.batch import BatchOptions
+        gen = generate(batched, positions, mode, staged=staged,
+                       batch=BatchOptions((), 0, outer_axis, None))
+    else:
+        gen = generate(batched, positions, mode, staged=staged)
     takes_size = getattr(batched, "__secant_size_param__", None)    # (its derivative's too)
     sized = size is not None and takes_size in _parameter_names(gen)
     if mode == "jvp":
@@ -2289,6 +2323,8 @@ def _is_held_function(fn):
         leaves = tree_util.tree_leaves(fn)
         return len(leaves) == 1 and leaves[0] is fn and _is_held_function(fn.func) and not any(
             hasattr(leaf, "shape") for leaf in tree_util.tree_leaves((fn.args, fn.keywords)))
+    if inspect.ismethod(fn) and isinstance(fn.__self__, type):
+        return True         # (self.scale() of a classmethod: bound to the class, no arrays)
     return isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
         and not getattr(fn, "__secant_bound__", None)
 

@@ -266,6 +266,8 @@ CASES = {
     "static_attribute": ("t * static_attribute(tree_unflatten(AUX, [x]), 's') + x",
                          {"t": r(3), "x": r(3)}),
     "static_item": ("t * static_item({'n': 2, 'm': 'a'}, 'n') + x", {"t": r(3), "x": r(3)}),
+    "static_truth": ("t * static_truth(True) + x", {"t": r(3), "x": r(3)}),
+    "example_scalar": ("t * example_scalar(2.0) + x", {"t": r(3), "x": r(3)}),   # (type tests)
 }
 
 

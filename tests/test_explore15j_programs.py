@@ -32,21 +32,12 @@ _WHY = [      # (program, its failing transforms, why)
     ("jd_hvp_by_hessian_matrix", ("hessian",),
      "4th order through prod's rule (vmap of jvp of vmap of cumprod's jvp): the batched callee "
      "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
-    ("mod_eqx_mlp", ("vmap", "vmap∘grad"),
-     "vmap(model)(x) inside, the model itself batched: no batching rule for the dispatcher"),
-    ("mod_partition_combine", ("vmap", "vmap∘grad", "grad∘grad", "hessian"),
-     "partition(model, is_array): keep, a parameter, is called as a function known only at run "
-     "time, its bool result read as a differentiated/batched value (a type predicate called "
-     "by name is fine)"),
     ("mod_haiku_like", _ALL,
      "init/apply by a getter closure: `nonlocal key` in get, and a lambda closing over params "
      "passed on as a value"),
     ("cls_tape_ad", _ALL,
      "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
      "values and passed on: refused"),
-    ("cls_polynomial_class", _ALL,
-     "a property `degree` from a field's shape read as a leaf (range(self.degree + 1)), "
-     "np.arange of it"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

@@ -306,6 +306,7 @@ class Normaliser(ContainerMixin):
         self.tracked = {every[i] for i in active_params}
         self.pushed_stacks = set()  # a derivative's loop stacks its forward loop pushed onto
         self.unpacked_from_calls = set()    # items of what calls returned (_unpacked_from_call)
+        self.dynamic_results = set()        # what calls of functions known at run time return
         self.queried = set()        # names whose shape queries are written per example (vmap)
         self.fields = []            # ops reading attributes of tracked values or their items
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
@@ -1363,6 +1364,10 @@ class Normaliser(ContainerMixin):
 
     def if_statement(self, stmt):
         test = self._test(stmt.test)
+        if isinstance(test, ir.Var) and self.batching and self._dynamic_result(test.name):
+            # `x if keep(x) else None`, keep a parameter (equinox's partition): the bool it
+            # returns when it runs, one for every example; a batched one refused then
+            test = ir.Expr(f"static_truth({test.name})")
         if not isinstance(test, ir.Expr):
             if self.batching:
                 raise _batched_test(self.src.error(
@@ -2035,12 +2040,55 @@ class Normaliser(ContainerMixin):
     def _source(self, node):
         """Source of `node` with every user variable renamed to its current version."""
         node = hygiene.copy_tree(node)
+        node = self._static_getters_inlined(node)
+        if self.held:
+            node = self._held_fields_read(node)
         if self.batching:
             node = _PerExampleQueries(self).visit(node)
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return _unparse(node).strip()
+
+    def _static_getters_inlined(self, node):
+        """`node` with each call of a getter returning a static fact of tracked arguments
+        (`functional.degree(self)`: `self['_c'].shape[0] - 1`, _static_getter) replaced by its
+        expression, as user_call reads it: run as written on a batched object, the getter
+        would read the batch axis."""
+        norm = self
+
+        class Inline(gast.NodeTransformer):
+            def visit_Call(self, n):
+                n = self.generic_visit(n)
+                if n.args and all(isinstance(a, gast.Name) for a in n.args) and \
+                        norm._tracked_names_in(n) and not n.keywords:
+                    static = norm._static_getter(n)
+                    if static is not None:
+                        return static
+                return n
+
+            def visit_Attribute(self, n):
+                static = norm._static_property(n)
+                return self.generic_visit(n) if static is None else static
+        return Inline().visit(node)
+
+    def _held_fields_read(self, node):
+        """`node` with each field `m.w` of an object held as its fields (a simple class's,
+        built in the function: a dict at run time) read as `m["w"]`, as attribute() reads it:
+        `p._c.shape[0]` is a static query of the field, written as such."""
+        norm = self
+
+        class Fields(gast.NodeTransformer):
+            def visit_Attribute(self, n):
+                v = n.value
+                if isinstance(v, gast.Name) and v.id in norm.held and \
+                        norm.current.get(v.id) == norm.held[v.id][0] and \
+                        not n.attr.startswith("__") and \
+                        user_objects.held_property(n, norm.held, norm._resolve) is None:
+                    return gast.copy_location(gast.Subscript(
+                        value=v, slice=gast.Constant(n.attr, None), ctx=n.ctx), n)
+                return self.generic_visit(n)
+        return Fields().visit(node)
 
     def _is_batched_name(self, node):
         """A batched array (a batched container's len() and items are its own)."""
@@ -2212,6 +2260,8 @@ class Normaliser(ContainerMixin):
         return ir.Var(name)
 
     def attribute(self, node):
+        if (static := self._static_property(node)) is not None:
+            return self.operand(static)     # self.degree: self._c.shape[0] - 1
         getter = self._property_getter_call(node)
         if getter is not None:
             return self.operand(getter)
@@ -3176,13 +3226,17 @@ class Normaliser(ContainerMixin):
                                      "other arguments are literals; build it outside the "
                                      "function instead") from None
         first = call.args[0] if call.args else None
-        if isinstance(first, gast.Name) and self.current.get(first.id) in self.tracked \
+        held = isinstance(first, gast.Name) or isinstance(first, gast.Attribute) and \
+            _root_name(first) is not None and not first.attr.startswith("__")
+        if held and self.current.get(_root_name(first)) in self.tracked \
                 and not outer.keywords and not any(isinstance(a, gast.Starred)
                                                    for a in outer.args):
-            # vmap(model)(x) of a callable holding tracked values (a module pytree): read as
-            # vmap(lambda a: model(a))(x), model closed over (unmapped, as JAX holds it)
+            # vmap(model)(x) (vmap(model.energy)(x)) of a callable holding tracked values (a
+            # module pytree): read as vmap(lambda a: model(a))(x), model closed over (unmapped,
+            # as JAX holds it)
             params = [self.names.fresh("arg") for _ in outer.args]
-            lam = gast.parse(f"lambda {', '.join(params)}: {first.id}({', '.join(params)})"
+            callee = _unparse(first).strip()
+            lam = gast.parse(f"lambda {', '.join(params)}: {callee}({', '.join(params)})"
                              ).body[0].value
             gast.copy_location(lam, first)
             for n in gast.walk(lam):
@@ -3335,8 +3389,18 @@ class Normaliser(ContainerMixin):
         hint = inner.attr if isinstance(inner, gast.Attribute) else \
             inner.id.lower() if isinstance(inner, gast.Name) else \
             inner.args[-1].value.strip("_") if maker is callees.super_method else "call"
-        return self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
-                          callee_name="dynamic_call")
+        out = self._emit("call", {"arg0": fn, **operands}, {}, f"{hint}_out", callee=caller,
+                         callee_name="dynamic_call")
+        if isinstance(out, ir.Var):
+            self.dynamic_results.add(out.name)
+        return out
+
+    def _dynamic_result(self, name):
+        """Whether `name` holds what a call of a function known only at run time returned
+        (`keep(x)`, keep a parameter; generated code's `keep_out = dynamic_call(keep, x)`)."""
+        return name in self.dynamic_results or any(
+            isinstance(o, ir.Op) and o.targets == [name] and getattr(o.callee, "__secant_dispatch__",
+                                                                  None) for o in self.out)
 
     def _builds_operator_object(self, node):
         """`Vec(a)` of a class Vec with operators (transformer/operators.py), or `tree_unflatten(
@@ -3489,6 +3553,8 @@ class Normaliser(ContainerMixin):
         (`self.n - 1`); None for any other."""
         if not self._tracked_names_in(a):
             return a
+        if isinstance(a, gast.Call):
+            return self._static_getter(a)
         if isinstance(a, gast.BinOp):
             left, right = self._aux_read(a.left, items), self._aux_read(a.right, items)
             return None if left is None or right is None else \
@@ -3504,6 +3570,8 @@ class Normaliser(ContainerMixin):
         elif isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) \
                 and a.value.id not in self.held and a.attr not in STATIC_ATTRIBUTES \
                 and not a.attr.startswith("__"):
+            if (static := self._static_property(a)) is not None:
+                return static
             helper, key = "static_attribute", gast.Constant(a.attr, None)
         else:
             return None
@@ -3512,6 +3580,74 @@ class Normaliser(ContainerMixin):
         for n in gast.walk(call):
             gast.copy_location(n, a)
         return call
+
+    def _static_getter(self, call):
+        """The expression `call` returns, for a call `g(p)` of a function (a property's getter:
+        `functional.degree(self)`) whose body returns only static facts of its parameters
+        (`self['_c'].shape[0] - 1`): its parameters replaced by the call's names, read in place
+        where Python needs the int (range(self.degree + 1)); None for any other call."""
+        if call.keywords or not all(isinstance(a, gast.Name) for a in call.args):
+            return None
+        return self._static_return(self._resolve(call.func), [a.id for a in call.args], call)
+
+    def _static_return(self, fn, names, where):
+        """_static_getter's expression of `fn` called with the names `names`, placed at the
+        user's node `where`; None where fn returns anything else."""
+        from secant.transformer.parse import function_source
+        if not inspect.isfunction(fn):
+            return None
+        try:
+            node = function_source(fn).node
+        except Exception:       # noqa: BLE001 (no source: not one)
+            return None
+        if not isinstance(node, gast.FunctionDef):
+            return None
+        body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
+            s.value, gast.Constant))]
+        args = node.args
+        params = [p.id for p in args.posonlyargs + args.args]
+        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
+                or args.vararg or args.kwarg or args.kwonlyargs or args.defaults \
+                or len(params) != len(names):
+            return None
+        expr = hygiene.copy_tree(body[0].value)
+        swap = dict(zip(params, names))
+        parents = {id(c): n for n in gast.walk(expr) for c in gast.iter_child_nodes(n)}
+        for n in gast.walk(expr):
+            if isinstance(n, gast.Call) and not (isinstance(n.func, gast.Name)
+                                                 and n.func.id == "len"):
+                return None
+            if not isinstance(n, gast.Name) or n is getattr(parents.get(id(n)), "func", None):
+                continue
+            if n.id not in swap:
+                return None         # (a global of the getter's module: not read here)
+            up = parents.get(id(n))     # a parameter only queried: p['f'].shape, p.ndim
+            while isinstance(up, gast.Subscript) and isinstance(up.slice, gast.Constant) \
+                    and isinstance(up.slice.value, str) or isinstance(up, gast.Attribute) \
+                    and up.attr not in _STATIC_ATTRIBUTES:
+                up = parents.get(id(up))
+            if not (isinstance(up, gast.Attribute) and up.attr in _STATIC_ATTRIBUTES or
+                    isinstance(up, gast.Call) and getattr(up.func, "id", None) == "len"):
+                return None
+            n.id = swap[n.id]
+        for n in gast.walk(expr):
+            if hasattr(n, "lineno"):
+                gast.copy_location(n, where)
+        return expr
+
+    def _static_property(self, node):
+        """_static_return's expression for `self.degree`, a property of the method's own class
+        (its class known: _property_getter_call) returning a static fact of self's fields
+        (`self._c.shape[0] - 1`), else None. (Run on a batched object, its getter would read
+        the batch axis: static_attribute refuses an int read that way.)"""
+        call = self._property_getter_call(node)
+        if call is None:
+            return None
+        from secant.transformer.functionalize import _receiver_class
+        cls = _receiver_class(self.src, node.value)
+        fget = inspect.getattr_static(cls, node.attr, None)
+        fget = getattr(fget, "fget", None) or getattr(fget, "func", None)
+        return self._static_return(fget, [node.value.id], node)
 
     def _traced_aux(self, built):
         """The first argument of `C(a, k=v)`, a pytree class C's constructor (transformer/
@@ -3607,6 +3743,13 @@ class Normaliser(ContainerMixin):
             # name (a string field, never differentiated)
             return self._inactive(node)
         conversion = conversion_error(obj)      # int(x), bool(x), range(n): JAX's error types
+        if obj is bool and len(args) == 1 and not node.keywords:
+            # the truth value of the concrete primal, as an `if` on it reads it (if_statement;
+            # JAX's grad too): generated code's `cond = bool(keep_out)` transformed again
+            if not self.batching:
+                return self._inactive(node)
+            if isinstance(args[0], ir.Var) and self._dynamic_result(args[0].name):
+                return ir.Expr(f"static_truth({args[0].name})")
         if conversion is not None and any(not isinstance(a, ir.Expr) for a in args):
             held = self._aux_read_call(node, args, items=obj is range)
             if held is not None:
@@ -3949,6 +4092,8 @@ class Normaliser(ContainerMixin):
         if callees.type_predicate(fn) and not any(
                 isinstance(a, gast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
             return self._inactive(node)     # is_array(x): a bool of its argument's type
+        if self._tracked_names_in(node) and (static := self._static_getter(node)) is not None:
+            return self.operand(static)     # n = self.degree: a static fact of self's fields
         refused = callees.unsupported(fn, self.what)
         if refused and self._tracked_names_in(node):
             raise self.src.error(node, refused)
@@ -3980,6 +4125,8 @@ class Normaliser(ContainerMixin):
                          callee_name=name)
         if (any(objects) or operators.may_build_one(fn)) and isinstance(out, ir.Var):
             self.object_ops.append(self.out[-1])        # (what it returns may be one too)
+        if getattr(fn, "__secant_dispatch__", None) and isinstance(out, ir.Var):
+            self.dynamic_results.add(out.name)      # (generated code's dynamic_call(fn, x))
         return out
 
     def _double_star_expanded(self, node, fn):
@@ -5479,6 +5626,10 @@ class _PerExampleQueries(gast.NodeTransformer):
         if isinstance(node, gast.Name):
             tracked = self.norm.current.get(node.id) in self.norm.tracked
             return node.id if tracked else None
+        if isinstance(node, gast.Attribute) and not node.attr.startswith("__") and \
+                node.attr not in _STATIC_ATTRIBUTES and node.attr != "T":
+            base = self._item(node.value)   # a field of a batched object (self._c): batched,
+            return None if base is None else f"{base}.{node.attr}"  # as a dict's items are
         if isinstance(node, gast.Subscript):
             base = self._item(node.value)
             if base is None or self._mentions_tracked(node.slice):
@@ -5651,6 +5802,16 @@ class _PerExampleQueries(gast.NodeTransformer):
                     _PER_EXAMPLE_CALLS["shape"] if x is not None else "snp.shape({x})", a,
                     x if x is not None else gast.unparse(a).strip())
             return new
+        fn = self.norm._resolve(node.func)
+        if (fn is isinstance or callees.type_predicate(fn)) and not node.keywords and \
+                any(self._queried(a) is not None for a in node.args):
+            # is_array(x), isinstance(x, float) of a Python scalar vmap broadcast beside
+            # batched values (a dict's {"n": 2}): each example's is the scalar itself
+            for i, a in enumerate(node.args):
+                x = self._queried(a)
+                if x is not None:
+                    node.args[i] = self._replace("example_scalar({x})", a, x)
+            return node
         x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
             else None
         if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",
