@@ -173,7 +173,13 @@ def remember(fn, gen, wrt, mode, has_aux, tuple_out, staged, batch):
         return                  # once, and needs no template; the second one keeps one)
     params = (mode, wrt, has_aux, tuple_out, staged, batch)
     found = key_of(fn, params)
-    if found is None or found[0] in _templates:
+    if found is None:
+        return
+    # fn's own generated function answers fn from here on: a template made of it would
+    # otherwise answer fn's next lookup with a copy (two objects for one derivative: the
+    # program printer named the second matmul_grad_y_vmap_1)
+    _instances[(fn,) + params] = gen
+    if found[0] in _templates:
         return
     key, refs = found
     own = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
