@@ -190,7 +190,7 @@ CPU_SECONDS = {
     "test_solve15_solvers.py": 141,
     "test_perf19d_prune.py": 7,
     "test_perf19d_dispatch.py": 2,
-    "test_perf19e_while_stacks.py": 60
+    "test_perf19e_while_stacks.py": 18
 }
 PER_TEST = 0.08
 
