@@ -15,6 +15,7 @@ import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.array import Array
 from secant.backends.tracer import active_trace
+from secant.lax_control_flow import trip_count as _trip_count
 from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
                                unbroadcast, unreduce)
 
@@ -671,7 +672,9 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
 def while_loop_with_carries(cond_fun, body_fun, init_val):
     """(lax.while_loop(cond_fun, body_fun, init_val), what its reverse pass needs): eagerly the
     list of carries each step started from; under jit, where a loop cannot grow a stack, the
-    number of steps taken (the reverse pass recomputes the carries from init_val)."""
+    carries stacked, in a tuple of one, when the trip count is known while tracing (a counter's
+    loop: a scan of that length), else the number of steps taken (the reverse pass recomputes
+    the carries from init_val)."""
     if active_trace() is None:
         carries = []
         val = init_val
@@ -679,18 +682,36 @@ def while_loop_with_carries(cond_fun, body_fun, init_val):
             carries.append(val)
             val = body_fun(val)
         return val, carries
+    n = _trip_count(cond_fun, body_fun, init_val)
+    if n is not None:
+        out, carries = lax.scan(lambda carry, _: (body_fun(carry), carry), init_val, None,
+                                length=n)
+        return out, (carries,)
     out, n_steps = lax.while_loop(lambda state: cond_fun(state[0]),
                                   lambda state: (body_fun(state[0]), state[1] + 1), (init_val, 0))
     return out, n_steps
+
+
+@constant
+def trip_count(cond_fun, body_fun, init_val):
+    """The trip count of while_loop(cond_fun, body_fun, init_val) when its test reads only
+    counters (secant/lax_control_flow.py), else None: a derivative's while loop lowered for the
+    next order (transformer/loop_lowering.py) then saves its carries as a scan does. One answer
+    for every example of a batch (a batched counter gives None): read as is under vmap."""
+    return _trip_count(cond_fun, body_fun, init_val)
+
+
+trip_count.__secant_structure__ = True
 
 
 @_loop_helper
 def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), consts=(),
                    batch_size=None, closed_batched=(), active=None):
     """The reverse pass of while_loop, from the last step to the first. Eagerly `saved` is the
-    list of carries; under jit it is the step count n and step k's carry is recomputed by
-    running the body k times from init_val: n * (n - 1) / 2 extra body evaluations and no memory
-    per step (JAX refuses reverse mode here instead). Under vmap with a trip count per
+    list of carries; under jit the carries stacked in a tuple of one (a trip count known while
+    tracing) or the step count n, and then step k's carry is recomputed by running the body k times from
+    init_val: n * (n - 1) / 2 extra body evaluations and no memory per step (JAX refuses
+    reverse mode here instead). Under vmap with a trip count per
     example, the loop ran while any example continued and `active(carry)` says which examples
     took that step: the others' cotangents pass it unchanged."""
     def back(carry, bars):
@@ -707,6 +728,9 @@ def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), co
     if isinstance(saved, list):
         for carry in reversed(saved):
             bars = back(carry, bars)
+    elif isinstance(saved, tuple):       # (the stacked carries)
+        bars, _ = lax.scan(lambda bars, carry: (back(carry, bars), None), bars, saved[0],
+                           reverse=True)
     else:
         def step(j, bars):
             carry = lax.fori_loop(0, saved - 1 - j, lambda i, c: body_fun(c), init_val)
@@ -824,7 +848,7 @@ NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "c
          "unbroadcast_in_dim", "lax_reshape_grad", "dot_general_grad_lhs", "dot_general_grad_rhs",
          "tensordot_grad_a", "tensordot_grad_b", "zeros_like_tree", "zeros_batched",
          "fori_loop_with_carries", "fori_loop_vjp", "scan_with_carries", "scan_vjp", "map_vjp",
-         "while_loop_with_carries", "while_loop_vjp", "where_examples", "cast_like")
+         "while_loop_with_carries", "while_loop_vjp", "trip_count", "where_examples", "cast_like")
 
 # windowed operations (issue 17): lax.conv_general_dilated's transposes
 from secant.ad.conv_helpers import NAMES as _CONV_NAMES, conv_grad_lhs, conv_grad_rhs  # noqa: E402,F401,E501

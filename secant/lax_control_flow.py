@@ -229,6 +229,59 @@ def while_loop(cond_fun, body_fun, init_val):
     return val
 
 
+# a loop whose trip count is learnt from its counters: at most this many steps are run on
+# them (each traces the body once, into a region thrown away)
+TRIP_COUNT_LIMIT = 4096
+
+
+def trip_count(cond_fun, body_fun, init_val):
+    """The number of steps while_loop(cond_fun, body_fun, init_val) takes when its test reads
+    only carries that enter as concrete numbers and that the body keeps concrete (a counter:
+    `i = 0; while i < n: ...; i += 1` with n static), else None. The concrete carries step as
+    eager code runs them (secant arrays, so with eager's dtypes); the others are placeholders
+    of their shapes, traced (eagerly in a trace of its own) into a region that is then thrown
+    away: a test or a counter that gives a concrete value from them reads none of their values
+    (so a test of a batch of examples that reads their values gives None, not one count)."""
+    leaves, treedef = tree_util.tree_flatten(init_val)
+    if not any(_counter(x) for x in leaves):
+        return None
+    trace = active_trace()
+    if trace is None:
+        trace = Trace("trip_count", kind="trip count")
+        try:
+            with trace.activate():
+                return _count_steps(trace, cond_fun, body_fun, leaves, treedef)
+        finally:
+            trace.finish()
+    return _count_steps(trace, cond_fun, body_fun, leaves, treedef)
+
+
+def _count_steps(trace, cond_fun, body_fun, leaves, treedef):
+    try:
+        with trace.region([aval_of(x) for x in leaves]) as (_, args):
+            carry = [snp.asarray(x) if _counter(x) else a for x, a in zip(leaves, args)]
+            for n in range(TRIP_COUNT_LIMIT + 1):
+                go = cond_fun(treedef.unflatten(carry))
+                if isinstance(go, Tracer) or np.ndim(go) != 0:
+                    return None
+                if not go:
+                    return n
+                out = tree_util.tree_leaves(body_fun(treedef.unflatten(carry)))
+                if len(out) != len(carry):
+                    return None
+                carry = [o if _counter(o) else a for o, a in zip(out, args)]
+    except Exception:       # (the loop's own trace reports what is wrong with it)
+        return None
+    return None
+
+
+def _counter(x):
+    """A concrete integer or boolean scalar: a carry a trip count can be learnt from."""
+    return not isinstance(x, Tracer) and np.ndim(x) == 0 and (
+        isinstance(x, (bool, int, np.integer, np.bool_)) or isinstance(x, Array) and (
+            dtypes.is_int(x.dtype) or x.dtype == dtypes.bool_))
+
+
 def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in range(lower, upper)."""
     trace = active_trace()

@@ -191,7 +191,8 @@ CPU_SECONDS = {
     "test_lib15e_lax.py": 3, "test_lib15e_spatial.py": 6,
     "test_solve15_solvers.py": 141,
     "test_perf19d_prune.py": 7,
-    "test_perf19d_dispatch.py": 2
+    "test_perf19d_dispatch.py": 2,
+    "test_perf19e_while_stacks.py": 18
 }
 PER_TEST = 0.08
 

@@ -297,6 +297,7 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "for_each_example",      # (calls debug.print per example: no value)
                        "read_back_mode", "pick_mode",      # (a mode's name from a mode's name)
                        "count_items",       # (a container's item count, an int)
+                       "trip_count",        # (a while loop's step count, an int or None)
                        "check_unpacked"}    # (checks an unpacking's count: no value)
 
 

@@ -129,7 +129,7 @@ def names():
     ours = helpers.by_name()
     return {"snp": snp, "lax": lax, "broadcast_batch": batch_helpers.broadcast_batch,
             **{n: ours[n] for n in ("add_grads", "zeros_like_tree", "zeros_batched",
-                                    "where_examples", "cast_like")}}
+                                    "where_examples", "cast_like", "trip_count")}}
 
 
 _FUNCTION_PARAMS = ("body_fun", "cond_fun", "f", "f_vjp", "body_vjp", "active")
@@ -322,7 +322,9 @@ class _Writer:
 
 
     def while_loop_with_carries(self):
-        """The loop and its step count (what while_loop_vjp recomputes the carries from)."""
+        """The loop and what its reverse pass reads, as the helper gives them: the carries
+        stacked, in a tuple of one, when jit learns the trip count while tracing (a scan of
+        that length), else the step count (what while_loop_vjp recomputes the carries from)."""
         t = self.target
         (cond, body), b = self.fn, self.bound
         if isinstance(t, gast.Tuple) and len(t.elts) == 2:
@@ -334,18 +336,29 @@ class _Writer:
         else:
             return None
         counting, test = self.fresh(f"{body}_counting"), self.fresh(f"{cond}_counting")
-        steps = self.fresh("steps")
+        saving, steps, trips = self.fresh(f"{body}_saving"), self.fresh("steps"), \
+            self.fresh("trips")
+        init, stack = self.fresh("init"), self.fresh("stack")
         return [f"def {test}(state):",
                 f"    return {cond}(state[0])",
                 f"def {counting}(state):",
                 f"    return ({body}(state[0]), state[1] + 1)",
-                f"{out}, {steps} = lax.while_loop({test}, {counting}, ({b['init_val']}, 0))",
-                f"{saved} = lax.stop_gradient({steps})"] + whole
+                f"def {saving}(carry, i):",
+                f"    return ({body}(carry), carry)",
+                f"{init} = {b['init_val']}",
+                f"{trips} = trip_count({cond}, {body}, {init})",
+                f"if {trips} is None:",
+                f"    {out}, {steps} = lax.while_loop({test}, {counting}, ({init}, 0))",
+                f"    {saved} = lax.stop_gradient({steps})",
+                "else:",
+                f"    {out}, {stack} = lax.scan({saving}, {init}, snp.arange({trips}))",
+                f"    {saved} = ({stack},)"] + whole
 
     def while_loop_vjp(self):
-        """Back from the last step to the first, each step's carry recomputed from init_val by
-        a while_loop (n * (n - 1) / 2 extra steps, as under jit at first order): while loops,
-        so reverse mode of this too runs eagerly and under jit."""
+        """Back from the last step to the first: a reverse scan over the stacked carries (a
+        tuple of one) when the forward pass saved them, else each step's carry recomputed from
+        init_val by a while_loop (n * (n - 1) / 2 extra steps, as under jit at first order):
+        while loops, so reverse mode of this too runs eagerly and under jit."""
         b, (body, vjp, *active) = self.bound, self.fn
         k = len(self.closed)
         step = self.fresh(f"{vjp}_back")
@@ -370,9 +383,18 @@ class _Writer:
             lines += [f"    {g} = where_examples({took}, {g}, zeros_like_tree({g}))" for g in gs]
         kept = f"cast_like({carry_g}, {carry_bar})"
         lines += [f"    return ({_tuple([kept] + _added(cbs, gs)) if k else kept}, {j} + 1)"]
+        # the same step over the saved carries: each the scan's x (`carry`), no recomputing
+        back = self.fresh(f"{vjp}_saved_back")
+        lines += [f"def {back}({bars}, {carry}):"] + [
+            ln for ln in lines[3:-1] if not ln.lstrip().startswith(f"{carry}, {done} =")]
+        lines += [f"    return ({_tuple([kept] + _added(cbs, gs)) if k else kept}, None)"]
         init = _tuple([b["carry_bar"]] + self._zeros()) if k else b["carry_bar"]
         done = self.fresh("done")
-        return lines + [f"{self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "
+        return lines + [f"if isinstance({n}, tuple):",
+                        f"    {self._target()}, {done} = lax.scan({back}, {init}, {n}[0], "
+                        "reverse=True)",
+                        "else:",
+                        f"    {self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "
                         f"{step}, ({init}, 0))"]
 
 
