@@ -81,6 +81,8 @@ CASES = {
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "grad_seed_like": ("grad_seed_like(x) * x", {"x": r(3)}),
+    # (an output scaled by k: k a scalar, its shape checked; vmap over k reads each example's)
+    "grad_seed_scaled": ("grad_seed_scaled(x, k) * x * k", {"x": r(3), "k": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "cast_grad": ("cast_grad(t, x, snp.float64) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
@@ -202,6 +204,8 @@ CASES = {
                           {"t": r(2, 3)}),
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
     "grad_seed_like_batched": ("grad_seed_like_batched(x, 2) * x", {"x": r(2)}),
+    "grad_seed_scaled_batched": ("grad_seed_scaled_batched(x, k, 2, False) * x * k",
+                                 {"x": r(2), "k": r()}),
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
     "add_at_grad_batched": ("add_at_grad_batched(t, 1, x, 2, True, False)",
                             {"t": r(2, 3, 4), "x": r(1)}),
