@@ -522,7 +522,13 @@ _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
 
 
 def _operations(tree):
-    return sum(isinstance(n, _OPERATIONS) for n in _walk(tree))
+    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal."""
+    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) for n in _walk(tree))
+
+
+def _negative_literal(n):
+    return isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and \
+        isinstance(n.operand, ast.Constant) and type(n.operand.value) in (int, float)
 
 
 def _shape_query(node):

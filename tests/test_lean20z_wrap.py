@@ -57,3 +57,36 @@ def test_folded_xent_values(label_shape, x64):
     for b in range(3):
         np.testing.assert_allclose(np.asarray(got[b]), np.asarray(g(batch[b], labels)),
                                    rtol=1e-12, atol=1e-14)
+
+
+def test_a_negative_number_is_no_operation():
+    assert fold._operations(ast.parse("t = snp.sum(a, axis=-1)")) == 1
+    assert fold._operations(ast.parse("t = -a * b")) == 2
+    assert fold._operations(ast.parse("t = a[-1] - 2.5")) == 1
+
+
+def attention(x, wq, wk, wv):
+    q = x @ wq
+    k = x @ wk
+    v = x @ wv
+    s = q @ k.T / snp.sqrt(float(q.shape[-1]))
+    e = snp.exp(s - snp.max(s, axis=-1, keepdims=True))
+    a = e / snp.sum(e, axis=-1, keepdims=True)
+    out = a @ v
+    return snp.sum(out * out)
+
+
+def test_attention_scores_folded_across_five_user_lines(x64):
+    src = secant.source(secant.grad(attention))
+    assert "s_minus_max_s_bar" not in src, src
+    assert "    # Grad of: q = x @ wq; k = x @ wk; v = x @ wv; s = q @ k.T" in src, src
+    args = [RNG.normal(size=(4, 3))] + [RNG.normal(size=(3, 3)) / 2 for _ in range(3)]
+    for k in range(4):
+        g = secant.grad(attention, argnums=k)
+
+        def f(v, k=k):
+            return attention(*args[:k], v, *args[k + 1:])
+        np.testing.assert_allclose(np.asarray(g(*args)), fd_grad(f, args[k]), rtol=1e-6,
+                                   atol=1e-8)
+        np.testing.assert_allclose(np.asarray(secant.jit(g)(*args)), np.asarray(g(*args)),
+                                   rtol=1e-10, atol=1e-12)
