@@ -367,6 +367,17 @@ def matmul_grad_x(t, x, y):
     return gx
 
 
+def matmul_grad_x_of_t(t, x, k):
+    """Cotangent of x in x @ k.T (snp.transpose(k): every axis reversed), k's transpose not
+    kept for it (ad/vjp_rules.py TRANSPOSED_VJP)."""
+    return matmul_grad_x(t, x, snp.transpose(k))
+
+
+def matmul_grad_t_y(t, x, k):
+    """Cotangent of k in x @ k.T."""
+    return untranspose(matmul_grad_y(t, x, snp.transpose(k)))
+
+
 def matmul_grad_y(t, x, y):
     """Cotangent of y in x @ y (`t` as for matmul_grad_x)."""
     t = _summed_to(t, _matmul_shape(x, y))
@@ -1074,7 +1085,7 @@ from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "grad_seed_scaled", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
-         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
+         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item",

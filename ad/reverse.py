@@ -13,7 +13,8 @@ import re
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
-                                 SUMS_COTANGENT, TAKES_UNSUMMED, UNBROADCAST, VJP)
+                                 SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
+                                 VJP)
 from secant.transformer import dataflow, ir
 from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
@@ -96,6 +97,10 @@ class ReverseBuilder(Walker, StackReverse):
                            if n[1] not in self.containers and n[1] not in self.shift_only}
         for v in self.normalised:
             self.sums_later.pop(v, None)
+        # a matmul's right operand a transpose read by it alone: its rules read what is
+        # transposed (`q @ k.T`: k), the transpose not kept for them
+        self.transposed = {t: a for t, a in dataflow.transposed_operands(fn).items()
+                           if t not in self.containers and a not in self.containers}
         self.defers = {}            # those of them whose cotangent comes unsummed (_defers)
         self.unsummed = set()       # those given so
         self.unreduced = {}             # loop carries only added to: {name: start value}
@@ -508,6 +513,13 @@ class ReverseBuilder(Walker, StackReverse):
             kind, u, axis = self.normalised[op.targets[0]]
             keep = (", " if axis == "None" else f", axis={axis}, ") + "keepdims=True"
             self.accumulate(u, NORMALISED_VJP[kind].format(g=g, ans=op.targets[0], keep=keep))
+            return
+        y = op.operands.get("y")
+        if op.op == "matmul" and isinstance(y, ir.Var) and y.name in self.transposed:
+            x, k = op.operands["x"], self.transposed[y.name]
+            for p, o in (("x", x), ("k", ir.Var(k))):
+                if isinstance(o, ir.Var) and o.name not in self.shift_only:
+                    self.accumulate(o.name, TRANSPOSED_VJP[p].format(g=g, x=src(x), k=k))
             return
         spec = OPS[op.op]
         fill = {"g": g, "ans": op.targets[0]}

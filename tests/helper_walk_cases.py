@@ -51,6 +51,10 @@ CASES = {
     "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),
     "matmul_grad_x": ("matmul_grad_x(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
     "matmul_grad_y": ("matmul_grad_y(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    # (x @ k.T, the transpose not kept: k of shape (4, 3))
+    "matmul_grad_x_of_t": ("matmul_grad_x_of_t(t, x, k)", {"t": r(2, 4), "x": r(2, 3),
+                                                           "k": r(4, 3)}),
+    "matmul_grad_t_y": ("matmul_grad_t_y(t, x, k)", {"t": r(2, 4), "x": r(2, 3), "k": r(4, 3)}),
     "dot_grad_a": ("dot_grad_a(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
     "dot_grad_b": ("dot_grad_b(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
     "reverse_cumsum": ("reverse_cumsum(t, axis=1)", {"t": r(2, 3)}),

@@ -892,6 +892,46 @@ def _shift_cancels(fn, top, nested, count, m, x, axis, m_op):
     return not returned & state.keys()
 
 
+def _reads_everywhere(fn):
+    """(name -> how many reads in all of fn, its result included; name -> the statements
+    reading it; name -> the top-level op assigning it, assigned once, not a parameter), or None
+    where a statement cannot be read."""
+    count = definitions(fn)
+    total, readers = {}, {}
+    for s in list(ir.nested(fn.body)) + ([fn.result] if fn.result is not None else []):
+        got = reads(s)
+        if got is None:
+            return None
+        for n, k in got.items():
+            total[n] = total.get(n, 0) + k
+            readers.setdefault(n, []).append(s)
+    ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+           and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params}
+    return total, readers, ops
+
+
+def transposed_operands(fn):
+    """{t: a}: t = transpose(a) (every axis reversed: `a.T`), a a name, t assigned once at the
+    top level and read once in all of fn, as the right operand of a top-level matmul
+    (`q @ k.T`): that matmul's rules read a (ad/vjp_rules.py TRANSPOSED_VJP), so t is computed
+    only where the forward pass reads it (folded there), as a person writes `q @ k.T`."""
+    got = _reads_everywhere(fn)
+    if got is None:
+        return {}
+    total, readers, ops = got
+    out = {}
+    for t, op in ops.items():
+        if op.op != "transpose" or op.statics or set(op.operands) != {"a"} or \
+                not isinstance(op.operands["a"], ir.Var) or total.get(t) != 1:
+            continue
+        reader, = readers[t]
+        if isinstance(reader, ir.Op) and reader.op == "matmul" and not reader.statics and \
+                reader.operands.get("y") == ir.Var(t) and reader.operands.get("x") != ir.Var(t) \
+                and any(reader is s for s in fn.body):
+            out[t] = op.operands["a"].name
+    return out
+
+
 def normalised_exps(fn):
     """{v: (kind, u, axis)} for softmax and log-softmax written out, so that v's rule reads v
     once (ad/vjp_rules.py NORMALISED_VJP) instead of the chain's exp and sum: e = exp(u);
@@ -900,17 +940,10 @@ def normalised_exps(fn):
     there (the function's result and nested blocks counted); `axis` A's source ("None" where
     the sum names none). u is a name. The chain's values then have no cotangent: they are
     computed only where the forward pass reads them."""
-    count = definitions(fn)
-    total, readers = {}, {}
-    for s in list(ir.nested(fn.body)) + ([fn.result] if fn.result is not None else []):
-        got = reads(s)
-        if got is None:
-            return {}
-        for n, k in got.items():
-            total[n] = total.get(n, 0) + k
-            readers.setdefault(n, []).append(s)
-    ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
-           and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params}
+    got = _reads_everywhere(fn)
+    if got is None:
+        return {}
+    total, readers, ops = got
 
     def one(o):
         return o.name if isinstance(o, ir.Var) and o.name in ops else None
