@@ -181,7 +181,7 @@ def _sequence(node):
         isinstance(node.value, (str, bytes))
 
 
-_SEEDS = ("grad_seed", "grad_seed_like")
+_SEEDS = ("grad_seed", "grad_seed_like", "grad_seed_scaled")
 
 
 def _inexact(node, facts):

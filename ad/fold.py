@@ -397,8 +397,10 @@ def wrapped(code):
     """A one-line statement `t = f(a, b, ...)` or `return f(...)` longer than MAX_LENGTH with
     its call's last arguments on a second line, aligned after the `(`, else all of them there,
     indented four columns (a person's layout of a call a little too long), where both lines
-    fit; else `code` itself (its width then tells it does not fit). Not a line with a comment
-    after it."""
+    fit; else a call nested in its first row's arguments continued so, aligned after its own
+    `(` (`unbroadcast(labels * unreduce_to(t,` then `shape_of(labels, logits), axis=-1), x)`
+    under `t`), the outermost that fits; else `code` itself (its width then tells it does not
+    fit). Not a line with a comment after it."""
     if len(code) <= MAX_LENGTH or "\n" in code:
         return code
     st = parsed(code).body[0]
@@ -407,13 +409,31 @@ def wrapped(code):
         return code         # (a comment after it)
     if isinstance(call, ast.BinOp):
         return _operator_wrapped(code, call)
+    rows = _call_rows(code, call, outermost=True)
+    for inner in _walk(call) if rows is None and isinstance(call, ast.Call) else ():
+        if inner is not call and isinstance(inner, ast.Call):
+            rows = _call_rows(code, inner)
+            if rows is not None:
+                break
+    if rows is None:
+        return code
+    out = "\n".join(rows)
+    if not _same(parsed(out), parsed(code)):      # (ast.dump equal, not written out)
+        return code
+    return out
+
+
+def _call_rows(code, call, outermost=False):
+    """The two rows of `wrapped` continuing `call`'s arguments (the statement's own call:
+    outermost, which may also take all of them on the next row, indented), each within
+    MAX_LENGTH, or None."""
     if not isinstance(call, ast.Call) or not call.args and not call.keywords or \
             not _dotted(call.func):
-        return code         # (a function's name, `f` or `snp.f`: not a method of a value)
+        return None         # (a function's name, `f` or `snp.f`: not a method of a value)
     start, end = _span(code, call)
     head = code[:_span(code, call.func)[1]] + "("
     if code[len(head) - 1] != "(":     # (f (a): the head as written, then its arguments)
-        return code
+        return None
     parts = sorted(list(call.args) + list(call.keywords), key=lambda n: n.col_offset)
     texts = [code[slice(*_span(code, n))] for n in parts]
     rows, row = [], head + texts[0]
@@ -424,14 +444,11 @@ def wrapped(code):
             rows.append(row + ",")
             row = " " * len(head) + t
     rows.append(row + code[end - 1:])
-    if len(rows) > 2 or max(map(len, rows)) > MAX_LENGTH:  # (or all the arguments on the
-        rows = [head, "    " + ", ".join(texts) + code[end - 1:]]   # next row, indented)
-    if max(map(len, rows)) > MAX_LENGTH:
-        return code
-    out = "\n".join(rows)
-    if not _same(parsed(out), parsed(code)):      # (ast.dump equal, not written out)
-        return code
-    return out
+    if outermost and (len(rows) > 2 or max(map(len, rows)) > MAX_LENGTH):  # (or all the
+        rows = [head, "    " + ", ".join(texts) + code[end - 1:]]   # arguments on the next
+    if len(rows) != 2 or max(map(len, rows)) > MAX_LENGTH:             # row, indented)
+        return None
+    return rows
 
 
 _PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2,
@@ -505,7 +522,13 @@ _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
 
 
 def _operations(tree):
-    return sum(isinstance(n, _OPERATIONS) for n in _walk(tree))
+    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal."""
+    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) for n in _walk(tree))
+
+
+def _negative_literal(n):
+    return isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and \
+        isinstance(n.operand, ast.Constant) and type(n.operand.value) in (int, float)
 
 
 def _shape_query(node):

@@ -90,6 +90,21 @@ def grad_seed_like(x, y=None):
 grad_seed_like.__secant_check__ = True
 
 
+def grad_seed_scaled(x, k):
+    """grad_seed for an output the transform proved to be an elementwise op of scalars of x's
+    dtype, real Python numbers and k, by +, - and * (`0.5 * k * snp.sum(q * q)`:
+    transformer/dataflow.py scalar_like): the output has k's shape, so k must be a scalar, and
+    the dtype x and k promote to; the statements computing the output need not run."""
+    shape = np.shape(k)
+    if shape != ():
+        raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
+                              f"the output had shape {shape}{where()}")
+    return grad_seed(snp.zeros((), snp.result_type(x, k)))
+
+
+grad_seed_scaled.__secant_check__ = True
+
+
 def cast_grad(t, x, dtype):
     """Cotangent of x in x.astype(dtype): t in x's dtype, none through a cast to integers or
     bools (as JAX: an integer result has no derivative)."""
@@ -351,6 +366,17 @@ def matmul_grad_x(t, x, y):
     else:
         gx = unbroadcast(snp.matmul(t, snp.swapaxes(y, -1, -2)), x)
     return gx
+
+
+def matmul_grad_x_of_t(t, x, k):
+    """Cotangent of x in x @ k.T (snp.transpose(k): every axis reversed), k's transpose not
+    kept for it (ad/vjp_rules.py TRANSPOSED_VJP)."""
+    return matmul_grad_x(t, x, snp.transpose(k))
+
+
+def matmul_grad_t_y(t, x, k):
+    """Cotangent of k in x @ k.T."""
+    return untranspose(matmul_grad_y(t, x, snp.transpose(k)))
 
 
 def matmul_grad_y(t, x, y):
@@ -1087,8 +1113,8 @@ from secant.ad.rule_helpers import inverse_permutation, zeros_like_tree  # noqa:
 from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
-NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
-         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x",
+NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "grad_seed_scaled", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
+         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "example_scalar",

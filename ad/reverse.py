@@ -12,8 +12,9 @@ import re
 
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.vjp_rules import (CONTAINER_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL, SUMS_COTANGENT,
-                                 TAKES_UNSUMMED, UNBROADCAST, VJP)
+from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
+                                 SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
+                                 VJP)
 from secant.transformer import dataflow, ir
 from secant.transformer.callees import signature_of
 from secant.transformer.containers import container_names
@@ -91,6 +92,16 @@ class ReverseBuilder(Walker, StackReverse):
         self.varied = dataflow.varied(fn, wrt)
         # values the outputs provably do not depend on (softmax's max): no cotangent written
         self.shift_only = dataflow.shift_only(fn)
+        # softmax and log-softmax written out: their result's rule reads it alone (the exp and
+        # the sum it normalises by have no cotangent), given its cotangent of its own shape
+        self.normalised = {v: n for v, n in dataflow.normalised_exps(fn).items()
+                           if n[1] not in self.containers and n[1] not in self.shift_only}
+        for v in self.normalised:
+            self.sums_later.pop(v, None)
+        # a matmul's right operand a transpose read by it alone: its rules read what is
+        # transposed (`q @ k.T`: k), the transpose not kept for them
+        self.transposed = {t: a for t, a in dataflow.transposed_operands(fn).items()
+                           if t not in self.containers and a not in self.containers}
         self.defers = {}            # those of them whose cotangent comes unsummed (_defers)
         self.unsummed = set()       # those given so
         self.unreduced = {}             # loop carries only added to: {name: start value}
@@ -493,6 +504,18 @@ class ReverseBuilder(Walker, StackReverse):
                 self.origin = origin
             return
         g = gs[0]
+        if op.targets[0] in self.normalised and op.targets[0] not in self.unsummed:
+            kind, u, axis = self.normalised[op.targets[0]]
+            keep = (", " if axis == "None" else f", axis={axis}, ") + "keepdims=True"
+            self.accumulate(u, NORMALISED_VJP[kind].format(g=g, ans=op.targets[0], keep=keep))
+            return
+        y = op.operands.get("y")
+        if op.op == "matmul" and isinstance(y, ir.Var) and y.name in self.transposed:
+            x, k = op.operands["x"], self.transposed[y.name]
+            for p, o in (("x", x), ("k", ir.Var(k))):
+                if isinstance(o, ir.Var) and o.name not in self.shift_only:
+                    self.accumulate(o.name, TRANSPOSED_VJP[p].format(g=g, x=src(x), k=k))
+            return
         spec = OPS[op.op]
         fill = {"g": g, "ans": op.targets[0]}
         for p in spec.params:
@@ -1274,12 +1297,14 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         b.real_scalars = b.shapes.real_scalars(fn, result.name)     # (grad_seed checks it)
         # grad's seed from a parameter whose dtype the output provably has (a sum of it, say):
         # the forward statements then run only for what the reverse pass reads
+        scaled = []     # (a name the output is scaled by: its shape checked, grad_seed_scaled)
         like = dataflow.scalar_like(fn, result.name, b.shapes, [
             p for p in wrt if p not in b.containers and p not in b.fielded],
-            b.containers | b.fielded, b.callee_output) if mode == "grad" else None
+            b.containers | b.fielded, b.callee_output, scaled) if mode == "grad" else None
         if like:
             like = re.sub(r"\b\w+\b", lambda m: _dtype_read(b, m.group(0)), like)
-        b.emit(f"{b.bars[result.name]} = grad_seed_like({like})" if like else
+        b.emit(f"{b.bars[result.name]} = grad_seed_scaled({like}, {scaled[0]})" if like and
+               scaled else f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
     elif isinstance(result, ir.Seq):
         raise ValueError("grad needs a scalar output; the function returns a tuple "

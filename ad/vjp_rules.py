@@ -209,6 +209,18 @@ VJP = {
     "lu_factors": {"x": "lu_grad({g}, {x}, {ans})"},
 }
 
+# softmax and log-softmax written out (exp(u), its sum over axes A keeping them, then the quotient
+# or u - log of the sum: transformer/dataflow.py normalised_exps): u's cotangent from the result
+# v alone ({keep}: ", axis=A, keepdims=True"), so the exp and the sum need not be kept for it
+NORMALISED_VJP = {
+    "softmax": "{ans} * ({g} - snp.sum({g} * {ans}{keep}))",
+    "log_softmax": "{g} - snp.sum({g}{keep}) * snp.exp({ans})",
+}
+
+# x @ y where y = transpose(k) is read by this matmul alone (transformer/dataflow.py
+# transposed_operands): the cotangents of x and of k, k's transpose not kept for them
+TRANSPOSED_VJP = {"x": "matmul_grad_x_of_t({g}, {x}, {k})", "k": "matmul_grad_t_y({g}, {x}, {k})"}
+
 # ops over a sequence of arrays: one template for all the pieces (a list, in order)
 # rules that read these operands for their shape (and real-or-complex kind) only: another value
 # of provably the same shape may stand in for them (ad/reverse.py _shape_of), so the forward

@@ -16,7 +16,7 @@ from secant import lax, tree_util
 from secant.ad.helpers import (add_at, add_at_grad, aux_attribute, broadcast_int, grad_of_fields,
                                count_items, is_user_container, is_user_sequence,
                                grad_seed, note_broadcast_int,
-                               grad_seed_like, is_float0, structural, unbroadcast,
+                               grad_seed_like, grad_seed_scaled, is_float0, structural, unbroadcast,
                                zeros_like_tree)
 from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.transformer.properties import has_attr
@@ -888,6 +888,13 @@ def grad_seed_like_batched(x, n, y=None):
     return broadcast_batch(grad_seed_like(x, y), n)
 
 
+@shape_only
+def grad_seed_scaled_batched(x, k, n, k_batched):
+    """ad/helpers.py's grad_seed_scaled for a batch of n outputs: each example's k a scalar
+    (a batched k's rows), the dtype read as for one example."""
+    return broadcast_batch(grad_seed_scaled(x, k[0] if k_batched else k), n)
+
+
 def add_at_batched(tree_bar, idx, g, n, tree_bar_batched, idx_batched=False, g_batched=True):
     """ad/helpers.py's add_at with batched cotangents: an array's index moves past the batch
     axis (a batched index: each example adds at its own); a container's items add leaf by leaf
@@ -940,7 +947,7 @@ def add_at_grad_batched(t, idx, item, n, t_batched, item_batched):
 # pytrees, though their branches for arrays read them as arrays (ad/reverse.py _tree_items)
 add_at_batched.__secant_tree_args__ = add_at_grad_batched.__secant_tree_args__ = (0, 2)
 NAMES = NAMES + ("grad_of_fields_batched", "fields_of_batched", "grad_seed_batched",
-                 "grad_seed_like_batched",
+                 "grad_seed_like_batched", "grad_seed_scaled_batched",
                  "add_at_batched", "add_at_grad_batched")
 
 

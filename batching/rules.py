@@ -211,6 +211,7 @@ HELPERS = {
     "zeros_like_tree": "zeros_like_tree({arg0})",
     "grad_seed": "grad_seed_batched({arg0})",
     "grad_seed_like": "grad_seed_like_batched({arg0}, {size}{arg1_opt})",
+    "grad_seed_scaled": "grad_seed_scaled_batched({arg0}, {arg1}, {size}, {arg1_batched})",
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
     "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
     "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",

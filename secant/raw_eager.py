@@ -123,6 +123,12 @@ def _grad_seed_like(x, y=None):
     return x.dtype.type(1)
 
 
+def _grad_seed_scaled(x, k):
+    if np.shape(k) != ():
+        raise _NotRaw
+    return _grad_seed_like(x, k)
+
+
 def _result_type(*xs):
     """snp.result_type of float values the NumPy versions take: NumPy's promotion, the same
     for these (a float32 and a float64 give float64 in both); anything else is not raw."""
@@ -181,7 +187,8 @@ _SNP = _namespace(x64=True)
 # what a derivative's free variables and globals may name -> the NumPy version its run uses
 # (without and with x64: the two differ in secant.numpy's)
 _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
-            id(helpers.grad_seed_like): _grad_seed_like, id(helpers.unreduce): _unreduce,
+            id(helpers.grad_seed_like): _grad_seed_like,
+            id(helpers.grad_seed_scaled): _grad_seed_scaled, id(helpers.unreduce): _unreduce,
             id(helpers.unreduce_to): _unreduce_to, id(helpers.shape_of): _shape_of,
             id(helpers.unbroadcast): _unbroadcast, id(helpers.grads_as): _grads_as,
             id(range): range, id(reversed): reversed, id(len): len}

@@ -51,6 +51,10 @@ CASES = {
     "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),
     "matmul_grad_x": ("matmul_grad_x(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
     "matmul_grad_y": ("matmul_grad_y(t, x, y)", {"t": r(2, 4), "x": r(2, 3), "y": r(3, 4)}),
+    # (x @ k.T, the transpose not kept: k of shape (4, 3))
+    "matmul_grad_x_of_t": ("matmul_grad_x_of_t(t, x, k)", {"t": r(2, 4), "x": r(2, 3),
+                                                           "k": r(4, 3)}),
+    "matmul_grad_t_y": ("matmul_grad_t_y(t, x, k)", {"t": r(2, 4), "x": r(2, 3), "k": r(4, 3)}),
     "dot_grad_a": ("dot_grad_a(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
     "dot_grad_b": ("dot_grad_b(t, a, b)", {"t": r(2, 4), "a": r(2, 3), "b": r(3, 4)}),
     "reverse_cumsum": ("reverse_cumsum(t, axis=1)", {"t": r(2, 3)}),
@@ -81,6 +85,8 @@ CASES = {
     "add_n_grad": ("add_n_grad(t, [x, y])", {"t": r(2, 3), "x": r(2, 3), "y": r(1, 3)}),
     "grad_seed": ("grad_seed(x) * x", {"x": r()}),
     "grad_seed_like": ("grad_seed_like(x) * x", {"x": r(3)}),
+    # (an output scaled by k: k a scalar, its shape checked; vmap over k reads each example's)
+    "grad_seed_scaled": ("grad_seed_scaled(x, k) * x * k", {"x": r(3), "k": r()}),
     "real_grad": ("real_grad(t, x) * x", {"t": r(3), "x": r(3)}),
     "cast_grad": ("cast_grad(t, x, snp.float64) * x", {"t": r(3), "x": r(3)}),
     "imag_grad": ("imag_grad(t, x) + t * x", {"t": r(3), "x": r(3)}),
@@ -202,6 +208,8 @@ CASES = {
                           {"t": r(2, 3)}),
     "grad_seed_batched": ("grad_seed_batched(x) * x", {"x": r(2)}),
     "grad_seed_like_batched": ("grad_seed_like_batched(x, 2) * x", {"x": r(2)}),
+    "grad_seed_scaled_batched": ("grad_seed_scaled_batched(x, k, 2, False) * x * k",
+                                 {"x": r(2), "k": r()}),
     "add_at_batched": ("add_at_batched(t, 1, x, 2, True)", {"t": r(2, 3), "x": r(2)}),
     "add_at_grad_batched": ("add_at_grad_batched(t, 1, x, 2, True, False)",
                             {"t": r(2, 3, 4), "x": r(1)}),

@@ -209,9 +209,9 @@ def test_seed_read_through_a_partial_reduction(x64):
     # (the product itself is not computed: the seed reads its operands' dtypes, the rules
     # their shapes: tests/test_lean20t.py)
     code = [ln for ln in src.splitlines() if not ln.strip().startswith("#")]
-    # (nor logp: the seed reads logits' dtype, which logp provably has: tests/test_lean20x.py)
-    assert "grad_seed_like(labels, logits)" in src and not any("labels * logp" in ln
-                                                             for ln in code), src
+    # (logp is computed for log-softmax's rule, tests/test_lean20z_softmax.py: the seed reads it)
+    assert "grad_seed_like(labels, logp)" in src and not any("labels * logp" in ln
+                                                           for ln in code), src
     assert not any("snp.mean(" in ln for ln in code)      # the loss itself is not computed
     logits, labels = RNG.normal(size=(4, 3)), np.eye(3)[RNG.integers(0, 3, 4)]
     want = fd_grad(lambda v: xent(v, labels), logits)

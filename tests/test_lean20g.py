@@ -216,10 +216,10 @@ def test_seed_from_the_reduced_values_dtype_and_shapes_read_from_values_held_any
                                fd_grad(lambda v: rnn(v, xs), w), rtol=1e-6, atol=1e-8)
     logits, labels = RNG.uniform(-1, 1, (4, 5)), np.eye(5)[[0, 3, 1, 4]]
     src = secant.source(secant.grad(softmax_xent))
-    # log's result read for its shape no more; logp for its shape and dtype no more
-    # (logits stands in: tests/test_lean20x.py)
+    # log's result read for its shape no more; exp and sum not kept (log-softmax's rule reads
+    # logp alone: tests/test_lean20z_softmax.py)
     code = "\n".join(ln for ln in src.splitlines() if not ln.strip().startswith("#"))
-    assert "snp.log(sum_exp_z)" not in code and "logp =" not in code, src
+    assert "snp.log(sum_exp_z)" not in code and "exp_z =" not in code, src
     np.testing.assert_allclose(np.asarray(secant.grad(softmax_xent)(logits, labels)),
                                fd_grad(lambda v: softmax_xent(v, labels), logits), rtol=1e-6,
                                atol=1e-8)

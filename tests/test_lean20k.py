@@ -159,7 +159,9 @@ def test_a_kept_dims_unreduce_reads_as_its_cotangent(x64):
     code = [ln.strip() for ln in src.splitlines() if not ln.strip().startswith("#")]
     assert not any("keepdims=True)" in ln and "unreduce(" in ln for ln in code), src
     assert "s_bar" not in src, src
-    assert "return logp_bar + unbroadcast(-logp_bar, s) / s * exp_z" in code, src
+    # (log-softmax's rule reads logp alone: tests/test_lean20z_softmax.py)
+    assert "return logp_bar - snp.sum(logp_bar, axis=-1, keepdims=True) * snp.exp(logp)" in \
+        code, src
     for yshape in ((4, 3), (3,), (2, 4, 3)):
         z, y = RNG.normal(size=(4, 3)), RNG.normal(size=yshape)
         got = secant.grad(log_softmax_dot)(z, y)
@@ -227,7 +229,9 @@ def test_softmax_inside_attention_without_the_broadcast(x64):
     # (the max's cotangent is zero, test_lean20l: s's cotangent is this line, returned)
     assert any(ln.endswith((" = (a_bar / sum_e + sum_e_bar) * e",
                             "return (a_bar / sum_e + sum_e_bar) * e",
-                            "return (a_bar / sum_e + unbroadcast(-a_bar * a / sum_e, sum_e)) * e"))
+                            "return (a_bar / sum_e + unbroadcast(-a_bar * a / sum_e, sum_e)) * e",
+                            # (softmax's rule: tests/test_lean20z_softmax.py)
+                            "return a * (a_bar - snp.sum(a_bar * a, axis=-1, keepdims=True))"))
                for ln in code), src
     s, v = RNG.normal(size=(4, 4)), RNG.normal(size=(4, 3))
     got = secant.grad(attention_like)(s, v)

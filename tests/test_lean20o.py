@@ -121,8 +121,9 @@ def dense_sigmoid(z):
 
 def test_attention_scores_cotangent_on_one_row(x64):
     lines = _body(attention)
-    # (sum_e_bar, read once, folded on one row once the unreduce was read as it: 7 operations)
-    assert "    s_minus_max_s_bar = (a_bar / sum_e + unbroadcast(-a_bar * a / sum_e, sum_e)) * e" \
+    # (softmax's rule reads a alone, folded into the scale's on two rows: `axis=-1` no
+    # operation: tests/test_lean20z_softmax.py)
+    assert "    q_matmul_k_T_bar = (a * (a_bar - snp.sum(a_bar * a, axis=-1, keepdims=True))" \
         in lines, "\n".join(lines)
     assert not any(ln.strip().startswith("sum_e_bar") for ln in lines)
     assert max(map(len, lines)) <= 100

@@ -80,8 +80,8 @@ def _xent_inputs(labels_shape, rng):
 def test_softmax_xent_product_not_computed():
     src = secant.source(secant.grad(softmax_xent))
     assert "labels * logp\n" not in src and "labels_times_logp =" not in src, src
-    # (logits stands in for logp: the same shape and dtype, tests/test_lean20x.py)
-    assert "grad_seed_like(labels, logits)" in src, src
+    # (logp, computed for log-softmax's rule (tests/test_lean20z_softmax.py), gives the dtype)
+    assert "grad_seed_like(labels, logp)" in src, src
     assert "shape_of(labels, logits, axis=-1)" in src and "shape_of(labels, logits)" in src, src
 
 

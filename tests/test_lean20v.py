@@ -137,7 +137,8 @@ def test_attention_query_cotangent_folded_into_the_return(x64):
     assert not any(r.strip().startswith("q_bar =") for r in rows), src
     assert _statement(rows, "return") == (
         "return (matmul_grad_x(v_bar, x, wv) + matmul_grad_x(k_bar, x, wk) "
-        "+ matmul_grad_x(matmul_grad_x(q_matmul_k_T_bar, q, k_T), x, wq))"), src
+        "+ matmul_grad_x(matmul_grad_x_of_t(q_matmul_k_T_bar, q, k), x, wq))"), src
+    # (k.T's rules read k: tests/test_lean20z_transpose.py)
     args = _checked(funcs.attention)
     # the second derivative through the folded lines: hessian-vector product vs differences
     t = RNG.normal(size=args[0].shape)

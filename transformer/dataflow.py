@@ -209,7 +209,7 @@ def shape_witnesses(fn):
 _SCALAR_REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 
 
-def scalar_like(fn, name, shapes, params, containers=frozenset(), calls=None):
+def scalar_like(fn, name, shapes, params, containers=frozenset(), calls=None, scaled=None):
     """A name whose dtype `name` provably has, as a scalar (transformer/shapes.py gives the
     shapes): `name` is a reduction over every axis of a value `a` (or of reductions of `a` over
     some axes), or an elementwise op of such scalars and real Python numbers; each name
@@ -223,7 +223,11 @@ def scalar_like(fn, name, shapes, params, containers=frozenset(), calls=None):
     (`snp.sum(hs * hs)`), that value (_same_dtype_source), not one of `containers` (names
     that may hold lists or dicts). Or, for a call of a user function whose own analysis proves
     its output such a scalar (`calls`: _through_call), the names whose dtypes promote to it.
-    Else None."""
+    With `scaled` (a list), an elementwise op's operand may also be a sum, difference or
+    product of one name bound at the top level (of a shape not known) and real Python numbers
+    (`0.5 * k * snp.sum(q * q)`), appended to `scaled` where the answer reads it: the output is
+    then a scalar only where that name is one, which grad's seed checks (grad_seed_scaled), and
+    has the dtype the answer and that name promote to. Else None."""
     count = definitions(fn)
     ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
            and count.get(s.targets[0]) == 1}
@@ -268,18 +272,61 @@ def scalar_like(fn, name, shapes, params, containers=frozenset(), calls=None):
             if shapes.of(o) == number and (isinstance(o, ir.Var) or
                                            _real_number(o) or _names(o.src) == set()):
                 continue            # (a literal, a shape query, a Python-number name)
+            k = _scaling_name(o, top) if scaled is not None else None
+            if k is not None:
+                factors.add(k)      # (its shape the output's: grad_seed_scaled checks it)
+                continue
             p = like(o.name, seen) if isinstance(o, ir.Var) else None
             if p is None:
                 return None
             found.add(p)
         return found.pop() if len(found) == 1 else None
-    out = like(name, set()) or _same_dtype_source(ops.get(name), ops, top) or \
-        _through_call(ops.get(name), ops, top, set(params), calls)
+    factors = set()
+    out = like(name, set())
+    if out is not None and len(factors) > 1:
+        out = None                  # (grad_seed_scaled checks one name's shape)
+    if out is None:
+        factors = set()
+        out = _same_dtype_source(ops.get(name), ops, top) or \
+            _through_call(ops.get(name), ops, top, set(params), calls)
     if out is not None and _reduced_only(fn, out):  # an op of values computed only for it:
         out = _promoted_from(out, ops, top, set(params)) or \
             _promoted_operands(out, ops, top, set(params)) or out  # their result_type
+    if out is not None and factors:
+        if ", " in out and not out.startswith("snp.result_type("):
+            out = f"snp.result_type({out})"
+        scaled.extend(factors)
     like = None    # (it names itself: freed now, with the IR it holds, not by the cyclic collector)
     return out
+
+
+_SCALING_OPS = (ast.Add, ast.Sub, ast.Mult)
+
+
+def _scaling_name(o, top):
+    """The one name an expression operand `o` combines with real Python numbers by +, - and *
+    alone (`0.5 * k`), a name in `top` (an array bound once at the top level, or a parameter),
+    else None: the expression then has that name's shape and, with a scalar of an inexact
+    dtype, promotes as the name does (no true_divide: of integers it would be a float)."""
+    if not isinstance(o, ir.Expr):
+        return None
+    try:
+        tree = ast.parse(o.src.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    names = set()
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _SCALING_OPS):
+            stack += [n.left, n.right]
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            stack.append(n.operand)
+        elif isinstance(n, ast.Name) and n.id in top:
+            names.add(n.id)
+        elif not (isinstance(n, ast.Constant) and type(n.value) in (int, float)):
+            return None
+    return names.pop() if len(names) == 1 else None
 
 
 # reductions whose result has their operand's dtype where grad's seed accepts it (an inexact
@@ -843,3 +890,97 @@ def _shift_cancels(fn, top, nested, count, m, x, axis, m_op):
             return False
         returned |= names
     return not returned & state.keys()
+
+
+def _reads_everywhere(fn):
+    """(name -> how many reads in all of fn, its result included; name -> the statements
+    reading it; name -> the top-level op assigning it, assigned once, not a parameter), or None
+    where a statement cannot be read."""
+    count = definitions(fn)
+    total, readers = {}, {}
+    for s in list(ir.nested(fn.body)) + ([fn.result] if fn.result is not None else []):
+        got = reads(s)
+        if got is None:
+            return None
+        for n, k in got.items():
+            total[n] = total.get(n, 0) + k
+            readers.setdefault(n, []).append(s)
+    ops = {s.targets[0]: s for s in fn.body if isinstance(s, ir.Op) and len(s.targets) == 1
+           and count.get(s.targets[0]) == 1 and s.targets[0] not in fn.params}
+    return total, readers, ops
+
+
+def transposed_operands(fn):
+    """{t: a}: t = transpose(a) (every axis reversed: `a.T`), a a name, t assigned once at the
+    top level and read once in all of fn, as the right operand of a top-level matmul
+    (`q @ k.T`): that matmul's rules read a (ad/vjp_rules.py TRANSPOSED_VJP), so t is computed
+    only where the forward pass reads it (folded there), as a person writes `q @ k.T`."""
+    got = _reads_everywhere(fn)
+    if got is None:
+        return {}
+    total, readers, ops = got
+    out = {}
+    for t, op in ops.items():
+        if op.op != "transpose" or op.statics or set(op.operands) != {"a"} or \
+                not isinstance(op.operands["a"], ir.Var) or total.get(t) != 1:
+            continue
+        reader, = readers[t]
+        if isinstance(reader, ir.Op) and reader.op == "matmul" and not reader.statics and \
+                reader.operands.get("y") == ir.Var(t) and reader.operands.get("x") != ir.Var(t) \
+                and any(reader is s for s in fn.body):
+            out[t] = op.operands["a"].name
+    return out
+
+
+def normalised_exps(fn):
+    """{v: (kind, u, axis)} for softmax and log-softmax written out, so that v's rule reads v
+    once (ad/vjp_rules.py NORMALISED_VJP) instead of the chain's exp and sum: e = exp(u);
+    s = sum(e, axis=A, keepdims=True); then v = e / s ("softmax") or v = u - log(s)
+    ("log_softmax"), each of e, s (and log(s)) assigned once at the top level and read only
+    there (the function's result and nested blocks counted); `axis` A's source ("None" where
+    the sum names none). u is a name. The chain's values then have no cotangent: they are
+    computed only where the forward pass reads them."""
+    got = _reads_everywhere(fn)
+    if got is None:
+        return {}
+    total, readers, ops = got
+
+    def one(o):
+        return o.name if isinstance(o, ir.Var) and o.name in ops else None
+
+    def only_read_by(name, *stmts):
+        return total.get(name) == len(stmts) and all(
+            any(r is s for s in stmts) for r in readers.get(name, ()))
+    out = {}
+    for v, op in ops.items():
+        if op.op == "true_divide" and set(op.operands) == {"x", "y"} and not op.statics:
+            e, s, log_op = one(op.operands["x"]), one(op.operands["y"]), None
+            kind = "softmax"
+        elif op.op == "subtract" and set(op.operands) == {"x", "y"} and not op.statics:
+            log = one(op.operands["y"])
+            log_op = ops.get(log) if log else None
+            if log_op is None or log_op.op != "log" or set(log_op.operands) != {"x"} or \
+                    log_op.statics or not only_read_by(log, op):
+                continue
+            e, s, kind = None, one(log_op.operands["x"]), "log_softmax"
+        else:
+            continue
+        sum_op = ops.get(s) if s else None
+        if sum_op is None or sum_op.op != "sum" or set(sum_op.operands) != {"a"} or \
+                not set(sum_op.statics) <= {"axis", "keepdims"} or \
+                str(sum_op.statics.get("keepdims", "")).strip() != "True":
+            continue
+        e_sum = one(sum_op.operands["a"])
+        exp_op = ops.get(e_sum) if e_sum else None
+        if exp_op is None or exp_op.op != "exp" or set(exp_op.operands) != {"x"} or \
+                exp_op.statics or not isinstance(exp_op.operands["x"], ir.Var) or \
+                kind == "softmax" and e != e_sum:
+            continue
+        u = exp_op.operands["x"].name
+        if kind == "log_softmax" and op.operands["x"] != ir.Var(u):
+            continue
+        users = (sum_op, op) if kind == "softmax" else (sum_op,)
+        if not only_read_by(e_sum, *users) or not only_read_by(s, log_op or op):
+            continue
+        out[v] = (kind, u, str(sum_op.statics.get("axis", "None")).strip())
+    return out
