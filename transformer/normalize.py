@@ -4937,6 +4937,7 @@ def _merged_dict(node):
     merged = groups[0]
     for g in groups[1:]:
         merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
+        merged.secant_merge = True      # a dict merge, whatever its operands' names hold
     for n in gast.walk(merged):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)

@@ -1,0 +1,159 @@
+"""Issue 15, fourth battery (explore15k): programs from domains the first three left out, in
+tests/user_programs/domains.py: reinforcement learning (REINFORCE, GAE by a reversed scan,
+PPO's clipped objective), finance (Black-Scholes by ndtr/erf, greeks by grad and hessian,
+Monte Carlo with random.split), robotics and graphics (quaternions, kinematics, ray-sphere
+hits, a soft rasteriser), graph networks (segment_sum, .at[].add), PDE stencils, FFT signal
+processing, a Kalman filter in scan, EM, a VAE, a diffusion loss, ranking (sort, argsort,
+top_k), interpolation, Sinkhorn (fori_loop, while_loop), InfoNCE, batch norm with a running
+state as aux, quantile/Huber losses, an MDN; and Python styles (match, the walrus,
+generators, dataclass default factories, partial(jit, static_argnames), tree_util.Partial,
+{**a, **b}). Each runs through grad, hessian, grad∘grad, jit, jit∘grad, vmap, vmap∘grad, jvp
+and jacrev, checked against float64 central differences, a Python loop and the eager value
+(tests/user_programs/checks.py); and the bad inputs of tests/user_programs/bad_inputs_fourth.py.
+
+The default profile runs every program through one transform, rotating over the transforms;
+HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_programs.py --fourth`
+prints the whole table. Below: a named regression test for each fix the battery led to.
+"""
+import contextlib
+import functools
+import io
+import os
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+from secant import lax
+from user_programs import FOURTH, bad_inputs_fourth, checks
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+PER_PROGRAM = 1
+
+_REVERSE = ("grad", "jit∘grad", "vmap∘grad", "grad∘grad", "jacrev", "hessian")
+_WHY = [      # (program, its failing transforms, why)
+]
+# (program, transform) -> why it fails today; strict: a fix must remove its entry
+KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
+KNOWN_BAD_INPUTS = {}
+
+
+@pytest.mark.parametrize("case, name", list(checks.pytest_params(
+    FOURTH, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
+def test_program(x64, case, name):
+    with contextlib.redirect_stdout(io.StringIO()):
+        if (case.name, name) in checks.JAX_REFUSES:
+            with pytest.raises(secant.SecantError):
+                checks.run(case, name)
+        else:
+            checks.run(case, name)
+
+
+@pytest.mark.parametrize("cid", [
+    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
+                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs_fourth.CASES])
+def test_bad_input(x64, cid):
+    outcome, detail = bad_inputs_fourth.classify(bad_inputs_fourth.CASES[cid])
+    assert outcome == "correct", detail
+
+
+def test_battery_size():
+    assert len(FOURTH) >= 50 and len(bad_inputs_fourth.CASES) >= 15
+
+
+def _fd(f, x, h=1e-6):
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+# --- regression tests of what the battery found ---------------------------------------------------
+def _gae_value_loss(values, frozen, rewards):
+    """the GAE value loss with its targets held by stop_gradient; `frozen` is what the targets
+    are computed from (values itself inside the program; fixed when taking differences)"""
+    gamma, lam = 0.99, 0.95
+    deltas = rewards + gamma * jnp.append(frozen[1:], 0.0) - frozen
+
+    def step(gae, delta):
+        gae = delta + gamma * lam * gae
+        return gae, gae
+    _, adv = lax.scan(step, 0.0, deltas, reverse=True)
+    return jnp.mean((values - (adv + frozen)) ** 2)
+
+
+def _gae_stopped(values, rewards):
+    return _gae_value_loss(values, lax.stop_gradient(values), rewards)
+
+
+def test_stop_gradient_of_a_reversed_scan_holds_the_targets(x64):
+    """rl_gae as first written (targets = stop_gradient(advantages + values)): the battery's
+    finite differences cannot see stop_gradient, so the check is here: the gradient is that of
+    the loss with the targets frozen at the current values."""
+    v, r = np.array([0.5, -0.2, 0.8, 0.1, 0.3]), np.array([1.0, 0.0, -0.5, 0.2, 0.7])
+    want = _fd(lambda u: float(_gae_value_loss(u, v, r)), v)
+    for run in (secant.grad(_gae_stopped), secant.jit(secant.grad(_gae_stopped))):
+        np.testing.assert_allclose(run(v, r), want, rtol=1e-6, atol=1e-9)
+
+
+DEFAULTS = {"w": np.array([0.1, 0.1, 0.1]), "b": 0.0}
+
+
+def _merged_loss(p, x, y):
+    params = {**DEFAULTS, **p}
+    return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
+
+
+def test_a_merge_with_a_global_dict_under_vmap(x64):
+    """st_dict_merge: `{**DEFAULTS, **p}` (DEFAULTS a module's dict) under vmap read as
+    `DEFAULTS | align(p, DEFAULTS)`, NumPy's `|` of arrays ("cannot convert dict (object dtype)
+    to an array"); and hessian's `zeros_like_tree(DEFAULTS) | p_dot` so. `{**a, **b}` is a
+    dict merge whatever its operands' names hold, and a global dict is a dict."""
+    x, y = np.linspace(-1.0, 1.0, 12).reshape(4, 3), np.array([0.2, -0.1, 0.4, 0.0])
+    ws = np.array([[0.3, -0.2, 0.5], [0.1, 0.4, -0.3]])
+    got = secant.vmap(_merged_loss, in_axes=({"w": 0}, None, None))({"w": ws}, x, y)
+    np.testing.assert_allclose(got, [_merged_loss({"w": w}, x, y) for w in ws], rtol=1e-12)
+    h = secant.hessian(_merged_loss)({"w": ws[0]}, x, y)["w"]["w"]
+    np.testing.assert_allclose(h, 2 * x.T @ x / x.shape[0], rtol=1e-10)
+    g = secant.vmap(secant.grad(_merged_loss), in_axes=({"w": 0}, None, None))({"w": ws}, x, y)
+    np.testing.assert_allclose(g["w"], [2 * x.T @ (x @ w - y) / 4 for w in ws], rtol=1e-10)
+
+
+def _mse_to(target, pred):
+    return jnp.mean((pred - target) ** 2)
+
+
+def _apply(loss_fn, w, x):
+    return loss_fn(jnp.tanh(x @ w))
+
+
+def _tree_partial(w, x, y):
+    loss_fn = secant.tree_util.Partial(_mse_to, y)
+    return _apply(loss_fn, w, x)
+
+
+def _functools_partial(w, x, y):
+    loss_fn = functools.partial(_mse_to, y)
+    return _apply(loss_fn, w, x)
+
+
+@pytest.mark.parametrize("program", [_tree_partial, _functools_partial])
+def test_a_partial_of_a_differentiated_value_passed_on(x64, program):
+    """st_tree_partial under jvp: `loss_fn = tree_util.Partial(_mse_to, y)` with y
+    differentiated, passed to a helper, was refused ("does not know the derivative of
+    tree_util.Partial"; functools.partial: "cannot differentiate through the object"). A
+    partial of a global Python function reads as a nested def calling it, as one of a nested
+    def did. (Written in place, `_apply(Partial(_mse_to, y), w, x)`, it is still refused.)"""
+    w, x = np.eye(3) * 0.5 + 0.1, np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    y = np.linspace(0.2, -0.3, 12).reshape(4, 3)
+    want = _fd(lambda t: float(program(w, x, t)), y)
+    np.testing.assert_allclose(secant.grad(program, argnums=2)(w, x, y), want, rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(secant.jit(secant.grad(program, argnums=2))(w, x, y), want,
+                               rtol=1e-6, atol=1e-9)
+    _, tangent = secant.jvp(program, (w, x, y), (np.zeros_like(w), np.zeros_like(x), y))
+    np.testing.assert_allclose(tangent, np.sum(want * y), rtol=1e-6)
