@@ -16,6 +16,7 @@ HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_progra
 prints the whole table. Below: a named regression test for each fix the battery led to.
 """
 import contextlib
+import dataclasses
 import functools
 import io
 import os
@@ -31,8 +32,14 @@ from user_programs import FOURTH, bad_inputs_fourth, checks
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
-_REVERSE = ("grad", "jit∘grad", "vmap∘grad", "grad∘grad", "jacrev", "hessian")
+_ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
+    ("sort_with_payload", _ALL,
+     "lax.sort((keys, payload), num_keys=1): no derivative or batching rule for lax.sort of "
+     "several operands (refused: 'does not know the derivative of lax.sort')"),
+    ("vectorize_signature", _ALL,
+     "f = jnp.vectorize(lambda row, m: ..., signature=...), a lambda bound to a local and "
+     "called: no derivative or batching rule for the vectorized lambda (refused)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
@@ -157,3 +164,49 @@ def test_a_partial_of_a_differentiated_value_passed_on(x64, program):
                                rtol=1e-6, atol=1e-9)
     _, tangent = secant.jvp(program, (w, x, y), (np.zeros_like(w), np.zeros_like(x), y))
     np.testing.assert_allclose(tangent, np.sum(want * y), rtol=1e-6)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frozen:
+    w: object
+    b: object
+
+
+def _replace_loop(w):
+    p = _Frozen(w, jnp.zeros(3))
+    for i in range(3):
+        p = dataclasses.replace(p, b=p.b + jnp.sin(p.w) * i)
+    return jnp.sum(p.b ** 2)
+
+
+def _write_frozen(w):
+    p = _Frozen(w, w)
+    p.b = w * 2
+    return jnp.sum(p.b)
+
+
+def test_a_frozen_dataclass_stepped_by_replace(x64):
+    """dataclass_replace: a @dataclass(frozen=True) of parameters stepped by
+    dataclasses.replace in a Python loop. jit failed inside (KeyError: dtype('O'): the loop,
+    a fori_loop in the generated code, lifted the object as a constant); grad and vmap refused
+    it (its __setattr__ is its own). Now generated code's fori_loop over a range carrying an
+    object that is no pytree runs unrolled, as Python runs it; a frozen dataclass reads as its
+    fields; and `p.b = v` on one is refused as Python refuses it."""
+    w = np.array([0.3, -0.2, 0.5])
+    want = 18.0 * np.sin(w) * np.cos(w)          # b = 3 sin(w), d/dw sum(b^2)
+    np.testing.assert_allclose(secant.jit(_replace_loop)(w), _replace_loop(w), rtol=1e-12)
+    for run in (secant.grad(_replace_loop), secant.jit(secant.grad(_replace_loop))):
+        np.testing.assert_allclose(run(w), want, rtol=1e-10)
+    ws = np.stack([w, 2 * w])
+    np.testing.assert_allclose(secant.vmap(_replace_loop)(ws),
+                               [_replace_loop(w), _replace_loop(2 * w)], rtol=1e-12)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _write_frozen(w)
+    for transform in (secant.grad, secant.vmap):
+        with pytest.raises(secant.SecantError, match=r"p\.b = "):     # (the user's line)
+            transform(_write_frozen)(w if transform is secant.grad else ws)
+    # a lax.fori_loop the user wrote with such a carry: JAX refuses it (not a valid JAX type);
+    # read through generated code (where it is a Python loop's) it runs unrolled, the same value
+    np.testing.assert_allclose(
+        secant.jit(lambda v: lax.fori_loop(0, 2, lambda i, p: _Frozen(p.w * 2, p.b),
+                                           _Frozen(v, v)).w)(w), 4 * w)

@@ -1177,6 +1177,13 @@ class Normaliser(ContainerMixin):
                 tree_util.is_node_type(cls) and cls not in tree_util._plain_types):
             return None
         else:
+            if not bypass and tree_util._frozen_dataclass(cls):
+                error = self.src.error(stmt, f"cannot assign to field {target.attr!r} of a "
+                                       f"frozen dataclass {cls.__name__!r} (Python's "
+                                       "dataclasses.FrozenInstanceError); use "
+                                       "dataclasses.replace")
+                error.when_run = True
+                raise error
             kind = copy.deepcopy(made_by.func)
             described = next((c.__dict__[target.attr] for c in cls.__mro__
                               if target.attr in c.__dict__), None)

@@ -15,6 +15,7 @@ asserts on shapes, enumerate(zip(...)), `{**a, **b}`, sum() of a generator, chai
 comparisons."""
 import dataclasses
 import functools
+from typing import NamedTuple
 
 import numpy as onp
 
@@ -779,6 +780,261 @@ def st_chained_compare(w, x):
     return jnp.sum(jnp.where(inside, h ** 2, jnp.abs(h)))
 
 
+
+# --- more of the styles, harder ---------------------------------------------------------------------
+def st_match_mapping(params, x):
+    """`match` on a params dict by mapping patterns, a class pattern on the config"""
+    match params:
+        case {"w": w, "b": b}:
+            h = x @ w + b
+        case {"w": w}:
+            h = x @ w
+    match TrainConfig():
+        case TrainConfig(lr=lr, widths=[first, *_]):
+            scale = lr * first
+    return jnp.sum(jnp.tanh(h) ** 2) * scale
+
+
+def _blocks(ws):
+    yield from ((w, jnp.tanh) for w in ws[:-1])
+    yield ws[-1], (lambda h: h)
+
+
+def st_yield_from(ws, x):
+    h = x
+    for w, act in _blocks(ws):
+        h = act(h @ w)
+    return jnp.sum(h ** 2)
+
+
+def st_walrus_comprehension(ws, x):
+    hs = [h for w in ws if (h := jnp.tanh(x @ w)).shape[1] == 3]
+    return sum((jnp.sum(h ** 2) for h in hs), start=jnp.zeros(()))
+
+
+def st_enumerate_start(ws, x):
+    total = 0.0
+    for depth, (w, sign) in enumerate(zip(ws, (1, -1, 1)), start=1):
+        total = total + sign * jnp.sum(jnp.sin(x @ w)) / depth
+    return total
+
+
+class Scorer:
+    def __init__(self, w, temperature):
+        self.w, self.temperature = w, temperature
+
+    @classmethod
+    def from_config(cls, w, cfg):
+        return cls(w, cfg["temperature"])
+
+    def __call__(self, feats):
+        return feats @ self.w / self.temperature
+
+
+def st_classmethod_constructor(w, feats, rel):
+    scorer = Scorer.from_config(w, {"temperature": 0.5})
+    scores = scorer(feats)
+    return -jnp.sum(jax.nn.softmax(rel) * jax.nn.log_softmax(scores))
+
+
+def rank_argsort_gather(w, feats):
+    """the scores in their own sorted order by argsort and take_along_axis"""
+    scores = feats @ w
+    order = jnp.argsort(scores)
+    ranked = jnp.take_along_axis(scores, order, axis=0)
+    weights = jnp.linspace(0.1, 1.0, scores.shape[0])
+    return jnp.sum(weights * ranked) + jnp.sum(jnp.sort(-scores)[:2])
+
+
+LABELS = onp.array([0, 2, 1, 1, 0, 2])
+
+
+def xent_one_hot(w, x, labels):
+    logits = x @ w
+    onehot = jax.nn.one_hot(labels, 3)
+    return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
+
+
+def scan_no_xs(w):
+    """lax.scan with xs=None and length=: a linear recurrence unrolled 5 steps"""
+    def step(h, _):
+        h = jnp.tanh(w @ h + 0.1)
+        return h, jnp.sum(h)
+    h, sums = lax.scan(step, jnp.ones(3), None, length=5)
+    return jnp.sum(sums) + jnp.sum(h ** 2)
+
+
+def cond_dict_operand(w, x):
+    """lax.cond over a dict operand, the predicate from data"""
+    state = {"h": x @ w, "scale": jnp.sum(w)}
+    state = lax.cond(jnp.sum(x) > 0,
+                     lambda s: {"h": jnp.tanh(s["h"]), "scale": s["scale"] * 2},
+                     lambda s: {"h": jnp.sin(s["h"]), "scale": s["scale"]}, state)
+    return jnp.sum(state["h"] ** 2) * state["scale"]
+
+
+def gn_segment_sum_sorted(w, h):
+    """segment_sum with indices_are_sorted and a mean by counts"""
+    order = onp.argsort(RECEIVERS, kind="stable")
+    recv, send = RECEIVERS[order], SENDERS[order]
+    msgs = jnp.tanh(h[send] @ w)
+    total = jax.ops.segment_sum(msgs, recv, num_segments=5, indices_are_sorted=True)
+    counts = jax.ops.segment_sum(jnp.ones(recv.shape[0]), recv, num_segments=5)
+    return jnp.sum((total / jnp.maximum(counts, 1.0)[:, None]) ** 2)
+
+
+def at_add_duplicates(v, idx_w):
+    """scatter-add with repeated indices, then .at[].multiply and .at[].get"""
+    idx = onp.array([0, 2, 2, 4, 0, 1])
+    out = jnp.zeros(5).at[idx].add(v * idx_w)
+    out = out.at[onp.array([1, 3])].multiply(2.0)
+    return jnp.sum(out ** 2) + jnp.sum(out.at[idx].get() * v)
+
+
+def pde_roll_2d(u):
+    """a 2-D periodic diffusion step by jnp.roll on both axes, and the gradient energy"""
+    for _ in range(3):
+        lap = (jnp.roll(u, 1, axis=0) + jnp.roll(u, -1, axis=0) + jnp.roll(u, 1, axis=1)
+               + jnp.roll(u, -1, axis=1) - 4 * u)
+        u = u + 0.1 * lap
+    dx = jnp.diff(u, axis=1)
+    return jnp.sum(u ** 3) + jnp.sum(dx ** 2)
+
+
+def sig_stft_overlap_add(x):
+    """frames by reshape (no overlap), a window, rfft, a spectral gain, irfft, overlap-add"""
+    frames = x.reshape(4, 4) * jnp.hanning(4)
+    spec = jnp.fft.rfft(frames, axis=1)
+    gain = jnp.abs(spec) / (jnp.abs(spec) + 0.5)
+    y = jnp.fft.irfft(spec * gain, n=4, axis=1).reshape(-1)
+    return jnp.sum((y - SIG) ** 2)
+
+
+# --- library corners: associative_scan, lax.sort with a payload, segment_max, windows ------------
+def lin_recurrence_assoc(a_logit, b):
+    """h_t = a_t h_{t-1} + b_t by lax.associative_scan (the parallel form of a Kalman/SSM)"""
+    a = jax.nn.sigmoid(a_logit)
+
+    def combine(left, right):
+        a1, b1 = left
+        a2, b2 = right
+        return a2 * a1, a2 * b1 + b2
+    _, h = lax.associative_scan(combine, (a, b))
+    return jnp.sum(h ** 2)
+
+
+def sort_with_payload(keys, payload):
+    """lax.sort of (keys, payload) by the keys: the payload in the keys' order"""
+    sorted_keys, carried = lax.sort((keys, payload), num_keys=1)
+    w = jnp.linspace(1.0, 2.0, keys.shape[0])
+    return jnp.sum(w * sorted_keys * carried) + jnp.sum(jnp.cumsum(carried) ** 2)
+
+
+def gn_segment_max(w, h):
+    """max-pooling of messages per receiver by segment_max"""
+    msgs = h[SENDERS] @ w
+    pooled = jax.ops.segment_max(msgs, RECEIVERS, num_segments=5)
+    return jnp.sum(jnp.tanh(pooled) ** 2)
+
+
+def pool_reduce_window(x):
+    """2x2 average and max pooling by lax.reduce_window"""
+    avg = lax.reduce_window(x, 0.0, lax.add, (2, 2), (2, 2), "VALID") / 4.0
+    mx = lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID")
+    return jnp.sum(avg ** 2) + jnp.sum(jnp.sin(mx))
+
+
+def hard_em_argmax(mus, x):
+    """hard EM: each point to its nearest mean by argmax, the means by a one-hot average"""
+    for _ in range(2):
+        d = -(x[:, None] - mus[None, :]) ** 2
+        z = jnp.argmax(d, axis=1)
+        r = jax.nn.one_hot(z, mus.shape[0])
+        mus = (r * x[:, None]).sum(0) / r.sum(0) * 0.5 + 0.5 * mus
+    return jnp.sum(jnp.min((x[:, None] - mus[None, :]) ** 2, axis=1))
+
+
+def cumsum_reverse(x):
+    """reward-to-go by lax.cumsum(reverse=True) and by flipping"""
+    rtg = lax.cumsum(x, reverse=True)
+    rtg2 = jnp.flip(jnp.cumsum(jnp.flip(x)))
+    return jnp.sum(rtg * rtg2 * jnp.arange(1, x.shape[0] + 1))
+
+
+def slogdet_eigh(a):
+    """a log-determinant by slogdet and the top eigenvalue by eigh of a PSD matrix"""
+    m = a @ a.T + jnp.eye(a.shape[0])
+    sign, logdet = jnp.linalg.slogdet(m)
+    evals, evecs = jnp.linalg.eigh(m)
+    return sign * logdet + evals[-1] + jnp.sum(evecs[:, -1] ** 4)
+
+
+def xlogy_entropy(logits):
+    from secant.scipy.special import entr, xlogy
+    p = jax.nn.softmax(logits)
+    return jnp.sum(entr(p)) + jnp.sum(xlogy(p, p + 0.5))
+
+
+def fold_in_noise(w):
+    """a fresh key per layer by random.fold_in"""
+    key = random.PRNGKey(0)
+    h = jnp.ones(3)
+    for i in range(3):
+        noise = random.normal(random.fold_in(key, i), (3,))
+        h = jnp.tanh(w @ h + 0.1 * noise)
+    return jnp.sum(h ** 2)
+
+
+def vectorize_signature(w, x):
+    """jnp.vectorize with a gufunc signature: a per-row matrix-vector product"""
+    f = jnp.vectorize(lambda row, m: jnp.tanh(m @ row), signature="(n),(n,n)->(n)")
+    return jnp.sum(f(x, w) ** 2)
+
+
+def piecewise_rate(x):
+    """a piecewise rate with jnp.piecewise (no kink at the example points)"""
+    y = jnp.piecewise(x, [x < -0.3, x > 0.4], [lambda v: v ** 2, lambda v: jnp.sin(v),
+                                                 lambda v: 0.5 * v])
+    return jnp.sum(y * x)
+
+
+class Carry(NamedTuple):
+    h: object
+    c: object
+
+
+def scan_namedtuple_carry(w, xs):
+    """an LSTM-ish cell with a NamedTuple carry updated by _replace"""
+    def step(carry, x):
+        c = carry.c * jax.nn.sigmoid(x @ w) + jnp.tanh(x @ w)
+        carry = carry._replace(c=c)
+        carry = carry._replace(h=jnp.tanh(carry.c))
+        return carry, carry.h.sum()
+    carry, out = lax.scan(step, Carry(jnp.zeros(3), jnp.zeros(3)), xs)
+    return jnp.sum(out) + jnp.sum(carry.h ** 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    w: object
+    b: object
+
+
+def dataclass_replace(w, x):
+    """a frozen dataclass of parameters stepped by dataclasses.replace"""
+    p = Params(w=w, b=jnp.zeros(3))
+    for _ in range(2):
+        g = jnp.mean(jnp.tanh(x @ p.w + p.b), axis=0)
+        p = dataclasses.replace(p, b=p.b - 0.1 * g)
+    return jnp.sum(jnp.tanh(x @ p.w + p.b) ** 2)
+
+
+def kwargs_model(p, x):
+    """a model taking its parameters as **kwargs"""
+    def model(x, *, w, b):
+        return jnp.tanh(x @ w + b)
+    return jnp.sum(model(x, **p) ** 2)
+
 W3 = vec(1570, 3)
 W33 = vec(1571, 3, 3)
 
@@ -848,4 +1104,31 @@ CASES = [
     Case("st_dict_merge", st_dict_merge, ({"w": W3}, X, Y)),
     Case("st_sum_generator", st_sum_generator, ({"a": W33, "b": W3},)),
     Case("st_chained_compare", st_chained_compare, (W3, X)),
+    Case("st_match_mapping", st_match_mapping, ({"w": vec(1577, 3, 3), "b": vec(1578, 3)}, X)),
+    Case("st_yield_from", st_yield_from, ([W33, vec(1579, 3, 2)], X)),
+    Case("st_walrus_comprehension", st_walrus_comprehension, ([W33, vec(1580, 3, 2)], X)),
+    Case("st_enumerate_start", st_enumerate_start, ([W33, vec(1581, 3, 3), vec(1582, 3, 3)], X)),
+    Case("st_classmethod_constructor", st_classmethod_constructor, (W3, FEATS, REL)),
+    Case("rank_argsort_gather", rank_argsort_gather, (W3, FEATS)),
+    Case("xent_one_hot", xent_one_hot, (W33, X, LABELS)),
+    Case("scan_no_xs", scan_no_xs, (W33,)),
+    Case("cond_dict_operand", cond_dict_operand, (W33, X)),
+    Case("gn_segment_sum_sorted", gn_segment_sum_sorted, (W33, NODES)),
+    Case("at_add_duplicates", at_add_duplicates, (vec(1583, 6), vec(1584, 6))),
+    Case("pde_roll_2d", pde_roll_2d, (vec(1585, 5, 5),)),
+    Case("sig_stft_overlap_add", sig_stft_overlap_add, (SIG,)),
+    Case("lin_recurrence_assoc", lin_recurrence_assoc, (vec(1586, 6), vec(1587, 6))),
+    Case("sort_with_payload", sort_with_payload, (vec(1588, 6), vec(1589, 6))),
+    Case("gn_segment_max", gn_segment_max, (W33, NODES)),
+    Case("pool_reduce_window", pool_reduce_window, (vec(1590, 4, 6),)),
+    Case("hard_em_argmax", hard_em_argmax, (onp.array([-0.5, 0.7]), GMM_X)),
+    Case("cumsum_reverse", cumsum_reverse, (vec(1591, 6),)),
+    Case("slogdet_eigh", slogdet_eigh, (vec(1592, 3, 3),)),
+    Case("xlogy_entropy", xlogy_entropy, (vec(1593, 5),)),
+    Case("fold_in_noise", fold_in_noise, (W33,)),
+    Case("vectorize_signature", vectorize_signature, (W33, X)),
+    Case("piecewise_rate", piecewise_rate, (onp.array([-0.8, -0.5, 0.0, 0.2, 0.6, 0.9]),)),
+    Case("scan_namedtuple_carry", scan_namedtuple_carry, (W33, vec(1594, 4, 3))),
+    Case("dataclass_replace", dataclass_replace, (W33, X)),
+    Case("kwargs_model", kwargs_model, ({"w": W33, "b": W3}, X)),
 ]
