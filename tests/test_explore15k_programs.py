@@ -34,9 +34,6 @@ PER_PROGRAM = 1
 
 _ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
-    ("sort_with_payload", _ALL,
-     "lax.sort((keys, payload), num_keys=1): no derivative or batching rule for lax.sort of "
-     "several operands (refused: 'does not know the derivative of lax.sort')"),
     ("vectorize_signature", _ALL,
      "f = jnp.vectorize(lambda row, m: ..., signature=...), a lambda bound to a local and "
      "called: no derivative or batching rule for the vectorized lambda (refused)"),
@@ -210,3 +207,29 @@ def test_a_frozen_dataclass_stepped_by_replace(x64):
     np.testing.assert_allclose(
         secant.jit(lambda v: lax.fori_loop(0, 2, lambda i, p: _Frozen(p.w * 2, p.b),
                                            _Frozen(v, v)).w)(w), 4 * w)
+
+
+def _two_keys(x):
+    flags = jnp.array([1, 0, 1, 0, 1])
+    _, by_flag = lax.sort((flags, x), num_keys=2)
+    return jnp.sum(by_flag * jnp.arange(5.0))
+
+
+def _key_val(k, v):
+    a, b = lax.sort_key_val(k, v)
+    return jnp.sum(a * b * jnp.arange(5.0))
+
+
+def test_lax_sort_of_several_operands(x64):
+    """sort_with_payload: lax.sort((keys, payload), num_keys=1) and sort_key_val had no
+    derivative or batching rule (refused); they read as the keys' sorting permutation taken
+    from every operand (secant/lax_sort_sources.py)."""
+    x, v = np.array([0.3, -1.2, 0.7, 0.1, 2.0]), np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    np.testing.assert_allclose(secant.grad(_two_keys)(x), _fd(_two_keys, x), rtol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(_two_keys))(x), [2, 0, 3, 1, 4])
+    np.testing.assert_allclose(secant.vmap(_two_keys)(np.stack([x, -x])),
+                               [_two_keys(x), _two_keys(-x)], rtol=1e-12)
+    for argnums, arg in ((0, x), (1, v)):
+        g = secant.grad(_key_val, argnums=argnums)(x, v)
+        want = _fd(lambda t: _key_val(t, v) if argnums == 0 else _key_val(x, t), arg)
+        np.testing.assert_allclose(g, want, rtol=1e-6)
