@@ -2329,7 +2329,7 @@ class _Desugarer:
 
     def _inline_vectorized(self, body):
         """`f = jnp.vectorize(h, ...)` bound once, f only ever called, h and the keywords'
-        values names assigned once (or constants): each call `f(a)` reads `jnp.vectorize(h,
+        values names assigned once (or constants; h a lambda too): each call `f(a)` reads `jnp.vectorize(h,
         ...)(a)`, the form the normaliser reads (the same function, as the names never
         change)."""
         candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
@@ -2350,8 +2350,11 @@ class _Desugarer:
                     or stores.count(name) != 1 or calls is None \
                     or any(k.arg is None for k in call.keywords) or not all(
                         isinstance(v, gast.Constant) or isinstance(v, gast.Name)
-                        and stores.count(v.id) <= 1 for v in values):
-                continue
+                        and stores.count(v.id) <= 1 or isinstance(v, gast.Lambda)
+                        and v is call.args[0] and all(
+                            stores.count(m.id) <= 1 for m in _walk(v.body)
+                            if isinstance(m, gast.Name)) for v in values):
+                continue        # (a lambda: made again at each call, its names never change)
             for c in calls:
                 c.func = copy.deepcopy(call)
             body = [b for b in body if b is not s]
