@@ -695,8 +695,16 @@ class _Desugarer:
                           else self.loop_exits(s))
         if isinstance(s, gast.While):
             if _has([s.test], gast.NamedExpr):
-                raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
-                                 "assign before the loop and at the end of its body")
+                if _has(s.body, gast.Continue) or _has(s.body, gast.NamedExpr):
+                    raise self.error(s, "a walrus (:=) in a while test cannot be transformed "
+                                     "yet where the body continues; assign before the loop "
+                                     "and at the end of its body")
+                # `while (n := n - 1) > 0: body` -> `n = n - 1` / `while n > 0: body; n = n - 1`
+                # (the test's assignments run before each test, as Python runs them)
+                pre = self.hoist(s, "test")
+                s.body = s.body + copy.deepcopy(pre)
+                self.changed = True
+                return self.block(pre) + self.statement(s)
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             return [s] if self.only_choices and not self.stageable_exits(s) \
                 else self.loop_exits(s)

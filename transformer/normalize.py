@@ -2408,7 +2408,9 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if self._list_like(base.name) and self.batching and (isinstance(
+        if self.batching and self.is_container(base) and _is_negative_int(node.slice):
+            self.out[-1].container = True       # items[-1] of a list built here: as written
+        elif self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
         elif self.batching and isinstance(node.slice, gast.Slice) and \

@@ -1035,6 +1035,54 @@ def kwargs_model(p, x):
         return jnp.tanh(x @ w + b)
     return jnp.sum(model(x, **p) ** 2)
 
+
+# --- round three: Python control flow on values, star patterns -------------------------------------
+def st_assert_values(w, x):
+    """asserts on values (Python control flow on concrete values, as grad allows in JAX)"""
+    h = jnp.tanh(x @ w)
+    assert jnp.all(jnp.abs(h) <= 1.0), "tanh out of range"
+    assert float(jnp.max(jnp.abs(w))) < 10.0
+    return jnp.sum(h ** 2)
+
+
+def st_walrus_while(w):
+    n, h = 4, jnp.ones(3)
+    while (n := n - 1) > 0:
+        h = jnp.tanh(w @ h) + 0.1 * n
+    return jnp.sum(h ** 2)
+
+
+def st_match_star(layers, x):
+    """`match` with a star pattern over a list of layers"""
+    match layers:
+        case [first, *middle, last]:
+            h = jnp.tanh(x @ first)
+            for w in middle:
+                h = jnp.tanh(h @ w)
+            return jnp.sum((h @ last) ** 2)
+        case [only]:
+            return jnp.sum((x @ only) ** 2)
+
+
+def st_partial_inline(w, x, y):
+    """a tree_util.Partial made in place as a helper's argument"""
+    return _apply_loss(tree_util.Partial(_mse_to, y), w, x)
+
+
+def st_closure_kwargs_passed(w, x, y):
+    """a closure over y taking *args/**kwargs, passed to a helper"""
+    loss_fn = lambda *a, **k: _mse_to(y, *a, **k)
+    return _apply_loss(loss_fn, w, x)
+
+
+def st_while_value(x):
+    """a Python while on a value: halve until small (concrete under grad, as in JAX)"""
+    steps = 0
+    while jnp.max(jnp.abs(x)) > 0.1:
+        x = x * 0.5
+        steps += 1
+    return jnp.sum(jnp.sin(x)) * steps
+
 W3 = vec(1570, 3)
 W33 = vec(1571, 3, 3)
 
@@ -1131,4 +1179,10 @@ CASES = [
     Case("scan_namedtuple_carry", scan_namedtuple_carry, (W33, vec(1594, 4, 3))),
     Case("dataclass_replace", dataclass_replace, (W33, X)),
     Case("kwargs_model", kwargs_model, ({"w": W33, "b": W3}, X)),
+    Case("st_assert_values", st_assert_values, (W33, X)),
+    Case("st_walrus_while", st_walrus_while, (W33,)),
+    Case("st_match_star", st_match_star, ([W33, vec(1595, 3, 3), vec(1596, 3, 2)], X)),
+    Case("st_partial_inline", st_partial_inline, (W33, X, vec(1572, 6, 3))),
+    Case("st_closure_kwargs_passed", st_closure_kwargs_passed, (W33, X, vec(1572, 6, 3))),
+    Case("st_while_value", st_while_value, (onp.array([0.7, -0.35, 0.45]),)),
 ]
