@@ -11,6 +11,9 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py --third    # the third battery (the JAX docs'
                                 # examples, modules, optimizers, science, classroom AD), then
                                 # its bad inputs
+    .venv/bin/python bench/user_programs.py --fourth   # the fourth battery (domains: RL,
+                                # finance, robotics, graph nets, PDEs, signal, ranking, OT;
+                                # match/walrus/generator styles), then its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -28,7 +31,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, SECOND, THIRD, checks  # noqa: E402
+from user_programs import ALL, FOURTH, SECOND, THIRD, checks  # noqa: E402
 
 
 def outcome(case, name):
@@ -51,12 +54,14 @@ def main():
     parser.add_argument("--theme", default="", help="only one module's programs (models, ...)")
     parser.add_argument("--second", action="store_true", help="the second battery (explore15i)")
     parser.add_argument("--third", action="store_true", help="the third battery (explore15j)")
+    parser.add_argument("--fourth", action="store_true", help="the fourth battery (explore15k)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    later = opts.second or opts.third
+    later = opts.second or opts.third or opts.fourth
     transforms = checks.SECOND_TRANSFORMS if later else checks.TRANSFORMS
     names = list(transforms)
-    battery = THIRD if opts.third else SECOND if opts.second else ALL
+    battery = (FOURTH if opts.fourth else THIRD if opts.third else SECOND if opts.second
+               else ALL)
     cases = [c for c in battery if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
@@ -80,7 +85,9 @@ def main():
                 failures.append((case.name, name, letter, why))
         print(case.name.ljust(width), " ".join(r.ljust(col) for r in row), flush=True)
     if later and not opts.k and not opts.theme:      # the bad inputs a user gives them
-        if opts.third:
+        if opts.fourth:
+            from user_programs import bad_inputs_fourth as bad_inputs
+        elif opts.third:
             from user_programs import bad_inputs_third as bad_inputs
         else:
             from user_programs import bad_inputs

@@ -645,3 +645,4 @@ ConvGeneralDilatedDimensionNumbers = Union[tuple[str, str, str], ConvDimensionNu
 from secant.lax_extras import associative_scan, reduce, top_k  # noqa: E402,F401
 from secant.lax_implicit import custom_linear_solve, custom_root  # noqa: E402,F401
 from secant import lax_scatter_sources as _scatter_sources  # noqa: E402,F401  (their sources)
+import secant.lax_sort_sources  # noqa: E402,F401  (sort of several operands: by source)

@@ -287,11 +287,19 @@ def fori_loop(lower, upper, body_fun, init_val):
     trace = active_trace()
     body_fun = _returns_carry(body_fun, init_val, "fori_loop's body_fun")
     dt = _bounds_dtype(lower, upper)
-    if trace is None:
+    objects = trace is not None and _object_leaves(init_val)
+    if objects and _called_by_user():
+        raise SecantTypeError(f"fori_loop's init_val holds {type(objects[0]).__name__}, which "
+                              "is not a valid JAX type (register its class as a pytree)"
+                              + where())
+    if trace is None or objects and isinstance(lower, int) and isinstance(upper, int):
+        # (generated code's fori_loop stands for a Python `for` over a range: one carrying an
+        # object that is no pytree, a frozen dataclass, runs as Python runs it, unrolled)
         val = _arrays(init_val)
         for i in range(int(lower), int(upper)):
             new = body_fun(i, val)
-            _check_carry(val, new, "body_fun")
+            if not objects:
+                _check_carry(val, new, "body_fun")
             val = new
         return val
     upper = snp.asarray(upper).astype(dt)
@@ -299,6 +307,14 @@ def fori_loop(lower, upper, body_fun, init_val):
         trace, lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(c[0], c[1])),
         (snp.asarray(lower).astype(dt), init_val))
     return val
+
+
+def _object_leaves(tree):
+    """The leaves of a loop's carry that are neither arrays, numbers nor functions or strings
+    (objects of a class not registered as a pytree)."""
+    return [leaf for leaf in tree_util.tree_leaves(tree)
+            if leaf is not None and _abstract(leaf) is None and not _static(leaf)
+            and not isinstance(leaf, bool)]
 
 
 def _bounds_dtype(lower, upper):

@@ -4,6 +4,7 @@ imported jax never clashes), which keeps jit dispatch fast."""
 import dataclasses
 import functools
 import threading
+import types
 
 from secant.backends import runtime
 from secant.backends.errors import SecantTypeError, SecantValueError, defined_at, where
@@ -153,11 +154,23 @@ def plain_refusal(cls, read=False):
         return "it is a container, array or function type"
     if not getattr(cls, "__dictoffset__", 0):
         return "its objects keep no __dict__ (__slots__, or a type written in C)"
-    if hasattr(cls, "__getattr__") or (cls.__setattr__ is not object.__setattr__ and not read) \
+    if hasattr(cls, "__getattr__") or (cls.__setattr__ is not object.__setattr__ and not read
+                                       and not _frozen_dataclass(cls)) \
             or cls.__getattribute__ is not object.__getattribute__:
         return "it defines its own attribute access (__getattr__, __setattr__ or " \
             "__getattribute__)"
     return None
+
+
+def _frozen_dataclass(cls):
+    """A @dataclass(frozen=True): its __setattr__ and __delattr__ are the ones dataclasses
+    writes, which only refuse (its __init__ and dataclasses.replace build through
+    object.__setattr__), so its objects read as their fields as any plain class's."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return params is not None and params.frozen and all(
+        "FrozenInstanceError" in getattr(getattr(cls, name), "__code__",
+                                         types.SimpleNamespace(co_freevars=())).co_freevars
+        for name in ("__setattr__", "__delattr__"))
 
 
 class _PlainKeys(tuple):

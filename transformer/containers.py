@@ -479,20 +479,22 @@ class ContainerMixin:
 
     def _plain_dict(self, o):
         """An untracked operand known to hold a dict: a display, a name bound to one
-        (`defaults = {...}`), or a jvp's zeros_like_tree of either."""
+        (`defaults = {...}`) or a global dict, or a jvp's zeros_like_tree of either."""
         if not isinstance(o, ir.Expr):
             return False
         src = o.src.strip()
         inner = re.fullmatch(r"zeros_like_tree\((\w+)\)", src)
+        named = ir.Expr(inner.group(1)) if inner is not None else o
         return src.startswith("{") or src in self.dict_names or _constant_kind(o) == "dict" \
-            or inner is not None and inner.group(1) in self.dict_names
+            or inner is not None and inner.group(1) in self.dict_names \
+            or isinstance(self._global_value(named), dict)     # `DEFAULTS | p`, a global dict
 
     def container_binop(self, node, x, y):
         """`a + b` of lists or tuples (concatenation), `a | b` of dicts (merge): a container op,
         or None when neither side is a container."""
         add = isinstance(node.op, gast.Add)
         merge = isinstance(node.op, gast.BitOr)
-        if merge and (not self.batching or any(
+        if merge and (not self.batching or getattr(node, "secant_merge", False) or any(
                 self.container_kind(o) == "dict" or self._plain_dict(o) for o in (x, y))):
             # `{} | p`, `e | p`, `defaults | p` (defaults = {...}): Python merges dicts, so p
             # is one; with no dict in sight, a merge too (under vmap, NumPy's `|`): a bool or

@@ -38,6 +38,7 @@ conditional expressions into `if`s it can stage, and otherwise traces the user's
 import ast
 import collections
 import copy
+import functools
 import inspect
 import itertools
 import sys
@@ -532,9 +533,30 @@ _COLLECTIONS = (collections.defaultdict, collections.OrderedDict, collections.Co
 
 
 def _spells_partial(func):
-    """`partial` or `functools.partial` as written (what it names is checked after)"""
-    return isinstance(func, gast.Name) and func.id == "partial" or \
-        isinstance(func, gast.Attribute) and func.attr == "partial"
+    """`partial`, `functools.partial` or `tree_util.Partial` as written (what it names is
+    checked after)"""
+    return isinstance(func, gast.Name) and func.id in ("partial", "Partial") or \
+        isinstance(func, gast.Attribute) and func.attr in ("partial", "Partial")
+
+
+def _is_partial(obj):
+    """functools.partial, or tree_util.Partial (a pytree that calls as it)."""
+    from secant.tree_util import Partial
+    return obj is functools.partial or obj is Partial
+
+
+def _plain_positional(fn):
+    """The parameter names of a plain Python function (positional, no defaults, no *args,
+    **kwargs, keyword-only; not secant's own), else None."""
+    if not isinstance(fn, types.FunctionType) or fn.__module__.startswith("secant"):
+        return None
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+        return None
+    return [p.name for p in params]
 
 
 class _Desugarer:
@@ -673,8 +695,16 @@ class _Desugarer:
                           else self.loop_exits(s))
         if isinstance(s, gast.While):
             if _has([s.test], gast.NamedExpr):
-                raise self.error(s, "a walrus (:=) in a while test cannot be transformed yet; "
-                                 "assign before the loop and at the end of its body")
+                if _has(s.body, gast.Continue) or _has(s.body, gast.NamedExpr):
+                    raise self.error(s, "a walrus (:=) in a while test cannot be transformed "
+                                     "yet where the body continues; assign before the loop "
+                                     "and at the end of its body")
+                # `while (n := n - 1) > 0: body` -> `n = n - 1` / `while n > 0: body; n = n - 1`
+                # (the test's assignments run before each test, as Python runs them)
+                pre = self.hoist(s, "test")
+                s.body = s.body + copy.deepcopy(pre)
+                self.changed = True
+                return self.block(pre) + self.statement(s)
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             return [s] if self.only_choices and not self.stageable_exits(s) \
                 else self.loop_exits(s)
@@ -2317,7 +2347,7 @@ class _Desugarer:
 
     def _inline_vectorized(self, body):
         """`f = jnp.vectorize(h, ...)` bound once, f only ever called, h and the keywords'
-        values names assigned once (or constants): each call `f(a)` reads `jnp.vectorize(h,
+        values names assigned once (or constants; h a lambda too): each call `f(a)` reads `jnp.vectorize(h,
         ...)(a)`, the form the normaliser reads (the same function, as the names never
         change)."""
         candidates = [s for s in body if isinstance(s, gast.Assign) and len(s.targets) == 1
@@ -2338,8 +2368,11 @@ class _Desugarer:
                     or stores.count(name) != 1 or calls is None \
                     or any(k.arg is None for k in call.keywords) or not all(
                         isinstance(v, gast.Constant) or isinstance(v, gast.Name)
-                        and stores.count(v.id) <= 1 for v in values):
-                continue
+                        and stores.count(v.id) <= 1 or isinstance(v, gast.Lambda)
+                        and v is call.args[0] and all(
+                            stores.count(m.id) <= 1 for m in _walk(v.body)
+                            if isinstance(m, gast.Name)) for v in values):
+                continue        # (a lambda: made again at each call, its names never change)
             for c in calls:
                 c.func = copy.deepcopy(call)
             body = [b for b in body if b is not s]
@@ -2425,56 +2458,69 @@ class _Desugarer:
         return out
 
     def _partials_as_defs(self, body):
-        """`g = functools.partial(h, a, k=b)` of a nested def h (plain positional parameters),
-        g used as a value, a and b constants or names assigned once: `def g(y): return h(a,
-        y, k=b)`, a nested def as any other (a closure object where it is a value, h only
-        called: transformer/closures.py). The same function, as the names never change."""
-        import functools
+        """`g = functools.partial(h, a, k=b)` (or tree_util.Partial) of a nested def h or a
+        global Python function h (plain positional parameters), g used as a value, a and b
+        constants or names assigned once: `def g(y): return h(a, y, k=b)`, a nested def as any
+        other (a closure object where it is a value, h only called:
+        transformer/closures.py). The same function, as the names never change."""
         defs = {s.name: s for s in body if isinstance(s, gast.FunctionDef)}
         candidates = [s for s in body if (isinstance(s, gast.Assign) and len(s.targets) == 1
                                           and isinstance(s.targets[0], gast.Name)
                                           or isinstance(s, gast.Return))
-                      and isinstance(s.value, gast.Call)
-                      and s.value.args and isinstance(s.value.args[0], gast.Name)
-                      and s.value.args[0].id in defs]
+                      and isinstance(s.value, gast.Call) and _spells_partial(s.value.func)
+                      and s.value.args and isinstance(s.value.args[0], (gast.Name,
+                                                                        gast.Attribute))]
         if not candidates or self.only_choices:
             return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         out = []
         for s in body:
-            if s not in candidates:
+            made = self._partial_as_def(s, defs, stores) if s in candidates else None
+            if made is None:
                 out.append(s)
                 continue
-            call = s.value
-            name = s.targets[0].id if isinstance(s, gast.Assign) else \
-                self.names.fresh(f"{call.args[0].id}_partial")
-            fdef = defs[call.args[0].id]
-            a = fdef.args
-            params = [p.id for p in a.args]
-            bound = call.args[1:] + [k.value for k in call.keywords]
-            keywords = [k.arg for k in call.keywords]
-            if self._callee_object(call.func, stores) is not functools.partial \
-                    or isinstance(s, gast.Assign) and stores.count(name) != 1 or a.vararg or a.kwarg or a.kwonlyargs \
-                    or a.defaults or a.posonlyargs or fdef.decorator_list \
-                    or any(isinstance(v, gast.Starred) for v in call.args) \
-                    or any(k is None or k not in params[len(call.args) - 1:] for k in keywords) \
-                    or len(call.args) - 1 > len(params) or not all(
-                        isinstance(v, gast.Constant) or isinstance(v, gast.Name)
-                        and stores.count(v.id) == 1 for v in bound):
-                out.append(s)
-                continue
-            rest = [p for p in params[len(call.args) - 1:] if p not in keywords]
-            args = [gast.unparse(v).strip() for v in call.args[1:]] + \
-                [f"{p}={p}" for p in rest] + \
-                [f"{k.arg}={gast.unparse(k.value).strip()}" for k in call.keywords]
-            made = _parse(f"def {name}({', '.join(rest)}):\n"
-                          f"    return {fdef.name}({', '.join(args)})", s)
-            out.append(made)
-            if isinstance(s, gast.Return):
-                out.append(_parse(f"return {name}", s))
+            out.extend(made)
             self.changed = True
         return out
+
+    def _partial_as_def(self, s, defs, stores):
+        """_partials_as_defs' statements for one candidate `s`, or None where it does not
+        apply."""
+        call = s.value
+        head = call.args[0]
+        fdef = defs.get(head.id) if isinstance(head, gast.Name) else None
+        if fdef is not None:
+            a = fdef.args
+            if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs \
+                    or fdef.decorator_list:
+                return None
+            params = [p.id for p in a.args]
+        else:       # a global Python function (a local holding a callable is the run's)
+            params = _plain_positional(self._callee_object(head, stores + list(defs)))
+            if params is None:
+                return None
+        name = s.targets[0].id if isinstance(s, gast.Assign) else \
+            self.names.fresh(f"{gast.unparse(head).strip().replace('.', '_')}_partial")
+        bound = call.args[1:] + [k.value for k in call.keywords]
+        keywords = [k.arg for k in call.keywords]
+        if not _is_partial(self._callee_object(call.func, stores)) \
+                or isinstance(s, gast.Assign) and stores.count(name) != 1 \
+                or any(isinstance(v, gast.Starred) for v in call.args) \
+                or any(k is None or k not in params[len(call.args) - 1:] for k in keywords) \
+                or len(call.args) - 1 > len(params) or not all(
+                    isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                    and stores.count(v.id) == 1 for v in bound):
+            return None
+        rest = [p for p in params[len(call.args) - 1:] if p not in keywords]
+        args = [gast.unparse(v).strip() for v in call.args[1:]] + \
+            [f"{p}={p}" for p in rest] + \
+            [f"{k.arg}={gast.unparse(k.value).strip()}" for k in call.keywords]
+        made = [_parse(f"def {name}({', '.join(rest)}):\n"
+                       f"    return {gast.unparse(head).strip()}({', '.join(args)})", s)]
+        if isinstance(s, gast.Return):
+            made.append(_parse(f"return {name}", s))
+        return made
 
     def _name_returned_lambdas(self, body):
         """`return lambda p, g: p - lr * g` at the top level, the lambda reading locals: `fn =

@@ -605,6 +605,8 @@ class _Rewriter:
     def _loop_problem(self, s):
         if s.orelse:
             return "it has an else: block"
+        if isinstance(s, gast.While) and _contains([s.test], gast.NamedExpr):
+            return "its test assigns with :="     # (its cond would assign a name of its own)
         why = _side_effect(s.body)
         if why:
             return f"its body {why}"

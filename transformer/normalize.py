@@ -1180,6 +1180,13 @@ class Normaliser(ContainerMixin):
                 tree_util.is_node_type(cls) and cls not in tree_util._plain_types):
             return None
         else:
+            if not bypass and tree_util._frozen_dataclass(cls):
+                error = self.src.error(stmt, f"cannot assign to field {target.attr!r} of a "
+                                       f"frozen dataclass {cls.__name__!r} (Python's "
+                                       "dataclasses.FrozenInstanceError); use "
+                                       "dataclasses.replace")
+                error.when_run = True
+                raise error
             kind = copy.deepcopy(made_by.func)
             described = next((c.__dict__[target.attr] for c in cls.__mro__
                               if target.attr in c.__dict__), None)
@@ -2464,7 +2471,9 @@ class Normaliser(ContainerMixin):
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
                           f"{base.name}_item")
-        if self._list_like(base.name) and self.batching and (isinstance(
+        if self.batching and self.is_container(base) and _is_negative_int(node.slice):
+            self.out[-1].container = True       # items[-1] of a list built here: as written
+        elif self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
         elif self.batching and isinstance(node.slice, gast.Slice) and \
@@ -5103,6 +5112,7 @@ def _merged_dict(node):
     merged = groups[0]
     for g in groups[1:]:
         merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
+        merged.secant_merge = True      # a dict merge, whatever its operands' names hold
     for n in gast.walk(merged):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)

@@ -310,12 +310,13 @@ def _pattern(d, p, value):
                  f"len({value}) >= {n - 1}" if stars else f"len({value}) == {n}"]
         binds = []
         for i, q in enumerate(p.patterns):
-            if isinstance(q, gast.MatchStar):       # [first, *rest]: rest = list(v[1:])
+            if isinstance(q, gast.MatchStar):       # [first, *rest]: rest = list(v)[1:]
                 end = f"len({value}) - {n - 1 - i}" if i < n - 1 else ""
-                binds += [(q.name, f"list({value}[{i}:{end}])")] if q.name else []
+                binds += [(q.name, f"list({value})[{i}:{end}]")] if q.name else []
                 continue
-            at = i if not stars or i < stars[0] else f"len({value}) - {n - i}"
-            t, b = _pattern(d, q, f"{value}[{at}]")
+            # (after the star: list(v)[-1], an item of a list, as vmap reads it too)
+            t, b = _pattern(d, q, f"{value}[{i}]" if not stars or i < stars[0]
+                            else f"list({value})[{i - n}]")
             tests += [f"({t})"] if t else []
             binds += b
         return " and ".join(tests), binds

@@ -820,7 +820,9 @@ def held_object(src_resolve, tracked, fnode, target, value):
     args, keywords, kinds = _kinded(src_resolve, value) if inspect.isclass(cls) \
         else (value.args, value.keywords, ())
     ns = functional_form(cls, kinds) if inspect.isclass(cls) else None
-    if ns is None or not hasattr(ns, "__init__") or not _used_as_object(fnode, target, ns):
+    from secant.tree_util import _frozen_dataclass
+    if ns is None or not hasattr(ns, "__init__") or not _used_as_object(
+            fnode, target, ns, writes=not _frozen_dataclass(cls)):
         return None
     form = f"({gast.unparse(value.func).strip()}).{form_name(kinds)}"
     made = gast.Call(func=gast.parse(f"{form}.__init__").body[0].value, args=args,
@@ -831,7 +833,9 @@ def held_object(src_resolve, tracked, fnode, target, value):
     return made, form
 
 
-def _used_as_object(fnode, target, ns):
+def _used_as_object(fnode, target, ns, writes=True):
+    """writes: m.w = v allowed (a new dict of fields; not for a frozen dataclass's object,
+    where Python refuses it)."""
     name = target.id
     parents = {}
     for n in gast.walk(fnode):
@@ -859,8 +863,8 @@ def _used_as_object(fnode, target, ns):
                     or p.attr in ns.__properties__ or _delegated(ns, p.attr)) \
                     and not (isinstance(q, gast.Call) and q.func is p):
                 continue                # m.w, m.prop, m.a read through __getattr__
-        if isinstance(p, gast.Attribute) and p.value is n and p.attr in ns.__fields__ and \
-                p.attr not in ns.__field_kinds__ and \
+        if writes and isinstance(p, gast.Attribute) and p.value is n and \
+                p.attr in ns.__fields__ and p.attr not in ns.__field_kinds__ and \
                 isinstance(parents.get(p), (gast.Assign, gast.AugAssign)) and \
                 p in getattr(parents[p], "targets", [getattr(parents[p], "target", None)]) \
                 and parents.get(parents[p]) is fnode:

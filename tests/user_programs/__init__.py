@@ -49,10 +49,20 @@ def _collect_third():
     return cases
 
 
+def _collect_fourth():
+    """The fourth battery (explore15k): domains the first three left out (reinforcement
+    learning, finance, robotics and graphics, graph networks, PDEs, signal, Kalman, EM, VAE,
+    diffusion, ranking, interpolation, optimal transport, contrastive losses) and Python
+    styles (match, the walrus, generators, dataclass factories, partial(jit, static_argnames))."""
+    from user_programs import domains
+    return list(domains.CASES)
+
+
 ALL = _collect()
 SECOND = _collect_second()
 THIRD = _collect_third()
-BY_NAME = {c.name: c for c in ALL + SECOND + THIRD}
-_names = [c.name for c in ALL + SECOND + THIRD]
+FOURTH = _collect_fourth()
+BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH}
+_names = [c.name for c in ALL + SECOND + THIRD + FOURTH]
 assert len(BY_NAME) == len(_names), \
     f"duplicate program names: {sorted({n for n in _names if _names.count(n) > 1})}"

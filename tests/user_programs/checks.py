@@ -75,6 +75,8 @@ SECOND_TRANSFORMS["grad∘grad∘grad"] = harness.COMPOSITIONS["grad∘grad∘gr
 JAX_REFUSES = {
     ("custom_vjp_user", "jvp"): "forward mode of a custom_vjp function",
     ("jd_clip_gradient", "jvp"): "forward mode of a custom_vjp function",
+    **{("st_assert_values", t): "an assert on a traced value (TracerBoolConversionError)"
+       for t in ("jit", "jit∘grad", "vmap", "vmap∘grad")},
 }
 
 
