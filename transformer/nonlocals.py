@@ -98,3 +98,60 @@ def makes_stateful_closure(fn):
     except (OSError, TypeError, SyntaxError):
         return False
     return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))
+
+
+_WRITES_STATE = {}      # code object -> whether its function sets state (writes_state)
+
+
+def writes_state(fn):
+    """Whether the user's function (or a callable object's class's __call__) sets Python state
+    that outlives its call: a name it declares `global` or `nonlocal` and assigns, or an
+    attribute of its `self` (`self.calls += 1`): False, "settled" where every read of that state
+    follows its writes (global_writes._settled), else "early". Read from its source, once per
+    code object."""
+    import inspect
+    import textwrap
+    import types
+    method = getattr(type(fn), "__call__", None) if not isinstance(
+        fn, (types.FunctionType, types.MethodType, type)) else None
+    target = fn.__func__ if isinstance(fn, types.MethodType) else \
+        method if isinstance(method, types.FunctionType) else fn
+    code = getattr(target, "__code__", None)
+    if not isinstance(target, types.FunctionType) or code is None or \
+            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
+        return False
+    hit = _WRITES_STATE.get(code)
+    if hit is not None:
+        return hit
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(target)))
+        fdef = tree.body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef = None
+    found = False
+    if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        from secant.transformer.global_writes import _settled
+        body = list(_walk_scope(fdef.body))
+        declared = {n for s in body if isinstance(s, (gast.Global, gast.Nonlocal))
+                    for n in s.names}
+        me = fdef.args.args[0].id if fdef.args.args and (
+            isinstance(fn, types.MethodType) or method is not None) else None
+        state = {n.id for n in body if isinstance(n, gast.Name) and n.id in declared
+                 and isinstance(n.ctx, gast.Store)}
+        fields = {t.attr for n in body if me and isinstance(n, (gast.Assign, gast.AugAssign))
+                  for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
+                  if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name)
+                  and t.value.id == me}
+        if state or fields:
+            found = "settled"
+
+        def field(attr):
+            return lambda n: isinstance(n, gast.Attribute) and n.attr == attr and \
+                isinstance(n.value, gast.Name) and n.value.id == me
+        if not all(_settled(fdef.body, n) for n in state) or \
+                not all(_settled(fdef.body, None, field(a)) for a in fields):
+            found = "early"
+    if len(_WRITES_STATE) > 4096:
+        _WRITES_STATE.clear()
+    _WRITES_STATE[code] = found
+    return found
