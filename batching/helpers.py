@@ -741,6 +741,19 @@ def all_gather_batched(x, axis=0, tiled=False):
     return out
 
 
+def psum_scatter_batched(x, scatter_dimension=0, tiled=False):
+    """lax.psum_scatter over the vmapped axis: the batch's sum, each example keeping its own
+    block of it along scatter_dimension (batched: example i's block i)."""
+    from secant.lax import scatter_dimension_of
+    n = np.shape(x)[0]
+    d = scatter_dimension_of(x[0], scatter_dimension, n, tiled)
+    blocks = snp.moveaxis(snp.sum(x, axis=0), d, 0)     # (one block per example, first)
+    if not tiled:
+        return blocks
+    shape = np.shape(blocks)
+    return snp.moveaxis(snp.reshape(blocks, (n, shape[0] // n) + shape[1:]), 1, d + 1)
+
+
 def batch_second(tree):
     """Batched xs of a scan or map with the scanned axis first and the batch axis second."""
     return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
@@ -780,7 +793,7 @@ def _out_axes_error(axis, rank):
     return e
 
 
-NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to",
+NAMES = NAMES + ("all_gather_batched", "psum_scatter_batched", "batch_second", "batch_first", "batch_axis_to",
                  "out_batch_axis")
 
 

@@ -2050,7 +2050,9 @@ class Normaliser(ContainerMixin):
         operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
-                not any(_has_var(o) for o in flat):     # (nested tuples too: f(((x, y), z)))
+                not any(_has_var(o) for o in flat) and not (
+                    self.batching and op in COLLECTIVES):   # (psum(1.0, 'i'): vmap's axis)
+            # (nested tuples too: f(((x, y), z)))
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
