@@ -3305,6 +3305,11 @@ class Normaliser(ContainerMixin):
         if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
             return self._inactive(node)
         fn = self.operand(func) if fn is None else fn
+        if isinstance(func, gast.Call) and maker is not builtins.getattr and not getattr(
+                maker, "__secant_dispatcher__", False):
+            # make()(x), a class a factory makes: made once, the forward's call and its
+            # derivative's the same (made again there, a pytree class was another type)
+            fn = self._named_operand(fn, "callee")
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
                 func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
                 or maker is builtins.getattr or maker is _UNRESOLVED
