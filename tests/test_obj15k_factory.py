@@ -10,17 +10,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import tree_util
-
-
-def _factory():
-    class Local:
-        def __init__(self, u, v):
-            self.u, self.v = u, v
-
-        @property
-        def total(self):
-            return snp.sum(snp.stack([self.u, self.v]) ** 2) * self.u
-    return Local
+from tests.test_attr15_unreached import _factory
 
 
 def _typed():

@@ -10,16 +10,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
-
-
-def _central(f, x, h=1e-6):
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return out
+from tests.central_differences import grad_fd
 
 
 def make():
@@ -84,7 +75,7 @@ def test_counter_advances_once_per_call_and_the_gradient_uses_it(x64, kind):
             before = get()
             got = np.asarray(g(X))
             assert get() == before + 1, name
-            want = _central(lambda x: scale * _ref(x, before + 1), X)
+            want = grad_fd(lambda x: scale * _ref(x, before + 1), X)
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
 
 
@@ -123,7 +114,7 @@ def test_read_before_update_at_top_level(x64):
         b = get()
         got = np.asarray(getattr(secant, t)(early)(X))
         assert get() == b + 1
-        want = _central(lambda x: np.sum(x * b * (b + 1) + x), X)
+        want = grad_fd(lambda x: np.sum(x * b * (b + 1) + x), X)
         np.testing.assert_allclose(got, want, rtol=1e-6)
     b = get()
     got = np.asarray(secant.vmap(early)(np.stack([X, 2 * X])))

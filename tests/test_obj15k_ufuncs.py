@@ -6,6 +6,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from tests.central_differences import grad_fd
 
 W = np.arange(6.0).reshape(2, 3)
 Y = np.array([1.5, -0.4, 0.9])
@@ -45,19 +46,10 @@ CASES = {
 A = np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.5]])
 
 
-def _central(f, a, h=1e-6):
-    out = np.zeros_like(a)
-    for i in range(a.size):
-        e = np.zeros_like(a)
-        e.flat[i] = h
-        out.flat[i] = (f(a + e) - f(a - e)) / (2 * h)
-    return out
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_ufunc_method_under_transforms(x64, name):
     f, ref = CASES[name]
-    g = _central(ref, A)
+    g = grad_fd(ref, A)
     np.testing.assert_allclose(np.asarray(secant.grad(f)(A)), g, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(A)), g, rtol=1e-5,
                                atol=1e-7)
@@ -68,8 +60,8 @@ def test_ufunc_method_under_transforms(x64, name):
     np.testing.assert_allclose(np.asarray(secant.vmap(f)(batch)), [ref(a) for a in batch],
                                rtol=1e-12)
     np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(batch)),
-                               [_central(ref, a) for a in batch], rtol=1e-5, atol=1e-7)
+                               [grad_fd(ref, a) for a in batch], rtol=1e-5, atol=1e-7)
     hess = np.asarray(secant.hessian(f)(A)).reshape(6, 6)
-    fd = np.stack([_central(lambda a: _central(ref, a, 1e-4).ravel()[i], A, 1e-4).ravel()
+    fd = np.stack([grad_fd(lambda a: grad_fd(ref, a, h=1e-4).ravel()[i], A, h=1e-4).ravel()
                    for i in range(6)])
     np.testing.assert_allclose(hess, fd, rtol=1e-3, atol=1e-4)
