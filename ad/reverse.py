@@ -1984,7 +1984,7 @@ def _check_state_replayable(fn, recomputing, replay=False):
     a loop, or sets state after calling one (each recompute would read the state the last one
     left). JAX reads it once, as the call runs; secant refuses where it cannot be sure."""
     from secant.errors import SecantError
-    from secant.transformer.nonlocals import writes_state
+    from secant.transformer.nonlocals import state_names, writes_state
 
     def where(origin):
         return f"\n  at {origin.filename}:{origin.line}\n    {origin.text}" if origin else ""
@@ -1992,10 +1992,10 @@ def _check_state_replayable(fn, recomputing, replay=False):
         "derivative that runs the function again for its reverse pass (a callee's, or " \
         "jacrev's) would read the value the call already set; read it after setting it, or " \
         "differentiate this function itself with grad or jacfwd"
-    for st in ir.nested(fn.body) if recomputing else ():
+    # (a replay form: jacfwd's layout, run before the call, reads the state the call reads;
+    # a callee's replay in its caller's recompute: the caller's vjp is checked here)
+    for st in ir.nested(fn.body) if recomputing and not replay else ():
         hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
-        if hit and replay:          # (jacfwd's layout, run before the call: the state is
-            continue                # the call's own; a callee's replay: checked by its caller)
         if hit:
             raise SecantError(f"{hit.group(2)} is {early}" + where(st.origin))
         if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee) == "early":
@@ -2005,11 +2005,25 @@ def _check_state_replayable(fn, recomputing, replay=False):
         _check_fields_read_first(fn, where)
     stateful, loops = [], [s for s in ir.nested(fn.body) if isinstance(s, (ir.For, ir.While))]
     in_loop = {id(t) for lp in loops for t in ir.nested(lp.body)}
+    before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
         if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee):
             if id(st) in in_loop or stateful:
                 break
+            read = [n for n in state_names(st.callee) for text in before if re.search(
+                (r"\w" if n.startswith(".") else r"(?<![\w.])") + re.escape(n) + r"\b", text)]
+            if read:
+                name = getattr(st.callee, "__name__", "a function")
+                raise SecantError(
+                    f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
+                    "or attribute counter): the reverse pass would read it again after the "
+                    "call changed it; read it after the call, or differentiate with "
+                    "secant.jacfwd" + where(st.origin))
             stateful.append(st)
+        elif not stateful:
+            before.append(st.code if isinstance(st, ir.Plain) else " ".join(
+                src(o) for o in getattr(st, "operands", {}).values()
+                if isinstance(o, ir.Expr)) if isinstance(st, ir.Op) else "")
         elif stateful and isinstance(st, ir.Plain) and _STATE_WRITE.match(st.code.strip()):
             break
     else:

@@ -130,7 +130,16 @@ def test_replays_that_would_read_changed_state_are_refused(x64):
 
     def twice(x):           # the first gstep's replay would read the second call's count
         return gstep(x) * gstep(x)
-    for f, match in ((through, "read before"), (twice, "called again")):
+    def read_first(x):      # its reverse pass would read calls after gstep changed it
+        return snp.sum(x * calls) + gstep(x)
+
+    m = Model()
+
+    def attribute_first(x):
+        return snp.sum(x * m.calls) + m(x)
+    for f, match in ((through, "read before"), (twice, "called again"),
+                     (read_first, "calls is read before gstep"),
+                     (attribute_first, "calls is read before")):
         with pytest.raises(secant.SecantError, match=match):
             secant.grad(f)(X)
     b = calls

@@ -122,20 +122,22 @@ def writes_state(fn):
         return False
     hit = _WRITES_STATE.get(code)
     if hit is not None:
-        return hit
+        return hit[0]
     try:
         tree = gast.parse(textwrap.dedent(inspect.getsource(target)))
         fdef = tree.body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         fdef = None
-    found = False
+    found, names = False, frozenset()
     if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
         from secant.transformer.global_writes import _settled
         body = list(_walk_scope(fdef.body))
         declared = {n for s in body if isinstance(s, (gast.Global, gast.Nonlocal))
                     for n in s.names}
+        parts = target.__qualname__.split(".")
         me = fdef.args.args[0].id if fdef.args.args and (
-            isinstance(fn, types.MethodType) or method is not None) else None
+            isinstance(fn, types.MethodType) or method is not None
+            or len(parts) > 1 and parts[-2] != "<locals>") else None   # (Model.__call__)
         state = {n.id for n in body if isinstance(n, gast.Name) and n.id in declared
                  and isinstance(n.ctx, gast.Store)}
         fields = {t.attr for n in body if me and isinstance(n, (gast.Assign, gast.AugAssign))
@@ -144,6 +146,7 @@ def writes_state(fn):
                   and t.value.id == me}
         if state or fields:
             found = "settled"
+            names = frozenset(state) | frozenset("." + a for a in fields)
 
         def field(attr):
             return lambda n: isinstance(n, gast.Attribute) and n.attr == attr and \
@@ -153,5 +156,17 @@ def writes_state(fn):
             found = "early"
     if len(_WRITES_STATE) > 4096:
         _WRITES_STATE.clear()
-    _WRITES_STATE[code] = found
+    _WRITES_STATE[code] = (found, names)
     return found
+
+
+def state_names(fn):
+    """The state writes_state(fn) found: the global and nonlocal names `fn` sets, and `.attr`
+    for each attribute of its self it sets."""
+    if not writes_state(fn):
+        return frozenset()
+    import types
+    method = getattr(type(fn), "__call__", None)
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
+        fn, types.FunctionType) else method
+    return _WRITES_STATE[target.__code__][1]
