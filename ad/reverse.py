@@ -2008,7 +2008,8 @@ def _check_state_replayable(fn, recomputing, replay=False):
     before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
         if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee):
-            if id(st) in in_loop or stateful:
+            if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
+                stateful.append(st)
                 break
             read = [n for n in state_names(st.callee) for text in before if re.search(
                 (r"\w" if n.startswith(".") else r"(?<![\w.])") + re.escape(n) + r"\b", text)]
@@ -2019,16 +2020,18 @@ def _check_state_replayable(fn, recomputing, replay=False):
                     "or attribute counter): the reverse pass would read it again after the "
                     "call changed it; read it after the call, or differentiate with "
                     "secant.jacfwd" + where(st.origin))
-            stateful.append(st)
+            if writes_state(st.callee) != "unread":     # (a replay reads no state of it)
+                stateful.append(st)
         elif not stateful:
             before.append(st.code if isinstance(st, ir.Plain) else " ".join(
                 src(o) for o in getattr(st, "operands", {}).values()
                 if isinstance(o, ir.Expr)) if isinstance(st, ir.Op) else "")
         elif stateful and isinstance(st, ir.Plain) and _STATE_WRITE.match(st.code.strip()):
+            stateful.append(stateful[-1])
             break
     else:
         return
-    name = getattr(stateful[0].callee, "__name__", "a function")
+    name = getattr(stateful[-1].callee, "__name__", "a function")
     if replay:
         return
     raise SecantError(

@@ -107,8 +107,8 @@ def writes_state(fn):
     """Whether the user's function (or a callable object's class's __call__) sets Python state
     that outlives its call: a name it declares `global` or `nonlocal` and assigns, or an
     attribute of its `self` (`self.calls += 1`): False, "settled" where every read of that state
-    follows its writes (global_writes._settled), else "early". Read from its source, once per
-    code object."""
+    follows its writes (global_writes._settled), "unread" where the function never reads it
+    but to update it, else "early". Read from its source, once per code object."""
     import inspect
     import textwrap
     import types
@@ -154,6 +154,15 @@ def writes_state(fn):
         if not all(_settled(fdef.body, n) for n in state) or \
                 not all(_settled(fdef.body, None, field(a)) for a in fields):
             found = "early"
+        stores = {id(n) for s in body if isinstance(s, (gast.Assign, gast.AugAssign)) and any(
+            isinstance(t, gast.Name) and t.id in state or isinstance(t, gast.Attribute)
+            and t.attr in fields for t in (s.targets if isinstance(s, gast.Assign)
+                                           else [s.target])) for n in gast.walk(s)}
+        if found and not any(id(n) not in stores and (
+                isinstance(n, gast.Name) and n.id in state and isinstance(n.ctx, gast.Load)
+                or isinstance(n, gast.Attribute) and n.attr in fields
+                and isinstance(n.value, gast.Name) and n.value.id == me) for n in body):
+            found = "unread"    # (`self.calls += 1` alone: its value never read by the call)
     if len(_WRITES_STATE) > 4096:
         _WRITES_STATE.clear()
     _WRITES_STATE[code] = (found, names)
