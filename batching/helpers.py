@@ -744,13 +744,16 @@ def all_gather_batched(x, axis=0, tiled=False):
 def psum_scatter_batched(x, scatter_dimension=0, tiled=False):
     """lax.psum_scatter over the vmapped axis: the batch's sum, each example keeping its own
     block of it along scatter_dimension (batched: example i's block i)."""
-    from secant.lax import scatter_dimension_of
     n = np.shape(x)[0]
-    d = scatter_dimension_of(x[0], scatter_dimension, n, tiled)
-    blocks = snp.moveaxis(snp.sum(x, axis=0), d, 0)     # (one block per example, first)
+    blocks = snp.moveaxis(snp.sum(x, axis=0), scatter_dimension, 0)     # (a block per example)
+    shape = np.shape(blocks)
+    if shape[0] % n if tiled else shape[0] != n:
+        raise SecantValueError(f"psum_scatter: dimension {scatter_dimension} of the operand has "
+                               f"size {shape[0]}, which must "
+                               f"{'be a multiple of' if tiled else 'equal'} the axis size {n}")
     if not tiled:
         return blocks
-    shape = np.shape(blocks)
+    d = scatter_dimension % len(shape)
     return snp.moveaxis(snp.reshape(blocks, (n, shape[0] // n) + shape[1:]), 1, d + 1)
 
 
