@@ -1247,6 +1247,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     the lines before folding: every value under its canonical name, what a transform of the
     derivative reads, so that its names come from the user's as at first order).
     """
+    _check_state_replayable(fn, mode in ("vjp", "replay"), mode == "replay")
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
         fn.output_dtype = dataflow.output_dtype(fn)
@@ -1959,6 +1960,106 @@ def _fields_read(stmts):
 
 def _ops_in(stmts):
     return (s for s in ir.nested(stmts) if isinstance(s, ir.Op))
+
+
+_FIELD_SET = re.compile(r"^(\w+)\.(\w+) *(?:[-+*/]?=)(?!=)")
+
+
+def _check_fields_read_first(fn, where):
+    """Refuses `y = x * self.calls; self.calls += 1` (a Python counter on an object, run as
+    written once per call): its reverse pass would read self.calls again after the update."""
+    from secant.errors import SecantError
+    sets = {}
+    for st in ir.nested(fn.body):
+        hit = isinstance(st, ir.Plain) and st.effect and _FIELD_SET.match(st.code.strip())
+        if hit:
+            sets.setdefault(f"{hit.group(1)}.{hit.group(2)}", st)
+    if not sets:
+        return
+    for st in ir.nested(fn.body):
+        for field, at in sets.items():
+            if st is at:
+                sets = {k: v for k, v in sets.items() if v is not at}
+                break
+            if isinstance(st, ir.Op) and any(
+                    re.search(rf"\b{re.escape(field)}\b", src(o)) for o in st.operands.values()
+                    if isinstance(o, ir.Expr)):
+                raise SecantError(f"{field} is read before the function sets it (an attribute "
+                                  "counter): the reverse pass would read it again after the "
+                                  "update; read it after setting it, or differentiate with "
+                                  "secant.jacfwd" + where(st.origin))
+        if not sets:
+            return
+
+
+_STATE_READ = re.compile(r"^\w+ = (read_(?:global|cell)\w*)\('(\w+)'\)$")
+_STATE_WRITE = re.compile(r"^write_(?:global|cell)\w*\(")
+
+
+def _check_state_replayable(fn, recomputing, replay=False):
+    """Refuses a reverse pass that would read Python state (a global or closure variable the
+    function sets: transformer/global_writes.py) at another time than the user's call did:
+    a recompute (a callee's vjp, jacrev's) of a function that reads it before setting it (the
+    call set it already), or a caller that calls such stateful functions more than once, or in
+    a loop, or sets state after calling one (each recompute would read the state the last one
+    left). JAX reads it once, as the call runs; secant refuses where it cannot be sure."""
+    from secant.errors import SecantError
+    from secant.transformer.nonlocals import state_names, writes_state
+
+    def where(origin):
+        return f"\n  at {origin.filename}:{origin.line}\n    {origin.text}" if origin else ""
+    early = "read before the function sets it (a global, nonlocal or attribute counter): a " \
+        "derivative that runs the function again for its reverse pass (a callee's, or " \
+        "jacrev's) would read the value the call already set; read it after setting it, or " \
+        "differentiate this function itself with grad or jacfwd"
+    # (a replay form: jacfwd's layout, run before the call, reads the state the call reads;
+    # a callee's replay in its caller's recompute: the caller's vjp is checked here)
+    for st in ir.nested(fn.body) if recomputing and not replay else ():
+        hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
+        if hit:
+            raise SecantError(f"{hit.group(2)} is {early}" + where(st.origin))
+        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee) == "early":
+            raise SecantError(f"{getattr(st.callee, '__name__', 'a callee')} reads state it "
+                              f"sets, {early}" + where(st.origin))
+    if not replay:
+        _check_fields_read_first(fn, where)
+    stateful, loops = [], [s for s in ir.nested(fn.body) if isinstance(s, (ir.For, ir.While))]
+    in_loop = {id(t) for lp in loops for t in ir.nested(lp.body)}
+    before = []         # the source each statement before the stateful call reads
+    for st in ir.nested(fn.body):
+        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee):
+            if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
+                stateful.append(st)
+                break
+            read = [n for n in state_names(st.callee) for text in before if re.search(
+                (r"\w" if n.startswith(".") else r"(?<![\w.])") + re.escape(n) + r"\b", text)]
+            if read:
+                name = getattr(st.callee, "__name__", "a function")
+                raise SecantError(
+                    f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
+                    "or attribute counter): the reverse pass would read it again after the "
+                    "call changed it; read it after the call, or differentiate with "
+                    "secant.jacfwd" + where(st.origin))
+            if writes_state(st.callee) != "unread":     # (a replay reads no state of it)
+                stateful.append(st)
+        elif not stateful:
+            before.append(st.code if isinstance(st, ir.Plain) else " ".join(
+                src(o) for o in getattr(st, "operands", {}).values()
+                if isinstance(o, ir.Expr)) if isinstance(st, ir.Op) else "")
+        elif stateful and isinstance(st, ir.Plain) and _STATE_WRITE.match(st.code.strip()):
+            stateful.append(stateful[-1])
+            break
+    else:
+        return
+    name = getattr(stateful[-1].callee, "__name__", "a function")
+    if replay:
+        return
+    raise SecantError(
+        f"{name} sets Python state (a global, nonlocal or attribute counter) and is called "
+        "again (or in a loop, or before more state is set) in a function differentiated in "
+        f"reverse mode: the reverse pass runs {name} again after later calls changed that "
+        "state, and would read their value: secant cannot be sure of it; differentiate with "
+        "secant.jacfwd, or call it once" + where(st.origin))
 
 
 def _index_value(idx):

@@ -767,6 +767,22 @@ def all_gather_batched(x, axis=0, tiled=False):
     return out
 
 
+def psum_scatter_batched(x, scatter_dimension=0, tiled=False):
+    """lax.psum_scatter over the vmapped axis: the batch's sum, each example keeping its own
+    block of it along scatter_dimension (batched: example i's block i)."""
+    n = np.shape(x)[0]
+    blocks = snp.moveaxis(snp.sum(x, axis=0), scatter_dimension, 0)     # (a block per example)
+    shape = np.shape(blocks)
+    if shape[0] % n if tiled else shape[0] != n:
+        raise SecantValueError(f"psum_scatter: dimension {scatter_dimension} of the operand has "
+                               f"size {shape[0]}, which must "
+                               f"{'be a multiple of' if tiled else 'equal'} the axis size {n}")
+    if not tiled:
+        return blocks
+    d = scatter_dimension % len(shape)
+    return snp.moveaxis(snp.reshape(blocks, (n, shape[0] // n) + shape[1:]), 1, d + 1)
+
+
 def batch_second(tree):
     """Batched xs of a scan or map with the scanned axis first and the batch axis second."""
     return tree_util.tree_map(lambda leaf: snp.swapaxes(leaf, 0, 1), tree)
@@ -806,7 +822,7 @@ def _out_axes_error(axis, rank):
     return e
 
 
-NAMES = NAMES + ("all_gather_batched", "batch_second", "batch_first", "batch_axis_to",
+NAMES = NAMES + ("all_gather_batched", "psum_scatter_batched", "batch_second", "batch_first", "batch_axis_to",
                  "out_batch_axis")
 
 

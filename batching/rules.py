@@ -171,6 +171,10 @@ COLLECTIVES = {
                    "unbatched": "all_gather_batched(broadcast_batch({x}, {size}), {axis}, "
                                 "{tiled})"},
     "axis_index": {"unbatched": "snp.arange({size})"},
+    "axis_size": {"unbatched": "{size}"},       # (a Python int, as JAX's)
+    "psum_scatter": {"x": "psum_scatter_batched({x}, {scatter_dimension}, {tiled})",
+                     "unbatched": "psum_scatter_batched(broadcast_batch({x}, {size}), "
+                                  "{scatter_dimension}, {tiled})"},
 }
 
 # a secant.random call with a batched key or argument (batching/helpers.py random_batched):

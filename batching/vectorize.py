@@ -599,7 +599,7 @@ class BatchBuilder(Walker):
         template = COLLECTIVES[op.op]["x" if batched else "unbatched"]
         code = template.format(**fill)
         self.emit_batched(f"{targets} = {code}", f"{targets} = {plain}")
-        if op.op == "axis_index":
+        if op.op in ("axis_index", "psum_scatter"):     # (one value, or block, per example)
             self.batched.update(op.targets)
 
     # --- user functions -----------------------------------------------------------------------

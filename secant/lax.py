@@ -13,7 +13,7 @@ import numpy as np
 
 from secant import tree_util
 from secant.backends import dtypes
-from secant.backends.errors import SecantTypeError, UnsupportedError, where
+from secant.backends.errors import SecantTypeError, SecantValueError, UnsupportedError, where
 from secant.backends.primitives import elementwise as ew
 from secant.backends.primitives import indexing as ix
 from secant.backends.primitives import structural as st
@@ -575,6 +575,45 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
         return _emit(all_to_all_p, v, split_axis=_axis(split_axis, v.ndim),
                      concat_axis=_axis(concat_axis, v.ndim), tiled=bool(tiled), groups=groups)
     return _each(x, exchange)
+
+
+def axis_size(axis_name):
+    """The number of examples (replicas) along the mapped axis `axis_name`: a Python int."""
+    return len(_pmap_axis("axis_size", axis_name)[0])
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
+    """psum of x over the mapped axis `axis_name`, scattered: example i keeps block i of the
+    sum along `scatter_dimension` (dropped, or of size x.shape[d] / axis size when tiled)."""
+    n = axis_size(axis_name)
+
+    def scatter(v):
+        v = asarray(v)
+        d = scatter_dimension_of(v, scatter_dimension, n, tiled)
+        total, i = psum(v, axis_name), axis_index(axis_name)
+        if tiled:
+            m = v.shape[d] // n
+            return dynamic_slice_in_dim(total, i * m, m, axis=d)
+        return dynamic_index_in_dim(total, i, axis=d, keepdims=False)
+    return _each(x, scatter)
+
+
+def scatter_dimension_of(x, scatter_dimension, n, tiled):
+    """psum_scatter's scatter_dimension as an axis of x, checked against the axis size n (as
+    JAX checks it)."""
+    shape = np.shape(x)
+    if not -len(shape) <= scatter_dimension < len(shape):
+        raise SecantValueError(f"psum_scatter: scatter_dimension {scatter_dimension} is out of "
+                               f"range for an operand of shape {shape}" + where())
+    d = scatter_dimension % len(shape)
+    if shape[d] % n if tiled else shape[d] != n:
+        raise SecantValueError(f"psum_scatter: dimension {d} of the operand has size "
+                               f"{shape[d]}, which must {'be a multiple of' if tiled else 'equal'}"
+                               f" the axis size {n}" + where())
+    return d
+
+
+scatter_dimension_of.__secant_constant__ = True     # (an axis: a constant to derivatives)
 
 
 def axis_index(axis_name):

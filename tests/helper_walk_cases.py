@@ -201,6 +201,7 @@ CASES = {
                                                                     "y": r(2, 3)}),
     "batch_second": ("batch_second(x)", {"x": r(2, 3)}),
     "batch_first": ("batch_first(x)", {"x": r(2, 3)}),
+    "psum_scatter_batched": ("psum_scatter_batched(x, 1, True)", {"x": r(2, 3, 4)}),
     "batch_axis_to": ("batch_axis_to((x, y), 1)", {"x": r(2, 3), "y": r(2, 4)}),
     "grad_of_fields_batched": ("grad_of_fields_batched((x, y), {0: t}, 2, True)",
                                {"t": r(2, 3), "x": r(2, 3), "y": r(2, 1)}),

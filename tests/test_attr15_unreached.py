@@ -88,9 +88,8 @@ def test_property_of_an_unreached_class_right_on_the_first_call(x64, tmp_path, m
 
 
 def test_vmap_and_jit_of_the_unreached_property(x64):
-    """vmap (batched getter, not elementwise) against a loop, jit(vmap) too. (jit(grad) of
-    a class made per call is left: its recompute makes another class, refused as a structure
-    mismatch.)"""
+    """vmap (batched getter, not elementwise) against a loop, jit(vmap) too; jit(grad) of the
+    class made per call (`_factory()(...)`, made once: tests/test_obj15k_factory.py)."""
     def f(a):
         return _factory()(snp.sin(a), a * a).total
 
@@ -98,3 +97,4 @@ def test_vmap_and_jit_of_the_unreached_property(x64):
     np.testing.assert_allclose(np.asarray(vmap(f)(xs)), [value(x) for x in xs], rtol=1e-12)
     np.testing.assert_allclose(np.asarray(jit(vmap(f))(xs)), [value(x) for x in xs],
                                rtol=1e-12)
+    np.testing.assert_allclose(float(jit(grad(f))(0.7)), slope(0.7), rtol=1e-5)

@@ -4,10 +4,10 @@ call: the function is traced on each call instead (transformer/normalize.py
 _check_not_stateful_closure), as JAX reads the Python state when it traces; checked in
 tests/test_gaps15d_idioms.py under grad, hessian, jit, jit(grad), vmap, vmap(grad), jvp. A
 counter that outlives the call (`step = make()` at module level) advances on each call in JAX's
-eager transforms; secant cannot follow it and refuses it at its `nonlocal` line, never a stale
-value; jit traces it once, as JAX does."""
+eager transforms, once per call, and the derivative uses the new value (transformer/
+global_writes.py reads and writes the user's own cell; tests/test_obj15k_state.py checks it
+under every transform); jit traces it once, as JAX does."""
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as snp
@@ -23,17 +23,21 @@ def make():
     return step
 
 
-def test_a_counter_that_outlives_the_call_is_refused_under_transforms(x64):
+def test_a_counter_that_outlives_the_call_advances_once_per_call(x64):
     step = make()
 
     def total(x):
         return snp.sum(step(x))
 
     x = np.array([1.0, 2.0])
-    for t in (lambda: secant.grad(total)(x), lambda: secant.vmap(step)(x[None]),
-              lambda: secant.jvp(step, (x,), (x,)), lambda: secant.vmap(total)(x[None])):
-        with pytest.raises(secant.SecantError, match="nonlocal"):
-            t()
+    n = step.__closure__[0]
+    for k, t in enumerate((lambda: secant.grad(total)(x), lambda: secant.vmap(step)(x[None])[0],
+                           lambda: secant.jvp(step, (x,), (x,))[1],
+                           lambda: secant.vmap(total)(x[None])[0] / x.sum())):
+        got = np.asarray(t())
+        assert n.cell_contents == k + 1            # once per transformed call, never twice
+        want = [np.full(2, 1.0), x, x, 1.0][k] * (k + 1)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_jit_reads_the_counter_once_per_trace(x64):

@@ -98,3 +98,84 @@ def makes_stateful_closure(fn):
     except (OSError, TypeError, SyntaxError):
         return False
     return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))
+
+
+_WRITES_STATE = {}      # code object -> whether its function sets state (writes_state)
+
+
+def writes_state(fn):
+    """Whether the user's function (or a callable object's class's __call__) sets Python state
+    that outlives its call: a name it declares `global` or `nonlocal` and assigns, or an
+    attribute of its `self` (`self.calls += 1`): False, "settled" where every read of that state
+    follows its writes (global_writes._settled), "unread" where the function never reads it
+    but to update it, else "early". Read from its source, once per code object."""
+    import inspect
+    import textwrap
+    import types
+    method = getattr(type(fn), "__call__", None) if not isinstance(
+        fn, (types.FunctionType, types.MethodType, type)) else None
+    target = fn.__func__ if isinstance(fn, types.MethodType) else \
+        method if isinstance(method, types.FunctionType) else fn
+    code = getattr(target, "__code__", None)
+    if not isinstance(target, types.FunctionType) or code is None or \
+            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
+        return False
+    hit = _WRITES_STATE.get(code)
+    if hit is not None:
+        return hit[0]
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(target)))
+        fdef = tree.body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef = None
+    found, names = False, frozenset()
+    if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        from secant.transformer.global_writes import _settled
+        body = list(_walk_scope(fdef.body))
+        declared = {n for s in body if isinstance(s, (gast.Global, gast.Nonlocal))
+                    for n in s.names}
+        parts = target.__qualname__.split(".")
+        me = fdef.args.args[0].id if fdef.args.args and (
+            isinstance(fn, types.MethodType) or method is not None
+            or len(parts) > 1 and parts[-2] != "<locals>") else None   # (Model.__call__)
+        state = {n.id for n in body if isinstance(n, gast.Name) and n.id in declared
+                 and isinstance(n.ctx, gast.Store)}
+        fields = {t.attr for n in body if me and isinstance(n, (gast.Assign, gast.AugAssign))
+                  for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
+                  if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name)
+                  and t.value.id == me}
+        if state or fields:
+            found = "settled"
+            names = frozenset(state) | frozenset("." + a for a in fields)
+
+        def field(attr):
+            return lambda n: isinstance(n, gast.Attribute) and n.attr == attr and \
+                isinstance(n.value, gast.Name) and n.value.id == me
+        if not all(_settled(fdef.body, n) for n in state) or \
+                not all(_settled(fdef.body, None, field(a)) for a in fields):
+            found = "early"
+        stores = {id(n) for s in body if isinstance(s, (gast.Assign, gast.AugAssign)) and any(
+            isinstance(t, gast.Name) and t.id in state or isinstance(t, gast.Attribute)
+            and t.attr in fields for t in (s.targets if isinstance(s, gast.Assign)
+                                           else [s.target])) for n in gast.walk(s)}
+        if found and not any(id(n) not in stores and (
+                isinstance(n, gast.Name) and n.id in state and isinstance(n.ctx, gast.Load)
+                or isinstance(n, gast.Attribute) and n.attr in fields
+                and isinstance(n.value, gast.Name) and n.value.id == me) for n in body):
+            found = "unread"    # (`self.calls += 1` alone: its value never read by the call)
+    if len(_WRITES_STATE) > 4096:
+        _WRITES_STATE.clear()
+    _WRITES_STATE[code] = (found, names)
+    return found
+
+
+def state_names(fn):
+    """The state writes_state(fn) found: the global and nonlocal names `fn` sets, and `.attr`
+    for each attribute of its self it sets."""
+    if not writes_state(fn):
+        return frozenset()
+    import types
+    method = getattr(type(fn), "__call__", None)
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
+        fn, types.FunctionType) else method
+    return _WRITES_STATE[target.__code__][1]

@@ -2118,7 +2118,9 @@ class Normaliser(ContainerMixin):
         operands = self.arrays_from_lists(op, operands)     # x * [a, b]: NumPy stacks it
         flat = [o for v in operands.values() for o in (v.items if isinstance(v, ir.Seq) else [v])]
         if (not spec.differentiable and not self.batching) or \
-                not any(_has_var(o) for o in flat):     # (nested tuples too: f(((x, y), z)))
+                not any(_has_var(o) for o in flat) and not (
+                    self.batching and op in COLLECTIVES):   # (psum(1.0, 'i'): vmap's axis)
+            # (nested tuples too: f(((x, y), z)))
             rendered = {k: self._operand_src(v) for k, v in operands.items()}
             if op == "call":
                 return ir.Expr(f"{callee_name}({call_args(rendered)})")
@@ -3379,6 +3381,11 @@ class Normaliser(ContainerMixin):
         if not (built and _has_var(fn)) and not any(_has_var(o) for o in operands.values()):
             return self._inactive(node)
         fn = self.operand(func) if fn is None else fn
+        if isinstance(func, gast.Call) and maker is not builtins.getattr and not getattr(
+                maker, "__secant_dispatcher__", False):
+            # make()(x), a class a factory makes: made once, the forward's call and its
+            # derivative's the same (made again there, a pytree class was another type)
+            fn = self._named_operand(fn, "callee")
         if _has_var(fn) and not (isinstance(fn, ir.Var) and (isinstance(
                 func, (gast.Name, gast.Attribute, gast.Subscript)) or made_by_library
                 or maker is builtins.getattr or maker is _UNRESOLVED

@@ -306,7 +306,11 @@ for _n in ("psum", "pmean", "pmax", "pmin"):
 op("all_gather", "x, axis_name, axis=0, tiled=False", ("x",),
    code="lax.all_gather({x}, {axis_name}{static})", differentiable=False)
 op("axis_index", "axis_name", (), code="lax.axis_index({axis_name})", differentiable=False)
-COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+op("axis_size", "axis_name", (), code="lax.axis_size({axis_name})", differentiable=False)
+op("psum_scatter", "x, axis_name, scatter_dimension=0, tiled=False", ("x",),
+   code="lax.psum_scatter({x}, {axis_name}{static})", differentiable=False)
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
+               "psum_scatter")
 
 # --- windowed operations (issue 17: convolutions; secant/lax_windows.py) -------------------------
 # lax.conv_general_dilated: bilinear in (lhs, rhs); its transposes are convolutions
