@@ -234,17 +234,17 @@ def _item(name, key):
     return item
 
 
-def _fixed_displays(fnode):
-    """Locals of `fnode` bound exactly once, by `name = (...)`, `[...]` or `{...}`, and never
-    changed in place (no method call on them, no item or slice assignment, no augmented
-    assignment): name -> the display."""
+def _fixed_displays(fnode, kinds=(gast.Tuple, gast.List, gast.Dict)):
+    """Locals of `fnode` bound exactly once, by `name = (...)`, `[...]` or `{...}` (or the
+    other `kinds` of value), and never changed in place (no method call on them, no item or
+    slice assignment, no augmented assignment): name -> the display."""
     stores, displays, changed = {}, {}, set()
     for n in walk(fnode):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name) and \
-                isinstance(n.value, (gast.Tuple, gast.List, gast.Dict)):
+                isinstance(n.value, kinds):
             displays[n.targets[0].id] = n.value
         if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name) \
                 and (isinstance(n, gast.Attribute) or not isinstance(n.ctx, gast.Load)):

@@ -14,6 +14,9 @@ has, in the user's names and lines:
   positional ones through the class's __match_args__) tests the same way;
 - `for k, v in enumerate(a, start):` -> `for i, v in enumerate(a):` and `k = i + start`;
 - `a, b = zip(*pairs)` of a display of pairs -> `a = (pairs[0][0], pairs[1][0], ...)`, ...
+- `a, b = zip(*pairs)` / `for u, v in zip(*pairs):` of a comprehension of k-item displays
+  (`[(c * x, d * x) for c, d in cs]`, written in place or bound once to a name) -> `a =
+  tuple(pair[0] for pair in pairs)`, ... (the transposition, its items' number known);
 - `dot = operator.methodcaller("dot", w)` (`get = operator.itemgetter(k)`) given a value that
   is not a literal -> `dot_arg = w` and `def dot(obj): return obj.dot(dot_arg)` (`get_key = k`,
   `def get(obj): return obj[get_key]`): the call it makes, its arguments read once, where it is
@@ -49,7 +52,9 @@ def rewrite(d, s):
     if isinstance(s, gast.For) and _enumerate_from(d, s.iter) is not None:
         return enumerate_from(d, s)
     if isinstance(s, gast.Assign):
-        return unzip(d, s) or getter(d, s)
+        return unzip(d, s) or transpose(d, s) or getter(d, s)
+    if isinstance(s, gast.For):
+        return transpose(d, s)
     return None
 
 
@@ -160,6 +165,58 @@ def unzip(d, s):
         items = ", ".join(f"{src}[{j}]" for src in sources)
         out.append(located(gast.parse(f"{e.id} = ({items},)").body[0], s))
     return out
+
+
+def _transposed(d, call):
+    """For `zip(*rows)` with rows a comprehension whose items are displays of k items (written
+    in place, or a local bound once to one): (rows, k); else None."""
+    from secant.transformer.star_calls import _fixed_displays
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == "zip" and not d.rebound("zip") and len(call.args) == 1
+            and isinstance(call.args[0], gast.Starred) and not call.keywords):
+        return None
+    rows = call.args[0].value
+    comp = _fixed_displays(d.node, (gast.ListComp, gast.GeneratorExp)).get(rows.id) \
+        if isinstance(rows, gast.Name) else rows
+    if not (isinstance(comp, (gast.ListComp, gast.GeneratorExp))
+            and isinstance(comp.elt, (gast.Tuple, gast.List)) and comp.elt.elts
+            and not any(isinstance(e, gast.Starred) for e in comp.elt.elts)):
+        return None
+    return rows, len(comp.elt.elts)
+
+
+def transpose(d, s):
+    """`a, b = zip(*rows)` / `for u, v in zip(*rows):` (see _transposed) -> `a =
+    tuple(row[0] for row in rows)`, ... (`for u, v in (tuple(row[0] ...), ...):`), rows
+    built first where the comprehension is written in place; None for anything else. (An
+    empty rows gives k empty tuples, where Python's zip gives none.)"""
+    value = s.value if isinstance(s, gast.Assign) else s.iter
+    found = _transposed(d, value)
+    if found is None:
+        return None
+    rows, k = found
+    if isinstance(s, gast.Assign) and not (
+            len(s.targets) == 1 and isinstance(s.targets[0], (gast.Tuple, gast.List))
+            and len(s.targets[0].elts) == k
+            and not any(isinstance(e, gast.Starred) for e in s.targets[0].elts)):
+        return None
+    out = []
+    if not isinstance(rows, gast.Name):
+        built = d.names.fresh("pairs" if k == 2 else "rows")
+        out.append(located(gast.Assign(targets=[gast.Name(built, gast.Store(), None, None)],
+                                       value=rows, type_comment=None), s, only_new=True))
+        rows = built
+    else:
+        rows = rows.id
+    row = d.names.fresh("pair" if k == 2 else "row")
+    columns = [f"tuple({row}[{j}] for {row} in {rows})" for j in range(k)]
+    if isinstance(s, gast.Assign):
+        for e, column in zip(s.targets[0].elts, columns):
+            out.append(located(gast.Assign(targets=[e], value=gast.parse(column).body[0].value,
+                                           type_comment=None), s))
+        return out
+    s.iter = located(gast.parse(f"({', '.join(columns)},)").body[0].value, s)
+    return out + [s]
 
 
 def _enumerate_from(d, it):
