@@ -33,10 +33,6 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
 _WHY = [      # (program, its failing transforms, why)
-    ("st_partial_inline", ("jvp",),
-     "_apply_loss(tree_util.Partial(_mse_to, y), w, x) with y differentiated (jvp's tangents "
-     "reach every argument): a partial made in place as an argument is refused ('does not "
-     "know the derivative of tree_util.Partial'); bound to a name first it works"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

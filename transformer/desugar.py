@@ -545,6 +545,24 @@ def _is_partial(obj):
     return obj is functools.partial or obj is Partial
 
 
+def _is_partial_call(node):
+    """`partial(h, ...)` / `tree_util.Partial(h, ...)` as written, h a name or attribute."""
+    return isinstance(node, gast.Call) and _spells_partial(node.func) and bool(node.args) \
+        and isinstance(node.args[0], (gast.Name, gast.Attribute))
+
+
+def _passed_partials(value):
+    """The partials written in place as arguments of calls in `value` (not inside a lambda or
+    comprehension, whose names may be its own): [(call, "args", k) / (keyword, "value",
+    None)]."""
+    found = []
+    for n in _walk_scope([value]):
+        if isinstance(n, gast.Call) and not _spells_partial(n.func):
+            found += [(n, "args", k) for k, a in enumerate(n.args) if _is_partial_call(a)]
+            found += [(k, "value", None) for k in n.keywords if _is_partial_call(k.value)]
+    return found
+
+
 def _plain_positional(fn):
     """The parameter names of a plain Python function (positional, no defaults, no *args,
     **kwargs, keyword-only; not secant's own), else None."""
@@ -2462,21 +2480,26 @@ class _Desugarer:
         global Python function h (plain positional parameters), g used as a value, a and b
         constants or names assigned once: `def g(y): return h(a, y, k=b)`, a nested def as any
         other (a closure object where it is a value, h only called:
-        transformer/closures.py). The same function, as the names never change."""
+        transformer/closures.py). The same function, as the names never change. A partial
+        returned, or passed where it is written (`helper(Partial(h, a), x)`), is named so
+        first (`def h_partial(y): ...`, `helper(h_partial, x)`)."""
         defs = {s.name: s for s in body if isinstance(s, gast.FunctionDef)}
         candidates = [s for s in body if (isinstance(s, gast.Assign) and len(s.targets) == 1
                                           and isinstance(s.targets[0], gast.Name)
                                           or isinstance(s, gast.Return))
-                      and isinstance(s.value, gast.Call) and _spells_partial(s.value.func)
-                      and s.value.args and isinstance(s.value.args[0], (gast.Name,
-                                                                        gast.Attribute))]
-        if not candidates or self.only_choices:
+                      and _is_partial_call(s.value)]
+        passed = {id(s): found for s in body if isinstance(s, (gast.Assign, gast.Expr,
+                                                               gast.Return))
+                  and s not in candidates and (found := _passed_partials(s.value))}
+        if not (candidates or passed) or self.only_choices:
             return body
         stores = [m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                   and isinstance(m.ctx, gast.Store)] + list(self.params)
         out = []
         for s in body:
-            made = self._partial_as_def(s, defs, stores) if s in candidates else None
+            made = self._partial_as_def(s, defs, stores) if s in candidates else \
+                self._passed_as_defs(s, passed[id(s)], defs, stores) if id(s) in passed \
+                else None
             if made is None:
                 out.append(s)
                 continue
@@ -2488,6 +2511,58 @@ class _Desugarer:
         """_partials_as_defs' statements for one candidate `s`, or None where it does not
         apply."""
         call = s.value
+        if isinstance(s, gast.Assign):
+            name = s.targets[0].id
+            if stores.count(name) != 1:
+                return None
+        else:
+            name = self._partial_name(call)
+        made = self._partial_def(call, name, s, defs, stores)
+        if made is None:
+            return None
+        return [made, _parse(f"return {name}", s)] if isinstance(s, gast.Return) else [made]
+
+    def _passed_as_defs(self, s, found, defs, stores):
+        """`helper(Partial(h, a), x)` (the partials `found` as arguments in `s`): `def
+        h_partial(y): return h(a, y)` first, then `helper(h_partial, x)`; None where none
+        applies."""
+        made = []
+        for owner, field, k in found:
+            call = getattr(owner, field)[k] if k is not None else getattr(owner, field)
+            name = self._partial_name(call)
+            held = []       # a bound `0.5 * x` (no call in it): into a name of its own first
+            for v in call.args[1:] + call.keywords:
+                value = v.value if isinstance(v, gast.keyword) else v
+                if isinstance(value, (gast.Constant, gast.Name, gast.Starred)) or any(
+                        isinstance(m, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield,
+                                       gast.Await)) for m in _walk(value)):
+                    continue
+                fresh = self.names.fresh(f"{name}_{v.arg}" if isinstance(v, gast.keyword)
+                                         else f"{name}_arg")
+                held.append(assign(fresh, value, s))
+                if isinstance(v, gast.keyword):
+                    v.value = gast.copy_location(_name(fresh), value)
+                else:
+                    call.args[call.args.index(v)] = gast.copy_location(_name(fresh), value)
+            fdef = self._partial_def(call, name, s, defs,
+                                     stores + [h.targets[0].id for h in held])
+            made += held + [fdef] if fdef is not None else held    # (the call reads held)
+            if fdef is None:
+                continue
+            named = gast.copy_location(_name(name), call)
+            if k is None:
+                setattr(owner, field, named)
+            else:
+                getattr(owner, field)[k] = named
+        return made + [s] if made else None
+
+    def _partial_name(self, call):
+        return self.names.fresh(f"{gast.unparse(call.args[0]).strip().replace('.', '_')}"
+                                "_partial")
+
+    def _partial_def(self, call, name, s, defs, stores):
+        """`def name(y): return h(a, y, k=b)` for the partial `call` (at the user's statement
+        `s`), or None where it does not apply."""
         head = call.args[0]
         fdef = defs.get(head.id) if isinstance(head, gast.Name) else None
         if fdef is not None:
@@ -2500,12 +2575,9 @@ class _Desugarer:
             params = _plain_positional(self._callee_object(head, stores + list(defs)))
             if params is None:
                 return None
-        name = s.targets[0].id if isinstance(s, gast.Assign) else \
-            self.names.fresh(f"{gast.unparse(head).strip().replace('.', '_')}_partial")
         bound = call.args[1:] + [k.value for k in call.keywords]
         keywords = [k.arg for k in call.keywords]
         if not _is_partial(self._callee_object(call.func, stores)) \
-                or isinstance(s, gast.Assign) and stores.count(name) != 1 \
                 or any(isinstance(v, gast.Starred) for v in call.args) \
                 or any(k is None or k not in params[len(call.args) - 1:] for k in keywords) \
                 or len(call.args) - 1 > len(params) or not all(
@@ -2516,11 +2588,8 @@ class _Desugarer:
         args = [gast.unparse(v).strip() for v in call.args[1:]] + \
             [f"{p}={p}" for p in rest] + \
             [f"{k.arg}={gast.unparse(k.value).strip()}" for k in call.keywords]
-        made = [_parse(f"def {name}({', '.join(rest)}):\n"
-                       f"    return {gast.unparse(head).strip()}({', '.join(args)})", s)]
-        if isinstance(s, gast.Return):
-            made.append(_parse(f"return {name}", s))
-        return made
+        return _parse(f"def {name}({', '.join(rest)}):\n"
+                      f"    return {gast.unparse(head).strip()}({', '.join(args)})", s)
 
     def _name_returned_lambdas(self, body):
         """`return lambda p, g: p - lr * g` at the top level, the lambda reading locals: `fn =

@@ -163,10 +163,15 @@ class _Recording:
             self.refuse(f"passes {what}, which the trace follows, where "
                         "secant records a call: only arrays, numbers and containers of them can "
                         "be written into the trace")
-        if isinstance(value, types.FunctionType) and any(
-                isinstance(_cell_contents(c), _Value) for c in value.__closure__ or ()):
-            self.refuse(f"passes the function {value.__name__}, which closes over a traced "
-                        "value, as an argument (its derivative would be lost)")
+        held = [name for name, c in zip(value.__code__.co_freevars, value.__closure__ or ())
+                if isinstance(_cell_contents(c), _Value)] \
+            if isinstance(value, types.FunctionType) else []
+        if held:
+            self.refuse(f"passes the function {value.__name__}, which closes over the traced "
+                        f"{held[0]}, as an argument (its derivative would be lost)",
+                        f"Define the function in a file run as `python file.py` (secant "
+                        f"transforms its source then), or pass {held[0]} to the function as "
+                        "an argument")
         return self.const(value, getattr(value, "__name__", None) or type(value).__name__
                           .lower() + "_const")
 
@@ -188,17 +193,20 @@ class _Recording:
             return self.source(idx)
         return self.source(idx)
 
-    def refuse(self, what):
+    def refuse(self, what, fix=None):
+        """Raise: the trace cannot record `what`; `fix`: what to write instead (else: how a
+        Python choice on a traced value is written)."""
         line = _user_line(self.fn)
         at = f" at {self.fn.__code__.co_filename}:{line}" if line else ""
         if self.context is not None:
             raise TraceSourceError(f"{self.context}; but it {what}{at}")
         raise TraceSourceError(
             f"{self.fn.__qualname__} has no source secant can read (defined in exec, at the "
-            f"interactive prompt, with python -c, or its file changed since import), so secant "
-            f"traces it once; but it {what}{at}, which a trace would fix to one case for every "
-            "input. Define the function in a file (or reload its module), or write the choice "
-            "with snp.where / lax.cond")
+            f"interactive prompt, piped to `python -`, with python -c, or its file changed "
+            f"since import), so secant traces it once; but it {what}{at}" + (
+                f". {fix}" if fix else ", which a trace would fix to one case for every "
+                "input. Define the function in a file (or reload its module), or write the "
+                "choice with snp.where / lax.cond"))
 
 
 def _cell_contents(cell):
