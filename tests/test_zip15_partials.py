@@ -16,6 +16,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from secant import tree_util
+from test_zip15_transpose import _fd
 
 
 def _mse_to(target, pred):
@@ -52,15 +53,6 @@ PROGRAMS = [partial_in_place, functools_partial_as_keyword, two_partials_in_one_
             closure_kwargs_passed]
 RNG = np.random.default_rng(15)
 W, X, Y = RNG.normal(size=(2, 2)), RNG.normal(size=(3, 2)), RNG.normal(size=(3, 2))
-
-
-def _fd(f, x, h=1e-6):
-    out = []
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        out.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * h))
-    return np.stack(out, axis=-1).reshape(np.shape(f(x)) + x.shape)
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)

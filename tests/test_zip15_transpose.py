@@ -48,12 +48,13 @@ X = np.array([0.3, -0.7])
 
 
 def _fd(f, x, h=1e-6):
+    """float64 central differences of f at x: f's shape, then x's"""
     out = []
     for i in range(x.size):
         e = np.zeros_like(x)
         e.flat[i] = h
         out.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * h))
-    return np.stack(out, axis=-1)
+    return np.stack(out, axis=-1).reshape(np.shape(f(x)) + x.shape)
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)

@@ -2435,19 +2435,9 @@ class _Desugarer:
                 continue
             # a bound value other than a constant or a name assigned once (`x[0]`): evaluated
             # once, where the partial is made, into a name of its own
-            held = []
-            for k, v in enumerate(call.args[1:] + call.keywords):
-                value = v.value if isinstance(v, gast.keyword) else v
-                if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and \
-                        stores.count(value.id) == 1:
-                    continue
-                fresh = self.names.fresh(f"{name}_{v.arg}" if isinstance(v, gast.keyword)
-                                         else f"{name}_arg")
-                held.append(assign(fresh, value, s))
-                if isinstance(v, gast.keyword):
-                    v.value = gast.copy_location(_name(fresh), value)
-                else:
-                    call.args[k + 1] = gast.copy_location(_name(fresh), value)
+            held = self._hold_bound(call, name, s, lambda value: isinstance(
+                value, gast.Constant) or isinstance(value, gast.Name) and stores.count(
+                    value.id) == 1)
             for c in calls:
                 given = {k.arg for k in c.keywords}
                 c.func = copy.deepcopy(call.args[0])
@@ -2530,20 +2520,11 @@ class _Desugarer:
         for owner, field, k in found:
             call = getattr(owner, field)[k] if k is not None else getattr(owner, field)
             name = self._partial_name(call)
-            held = []       # a bound `0.5 * x` (no call in it): into a name of its own first
-            for v in call.args[1:] + call.keywords:
-                value = v.value if isinstance(v, gast.keyword) else v
-                if isinstance(value, (gast.Constant, gast.Name, gast.Starred)) or any(
-                        isinstance(m, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield,
-                                       gast.Await)) for m in _walk(value)):
-                    continue
-                fresh = self.names.fresh(f"{name}_{v.arg}" if isinstance(v, gast.keyword)
-                                         else f"{name}_arg")
-                held.append(assign(fresh, value, s))
-                if isinstance(v, gast.keyword):
-                    v.value = gast.copy_location(_name(fresh), value)
-                else:
-                    call.args[call.args.index(v)] = gast.copy_location(_name(fresh), value)
+            # a bound `0.5 * x` (no call in it): into a name of its own first
+            held = self._hold_bound(call, name, s, lambda value: isinstance(
+                value, (gast.Constant, gast.Name, gast.Starred)) or any(
+                    isinstance(m, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield,
+                                   gast.Await)) for m in _walk(value)))
             fdef = self._partial_def(call, name, s, defs,
                                      stores + [h.targets[0].id for h in held])
             made += held + [fdef] if fdef is not None else held    # (the call reads held)
@@ -2555,6 +2536,23 @@ class _Desugarer:
             else:
                 getattr(owner, field)[k] = named
         return made + [s] if made else None
+
+    def _hold_bound(self, call, name, s, kept):
+        """`name_arg = value` (at the user's statement `s`) for each value the partial `call`
+        binds that `kept(value)` leaves alone, the call then reading that name."""
+        held = []
+        for k, v in enumerate(call.args[1:] + call.keywords):
+            value = v.value if isinstance(v, gast.keyword) else v
+            if kept(value):
+                continue
+            fresh = self.names.fresh(f"{name}_{v.arg}" if isinstance(v, gast.keyword)
+                                     else f"{name}_arg")
+            held.append(assign(fresh, value, s))
+            if isinstance(v, gast.keyword):
+                v.value = gast.copy_location(_name(fresh), value)
+            else:
+                call.args[k + 1] = gast.copy_location(_name(fresh), value)
+        return held
 
     def _partial_name(self, call):
         return self.names.fresh(f"{gast.unparse(call.args[0]).strip().replace('.', '_')}"
