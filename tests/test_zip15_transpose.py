@@ -1,7 +1,8 @@
 """zip15 (issue 15): `zip(*rows)` of a comprehension of k-item tuples (written in place or
 bound once to a name), unpacked (`xs, ys = zip(*...)`) or iterated (`for u, v in zip(*...)`),
 under grad, hessian and jvp against float64 central differences and under vmap against a
-Python loop (transformer/statements.py transpose)."""
+Python loop (transformer/statements.py transpose); and `list(zip(*rows))`, a display of
+tuples written in place."""
 import numpy as np
 import pytest
 
@@ -42,8 +43,25 @@ def loop_over_named_columns(x):
     return s
 
 
+def unzip_display_in_place(x):
+    xs, ys = zip(*[(x, 2 * x), (3 * x, snp.sin(x))])
+    return snp.sum(snp.stack(xs) * snp.stack(ys))
+
+
+def listed_columns_of_a_display(x):
+    """zip stops at the shortest row: two columns"""
+    cols = list(zip(*[(x, 2 * x, x), (3 * x, snp.sin(x))]))
+    return snp.sum(snp.stack(cols[0]) * snp.stack(cols[1])) + len(cols)
+
+
+def tupled_columns_of_a_comprehension(x):
+    cols = tuple(zip(*[(a * x, snp.exp(b * x)) for a, b in COEFFS]))
+    return snp.sum(snp.stack(cols[0]) * snp.stack(cols[-1]))
+
+
 PROGRAMS = [unzip_in_place, unzip_named, unzip_filtered_three, loop_over_columns,
-            loop_over_named_columns]
+            loop_over_named_columns, unzip_display_in_place, listed_columns_of_a_display,
+            tupled_columns_of_a_comprehension]
 X = np.array([0.3, -0.7])
 
 

@@ -169,7 +169,9 @@ def unzip(d, s):
 
 def _transposed(d, call):
     """For `zip(*rows)` with rows a comprehension whose items are displays of k items (written
-    in place, or a local bound once to one): (rows, k); else None."""
+    in place, or a local bound once to one), or a display of displays written in place (k:
+    the shortest's length, as zip stops there): (rows, k, the display's number of rows or
+    None); else None."""
     from secant.transformer.star_calls import _fixed_displays
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
             and call.func.id == "zip" and not d.rebound("zip") and len(call.args) == 1
@@ -178,24 +180,33 @@ def _transposed(d, call):
     rows = call.args[0].value
     comp = _fixed_displays(d.node, (gast.ListComp, gast.GeneratorExp)).get(rows.id) \
         if isinstance(rows, gast.Name) else rows
-    if not (isinstance(comp, (gast.ListComp, gast.GeneratorExp))
-            and isinstance(comp.elt, (gast.Tuple, gast.List)) and comp.elt.elts
-            and not any(isinstance(e, gast.Starred) for e in comp.elt.elts)):
+    items = [comp.elt] if isinstance(comp, (gast.ListComp, gast.GeneratorExp)) else \
+        comp.elts if isinstance(comp, (gast.List, gast.Tuple)) else []
+    if not items or not all(isinstance(e, (gast.Tuple, gast.List)) and e.elts and not any(
+            isinstance(v, gast.Starred) for v in e.elts) for e in items):
         return None
-    return rows, len(comp.elt.elts)
+    return rows, min(len(e.elts) for e in items), None if getattr(comp, "elt", None) \
+        is not None else len(items)
 
 
 def transpose(d, s):
-    """`a, b = zip(*rows)` / `for u, v in zip(*rows):` (see _transposed) -> `a =
-    tuple(row[0] for row in rows)`, ... (`for u, v in (tuple(row[0] ...), ...):`), rows
-    built first where the comprehension is written in place; None for anything else. (An
-    empty rows gives k empty tuples, where Python's zip gives none.)"""
+    """`a, b = zip(*rows)` / `cols = list(zip(*rows))` / `for u, v in zip(*rows):` (see
+    _transposed) -> `a = tuple(row[0] for row in rows)`, ... (`cols = [tuple(row[0] ...),
+    ...]`, `for u, v in (tuple(row[0] ...), ...):`; `a = (rows[0][0], rows[1][0], ...)` of a
+    display), rows built first where it is written in place; None for anything else. (An empty comprehension gives k empty tuples, where
+    Python's zip gives none.)"""
     value = s.value if isinstance(s, gast.Assign) else s.iter
+    listed = None       # list(zip(*rows)) / tuple(...) bound to one name
+    if isinstance(s, gast.Assign) and isinstance(value, gast.Call) and isinstance(
+            value.func, gast.Name) and value.func.id in ("list", "tuple") and len(
+            value.args) == 1 and not value.keywords and not d.rebound(value.func.id) and \
+            len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+        listed, value = value.func.id, value.args[0]
     found = _transposed(d, value)
     if found is None:
         return None
-    rows, k = found
-    if isinstance(s, gast.Assign) and not (
+    rows, k, n = found
+    if isinstance(s, gast.Assign) and listed is None and not (
             len(s.targets) == 1 and isinstance(s.targets[0], (gast.Tuple, gast.List))
             and len(s.targets[0].elts) == k
             and not any(isinstance(e, gast.Starred) for e in s.targets[0].elts)):
@@ -208,14 +219,21 @@ def transpose(d, s):
         rows = built
     else:
         rows = rows.id
-    row = d.names.fresh("pair" if k == 2 else "row")
-    columns = [f"tuple({row}[{j}] for {row} in {rows})" for j in range(k)]
-    if isinstance(s, gast.Assign):
+    if n is None:
+        row = d.names.fresh("pair" if k == 2 else "row")
+        columns = [f"tuple({row}[{j}] for {row} in {rows})" for j in range(k)]
+    else:       # (a display: its rows written out)
+        columns = [f"({''.join(f'{rows}[{i}][{j}], ' for i in range(n))})" for j in range(k)]
+    shown = f"[{', '.join(columns)}]" if listed == "list" else f"({', '.join(columns)},)"
+    if isinstance(s, gast.Assign) and listed is None:
         for e, column in zip(s.targets[0].elts, columns):
             out.append(located(gast.Assign(targets=[e], value=gast.parse(column).body[0].value,
                                            type_comment=None), s))
         return out
-    s.iter = located(gast.parse(f"({', '.join(columns)},)").body[0].value, s)
+    if isinstance(s, gast.Assign):
+        s.value = located(gast.parse(shown).body[0].value, s)
+    else:
+        s.iter = located(gast.parse(shown).body[0].value, s)
     return out + [s]
 
 
