@@ -4527,6 +4527,8 @@ class Normaliser(ContainerMixin):
         statics["forward"] = self._source(node)
         if carries:
             statics["carries"] = carries
+            if "count" in args:     # (while_loop_with_carries told not to learn a trip count)
+                statics["count"] = self._source(args["count"])
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
