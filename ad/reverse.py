@@ -2025,6 +2025,17 @@ _STATE_READ = re.compile(r"^\w+ = (read_(?:global|cell)\w*)\('(\w+)'\)$")
 _STATE_WRITE = re.compile(r"^write_(?:global|cell)\w*\(")
 
 
+def _state_mention(name, own):
+    """A pattern for a read of state `name` (".calls": an attribute) in a statement's source;
+    where the function has a local of that name (`own`, its locals), only a read of the state
+    itself (`calls = read_global('calls')`, transformer/global_writes.py), not of the local."""
+    if name.startswith("."):
+        return r"\w" + re.escape(name) + r"\b"
+    if name in own:
+        return r"read_(?:global|cell)\w*\('" + re.escape(name) + "'"
+    return r"(?<![\w.])" + re.escape(name) + r"\b"
+
+
 def _check_state_replayable(fn, recomputing, replay=False):
     """Refuses a reverse pass that would read Python state (a global or closure variable the
     function sets: transformer/global_writes.py) at another time than the user's call did:
@@ -2053,6 +2064,7 @@ def _check_state_replayable(fn, recomputing, replay=False):
     if not replay:
         _check_fields_read_first(fn, where)
     stateful, loops = [], [s for s in ir.nested(fn.body) if isinstance(s, (ir.For, ir.While))]
+    own = getattr(fn, "locals", set())
     in_loop = {id(t) for lp in loops for t in ir.nested(lp.body)}
     before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
@@ -2060,8 +2072,8 @@ def _check_state_replayable(fn, recomputing, replay=False):
             if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
                 stateful.append(st)
                 break
-            read = [n for n in state_names(st.callee) for text in before if re.search(
-                (r"\w" if n.startswith(".") else r"(?<![\w.])") + re.escape(n) + r"\b", text)]
+            read = [n for n in state_names(st.callee) for text in before
+                    if re.search(_state_mention(n, own), text)]
             if read:
                 name = getattr(st.callee, "__name__", "a function")
                 raise SecantError(
