@@ -70,12 +70,10 @@ def test_a_refused_jacobian_runs_no_user_code_first(x64, transform):
         assert get() == before
 
 
-@pytest.mark.xfail(strict=True, reason="a closure counter's function reached as a callee "
-                   "reuses the derivative made for another closure of the same code: it reads "
-                   "and advances that closure's cell (transformer/global_writes.py binds the "
-                   "cells when the function is desugared; the callee's cache does not key on "
-                   "them): silently wrong")
 def test_a_callee_counter_advances_its_own_cell(x64):
+    """A closure counter's function with the code of one transformed before reads and advances
+    its own cell, not that one's (secant/code_cache.py makes no template of a derivative
+    holding the cells, global_writes._Cells): found by test order, silently wrong before."""
     _, early_a, get_a = state.make()
     secant.jacfwd(early_a)(X)           # (made for early_a's cell)
     _, early, get = state.make()
