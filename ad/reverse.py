@@ -2026,14 +2026,17 @@ _STATE_WRITE = re.compile(r"^write_(?:global|cell)\w*\(")
 
 
 def _state_mention(name, own):
-    """A pattern for a read of state `name` (".calls": an attribute) in a statement's source;
-    where the function has a local of that name (`own`, its locals), only a read of the state
-    itself (`calls = read_global('calls')`, transformer/global_writes.py), not of the local."""
+    """A pattern for a read of state `name` (".calls": an attribute) in a statement's source:
+    `calls`, or `module.calls` (a global read through its module: any name not a local); where
+    the function has a local of that name (`own`, its locals), not the local itself but a read
+    of the state (`calls = read_global('calls')`, transformer/global_writes.py)."""
     if name.startswith("."):
         return r"\w" + re.escape(name) + r"\b"
+    module = r"(?<![\w.])" + (r"(?!(?:%s)\.)" % "|".join(map(re.escape, sorted(own)))
+                             if own else "") + r"\w+\." + re.escape(name) + r"\b"
     if name in own:
-        return r"read_(?:global|cell)\w*\('" + re.escape(name) + "'"
-    return r"(?<![\w.])" + re.escape(name) + r"\b"
+        return r"read_(?:global|cell)\w*\('" + re.escape(name) + "'|" + module
+    return r"(?<![\w.])" + re.escape(name) + r"\b|" + module
 
 
 def _check_state_replayable(fn, recomputing, replay=False):
@@ -2074,7 +2077,7 @@ def _check_state_replayable(fn, recomputing, replay=False):
                 break
             read = [n for n in state_names(st.callee) for text in before
                     if re.search(_state_mention(n, own), text)]
-            if read:
+            if read and not replay:     # (a replay reads what the call reads)
                 name = getattr(st.callee, "__name__", "a function")
                 raise SecantError(
                     f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
