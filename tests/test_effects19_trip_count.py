@@ -28,51 +28,34 @@ def _loud(y):
     return jnp.sin(y) * 1.1
 
 
-# each loop twice: with an integer counter (its trip count can be learnt) and a float one
-def appending(x):
-    def body(c):
-        i, y = c
-        log.append("step")
-        return i + 1, jnp.sin(y) * 1.1
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0, x))[1]
+# each loop made twice: with an integer counter (its trip count can be learnt) and a float one
+def appending(start):
+    def f(x):
+        def body(c):
+            i, y = c
+            log.append("step")
+            return i + 1, jnp.sin(y) * 1.1
+        return lax.while_loop(lambda c: c[0] < STEPS, body, (start, x))[1]
+    return f
 
 
-def appending_float(x):
-    def body(c):
-        i, y = c
-        log.append("step")
-        return i + 1, jnp.sin(y) * 1.1
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0.0, x))[1]
+def bumping(start):
+    def f(x):
+        def body(c):
+            i, y = c
+            state.calls += 1
+            return i + 1, jnp.sin(y) * 1.1
+        return lax.while_loop(lambda c: c[0] < STEPS, body, (start, x))[1]
+    return f
 
 
-def bumping(x):
-    def body(c):
-        i, y = c
-        state.calls += 1
-        return i + 1, jnp.sin(y) * 1.1
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0, x))[1]
-
-
-def bumping_float(x):
-    def body(c):
-        i, y = c
-        state.calls += 1
-        return i + 1, jnp.sin(y) * 1.1
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0.0, x))[1]
-
-
-def printing_callee(x):
-    def body(c):
-        i, y = c
-        return i + 1, _loud(y)
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0, x))[1]
-
-
-def printing_callee_float(x):
-    def body(c):
-        i, y = c
-        return i + 1, _loud(y)
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0.0, x))[1]
+def printing_callee(start):
+    def f(x):
+        def body(c):
+            i, y = c
+            return i + 1, _loud(y)
+        return lax.while_loop(lambda c: c[0] < STEPS, body, (start, x))[1]
+    return f
 
 
 def _appending_step(k, y):
@@ -80,36 +63,24 @@ def _appending_step(k, y):
     return jnp.sin(y) * 1.1
 
 
-def in_inner_loop(x):
-    def body(c):
-        i, y = c
-        return i + 1, lax.fori_loop(0, 1, _appending_step, y)
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0, x))[1]
+def in_inner_loop(start):
+    def f(x):
+        def body(c):
+            i, y = c
+            return i + 1, lax.fori_loop(0, 1, _appending_step, y)
+        return lax.while_loop(lambda c: c[0] < STEPS, body, (start, x))[1]
+    return f
 
 
-def in_inner_loop_float(x):
-    def body(c):
-        i, y = c
-        return i + 1, lax.fori_loop(0, 1, _appending_step, y)
-    return lax.while_loop(lambda c: c[0] < STEPS, body, (0.0, x))[1]
-
-
-def python_while(x):
-    i = 0
-    while i < STEPS:
-        log.append("step")
-        x = jnp.sin(x) * 1.1
-        i += 1
-    return x
-
-
-def python_while_float(x):
-    i = 0.0
-    while i < STEPS:
-        log.append("step")
-        x = jnp.sin(x) * 1.1
-        i += 1
-    return x
+def python_while(start):
+    def f(x):
+        i = start
+        while i < STEPS:
+            log.append("step")
+            x = jnp.sin(x) * 1.1
+            i += 1
+        return x
+    return f
 
 
 TRANSFORMS = {
@@ -136,20 +107,16 @@ def _reference(x):
 
 
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
-@pytest.mark.parametrize("f, twin", [(appending, appending_float), (bumping, bumping_float),
-                                     (printing_callee, printing_callee_float),
-                                     (in_inner_loop, in_inner_loop_float),
-                                     (python_while, python_while_float)],
-                         ids=["append", "attribute_counter", "print_in_callee", "inner_loop",
-                              "python_while"])
-def test_effects_run_as_often_as_the_loop_without_a_trip_count(f, twin, transform, capsys):
-    counted, value = _count(f, transform, capsys)
-    uncounted, _ = _count(twin, transform, capsys)
+@pytest.mark.parametrize("make", [appending, bumping, printing_callee, in_inner_loop,
+                                  python_while])
+def test_effects_run_as_often_as_the_loop_without_a_trip_count(make, transform, capsys):
+    counted, value = _count(make(0), transform, capsys)
+    uncounted, _ = _count(make(0.0), transform, capsys)
     assert counted == uncounted
-    if transform == "grad" and f is not in_inner_loop:  # eagerly: once per step, as written
+    if transform == "grad" and make is not in_inner_loop:  # eagerly: once per step, as written
         assert counted == STEPS
-    if transform == "jit(grad)" and f is not python_while:  # traced, not stepped
-        assert counted <= 2 * (1 + (f is in_inner_loop))
+    if transform == "jit(grad)" and make is not python_while:  # traced, not stepped
+        assert counted <= 2 * (1 + (make is in_inner_loop))
     x, h = 0.3, 1e-4
     if "grad(grad)" in transform:
         expected = (_reference(x + h) - 2 * _reference(x) + _reference(x - h)) / h ** 2
@@ -171,7 +138,7 @@ def _spy(monkeypatch):
 
 def test_a_body_with_effects_is_not_stepped_to_learn_its_trip_count(monkeypatch):
     learnt = _spy(monkeypatch)
-    f = appending
+    f = appending(0)
     assert "count=False" in secant.source(secant.grad(f))
     log.clear()
     secant.jit(secant.grad(f))(0.3)
@@ -193,7 +160,7 @@ def test_a_body_without_effects_still_learns_its_trip_count(monkeypatch):
 
 def test_vmap_of_grad_keeps_the_body_unstepped(monkeypatch):
     learnt = _spy(monkeypatch)
-    f = appending
+    f = appending(0)
     xs = np.array([0.3, -0.7], np.float32)
     log.clear()
     got = secant.jit(secant.vmap(secant.grad(f)))(xs)
