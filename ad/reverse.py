@@ -10,6 +10,7 @@ import ast
 import inspect
 import re
 
+from secant.errors import SecantError
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
@@ -76,6 +77,7 @@ class ReverseBuilder(Walker, StackReverse):
         # custom_vjp calls whose forward line keeps fwd's residuals (`y, y_res = f_fwd(x)`):
         # id(op) -> (f_bwd's name, the residuals' name); none in a replay form
         self.pairs, self.pair_calls = {}, True
+        self.replay_form = False        # writing a replay form (its effects flag what it has)
         self.effects = False        # Python side effects left out (or a callee's replay called)
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
         self.witnesses = dataflow.shape_witnesses(fn)
@@ -603,7 +605,9 @@ class ReverseBuilder(Walker, StackReverse):
         """cond, switch and map run as written; fori_loop and scan also keep the carry each
         step started from (`<target>_carries`), which their reverse pass replays."""
         targets = ", ".join(op.targets)
-        if op.op in ("fori_loop", "scan", "while_loop"):
+        if self.replay_form and self._has_effects(op, refused=False):
+            self.effects = True         # (a replay runs the op as written: one of its caller's
+        if op.op in ("fori_loop", "scan", "while_loop"):    # loops does not learn its count)
             if not hasattr(op, "carries"):
                 op.carries = self.names.fresh(f"{op.targets[0]}_carries")
                 op.forward_lines = []
@@ -614,7 +618,7 @@ class ReverseBuilder(Walker, StackReverse):
                         f"{st['functions'][0]}, {src(d['init'])})")
             elif op.op == "while_loop":
                 call = (f"while_loop_with_carries({st['functions'][0]}, {st['functions'][1]}, "
-                        f"{src(d['init'])})")
+                        f"{src(d['init'])}{', count=False' if self._has_effects(op) else ''})")
             else:
                 extra = "".join(f", {k}={st[k]}" for k in ("length", "reverse") if k in st)
                 call = f"scan_with_carries({st['functions'][0]}, {src(d['init'])}, " \
@@ -623,6 +627,30 @@ class ReverseBuilder(Walker, StackReverse):
             op.forward_lines.append(self.lines[-1])
         else:
             self.emit(f"{targets} = {op.statics['forward']}")
+
+    def _has_effects(self, op, refused=True):
+        """Whether a lax op's functions have Python side effects (a print, log.append, a
+        counter bumped; in a callee or a loop of theirs too): their replay forms leave some out
+        (transforms.py replay_of). A while loop's trip count is then not learnt by stepping its
+        body while tracing (rule_helpers.while_loop_with_carries): that would run them once per
+        step. refused: the answer where a function's replay form is refused."""
+        replay_of = getattr(self.vjp_of_callee, "replay_of", None)
+        if replay_of is None:
+            return False
+        d, k = op.operands, len(op.operands["closed"].items)
+        if op.op in ("cond", "switch"):
+            n = len(d["operands"].items)
+            active = [i for i, o in enumerate(d["operands"].items) if _has_var(o)] + \
+                [n + j for j in range(k)]
+        else:
+            xs = [1] if _has_var(d.get("xs")) else []
+            first = {"fori_loop": [1], "while_loop": [0], "map": [0] if xs else [],
+                     "scan": [0] + xs}[op.op]
+            active = first + [{"fori_loop": 2, "scan": 2}.get(op.op, 1) + j for j in range(k)]
+        try:
+            return any(replay_of(fn, tuple(active)) is not None for fn in op.callee)
+        except SecantError:     # (the function's derivative, generated next, says why)
+            return refused
 
     def _plain_forward(self, op):
         """No cotangent reached the loop: its forward lines need no saved carries."""
@@ -1253,6 +1281,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         fn.output_dtype = dataflow.output_dtype(fn)
     b.recomputing = mode in ("vjp", "replay")
     b.pair_calls = mode != "replay"
+    b.replay_form = mode == "replay"
     result = fn.result.value
     if mode == "replay":        # the forward pass alone, without its Python side effects
         b.forward(fn.body)
@@ -1996,6 +2025,20 @@ _STATE_READ = re.compile(r"^\w+ = (read_(?:global|cell)\w*)\('(\w+)'\)$")
 _STATE_WRITE = re.compile(r"^write_(?:global|cell)\w*\(")
 
 
+def _state_mention(name, own):
+    """A pattern for a read of state `name` (".calls": an attribute) in a statement's source:
+    `calls`, or `module.calls` (a global read through its module: any name not a local); where
+    the function has a local of that name (`own`, its locals), not the local itself but a read
+    of the state (`calls = read_global('calls')`, transformer/global_writes.py)."""
+    if name.startswith("."):
+        return r"\w" + re.escape(name) + r"\b"
+    module = r"(?<![\w.])" + (r"(?!(?:%s)\.)" % "|".join(map(re.escape, sorted(own)))
+                             if own else "") + r"\w+\." + re.escape(name) + r"\b"
+    if name in own:
+        return r"read_(?:global|cell)\w*\('" + re.escape(name) + "'|" + module
+    return r"(?<![\w.])" + re.escape(name) + r"\b|" + module
+
+
 def _check_state_replayable(fn, recomputing, replay=False):
     """Refuses a reverse pass that would read Python state (a global or closure variable the
     function sets: transformer/global_writes.py) at another time than the user's call did:
@@ -2024,6 +2067,7 @@ def _check_state_replayable(fn, recomputing, replay=False):
     if not replay:
         _check_fields_read_first(fn, where)
     stateful, loops = [], [s for s in ir.nested(fn.body) if isinstance(s, (ir.For, ir.While))]
+    own = getattr(fn, "locals", set())
     in_loop = {id(t) for lp in loops for t in ir.nested(lp.body)}
     before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
@@ -2031,9 +2075,9 @@ def _check_state_replayable(fn, recomputing, replay=False):
             if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
                 stateful.append(st)
                 break
-            read = [n for n in state_names(st.callee) for text in before if re.search(
-                (r"\w" if n.startswith(".") else r"(?<![\w.])") + re.escape(n) + r"\b", text)]
-            if read:
+            read = [n for n in state_names(st.callee) for text in before
+                    if re.search(_state_mention(n, own), text)]
+            if read and not replay:     # (a replay reads what the call reads)
                 name = getattr(st.callee, "__name__", "a function")
                 raise SecantError(
                     f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "

@@ -669,12 +669,14 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
 
 
 @_loop_helper
-def while_loop_with_carries(cond_fun, body_fun, init_val):
+def while_loop_with_carries(cond_fun, body_fun, init_val, count=True):
     """(lax.while_loop(cond_fun, body_fun, init_val), what its reverse pass needs): eagerly the
     list of carries each step started from; under jit, where a loop cannot grow a stack, the
     carries stacked, in a tuple of one, when the trip count is known while tracing (a counter's
     loop: a scan of that length), else the number of steps taken (the reverse pass recomputes
-    the carries from init_val)."""
+    the carries from init_val). count=False (written where cond_fun or body_fun has Python
+    side effects, ad/reverse.py): the trip count is not learnt, as learning it runs the body
+    once per step while tracing, where the loop as written traces it once."""
     if active_trace() is None:
         carries = []
         val = init_val
@@ -682,7 +684,7 @@ def while_loop_with_carries(cond_fun, body_fun, init_val):
             carries.append(val)
             val = body_fun(val)
         return val, carries
-    n = _trip_count(cond_fun, body_fun, init_val)
+    n = _trip_count(cond_fun, body_fun, init_val) if count else None
     if n is not None:
         out, carries = lax.scan(lambda carry, _: (body_fun(carry), carry), init_val, None,
                                 length=n)

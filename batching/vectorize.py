@@ -896,13 +896,14 @@ class BatchBuilder(Walker):
         # a derivative's forward pass also returns what its reverse pass needs: eagerly the
         # list of (batched) carries, under jit the number of steps
         loop = "while_loop_with_carries" if op.statics.get("carries") else "lax.while_loop"
+        count = f", count={op.statics['count']}" if "count" in op.statics else ""
         if pred_b:      # run while any example continues; the finished ones keep their carry
             call = (f"{loop}(lambda {c}: any_example({cond_name}({args})), "
                     f"lambda {c}: select_batched({cond_name}({args}), {body_name}({args}), {c}), "
-                    f"{self._init(op, carry_b)})")
+                    f"{self._init(op, carry_b)}{count})")
         else:
             call = (f"{loop}(lambda {c}: {cond_name}({args}), lambda {c}: "
-                    f"{body_name}({args}), {self._init(op, carry_b)})")
+                    f"{body_name}({args}), {self._init(op, carry_b)}{count})")
         self._assign(op, call, carry_b)
 
     def cf_scan(self, op):

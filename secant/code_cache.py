@@ -366,4 +366,6 @@ def _reaches(root, targets):
                 todo.append(obj.cell_contents)
             except ValueError:
                 pass
+        elif hasattr(t, "__secant_holds__"):     # (a counter's cells, global_writes._Cells)
+            todo.extend(getattr(obj, a) for a in t.__secant_holds__)
     return False

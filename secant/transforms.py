@@ -4229,6 +4229,8 @@ class _Jacobian:
         if isinstance(self.fun, _Jacobian):
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
         base = _base(self.fun, args)
+        if self.kind != "jacfwd":   # (generated first, as grad's: a refusal runs no user code)
+            gen = self._used = generate(base, positions, "vjp", staged=_staging())
         # (jacfwd's jvp runs fun's side effects; jacrev's vjp recomputes fun without them)
         out, aux = self._out(args, quiet=self.kind == "jacfwd")
         n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
@@ -4267,7 +4269,6 @@ class _Jacobian:
             if not dtypes.is_inexact(dt) or dtypes.is_complex(dt) and not self.holomorphic:
                 raise SecantTypeError(f"jacrev requires real-valued outputs (a floating-point "
                                       f"dtype), but got {dt.name}{where()}")
-        gen = self._used = generate(base, positions, "vjp", staged=_staging())
         single = len(positions) == 1
         # the generated vjp, vmapped over the output basis (aux's cotangent: zeros, unbatched)
         basis, size = _basis(out_leaves)

@@ -199,7 +199,9 @@ CPU_SECONDS = {
     "test_solve15_solvers.py": 141,
     "test_perf19d_prune.py": 7,
     "test_perf19d_dispatch.py": 2,
-    "test_perf19e_while_stacks.py": 18
+    "test_perf19e_while_stacks.py": 18,
+    "test_effects19_trip_count.py": 9,
+    "test_effects19_state.py": 5
 }
 PER_TEST = 0.08
 

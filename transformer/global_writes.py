@@ -153,6 +153,9 @@ class _Cells:
     """The function's closure cells (name -> cell) read and written as a namespace: the user's
     own cells, so the enclosing function's other closures see what a call wrote."""
 
+    __secant_holds__ = ("cells",)   # (what secant/code_cache.py follows: a derivative that
+                                    # holds these is not a template for another closure)
+
     def __init__(self, cells):
         self.cells = cells
 

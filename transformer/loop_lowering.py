@@ -47,7 +47,7 @@ def lower(stmt, helper, fresh):
               "scan_vjp": ("f_vjp", "out_bar", "carries", "xs", "closed", "consts", "reverse",
                            "wrt_xs"),
               "map_vjp": ("f_vjp", "ys_bar", "xs", "closed", "consts", "wrt_xs"),
-              "while_loop_with_carries": ("cond_fun", "body_fun", "init_val"),
+              "while_loop_with_carries": ("cond_fun", "body_fun", "init_val", "count"),
               "while_loop_vjp": ("body_fun", "body_vjp", "carry_bar", "init_val", "saved",
                                  "closed", "consts")}[helper]
     if len(args) > len(params):
@@ -324,7 +324,8 @@ class _Writer:
     def while_loop_with_carries(self):
         """The loop and what its reverse pass reads, as the helper gives them: the carries
         stacked, in a tuple of one, when jit learns the trip count while tracing (a scan of
-        that length), else the step count (what while_loop_vjp recomputes the carries from)."""
+        that length), else the step count (what while_loop_vjp recomputes the carries from);
+        only the step count where the helper was told count=False (Python side effects)."""
         t = self.target
         (cond, body), b = self.fn, self.bound
         if isinstance(t, gast.Tuple) and len(t.elts) == 2:
@@ -339,20 +340,24 @@ class _Writer:
         saving, steps, trips = self.fresh(f"{body}_saving"), self.fresh("steps"), \
             self.fresh("trips")
         init, stack = self.fresh("init"), self.fresh("stack")
-        return [f"def {test}(state):",
-                f"    return {cond}(state[0])",
-                f"def {counting}(state):",
-                f"    return ({body}(state[0]), state[1] + 1)",
-                f"def {saving}(carry, i):",
-                f"    return ({body}(carry), carry)",
-                f"{init} = {b['init_val']}",
-                f"{trips} = trip_count({cond}, {body}, {init})",
-                f"if {trips} is None:",
-                f"    {out}, {steps} = lax.while_loop({test}, {counting}, ({init}, 0))",
-                f"    {saved} = lax.stop_gradient({steps})",
-                "else:",
-                f"    {out}, {stack} = lax.scan({saving}, {init}, snp.arange({trips}))",
-                f"    {saved} = ({stack},)"] + whole
+        counted = [f"def {test}(state):",
+                   f"    return {cond}(state[0])",
+                   f"def {counting}(state):",
+                   f"    return ({body}(state[0]), state[1] + 1)"]
+        if b.get("count", "True") != "True":     # (a body with Python side effects)
+            return counted + [
+                f"{out}, {steps} = lax.while_loop({test}, {counting}, ({b['init_val']}, 0))",
+                f"{saved} = lax.stop_gradient({steps})"] + whole
+        return counted + [f"def {saving}(carry, i):",
+                          f"    return ({body}(carry), carry)",
+                          f"{init} = {b['init_val']}",
+                          f"{trips} = trip_count({cond}, {body}, {init})",
+                          f"if {trips} is None:",
+                          f"    {out}, {steps} = lax.while_loop({test}, {counting}, ({init}, 0))",
+                          f"    {saved} = lax.stop_gradient({steps})",
+                          "else:",
+                          f"    {out}, {stack} = lax.scan({saving}, {init}, snp.arange({trips}))",
+                          f"    {saved} = ({stack},)"] + whole
 
     def while_loop_vjp(self):
         """Back from the last step to the first: a reverse scan over the stacked carries (a

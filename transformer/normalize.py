@@ -85,11 +85,14 @@ def _names_in(node):
 
 
 def _names_and_bound(fdef):
-    """(_names_in(fdef), hygiene.bound(fdef)) in one walk (issue 19: transformation time)."""
-    names, bound = set(), set()
+    """(_names_in(fdef), hygiene.bound(fdef), the names a global or nonlocal statement in it
+    declares) in one walk (issue 19: transformation time)."""
+    names, bound, declared = set(), set(), set()
     binding = (gast.Store, gast.Param, gast.Del)
     for n in walk(fdef):
-        if isinstance(n, gast.Name):
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, gast.Name):
             names.add(n.id)
             if isinstance(n.ctx, binding):
                 bound.add(n.id)
@@ -100,7 +103,7 @@ def _names_and_bound(fdef):
                 bound.add(n.name)
         elif isinstance(n, gast.alias):
             bound.add((n.asname or n.name).split(".")[0])
-    return names, bound
+    return names, bound, declared
 
 
 def _free_names_in(node):
@@ -4527,6 +4530,8 @@ class Normaliser(ContainerMixin):
         statics["forward"] = self._source(node)
         if carries:
             statics["carries"] = carries
+            if "count" in args:     # (while_loop_with_carries told not to learn a trip count)
+                statics["count"] = self._source(args["count"])
         data["closed"] = ir.Seq(tuple(ir.Var(self.current[n]) for n in closed), "tuple")
         data["consts"] = ir.Seq(tuple(ir.Expr(self.current[n]) for n in consts), "tuple")
         names = [f[0].name if isinstance(f[0], gast.FunctionDef) else name
@@ -5580,8 +5585,9 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
     fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
     fn_ir.temporaries = norm.temporaries - norm.current.keys()
-    fn_ir.user_names, bound = _names_and_bound(norm.node)
+    fn_ir.user_names, bound, declared = _names_and_bound(norm.node)
     fn_ir.free_names = fn_ir.user_names - bound     # globals, cells, builtins
+    fn_ir.locals = bound - declared     # (a local `calls` is not the global counter)
     return fn_ir
 
 
