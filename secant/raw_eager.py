@@ -191,12 +191,13 @@ _REPLACE = {id(snp): _SNP, id(helpers.grad_seed): _grad_seed,
             id(helpers.grad_seed_scaled): _grad_seed_scaled, id(helpers.unreduce): _unreduce,
             id(helpers.unreduce_to): _unreduce_to, id(helpers.shape_of): _shape_of,
             id(helpers.unbroadcast): _unbroadcast, id(helpers.grads_as): _grads_as,
-            id(range): range, id(reversed): reversed, id(len): len}
+            id(range): range, id(reversed): reversed, id(len): len, id(zip): zip}
 _REPLACE_X32 = {**_REPLACE, id(snp): _namespace(x64=False)}
 _OPS = frozenset(["RESUME", "NOP", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "LOAD_FAST",
                   "STORE_FAST", "DELETE_FAST", "PUSH_NULL", "PRECALL", "CALL",
                   "KW_NAMES", "UNARY_NEGATIVE", "GET_ITER", "FOR_ITER", "JUMP_BACKWARD",
-                  "JUMP_FORWARD", "POP_TOP", "RETURN_VALUE", "BUILD_LIST", "BUILD_TUPLE"])
+                  "JUMP_FORWARD", "POP_TOP", "RETURN_VALUE", "BUILD_LIST", "BUILD_TUPLE",
+                  "UNPACK_SEQUENCE"])     # (a reverse loop's `for i, x in zip(...)` header)
 _BINARY = frozenset(["+", "-", "*", "/"])       # (not in place: x += y would write to an input)
 _LIST_METHODS = frozenset(["append", "pop"])    # (an ndarray has neither: a run that tries fails)
 
