@@ -27,6 +27,13 @@ from secant.transformer.walker import parsed
 
 _COPY = re.compile(r"(\w+) = (\w+)")
 _WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
+# a name to rename, or text that only looks like one: a string literal's contents (a field's
+# key, variables['batch_stats']) or a keyword argument's name (f(train=train)); an f-string's
+# (its braces hold names) is renamed as before, by words
+_STRING = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+_NAME_OR_NOT = re.compile(rf"""(?<!\w)(?P<f>(?:[fF][rR]?|[rR][fF]){_STRING})|"""
+                          rf"""(?P<not>(?<!\w)[rRbBuU]{{0,2}}{_STRING}|(?<=[(,])\s*\w+\s*=(?!=))|"""
+                          r"""(?<![\w.])\w+""")
 _ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
 _SCOPES = re.compile(r"\b(?:def|lambda|for)\b")
 _CLOSURES = re.compile(r"\b(?:def|lambda)\b")
@@ -430,7 +437,11 @@ def _rename(code, old, new):
     most of this module's time on a long function.)"""
     if old not in code:
         return code
-    return _WORD.sub(lambda m: new if m.group() == old else m.group(), code)
+    def one(m):
+        if m.group("f"):
+            return _WORD.sub(lambda w: new if w.group() == old else w.group(), m.group())
+        return new if m.group() == old else m.group()
+    return _NAME_OR_NOT.sub(one, code)
 
 
 def _simple(ln, indent):

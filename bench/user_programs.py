@@ -14,6 +14,9 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py --fourth   # the fourth battery (domains: RL,
                                 # finance, robotics, graph nets, PDEs, signal, ranking, OT;
                                 # match/walrus/generator styles), then its bad inputs
+    .venv/bin/python bench/user_programs.py --fifth    # the fifth battery (how people write:
+                                # PyTorch habits, optax-like, flax-like, scipy-style, Python
+                                # idioms), then its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -31,7 +34,16 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, FOURTH, SECOND, THIRD, checks  # noqa: E402
+from user_programs import ALL, FIFTH, FOURTH, SECOND, THIRD, checks  # noqa: E402
+
+
+def _refusals():
+    """(program, transform) pairs JAX refuses: checks.JAX_REFUSES and the fifth battery's"""
+    from user_programs import habits
+    return {**checks.JAX_REFUSES, **habits.JAX_REFUSES}
+
+
+JAX_REFUSES = _refusals()
 
 
 def outcome(case, name):
@@ -55,13 +67,14 @@ def main():
     parser.add_argument("--second", action="store_true", help="the second battery (explore15i)")
     parser.add_argument("--third", action="store_true", help="the third battery (explore15j)")
     parser.add_argument("--fourth", action="store_true", help="the fourth battery (explore15k)")
+    parser.add_argument("--fifth", action="store_true", help="the fifth battery (explore15l)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    later = opts.second or opts.third or opts.fourth
+    later = opts.second or opts.third or opts.fourth or opts.fifth
     transforms = checks.SECOND_TRANSFORMS if later else checks.TRANSFORMS
     names = list(transforms)
-    battery = (FOURTH if opts.fourth else THIRD if opts.third else SECOND if opts.second
-               else ALL)
+    battery = (FIFTH if opts.fifth else FOURTH if opts.fourth else THIRD if opts.third
+               else SECOND if opts.second else ALL)
     cases = [c for c in battery if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
@@ -76,7 +89,7 @@ def main():
                 row.append("-")
                 continue
             letter, why = outcome(case, name)
-            if (case.name, name) in checks.JAX_REFUSES:
+            if (case.name, name) in JAX_REFUSES:
                 letter = "j" if letter == "R" else letter
             total += 1
             passed += letter in ".j"
@@ -85,7 +98,9 @@ def main():
                 failures.append((case.name, name, letter, why))
         print(case.name.ljust(width), " ".join(r.ljust(col) for r in row), flush=True)
     if later and not opts.k and not opts.theme:      # the bad inputs a user gives them
-        if opts.fourth:
+        if opts.fifth:
+            from user_programs import bad_inputs_fifth as bad_inputs
+        elif opts.fourth:
             from user_programs import bad_inputs_fourth as bad_inputs
         elif opts.third:
             from user_programs import bad_inputs_third as bad_inputs

@@ -373,7 +373,8 @@ SHIFT_OPERATORS = {"LShift": "left_shift", "RShift": "right_shift"}
 
 # keywords an op's functions accept under another name than its rule's parameter
 # (snp.reshape(a, shape=...), JAX's newer spelling of newshape)
-KEYWORD_ALIASES = {"reshape": {"shape": "newshape"}}
+KEYWORD_ALIASES = {"reshape": {"shape": "newshape"},
+                   "clip": {"min": "a_min", "max": "a_max"}}   # (jnp.clip's newer spelling)
 
 # --- resolution: which Python objects mean which op ---------------------------------------------
 NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_divide", "divide"),

@@ -58,11 +58,20 @@ def _collect_fourth():
     return list(domains.CASES)
 
 
+def _collect_fifth():
+    """The fifth battery (explore15l): programs sorted by how their authors write code
+    (PyTorch habits, optax-like optimisers, flax-like modules, scipy-style science, Python
+    idioms) rather than by domain."""
+    from user_programs import habits
+    return list(habits.CASES)
+
+
 ALL = _collect()
 SECOND = _collect_second()
 THIRD = _collect_third()
 FOURTH = _collect_fourth()
-BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH}
-_names = [c.name for c in ALL + SECOND + THIRD + FOURTH]
+FIFTH = _collect_fifth()
+BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH + FIFTH}
+_names = [c.name for c in ALL + SECOND + THIRD + FOURTH + FIFTH]
 assert len(BY_NAME) == len(_names), \
     f"duplicate program names: {sorted({n for n in _names if _names.count(n) > 1})}"
