@@ -28,12 +28,14 @@ from secant.transformer.walker import parsed
 _COPY = re.compile(r"(\w+) = (\w+)")
 _WORD = re.compile(r"(?<![\w.])\w+")       # a name (or a number), not an attribute
 # a name to rename, or text that only looks like one: a string literal's contents (a field's
-# key, variables['batch_stats']) or a keyword argument's name (f(train=train)); an f-string's
-# (its braces hold names) is renamed as before, by words
+# key, variables['batch_stats']) or, inside brackets, a keyword argument's name (f(train=train);
+# `a, b = ...` at the statement's level is no keyword); an f-string's (its braces hold names)
+# is renamed as before, by words
 _STRING = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
 _NAME_OR_NOT = re.compile(rf"""(?<!\w)(?P<f>(?:[fF][rR]?|[rR][fF]){_STRING})|"""
-                          rf"""(?P<not>(?<!\w)[rRbBuU]{{0,2}}{_STRING}|(?<=[(,])\s*\w+\s*=(?!=))|"""
-                          r"""(?<![\w.])\w+""")
+                          rf"""(?P<not>(?<!\w)[rRbBuU]{{0,2}}{_STRING})|"""
+                          r"""(?P<kw>(?<=[(,])\s*\w+\s*=(?!=))|(?<![\w.])\w+""")
+_STRINGS = re.compile(rf"(?<!\w)[rRbBuUfF]{{0,2}}{_STRING}")
 _ADD = re.compile(r"(\w+) = (\w+) \+ (.+)")
 _SCOPES = re.compile(r"\b(?:def|lambda|for)\b")
 _CLOSURES = re.compile(r"\b(?:def|lambda)\b")
@@ -440,8 +442,18 @@ def _rename(code, old, new):
     def one(m):
         if m.group("f"):
             return _WORD.sub(lambda w: new if w.group() == old else w.group(), m.group())
+        if m.group("kw"):
+            if _depth(code[:m.start()]) > 0:
+                return m.group()            # f(x, train=...): a keyword's name
+            return _WORD.sub(lambda w: new if w.group() == old else w.group(), m.group())
         return new if m.group() == old else m.group()
     return _NAME_OR_NOT.sub(one, code)
+
+
+def _depth(prefix):
+    """How many brackets are open at the end of `prefix` (string literals skipped)."""
+    prefix = _STRINGS.sub("", prefix)
+    return sum(prefix.count(c) for c in "([{") - sum(prefix.count(c) for c in ")]}")
 
 
 def _simple(ln, indent):

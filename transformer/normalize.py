@@ -2648,6 +2648,11 @@ class Normaliser(ContainerMixin):
         if len(node.args) == 1 and not node.keywords and \
                 self._resolve(func) is callees.run_form:
             return self.operand(node.args[0])
+        if isinstance(func, gast.Call) and len(func.args) == 1 and \
+                not isinstance(func.args[0], gast.Starred) and _is_named_call(
+                    self._resolve(func.func)):
+            node = copy.copy(node)  # named_call(f, name=...)(x): f(x) (it names jit's ops only)
+            node.func = func = func.args[0]
         if _is_super_call(func):
             return self.call(self.super_call(node))
         if self._resolve(func) is dataclasses.replace and self._tracked_names_in(node):
@@ -5356,6 +5361,12 @@ def _array_method(name):
     from secant.backends.array import Array
     from secant.numpy.methods import function_of
     return function_of(name) is not None or callable(getattr(Array, name, None))
+
+
+def _is_named_call(obj):
+    """secant.named_call (jax.named_call): its function, computed as written"""
+    return getattr(obj, "__name__", "") == "named_call" and \
+        getattr(obj, "__module__", "") == "secant.api_extras"
 
 
 def _is_super_call(func):

@@ -161,7 +161,7 @@ _LAYERS = ({"kernel": W33, "bias": np.full(3, 0.1)}, {"kernel": W33.T, "bias": n
 
 @good(lambda v: np.allclose(v, _seq_ref(_LAYERS, X63)), "the tuple of layers' loss")
 def tuple_of_layers_where_a_list_was_written():
-    return secant.jit(hb.fx_sequential)(_LAYERS, X63)
+    return secant.jit(hb.fx_sequential)(_LAYERS, X63)  # !
 
 
 @good(lambda g: isinstance(g, hb.FrozenDict) and np.allclose(
@@ -172,11 +172,11 @@ def tuple_of_layers_where_a_list_was_written():
 def frozen_dict_params_to_grad():
     params = hb.FrozenDict({"dense1": {"kernel": np.ones((3, 4)) * 0.1, "bias": np.zeros(4)},
                             "dense2": {"kernel": np.ones((4, 2)) * 0.1, "bias": np.zeros(2)}})
-    return secant.grad(hb.fx_dict_of_dicts)(params, X63)
+    return secant.grad(hb.fx_dict_of_dicts)(params, X63)  # !
 
 
 @good(lambda g: isinstance(g, list) and len(g) == 2 and np.allclose(
     np.asarray(g, dtype=float), secant.grad(hb.sci_rk4_loop)(np.array([2.0, 0.3]))),
       "a list of two grads, the array's")
 def list_of_python_floats_to_grad():
-    return secant.grad(hb.sci_rk4_loop)([2.0, 0.3])
+    return secant.grad(hb.sci_rk4_loop)([2.0, 0.3])  # !
