@@ -32,11 +32,35 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 JAX_REFUSES = {**checks.JAX_REFUSES, **habits.JAX_REFUSES}
 
+_ALL_BUT_JIT = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
+    ("fx_frozen_dict", _ALL_BUT_JIT,
+     "refused: FrozenDict({'params': params}) (a registered Mapping whose __init__ copies a "
+     "dict) holding differentiated values is no tree secant reads as built, and the per-call "
+     "trace cannot iterate tree_leaves of it"),
+    ("py_typing_protocol", _ALL_BUT_JIT,
+     "refused: a lambda closing over the differentiated w stored in a list of layers and "
+     "passed on (`layers = [Scale(.5), jnp.tanh, lambda h: h @ w]`)"),
+    ("py_isinstance_dispatch", ("vmap", "vmap∘grad"),
+     "refused: a recursive helper called on a None leaf of a batched tuple returns 0.0, which "
+     "the batched callee cannot size (no arrays in a None)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
-KNOWN_BAD_INPUTS = {}
+KNOWN_BAD_INPUTS = {
+    "grad_wrt_the_labels": "grad(f, argnums=2) of integer labels used as an index: secant "
+    "refuses the index (generating the derivative when grad(f) is made) before it sees the "
+    "labels' dtype; JAX's TypeError names the call",
+    "grad_of_per_example_outputs": "grad of a jit(vmap(...)) function with a (6,) output: the "
+    "TypeError names the program's return line, not the call",
+    "item_assignment_on_a_frozen_dict": "a refusal (the FrozenDict(...) built from "
+    "differentiated values) instead of the TypeError Python raises at the assignment",
+    "new_attribute_on_a_slots_class": "a refusal of the __slots__ object instead of Python's "
+    "AttributeError at `lin.scale = 2.0`",
+    "frozen_dict_params_to_grad": "internal: the traced FrozenDict.__getitem__ records "
+    "self._dict[key] where it returns FrozenDict(v); its cotangent (a FrozenDict) does not add "
+    "into the dict's (tree_map structure mismatch)",
+}
 
 
 @pytest.mark.parametrize("case, name", list(checks.pytest_params(
@@ -135,3 +159,4 @@ def test_clip_with_min_and_max_keywords(x64):
         np.testing.assert_allclose(run(w, x), want, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(secant.vmap(_clipped, in_axes=(0, None))(np.stack([w, 2 * w]), x),
                                [ref(w), ref(2 * w)], rtol=1e-12)
+

@@ -868,7 +868,7 @@ def py_sorted_items(params, x):
 class Activation(enum.Enum):
     TANH = "tanh"
     GELU = "gelu"
-    SOFTPLUS = enum.auto()
+    SOFTPLUS = "softplus"
 
 
 @dataclasses.dataclass(frozen=True)
