@@ -13,7 +13,7 @@ import re
 from secant.errors import SecantError
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.state_inputs import pass_state
+from secant.ad.state_inputs import called_object, pass_state
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
                                  SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
                                  VJP)
@@ -2077,8 +2077,9 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
         hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
         if hit:
             raise SecantError(f"{hit.group(2)} is {early}" + where(st.origin))
-        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee) == "early":
-            raise SecantError(f"{getattr(st.callee, '__name__', 'a callee')} reads state it "
+        if isinstance(st, ir.Op) and st.op == "call" and \
+                writes_state(called_object(st, fn)) == "early":
+            raise SecantError(f"{_callee_title(called_object(st, fn))} reads state it "
                               f"sets, {early}" + where(st.origin))
     if not replay:
         _check_fields_read_first(fn, where)
@@ -2089,20 +2090,21 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
     for st in ir.nested(fn.body):
         if id(st) in passed:
             continue
-        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee):
-            if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
+        callee = called_object(st, fn) if isinstance(st, ir.Op) and st.op == "call" else None
+        if callee is not None and writes_state(callee):
+            if writes_state(callee) != "unread" and (id(st) in in_loop or stateful):
                 stateful.append(st)
                 break
-            read = [n for n in state_names(st.callee) for text in before
+            read = [n for n in state_names(callee) for text in before
                     if re.search(_state_mention(n, own), text)]
             if read and not replay:     # (a replay reads what the call reads)
-                name = getattr(st.callee, "__name__", "a function")
+                name = _callee_title(callee)
                 raise SecantError(
                     f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
                     "or attribute counter): the reverse pass would read it again after the "
                     "call changed it; read it after the call, or differentiate with "
                     "secant.jacfwd" + where(st.origin))
-            if writes_state(st.callee) != "unread":     # (a replay reads no state of it)
+            if writes_state(callee) != "unread":     # (a replay reads no state of it)
                 stateful.append(st)
         elif not stateful:
             before.append(st.code if isinstance(st, ir.Plain) else " ".join(
@@ -2113,7 +2115,7 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
             break
     else:
         return
-    name = getattr(stateful[-1].callee, "__name__", "a function")
+    name = _callee_title(called_object(stateful[-1], fn))
     if replay:
         return
     raise SecantError(
@@ -2122,6 +2124,16 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
         f"reverse mode: the reverse pass runs {name} again after later calls changed that "
         "state, and would read their value: secant cannot be sure of it; differentiate with "
         "secant.jacfwd, or call it once" + where(st.origin))
+
+
+def _callee_title(callee):
+    """How an error names a callee: its name, or a callable object's class's call."""
+    name = getattr(callee, "__qualname__", None)
+    owner = getattr(callee, "__self__", None)
+    if isinstance(name, str) and owner is not None and not inspect.ismodule(owner):
+        return f"{type(owner).__name__}.{callee.__name__}"
+    return name.split(".<locals>.")[-1] if isinstance(name, str) else \
+        f"{type(callee).__name__}.__call__"
 
 
 def _index_value(idx):

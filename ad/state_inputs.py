@@ -157,6 +157,29 @@ def pass_state(fn, names, vjp_of_callee):
     return passed
 
 
+def called_object(op, fn):
+    """What the call `op` of the canonical form `fn` calls, for the state it may set: its
+    callee, or for a callable object the form calls through dynamic_call
+    (`dynamic_call(type(m).__call__, m, x)`), that object where `m` is a global or closure
+    variable of the function (read now, as the call will); None where it is not known."""
+    callee = getattr(op, "callee", None)
+    if getattr(callee, "__name__", None) != "dynamic_call":
+        return callee
+    head, obj = (op.operands.get(k) for k in ("arg0", "arg1"))
+    hit = re.fullmatch(r"type\((\w+)\)\.__call__", getattr(head, "src", ""))
+    user = getattr(fn, "function", None)
+    if not hit or getattr(obj, "src", None) != hit.group(1) or user is None or \
+            hit.group(1) not in getattr(fn, "free_names", ()):
+        return None
+    name = hit.group(1)
+    cells = dict(zip(getattr(user, "__code__", None) and user.__code__.co_freevars or (),
+                     getattr(user, "__closure__", None) or ()))
+    try:
+        return cells[name].cell_contents if name in cells else user.__globals__[name]
+    except (KeyError, ValueError, AttributeError):
+        return None
+
+
 def _active(op):
     """The positions of the call's arguments the derivative follows, or None (unknown)."""
     from secant.transformer.callees import signature_of

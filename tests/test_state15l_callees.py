@@ -183,3 +183,33 @@ def test_a_counter_callee_that_calls_another_is_refused_twice(x64):
     got = np.asarray(secant.grad(lambda x: tick_and_step(x) * 2.0)(X))
     assert (calls, ticks) == (c + 1, t + 1)
     np.testing.assert_allclose(got, 2 * (c + 1) * (t + 1) * np.cos(X), rtol=1e-10)
+
+
+class Model:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return snp.sum(snp.sin(x) * self.calls)
+
+
+model = Model()
+
+
+def model_twice(x):
+    return model(x) * model(x)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian"])
+def test_a_callable_object_counter_called_twice_is_refused(x64, transform):
+    """model(x) * model(x) (an attribute counter, called through dynamic_call): silently wrong
+    before (each vjp read the count the second call left; jacrev ran the calls twice): refused
+    before any user code runs; jacfwd gives JAX's value, once per call."""
+    before = model.calls
+    with pytest.raises(secant.SecantError, match=r"Model.__call__ sets Python state"):
+        getattr(secant, transform)(model_twice)(X)
+    assert model.calls == before
+    got = np.asarray(secant.jacfwd(model_twice)(X))
+    assert model.calls == before + 2
+    np.testing.assert_allclose(got, 2 * (before + 1) * (before + 2) * S * np.cos(X), rtol=1e-10)

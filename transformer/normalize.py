@@ -5588,6 +5588,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.user_names, bound, declared = _names_and_bound(norm.node)
     fn_ir.free_names = fn_ir.user_names - bound     # globals, cells, builtins
     fn_ir.locals = bound - declared     # (a local `calls` is not the global counter)
+    fn_ir.function = fn     # (its globals and cells: ad/state_inputs.py called_object)
     return fn_ir
 
 
