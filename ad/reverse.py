@@ -1570,18 +1570,26 @@ def _without_leading_blanks(lines):
 def _kept_from_reverse(b, start, names, *outs):
     """The outputs returned after the reverse pass (value_and_grad's value, an aux), with each
     name the reverse pass binds again (a loop's pass restores its saved forward values: the
-    first iteration's, not the last) copied before it, as `y_value = y`."""
+    first iteration's, not the last) copied before it, as `y_value = y`; in an expression too
+    (an aux list of Python ints `log`, which the reverse loop restored: the first iteration's,
+    silently, before state15l)."""
     rebound = {n for ln in b.lines[start:] for n in ln.defines}
     copies_ = {}
+
+    def copy(name):
+        if name not in copies_:
+            copies_[name] = names.fresh(f"{name}_value")
+            b.lines.insert(start, Line(f"{copies_[name]} = {name}", 1))
+        return copies_[name]
 
     def kept(o):
         if isinstance(o, ir.Seq):
             return ir.Seq(tuple(kept(i) for i in o.items), o.kind, o.keys)
         if isinstance(o, ir.Var) and o.name in rebound:
-            if o.name not in copies_:
-                copies_[o.name] = names.fresh(f"{o.name}_value")
-                b.lines.insert(start, Line(f"{copies_[o.name]} = {o.name}", 1))
-            return ir.Var(copies_[o.name])
+            return ir.Var(copy(o.name))
+        if isinstance(o, ir.Expr) and rebound & set(re.findall(r"\w+", o.src)):
+            return ir.Expr(re.sub(r"(?<![\w.'\"])\w+\b(?!['\"])", lambda m: copy(m.group(0))
+                                  if m.group(0) in rebound else m.group(0), o.src))
         return o
     return tuple(kept(o) if o is not None else None for o in outs)
 

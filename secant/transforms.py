@@ -4326,6 +4326,10 @@ class _Jacobian:
         if outer is not None or isinstance(self.fun.fun, _Jacobian):
             # nested three deep, or the derivative of a nested one: forward mode all the way
             # down, as JAX's jacfwd (jacrev(f) and jacfwd(f) are the same function)
+            if self.fun.has_aux or self.has_aux:
+                raise UnsupportedError(f"{self.kind}(..., has_aux=True) of a Jacobian nested "
+                                       "three deep or under jvp is not supported; return the "
+                                       "aux from the innermost function's call" + where())
             if outer is None:
                 return _derivative(self, args, []), None, None
             tangents = tree_util.tree_map(lambda t: snp.expand_dims(t, 0), tuple(outer[1]))
@@ -4346,10 +4350,11 @@ class _Jacobian:
             try:
                 if method == "columns":     # the inner Jacobian's jvps along the whole basis
                     basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
-                    stacked = tree_util.tree_leaves(
-                        j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
+                    ran = j._run(args, j._positions(), (positions, basis), outer_batched=True)
+                    stacked, aux = tree_util.tree_leaves(ran[1]), ran[2]
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
+                    aux = j._rows_aux
             except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
                 if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
                     raise
@@ -4357,7 +4362,7 @@ class _Jacobian:
                 continue
             self._plan = (method, j)
             jac = self._assemble(stacked, value, in_leaves, in_tree, method == "columns")
-            return jac, None, None
+            return jac, None, aux       # (the inner function's aux: hessian's has_aux)
         raise error
 
     def _rows(self, args, positions, outer_positions, value):
@@ -4371,6 +4376,7 @@ class _Jacobian:
         base = _base(self.fun, args)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)
+        self._rows_aux = aux        # (read by the outer Jacobian: _run_nested)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         n_in = len(in_leaves)
         single = len(outer_positions) == 1
@@ -4603,9 +4609,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     return _Jacobian(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
-def hessian(fun, argnums=0):
+def hessian(fun, argnums=0, has_aux=False):
     """The Hessian of scalar `fun`: jacfwd(jacrev(fun)) (forward over reverse), of shape
-    out.shape + in.shape + in.shape for each pair of inputs, as JAX's."""
+    out.shape + in.shape + in.shape for each pair of inputs, as JAX's; has_aux: `fun` returns
+    (output, aux), and so does the Hessian, (hessian, aux)."""
+    if has_aux:
+        return jacfwd(jacrev(fun, argnums, has_aux=True), argnums, has_aux=True)
     return jacfwd(jacrev(fun, argnums), argnums)
 
 
