@@ -213,3 +213,34 @@ def test_a_callable_object_counter_called_twice_is_refused(x64, transform):
     got = np.asarray(secant.jacfwd(model_twice)(X))
     assert model.calls == before + 2
     np.testing.assert_allclose(got, 2 * (before + 1) * (before + 2) * S * np.cos(X), rtol=1e-10)
+
+
+def chain(x):               # a callee calling the counter's function once, called once
+    return middle(x) + 1.0
+
+
+def read_then_middle(x):    # reads the counter a callee's callee then advances
+    return snp.sum(x * calls) + middle(x)
+
+
+def test_nested_callees_once_each(x64):
+    """chain -> middle -> gstep: JAX's values under grad, jit(grad), vmap(grad), the counter
+    once per call; the counter read before a callee whose callee advances it: refused (its
+    reverse pass would read the advanced count), before any user code runs."""
+    c = calls
+    np.testing.assert_allclose(np.asarray(secant.grad(chain)(X)), 2 * (c + 1) * np.cos(X),
+                               rtol=1e-12)
+    assert calls == c + 1
+    c = calls
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(chain))(X)),
+                               2 * (c + 1) * np.cos(X), rtol=1e-6)
+    assert calls == c + 1
+    c = calls
+    xs = np.stack([X, X - 1])
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(chain))(xs)),
+                               2 * (c + 1) * np.cos(xs), rtol=1e-12)
+    assert calls == c + 1
+    c = calls
+    with pytest.raises(secant.SecantError, match="calls is read before middle"):
+        secant.grad(read_then_middle)(X)
+    assert calls == c
