@@ -182,6 +182,7 @@ def called_object(op, fn):
 
 def _active(op):
     """The positions of the call's arguments the derivative follows, or None (unknown)."""
+    from secant.ad.reverse import _has_var
     from secant.transformer.callees import signature_of
     try:
         params = list(signature_of(op.callee, follow_wrapped=False).parameters)
@@ -190,10 +191,6 @@ def _active(op):
                             if _has_var(o)))
     except (TypeError, ValueError):
         return None
-
-
-def _has_var(o):
-    return isinstance(o, ir.Var) or isinstance(o, ir.Seq) and any(_has_var(i) for i in o.items)
 
 
 def _bind_own_reads(fn, passed, names):
