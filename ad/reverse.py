@@ -2097,6 +2097,9 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
     before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
         if id(st) in passed:
+            if stateful:        # (a call passed its state sets more after an earlier one)
+                stateful.append(stateful[-1])
+                break
             continue
         callee = called_object(st, fn) if isinstance(st, ir.Op) and st.op == "call" else None
         if callee is not None and writes_state(callee):

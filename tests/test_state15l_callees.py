@@ -244,3 +244,19 @@ def test_nested_callees_once_each(x64):
     with pytest.raises(secant.SecantError, match="calls is read before middle"):
         secant.grad(read_then_middle)(X)
     assert calls == c
+
+
+def branch_then_call(x, n):     # gstep in a branch (not passed its state), then once more
+    y = snp.sum(x)
+    if n > 0:
+        y = gstep(x)
+    return y * gstep(x)
+
+
+def test_a_counter_call_in_a_branch_then_another_is_refused(x64):
+    """The branch's gstep vjp would read the count the second call left: refused (the second
+    call, passed its state, still sets state after the first)."""
+    c = calls
+    with pytest.raises(secant.SecantError, match="gstep sets Python state"):
+        secant.grad(branch_then_call)(X, 1)
+    assert calls == c
