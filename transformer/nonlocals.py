@@ -11,6 +11,8 @@ Only the plain shape is rewritten: a def with positional parameters, no return, 
 ever called as a statement of the function (`double()`, never passed or stored). The others
 stay as written, and transformer/normalize.py refuses them with the `nonlocal` line.
 """
+import re
+
 import gast
 
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
@@ -204,8 +206,10 @@ def _reach(fn, seen):
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     code = getattr(target, "__code__", None)
     if not isinstance(target, types.FunctionType) or code is None or code in seen or \
-            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
-        return False, frozenset()       # (recursion: what it reaches is found on the way in)
+            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
+            or re.search(r"[/\\](?:site|dist)-packages[/\\]", code.co_filename):
+        return False, frozenset()       # (recursion: what it reaches is found on the way in;
+        # an installed package's functions are not followed: the user's own code is)
     seen.add(code)
     names, stack = set(), [code]
     while stack:
