@@ -105,3 +105,32 @@ def test_hessian_has_aux(x64):
         np.testing.assert_allclose(np.asarray(h), np.diag(6 * X), rtol=1e-12)
         np.testing.assert_allclose(np.asarray(aux["a"]), 2 * X, rtol=1e-12)
         assert aux["n"] == 3
+
+
+def test_a_closure_log_of_the_counter(x64):
+    """The list in the enclosing function's scope: each call appends 0, 1, 2 (each trace under
+    jit), the values as the Python loop's."""
+    def make():
+        log = []
+
+        def f(x):
+            i = 0
+            while i < 3:
+                log.append(i)
+                x = snp.sin(x)
+                i += 1
+            return snp.sum(x)
+        return f, log
+    f, log = make()
+    for t, runs in ((secant.jit(f), 1), (secant.grad(f), 2), (secant.jit(secant.grad(f)), 1),
+                    (secant.hessian(f), 2)):
+        del log[:]
+        t(X)
+        got = t(X)
+        assert log == [0, 1, 2] * runs
+    def g(v):
+        return np.cos(v) * np.cos(np.sin(v)) * np.cos(np.sin(np.sin(v)))
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(X)), g(X), rtol=1e-12)
+    h = 1e-6      # (the hessian: diagonal, the central differences of g)
+    np.testing.assert_allclose(np.asarray(got), np.diag((g(X + h) - g(X - h)) / (2 * h)),
+                               rtol=1e-6, atol=1e-9)
