@@ -13,6 +13,7 @@ import re
 from secant.errors import SecantError
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
+from secant.ad.state_inputs import called_object, pass_state
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
                                  SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
                                  VJP)
@@ -77,6 +78,7 @@ class ReverseBuilder(Walker, StackReverse):
         # custom_vjp calls whose forward line keeps fwd's residuals (`y, y_res = f_fwd(x)`):
         # id(op) -> (f_bwd's name, the residuals' name); none in a replay form
         self.pairs, self.pair_calls = {}, True
+        self.passed = {}    # calls passed the state they read: ad/state_inputs.py pass_state
         self.replay_form = False        # writing a replay form (its effects flag what it has)
         self.effects = False        # Python side effects left out (or a callee's replay called)
         # read for its shape only, a value may be read from another (transformer/dataflow.py)
@@ -993,7 +995,8 @@ class ReverseBuilder(Walker, StackReverse):
         # a plain Python callee's vjp takes the output the forward pass computed (each target
         # assigned only here: still that value), so it need not run again the statements that
         # computed it (what its rules read stays)
-        given = all(self.assigned_once.get(t) == 1 for t in op.targets) and \
+        state = self.passed.get(id(op))    # (a counter's function: ad/state_inputs.py)
+        given = not state and all(self.assigned_once.get(t) == 1 for t in op.targets) and \
             inspect.isfunction(op.callee) and not any(
             getattr(op.callee, a, None) for a in ("__secant_custom__", "__secant_dispatch__",
                                                   "__secant_dispatched__",
@@ -1001,7 +1004,7 @@ class ReverseBuilder(Walker, StackReverse):
             hasattr(self.vjp_of_callee, "reads_given_out") and \
             self.vjp_of_callee.reads_given_out(op.callee, tuple(position[k] for k in keys))
         pair = self.pairs.get(id(op))      # (f_bwd on the residuals of f_fwd: forward_pair)
-        vjp_name = pair[0] if pair else self.vjp_of_callee(
+        vjp_name = pair[0] if pair else state[0] if state else self.vjp_of_callee(
             self._forward_of(op.callee) or op.callee, tuple(position[k] for k in keys),
             "vjp_out" if given else "vjp")
         if len(gs) == 1:
@@ -1010,6 +1013,10 @@ class ReverseBuilder(Walker, StackReverse):
             ct = "(" + ", ".join(g if g else f"{self._tree_zeros(t)}({t})"
                                  for g, t in zip(gs, op.targets)) + ")"
         args = call_args({k: src(v) for k, v in op.operands.items()})
+        if state:       # the state the call read, after its arguments
+            args = ", ".join(([args] if args else []) + state[1]) if not any(
+                not k.startswith("arg") for k in op.operands) else ", ".join(
+                [args] + [f"{p}={v}" for p, v in zip(state[2], state[1])])
         fresh, adds, spread = {}, [], []
 
         def target(o):          # a tuple argument h((x, y)) gets its cotangent unpacked
@@ -1263,20 +1270,26 @@ class ReverseBuilder(Walker, StackReverse):
 
 
 def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
-          given_out=False, loop_body=False):
+          given_out=False, loop_body=False, state_in=False):
     """Source lines of the derivative of `fn` (ir.Function).
 
     mode: 'grad' (returns the wrt cotangents), 'value_and_grad' (returns (value, cotangents)),
     or 'vjp' (takes the output cotangent as its first parameter; returns the wrt cotangents).
     given_out (vjp): the function's output is its second parameter, as a loop's reverse pass
     has it saved or a caller computed it, so the statements that computed it are not repeated;
-    loop_body: the function is a lax loop's body, whose carry keeps its shapes.
+    loop_body: the function is a lax loop's body, whose carry keeps its shapes; state_in:
+    its reads of Python state are parameters (ad/state_inputs.py state_params), so no
+    recompute reads the state again.
     Returns (lines, the output cotangent's parameter name, the given output's name or None,
     the lines before folding: every value under its canonical name, what a transform of the
     derivative reads, so that its names come from the user's as at first order).
     """
-    _check_state_replayable(fn, mode in ("vjp", "replay"), mode == "replay")
+    passed = pass_state(fn, names, vjp_of_callee) if mode in ("grad", "value_and_grad") and \
+        not loop_body and hasattr(vjp_of_callee, "generated") else {}
+    if not state_in:
+        _check_state_replayable(fn, mode in ("vjp", "replay"), mode == "replay", passed)
     b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    b.passed = passed
     if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
         fn.output_dtype = dataflow.output_dtype(fn)
     b.recomputing = mode in ("vjp", "replay")
@@ -1557,18 +1570,26 @@ def _without_leading_blanks(lines):
 def _kept_from_reverse(b, start, names, *outs):
     """The outputs returned after the reverse pass (value_and_grad's value, an aux), with each
     name the reverse pass binds again (a loop's pass restores its saved forward values: the
-    first iteration's, not the last) copied before it, as `y_value = y`."""
+    first iteration's, not the last) copied before it, as `y_value = y`; in an expression too
+    (an aux list of Python ints `log`, which the reverse loop restored: the first iteration's,
+    silently, before state15l)."""
     rebound = {n for ln in b.lines[start:] for n in ln.defines}
     copies_ = {}
+
+    def copy(name):
+        if name not in copies_:
+            copies_[name] = names.fresh(f"{name}_value")
+            b.lines.insert(start, Line(f"{copies_[name]} = {name}", 1))
+        return copies_[name]
 
     def kept(o):
         if isinstance(o, ir.Seq):
             return ir.Seq(tuple(kept(i) for i in o.items), o.kind, o.keys)
         if isinstance(o, ir.Var) and o.name in rebound:
-            if o.name not in copies_:
-                copies_[o.name] = names.fresh(f"{o.name}_value")
-                b.lines.insert(start, Line(f"{copies_[o.name]} = {o.name}", 1))
-            return ir.Var(copies_[o.name])
+            return ir.Var(copy(o.name))
+        if isinstance(o, ir.Expr) and rebound & set(re.findall(r"\w+", o.src)):
+            return ir.Expr(re.sub(r"(?<![\w.'\"])\w+\b(?!['\"])", lambda m: copy(m.group(0))
+                                  if m.group(0) in rebound else m.group(0), o.src))
         return o
     return tuple(kept(o) if o is not None else None for o in outs)
 
@@ -2039,15 +2060,18 @@ def _state_mention(name, own):
     return r"(?<![\w.])" + re.escape(name) + r"\b|" + module
 
 
-def _check_state_replayable(fn, recomputing, replay=False):
+def _check_state_replayable(fn, recomputing, replay=False, passed=()):
     """Refuses a reverse pass that would read Python state (a global or closure variable the
     function sets: transformer/global_writes.py) at another time than the user's call did:
     a recompute (a callee's vjp, jacrev's) of a function that reads it before setting it (the
     call set it already), or a caller that calls such stateful functions more than once, or in
     a loop, or sets state after calling one (each recompute would read the state the last one
-    left). JAX reads it once, as the call runs; secant refuses where it cannot be sure."""
+    left). JAX reads it once, as the call runs; secant refuses where it cannot be sure.
+    A callee that calls such a function counts as one (nonlocals.reaches_state); a call
+    `passed` the state it read (ad/state_inputs.py) reads no state again, and is not checked."""
     from secant.errors import SecantError
-    from secant.transformer.nonlocals import state_names, writes_state
+    from secant.transformer.nonlocals import reached_names as state_names, \
+        reaches_state as writes_state
 
     def where(origin):
         return f"\n  at {origin.filename}:{origin.line}\n    {origin.text}" if origin else ""
@@ -2061,8 +2085,9 @@ def _check_state_replayable(fn, recomputing, replay=False):
         hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
         if hit:
             raise SecantError(f"{hit.group(2)} is {early}" + where(st.origin))
-        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee) == "early":
-            raise SecantError(f"{getattr(st.callee, '__name__', 'a callee')} reads state it "
+        if isinstance(st, ir.Op) and st.op == "call" and \
+                writes_state(called_object(st, fn)) == "early":
+            raise SecantError(f"{_callee_title(called_object(st, fn))} reads state it "
                               f"sets, {early}" + where(st.origin))
     if not replay:
         _check_fields_read_first(fn, where)
@@ -2071,20 +2096,26 @@ def _check_state_replayable(fn, recomputing, replay=False):
     in_loop = {id(t) for lp in loops for t in ir.nested(lp.body)}
     before = []         # the source each statement before the stateful call reads
     for st in ir.nested(fn.body):
-        if isinstance(st, ir.Op) and st.op == "call" and writes_state(st.callee):
-            if writes_state(st.callee) != "unread" and (id(st) in in_loop or stateful):
+        if id(st) in passed:
+            if stateful:        # (a call passed its state sets more after an earlier one)
+                stateful.append(stateful[-1])
+                break
+            continue
+        callee = called_object(st, fn) if isinstance(st, ir.Op) and st.op == "call" else None
+        if callee is not None and writes_state(callee):
+            if writes_state(callee) != "unread" and (id(st) in in_loop or stateful):
                 stateful.append(st)
                 break
-            read = [n for n in state_names(st.callee) for text in before
+            read = [n for n in state_names(callee) for text in before
                     if re.search(_state_mention(n, own), text)]
             if read and not replay:     # (a replay reads what the call reads)
-                name = getattr(st.callee, "__name__", "a function")
+                name = _callee_title(callee)
                 raise SecantError(
                     f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
                     "or attribute counter): the reverse pass would read it again after the "
                     "call changed it; read it after the call, or differentiate with "
                     "secant.jacfwd" + where(st.origin))
-            if writes_state(st.callee) != "unread":     # (a replay reads no state of it)
+            if writes_state(callee) != "unread":     # (a replay reads no state of it)
                 stateful.append(st)
         elif not stateful:
             before.append(st.code if isinstance(st, ir.Plain) else " ".join(
@@ -2095,7 +2126,7 @@ def _check_state_replayable(fn, recomputing, replay=False):
             break
     else:
         return
-    name = getattr(stateful[-1].callee, "__name__", "a function")
+    name = _callee_title(called_object(stateful[-1], fn))
     if replay:
         return
     raise SecantError(
@@ -2104,6 +2135,16 @@ def _check_state_replayable(fn, recomputing, replay=False):
         f"reverse mode: the reverse pass runs {name} again after later calls changed that "
         "state, and would read their value: secant cannot be sure of it; differentiate with "
         "secant.jacfwd, or call it once" + where(st.origin))
+
+
+def _callee_title(callee):
+    """How an error names a callee: its name, or a callable object's class's call."""
+    name = getattr(callee, "__qualname__", None)
+    owner = getattr(callee, "__self__", None)
+    if isinstance(name, str) and owner is not None and not inspect.ismodule(owner):
+        return f"{type(owner).__name__}.{callee.__name__}"
+    return name.split(".<locals>.")[-1] if isinstance(name, str) else \
+        f"{type(callee).__name__}.__call__"
 
 
 def _index_value(idx):

@@ -1225,6 +1225,15 @@ _recursive_callees = weakref.WeakSet()     # functions whose vjp_out met itself 
 _GIVEN_OUT = ("vjp_given_out", "vjp_out")
 
 
+def _state_params(fn_ir, names):
+    """The state parameters of a vjp_state form (ad/state_inputs.py state_params), its
+    canonical form rewritten to take them; NotStateLeaf where they cannot follow its own."""
+    from secant.ad.state_inputs import NotStateLeaf, state_params
+    if re.search(r"[*=]", fn_ir.args_src or ""):
+        raise NotStateLeaf("starred or default parameters")
+    return state_params(fn_ir, names)
+
+
 def _generated_name(name, mode):
     return f"{name}_jvp" if mode in forward.MODES else \
         f"{name}_vjp" if mode in _GIVEN_OUT else f"{name}_{mode}"
@@ -1286,6 +1295,9 @@ def _with_size_param(args_src, size):
 
 
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
+    state_in = mode == "vjp_state"      # (a vjp taking the state it reads: ad/state_inputs.py)
+    if state_in:
+        mode = "vjp"
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
@@ -1442,6 +1454,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         _split_aux(fn_ir, names)
     canonical = None    # the lines before folding (ad/fold.py), where they differ
     size_param = None   # (vmap: the parameter taking the caller's batch size)
+    state = _state_params(fn_ir, names) if state_in else ()
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}
@@ -1457,7 +1470,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             lines, out_bar, given, canonical = reverse.build(
                 fn_ir, wrt_names, "vjp" if mode in _GIVEN_OUT else mode, names,
                 vjp_of_callee, has_aux, tuple_out, given_out=mode in _GIVEN_OUT,
-                loop_body=mode == "vjp_given_out")
+                loop_body=mode == "vjp_given_out", state_in=state_in)
     except SecantError as e:
         if fn_ir.lowered:       # a derivative's lax loop read again (loop_lowering.py): under
             e.lax_loop_derivative = True    # jit, the derivative's Python loop as written
@@ -1478,10 +1491,12 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if size_param is not None:
         args_src = _with_size_param(args_src, size_param)
     inline = _inline_form(fn, fn_ir, mode, canonical, out_bar, given, every, callees,
-                          derived, self_calls) if mode in ("vjp", "vjp_out") else None
+                          derived, self_calls) if mode in ("vjp", "vjp_out") and not state \
+        else None
     if mode in ("vjp",) + _GIVEN_OUT:
         args_src = ", ".join([out_bar] + ([given] if given else []) + ([args_src] if args_src
-                                                                      else []))
+                                                                      else [])
+                             + [p for p, *_ in state])
     source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
     ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
@@ -1530,6 +1545,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # what it differentiates or batches, by the user's names (codegen/program.py prints by them)
     gen.__secant_wrt_names__ = tuple(back.get(p, p) for p in wrt_names)
     gen.__secant_effects__ = mode == "replay" and getattr(fn_ir, "effects", False)
+    gen.__secant_state_params__ = tuple(state)
     if mode == "vmap" and _marked(fn, "__secant_constant__"):
         gen.__secant_constant__ = True      # a shape helper's batched form: shapes, no derivative
     if mode == "vmap" and getattr(fn, "__secant_batched_only__", False):
@@ -4310,6 +4326,10 @@ class _Jacobian:
         if outer is not None or isinstance(self.fun.fun, _Jacobian):
             # nested three deep, or the derivative of a nested one: forward mode all the way
             # down, as JAX's jacfwd (jacrev(f) and jacfwd(f) are the same function)
+            if self.fun.has_aux or self.has_aux:
+                raise UnsupportedError(f"{self.kind}(..., has_aux=True) of a Jacobian nested "
+                                       "three deep or under jvp is not supported; return the "
+                                       "aux from the innermost function's call" + where())
             if outer is None:
                 return _derivative(self, args, []), None, None
             tangents = tree_util.tree_map(lambda t: snp.expand_dims(t, 0), tuple(outer[1]))
@@ -4330,10 +4350,11 @@ class _Jacobian:
             try:
                 if method == "columns":     # the inner Jacobian's jvps along the whole basis
                     basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
-                    stacked = tree_util.tree_leaves(
-                        j._run(args, j._positions(), (positions, basis), outer_batched=True)[1])
+                    ran = j._run(args, j._positions(), (positions, basis), outer_batched=True)
+                    stacked, aux = tree_util.tree_leaves(ran[1]), ran[2]
                 else:
                     stacked = j._rows(args, j._positions(), positions, value)
+                    aux = j._rows_aux
             except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
                 if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
                     raise
@@ -4341,7 +4362,7 @@ class _Jacobian:
                 continue
             self._plan = (method, j)
             jac = self._assemble(stacked, value, in_leaves, in_tree, method == "columns")
-            return jac, None, None
+            return jac, None, aux       # (the inner function's aux: hessian's has_aux)
         raise error
 
     def _rows(self, args, positions, outer_positions, value):
@@ -4355,6 +4376,7 @@ class _Jacobian:
         base = _base(self.fun, args)
         in_leaves, in_tree = tree_util.tree_flatten(tuple(args[p] for p in positions))
         out, aux = self._out(args)
+        self._rows_aux = aux        # (read by the outer Jacobian: _run_nested)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         n_in = len(in_leaves)
         single = len(outer_positions) == 1
@@ -4587,9 +4609,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     return _Jacobian(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
-def hessian(fun, argnums=0):
+def hessian(fun, argnums=0, has_aux=False):
     """The Hessian of scalar `fun`: jacfwd(jacrev(fun)) (forward over reverse), of shape
-    out.shape + in.shape + in.shape for each pair of inputs, as JAX's."""
+    out.shape + in.shape + in.shape for each pair of inputs, as JAX's; has_aux: `fun` returns
+    (output, aux), and so does the Hessian, (hessian, aux)."""
+    if has_aux:
+        return jacfwd(jacrev(fun, argnums, has_aux=True), argnums, has_aux=True)
     return jacfwd(jacrev(fun, argnums), argnums)
 
 

@@ -11,6 +11,8 @@ Only the plain shape is rewritten: a def with positional parameters, no return, 
 ever called as a statement of the function (`double()`, never passed or stored). The others
 stay as written, and transformer/normalize.py refuses them with the `nonlocal` line.
 """
+import re
+
 import gast
 
 from secant.transformer.hygiene import SCOPES as _SCOPES, walk_scope as _walk_scope
@@ -179,3 +181,55 @@ def state_names(fn):
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
         fn, types.FunctionType) else method
     return _WRITES_STATE[target.__code__][1]
+
+
+def reaches_state(fn):
+    """writes_state(fn), or where `fn` itself sets none, the state of the user functions its
+    code names (its globals and closure cells, its nested code's too), followed through them:
+    "early" where one of them reads its state before setting it, else "settled"; False where
+    none sets state. A caller of a counter's function (`middle(x)` calling `gstep(x)`) calls
+    it again each time it is called, which a caller's reverse pass must know as it knows the
+    counter's own function (tests/test_state15l_callees.py)."""
+    return _reach(fn, set())[0]
+
+
+def reached_names(fn):
+    """The state reaches_state(fn) found: state_names of each function it reaches."""
+    return _reach(fn, set())[1]
+
+
+def _reach(fn, seen):
+    import types
+    own = writes_state(fn)
+    if own:
+        return own, state_names(fn)
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    code = getattr(target, "__code__", None)
+    if not isinstance(target, types.FunctionType) or code is None or code in seen or \
+            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
+            or re.search(r"[/\\](?:site|dist)-packages[/\\]", code.co_filename):
+        return False, frozenset()       # (recursion: what it reaches is found on the way in;
+        # an installed package's functions are not followed: the user's own code is)
+    seen.add(code)
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    values = [target.__globals__.get(n) for n in names]
+    values += [c.cell_contents for c in target.__closure__ or () if _full(c)]
+    found, state = False, frozenset()
+    for v in values:
+        if isinstance(v, (types.FunctionType, types.MethodType)) and v is not target:
+            kind, more = _reach(v, seen)
+            state |= more
+            found = "early" if "early" in (kind, found) else found or (kind and "settled")
+    return found, state
+
+
+def _full(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

@@ -1918,9 +1918,16 @@ class Normaliser(ContainerMixin):
             return out
         if isinstance(node, gast.Starred) and _has_var(self.operand(node.value)):
             verb = "batch" if self.batching else "differentiate"
-            raise self.src.error(node, f"secant cannot {verb} a call with a starred argument "
-                                 f"of {self.what} values here; "
-                                 "unpack it into names first (`x, y = ...`) and pass them")
+            error = self.src.error(node, f"secant cannot {verb} a call with a starred argument "
+                                   f"of {self.what} values here; "
+                                   "unpack it into names first (`x, y = ...`) and pass them")
+            if isinstance(node.value, gast.Name):
+                # zip(*pairs) of a parameter: how many values it passes only a call knows (its
+                # pytree's structure); the transforms trace the function on each call instead
+                # (secant/transforms.py _traced_instead), as jit reads it when it traces
+                error.global_flow = (f"*{node.value.id} passes as many {self.what} values as "
+                                     "it holds, which only a call knows")
+            raise error
         if isinstance(node, gast.Attribute):
             field = objects.field_read(self.out, node, self.current.get(node.value.id)) \
                 if isinstance(node.value, gast.Name) else None     # (transformer/objects.py)
@@ -5599,6 +5606,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.user_names, bound, declared = _names_and_bound(norm.node)
     fn_ir.free_names = fn_ir.user_names - bound     # globals, cells, builtins
     fn_ir.locals = bound - declared     # (a local `calls` is not the global counter)
+    fn_ir.function = fn     # (its globals and cells: ad/state_inputs.py called_object)
     return fn_ir
 
 
