@@ -1423,8 +1423,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     before = {id(ln) for ln in held}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+    joined = len(lines)
     lines = accumulate.summed(lines, bars, b.label, bars & kept, algebra.simplifier(
         lines, bars, b.shapes, unreduced=False)[0], wrap=True)     # (and across user lines)
+    if len(lines) < joined:     # (a comment joined: a read once now under the same one as
+        lines = fold.folded(lines, bars - kept, temporaries, bars & kept,   # its use)
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0],
+                            wrap=True)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
     last, count = lines[-2] if len(lines) > 1 else None, len(lines)
     lines = fold.returned_in_place(lines, bars & kept)

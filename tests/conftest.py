@@ -175,6 +175,7 @@ CPU_SECONDS = {
     "test_lean20y_reversed.py": 36,
     "test_lean20r_reversed.py": 47,
     "test_lean20g_headers.py": 25,
+    "test_lean20g_rows.py": 5,
     "test_lean20z_softmax.py": 5,
     "test_lean20z_seed.py": 3,
     "test_lean20z_wrap.py": 3,
