@@ -176,6 +176,7 @@ CPU_SECONDS = {
     "test_lean20r_reversed.py": 47,
     "test_lean20g_headers.py": 25,
     "test_lean20g_rows.py": 5,
+    "test_lean20g_names.py": 30,
     "test_lean20z_softmax.py": 5,
     "test_lean20z_seed.py": 3,
     "test_lean20z_wrap.py": 3,
