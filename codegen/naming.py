@@ -75,7 +75,9 @@ def versions_dropped(source, versions):
     parameter (the signature: keyword calls), is not bound in the function (a global or free
     name it reads), is mentioned other than as a variable (an attribute, a keyword argument,
     a nested def's or class's name, a global statement), or would take a name the code
-    mentions or another renaming takes. Comments and strings are not code: never renamed."""
+    mentions or another renaming takes, and where `y` is spelled in a string (a placeholder's
+    `unbound_before_loop('y')`: a transform of the derivative renames the versions of what
+    that string names, the string with them). Comments and strings are never renamed."""
     if not source.isascii():        # (ast's columns count bytes; tokenize's, characters)
         return source
     try:
@@ -95,16 +97,18 @@ def versions_dropped(source, versions):
             bound.add(n.arg)
     for _, _, name in spots:
         counts[name] = counts.get(name, 0) + 1
-    words = {}
+    words, quoted = {}, set()
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.NAME:
             words[tok.string] = words.get(tok.string, 0) + 1
+        elif tok.type == tokenize.STRING:
+            quoted.update(re.findall(r"\w+", tok.string))
     renamable = {w for w, k in words.items() if counts.get(w) == k and w in bound and
                  w not in params}
     taken, table = set(words), {}
     for v in sorted(versions, key=lambda s: (len(s), s)):
         m = re.fullmatch(r"([A-Za-z]\w*?)_(\d+)", v)
-        if m is None or v not in words or m.group(1) in taken or \
+        if m is None or v not in words or m.group(1) in taken or m.group(1) in quoted or \
                 keyword.iskeyword(m.group(1)):
             continue
         built = re.compile(rf"(?:^|(?<=_)){re.escape(v)}(?=_|$)")
