@@ -32,9 +32,6 @@ _WHY = [      # (program, its failing transforms, why)
     ("jd_hvp_by_hessian_matrix", ("hessian",),
      "4th order through prod's rule (vmap of jvp of vmap of cumprod's jvp): the batched callee "
      "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
-    ("mod_haiku_like", _ALL,
-     "init/apply by a getter closure: `nonlocal key` in get, and a lambda closing over params "
-     "passed on as a value"),
     ("cls_tape_ad", _ALL,
      "a tape of Var objects (a list of them, parents in tuples) built from differentiated "
      "values and passed on: refused"),
