@@ -2639,6 +2639,9 @@ class _Desugarer:
         from secant.transformer import higher_order
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
+        defs = {s.name for s in _walk_scope(body) if isinstance(s, gast.FunctionDef)} | {
+            s.targets[0].id for s in _walk_scope(body) if isinstance(s, gast.Assign)
+            and isinstance(s.value, gast.Lambda) and isinstance(s.targets[0], gast.Name)}
         out = []
         for s in body:
             if not isinstance(s, (gast.Assign, gast.Expr, gast.Return, gast.AugAssign)):
@@ -2647,8 +2650,10 @@ class _Desugarer:
             for m in _walk_scope([s]):
                 if not isinstance(m, gast.Call) or not isinstance(m.func, gast.Name):
                     continue
-                if m.func.id in self.params:    # forward(lambda n, s: params[n], x) of a
-                    for i, x in enumerate(m.args):  # function passed in: a Closure object
+                if m.func.id in self.params or m.func.id in local and m.func.id not in defs:
+                    # forward(lambda n, s: params[n], x) of a function passed in (or made by a
+                    # call): the lambda a Closure object
+                    for i, x in enumerate(m.args):
                         if isinstance(x, gast.Lambda) and _free_names(x) & local and not \
                                 _mutates(x, local):
                             name = self.names.fresh("fn")

@@ -179,3 +179,48 @@ def state_names(fn):
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
         fn, types.FunctionType) else method
     return _WRITES_STATE[target.__code__][1]
+
+
+_MUTATES = {}       # code object -> whether its function changes an object it did not make
+
+
+def mutates_outside(fn):
+    """Whether the user's function `fn` changes in place an object it is given or closes over
+    (`calls.append(1)`, `store[k] = v`, `p.n += 1` of a parameter or free name), or sets state
+    (writes_state): a second run of it (a derivative's recomputation) would not be the first.
+    Read from its source, once per code object."""
+    import inspect
+    import textwrap
+    import types
+    from secant.transformer.functionalize import _MUTATING_METHODS
+    code = getattr(fn, "__code__", None)
+    if not isinstance(fn, types.FunctionType) or code is None:
+        return False
+    hit = _MUTATES.get(code)
+    if hit is not None:
+        return hit
+    found = bool(writes_state(fn))
+    if not found:
+        try:
+            fdef = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            fdef = None
+        src = getattr(fn, "__secant_source__", None)
+        fdef = getattr(src, "node", None) or fdef
+        if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Store)}
+            for m in _walk_scope(fdef.body):
+                target = m.func.value if isinstance(m, gast.Call) and isinstance(
+                    m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+                    m if isinstance(m, (gast.Subscript, gast.Attribute)) \
+                    and not isinstance(m.ctx, gast.Load) else None
+                while isinstance(target, (gast.Attribute, gast.Subscript)):
+                    target = target.value
+                if isinstance(target, gast.Name) and target.id not in made:
+                    found = True
+                    break
+    if len(_MUTATES) > 4096:
+        _MUTATES.clear()
+    _MUTATES[code] = found
+    return found

@@ -827,7 +827,13 @@ class Normaliser(ContainerMixin):
                                  f"{held[0]} as an argument instead")
         rebound, stmts = nonlocals.nonlocal_names(fdef)
         rebound = [n for n in rebound if n in self.current]
-        if rebound and not self._own_cell_state(fdef, rebound):
+        if rebound and self._own_cell_state(fdef, rebound):
+            # (a value of the function, called as the object Python makes: never lifted)
+            self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
+            self.names.reserve(fdef.name)
+            self.current[fdef.name] = fdef.name
+            return
+        if rebound:
             # (the plain shape was rewritten to return them: transformer/nonlocals.py)
             raise self.src.error(stmts[0], f"the nested function {fdef.name} rebinds {rebound[0]} "
                                  f"of the enclosing function (nonlocal): secant cannot follow a "
@@ -859,7 +865,8 @@ class Normaliser(ContainerMixin):
         scope names. The def is then kept as written (run as Python, as JAX runs it) and its
         state advances once per call of it; a value it gives the function flows out only
         through what the def returns or stores, which the transforms see where it is read."""
-        if fdef not in self.node.body:
+        if fdef not in self.node.body or fdef.name in self.current \
+                or fdef.name in self.retired:
             return False
         at = self.node.body.index(fdef)
         for n in rebound:
@@ -2086,14 +2093,29 @@ class Normaliser(ContainerMixin):
         """Whether a call of `func` runs a function the user's function is given or made (a
         parameter or a local: haiku's `get`, which splits a key and stores a parameter at each
         call): one call is one run of it, never a text a rule may write twice."""
-        return isinstance(func, gast.Name) and not self.src.generated and (
-            func.id in self._parameter_names() or func.id in self.local_defs
-            or func.id in self.current)
+        if not isinstance(func, gast.Name) or self.src.generated:
+            return False
+        if func.id in self._parameter_names() or func.id in self.local_defs \
+                or func.id in self.current:
+            return True
+        obj = self._resolve(func)       # (a user's function: lifted `get` closing over calls)
+        return isinstance(obj, types.FunctionType) and (obj.__module__ or "").split(".")[0] \
+            not in ("secant", "numpy", "scipy", "math", "builtins") and not getattr(
+            obj, "__secant_placeholder__", False) and not getattr(obj, "__secant_custom__", False)
 
     def _evaluated_once(self, value, func):
         """The inactive call `value` bound to a name of its own, run where the user's code
         runs it: a derivative rule that reads the operand twice (x @ get("w")'s tangent) reads
         the name, never calls it again."""
+        obj = self._resolve(func)
+        if not self.batching and nonlocals.mutates_outside(obj):
+            # (a derivative recomputes what its callee computes, this call too: twice)
+            error = self.src.error(self._node, f"{value.src} changes Python state (an object "
+                                   f"it is given or closes over) and its value is used: a "
+                                   f"derivative that computes it again would run it twice")
+            error.global_flow = (f"{func.id} changes Python state when it runs and its value "
+                                 "is used")
+            raise error
         name = self.names.fresh(f"{func.id}_out")
         self.out.append(ir.Plain(f"{name} = {value.src}", {name}, self.origin))
         return ir.Expr(name)
