@@ -2760,7 +2760,9 @@ class _Desugarer:
         sites = []
         for call, arg, index, keyword in out:
             helper = None
-            if isinstance(call.func, gast.Name) and call.func.id not in local:
+            if isinstance(call.func, gast.Name) and call.func.id in self.lifted:
+                helper = self.lifted[call.func.id]  # (specialised for another function first)
+            elif isinstance(call.func, gast.Name) and call.func.id not in local:
                 kind, obj = self.src.resolve_name(call.func.id)
                 helper = obj if kind != "unbound" else None
             if index is not None and _converted_position(helper, call) == index and \
