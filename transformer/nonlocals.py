@@ -188,7 +188,9 @@ def mutates_outside(fn):
     """Whether the user's function `fn` changes in place an object it is given or closes over
     (`calls.append(1)`, `store[k] = v`, `p.n += 1` of a parameter or free name), or sets state
     (writes_state): a second run of it (a derivative's recomputation) would not be the first.
-    Read from its source, once per code object."""
+    "read" where it also reads an object it changes (`len(seen)` after `seen.append(1)`): a
+    run of it without its effects would not be the first either. Read from its source, once
+    per code object."""
     import inspect
     import textwrap
     import types
@@ -210,6 +212,7 @@ def mutates_outside(fn):
         if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
             made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
                     and isinstance(n.ctx, gast.Store)}
+            changed, targets = set(), set()
             for m in _walk_scope(fdef.body):
                 target = m.func.value if isinstance(m, gast.Call) and isinstance(
                     m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
@@ -218,8 +221,12 @@ def mutates_outside(fn):
                 while isinstance(target, (gast.Attribute, gast.Subscript)):
                     target = target.value
                 if isinstance(target, gast.Name) and target.id not in made:
-                    found = True
-                    break
+                    changed.add(target.id)
+                    targets.add(id(target))
+            if changed:         # "read": what it changes it also reads (len(seen))
+                found = "read" if any(isinstance(m, gast.Name) and m.id in changed
+                                      and id(m) not in targets
+                                      for m in _walk_scope(fdef.body)) else "write"
     if len(_MUTATES) > 4096:
         _MUTATES.clear()
     _MUTATES[code] = found

@@ -4192,6 +4192,14 @@ class Normaliser(ContainerMixin):
         refused = callees.unsupported(fn, self.what)
         if refused and self._tracked_names_in(node):
             raise self.src.error(node, refused)
+        if not self.batching and not self.src.generated and self._tracked_names_in(node) \
+                and nonlocals.mutates_outside(fn) == "read":
+            # (its derivative recomputes it: the state it reads is then the state it left)
+            error = self.src.error(node, f"{fn.__name__} changes an object it is given or "
+                                   "closes over and reads it back: a derivative that computes "
+                                   "it again would read what the first run left there")
+            error.global_flow = f"{fn.__name__} reads back Python state it changes"
+            raise error
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):
