@@ -196,8 +196,9 @@ def mutates_outside(fn):
     import types
     from secant.transformer.functionalize import _MUTATING_METHODS
     code = getattr(fn, "__code__", None)
-    if not isinstance(fn, types.FunctionType) or code is None:
-        return False
+    if not isinstance(fn, types.FunctionType) or code is None or (
+            fn.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
+        return False        # (secant's own helpers, read as source: functional)
     hit = _MUTATES.get(code)
     if hit is not None:
         return hit
