@@ -186,8 +186,9 @@ _MUTATES = {}       # code object -> whether its function changes an object it d
 
 def mutates_outside(fn):
     """Whether the user's function `fn` changes in place an object it is given or closes over
-    (`calls.append(1)`, `store[k] = v`, `p.n += 1` of a parameter or free name), or sets state
-    (writes_state): a second run of it (a derivative's recomputation) would not be the first.
+    (`calls.append(1)`, `store[k] = v` of a parameter or free name): a second run of it (a
+    derivative's recomputation) would not be the first (state it sets by `global`, `nonlocal`
+    or a field is writes_state's).
     "read" where it also reads an object it changes (`len(seen)` after `seen.append(1)`): a
     run of it without its effects would not be the first either. Read from its source, once
     per code object."""
@@ -197,37 +198,40 @@ def mutates_outside(fn):
     from secant.transformer.functionalize import _MUTATING_METHODS
     code = getattr(fn, "__code__", None)
     if not isinstance(fn, types.FunctionType) or code is None or (
-            fn.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
-        return False        # (secant's own helpers, read as source: functional)
+            fn.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
+            or hasattr(fn, "__secant_generated__") \
+            or getattr(getattr(fn, "__secant_source__", None), "generated", False):
+        return False        # (secant's own helpers, read as source, and its derivatives)
     hit = _MUTATES.get(code)
     if hit is not None:
         return hit
-    found = bool(writes_state(fn))
-    if not found:
-        try:
-            fdef = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-        except (OSError, TypeError, SyntaxError, IndexError):
-            fdef = None
-        src = getattr(fn, "__secant_source__", None)
-        fdef = getattr(src, "node", None) or fdef
-        if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Store)}
-            changed, targets = set(), set()
-            for m in _walk_scope(fdef.body):
-                target = m.func.value if isinstance(m, gast.Call) and isinstance(
-                    m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
-                    m if isinstance(m, (gast.Subscript, gast.Attribute)) \
-                    and not isinstance(m.ctx, gast.Load) else None
-                while isinstance(target, (gast.Attribute, gast.Subscript)):
-                    target = target.value
-                if isinstance(target, gast.Name) and target.id not in made:
-                    changed.add(target.id)
-                    targets.add(id(target))
-            if changed:         # "read": what it changes it also reads (len(seen))
-                found = "read" if any(isinstance(m, gast.Name) and m.id in changed
-                                      and id(m) not in targets
-                                      for m in _walk_scope(fdef.body)) else "write"
+    found = False
+    try:
+        fdef = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef = None
+    src = getattr(fn, "__secant_source__", None)
+    fdef = getattr(src, "node", None) or fdef
+    if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Store)}
+        changed, targets = set(), set()
+        for m in _walk_scope(fdef.body):
+            # (a container changed in place; a field set, `COUNTER.calls += 1`, is state
+            # writes_state and the effects' replay forms read)
+            target = m.func.value if isinstance(m, gast.Call) and isinstance(
+                m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+                m if isinstance(m, gast.Subscript) \
+                and not isinstance(m.ctx, gast.Load) else None
+            while isinstance(target, (gast.Attribute, gast.Subscript)):
+                target = target.value
+            if isinstance(target, gast.Name) and target.id not in made:
+                changed.add(target.id)
+                targets.add(id(target))
+        if changed:         # "read": what it changes it also reads (len(seen))
+            found = "read" if any(isinstance(m, gast.Name) and m.id in changed
+                                  and id(m) not in targets
+                                  for m in _walk_scope(fdef.body)) else "write"
     if len(_MUTATES) > 4096:
         _MUTATES.clear()
     _MUTATES[code] = found
