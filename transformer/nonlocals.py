@@ -215,17 +215,23 @@ def mutates_outside(fn):
     if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
         made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store)}
+        a = fdef.args       # (what it is given or closes over: never a module, jnp.append)
+        given = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                 if p is not None} | set(code.co_freevars)
         changed, targets = set(), set()
+        # (a method run for its effect, its result dropped: `seen.append(1)`, never
+        # `updates, state = optimizer.update(...)`)
+        dropped = {id(n.value) for n in _walk_scope(fdef.body) if isinstance(n, gast.Expr)}
         for m in _walk_scope(fdef.body):
             # (a container changed in place; a field set, `COUNTER.calls += 1`, is state
             # writes_state and the effects' replay forms read)
-            target = m.func.value if isinstance(m, gast.Call) and isinstance(
-                m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+            target = m.func.value if isinstance(m, gast.Call) and id(m) in dropped and \
+                isinstance(m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
                 m if isinstance(m, gast.Subscript) \
                 and not isinstance(m.ctx, gast.Load) else None
             while isinstance(target, (gast.Attribute, gast.Subscript)):
                 target = target.value
-            if isinstance(target, gast.Name) and target.id not in made:
+            if isinstance(target, gast.Name) and target.id not in made and target.id in given:
                 changed.add(target.id)
                 targets.add(id(target))
         if changed:         # "read": what it changes it also reads (len(seen))
