@@ -620,4 +620,18 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
         if has_aux:
             ret += f", {src(aux)}"
     b.lines.append(Line(ret, 1))
+    _kept_for_effect(fn, b)
     return dead_code_eliminated(b.lines), args_src
+
+
+def _kept_for_effect(fn, b):
+    """A call the user's code makes for its effect (its result dropped: normalize.py
+    _called_for_effect) is written as a statement, its jvp's results dropped: kept."""
+    effects = {t for s in ir.nested(fn.body)
+               if isinstance(s, ir.Op) and getattr(s, "effect", False) for t in s.targets}
+    if not effects:
+        return
+    effects |= {b.dots[t] for t in list(effects) if b.dots.get(t)}
+    for ln in b.lines:
+        if ln.kind == "stmt" and ln.defines and ln.defines <= effects and " = " in ln.code:
+            ln.code, ln.defines = ln.code.split(" = ", 1)[1], set()

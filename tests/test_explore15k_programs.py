@@ -117,7 +117,8 @@ def test_a_partial_of_a_differentiated_value_passed_on(x64, program):
     differentiated, passed to a helper, was refused ("does not know the derivative of
     tree_util.Partial"; functools.partial: "cannot differentiate through the object"). A
     partial of a global Python function reads as a nested def calling it, as one of a nested
-    def did. (Written in place, `_apply(Partial(_mse_to, y), w, x)`, it is still refused.)"""
+    def did. (Written in place, `_apply(Partial(_mse_to, y), w, x)`, it reads as the named one:
+    tests/test_zip15_partials.py.)"""
     w, x = np.eye(3) * 0.5 + 0.1, np.linspace(-1.0, 1.0, 12).reshape(4, 3)
     y = np.linspace(0.2, -0.3, 12).reshape(4, 3)
     want = checks.fd(lambda t: float(program(w, x, t)), y)

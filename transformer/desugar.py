@@ -401,6 +401,22 @@ def _plain_read(v):
                for m in gast.walk(v))
 
 
+def _mutates(fdef, names):
+    """Whether the def `fdef` changes an object one of `names` holds in place (`d[k] = v`,
+    `acc.append(v)`, `o.n += 1`): a copy of it would not see that."""
+    from secant.transformer.functionalize import _MUTATING_METHODS
+    for m in gast.walk(fdef):
+        target = m.func.value if isinstance(m, gast.Call) and isinstance(
+            m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+            m if isinstance(m, (gast.Subscript, gast.Attribute)) \
+            and not isinstance(m.ctx, gast.Load) else None
+        while isinstance(target, (gast.Attribute, gast.Subscript)):
+            target = target.value
+        if isinstance(target, gast.Name) and target.id in names:
+            return True
+    return False
+
+
 def _has(stmts, kinds):
     for n in _walk_scope(stmts):
         if isinstance(n, kinds):
@@ -2157,7 +2173,9 @@ class _Desugarer:
                 isinstance(m, gast.Name) and m.id == fdef.name for t in body[:at]
                 for m in gast.walk(t)):
             return None
-        if self._passed_to_library(fdef.name, body, definition):
+        library = self._passed_to_library(fdef.name, body, definition)
+        if library and not (library == "run time" and free
+                            and not _mutates(fdef, set(free))):
             return None
         from secant.transformer import closures
         defaults = [d.value for d in a.defaults]
@@ -2207,6 +2225,7 @@ class _Desugarer:
         function it is."""
         decorated = {t.name for t in body if isinstance(t, gast.FunctionDef)
                      and t.decorator_list}
+        run_time = False
         for t in body:
             if t is definition:
                 continue
@@ -2226,7 +2245,12 @@ class _Desugarer:
                 # a callee the source does not name (a parameter, a local: `from secant.batch
                 # import vmap` in the body): read as the function it is, as before
                 if root.id in self.params or self._binds_local(root.id):
-                    return True
+                    # (one a plain call `f(h)` of a parameter may take as the Closure object
+                    # it is: a callable pytree, whose leaves the transforms follow)
+                    if root is not m.func:
+                        return True
+                    run_time = True
+                    continue
                 kind, obj = self.src._lookup(root.id)
                 if kind not in ("closure", "global", "builtin", "import"):
                     return True
@@ -2238,7 +2262,7 @@ class _Desugarer:
                 module = getattr(obj, "__module__", "") or getattr(obj, "__name__", "") or ""
                 if module.split(".")[0] == "secant":
                     return True
-        return False
+        return "run time" if run_time else False
 
     def _hoist_block_functions(self, body):
         """A def (or `h = lambda ...`) inside a loop's or a branch's body, its name bound
@@ -2615,14 +2639,29 @@ class _Desugarer:
         from secant.transformer import higher_order
         local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
                                     and isinstance(m.ctx, gast.Store)}
+        defs = {s.name for s in _walk_scope(body) if isinstance(s, gast.FunctionDef)} | {
+            s.targets[0].id for s in _walk_scope(body) if isinstance(s, gast.Assign)
+            and isinstance(s.value, gast.Lambda) and isinstance(s.targets[0], gast.Name)}
         out = []
         for s in body:
             if not isinstance(s, (gast.Assign, gast.Expr, gast.Return, gast.AugAssign)):
                 out.append(s)
                 continue
             for m in _walk_scope([s]):
-                if not isinstance(m, gast.Call) or not isinstance(m.func, gast.Name) or \
-                        m.func.id in local:
+                if not isinstance(m, gast.Call) or not isinstance(m.func, gast.Name):
+                    continue
+                if m.func.id in self.params or m.func.id in local and m.func.id not in defs:
+                    # forward(lambda n, s: params[n], x) of a function passed in (or made by a
+                    # call): the lambda a Closure object
+                    for i, x in enumerate(m.args):
+                        if isinstance(x, gast.Lambda) and _free_names(x) & local and not \
+                                _mutates(x, local):
+                            name = self.names.fresh("fn")
+                            out.append(assign(name, x, s))
+                            m.args[i] = gast.copy_location(_name(name), x)
+                            self.changed = True
+                    continue
+                if m.func.id in local:
                     continue
                 kind, helper = self.src.resolve_name(m.func.id)
                 converts = _converted_position(helper, m) if kind != "unbound" else None
@@ -2721,7 +2760,9 @@ class _Desugarer:
         sites = []
         for call, arg, index, keyword in out:
             helper = None
-            if isinstance(call.func, gast.Name) and call.func.id not in local:
+            if isinstance(call.func, gast.Name) and call.func.id in self.lifted:
+                helper = self.lifted[call.func.id]  # (specialised for another function first)
+            elif isinstance(call.func, gast.Name) and call.func.id not in local:
                 kind, obj = self.src.resolve_name(call.func.id)
                 helper = obj if kind != "unbound" else None
             if index is not None and _converted_position(helper, call) == index and \

@@ -233,3 +233,66 @@ def _full(cell):
     except ValueError:
         return False
     return True
+
+
+_MUTATES = {}       # code object -> whether its function changes an object it did not make
+
+
+def mutates_outside(fn):
+    """Whether the user's function `fn` changes in place an object it is given or closes over
+    (`calls.append(1)`, `store[k] = v` of a parameter or free name): a second run of it (a
+    derivative's recomputation) would not be the first (state it sets by `global`, `nonlocal`
+    or a field is writes_state's).
+    "read" where it also reads an object it changes (`len(seen)` after `seen.append(1)`): a
+    run of it without its effects would not be the first either. Read from its source, once
+    per code object."""
+    import inspect
+    import textwrap
+    import types
+    from secant.transformer.functionalize import _MUTATING_METHODS
+    code = getattr(fn, "__code__", None)
+    if not isinstance(fn, types.FunctionType) or code is None or (
+            fn.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
+            or hasattr(fn, "__secant_generated__") \
+            or getattr(getattr(fn, "__secant_source__", None), "generated", False):
+        return False        # (secant's own helpers, read as source, and its derivatives)
+    hit = _MUTATES.get(code)
+    if hit is not None:
+        return hit
+    found = False
+    try:
+        fdef = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef = None
+    src = getattr(fn, "__secant_source__", None)
+    fdef = getattr(src, "node", None) or fdef
+    if isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        made = {n.id for n in _walk_scope(fdef.body) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Store)}
+        a = fdef.args       # (what it is given or closes over: never a module, jnp.append)
+        given = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                 if p is not None} | set(code.co_freevars)
+        changed, targets = set(), set()
+        # (a method run for its effect, its result dropped: `seen.append(1)`, never
+        # `updates, state = optimizer.update(...)`)
+        dropped = {id(n.value) for n in _walk_scope(fdef.body) if isinstance(n, gast.Expr)}
+        for m in _walk_scope(fdef.body):
+            # (a container changed in place; a field set, `COUNTER.calls += 1`, is state
+            # writes_state and the effects' replay forms read)
+            target = m.func.value if isinstance(m, gast.Call) and id(m) in dropped and \
+                isinstance(m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+                m if isinstance(m, gast.Subscript) \
+                and not isinstance(m.ctx, gast.Load) else None
+            while isinstance(target, (gast.Attribute, gast.Subscript)):
+                target = target.value
+            if isinstance(target, gast.Name) and target.id not in made and target.id in given:
+                changed.add(target.id)
+                targets.add(id(target))
+        if changed:         # "read": what it changes it also reads (len(seen))
+            found = "read" if any(isinstance(m, gast.Name) and m.id in changed
+                                  and id(m) not in targets
+                                  for m in _walk_scope(fdef.body)) else "write"
+    if len(_MUTATES) > 4096:
+        _MUTATES.clear()
+    _MUTATES[code] = found
+    return found

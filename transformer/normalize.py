@@ -435,7 +435,8 @@ class Normaliser(ContainerMixin):
                 self._check_no_side_effect_on_tracked(stmt)     # derivative's grad_seed(out)
                 if not self.batching and not self.src.generated:
                     self._check_no_effect_before_callees(stmt)
-            if self.batching and not printing and isinstance(stmt.value, gast.Call) and any(
+            if (self.batching or self._called_for_effect(stmt.value)) and not printing \
+                    and isinstance(stmt.value, gast.Call) and any(
                     self.current.get(n) in self.tracked for n in _free_names_in(stmt.value)):
                 # a call kept for what it checks (a derivative's grad_seed(out): one scalar
                 # per example) or does: vmap calls its batched form, kept though unread
@@ -728,8 +729,19 @@ class Normaliser(ContainerMixin):
             error.when_run = True       # (in a branch: where that branch runs, as in NumPy)
             raise error
 
+    def _called_for_effect(self, call):
+        """Whether `call` (its result dropped) is a plain call of a function the user's function
+        is given (`forward(get, x)` in haiku's init): run for what it does, as its derivative,
+        whose result is dropped; a value it hands on through an effect (a store into an object
+        that a function it is given closes over) is one its derivative's callees refuse."""
+        return not self.batching and not self.src.generated and isinstance(call, gast.Call) \
+            and isinstance(call.func, gast.Name) and call.func.id in self._parameter_names() \
+            and self.current.get(call.func.id) not in self.tracked
+
     def _check_no_side_effect_on_tracked(self, stmt):
         """A call whose result is dropped (xs.append(x), print(x)) cannot carry a derivative."""
+        if self._called_for_effect(stmt.value):
+            return
         tracked = sorted(n for n in _free_names_in(stmt) if self.current.get(n) in self.tracked
                          and not _static_reads_only(stmt, n))
         if not tracked:             # (print(x) of a batched x prints the batch: not checked)
@@ -816,7 +828,14 @@ class Normaliser(ContainerMixin):
                                  f"{held[0]} as an argument instead")
         rebound, stmts = nonlocals.nonlocal_names(fdef)
         rebound = [n for n in rebound if n in self.current]
-        if rebound:     # (the plain shape was rewritten to return them: transformer/nonlocals.py)
+        if rebound and self._own_cell_state(fdef, rebound):
+            # (a value of the function, called as the object Python makes: never lifted)
+            self.out.append(ir.Plain(self._source(fdef), {fdef.name}, self.origin))
+            self.names.reserve(fdef.name)
+            self.current[fdef.name] = fdef.name
+            return
+        if rebound:
+            # (the plain shape was rewritten to return them: transformer/nonlocals.py)
             raise self.src.error(stmts[0], f"the nested function {fdef.name} rebinds {rebound[0]} "
                                  f"of the enclosing function (nonlocal): secant cannot follow a "
                                  f"value through that; return the new value instead "
@@ -838,6 +857,30 @@ class Normaliser(ContainerMixin):
             self.src.imports[raiser] = self.bindings[raiser] = _Raiser(error)
             text = f"{fdef.name} = {raiser}"
         self.out.append(ir.Plain(text, {fdef.name}, self.origin))
+
+    def _own_cell_state(self, fdef, rebound):
+        """Whether the nested def `fdef`'s `nonlocal` names `rebound` are state kept in the
+        generated function's own cells, as the user's function keeps it (haiku's `get` splitting
+        `key` at each call): each a local neither differentiated nor batched, under its own
+        name, that the function itself never reads or sets after the def, nor another nested
+        scope names. The def is then kept as written (run as Python, as JAX runs it) and its
+        state advances once per call of it; a value it gives the function flows out only
+        through what the def returns or stores, which the transforms see where it is read."""
+        if fdef not in self.node.body or fdef.name in self.current \
+                or fdef.name in self.retired:
+            return False
+        at = self.node.body.index(fdef)
+        for n in rebound:
+            if self.current.get(n) != n or n in self.tracked:
+                return False
+            if any(isinstance(m, gast.Name) and m.id == n
+                   for m in hygiene.walk_scope(self.node.body[at + 1:])):
+                return False
+            if any(isinstance(m, gast.Name) and m.id == n for s in self.node.body if s is not fdef
+                   for d in gast.walk(s) if isinstance(d, (gast.FunctionDef, gast.Lambda))
+                   for m in gast.walk(d)):
+                return False
+        return True
 
     def decorated_local_def(self, fdef):
         """A nested def with decorators (@custom_vjp, @functools.wraps(f), @checkpoint): run as
@@ -1907,6 +1950,8 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)
         if isinstance(node, gast.Call):
             out = self.call(node)
+            if isinstance(out, ir.Expr) and self._runs_user_code(node.func):
+                return self._evaluated_once(out, node.func)
             last = self.out[-1] if self.out and (self.objects or self.object_ops) else None
             if isinstance(out, ir.Var) and isinstance(last, ir.Op) and last.op == "absolute" \
                     and out.name in last.targets and self._may_be_object(last.operands["x"]):
@@ -2054,6 +2099,37 @@ class Normaliser(ContainerMixin):
         if isinstance(test, ir.Var) and self.container_kind(test) in ("list", "tuple", "dict"):
             return ir.Expr(f"len({test.name}) > 0")     # `if history:` asks for its length
         return test
+
+    def _runs_user_code(self, func):
+        """Whether a call of `func` runs a function the user's function is given or made (a
+        parameter or a local: haiku's `get`, which splits a key and stores a parameter at each
+        call): one call is one run of it, never a text a rule may write twice."""
+        if not isinstance(func, gast.Name) or self.src.generated:
+            return False
+        if func.id in self._parameter_names() or func.id in self.local_defs \
+                or func.id in self.current:
+            return True
+        obj = self._resolve(func)       # (a user's function: lifted `get` closing over calls)
+        return isinstance(obj, types.FunctionType) and (obj.__module__ or "").split(".")[0] \
+            not in ("secant", "numpy", "scipy", "math", "builtins") and not getattr(
+            obj, "__secant_placeholder__", False) and not getattr(obj, "__secant_custom__", False)
+
+    def _evaluated_once(self, value, func):
+        """The inactive call `value` bound to a name of its own, run where the user's code
+        runs it: a derivative rule that reads the operand twice (x @ get("w")'s tangent) reads
+        the name, never calls it again."""
+        obj = self._resolve(func)
+        if not self.batching and nonlocals.mutates_outside(obj):
+            # (a derivative recomputes what its callee computes, this call too: twice)
+            error = self.src.error(self._node, f"{value.src} changes Python state (an object "
+                                   f"it is given or closes over) and its value is used: a "
+                                   f"derivative that computes it again would run it twice")
+            error.global_flow = (f"{func.id} changes Python state when it runs and its value "
+                                 "is used")
+            raise error
+        name = self.names.fresh(f"{func.id}_out")
+        self.out.append(ir.Plain(f"{name} = {value.src}", {name}, self.origin))
+        return ir.Expr(name)
 
     def _inactive(self, node):
         return ir.Expr(self._source(self._starred_comprehensions_built(node)))
@@ -4132,6 +4208,14 @@ class Normaliser(ContainerMixin):
         refused = callees.unsupported(fn, self.what)
         if refused and self._tracked_names_in(node):
             raise self.src.error(node, refused)
+        if not self.batching and not self.src.generated and self._tracked_names_in(node) \
+                and nonlocals.mutates_outside(fn) == "read":
+            # (its derivative recomputes it: the state it reads is then the state it left)
+            error = self.src.error(node, f"{fn.__name__} changes an object it is given or "
+                                   "closes over and reads it back: a derivative that computes "
+                                   "it again would read what the first run left there")
+            error.global_flow = f"{fn.__name__} reads back Python state it changes"
+            raise error
         node = self._double_star_expanded(node, fn)     # f(x, **p["ln"])
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None
                                                                       for k in node.keywords):

@@ -1329,6 +1329,26 @@ class _Object:
     __hash__ = object.__hash__
 
 
+def _object_operator(name):
+    """`a * b` of a view: the viewed class's own `__mul__` run through with `self` the view
+    (a tape's Var, a dual number), NotImplemented where the class has none of its own (Python
+    then tries the other operand's reflected one, as it would)."""
+    def operator(self, *args):
+        obj = object.__getattribute__(self, "_secant_obj")
+        method = getattr(type(obj), name, None)
+        if not isinstance(method, types.FunctionType):
+            return NotImplemented
+        return _Follow(object.__getattribute__(self, "_secant_rec"),
+                       types.MethodType(method, self))(*args)
+    operator.__name__ = name
+    return operator
+
+
+for _name in [n for n in list(_BINOPS) + list(_REFLECTED) if n not in ("__eq__", "__ne__")] + [
+        "__neg__", "__pos__", "__abs__", "__invert__"]:
+    setattr(_Object, _name, _object_operator(_name))
+
+
 class _DictObject(_Object):
     """(_Object of an object with a __dict__: the view's __dict__ is that dict itself)"""
     __slots__ = ("__dict__",)

@@ -100,7 +100,9 @@ def free_names(fdef):
                     own.add(n.name)
                 inner |= free_names(n)
     outer = {n.id for d in defaults for n in _walk(d) if isinstance(n, ast.Name)}
-    return ((loads | inner) - own) | outer
+    cells = {name for stmt in body for n in [stmt, *scope_nodes(stmt)]     # (`nonlocal n`:
+             if isinstance(n, ast.Nonlocal) for name in n.names}          # the enclosing n)
+    return ((loads | inner) - own) | outer | cells
 
 
 class Walker:
