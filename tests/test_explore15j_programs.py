@@ -152,7 +152,7 @@ def test_tape_of_objects_after_grad_then_jacrev(x64):
     from user_programs import classroom
     case = next(c for c in classroom.CASES if c.name == "cls_tape_ad")
     p = np.asarray(case.args[0], dtype=np.float64)
-    want = _fd(lambda q: float(case.fn(q)), p)
+    want = checks.fd(lambda q: float(case.fn(q)), p)
     for transform in (secant.grad, secant.jacrev, secant.jacrev):
         np.testing.assert_allclose(transform(case.fn)(p), want, rtol=1e-6, atol=1e-9)
 
