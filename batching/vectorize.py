@@ -992,7 +992,7 @@ class BatchBuilder(Walker):
             return False        # (in a branch or loop body: if_ and loop join whole values)
         init = op.operands["init"]
         mask = self.leaves_of(init)
-        if not isinstance(mask, tuple):
+        if not isinstance(mask, tuple) or len(op.targets) not in (1, len(mask)):
             return False
         extra, closed_pos = self._extra(op, 1)
         cond_fn, body = op.callee
@@ -1688,9 +1688,14 @@ class DictAxes(tuple):
 
 
 def _output(b, value, axis):
-    if isinstance(value, ir.Var) and value.name in b.partial:
-        have, want = b.partial[value.name], _axes_leaves_flags(axis)
-        if want is None or want is True:
+    if isinstance(value, ir.Var) and (value.name in b.partial or isinstance(axis, tuple)
+                                      and not isinstance(axis, DictAxes)
+                                      and _axes_leaves_flags(axis) is not None):
+        # (a tuple batched leaf by leaf; or out_axes leaf by leaf for a value whole or not)
+        have, want = b.leaves_of(value), _axes_leaves_flags(axis)
+        if value.name not in b.partial and not isinstance(want, tuple):
+            pass
+        elif want is None or want is True:
             b.make_whole({value.name})
         elif not _covers(want, have):
             raise BatchingError("vmap has out_axes=None for an output that is batched (it "
