@@ -149,3 +149,27 @@ def test_pmax_and_pmin_have_no_derivative(x64, op):
     fn = getattr(lax, op)
     with pytest.raises(secant.SecantError, match=rf"lax.{op} has no derivative"):
         secant.vmap(secant.grad(lambda x: snp.sum(fn(x, "b"))), axis_name="b")(np.ones((2, 3)))
+
+
+def test_hessian_inside_vmap_through_psum(x64):
+    """Second order: grad's psum differentiated forward again (jacfwd inside the vmap moves
+    every example's input along the same basis vector at once, as JAX's does). The oracle:
+    each example's gradient of the total, written in closed form without the collective,
+    differentiated by central differences along that joint direction."""
+    xs = RNG.normal(size=(3, 2))
+
+    def loss(x):
+        return snp.sum(lax.psum(x, "b") ** 2 * snp.sin(x))
+
+    def total_grads(X):     # d/dx_i of sum_j sum(S^2 sin(x_j)), S = sum_j x_j
+        s = X.sum(0)
+        return 2 * s * np.sin(X).sum(0) + s ** 2 * np.cos(X)
+    h, want = 1e-6, np.zeros((3, 2, 2))
+    for k in range(2):
+        e = np.zeros_like(xs)
+        e[:, k] = h
+        want[:, :, k] = (total_grads(xs + e) - total_grads(xs - e)) / (2 * h)
+    got = secant.vmap(secant.hessian(loss), axis_name="b")(xs)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.vmap(
+        secant.jacfwd(secant.grad(loss)), axis_name="b"))(xs)), want, rtol=1e-6, atol=1e-8)
