@@ -130,6 +130,8 @@ JVP = {
     "lax_cummin": {"operand": "cumextremum_jvp({operand_dot}, {operand}, {ans}, {axis}, "
                               "{reverse})"},
     "sort": {"a": "sort_jvp({a_dot}, {a}{static})"},
+    # collectives over a mapped axis: linear (the collective of the tangents)
+    **{name: {"x": LINEAR} for name in ("psum", "pmean", "all_gather", "psum_scatter")},
     # shapes: linear
     **{name: {p: LINEAR} for name, p in (
         ("reshape", "a"), ("ravel", "a"), ("transpose", "a"), ("swapaxes", "a"),

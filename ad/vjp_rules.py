@@ -178,6 +178,15 @@ VJP = {
     "fliplr": {"m": "snp.fliplr({g})"},
     "flipud": {"m": "snp.flipud({g})"},
     "rev": {"operand": "lax.rev({g}, {dimensions})"},
+    # collectives over a mapped axis, as JAX transposes them: a cotangent of every example's
+    # psum reaches each example's operand summed over the axis (the derivative of the sum of
+    # the examples' results); all_gather and psum_scatter are each the other's transpose
+    "psum": {"x": "lax.psum({g}, {axis_name})"},
+    "pmean": {"x": "lax.pmean({g}, {axis_name})"},
+    "all_gather": {"x": "lax.psum_scatter({g}, {axis_name}, scatter_dimension={axis}, "
+                        "tiled={tiled})"},
+    "psum_scatter": {"x": "lax.all_gather({g}, {axis_name}, axis={scatter_dimension}, "
+                          "tiled={tiled})"},
     "moveaxis": {"a": "snp.moveaxis({g}, {destination}, {source})"},
     "pad": {"array": "unpad({g}, {array}, {pad_width})",
             "constant_values": "snp.sum({g}) - snp.sum(unpad({g}, {array}, {pad_width}))"},

@@ -49,6 +49,11 @@ class BatchBuilder(Walker):
         self.tracked = {t for op in _ops(fn.body) for t in op.targets}   # ops' results
         self.call_results = set()               # results of calls: maybe tuples (pytrees)
         self.batched_stacks = set()             # loop stacks holding batched values
+        # tuples batched leaf by leaf (a lax loop's carry: its counter unbatched, its values
+        # batched): name -> their leaves' flags, a tuple of True, False or such tuples
+        # (_leaf_flags); read by index (getitem), passed to callees and loops as they are, and
+        # made whole (every leaf batched) before anything else reads them
+        self.partial = {}
         self.bound = set(fn.params)             # names assigned so far (a loop name may not be)
         # what is known of each batched variable's rank per example: (base, k) is k more than
         # the rank of parameter `base` (None: k itself); equal ranks need no alignment
@@ -210,7 +215,7 @@ class BatchBuilder(Walker):
 
     def is_batched(self, operand):
         if isinstance(operand, ir.Var):
-            return operand.name in self.batched
+            return operand.name in self.batched or operand.name in self.partial
         if isinstance(operand, ir.Seq):
             return any(self.is_batched(i) for i in operand.items)
         return False
@@ -225,17 +230,88 @@ class BatchBuilder(Walker):
             if operand.kind == "tuple":
                 return f"({inner},)" if len(operand.items) == 1 else f"({inner})"
             return f"[{inner}]"
+        if isinstance(operand, ir.Var) and operand.name in self.partial:
+            return _leaves_src(operand.name, self.partial[operand.name], True, self.size)
         if self.is_batched(operand):
             return _src(operand)
         return f"broadcast_batch({_src(operand)}, {self.size})"
 
+    # --- tuples batched leaf by leaf ------------------------------------------------------------
+    def leaves_of(self, operand):
+        """Which leaves of an operand are batched: True, False, or a tuple of flags for a tuple
+        whose items differ (nested for nested tuples; a list or dict counts as one leaf)."""
+        if isinstance(operand, ir.Var) and operand.name in self.partial:
+            return self.partial[operand.name]
+        if isinstance(operand, ir.Seq) and operand.kind == "tuple":
+            return _leaf_flags(tuple(self.leaves_of(i) for i in operand.items))
+        return self.is_batched(operand)
+
+    def operand_with_leaves(self, operand, want):
+        """Source of an operand batched in the leaves `want` (which cover its own)."""
+        if isinstance(operand, ir.Seq) and operand.kind == "tuple" and isinstance(want, tuple) \
+                and len(want) == len(operand.items):
+            parts = [self.operand_with_leaves(i, w) for i, w in zip(operand.items, want)]
+            return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+        if want is True:
+            return self.batched_src(operand)
+        if isinstance(operand, ir.Var) and operand.name in self.partial:
+            return _leaves_src(operand.name, self.partial[operand.name], want, self.size)
+        if self.is_batched(operand):
+            raise self.error("internal: a batched value where its leaves are unbatched")
+        return _leaves_src(_src(operand), False, want, self.size)
+
+    def set_leaves(self, name, leaves):
+        """`name` holds a value batched in `leaves`."""
+        self.partial.pop(name, None)
+        self.batched.discard(name)
+        if isinstance(leaves, tuple):
+            self.partial[name] = leaves
+        elif leaves:
+            self.batched.add(name)
+            self.call_results.add(name)     # (maybe a tuple or list: read by index_examples)
+
+    def make_whole(self, names):
+        """The tuples batched leaf by leaf among `names`, with every leaf batched from here."""
+        for name in sorted(n for n in names if n in self.partial):
+            self.emit(f"{name} = {_leaves_src(name, self.partial.pop(name), True, self.size)}")
+            self.batched.add(name)
+            self.call_results.add(name)
+
+    def leaf_read(self, op):
+        """t = c[i] of a tuple batched leaf by leaf (i a literal int): c's item i as it is."""
+        if len(op.targets) != 1:
+            return False
+        if op.op == "getitem" and set(op.operands) == {"a"}:
+            a, idx = op.operands["a"], op.statics.get("idx", "")
+        elif op.op == "field" and set(op.operands) == {"tree"}:     # (x, k = carry)
+            a, idx = op.operands["tree"], op.statics.get("key", "")
+        elif op.op == "call" and getattr(op.callee, "__name__", "") == "item_of" and \
+                op.callee.__module__ == "secant.batching.helpers" and \
+                isinstance(op.operands.get("arg1"), ir.Expr):   # (generated code, batched again)
+            a, idx = op.operands.get("arg0"), op.operands["arg1"].src
+        else:
+            return False
+        if not (isinstance(a, ir.Var) and a.name in self.partial and idx.lstrip("-").isdigit()):
+            return False
+        mask = self.partial[a.name]
+        if not -len(mask) <= int(idx) < len(mask):
+            return False
+        self.emit(f"{op.targets[0]} = {self.render(op)}")
+        self.set_leaves(op.targets[0], mask[int(idx)])
+        return True
+
     # --- statements ---------------------------------------------------------------------------
     def block(self, stmts):
         for s in stmts:
+            if self.partial and not isinstance(s, ir.Op):   # (Python control flow: every
+                self.origin = s.origin                      # value batched or not)
+                self.make_whole(set(self.partial) if not isinstance(s, ir.Plain) or s.stack
+                                else _read_whole(s.code, self.partial))
             super().block([s])
             self.bound |= defined_in([s])
             if isinstance(s, ir.Op):
-                self.unbatched = (self.unbatched | set(s.targets)) - self.batched
+                self.unbatched = (self.unbatched | set(s.targets)) - self.batched - \
+                    set(self.partial)
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -261,6 +337,13 @@ class BatchBuilder(Walker):
 
     def op(self, op):
         targets = ", ".join(op.targets)
+        if self.partial:
+            if self.leaf_read(op):
+                return
+            aware = {"init"} if op.op == "while_loop" else set(op.operands) \
+                if op.op == "call" and not getattr(op, "loop_fns", None) else set()
+            self.make_whole({n for k, o in op.operands.items() if k not in aware
+                             for n in _var_names(o)})
         if op.op in CONTROL_FLOW:
             return getattr(self, "cf_" + op.op)(op)
         if op.op == "call":
@@ -648,6 +731,10 @@ class BatchBuilder(Walker):
             self.call_results.update(op.targets)    # (grad_of_fields & co.: maybe containers)
             return
         positions = tuple(position[k] for k in keys)
+        items = {position[k]: self.partial[o.name] for k, o in op.operands.items()
+                 if isinstance(o, ir.Var) and o.name in self.partial}
+        if items:
+            return self.call_by_leaves(op, keys, positions, items)
         name, flags = self.batched_callee(op.callee, positions, "free")
         if isinstance(flags, tuple) and len(flags) == len(op.targets) > 1:
             out = dict(zip(op.targets, flags))
@@ -670,6 +757,28 @@ class BatchBuilder(Walker):
             arg = next((v for k, v in op.operands.items() if position[k] == like), None)
             if arg is not None and self.is_batched(arg):
                 self.ranks[op.targets[0]] = self.rank_of(arg)
+
+    def call_by_leaves(self, op, keys, positions, items):
+        """A user function given tuples batched leaf by leaf: its batched function for those
+        leaves, its outputs as they come (their leaves' flags: batched_callee.leaves)."""
+        name, flags = self.batched_callee(op.callee, positions, "leaves", items)
+        leaves = getattr(self.batched_callee, "leaves", {}).get(name)
+        if leaves is None:      # (a recursive callee: its outputs assumed batched)
+            self.make_whole({o.name for o in op.operands.values() if isinstance(o, ir.Var)})
+            return self.call(op)
+        args = call_args({k: (_src(v) if isinstance(v, ir.Var) and v.name in self.partial
+                              else self.batched_src(v)) if k in keys else _src(v)
+                          for k, v in op.operands.items()})
+        size_param = getattr(self.batched_callee, "size_params", {}).get(name)
+        if size_param is not None:
+            args = f"{args}, {size_param}={self.size}" if args else f"{size_param}={self.size}"
+        self.emit_batched(f"{', '.join(op.targets)} = {name}({args})")
+        if len(op.targets) == 1:
+            self.set_leaves(op.targets[0], leaves)
+        else:
+            for t, leaf in zip(op.targets, leaves if isinstance(leaves, tuple) and len(leaves)
+                               == len(op.targets) else [leaves] * len(op.targets)):
+                self.set_leaves(t, leaf)
 
     def random_call(self, op):
         """A secant.random call with batched arguments (rules.RANDOM)."""
@@ -872,7 +981,55 @@ class BatchBuilder(Walker):
             self.emit(f"{op.targets[0]} = ({out}, batch_first({carries_t}))")
         self.batched.update(op.targets)
 
+    def while_by_leaves(self, op):
+        """A lax.while_loop whose carry is a tuple, batched leaf by leaf as JAX does (to a
+        fixpoint: a leaf is batched if it enters batched or the body makes it so): a counter
+        no batched value reaches stays unbatched, so the test it steers stays one Python value
+        for the whole batch (under jit too) and the carry may change structure as it does
+        without vmap (a list growing). A test that differs per example batches every leaf (the
+        loop runs while any example continues): False then, as when no leaf differs."""
+        if op.statics.get("carries") or "count" in op.statics or self.indent != 1:
+            return False        # (in a branch or loop body: if_ and loop join whole values)
+        init = op.operands["init"]
+        mask = self.leaves_of(init)
+        if not isinstance(mask, tuple) or len(op.targets) not in (1, len(mask)):
+            return False
+        extra, closed_pos = self._extra(op, 1)
+        cond_fn, body = op.callee
+        positions = (0,) + tuple(closed_pos)
+        leaves = getattr(self.batched_callee, "leaves", None)
+        for _ in range(8):
+            _, pred_b = self.batched_callee(cond_fn, positions, "free", {0: mask})
+            if pred_b is not False or leaves is None:
+                return False
+            name, _ = self.batched_callee(body, positions, "leaves", {0: mask})
+            if leaves.get(name) is None:        # (a body generated otherwise: whole)
+                return False
+            grown = _joined(mask, leaves[name])
+            if grown == mask:
+                break
+            if not isinstance(grown, tuple):
+                return False
+            mask = grown
+        else:
+            return False
+        cond_name, _ = self.batched_callee(cond_fn, positions, "free", {0: mask})
+        body_name, _ = self.batched_callee(body, positions, _leaf_axes(mask), {0: mask})
+        c = self.names.fresh("carry")
+        args = ", ".join([c] + extra)
+        self.emit_batched(f"{', '.join(op.targets)} = lax.while_loop(lambda {c}: "
+                          f"{cond_name}({args}), lambda {c}: {body_name}({args}), "
+                          f"{self.operand_with_leaves(init, mask)})")
+        if len(op.targets) == 1:
+            self.set_leaves(op.targets[0], mask)
+        else:
+            for t, leaf in zip(op.targets, mask):
+                self.set_leaves(t, leaf)
+        return True
+
     def cf_while_loop(self, op):
+        if self.while_by_leaves(op):
+            return
         extra, closed_pos = self._extra(op, 1)
         cond_fn, body = op.callee
         carry_b = self.is_batched(op.operands["init"])
@@ -1272,6 +1429,85 @@ def _flags(b, value):
     return b.is_batched(value)
 
 
+def _leaf_flags(flags):
+    """A tuple of leaves' flags, True where all are batched and False where none is."""
+    if all(f is False for f in flags):
+        return False
+    if all(f is True for f in flags):
+        return True
+    return flags
+
+
+def _joined(a, b):
+    """The leaves batched in a or in b."""
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    if len(a) != len(b):
+        return True
+    return _leaf_flags(tuple(_joined(x, y) for x, y in zip(a, b)))
+
+
+def _covers(want, have):
+    """Whether the leaves `want` include every batched leaf of `have`."""
+    if want is True or have is False:
+        return True
+    if want is False or have is True:
+        return False
+    return len(want) == len(have) and all(_covers(w, h) for w, h in zip(want, have))
+
+
+def _leaf_axes(leaves):
+    """out_axes placing the leaves batched in `leaves`: 0 for them, None for the others."""
+    if isinstance(leaves, tuple):
+        return tuple(_leaf_axes(f) for f in leaves)
+    return 0 if leaves else None
+
+
+def _axes_leaves_flags(axes):
+    """The leaves' flags an out_axes of 0, None and tuples of them says (None: other axes)."""
+    if axes is None or axes == 0:
+        return axes == 0
+    if isinstance(axes, tuple) and not isinstance(axes, DictAxes):
+        inner = tuple(_axes_leaves_flags(a) for a in axes)
+        return None if None in inner else _leaf_flags(inner) if inner else False
+    return None
+
+
+def _leaves_src(src, have, want, size):
+    """Source of the value `src`, batched in the leaves `have`, batched in `want` (which covers
+    have): its unbatched leaves broadcast where want batches them, the tuple rebuilt."""
+    if have == want:
+        return src
+    if not _covers(want, have):
+        raise ValueError(f"internal: leaves {want} do not cover {have}")
+    if have is False and want is True:
+        return f"broadcast_batch({src}, {size})"
+    n = len(have) if isinstance(have, tuple) else len(want)
+    parts = [_leaves_src(f"{src}[{i}]", have[i] if isinstance(have, tuple) else have,
+                         want[i] if isinstance(want, tuple) else want, size) for i in range(n)]
+    return f"({parts[0]},)" if n == 1 else f"({', '.join(parts)})"
+
+
+def _read_whole(code, partial):
+    """The tuples batched leaf by leaf a plain line reads (`check_unpacked(c, 3)` counts c's
+    items, batched or not: none)."""
+    if re.fullmatch(r"check_unpacked\(\w+, \d+\)", code.strip()):
+        return set()
+    return {n for n in partial if re.search(rf"\b{n}\b", code)}
+
+
+def _var_names(operand):
+    if isinstance(operand, ir.Var):
+        return {operand.name}
+    if isinstance(operand, ir.Seq):
+        return {n for i in operand.items for n in _var_names(i)}
+    return set()
+
+
 _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
                  ("example_size({x})", "{x}.size"), ("example_len({x})", "len({x})"),
                  ("example_shape({x})", "{x}.shape"), ("example_ndim({x})", "{x}.ndim"),
@@ -1356,6 +1592,9 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     (outputs as they come; the flags say which are batched)."""
     size = names.fresh("batch_size")
     b = BatchBuilder(fn, names, batched_callee, axis_name, size)
+    # (a tuple parameter batched leaf by leaf: in_axes ("items", its leaves' flags))
+    partial = {p: in_axes[p][1] for p in batched if isinstance(in_axes.get(p), tuple)}
+    batched = [p for p in batched if p not in partial]
     for p in batched:
         axis = in_axes.get(p, 0)
         if axis != 0:
@@ -1363,20 +1602,28 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
         b.batched.add(p)
         b.ranks[p] = (p, 0)
     takes_size = False
-    if batched:
-        sized_by = _sized_by(fn, batched)
+    if batched or partial:
+        sized_by = _sized_by(fn, batched) if batched else None
         takes_size = sized_by is None
         default = f", default={size}" if takes_size else ""
-        b.emit(f"{size} = batch_size_of({', '.join(sized_by or batched)}{default})")
+        leaves = [p + "".join(f"[{i}]" for i in _batched_path(m)) for p, m in partial.items()]
+        b.emit(f"{size} = batch_size_of({', '.join((sized_by or batched) + leaves)}{default})")
     elif axis_size is not None:
         b.emit(f"{size} = {int(axis_size)}")
+    b.partial.update(partial)
     b.block(fn.body)
     if b.lines:
         b.lines.append(Line("", 1, "blank"))
     b.origin = fn.result.origin
     result = fn.result.value
+    if b.partial and not (out_axes == "leaves" or isinstance(out_axes, tuple)
+                          and not isinstance(out_axes, DictAxes)):
+        b.make_whole(_var_names(result))
     flags = _flags(b, result)
-    if out_axes == "free" and isinstance(result, ir.Seq) and result.kind in ("tuple", "list"):
+    leaves = b.leaves_of(result)
+    if out_axes == "leaves":    # outputs as they come, tuples batched leaf by leaf as they are
+        ret = _leaves_result(b, result)
+    elif out_axes == "free" and isinstance(result, ir.Seq) and result.kind in ("tuple", "list"):
         # one flag per output: an output holding batched values is batched in every leaf
         parts = [b.batched_src(item) if isinstance(item, ir.Seq) and b.is_batched(item)
                  else _src(item) for item in result.items]
@@ -1384,6 +1631,9 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
             f"({parts[0]},)" if len(parts) == 1 else ", ".join(parts)
     elif out_axes == "free":
         ret = _src(result)
+    elif isinstance(out_axes, tuple) and not isinstance(out_axes, DictAxes) \
+            and isinstance(result, ir.Var) and result.name in b.partial:
+        ret = _output(b, result, out_axes)
     elif isinstance(out_axes, tuple) and not isinstance(out_axes, DictAxes):
         if not isinstance(result, ir.Seq) or len(result.items) != len(out_axes):
             raise BatchingError("out_axes is a tuple of the wrong length for the outputs",
@@ -1408,7 +1658,28 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
     # the caller's size, a parameter `batch_size=None` (a call passes its own: the same batch),
     # where the batched parameters may hold no array and the function reads its size
     takes_size = takes_size and any(size in ln.defines for ln in lines)
-    return lines, flags, size if takes_size else None
+    return lines, flags, size if takes_size else None, leaves
+
+
+def _batched_path(leaves):
+    """The indices reaching a batched leaf of a tuple batched leaf by leaf."""
+    for i, f in enumerate(leaves):
+        if f is True:
+            return (i,)
+        if isinstance(f, tuple):
+            return (i,) + _batched_path(f)
+    raise ValueError("internal: a tuple batched leaf by leaf with no batched leaf")
+
+
+def _leaves_result(b, value):
+    """The returned value as it is, a tuple's items each so (a list or dict mixing batched and
+    unbatched items: all batched)."""
+    if isinstance(value, ir.Seq) and value.kind == "tuple":
+        parts = [_leaves_result(b, i) for i in value.items]
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+    if isinstance(value, ir.Seq) and b.is_batched(value):
+        return b.batched_src(value)
+    return _src(value)
 
 
 class DictAxes(tuple):
@@ -1417,6 +1688,21 @@ class DictAxes(tuple):
 
 
 def _output(b, value, axis):
+    if isinstance(value, ir.Var) and (value.name in b.partial or isinstance(axis, tuple)
+                                      and not isinstance(axis, DictAxes)
+                                      and _axes_leaves_flags(axis) is not None):
+        # (a tuple batched leaf by leaf; or out_axes leaf by leaf for a value whole or not)
+        have, want = b.leaves_of(value), _axes_leaves_flags(axis)
+        if value.name not in b.partial and not isinstance(want, tuple):
+            pass
+        elif want is None or want is True:
+            b.make_whole({value.name})
+        elif not _covers(want, have):
+            raise BatchingError("vmap has out_axes=None for an output that is batched (it "
+                                "differs from example to example); give it an int out_axis",
+                                b.origin)
+        else:
+            return _leaves_src(value.name, have, want, b.size)
     if isinstance(axis, DictAxes):
         if not (isinstance(value, ir.Seq) and value.kind == "dict"):
             if any(a is None for a in _axes_leaves(axis)) and b.is_batched(value):

@@ -1339,10 +1339,13 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     flags = None
     derived = []    # the derivatives it calls (None: a recursive one, not generated yet)
 
-    def batched_callee(callee, positions, out_axes):
-        """(name in the code, which outputs are batched) of a callee's batched function."""
+    def batched_callee(callee, positions, out_axes, items=None):
+        """(name in the code, which outputs are batched) of a callee's batched function;
+        `items`: position -> the leaves' flags of a tuple argument batched leaf by leaf (and
+        batched_callee.leaves[name]: its outputs' leaves' flags, vectorize.build)."""
         from secant.batch import BatchOptions
-        options = BatchOptions((), out_axes, batch.axis_name, None)
+        leafwise = tuple((i, ("items", m)) for i, m in sorted((items or {}).items()))
+        options = BatchOptions(leafwise, out_axes, batch.axis_name, None)
         try:
             sub = generate(callee, positions, "vmap", staged=staged, batch=options)
         except SecantError as e:
@@ -1373,8 +1376,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
             _assumed_batched.add(sub.key)   # assumed batched, checked when it is generated
             return name, True
         batched_callee.size_params[name] = getattr(sub, "__secant_size_param__", None)
+        batched_callee.leaves[name] = getattr(sub, "__secant_out_leaves__", None)
         return name, sub.__secant_out_batched__
     batched_callee.size_params = {}     # name -> its parameter taking the caller's batch size
+    batched_callee.leaves = {}          # name -> its outputs' leaves' flags (where known)
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)
         sub = generate(callee, active, mode, staged=staged) if mode else callee
@@ -1458,10 +1463,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     try:
         if mode == "vmap":                  # vmap: batching/vectorize.py
             in_axes = {every[i]: a for i, a in batch.in_axes}
-            lines, flags, size_param = vectorize.build(fn_ir, wrt_names, names,
-                                                       batched_callee, batch.axis_name,
-                                                       batch.axis_size, in_axes,
-                                                       batch.out_axes)
+            lines, flags, size_param, out_leaves = vectorize.build(
+                fn_ir, wrt_names, names, batched_callee, batch.axis_name, batch.axis_size,
+                in_axes, batch.out_axes)
         elif mode in forward.MODES:           # forward mode: ad/forward.py
             lines, jvp_args = forward.build(fn_ir, wrt_names, mode, names, vjp_of_callee,
                                             has_aux)
@@ -1540,6 +1544,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    if mode == "vmap":
+        gen.__secant_out_leaves__ = out_leaves
     if size_param is not None:
         gen.__secant_size_param__ = moved.get(size_param, size_param)
     gen.__secant_inline__ = inline
@@ -1738,7 +1744,7 @@ def _generate_dispatch(caller, wrt, mode, staged, batch):
         spread = len(call_args) + star
         call = f"dispatch(fn, {active!r}, 'jvp', {staged}, None, {shape_src})" \
             f"({', '.join(args[:spread] + tangents + args[spread:])})"
-    elif mode == "vmap" and batch.out_axes in (0, "free"):
+    elif mode == "vmap" and batch.out_axes in (0, "free", "leaves"):
         # the caller's batch size, for a batched form whose batched arguments may hold no
         # array (the cotangent of a function a module holds, batched by jacrev: vectorize.build)
         size = Names(set(params) | set(keywords)).fresh("batch_size")
@@ -1791,7 +1797,7 @@ def _generate_spelled_dispatch(caller, wrt, mode, staged, batch):
     rest or kw holds differentiated or batched values (`Registry[name](*params)`): a dispatcher
     that, when it runs (rest's length and kw's keys known), transforms _spelled_call's function
     for that shape, which unpacks them into a call transformed as any other."""
-    if mode == "vmap" and batch.out_axes not in (0, "free"):
+    if mode == "vmap" and batch.out_axes not in (0, "free", "leaves"):
         raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a call of a function "
                               f"known only at run time is not supported yet{where()}")
     n, keywords = caller.__secant_dispatch__
@@ -1862,7 +1868,7 @@ def _generate_batched_dispatch(disp, wrt, staged, batch):
     (`Layer(w)(x)`, grad in x, vmap over w) is differentiated as `self` too (vjp), its
     cotangent dropped."""
     source, passed, keywords, dispatch_args = disp.__secant_dispatched__
-    if batch.out_axes not in (0, "free"):
+    if batch.out_axes not in (0, "free", "leaves"):
         raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of a derivative of a call "
                               f"of a function known only at run time is not supported yet"
                               f"{where()}")
@@ -1951,7 +1957,7 @@ def _generate_batched_dispatch_vmap(disp, wrt, staged, batch):
     vmap of a function calling vmap(model)(x), the model batched by the outer vmap too, as
     equinox's loss under vmap): a dispatcher that, on first use, batches over the outer axis
     the batched form the original one finds (the model as its self)."""
-    if batch.out_axes not in (0, "free"):
+    if batch.out_axes not in (0, "free", "leaves"):
         raise SecantTypeError(f"vmap with out_axes={batch.out_axes!r} of vmap(fn) of a function "
                               f"known only at run time is not supported yet{where()}")
     size = disp.__secant_size_param__           # (its caller's inner batch size: passed on)
@@ -2808,7 +2814,7 @@ def _refused(custom, mode, error, message):
 def example_axes(batch, n, wrt, what):
     """Each of n arguments' batch axis (None: unbatched) for the batched rule of a function
     called from batched code, whose outputs go at axis 0 (or where they fall)."""
-    if batch.out_axes not in (0, "free"):
+    if batch.out_axes not in (0, "free", "leaves"):
         raise SecantTypeError(f"vmap of {what} here needs its outputs at "
                               f"out_axes={batch.out_axes!r}; call it from a function "
                               f"instead{where()}")
@@ -2921,7 +2927,7 @@ def _generate_custom_vmap(custom, params, wrt, batch):
         raise SecantTypeError(f"{custom.__name__} is a custom_vmap function with no batching "
                               f"rule yet: define one with @{custom.__name__}.def_vmap before "
                               f"vmapping it{where()}")
-    if batch.out_axes not in (0, "free"):
+    if batch.out_axes not in (0, "free", "leaves"):
         raise SecantTypeError(f"vmap of the custom_vmap function {custom.__name__} here needs "
                               f"its outputs at out_axes={batch.out_axes!r}; call it from a "
                               f"function instead{where()}")
@@ -4114,6 +4120,9 @@ class _Jacobian:
     @property
     def __secant_staged__(self):
         def make():     # (what jit and vmap's staged form read; where fun has none, itself)
+            from secant.transformer.functionalize import unrolling
+            if unrolling():     # (jit's trace again with Python loops as written: the
+                return self     # restaged form's loops are lax loops)
             try:
                 return self._restaged().__secant_generated__ or self
             except SecantError:

@@ -132,6 +132,7 @@ CPU_SECONDS = {
     "test_objects15e_closures.py": 3,
     "test_obj15k_state.py": 3, "test_obj15k_collectives.py": 5, "test_obj15k_ufuncs.py": 18,
     "test_obj15k_factory.py": 6,
+    "test_carry15l_collectives.py": 6, "test_carry15l_carries.py": 90,
     "test_others15_pytrees.py": 16, "test_sweep15_helpers.py": 16, "test_grad_rules.py": 15,
     "test_others8_idioms_science.py": 15, "test_others7_science.py": 15,
     "test_others15_cookbook.py": 15, "test_effects16_compositions.py": 15,

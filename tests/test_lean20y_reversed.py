@@ -289,12 +289,9 @@ def test_list_grown_by_concatenation_under_jit_of_vmap(x64):
                                [_fd_hessian(g, r, 3) for r in xs], rtol=1e-5, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="jit(vmap(hessian)) of the "
-                   "list-growing while loop: vmap batches a staged while loop's carry as one "
-                   "value (the static counter k broadcast, the test batched), and the jvp's "
-                   "loop is staged by vmap itself, so jit's retry with Python loops meets the "
-                   "same staged loop (CarryChanged); per-item carry batching (JAX's fixpoint "
-                   "per leaf) would fix it")
+# (was a strict xfail: jit's trace again with Python loops as written read the Jacobian's
+# staged form again, whose vmap met the same staged loop (CarryChanged); carry15l: it reads the
+# Jacobian as written there, and vmap batches a while loop's carry leaf by leaf)
 def test_list_grown_by_concatenation_under_jit_of_vmap_of_hessian(x64):
     f = grown_by_concatenation
     xs = RNG.normal(size=(2, 3))

@@ -74,10 +74,18 @@ def test_grad_through_psum_scatter(x64):
     e = np.zeros_like(xs)
     e[1, 2, 0] = h
     np.testing.assert_allclose(got[1, 2, 0], (ref(xs + e) - ref(xs - e)) / (2 * h), rtol=1e-6)
-    # grad inside the vmap (a collective's own derivative): no rule yet, as for psum: refused
-    with pytest.raises(secant.SecantError, match="no derivative of lax.psum_scatter"):
-        secant.vmap(secant.grad(lambda x: snp.sum(lax.psum_scatter(x, "i", tiled=True))),
-                    axis_name="i")(np.ones((2, 4)))
+    # grad inside the vmap (carry15l): psum_scatter's transpose is all_gather, so each example
+    # gets the derivative of every example's loss summed: the blocks of psum(x) summed are
+    # sum(x) over every example, so 1 everywhere; weighted by w, example i's x gets the blocks
+    # of w laid end to end
+    got = secant.vmap(secant.grad(lambda x: snp.sum(lax.psum_scatter(x, "i", tiled=True))),
+                      axis_name="i")(np.ones((2, 4)))
+    np.testing.assert_allclose(np.asarray(got), np.ones((2, 4)))
+    w2 = np.arange(4.0).reshape(2, 2)
+    got = secant.vmap(lambda x, v: secant.grad(
+        lambda a: snp.sum(lax.psum_scatter(a, "i", tiled=True) * v))(x), axis_name="i")(
+        np.ones((2, 4)), w2)
+    np.testing.assert_allclose(np.asarray(got), np.broadcast_to(w2.reshape(4), (2, 4)))
 
 
 def test_psum_scatter_refuses_a_size_that_does_not_split(x64):

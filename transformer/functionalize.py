@@ -988,6 +988,11 @@ def _still_valid(gen):
     return guard[0].holds() and all(_still_valid(h) for h in guard[1])
 
 
+def unrolling():
+    """Whether rewriting is off here (`unrolled()`: jit traces Python loops as written)."""
+    return _UNROLLED.get()
+
+
 def unchanged(fn):
     """Whether jit traces `fn` as written: functionalize has no control flow of it to rewrite
     (False also while rewriting is off, in `unrolled()`: the answer is not known there)."""

@@ -2958,9 +2958,9 @@ class Normaliser(ContainerMixin):
         opname = op_for(obj)
         if opname == "axis_index" and self.batching:      # batched with no batched operand
             return self.axis_index(node)
-        if opname in COLLECTIVES and not self.batching:
+        if opname in COLLECTIVES and not self.batching and not OPS[opname].differentiable:
             if any(_has_var(self.operand(a)) for a in node.args):
-                raise self.src.error(node, f"secant has no derivative of lax.{opname} yet: "
+                raise self.src.error(node, f"lax.{opname} has no derivative (nor in JAX): "
                                      "differentiate the vmapped function instead")
             return self._inactive(node)
         if opname == "nextafter" and not self.batching and any(

@@ -298,17 +298,19 @@ for _n, _sym in list(COMPARE_OPERATORS.values()) + list(BIT_OPERATORS.values()):
     op(_n, "x, y", ("x", "y"), code="{x} " + _sym + " {y}", differentiable=False)
 op("invert", code="~{x}", differentiable=False)
 
-# collectives over a named mapped axis (vmap's axis_name; pmap later): `axis_name` is static.
-# No derivative rules yet: the normaliser refuses them on differentiated values (grad of the
-# vmapped function works: vmap writes them as reductions)
+# collectives over a named mapped axis (vmap's axis_name, pmap's): `axis_name` is static.
+# psum, pmean, all_gather and psum_scatter are linear, with JAX's transposes (ad/vjp_rules.py);
+# pmax and pmin have no derivative (nor in JAX): the normaliser refuses them on differentiated
+# values (grad of the vmapped function works: vmap writes them as reductions)
 for _n in ("psum", "pmean", "pmax", "pmin"):
-    op(_n, "x, axis_name", ("x",), code="lax." + _n + "({x}, {axis_name})", differentiable=False)
+    op(_n, "x, axis_name", ("x",), code="lax." + _n + "({x}, {axis_name})",
+       differentiable=_n in ("psum", "pmean"))
 op("all_gather", "x, axis_name, axis=0, tiled=False", ("x",),
-   code="lax.all_gather({x}, {axis_name}{static})", differentiable=False)
+   code="lax.all_gather({x}, {axis_name}{static})")
 op("axis_index", "axis_name", (), code="lax.axis_index({axis_name})", differentiable=False)
 op("axis_size", "axis_name", (), code="lax.axis_size({axis_name})", differentiable=False)
 op("psum_scatter", "x, axis_name, scatter_dimension=0, tiled=False", ("x",),
-   code="lax.psum_scatter({x}, {axis_name}{static})", differentiable=False)
+   code="lax.psum_scatter({x}, {axis_name}{static})")
 COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
                "psum_scatter")
 

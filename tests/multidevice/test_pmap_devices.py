@@ -247,6 +247,31 @@ def test_pmap_of_jit_and_vmap_inside_pmap():
                                rtol=1e-5)
 
 
+def test_grad_inside_pmap_through_collectives_matches_vmap():
+    """grad inside pmap of a loss calling psum / all_gather over the pmap axis (carry15l): the
+    transposes are collectives again (psum's psum, all_gather's psum_scatter), so each device
+    gets the derivative of every device's loss summed, as vmap(axis_name=...) gives it and as
+    central differences of that sum, written without collectives, give it."""
+    x = RNG.normal(size=(4, 3))
+
+    def loss(a):
+        return snp.sum(lax.psum(a, "i") ** 2 * snp.sin(a)) + snp.sum(
+            lax.all_gather(a, "i") ** 2 * snp.arange(4.0)[:, None])
+
+    def total(X):
+        return sum(np.sum(X.sum(0) ** 2 * np.sin(a)) for a in X) + 4 * np.sum(
+            X ** 2 * np.arange(4.0)[:, None])
+    got = np.asarray(secant.pmap(secant.grad(loss), axis_name="i")(x))
+    h, want = 1e-6, np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[idx] = h
+        want[idx] = (total(x + e) - total(x - e)) / (2 * h)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    same = secant.vmap(secant.grad(loss), axis_name="i")(x)
+    np.testing.assert_allclose(got, np.asarray(same), rtol=1e-5, atol=1e-5)
+
+
 # --- 5. safety ---------------------------------------------------------------------------------
 def test_sizes_and_devices_are_checked():
     d = secant.devices()
