@@ -2193,12 +2193,14 @@ class _Desugarer:
         """Whether the function assigns or imports `name` (its tree's names, read once: the
         rewrites bind only fresh names, which no user callee is)."""
         bound = self.__dict__.get("_local_bindings")
-        if bound is None:
-            bound = self._local_bindings = {
-                m.id for m in _walk(self.node) if isinstance(m, gast.Name)
-                and isinstance(m.ctx, gast.Store)} | {
-                (a.asname or a.name).split(".")[0] for m in _walk(self.node)
-                if isinstance(m, (gast.Import, gast.ImportFrom)) for a in m.names}
+        if bound is None:       # (one walk: the stores and the imports)
+            bound = self._local_bindings = set()
+            for m in _walk(self.node):
+                if isinstance(m, gast.Name):
+                    if isinstance(m.ctx, gast.Store):
+                        bound.add(m.id)
+                elif isinstance(m, (gast.Import, gast.ImportFrom)):
+                    bound.update((a.asname or a.name).split(".")[0] for a in m.names)
         return name in bound
 
     def _passed_to_library(self, name, body, definition):

@@ -86,6 +86,28 @@ def _names_in(node):
             if isinstance(n, (gast.Name, gast.FunctionDef))}
 
 
+def _census(fdef):
+    """What the Normaliser reads of the whole function before it starts, in one walk (issue
+    19: each was a walk of its own): (_names_in(fdef), the nodes _list_like_params reads, the
+    first yield or await (ast.walk's order) or None, the names of the lists appended to)."""
+    names, listed, grown, yields = set(), [], set(), None
+    name_t, def_t = gast.Name, gast.FunctionDef
+    listing = (gast.Assign, gast.For, gast.comprehension, gast.Subscript)
+    yielding = (gast.Yield, gast.YieldFrom, gast.Await)
+    for n in walk(fdef):
+        if isinstance(n, name_t):
+            names.add(n.id)
+        elif isinstance(n, def_t):
+            names.add(n.name)
+        if isinstance(n, listing):
+            listed.append(n)
+        elif yields is None and isinstance(n, yielding):
+            yields = n
+        elif is_growth(n):
+            grown.add(n.func.value.id)
+    return names, listed, yields, grown
+
+
 def _names_and_bound(fdef):
     """(_names_in(fdef), hygiene.bound(fdef), the names a global or nonlocal statement in it
     declares) in one walk (issue 19: transformation time)."""
@@ -298,9 +320,10 @@ class Normaliser(ContainerMixin):
         self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
+        names, listed, self._yields, self._grown = _census(self.node)
         self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
-            a.id for a in self.node.args.kwonlyargs])                    # keyword-only)
-        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
+            a.id for a in self.node.args.kwonlyargs], listed)            # keyword-only)
+        self.names = Names(names | set(self.params) | set(dir(builtins))
                            | set(reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
@@ -349,13 +372,10 @@ class Normaliser(ContainerMixin):
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
-        grown = set()           # (the lists appended to, found by the same walk)
-        for n in walk(self.node):
-            if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
-                raise self.src.error(n, "generators and coroutines cannot be transformed: "
-                                     "return a value instead of yielding it")
-            if is_growth(n):
-                grown.add(n.func.value.id)
+        if self._yields is not None:    # (found by __init__'s walk, _census)
+            raise self.src.error(self._yields, "generators and coroutines cannot be "
+                                 "transformed: return a value instead of yielding it")
+        grown = self._grown     # (the lists appended to)
         fn = ir.Function(self.node.name, _unparse(self.node.args), self.params)
         self.out = fn.body
         self.rewrite_appends(grown)     # out.append(v) -> out = out + [v]
@@ -4929,7 +4949,7 @@ def _starred_display(node):
     return out
 
 
-def _list_like_params(fdef, params):
+def _list_like_params(fdef, params, nodes=None):
     """Parameters used as lists of containers, whose items or slices are iterated, unpacked,
     read by a string key or by the counter of a `range(len(...))` loop (`for w, b in
     params[:-1]`, `w, b = params[-1]`, `hidden = params[:-1]` then `for p in hidden`, a
@@ -4942,8 +4962,9 @@ def _list_like_params(fdef, params):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
-    nodes = [n for n in walk(fdef) if isinstance(n, (  # (one walk, read six times)
-        gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
+    if nodes is None:           # (one walk, read six times; `nodes`: _census's)
+        nodes = [n for n in walk(fdef) if isinstance(n, (
+            gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
     for _ in range(2):          # (an alias bound in a loop body before the one it copies)
         for n in nodes:
             pairs = []
