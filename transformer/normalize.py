@@ -30,6 +30,7 @@ import itertools
 import operator
 import re
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -84,6 +85,32 @@ def _unparse(node):
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
+
+
+_GETTERS = weakref.WeakKeyDictionary()     # code -> _getter_return's answer
+_NOT_READ = object()
+
+
+def _getter_return(fn):
+    """(fn's parameters, the expression its one statement returns: read only, a caller copies
+    it) for a function of positional parameters without defaults whose body (a docstring
+    aside) is one `return E`; None for any other function; _NOT_READ where its source cannot
+    be read. (Asked for each call of a function of names in an expression kept as written,
+    once per function's code: each read copied the callee's whole tree, issue 19.)"""
+    from secant.transformer.parse import function_source
+    try:
+        node = function_source(fn).node
+    except Exception:       # noqa: BLE001 (no source: not one)
+        return _NOT_READ
+    if not isinstance(node, gast.FunctionDef):
+        return None
+    body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
+        s.value, gast.Constant))]
+    args = node.args
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
+            or args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+        return None
+    return tuple(p.id for p in args.posonlyargs + args.args), body[0].value
 
 
 def _census(fdef):
@@ -3638,24 +3665,18 @@ class Normaliser(ContainerMixin):
     def _static_return(self, fn, names, where):
         """_static_getter's expression of `fn` called with the names `names`, placed at the
         user's node `where`; None where fn returns anything else."""
-        from secant.transformer.parse import function_source
         if not inspect.isfunction(fn):
             return None
-        try:
-            node = function_source(fn).node
-        except Exception:       # noqa: BLE001 (no source: not one)
+        got = _GETTERS.get(fn.__code__, _NOT_READ)
+        if got is _NOT_READ:
+            got = _getter_return(fn)
+            if got is _NOT_READ:
+                return None
+            _GETTERS[fn.__code__] = got
+        if got is None or len(got[0]) != len(names):
             return None
-        if not isinstance(node, gast.FunctionDef):
-            return None
-        body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
-            s.value, gast.Constant))]
-        args = node.args
-        params = [p.id for p in args.posonlyargs + args.args]
-        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
-                or args.vararg or args.kwarg or args.kwonlyargs or args.defaults \
-                or len(params) != len(names):
-            return None
-        expr = hygiene.copy_tree(body[0].value)
+        params, value = got
+        expr = hygiene.copy_tree(value)
         swap = dict(zip(params, names))
         parents = {id(c): n for n in walk(expr) for c in gast.iter_child_nodes(n)}
         for n in walk(expr):
