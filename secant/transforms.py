@@ -1320,8 +1320,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # names the function reads from its closure keep their meaning: fresh names avoid them
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else closure_values(fn)
-    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name}
-                  | set(closure))
+    names = Names(_names_of(fn_ir).union(fn_ir.free_names, reserved.keys(), (gen_name,),
+                                         closure.keys()))
     callees = {}
     self_calls = []
     flags = None

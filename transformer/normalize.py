@@ -350,8 +350,7 @@ class Normaliser(ContainerMixin):
         names, listed, self._yields, self._grown = _census(self.node)
         self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
             a.id for a in self.node.args.kwonlyargs], listed)            # keyword-only)
-        self.names = Names(names | set(self.params) | set(dir(builtins))
-                           | set(reserved or ()))
+        self.names = Names(names.union(self.params, vars(builtins).keys(), reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
