@@ -58,7 +58,7 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
     """(a function simplifying one line as `lines` fold (ad/fold.py), the names bound to an
     `unreduce(t, a)` that the function reads as such, into whose line nothing may fold: t
     keeps its names there; none with unreduced=False: the names bound to grad's seed only.)"""
-    facts = _unreduced_names(lines)
+    facts = _unreduced_names(lines, seeds_only=not unreduced)
     if not unreduced:
         facts = {_SEEDED: facts.get(_SEEDED, set())}
 
@@ -95,14 +95,25 @@ def simplified_line(ln, cotangents, shapes, facts=None):
     return type(ln)(target + ast.unparse(value), ln.indent, ln.kind, ln.origin)
 
 
-def _unreduced_names(lines):
+def _unreduced_names(lines, seeds_only=False):
     """{g: (t, a)} for each name g bound once, at the top level, to `unreduce(t, a)` (no
     axis), where the names t reads are bound at most once, at the top level, before it (so t
-    holds the same value wherever g is read)."""
+    holds the same value wherever g is read). seeds_only: the names bound to grad's seed only
+    (the bindings counted of the names a line calling it binds: the folds ask again after
+    each pass, issue 19)."""
     bound = {}
-    for k, ln in enumerate(lines):
-        for n in ln.defines:
-            bound.setdefault(n, []).append((k, ln))
+    if seeds_only:
+        seeded = {n for ln in lines if "grad_seed" in ln.code for n in ln.defines}
+        if not seeded:
+            return {}
+        for k, ln in enumerate(lines):
+            if not seeded.isdisjoint(ln.defines):
+                for n in ln.defines & seeded:
+                    bound.setdefault(n, []).append((k, ln))
+    else:
+        for k, ln in enumerate(lines):
+            for n in ln.defines:
+                bound.setdefault(n, []).append((k, ln))
     out = {}
     for g, defs in bound.items():
         if len(defs) != 1:
@@ -117,7 +128,7 @@ def _unreduced_names(lines):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
                 call.func.id in _SEEDS:
             out.setdefault(_SEEDED, set()).add(g)
-        if got is None:
+        if got is None or seeds_only:
             continue
         t, _ = got
         if all(all(j < k and d.indent == 1 for j, d in bound.get(n.id, ())) and

@@ -41,6 +41,7 @@ while they fold (a copy `t_bar = x_bar` whose input x_bar was assigned again bef
 folds once the two assignments are one), `MAX_PASSES` passes in all at most.
 """
 import ast
+import functools
 import re
 
 from secant.transformer.hygiene import walk as _walk
@@ -208,8 +209,19 @@ _MUTATED = re.compile(r"(\w+)(?:\.(?:pop|append|extend|insert|remove|clear|updat
 def _mutates(ln, names):
     """Whether line ln may change one of `names` in place (a method that mutates, an item or
     attribute assignment) or unbind it (`del`)."""
-    return bool(names & ln.uses) and (ln.code.lstrip().startswith("del ") or any(
-        m.group(1) in names for m in _MUTATED.finditer(ln.code)))
+    if not names & ln.uses:
+        return False
+    unbinds, changed = _changed_in_place(ln.code)
+    return unbinds or not changed.isdisjoint(names)
+
+
+@functools.lru_cache(maxsize=65536)
+def _changed_in_place(code):
+    """(whether a line of `code` is a `del`, the names _MUTATED finds it changing in place):
+    each line's text searched once, though the folds ask of every line between a value and
+    its use, again in each pass (issue 19)."""
+    return code.lstrip().startswith("del "), frozenset(
+        m.group(1) for m in _MUTATED.finditer(code))
 
 
 def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, retry,

@@ -1668,7 +1668,7 @@ def _with_names(lines, names):
     def named(m):
         return names.get(m.group(0), m.group(0))
     return [Line(_PLACEHOLDER.sub(named, ln.code), ln.indent, ln.kind, ln.origin)
-            if ln.uses & names.keys() else ln for ln in lines]
+            if not names.keys().isdisjoint(ln.uses) else ln for ln in lines]
 
 
 def _unpack_output_bar(b, result, source):

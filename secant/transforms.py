@@ -1332,8 +1332,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # names the function reads from its closure keep their meaning: fresh names avoid them
     src_info = getattr(fn, "__secant_source__", None)
     closure = dict(src_info.closure) if src_info else closure_values(fn)
-    names = Names(_names_of(fn_ir) | fn_ir.free_names | set(reserved) | {gen_name}
-                  | set(closure))
+    names = Names(_names_of(fn_ir).union(fn_ir.free_names, reserved.keys(), (gen_name,),
+                                         closure.keys()))
     callees = {}
     self_calls = []
     flags = None
@@ -1503,12 +1503,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
                              + [p for p, *_ in state])
     source, origins = _text(lines, f"def {gen_name}({args_src}):", fn, mode)
     # secant's own free names: helpers, the API modules, builtins it calls, callees' derivatives
-    ours = {"snp": snp, "lax": lax, "dynamic_call": dynamic_call,
-            "check_keywords": check_keywords, "check_distinct": check_distinct,
-            "attribute_reader": attribute_reader,
-            **helpers.by_name(),
-            **batch_helpers.by_name(),   # (a batched derivative differentiated again: its
-            **{name: sub for sub, name in callees.items()}}      # rules call batching's too)
+    ours = dict(_ours())     # (a batched derivative differentiated again: its rules call
+    ours.update({name: sub for sub, name in callees.items()})       # batching's too)
     # hygiene (transformer/hygiene.py): the user's names back, ours renamed where they clashed
     # (alike in the canonical lines, whose names include the folded text's)
     if canonical is not None and canonical != lines:
@@ -1531,12 +1527,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
                  for n, form in getattr(fn_ir, "bindings", {}).items()})
     # builtins our code calls (len, range, ...) are ours too: a module global named like one
     # must not change them; the user's own reads of builtins stay the user's
-    import builtins
     back = {p: n for n, p in fn_ir.renamed.items()}
     user_free = {back.get(n, n) for n in fn_ir.free_names}       # (names after the swap)
-    for n in dir(builtins):
-        if n not in user_free and n not in ours and not n.startswith("_"):
-            ours[n] = getattr(builtins, n)
+    values = vars(builtins)
+    ours.update({n: values[n] for n in _public_builtins()
+                 if n not in user_free and n not in ours})
     free = {**{k: v for k, v in closure.items() if k not in ours}, **ours}
     # the user's closure variables: the user's own cells, read when the derivative runs
     cells = {k: c for k, c in _cells(fn).items() if k in closure and k not in ours}
@@ -2466,6 +2461,37 @@ def _faithful(fn):
     except (NoSourceError, StaleSourceError):
         from secant.transformer.trace_source import traced     # (imported only when needed)
         return traced(fn)
+
+
+def _ours():
+    """secant's own names every generated function may read (the helpers, the API modules):
+    one table, copied by each transform (issue 19: built again for every function)."""
+    global _OURS
+    if _OURS is None or _OURS[0] is not helpers.by_name() or \
+            _OURS[1] is not batch_helpers.by_name():
+        _OURS = (helpers.by_name(), batch_helpers.by_name(), {
+            "snp": snp, "lax": lax, "dynamic_call": dynamic_call,
+            "check_keywords": check_keywords, "check_distinct": check_distinct,
+            "attribute_reader": attribute_reader, **helpers.by_name(),
+            **batch_helpers.by_name()})
+    return _OURS[2]
+
+
+_OURS = None
+
+
+def _public_builtins():
+    """The names of the public builtins, in dir()'s order (sorted once, again if builtins
+    gains a name; each transform read dir(builtins), issue 19)."""
+    global _PUBLIC_BUILTINS
+    values = vars(builtins)
+    if _PUBLIC_BUILTINS[0] != len(values):
+        _PUBLIC_BUILTINS = (len(values), tuple(n for n in sorted(values)
+                                               if not n.startswith("_")))
+    return _PUBLIC_BUILTINS[1]
+
+
+_PUBLIC_BUILTINS = (None, ())
 
 
 def _reserved():

@@ -389,7 +389,7 @@ def _defaults_read(lambdas, names):
     """Whether a default of one of `lambdas` reads one of `names`."""
     return any(isinstance(m, gast.Name) and m.id in names
                for v in lambdas for d in v.args.defaults + v.args.kw_defaults if d is not None
-               for m in gast.walk(d))
+               for m in _walk(d))
 
 
 def _plain_read(v):
@@ -398,7 +398,7 @@ def _plain_read(v):
     return all(isinstance(m, (gast.Name, gast.Attribute, gast.Subscript, gast.Constant,
                               gast.BinOp, gast.UnaryOp, gast.Tuple, gast.List,
                               gast.expr_context, gast.operator, gast.unaryop, gast.Slice))
-               for m in gast.walk(v))
+               for m in _walk(v))
 
 
 def _mutates(fdef, names):
@@ -638,7 +638,7 @@ class _Desugarer:
 
     # --- the function ---------------------------------------------------------------------------
     def function(self, node):
-        self.params = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
+        self.params = {a.id for a in _walk(node.args) if isinstance(a, gast.Name)}
         self._find_containers(node.body)
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
             return self.block(remat_calls.rewrite(self, node.body))
@@ -673,7 +673,7 @@ class _Desugarer:
                     isinstance(v, gast.BinOp) and isinstance(v.left, (gast.List, gast.Tuple)))
                 if is_container or self._numpy_value(v) or self._collections_value(v):
                     for t in n.targets:
-                        for m in gast.walk(t):
+                        for m in _walk(t):
                             if isinstance(m, gast.Name):
                                 self.containers.add(m.id)
 
@@ -893,7 +893,7 @@ class _Desugarer:
         that replaces `call`, its new parts at the call's position."""
         comp = kind(elt=elt, generators=[gast.comprehension(target=target, iter=it, ifs=ifs,
                                                             is_async=0)])
-        for m in gast.walk(comp):
+        for m in _walk(comp):
             if getattr(m, "lineno", None) is None and isinstance(m, gast.expr):
                 gast.copy_location(m, call)
         self.changed = True
@@ -1072,7 +1072,7 @@ class _Desugarer:
         walrus = {n.target.id for part in [comp.elt] + [i for g in comp.generators
                                                          for i in g.ifs]
                   for n in _walk_scope([part]) if isinstance(n, gast.NamedExpr)}
-        early = [m for m in gast.walk(expr) if isinstance(m, gast.Name) and m.id in walrus
+        early = [m for m in _walk(expr) if isinstance(m, gast.Name) and m.id in walrus
                  and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", None) is not None
                  and (m.lineno, m.col_offset) < (comp.lineno, comp.col_offset)]
         if early:
@@ -1081,7 +1081,7 @@ class _Desugarer:
                              "into two statements")
         renamed = {}
         for g in comp.generators:
-            for m in gast.walk(g.target):
+            for m in _walk(g.target):
                 if isinstance(m, gast.Name) and m.id not in renamed:
                     renamed[m.id] = self.names.fresh(m.id if m.id != "_" else "item")
 
@@ -1127,7 +1127,7 @@ class _Desugarer:
             def visit_NamedExpr(self, n):
                 n.value = self.visit(n.value)
                 target = n.target.id
-                early = [m for m in gast.walk(expr) if isinstance(m, gast.Name)
+                early = [m for m in _walk(expr) if isinstance(m, gast.Name)
                          and m.id == target and isinstance(m.ctx, gast.Load)
                          and (m.lineno, m.col_offset) < (n.lineno, n.col_offset)
                          and id(m) not in later]
@@ -1148,7 +1148,7 @@ class _Desugarer:
             def visit_IfExp(self, n):   # the test always runs first: its walrus is hoisted
                 if not choices:
                     return self._short(n)
-                branches = {id(m) for m in gast.walk(gast.Tuple(elts=[n.body, n.orelse],
+                branches = {id(m) for m in _walk(gast.Tuple(elts=[n.body, n.orelse],
                                                                 ctx=gast.Load()))}
                 later.update(branches)          # (`n * x if (n := k) > 2 else x`: read after)
                 n.test = self.visit(n.test)
@@ -1360,7 +1360,7 @@ class _Desugarer:
         if lookup is not None:
             test = gast.Compare(left=lookup.slice, ops=[gast.In()], comparators=[lookup.value])
             branch = gast.If(test=test, body=s.body + s.orelse, orelse=s.handlers[0].body)
-            for n in gast.walk(branch):
+            for n in _walk(branch):
                 if getattr(n, "lineno", None) is None and isinstance(n, (gast.expr, gast.stmt)):
                     gast.copy_location(n, s)
             return self.block([gast.copy_location(branch, s)] + s.finalbody)
@@ -1400,7 +1400,7 @@ class _Desugarer:
             return None
         if any(not isinstance(m, (gast.Name, gast.Tuple, gast.List)) or isinstance(
                 m, gast.Name) and not isinstance(m.ctx, gast.Store)
-                for t in targets for m in gast.walk(t) if not isinstance(m, (
+                for t in targets for m in _walk(t) if not isinstance(m, (
                     gast.expr_context, gast.Starred))):
             return None
         value = body.value
@@ -1408,11 +1408,11 @@ class _Desugarer:
         if _has(reads, (gast.Lambda, gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await,
                         gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
             return None
-        local = {m.id for m in gast.walk(self.node) if isinstance(m, gast.Name)
+        local = {m.id for m in _walk(self.node) if isinstance(m, gast.Name)
                  and not isinstance(m.ctx, gast.Load)} | set(self.params) | \
-            {m.name for m in gast.walk(self.node) if isinstance(
+            {m.name for m in _walk(self.node) if isinstance(
                 m, (gast.FunctionDef, gast.ClassDef)) and m is not self.node}
-        read = {m.id for r in reads for m in gast.walk(r) if isinstance(m, gast.Name)}
+        read = {m.id for r in reads for m in _walk(r) if isinstance(m, gast.Name)}
         if read & local or any(self.src.resolve_name(n)[0] == "unbound" for n in read):
             return None
         # the function running the body: the user's globals, the closure's own cells
@@ -1673,7 +1673,7 @@ class _Desugarer:
                 and self.src.resolve_name(it.func.id)[1] is range
                 and it.func.id not in self.params):
             return False
-        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+        targets = {m.id for m in _walk(s.target) if isinstance(m, gast.Name)}
         if _has_exit(s.body, (gast.Break,)) and targets & self._read_after(s):
             return False
         return self._exit_may_be_traced(s)
@@ -1695,7 +1695,7 @@ class _Desugarer:
         if isinstance(loop, gast.While):
             tests.append(loop.test)
         return any(isinstance(m, gast.Name) and m.id in derived
-                   for t in tests for m in gast.walk(t))
+                   for t in tests for m in _walk(t))
 
     def _param_derived(self):
         """Names whose value may depend on a parameter (every assignment counted)."""
@@ -1704,16 +1704,16 @@ class _Desugarer:
             for n in _walk_scope(self.node.body):
                 if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.NamedExpr)):
                     targets = n.targets if isinstance(n, gast.Assign) else [n.target]
-                    reads = {m.id for m in gast.walk(n.value) if isinstance(m, gast.Name)} \
+                    reads = {m.id for m in _walk(n.value) if isinstance(m, gast.Name)} \
                         if n.value is not None else set()
                     if isinstance(n, gast.AugAssign):
-                        reads |= {m.id for m in gast.walk(n.target) if isinstance(m, gast.Name)}
+                        reads |= {m.id for m in _walk(n.target) if isinstance(m, gast.Name)}
                 elif isinstance(n, (gast.For, gast.comprehension)):
-                    targets, reads = [n.target], {m.id for m in gast.walk(n.iter)
+                    targets, reads = [n.target], {m.id for m in _walk(n.iter)
                                                   if isinstance(m, gast.Name)}
                 else:
                     continue
-                names = {m.id for t in targets for m in gast.walk(t) if isinstance(m, gast.Name)}
+                names = {m.id for t in targets for m in _walk(t) if isinstance(m, gast.Name)}
                 flows.append((names, reads))
             derived = set(self.params)
             grown = True
@@ -1738,7 +1738,7 @@ class _Desugarer:
         if orelse and returned is not None:
             raise self.error(s, "for/while ... else with break cannot be transformed yet")
         if has_break and isinstance(s, gast.For):
-            targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)}
+            targets = {m.id for m in _walk(s.target) if isinstance(m, gast.Name)}
             after = self._read_after(s)
             if targets & after:
                 raise self.error(s, f"{sorted(targets & after)[0]} is read after a loop that "
@@ -1801,9 +1801,9 @@ class _Desugarer:
                              "cannot be transformed yet; assign the result, break, and return "
                              "after the loop")
         value = returns[0].value if returns[0].value is not None else gast.Constant(None, None)
-        targets = {m.id for m in gast.walk(s.target) if isinstance(m, gast.Name)} \
+        targets = {m.id for m in _walk(s.target) if isinstance(m, gast.Name)} \
             if isinstance(s, gast.For) else set()
-        read = {m.id for m in gast.walk(value) if isinstance(m, gast.Name)}
+        read = {m.id for m in _walk(value) if isinstance(m, gast.Name)}
         if targets & read:
             s.secant_before = self.stable_loop_target(s, *self._iterable_first(s, returns[0]))
         for r in returns:               # (in place: the statement lists of the loop body)
@@ -1852,7 +1852,7 @@ class _Desugarer:
         if isinstance(it, (gast.List, gast.Tuple)):
             if it.elts and not isinstance(it.elts[0], gast.Starred) and not any(
                     isinstance(m, (gast.Call, gast.NamedExpr, gast.Await, gast.Yield))
-                    for m in gast.walk(it.elts[0])):
+                    for m in _walk(it.elts[0])):
                 return gast.unparse(it.elts[0]).strip(), []
             return None
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
@@ -1923,8 +1923,8 @@ class _Desugarer:
         rebound = set()
         for m in _walk_scope(self.node.body):
             if isinstance(m, gast.For) and getattr(m, "lineno", 0) > end:
-                bound = {t.id for t in gast.walk(m.target) if isinstance(t, gast.Name)}
-                rebound |= {id(n) for part in m.body for n in gast.walk(part)
+                bound = {t.id for t in _walk(m.target) if isinstance(t, gast.Name)}
+                rebound |= {id(n) for part in m.body for n in _walk(part)
                             if isinstance(n, gast.Name) and n.id in bound}
         return {m.id for m in _walk_scope(self.node.body) if isinstance(m, gast.Name)
                 and isinstance(m.ctx, gast.Load) and getattr(m, "lineno", 0) > end
@@ -1956,7 +1956,7 @@ class _Desugarer:
                     return out, "must" if how == "must" else "may"
                 # some paths exit, some do not: a short rest runs on each path that goes on
                 # (as a person would write it); a long one is guarded by a flag
-                if sum(isinstance(n, gast.stmt) for r in rest for n in gast.walk(r)) \
+                if sum(isinstance(n, gast.stmt) for r in rest for n in _walk(r)) \
                         <= _COPY_LIMIT:
                     body, hb = self.exits(s.body + copy.deepcopy(rest), kinds, flags)
                     orelse, ho = self.exits(s.orelse + copy.deepcopy(rest), kinds, flags)
@@ -2062,19 +2062,19 @@ class _Desugarer:
                     or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
                 out.extend([kept] if id(s) not in hoisted else [])    # (hoisted: put back)
                 continue
-            own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
+            own = {m.id for m in _walk(fdef) if isinstance(m, gast.Name)
                    and isinstance(m.ctx, (gast.Store, gast.Param))} | \
-                {m.name for m in gast.walk(fdef) if isinstance(m, gast.FunctionDef)}
-            own |= {m.id for m in gast.walk(fdef.args) if isinstance(m, gast.Name)}
+                {m.name for m in _walk(fdef) if isinstance(m, gast.FunctionDef)}
+            own |= {m.id for m in _walk(fdef.args) if isinstance(m, gast.Name)}
             free = []
-            for m in gast.walk(fdef):
+            for m in _walk(fdef):
                 if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and \
                         m.id in local and m.id not in own and m.id not in free \
                         and m.id not in self.lifted:    # (a lifted function is global now)
                     free.append(m.id)
-            itself = [m for st in fdef.body for m in gast.walk(st)
+            itself = [m for st in fdef.body for m in _walk(st)
                       if isinstance(m, gast.Name) and m.id == fdef.name]
-            called = {id(m.func) for st in fdef.body for m in gast.walk(st)
+            called = {id(m.func) for st in fdef.body for m in _walk(st)
                       if isinstance(m, gast.Call)}
             if fdef.name in free or free and any(id(m) not in called for m in itself):
                 # a recursive nested function reading locals, named other than in calls
@@ -2088,7 +2088,7 @@ class _Desugarer:
             # (after *args or keyword-only parameters: keyword-only, h(*zs, scale=2.0, y))
             by_keyword = bool(a.defaults) or any(
                 isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and m.keywords
-                and m.func.id == fdef.name for b in body for m in gast.walk(b)) \
+                and m.func.id == fdef.name for b in body for m in _walk(b)) \
                 or bool(a.vararg or a.kwonlyargs or a.kwarg)
             if free and itself:         # its own calls pass the locals it reads too
                 fdef = copy.deepcopy(fdef)
@@ -2118,7 +2118,7 @@ class _Desugarer:
         lifted from this one, or a local that is neither its own nor one of its free locals."""
         if self.src.closure:
             return None
-        for m in gast.walk(fdef):
+        for m in _walk(fdef):
             if isinstance(m, gast.Name) and (m.id in local or m.id in self.lifted) \
                     and m.id not in own and m.id not in free:
                 return None
@@ -2140,25 +2140,25 @@ class _Desugarer:
                 or not all(isinstance(d, gast.Constant) for d in a.defaults) \
                 or _has(fdef.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom)):
             return None
-        own = {m.id for m in gast.walk(fdef) if isinstance(m, gast.Name)
+        own = {m.id for m in _walk(fdef) if isinstance(m, gast.Name)
                and isinstance(m.ctx, (gast.Store, gast.Param))} | \
-            {m.name for m in gast.walk(fdef) if isinstance(m, gast.FunctionDef)}
+            {m.name for m in _walk(fdef) if isinstance(m, gast.FunctionDef)}
         free = []
-        for m in gast.walk(fdef):
+        for m in _walk(fdef):
             if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and m.id in local \
                     and m.id not in own and m.id not in free and m.id not in self.lifted:
                 free.append(m.id)
         if fdef.name in free:
             return None
         at = next(i for i, t in enumerate(body) if t is definition)
-        later = {m.id for t in body[at + 1:] for m in gast.walk(t)
+        later = {m.id for t in body[at + 1:] for m in _walk(t)
                  if isinstance(m, gast.Name) and not isinstance(m.ctx, gast.Load)}
-        later |= {m.name for t in body[at + 1:] for m in gast.walk(t)
+        later |= {m.name for t in body[at + 1:] for m in _walk(t)
                   if isinstance(m, gast.FunctionDef)}
         # (a free local's object changed in place after the def, `acc.append(v)`, `d[k] = v`:
         # the closure would see the change, a copy of its leaves would not)
         for t in body[at + 1:]:
-            for m in gast.walk(t):
+            for m in _walk(t):
                 target = m.func if isinstance(m, gast.Call) else \
                     m if isinstance(m, (gast.Subscript, gast.Attribute)) \
                     and not isinstance(m.ctx, gast.Load) else None
@@ -2168,10 +2168,10 @@ class _Desugarer:
                         return None
         earlier = [t for t in body[:at] if any(
             isinstance(m, gast.Name) and m.id == fdef.name and not isinstance(m.ctx, gast.Load)
-            for m in gast.walk(t))]
+            for m in _walk(t))]
         if later & (set(free) | {fdef.name}) or earlier or any(
                 isinstance(m, gast.Name) and m.id == fdef.name for t in body[:at]
-                for m in gast.walk(t)):
+                for m in _walk(t)):
             return None
         library = self._passed_to_library(fdef.name, body, definition)
         if library and not (library == "run time" and free
@@ -2211,12 +2211,14 @@ class _Desugarer:
         """Whether the function assigns or imports `name` (its tree's names, read once: the
         rewrites bind only fresh names, which no user callee is)."""
         bound = self.__dict__.get("_local_bindings")
-        if bound is None:
-            bound = self._local_bindings = {
-                m.id for m in _walk(self.node) if isinstance(m, gast.Name)
-                and isinstance(m.ctx, gast.Store)} | {
-                (a.asname or a.name).split(".")[0] for m in _walk(self.node)
-                if isinstance(m, (gast.Import, gast.ImportFrom)) for a in m.names}
+        if bound is None:       # (one walk: the stores and the imports)
+            bound = self._local_bindings = set()
+            for m in _walk(self.node):
+                if isinstance(m, gast.Name):
+                    if isinstance(m.ctx, gast.Store):
+                        bound.add(m.id)
+                elif isinstance(m, (gast.Import, gast.ImportFrom)):
+                    bound.update((a.asname or a.name).split(".")[0] for a in m.names)
         return name in bound
 
     def _passed_to_library(self, name, body, definition):
@@ -2229,7 +2231,7 @@ class _Desugarer:
         for t in body:
             if t is definition:
                 continue
-            for m in gast.walk(t):
+            for m in _walk(t):
                 if not isinstance(m, gast.Call) or not any(
                         isinstance(v, gast.Name) and v.id == name
                         for v in list(m.args) + [k.value for k in m.keywords]):
@@ -2288,7 +2290,7 @@ class _Desugarer:
             if name is None or stores.count(name) != 1 or name in declared \
                     or name in self.params:
                 return False
-            later = sum(1 for t in after for m in gast.walk(t)
+            later = sum(1 for t in after for m in _walk(t)
                         if isinstance(m, gast.Name) and m.id == name)
             return reads.get(name, 0) == later > 0
 
@@ -2695,7 +2697,7 @@ class _Desugarer:
         a = fdef.args
         positional = a.posonlyargs + a.args
         reads = lambda d: d is not None and any(    # noqa: E731
-            isinstance(m, gast.Name) and m.id in local for m in gast.walk(d))
+            isinstance(m, gast.Name) and m.id in local for m in _walk(d))
         first = len(positional) - len(a.defaults)
         pending = [(positional[first + i].id, d, i, False) for i, d in enumerate(a.defaults)
                    if reads(d)]
@@ -2704,7 +2706,7 @@ class _Desugarer:
                     if reads(d)]
         if not pending:
             return True
-        calls = [m for b in body if b is not definition for m in gast.walk(b)
+        calls = [m for b in body if b is not definition for m in _walk(b)
                  if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
                  and m.func.id == fdef.name]
         if passing or any(isinstance(x, gast.Starred) for c in calls for x in c.args) or \
@@ -2730,9 +2732,9 @@ class _Desugarer:
 
     def _only_called(self, name, body, definition, passing=()):
         """Whether every use of `name` calls it (or passes it to a helper: `passing`)."""
-        uses = [m for s in body if s is not definition for m in gast.walk(s)
+        uses = [m for s in body if s is not definition for m in _walk(s)
                 if isinstance(m, gast.Name) and m.id == name]
-        calls = {id(m.func) for s in body if s is not definition for m in gast.walk(s)
+        calls = {id(m.func) for s in body if s is not definition for m in _walk(s)
                  if isinstance(m, gast.Call) and isinstance(m.func, gast.Name)
                  and m.func.id == name}
         calls |= {id(arg) for _, arg, _, _ in passing}
@@ -2748,7 +2750,7 @@ class _Desugarer:
         for s in body:
             if s is definition:
                 continue
-            for m in gast.walk(s):
+            for m in _walk(s):
                 if not isinstance(m, gast.Call):
                     continue
                 for i, x in enumerate(m.args):
@@ -2816,7 +2818,7 @@ class _Desugarer:
     def _add_call_arguments(self, body, name, free, by_keyword):
         self._unshadow(body, name, free)
         for s in body:
-            for m in gast.walk(s):
+            for m in _walk(s):
                 if isinstance(m, gast.Call) and isinstance(m.func, gast.Name) and \
                         m.func.id == name:
                     if by_keyword:
@@ -2847,7 +2849,7 @@ class _Desugarer:
             visit(s, [])
         for binder, v in renames:
             new = self.names.fresh(v)
-            for m in gast.walk(binder):
+            for m in _walk(binder):
                 if isinstance(m, gast.Name) and m.id == v:
                     m.id = new
 
@@ -2873,7 +2875,7 @@ class _Desugarer:
                          {k: v for k, v in closure.items()
                           if k in _names_of_source(source)}, printer.origins)
         tree = ast.parse(source)
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        used = {n.id for n in _walk(tree) if isinstance(n, ast.Name)}
         # (a recursive one names itself: the factory's own binding, read as this function)
         closure = {**closure, fdef.name: fn} if fdef.name in used else closure
         fn.__secant_source__ = FunctionSource(
@@ -2898,7 +2900,7 @@ class _Desugarer:
 
     def load(self, fn, node):
         from secant.transformer.functionalize import _Printer
-        for a in gast.walk(node.args):
+        for a in _walk(node.args):
             if isinstance(a, gast.Name):
                 a.annotation = None
         node.decorator_list, node.returns = [], None
@@ -2906,7 +2908,7 @@ class _Desugarer:
         printer.stmt(node, 0)
         source = "\n".join(printer.lines) + "\n"
         tree = ast.parse(source)        # parsed once: its names, its gast form, compilation
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        used = {n.id for n in _walk(tree) if isinstance(n, ast.Name)}
         fdef = gast_parse.to_gast(tree).body[0]     # (before loader.load changes tree)
         free = {k: v for k, v in {**self.src.closure, **self.lifted, **self.tree_names}.items()
                 if k in used}
@@ -3071,7 +3073,7 @@ class _TreeCalls(Hoister):
                 k.arg is None for k in node.keywords):
             return None
         cls = self._node_class(node.func)
-        if cls is None or not any(isinstance(n, gast.Name) for n in gast.walk(node)
+        if cls is None or not any(isinstance(n, gast.Name) for n in _walk(node)
                                   if n is not node.func and not isinstance(n, gast.Attribute)):
             return None             # (not a pytree class; or built from constants)
         order = objects.constructor_children(cls, len(node.args), [k.arg for k in node.keywords])
@@ -3211,8 +3213,8 @@ class _TreeCalls(Hoister):
         if isinstance(f, gast.Lambda) and len(f.args.args) == 2 and not (
                 f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.defaults
                 or f.args.posonlyargs):
-            inside = {id(n) for n in gast.walk(f)}
-            outside = {n.id for n in gast.walk(self.d.node)
+            inside = {id(n) for n in _walk(f)}
+            outside = {n.id for n in _walk(self.d.node)
                        if isinstance(n, gast.Name) and id(n) not in inside}
             names = [self.d.names.fresh(a.id) if a.id in outside else a.id
                      for a in f.args.args]     # the lambda's own names, where no other reads them
@@ -3325,7 +3327,7 @@ def _extra_params(spec, n):
 
 
 def _names_of_source(source):
-    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    return {n.id for n in _walk(ast.parse(source)) if isinstance(n, ast.Name)}
 
 
 def _simplify_result(stmts, result):
@@ -3333,7 +3335,7 @@ def _simplify_result(stmts, result):
     if len(stmts) >= 2 and isinstance(stmts[-2], gast.Assign) and \
             isinstance(stmts[-2].targets[0], gast.Name) and stmts[-2].targets[0].id == result \
             and not any(isinstance(m, gast.Name) and m.id == result
-                        for s in stmts[:-2] for m in gast.walk(s)):
+                        for s in stmts[:-2] for m in _walk(s)):
         ret = gast.Return(value=stmts[-2].value)
         return stmts[:-2] + [gast.copy_location(ret, stmts[-2])]
     return stmts
@@ -3341,15 +3343,15 @@ def _simplify_result(stmts, result):
 
 def _free_names(node):
     """Names a lambda reads that it does not bind itself."""
-    own = {a.id for a in gast.walk(node.args) if isinstance(a, gast.Name)}
-    return {m.id for m in gast.walk(node.body) if isinstance(m, gast.Name)
+    own = {a.id for a in _walk(node.args) if isinstance(a, gast.Name)}
+    return {m.id for m in _walk(node.body) if isinstance(m, gast.Name)
             and isinstance(m.ctx, gast.Load)} - own
 
 
 def _binds(fn):
     """The names a def or lambda binds in its own scope (parameters, assignments)."""
     inner = list(fn.body) if isinstance(fn, gast.FunctionDef) else [fn.body]
-    return {m.id for m in [*gast.walk(fn.args), *_walk_scope(inner)]
+    return {m.id for m in [*_walk(fn.args), *_walk_scope(inner)]
             if isinstance(m, gast.Name) and isinstance(m.ctx, (gast.Store, gast.Param))}
 
 

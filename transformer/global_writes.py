@@ -20,11 +20,12 @@ n (under jit, once per trace). It is read and written through the function's own
 as `read_cell("n")` / `write_cell("n", ...)`, with the same rules."""
 import ast
 import os
+import re
 import types
 
 import gast
 
-from secant.transformer.hygiene import walk_scope
+from secant.transformer.hygiene import walk, walk_scope
 from secant.transformer.parse import located
 
 def rewrite(d, body):
@@ -273,6 +274,7 @@ def rebound_callee(src, name):
 
 
 _NONE = object()
+_GLOBAL_WORD = re.compile(rb"\bglobal\b")
 _DECLARED = {}      # module file -> ((mtime, size), the names its functions declare global)
 
 
@@ -292,12 +294,15 @@ def declared_global(namespace):
         return hit[1]
     try:
         with open(path, "rb") as f:
-            tree = ast.parse(f.read())
+            text = f.read()
+        # (a file without the word declares nothing: not parsed, issue 19; a corpus module's
+        # parse was a tenth of its first transform)
+        tree = ast.parse(text) if _GLOBAL_WORD.search(text) else None
     except (OSError, SyntaxError, ValueError):
         names = frozenset()
     else:
-        names = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global)
-                          for n in node.names)
+        names = frozenset() if tree is None else frozenset(
+            n for node in walk(tree) if isinstance(node, ast.Global) for n in node.names)
     if len(_DECLARED) > 1024:
         _DECLARED.clear()
     _DECLARED[path] = (stamp, names)

@@ -30,6 +30,7 @@ import itertools
 import operator
 import re
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -75,13 +76,63 @@ _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli",
 def _unparse(node):
     """Source text of a gast node, by the standard library's unparser (gast.unparse imports
     gast's own copy of it, a module whose import, compiled from source where no bytecode is
-    cached, was a tenth of a first grad's transform: issue 19)."""
+    cached, was a tenth of a first grad's transform: issue 19). A name is its id."""
+    if type(node) is gast.Name:
+        return node.id
     return ast.unparse(gast.gast_to_ast(node))
 
 
 def _names_in(node):
     return {n.id if isinstance(n, gast.Name) else n.name for n in walk(node)
             if isinstance(n, (gast.Name, gast.FunctionDef))}
+
+
+_GETTERS = weakref.WeakKeyDictionary()     # code -> _getter_return's answer
+_NOT_READ = object()
+
+
+def _getter_return(fn):
+    """(fn's parameters, the expression its one statement returns: read only, a caller copies
+    it) for a function of positional parameters without defaults whose body (a docstring
+    aside) is one `return E`; None for any other function; _NOT_READ where its source cannot
+    be read. (Asked for each call of a function of names in an expression kept as written,
+    once per function's code: each read copied the callee's whole tree, issue 19.)"""
+    from secant.transformer.parse import function_source
+    try:
+        node = function_source(fn).node
+    except Exception:       # noqa: BLE001 (no source: not one)
+        return _NOT_READ
+    if not isinstance(node, gast.FunctionDef):
+        return None
+    body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
+        s.value, gast.Constant))]
+    args = node.args
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
+            or args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+        return None
+    return tuple(p.id for p in args.posonlyargs + args.args), body[0].value
+
+
+def _census(fdef):
+    """What the Normaliser reads of the whole function before it starts, in one walk (issue
+    19: each was a walk of its own): (_names_in(fdef), the nodes _list_like_params reads, the
+    first yield or await (ast.walk's order) or None, the names of the lists appended to)."""
+    names, listed, grown, yields = set(), [], set(), None
+    name_t, def_t = gast.Name, gast.FunctionDef
+    listing = (gast.Assign, gast.For, gast.comprehension, gast.Subscript)
+    yielding = (gast.Yield, gast.YieldFrom, gast.Await)
+    for n in walk(fdef):
+        if isinstance(n, name_t):
+            names.add(n.id)
+        elif isinstance(n, def_t):
+            names.add(n.name)
+        if isinstance(n, listing):
+            listed.append(n)
+        elif yields is None and isinstance(n, yielding):
+            yields = n
+        elif is_growth(n):
+            grown.add(n.func.value.id)
+    return names, listed, yields, grown
 
 
 def _names_and_bound(fdef):
@@ -149,15 +200,15 @@ def _value_names(node):
     """Names whose values `node` reads, leaving out those only queried for static facts
     (`x.shape[0]`, `x.ndim`, `len(x)`)."""
     static = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Attribute) and n.attr in STATIC_ATTRIBUTES:
             static.add(id(n.value))
         elif isinstance(n, gast.Call) and getattr(n.func, "id", None) in _LEN and n.args:
             static.add(id(n.args[0]))
-    for n in reversed(list(gast.walk(node))):   # [c.ndim for c in xs]: xs only queried
+    for n in reversed(list(walk(node))):   # [c.ndim for c in xs]: xs only queried
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
             static |= _queried_iterables(n, static)
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and id(n) not in static
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and id(n) not in static
             and not isinstance(n.ctx, gast.Store)}     # (a comprehension's target: written)
 
 
@@ -167,11 +218,11 @@ def _queried_iterables(comp, static):
     and those facts are all it reads of them."""
     parts = [comp.key, comp.value] if isinstance(comp, gast.DictComp) else [comp.elt]
     parts += [c for g in comp.generators for c in g.ifs]
-    read = {n.id for p in parts for n in gast.walk(p)
+    read = {n.id for p in parts for n in walk(p)
             if isinstance(n, gast.Name) and id(n) not in static}
     out = set()
     for g in comp.generators:
-        targets = {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        targets = {n.id for n in walk(g.target) if isinstance(n, gast.Name)}
         it = g.iter
         items = it.elts if isinstance(it, (gast.List, gast.Tuple)) else [it]
         items = [_item_name(i) for i in items]
@@ -192,8 +243,8 @@ def _item_name(node):
 
 def _def_locals(fdef):
     """Names local to a nested def: its parameters and what its body assigns or defines."""
-    out = {n.id for n in gast.walk(fdef.args) if isinstance(n, gast.Name)}
-    for n in gast.walk(fdef):
+    out = {n.id for n in walk(fdef.args) if isinstance(n, gast.Name)}
+    for n in walk(fdef):
         if n is not fdef and isinstance(n, gast.FunctionDef):
             out.add(n.name)
         elif isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
@@ -296,10 +347,10 @@ class Normaliser(ContainerMixin):
         self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
+        names, listed, self._yields, self._grown = _census(self.node)
         self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
-            a.id for a in self.node.args.kwonlyargs])                    # keyword-only)
-        self.names = Names(_names_in(self.node) | set(self.params) | set(dir(builtins))
-                           | set(reserved or ()))
+            a.id for a in self.node.args.kwonlyargs], listed)            # keyword-only)
+        self.names = Names(names.union(self.params, vars(builtins).keys(), reserved or ()))
         self.current = {p: p for p in self.params + [a.id for a in self.node.args.kwonlyargs]}
         if self.node.args.vararg or self.node.args.kwarg:
             raise self.src.error(self.node, "functions with *args or **kwargs cannot be "
@@ -348,13 +399,10 @@ class Normaliser(ContainerMixin):
 
     # --- entry --------------------------------------------------------------------------------
     def run(self):
-        grown = set()           # (the lists appended to, found by the same walk)
-        for n in walk(self.node):
-            if isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)):
-                raise self.src.error(n, "generators and coroutines cannot be transformed: "
-                                     "return a value instead of yielding it")
-            if is_growth(n):
-                grown.add(n.func.value.id)
+        if self._yields is not None:    # (found by __init__'s walk, _census)
+            raise self.src.error(self._yields, "generators and coroutines cannot be "
+                                 "transformed: return a value instead of yielding it")
+        grown = self._grown     # (the lists appended to)
         fn = ir.Function(self.node.name, _unparse(self.node.args), self.params)
         self.out = fn.body
         self.rewrite_appends(grown)     # out.append(v) -> out = out + [v]
@@ -402,7 +450,7 @@ class Normaliser(ContainerMixin):
                     and not self._python_attribute_update(stmt):
                 raise self._mutation_error(stmt)
             read = copy.deepcopy(stmt.target)
-            for n in gast.walk(read):
+            for n in walk(read):
                 if hasattr(n, "ctx"):
                     n.ctx = gast.Load()
             value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
@@ -498,7 +546,7 @@ class Normaliser(ContainerMixin):
         if isinstance(stmt, gast.FunctionDef):
             return      # a closure reads the variable when called
         node = getattr(stmt, own) if own else stmt
-        reads = sorted({self.current[n.id] for n in gast.walk(node)
+        reads = sorted({self.current[n.id] for n in walk(node)
                         if isinstance(n, gast.Name) and self.current.get(n.id) in self.unbound
                         and (isinstance(n.ctx, gast.Load) or n is getattr(stmt, "target", None)
                              and isinstance(stmt, gast.AugAssign))})     # (y += 1 reads y)
@@ -541,7 +589,7 @@ class Normaliser(ContainerMixin):
                         module.get("__package__"), "__builtins__": builtins}, scope)
         except ImportError as e:
             raise self.src.error(stmt, f"{type(e).__name__}: {e}") from None
-        assigned = {n.id for n in gast.walk(self.src.node)
+        assigned = {n.id for n in walk(self.src.node)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         self.src.imports.update({n: scope[n] for n in names - assigned})
         self.out.append(ir.Plain(code, names, self.origin))
@@ -576,11 +624,11 @@ class Normaliser(ContainerMixin):
         if self.src.generated:
             loop = stack_loops.as_pop_loop(
                 stmt, self.pushed_stacks, self._is_builtin,
-                lambda: {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name)})
+                lambda: {n.id for n in walk(self.node) if isinstance(n, gast.Name)})
             if loop is not None:
                 return loop
         it = stmt.iter
-        read = [n.id for n in gast.walk(it) if isinstance(n, gast.Name)
+        read = [n.id for n in walk(it) if isinstance(n, gast.Name)
                 and n.id in self.pushed_stacks]
         if read and not _is_range_of_len(it, read[0]):     # (pushes: generated code)
             raise self.src.error(stmt, f"a loop over the derivative's loop stack {read[0]} "
@@ -611,10 +659,10 @@ class Normaliser(ContainerMixin):
         values, as JAX's batching rule does (`for_each_example(lambda x: <call>, x)`)."""
         if not getattr(self._resolve(call.func), "__secant_print__", False):
             return code         # (builtins.print prints the batch)
-        batched = sorted({self.current[n.id] for n in gast.walk(call)
+        batched = sorted({self.current[n.id] for n in walk(call)
                           if isinstance(n, gast.Name) and self._is_batched_name(n)})
         if not batched or any(self.current.get(n.id) in self.containers
-                              for n in gast.walk(call) if isinstance(n, gast.Name)
+                              for n in walk(call) if isinstance(n, gast.Name)
                               and self.current.get(n.id) in self.tracked):
             return code         # (a batched list or tuple: printed as it is)
         names = ", ".join(batched)
@@ -637,7 +685,7 @@ class Normaliser(ContainerMixin):
         if not (isinstance(func, gast.Name) and self._is_local(func.id)
                 and self._built_here(func.id)) or self.src.generated:
             return
-        makers = [n.value.func for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+        makers = [n.value.func for n in walk(self.node) if isinstance(n, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == func.id for t in n.targets)]
         made = [self._user_function(m) for m in makers]
         if any(m is not None and nonlocals.makes_stateful_closure(m) for m in made):
@@ -674,7 +722,7 @@ class Normaliser(ContainerMixin):
             effect = func.id
         if effect is None:
             return
-        callees = [n for n in gast.walk(self.node) if isinstance(n, gast.Call)
+        callees = [n for n in walk(self.node) if isinstance(n, gast.Call)
                    and n is not call and self._user_function(n.func) is not None]
         if not callees:
             return
@@ -703,9 +751,9 @@ class Normaliser(ContainerMixin):
         recording values in."""
         if name in self._parameter_names():
             return False
-        values = [n.value for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+        values = [n.value for n in walk(self.node) if isinstance(n, gast.Assign)
                   and any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
-        stored = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == name
+        stored = [n for n in walk(self.node) if isinstance(n, gast.Name) and n.id == name
                   and isinstance(n.ctx, gast.Store)]
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
@@ -936,7 +984,7 @@ class Normaliser(ContainerMixin):
         if not (isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name)):
             return False
         name = target.value.id
-        binds = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == name
+        binds = [n for n in walk(self.node) if isinstance(n, gast.Name) and n.id == name
                  and isinstance(n.ctx, (gast.Store, gast.Param))]
         return len(binds) == 1 and any(
             isinstance(st, gast.Assign) and len(st.targets) == 1 and st.targets[0] is binds[0]
@@ -947,10 +995,12 @@ class Normaliser(ContainerMixin):
         """The ids of the calls `buf = np.zeros(n)` whose result the function changes in place
         (`buf[i] = v`): NumPy's own calls, kept as written (secant.numpy's make immutable
         arrays); _local_buffer_store says which stores may run as written."""
-        stored = {t.value.id for n in gast.walk(self.node) if isinstance(n, (gast.Assign,
+        stored = {t.value.id for n in walk(self.node) if isinstance(n, (gast.Assign,
                   gast.AugAssign)) for t in (n.targets if isinstance(n, gast.Assign) else
                   [n.target]) if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
-        return {id(n.value) for n in gast.walk(self.node) if isinstance(n, gast.Assign)
+        if not stored:          # (no store into an item: no second walk)
+            return set()
+        return {id(n.value) for n in walk(self.node) if isinstance(n, gast.Assign)
                 and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and n.targets[0].id in stored and isinstance(n.value, gast.Call)}
 
@@ -961,11 +1011,11 @@ class Normaliser(ContainerMixin):
         if id(call) not in self._numpy_buffers or (getattr(obj, "__module__", None) or ""
                                                    ).split(".")[0] != "numpy":
             return False
-        parents = {id(c): n for n in gast.walk(call) for c in gast.iter_child_nodes(n)}
+        parents = {id(c): n for n in walk(call) for c in gast.iter_child_nodes(n)}
         ours = _secant_numpy()
         shapes = (np.shape, np.ndim, np.size, len, ours.shape, ours.ndim, ours.size)
         for name in self._tracked_names_in(call):
-            for n in gast.walk(call):
+            for n in walk(call):
                 if isinstance(n, gast.Name) and n.id == name and n is not call.func:
                     up = parents.get(id(n))
                     if not (isinstance(up, gast.Attribute) and up.attr in _STATIC_ATTRIBUTES
@@ -985,7 +1035,7 @@ class Normaliser(ContainerMixin):
                 t = t.value
             return t.id if isinstance(t, gast.Name) else None
         defs, stores, store_nodes = [], [], set()
-        for n in gast.walk(self.node):
+        for n in walk(self.node):
             if isinstance(n, (gast.Assign, gast.AugAssign)):
                 targets = n.targets if isinstance(n, gast.Assign) else [n.target]
                 for t in targets:
@@ -993,10 +1043,10 @@ class Normaliser(ContainerMixin):
                         defs.append(n)
                     elif isinstance(t, gast.Subscript) and root_of(t) == name:
                         stores.append(n)
-                        store_nodes.update(id(m) for m in gast.walk(n))
+                        store_nodes.update(id(m) for m in walk(n))
             elif isinstance(n, (gast.For, gast.AnnAssign, gast.NamedExpr)) and any(
                     isinstance(m, gast.Name) and m.id == name and isinstance(m.ctx, gast.Store)
-                    for m in gast.walk(n.target)):
+                    for m in walk(n.target)):
                 return False
         if len(defs) != 1 or not isinstance(defs[0], gast.Assign):
             return False
@@ -1011,12 +1061,12 @@ class Normaliser(ContainerMixin):
             return False
         pos = (lambda n: (n.lineno, n.col_offset))
         last = max(pos(n) for n in stores)
-        loops = [n for n in gast.walk(self.node) if isinstance(n, (gast.For, gast.While))]
-        for n in gast.walk(self.node):
+        loops = [n for n in walk(self.node) if isinstance(n, (gast.For, gast.While))]
+        for n in walk(self.node):
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) \
                     and id(n) not in store_nodes:
-                inside = [lp for lp in loops if any(m is n for m in gast.walk(lp))]
-                if pos(n) < last or any(any(s is m for s in stores for m in gast.walk(lp))
+                inside = [lp for lp in loops if any(m is n for m in walk(lp))]
+                if pos(n) < last or any(any(s is m for s in stores for m in walk(lp))
                                         for lp in inside):
                     raise self.src.error(stmt, f"{name}[...] = ...: {name} is read at line "
                                          f"{self.src.user_position(n)[1]} before its last item "
@@ -1092,7 +1142,7 @@ class Normaliser(ContainerMixin):
     def _collections_kind(self, name):
         """'defaultdict', 'OrderedDict', 'Counter' or 'deque' where the function binds `name`
         to a call of that collections class, else None."""
-        for n in gast.walk(self.node):
+        for n in walk(self.node):
             if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and any(
                     isinstance(t, gast.Name) and t.id == name for t in n.targets):
                 obj = self._resolve(n.value.func)
@@ -1124,7 +1174,7 @@ class Normaliser(ContainerMixin):
                 left=gast.Name(me, gast.Load(), None, None), op=gast.BitOr(),
                 right=gast.Dict(keys=[gast.Constant(target.attr, None)], values=[value])),
                 target)
-            for n in gast.walk(merged):
+            for n in walk(merged):
                 if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                     gast.copy_location(n, target)
             self.bind_name(me, self.operand(merged))
@@ -1271,7 +1321,7 @@ class Normaliser(ContainerMixin):
         made = gast.Call(func=gast.Name(look_up, gast.Load(), None, None),
                          args=[kind, fields], keywords=[] if bypass or cls is not copy.copy
                          else [gast.keyword("assigned", gast.Constant(True, None))])
-        for n in gast.walk(made):
+        for n in walk(made):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, target)
         return made
@@ -1390,7 +1440,7 @@ class Normaliser(ContainerMixin):
             self._bind_target(e, item, stmt)
             if from_call:       # (the version the target's names are bound to, and the item)
                 self.unpacked_from_calls.update(
-                    {item.name} | {self.current[n.id] for n in gast.walk(e)
+                    {item.name} | {self.current[n.id] for n in walk(e)
                                    if isinstance(n, gast.Name) and n.id in self.current})
 
     def _read_again(self, version):
@@ -1398,7 +1448,7 @@ class Normaliser(ContainerMixin):
         function reads more than once: the unpacking then reads p's fields (retargeting the
         call to u, v would leave later reads of p unbound)."""
         users = [k for k, v in self.current.items() if v == version]
-        return any(sum(1 for n in gast.walk(self.src.node) if isinstance(n, gast.Name)
+        return any(sum(1 for n in walk(self.src.node) if isinstance(n, gast.Name)
                        and n.id == u and isinstance(n.ctx, gast.Load)) > 1 for u in users)
 
     def _bind_target(self, target, operand, stmt):
@@ -1630,7 +1680,7 @@ class Normaliser(ContainerMixin):
             self.current[total] = total
         else:
             self.bind_name(total, self.operand(start))
-        scoped = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+        scoped = {n.id for n in walk(gen.target) if isinstance(n, gast.Name)}
         outer = {n: self.current.get(n) for n in scoped}        # comprehension variables
         pre, term = hoist_choices(comp.elt, self.names.fresh)     # (f(a if c else b))
         add = gast.Assign(targets=[gast.Name(total, gast.Store(), None, None)],   # are local
@@ -1853,15 +1903,15 @@ class Normaliser(ContainerMixin):
             return got[4]
         own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        every = {n.id for s in body for n in gast.walk(s)
+        every = {n.id for s in body for n in walk(s)
                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         stored = every - {target_id}
         if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
             stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
         # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
         # the loop and again after it: no loop name, no unbound check of the outer k)
-        stored -= {m.id for s in body for n in gast.walk(s) if isinstance(n, gast.comprehension)
-                   for m in gast.walk(n.target) if isinstance(m, gast.Name)} - own
+        stored -= {m.id for s in body for n in walk(s) if isinstance(n, gast.comprehension)
+                   for m in walk(n.target) if isinstance(m, gast.Name)} - own
         memo[id(stmt)] = (stmt, body, tuple(map(id, body)), target_id, (own, every, stored))
         return own, every, stored
 
@@ -2072,7 +2122,7 @@ class Normaliser(ContainerMixin):
             stmts.append(gast.If(test=gast.parse(f"{test}{either}").body[0].value,
                                  body=[take], orelse=[]))
         for stmt in stmts:
-            for n in gast.walk(stmt):
+            for n in walk(stmt):
                 if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
                     gast.copy_location(n, node)
             self.statement(stmt)
@@ -2142,7 +2192,7 @@ class Normaliser(ContainerMixin):
             node = self._held_fields_read(node)
         if self.batching:
             node = _PerExampleQueries(self).visit(node)
-        for n in gast.walk(node):
+        for n in walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return _unparse(node).strip()
@@ -2152,6 +2202,8 @@ class Normaliser(ContainerMixin):
         (`functional.degree(self)`: `self['_c'].shape[0] - 1`, _static_getter) replaced by its
         expression, as user_call reads it: run as written on a batched object, the getter
         would read the batch axis."""
+        if not any(isinstance(n, (gast.Call, gast.Attribute)) for n in walk(node)):
+            return node         # (nothing to inline: no visitor built and run, issue 19)
         norm = self
 
         class Inline(gast.NodeTransformer):
@@ -2309,7 +2361,7 @@ class Normaliser(ContainerMixin):
         node = gast.parse(o.src, mode="eval").body
         if not any(isinstance(n, (gast.BinOp, gast.UnaryOp)) or isinstance(n, gast.Call) and
                    not (isinstance(n.func, gast.Name) and n.func.id == "slice")
-                   for n in gast.walk(node)):
+                   for n in walk(node)):
             return o
         name = self.names.fresh(_expression_hint(node) or f"{method}_operand")
         self.out.append(ir.Plain(f"{name} = {o.src}", {name}, self.origin))
@@ -2401,7 +2453,7 @@ class Normaliser(ContainerMixin):
         else:
             return None
         call = gast.parse(f"type({value.id}).{node.attr}.{getter}({value.id})").body[0].value
-        for n in gast.walk(call):
+        for n in walk(call):
             gast.copy_location(n, node)
         return call
 
@@ -2486,7 +2538,7 @@ class Normaliser(ContainerMixin):
                                                     value=read, type_comment=None)],
                        orelse=[gast.Assign(targets=[gast.Name(got, gast.Store(), None, None)],
                                            value=default, type_comment=None)])
-        for n in gast.walk(pick):
+        for n in walk(pick):
             if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
                 gast.copy_location(n, node)
         self.names.reserve(got)
@@ -3133,7 +3185,7 @@ class Normaliser(ContainerMixin):
             me = params[0].id
         text = f"{look_up}({owner}, {me}, {node.func.attr!r})"
         func = gast.copy_location(gast.parse(text).body[0].value, node.func)
-        for n in gast.walk(func):
+        for n in walk(func):
             if isinstance(n, gast.expr):
                 gast.copy_location(n, node.func)
         return gast.copy_location(gast.Call(
@@ -3164,7 +3216,7 @@ class Normaliser(ContainerMixin):
             obj = gast.copy_location(gast.Name(held, gast.Load(), None, None), obj)
         names = tuple(k.arg for k in node.keywords)
         func = gast.parse(f"{look_up}({obj.id}, {names!r}{', True' * method})").body[0].value
-        for n in gast.walk(func):
+        for n in walk(func):
             if isinstance(n, gast.expr):
                 gast.copy_location(n, node.func)
         return gast.copy_location(gast.Call(func=func, args=[obj], keywords=node.keywords),
@@ -3279,7 +3331,7 @@ class Normaliser(ContainerMixin):
         text = (f"lambda {', '.join(names)}: {_unparse(node.args[0]).strip()}("
                 + ", ".join([_unparse(a).strip() for a in node.args[1:]] + names) + ")")
         lam = gast.parse(text).body[0].value
-        for n in gast.walk(lam):
+        for n in walk(lam):
             if isinstance(n, (gast.expr, gast.stmt)):
                 gast.copy_location(n, node)
         return lam
@@ -3345,7 +3397,7 @@ class Normaliser(ContainerMixin):
             lam = gast.parse(f"lambda {', '.join(params)}: {callee}({', '.join(params)})"
                              ).body[0].value
             gast.copy_location(lam, first)
-            for n in gast.walk(lam):
+            for n in walk(lam):
                 if isinstance(n, (gast.expr, gast.arguments)) and hasattr(n, "lineno"):
                     gast.copy_location(n, first)
             _place(lam, first)
@@ -3688,7 +3740,7 @@ class Normaliser(ContainerMixin):
             return None
         call = gast.Call(func=gast.Name(helper, gast.Load(), None, None),
                          args=[a.value, key], keywords=[])
-        for n in gast.walk(call):
+        for n in walk(call):
             gast.copy_location(n, a)
         return call
 
@@ -3704,27 +3756,21 @@ class Normaliser(ContainerMixin):
     def _static_return(self, fn, names, where):
         """_static_getter's expression of `fn` called with the names `names`, placed at the
         user's node `where`; None where fn returns anything else."""
-        from secant.transformer.parse import function_source
         if not inspect.isfunction(fn):
             return None
-        try:
-            node = function_source(fn).node
-        except Exception:       # noqa: BLE001 (no source: not one)
+        got = _GETTERS.get(fn.__code__, _NOT_READ)
+        if got is _NOT_READ:
+            got = _getter_return(fn)
+            if got is _NOT_READ:
+                return None
+            _GETTERS[fn.__code__] = got
+        if got is None or len(got[0]) != len(names):
             return None
-        if not isinstance(node, gast.FunctionDef):
-            return None
-        body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
-            s.value, gast.Constant))]
-        args = node.args
-        params = [p.id for p in args.posonlyargs + args.args]
-        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
-                or args.vararg or args.kwarg or args.kwonlyargs or args.defaults \
-                or len(params) != len(names):
-            return None
-        expr = hygiene.copy_tree(body[0].value)
+        params, value = got
+        expr = hygiene.copy_tree(value)
         swap = dict(zip(params, names))
-        parents = {id(c): n for n in gast.walk(expr) for c in gast.iter_child_nodes(n)}
-        for n in gast.walk(expr):
+        parents = {id(c): n for n in walk(expr) for c in gast.iter_child_nodes(n)}
+        for n in walk(expr):
             if isinstance(n, gast.Call) and not (isinstance(n.func, gast.Name)
                                                  and n.func.id == "len"):
                 return None
@@ -3741,7 +3787,7 @@ class Normaliser(ContainerMixin):
                     isinstance(up, gast.Call) and getattr(up.func, "id", None) == "len"):
                 return None
             n.id = swap[n.id]
-        for n in gast.walk(expr):
+        for n in walk(expr):
             if hasattr(n, "lineno"):
                 gast.copy_location(n, where)
         return expr
@@ -3808,7 +3854,7 @@ class Normaliser(ContainerMixin):
             return None
         call = gast.Call(func=gast.Name("static_attribute", gast.Load(), None, None),
                          args=[copy.deepcopy(a.value), gast.Constant(a.attr, None)], keywords=[])
-        for n in gast.walk(call):
+        for n in walk(call):
             gast.copy_location(n, a)
         return call
 
@@ -4132,7 +4178,7 @@ class Normaliser(ContainerMixin):
                                  f"{'no' if method == 'get' else 'one'} value")
         values = self.operand(node.args[0]) if node.args else ir.Expr("None")
         if self.batching and any(isinstance(n, gast.Name) and self.current.get(n.id) in
-                                 self.tracked for n in gast.walk(index_node)):   # (a tuple too)
+                                 self.tracked for n in walk(index_node)):   # (a tuple too)
             parts = index_node.elts if isinstance(index_node, gast.Tuple) else [index_node]
             index = [None if isinstance(p, gast.Slice) else self.operand(p) for p in parts]
             index = index[0] if not isinstance(index_node, gast.Tuple) else \
@@ -4283,7 +4329,7 @@ class Normaliser(ContainerMixin):
             else:
                 return node
             expr = gast.parse(value, mode="eval").body
-            for n in gast.walk(expr):
+            for n in walk(expr):
                 gast.copy_location(n, node)
             keywords.append(gast.keyword(arg=p.name, value=expr))
         allowed = tuple(k.arg for k in keywords[len(given):])
@@ -4304,7 +4350,7 @@ class Normaliser(ContainerMixin):
                                      f"{fn.__name__!r})", set(), self.origin))
         if checked is not d:
             for k in keywords[len(given):]:
-                for n in gast.walk(k.value):
+                for n in walk(k.value):
                     if isinstance(n, (gast.Call, gast.Subscript)) and n is not None:
                         inner = n.func.value if isinstance(n, gast.Call) else n.value
                         if gast.unparse(inner).strip() == dsrc:
@@ -4314,7 +4360,7 @@ class Normaliser(ContainerMixin):
                                 n.value = gast.Name(held, gast.Load(), None, None)
                             break
         new = gast.Call(func=node.func, args=node.args, keywords=keywords)
-        for n in gast.walk(new):
+        for n in walk(new):
             if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
                 gast.copy_location(n, node)
         return gast.copy_location(new, node)
@@ -4782,7 +4828,7 @@ class Normaliser(ContainerMixin):
                                      "positional parameters")
             own = {p.id for p in a.args}
             free = []
-            for n in gast.walk(fnode.body):
+            for n in walk(fnode.body):
                 if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                         and n.id in self.current and n.id not in own and n.id not in free):
                     free.append(n.id)
@@ -4978,8 +5024,8 @@ _STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "size")
 def _static_reads_only(stmt, name):
     """Whether `stmt` reads `name` only for what a trace knows (x.shape, x.ndim, x.dtype,
     x.size): `log.append(f"layer {i}: {x.shape}")` carries no derivative anywhere."""
-    parents = {id(c): n for n in gast.walk(stmt) for c in gast.iter_child_nodes(n)}
-    uses = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+    parents = {id(c): n for n in walk(stmt) for c in gast.iter_child_nodes(n)}
+    uses = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
     return bool(uses) and all(
         isinstance(parents.get(id(n)), gast.Attribute) and parents[id(n)].value is n
         and parents[id(n)].attr in _STATIC_ATTRIBUTES or _type_test_of(parents.get(id(n)), n)
@@ -5017,13 +5063,13 @@ def _starred_display(node):
     for p in pieces[1:]:
         out = gast.BinOp(out, gast.Add(), p)
         out.secant_concat = True
-    for n in gast.walk(out):
+    for n in walk(out):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)
     return out
 
 
-def _list_like_params(fdef, params):
+def _list_like_params(fdef, params, nodes=None):
     """Parameters used as lists of containers, whose items or slices are iterated, unpacked,
     read by a string key or by the counter of a `range(len(...))` loop (`for w, b in
     params[:-1]`, `w, b = params[-1]`, `hidden = params[:-1]` then `for p in hidden`, a
@@ -5036,8 +5082,9 @@ def _list_like_params(fdef, params):
         while isinstance(node, gast.Subscript):
             node = node.value
         return aliases.get(node.id) if isinstance(node, gast.Name) else None
-    nodes = [n for n in walk(fdef) if isinstance(n, (  # (one walk, read six times)
-        gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
+    if nodes is None:           # (one walk, read six times; `nodes`: _census's)
+        nodes = [n for n in walk(fdef) if isinstance(n, (
+            gast.Assign, gast.For, gast.comprehension, gast.Subscript))]
     for _ in range(2):          # (an alias bound in a loop body before the one it copies)
         for n in nodes:
             pairs = []
@@ -5072,7 +5119,7 @@ def _list_like_params(fdef, params):
             # items = list(i_range), i_range = range(len(params_item)), too)
             used = _range_of_len(n.iter, ranges)
             if isinstance(n.target, gast.Name):     # what the counter indexes alongside it
-                out |= {root(m.value) for s in n.body for m in gast.walk(s)  # (params_dot[i])
+                out |= {root(m.value) for s in n.body for m in walk(s)  # (params_dot[i])
                         if isinstance(m, gast.Subscript) and isinstance(m.slice, gast.Name)
                         and m.slice.id == n.target.id and root(m.value) is not None}
         if used is not None and root(used) is not None:
@@ -5091,7 +5138,7 @@ def _range_of_len(node, ranges):
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
             node.func.id == "range" and 1 <= len(node.args) <= 3:
         # range(len(x)), and any range whose bounds count x's items: range(len(x) - 1, -1, -1)
-        lens = [m.args[0] for a in node.args for m in gast.walk(a)
+        lens = [m.args[0] for a in node.args for m in walk(a)
                 if isinstance(m, gast.Call) and getattr(m.func, "id", None) in _LEN
                 and len(m.args) == 1]
         if lens:
@@ -5141,7 +5188,7 @@ def _root_name(node):
 
 def _place(node, where):
     """Give a synthesised node (a wrapper lambda) the position of the user's node it stands for."""
-    for n in gast.walk(node):
+    for n in walk(node):
         if hasattr(n, "lineno"):
             n.lineno, n.end_lineno = where.lineno, where.end_lineno
             n.col_offset = n.end_col_offset = where.col_offset
@@ -5225,7 +5272,7 @@ def _merged_dict(node):
     for g in groups[1:]:
         merged = gast.BinOp(left=merged, op=gast.BitOr(), right=g)
         merged.secant_merge = True      # a dict merge, whatever its operands' names hold
-    for n in gast.walk(merged):
+    for n in walk(merged):
         if getattr(n, "lineno", None) is None and isinstance(n, gast.expr):
             gast.copy_location(n, node)
     return merged
@@ -5321,7 +5368,7 @@ def _suffix_first_reads(stmts, at):
     for i in range(len(stmts) - 1, -1, -1):
         if i in at:
             out[i] = set(later)
-        mentioned = {n.id for n in gast.walk(stmts[i]) if isinstance(n, gast.Name)}
+        mentioned = {n.id for n in walk(stmts[i]) if isinstance(n, gast.Name)}
         found, left = _first_reads_left([stmts[i]], mentioned, loads)
         later = found | (later - (mentioned - left))
     return out
@@ -5350,7 +5397,7 @@ def _first_reads_left(stmts, names, _loads=None):
         if not isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
             return set()
         return {n.id for t in (s.targets if isinstance(s, gast.Assign) else [s.target])
-                for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                for n in walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     pending, found = set(names), set()
     covered = {}        # (test name, branch) -> the names assigned already under it
     for s in stmts:
@@ -5375,7 +5422,7 @@ def _first_reads_left(stmts, names, _loads=None):
             continue
         if isinstance(s, (gast.For, gast.While, gast.If)):      # a body that may not run
             head = s.iter if isinstance(s, gast.For) else s.test
-            bound = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)} \
+            bound = {n.id for n in walk(s.target) if isinstance(n, gast.Name)} \
                 if isinstance(s, gast.For) else set()       # (the loop's own target: assigned
             hit = pending & reads(head)                     # first)
             hit |= _first_reads(s.body, pending - hit - bound, loads)
@@ -5405,9 +5452,9 @@ def _nested_def_locals(body):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             outer.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            inner |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name)
+            inner |= {m.id for m in walk(n) if isinstance(m, gast.Name)
                       and isinstance(m.ctx, gast.Store)}
-            inner -= {name for m in gast.walk(n) if isinstance(m, gast.Nonlocal)
+            inner -= {name for m in walk(n) if isinstance(m, gast.Nonlocal)
                       for name in m.names}
     return inner - outer
 
@@ -5487,7 +5534,7 @@ def _read_by_its_items(fn_node, arg):
     values, never its indices)."""
     return isinstance(arg, gast.Name) and any(
         isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == arg.id
-        and isinstance(n.slice, gast.Name) for n in gast.walk(fn_node))
+        and isinstance(n.slice, gast.Name) for n in walk(fn_node))
 
 
 def _builtin_source(obj):
@@ -5657,7 +5704,7 @@ def _sized_by_values(fn):
 def _renamed_call(node, name):
     """The call `node` with its callee written `name` (a dotted name generated code binds)."""
     func = gast.parse(name).body[0].value
-    for sub in gast.walk(func):
+    for sub in walk(func):
         gast.copy_location(sub, node.func)
     return gast.copy_location(gast.Call(func=func, args=node.args, keywords=node.keywords), node)
 
@@ -5742,7 +5789,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         #                         names of the same spelling are not what it reads
 
     def _replace(self, template, name_node, text=None):
-        for n in gast.walk(name_node):      # (the names whose queries are per example)
+        for n in walk(name_node):      # (the names whose queries are per example)
             if isinstance(n, gast.Name):
                 self.norm.queried.add(self.norm.current.get(n.id, n.id))
         text = template.format(x=name_node.id if text is None else text)
@@ -5787,7 +5834,7 @@ class _PerExampleQueries(gast.NodeTransformer):
     def _mentions_tracked(self, node):
         return any(isinstance(n, gast.Name) and (
             n.id in self.items | self.unsure | self.lists if n.id in self.bound
-            else self.norm.current.get(n.id) in self.norm.tracked) for n in gast.walk(node))
+            else self.norm.current.get(n.id) in self.norm.tracked) for n in walk(node))
 
     def _reads_tracked(self, node):
         """Whether `node` reads a tracked value (not only its static facts: len(xs))."""
@@ -5823,7 +5870,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         lists = set(self.lists)
         for gen in node.generators:
             gen.iter, kinds = self._generator(self.visit(gen.iter), gen.target)
-            bound = {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+            bound = {n.id for n in walk(gen.target) if isinstance(n, gast.Name)}
             self.items -= bound     # (a name bound again here is no batched item)
             self.unsure -= bound
             self.lists -= bound
@@ -5858,7 +5905,7 @@ class _PerExampleQueries(gast.NodeTransformer):
             if all(kind == "items" for kind, _ in made):
                 it.args = [a for _, a in made]
                 return it, {t.id: "items" for t in target.elts}
-        names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+        names = [n.id for n in walk(target) if isinstance(n, gast.Name)]
         return it, ({n: "unsure" for n in names} if self._reads_tracked(it) else {})
 
     def _items_of(self, it):

@@ -597,11 +597,18 @@ def _def_block(lines, lnum):
     text = "".join(block)
     if "\t" in text or "\f" in text:
         return None
+    text = textwrap.dedent(text)
     try:
-        compile(textwrap.dedent(text), "<block>", "exec", ast.PyCF_ONLY_AST)
+        tree = compile(text, "<block>", "exec", ast.PyCF_ONLY_AST)
     except (SyntaxError, ValueError, Warning):     # (a warning raised: getblock decides)
         return None
+    _checked[text] = tree       # (function_source parses this very text next: _parsed_text)
+    if len(_checked) > 8:
+        del _checked[next(iter(_checked))]
     return block
+
+
+_checked = {}       # dedented text _def_block parsed -> its ast tree, until _parsed_text reads it
 
 
 _parsed_texts = {}      # a function's source text -> its tree, never handed out (copies are)
@@ -613,7 +620,8 @@ def _parsed_text(text):
     quarter of parsing it again (issue 19: transformation time)."""
     tree = _parsed_texts.pop(text, None)
     if tree is None:
-        tree = gast_parse.parse(text)
+        checked = _checked.pop(text, None)      # (the tree _def_block parsed to check it)
+        tree = gast_parse.parse(text) if checked is None else gast_parse.to_gast(checked)
     _parsed_texts[text] = tree              # (the most recent last)
     if len(_parsed_texts) > 64:
         del _parsed_texts[next(iter(_parsed_texts))]

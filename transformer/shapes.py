@@ -51,6 +51,7 @@ _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative"
                "identity", "floor_divide", "remainder"}
 _SHAPE_QUERY = re.compile(r"^[\w.]*(\.shape\[[^\]]*\]|\.ndim|\.size|len\([\w.]*\))$")
 _MAX_ALTERNATIVES = 8
+_NUMBER = frozenset({frozenset()})     # the alternatives of a Python number (no symbol)
 # reductions: with keepdims=True (or no axis) the result broadcasts to the operand's shape
 _REDUCTIONS = {"sum", "mean", "max", "min", "prod", "var", "std"}
 _MODULES = ("snp", "np", "numpy", "math", "lax")     # as the canonical form spells them
@@ -387,7 +388,7 @@ class Shapes:
         return out if len(out) <= _MAX_ALTERNATIVES else self.of(var)
 
     def _is_number(self, o):
-        return self.of(o) == frozenset({frozenset()})
+        return self.of(o) == _NUMBER
 
     # --- queries -----------------------------------------------------------------------------
     def is_python_number(self, name):
@@ -450,7 +451,7 @@ class Shapes:
             return not cotangent and any(not self._is_number(o) for o in operands)
         others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
         parts = [self.bound(o) for o in others]
-        if all(p == frozenset({frozenset()}) for p in parts):
+        if all(p == _NUMBER for p in parts):
             return False        # only Python numbers (or the operand itself) besides it
         table = self.active if cotangent else self.alts
         mine = table.get(name, frozenset()) if name in self.defs else \

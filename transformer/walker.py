@@ -284,6 +284,21 @@ _MUTATES = re.compile(r"\.(pop|append|extend|insert|remove|clear|update|popitem)
 _AUGMENTED = re.compile(r"\s*\w+\s*((\*\*|//|>>|<<|[-+*/@%&|^])=|\[)")   # (buf[i] = v too)
 
 
+@functools.lru_cache(maxsize=65536)
+def _kills(code):
+    """Whether a kept line of `code` ends what its names held before (not an augmented or
+    item assignment, nor a block of several lines): each line's text read once, though every
+    dead-code pass asks of every line (issue 19)."""
+    return not (_AUGMENTED.match(code) or "\n" in code)
+
+
+@functools.lru_cache(maxsize=65536)
+def _effect(code):
+    """(whether a line of `code` whose names nothing reads later is kept all the same: a
+    return, a decorated def, a call that changes a list or dict in place; _kills(code))."""
+    return bool(code.startswith(("return", "@")) or _MUTATES.search(code)), _kills(code)
+
+
 def _block_tree(lines, i, stop, _):
     """lines[i:stop] as a list of nodes: a statement's index; (header index, body nodes,
     else index or None, else nodes) for a block. None for a structure it does not read (an
@@ -370,10 +385,13 @@ def _live_before(lines, nodes, live, keep, after=None, _loops=None):
             ln = lines[node]
             if after is not None and node in after:
                 after[node].update(live)
-            if not ln.defines or ln.code.startswith(("return", "@")) or ln.defines & live or \
-                    _MUTATES.search(ln.code):   # (a decorated def: @f.defjvp registers a rule)
+            if not ln.defines or not live.isdisjoint(ln.defines):
+                kept, kills = True, _kills(ln.code)
+            else:       # (a decorated def: @f.defjvp registers a rule)
+                kept, kills = _effect(ln.code)
+            if kept:
                 keep[node] = True
-                if not (_AUGMENTED.match(ln.code) or "\n" in ln.code):
+                if kills:
                     live -= ln.defines      # (in place: `live` is this call's own set)
                 live |= ln.uses
             continue
