@@ -29,9 +29,6 @@ PER_PROGRAM = 1
 
 _ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
-    ("jd_hvp_by_hessian_matrix", ("hessian",),
-     "4th order through prod's rule (vmap of jvp of vmap of cumprod's jvp): the batched callee "
-     "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
     ("mod_haiku_like", _ALL,
      "init/apply by a getter closure: `nonlocal key` in get, and a lambda closing over params "
      "passed on as a value"),
