@@ -4587,16 +4587,18 @@ class Normaliser(ContainerMixin):
         return active
 
     def _call_outputs_active(self, op, n):
-        """Under vmap, whether each of the n outputs of a call unpacked into names
-        (`p, p_dot = f_jvp_vmap(c, c_dot)`) is batched: as the vectorizer's call (batching/
-        vectorize.py) batches them, those the callee's own canonical form, with these
-        arguments batched, returns batched (vmap of a jvp batching only tangents leaves the
-        primal unbatched). Differentiating, a callee batching writes by a rule of its own
+        """Whether each of the n outputs of a call unpacked into names (`p, p_dot =
+        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated): those the
+        callee's own canonical form, with these arguments tracked, returns so. Under vmap as
+        the vectorizer's call (batching/vectorize.py) batches them (vmap of a jvp batching
+        only tangents leaves the primal unbatched); differentiating, an output computed from
+        no differentiated value stays a constant (a Python int the helper returns, read by
+        range(n); its cotangent a zero). A callee batching writes by a rule of its own
         (self.opaque), a random or loop call, a recursive one, or a result whose form is not
         a tuple of n: every output."""
         every = [True] * n
         callee = op.callee
-        if not self.batching or getattr(op, "loop_fns", None) is not None \
+        if getattr(op, "loop_fns", None) is not None \
                 or getattr(callee, "__secant_random__", None) \
                 or any(callee is o for o in self.opaque) or not inspect.isfunction(callee) \
                 or callee in _OUTPUTS_OF:
@@ -4610,8 +4612,8 @@ class Normaliser(ContainerMixin):
             return every
         _OUTPUTS_OF.add(callee)         # (a recursive callee: every output)
         try:
-            result = normalise(callee, positions, "vmap", self.opaque,
-                               self.reserved).result.value
+            result = normalise(callee, positions, "vmap" if self.batching else "grad",
+                               self.opaque, self.reserved).result.value
         except SecantError:     # (the batched callee says why, when it is made)
             return every
         finally:
