@@ -170,7 +170,7 @@ PROGRAMS = [(uses_count, _ALL), (uses_moments, _ALL), (uses_constant, _ALL),
             (uses_nested, _ALL), (uses_index, _SOME), (uses_object, _ALL), (uses_jvp, _ALL),
             (uses_vjp, _SOME), (uses_value_and_grad, _SOME), (uses_linearize, _SOME),
             (uses_jacfwd_jacrev_tuple, ("vmap(grad)",)), (uses_vmapped_pair, _SOME),
-            (uses_vmapped_hessian, ("vmap(grad)",)), (uses_grad_with_aux, _SOME)]
+            (uses_vmapped_hessian, ()), (uses_grad_with_aux, _SOME)]
 _X = np.array([0.4, -0.9, 1.3])
 _XS = np.stack([_X, 0.5 * _X + 0.1, -_X])
 

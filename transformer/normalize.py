@@ -30,6 +30,7 @@ import itertools
 import operator
 import re
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -4610,6 +4611,16 @@ class Normaliser(ContainerMixin):
                                for k, o in op.operands.items() if _has_var(o))
         except (TypeError, ValueError):
             return every
+        # (remembered for generated callees and secant's own, whose code never changes)
+        memo = _OUTPUTS_MEMO.setdefault(callee, {}) if callee.__code__.co_filename.startswith(
+            "<secant") or (callee.__module__ or "").startswith("secant.") else {}
+        key = (tuple(positions), n, self.batching, tuple(map(id, self.opaque)))
+        if key not in memo:
+            memo[key] = self._outputs_of(callee, positions, n)
+        return memo[key]
+
+    def _outputs_of(self, callee, positions, n):
+        every = [True] * n
         _OUTPUTS_OF.add(callee)         # (a recursive callee: every output)
         try:
             result = normalise(callee, positions, "vmap" if self.batching else "grad",
@@ -5192,6 +5203,7 @@ def _has_var(o):
 
 _UNRESOLVED = callees.UNRESOLVED
 _OUTPUTS_OF = set()     # callees whose outputs _call_outputs_active is reading (recursion)
+_OUTPUTS_MEMO = weakref.WeakKeyDictionary()     # callee -> {(positions, ...): its flags}
 
 
 def rename(stmts, old, new):
