@@ -25,11 +25,7 @@ from user_programs import THIRD, bad_inputs_third, checks
 
 PER_PROGRAM = 1
 
-_ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
-    ("jd_hvp_by_hessian_matrix", ("hessian",),
-     "4th order through prod's rule (vmap of jvp of vmap of cumprod's jvp): the batched callee "
-     "reads the inner tangent as batched by the outer vmap (axis -1 out of bounds)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

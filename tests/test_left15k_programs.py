@@ -293,10 +293,9 @@ def test_shape_of_a_local_objects_field(x64, f):
     np.testing.assert_allclose(secant.jit(f)(c), f(c), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "hessian (vmap of the grad's jvp): `p, p_dot = _poly_fields_jvp_vmap(c, c_dot)` marks p "
-    "batched in the normaliser, whose per-example query reads p['_c'].shape[1:], while the "
-    "batched callee returns p unbatched (a pre-existing mismatch; was an AttributeError)"))
 def test_shape_of_a_local_objects_field_under_hessian(x64):
+    """hessian (vmap of the grad's jvp): `p, p_dot = _poly_fields_jvp_vmap(c, c_dot)` batches
+    only p_dot; the normaliser marked p batched too (each output of an unpacked call is now
+    decided from the callee's form, norm15l), and read p['_c'].shape[1:] (an IndexError)"""
     c = np.array([0.5, -1.0, 0.7, 0.2])
     _check_grad(_scaled_by_length, c)

@@ -1417,7 +1417,8 @@ class Normaliser(ContainerMixin):
             if last.op == "call":
                 self.mark_helper_result(last.callee, last.operands, names)
                 self.unpacked_from_calls.update(names)
-            active = self._branch_outputs_active(last, len(names))
+            active = self._call_outputs_active(last, len(names)) if last.op == "call" \
+                else self._branch_outputs_active(last, len(names))
             for e, n, on in zip(elts, names, active):
                 self.current[e.id] = n
                 if on:
@@ -4731,6 +4732,52 @@ class Normaliser(ContainerMixin):
             active = [a or _has_var(item) for a, item in zip(active, result.items)]
         return active
 
+    def _call_outputs_active(self, op, n):
+        """Whether each of the n outputs of a call unpacked into names (`p, p_dot =
+        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated): those the
+        callee's own canonical form, with these arguments tracked, returns so. Under vmap as
+        the vectorizer's call (batching/vectorize.py) batches them (vmap of a jvp batching
+        only tangents leaves the primal unbatched); differentiating, an output computed from
+        no differentiated value stays a constant (a Python int the helper returns, read by
+        range(n); its cotangent a zero). A callee batching writes by a rule of its own
+        (self.opaque), a random or loop call, a recursive one, or a result whose form is not
+        a tuple of n: every output."""
+        every = [True] * n
+        callee = op.callee
+        if getattr(op, "loop_fns", None) is not None \
+                or getattr(callee, "__secant_random__", None) \
+                or any(callee is o for o in self.opaque) or not inspect.isfunction(callee) \
+                or callee in _OUTPUTS_OF:
+            return every
+        try:
+            params = list(callees.signature_of(callee, follow_wrapped=False).parameters)
+            positions = sorted(int(k[3:]) if k.startswith("arg") and k[3:].isdigit()
+                               else params.index(k)
+                               for k, o in op.operands.items() if _has_var(o))
+        except (TypeError, ValueError):
+            return every
+        # (remembered for generated callees and secant's own, whose code never changes)
+        memo = _OUTPUTS_MEMO.setdefault(callee, {}) if callee.__code__.co_filename.startswith(
+            "<secant") or (callee.__module__ or "").startswith("secant.") else {}
+        key = (tuple(positions), n, self.batching, tuple(map(id, self.opaque)))
+        if key not in memo:
+            memo[key] = self._outputs_of(callee, positions, n)
+        return memo[key]
+
+    def _outputs_of(self, callee, positions, n):
+        every = [True] * n
+        _OUTPUTS_OF.add(callee)         # (a recursive callee: every output)
+        try:
+            result = normalise(callee, positions, "vmap" if self.batching else "grad",
+                               self.opaque, self.reserved).result.value
+        except SecantError:     # (the batched callee says why, when it is made)
+            return every
+        finally:
+            _OUTPUTS_OF.discard(callee)
+        if not isinstance(result, ir.Seq) or len(result.items) != n:
+            return every
+        return [_has_var(item) for item in result.items]
+
     def _switch_branches(self, node, branches):
         """The branch functions of lax.switch: a list or tuple written in the call, one bound
         once to a local name (`branches = (f, lambda x: x)`; its lambdas read the locals they
@@ -5301,6 +5348,8 @@ def _has_var(o):
 
 
 _UNRESOLVED = callees.UNRESOLVED
+_OUTPUTS_OF = set()     # callees whose outputs _call_outputs_active is reading (recursion)
+_OUTPUTS_MEMO = weakref.WeakKeyDictionary()     # callee -> {(positions, ...): its flags}
 
 
 def rename(stmts, old, new):
