@@ -119,8 +119,7 @@ def writes_state(fn):
     target = fn.__func__ if isinstance(fn, types.MethodType) else \
         method if isinstance(method, types.FunctionType) else fn
     code = getattr(target, "__code__", None)
-    if not isinstance(target, types.FunctionType) or code is None or \
-            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax"):
+    if not _users_function(target):
         return False
     hit = _WRITES_STATE.get(code)
     if hit is not None:
@@ -198,6 +197,14 @@ def reached_names(fn):
     return _reach(fn, set())[1]
 
 
+def _users_function(fn):
+    """Whether `fn` is a Python function with code, not one of secant's, NumPy's, SciPy's or
+    JAX's (whose state the transforms never follow)."""
+    import types
+    return isinstance(fn, types.FunctionType) and getattr(fn, "__code__", None) is not None \
+        and (fn.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy", "jax")
+
+
 def _reach(fn, seen):
     import types
     own = writes_state(fn)
@@ -205,8 +212,7 @@ def _reach(fn, seen):
         return own, state_names(fn)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     code = getattr(target, "__code__", None)
-    if not isinstance(target, types.FunctionType) or code is None or code in seen or \
-            (target.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
+    if not _users_function(target) or code in seen \
             or re.search(r"[/\\](?:site|dist)-packages[/\\]", code.co_filename):
         return False, frozenset()       # (recursion: what it reaches is found on the way in;
         # an installed package's functions are not followed: the user's own code is)
@@ -248,12 +254,9 @@ def mutates_outside(fn):
     per code object."""
     import inspect
     import textwrap
-    import types
     from secant.transformer.functionalize import _MUTATING_METHODS
     code = getattr(fn, "__code__", None)
-    if not isinstance(fn, types.FunctionType) or code is None or (
-            fn.__module__ or "").split(".")[0] in ("secant", "numpy", "scipy", "jax") \
-            or hasattr(fn, "__secant_generated__") \
+    if not _users_function(fn) or hasattr(fn, "__secant_generated__") \
             or getattr(getattr(fn, "__secant_source__", None), "generated", False):
         return False        # (secant's own helpers, read as source, and its derivatives)
     hit = _MUTATES.get(code)
