@@ -141,11 +141,6 @@ def test_operand_bound_on_some_paths(x64, f, x):
     np.testing.assert_allclose(secant.jit(secant.grad(f))(x), want, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "found by this sweep, not this kind: jacfwd(grad) through hstack's `if snp.ndim(arrays[0]) "
-    "== 1`: the vmap of its jvp reads the primal list `arrays` (built from _at_least's unbatched "
-    "output) as batched, writes ndim(index_examples(arrays, 0)) - 1 and concatenates the 1-D "
-    "primals along axis 1 (SecantValueError)"))
 def test_hessian_through_hstack(x64):
     f = lambda q: snp.sum(snp.hstack([q, q ** 2]) ** 2)      # noqa: E731
     x = np.array([0.3, -1.2, 0.7])
