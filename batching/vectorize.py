@@ -1577,10 +1577,21 @@ def _sized_by(fn, batched):
     = snp.tanh`) read through attribute_reader, or that function's cotangent `act_bar`,
     batched only as a dispatcher's whole output is. In that case (None: sized by the first)
     they may hold no array at all (`{'act': act_bar}`): the batched function takes its
-    caller's size as well (build)."""
+    caller's size as well (build). So may a parameter the function tests for None or a type
+    (`if tree is None: return 0.0` of a recursive helper called on a tuple's None leaf)."""
     from secant.ad.reverse import arrays_read
-    arrays = arrays_read(fn.body)
+    arrays = arrays_read(fn.body) - _type_tested(fn)
     return next(([p] for p in batched if p in arrays), None)
+
+
+_TYPE_TESTS = (re.compile(r"\bisinstance\((?:example_scalar\()?(\w+)"),
+               re.compile(r"\b(\w+) is (?:not )?None\b"))
+
+
+def _type_tested(fn):
+    """The names fn tests for None or a type (a dispatch on what a pytree's node is)."""
+    return {name for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
+            for pattern in _TYPE_TESTS for name in pattern.findall(s.code)}
 
 
 def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out_axes):
@@ -1610,6 +1621,8 @@ def build(fn, batched, names, batched_callee, axis_name, axis_size, in_axes, out
         b.emit(f"{size} = batch_size_of({', '.join((sized_by or batched) + leaves)}{default})")
     elif axis_size is not None:
         b.emit(f"{size} = {int(axis_size)}")
+    if hasattr(batched_callee, "size_params"):    # (a recursive call passes its size on)
+        batched_callee.own_size = size if takes_size else None
     b.partial.update(partial)
     b.block(fn.body)
     if b.lines:

@@ -1368,6 +1368,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
             self_calls.append(sub)      # recursion: assumed batched, checked when generated
+            batched_callee.size_params[gen_name] = batched_callee.own_size
             return gen_name, True
         name = callees.get(sub)
         if name is None:
@@ -1379,6 +1380,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         batched_callee.leaves[name] = getattr(sub, "__secant_out_leaves__", None)
         return name, sub.__secant_out_batched__
     batched_callee.size_params = {}     # name -> its parameter taking the caller's batch size
+    batched_callee.own_size = None      # fn's own, where it takes one (vectorize.build)
     batched_callee.leaves = {}          # name -> its outputs' leaves' flags (where known)
 
     def vjp_of_callee(callee, active, mode="vjp"):     # (mode None: name callee itself)

@@ -34,9 +34,6 @@ _WHY = [      # (program, its failing transforms, why)
     ("py_typing_protocol", _ALL_BUT_JIT,
      "refused: a lambda closing over the differentiated w stored in a list of layers and "
      "passed on (`layers = [Scale(.5), jnp.tanh, lambda h: h @ w]`)"),
-    ("py_isinstance_dispatch", ("vmap", "vmap∘grad"),
-     "refused: a recursive helper called on a None leaf of a batched tuple returns 0.0, which "
-     "the batched callee cannot size (no arrays in a None)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

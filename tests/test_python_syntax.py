@@ -463,7 +463,8 @@ def test_vmap_of_recursion_with_a_constant_base_case():
     assert np.asarray(out).tolist() == [0.0, 0.0]
     text = secant.source(secant.transforms.generate(
         count_down, (0,), "vmap", batch=secant.batch.BatchOptions((), "free", None, None)))
-    assert "count_down_vmap(x, (n - 1))" in text         # it calls itself
+    # it calls itself, passing on its batch size (x, read by no array op, may hold no array)
+    assert "count_down_vmap(x, (n - 1), batch_size=batch_size)" in text
 
 
 def test_jacfwd_of_grad_of_recursion(x64):
