@@ -8,25 +8,12 @@ import numpy as np
 import pytest
 
 import secant
-import secant.numpy as snp
 
 from central_differences import grad_fd
+from user_programs import habits
 
-
-def l2(tree):
-    if isinstance(tree, dict):
-        return sum(l2(v) for v in tree.values())
-    if isinstance(tree, (list, tuple)):
-        return sum(l2(v) for v in tree)
-    if tree is None:
-        return 0.0
-    return snp.sum(tree ** 2)
-
-
-def loss(params, x):
-    h = snp.tanh(x @ params["layers"][0]) @ params["layers"][1]
-    return snp.mean(h ** 2) + 0.1 * l2(params)
-
+l2 = habits._l2                         # isinstance(tree, dict) / (list, tuple) / tree is None
+loss = habits.py_isinstance_dispatch    # a two-layer loss + 0.1 * l2(params)
 
 rng = np.random.default_rng(15)
 X = rng.normal(size=(4, 3))
