@@ -323,9 +323,6 @@ KNOWN = {
     **{(partial_kw_inplace, t): "functools.partial in place of a function with a keyword-only "
        "parameter and bound values computed in place: refused (a SecantError naming the line)"
        for t in TRANSFORMS if t != "jit"},
-    **{(duals_in_list, t): "a list of user objects with operators passed to a helper: the "
-       "helper's derivative reads its items as arrays (an internal TypeError `int * Dual` at "
-       "run time)" for t in ("grad", "jit∘grad", "jvp", "vmap∘grad", "hessian")},
     **{(tape_in_object, t): "an object's method appending to its list, called for its effect "
        "with a differentiated value: refused (a SecantError naming the line)"
        for t in TRANSFORMS if t != "jit"},

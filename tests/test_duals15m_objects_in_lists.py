@@ -1,0 +1,151 @@
+"""Issue 15 (duals15m): lists and tuples of user objects with operators (a dual number, a
+2-vector) passed to helpers: the helper reads the items' operators as their class's methods
+(`d * d` is Dual.__mul__), under grad, jit, jit∘grad, jvp, vmap, vmap∘grad and hessian, each
+checked against float64 central differences, a Python loop over the batch and the eager value.
+Before, the helper's derivative read the items as arrays (`2 * d`: an internal TypeError)."""
+import os
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+
+
+class Dual:
+    def __init__(self, val, eps):
+        self.val, self.eps = val, eps
+    def __mul__(self, other):
+        return Dual(self.val * other.val, self.val * other.eps + self.eps * other.val)
+    def __add__(self, other):
+        return Dual(self.val + other.val, self.eps + other.eps)
+
+
+class Vec:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+    def __sub__(self, other):
+        return Vec(self.a - other.a, self.b - other.b)
+    def __mul__(self, s):
+        return Vec(self.a * s, self.b * s)
+    def norm2(self):
+        return self.a ** 2 + self.b ** 2
+
+
+# A: a product over a list of duals in a helper's loop
+def _dual_prod(ds):
+    out = ds[0]
+    for d in ds[1:]:
+        out = out * d
+    return out
+
+def dual_product(x):
+    ds = [Dual(x[0], jnp.cos(x[1])), Dual(jnp.tanh(x[1]), x[0]), Dual(x[0] ** 2, x[1])]
+    out = _dual_prod(ds)
+    return jnp.sum(out.val * out.eps)
+
+
+# B: items read by index in the helper, no loop
+def _first_times_last(ds):
+    return ds[0] * ds[-1] + ds[1]
+
+def dual_indexed(x):
+    out = _first_times_last([Dual(x[0], x[1]), Dual(jnp.sin(x[0]), x[1] ** 2),
+                             Dual(x[1], jnp.exp(-x[0]))])
+    return jnp.sum(out.val) + jnp.sum(jnp.sin(out.eps))
+
+
+# C: a tuple of vectors, differences in the helper, a method on the result
+def _spread(vs):
+    total = 0.0
+    for v in vs[1:]:
+        total = total + (v - vs[0]).norm2()
+    return total
+
+def vec_tuple(x):
+    vs = (Vec(x[0], x[1]), Vec(jnp.sin(x[1]), x[0] * x[1]), Vec(x[1] ** 2, jnp.cos(x[0])))
+    return jnp.sum(_spread(vs))
+
+
+# D: the list passed on through a second helper
+def _outer_helper(ds, s):
+    return _dual_prod(ds) * Dual(s, s)
+
+def dual_nested(x):
+    out = _outer_helper([Dual(x[0], x[1]), Dual(jnp.cos(x[1]), x[0])], jnp.sum(x[0]))
+    return jnp.sum(out.val) + jnp.sum(out.eps ** 2)
+
+
+# E: enumerate over the list, the index weighting an array
+def _weighted(ds):
+    out = Dual(0.0, 0.0)
+    for i, d in enumerate(ds):
+        out = out + d * Dual(i + 1.0, 0.0)
+    return out
+
+def dual_enumerated(x):
+    out = _weighted([Dual(x[0], x[1] ** 2), Dual(jnp.tanh(x[1]), x[0])])
+    return jnp.sum(out.val ** 2) + jnp.sum(out.eps)
+
+
+# F: the list and an array both passed, the array scaling the vectors
+def _scaled_spread(vs, w):
+    return sum((v * w).norm2() for v in vs)
+
+def vec_list_and_array(x):
+    vs = [Vec(x[0], jnp.sin(x[1])), Vec(x[1], x[0] ** 2)]
+    return jnp.sum(_scaled_spread(vs, jnp.exp(-x[0])))
+
+
+# --- the harness ------------------------------------------------------------------------------
+def _fd(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
+    return g
+
+
+def _check(f, transform):
+    x = np.linspace(-0.4, 0.8, 6).reshape(2, 3)
+    v = np.cos(np.arange(x.size)).reshape(x.shape)
+    xs = np.stack([x, x * 1.5 + 0.1])
+    if transform == "jit":
+        np.testing.assert_allclose(secant.jit(f)(x), float(f(x)), rtol=1e-10)
+    elif transform == "vmap":
+        np.testing.assert_allclose(secant.vmap(f)(xs), [float(f(a)) for a in xs], rtol=1e-10)
+    elif transform == "vmap∘grad":
+        np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), [_fd(f, a) for a in xs],
+                                   rtol=1e-6, atol=1e-8)
+    elif transform == "jvp":
+        np.testing.assert_allclose(secant.jvp(f, (x,), (v,)),
+                                   (float(f(x)), np.sum(_fd(f, x) * v)), rtol=1e-6, atol=1e-8)
+    elif transform == "hessian":
+        got = np.tensordot(secant.hessian(f)(x), v, 2)
+        np.testing.assert_allclose(got, _fd(lambda t: np.sum(_fd(f, t, 1e-5) * v), x, 1e-4),
+                                   rtol=1e-4, atol=1e-6)
+    else:
+        g = secant.grad(f) if transform == "grad" else secant.jit(secant.grad(f))
+        np.testing.assert_allclose(g(x), _fd(f, x), rtol=1e-6, atol=1e-8)
+
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+TRANSFORMS = ("grad", "jit", "jit∘grad", "jvp", "vmap", "vmap∘grad", "hessian")
+PROGRAMS = [dual_product, dual_indexed, vec_tuple, dual_nested, dual_enumerated,
+            vec_list_and_array]
+
+
+def _pairs():
+    """every pair under HYPOTHESIS_PROFILE=thorough; by default each program through three
+    transforms, rotating (grad always among them)"""
+    for i, p in enumerate(PROGRAMS):
+        for k, t in enumerate(TRANSFORMS):
+            if THOROUGH or t == "grad" or k in (i % 7, (i + 3) % 7):
+                yield p, t
+
+
+@pytest.mark.parametrize("program, transform",
+                         [pytest.param(p, t, id=f"{p.__name__}-{t}") for p, t in _pairs()])
+def test_program(x64, program, transform):
+    _check(program, transform)
