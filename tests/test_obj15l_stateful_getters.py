@@ -320,9 +320,6 @@ PROGRAMS = [counted_getter, noisy_sq, getter_twice, list_of_layers, dict_of_laye
             key_closure_inplace, counter_step]
 # (program, transform) -> why it fails today (strict: a fix must remove its entry)
 KNOWN = {
-    **{(partial_kw_inplace, t): "functools.partial in place of a function with a keyword-only "
-       "parameter and bound values computed in place: refused (a SecantError naming the line)"
-       for t in TRANSFORMS if t != "jit"},
     **{(tape_in_object, t): "an object's method appending to its list, called for its effect "
        "with a differentiated value: refused (a SecantError naming the line)"
        for t in TRANSFORMS if t != "jit"},

@@ -1,8 +1,12 @@
-"""Issue 15 (duals15m): lists and tuples of user objects with operators (a dual number, a
-2-vector) passed to helpers: the helper reads the items' operators as their class's methods
-(`d * d` is Dual.__mul__), under grad, jit, jit∘grad, jvp, vmap, vmap∘grad and hessian, each
-checked against float64 central differences, a Python loop over the batch and the eager value.
-Before, the helper's derivative read the items as arrays (`2 * d`: an internal TypeError)."""
+"""Issue 15 (duals15m), under grad, jit, jit∘grad, jvp, vmap, vmap∘grad and hessian, each
+checked against float64 central differences, a Python loop over the batch and the eager value:
+- lists and tuples of user objects with operators (a dual number, a 2-vector) passed to
+  helpers: the helper reads the items' operators as their class's methods (`d * d` is
+  Dual.__mul__); before, its derivative read the items as arrays (an internal TypeError);
+- functools.partial written in place as an argument, binding keyword-only parameters and
+  values computed there (`partial(loss, target=jnp.cos(x), scale=jnp.sum(x))`): refused before.
+"""
+import functools
 import os
 
 import numpy as np
@@ -97,6 +101,40 @@ def vec_list_and_array(x):
     return jnp.sum(_scaled_spread(vs, jnp.exp(-x[0])))
 
 
+# P: a partial in place binding keyword-only parameters to values computed there
+def _loss(pred, target, *, scale):
+    return scale * jnp.mean((pred - target) ** 2)
+
+def _run(loss_fn, x):
+    return loss_fn(jnp.tanh(x))
+
+def partial_kw_only(x):
+    return _run(functools.partial(_loss, target=jnp.cos(x[0]), scale=jnp.sum(x ** 2)), x)
+
+
+# Q: a positional bound value computed in place, two partials in one statement
+def _affine(w, b, v):
+    return jnp.sin(w * v + b)
+
+def _both(f, g, v):
+    return f(v) * g(v)
+
+def partial_positional(x):
+    return jnp.sum(_both(functools.partial(_affine, jnp.tanh(x[0]), 0.5),
+                         functools.partial(_affine, x[1], jnp.mean(x)), x[0] + x[1]))
+
+
+# R: keyword-only parameters only, one a constant, one an expression of the input
+def _scaled(v, *, k, shift):
+    return jnp.exp(-k * v) + shift
+
+def _mapped(f, v):
+    return jnp.sum(f(v) ** 2)
+
+def partial_only_keywords(x):
+    return _mapped(functools.partial(_scaled, k=0.5, shift=jnp.max(x) * 2.0), x)
+
+
 # --- the harness ------------------------------------------------------------------------------
 def _fd(f, x, h=1e-6):
     g = np.zeros_like(x)
@@ -133,7 +171,7 @@ def _check(f, transform):
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 TRANSFORMS = ("grad", "jit", "jit∘grad", "jvp", "vmap", "vmap∘grad", "hessian")
 PROGRAMS = [dual_product, dual_indexed, vec_tuple, dual_nested, dual_enumerated,
-            vec_list_and_array]
+            vec_list_and_array, partial_kw_only, partial_positional, partial_only_keywords]
 
 
 def _pairs():
