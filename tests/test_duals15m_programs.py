@@ -187,3 +187,17 @@ def _pairs():
                          [pytest.param(p, t, id=f"{p.__name__}-{t}") for p, t in _pairs()])
 def test_program(x64, program, transform):
     _check(program, transform)
+
+
+def test_a_bound_value_from_a_user_function_stays_in_place(x64):
+    """A partial's bound value computed by a user function (here one with state) is not moved
+    before the statement (only secant's library calls are): still refused, at the user's line."""
+    calls = []
+    def target(v):
+        calls.append(1)
+        return jnp.cos(v) * len(calls)
+    def user_bound(x):
+        return _run(functools.partial(_loss, target=target(x[0]), scale=jnp.sum(x ** 2)), x)
+    x = np.linspace(-0.4, 0.8, 6).reshape(2, 3)
+    with pytest.raises(secant.SecantError, match="test_duals15m_programs.py"):
+        secant.grad(user_bound)(x)
