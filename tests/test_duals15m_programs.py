@@ -7,13 +7,13 @@ checked against float64 central differences, a Python loop over the batch and th
   values computed there (`partial(loss, target=jnp.cos(x), scale=jnp.sum(x))`): refused before.
 """
 import functools
-import os
 
 import numpy as np
 import pytest
 
 import secant
 import secant.numpy as jnp
+from test_obj15l_stateful_getters import THOROUGH, TRANSFORMS, _check
 
 
 class Dual:
@@ -135,41 +135,7 @@ def partial_only_keywords(x):
     return _mapped(functools.partial(_scaled, k=0.5, shift=jnp.max(x) * 2.0), x)
 
 
-# --- the harness ------------------------------------------------------------------------------
-def _fd(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
-    return g
-
-
-def _check(f, transform):
-    x = np.linspace(-0.4, 0.8, 6).reshape(2, 3)
-    v = np.cos(np.arange(x.size)).reshape(x.shape)
-    xs = np.stack([x, x * 1.5 + 0.1])
-    if transform == "jit":
-        np.testing.assert_allclose(secant.jit(f)(x), float(f(x)), rtol=1e-10)
-    elif transform == "vmap":
-        np.testing.assert_allclose(secant.vmap(f)(xs), [float(f(a)) for a in xs], rtol=1e-10)
-    elif transform == "vmap∘grad":
-        np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), [_fd(f, a) for a in xs],
-                                   rtol=1e-6, atol=1e-8)
-    elif transform == "jvp":
-        np.testing.assert_allclose(secant.jvp(f, (x,), (v,)),
-                                   (float(f(x)), np.sum(_fd(f, x) * v)), rtol=1e-6, atol=1e-8)
-    elif transform == "hessian":
-        got = np.tensordot(secant.hessian(f)(x), v, 2)
-        np.testing.assert_allclose(got, _fd(lambda t: np.sum(_fd(f, t, 1e-5) * v), x, 1e-4),
-                                   rtol=1e-4, atol=1e-6)
-    else:
-        g = secant.grad(f) if transform == "grad" else secant.jit(secant.grad(f))
-        np.testing.assert_allclose(g(x), _fd(f, x), rtol=1e-6, atol=1e-8)
-
-
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-TRANSFORMS = ("grad", "jit", "jit∘grad", "jvp", "vmap", "vmap∘grad", "hessian")
+# --- the harness: obj15l's (float64 central differences, a Python loop, the eager value) ----------
 PROGRAMS = [dual_product, dual_indexed, vec_tuple, dual_nested, dual_enumerated,
             vec_list_and_array, partial_kw_only, partial_positional, partial_only_keywords]
 
