@@ -320,12 +320,6 @@ PROGRAMS = [counted_getter, noisy_sq, getter_twice, list_of_layers, dict_of_laye
             key_closure_inplace, counter_step]
 # (program, transform) -> why it fails today (strict: a fix must remove its entry)
 KNOWN = {
-    **{(partial_kw_inplace, t): "functools.partial in place of a function with a keyword-only "
-       "parameter and bound values computed in place: refused (a SecantError naming the line)"
-       for t in TRANSFORMS if t != "jit"},
-    **{(duals_in_list, t): "a list of user objects with operators passed to a helper: the "
-       "helper's derivative reads its items as arrays (an internal TypeError `int * Dual` at "
-       "run time)" for t in ("grad", "jit∘grad", "jvp", "vmap∘grad", "hessian")},
     **{(tape_in_object, t): "an object's method appending to its list, called for its effect "
        "with a differentiated value: refused (a SecantError naming the line)"
        for t in TRANSFORMS if t != "jit"},

@@ -579,16 +579,17 @@ def _passed_partials(value):
     return found
 
 
-def _plain_positional(fn):
+def _plain_positional(fn, keywords=()):
     """The parameter names of a plain Python function (positional, no defaults, no *args,
-    **kwargs, keyword-only; not secant's own), else None."""
+    **kwargs; keyword-only ones only among `keywords`; not secant's own), else None."""
     if not isinstance(fn, types.FunctionType) or fn.__module__.startswith("secant"):
         return None
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+    if any(p.default is not p.empty or p.kind is not p.POSITIONAL_OR_KEYWORD and not (
+            p.kind is p.KEYWORD_ONLY and p.name in keywords) for p in params):
         return None
     return [p.name for p in params]
 
@@ -2366,6 +2367,12 @@ class _Desugarer:
             self.changed = True
         return body
 
+    def _library_call(self, call, stores):
+        """Whether `call` calls a function of secant's library (`jnp.sum(x)`: no effect, so
+        evaluated a little earlier as well)."""
+        fn = self._callee_object(call.func, stores, record=False)
+        return callable(fn) and (getattr(fn, "__module__", None) or "").startswith("secant.")
+
     def _callee_object(self, func, stores, record=True):
         """The object a callee expression `a.b.c` names in the function's environment, or None
         when its root is a local name (`stores`); record=False: a look-up only (no resolution
@@ -2549,8 +2556,9 @@ class _Desugarer:
             # a bound `0.5 * x` (no call in it): into a name of its own first
             held = self._hold_bound(call, name, s, lambda value: isinstance(
                 value, (gast.Constant, gast.Name, gast.Starred)) or any(
-                    isinstance(m, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield,
-                                   gast.Await)) for m in _walk(value)))
+                    isinstance(m, (gast.NamedExpr, gast.Lambda, gast.Yield, gast.Await))
+                    or isinstance(m, gast.Call) and not self._library_call(m, stores)
+                    for m in _walk(value)))     # (`jnp.sum(x)`: held too; a user's call not)
             fdef = self._partial_def(call, name, s, defs,
                                      stores + [h.targets[0].id for h in held])
             made += held + [fdef] if fdef is not None else held    # (the call reads held)
@@ -2596,7 +2604,8 @@ class _Desugarer:
                 return None
             params = [p.id for p in a.args]
         else:       # a global Python function (a local holding a callable is the run's)
-            params = _plain_positional(self._callee_object(head, stores + list(defs)))
+            params = _plain_positional(self._callee_object(head, stores + list(defs)),
+                                       [k.arg for k in call.keywords])   # (`*, scale` bound)
             if params is None:
                 return None
         bound = call.args[1:] + [k.value for k in call.keywords]

@@ -1659,6 +1659,8 @@ class Normaliser(ContainerMixin):
             item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
             self.out[-1].container = True       # its cotangent is built item by item
             self.item_kind(iterable, item)
+            if self._may_be_object(iterable) or self._holds_objects(iterable):
+                self.object_ops.append(self.out[-1])    # (for d in ds, a list of Duals)
             self._bind_target(stmt.target, item, stmt)
         target, body, carried, _ = self._loop(stmt, index, body, unpack)
         self.out.append(ir.For(target, steps, body, carried, self.origin))
@@ -2306,7 +2308,9 @@ class Normaliser(ContainerMixin):
 
     def _holds_objects(self, container):
         """Whether the list or tuple `container` was built holding a user object with
-        operators (`vs = [Vec(x), Vec(y)]`)."""
+        operators (`vs = [Vec(x), Vec(y)]`, or the display `[Vec(x), Vec(y)]` itself)."""
+        if isinstance(container, ir.Seq):
+            return any(self._may_be_object(i) for i in container.items)
         op = next((op for op in reversed(self.out) if isinstance(op, ir.Op)
                    and container.name in op.targets), None) \
             if isinstance(container, ir.Var) else None
@@ -4283,7 +4287,8 @@ class Normaliser(ContainerMixin):
                         and _has_var(o) else o for k, o in operands.items()}
             operands = self.structure_only(fn, operands)
         name = self.runnable_name(node.func, fn)
-        objects = [self._may_be_object(operands.get(f"arg{i}")) for i in range(len(node.args))]
+        objects = [self._may_be_object(a) or self._holds_objects(a) for a in (
+            operands.get(f"arg{i}") for i in range(len(node.args)))]    # (or a list of them)
         if any(objects) and inspect.isfunction(fn):     # helper(v) of a user object v: its
             remade = getattr(fn, "__secant_objects_remade__", None)  # operators read as v's
             fn = remade(objects) if remade else operators.objects_form(fn, objects)  # class's
