@@ -25,11 +25,7 @@ from user_programs import FIFTH, bad_inputs_fifth, checks, habits
 
 PER_PROGRAM = 1
 
-_ALL_BUT_JIT = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
-    ("py_typing_protocol", _ALL_BUT_JIT,
-     "refused: a lambda closing over the differentiated w stored in a list of layers and "
-     "passed on (`layers = [Scale(.5), jnp.tanh, lambda h: h @ w]`)"),
     ("py_isinstance_dispatch", ("vmap", "vmap∘grad"),
      "refused: a recursive helper called on a None leaf of a batched tuple returns 0.0, which "
      "the batched callee cannot size (no arrays in a None)"),
