@@ -164,6 +164,10 @@ class _Recording:
             self.refuse(f"passes {what}, which the trace follows, where "
                         "secant records a call: only arrays, numbers and containers of them can "
                         "be written into the trace")
+        if _node(value) and _holds_recorded(value):
+            self.refuse(f"passes an object of the pytree class {type(value).__name__} holding "
+                        "traced values where secant records a call: only arrays, numbers and "
+                        "containers of them can be written into the trace")
         held = [name for name, c in zip(value.__code__.co_freevars, value.__closure__ or ())
                 if isinstance(_cell_contents(c), _Value)] \
             if isinstance(value, types.FunctionType) else []
@@ -476,6 +480,14 @@ def _holds_unknown(rec, args):
     tree_leaves the wrong leaves; the trace taken with the call's arguments knows it)."""
     from secant import tree_util
     return any(id(v) in rec.unknown for v in tree_util.tree_leaves(args))
+
+
+def _holds_recorded(value):
+    from secant import tree_util
+    try:
+        return any(isinstance(v, _Value) for v in tree_util.tree_leaves(value))
+    except Exception:       # (a flatten that fails on recording values)
+        return True
 
 
 def _node(value):
