@@ -6,7 +6,6 @@ under grad, jit, jit∘grad, jvp, vmap, vmap∘grad and hessian, each checked ag
 central differences, a Python loop over the batch and the eager value.
 """
 import os
-from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -14,41 +13,11 @@ import pytest
 import secant
 import secant.numpy as jnp
 from secant import tree_util
+from test_obj15l_stateful_getters import _check, _fd
+from user_programs import habits
 
 
-class FrozenDict(Mapping):
-    def __init__(self, *args, **kwargs):
-        self._dict = dict(*args, **kwargs)
-
-    def __getitem__(self, key):
-        v = self._dict[key]
-        return FrozenDict(v) if isinstance(v, dict) else v
-
-    def __iter__(self):
-        return iter(self._dict)
-
-    def __len__(self):
-        return len(self._dict)
-
-
-tree_util.register_pytree_node(
-    FrozenDict,
-    lambda d: (tuple(d._dict[k] for k in sorted(d._dict)), tuple(sorted(d._dict))),
-    lambda keys, vals: FrozenDict(zip(keys, vals)))
-
-
-class Scale:
-    def __init__(self, s):
-        self.s = s
-
-    def __call__(self, x):
-        return self.s * x
-
-
-def _compose(layers, h):
-    for layer in layers:
-        h = layer(h)
-    return h
+FrozenDict, Scale, _compose = habits.FrozenDict, habits.Scale, habits._compose
 
 
 # A: a FrozenDict of differentiated values, read by key and by tree_leaves
@@ -104,38 +73,6 @@ def frozen_and_layers(x):
     k = params["dense"]["kernel"]
     layers = [lambda h: h @ k, jnp.tanh, Scale(3.0)]
     return jnp.sum(_compose(layers, x[:, 0]) ** 2)
-
-
-def _fd(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
-    return g
-
-
-def _check(f, transform):
-    x = np.linspace(-0.4, 0.8, 6).reshape(2, 3)
-    v = np.cos(np.arange(x.size)).reshape(x.shape)
-    xs = np.stack([x, x * 1.5 + 0.1])
-    if transform == "jit":
-        np.testing.assert_allclose(secant.jit(f)(x), float(f(x)), rtol=1e-10)
-    elif transform == "vmap":
-        np.testing.assert_allclose(secant.vmap(f)(xs), [float(f(a)) for a in xs], rtol=1e-10)
-    elif transform == "vmap∘grad":
-        np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), [_fd(f, a) for a in xs],
-                                   rtol=1e-6, atol=1e-8)
-    elif transform == "jvp":
-        np.testing.assert_allclose(secant.jvp(f, (x,), (v,)),
-                                   (float(f(x)), np.sum(_fd(f, x) * v)), rtol=1e-6, atol=1e-8)
-    elif transform == "hessian":
-        got = np.tensordot(secant.hessian(f)(x), v, 2)
-        np.testing.assert_allclose(got, _fd(lambda t: np.sum(_fd(f, t, 1e-5) * v), x, 1e-4),
-                                   rtol=1e-4, atol=1e-6)
-    else:
-        g = secant.grad(f) if transform == "grad" else secant.jit(secant.grad(f))
-        np.testing.assert_allclose(g(x), _fd(f, x), rtol=1e-6, atol=1e-8)
 
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
