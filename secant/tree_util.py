@@ -2,6 +2,7 @@
 everything else is a leaf. Flattening runs in jaxlib's C++ registry (a private instance, so an
 imported jax never clashes), which keeps jit dispatch fast."""
 import dataclasses
+from collections.abc import Mapping
 import functools
 import threading
 import types
@@ -281,6 +282,9 @@ def kinds_as(b, a):
     if kinds == (dict, dict) and a.keys() == b.keys():
         items = {k: kinds_as(b[k], a[k]) for k in b}
         return b if all(items[k] is b[k] for k in b) else items
+    if kinds[0] is dict and kinds[1] in _node_types and isinstance(b, Mapping) \
+            and set(a) == set(b):       # the cotangent of d[k] where the user's Mapping's
+        return {k: kinds_as(b[k], a[k]) for k in a}     # __getitem__ wrapped the dict's item
     if kinds[1] in (list, tuple) and kinds[0] in _node_types and not isinstance(a, tuple):
         return _as_container(b, a)      # `u, v = make(x)` of the user's container
     return b

@@ -25,15 +25,7 @@ from user_programs import FIFTH, bad_inputs_fifth, checks, habits
 
 PER_PROGRAM = 1
 
-_ALL_BUT_JIT = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
-    ("fx_frozen_dict", _ALL_BUT_JIT,
-     "refused: FrozenDict({'params': params}) (a registered Mapping whose __init__ copies a "
-     "dict) holding differentiated values is no tree secant reads as built, and the per-call "
-     "trace cannot iterate tree_leaves of it"),
-    ("py_typing_protocol", _ALL_BUT_JIT,
-     "refused: a lambda closing over the differentiated w stored in a list of layers and "
-     "passed on (`layers = [Scale(.5), jnp.tanh, lambda h: h @ w]`)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
@@ -47,9 +39,6 @@ KNOWN_BAD_INPUTS = {
     "differentiated values) instead of the TypeError Python raises at the assignment",
     "new_attribute_on_a_slots_class": "a refusal of the __slots__ object instead of Python's "
     "AttributeError at `lin.scale = 2.0`",
-    "frozen_dict_params_to_grad": "internal: the traced FrozenDict.__getitem__ records "
-    "self._dict[key] where it returns FrozenDict(v); its cotangent (a FrozenDict) does not add "
-    "into the dict's (tree_map structure mismatch)",
 }
 
 

@@ -2025,7 +2025,8 @@ class _Desugarer:
             self._inline_transforms(body))))
         if not _has(body, (gast.FunctionDef, gast.Lambda)):
             return body         # (no def nor lambda: nothing to name, hoist or lift)
-        body = self._name_returned_lambdas(self._name_passed_lambdas(body))
+        body = self._name_returned_lambdas(self._name_passed_lambdas(
+            self._name_stored_lambdas(body)))
         body, blocks = self._hoist_block_functions(_plain_lambda_assignments(body))
         hoisted = {id(h) for _, _, original in blocks for h in original} - \
             {id(h) for b in blocks for h in getattr(b[0], b[1])}
@@ -2642,6 +2643,54 @@ class _Desugarer:
                 self.changed = True
             out.append(s)
         return out
+
+    def _name_stored_lambdas(self, body):
+        """`layers = [Scale(.5), jnp.tanh, lambda h: h @ w]` in a simple top-level statement: a
+        lambda reading locals written as an item of a list, tuple or dict display (there, or
+        in one passed to a call or returned) named just before it, `fn = lambda h: h @ w`, so
+        that the closure it is becomes a Closure object as a named one does (a transform
+        follows w through it)."""
+        local = set(self.params) | {m.id for m in _walk_scope(body) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}
+
+        def visit(node, named, at):
+            if isinstance(node, gast.Call):
+                if self._library_callee(node.func, local):
+                    return      # (lax.switch(i, [lambda a: a * w, ...], x): its branches)
+                for v in node.args + [k.value for k in node.keywords]:
+                    visit(v, named, at)
+                return
+            if not isinstance(node, (gast.List, gast.Tuple, gast.Dict)):
+                return
+            items = node.values if isinstance(node, gast.Dict) else node.elts
+            for i, x in enumerate(items):
+                if isinstance(x, gast.Lambda) and _free_names(x) & local \
+                        and not _mutates(x, local):
+                    name = self.names.fresh("fn")
+                    named.append(assign(name, x, at))
+                    items[i] = gast.copy_location(_name(name), x)
+                    self.changed = True
+                else:
+                    visit(x, named, at)
+
+        out = []
+        for s in body:
+            if isinstance(s, (gast.Assign, gast.AnnAssign, gast.Expr, gast.Return)) \
+                    and s.value is not None:
+                visit(s.value, out, s)
+            out.append(s)
+        return out
+
+    def _library_callee(self, func, local):
+        """Whether the callee `func` may be secant's, NumPy's, SciPy's or JAX's (which read
+        their lambdas themselves): any attribute chain, a name bound to one of theirs."""
+        if not isinstance(func, gast.Name):
+            return True
+        if func.id in local:
+            return False
+        kind, value = self.src.resolve_name(func.id)
+        return kind == "unbound" or (getattr(value, "__module__", None) or "").split(".")[0] \
+            in ("secant", "numpy", "scipy", "jax")
 
     def _name_passed_lambdas(self, body):
         """`apply(lambda y: theta * y, x)` in a simple top-level statement, the lambda reading

@@ -79,6 +79,7 @@ class _Recording:
         self.classes = {}       # id(a user class met while following) -> its view (_Class)
         self.arrays_named = False   # arrays met while following: constants named in the lines
         self.originals = {}     # id(a stand-in of a partial, dict or tuple) -> (it, the user's)
+        self.unknown = set()    # ids of the parameters of a trace without arguments (any tree)
 
     def object(self, obj):
         view = self.objects.get(id(obj))
@@ -163,6 +164,10 @@ class _Recording:
             self.refuse(f"passes {what}, which the trace follows, where "
                         "secant records a call: only arrays, numbers and containers of them can "
                         "be written into the trace")
+        if _node(value) and _holds_recorded(value):
+            self.refuse(f"passes an object of the pytree class {type(value).__name__} holding "
+                        "traced values where secant records a call: only arrays, numbers and "
+                        "containers of them can be written into the trace")
         held = [name for name, c in zip(value.__code__.co_freevars, value.__closure__ or ())
                 if isinstance(_cell_contents(c), _Value)] \
             if isinstance(value, types.FunctionType) else []
@@ -429,6 +434,9 @@ class _Named:
             if self._obj is not None else None
         if message is not None:     # snp.add.at(x, i, v) as NumPy's in-place idiom: raised as
             raise TraceSourceError(message + _caller_line())   # it would run, never dropped
+        # (a generator, `sum(f(v) for v in leaves)`, runs now on the recording values: its
+        # items written as a list, never the generator object kept to run again later)
+        args = [list(a) if isinstance(a, types.GeneratorType) else a for a in args]
         parts = [self._rec.source(a) for a in args]
         parts += [f"{k}={self._rec.source(v)}" for k, v in kwargs.items()]
         first = next((a for a in args if isinstance(a, _Value)), None)
@@ -460,9 +468,33 @@ def _run_in_python(rec, fn, args, kwargs):
     if getattr(fn, "__module__", None) == "secant.tree_util" and callable(fn) \
             and not isinstance(fn, type) \
             and not any(isinstance(a, (_Value, _Named)) for a in list(args) + list(kwargs.values())) \
-            and any(isinstance(a, (list, tuple, dict)) for a in args):
+            and any(isinstance(a, (list, tuple, dict)) or _node(a) for a in args) \
+            and not _holds_unknown(rec, args):
         return fn(*args, **kwargs)
     return _NOT_RUN
+
+
+def _holds_unknown(rec, args):
+    """Whether a leaf of `args` is a parameter of a trace taken without arguments: a value
+    whose structure the trace does not know (a dict of params read as one leaf would give
+    tree_leaves the wrong leaves; the trace taken with the call's arguments knows it)."""
+    from secant import tree_util
+    return any(id(v) in rec.unknown for v in tree_util.tree_leaves(args))
+
+
+def _holds_recorded(value):
+    from secant import tree_util
+    try:
+        return any(isinstance(v, _Value) for v in tree_util.tree_leaves(value))
+    except Exception:       # (a flatten that fails on recording values)
+        return True
+
+
+def _node(value):
+    """Whether `value` is an object of a registered pytree class (a FrozenDict-like Mapping of
+    recorded values: tree_leaves of it is a list, iterated as Python)."""
+    from secant import tree_util
+    return not isinstance(value, (_Value, _Named)) and tree_util.is_node_type(type(value))
 
 
 def _replaceable(obj):
@@ -671,12 +703,14 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
         result = runner(**{p: _Value(rec, p) for p in params})
         return Recorded(rec, result, sig, cells, frozen)
     try:
+        given = {p: _Value(rec, p) for p in params}
+        rec.unknown = {id(v) for v in given.values()}
         if fixed:       # (transformer/callees.py specialise: calls fn(*args, **kwargs))
             keyword_only = [p for p, v in sig.parameters.items() if v.kind == v.KEYWORD_ONLY]
-            result = runner(*[_Value(rec, p) for p in params if p not in keyword_only],
-                            **{p: _Value(rec, p) for p in keyword_only})
+            result = runner(*[given[p] for p in params if p not in keyword_only],
+                            **{p: given[p] for p in keyword_only})
         else:
-            result = runner(**{p: _Value(rec, p) for p in params})
+            result = runner(**given)
         out = Recorded(rec, result, sig, cells, frozen)
         rec.source(result)          # (refused here: a value of an earlier trace returned)
     finally:
