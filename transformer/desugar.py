@@ -2210,18 +2210,27 @@ class _Desugarer:
         return made
 
     def _binds_local(self, name):
-        """Whether the function assigns or imports `name` (its tree's names, read once: the
-        rewrites bind only fresh names, which no user callee is)."""
-        bound = self.__dict__.get("_local_bindings")
-        if bound is None:       # (one walk: the stores and the imports)
-            bound = self._local_bindings = set()
+        """Whether the function assigns or imports `name`."""
+        return name in self._bindings()[0]
+
+    def _imports_local(self, name):
+        """Whether the function imports `name` (`from secant.batch import vmap` in its body)."""
+        return name in self._bindings()[1]
+
+    def _bindings(self):
+        """(names the function binds, names it imports), read once: the rewrites bind only
+        fresh names, which no user callee is."""
+        found = self.__dict__.get("_local_bindings")
+        if found is None:       # (one walk: the stores and the imports)
+            bound, imported = set(), set()
             for m in _walk(self.node):
                 if isinstance(m, gast.Name):
                     if isinstance(m.ctx, gast.Store):
                         bound.add(m.id)
                 elif isinstance(m, (gast.Import, gast.ImportFrom)):
-                    bound.update((a.asname or a.name).split(".")[0] for a in m.names)
-        return name in bound
+                    imported.update((a.asname or a.name).split(".")[0] for a in m.names)
+            found = self._local_bindings = (bound | imported, imported)
+        return found
 
     def _passed_to_library(self, name, body, definition):
         """Whether `name` is passed to a secant function (lax.scan(body, ...), grad(f),
@@ -2251,7 +2260,7 @@ class _Desugarer:
                 if root.id in self.params or self._binds_local(root.id):
                     # (one a plain call `f(h)` of a parameter may take as the Closure object
                     # it is: a callable pytree, whose leaves the transforms follow)
-                    if root is not m.func:
+                    if root is not m.func or self._imports_local(root.id):
                         return True
                     run_time = True
                     continue
