@@ -47,7 +47,7 @@ import ast
 
 from secant.ad import fold
 
-MAX_SECTIONS = 5        # user lines one comment names
+MAX_SECTIONS = 6        # user lines one comment names
 MAX_COMMENT = 100       # columns of a line of the joined comment, its indent included
 MAX_LINE = 100          # columns of the sum, its indent included
 

@@ -53,6 +53,7 @@ MAX_ONE_ROW_OPERATIONS = 8
 MAX_ARITHMETIC = 12
 MAX_LENGTH = 90
 MAX_PASSES = 3
+MAX_ROWS = 3        # rows of a chain of operators continued (_operator_wrapped)
 
 _ONCE_BREAKERS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
                   ast.BoolOp, ast.IfExp)
@@ -457,9 +458,10 @@ _PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2,
 
 def _operator_wrapped(code, value):
     """`wrapped` of a statement whose value is a chain of binary operators of one precedence
-    (`a * b`, `a + b - c`): the value in parentheses, continued on a second row before one of
-    the chain's operators, aligned after the `(` (PEP 8's break before a binary operator), the
-    first row as full as fits; else `code` itself."""
+    (`a * b`, `a + b - c`): the value in parentheses, continued on a second row (a third,
+    MAX_ROWS, where two do not fit: a sum of three calls, one a row, as attention's gradient)
+    before one of the chain's operators, aligned after the `(` (PEP 8's break before a binary
+    operator), each row as full as fits; else `code` itself."""
     level = _PRECEDENCE.get(type(value.op))
     splits, node = [], value        # (the chain's operators, right to left: a left spine)
     while isinstance(node, ast.BinOp) and _PRECEDENCE.get(type(node.op)) == level:
@@ -471,13 +473,18 @@ def _operator_wrapped(code, value):
         return code
     start, end = _span(code, value)
     head = code[:start] + "("
-    for cut in splits:              # (the first row as full as fits)
-        first = head + code[start:cut].rstrip()
-        second = " " * len(head) + code[cut:end].strip() + ")" + code[end:]
-        if len(first) <= MAX_LENGTH and len(second) <= MAX_LENGTH:
-            out = first + "\n" + second
-            return out if _same(parsed(out), parsed(code)) else code
-    return code
+    rows, at = [], start            # (each row as full as fits, left to right)
+    while len(head) + len(code[at:end].strip()) + len(code[end:]) + 1 > MAX_LENGTH:
+        cut = next((c for c in splits if c > at and
+                    len(head) + len(code[at:c].rstrip()) <= MAX_LENGTH), None)
+        if cut is None or len(rows) == MAX_ROWS - 1:
+            return code
+        rows.append((head if not rows else " " * len(head)) + code[at:cut].strip())
+        at = cut
+    if not rows:
+        return code
+    out = "\n".join(rows + [" " * len(head) + code[at:end].strip() + ")" + code[end:]])
+    return out if _same(parsed(out), parsed(code)) else code
 
 
 def _operator_split(code):
@@ -485,7 +492,7 @@ def _operator_split(code):
     operator (each row then one operand of the chain: `_within_limits` lets the line take
     MAX_ONE_ROW_OPERATIONS, as a row of its own would)."""
     rows = wrapped(code).split("\n")     # (a call's arguments re-read may fit one row)
-    return len(rows) == 2 and rows[1].lstrip()[:1] in "+-*/@%"
+    return len(rows) >= 2 and all(r.lstrip()[:1] in "+-*/@%" for r in rows[1:])
 
 
 def _dotted(node):

@@ -22,7 +22,7 @@ from secant.transformer.containers import container_names
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, is_python_number, operands_of
-from secant.transformer.walker import (Line, Walker, dead_code_eliminated, defined_in,
+from secant.transformer.walker import (Line, Walker, parsed, dead_code_eliminated, defined_in,
                                        fill_slot, is_literal_number, src,
                                        unread_targets_unnamed)
 
@@ -474,9 +474,14 @@ class ReverseBuilder(Walker, StackReverse):
         replay = [ln for ln in self.lines[start:] if ln.kind != "slot"]
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
+        target = None if count else _unpacked_target(s.target, replay, self.indent + 1)
+        if target is not None and target != s.target:      # `for (a, b), x in zip(...)`: the unpacking's line goes
+            replay[0].kind = "slot"
+            self.lines[head] = Line(f"for {target[1:-1]} in reversed({s.iterable}):",
+                                    self.indent, "block")
         if needed:      # each iteration pushes once on each stack (made before the loop):
             read = set().union(*(ln.uses for ln in self.lines[start:] if ln.kind != "slot"))
-            steps = [] if count or s.target not in read else [(s.target, s.iterable)]
+            steps = [] if count or not read & _names_of(target) else [(target, s.iterable)]
             self.lines[head] = Line(reversed_loop(steps + [(v, stack[v]) for v in needed]),
                                     self.indent, "block")   # the reverse loop reads them
             count = None    # backwards (transformer/normalize.py reversed_stack_loop)
@@ -1418,8 +1423,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     before = {id(ln) for ln in held}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+    joined = len(lines)
     lines = accumulate.summed(lines, bars, b.label, bars & kept, algebra.simplifier(
         lines, bars, b.shapes, unreduced=False)[0], wrap=True)     # (and across user lines)
+    if len(lines) < joined:     # (a comment joined: a read once now under the same one as
+        lines = fold.folded(lines, bars - kept, temporaries, bars & kept,   # its use)
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0],
+                            wrap=True)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
     last, count = lines[-2] if len(lines) > 1 else None, len(lines)
     lines = fold.returned_in_place(lines, bars & kept)
@@ -2137,6 +2147,34 @@ def _operands_in(stmts):
             yield from _operands_in(s.orelse)
         elif isinstance(s, (ir.For, ir.While)):
             yield from _operands_in(s.body)
+
+
+def _unpacked_target(target, replay, indent):
+    """The reverse loop's target: `(a, b)` where the replayed iteration's first line unpacks
+    the loop variable, `a, b = item`, and no other line reads it (a person unpacks in the
+    header: `for (a, b), x in zip(reversed(items), reversed(x_stack)):`), else `target`. The
+    names and nesting are kept (no starred target): the header binds what the line did, at
+    the same point of the iteration."""
+    if not replay or replay[0].kind != "stmt" or replay[0].indent != indent or \
+            "\n" in replay[0].code or replay[0].uses != {target} or \
+            any(target in ln.uses or target in ln.defines for ln in replay[1:]):
+        return target
+    st = parsed(replay[0].code).body[0]
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+            isinstance(st.targets[0], ast.Tuple) and _plain_tuple(st.targets[0])):
+        return target
+    return ast.unparse(st.targets[0])       # (in parentheses: one item of a zip's)
+
+
+def _plain_tuple(node):
+    """Whether a target is a tuple of names and such tuples, two items or more at each level."""
+    return isinstance(node, ast.Tuple) and len(node.elts) > 1 and all(
+        isinstance(e, ast.Name) or _plain_tuple(e) for e in node.elts)
+
+
+def _names_of(target):
+    """The names a loop target's text binds."""
+    return set(re.findall(r"\w+", target))
 
 
 def reversed_loop(pairs):

@@ -31,7 +31,7 @@ from secant.backends.errors import (SecantError, def_line, SecantTypeError, Seca
 from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
-from secant.codegen.naming import Names
+from secant.codegen.naming import Names, versions_dropped
 from secant.transformer import depth, gast_parse, hygiene, ir
 from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
     signature_of
@@ -1500,6 +1500,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     else:
         canonical = None
         source, moved = hygiene.swap(source, fn_ir.renamed)
+    if mode not in forward.MODES and mode != "vmap":    # (a reverse pass: `y` for the only
+        source = versions_dropped(source, {   # version left, `y_1`, of a user's variable)
+            v for v, u in getattr(fn_ir, "versions", {}).items() if v.startswith(u + "_")})
     for name, new in moved.items():
         ours[new] = ours.pop(name) if name in ours else reserved[name]
         ours.pop(name, None)

@@ -334,7 +334,7 @@ def test_sources_read_well():
     assert "b = [1.0, x * x, 2.0]" in text
     assert "_, x_sq_bar, _ = b_bar" in text
     text = secant.source(secant.grad(append_loop))
-    assert "out_1 = out_1 + [" in text and "split_at(" in text     # (one name: as appended)
+    assert "out = out + [" in text and "split_at(" in text     # (one name, the user's: lean20g)
     text = secant.source(secant.grad(lambda x: snp.mean([x, x + 2.0])))
     assert "snp.stack([x, x + 2.0])" in text
     text = secant.source(secant.grad(dict_literal))

@@ -311,7 +311,7 @@ def test_jit_of_grad_with_a_static_loop_rolls_both_passes():
     jg = secant.jit(g)
     for a, b in zip(jg(x, w), g(x, w)):
         assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
-    assert "for h_1 in reversed(h_1_stack):" in secant.source(g)   # (the stack read back)
+    assert "for h in reversed(h_stack):" in secant.source(g)   # (the stack read back)
     src = secant.source(jg)
     assert "fori_loop_with_carries(0, 3, h_for_body, x)" in src      # (h = x: no copy)
     assert "fori_loop_vjp(0, 3, h_for_body_vjp, h_1_bar, h_1_carries, closed=(w, x), out=h_1)" in src

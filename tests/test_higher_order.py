@@ -189,7 +189,7 @@ def test_simulate_closed_form_and_second_order(x64):
 def test_simulate_source_reads_as_a_specialised_call():
     from test_golden import generated_program
     text = generated_program(secant.grad(simulate))
-    assert "rk4_f(y_1, 0.1, theta)" in text and "rk4_f_vjp(" in text
+    assert "rk4_f(y, 0.1, theta)" in text and "rk4_f_vjp(" in text
     assert "def rk4_f_vjp(" in text and "lambda" not in text.split("\n\n\n")[0]
     _check_golden("simulate_grad", text)
 

@@ -137,8 +137,13 @@ def test_wrapped_layout_and_refusals():
     assert fold.wrapped(three) == three
     one = "t_bar = f(" + "a_long_name_" * 8 + ")"
     assert fold.wrapped(one) == one
+    binop = "t_bar = " + " + ".join(["a_long_name_%d" % i for i in range(16)])
+    assert fold.wrapped(binop) == binop     # (four rows needed: fold.MAX_ROWS is 3)
     binop = "t_bar = " + " + ".join(["a_long_name_%d" % i for i in range(12)])
-    assert fold.wrapped(binop) == binop     # (three rows needed)
+    rows = fold.wrapped(binop).split("\n")  # (three rows: each as full as fits, lean20g)
+    assert len(rows) == 3 and max(map(len, rows)) <= fold.MAX_LENGTH, rows
+    assert all(r.startswith(" " * len("t_bar = (") + "+ ") for r in rows[1:]), rows
+    assert ast.dump(ast.parse("\n".join(rows))) == ast.dump(ast.parse(binop))
     noted = long + "  # a note"
     assert fold.wrapped(noted) == noted
     assert fold._width(long) <= fold.MAX_LENGTH < fold._width(three)

@@ -135,8 +135,9 @@ def test_attention_query_cotangent_folded_into_the_return(x64):
     src = "\n".join(rows)
     assert max(map(len, rows)) <= 4 + fold.MAX_LENGTH, src
     assert not any(r.strip().startswith("q_bar =") for r in rows), src
-    assert _statement(rows, "return") == (
-        "return (matmul_grad_x(v_bar, x, wv) + matmul_grad_x(k_bar, x, wk) "
+    assert _statement(rows, "return") == (     # (v_bar, k_bar too: lean20g, three rows)
+        "return (matmul_grad_x(matmul_grad_y(out_bar, a, v), x, wv) "
+        "+ matmul_grad_x(matmul_grad_t_y(q_matmul_k_T_bar, q, k), x, wk) "
         "+ matmul_grad_x(matmul_grad_x_of_t(q_matmul_k_T_bar, q, k), x, wq))"), src
     # (k.T's rules read k: tests/test_lean20z_transpose.py)
     args = _checked(funcs.attention)

@@ -342,6 +342,7 @@ class Normaliser(ContainerMixin):
         self.dict_names = set()     # names bound to untracked dicts (`defaults = {...}`)
         self.bindings = {}          # name -> a callee's runnable form generated code calls
         self.temporaries = set()    # names of an op's result given no user name (x_times_i)
+        self.versions = {}          # a user variable's version (y_1) -> the user's name (y)
         self.origin = None
         self.out = None
 
@@ -1283,6 +1284,7 @@ class Normaliser(ContainerMixin):
             return user_name
         name = self.names.fresh(user_name)
         self.temporaries.discard(name)
+        self.versions[name] = user_name
         return name
 
     def assign_tuple(self, target, value, stmt, operand=None):
@@ -1704,6 +1706,7 @@ class Normaliser(ContainerMixin):
             for name in assigned:
                 loop = loop_names[name] = self.names.fresh(name)
                 self.temporaries.discard(loop)
+                self.versions[loop] = name
                 if name in before:     # copy the value entering the loop to the loop name
                     pre = before[name]
                     if pre in self.tracked:
@@ -1829,6 +1832,7 @@ class Normaliser(ContainerMixin):
             self.names.reserve(self.current[target_id])
             self.temporaries.discard(self.current[target_id])
             target = self.current[target_id]
+            self.versions[target] = target_id
         else:
             test = self._while_test(stmt)
         header = self.out
@@ -5596,6 +5600,7 @@ def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
     fn_ir.renamed = norm.renamed        # user name -> its placeholder in the canonical form
     fn_ir.containers = set(norm.containers)     # names known to hold containers (pytrees)
     fn_ir.temporaries = norm.temporaries - norm.current.keys()
+    fn_ir.versions = {v: u for v, u in norm.versions.items() if v != u}
     fn_ir.user_names, bound, declared = _names_and_bound(norm.node)
     fn_ir.free_names = fn_ir.user_names - bound     # globals, cells, builtins
     fn_ir.locals = bound - declared     # (a local `calls` is not the global counter)
