@@ -18,43 +18,8 @@ import subprocess
 import sys
 import time
 
-N_LONG = 200
-
-
-def counter_while(x):
-    s = x
-    i = 0
-    while i < 8:
-        s = snp.sin(s) * x + 0.1
-        i += 1
-    return s
-
-
-def counter_while_long(x):
-    s = x
-    i = 0
-    while i < N_LONG:
-        s = snp.sin(s) * 0.9 + x * 0.1
-        i += 1
-    return s
-
-
-def while_cubic(a):
-    def body(c):
-        i, x = c
-        return i + 1, x - (x ** 3 - a) / (3 * x ** 2)
-    return lax.while_loop(lambda c: c[0] < 8, body, (0, a))[1]
-
-
-def for_in_while(x):
-    s = x
-    k = 0
-    while k < 2:
-        for j in range(2):
-            s = snp.sin(s) * x + 0.1
-        k += 1
-    return s
-
+# the programs, written once: tests/test_perf19e_while_stacks.py and others check them
+from loop_programs import counter_while, counter_while_long, for_in_while, while_cubic
 
 PROGRAMS = {"counter_while": (counter_while, 0.7), "counter_while_200": (counter_while_long, 0.7),
             "while_cubic": (while_cubic, 2.0), "for_in_while": (for_in_while, 0.7)}
@@ -106,8 +71,7 @@ def main():
 
 if __name__ == "__main__":
     import secant
-    import secant.numpy as snp
-    from secant import grad, jit, lax
+    from secant import grad, jit
     if "--one" in sys.argv:
         k = sys.argv.index("--one")
         print(json.dumps(one(sys.argv[k + 1], int(sys.argv[k + 2]), "--baseline" in sys.argv)))

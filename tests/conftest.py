@@ -182,6 +182,7 @@ CPU_SECONDS = {
     "test_lean20z_seed.py": 3,
     "test_lean20z_wrap.py": 3,
     "test_lean20z_transpose.py": 4,
+    "test_verlet21_static_ifs.py": 51,
     "test_lead16_numpy_buffers.py": 4, "test_lead16_type_tests.py": 1,
     "test_others7_optax.py": 4, "test_numpy_products.py": 4, "test_lax_loops_second_order.py": 4,
     "test_lean20h.py": 4, "test_others2_control.py": 4,

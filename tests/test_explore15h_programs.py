@@ -7,28 +7,11 @@ The default profile runs every program through two transforms, rotating so that 
 meets about a ninth of the programs twice over; HYPOTHESIS_PROFILE=thorough runs every pair.
 Pairs JAX itself refuses must raise a SecantError.
 """
-import contextlib
-import io
-import os
-
-import pytest
-
-import secant
 from user_programs import ALL, checks
 
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 2
 
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {}
 
-
-@pytest.mark.parametrize("case, name", list(checks.pytest_params(
-    ALL, checks.TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
-def test_program(x64, case, name):
-    with contextlib.redirect_stdout(io.StringIO()):          # with_debug_print prints
-        if (case.name, name) in checks.JAX_REFUSES:
-            with pytest.raises(secant.SecantError):
-                checks.run(case, name)
-        else:
-            checks.run(case, name)
+test_program, _ = checks.battery(ALL, checks.TRANSFORMS, PER_PROGRAM, KNOWN_FAILURES)

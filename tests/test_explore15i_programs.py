@@ -13,7 +13,6 @@ prints the whole table.
 """
 import contextlib
 import io
-import os
 
 import numpy as np
 import pytest
@@ -22,27 +21,14 @@ import secant
 import secant.numpy as jnp
 from user_programs import SECOND, bad_inputs, checks
 
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {}
 KNOWN_BAD_INPUTS = {}
 
-
-@pytest.mark.parametrize("case, name", list(checks.pytest_params(
-    SECOND, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
-def test_program(x64, case, name):
-    with contextlib.redirect_stdout(io.StringIO()):
-        checks.run(case, name)
-
-
-@pytest.mark.parametrize("cid", [
-    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
-                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs.CASES])
-def test_bad_input(x64, cid):
-    outcome, detail = bad_inputs.classify(bad_inputs.CASES[cid])
-    assert outcome == "correct", detail
+test_program, test_bad_input = checks.battery(SECOND, checks.SECOND_TRANSFORMS, PER_PROGRAM,
+                                              KNOWN_FAILURES, bad_inputs, KNOWN_BAD_INPUTS)
 
 
 def test_battery_size():

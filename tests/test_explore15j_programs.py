@@ -14,7 +14,6 @@ prints the whole table. Below: a named regression test for each fix the battery 
 """
 import contextlib
 import io
-import os
 
 import numpy as np
 import pytest
@@ -24,7 +23,6 @@ import secant.numpy as jnp
 from secant import tree_util
 from user_programs import THIRD, bad_inputs_third, checks
 
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
 _ALL = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
@@ -43,38 +41,12 @@ _WHY = [      # (program, its failing transforms, why)
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
 KNOWN_BAD_INPUTS = {}
 
-
-@pytest.mark.parametrize("case, name", list(checks.pytest_params(
-    THIRD, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
-def test_program(x64, case, name):
-    with contextlib.redirect_stdout(io.StringIO()):
-        if (case.name, name) in checks.JAX_REFUSES:
-            with pytest.raises(secant.SecantError):
-                checks.run(case, name)
-        else:
-            checks.run(case, name)
-
-
-@pytest.mark.parametrize("cid", [
-    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
-                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs_third.CASES])
-def test_bad_input(x64, cid):
-    outcome, detail = bad_inputs_third.classify(bad_inputs_third.CASES[cid])
-    assert outcome == "correct", detail
+test_program, test_bad_input = checks.battery(THIRD, checks.SECOND_TRANSFORMS, PER_PROGRAM,
+                                              KNOWN_FAILURES, bad_inputs_third, KNOWN_BAD_INPUTS)
 
 
 def test_battery_size():
     assert len(THIRD) >= 60 and len(bad_inputs_third.CASES) >= 15
-
-
-def _fd(f, x, h=1e-6):
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return out
 
 
 # --- regression tests of what the battery found ---------------------------------------------------
@@ -202,7 +174,7 @@ def test_jvp_of_a_function_passed_in_under_grad(x64):
     helper: grad of it refused `jvp_closed(f)` (no rule); it is now a call of a function known
     at run time."""
     x = np.array([0.3, -0.2, 0.5])
-    np.testing.assert_allclose(secant.grad(_uses_hvp)(x), _fd(_uses_hvp, x), rtol=1e-6)
+    np.testing.assert_allclose(secant.grad(_uses_hvp)(x), checks.fd(_uses_hvp, x), rtol=1e-6)
 
 
 def _linearized(x):
@@ -214,7 +186,7 @@ def test_linearize_inside_a_transformed_function(x64):
     """jd_linearize: `y, f_jvp = linearize(f, x)` in a function grad reads was refused; it
     reads as `y = f(x)` and f_jvp(t) as jvp(f, (x,), (t,))[1]."""
     x = np.array([0.3, -0.2, 0.5])
-    np.testing.assert_allclose(secant.grad(_linearized)(x), _fd(_linearized, x), rtol=1e-6)
+    np.testing.assert_allclose(secant.grad(_linearized)(x), checks.fd(_linearized, x), rtol=1e-6)
     np.testing.assert_allclose(secant.vmap(_linearized)(np.stack([x, -x])),
                                [_linearized(x), _linearized(-x)], rtol=1e-12)
 

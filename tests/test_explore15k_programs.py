@@ -15,11 +15,8 @@ The default profile runs every program through one transform, rotating over the 
 HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_programs.py --fourth`
 prints the whole table. Below: a named regression test for each fix the battery led to.
 """
-import contextlib
 import dataclasses
 import functools
-import io
-import os
 
 import numpy as np
 import pytest
@@ -29,7 +26,6 @@ import secant.numpy as jnp
 from secant import lax
 from user_programs import FOURTH, bad_inputs_fourth, checks
 
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
 
 _WHY = [      # (program, its failing transforms, why)
@@ -38,38 +34,12 @@ _WHY = [      # (program, its failing transforms, why)
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
 KNOWN_BAD_INPUTS = {}
 
-
-@pytest.mark.parametrize("case, name", list(checks.pytest_params(
-    FOURTH, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
-def test_program(x64, case, name):
-    with contextlib.redirect_stdout(io.StringIO()):
-        if (case.name, name) in checks.JAX_REFUSES:
-            with pytest.raises(secant.SecantError):
-                checks.run(case, name)
-        else:
-            checks.run(case, name)
-
-
-@pytest.mark.parametrize("cid", [
-    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
-                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs_fourth.CASES])
-def test_bad_input(x64, cid):
-    outcome, detail = bad_inputs_fourth.classify(bad_inputs_fourth.CASES[cid])
-    assert outcome == "correct", detail
+test_program, test_bad_input = checks.battery(FOURTH, checks.SECOND_TRANSFORMS, PER_PROGRAM,
+                                              KNOWN_FAILURES, bad_inputs_fourth, KNOWN_BAD_INPUTS)
 
 
 def test_battery_size():
     assert len(FOURTH) >= 50 and len(bad_inputs_fourth.CASES) >= 15
-
-
-def _fd(f, x, h=1e-6):
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return out
 
 
 # --- regression tests of what the battery found ---------------------------------------------------
@@ -95,7 +65,7 @@ def test_stop_gradient_of_a_reversed_scan_holds_the_targets(x64):
     finite differences cannot see stop_gradient, so the check is here: the gradient is that of
     the loss with the targets frozen at the current values."""
     v, r = np.array([0.5, -0.2, 0.8, 0.1, 0.3]), np.array([1.0, 0.0, -0.5, 0.2, 0.7])
-    want = _fd(lambda u: float(_gae_value_loss(u, v, r)), v)
+    want = checks.fd(lambda u: float(_gae_value_loss(u, v, r)), v)
     for run in (secant.grad(_gae_stopped), secant.jit(secant.grad(_gae_stopped))):
         np.testing.assert_allclose(run(v, r), want, rtol=1e-6, atol=1e-9)
 
@@ -150,7 +120,7 @@ def test_a_partial_of_a_differentiated_value_passed_on(x64, program):
     def did. (Written in place, `_apply(Partial(_mse_to, y), w, x)`, it is still refused.)"""
     w, x = np.eye(3) * 0.5 + 0.1, np.linspace(-1.0, 1.0, 12).reshape(4, 3)
     y = np.linspace(0.2, -0.3, 12).reshape(4, 3)
-    want = _fd(lambda t: float(program(w, x, t)), y)
+    want = checks.fd(lambda t: float(program(w, x, t)), y)
     np.testing.assert_allclose(secant.grad(program, argnums=2)(w, x, y), want, rtol=1e-6,
                                atol=1e-9)
     np.testing.assert_allclose(secant.jit(secant.grad(program, argnums=2))(w, x, y), want,
@@ -221,13 +191,13 @@ def test_lax_sort_of_several_operands(x64):
     derivative or batching rule (refused); they read as the keys' sorting permutation taken
     from every operand (secant/lax_sort_sources.py)."""
     x, v = np.array([0.3, -1.2, 0.7, 0.1, 2.0]), np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    np.testing.assert_allclose(secant.grad(_two_keys)(x), _fd(_two_keys, x), rtol=1e-6)
+    np.testing.assert_allclose(secant.grad(_two_keys)(x), checks.fd(_two_keys, x), rtol=1e-6)
     np.testing.assert_allclose(secant.jit(secant.grad(_two_keys))(x), [2, 0, 3, 1, 4])
     np.testing.assert_allclose(secant.vmap(_two_keys)(np.stack([x, -x])),
                                [_two_keys(x), _two_keys(-x)], rtol=1e-12)
     for argnums, arg in ((0, x), (1, v)):
         g = secant.grad(_key_val, argnums=argnums)(x, v)
-        want = _fd(lambda t: _key_val(t, v) if argnums == 0 else _key_val(x, t), arg)
+        want = checks.fd(lambda t: _key_val(t, v) if argnums == 0 else _key_val(x, t), arg)
         np.testing.assert_allclose(g, want, rtol=1e-6)
 
 
@@ -242,7 +212,7 @@ def test_a_vectorized_lambda_bound_to_a_local(x64):
     known only at run time); it now reads as the vectorize written in place, as a named
     function's did."""
     w, x = np.eye(3) * 0.5 + 0.1, np.linspace(-1.0, 1.0, 12).reshape(4, 3)
-    want = _fd(lambda t: float(_vectorized_rows(t.reshape(3, 3), x)), w.ravel()).reshape(3, 3)
+    want = checks.fd(lambda t: float(_vectorized_rows(t.reshape(3, 3), x)), w.ravel()).reshape(3, 3)
     np.testing.assert_allclose(secant.grad(_vectorized_rows)(w, x), want, rtol=1e-6)
     ws = np.stack([w, 2 * w])
     np.testing.assert_allclose(secant.vmap(_vectorized_rows, in_axes=(0, None))(ws, x),
@@ -270,7 +240,7 @@ def test_a_walrus_in_a_while_test(x64):
     the end of its body (a body that continues is still refused); jit keeps the loop Python's
     (a test on a traced value: TracerBoolConversionError, as JAX)."""
     w = np.eye(3) * 0.4 + 0.1
-    want = _fd(lambda t: _countdown_by_hand(t.reshape(3, 3)), w.ravel()).reshape(3, 3)
+    want = checks.fd(lambda t: _countdown_by_hand(t.reshape(3, 3)), w.ravel()).reshape(3, 3)
     np.testing.assert_allclose(secant.jit(_walrus_countdown)(w), _countdown_by_hand(w))
     for run in (secant.grad(_walrus_countdown), secant.jit(secant.grad(_walrus_countdown))):
         np.testing.assert_allclose(run(w), want, rtol=1e-6)

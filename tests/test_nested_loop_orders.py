@@ -4,35 +4,23 @@ functions whose loops nest (for in for, for in while, breaks, loops over lists, 
 A derivative's inner loop saves its values on a stack it makes inside the outer reverse loop;
 the next order's replay of that loop makes the stack again (ad/stacks.py). Each order is
 checked against float64 finite differences of the order before, and jit against eager."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import secant.numpy as snp
 from secant import grad, hessian, jacfwd, jacrev, jit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from loop_programs import for_in_while, nested_for  # noqa: E402
+
 # (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
 pytestmark = pytest.mark.usefixtures("fast_compiles")
 
 X = 0.7
 EPS = 1e-5
-
-
-def nested_for(x):
-    s = x
-    for i in range(3):
-        for j in range(2):
-            s = snp.sin(s) * x
-    return s
-
-
-def for_in_while(x):
-    s = x
-    k = 0
-    while k < 2:
-        for j in range(2):
-            s = snp.sin(s) * x + 0.1
-        k += 1
-    return s
 
 
 def with_breaks(x):

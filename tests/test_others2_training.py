@@ -209,10 +209,6 @@ def total_energy(q, p, k, rest):
     return spring_energy(q, k, rest) + 0.5 * jnp.sum(p ** 2)
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason=(
-    "regression from lean20r, found at the landing CI: grad of a loop calling -grad(energy) "
-    "through snp.diff; diff_vjp's reverse loop in one branch rebinds the forward loop's `index` "
-    "of the other, and its derivative passes index_1 to a staged cond unset on that path"))
 def test_spring_chain_verlet(x64):
     q0, p0 = np.array([0.1, 1.2, 1.9, 3.2]), np.zeros(4)
     k, rest = np.array([1.0, 2.0, 1.5]), 1.0

@@ -4,6 +4,8 @@ inner names aside), an op nobody reads is dropped, and ops with effects (host ca
 random draws, collectives, barriers) stay. The pruned program computes what the unpruned one
 does: derivatives of nested loops to the 2nd order, jit against the unpruned trace and eager."""
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,15 +16,10 @@ from secant import grad, jit
 from secant.backends import emitter
 from secant.backends.emitter import prune
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from loop_programs import for_in_while, nested_for  # noqa: E402
+
 pytestmark = pytest.mark.usefixtures("fast_compiles")
-
-
-def nested_for(x):
-    s = x
-    for i in range(3):
-        for j in range(2):
-            s = snp.sin(s) * x
-    return s
 
 
 def heat_mean(a):
@@ -30,16 +27,6 @@ def heat_mean(a):
     for _ in range(5):
         u = u + a * (snp.roll(u, 1) + snp.roll(u, -1) - 2 * u)
     return snp.sum(u ** 3)
-
-
-def for_in_while(x):
-    s = x
-    k = 0
-    while k < 2:
-        for j in range(2):
-            s = snp.sin(s) * x + 0.1
-        k += 1
-    return s
 
 
 def _lowered(f, x, pruned):

@@ -4,32 +4,22 @@ lax.while_loop over (counter, x)) is read back by a reverse scan over the saved 
 every order, instead of recomputing step k's carry from the start. Each order against float64
 central differences of the order before and against eager; the trip count learnt against the
 loop run; loops whose test reads other values keep the recomputing path (values still right)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import secant.numpy as snp
-from secant import grad, jit, lax, vmap
+from secant import grad, jit, vmap
 from secant.lax_control_flow import trip_count
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from loop_programs import counter_while, while_cubic  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("fast_compiles")
 
 EPS = 1e-5
-
-
-def counter_while(x):
-    s = x
-    i = 0
-    while i < 5:
-        s = snp.sin(s) * x + 0.1
-        i += 1
-    return s
-
-
-def while_cubic(a):
-    def body(c):
-        i, x = c
-        return i + 1, x - (x ** 3 - a) / (3 * x ** 2)
-    return lax.while_loop(lambda c: c[0] < 6, body, (0, a))[1]
 
 
 def float_test_counter(x):

@@ -433,6 +433,10 @@ class _Rewriter:
         self.src, self.names, self.lax, self.undef = src, names, lax_name, undef_name
         self.range_ok = range_ok
         self.static = frozenset()  # names bound once to a static test (_static_names)
+        self.once = frozenset()    # names bound once in the function (no loop target, ...)
+        self.concrete = frozenset()  # once-bound tests of Python ifs that ran before (block)
+        self.definite = frozenset()  # names bound on every path to the statement (block)
+        self.closure_reads = frozenset()  # free names of the nested scopes (read any time)
         self.resized = set()       # lists whose length changes (_resized_containers)
         self.comments = {}        # id(statement) -> comment lines above it
         self.planned = {}         # (id(statement), base) -> name
@@ -454,11 +458,12 @@ class _Rewriter:
     def plan(self, s, defined, later):
         try:
             if isinstance(s, gast.If):
-                if _is_static(s.test, self.static) or _side_effect(s.body + s.orelse):
+                if _is_static(s.test, self.static | self.concrete) or \
+                        _side_effect(s.body + s.orelse):
                     return
                 if not isinstance(s.test, gast.Name):
                     self.name(s, "pred")
-                outs = [v for v in assigned(s.body + s.orelse) if v in defined or v in later]
+                outs = [v for v in assigned(s.body + s.orelse) if self._out(v, later)]
                 base = outs[0] if outs else "return"
                 self.name(s, f"{base}_if_true")
                 self.name(s, f"{base}_if_false")
@@ -493,12 +498,33 @@ class _Rewriter:
         for k in range(n - 1, -1, -1):
             suffix_reads[k] = suffix_reads[k + 1] | set(reads([stmts[k]]))
         out, before = [], set(defined)
+        entry = self.concrete, self.definite
+        concrete, definite = entry
         for k, s in enumerate(stmts):
-            out.extend(self.stmt(s, before, set(later) | suffix_reads[k + 1]))
+            self.concrete, self.definite = concrete, definite
+            after = frozenset(exposed([s], definite)[1])
+            kept = self.stmt(s, before, set(later) | suffix_reads[k + 1])
+            out.extend(kept)
             before |= set(assigned([s]))
+            definite = after
+            if isinstance(s, gast.If) and s in kept and isinstance(s.test, gast.Name) and \
+                    s.test.id in self.once:
+                # a Python if's test is concrete whenever the program runs on: another if on
+                # the same once-bound name after it stays a Python if too (a derivative's
+                # reverse `if cond:` after its forward one, which appends to its stacks)
+                concrete |= {s.test.id}
+        self.concrete, self.definite = entry
         if stmts and not out:       # every statement dropped (a dead if)
             out.append(gast.copy_location(gast.Pass(), stmts[0]))
         return out
+
+    def _out(self, v, later):
+        """Whether an if that assigns `v` returns it: read later (a nested scope's free name
+        may be read whenever it is called), or bound on every path before the if (its value
+        passes through). One bound on some paths only and read nowhere after is no operand:
+        on a path that left it unbound, passing it in would raise (issue 15: diff's second
+        derivative, whose reverse loop rebinds its forward loop's index)."""
+        return v in later or v in self.definite or v in self.closure_reads
 
     def stmt(self, s, defined, later):
         if isinstance(s, (gast.If, gast.While, gast.For)):
@@ -513,12 +539,13 @@ class _Rewriter:
             index = set(assigned([s.target])) if isinstance(s, gast.For) else set()
             inner_later = set(later) | set(reads(head)) | set(exposed(s.body, index)[0])
             inner_defined = set(defined) | index
-            outer_only = self.loop_only
+            outer_only, outer_definite = self.loop_only, self.definite
             self.loop_only = outer_only | (set(assigned(s.body)) - inner_defined)
+            self.definite = outer_definite | index
             try:
                 s.body = self.block(s.body, inner_defined, inner_later)
             finally:
-                self.loop_only = outer_only
+                self.loop_only, self.definite = outer_only, outer_definite
             if isinstance(s, gast.While):
                 return self.rewrite_while(s, defined, later)
             return self.rewrite_for(s, defined, later)
@@ -526,7 +553,7 @@ class _Rewriter:
 
     # if
     def rewrite_if(self, s, defined, later):
-        if _is_static(s.test, self.static):
+        if _is_static(s.test, self.static | self.concrete):
             return [s]
         why = _side_effect(s.body + s.orelse)
         resized = [v for v in assigned(s.body) + assigned(s.orelse) if v in self.resized]
@@ -553,7 +580,7 @@ class _Rewriter:
             params = [v for v in changed if v in defined]
             outs = []
         else:
-            outs = [v for v in changed if v in defined or v in later]
+            outs = [v for v in changed if self._out(v, later)]
             params = [v for v in outs if v in defined]
             if not outs:
                 # an if whose values nothing reads (a derivative's replay, or user code whose
@@ -1182,8 +1209,16 @@ def _rewrite(fn, src, node, helpers):
     rw.unset = unset_name
     rw.root = list(node.body)
     rw.static = _static_names(node)
+    stores = {}
+    for n in _walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    rw.once = frozenset(k for k, c in stores.items() if c == 1)
+    rw.closure_reads = frozenset(k for n in _walk(node) if isinstance(n, _SCOPES) and n is not node
+                                 for k in _free_names(n))
     rw.resized = _resized_containers(node)
     params = set(m.id for m in _walk(node.args) if isinstance(m, gast.Name))
+    rw.definite = frozenset(params)
     node.body = rw.block(node.body, params, set())
     if not rw.changed and not rw.comments and not helpers:
         return fn

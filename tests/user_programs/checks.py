@@ -112,3 +112,52 @@ def pytest_params(cases, transforms, per_program, thorough, known):
         marks = [pytest.mark.xfail(strict=True, raises=Exception, reason=known[case.name, name])
                  ] if (case.name, name) in known else []
         yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
+
+
+def battery(cases, transforms, per_program, known=None, bad_inputs=None, known_bad=None):
+    """A battery file's tests, to bind in it: `test_program, test_bad_input = battery(...)`.
+    test_program runs each (program, transform) pair of `rotation` (every applicable pair when
+    HYPOTHESIS_PROFILE=thorough): a pair JAX refuses (JAX_REFUSES) must raise a SecantError, a
+    pair in `known` ((program, transform) -> why it fails today) is a strict xfail.
+    test_bad_input (None without a `bad_inputs` module) asserts that each of its CASES is
+    classified "correct", a case in `known_bad` (id -> why) a strict xfail."""
+    import contextlib
+    import io
+    import os
+
+    import pytest
+    thorough = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+
+    @pytest.mark.parametrize("case, name", list(pytest_params(
+        cases, transforms, per_program, thorough, known or {})))
+    def test_program(x64, case, name):
+        with contextlib.redirect_stdout(io.StringIO()):      # with_debug_print prints
+            if (case.name, name) in JAX_REFUSES:
+                with pytest.raises(secant.SecantError):
+                    run(case, name)
+            else:
+                run(case, name)
+
+    if bad_inputs is None:
+        return test_program, None
+    known_bad = known_bad or {}
+
+    @pytest.mark.parametrize("cid", [
+        pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=known_bad[cid])]
+                     if cid in known_bad else []) for cid in bad_inputs.CASES])
+    def test_bad_input(x64, cid):
+        outcome, detail = bad_inputs.classify(bad_inputs.CASES[cid])
+        assert outcome == "correct", detail
+
+    return test_program, test_bad_input
+
+
+def fd(f, x, h=1e-6):
+    """Float64 central differences of the scalar f at x (any shape)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
