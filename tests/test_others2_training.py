@@ -7,7 +7,6 @@ loop for vmap and eager for jit."""
 import dataclasses
 
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
