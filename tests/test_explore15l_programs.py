@@ -17,20 +17,13 @@ The default profile runs every program through one transform, rotating over the 
 HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_programs.py --fifth`
 prints the whole table. Below: a named regression test for each fix the battery led to.
 """
-import contextlib
-import io
-import os
-
 import numpy as np
-import pytest
 
 import secant
 import secant.numpy as jnp
 from user_programs import FIFTH, bad_inputs_fifth, checks, habits
 
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 PER_PROGRAM = 1
-JAX_REFUSES = {**checks.JAX_REFUSES, **habits.JAX_REFUSES}
 
 _ALL_BUT_JIT = ("grad", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
 _WHY = [      # (program, its failing transforms, why)
@@ -63,23 +56,9 @@ KNOWN_BAD_INPUTS = {
 }
 
 
-@pytest.mark.parametrize("case, name", list(checks.pytest_params(
-    FIFTH, checks.SECOND_TRANSFORMS, PER_PROGRAM, THOROUGH, KNOWN_FAILURES)))
-def test_program(x64, case, name):
-    with contextlib.redirect_stdout(io.StringIO()):
-        if (case.name, name) in JAX_REFUSES:
-            with pytest.raises(secant.SecantError):
-                checks.run(case, name)
-        else:
-            checks.run(case, name)
-
-
-@pytest.mark.parametrize("cid", [
-    pytest.param(cid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BAD_INPUTS[cid])]
-                 if cid in KNOWN_BAD_INPUTS else []) for cid in bad_inputs_fifth.CASES])
-def test_bad_input(x64, cid):
-    outcome, detail = bad_inputs_fifth.classify(bad_inputs_fifth.CASES[cid])
-    assert outcome == "correct", detail
+test_program, test_bad_input = checks.battery(FIFTH, checks.SECOND_TRANSFORMS, PER_PROGRAM,
+                                              KNOWN_FAILURES, bad_inputs_fifth, KNOWN_BAD_INPUTS,
+                                              habits.JAX_REFUSES)
 
 
 def test_battery_size():

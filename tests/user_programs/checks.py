@@ -114,25 +114,28 @@ def pytest_params(cases, transforms, per_program, thorough, known):
         yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
 
 
-def battery(cases, transforms, per_program, known=None, bad_inputs=None, known_bad=None):
+def battery(cases, transforms, per_program, known=None, bad_inputs=None, known_bad=None,
+            refuses=None):
     """A battery file's tests, to bind in it: `test_program, test_bad_input = battery(...)`.
     test_program runs each (program, transform) pair of `rotation` (every applicable pair when
     HYPOTHESIS_PROFILE=thorough): a pair JAX refuses (JAX_REFUSES) must raise a SecantError, a
     pair in `known` ((program, transform) -> why it fails today) is a strict xfail.
     test_bad_input (None without a `bad_inputs` module) asserts that each of its CASES is
-    classified "correct", a case in `known_bad` (id -> why) a strict xfail."""
+    classified "correct", a case in `known_bad` (id -> why) a strict xfail. `refuses` adds a
+    battery's own pairs to JAX_REFUSES."""
     import contextlib
     import io
     import os
 
     import pytest
     thorough = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+    refuses = {**JAX_REFUSES, **(refuses or {})}
 
     @pytest.mark.parametrize("case, name", list(pytest_params(
         cases, transforms, per_program, thorough, known or {})))
     def test_program(x64, case, name):
         with contextlib.redirect_stdout(io.StringIO()):      # with_debug_print prints
-            if (case.name, name) in JAX_REFUSES:
+            if (case.name, name) in refuses:
                 with pytest.raises(secant.SecantError):
                     run(case, name)
             else:
