@@ -439,14 +439,15 @@ def _rename(code, old, new):
     most of this module's time on a long function.)"""
     if old not in code:
         return code
+    def word(w):
+        return new if w.group() == old else w.group()
+
     def one(m):
-        if m.group("f"):
-            return _WORD.sub(lambda w: new if w.group() == old else w.group(), m.group())
-        if m.group("kw"):
-            if _depth(code[:m.start()]) > 0:
-                return m.group()            # f(x, train=...): a keyword's name
-            return _WORD.sub(lambda w: new if w.group() == old else w.group(), m.group())
-        return new if m.group() == old else m.group()
+        if m.group("kw") and _depth(code[:m.start()]) > 0:
+            return m.group()            # f(x, train=...): a keyword's name
+        if m.group("f") or m.group("kw"):
+            return _WORD.sub(word, m.group())
+        return word(m)
     return _NAME_OR_NOT.sub(one, code)
 
 

@@ -477,8 +477,8 @@ class ReverseBuilder(Walker, StackReverse):
         needed = dataflow.to_record(s.carried, replay)
         stack = {v: self.names.fresh(f"{v}_stack") for v in needed}  # (a derivative's own
         target = None if count else _unpacked_target(s.target, replay, self.indent + 1)
-        if target is not None and target != s.target:      # `for (a, b), x in zip(...)`: the unpacking's line goes
-            replay[0].kind = "slot"
+        if target is not None and target != s.target:   # `for (a, b), x in zip(...)`:
+            replay[0].kind = "slot"                     # the unpacking line goes
             self.lines[head] = Line(f"for {target[1:-1]} in reversed({s.iterable}):",
                                     self.indent, "block")
         if needed:      # each iteration pushes once on each stack (made before the loop):
