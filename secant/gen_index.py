@@ -9,11 +9,11 @@ generating it again.
 Only a derivative that the source and a few plain facts stand for completely is recorded: grad
 or value_and_grad of a plain user function, whose generated function calls no derivative of a
 callee of its own (only secant's helpers, builtins and f's own closure cells), has no canonical
-form of its own, no effects, no inline form, and whose guards are its Guard of the names it
-resolved (globals and f's cells, read again when loaded) and f's Stamp. Anything else, a
-damaged record, or a jit hook (`secant run --show-source`): generated as before. An error is
-never recorded: a function the transforms refuse is generated, and refused, at each process's
-grad(f), as without the index.
+form of its own, no effects, no state parameters (ad/state_inputs.py), no inline form, and
+whose guards are its Guard of the names it resolved (globals and f's cells, read again when
+loaded) and f's Stamp. Anything else, a damaged record, or a jit hook (`secant run
+--show-source`): generated as before. An error is never recorded: a function the transforms
+refuse is generated, and refused, at each process's grad(f), as without the index.
 """
 import builtins
 import hashlib
@@ -30,7 +30,7 @@ stats = _records.stats
 _count = _records.count
 _ATTRS = frozenset(("__secant_source__", "__secant_out_batched__", "__secant_inline__",
                     "__secant_wrt_names__", "__secant_effects__", "__secant_array_params__",
-                    "__secant_guards__", "__secant_staging__"))
+                    "__secant_guards__", "__secant_staging__", "__secant_state_params__"))
 
 
 def key(fn, positions, mode, has_aux, tuple_out):
@@ -83,7 +83,8 @@ def _record(fn, gen):
     made = {"__secant_made_from__"}
     if type(gen) is not types.FunctionType or set(gen.__dict__) - made != _ATTRS \
             or gen.__secant_inline__ is not None or gen.__secant_out_batched__ is not None \
-            or gen.__secant_effects__ is not False or gen.__secant_staging__ != (fn, ()):
+            or gen.__secant_effects__ is not False or gen.__secant_staging__ != (fn, ()) \
+            or gen.__secant_state_params__ != ():     # (a vjp taking the state it reads)
         return None
     import linecache
     src = gen.__secant_source__
@@ -209,6 +210,7 @@ def _loaded(rec, fn):
     gen.__secant_inline__ = None
     gen.__secant_wrt_names__ = tuple(rec["wrt"])
     gen.__secant_effects__ = False
+    gen.__secant_state_params__ = ()
     gen.__secant_array_params__ = frozenset(rec["arrays"])
     gen.__secant_guards__ = (guard, Stamp(fn))
     gen.__secant_staging__ = (fn, ())
