@@ -11,6 +11,7 @@ Only the plain shape is rewritten: a def with positional parameters, no return, 
 ever called as a statement of the function (`double()`, never passed or stored). The others
 stay as written, and transformer/normalize.py refuses them with the `nonlocal` line.
 """
+import os
 import re
 
 import gast
@@ -199,10 +200,26 @@ def reached_names(fn):
 
 def _users_function(fn):
     """Whether `fn` is a Python function with code, not one of secant's, NumPy's, SciPy's or
-    JAX's (whose state the transforms never follow)."""
+    JAX's, nor Python's own standard library's (functools.singledispatch's dispatch cache is
+    the library's, not the user's state): the transforms never follow their state."""
     import types
     return isinstance(fn, types.FunctionType) and getattr(fn, "__code__", None) is not None \
-        and (fn.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy", "jax")
+        and (fn.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy", "jax") \
+        and not _standard_library(fn.__code__.co_filename)
+
+
+def _standard_library(filename):
+    """Whether a code object's file is a module of Python's standard library (an installed
+    package under it is not)."""
+    import sysconfig
+    if not _STDLIB:
+        _STDLIB.extend({os.path.join(f(sysconfig.get_paths()[k]), "") for f in (
+            os.path.abspath, os.path.realpath) for k in ("stdlib", "platstdlib")})
+    return filename.startswith(tuple(_STDLIB)) and not _INSTALLED.search(filename)
+
+
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")     # (an installed package's file)
+_STDLIB = []        # the standard library's directories, each ending in a separator
 
 
 def _reach(fn, seen):
@@ -213,7 +230,7 @@ def _reach(fn, seen):
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     code = getattr(target, "__code__", None)
     if not _users_function(target) or code in seen \
-            or re.search(r"[/\\](?:site|dist)-packages[/\\]", code.co_filename):
+            or _INSTALLED.search(code.co_filename):
         return False, frozenset()       # (recursion: what it reaches is found on the way in;
         # an installed package's functions are not followed: the user's own code is)
     seen.add(code)
