@@ -116,8 +116,8 @@ def writes_state(fn):
     import types
     method = getattr(type(fn), "__call__", None) if not isinstance(
         fn, (types.FunctionType, types.MethodType, type)) else None
-    target = fn.__func__ if isinstance(fn, types.MethodType) else \
-        method if isinstance(method, types.FunctionType) else fn
+    target = _read(fn.__func__ if isinstance(fn, types.MethodType) else
+                   method if isinstance(method, types.FunctionType) else fn)
     code = getattr(target, "__code__", None)
     if not _users_function(target):
         return False
@@ -177,8 +177,8 @@ def state_names(fn):
         return frozenset()
     import types
     method = getattr(type(fn), "__call__", None)
-    target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
-        fn, types.FunctionType) else method
+    target = _read(fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
+        fn, types.FunctionType) else method)
     return _WRITES_STATE[target.__code__][1]
 
 
@@ -203,6 +203,19 @@ def _users_function(fn):
     import types
     return isinstance(fn, types.FunctionType) and getattr(fn, "__code__", None) is not None \
         and (fn.__module__ or "").split(".")[0] not in ("secant", "numpy", "scipy", "jax")
+
+
+def _read(fn):
+    """The function whose source inspect.getsource reads for `fn`: the one a decorator's
+    wrapper names as __wrapped__ (functools.wraps), else `fn`. Its code keys the caches of what
+    the source says: every @contextlib.contextmanager's wrapper shares one code object, so
+    keyed by the wrapper, the first context read answered for all (`timing("fit")`, which
+    changes only a global log, read as the `scope(name, log)` that appends to its argument)."""
+    import inspect
+    try:
+        return inspect.unwrap(fn)
+    except ValueError:          # (a cycle of __wrapped__)
+        return fn
 
 
 def _reach(fn, seen):
@@ -255,10 +268,13 @@ def mutates_outside(fn):
     import inspect
     import textwrap
     from secant.transformer.functionalize import _MUTATING_METHODS
-    code = getattr(fn, "__code__", None)
     if not _users_function(fn) or hasattr(fn, "__secant_generated__") \
             or getattr(getattr(fn, "__secant_source__", None), "generated", False):
         return False        # (secant's own helpers, read as source, and its derivatives)
+    fn = _read(fn)
+    code = getattr(fn, "__code__", None)
+    if not _users_function(fn):
+        return False
     hit = _MUTATES.get(code)
     if hit is not None:
         return hit
