@@ -167,6 +167,7 @@ CPU_SECONDS = {
     "test_perf19h_dispatch.py": 4, "test_perf19h_transform.py": 3,
     "test_perf19b_passes.py": 3,
     "test_ctx15_function_fields.py": 5, "test_leftovers15.py": 5, "test_loop_saving.py": 5,
+    "test_fixobj_context_calls.py": 2,
     "test_lean20g.py": 5, "test_others11_sim.py": 5, "test_special_expint.py": 5,
     "test_library_rules_higher_order.py": 5, "test_functions_as_values.py": 5,
     "test_dist21_gpu_fallback.py": 5, "test_others6_ot_kernels_ode.py": 4,

@@ -404,17 +404,7 @@ def _plain_read(v):
 def _mutates(fdef, names):
     """Whether the def `fdef` changes an object one of `names` holds in place (`d[k] = v`,
     `acc.append(v)`, `o.n += 1`): a copy of it would not see that."""
-    from secant.transformer.functionalize import _MUTATING_METHODS
-    for m in gast.walk(fdef):
-        target = m.func.value if isinstance(m, gast.Call) and isinstance(
-            m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
-            m if isinstance(m, (gast.Subscript, gast.Attribute)) \
-            and not isinstance(m.ctx, gast.Load) else None
-        while isinstance(target, (gast.Attribute, gast.Subscript)):
-            target = target.value
-        if isinstance(target, gast.Name) and target.id in names:
-            return True
-    return False
+    return any(t.id in names for t in nonlocals.changed_in_place(gast.walk(fdef)))
 
 
 def _has(stmts, kinds):

@@ -117,8 +117,8 @@ def writes_state(fn):
     import types
     method = getattr(type(fn), "__call__", None) if not isinstance(
         fn, (types.FunctionType, types.MethodType, type)) else None
-    target = fn.__func__ if isinstance(fn, types.MethodType) else \
-        method if isinstance(method, types.FunctionType) else fn
+    target = _read(fn.__func__ if isinstance(fn, types.MethodType) else
+                   method if isinstance(method, types.FunctionType) else fn)
     code = getattr(target, "__code__", None)
     if not _users_function(target):
         return False
@@ -178,8 +178,8 @@ def state_names(fn):
         return frozenset()
     import types
     method = getattr(type(fn), "__call__", None)
-    target = fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
-        fn, types.FunctionType) else method
+    target = _read(fn.__func__ if isinstance(fn, types.MethodType) else fn if isinstance(
+        fn, types.FunctionType) else method)
     return _WRITES_STATE[target.__code__][1]
 
 
@@ -222,6 +222,19 @@ _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")     # (an installed
 _STDLIB = []        # the standard library's directories, each ending in a separator
 
 
+def _read(fn):
+    """The function whose source inspect.getsource reads for `fn`: the one a decorator's
+    wrapper names as __wrapped__ (functools.wraps), else `fn`. Its code keys the caches of what
+    the source says: every @contextlib.contextmanager's wrapper shares one code object, so
+    keyed by the wrapper, the first context read answered for all (`timing("fit")`, which
+    changes only a global log, read as the `scope(name, log)` that appends to its argument)."""
+    import inspect
+    try:
+        return inspect.unwrap(fn)
+    except ValueError:          # (a cycle of __wrapped__)
+        return fn
+
+
 def _reach(fn, seen):
     import types
     own = writes_state(fn)
@@ -261,6 +274,22 @@ def _full(cell):
 _MUTATES = {}       # code object -> whether its function changes an object it did not make
 
 
+def changed_in_place(nodes, calls=None, fields=True):
+    """The Name at the root of each object the `nodes` change in place: a mutating method's
+    (`acc.append(v)`; of the calls whose ids are in `calls` only, where given), an item's
+    stored (`d[k] = v`) and, with `fields`, an attribute's stored (`o.n += 1`)."""
+    from secant.transformer.functionalize import _MUTATING_METHODS
+    stored = (gast.Subscript, gast.Attribute) if fields else gast.Subscript
+    for m in nodes:
+        target = m.func.value if isinstance(m, gast.Call) and (calls is None or id(m) in calls) \
+            and isinstance(m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
+            m if isinstance(m, stored) and not isinstance(m.ctx, gast.Load) else None
+        while isinstance(target, (gast.Attribute, gast.Subscript)):
+            target = target.value
+        if isinstance(target, gast.Name):
+            yield target
+
+
 def mutates_outside(fn):
     """Whether the user's function `fn` changes in place an object it is given or closes over
     (`calls.append(1)`, `store[k] = v` of a parameter or free name): a second run of it (a
@@ -271,11 +300,13 @@ def mutates_outside(fn):
     per code object."""
     import inspect
     import textwrap
-    from secant.transformer.functionalize import _MUTATING_METHODS
-    code = getattr(fn, "__code__", None)
     if not _users_function(fn) or hasattr(fn, "__secant_generated__") \
             or getattr(getattr(fn, "__secant_source__", None), "generated", False):
         return False        # (secant's own helpers, read as source, and its derivatives)
+    fn = _read(fn)
+    code = getattr(fn, "__code__", None)
+    if not _users_function(fn):
+        return False
     hit = _MUTATES.get(code)
     if hit is not None:
         return hit
@@ -294,18 +325,11 @@ def mutates_outside(fn):
                  if p is not None} | set(code.co_freevars)
         changed, targets = set(), set()
         # (a method run for its effect, its result dropped: `seen.append(1)`, never
-        # `updates, state = optimizer.update(...)`)
+        # `updates, state = optimizer.update(...)`; a container changed in place: a field
+        # set, `COUNTER.calls += 1`, is state writes_state and the effects' replay forms read)
         dropped = {id(n.value) for n in _walk_scope(fdef.body) if isinstance(n, gast.Expr)}
-        for m in _walk_scope(fdef.body):
-            # (a container changed in place; a field set, `COUNTER.calls += 1`, is state
-            # writes_state and the effects' replay forms read)
-            target = m.func.value if isinstance(m, gast.Call) and id(m) in dropped and \
-                isinstance(m.func, gast.Attribute) and m.func.attr in _MUTATING_METHODS else \
-                m if isinstance(m, gast.Subscript) \
-                and not isinstance(m.ctx, gast.Load) else None
-            while isinstance(target, (gast.Attribute, gast.Subscript)):
-                target = target.value
-            if isinstance(target, gast.Name) and target.id not in made and target.id in given:
+        for target in changed_in_place(_walk_scope(fdef.body), calls=dropped, fields=False):
+            if target.id not in made and target.id in given:
                 changed.add(target.id)
                 targets.add(id(target))
         if changed:         # "read": what it changes it also reads (len(seen))

@@ -394,6 +394,7 @@ class Normaliser(ContainerMixin):
         self.bindings = {}          # name -> a callee's runnable form generated code calls
         self.temporaries = set()    # names of an op's result given no user name (x_times_i)
         self.versions = {}          # a user variable's version (y_1) -> the user's name (y)
+        self.once = set()           # names _evaluated_once bound a user's call to (get_out)
         self.origin = None
         self.out = None
 
@@ -1361,7 +1362,15 @@ class Normaliser(ContainerMixin):
             self.names.taken.discard(packed.name)
             self.tracked.discard(packed.name)
         else:
-            self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
+            last = self.out[-1] if self.out else None
+            if operand.src in self.once and isinstance(last, ir.Plain) \
+                    and last.defines == {operand.src}:
+                # (context = scaled('a'): the call bound once, in the user's own name)
+                self.once.discard(operand.src)
+                self.names.taken.discard(operand.src)
+                last.code, last.defines = f"{name} = {last.code.split(' = ', 1)[1]}", {name}
+            else:
+                self.out.append(ir.Plain(f"{name} = {operand.src}", {name}, self.origin))
             self.note_plain_binding(name, operand)      # out = []: a list (containers.py)
             if self._may_be_object(operand):
                 self.objects.add(name)      # (w = Vec(x), x not differentiated: an object)
@@ -2182,6 +2191,7 @@ class Normaliser(ContainerMixin):
             raise error
         name = self.names.fresh(f"{func.id}_out")
         self.out.append(ir.Plain(f"{name} = {value.src}", {name}, self.origin))
+        self.once.add(name)
         return ir.Expr(name)
 
     def _inactive(self, node):
