@@ -997,15 +997,17 @@ class BatchBuilder(Walker):
         extra, closed_pos = self._extra(op, 1)
         cond_fn, body = op.callee
         positions = (0,) + tuple(closed_pos)
-        leaves = getattr(self.batched_callee, "leaves", None)
-        for _ in range(8):
-            _, pred_b = self.batched_callee(cond_fn, positions, "free", {0: mask})
-            if pred_b is not False or leaves is None:
+        if not hasattr(self.batched_callee, "leaves"):
+            return False
+        for _ in range(8):      # (trials: the functions the code calls are named after it)
+            pred_b, _ = self.batched_callee(cond_fn, positions, "free", {0: mask}, probe=True)
+            if pred_b is not False:
                 return False
-            name, _ = self.batched_callee(body, positions, "leaves", {0: mask})
-            if leaves.get(name) is None:        # (a body generated otherwise: whole)
+            _, body_leaves = self.batched_callee(body, positions, "leaves", {0: mask},
+                                                 probe=True)
+            if body_leaves is None:             # (a body generated otherwise: whole)
                 return False
-            grown = _joined(mask, leaves[name])
+            grown = _joined(mask, body_leaves)
             if grown == mask:
                 break
             if not isinstance(grown, tuple):
