@@ -438,6 +438,7 @@ class ReverseBuilder(Walker, StackReverse):
                 self.bars[last] = copied[loop] = self.bar_name(last)
                 self.emit(f"{self.bars[last]} = {self.bars[loop]}")
         body_start = len(self.lines)
+        _refuse_read_after_loop(s, defined - loops - {last for _, last in s.carried}, self.bars)
         for loop, _ in s.carried:
             self.bars.pop(loop, None)               # contributions inside start afresh
         pending = {v: len(e) for v, e in self.fields.items()}
@@ -1906,6 +1907,22 @@ def arrays_read(stmts):
             elif name in spec.arrays and isinstance(operand, ir.Var):
                 out.add(operand.name)
     return out
+
+
+def _refuse_read_after_loop(s, assigned, bars):
+    """A name each iteration assigns afresh (not carried: `for g in fs: v = g(v)`) whose value
+    after the loop is differentiated: its cotangent is the last iteration's only, but the
+    reverse loop would add it to every iteration's (a wrong gradient): refused."""
+    late = sorted(v for v in assigned if v in bars)
+    if late:
+        o = s.origin
+        at = f"\n  at {o.filename}:{o.line}\n    {o.text}" if o else ""
+        name = re.sub(r"_[0-9]+$", "", late[0])
+        raise SecantError(
+            f"{name} is assigned in each iteration of this loop and its value after the loop "
+            f"is differentiated: reverse mode (grad, vjp, jacrev) cannot yet give it to the "
+            f"last iteration only; read the last value another way after the loop (such as "
+            f"{name} = ...[-1])" + at)
 
 
 def _is_carry_copy(st, carried):

@@ -845,6 +845,11 @@ class BatchBuilder(Walker):
             self.block(s.body)
             grow = {loop for loop, last in s.carried if loop not in with_b
                     and (last in self.batched or loop in self.batched)}
+            # a name the body assigns once (not carried: `for g in fs: v = g(v)`) holds its
+            # last iteration's value after the loop, batched if the body made it so (as one
+            # bound unbatched before the loop, broadcast there: the loop may run no iteration)
+            assigned = {n for n in defined_in(s.body) if n in self.batched} - before
+            grow |= {n for n in assigned if n in bound and n not in with_b}
             if grow:
                 with_b |= grow
                 self.indent -= 1
@@ -856,7 +861,7 @@ class BatchBuilder(Walker):
                     self.emit(f"{loop} = broadcast_batch({loop}, {self.size})")
             self.indent -= 1
             break
-        self.batched = before | with_b
+        self.batched = before | with_b | assigned
         self.unbatched -= self.batched
         self.last_comment = None
 
@@ -997,15 +1002,17 @@ class BatchBuilder(Walker):
         extra, closed_pos = self._extra(op, 1)
         cond_fn, body = op.callee
         positions = (0,) + tuple(closed_pos)
-        leaves = getattr(self.batched_callee, "leaves", None)
-        for _ in range(8):
-            _, pred_b = self.batched_callee(cond_fn, positions, "free", {0: mask})
-            if pred_b is not False or leaves is None:
+        if not hasattr(self.batched_callee, "leaves"):
+            return False
+        for _ in range(8):      # (trials: the functions the code calls are named after it)
+            pred_b, _ = self.batched_callee(cond_fn, positions, "free", {0: mask}, probe=True)
+            if pred_b is not False:
                 return False
-            name, _ = self.batched_callee(body, positions, "leaves", {0: mask})
-            if leaves.get(name) is None:        # (a body generated otherwise: whole)
+            _, body_leaves = self.batched_callee(body, positions, "leaves", {0: mask},
+                                                 probe=True)
+            if body_leaves is None:             # (a body generated otherwise: whole)
                 return False
-            grown = _joined(mask, leaves[name])
+            grown = _joined(mask, body_leaves)
             if grown == mask:
                 break
             if not isinstance(grown, tuple):

@@ -1339,10 +1339,11 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     flags = None
     derived = []    # the derivatives it calls (None: a recursive one, not generated yet)
 
-    def batched_callee(callee, positions, out_axes, items=None):
+    def batched_callee(callee, positions, out_axes, items=None, probe=False):
         """(name in the code, which outputs are batched) of a callee's batched function;
         `items`: position -> the leaves' flags of a tuple argument batched leaf by leaf (and
-        batched_callee.leaves[name]: its outputs' leaves' flags, vectorize.build)."""
+        batched_callee.leaves[name]: its outputs' leaves' flags, vectorize.build). probe: a
+        trial (a loop's fixpoint), named nowhere: (which outputs are batched, their leaves')."""
         from secant.batch import BatchOptions
         leafwise = tuple((i, ("items", m)) for i, m in sorted((items or {}).items()))
         options = BatchOptions(leafwise, out_axes, batch.axis_name, None)
@@ -1364,6 +1365,9 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
                     sub = generate(again, positions, "vmap", staged=True, batch=options)
             except Exception:
                 raise e from None
+        if probe:       # (a trial the code does not call: no name taken from the real one)
+            return (True, None) if isinstance(sub, _Recursive) else \
+                (sub.__secant_out_batched__, getattr(sub, "__secant_out_leaves__", None))
         derived.append(None if isinstance(sub, _Recursive) else sub)
         if isinstance(sub, _Recursive) and sub.key == (fn, mode, wrt, has_aux, tuple_out,
                                                        staged, batch):
