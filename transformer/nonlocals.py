@@ -240,7 +240,7 @@ def _reach(fn, seen):
     own = writes_state(fn)
     if own:
         return own, state_names(fn)
-    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    target = _read(fn.__func__ if isinstance(fn, types.MethodType) else fn)
     code = getattr(target, "__code__", None)
     if not _users_function(target) or code in seen \
             or _INSTALLED.search(code.co_filename):
@@ -300,10 +300,10 @@ def mutates_outside(fn):
     per code object."""
     import inspect
     import textwrap
-    if not _users_function(fn) or hasattr(fn, "__secant_generated__") \
+    if hasattr(fn, "__secant_generated__") \
             or getattr(getattr(fn, "__secant_source__", None), "generated", False):
         return False        # (secant's own helpers, read as source, and its derivatives)
-    fn = _read(fn)
+    fn = _read(fn)          # (a decorator's wrapper may be the standard library's: contextlib)
     code = getattr(fn, "__code__", None)
     if not _users_function(fn):
         return False
