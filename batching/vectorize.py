@@ -28,6 +28,19 @@ from secant.transformer.walker import Line, Walker, dead_code_eliminated, define
 from secant.transformer.walker import is_literal_number, src as _src
 
 
+def targets_batched(flags, n):
+    """Which of the n names a call's outputs are unpacked into its batched callee batches, from
+    the callee's flags (its __secant_out_batched__: a bool, or one per output): per output where
+    it says so for n > 1 outputs, else all alike; None where one output mixes batched and
+    unbatched parts (the caller then calls the callee's all-batched form). The one reading of
+    it: the vectorizer's call and the normaliser's (transformer/normalize.py) take it here."""
+    if isinstance(flags, tuple) and len(flags) == n > 1:
+        return list(flags)
+    if not isinstance(flags, tuple) or all(flags) or not any(flags):
+        return [any(flags) if isinstance(flags, tuple) else flags] * n
+    return None
+
+
 class BatchingError(ValueError):
     """No batching rule: reported at the user's line."""
 
@@ -736,13 +749,11 @@ class BatchBuilder(Walker):
         if items:
             return self.call_by_leaves(op, keys, positions, items)
         name, flags = self.batched_callee(op.callee, positions, "free")
-        if isinstance(flags, tuple) and len(flags) == len(op.targets) > 1:
-            out = dict(zip(op.targets, flags))
-        elif not isinstance(flags, tuple) or all(flags) or not any(flags):
-            out = dict.fromkeys(op.targets, any(flags) if isinstance(flags, tuple) else flags)
-        else:       # one name for outputs batched and not: all batched
+        each = targets_batched(flags, len(op.targets))
+        if each is None:    # one name for outputs batched and not: all batched
             name, _ = self.batched_callee(op.callee, positions, 0)
-            out = dict.fromkeys(op.targets, True)
+            each = [True] * len(op.targets)
+        out = dict(zip(op.targets, each))
         args = call_args({k: self.batched_src(v) if k in keys else _src(v)
                           for k, v in op.operands.items()})
         size_param = getattr(self.batched_callee, "size_params", {}).get(name)

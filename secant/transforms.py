@@ -1294,6 +1294,25 @@ def _with_size_param(args_src, size):
     return f"{args_src}, {star}{size}=None" if args_src.strip() else f"{star}{size}=None"
 
 
+def _outputs_batched(staged, batch):
+    """The normaliser's reading, under vmap, of which of the n outputs of a call unpacked into
+    names are batched (callee, positions, n -> flags, None where unknown): those of the batched
+    callee the vectorizer calls for it (batched_callee in _generate, out_axes "free"), read as
+    the vectorizer reads them (vectorize.targets_batched): one answer for both."""
+    from secant.batch import BatchOptions
+    options = BatchOptions((), "free", getattr(batch, "axis_name", None), None)
+
+    def outputs_batched(callee, positions, n):
+        try:
+            sub = generate(callee, positions, "vmap", staged=staged, batch=options)
+        except SecantError:     # (the vectorizer's own call of it says why, or restages it)
+            return None
+        if isinstance(sub, _Recursive):     # (its calls assumed batched: every output)
+            return None
+        return vectorize.targets_batched(sub.__secant_out_batched__, n)
+    return outputs_batched
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     state_in = mode == "vjp_state"      # (a vjp taking the state it reads: ad/state_inputs.py)
     if state_in:
@@ -1317,7 +1336,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     fn = _faithful(fn)
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
-        {**helpers.by_name(), **batch_helpers.by_name()}), reserved) \
+        {**helpers.by_name(), **batch_helpers.by_name()}), reserved,
+        _outputs_batched(staged, batch)) \
         if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
     owner = [p for p in fn.__qualname__.split(".")[:-1] if p.isidentifier()]
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
@@ -3733,12 +3753,13 @@ def _normalised_source(fn, positions, mode):
     if mode == "vmap":
         opaque = batch_rules.opaque({**helpers.by_name(), **batch_helpers.by_name()})
         try:
-            return to_source(normalise(fn, tuple(positions), "vmap", opaque))
+            return to_source(normalise(fn, tuple(positions), "vmap", opaque,
+                                       outputs_batched=_outputs_batched(False, None)))
         except SecantError as e:    # an `if` on a batched value: vmap reads the lax.cond form
             if not getattr(e, "batched_test", False):
                 raise
             return to_source(normalise(_op_function(staged(fn)), tuple(positions), "vmap",
-                                       opaque))
+                                       opaque, outputs_batched=_outputs_batched(False, None)))
     return to_source(normalise(fn, tuple(positions)))
 
 

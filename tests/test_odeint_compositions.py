@@ -11,10 +11,6 @@ import secant
 import secant.numpy as snp
 from secant.experimental.ode import odeint
 
-NORM15L_GAP = ("norm15l's per-output batching of an unpacked call reads _flat_jvp's primal as "
-               "unbatched under jit(hessian) of odeint where the vectorizer batches it: a "
-               "ShapeError in _odeint_jvp_vmap (a raise, not a value); next session's first item")
-
 TS = np.array([0.0, 0.4, 1.1])
 S1, S2 = np.sin(TS[1]), np.sin(TS[2])
 XB = np.array([[0.3, -0.7, 1.1], [0.32, -0.58, 1.04]])
@@ -51,7 +47,6 @@ def test_vmap_of_a_second_derivative(x64, how):
     np.testing.assert_allclose(got, [inner(x) for x in XB], rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=NORM15L_GAP)
 def test_jit_of_vmap_of_hessian(x64):
     got = secant.jit(secant.vmap(secant.hessian(f)))(XB)
     for x, h in zip(XB, np.asarray(got)):

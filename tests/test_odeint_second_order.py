@@ -12,10 +12,6 @@ import secant
 import secant.numpy as snp
 from secant.experimental.ode import odeint
 
-NORM15L_GAP = ("norm15l's per-output batching of an unpacked call reads _flat_jvp's primal as "
-               "unbatched under jit(hessian) of odeint where the vectorizer batches it: a "
-               "ShapeError in _odeint_jvp_vmap (a raise, not a value); next session's first item")
-
 TS = np.array([0.0, 0.4, 1.1])
 S1, S2 = np.sin(TS[1]), np.sin(TS[2])
 
@@ -98,8 +94,7 @@ def test_jvp_against_the_closed_form(x64):
         np.testing.assert_allclose(out_dot, want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("how", ["hessian", "jacfwd_jacrev", "jacfwd_grad", pytest.param(
-    "jit_hessian", marks=pytest.mark.xfail(strict=True, reason=NORM15L_GAP))])
+@pytest.mark.parametrize("how", ["hessian", "jacfwd_jacrev", "jacfwd_grad", "jit_hessian"])
 def test_forward_over_reverse_against_the_closed_form(x64, how):
     def f(x):
         return loss(x[0], x[1])

@@ -338,9 +338,13 @@ class Normaliser(ContainerMixin):
         self._tracked = value if type(value) is _Tracked and value.watches is watches else \
             _Tracked(value, watches)
 
-    def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None):
+    def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None,
+                 outputs_batched=None):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
+        # vmap: (callee, positions, n) -> which of the n outputs of the callee's batched form
+        # (the one the vectorizer calls) are batched, or None where that is not known
+        self.outputs_batched = outputs_batched
         self.what = "batched" if self.batching else "differentiated"
         # user names that clash with names generated code uses for itself: renamed apart
         self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
@@ -4739,7 +4743,8 @@ class Normaliser(ContainerMixin):
         for fn in op.callee:
             try:
                 result = normalise(fn, positions, "vmap" if self.batching else "grad",
-                                   self.opaque, self.reserved).result.value
+                                   self.opaque, self.reserved,
+                                   self.outputs_batched).result.value
             except SecantError:     # (the derivative of the branch says why, when it is made)
                 return every
             if not isinstance(result, ir.Seq) or len(result.items) != n:
@@ -4749,14 +4754,15 @@ class Normaliser(ContainerMixin):
 
     def _call_outputs_active(self, op, n):
         """Whether each of the n outputs of a call unpacked into names (`p, p_dot =
-        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated): those the
-        callee's own canonical form, with these arguments tracked, returns so. Under vmap as
-        the vectorizer's call (batching/vectorize.py) batches them (vmap of a jvp batching
-        only tangents leaves the primal unbatched); differentiating, an output computed from
-        no differentiated value stays a constant (a Python int the helper returns, read by
-        range(n); its cotangent a zero). A callee batching writes by a rule of its own
-        (self.opaque), a random or loop call, a recursive one, or a result whose form is not
-        a tuple of n: every output."""
+        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated). Under vmap,
+        those the batched callee the vectorizer calls (batching/vectorize.py) says it returns
+        batched (self.outputs_batched: vmap of a jvp batching only tangents leaves the primal
+        unbatched); differentiating, those the callee's own canonical form, with these
+        arguments tracked, returns so: an output computed from no differentiated value stays
+        a constant (a Python int the helper returns, read by range(n); its cotangent a zero).
+        A callee batching writes by a rule of its own (self.opaque), a random or loop call, a
+        recursive one, one whose batched form is not known, or a result whose form is not a
+        tuple of n: every output."""
         every = [True] * n
         callee = op.callee
         if getattr(op, "loop_fns", None) is not None \
@@ -4771,10 +4777,15 @@ class Normaliser(ContainerMixin):
                                for k, o in op.operands.items() if _has_var(o))
         except (TypeError, ValueError):
             return every
+        if self.batching:       # (no batched argument: the call as written, nothing batched)
+            if not positions:
+                return [False] * n
+            each = self.outputs_batched and self.outputs_batched(callee, tuple(positions), n)
+            return every if each is None else [bool(b) for b in each]
         # (remembered for generated callees and secant's own, whose code never changes)
         memo = _OUTPUTS_MEMO.setdefault(callee, {}) if callee.__code__.co_filename.startswith(
             "<secant") or (callee.__module__ or "").startswith("secant.") else {}
-        key = (tuple(positions), n, self.batching, tuple(map(id, self.opaque)))
+        key = (tuple(positions), n)
         if key not in memo:
             memo[key] = self._outputs_of(callee, positions, n)
         return memo[key]
@@ -4783,9 +4794,8 @@ class Normaliser(ContainerMixin):
         every = [True] * n
         _OUTPUTS_OF.add(callee)         # (a recursive callee: every output)
         try:
-            result = normalise(callee, positions, "vmap" if self.batching else "grad",
-                               self.opaque, self.reserved).result.value
-        except SecantError:     # (the batched callee says why, when it is made)
+            result = normalise(callee, positions, "grad", reserved=self.reserved).result.value
+        except SecantError:     # (the callee's derivative says why, when it is made)
             return every
         finally:
             _OUTPUTS_OF.discard(callee)
@@ -5786,11 +5796,12 @@ def _dict_method_call(node):
         isinstance(a, gast.Starred) for a in node.args) and arity[0] <= len(node.args) <= arity[1]
 
 
-def normalise(fn, active_params, mode="grad", opaque=(), reserved=None):
+def normalise(fn, active_params, mode="grad", opaque=(), reserved=None, outputs_batched=None):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
     mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule;
+    `outputs_batched`: which outputs of a callee's batched form are batched, Normaliser;
     `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
-    norm = Normaliser(fn, active_params, mode, opaque, reserved)
+    norm = Normaliser(fn, active_params, mode, opaque, reserved, outputs_batched)
     fn_ir = norm.run()
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
