@@ -5587,9 +5587,10 @@ def _array_method(name):
 
 
 def _is_named_call(obj):
-    """secant.named_call (jax.named_call): its function, computed as written"""
-    return getattr(obj, "__name__", "") == "named_call" and \
-        getattr(obj, "__module__", "") == "secant.api_extras"
+    """secant.named_call (jax.named_call) itself, not a function of that name: its function,
+    computed as written"""
+    from secant.api_extras import named_call
+    return obj is named_call
 
 
 def _is_super_call(func):
