@@ -128,12 +128,14 @@ class ForwardBuilder(Walker):
         if op.op in CONTROL_FLOW:
             active = self.control_flow(op)
             if not active:
-                self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
+                self.assign(op, op.statics["forward"])
             return
         if op.op == "call":
             self.call(op)
             return
-        self.emit(f"{', '.join(op.targets)} = {self.render(op)}")
+        self.assign(op, self.render(op))
+        if getattr(op, "effect", False):
+            return              # (its result dropped: no tangent)
         if op.op in SPECIAL:
             getattr(self, "op_" + op.op)(op)
             return
@@ -305,10 +307,19 @@ class ForwardBuilder(Walker):
             for s in self.assigned:
                 s.add(t)
 
+    def assign(self, op, expr):
+        """`targets = expr` of `op`; `expr` alone where the user's code makes the call for its
+        effect, its result dropped (normalize.py _called_for_effect)."""
+        self.emit(expr if getattr(op, "effect", False) else f"{', '.join(op.targets)} = {expr}")
+
     def assign_pair(self, op, call, hint):
         """targets (and their tangents) = a call returning (primal, tangent); several targets
         are unpacked from the pair one level at a time (the canonical form unpacks names
-        only, so the jvp can be transformed again)."""
+        only, so the jvp can be transformed again). A call made for its effect: the call alone,
+        its results (and their tangents) dropped as the user's code drops its result."""
+        if getattr(op, "effect", False):
+            self.emit_call(call)
+            return
         self._record(op.targets)
         if len(op.targets) == 1:
             self.emit_call(f"{op.targets[0]}, {self.dots[op.targets[0]]} = {call}")
@@ -327,7 +338,7 @@ class ForwardBuilder(Walker):
         keys = sorted((k for k, o in op.operands.items() if self.tangent(o) is not None),
                       key=position.get)
         if not keys:
-            self.emit(f"{', '.join(op.targets)} = {self.render(op)}")
+            self.assign(op, self.render(op))
             return
         positions = tuple(position[k] for k in keys)
         name = self.jvp_of_callee(op.callee, positions, "jvp")
@@ -620,18 +631,4 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
         if has_aux:
             ret += f", {src(aux)}"
     b.lines.append(Line(ret, 1))
-    _kept_for_effect(fn, b)
     return dead_code_eliminated(b.lines), args_src
-
-
-def _kept_for_effect(fn, b):
-    """A call the user's code makes for its effect (its result dropped: normalize.py
-    _called_for_effect) is written as a statement, its jvp's results dropped: kept."""
-    effects = {t for s in ir.nested(fn.body)
-               if isinstance(s, ir.Op) and getattr(s, "effect", False) for t in s.targets}
-    if not effects:
-        return
-    effects |= {b.dots[t] for t in list(effects) if b.dots.get(t)}
-    for ln in b.lines:
-        if ln.kind == "stmt" and ln.defines and ln.defines <= effects and " = " in ln.code:
-            ln.code, ln.defines = ln.code.split(" = ", 1)[1], set()

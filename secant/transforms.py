@@ -32,7 +32,7 @@ from secant.backends.tracer import active_trace
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names, versions_dropped
-from secant.transformer import depth, gast_parse, hygiene, ir
+from secant.transformer import depth, gast_parse, hygiene, ir, operators
 from secant.transformer.callees import check_distinct, check_keywords, dynamic_call, \
     signature_of
 from secant.transformer.properties import (PlainReads, attribute_reader, may_be_computed,
@@ -1604,9 +1604,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if self_calls:      # a recursive derivative names itself: a transform of it reads that
         gen.__secant_source__.closure[gen_name] = gen
         gen.__secant_recursive__ = True
-    if getattr(fn, "__secant_objects__", None):     # (a transform of it: its parameters that
-        gen.__secant_objects__ = fn.__secant_objects__ & set(every)     # hold user objects
-    return gen                                      # call grad(f)(p, q)'s objects form too)
+    operators.carry_objects(fn, gen, every)     # (a transform of it: its parameters that hold
+    return gen                                  # user objects call grad(f)(p, q)'s objects form)
 
 
 # a helper's vjp whose canonical body has at most this many statements, called at most

@@ -558,15 +558,7 @@ class ContainerMixin:
             return None             # a field, as for any tracked tuple (normalize.subscript)
         from secant.transformer.normalize import _index_src
         idx = _index_src(node.slice, self)
-        hint = f"{base.name}_item"
-        s = node.slice
-        if isinstance(s, gast.UnaryOp) and isinstance(s.op, gast.USub) \
-                and isinstance(s.operand, gast.Constant) and type(s.operand.value) is int:
-            hint = f"{base.name}_m{s.operand.value}"            # b[-1]: b_m1
-        elif isinstance(s, gast.Slice) and s.step is None and (s.lower is None) != (
-                s.upper is None):
-            hint = f"{base.name}_{'head' if s.lower is None else 'rest'}"    # b[:2], b[1:]
-        out = self._emit("getitem", {"a": base}, {"idx": idx}, hint)
+        out = self._emit("getitem", {"a": base}, {"idx": idx}, item_hint(base.name, node.slice))
         self.out[-1].container = True       # its cotangent is built item by item
         if isinstance(node.slice, gast.Slice):
             self.containers[out.name] = self.containers.get(base.name)
@@ -1700,6 +1692,17 @@ def _is_display(src):
         return isinstance(gast.parse(src, mode="eval").body, (gast.List, gast.Tuple))
     except SyntaxError:
         return False
+
+
+def item_hint(name, s):
+    """The name of the item or slice `s` of the list `name`: b_m1 (b[-1]), b_head (b[:2]),
+    b_rest (b[1:]), else b_item."""
+    if isinstance(s, gast.UnaryOp) and isinstance(s.op, gast.USub) \
+            and isinstance(s.operand, gast.Constant) and type(s.operand.value) is int:
+        return f"{name}_m{s.operand.value}"
+    if isinstance(s, gast.Slice) and s.step is None and (s.lower is None) != (s.upper is None):
+        return f"{name}_{'head' if s.lower is None else 'rest'}"
+    return f"{name}_item"
 
 
 def _key_hint(base, key_src):

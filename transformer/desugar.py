@@ -53,7 +53,7 @@ from secant.codegen.naming import Names
 from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
                                  gast_parse, generators, global_writes, iterators, jax_arrays,
                                  local_classes,
-                                 namespaces, nonlocals, objects, remat_calls, star_calls,
+                                 namespaces, nonlocals, objects, operators, remat_calls, star_calls,
                                  statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, copy_tree, walk as _walk,
@@ -2985,8 +2985,7 @@ class _Desugarer:
         gen.__secant_desugared__ = True
         gen.__secant_rewritten_from__ = fn      # (a function traced instead: the user's own)
         gen.__secant_only_choices__ = self.only_choices
-        if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
-            gen.__secant_objects__ = fn.__secant_objects__
+        operators.carry_objects(fn, gen)
         gen.__secant_item_updates__ = self.item_updates
         gen.__secant_closures__ = self.closures
         return gen

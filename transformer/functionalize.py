@@ -49,7 +49,7 @@ from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
-from secant.transformer import depth, gast_parse, straight_line
+from secant.transformer import depth, gast_parse, operators, straight_line
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
@@ -1250,8 +1250,7 @@ def _rewrite(fn, src, node, helpers):
     gen.__qualname__ = fn.__qualname__
     gen.__doc__ = fn.__doc__
     gen.__module__ = fn.__module__
-    if getattr(fn, "__secant_objects__", None):      # (transformer/operators.py)
-        gen.__secant_objects__ = fn.__secant_objects__
+    operators.carry_objects(fn, gen)
     tree = gast_parse.parse(source).body[0]
     for d in _walk(tree):   # a loop function's carry: a tuple built here, its length known
         if isinstance(d, gast.FunctionDef) and d.name in rw.carry_functions:

@@ -41,7 +41,8 @@ from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, stack_loops, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer import in_place_calls
-from secant.transformer.containers import ContainerMixin, _name, hoist_choices, is_growth
+from secant.transformer.containers import (ContainerMixin, _name, hoist_choices, is_growth,
+                                           item_hint)
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
@@ -370,7 +371,11 @@ class Normaliser(ContainerMixin):
         self.rows_ops = []          # ops reading rows by index_examples (_rows_read)
         # values that may be user objects with operators (transformer/operators.py): the
         # parameters a call passed them in, and the ops that build or return them
-        self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())}
+        # (and the parameters passed a list or tuple of such objects: their items are)
+        self.object_lists = {self.renamed.get(p, p) for p in getattr(
+            fn, "__secant_object_lists__", ())}
+        self.objects = {self.renamed.get(p, p) for p in getattr(fn, "__secant_objects__", ())
+                        } - self.object_lists
         self.object_ops = []
         self.operator_built = []        # (of those, the ops of `Vec(a)` and of operators)
         # (vmap: a list of layers as often as an array, index_examples asks when it runs)
@@ -1664,7 +1669,8 @@ class Normaliser(ContainerMixin):
         index = self.names.fresh("i")
         steps = self.names.fresh(f"{index}_range")
         # (a parameter may be a user object whose __iter__ is not its __getitem__: checked)
-        count = "count_items" if self._is_parameter(iterable.name) else "len"
+        count = "count_items" if self._is_parameter(iterable.name) and \
+            iterable.name not in self.object_lists else "len"
         self.out.append(ir.Plain(f"{steps} = range({count}({iterable.name}))", {steps},
                                  self.origin))
 
@@ -2322,14 +2328,28 @@ class Normaliser(ContainerMixin):
 
     def _holds_objects(self, container):
         """Whether the list or tuple `container` was built holding a user object with
-        operators (`vs = [Vec(x), Vec(y)]`, or the display `[Vec(x), Vec(y)]` itself)."""
+        operators (`vs = [Vec(x), Vec(y)]`, or the display `[Vec(x), Vec(y)]` itself), or is
+        a parameter passed one: its kind ("list", "tuple", "dict"), else False."""
         if isinstance(container, ir.Seq):
-            return any(self._may_be_object(i) for i in container.items)
+            return any(self._may_be_object(i) for i in container.items) and container.kind
+        if (container.name if isinstance(container, ir.Var) else getattr(
+                container, "src", None)) in self.object_lists:
+            return "list"       # (a parameter passed one, or a slice of it)
         op = next((op for op in reversed(self.out) if isinstance(op, ir.Op)
                    and container.name in op.targets), None) \
             if isinstance(container, ir.Var) else None
         return op is not None and op.op == "pack" and any(
-            self._may_be_object(i) for i in op.operands["items"].items)
+            self._may_be_object(i) for i in op.operands["items"].items) and \
+            op.operands["items"].kind
+
+    def _object_flag(self, o):
+        """How a callee reads operand `o` (transformer/operators.py objects_form): True where
+        it may be a user object with operators (or is a dict of them), "list" where it is a
+        list or tuple of them (its items read as written), else False."""
+        if self._may_be_object(o):
+            return True
+        holds = o is not None and self._holds_objects(o)
+        return "list" if holds in ("list", "tuple") else bool(holds)
 
     def _builds_object_inactive(self, src):
         """Whether the source `src` of an inactive value calls a class with operators."""
@@ -2567,9 +2587,14 @@ class Normaliser(ContainerMixin):
     def subscript(self, node):
         out = self._subscript(node)
         last = self.out[-1] if self.out else None
-        if isinstance(out, ir.Var) and isinstance(last, ir.Op) and last.op == "field" and \
-                out.name in last.targets and self._holds_objects(last.operands["tree"]):
-            self.object_ops.append(last)        # vs[0] of vs = [Vec(x), Vec(y)]: an object
+        if not (isinstance(out, ir.Var) and isinstance(last, ir.Op) and out.name in last.targets
+                and last.op in ("field", "getitem")):
+            return out
+        if self._holds_objects(last.operands["tree" if last.op == "field" else "a"]):
+            if isinstance(node.slice, gast.Slice):
+                self.object_lists.add(out.name)     # vs[1:]: a list of them
+            else:
+                self.object_ops.append(last)    # vs[0] of vs = [Vec(x), Vec(y)]: an object
         return out
 
     def _subscript(self, node):
@@ -2628,14 +2653,17 @@ class Normaliser(ContainerMixin):
             # its cotangent is built by grad_of_fields, which handles both
             item = self._emit("field", {"tree": base}, {"key": index.src},
                               f"{base.name}_{node.slice.value}".replace("-", "m"))
-            if self.batching and self.is_container(base):
+            if self.batching and (self.is_container(base) or base.name in self.object_lists):
                 self.out[-1].container = True   # an item of a list built here: as written
             self.item_kind(base, item, node.slice.value)   # split_at(g, n)[0]: a list itself
             return item
         item = self._emit("getitem", {"a": base}, {"idx": _index_src(node.slice, self)},
-                          f"{base.name}_item")
-        if self.batching and self.is_container(base) and _is_negative_int(node.slice):
-            self.out[-1].container = True       # items[-1] of a list built here: as written
+                          item_hint(base.name, node.slice) if base.name in self.object_lists
+                          else f"{base.name}_item")     # (ds[1:] of a list of objects: ds_rest)
+        if self.batching and (self.is_container(base) and _is_negative_int(node.slice) or
+                              base.name in self.object_lists):
+            self.out[-1].container = True       # items[-1] of a list built here (ds[1:] of a
+            #                                     list of user objects): as written
         elif self._list_like(base.name) and self.batching and (isinstance(
                 node.slice, (gast.Slice, gast.Name)) or _is_negative_int(node.slice)):
             self.out[-1].rows = True    # params[:-1] of a list or an array: index_examples asks
@@ -4301,8 +4329,7 @@ class Normaliser(ContainerMixin):
                         and _has_var(o) else o for k, o in operands.items()}
             operands = self.structure_only(fn, operands)
         name = self.runnable_name(node.func, fn)
-        objects = [self._may_be_object(a) or self._holds_objects(a) for a in (
-            operands.get(f"arg{i}") for i in range(len(node.args)))]    # (or a list of them)
+        objects = [self._object_flag(operands.get(f"arg{i}")) for i in range(len(node.args))]
         if any(objects) and inspect.isfunction(fn):     # helper(v) of a user object v: its
             remade = getattr(fn, "__secant_objects_remade__", None)  # operators read as v's
             fn = remade(objects) if remade else operators.objects_form(fn, objects)  # class's
@@ -5580,9 +5607,10 @@ def _array_method(name):
 
 
 def _is_named_call(obj):
-    """secant.named_call (jax.named_call): its function, computed as written"""
-    return getattr(obj, "__name__", "") == "named_call" and \
-        getattr(obj, "__module__", "") == "secant.api_extras"
+    """secant.named_call (jax.named_call) itself, not a function of that name: its function,
+    computed as written"""
+    from secant.api_extras import named_call
+    return obj is named_call
 
 
 def _is_super_call(func):
@@ -6075,9 +6103,9 @@ class _PerExampleQueries(gast.NodeTransformer):
         if x is not None and len(node.args) == 1:
             obj = self.norm._resolve(node.func)
             kind = _static_query_kind(obj)
-            if kind in _PER_EXAMPLE_CALLS:
+            if kind in _PER_EXAMPLE_CALLS and not (kind == "len" and x in self.norm.object_lists):
                 return self._replace(_PER_EXAMPLE_CALLS[kind], node.args[0], x)
-        return self.generic_visit(node)
+        return self.generic_visit(node)     # (len(ds) of a list of user objects: its length)
 
 
 def _batched_items(node):

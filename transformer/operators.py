@@ -108,10 +108,13 @@ for _f in (binary_method, unary_method):
 
 def objects_form(fn, objects):
     """`fn` (a copy of it) whose parameters at the positions where `objects` is true hold user
-    objects with operators: the normaliser reads their operators as binary_method calls."""
+    objects with operators: the normaliser reads their operators as binary_method calls. A flag
+    "list" marks a list or tuple of such objects (`ds = [Dual(a, b), ...]`): its items are read
+    as written (`ds[0]`), each item such an object (__secant_object_lists__)."""
     fn = getattr(fn, "__secant_answers__", fn)     # (the derivative a retry wrapper answers for)
     params = list(inspect.signature(fn).parameters)
     names = frozenset(p for p, o in zip(params, objects) if o)
+    lists = frozenset(p for p, o in zip(params, objects) if o == "list")
     if not names:
         return fn
     def make():
@@ -121,8 +124,21 @@ def objects_form(fn, objects):
         copy.__qualname__, copy.__module__, copy.__doc__ = \
             fn.__qualname__, fn.__module__, fn.__doc__
         copy.__secant_objects__ = names
+        if lists:
+            copy.__secant_object_lists__ = lists
         return fn, copy
-    return once.build(_forms, ("objects", fn, names), make, valid=lambda hit: hit[0] is fn)[1]
+    return once.build(_forms, ("objects", fn, names, lists), make,
+                      valid=lambda hit: hit[0] is fn)[1]
+
+
+def carry_objects(fn, gen, params=None):
+    """Mark `gen`, a function made from `fn` (its desugared or functionalised form, a transform
+    of it), with the parameters of fn's that hold user objects or lists of them, those of
+    `params` where given."""
+    for attr in ("__secant_objects__", "__secant_object_lists__"):
+        names = getattr(fn, attr, None)
+        if names:
+            setattr(gen, attr, names if params is None else names & set(params))
 
 
 def _item():
