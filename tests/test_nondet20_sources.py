@@ -84,30 +84,38 @@ def test_sources_do_not_depend_on_the_hash_seed(fresh):
     assert first == second, _differences(first, second)
 
 
-def _churn():
-    """Many other functions transformed (grad, vmap, jvp) and dropped, the garbage collected
-    between them: user programs of tests/user_programs (every 6th of the first battery)."""
+def transform_each(case):
+    """grad, vmap and jvp of a user program (tests/user_programs) run; how many ran (what a
+    program refuses is no matter here)."""
     import contextlib
     import io
 
     import secant
+    ran = 0
+    for kind in ("grad", "vmap", "jvp"):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                if kind == "grad":
+                    secant.grad(case.fn, case.argnums)(*case.args)
+                elif kind == "vmap":
+                    args = [np.stack([a, a]) if axis == 0 else a
+                            for a, axis in zip(case.args, case.axes)]
+                    secant.vmap(case.fn, in_axes=case.axes)(*args)
+                else:
+                    secant.jvp(case.fn, case.args, case.args)
+            ran += 1
+        except Exception:
+            pass
+    return ran
+
+
+def _churn():
+    """Many other functions transformed and dropped, the garbage collected between them: every
+    6th user program of the first battery under grad, vmap and jvp."""
     from user_programs import ALL
     ran = 0
     for case in ALL[::6]:
-        for kind in ("grad", "vmap", "jvp"):
-            try:
-                with contextlib.redirect_stdout(io.StringIO()):
-                    if kind == "grad":
-                        secant.grad(case.fn, case.argnums)(*case.args)
-                    elif kind == "vmap":
-                        args = [np.stack([a, a]) if axis == 0 else a
-                                for a, axis in zip(case.args, case.axes)]
-                        secant.vmap(case.fn, in_axes=case.axes)(*args)
-                    else:
-                        secant.jvp(case.fn, case.args, case.args)
-                ran += 1
-            except Exception:       # (what a program refuses is no matter here)
-                pass
+        ran += transform_each(case)
         gc.collect()
     return ran
 
