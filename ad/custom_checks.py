@@ -137,8 +137,10 @@ def _abstract_output(fun, primals, depth):
     if key is not None and key in table:
         return table[key]
     by_code = _code_key(fun)        # a custom function made anew at each call (issue 15)
-    if by_code is not None and key is not None and (by_code, key) in _OUT_TYPES_BY_CODE:
-        table[key] = _OUT_TYPES_BY_CODE[by_code, key]
+    hit = _OUT_TYPES_BY_CODE.get((by_code, key)) if by_code is not None and key is not None \
+        else None
+    if hit is not None and hit[0] is fun.fun.__globals__:
+        table[key] = hit[1]
         return table[key]
     trace = Trace(getattr(fun, "__name__", "f"), "custom_vjp check")
     try:
@@ -156,11 +158,13 @@ def _abstract_output(fun, primals, depth):
     if key is not None:
         table[key] = found
         if by_code is not None:
-            _OUT_TYPES_BY_CODE[by_code, key] = found
+            _OUT_TYPES_BY_CODE[by_code, key] = (fun.fun.__globals__, found)
     return found
 
 
-_OUT_TYPES_BY_CODE = {}     # (_code_key, input types) -> output type
+# (_code_key, input types) -> (the globals its id names, output type): the globals held, so
+# that their id is never another dict's while the entry lives (a stale hit: another module's)
+_OUT_TYPES_BY_CODE = {}
 
 
 def _code_key(fun):

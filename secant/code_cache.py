@@ -40,7 +40,7 @@ _instances = FunctionCache("code_instances")
 stats = {"templates": 0, "instances": 0, "refused": 0}
 # the code of each template's function: a function bound from one is keyed by it in turn
 _bound_codes = weakref.WeakSet()
-_seen = weakref.WeakKeyDictionary()     # code -> id of the first function transformed of it
+_seen = weakref.WeakKeyDictionary()     # code -> weak reference to the first function of it
 enabled = [True]        # (off: every new function transformed anew, as before; for tests)
 
 _DATA = (np.ndarray, Array, np.generic, float, int, complex, bool)
@@ -168,9 +168,15 @@ def remember(fn, gen, wrt, mode, has_aux, tuple_out, staged, batch):
     if not enabled[0]:
         return
     code = getattr(fn, "__code__", None)
-    if code is None or _seen.get(code, id(fn)) == id(fn):
-        _seen[code] = id(fn)    # (the first function of its code: a module's function is made
-        return                  # once, and needs no template; the second one keeps one)
+    if code is None:
+        return
+    first = _seen.get(code)
+    if first is None or first() is fn:
+        try:                    # (the first function of its code: a module's function is made
+            _seen[code] = weakref.ref(fn)   # once, and needs no template; the second one
+        except TypeError:                   # keeps one; a weak reference, not an id: a new
+            pass                            # function at a dead one's address is a second)
+        return
     params = (mode, wrt, has_aux, tuple_out, staged, batch)
     found = key_of(fn, params)
     if found is None:

@@ -214,7 +214,8 @@ CPU_SECONDS = {
     "test_perf19e_while_stacks.py": 18,
     "test_effects19_trip_count.py": 9,
     "test_effects19_state.py": 5,
-    "test_state15l_callees.py": 4, "test_state15l_zip.py": 7, "test_state15l_log.py": 3
+    "test_state15l_callees.py": 4, "test_state15l_zip.py": 7, "test_state15l_log.py": 3,
+    "test_nondet20_sources.py": 30, "test_nondet20_ids.py": 1
 }
 PER_TEST = 0.08
 

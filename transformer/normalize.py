@@ -1920,8 +1920,8 @@ class Normaliser(ContainerMixin):
         statements' worth per pass, issue 19)."""
         memo = self.__dict__.setdefault("_stores", {})
         got = memo.get(id(stmt))
-        if got is not None and got[0] is stmt and got[1] is body and got[2] == tuple(map(
-                id, body)) and got[3] == target_id:
+        if got is not None and got[0] is stmt and got[1] is body and len(got[2]) == len(body) \
+                and all(a is b for a, b in zip(got[2], body)) and got[3] == target_id:
             return got[4]
         own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
@@ -1934,7 +1934,9 @@ class Normaliser(ContainerMixin):
         # the loop and again after it: no loop name, no unbound check of the outer k)
         stored -= {m.id for s in body for n in walk(s) if isinstance(n, gast.comprehension)
                    for m in walk(n.target) if isinstance(m, gast.Name)} - own
-        memo[id(stmt)] = (stmt, body, tuple(map(id, body)), target_id, (own, every, stored))
+        # (the body's statements held, not their ids: one replaced by a new statement at a
+        # freed one's address is another body)
+        memo[id(stmt)] = (stmt, body, tuple(body), target_id, (own, every, stored))
         return own, every, stored
 
     def _loop_pass(self, stmt, target_id, body, unpack, loop_names, before):

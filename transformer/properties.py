@@ -374,19 +374,19 @@ def _hook_reader(name):
     return made
 
 
-_descriptor_readers = {}        # id(descriptor) -> (descriptor, its reader)
+_descriptor_readers = {}        # (id(descriptor), name) -> (descriptor, its reader get_<name>)
 
 
 def _descriptor_reader(name, descriptor):
     from secant.transforms import load_generated
     from secant.backends.errors import register_internal_file
-    made = _descriptor_readers.get(id(descriptor))
+    made = _descriptor_readers.get((id(descriptor), name))
     if made is None or made[0] is not descriptor:
         made = (descriptor, load_generated(
             f"def get_{name}(obj):\n    return descriptor.__get__(obj, type(obj))\n",
             f"get_{name}", {"descriptor": descriptor}, {}))
         register_internal_file(made[1].__code__.co_filename)
-        _descriptor_readers[id(descriptor)] = made
+        _descriptor_readers[id(descriptor), name] = made
     return made[1]
 
 
