@@ -18,7 +18,7 @@ from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
-                                   TracerIntegerConversionError, where)
+                                   TracerIntegerConversionError, called_at, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
 from secant.transformer.properties import has_attr
@@ -51,7 +51,7 @@ def grad_seed(out):
     shape = np.shape(out)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
-                              f"the output had shape {shape}{where()}")
+                              f"the output had shape {shape}{where()}{called_at()}")
     dt = out.dtype if type(out) is Array else snp.result_type(out)
     if not dtypes.is_inexact(dt):
         raise SecantTypeError(f"grad requires a floating-point output, got {dt.name}{where()}")
@@ -98,7 +98,7 @@ def grad_seed_scaled(x, k):
     shape = np.shape(k)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
-                              f"the output had shape {shape}{where()}")
+                              f"the output had shape {shape}{where()}{called_at()}")
     return grad_seed(snp.zeros((), snp.result_type(x, k)))
 
 
