@@ -1190,7 +1190,8 @@ class _Desugarer:
                 or getattr(s, "_secant_as_written", False):
             return False
         name = target.value.id
-        if name in self.containers or name in self.src.closure:
+        if name in self.containers or name in self.src.closure or (
+                self.only_choices and python_errors.sets_items_itself(self, name)):
             return False
         maybe_dict = self._maybe_dict(name, target)
         if name in self.params:

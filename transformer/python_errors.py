@@ -24,7 +24,7 @@ _SIMPLE = (gast.Name, gast.Constant)
 
 
 def rewrite(d, body):
-    made = _made_once(d, body)
+    made = d.made_objects = _made_once(d, body)
     if not made:
         return body
     out = _block(body, made, set())
@@ -80,6 +80,15 @@ def _made_once(d, body):
         if isinstance(cls, type) and _makes_its_own(cls):
             made[name] = (cls, s)
     return made
+
+
+def sets_items_itself(d, name):
+    """Whether the local `name` holds an object of a user class with its own __setitem__
+    (bound once to a call of it): `name[k] = v` runs that method, as written, never an
+    array's .at[k].set(v) (jit's rewrite of an item assignment)."""
+    cls = getattr(d, "made_objects", {}).get(name, (None,))[0]
+    return cls is not None and getattr(cls, "__setitem__", None) is not None and \
+        (cls.__module__ or "").split(".")[0] not in ("numpy", "secant", "jax", "builtins")
 
 
 def _callee(d, func):
