@@ -7,11 +7,14 @@ bound once, in the function's own body, to a call of the class, the statement re
     variables["params"] = params
         -> raise TypeError("'FrozenDict' object does not support item assignment")
 
-and the rest of its block, which never runs, goes. Every transform then raises Python's own
-exception, as JAX does (it runs the Python), instead of refusing the object (issue 15). Only
-where Python is certain to raise: a class whose calls make its own objects (no __new__ written
-in Python, no metaclass __call__), a statement whose other parts are names and constants (read
-first, as Python reads them), an attribute the class knows nothing of."""
+and the rest of its block, which never runs, goes (and the object's binding, where nothing else
+reads it and its call fits the class's signature: grad and vmap would refuse an object built
+from traced values). Every transform then raises Python's own exception, as JAX does (it runs
+the Python), instead of refusing the object (issue 15). Only where Python is certain to raise:
+a class whose calls make its own objects (no __new__ written in Python, no metaclass __call__),
+a statement whose other parts are names and constants (read first, as Python reads them), an
+attribute the class knows nothing of. Where the class has its own __setitem__, jit leaves
+`d[k] = v` as written (sets_items_itself), never an array's .at[k].set(v)."""
 import inspect
 import types
 
@@ -57,8 +60,18 @@ def _binds(cls, call):
 
 
 def _made_once(d, body):
-    """{local: its class} for each local bound once, by a statement of the function's own body,
-    to a call of a class whose objects refuse some item or attribute assignment."""
+    """{local: (its class, the binding)} for each local bound once, by a statement of the
+    function's own body, to a call of a class that makes its own objects."""
+    made = {}
+    for s in body:          # (the top level first: most functions bind no object, one walk)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call) and \
+                s.targets[0].id not in d.params:
+            cls = _callee(d, s.value.func)
+            if isinstance(cls, type) and _makes_its_own(cls):
+                made[s.targets[0].id] = (cls, s)
+    if not made:
+        return made
     stores = {}
     for n in _walk_scope(body):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
@@ -68,18 +81,15 @@ def _made_once(d, body):
         elif isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             if any(isinstance(m, gast.Nonlocal) for m in gast.walk(n)):
                 return {}
-    made = {}
-    for s in body:
-        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)):
-            continue
-        name = s.targets[0].id
-        if stores.get(name) != 1 or name in d.params:
-            continue
-        cls = _callee(d, s.value.func)
-        if isinstance(cls, type) and _makes_its_own(cls):
-            made[name] = (cls, s)
-    return made
+    return {name: v for name, v in made.items() if stores.get(name) == 1
+            and not stores.get(_root(v[1].value.func))}     # (a class the function rebinds:
+                                                            # not the global read at transform)
+
+
+def _root(func):
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return getattr(func, "id", None)
 
 
 def sets_items_itself(d, name):
