@@ -981,12 +981,13 @@ def example_scalar(x):
     return x if hit is None else hit
 
 
-@constant
+@structural
 def check_index(*parts):
     """The tracked values of a constant's index (`logp[snp.arange(n), labels]` of grad with
     respect to the labels): integer or bool, with no derivative, pass; a float one (`np.r_[x,
     y]`, a table's `t[x]`) is refused, as JAX's TypeError refuses a float index, never read as
-    a constant (its derivative would be lost: zero)."""
+    a constant (its derivative would be lost: zero). Dtypes only: one answer for every
+    example of a batch (vmap calls it as it is)."""
     for part in tree_leaves(parts):
         dt = getattr(part, "dtype", None)
         if isinstance(part, (float, complex)) or (dt is not None and dtypes.is_inexact(dt)):
