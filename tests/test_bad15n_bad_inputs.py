@@ -240,16 +240,26 @@ def test_an_integer_from_the_differentiated_value_indexes_a_constant(x64):
 
 
 def joined(x):
-    return np.r_[x, x].sum()        # numpy's r_ of a differentiated x
+    return np.r_[x, x].sum()        # numpy's r_ of a differentiated x: refused as it was
+
+
+def joined_one(x):
+    return np.r_[x].sum()           # (was a silent zero gradient)
 
 
 def table_of_floats(x):
     return TABLE[x, x].sum()
 
 
-@pytest.mark.parametrize("fn, text", [(joined, "np.r_[x, x]"), (table_of_floats, "TABLE[x, x]")])
-def test_a_float_in_a_constants_index_is_refused_not_a_zero(fn, text):
-    with pytest.raises(TypeError) as info:
+def table_of_float(x):
+    return TABLE[x].sum()
+
+
+@pytest.mark.parametrize("fn, text, kind", [
+    (joined, "np.r_[x, x]", secant.SecantError), (joined_one, "np.r_[x]", secant.SecantError),
+    (table_of_floats, "TABLE[x, x]", TypeError), (table_of_float, "TABLE[x]", TypeError)])
+def test_a_float_in_a_constants_index_is_refused_not_a_zero(fn, text, kind):
+    with pytest.raises(kind) as info:
         secant.grad(fn)(np.array([1.0, 2.0]))
     assert isinstance(info.value, secant.SecantError) and "index" in str(info.value)
     assert _names(info.value, _line(fn, text))

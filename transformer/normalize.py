@@ -2184,11 +2184,16 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.Plain(f"{name} = {value.src}", {name}, self.origin))
         return ir.Expr(name)
 
-    def _index_checked(self, index):
+    def _index_checked(self, node, index):
         """Before `table[i]` of a constant table whose index `i` holds tracked values: the
         statement `check_index(i)`, which lets an integer or bool index (no derivative) pass
-        and refuses a float one when it runs (`np.r_[x, y]`, a table's `t[x]`: never read as
-        a constant, whose derivative would be lost)."""
+        and refuses a float one when it runs (a table's `t[x]`: never read as a constant,
+        whose derivative would be lost). NumPy's np.r_[x, y] joins its items: refused now."""
+        if type(self._resolve(node.value)) in _NUMPY_JOINS:
+            raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
+                                 "[...] with differentiated values in the index: it is not an "
+                                 "array op with a rule (for joining arrays use snp.r_, "
+                                 "snp.concatenate or snp.stack)")
         tracked = []
         todo = [index]
         while todo:
@@ -2608,7 +2613,7 @@ class Normaliser(ContainerMixin):
             # runs, as NumPy's does), and it is read by name as a loop counter is
             if isinstance(base, ir.Expr):
                 if not self.batching:
-                    self._index_checked(index)
+                    self._index_checked(node, index)
                 base = ir.Expr(base.as_operand())
             named = base.name if isinstance(base, ir.Var) else \
                 base.src if base.src.isidentifier() else "a"
@@ -2619,7 +2624,7 @@ class Normaliser(ContainerMixin):
                 return item                     # example's array, as it turns out (item_of)
             return self._emit("getitem", {"a": base}, {"idx": index.name}, f"{named}_item")
         if isinstance(base, ir.Expr) and _has_var(index):     # table[x, i], np.r_[x, y]
-            self._index_checked(index)
+            self._index_checked(node, index)
             return self._inactive(node)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
@@ -5371,6 +5376,7 @@ def _has_var(o):
 
 
 _UNRESOLVED = callees.UNRESOLVED
+_NUMPY_JOINS = (type(np.r_), type(np.c_))     # (np.r_[x, y]: NumPy's, no rule)
 _OUTPUTS_OF = set()     # callees whose outputs _call_outputs_active is reading (recursion)
 _OUTPUTS_MEMO = weakref.WeakKeyDictionary()     # callee -> {(positions, ...): its flags}
 
