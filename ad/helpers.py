@@ -18,7 +18,7 @@ from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
-                                   TracerIntegerConversionError, where)
+                                   TracerIntegerConversionError, called_at, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
 from secant.transformer.properties import has_attr
@@ -51,7 +51,7 @@ def grad_seed(out):
     shape = np.shape(out)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
-                              f"the output had shape {shape}{where()}")
+                              f"the output had shape {shape}{where()}{called_at()}")
     dt = out.dtype if type(out) is Array else snp.result_type(out)
     if not dtypes.is_inexact(dt):
         raise SecantTypeError(f"grad requires a floating-point output, got {dt.name}{where()}")
@@ -98,7 +98,7 @@ def grad_seed_scaled(x, k):
     shape = np.shape(k)
     if shape != ():
         raise SecantTypeError("grad requires a scalar output (use jacrev or vjp for others); "
-                              f"the output had shape {shape}{where()}")
+                              f"the output had shape {shape}{where()}{called_at()}")
     return grad_seed(snp.zeros((), snp.result_type(x, k)))
 
 
@@ -982,6 +982,22 @@ def example_scalar(x):
 
 
 @structural
+def check_index(*parts):
+    """The tracked values of a constant's index (`logp[snp.arange(n), labels]` of grad with
+    respect to the labels): integer or bool, with no derivative, pass; a float one (`np.r_[x,
+    y]`, a table's `t[x]`) is refused, as JAX's TypeError refuses a float index, never read as
+    a constant (its derivative would be lost: zero). Dtypes only: one answer for every
+    example of a batch (vmap calls it as it is)."""
+    for part in tree_leaves(parts):
+        dt = getattr(part, "dtype", None)
+        if isinstance(part, (float, complex)) or (dt is not None and dtypes.is_inexact(dt)):
+            raise SecantTypeError(
+                f"an index holds a differentiated {np.dtype(dt or type(part)).name} value: "
+                "an index is integer or bool, with no derivative (for joining arrays use "
+                f"snp.r_, snp.concatenate or snp.stack){where()}")
+
+
+@structural
 def static_truth(value):
     """The truth value of what a function known only at run time returned, tested by an `if`
     under vmap (`x if keep(x) else None`, keep a parameter): a Python bool (or int) it gave,
@@ -1117,7 +1133,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "example_scalar",
+         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

@@ -190,6 +190,25 @@ def where():
     return f"\n  at {fn}:{line}" + (f"\n    {src}" if src else "")
 
 
+def called_at():
+    """'\\n  called at FILE:LINE\\n    <source line>': the user's line as written (not generated
+    code) that called what runs now, where where() names another (the line of generated code's
+    origin: a derivative's return); '' otherwise. An error in a transformed function's result
+    (grad of a non-scalar output) names both, JAX's traceback the call."""
+    at = user_location()
+    f = user_frame()
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith("<secant") and not _is_internal(os.path.abspath(fn)) and \
+                origin(fn, f.f_lineno) == (fn, f.f_lineno):
+            if (fn, f.f_lineno) == at:
+                return ""
+            src = linecache.getline(fn, f.f_lineno).strip()
+            return f"\n  called at {fn}:{f.f_lineno}" + (f"\n    {src}" if src else "")
+        f = f.f_back
+    return ""
+
+
 def named_at_call(fn):
     """`fn` (a public API function) whose own call with arguments it does not take (an unknown
     keyword, too many positional arguments) raises Python's TypeError message, as JAX's does,

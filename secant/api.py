@@ -616,6 +616,11 @@ class JitFunction:
                 if err is None:
                     raise
                 raise err from None
+            except Exception as e:      # Python's own (a raise desugared from the user's line)
+                if not isinstance(e, SecantError):  # names the user's line, as grad's does
+                    from secant.transforms import _note_user_lines
+                    _note_user_lines(e)
+                raise
         if guards:
             self._add_guards(guards)
         out_leaves, out_tree = _flatten(out)

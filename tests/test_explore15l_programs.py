@@ -29,17 +29,7 @@ _WHY = [      # (program, its failing transforms, why)
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
-KNOWN_BAD_INPUTS = {
-    "grad_wrt_the_labels": "grad(f, argnums=2) of integer labels used as an index: secant "
-    "refuses the index (generating the derivative when grad(f) is made) before it sees the "
-    "labels' dtype; JAX's TypeError names the call",
-    "grad_of_per_example_outputs": "grad of a jit(vmap(...)) function with a (6,) output: the "
-    "TypeError names the program's return line, not the call",
-    "item_assignment_on_a_frozen_dict": "a refusal (the FrozenDict(...) built from "
-    "differentiated values) instead of the TypeError Python raises at the assignment",
-    "new_attribute_on_a_slots_class": "a refusal of the __slots__ object instead of Python's "
-    "AttributeError at `lin.scale = 2.0`",
-}
+KNOWN_BAD_INPUTS = {}
 
 
 test_program, test_bad_input = checks.battery(FIFTH, checks.SECOND_TRANSFORMS, PER_PROGRAM,

@@ -52,9 +52,8 @@ from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import (collection_dicts, container_updates, depth, function_lists,
                                  gast_parse, generators, global_writes, iterators, jax_arrays,
-                                 local_classes,
-                                 namespaces, nonlocals, objects, operators, remat_calls, star_calls,
-                                 statements, vjp_calls)
+                                 local_classes, namespaces, nonlocals, objects, operators,
+                                 python_errors, remat_calls, star_calls, statements, vjp_calls)
 from secant.transformer.hoisting import Hoister
 from secant.transformer.hygiene import (SCOPES as _SCOPES, Census, copy_tree, walk as _walk,
                                         walk_scope as _walk_scope)
@@ -631,9 +630,10 @@ class _Desugarer:
     def function(self, node):
         self.params = {a.id for a in _walk(node.args) if isinstance(a, gast.Name)}
         self._find_containers(node.body)
+        body = python_errors.rewrite(self, node.body)   # frozen[k] = v: Python's TypeError
         if self.only_choices:       # (body = jax.checkpoint(cell) if remat else cell: one cell)
-            return self.block(remat_calls.rewrite(self, node.body))
-        body = local_classes.rewrite(self, node.body)   # class Acc: ... made once, now
+            return self.block(remat_calls.rewrite(self, body))
+        body = local_classes.rewrite(self, body)    # class Acc: ... made once, now
         body = global_writes.rewrite(self, body)    # global COUNT; COUNT += 1
         body = generators.rewrite(self, body)       # for w in layers(p): a generator's list
         body = jax_arrays.rewrite(self, body)       # snp.sin(A(x)), A with __jax_array__
@@ -1179,7 +1179,8 @@ class _Desugarer:
                 or getattr(s, "_secant_as_written", False):
             return False
         name = target.value.id
-        if name in self.containers or name in self.src.closure:
+        if name in self.containers or name in self.src.closure or (
+                self.only_choices and python_errors.sets_items_itself(self, name)):
             return False
         maybe_dict = self._maybe_dict(name, target)
         if name in self.params:

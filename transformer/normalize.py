@@ -2206,6 +2206,29 @@ class Normaliser(ContainerMixin):
         self.once.add(name)
         return ir.Expr(name)
 
+    def _index_checked(self, node, index):
+        """Before `table[i]` of a constant table whose index `i` holds tracked values: the
+        statement `check_index(i)`, which lets an integer or bool index (no derivative) pass
+        and refuses a float one when it runs (a table's `t[x]`: never read as a constant,
+        whose derivative would be lost). NumPy's np.r_[x, y] joins its items: refused now."""
+        if type(self._resolve(node.value)) in _NUMPY_JOINS:
+            raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
+                                 "[...] with differentiated values in the index: it is not an "
+                                 "array op with a rule (for joining arrays use snp.r_, "
+                                 "snp.concatenate or snp.stack)")
+        tracked = []
+        todo = [index]
+        while todo:
+            o = todo.pop(0)
+            if isinstance(o, ir.Var):
+                tracked.append(o.name)
+            elif isinstance(o, ir.Seq):
+                todo.extend(o.items)
+        code = f"check_index({', '.join(dict.fromkeys(tracked))})"
+        if not any(isinstance(o, ir.Plain) and o.code == code and o.origin == self.origin
+                   for o in self.out):      # (an expression read twice: checked once)
+            self.out.append(ir.Plain(code, set(), self.origin))
+
     def _inactive(self, node):
         return ir.Expr(self._source(self._starred_comprehensions_built(node)))
 
@@ -2630,6 +2653,8 @@ class Normaliser(ContainerMixin):
             # index is integer or bool, so it has no derivative (a float one fails when it
             # runs, as NumPy's does), and it is read by name as a loop counter is
             if isinstance(base, ir.Expr):
+                if not self.batching:
+                    self._index_checked(node, index)
                 base = ir.Expr(base.as_operand())
             named = base.name if isinstance(base, ir.Var) else \
                 base.src if base.src.isidentifier() else "a"
@@ -2639,11 +2664,9 @@ class Normaliser(ContainerMixin):
                     self.out[-1].rows = True    # xs[1:][i]: an item of a list, or of each
                 return item                     # example's array, as it turns out (item_of)
             return self._emit("getitem", {"a": base}, {"idx": index.name}, f"{named}_item")
-        if isinstance(base, ir.Expr) and _has_var(index):     # np.r_[x, y], table[x, i]
-            raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
-                                 "[...] with differentiated values in the index: it is not an "
-                                 "array op with a rule (for joining arrays use snp.r_, "
-                                 "snp.concatenate or snp.stack)")
+        if isinstance(base, ir.Expr) and _has_var(index):     # table[x, i], np.r_[x, y]
+            self._index_checked(node, index)
+            return self._inactive(node)
         if isinstance(base, ir.Expr):
             return self._inactive(node)
         if isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
@@ -5402,6 +5425,7 @@ def _has_var(o):
 
 
 _UNRESOLVED = callees.UNRESOLVED
+_NUMPY_JOINS = (type(np.r_), type(np.c_))     # (np.r_[x, y]: NumPy's, no rule)
 _OUTPUTS_OF = set()     # callees whose outputs _call_outputs_active is reading (recursion)
 _OUTPUTS_MEMO = weakref.WeakKeyDictionary()     # callee -> {(positions, ...): its flags}
 

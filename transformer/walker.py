@@ -242,8 +242,9 @@ def dead_code_eliminated(lines):
     (calls, asserts, a stack's append, the return), assignments of names read later (in a loop,
     by a later iteration too), and the loops and ifs holding a kept statement, whose headers
     then read their names. A loop whose values nothing after it reads goes whole, the values it
-    carries from one iteration to the next included. Comments and blank lines stay."""
-    lines = [ln for ln in lines if ln.kind != "slot"]
+    carries from one iteration to the next included. Comments and blank lines stay; what
+    follows a raise of the body's own level goes (it never runs)."""
+    lines = _reachable([ln for ln in lines if ln.kind != "slot"])
     tree = _block_tree(lines, 0, len(lines), None)
     if tree is None:                # (a structure not read here: every line kept)
         keep = [True] * len(lines)
@@ -258,6 +259,16 @@ def dead_code_eliminated(lines):
         cleaned = _without_bare_comments(filled)
         filled = _fill_empty_blocks(cleaned)
     return filled
+
+
+def _reachable(lines):
+    """`lines` up to a raise of the body's own level (a statement Python refuses whatever the
+    values: transformer/python_errors.py), whose derivative would never run."""
+    top = min((ln.indent for ln in lines if ln.kind == "stmt"), default=0)
+    for i, ln in enumerate(lines):
+        if ln.kind == "stmt" and ln.indent == top and ln.code.startswith("raise "):
+            return lines[:i + 1]
+    return lines
 
 
 def _next_nonblank(lines, i):
