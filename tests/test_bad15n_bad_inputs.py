@@ -278,3 +278,12 @@ def test_grad_of_a_batch_of_outputs_names_the_call():
     assert _names(info.value, _line(test_grad_of_a_batch_of_outputs_names_the_call,
                                     "#" + " the"))
     assert "(6,)" in str(info.value)
+
+
+@pytest.mark.parametrize("fn, text", [(joined, "np.r_[x, x]"), (joined_one, "np.r_[x]")])
+def test_numpys_join_of_batched_values_is_refused_not_iterated(fn, text):
+    """vmap of np.r_[x, x]: read as a constant table indexed by batched values, the generated
+    code converted NumPy's joining object itself, which NumPy iterates for ever (a hang)."""
+    with pytest.raises(secant.SecantError) as info:
+        secant.vmap(fn)(np.arange(6.0).reshape(3, 2))
+    assert "index" in str(info.value) and _names(info.value, _line(fn, text))

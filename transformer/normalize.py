@@ -2206,16 +2206,22 @@ class Normaliser(ContainerMixin):
         self.once.add(name)
         return ir.Expr(name)
 
+    def _numpy_join_refused(self, node):
+        """NumPy's np.r_[x, y] / np.c_[x, y] of tracked values: refused (it joins its items in
+        NumPy, no rule; read as a constant table it lost the derivative, and under vmap NumPy
+        iterated the joining object itself for ever)."""
+        if type(self._resolve(node.value)) in _NUMPY_JOINS:
+            raise self.src.error(node, f"secant cannot transform {self._source(node.value)}"
+                                 f"[...] with {self.what} values in the index: it is not an "
+                                 "array op with a rule (for joining arrays use snp.r_, "
+                                 "snp.concatenate or snp.stack)")
+
     def _index_checked(self, node, index):
         """Before `table[i]` of a constant table whose index `i` holds tracked values: the
         statement `check_index(i)`, which lets an integer or bool index (no derivative) pass
         and refuses a float one when it runs (a table's `t[x]`: never read as a constant,
-        whose derivative would be lost). NumPy's np.r_[x, y] joins its items: refused now."""
-        if type(self._resolve(node.value)) in _NUMPY_JOINS:
-            raise self.src.error(node, f"secant cannot differentiate {self._source(node.value)}"
-                                 "[...] with differentiated values in the index: it is not an "
-                                 "array op with a rule (for joining arrays use snp.r_, "
-                                 "snp.concatenate or snp.stack)")
+        whose derivative would be lost)."""
+        self._numpy_join_refused(node)
         tracked = []
         todo = [index]
         while todo:
@@ -2640,6 +2646,8 @@ class Normaliser(ContainerMixin):
                 return item
         index = self.operand(node.slice)
         if self.batching and not isinstance(index, ir.Expr):
+            if isinstance(base, ir.Expr):
+                self._numpy_join_refused(node)
             self._check_batched_index(node, base, index)
             if isinstance(index, ir.Seq) and isinstance(node.slice, gast.Tuple):
                 index = self.index_parts(node.slice)    # a[:, o]: parts_index (batching/)
