@@ -819,9 +819,18 @@ class Normaliser(ContainerMixin):
             if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
                     and self._is_local(func.value.id)):     # would hold values unbeknown to vmap
                 return
-            raise self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, but "
-                                 "its result is dropped: vmap cannot follow a batch axis "
-                                 "through side effects; build the value instead (xs = xs + [x])")
+            error = self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, "
+                                   "but its result is dropped: vmap cannot follow a batch axis "
+                                   "through side effects; build the value instead (xs = xs + "
+                                   "[x])")
+            root = func.value.id
+            if not self.src.generated and (self._built_here(root) or root
+                                           in self._parameter_names()):
+                error.global_flow = (   # (a method acting on its object: traced instead)
+                    f"the batched value {tracked[0]} goes into {what}, whose result is "
+                    "dropped: a method acting on its object, which a source transform "
+                    "cannot follow")
+            raise error
         root = getattr(stmt.value, "func", None)
         while isinstance(root, gast.Attribute):
             root = root.value
@@ -837,7 +846,7 @@ class Normaliser(ContainerMixin):
         func = getattr(stmt.value, "func", None)
         method_effect = isinstance(root, gast.Name) and self._is_local(root.id) \
             and isinstance(func, gast.Attribute) and func.value is root \
-            and self._built_here(root.id)
+            and (self._built_here(root.id) or root.id in self._parameter_names())
         if method_effect:
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "

@@ -198,6 +198,13 @@ class _Recording:
             return self.source(idx)
         return self.source(idx)
 
+    def check(self, test, why):
+        """A line `assert test, why` (a static fact the trace relied on), written once."""
+        line = f"assert {test}, {why!r}"
+        if line not in self.lines:
+            self.lines.append(line)
+            self.where.append(_user_position())
+
     def refuse(self, what, fix=None):
         """Raise: the trace cannot record `what`; `fix`: what to write instead (else: how a
         Python choice on a traced value is written)."""
@@ -266,7 +273,7 @@ class _Value:
     object.__setattr__) is refused, never kept on the recorder where no generated line reads
     it back (the derivative through it would be lost: zero)."""
     __array_priority__ = 1000       # NumPy defers to our reflected operators
-    __slots__ = ("_rec", "name", "_static", "__weakref__")
+    __slots__ = ("_rec", "name", "_static", "_length", "__weakref__")
 
     def __init__(self, rec, name):
         object.__setattr__(self, "_rec", rec)
@@ -337,7 +344,15 @@ class _Value:
         self._rec.refuse("converts a traced value to a Python int")
 
     def __iter__(self):
-        self._rec.refuse("iterates over a traced value")
+        length = getattr(self, "_length", None)
+        if length is None:
+            self._rec.refuse("iterates over a traced value")
+        # (an argument of a per-call trace, its leading length read from the call's array:
+        # unrolled, and checked where the trace runs, so that a length read from a batched
+        # array (vmap's) or another call's raises there, never unrolls a wrong count)
+        self._rec.check(f"{self._expr}.shape[0] == {length}", f"secant unrolled the loop "
+                        f"over {self._expr} to its length {length} in this call")
+        return iter([self[i] for i in range(length)])
 
     def __array__(self, *args, **kwargs):
         self._rec.refuse("passes a traced value to a function secant cannot record "
@@ -604,7 +619,11 @@ def _argument(rec, value, name, expr, follow, active=True):
     jit is refused: read as itself, its arrays would be constants of the trace (a lost
     derivative)."""
     if _is_array_leaf(value):
-        return _Value(rec, expr) if expr == name else rec.emit(name, expr)
+        out = _Value(rec, expr) if expr == name else rec.emit(name, expr)
+        shape = getattr(value, "shape", ())
+        if isinstance(shape, tuple) and shape and type(shape[0]) is int and shape[0] <= 256:
+            object.__setattr__(out, "_length", shape[0])     # (`for row in xs`: unrolled)
+        return out
     if (type(value) in (list, tuple) or isinstance(value, tuple) and hasattr(value, "_fields")) \
             and len(value) <= 256 and _holds_arrays(value):
         items = [_argument(rec, v, f"{name}_{i}", f"{expr}[{i}]", follow, active)
@@ -1176,6 +1195,7 @@ def retraced(fn, why, arguments=None, active=()):
     # (one traced for a call's arguments is traced again by its dispatcher at each call,
     # secant/transforms.py _per_call: what was generated from it stands while it is the same)
     gen.__secant_guards__ = (SameTrace(fn, why, gen),) if arguments is None else ()
+    gen.__secant_reads_lengths__ = any(ln.startswith("assert ") for ln in rec.lines)
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
         kept.popitem(last=False)
